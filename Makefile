@@ -1,0 +1,82 @@
+# mguard.h - build, test and run everything.
+#   make run        build and run every example
+#   make test       unit tests (cmocka) + strict compile checks (C99 gcc/clang, C++)
+#   make sanitize   the tests under ASan + UBSan
+#   make valgrind   the tests under valgrind memcheck
+#   make bench      benchmarks (ratios against raw stb_ds, same run)
+# Missing stb_ds or cmocka are installed with apt-get when run as root;
+# otherwise the Makefile stops with the command to run.
+
+CC      ?= cc
+CXX     ?= c++
+BUILD   ?= build
+STB_CFLAGS := $(shell pkg-config --cflags stb 2>/dev/null || echo -I/usr/include/stb)
+WARN    := -Wall -Wextra -Wpedantic -Werror
+CSTD    := -std=c99
+CFLAGS  ?= -O1 -g
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -I. $(STB_CFLAGS)
+TEST_LIBS := -lcmocka
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/%,$(TEST_SRCS))
+EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/ex_%,$(EXAMPLE_SRCS))
+HDR := mguard.h
+
+.PHONY: all deps run test check-compile sanitize valgrind bench clean
+all: $(TEST_BINS) $(EXAMPLE_BINS)
+
+# ---- dependencies -------------------------------------------------------
+DEPS_STAMP := $(BUILD)/.deps
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
+	@mkdir -p $(BUILD)
+	@sh tests/deps.sh stb cmocka
+	@touch $@
+
+# ---- tests --------------------------------------------------------------
+$(BUILD)/mguard_impl.o: tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/test_%: tests/test_%.c tests/common.h $(BUILD)/mguard_impl.o $(HDR) | $(DEPS_STAMP)
+	$(CC) $(ALL_CFLAGS) $< $(BUILD)/mguard_impl.o -o $@ $(TEST_LIBS)
+
+test: $(TEST_BINS) check-compile
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; ./$$t; done
+	@echo "all tests passed"
+
+# The header must compile without a warning as strict C99 with gcc and
+# clang, and as C++11, both the API part and the implementation part.
+check-compile: | $(DEPS_STAMP)
+	@sh tests/check_compile.sh "$(BUILD)/compile" "$(STB_CFLAGS)"
+
+# ---- sanitizers and valgrind --------------------------------------------
+sanitize: | $(DEPS_STAMP)
+	$(MAKE) BUILD=$(BUILD)/san CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    TEST_LIBS="-lcmocka -fsanitize=address,undefined" $(patsubst $(BUILD)/%,$(BUILD)/san/%,$(TEST_BINS))
+	@set -e; for t in $(patsubst $(BUILD)/%,$(BUILD)/san/%,$(TEST_BINS)); do echo "== $$t"; \
+	    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$$t; done
+	@echo "sanitizers clean"
+
+valgrind: $(TEST_BINS)
+	@command -v valgrind >/dev/null || sh tests/deps.sh valgrind
+	@set -e; for t in $(TEST_BINS); do echo "== $$t"; \
+	    valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect,possible ./$$t; done
+	@echo "valgrind clean"
+
+# ---- examples -----------------------------------------------------------
+$(BUILD)/ex_%: examples/%.c $(HDR) | $(DEPS_STAMP)
+	$(CC) $(ALL_CFLAGS) $< -o $@
+
+run: $(EXAMPLE_BINS)
+	@set -e; for e in $(EXAMPLE_BINS); do echo "== $$e"; ./$$e; echo; done
+
+# ---- benchmarks ---------------------------------------------------------
+$(BUILD)/bench: bench/bench.c $(HDR) | $(DEPS_STAMP)
+	$(CC) -std=c99 -Wall -Wextra -Wpedantic -O2 -DNDEBUG -I. $(STB_CFLAGS) $< -o $@
+
+bench: $(BUILD)/bench
+	./$(BUILD)/bench
+
+clean:
+	rm -rf $(BUILD)

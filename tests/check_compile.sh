@@ -1,0 +1,22 @@
+#!/bin/sh
+# Compile the header's API part and implementation part with every compiler
+# we promise, in strict mode, and fail on any diagnostic at all.
+# Usage: tests/check_compile.sh OUTDIR "STB_CFLAGS"
+out="$1"; stb="$2"
+mkdir -p "$out"
+printf '#include "mguard.h"\nint main(void) { return mguard_ctx_object_count(0) != 0; }\n' > "$out/api.c"
+printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\nint main(void) { return 0; }\n' > "$out/impl.c"
+printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#define MGUARD_STATIC\n#include "mguard.h"\nint main(void) { mguard_ctx *c = mguard_ctx_create(0); mguard_ctx_destroy(c); return 0; }\n' > "$out/static.c"
+printf '#define STBDS_NO_SHORT_NAMES\n#include "stb_ds.h"\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\nint main(void) { return 0; }\n' > "$out/noshort.c"
+fail=0
+for cc in "gcc -std=c99" "clang -std=c99" "gcc -std=c11" "g++ -x c++ -std=c++11"; do
+    command -v ${cc%% *} >/dev/null 2>&1 || { echo "check-compile: ${cc%% *} not installed, skipped"; continue; }
+    for f in api impl static noshort; do
+        msg=$($cc -Wall -Wextra -Wpedantic -I. $stb -c "$out/$f.c" -o "$out/$f.o" 2>&1)
+        if [ $? -ne 0 ] || [ -n "$msg" ]; then
+            echo "check-compile: '$cc' on $f.c:"; echo "$msg"; fail=1
+        fi
+    done
+done
+[ $fail = 0 ] && echo "check-compile: header clean with gcc/clang C99, C11 and C++11"
+exit $fail

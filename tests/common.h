@@ -1,0 +1,115 @@
+/* Shared helpers for the cmocka test suites: a logger that records what
+   mguard said, and an allocator that counts bytes and can fail on demand. */
+#ifndef MGUARD_TESTS_COMMON_H
+#define MGUARD_TESTS_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <cmocka.h>
+#include "mguard.h"
+
+/* ---- logger ------------------------------------------------------------ */
+typedef struct test_log {
+    int count;
+    int warnings, errors;
+    char last[512];
+} test_log;
+
+static void test_log_fn(mguard_log_level level, const char *msg, void *user)
+{
+    test_log *l = (test_log *)user;
+    l->count++;
+    if (level == MGUARD_LOG_WARN) l->warnings++;
+    if (level == MGUARD_LOG_ERROR) l->errors++;
+    snprintf(l->last, sizeof l->last, "%s", msg);
+}
+
+/* ---- allocator --------------------------------------------------------- */
+/* Each block carries a header with its size so live bytes can be counted.
+   fail_at = N makes the Nth allocation (1-based, counting every
+   realloc_fn call) fail; 0 never fails. */
+typedef struct test_alloc {
+    long calls;
+    long fail_at;
+    long failures;
+    long live_blocks;
+    long long live_bytes, peak_bytes;
+} test_alloc;
+
+typedef union test_hdr { size_t size; long double align_; void *p_; } test_hdr;
+
+static void *fa_realloc(void *p, size_t n, void *user)
+{
+    test_alloc *a = (test_alloc *)user;
+    test_hdr *h = p ? (test_hdr *)p - 1 : NULL;
+    size_t old = h ? h->size : 0;
+    test_hdr *nh;
+    a->calls++;
+    if (a->fail_at && a->calls == a->fail_at) {
+        a->failures++;
+        return NULL;
+    }
+    nh = (test_hdr *)realloc(h, sizeof *nh + n);
+    if (!nh) return NULL;
+    nh->size = n;
+    if (!p) a->live_blocks++;
+    a->live_bytes += (long long)n - (long long)old;
+    if (a->live_bytes > a->peak_bytes) a->peak_bytes = a->live_bytes;
+    return nh + 1;
+}
+
+static void fa_free(void *p, void *user)
+{
+    test_alloc *a = (test_alloc *)user;
+    test_hdr *h;
+    if (!p) return;
+    h = (test_hdr *)p - 1;
+    a->live_blocks--;
+    a->live_bytes -= (long long)h->size;
+    free(h);
+}
+
+/* A context wired to both. */
+static mguard_ctx *test_ctx(test_log *log, test_alloc *alloc)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    if (log) {
+        memset(log, 0, sizeof *log);
+        d.logger.func = test_log_fn;
+        d.logger.user = log;
+    } else {
+        d.quiet = true;
+    }
+    if (alloc) {
+        memset(alloc, 0, sizeof *alloc);
+        d.allocator.realloc_fn = fa_realloc;
+        d.allocator.free_fn = fa_free;
+        d.allocator.user = alloc;
+    }
+    return mguard_ctx_create(&d);
+}
+
+/* A value destructor that counts calls and records the values it saw. */
+typedef struct dtor_log {
+    int calls;
+    long seen[64];
+} dtor_log;
+
+static void dtor_count_long(void *value, void *user)
+{
+    dtor_log *d = (dtor_log *)user;
+    long v;
+    memcpy(&v, value, sizeof v);
+    if (d->calls < 64) d->seen[d->calls] = v;
+    d->calls++;
+}
+
+#define assert_ctx_ok(ctx) assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK)
+
+#endif
