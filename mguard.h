@@ -409,7 +409,8 @@ typedef struct mguard__obj {
     uint32_t next_free;          /* free list link (index + 1) */
     long gen;
     uint64_t mutations;
-    mguard_weak **tables;        /* points at inline_tables or a heap block */
+    mguard_weak **more;          /* heap block once captables > 2, else NULL
+                                    (records move: no pointers into them) */
     mguard_weak *inline_tables[2];
     mguard__watcher *watch;
 } mguard__obj;
@@ -632,7 +633,6 @@ static uint32_t mguard__reg_ensure(mguard_ctx *ctx, const void *obj)
     o->key = obj;
     o->serial = ((uint64_t)ctx->tag << 48) | (++ctx->next_serial & 0xffffffffffffull);
     o->gen = -1;
-    o->tables = o->inline_tables;
     o->captables = 2;
     ctx->live_objs++;
     mguard__ix_put(&ctx->reg_index, h, r);
@@ -644,13 +644,15 @@ static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
 {
     mguard__obj *o = &ctx->objs[r - 1];
     mguard__ix_del(&ctx->reg_index, mguard__hash_ptr(o->key), r);
-    if (o->tables != o->inline_tables) mguard__free(ctx, o->tables);
+    mguard__free(ctx, o->more);
     mguard__free(ctx, o->watch);
     memset(o, 0, sizeof *o);
     o->next_free = ctx->free_head;
     ctx->free_head = r;
     ctx->live_objs--;
 }
+
+#define MGUARD__TABLES(o) ((o)->more ? (o)->more : (o)->inline_tables)
 
 static bool mguard__obj_empty(const mguard__obj *o)
 {
@@ -787,8 +789,9 @@ static void mguard__obj_unlink_table(mguard__obj *o, const mguard_weak *t)
 {
     uint32_t i;
     for (i = 0; i < o->ntables; i++) {
-        if (o->tables[i] == t) {
-            memmove(&o->tables[i], &o->tables[i + 1], (o->ntables - i - 1) * sizeof(mguard_weak *));
+        mguard_weak **tables = MGUARD__TABLES(o);
+        if (tables[i] == t) {
+            memmove(&tables[i], &tables[i + 1], (o->ntables - i - 1) * sizeof(mguard_weak *));
             o->ntables--;
             return;
         }
@@ -915,15 +918,15 @@ static mguard_status mguard__obj_reserve_table(mguard_ctx *ctx, mguard__obj *o)
     size_t ncap;
     if (o->ntables < o->captables) return MGUARD_OK;
     ncap = (size_t)o->captables * 2;
-    if (o->tables == o->inline_tables) {
+    if (!o->more) {
         nt = (mguard_weak **)mguard__alloc(ctx, ncap * sizeof *nt);
         if (!nt) return MGUARD_ENOMEM;
         memcpy(nt, o->inline_tables, sizeof o->inline_tables);
     } else {
-        nt = (mguard_weak **)mguard__realloc(ctx, o->tables, ncap * sizeof *nt);
+        nt = (mguard_weak **)mguard__realloc(ctx, o->more, ncap * sizeof *nt);
         if (!nt) return MGUARD_ENOMEM;
     }
-    o->tables = nt;
+    o->more = nt;
     o->captables = (uint32_t)ncap;
     return MGUARD_OK;
 }
@@ -981,7 +984,7 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
         }
         /* a brand-new record has inline room for two tables */
         r = mguard__reg_ensure(ctx, key);
-        ctx->objs[r - 1].tables[ctx->objs[r - 1].ntables++] = t;
+        MGUARD__TABLES(&ctx->objs[r - 1])[ctx->objs[r - 1].ntables++] = t;
         e = MGUARD__ENTRY(t, t->len);
         hdr.key = key;
         hdr.seq = t->next_seq++;
@@ -1238,7 +1241,7 @@ static void mguard__death_degraded(mguard_ctx *ctx, const void *obj)
     mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's table entries one at a time", obj);
     while ((r = mguard__reg_find(ctx, obj)) != 0 && ctx->objs[r - 1].ntables) {
         mguard__obj *o = &ctx->objs[r - 1];
-        mguard_weak *t = o->tables[0];
+        mguard_weak *t = MGUARD__TABLES(o)[0];
         uint32_t h = mguard__hash_ptr(obj);
         uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, obj, h);
         MGUARD_ASSERT(e1);
@@ -1274,7 +1277,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     o = &ctx->objs[r - 1];
     nt = o->ntables;
     need = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
-    for (i = 0; i < nt; i++) need += MGUARD__ROUND16(o->tables[i]->value_size);
+    for (i = 0; i < nt; i++) need += MGUARD__ROUND16(MGUARD__TABLES(o)[i]->value_size);
     if (need > sizeof stackbuf.bytes) {
         buf = (unsigned char *)mguard__alloc(ctx, need);
         if (!buf) {
@@ -1286,7 +1289,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     pend = (mguard__pending *)(void *)buf;
     off = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
     for (i = 0; i < nt; i++) {
-        mguard_weak *t = o->tables[i];
+        mguard_weak *t = MGUARD__TABLES(o)[i];
         uint32_t h = mguard__hash_ptr(obj);
         uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, obj, h);
         MGUARD_ASSERT(e1);
@@ -1651,7 +1654,7 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
         if (!o->key) continue;
-        if (o->tables != o->inline_tables) mguard__free(ctx, o->tables);
+        mguard__free(ctx, o->more);
         mguard__free(ctx, o->watch);
     }
     mguard__free(ctx, ctx->objs);
@@ -1708,7 +1711,7 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
         MGUARD__CHECK(o->nwatch <= o->capwatch, "record %u: watcher count over capacity", i);
         MGUARD__CHECK(o->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
         for (j = 0; j < o->ntables; j++) {
-            const mguard_weak *tt = o->tables[j];
+            const mguard_weak *tt = MGUARD__TABLES(o)[j];
             MGUARD__CHECK(mguard__weak_ok(tt), "record %u: back-reference %u is not a live table", i, j);
             MGUARD__CHECK(mguard_weak_get(tt, o->key) != NULL, "record %u: table %p does not hold %p", i, (const void *)tt, o->key);
             backrefs++;
@@ -1736,7 +1739,7 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
             {
                 uint32_t r = mguard__reg_find(ctx, hdr.key), c = 0;
                 MGUARD__CHECK(r, "table %p: key %p has no record", (void *)t, hdr.key);
-                for (j = 0; j < ctx->objs[r - 1].ntables; j++) c += ctx->objs[r - 1].tables[j] == t;
+                for (j = 0; j < ctx->objs[r - 1].ntables; j++) c += MGUARD__TABLES(&ctx->objs[r - 1])[j] == t;
                 MGUARD__CHECK(c == 1, "table %p: key %p's record lists it %u times", (void *)t, hdr.key, c);
             }
         }

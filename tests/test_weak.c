@@ -1,0 +1,401 @@
+/* Weak key tables: identity keys, inline values of any size, value
+   destructors run exactly once, iteration with removal. */
+#include "common.h"
+
+typedef struct fixture {
+    test_log log;
+    test_alloc alloc;
+    dtor_log dl;
+    mguard_ctx *ctx;
+    mguard_weak *t;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = (fixture *)calloc(1, sizeof *f);
+    mguard_weak_desc d;
+    memset(&d, 0, sizeof d);
+    f->ctx = test_ctx(&f->log, &f->alloc);
+    d.value_size = sizeof(long);
+    d.value_dtor = dtor_count_long;
+    d.user = &f->dl;
+    f->t = mguard_weak_create(f->ctx, &d);
+    *state = f;
+    return f->ctx && f->t ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = (fixture *)*state;
+    assert_ctx_ok(f->ctx);
+    mguard_ctx_destroy(f->ctx);
+    assert_int_equal(f->alloc.live_blocks, 0);
+    assert_int_equal(f->alloc.live_bytes, 0);
+    free(f);
+    return 0;
+}
+
+static mguard_status setl(mguard_weak *t, const void *k, long v) { return mguard_weak_set(t, k, &v); }
+static long getl(mguard_weak *t, const void *k)
+{
+    long *p = MGUARD_WEAK_GET(t, k, long);
+    return p ? *p : -999;
+}
+
+static void test_set_get_contains_count(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int a = 0, b = 0, c = 0;
+    assert_int_equal(setl(f->t, &a, 10), MGUARD_OK);
+    assert_int_equal(setl(f->t, &b, 20), MGUARD_OK);
+    assert_int_equal(getl(f->t, &a), 10);
+    assert_int_equal(getl(f->t, &b), 20);
+    assert_null(mguard_weak_get(f->t, &c));
+    assert_true(mguard_weak_contains(f->t, &a));
+    assert_false(mguard_weak_contains(f->t, &c));
+    assert_int_equal(mguard_weak_count(f->t), 2);
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 2);
+    assert_int_equal(f->dl.calls, 0);
+}
+
+static void test_keys_compare_by_address_not_content(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int a = 7, b = 7;   /* equal contents, different objects */
+    assert_int_equal(setl(f->t, &a, 1), MGUARD_OK);
+    assert_int_equal(setl(f->t, &b, 2), MGUARD_OK);
+    assert_int_equal(mguard_weak_count(f->t), 2);
+    assert_int_equal(getl(f->t, &a), 1);
+    assert_int_equal(getl(f->t, &b), 2);
+}
+
+static void test_overwrite_destroys_old_value_once(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int a = 0;
+    setl(f->t, &a, 1);
+    setl(f->t, &a, 2);
+    setl(f->t, &a, 3);
+    assert_int_equal(f->dl.calls, 2);
+    assert_int_equal(f->dl.seen[0], 1);
+    assert_int_equal(f->dl.seen[1], 2);
+    assert_int_equal(getl(f->t, &a), 3);
+    assert_int_equal(mguard_weak_count(f->t), 1);
+}
+
+static void test_remove_destroys_value_and_reports_not_found(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int a = 0, b = 0;
+    setl(f->t, &a, 5);
+    assert_int_equal(mguard_weak_remove(f->t, &a), MGUARD_OK);
+    assert_int_equal(f->dl.calls, 1);
+    assert_int_equal(f->dl.seen[0], 5);
+    assert_int_equal(mguard_weak_remove(f->t, &a), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_weak_remove(f->t, &b), MGUARD_NOT_FOUND);
+    assert_int_equal(f->dl.calls, 1);
+    assert_int_equal(mguard_weak_count(f->t), 0);
+    /* the registry forgets an object nothing refers to any more */
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+}
+
+static void test_key_death_removes_entry_from_every_table(void **state)
+{
+    fixture *f = (fixture *)*state;
+    dtor_log d2 = {0};
+    mguard_weak_desc d = {sizeof(long), dtor_count_long, NULL, NULL};
+    mguard_weak *t2;
+    int a = 0, b = 0;
+    d.user = &d2;
+    t2 = mguard_weak_create(f->ctx, &d);
+    setl(f->t, &a, 1);
+    setl(t2, &a, 2);
+    setl(t2, &b, 3);
+    mguard_on_destroy(f->ctx, &a);
+    assert_null(mguard_weak_get(f->t, &a));
+    assert_null(mguard_weak_get(t2, &a));
+    assert_int_equal(getl(t2, &b), 3);
+    assert_int_equal(f->dl.calls, 1);
+    assert_int_equal(f->dl.seen[0], 1);
+    assert_int_equal(d2.calls, 1);
+    assert_int_equal(d2.seen[0], 2);
+    assert_ctx_ok(f->ctx);
+    mguard_weak_destroy(t2);
+    assert_int_equal(d2.calls, 2);
+    assert_int_equal(d2.seen[1], 3);
+}
+
+static void test_address_reuse_does_not_revive_entry(void **state)
+{
+    fixture *f = (fixture *)*state;
+    static long slot;            /* one storage slot, two objects in turn */
+    setl(f->t, &slot, 1);        /* object A lives in the slot */
+    mguard_on_destroy(f->ctx, &slot);
+    /* object B is constructed in the same slot: it is a new key */
+    assert_null(mguard_weak_get(f->t, &slot));
+    assert_int_equal(setl(f->t, &slot, 2), MGUARD_OK);
+    assert_int_equal(getl(f->t, &slot), 2);
+    assert_int_equal(f->dl.calls, 1);
+    mguard_on_destroy(f->ctx, &slot);
+    assert_int_equal(f->dl.calls, 2);
+    assert_int_equal(f->dl.seen[1], 2);
+}
+
+static void test_destroy_table_destroys_values_in_insertion_order(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int k[5] = {0}, i;
+    for (i = 0; i < 5; i++) setl(f->t, &k[i], 100 + i);
+    mguard_weak_remove(f->t, &k[1]);
+    mguard_weak_destroy(f->t);
+    f->t = NULL;
+    assert_int_equal(f->dl.calls, 5);
+    assert_int_equal(f->dl.seen[0], 101);
+    assert_int_equal(f->dl.seen[1], 100);
+    assert_int_equal(f->dl.seen[2], 102);
+    assert_int_equal(f->dl.seen[3], 103);
+    assert_int_equal(f->dl.seen[4], 104);
+    /* keys held by no table are forgotten */
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+    /* later deaths of those keys are no-ops */
+    mguard_on_destroy(f->ctx, &k[0]);
+    assert_int_equal(f->dl.calls, 5);
+}
+
+static void test_clear_destroys_all_and_table_stays_usable(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int k[3] = {0}, i;
+    for (i = 0; i < 3; i++) setl(f->t, &k[i], i);
+    mguard_weak_clear(f->t);
+    assert_int_equal(mguard_weak_count(f->t), 0);
+    assert_int_equal(f->dl.calls, 3);
+    assert_int_equal(f->dl.seen[2], 2);
+    assert_int_equal(setl(f->t, &k[0], 9), MGUARD_OK);
+    assert_int_equal(getl(f->t, &k[0]), 9);
+}
+
+static void test_iterate_in_insertion_order(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int k[4] = {0}, i;
+    mguard_weak_iter it;
+    long seen[4];
+    int n = 0;
+    for (i = 0; i < 4; i++) setl(f->t, &k[i], i * 10);
+    setl(f->t, &k[1], 11); /* overwrite keeps the position */
+    it = mguard_weak_iterate(f->t);
+    while (mguard_weak_next(&it)) {
+        assert_ptr_equal(it.key, &k[n]);
+        memcpy(&seen[n], it.value, sizeof(long));
+        n++;
+    }
+    assert_int_equal(n, 4);
+    assert_int_equal(seen[0], 0);
+    assert_int_equal(seen[1], 11);
+    assert_int_equal(seen[2], 20);
+    assert_int_equal(seen[3], 30);
+    assert_false(mguard_weak_next(&it)); /* stays finished */
+}
+
+static void test_iterate_with_removal_of_current_and_others(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int k[10] = {0}, i, n = 0;
+    const void *seen[10];
+    mguard_weak_iter it;
+    for (i = 0; i < 10; i++) setl(f->t, &k[i], i);
+    it = mguard_weak_iterate(f->t);
+    while (mguard_weak_next(&it)) {
+        const int *key = (const int *)it.key;
+        seen[n++] = key;
+        if (key == &k[2]) {
+            mguard_weak_remove(f->t, &k[2]);   /* the current one */
+            mguard_weak_remove(f->t, &k[5]);   /* one ahead */
+            mguard_weak_remove(f->t, &k[0]);   /* one behind */
+        }
+    }
+    assert_int_equal(n, 9);   /* 0..9 minus k[5] */
+    assert_ptr_equal(seen[0], &k[0]);
+    assert_ptr_equal(seen[2], &k[2]);
+    assert_ptr_equal(seen[3], &k[3]);
+    assert_ptr_equal(seen[4], &k[4]);
+    assert_ptr_equal(seen[5], &k[6]);
+    assert_ptr_equal(seen[8], &k[9]);
+    assert_int_equal(mguard_weak_count(f->t), 7);
+}
+
+/* Removing while iterating, with enough inserts meanwhile to force a
+   compaction: every live entry is still visited exactly once. */
+static void test_iterate_survives_compaction(void **state)
+{
+    fixture *f = (fixture *)*state;
+    enum { N = 64, M = 200 };
+    static int k[N], extra[M];
+    int i, n = 0, visited[N + M];
+    mguard_weak_iter it;
+    memset(visited, 0, sizeof visited);
+    for (i = 0; i < N; i++) setl(f->t, &k[i], i);
+    it = mguard_weak_iterate(f->t);
+    while (mguard_weak_next(&it)) {
+        long v;
+        memcpy(&v, it.value, sizeof v);
+        visited[v]++;
+        n++;
+        if (v == 10) {
+            for (i = 11; i < 40; i++) mguard_weak_remove(f->t, &k[i]);
+            for (i = 0; i < M; i++) setl(f->t, &extra[i], N + i);
+        }
+    }
+    for (i = 0; i < N + M; i++) {
+        int expect = (i >= 11 && i < 40) ? 0 : 1;
+        assert_int_equal(visited[i], expect);
+    }
+    assert_int_equal(n, N + M - 29);
+    assert_int_equal(mguard_weak_count(f->t), N + M - 29);
+    assert_ctx_ok(f->ctx);
+}
+
+/* Values of any size, stored inline and copied in and out intact. */
+typedef struct big { char name[300]; double x; } big;
+static int big_dtors;
+static char big_last[300];
+static void big_dtor(void *v, void *user)
+{
+    (void)user;
+    big_dtors++;
+    memcpy(big_last, ((big *)v)->name, sizeof big_last);
+}
+
+static void test_large_values_are_copied_and_destroyed(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_weak_desc d = {sizeof(big), big_dtor, NULL, NULL};
+    mguard_weak *t = mguard_weak_create(f->ctx, &d);
+    big v;
+    int a = 0, b = 0;
+    big_dtors = 0;
+    memset(&v, 0, sizeof v);
+    strcpy(v.name, "first");
+    v.x = 1.5;
+    assert_int_equal(mguard_weak_set(t, &a, &v), MGUARD_OK);
+    strcpy(v.name, "second");
+    assert_int_equal(mguard_weak_set(t, &a, &v), MGUARD_OK);
+    assert_int_equal(big_dtors, 1);
+    assert_string_equal(big_last, "first");
+    assert_string_equal(MGUARD_WEAK_GET(t, &a, big)->name, "second");
+    assert_true(MGUARD_WEAK_GET(t, &a, big)->x == 1.5);
+    strcpy(v.name, "third");
+    mguard_weak_set(t, &b, &v);
+    mguard_on_destroy(f->ctx, &a);
+    assert_int_equal(big_dtors, 2);
+    assert_string_equal(big_last, "second");
+    mguard_weak_destroy(t);
+    assert_int_equal(big_dtors, 3);
+    assert_string_equal(big_last, "third");
+}
+
+static void test_set_from_pointer_into_same_table(void **state)
+{
+    fixture *f = (fixture *)*state;
+    static int k[100];
+    int i;
+    setl(f->t, &k[0], 42);
+    /* the value pointer points into the table, which grows meanwhile */
+    for (i = 1; i < 100; i++)
+        assert_int_equal(mguard_weak_set(f->t, &k[i], mguard_weak_get(f->t, &k[i - 1])), MGUARD_OK);
+    assert_int_equal(getl(f->t, &k[99]), 42);
+}
+
+static void test_ptr_helpers(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_weak_desc d = {sizeof(void *), NULL, NULL, NULL};
+    mguard_weak *t = mguard_weak_create(f->ctx, &d);
+    int a = 0, b = 0, target = 0;
+    assert_int_equal(mguard_weak_set_ptr(t, &a, &target), MGUARD_OK);
+    assert_ptr_equal(mguard_weak_get_ptr(t, &a), &target);
+    assert_null(mguard_weak_get_ptr(t, &b));
+    /* a long-valued table is not a pointer table */
+    assert_int_equal(mguard_weak_set_ptr(f->t, &a, &target), sizeof(long) == sizeof(void *) ? MGUARD_OK : MGUARD_EINVAL);
+    mguard_weak_destroy(t);
+}
+
+static void test_many_keys_grow_and_shrink(void **state)
+{
+    fixture *f = (fixture *)*state;
+    enum { N = 5000 };
+    char *keys = (char *)malloc(N);
+    int i;
+    for (i = 0; i < N; i++) assert_int_equal(setl(f->t, keys + i, i), MGUARD_OK);
+    assert_int_equal(mguard_weak_count(f->t), N);
+    for (i = 0; i < N; i += 2) mguard_weak_remove(f->t, keys + i);
+    for (i = 1; i < N; i += 2) assert_int_equal(getl(f->t, keys + i), i);
+    for (i = 0; i < N; i += 2) assert_null(mguard_weak_get(f->t, keys + i));
+    assert_ctx_ok(f->ctx);
+    for (i = 1; i < N; i += 2) mguard_on_destroy(f->ctx, keys + i);
+    assert_int_equal(mguard_weak_count(f->t), 0);
+    assert_int_equal(f->dl.calls, N);
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+    free(keys);
+}
+
+static void test_bad_input(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_weak_desc zero = {0, NULL, NULL, NULL};
+    int a = 0;
+    long v = 1;
+    assert_null(mguard_weak_create(NULL, &zero));
+    f->log.warnings = 0;
+    assert_null(mguard_weak_create(f->ctx, NULL));
+    assert_int_equal(f->log.warnings, 1);
+    assert_string_equal(f->log.last, "mguard_weak_create: NULL desc");
+    assert_null(mguard_weak_create(f->ctx, &zero));
+    assert_int_equal(f->log.warnings, 2);
+    assert_string_equal(f->log.last, "mguard_weak_create: value_size must be 1..16M bytes");
+    assert_int_equal(mguard_weak_set(NULL, &a, &v), MGUARD_EINVAL);
+    assert_int_equal(mguard_weak_set(f->t, NULL, &v), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_weak_set: NULL key");
+    assert_int_equal(mguard_weak_set(f->t, &a, NULL), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_weak_set: NULL value");
+    assert_null(mguard_weak_get(NULL, &a));
+    assert_null(mguard_weak_get(f->t, NULL));
+    assert_false(mguard_weak_contains(NULL, &a));
+    assert_int_equal(mguard_weak_remove(NULL, &a), MGUARD_EINVAL);
+    assert_int_equal(mguard_weak_remove(f->t, NULL), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_weak_remove: NULL key");
+    assert_int_equal(mguard_weak_count(NULL), 0);
+    mguard_weak_clear(NULL);
+    mguard_weak_destroy(NULL);
+    {
+        mguard_weak_iter it = mguard_weak_iterate(NULL);
+        assert_false(mguard_weak_next(&it));
+        assert_false(mguard_weak_next(NULL));
+    }
+    assert_int_equal(f->dl.calls, 0);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_set_get_contains_count),
+        T(test_keys_compare_by_address_not_content),
+        T(test_overwrite_destroys_old_value_once),
+        T(test_remove_destroys_value_and_reports_not_found),
+        T(test_key_death_removes_entry_from_every_table),
+        T(test_address_reuse_does_not_revive_entry),
+        T(test_destroy_table_destroys_values_in_insertion_order),
+        T(test_clear_destroys_all_and_table_stays_usable),
+        T(test_iterate_in_insertion_order),
+        T(test_iterate_with_removal_of_current_and_others),
+        T(test_iterate_survives_compaction),
+        T(test_large_values_are_copied_and_destroyed),
+        T(test_set_from_pointer_into_same_table),
+        T(test_ptr_helpers),
+        T(test_many_keys_grow_and_shrink),
+        T(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
