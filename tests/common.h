@@ -20,7 +20,7 @@ typedef struct test_log {
     char last[512];
 } test_log;
 
-static void test_log_fn(mguard_log_level level, const char *msg, void *user)
+static inline void test_log_fn(mguard_log_level level, const char *msg, void *user)
 {
     test_log *l = (test_log *)user;
     l->count++;
@@ -43,7 +43,7 @@ typedef struct test_alloc {
 
 typedef union test_hdr { size_t size; long double align_; void *p_; } test_hdr;
 
-static void *fa_realloc(void *p, size_t n, void *user)
+static inline void *fa_realloc(void *p, size_t n, void *user)
 {
     test_alloc *a = (test_alloc *)user;
     test_hdr *h = p ? (test_hdr *)p - 1 : NULL;
@@ -63,7 +63,7 @@ static void *fa_realloc(void *p, size_t n, void *user)
     return nh + 1;
 }
 
-static void fa_free(void *p, void *user)
+static inline void fa_free(void *p, void *user)
 {
     test_alloc *a = (test_alloc *)user;
     test_hdr *h;
@@ -75,7 +75,7 @@ static void fa_free(void *p, void *user)
 }
 
 /* A context wired to both. */
-static mguard_ctx *test_ctx(test_log *log, test_alloc *alloc)
+static inline mguard_ctx *test_ctx(test_log *log, test_alloc *alloc)
 {
     mguard_ctx_desc d;
     memset(&d, 0, sizeof d);
@@ -101,7 +101,7 @@ typedef struct dtor_log {
     long seen[64];
 } dtor_log;
 
-static void dtor_count_long(void *value, void *user)
+static inline void dtor_count_long(void *value, void *user)
 {
     dtor_log *d = (dtor_log *)user;
     long v;

@@ -1,0 +1,440 @@
+/* Lifetimes and re-entrancy: the two-phase destructor hook, callbacks that
+   call back into the library, death storms. */
+#include "common.h"
+
+static mguard_ctx *ctx;
+static mguard_weak *t1, *t2;
+static test_log lg;
+static test_alloc al;
+static char objs[64];
+static int events[256];
+static int nevents;
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = test_ctx(&lg, &al);
+    t1 = t2 = NULL;
+    nevents = 0;
+    return ctx ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+    return 0;
+}
+
+static mguard_weak *mk(mguard_value_dtor dtor, mguard_key_death_fn death)
+{
+    mguard_weak_desc d;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(int);
+    d.value_dtor = dtor;
+    d.on_key_death = death;
+    return mguard_weak_create(ctx, &d);
+}
+
+static void seti(mguard_weak *t, int key_index, int v)
+{
+    assert_int_equal(mguard_weak_set(t, &objs[key_index], &v), MGUARD_OK);
+}
+
+/* ---- the two phases -------------------------------------------------- */
+
+/* During phase 2 the dead object is gone from every table and refs to it
+   read NULL, whichever callback runs first. */
+static mguard_ref probe_ref;
+static void probe_dtor(void *value, void *user)
+{
+    int v;
+    (void)user;
+    memcpy(&v, value, sizeof v);
+    events[nevents++] = v;
+    assert_null(mguard_weak_get(t1, &objs[0]));
+    assert_null(mguard_weak_get(t2, &objs[0]));
+    assert_null(mguard_ref_get(ctx, probe_ref));
+    assert_false(mguard_is_known(ctx, &objs[0]));
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+}
+static void probe_watch(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)user;
+    assert_null(attr);
+    assert_ptr_equal(obj, &objs[0]);
+    events[nevents++] = 100;
+    assert_null(mguard_weak_get(t1, &objs[0]));
+    assert_null(mguard_ref_get(ctx, probe_ref));
+}
+
+static void test_callbacks_see_the_object_fully_dead(void **state)
+{
+    (void)state;
+    t1 = mk(probe_dtor, NULL);
+    t2 = mk(probe_dtor, NULL);
+    seti(t2, 0, 2);   /* obj 0 enters t2 first, then t1 */
+    seti(t1, 0, 1);
+    probe_ref = mguard_ref_make(ctx, &objs[0]);
+    mguard_watch(ctx, &objs[0], &objs[1], probe_watch, NULL);
+    mguard_on_destroy(ctx, &objs[0]);
+    /* watchers first, then values in the order obj entered the tables */
+    assert_int_equal(nevents, 3);
+    assert_int_equal(events[0], 100);
+    assert_int_equal(events[1], 2);
+    assert_int_equal(events[2], 1);
+}
+
+/* on_key_death runs before the destructor, only for deaths. */
+static void death_note(const void *key, void *value, void *user)
+{
+    int v;
+    (void)user;
+    memcpy(&v, value, sizeof v);
+    assert_ptr_equal(key, &objs[3]);
+    events[nevents++] = 1000 + v;
+}
+static void plain_dtor(void *value, void *user)
+{
+    int v;
+    (void)user;
+    memcpy(&v, value, sizeof v);
+    events[nevents++] = v;
+}
+
+static void test_key_death_callback_only_for_deaths(void **state)
+{
+    (void)state;
+    t1 = mk(plain_dtor, death_note);
+    seti(t1, 3, 7);
+    seti(t1, 4, 8);
+    mguard_weak_remove(t1, &objs[4]);
+    mguard_on_destroy(ctx, &objs[3]);
+    assert_int_equal(nevents, 3);
+    assert_int_equal(events[0], 8);
+    assert_int_equal(events[1], 1007);
+    assert_int_equal(events[2], 7);
+}
+
+/* ---- callbacks that call back in -------------------------------------- */
+
+/* Each value names the next object to destroy: a chain reaction. */
+static void chain_dtor(void *value, void *user)
+{
+    int next;
+    (void)user;
+    memcpy(&next, value, sizeof next);
+    events[nevents++] = next;
+    if (next >= 0) mguard_on_destroy(ctx, &objs[next]);
+}
+
+static void test_destructor_destroys_other_objects_each_once(void **state)
+{
+    int i;
+    (void)state;
+    t1 = mk(chain_dtor, NULL);
+    for (i = 0; i < 10; i++) seti(t1, i, i + 1 < 10 ? i + 1 : -1);
+    mguard_on_destroy(ctx, &objs[0]);
+    assert_int_equal(nevents, 10);
+    for (i = 0; i < 9; i++) assert_int_equal(events[i], i + 1);
+    assert_int_equal(events[9], -1);
+    assert_int_equal(mguard_weak_count(t1), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+}
+
+static void self_destroy_dtor(void *value, void *user)
+{
+    (void)value; (void)user;
+    events[nevents++] = 1;
+    mguard_on_destroy(ctx, &objs[0]);      /* the object dying right now */
+}
+
+static void test_destroy_hook_called_again_from_its_own_callback_is_noop(void **state)
+{
+    (void)state;
+    t1 = mk(self_destroy_dtor, NULL);
+    t2 = mk(self_destroy_dtor, NULL);
+    seti(t1, 0, 0);
+    seti(t2, 0, 0);
+    mguard_on_destroy(ctx, &objs[0]);
+    assert_int_equal(nevents, 2);
+    mguard_on_destroy(ctx, &objs[0]);   /* and after: still a no-op */
+    assert_int_equal(nevents, 2);
+}
+
+/* A callback may not register the object that is dying (it is about to be
+   freed): refused with EINVAL and a log line. */
+static void resurrect_dtor(void *value, void *user)
+{
+    int v = 5;
+    (void)value; (void)user;
+    assert_int_equal(mguard_weak_set(t2, &objs[0], &v), MGUARD_EINVAL);
+    assert_true(mguard_ref_is_null(mguard_ref_make(ctx, &objs[0])));
+    assert_int_equal(mguard_watch(ctx, &objs[0], &objs[1], probe_watch, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_watch(ctx, &objs[1], &objs[0], probe_watch, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_gen_tag(ctx, &objs[0]), MGUARD_EINVAL);
+    /* other objects are fine */
+    assert_int_equal(mguard_weak_set(t2, &objs[1], &v), MGUARD_OK);
+    events[nevents++] = 1;
+}
+
+static void test_dying_object_cannot_be_registered_from_its_callbacks(void **state)
+{
+    (void)state;
+    t1 = mk(resurrect_dtor, NULL);
+    t2 = mk(NULL, NULL);
+    seti(t1, 0, 0);
+    lg.warnings = 0;
+    mguard_on_destroy(ctx, &objs[0]);
+    assert_int_equal(nevents, 1);
+    assert_false(mguard_is_known(ctx, &objs[0]));
+    assert_int_equal(mguard_weak_count(t2), 1);
+    assert_true(lg.warnings >= 3);
+}
+
+/* A destructor that destroys another table (not the one being walked). */
+static void destroy_t2_dtor(void *value, void *user)
+{
+    (void)value; (void)user;
+    events[nevents++] = 1;
+    if (t2) {
+        mguard_weak *t = t2;
+        t2 = NULL;
+        mguard_weak_destroy(t);
+    }
+}
+
+static void test_destructor_destroys_another_table_holding_the_dead_key(void **state)
+{
+    static int d2calls;
+    (void)state;
+    d2calls = 0;
+    t1 = mk(destroy_t2_dtor, NULL);
+    t2 = mk(plain_dtor, NULL);
+    seti(t1, 0, 0);
+    seti(t2, 0, 50);   /* already detached and copied when t2 dies */
+    seti(t2, 1, 51);
+    mguard_on_destroy(ctx, &objs[0]);
+    /* t1's dtor (1), then t2's destroy runs 51; the dead key's value 50
+       was copied in phase 1 and is destroyed exactly once after */
+    assert_int_equal(nevents, 3);
+    assert_int_equal(events[0], 1);
+    assert_int_equal(events[1], 51);
+    assert_int_equal(events[2], 50);
+    (void)d2calls;
+}
+
+/* A destructor that destroys the table being cleared: the destroy is
+   finished by the clear when it returns, every value once. */
+static void destroy_t1_dtor(void *value, void *user)
+{
+    int v;
+    (void)user;
+    memcpy(&v, value, sizeof v);
+    events[nevents++] = v;
+    if (v == 1) mguard_weak_destroy(t1);
+    if (v == 1) mguard_weak_destroy(t1);   /* twice: refused, logged */
+}
+
+static void test_destroying_the_table_being_cleared_is_deferred(void **state)
+{
+    int i;
+    (void)state;
+    t1 = mk(destroy_t1_dtor, NULL);
+    for (i = 0; i < 4; i++) seti(t1, i, i);
+    lg.warnings = 0;
+    mguard_weak_clear(t1);
+    t1 = NULL;
+    assert_int_equal(nevents, 4);
+    for (i = 0; i < 4; i++) assert_int_equal(events[i], i);
+    assert_int_equal(lg.warnings, 1);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+}
+
+/* Sets and removes on the table being cleared, from its destructors. */
+static void churn_dtor(void *value, void *user)
+{
+    int v, nv;
+    (void)user;
+    memcpy(&v, value, sizeof v);
+    events[nevents++] = v;
+    if (v == 0) {
+        mguard_weak_remove(t1, &objs[2]);          /* a later one: destroyed now */
+        nv = 99;
+        mguard_weak_set(t1, &objs[10], &nv);       /* a new one: survives the clear */
+    }
+}
+
+static void test_clear_with_destructors_that_change_the_table(void **state)
+{
+    int i;
+    (void)state;
+    t1 = mk(churn_dtor, NULL);
+    for (i = 0; i < 4; i++) seti(t1, i, i);
+    mguard_weak_clear(t1);
+    assert_int_equal(nevents, 4);
+    assert_int_equal(events[0], 0);
+    assert_int_equal(events[1], 2);
+    assert_int_equal(events[2], 1);
+    assert_int_equal(events[3], 3);
+    assert_int_equal(mguard_weak_count(t1), 1);
+    assert_non_null(mguard_weak_get(t1, &objs[10]));
+}
+
+/* Invalidation that mutates and destroys. */
+static void mutate_in_watch(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)user;
+    events[nevents++] = attr ? attr[0] : 0;
+    if (attr && attr[0] == 'a') {
+        mguard_on_mutation(ctx, obj, "b");         /* nested event: nobody left to call */
+        mguard_on_destroy(ctx, obj);               /* and the object dies */
+    }
+}
+
+static void test_invalidate_callback_mutates_and_destroys_its_object(void **state)
+{
+    (void)state;
+    t1 = mk(plain_dtor, NULL);
+    seti(t1, 0, 7);
+    mguard_watch(ctx, &objs[0], &objs[1], mutate_in_watch, NULL);
+    mguard_watch(ctx, &objs[0], &objs[2], mutate_in_watch, NULL);
+    mguard_on_mutation(ctx, &objs[0], "a");
+    /* first watcher: 'a' then destroys obj (value 7 destroyed); second
+       watcher of the same mutation still fires once with 'a' */
+    assert_int_equal(nevents, 3);
+    assert_int_equal(events[0], 'a');
+    assert_int_equal(events[1], 7);
+    assert_int_equal(events[2], 'a');
+    assert_false(mguard_is_known(ctx, &objs[0]));
+    assert_int_equal(mguard_weak_count(t1), 0);
+}
+
+static void destroy_ctx_in_callback(void *value, void *user)
+{
+    (void)value; (void)user;
+    events[nevents++] = 1;
+    mguard_ctx_destroy(ctx);   /* refused */
+}
+
+static void test_context_destroy_inside_callback_is_refused(void **state)
+{
+    (void)state;
+    t1 = mk(destroy_ctx_in_callback, NULL);
+    seti(t1, 0, 0);
+    lg.warnings = 0;
+    mguard_on_destroy(ctx, &objs[0]);
+    assert_int_equal(nevents, 1);
+    assert_int_equal(lg.warnings, 1);
+    assert_string_equal(lg.last, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
+}
+
+/* ---- death storms ----------------------------------------------------- */
+
+/* Every destructor destroys a pseudo-random other object; every watcher
+   destroys one too. Every value is destroyed exactly once. */
+static unsigned rng = 12345;
+static unsigned next_rand(void) { rng = rng * 1103515245u + 12345u; return (rng >> 16) & 0x7fff; }
+static int storm_seen[64];
+static void storm_dtor(void *value, void *user)
+{
+    int v;
+    (void)user;
+    memcpy(&v, value, sizeof v);
+    storm_seen[v % 64]++;
+    mguard_on_destroy(ctx, &objs[next_rand() % 64]);
+}
+static void storm_watch(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+    mguard_on_destroy(ctx, &objs[next_rand() % 64]);
+}
+
+static void test_death_storm_destroys_every_value_exactly_once(void **state)
+{
+    int round, i;
+    (void)state;
+    t1 = mk(storm_dtor, NULL);
+    t2 = mk(storm_dtor, NULL);
+    for (round = 0; round < 20; round++) {
+        memset(storm_seen, 0, sizeof storm_seen);
+        for (i = 0; i < 32; i++) {
+            seti(t1, i, i);
+            seti(t2, 32 + i, 32 + i);
+            mguard_watch(ctx, &objs[i], &objs[63 - i], storm_watch, NULL);
+        }
+        mguard_on_destroy(ctx, &objs[next_rand() % 64]);
+        for (i = 0; i < 64; i++) mguard_on_destroy(ctx, &objs[(i * 37 + round) % 64]);
+        for (i = 0; i < 64; i++) assert_int_equal(storm_seen[i], 1);
+        assert_int_equal(mguard_weak_count(t1), 0);
+        assert_int_equal(mguard_weak_count(t2), 0);
+        assert_int_equal(mguard_ctx_object_count(ctx), 0);
+        assert_ctx_ok(ctx);
+    }
+}
+
+/* ---- allocation failure on the death path ----------------------------- */
+
+/* An object in many tables with big values needs a heap block for phase
+   1; if that fails, the tables are handled one at a time, still exactly
+   once per value. */
+typedef struct big { int id; char pad[400]; } big;
+static int big_seen[8];
+static void big_dtor(void *value, void *user)
+{
+    big b;
+    (void)user;
+    memcpy(&b, value, sizeof b);
+    big_seen[b.id]++;
+}
+
+static void test_death_without_memory_still_destroys_each_value_once(void **state)
+{
+    mguard_weak *ts[8];
+    mguard_weak_desc d;
+    big b;
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    memset(&b, 0, sizeof b);
+    memset(big_seen, 0, sizeof big_seen);
+    d.value_size = sizeof(big);
+    d.value_dtor = big_dtor;
+    for (i = 0; i < 8; i++) {
+        ts[i] = mguard_weak_create(ctx, &d);
+        b.id = i;
+        assert_int_equal(mguard_weak_set(ts[i], &objs[0], &b), MGUARD_OK);
+    }
+    lg.errors = 0;
+    al.fail_at = al.calls + 1;   /* the phase-1 block */
+    mguard_on_destroy(ctx, &objs[0]);
+    al.fail_at = 0;
+    assert_int_equal(lg.errors, 1);
+    for (i = 0; i < 8; i++) {
+        assert_int_equal(big_seen[i], 1);
+        assert_int_equal(mguard_weak_count(ts[i]), 0);
+    }
+    assert_false(mguard_is_known(ctx, &objs[0]));
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_callbacks_see_the_object_fully_dead),
+        T(test_key_death_callback_only_for_deaths),
+        T(test_destructor_destroys_other_objects_each_once),
+        T(test_destroy_hook_called_again_from_its_own_callback_is_noop),
+        T(test_dying_object_cannot_be_registered_from_its_callbacks),
+        T(test_destructor_destroys_another_table_holding_the_dead_key),
+        T(test_destroying_the_table_being_cleared_is_deferred),
+        T(test_clear_with_destructors_that_change_the_table),
+        T(test_invalidate_callback_mutates_and_destroys_its_object),
+        T(test_context_destroy_inside_callback_is_refused),
+        T(test_death_storm_destroys_every_value_exactly_once),
+        T(test_death_without_memory_still_destroys_each_value_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,360 @@
+/* Mutation trackers: watchers held weakly, fired once in registration
+   order, counts kept until death (MutationTracker in the reference). */
+#include "common.h"
+
+typedef struct call { void *guard; const void *obj; char attr[32]; void *user; } call;
+static call calls[64];
+static int ncalls;
+
+static void record(void *guard, const void *obj, const char *attr, void *user)
+{
+    call *c = &calls[ncalls++ % 64];
+    c->guard = guard;
+    c->obj = obj;
+    snprintf(c->attr, sizeof c->attr, "%s", attr ? attr : "(null)");
+    c->user = user;
+}
+
+static int reset(void **state)
+{
+    (void)state;
+    ncalls = 0;
+    memset(calls, 0, sizeof calls);
+    return 0;
+}
+
+static void test_unwatched_mutation_changes_nothing(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj;
+    (void)state;
+    mguard_on_mutation(ctx, &obj, "x");
+    assert_int_equal(mguard_mutation_count(ctx, &obj), 0);
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_watchers_fire_once_in_registration_order(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, g1, g2, g3;
+    int u1 = 0, u2 = 0;
+    (void)state;
+    assert_int_equal(mguard_watch(ctx, &obj, &g2, record, &u2), MGUARD_OK);
+    assert_int_equal(mguard_watch(ctx, &obj, &g1, record, &u1), MGUARD_OK);
+    assert_int_equal(mguard_watch(ctx, &obj, &g3, record, NULL), MGUARD_OK);
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 3);
+    mguard_on_mutation(ctx, &obj, "weight");
+    assert_int_equal(ncalls, 3);
+    assert_ptr_equal(calls[0].guard, &g2);
+    assert_ptr_equal(calls[0].user, &u2);
+    assert_ptr_equal(calls[1].guard, &g1);
+    assert_ptr_equal(calls[1].user, &u1);
+    assert_ptr_equal(calls[2].guard, &g3);
+    assert_ptr_equal(calls[0].obj, &obj);
+    assert_string_equal(calls[0].attr, "weight");
+    assert_int_equal(mguard_mutation_count(ctx, &obj), 1);
+    /* dropped after firing: the next mutation calls nobody, counts on */
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
+    mguard_on_mutation(ctx, &obj, "bias");
+    assert_int_equal(ncalls, 3);
+    assert_int_equal(mguard_mutation_count(ctx, &obj), 2);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_destroyed_guard_is_skipped_and_not_counted(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, g1, g2;
+    (void)state;
+    mguard_watch(ctx, &obj, &g1, record, NULL);
+    mguard_watch(ctx, &obj, &g2, record, NULL);
+    mguard_on_destroy(ctx, &g1);
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 1);
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(ncalls, 1);
+    assert_ptr_equal(calls[0].guard, &g2);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_guard_address_reuse_does_not_revive_watcher(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj;
+    static long guard_slot;
+    (void)state;
+    mguard_watch(ctx, &obj, &guard_slot, record, NULL);
+    mguard_on_destroy(ctx, &guard_slot);
+    mguard_ref_make(ctx, &guard_slot);       /* a new guard object in the slot */
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(ncalls, 0);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_death_fires_watchers_with_null_attr_and_forgets_tracker(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static long slot;
+    static int g;
+    (void)state;
+    mguard_watch(ctx, &slot, &g, record, NULL);
+    mguard_on_mutation(ctx, &slot, "a");
+    mguard_watch(ctx, &slot, &g, record, NULL);
+    assert_int_equal(mguard_mutation_count(ctx, &slot), 1);
+    mguard_on_destroy(ctx, &slot);
+    assert_int_equal(ncalls, 2);
+    assert_string_equal(calls[1].attr, "(null)");
+    assert_ptr_equal(calls[1].obj, &slot);
+    /* a new object at the address starts with no tracker */
+    assert_int_equal(mguard_mutation_count(ctx, &slot), 0);
+    assert_int_equal(mguard_watcher_count(ctx, &slot), 0);
+    mguard_on_mutation(ctx, &slot, "b");
+    assert_int_equal(mguard_mutation_count(ctx, &slot), 0);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_tracker_outlives_its_watchers(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, g;
+    int i;
+    (void)state;
+    mguard_watch(ctx, &obj, &g, record, NULL);
+    for (i = 0; i < 5; i++) mguard_on_mutation(ctx, &obj, "x");
+    assert_int_equal(mguard_mutation_count(ctx, &obj), 5);
+    assert_int_equal(ncalls, 1);
+    assert_true(mguard_is_known(ctx, &obj));
+    mguard_ctx_destroy(ctx);
+}
+
+/* A watcher that re-watches (the reference's pattern for long-lived guards)
+   is not called again by the same mutation. */
+static mguard_ctx *rewatch_ctx;
+static void rewatch(void *guard, const void *obj, const char *attr, void *user)
+{
+    record(guard, obj, attr, user);
+    assert_int_equal(mguard_watch(rewatch_ctx, obj, guard, rewatch, user), MGUARD_OK);
+}
+
+static void test_watcher_added_during_invalidation_waits_for_next_event(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, g;
+    (void)state;
+    rewatch_ctx = ctx;
+    mguard_watch(ctx, &obj, &g, rewatch, NULL);
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(ncalls, 1);
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 1);
+    mguard_on_mutation(ctx, &obj, "b");
+    assert_int_equal(ncalls, 2);
+    assert_string_equal(calls[1].attr, "b");
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_unwatch_removes_only_that_guard(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, g1, g2;
+    (void)state;
+    mguard_watch(ctx, &obj, &g1, record, NULL);
+    mguard_watch(ctx, &obj, &g2, record, NULL);
+    mguard_watch(ctx, &obj, &g1, record, NULL);
+    assert_int_equal(mguard_unwatch(ctx, &obj, &g1), MGUARD_OK);
+    assert_int_equal(mguard_unwatch(ctx, &obj, &g1), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 1);
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(ncalls, 1);
+    assert_ptr_equal(calls[0].guard, &g2);
+    mguard_ctx_destroy(ctx);
+}
+
+/* A callback that unwatches a pending watcher of the same event: that
+   watcher must not fire (wl_signal_emit_mutable's rule). */
+static mguard_ctx *cancel_ctx;
+static int cancel_g2;
+static void cancel_next(void *guard, const void *obj, const char *attr, void *user)
+{
+    record(guard, obj, attr, user);
+    assert_int_equal(mguard_unwatch(cancel_ctx, obj, &cancel_g2), MGUARD_OK);
+}
+
+static void test_unwatch_during_invalidation_cancels_pending_watcher(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, g1, g3;
+    (void)state;
+    cancel_ctx = ctx;
+    mguard_watch(ctx, &obj, &g1, cancel_next, NULL);
+    mguard_watch(ctx, &obj, &cancel_g2, record, NULL);
+    mguard_watch(ctx, &obj, &g3, record, NULL);
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(ncalls, 2);
+    assert_ptr_equal(calls[0].guard, &g1);
+    assert_ptr_equal(calls[1].guard, &g3);
+    mguard_ctx_destroy(ctx);
+}
+
+/* A callback that destroys the guard of a later watcher of the same event:
+   that watcher is skipped. */
+static mguard_ctx *kill_ctx;
+static int kill_g2;
+static void kill_next_guard(void *guard, const void *obj, const char *attr, void *user)
+{
+    record(guard, obj, attr, user);
+    mguard_on_destroy(kill_ctx, &kill_g2);
+}
+
+static void test_guard_destroyed_by_earlier_callback_is_skipped(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, g1;
+    (void)state;
+    kill_ctx = ctx;
+    mguard_watch(ctx, &obj, &g1, kill_next_guard, NULL);
+    mguard_watch(ctx, &obj, &kill_g2, record, NULL);
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(ncalls, 1);
+    assert_ptr_equal(calls[0].guard, &g1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_object_that_guards_itself(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj;
+    (void)state;
+    mguard_watch(ctx, &obj, &obj, record, NULL);
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(ncalls, 1);
+    mguard_watch(ctx, &obj, &obj, record, NULL);
+    /* on death the guard is dead too: not called */
+    mguard_on_destroy(ctx, &obj);
+    assert_int_equal(ncalls, 1);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+}
+
+typedef struct point { int x, y; } point;
+
+static void test_set_field_macro_assigns_then_notifies(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static point p;
+    static int g;
+    (void)state;
+    mguard_watch(ctx, &p, &g, record, NULL);
+    MGUARD_SET_FIELD(ctx, &p, y, 42);
+    assert_int_equal(p.y, 42);
+    assert_int_equal(ncalls, 1);
+    assert_string_equal(calls[0].attr, "y");
+    assert_int_equal(mguard_mutation_count(ctx, &p), 1);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_many_dead_guards_are_pruned(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    static int obj;
+    static char guards[1000];
+    long long peak;
+    int i;
+    (void)state;
+    /* watch with 1000 short-lived guards that die unfired */
+    for (i = 0; i < 1000; i++) {
+        mguard_watch(ctx, &obj, &guards[i], record, NULL);
+        mguard_on_destroy(ctx, &guards[i]);
+    }
+    peak = al.live_bytes;
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
+    assert_true(peak < 8192);   /* the list stays small: dead guards pruned */
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(ncalls, 0);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_watch_bad_input(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int obj, g;
+    (void)state;
+    assert_int_equal(mguard_watch(NULL, &obj, &g, record, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_watch(ctx, NULL, &g, record, NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_watch: NULL object");
+    assert_int_equal(mguard_watch(ctx, &obj, NULL, record, NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_watch: NULL guard");
+    assert_int_equal(mguard_watch(ctx, &obj, &g, NULL, NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_watch: NULL callback");
+    assert_int_equal(log.warnings, 3);
+    assert_int_equal(mguard_unwatch(NULL, &obj, &g), MGUARD_EINVAL);
+    assert_int_equal(mguard_unwatch(ctx, NULL, &g), MGUARD_EINVAL);
+    assert_int_equal(mguard_unwatch(ctx, &obj, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_unwatch(ctx, &obj, &g), MGUARD_NOT_FOUND);
+    mguard_on_mutation(NULL, &obj, "a");
+    mguard_on_mutation(ctx, NULL, "a");
+    assert_int_equal(mguard_mutation_count(NULL, &obj), 0);
+    assert_int_equal(mguard_watcher_count(ctx, NULL), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_watch_out_of_memory_changes_nothing(void **state)
+{
+    test_log log;
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    static int obj, g, g2;
+    long n;
+    (void)state;
+    /* every allocation of a first watch fails in turn */
+    for (n = 1;; n++) {
+        mguard_status st;
+        al.fail_at = al.calls + n;
+        st = mguard_watch(ctx, &obj, &g, record, NULL);
+        al.fail_at = 0;
+        assert_ctx_ok(ctx);
+        if (st == MGUARD_OK) break;
+        assert_int_equal(st, MGUARD_ENOMEM);
+        assert_string_equal(log.last, "mguard_watch: out of memory");
+        assert_int_equal(mguard_ctx_object_count(ctx), 0);
+        assert_false(mguard_is_known(ctx, &obj));
+    }
+    assert_true(n > 1);
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 1);
+    /* the second watcher on an existing tracker */
+    for (n = 1; n < 8; n++) {
+        mguard_watch(ctx, &obj, &g2, record, NULL);
+    }
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(ncalls, 8);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup(fn, reset)
+    const struct CMUnitTest tests[] = {
+        T(test_unwatched_mutation_changes_nothing),
+        T(test_watchers_fire_once_in_registration_order),
+        T(test_destroyed_guard_is_skipped_and_not_counted),
+        T(test_guard_address_reuse_does_not_revive_watcher),
+        T(test_death_fires_watchers_with_null_attr_and_forgets_tracker),
+        T(test_tracker_outlives_its_watchers),
+        T(test_watcher_added_during_invalidation_waits_for_next_event),
+        T(test_unwatch_removes_only_that_guard),
+        T(test_unwatch_during_invalidation_cancels_pending_watcher),
+        T(test_guard_destroyed_by_earlier_callback_is_skipped),
+        T(test_object_that_guards_itself),
+        T(test_set_field_macro_assigns_then_notifies),
+        T(test_many_dead_guards_are_pruned),
+        T(test_watch_bad_input),
+        T(test_watch_out_of_memory_changes_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
