@@ -1,0 +1,242 @@
+/* The context: creation options, status strings, interning, and the rule
+   that an allocation failure anywhere returns MGUARD_ENOMEM and leaves
+   every structure as it was. */
+#include "common.h"
+
+static void test_create_with_defaults_and_destroy(void **state)
+{
+    mguard_ctx *ctx = mguard_ctx_create(NULL);
+    (void)state;
+    assert_non_null(ctx);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+    mguard_ctx_destroy(NULL);
+}
+
+static void test_half_an_allocator_is_refused(void **state)
+{
+    test_log log;
+    test_alloc al;
+    mguard_ctx_desc d;
+    (void)state;
+    memset(&log, 0, sizeof log);
+    memset(&d, 0, sizeof d);
+    d.logger.func = test_log_fn;
+    d.logger.user = &log;
+    d.allocator.realloc_fn = fa_realloc;
+    d.allocator.user = &al;
+    assert_null(mguard_ctx_create(&d));
+    assert_int_equal(log.errors, 1);
+    assert_string_equal(log.last, "mguard_ctx_create: the allocator needs both realloc_fn and free_fn");
+}
+
+static void test_create_out_of_memory_returns_null(void **state)
+{
+    test_log log;
+    test_alloc al;
+    mguard_ctx_desc d;
+    (void)state;
+    memset(&log, 0, sizeof log);
+    memset(&al, 0, sizeof al);
+    memset(&d, 0, sizeof d);
+    d.logger.func = test_log_fn;
+    d.logger.user = &log;
+    d.allocator.realloc_fn = fa_realloc;
+    d.allocator.free_fn = fa_free;
+    d.allocator.user = &al;
+    al.fail_at = 1;
+    assert_null(mguard_ctx_create(&d));
+    assert_string_equal(log.last, "mguard_ctx_create: out of memory");
+    assert_int_equal(al.live_blocks, 0);
+}
+
+static void test_every_allocation_goes_through_the_allocator(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_weak_desc d = {sizeof(int), NULL, NULL, NULL};
+    mguard_weak *t = mguard_weak_create(ctx, &d);
+    static char keys[100];
+    int i, v = 0;
+    (void)state;
+    for (i = 0; i < 100; i++) mguard_weak_set(t, &keys[i], &v);
+    mguard_ref_make(ctx, &keys[0]);
+    assert_true(al.live_blocks > 3);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+    assert_int_equal(al.live_bytes, 0);
+}
+
+static void test_status_strings(void **state)
+{
+    (void)state;
+    assert_string_equal(mguard_status_str(MGUARD_OK), "MGUARD_OK");
+    assert_string_equal(mguard_status_str(MGUARD_NOT_FOUND), "MGUARD_NOT_FOUND");
+    assert_string_equal(mguard_status_str(MGUARD_EINVAL), "MGUARD_EINVAL");
+    assert_string_equal(mguard_status_str(MGUARD_ENOMEM), "MGUARD_ENOMEM");
+    assert_string_equal(mguard_status_str(MGUARD_EEXIST), "MGUARD_EEXIST");
+    assert_string_equal(mguard_status_str(MGUARD_DELETED), "MGUARD_DELETED");
+    assert_string_equal(mguard_status_str((mguard_status)99), "unknown status");
+}
+
+static void test_intern_returns_one_copy_per_content(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    char tmp[16];
+    const char *a, *b, *c;
+    (void)state;
+    strcpy(tmp, "weight");
+    a = mguard_intern(ctx, tmp);
+    strcpy(tmp, "bias");
+    b = mguard_intern(ctx, tmp);
+    c = mguard_intern(ctx, "weight");
+    assert_string_equal(a, "weight");
+    assert_string_equal(b, "bias");
+    assert_ptr_equal(a, c);
+    assert_ptr_not_equal(a, b);
+    assert_null(mguard_intern(NULL, "x"));
+    assert_null(mguard_intern(ctx, NULL));
+    assert_string_equal(mguard_intern(ctx, ""), "");
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_unknown_object_destroy_is_a_cheap_noop(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int obj;
+    (void)state;
+    mguard_on_destroy(ctx, &obj);
+    mguard_on_destroy(ctx, NULL);
+    mguard_on_destroy(NULL, &obj);
+    assert_false(mguard_is_known(ctx, &obj));
+    assert_false(mguard_is_known(NULL, &obj));
+    assert_int_equal(mguard_ctx_object_count(NULL), 0);
+    assert_int_equal(mguard_ctx_check(NULL), MGUARD_EINVAL);
+    assert_int_equal(log.count, 0);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- allocation failure, exhaustively --------------------------------- */
+
+/* A representative workload run with the Nth allocation failing, for every
+   N until a run completes without a failure. Every call either succeeds or
+   returns ENOMEM (or the null ref); after each failure the context passes
+   its consistency check and the observable state equals what the
+   successful calls alone would produce; at the end nothing leaks and every
+   stored value was destroyed exactly once. */
+typedef struct shadow {
+    int present[32];      /* key i present in table j: present[j*8+i] */
+    long value[32];
+} shadow;
+
+static int live_values;
+static void count_dtor(void *v, void *user) { (void)v; (void)user; live_values--; }
+static void noop_watch(void *g, const void *o, const char *a, void *u) { (void)g; (void)o; (void)a; (void)u; }
+
+static void check_shadow(mguard_weak **ts, const shadow *s, char *keys)
+{
+    int j, i;
+    for (j = 0; j < 4; j++) {
+        size_t n = 0;
+        for (i = 0; i < 8; i++) {
+            long *p = MGUARD_WEAK_GET(ts[j], &keys[i], long);
+            if (s->present[j * 8 + i]) {
+                assert_non_null(p);
+                assert_int_equal(*p, s->value[j * 8 + i]);
+                n++;
+            } else {
+                assert_null(p);
+            }
+        }
+        assert_int_equal(mguard_weak_count(ts[j]), n);
+    }
+}
+
+static void test_every_allocation_failure_leaves_state_unchanged(void **state)
+{
+    long n, failures_seen = 0;
+    (void)state;
+    for (n = 1; n < 10000; n++) {
+        test_alloc al;
+        test_log log;
+        mguard_ctx *ctx = test_ctx(&log, &al);
+        mguard_weak *ts[4];
+        mguard_weak_desc d = {sizeof(long), count_dtor, NULL, NULL};
+        shadow s;
+        static char keys[8];
+        int step, j, hit = 0;
+        unsigned r = 7;
+        memset(&s, 0, sizeof s);
+        live_values = 0;
+        for (j = 0; j < 4; j++) {
+            ts[j] = mguard_weak_create(ctx, &d);
+            assert_non_null(ts[j]);
+        }
+        al.fail_at = al.calls + n;
+        for (step = 0; step < 400; step++) {
+            int op, i, k;
+            long v = step;
+            r = r * 1103515245u + 12345u;
+            op = (int)((r >> 16) % 7);
+            i = (int)((r >> 8) % 8);
+            j = (int)((r >> 4) % 4);
+            k = j * 8 + i;
+            if (op <= 2) {
+                mguard_status st = mguard_weak_set(ts[j], &keys[i], &v);
+                if (st == MGUARD_OK) {
+                    live_values++;   /* every stored value is destroyed once */
+                    s.present[k] = 1;
+                    s.value[k] = v;
+                } else {
+                    assert_int_equal(st, MGUARD_ENOMEM);
+                    hit = 1;
+                }
+            } else if (op == 3) {
+                if (mguard_weak_remove(ts[j], &keys[i]) == MGUARD_OK) s.present[k] = 0;
+            } else if (op == 4) {
+                int jj;
+                mguard_on_destroy(ctx, &keys[i]);
+                for (jj = 0; jj < 4; jj++) s.present[jj * 8 + i] = 0;
+            } else if (op == 5) {
+                mguard_status st = mguard_watch(ctx, &keys[i], &keys[(i + 1) % 8], noop_watch, NULL);
+                if (st != MGUARD_OK) { assert_int_equal(st, MGUARD_ENOMEM); hit = 1; }
+                mguard_on_mutation(ctx, &keys[(i + 3) % 8], "x");
+            } else {
+                mguard_ref ref = mguard_ref_make(ctx, &keys[i]);
+                if (mguard_ref_is_null(ref)) hit = 1;
+                else assert_ptr_equal(mguard_ref_get(ctx, ref), &keys[i]);
+                if (mguard_gen_tag(ctx, &keys[(i + 2) % 8]) == MGUARD_ENOMEM) hit = 1;
+            }
+            if (al.failures) {
+                assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+                check_shadow(ts, &s, keys);
+            }
+        }
+        check_shadow(ts, &s, keys);
+        assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+        mguard_ctx_destroy(ctx);
+        assert_int_equal(live_values, 0);
+        assert_int_equal(al.live_blocks, 0);
+        if (!al.failures) break;      /* N beyond the workload's allocations */
+        failures_seen++;
+        (void)hit;
+    }
+    assert_true(failures_seen > 20);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_with_defaults_and_destroy),
+        cmocka_unit_test(test_half_an_allocator_is_refused),
+        cmocka_unit_test(test_create_out_of_memory_returns_null),
+        cmocka_unit_test(test_every_allocation_goes_through_the_allocator),
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_intern_returns_one_copy_per_content),
+        cmocka_unit_test(test_unknown_object_destroy_is_a_cheap_noop),
+        cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
