@@ -855,8 +855,9 @@ static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj)
     return false;
 }
 
-/* Admit obj as a new record: refuse a dying object, reserve room for n
-   records. On failure nothing changes. */
+/* Admit obj as a new record: refuse a dying object (EINVAL, logged),
+   reserve room for n records (ENOMEM, not logged). On failure nothing
+   changes. */
 static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n, const char *fn)
 {
     mguard_status st;
@@ -866,8 +867,7 @@ static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n,
     }
     st = mguard__ix_reserve(ctx, &ctx->reg_index, (size_t)ctx->live_objs + n);
     if (!st) st = mguard__reserve(ctx, (void **)&ctx->objs, &ctx->capobjs, (size_t)ctx->nobjs + n, sizeof(mguard__obj));
-    if (st) mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
-    return st;
+    return st;   /* the caller logs ENOMEM */
 }
 
 /* Make room for one more entry at the end of the dense array: compact if it
@@ -1327,7 +1327,9 @@ mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
     if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return ref;
     r = mguard__reg_find(ctx, obj);
     if (!r) {
-        if (mguard__admit(ctx, obj, 1, "mguard_ref_make")) return ref;   /* the null ref */
+        mguard_status st = mguard__admit(ctx, obj, 1, "mguard_ref_make");
+        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ref_make: out of memory");
+        if (st) return ref;   /* the null ref */
         r = mguard__reg_ensure(ctx, obj);
     }
     ctx->objs[r - 1].flags |= MGUARD__F_PINNED;
@@ -1405,8 +1407,12 @@ mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard
        slot), so that failure changes nothing. */
     r = mguard__reg_find(ctx, obj);
     g = mguard__reg_find(ctx, guard);
-    if ((!r && mguard__admit(ctx, obj, 2, "mguard_watch")) || (!g && mguard__admit(ctx, guard, 2, "mguard_watch")))
-        return ctx->dying && (mguard__is_dying(ctx, obj) || mguard__is_dying(ctx, guard)) ? MGUARD_EINVAL : MGUARD_ENOMEM;
+    {
+        mguard_status st = r ? MGUARD_OK : mguard__admit(ctx, obj, 2, "mguard_watch");
+        if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
+        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
+        if (st) return st;
+    }
     if (r) {
         o = &ctx->objs[r - 1];
         if (o->nwatch == o->capwatch && o->nwatch >= 8) mguard__prune_watchers(ctx, o);
@@ -1536,6 +1542,7 @@ static mguard_status mguard__flag(mguard_ctx *ctx, const void *obj, uint32_t fla
     r = mguard__reg_find(ctx, obj);
     if (!r) {
         mguard_status st = mguard__admit(ctx, obj, 1, fn);
+        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         if (st) return st;
         r = mguard__reg_ensure(ctx, obj);
     }

@@ -184,7 +184,13 @@ static void test_every_allocation_failure_leaves_state_unchanged(void **state)
             j = (int)((r >> 4) % 4);
             k = j * 8 + i;
             if (op <= 2) {
+                int errors_before = log.errors;
                 mguard_status st = mguard_weak_set(ts[j], &keys[i], &v);
+                if (st != MGUARD_OK) {
+                    /* one failure, one log line */
+                    assert_int_equal(log.errors, errors_before + 1);
+                    assert_string_equal(log.last, "mguard_weak_set: out of memory");
+                }
                 if (st == MGUARD_OK) {
                     live_values++;   /* every stored value is destroyed once */
                     s.present[k] = 1;
