@@ -18,5 +18,10 @@ for cc in "gcc -std=c99" "clang -std=c99" "gcc -std=c11" "g++ -x c++ -std=c++11"
         fi
     done
 done
+if command -v g++ >/dev/null 2>&1; then
+    msg=$(g++ -std=c++11 -Wall -Wextra -Wpedantic -I. $stb tests/cxx_smoke.cc -o "$out/cxx_smoke" 2>&1)
+    if [ $? -ne 0 ] || [ -n "$msg" ]; then echo "check-compile: tests/cxx_smoke.cc:"; echo "$msg"; fail=1
+    else "$out/cxx_smoke" || fail=1; fi
+fi
 [ $fail = 0 ] && echo "check-compile: header clean with gcc/clang C99, C11 and C++11"
 exit $fail
