@@ -78,5 +78,30 @@ $(BUILD)/bench: bench/bench.c $(HDR) | $(DEPS_STAMP)
 bench: $(BUILD)/bench
 	./$(BUILD)/bench
 
+# ---- install ------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=/staging]: the header, mguard.pc
+# for pkg-config and the CMake package files (find_package(mguard CONFIG)).
+# Nothing is compiled; CMake is not needed. make uninstall removes them.
+PREFIX     ?= /usr/local
+INCLUDEDIR ?= $(PREFIX)/include
+PCDIR      ?= $(PREFIX)/share/pkgconfig
+CMAKEDIR   ?= $(PREFIX)/share/cmake/mguard
+VERSION    := $(shell sed -n 's/.*MGUARD_VERSION_STRING "\(.*\)"/\1/p' $(HDR))
+.PHONY: install uninstall
+install:
+	install -d "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(PCDIR)" "$(DESTDIR)$(CMAKEDIR)"
+	install -m 644 $(HDR) "$(DESTDIR)$(INCLUDEDIR)/mguard.h"
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' mguard.pc.in > "$(DESTDIR)$(PCDIR)/mguard.pc"
+	chmod 644 "$(DESTDIR)$(PCDIR)/mguard.pc"
+	install -m 644 cmake/mguardConfig.cmake cmake/mguard-stb.cmake "$(DESTDIR)$(CMAKEDIR)/"
+	sed -e 's|@VERSION@|$(VERSION)|g' cmake/mguardConfigVersion.cmake.in > "$(DESTDIR)$(CMAKEDIR)/mguardConfigVersion.cmake"
+	chmod 644 "$(DESTDIR)$(CMAKEDIR)/mguardConfigVersion.cmake"
+
+uninstall:
+	rm -f "$(DESTDIR)$(INCLUDEDIR)/mguard.h" "$(DESTDIR)$(PCDIR)/mguard.pc"
+	rm -f "$(DESTDIR)$(CMAKEDIR)/mguardConfig.cmake" "$(DESTDIR)$(CMAKEDIR)/mguard-stb.cmake" \
+	    "$(DESTDIR)$(CMAKEDIR)/mguardConfigVersion.cmake"
+	-rmdir "$(DESTDIR)$(CMAKEDIR)" 2>/dev/null
+
 clean:
 	rm -rf $(BUILD)
