@@ -19,7 +19,7 @@ TEST_LIBS := -lcmocka
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/%,$(TEST_SRCS))
-EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLE_SRCS := $(filter-out examples/lua_guard.c,$(wildcard examples/*.c))
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/ex_%,$(EXAMPLE_SRCS))
 HDR := mguard.h
 
@@ -41,7 +41,7 @@ $(BUILD)/mguard_impl.o: tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)
 $(BUILD)/test_%: tests/test_%.c tests/common.h $(BUILD)/mguard_impl.o $(HDR) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) $< $(BUILD)/mguard_impl.o -o $@ $(TEST_LIBS)
 
-test: $(TEST_BINS) check-compile
+test: $(TEST_BINS) check-compile check-docs check-packaging check-lua
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; ./$$t; done
 	@echo "all tests passed"
 
@@ -70,6 +70,7 @@ $(BUILD)/ex_%: examples/%.c $(HDR) | $(DEPS_STAMP)
 
 run: $(EXAMPLE_BINS)
 	@set -e; for e in $(EXAMPLE_BINS); do echo "== $$e"; ./$$e; echo; done
+	@$(MAKE) --no-print-directory run-lua
 
 # ---- benchmarks ---------------------------------------------------------
 $(BUILD)/bench: bench/bench.c $(HDR) | $(DEPS_STAMP)
@@ -77,6 +78,36 @@ $(BUILD)/bench: bench/bench.c $(HDR) | $(DEPS_STAMP)
 
 bench: $(BUILD)/bench
 	./$(BUILD)/bench
+
+# ---- ecosystem: docs check, packaging, the Lua example ------------------
+.PHONY: check-docs check-packaging check-lua run-lua
+# Every C block in README.md and docs/*.md marked <!-- mguard:program -->
+# must compile strictly and run (docs/contributing.md).
+check-docs: | $(DEPS_STAMP)
+	@CC="$(CC)" sh tests/check_docs.sh "$(BUILD)/docs" "$(STB_CFLAGS)"
+
+# A consumer built copied into a tree, via pkg-config after make install,
+# and via CMake (skipped when cmake is missing).
+check-packaging: | $(DEPS_STAMP)
+	@sh tests/deps.sh pkgconf
+	@CC="$(CC)" MAKE="$(MAKE)" sh tests/test_packaging.sh
+
+# examples/lua_guard.c needs Lua 5.4 (Debian liblua5.4-dev), installed by
+# tests/deps.sh when we can; without it the Lua parts are skipped, saying so.
+LUA_EXAMPLE := $(BUILD)/ex_lua_guard
+LUA_MISSING := Lua 5.4 is not installed and cannot be installed here (apt-get install liblua5.4-dev)
+$(LUA_EXAMPLE): examples/lua_guard.c $(HDR) | $(DEPS_STAMP)
+	$(CC) $(ALL_CFLAGS) $$(pkg-config --cflags lua5.4) $< -o $@ $$(pkg-config --libs lua5.4) -lm
+
+run-lua:
+	@if sh tests/deps.sh lua pkgconf; then $(MAKE) -s --no-print-directory $(LUA_EXAMPLE) && \
+	    echo "== $(LUA_EXAMPLE)" && ./$(LUA_EXAMPLE) examples/lua_guard.lua; \
+	else echo "== $(LUA_EXAMPLE) skipped: $(LUA_MISSING)"; fi
+
+check-lua:
+	@if sh tests/deps.sh lua pkgconf; then $(MAKE) -s --no-print-directory $(LUA_EXAMPLE) && \
+	    sh tests/test_lua_guard.sh $(LUA_EXAMPLE); \
+	else echo "test_lua_guard: skipped: $(LUA_MISSING)"; fi
 
 # ---- install ------------------------------------------------------------
 # make install [PREFIX=/usr/local] [DESTDIR=/staging]: the header, mguard.pc

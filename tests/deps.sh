@@ -10,6 +10,8 @@ for dep in "$@"; do
     valgrind) command -v valgrind >/dev/null 2>&1 || pkgs="$pkgs valgrind" ;;
     clang)    command -v clang >/dev/null 2>&1 || pkgs="$pkgs clang" ;;
     pkgconf)  command -v pkg-config >/dev/null 2>&1 || pkgs="$pkgs pkg-config" ;;
+    lua)      test -f /usr/include/lua5.4/lua.h || pkgs="$pkgs liblua5.4-dev" ;;
+    cmake)    command -v cmake >/dev/null 2>&1 || pkgs="$pkgs cmake" ;;
     *)        pkgs="$pkgs $dep" ;;
     esac
 done
