@@ -1,0 +1,116 @@
+#!/bin/sh
+# The docs check: every C code block in README.md and docs/*.md marked as a
+# complete program must compile against mguard.h in strict C99 and run with
+# exit status 0; a marked output block must match what the program printed.
+# The markers (docs/contributing.md explains them), each alone on the line
+# just before an opening fence that starts in column 1:
+#     <!-- mguard:program -->     before a ```c block: a complete program
+#     <!-- mguard:output -->      before a ``` block: the exact stdout of the
+#                                 program block above it in the same file
+# Compiler errors point at the Markdown file and line (#line directives).
+# Usage (from the repository root): sh tests/check_docs.sh OUTDIR "STB_CFLAGS"
+out=${1:?usage: check_docs.sh OUTDIR STB_CFLAGS}
+stb=${2:-}
+CC=${CC:-cc}
+strict="-std=c99 -Wall -Wextra -Wpedantic -Werror"
+rm -rf "$out"
+mkdir -p "$out"
+
+docs=""
+for f in README.md docs/*.md; do [ -f "$f" ] && docs="$docs $f"; done
+[ -n "$docs" ] || { echo "check-docs: no README.md or docs/*.md"; exit 0; }
+
+# Extract the blocks. Each program becomes OUT/<file>_<n>.c (with a #line
+# directive), its output block OUT/<file>_<n>.out; the manifest lists
+# "name<TAB>file<TAB>line". Malformed markers are errors.
+# shellcheck disable=SC2086
+awk -v out="$out" '
+function fail(msg) { printf "check-docs: %s:%d: %s\n", FILENAME, FNR, msg > "/dev/stderr"; bad = 1 }
+function fence_run(line,   c, k) {
+    c = substr(line, 1, 1)
+    if (c != "`" && c != "~") return 0
+    for (k = 1; substr(line, k, 1) == c; k++) ;
+    return k - 1 >= 3 ? k - 1 : 0
+}
+FNR == 1 {
+    if (state != "") { printf "check-docs: %s: a block is not closed\n", lastfile > "/dev/stderr"; bad = 1 }
+    lastfile = FILENAME
+    base = FILENAME; gsub(/[^A-Za-z0-9]/, "_", base); prog = ""; state = ""
+}
+state == "body" {
+    if ($0 ~ /^```[ \t]*$/) { close(dest); state = ""; next }
+    print > dest
+    next
+}
+state == "skip" {
+    if (substr($0, 1, 1) == fchar && fence_run($0) >= flen && $0 ~ /^[`~]+[ \t]*$/) state = ""
+    next
+}
+state == "fence-program" || state == "fence-output" {
+    if (state == "fence-program" && $0 !~ /^```c[ \t]*$/) { fail("<!-- mguard:program --> must be followed by a ```c fence"); state = ""; next }
+    if (state == "fence-output" && $0 !~ /^```[A-Za-z0-9_-]*[ \t]*$/) { fail("<!-- mguard:output --> must be followed by a ``` fence"); state = ""; next }
+    if (state == "fence-program") {
+        n++
+        prog = base "_" n
+        dest = out "/" prog ".c"
+        printf "#line %d \"%s\"\n", FNR + 1, FILENAME > dest
+        printf "%s\t%s\t%d\n", prog, FILENAME, FNR + 1 > (out "/manifest")
+    } else {
+        dest = out "/" prog ".out"
+        printf "" > dest
+    }
+    state = "body"
+    next
+}
+/^<!-- mguard:program -->[ \t]*$/ { state = "fence-program"; next }
+/^<!-- mguard:output -->[ \t]*$/ {
+    if (prog == "") { fail("<!-- mguard:output --> without a program block above it in this file"); next }
+    if (prog in has_output) { fail("a second <!-- mguard:output --> for the same program"); next }
+    has_output[prog] = 1
+    state = "fence-output"
+    next
+}
+/^<!-- *mguard:/ { fail("unknown mguard marker: " $0); next }
+{
+    k = fence_run($0)
+    if (k) { state = "skip"; fchar = substr($0, 1, 1); flen = k }
+}
+END {
+    if (state == "body" || state == "fence-program" || state == "fence-output") {
+        printf "check-docs: %s: a marked block is not closed\n", lastfile > "/dev/stderr"; bad = 1
+    }
+    exit bad
+}' $docs || { echo "check-docs: FAILED (malformed markers)"; exit 1; }
+
+[ -f "$out/manifest" ] || { echo "check-docs: no marked program blocks in$docs"; exit 0; }
+
+fail=0
+count=0
+if command -v timeout >/dev/null 2>&1; then run="timeout 10"; else run=""; fi
+tab=$(printf '\t')
+while IFS="$tab" read -r name file line; do
+    count=$((count + 1))
+    src="$out/$name.c"
+    if ! $CC $strict -I. $stb "$src" -o "$out/$name" -lm > "$out/$name.log" 2>&1; then
+        echo "check-docs: $file:$line: the program does not compile cleanly:"
+        sed 's/^/    /' "$out/$name.log"
+        fail=1
+        continue
+    fi
+    $run "$out/$name" > "$out/$name.stdout" 2> "$out/$name.stderr"
+    rc=$?
+    if [ $rc != 0 ]; then
+        echo "check-docs: $file:$line: the program exited with status $rc:"
+        sed 's/^/    /' "$out/$name.stdout" "$out/$name.stderr"
+        fail=1
+        continue
+    fi
+    if [ -f "$out/$name.out" ] && ! diff -u "$out/$name.out" "$out/$name.stdout" > "$out/$name.diff"; then
+        echo "check-docs: $file:$line: the output differs from the marked output block (- docs, + program):"
+        sed 's/^/    /' "$out/$name.diff"
+        fail=1
+    fi
+done < "$out/manifest"
+
+[ $fail = 0 ] && echo "check-docs: $count marked program blocks compile (C99, -Werror) and run as documented"
+exit $fail
