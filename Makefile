@@ -1,9 +1,11 @@
 # mguard.h - build, test and run everything.
 #   make run        build and run every example
 #   make test       unit tests (cmocka) + strict compile checks (C99 gcc/clang, C++)
+#                   + docs check, packaging test, Lua example test
 #   make sanitize   the tests under ASan + UBSan
 #   make valgrind   the tests under valgrind memcheck
 #   make bench      benchmarks (ratios against raw stb_ds, same run)
+#   make install    mguard.h, mguard.pc, CMake package (PREFIX=/usr/local, DESTDIR)
 # Missing stb_ds or cmocka are installed with apt-get when run as root;
 # otherwise the Makefile stops with the command to run.
 

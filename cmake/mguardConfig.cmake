@@ -23,5 +23,4 @@ if(NOT TARGET mguard::mguard)
   set_target_properties(mguard::mguard PROPERTIES
     INTERFACE_INCLUDE_DIRECTORIES "${_mguard_prefix}/include;${MGUARD_STB_DS_DIR}")
 endif()
-set(mguard_INCLUDE_DIR "${_mguard_prefix}/include")
 unset(_mguard_prefix)
