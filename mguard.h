@@ -59,11 +59,12 @@
    MEMORY
      Every allocation mguard makes goes through the allocator in
      mguard_ctx_desc; a failure returns MGUARD_ENOMEM and leaves every
-     structure as it was. mguard does not use stb_ds's allocating macros, so
-     stb_ds's abort-on-failed-realloc never happens inside mguard. If your own
+     structure as it was. mguard does not use stb_ds's allocating macros
+     (stb_ds v0.67 does not check what its realloc returns: on failure it
+     dereferences NULL), so that never happens inside mguard. If your own
      code uses stb_ds and wants the same allocator, define
-     STBDS_REALLOC(c,p,s) and STBDS_FREE(c,p) before including stb_ds.h (see
-     docs/guide.md, "Memory").
+     STBDS_REALLOC(c,p,s) and STBDS_FREE(c,p) before EVERY include of
+     stb_ds.h (see docs/install.md and docs/guide.md, "Memory").
 
    See README.md and docs/ for the guide, the API reference and the design.
    License: MIT or public domain (Unlicense), at the end of this file.
