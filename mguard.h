@@ -2138,15 +2138,22 @@ static void mguard__scope_warn(mguard_scope *s, const char *fmt, ...)
     ctx->in_callback--;
 }
 
-/* The trace clock (a callout when the user gave one). */
+/* The trace clock (a callout when the user gave one). The logical clock
+   moves only when the event is committed (mguard__scope_tick), so a call
+   that fails leaves it where it was. */
 static double mguard__scope_now(mguard_scope *s)
 {
     double t;
-    if (!s->desc.clock) return s->tick += 1.0;
+    if (!s->desc.clock) return s->tick + 1.0;
     s->ctx->in_callback++;
     t = s->desc.clock(s->desc.user);
     s->ctx->in_callback--;
     return t;
+}
+
+static void mguard__scope_tick(mguard_scope *s, double now)
+{
+    if (s->desc.trace && !s->desc.clock) s->tick = now;
 }
 
 static uint32_t mguard__scope_rec_find(const mguard_scope *s, const char *interned)
@@ -2168,6 +2175,7 @@ static void mguard__scope_pop(mguard_scope *s, uint32_t i, double now)
 {
     mguard__scope_frame f = s->frames[i];
     mguard__scope_rec *r = &s->recs[f.rec];
+    mguard__scope_tick(s, now);
     if (f.event) {
         mguard__scope_event *e = &s->events[f.event - 1];
         e->dur = now >= e->ts ? now - e->ts : 0.0;
@@ -2391,7 +2399,8 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         more = s->desc.child(pcomp, idx, &cname, &child, s->desc.user);
         ctx->in_callback--;
         if (s->destroying) return MGUARD_EINVAL;
-        if (!more) { w->ntodo--; continue; }
+        cv = mguard__scope_entry(s, pcomp);   /* died during the call: ignore it */
+        if (!more || !cv || !(cv->flags & MGUARD__SCOPE_SEEN)) { w->ntodo--; continue; }
         if (!cname || !*cname || !child) {
             mguard__scope_warn(s, "mguard_scope: child %lu of %s has a %s; skipped", (unsigned long)idx, pname,
                                !child ? "NULL pointer" : "NULL or empty name");
@@ -2424,7 +2433,18 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
 /* comp's name, naming it (type name) and its subtree (first lookup) when
    needed. NOT_FOUND: no name. EINVAL: s was destroyed by a callback, or
    comp died during its own lookup. ENOMEM: nothing changed. */
-static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, const char **out)
+/* End a lookup: keep what it named (ok) or put it all back. */
+static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool ok)
+{
+    if (!ok) mguard__scope_rollback(s, w);
+    mguard__free(s->ctx, w->undo);
+    mguard__free(s->ctx, w->todo);
+    memset(w, 0, sizeof *w);
+}
+
+/* The caller ends the lookup with mguard__scope_walk_end(w, ok), so that a
+   later failure of its own can undo the names this lookup gave. */
+static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, const char **out, mguard__scope_walk *pw)
 {
     mguard_ctx *ctx = s->ctx;
     mguard__scope_name *v = mguard__scope_entry(s, comp);
@@ -2432,6 +2452,7 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
     mguard_status st = MGUARD_OK;
     const char *name;
     *out = NULL;
+    memset(pw, 0, sizeof *pw);
     if (v && ((v->flags & MGUARD__SCOPE_SEEN) || !s->desc.child)) {
         *out = v->name;
         return MGUARD_OK;
@@ -2466,20 +2487,27 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
     }
     if (!st && !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* died meanwhile */
 done:
-    if (st) mguard__scope_rollback(s, &w);
-    else *out = name;
-    mguard__free(ctx, w.undo);
-    mguard__free(ctx, w.todo);
+    if (st) {
+        mguard__scope_walk_end(s, &w, false);
+    } else {
+        *out = name;
+        mguard__free(ctx, w.todo);
+        w.todo = NULL;
+        w.ntodo = w.captodo = 0;
+        *pw = w;
+    }
     return st;
 }
 
 const char *mguard_scope_name(mguard_scope *s, const void *comp)
 {
     const char *name = NULL;
+    mguard__scope_walk w;
     mguard_status st;
     if (!mguard__scope_ok(s) || !comp || s->destroying) return NULL;
     s->busy++;
-    st = mguard__scope_lookup(s, comp, &name);
+    st = mguard__scope_lookup(s, comp, &name, &w);
+    mguard__scope_walk_end(s, &w, true);
     if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
     mguard__scope_release(s);
     return st ? NULL : name;
@@ -2542,6 +2570,7 @@ static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const
     }
     if (new_active) s->active[s->nactive++] = r1 - 1;
     s->recs[r1 - 1].active++;
+    mguard__scope_tick(s, now);
     f.comp = comp;
     f.rec = r1 - 1;
     f.event = 0;
@@ -2567,16 +2596,18 @@ mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
 {
     mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_enter");
     const char *name = NULL;
+    mguard__scope_walk w;
     double now = 0.0;
     if (st) return st;
     s->busy++;
-    st = mguard__scope_lookup(s, comp, &name);
+    st = mguard__scope_lookup(s, comp, &name, &w);
     if (!st && s->desc.trace) {
         now = mguard__scope_now(s);
         if (s->destroying) st = MGUARD_EINVAL;
         else if (!mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* the clock destroyed comp */
     }
     if (!st) st = mguard__scope_push(s, comp, name, now);
+    mguard__scope_walk_end(s, &w, st == MGUARD_OK);
     if (st == MGUARD_NOT_FOUND)
         mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
     else if (st == MGUARD_ENOMEM)
@@ -2685,6 +2716,7 @@ mguard_status mguard_scope_reset(mguard_scope *s)
     s->busy++;
     if (s->desc.trace && s->nframes) now = mguard__scope_now(s);
     if (!s->destroying) {
+        if (s->nframes) mguard__scope_tick(s, now);
         for (i = 0; i < s->nframes; i++) {
             uint32_t ev = s->frames[i].event;
             if (ev) s->events[ev - 1].dur = now >= s->events[ev - 1].ts ? now - s->events[ev - 1].ts : 0.0;
