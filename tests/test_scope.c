@@ -1321,7 +1321,6 @@ static void test_bad_input_is_refused(void **state)
     assert_int_equal(mguard_scope_clear_warnings(NULL), MGUARD_EINVAL);
     assert_ctx_ok(ctx);
     mguard_scope_destroy(s);
-    mguard_scope_destroy(s);      /* destroyed: its magic is gone, ignored */
     mguard_ctx_destroy(ctx);
 }
 
@@ -1352,8 +1351,7 @@ typedef struct wl {
     mguard_scope *s;
     cb_state st;
     net_model n;
-    comp loner, loner_kid;
-    int named;
+    comp loner, loner_kid, named;
 } wl;
 
 #define WL_OPS 22
@@ -1431,6 +1429,7 @@ static void test_every_allocation_failure_leaves_state_unchanged(void **state)
             net_init(&w.n);
             comp_init(&w.loner, "Loner");
             comp_init(&w.loner_kid, "Kid");
+            comp_init(&w.named, "Named");
             comp_add(&w.loner, "kid", &w.loner_kid);
             for (j = 0; j < k; j++) assert_int_equal(wl_op(&w, j), 0);
             wl_snapshot(&w, before, sizeof before);
