@@ -1837,12 +1837,28 @@ static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
     p->prev = p->next = NULL;
 }
 
+/* mguard__logf for the sections below, which go on using the context
+   after logging: the logger counts as a callback, so it cannot destroy the
+   context under them. */
+static void mguard__plogf(mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    if (!ctx || !ctx->log.func) return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ctx->in_callback++;
+    ctx->log.func(level, buf, ctx->log.user);
+    ctx->in_callback--;
+}
+
 /* Defined with mguard_ctx_check, further down. */
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what);
 
 #define MGUARD__PCHECK(cond, ...) \
-    do { if (!(cond)) { mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+    do { if (!(cond)) { mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
 /* The interned copy of s if there is one; never allocates. */
 static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
@@ -2267,7 +2283,7 @@ oom_s:
     mguard__free(ctx, s->active);
     mguard__free(ctx, s);
 oom:
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_create: out of memory");
+    mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_scope_create: out of memory");
     return NULL;
 }
 
@@ -2275,7 +2291,7 @@ void mguard_scope_destroy(mguard_scope *s)
 {
     if (!mguard__scope_ok(s)) return;
     if (s->destroying) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
         return;
     }
     s->destroying = 1;
@@ -2294,11 +2310,11 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
 {
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
     if (s->destroying) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
         return MGUARD_EINVAL;
     }
     if (!comp) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -2508,7 +2524,7 @@ const char *mguard_scope_name(mguard_scope *s, const void *comp)
     s->busy++;
     st = mguard__scope_lookup(s, comp, &name, &w);
     mguard__scope_walk_end(s, &w, true);
-    if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
     mguard__scope_release(s);
     return st ? NULL : name;
 }
@@ -2527,7 +2543,7 @@ mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const cha
     mguard__scope_name v, *cur;
     if (st) return st;
     if (!fqn || !*fqn) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
         return MGUARD_EINVAL;
     }
     memset(&v, 0, sizeof v);
@@ -2538,7 +2554,7 @@ mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const cha
         v.flags = (cur ? cur->flags : 0) | MGUARD__SCOPE_EXPLICIT;
         st = mguard__weak_set_impl(s->names, comp, &v);
     }
-    if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
     return st;
 }
 
@@ -2609,11 +2625,11 @@ mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
     if (!st) st = mguard__scope_push(s, comp, name, now);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
     if (st == MGUARD_NOT_FOUND)
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
     else if (st == MGUARD_ENOMEM)
-        mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
+        mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
     else if (st && !s->destroying)
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
     mguard__scope_release(s);
     return st;
 }
@@ -2769,7 +2785,7 @@ mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amou
     ctx = s->ctx;
     if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_add");
     if (!counter || !*counter || !(amount - amount == 0.0)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
+        mguard__plogf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
         return MGUARD_EINVAL;
     }
     k = mguard__scope_counter_find(s, counter);
@@ -2799,7 +2815,7 @@ mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amou
     for (i = 0; i < s->nactive; i++) s->recs[s->active[i]].vals[k] += amount;
     return MGUARD_OK;
 oom:
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
+    mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
     return MGUARD_ENOMEM;
 }
 
@@ -2979,7 +2995,7 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     uint32_t n = s->nrecs, nc = s->ncounters;
     size_t wsmall[16], *w = wsmall, len;
     if (format != MGUARD_SCOPE_TABLE && format != MGUARD_SCOPE_TREE && format != MGUARD_SCOPE_TRACE_JSON) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
         mguard__out_end(o);
         return 0;
     }
@@ -2988,7 +3004,7 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     if (w && format == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
     if (!w || (format == MGUARD_SCOPE_TREE && !t)) {
         if (w && w != wsmall) mguard__free(s->ctx, w);
-        mguard__logf(s->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         mguard__out_end(o);
         return 0;
     }
@@ -3018,7 +3034,7 @@ size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format, mg
     mguard__out o;
     if (!mguard__scope_ok(s)) return 0;
     if (!fn) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
         return 0;
     }
     memset(&o, 0, sizeof o);
@@ -3165,7 +3181,7 @@ mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
     if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
     d = (mguard_dyn *)mguard__alloc(ctx, sizeof *d);
     if (!d) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
+        mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
         return NULL;
     }
     memset(d, 0, sizeof *d);
@@ -3269,7 +3285,7 @@ static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const 
     if (!mguard__dyn_ok(d)) return MGUARD_EINVAL;
     ctx = d->ctx;
     if (!path || !*path || (tensor && ndim && !dims) || ndim > 0x7fffffffu) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
+        mguard__plogf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
         return MGUARD_EINVAL;
     }
     norm = mguard__dyn_norm(ctx, path, small, sizeof small, &heap);
@@ -3331,7 +3347,7 @@ static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const 
     goto done;
 oom:
     st = MGUARD_ENOMEM;
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    mguard__plogf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
 done:
     mguard__free(ctx, heap);
     mguard__free(ctx, gheap);

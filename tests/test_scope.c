@@ -715,6 +715,7 @@ typedef struct reentrant_log {
     mguard_scope *s;
     const void *exit_me;
     int destroy_scope;
+    mguard_ctx *destroy_ctx;
     size_t seen_depth;
 } reentrant_log;
 
@@ -728,6 +729,11 @@ static void reentrant_log_fn(mguard_log_level level, const char *msg, void *user
         const void *e = r->exit_me;
         r->exit_me = NULL;
         mguard_scope_exit(r->s, e);     /* may warn again: nested logging */
+    }
+    if (r->destroy_ctx) {
+        mguard_ctx *c = r->destroy_ctx;
+        r->destroy_ctx = NULL;
+        mguard_ctx_destroy(c);          /* refused: we are inside a callback */
     }
     if (r->destroy_scope) {
         r->destroy_scope = 0;
@@ -764,6 +770,11 @@ static void test_log_callback_may_call_back_in(void **state)
     rl.exit_me = &never;
     assert_int_equal(mguard_scope_exit(s, &b), MGUARD_NOT_FOUND); /* the logger's exit warns inside */
     assert_int_equal(rl.log.warnings, 3);
+    assert_ctx_ok(ctx);
+    rl.destroy_ctx = ctx;
+    assert_int_equal(mguard_scope_enter(s, &rl), MGUARD_NOT_FOUND);   /* no name: warns */
+    assert_int_equal(rl.log.warnings, 5);
+    assert_string_equal(rl.log.last, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
     assert_ctx_ok(ctx);
     rl.destroy_scope = 1;
     assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);  /* the logger destroys s */
