@@ -507,7 +507,11 @@ typedef struct mguard_dyn_iter {
     const mguard_dyn *d_;
     uint32_t group_, rec_;
 } mguard_dyn_iter;
+/* An iterator before the first path; one that yields nothing for a NULL or
+   foreign d. Cost: O(1). */
 MGUARDDEF mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d);
+/* Step to the next path: true and the public fields set, or false at the
+   end (and for a NULL it). Cost: O(1). */
 MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
 /* The result as the reference prints it (a Python dict repr):
    {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}}
@@ -2725,6 +2729,7 @@ bool mguard_scope_is_backward(const mguard_scope *s)
 
 mguard_status mguard_scope_reset(mguard_scope *s)
 {
+    mguard_status st = MGUARD_OK;
     double now = 0.0;
     uint32_t i;
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
@@ -2742,9 +2747,11 @@ mguard_status mguard_scope_reset(mguard_scope *s)
         s->nactive = 1;
         s->nframes = 0;
         s->backward = false;
+    } else {
+        st = MGUARD_EINVAL;   /* the clock destroyed the tracker */
     }
     mguard__scope_release(s);
-    return MGUARD_OK;
+    return st;
 }
 
 mguard_status mguard_scope_clear_trace(mguard_scope *s)

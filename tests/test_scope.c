@@ -1269,6 +1269,61 @@ static void test_trace_uses_the_clock_and_stays_within_its_limit(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A clock that destroys things while an event is being recorded. */
+typedef struct evil_clock { mguard_ctx *ctx; mguard_scope *s; const void *kill; int destroy_scope; double t; } evil_clock;
+
+static double evil_clock_fn(void *user)
+{
+    evil_clock *c = (evil_clock *)user;
+    if (c->kill) {
+        const void *k = c->kill;
+        c->kill = NULL;
+        mguard_on_destroy(c->ctx, k);
+    }
+    if (c->destroy_scope) {
+        c->destroy_scope = 0;
+        mguard_scope_destroy(c->s);
+    }
+    return c->t += 1.0;
+}
+
+static void test_clock_callback_may_destroy_the_component_or_the_scope(void **state)
+{
+    test_log log;
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_scope_desc d;
+    evil_clock c;
+    int a, b;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    memset(&c, 0, sizeof c);
+    d.trace = true;
+    d.clock = evil_clock_fn;
+    d.user = &c;
+    c.ctx = ctx;
+    c.s = mguard_scope_create(ctx, &d);
+    mguard_scope_set_name(c.s, &a, "A");
+    mguard_scope_set_name(c.s, &b, "B");
+    c.kill = &a;                                     /* a dies while it is entered */
+    assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, " was destroyed while it was being entered"));
+    assert_int_equal(mguard_scope_depth(c.s), 0);
+    assert_int_equal(mguard_scope_enter(c.s, &b), MGUARD_OK);
+    c.kill = &b;                                     /* b dies while it exits */
+    assert_int_equal(mguard_scope_exit(c.s, &b), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_scope_depth(c.s), 0);
+    assert_ctx_ok(ctx);
+    mguard_scope_set_name(c.s, &a, "A");
+    mguard_scope_enter(c.s, &a);
+    c.destroy_scope = 1;
+    assert_int_equal(mguard_scope_reset(c.s), MGUARD_EINVAL);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 /* ---- bad input ---------------------------------------------------------------- */
 
 static void test_bad_input_is_refused(void **state)
@@ -1499,6 +1554,7 @@ int main(void)
         cmocka_unit_test(test_trace_is_valid_json_with_every_span),
         cmocka_unit_test(test_trace_escapes_any_name),
         cmocka_unit_test(test_trace_uses_the_clock_and_stays_within_its_limit),
+        cmocka_unit_test(test_clock_callback_may_destroy_the_component_or_the_scope),
         cmocka_unit_test(test_bad_input_is_refused),
         cmocka_unit_test(test_ctx_destroy_destroys_its_scopes),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
