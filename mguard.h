@@ -25,6 +25,9 @@
      4. weak refs                    mguard_ref_make, mguard_ref_get
      5. mutation trackers            mguard_watch, mguard_on_mutation, ...
      6. generation tags              mguard_gen_tag, mguard_gen_advance, ...
+     7. scope hierarchy tracker      mguard_scope_create, _enter, _exit, _parents, _add, _report, ...
+     8. dynamism tracker             mguard_dyn_create, _observe, _dims, _format,
+                                     mguard_normalize_source_name
 
    COMPILE-TIME OPTIONS
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
@@ -319,6 +322,211 @@ MGUARDDEF bool mguard_gen_is_dynamic(const mguard_ctx *ctx, const void *obj, con
 /* Generation back to 0; every tag and class mark gone. Cost: O(objects). */
 MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
 
+/* ==== 7. scope hierarchy tracker ======================================== */
+
+/* Which components is the program inside right now? Components (modules of
+   a model, nodes of a scene graph, stages of a pipeline, interpreter frames)
+   get fully qualified names ("Net", "Net.encoder", "Net.encoder.layer0") the
+   way PyTorch's ModuleTracker names modules; mguard_scope_enter/_exit mark a
+   component's forward (or backward) running. The active set always holds
+   the root name ("Global"). Entering is counted: recursion and re-use of a
+   component at two depths nest correctly. Names are held weakly: after
+   mguard_on_destroy(comp) the scope has forgotten comp. */
+typedef struct mguard_scope mguard_scope;
+
+/* comp's type name (the reference's type(mod).__name__), used to name a
+   component first seen with no known parent. NULL: comp has no name. The
+   string is copied when the call returns. */
+typedef const char *(*mguard_scope_type_name_fn)(const void *comp, void *user);
+/* Child number `index` (0, 1, 2, ... in order) of comp: store its name
+   ("encoder", "0") and pointer and return true, or return false when comp
+   has no child `index`. The name is copied when the call returns. */
+typedef bool (*mguard_scope_child_fn)(const void *comp, size_t index, const char **name,
+                                      const void **child, void *user);
+/* The time now, in microseconds, for the trace. */
+typedef double (*mguard_scope_clock_fn)(void *user);
+/* Receives the next len bytes of a report (not NUL-terminated). */
+typedef void (*mguard_scope_write_fn)(const char *data, size_t len, void *user);
+
+/* Zero-initialise and set what you need; zero means default. */
+typedef struct mguard_scope_desc {
+    const char *root_name;               /* default "Global" */
+    mguard_scope_type_name_fn type_name; /* optional */
+    mguard_scope_child_fn child;         /* optional: named children */
+    mguard_scope_clock_fn clock;         /* default: a logical clock, +1 per event */
+    bool trace;                          /* record enter/exit spans (for TRACE_JSON) */
+    size_t max_trace_events;             /* spans kept at most; 0: 1048576 */
+    size_t max_warnings;                 /* distinct warnings remembered; 0: 4096 */
+    void *user;                          /* passed to every callback */
+} mguard_scope_desc;
+
+typedef enum mguard_scope_format {
+    MGUARD_SCOPE_TABLE = 0,  /* one row per name: each counter's total */
+    MGUARD_SCOPE_TREE,       /* the same, as a tree indented by name */
+    MGUARD_SCOPE_TRACE_JSON  /* the recorded spans, Chrome trace-event JSON */
+} mguard_scope_format;
+
+/* Create a scope tracker (NULL desc = defaults). NULL (logged) for a NULL
+   ctx or allocation failure. Destroyed by mguard_ctx_destroy at the latest.
+   Cost: O(1). */
+MGUARDDEF mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc);
+/* Destroy s. NULL or a foreign handle: no-op. From inside one of s's own
+   callbacks the destroy is deferred until the outermost call into s
+   returns; meanwhile s refuses every change (EINVAL). Cost: O(size of s). */
+MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
+/* comp's fully qualified name, computed like the reference's _get_mod_name:
+   a component never seen gets its type name; the first time a component is
+   looked up, each child (recursively) is named parent + "." + child name,
+   unless it was named with mguard_scope_set_name. NULL when comp has no
+   name (no type_name callback, or it returned NULL), for NULL s/comp, or on
+   allocation failure (logged; nothing changed). The string lives until
+   ctx is destroyed. Cost: one lookup; the first lookup walks comp's
+   subtree once, calling the callbacks. */
+MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
+/* comp's name if it already has one, without naming anything or calling
+   any callback (safe inside callbacks and destructors); NULL otherwise.
+   Cost: one lookup. */
+MGUARDDEF const char *mguard_scope_known_name(const mguard_scope *s, const void *comp);
+/* Name comp explicitly (fqn is copied). A parent's walk never overwrites an
+   explicit name; frames already entered keep the name they entered with.
+   EINVAL: NULL s/comp, NULL or empty fqn. ENOMEM: nothing changed.
+   Cost: one lookup. */
+MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn);
+/* comp's forward (pre-hook) starts: push a frame; comp's name becomes
+   active (or one more time active). NOT_FOUND (logged) when comp has no
+   name; EINVAL for NULL s/comp; ENOMEM: nothing changed. Cost: one lookup
+   (plus the first-lookup walk). */
+MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
+/* comp's forward ends (post-hook): pop comp's innermost frame; its name
+   leaves the active set when its last frame is gone. A component that is
+   not active: NOT_FOUND and a warning. Not the innermost frame: that frame
+   is popped anyway (the others stay), OK and a warning. Identical warnings
+   are logged once (see max_warnings). EINVAL: NULL s/comp.
+   Cost: O(depth). */
+MGUARDDEF mguard_status mguard_scope_exit(mguard_scope *s, const void *comp);
+/* true when fqn is active (the root always is). false for NULL. O(1). */
+MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
+/* The active set, root first, each name once, in order of entry: stores
+   up to cap names in out and returns how many there are (0 for NULL s).
+   Cost: O(names returned). */
+MGUARDDEF size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap);
+/* The innermost frame's name, the root name when no frame is open; NULL
+   for NULL s. Cost: O(1). */
+MGUARDDEF const char *mguard_scope_current(const mguard_scope *s);
+/* Number of open frames (0 at the root; recursion counts each level).
+   0 for NULL s. Cost: O(1). */
+MGUARDDEF size_t mguard_scope_depth(const mguard_scope *s);
+/* The stack as one string, "Global > Net > Net.encoder", written like
+   snprintf: at most cap - 1 bytes and a NUL into buf (buf may be NULL when
+   cap is 0); returns the full length. 0 for NULL s. Cost: O(length). */
+MGUARDDEF size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap);
+/* Mark the backward phase on or off (frames entered now are labelled with
+   it in the trace). EINVAL for NULL s. Cost: O(1). */
+MGUARDDEF mguard_status mguard_scope_set_backward(mguard_scope *s, bool on);
+/* true during the backward phase. false for NULL s. */
+MGUARDDEF bool mguard_scope_is_backward(const mguard_scope *s);
+/* End of a backward pass, as the reference's engine callback does: every
+   frame is closed, the active set is back to just the root, the phase is
+   forward. Names and counters stay. EINVAL for NULL s. Cost: O(depth). */
+MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
+/* Add amount to counter (e.g. "flops") of every active name, the root
+   included, once each. EINVAL: NULL s, NULL or empty counter, amount not
+   finite. ENOMEM: nothing changed. Cost: O(active names). */
+MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount);
+/* The total of counter for fqn; 0 when either is unknown or NULL. O(1)
+   plus O(counters). */
+MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter);
+/* Render a report into buf like snprintf: at most cap - 1 bytes and a NUL
+   (buf may be NULL when cap is 0); returns the full length. TABLE and TREE
+   list every name ever entered (root first, then in order of first entry)
+   with each counter's total; TRACE_JSON is the recorded spans as a Chrome
+   trace-event file (loads in Perfetto and chrome://tracing). 0 (logged)
+   for NULL s, an unknown format, or when TREE cannot get its temporary
+   memory. Cost: O(names x counters) or O(spans). */
+MGUARDDEF size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap);
+/* The same report handed to fn in pieces; returns the bytes written. fn may
+   call back into the library; what it changes may or may not show in the
+   rest of the report. 0 (logged) for NULL s/fn or as above. */
+MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format,
+                                           mguard_scope_write_fn fn, void *user);
+/* Forget the recorded spans (open frames are no longer recorded); counters
+   stay. EINVAL for NULL s. Cost: O(depth). */
+MGUARDDEF mguard_status mguard_scope_clear_trace(mguard_scope *s);
+/* Forget which warnings were already logged (the reference's
+   DuplicateWarningChecker.reset). EINVAL for NULL s. Cost: O(warnings). */
+MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
+
+/* ==== 8. dynamism tracker =============================================== */
+
+/* Across several example inputs, which dimensions change? Each observation
+   records a shape (or a scalar, as a 1-element shape holding its value) at
+   a key path such as "L['x']" or "L['y']['z'][0]"; a position is dynamic
+   when two observations disagree on it. PyTorch's
+   track_dynamism_across_examples, in C. */
+typedef struct mguard_dyn mguard_dyn;
+
+/* Create a tracker. NULL (logged) for a NULL ctx or on allocation failure.
+   Destroyed by mguard_ctx_destroy at the latest. Cost: O(1). */
+MGUARDDEF mguard_dyn *mguard_dyn_create(mguard_ctx *ctx);
+/* Destroy d. NULL or a foreign handle: no-op. Cost: O(paths). */
+MGUARDDEF void mguard_dyn_destroy(mguard_dyn *d);
+/* Record one shape dims[0..ndim) at path ("L.x" and "L['x']" are the same
+   path: see mguard_normalize_source_name). A rank larger than before adds
+   positions; positions seen only once stay static. EINVAL: NULL d, NULL or
+   empty path, NULL dims with ndim > 0. ENOMEM: nothing changed.
+   Cost: one hash of path + O(ndim). */
+MGUARDDEF mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim);
+/* Record a scalar at path: the 1-element shape (value). Values compare as
+   Python numbers do (2 == 2.0; NaN equals NaN here). Errors as above. */
+MGUARDDEF mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value);
+/* path's rank (the largest seen); stores whether each of the first cap
+   positions is dynamic into is_dynamic (may be NULL when cap is 0).
+   0 for an unknown path or NULL d/path. Cost: one hash of path. */
+MGUARDDEF size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap);
+/* true when position dim of path is dynamic; false when unknown. */
+MGUARDDEF bool mguard_dyn_is_dynamic(const mguard_dyn *d, const char *path, size_t dim);
+/* true when path was observed. */
+MGUARDDEF bool mguard_dyn_has(const mguard_dyn *d, const char *path);
+/* Number of paths observed. 0 for NULL. */
+MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
+
+/* Walk every path grouped by its top-level argument name (the reference's
+   output: {"x": {"L['x']": (False, True)}, ...}): groups in order of first
+   observation, paths in a group likewise.
+       mguard_dyn_iter it = mguard_dyn_iterate(d);
+       while (mguard_dyn_next(&it)) use(it.group, it.path, it.is_dynamic, it.rank);
+   Every path present when the walk starts is visited once; observations
+   made during the walk may or may not be. The pointers are valid until the
+   next observation (the strings until ctx is destroyed). */
+typedef struct mguard_dyn_iter {
+    const char *group;        /* top-level argument name: "x" for L['x'][0] */
+    const char *path;         /* the normalized path: "L['x'][0]" */
+    const bool *is_dynamic;   /* rank entries */
+    size_t rank;
+    bool is_tensor;           /* first observed with mguard_dyn_observe */
+    /* private */
+    const mguard_dyn *d_;
+    uint32_t group_, rec_;
+} mguard_dyn_iter;
+/* An iterator before the first path; one that yields nothing for a NULL or
+   foreign d. Cost: O(1). */
+MGUARDDEF mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d);
+/* Step to the next path: true and the public fields set, or false at the
+   end (and for a NULL it). Cost: O(1). */
+MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
+/* The result as the reference prints it (a Python dict repr):
+   {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}}
+   written like snprintf (buf may be NULL when cap is 0); returns the full
+   length. 0 for NULL d. Cost: O(total rank). */
+MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
+/* Rewrite attribute accesses as subscripts exactly like the reference's
+   re.sub(r"\.([a-zA-Z_][a-zA-Z0-9_]*)", r"['\1']", name): "L.x.y" becomes
+   "L['x']['y']"; a dot not followed by an ASCII letter or '_' is kept.
+   Written like snprintf: at most cap - 1 bytes and a NUL into out (out may
+   be NULL when cap is 0; in and out must not overlap); returns the full
+   length. NULL in: returns 0 (and writes "" when cap > 0). Cost: O(length). */
+MGUARDDEF size_t mguard_normalize_source_name(const char *in, char *out, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
@@ -448,6 +656,7 @@ struct mguard_ctx {
     mguard__index str_index;
     char **strs;
     uint32_t nstrs, capstrs;
+    struct mguard__part *parts;  /* scope and dynamism trackers (sections 7-8) */
 };
 
 static void *mguard__default_realloc(void *p, size_t n, void *user) { (void)user; return realloc(p, n); }
@@ -1614,6 +1823,1699 @@ void mguard_gen_clear(mguard_ctx *ctx)
     }
 }
 
+/* ---- 7. scope hierarchy tracker ---------------------------------------- */
+
+/* Components that live as long as their context (scope and dynamism
+   trackers) sit on one list so mguard_ctx_destroy and mguard_ctx_check reach
+   them without knowing their types. */
+typedef struct mguard__part {
+    struct mguard__part *prev, *next;
+    void (*destroy)(struct mguard__part *p);
+    mguard_status (*check)(struct mguard__part *p);
+} mguard__part;
+
+static void mguard__part_link(mguard_ctx *ctx, mguard__part *p)
+{
+    p->prev = NULL;
+    p->next = ctx->parts;
+    if (ctx->parts) ctx->parts->prev = p;
+    ctx->parts = p;
+}
+
+static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
+{
+    if (p->prev) p->prev->next = p->next; else ctx->parts = p->next;
+    if (p->next) p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+}
+
+/* mguard__logf for the sections below, which go on using the context
+   after logging: the logger counts as a callback, so it cannot destroy the
+   context under them. */
+static void mguard__plogf(mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    if (!ctx || !ctx->log.func) return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ctx->in_callback++;
+    ctx->log.func(level, buf, ctx->log.user);
+    ctx->in_callback--;
+}
+
+/* Defined with mguard_ctx_check, further down. */
+static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
+                                         size_t stride, size_t len, const char *what);
+
+#define MGUARD__PCHECK(cond, ...) \
+    do { if (!(cond)) { mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+
+/* The interned copy of s if there is one; never allocates. */
+static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
+{
+    uint32_t h;
+    size_t i;
+    if (!ctx->str_index.slots) return NULL;
+    h = mguard__hash_str(s);
+    for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
+        mguard__slot sl = ctx->str_index.slots[i];
+        if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
+    }
+    return NULL;
+}
+
+/* ---- text output shared by the reports --------------------------------
+   Either snprintf into a caller's buffer (len counts every byte produced,
+   what does not fit is dropped) or pieces handed to a write callback
+   through a small chunk buffer. */
+typedef struct mguard__out {
+    char *buf;
+    size_t cap, len;
+    mguard_scope_write_fn fn;
+    void *user;
+    mguard_ctx *ctx;
+    size_t nchunk;
+    char chunk[256];
+} mguard__out;
+
+static void mguard__out_init_buf(mguard__out *o, char *buf, size_t cap)
+{
+    memset(o, 0, sizeof *o);
+    o->buf = cap ? buf : NULL;
+    o->cap = buf ? cap : 0;
+}
+
+static void mguard__out_flush(mguard__out *o)
+{
+    if (!o->fn || !o->nchunk) return;
+    o->ctx->in_callback++;
+    o->fn(o->chunk, o->nchunk, o->user);
+    o->ctx->in_callback--;
+    o->nchunk = 0;
+}
+
+static void mguard__out_put(mguard__out *o, const char *p, size_t n)
+{
+    if (o->fn) {
+        while (n) {
+            size_t k = sizeof o->chunk - o->nchunk;
+            if (k > n) k = n;
+            memcpy(o->chunk + o->nchunk, p, k);
+            o->nchunk += k;
+            p += k;
+            n -= k;
+            o->len += k;
+            if (o->nchunk == sizeof o->chunk) mguard__out_flush(o);
+        }
+        return;
+    }
+    if (o->len + 1 < o->cap) {
+        size_t room = o->cap - 1 - o->len;
+        memcpy(o->buf + o->len, p, n < room ? n : room);
+    }
+    o->len += n;
+}
+
+static void mguard__out_str(mguard__out *o, const char *s) { mguard__out_put(o, s, strlen(s)); }
+
+static void mguard__out_pad(mguard__out *o, size_t n)
+{
+    static const char spaces[] = "                                ";
+    while (n) {
+        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
+        mguard__out_put(o, spaces, k);
+        n -= k;
+    }
+}
+
+/* NUL-terminate (buffer) or hand over the rest (callback); the length. */
+static size_t mguard__out_end(mguard__out *o)
+{
+    if (o->fn) mguard__out_flush(o);
+    else if (o->cap) o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
+    return o->len;
+}
+
+/* A number for people: integers without a fraction, others with %g. */
+static size_t mguard__fmt_num(char *b, size_t n, double v)
+{
+    int k;
+    if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, n, "%lld", (long long)v);
+    else k = snprintf(b, n, "%g", v);
+    return k < 0 ? 0 : (size_t)k;
+}
+
+/* A number for JSON: finite only (anything else becomes 0). */
+static void mguard__out_json_num(mguard__out *o, double v)
+{
+    char b[64];
+    int k;
+    if (!(v - v == 0.0)) v = 0.0;
+    if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, sizeof b, "%lld", (long long)v);
+    else k = snprintf(b, sizeof b, "%.3f", v);
+    mguard__out_put(o, b, k < 0 ? 0 : (size_t)k);
+}
+
+/* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
+static size_t mguard__utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+        return (p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80) ? 3 : 0;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+        return (p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80) ? 4 : 0;
+    }
+    return 0;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped,
+   invalid UTF-8 replaced by U+FFFD, so any name gives valid JSON. */
+static void mguard__out_json_str(mguard__out *o, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    mguard__out_put(o, "\"", 1);
+    while (*p) {
+        size_t n = mguard__utf8_len(p);
+        if (*p == '"' || *p == '\\') {
+            char e[2];
+            e[0] = '\\';
+            e[1] = (char)*p;
+            mguard__out_put(o, e, 2);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            char e[8];
+            snprintf(e, sizeof e, "\\u%04x", (unsigned)*p);
+            mguard__out_put(o, e, 6);
+        } else if (n) {
+            mguard__out_put(o, (const char *)p, n);
+            p += n;
+            continue;
+        } else {
+            mguard__out_str(o, "\\ufffd");
+        }
+        p++;
+    }
+    mguard__out_put(o, "\"", 1);
+}
+
+/* ---- the tracker -------------------------------------------------------
+   names: a weak table comp -> {interned fqn, flags}; SEEN means comp's
+   children were named from it (the reference's _seen_modules), EXPLICIT
+   that the name came from mguard_scope_set_name. Its on_key_death hook
+   closes the frames of a component that dies while active.
+   recs: one record per name ever entered (rec 0 is the root), indexed by
+   the interned name pointer, in order of first entry; each holds its
+   counters (vals[k] for counters[k]; vals[ncounters..capvals) are 0) and
+   `active`, the number of open frames with that name (+1 for the root).
+   active[0..nactive): the records with active > 0, each once, in the order
+   they became active; active[0] is the root.
+   frames[0..nframes): the stack, innermost last; event is the frame's span
+   + 1 (0: not recorded); a recorded open span has dur < 0, and exactly the
+   frames' spans are open.
+   warns: the de-duplication set, oldest first, at most max_warnings.
+   busy counts calls into s in progress; a destroy meanwhile only sets
+   destroying and the outermost call frees s when it returns. */
+enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u };
+#define MGUARD__MAGIC_SCOPE 0x6d677363u  /* "mgsc" */
+
+typedef struct mguard__scope_name { const char *name; uint32_t flags; } mguard__scope_name;
+typedef struct mguard__scope_rec {
+    const char *name;          /* index key: must stay first */
+    uint32_t active, capvals;
+    double *vals;
+} mguard__scope_rec;
+typedef struct mguard__scope_frame { const void *comp; uint32_t rec, event; } mguard__scope_frame;
+typedef struct mguard__scope_event {
+    const char *name;
+    double ts, dur;            /* dur < 0: still open */
+    uint32_t depth, backward;
+} mguard__scope_event;
+typedef struct mguard__scope_wmsg { uint32_t hash; char *msg; } mguard__scope_wmsg;
+
+struct mguard_scope {
+    mguard__part part;         /* first: the context's list of parts */
+    uint32_t magic;
+    mguard_ctx *ctx;
+    mguard_scope_desc desc;
+    const char *root;
+    mguard_weak *names;
+    mguard__index rec_index;
+    mguard__scope_rec *recs;
+    uint32_t nrecs, caprecs;
+    uint32_t *active;
+    uint32_t nactive, capactive;
+    mguard__scope_frame *frames;
+    uint32_t nframes, capframes;
+    const char **counters;
+    uint32_t ncounters, capcounters;
+    mguard__scope_event *events;
+    uint32_t nevents, capevents;
+    uint64_t dropped;
+    double tick;               /* the logical clock */
+    mguard__scope_wmsg *warns;
+    uint32_t nwarns, capwarns;
+    bool backward;
+    int busy, destroying;
+};
+
+static bool mguard__scope_ok(const mguard_scope *s)
+{
+    return s && s->magic == MGUARD__MAGIC_SCOPE;
+}
+
+static void mguard__scope_free(mguard_scope *s)
+{
+    mguard_ctx *ctx = s->ctx;
+    uint32_t i;
+    mguard__part_unlink(ctx, &s->part);
+    mguard_weak_destroy(s->names);
+    for (i = 0; i < s->nrecs; i++) mguard__free(ctx, s->recs[i].vals);
+    mguard__free(ctx, s->recs);
+    mguard__ix_free(ctx, &s->rec_index);
+    mguard__free(ctx, s->active);
+    mguard__free(ctx, s->frames);
+    mguard__free(ctx, s->counters);
+    mguard__free(ctx, s->events);
+    for (i = 0; i < s->nwarns; i++) mguard__free(ctx, s->warns[i].msg);
+    mguard__free(ctx, s->warns);
+    s->magic = MGUARD__DEAD;
+    mguard__free(ctx, s);
+}
+
+/* The end of every call that may have called out: finish a destroy that a
+   callback asked for. s must not be used afterwards. */
+static void mguard__scope_release(mguard_scope *s)
+{
+    if (--s->busy == 0 && s->destroying) mguard__scope_free(s);
+}
+
+/* Should msg be logged? The reference's DuplicateWarningChecker: a message
+   seen before moves to the newest end and is not logged again; a new one
+   is remembered, the oldest forgotten beyond max_warnings. Out of memory:
+   logged, not remembered. */
+static bool mguard__scope_dedup(mguard_scope *s, const char *msg)
+{
+    mguard_ctx *ctx = s->ctx;
+    uint32_t h = mguard__hash_str(msg), i;
+    mguard__scope_wmsg w;
+    size_t len;
+    for (i = 0; i < s->nwarns; i++) {
+        if (s->warns[i].hash == h && strcmp(s->warns[i].msg, msg) == 0) {
+            w = s->warns[i];
+            memmove(&s->warns[i], &s->warns[i + 1], (s->nwarns - i - 1) * sizeof w);
+            s->warns[s->nwarns - 1] = w;
+            return false;
+        }
+    }
+    if (s->nwarns < s->desc.max_warnings &&
+        mguard__reserve(ctx, (void **)&s->warns, &s->capwarns, (size_t)s->nwarns + 1, sizeof w))
+        return true;
+    len = strlen(msg);
+    w.hash = h;
+    w.msg = (char *)mguard__alloc(ctx, len + 1);
+    if (!w.msg) return true;
+    memcpy(w.msg, msg, len + 1);
+    if (s->nwarns == s->desc.max_warnings) {
+        mguard__free(ctx, s->warns[0].msg);
+        memmove(&s->warns[0], &s->warns[1], (s->nwarns - 1) * sizeof w);
+        s->nwarns--;
+    }
+    s->warns[s->nwarns++] = w;
+    return true;
+}
+
+/* A de-duplicated warning. Call it last: the logger may call back in. */
+static void mguard__scope_warn(mguard_scope *s, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    mguard_ctx *ctx = s->ctx;
+    if (!ctx->log.func) return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (!mguard__scope_dedup(s, buf)) return;
+    ctx->in_callback++;
+    ctx->log.func(MGUARD_LOG_WARN, buf, ctx->log.user);
+    ctx->in_callback--;
+}
+
+/* The trace clock (a callout when the user gave one). The logical clock
+   moves only when the event is committed (mguard__scope_tick), so a call
+   that fails leaves it where it was. */
+static double mguard__scope_now(mguard_scope *s)
+{
+    double t;
+    if (!s->desc.clock) return s->tick + 1.0;
+    s->ctx->in_callback++;
+    t = s->desc.clock(s->desc.user);
+    s->ctx->in_callback--;
+    return t;
+}
+
+static void mguard__scope_tick(mguard_scope *s, double now)
+{
+    if (s->desc.trace && !s->desc.clock) s->tick = now;
+}
+
+static uint32_t mguard__scope_rec_find(const mguard_scope *s, const char *interned)
+{
+    return mguard__ix_find(&s->rec_index, (const unsigned char *)s->recs, sizeof(mguard__scope_rec),
+                           interned, mguard__hash_ptr(interned));
+}
+
+/* Record + 1 of the name equal to fqn, 0 when it was never entered. */
+static uint32_t mguard__scope_rec_lookup(const mguard_scope *s, const char *fqn)
+{
+    const char *in = mguard__str_find(s->ctx, fqn);
+    return in ? mguard__scope_rec_find(s, in) : 0;
+}
+
+/* Close frame i at time now and remove it; its name leaves the active set
+   with its last frame. No callout, no allocation. */
+static void mguard__scope_pop(mguard_scope *s, uint32_t i, double now)
+{
+    mguard__scope_frame f = s->frames[i];
+    mguard__scope_rec *r = &s->recs[f.rec];
+    mguard__scope_tick(s, now);
+    if (f.event) {
+        mguard__scope_event *e = &s->events[f.event - 1];
+        e->dur = now >= e->ts ? now - e->ts : 0.0;
+    }
+    memmove(&s->frames[i], &s->frames[i + 1], (s->nframes - i - 1) * sizeof f);
+    s->nframes--;
+    if (--r->active == 0) {
+        uint32_t j;
+        for (j = 1; j < s->nactive && s->active[j] != f.rec; j++) {}
+        MGUARD_ASSERT(j < s->nactive);
+        memmove(&s->active[j], &s->active[j + 1], (s->nactive - j - 1) * sizeof(uint32_t));
+        s->nactive--;
+    }
+}
+
+static const char *mguard__scope_phase(const mguard_scope *s)
+{
+    return s->backward ? "backward" : "forward";
+}
+
+/* A component died: close its frames (the reference would lose track of
+   it). Runs in phase 2 of mguard_on_destroy. */
+static void mguard__scope_on_death(const void *comp, void *value, void *user)
+{
+    mguard_scope *s = (mguard_scope *)user;
+    mguard__scope_name v;
+    uint32_t i, n = 0;
+    double now = 0.0;
+    memcpy(&v, value, sizeof v);
+    if (!mguard__scope_ok(s)) return;
+    for (i = 0; i < s->nframes; i++) n += s->frames[i].comp == comp;
+    if (!n) return;
+    s->busy++;
+    if (s->desc.trace) now = mguard__scope_now(s);
+    for (i = s->nframes; i-- > 0;)
+        if (s->frames[i].comp == comp) mguard__scope_pop(s, i, now);
+    mguard__scope_warn(s, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed",
+                       v.name, mguard__scope_phase(s), n, n == 1 ? " was" : "s were");
+    mguard__scope_release(s);
+}
+
+static mguard_status mguard__scope_check(mguard__part *p);
+static void mguard__scope_destroy_part(mguard__part *p);
+
+mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc)
+{
+    mguard_scope *s;
+    mguard_weak_desc wd;
+    const char *root;
+    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    s = (mguard_scope *)mguard__alloc(ctx, sizeof *s);
+    if (!s) goto oom;
+    memset(s, 0, sizeof *s);
+    if (desc) s->desc = *desc;
+    if (!s->desc.root_name || !*s->desc.root_name) s->desc.root_name = "Global";
+    if (!s->desc.max_trace_events) s->desc.max_trace_events = (size_t)1 << 20;
+    if (s->desc.max_trace_events > 0x7ffffffeu) s->desc.max_trace_events = 0x7ffffffeu;
+    if (!s->desc.max_warnings) s->desc.max_warnings = 4096;
+    if (s->desc.max_warnings > 0x7ffffffeu) s->desc.max_warnings = 0x7ffffffeu;
+    root = mguard__intern(ctx, s->desc.root_name);
+    if (!root) goto oom_s;
+    s->desc.root_name = root;
+    s->root = root;
+    if (mguard__ix_reserve(ctx, &s->rec_index, 1)) goto oom_s;
+    if (mguard__reserve(ctx, (void **)&s->recs, &s->caprecs, 1, sizeof *s->recs)) goto oom_s;
+    if (mguard__reserve(ctx, (void **)&s->active, &s->capactive, 1, sizeof *s->active)) goto oom_s;
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof(mguard__scope_name);
+    wd.on_key_death = mguard__scope_on_death;
+    wd.user = s;
+    s->names = mguard_weak_create(ctx, &wd);
+    if (!s->names) goto oom_s;
+    s->magic = MGUARD__MAGIC_SCOPE;
+    s->ctx = ctx;
+    memset(&s->recs[0], 0, sizeof s->recs[0]);
+    s->recs[0].name = root;
+    s->recs[0].active = 1;
+    s->nrecs = 1;
+    mguard__ix_put(&s->rec_index, mguard__hash_ptr(root), 1);
+    s->active[0] = 0;
+    s->nactive = 1;
+    s->part.destroy = mguard__scope_destroy_part;
+    s->part.check = mguard__scope_check;
+    mguard__part_link(ctx, &s->part);
+    return s;
+oom_s:
+    mguard__ix_free(ctx, &s->rec_index);
+    mguard__free(ctx, s->recs);
+    mguard__free(ctx, s->active);
+    mguard__free(ctx, s);
+oom:
+    mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_scope_create: out of memory");
+    return NULL;
+}
+
+void mguard_scope_destroy(mguard_scope *s)
+{
+    if (!mguard__scope_ok(s)) return;
+    if (s->destroying) {
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
+        return;
+    }
+    s->destroying = 1;
+    if (!s->busy) mguard__scope_free(s);
+}
+
+static void mguard__scope_destroy_part(mguard__part *p)
+{
+    mguard_scope *s = (mguard_scope *)(void *)p;
+    s->destroying = 1;
+    mguard__scope_free(s);
+}
+
+/* A refused call: NULL handle (silent), destroyed scope, or NULL comp. */
+static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *comp, const char *fn)
+{
+    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
+    if (s->destroying) {
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
+        return MGUARD_EINVAL;
+    }
+    if (!comp) {
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
+        return MGUARD_EINVAL;
+    }
+    return MGUARD_OK;
+}
+
+/* ---- naming ------------------------------------------------------------
+   The reference's _get_mod_name, made iterative (a deep tree does not
+   deepen the C stack) and all-or-nothing: every name written by a walk is
+   logged in `undo`, and a failure puts back exactly what the walk changed
+   (unless a callback changed it again meanwhile). A component is marked
+   SEEN before its children are asked for, so a cycle terminates. */
+typedef struct mguard__scope_undo {
+    const void *comp;
+    mguard__scope_name old, now;
+    int had_old;
+} mguard__scope_undo;
+typedef struct mguard__scope_todo { const void *comp; const char *name; size_t next; } mguard__scope_todo;
+typedef struct mguard__scope_walk {
+    mguard__scope_undo *undo;
+    uint32_t nundo, capundo;
+    mguard__scope_todo *todo;
+    uint32_t ntodo, captodo;
+} mguard__scope_walk;
+
+static mguard__scope_name *mguard__scope_entry(const mguard_scope *s, const void *comp)
+{
+    return (mguard__scope_name *)mguard_weak_get(s->names, comp);
+}
+
+static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, const void *comp,
+                                       const char *name, uint32_t flags)
+{
+    mguard__scope_undo u;
+    mguard__scope_name *cur;
+    mguard_status st;
+    if (mguard__reserve(s->ctx, (void **)&w->undo, &w->capundo, (size_t)w->nundo + 1, sizeof u))
+        return MGUARD_ENOMEM;
+    memset(&u, 0, sizeof u);
+    cur = mguard__scope_entry(s, comp);
+    u.comp = comp;
+    u.had_old = cur != NULL;
+    if (cur) u.old = *cur;
+    u.now.name = name;
+    u.now.flags = flags;
+    st = mguard__weak_set_impl(s->names, comp, &u.now);
+    if (st) return st;
+    w->undo[w->nundo++] = u;
+    return MGUARD_OK;
+}
+
+static void mguard__scope_rollback(mguard_scope *s, mguard__scope_walk *w)
+{
+    while (w->nundo) {
+        mguard__scope_undo *u = &w->undo[--w->nundo];
+        mguard__scope_name *cur = mguard__scope_entry(s, u->comp);
+        uint32_t i;
+        if (!cur || cur->name != u->now.name || cur->flags != u->now.flags) continue;
+        if (u->had_old) {
+            *cur = u->old;
+            continue;
+        }
+        for (i = 0; i < s->nframes && s->frames[i].comp != u->comp; i++) {}
+        if (i == s->nframes) mguard_weak_remove(s->names, u->comp);
+    }
+}
+
+/* parent + "." + child, interned. */
+static const char *mguard__scope_join(mguard_ctx *ctx, const char *parent, const char *child)
+{
+    char small[256];
+    size_t a = strlen(parent), b = strlen(child);
+    char *p = a + b + 2 <= sizeof small ? small : (char *)mguard__alloc(ctx, a + b + 2);
+    const char *r;
+    if (!p) return NULL;
+    memcpy(p, parent, a);
+    p[a] = '.';
+    memcpy(p + a + 1, child, b + 1);
+    r = mguard__intern(ctx, p);
+    if (p != small) mguard__free(ctx, p);
+    return r;
+}
+
+static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk *w)
+{
+    mguard_ctx *ctx = s->ctx;
+    while (w->ntodo) {
+        mguard__scope_todo *t = &w->todo[w->ntodo - 1];
+        const void *pcomp = t->comp, *child = NULL;
+        const char *pname = t->name, *cname = NULL, *full;
+        size_t idx = t->next++;
+        mguard__scope_name *cv;
+        bool more;
+        mguard_status st;
+        /* a callback may have destroyed a component still on the list */
+        cv = mguard__scope_entry(s, pcomp);
+        if (!cv || !(cv->flags & MGUARD__SCOPE_SEEN)) { w->ntodo--; continue; }
+        ctx->in_callback++;
+        more = s->desc.child(pcomp, idx, &cname, &child, s->desc.user);
+        ctx->in_callback--;
+        if (s->destroying) return MGUARD_EINVAL;
+        cv = mguard__scope_entry(s, pcomp);   /* died during the call: ignore it */
+        if (!more || !cv || !(cv->flags & MGUARD__SCOPE_SEEN)) { w->ntodo--; continue; }
+        if (!cname || !*cname || !child) {
+            mguard__scope_warn(s, "mguard_scope: child %lu of %s has a %s; skipped", (unsigned long)idx, pname,
+                               !child ? "NULL pointer" : "NULL or empty name");
+            continue;
+        }
+        full = mguard__scope_join(ctx, pname, cname);
+        if (!full) return MGUARD_ENOMEM;
+        cv = mguard__scope_entry(s, child);
+        if (!cv || !(cv->flags & MGUARD__SCOPE_EXPLICIT)) {
+            st = mguard__scope_put(s, w, child, full, cv ? cv->flags : 0);
+            if (st) return st;
+            cv = mguard__scope_entry(s, child);
+        }
+        if (!(cv->flags & MGUARD__SCOPE_SEEN)) {
+            const char *cn = cv->name;
+            uint32_t fl = cv->flags | MGUARD__SCOPE_SEEN;
+            if (mguard__reserve(ctx, (void **)&w->todo, &w->captodo, (size_t)w->ntodo + 1, sizeof *w->todo))
+                return MGUARD_ENOMEM;
+            st = mguard__scope_put(s, w, child, cn, fl);
+            if (st) return st;
+            w->todo[w->ntodo].comp = child;
+            w->todo[w->ntodo].name = cn;
+            w->todo[w->ntodo].next = 0;
+            w->ntodo++;
+        }
+    }
+    return MGUARD_OK;
+}
+
+/* comp's name, naming it (type name) and its subtree (first lookup) when
+   needed. NOT_FOUND: no name. EINVAL: s was destroyed by a callback, or
+   comp died during its own lookup. ENOMEM: nothing changed. */
+/* End a lookup: keep what it named (ok) or put it all back. */
+static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool ok)
+{
+    if (!ok) mguard__scope_rollback(s, w);
+    mguard__free(s->ctx, w->undo);
+    mguard__free(s->ctx, w->todo);
+    memset(w, 0, sizeof *w);
+}
+
+/* The caller ends the lookup with mguard__scope_walk_end(w, ok), so that a
+   later failure of its own can undo the names this lookup gave. */
+static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, const char **out, mguard__scope_walk *pw)
+{
+    mguard_ctx *ctx = s->ctx;
+    mguard__scope_name *v = mguard__scope_entry(s, comp);
+    mguard__scope_walk w;
+    mguard_status st = MGUARD_OK;
+    const char *name;
+    *out = NULL;
+    memset(pw, 0, sizeof *pw);
+    if (v && ((v->flags & MGUARD__SCOPE_SEEN) || !s->desc.child)) {
+        *out = v->name;
+        return MGUARD_OK;
+    }
+    memset(&w, 0, sizeof w);
+    if (!v) {
+        const char *tn;
+        if (!s->desc.type_name) return MGUARD_NOT_FOUND;
+        ctx->in_callback++;
+        tn = s->desc.type_name(comp, s->desc.user);
+        ctx->in_callback--;
+        if (s->destroying) return MGUARD_EINVAL;
+        if (!tn || !*tn) return MGUARD_NOT_FOUND;
+        name = mguard__intern(ctx, tn);
+        if (!name) return MGUARD_ENOMEM;
+        if (!mguard__scope_entry(s, comp)) {   /* the callback may have named it */
+            st = mguard__scope_put(s, &w, comp, name, 0);
+            if (st) goto done;
+        }
+        v = mguard__scope_entry(s, comp);
+    }
+    name = v->name;
+    if (s->desc.child && !(v->flags & MGUARD__SCOPE_SEEN)) {
+        if (mguard__reserve(ctx, (void **)&w.todo, &w.captodo, 1, sizeof *w.todo)) { st = MGUARD_ENOMEM; goto done; }
+        st = mguard__scope_put(s, &w, comp, name, v->flags | MGUARD__SCOPE_SEEN);
+        if (st) goto done;
+        w.todo[0].comp = comp;
+        w.todo[0].name = name;
+        w.todo[0].next = 0;
+        w.ntodo = 1;
+        st = mguard__scope_walk_run(s, &w);
+    }
+    if (!st && !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* died meanwhile */
+done:
+    if (st) {
+        mguard__scope_walk_end(s, &w, false);
+    } else {
+        *out = name;
+        mguard__free(ctx, w.todo);
+        w.todo = NULL;
+        w.ntodo = w.captodo = 0;
+        *pw = w;
+    }
+    return st;
+}
+
+const char *mguard_scope_name(mguard_scope *s, const void *comp)
+{
+    const char *name = NULL;
+    mguard__scope_walk w;
+    mguard_status st;
+    if (!mguard__scope_ok(s) || !comp || s->destroying) return NULL;
+    s->busy++;
+    st = mguard__scope_lookup(s, comp, &name, &w);
+    mguard__scope_walk_end(s, &w, true);
+    if (st == MGUARD_ENOMEM) mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
+    mguard__scope_release(s);
+    return st ? NULL : name;
+}
+
+const char *mguard_scope_known_name(const mguard_scope *s, const void *comp)
+{
+    const mguard__scope_name *v;
+    if (!mguard__scope_ok(s) || !comp) return NULL;
+    v = mguard__scope_entry(s, comp);
+    return v ? v->name : NULL;
+}
+
+mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
+{
+    mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_set_name");
+    mguard__scope_name v, *cur;
+    if (st) return st;
+    if (!fqn || !*fqn) {
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
+        return MGUARD_EINVAL;
+    }
+    memset(&v, 0, sizeof v);
+    v.name = mguard__intern(s->ctx, fqn);
+    if (!v.name) st = MGUARD_ENOMEM;
+    if (!st) {
+        cur = mguard__scope_entry(s, comp);
+        v.flags = (cur ? cur->flags : 0) | MGUARD__SCOPE_EXPLICIT;
+        st = mguard__weak_set_impl(s->names, comp, &v);
+    }
+    if (st == MGUARD_ENOMEM) mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
+    return st;
+}
+
+/* ---- enter and exit ------------------------------------------------------ */
+
+/* Push a frame for comp named name. Everything is reserved first: on
+   failure nothing changed. No callout except the final warning. */
+static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const char *name, double now)
+{
+    mguard_ctx *ctx = s->ctx;
+    uint32_t r1 = mguard__scope_rec_find(s, name);
+    bool new_active = !r1 || s->recs[r1 - 1].active == 0;
+    bool record = s->desc.trace && s->nevents < s->desc.max_trace_events;
+    mguard__scope_frame f;
+    if (mguard__reserve(ctx, (void **)&s->frames, &s->capframes, (size_t)s->nframes + 1, sizeof f)) return MGUARD_ENOMEM;
+    if (!r1 && (mguard__ix_reserve(ctx, &s->rec_index, (size_t)s->nrecs + 1) ||
+                mguard__reserve(ctx, (void **)&s->recs, &s->caprecs, (size_t)s->nrecs + 1, sizeof *s->recs)))
+        return MGUARD_ENOMEM;
+    if (new_active && mguard__reserve(ctx, (void **)&s->active, &s->capactive, (size_t)s->nactive + 1, sizeof *s->active))
+        return MGUARD_ENOMEM;
+    if (record && mguard__reserve(ctx, (void **)&s->events, &s->capevents, (size_t)s->nevents + 1, sizeof *s->events))
+        return MGUARD_ENOMEM;
+    if (!r1) {
+        memset(&s->recs[s->nrecs], 0, sizeof *s->recs);
+        s->recs[s->nrecs].name = name;
+        s->nrecs++;
+        mguard__ix_put(&s->rec_index, mguard__hash_ptr(name), s->nrecs);
+        r1 = s->nrecs;
+    }
+    if (new_active) s->active[s->nactive++] = r1 - 1;
+    s->recs[r1 - 1].active++;
+    mguard__scope_tick(s, now);
+    f.comp = comp;
+    f.rec = r1 - 1;
+    f.event = 0;
+    if (record) {
+        mguard__scope_event *e = &s->events[s->nevents++];
+        e->name = name;
+        e->ts = now;
+        e->dur = -1.0;
+        e->depth = s->nframes + 1;
+        e->backward = s->backward;
+        f.event = s->nevents;
+    }
+    s->frames[s->nframes++] = f;
+    if (s->desc.trace && !record) {
+        s->dropped++;
+        mguard__scope_warn(s, "mguard_scope_enter: the trace holds %lu spans (max_trace_events); later spans are not recorded",
+                           (unsigned long)s->desc.max_trace_events);
+    }
+    return MGUARD_OK;
+}
+
+mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
+{
+    mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_enter");
+    const char *name = NULL;
+    mguard__scope_walk w;
+    double now = 0.0;
+    if (st) return st;
+    s->busy++;
+    st = mguard__scope_lookup(s, comp, &name, &w);
+    if (!st && s->desc.trace) {
+        now = mguard__scope_now(s);
+        if (s->destroying) st = MGUARD_EINVAL;
+        else if (!mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* the clock destroyed comp */
+    }
+    if (!st) st = mguard__scope_push(s, comp, name, now);
+    mguard__scope_walk_end(s, &w, st == MGUARD_OK);
+    if (st == MGUARD_NOT_FOUND)
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
+    else if (st == MGUARD_ENOMEM)
+        mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
+    else if (st && !s->destroying)
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
+    mguard__scope_release(s);
+    return st;
+}
+
+mguard_status mguard_scope_exit(mguard_scope *s, const void *comp)
+{
+    mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_exit");
+    double now = 0.0;
+    uint32_t i;
+    if (st) return st;
+    s->busy++;
+    if (s->desc.trace) now = mguard__scope_now(s);
+    if (s->destroying) {
+        mguard__scope_release(s);
+        return MGUARD_EINVAL;
+    }
+    for (i = s->nframes; i > 0 && s->frames[i - 1].comp != comp; i--) {}
+    if (!i) {
+        const mguard__scope_name *v = mguard__scope_entry(s, comp);
+        char addr[32];
+        snprintf(addr, sizeof addr, "component %p", comp);
+        mguard__scope_warn(s, "mguard_scope_exit: exiting %s, which was never entered (during %s)",
+                           v ? v->name : addr, mguard__scope_phase(s));
+        st = MGUARD_NOT_FOUND;
+    } else if (i == s->nframes) {
+        mguard__scope_pop(s, i - 1, now);
+    } else {
+        const char *name = s->recs[s->frames[i - 1].rec].name;
+        const char *inner = s->recs[s->frames[s->nframes - 1].rec].name;
+        mguard__scope_pop(s, i - 1, now);
+        mguard__scope_warn(s, "mguard_scope_exit: %s exits while %s is still active inside it (during %s); exited out of order",
+                           name, inner, mguard__scope_phase(s));
+    }
+    mguard__scope_release(s);
+    return st;
+}
+
+/* ---- queries ------------------------------------------------------------ */
+
+bool mguard_scope_is_active(const mguard_scope *s, const char *fqn)
+{
+    uint32_t r;
+    if (!mguard__scope_ok(s) || !fqn) return false;
+    r = mguard__scope_rec_lookup(s, fqn);
+    return r && s->recs[r - 1].active > 0;
+}
+
+size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap)
+{
+    uint32_t i;
+    if (!mguard__scope_ok(s)) return 0;
+    for (i = 0; i < s->nactive && i < cap && out; i++) out[i] = s->recs[s->active[i]].name;
+    return s->nactive;
+}
+
+const char *mguard_scope_current(const mguard_scope *s)
+{
+    if (!mguard__scope_ok(s)) return NULL;
+    return s->nframes ? s->recs[s->frames[s->nframes - 1].rec].name : s->root;
+}
+
+size_t mguard_scope_depth(const mguard_scope *s)
+{
+    return mguard__scope_ok(s) ? s->nframes : 0;
+}
+
+size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap)
+{
+    mguard__out o;
+    uint32_t i;
+    mguard__out_init_buf(&o, buf, cap);
+    if (mguard__scope_ok(s)) {
+        mguard__out_str(&o, s->root);
+        for (i = 0; i < s->nframes; i++) {
+            mguard__out_put(&o, " > ", 3);
+            mguard__out_str(&o, s->recs[s->frames[i].rec].name);
+        }
+    }
+    return mguard__out_end(&o);
+}
+
+mguard_status mguard_scope_set_backward(mguard_scope *s, bool on)
+{
+    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
+    s->backward = on;
+    return MGUARD_OK;
+}
+
+bool mguard_scope_is_backward(const mguard_scope *s)
+{
+    return mguard__scope_ok(s) && s->backward;
+}
+
+mguard_status mguard_scope_reset(mguard_scope *s)
+{
+    mguard_status st = MGUARD_OK;
+    double now = 0.0;
+    uint32_t i;
+    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
+    if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_reset");
+    s->busy++;
+    if (s->desc.trace && s->nframes) now = mguard__scope_now(s);
+    if (!s->destroying) {
+        if (s->nframes) mguard__scope_tick(s, now);
+        for (i = 0; i < s->nframes; i++) {
+            uint32_t ev = s->frames[i].event;
+            if (ev) s->events[ev - 1].dur = now >= s->events[ev - 1].ts ? now - s->events[ev - 1].ts : 0.0;
+        }
+        for (i = 0; i < s->nactive; i++) s->recs[s->active[i]].active = 0;
+        s->recs[0].active = 1;
+        s->nactive = 1;
+        s->nframes = 0;
+        s->backward = false;
+    } else {
+        st = MGUARD_EINVAL;   /* the clock destroyed the tracker */
+    }
+    mguard__scope_release(s);
+    return st;
+}
+
+mguard_status mguard_scope_clear_trace(mguard_scope *s)
+{
+    uint32_t i;
+    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
+    for (i = 0; i < s->nframes; i++) s->frames[i].event = 0;
+    s->nevents = 0;
+    s->dropped = 0;
+    return MGUARD_OK;
+}
+
+mguard_status mguard_scope_clear_warnings(mguard_scope *s)
+{
+    uint32_t i;
+    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
+    for (i = 0; i < s->nwarns; i++) mguard__free(s->ctx, s->warns[i].msg);
+    s->nwarns = 0;
+    return MGUARD_OK;
+}
+
+/* ---- counters ----------------------------------------------------------- */
+
+static uint32_t mguard__scope_counter_find(const mguard_scope *s, const char *counter)
+{
+    uint32_t k;
+    for (k = 0; k < s->ncounters; k++)
+        if (strcmp(s->counters[k], counter) == 0) return k;
+    return UINT32_MAX;
+}
+
+mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount)
+{
+    mguard_ctx *ctx;
+    uint32_t k, i;
+    const char *ic = NULL;
+    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
+    ctx = s->ctx;
+    if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_add");
+    if (!counter || !*counter || !(amount - amount == 0.0)) {
+        mguard__plogf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
+        return MGUARD_EINVAL;
+    }
+    k = mguard__scope_counter_find(s, counter);
+    if (k == UINT32_MAX) {
+        ic = mguard__intern(ctx, counter);
+        if (!ic || mguard__reserve(ctx, (void **)&s->counters, &s->capcounters, (size_t)s->ncounters + 1, sizeof *s->counters))
+            goto oom;
+        k = s->ncounters;
+    }
+    /* Grow every active record's counter array first (capacity only: the
+       new slots are zero, so a failure part-way changes nothing visible). */
+    for (i = 0; i < s->nactive; i++) {
+        mguard__scope_rec *r = &s->recs[s->active[i]];
+        if (r->capvals <= k) {
+            uint32_t ncap = r->capvals ? r->capvals : 4;
+            double *nv;
+            uint32_t j;
+            while (ncap <= k) ncap *= 2;
+            nv = (double *)mguard__realloc(ctx, r->vals, (size_t)ncap * sizeof *nv);
+            if (!nv) goto oom;
+            for (j = r->capvals; j < ncap; j++) nv[j] = 0.0;
+            r->vals = nv;
+            r->capvals = ncap;
+        }
+    }
+    if (ic) s->counters[s->ncounters++] = ic;
+    for (i = 0; i < s->nactive; i++) s->recs[s->active[i]].vals[k] += amount;
+    return MGUARD_OK;
+oom:
+    mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
+    return MGUARD_ENOMEM;
+}
+
+static double mguard__scope_val(const mguard__scope_rec *r, uint32_t k)
+{
+    return k < r->capvals ? r->vals[k] : 0.0;
+}
+
+double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter)
+{
+    uint32_t r, k;
+    if (!mguard__scope_ok(s) || !fqn || !counter) return 0.0;
+    r = mguard__scope_rec_lookup(s, fqn);
+    k = mguard__scope_counter_find(s, counter);
+    return (r && k != UINT32_MAX) ? mguard__scope_val(&s->recs[r - 1], k) : 0.0;
+}
+
+/* ---- reports -------------------------------------------------------------
+   The tree's parent of a name is the record of its longest proper prefix
+   ending before a '.', else the root; siblings keep the order of first
+   entry. The report reads the records by index and only those present when
+   it started, so a write callback that enters new names cannot disturb it. */
+typedef struct mguard__scope_tree {
+    uint32_t *parent, *first, *next, *depth;
+    char *prefix;
+} mguard__scope_tree;
+
+static mguard_status mguard__scope_tree_build(mguard_scope *s, uint32_t n, mguard__scope_tree *t)
+{
+    mguard_ctx *ctx = s->ctx;
+    uint32_t i, *last, *block;
+    size_t maxlen = 0;
+    for (i = 0; i < n; i++) {
+        size_t l = strlen(s->recs[i].name);
+        if (l > maxlen) maxlen = l;
+    }
+    block = (uint32_t *)mguard__alloc(ctx, (size_t)n * 5 * sizeof(uint32_t) + maxlen + 1);
+    if (!block) return MGUARD_ENOMEM;
+    t->parent = block;
+    t->first = block + n;
+    t->next = block + 2 * (size_t)n;
+    t->depth = block + 3 * (size_t)n;
+    last = block + 4 * (size_t)n;
+    t->prefix = (char *)(block + 5 * (size_t)n);
+    for (i = 0; i < n; i++) t->first[i] = t->next[i] = last[i] = UINT32_MAX;
+    t->parent[0] = UINT32_MAX;
+    t->depth[0] = 0;
+    for (i = 1; i < n; i++) {
+        const char *name = s->recs[i].name;
+        size_t l = strlen(name);
+        uint32_t p = 0;
+        memcpy(t->prefix, name, l + 1);
+        while (l-- > 0) {
+            if (t->prefix[l] != '.') continue;
+            t->prefix[l] = '\0';
+            {
+                uint32_t r = mguard__scope_rec_lookup(s, t->prefix);
+                if (r && r - 1 < n && r - 1 != i) { p = r - 1; break; }
+            }
+        }
+        t->parent[i] = p;
+    }
+    /* children lists in record order; a parent's name is shorter, so
+       depths follow once the lists are walked from the root */
+    for (i = 1; i < n; i++) {
+        uint32_t p = t->parent[i];
+        if (last[p] == UINT32_MAX) t->first[p] = i; else t->next[last[p]] = i;
+        last[p] = i;
+    }
+    return MGUARD_OK;
+}
+
+/* The label of record i in the tree: its name relative to its parent. */
+static const char *mguard__scope_label(const mguard_scope *s, const mguard__scope_tree *t, uint32_t i)
+{
+    const char *name = s->recs[i].name;
+    const char *pn;
+    size_t pl;
+    if (i == 0 || !t) return name;
+    pn = s->recs[t->parent[i]].name;
+    pl = strlen(pn);
+    if (strncmp(name, pn, pl) == 0 && name[pl] == '.') return name + pl + 1;
+    return name;
+}
+
+/* Next record after i in preorder (UINT32_MAX at the end). */
+static uint32_t mguard__scope_tree_next(const mguard__scope_tree *t, uint32_t i)
+{
+    if (t->first[i] != UINT32_MAX) {
+        t->depth[t->first[i]] = t->depth[i] + 1;
+        return t->first[i];
+    }
+    while (i != UINT32_MAX) {
+        if (t->next[i] != UINT32_MAX) {
+            t->depth[t->next[i]] = t->depth[i];
+            return t->next[i];
+        }
+        i = t->parent[i];
+    }
+    return UINT32_MAX;
+}
+
+/* Rows of the table (t NULL) or the tree; w holds one width per counter. */
+static void mguard__scope_render_rows(mguard_scope *s, mguard__out *o, const mguard__scope_tree *t, uint32_t n,
+                                      size_t *w, uint32_t nc)
+{
+    uint32_t k, i;
+    size_t w0 = 5;
+    char num[64];
+    for (k = 0; k < nc; k++) w[k] = strlen(s->counters[k]);
+    /* pass 1: widths */
+    for (i = 0; i != UINT32_MAX; i = t ? mguard__scope_tree_next(t, i) : (i + 1 < n ? i + 1 : UINT32_MAX)) {
+        size_t l = strlen(mguard__scope_label(s, t, i)) + (t ? 2 * (size_t)t->depth[i] : 0);
+        if (l > w0) w0 = l;
+        for (k = 0; k < nc; k++) {
+            size_t nl = mguard__fmt_num(num, sizeof num, mguard__scope_val(&s->recs[i], k));
+            if (nl > w[k]) w[k] = nl;
+        }
+    }
+    /* pass 2: rows */
+    mguard__out_str(o, "scope");
+    if (nc) mguard__out_pad(o, w0 - 5);
+    for (k = 0; k < nc; k++) {
+        mguard__out_pad(o, 2 + w[k] - strlen(s->counters[k]));
+        mguard__out_str(o, s->counters[k]);
+    }
+    mguard__out_put(o, "\n", 1);
+    for (i = 0; i != UINT32_MAX; i = t ? mguard__scope_tree_next(t, i) : (i + 1 < n ? i + 1 : UINT32_MAX)) {
+        const char *label = mguard__scope_label(s, t, i);
+        size_t indent = t ? 2 * (size_t)t->depth[i] : 0, ll = strlen(label);
+        mguard__out_pad(o, indent);
+        mguard__out_put(o, label, ll);
+        if (nc) mguard__out_pad(o, w0 > indent + ll ? w0 - indent - ll : 0);
+        for (k = 0; k < nc; k++) {
+            size_t nl = mguard__fmt_num(num, sizeof num, mguard__scope_val(&s->recs[i], k));
+            mguard__out_pad(o, 2 + (w[k] > nl ? w[k] - nl : 0));
+            mguard__out_put(o, num, nl);
+        }
+        mguard__out_put(o, "\n", 1);
+    }
+}
+
+static void mguard__scope_render_trace(mguard_scope *s, mguard__out *o)
+{
+    uint32_t i, n = s->nevents;
+    mguard__out_str(o, "{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":");
+    mguard__out_json_str(o, s->root);
+    mguard__out_str(o, "}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"forward\"}},\n"
+                       "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"backward\"}}");
+    for (i = 0; i < n && i < s->nevents; i++) {
+        mguard__scope_event e = s->events[i];
+        char tail[64];
+        mguard__out_str(o, ",\n{\"name\":");
+        mguard__out_json_str(o, e.name);
+        mguard__out_str(o, e.backward ? ",\"cat\":\"backward\"" : ",\"cat\":\"forward\"");
+        mguard__out_str(o, e.dur >= 0 ? ",\"ph\":\"X\",\"ts\":" : ",\"ph\":\"B\",\"ts\":");
+        mguard__out_json_num(o, e.ts);
+        if (e.dur >= 0) {
+            mguard__out_str(o, ",\"dur\":");
+            mguard__out_json_num(o, e.dur);
+        }
+        snprintf(tail, sizeof tail, ",\"pid\":1,\"tid\":%d,\"args\":{\"depth\":%lu}}", e.backward ? 2 : 1, (unsigned long)e.depth);
+        mguard__out_str(o, tail);
+    }
+    mguard__out_str(o, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"root\":");
+    mguard__out_json_str(o, s->root);
+    {
+        char tail[64];
+        snprintf(tail, sizeof tail, ",\"dropped_spans\":%lu}}\n", (unsigned long)s->dropped);
+        mguard__out_str(o, tail);
+    }
+}
+
+static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, mguard__out *o, const char *fn)
+{
+    mguard__scope_tree tree, *t = NULL;
+    uint32_t n = s->nrecs, nc = s->ncounters;
+    size_t wsmall[16], *w = wsmall, len;
+    if (format != MGUARD_SCOPE_TABLE && format != MGUARD_SCOPE_TREE && format != MGUARD_SCOPE_TRACE_JSON) {
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
+        mguard__out_end(o);
+        return 0;
+    }
+    /* temporary memory first, before anything is written */
+    if (format != MGUARD_SCOPE_TRACE_JSON && nc > 16) w = (size_t *)mguard__alloc(s->ctx, nc * sizeof *w);
+    if (w && format == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
+    if (!w || (format == MGUARD_SCOPE_TREE && !t)) {
+        if (w && w != wsmall) mguard__free(s->ctx, w);
+        mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        mguard__out_end(o);
+        return 0;
+    }
+    s->busy++;
+    if (format == MGUARD_SCOPE_TRACE_JSON) mguard__scope_render_trace(s, o);
+    else mguard__scope_render_rows(s, o, t, n, w, nc);
+    len = mguard__out_end(o);
+    if (t) mguard__free(s->ctx, t->parent);
+    if (w != wsmall) mguard__free(s->ctx, w);
+    mguard__scope_release(s);
+    return len;
+}
+
+size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap)
+{
+    mguard__out o;
+    mguard__out_init_buf(&o, buf, cap);
+    if (!mguard__scope_ok(s)) {
+        mguard__out_end(&o);
+        return 0;
+    }
+    return mguard__scope_render(s, format, &o, "mguard_scope_report");
+}
+
+size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user)
+{
+    mguard__out o;
+    if (!mguard__scope_ok(s)) return 0;
+    if (!fn) {
+        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
+        return 0;
+    }
+    memset(&o, 0, sizeof o);
+    o.fn = fn;
+    o.user = user;
+    o.ctx = s->ctx;
+    return mguard__scope_render(s, format, &o, "mguard_scope_report_write");
+}
+
+/* ---- invariants (mguard_ctx_check) --------------------------------------- */
+
+static mguard_status mguard__scope_check(mguard__part *p)
+{
+    mguard_scope *s = (mguard_scope *)(void *)p;
+    mguard_ctx *ctx = s->ctx;
+    uint32_t i, j, open = 0, withev = 0;
+    MGUARD__PCHECK(s->magic == MGUARD__MAGIC_SCOPE, "scope %p: bad magic", (void *)s);
+    MGUARD__PCHECK(mguard__weak_ok(s->names), "scope %p: names table is gone", (void *)s);
+    MGUARD__PCHECK(s->nrecs >= 1 && s->recs[0].name == s->root, "scope %p: record 0 is not the root", (void *)s);
+    MGUARD__PCHECK(s->nactive >= 1 && s->active[0] == 0, "scope %p: the root is not first in the active set", (void *)s);
+    if (mguard__check_index(ctx, &s->rec_index, (const unsigned char *)s->recs, sizeof(mguard__scope_rec), s->nrecs, "scope names"))
+        return MGUARD_EINVAL;
+    MGUARD__PCHECK(s->rec_index.used == s->nrecs, "scope %p: %lu records, %lu indexed", (void *)s,
+                   (unsigned long)s->nrecs, (unsigned long)s->rec_index.used);
+    for (i = 0; i < s->nrecs; i++) {
+        uint32_t n = i == 0, inlist = 0;
+        const mguard__scope_rec *r = &s->recs[i];
+        for (j = 0; j < s->nframes; j++) n += s->frames[j].rec == i;
+        for (j = 0; j < s->nactive; j++) inlist += s->active[j] == i;
+        MGUARD__PCHECK(r->active == n, "scope %p: %s counts %u frames, has %u", (void *)s, r->name, r->active, n);
+        MGUARD__PCHECK(inlist == (n > 0), "scope %p: %s is listed %u times in the active set", (void *)s, r->name, inlist);
+        for (j = s->ncounters; j < r->capvals; j++)
+            MGUARD__PCHECK(r->vals[j] == 0.0, "scope %p: %s has a value past the last counter", (void *)s, r->name);
+    }
+    for (i = 0; i < s->nframes; i++) {
+        const mguard__scope_frame *f = &s->frames[i];
+        MGUARD__PCHECK(f->rec < s->nrecs, "scope %p: frame %u has no record", (void *)s, i);
+        MGUARD__PCHECK(mguard__scope_entry(s, f->comp) != NULL, "scope %p: frame %u's component has no name", (void *)s, i);
+        if (!f->event) continue;
+        withev++;
+        MGUARD__PCHECK(f->event <= s->nevents && s->events[f->event - 1].dur < 0 &&
+                       s->events[f->event - 1].name == s->recs[f->rec].name, "scope %p: frame %u's span is wrong", (void *)s, i);
+    }
+    for (i = 0; i < s->nevents; i++) open += s->events[i].dur < 0;
+    MGUARD__PCHECK(open == withev, "scope %p: %u open spans for %u frames", (void *)s, open, withev);
+    MGUARD__PCHECK(s->nwarns <= s->desc.max_warnings, "scope %p: remembers too many warnings", (void *)s);
+    MGUARD__PCHECK(s->nevents <= s->desc.max_trace_events, "scope %p: too many spans", (void *)s);
+    return MGUARD_OK;
+}
+
+/* ---- 8. dynamism tracker ----------------------------------------------- */
+
+size_t mguard_normalize_source_name(const char *in, char *out, size_t cap)
+{
+    mguard__out o;
+    const char *p = in;
+    mguard__out_init_buf(&o, out, cap);
+    if (!in) return mguard__out_end(&o);
+    while (*p) {
+        const char *q;
+        if (p[0] != '.' || !(p[1] == '_' || (p[1] >= 'a' && p[1] <= 'z') || (p[1] >= 'A' && p[1] <= 'Z'))) {
+            for (q = p + 1; *q && *q != '.'; q++) {}
+            mguard__out_put(&o, p, (size_t)(q - p));
+            p = q;
+            continue;
+        }
+        for (q = p + 2; *q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9'); q++) {}
+        mguard__out_put(&o, "['", 2);
+        mguard__out_put(&o, p + 1, (size_t)(q - p - 1));
+        mguard__out_put(&o, "']", 2);
+        p = q;
+    }
+    return mguard__out_end(&o);
+}
+
+/* One value at one position: shapes are integers, scalars doubles; they
+   compare as Python numbers do. */
+typedef struct mguard__dyn_val { double d; int64_t i; int is_int; } mguard__dyn_val;
+
+static bool mguard__dyn_eq(const mguard__dyn_val *a, const mguard__dyn_val *b)
+{
+    const mguard__dyn_val *iv, *dv;
+    if (a->is_int && b->is_int) return a->i == b->i;
+    if (!a->is_int && !b->is_int) return a->d == b->d || (a->d != a->d && b->d != b->d);
+    iv = a->is_int ? a : b;
+    dv = a->is_int ? b : a;
+    if (!(dv->d >= -9223372036854775808.0 && dv->d < 9223372036854775808.0)) return false;
+    return (double)(int64_t)dv->d == dv->d && (int64_t)dv->d == iv->i;
+}
+
+/* recs: one per path, in order of first observation, indexed by the
+   interned normalized path; vals[0..rank) the first value seen at each
+   position and dyn[0..rank) whether another one was seen since (one block:
+   cap values then cap bools). groups: distinct top-level names in order of
+   first observation, each a singly linked list of its records
+   (next_in_group: record + 1, 0 at the end). */
+#define MGUARD__MAGIC_DYN 0x6d677879u  /* "mgxy" */
+
+typedef struct mguard__dyn_rec {
+    const char *path;          /* index key: must stay first */
+    uint32_t group, next_in_group;
+    uint32_t rank, cap;
+    bool is_tensor;
+    mguard__dyn_val *vals;     /* block start; dyn follows cap values */
+    bool *dyn;
+} mguard__dyn_rec;
+typedef struct mguard__dyn_group { const char *name; bool is_index; uint32_t first, last; } mguard__dyn_group;
+
+struct mguard_dyn {
+    mguard__part part;         /* first: the context's list of parts */
+    uint32_t magic;
+    mguard_ctx *ctx;
+    mguard__index index;
+    mguard__dyn_rec *recs;
+    uint32_t nrecs, caprecs;
+    mguard__dyn_group *groups;
+    uint32_t ngroups, capgroups;
+};
+
+static bool mguard__dyn_ok(const mguard_dyn *d)
+{
+    return d && d->magic == MGUARD__MAGIC_DYN;
+}
+
+static void mguard__dyn_free(mguard_dyn *d)
+{
+    mguard_ctx *ctx = d->ctx;
+    uint32_t i;
+    mguard__part_unlink(ctx, &d->part);
+    for (i = 0; i < d->nrecs; i++) mguard__free(ctx, d->recs[i].vals);
+    mguard__free(ctx, d->recs);
+    mguard__free(ctx, d->groups);
+    mguard__ix_free(ctx, &d->index);
+    d->magic = MGUARD__DEAD;
+    mguard__free(ctx, d);
+}
+
+static void mguard__dyn_destroy_part(mguard__part *p) { mguard__dyn_free((mguard_dyn *)(void *)p); }
+static mguard_status mguard__dyn_check(mguard__part *p);
+
+mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
+{
+    mguard_dyn *d;
+    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    d = (mguard_dyn *)mguard__alloc(ctx, sizeof *d);
+    if (!d) {
+        mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
+        return NULL;
+    }
+    memset(d, 0, sizeof *d);
+    d->magic = MGUARD__MAGIC_DYN;
+    d->ctx = ctx;
+    d->part.destroy = mguard__dyn_destroy_part;
+    d->part.check = mguard__dyn_check;
+    mguard__part_link(ctx, &d->part);
+    return d;
+}
+
+void mguard_dyn_destroy(mguard_dyn *d)
+{
+    if (mguard__dyn_ok(d)) mguard__dyn_free(d);
+}
+
+/* The normalized form of path in buf (small) or on the heap (*heap, to be
+   freed); NULL on allocation failure. */
+static const char *mguard__dyn_norm(const mguard_ctx *ctx, const char *path, char *small, size_t cap, char **heap)
+{
+    size_t n = mguard_normalize_source_name(path, small, cap);
+    *heap = NULL;
+    if (n < cap) return small;
+    *heap = (char *)mguard__alloc(ctx, n + 1);
+    if (!*heap) return NULL;
+    mguard_normalize_source_name(path, *heap, n + 1);
+    return *heap;
+}
+
+/* Record + 1 of path, 0 when never observed (or out of memory for a very
+   long path). Never changes anything. */
+static uint32_t mguard__dyn_find(const mguard_dyn *d, const char *path)
+{
+    char small[256], *heap;
+    const char *norm, *in;
+    uint32_t r = 0;
+    if (!mguard__dyn_ok(d) || !path) return 0;
+    norm = mguard__dyn_norm(d->ctx, path, small, sizeof small, &heap);
+    if (!norm) return 0;
+    in = mguard__str_find(d->ctx, norm);
+    if (in) r = mguard__ix_find(&d->index, (const unsigned char *)d->recs, sizeof(mguard__dyn_rec), in, mguard__hash_ptr(in));
+    mguard__free(d->ctx, heap);
+    return r;
+}
+
+/* The top-level argument name of a normalized path: the first subscript's
+   key ("x" for L['x'][0], "0" for L[0], an index), else the leading name
+   ("x" for x['y'], "L" for L). Written into out (len+1 bytes available). */
+static void mguard__dyn_group_of(const char *path, char *out, bool *is_index)
+{
+    const char *p = path, *e;
+    *is_index = false;
+    if (p[0] == 'L' && p[1] == '[') p++;
+    if (*p == '[') {
+        p++;
+        if (*p == '\'' || *p == '"') {
+            char q = *p++;
+            for (e = p; *e && *e != q; e++) {}
+        } else {
+            for (e = p; *e && *e != ']'; e++) {}
+            *is_index = e > p;
+        }
+    } else {
+        for (e = p; *e && *e != '['; e++) {}
+    }
+    memcpy(out, p, (size_t)(e - p));
+    out[e - p] = '\0';
+}
+
+/* Make room for rank positions in record r's block (capacity only). */
+static mguard_status mguard__dyn_grow(mguard_ctx *ctx, mguard__dyn_rec *r, size_t rank)
+{
+    size_t ncap;
+    unsigned char *blk;
+    if (rank <= r->cap) return MGUARD_OK;
+    ncap = r->cap ? r->cap : 4;
+    while (ncap < rank) ncap *= 2;
+    blk = (unsigned char *)mguard__alloc(ctx, ncap * (sizeof(mguard__dyn_val) + sizeof(bool)));
+    if (!blk) return MGUARD_ENOMEM;
+    if (r->rank) {
+        memcpy(blk, r->vals, r->rank * sizeof(mguard__dyn_val));
+        memcpy(blk + ncap * sizeof(mguard__dyn_val), r->dyn, r->rank * sizeof(bool));
+    }
+    mguard__free(ctx, r->vals);
+    r->vals = (mguard__dyn_val *)(void *)blk;
+    r->dyn = (bool *)(void *)(blk + ncap * sizeof(mguard__dyn_val));
+    r->cap = (uint32_t)ncap;
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, double scalar,
+                                         size_t ndim, bool tensor, const char *fn)
+{
+    mguard_ctx *ctx;
+    char small[256], *heap = NULL, gsmall[256], *gheap = NULL, *gbuf;
+    const char *norm, *in = NULL, *gname = NULL;
+    uint32_t r1 = 0, g = 0, i;
+    bool is_index = false;
+    mguard__dyn_rec *r;
+    mguard_status st = MGUARD_OK;
+    if (!mguard__dyn_ok(d)) return MGUARD_EINVAL;
+    ctx = d->ctx;
+    if (!path || !*path || (tensor && ndim && !dims) || ndim > 0x7fffffffu) {
+        mguard__plogf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
+        return MGUARD_EINVAL;
+    }
+    norm = mguard__dyn_norm(ctx, path, small, sizeof small, &heap);
+    if (!norm) goto oom;
+    in = mguard__str_find(ctx, norm);
+    if (in) r1 = mguard__ix_find(&d->index, (const unsigned char *)d->recs, sizeof(mguard__dyn_rec), in, mguard__hash_ptr(in));
+    if (!r1) {
+        /* a new path: reserve its record, index slot, group and block */
+        mguard__dyn_rec nr;
+        size_t glen = strlen(norm);
+        if (!in) in = mguard__intern(ctx, norm);
+        if (!in) goto oom;
+        gbuf = glen < sizeof gsmall ? gsmall : (gheap = (char *)mguard__alloc(ctx, glen + 1));
+        if (!gbuf) goto oom;
+        mguard__dyn_group_of(norm, gbuf, &is_index);
+        gname = mguard__intern(ctx, gbuf);
+        if (!gname) goto oom;
+        for (g = 0; g < d->ngroups && !(d->groups[g].name == gname && d->groups[g].is_index == is_index); g++) {}
+        if (g == d->ngroups && mguard__reserve(ctx, (void **)&d->groups, &d->capgroups, (size_t)d->ngroups + 1, sizeof *d->groups))
+            goto oom;
+        if (mguard__ix_reserve(ctx, &d->index, (size_t)d->nrecs + 1) ||
+            mguard__reserve(ctx, (void **)&d->recs, &d->caprecs, (size_t)d->nrecs + 1, sizeof *d->recs))
+            goto oom;
+        memset(&nr, 0, sizeof nr);
+        if (mguard__dyn_grow(ctx, &nr, ndim)) goto oom;
+        /* commit */
+        nr.path = in;
+        nr.group = g;
+        nr.is_tensor = tensor;
+        if (g == d->ngroups) {
+            d->groups[g].name = gname;
+            d->groups[g].is_index = is_index;
+            d->groups[g].first = d->nrecs + 1;
+            d->ngroups++;
+        } else {
+            d->recs[d->groups[g].last - 1].next_in_group = d->nrecs + 1;
+        }
+        d->groups[g].last = d->nrecs + 1;
+        d->recs[d->nrecs++] = nr;
+        mguard__ix_put(&d->index, mguard__hash_ptr(in), d->nrecs);
+        r1 = d->nrecs;
+    } else if (mguard__dyn_grow(ctx, &d->recs[r1 - 1], ndim)) {
+        goto oom;
+    }
+    r = &d->recs[r1 - 1];
+    for (i = 0; i < ndim; i++) {
+        mguard__dyn_val v;
+        v.is_int = tensor;
+        v.i = tensor ? dims[i] : 0;
+        v.d = tensor ? 0.0 : scalar;
+        if (i >= r->rank) {
+            r->vals[i] = v;
+            r->dyn[i] = false;
+        } else if (!r->dyn[i] && !mguard__dyn_eq(&r->vals[i], &v)) {
+            r->dyn[i] = true;
+        }
+    }
+    if (ndim > r->rank) r->rank = (uint32_t)ndim;
+    goto done;
+oom:
+    st = MGUARD_ENOMEM;
+    mguard__plogf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+done:
+    mguard__free(ctx, heap);
+    mguard__free(ctx, gheap);
+    return st;
+}
+
+mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim)
+{
+    return mguard__dyn_observe(d, path, dims, 0.0, ndim, true, "mguard_dyn_observe");
+}
+
+mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value)
+{
+    return mguard__dyn_observe(d, path, NULL, value, 1, false, "mguard_dyn_observe_scalar");
+}
+
+size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap)
+{
+    uint32_t r = mguard__dyn_find(d, path), i;
+    if (!r) return 0;
+    for (i = 0; i < d->recs[r - 1].rank && i < cap && is_dynamic; i++) is_dynamic[i] = d->recs[r - 1].dyn[i];
+    return d->recs[r - 1].rank;
+}
+
+bool mguard_dyn_is_dynamic(const mguard_dyn *d, const char *path, size_t dim)
+{
+    uint32_t r = mguard__dyn_find(d, path);
+    return r && dim < d->recs[r - 1].rank && d->recs[r - 1].dyn[dim];
+}
+
+bool mguard_dyn_has(const mguard_dyn *d, const char *path)
+{
+    return mguard__dyn_find(d, path) != 0;
+}
+
+size_t mguard_dyn_count(const mguard_dyn *d)
+{
+    return mguard__dyn_ok(d) ? d->nrecs : 0;
+}
+
+mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d)
+{
+    mguard_dyn_iter it;
+    memset(&it, 0, sizeof it);
+    if (mguard__dyn_ok(d)) it.d_ = d;
+    return it;
+}
+
+bool mguard_dyn_next(mguard_dyn_iter *it)
+{
+    const mguard_dyn *d;
+    uint32_t r;
+    if (!it || !it->d_) return false;
+    d = it->d_;
+    if (!mguard__dyn_ok(d)) { it->d_ = NULL; return false; }
+    /* rec_ is the record just visited + 1 (0 before the first step) */
+    r = it->rec_ ? d->recs[it->rec_ - 1].next_in_group : 0;
+    if (!r) {
+        if (it->rec_) it->group_++;
+        if (it->group_ >= d->ngroups) {
+            memset(it, 0, sizeof *it);
+            return false;
+        }
+        r = d->groups[it->group_].first;
+    }
+    it->rec_ = r;
+    it->group = d->groups[it->group_].name;
+    it->path = d->recs[r - 1].path;
+    it->is_dynamic = d->recs[r - 1].dyn;
+    it->rank = d->recs[r - 1].rank;
+    it->is_tensor = d->recs[r - 1].is_tensor;
+    return true;
+}
+
+/* A Python str repr: single quotes unless the text holds a single quote
+   and no double quote; backslash, the quote, \t \n \r and other control
+   bytes escaped; other bytes (UTF-8) as they are. */
+static void mguard__out_pyrepr(mguard__out *o, const char *s)
+{
+    const unsigned char *p;
+    char q = (strchr(s, '\'') && !strchr(s, '"')) ? '"' : '\'';
+    mguard__out_put(o, &q, 1);
+    for (p = (const unsigned char *)s; *p; p++) {
+        char e[8];
+        if (*p == (unsigned char)q || *p == '\\') { e[0] = '\\'; e[1] = (char)*p; mguard__out_put(o, e, 2); }
+        else if (*p == '\t') mguard__out_put(o, "\\t", 2);
+        else if (*p == '\n') mguard__out_put(o, "\\n", 2);
+        else if (*p == '\r') mguard__out_put(o, "\\r", 2);
+        else if (*p < 0x20 || *p == 0x7f) { snprintf(e, sizeof e, "\\x%02x", (unsigned)*p); mguard__out_put(o, e, 4); }
+        else mguard__out_put(o, (const char *)p, 1);
+    }
+    mguard__out_put(o, &q, 1);
+}
+
+size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap)
+{
+    mguard__out o;
+    uint32_t g;
+    mguard__out_init_buf(&o, buf, cap);
+    if (!mguard__dyn_ok(d)) return mguard__out_end(&o);
+    mguard__out_put(&o, "{", 1);
+    for (g = 0; g < d->ngroups; g++) {
+        uint32_t r;
+        if (g) mguard__out_put(&o, ", ", 2);
+        if (d->groups[g].is_index) mguard__out_str(&o, d->groups[g].name);
+        else mguard__out_pyrepr(&o, d->groups[g].name);
+        mguard__out_put(&o, ": {", 3);
+        for (r = d->groups[g].first; r; r = d->recs[r - 1].next_in_group) {
+            const mguard__dyn_rec *rec = &d->recs[r - 1];
+            uint32_t i;
+            if (r != d->groups[g].first) mguard__out_put(&o, ", ", 2);
+            mguard__out_pyrepr(&o, rec->path);
+            mguard__out_put(&o, ": (", 3);
+            for (i = 0; i < rec->rank; i++) {
+                if (i) mguard__out_put(&o, ", ", 2);
+                mguard__out_str(&o, rec->dyn[i] ? "True" : "False");
+            }
+            mguard__out_str(&o, rec->rank == 1 ? ",)" : ")");
+        }
+        mguard__out_put(&o, "}", 1);
+    }
+    mguard__out_put(&o, "}", 1);
+    return mguard__out_end(&o);
+}
+
+static mguard_status mguard__dyn_check(mguard__part *p)
+{
+    mguard_dyn *d = (mguard_dyn *)(void *)p;
+    mguard_ctx *ctx = d->ctx;
+    uint32_t g, i, seen = 0;
+    MGUARD__PCHECK(d->magic == MGUARD__MAGIC_DYN, "dyn %p: bad magic", (void *)d);
+    if (mguard__check_index(ctx, &d->index, (const unsigned char *)d->recs, sizeof(mguard__dyn_rec), d->nrecs, "dyn paths"))
+        return MGUARD_EINVAL;
+    MGUARD__PCHECK(d->index.used == d->nrecs, "dyn %p: %u paths, %lu indexed", (void *)d, d->nrecs, (unsigned long)d->index.used);
+    for (i = 0; i < d->nrecs; i++) {
+        const mguard__dyn_rec *r = &d->recs[i];
+        MGUARD__PCHECK(r->rank <= r->cap, "dyn %p: %s rank over capacity", (void *)d, r->path);
+        MGUARD__PCHECK(r->group < d->ngroups, "dyn %p: %s has no group", (void *)d, r->path);
+    }
+    for (g = 0; g < d->ngroups; g++) {
+        uint32_t r, last = 0, n = 0;
+        for (r = d->groups[g].first; r; r = d->recs[r - 1].next_in_group) {
+            MGUARD__PCHECK(r <= d->nrecs && d->recs[r - 1].group == g && ++n <= d->nrecs, "dyn %p: group %u's list is broken", (void *)d, g);
+            MGUARD__PCHECK(r > last, "dyn %p: group %u out of order", (void *)d, g);
+            last = r;
+        }
+        MGUARD__PCHECK(n > 0 && last == d->groups[g].last, "dyn %p: group %u's last record is wrong", (void *)d, g);
+        seen += n;
+    }
+    MGUARD__PCHECK(seen == d->nrecs, "dyn %p: %u paths in groups, %u recorded", (void *)d, seen, d->nrecs);
+    return MGUARD_OK;
+}
+
 /* ---- 1. context: create, destroy, check -------------------------------- */
 
 mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
@@ -1658,6 +3560,7 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
         return;
     }
     ctx->destroying = 1;
+    while (ctx->parts) ctx->parts->destroy(ctx->parts);
     while (ctx->tables) mguard_weak_destroy(ctx->tables);
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
@@ -1756,6 +3659,11 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
         entries += nlive;
     }
     MGUARD__CHECK(entries == backrefs, "%lu table entries but %lu back-references", (unsigned long)entries, (unsigned long)backrefs);
+    {
+        struct mguard__part *p;
+        for (p = ctx->parts; p; p = p->next)
+            if (p->check(p)) return MGUARD_EINVAL;
+    }
     return MGUARD_OK;
 }
 

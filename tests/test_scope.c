@@ -1,0 +1,1563 @@
+/* The scope hierarchy tracker: fully qualified names from named children,
+   counted enter/exit with the root always active, warnings for bad exits
+   (de-duplicated, bounded), the backward phase, counters and reports, the
+   Chrome trace, weakly held names, re-entrant callbacks, and allocation
+   failure anywhere leaving the state as it was. Ports PyTorch's
+   test_module_tracker.py where it applies. */
+#include "common.h"
+
+/* ---- a small component model ---------------------------------------------
+   A component has a type name and up to 4 named children. */
+typedef struct comp {
+    const char *type;
+    int n;
+    const char *names[4];
+    struct comp *kids[4];
+} comp;
+
+static void comp_init(comp *c, const char *type)
+{
+    memset(c, 0, sizeof *c);
+    c->type = type;
+}
+
+static void comp_add(comp *parent, const char *name, comp *kid)
+{
+    parent->names[parent->n] = name;
+    parent->kids[parent->n] = kid;
+    parent->n++;
+}
+
+/* What the callbacks saw, and what they should do on top. */
+typedef struct cb_state {
+    int type_calls, child_calls;
+    mguard_scope *s;
+    mguard_ctx *ctx;
+    /* re-entrancy hooks */
+    const void *enter_on_child;     /* child callback enters this once */
+    const void *destroy_on_child;   /* child callback destroys this object once, */
+    const void *destroy_when;       /* when asked for a child of this one (NULL: any) */
+    int destroy_scope_in_type;      /* type callback destroys the scope */
+    int destroy_scope_in_child;     /* child callback destroys the scope */
+    mguard_status reentry_status;
+} cb_state;
+
+static const char *type_cb(const void *c, void *user)
+{
+    cb_state *st = (cb_state *)user;
+    st->type_calls++;
+    if (st->destroy_scope_in_type) {
+        st->destroy_scope_in_type = 0;
+        mguard_scope_destroy(st->s);
+    }
+    return ((const comp *)c)->type;
+}
+
+static bool child_cb(const void *c, size_t i, const char **name, const void **kid, void *user)
+{
+    cb_state *st = (cb_state *)user;
+    const comp *p = (const comp *)c;
+    st->child_calls++;
+    if (st->enter_on_child) {
+        const void *e = st->enter_on_child;
+        st->enter_on_child = NULL;
+        st->reentry_status = mguard_scope_enter(st->s, e);
+    }
+    if (st->destroy_on_child && (!st->destroy_when || st->destroy_when == c)) {
+        const void *d = st->destroy_on_child;
+        st->destroy_on_child = NULL;
+        mguard_on_destroy(st->ctx, d);
+    }
+    if (st->destroy_scope_in_child) {
+        st->destroy_scope_in_child = 0;
+        mguard_scope_destroy(st->s);
+    }
+    if ((int)i >= p->n) return false;
+    *name = p->names[i];
+    *kid = p->kids[i];
+    return true;
+}
+
+static mguard_scope *make_scope(mguard_ctx *ctx, cb_state *st, bool trace)
+{
+    mguard_scope_desc d;
+    memset(&d, 0, sizeof d);
+    memset(st, 0, sizeof *st);
+    d.type_name = type_cb;
+    d.child = child_cb;
+    d.trace = trace;
+    d.user = st;
+    st->ctx = ctx;
+    st->s = mguard_scope_create(ctx, &d);
+    assert_non_null(st->s);
+    return st->s;
+}
+
+/* The active set as one string: "Global,Mod,Mod.a". */
+static const char *parents_str(mguard_scope *s)
+{
+    static char buf[512];
+    const char *p[32];
+    size_t n = mguard_scope_parents(s, p, 32), i;
+    buf[0] = '\0';
+    for (i = 0; i < n && i < 32; i++) {
+        if (i) strcat(buf, ",");
+        strcat(buf, p[i]);
+    }
+    return buf;
+}
+
+static const char *path_str(mguard_scope *s)
+{
+    static char buf[512];
+    mguard_scope_path(s, buf, sizeof buf);
+    return buf;
+}
+
+/* The reference's test model: Mod { a: Foo, b: ModuleDict { nest: Foo },
+   c: ModuleList [ Foo ] }. */
+typedef struct mod_model { comp mod, a, b, nest, c, c0; } mod_model;
+
+static void mod_model_init(mod_model *m)
+{
+    comp_init(&m->mod, "Mod");
+    comp_init(&m->a, "Foo");
+    comp_init(&m->b, "ModuleDict");
+    comp_init(&m->nest, "Foo");
+    comp_init(&m->c, "ModuleList");
+    comp_init(&m->c0, "Foo");
+    comp_add(&m->mod, "a", &m->a);
+    comp_add(&m->mod, "b", &m->b);
+    comp_add(&m->mod, "c", &m->c);
+    comp_add(&m->b, "nest", &m->nest);
+    comp_add(&m->c, "0", &m->c0);
+}
+
+/* ---- the reference's behaviour -------------------------------------------- */
+
+static void test_root_is_the_only_parent_at_start(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    (void)state;
+    assert_string_equal(parents_str(s), "Global");
+    assert_string_equal(mguard_scope_current(s), "Global");
+    assert_int_equal(mguard_scope_depth(s), 0);
+    assert_true(mguard_scope_is_active(s, "Global"));
+    assert_false(mguard_scope_is_active(s, "Mod"));
+    assert_false(mguard_scope_is_backward(s));
+    assert_string_equal(path_str(s), "Global");
+    assert_int_equal(log.count, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_custom_root_name(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_scope_desc d;
+    mguard_scope *s;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.root_name = "World";
+    s = mguard_scope_create(ctx, &d);
+    assert_string_equal(parents_str(s), "World");
+    assert_true(mguard_scope_is_active(s, "World"));
+    assert_false(mguard_scope_is_active(s, "Global"));
+    mguard_scope_destroy(s);
+    mguard_ctx_destroy(ctx);
+}
+
+/* test_module_hierarchy: forward runs c[0], a, b["nest"] inside Mod twice;
+   each leaf sees {Global, Mod, its own name}, in entry order here. */
+static void test_module_hierarchy_forward_then_backward(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    mod_model m;
+    int round;
+    (void)state;
+    mod_model_init(&m);
+    for (round = 0; round < 2; round++) {
+        comp *order[3];
+        int i;
+        order[0] = &m.c0; order[1] = &m.a; order[2] = &m.nest;
+        assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_OK);
+        assert_int_equal(mguard_scope_enter(s, &m.c0), MGUARD_OK);
+        assert_string_equal(parents_str(s), "Global,Mod,Mod.c.0");
+        assert_false(mguard_scope_is_backward(s));
+        assert_int_equal(mguard_scope_exit(s, &m.c0), MGUARD_OK);
+        assert_int_equal(mguard_scope_enter(s, &m.a), MGUARD_OK);
+        assert_string_equal(parents_str(s), "Global,Mod,Mod.a");
+        assert_int_equal(mguard_scope_exit(s, &m.a), MGUARD_OK);
+        assert_int_equal(mguard_scope_enter(s, &m.nest), MGUARD_OK);
+        assert_string_equal(parents_str(s), "Global,Mod,Mod.b.nest");
+        assert_int_equal(mguard_scope_exit(s, &m.nest), MGUARD_OK);
+        assert_int_equal(mguard_scope_exit(s, &m.mod), MGUARD_OK);
+        assert_string_equal(parents_str(s), "Global");
+        /* backward: the reverse order, with the phase set */
+        assert_int_equal(mguard_scope_set_backward(s, true), MGUARD_OK);
+        assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_OK);
+        for (i = 2; i >= 0; i--) {
+            static const char *want[3] = {"Global,Mod,Mod.c.0", "Global,Mod,Mod.a", "Global,Mod,Mod.b.nest"};
+            assert_int_equal(mguard_scope_enter(s, order[i]), MGUARD_OK);
+            assert_string_equal(parents_str(s), want[i]);
+            assert_true(mguard_scope_is_backward(s));
+            assert_int_equal(mguard_scope_exit(s, order[i]), MGUARD_OK);
+        }
+        /* the engine callback: the pass ends, back to the root */
+        assert_int_equal(mguard_scope_reset(s), MGUARD_OK);
+        assert_false(mguard_scope_is_backward(s));
+        assert_string_equal(parents_str(s), "Global");
+    }
+    assert_int_equal(log.count, 0);
+    assert_int_equal(st.type_calls, 1);      /* only Mod needed its type name */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_first_lookup_names_the_whole_subtree_once(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    mod_model m;
+    (void)state;
+    mod_model_init(&m);
+    assert_null(mguard_scope_known_name(s, &m.nest));
+    assert_string_equal(mguard_scope_name(s, &m.mod), "Mod");
+    /* Mod: 3 children + end; a: end; b: nest + end; nest: end; c: c0 + end; c0: end */
+    assert_int_equal(st.child_calls, 11);
+    assert_string_equal(mguard_scope_known_name(s, &m.nest), "Mod.b.nest");
+    assert_string_equal(mguard_scope_name(s, &m.c0), "Mod.c.0");
+    assert_string_equal(mguard_scope_name(s, &m.b), "Mod.b");
+    assert_string_equal(mguard_scope_name(s, &m.mod), "Mod");
+    assert_int_equal(st.child_calls, 11);
+    assert_int_equal(st.type_calls, 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* The reference names a module reachable twice by the last path walked. */
+static void test_reused_component_takes_the_last_path(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    comp net, shared, seq;
+    (void)state;
+    comp_init(&net, "Net");
+    comp_init(&shared, "Linear");
+    comp_init(&seq, "Sequential");
+    comp_add(&net, "first", &shared);
+    comp_add(&net, "seq", &seq);
+    comp_add(&seq, "again", &shared);
+    assert_string_equal(mguard_scope_name(s, &net), "Net");
+    assert_string_equal(mguard_scope_name(s, &shared), "Net.seq.again");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* The reference's set loses a module active at two depths at the inner
+   exit; entries are counted here. */
+static void test_reused_component_active_at_two_depths_nests(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    comp net, shared, mid;
+    (void)state;
+    comp_init(&net, "Net");
+    comp_init(&shared, "Norm");
+    comp_init(&mid, "Block");
+    comp_add(&net, "norm", &shared);
+    comp_add(&net, "block", &mid);
+    assert_int_equal(mguard_scope_enter(s, &net), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &shared), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &mid), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &shared), MGUARD_OK);
+    assert_string_equal(parents_str(s), "Global,Net,Net.norm,Net.block");
+    assert_string_equal(path_str(s), "Global > Net > Net.norm > Net.block > Net.norm");
+    assert_int_equal(mguard_scope_depth(s), 4);
+    assert_string_equal(mguard_scope_current(s), "Net.norm");
+    assert_int_equal(mguard_scope_exit(s, &shared), MGUARD_OK);
+    assert_true(mguard_scope_is_active(s, "Net.norm"));   /* still the outer entry */
+    assert_string_equal(mguard_scope_current(s), "Net.block");
+    assert_int_equal(mguard_scope_exit(s, &mid), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(s, &shared), MGUARD_OK);
+    assert_false(mguard_scope_is_active(s, "Net.norm"));
+    assert_string_equal(parents_str(s), "Global,Net");
+    assert_int_equal(mguard_scope_exit(s, &net), MGUARD_OK);
+    assert_int_equal(log.count, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_recursion_counts_each_level(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    comp fib;
+    int i;
+    (void)state;
+    comp_init(&fib, "Fib");
+    for (i = 0; i < 3; i++) assert_int_equal(mguard_scope_enter(s, &fib), MGUARD_OK);
+    assert_string_equal(path_str(s), "Global > Fib > Fib > Fib");
+    assert_string_equal(parents_str(s), "Global,Fib");
+    assert_int_equal(mguard_scope_depth(s), 3);
+    for (i = 0; i < 3; i++) {
+        assert_true(mguard_scope_is_active(s, "Fib"));
+        assert_int_equal(mguard_scope_exit(s, &fib), MGUARD_OK);
+    }
+    assert_false(mguard_scope_is_active(s, "Fib"));
+    assert_int_equal(mguard_scope_depth(s), 0);
+    assert_int_equal(log.count, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* A module whose forward runs before its parent is ever seen gets its type
+   name; the parent's first lookup renames it. Frames keep the name they
+   entered with, so the exit still matches (the reference logs "exiting a
+   Module that was never entered" here). */
+static void test_component_entered_before_its_parent_was_seen(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    comp net, fc;
+    (void)state;
+    comp_init(&net, "Net");
+    comp_init(&fc, "Linear");
+    comp_add(&net, "fc", &fc);
+    assert_int_equal(mguard_scope_enter(s, &fc), MGUARD_OK);
+    assert_string_equal(parents_str(s), "Global,Linear");
+    assert_string_equal(mguard_scope_name(s, &net), "Net");
+    assert_string_equal(mguard_scope_known_name(s, &fc), "Net.fc");
+    assert_string_equal(mguard_scope_current(s), "Linear");
+    assert_int_equal(mguard_scope_exit(s, &fc), MGUARD_OK);
+    assert_string_equal(parents_str(s), "Global");
+    assert_int_equal(mguard_scope_enter(s, &net), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &fc), MGUARD_OK);
+    assert_string_equal(parents_str(s), "Global,Net,Net.fc");
+    assert_int_equal(log.count, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* test_bw_detection: after the backward pass, back to forward and root. */
+static void test_reset_ends_the_backward_pass(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, true);
+    comp lin;
+    (void)state;
+    comp_init(&lin, "Linear");
+    mguard_scope_enter(s, &lin);
+    mguard_scope_exit(s, &lin);
+    mguard_scope_set_backward(s, true);
+    mguard_scope_enter(s, &lin);
+    assert_true(mguard_scope_is_backward(s));
+    assert_int_equal(mguard_scope_reset(s), MGUARD_OK);   /* closes the open frame */
+    assert_false(mguard_scope_is_backward(s));
+    assert_string_equal(parents_str(s), "Global");
+    assert_int_equal(mguard_scope_depth(s), 0);
+    assert_false(mguard_scope_is_active(s, "Linear"));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- warnings ----------------------------------------------------------- */
+
+static void test_exit_never_entered_warns_once(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    comp a, b;
+    int anon;
+    (void)state;
+    comp_init(&a, "A");
+    comp_init(&b, "B");
+    mguard_scope_name(s, &a);
+    assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_scope_exit: exiting A, which was never entered (during forward)");
+    assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
+    assert_int_equal(log.warnings, 1);                    /* identical: once */
+    mguard_scope_set_backward(s, true);
+    assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
+    assert_int_equal(log.warnings, 2);                    /* another phase: another message */
+    assert_string_equal(log.last, "mguard_scope_exit: exiting A, which was never entered (during backward)");
+    mguard_scope_name(s, &b);
+    assert_int_equal(mguard_scope_exit(s, &b), MGUARD_NOT_FOUND);
+    assert_int_equal(log.warnings, 3);
+    /* a component the scope never named is shown by address */
+    assert_int_equal(mguard_scope_exit(s, &anon), MGUARD_NOT_FOUND);
+    assert_int_equal(log.warnings, 4);
+    assert_non_null(strstr(log.last, "exiting component 0x"));
+    assert_string_equal(parents_str(s), "Global");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_exit_out_of_order_warns_and_keeps_the_others(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    mod_model m;
+    (void)state;
+    mod_model_init(&m);
+    mguard_scope_enter(s, &m.mod);
+    mguard_scope_enter(s, &m.b);
+    mguard_scope_enter(s, &m.nest);
+    assert_int_equal(mguard_scope_exit(s, &m.b), MGUARD_OK);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_scope_exit: Mod.b exits while Mod.b.nest is still active inside it (during forward); exited out of order");
+    assert_string_equal(parents_str(s), "Global,Mod,Mod.b.nest");
+    assert_string_equal(path_str(s), "Global > Mod > Mod.b.nest");
+    assert_int_equal(mguard_scope_exit(s, &m.nest), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(s, &m.mod), MGUARD_OK);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(parents_str(s), "Global");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* DuplicateWarningChecker(maxsize=2): a repeat moves to the newest end; the
+   oldest is forgotten and may be logged again. */
+static void test_duplicate_warnings_are_bounded(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_scope_desc d;
+    mguard_scope *s;
+    int a, b, c;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.max_warnings = 2;
+    s = mguard_scope_create(ctx, &d);
+    mguard_scope_set_name(s, &a, "A");
+    mguard_scope_set_name(s, &b, "B");
+    mguard_scope_set_name(s, &c, "C");
+    mguard_scope_exit(s, &a);          /* logged: {A} */
+    mguard_scope_exit(s, &b);          /* logged: {A, B} */
+    mguard_scope_exit(s, &a);          /* repeat: {B, A} */
+    assert_int_equal(log.warnings, 2);
+    mguard_scope_exit(s, &c);          /* logged, B forgotten: {A, C} */
+    assert_int_equal(log.warnings, 3);
+    mguard_scope_exit(s, &a);          /* repeat */
+    assert_int_equal(log.warnings, 3);
+    mguard_scope_exit(s, &b);          /* forgotten, so logged again */
+    assert_int_equal(log.warnings, 4);
+    assert_string_equal(log.last, "mguard_scope_exit: exiting B, which was never entered (during forward)");
+    assert_int_equal(mguard_scope_clear_warnings(s), MGUARD_OK);
+    mguard_scope_exit(s, &b);
+    assert_int_equal(log.warnings, 5);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- names ------------------------------------------------------------------ */
+
+static void test_explicit_name_survives_a_parent_walk(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    mod_model m;
+    (void)state;
+    mod_model_init(&m);
+    assert_int_equal(mguard_scope_set_name(s, &m.b, "dict"), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(s, &m.mod, "model"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(s, &m.mod), "model");
+    assert_string_equal(mguard_scope_name(s, &m.a), "model.a");
+    assert_string_equal(mguard_scope_name(s, &m.b), "dict");
+    assert_string_equal(mguard_scope_name(s, &m.nest), "dict.nest");   /* named from b's explicit name */
+    assert_int_equal(st.type_calls, 0);
+    /* renaming keeps the frames' names */
+    mguard_scope_enter(s, &m.a);
+    assert_int_equal(mguard_scope_set_name(s, &m.a, "renamed"), MGUARD_OK);
+    assert_string_equal(mguard_scope_current(s), "model.a");
+    assert_string_equal(mguard_scope_name(s, &m.a), "renamed");
+    assert_int_equal(mguard_scope_exit(s, &m.a), MGUARD_OK);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_without_callbacks_names_come_from_set_name(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_scope *s = mguard_scope_create(ctx, NULL);
+    int stage1, stage2;
+    (void)state;
+    assert_null(mguard_scope_name(s, &stage1));
+    assert_int_equal(mguard_scope_enter(s, &stage1), MGUARD_NOT_FOUND);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "has no name"));
+    assert_int_equal(mguard_scope_depth(s), 0);
+    mguard_scope_set_name(s, &stage1, "pipeline.decode");
+    mguard_scope_set_name(s, &stage2, "pipeline.decode.huffman");
+    assert_int_equal(mguard_scope_enter(s, &stage1), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &stage2), MGUARD_OK);
+    assert_string_equal(parents_str(s), "Global,pipeline.decode,pipeline.decode.huffman");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_type_name_null_means_no_name(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    comp anon;
+    (void)state;
+    comp_init(&anon, NULL);
+    assert_null(mguard_scope_name(s, &anon));
+    assert_int_equal(mguard_scope_enter(s, &anon), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Names are held weakly: the destructor hook forgets them, and a new object
+   at the same address is a stranger. */
+static void test_on_destroy_forgets_names(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    mod_model m;
+    (void)state;
+    mod_model_init(&m);
+    mguard_scope_name(s, &m.mod);
+    assert_int_equal(mguard_ctx_object_count(ctx), 6);
+    mguard_on_destroy(ctx, &m.nest);
+    assert_null(mguard_scope_known_name(s, &m.nest));
+    assert_int_equal(mguard_ctx_object_count(ctx), 5);
+    /* "reborn" at the same address: named by its type, parent unchanged */
+    assert_string_equal(mguard_scope_name(s, &m.nest), "Foo");
+    assert_string_equal(mguard_scope_name(s, &m.b), "Mod.b");
+    mguard_scope_destroy(s);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_destroying_an_active_component_closes_its_frames(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, true);
+    comp net, rec;
+    char json[2048];
+    (void)state;
+    comp_init(&net, "Net");
+    comp_init(&rec, "Rec");
+    mguard_scope_enter(s, &net);
+    mguard_scope_enter(s, &rec);
+    mguard_scope_enter(s, &rec);
+    mguard_on_destroy(ctx, &rec);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_scope: Rec was destroyed while active (during forward); its 2 frames were closed");
+    assert_string_equal(path_str(s), "Global > Net");
+    assert_false(mguard_scope_is_active(s, "Rec"));
+    /* the stale address is not active any more */
+    assert_int_equal(mguard_scope_exit(s, &rec), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_scope_exit(s, &net), MGUARD_OK);
+    mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, json, sizeof json);
+    assert_null(strstr(json, "\"ph\":\"B\""));            /* every span closed */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_cycle_in_children_terminates(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    comp a, b;
+    (void)state;
+    comp_init(&a, "A");
+    comp_init(&b, "B");
+    comp_add(&a, "b", &b);
+    comp_add(&b, "a", &a);
+    comp_add(&a, "self", &a);
+    assert_string_equal(mguard_scope_name(s, &a), "A");
+    assert_string_equal(mguard_scope_known_name(s, &b), "A.b");
+    /* the walk renamed a through the cycle, like the reference would */
+    assert_string_equal(mguard_scope_known_name(s, &a), "A.self");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_bad_children_are_skipped_with_a_warning(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    comp p, k;
+    (void)state;
+    comp_init(&p, "P");
+    comp_init(&k, "K");
+    comp_add(&p, "nothing", NULL);
+    comp_add(&p, NULL, &k);
+    comp_add(&p, "k", &k);
+    assert_string_equal(mguard_scope_name(s, &p), "P");
+    assert_string_equal(mguard_scope_known_name(s, &k), "P.k");
+    assert_int_equal(log.warnings, 2);
+    assert_string_equal(log.last, "mguard_scope: child 1 of P has a NULL or empty name; skipped");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- re-entrancy ------------------------------------------------------------ */
+
+static void test_children_callback_may_enter_a_scope(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, true);
+    mod_model m;
+    comp other;
+    (void)state;
+    mod_model_init(&m);
+    comp_init(&other, "Other");
+    st.enter_on_child = &other;
+    assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_OK);
+    assert_int_equal(st.reentry_status, MGUARD_OK);
+    assert_string_equal(path_str(s), "Global > Other > Mod");
+    assert_string_equal(mguard_scope_known_name(s, &m.c0), "Mod.c.0");
+    assert_int_equal(mguard_scope_exit(s, &m.mod), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(s, &other), MGUARD_OK);
+    assert_int_equal(log.count, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_children_callback_may_destroy_a_component_being_walked(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    mod_model m;
+    comp x, y;
+    (void)state;
+    mod_model_init(&m);
+    /* b dies while its children are asked for: what that call returned is
+       ignored and b is never asked again; the rest of the walk goes on */
+    st.destroy_on_child = &m.b;
+    st.destroy_when = &m.b;
+    assert_string_equal(mguard_scope_name(s, &m.mod), "Mod");
+    assert_null(mguard_scope_known_name(s, &m.b));
+    assert_null(mguard_scope_known_name(s, &m.nest));
+    assert_string_equal(mguard_scope_known_name(s, &m.c0), "Mod.c.0");
+    assert_int_equal(st.child_calls, 9);   /* Mod 4, a 1, b 1 (dies), c 2, c0 1 */
+    assert_ctx_ok(ctx);
+    /* the component being looked up dies during its own walk: the lookup
+       fails and names nothing */
+    comp_init(&x, "X");
+    comp_init(&y, "Y");
+    comp_add(&x, "y", &y);
+    st.destroy_on_child = &x;
+    st.destroy_when = NULL;
+    assert_null(mguard_scope_name(s, &x));
+    assert_null(mguard_scope_known_name(s, &x));
+    assert_null(mguard_scope_known_name(s, &y));
+    assert_int_equal(mguard_scope_enter(s, &x), MGUARD_OK);   /* a fresh lookup works */
+    assert_string_equal(mguard_scope_current(s), "X");
+    assert_string_equal(mguard_scope_known_name(s, &y), "X.y");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_callback_destroying_the_scope_is_deferred(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    mod_model m;
+    (void)state;
+    mod_model_init(&m);
+    st.destroy_scope_in_type = 1;
+    assert_null(mguard_scope_name(s, &m.mod));
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);   /* freed on return */
+    assert_ctx_ok(ctx);
+    s = make_scope(ctx, &st, true);
+    st.destroy_scope_in_child = 1;
+    assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_EINVAL);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+/* A logger that calls back into the scope while a warning is logged. */
+typedef struct reentrant_log {
+    test_log log;
+    mguard_scope *s;
+    const void *exit_me;
+    int destroy_scope;
+    mguard_ctx *destroy_ctx;
+    size_t seen_depth;
+} reentrant_log;
+
+static void reentrant_log_fn(mguard_log_level level, const char *msg, void *user)
+{
+    reentrant_log *r = (reentrant_log *)user;
+    test_log_fn(level, msg, &r->log);
+    if (!r->s) return;
+    r->seen_depth = mguard_scope_depth(r->s);
+    if (r->exit_me) {
+        const void *e = r->exit_me;
+        r->exit_me = NULL;
+        mguard_scope_exit(r->s, e);     /* may warn again: nested logging */
+    }
+    if (r->destroy_ctx) {
+        mguard_ctx *c = r->destroy_ctx;
+        r->destroy_ctx = NULL;
+        mguard_ctx_destroy(c);          /* refused: we are inside a callback */
+    }
+    if (r->destroy_scope) {
+        r->destroy_scope = 0;
+        mguard_scope_destroy(r->s);
+        r->s = NULL;
+    }
+}
+
+static void test_log_callback_may_call_back_in(void **state)
+{
+    reentrant_log rl;
+    mguard_ctx_desc cd;
+    mguard_ctx *ctx;
+    mguard_scope *s;
+    int a, b, never;
+    (void)state;
+    memset(&rl, 0, sizeof rl);
+    memset(&cd, 0, sizeof cd);
+    cd.logger.func = reentrant_log_fn;
+    cd.logger.user = &rl;
+    ctx = mguard_ctx_create(&cd);
+    s = mguard_scope_create(ctx, NULL);
+    rl.s = s;
+    mguard_scope_set_name(s, &a, "A");
+    mguard_scope_set_name(s, &b, "B");
+    mguard_scope_set_name(s, &never, "Never");
+    mguard_scope_enter(s, &a);
+    mguard_scope_enter(s, &b);
+    rl.exit_me = &b;
+    assert_int_equal(mguard_scope_exit(s, &a), MGUARD_OK);   /* out of order: warns, logger exits b */
+    assert_int_equal(rl.seen_depth, 1);     /* a popped, b still open when logged */
+    assert_int_equal(rl.log.warnings, 1);
+    assert_int_equal(mguard_scope_depth(s), 0);
+    rl.exit_me = &never;
+    assert_int_equal(mguard_scope_exit(s, &b), MGUARD_NOT_FOUND); /* the logger's exit warns inside */
+    assert_int_equal(rl.log.warnings, 3);
+    assert_ctx_ok(ctx);
+    rl.destroy_ctx = ctx;
+    assert_int_equal(mguard_scope_enter(s, &rl), MGUARD_NOT_FOUND);   /* no name: warns */
+    assert_int_equal(rl.log.warnings, 5);
+    assert_string_equal(rl.log.last, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
+    assert_ctx_ok(ctx);
+    rl.destroy_scope = 1;
+    assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);  /* the logger destroys s */
+    assert_null(rl.s);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- counters and reports ---------------------------------------------------- */
+
+/* The little network used by the report tests:
+   Net { encoder: Seq { layer0: Linear, layer1: Linear }, head: Linear }.
+   Each leaf adds flops; the head adds bytes too. */
+typedef struct net_model { comp net, enc, l0, l1, head; } net_model;
+
+static void net_init(net_model *n)
+{
+    comp_init(&n->net, "Net");
+    comp_init(&n->enc, "Seq");
+    comp_init(&n->l0, "Linear");
+    comp_init(&n->l1, "Linear");
+    comp_init(&n->head, "Linear");
+    comp_add(&n->net, "encoder", &n->enc);
+    comp_add(&n->net, "head", &n->head);
+    comp_add(&n->enc, "layer0", &n->l0);
+    comp_add(&n->enc, "layer1", &n->l1);
+}
+
+static void net_forward(mguard_scope *s, net_model *n)
+{
+    mguard_scope_enter(s, &n->net);
+    mguard_scope_enter(s, &n->enc);
+    mguard_scope_enter(s, &n->l0);
+    mguard_scope_add(s, "flops", 600);
+    mguard_scope_exit(s, &n->l0);
+    mguard_scope_enter(s, &n->l1);
+    mguard_scope_add(s, "flops", 600);
+    mguard_scope_exit(s, &n->l1);
+    mguard_scope_exit(s, &n->enc);
+    mguard_scope_enter(s, &n->head);
+    mguard_scope_add(s, "flops", 120.5);
+    mguard_scope_add(s, "bytes", 4096);
+    mguard_scope_exit(s, &n->head);
+    mguard_scope_exit(s, &n->net);
+}
+
+static void test_counters_go_to_every_active_name_once(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    net_model n;
+    comp fib;
+    (void)state;
+    net_init(&n);
+    net_forward(s, &n);
+    assert_true(mguard_scope_counter(s, "Global", "flops") == 1320.5);
+    assert_true(mguard_scope_counter(s, "Net", "flops") == 1320.5);
+    assert_true(mguard_scope_counter(s, "Net.encoder", "flops") == 1200);
+    assert_true(mguard_scope_counter(s, "Net.encoder.layer1", "flops") == 600);
+    assert_true(mguard_scope_counter(s, "Net.head", "bytes") == 4096);
+    assert_true(mguard_scope_counter(s, "Net.encoder", "bytes") == 0);
+    assert_true(mguard_scope_counter(s, "Net.nothing", "flops") == 0);
+    assert_true(mguard_scope_counter(s, "Net", "nothing") == 0);
+    /* a name active at three depths is counted once per add */
+    comp_init(&fib, "Fib");
+    mguard_scope_enter(s, &fib);
+    mguard_scope_enter(s, &fib);
+    mguard_scope_enter(s, &fib);
+    assert_int_equal(mguard_scope_add(s, "calls", 1), MGUARD_OK);
+    assert_true(mguard_scope_counter(s, "Fib", "calls") == 1);
+    assert_true(mguard_scope_counter(s, "Global", "calls") == 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_report_table(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    net_model n;
+    char buf[1024];
+    size_t len;
+    (void)state;
+    net_init(&n);
+    net_forward(s, &n);
+    len = mguard_scope_report(s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
+    assert_string_equal(buf,
+        "scope                flops  bytes\n"
+        "Global              1320.5   4096\n"
+        "Net                 1320.5   4096\n"
+        "Net.encoder           1200      0\n"
+        "Net.encoder.layer0     600      0\n"
+        "Net.encoder.layer1     600      0\n"
+        "Net.head             120.5   4096\n");
+    assert_int_equal(len, strlen(buf));
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_report_tree(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    net_model n;
+    char buf[1024];
+    comp other;
+    (void)state;
+    comp_init(&other, "Other");
+    net_init(&n);
+    net_forward(s, &n);
+    mguard_scope_set_name(s, &other, "Loose.end");   /* no "Loose": under the root */
+    mguard_scope_enter(s, &other);
+    mguard_scope_exit(s, &other);
+    mguard_scope_report(s, MGUARD_SCOPE_TREE, buf, sizeof buf);
+    assert_string_equal(buf,
+        "scope          flops  bytes\n"
+        "Global        1320.5   4096\n"
+        "  Net         1320.5   4096\n"
+        "    encoder     1200      0\n"
+        "      layer0     600      0\n"
+        "      layer1     600      0\n"
+        "    head       120.5   4096\n"
+        "  Loose.end        0      0\n");
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_report_without_counters_lists_names(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, false);
+    mod_model m;
+    char buf[256];
+    (void)state;
+    mod_model_init(&m);
+    mguard_scope_enter(s, &m.mod);
+    mguard_scope_enter(s, &m.nest);
+    mguard_scope_report(s, MGUARD_SCOPE_TREE, buf, sizeof buf);
+    assert_string_equal(buf, "scope\nGlobal\n  Mod\n    b.nest\n");
+    mguard_scope_report(s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
+    assert_string_equal(buf, "scope\nGlobal\nMod\nMod.b.nest\n");
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_reports_truncate_like_snprintf(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, true);
+    net_model n;
+    char full[4096], small[8];
+    size_t len, i;
+    mguard_scope_format f;
+    (void)state;
+    net_init(&n);
+    net_forward(s, &n);
+    for (f = MGUARD_SCOPE_TABLE; f <= MGUARD_SCOPE_TRACE_JSON; f = (mguard_scope_format)(f + 1)) {
+        len = mguard_scope_report(s, f, full, sizeof full);
+        assert_true(len > 0 && len < sizeof full);
+        assert_int_equal(mguard_scope_report(s, f, NULL, 0), len);
+        for (i = 1; i <= sizeof small; i++) {
+            memset(small, 'x', sizeof small);
+            assert_int_equal(mguard_scope_report(s, f, small, i), len);
+            assert_int_equal(strlen(small), i - 1);
+            assert_memory_equal(small, full, i - 1);
+        }
+    }
+    len = mguard_scope_path(s, NULL, 0);
+    assert_int_equal(len, 6);
+    assert_int_equal(mguard_scope_path(s, small, 4), 6);
+    assert_string_equal(small, "Glo");
+    mguard_ctx_destroy(ctx);
+}
+
+typedef struct sink {
+    char buf[8192];
+    size_t len;
+    int calls;
+    mguard_scope *s;
+    const void *enter_me;
+    int destroy_scope;
+} sink;
+
+static void sink_write(const char *data, size_t len, void *user)
+{
+    sink *k = (sink *)user;
+    assert_true(k->len + len < sizeof k->buf);
+    memcpy(k->buf + k->len, data, len);
+    k->len += len;
+    k->buf[k->len] = '\0';
+    k->calls++;
+    if (k->enter_me) {
+        const void *e = k->enter_me;
+        k->enter_me = NULL;
+        mguard_scope_enter(k->s, e);
+    }
+    if (k->destroy_scope) {
+        k->destroy_scope = 0;
+        mguard_scope_destroy(k->s);
+    }
+}
+
+static void test_report_write_matches_the_buffer(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, true);
+    net_model n;
+    char buf[4096];
+    sink k;
+    mguard_scope_format f;
+    comp extra;
+    (void)state;
+    net_init(&n);
+    net_forward(s, &n);
+    for (f = MGUARD_SCOPE_TABLE; f <= MGUARD_SCOPE_TRACE_JSON; f = (mguard_scope_format)(f + 1)) {
+        size_t len = mguard_scope_report(s, f, buf, sizeof buf);
+        memset(&k, 0, sizeof k);
+        assert_int_equal(mguard_scope_report_write(s, f, sink_write, &k), len);
+        assert_string_equal(k.buf, buf);
+        assert_true(k.calls >= 1);
+    }
+    /* a writer that enters a new scope and destroys the tracker meanwhile */
+    comp_init(&extra, "Extra");
+    memset(&k, 0, sizeof k);
+    k.s = s;
+    k.enter_me = &extra;
+    k.destroy_scope = 1;
+    assert_true(mguard_scope_report_write(s, MGUARD_SCOPE_TREE, sink_write, &k) > 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);    /* destroyed at the end */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- the Chrome trace and a strict JSON reader ------------------------------ */
+
+/* RFC 8259, strictly: one value, no trailing commas, no leading zeros, no
+   raw control characters, only valid escapes and valid UTF-8. */
+typedef struct jrd { const unsigned char *p; int depth; } jrd;
+
+static void j_ws(jrd *r) { while (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r') r->p++; }
+static int j_value(jrd *r);
+
+static int j_hex(unsigned c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+static int j_string(jrd *r)
+{
+    if (*r->p != '"') return 0;
+    r->p++;
+    for (;;) {
+        unsigned c = *r->p;
+        if (c == '"') { r->p++; return 1; }
+        if (c < 0x20) return 0;
+        if (c == '\\') {
+            r->p++;
+            if (*r->p == 'u') {
+                int i;
+                for (i = 1; i <= 4; i++) if (!j_hex(r->p[i])) return 0;
+                r->p += 5;
+            } else if (*r->p && strchr("\"\\/bfnrt", *r->p)) {
+                r->p++;
+            } else {
+                return 0;
+            }
+            continue;
+        }
+        if (c < 0x80) { r->p++; continue; }
+        {
+            int n = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1, i;
+            if (n < 0) return 0;
+            if (c == 0xe0 && r->p[1] < 0xa0) return 0;
+            if (c == 0xed && r->p[1] > 0x9f) return 0;
+            if (c == 0xf0 && r->p[1] < 0x90) return 0;
+            if (c == 0xf4 && r->p[1] > 0x8f) return 0;
+            for (i = 1; i <= n; i++) if ((r->p[i] & 0xc0) != 0x80) return 0;
+            r->p += n + 1;
+        }
+    }
+}
+
+static int j_number(jrd *r)
+{
+    if (*r->p == '-') r->p++;
+    if (*r->p == '0') r->p++;
+    else if (*r->p >= '1' && *r->p <= '9') while (*r->p >= '0' && *r->p <= '9') r->p++;
+    else return 0;
+    if (*r->p == '.') {
+        r->p++;
+        if (!(*r->p >= '0' && *r->p <= '9')) return 0;
+        while (*r->p >= '0' && *r->p <= '9') r->p++;
+    }
+    if (*r->p == 'e' || *r->p == 'E') {
+        r->p++;
+        if (*r->p == '+' || *r->p == '-') r->p++;
+        if (!(*r->p >= '0' && *r->p <= '9')) return 0;
+        while (*r->p >= '0' && *r->p <= '9') r->p++;
+    }
+    return 1;
+}
+
+static int j_lit(jrd *r, const char *w)
+{
+    size_t n = strlen(w);
+    if (strncmp((const char *)r->p, w, n)) return 0;
+    r->p += n;
+    return 1;
+}
+
+static int j_value(jrd *r)
+{
+    if (++r->depth > 64) return 0;
+    j_ws(r);
+    if (*r->p == '{') {
+        r->p++;
+        j_ws(r);
+        if (*r->p == '}') { r->p++; r->depth--; return 1; }
+        for (;;) {
+            j_ws(r);
+            if (!j_string(r)) return 0;
+            j_ws(r);
+            if (*r->p++ != ':') return 0;
+            if (!j_value(r)) return 0;
+            j_ws(r);
+            if (*r->p == ',') { r->p++; continue; }
+            if (*r->p++ != '}') return 0;
+            break;
+        }
+    } else if (*r->p == '[') {
+        r->p++;
+        j_ws(r);
+        if (*r->p == ']') { r->p++; r->depth--; return 1; }
+        for (;;) {
+            if (!j_value(r)) return 0;
+            j_ws(r);
+            if (*r->p == ',') { r->p++; continue; }
+            if (*r->p++ != ']') return 0;
+            break;
+        }
+    } else if (*r->p == '"') {
+        if (!j_string(r)) return 0;
+    } else if (*r->p == 't') {
+        if (!j_lit(r, "true")) return 0;
+    } else if (*r->p == 'f') {
+        if (!j_lit(r, "false")) return 0;
+    } else if (*r->p == 'n') {
+        if (!j_lit(r, "null")) return 0;
+    } else if (!j_number(r)) {
+        return 0;
+    }
+    r->depth--;
+    return 1;
+}
+
+static int json_valid(const char *text)
+{
+    jrd r;
+    r.p = (const unsigned char *)text;
+    r.depth = 0;
+    if (!j_value(&r)) return 0;
+    j_ws(&r);
+    return *r.p == '\0';
+}
+
+static void test_json_reader_is_strict(void **state)
+{
+    (void)state;
+    assert_true(json_valid("{\"a\":[1,-0.5,2e3,true,false,null,\"\\u00e9\\n\"]}"));
+    assert_true(json_valid(" [ ] "));
+    assert_false(json_valid("{\"a\":1,}"));
+    assert_false(json_valid("[1,]"));
+    assert_false(json_valid("[01]"));
+    assert_false(json_valid("[1.]"));
+    assert_false(json_valid("[\"\x01\"]"));
+    assert_false(json_valid("[\"\\x\"]"));
+    assert_false(json_valid("[\"\xff\"]"));
+    assert_false(json_valid("[\"\xc3\"]"));
+    assert_false(json_valid("{a:1}"));
+    assert_false(json_valid("[1] [2]"));
+    assert_false(json_valid("[NaN]"));
+    assert_false(json_valid(""));
+}
+
+static void test_trace_is_valid_json_with_every_span(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    cb_state st;
+    mguard_scope *s = make_scope(ctx, &st, true);
+    comp net, fc;
+    char buf[2048];
+    size_t len;
+    (void)state;
+    comp_init(&net, "Net");
+    comp_init(&fc, "Linear");
+    comp_add(&net, "fc", &fc);
+    mguard_scope_enter(s, &net);          /* ts 1 */
+    mguard_scope_enter(s, &fc);           /* ts 2 */
+    mguard_scope_exit(s, &fc);            /* ts 3 */
+    mguard_scope_exit(s, &net);           /* ts 4 */
+    mguard_scope_set_backward(s, true);
+    mguard_scope_enter(s, &net);          /* ts 5, left open */
+    len = mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_int_equal(len, strlen(buf));
+    assert_string_equal(buf,
+        "{\"traceEvents\":[\n"
+        "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"Global\"}},\n"
+        "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"forward\"}},\n"
+        "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"backward\"}},\n"
+        "{\"name\":\"Net\",\"cat\":\"forward\",\"ph\":\"X\",\"ts\":1,\"dur\":3,\"pid\":1,\"tid\":1,\"args\":{\"depth\":1}},\n"
+        "{\"name\":\"Net.fc\",\"cat\":\"forward\",\"ph\":\"X\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":1,\"args\":{\"depth\":2}},\n"
+        "{\"name\":\"Net\",\"cat\":\"backward\",\"ph\":\"B\",\"ts\":5,\"pid\":1,\"tid\":2,\"args\":{\"depth\":1}}\n"
+        "],\n"
+        "\"displayTimeUnit\":\"ms\",\n"
+        "\"otherData\":{\"root\":\"Global\",\"dropped_spans\":0}}\n");
+    assert_true(json_valid(buf));
+    assert_int_equal(mguard_scope_clear_trace(s), MGUARD_OK);
+    mguard_scope_exit(s, &net);
+    mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_null(strstr(buf, "\"name\":\"Net\""));
+    assert_true(json_valid(buf));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_trace_escapes_any_name(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_scope_desc d;
+    mguard_scope *s;
+    static const char *names[] = {"quote\"back\\slash", "tab\tnew\nline\x01\x7f", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+                                  "bad\xff\xc3(\xe0\x80\xed\xa0\x80\xf4\x90", "/slash/"};
+    int comps[5];
+    char buf[4096];
+    size_t i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.trace = true;
+    d.root_name = "root \"r\"";
+    s = mguard_scope_create(ctx, &d);
+    for (i = 0; i < 5; i++) {
+        mguard_scope_set_name(s, &comps[i], names[i]);
+        mguard_scope_enter(s, &comps[i]);
+    }
+    mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_true(json_valid(buf));
+    assert_non_null(strstr(buf, "\"name\":\"quote\\\"back\\\\slash\""));
+    assert_non_null(strstr(buf, "\"name\":\"tab\\u0009new\\u000aline\\u0001\\u007f\""));
+    assert_non_null(strstr(buf, "\"name\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""));
+    assert_non_null(strstr(buf, "\"name\":\"bad\\ufffd\\ufffd(\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\""));
+    assert_non_null(strstr(buf, "\"root\":\"root \\\"r\\\"\""));
+    mguard_ctx_destroy(ctx);
+}
+
+static double fake_clock(void *user)
+{
+    double *t = (double *)user;
+    *t += 2.5;
+    return *t;
+}
+
+static void test_trace_uses_the_clock_and_stays_within_its_limit(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_scope_desc d;
+    mguard_scope *s;
+    double t = 1000.0;
+    int a;
+    char buf[4096];
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.trace = true;
+    d.clock = fake_clock;
+    d.user = &t;
+    d.max_trace_events = 2;
+    s = mguard_scope_create(ctx, &d);
+    mguard_scope_set_name(s, &a, "A");
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(mguard_scope_enter(s, &a), MGUARD_OK);
+        assert_int_equal(mguard_scope_exit(s, &a), MGUARD_OK);
+    }
+    assert_int_equal(log.warnings, 1);   /* the limit is logged once */
+    assert_string_equal(log.last, "mguard_scope_enter: the trace holds 2 spans (max_trace_events); later spans are not recorded");
+    mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_true(json_valid(buf));
+    assert_non_null(strstr(buf, "\"ts\":1002.500,\"dur\":2.500,"));
+    assert_non_null(strstr(buf, "\"ts\":1007.500,\"dur\":2.500,"));
+    assert_non_null(strstr(buf, "\"dropped_spans\":2}"));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* A clock that destroys things while an event is being recorded. */
+typedef struct evil_clock { mguard_ctx *ctx; mguard_scope *s; const void *kill; int destroy_scope; double t; } evil_clock;
+
+static double evil_clock_fn(void *user)
+{
+    evil_clock *c = (evil_clock *)user;
+    if (c->kill) {
+        const void *k = c->kill;
+        c->kill = NULL;
+        mguard_on_destroy(c->ctx, k);
+    }
+    if (c->destroy_scope) {
+        c->destroy_scope = 0;
+        mguard_scope_destroy(c->s);
+    }
+    return c->t += 1.0;
+}
+
+static void test_clock_callback_may_destroy_the_component_or_the_scope(void **state)
+{
+    test_log log;
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_scope_desc d;
+    evil_clock c;
+    int a, b;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    memset(&c, 0, sizeof c);
+    d.trace = true;
+    d.clock = evil_clock_fn;
+    d.user = &c;
+    c.ctx = ctx;
+    c.s = mguard_scope_create(ctx, &d);
+    mguard_scope_set_name(c.s, &a, "A");
+    mguard_scope_set_name(c.s, &b, "B");
+    c.kill = &a;                                     /* a dies while it is entered */
+    assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, " was destroyed while it was being entered"));
+    assert_int_equal(mguard_scope_depth(c.s), 0);
+    assert_int_equal(mguard_scope_enter(c.s, &b), MGUARD_OK);
+    c.kill = &b;                                     /* b dies while it exits */
+    assert_int_equal(mguard_scope_exit(c.s, &b), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_scope_depth(c.s), 0);
+    assert_ctx_ok(ctx);
+    mguard_scope_set_name(c.s, &a, "A");
+    mguard_scope_enter(c.s, &a);
+    c.destroy_scope = 1;
+    assert_int_equal(mguard_scope_reset(c.s), MGUARD_EINVAL);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+/* ---- bad input ---------------------------------------------------------------- */
+
+static void test_bad_input_is_refused(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_scope *s = mguard_scope_create(ctx, NULL);
+    const char *p[4];
+    char buf[16];
+    int a, fake[64];
+    (void)state;
+    memset(fake, 0, sizeof fake);
+    assert_null(mguard_scope_create(NULL, NULL));
+    mguard_scope_destroy(NULL);
+    mguard_scope_destroy((mguard_scope *)(void *)fake);    /* foreign: ignored */
+    assert_null(mguard_scope_name(NULL, &a));
+    assert_null(mguard_scope_name(s, NULL));
+    assert_null(mguard_scope_known_name(NULL, &a));
+    assert_null(mguard_scope_known_name(s, NULL));
+    assert_int_equal(mguard_scope_set_name(NULL, &a, "A"), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_set_name(s, NULL, "A"), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_set_name(s, &a, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_set_name(s, &a, ""), MGUARD_EINVAL);
+    assert_int_equal(log.warnings, 3);
+    assert_int_equal(mguard_scope_enter(NULL, &a), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_enter(s, NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_scope_enter: NULL component");
+    assert_int_equal(mguard_scope_exit(NULL, &a), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_exit(s, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_exit((mguard_scope *)(void *)fake, &a), MGUARD_EINVAL);
+    assert_false(mguard_scope_is_active(NULL, "Global"));
+    assert_false(mguard_scope_is_active(s, NULL));
+    assert_int_equal(mguard_scope_parents(NULL, p, 4), 0);
+    assert_int_equal(mguard_scope_parents(s, NULL, 0), 1);
+    assert_int_equal(mguard_scope_parents(s, NULL, 4), 1);    /* NULL out: count only */
+    assert_null(mguard_scope_current(NULL));
+    assert_int_equal(mguard_scope_depth(NULL), 0);
+    assert_int_equal(mguard_scope_path(NULL, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(mguard_scope_set_backward(NULL, true), MGUARD_EINVAL);
+    assert_false(mguard_scope_is_backward(NULL));
+    assert_int_equal(mguard_scope_reset(NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_add(NULL, "x", 1), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_add(s, NULL, 1), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_add(s, "", 1), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_add(s, "x", 1.0 / 0.0), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_scope_add: amount is not finite");
+    assert_int_equal(mguard_scope_add(s, "x", 0.0 / 0.0), MGUARD_EINVAL);
+    assert_true(mguard_scope_counter(NULL, "Global", "x") == 0);
+    assert_true(mguard_scope_counter(s, NULL, "x") == 0);
+    assert_true(mguard_scope_counter(s, "Global", NULL) == 0);
+    assert_int_equal(mguard_scope_report(NULL, MGUARD_SCOPE_TABLE, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    strcpy(buf, "junk");
+    assert_int_equal(mguard_scope_report(s, (mguard_scope_format)7, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    assert_string_equal(log.last, "mguard_scope_report: unknown format 7");
+    assert_int_equal(mguard_scope_report_write(s, MGUARD_SCOPE_TABLE, NULL, NULL), 0);
+    assert_int_equal(mguard_scope_report_write(NULL, MGUARD_SCOPE_TABLE, sink_write, NULL), 0);
+    assert_int_equal(mguard_scope_clear_trace(NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_clear_warnings(NULL), MGUARD_EINVAL);
+    assert_ctx_ok(ctx);
+    mguard_scope_destroy(s);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_ctx_destroy_destroys_its_scopes(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    cb_state st;
+    net_model n;
+    (void)state;
+    net_init(&n);
+    make_scope(ctx, &st, true);
+    net_forward(st.s, &n);
+    mguard_scope_enter(st.s, &n.net);
+    make_scope(ctx, &st, false);
+    mguard_scope_enter(st.s, &n.net);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+/* ---- allocation failure --------------------------------------------------------
+   A workload of every operation that allocates. For op k and every N, a
+   fresh context replays ops 0..k-1, then op k runs with the Nth allocation
+   failing. When op k reports the failure (ENOMEM, or 0 for a report), every
+   observable part of the state must be as before and mguard_ctx_check OK. */
+typedef struct wl {
+    mguard_ctx *ctx;
+    mguard_scope *s;
+    cb_state st;
+    net_model n;
+    comp loner, loner_kid, named;
+} wl;
+
+#define WL_OPS 22
+
+/* Runs op k; returns 1 when it reported an allocation failure. */
+static int wl_op(wl *w, int k)
+{
+    mguard_scope *s = w->s;
+    char buf[4096];
+    switch (k) {
+    case 0: return mguard_scope_name(s, &w->n.net) == NULL;
+    case 1: return mguard_scope_enter(s, &w->n.net) == MGUARD_ENOMEM;
+    case 2: return mguard_scope_enter(s, &w->n.enc) == MGUARD_ENOMEM;
+    case 3: return mguard_scope_add(s, "flops", 10) == MGUARD_ENOMEM;
+    case 4: return mguard_scope_enter(s, &w->n.l0) == MGUARD_ENOMEM;
+    case 5: return mguard_scope_add(s, "bytes", 3) == MGUARD_ENOMEM;
+    case 6: return mguard_scope_add(s, "flops", 5) == MGUARD_ENOMEM;
+    case 7: return mguard_scope_exit(s, &w->n.l0) == MGUARD_ENOMEM;
+    case 8: return mguard_scope_exit(s, &w->n.l1) == MGUARD_ENOMEM;   /* warns */
+    case 9: return mguard_scope_set_name(s, &w->named, "Named.thing") == MGUARD_ENOMEM;
+    case 10: return mguard_scope_enter(s, &w->named) == MGUARD_ENOMEM;
+    case 11: return mguard_scope_add(s, "calls", 1) == MGUARD_ENOMEM;
+    case 12: return mguard_scope_exit(s, &w->n.enc) == MGUARD_ENOMEM;  /* out of order: warns */
+    case 13: return mguard_scope_report(s, MGUARD_SCOPE_TREE, buf, sizeof buf) == 0;
+    case 14: return mguard_scope_enter(s, &w->loner) == MGUARD_ENOMEM;  /* type name + walk */
+    case 15: return mguard_scope_set_backward(s, true) == MGUARD_ENOMEM;
+    case 16: return mguard_scope_enter(s, &w->n.head) == MGUARD_ENOMEM;
+    case 17: return mguard_scope_add(s, "grads", 2) == MGUARD_ENOMEM;
+    case 18: mguard_on_destroy(w->ctx, &w->n.head); return 0;
+    case 19: return mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf) == 0;
+    case 20: return mguard_scope_reset(s) == MGUARD_ENOMEM;
+    default: return mguard_scope_enter(s, &w->n.l1) == MGUARD_ENOMEM;
+    }
+}
+
+/* Everything observable, as text. */
+static void wl_snapshot(wl *w, char *out, size_t cap)
+{
+    const void *all[8];
+    char part[4096];
+    size_t i;
+    all[0] = &w->n.net; all[1] = &w->n.enc; all[2] = &w->n.l0; all[3] = &w->n.l1;
+    all[4] = &w->n.head; all[5] = &w->loner; all[6] = &w->loner_kid; all[7] = &w->named;
+    out[0] = '\0';
+    snprintf(part, sizeof part, "objects %lu depth %lu bw %d path %s parents %s current %s\n",
+             (unsigned long)mguard_ctx_object_count(w->ctx), (unsigned long)mguard_scope_depth(w->s),
+             (int)mguard_scope_is_backward(w->s), path_str(w->s), parents_str(w->s), mguard_scope_current(w->s));
+    strncat(out, part, cap - strlen(out) - 1);
+    for (i = 0; i < 8; i++) {
+        const char *nm = mguard_scope_known_name(w->s, all[i]);
+        snprintf(part, sizeof part, "name %lu %s\n", (unsigned long)i, nm ? nm : "-");
+        strncat(out, part, cap - strlen(out) - 1);
+    }
+    mguard_scope_report(w->s, MGUARD_SCOPE_TABLE, part, sizeof part);
+    strncat(out, part, cap - strlen(out) - 1);
+    mguard_scope_report(w->s, MGUARD_SCOPE_TRACE_JSON, part, sizeof part);
+    strncat(out, part, cap - strlen(out) - 1);
+}
+
+static void test_every_allocation_failure_leaves_state_unchanged(void **state)
+{
+    int k, reported = 0;
+    (void)state;
+    for (k = 0; k < WL_OPS; k++) {
+        long n;
+        for (n = 1; n < 1000; n++) {
+            test_alloc al;
+            test_log log;
+            wl w;
+            char before[16384], after[16384];
+            int j, fail;
+            memset(&w, 0, sizeof w);
+            w.ctx = test_ctx(&log, &al);
+            w.s = make_scope(w.ctx, &w.st, true);
+            net_init(&w.n);
+            comp_init(&w.loner, "Loner");
+            comp_init(&w.loner_kid, "Kid");
+            comp_init(&w.named, "Named");
+            comp_add(&w.loner, "kid", &w.loner_kid);
+            for (j = 0; j < k; j++) assert_int_equal(wl_op(&w, j), 0);
+            wl_snapshot(&w, before, sizeof before);
+            al.fail_at = al.calls + n;
+            fail = wl_op(&w, k);
+            al.fail_at = 0;
+            assert_int_equal(mguard_ctx_check(w.ctx), MGUARD_OK);
+            if (fail) {
+                assert_true(al.failures > 0);
+                wl_snapshot(&w, after, sizeof after);
+                if (strcmp(before, after)) print_error("op %d, allocation %ld changed the state\n", k, n);
+                assert_string_equal(before, after);
+                reported++;
+            }
+            mguard_ctx_destroy(w.ctx);
+            assert_int_equal(al.live_blocks, 0);
+            if (!al.failures) break;    /* N beyond the op's allocations */
+        }
+    }
+    assert_true(reported > 30);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_root_is_the_only_parent_at_start),
+        cmocka_unit_test(test_custom_root_name),
+        cmocka_unit_test(test_module_hierarchy_forward_then_backward),
+        cmocka_unit_test(test_first_lookup_names_the_whole_subtree_once),
+        cmocka_unit_test(test_reused_component_takes_the_last_path),
+        cmocka_unit_test(test_reused_component_active_at_two_depths_nests),
+        cmocka_unit_test(test_recursion_counts_each_level),
+        cmocka_unit_test(test_component_entered_before_its_parent_was_seen),
+        cmocka_unit_test(test_reset_ends_the_backward_pass),
+        cmocka_unit_test(test_exit_never_entered_warns_once),
+        cmocka_unit_test(test_exit_out_of_order_warns_and_keeps_the_others),
+        cmocka_unit_test(test_duplicate_warnings_are_bounded),
+        cmocka_unit_test(test_explicit_name_survives_a_parent_walk),
+        cmocka_unit_test(test_without_callbacks_names_come_from_set_name),
+        cmocka_unit_test(test_type_name_null_means_no_name),
+        cmocka_unit_test(test_on_destroy_forgets_names),
+        cmocka_unit_test(test_destroying_an_active_component_closes_its_frames),
+        cmocka_unit_test(test_cycle_in_children_terminates),
+        cmocka_unit_test(test_bad_children_are_skipped_with_a_warning),
+        cmocka_unit_test(test_children_callback_may_enter_a_scope),
+        cmocka_unit_test(test_children_callback_may_destroy_a_component_being_walked),
+        cmocka_unit_test(test_callback_destroying_the_scope_is_deferred),
+        cmocka_unit_test(test_log_callback_may_call_back_in),
+        cmocka_unit_test(test_counters_go_to_every_active_name_once),
+        cmocka_unit_test(test_report_table),
+        cmocka_unit_test(test_report_tree),
+        cmocka_unit_test(test_report_without_counters_lists_names),
+        cmocka_unit_test(test_reports_truncate_like_snprintf),
+        cmocka_unit_test(test_report_write_matches_the_buffer),
+        cmocka_unit_test(test_json_reader_is_strict),
+        cmocka_unit_test(test_trace_is_valid_json_with_every_span),
+        cmocka_unit_test(test_trace_escapes_any_name),
+        cmocka_unit_test(test_trace_uses_the_clock_and_stays_within_its_limit),
+        cmocka_unit_test(test_clock_callback_may_destroy_the_component_or_the_scope),
+        cmocka_unit_test(test_bad_input_is_refused),
+        cmocka_unit_test(test_ctx_destroy_destroys_its_scopes),
+        cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
