@@ -2269,7 +2269,13 @@ static mguard_status mguard__lroot_ensure(mguard_ctx *ctx)
     d.value_size = 1;
     d.on_key_death = mguard__l_on_death;
     d.user = root;
-    root->watch = mguard_weak_create(ctx, &d);
+    {
+        /* one log line per failed call: the caller logs, not the table */
+        mguard_logger saved = ctx->log;
+        ctx->log.func = NULL;
+        root->watch = mguard_weak_create(ctx, &d);
+        ctx->log = saved;
+    }
     if (!root->watch) {
         mguard__free(ctx, root);
         return MGUARD_ENOMEM;
@@ -3415,8 +3421,10 @@ static void mguard__l_compare(mguard__lcmp *c)
             if (c->st || (c->differ && !c->res)) return;
             continue;
         }
+        /* is_modified is implied by the kind and the writes, except for a
+           container's own flag */
         if (A->ents[i].kind != B->ents[eb - 1].kind || A->ents[i].source != B->ents[eb - 1].source ||
-            mguard__l_modified(&A->ents[i]) != mguard__l_modified(&B->ents[eb - 1])) {
+            (A->ents[i].kind == MGUARD_LEDGER_MUTABLE && A->ents[i].flags != B->ents[eb - 1].flags)) {
             mguard__l_item(&it, MGUARD_LEDGER_DIFF_OBJECT_CHANGED, obj, NULL, -1);
             mguard__l_side_ent(&it.a, &A->ents[i]);
             mguard__l_side_ent(&it.b, &B->ents[eb - 1]);
@@ -3665,7 +3673,7 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
             if (it->b.source) { mguard__ldiff_puts(d, st, it->b.source); mguard__ldiff_puts(d, st, "\""); }
             sep = "; ";
         }
-        if (it->a.modified != it->b.modified) {
+        if (it->a.kind == it->b.kind && it->a.modified != it->b.modified) {
             mguard__ldiff_puts(d, st, sep);
             mguard__ldiff_puts(d, st, it->a.modified ? "modified yes -> no" : "modified no -> yes");
         }
