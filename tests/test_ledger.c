@@ -417,7 +417,7 @@ static void test_iteration_survives_removals_and_compaction(void **state)
     static tobj o[64];
     mguard_ledger_iter it;
     char seen[512] = "", want[512] = "";
-    char names[64][4];
+    char names[64][12];
     int i;
     uint64_t epoch0;
     (void)state;
