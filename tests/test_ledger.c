@@ -1220,6 +1220,120 @@ static void test_apply_callback_may_destroy_objects_and_the_ledger(void **state)
     teardown();
 }
 
+static mguard_ledger *clone_made;
+static void clone_on_release(tobj *o)
+{
+    (void)o;
+    if (!clone_made) clone_made = mguard_ledger_clone(H.L);
+}
+
+static void test_clone_inside_a_release_hook_holds_only_live_content(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(three, "three", 3);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_store_attr(L, &x, "b", &two);
+    mguard_ledger_store_attr(L, &x, "c", &three);
+    clone_made = NULL;
+    H.on_release = clone_on_release;
+    /* clear queues x, one, two, three for release; the first release
+       clones L while the others are still queued */
+    mguard_ledger_clear(L);
+    H.on_release = NULL;
+    assert_non_null(clone_made);
+    assert_int_equal(mguard_ledger_count(clone_made), 0);
+    assert_int_equal(mguard_ledger_check(clone_made), MGUARD_OK);
+    assert_int_equal(x.rc + one.rc + two.rc + three.rc, 0);
+    mguard_ledger_destroy(clone_made);
+    teardown();
+}
+
+static void clone_and_restore_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    mguard_ledger **cp = (mguard_ledger **)user;
+    record_apply(obj, attr, value, deleted, NULL);
+    if (!*cp) {
+        *cp = mguard_ledger_clone(H.L);
+        mguard_ledger_clear(H.L);                 /* releases wait for the walk */
+        assert_int_equal(mguard_ledger_restore(H.L, *cp), MGUARD_OK);
+        mguard_ledger_store_attr(H.L, obj, "late", NULL);
+    }
+}
+
+static void test_apply_callback_may_clone_clear_and_restore(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL), *cp = NULL;
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_store_attr(L, &y, "b", &one);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, clone_and_restore_on_apply, &cp), MGUARD_OK);
+    assert_string_equal(applied, "x.a=one y.b=one ");
+    assert_string_equal(dumps(L), "x:existing:-*{a=one;late=NULL;} y:existing:-*{b=one;} ");
+    assert_int_equal(one.rc, 2);
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    mguard_ledger_destroy(cp);
+    teardown();
+}
+
+static void destroy_ledger_on_release(tobj *o)
+{
+    (void)o;
+    if (H.L) {
+        mguard_ledger *L = H.L;
+        H.L = NULL;
+        mguard_ledger_destroy(L);
+    }
+}
+
+static void test_last_ledger_destroyed_during_a_death_notification(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(x, "x", 0); OBJ(v, "v", 0); OBJ(w, "w", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &v);
+    mguard_ledger_store_attr(L, &x, "b", &w);
+    H.on_release = destroy_ledger_on_release;
+    /* x dies: v and w are released; the first release destroys the only
+       ledger, so the shared weak table goes inside its own notification */
+    mguard_on_destroy(H.ctx, &x);
+    H.forfeit++;
+    assert_null(H.L);
+    assert_string_equal(H.trace, "+x +v +w -v -w");
+    assert_int_equal(log.warnings, 1);
+    assert_int_equal(mguard_ctx_object_count(H.ctx), 0);
+    /* and ledgers work again afterwards */
+    H.L = mguard_ledger_create(H.ctx, NULL);
+    assert_int_equal(mguard_ledger_track_existing(H.L, &x, NULL), MGUARD_OK);
+    H.on_release = NULL;
+    teardown();
+}
+
+static void test_destroy_during_a_walk_finishes_when_the_walk_ends(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "k", &one);    /* destroys the ledger */
+    mguard_ledger_store_attr(L, &y, "b", &one);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, destroy_obj_on_apply, NULL), MGUARD_OK);
+    /* the releases waited for the walk: y.b was skipped, nothing leaked */
+    assert_string_equal(applied, "x.k=one ");
+    assert_string_equal(H.trace, "+x +y +one -x -y -one");
+    H.L = NULL;
+    teardown();
+}
+
 static void test_ctx_destroy_destroys_every_ledger_and_releases(void **state)
 {
     test_alloc al;
@@ -1499,6 +1613,16 @@ static void test_property_diff_of_a_clone_is_empty(void **state)
                 dump(L, before, sizeof before);
                 assert_string_equal(dumps(C), before);
                 assert_same_ledgers(L, C);
+                {
+                    /* the same change on both: new stamps, same content, so
+                       the full comparison runs and must agree */
+                    uint32_t s2 = s;
+                    mguard_status st1 = random_op(L, &s), st2 = random_op(C, &s2);
+                    assert_int_equal(st1, st2);
+                    dump(L, before, sizeof before);
+                    assert_string_equal(dumps(C), before);
+                    assert_same_ledgers(L, C);
+                }
                 /* a change shows as a difference until it is undone */
                 if (random_op(C, &s) == MGUARD_OK && !mguard_ledger_equal(L, C)) {
                     mguard_ledger_diff_result *r;
@@ -1765,6 +1889,10 @@ int main(void)
         cmocka_unit_test(test_refs_hook_changing_the_ledger_abandons_the_prune),
         cmocka_unit_test(test_equal_hook_changing_a_ledger_abandons_the_comparison),
         cmocka_unit_test(test_apply_callback_may_destroy_objects_and_the_ledger),
+        cmocka_unit_test(test_clone_inside_a_release_hook_holds_only_live_content),
+        cmocka_unit_test(test_apply_callback_may_clone_clear_and_restore),
+        cmocka_unit_test(test_last_ledger_destroyed_during_a_death_notification),
+        cmocka_unit_test(test_destroy_during_a_walk_finishes_when_the_walk_ends),
         cmocka_unit_test(test_ctx_destroy_destroys_every_ledger_and_releases),
         cmocka_unit_test(test_plain_values_are_not_watched),
         cmocka_unit_test(test_a_dying_object_is_refused),
