@@ -1979,6 +1979,8 @@ struct mguard_ledger {
     uint32_t magic;
     int destroying;            /* destroy requested: emptied, refuses changes */
     mguard_ctx *ctx;
+    size_t block_bytes;        /* this struct heads a block of that size; an
+                                  array inside it is never freed on its own */
     mguard_ledger *prev, *next;
     mguard_ledger_desc desc;
     uint64_t stamp;            /* content version (see above) */
@@ -2089,6 +2091,63 @@ static bool mguard__l_modified(const mguard__lent *e)
 static void mguard__l_touch(mguard_ledger *L)
 {
     L->stamp = ++L->ctx->ledger_root->next_stamp;
+}
+
+/* ---- the block: a clone is one allocation ------------------------------
+   A clone copies the struct and every array into one block (so cloning is
+   one allocation + memcpy). An array that must grow moves out of the block
+   into its own allocation; the block itself goes with the ledger. */
+static bool mguard__l_in_block(const mguard_ledger *L, const void *p)
+{
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)L;
+    return p && a >= b && a < b + L->block_bytes;
+}
+
+static void mguard__l_free_array(const mguard_ledger *L, void *p)
+{
+    if (!mguard__l_in_block(L, p)) mguard__free(L->ctx, p);
+}
+
+/* mguard__reserve for a ledger array (which may live in the block). */
+static mguard_status mguard__l_grow(const mguard_ledger *L, void **arr, uint32_t *cap, size_t need, size_t elem)
+{
+    size_t ncap;
+    void *p;
+    if (need <= *cap) return MGUARD_OK;
+    if (!mguard__l_in_block(L, *arr)) return mguard__reserve(L->ctx, arr, cap, need, elem);
+    if (need > 0x7fffffffu) return MGUARD_ENOMEM;
+    ncap = *cap ? (size_t)*cap * 2 : 4;
+    while (ncap < need) ncap *= 2;
+    if (ncap > 0x7fffffffu) ncap = 0x7fffffffu;
+    p = mguard__alloc(L->ctx, ncap * elem);
+    if (!p) return MGUARD_ENOMEM;
+    memcpy(p, *arr, (size_t)*cap * elem);
+    *arr = p;
+    *cap = (uint32_t)ncap;
+    return MGUARD_OK;
+}
+
+/* mguard__ix_reserve for a ledger index (whose slots may live in the
+   block: then the grown index is built beside them). */
+static mguard_status mguard__l_ix_reserve(const mguard_ledger *L, mguard__index *ix, size_t need)
+{
+    mguard__index fresh;
+    size_t i;
+    mguard_status st;
+    if (!mguard__l_in_block(L, ix->slots) || need * 2 <= ix->mask + 1) return mguard__ix_reserve(L->ctx, ix, need);
+    memset(&fresh, 0, sizeof fresh);
+    st = mguard__ix_reserve(L->ctx, &fresh, need);
+    if (st) return st;
+    for (i = 0; i <= ix->mask; i++)
+        if (ix->slots[i].idx) mguard__ix_put(&fresh, ix->slots[i].hash, ix->slots[i].idx);
+    *ix = fresh;
+    return MGUARD_OK;
+}
+
+static void mguard__l_ix_free(const mguard_ledger *L, mguard__index *ix)
+{
+    mguard__l_free_array(L, ix->slots);
+    memset(ix, 0, sizeof *ix);
 }
 
 /* ---- held pointers: counts and the two queues --------------------------- */
@@ -2391,11 +2450,18 @@ static void mguard__l_empty(mguard_ledger *L)
     L->nwpool = L->live_writes = L->wfree = 0;
     mguard__ix_clear(&L->w_ix);
     L->nrecs = L->nhooks = 0;
-    for (i = 0; i < L->nrpool; i++) {
-        mguard__lref *s = &L->refs[i];
-        if (!s->ptr || !s->count) continue;
-        s->count = 0;
-        if (!(s->flags & MGUARD__LR_RELQ)) mguard__l_relq_push(L, i + 1);
+    if (!L->desc.release && !L->frames) {
+        /* nothing will be called: forget every held pointer at once */
+        mguard__ix_clear(&L->ref_ix);
+        L->nrpool = L->live_refs = L->rfree = 0;
+        L->rq_head = L->rq_tail = L->relq_head = L->relq_tail = 0;
+    } else {
+        for (i = 0; i < L->nrpool; i++) {
+            mguard__lref *s = &L->refs[i];
+            if (!s->ptr || !s->count) continue;
+            s->count = 0;
+            if (!(s->flags & MGUARD__LR_RELQ)) mguard__l_relq_push(L, i + 1);
+        }
     }
     L->epoch++;
     mguard__l_touch(L);
@@ -2499,22 +2565,22 @@ static void mguard__l_compact(mguard_ledger *L)
 
 static mguard_status mguard__l_reserve_ents(mguard_ledger *L, uint32_t k)
 {
-    mguard_status st = mguard__ix_reserve(L->ctx, &L->ent_ix, (size_t)L->live_ents + k);
+    mguard_status st = mguard__l_ix_reserve(L, &L->ent_ix, (size_t)L->live_ents + k);
     if (st) return st;
     if ((size_t)L->nents + k <= L->capents) return MGUARD_OK;
     if (!L->walks && L->nents - L->live_ents >= L->nents / 4 + k) {
         mguard__l_compact(L);
         return MGUARD_OK;
     }
-    return mguard__reserve(L->ctx, (void **)&L->ents, &L->capents, (size_t)L->nents + k, sizeof(mguard__lent));
+    return mguard__l_grow(L, (void **)&L->ents, &L->capents, (size_t)L->nents + k, sizeof(mguard__lent));
 }
 
 static mguard_status mguard__l_reserve_writes(mguard_ledger *L, uint32_t k)
 {
     uint32_t spare = L->nwpool - L->live_writes;
-    mguard_status st = mguard__ix_reserve(L->ctx, &L->w_ix, (size_t)L->live_writes + k);
+    mguard_status st = mguard__l_ix_reserve(L, &L->w_ix, (size_t)L->live_writes + k);
     if (st || spare >= k) return st;
-    return mguard__reserve(L->ctx, (void **)&L->writes, &L->capwrites, (size_t)L->nwpool + (k - spare), sizeof(mguard__lwrite));
+    return mguard__l_grow(L, (void **)&L->writes, &L->capwrites, (size_t)L->nwpool + (k - spare), sizeof(mguard__lwrite));
 }
 
 static mguard_status mguard__l_reserve_refs(mguard_ledger *L, uint32_t k)
@@ -2522,9 +2588,9 @@ static mguard_status mguard__l_reserve_refs(mguard_ledger *L, uint32_t k)
     uint32_t spare = L->nrpool - L->live_refs;
     mguard_status st;
     if (!k) return MGUARD_OK;
-    st = mguard__ix_reserve(L->ctx, &L->ref_ix, (size_t)L->live_refs + k);
+    st = mguard__l_ix_reserve(L, &L->ref_ix, (size_t)L->live_refs + k);
     if (st || spare >= k) return st;
-    return mguard__reserve(L->ctx, (void **)&L->refs, &L->caprefs, (size_t)L->nrpool + (k - spare), sizeof(mguard__lref));
+    return mguard__l_grow(L, (void **)&L->refs, &L->caprefs, (size_t)L->nrpool + (k - spare), sizeof(mguard__lref));
 }
 
 /* How many of p, q are new to L (distinct, non-NULL, no slot yet). */
@@ -2568,6 +2634,7 @@ mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *d
     memset(L, 0, sizeof *L);
     L->magic = MGUARD__MAGIC_LEDGER;
     L->ctx = ctx;
+    L->block_bytes = sizeof *L;
     if (desc) L->desc = *desc;
     L->next_seq = 1;
     L->next = ctx->ledger_root->head;
@@ -2585,14 +2652,14 @@ static void mguard__l_free(mguard_ledger *L)
     if (L->prev) L->prev->next = L->next; else root->head = L->next;
     if (L->next) L->next->prev = L->prev;
     root->nledgers--;
-    mguard__free(ctx, L->ents);
-    mguard__ix_free(ctx, &L->ent_ix);
-    mguard__free(ctx, L->writes);
-    mguard__ix_free(ctx, &L->w_ix);
-    mguard__free(ctx, L->refs);
-    mguard__ix_free(ctx, &L->ref_ix);
-    mguard__free(ctx, L->recs);
-    mguard__free(ctx, L->hooks);
+    mguard__l_free_array(L, L->ents);
+    mguard__l_ix_free(L, &L->ent_ix);
+    mguard__l_free_array(L, L->writes);
+    mguard__l_ix_free(L, &L->w_ix);
+    mguard__l_free_array(L, L->refs);
+    mguard__l_ix_free(L, &L->ref_ix);
+    mguard__l_free_array(L, L->recs);
+    mguard__l_free_array(L, L->hooks);
     L->magic = MGUARD__DEAD;
     mguard__free(ctx, L);
     mguard__lroot_maybe_free(ctx);
@@ -2606,6 +2673,10 @@ void mguard_ledger_destroy(mguard_ledger *L)
         return;
     }
     L->destroying = 1;
+    if (!L->frames && !L->desc.release) {
+        mguard__l_free(L);  /* nothing to call: a checkpoint goes in O(1) */
+        return;
+    }
     mguard__l_empty(L);
     L->frames++;
     mguard__l_unframe(L);   /* finishes now, or when the outermost frame ends */
@@ -2995,7 +3066,7 @@ mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payl
     }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!(t = mguard__intern(L->ctx, tag))) st = MGUARD_ENOMEM;
-    if (!st) st = mguard__reserve(L->ctx, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
+    if (!st) st = mguard__l_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
     if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, payload, NULL));
     mguard__l_maybe_sweep(L->ctx);
     if (!st && watched) st = mguard__l_watch(L->ctx, payload, fn, &added);
@@ -3049,7 +3120,7 @@ mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, con
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (name && !(nm = mguard__intern(L->ctx, name))) st = MGUARD_ENOMEM;
-    if (!st) st = mguard__reserve(L->ctx, (void **)&L->hooks, &L->caphooks, (size_t)L->nhooks + 1, sizeof(mguard__lhook));
+    if (!st) st = mguard__l_grow(L, (void **)&L->hooks, &L->caphooks, (size_t)L->nhooks + 1, sizeof(mguard__lhook));
     if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, obj, fn_value));
     mguard__l_maybe_sweep(L->ctx);
     if (!st) st = mguard__l_watch(L->ctx, obj, fn, &added1);
@@ -3173,13 +3244,12 @@ static mguard_status mguard__l_content_dup(const mguard_ctx *ctx, mguard__lconte
 /* Install copied content k (of src) into L, whose old arrays are freed. */
 static void mguard__l_content_install(mguard_ledger *L, mguard__lcontent *k, const mguard_ledger *src)
 {
-    mguard_ctx *ctx = L->ctx;
-    mguard__free(ctx, L->ents);
-    mguard__free(ctx, L->ent_ix.slots);
-    mguard__free(ctx, L->writes);
-    mguard__free(ctx, L->w_ix.slots);
-    mguard__free(ctx, L->recs);
-    mguard__free(ctx, L->hooks);
+    mguard__l_free_array(L, L->ents);
+    mguard__l_free_array(L, L->ent_ix.slots);
+    mguard__l_free_array(L, L->writes);
+    mguard__l_free_array(L, L->w_ix.slots);
+    mguard__l_free_array(L, L->recs);
+    mguard__l_free_array(L, L->hooks);
     L->ents = k->ents;
     L->nents = L->capents = src->nents;
     L->live_ents = src->live_ents;
@@ -3197,43 +3267,84 @@ static void mguard__l_content_install(mguard_ledger *L, mguard__lcontent *k, con
     L->next_seq = src->next_seq;
 }
 
+/* Where a clone puts each array in its block: ents, ent slots, writes,
+   write slots, refs, ref slots, records, hooks, after the struct. */
+#define MGUARD__L_NARRAYS 8
+#define MGUARD__L_ALIGN(n) (((n) + 15) & ~(size_t)15)
+typedef struct mguard__llayout {
+    size_t off[MGUARD__L_NARRAYS], len[MGUARD__L_NARRAYS], total;
+} mguard__llayout;
+
+static void mguard__l_layout(const mguard_ledger *L, mguard__llayout *lay)
+{
+    size_t i, off = MGUARD__L_ALIGN(sizeof *L);
+    lay->len[0] = (size_t)L->nents * sizeof(mguard__lent);
+    lay->len[1] = mguard__ix_bytes(&L->ent_ix);
+    lay->len[2] = (size_t)L->nwpool * sizeof(mguard__lwrite);
+    lay->len[3] = mguard__ix_bytes(&L->w_ix);
+    lay->len[4] = (size_t)L->nrpool * sizeof(mguard__lref);
+    lay->len[5] = mguard__ix_bytes(&L->ref_ix);
+    lay->len[6] = (size_t)L->nrecs * sizeof(mguard__lrec);
+    lay->len[7] = (size_t)L->nhooks * sizeof(mguard__lhook);
+    for (i = 0; i < MGUARD__L_NARRAYS; i++) {
+        lay->off[i] = off;
+        off += MGUARD__L_ALIGN(lay->len[i]);
+    }
+    lay->total = off;
+}
+
 mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
 {
     const char *fn = "mguard_ledger_clone";
     mguard_ctx *ctx;
     mguard_ledger *C;
-    mguard__lcontent k;
-    mguard__index rix;
-    mguard__lref *refs;
-    mguard_status st = MGUARD_OK;
+    mguard__llayout lay;
+    unsigned char *block;
+    void *dst[MGUARD__L_NARRAYS];
+    const void *from[MGUARD__L_NARRAYS];
+    size_t i;
     if (!mguard__ledger_ok(src)) return NULL;
     ctx = src->ctx;
     if (src->destroying) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return NULL;
     }
-    C = (mguard_ledger *)mguard__alloc(ctx, sizeof *C);
-    refs = (mguard__lref *)mguard__l_dup(ctx, src->refs, (size_t)src->nrpool * sizeof(mguard__lref), &st);
-    mguard__l_dup_ix(ctx, &rix, &src->ref_ix, &st);
-    if (!C || st || mguard__l_content_dup(ctx, &k, src)) {
-        mguard__free(ctx, C);
-        mguard__free(ctx, refs);
-        mguard__free(ctx, rix.slots);
+    mguard__l_layout(src, &lay);
+    block = (unsigned char *)mguard__alloc(ctx, lay.total);
+    if (!block) {
         mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         return NULL;
     }
+    /* One memcpy per array, all into the one block. */
+    from[0] = src->ents;
+    from[1] = src->ent_ix.slots;
+    from[2] = src->writes;
+    from[3] = src->w_ix.slots;
+    from[4] = src->refs;
+    from[5] = src->ref_ix.slots;
+    from[6] = src->recs;
+    from[7] = src->hooks;
+    for (i = 0; i < MGUARD__L_NARRAYS; i++) {
+        dst[i] = lay.len[i] ? block + lay.off[i] : NULL;
+        if (lay.len[i]) memcpy(dst[i], from[i], lay.len[i]);
+    }
+    C = (mguard_ledger *)(void *)block;
     *C = *src;
+    C->block_bytes = lay.total;
     C->walks = C->frames = 0;
-    memset(&C->ent_ix, 0, sizeof C->ent_ix);
-    memset(&C->w_ix, 0, sizeof C->w_ix);
-    C->ents = NULL;
-    C->writes = NULL;
-    C->recs = NULL;
-    C->hooks = NULL;
-    mguard__l_content_install(C, &k, src);
-    C->refs = refs;
+    C->ents = (mguard__lent *)dst[0];
+    C->capents = src->nents;
+    C->ent_ix.slots = (mguard__slot *)dst[1];
+    C->writes = (mguard__lwrite *)dst[2];
+    C->capwrites = src->nwpool;
+    C->w_ix.slots = (mguard__slot *)dst[3];
+    C->refs = (mguard__lref *)dst[4];
     C->caprefs = src->nrpool;
-    C->ref_ix = rix;
+    C->ref_ix.slots = (mguard__slot *)dst[5];
+    C->recs = (mguard__lrec *)dst[6];
+    C->caprecs = src->nrecs;
+    C->hooks = (mguard__lhook *)dst[7];
+    C->caphooks = src->nhooks;
     C->prev = NULL;
     C->next = ctx->ledger_root->head;
     if (C->next) C->next->prev = C;
@@ -3399,9 +3510,43 @@ static void mguard__l_emit_writes(mguard__lcmp *c, const mguard_ledger *X, uint3
     }
 }
 
+/* Compare write w of a with write wb of b (same object and attribute);
+   true to stop. */
+static bool mguard__l_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
+{
+    mguard_ledger *A = c->a, *B = c->b;
+    mguard_ledger_diff_item it;
+    bool same, stop;
+    if (A->writes[w - 1].deleted || B->writes[wb - 1].deleted) {
+        same = A->writes[w - 1].deleted == B->writes[wb - 1].deleted;
+    } else {
+        same = mguard__l_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
+        if (stop) return true;
+    }
+    if (same) return false;
+    mguard__l_item(&it, MGUARD_LEDGER_DIFF_ATTR_CHANGED, A->writes[w - 1].obj, A->writes[w - 1].attr, -1);
+    mguard__l_side_write(&it.a, &A->writes[w - 1]);
+    mguard__l_side_write(&it.b, &B->writes[wb - 1]);
+    return mguard__l_emit(c, &it);
+}
+
+/* Do entries ea of a and eb of b hold the same attributes in the same
+   order? (Always, between a clone and its original until one changes:
+   then the walk needs no hash lookup at all.) */
+static bool mguard__l_aligned(const mguard_ledger *A, uint32_t ea, const mguard_ledger *B, uint32_t eb)
+{
+    uint32_t w = A->ents[ea].head, wb = B->ents[eb].head;
+    if (A->ents[ea].nwrites != B->ents[eb].nwrites) return false;
+    for (; w; w = A->writes[w - 1].next, wb = B->writes[wb - 1].next)
+        if (A->writes[w - 1].attr != B->writes[wb - 1].attr) return false;
+    return true;
+}
+
 /* The walk: a's objects in order (each with its attribute differences),
-   b's objects not in a, records by position, hooks by id. Reads positions
-   afresh after every call-out (arrays may move even when content does not). */
+   b's objects not in a, records by position, hooks by id. Objects at the
+   same position in both (a clone's layout) are paired without hashing.
+   Reads positions afresh after every call-out (arrays may move even when
+   the content does not). */
 static void mguard__l_compare(mguard__lcmp *c)
 {
     mguard_ledger *A = c->a, *B = c->b;
@@ -3412,7 +3557,7 @@ static void mguard__l_compare(mguard__lcmp *c)
         const void *obj = A->ents[i].obj;
         uint32_t eb;
         if (!obj) continue;
-        eb = mguard__l_ent_find(B, obj);
+        eb = i < B->nents && B->ents[i].obj == obj ? i + 1 : mguard__l_ent_find(B, obj);
         if (!eb) {
             mguard__l_item(&it, MGUARD_LEDGER_DIFF_OBJECT_REMOVED, obj, NULL, -1);
             mguard__l_side_ent(&it.a, &A->ents[i]);
@@ -3430,6 +3575,12 @@ static void mguard__l_compare(mguard__lcmp *c)
             mguard__l_side_ent(&it.b, &B->ents[eb - 1]);
             MGUARD__L_EMIT(c, &it);
         }
+        if (mguard__l_aligned(A, i, B, eb - 1)) {
+            uint32_t wb = B->ents[eb - 1].head;
+            for (w = A->ents[i].head; w; w = A->writes[w - 1].next, wb = B->writes[wb - 1].next)
+                if (mguard__l_cmp_write(c, w, wb)) return;
+            continue;
+        }
         for (w = A->ents[i].head; w; w = A->writes[w - 1].next) {
             uint32_t wb = mguard__l_w_find(B, obj, A->writes[w - 1].attr);
             if (!wb) {
@@ -3438,18 +3589,7 @@ static void mguard__l_compare(mguard__lcmp *c)
                 MGUARD__L_EMIT(c, &it);
                 continue;
             }
-            if (A->writes[w - 1].deleted || B->writes[wb - 1].deleted) {
-                same = A->writes[w - 1].deleted == B->writes[wb - 1].deleted;
-            } else {
-                same = mguard__l_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
-                if (stop) return;
-            }
-            if (!same) {
-                mguard__l_item(&it, MGUARD_LEDGER_DIFF_ATTR_CHANGED, obj, A->writes[w - 1].attr, -1);
-                mguard__l_side_write(&it.a, &A->writes[w - 1]);
-                mguard__l_side_write(&it.b, &B->writes[wb - 1]);
-                MGUARD__L_EMIT(c, &it);
-            }
+            if (mguard__l_cmp_write(c, w, wb)) return;
         }
         for (w = B->ents[eb - 1].head; w; w = B->writes[w - 1].next) {
             if (mguard__l_w_find(A, obj, B->writes[w - 1].attr)) continue;
@@ -3460,7 +3600,7 @@ static void mguard__l_compare(mguard__lcmp *c)
     }
     for (i = 0; i < B->nents; i++) {
         const void *obj = B->ents[i].obj;
-        if (!obj || mguard__l_ent_find(A, obj)) continue;
+        if (!obj || (i < A->nents && A->ents[i].obj == obj) || mguard__l_ent_find(A, obj)) continue;
         mguard__l_item(&it, MGUARD_LEDGER_DIFF_OBJECT_ADDED, obj, NULL, -1);
         mguard__l_side_ent(&it.b, &B->ents[i]);
         MGUARD__L_EMIT(c, &it);
@@ -3973,11 +4113,10 @@ void mguard_ledger_clear(mguard_ledger *L)
 
 size_t mguard_ledger_storage_bytes(const mguard_ledger *L)
 {
+    mguard__llayout lay;
     if (!mguard__ledger_ok(L)) return 0;
-    return sizeof *L + (size_t)L->nents * sizeof(mguard__lent) + mguard__ix_bytes(&L->ent_ix) +
-           (size_t)L->nwpool * sizeof(mguard__lwrite) + mguard__ix_bytes(&L->w_ix) +
-           (size_t)L->nrpool * sizeof(mguard__lref) + mguard__ix_bytes(&L->ref_ix) +
-           (size_t)L->nrecs * sizeof(mguard__lrec) + (size_t)L->nhooks * sizeof(mguard__lhook);
+    mguard__l_layout(L, &lay);
+    return lay.total;
 }
 
 const char *mguard_ledger_kind_str(mguard_ledger_kind kind)

@@ -602,6 +602,44 @@ static void test_clone_retains_each_held_pointer_once(void **state)
     teardown();
 }
 
+static void test_a_clone_grows_out_of_its_single_block(void **state)
+{
+    test_alloc al;
+    mguard_ledger *L = setup(NULL, &al), *C;
+    static tobj o[50];
+    long blocks;
+    int i, id;
+    (void)state;
+    for (i = 0; i < 50; i++) o[i].name = "o";
+    for (i = 0; i < 5; i++) {
+        mguard_ledger_track_existing(L, &o[i], NULL);
+        mguard_ledger_store_attr(L, &o[i], "a", &o[i + 1]);
+    }
+    mguard_ledger_record(L, "r", &o[0]);
+    mguard_ledger_register_hook(L, &o[0], "h", NULL, &id);
+    mguard_intern(H.ctx, "N");          /* interned strings live with ctx */
+    mguard_intern(H.ctx, "b");
+    blocks = al.live_blocks;
+    C = mguard_ledger_clone(L);
+    assert_int_equal(al.live_blocks, blocks + 1);      /* one allocation */
+    /* every array of the clone must grow: each moves out of the block */
+    for (i = 5; i < 50; i++) {
+        assert_int_equal(mguard_ledger_track_new(C, &o[i], "N"), MGUARD_OK);
+        assert_int_equal(mguard_ledger_store_attr(C, &o[i], "b", &o[i - 1]), MGUARD_OK);
+        assert_int_equal(mguard_ledger_record(C, "r", &o[i]), MGUARD_OK);
+        assert_int_equal(mguard_ledger_register_hook(C, &o[i], "h", NULL, &id), MGUARD_OK);
+    }
+    assert_int_equal(mguard_ledger_check(C), MGUARD_OK);
+    assert_int_equal(mguard_ledger_count(C), 50);
+    assert_int_equal(mguard_ledger_count(L), 5);
+    assert_int_equal(mguard_ledger_hook_count(L), 1);
+    assert_int_equal(mguard_ledger_restore(C, L), MGUARD_OK);
+    assert_string_equal(dumps(C), "o:existing:-*{a=o;} o:existing:-*{a=o;} o:existing:-*{a=o;} o:existing:-*{a=o;} o:existing:-*{a=o;} Rr(o) H0:o.h=NULL ");
+    mguard_ledger_destroy(C);
+    assert_int_equal(al.live_blocks, blocks);
+    teardown();
+}
+
 static void test_clone_copies_the_storage_bytes(void **state)
 {
     mguard_ledger *L, *C;
@@ -1871,6 +1909,7 @@ int main(void)
         cmocka_unit_test(test_clone_is_independent_both_ways),
         cmocka_unit_test(test_clone_retains_each_held_pointer_once),
         cmocka_unit_test(test_clone_copies_the_storage_bytes),
+        cmocka_unit_test(test_a_clone_grows_out_of_its_single_block),
         cmocka_unit_test(test_equal_ignores_order_and_compares_values_with_the_hook),
         cmocka_unit_test(test_diff_reports_every_kind_of_difference),
         cmocka_unit_test(test_diff_of_equal_ledgers_is_empty),
