@@ -391,7 +391,7 @@ MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledg
 /* Destroy L: everything it holds is released (in slot order). NULL is a
    no-op; a second destroy is refused with a log line; from inside one of
    L's own callbacks the destroy is finished when that operation returns.
-   Cost: O(size of L). */
+   Cost: O(held pointers) with a release hook, else O(1). */
 MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
 
 /* Track obj, which existed before the run (attribute writes are recorded),
@@ -464,18 +464,24 @@ typedef struct mguard_ledger_iter {
     uint64_t seq_, epoch_, wseq_;
     uint32_t pos_, mode_;
 } mguard_ledger_iter;
-/* Walk the tracked objects (modified_only: only the modified ones). */
+/* Walk the tracked objects (modified_only: only the modified ones). For a
+   NULL L the walk is empty. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_objects(const mguard_ledger *L, bool modified_only);
+/* The next object; false at the end, for NULL or a writes iterator.
+   Cost: O(1) amortized. */
 MGUARDDEF bool mguard_ledger_next_object(mguard_ledger_iter *it);
-/* Walk obj's pending writes in the order they were first recorded. */
+/* Walk obj's pending writes in the order they were first recorded. For a
+   NULL L/obj the walk is empty. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_writes(const mguard_ledger *L, const void *obj);
+/* The next write; false at the end, for NULL or an objects iterator.
+   Cost: O(1) amortized (O(writes of obj) after a removal). */
 MGUARDDEF bool mguard_ledger_next_write(mguard_ledger_iter *it);
 
 /* Append an ordered record (the reference's save_for_backward list): tag
    (copied, required) and payload (a value, may be NULL). EINVAL (logged)
    for NULL L/tag or a dying payload, ENOMEM. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
-/* Number of records; 0 for NULL. */
+/* Number of records; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_record_count(const mguard_ledger *L);
 /* Record i (0-based) into *tag and *payload (either may be NULL).
    NOT_FOUND past the end, EINVAL for NULL L. Cost: O(1). */
@@ -487,7 +493,7 @@ MGUARDDEF mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i
 MGUARDDEF mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id);
 /* Remove hook id. NOT_FOUND when absent, EINVAL for NULL L. O(hooks). */
 MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
-/* Number of hooks; 0 for NULL. */
+/* Number of hooks; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_hook_count(const mguard_ledger *L);
 /* Hook number i in registration order into *out. NOT_FOUND past the end,
    EINVAL for NULL arguments. Cost: O(1). */
@@ -496,8 +502,8 @@ MGUARDDEF mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, 
 /* An independent copy of L with the same hooks (a checkpoint): changing
    either never shows in the other; values are shared and retained once by
    the copy. NULL (logged) for a NULL/dying L or on allocation failure.
-   Cost: one memcpy per internal array (see mguard_ledger_storage_bytes) +
-   one retain per held pointer when a retain hook is set. */
+   Cost: one allocation of mguard_ledger_storage_bytes(L) and one memcpy
+   per internal array + one retain per held pointer with a retain hook. */
 MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
 /* Make L equal to checkpoint (usually an earlier clone), keeping L's own
    hooks: L retains what it gains, releases what it loses. EINVAL (logged)
@@ -556,13 +562,14 @@ typedef struct mguard_ledger_diff_result mguard_ledger_diff_result;
    meanwhile; ENOMEM. Values in items are not held by the result.
    Cost: O(1) for an unchanged clone, else O(size) + hook calls. */
 MGUARDDEF mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out);
-/* Number of items; 0 for NULL. */
+/* Number of items; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d);
-/* Item i, NULL past the end or for NULL. */
+/* Item i, NULL past the end or for NULL. Cost: O(1). */
 MGUARDDEF const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledger_diff_result *d, size_t i);
-/* The readable text ("" when equal, or for NULL). Valid until freed. */
+/* The readable text ("" when equal, or for NULL). Valid until freed.
+   Cost: O(1). */
 MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d);
-/* Free a result. NULL is a no-op. */
+/* Free a result. NULL is a no-op. Cost: O(1). */
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
 /* Drop every NEW object not reachable from the roots, from EXISTING and
@@ -580,21 +587,24 @@ typedef void (*mguard_ledger_apply_fn)(const void *obj, const char *attr, void *
    commit them; the ledger is not changed (clear it afterwards). The writes
    are snapshotted first: fn may change L; a write whose object is no longer
    tracked or whose value was destroyed meanwhile is skipped. EINVAL for
-   NULL L/fn, ENOMEM (nothing called). Cost: O(writes). */
+   NULL L/fn (logged for a valid L), ENOMEM (nothing called).
+   Cost: O(writes). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
 /* true when nothing is modified and there are no records and no hooks (the
    reference's is_empty); true for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
 /* Forget everything (objects, writes, records, hooks) and release it; the
-   memory is kept for reuse. NULL is a no-op. Cost: O(size). */
+   memory is kept for reuse. NULL is a no-op. Cost: O(held pointers) with a
+   release hook, else O(index sizes). */
 MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
-/* Bytes a clone copies (the ledger's flat arrays and indexes); the
-   baseline for "clone costs about a memcpy". 0 for NULL. Cost: O(1). */
+/* Bytes a clone allocates and copies (the struct, its flat arrays and
+   indexes): the baseline for "a clone costs a memcpy". 0 for NULL.
+   Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
 /* Validate every invariant of L (tests, debugging). OK, or EINVAL with a
    log line naming the first broken one. Cost: O(size). */
 MGUARDDEF mguard_status mguard_ledger_check(const mguard_ledger *L);
-/* "existing", "new", "mutable"; "unknown" otherwise. */
+/* "existing", "new", "mutable"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 
 #ifdef __cplusplus
