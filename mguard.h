@@ -2026,6 +2026,22 @@ struct mguard_ledger_diff_result {
 /* A user hook runs with in_callback raised (mguard_ctx_destroy refuses). */
 #define MGUARD__CALLOUT(ctx, call) do { (ctx)->in_callback++; call; (ctx)->in_callback--; } while (0)
 
+/* mguard__logf for this section, which goes on using the context after
+   logging: the logger counts as a callback, so it cannot destroy the
+   context under us. */
+static void mguard__l_logf(mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    if (!ctx || !ctx->log.func) return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ctx->in_callback++;
+    ctx->log.func(level, buf, ctx->log.user);
+    ctx->in_callback--;
+}
+
 static bool mguard__ledger_ok(const mguard_ledger *L)
 {
     return L && L->magic == MGUARD__MAGIC_LEDGER;
@@ -2386,7 +2402,7 @@ static mguard_status mguard__l_watch(mguard_ctx *ctx, const void *p, const char 
     mguard_status st;
     if (!p || mguard_weak_contains(root->watch, p)) return MGUARD_OK;
     if (ctx->dying && mguard__is_dying(ctx, p)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
+        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
         return MGUARD_EINVAL;
     }
     st = mguard__weak_set_impl(root->watch, p, &one);
@@ -2544,7 +2560,7 @@ static void mguard__l_on_death(const void *key, void *value, void *user)
     root->frames++;
     for (L = root->head; L; L = L->next) mguard__l_purge(L, key, &pu);
     if (pu.ledgers)
-        mguard__logf(ctx, MGUARD_LOG_WARN,
+        mguard__l_logf(ctx, MGUARD_LOG_WARN,
                      "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks",
                      key, pu.ledgers, pu.ents, pu.writes, pu.recs, pu.hooks);
     for (;;) {
@@ -2617,7 +2633,7 @@ static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn
 {
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (L->destroying) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -2625,7 +2641,7 @@ static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn
 
 static mguard_status mguard__l_oom(const mguard_ledger *L, mguard_status st, const char *fn)
 {
-    if (st == MGUARD_ENOMEM) mguard__logf(L->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    if (st == MGUARD_ENOMEM) mguard__l_logf(L->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
     return st;
 }
 
@@ -2638,7 +2654,7 @@ mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *d
     if (mguard__lroot_ensure(ctx) ||
         !(L = (mguard_ledger *)mguard__alloc(ctx, sizeof *L))) {
         mguard__lroot_maybe_free(ctx);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
+        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
         return NULL;
     }
     memset(L, 0, sizeof *L);
@@ -2679,7 +2695,7 @@ void mguard_ledger_destroy(mguard_ledger *L)
 {
     if (!mguard__ledger_ok(L)) return;
     if (L->destroying) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
         return;
     }
     L->destroying = 1;
@@ -2723,11 +2739,11 @@ static mguard_status mguard__l_track(mguard_ledger *L, const void *obj, const ch
     if (st) return st;
     ctx = L->ctx;
     if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
     }
     if (mguard__l_ent_find(L, obj)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
+        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
         return MGUARD_EEXIST;
     }
     if (source && !(src = mguard__intern(ctx, source))) st = MGUARD_ENOMEM;
@@ -2777,7 +2793,7 @@ mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_
     const mguard__lent *en;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!obj || !out) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
         return MGUARD_EINVAL;
     }
     e = mguard__l_ent_find(L, obj);
@@ -2797,17 +2813,17 @@ static mguard_status mguard__l_attr_entry(const mguard_ledger *L, const void *ob
 {
     *e = 0;
     if (!obj || !attr) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
         return MGUARD_EINVAL;
     }
     *e = mguard__l_ent_find(L, obj);
     if (!*e) {
         if (untracked_ok) return MGUARD_NOT_FOUND;
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
         return MGUARD_EINVAL;
     }
     if (L->ents[*e - 1].kind == MGUARD_LEDGER_MUTABLE) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -2821,12 +2837,12 @@ mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj)
     mguard__lent *en;
     if (st) return st;
     if (!obj) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
     }
     e = mguard__l_ent_find(L, obj);
     if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_MUTABLE) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
         return MGUARD_EINVAL;
     }
     en = &L->ents[e - 1];
@@ -2924,7 +2940,7 @@ mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, c
     if (value) *value = NULL;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!value) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
         return MGUARD_EINVAL;
     }
     st = mguard__l_attr_entry(L, obj, attr, fn, true, &e);
@@ -3071,7 +3087,7 @@ mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payl
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!tag) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
         return MGUARD_EINVAL;
     }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
@@ -3124,7 +3140,7 @@ mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, con
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!obj || !id) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
         return MGUARD_EINVAL;
     }
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
@@ -3184,7 +3200,7 @@ mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_led
 {
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!out) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_hook_at: NULL out");
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_hook_at: NULL out");
         return MGUARD_EINVAL;
     }
     if (i >= L->nhooks) return MGUARD_NOT_FOUND;
@@ -3316,13 +3332,13 @@ mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
     if (!mguard__ledger_ok(src)) return NULL;
     ctx = src->ctx;
     if (src->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return NULL;
     }
     mguard__l_layout(src, &lay);
     block = (unsigned char *)mguard__alloc(ctx, lay.total);
     if (!block) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         return NULL;
     }
     /* One memcpy per array, all into the one block. */
@@ -3391,7 +3407,7 @@ mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *cp)
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
                      !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" : "from another context");
         return MGUARD_EINVAL;
     }
@@ -3457,7 +3473,7 @@ static bool mguard__l_veq(mguard__lcmp *c, const void *va, const void *vb, bool 
     if (!va || !vb || !c->a->desc.equal) return false;
     MGUARD__CALLOUT(c->a->ctx, r = c->a->desc.equal(va, vb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
-        mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        mguard__l_logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
         *stop = true;
     }
@@ -3671,9 +3687,9 @@ static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledg
 {
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
         if (a->ctx == b->ctx) return MGUARD_OK;
-        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
+        mguard__l_logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
     } else if (mguard__ledger_ok(a) || mguard__ledger_ok(b)) {
-        mguard__logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
+        mguard__l_logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
     }
     return MGUARD_EINVAL;
 }
@@ -3891,7 +3907,7 @@ mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b,
     st = mguard__l_pair_ok(a, b, fn);
     if (st) return st;
     if (!out) {
-        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        mguard__l_logf(a->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
         return MGUARD_EINVAL;
     }
     d = (mguard_ledger_diff_result *)mguard__alloc(a->ctx, sizeof *d);
@@ -3994,7 +4010,7 @@ mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, si
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!roots && nroots) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
         return MGUARD_EINVAL;
     }
     /* Snapshot (no call-out yet): per entry its pending values, then record
@@ -4044,7 +4060,7 @@ mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, si
         for (j = off[e]; j < off[e + 1] && !p.changed; j++) mguard__l_prune_follow(&p, vals[j]);
     }
     if (p.changed) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
         st = MGUARD_EINVAL;
     } else {
         for (i = 0; i < p.n0; i++) {
@@ -4078,7 +4094,7 @@ mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, v
     mguard_status st = mguard__l_can_change(L, name);
     if (st) return st;
     if (!fn) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
         return MGUARD_EINVAL;
     }
     if (L->live_writes) {
@@ -4142,7 +4158,7 @@ const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
 /* ---- consistency check -------------------------------------------------- */
 
 #define MGUARD__LCHECK(cond, ...) \
-    do { if (!(cond)) { mguard__logf(L->ctx, MGUARD_LOG_ERROR, "mguard_ledger_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+    do { if (!(cond)) { mguard__l_logf(L->ctx, MGUARD_LOG_ERROR, "mguard_ledger_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
 static mguard_status mguard__l_check_index(const mguard_ledger *L, const mguard__index *ix, size_t len, const char *what)
 {
@@ -4284,7 +4300,7 @@ mguard_status mguard_ledger_check(const mguard_ledger *L)
     if (!L->nrpool) return MGUARD_OK;
     cnt = (uint32_t *)mguard__alloc(L->ctx, (size_t)L->nrpool * sizeof *cnt);
     if (!cnt) {
-        mguard__logf(L->ctx, MGUARD_LOG_INFO, "mguard_ledger_check: out of memory; hold counts not checked");
+        mguard__l_logf(L->ctx, MGUARD_LOG_INFO, "mguard_ledger_check: out of memory; hold counts not checked");
         return MGUARD_OK;
     }
     memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
@@ -4301,19 +4317,19 @@ static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
     uint32_t n = 0;
     if (!root) return MGUARD_OK;
     if (!mguard__weak_ok(root->watch)) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: the ledgers' weak table is gone");
+        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: the ledgers' weak table is gone");
         return MGUARD_EINVAL;
     }
     for (L = root->head; L; L = L->next) {
         if (!mguard__ledger_ok(L) || L->ctx != ctx || (L->next && L->next->prev != L)) {
-            mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
+            mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
             return MGUARD_EINVAL;
         }
         if (mguard_ledger_check(L)) return MGUARD_EINVAL;
         n++;
     }
     if (n != root->nledgers) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: %u ledgers listed, %u counted", n, root->nledgers);
+        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: %u ledgers listed, %u counted", n, root->nledgers);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;

@@ -1197,6 +1197,43 @@ static void test_refs_hook_changing_the_ledger_abandons_the_prune(void **state)
     teardown();
 }
 
+static int logger_depth, logger_tried;
+static void destroying_logger(mguard_log_level level, const char *msg, void *user)
+{
+    (void)level; (void)msg; (void)user;
+    if (logger_depth) return;
+    logger_depth++;
+    logger_tried++;
+    mguard_ctx_destroy(H.ctx);        /* refused: the logger is a callback */
+    logger_depth--;
+}
+
+static void test_a_logger_cannot_destroy_the_context_under_the_ledger(void **state)
+{
+    mguard_ctx_desc cd;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger *L;
+    OBJ(e, "e", 0); OBJ(a, "a", 0);
+    (void)state;
+    memset(&H, 0, sizeof H);
+    memset(&cd, 0, sizeof cd);
+    cd.logger.func = destroying_logger;
+    H.ctx = mguard_ctx_create(&cd);
+    L = H.L = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(L, &e, NULL);
+    mguard_ledger_track_new(L, &a, "N");
+    mguard_ledger_store_attr(L, &e, "x", &a);
+    refs_target = &e;
+    H.on_refs = store_on_refs;
+    logger_tried = 0;
+    /* prune logs "nothing pruned", then goes on using the ledger */
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_EINVAL);
+    assert_int_equal(logger_tried, 1);
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    H.on_refs = NULL;
+    teardown();
+}
+
 static void clear_on_equal(void)
 {
     mguard_ledger_clear(H.L);
@@ -1927,6 +1964,7 @@ int main(void)
         cmocka_unit_test(test_release_hook_may_destroy_the_ledger_being_changed),
         cmocka_unit_test(test_retain_hook_may_call_back_into_the_ledger),
         cmocka_unit_test(test_refs_hook_changing_the_ledger_abandons_the_prune),
+        cmocka_unit_test(test_a_logger_cannot_destroy_the_context_under_the_ledger),
         cmocka_unit_test(test_equal_hook_changing_a_ledger_abandons_the_comparison),
         cmocka_unit_test(test_apply_callback_may_destroy_objects_and_the_ledger),
         cmocka_unit_test(test_clone_inside_a_release_hook_holds_only_live_content),
