@@ -28,6 +28,8 @@
      7. scope hierarchy tracker      mguard_scope_create, _enter, _exit, _parents, _add, _report, ...
      8. dynamism tracker             mguard_dyn_create, _observe, _dims, _format,
                                      mguard_normalize_source_name
+     9. side-effects ledger          mguard_ledger_create, _track_existing,
+                                     _store_attr, _clone, _diff, _prune, _apply
 
    COMPILE-TIME OPTIONS
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
@@ -527,6 +529,294 @@ MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
    length. NULL in: returns 0 (and writes "" when cap > 0). Cost: O(length). */
 MGUARDDEF size_t mguard_normalize_source_name(const char *in, char *out, size_t cap);
 
+/* ==== 9. side-effects ledger ============================================= */
+
+/* A ledger records the writes a speculative run would make to live objects
+   instead of making them (the reference is PyTorch Dynamo's SideEffects):
+   objects are tracked by identity, attribute stores and deletions are
+   recorded and read back, ordered records and hook registrations are kept,
+   and the whole ledger can be cloned cheaply (a checkpoint), compared,
+   diffed, pruned of unreachable new objects, applied to the real objects
+   and restored from a checkpoint. One order is used everywhere: objects in
+   the order they were tracked, each object's writes in the order they were
+   first recorded (an overwrite keeps its place). The ledger holds every
+   object and value it refers to (retain/release hooks) and watches their
+   death: mguard_on_destroy on any of them drops what referred to it, from
+   this ledger and from every clone, with a warning. See docs/guide-ledger.md. */
+typedef struct mguard_ledger mguard_ledger;
+
+typedef enum mguard_ledger_kind {
+    MGUARD_LEDGER_EXISTING = 1, /* existed before the run; attribute writes recorded */
+    MGUARD_LEDGER_NEW,          /* created during the run; always modified */
+    MGUARD_LEDGER_MUTABLE       /* existing container; only a modified flag */
+} mguard_ledger_kind;
+
+/* Given to a refs hook: call it once for each object the value refers to. */
+typedef void (*mguard_ledger_visit_fn)(const void *obj, void *visit_ctx);
+
+/* Value hooks, all optional; user is passed to each. p/value is a tracked
+   object, an attribute value, a record payload, a hooked object or a hook
+   function: whatever the ledger refers to. */
+typedef struct mguard_ledger_desc {
+    /* The ledger starts holding p (once per distinct pointer per ledger). */
+    void (*retain)(void *p, void *user);
+    /* ... and stops holding it. Never called for an object being destroyed. */
+    void (*release)(void *p, void *user);
+    /* Value equality for equal/diff (only called for different non-NULL
+       pointers). Default: the same pointer. */
+    bool (*equal)(const void *a, const void *b, void *user);
+    /* For prune: call visit(obj, visit_ctx) for each object value refers
+       to. Default: visit(value) (the value itself, if it is tracked). */
+    void (*refs)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
+    /* For diff text: write value as a NUL-terminated string into buf.
+       Default: "%p". Objects are labelled with it too. */
+    void (*format)(const void *value, char *buf, size_t size, void *user);
+    /* true: values are not objects (e.g. tagged integers), so their death
+       is not watched (tracked and hooked objects always are). */
+    bool plain_values;
+    void *user;
+} mguard_ledger_desc;
+
+/* What the ledger knows about one tracked object. */
+typedef struct mguard_ledger_entry {
+    const void *obj;
+    mguard_ledger_kind kind;
+    const char *source;   /* interned; the class source for a NEW object; may be NULL */
+    bool modified;        /* as mguard_ledger_is_modified */
+    size_t writes;        /* pending attribute writes, deletions included */
+} mguard_ledger_entry;
+
+/* A hook registration (the reference's register_hook). */
+typedef struct mguard_ledger_hook {
+    int id;
+    const void *obj;      /* the hooked object */
+    const char *name;     /* interned; may be NULL */
+    void *fn;             /* the hook itself, a value */
+} mguard_ledger_hook;
+
+/* Create an empty ledger (NULL desc: no hooks). NULL (logged) for a NULL
+   ctx or on allocation failure. Cost: O(1). */
+MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc);
+/* Destroy L: everything it holds is released (in slot order). NULL is a
+   no-op; a second destroy is refused with a log line; from inside one of
+   L's own callbacks the destroy is finished when that operation returns.
+   Cost: O(held pointers) with a release hook, else O(1). */
+MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
+
+/* Track obj, which existed before the run (attribute writes are recorded),
+   under an optional source name (copied). EEXIST if obj is already tracked
+   (nothing changes), EINVAL for a NULL L/obj or a dying obj, ENOMEM.
+   Cost: O(1) amortized. */
+MGUARDDEF mguard_status mguard_ledger_track_existing(mguard_ledger *L, const void *obj, const char *source);
+/* Track obj, created during the run (always counts as modified);
+   cls_source names its class. Same statuses and cost as track_existing. */
+MGUARDDEF mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source);
+/* Track an existing container whose contents change: no attribute writes,
+   only a modified flag (mguard_ledger_mark_modified). Same statuses/cost. */
+MGUARDDEF mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source);
+/* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
+MGUARDDEF bool mguard_ledger_is_tracked(const mguard_ledger *L, const void *obj);
+/* Fill *out with obj's entry. NOT_FOUND when untracked, EINVAL for NULL
+   arguments. Cost: one lookup. */
+MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
+/* Set the modified flag of a MUTABLE entry. EINVAL (logged) for an
+   untracked obj or another kind, NULL arguments. Cost: one lookup. */
+MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
+/* NEW: always; EXISTING: has a pending write; MUTABLE: marked. false for
+   untracked or NULL. Cost: one lookup. */
+MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj);
+
+/* Record obj.attr = value (value may be NULL; attr is compared by content
+   and copied). An overwrite keeps the write's place in the order and
+   releases the old value. EINVAL (logged): untracked obj, a MUTABLE entry,
+   NULL L/obj/attr, a dying value. ENOMEM: nothing changed. Cost: one hash
+   of attr + O(1) amortized. */
+MGUARDDEF mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value);
+/* Record the deletion of obj.attr (replacing a pending value). Statuses
+   and cost as store_attr. */
+MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr);
+/* Read a pending write: OK and *value; DELETED (*value NULL) for a pending
+   deletion; NOT_FOUND (*value NULL) when nothing is pending or obj is
+   untracked; EINVAL (logged) for a MUTABLE entry or NULL arguments.
+   Never allocates. Cost: one hash of attr + two lookups. */
+MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value);
+/* true when obj.attr has a pending write or deletion; attr NULL: any
+   attribute of obj. false for untracked or NULL. Cost: as load_attr. */
+MGUARDDEF bool mguard_ledger_has_pending(const mguard_ledger *L, const void *obj, const char *attr);
+
+/* Counts (0 for NULL): tracked objects, modified objects, pending writes
+   (deletions included). Cost: O(1). */
+MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
+MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
+MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
+
+/* Iteration, in the ledger's order:
+       mguard_ledger_iter it = mguard_ledger_objects(L, true);
+       while (mguard_ledger_next_object(&it)) {
+           mguard_ledger_iter w = mguard_ledger_writes(L, it.obj);
+           while (mguard_ledger_next_write(&w)) use(w.attr, w.value, w.deleted);
+       }
+   The ledger may change during a walk (including from callbacks): a
+   removed object or write is never returned, none is returned twice, no
+   remaining one is skipped; ones added meanwhile come last. Do not use an
+   iterator after its ledger is destroyed. */
+typedef struct mguard_ledger_iter {
+    const void *obj;            /* the object */
+    mguard_ledger_kind kind;    /* objects: its kind */
+    const char *source;         /* objects: its source */
+    bool modified;              /* objects: is_modified */
+    const char *attr;           /* writes: the attribute */
+    void *value;                /* writes: the value (NULL for a deletion) */
+    bool deleted;               /* writes: a pending deletion */
+    /* private */
+    const mguard_ledger *l_;
+    uint64_t seq_, epoch_, wseq_;
+    uint32_t pos_, mode_;
+} mguard_ledger_iter;
+/* Walk the tracked objects (modified_only: only the modified ones). For a
+   NULL L the walk is empty. Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_objects(const mguard_ledger *L, bool modified_only);
+/* The next object; false at the end, for NULL or a writes iterator.
+   Cost: O(1) amortized. */
+MGUARDDEF bool mguard_ledger_next_object(mguard_ledger_iter *it);
+/* Walk obj's pending writes in the order they were first recorded. For a
+   NULL L/obj the walk is empty. Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_writes(const mguard_ledger *L, const void *obj);
+/* The next write; false at the end, for NULL or an objects iterator.
+   Cost: O(1) amortized (O(writes of obj) after a removal). */
+MGUARDDEF bool mguard_ledger_next_write(mguard_ledger_iter *it);
+
+/* Append an ordered record (the reference's save_for_backward list): tag
+   (copied, required) and payload (a value, may be NULL). EINVAL (logged)
+   for NULL L/tag or a dying payload, ENOMEM. Cost: O(1) amortized. */
+MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
+/* Number of records; 0 for NULL. Cost: O(1). */
+MGUARDDEF size_t mguard_ledger_record_count(const mguard_ledger *L);
+/* Record i (0-based) into *tag and *payload (either may be NULL).
+   NOT_FOUND past the end, EINVAL for NULL L. Cost: O(1). */
+MGUARDDEF mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload);
+/* Register hook fn (a value) on obj under name (copied, may be NULL); *id
+   receives its id: the smallest integer >= the number of live hooks that is
+   not in use. EINVAL (logged) for NULL L/obj/id or a dying obj/fn, ENOMEM.
+   Cost: O(hooks) typical, O(hooks^2) worst. */
+MGUARDDEF mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id);
+/* Remove hook id. NOT_FOUND when absent, EINVAL for NULL L. O(hooks). */
+MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
+/* Number of hooks; 0 for NULL. Cost: O(1). */
+MGUARDDEF size_t mguard_ledger_hook_count(const mguard_ledger *L);
+/* Hook number i in registration order into *out. NOT_FOUND past the end,
+   EINVAL for NULL arguments. Cost: O(1). */
+MGUARDDEF mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out);
+
+/* An independent copy of L with the same hooks (a checkpoint): changing
+   either never shows in the other; values are shared and retained once by
+   the copy. NULL (logged) for a NULL/dying L or on allocation failure.
+   Cost: one allocation of mguard_ledger_storage_bytes(L) and one memcpy
+   per internal array + one retain per held pointer with a retain hook. */
+MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
+/* Make L equal to checkpoint (usually an earlier clone), keeping L's own
+   hooks: L retains what it gains, releases what it loses. EINVAL (logged)
+   for NULL/dying ledgers or different contexts, ENOMEM (nothing changed).
+   Cost: one memcpy per array + O(held pointers). */
+MGUARDDEF mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint);
+/* true when a and b have the same tracked objects (kind, source, modified
+   flag), the same pending writes (values compared with a's equal hook),
+   the same records in order and the same hooks by id; order of objects and
+   writes does not count. false for NULL, different contexts, or a ledger
+   changed by the equal hook meanwhile (logged). Cost: O(1) for a clone
+   not changed since; else O(size) lookups + equal calls. */
+MGUARDDEF bool mguard_ledger_equal(const mguard_ledger *a, const mguard_ledger *b);
+
+/* One difference between two ledgers (a: the old one, b: the new one). */
+typedef enum mguard_ledger_diff_kind {
+    MGUARD_LEDGER_DIFF_OBJECT_REMOVED = 1, /* tracked in a only */
+    MGUARD_LEDGER_DIFF_OBJECT_ADDED,       /* tracked in b only */
+    MGUARD_LEDGER_DIFF_OBJECT_CHANGED,     /* kind, source or modified flag differ */
+    MGUARD_LEDGER_DIFF_ATTR_REMOVED,       /* pending write in a only */
+    MGUARD_LEDGER_DIFF_ATTR_ADDED,         /* pending write in b only */
+    MGUARD_LEDGER_DIFF_ATTR_CHANGED,       /* both; value or deletion differs */
+    MGUARD_LEDGER_DIFF_RECORD_REMOVED,     /* record index in a only */
+    MGUARD_LEDGER_DIFF_RECORD_ADDED,       /* record index in b only */
+    MGUARD_LEDGER_DIFF_RECORD_CHANGED,     /* tag or payload differ */
+    MGUARD_LEDGER_DIFF_HOOK_REMOVED,       /* hook id in a only */
+    MGUARD_LEDGER_DIFF_HOOK_ADDED,         /* hook id in b only */
+    MGUARD_LEDGER_DIFF_HOOK_CHANGED        /* object, name or function differ */
+} mguard_ledger_diff_kind;
+/* One side of a difference; present is false on the side that lacks it. */
+typedef struct mguard_ledger_diff_side {
+    bool present;
+    mguard_ledger_kind kind;    /* objects */
+    const char *source;         /* objects */
+    bool modified;              /* objects */
+    const char *name;           /* attributes: attr; records: tag; hooks: name */
+    void *value;                /* attributes: value; records: payload; hooks: fn */
+    bool deleted;               /* attributes: a pending deletion */
+    const void *obj;            /* hooks: the hooked object */
+} mguard_ledger_diff_side;
+typedef struct mguard_ledger_diff_item {
+    mguard_ledger_diff_kind what;
+    const void *obj;            /* objects and attributes: the object */
+    const char *attr;           /* attributes: the attribute */
+    long index;                 /* records: position; hooks: id; else -1 */
+    mguard_ledger_diff_side a, b;
+} mguard_ledger_diff_item;
+typedef struct mguard_ledger_diff_result mguard_ledger_diff_result;
+
+/* Every difference between a and b, in the ledger order (a's objects, each
+   followed by its attribute differences; then b's new objects; records;
+   hooks), as items and as text (one line per item, values through the
+   format hooks: a's for a's side, b's for b's). Equal ledgers give an empty
+   result. *out must be freed with mguard_ledger_diff_free. EINVAL (logged)
+   for NULL arguments, different contexts or a ledger changed by a hook
+   meanwhile; ENOMEM. Values in items are not held by the result.
+   Cost: O(1) for an unchanged clone, else O(size) + hook calls. */
+MGUARDDEF mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out);
+/* Number of items; 0 for NULL. Cost: O(1). */
+MGUARDDEF size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d);
+/* Item i, NULL past the end or for NULL. Cost: O(1). */
+MGUARDDEF const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledger_diff_result *d, size_t i);
+/* The readable text ("" when equal, or for NULL). Valid until freed.
+   Cost: O(1). */
+MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d);
+/* Free a result. NULL is a no-op. Cost: O(1). */
+MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
+
+/* Drop every NEW object not reachable from the roots, from EXISTING and
+   MUTABLE objects, or from records and hooks, following pending values
+   through the refs hook (transitively, cycles safe). Roots are treated like
+   values (they go through refs too). Everything recorded for a dropped
+   object is dropped and released. EINVAL (logged): NULL L, NULL roots with
+   nroots > 0, or the ledger changed by a refs hook meanwhile (nothing is
+   dropped then); ENOMEM (nothing changed). Cost: O(size) + refs calls. */
+MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
+
+/* Called by mguard_ledger_apply for each pending write. */
+typedef void (*mguard_ledger_apply_fn)(const void *obj, const char *attr, void *value, bool deleted, void *user);
+/* Call fn for every pending write, in the ledger order, so the program can
+   commit them; the ledger is not changed (clear it afterwards). The writes
+   are snapshotted first: fn may change L; a write whose object is no longer
+   tracked or whose value was destroyed meanwhile is skipped. EINVAL for
+   NULL L/fn (logged for a valid L), ENOMEM (nothing called).
+   Cost: O(writes). */
+MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
+/* true when nothing is modified and there are no records and no hooks (the
+   reference's is_empty); true for NULL. Cost: O(1). */
+MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
+/* Forget everything (objects, writes, records, hooks) and release it; the
+   memory is kept for reuse. NULL is a no-op. Cost: O(held pointers) with a
+   release hook, else O(index sizes). */
+MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
+/* Bytes a clone allocates and copies (the struct, its flat arrays and
+   indexes): the baseline for "a clone costs a memcpy". 0 for NULL.
+   Cost: O(1). */
+MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
+/* Validate every invariant of L (tests, debugging). OK, or EINVAL with a
+   log line naming the first broken one. Cost: O(size). */
+MGUARDDEF mguard_status mguard_ledger_check(const mguard_ledger *L);
+/* "existing", "new", "mutable"; "unknown" for any other value. O(1). */
+MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
+
+
 #ifdef __cplusplus
 }
 #endif
@@ -657,6 +947,7 @@ struct mguard_ctx {
     char **strs;
     uint32_t nstrs, capstrs;
     struct mguard__part *parts;  /* scope and dynamism trackers (sections 7-8) */
+    struct mguard__lroot *ledger_root; /* 9. every ledger and their weak table; NULL when none */
 };
 
 static void *mguard__default_realloc(void *p, size_t n, void *user) { (void)user; return realloc(p, n); }
@@ -3516,6 +3807,2440 @@ static mguard_status mguard__dyn_check(mguard__part *p)
     return MGUARD_OK;
 }
 
+/* ---- 9. side-effects ledger -------------------------------------------- */
+
+/* A ledger is six flat arrays and three hash indexes, all holding indices,
+   never pointers into each other, so a clone is one memcpy per array
+   (docs/design-ledger.md has the long version):
+   - ents: tracked objects in tracking order {obj, source, seq, kind, flags,
+     head, tail, nwrites}. Removal leaves a tombstone (obj NULL); the array
+     is compacted (order kept, epoch bumped) only when full and no walk is in
+     progress. seq grows along the array. ent_ix: obj -> position + 1.
+   - writes: a pool of pending attribute writes {obj, attr, value, seq,
+     next, deleted}; free slots (obj NULL) are chained through next. Each
+     entry chains its writes head -> tail in first-recorded order (an
+     overwrite keeps its slot). w_ix: (obj, interned attr) -> slot + 1.
+   - refs: a pool of every distinct pointer the ledger holds (tracked
+     objects, values, payloads, hooked objects and hook functions) with its
+     count; free slots (ptr NULL) chained through rq_next. ref_ix: ptr ->
+     slot + 1. A pointer is retained when first held and released when its
+     count returns to 0, both *queued* (rq, relq: FIFO lists through the
+     slots) and run by mguard__l_flush after the structures are updated;
+     releases also wait while a walk (diff, equal, prune, apply) is in
+     progress, so every value a walk sees stays alive until it ends.
+   - recs {tag, payload} in order; hooks {obj, name, fn, id} in
+     registration order.
+   Invariants (mguard_ledger_check): live_ents == ent_ix.used; each entry's
+   list holds nwrites writes of that object in increasing seq, none for a
+   MUTABLE entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
+   modified entries; a ref's count is the number of places holding it;
+   HELD means retain ran and release is owed; a WATCHED pointer with
+   count > 0 is a key of the root's weak table (that is how deaths reach
+   the ledgers); stamp changes with every change of content, and two ledgers
+   with the same stamp have the same content (a clone copies it).
+   All ledgers of a context share one root: their list, the weak table
+   that watches every pointer they hold, and the stamp counter. */
+#define MGUARD__MAGIC_LEDGER 0x6d676c64u  /* "mgld" */
+#define MGUARD__MAGIC_LDIFF  0x6d676466u  /* "mgdf" */
+
+enum { MGUARD__LE_MARKED = 1u };        /* entry: mutable container marked */
+enum {
+    MGUARD__LR_HELD = 1u,      /* retain ran (or would have): release owed */
+    MGUARD__LR_RQ = 2u,        /* on the retain queue */
+    MGUARD__LR_RELQ = 4u,      /* on the release queue */
+    MGUARD__LR_WATCHED = 8u    /* its death must reach this ledger */
+};
+
+typedef struct mguard__lent {
+    const void *obj;           /* NULL: removed */
+    const char *source;
+    uint64_t seq;
+    uint32_t kind, flags;
+    uint32_t head, tail;       /* the object's writes, slot + 1 */
+    uint32_t nwrites, pad_;
+} mguard__lent;
+
+typedef struct mguard__lwrite {
+    const void *obj;           /* NULL: free slot */
+    const char *attr;          /* interned */
+    void *value;               /* NULL for a deletion */
+    uint64_t seq;
+    uint32_t next;             /* next write of obj, or next free slot */
+    uint32_t deleted;
+} mguard__lwrite;
+
+typedef struct mguard__lref {
+    const void *ptr;           /* NULL: free slot */
+    uint32_t count, flags;
+    uint32_t rq_next;          /* retain queue link, or next free slot */
+    uint32_t relq_next;        /* release queue link */
+} mguard__lref;
+
+typedef struct mguard__lrec { const char *tag; void *payload; } mguard__lrec;
+typedef struct mguard__lhook { const void *obj; const char *name; void *fn; int id, pad_; } mguard__lhook;
+
+struct mguard__lroot {
+    mguard_ctx *ctx;
+    mguard_ledger *head;       /* every ledger of ctx, doubly linked */
+    uint32_t nledgers;
+    int frames;                /* death notifications in progress */
+    mguard_weak *watch;        /* key: every pointer a ledger watches */
+    size_t sweep_at;           /* weak table size that triggers a sweep */
+    uint64_t next_stamp;
+};
+
+struct mguard_ledger {
+    uint32_t magic;
+    int destroying;            /* destroy requested: emptied, refuses changes */
+    mguard_ctx *ctx;
+    size_t block_bytes;        /* this struct heads a block of that size; an
+                                  array inside it is never freed on its own */
+    mguard_ledger *prev, *next;
+    mguard_ledger_desc desc;
+    uint64_t stamp;            /* content version (see above) */
+    uint64_t epoch;            /* bumped when positions change */
+    uint64_t next_seq;         /* order of entries and writes, from 1 */
+    int walks;                 /* walks in progress: releases wait */
+    int frames;                /* C frames using L after a call-out */
+    mguard__lent *ents;
+    uint32_t nents, capents, live_ents, nmod;
+    mguard__index ent_ix;
+    mguard__lwrite *writes;
+    uint32_t nwpool, capwrites, live_writes, wfree;
+    mguard__index w_ix;
+    mguard__lref *refs;
+    uint32_t nrpool, caprefs, live_refs, rfree;
+    mguard__index ref_ix;
+    uint32_t rq_head, rq_tail, relq_head, relq_tail;
+    mguard__lrec *recs;
+    uint32_t nrecs, caprecs;
+    mguard__lhook *hooks;
+    uint32_t nhooks, caphooks;
+};
+
+struct mguard_ledger_diff_result {
+    uint32_t magic;
+    mguard_ctx *ctx;
+    mguard_ledger_diff_item *items;
+    uint32_t n, cap;
+    char *text;
+    size_t len, textcap;
+};
+
+/* A user hook runs with in_callback raised (mguard_ctx_destroy refuses). */
+#define MGUARD__CALLOUT(ctx, call) do { (ctx)->in_callback++; call; (ctx)->in_callback--; } while (0)
+
+/* mguard__logf for this section, which goes on using the context after
+   logging: the logger counts as a callback, so it cannot destroy the
+   context under us. */
+static void mguard__l_logf(mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    if (!ctx || !ctx->log.func) return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ctx->in_callback++;
+    ctx->log.func(level, buf, ctx->log.user);
+    ctx->in_callback--;
+}
+
+static bool mguard__ledger_ok(const mguard_ledger *L)
+{
+    return L && L->magic == MGUARD__MAGIC_LEDGER;
+}
+
+/* The interned copy of s if there is one; never allocates. */
+static const char *mguard__intern_find(const mguard_ctx *ctx, const char *s)
+{
+    uint32_t h;
+    size_t i;
+    if (!ctx->str_index.slots) return NULL;
+    h = mguard__hash_str(s);
+    for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
+        mguard__slot sl = ctx->str_index.slots[i];
+        if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
+    }
+    return NULL;
+}
+
+static void mguard__ix_clear(mguard__index *ix)
+{
+    if (ix->slots) memset(ix->slots, 0, (ix->mask + 1) * sizeof(mguard__slot));
+    ix->used = 0;
+}
+
+static size_t mguard__ix_bytes(const mguard__index *ix)
+{
+    return ix->slots ? (ix->mask + 1) * sizeof(mguard__slot) : 0;
+}
+
+static uint32_t mguard__l_ent_find(const mguard_ledger *L, const void *obj)
+{
+    return mguard__ix_find(&L->ent_ix, (const unsigned char *)L->ents, sizeof(mguard__lent), obj, mguard__hash_ptr(obj));
+}
+
+static uint32_t mguard__l_ref_find(const mguard_ledger *L, const void *p)
+{
+    return mguard__ix_find(&L->ref_ix, (const unsigned char *)L->refs, sizeof(mguard__lref), p, mguard__hash_ptr(p));
+}
+
+/* Hash of an (object, interned attribute) pair. */
+static uint32_t mguard__l_whash(const void *obj, const char *attr)
+{
+    uint64_t x = (uint64_t)(uintptr_t)obj * 0x9E3779B97F4A7C15ull;
+    x ^= (uint64_t)(uintptr_t)attr * 0xC2B2AE3D27D4EB4Full;
+    x ^= x >> 31;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 29;
+    return (uint32_t)(x >> 16) | 1u;
+}
+
+static uint32_t mguard__l_w_find(const mguard_ledger *L, const void *obj, const char *attr)
+{
+    const mguard__index *ix = &L->w_ix;
+    uint32_t h;
+    size_t i;
+    if (!ix->slots) return 0;
+    h = mguard__l_whash(obj, attr);
+    for (i = h & ix->mask; ix->slots[i].idx; i = (i + 1) & ix->mask) {
+        mguard__slot s = ix->slots[i];
+        if (s.hash == h && L->writes[s.idx - 1].obj == obj && L->writes[s.idx - 1].attr == attr) return s.idx;
+    }
+    return 0;
+}
+
+static bool mguard__l_modified(const mguard__lent *e)
+{
+    if (e->kind == MGUARD_LEDGER_NEW) return true;
+    if (e->kind == MGUARD_LEDGER_EXISTING) return e->nwrites > 0;
+    return (e->flags & MGUARD__LE_MARKED) != 0;
+}
+
+static void mguard__l_touch(mguard_ledger *L)
+{
+    L->stamp = ++L->ctx->ledger_root->next_stamp;
+}
+
+/* ---- the block: a clone is one allocation ------------------------------
+   A clone copies the struct and every array into one block (so cloning is
+   one allocation + memcpy). An array that must grow moves out of the block
+   into its own allocation; the block itself goes with the ledger. */
+static bool mguard__l_in_block(const mguard_ledger *L, const void *p)
+{
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)L;
+    return p && a >= b && a < b + L->block_bytes;
+}
+
+static void mguard__l_free_array(const mguard_ledger *L, void *p)
+{
+    if (!mguard__l_in_block(L, p)) mguard__free(L->ctx, p);
+}
+
+/* mguard__reserve for a ledger array (which may live in the block). */
+static mguard_status mguard__l_grow(const mguard_ledger *L, void **arr, uint32_t *cap, size_t need, size_t elem)
+{
+    size_t ncap;
+    void *p;
+    if (need <= *cap) return MGUARD_OK;
+    if (!mguard__l_in_block(L, *arr)) return mguard__reserve(L->ctx, arr, cap, need, elem);
+    if (need > 0x7fffffffu) return MGUARD_ENOMEM;
+    ncap = *cap ? (size_t)*cap * 2 : 4;
+    while (ncap < need) ncap *= 2;
+    if (ncap > 0x7fffffffu) ncap = 0x7fffffffu;
+    p = mguard__alloc(L->ctx, ncap * elem);
+    if (!p) return MGUARD_ENOMEM;
+    memcpy(p, *arr, (size_t)*cap * elem);
+    *arr = p;
+    *cap = (uint32_t)ncap;
+    return MGUARD_OK;
+}
+
+/* mguard__ix_reserve for a ledger index (whose slots may live in the
+   block: then the grown index is built beside them). */
+static mguard_status mguard__l_ix_reserve(const mguard_ledger *L, mguard__index *ix, size_t need)
+{
+    mguard__index fresh;
+    size_t i;
+    mguard_status st;
+    if (!mguard__l_in_block(L, ix->slots) || need * 2 <= ix->mask + 1) return mguard__ix_reserve(L->ctx, ix, need);
+    memset(&fresh, 0, sizeof fresh);
+    st = mguard__ix_reserve(L->ctx, &fresh, need);
+    if (st) return st;
+    for (i = 0; i <= ix->mask; i++)
+        if (ix->slots[i].idx) mguard__ix_put(&fresh, ix->slots[i].hash, ix->slots[i].idx);
+    *ix = fresh;
+    return MGUARD_OK;
+}
+
+static void mguard__l_ix_free(const mguard_ledger *L, mguard__index *ix)
+{
+    mguard__l_free_array(L, ix->slots);
+    memset(ix, 0, sizeof *ix);
+}
+
+/* ---- held pointers: counts and the two queues --------------------------- */
+
+static void mguard__l_rq_push(mguard_ledger *L, uint32_t r)
+{
+    L->refs[r - 1].flags |= MGUARD__LR_RQ;
+    L->refs[r - 1].rq_next = 0;
+    if (L->rq_tail) L->refs[L->rq_tail - 1].rq_next = r; else L->rq_head = r;
+    L->rq_tail = r;
+}
+
+static void mguard__l_relq_push(mguard_ledger *L, uint32_t r)
+{
+    L->refs[r - 1].flags |= MGUARD__LR_RELQ;
+    L->refs[r - 1].relq_next = 0;
+    if (L->relq_tail) L->refs[L->relq_tail - 1].relq_next = r; else L->relq_head = r;
+    L->relq_tail = r;
+}
+
+/* One more holder of p (room reserved by mguard__l_reserve_refs). */
+static void mguard__l_ref_inc(mguard_ledger *L, const void *p, uint32_t watched)
+{
+    uint32_t r;
+    mguard__lref *s;
+    if (!p) return;
+    r = mguard__l_ref_find(L, p);
+    if (!r) {
+        if (L->rfree) {
+            r = L->rfree;
+            L->rfree = L->refs[r - 1].rq_next;
+        } else {
+            r = ++L->nrpool;
+        }
+        memset(&L->refs[r - 1], 0, sizeof(mguard__lref));
+        L->refs[r - 1].ptr = p;
+        mguard__ix_put(&L->ref_ix, mguard__hash_ptr(p), r);
+        L->live_refs++;
+    }
+    s = &L->refs[r - 1];
+    s->flags |= watched;
+    if (s->count++ == 0 && !(s->flags & (MGUARD__LR_HELD | MGUARD__LR_RQ))) mguard__l_rq_push(L, r);
+}
+
+/* One holder of p less; at 0 its release is queued. */
+static void mguard__l_ref_dec(mguard_ledger *L, const void *p)
+{
+    uint32_t r;
+    mguard__lref *s;
+    if (!p) return;
+    r = mguard__l_ref_find(L, p);
+    MGUARD_ASSERT(r && L->refs[r - 1].count);
+    if (!r) return;
+    s = &L->refs[r - 1];
+    if (s->count && --s->count == 0 && !(s->flags & MGUARD__LR_RELQ)) mguard__l_relq_push(L, r);
+}
+
+/* Free slot r (on no queue, count 0). */
+static void mguard__l_ref_free(mguard_ledger *L, uint32_t r)
+{
+    mguard__lref *s = &L->refs[r - 1];
+    mguard__ix_del(&L->ref_ix, mguard__hash_ptr(s->ptr), r);
+    memset(s, 0, sizeof *s);
+    s->rq_next = L->rfree;
+    L->rfree = r;
+    L->live_refs--;
+}
+
+/* Is p (from L) still safe to hand to a hook: held, or about to be
+   released, but not destroyed? */
+static bool mguard__l_alive(const mguard_ledger *L, const void *p)
+{
+    uint32_t r;
+    if (!p) return true;
+    r = mguard__l_ref_find(L, p);
+    return r && (L->refs[r - 1].count || (L->refs[r - 1].flags & MGUARD__LR_HELD));
+}
+
+static void mguard__l_free(mguard_ledger *L);
+
+/* Run queued retains, then (unless a walk holds L) queued releases, one at
+   a time; each is popped before its hook runs, so the hook may do anything,
+   including changing or destroying L. Never touches L after the loop's last
+   call-out except through L->frames, which keeps L's memory alive. */
+static void mguard__l_drain(mguard_ledger *L)
+{
+    mguard_ctx *ctx = L->ctx;
+    for (;;) {
+        uint32_t r;
+        mguard__lref *s;
+        if (L->rq_head) {
+            r = L->rq_head;
+            s = &L->refs[r - 1];
+            L->rq_head = s->rq_next;
+            if (!L->rq_head) L->rq_tail = 0;
+            s->rq_next = 0;
+            s->flags &= ~(uint32_t)MGUARD__LR_RQ;
+            if (s->count && !(s->flags & MGUARD__LR_HELD)) {
+                s->flags |= MGUARD__LR_HELD;
+                if (L->desc.retain) {
+                    void *p = (void *)s->ptr;
+                    MGUARD__CALLOUT(ctx, L->desc.retain(p, L->desc.user));
+                }
+            }
+            continue;
+        }
+        if (L->walks || !L->relq_head) break;
+        r = L->relq_head;
+        s = &L->refs[r - 1];
+        L->relq_head = s->relq_next;
+        if (!L->relq_head) L->relq_tail = 0;
+        s->relq_next = 0;
+        s->flags &= ~(uint32_t)MGUARD__LR_RELQ;
+        if (s->count) continue;       /* held again meanwhile */
+        {
+            void *p = (void *)s->ptr;
+            bool held = (s->flags & MGUARD__LR_HELD) != 0;
+            mguard__l_ref_free(L, r);
+            if (held && L->desc.release) MGUARD__CALLOUT(ctx, L->desc.release(p, L->desc.user));
+        }
+    }
+}
+
+/* The last touch of L in any function that called out: a destroy requested
+   meanwhile is finished here. */
+static void mguard__l_unframe(mguard_ledger *L)
+{
+    if (--L->frames == 0 && L->destroying) {
+        L->frames++;
+        mguard__l_drain(L);
+        if (--L->frames == 0) mguard__l_free(L);
+    }
+}
+
+/* Phase 2 of every change. */
+static void mguard__l_flush(mguard_ledger *L)
+{
+    L->frames++;
+    mguard__l_drain(L);
+    mguard__l_unframe(L);
+}
+
+static void mguard__l_begin_walk(mguard_ledger *L)
+{
+    L->walks++;
+    L->frames++;
+}
+
+static void mguard__l_end_walk(mguard_ledger *L)
+{
+    L->walks--;
+    mguard__l_flush(L);
+    mguard__l_unframe(L);
+}
+
+/* ---- the root: every ledger of a context, the weak table of deaths ------ */
+
+static void mguard__l_on_death(const void *key, void *value, void *user);
+
+static void mguard__lroot_maybe_free(mguard_ctx *ctx)
+{
+    struct mguard__lroot *root = ctx->ledger_root;
+    if (!root || root->nledgers || root->frames) return;
+    ctx->ledger_root = NULL;
+    mguard_weak_destroy(root->watch);
+    mguard__free(ctx, root);
+}
+
+static mguard_status mguard__lroot_ensure(mguard_ctx *ctx)
+{
+    struct mguard__lroot *root;
+    mguard_weak_desc d;
+    if (ctx->ledger_root) return MGUARD_OK;
+    root = (struct mguard__lroot *)mguard__alloc(ctx, sizeof *root);
+    if (!root) return MGUARD_ENOMEM;
+    memset(root, 0, sizeof *root);
+    memset(&d, 0, sizeof d);
+    d.value_size = 1;
+    d.on_key_death = mguard__l_on_death;
+    d.user = root;
+    {
+        /* one log line per failed call: the caller logs, not the table */
+        mguard_logger saved = ctx->log;
+        ctx->log.func = NULL;
+        root->watch = mguard_weak_create(ctx, &d);
+        ctx->log = saved;
+    }
+    if (!root->watch) {
+        mguard__free(ctx, root);
+        return MGUARD_ENOMEM;
+    }
+    root->ctx = ctx;
+    root->sweep_at = 64;
+    ctx->ledger_root = root;
+    return MGUARD_OK;
+}
+
+/* Drop the weak table's keys that no ledger holds any more (amortized:
+   runs when the table doubled since the last sweep). */
+static void mguard__lroot_sweep(struct mguard__lroot *root)
+{
+    mguard_weak_iter it = mguard_weak_iterate(root->watch);
+    while (mguard_weak_next(&it)) {
+        const mguard_ledger *L;
+        for (L = root->head; L; L = L->next)
+            if (mguard__l_ref_find(L, it.key)) break;
+        if (!L) mguard_weak_remove(root->watch, it.key);
+    }
+    root->sweep_at = 2 * mguard_weak_count(root->watch) + 64;
+}
+
+/* Called once at the start of an operation that may watch new pointers
+   (never between two watches of one operation: it could drop the first). */
+static void mguard__l_maybe_sweep(mguard_ctx *ctx)
+{
+    struct mguard__lroot *root = ctx->ledger_root;
+    if (mguard_weak_count(root->watch) >= root->sweep_at) mguard__lroot_sweep(root);
+}
+
+/* Make p's death reach the ledgers. *added tells the caller to undo with
+   mguard__l_unwatch if a later step fails. EINVAL (logged) for a dying p. */
+static mguard_status mguard__l_watch(mguard_ctx *ctx, const void *p, const char *fn, const void **added)
+{
+    struct mguard__lroot *root = ctx->ledger_root;
+    char one = 1;
+    mguard_status st;
+    if (!p || mguard_weak_contains(root->watch, p)) return MGUARD_OK;
+    if (ctx->dying && mguard__is_dying(ctx, p)) {
+        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
+        return MGUARD_EINVAL;
+    }
+    st = mguard__weak_set_impl(root->watch, p, &one);
+    if (!st) *added = p;
+    return st;
+}
+
+static void mguard__l_unwatch(mguard_ctx *ctx, const void *added)
+{
+    if (added) mguard_weak_remove(ctx->ledger_root->watch, added);
+}
+
+/* ---- removal (never allocates, never calls out) ------------------------- */
+
+/* Free write slot w (already unlinked from its entry's list, or the whole
+   list is going). */
+static void mguard__l_free_write(mguard_ledger *L, uint32_t w)
+{
+    mguard__lwrite *wr = &L->writes[w - 1];
+    void *v = wr->value;
+    mguard__ix_del(&L->w_ix, mguard__l_whash(wr->obj, wr->attr), w);
+    wr->obj = NULL;
+    wr->attr = NULL;
+    wr->value = NULL;
+    wr->deleted = 0;
+    wr->next = L->wfree;
+    L->wfree = w;
+    L->live_writes--;
+    mguard__l_ref_dec(L, v);
+}
+
+/* Remove write w from its entry and free it. */
+static void mguard__l_drop_write(mguard_ledger *L, uint32_t w)
+{
+    uint32_t e = mguard__l_ent_find(L, L->writes[w - 1].obj), prev = 0, cur;
+    mguard__lent *en;
+    MGUARD_ASSERT(e);
+    en = &L->ents[e - 1];
+    for (cur = en->head; cur != w; cur = L->writes[cur - 1].next) prev = cur;
+    if (prev) L->writes[prev - 1].next = L->writes[w - 1].next; else en->head = L->writes[w - 1].next;
+    if (en->tail == w) en->tail = prev;
+    if (--en->nwrites == 0 && en->kind == MGUARD_LEDGER_EXISTING) L->nmod--;
+    mguard__l_free_write(L, w);
+}
+
+/* Remove entry e (position + 1) and everything recorded for its object. */
+static void mguard__l_drop_entry(mguard_ledger *L, uint32_t e)
+{
+    mguard__lent *en = &L->ents[e - 1];
+    const void *obj = en->obj;
+    uint32_t w = en->head;
+    if (mguard__l_modified(en)) L->nmod--;
+    while (w) {
+        uint32_t next = L->writes[w - 1].next;
+        mguard__l_free_write(L, w);
+        w = next;
+    }
+    mguard__ix_del(&L->ent_ix, mguard__hash_ptr(obj), e);
+    en->obj = NULL;
+    en->head = en->tail = en->nwrites = 0;
+    L->live_ents--;
+    mguard__l_ref_dec(L, obj);
+}
+
+/* Forget all content; every held pointer is queued for release. */
+static void mguard__l_empty(mguard_ledger *L)
+{
+    uint32_t i;
+    L->nents = L->live_ents = L->nmod = 0;
+    mguard__ix_clear(&L->ent_ix);
+    L->nwpool = L->live_writes = L->wfree = 0;
+    mguard__ix_clear(&L->w_ix);
+    L->nrecs = L->nhooks = 0;
+    if (!L->desc.release && !L->frames) {
+        /* nothing will be called: forget every held pointer at once */
+        mguard__ix_clear(&L->ref_ix);
+        L->nrpool = L->live_refs = L->rfree = 0;
+        L->rq_head = L->rq_tail = L->relq_head = L->relq_tail = 0;
+    } else {
+        for (i = 0; i < L->nrpool; i++) {
+            mguard__lref *s = &L->refs[i];
+            if (!s->ptr || !s->count) continue;
+            s->count = 0;
+            if (!(s->flags & MGUARD__LR_RELQ)) mguard__l_relq_push(L, i + 1);
+        }
+    }
+    L->epoch++;
+    mguard__l_touch(L);
+}
+
+/* ---- lifetimes: an object a ledger refers to was destroyed -------------- */
+
+typedef struct mguard__lpurge {
+    unsigned ledgers, ents, writes, recs, hooks;
+} mguard__lpurge;
+
+/* Phase 1 for one ledger: drop everything that refers to k. The dead
+   object itself is never released. */
+static void mguard__l_purge(mguard_ledger *L, const void *k, mguard__lpurge *pu)
+{
+    uint32_t r = mguard__l_ref_find(L, k), e, i, n;
+    if (!r) return;
+    if (L->refs[r - 1].count) {
+        pu->ledgers++;
+        e = mguard__l_ent_find(L, k);
+        if (e) {
+            pu->ents++;
+            pu->writes += L->ents[e - 1].nwrites;
+            mguard__l_drop_entry(L, e);
+        }
+        for (i = 0; i < L->nwpool && L->refs[r - 1].count; i++) {
+            if (L->writes[i].obj && L->writes[i].value == k) {
+                mguard__l_drop_write(L, i + 1);
+                pu->writes++;
+            }
+        }
+        for (i = 0, n = 0; i < L->nrecs; i++) {
+            if (L->recs[i].payload == k) {
+                mguard__l_ref_dec(L, k);
+                pu->recs++;
+            } else {
+                L->recs[n++] = L->recs[i];
+            }
+        }
+        L->nrecs = n;
+        for (i = 0, n = 0; i < L->nhooks; i++) {
+            if (L->hooks[i].obj == k || L->hooks[i].fn == k) {
+                mguard__l_ref_dec(L, L->hooks[i].obj);
+                mguard__l_ref_dec(L, L->hooks[i].fn);
+                pu->hooks++;
+            } else {
+                L->hooks[n++] = L->hooks[i];
+            }
+        }
+        L->nhooks = n;
+        MGUARD_ASSERT(L->refs[r - 1].count == 0);
+        mguard__l_touch(L);
+    }
+    /* never released; freed silently by the next flush */
+    L->refs[r - 1].count = 0;
+    L->refs[r - 1].flags &= ~(uint32_t)(MGUARD__LR_HELD | MGUARD__LR_WATCHED);
+    if (!(L->refs[r - 1].flags & MGUARD__LR_RELQ)) mguard__l_relq_push(L, r);
+}
+
+/* on_key_death of the root's weak table: phase 1 purges every ledger (no
+   call-out), phase 2 logs one warning and runs the queued releases. */
+static void mguard__l_on_death(const void *key, void *value, void *user)
+{
+    struct mguard__lroot *root = (struct mguard__lroot *)user;
+    mguard_ctx *ctx = root->ctx;
+    mguard_ledger *L;
+    mguard__lpurge pu;
+    (void)value;
+    memset(&pu, 0, sizeof pu);
+    root->frames++;
+    for (L = root->head; L; L = L->next) mguard__l_purge(L, key, &pu);
+    if (pu.ledgers)
+        mguard__l_logf(ctx, MGUARD_LOG_WARN,
+                     "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks",
+                     key, pu.ledgers, pu.ents, pu.writes, pu.recs, pu.hooks);
+    for (;;) {
+        for (L = root->head; L; L = L->next)
+            if (L->rq_head || (L->relq_head && !L->walks)) break;
+        if (!L) break;
+        mguard__l_flush(L);
+    }
+    root->frames--;
+    mguard__lroot_maybe_free(ctx);
+}
+
+/* ---- reserving room (nothing visible changes) --------------------------- */
+
+static void mguard__l_compact(mguard_ledger *L)
+{
+    uint32_t i, n = 0;
+    for (i = 0; i < L->nents; i++) {
+        if (!L->ents[i].obj) continue;
+        if (n != i) L->ents[n] = L->ents[i];
+        n++;
+    }
+    L->nents = n;
+    mguard__ix_clear(&L->ent_ix);
+    for (i = 0; i < n; i++) mguard__ix_put(&L->ent_ix, mguard__hash_ptr(L->ents[i].obj), i + 1);
+    L->epoch++;
+}
+
+static mguard_status mguard__l_reserve_ents(mguard_ledger *L, uint32_t k)
+{
+    mguard_status st = mguard__l_ix_reserve(L, &L->ent_ix, (size_t)L->live_ents + k);
+    if (st) return st;
+    if ((size_t)L->nents + k <= L->capents) return MGUARD_OK;
+    if (!L->walks && L->nents - L->live_ents >= L->nents / 4 + k) {
+        mguard__l_compact(L);
+        return MGUARD_OK;
+    }
+    return mguard__l_grow(L, (void **)&L->ents, &L->capents, (size_t)L->nents + k, sizeof(mguard__lent));
+}
+
+static mguard_status mguard__l_reserve_writes(mguard_ledger *L, uint32_t k)
+{
+    uint32_t spare = L->nwpool - L->live_writes;
+    mguard_status st = mguard__l_ix_reserve(L, &L->w_ix, (size_t)L->live_writes + k);
+    if (st || spare >= k) return st;
+    return mguard__l_grow(L, (void **)&L->writes, &L->capwrites, (size_t)L->nwpool + (k - spare), sizeof(mguard__lwrite));
+}
+
+static mguard_status mguard__l_reserve_refs(mguard_ledger *L, uint32_t k)
+{
+    uint32_t spare = L->nrpool - L->live_refs;
+    mguard_status st;
+    if (!k) return MGUARD_OK;
+    st = mguard__l_ix_reserve(L, &L->ref_ix, (size_t)L->live_refs + k);
+    if (st || spare >= k) return st;
+    return mguard__l_grow(L, (void **)&L->refs, &L->caprefs, (size_t)L->nrpool + (k - spare), sizeof(mguard__lref));
+}
+
+/* How many of p, q are new to L (distinct, non-NULL, no slot yet). */
+static uint32_t mguard__l_new_refs(const mguard_ledger *L, const void *p, const void *q)
+{
+    uint32_t n = 0;
+    if (p && !mguard__l_ref_find(L, p)) n++;
+    if (q && q != p && !mguard__l_ref_find(L, q)) n++;
+    return n;
+}
+
+/* A usable L for a change, or a status (bad handles cannot be logged). */
+static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn)
+{
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (L->destroying) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        return MGUARD_EINVAL;
+    }
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__l_oom(const mguard_ledger *L, mguard_status st, const char *fn)
+{
+    if (st == MGUARD_ENOMEM) mguard__l_logf(L->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    return st;
+}
+
+/* ---- create, destroy ---------------------------------------------------- */
+
+mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
+{
+    mguard_ledger *L;
+    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    if (mguard__lroot_ensure(ctx) ||
+        !(L = (mguard_ledger *)mguard__alloc(ctx, sizeof *L))) {
+        mguard__lroot_maybe_free(ctx);
+        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
+        return NULL;
+    }
+    memset(L, 0, sizeof *L);
+    L->magic = MGUARD__MAGIC_LEDGER;
+    L->ctx = ctx;
+    L->block_bytes = sizeof *L;
+    if (desc) L->desc = *desc;
+    L->next_seq = 1;
+    L->next = ctx->ledger_root->head;
+    if (L->next) L->next->prev = L;
+    ctx->ledger_root->head = L;
+    ctx->ledger_root->nledgers++;
+    mguard__l_touch(L);
+    return L;
+}
+
+static void mguard__l_free(mguard_ledger *L)
+{
+    mguard_ctx *ctx = L->ctx;
+    struct mguard__lroot *root = ctx->ledger_root;
+    if (L->prev) L->prev->next = L->next; else root->head = L->next;
+    if (L->next) L->next->prev = L->prev;
+    root->nledgers--;
+    mguard__l_free_array(L, L->ents);
+    mguard__l_ix_free(L, &L->ent_ix);
+    mguard__l_free_array(L, L->writes);
+    mguard__l_ix_free(L, &L->w_ix);
+    mguard__l_free_array(L, L->refs);
+    mguard__l_ix_free(L, &L->ref_ix);
+    mguard__l_free_array(L, L->recs);
+    mguard__l_free_array(L, L->hooks);
+    L->magic = MGUARD__DEAD;
+    mguard__free(ctx, L);
+    mguard__lroot_maybe_free(ctx);
+}
+
+void mguard_ledger_destroy(mguard_ledger *L)
+{
+    if (!mguard__ledger_ok(L)) return;
+    if (L->destroying) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
+        return;
+    }
+    L->destroying = 1;
+    if (!L->frames && !L->desc.release) {
+        mguard__l_free(L);  /* nothing to call: a checkpoint goes in O(1) */
+        return;
+    }
+    mguard__l_empty(L);
+    L->frames++;
+    mguard__l_unframe(L);   /* finishes now, or when the outermost frame ends */
+}
+
+/* mguard_ctx_destroy's loop: destroy one ledger (or the empty root). */
+static void mguard__ledger_destroy_first(mguard_ctx *ctx)
+{
+    struct mguard__lroot *root = ctx->ledger_root;
+    mguard_ledger *L = root->head;
+    if (!L) {
+        root->frames = 0;
+        mguard__lroot_maybe_free(ctx);
+    } else if (L->destroying) {
+        /* only possible if a callback longjmp'd out: finish it anyway */
+        L->walks = 0;
+        L->frames = 1;
+        mguard__l_unframe(L);
+    } else {
+        mguard_ledger_destroy(L);
+    }
+}
+
+/* ---- tracking ----------------------------------------------------------- */
+
+static mguard_status mguard__l_track(mguard_ledger *L, const void *obj, const char *source,
+                                     mguard_ledger_kind kind, const char *fn)
+{
+    mguard_ctx *ctx;
+    const char *src = NULL;
+    const void *added = NULL;
+    mguard_status st = mguard__l_can_change(L, fn);
+    mguard__lent *en;
+    if (st) return st;
+    ctx = L->ctx;
+    if (!obj) {
+        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        return MGUARD_EINVAL;
+    }
+    if (mguard__l_ent_find(L, obj)) {
+        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
+        return MGUARD_EEXIST;
+    }
+    if (source && !(src = mguard__intern(ctx, source))) st = MGUARD_ENOMEM;
+    if (!st) st = mguard__l_reserve_ents(L, 1);
+    if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, obj, NULL));
+    mguard__l_maybe_sweep(ctx);
+    if (!st) st = mguard__l_watch(ctx, obj, fn, &added);
+    if (st) return mguard__l_oom(L, st, fn);
+    en = &L->ents[L->nents++];
+    memset(en, 0, sizeof *en);
+    en->obj = obj;
+    en->source = src;
+    en->seq = L->next_seq++;
+    en->kind = (uint32_t)kind;
+    mguard__ix_put(&L->ent_ix, mguard__hash_ptr(obj), L->nents);
+    L->live_ents++;
+    if (kind == MGUARD_LEDGER_NEW) L->nmod++;
+    mguard__l_ref_inc(L, obj, MGUARD__LR_WATCHED);
+    mguard__l_touch(L);
+    mguard__l_flush(L);
+    return MGUARD_OK;
+}
+
+mguard_status mguard_ledger_track_existing(mguard_ledger *L, const void *obj, const char *source)
+{
+    return mguard__l_track(L, obj, source, MGUARD_LEDGER_EXISTING, "mguard_ledger_track_existing");
+}
+
+mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source)
+{
+    return mguard__l_track(L, obj, cls_source, MGUARD_LEDGER_NEW, "mguard_ledger_track_new");
+}
+
+mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source)
+{
+    return mguard__l_track(L, obj, source, MGUARD_LEDGER_MUTABLE, "mguard_ledger_track_mutable");
+}
+
+bool mguard_ledger_is_tracked(const mguard_ledger *L, const void *obj)
+{
+    return mguard__ledger_ok(L) && obj && mguard__l_ent_find(L, obj) != 0;
+}
+
+mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out)
+{
+    uint32_t e;
+    const mguard__lent *en;
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (!obj || !out) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
+        return MGUARD_EINVAL;
+    }
+    e = mguard__l_ent_find(L, obj);
+    if (!e) return MGUARD_NOT_FOUND;
+    en = &L->ents[e - 1];
+    out->obj = en->obj;
+    out->kind = (mguard_ledger_kind)en->kind;
+    out->source = en->source;
+    out->modified = mguard__l_modified(en);
+    out->writes = en->nwrites;
+    return MGUARD_OK;
+}
+
+/* The entry of obj for an attribute-level call, or a logged status. */
+static mguard_status mguard__l_attr_entry(const mguard_ledger *L, const void *obj, const char *attr,
+                                          const char *fn, bool untracked_ok, uint32_t *e)
+{
+    *e = 0;
+    if (!obj || !attr) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
+        return MGUARD_EINVAL;
+    }
+    *e = mguard__l_ent_find(L, obj);
+    if (!*e) {
+        if (untracked_ok) return MGUARD_NOT_FOUND;
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
+        return MGUARD_EINVAL;
+    }
+    if (L->ents[*e - 1].kind == MGUARD_LEDGER_MUTABLE) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
+        return MGUARD_EINVAL;
+    }
+    return MGUARD_OK;
+}
+
+mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj)
+{
+    const char *fn = "mguard_ledger_mark_modified";
+    mguard_status st = mguard__l_can_change(L, fn);
+    uint32_t e;
+    mguard__lent *en;
+    if (st) return st;
+    if (!obj) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        return MGUARD_EINVAL;
+    }
+    e = mguard__l_ent_find(L, obj);
+    if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_MUTABLE) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
+        return MGUARD_EINVAL;
+    }
+    en = &L->ents[e - 1];
+    if (!(en->flags & MGUARD__LE_MARKED)) {
+        en->flags |= MGUARD__LE_MARKED;
+        L->nmod++;
+        mguard__l_touch(L);
+    }
+    return MGUARD_OK;
+}
+
+bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj)
+{
+    uint32_t e;
+    if (!mguard__ledger_ok(L) || !obj) return false;
+    e = mguard__l_ent_find(L, obj);
+    return e && mguard__l_modified(&L->ents[e - 1]);
+}
+
+/* ---- attribute writes --------------------------------------------------- */
+
+static mguard_status mguard__l_write(mguard_ledger *L, const void *obj, const char *attr, void *value,
+                                     uint32_t deleted, const char *fn)
+{
+    mguard_ctx *ctx;
+    const char *a;
+    const void *added = NULL;
+    uint32_t e, w;
+    uint32_t watched;
+    mguard_status st = mguard__l_can_change(L, fn);
+    if (st) return st;
+    ctx = L->ctx;
+    st = mguard__l_attr_entry(L, obj, attr, fn, false, &e);
+    if (st) return st;
+    if (!(a = mguard__intern(ctx, attr))) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
+    w = mguard__l_w_find(L, obj, a);
+    if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted) return MGUARD_OK;
+    watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
+    if (!w) st = mguard__l_reserve_writes(L, 1);
+    if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, value, NULL));
+    mguard__l_maybe_sweep(ctx);
+    if (!st && watched) st = mguard__l_watch(ctx, value, fn, &added);
+    if (st) return mguard__l_oom(L, st, fn);
+    if (w) {
+        mguard__lwrite *wr = &L->writes[w - 1];
+        void *old = wr->value;
+        wr->value = value;
+        wr->deleted = deleted;
+        mguard__l_ref_inc(L, value, watched);
+        mguard__l_ref_dec(L, old);
+    } else {
+        mguard__lwrite *wr;
+        mguard__lent *en = &L->ents[e - 1];
+        if (L->wfree) {
+            w = L->wfree;
+            L->wfree = L->writes[w - 1].next;
+        } else {
+            w = ++L->nwpool;
+        }
+        wr = &L->writes[w - 1];
+        wr->obj = obj;
+        wr->attr = a;
+        wr->value = value;
+        wr->seq = L->next_seq++;
+        wr->next = 0;
+        wr->deleted = deleted;
+        mguard__ix_put(&L->w_ix, mguard__l_whash(obj, a), w);
+        if (en->tail) L->writes[en->tail - 1].next = w; else en->head = w;
+        en->tail = w;
+        if (en->nwrites++ == 0 && en->kind == MGUARD_LEDGER_EXISTING) L->nmod++;
+        L->live_writes++;
+        mguard__l_ref_inc(L, value, watched);
+    }
+    mguard__l_touch(L);
+    mguard__l_flush(L);
+    return MGUARD_OK;
+}
+
+mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value)
+{
+    return mguard__l_write(L, obj, attr, value, 0, "mguard_ledger_store_attr");
+}
+
+mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr)
+{
+    return mguard__l_write(L, obj, attr, NULL, 1, "mguard_ledger_delete_attr");
+}
+
+mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value)
+{
+    const char *fn = "mguard_ledger_load_attr";
+    const char *a;
+    uint32_t e, w;
+    mguard_status st;
+    if (value) *value = NULL;
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (!value) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
+        return MGUARD_EINVAL;
+    }
+    st = mguard__l_attr_entry(L, obj, attr, fn, true, &e);
+    if (st) return st;
+    a = mguard__intern_find(L->ctx, attr);
+    w = a ? mguard__l_w_find(L, obj, a) : 0;
+    if (!w) return MGUARD_NOT_FOUND;
+    if (L->writes[w - 1].deleted) return MGUARD_DELETED;
+    *value = L->writes[w - 1].value;
+    return MGUARD_OK;
+}
+
+bool mguard_ledger_has_pending(const mguard_ledger *L, const void *obj, const char *attr)
+{
+    uint32_t e;
+    const char *a;
+    if (!mguard__ledger_ok(L) || !obj) return false;
+    e = mguard__l_ent_find(L, obj);
+    if (!e) return false;
+    if (!attr) return L->ents[e - 1].nwrites > 0;
+    a = mguard__intern_find(L->ctx, attr);
+    return a && mguard__l_w_find(L, obj, a) != 0;
+}
+
+size_t mguard_ledger_count(const mguard_ledger *L)
+{
+    return mguard__ledger_ok(L) ? L->live_ents : 0;
+}
+
+size_t mguard_ledger_modified_count(const mguard_ledger *L)
+{
+    return mguard__ledger_ok(L) ? L->nmod : 0;
+}
+
+size_t mguard_ledger_write_count(const mguard_ledger *L)
+{
+    return mguard__ledger_ok(L) ? L->live_writes : 0;
+}
+
+/* ---- iteration ---------------------------------------------------------- */
+
+enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES };
+
+mguard_ledger_iter mguard_ledger_objects(const mguard_ledger *L, bool modified_only)
+{
+    mguard_ledger_iter it;
+    memset(&it, 0, sizeof it);
+    if (mguard__ledger_ok(L)) {
+        it.l_ = L;
+        it.epoch_ = L->epoch;
+        it.mode_ = modified_only ? MGUARD__LI_MODIFIED : MGUARD__LI_OBJECTS;
+    }
+    return it;
+}
+
+bool mguard_ledger_next_object(mguard_ledger_iter *it)
+{
+    const mguard_ledger *L;
+    if (!it || !it->l_ || (it->mode_ != MGUARD__LI_OBJECTS && it->mode_ != MGUARD__LI_MODIFIED)) return false;
+    L = it->l_;
+    if (!mguard__ledger_ok(L)) { it->l_ = NULL; return false; }
+    if (it->epoch_ != L->epoch) {
+        /* positions moved: find the first entry after the last returned */
+        uint32_t lo = 0, hi = L->nents;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (L->ents[mid].seq < it->seq_) lo = mid + 1; else hi = mid;
+        }
+        it->pos_ = lo;
+        it->epoch_ = L->epoch;
+    }
+    while (it->pos_ < L->nents) {
+        const mguard__lent *en = &L->ents[it->pos_++];
+        if (!en->obj) continue;
+        if (it->mode_ == MGUARD__LI_MODIFIED && !mguard__l_modified(en)) continue;
+        it->obj = en->obj;
+        it->kind = (mguard_ledger_kind)en->kind;
+        it->source = en->source;
+        it->modified = mguard__l_modified(en);
+        it->seq_ = en->seq + 1;
+        return true;
+    }
+    it->obj = NULL;
+    it->l_ = NULL;
+    return false;
+}
+
+mguard_ledger_iter mguard_ledger_writes(const mguard_ledger *L, const void *obj)
+{
+    mguard_ledger_iter it;
+    memset(&it, 0, sizeof it);
+    if (mguard__ledger_ok(L) && obj) {
+        it.l_ = L;
+        it.obj = obj;
+        it.mode_ = MGUARD__LI_WRITES;
+        it.epoch_ = L->epoch;   /* pos_ 0: start from the entry's head */
+    }
+    return it;
+}
+
+bool mguard_ledger_next_write(mguard_ledger_iter *it)
+{
+    const mguard_ledger *L;
+    const mguard__lwrite *wr;
+    uint32_t w;
+    if (!it || !it->l_ || it->mode_ != MGUARD__LI_WRITES) return false;
+    L = it->l_;
+    if (!mguard__ledger_ok(L)) { it->l_ = NULL; return false; }
+    w = it->pos_;
+    if (!w || it->epoch_ != L->epoch || w > L->nwpool || L->writes[w - 1].obj != it->obj ||
+        L->writes[w - 1].seq != it->wseq_) {
+        /* the next write went away (or never was): the first write of obj
+           recorded after the last one returned */
+        uint32_t e = mguard__l_ent_find(L, it->obj);
+        w = e ? L->ents[e - 1].head : 0;
+        while (w && L->writes[w - 1].seq <= it->seq_) w = L->writes[w - 1].next;
+        it->epoch_ = L->epoch;
+    }
+    if (!w) {
+        it->attr = NULL;
+        it->value = NULL;
+        it->deleted = false;
+        it->l_ = NULL;
+        return false;
+    }
+    wr = &L->writes[w - 1];
+    it->attr = wr->attr;
+    it->value = wr->value;
+    it->deleted = wr->deleted != 0;
+    it->seq_ = wr->seq;
+    it->pos_ = wr->next;
+    it->wseq_ = wr->next ? L->writes[wr->next - 1].seq : 0;
+    return true;
+}
+
+/* ---- records and hooks -------------------------------------------------- */
+
+mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload)
+{
+    const char *fn = "mguard_ledger_record";
+    const char *t;
+    const void *added = NULL;
+    uint32_t watched;
+    mguard_status st = mguard__l_can_change(L, fn);
+    if (st) return st;
+    if (!tag) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
+        return MGUARD_EINVAL;
+    }
+    watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
+    if (!(t = mguard__intern(L->ctx, tag))) st = MGUARD_ENOMEM;
+    if (!st) st = mguard__l_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
+    if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, payload, NULL));
+    mguard__l_maybe_sweep(L->ctx);
+    if (!st && watched) st = mguard__l_watch(L->ctx, payload, fn, &added);
+    if (st) return mguard__l_oom(L, st, fn);
+    L->recs[L->nrecs].tag = t;
+    L->recs[L->nrecs].payload = payload;
+    L->nrecs++;
+    mguard__l_ref_inc(L, payload, watched);
+    mguard__l_touch(L);
+    mguard__l_flush(L);
+    return MGUARD_OK;
+}
+
+size_t mguard_ledger_record_count(const mguard_ledger *L)
+{
+    return mguard__ledger_ok(L) ? L->nrecs : 0;
+}
+
+mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload)
+{
+    if (tag) *tag = NULL;
+    if (payload) *payload = NULL;
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (i >= L->nrecs) return MGUARD_NOT_FOUND;
+    if (tag) *tag = L->recs[i].tag;
+    if (payload) *payload = L->recs[i].payload;
+    return MGUARD_OK;
+}
+
+static uint32_t mguard__l_hook_find(const mguard_ledger *L, int id)
+{
+    uint32_t i;
+    for (i = 0; i < L->nhooks; i++)
+        if (L->hooks[i].id == id) return i + 1;
+    return 0;
+}
+
+mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn_value, int *id)
+{
+    const char *fn = "mguard_ledger_register_hook";
+    const char *nm = NULL;
+    const void *added1 = NULL, *added2 = NULL;
+    uint32_t watched;
+    int cand;
+    mguard_status st = mguard__l_can_change(L, fn);
+    if (st) return st;
+    if (!obj || !id) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
+        return MGUARD_EINVAL;
+    }
+    if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
+    watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
+    if (name && !(nm = mguard__intern(L->ctx, name))) st = MGUARD_ENOMEM;
+    if (!st) st = mguard__l_grow(L, (void **)&L->hooks, &L->caphooks, (size_t)L->nhooks + 1, sizeof(mguard__lhook));
+    if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, obj, fn_value));
+    mguard__l_maybe_sweep(L->ctx);
+    if (!st) st = mguard__l_watch(L->ctx, obj, fn, &added1);
+    if (!st && watched) st = mguard__l_watch(L->ctx, fn_value, fn, &added2);
+    if (st) {
+        mguard__l_unwatch(L->ctx, added1);
+        return mguard__l_oom(L, st, fn);
+    }
+    /* the reference: start at the number of live hooks, skip ids in use */
+    for (cand = (int)L->nhooks; mguard__l_hook_find(L, cand); cand++) {}
+    L->hooks[L->nhooks].obj = obj;
+    L->hooks[L->nhooks].name = nm;
+    L->hooks[L->nhooks].fn = fn_value;
+    L->hooks[L->nhooks].id = cand;
+    L->hooks[L->nhooks].pad_ = 0;
+    L->nhooks++;
+    mguard__l_ref_inc(L, obj, MGUARD__LR_WATCHED);
+    mguard__l_ref_inc(L, fn_value, watched);
+    *id = cand;
+    mguard__l_touch(L);
+    mguard__l_flush(L);
+    return MGUARD_OK;
+}
+
+mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id)
+{
+    uint32_t h;
+    const void *obj;
+    void *fnv;
+    mguard_status st = mguard__l_can_change(L, "mguard_ledger_remove_hook");
+    if (st) return st;
+    h = mguard__l_hook_find(L, id);
+    if (!h) return MGUARD_NOT_FOUND;
+    obj = L->hooks[h - 1].obj;
+    fnv = L->hooks[h - 1].fn;
+    memmove(&L->hooks[h - 1], &L->hooks[h], (L->nhooks - h) * sizeof(mguard__lhook));
+    L->nhooks--;
+    mguard__l_ref_dec(L, obj);
+    mguard__l_ref_dec(L, fnv);
+    mguard__l_touch(L);
+    mguard__l_flush(L);
+    return MGUARD_OK;
+}
+
+size_t mguard_ledger_hook_count(const mguard_ledger *L)
+{
+    return mguard__ledger_ok(L) ? L->nhooks : 0;
+}
+
+mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out)
+{
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (!out) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_hook_at: NULL out");
+        return MGUARD_EINVAL;
+    }
+    if (i >= L->nhooks) return MGUARD_NOT_FOUND;
+    out->id = L->hooks[i].id;
+    out->obj = L->hooks[i].obj;
+    out->name = L->hooks[i].name;
+    out->fn = L->hooks[i].fn;
+    return MGUARD_OK;
+}
+
+/* ---- clone and restore: one memcpy per array ---------------------------- */
+
+/* The content arrays of a ledger (everything but the held pointers). */
+typedef struct mguard__lcontent {
+    mguard__lent *ents;
+    mguard__index ent_ix;
+    mguard__lwrite *writes;
+    mguard__index w_ix;
+    mguard__lrec *recs;
+    mguard__lhook *hooks;
+} mguard__lcontent;
+
+static void *mguard__l_dup(const mguard_ctx *ctx, const void *src, size_t bytes, mguard_status *st)
+{
+    void *p;
+    if (!bytes || *st) return NULL;
+    p = mguard__alloc(ctx, bytes);
+    if (!p) *st = MGUARD_ENOMEM;
+    else memcpy(p, src, bytes);
+    return p;
+}
+
+static void mguard__l_dup_ix(const mguard_ctx *ctx, mguard__index *dst, const mguard__index *src, mguard_status *st)
+{
+    *dst = *src;
+    dst->slots = (mguard__slot *)mguard__l_dup(ctx, src->slots, mguard__ix_bytes(src), st);
+    if (!dst->slots) {
+        dst->mask = 0;
+        dst->used = 0;
+    }
+}
+
+static void mguard__l_content_free(const mguard_ctx *ctx, mguard__lcontent *k)
+{
+    mguard__free(ctx, k->ents);
+    mguard__free(ctx, k->ent_ix.slots);
+    mguard__free(ctx, k->writes);
+    mguard__free(ctx, k->w_ix.slots);
+    mguard__free(ctx, k->recs);
+    mguard__free(ctx, k->hooks);
+}
+
+static mguard_status mguard__l_content_dup(const mguard_ctx *ctx, mguard__lcontent *k, const mguard_ledger *src)
+{
+    mguard_status st = MGUARD_OK;
+    memset(k, 0, sizeof *k);
+    k->ents = (mguard__lent *)mguard__l_dup(ctx, src->ents, (size_t)src->nents * sizeof(mguard__lent), &st);
+    mguard__l_dup_ix(ctx, &k->ent_ix, &src->ent_ix, &st);
+    k->writes = (mguard__lwrite *)mguard__l_dup(ctx, src->writes, (size_t)src->nwpool * sizeof(mguard__lwrite), &st);
+    mguard__l_dup_ix(ctx, &k->w_ix, &src->w_ix, &st);
+    k->recs = (mguard__lrec *)mguard__l_dup(ctx, src->recs, (size_t)src->nrecs * sizeof(mguard__lrec), &st);
+    k->hooks = (mguard__lhook *)mguard__l_dup(ctx, src->hooks, (size_t)src->nhooks * sizeof(mguard__lhook), &st);
+    if (st) mguard__l_content_free(ctx, k);
+    return st;
+}
+
+/* Install copied content k (of src) into L, whose old arrays are freed. */
+static void mguard__l_content_install(mguard_ledger *L, mguard__lcontent *k, const mguard_ledger *src)
+{
+    mguard__l_free_array(L, L->ents);
+    mguard__l_free_array(L, L->ent_ix.slots);
+    mguard__l_free_array(L, L->writes);
+    mguard__l_free_array(L, L->w_ix.slots);
+    mguard__l_free_array(L, L->recs);
+    mguard__l_free_array(L, L->hooks);
+    L->ents = k->ents;
+    L->nents = L->capents = src->nents;
+    L->live_ents = src->live_ents;
+    L->nmod = src->nmod;
+    L->ent_ix = k->ent_ix;
+    L->writes = k->writes;
+    L->nwpool = L->capwrites = src->nwpool;
+    L->live_writes = src->live_writes;
+    L->wfree = src->wfree;
+    L->w_ix = k->w_ix;
+    L->recs = k->recs;
+    L->nrecs = L->caprecs = src->nrecs;
+    L->hooks = k->hooks;
+    L->nhooks = L->caphooks = src->nhooks;
+    L->next_seq = src->next_seq;
+}
+
+/* Where a clone puts each array in its block: ents, ent slots, writes,
+   write slots, refs, ref slots, records, hooks, after the struct. */
+#define MGUARD__L_NARRAYS 8
+#define MGUARD__L_ALIGN(n) (((n) + 15) & ~(size_t)15)
+typedef struct mguard__llayout {
+    size_t off[MGUARD__L_NARRAYS], len[MGUARD__L_NARRAYS], total;
+} mguard__llayout;
+
+static void mguard__l_layout(const mguard_ledger *L, mguard__llayout *lay)
+{
+    size_t i, off = MGUARD__L_ALIGN(sizeof *L);
+    lay->len[0] = (size_t)L->nents * sizeof(mguard__lent);
+    lay->len[1] = mguard__ix_bytes(&L->ent_ix);
+    lay->len[2] = (size_t)L->nwpool * sizeof(mguard__lwrite);
+    lay->len[3] = mguard__ix_bytes(&L->w_ix);
+    lay->len[4] = (size_t)L->nrpool * sizeof(mguard__lref);
+    lay->len[5] = mguard__ix_bytes(&L->ref_ix);
+    lay->len[6] = (size_t)L->nrecs * sizeof(mguard__lrec);
+    lay->len[7] = (size_t)L->nhooks * sizeof(mguard__lhook);
+    for (i = 0; i < MGUARD__L_NARRAYS; i++) {
+        lay->off[i] = off;
+        off += MGUARD__L_ALIGN(lay->len[i]);
+    }
+    lay->total = off;
+}
+
+mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
+{
+    const char *fn = "mguard_ledger_clone";
+    mguard_ctx *ctx;
+    mguard_ledger *C;
+    mguard__llayout lay;
+    unsigned char *block;
+    void *dst[MGUARD__L_NARRAYS];
+    const void *from[MGUARD__L_NARRAYS];
+    size_t i;
+    if (!mguard__ledger_ok(src)) return NULL;
+    ctx = src->ctx;
+    if (src->destroying) {
+        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        return NULL;
+    }
+    mguard__l_layout(src, &lay);
+    block = (unsigned char *)mguard__alloc(ctx, lay.total);
+    if (!block) {
+        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        return NULL;
+    }
+    /* One memcpy per array, all into the one block. */
+    from[0] = src->ents;
+    from[1] = src->ent_ix.slots;
+    from[2] = src->writes;
+    from[3] = src->w_ix.slots;
+    from[4] = src->refs;
+    from[5] = src->ref_ix.slots;
+    from[6] = src->recs;
+    from[7] = src->hooks;
+    for (i = 0; i < MGUARD__L_NARRAYS; i++) {
+        dst[i] = lay.len[i] ? block + lay.off[i] : NULL;
+        if (lay.len[i]) memcpy(dst[i], from[i], lay.len[i]);
+    }
+    C = (mguard_ledger *)(void *)block;
+    *C = *src;
+    C->block_bytes = lay.total;
+    C->walks = C->frames = 0;
+    C->ents = (mguard__lent *)dst[0];
+    C->capents = src->nents;
+    C->ent_ix.slots = (mguard__slot *)dst[1];
+    C->writes = (mguard__lwrite *)dst[2];
+    C->capwrites = src->nwpool;
+    C->w_ix.slots = (mguard__slot *)dst[3];
+    C->refs = (mguard__lref *)dst[4];
+    C->caprefs = src->nrpool;
+    C->ref_ix.slots = (mguard__slot *)dst[5];
+    C->recs = (mguard__lrec *)dst[6];
+    C->caprecs = src->nrecs;
+    C->hooks = (mguard__lhook *)dst[7];
+    C->caphooks = src->nhooks;
+    C->prev = NULL;
+    C->next = ctx->ledger_root->head;
+    if (C->next) C->next->prev = C;
+    ctx->ledger_root->head = C;
+    ctx->ledger_root->nledgers++;
+    if (C->rq_head || C->relq_head || C->desc.retain) {
+        /* src is mid-flush or the copy must retain: rebuild the queues */
+        uint32_t i;
+        C->rq_head = C->rq_tail = C->relq_head = C->relq_tail = 0;
+        for (i = 0; i < C->nrpool; i++) {
+            mguard__lref *s = &C->refs[i];
+            if (!s->ptr) continue;
+            s->flags &= ~(uint32_t)(MGUARD__LR_RQ | MGUARD__LR_RELQ);
+            s->rq_next = s->relq_next = 0;
+            if (!s->count) {
+                mguard__l_ref_free(C, i + 1);
+            } else if (C->desc.retain) {
+                s->flags &= ~(uint32_t)MGUARD__LR_HELD;
+                mguard__l_rq_push(C, i + 1);
+            } else {
+                s->flags |= MGUARD__LR_HELD;
+            }
+        }
+    }
+    mguard__l_flush(C);
+    return C;
+}
+
+mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *cp)
+{
+    const char *fn = "mguard_ledger_restore";
+    mguard__lcontent k;
+    uint32_t i;
+    mguard_status st = mguard__l_can_change(L, fn);
+    if (st) return st;
+    if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
+                     !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" : "from another context");
+        return MGUARD_EINVAL;
+    }
+    if (cp == L) return MGUARD_OK;
+    st = mguard__l_content_dup(L->ctx, &k, cp);
+    if (!st) {
+        st = mguard__l_reserve_refs(L, cp->live_refs);
+        if (st) mguard__l_content_free(L->ctx, &k);
+    }
+    if (st) return mguard__l_oom(L, st, fn);
+    mguard__l_content_install(L, &k, cp);
+    for (i = 0; i < L->nrpool; i++) {
+        mguard__lref *s = &L->refs[i];
+        if (!s->ptr || !s->count) continue;
+        s->count = 0;
+        if (!(s->flags & MGUARD__LR_RELQ)) mguard__l_relq_push(L, i + 1);
+    }
+    for (i = 0; i < cp->nrpool; i++) {
+        const mguard__lref *c = &cp->refs[i];
+        uint32_t r;
+        if (!c->ptr || !c->count) continue;
+        mguard__l_ref_inc(L, c->ptr, c->flags & MGUARD__LR_WATCHED);
+        r = mguard__l_ref_find(L, c->ptr);
+        L->refs[r - 1].count = c->count;
+    }
+    L->epoch++;
+    L->stamp = cp->stamp;
+    mguard__l_flush(L);
+    return MGUARD_OK;
+}
+
+/* ---- equal and diff: one walk over both ledgers ------------------------- */
+
+typedef struct mguard__lcmp {
+    mguard_ledger *a, *b;
+    uint64_t sa, sb;                 /* stamps when the walk began */
+    mguard_ledger_diff_result *res;  /* NULL: stop at the first difference */
+    bool differ;
+    mguard_status st;
+    const char *fn;
+} mguard__lcmp;
+
+static bool mguard__l_emit(mguard__lcmp *c, const mguard_ledger_diff_item *it)
+{
+    mguard_ledger_diff_result *d = c->res;
+    c->differ = true;
+    if (!d) return true;
+    if (mguard__reserve(d->ctx, (void **)&d->items, &d->cap, (size_t)d->n + 1, sizeof *it)) {
+        c->st = MGUARD_ENOMEM;
+        return true;
+    }
+    d->items[d->n++] = *it;
+    return false;
+}
+
+/* Values equal under a's hook; *stop when the hook changed a ledger (the
+   walk's positions are then stale: it is abandoned). */
+static bool mguard__l_veq(mguard__lcmp *c, const void *va, const void *vb, bool *stop)
+{
+    bool r = false;
+    *stop = false;
+    if (va == vb) return true;
+    if (!va || !vb || !c->a->desc.equal) return false;
+    MGUARD__CALLOUT(c->a->ctx, r = c->a->desc.equal(va, vb, c->a->desc.user));
+    if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
+        mguard__l_logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        c->st = MGUARD_EINVAL;
+        *stop = true;
+    }
+    return r;
+}
+
+static void mguard__l_item(mguard_ledger_diff_item *it, mguard_ledger_diff_kind what, const void *obj,
+                           const char *attr, long index)
+{
+    memset(it, 0, sizeof *it);
+    it->what = what;
+    it->obj = obj;
+    it->attr = attr;
+    it->index = index;
+}
+
+static void mguard__l_side_ent(mguard_ledger_diff_side *s, const mguard__lent *e)
+{
+    s->present = true;
+    s->kind = (mguard_ledger_kind)e->kind;
+    s->source = e->source;
+    s->modified = mguard__l_modified(e);
+}
+
+static void mguard__l_side_write(mguard_ledger_diff_side *s, const mguard__lwrite *w)
+{
+    s->present = true;
+    s->name = w->attr;
+    s->value = w->value;
+    s->deleted = w->deleted != 0;
+}
+
+static void mguard__l_side_rec(mguard_ledger_diff_side *s, const mguard__lrec *r)
+{
+    s->present = true;
+    s->name = r->tag;
+    s->value = r->payload;
+}
+
+static void mguard__l_side_hook(mguard_ledger_diff_side *s, const mguard__lhook *h)
+{
+    s->present = true;
+    s->name = h->name;
+    s->value = h->fn;
+    s->obj = h->obj;
+}
+
+#define MGUARD__L_EMIT(c, it) do { if (mguard__l_emit((c), (it))) return; } while (0)
+
+/* Emit every write of entry e of X as removed (side a) or added (side b). */
+static void mguard__l_emit_writes(mguard__lcmp *c, const mguard_ledger *X, uint32_t e, bool side_a)
+{
+    mguard_ledger_diff_item it;
+    uint32_t w;
+    for (w = X->ents[e].head; w; w = X->writes[w - 1].next) {
+        mguard__l_item(&it, side_a ? MGUARD_LEDGER_DIFF_ATTR_REMOVED : MGUARD_LEDGER_DIFF_ATTR_ADDED,
+                       X->writes[w - 1].obj, X->writes[w - 1].attr, -1);
+        mguard__l_side_write(side_a ? &it.a : &it.b, &X->writes[w - 1]);
+        MGUARD__L_EMIT(c, &it);
+    }
+}
+
+/* Compare write w of a with write wb of b (same object and attribute);
+   true to stop. */
+static bool mguard__l_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
+{
+    mguard_ledger *A = c->a, *B = c->b;
+    mguard_ledger_diff_item it;
+    bool same, stop;
+    if (A->writes[w - 1].deleted || B->writes[wb - 1].deleted) {
+        same = A->writes[w - 1].deleted == B->writes[wb - 1].deleted;
+    } else {
+        same = mguard__l_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
+        if (stop) return true;
+    }
+    if (same) return false;
+    mguard__l_item(&it, MGUARD_LEDGER_DIFF_ATTR_CHANGED, A->writes[w - 1].obj, A->writes[w - 1].attr, -1);
+    mguard__l_side_write(&it.a, &A->writes[w - 1]);
+    mguard__l_side_write(&it.b, &B->writes[wb - 1]);
+    return mguard__l_emit(c, &it);
+}
+
+/* Do entries ea of a and eb of b hold the same attributes in the same
+   order? (Always, between a clone and its original until one changes:
+   then the walk needs no hash lookup at all.) */
+static bool mguard__l_aligned(const mguard_ledger *A, uint32_t ea, const mguard_ledger *B, uint32_t eb)
+{
+    uint32_t w = A->ents[ea].head, wb = B->ents[eb].head;
+    if (A->ents[ea].nwrites != B->ents[eb].nwrites) return false;
+    for (; w; w = A->writes[w - 1].next, wb = B->writes[wb - 1].next)
+        if (A->writes[w - 1].attr != B->writes[wb - 1].attr) return false;
+    return true;
+}
+
+/* The walk: a's objects in order (each with its attribute differences),
+   b's objects not in a, records by position, hooks by id. Objects at the
+   same position in both (a clone's layout) are paired without hashing.
+   Reads positions afresh after every call-out (arrays may move even when
+   the content does not). */
+static void mguard__l_compare(mguard__lcmp *c)
+{
+    mguard_ledger *A = c->a, *B = c->b;
+    mguard_ledger_diff_item it;
+    uint32_t i, w, n;
+    bool stop, same;
+    for (i = 0; i < A->nents; i++) {
+        const void *obj = A->ents[i].obj;
+        uint32_t eb;
+        if (!obj) continue;
+        eb = i < B->nents && B->ents[i].obj == obj ? i + 1 : mguard__l_ent_find(B, obj);
+        if (!eb) {
+            mguard__l_item(&it, MGUARD_LEDGER_DIFF_OBJECT_REMOVED, obj, NULL, -1);
+            mguard__l_side_ent(&it.a, &A->ents[i]);
+            MGUARD__L_EMIT(c, &it);
+            mguard__l_emit_writes(c, A, i, true);
+            if (c->st || (c->differ && !c->res)) return;
+            continue;
+        }
+        /* is_modified is implied by the kind and the writes, except for a
+           container's own flag */
+        if (A->ents[i].kind != B->ents[eb - 1].kind || A->ents[i].source != B->ents[eb - 1].source ||
+            (A->ents[i].kind == MGUARD_LEDGER_MUTABLE && A->ents[i].flags != B->ents[eb - 1].flags)) {
+            mguard__l_item(&it, MGUARD_LEDGER_DIFF_OBJECT_CHANGED, obj, NULL, -1);
+            mguard__l_side_ent(&it.a, &A->ents[i]);
+            mguard__l_side_ent(&it.b, &B->ents[eb - 1]);
+            MGUARD__L_EMIT(c, &it);
+        }
+        if (mguard__l_aligned(A, i, B, eb - 1)) {
+            uint32_t wb = B->ents[eb - 1].head;
+            for (w = A->ents[i].head; w; w = A->writes[w - 1].next, wb = B->writes[wb - 1].next)
+                if (mguard__l_cmp_write(c, w, wb)) return;
+            continue;
+        }
+        for (w = A->ents[i].head; w; w = A->writes[w - 1].next) {
+            uint32_t wb = mguard__l_w_find(B, obj, A->writes[w - 1].attr);
+            if (!wb) {
+                mguard__l_item(&it, MGUARD_LEDGER_DIFF_ATTR_REMOVED, obj, A->writes[w - 1].attr, -1);
+                mguard__l_side_write(&it.a, &A->writes[w - 1]);
+                MGUARD__L_EMIT(c, &it);
+                continue;
+            }
+            if (mguard__l_cmp_write(c, w, wb)) return;
+        }
+        for (w = B->ents[eb - 1].head; w; w = B->writes[w - 1].next) {
+            if (mguard__l_w_find(A, obj, B->writes[w - 1].attr)) continue;
+            mguard__l_item(&it, MGUARD_LEDGER_DIFF_ATTR_ADDED, obj, B->writes[w - 1].attr, -1);
+            mguard__l_side_write(&it.b, &B->writes[w - 1]);
+            MGUARD__L_EMIT(c, &it);
+        }
+    }
+    for (i = 0; i < B->nents; i++) {
+        const void *obj = B->ents[i].obj;
+        if (!obj || (i < A->nents && A->ents[i].obj == obj) || mguard__l_ent_find(A, obj)) continue;
+        mguard__l_item(&it, MGUARD_LEDGER_DIFF_OBJECT_ADDED, obj, NULL, -1);
+        mguard__l_side_ent(&it.b, &B->ents[i]);
+        MGUARD__L_EMIT(c, &it);
+        mguard__l_emit_writes(c, B, i, false);
+        if (c->st || (c->differ && !c->res)) return;
+    }
+    n = A->nrecs > B->nrecs ? A->nrecs : B->nrecs;
+    for (i = 0; i < n; i++) {
+        if (i >= B->nrecs || i >= A->nrecs) {
+            bool in_a = i < A->nrecs;
+            mguard__l_item(&it, in_a ? MGUARD_LEDGER_DIFF_RECORD_REMOVED : MGUARD_LEDGER_DIFF_RECORD_ADDED, NULL, NULL, (long)i);
+            if (in_a) mguard__l_side_rec(&it.a, &A->recs[i]); else mguard__l_side_rec(&it.b, &B->recs[i]);
+            MGUARD__L_EMIT(c, &it);
+            continue;
+        }
+        same = A->recs[i].tag == B->recs[i].tag;
+        if (same) {
+            same = mguard__l_veq(c, A->recs[i].payload, B->recs[i].payload, &stop);
+            if (stop) return;
+        }
+        if (!same) {
+            mguard__l_item(&it, MGUARD_LEDGER_DIFF_RECORD_CHANGED, NULL, NULL, (long)i);
+            mguard__l_side_rec(&it.a, &A->recs[i]);
+            mguard__l_side_rec(&it.b, &B->recs[i]);
+            MGUARD__L_EMIT(c, &it);
+        }
+    }
+    for (i = 0; i < A->nhooks; i++) {
+        uint32_t hb = mguard__l_hook_find(B, A->hooks[i].id);
+        if (!hb) {
+            mguard__l_item(&it, MGUARD_LEDGER_DIFF_HOOK_REMOVED, NULL, NULL, A->hooks[i].id);
+            mguard__l_side_hook(&it.a, &A->hooks[i]);
+            MGUARD__L_EMIT(c, &it);
+            continue;
+        }
+        same = A->hooks[i].obj == B->hooks[hb - 1].obj && A->hooks[i].name == B->hooks[hb - 1].name;
+        if (same) {
+            same = mguard__l_veq(c, A->hooks[i].fn, B->hooks[hb - 1].fn, &stop);
+            if (stop) return;
+        }
+        if (!same) {
+            mguard__l_item(&it, MGUARD_LEDGER_DIFF_HOOK_CHANGED, NULL, NULL, A->hooks[i].id);
+            mguard__l_side_hook(&it.a, &A->hooks[i]);
+            mguard__l_side_hook(&it.b, &B->hooks[hb - 1]);
+            MGUARD__L_EMIT(c, &it);
+        }
+    }
+    for (i = 0; i < B->nhooks; i++) {
+        if (mguard__l_hook_find(A, B->hooks[i].id)) continue;
+        mguard__l_item(&it, MGUARD_LEDGER_DIFF_HOOK_ADDED, NULL, NULL, B->hooks[i].id);
+        mguard__l_side_hook(&it.b, &B->hooks[i]);
+        MGUARD__L_EMIT(c, &it);
+    }
+}
+
+/* Both ledgers valid and comparable, or a status (logged when possible). */
+static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledger *b, const char *fn)
+{
+    if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
+        if (a->ctx == b->ctx) return MGUARD_OK;
+        mguard__l_logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
+    } else if (mguard__ledger_ok(a) || mguard__ledger_ok(b)) {
+        mguard__l_logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
+    }
+    return MGUARD_EINVAL;
+}
+
+static void mguard__l_walk_pair(mguard__lcmp *c, const mguard_ledger *a, const mguard_ledger *b)
+{
+    /* walks only change counters of a heap object: the casts are sound */
+    c->a = (mguard_ledger *)a;
+    c->b = (mguard_ledger *)b;
+    c->sa = a->stamp;
+    c->sb = b->stamp;
+    mguard__l_begin_walk(c->a);
+    mguard__l_begin_walk(c->b);
+}
+
+static void mguard__l_end_pair(mguard__lcmp *c)
+{
+    mguard__l_end_walk(c->a);
+    mguard__l_end_walk(c->b);
+}
+
+bool mguard_ledger_equal(const mguard_ledger *a, const mguard_ledger *b)
+{
+    mguard__lcmp c;
+    if (mguard__l_pair_ok(a, b, "mguard_ledger_equal")) return false;
+    if (a == b || a->stamp == b->stamp) return true;
+    if (a->live_ents != b->live_ents || a->live_writes != b->live_writes || a->nrecs != b->nrecs ||
+        a->nhooks != b->nhooks || a->nmod != b->nmod)
+        return false;
+    memset(&c, 0, sizeof c);
+    c.fn = "mguard_ledger_equal";
+    mguard__l_walk_pair(&c, a, b);
+    mguard__l_compare(&c);
+    mguard__l_end_pair(&c);
+    return !c.differ && c.st == MGUARD_OK;
+}
+
+/* ---- diff text ---------------------------------------------------------- */
+
+static void mguard__ldiff_puts(mguard_ledger_diff_result *d, mguard_status *st, const char *s)
+{
+    size_t n = strlen(s);
+    if (*st) return;
+    if (d->len + n + 1 > d->textcap) {
+        size_t ncap = d->textcap ? d->textcap * 2 : 256;
+        char *nt;
+        while (ncap < d->len + n + 1) ncap *= 2;
+        nt = (char *)mguard__realloc(d->ctx, d->text, ncap);
+        if (!nt) {
+            *st = MGUARD_ENOMEM;
+            return;
+        }
+        d->text = nt;
+        d->textcap = ncap;
+    }
+    memcpy(d->text + d->len, s, n + 1);
+    d->len += n;
+}
+
+#define MGUARD__LFMT 128
+
+/* Format p (held by X) with X's hook; a pointer X no longer holds because
+   it was destroyed meanwhile is not handed to the hook. */
+static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, char *buf)
+{
+    uint64_t s0 = X == c->a ? c->sa : c->sb;
+    if (!p) {
+        strcpy(buf, "NULL");
+    } else if (X->stamp != s0 && !mguard__l_alive(X, p)) {
+        strcpy(buf, "<destroyed>");
+    } else if (X->desc.format) {
+        buf[0] = 0;
+        MGUARD__CALLOUT(X->ctx, X->desc.format(p, buf, MGUARD__LFMT, X->desc.user));
+        buf[MGUARD__LFMT - 1] = 0;
+    } else {
+        snprintf(buf, MGUARD__LFMT, "%p", p);
+    }
+}
+
+/* An object's label: with a's format hook if a holds it, else b's. */
+static void mguard__l_label(const mguard__lcmp *c, const void *obj, char *buf)
+{
+    mguard__l_fmt(c, mguard__l_ref_find(c->a, obj) ? c->a : c->b, obj, buf);
+}
+
+static void mguard__l_value_text(const mguard__lcmp *c, const mguard_ledger *X, const mguard_ledger_diff_side *s, char *buf)
+{
+    if (s->deleted) strcpy(buf, "<deleted>");
+    else mguard__l_fmt(c, X, s->value, buf);
+}
+
+static void mguard__l_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)
+{
+    mguard__ldiff_puts(d, st, mguard_ledger_kind_str(s->kind));
+    if (s->source) {
+        mguard__ldiff_puts(d, st, ", source \"");
+        mguard__ldiff_puts(d, st, s->source);
+        mguard__ldiff_puts(d, st, "\"");
+    }
+    if (s->kind == MGUARD_LEDGER_MUTABLE && s->modified) mguard__ldiff_puts(d, st, ", modified");
+}
+
+/* "only in a: " / "only in b: " / "" for an item that is on one side. */
+static const char *mguard__l_only(const mguard_ledger_diff_item *it)
+{
+    if (!it->b.present) return "only in a: ";
+    if (!it->a.present) return "only in b: ";
+    return "";
+}
+
+/* One line per item, e.g. "p.x: 1 -> 2" or "object q: only in b (new)". */
+static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *it, mguard_status *st)
+{
+    mguard_ledger_diff_result *d = c->res;
+    char o[MGUARD__LFMT], x[MGUARD__LFMT], num[32];
+    const mguard_ledger_diff_side *one = it->a.present ? &it->a : &it->b;
+    const mguard_ledger *X = it->a.present ? c->a : c->b;
+    switch (it->what) {
+    case MGUARD_LEDGER_DIFF_OBJECT_REMOVED:
+    case MGUARD_LEDGER_DIFF_OBJECT_ADDED:
+        mguard__l_label(c, it->obj, o);
+        mguard__ldiff_puts(d, st, "object ");
+        mguard__ldiff_puts(d, st, o);
+        mguard__ldiff_puts(d, st, it->a.present ? ": only in a (" : ": only in b (");
+        mguard__l_entry_text(d, st, one);
+        mguard__ldiff_puts(d, st, ")\n");
+        break;
+    case MGUARD_LEDGER_DIFF_OBJECT_CHANGED: {
+        const char *sep = ": ";
+        mguard__l_label(c, it->obj, o);
+        mguard__ldiff_puts(d, st, "object ");
+        mguard__ldiff_puts(d, st, o);
+        if (it->a.kind != it->b.kind) {
+            mguard__ldiff_puts(d, st, sep);
+            mguard__ldiff_puts(d, st, mguard_ledger_kind_str(it->a.kind));
+            mguard__ldiff_puts(d, st, " -> ");
+            mguard__ldiff_puts(d, st, mguard_ledger_kind_str(it->b.kind));
+            sep = "; ";
+        }
+        if (it->a.source != it->b.source) {
+            mguard__ldiff_puts(d, st, sep);
+            mguard__ldiff_puts(d, st, "source ");
+            mguard__ldiff_puts(d, st, it->a.source ? "\"" : "none");
+            if (it->a.source) { mguard__ldiff_puts(d, st, it->a.source); mguard__ldiff_puts(d, st, "\""); }
+            mguard__ldiff_puts(d, st, " -> ");
+            mguard__ldiff_puts(d, st, it->b.source ? "\"" : "none");
+            if (it->b.source) { mguard__ldiff_puts(d, st, it->b.source); mguard__ldiff_puts(d, st, "\""); }
+            sep = "; ";
+        }
+        if (it->a.kind == it->b.kind && it->a.modified != it->b.modified) {
+            mguard__ldiff_puts(d, st, sep);
+            mguard__ldiff_puts(d, st, it->a.modified ? "modified yes -> no" : "modified no -> yes");
+        }
+        mguard__ldiff_puts(d, st, "\n");
+        break;
+    }
+    case MGUARD_LEDGER_DIFF_ATTR_REMOVED:
+    case MGUARD_LEDGER_DIFF_ATTR_ADDED:
+    case MGUARD_LEDGER_DIFF_ATTR_CHANGED:
+        mguard__l_label(c, it->obj, o);
+        mguard__ldiff_puts(d, st, o);
+        mguard__ldiff_puts(d, st, ".");
+        mguard__ldiff_puts(d, st, it->attr);
+        mguard__ldiff_puts(d, st, ": ");
+        mguard__ldiff_puts(d, st, mguard__l_only(it));
+        mguard__l_value_text(c, X, one, x);
+        mguard__ldiff_puts(d, st, x);
+        if (it->a.present && it->b.present) {
+            mguard__ldiff_puts(d, st, " -> ");
+            mguard__l_value_text(c, c->b, &it->b, x);
+            mguard__ldiff_puts(d, st, x);
+        }
+        mguard__ldiff_puts(d, st, "\n");
+        break;
+    case MGUARD_LEDGER_DIFF_RECORD_REMOVED:
+    case MGUARD_LEDGER_DIFF_RECORD_ADDED:
+    case MGUARD_LEDGER_DIFF_RECORD_CHANGED:
+    case MGUARD_LEDGER_DIFF_HOOK_REMOVED:
+    case MGUARD_LEDGER_DIFF_HOOK_ADDED:
+    case MGUARD_LEDGER_DIFF_HOOK_CHANGED: {
+        bool rec = it->what <= MGUARD_LEDGER_DIFF_RECORD_CHANGED;
+        int side;
+        snprintf(num, sizeof num, "%s %ld: ", rec ? "record" : "hook", it->index);
+        mguard__ldiff_puts(d, st, num);
+        mguard__ldiff_puts(d, st, mguard__l_only(it));
+        for (side = 0; side < 2; side++) {
+            const mguard_ledger_diff_side *s = side ? &it->b : &it->a;
+            const mguard_ledger *S = side ? c->b : c->a;
+            if (!s->present) continue;
+            if (side && it->a.present) mguard__ldiff_puts(d, st, " -> ");
+            if (!rec) {
+                mguard__l_fmt(c, S, s->obj, o);
+                mguard__ldiff_puts(d, st, o);
+                mguard__ldiff_puts(d, st, ".");
+            }
+            mguard__ldiff_puts(d, st, s->name ? s->name : "(unnamed)");
+            mguard__l_fmt(c, S, s->value, x);
+            mguard__ldiff_puts(d, st, rec ? "(" : " ");
+            mguard__ldiff_puts(d, st, x);
+            if (rec) mguard__ldiff_puts(d, st, ")");
+        }
+        mguard__ldiff_puts(d, st, "\n");
+        break;
+    }
+    }
+}
+
+mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out)
+{
+    const char *fn = "mguard_ledger_diff";
+    mguard_ledger_diff_result *d;
+    mguard__lcmp c;
+    mguard_status st;
+    if (out) *out = NULL;
+    st = mguard__l_pair_ok(a, b, fn);
+    if (st) return st;
+    if (!out) {
+        mguard__l_logf(a->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        return MGUARD_EINVAL;
+    }
+    d = (mguard_ledger_diff_result *)mguard__alloc(a->ctx, sizeof *d);
+    if (!d) return mguard__l_oom(a, MGUARD_ENOMEM, fn);
+    memset(d, 0, sizeof *d);
+    d->magic = MGUARD__MAGIC_LDIFF;
+    d->ctx = a->ctx;
+    if (a != b && a->stamp != b->stamp) {
+        uint32_t i;
+        memset(&c, 0, sizeof c);
+        c.fn = fn;
+        c.res = d;
+        mguard__l_walk_pair(&c, a, b);
+        mguard__l_compare(&c);
+        st = c.st;
+        for (i = 0; i < d->n && !st; i++) mguard__l_item_text(&c, &d->items[i], &st);
+        mguard__l_end_pair(&c);
+    }
+    if (st) {
+        mguard_ledger_diff_free(d);
+        return mguard__l_oom(a, st, fn);
+    }
+    *out = d;
+    return MGUARD_OK;
+}
+
+size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d)
+{
+    return d && d->magic == MGUARD__MAGIC_LDIFF ? d->n : 0;
+}
+
+const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledger_diff_result *d, size_t i)
+{
+    return d && d->magic == MGUARD__MAGIC_LDIFF && i < d->n ? &d->items[i] : NULL;
+}
+
+const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d)
+{
+    return d && d->magic == MGUARD__MAGIC_LDIFF && d->text ? d->text : "";
+}
+
+void mguard_ledger_diff_free(mguard_ledger_diff_result *d)
+{
+    mguard_ctx *ctx;
+    if (!d || d->magic != MGUARD__MAGIC_LDIFF) return;
+    ctx = d->ctx;
+    mguard__free(ctx, d->items);
+    mguard__free(ctx, d->text);
+    d->magic = MGUARD__DEAD;
+    mguard__free(ctx, d);
+}
+
+/* ---- prune -------------------------------------------------------------- */
+
+/* Marking state: positions < n0 (the entries present when prune began;
+   positions cannot move during a walk) are marked at most once each, so
+   the work stack never holds more than n0. */
+typedef struct mguard__lprune {
+    mguard_ledger *L;
+    uint64_t stamp;
+    uint32_t n0, nwork;
+    unsigned char *mark;
+    uint32_t *work;
+    bool changed;
+} mguard__lprune;
+
+static void mguard__l_prune_visit(const void *obj, void *vctx)
+{
+    mguard__lprune *p = (mguard__lprune *)vctx;
+    uint32_t e;
+    if (!obj || p->changed) return;
+    e = mguard__l_ent_find(p->L, obj);
+    if (!e || e > p->n0 || p->mark[e - 1]) return;
+    p->mark[e - 1] = 1;
+    p->work[p->nwork++] = e - 1;
+}
+
+/* Visit what v refers to; stops for good once the ledger changed (the
+   snapshot of values may then hold released ones). */
+static void mguard__l_prune_follow(mguard__lprune *p, const void *v)
+{
+    mguard_ledger *L = p->L;
+    if (!v || p->changed) return;
+    if (!L->desc.refs) {
+        mguard__l_prune_visit(v, p);
+        return;
+    }
+    MGUARD__CALLOUT(L->ctx, L->desc.refs(v, mguard__l_prune_visit, p, L->desc.user));
+    if (L->stamp != p->stamp) p->changed = true;
+}
+
+mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots)
+{
+    const char *fn = "mguard_ledger_prune";
+    mguard__lprune p;
+    const void **vals, **hobj;
+    uint32_t *off, i, k, nv, dropped = 0;
+    unsigned char *block;
+    size_t r, bytes;
+    mguard_status st = mguard__l_can_change(L, fn);
+    if (st) return st;
+    if (!roots && nroots) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
+        return MGUARD_EINVAL;
+    }
+    /* Snapshot (no call-out yet): per entry its pending values, then record
+       payloads and hook functions, then hooked objects. */
+    memset(&p, 0, sizeof p);
+    p.L = L;
+    p.n0 = L->nents;
+    nv = L->live_writes + L->nrecs + L->nhooks;
+    bytes = ((size_t)nv + L->nhooks) * sizeof(void *) + ((size_t)p.n0 * 2 + 1) * sizeof(uint32_t) + p.n0;
+    block = (unsigned char *)mguard__alloc(L->ctx, bytes);
+    if (!block) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
+    vals = (const void **)(void *)block;
+    hobj = vals + nv;
+    off = (uint32_t *)(void *)(hobj + L->nhooks);
+    p.work = off + p.n0 + 1;
+    p.mark = (unsigned char *)(p.work + p.n0);
+    memset(p.mark, 0, p.n0);
+    for (i = 0, k = 0; i < p.n0; i++) {
+        uint32_t w;
+        off[i] = k;
+        if (!L->ents[i].obj) continue;
+        for (w = L->ents[i].head; w; w = L->writes[w - 1].next)
+            if (L->writes[w - 1].value) vals[k++] = L->writes[w - 1].value;
+    }
+    off[p.n0] = k;
+    for (i = 0; i < L->nrecs; i++) vals[k++] = L->recs[i].payload;
+    for (i = 0; i < L->nhooks; i++) {
+        vals[k++] = L->hooks[i].fn;
+        hobj[i] = L->hooks[i].obj;
+    }
+    nv = L->nhooks;
+    p.stamp = L->stamp;
+    mguard__l_begin_walk(L);
+    /* Roots: the given ones, hooked objects, record payloads and hook
+       functions, every EXISTING and MUTABLE entry. */
+    for (r = 0; r < nroots; r++) mguard__l_prune_follow(&p, roots[r]);
+    for (i = 0; i < nv; i++) mguard__l_prune_visit(hobj[i], &p);
+    for (i = off[p.n0]; i < k; i++) mguard__l_prune_follow(&p, vals[i]);
+    for (i = 0; i < p.n0 && !p.changed; i++) {
+        if (L->ents[i].obj && L->ents[i].kind != MGUARD_LEDGER_NEW && !p.mark[i]) {
+            p.mark[i] = 1;
+            p.work[p.nwork++] = i;
+        }
+    }
+    while (p.nwork && !p.changed) {
+        uint32_t e = p.work[--p.nwork], j;
+        for (j = off[e]; j < off[e + 1] && !p.changed; j++) mguard__l_prune_follow(&p, vals[j]);
+    }
+    if (p.changed) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
+        st = MGUARD_EINVAL;
+    } else {
+        for (i = 0; i < p.n0; i++) {
+            if (L->ents[i].obj && L->ents[i].kind == MGUARD_LEDGER_NEW && !p.mark[i]) {
+                mguard__l_drop_entry(L, i + 1);
+                dropped++;
+            }
+        }
+        if (dropped) mguard__l_touch(L);
+    }
+    mguard__free(L->ctx, block);
+    mguard__l_end_walk(L);   /* the releases of what was dropped run here */
+    return st;
+}
+
+/* ---- apply, is_empty, clear --------------------------------------------- */
+
+typedef struct mguard__lpending {
+    const void *obj;
+    const char *attr;
+    void *value;
+    size_t deleted;
+} mguard__lpending;
+
+mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
+{
+    const char *name = "mguard_ledger_apply";
+    mguard__lpending *snap = NULL;
+    uint32_t i, k = 0;
+    uint64_t s0;
+    mguard_status st = mguard__l_can_change(L, name);
+    if (st) return st;
+    if (!fn) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
+        return MGUARD_EINVAL;
+    }
+    if (L->live_writes) {
+        snap = (mguard__lpending *)mguard__alloc(L->ctx, (size_t)L->live_writes * sizeof *snap);
+        if (!snap) return mguard__l_oom(L, MGUARD_ENOMEM, name);
+    }
+    for (i = 0; i < L->nents; i++) {
+        uint32_t w;
+        if (!L->ents[i].obj) continue;
+        for (w = L->ents[i].head; w; w = L->writes[w - 1].next) {
+            snap[k].obj = L->writes[w - 1].obj;
+            snap[k].attr = L->writes[w - 1].attr;
+            snap[k].value = L->writes[w - 1].value;
+            snap[k].deleted = L->writes[w - 1].deleted;
+            k++;
+        }
+    }
+    s0 = L->stamp;
+    mguard__l_begin_walk(L);
+    for (i = 0; i < k; i++) {
+        /* releases wait for the walk, so a value can only have gone away
+           by being destroyed; an untracked object means it was dropped */
+        if (L->stamp != s0 && (!mguard__l_ent_find(L, snap[i].obj) || !mguard__l_alive(L, snap[i].value))) continue;
+        MGUARD__CALLOUT(L->ctx, fn(snap[i].obj, snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
+    }
+    mguard__free(L->ctx, snap);
+    mguard__l_end_walk(L);
+    return MGUARD_OK;
+}
+
+bool mguard_ledger_is_empty(const mguard_ledger *L)
+{
+    return !mguard__ledger_ok(L) || (L->nmod == 0 && L->nrecs == 0 && L->nhooks == 0);
+}
+
+void mguard_ledger_clear(mguard_ledger *L)
+{
+    if (mguard__l_can_change(L, "mguard_ledger_clear")) return;
+    mguard__l_empty(L);
+    mguard__l_flush(L);
+}
+
+size_t mguard_ledger_storage_bytes(const mguard_ledger *L)
+{
+    mguard__llayout lay;
+    if (!mguard__ledger_ok(L)) return 0;
+    mguard__l_layout(L, &lay);
+    return lay.total;
+}
+
+const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
+{
+    switch (kind) {
+    case MGUARD_LEDGER_EXISTING: return "existing";
+    case MGUARD_LEDGER_NEW: return "new";
+    case MGUARD_LEDGER_MUTABLE: return "mutable";
+    }
+    return "unknown";
+}
+
+/* ---- consistency check -------------------------------------------------- */
+
+#define MGUARD__LCHECK(cond, ...) \
+    do { if (!(cond)) { mguard__l_logf(L->ctx, MGUARD_LOG_ERROR, "mguard_ledger_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+
+static mguard_status mguard__l_check_index(const mguard_ledger *L, const mguard__index *ix, size_t len, const char *what)
+{
+    size_t i, used = 0;
+    if (!ix->slots) {
+        MGUARD__LCHECK(ix->used == 0, "%s index: %lu keys without slots", what, (unsigned long)ix->used);
+        return MGUARD_OK;
+    }
+    MGUARD__LCHECK(ix->used * 2 <= ix->mask + 1, "%s index over half full", what);
+    for (i = 0; i <= ix->mask; i++) {
+        if (!ix->slots[i].idx) continue;
+        used++;
+        MGUARD__LCHECK(ix->slots[i].idx <= len, "%s index: slot %lu points past the array", what, (unsigned long)i);
+    }
+    MGUARD__LCHECK(used == ix->used, "%s index counts %lu, holds %lu", what, (unsigned long)ix->used, (unsigned long)used);
+    return MGUARD_OK;
+}
+
+/* Add one expected holder of p. */
+static mguard_status mguard__l_check_hold(const mguard_ledger *L, uint32_t *cnt, const void *p, const char *what)
+{
+    uint32_t r;
+    if (!p) return MGUARD_OK;
+    r = mguard__l_ref_find(L, p);
+    MGUARD__LCHECK(r, "%s %p is not held", what, p);
+    cnt[r - 1]++;
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__l_check_refs(const mguard_ledger *L, uint32_t *cnt)
+{
+    const mguard_ctx *ctx = L->ctx;
+    uint32_t i, w, n;
+    for (i = 0; i < L->nents; i++)
+        if (L->ents[i].obj && mguard__l_check_hold(L, cnt, L->ents[i].obj, "tracked object")) return MGUARD_EINVAL;
+    for (w = 0; w < L->nwpool; w++)
+        if (L->writes[w].obj && mguard__l_check_hold(L, cnt, L->writes[w].value, "value")) return MGUARD_EINVAL;
+    for (i = 0; i < L->nrecs; i++)
+        if (mguard__l_check_hold(L, cnt, L->recs[i].payload, "payload")) return MGUARD_EINVAL;
+    for (i = 0; i < L->nhooks; i++) {
+        if (mguard__l_check_hold(L, cnt, L->hooks[i].obj, "hooked object") ||
+            mguard__l_check_hold(L, cnt, L->hooks[i].fn, "hook")) return MGUARD_EINVAL;
+        for (n = 0; n < i; n++) MGUARD__LCHECK(L->hooks[n].id != L->hooks[i].id, "hook id %d twice", L->hooks[i].id);
+    }
+    for (i = 0; i < L->nrpool; i++) {
+        const mguard__lref *s = &L->refs[i];
+        if (!s->ptr) continue;
+        MGUARD__LCHECK(cnt[i] == s->count, "%p held %u times, counted %u", s->ptr, cnt[i], s->count);
+        MGUARD__LCHECK(s->count || (s->flags & MGUARD__LR_RELQ), "%p unheld but not queued for release", s->ptr);
+        MGUARD__LCHECK(!s->count || (s->flags & (MGUARD__LR_HELD | MGUARD__LR_RQ)), "%p held but neither retained nor queued", s->ptr);
+        MGUARD__LCHECK(!s->count || !(s->flags & MGUARD__LR_WATCHED) || mguard_weak_contains(ctx->ledger_root->watch, s->ptr) ||
+                       mguard__is_dying(ctx, s->ptr), "%p is not watched", s->ptr);
+    }
+    return MGUARD_OK;
+}
+
+/* A queue: flagged slots, in range, no cycle, the tail last. */
+static mguard_status mguard__l_check_queue(const mguard_ledger *L, bool rq)
+{
+    uint32_t r = rq ? L->rq_head : L->relq_head, last = 0, n = 0, flagged = 0, i;
+    uint32_t flag = rq ? MGUARD__LR_RQ : MGUARD__LR_RELQ;
+    for (; r; r = rq ? L->refs[r - 1].rq_next : L->refs[r - 1].relq_next) {
+        MGUARD__LCHECK(r <= L->nrpool && L->refs[r - 1].ptr && (L->refs[r - 1].flags & flag), "queue %s: bad slot %u", rq ? "retain" : "release", r);
+        MGUARD__LCHECK(++n <= L->nrpool, "queue %s has a cycle", rq ? "retain" : "release");
+        last = r;
+    }
+    MGUARD__LCHECK(last == (rq ? L->rq_tail : L->relq_tail), "queue %s: wrong tail", rq ? "retain" : "release");
+    for (i = 0; i < L->nrpool; i++) flagged += L->refs[i].ptr && (L->refs[i].flags & flag);
+    MGUARD__LCHECK(flagged == n, "queue %s: %u flagged, %u queued", rq ? "retain" : "release", flagged, n);
+    return MGUARD_OK;
+}
+
+mguard_status mguard_ledger_check(const mguard_ledger *L)
+{
+    uint32_t i, w, n, nmod = 0, sumw = 0;
+    uint64_t last = 0;
+    uint32_t *cnt;
+    mguard_status st;
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    MGUARD__LCHECK(L->nents <= L->capents && L->live_ents <= L->nents, "entry counts out of range");
+    MGUARD__LCHECK(L->nwpool <= L->capwrites && L->live_writes <= L->nwpool, "write counts out of range");
+    MGUARD__LCHECK(L->nrpool <= L->caprefs && L->live_refs <= L->nrpool, "ref counts out of range");
+    MGUARD__LCHECK(L->nrecs <= L->caprecs && L->nhooks <= L->caphooks, "record or hook counts out of range");
+    MGUARD__LCHECK(L->walks >= 0 && L->frames >= L->walks, "walk counters out of range");
+    if (mguard__l_check_index(L, &L->ent_ix, L->nents, "entry") || mguard__l_check_index(L, &L->w_ix, L->nwpool, "write") ||
+        mguard__l_check_index(L, &L->ref_ix, L->nrpool, "ref"))
+        return MGUARD_EINVAL;
+    MGUARD__LCHECK(L->live_ents == L->ent_ix.used, "%u entries, index holds %lu", L->live_ents, (unsigned long)L->ent_ix.used);
+    MGUARD__LCHECK(L->live_writes == L->w_ix.used, "%u writes, index holds %lu", L->live_writes, (unsigned long)L->w_ix.used);
+    MGUARD__LCHECK(L->live_refs == L->ref_ix.used, "%u refs, index holds %lu", L->live_refs, (unsigned long)L->ref_ix.used);
+    for (i = 0, n = 0; i < L->nents; i++) {
+        const mguard__lent *en = &L->ents[i];
+        uint32_t steps = 0, prev = 0;
+        uint64_t wlast = 0;
+        MGUARD__LCHECK(i == 0 || en->seq > last, "entries out of order at %u", i);
+        MGUARD__LCHECK(en->seq < L->next_seq, "entry %u: seq ahead", i);
+        last = en->seq;
+        if (!en->obj) {
+            MGUARD__LCHECK(!en->head && !en->nwrites, "removed entry %u keeps writes", i);
+            continue;
+        }
+        n++;
+        MGUARD__LCHECK(mguard__l_ent_find(L, en->obj) == i + 1, "entry %u (%p) not found by its object", i, en->obj);
+        MGUARD__LCHECK(en->kind >= MGUARD_LEDGER_EXISTING && en->kind <= MGUARD_LEDGER_MUTABLE, "entry %u: bad kind", i);
+        MGUARD__LCHECK(en->kind != MGUARD_LEDGER_MUTABLE || en->nwrites == 0, "mutable entry %u has writes", i);
+        MGUARD__LCHECK(en->kind == MGUARD_LEDGER_MUTABLE || !(en->flags & MGUARD__LE_MARKED), "entry %u: marked but not mutable", i);
+        nmod += mguard__l_modified(en);
+        for (w = en->head; w; w = L->writes[w - 1].next) {
+            const mguard__lwrite *wr;
+            MGUARD__LCHECK(w <= L->nwpool, "entry %u: write %u out of range", i, w);
+            wr = &L->writes[w - 1];
+            MGUARD__LCHECK(wr->obj == en->obj, "entry %u: write %u belongs to %p", i, w, wr->obj);
+            MGUARD__LCHECK(steps == 0 || wr->seq > wlast, "entry %u: writes out of order", i);
+            MGUARD__LCHECK(wr->attr && mguard__l_w_find(L, wr->obj, wr->attr) == w, "entry %u: write %u not found by its key", i, w);
+            MGUARD__LCHECK(!wr->deleted || !wr->value, "entry %u: deletion with a value", i);
+            MGUARD__LCHECK(++steps <= en->nwrites, "entry %u: more writes than counted", i);
+            wlast = wr->seq;
+            prev = w;
+        }
+        MGUARD__LCHECK(steps == en->nwrites && en->tail == prev, "entry %u: write list counts %u of %u", i, steps, en->nwrites);
+        sumw += en->nwrites;
+    }
+    MGUARD__LCHECK(n == L->live_ents, "%u live entries counted, %u recorded", n, L->live_ents);
+    MGUARD__LCHECK(nmod == L->nmod, "%u modified counted, %u recorded", nmod, L->nmod);
+    MGUARD__LCHECK(sumw == L->live_writes, "%u writes in lists, %u recorded", sumw, L->live_writes);
+    for (w = L->wfree, n = 0; w; w = L->writes[w - 1].next) {
+        MGUARD__LCHECK(w <= L->nwpool && !L->writes[w - 1].obj, "write free list reaches a live slot");
+        MGUARD__LCHECK(++n <= L->nwpool, "write free list has a cycle");
+    }
+    MGUARD__LCHECK(n == L->nwpool - L->live_writes, "write pool: %u free of %u", n, L->nwpool - L->live_writes);
+    for (w = L->rfree, n = 0; w; w = L->refs[w - 1].rq_next) {
+        MGUARD__LCHECK(w <= L->nrpool && !L->refs[w - 1].ptr, "ref free list reaches a live slot");
+        MGUARD__LCHECK(++n <= L->nrpool, "ref free list has a cycle");
+    }
+    MGUARD__LCHECK(n == L->nrpool - L->live_refs, "ref pool: %u free of %u", n, L->nrpool - L->live_refs);
+    for (i = 0; i < L->nrpool; i++)
+        if (L->refs[i].ptr) MGUARD__LCHECK(mguard__l_ref_find(L, L->refs[i].ptr) == i + 1, "ref %u not found by its pointer", i);
+    if (mguard__l_check_queue(L, true) || mguard__l_check_queue(L, false)) return MGUARD_EINVAL;
+    if (!L->nrpool) return MGUARD_OK;
+    cnt = (uint32_t *)mguard__alloc(L->ctx, (size_t)L->nrpool * sizeof *cnt);
+    if (!cnt) {
+        mguard__l_logf(L->ctx, MGUARD_LOG_INFO, "mguard_ledger_check: out of memory; hold counts not checked");
+        return MGUARD_OK;
+    }
+    memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
+    st = mguard__l_check_refs(L, cnt);
+    mguard__free(L->ctx, cnt);
+    return st;
+}
+
+/* mguard_ctx_check's part: the root and every ledger. */
+static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
+{
+    const struct mguard__lroot *root = ctx->ledger_root;
+    const mguard_ledger *L;
+    uint32_t n = 0;
+    if (!root) return MGUARD_OK;
+    if (!mguard__weak_ok(root->watch)) {
+        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: the ledgers' weak table is gone");
+        return MGUARD_EINVAL;
+    }
+    for (L = root->head; L; L = L->next) {
+        if (!mguard__ledger_ok(L) || L->ctx != ctx || (L->next && L->next->prev != L)) {
+            mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
+            return MGUARD_EINVAL;
+        }
+        if (mguard_ledger_check(L)) return MGUARD_EINVAL;
+        n++;
+    }
+    if (n != root->nledgers) {
+        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: %u ledgers listed, %u counted", n, root->nledgers);
+        return MGUARD_EINVAL;
+    }
+    return MGUARD_OK;
+}
+
+
+
 /* ---- 1. context: create, destroy, check -------------------------------- */
 
 mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
@@ -3561,6 +6286,7 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
     }
     ctx->destroying = 1;
     while (ctx->parts) ctx->parts->destroy(ctx->parts);
+    while (ctx->ledger_root) mguard__ledger_destroy_first(ctx);
     while (ctx->tables) mguard_weak_destroy(ctx->tables);
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
@@ -3664,7 +6390,7 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
         for (p = ctx->parts; p; p = p->next)
             if (p->check(p)) return MGUARD_EINVAL;
     }
-    return MGUARD_OK;
+    return mguard__ledgers_check(ctx);
 }
 
 #ifdef __cplusplus

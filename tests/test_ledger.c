@@ -1,0 +1,1986 @@
+/* The side-effects ledger: the reference's behaviour case by case
+   (PyTorch Dynamo's SideEffects), lifetimes, re-entrancy, bad input,
+   property tests over random operation sequences and allocation failure
+   at every point of a representative workload. */
+#include "common.h"
+
+/* ---- test objects and hooks ---------------------------------------------
+   A tobj is both an object (tracked, hooked) and a value (stored). rc counts
+   retains minus releases over every ledger; ref[] is what the refs hook
+   reports besides the value itself. */
+typedef struct tobj {
+    const char *name;
+    int val;                 /* the equal hook compares this */
+    int rc;
+    struct tobj *ref[3];
+} tobj;
+
+typedef struct hooks_state {
+    int retains, releases, equal_calls, refs_calls, format_calls;
+    int forfeit;             /* retains of objects destroyed while held */
+    char trace[4096];        /* "+a -b ..." in call order */
+    mguard_ctx *ctx;
+    mguard_ledger *L;
+    void (*on_retain)(tobj *o);
+    void (*on_release)(tobj *o);
+    void (*on_equal)(void);
+    void (*on_refs)(void);
+} hooks_state;
+
+static hooks_state H;
+
+static void trace(const char *sign, const tobj *o)
+{
+    size_t n = strlen(H.trace);
+    if (n + 40 < sizeof H.trace) snprintf(H.trace + n, sizeof H.trace - n, "%s%s%s", n ? " " : "", sign, o->name);
+}
+
+static void t_retain(void *p, void *u)
+{
+    tobj *o = (tobj *)p;
+    assert_ptr_equal(u, &H);
+    o->rc++;
+    H.retains++;
+    trace("+", o);
+    if (H.on_retain) H.on_retain(o);
+}
+
+static void t_release(void *p, void *u)
+{
+    tobj *o = (tobj *)p;
+    (void)u;
+    o->rc--;
+    H.releases++;
+    trace("-", o);
+    if (H.on_release) H.on_release(o);
+}
+
+static bool t_equal(const void *a, const void *b, void *u)
+{
+    (void)u;
+    H.equal_calls++;
+    if (H.on_equal) H.on_equal();
+    return ((const tobj *)a)->val == ((const tobj *)b)->val;
+}
+
+static void t_refs(const void *v, mguard_ledger_visit_fn visit, void *vctx, void *u)
+{
+    const tobj *o = (const tobj *)v;
+    int i;
+    (void)u;
+    H.refs_calls++;
+    visit(o, vctx);
+    for (i = 0; i < 3; i++)
+        if (o->ref[i]) visit(o->ref[i], vctx);
+    if (H.on_refs) H.on_refs();
+}
+
+static void t_format(const void *v, char *buf, size_t n, void *u)
+{
+    (void)u;
+    H.format_calls++;
+    snprintf(buf, n, "%s", ((const tobj *)v)->name);
+}
+
+static mguard_ledger_desc full_desc(void)
+{
+    mguard_ledger_desc d;
+    memset(&d, 0, sizeof d);
+    d.retain = t_retain;
+    d.release = t_release;
+    d.equal = t_equal;
+    d.refs = t_refs;
+    d.format = t_format;
+    d.user = &H;
+    return d;
+}
+
+/* A context, a ledger with every hook, and a fresh hook state. */
+static mguard_ledger *setup(test_log *log, test_alloc *al)
+{
+    mguard_ledger_desc d = full_desc();
+    memset(&H, 0, sizeof H);
+    H.ctx = test_ctx(log, al);
+    assert_non_null(H.ctx);
+    H.L = mguard_ledger_create(H.ctx, &d);
+    assert_non_null(H.L);
+    return H.L;
+}
+
+static void teardown(void)
+{
+    assert_ctx_ok(H.ctx);
+    mguard_ctx_destroy(H.ctx);
+    /* a destroyed object is never released: its retains are forfeit */
+    assert_int_equal(H.retains, H.releases + H.forfeit);
+}
+
+/* A line per object and write, records and hooks: the observable state. */
+static void dump(const mguard_ledger *L, char *out, size_t size)
+{
+    mguard_ledger_iter it = mguard_ledger_objects(L, false);
+    size_t n = 0, i;
+    const char *tag;
+    void *payload;
+    mguard_ledger_hook hk;
+    out[0] = 0;
+#define DUMPF(...) do { if (n < size) n += (size_t)snprintf(out + n, size - n, __VA_ARGS__); } while (0)
+    while (mguard_ledger_next_object(&it)) {
+        mguard_ledger_iter w = mguard_ledger_writes(L, it.obj);
+        DUMPF("%s:%s:%s%s{", ((const tobj *)it.obj)->name, mguard_ledger_kind_str(it.kind),
+              it.source ? it.source : "-", it.modified ? "*" : "");
+        while (mguard_ledger_next_write(&w))
+            DUMPF("%s=%s;", w.attr, w.deleted ? "<del>" : w.value ? ((const tobj *)w.value)->name : "NULL");
+        DUMPF("} ");
+    }
+    for (i = 0; mguard_ledger_record_at(L, i, &tag, &payload) == MGUARD_OK; i++)
+        DUMPF("R%s(%s) ", tag, payload ? ((const tobj *)payload)->name : "NULL");
+    for (i = 0; mguard_ledger_hook_at(L, i, &hk) == MGUARD_OK; i++)
+        DUMPF("H%d:%s.%s=%s ", hk.id, ((const tobj *)hk.obj)->name, hk.name ? hk.name : "-",
+              hk.fn ? ((const tobj *)hk.fn)->name : "NULL");
+#undef DUMPF
+}
+
+static const char *dumps(const mguard_ledger *L)
+{
+    static char buf[4096];
+    dump(L, buf, sizeof buf);
+    return buf;
+}
+
+#define OBJ(var, nm, v) tobj var = {nm, v, 0, {NULL, NULL, NULL}}
+
+/* ---- tracking ----------------------------------------------------------- */
+
+static void test_track_each_kind_and_read_its_entry(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    mguard_ledger_entry e;
+    char src[16];
+    OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(lst, "lst", 0);
+    (void)state;
+    strcpy(src, "G['x']");
+    assert_int_equal(mguard_ledger_track_existing(L, &x, src), MGUARD_OK);
+    strcpy(src, "garbage");   /* the source was copied */
+    assert_int_equal(mguard_ledger_track_new(L, &p, "Point"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track_mutable(L, &lst, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_count(L), 3);
+    assert_true(mguard_ledger_is_tracked(L, &x));
+    assert_int_equal(mguard_ledger_get(L, &x, &e), MGUARD_OK);
+    assert_ptr_equal(e.obj, &x);
+    assert_int_equal(e.kind, MGUARD_LEDGER_EXISTING);
+    assert_string_equal(e.source, "G['x']");
+    assert_ptr_equal(e.source, mguard_intern(H.ctx, "G['x']"));
+    assert_false(e.modified);
+    assert_int_equal(e.writes, 0);
+    assert_int_equal(mguard_ledger_get(L, &p, &e), MGUARD_OK);
+    assert_int_equal(e.kind, MGUARD_LEDGER_NEW);
+    assert_string_equal(e.source, "Point");
+    assert_true(e.modified);
+    assert_int_equal(mguard_ledger_get(L, &lst, &e), MGUARD_OK);
+    assert_int_equal(e.kind, MGUARD_LEDGER_MUTABLE);
+    assert_null(e.source);
+    /* the ledger holds (retains) every tracked object once */
+    assert_int_equal(x.rc, 1);
+    assert_int_equal(p.rc, 1);
+    assert_string_equal(H.trace, "+x +p +lst");
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    teardown();
+    assert_int_equal(x.rc, 0);
+}
+
+static void test_track_twice_returns_eexist_and_changes_nothing(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    mguard_ledger_entry e;
+    OBJ(x, "x", 0);
+    (void)state;
+    assert_int_equal(mguard_ledger_track_existing(L, &x, "G.x"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track_existing(L, &x, "G.y"), MGUARD_EEXIST);
+    assert_int_equal(mguard_ledger_track_new(L, &x, "X"), MGUARD_EEXIST);
+    assert_int_equal(mguard_ledger_track_mutable(L, &x, NULL), MGUARD_EEXIST);
+    assert_int_equal(log.warnings, 3);
+    assert_non_null(strstr(log.last, "mguard_ledger_track_mutable: "));
+    assert_non_null(strstr(log.last, " is already tracked"));
+    assert_int_equal(mguard_ledger_count(L), 1);
+    assert_int_equal(mguard_ledger_get(L, &x, &e), MGUARD_OK);
+    assert_int_equal(e.kind, MGUARD_LEDGER_EXISTING);
+    assert_string_equal(e.source, "G.x");
+    assert_int_equal(x.rc, 1);
+    teardown();
+}
+
+static void test_store_load_and_overwrite_keeps_the_first_place(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    void *v = NULL;
+    OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, "G.x");
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &one), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "b", &two), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "c", NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_OK);
+    assert_ptr_equal(v, &one);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "c", &v), MGUARD_OK);
+    assert_null(v);
+    assert_string_equal(dumps(L), "x:existing:G.x*{a=one;b=two;c=NULL;} ");
+    /* overwrite: same place, old value released once nothing holds it */
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &two), MGUARD_OK);
+    assert_string_equal(dumps(L), "x:existing:G.x*{a=two;b=two;c=NULL;} ");
+    assert_int_equal(one.rc, 0);
+    assert_int_equal(two.rc, 1);      /* once per distinct pointer */
+    assert_string_equal(H.trace, "+x +one +two -one");
+    /* storing the same value again changes nothing */
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &two), MGUARD_OK);
+    assert_int_equal(mguard_ledger_write_count(L), 3);
+    teardown();
+}
+
+static void test_load_deleted_attribute_returns_deleted(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    void *v = &v;
+    OBJ(x, "x", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    assert_int_equal(mguard_ledger_delete_attr(L, &x, "a"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_DELETED);
+    assert_null(v);
+    assert_int_equal(one.rc, 0);
+    /* deleting an attribute never written records the deletion too */
+    assert_int_equal(mguard_ledger_delete_attr(L, &x, "b"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "b", &v), MGUARD_DELETED);
+    assert_true(mguard_ledger_has_pending(L, &x, "b"));
+    assert_string_equal(dumps(L), "x:existing:-*{a=<del>;b=<del>;} ");
+    /* storing again after the deletion */
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_OK);
+    assert_ptr_equal(v, &one);
+    teardown();
+}
+
+static void test_load_untracked_or_unwritten_returns_not_found(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    void *v = &v;
+    OBJ(x, "x", 0); OBJ(y, "y", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    assert_int_equal(mguard_ledger_load_attr(L, &y, "a", &v), MGUARD_NOT_FOUND);
+    assert_null(v);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "never-interned-name", &v), MGUARD_NOT_FOUND);
+    mguard_ledger_store_attr(L, &x, "b", &y);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_NOT_FOUND);
+    assert_int_equal(log.count, 0);   /* a miss is not misuse */
+    teardown();
+}
+
+static void test_attribute_names_compare_by_content(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    char name[16];
+    void *v;
+    mguard_ledger_iter w;
+    OBJ(x, "x", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    strcpy(name, "weight");
+    mguard_ledger_store_attr(L, &x, name, &one);
+    strcpy(name, "zzzzzz");
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "weight", &v), MGUARD_OK);
+    assert_ptr_equal(v, &one);
+    w = mguard_ledger_writes(L, &x);
+    assert_true(mguard_ledger_next_write(&w));
+    assert_string_equal(w.attr, "weight");
+    assert_ptr_equal(w.attr, mguard_intern(H.ctx, "weight"));
+    teardown();
+}
+
+static void test_has_pending_for_one_attribute_or_any(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_new(L, &p, "P");
+    assert_false(mguard_ledger_has_pending(L, &x, NULL));
+    assert_false(mguard_ledger_has_pending(L, &p, NULL));
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    assert_true(mguard_ledger_has_pending(L, &x, NULL));
+    assert_true(mguard_ledger_has_pending(L, &x, "a"));
+    assert_false(mguard_ledger_has_pending(L, &x, "b"));
+    assert_false(mguard_ledger_has_pending(L, &one, NULL));   /* untracked */
+    assert_false(mguard_ledger_has_pending(NULL, &x, NULL));
+    teardown();
+}
+
+static void test_is_modified_follows_the_reference_per_kind(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(lst, "lst", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_new(L, &p, "P");
+    mguard_ledger_track_mutable(L, &lst, "G.lst");
+    /* new objects are always modified; the others not yet */
+    assert_false(mguard_ledger_is_modified(L, &x));
+    assert_true(mguard_ledger_is_modified(L, &p));
+    assert_false(mguard_ledger_is_modified(L, &lst));
+    assert_int_equal(mguard_ledger_modified_count(L), 1);
+    /* existing: modified by a pending write (a deletion counts) */
+    mguard_ledger_delete_attr(L, &x, "a");
+    assert_true(mguard_ledger_is_modified(L, &x));
+    /* mutable container: modified when marked */
+    assert_int_equal(mguard_ledger_mark_modified(L, &lst), MGUARD_OK);
+    assert_int_equal(mguard_ledger_mark_modified(L, &lst), MGUARD_OK);
+    assert_true(mguard_ledger_is_modified(L, &lst));
+    assert_int_equal(mguard_ledger_modified_count(L), 3);
+    assert_false(mguard_ledger_is_modified(L, &one));  /* untracked */
+    teardown();
+}
+
+static void test_writes_to_untracked_or_mutable_entries_are_einval(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    void *v;
+    OBJ(x, "x", 0); OBJ(lst, "lst", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_mutable(L, &lst, NULL);
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &one), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_store_attr: "));
+    assert_non_null(strstr(log.last, "is not tracked"));
+    assert_int_equal(mguard_ledger_delete_attr(L, &x, "a"), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_store_attr(L, &lst, "a", &one), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "is a mutable container"));
+    assert_int_equal(mguard_ledger_load_attr(L, &lst, "a", &v), MGUARD_EINVAL);
+    assert_int_equal(log.warnings, 4);
+    assert_int_equal(mguard_ledger_write_count(L), 0);
+    assert_int_equal(one.rc, 0);
+    teardown();
+}
+
+static void test_mark_modified_is_only_for_mutable_containers(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(x, "x", 0); OBJ(y, "y", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    assert_int_equal(mguard_ledger_mark_modified(L, &x), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "is not a mutable container"));
+    assert_int_equal(mguard_ledger_mark_modified(L, &y), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "is not tracked"));
+    assert_false(mguard_ledger_is_modified(L, &x));
+    teardown();
+}
+
+/* ---- order and iteration ------------------------------------------------ */
+
+static void test_iteration_is_tracking_order_then_first_record_order(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    mguard_ledger_iter it;
+    char seen[256] = "";
+    OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0); OBJ(v, "v", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &b, NULL);
+    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_track_new(L, &c, "C");
+    mguard_ledger_store_attr(L, &a, "z", &v);
+    mguard_ledger_store_attr(L, &b, "y", &v);
+    mguard_ledger_store_attr(L, &a, "m", &v);
+    mguard_ledger_store_attr(L, &a, "z", NULL);   /* overwrite keeps z first */
+    assert_string_equal(dumps(L), "b:existing:-*{y=v;} a:existing:-*{z=NULL;m=v;} c:new:C*{} ");
+    /* modified only: b and a, then c; an existing object without writes is
+       skipped */
+    mguard_ledger_track_existing(L, &v, NULL);
+    it = mguard_ledger_objects(L, true);
+    while (mguard_ledger_next_object(&it)) {
+        strcat(seen, ((const tobj *)it.obj)->name);
+        assert_true(it.modified);
+    }
+    assert_string_equal(seen, "bac");
+    assert_false(mguard_ledger_next_object(&it));   /* stays finished */
+    teardown();
+}
+
+static void test_iteration_survives_removals_and_compaction(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    static tobj o[64];
+    mguard_ledger_iter it;
+    char seen[512] = "", want[512] = "";
+    char names[64][12];
+    int i;
+    uint64_t epoch0;
+    (void)state;
+    for (i = 0; i < 64; i++) {
+        snprintf(names[i], sizeof names[i], "%d", i);
+        memset(&o[i], 0, sizeof o[i]);
+        o[i].name = names[i];
+        mguard_ledger_track_existing(L, &o[i], NULL);
+    }
+    it = mguard_ledger_objects(L, false);
+    epoch0 = it.epoch_;
+    while (mguard_ledger_next_object(&it)) {
+        int k = (int)((const tobj *)it.obj - o);
+        size_t n = strlen(seen);
+        snprintf(seen + n, sizeof seen - n, "%d ", k);
+        if (k == 2) {
+            /* destroy the next one and 20 more, then track 20 again: the
+               full entry array is compacted under the iterator */
+            int j;
+            mguard_on_destroy(H.ctx, &o[3]);
+            for (j = 10; j < 30; j++) mguard_on_destroy(H.ctx, &o[j]);
+            H.forfeit += 21;
+            for (j = 10; j < 30; j++) mguard_ledger_track_existing(L, &o[j], NULL);
+        }
+    }
+    for (i = 0; i < 64; i++) {
+        size_t n = strlen(want);
+        if (i != 3 && (i < 10 || i >= 30)) snprintf(want + n, sizeof want - n, "%d ", i);
+    }
+    for (i = 10; i < 30; i++) {
+        size_t n = strlen(want);
+        snprintf(want + n, sizeof want - n, "%d ", i);
+    }
+    assert_string_equal(seen, want);
+    assert_true(it.epoch_ != epoch0);     /* it really was compacted */
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    teardown();
+}
+
+static void test_write_iteration_survives_removal_of_the_next_write(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    mguard_ledger_iter w;
+    char seen[64] = "";
+    OBJ(x, "x", 0); OBJ(v1, "v1", 0); OBJ(v2, "v2", 0); OBJ(v3, "v3", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &v1);
+    mguard_ledger_store_attr(L, &x, "b", &v2);
+    mguard_ledger_store_attr(L, &x, "c", &v3);
+    w = mguard_ledger_writes(L, &x);
+    assert_true(mguard_ledger_next_write(&w));
+    strcat(seen, w.attr);
+    mguard_on_destroy(H.ctx, &v2);       /* drops x.b, the next write */
+    H.forfeit++;
+    mguard_ledger_store_attr(L, &x, "d", &v1);
+    while (mguard_ledger_next_write(&w)) strcat(seen, w.attr);
+    assert_string_equal(seen, "acd");
+    teardown();
+}
+
+/* ---- records and hooks -------------------------------------------------- */
+
+static void test_records_keep_their_order_and_hold_payloads(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    const char *tag;
+    void *payload;
+    OBJ(c1, "c1", 0); OBJ(c2, "c2", 0);
+    (void)state;
+    assert_int_equal(mguard_ledger_record(L, "save_for_backward", &c1), MGUARD_OK);
+    assert_int_equal(mguard_ledger_record(L, "save_for_backward", &c2), MGUARD_OK);
+    assert_int_equal(mguard_ledger_record(L, "mark", NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_record_count(L), 3);
+    assert_int_equal(mguard_ledger_record_at(L, 1, &tag, &payload), MGUARD_OK);
+    assert_string_equal(tag, "save_for_backward");
+    assert_ptr_equal(payload, &c2);
+    assert_int_equal(mguard_ledger_record_at(L, 3, &tag, &payload), MGUARD_NOT_FOUND);
+    assert_null(tag);
+    assert_int_equal(c1.rc, 1);
+    assert_false(mguard_ledger_is_empty(L));
+    teardown();
+}
+
+static void test_hook_ids_are_the_smallest_free_id_from_the_live_count(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    mguard_ledger_hook h;
+    int id;
+    OBJ(t, "t", 0); OBJ(f, "f", 0);
+    (void)state;
+    /* the reference: idx = len(hooks); while idx in hooks: idx += 1 */
+    assert_int_equal(mguard_ledger_register_hook(L, &t, "register_hook", &f, &id), MGUARD_OK);
+    assert_int_equal(id, 0);
+    mguard_ledger_register_hook(L, &t, "register_hook", &f, &id);
+    assert_int_equal(id, 1);
+    mguard_ledger_register_hook(L, &t, "register_hook", &f, &id);
+    assert_int_equal(id, 2);
+    assert_int_equal(mguard_ledger_remove_hook(L, 1), MGUARD_OK);
+    mguard_ledger_register_hook(L, &t, "post_hook", &f, &id);
+    assert_int_equal(id, 3);           /* 2 live -> 2 taken -> 3 */
+    assert_int_equal(mguard_ledger_remove_hook(L, 0), MGUARD_OK);
+    mguard_ledger_register_hook(L, &t, NULL, NULL, &id);
+    assert_int_equal(id, 4);           /* {2,3} live -> 2, 3 taken -> 4 */
+    assert_int_equal(mguard_ledger_remove_hook(L, 2), MGUARD_OK);
+    assert_int_equal(mguard_ledger_remove_hook(L, 3), MGUARD_OK);
+    mguard_ledger_register_hook(L, &t, "x", &f, &id);
+    assert_int_equal(id, 1);           /* {4} live -> 1 is free */
+    assert_int_equal(mguard_ledger_remove_hook(L, 7), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_hook_count(L), 2);
+    assert_int_equal(mguard_ledger_hook_at(L, 0, &h), MGUARD_OK);
+    assert_int_equal(h.id, 4);
+    assert_null(h.name);
+    assert_null(h.fn);
+    assert_int_equal(mguard_ledger_hook_at(L, 1, &h), MGUARD_OK);
+    assert_int_equal(h.id, 1);
+    assert_ptr_equal(h.obj, &t);
+    assert_string_equal(h.name, "x");
+    assert_ptr_equal(h.fn, &f);
+    assert_int_equal(t.rc, 1);
+    assert_int_equal(f.rc, 1);
+    teardown();
+}
+
+/* ---- clone -------------------------------------------------------------- */
+
+static void test_clone_is_independent_both_ways(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL), *C;
+    void *v;
+    int id;
+    OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(q, "q", 0); OBJ(one, "one", 1); OBJ(two, "two", 2);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, "G.x");
+    mguard_ledger_track_new(L, &p, "P");
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_record(L, "r", &one);
+    mguard_ledger_register_hook(L, &x, "h", &one, &id);
+    C = mguard_ledger_clone(L);
+    assert_non_null(C);
+    assert_string_equal(dumps(C), dumps(L));
+    assert_true(mguard_ledger_equal(L, C));
+    /* changing the clone never shows in the original ... */
+    mguard_ledger_store_attr(C, &x, "a", &two);
+    mguard_ledger_track_new(C, &q, "Q");
+    mguard_ledger_record(C, "r2", NULL);
+    mguard_ledger_remove_hook(C, id);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_OK);
+    assert_ptr_equal(v, &one);
+    assert_false(mguard_ledger_is_tracked(L, &q));
+    assert_int_equal(mguard_ledger_record_count(L), 1);
+    assert_int_equal(mguard_ledger_hook_count(L), 1);
+    /* ... nor the other way (the reference shares two lists here) */
+    mguard_ledger_record(L, "r3", NULL);
+    mguard_ledger_delete_attr(L, &x, "a");
+    assert_int_equal(mguard_ledger_record_count(C), 2);
+    assert_int_equal(mguard_ledger_load_attr(C, &x, "a", &v), MGUARD_OK);
+    assert_ptr_equal(v, &two);
+    assert_false(mguard_ledger_equal(L, C));
+    mguard_ledger_destroy(C);
+    assert_int_equal(x.rc, 1);
+    assert_int_equal(two.rc, 0);
+    teardown();
+}
+
+static void test_clone_retains_each_held_pointer_once(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL), *C;
+    OBJ(x, "x", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_store_attr(L, &x, "b", &one);
+    mguard_ledger_record(L, "r", &one);
+    H.trace[0] = 0;
+    C = mguard_ledger_clone(L);
+    assert_string_equal(H.trace, "+x +one");
+    assert_int_equal(one.rc, 2);
+    mguard_ledger_destroy(C);
+    assert_string_equal(H.trace, "+x +one -x -one");
+    assert_int_equal(one.rc, 1);
+    teardown();
+}
+
+static void test_a_clone_grows_out_of_its_single_block(void **state)
+{
+    test_alloc al;
+    mguard_ledger *L = setup(NULL, &al), *C;
+    static tobj o[50];
+    long blocks;
+    int i, id;
+    (void)state;
+    for (i = 0; i < 50; i++) o[i].name = "o";
+    for (i = 0; i < 5; i++) {
+        mguard_ledger_track_existing(L, &o[i], NULL);
+        mguard_ledger_store_attr(L, &o[i], "a", &o[i + 1]);
+    }
+    mguard_ledger_record(L, "r", &o[0]);
+    mguard_ledger_register_hook(L, &o[0], "h", NULL, &id);
+    mguard_intern(H.ctx, "N");          /* interned strings live with ctx */
+    mguard_intern(H.ctx, "b");
+    blocks = al.live_blocks;
+    C = mguard_ledger_clone(L);
+    assert_int_equal(al.live_blocks, blocks + 1);      /* one allocation */
+    /* every array of the clone must grow: each moves out of the block */
+    for (i = 5; i < 50; i++) {
+        assert_int_equal(mguard_ledger_track_new(C, &o[i], "N"), MGUARD_OK);
+        assert_int_equal(mguard_ledger_store_attr(C, &o[i], "b", &o[i - 1]), MGUARD_OK);
+        assert_int_equal(mguard_ledger_record(C, "r", &o[i]), MGUARD_OK);
+        assert_int_equal(mguard_ledger_register_hook(C, &o[i], "h", NULL, &id), MGUARD_OK);
+    }
+    assert_int_equal(mguard_ledger_check(C), MGUARD_OK);
+    assert_int_equal(mguard_ledger_count(C), 50);
+    assert_int_equal(mguard_ledger_count(L), 5);
+    assert_int_equal(mguard_ledger_hook_count(L), 1);
+    assert_int_equal(mguard_ledger_restore(C, L), MGUARD_OK);
+    assert_string_equal(dumps(C), "o:existing:-*{a=o;} o:existing:-*{a=o;} o:existing:-*{a=o;} o:existing:-*{a=o;} o:existing:-*{a=o;} Rr(o) H0:o.h=NULL ");
+    mguard_ledger_destroy(C);
+    assert_int_equal(al.live_blocks, blocks);
+    teardown();
+}
+
+static void test_clone_copies_the_storage_bytes(void **state)
+{
+    mguard_ledger *L, *C;
+    mguard_ledger_desc d;
+    static tobj o[100];
+    size_t bytes;
+    int i;
+    (void)state;
+    memset(&H, 0, sizeof H);
+    memset(&d, 0, sizeof d);          /* no hooks: a clone is memcpy only */
+    H.ctx = test_ctx(NULL, NULL);
+    L = mguard_ledger_create(H.ctx, &d);
+    assert_int_equal(mguard_ledger_storage_bytes(NULL), 0);
+    bytes = mguard_ledger_storage_bytes(L);
+    assert_true(bytes > 0);
+    for (i = 0; i < 100; i++) {
+        mguard_ledger_track_existing(L, &o[i], NULL);
+        mguard_ledger_store_attr(L, &o[i], "a", &o[(i + 1) % 100]);
+        mguard_ledger_store_attr(L, &o[i], "b", NULL);
+    }
+    assert_true(mguard_ledger_storage_bytes(L) > bytes + 100 * 3 * 16);
+    C = mguard_ledger_clone(L);
+    assert_int_equal(mguard_ledger_storage_bytes(C), mguard_ledger_storage_bytes(L));
+    assert_true(mguard_ledger_equal(L, C));
+    assert_int_equal(mguard_ledger_check(C), MGUARD_OK);
+    mguard_ledger_destroy(C);
+    mguard_ledger_destroy(L);
+    assert_ctx_ok(H.ctx);
+    mguard_ctx_destroy(H.ctx);
+}
+
+/* ---- equal and diff ----------------------------------------------------- */
+
+static void test_equal_ignores_order_and_compares_values_with_the_hook(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL), *M;
+    mguard_ledger_desc d = full_desc();
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1); OBJ(uno, "uno", 1); OBJ(two, "two", 2);
+    (void)state;
+    M = mguard_ledger_create(H.ctx, &d);
+    assert_true(mguard_ledger_equal(L, M));          /* both empty */
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_store_attr(L, &x, "b", &two);
+    mguard_ledger_track_existing(M, &y, NULL);
+    mguard_ledger_track_existing(M, &x, NULL);
+    mguard_ledger_store_attr(M, &x, "b", &two);
+    mguard_ledger_store_attr(M, &x, "a", &uno);      /* equal by the hook */
+    H.equal_calls = 0;
+    assert_true(mguard_ledger_equal(L, M));
+    assert_int_equal(H.equal_calls, 1);
+    mguard_ledger_store_attr(M, &x, "a", &two);
+    assert_false(mguard_ledger_equal(L, M));
+    mguard_ledger_delete_attr(M, &x, "a");
+    assert_false(mguard_ledger_equal(L, M));
+    assert_true(mguard_ledger_equal(L, L));
+    assert_false(mguard_ledger_equal(L, NULL));
+    mguard_ledger_destroy(M);
+    teardown();
+}
+
+static void test_diff_reports_every_kind_of_difference(void **state)
+{
+    test_log log;
+    mguard_ledger *A = setup(&log, NULL), *B;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger_diff_result *r = NULL;
+    const mguard_ledger_diff_item *it;
+    int id;
+    OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(lst, "lst", 0); OBJ(k, "k", 0); OBJ(q, "q", 0);
+    OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(three, "three", 3);
+    OBJ(fa, "fa", 10); OBJ(fb, "fb", 11); OBJ(fc, "fc", 12);
+    (void)state;
+    mguard_ledger_track_existing(A, &x, "G.x");
+    mguard_ledger_store_attr(A, &x, "v", &one);
+    mguard_ledger_store_attr(A, &x, "w", &two);
+    mguard_ledger_track_new(A, &p, "Point");
+    mguard_ledger_store_attr(A, &p, "y", &one);
+    mguard_ledger_track_mutable(A, &lst, "G.lst");
+    mguard_ledger_track_existing(A, &k, "G.k");
+    mguard_ledger_record(A, "save", &one);
+    mguard_ledger_record(A, "save", &two);
+    mguard_ledger_register_hook(A, &x, "grad", &fa, &id);
+    mguard_ledger_register_hook(A, &x, "post", &fb, &id);
+
+    B = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(B, &x, "G.x");
+    mguard_ledger_store_attr(B, &x, "v", &three);
+    mguard_ledger_delete_attr(B, &x, "w");
+    mguard_ledger_store_attr(B, &x, "z", &one);
+    mguard_ledger_track_mutable(B, &lst, "G.lst");
+    mguard_ledger_mark_modified(B, &lst);
+    mguard_ledger_track_new(B, &k, "K");
+    mguard_ledger_track_new(B, &q, "Point");
+    mguard_ledger_store_attr(B, &q, "y", &two);
+    mguard_ledger_record(B, "save", &one);
+    mguard_ledger_record(B, "save", &three);
+    mguard_ledger_record(B, "extra", NULL);
+    mguard_ledger_register_hook(B, &x, "grad", &fc, &id);
+    mguard_ledger_register_hook(B, &x, "post", &fb, &id);
+    mguard_ledger_register_hook(B, &x, "post2", &fb, &id);
+    mguard_ledger_remove_hook(B, 1);
+
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r),
+        "x.v: one -> three\n"
+        "x.w: two -> <deleted>\n"
+        "x.z: only in b: one\n"
+        "object p: only in a (new, source \"Point\")\n"
+        "p.y: only in a: one\n"
+        "object lst: modified no -> yes\n"
+        "object k: existing -> new; source \"G.k\" -> \"K\"\n"
+        "object q: only in b (new, source \"Point\")\n"
+        "q.y: only in b: two\n"
+        "record 1: save(two) -> save(three)\n"
+        "record 2: only in b: extra(NULL)\n"
+        "hook 0: x.grad fa -> x.grad fc\n"
+        "hook 1: only in a: x.post fb\n"
+        "hook 2: only in b: x.post2 fb\n");
+    assert_int_equal(mguard_ledger_diff_count(r), 14);
+    it = mguard_ledger_diff_at(r, 0);
+    assert_int_equal(it->what, MGUARD_LEDGER_DIFF_ATTR_CHANGED);
+    assert_ptr_equal(it->obj, &x);
+    assert_string_equal(it->attr, "v");
+    assert_true(it->a.present && it->b.present);
+    assert_ptr_equal(it->a.value, &one);
+    assert_ptr_equal(it->b.value, &three);
+    it = mguard_ledger_diff_at(r, 1);
+    assert_true(it->b.deleted);
+    assert_false(it->a.deleted);
+    it = mguard_ledger_diff_at(r, 3);
+    assert_int_equal(it->what, MGUARD_LEDGER_DIFF_OBJECT_REMOVED);
+    assert_int_equal(it->a.kind, MGUARD_LEDGER_NEW);
+    assert_false(it->b.present);
+    it = mguard_ledger_diff_at(r, 6);
+    assert_int_equal(it->what, MGUARD_LEDGER_DIFF_OBJECT_CHANGED);
+    assert_int_equal(it->a.kind, MGUARD_LEDGER_EXISTING);
+    assert_int_equal(it->b.kind, MGUARD_LEDGER_NEW);
+    it = mguard_ledger_diff_at(r, 9);
+    assert_int_equal(it->what, MGUARD_LEDGER_DIFF_RECORD_CHANGED);
+    assert_int_equal(it->index, 1);
+    it = mguard_ledger_diff_at(r, 13);
+    assert_int_equal(it->what, MGUARD_LEDGER_DIFF_HOOK_ADDED);
+    assert_int_equal(it->index, 2);
+    assert_ptr_equal(it->b.obj, &x);
+    assert_string_equal(it->b.name, "post2");
+    assert_null(mguard_ledger_diff_at(r, 14));
+    mguard_ledger_diff_free(r);
+    /* the other direction mirrors it */
+    assert_int_equal(mguard_ledger_diff(B, A, &r), MGUARD_OK);
+    assert_int_equal(mguard_ledger_diff_count(r), 14);
+    assert_ptr_equal(mguard_ledger_diff_at(r, 0)->a.value, &three);
+    assert_ptr_equal(mguard_ledger_diff_at(r, 0)->b.value, &one);
+    mguard_ledger_diff_free(r);
+    assert_false(mguard_ledger_equal(A, B));
+    assert_int_equal(log.count, 0);
+    mguard_ledger_destroy(B);
+    teardown();
+}
+
+static void test_diff_of_equal_ledgers_is_empty(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL), *C, *M;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger_diff_result *r;
+    OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(uno, "uno", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    C = mguard_ledger_clone(L);
+    H.equal_calls = H.format_calls = 0;
+    assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
+    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    assert_string_equal(mguard_ledger_diff_text(r), "");
+    mguard_ledger_diff_free(r);
+    /* a ledger equal by the hook (another pointer) also diffs empty */
+    M = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(M, &x, NULL);
+    mguard_ledger_store_attr(M, &x, "a", &uno);
+    assert_int_equal(mguard_ledger_diff(L, M, &r), MGUARD_OK);
+    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    mguard_ledger_diff_free(r);
+    assert_int_equal(H.equal_calls, 1);
+    assert_int_equal(H.format_calls, 0);
+    assert_string_equal(mguard_ledger_diff_text(NULL), "");
+    assert_int_equal(mguard_ledger_diff_count(NULL), 0);
+    mguard_ledger_diff_free(NULL);
+    mguard_ledger_destroy(C);
+    mguard_ledger_destroy(M);
+    teardown();
+}
+
+static void test_diff_without_format_hook_prints_addresses(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_ledger *A = mguard_ledger_create(ctx, NULL), *B;
+    mguard_ledger_diff_result *r;
+    char want[128];
+    static int obj, val;
+    (void)state;
+    mguard_ledger_track_existing(A, &obj, NULL);
+    B = mguard_ledger_clone(A);
+    mguard_ledger_store_attr(B, &obj, "f", &val);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    snprintf(want, sizeof want, "%p.f: only in b: %p\n", (void *)&obj, (void *)&val);
+    assert_string_equal(mguard_ledger_diff_text(r), want);
+    mguard_ledger_diff_free(r);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- prune -------------------------------------------------------------- */
+
+static void test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    const void *roots[1];
+    OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0); OBJ(d, "d", 0);
+    (void)state;
+    mguard_ledger_track_new(L, &a, "N");
+    mguard_ledger_track_new(L, &b, "N");
+    mguard_ledger_track_new(L, &c, "N");
+    mguard_ledger_track_new(L, &d, "N");
+    mguard_ledger_store_attr(L, &a, "next", &b);
+    mguard_ledger_store_attr(L, &b, "next", &c);
+    mguard_ledger_store_attr(L, &d, "next", &a);   /* d points in, nothing points at d */
+    roots[0] = &a;
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
+    assert_string_equal(dumps(L), "a:new:N*{next=b;} b:new:N*{next=c;} c:new:N*{} ");
+    assert_string_equal(H.trace, "-d");
+    assert_int_equal(d.rc, 0);
+    assert_int_equal(a.rc, 1);
+    /* without roots, nothing new survives */
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
+    assert_int_equal(mguard_ledger_count(L), 0);
+    assert_true(mguard_ledger_is_empty(L));
+    teardown();
+}
+
+static void test_prune_drops_an_unreachable_cycle_and_keeps_a_reachable_one(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    const void *roots[1];
+    OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0); OBJ(d, "d", 0); OBJ(e, "e", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &e, "G.e");
+    mguard_ledger_track_new(L, &a, "N");
+    mguard_ledger_track_new(L, &b, "N");
+    mguard_ledger_track_new(L, &c, "N");
+    mguard_ledger_track_new(L, &d, "N");
+    mguard_ledger_store_attr(L, &a, "x", &b);   /* a <-> b: reachable from e */
+    mguard_ledger_store_attr(L, &b, "x", &a);
+    mguard_ledger_store_attr(L, &c, "x", &d);   /* c <-> d: garbage */
+    mguard_ledger_store_attr(L, &d, "x", &c);
+    mguard_ledger_store_attr(L, &e, "f", &a);
+    roots[0] = NULL;
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
+    assert_string_equal(dumps(L), "e:existing:G.e*{f=a;} a:new:N*{x=b;} b:new:N*{x=a;} ");
+    assert_string_equal(H.trace, "-c -d");
+    assert_int_equal(c.rc, 0);
+    assert_int_equal(d.rc, 0);
+    /* the store that made it reachable goes: so does the cycle */
+    mguard_ledger_delete_attr(L, &e, "f");
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
+    assert_string_equal(dumps(L), "e:existing:G.e*{f=<del>;} ");
+    teardown();
+}
+
+static void test_prune_follows_the_refs_hook_records_and_hooks(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    const void *roots[1];
+    int id;
+    OBJ(box, "box", 0); OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0); OBJ(t, "t", 0); OBJ(f, "f", 0);
+    (void)state;
+    box.ref[0] = &a;          /* an untracked container value holding a */
+    mguard_ledger_track_new(L, &a, "N");
+    mguard_ledger_track_new(L, &b, "N");
+    mguard_ledger_track_new(L, &c, "N");
+    mguard_ledger_track_new(L, &t, "N");
+    mguard_ledger_track_new(L, &f, "N");
+    mguard_ledger_record(L, "saved", &b);         /* records keep b */
+    mguard_ledger_register_hook(L, &t, "h", &f, &id);   /* hooks keep t and f */
+    roots[0] = &box;
+    assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
+    assert_string_equal(dumps(L), "a:new:N*{} b:new:N*{} t:new:N*{} f:new:N*{} Rsaved(b) H0:t.h=f ");
+    assert_false(mguard_ledger_is_tracked(L, &c));
+    assert_true(H.refs_calls >= 3);
+    teardown();
+}
+
+/* ---- apply, restore, clear ---------------------------------------------- */
+
+static char applied[256];
+static void record_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    size_t n = strlen(applied);
+    (void)user;
+    snprintf(applied + n, sizeof applied - n, "%s.%s=%s ", ((const tobj *)obj)->name, attr,
+             deleted ? "<del>" : value ? ((const tobj *)value)->name : "NULL");
+}
+
+static void test_apply_reports_every_write_in_ledger_order(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(lst, "lst", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_mutable(L, &lst, NULL);
+    mguard_ledger_store_attr(L, &x, "b", &one);
+    mguard_ledger_store_attr(L, &y, "a", NULL);
+    mguard_ledger_delete_attr(L, &x, "c");
+    mguard_ledger_store_attr(L, &x, "b", &y);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, record_apply, NULL), MGUARD_OK);
+    assert_string_equal(applied, "y.a=NULL x.b=y x.c=<del> ");
+    /* the ledger is unchanged */
+    assert_int_equal(mguard_ledger_write_count(L), 3);
+    teardown();
+}
+
+static void test_restore_makes_the_ledger_equal_to_the_checkpoint(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL), *cp;
+    mguard_ledger_diff_result *r;
+    int id;
+    OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(t, "t", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, "G.x");
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    cp = mguard_ledger_clone(L);
+    mguard_ledger_store_attr(L, &x, "a", &two);
+    mguard_ledger_track_new(L, &p, "P");
+    mguard_ledger_record(L, "r", &two);
+    mguard_ledger_register_hook(L, &t, "h", NULL, &id);
+    assert_false(mguard_ledger_equal(L, cp));
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);
+    assert_true(mguard_ledger_equal(L, cp));
+    assert_int_equal(mguard_ledger_diff(L, cp, &r), MGUARD_OK);
+    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    mguard_ledger_diff_free(r);
+    assert_string_equal(dumps(L), "x:existing:G.x*{a=one;} ");
+    /* what L lost is released, what it regained retained */
+    assert_int_equal(two.rc, 0);
+    assert_int_equal(p.rc, 0);
+    assert_int_equal(t.rc, 0);
+    assert_int_equal(one.rc, 2);
+    assert_int_equal(x.rc, 2);
+    assert_non_null(strstr(H.trace, "+one"));
+    assert_int_equal(mguard_ledger_restore(L, L), MGUARD_OK);
+    mguard_ledger_destroy(cp);
+    /* still independent afterwards */
+    mguard_ledger_store_attr(L, &x, "b", &two);
+    assert_int_equal(mguard_ledger_write_count(L), 2);
+    teardown();
+}
+
+static void test_is_empty_and_clear(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    int id;
+    OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(lst, "lst", 0);
+    (void)state;
+    assert_true(mguard_ledger_is_empty(L));
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_mutable(L, &lst, NULL);
+    assert_true(mguard_ledger_is_empty(L));      /* tracked but unmodified */
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    assert_false(mguard_ledger_is_empty(L));
+    mguard_ledger_clear(L);
+    assert_true(mguard_ledger_is_empty(L));
+    assert_int_equal(mguard_ledger_count(L), 0);  /* clear forgets everything */
+    assert_int_equal(x.rc + one.rc + lst.rc, 0);
+    mguard_ledger_record(L, "r", NULL);
+    assert_false(mguard_ledger_is_empty(L));
+    mguard_ledger_clear(L);
+    mguard_ledger_register_hook(L, &x, NULL, NULL, &id);
+    assert_false(mguard_ledger_is_empty(L));
+    mguard_ledger_clear(L);
+    mguard_ledger_track_mutable(L, &lst, NULL);
+    mguard_ledger_mark_modified(L, &lst);
+    assert_false(mguard_ledger_is_empty(L));
+    mguard_ledger_clear(L);
+    /* usable after a clear */
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    assert_string_equal(dumps(L), "x:existing:-*{a=one;} ");
+    assert_true(mguard_ledger_is_empty(NULL));
+    teardown();
+}
+
+/* ---- lifetimes ---------------------------------------------------------- */
+
+static void test_tracked_object_death_drops_its_entry_everywhere_with_a_warning(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL), *C;
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_store_attr(L, &y, "ptr", &x);    /* x is also a value */
+    C = mguard_ledger_clone(L);
+    H.trace[0] = 0;
+    mguard_on_destroy(H.ctx, &x);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "was destroyed while 2 ledger(s) held it; dropped 2 entries, 4 writes, 0 records, 0 hooks"));
+    assert_string_equal(dumps(L), "y:existing:-{} ");
+    assert_string_equal(dumps(C), "y:existing:-{} ");
+    /* the dead object is never released; its values are, once per ledger */
+    assert_string_equal(H.trace, "-one -one");
+    x.rc = 0;
+    H.forfeit += 2;
+    assert_true(mguard_ledger_equal(L, C));
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    /* a new object at the same address is a stranger */
+    assert_false(mguard_ledger_is_tracked(L, &x));
+    assert_int_equal(mguard_ledger_track_new(L, &x, "X"), MGUARD_OK);
+    mguard_ledger_destroy(C);
+    teardown();
+}
+
+static void test_value_death_drops_the_writes_records_and_hooks_holding_it(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    int id;
+    OBJ(x, "x", 0); OBJ(t, "t", 0); OBJ(v, "v", 0); OBJ(w, "w", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &v);
+    mguard_ledger_store_attr(L, &x, "b", &w);
+    mguard_ledger_store_attr(L, &x, "c", &v);
+    mguard_ledger_record(L, "r", &v);
+    mguard_ledger_record(L, "r", &w);
+    mguard_ledger_register_hook(L, &t, "h", &v, &id);
+    mguard_ledger_register_hook(L, &v, "h", &w, &id);
+    H.trace[0] = 0;
+    mguard_on_destroy(H.ctx, &v);
+    assert_non_null(strstr(log.last, "dropped 0 entries, 2 writes, 1 records, 2 hooks"));
+    assert_string_equal(dumps(L), "x:existing:-*{b=w;} Rr(w) ");
+    assert_string_equal(H.trace, "-t");          /* t lost its only holder */
+    v.rc = 0;
+    H.forfeit++;
+    teardown();
+}
+
+static void destroy_on_release(tobj *o)
+{
+    mguard_on_destroy(H.ctx, o);
+}
+
+static void test_objects_destroyed_by_their_release_leave_no_warning(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2);
+    (void)state;
+    H.on_release = destroy_on_release;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_store_attr(L, &x, "a", &two);   /* one released, dies */
+    mguard_ledger_clear(L);                        /* x and two released, die */
+    assert_int_equal(log.count, 0);
+    assert_string_equal(H.trace, "+x +one +two -one -x -two");
+    assert_int_equal(mguard_ctx_object_count(H.ctx), 0);
+    teardown();
+}
+
+static mguard_ledger *victim;
+static void destroy_victim_on_release(tobj *o)
+{
+    (void)o;
+    if (victim) {
+        mguard_ledger *v = victim;
+        victim = NULL;
+        mguard_ledger_destroy(v);
+        mguard_ledger_destroy(v);     /* refused: already being destroyed */
+    }
+}
+
+static void test_release_hook_may_destroy_the_ledger_being_changed(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(three, "three", 3);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_store_attr(L, &x, "b", &two);
+    mguard_ledger_store_attr(L, &x, "c", &three);
+    victim = L;
+    H.on_release = destroy_victim_on_release;
+    mguard_ledger_delete_attr(L, &x, "a");   /* releases one -> destroys L */
+    assert_null(victim);
+    assert_non_null(strstr(log.last, "is already being destroyed"));
+    assert_int_equal(x.rc + one.rc + two.rc + three.rc, 0);
+    assert_string_equal(H.trace, "+x +one +two +three -one -x -two -three");
+    H.L = NULL;
+    teardown();
+}
+
+static void track_more_on_retain(tobj *o)
+{
+    static tobj extra = {"extra", 0, 0, {NULL, NULL, NULL}};
+    if (o->val == 7) mguard_ledger_store_attr(H.L, o, "self", &extra);
+}
+
+static void test_retain_hook_may_call_back_into_the_ledger(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(x, "x", 7);
+    (void)state;
+    H.on_retain = track_more_on_retain;
+    assert_int_equal(mguard_ledger_track_existing(L, &x, NULL), MGUARD_OK);
+    assert_string_equal(dumps(L), "x:existing:-*{self=extra;} ");
+    assert_string_equal(H.trace, "+x +extra");
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    H.on_retain = NULL;
+    teardown();
+}
+
+static tobj *refs_target;
+static void store_on_refs(void)
+{
+    static tobj z = {"z", 0, 0, {NULL, NULL, NULL}};
+    if (refs_target) mguard_ledger_store_attr(H.L, refs_target, "late", &z);
+    refs_target = NULL;
+}
+
+static void test_refs_hook_changing_the_ledger_abandons_the_prune(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(e, "e", 0); OBJ(a, "a", 0); OBJ(b, "b", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &e, NULL);
+    mguard_ledger_track_new(L, &a, "N");
+    mguard_ledger_track_new(L, &b, "N");
+    mguard_ledger_store_attr(L, &e, "x", &a);
+    refs_target = &e;
+    H.on_refs = store_on_refs;
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_prune: the ledger changed inside the refs hook; nothing pruned"));
+    assert_true(mguard_ledger_is_tracked(L, &b));
+    H.on_refs = NULL;
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
+    assert_false(mguard_ledger_is_tracked(L, &b));
+    teardown();
+}
+
+static int logger_depth, logger_tried;
+static void destroying_logger(mguard_log_level level, const char *msg, void *user)
+{
+    (void)level; (void)msg; (void)user;
+    if (logger_depth) return;
+    logger_depth++;
+    logger_tried++;
+    mguard_ctx_destroy(H.ctx);        /* refused: the logger is a callback */
+    logger_depth--;
+}
+
+static void test_a_logger_cannot_destroy_the_context_under_the_ledger(void **state)
+{
+    mguard_ctx_desc cd;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger *L;
+    OBJ(e, "e", 0); OBJ(a, "a", 0);
+    (void)state;
+    memset(&H, 0, sizeof H);
+    memset(&cd, 0, sizeof cd);
+    cd.logger.func = destroying_logger;
+    H.ctx = mguard_ctx_create(&cd);
+    L = H.L = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(L, &e, NULL);
+    mguard_ledger_track_new(L, &a, "N");
+    mguard_ledger_store_attr(L, &e, "x", &a);
+    refs_target = &e;
+    H.on_refs = store_on_refs;
+    logger_tried = 0;
+    /* prune logs "nothing pruned", then goes on using the ledger */
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_EINVAL);
+    assert_int_equal(logger_tried, 1);
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    H.on_refs = NULL;
+    teardown();
+}
+
+static void clear_on_equal(void)
+{
+    mguard_ledger_clear(H.L);
+}
+
+static void test_equal_hook_changing_a_ledger_abandons_the_comparison(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL), *M;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger_diff_result *r;
+    OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(uno, "uno", 1);
+    (void)state;
+    M = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_track_existing(M, &x, NULL);
+    mguard_ledger_store_attr(M, &x, "a", &uno);
+    H.on_equal = clear_on_equal;
+    assert_false(mguard_ledger_equal(L, M));
+    assert_non_null(strstr(log.last, "mguard_ledger_equal: a ledger changed inside the equal hook"));
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    assert_int_equal(mguard_ledger_diff(L, M, &r), MGUARD_EINVAL);
+    assert_null(r);
+    /* one was released only after the walk ended, never during it */
+    assert_int_equal(one.rc, 0);
+    H.on_equal = NULL;
+    mguard_ledger_destroy(M);
+    teardown();
+}
+
+static void destroy_obj_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    record_apply(obj, attr, value, deleted, user);
+    if (strcmp(attr, "a") == 0) mguard_on_destroy(H.ctx, obj);
+    if (strcmp(attr, "k") == 0) mguard_ledger_destroy(H.L);
+}
+
+static void test_apply_callback_may_destroy_objects_and_the_ledger(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_store_attr(L, &x, "b", &one);     /* skipped: x died */
+    mguard_ledger_store_attr(L, &y, "k", &one);     /* destroys the ledger */
+    mguard_ledger_store_attr(L, &y, "m", &one);     /* skipped */
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, destroy_obj_on_apply, NULL), MGUARD_OK);
+    assert_string_equal(applied, "x.a=one y.k=one ");
+    x.rc = 0;
+    H.forfeit++;
+    assert_int_equal(y.rc + one.rc, 0);
+    H.L = NULL;
+    teardown();
+}
+
+static mguard_ledger *clone_made;
+static void clone_on_release(tobj *o)
+{
+    (void)o;
+    if (!clone_made) clone_made = mguard_ledger_clone(H.L);
+}
+
+static void test_clone_inside_a_release_hook_holds_only_live_content(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(three, "three", 3);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_store_attr(L, &x, "b", &two);
+    mguard_ledger_store_attr(L, &x, "c", &three);
+    clone_made = NULL;
+    H.on_release = clone_on_release;
+    /* clear queues x, one, two, three for release; the first release
+       clones L while the others are still queued */
+    mguard_ledger_clear(L);
+    H.on_release = NULL;
+    assert_non_null(clone_made);
+    assert_int_equal(mguard_ledger_count(clone_made), 0);
+    assert_int_equal(mguard_ledger_check(clone_made), MGUARD_OK);
+    assert_int_equal(x.rc + one.rc + two.rc + three.rc, 0);
+    mguard_ledger_destroy(clone_made);
+    teardown();
+}
+
+static void clone_and_restore_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    mguard_ledger **cp = (mguard_ledger **)user;
+    record_apply(obj, attr, value, deleted, NULL);
+    if (!*cp) {
+        *cp = mguard_ledger_clone(H.L);
+        mguard_ledger_clear(H.L);                 /* releases wait for the walk */
+        assert_int_equal(mguard_ledger_restore(H.L, *cp), MGUARD_OK);
+        mguard_ledger_store_attr(H.L, obj, "late", NULL);
+    }
+}
+
+static void test_apply_callback_may_clone_clear_and_restore(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL), *cp = NULL;
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_store_attr(L, &y, "b", &one);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, clone_and_restore_on_apply, &cp), MGUARD_OK);
+    assert_string_equal(applied, "x.a=one y.b=one ");
+    assert_string_equal(dumps(L), "x:existing:-*{a=one;late=NULL;} y:existing:-*{b=one;} ");
+    assert_int_equal(one.rc, 2);
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    mguard_ledger_destroy(cp);
+    teardown();
+}
+
+static void destroy_ledger_on_release(tobj *o)
+{
+    (void)o;
+    if (H.L) {
+        mguard_ledger *L = H.L;
+        H.L = NULL;
+        mguard_ledger_destroy(L);
+    }
+}
+
+static void test_last_ledger_destroyed_during_a_death_notification(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(x, "x", 0); OBJ(v, "v", 0); OBJ(w, "w", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &v);
+    mguard_ledger_store_attr(L, &x, "b", &w);
+    H.on_release = destroy_ledger_on_release;
+    /* x dies: v and w are released; the first release destroys the only
+       ledger, so the shared weak table goes inside its own notification */
+    mguard_on_destroy(H.ctx, &x);
+    H.forfeit++;
+    assert_null(H.L);
+    assert_string_equal(H.trace, "+x +v +w -v -w");
+    assert_int_equal(log.warnings, 1);
+    assert_int_equal(mguard_ctx_object_count(H.ctx), 0);
+    /* and ledgers work again afterwards */
+    H.L = mguard_ledger_create(H.ctx, NULL);
+    assert_int_equal(mguard_ledger_track_existing(H.L, &x, NULL), MGUARD_OK);
+    H.on_release = NULL;
+    teardown();
+}
+
+static void test_destroy_during_a_walk_finishes_when_the_walk_ends(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "k", &one);    /* destroys the ledger */
+    mguard_ledger_store_attr(L, &y, "b", &one);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, destroy_obj_on_apply, NULL), MGUARD_OK);
+    /* the releases waited for the walk: y.b was skipped, nothing leaked */
+    assert_string_equal(applied, "x.k=one ");
+    assert_string_equal(H.trace, "+x +y +one -x -y -one");
+    H.L = NULL;
+    teardown();
+}
+
+static void test_ctx_destroy_destroys_every_ledger_and_releases(void **state)
+{
+    test_alloc al;
+    mguard_ledger *L = setup(NULL, &al), *C;
+    OBJ(x, "x", 0); OBJ(one, "one", 1);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    C = mguard_ledger_clone(L);
+    (void)C;
+    mguard_ctx_destroy(H.ctx);
+    assert_int_equal(x.rc + one.rc, 0);
+    assert_int_equal(H.retains, 4);
+    assert_int_equal(H.releases, 4);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+static void test_plain_values_are_not_watched(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_ledger_desc d;
+    mguard_ledger *L;
+    void *v;
+    static int obj;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.plain_values = true;
+    L = mguard_ledger_create(ctx, &d);
+    mguard_ledger_track_existing(L, &obj, NULL);
+    mguard_ledger_store_attr(L, &obj, "n", (void *)(uintptr_t)0x1235);   /* a tagged integer */
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);                   /* only obj */
+    assert_int_equal(mguard_ledger_load_attr(L, &obj, "n", &v), MGUARD_OK);
+    assert_ptr_equal(v, (void *)(uintptr_t)0x1235);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void track_dying(const void *key, void *value, void *user)
+{
+    mguard_ledger *L = (mguard_ledger *)user;
+    (void)value;
+    assert_int_equal(mguard_ledger_track_existing(L, key, NULL), MGUARD_EINVAL);
+}
+
+static void test_a_dying_object_is_refused(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    mguard_weak_desc wd;
+    mguard_weak *t;
+    char one = 1;
+    OBJ(x, "x", 0);
+    (void)state;
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = 1;
+    wd.on_key_death = track_dying;
+    wd.user = L;
+    t = mguard_weak_create(H.ctx, &wd);
+    mguard_weak_set(t, &x, &one);
+    mguard_on_destroy(H.ctx, &x);
+    assert_non_null(strstr(log.last, "is being destroyed; refused"));
+    assert_false(mguard_ledger_is_tracked(L, &x));
+    teardown();
+}
+
+static void test_stale_watch_keys_are_swept(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    static tobj v[400];
+    int i;
+    OBJ(x, "x", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    for (i = 0; i < 400; i++) {
+        v[i].name = "v";
+        mguard_ledger_store_attr(L, &x, "a", &v[i]);   /* each replaces the last */
+    }
+    /* the weak table keeps at most about twice what the ledgers hold */
+    assert_true(mguard_ctx_object_count(H.ctx) <= 2 * 2 + 64 + 1);
+    teardown();
+}
+
+/* ---- bad input ---------------------------------------------------------- */
+
+static void noop_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    (void)obj; (void)attr; (void)value; (void)deleted; (void)user;
+}
+
+static void test_bad_input_gets_a_status_never_a_crash(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL), *other;
+    mguard_ctx *ctx2 = test_ctx(NULL, NULL);
+    mguard_ledger_entry e;
+    mguard_ledger_hook hk;
+    mguard_ledger_iter it;
+    mguard_ledger_diff_result *r = (mguard_ledger_diff_result *)&r;
+    mguard_weak_desc wd = {1, NULL, NULL, NULL};
+    mguard_weak *t = mguard_weak_create(H.ctx, &wd);
+    mguard_ledger *foreign = (mguard_ledger *)(void *)t;   /* not a ledger */
+    void *v = &v;
+    const char *tag;
+    int id = -1, warnings;
+    OBJ(x, "x", 0);
+    (void)state;
+    other = mguard_ledger_create(ctx2, NULL);
+    assert_null(mguard_ledger_create(NULL, NULL));
+    mguard_ledger_destroy(NULL);
+    mguard_ledger_destroy(foreign);
+    /* NULL or foreign ledger: EINVAL / false / 0, nothing logged (no ctx) */
+    assert_int_equal(mguard_ledger_track_existing(NULL, &x, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_track_new(foreign, &x, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_track_mutable(NULL, &x, NULL), MGUARD_EINVAL);
+    assert_false(mguard_ledger_is_tracked(NULL, &x));
+    assert_int_equal(mguard_ledger_get(NULL, &x, &e), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_mark_modified(NULL, &x), MGUARD_EINVAL);
+    assert_false(mguard_ledger_is_modified(NULL, &x));
+    assert_int_equal(mguard_ledger_store_attr(NULL, &x, "a", NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_delete_attr(foreign, &x, "a"), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_load_attr(NULL, &x, "a", &v), MGUARD_EINVAL);
+    assert_null(v);
+    assert_false(mguard_ledger_has_pending(foreign, &x, NULL));
+    assert_int_equal(mguard_ledger_count(NULL), 0);
+    assert_int_equal(mguard_ledger_modified_count(foreign), 0);
+    assert_int_equal(mguard_ledger_write_count(NULL), 0);
+    it = mguard_ledger_objects(NULL, false);
+    assert_false(mguard_ledger_next_object(&it));
+    assert_false(mguard_ledger_next_object(NULL));
+    it = mguard_ledger_writes(L, NULL);
+    assert_false(mguard_ledger_next_write(&it));
+    assert_false(mguard_ledger_next_write(NULL));
+    it = mguard_ledger_objects(L, false);
+    assert_false(mguard_ledger_next_write(&it));       /* wrong kind of iterator */
+    assert_int_equal(mguard_ledger_record(NULL, "t", NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_record_count(NULL), 0);
+    assert_int_equal(mguard_ledger_record_at(NULL, 0, &tag, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_register_hook(NULL, &x, "h", NULL, &id), MGUARD_EINVAL);
+    assert_int_equal(id, -1);
+    assert_int_equal(mguard_ledger_remove_hook(NULL, 0), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_hook_count(NULL), 0);
+    assert_int_equal(mguard_ledger_hook_at(NULL, 0, &hk), MGUARD_EINVAL);
+    assert_null(mguard_ledger_clone(NULL));
+    assert_null(mguard_ledger_clone(foreign));
+    assert_int_equal(mguard_ledger_restore(NULL, L), MGUARD_EINVAL);
+    assert_false(mguard_ledger_equal(NULL, NULL));
+    assert_int_equal(mguard_ledger_diff(NULL, NULL, &r), MGUARD_EINVAL);
+    assert_null(r);
+    assert_int_equal(mguard_ledger_prune(NULL, NULL, 0), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_apply(NULL, noop_apply, NULL), MGUARD_EINVAL);
+    mguard_ledger_clear(NULL);
+    mguard_ledger_clear(foreign);
+    assert_int_equal(mguard_ledger_check(NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_check(foreign), MGUARD_EINVAL);
+    assert_string_equal(mguard_ledger_kind_str((mguard_ledger_kind)0), "unknown");
+    assert_string_equal(mguard_ledger_kind_str(MGUARD_LEDGER_MUTABLE), "mutable");
+    assert_int_equal(log.count, 0);
+    /* a valid ledger with bad arguments: EINVAL and one warning each */
+    warnings = log.warnings;
+    assert_int_equal(mguard_ledger_track_existing(L, NULL, "s"), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_get(L, NULL, &e), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_get(L, &x, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_mark_modified(L, NULL), MGUARD_EINVAL);
+    mguard_ledger_track_existing(L, &x, NULL);
+    assert_int_equal(mguard_ledger_store_attr(L, NULL, "a", NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_store_attr(L, &x, NULL, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, NULL, &v), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_record(L, NULL, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_register_hook(L, NULL, "h", NULL, &id), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_register_hook(L, &x, "h", NULL, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_hook_at(L, 0, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_restore(L, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_restore(L, other), MGUARD_EINVAL);
+    assert_false(mguard_ledger_equal(L, other));
+    assert_int_equal(mguard_ledger_diff(L, other, &r), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_diff(L, L, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_prune(L, NULL, 3), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);
+    assert_int_equal(log.warnings, warnings + 19);
+    assert_int_equal(log.errors, 0);
+    /* queries that miss are not misuse */
+    assert_int_equal(mguard_ledger_record_at(L, 5, NULL, NULL), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_hook_at(L, 5, &hk), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_remove_hook(L, 5), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_get(L, &hk, &e), MGUARD_NOT_FOUND);
+    assert_int_equal(log.warnings, warnings + 19);
+    assert_int_equal(mguard_ledger_diff(L, L, &r), MGUARD_OK);   /* a ledger equals itself */
+    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    mguard_ledger_diff_free(r);
+    assert_null(mguard_ledger_diff_at(NULL, 0));
+    mguard_ctx_destroy(ctx2);
+    teardown();
+}
+
+/* ---- property tests ----------------------------------------------------- */
+
+#define NOBJ 12
+static tobj pobj[NOBJ];
+static const char *pnames[NOBJ] = {"o0", "o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8", "o9", "o10", "o11"};
+static const char *pattrs[3] = {"a", "b", "c"};
+
+static uint32_t rng(uint32_t *s)
+{
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+static void reset_pobj(void)
+{
+    int i;
+    memset(pobj, 0, sizeof pobj);
+    for (i = 0; i < NOBJ; i++) {
+        pobj[i].name = pnames[i];
+        pobj[i].val = i % 5;
+    }
+}
+
+/* One random operation on L; returns its status. */
+static mguard_status random_op(mguard_ledger *L, uint32_t *s)
+{
+    uint32_t r = rng(s);
+    tobj *o = &pobj[(r >> 4) % NOBJ], *v = (r >> 12) % 4 ? &pobj[(r >> 8) % NOBJ] : NULL;
+    const char *attr = pattrs[(r >> 16) % 3];
+    int id;
+    switch (r % 11) {
+    case 0: return mguard_ledger_track_existing(L, o, "G");
+    case 1: return mguard_ledger_track_new(L, o, "N");
+    case 2: return mguard_ledger_track_mutable(L, o, "M");
+    case 3:
+    case 4:
+    case 5: return mguard_ledger_store_attr(L, o, attr, v);
+    case 6: return mguard_ledger_delete_attr(L, o, attr);
+    case 7: return mguard_ledger_mark_modified(L, o);
+    case 8: return mguard_ledger_record(L, attr, v);
+    case 9: return (r >> 20) % 2 ? mguard_ledger_register_hook(L, o, attr, v, &id)
+                                 : mguard_ledger_remove_hook(L, (int)((r >> 21) % 4));
+    default: {
+        const void *roots[1];
+        roots[0] = v;
+        return mguard_ledger_prune(L, roots, 1);
+    }
+    }
+}
+
+static void assert_same_ledgers(mguard_ledger *a, mguard_ledger *b)
+{
+    mguard_ledger_diff_result *r;
+    assert_true(mguard_ledger_equal(a, b));
+    assert_true(mguard_ledger_equal(b, a));
+    assert_int_equal(mguard_ledger_diff(a, b, &r), MGUARD_OK);
+    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    mguard_ledger_diff_free(r);
+    assert_int_equal(mguard_ledger_diff(b, a, &r), MGUARD_OK);
+    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    mguard_ledger_diff_free(r);
+}
+
+static void test_property_diff_of_a_clone_is_empty(void **state)
+{
+    uint32_t seed;
+    (void)state;
+    for (seed = 1; seed <= 20; seed++) {
+        mguard_ledger *L = setup(NULL, NULL);
+        uint32_t s = seed * 2654435761u;
+        int step;
+        reset_pobj();
+        for (step = 0; step < 200; step++) {
+            random_op(L, &s);
+            assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+            if (step % 7 == 0) {
+                mguard_ledger *C = mguard_ledger_clone(L);
+                char before[4096];
+                dump(L, before, sizeof before);
+                assert_string_equal(dumps(C), before);
+                assert_same_ledgers(L, C);
+                {
+                    /* the same change on both: new stamps, same content, so
+                       the full comparison runs and must agree */
+                    uint32_t s2 = s;
+                    mguard_status st1 = random_op(L, &s), st2 = random_op(C, &s2);
+                    assert_int_equal(st1, st2);
+                    dump(L, before, sizeof before);
+                    assert_string_equal(dumps(C), before);
+                    assert_same_ledgers(L, C);
+                }
+                /* a change shows as a difference until it is undone */
+                if (random_op(C, &s) == MGUARD_OK && !mguard_ledger_equal(L, C)) {
+                    mguard_ledger_diff_result *r;
+                    assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
+                    assert_true(mguard_ledger_diff_count(r) > 0);
+                    assert_true(strlen(mguard_ledger_diff_text(r)) > 0);
+                    mguard_ledger_diff_free(r);
+                }
+                mguard_ledger_destroy(C);
+            }
+        }
+        teardown();
+        {
+            int i;
+            for (i = 0; i < NOBJ; i++) assert_int_equal(pobj[i].rc, 0);
+        }
+    }
+}
+
+static void test_property_restore_then_equal(void **state)
+{
+    uint32_t seed;
+    (void)state;
+    for (seed = 1; seed <= 20; seed++) {
+        mguard_ledger *L = setup(NULL, NULL);
+        uint32_t s = seed * 40503u + 7u;
+        int round, step;
+        reset_pobj();
+        for (round = 0; round < 15; round++) {
+            mguard_ledger *cp;
+            char before[4096];
+            for (step = 0; step < 8; step++) random_op(L, &s);
+            cp = mguard_ledger_clone(L);
+            dump(L, before, sizeof before);
+            for (step = 0; step < 12; step++) random_op(L, &s);
+            assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);
+            assert_same_ledgers(L, cp);
+            assert_string_equal(dumps(L), before);   /* order too */
+            assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+            mguard_ledger_destroy(cp);
+        }
+        teardown();
+    }
+}
+
+/* Reachability computed independently through the public API. */
+static void model_reachable(mguard_ledger *L, const void *root, bool *live)
+{
+    int queue[NOBJ], head = 0, tail = 0, i;
+    size_t k;
+    mguard_ledger_entry e;
+    mguard_ledger_hook hk;
+    void *payload;
+    memset(live, 0, NOBJ * sizeof *live);
+#define MARK(p) do { const void *p_ = (p); if (p_ && mguard_ledger_is_tracked(L, p_)) { \
+        int ix_ = (int)((const tobj *)p_ - pobj); if (!live[ix_]) { live[ix_] = true; queue[tail++] = ix_; } } } while (0)
+    MARK(root);
+    for (k = 0; mguard_ledger_record_at(L, k, NULL, &payload) == MGUARD_OK; k++) MARK(payload);
+    for (k = 0; mguard_ledger_hook_at(L, k, &hk) == MGUARD_OK; k++) { MARK(hk.obj); MARK(hk.fn); }
+    for (i = 0; i < NOBJ; i++)
+        if (mguard_ledger_get(L, &pobj[i], &e) == MGUARD_OK && e.kind != MGUARD_LEDGER_NEW) MARK(&pobj[i]);
+    while (head < tail) {
+        mguard_ledger_iter w = mguard_ledger_writes(L, &pobj[queue[head++]]);
+        while (mguard_ledger_next_write(&w)) MARK(w.value);
+    }
+#undef MARK
+}
+
+static void test_property_prune_never_drops_a_reachable_object(void **state)
+{
+    uint32_t seed;
+    (void)state;
+    for (seed = 1; seed <= 30; seed++) {
+        mguard_ledger *L = setup(NULL, NULL);
+        uint32_t s = seed * 2246822519u + 1u;
+        int round, step, i, dropped = 0;
+        reset_pobj();
+        for (round = 0; round < 20; round++) {
+            bool live[NOBJ], was[NOBJ];
+            mguard_ledger_entry e[NOBJ];
+            const void *roots[1];
+            for (step = 0; step < 10; step++) {
+                uint32_t r = rng(&s);
+                tobj *o = &pobj[r % NOBJ], *v = &pobj[(r >> 8) % NOBJ];
+                if ((r >> 16) % 3 == 0) mguard_ledger_track_new(L, o, "N");
+                else if ((r >> 16) % 7 == 1) mguard_ledger_track_existing(L, o, "G");
+                else mguard_ledger_store_attr(L, o, pattrs[(r >> 20) % 3], (r >> 24) % 5 ? v : NULL);
+            }
+            roots[0] = &pobj[rng(&s) % NOBJ];
+            model_reachable(L, roots[0], live);
+            for (i = 0; i < NOBJ; i++) was[i] = mguard_ledger_get(L, &pobj[i], &e[i]) == MGUARD_OK;
+            assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
+            for (i = 0; i < NOBJ; i++) {
+                bool keep = was[i] && (e[i].kind != MGUARD_LEDGER_NEW || live[i]);
+                assert_int_equal(mguard_ledger_is_tracked(L, &pobj[i]), keep);
+                if (was[i] && !keep) {
+                    dropped++;
+                    assert_int_equal(pobj[i].rc, 0);
+                }
+            }
+            assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+        }
+        assert_true(dropped > 0 || seed > 3);
+        teardown();
+    }
+}
+
+/* ---- allocation failure, exhaustively ----------------------------------- */
+
+static void fingerprint(mguard_ledger *L, mguard_ledger *ck, char *out, size_t size)
+{
+    size_t n;
+    dump(L, out, size);
+    n = strlen(out);
+    if (ck && n + 2 < size) {
+        out[n++] = '|';
+        dump(ck, out + n, size - n);
+    }
+}
+
+static void test_create_out_of_memory_returns_null(void **state)
+{
+    long n;
+    (void)state;
+    for (n = 1; n < 10; n++) {
+        test_log log;
+        test_alloc al;
+        mguard_ctx *ctx = test_ctx(&log, &al);
+        mguard_ledger *L;
+        al.fail_at = al.calls + n;
+        L = mguard_ledger_create(ctx, NULL);
+        if (!al.failures) {
+            assert_non_null(L);
+            mguard_ctx_destroy(ctx);
+            break;
+        }
+        assert_null(L);
+        assert_int_equal(log.errors, 1);
+        assert_string_equal(log.last, "mguard_ledger_create: out of memory");
+        assert_int_equal(mguard_ctx_object_count(ctx), 0);
+        assert_ctx_ok(ctx);
+        mguard_ctx_destroy(ctx);
+        assert_int_equal(al.live_blocks, 0);
+    }
+    assert_true(n > 2);
+}
+
+/* A workload touching every allocating path (track, store, delete, record,
+   hooks, clone, restore, diff, prune, apply, deaths), run with the Nth
+   allocation failing for every N until a run completes without a failure.
+   A call that fails returns ENOMEM (NULL for clone), logs one error and
+   leaves every ledger as it was; at the end nothing leaks and every retain
+   was matched by a release. */
+static void test_every_allocation_failure_leaves_the_ledgers_unchanged(void **state)
+{
+    long n, failures_seen = 0;
+    (void)state;
+    for (n = 1; n < 100000; n++) {
+        test_log log;
+        test_alloc al;
+        mguard_ledger_desc d = full_desc();
+        mguard_ledger *L, *ck = NULL;
+        uint32_t s = 12345;
+        int step, i;
+        memset(&H, 0, sizeof H);
+        reset_pobj();
+        H.ctx = test_ctx(&log, &al);
+        L = H.L = mguard_ledger_create(H.ctx, &d);
+        assert_non_null(L);
+        al.fail_at = al.calls + n;
+        for (step = 0; step < 160; step++) {
+            char before[4096], after[4096];
+            uint32_t r = rng(&s);
+            int errors = log.errors, op = (int)(r % 16);
+            mguard_status st = MGUARD_OK;
+            fingerprint(L, ck, before, sizeof before);
+            if (op < 9) {
+                st = random_op(L, &s);
+            } else if (op == 9) {
+                mguard_ledger *c = mguard_ledger_clone(L);
+                if (!c) st = MGUARD_ENOMEM;
+                else {
+                    mguard_ledger_destroy(ck);
+                    ck = c;
+                    fingerprint(L, NULL, before, sizeof before);
+                    assert_string_equal(dumps(ck), before);
+                    fingerprint(L, ck, before, sizeof before);
+                }
+            } else if (op == 10 && ck) {
+                st = mguard_ledger_restore(L, ck);
+                if (st == MGUARD_OK) fingerprint(L, ck, before, sizeof before);
+            } else if (op == 11 && ck) {
+                mguard_ledger_diff_result *res;
+                st = mguard_ledger_diff(ck, L, &res);
+                if (st == MGUARD_OK) mguard_ledger_diff_free(res);
+            } else if (op == 12) {
+                st = mguard_ledger_apply(L, noop_apply, NULL);
+            } else if (op == 13) {
+                /* a value dies: every ledger forgets it (not a failure) */
+                tobj *o = &pobj[(r >> 8) % NOBJ];
+                mguard_on_destroy(H.ctx, o);
+                o->rc = 0;
+                fingerprint(L, ck, before, sizeof before);
+            } else if (op == 14) {
+                (void)mguard_ledger_equal(L, ck);
+            } else {
+                st = random_op(ck ? ck : L, &s);
+            }
+            if (st == MGUARD_ENOMEM) {
+                failures_seen++;
+                fingerprint(L, ck, after, sizeof after);
+                assert_string_equal(after, before);
+                assert_int_equal(log.errors, errors + 1);
+                assert_non_null(strstr(log.last, ": out of memory"));
+            }
+            if (al.failures) assert_int_equal(mguard_ctx_check(H.ctx), MGUARD_OK);
+        }
+        assert_int_equal(mguard_ctx_check(H.ctx), MGUARD_OK);
+        mguard_ctx_destroy(H.ctx);
+        assert_int_equal(al.live_blocks, 0);
+        for (i = 0; i < NOBJ; i++) assert_int_equal(pobj[i].rc, 0);
+        if (!al.failures) break;
+    }
+    printf("    (%ld runs, %ld allocation failures seen)\n", n, failures_seen);
+    assert_true(failures_seen > 50);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_track_each_kind_and_read_its_entry),
+        cmocka_unit_test(test_track_twice_returns_eexist_and_changes_nothing),
+        cmocka_unit_test(test_store_load_and_overwrite_keeps_the_first_place),
+        cmocka_unit_test(test_load_deleted_attribute_returns_deleted),
+        cmocka_unit_test(test_load_untracked_or_unwritten_returns_not_found),
+        cmocka_unit_test(test_attribute_names_compare_by_content),
+        cmocka_unit_test(test_has_pending_for_one_attribute_or_any),
+        cmocka_unit_test(test_is_modified_follows_the_reference_per_kind),
+        cmocka_unit_test(test_writes_to_untracked_or_mutable_entries_are_einval),
+        cmocka_unit_test(test_mark_modified_is_only_for_mutable_containers),
+        cmocka_unit_test(test_iteration_is_tracking_order_then_first_record_order),
+        cmocka_unit_test(test_iteration_survives_removals_and_compaction),
+        cmocka_unit_test(test_write_iteration_survives_removal_of_the_next_write),
+        cmocka_unit_test(test_records_keep_their_order_and_hold_payloads),
+        cmocka_unit_test(test_hook_ids_are_the_smallest_free_id_from_the_live_count),
+        cmocka_unit_test(test_clone_is_independent_both_ways),
+        cmocka_unit_test(test_clone_retains_each_held_pointer_once),
+        cmocka_unit_test(test_clone_copies_the_storage_bytes),
+        cmocka_unit_test(test_a_clone_grows_out_of_its_single_block),
+        cmocka_unit_test(test_equal_ignores_order_and_compares_values_with_the_hook),
+        cmocka_unit_test(test_diff_reports_every_kind_of_difference),
+        cmocka_unit_test(test_diff_of_equal_ledgers_is_empty),
+        cmocka_unit_test(test_diff_without_format_hook_prints_addresses),
+        cmocka_unit_test(test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root),
+        cmocka_unit_test(test_prune_drops_an_unreachable_cycle_and_keeps_a_reachable_one),
+        cmocka_unit_test(test_prune_follows_the_refs_hook_records_and_hooks),
+        cmocka_unit_test(test_apply_reports_every_write_in_ledger_order),
+        cmocka_unit_test(test_restore_makes_the_ledger_equal_to_the_checkpoint),
+        cmocka_unit_test(test_is_empty_and_clear),
+        cmocka_unit_test(test_tracked_object_death_drops_its_entry_everywhere_with_a_warning),
+        cmocka_unit_test(test_value_death_drops_the_writes_records_and_hooks_holding_it),
+        cmocka_unit_test(test_objects_destroyed_by_their_release_leave_no_warning),
+        cmocka_unit_test(test_release_hook_may_destroy_the_ledger_being_changed),
+        cmocka_unit_test(test_retain_hook_may_call_back_into_the_ledger),
+        cmocka_unit_test(test_refs_hook_changing_the_ledger_abandons_the_prune),
+        cmocka_unit_test(test_a_logger_cannot_destroy_the_context_under_the_ledger),
+        cmocka_unit_test(test_equal_hook_changing_a_ledger_abandons_the_comparison),
+        cmocka_unit_test(test_apply_callback_may_destroy_objects_and_the_ledger),
+        cmocka_unit_test(test_clone_inside_a_release_hook_holds_only_live_content),
+        cmocka_unit_test(test_apply_callback_may_clone_clear_and_restore),
+        cmocka_unit_test(test_last_ledger_destroyed_during_a_death_notification),
+        cmocka_unit_test(test_destroy_during_a_walk_finishes_when_the_walk_ends),
+        cmocka_unit_test(test_ctx_destroy_destroys_every_ledger_and_releases),
+        cmocka_unit_test(test_plain_values_are_not_watched),
+        cmocka_unit_test(test_a_dying_object_is_refused),
+        cmocka_unit_test(test_stale_watch_keys_are_swept),
+        cmocka_unit_test(test_bad_input_gets_a_status_never_a_crash),
+        cmocka_unit_test(test_property_diff_of_a_clone_is_empty),
+        cmocka_unit_test(test_property_restore_then_equal),
+        cmocka_unit_test(test_property_prune_never_drops_a_reachable_object),
+        cmocka_unit_test(test_create_out_of_memory_returns_null),
+        cmocka_unit_test(test_every_allocation_failure_leaves_the_ledgers_unchanged),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
