@@ -542,7 +542,7 @@ MGUARDDEF size_t mguard_normalize_source_name(const char *in, char *out, size_t 
    first recorded (an overwrite keeps its place). The ledger holds every
    object and value it refers to (retain/release hooks) and watches their
    death: mguard_on_destroy on any of them drops what referred to it, from
-   this ledger and from every clone, with a warning. See docs/guide-ledger.md. */
+   this ledger and from every clone, with a warning. See docs/guide.md, "The side-effects ledger". */
 typedef struct mguard_ledger mguard_ledger;
 
 typedef enum mguard_ledger_kind {
@@ -3811,7 +3811,7 @@ static mguard_status mguard__dyn_check(mguard__part *p)
 
 /* A ledger is six flat arrays and three hash indexes, all holding indices,
    never pointers into each other, so a clone is one memcpy per array
-   (docs/design-ledger.md has the long version):
+   (docs/design.md, "The side-effects ledger", has the long version):
    - ents: tracked objects in tracking order {obj, source, seq, kind, flags,
      head, tail, nwrites}. Removal leaves a tombstone (obj NULL); the array
      is compacted (order kept, epoch bumped) only when full and no walk is in
