@@ -2335,7 +2335,9 @@ static void mguard__out_json_str(mguard__out *o, const char *s)
 enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u };
 #define MGUARD__MAGIC_SCOPE 0x6d677363u  /* "mgsc" */
 
-typedef struct mguard__scope_name { const char *name; uint32_t flags; } mguard__scope_name;
+/* owner: the address of the scope holding the entry, so the key-death hook
+   (whose user is the context) can tell whether that scope still exists. */
+typedef struct mguard__scope_name { const char *name; uint32_t flags; uintptr_t owner; } mguard__scope_name;
 typedef struct mguard__scope_rec {
     const char *name;          /* index key: must stay first */
     uint32_t active, capvals;
@@ -2516,14 +2518,27 @@ static const char *mguard__scope_phase(const mguard_scope *s)
 }
 
 /* A component died: close its frames (the reference would lose track of
-   it). Runs in phase 2 of mguard_on_destroy. */
+   it). Runs in phase 2 of mguard_on_destroy, as a callback: an earlier
+   callback of the same death may have destroyed the scope, so the scope is
+   looked for among the context's parts by address before it is touched. */
+static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_name *vp);
+static void mguard__scope_destroy_part(mguard__part *p);
 static void mguard__scope_on_death(const void *comp, void *value, void *user)
 {
-    mguard_scope *s = (mguard_scope *)user;
+    mguard_ctx *ctx = (mguard_ctx *)user;
     mguard__scope_name v;
+    mguard__part *p;
+    memcpy(&v, value, sizeof v);
+    for (p = ctx->parts; p; p = p->next)
+        if ((uintptr_t)(void *)p == v.owner && p->destroy == mguard__scope_destroy_part) break;
+    if (p) mguard__scope_on_death_locked((mguard_scope *)(void *)p, comp, &v);
+}
+
+static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_name *vp)
+{
+    mguard__scope_name v = *vp;
     uint32_t i, n = 0;
     double now = 0.0;
-    memcpy(&v, value, sizeof v);
     if (!mguard__scope_ok(s)) return;
     for (i = 0; i < s->nframes; i++) n += s->frames[i].comp == comp;
     if (!n) return;
@@ -2564,7 +2579,7 @@ mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc
     memset(&wd, 0, sizeof wd);
     wd.value_size = sizeof(mguard__scope_name);
     wd.on_key_death = mguard__scope_on_death;
-    wd.user = s;
+    wd.user = ctx;
     s->names = mguard_weak_create(ctx, &wd);
     if (!s->names) goto oom_s;
     s->magic = MGUARD__MAGIC_SCOPE;
@@ -2662,6 +2677,7 @@ static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, c
     if (cur) u.old = *cur;
     u.now.name = name;
     u.now.flags = flags;
+    u.now.owner = (uintptr_t)(void *)s;
     st = mguard__weak_set_impl(s->names, comp, &u.now);
     if (st) return st;
     w->undo[w->nundo++] = u;
@@ -2855,6 +2871,7 @@ mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const cha
     if (!st) {
         cur = mguard__scope_entry(s, comp);
         v.flags = (cur ? cur->flags : 0) | MGUARD__SCOPE_EXPLICIT;
+        v.owner = (uintptr_t)(void *)s;
         st = mguard__weak_set_impl(s->names, comp, &v);
     }
     if (st == MGUARD_ENOMEM) mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
@@ -4257,7 +4274,7 @@ static mguard_status mguard__lroot_ensure(mguard_ctx *ctx)
     memset(&d, 0, sizeof d);
     d.value_size = 1;
     d.on_key_death = mguard__l_on_death;
-    d.user = root;
+    d.user = ctx;
     {
         /* one log line per failed call: the caller logs, not the table */
         mguard_logger saved = ctx->log;
@@ -4452,14 +4469,22 @@ static void mguard__l_purge(mguard_ledger *L, const void *k, mguard__lpurge *pu)
 }
 
 /* on_key_death of the root's weak table: phase 1 purges every ledger (no
-   call-out), phase 2 logs one warning and runs the queued releases. */
+   call-out), phase 2 logs one warning and runs the queued releases. It is
+   a callback: its user is the context, not the root, which an earlier
+   callback of the same death may have freed. */
+static void mguard__l_on_death_locked(struct mguard__lroot *root, const void *key);
 static void mguard__l_on_death(const void *key, void *value, void *user)
 {
-    struct mguard__lroot *root = (struct mguard__lroot *)user;
+    mguard_ctx *ctx = (mguard_ctx *)user;
+    (void)value;
+    if (ctx->ledger_root) mguard__l_on_death_locked(ctx->ledger_root, key);
+}
+
+static void mguard__l_on_death_locked(struct mguard__lroot *root, const void *key)
+{
     mguard_ctx *ctx = root->ctx;
     mguard_ledger *L;
     mguard__lpurge pu;
-    (void)value;
     memset(&pu, 0, sizeof pu);
     root->frames++;
     for (L = root->head; L; L = L->next) mguard__l_purge(L, key, &pu);

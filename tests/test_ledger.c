@@ -1926,6 +1926,43 @@ static void test_every_allocation_failure_leaves_the_ledgers_unchanged(void **st
     assert_true(failures_seen > 50);
 }
 
+/* An earlier callback of the same death destroys the last ledger (and with
+   it the ledgers' weak table): the ledgers' key-death hook then touches
+   nothing that was freed. */
+static mguard_ledger *g_doomed_ledger;
+static void destroy_doomed_ledger(void *value, void *user)
+{
+    (void)value;
+    (void)user;
+    mguard_ledger_destroy(g_doomed_ledger);
+    g_doomed_ledger = NULL;
+}
+
+static void test_ledger_destroyed_earlier_in_the_same_death_is_not_touched(void **state)
+{
+    test_log log;
+    test_alloc alloc;
+    mguard_ctx *ctx = test_ctx(&log, &alloc);
+    mguard_weak_desc wd;
+    mguard_weak *t;
+    int obj;
+    char one = 1;
+    (void)state;
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = 1;
+    wd.value_dtor = destroy_doomed_ledger;
+    t = mguard_weak_create(ctx, &wd);
+    assert_int_equal(mguard_weak_set(t, &obj, &one), MGUARD_OK);   /* first table */
+    g_doomed_ledger = mguard_ledger_create(ctx, NULL);
+    assert_int_equal(mguard_ledger_track_existing(g_doomed_ledger, &obj, "obj"), MGUARD_OK);
+    mguard_on_destroy(ctx, &obj);
+    assert_null(g_doomed_ledger);
+    assert_int_equal(log.warnings, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(alloc.live_blocks, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1981,6 +2018,7 @@ int main(void)
         cmocka_unit_test(test_property_prune_never_drops_a_reachable_object),
         cmocka_unit_test(test_create_out_of_memory_returns_null),
         cmocka_unit_test(test_every_allocation_failure_leaves_the_ledgers_unchanged),
+        cmocka_unit_test(test_ledger_destroyed_earlier_in_the_same_death_is_not_touched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1518,6 +1518,45 @@ static void test_every_allocation_failure_leaves_state_unchanged(void **state)
     assert_true(reported > 30);
 }
 
+/* An earlier callback of the same death destroys the scope: the scope's
+   own key-death hook then finds no scope and touches nothing (it used to
+   read the freed scope). */
+static mguard_scope *g_doomed_scope;
+static void destroy_doomed_scope(void *value, void *user)
+{
+    (void)value;
+    (void)user;
+    mguard_scope_destroy(g_doomed_scope);
+    g_doomed_scope = NULL;
+}
+
+static void test_scope_destroyed_earlier_in_the_same_death_is_not_touched(void **state)
+{
+    test_log log;
+    test_alloc alloc;
+    mguard_ctx *ctx = test_ctx(&log, &alloc);
+    mguard_weak_desc wd;
+    mguard_weak *t;
+    cb_state st;
+    comp net;
+    char one = 1;
+    (void)state;
+    comp_init(&net, "Net");
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = 1;
+    wd.value_dtor = destroy_doomed_scope;
+    t = mguard_weak_create(ctx, &wd);
+    assert_int_equal(mguard_weak_set(t, &net, &one), MGUARD_OK);   /* first table */
+    g_doomed_scope = make_scope(ctx, &st, false);
+    assert_int_equal(mguard_scope_enter(g_doomed_scope, &net), MGUARD_OK);
+    mguard_on_destroy(ctx, &net);
+    assert_null(g_doomed_scope);
+    assert_int_equal(log.warnings, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(alloc.live_blocks, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1558,6 +1597,7 @@ int main(void)
         cmocka_unit_test(test_bad_input_is_refused),
         cmocka_unit_test(test_ctx_destroy_destroys_its_scopes),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
+        cmocka_unit_test(test_scope_destroyed_earlier_in_the_same_death_is_not_touched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
