@@ -134,15 +134,31 @@ typedef struct mguard_logger {
     void *user;
 } mguard_logger;
 
+/* A lock of the program's own (its runtime's mutex, a spinlock) for a
+   thread-safe context: lock_fn acquires it, unlock_fn releases it. mguard
+   never takes it twice (it need not be recursive) and never calls user code
+   while holding it, except the allocator and mguard_ref_get_retained's
+   try_retain. Both or neither. */
+typedef struct mguard_lock {
+    void (*lock_fn)(void *user);
+    void (*unlock_fn)(void *user);
+    void *user;
+} mguard_lock;
+
 /* Zero-initialise and set what you need; zero means default. */
 typedef struct mguard_ctx_desc {
     mguard_allocator allocator; /* default: realloc/free */
     mguard_logger logger;       /* default: print warnings and errors to stderr */
     bool quiet;                 /* true: no default stderr logger */
+    bool thread_safe;           /* true: the context may be shared between
+                                   threads (section 10); default: one thread */
+    mguard_lock lock;           /* thread-safe with this lock; default (zero):
+                                   a pthread mutex when thread_safe is set */
 } mguard_ctx_desc;
 
-/* Create a context (NULL desc = defaults). NULL on allocation failure or an
-   allocator with only one of its two functions. Cost: O(1). */
+/* Create a context (NULL desc = defaults). NULL on allocation failure, an
+   allocator or lock with only one of its two functions, or thread_safe
+   without a lock where there are no pthreads (logged). Cost: O(1). */
 MGUARDDEF mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc);
 /* Destroy ctx and everything created from it (tables, ...); every stored
    value is destroyed. NULL is a no-op. Calling it from inside one of ctx's
@@ -816,6 +832,33 @@ MGUARDDEF mguard_status mguard_ledger_check(const mguard_ledger *L);
 /* "existing", "new", "mutable"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 
+/* ==== 10. threads ======================================================= */
+
+/* A context created with mguard_ctx_desc.thread_safe (or a .lock) may be
+   shared between threads: every call on it is atomic with respect to every
+   other call on it, except that a call which runs callbacks lets the lock
+   go around each one (THREADS at the top; docs/guide.md, "Threads"). The
+   functions below exist for such contexts and work on any context. */
+
+/* true when ctx was created thread-safe. false for NULL. Cost: O(1). */
+MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
+/* Copy the value stored under key into out (value_size bytes): the way to
+   read a table that other threads change, since mguard_weak_get's pointer
+   is invalidated by their next change. NOT_FOUND when absent (out is not
+   written); EINVAL for a NULL or foreign t, and (logged) for a NULL key or
+   out. Cost: one hash lookup and a copy; never writes to t. */
+MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
+/* Take the caller's own reference on obj: return true, or false when obj is
+   already on its way out (its count reached zero). Runs under the lock. */
+typedef bool (*mguard_retain_fn)(void *obj, void *user);
+/* mguard_ref_get that also retains the object before any mguard_on_destroy
+   can run: try_retain(obj, user) is called while the context's lock is held
+   (so it must not call into mguard; an atomic "increment unless zero" is
+   typical), and its false makes the answer NULL. Returns obj, retained, or
+   NULL (try_retain not called). NULL try_retain: mguard_ref_get.
+   Cost: one lookup and the call. */
+MGUARDDEF void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user);
+
 
 #ifdef __cplusplus
 }
@@ -861,6 +904,334 @@ extern "C" {
 #define MGUARD__MAGIC_CTX  0x6d677478u  /* "mgtx" */
 #define MGUARD__MAGIC_WEAK 0x6d677774u  /* "mgwt" */
 #define MGUARD__DEAD       0xdeadbeefu
+
+/* ---- 10. threads: the lock, the log queue, the unlocked implementation --
+   A thread-safe context owns a mguard__lock (ctx->lk; NULL for the default
+   context). Every public function has two parts. The body written in the
+   sections below is the unlocked implementation: the macros at the end of
+   this block rename each public function mguard__u_<name>, so a call from
+   inside mguard never takes the lock again. The public function itself is
+   emitted at the end of the file from the list MGUARD__API: on the default
+   context it costs one load and one predictable branch before calling the
+   implementation; on a thread-safe one it takes the lock, calls it and
+   lets the lock go. Every call into user code goes between MGUARD__LK_OUT
+   and MGUARD__LK_IN, which let the lock go and take it back, so no callback
+   runs under the lock and any callback may call into the same context from
+   any thread. Code that keeps using mguard's state across such a call
+   already copes with a re-entrant callback having changed anything; another
+   thread can change no more than that. Log lines are formatted under the
+   lock into a small queue (a line logged in the middle of an operation
+   must not open a window in it) and handed to the logger the next time the
+   lock is let go, by the thread that logged them: only the holder queues,
+   and every release empties the queue. */
+#if !defined(MGUARD_NO_PTHREADS) && (defined(__unix__) || defined(__unix) || defined(__APPLE__))
+#define MGUARD__PTHREADS 1
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+#define MGUARD__LOGQ 8        /* log lines held while the lock is held */
+#define MGUARD__LOGLINE 512   /* bytes per line, as mguard__logf formats */
+
+typedef struct mguard__logline {
+    mguard_log_level level;
+    void (*func)(mguard_log_level level, const char *msg, void *user);
+    void *user;
+    char msg[MGUARD__LOGLINE];
+} mguard__logline;
+
+typedef struct mguard__lock {
+    void (*lock_fn)(void *user);
+    void (*unlock_fn)(void *user);
+    void *user;
+    uint32_t nq, dropped;     /* lines queued; lines that did not fit */
+    bool *gone;               /* mguard_ctx_destroy's wrapper: set when freed */
+#ifdef MGUARD__PTHREADS
+    pthread_mutex_t mutex;    /* the built-in lock (user points at it) */
+#endif
+    mguard__logline q[MGUARD__LOGQ];
+} mguard__lock;
+
+static void mguard__lk_acquire(mguard__lock *lk) { lk->lock_fn(lk->user); }
+
+/* Let the lock go, then hand the queued lines to their loggers. */
+static void mguard__lk_flush_release(mguard__lock *lk)
+{
+    mguard__logline q[MGUARD__LOGQ];
+    uint32_t i, n = lk->nq, dropped = lk->dropped;
+    memcpy(q, lk->q, n * sizeof q[0]);
+    lk->nq = lk->dropped = 0;
+    lk->unlock_fn(lk->user);
+    for (i = 0; i < n; i++) q[i].func(q[i].level, q[i].msg, q[i].user);
+    if (dropped && n) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "mguard: %u more log line(s) of one call dropped (thread-safe contexts queue %d)",
+                 dropped, MGUARD__LOGQ);
+        q[n - 1].func(MGUARD_LOG_WARN, buf, q[n - 1].user);
+    }
+}
+
+static void mguard__lk_release(mguard__lock *lk)
+{
+    if (lk->nq) mguard__lk_flush_release(lk);
+    else lk->unlock_fn(lk->user);
+}
+
+/* A log line on a thread-safe context: queued until the lock is let go. */
+static void mguard__lk_queue(mguard__lock *lk, mguard_log_level level, const char *msg,
+                             void (*func)(mguard_log_level level, const char *msg, void *user), void *user)
+{
+    mguard__logline *l;
+    size_t len = strlen(msg);
+    if (lk->nq == MGUARD__LOGQ) {
+        lk->dropped++;
+        return;
+    }
+    l = &lk->q[lk->nq++];
+    l->level = level;
+    l->func = func;
+    l->user = user;
+    if (len >= sizeof l->msg) len = sizeof l->msg - 1;
+    memcpy(l->msg, msg, len);
+    l->msg[len] = 0;
+}
+
+#ifdef MGUARD__PTHREADS
+static void mguard__pt_lock(void *m) { pthread_mutex_lock((pthread_mutex_t *)m); }
+static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *)m); }
+#endif
+
+/* Around every call into user code (ctx->in_callback already raised). */
+#define MGUARD__LK_OUT(ctx) do { if ((ctx)->lk) mguard__lk_release((ctx)->lk); } while (0)
+#define MGUARD__LK_IN(ctx)  do { if ((ctx)->lk) mguard__lk_acquire((ctx)->lk); } while (0)
+
+/* Every public function that touches a context, with the expression that
+   finds its lock (NULL: not thread-safe, or a handle the implementation
+   will refuse). X: returns a value; V: returns nothing. Not listed: the
+   functions that touch no context (mguard_status_str, mguard_ref_is_null,
+   mguard_normalize_source_name, mguard_ledger_kind_str, the diff result's
+   readers), mguard_ctx_create and mguard_ctx_is_thread_safe (no shared
+   state), and mguard_ctx_destroy (its wrapper is written out at the end).
+   tests/check_locked.sh checks this list against the API. */
+#define MGUARD__API(X, V) \
+    X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
+    X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
+    V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
+    X(const char *, intern, (mguard_ctx *ctx, const char *s), (ctx, s), mguard__lk_c(ctx)) \
+    X(bool, is_known, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
+    X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__lk_c(ctx)) \
+    V(weak_destroy, (mguard_weak *t), (t), mguard__lk_w(t)) \
+    X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__lk_w(t)) \
+    X(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__lk_w(t)) \
+    X(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__lk_w(t)) \
+    X(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__lk_w(t)) \
+    X(size_t, weak_count, (const mguard_weak *t), (t), mguard__lk_w(t)) \
+    V(weak_clear, (mguard_weak *t), (t), mguard__lk_w(t)) \
+    X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__lk_w(t)) \
+    X(bool, weak_next, (mguard_weak_iter *it), (it), mguard__lk_wi(it)) \
+    X(mguard_status, weak_set_ptr, (mguard_weak *t, const void *key, void *value), (t, key, value), mguard__lk_w(t)) \
+    X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__lk_w(t)) \
+    X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
+    X(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__lk_c(ctx)) \
+    X(mguard_status, watch, (mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user), (ctx, obj, guard, fn, user), mguard__lk_c(ctx)) \
+    X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__lk_c(ctx)) \
+    V(on_mutation, (mguard_ctx *ctx, const void *obj, const char *attr), (ctx, obj, attr), mguard__lk_c(ctx)) \
+    X(uint64_t, mutation_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
+    X(size_t, watcher_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
+    X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
+    X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
+    X(bool, gen_check, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
+    X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
+    X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
+    X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lk_c(ctx)) \
+    X(bool, gen_is_class_dynamic, (const mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lk_c(ctx)) \
+    X(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__lk_c(ctx)) \
+    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
+    X(mguard_scope *, scope_create, (mguard_ctx *ctx, const mguard_scope_desc *desc), (ctx, desc), mguard__lk_c(ctx)) \
+    V(scope_destroy, (mguard_scope *s), (s), mguard__lk_s(s)) \
+    X(const char *, scope_name, (mguard_scope *s, const void *comp), (s, comp), mguard__lk_s(s)) \
+    X(const char *, scope_known_name, (const mguard_scope *s, const void *comp), (s, comp), mguard__lk_s(s)) \
+    X(mguard_status, scope_set_name, (mguard_scope *s, const void *comp, const char *fqn), (s, comp, fqn), mguard__lk_s(s)) \
+    X(mguard_status, scope_enter, (mguard_scope *s, const void *comp), (s, comp), mguard__lk_s(s)) \
+    X(mguard_status, scope_exit, (mguard_scope *s, const void *comp), (s, comp), mguard__lk_s(s)) \
+    X(bool, scope_is_active, (const mguard_scope *s, const char *fqn), (s, fqn), mguard__lk_s(s)) \
+    X(size_t, scope_parents, (const mguard_scope *s, const char **out, size_t cap), (s, out, cap), mguard__lk_s(s)) \
+    X(const char *, scope_current, (const mguard_scope *s), (s), mguard__lk_s(s)) \
+    X(size_t, scope_depth, (const mguard_scope *s), (s), mguard__lk_s(s)) \
+    X(size_t, scope_path, (const mguard_scope *s, char *buf, size_t cap), (s, buf, cap), mguard__lk_s(s)) \
+    X(mguard_status, scope_set_backward, (mguard_scope *s, bool on), (s, on), mguard__lk_s(s)) \
+    X(bool, scope_is_backward, (const mguard_scope *s), (s), mguard__lk_s(s)) \
+    X(mguard_status, scope_reset, (mguard_scope *s), (s), mguard__lk_s(s)) \
+    X(mguard_status, scope_add, (mguard_scope *s, const char *counter, double amount), (s, counter, amount), mguard__lk_s(s)) \
+    X(double, scope_counter, (const mguard_scope *s, const char *fqn, const char *counter), (s, fqn, counter), mguard__lk_s(s)) \
+    X(size_t, scope_report, (mguard_scope *s, mguard_scope_format format, char *buf, size_t cap), (s, format, buf, cap), mguard__lk_s(s)) \
+    X(size_t, scope_report_write, (mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user), (s, format, fn, user), mguard__lk_s(s)) \
+    X(mguard_status, scope_clear_trace, (mguard_scope *s), (s), mguard__lk_s(s)) \
+    X(mguard_status, scope_clear_warnings, (mguard_scope *s), (s), mguard__lk_s(s)) \
+    X(mguard_dyn *, dyn_create, (mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
+    V(dyn_destroy, (mguard_dyn *d), (d), mguard__lk_d(d)) \
+    X(mguard_status, dyn_observe, (mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim), (d, path, dims, ndim), mguard__lk_d(d)) \
+    X(mguard_status, dyn_observe_scalar, (mguard_dyn *d, const char *path, double value), (d, path, value), mguard__lk_d(d)) \
+    X(size_t, dyn_dims, (const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap), (d, path, is_dynamic, cap), mguard__lk_d(d)) \
+    X(bool, dyn_is_dynamic, (const mguard_dyn *d, const char *path, size_t dim), (d, path, dim), mguard__lk_d(d)) \
+    X(bool, dyn_has, (const mguard_dyn *d, const char *path), (d, path), mguard__lk_d(d)) \
+    X(size_t, dyn_count, (const mguard_dyn *d), (d), mguard__lk_d(d)) \
+    X(mguard_dyn_iter, dyn_iterate, (const mguard_dyn *d), (d), mguard__lk_d(d)) \
+    X(bool, dyn_next, (mguard_dyn_iter *it), (it), mguard__lk_di(it)) \
+    X(size_t, dyn_format, (const mguard_dyn *d, char *buf, size_t cap), (d, buf, cap), mguard__lk_d(d)) \
+    X(mguard_ledger *, ledger_create, (mguard_ctx *ctx, const mguard_ledger_desc *desc), (ctx, desc), mguard__lk_c(ctx)) \
+    V(ledger_destroy, (mguard_ledger *L), (L), mguard__lk_l(L)) \
+    X(mguard_status, ledger_track_existing, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lk_l(L)) \
+    X(mguard_status, ledger_track_new, (mguard_ledger *L, const void *obj, const char *cls_source), (L, obj, cls_source), mguard__lk_l(L)) \
+    X(mguard_status, ledger_track_mutable, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lk_l(L)) \
+    X(bool, ledger_is_tracked, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lk_l(L)) \
+    X(mguard_status, ledger_get, (const mguard_ledger *L, const void *obj, mguard_ledger_entry *out), (L, obj, out), mguard__lk_l(L)) \
+    X(mguard_status, ledger_mark_modified, (mguard_ledger *L, const void *obj), (L, obj), mguard__lk_l(L)) \
+    X(bool, ledger_is_modified, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lk_l(L)) \
+    X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__lk_l(L)) \
+    X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lk_l(L)) \
+    X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__lk_l(L)) \
+    X(bool, ledger_has_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lk_l(L)) \
+    X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
+    X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
+    X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
+    X(mguard_ledger_iter, ledger_objects, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__lk_l(L)) \
+    X(bool, ledger_next_object, (mguard_ledger_iter *it), (it), mguard__lk_li(it)) \
+    X(mguard_ledger_iter, ledger_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lk_l(L)) \
+    X(bool, ledger_next_write, (mguard_ledger_iter *it), (it), mguard__lk_li(it)) \
+    X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__lk_l(L)) \
+    X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
+    X(mguard_status, ledger_record_at, (const mguard_ledger *L, size_t i, const char **tag, void **payload), (L, i, tag, payload), mguard__lk_l(L)) \
+    X(mguard_status, ledger_register_hook, (mguard_ledger *L, const void *obj, const char *name, void *fn, int *id), (L, obj, name, fn, id), mguard__lk_l(L)) \
+    X(mguard_status, ledger_remove_hook, (mguard_ledger *L, int id), (L, id), mguard__lk_l(L)) \
+    X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
+    X(mguard_status, ledger_hook_at, (const mguard_ledger *L, size_t i, mguard_ledger_hook *out), (L, i, out), mguard__lk_l(L)) \
+    X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
+    X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__lk_l(L)) \
+    X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__lk_l(a)) \
+    X(mguard_status, ledger_diff, (const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out), (a, b, out), mguard__lk_l(a)) \
+    V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), mguard__lk_r(d)) \
+    X(mguard_status, ledger_prune, (mguard_ledger *L, const void *const *roots, size_t nroots), (L, roots, nroots), mguard__lk_l(L)) \
+    X(mguard_status, ledger_apply, (mguard_ledger *L, mguard_ledger_apply_fn fn, void *user), (L, fn, user), mguard__lk_l(L)) \
+    X(bool, ledger_is_empty, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
+    V(ledger_clear, (mguard_ledger *L), (L), mguard__lk_l(L)) \
+    X(size_t, ledger_storage_bytes, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
+    X(mguard_status, ledger_check, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
+    X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__lk_w(t)) \
+    X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__lk_c(ctx))
+
+#define MGUARD__PROTO_X(ret, name, params, args, lk) static ret mguard__u_##name params;
+#define MGUARD__PROTO_V(name, params, args, lk) static void mguard__u_##name params;
+MGUARD__API(MGUARD__PROTO_X, MGUARD__PROTO_V)
+static void mguard__u_ctx_destroy(mguard_ctx *ctx);
+
+/* The renames (undone before the wrappers, at the end of the file). */
+#define mguard_ctx_destroy(...) mguard__u_ctx_destroy(__VA_ARGS__)
+#define mguard_ctx_check(...) mguard__u_ctx_check(__VA_ARGS__)
+#define mguard_ctx_object_count(...) mguard__u_ctx_object_count(__VA_ARGS__)
+#define mguard_on_destroy(...) mguard__u_on_destroy(__VA_ARGS__)
+#define mguard_intern(...) mguard__u_intern(__VA_ARGS__)
+#define mguard_is_known(...) mguard__u_is_known(__VA_ARGS__)
+#define mguard_weak_create(...) mguard__u_weak_create(__VA_ARGS__)
+#define mguard_weak_destroy(...) mguard__u_weak_destroy(__VA_ARGS__)
+#define mguard_weak_set(...) mguard__u_weak_set(__VA_ARGS__)
+#define mguard_weak_get(...) mguard__u_weak_get(__VA_ARGS__)
+#define mguard_weak_contains(...) mguard__u_weak_contains(__VA_ARGS__)
+#define mguard_weak_remove(...) mguard__u_weak_remove(__VA_ARGS__)
+#define mguard_weak_count(...) mguard__u_weak_count(__VA_ARGS__)
+#define mguard_weak_clear(...) mguard__u_weak_clear(__VA_ARGS__)
+#define mguard_weak_iterate(...) mguard__u_weak_iterate(__VA_ARGS__)
+#define mguard_weak_next(...) mguard__u_weak_next(__VA_ARGS__)
+#define mguard_weak_set_ptr(...) mguard__u_weak_set_ptr(__VA_ARGS__)
+#define mguard_weak_get_ptr(...) mguard__u_weak_get_ptr(__VA_ARGS__)
+#define mguard_ref_make(...) mguard__u_ref_make(__VA_ARGS__)
+#define mguard_ref_get(...) mguard__u_ref_get(__VA_ARGS__)
+#define mguard_watch(...) mguard__u_watch(__VA_ARGS__)
+#define mguard_unwatch(...) mguard__u_unwatch(__VA_ARGS__)
+#define mguard_on_mutation(...) mguard__u_on_mutation(__VA_ARGS__)
+#define mguard_mutation_count(...) mguard__u_mutation_count(__VA_ARGS__)
+#define mguard_watcher_count(...) mguard__u_watcher_count(__VA_ARGS__)
+#define mguard_gen_tag(...) mguard__u_gen_tag(__VA_ARGS__)
+#define mguard_gen_get(...) mguard__u_gen_get(__VA_ARGS__)
+#define mguard_gen_check(...) mguard__u_gen_check(__VA_ARGS__)
+#define mguard_gen_current(...) mguard__u_gen_current(__VA_ARGS__)
+#define mguard_gen_advance(...) mguard__u_gen_advance(__VA_ARGS__)
+#define mguard_gen_mark_class_dynamic(...) mguard__u_gen_mark_class_dynamic(__VA_ARGS__)
+#define mguard_gen_is_class_dynamic(...) mguard__u_gen_is_class_dynamic(__VA_ARGS__)
+#define mguard_gen_is_dynamic(...) mguard__u_gen_is_dynamic(__VA_ARGS__)
+#define mguard_gen_clear(...) mguard__u_gen_clear(__VA_ARGS__)
+#define mguard_scope_create(...) mguard__u_scope_create(__VA_ARGS__)
+#define mguard_scope_destroy(...) mguard__u_scope_destroy(__VA_ARGS__)
+#define mguard_scope_name(...) mguard__u_scope_name(__VA_ARGS__)
+#define mguard_scope_known_name(...) mguard__u_scope_known_name(__VA_ARGS__)
+#define mguard_scope_set_name(...) mguard__u_scope_set_name(__VA_ARGS__)
+#define mguard_scope_enter(...) mguard__u_scope_enter(__VA_ARGS__)
+#define mguard_scope_exit(...) mguard__u_scope_exit(__VA_ARGS__)
+#define mguard_scope_is_active(...) mguard__u_scope_is_active(__VA_ARGS__)
+#define mguard_scope_parents(...) mguard__u_scope_parents(__VA_ARGS__)
+#define mguard_scope_current(...) mguard__u_scope_current(__VA_ARGS__)
+#define mguard_scope_depth(...) mguard__u_scope_depth(__VA_ARGS__)
+#define mguard_scope_path(...) mguard__u_scope_path(__VA_ARGS__)
+#define mguard_scope_set_backward(...) mguard__u_scope_set_backward(__VA_ARGS__)
+#define mguard_scope_is_backward(...) mguard__u_scope_is_backward(__VA_ARGS__)
+#define mguard_scope_reset(...) mguard__u_scope_reset(__VA_ARGS__)
+#define mguard_scope_add(...) mguard__u_scope_add(__VA_ARGS__)
+#define mguard_scope_counter(...) mguard__u_scope_counter(__VA_ARGS__)
+#define mguard_scope_report(...) mguard__u_scope_report(__VA_ARGS__)
+#define mguard_scope_report_write(...) mguard__u_scope_report_write(__VA_ARGS__)
+#define mguard_scope_clear_trace(...) mguard__u_scope_clear_trace(__VA_ARGS__)
+#define mguard_scope_clear_warnings(...) mguard__u_scope_clear_warnings(__VA_ARGS__)
+#define mguard_dyn_create(...) mguard__u_dyn_create(__VA_ARGS__)
+#define mguard_dyn_destroy(...) mguard__u_dyn_destroy(__VA_ARGS__)
+#define mguard_dyn_observe(...) mguard__u_dyn_observe(__VA_ARGS__)
+#define mguard_dyn_observe_scalar(...) mguard__u_dyn_observe_scalar(__VA_ARGS__)
+#define mguard_dyn_dims(...) mguard__u_dyn_dims(__VA_ARGS__)
+#define mguard_dyn_is_dynamic(...) mguard__u_dyn_is_dynamic(__VA_ARGS__)
+#define mguard_dyn_has(...) mguard__u_dyn_has(__VA_ARGS__)
+#define mguard_dyn_count(...) mguard__u_dyn_count(__VA_ARGS__)
+#define mguard_dyn_iterate(...) mguard__u_dyn_iterate(__VA_ARGS__)
+#define mguard_dyn_next(...) mguard__u_dyn_next(__VA_ARGS__)
+#define mguard_dyn_format(...) mguard__u_dyn_format(__VA_ARGS__)
+#define mguard_ledger_create(...) mguard__u_ledger_create(__VA_ARGS__)
+#define mguard_ledger_destroy(...) mguard__u_ledger_destroy(__VA_ARGS__)
+#define mguard_ledger_track_existing(...) mguard__u_ledger_track_existing(__VA_ARGS__)
+#define mguard_ledger_track_new(...) mguard__u_ledger_track_new(__VA_ARGS__)
+#define mguard_ledger_track_mutable(...) mguard__u_ledger_track_mutable(__VA_ARGS__)
+#define mguard_ledger_is_tracked(...) mguard__u_ledger_is_tracked(__VA_ARGS__)
+#define mguard_ledger_get(...) mguard__u_ledger_get(__VA_ARGS__)
+#define mguard_ledger_mark_modified(...) mguard__u_ledger_mark_modified(__VA_ARGS__)
+#define mguard_ledger_is_modified(...) mguard__u_ledger_is_modified(__VA_ARGS__)
+#define mguard_ledger_store_attr(...) mguard__u_ledger_store_attr(__VA_ARGS__)
+#define mguard_ledger_delete_attr(...) mguard__u_ledger_delete_attr(__VA_ARGS__)
+#define mguard_ledger_load_attr(...) mguard__u_ledger_load_attr(__VA_ARGS__)
+#define mguard_ledger_has_pending(...) mguard__u_ledger_has_pending(__VA_ARGS__)
+#define mguard_ledger_count(...) mguard__u_ledger_count(__VA_ARGS__)
+#define mguard_ledger_modified_count(...) mguard__u_ledger_modified_count(__VA_ARGS__)
+#define mguard_ledger_write_count(...) mguard__u_ledger_write_count(__VA_ARGS__)
+#define mguard_ledger_objects(...) mguard__u_ledger_objects(__VA_ARGS__)
+#define mguard_ledger_next_object(...) mguard__u_ledger_next_object(__VA_ARGS__)
+#define mguard_ledger_writes(...) mguard__u_ledger_writes(__VA_ARGS__)
+#define mguard_ledger_next_write(...) mguard__u_ledger_next_write(__VA_ARGS__)
+#define mguard_ledger_record(...) mguard__u_ledger_record(__VA_ARGS__)
+#define mguard_ledger_record_count(...) mguard__u_ledger_record_count(__VA_ARGS__)
+#define mguard_ledger_record_at(...) mguard__u_ledger_record_at(__VA_ARGS__)
+#define mguard_ledger_register_hook(...) mguard__u_ledger_register_hook(__VA_ARGS__)
+#define mguard_ledger_remove_hook(...) mguard__u_ledger_remove_hook(__VA_ARGS__)
+#define mguard_ledger_hook_count(...) mguard__u_ledger_hook_count(__VA_ARGS__)
+#define mguard_ledger_hook_at(...) mguard__u_ledger_hook_at(__VA_ARGS__)
+#define mguard_ledger_clone(...) mguard__u_ledger_clone(__VA_ARGS__)
+#define mguard_ledger_restore(...) mguard__u_ledger_restore(__VA_ARGS__)
+#define mguard_ledger_equal(...) mguard__u_ledger_equal(__VA_ARGS__)
+#define mguard_ledger_diff(...) mguard__u_ledger_diff(__VA_ARGS__)
+#define mguard_ledger_diff_free(...) mguard__u_ledger_diff_free(__VA_ARGS__)
+#define mguard_ledger_prune(...) mguard__u_ledger_prune(__VA_ARGS__)
+#define mguard_ledger_apply(...) mguard__u_ledger_apply(__VA_ARGS__)
+#define mguard_ledger_is_empty(...) mguard__u_ledger_is_empty(__VA_ARGS__)
+#define mguard_ledger_clear(...) mguard__u_ledger_clear(__VA_ARGS__)
+#define mguard_ledger_storage_bytes(...) mguard__u_ledger_storage_bytes(__VA_ARGS__)
+#define mguard_ledger_check(...) mguard__u_ledger_check(__VA_ARGS__)
+#define mguard_weak_get_copy(...) mguard__u_weak_get_copy(__VA_ARGS__)
+#define mguard_ref_get_retained(...) mguard__u_ref_get_retained(__VA_ARGS__)
 
 /* ---- 1. context -------------------------------------------------------- */
 
@@ -925,6 +1296,11 @@ typedef struct mguard__firing {
     mguard__watcher *w;
     size_t n;
     struct mguard__firing *next;
+    const void *calling;         /* the guard whose callback runs now, or NULL */
+    uint64_t calling_serial;
+#ifdef MGUARD__PTHREADS
+    pthread_t thread;            /* thread-safe contexts: the firing thread */
+#endif
 } mguard__firing;
 
 struct mguard_ctx {
@@ -948,6 +1324,7 @@ struct mguard_ctx {
     uint32_t nstrs, capstrs;
     struct mguard__part *parts;  /* scope and dynamism trackers (sections 7-8) */
     struct mguard__lroot *ledger_root; /* 9. every ledger and their weak table; NULL when none */
+    mguard__lock *lk;            /* 10. the lock of a thread-safe context; NULL: one thread */
 };
 
 static void *mguard__default_realloc(void *p, size_t n, void *user) { (void)user; return realloc(p, n); }
@@ -977,7 +1354,8 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    ctx->log.func(level, buf, ctx->log.user);
+    if (ctx->lk) mguard__lk_queue(ctx->lk, level, buf, ctx->log.func, ctx->log.user);
+    else ctx->log.func(level, buf, ctx->log.user);
 }
 
 /* Grow *arr (elem bytes each) so it holds at least need elements. On
@@ -1321,8 +1699,10 @@ static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_k
 {
     if (!dtor && !on_death) return;
     ctx->in_callback++;
+    MGUARD__LK_OUT(ctx);
     if (on_death) on_death(key, bytes, user);
     if (dtor) dtor(bytes, user);
+    MGUARD__LK_IN(ctx);
     ctx->in_callback--;
 }
 
@@ -1717,6 +2097,7 @@ typedef struct mguard__pending {
 } mguard__pending;
 
 static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
+static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
 
 #define MGUARD__DEATH_STACK 512
 #define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
@@ -1772,10 +2153,12 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
     unsigned char *buf = stackbuf.bytes;
     mguard__pending *pend;
+    uint64_t serial;
     if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return;
     r = mguard__reg_find(ctx, obj);
     if (!r) return;
     o = &ctx->objs[r - 1];
+    serial = o->serial;
     nt = o->ntables;
     need = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
     for (i = 0; i < nt; i++) need += MGUARD__ROUND16(MGUARD__TABLES(o)[i]->value_size);
@@ -1783,6 +2166,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
         buf = (unsigned char *)mguard__alloc(ctx, need);
         if (!buf) {
             mguard__death_degraded(ctx, obj);
+            if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
             return;
         }
     }
@@ -1812,8 +2196,14 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     mguard__free(ctx, w);
     for (i = 0; i < nt; i++)
         mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
-    ctx->dying = dying.next;
+    {
+        /* another thread's death may have been pushed above ours */
+        mguard__dying **pp;
+        for (pp = &ctx->dying; *pp != &dying; pp = &(*pp)->next) {}
+        *pp = dying.next;
+    }
     if (buf != stackbuf.bytes) mguard__free(ctx, buf);
+    if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
 }
 
 
@@ -1867,19 +2257,63 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
 {
     mguard__firing f;
     size_t i;
+    mguard__firing **pp;
     f.obj = obj;
     f.w = w;
     f.n = n;
+    f.calling = NULL;
+    f.calling_serial = 0;
+#ifdef MGUARD__PTHREADS
+    if (ctx->lk) f.thread = pthread_self();
+#endif
     f.next = ctx->firing;
     ctx->firing = &f;
     for (i = 0; i < n; i++) {
-        if (!w[i].fn || !mguard__find_serial(ctx, w[i].guard, w[i].guard_serial)) continue;
+        /* read under the lock: another thread's mguard_unwatch may cancel
+           w[i] while the lock is let go */
+        mguard_invalidate_fn fn = w[i].fn;
+        void *guard = w[i].guard, *user = w[i].user;
+        if (!fn || !mguard__find_serial(ctx, guard, w[i].guard_serial)) continue;
+        f.calling = guard;
+        f.calling_serial = w[i].guard_serial;
         ctx->in_callback++;
-        w[i].fn(w[i].guard, obj, attr, w[i].user);
+        MGUARD__LK_OUT(ctx);
+        fn(guard, obj, attr, user);
+        MGUARD__LK_IN(ctx);
         ctx->in_callback--;
+        f.calling = NULL;
     }
-    /* frames above ours were popped by their own calls */
-    ctx->firing = f.next;
+    /* Unlink our frame. Frames of this thread above ours were unlinked by
+       their own calls; another thread's may still be above it. */
+    for (pp = &ctx->firing; *pp != &f; pp = &(*pp)->next) {}
+    *pp = f.next;
+}
+
+/* Thread-safe contexts: mguard_on_destroy(guard) returns only once no
+   callback of guard is running on another thread (one running on this
+   thread is below us on the stack: not waited for). None can start after
+   phase 1, which dropped guard's serial. Without pthreads there is no way
+   to tell threads apart and nothing is waited for. */
+static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial)
+{
+#ifdef MGUARD__PTHREADS
+    pthread_t self;
+    if (!ctx->lk || !ctx->firing) return;
+    self = pthread_self();
+    for (;;) {
+        const mguard__firing *f;
+        for (f = ctx->firing; f; f = f->next)
+            if (f->calling == guard && f->calling_serial == serial && !pthread_equal(f->thread, self)) break;
+        if (!f) return;
+        MGUARD__LK_OUT(ctx);
+        sched_yield();
+        MGUARD__LK_IN(ctx);
+    }
+#else
+    (void)ctx;
+    (void)guard;
+    (void)serial;
+#endif
 }
 
 /* Drop watchers whose guard is dead (keeps a never-mutated object's list
@@ -2151,6 +2585,10 @@ static void mguard__plogf(mguard_ctx *ctx, mguard_log_level level, const char *f
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    if (ctx->lk) {
+        mguard__lk_queue(ctx->lk, level, buf, ctx->log.func, ctx->log.user);
+        return;
+    }
     ctx->in_callback++;
     ctx->log.func(level, buf, ctx->log.user);
     ctx->in_callback--;
@@ -2202,7 +2640,9 @@ static void mguard__out_flush(mguard__out *o)
 {
     if (!o->fn || !o->nchunk) return;
     o->ctx->in_callback++;
+    MGUARD__LK_OUT(o->ctx);
     o->fn(o->chunk, o->nchunk, o->user);
+    MGUARD__LK_IN(o->ctx);
     o->ctx->in_callback--;
     o->nchunk = 0;
 }
@@ -2454,6 +2894,10 @@ static void mguard__scope_warn(mguard_scope *s, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (!mguard__scope_dedup(s, buf)) return;
+    if (ctx->lk) {
+        mguard__lk_queue(ctx->lk, MGUARD_LOG_WARN, buf, ctx->log.func, ctx->log.user);
+        return;
+    }
     ctx->in_callback++;
     ctx->log.func(MGUARD_LOG_WARN, buf, ctx->log.user);
     ctx->in_callback--;
@@ -2467,7 +2911,9 @@ static double mguard__scope_now(mguard_scope *s)
     double t;
     if (!s->desc.clock) return s->tick + 1.0;
     s->ctx->in_callback++;
+    MGUARD__LK_OUT(s->ctx);
     t = s->desc.clock(s->desc.user);
+    MGUARD__LK_IN(s->ctx);
     s->ctx->in_callback--;
     return t;
 }
@@ -2520,7 +2966,8 @@ static const char *mguard__scope_phase(const mguard_scope *s)
 /* A component died: close its frames (the reference would lose track of
    it). Runs in phase 2 of mguard_on_destroy, as a callback: an earlier
    callback of the same death may have destroyed the scope, so the scope is
-   looked for among the context's parts by address before it is touched. */
+   looked for among the context's parts by address before it is touched,
+   and on a thread-safe context the lock is taken here. */
 static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_name *vp);
 static void mguard__scope_destroy_part(mguard__part *p);
 static void mguard__scope_on_death(const void *comp, void *value, void *user)
@@ -2529,9 +2976,11 @@ static void mguard__scope_on_death(const void *comp, void *value, void *user)
     mguard__scope_name v;
     mguard__part *p;
     memcpy(&v, value, sizeof v);
+    MGUARD__LK_IN(ctx);
     for (p = ctx->parts; p; p = p->next)
         if ((uintptr_t)(void *)p == v.owner && p->destroy == mguard__scope_destroy_part) break;
     if (p) mguard__scope_on_death_locked((mguard_scope *)(void *)p, comp, &v);
+    MGUARD__LK_OUT(ctx);
 }
 
 static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_name *vp)
@@ -2731,7 +3180,9 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         cv = mguard__scope_entry(s, pcomp);
         if (!cv || !(cv->flags & MGUARD__SCOPE_SEEN)) { w->ntodo--; continue; }
         ctx->in_callback++;
+        MGUARD__LK_OUT(ctx);
         more = s->desc.child(pcomp, idx, &cname, &child, s->desc.user);
+        MGUARD__LK_IN(ctx);
         ctx->in_callback--;
         if (s->destroying) return MGUARD_EINVAL;
         cv = mguard__scope_entry(s, pcomp);   /* died during the call: ignore it */
@@ -2797,7 +3248,9 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         const char *tn;
         if (!s->desc.type_name) return MGUARD_NOT_FOUND;
         ctx->in_callback++;
+        MGUARD__LK_OUT(ctx);
         tn = s->desc.type_name(comp, s->desc.user);
+        MGUARD__LK_IN(ctx);
         ctx->in_callback--;
         if (s->destroying) return MGUARD_EINVAL;
         if (!tn || !*tn) return MGUARD_NOT_FOUND;
@@ -3945,7 +4398,8 @@ struct mguard_ledger_diff_result {
 };
 
 /* A user hook runs with in_callback raised (mguard_ctx_destroy refuses). */
-#define MGUARD__CALLOUT(ctx, call) do { (ctx)->in_callback++; call; (ctx)->in_callback--; } while (0)
+#define MGUARD__CALLOUT(ctx, call) \
+    do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
 
 /* mguard__logf for this section, which goes on using the context after
    logging: the logger counts as a callback, so it cannot destroy the
@@ -3958,6 +4412,10 @@ static void mguard__l_logf(mguard_ctx *ctx, mguard_log_level level, const char *
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    if (ctx->lk) {
+        mguard__lk_queue(ctx->lk, level, buf, ctx->log.func, ctx->log.user);
+        return;
+    }
     ctx->in_callback++;
     ctx->log.func(level, buf, ctx->log.user);
     ctx->in_callback--;
@@ -4471,13 +4929,16 @@ static void mguard__l_purge(mguard_ledger *L, const void *k, mguard__lpurge *pu)
 /* on_key_death of the root's weak table: phase 1 purges every ledger (no
    call-out), phase 2 logs one warning and runs the queued releases. It is
    a callback: its user is the context, not the root, which an earlier
-   callback of the same death may have freed. */
+   callback of the same death may have freed; on a thread-safe context the
+   lock is taken here. */
 static void mguard__l_on_death_locked(struct mguard__lroot *root, const void *key);
 static void mguard__l_on_death(const void *key, void *value, void *user)
 {
     mguard_ctx *ctx = (mguard_ctx *)user;
     (void)value;
+    MGUARD__LK_IN(ctx);
     if (ctx->ledger_root) mguard__l_on_death_locked(ctx->ledger_root, key);
+    MGUARD__LK_OUT(ctx);
 }
 
 static void mguard__l_on_death_locked(struct mguard__lroot *root, const void *key)
@@ -5914,6 +6375,16 @@ static void mguard__l_prune_visit(const void *obj, void *vctx)
     p->work[p->nwork++] = e - 1;
 }
 
+/* The visit function handed to the refs hook, which runs outside the lock
+   of a thread-safe context. */
+static void mguard__l_prune_visit_cb(const void *obj, void *vctx)
+{
+    mguard_ctx *ctx = ((mguard__lprune *)vctx)->L->ctx;
+    MGUARD__LK_IN(ctx);
+    mguard__l_prune_visit(obj, vctx);
+    MGUARD__LK_OUT(ctx);
+}
+
 /* Visit what v refers to; stops for good once the ledger changed (the
    snapshot of values may then hold released ones). */
 static void mguard__l_prune_follow(mguard__lprune *p, const void *v)
@@ -5924,7 +6395,7 @@ static void mguard__l_prune_follow(mguard__lprune *p, const void *v)
         mguard__l_prune_visit(v, p);
         return;
     }
-    MGUARD__CALLOUT(L->ctx, L->desc.refs(v, mguard__l_prune_visit, p, L->desc.user));
+    MGUARD__CALLOUT(L->ctx, L->desc.refs(v, mguard__l_prune_visit_cb, p, L->desc.user));
     if (L->stamp != p->stamp) p->changed = true;
 }
 
@@ -6266,6 +6737,107 @@ static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
 
 
 
+/* ---- 10. threads: the context's lock and the shared-context readers ---- */
+
+/* Set up ctx->lk for a thread-safe desc. false (logged through the desc's
+   logger, nothing allocated) for a half-given lock, for thread_safe
+   without a lock where there are no pthreads, or out of memory. */
+static bool mguard__lk_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
+{
+    mguard__lock *lk;
+    const char *err = NULL;
+    if (!d->thread_safe && !d->lock.lock_fn && !d->lock.unlock_fn) return true;
+    if (!d->lock.lock_fn != !d->lock.unlock_fn) err = "the lock needs both lock_fn and unlock_fn";
+#ifndef MGUARD__PTHREADS
+    else if (!d->lock.lock_fn) err = "thread_safe needs a lock here (no pthreads): set desc.lock";
+#endif
+    if (!err) {
+        lk = (mguard__lock *)mguard__alloc(ctx, sizeof *lk);
+        if (!lk) err = "out of memory";
+    }
+    if (err) {
+        if (ctx->log.func) ctx->log.func(MGUARD_LOG_ERROR, err, ctx->log.user);
+        return false;
+    }
+    memset(lk, 0, sizeof *lk);
+    lk->lock_fn = d->lock.lock_fn;
+    lk->unlock_fn = d->lock.unlock_fn;
+    lk->user = d->lock.user;
+#ifdef MGUARD__PTHREADS
+    if (!lk->lock_fn) {
+        if (pthread_mutex_init(&lk->mutex, NULL) != 0) {
+            mguard__free(ctx, lk);
+            if (ctx->log.func) ctx->log.func(MGUARD_LOG_ERROR, "mguard_ctx_create: pthread_mutex_init failed", ctx->log.user);
+            return false;
+        }
+        lk->lock_fn = mguard__pt_lock;
+        lk->unlock_fn = mguard__pt_unlock;
+        lk->user = &lk->mutex;
+    }
+#endif
+    ctx->lk = lk;
+    return true;
+}
+
+/* The end of mguard_ctx_destroy on a thread-safe context (the lock is
+   held): let it go, delivering the last log lines, and free it. */
+static void mguard__lk_fini(mguard_ctx *ctx)
+{
+    mguard__lock *lk = ctx->lk;
+    if (lk->gone) *lk->gone = true;
+    ctx->lk = NULL;
+    mguard__lk_flush_release(lk);
+#ifdef MGUARD__PTHREADS
+    if (lk->lock_fn == mguard__pt_lock) pthread_mutex_destroy(&lk->mutex);
+#endif
+    mguard__free(ctx, lk);
+}
+
+bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx)
+{
+    return ctx && ctx->magic == MGUARD__MAGIC_CTX && ctx->lk;
+}
+
+mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out)
+{
+    const void *p;
+    if (!mguard__weak_ok(t)) return MGUARD_EINVAL;
+    if (!key || !out) {
+        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_copy: NULL %s", !key ? "key" : "out");
+        return MGUARD_EINVAL;
+    }
+    p = mguard_weak_get(t, key);
+    if (!p) return MGUARD_NOT_FOUND;
+    memcpy(out, p, t->value_size);
+    return MGUARD_OK;
+}
+
+void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user)
+{
+    void *obj = mguard_ref_get(ctx, ref);
+    if (obj && try_retain && !try_retain(obj, user)) return NULL;
+    return obj;
+}
+
+/* Where the wrappers find the lock. A handle the implementation will
+   refuse gives NULL (no lock is needed to refuse it). The fields read here
+   are written once, when the handle is created. */
+static mguard__lock *mguard__lk_c(const mguard_ctx *ctx)
+{
+    return ctx && ctx->magic == MGUARD__MAGIC_CTX ? ctx->lk : NULL;
+}
+static mguard__lock *mguard__lk_w(const mguard_weak *t) { return mguard__weak_ok(t) ? t->ctx->lk : NULL; }
+static mguard__lock *mguard__lk_wi(const mguard_weak_iter *it) { return it ? mguard__lk_w(it->t_) : NULL; }
+static mguard__lock *mguard__lk_s(const mguard_scope *s) { return mguard__scope_ok(s) ? s->ctx->lk : NULL; }
+static mguard__lock *mguard__lk_d(const mguard_dyn *d) { return mguard__dyn_ok(d) ? d->ctx->lk : NULL; }
+static mguard__lock *mguard__lk_di(const mguard_dyn_iter *it) { return it ? mguard__lk_d(it->d_) : NULL; }
+static mguard__lock *mguard__lk_l(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->ctx->lk : NULL; }
+static mguard__lock *mguard__lk_li(const mguard_ledger_iter *it) { return it ? mguard__lk_l(it->l_) : NULL; }
+static mguard__lock *mguard__lk_r(const mguard_ledger_diff_result *d)
+{
+    return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx->lk : NULL;
+}
+
 /* ---- 1. context: create, destroy, check -------------------------------- */
 
 mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
@@ -6298,6 +6870,11 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     x = (uint64_t)(uintptr_t)ctx * 0x9E3779B97F4A7C15ull;
     ctx->tag = (uint32_t)(x >> 48);
     if (!ctx->tag) ctx->tag = 1;
+    if (!mguard__lk_init(ctx, &d)) {
+        ctx->magic = MGUARD__DEAD;
+        d.allocator.free_fn(ctx, d.allocator.user);
+        return NULL;
+    }
     return ctx;
 }
 
@@ -6324,6 +6901,7 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
     for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, ctx->strs[i]);
     mguard__free(ctx, ctx->strs);
     mguard__ix_free(ctx, &ctx->str_index);
+    if (ctx->lk) mguard__lk_fini(ctx);
     ctx->magic = MGUARD__DEAD;
     ctx->alloc.free_fn(ctx, ctx->alloc.user);
 }
@@ -6417,6 +6995,167 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
     }
     return mguard__ledgers_check(ctx);
 }
+
+/* ---- 10. threads: the public functions -----------------------------------
+   Each one finds its context's lock from its handle; without one (the
+   default context, or a handle the implementation refuses) it is a plain
+   call of the implementation. See the top of the implementation. */
+#undef mguard_ctx_destroy
+#undef mguard_ctx_check
+#undef mguard_ctx_object_count
+#undef mguard_on_destroy
+#undef mguard_intern
+#undef mguard_is_known
+#undef mguard_weak_create
+#undef mguard_weak_destroy
+#undef mguard_weak_set
+#undef mguard_weak_get
+#undef mguard_weak_contains
+#undef mguard_weak_remove
+#undef mguard_weak_count
+#undef mguard_weak_clear
+#undef mguard_weak_iterate
+#undef mguard_weak_next
+#undef mguard_weak_set_ptr
+#undef mguard_weak_get_ptr
+#undef mguard_ref_make
+#undef mguard_ref_get
+#undef mguard_watch
+#undef mguard_unwatch
+#undef mguard_on_mutation
+#undef mguard_mutation_count
+#undef mguard_watcher_count
+#undef mguard_gen_tag
+#undef mguard_gen_get
+#undef mguard_gen_check
+#undef mguard_gen_current
+#undef mguard_gen_advance
+#undef mguard_gen_mark_class_dynamic
+#undef mguard_gen_is_class_dynamic
+#undef mguard_gen_is_dynamic
+#undef mguard_gen_clear
+#undef mguard_scope_create
+#undef mguard_scope_destroy
+#undef mguard_scope_name
+#undef mguard_scope_known_name
+#undef mguard_scope_set_name
+#undef mguard_scope_enter
+#undef mguard_scope_exit
+#undef mguard_scope_is_active
+#undef mguard_scope_parents
+#undef mguard_scope_current
+#undef mguard_scope_depth
+#undef mguard_scope_path
+#undef mguard_scope_set_backward
+#undef mguard_scope_is_backward
+#undef mguard_scope_reset
+#undef mguard_scope_add
+#undef mguard_scope_counter
+#undef mguard_scope_report
+#undef mguard_scope_report_write
+#undef mguard_scope_clear_trace
+#undef mguard_scope_clear_warnings
+#undef mguard_dyn_create
+#undef mguard_dyn_destroy
+#undef mguard_dyn_observe
+#undef mguard_dyn_observe_scalar
+#undef mguard_dyn_dims
+#undef mguard_dyn_is_dynamic
+#undef mguard_dyn_has
+#undef mguard_dyn_count
+#undef mguard_dyn_iterate
+#undef mguard_dyn_next
+#undef mguard_dyn_format
+#undef mguard_ledger_create
+#undef mguard_ledger_destroy
+#undef mguard_ledger_track_existing
+#undef mguard_ledger_track_new
+#undef mguard_ledger_track_mutable
+#undef mguard_ledger_is_tracked
+#undef mguard_ledger_get
+#undef mguard_ledger_mark_modified
+#undef mguard_ledger_is_modified
+#undef mguard_ledger_store_attr
+#undef mguard_ledger_delete_attr
+#undef mguard_ledger_load_attr
+#undef mguard_ledger_has_pending
+#undef mguard_ledger_count
+#undef mguard_ledger_modified_count
+#undef mguard_ledger_write_count
+#undef mguard_ledger_objects
+#undef mguard_ledger_next_object
+#undef mguard_ledger_writes
+#undef mguard_ledger_next_write
+#undef mguard_ledger_record
+#undef mguard_ledger_record_count
+#undef mguard_ledger_record_at
+#undef mguard_ledger_register_hook
+#undef mguard_ledger_remove_hook
+#undef mguard_ledger_hook_count
+#undef mguard_ledger_hook_at
+#undef mguard_ledger_clone
+#undef mguard_ledger_restore
+#undef mguard_ledger_equal
+#undef mguard_ledger_diff
+#undef mguard_ledger_diff_free
+#undef mguard_ledger_prune
+#undef mguard_ledger_apply
+#undef mguard_ledger_is_empty
+#undef mguard_ledger_clear
+#undef mguard_ledger_storage_bytes
+#undef mguard_ledger_check
+#undef mguard_weak_get_copy
+#undef mguard_ref_get_retained
+
+#define MGUARD__WRAP_X(ret, name, params, args, lock) \
+    ret mguard_##name params \
+    { \
+        mguard__lock *lk_ = lock; \
+        ret r_; \
+        if (!lk_) return mguard__u_##name args; \
+        mguard__lk_acquire(lk_); \
+        r_ = mguard__u_##name args; \
+        mguard__lk_release(lk_); \
+        return r_; \
+    }
+#define MGUARD__WRAP_V(name, params, args, lock) \
+    void mguard_##name params \
+    { \
+        mguard__lock *lk_ = lock; \
+        if (!lk_) { \
+            mguard__u_##name args; \
+            return; \
+        } \
+        mguard__lk_acquire(lk_); \
+        mguard__u_##name args; \
+        mguard__lk_release(lk_); \
+    }
+MGUARD__API(MGUARD__WRAP_X, MGUARD__WRAP_V)
+
+/* The lock goes with the context when the destroy is done; a refused
+   destroy (from inside a callback) lets it go as usual. */
+void mguard_ctx_destroy(mguard_ctx *ctx)
+{
+    mguard__lock *lk = mguard__lk_c(ctx);
+    bool gone = false, *outer;
+    if (!lk) {
+        mguard__u_ctx_destroy(ctx);
+        return;
+    }
+    mguard__lk_acquire(lk);
+    outer = lk->gone;
+    lk->gone = &gone;
+    mguard__u_ctx_destroy(ctx);
+    if (gone) return;
+    lk->gone = outer;
+    mguard__lk_release(lk);
+}
+
+#undef MGUARD__WRAP_X
+#undef MGUARD__WRAP_V
+#undef MGUARD__PROTO_X
+#undef MGUARD__PROTO_V
+#undef MGUARD__API
 
 #ifdef __cplusplus
 }
