@@ -285,7 +285,9 @@ typedef void (*mguard_invalidate_fn)(void *guard, const void *obj, const char *a
 MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard,
                                      mguard_invalidate_fn fn, void *user);
 /* Remove every watcher of guard on obj, including ones about to be called
-   by an invalidation in progress. NOT_FOUND when there was none. */
+   by an invalidation in progress. NOT_FOUND when there was none (the
+   watchers of a destroyed guard are already gone: a new object at the
+   guard's address does not find them). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
 /* Tell mguard that obj was mutated. If obj has a tracker: its mutation count
    goes up by one and every watcher registered so far fires once, in
@@ -1947,7 +1949,8 @@ mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard
 
 mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard)
 {
-    uint32_t r, i, n;
+    uint32_t r, g, i, n;
+    uint64_t gserial;
     size_t found = 0;
     mguard__firing *f;
     if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return MGUARD_EINVAL;
@@ -1955,11 +1958,16 @@ mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_unwatch: NULL %s", !obj ? "object" : "guard");
         return MGUARD_EINVAL;
     }
+    /* Only the guard's current life counts: watchers left by a destroyed
+       guard at the same address are dead (never called, not counted), and
+       dropped here along the way. */
+    g = mguard__reg_find(ctx, guard);
+    gserial = g ? ctx->objs[g - 1].serial : 0;
     r = mguard__reg_find(ctx, obj);
     if (r) {
         mguard__obj *o = &ctx->objs[r - 1];
         for (i = 0, n = 0; i < o->nwatch; i++) {
-            if (o->watch[i].guard == guard) found++;
+            if (o->watch[i].guard == guard) found += g && o->watch[i].guard_serial == gserial;
             else o->watch[n++] = o->watch[i];
         }
         o->nwatch = n;
@@ -1970,7 +1978,7 @@ mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard
         for (k = 0; k < f->n; k++) {
             if (f->w[k].guard == guard && f->w[k].fn) {
                 f->w[k].fn = NULL;
-                found++;
+                found += g && f->w[k].guard_serial == gserial;
             }
         }
     }

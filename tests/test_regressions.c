@@ -41,10 +41,42 @@ static void test_keys_survive_registry_growth(void **state)
     assert_int_equal(log.count, 0);
 }
 
+static void inval_count(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr;
+    (*(int *)user)++;
+}
+
+/* mguard_unwatch matched watchers by the guard's address alone: after the
+   guard was destroyed (its watchers dead: never called, not counted), a
+   new object at the same address was told OK, and whether it was depended
+   on the watcher list's capacity (dead watchers are pruned when it
+   grows). */
+static void test_unwatch_ignores_watchers_of_a_destroyed_guard(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int obj, guard;
+    int calls = 0;
+    (void)state;
+    assert_int_equal(mguard_watch(ctx, &obj, &guard, inval_count, &calls), MGUARD_OK);
+    mguard_on_destroy(ctx, &guard);
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
+    assert_int_equal(mguard_unwatch(ctx, &obj, &guard), MGUARD_NOT_FOUND);
+    /* the new object at &guard watches and unwatches normally */
+    assert_int_equal(mguard_watch(ctx, &obj, &guard, inval_count, &calls), MGUARD_OK);
+    assert_int_equal(mguard_unwatch(ctx, &obj, &guard), MGUARD_OK);
+    mguard_on_mutation(ctx, &obj, "x");
+    assert_int_equal(calls, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keys_survive_registry_growth),
+        cmocka_unit_test(test_unwatch_ignores_watchers_of_a_destroyed_guard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
