@@ -40,7 +40,7 @@ $(DEPS_STAMP):
 $(BUILD)/mguard_impl.o: tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/test_%: tests/test_%.c tests/common.h $(BUILD)/mguard_impl.o $(HDR) | $(DEPS_STAMP)
+$(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(BUILD)/mguard_impl.o $(HDR) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) $< $(BUILD)/mguard_impl.o -o $@ $(TEST_LIBS)
 
 test: $(TEST_BINS) check-compile check-docs check-packaging check-lua
