@@ -167,7 +167,10 @@ MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
    already forgot: a second call) is a cheap no-op. NULL ctx or obj: no-op
    with a log line for a NULL ctx. Callbacks run after all structures are
    updated: first obj's watchers in registration order, then the value
-   destructors in the order obj entered those tables.
+   destructors in the order obj entered those tables. Out of memory changes
+   none of this (logged): the values are then destroyed where they lie,
+   and until the callbacks return the tables holding obj cannot grow
+   (mguard_weak_set of a new key may answer ENOMEM).
    Cost: one hash lookup + O(tables holding obj + watchers of obj). */
 MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
 /* The context's own copy of the string s: equal strings give the same
@@ -1250,6 +1253,10 @@ struct mguard_weak {
 };
 
 #define MGUARD__ENTRY(t, i) ((t)->dense + (size_t)(i) * (t)->stride)
+/* Set in an entry's seq while a death destroys its value in place (out of
+   memory, see mguard__death_in_place): the entry is already detached (out
+   of the index, not counted) and is skipped like a tombstone. */
+#define MGUARD__SEQ_PENDING ((uint64_t)1 << 63)
 
 static bool mguard__weak_ok(const mguard_weak *t)
 {
@@ -1620,7 +1627,7 @@ bool mguard_weak_next(mguard_weak_iter *it)
             size_t mid = lo + (hi - lo) / 2;
             mguard__entry_hdr hdr;
             memcpy(&hdr, MGUARD__ENTRY(t, mid), sizeof hdr);
-            if (hdr.seq < it->seq_) lo = mid + 1; else hi = mid;
+            if ((hdr.seq & ~MGUARD__SEQ_PENDING) < it->seq_) lo = mid + 1; else hi = mid;
         }
         it->pos_ = lo;
         it->epoch_ = t->epoch;
@@ -1630,7 +1637,7 @@ bool mguard_weak_next(mguard_weak_iter *it)
         unsigned char *e = MGUARD__ENTRY(t, it->pos_);
         memcpy(&hdr, e, sizeof hdr);
         it->pos_++;
-        if (!hdr.key) continue;
+        if (!hdr.key || (hdr.seq & MGUARD__SEQ_PENDING)) continue;
         it->key = hdr.key;
         it->value = e + t->voff;
         it->seq_ = hdr.seq + 1;   /* the next one to look for */
@@ -1708,8 +1715,8 @@ void mguard_weak_destroy(mguard_weak *t)
    registration order (attr NULL), then on_key_death and the value
    destructor of each table entry, in the order obj entered the tables.
    While phase 2 runs, obj is on the context's dying list and cannot be
-   registered again. If the heap block cannot be had, tables are handled
-   one at a time instead (logged): values are still destroyed exactly once. */
+   registered again. If the heap block cannot be had, the same two phases
+   run without it (mguard__death_in_place, logged). */
 typedef struct mguard__pending {
     mguard_value_dtor dtor;
     mguard_key_death_fn on_death;
@@ -1735,33 +1742,73 @@ static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, mguard__watch
     mguard__reg_drop(ctx, r);
 }
 
-static void mguard__death_degraded(mguard_ctx *ctx, const void *obj)
+/* Out of memory: the same two phases with no buffer. Phase 1 leaves each
+   value where it lies, in an entry that is detached (out of the index, not
+   counted) and marked pending, so iterators, drains and the check skip it;
+   the table is pinned so the entry neither moves (growth and compaction
+   answer ENOMEM meanwhile) nor is freed (a destroy during phase 2 leaves
+   the final free to the unpin). Phase 2 fires the watchers, then destroys
+   each value in place and turns its entry into a plain tombstone. The
+   record's table list is taken over (a heap list) or copied (inline). */
+static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
 {
-    mguard__watcher *w = NULL;
-    size_t nw = 0;
-    uint32_t r;
-    unsigned char small[MGUARD__STACK_VALUE];
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's table entries one at a time", obj);
-    while ((r = mguard__reg_find(ctx, obj)) != 0 && ctx->objs[r - 1].ntables) {
-        mguard__obj *o = &ctx->objs[r - 1];
-        mguard_weak *t = MGUARD__TABLES(o)[0];
-        uint32_t h = mguard__hash_ptr(obj);
+    mguard__obj *o = &ctx->objs[r - 1];
+    mguard_weak *inl[2];
+    mguard_weak **tables = inl;
+    uint32_t i, nt = o->ntables, h = mguard__hash_ptr(obj);
+    mguard__watcher *w;
+    size_t nw;
+    mguard__dying dying;
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
+    if (o->more) {
+        tables = o->more;
+        o->more = NULL;
+        o->captables = 2;
+    } else {
+        inl[0] = o->inline_tables[0];
+        inl[1] = o->inline_tables[1];
+    }
+    /* Phase 1: detach. */
+    for (i = 0; i < nt; i++) {
+        mguard_weak *t = tables[i];
         uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, obj, h);
+        mguard__entry_hdr hdr;
         MGUARD_ASSERT(e1);
-        mguard__weak_detach(t, e1, h);
-        mguard__obj_unlink_table(o, t);
-        if (t->value_size <= sizeof small) {
-            memcpy(small, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
-            mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, small);
-        } else {
-            mguard__destroy_in_place(t, e1 - 1, obj, 1);
+        mguard__ix_del(&t->index, h, e1);
+        memcpy(&hdr, MGUARD__ENTRY(t, e1 - 1), sizeof hdr);
+        hdr.seq |= MGUARD__SEQ_PENDING;
+        memcpy(MGUARD__ENTRY(t, e1 - 1), &hdr, sizeof hdr);
+        t->live--;
+        t->pinned++;
+    }
+    mguard__death_drop_record(ctx, r, &w, &nw);
+    /* Phase 2: call out. */
+    dying.obj = obj;
+    dying.next = ctx->dying;
+    ctx->dying = &dying;
+    if (nw) mguard__fire(ctx, obj, w, nw, NULL);
+    mguard__free(ctx, w);
+    for (i = 0; i < nt; i++) {
+        mguard_weak *t = tables[i];
+        mguard__entry_hdr hdr;
+        uint32_t pos;
+        /* obj cannot be a key again before we are done: its one pending
+           entry in t is found by a scan (t cannot have moved it) */
+        for (pos = 0; pos < t->len; pos++) {
+            memcpy(&hdr, MGUARD__ENTRY(t, pos), sizeof hdr);
+            if (hdr.key == obj && (hdr.seq & MGUARD__SEQ_PENDING)) break;
         }
+        MGUARD_ASSERT(pos < t->len);
+        if (pos < t->len) {
+            mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, MGUARD__ENTRY(t, pos) + t->voff);
+            hdr.key = NULL;
+            hdr.seq &= ~MGUARD__SEQ_PENDING;
+            memcpy(MGUARD__ENTRY(t, pos), &hdr, sizeof hdr);
+        }
+        if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
     }
-    if (r) {
-        mguard__death_drop_record(ctx, r, &w, &nw);
-        if (nw) mguard__fire(ctx, obj, w, nw, NULL);
-        mguard__free(ctx, w);
-    }
+    ctx->dying = dying.next;
+    if (tables != inl) mguard__free(ctx, tables);
 }
 
 void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
@@ -1784,7 +1831,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     if (need > sizeof stackbuf.bytes) {
         buf = (unsigned char *)mguard__alloc(ctx, need);
         if (!buf) {
-            mguard__death_degraded(ctx, obj);
+            mguard__death_in_place(ctx, obj, r);
             return;
         }
     }
@@ -6377,9 +6424,9 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
         for (i = 0; i < t->len; i++) {
             mguard__entry_hdr hdr;
             memcpy(&hdr, MGUARD__ENTRY(t, i), sizeof hdr);
-            MGUARD__CHECK(i == 0 || hdr.seq > last, "table %p: entries out of order", (void *)t);
-            last = hdr.seq;
-            if (!hdr.key) continue;
+            MGUARD__CHECK(i == 0 || (hdr.seq & ~MGUARD__SEQ_PENDING) > last, "table %p: entries out of order", (void *)t);
+            last = hdr.seq & ~MGUARD__SEQ_PENDING;
+            if (!hdr.key || (hdr.seq & MGUARD__SEQ_PENDING)) continue;
             nlive++;
             {
                 uint32_t r = mguard__reg_find(ctx, hdr.key), c = 0;

@@ -72,11 +72,97 @@ static void test_unwatch_ignores_watchers_of_a_destroyed_guard(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* Out of memory in mguard_on_destroy (the buffer for a key in two tables
+   of large values) switched to a path that handled one table at a time:
+   on_key_death and the destructors ran while the key was still in the
+   other table and still known, and before the watchers. The two phases
+   must hold whatever the allocator does. */
+typedef struct order_log {
+    mguard_ctx *ctx;
+    mguard_weak *t[2];
+    char seen[16][16];
+    int n;
+    int key_known, key_in_a_table;
+} order_log;
+
+static void order_note(order_log *l, const char *what)
+{
+    if (l->n < 16) snprintf(l->seen[l->n++], sizeof l->seen[0], "%s", what);
+}
+
+static void order_key_death(const void *key, void *value, void *user)
+{
+    order_log *l = (order_log *)user;
+    char what[16];
+    snprintf(what, sizeof what, "death %c", ((char *)value)[0]);
+    order_note(l, what);
+    l->key_known += mguard_is_known(l->ctx, key);
+    l->key_in_a_table += mguard_weak_contains(l->t[0], key) + mguard_weak_contains(l->t[1], key);
+}
+
+static void order_dtor(void *value, void *user)
+{
+    char what[16];
+    snprintf(what, sizeof what, "dtor %c", ((char *)value)[0]);
+    order_note((order_log *)user, what);
+}
+
+static void order_inval(void *guard, const void *obj, const char *attr, void *user)
+{
+    order_log *l = (order_log *)user;
+    (void)guard; (void)attr;
+    order_note(l, "watcher");
+    l->key_known += mguard_is_known(l->ctx, obj);
+}
+
+static void test_death_out_of_memory_keeps_two_phases(void **state)
+{
+    test_log log; test_alloc al;
+    order_log l;
+    mguard_weak_desc d;
+    static int obj, guard;
+    char big[300];
+    (void)state;
+    memset(&l, 0, sizeof l);
+    l.ctx = test_ctx(&log, &al);
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof big;
+    d.value_dtor = order_dtor;
+    d.on_key_death = order_key_death;
+    d.user = &l;
+    l.t[0] = mguard_weak_create(l.ctx, &d);
+    l.t[1] = mguard_weak_create(l.ctx, &d);
+    memset(big, 'A', sizeof big);
+    assert_int_equal(mguard_weak_set(l.t[0], &obj, big), MGUARD_OK);
+    memset(big, 'B', sizeof big);
+    assert_int_equal(mguard_weak_set(l.t[1], &obj, big), MGUARD_OK);
+    assert_int_equal(mguard_watch(l.ctx, &obj, &guard, order_inval, &l), MGUARD_OK);
+    al.fail_at = al.calls + 1;   /* the death buffer */
+    mguard_on_destroy(l.ctx, &obj);
+    assert_int_equal(al.failures, 1);
+    assert_int_equal(l.n, 5);
+    assert_string_equal(l.seen[0], "watcher");
+    assert_string_equal(l.seen[1], "death A");
+    assert_string_equal(l.seen[2], "dtor A");
+    assert_string_equal(l.seen[3], "death B");
+    assert_string_equal(l.seen[4], "dtor B");
+    assert_int_equal(l.key_known, 0);
+    assert_int_equal(l.key_in_a_table, 0);
+    assert_int_equal(log.errors, 1);
+    assert_non_null(strstr(log.last, "mguard_on_destroy: out of memory; destroying "));
+    assert_non_null(strstr(log.last, "'s values in place"));
+    assert_int_equal(mguard_weak_count(l.t[0]) + mguard_weak_count(l.t[1]), 0);
+    assert_ctx_ok(l.ctx);
+    mguard_ctx_destroy(l.ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keys_survive_registry_growth),
         cmocka_unit_test(test_unwatch_ignores_watchers_of_a_destroyed_guard),
+        cmocka_unit_test(test_death_out_of_memory_keeps_two_phases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
