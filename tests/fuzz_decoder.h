@@ -856,7 +856,7 @@ static void fz_end_run(void)
 
 /* Run data on mguard and the model; abort with a report on the first
    difference. Returns normally when they agree all the way. */
-static void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_result *res)
+MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_result *res)
 {
     mguard_ctx_desc d;
     int i, k, n = 0, side;
@@ -919,7 +919,7 @@ static void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_res
    2-byte header, then operations. Header byte 0: bits 0-2 pool size - 2,
    bits 3-5 table slots - 1, bit 6 fault mode (mguard's allocation number
    1 + byte 1 + 256 * bit 7 fails). */
-static void fz_run_input(const uint8_t *data, size_t size, const char *label, fz_result *res)
+MODEL_DEF void fz_run_input(const uint8_t *data, size_t size, const char *label, fz_result *res)
 {
     fz_opts o;
     uint8_t h0 = size > 0 ? data[0] : 0, h1 = size > 1 ? data[1] : 0;
@@ -932,8 +932,37 @@ static void fz_run_input(const uint8_t *data, size_t size, const char *label, fz
     fz_run(size > 2 ? data + 2 : data + size, size > 2 ? size - 2 : 0, &o, res);
 }
 
+/* ---- writing programs: for tests that build their workload ------------- */
+
+typedef struct fz_prog { uint8_t *b; size_t n, cap; } fz_prog;
+
+MODEL_DEF void fz_put(fz_prog *p, int byte)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 256;
+        p->b = (uint8_t *)realloc(p->b, p->cap);
+        if (!p->b) abort();
+    }
+    p->b[p->n++] = (uint8_t)byte;
+}
+
+/* Append one operation. For SET and WATCH, ref names an existing action
+   (1-based, 0 none); FZ_INLINE | 0 means "the next emitted operation is
+   the new action". Object and table arguments are plain indexes. */
+#define FZ_INLINE 0x80
+MODEL_DEF void fz_emit(fz_prog *p, int kind, int a, int b, int c, int ref)
+{
+    int k, first = 0;
+    for (k = 0; k < kind; k++) first += fz_weights[k];
+    fz_put(p, first);
+    fz_put(p, a);
+    fz_put(p, b);
+    fz_put(p, c);
+    fz_put(p, ref);
+}
+
 /* ---- a tiny deterministic PRNG for the drivers (splitmix64) ------------ */
-static uint64_t fz_rand(uint64_t *state)
+MODEL_DEF uint64_t fz_rand(uint64_t *state)
 {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
