@@ -259,10 +259,10 @@ static void fz_compare_events(const char *what)
 
 static long fz_slot_of(const void *p)
 {
-    const char *c = (const char *)p;
+    uintptr_t base = (uintptr_t)(const void *)fz_pool, u = (uintptr_t)p;
     if (!p) return -1;
-    if (c >= fz_pool[0] && c < fz_pool[FZ_MAXOBJ] && (size_t)(c - fz_pool[0]) % sizeof fz_pool[0] == 0)
-        return (long)((size_t)(c - fz_pool[0]) / sizeof fz_pool[0]);
+    if (u >= base && u < base + sizeof fz_pool && (u - base) % sizeof fz_pool[0] == 0)
+        return (long)((u - base) / sizeof fz_pool[0]);
     return -2;
 }
 
