@@ -212,7 +212,8 @@ MGUARDDEF void mguard_weak_destroy(mguard_weak *t);
    Cost: O(1) amortized: one table lookup (+ one object-registry lookup and
    insert for a new key). */
 MGUARDDEF mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value);
-/* Pointer to the value stored under key, NULL when absent (or NULL t/key).
+/* Pointer to the value stored under key, NULL when absent (or NULL or
+   foreign t, NULL key).
    Valid until the next change to t (set, remove, clear, key death).
    Cost: one hash lookup; never writes. */
 MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
@@ -1524,7 +1525,7 @@ mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value
 void *mguard_weak_get(const mguard_weak *t, const void *key)
 {
     uint32_t e1;
-    if (!t || !key) return NULL;
+    if (!mguard__weak_ok(t) || !key) return NULL;
     e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, mguard__hash_ptr(key));
     return e1 ? (void *)(t->dense + (size_t)(e1 - 1) * t->stride + t->voff) : NULL;
 }

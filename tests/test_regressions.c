@@ -157,12 +157,30 @@ static void test_death_out_of_memory_keeps_two_phases(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* mguard_weak_get (and so _contains and _get_ptr) read through a handle
+   that was not a table, where every other table function checks it. */
+static void test_weak_get_refuses_a_foreign_handle(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int key;
+    mguard_weak *not_a_table = (mguard_weak *)(void *)ctx;
+    (void)state;
+    assert_null(mguard_weak_get(not_a_table, &key));
+    assert_false(mguard_weak_contains(not_a_table, &key));
+    assert_null(mguard_weak_get_ptr(not_a_table, &key));
+    assert_int_equal(mguard_weak_count(not_a_table), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keys_survive_registry_growth),
         cmocka_unit_test(test_unwatch_ignores_watchers_of_a_destroyed_guard),
         cmocka_unit_test(test_death_out_of_memory_keeps_two_phases),
+        cmocka_unit_test(test_weak_get_refuses_a_foreign_handle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
