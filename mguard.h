@@ -164,8 +164,9 @@ MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
    weak table (their value destructors run), makes refs to obj read NULL,
    fires obj's watchers once with attr == NULL and forgets its tracker,
    generation tag and dynamic-class mark. An object mguard never saw (or
-   already forgot: a second call) is a cheap no-op. NULL ctx or obj: no-op
-   with a log line for a NULL ctx. Callbacks run after all structures are
+   already forgot: a second call) is a cheap no-op; a second call from
+   inside obj's own death callbacks is logged. NULL ctx or obj: no-op.
+   Callbacks run after all structures are
    updated: first obj's watchers in registration order, then the value
    destructors in the order obj entered those tables. Out of memory changes
    none of this (logged): the values are then destroyed where they lie,
@@ -296,7 +297,7 @@ MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const v
 /* Tell mguard that obj was mutated. If obj has a tracker: its mutation count
    goes up by one and every watcher registered so far fires once, in
    registration order, and is dropped. An object nobody watched costs one
-   lookup and nothing else. NULL ctx/obj: no-op (logged for NULL ctx). */
+   lookup and nothing else. NULL ctx/obj: no-op. */
 MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr);
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
@@ -1824,7 +1825,13 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     mguard__pending *pend;
     if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return;
     r = mguard__reg_find(ctx, obj);
-    if (!r) return;
+    if (!r) {
+        /* forgotten already; from inside obj's own death it is a double
+           destroy the program would not see otherwise */
+        if (ctx->dying && mguard__is_dying(ctx, obj))
+            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %p is already being destroyed; ignored", obj);
+        return;
+    }
     o = &ctx->objs[r - 1];
     nt = o->ntables;
     need = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));

@@ -174,6 +174,37 @@ static void test_weak_get_refuses_a_foreign_handle(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A second mguard_on_destroy of an object from inside its own death (a
+   double destroy in the program) was silent; it is now logged. */
+typedef struct redestroy { mguard_ctx *ctx; int calls; } redestroy;
+
+static void destroy_again(void *guard, const void *obj, const char *attr, void *user)
+{
+    redestroy *r = (redestroy *)user;
+    (void)guard; (void)attr;
+    r->calls++;
+    mguard_on_destroy(r->ctx, obj);
+}
+
+static void test_destroy_from_own_death_is_logged(void **state)
+{
+    test_log log;
+    redestroy r;
+    static int obj, guard;
+    (void)state;
+    r.ctx = test_ctx(&log, NULL);
+    r.calls = 0;
+    assert_int_equal(mguard_watch(r.ctx, &obj, &guard, destroy_again, &r), MGUARD_OK);
+    mguard_on_destroy(r.ctx, &obj);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "is already being destroyed; ignored"));
+    mguard_on_destroy(r.ctx, &obj);   /* afterwards: an unknown object, silent */
+    assert_int_equal(log.count, 1);
+    assert_ctx_ok(r.ctx);
+    mguard_ctx_destroy(r.ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_unwatch_ignores_watchers_of_a_destroyed_guard),
         cmocka_unit_test(test_death_out_of_memory_keeps_two_phases),
         cmocka_unit_test(test_weak_get_refuses_a_foreign_handle),
+        cmocka_unit_test(test_destroy_from_own_death_is_logged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
