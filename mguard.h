@@ -35,8 +35,16 @@
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
      #define MGUARD_STATIC           (globally or in the one file that uses it)
                                      make every function static: a private copy.
-     #define MGUARD_DEBUG            (implementation file) validate handles on
-                                     every call (catches use after destroy).
+     #define MGUARD_DEBUG            (implementation file) keep a registry of
+                                     live contexts and tables and check every
+                                     handle against it before reading it: a
+                                     destroyed table or context (or a table
+                                     whose context is gone) gets the function's
+                                     bad-input answer and a log line, not a
+                                     read of freed memory. Costs a lookup per
+                                     call; keeps one process-wide list of live
+                                     contexts (do not create or destroy
+                                     contexts on several threads at once).
      #define MGUARD_ASSERT(x)        (implementation file) internal assertions;
                                      default assert() from <assert.h>.
      stb_ds's own options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are
@@ -934,6 +942,18 @@ typedef struct mguard__firing {
     struct mguard__firing *next;
 } mguard__firing;
 
+#ifdef MGUARD_DEBUG
+/* MGUARD_DEBUG: the context's live tables ("handle checks" below).
+   tabs[0..ntabs) is dense, in no order; ix maps a table's address to its
+   position + 1. */
+typedef struct mguard__debug {
+    mguard__index ix;
+    struct mguard_weak **tabs;
+    uint32_t ntabs, captabs;
+    struct mguard_ctx *next_live;   /* the process's live contexts */
+} mguard__debug;
+#endif
+
 struct mguard_ctx {
     uint32_t magic;
     uint32_t tag;                /* high 16 bits of every serial */
@@ -955,7 +975,22 @@ struct mguard_ctx {
     uint32_t nstrs, capstrs;
     struct mguard__part *parts;  /* scope and dynamism trackers (sections 7-8) */
     struct mguard__lroot *ledger_root; /* 9. every ledger and their weak table; NULL when none */
+#ifdef MGUARD_DEBUG
+    mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
+#endif
 };
+
+/* Handle checks at every entry point ("handle checks" below): a NULL handle
+   or a bad magic number is refused; under MGUARD_DEBUG the handle must be in
+   the registry of live handles, which is looked up before the handle is
+   read, with a log line when it is not. */
+static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn);
+static bool mguard__weak_valid(const struct mguard_weak *t, const char *fn);
+#ifdef MGUARD_DEBUG
+static mguard_status mguard__dbg_reserve(mguard_ctx *ctx);
+static void mguard__dbg_add(mguard_ctx *ctx, struct mguard_weak *t);
+static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
+#endif
 
 static void *mguard__default_realloc(void *p, size_t n, void *user) { (void)user; return realloc(p, n); }
 static void mguard__default_free(void *p, void *user) { (void)user; free(p); }
@@ -1174,12 +1209,12 @@ static void mguard__reg_drop_if_empty(mguard_ctx *ctx, uint32_t r)
 
 size_t mguard_ctx_object_count(const mguard_ctx *ctx)
 {
-    return (ctx && ctx->magic == MGUARD__MAGIC_CTX) ? ctx->live_objs : 0;
+    return mguard__ctx_ok(ctx, "mguard_ctx_object_count") ? ctx->live_objs : 0;
 }
 
 bool mguard_is_known(const mguard_ctx *ctx, const void *obj)
 {
-    return ctx && ctx->magic == MGUARD__MAGIC_CTX && obj && mguard__reg_find(ctx, obj) != 0;
+    return mguard__ctx_ok(ctx, "mguard_is_known") && obj && mguard__reg_find(ctx, obj) != 0;
 }
 
 /* ---- interned strings (shared by the later sections) --------------------
@@ -1217,7 +1252,7 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 const char *mguard_intern(mguard_ctx *ctx, const char *s)
 {
     const char *r;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !s) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_intern") || !s) return NULL;
     r = mguard__intern(ctx, s);
     if (!r) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_intern: out of memory");
     return r;
@@ -1269,11 +1304,17 @@ mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 {
     mguard_weak *t;
     size_t vs;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_weak_create")) return NULL;
     if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
         return NULL;
     }
+#ifdef MGUARD_DEBUG
+    if (mguard__dbg_reserve(ctx)) {
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_weak_create: out of memory");
+        return NULL;
+    }
+#endif
     t = (mguard_weak *)mguard__alloc(ctx, sizeof *t);
     if (!t) {
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_weak_create: out of memory");
@@ -1293,6 +1334,9 @@ mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
     t->next = ctx->tables;
     if (ctx->tables) ctx->tables->prev = t;
     ctx->tables = t;
+#ifdef MGUARD_DEBUG
+    mguard__dbg_add(ctx, t);
+#endif
     return t;
 }
 
@@ -1513,7 +1557,7 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
 mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value)
 {
     mguard_status st;
-    if (!mguard__weak_ok(t)) return MGUARD_EINVAL;
+    if (!mguard__weak_valid(t, "mguard_weak_set")) return MGUARD_EINVAL;
     if (!key || !value || t->destroying) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
         return MGUARD_EINVAL;
@@ -1526,7 +1570,7 @@ mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value
 void *mguard_weak_get(const mguard_weak *t, const void *key)
 {
     uint32_t e1;
-    if (!mguard__weak_ok(t) || !key) return NULL;
+    if (!mguard__weak_valid(t, "mguard_weak_get") || !key) return NULL;
     e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, mguard__hash_ptr(key));
     return e1 ? (void *)(t->dense + (size_t)(e1 - 1) * t->stride + t->voff) : NULL;
 }
@@ -1538,12 +1582,12 @@ bool mguard_weak_contains(const mguard_weak *t, const void *key)
 
 size_t mguard_weak_count(const mguard_weak *t)
 {
-    return mguard__weak_ok(t) ? t->live : 0;
+    return mguard__weak_valid(t, "mguard_weak_count") ? t->live : 0;
 }
 
 mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value)
 {
-    if (mguard__weak_ok(t) && t->value_size != sizeof(void *)) {
+    if (mguard__weak_valid(t, "mguard_weak_set_ptr") && t->value_size != sizeof(void *)) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set_ptr: table value_size is %lu, not sizeof(void *)", (unsigned long)t->value_size);
         return MGUARD_EINVAL;
     }
@@ -1591,7 +1635,7 @@ static void mguard__weak_remove_entry(mguard_weak *t, const void *key, uint32_t 
 mguard_status mguard_weak_remove(mguard_weak *t, const void *key)
 {
     uint32_t h, e1;
-    if (!mguard__weak_ok(t)) return MGUARD_EINVAL;
+    if (!mguard__weak_valid(t, "mguard_weak_remove")) return MGUARD_EINVAL;
     if (!key) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_remove: NULL key");
         return MGUARD_EINVAL;
@@ -1608,7 +1652,7 @@ mguard_weak_iter mguard_weak_iterate(mguard_weak *t)
 {
     mguard_weak_iter it;
     memset(&it, 0, sizeof it);
-    if (mguard__weak_ok(t)) {
+    if (mguard__weak_valid(t, "mguard_weak_iterate")) {
         it.t_ = t;
         it.epoch_ = t->epoch;
     }
@@ -1620,7 +1664,7 @@ bool mguard_weak_next(mguard_weak_iter *it)
     mguard_weak *t;
     if (!it || !it->t_) return false;
     t = it->t_;
-    if (!mguard__weak_ok(t)) { it->t_ = NULL; return false; }
+    if (!mguard__weak_valid(t, "mguard_weak_next")) { it->t_ = NULL; return false; }
     if (it->epoch_ != t->epoch) {
         /* Compacted since the last step: find the first entry after the
            last one visited (seq grows along the dense array). */
@@ -1675,7 +1719,7 @@ static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
 
 void mguard_weak_clear(mguard_weak *t)
 {
-    if (!mguard__weak_ok(t)) return;
+    if (!mguard__weak_valid(t, "mguard_weak_clear")) return;
     mguard__weak_drain(t, t->next_seq);
     if (t->destroying && !t->busy) mguard__weak_finish(t);
 }
@@ -1686,6 +1730,9 @@ static void mguard__weak_finish(mguard_weak *t)
     /* destroying refuses new keys, so one drain empties the table */
     mguard__weak_drain(t, UINT64_MAX);
     MGUARD_ASSERT(t->live == 0);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_remove(ctx, t);   /* the handle dies here, even as a zombie */
+#endif
     if (t->prev) t->prev->next = t->next; else ctx->tables = t->next;
     if (t->next) t->next->prev = t->prev;
     t->prev = t->next = NULL;
@@ -1699,7 +1746,7 @@ static void mguard__weak_finish(mguard_weak *t)
 
 void mguard_weak_destroy(mguard_weak *t)
 {
-    if (!mguard__weak_ok(t)) return;
+    if (!mguard__weak_valid(t, "mguard_weak_destroy")) return;
     if (t->destroying) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_destroy: table %p is already being destroyed", (void *)t);
         return;
@@ -1823,7 +1870,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
     unsigned char *buf = stackbuf.bytes;
     mguard__pending *pend;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return;
+    if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
     r = mguard__reg_find(ctx, obj);
     if (!r) {
         /* forgotten already; from inside obj's own death it is a double
@@ -1882,7 +1929,7 @@ mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
     uint32_t r;
     ref.obj_ = NULL;
     ref.serial_ = 0;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return ref;
+    if (!mguard__ctx_ok(ctx, "mguard_ref_make") || !obj) return ref;
     r = mguard__reg_find(ctx, obj);
     if (!r) {
         mguard_status st = mguard__admit(ctx, obj, 1, "mguard_ref_make");
@@ -1905,7 +1952,7 @@ static uint32_t mguard__find_serial(const mguard_ctx *ctx, const void *obj, uint
 
 void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref)
 {
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !ref.serial_) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_ref_get") || !ref.serial_) return NULL;
     if ((uint32_t)(ref.serial_ >> 48) != ctx->tag) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
         return NULL;
@@ -1956,7 +2003,7 @@ mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard
     uint32_t r, g;
     mguard__obj *o;
     mguard__watcher *fresh = NULL;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return MGUARD_EINVAL;
+    if (!mguard__ctx_ok(ctx, "mguard_watch")) return MGUARD_EINVAL;
     if (!obj || !guard || !fn) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_watch: NULL %s", !obj ? "object" : !guard ? "guard" : "callback");
         return MGUARD_EINVAL;
@@ -2008,7 +2055,7 @@ mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard
     uint64_t gserial;
     size_t found = 0;
     mguard__firing *f;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return MGUARD_EINVAL;
+    if (!mguard__ctx_ok(ctx, "mguard_unwatch")) return MGUARD_EINVAL;
     if (!obj || !guard) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_unwatch: NULL %s", !obj ? "object" : "guard");
         return MGUARD_EINVAL;
@@ -2046,7 +2093,7 @@ void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
     mguard__obj *o;
     mguard__watcher *w;
     size_t n;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return;
+    if (!mguard__ctx_ok(ctx, "mguard_on_mutation") || !obj) return;
     r = mguard__reg_find(ctx, obj);
     if (!r) return;
     o = &ctx->objs[r - 1];
@@ -2074,7 +2121,7 @@ void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
 uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return 0;
+    if (!mguard__ctx_ok(ctx, "mguard_mutation_count") || !obj) return 0;
     r = mguard__reg_find(ctx, obj);
     return r ? ctx->objs[r - 1].mutations : 0;
 }
@@ -2083,7 +2130,7 @@ size_t mguard_watcher_count(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r, i;
     size_t n = 0;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return 0;
+    if (!mguard__ctx_ok(ctx, "mguard_watcher_count") || !obj) return 0;
     r = mguard__reg_find(ctx, obj);
     if (!r) return 0;
     for (i = 0; i < ctx->objs[r - 1].nwatch; i++) {
@@ -2098,7 +2145,7 @@ size_t mguard_watcher_count(const mguard_ctx *ctx, const void *obj)
 static mguard_status mguard__flag(mguard_ctx *ctx, const void *obj, uint32_t flag, const char *fn)
 {
     uint32_t r;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return MGUARD_EINVAL;
+    if (!mguard__ctx_ok(ctx, fn)) return MGUARD_EINVAL;
     if (!obj) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
@@ -2123,7 +2170,7 @@ mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj)
 long mguard_gen_get(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return -1;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_get") || !obj) return -1;
     r = mguard__reg_find(ctx, obj);
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
@@ -2136,12 +2183,12 @@ bool mguard_gen_check(const mguard_ctx *ctx, const void *obj)
 
 long mguard_gen_current(const mguard_ctx *ctx)
 {
-    return (ctx && ctx->magic == MGUARD__MAGIC_CTX) ? ctx->generation : -1;
+    return mguard__ctx_ok(ctx, "mguard_gen_current") ? ctx->generation : -1;
 }
 
 long mguard_gen_advance(mguard_ctx *ctx)
 {
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return -1;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_advance")) return -1;
     return ++ctx->generation;
 }
 
@@ -2153,7 +2200,7 @@ mguard_status mguard_gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls)
 bool mguard_gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls)
 {
     uint32_t r;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !cls) return false;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_is_class_dynamic") || !cls) return false;
     r = mguard__reg_find(ctx, cls);
     return r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN);
 }
@@ -2166,7 +2213,7 @@ bool mguard_gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *c
 void mguard_gen_clear(mguard_ctx *ctx)
 {
     uint32_t i;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_clear")) return;
     ctx->generation = 0;
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
@@ -2607,7 +2654,7 @@ mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc
     mguard_scope *s;
     mguard_weak_desc wd;
     const char *root;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_scope_create")) return NULL;
     s = (mguard_scope *)mguard__alloc(ctx, sizeof *s);
     if (!s) goto oom;
     memset(s, 0, sizeof *s);
@@ -3547,7 +3594,7 @@ static mguard_status mguard__dyn_check(mguard__part *p);
 mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
 {
     mguard_dyn *d;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_dyn_create")) return NULL;
     d = (mguard_dyn *)mguard__alloc(ctx, sizeof *d);
     if (!d) {
         mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
@@ -4617,7 +4664,7 @@ static mguard_status mguard__l_oom(const mguard_ledger *L, mguard_status st, con
 mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
 {
     mguard_ledger *L;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_ledger_create")) return NULL;
     if (mguard__lroot_ensure(ctx) ||
         !(L = (mguard_ledger *)mguard__alloc(ctx, sizeof *L))) {
         mguard__lroot_maybe_free(ctx);
@@ -6302,7 +6349,124 @@ static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
     return MGUARD_OK;
 }
 
+/* ---- handle checks (MGUARD_DEBUG: registry of live handles) ------------
+   Every entry point checks its handle. A plain build refuses NULL and a
+   wrong magic number; that cannot make a destroyed handle safe, since
+   reading its magic number reads freed memory. MGUARD_DEBUG adds a
+   registry of live handles, looked up before a handle is read: the live
+   contexts, linked through the contexts themselves (the one piece of
+   process-wide state, and only in debug builds), and in each context an
+   index of its live tables (allocated through the context's allocator,
+   so mguard_weak_create can fail with it). A table leaves the registry
+   when its destroy finishes, a context when it is destroyed. A refused
+   handle is reported through the logger of every live context (usually
+   the one), or on stderr when none is alive. Cost: O(live contexts) per
+   call plus one hash lookup per table handle. Not for programs that
+   create or destroy contexts on several threads at once. */
+#ifdef MGUARD_DEBUG
+static mguard_ctx *mguard__dbg_live;
 
+static void mguard__dbg_complain(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    mguard_ctx *c;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (!mguard__dbg_live) fprintf(stderr, "mguard warning: %s\n", buf);
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
+        if (c->log.func) c->log.func(MGUARD_LOG_WARN, buf, c->log.user);
+}
+
+static bool mguard__dbg_ctx_live(const mguard_ctx *ctx)
+{
+    const mguard_ctx *c;
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
+        if (c == ctx) return true;
+    return false;
+}
+
+static uint32_t mguard__dbg_find(const mguard_ctx *ctx, const mguard_weak *t)
+{
+    return mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t));
+}
+
+static bool mguard__dbg_table_live(const mguard_weak *t)
+{
+    const mguard_ctx *c;
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
+        if (mguard__dbg_find(c, t)) return true;
+    return false;
+}
+
+static mguard_status mguard__dbg_reserve(mguard_ctx *ctx)
+{
+    mguard_status st = mguard__ix_reserve(ctx, &ctx->dbg.ix, (size_t)ctx->dbg.ntabs + 1);
+    if (!st) st = mguard__reserve(ctx, (void **)&ctx->dbg.tabs, &ctx->dbg.captabs, (size_t)ctx->dbg.ntabs + 1, sizeof(mguard_weak *));
+    return st;
+}
+
+static void mguard__dbg_add(mguard_ctx *ctx, mguard_weak *t)
+{
+    ctx->dbg.tabs[ctx->dbg.ntabs++] = t;
+    mguard__ix_put(&ctx->dbg.ix, mguard__hash_ptr(t), ctx->dbg.ntabs);
+}
+
+/* Swap-remove: the last table takes t's place and its slot is renumbered. */
+static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
+{
+    uint32_t i1 = mguard__dbg_find(ctx, t), last = ctx->dbg.ntabs;
+    MGUARD_ASSERT(i1);
+    if (!i1) return;
+    mguard__ix_del(&ctx->dbg.ix, mguard__hash_ptr(t), i1);
+    if (i1 != last) {
+        mguard_weak *moved = ctx->dbg.tabs[last - 1];
+        uint32_t h = mguard__hash_ptr(moved);
+        mguard__ix_del(&ctx->dbg.ix, h, last);
+        ctx->dbg.tabs[i1 - 1] = moved;
+        mguard__ix_put(&ctx->dbg.ix, h, i1);
+    }
+    ctx->dbg.ntabs--;
+}
+
+static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
+{
+    mguard_ctx **pp;
+    for (pp = &mguard__dbg_live; *pp; pp = &(*pp)->dbg.next_live) {
+        if (*pp == ctx) {
+            *pp = ctx->dbg.next_live;
+            break;
+        }
+    }
+    mguard__ix_free(ctx, &ctx->dbg.ix);
+    mguard__free(ctx, ctx->dbg.tabs);
+}
+#endif
+
+static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
+{
+#ifdef MGUARD_DEBUG
+    if (ctx && !mguard__dbg_ctx_live(ctx)) {
+        mguard__dbg_complain("%s: %p is not a live context (destroyed, or not a context)", fn, (const void *)ctx);
+        return false;
+    }
+#endif
+    (void)fn;
+    return ctx && ctx->magic == MGUARD__MAGIC_CTX;
+}
+
+static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
+{
+#ifdef MGUARD_DEBUG
+    if (t && !mguard__dbg_table_live(t)) {
+        mguard__dbg_complain("%s: %p is not a live table (destroyed, its context destroyed, or not a table)", fn, (const void *)t);
+        return false;
+    }
+#endif
+    (void)fn;
+    return mguard__weak_ok(t);
+}
 
 /* ---- 1. context: create, destroy, check -------------------------------- */
 
@@ -6336,13 +6500,17 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     x = (uint64_t)(uintptr_t)ctx * 0x9E3779B97F4A7C15ull;
     ctx->tag = (uint32_t)(x >> 48);
     if (!ctx->tag) ctx->tag = 1;
+#ifdef MGUARD_DEBUG
+    ctx->dbg.next_live = mguard__dbg_live;
+    mguard__dbg_live = ctx;
+#endif
     return ctx;
 }
 
 void mguard_ctx_destroy(mguard_ctx *ctx)
 {
     uint32_t i;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return;
+    if (!mguard__ctx_ok(ctx, "mguard_ctx_destroy")) return;
     if (ctx->in_callback || ctx->destroying) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
         return;
@@ -6362,6 +6530,9 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
     for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, ctx->strs[i]);
     mguard__free(ctx, ctx->strs);
     mguard__ix_free(ctx, &ctx->str_index);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_forget_ctx(ctx);
+#endif
     ctx->magic = MGUARD__DEAD;
     ctx->alloc.free_fn(ctx, ctx->alloc.user);
 }
@@ -6398,7 +6569,7 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
     mguard_weak *t;
     uint32_t i, j, live = 0, nfree = 0, f;
     size_t backrefs = 0, entries = 0;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return MGUARD_EINVAL;
+    if (!mguard__ctx_ok(ctx, "mguard_ctx_check")) return MGUARD_EINVAL;
     if (mguard__check_index(ctx, &ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), ctx->nobjs, "registry"))
         return MGUARD_EINVAL;
     for (i = 0; i < ctx->nobjs; i++) {
@@ -6453,6 +6624,17 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
         for (p = ctx->parts; p; p = p->next)
             if (p->check(p)) return MGUARD_EINVAL;
     }
+#ifdef MGUARD_DEBUG
+    {
+        uint32_t ntab = 0;
+        if (mguard__check_index(ctx, &ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), ctx->dbg.ntabs, "debug registry"))
+            return MGUARD_EINVAL;
+        for (t = ctx->tables; t; t = t->next, ntab++)
+            MGUARD__CHECK(mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t)),
+                          "debug registry: table %p missing", (void *)t);
+        MGUARD__CHECK(ntab == ctx->dbg.ntabs, "debug registry: %u tables, %u live", ctx->dbg.ntabs, ntab);
+    }
+#endif
     return mguard__ledgers_check(ctx);
 }
 
