@@ -1230,9 +1230,10 @@ static uint32_t mguard__hash_str(const char *s)
 static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 {
     uint32_t h = mguard__hash_str(s);
-    size_t i, len;
+    size_t len;
     char *copy;
     if (ctx->str_index.slots) {
+        size_t i;
         for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
             mguard__slot sl = ctx->str_index.slots[i];
             if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
@@ -1475,11 +1476,11 @@ static mguard_status mguard__obj_reserve_table(mguard_ctx *ctx, mguard__obj *o)
     if (o->ntables < o->captables) return MGUARD_OK;
     ncap = (size_t)o->captables * 2;
     if (!o->more) {
-        nt = (mguard_weak **)mguard__alloc(ctx, ncap * sizeof *nt);
+        nt = (mguard_weak **)mguard__alloc(ctx, ncap * sizeof(mguard_weak *));
         if (!nt) return MGUARD_ENOMEM;
         memcpy(nt, o->inline_tables, sizeof o->inline_tables);
     } else {
-        nt = (mguard_weak **)mguard__realloc(ctx, o->more, ncap * sizeof *nt);
+        nt = (mguard_weak **)mguard__realloc(ctx, o->more, ncap * sizeof(mguard_weak *));
         if (!nt) return MGUARD_ENOMEM;
     }
     o->more = nt;
@@ -1834,6 +1835,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
+    /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->dying = &dying;
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
     mguard__free(ctx, w);
@@ -1975,6 +1977,7 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
     f.w = w;
     f.n = n;
     f.next = ctx->firing;
+    /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->firing = &f;
     for (i = 0; i < n; i++) {
         if (!w[i].fn || !mguard__find_serial(ctx, w[i].guard, w[i].guard_serial)) continue;
@@ -2051,7 +2054,7 @@ mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard
 
 mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard)
 {
-    uint32_t r, g, i, n;
+    uint32_t r, g;
     uint64_t gserial;
     size_t found = 0;
     mguard__firing *f;
@@ -2068,6 +2071,7 @@ mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard
     r = mguard__reg_find(ctx, obj);
     if (r) {
         mguard__obj *o = &ctx->objs[r - 1];
+        uint32_t i, n;
         for (i = 0, n = 0; i < o->nwatch; i++) {
             if (o->watch[i].guard == guard) found += g && o->watch[i].guard_serial == gserial;
             else o->watch[n++] = o->watch[i];
