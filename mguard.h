@@ -1527,12 +1527,18 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
         mguard__entry_hdr hdr;
         uint32_t r;
         mguard_status st;
+        r = mguard__reg_find(ctx, key);
+        if (!r && ctx->dying && mguard__is_dying(ctx, key)) {
+            /* refused as misuse before anything is allocated, so the
+               answer does not depend on the allocator */
+            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %p is being destroyed; refused", key);
+            return MGUARD_EINVAL;
+        }
         if (t->value_size > MGUARD__STACK_VALUE) {
             tmp = (unsigned char *)mguard__alloc(ctx, t->value_size);
             if (!tmp) return MGUARD_ENOMEM;
         }
         memcpy(tmp, value, t->value_size);
-        r = mguard__reg_find(ctx, key);
         st = r ? mguard__obj_reserve_table(ctx, &ctx->objs[r - 1]) : mguard__admit(ctx, key, 1, "mguard_weak_set");
         if (!st) st = mguard__weak_reserve(t);
         if (st) {

@@ -205,6 +205,49 @@ static void test_destroy_from_own_death_is_logged(void **state)
     mguard_ctx_destroy(r.ctx);
 }
 
+/* mguard_weak_set of a dying key into a table of values over 256 bytes
+   allocated its copy of the value before it checked the key, so with the
+   allocator failing it answered ENOMEM where the call is misuse (EINVAL).
+   Found by the fuzzer (tests/corpus/regress-dying-key-large-value). */
+typedef struct late_set { mguard_weak *t; test_alloc *al; mguard_status st; } late_set;
+
+static void set_dying_key(void *guard, const void *obj, const char *attr, void *user)
+{
+    late_set *x = (late_set *)user;
+    char big[300];
+    (void)guard; (void)attr;
+    memset(big, 1, sizeof big);
+    x->al->fail_at = x->al->calls + 1;
+    x->st = mguard_weak_set(x->t, obj, big);
+    x->al->fail_at = 0;
+}
+
+static void test_dying_key_is_einval_whatever_the_allocator_does(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_weak_desc d;
+    late_set x;
+    static int obj, guard;
+    char want[128];
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.value_size = 300;
+    x.t = mguard_weak_create(ctx, &d);
+    x.al = &al;
+    x.st = MGUARD_OK;
+    mguard_watch(ctx, &obj, &guard, set_dying_key, &x);
+    mguard_on_destroy(ctx, &obj);
+    assert_int_equal(x.st, MGUARD_EINVAL);
+    assert_int_equal(al.failures, 0);
+    snprintf(want, sizeof want, "mguard_weak_set: %p is being destroyed; refused", (void *)&obj);
+    assert_int_equal(log.count, 1);
+    assert_string_equal(log.last, want);
+    assert_int_equal(mguard_weak_count(x.t), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_death_out_of_memory_keeps_two_phases),
         cmocka_unit_test(test_weak_get_refuses_a_foreign_handle),
         cmocka_unit_test(test_destroy_from_own_death_is_logged),
+        cmocka_unit_test(test_dying_key_is_einval_whatever_the_allocator_does),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
