@@ -248,6 +248,35 @@ static void test_dying_key_is_einval_whatever_the_allocator_does(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A mguard_weak_set that could not grow the object registry logged
+   "out of memory" twice (once in the registry, once in mguard_weak_set). */
+static void test_failed_weak_set_logs_once(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_weak_desc d;
+    mguard_weak *t;
+    static int key;
+    long v = 1;
+    mguard_status st;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof v;
+    t = mguard_weak_create(ctx, &d);
+    al.fail_at = al.calls + 1;   /* the registry's first growth */
+    st = mguard_weak_set(t, &key, &v);
+    assert_int_equal(st, MGUARD_ENOMEM);
+    assert_int_equal(al.failures, 1);
+    assert_int_equal(log.count, 1);
+    assert_int_equal(log.errors, 1);
+    assert_string_equal(log.last, "mguard_weak_set: out of memory");
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_weak_set(t, &key, &v), MGUARD_OK);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_weak_get_refuses_a_foreign_handle),
         cmocka_unit_test(test_destroy_from_own_death_is_logged),
         cmocka_unit_test(test_dying_key_is_einval_whatever_the_allocator_does),
+        cmocka_unit_test(test_failed_weak_set_logs_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
