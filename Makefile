@@ -150,12 +150,13 @@ FUZZ_DEPS    := tests/fuzz_decoder.h tests/model.h $(HDR)
 
 $(BUILD)/fuzz/fuzz_mguard: tests/fuzz_mguard.c $(FUZZ_DEPS) | $(DEPS_STAMP)
 	@sh tests/have_fuzzer.sh || sh tests/deps.sh clang libclang-rt-14-dev
-	@mkdir -p $(BUILD)/fuzz/corpus
+	@mkdir -p $(BUILD)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -I. $(STB_CFLAGS) $< -o $@
 
 # New inputs go to $(BUILD)/fuzz/corpus; tests/corpus (the seeds and the
 # regression inputs) is read only. A finding is written to $(BUILD)/fuzz/.
 fuzz: $(BUILD)/fuzz/fuzz_mguard
+	@mkdir -p $(BUILD)/fuzz/corpus
 	./$(BUILD)/fuzz/fuzz_mguard -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus tests/corpus
 
