@@ -2913,6 +2913,7 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         }
         v = mguard__scope_entry(s, comp);
     }
+    if (!v) { st = MGUARD_EINVAL; goto done; }   /* cannot happen: just put */
     name = v->name;
     if (s->desc.child && !(v->flags & MGUARD__SCOPE_SEEN)) {
         if (mguard__reserve(ctx, (void **)&w.todo, &w.captodo, 1, sizeof *w.todo)) { st = MGUARD_ENOMEM; goto done; }
@@ -3042,8 +3043,8 @@ mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
     st = mguard__scope_lookup(s, comp, &name, &w);
     if (!st && s->desc.trace) {
         now = mguard__scope_now(s);
-        if (s->destroying) st = MGUARD_EINVAL;
-        else if (!mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* the clock destroyed comp */
+        /* the clock destroyed the tracker, or comp */
+        if (s->destroying || !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;
     }
     if (!st) st = mguard__scope_push(s, comp, name, now);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
@@ -5402,18 +5403,18 @@ mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
     ctx->ledger_root->nledgers++;
     if (C->rq_head || C->relq_head || C->desc.retain) {
         /* src is mid-flush or the copy must retain: rebuild the queues */
-        uint32_t i;
+        uint32_t k;
         C->rq_head = C->rq_tail = C->relq_head = C->relq_tail = 0;
-        for (i = 0; i < C->nrpool; i++) {
-            mguard__lref *s = &C->refs[i];
+        for (k = 0; k < C->nrpool; k++) {
+            mguard__lref *s = &C->refs[k];
             if (!s->ptr) continue;
             s->flags &= ~(uint32_t)(MGUARD__LR_RQ | MGUARD__LR_RELQ);
             s->rq_next = s->relq_next = 0;
             if (!s->count) {
-                mguard__l_ref_free(C, i + 1);
+                mguard__l_ref_free(C, k + 1);
             } else if (C->desc.retain) {
                 s->flags &= ~(uint32_t)MGUARD__LR_HELD;
-                mguard__l_rq_push(C, i + 1);
+                mguard__l_rq_push(C, k + 1);
             } else {
                 s->flags |= MGUARD__LR_HELD;
             }
@@ -5781,9 +5782,9 @@ static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const v
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
     if (!p) {
-        strcpy(buf, "NULL");
+        snprintf(buf, MGUARD__LFMT, "NULL");
     } else if (X->stamp != s0 && !mguard__l_alive(X, p)) {
-        strcpy(buf, "<destroyed>");
+        snprintf(buf, MGUARD__LFMT, "<destroyed>");
     } else if (X->desc.format) {
         buf[0] = 0;
         MGUARD__CALLOUT(X->ctx, X->desc.format(p, buf, MGUARD__LFMT, X->desc.user));
@@ -5801,7 +5802,7 @@ static void mguard__l_label(const mguard__lcmp *c, const void *obj, char *buf)
 
 static void mguard__l_value_text(const mguard__lcmp *c, const mguard_ledger *X, const mguard_ledger_diff_side *s, char *buf)
 {
-    if (s->deleted) strcpy(buf, "<deleted>");
+    if (s->deleted) snprintf(buf, MGUARD__LFMT, "<deleted>");
     else mguard__l_fmt(c, X, s->value, buf);
 }
 

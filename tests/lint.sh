@@ -10,9 +10,11 @@ printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#define MG
 printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#define MGUARD_STATIC\n#include "mguard.h"\n' > "$out/static.c"
 
 # cppcheck reads mguard.h only (stb_ds.h is not on its include path).
+# variableScope is left out: the project declares a function's locals at
+# its top on purpose (docs/STYLE); it is a preference, not a defect.
 for f in impl debug static; do
     msg=$(cppcheck --std=c99 --enable=warning,style,performance,portability --inline-suppr --quiet \
-          --error-exitcode=1 --suppress=missingIncludeSystem -I. "$out/$f.c" 2>&1) || fail=1
+          --error-exitcode=1 --suppress=missingIncludeSystem --suppress=variableScope -I. "$out/$f.c" 2>&1) || fail=1
     if [ -n "$msg" ]; then echo "cppcheck ($f):"; echo "$msg"; fail=1; fi
 done
 
