@@ -1011,15 +1011,22 @@ static void mguard__free(const mguard_ctx *ctx, void *p)
     if (p) ctx->alloc.free_fn(p, ctx->alloc.user);
 }
 
+/* Log one line. The logger is user code: it runs with in_callback raised,
+   so it cannot destroy the context under the caller (mguard_ctx_destroy
+   refuses), and the caller may go on using the context afterwards. ctx is
+   const for the read-only callers; only the callback counter changes. */
 static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
+    mguard_ctx *mctx = (mguard_ctx *)ctx;
     if (!ctx || !ctx->log.func) return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    mctx->in_callback++;
     ctx->log.func(level, buf, ctx->log.user);
+    mctx->in_callback--;
 }
 
 /* Grow *arr (elem bytes each) so it holds at least need elements. On
@@ -1226,19 +1233,28 @@ static uint32_t mguard__hash_str(const char *s)
     return (uint32_t)(h ^ (h >> 32)) | 1u;
 }
 
+/* The interned copy of s if there is one; never allocates. */
+static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
+{
+    uint32_t h;
+    size_t i;
+    if (!ctx->str_index.slots) return NULL;
+    h = mguard__hash_str(s);
+    for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
+        mguard__slot sl = ctx->str_index.slots[i];
+        if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
+    }
+    return NULL;
+}
+
 /* The context's copy of s, NULL on allocation failure. */
 static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 {
     uint32_t h = mguard__hash_str(s);
     size_t len;
     char *copy;
-    if (ctx->str_index.slots) {
-        size_t i;
-        for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
-            mguard__slot sl = ctx->str_index.slots[i];
-            if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
-        }
-    }
+    const char *found = mguard__str_find(ctx, s);
+    if (found) return found;
     if (mguard__ix_reserve(ctx, &ctx->str_index, (size_t)ctx->nstrs + 1)) return NULL;
     if (mguard__reserve(ctx, (void **)&ctx->strs, &ctx->capstrs, (size_t)ctx->nstrs + 1, sizeof(char *))) return NULL;
     len = strlen(s);
@@ -2260,42 +2276,14 @@ static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
     p->prev = p->next = NULL;
 }
 
-/* mguard__logf for the sections below, which go on using the context
-   after logging: the logger counts as a callback, so it cannot destroy the
-   context under them. */
-static void mguard__plogf(mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    if (!ctx || !ctx->log.func) return;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    ctx->in_callback++;
-    ctx->log.func(level, buf, ctx->log.user);
-    ctx->in_callback--;
-}
 
 /* Defined with mguard_ctx_check, further down. */
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what);
 
 #define MGUARD__PCHECK(cond, ...) \
-    do { if (!(cond)) { mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+    do { if (!(cond)) { mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
-/* The interned copy of s if there is one; never allocates. */
-static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
-{
-    uint32_t h;
-    size_t i;
-    if (!ctx->str_index.slots) return NULL;
-    h = mguard__hash_str(s);
-    for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
-        mguard__slot sl = ctx->str_index.slots[i];
-        if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
-    }
-    return NULL;
-}
 
 /* ---- text output shared by the reports --------------------------------
    Either snprintf into a caller's buffer (len counts every byte produced,
@@ -2706,7 +2694,7 @@ oom_s:
     mguard__free(ctx, s->active);
     mguard__free(ctx, s);
 oom:
-    mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_scope_create: out of memory");
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_create: out of memory");
     return NULL;
 }
 
@@ -2714,7 +2702,7 @@ void mguard_scope_destroy(mguard_scope *s)
 {
     if (!mguard__scope_ok(s)) return;
     if (s->destroying) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
         return;
     }
     s->destroying = 1;
@@ -2733,11 +2721,11 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
 {
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
     if (s->destroying) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
         return MGUARD_EINVAL;
     }
     if (!comp) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -2948,7 +2936,7 @@ const char *mguard_scope_name(mguard_scope *s, const void *comp)
     s->busy++;
     st = mguard__scope_lookup(s, comp, &name, &w);
     mguard__scope_walk_end(s, &w, true);
-    if (st == MGUARD_ENOMEM) mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
     mguard__scope_release(s);
     return st ? NULL : name;
 }
@@ -2967,7 +2955,7 @@ mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const cha
     mguard__scope_name v, *cur;
     if (st) return st;
     if (!fqn || !*fqn) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
         return MGUARD_EINVAL;
     }
     memset(&v, 0, sizeof v);
@@ -2978,7 +2966,7 @@ mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const cha
         v.flags = (cur ? cur->flags : 0) | MGUARD__SCOPE_EXPLICIT;
         st = mguard__weak_set_impl(s->names, comp, &v);
     }
-    if (st == MGUARD_ENOMEM) mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
     return st;
 }
 
@@ -3049,11 +3037,11 @@ mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
     if (!st) st = mguard__scope_push(s, comp, name, now);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
     if (st == MGUARD_NOT_FOUND)
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
     else if (st == MGUARD_ENOMEM)
-        mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
+        mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
     else if (st && !s->destroying)
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
     mguard__scope_release(s);
     return st;
 }
@@ -3212,7 +3200,7 @@ mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amou
     ctx = s->ctx;
     if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_add");
     if (!counter || !*counter || !(amount - amount == 0.0)) {
-        mguard__plogf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
         return MGUARD_EINVAL;
     }
     k = mguard__scope_counter_find(s, counter);
@@ -3242,7 +3230,7 @@ mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amou
     for (i = 0; i < s->nactive; i++) s->recs[s->active[i]].vals[k] += amount;
     return MGUARD_OK;
 oom:
-    mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
     return MGUARD_ENOMEM;
 }
 
@@ -3422,7 +3410,7 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     uint32_t n = s->nrecs, nc = s->ncounters;
     size_t wsmall[16], *w = wsmall, len;
     if (format != MGUARD_SCOPE_TABLE && format != MGUARD_SCOPE_TREE && format != MGUARD_SCOPE_TRACE_JSON) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
         mguard__out_end(o);
         return 0;
     }
@@ -3431,7 +3419,7 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     if (w && format == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
     if (!w || (format == MGUARD_SCOPE_TREE && !t)) {
         if (w && w != wsmall) mguard__free(s->ctx, w);
-        mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        mguard__logf(s->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         mguard__out_end(o);
         return 0;
     }
@@ -3461,7 +3449,7 @@ size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format, mg
     mguard__out o;
     if (!mguard__scope_ok(s)) return 0;
     if (!fn) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
         return 0;
     }
     memset(&o, 0, sizeof o);
@@ -3608,7 +3596,7 @@ mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
     if (!mguard__ctx_ok(ctx, "mguard_dyn_create")) return NULL;
     d = (mguard_dyn *)mguard__alloc(ctx, sizeof *d);
     if (!d) {
-        mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
         return NULL;
     }
     memset(d, 0, sizeof *d);
@@ -3712,7 +3700,7 @@ static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const 
     if (!mguard__dyn_ok(d)) return MGUARD_EINVAL;
     ctx = d->ctx;
     if (!path || !*path || (tensor && ndim && !dims) || ndim > 0x7fffffffu) {
-        mguard__plogf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
         return MGUARD_EINVAL;
     }
     norm = mguard__dyn_norm(ctx, path, small, sizeof small, &heap);
@@ -3774,7 +3762,7 @@ static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const 
     goto done;
 oom:
     st = MGUARD_ENOMEM;
-    mguard__plogf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
 done:
     mguard__free(ctx, heap);
     mguard__free(ctx, gheap);
@@ -4051,40 +4039,12 @@ struct mguard_ledger_diff_result {
 /* A user hook runs with in_callback raised (mguard_ctx_destroy refuses). */
 #define MGUARD__CALLOUT(ctx, call) do { (ctx)->in_callback++; call; (ctx)->in_callback--; } while (0)
 
-/* mguard__logf for this section, which goes on using the context after
-   logging: the logger counts as a callback, so it cannot destroy the
-   context under us. */
-static void mguard__l_logf(mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    if (!ctx || !ctx->log.func) return;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    ctx->in_callback++;
-    ctx->log.func(level, buf, ctx->log.user);
-    ctx->in_callback--;
-}
 
 static bool mguard__ledger_ok(const mguard_ledger *L)
 {
     return L && L->magic == MGUARD__MAGIC_LEDGER;
 }
 
-/* The interned copy of s if there is one; never allocates. */
-static const char *mguard__intern_find(const mguard_ctx *ctx, const char *s)
-{
-    uint32_t h;
-    size_t i;
-    if (!ctx->str_index.slots) return NULL;
-    h = mguard__hash_str(s);
-    for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
-        mguard__slot sl = ctx->str_index.slots[i];
-        if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
-    }
-    return NULL;
-}
 
 static void mguard__ix_clear(mguard__index *ix)
 {
@@ -4427,7 +4387,7 @@ static mguard_status mguard__l_watch(mguard_ctx *ctx, const void *p, const char 
     mguard_status st;
     if (!p || mguard_weak_contains(root->watch, p)) return MGUARD_OK;
     if (ctx->dying && mguard__is_dying(ctx, p)) {
-        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
         return MGUARD_EINVAL;
     }
     st = mguard__weak_set_impl(root->watch, p, &one);
@@ -4585,7 +4545,7 @@ static void mguard__l_on_death(const void *key, void *value, void *user)
     root->frames++;
     for (L = root->head; L; L = L->next) mguard__l_purge(L, key, &pu);
     if (pu.ledgers)
-        mguard__l_logf(ctx, MGUARD_LOG_WARN,
+        mguard__logf(ctx, MGUARD_LOG_WARN,
                      "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks",
                      key, pu.ledgers, pu.ents, pu.writes, pu.recs, pu.hooks);
     for (;;) {
@@ -4658,7 +4618,7 @@ static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn
 {
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (L->destroying) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -4666,7 +4626,7 @@ static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn
 
 static mguard_status mguard__l_oom(const mguard_ledger *L, mguard_status st, const char *fn)
 {
-    if (st == MGUARD_ENOMEM) mguard__l_logf(L->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    if (st == MGUARD_ENOMEM) mguard__logf(L->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
     return st;
 }
 
@@ -4679,7 +4639,7 @@ mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *d
     if (mguard__lroot_ensure(ctx) ||
         !(L = (mguard_ledger *)mguard__alloc(ctx, sizeof *L))) {
         mguard__lroot_maybe_free(ctx);
-        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
         return NULL;
     }
     memset(L, 0, sizeof *L);
@@ -4720,7 +4680,7 @@ void mguard_ledger_destroy(mguard_ledger *L)
 {
     if (!mguard__ledger_ok(L)) return;
     if (L->destroying) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
         return;
     }
     L->destroying = 1;
@@ -4764,11 +4724,11 @@ static mguard_status mguard__l_track(mguard_ledger *L, const void *obj, const ch
     if (st) return st;
     ctx = L->ctx;
     if (!obj) {
-        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
     }
     if (mguard__l_ent_find(L, obj)) {
-        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
         return MGUARD_EEXIST;
     }
     if (source && !(src = mguard__intern(ctx, source))) st = MGUARD_ENOMEM;
@@ -4818,7 +4778,7 @@ mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_
     const mguard__lent *en;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!obj || !out) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
         return MGUARD_EINVAL;
     }
     e = mguard__l_ent_find(L, obj);
@@ -4838,17 +4798,17 @@ static mguard_status mguard__l_attr_entry(const mguard_ledger *L, const void *ob
 {
     *e = 0;
     if (!obj || !attr) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
         return MGUARD_EINVAL;
     }
     *e = mguard__l_ent_find(L, obj);
     if (!*e) {
         if (untracked_ok) return MGUARD_NOT_FOUND;
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
         return MGUARD_EINVAL;
     }
     if (L->ents[*e - 1].kind == MGUARD_LEDGER_MUTABLE) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -4862,12 +4822,12 @@ mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj)
     mguard__lent *en;
     if (st) return st;
     if (!obj) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
     }
     e = mguard__l_ent_find(L, obj);
     if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_MUTABLE) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
         return MGUARD_EINVAL;
     }
     en = &L->ents[e - 1];
@@ -4965,12 +4925,12 @@ mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, c
     if (value) *value = NULL;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!value) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
         return MGUARD_EINVAL;
     }
     st = mguard__l_attr_entry(L, obj, attr, fn, true, &e);
     if (st) return st;
-    a = mguard__intern_find(L->ctx, attr);
+    a = mguard__str_find(L->ctx, attr);
     w = a ? mguard__l_w_find(L, obj, a) : 0;
     if (!w) return MGUARD_NOT_FOUND;
     if (L->writes[w - 1].deleted) return MGUARD_DELETED;
@@ -4986,7 +4946,7 @@ bool mguard_ledger_has_pending(const mguard_ledger *L, const void *obj, const ch
     e = mguard__l_ent_find(L, obj);
     if (!e) return false;
     if (!attr) return L->ents[e - 1].nwrites > 0;
-    a = mguard__intern_find(L->ctx, attr);
+    a = mguard__str_find(L->ctx, attr);
     return a && mguard__l_w_find(L, obj, a) != 0;
 }
 
@@ -5112,7 +5072,7 @@ mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payl
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!tag) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
         return MGUARD_EINVAL;
     }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
@@ -5165,7 +5125,7 @@ mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, con
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!obj || !id) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
         return MGUARD_EINVAL;
     }
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
@@ -5225,7 +5185,7 @@ mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_led
 {
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!out) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_hook_at: NULL out");
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_hook_at: NULL out");
         return MGUARD_EINVAL;
     }
     if (i >= L->nhooks) return MGUARD_NOT_FOUND;
@@ -5357,13 +5317,13 @@ mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
     if (!mguard__ledger_ok(src)) return NULL;
     ctx = src->ctx;
     if (src->destroying) {
-        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return NULL;
     }
     mguard__l_layout(src, &lay);
     block = (unsigned char *)mguard__alloc(ctx, lay.total);
     if (!block) {
-        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         return NULL;
     }
     /* One memcpy per array, all into the one block. */
@@ -5432,7 +5392,7 @@ mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *cp)
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
                      !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" : "from another context");
         return MGUARD_EINVAL;
     }
@@ -5498,7 +5458,7 @@ static bool mguard__l_veq(mguard__lcmp *c, const void *va, const void *vb, bool 
     if (!va || !vb || !c->a->desc.equal) return false;
     MGUARD__CALLOUT(c->a->ctx, r = c->a->desc.equal(va, vb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
-        mguard__l_logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
         *stop = true;
     }
@@ -5712,9 +5672,9 @@ static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledg
 {
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
         if (a->ctx == b->ctx) return MGUARD_OK;
-        mguard__l_logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
+        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
     } else if (mguard__ledger_ok(a) || mguard__ledger_ok(b)) {
-        mguard__l_logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
+        mguard__logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
     }
     return MGUARD_EINVAL;
 }
@@ -5932,7 +5892,7 @@ mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b,
     st = mguard__l_pair_ok(a, b, fn);
     if (st) return st;
     if (!out) {
-        mguard__l_logf(a->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
         return MGUARD_EINVAL;
     }
     d = (mguard_ledger_diff_result *)mguard__alloc(a->ctx, sizeof *d);
@@ -6035,7 +5995,7 @@ mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, si
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!roots && nroots) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
         return MGUARD_EINVAL;
     }
     /* Snapshot (no call-out yet): per entry its pending values, then record
@@ -6085,7 +6045,7 @@ mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, si
         for (j = off[e]; j < off[e + 1] && !p.changed; j++) mguard__l_prune_follow(&p, vals[j]);
     }
     if (p.changed) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
         st = MGUARD_EINVAL;
     } else {
         for (i = 0; i < p.n0; i++) {
@@ -6119,7 +6079,7 @@ mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, v
     mguard_status st = mguard__l_can_change(L, name);
     if (st) return st;
     if (!fn) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
         return MGUARD_EINVAL;
     }
     if (L->live_writes) {
@@ -6183,7 +6143,7 @@ const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
 /* ---- consistency check -------------------------------------------------- */
 
 #define MGUARD__LCHECK(cond, ...) \
-    do { if (!(cond)) { mguard__l_logf(L->ctx, MGUARD_LOG_ERROR, "mguard_ledger_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+    do { if (!(cond)) { mguard__logf(L->ctx, MGUARD_LOG_ERROR, "mguard_ledger_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
 static mguard_status mguard__l_check_index(const mguard_ledger *L, const mguard__index *ix, size_t len, const char *what)
 {
@@ -6325,7 +6285,7 @@ mguard_status mguard_ledger_check(const mguard_ledger *L)
     if (!L->nrpool) return MGUARD_OK;
     cnt = (uint32_t *)mguard__alloc(L->ctx, (size_t)L->nrpool * sizeof *cnt);
     if (!cnt) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_INFO, "mguard_ledger_check: out of memory; hold counts not checked");
+        mguard__logf(L->ctx, MGUARD_LOG_INFO, "mguard_ledger_check: out of memory; hold counts not checked");
         return MGUARD_OK;
     }
     memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
@@ -6342,19 +6302,19 @@ static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
     uint32_t n = 0;
     if (!root) return MGUARD_OK;
     if (!mguard__weak_ok(root->watch)) {
-        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: the ledgers' weak table is gone");
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: the ledgers' weak table is gone");
         return MGUARD_EINVAL;
     }
     for (L = root->head; L; L = L->next) {
         if (!mguard__ledger_ok(L) || L->ctx != ctx || (L->next && L->next->prev != L)) {
-            mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
+            mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
             return MGUARD_EINVAL;
         }
         if (mguard_ledger_check(L)) return MGUARD_EINVAL;
         n++;
     }
     if (n != root->nledgers) {
-        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: %u ledgers listed, %u counted", n, root->nledgers);
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: %u ledgers listed, %u counted", n, root->nledgers);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
