@@ -4,6 +4,7 @@
 #                   + docs check, packaging test, Lua example test
 #   make sanitize   the tests under ASan + UBSan
 #   make valgrind   the tests under valgrind memcheck
+#   make tsan       the threaded tests under ThreadSanitizer, a long stress run
 #   make bench      benchmarks (ratios against raw stb_ds, same run)
 #   make install    mguard.h, mguard.pc, CMake package (PREFIX=/usr/local, DESTDIR)
 # Missing stb_ds or cmocka are installed with apt-get when run as root;
@@ -17,7 +18,7 @@ WARN    := -Wall -Wextra -Wpedantic -Werror
 CSTD    := -std=c99
 CFLAGS  ?= -O1 -g
 ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -I. $(STB_CFLAGS)
-TEST_LIBS := -lcmocka
+TEST_LIBS := -lcmocka -pthread
 
 TEST_SRCS := $(wildcard tests/test_*.c)
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/%,$(TEST_SRCS))
@@ -25,7 +26,7 @@ EXAMPLE_SRCS := $(filter-out examples/lua_guard.c,$(wildcard examples/*.c))
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/ex_%,$(EXAMPLE_SRCS))
 HDR := mguard.h
 
-.PHONY: all deps run test check-compile sanitize valgrind bench clean
+.PHONY: all deps run test check-compile sanitize valgrind tsan bench clean
 all: $(TEST_BINS) $(EXAMPLE_BINS)
 
 # ---- dependencies -------------------------------------------------------
@@ -40,7 +41,7 @@ $(DEPS_STAMP):
 $(BUILD)/mguard_impl.o: tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/test_%: tests/test_%.c tests/common.h $(BUILD)/mguard_impl.o $(HDR) | $(DEPS_STAMP)
+$(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(BUILD)/mguard_impl.o $(HDR) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) $< $(BUILD)/mguard_impl.o -o $@ $(TEST_LIBS)
 
 test: $(TEST_BINS) check-compile check-docs check-packaging check-lua
@@ -51,11 +52,12 @@ test: $(TEST_BINS) check-compile check-docs check-packaging check-lua
 # clang, and as C++11, both the API part and the implementation part.
 check-compile: | $(DEPS_STAMP)
 	@sh tests/check_compile.sh "$(BUILD)/compile" "$(STB_CFLAGS)"
+	@sh tests/check_locked.sh
 
 # ---- sanitizers and valgrind --------------------------------------------
 sanitize: | $(DEPS_STAMP)
 	$(MAKE) BUILD=$(BUILD)/san CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	    TEST_LIBS="-lcmocka -fsanitize=address,undefined" $(patsubst $(BUILD)/%,$(BUILD)/san/%,$(TEST_BINS))
+	    TEST_LIBS="-lcmocka -pthread -fsanitize=address,undefined" $(patsubst $(BUILD)/%,$(BUILD)/san/%,$(TEST_BINS))
 	@set -e; for t in $(patsubst $(BUILD)/%,$(BUILD)/san/%,$(TEST_BINS)); do echo "== $$t"; \
 	    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$$t; done
 	@echo "sanitizers clean"
@@ -65,6 +67,19 @@ valgrind: $(TEST_BINS)
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; \
 	    valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect,possible ./$$t; done
 	@echo "valgrind clean"
+
+# ---- threads ------------------------------------------------------------
+# tests/test_threads.c under ThreadSanitizer (clang, -O1 -g), its stress test
+# TSAN_ITERS iterations per thread long; any report fails the run.
+TSAN_CC    ?= clang
+TSAN_ITERS ?= 30000
+$(BUILD)/tsan/test_threads: tests/test_threads.c tests/common.h tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)/tsan
+	$(TSAN_CC) $(CSTD) $(WARN) -O1 -g -fsanitize=thread -I. $(STB_CFLAGS) tests/mguard_impl.c $< -o $@ -lcmocka -pthread
+
+tsan: $(BUILD)/tsan/test_threads
+	MGUARD_THREADS_ITERS=$(TSAN_ITERS) TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" ./$<
+	@echo "tsan clean"
 
 # ---- examples -----------------------------------------------------------
 $(BUILD)/ex_%: examples/%.c $(HDR) | $(DEPS_STAMP)
@@ -135,6 +150,44 @@ uninstall:
 	rm -f "$(DESTDIR)$(CMAKEDIR)/mguardConfig.cmake" "$(DESTDIR)$(CMAKEDIR)/mguard-stb.cmake" \
 	    "$(DESTDIR)$(CMAKEDIR)/mguardConfigVersion.cmake"
 	-rmdir "$(DESTDIR)$(CMAKEDIR)" 2>/dev/null
+
+# ==== reliability targets (issue 6) =====================================
+#   make fuzz          libFuzzer differential target, FUZZ_SECONDS (60) long
+#   make stress        10M objects across 64 tables; figures, not timings
+#   make lint          cppcheck + clang-tidy (.clang-tidy) on mguard.h
+#   make fault-sites   every allocation site of mguard.h and how often the
+#                      fault-injection workloads reach it (gcov)
+.PHONY: fuzz stress lint fault-sites
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_FLAGS   := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_DEPS    := tests/fuzz_decoder.h tests/model.h $(HDR)
+
+$(BUILD)/fuzz/fuzz_mguard: tests/fuzz_mguard.c $(FUZZ_DEPS) | $(DEPS_STAMP)
+	@sh tests/have_fuzzer.sh || sh tests/deps.sh clang libclang-rt-14-dev
+	@mkdir -p $(BUILD)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -I. $(STB_CFLAGS) $< -o $@
+
+# New inputs go to $(BUILD)/fuzz/corpus; tests/corpus (the seeds and the
+# regression inputs) is read only. A finding is written to $(BUILD)/fuzz/.
+fuzz: $(BUILD)/fuzz/fuzz_mguard
+	@mkdir -p $(BUILD)/fuzz/corpus
+	./$(BUILD)/fuzz/fuzz_mguard -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus tests/corpus
+
+$(BUILD)/stress: tests/stress.c $(HDR) | $(DEPS_STAMP)
+	$(CC) -std=c99 -Wall -Wextra -Wpedantic -O2 -DNDEBUG -I. $(STB_CFLAGS) $< -o $@
+
+stress: $(BUILD)/stress
+	./$(BUILD)/stress
+
+lint: | $(DEPS_STAMP)
+	@command -v cppcheck >/dev/null || sh tests/deps.sh cppcheck
+	@command -v clang-tidy >/dev/null || sh tests/deps.sh clang-tidy
+	@sh tests/lint.sh "$(BUILD)/lint" "$(STB_CFLAGS)"
+
+fault-sites: | $(DEPS_STAMP)
+	@sh tests/fault_sites.sh "$(BUILD)/cov" "$(STB_CFLAGS)"
 
 clean:
 	rm -rf $(BUILD)

@@ -35,8 +35,16 @@
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
      #define MGUARD_STATIC           (globally or in the one file that uses it)
                                      make every function static: a private copy.
-     #define MGUARD_DEBUG            (implementation file) validate handles on
-                                     every call (catches use after destroy).
+     #define MGUARD_DEBUG            (implementation file) keep a registry of
+                                     live contexts and tables and check every
+                                     handle against it before reading it: a
+                                     destroyed table or context (or a table
+                                     whose context is gone) gets the function's
+                                     bad-input answer and a log line, not a
+                                     read of freed memory. Costs a lookup per
+                                     call; keeps one process-wide list of live
+                                     contexts (do not create or destroy
+                                     contexts on several threads at once).
      #define MGUARD_ASSERT(x)        (implementation file) internal assertions;
                                      default assert() from <assert.h>.
      stb_ds's own options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are
@@ -180,10 +188,14 @@ MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
    weak table (their value destructors run), makes refs to obj read NULL,
    fires obj's watchers once with attr == NULL and forgets its tracker,
    generation tag and dynamic-class mark. An object mguard never saw (or
-   already forgot: a second call) is a cheap no-op. NULL ctx or obj: no-op
-   with a log line for a NULL ctx. Callbacks run after all structures are
+   already forgot: a second call) is a cheap no-op; a second call from
+   inside obj's own death callbacks is logged. NULL ctx or obj: no-op.
+   Callbacks run after all structures are
    updated: first obj's watchers in registration order, then the value
-   destructors in the order obj entered those tables.
+   destructors in the order obj entered those tables. Out of memory changes
+   none of this (logged): the values are then destroyed where they lie,
+   and until the callbacks return the tables holding obj cannot grow
+   (mguard_weak_set of a new key may answer ENOMEM).
    Cost: one hash lookup + O(tables holding obj + watchers of obj). */
 MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
 /* The context's own copy of the string s: equal strings give the same
@@ -225,7 +237,8 @@ MGUARDDEF void mguard_weak_destroy(mguard_weak *t);
    Cost: O(1) amortized: one table lookup (+ one object-registry lookup and
    insert for a new key). */
 MGUARDDEF mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value);
-/* Pointer to the value stored under key, NULL when absent (or NULL t/key).
+/* Pointer to the value stored under key, NULL when absent (or NULL or
+   foreign t, NULL key).
    Valid until the next change to t (set, remove, clear, key death).
    Cost: one hash lookup; never writes. */
 MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
@@ -301,12 +314,14 @@ typedef void (*mguard_invalidate_fn)(void *guard, const void *obj, const char *a
 MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard,
                                      mguard_invalidate_fn fn, void *user);
 /* Remove every watcher of guard on obj, including ones about to be called
-   by an invalidation in progress. NOT_FOUND when there was none. */
+   by an invalidation in progress. NOT_FOUND when there was none (the
+   watchers of a destroyed guard are already gone: a new object at the
+   guard's address does not find them). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
 /* Tell mguard that obj was mutated. If obj has a tracker: its mutation count
    goes up by one and every watcher registered so far fires once, in
    registration order, and is dropped. An object nobody watched costs one
-   lookup and nothing else. NULL ctx/obj: no-op (logged for NULL ctx). */
+   lookup and nothing else. NULL ctx/obj: no-op. */
 MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr);
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
@@ -1303,6 +1318,18 @@ typedef struct mguard__firing {
 #endif
 } mguard__firing;
 
+#ifdef MGUARD_DEBUG
+/* MGUARD_DEBUG: the context's live tables ("handle checks" below).
+   tabs[0..ntabs) is dense, in no order; ix maps a table's address to its
+   position + 1. */
+typedef struct mguard__debug {
+    mguard__index ix;
+    struct mguard_weak **tabs;
+    uint32_t ntabs, captabs;
+    struct mguard_ctx *next_live;   /* the process's live contexts */
+} mguard__debug;
+#endif
+
 struct mguard_ctx {
     uint32_t magic;
     uint32_t tag;                /* high 16 bits of every serial */
@@ -1325,7 +1352,22 @@ struct mguard_ctx {
     struct mguard__part *parts;  /* scope and dynamism trackers (sections 7-8) */
     struct mguard__lroot *ledger_root; /* 9. every ledger and their weak table; NULL when none */
     mguard__lock *lk;            /* 10. the lock of a thread-safe context; NULL: one thread */
+#ifdef MGUARD_DEBUG
+    mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
+#endif
 };
+
+/* Handle checks at every entry point ("handle checks" below): a NULL handle
+   or a bad magic number is refused; under MGUARD_DEBUG the handle must be in
+   the registry of live handles, which is looked up before the handle is
+   read, with a log line when it is not. */
+static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn);
+static bool mguard__weak_valid(const struct mguard_weak *t, const char *fn);
+#ifdef MGUARD_DEBUG
+static mguard_status mguard__dbg_reserve(mguard_ctx *ctx);
+static void mguard__dbg_add(mguard_ctx *ctx, struct mguard_weak *t);
+static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
+#endif
 
 static void *mguard__default_realloc(void *p, size_t n, void *user) { (void)user; return realloc(p, n); }
 static void mguard__default_free(void *p, void *user) { (void)user; free(p); }
@@ -1346,16 +1388,26 @@ static void mguard__free(const mguard_ctx *ctx, void *p)
     if (p) ctx->alloc.free_fn(p, ctx->alloc.user);
 }
 
+/* Log one line. The logger is user code: it runs with in_callback raised,
+   so it cannot destroy the context under the caller (mguard_ctx_destroy
+   refuses), and the caller may go on using the context afterwards. ctx is
+   const for the read-only callers; only the callback counter changes. */
 static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
+    mguard_ctx *mctx = (mguard_ctx *)ctx;
     if (!ctx || !ctx->log.func) return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (ctx->lk) mguard__lk_queue(ctx->lk, level, buf, ctx->log.func, ctx->log.user);
-    else ctx->log.func(level, buf, ctx->log.user);
+    if (ctx->lk) {
+        mguard__lk_queue(ctx->lk, level, buf, ctx->log.func, ctx->log.user);
+        return;
+    }
+    mctx->in_callback++;
+    ctx->log.func(level, buf, ctx->log.user);
+    mctx->in_callback--;
 }
 
 /* Grow *arr (elem bytes each) so it holds at least need elements. On
@@ -1545,12 +1597,12 @@ static void mguard__reg_drop_if_empty(mguard_ctx *ctx, uint32_t r)
 
 size_t mguard_ctx_object_count(const mguard_ctx *ctx)
 {
-    return (ctx && ctx->magic == MGUARD__MAGIC_CTX) ? ctx->live_objs : 0;
+    return mguard__ctx_ok(ctx, "mguard_ctx_object_count") ? ctx->live_objs : 0;
 }
 
 bool mguard_is_known(const mguard_ctx *ctx, const void *obj)
 {
-    return ctx && ctx->magic == MGUARD__MAGIC_CTX && obj && mguard__reg_find(ctx, obj) != 0;
+    return mguard__ctx_ok(ctx, "mguard_is_known") && obj && mguard__reg_find(ctx, obj) != 0;
 }
 
 /* ---- interned strings (shared by the later sections) --------------------
@@ -1562,18 +1614,28 @@ static uint32_t mguard__hash_str(const char *s)
     return (uint32_t)(h ^ (h >> 32)) | 1u;
 }
 
+/* The interned copy of s if there is one; never allocates. */
+static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
+{
+    uint32_t h;
+    size_t i;
+    if (!ctx->str_index.slots) return NULL;
+    h = mguard__hash_str(s);
+    for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
+        mguard__slot sl = ctx->str_index.slots[i];
+        if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
+    }
+    return NULL;
+}
+
 /* The context's copy of s, NULL on allocation failure. */
 static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 {
     uint32_t h = mguard__hash_str(s);
-    size_t i, len;
+    size_t len;
     char *copy;
-    if (ctx->str_index.slots) {
-        for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
-            mguard__slot sl = ctx->str_index.slots[i];
-            if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
-        }
-    }
+    const char *found = mguard__str_find(ctx, s);
+    if (found) return found;
     if (mguard__ix_reserve(ctx, &ctx->str_index, (size_t)ctx->nstrs + 1)) return NULL;
     if (mguard__reserve(ctx, (void **)&ctx->strs, &ctx->capstrs, (size_t)ctx->nstrs + 1, sizeof(char *))) return NULL;
     len = strlen(s);
@@ -1588,7 +1650,7 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 const char *mguard_intern(mguard_ctx *ctx, const char *s)
 {
     const char *r;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !s) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_intern") || !s) return NULL;
     r = mguard__intern(ctx, s);
     if (!r) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_intern: out of memory");
     return r;
@@ -1626,6 +1688,10 @@ struct mguard_weak {
 };
 
 #define MGUARD__ENTRY(t, i) ((t)->dense + (size_t)(i) * (t)->stride)
+/* Set in an entry's seq while a death destroys its value in place (out of
+   memory, see mguard__death_in_place): the entry is already detached (out
+   of the index, not counted) and is skipped like a tombstone. */
+#define MGUARD__SEQ_PENDING ((uint64_t)1 << 63)
 
 static bool mguard__weak_ok(const mguard_weak *t)
 {
@@ -1636,11 +1702,17 @@ mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 {
     mguard_weak *t;
     size_t vs;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_weak_create")) return NULL;
     if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
         return NULL;
     }
+#ifdef MGUARD_DEBUG
+    if (mguard__dbg_reserve(ctx)) {
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_weak_create: out of memory");
+        return NULL;
+    }
+#endif
     t = (mguard_weak *)mguard__alloc(ctx, sizeof *t);
     if (!t) {
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_weak_create: out of memory");
@@ -1660,6 +1732,9 @@ mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
     t->next = ctx->tables;
     if (ctx->tables) ctx->tables->prev = t;
     ctx->tables = t;
+#ifdef MGUARD_DEBUG
+    mguard__dbg_add(ctx, t);
+#endif
     return t;
 }
 
@@ -1800,11 +1875,11 @@ static mguard_status mguard__obj_reserve_table(mguard_ctx *ctx, mguard__obj *o)
     if (o->ntables < o->captables) return MGUARD_OK;
     ncap = (size_t)o->captables * 2;
     if (!o->more) {
-        nt = (mguard_weak **)mguard__alloc(ctx, ncap * sizeof *nt);
+        nt = (mguard_weak **)mguard__alloc(ctx, ncap * sizeof(mguard_weak *));
         if (!nt) return MGUARD_ENOMEM;
         memcpy(nt, o->inline_tables, sizeof o->inline_tables);
     } else {
-        nt = (mguard_weak **)mguard__realloc(ctx, o->more, ncap * sizeof *nt);
+        nt = (mguard_weak **)mguard__realloc(ctx, o->more, ncap * sizeof(mguard_weak *));
         if (!nt) return MGUARD_ENOMEM;
     }
     o->more = nt;
@@ -1851,12 +1926,18 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
         mguard__entry_hdr hdr;
         uint32_t r;
         mguard_status st;
+        r = mguard__reg_find(ctx, key);
+        if (!r && ctx->dying && mguard__is_dying(ctx, key)) {
+            /* refused as misuse before anything is allocated, so the
+               answer does not depend on the allocator */
+            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %p is being destroyed; refused", key);
+            return MGUARD_EINVAL;
+        }
         if (t->value_size > MGUARD__STACK_VALUE) {
             tmp = (unsigned char *)mguard__alloc(ctx, t->value_size);
             if (!tmp) return MGUARD_ENOMEM;
         }
         memcpy(tmp, value, t->value_size);
-        r = mguard__reg_find(ctx, key);
         st = r ? mguard__obj_reserve_table(ctx, &ctx->objs[r - 1]) : mguard__admit(ctx, key, 1, "mguard_weak_set");
         if (!st) st = mguard__weak_reserve(t);
         if (st) {
@@ -1882,7 +1963,7 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
 mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value)
 {
     mguard_status st;
-    if (!mguard__weak_ok(t)) return MGUARD_EINVAL;
+    if (!mguard__weak_valid(t, "mguard_weak_set")) return MGUARD_EINVAL;
     if (!key || !value || t->destroying) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
         return MGUARD_EINVAL;
@@ -1895,7 +1976,7 @@ mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value
 void *mguard_weak_get(const mguard_weak *t, const void *key)
 {
     uint32_t e1;
-    if (!t || !key) return NULL;
+    if (!mguard__weak_valid(t, "mguard_weak_get") || !key) return NULL;
     e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, mguard__hash_ptr(key));
     return e1 ? (void *)(t->dense + (size_t)(e1 - 1) * t->stride + t->voff) : NULL;
 }
@@ -1907,12 +1988,12 @@ bool mguard_weak_contains(const mguard_weak *t, const void *key)
 
 size_t mguard_weak_count(const mguard_weak *t)
 {
-    return mguard__weak_ok(t) ? t->live : 0;
+    return mguard__weak_valid(t, "mguard_weak_count") ? t->live : 0;
 }
 
 mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value)
 {
-    if (mguard__weak_ok(t) && t->value_size != sizeof(void *)) {
+    if (mguard__weak_valid(t, "mguard_weak_set_ptr") && t->value_size != sizeof(void *)) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set_ptr: table value_size is %lu, not sizeof(void *)", (unsigned long)t->value_size);
         return MGUARD_EINVAL;
     }
@@ -1960,7 +2041,7 @@ static void mguard__weak_remove_entry(mguard_weak *t, const void *key, uint32_t 
 mguard_status mguard_weak_remove(mguard_weak *t, const void *key)
 {
     uint32_t h, e1;
-    if (!mguard__weak_ok(t)) return MGUARD_EINVAL;
+    if (!mguard__weak_valid(t, "mguard_weak_remove")) return MGUARD_EINVAL;
     if (!key) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_remove: NULL key");
         return MGUARD_EINVAL;
@@ -1977,7 +2058,7 @@ mguard_weak_iter mguard_weak_iterate(mguard_weak *t)
 {
     mguard_weak_iter it;
     memset(&it, 0, sizeof it);
-    if (mguard__weak_ok(t)) {
+    if (mguard__weak_valid(t, "mguard_weak_iterate")) {
         it.t_ = t;
         it.epoch_ = t->epoch;
     }
@@ -1989,7 +2070,7 @@ bool mguard_weak_next(mguard_weak_iter *it)
     mguard_weak *t;
     if (!it || !it->t_) return false;
     t = it->t_;
-    if (!mguard__weak_ok(t)) { it->t_ = NULL; return false; }
+    if (!mguard__weak_valid(t, "mguard_weak_next")) { it->t_ = NULL; return false; }
     if (it->epoch_ != t->epoch) {
         /* Compacted since the last step: find the first entry after the
            last one visited (seq grows along the dense array). */
@@ -1998,7 +2079,7 @@ bool mguard_weak_next(mguard_weak_iter *it)
             size_t mid = lo + (hi - lo) / 2;
             mguard__entry_hdr hdr;
             memcpy(&hdr, MGUARD__ENTRY(t, mid), sizeof hdr);
-            if (hdr.seq < it->seq_) lo = mid + 1; else hi = mid;
+            if ((hdr.seq & ~MGUARD__SEQ_PENDING) < it->seq_) lo = mid + 1; else hi = mid;
         }
         it->pos_ = lo;
         it->epoch_ = t->epoch;
@@ -2008,7 +2089,7 @@ bool mguard_weak_next(mguard_weak_iter *it)
         unsigned char *e = MGUARD__ENTRY(t, it->pos_);
         memcpy(&hdr, e, sizeof hdr);
         it->pos_++;
-        if (!hdr.key) continue;
+        if (!hdr.key || (hdr.seq & MGUARD__SEQ_PENDING)) continue;
         it->key = hdr.key;
         it->value = e + t->voff;
         it->seq_ = hdr.seq + 1;   /* the next one to look for */
@@ -2044,7 +2125,7 @@ static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
 
 void mguard_weak_clear(mguard_weak *t)
 {
-    if (!mguard__weak_ok(t)) return;
+    if (!mguard__weak_valid(t, "mguard_weak_clear")) return;
     mguard__weak_drain(t, t->next_seq);
     if (t->destroying && !t->busy) mguard__weak_finish(t);
 }
@@ -2055,6 +2136,9 @@ static void mguard__weak_finish(mguard_weak *t)
     /* destroying refuses new keys, so one drain empties the table */
     mguard__weak_drain(t, UINT64_MAX);
     MGUARD_ASSERT(t->live == 0);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_remove(ctx, t);   /* the handle dies here, even as a zombie */
+#endif
     if (t->prev) t->prev->next = t->next; else ctx->tables = t->next;
     if (t->next) t->next->prev = t->prev;
     t->prev = t->next = NULL;
@@ -2068,7 +2152,7 @@ static void mguard__weak_finish(mguard_weak *t)
 
 void mguard_weak_destroy(mguard_weak *t)
 {
-    if (!mguard__weak_ok(t)) return;
+    if (!mguard__weak_valid(t, "mguard_weak_destroy")) return;
     if (t->destroying) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_destroy: table %p is already being destroyed", (void *)t);
         return;
@@ -2086,8 +2170,8 @@ void mguard_weak_destroy(mguard_weak *t)
    registration order (attr NULL), then on_key_death and the value
    destructor of each table entry, in the order obj entered the tables.
    While phase 2 runs, obj is on the context's dying list and cannot be
-   registered again. If the heap block cannot be had, tables are handled
-   one at a time instead (logged): values are still destroyed exactly once. */
+   registered again. If the heap block cannot be had, the same two phases
+   run without it (mguard__death_in_place, logged). */
 typedef struct mguard__pending {
     mguard_value_dtor dtor;
     mguard_key_death_fn on_death;
@@ -2114,33 +2198,81 @@ static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, mguard__watch
     mguard__reg_drop(ctx, r);
 }
 
-static void mguard__death_degraded(mguard_ctx *ctx, const void *obj)
+/* Out of memory: the same two phases with no buffer. Phase 1 leaves each
+   value where it lies, in an entry that is detached (out of the index, not
+   counted) and marked pending, so iterators, drains and the check skip it;
+   the table is pinned so the entry neither moves (growth and compaction
+   answer ENOMEM meanwhile) nor is freed (a destroy during phase 2 leaves
+   the final free to the unpin). Phase 2 fires the watchers, then destroys
+   each value in place and turns its entry into a plain tombstone. The
+   record's table list is taken over (a heap list) or copied (inline). */
+static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
 {
-    mguard__watcher *w = NULL;
-    size_t nw = 0;
-    uint32_t r;
-    unsigned char small[MGUARD__STACK_VALUE];
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's table entries one at a time", obj);
-    while ((r = mguard__reg_find(ctx, obj)) != 0 && ctx->objs[r - 1].ntables) {
-        mguard__obj *o = &ctx->objs[r - 1];
-        mguard_weak *t = MGUARD__TABLES(o)[0];
-        uint32_t h = mguard__hash_ptr(obj);
+    mguard__obj *o = &ctx->objs[r - 1];
+    mguard_weak *inl[2];
+    mguard_weak **tables = inl;
+    uint32_t i, nt = o->ntables, h = mguard__hash_ptr(obj);
+    uint64_t serial = o->serial;
+    mguard__watcher *w;
+    size_t nw;
+    mguard__dying dying;
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
+    if (o->more) {
+        tables = o->more;
+        o->more = NULL;
+        o->captables = 2;
+    } else {
+        inl[0] = o->inline_tables[0];
+        inl[1] = o->inline_tables[1];
+    }
+    /* Phase 1: detach. */
+    for (i = 0; i < nt; i++) {
+        mguard_weak *t = tables[i];
         uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, obj, h);
+        mguard__entry_hdr hdr;
         MGUARD_ASSERT(e1);
-        mguard__weak_detach(t, e1, h);
-        mguard__obj_unlink_table(o, t);
-        if (t->value_size <= sizeof small) {
-            memcpy(small, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
-            mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, small);
-        } else {
-            mguard__destroy_in_place(t, e1 - 1, obj, 1);
+        mguard__ix_del(&t->index, h, e1);
+        memcpy(&hdr, MGUARD__ENTRY(t, e1 - 1), sizeof hdr);
+        hdr.seq |= MGUARD__SEQ_PENDING;
+        memcpy(MGUARD__ENTRY(t, e1 - 1), &hdr, sizeof hdr);
+        t->live--;
+        t->pinned++;
+    }
+    mguard__death_drop_record(ctx, r, &w, &nw);
+    /* Phase 2: call out. */
+    dying.obj = obj;
+    dying.next = ctx->dying;
+    /* cppcheck-suppress autoVariables ; popped before this function returns */
+    ctx->dying = &dying;
+    if (nw) mguard__fire(ctx, obj, w, nw, NULL);
+    mguard__free(ctx, w);
+    for (i = 0; i < nt; i++) {
+        mguard_weak *t = tables[i];
+        mguard__entry_hdr hdr;
+        uint32_t pos;
+        /* obj cannot be a key again before we are done: its one pending
+           entry in t is found by a scan (t cannot have moved it) */
+        for (pos = 0; pos < t->len; pos++) {
+            memcpy(&hdr, MGUARD__ENTRY(t, pos), sizeof hdr);
+            if (hdr.key == obj && (hdr.seq & MGUARD__SEQ_PENDING)) break;
         }
+        MGUARD_ASSERT(pos < t->len);
+        if (pos < t->len) {
+            mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, MGUARD__ENTRY(t, pos) + t->voff);
+            hdr.key = NULL;
+            hdr.seq &= ~MGUARD__SEQ_PENDING;
+            memcpy(MGUARD__ENTRY(t, pos), &hdr, sizeof hdr);
+        }
+        if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
     }
-    if (r) {
-        mguard__death_drop_record(ctx, r, &w, &nw);
-        if (nw) mguard__fire(ctx, obj, w, nw, NULL);
-        mguard__free(ctx, w);
+    if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
+    {
+        /* another thread's death may have been pushed above ours */
+        mguard__dying **pp;
+        for (pp = &ctx->dying; *pp != &dying; pp = &(*pp)->next) {}
+        *pp = dying.next;
     }
+    if (tables != inl) mguard__free(ctx, tables);
 }
 
 void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
@@ -2154,9 +2286,15 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     unsigned char *buf = stackbuf.bytes;
     mguard__pending *pend;
     uint64_t serial;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return;
+    if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
     r = mguard__reg_find(ctx, obj);
-    if (!r) return;
+    if (!r) {
+        /* forgotten already; from inside obj's own death it is a double
+           destroy the program would not see otherwise */
+        if (ctx->dying && mguard__is_dying(ctx, obj))
+            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %p is already being destroyed; ignored", obj);
+        return;
+    }
     o = &ctx->objs[r - 1];
     serial = o->serial;
     nt = o->ntables;
@@ -2165,8 +2303,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     if (need > sizeof stackbuf.bytes) {
         buf = (unsigned char *)mguard__alloc(ctx, need);
         if (!buf) {
-            mguard__death_degraded(ctx, obj);
-            if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
+            mguard__death_in_place(ctx, obj, r);
             return;
         }
     }
@@ -2196,6 +2333,8 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     mguard__free(ctx, w);
     for (i = 0; i < nt; i++)
         mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
+    /* still dying meanwhile: a callback cannot register obj again */
+    if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
     {
         /* another thread's death may have been pushed above ours */
         mguard__dying **pp;
@@ -2203,7 +2342,6 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
         *pp = dying.next;
     }
     if (buf != stackbuf.bytes) mguard__free(ctx, buf);
-    if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
 }
 
 
@@ -2215,7 +2353,7 @@ mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
     uint32_t r;
     ref.obj_ = NULL;
     ref.serial_ = 0;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return ref;
+    if (!mguard__ctx_ok(ctx, "mguard_ref_make") || !obj) return ref;
     r = mguard__reg_find(ctx, obj);
     if (!r) {
         mguard_status st = mguard__admit(ctx, obj, 1, "mguard_ref_make");
@@ -2238,7 +2376,7 @@ static uint32_t mguard__find_serial(const mguard_ctx *ctx, const void *obj, uint
 
 void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref)
 {
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !ref.serial_) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_ref_get") || !ref.serial_) return NULL;
     if ((uint32_t)(ref.serial_ >> 48) != ctx->tag) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
         return NULL;
@@ -2267,6 +2405,7 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
     if (ctx->lk) f.thread = pthread_self();
 #endif
     f.next = ctx->firing;
+    /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->firing = &f;
     for (i = 0; i < n; i++) {
         /* read under the lock: another thread's mguard_unwatch may cancel
@@ -2333,7 +2472,7 @@ mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard
     uint32_t r, g;
     mguard__obj *o;
     mguard__watcher *fresh = NULL;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return MGUARD_EINVAL;
+    if (!mguard__ctx_ok(ctx, "mguard_watch")) return MGUARD_EINVAL;
     if (!obj || !guard || !fn) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_watch: NULL %s", !obj ? "object" : !guard ? "guard" : "callback");
         return MGUARD_EINVAL;
@@ -2381,19 +2520,26 @@ mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard
 
 mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard)
 {
-    uint32_t r, i, n;
+    uint32_t r, g;
+    uint64_t gserial;
     size_t found = 0;
     mguard__firing *f;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return MGUARD_EINVAL;
+    if (!mguard__ctx_ok(ctx, "mguard_unwatch")) return MGUARD_EINVAL;
     if (!obj || !guard) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_unwatch: NULL %s", !obj ? "object" : "guard");
         return MGUARD_EINVAL;
     }
+    /* Only the guard's current life counts: watchers left by a destroyed
+       guard at the same address are dead (never called, not counted), and
+       dropped here along the way. */
+    g = mguard__reg_find(ctx, guard);
+    gserial = g ? ctx->objs[g - 1].serial : 0;
     r = mguard__reg_find(ctx, obj);
     if (r) {
         mguard__obj *o = &ctx->objs[r - 1];
+        uint32_t i, n;
         for (i = 0, n = 0; i < o->nwatch; i++) {
-            if (o->watch[i].guard == guard) found++;
+            if (o->watch[i].guard == guard) found += g && o->watch[i].guard_serial == gserial;
             else o->watch[n++] = o->watch[i];
         }
         o->nwatch = n;
@@ -2404,7 +2550,7 @@ mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard
         for (k = 0; k < f->n; k++) {
             if (f->w[k].guard == guard && f->w[k].fn) {
                 f->w[k].fn = NULL;
-                found++;
+                found += g && f->w[k].guard_serial == gserial;
             }
         }
     }
@@ -2417,7 +2563,7 @@ void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
     mguard__obj *o;
     mguard__watcher *w;
     size_t n;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return;
+    if (!mguard__ctx_ok(ctx, "mguard_on_mutation") || !obj) return;
     r = mguard__reg_find(ctx, obj);
     if (!r) return;
     o = &ctx->objs[r - 1];
@@ -2445,7 +2591,7 @@ void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
 uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return 0;
+    if (!mguard__ctx_ok(ctx, "mguard_mutation_count") || !obj) return 0;
     r = mguard__reg_find(ctx, obj);
     return r ? ctx->objs[r - 1].mutations : 0;
 }
@@ -2454,7 +2600,7 @@ size_t mguard_watcher_count(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r, i;
     size_t n = 0;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return 0;
+    if (!mguard__ctx_ok(ctx, "mguard_watcher_count") || !obj) return 0;
     r = mguard__reg_find(ctx, obj);
     if (!r) return 0;
     for (i = 0; i < ctx->objs[r - 1].nwatch; i++) {
@@ -2469,7 +2615,7 @@ size_t mguard_watcher_count(const mguard_ctx *ctx, const void *obj)
 static mguard_status mguard__flag(mguard_ctx *ctx, const void *obj, uint32_t flag, const char *fn)
 {
     uint32_t r;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return MGUARD_EINVAL;
+    if (!mguard__ctx_ok(ctx, fn)) return MGUARD_EINVAL;
     if (!obj) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
@@ -2494,7 +2640,7 @@ mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj)
 long mguard_gen_get(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !obj) return -1;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_get") || !obj) return -1;
     r = mguard__reg_find(ctx, obj);
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
@@ -2507,12 +2653,12 @@ bool mguard_gen_check(const mguard_ctx *ctx, const void *obj)
 
 long mguard_gen_current(const mguard_ctx *ctx)
 {
-    return (ctx && ctx->magic == MGUARD__MAGIC_CTX) ? ctx->generation : -1;
+    return mguard__ctx_ok(ctx, "mguard_gen_current") ? ctx->generation : -1;
 }
 
 long mguard_gen_advance(mguard_ctx *ctx)
 {
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return -1;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_advance")) return -1;
     return ++ctx->generation;
 }
 
@@ -2524,7 +2670,7 @@ mguard_status mguard_gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls)
 bool mguard_gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls)
 {
     uint32_t r;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX || !cls) return false;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_is_class_dynamic") || !cls) return false;
     r = mguard__reg_find(ctx, cls);
     return r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN);
 }
@@ -2537,7 +2683,7 @@ bool mguard_gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *c
 void mguard_gen_clear(mguard_ctx *ctx)
 {
     uint32_t i;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_clear")) return;
     ctx->generation = 0;
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
@@ -2574,46 +2720,14 @@ static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
     p->prev = p->next = NULL;
 }
 
-/* mguard__logf for the sections below, which go on using the context
-   after logging: the logger counts as a callback, so it cannot destroy the
-   context under them. */
-static void mguard__plogf(mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    if (!ctx || !ctx->log.func) return;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (ctx->lk) {
-        mguard__lk_queue(ctx->lk, level, buf, ctx->log.func, ctx->log.user);
-        return;
-    }
-    ctx->in_callback++;
-    ctx->log.func(level, buf, ctx->log.user);
-    ctx->in_callback--;
-}
 
 /* Defined with mguard_ctx_check, further down. */
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what);
 
 #define MGUARD__PCHECK(cond, ...) \
-    do { if (!(cond)) { mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+    do { if (!(cond)) { mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
-/* The interned copy of s if there is one; never allocates. */
-static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
-{
-    uint32_t h;
-    size_t i;
-    if (!ctx->str_index.slots) return NULL;
-    h = mguard__hash_str(s);
-    for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
-        mguard__slot sl = ctx->str_index.slots[i];
-        if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
-    }
-    return NULL;
-}
 
 /* ---- text output shared by the reports --------------------------------
    Either snprintf into a caller's buffer (len counts every byte produced,
@@ -3008,7 +3122,7 @@ mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc
     mguard_scope *s;
     mguard_weak_desc wd;
     const char *root;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_scope_create")) return NULL;
     s = (mguard_scope *)mguard__alloc(ctx, sizeof *s);
     if (!s) goto oom;
     memset(s, 0, sizeof *s);
@@ -3050,7 +3164,7 @@ oom_s:
     mguard__free(ctx, s->active);
     mguard__free(ctx, s);
 oom:
-    mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_scope_create: out of memory");
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_create: out of memory");
     return NULL;
 }
 
@@ -3058,7 +3172,7 @@ void mguard_scope_destroy(mguard_scope *s)
 {
     if (!mguard__scope_ok(s)) return;
     if (s->destroying) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
         return;
     }
     s->destroying = 1;
@@ -3077,11 +3191,11 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
 {
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
     if (s->destroying) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
         return MGUARD_EINVAL;
     }
     if (!comp) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -3262,6 +3376,7 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         }
         v = mguard__scope_entry(s, comp);
     }
+    if (!v) { st = MGUARD_EINVAL; goto done; }   /* cannot happen: just put */
     name = v->name;
     if (s->desc.child && !(v->flags & MGUARD__SCOPE_SEEN)) {
         if (mguard__reserve(ctx, (void **)&w.todo, &w.captodo, 1, sizeof *w.todo)) { st = MGUARD_ENOMEM; goto done; }
@@ -3296,7 +3411,7 @@ const char *mguard_scope_name(mguard_scope *s, const void *comp)
     s->busy++;
     st = mguard__scope_lookup(s, comp, &name, &w);
     mguard__scope_walk_end(s, &w, true);
-    if (st == MGUARD_ENOMEM) mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
     mguard__scope_release(s);
     return st ? NULL : name;
 }
@@ -3315,7 +3430,7 @@ mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const cha
     mguard__scope_name v, *cur;
     if (st) return st;
     if (!fqn || !*fqn) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
         return MGUARD_EINVAL;
     }
     memset(&v, 0, sizeof v);
@@ -3327,7 +3442,7 @@ mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const cha
         v.owner = (uintptr_t)(void *)s;
         st = mguard__weak_set_impl(s->names, comp, &v);
     }
-    if (st == MGUARD_ENOMEM) mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
     return st;
 }
 
@@ -3392,17 +3507,17 @@ mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
     st = mguard__scope_lookup(s, comp, &name, &w);
     if (!st && s->desc.trace) {
         now = mguard__scope_now(s);
-        if (s->destroying) st = MGUARD_EINVAL;
-        else if (!mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* the clock destroyed comp */
+        /* the clock destroyed the tracker, or comp */
+        if (s->destroying || !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;
     }
     if (!st) st = mguard__scope_push(s, comp, name, now);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
     if (st == MGUARD_NOT_FOUND)
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
     else if (st == MGUARD_ENOMEM)
-        mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
+        mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
     else if (st && !s->destroying)
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
     mguard__scope_release(s);
     return st;
 }
@@ -3561,7 +3676,7 @@ mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amou
     ctx = s->ctx;
     if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_add");
     if (!counter || !*counter || !(amount - amount == 0.0)) {
-        mguard__plogf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
         return MGUARD_EINVAL;
     }
     k = mguard__scope_counter_find(s, counter);
@@ -3591,7 +3706,7 @@ mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amou
     for (i = 0; i < s->nactive; i++) s->recs[s->active[i]].vals[k] += amount;
     return MGUARD_OK;
 oom:
-    mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
     return MGUARD_ENOMEM;
 }
 
@@ -3771,7 +3886,7 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     uint32_t n = s->nrecs, nc = s->ncounters;
     size_t wsmall[16], *w = wsmall, len;
     if (format != MGUARD_SCOPE_TABLE && format != MGUARD_SCOPE_TREE && format != MGUARD_SCOPE_TRACE_JSON) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
         mguard__out_end(o);
         return 0;
     }
@@ -3780,7 +3895,7 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     if (w && format == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
     if (!w || (format == MGUARD_SCOPE_TREE && !t)) {
         if (w && w != wsmall) mguard__free(s->ctx, w);
-        mguard__plogf(s->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        mguard__logf(s->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         mguard__out_end(o);
         return 0;
     }
@@ -3810,7 +3925,7 @@ size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format, mg
     mguard__out o;
     if (!mguard__scope_ok(s)) return 0;
     if (!fn) {
-        mguard__plogf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
         return 0;
     }
     memset(&o, 0, sizeof o);
@@ -3954,10 +4069,10 @@ static mguard_status mguard__dyn_check(mguard__part *p);
 mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
 {
     mguard_dyn *d;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_dyn_create")) return NULL;
     d = (mguard_dyn *)mguard__alloc(ctx, sizeof *d);
     if (!d) {
-        mguard__plogf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
         return NULL;
     }
     memset(d, 0, sizeof *d);
@@ -4061,7 +4176,7 @@ static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const 
     if (!mguard__dyn_ok(d)) return MGUARD_EINVAL;
     ctx = d->ctx;
     if (!path || !*path || (tensor && ndim && !dims) || ndim > 0x7fffffffu) {
-        mguard__plogf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
         return MGUARD_EINVAL;
     }
     norm = mguard__dyn_norm(ctx, path, small, sizeof small, &heap);
@@ -4123,7 +4238,7 @@ static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const 
     goto done;
 oom:
     st = MGUARD_ENOMEM;
-    mguard__plogf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
 done:
     mguard__free(ctx, heap);
     mguard__free(ctx, gheap);
@@ -4401,44 +4516,12 @@ struct mguard_ledger_diff_result {
 #define MGUARD__CALLOUT(ctx, call) \
     do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
 
-/* mguard__logf for this section, which goes on using the context after
-   logging: the logger counts as a callback, so it cannot destroy the
-   context under us. */
-static void mguard__l_logf(mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    if (!ctx || !ctx->log.func) return;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (ctx->lk) {
-        mguard__lk_queue(ctx->lk, level, buf, ctx->log.func, ctx->log.user);
-        return;
-    }
-    ctx->in_callback++;
-    ctx->log.func(level, buf, ctx->log.user);
-    ctx->in_callback--;
-}
 
 static bool mguard__ledger_ok(const mguard_ledger *L)
 {
     return L && L->magic == MGUARD__MAGIC_LEDGER;
 }
 
-/* The interned copy of s if there is one; never allocates. */
-static const char *mguard__intern_find(const mguard_ctx *ctx, const char *s)
-{
-    uint32_t h;
-    size_t i;
-    if (!ctx->str_index.slots) return NULL;
-    h = mguard__hash_str(s);
-    for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
-        mguard__slot sl = ctx->str_index.slots[i];
-        if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
-    }
-    return NULL;
-}
 
 static void mguard__ix_clear(mguard__index *ix)
 {
@@ -4781,7 +4864,7 @@ static mguard_status mguard__l_watch(mguard_ctx *ctx, const void *p, const char 
     mguard_status st;
     if (!p || mguard_weak_contains(root->watch, p)) return MGUARD_OK;
     if (ctx->dying && mguard__is_dying(ctx, p)) {
-        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
         return MGUARD_EINVAL;
     }
     st = mguard__weak_set_impl(root->watch, p, &one);
@@ -4950,7 +5033,7 @@ static void mguard__l_on_death_locked(struct mguard__lroot *root, const void *ke
     root->frames++;
     for (L = root->head; L; L = L->next) mguard__l_purge(L, key, &pu);
     if (pu.ledgers)
-        mguard__l_logf(ctx, MGUARD_LOG_WARN,
+        mguard__logf(ctx, MGUARD_LOG_WARN,
                      "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks",
                      key, pu.ledgers, pu.ents, pu.writes, pu.recs, pu.hooks);
     for (;;) {
@@ -5023,7 +5106,7 @@ static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn
 {
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (L->destroying) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -5031,7 +5114,7 @@ static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn
 
 static mguard_status mguard__l_oom(const mguard_ledger *L, mguard_status st, const char *fn)
 {
-    if (st == MGUARD_ENOMEM) mguard__l_logf(L->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    if (st == MGUARD_ENOMEM) mguard__logf(L->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
     return st;
 }
 
@@ -5040,11 +5123,11 @@ static mguard_status mguard__l_oom(const mguard_ledger *L, mguard_status st, con
 mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
 {
     mguard_ledger *L;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return NULL;
+    if (!mguard__ctx_ok(ctx, "mguard_ledger_create")) return NULL;
     if (mguard__lroot_ensure(ctx) ||
         !(L = (mguard_ledger *)mguard__alloc(ctx, sizeof *L))) {
         mguard__lroot_maybe_free(ctx);
-        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
         return NULL;
     }
     memset(L, 0, sizeof *L);
@@ -5085,7 +5168,7 @@ void mguard_ledger_destroy(mguard_ledger *L)
 {
     if (!mguard__ledger_ok(L)) return;
     if (L->destroying) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
         return;
     }
     L->destroying = 1;
@@ -5129,11 +5212,11 @@ static mguard_status mguard__l_track(mguard_ledger *L, const void *obj, const ch
     if (st) return st;
     ctx = L->ctx;
     if (!obj) {
-        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
     }
     if (mguard__l_ent_find(L, obj)) {
-        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
         return MGUARD_EEXIST;
     }
     if (source && !(src = mguard__intern(ctx, source))) st = MGUARD_ENOMEM;
@@ -5183,7 +5266,7 @@ mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_
     const mguard__lent *en;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!obj || !out) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
         return MGUARD_EINVAL;
     }
     e = mguard__l_ent_find(L, obj);
@@ -5203,17 +5286,17 @@ static mguard_status mguard__l_attr_entry(const mguard_ledger *L, const void *ob
 {
     *e = 0;
     if (!obj || !attr) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
         return MGUARD_EINVAL;
     }
     *e = mguard__l_ent_find(L, obj);
     if (!*e) {
         if (untracked_ok) return MGUARD_NOT_FOUND;
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
         return MGUARD_EINVAL;
     }
     if (L->ents[*e - 1].kind == MGUARD_LEDGER_MUTABLE) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -5227,12 +5310,12 @@ mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj)
     mguard__lent *en;
     if (st) return st;
     if (!obj) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
     }
     e = mguard__l_ent_find(L, obj);
     if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_MUTABLE) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
         return MGUARD_EINVAL;
     }
     en = &L->ents[e - 1];
@@ -5330,12 +5413,12 @@ mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, c
     if (value) *value = NULL;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!value) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
         return MGUARD_EINVAL;
     }
     st = mguard__l_attr_entry(L, obj, attr, fn, true, &e);
     if (st) return st;
-    a = mguard__intern_find(L->ctx, attr);
+    a = mguard__str_find(L->ctx, attr);
     w = a ? mguard__l_w_find(L, obj, a) : 0;
     if (!w) return MGUARD_NOT_FOUND;
     if (L->writes[w - 1].deleted) return MGUARD_DELETED;
@@ -5351,7 +5434,7 @@ bool mguard_ledger_has_pending(const mguard_ledger *L, const void *obj, const ch
     e = mguard__l_ent_find(L, obj);
     if (!e) return false;
     if (!attr) return L->ents[e - 1].nwrites > 0;
-    a = mguard__intern_find(L->ctx, attr);
+    a = mguard__str_find(L->ctx, attr);
     return a && mguard__l_w_find(L, obj, a) != 0;
 }
 
@@ -5477,7 +5560,7 @@ mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payl
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!tag) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
         return MGUARD_EINVAL;
     }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
@@ -5530,7 +5613,7 @@ mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, con
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!obj || !id) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
         return MGUARD_EINVAL;
     }
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
@@ -5590,7 +5673,7 @@ mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_led
 {
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!out) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_hook_at: NULL out");
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_hook_at: NULL out");
         return MGUARD_EINVAL;
     }
     if (i >= L->nhooks) return MGUARD_NOT_FOUND;
@@ -5722,13 +5805,13 @@ mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
     if (!mguard__ledger_ok(src)) return NULL;
     ctx = src->ctx;
     if (src->destroying) {
-        mguard__l_logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return NULL;
     }
     mguard__l_layout(src, &lay);
     block = (unsigned char *)mguard__alloc(ctx, lay.total);
     if (!block) {
-        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         return NULL;
     }
     /* One memcpy per array, all into the one block. */
@@ -5768,18 +5851,18 @@ mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
     ctx->ledger_root->nledgers++;
     if (C->rq_head || C->relq_head || C->desc.retain) {
         /* src is mid-flush or the copy must retain: rebuild the queues */
-        uint32_t i;
+        uint32_t k;
         C->rq_head = C->rq_tail = C->relq_head = C->relq_tail = 0;
-        for (i = 0; i < C->nrpool; i++) {
-            mguard__lref *s = &C->refs[i];
+        for (k = 0; k < C->nrpool; k++) {
+            mguard__lref *s = &C->refs[k];
             if (!s->ptr) continue;
             s->flags &= ~(uint32_t)(MGUARD__LR_RQ | MGUARD__LR_RELQ);
             s->rq_next = s->relq_next = 0;
             if (!s->count) {
-                mguard__l_ref_free(C, i + 1);
+                mguard__l_ref_free(C, k + 1);
             } else if (C->desc.retain) {
                 s->flags &= ~(uint32_t)MGUARD__LR_HELD;
-                mguard__l_rq_push(C, i + 1);
+                mguard__l_rq_push(C, k + 1);
             } else {
                 s->flags |= MGUARD__LR_HELD;
             }
@@ -5797,7 +5880,7 @@ mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *cp)
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
                      !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" : "from another context");
         return MGUARD_EINVAL;
     }
@@ -5863,7 +5946,7 @@ static bool mguard__l_veq(mguard__lcmp *c, const void *va, const void *vb, bool 
     if (!va || !vb || !c->a->desc.equal) return false;
     MGUARD__CALLOUT(c->a->ctx, r = c->a->desc.equal(va, vb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
-        mguard__l_logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
         *stop = true;
     }
@@ -6077,9 +6160,9 @@ static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledg
 {
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
         if (a->ctx == b->ctx) return MGUARD_OK;
-        mguard__l_logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
+        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
     } else if (mguard__ledger_ok(a) || mguard__ledger_ok(b)) {
-        mguard__l_logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
+        mguard__logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
     }
     return MGUARD_EINVAL;
 }
@@ -6147,9 +6230,9 @@ static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const v
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
     if (!p) {
-        strcpy(buf, "NULL");
+        snprintf(buf, MGUARD__LFMT, "NULL");
     } else if (X->stamp != s0 && !mguard__l_alive(X, p)) {
-        strcpy(buf, "<destroyed>");
+        snprintf(buf, MGUARD__LFMT, "<destroyed>");
     } else if (X->desc.format) {
         buf[0] = 0;
         MGUARD__CALLOUT(X->ctx, X->desc.format(p, buf, MGUARD__LFMT, X->desc.user));
@@ -6167,7 +6250,7 @@ static void mguard__l_label(const mguard__lcmp *c, const void *obj, char *buf)
 
 static void mguard__l_value_text(const mguard__lcmp *c, const mguard_ledger *X, const mguard_ledger_diff_side *s, char *buf)
 {
-    if (s->deleted) strcpy(buf, "<deleted>");
+    if (s->deleted) snprintf(buf, MGUARD__LFMT, "<deleted>");
     else mguard__l_fmt(c, X, s->value, buf);
 }
 
@@ -6297,7 +6380,7 @@ mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b,
     st = mguard__l_pair_ok(a, b, fn);
     if (st) return st;
     if (!out) {
-        mguard__l_logf(a->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
         return MGUARD_EINVAL;
     }
     d = (mguard_ledger_diff_result *)mguard__alloc(a->ctx, sizeof *d);
@@ -6410,7 +6493,7 @@ mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, si
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
     if (!roots && nroots) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
         return MGUARD_EINVAL;
     }
     /* Snapshot (no call-out yet): per entry its pending values, then record
@@ -6460,7 +6543,7 @@ mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, si
         for (j = off[e]; j < off[e + 1] && !p.changed; j++) mguard__l_prune_follow(&p, vals[j]);
     }
     if (p.changed) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
         st = MGUARD_EINVAL;
     } else {
         for (i = 0; i < p.n0; i++) {
@@ -6494,7 +6577,7 @@ mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, v
     mguard_status st = mguard__l_can_change(L, name);
     if (st) return st;
     if (!fn) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
         return MGUARD_EINVAL;
     }
     if (L->live_writes) {
@@ -6558,7 +6641,7 @@ const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
 /* ---- consistency check -------------------------------------------------- */
 
 #define MGUARD__LCHECK(cond, ...) \
-    do { if (!(cond)) { mguard__l_logf(L->ctx, MGUARD_LOG_ERROR, "mguard_ledger_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+    do { if (!(cond)) { mguard__logf(L->ctx, MGUARD_LOG_ERROR, "mguard_ledger_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
 static mguard_status mguard__l_check_index(const mguard_ledger *L, const mguard__index *ix, size_t len, const char *what)
 {
@@ -6700,7 +6783,7 @@ mguard_status mguard_ledger_check(const mguard_ledger *L)
     if (!L->nrpool) return MGUARD_OK;
     cnt = (uint32_t *)mguard__alloc(L->ctx, (size_t)L->nrpool * sizeof *cnt);
     if (!cnt) {
-        mguard__l_logf(L->ctx, MGUARD_LOG_INFO, "mguard_ledger_check: out of memory; hold counts not checked");
+        mguard__logf(L->ctx, MGUARD_LOG_INFO, "mguard_ledger_check: out of memory; hold counts not checked");
         return MGUARD_OK;
     }
     memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
@@ -6717,25 +6800,142 @@ static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
     uint32_t n = 0;
     if (!root) return MGUARD_OK;
     if (!mguard__weak_ok(root->watch)) {
-        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: the ledgers' weak table is gone");
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: the ledgers' weak table is gone");
         return MGUARD_EINVAL;
     }
     for (L = root->head; L; L = L->next) {
         if (!mguard__ledger_ok(L) || L->ctx != ctx || (L->next && L->next->prev != L)) {
-            mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
+            mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
             return MGUARD_EINVAL;
         }
         if (mguard_ledger_check(L)) return MGUARD_EINVAL;
         n++;
     }
     if (n != root->nledgers) {
-        mguard__l_logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: %u ledgers listed, %u counted", n, root->nledgers);
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: %u ledgers listed, %u counted", n, root->nledgers);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
 }
 
+/* ---- handle checks (MGUARD_DEBUG: registry of live handles) ------------
+   Every entry point checks its handle. A plain build refuses NULL and a
+   wrong magic number; that cannot make a destroyed handle safe, since
+   reading its magic number reads freed memory. MGUARD_DEBUG adds a
+   registry of live handles, looked up before a handle is read: the live
+   contexts, linked through the contexts themselves (the one piece of
+   process-wide state, and only in debug builds), and in each context an
+   index of its live tables (allocated through the context's allocator,
+   so mguard_weak_create can fail with it). A table leaves the registry
+   when its destroy finishes, a context when it is destroyed. A refused
+   handle is reported through the logger of every live context (usually
+   the one), or on stderr when none is alive. Cost: O(live contexts) per
+   call plus one hash lookup per table handle. Not for programs that
+   create or destroy contexts on several threads at once. */
+#ifdef MGUARD_DEBUG
+static mguard_ctx *mguard__dbg_live;
 
+static void mguard__dbg_complain(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    mguard_ctx *c;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (!mguard__dbg_live) fprintf(stderr, "mguard warning: %s\n", buf);
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
+        if (c->log.func) c->log.func(MGUARD_LOG_WARN, buf, c->log.user);
+}
+
+static bool mguard__dbg_ctx_live(const mguard_ctx *ctx)
+{
+    const mguard_ctx *c;
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
+        if (c == ctx) return true;
+    return false;
+}
+
+static uint32_t mguard__dbg_find(const mguard_ctx *ctx, const mguard_weak *t)
+{
+    return mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t));
+}
+
+static bool mguard__dbg_table_live(const mguard_weak *t)
+{
+    const mguard_ctx *c;
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
+        if (mguard__dbg_find(c, t)) return true;
+    return false;
+}
+
+static mguard_status mguard__dbg_reserve(mguard_ctx *ctx)
+{
+    mguard_status st = mguard__ix_reserve(ctx, &ctx->dbg.ix, (size_t)ctx->dbg.ntabs + 1);
+    if (!st) st = mguard__reserve(ctx, (void **)&ctx->dbg.tabs, &ctx->dbg.captabs, (size_t)ctx->dbg.ntabs + 1, sizeof(mguard_weak *));
+    return st;
+}
+
+static void mguard__dbg_add(mguard_ctx *ctx, mguard_weak *t)
+{
+    ctx->dbg.tabs[ctx->dbg.ntabs++] = t;
+    mguard__ix_put(&ctx->dbg.ix, mguard__hash_ptr(t), ctx->dbg.ntabs);
+}
+
+/* Swap-remove: the last table takes t's place and its slot is renumbered. */
+static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
+{
+    uint32_t i1 = mguard__dbg_find(ctx, t), last = ctx->dbg.ntabs;
+    MGUARD_ASSERT(i1);
+    if (!i1) return;
+    mguard__ix_del(&ctx->dbg.ix, mguard__hash_ptr(t), i1);
+    if (i1 != last) {
+        mguard_weak *moved = ctx->dbg.tabs[last - 1];
+        uint32_t h = mguard__hash_ptr(moved);
+        mguard__ix_del(&ctx->dbg.ix, h, last);
+        ctx->dbg.tabs[i1 - 1] = moved;
+        mguard__ix_put(&ctx->dbg.ix, h, i1);
+    }
+    ctx->dbg.ntabs--;
+}
+
+static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
+{
+    mguard_ctx **pp;
+    for (pp = &mguard__dbg_live; *pp; pp = &(*pp)->dbg.next_live) {
+        if (*pp == ctx) {
+            *pp = ctx->dbg.next_live;
+            break;
+        }
+    }
+    mguard__ix_free(ctx, &ctx->dbg.ix);
+    mguard__free(ctx, ctx->dbg.tabs);
+}
+#endif
+
+static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
+{
+#ifdef MGUARD_DEBUG
+    if (ctx && !mguard__dbg_ctx_live(ctx)) {
+        mguard__dbg_complain("%s: %p is not a live context (destroyed, or not a context)", fn, (const void *)ctx);
+        return false;
+    }
+#endif
+    (void)fn;
+    return ctx && ctx->magic == MGUARD__MAGIC_CTX;
+}
+
+static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
+{
+#ifdef MGUARD_DEBUG
+    if (t && !mguard__dbg_table_live(t)) {
+        mguard__dbg_complain("%s: %p is not a live table (destroyed, its context destroyed, or not a table)", fn, (const void *)t);
+        return false;
+    }
+#endif
+    (void)fn;
+    return mguard__weak_ok(t);
+}
 
 /* ---- 10. threads: the context's lock and the shared-context readers ---- */
 
@@ -6747,13 +6947,13 @@ static bool mguard__lk_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
     mguard__lock *lk;
     const char *err = NULL;
     if (!d->thread_safe && !d->lock.lock_fn && !d->lock.unlock_fn) return true;
-    if (!d->lock.lock_fn != !d->lock.unlock_fn) err = "the lock needs both lock_fn and unlock_fn";
+    if (!d->lock.lock_fn != !d->lock.unlock_fn) err = "mguard_ctx_create: the lock needs both lock_fn and unlock_fn";
 #ifndef MGUARD__PTHREADS
-    else if (!d->lock.lock_fn) err = "thread_safe needs a lock here (no pthreads): set desc.lock";
+    else if (!d->lock.lock_fn) err = "mguard_ctx_create: thread_safe needs desc.lock here (built without pthreads)";
 #endif
     if (!err) {
         lk = (mguard__lock *)mguard__alloc(ctx, sizeof *lk);
-        if (!lk) err = "out of memory";
+        if (!lk) err = "mguard_ctx_create: out of memory";
     }
     if (err) {
         if (ctx->log.func) ctx->log.func(MGUARD_LOG_ERROR, err, ctx->log.user);
@@ -6795,13 +6995,13 @@ static void mguard__lk_fini(mguard_ctx *ctx)
 
 bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx)
 {
-    return ctx && ctx->magic == MGUARD__MAGIC_CTX && ctx->lk;
+    return mguard__ctx_ok(ctx, "mguard_ctx_is_thread_safe") && ctx->lk;
 }
 
 mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out)
 {
     const void *p;
-    if (!mguard__weak_ok(t)) return MGUARD_EINVAL;
+    if (!mguard__weak_valid(t, "mguard_weak_get_copy")) return MGUARD_EINVAL;
     if (!key || !out) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_copy: NULL %s", !key ? "key" : "out");
         return MGUARD_EINVAL;
@@ -6821,12 +7021,23 @@ void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_reta
 
 /* Where the wrappers find the lock. A handle the implementation will
    refuse gives NULL (no lock is needed to refuse it). The fields read here
-   are written once, when the handle is created. */
+   are written once, when the handle is created. Under MGUARD_DEBUG a
+   handle is looked up among the live ones before it is read, as the
+   implementation does (that registry itself is not thread-safe). */
 static mguard__lock *mguard__lk_c(const mguard_ctx *ctx)
 {
+#ifdef MGUARD_DEBUG
+    if (ctx && !mguard__dbg_ctx_live(ctx)) return NULL;
+#endif
     return ctx && ctx->magic == MGUARD__MAGIC_CTX ? ctx->lk : NULL;
 }
-static mguard__lock *mguard__lk_w(const mguard_weak *t) { return mguard__weak_ok(t) ? t->ctx->lk : NULL; }
+static mguard__lock *mguard__lk_w(const mguard_weak *t)
+{
+#ifdef MGUARD_DEBUG
+    if (t && !mguard__dbg_table_live(t)) return NULL;
+#endif
+    return mguard__weak_ok(t) ? t->ctx->lk : NULL;
+}
 static mguard__lock *mguard__lk_wi(const mguard_weak_iter *it) { return it ? mguard__lk_w(it->t_) : NULL; }
 static mguard__lock *mguard__lk_s(const mguard_scope *s) { return mguard__scope_ok(s) ? s->ctx->lk : NULL; }
 static mguard__lock *mguard__lk_d(const mguard_dyn *d) { return mguard__dyn_ok(d) ? d->ctx->lk : NULL; }
@@ -6875,13 +7086,17 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
         d.allocator.free_fn(ctx, d.allocator.user);
         return NULL;
     }
+#ifdef MGUARD_DEBUG
+    ctx->dbg.next_live = mguard__dbg_live;
+    mguard__dbg_live = ctx;
+#endif
     return ctx;
 }
 
 void mguard_ctx_destroy(mguard_ctx *ctx)
 {
     uint32_t i;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return;
+    if (!mguard__ctx_ok(ctx, "mguard_ctx_destroy")) return;
     if (ctx->in_callback || ctx->destroying) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
         return;
@@ -6901,6 +7116,9 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
     for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, ctx->strs[i]);
     mguard__free(ctx, ctx->strs);
     mguard__ix_free(ctx, &ctx->str_index);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_forget_ctx(ctx);
+#endif
     if (ctx->lk) mguard__lk_fini(ctx);
     ctx->magic = MGUARD__DEAD;
     ctx->alloc.free_fn(ctx, ctx->alloc.user);
@@ -6938,7 +7156,7 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
     mguard_weak *t;
     uint32_t i, j, live = 0, nfree = 0, f;
     size_t backrefs = 0, entries = 0;
-    if (!ctx || ctx->magic != MGUARD__MAGIC_CTX) return MGUARD_EINVAL;
+    if (!mguard__ctx_ok(ctx, "mguard_ctx_check")) return MGUARD_EINVAL;
     if (mguard__check_index(ctx, &ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), ctx->nobjs, "registry"))
         return MGUARD_EINVAL;
     for (i = 0; i < ctx->nobjs; i++) {
@@ -6972,9 +7190,9 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
         for (i = 0; i < t->len; i++) {
             mguard__entry_hdr hdr;
             memcpy(&hdr, MGUARD__ENTRY(t, i), sizeof hdr);
-            MGUARD__CHECK(i == 0 || hdr.seq > last, "table %p: entries out of order", (void *)t);
-            last = hdr.seq;
-            if (!hdr.key) continue;
+            MGUARD__CHECK(i == 0 || (hdr.seq & ~MGUARD__SEQ_PENDING) > last, "table %p: entries out of order", (void *)t);
+            last = hdr.seq & ~MGUARD__SEQ_PENDING;
+            if (!hdr.key || (hdr.seq & MGUARD__SEQ_PENDING)) continue;
             nlive++;
             {
                 uint32_t r = mguard__reg_find(ctx, hdr.key), c = 0;
@@ -6993,6 +7211,17 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
         for (p = ctx->parts; p; p = p->next)
             if (p->check(p)) return MGUARD_EINVAL;
     }
+#ifdef MGUARD_DEBUG
+    {
+        uint32_t ntab = 0;
+        if (mguard__check_index(ctx, &ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), ctx->dbg.ntabs, "debug registry"))
+            return MGUARD_EINVAL;
+        for (t = ctx->tables; t; t = t->next, ntab++)
+            MGUARD__CHECK(mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t)),
+                          "debug registry: table %p missing", (void *)t);
+        MGUARD__CHECK(ntab == ctx->dbg.ntabs, "debug registry: %u tables, %u live", ctx->dbg.ntabs, ntab);
+    }
+#endif
     return mguard__ledgers_check(ctx);
 }
 

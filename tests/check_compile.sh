@@ -8,10 +8,12 @@ printf '#include "mguard.h"\nint main(void) { return mguard_ctx_object_count(0) 
 printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\nint main(void) { return 0; }\n' > "$out/impl.c"
 printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#define MGUARD_STATIC\n#include "mguard.h"\nint main(void) { mguard_ctx *c = mguard_ctx_create(0); mguard_ctx_destroy(c); return 0; }\n' > "$out/static.c"
 printf '#define STBDS_NO_SHORT_NAMES\n#include "stb_ds.h"\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\nint main(void) { return 0; }\n' > "$out/noshort.c"
+printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#define MGUARD_DEBUG\n#include "mguard.h"\nint main(void) { mguard_ctx *c = mguard_ctx_create(0); mguard_ctx_destroy(c); return 0; }\n' > "$out/debug.c"
+printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#define MGUARD_NO_PTHREADS\n#include "mguard.h"\nint main(void) { mguard_ctx_desc d; memset(&d, 0, sizeof d); d.thread_safe = 1; d.quiet = 1; return mguard_ctx_create(&d) != 0; }\n' > "$out/nopthreads.c"
 fail=0
 for cc in "gcc -std=c99" "clang -std=c99" "gcc -std=c11" "g++ -x c++ -std=c++11"; do
     command -v ${cc%% *} >/dev/null 2>&1 || { echo "check-compile: ${cc%% *} not installed, skipped"; continue; }
-    for f in api impl static noshort; do
+    for f in api impl static noshort debug nopthreads; do
         msg=$($cc -Wall -Wextra -Wpedantic -I. $stb -c "$out/$f.c" -o "$out/$f.o" 2>&1)
         if [ $? -ne 0 ] || [ -n "$msg" ]; then
             echo "check-compile: '$cc' on $f.c:"; echo "$msg"; fail=1

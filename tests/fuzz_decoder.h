@@ -1,0 +1,973 @@
+/* The differential decoder: turns a byte string into a sequence of
+   operations over a small pool of objects and a few table slots, runs each
+   operation on mguard and on the reference model (tests/model.h) in
+   lockstep, and aborts at the first difference in any result, callback,
+   destructor count or full state.
+
+   Used by three drivers: tests/test_differential.c (seeded PRNG bytes and
+   the files in tests/corpus/), tests/fuzz_mguard.c (libFuzzer) and
+   tests/test_faults.c (the allocator fails the Nth allocation).
+
+   Encoding: every operation is 5 bytes {kind, a, b, c, ref}; a missing
+   byte reads as 0 and ends the run after that operation.
+     kind  picks the operation through a weight map (fz_kind_map).
+     a,b,c arguments: an object is a pool address (byte % nobj), the
+           callback's own object or guard (two extra values), or NULL (0xff);
+           a table is a slot (byte % ntab) or the callback's own table.
+     ref   the action attached to what SET stores or WATCH registers: with
+           bit 7 set a new action follows inline (5 more bytes), else it
+           names an existing action (ref % (nactions + 1); 0 is none).
+   An action is an operation run by a callback: a value destructor runs
+   the action stored in the value, an invalidated watcher runs its own.
+   Actions of actions only name earlier actions, and every top-level
+   operation has a budget of nested actions and a depth limit, so each run
+   ends. Object addresses are reused after death on purpose: the pool is
+   fixed, so a destroyed object's address comes back as a new object.
+
+   Extending it: add an operation kind to fz_kind, a weight in fz_weights,
+   its two sides in fz_exec, its state to fz_snapshot and its state in the
+   model; the driver code does not change. */
+#ifndef MGUARD_TESTS_FUZZ_DECODER_H
+#define MGUARD_TESTS_FUZZ_DECODER_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mguard.h"
+#include "model.h"
+
+#define FZ_MAXOBJ 64
+#define FZ_MAXTAB 8
+#define FZ_NREF 6
+#define FZ_NITER 3
+#define FZ_MAXACT 1024
+#define FZ_MAXUID 256
+#define FZ_MG 0
+#define FZ_MODEL 1
+
+typedef struct fz_opts {
+    int nobj;          /* objects in the pool, 1..FZ_MAXOBJ (0: 8) */
+    int ntab;          /* table slots, 1..FZ_MAXTAB (0: 4) */
+    int max_ops;       /* top-level operations (0: 4096) */
+    int depth;         /* nested callback depth (0: 6) */
+    int budget;        /* nested actions per top-level operation (0: 48) */
+    long fail_at;      /* make mguard's Nth allocation fail (0: never) */
+    int verbose;       /* print every operation and event */
+    const char *label; /* named in failure reports (seed, file) */
+} fz_opts;
+
+typedef struct fz_result {
+    long allocs;       /* allocations mguard made */
+    long failures;     /* allocations that failed (0 or 1) */
+    long enomem;       /* operations that answered ENOMEM */
+    int ops;           /* top-level operations run */
+    long events;       /* callbacks and results compared */
+    long checks;       /* mguard_ctx_check calls, all passed */
+    int no_ctx;        /* the context could not be created */
+} fz_result;
+
+/* ---- operations -------------------------------------------------------- */
+
+enum fz_kind {
+    FZ_NOP, FZ_SET, FZ_REMOVE, FZ_GET, FZ_DESTROY_OBJ, FZ_MUTATE, FZ_WATCH, FZ_UNWATCH,
+    FZ_CLEAR, FZ_DESTROY_TABLE, FZ_CREATE_TABLE, FZ_REF_MAKE, FZ_REF_GET, FZ_GEN_TAG,
+    FZ_GEN_ADVANCE, FZ_GEN_CLEAR, FZ_MARK_CLASS, FZ_GEN_QUERY, FZ_ITER_START, FZ_ITER_NEXT,
+    FZ_COUNT, FZ_QUERY_OBJ, FZ_INTERN, FZ_NKINDS
+};
+
+static const char *const fz_kind_names[FZ_NKINDS] = {
+    "nop", "set", "remove", "get", "destroy_obj", "mutate", "watch", "unwatch",
+    "clear", "destroy_table", "create_table", "ref_make", "ref_get", "gen_tag",
+    "gen_advance", "gen_clear", "mark_class", "gen_query", "iter_start", "iter_next",
+    "count", "query_obj", "intern"
+};
+
+/* Weights out of 64: what a random byte picks. */
+static const unsigned char fz_weights[FZ_NKINDS] = {
+    0, 9, 4, 3, 7, 6, 8, 2, 2, 2, 3, 3, 1, 2, 1, 1, 1, 1, 2, 3, 1, 1, 1
+};
+
+typedef struct fz_op {
+    uint8_t kind, a, b, c;
+    uint16_t act;      /* action index + 1, 0: none */
+} fz_op;
+
+/* Events: what each side did, compared one by one. */
+enum { FZ_EV_OP = 1, FZ_EV_RES, FZ_EV_DTOR, FZ_EV_KDEATH, FZ_EV_INVAL, FZ_EV_SKIP, FZ_EV_SNAP };
+static const char *const fz_ev_names[] = { "?", "op", "result", "dtor", "key_death", "invalidate", "skip", "state" };
+
+typedef struct fz_event { int kind; long v[5]; } fz_event;
+
+typedef struct fz_tinfo { int side, uid, slot, has_dtor; size_t value_size; } fz_tinfo;
+typedef struct fz_wuser { int side, act; } fz_wuser;
+
+/* The object, guard and table a callback is about (NULL/-1: none). */
+typedef struct fz_ev { const void *obj; const void *guard; int tslot; } fz_ev;
+
+typedef struct fz_side {
+    mguard_ctx *ctx;
+    model_ctx *mctx;
+    mguard_weak *tab[FZ_MAXTAB];
+    model_weak *mtab[FZ_MAXTAB];
+    int tab_uid[FZ_MAXTAB];       /* 0: slot closed */
+    int tab_calls[FZ_MAXTAB];     /* clear/destroy calls on it in progress */
+    int tab_req[FZ_MAXTAB];       /* destroy requested */
+    size_t tab_vs[FZ_MAXTAB];
+    mguard_weak_iter it[FZ_NITER];
+    model_iter mit[FZ_NITER];
+    int it_slot[FZ_NITER];        /* -1: none */
+    mguard_ref ref[FZ_NREF];
+    model_ref mref[FZ_NREF];
+    fz_event *ev;
+    size_t nev, capev;
+    unsigned char *vstate;        /* per value id: 0 none, 1 stored, 2 destroyed */
+    size_t capv;
+    uint32_t next_id;
+    int depth, budget;
+    int fq;                       /* allocating operations so far (this op) */
+    int nuid;
+    fz_tinfo tinfo[FZ_MAXUID];
+    fz_wuser wuser[FZ_MAXACT + 1];
+} fz_side;
+
+typedef struct fz_alloc_state { long calls, fail_at, failures, live_blocks; } fz_alloc_state;
+
+static struct fz_state {
+    fz_opts o;
+    const uint8_t *data;
+    size_t size, pos;
+    int eof;
+    unsigned char kind_map[64];
+    fz_op act[FZ_MAXACT];
+    int nact;
+    int opno;
+    fz_op cur;
+    fz_side s[2];
+    signed char fstat[4096];      /* mguard's ENOMEM answers this op, by order */
+    int nfstat;
+    fz_alloc_state alloc;
+    const char *interned[8];
+    fz_result res;
+    int in_destroy;               /* the final context destroy is running */
+} fz;
+
+static char fz_pool[FZ_MAXOBJ][16];
+static const char *const fz_attrs[4] = { "x", "y", "z", NULL };
+static const char *const fz_strings[8] = { "a", "b", "ab", "weight", "bias", "", "a.b.c", "x" };
+static const size_t fz_sizes[4] = { 8, 16, 40, 264 };
+
+/* ---- failure ----------------------------------------------------------- */
+
+static void fz_print_event(const char *who, size_t i, const fz_event *e)
+{
+    fprintf(stderr, "  %s[%lu] %s %ld %ld %ld %ld %ld\n", who, (unsigned long)i,
+            e->kind > 0 && e->kind <= FZ_EV_SNAP ? fz_ev_names[e->kind] : "?",
+            e->v[0], e->v[1], e->v[2], e->v[3], e->v[4]);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noreturn, format(printf, 1, 2)))
+#endif
+static void fz_fail(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "\ndifferential mismatch (%s, fail_at %ld) at op %d (%s %u %u %u act %u): ",
+            fz.o.label ? fz.o.label : "input", fz.o.fail_at, fz.opno,
+            fz.cur.kind < FZ_NKINDS ? fz_kind_names[fz.cur.kind] : "?", fz.cur.a, fz.cur.b, fz.cur.c, fz.cur.act);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    abort();
+}
+
+/* ---- allocator: counts, fails the Nth call, tracks live blocks ---------- */
+
+typedef union fz_hdr { size_t size; long double a_; void *p_; } fz_hdr;
+
+static void *fz_realloc(void *p, size_t n, void *user)
+{
+    fz_alloc_state *a = (fz_alloc_state *)user;
+    fz_hdr *h = p ? (fz_hdr *)p - 1 : NULL, *nh;
+    a->calls++;
+    if (a->fail_at && a->calls == a->fail_at) {
+        a->failures++;
+        return NULL;
+    }
+    nh = (fz_hdr *)realloc(h, sizeof *nh + n);
+    if (!nh) abort();
+    nh->size = n;
+    if (!p) a->live_blocks++;
+    return nh + 1;
+}
+
+static void fz_free(void *p, void *user)
+{
+    fz_alloc_state *a = (fz_alloc_state *)user;
+    if (!p) return;
+    a->live_blocks--;
+    free((fz_hdr *)p - 1);
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static void fz_event_add(int side, int kind, long a, long b, long c, long d, long e)
+{
+    fz_side *S = &fz.s[side];
+    fz_event *ev;
+    if (S->nev == S->capev) {
+        S->capev = S->capev ? S->capev * 2 : 256;
+        S->ev = (fz_event *)realloc(S->ev, S->capev * sizeof *S->ev);
+        if (!S->ev) abort();
+    }
+    ev = &S->ev[S->nev++];
+    ev->kind = kind;
+    ev->v[0] = a; ev->v[1] = b; ev->v[2] = c; ev->v[3] = d; ev->v[4] = e;
+    if (fz.o.verbose) fz_print_event(side == FZ_MG ? "mguard" : "model", S->nev - 1, ev);
+}
+
+static int fz_event_eq(const fz_event *a, const fz_event *b)
+{
+    int i;
+    if (a->kind != b->kind) return 0;
+    for (i = 0; i < 5; i++)
+        if (a->v[i] != b->v[i]) return 0;
+    return 1;
+}
+
+static void fz_compare_events(const char *what)
+{
+    fz_side *A = &fz.s[FZ_MG], *B = &fz.s[FZ_MODEL];
+    size_t i, n = A->nev < B->nev ? A->nev : B->nev;
+    for (i = 0; i < n; i++)
+        if (!fz_event_eq(&A->ev[i], &B->ev[i])) break;
+    if (i < n || A->nev != B->nev) {
+        size_t k, lo = i > 6 ? i - 6 : 0;
+        fprintf(stderr, "\n%s differ at event %lu (mguard %lu events, model %lu):\n", what,
+                (unsigned long)i, (unsigned long)A->nev, (unsigned long)B->nev);
+        for (k = lo; k < i + 4 && k < A->nev; k++) fz_print_event("mguard", k, &A->ev[k]);
+        for (k = lo; k < i + 4 && k < B->nev; k++) fz_print_event("model ", k, &B->ev[k]);
+        fz_fail("%s differ", what);
+    }
+    fz.res.events += (long)n;
+    A->nev = B->nev = 0;
+}
+
+/* ---- objects, values --------------------------------------------------- */
+
+static long fz_slot_of(const void *p)
+{
+    uintptr_t base = (uintptr_t)(const void *)fz_pool, u = (uintptr_t)p;
+    if (!p) return -1;
+    if (u >= base && u < base + sizeof fz_pool && (u - base) % sizeof fz_pool[0] == 0)
+        return (long)((u - base) / sizeof fz_pool[0]);
+    return -2;
+}
+
+static const void *fz_obj(uint8_t x, const fz_ev *ev)
+{
+    int r;
+    if (x == 0xff) return NULL;
+    r = x % (fz.o.nobj + 2);
+    if (r == fz.o.nobj && ev && ev->obj) return ev->obj;
+    if (r == fz.o.nobj + 1 && ev && ev->guard) return ev->guard;
+    return fz_pool[x % fz.o.nobj];
+}
+
+static int fz_tslot(uint8_t x, const fz_ev *ev)
+{
+    int r = x % (fz.o.ntab + 1);
+    if (r == fz.o.ntab) return ev && ev->tslot >= 0 ? ev->tslot : x % fz.o.ntab;
+    return r;
+}
+
+/* Value layout: id (4 bytes), action (2), key slot (1), check (1), then a
+   pattern of the id up to value_size. */
+static void fz_value_make(unsigned char *v, size_t size, uint32_t id, uint16_t act, long key)
+{
+    size_t i;
+    memcpy(v, &id, 4);
+    memcpy(v + 4, &act, 2);
+    v[6] = (unsigned char)key;
+    v[7] = (unsigned char)(id * 7u + act);
+    for (i = 8; i < size; i++) v[i] = (unsigned char)(id * 31u + i);
+}
+
+static uint32_t fz_value_read(const void *value, size_t size, uint16_t *act, long *key)
+{
+    const unsigned char *v = (const unsigned char *)value;
+    uint32_t id;
+    uint16_t a;
+    size_t i;
+    memcpy(&id, v, 4);
+    memcpy(&a, v + 4, 2);
+    if (v[7] != (unsigned char)(id * 7u + a)) fz_fail("value %u: header bytes corrupted", id);
+    for (i = 8; i < size; i++)
+        if (v[i] != (unsigned char)(id * 31u + i)) fz_fail("value %u: byte %lu corrupted", id, (unsigned long)i);
+    if (act) *act = a;
+    if (key) *key = v[6] == 0xff ? -1 : (long)v[6];
+    return id;
+}
+
+static unsigned char *fz_vstate(fz_side *S, uint32_t id)
+{
+    if (id >= S->capv) {
+        size_t n = S->capv ? S->capv : 1024;
+        while (n <= id) n *= 2;
+        S->vstate = (unsigned char *)realloc(S->vstate, n);
+        if (!S->vstate) abort();
+        memset(S->vstate + S->capv, 0, n - S->capv);
+        S->capv = n;
+    }
+    return &S->vstate[id];
+}
+
+/* ---- table slots ------------------------------------------------------- */
+
+static int fz_open(const fz_side *S, int t) { return S->tab_uid[t] != 0; }
+
+static void fz_close_slot(fz_side *S, int t)
+{
+    int i;
+    S->tab[t] = NULL;
+    S->mtab[t] = NULL;
+    S->tab_uid[t] = 0;
+    S->tab_req[t] = 0;
+    for (i = 0; i < FZ_NITER; i++)
+        if (S->it_slot[i] == t) S->it_slot[i] = -1;
+}
+
+/* A destroyed table's handle stays valid while a clear/destroy of it that
+   started earlier is still running (mguard finishes the destroy then). */
+static void fz_release_slot(fz_side *S, int t)
+{
+    if (S->tab_req[t] && S->tab_calls[t] == 0) fz_close_slot(S, t);
+}
+
+/* ---- allocation failures: the model follows mguard's ENOMEM answers ---- */
+
+/* Each allocating operation gets its number when it starts (callbacks
+   inside it come later), on both sides; mguard's answer is recorded under
+   that number and the model, running the same operations in the same
+   order, fails the same ones. */
+static int fz_fault_pre(int side)
+{
+    fz_side *S = &fz.s[side];
+    int k = S->fq++;
+    if (side == FZ_MODEL && fz.o.fail_at && k < fz.nfstat && fz.fstat[k]) S->mctx->fail_next = 1;
+    if (side == FZ_MG && k < (int)sizeof fz.fstat) {
+        fz.fstat[k] = 0;
+        if (k >= fz.nfstat) fz.nfstat = k + 1;
+    }
+    return k;
+}
+
+static void fz_fault_post(int side, int k, int enomem)
+{
+    fz_side *S = &fz.s[side];
+    if (side == FZ_MG) {
+        if (k < (int)sizeof fz.fstat) fz.fstat[k] = (signed char)enomem;
+        if (enomem) {
+            fz.res.enomem++;
+            if (!fz.o.fail_at) fz_fail("ENOMEM without allocation failures");
+        }
+    } else {
+        S->mctx->fail_next = 0;
+    }
+}
+
+static void fz_check_ctx(fz_side *S)
+{
+    if (S->ctx && mguard_ctx_check(S->ctx) != MGUARD_OK) fz_fail("mguard_ctx_check failed");
+    fz.res.checks++;
+}
+
+/* ---- callbacks (shared by both sides) ---------------------------------- */
+
+static void fz_exec(int side, const fz_op *op, const fz_ev *ev);
+
+static void fz_run_action(int side, uint16_t act, const fz_ev *ev)
+{
+    fz_side *S = &fz.s[side];
+    if (!act) return;
+    if (S->depth >= fz.o.depth || S->budget <= 0) {
+        fz_event_add(side, FZ_EV_SKIP, act, S->depth, 0, 0, 0);
+        return;
+    }
+    S->budget--;
+    S->depth++;
+    fz_exec(side, &fz.act[act - 1], ev);
+    S->depth--;
+}
+
+static void fz_dtor(void *value, void *user)
+{
+    fz_tinfo *ti = (fz_tinfo *)user;
+    fz_side *S = &fz.s[ti->side];
+    uint16_t act;
+    long key;
+    uint32_t id = fz_value_read(value, ti->value_size, &act, &key);
+    unsigned char *st = fz_vstate(S, id);
+    fz_ev ev;
+    if (*st != 1) fz_fail("%s: value %u destroyed %s", ti->side ? "model" : "mguard", id, *st == 2 ? "twice" : "but never stored");
+    *st = 2;
+    fz_event_add(ti->side, FZ_EV_DTOR, ti->uid, (long)id, key, 0, 0);
+    if (ti->side == FZ_MG) fz_check_ctx(S);
+    ev.obj = key >= 0 ? fz_pool[key] : NULL;
+    ev.guard = NULL;
+    ev.tslot = S->tab_uid[ti->slot] == ti->uid ? ti->slot : -1;
+    fz_run_action(ti->side, act, &ev);
+}
+
+static void fz_key_death(const void *key, void *value, void *user)
+{
+    fz_tinfo *ti = (fz_tinfo *)user;
+    fz_side *S = &fz.s[ti->side];
+    long vkey;
+    uint32_t id = fz_value_read(value, ti->value_size, NULL, &vkey);
+    int open = S->tab_uid[ti->slot] == ti->uid, known, contains = -1;
+    if (vkey != fz_slot_of(key)) fz_fail("key death: key %ld, value stored under %ld", fz_slot_of(key), vkey);
+    if (ti->side == FZ_MG) {
+        known = mguard_is_known(S->ctx, key);
+        if (open) contains = mguard_weak_contains(S->tab[ti->slot], key);
+        fz_check_ctx(S);
+    } else {
+        known = model_is_known(S->mctx, key);
+        if (open) contains = model_weak_contains(S->mtab[ti->slot], key);
+    }
+    fz_event_add(ti->side, FZ_EV_KDEATH, ti->uid, fz_slot_of(key), (long)id, known, contains);
+}
+
+static void fz_inval(void *guard, const void *obj, const char *attr, void *user)
+{
+    fz_wuser *wu = (fz_wuser *)user;
+    fz_side *S = &fz.s[wu->side];
+    long ai = 3, known;
+    fz_ev ev;
+    if (attr) {
+        for (ai = 0; ai < 3; ai++)
+            if (strcmp(attr, fz_attrs[ai]) == 0) break;
+    }
+    if (wu->side == FZ_MG) {
+        known = mguard_is_known(S->ctx, obj);
+        fz_check_ctx(S);
+    } else {
+        known = model_is_known(S->mctx, obj);
+    }
+    fz_event_add(wu->side, FZ_EV_INVAL, fz_slot_of(guard), fz_slot_of(obj), ai, wu->act, known);
+    ev.obj = obj;
+    ev.guard = guard;
+    ev.tslot = -1;
+    fz_run_action(wu->side, (uint16_t)wu->act, &ev);
+}
+
+/* ---- one operation on one side ----------------------------------------- */
+
+static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
+{
+    fz_side *S = &fz.s[side];
+    const int mg = side == FZ_MG;
+    const int k = op->kind;
+    long r0 = 0, r1 = 0, r2 = 0, r3 = 0;
+    int fq;
+    fz_event_add(side, FZ_EV_OP, k, op->a, op->b, op->c, op->act);
+    switch (k) {
+    case FZ_SET: {
+        int t = fz_tslot(op->a, ev);
+        const void *key = fz_obj(op->b, ev);
+        unsigned char buf[264];
+        uint32_t id;
+        unsigned char *st;
+        mguard_status s;
+        if (!fz_open(S, t)) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
+        id = ++S->next_id;
+        fz_value_make(buf, S->tab_vs[t], id, op->act, fz_slot_of(key));
+        st = fz_vstate(S, id);
+        if (S->tinfo[S->tab_uid[t]].has_dtor) *st = 1;   /* before: the call may destroy it */
+        fq = fz_fault_pre(side);
+        if (op->c & 8) {
+            /* the pointer-valued spelling: the same 8 bytes as a void * */
+            void *pv = NULL;
+            memcpy(&pv, buf, sizeof pv < 8 ? sizeof pv : 8);
+            if (mg) s = mguard_weak_set_ptr(S->tab[t], key, pv);
+            else s = S->tab_vs[t] != sizeof(void *) ? MGUARD_EINVAL : model_weak_set(S->mtab[t], key, &pv);
+        } else {
+            s = mg ? mguard_weak_set(S->tab[t], key, buf) : model_weak_set(S->mtab[t], key, buf);
+        }
+        fz_fault_post(side, fq, s == MGUARD_ENOMEM);
+        st = fz_vstate(S, id);
+        if (s != MGUARD_OK && *st == 1) *st = 0;
+        if (s != MGUARD_OK && *st == 2) fz_fail("value %u destroyed although set failed", id);
+        r0 = s; r1 = (long)id;
+        break;
+    }
+    case FZ_REMOVE: {
+        int t = fz_tslot(op->a, ev);
+        const void *key = fz_obj(op->b, ev);
+        if (!fz_open(S, t)) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
+        r0 = mg ? mguard_weak_remove(S->tab[t], key) : model_weak_remove(S->mtab[t], key);
+        break;
+    }
+    case FZ_GET: {
+        int t = fz_tslot(op->a, ev);
+        const void *key = fz_obj(op->b, ev);
+        const void *v;
+        if (!fz_open(S, t)) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
+        v = mg ? mguard_weak_get(S->tab[t], key) : model_weak_get(S->mtab[t], key);
+        r0 = v ? (long)fz_value_read(v, S->tab_vs[t], NULL, NULL) : -1;
+        if (mg && (mguard_weak_contains(S->tab[t], key) != (v != NULL))) fz_fail("contains disagrees with get");
+        if (mg && S->tab_vs[t] == sizeof(void *)) {
+            void *pv = mguard_weak_get_ptr(S->tab[t], key), *want = NULL;
+            if (v) memcpy(&want, v, sizeof want);
+            if (pv != want) fz_fail("get_ptr disagrees with get");
+        }
+        break;
+    }
+    case FZ_DESTROY_OBJ: {
+        const void *o = fz_obj(op->a, ev);
+        if (mg) mguard_on_destroy(S->ctx, o); else model_on_destroy(S->mctx, o);
+        break;
+    }
+    case FZ_MUTATE: {
+        const void *o = fz_obj(op->a, ev);
+        const char *attr = fz_attrs[op->b % 4];
+        if (mg) mguard_on_mutation(S->ctx, o, attr); else model_on_mutation(S->mctx, o, attr);
+        break;
+    }
+    case FZ_WATCH: {
+        const void *o = fz_obj(op->a, ev);
+        void *g = (void *)fz_obj(op->b, ev);
+        fz_wuser *wu = &S->wuser[op->act];
+        mguard_status s;
+        wu->side = side;
+        wu->act = op->act;
+        fq = fz_fault_pre(side);
+        s = mg ? mguard_watch(S->ctx, o, g, fz_inval, wu) : model_watch(S->mctx, o, g, fz_inval, wu);
+        fz_fault_post(side, fq, s == MGUARD_ENOMEM);
+        r0 = s;
+        break;
+    }
+    case FZ_UNWATCH: {
+        const void *o = fz_obj(op->a, ev), *g = fz_obj(op->b, ev);
+        r0 = mg ? mguard_unwatch(S->ctx, o, g) : model_unwatch(S->mctx, o, g);
+        break;
+    }
+    case FZ_CLEAR:
+    case FZ_DESTROY_TABLE: {
+        int t = fz_tslot(op->a, ev);
+        if (!fz_open(S, t)) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
+        S->tab_calls[t]++;
+        if (k == FZ_DESTROY_TABLE) S->tab_req[t] = 1;
+        if (mg) {
+            if (k == FZ_CLEAR) mguard_weak_clear(S->tab[t]); else mguard_weak_destroy(S->tab[t]);
+        } else {
+            if (k == FZ_CLEAR) model_weak_clear(S->mtab[t]); else model_weak_destroy(S->mtab[t]);
+        }
+        S->tab_calls[t]--;
+        fz_release_slot(S, t);
+        break;
+    }
+    case FZ_CREATE_TABLE: {
+        int t = op->a % fz.o.ntab, uid;
+        fz_tinfo *ti;
+        int has_dtor = (op->c & 3) != 0, has_death = (op->c & 4) != 0;
+        mguard_status s = MGUARD_OK;
+        if (S->depth > 0 || fz_open(S, t) || S->nuid + 1 >= FZ_MAXUID) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
+        uid = ++S->nuid;
+        ti = &S->tinfo[uid];
+        ti->side = side;
+        ti->uid = uid;
+        ti->slot = t;
+        ti->has_dtor = has_dtor;
+        ti->value_size = fz_sizes[op->b % 4];
+        fq = fz_fault_pre(side);
+        if (mg) {
+            mguard_weak_desc d;
+            memset(&d, 0, sizeof d);
+            d.value_size = ti->value_size;
+            d.value_dtor = has_dtor ? fz_dtor : NULL;
+            d.on_key_death = has_death ? fz_key_death : NULL;
+            d.user = ti;
+            S->tab[t] = mguard_weak_create(S->ctx, &d);
+            if (!S->tab[t]) s = MGUARD_ENOMEM;
+        } else {
+            S->mtab[t] = model_weak_create(S->mctx, ti->value_size, has_dtor ? fz_dtor : NULL,
+                                           has_death ? fz_key_death : NULL, ti);
+            if (!S->mtab[t]) s = MGUARD_ENOMEM;
+        }
+        fz_fault_post(side, fq, s == MGUARD_ENOMEM);
+        if (s == MGUARD_OK) {
+            S->tab_uid[t] = uid;
+            S->tab_vs[t] = ti->value_size;
+            S->tab_req[t] = 0;
+            S->tab_calls[t] = 0;
+        }
+        r0 = s; r1 = uid;
+        break;
+    }
+    case FZ_REF_MAKE: {
+        int i = op->a % FZ_NREF;
+        const void *o = fz_obj(op->b, ev);
+        int null;
+        long failed = fz.alloc.failures;
+        fq = fz_fault_pre(side);
+        if (mg) {
+            S->ref[i] = mguard_ref_make(S->ctx, o);
+            null = mguard_ref_is_null(S->ref[i]);
+        } else {
+            S->mref[i] = model_ref_make(S->mctx, o);
+            null = S->mref[i].serial == 0;
+        }
+        fz_fault_post(side, fq, mg && null && fz.alloc.failures != failed);
+        r0 = null;
+        break;
+    }
+    case FZ_REF_GET: {
+        int i = op->a % FZ_NREF;
+        r0 = fz_slot_of(mg ? mguard_ref_get(S->ctx, S->ref[i]) : model_ref_get(S->mctx, S->mref[i]));
+        break;
+    }
+    case FZ_GEN_TAG:
+    case FZ_MARK_CLASS: {
+        const void *o = fz_obj(op->a, ev);
+        mguard_status s;
+        fq = fz_fault_pre(side);
+        if (k == FZ_GEN_TAG) s = mg ? mguard_gen_tag(S->ctx, o) : model_gen_tag(S->mctx, o);
+        else s = mg ? mguard_gen_mark_class_dynamic(S->ctx, o) : model_gen_mark_class_dynamic(S->mctx, o);
+        fz_fault_post(side, fq, s == MGUARD_ENOMEM);
+        r0 = s;
+        break;
+    }
+    case FZ_GEN_ADVANCE:
+        r0 = mg ? mguard_gen_advance(S->ctx) : model_gen_advance(S->mctx);
+        break;
+    case FZ_GEN_CLEAR:
+        if (mg) mguard_gen_clear(S->ctx); else model_gen_clear(S->mctx);
+        break;
+    case FZ_GEN_QUERY: {
+        const void *o = fz_obj(op->a, ev), *c = fz_obj(op->b, ev);
+        if (mg) {
+            r0 = mguard_gen_get(S->ctx, o);
+            r1 = mguard_gen_check(S->ctx, o);
+            r2 = mguard_gen_is_class_dynamic(S->ctx, c);
+            r3 = mguard_gen_is_dynamic(S->ctx, o, c);
+        } else {
+            r0 = model_gen_get(S->mctx, o);
+            r1 = model_gen_check(S->mctx, o);
+            r2 = model_gen_is_class_dynamic(S->mctx, c);
+            r3 = model_gen_is_dynamic(S->mctx, o, c);
+        }
+        break;
+    }
+    case FZ_ITER_START: {
+        int i = op->a % FZ_NITER, t = fz_tslot(op->b, ev);
+        if (!fz_open(S, t)) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
+        if (mg) S->it[i] = mguard_weak_iterate(S->tab[t]); else S->mit[i] = model_weak_iterate(S->mtab[t]);
+        S->it_slot[i] = t;
+        break;
+    }
+    case FZ_ITER_NEXT: {
+        int i = op->a % FZ_NITER, t = S->it_slot[i];
+        if (t < 0 || !fz_open(S, t)) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
+        if (mg) {
+            r0 = mguard_weak_next(&S->it[i]);
+            if (r0) { r1 = fz_slot_of(S->it[i].key); r2 = (long)fz_value_read(S->it[i].value, S->tab_vs[t], NULL, NULL); }
+        } else {
+            const void *key;
+            void *val;
+            r0 = model_weak_next(&S->mit[i], &key, &val);
+            if (r0) { r1 = fz_slot_of(key); r2 = (long)fz_value_read(val, S->tab_vs[t], NULL, NULL); }
+        }
+        break;
+    }
+    case FZ_COUNT: {
+        int t = fz_tslot(op->a, ev);
+        if (!fz_open(S, t)) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
+        r0 = (long)(mg ? mguard_weak_count(S->tab[t]) : model_weak_count(S->mtab[t]));
+        break;
+    }
+    case FZ_QUERY_OBJ: {
+        const void *o = fz_obj(op->a, ev);
+        if (mg) {
+            r0 = mguard_is_known(S->ctx, o);
+            r1 = (long)mguard_mutation_count(S->ctx, o);
+            r2 = (long)mguard_watcher_count(S->ctx, o);
+            r3 = (long)mguard_ctx_object_count(S->ctx);
+        } else {
+            r0 = model_is_known(S->mctx, o);
+            r1 = (long)model_mutation_count(S->mctx, o);
+            r2 = (long)model_watcher_count(S->mctx, o);
+            r3 = (long)model_object_count(S->mctx);
+        }
+        break;
+    }
+    case FZ_INTERN: {
+        /* mguard only: equal strings give one pointer that stays valid. */
+        int i = op->a % 8;
+        if (mg) {
+            const char *p;
+            fq = fz_fault_pre(side);
+            p = mguard_intern(S->ctx, fz_strings[i]);
+            fz_fault_post(side, fq, p == NULL);
+            if (p && strcmp(p, fz_strings[i]) != 0) fz_fail("intern: wrong contents");
+            if (p && fz.interned[i] && p != fz.interned[i]) fz_fail("intern: two pointers for one string");
+            if (p) fz.interned[i] = p;
+        } else {
+            fq = fz_fault_pre(side);
+            fz_fault_post(side, fq, 0);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    fz_event_add(side, FZ_EV_RES, k, r0, r1, r2, r3);
+}
+
+/* ---- full state -------------------------------------------------------- */
+
+static void fz_snapshot(int side)
+{
+    fz_side *S = &fz.s[side];
+    const int mg = side == FZ_MG;
+    int i, t;
+    if (mg) {
+        fz_event_add(side, FZ_EV_SNAP, 0, (long)mguard_ctx_object_count(S->ctx), mguard_gen_current(S->ctx), 0, 0);
+    } else {
+        fz_event_add(side, FZ_EV_SNAP, 0, (long)model_object_count(S->mctx), model_gen_current(S->mctx), 0, 0);
+    }
+    for (i = 0; i < fz.o.nobj; i++) {
+        const void *o = fz_pool[i];
+        if (mg) {
+            fz_event_add(side, FZ_EV_SNAP, 1 + i, mguard_is_known(S->ctx, o), (long)mguard_mutation_count(S->ctx, o),
+                         (long)mguard_watcher_count(S->ctx, o), mguard_gen_get(S->ctx, o) * 2 + mguard_gen_is_class_dynamic(S->ctx, o));
+        } else {
+            fz_event_add(side, FZ_EV_SNAP, 1 + i, model_is_known(S->mctx, o), (long)model_mutation_count(S->mctx, o),
+                         (long)model_watcher_count(S->mctx, o), model_gen_get(S->mctx, o) * 2 + model_gen_is_class_dynamic(S->mctx, o));
+        }
+    }
+    for (i = 0; i < FZ_NREF; i++) {
+        void *p = mg ? mguard_ref_get(S->ctx, S->ref[i]) : model_ref_get(S->mctx, S->mref[i]);
+        fz_event_add(side, FZ_EV_SNAP, 100 + i, fz_slot_of(p), 0, 0, 0);
+    }
+    for (t = 0; t < fz.o.ntab; t++) {
+        long n = 0;
+        if (!fz_open(S, t)) { fz_event_add(side, FZ_EV_SNAP, 200 + t, -1, 0, 0, 0); continue; }
+        if (mg) {
+            mguard_weak_iter it = mguard_weak_iterate(S->tab[t]);
+            while (mguard_weak_next(&it)) {
+                fz_event_add(side, FZ_EV_SNAP, 300 + t, n++, fz_slot_of(it.key),
+                             (long)fz_value_read(it.value, S->tab_vs[t], NULL, NULL), 0);
+                if (mguard_weak_get(S->tab[t], it.key) != it.value) fz_fail("get and iteration disagree");
+            }
+            fz_event_add(side, FZ_EV_SNAP, 200 + t, (long)mguard_weak_count(S->tab[t]), S->tab_uid[t], 0, 0);
+        } else {
+            model_iter it = model_weak_iterate(S->mtab[t]);
+            const void *key;
+            void *val;
+            while (model_weak_next(&it, &key, &val))
+                fz_event_add(side, FZ_EV_SNAP, 300 + t, n++, fz_slot_of(key), (long)fz_value_read(val, S->tab_vs[t], NULL, NULL), 0);
+            fz_event_add(side, FZ_EV_SNAP, 200 + t, (long)model_weak_count(S->mtab[t]), S->tab_uid[t], 0, 0);
+        }
+    }
+}
+
+/* ---- decoding ---------------------------------------------------------- */
+
+static uint8_t fz_byte(void)
+{
+    if (fz.pos < fz.size) return fz.data[fz.pos++];
+    fz.eof = 1;
+    return 0;
+}
+
+static fz_op fz_decode(int inline_ok)
+{
+    fz_op op;
+    uint8_t ref;
+    op.kind = fz.kind_map[fz_byte() % 64];
+    op.a = fz_byte();
+    op.b = fz_byte();
+    op.c = fz_byte();
+    ref = fz_byte();
+    op.act = 0;
+    if ((op.kind == FZ_SET || op.kind == FZ_WATCH) && inline_ok && (ref & 0x80) && fz.nact < FZ_MAXACT) {
+        fz_op a = fz_decode(0);
+        if (fz.nact < FZ_MAXACT) {
+            fz.act[fz.nact++] = a;
+            op.act = (uint16_t)fz.nact;
+        }
+    } else if (op.kind == FZ_SET || op.kind == FZ_WATCH) {
+        op.act = (uint16_t)(ref % (fz.nact + 1));
+    } else {
+        op.act = 0;
+    }
+    if (!inline_ok && op.kind == FZ_CREATE_TABLE) op.kind = FZ_NOP;
+    return op;
+}
+
+/* ---- one run ----------------------------------------------------------- */
+
+static void fz_init_side(int side)
+{
+    fz_side *S = &fz.s[side];
+    int i;
+    free(S->ev);
+    free(S->vstate);
+    memset(S, 0, sizeof *S);
+    for (i = 0; i < FZ_NITER; i++) S->it_slot[i] = -1;
+}
+
+static void fz_begin_op(void)
+{
+    int side;
+    for (side = 0; side < 2; side++) {
+        fz.s[side].budget = fz.o.budget;
+        fz.s[side].depth = 0;
+        fz.s[side].fq = 0;
+    }
+    fz.nfstat = 0;
+}
+
+static void fz_end_run(void)
+{
+    int side, t;
+    size_t id;
+    fz.cur.kind = FZ_NOP;
+    fz_begin_op();
+    fz.in_destroy = 1;
+    for (side = 0; side < 2; side++) {
+        fz_side *S = &fz.s[side];
+        for (t = 0; t < FZ_MAXTAB; t++) fz_close_slot(S, t);
+        fz_event_add(side, FZ_EV_OP, -1, 0, 0, 0, 0);
+        if (side == FZ_MG) mguard_ctx_destroy(S->ctx); else model_destroy(S->mctx);
+        S->ctx = NULL;
+        S->mctx = NULL;
+    }
+    fz.in_destroy = 0;
+    fz_compare_events("callbacks during context destroy");
+    for (side = 0; side < 2; side++)
+        for (id = 0; id < fz.s[side].capv; id++)
+            if (fz.s[side].vstate[id] == 1) fz_fail("%s: value %lu never destroyed", side ? "model" : "mguard", (unsigned long)id);
+    if (fz.alloc.live_blocks != 0) fz_fail("mguard leaked %ld blocks", fz.alloc.live_blocks);
+}
+
+/* Run data on mguard and the model; abort with a report on the first
+   difference. Returns normally when they agree all the way. */
+MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_result *res)
+{
+    mguard_ctx_desc d;
+    int i, k, n = 0, side;
+    memset(&fz.o, 0, sizeof fz.o);
+    if (opts) fz.o = *opts;
+    if (fz.o.nobj <= 0 || fz.o.nobj > FZ_MAXOBJ) fz.o.nobj = 8;
+    if (fz.o.ntab <= 0 || fz.o.ntab > FZ_MAXTAB) fz.o.ntab = 4;
+    if (fz.o.max_ops <= 0) fz.o.max_ops = 4096;
+    if (fz.o.depth <= 0) fz.o.depth = 6;
+    if (fz.o.budget <= 0) fz.o.budget = 48;
+    for (k = 0; k < FZ_NKINDS; k++)
+        for (i = 0; i < fz_weights[k] && n < 64; i++) fz.kind_map[n++] = (unsigned char)k;
+    while (n < 64) fz.kind_map[n++] = FZ_SET;
+    fz.data = data;
+    fz.size = size;
+    fz.pos = 0;
+    fz.eof = 0;
+    fz.nact = 0;
+    fz.opno = 0;
+    memset(&fz.cur, 0, sizeof fz.cur);
+    memset(&fz.res, 0, sizeof fz.res);
+    memset(&fz.alloc, 0, sizeof fz.alloc);
+    memset((void *)fz.interned, 0, sizeof fz.interned);
+    fz.alloc.fail_at = fz.o.fail_at;
+    fz_init_side(FZ_MG);
+    fz_init_side(FZ_MODEL);
+
+    memset(&d, 0, sizeof d);
+    d.allocator.realloc_fn = fz_realloc;
+    d.allocator.free_fn = fz_free;
+    d.allocator.user = &fz.alloc;
+    d.quiet = true;
+    fz.s[FZ_MG].ctx = mguard_ctx_create(&d);
+    if (!fz.s[FZ_MG].ctx) {
+        if (!fz.o.fail_at) fz_fail("mguard_ctx_create failed");
+        fz.res.no_ctx = 1;
+    } else {
+        fz.s[FZ_MODEL].mctx = model_create();
+        while (!fz.eof && fz.res.ops < fz.o.max_ops) {
+            fz_op op = fz_decode(1);
+            fz.cur = op;
+            fz.opno = fz.res.ops++;
+            fz_begin_op();
+            for (side = 0; side < 2; side++) fz_exec(side, &op, NULL);
+            fz_compare_events("results and callbacks");
+            fz_check_ctx(&fz.s[FZ_MG]);
+            for (side = 0; side < 2; side++) fz_snapshot(side);
+            fz_compare_events("states");
+        }
+        fz_end_run();
+    }
+    fz.res.allocs = fz.alloc.calls;
+    fz.res.failures = fz.alloc.failures;
+    if (fz.alloc.live_blocks != 0) fz_fail("mguard leaked %ld blocks", fz.alloc.live_blocks);
+    for (side = 0; side < 2; side++) fz_init_side(side);
+    if (res) *res = fz.res;
+}
+
+/* The byte format shared by the fuzzer, the corpus and the seeded test: a
+   2-byte header, then operations. Header byte 0: bits 0-2 pool size - 2,
+   bits 3-5 table slots - 1, bit 6 fault mode (mguard's allocation number
+   1 + byte 1 + 256 * bit 7 fails). */
+MODEL_DEF void fz_run_input(const uint8_t *data, size_t size, const char *label, fz_result *res)
+{
+    fz_opts o;
+    uint8_t h0 = size > 0 ? data[0] : 0, h1 = size > 1 ? data[1] : 0;
+    memset(&o, 0, sizeof o);
+    o.nobj = 2 + (h0 & 7);
+    o.ntab = 1 + ((h0 >> 3) & 7);
+    if (h0 & 0x40) o.fail_at = 1 + h1 + ((h0 & 0x80) ? 256 : 0);
+    o.label = label;
+    o.verbose = getenv("FZ_VERBOSE") != NULL;
+    fz_run(size > 2 ? data + 2 : data + size, size > 2 ? size - 2 : 0, &o, res);
+}
+
+/* ---- writing programs: for tests that build their workload ------------- */
+
+typedef struct fz_prog { uint8_t *b; size_t n, cap; } fz_prog;
+
+MODEL_DEF void fz_put(fz_prog *p, int byte)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 256;
+        p->b = (uint8_t *)realloc(p->b, p->cap);
+        if (!p->b) abort();
+    }
+    p->b[p->n++] = (uint8_t)byte;
+}
+
+/* Append one operation. For SET and WATCH, ref names an existing action
+   (1-based, 0 none); FZ_INLINE | 0 means "the next emitted operation is
+   the new action". Object and table arguments are plain indexes. */
+#define FZ_INLINE 0x80
+MODEL_DEF void fz_emit(fz_prog *p, int kind, int a, int b, int c, int ref)
+{
+    int k, first = 0;
+    for (k = 0; k < kind; k++) first += fz_weights[k];
+    fz_put(p, first);
+    fz_put(p, a);
+    fz_put(p, b);
+    fz_put(p, c);
+    fz_put(p, ref);
+}
+
+/* ---- a tiny deterministic PRNG for the drivers (splitmix64) ------------ */
+MODEL_DEF uint64_t fz_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+#endif

@@ -1,0 +1,218 @@
+/* Stress and scale (make stress; not part of make test).
+
+   10 million objects pass through 64 weak tables: each is set in two
+   tables, tagged with the current generation, half of them watched, some
+   mutated, read back (hits and misses), some removed or overwritten, and
+   every object is destroyed once it leaves a window of one million live
+   objects, so addresses are reused all the time. Generations advance
+   every 1000 objects and are cleared every million. At the end the
+   program checks every count it can predict (destructor calls, watcher
+   calls, mutation counts, entries, live objects), runs mguard_ctx_check,
+   destroys the context and checks that no block is left. Time and peak
+   memory are printed, never asserted. Exit status 0 when every check
+   held. */
+#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#define STB_DS_IMPLEMENTATION
+#define MGUARD_IMPLEMENTATION
+#include "mguard.h"
+
+#ifndef NOBJ
+#define NOBJ 10000000L
+#endif
+#define NTAB 64
+#ifndef WINDOW
+#define WINDOW 1000000L
+#endif
+#define SLOTS (WINDOW + 1)
+
+typedef struct mem { long long live, peak; long blocks; long calls; } mem;
+typedef union hdr { size_t n; long double a; } hdr;
+
+static void *m_realloc(void *p, size_t n, void *user)
+{
+    mem *m = (mem *)user;
+    hdr *h = p ? (hdr *)p - 1 : NULL;
+    size_t old = h ? h->n : 0;
+    hdr *nh = (hdr *)realloc(h, sizeof *nh + n);
+    m->calls++;
+    if (!nh) return NULL;
+    if (!p) m->blocks++;
+    nh->n = n;
+    m->live += (long long)n - (long long)old;
+    if (m->live > m->peak) m->peak = m->live;
+    return nh + 1;
+}
+
+static void m_free(void *p, void *user)
+{
+    mem *m = (mem *)user;
+    hdr *h;
+    if (!p) return;
+    h = (hdr *)p - 1;
+    m->live -= (long long)h->n;
+    m->blocks--;
+    free(h);
+}
+
+static long dtor_calls, inval_calls, death_inval_calls;
+static void count_dtor(void *value, void *user) { (void)value; (void)user; dtor_calls++; }
+static void count_inval(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)user;
+    if (attr) inval_calls++; else death_inval_calls++;
+}
+
+static uint64_t rng = 0x1234567887654321ull;
+static uint64_t next_rand(void)
+{
+    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int failures;
+#define EXPECT(cond, ...) do { if (!(cond)) { failures++; printf("  FAILED: " __VA_ARGS__); printf("\n"); } } while (0)
+
+int main(void)
+{
+    mem m;
+    mguard_ctx_desc d;
+    mguard_ctx *ctx;
+    mguard_weak *t[NTAB];
+    mguard_weak_desc wd;
+    char *slots = (char *)malloc(SLOTS);   /* object addresses; slot i % SLOTS */
+    static char guard_obj;
+    long i, sets = 0, gets = 0, hits = 0, removes = 0, overwrites = 0, mutations = 0, watches = 0;
+    long destroys = 0, advances = 0, clears = 0, expected_inval = 0, expected_death_inval = 0;
+    long expected_dtor;
+    size_t entries = 0;
+    double t0, t1, t2;
+    int k;
+    if (!slots) return 1;
+    memset(&m, 0, sizeof m);
+    memset(&d, 0, sizeof d);
+    d.allocator.realloc_fn = m_realloc;
+    d.allocator.free_fn = m_free;
+    d.allocator.user = &m;
+    ctx = mguard_ctx_create(&d);
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof(long);
+    wd.value_dtor = count_dtor;
+    for (k = 0; k < NTAB; k++) t[k] = mguard_weak_create(ctx, &wd);
+
+    printf("mguard stress: %ld objects through %d tables, window %ld live\n", NOBJ, NTAB, WINDOW);
+    t0 = now();
+    for (i = 0; i < NOBJ; i++) {
+        const void *o = &slots[i % SLOTS];
+        long v = i;
+        uint64_t r = next_rand();
+        int a = (int)(r % NTAB), b = (int)((r >> 8) % NTAB);
+        if (i >= WINDOW) {
+            /* the object that leaves the window dies (its address will be
+               reused by object i + 1) */
+            mguard_on_destroy(ctx, &slots[(i - WINDOW) % SLOTS]);
+            destroys++;
+        }
+        mguard_weak_set(t[a], o, &v);
+        sets++;
+        if (b != a) { mguard_weak_set(t[b], o, &v); sets++; }
+        mguard_gen_tag(ctx, o);
+        if (r & (1u << 20)) {
+            mguard_watch(ctx, o, &guard_obj, count_inval, NULL);
+            watches++;
+            if (r & (1u << 21)) {
+                mguard_on_mutation(ctx, o, "field");
+                mutations++;
+                expected_inval++;
+            } else {
+                expected_death_inval++;   /* fires at death (or never, if alive at the end) */
+            }
+        } else if (r & (1u << 22)) {
+            mguard_on_mutation(ctx, o, "field");   /* unwatched: one lookup */
+            mutations++;
+        }
+        if (mguard_weak_get(t[a], o)) hits++;
+        if (mguard_weak_get(t[(a + 1) % NTAB], &slots[(i + 7) % SLOTS])) hits++;
+        gets += 2;
+        if ((r >> 24) % 16 == 0) { mguard_weak_set(t[a], o, &v); overwrites++; }
+        if ((r >> 28) % 16 == 1 && b != a) { mguard_weak_remove(t[b], o); removes++; }
+        if (i % 1000 == 999) { mguard_gen_advance(ctx); advances++; }
+        if (i % 1000000 == 999999) { mguard_gen_clear(ctx); clears++; }
+    }
+    t1 = now();
+
+    /* what can be predicted */
+    for (k = 0; k < NTAB; k++) entries += mguard_weak_count(t[k]);
+    EXPECT(mguard_ctx_object_count(ctx) == (size_t)WINDOW + 1, "object count %lu, expected %ld",
+           (unsigned long)mguard_ctx_object_count(ctx), WINDOW + 1);
+    EXPECT(dtor_calls + (long)entries == sets + overwrites, "destructor calls %ld + entries %lu != values stored %ld",
+           dtor_calls, (unsigned long)entries, sets + overwrites);
+    EXPECT(inval_calls == expected_inval, "invalidations %ld, expected %ld", inval_calls, expected_inval);
+    EXPECT(mguard_gen_current(ctx) == advances - clears * 1000, "generation %ld", mguard_gen_current(ctx));
+    EXPECT(mguard_ctx_check(ctx) == MGUARD_OK, "mguard_ctx_check");
+    expected_dtor = sets + overwrites;
+    {
+        /* watchers still pending belong to the live window */
+        long pending = 0;
+        long j;
+        for (j = NOBJ - WINDOW; j < NOBJ; j++) pending += (long)mguard_watcher_count(ctx, &slots[j % SLOTS]);
+        EXPECT(death_inval_calls + pending == expected_death_inval, "death invalidations %ld + pending %ld != %ld",
+               death_inval_calls, pending, expected_death_inval);
+    }
+    mguard_ctx_destroy(ctx);
+    t2 = now();
+    EXPECT(dtor_calls == expected_dtor, "after destroy: destructor calls %ld, values stored %ld", dtor_calls, expected_dtor);
+    EXPECT(m.blocks == 0 && m.live == 0, "leaked %ld blocks, %lld bytes", m.blocks, m.live);
+
+    printf("  operations: %ld sets of new keys, %ld overwrites, %ld gets (%ld hits), %ld removes, %ld watches,\n"
+           "              %ld mutations, %ld destroys, %ld generation advances, %ld clears\n",
+           sets, overwrites, gets, hits, removes, watches, mutations, destroys, advances, clears);
+    printf("  callbacks:  %ld value destructors, %ld invalidations by mutation, %ld by death\n",
+           dtor_calls, inval_calls, death_inval_calls);
+    printf("  time:       %.2f s for the run (%.0f ns per object), %.2f s for the final destroy\n",
+           t1 - t0, (t1 - t0) * 1e9 / NOBJ, t2 - t1);
+    printf("  memory:     peak %.1f MB through mguard's allocator (%.0f bytes per live object), %ld allocator calls\n",
+           m.peak / 1048576.0, (double)m.peak / (double)(WINDOW + 1), m.calls);
+
+    /* long sequences of generation advances and clears */
+    {
+        long g, wrong = 0, n = 0;
+        mguard_ctx *gc = mguard_ctx_create(&d);
+        double g0 = now(), g1;
+        for (g = 1; g <= 5000000; g++) {
+            const void *o = &slots[g % 4096];
+            long cur = mguard_gen_current(gc);
+            mguard_gen_tag(gc, o);
+            wrong += !mguard_gen_check(gc, o) || mguard_gen_get(gc, o) != cur;
+            wrong += mguard_gen_advance(gc) != cur + 1;
+            wrong += mguard_gen_check(gc, o) || mguard_gen_get(gc, o) != cur;
+            if (g % 100000 == 0) {
+                mguard_gen_clear(gc);
+                wrong += mguard_gen_current(gc) != 0 || mguard_ctx_object_count(gc) != 0;
+            }
+            n += 6;
+        }
+        g1 = now();
+        EXPECT(wrong == 0, "generations: %ld wrong answers", wrong);
+        EXPECT(mguard_ctx_check(gc) == MGUARD_OK, "generations: mguard_ctx_check");
+        mguard_ctx_destroy(gc);
+        EXPECT(m.blocks == 0 && m.live == 0, "generations: leaked %ld blocks", m.blocks);
+        printf("  generations: 5000000 advances, a tag and checks each, a clear every 100000: %.2f s (%.0f ns per call)\n",
+               g1 - g0, (g1 - g0) * 1e9 / (double)n);
+    }
+    printf("  %s\n", failures ? "FAILED" : "every check held");
+    free(slots);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,893 @@
+/* Thread-safe contexts: the lock is held around every call and never
+   around a callback (checked with a lock of our own), callbacks call back
+   into the context from the same thread and from a thread they join
+   without deadlock, log lines reach the logger outside the lock,
+   mguard_weak_get_copy and mguard_ref_get_retained, mguard_on_destroy of a
+   guard waits for the guard's callback running on another thread, and a
+   stress run of four threads sharing objects, tables, watchers and refs
+   with its invariants checked at the end. MGUARD_THREADS_ITERS sets the
+   stress length (make tsan runs a longer one under ThreadSanitizer). */
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include "common.h"
+
+/* ---- small thread helpers --------------------------------------------- */
+
+static void *run_and_join(void *(*fn)(void *), void *arg)
+{
+    pthread_t th;
+    void *ret = NULL;
+    if (pthread_create(&th, NULL, fn, arg) != 0) abort();
+    pthread_join(th, &ret);
+    return ret;
+}
+
+static int flag_get(const int *f) { return __atomic_load_n(f, __ATOMIC_SEQ_CST); }
+static void flag_set(int *f, int v) { __atomic_store_n(f, v, __ATOMIC_SEQ_CST); }
+static long count_add(long *c, long v) { return __atomic_add_fetch(c, v, __ATOMIC_SEQ_CST); }
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0) {}
+}
+
+static mguard_ctx *ts_ctx(test_log *log)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    d.thread_safe = true;
+    if (log) {
+        memset(log, 0, sizeof *log);
+        d.logger.func = test_log_fn;
+        d.logger.user = log;
+    } else {
+        d.quiet = true;
+    }
+    return mguard_ctx_create(&d);
+}
+
+/* A lock of our own: a mutex plus a flag that says whether mguard holds it,
+   so callbacks can check they never run under it. */
+typedef struct my_lock {
+    pthread_mutex_t m;
+    int held;
+    long locks, unlocks;
+} my_lock;
+
+static void my_lock_fn(void *user)
+{
+    my_lock *l = (my_lock *)user;
+    pthread_mutex_lock(&l->m);
+    flag_set(&l->held, 1);
+    l->locks++;
+}
+
+static void my_unlock_fn(void *user)
+{
+    my_lock *l = (my_lock *)user;
+    l->unlocks++;
+    flag_set(&l->held, 0);
+    pthread_mutex_unlock(&l->m);
+}
+
+static my_lock *g_log_lock;
+static long g_log_held, g_log_calls;
+static void lock_checking_log(mguard_log_level level, const char *msg, void *user)
+{
+    g_log_calls++;
+    if (g_log_lock && flag_get(&g_log_lock->held)) g_log_held++;
+    test_log_fn(level, msg, user);
+}
+
+static mguard_ctx *user_lock_ctx(my_lock *l, test_log *log)
+{
+    mguard_ctx_desc d;
+    memset(l, 0, sizeof *l);
+    pthread_mutex_init(&l->m, NULL);
+    memset(&d, 0, sizeof d);
+    d.lock.lock_fn = my_lock_fn;
+    d.lock.unlock_fn = my_unlock_fn;
+    d.lock.user = l;
+    memset(log, 0, sizeof *log);
+    d.logger.func = lock_checking_log;
+    d.logger.user = log;
+    return mguard_ctx_create(&d);
+}
+
+/* ---- creation ---------------------------------------------------------- */
+
+static void test_thread_safe_context_says_so(void **state)
+{
+    test_log log;
+    mguard_ctx *ts = ts_ctx(&log), *plain = mguard_ctx_create(NULL);
+    (void)state;
+    assert_non_null(ts);
+    assert_true(mguard_ctx_is_thread_safe(ts));
+    assert_false(mguard_ctx_is_thread_safe(plain));
+    assert_false(mguard_ctx_is_thread_safe(NULL));
+    assert_ctx_ok(ts);
+    mguard_ctx_destroy(ts);
+    mguard_ctx_destroy(plain);
+    assert_int_equal(log.count, 0);
+}
+
+static void test_half_given_lock_is_refused(void **state)
+{
+    test_log log;
+    my_lock l;
+    mguard_ctx_desc d;
+    (void)state;
+    memset(&l, 0, sizeof l);
+    memset(&log, 0, sizeof log);
+    memset(&d, 0, sizeof d);
+    d.lock.lock_fn = my_lock_fn;
+    d.lock.user = &l;
+    d.logger.func = test_log_fn;
+    d.logger.user = &log;
+    assert_null(mguard_ctx_create(&d));
+    assert_int_equal(log.errors, 1);
+    assert_string_equal(log.last, "mguard_ctx_create: the lock needs both lock_fn and unlock_fn");
+}
+
+static void test_allocation_failure_creating_the_lock_leaks_nothing(void **state)
+{
+    test_log log;
+    test_alloc alloc;
+    mguard_ctx_desc d;
+    (void)state;
+    memset(&log, 0, sizeof log);
+    memset(&alloc, 0, sizeof alloc);
+    memset(&d, 0, sizeof d);
+    d.thread_safe = true;
+    d.allocator.realloc_fn = fa_realloc;
+    d.allocator.free_fn = fa_free;
+    d.allocator.user = &alloc;
+    d.logger.func = test_log_fn;
+    d.logger.user = &log;
+    alloc.fail_at = 2;   /* the context is the first block, the lock the second */
+    assert_null(mguard_ctx_create(&d));
+    assert_int_equal(alloc.live_blocks, 0);
+    assert_string_equal(log.last, "mguard_ctx_create: out of memory");
+}
+
+/* ---- the lock is never held around a callback ---------------------------- */
+
+typedef struct cb_env {
+    mguard_ctx *ctx;
+    my_lock *lock;
+    mguard_weak *t;
+    int obj, other, guard, guard2;
+    long held_in_callback, callbacks;
+    mguard_status st;
+    size_t count;
+    void *got;
+} cb_env;
+
+static void note_callback(cb_env *e)
+{
+    e->callbacks++;
+    if (e->lock && flag_get(&e->lock->held)) e->held_in_callback++;
+}
+
+static void env_dtor(void *value, void *user) { (void)value; note_callback((cb_env *)user); }
+static void env_invalidate(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard;
+    (void)obj;
+    (void)attr;
+    note_callback((cb_env *)user);
+}
+
+static void test_user_lock_is_taken_around_calls_and_never_held_in_callbacks(void **state)
+{
+    test_log log;
+    my_lock l;
+    cb_env e;
+    mguard_weak_desc wd;
+    mguard_ctx *ctx = user_lock_ctx(&l, &log);
+    long v = 7;
+    (void)state;
+    memset(&e, 0, sizeof e);
+    e.ctx = ctx;
+    e.lock = &l;
+    g_log_lock = &l;
+    g_log_held = g_log_calls = 0;
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof v;
+    wd.value_dtor = env_dtor;
+    wd.user = &e;
+    e.t = mguard_weak_create(ctx, &wd);
+    assert_non_null(e.t);
+    assert_true(l.locks > 0);
+    assert_int_equal(mguard_weak_set(e.t, &e.obj, &v), MGUARD_OK);
+    assert_int_equal(mguard_weak_set(e.t, &e.obj, &v), MGUARD_OK);      /* overwrite: dtor */
+    assert_int_equal(mguard_watch(ctx, &e.obj, &e.guard, env_invalidate, &e), MGUARD_OK);
+    mguard_on_mutation(ctx, &e.obj, "x");                               /* invalidate */
+    assert_int_equal(mguard_watch(ctx, &e.obj, &e.guard, env_invalidate, &e), MGUARD_OK);
+    mguard_on_destroy(ctx, &e.obj);                                     /* invalidate + dtor */
+    assert_int_equal(e.callbacks, 4);
+    assert_int_equal(e.held_in_callback, 0);
+    /* a log line: delivered outside the lock */
+    assert_int_equal(mguard_weak_set(e.t, NULL, &v), MGUARD_EINVAL);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_weak_set: NULL key");
+    assert_int_equal(g_log_calls, 1);
+    assert_int_equal(g_log_held, 0);
+    assert_int_equal(l.locks, l.unlocks);
+    assert_int_equal(flag_get(&l.held), 0);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(l.locks, l.unlocks);
+    g_log_lock = NULL;
+    pthread_mutex_destroy(&l.m);
+}
+
+/* ---- callbacks that call back in ------------------------------------------ */
+
+/* What a callback does inside the context; run on the callback's own
+   thread or on a thread the callback joins. */
+static void *call_back_in(void *arg)
+{
+    cb_env *e = (cb_env *)arg;
+    long v = 42;
+    mguard_ref r;
+    e->st = mguard_watch(e->ctx, &e->other, &e->guard2, env_invalidate, e);
+    if (!e->st) e->st = mguard_weak_set(e->t, &e->other, &v);
+    mguard_on_mutation(e->ctx, &e->other, "y");          /* fires guard2 */
+    r = mguard_ref_make(e->ctx, &e->other);
+    e->got = mguard_ref_get(e->ctx, r);
+    e->count = mguard_weak_count(e->t);
+    return NULL;
+}
+
+static int g_join_in_callback;
+static void reentrant_invalidate(void *guard, const void *obj, const char *attr, void *user)
+{
+    cb_env *e = (cb_env *)user;
+    (void)guard;
+    (void)obj;
+    (void)attr;
+    note_callback(e);
+    if (g_join_in_callback) run_and_join(call_back_in, e);
+    else call_back_in(e);
+}
+
+static void reentry_case(int join)
+{
+    test_log log;
+    cb_env e;
+    mguard_weak_desc wd;
+    mguard_ctx *ctx = ts_ctx(&log);
+    memset(&e, 0, sizeof e);
+    e.ctx = ctx;
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof(long);
+    e.t = mguard_weak_create(ctx, &wd);
+    g_join_in_callback = join;
+    assert_int_equal(mguard_watch(ctx, &e.obj, &e.guard, reentrant_invalidate, &e), MGUARD_OK);
+    mguard_on_mutation(ctx, &e.obj, "x");
+    assert_int_equal(e.st, MGUARD_OK);
+    assert_int_equal(e.callbacks, 2);                   /* guard, then guard2 inside */
+    assert_ptr_equal(e.got, &e.other);
+    assert_int_equal(e.count, 1);
+    assert_int_equal(mguard_mutation_count(ctx, &e.other), 1);
+    assert_int_equal(mguard_mutation_count(ctx, &e.obj), 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(log.count, 0);
+}
+
+static void test_invalidate_callback_calls_back_in_on_its_own_thread(void **state)
+{
+    (void)state;
+    reentry_case(0);
+}
+
+static void test_invalidate_callback_joins_a_thread_that_calls_back_in(void **state)
+{
+    (void)state;
+    reentry_case(1);
+}
+
+/* The same from a value destructor, during a death. */
+static void joining_dtor(void *value, void *user)
+{
+    cb_env *e = (cb_env *)user;
+    (void)value;
+    note_callback(e);
+    if (e->callbacks == 1) run_and_join(call_back_in, e);
+}
+
+static void test_value_destructor_joins_a_thread_that_calls_back_in(void **state)
+{
+    test_log log;
+    cb_env e;
+    mguard_weak_desc wd;
+    mguard_ctx *ctx = ts_ctx(&log);
+    long v = 1;
+    (void)state;
+    memset(&e, 0, sizeof e);
+    e.ctx = ctx;
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof v;
+    wd.value_dtor = joining_dtor;
+    wd.user = &e;
+    e.t = mguard_weak_create(ctx, &wd);
+    assert_int_equal(mguard_weak_set(e.t, &e.obj, &v), MGUARD_OK);
+    mguard_on_destroy(ctx, &e.obj);
+    assert_int_equal(e.st, MGUARD_OK);
+    assert_ptr_equal(e.got, &e.other);
+    assert_int_equal(e.count, 1);                       /* obj gone, other in */
+    mguard_ctx_destroy(ctx);                            /* other's value: dtor */
+    assert_int_equal(e.callbacks, 3);                   /* obj's dtor, guard2, other's dtor */
+    assert_int_equal(log.count, 0);
+}
+
+/* The logger may call into the context, on its thread or another one. */
+static mguard_ctx *g_logging_ctx;
+static size_t g_count_in_log;
+static void *count_objects(void *arg)
+{
+    (void)arg;
+    g_count_in_log = mguard_ctx_object_count(g_logging_ctx);
+    return NULL;
+}
+static void calling_log(mguard_log_level level, const char *msg, void *user)
+{
+    test_log_fn(level, msg, user);
+    run_and_join(count_objects, NULL);
+}
+
+static void test_logger_runs_outside_the_lock(void **state)
+{
+    test_log log;
+    mguard_ctx_desc d;
+    int a;
+    (void)state;
+    memset(&log, 0, sizeof log);
+    memset(&d, 0, sizeof d);
+    d.thread_safe = true;
+    d.logger.func = calling_log;
+    d.logger.user = &log;
+    g_logging_ctx = mguard_ctx_create(&d);
+    assert_int_equal(mguard_gen_tag(g_logging_ctx, &a), MGUARD_OK);
+    assert_int_equal(mguard_watch(g_logging_ctx, &a, NULL, NULL, NULL), MGUARD_EINVAL);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_watch: NULL guard");
+    assert_int_equal(g_count_in_log, 1);
+    mguard_ctx_destroy(g_logging_ctx);
+}
+
+/* Scope and ledger hooks run outside the lock as well. */
+static mguard_ctx *g_hook_ctx;
+static void *tag_something(void *arg)
+{
+    static int thing;
+    (void)arg;
+    return (void *)(intptr_t)mguard_gen_tag(g_hook_ctx, &thing);
+}
+static const char *joining_type_name(const void *comp, void *user)
+{
+    (void)comp;
+    (void)user;
+    return run_and_join(tag_something, NULL) == (void *)(intptr_t)MGUARD_OK ? "Net" : NULL;
+}
+static void joining_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    (void)obj;
+    (void)attr;
+    (void)value;
+    (void)deleted;
+    if (run_and_join(tag_something, NULL) == (void *)(intptr_t)MGUARD_OK) ++*(int *)user;
+}
+
+static void test_scope_and_ledger_hooks_join_a_thread_that_calls_back_in(void **state)
+{
+    test_log log;
+    mguard_scope_desc sd;
+    mguard_scope *s;
+    mguard_ledger *L;
+    int net, applied = 0;
+    (void)state;
+    g_hook_ctx = ts_ctx(&log);
+    memset(&sd, 0, sizeof sd);
+    sd.type_name = joining_type_name;
+    s = mguard_scope_create(g_hook_ctx, &sd);
+    assert_int_equal(mguard_scope_enter(s, &net), MGUARD_OK);
+    assert_string_equal(mguard_scope_current(s), "Net");
+    L = mguard_ledger_create(g_hook_ctx, NULL);
+    assert_int_equal(mguard_ledger_track_existing(L, &net, "net"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &net, "w", NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_apply(L, joining_apply, &applied), MGUARD_OK);
+    assert_int_equal(applied, 1);
+    assert_ctx_ok(g_hook_ctx);
+    mguard_on_destroy(g_hook_ctx, &net);   /* closes the frame, drops the entry: warnings */
+    assert_int_equal(mguard_scope_depth(s), 0);
+    assert_int_equal(mguard_ledger_count(L), 0);
+    assert_int_equal(log.warnings, 2);
+    mguard_ctx_destroy(g_hook_ctx);
+}
+
+/* ---- readers for shared contexts ------------------------------------------ */
+
+static void test_weak_get_copy_copies_or_says_why_not(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = ts_ctx(&log);
+    mguard_weak_desc wd;
+    mguard_weak *t;
+    int k, other;
+    long v = 5, out = -1;
+    (void)state;
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof v;
+    t = mguard_weak_create(ctx, &wd);
+    assert_int_equal(mguard_weak_set(t, &k, &v), MGUARD_OK);
+    assert_int_equal(mguard_weak_get_copy(t, &k, &out), MGUARD_OK);
+    assert_int_equal(out, 5);
+    out = -1;
+    assert_int_equal(mguard_weak_get_copy(t, &other, &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, -1);
+    assert_int_equal(mguard_weak_get_copy(NULL, &k, &out), MGUARD_EINVAL);
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_weak_get_copy(t, &k, NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_weak_get_copy: NULL out");
+    assert_int_equal(mguard_weak_get_copy(t, NULL, &out), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_weak_get_copy: NULL key");
+    mguard_ctx_destroy(ctx);
+}
+
+typedef struct counted { int refs; my_lock *lock; int retain_calls, retain_held; } counted;
+
+static bool try_retain(void *obj, void *user)
+{
+    counted *c = (counted *)obj;
+    (void)user;
+    c->retain_calls++;
+    if (c->lock && flag_get(&c->lock->held)) c->retain_held++;
+    if (c->refs == 0) return false;
+    c->refs++;
+    return true;
+}
+
+static void test_ref_get_retained_retains_under_the_lock_or_returns_null(void **state)
+{
+    test_log log;
+    my_lock l;
+    mguard_ctx *ctx = user_lock_ctx(&l, &log);
+    counted c;
+    mguard_ref r;
+    (void)state;
+    memset(&c, 0, sizeof c);
+    c.refs = 1;
+    c.lock = &l;
+    r = mguard_ref_make(ctx, &c);
+    assert_ptr_equal(mguard_ref_get_retained(ctx, r, try_retain, NULL), &c);
+    assert_int_equal(c.refs, 2);
+    assert_int_equal(c.retain_held, 1);                  /* ran under the lock */
+    c.refs = 0;                                          /* on its way out */
+    assert_null(mguard_ref_get_retained(ctx, r, try_retain, NULL));
+    assert_ptr_equal(mguard_ref_get_retained(ctx, r, NULL, NULL), &c);
+    mguard_on_destroy(ctx, &c);
+    assert_null(mguard_ref_get_retained(ctx, r, try_retain, NULL));
+    assert_int_equal(c.retain_calls, 2);                 /* not called for a dead ref */
+    mguard_ctx_destroy(ctx);
+    pthread_mutex_destroy(&l.m);
+}
+
+/* ---- mguard_on_destroy of a guard waits for its running callback -------- */
+
+typedef struct wait_env {
+    mguard_ctx *ctx;
+    int obj, guard;
+    int in_callback, destroy_started, callback_done;
+    int rewatch_status;
+} wait_env;
+
+static void slow_invalidate(void *guard, const void *obj, const char *attr, void *user)
+{
+    wait_env *w = (wait_env *)user;
+    (void)guard;
+    (void)attr;
+    flag_set(&w->in_callback, 1);
+    while (!flag_get(&w->destroy_started)) sched_yield();
+    sleep_ms(30);
+    /* the guard is being destroyed: registering it again is refused */
+    w->rewatch_status = mguard_watch(w->ctx, obj, &w->guard, slow_invalidate, w);
+    flag_set(&w->callback_done, 1);
+}
+
+static void *mutate_obj(void *arg)
+{
+    wait_env *w = (wait_env *)arg;
+    mguard_on_mutation(w->ctx, &w->obj, "x");
+    return NULL;
+}
+
+static void test_destroying_a_guard_waits_for_its_callback_on_another_thread(void **state)
+{
+    test_log log;
+    wait_env w;
+    pthread_t th;
+    (void)state;
+    memset(&w, 0, sizeof w);
+    w.ctx = ts_ctx(&log);
+    assert_int_equal(mguard_watch(w.ctx, &w.obj, &w.guard, slow_invalidate, &w), MGUARD_OK);
+    pthread_create(&th, NULL, mutate_obj, &w);
+    while (!flag_get(&w.in_callback)) sched_yield();
+    flag_set(&w.destroy_started, 1);
+    mguard_on_destroy(w.ctx, &w.guard);
+    assert_int_equal(flag_get(&w.callback_done), 1);     /* returned only after it */
+    pthread_join(th, NULL);
+    assert_int_equal(w.rewatch_status, MGUARD_EINVAL);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "is being destroyed; refused"));
+    assert_int_equal(mguard_watcher_count(w.ctx, &w.obj), 0);
+    assert_ctx_ok(w.ctx);
+    mguard_ctx_destroy(w.ctx);
+}
+
+/* A callback destroying its own guard on its own thread does not wait for
+   itself. */
+static void self_destroying_invalidate(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)obj;
+    (void)attr;
+    mguard_on_destroy((mguard_ctx *)user, guard);
+}
+
+static void test_callback_destroying_its_own_guard_does_not_wait(void **state)
+{
+    mguard_ctx *ctx = ts_ctx(NULL);
+    int obj, guard;
+    (void)state;
+    assert_int_equal(mguard_watch(ctx, &obj, &guard, self_destroying_invalidate, ctx), MGUARD_OK);
+    mguard_on_mutation(ctx, &obj, "x");
+    assert_false(mguard_is_known(ctx, &guard));
+    mguard_ctx_destroy(ctx);
+}
+
+/* Another thread's mguard_unwatch cancels a watcher about to be called by
+   an invalidation in progress. */
+typedef struct unwatch_env { mguard_ctx *ctx; int obj, g1, g2; int fired1, fired2; mguard_status st; } unwatch_env;
+static void *unwatch_g2(void *arg)
+{
+    unwatch_env *u = (unwatch_env *)arg;
+    u->st = mguard_unwatch(u->ctx, &u->obj, &u->g2);
+    return NULL;
+}
+static void first_watcher(void *guard, const void *obj, const char *attr, void *user)
+{
+    unwatch_env *u = (unwatch_env *)user;
+    (void)guard;
+    (void)obj;
+    (void)attr;
+    u->fired1++;
+    run_and_join(unwatch_g2, u);
+}
+static void second_watcher(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard;
+    (void)obj;
+    (void)attr;
+    ((unwatch_env *)user)->fired2++;
+}
+
+static void test_unwatch_from_another_thread_cancels_a_pending_watcher(void **state)
+{
+    unwatch_env u;
+    (void)state;
+    memset(&u, 0, sizeof u);
+    u.ctx = ts_ctx(NULL);
+    assert_int_equal(mguard_watch(u.ctx, &u.obj, &u.g1, first_watcher, &u), MGUARD_OK);
+    assert_int_equal(mguard_watch(u.ctx, &u.obj, &u.g2, second_watcher, &u), MGUARD_OK);
+    mguard_on_mutation(u.ctx, &u.obj, "x");
+    assert_int_equal(u.st, MGUARD_OK);
+    assert_int_equal(u.fired1, 1);
+    assert_int_equal(u.fired2, 0);
+    mguard_ctx_destroy(u.ctx);
+}
+
+/* ---- stress: four threads sharing everything ------------------------------
+   Objects are reference counted: a slot holds one reference and a ref
+   (mguard_ref) to its object; a thread that wants the object takes its own
+   reference with mguard_ref_get_retained, and whoever drops the last
+   reference calls mguard_on_destroy and frees the object. Guards belong to
+   one thread each, which destroys and replaces them; destroyed guards are
+   kept (not freed) so a late callback would be seen. Every value stored in
+   the shared table carries a fresh id; its destructor counts per id. One
+   thread mostly reads, in runs of reads with no write between them, so a
+   read path that went around the lock would race with the writers. */
+#define ST_THREADS 4
+#define ST_SLOTS 16
+#define ST_GUARDS 4
+#define ST_DEAD_REFS 64
+
+typedef struct st_obj { int refs; int id; } st_obj;
+typedef struct st_guard { int destroyed; long fired; } st_guard;
+typedef struct st_value { long id; long check; } st_value;
+
+typedef struct st_shared {
+    mguard_ctx *ctx;
+    mguard_weak *table;
+    pthread_mutex_t slot_lock[ST_SLOTS];
+    st_obj *slot_obj[ST_SLOTS];
+    mguard_ref slot_ref[ST_SLOTS];
+    pthread_mutex_t dead_lock;
+    mguard_ref dead[ST_DEAD_REFS];
+    long ndead;
+    long iters;
+    long next_id, max_ids;
+    unsigned char *stored;      /* id -> 1 when the table took the value */
+    long *destroyed;            /* id -> destructor calls */
+    long bad_value, late_fire, revived, fires, watches, rewatch_refused, objects, guards;
+    pthread_mutex_t graveyard_lock;
+    st_guard **graveyard;
+    long ngraveyard, capgraveyard;
+} st_shared;
+
+static st_shared g_st;
+
+static bool st_try_retain(void *obj, void *user)
+{
+    st_obj *o = (st_obj *)obj;
+    int n = __atomic_load_n(&o->refs, __ATOMIC_SEQ_CST);
+    (void)user;
+    while (n > 0)
+        if (__atomic_compare_exchange_n(&o->refs, &n, n + 1, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return true;
+    return false;
+}
+
+static void st_unref(st_obj *o)
+{
+    mguard_ref r;
+    if (__atomic_sub_fetch(&o->refs, 1, __ATOMIC_SEQ_CST) != 0) return;
+    r = mguard_ref_make(g_st.ctx, o);   /* kept to check that it reads NULL from now on */
+    mguard_on_destroy(g_st.ctx, o);
+    /* destroyed: every ref to it reads NULL from now on, on every thread */
+    pthread_mutex_lock(&g_st.dead_lock);
+    g_st.dead[g_st.ndead++ % ST_DEAD_REFS] = r;
+    pthread_mutex_unlock(&g_st.dead_lock);
+    free(o);
+}
+
+static void st_value_dtor(void *value, void *user)
+{
+    st_value v;
+    (void)user;
+    memcpy(&v, value, sizeof v);
+    if (v.id < 0 || v.id >= g_st.max_ids || v.check != ~v.id) {
+        count_add(&g_st.bad_value, 1);
+        return;
+    }
+    count_add(&g_st.destroyed[v.id], 1);
+}
+
+static void st_invalidate(void *guard, const void *obj, const char *attr, void *user)
+{
+    st_guard *g = (st_guard *)guard;
+    (void)user;
+    count_add(&g_st.fires, 1);
+    count_add(&g->fired, 1);
+    if (flag_get(&g->destroyed)) count_add(&g_st.late_fire, 1);
+    /* keep watching after a mutation (the object is alive: the mutating
+       thread holds it); refused while the guard's owner destroys it */
+    if (attr && (((uintptr_t)obj >> 4) & 1)) {
+        mguard_status st = mguard_watch(g_st.ctx, obj, guard, st_invalidate, NULL);
+        if (st == MGUARD_OK) count_add(&g_st.watches, 1);
+        else count_add(&g_st.rewatch_refused, 1);
+    }
+}
+
+static st_guard *st_new_guard(void)
+{
+    st_guard *g = (st_guard *)calloc(1, sizeof *g);
+    count_add(&g_st.guards, 1);
+    return g;
+}
+
+static void st_bury_guard(st_guard *g)
+{
+    mguard_on_destroy(g_st.ctx, g);
+    flag_set(&g->destroyed, 1);
+    pthread_mutex_lock(&g_st.graveyard_lock);
+    if (g_st.ngraveyard == g_st.capgraveyard) {
+        g_st.capgraveyard = g_st.capgraveyard ? g_st.capgraveyard * 2 : 64;
+        g_st.graveyard = (st_guard **)realloc(g_st.graveyard, (size_t)g_st.capgraveyard * sizeof *g_st.graveyard);
+    }
+    g_st.graveyard[g_st.ngraveyard++] = g;
+    pthread_mutex_unlock(&g_st.graveyard_lock);
+}
+
+static unsigned st_rand(unsigned *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    return *x;
+}
+
+/* The object in slot i with a reference of our own, or NULL. */
+static st_obj *st_take(int i)
+{
+    mguard_ref r;
+    pthread_mutex_lock(&g_st.slot_lock[i]);
+    r = g_st.slot_ref[i];
+    pthread_mutex_unlock(&g_st.slot_lock[i]);
+    return (st_obj *)mguard_ref_get_retained(g_st.ctx, r, st_try_retain, NULL);
+}
+
+static void *st_worker(void *arg)
+{
+    unsigned seed = 2463534242u ^ (unsigned)(uintptr_t)arg * 2654435761u;
+    int reader = (uintptr_t)arg == 1;   /* thread 1 mostly reads */
+    st_guard *guards[ST_GUARDS];
+    long it;
+    int k;
+    for (k = 0; k < ST_GUARDS; k++) guards[k] = st_new_guard();
+    for (it = 0; it < g_st.iters; it++) {
+        unsigned op = st_rand(&seed) % 100;
+        int i = (int)(st_rand(&seed) % ST_SLOTS);
+        st_obj *o;
+        if (op < 8) {                                   /* create in an empty slot */
+            pthread_mutex_lock(&g_st.slot_lock[i]);
+            if (!g_st.slot_obj[i]) {
+                o = (st_obj *)calloc(1, sizeof *o);
+                o->refs = 1;
+                o->id = (int)count_add(&g_st.objects, 1);
+                g_st.slot_obj[i] = o;
+                g_st.slot_ref[i] = mguard_ref_make(g_st.ctx, o);
+                mguard_gen_tag(g_st.ctx, o);
+            }
+            pthread_mutex_unlock(&g_st.slot_lock[i]);
+            continue;
+        }
+        if (op < 14) {                                  /* drop a slot's reference */
+            pthread_mutex_lock(&g_st.slot_lock[i]);
+            o = g_st.slot_obj[i];
+            g_st.slot_obj[i] = NULL;
+            pthread_mutex_unlock(&g_st.slot_lock[i]);
+            if (o) st_unref(o);
+            continue;
+        }
+        if (op < 17) {                                  /* replace one of our guards */
+            k = (int)(st_rand(&seed) % ST_GUARDS);
+            st_bury_guard(guards[k]);
+            guards[k] = st_new_guard();
+            continue;
+        }
+        if (op < 20) {                                  /* a destroyed object's ref reads NULL */
+            mguard_ref r;
+            long n;
+            pthread_mutex_lock(&g_st.dead_lock);
+            n = g_st.ndead;
+            r = n ? g_st.dead[st_rand(&seed) % (n < ST_DEAD_REFS ? n : ST_DEAD_REFS)] : g_st.dead[0];
+            pthread_mutex_unlock(&g_st.dead_lock);
+            if (n && mguard_ref_get(g_st.ctx, r)) count_add(&g_st.revived, 1);
+            continue;
+        }
+        o = st_take(i);
+        if (!o) continue;
+        if (reader) {                                   /* a run of reads, no writes */
+            st_value v;
+            for (k = 0; k < 16; k++) {
+                if (mguard_weak_get_copy(g_st.table, o, &v) == MGUARD_OK && v.check != ~v.id)
+                    count_add(&g_st.bad_value, 1);
+                if (!mguard_is_known(g_st.ctx, o)) count_add(&g_st.revived, 1);
+                (void)mguard_weak_count(g_st.table);
+                (void)mguard_mutation_count(g_st.ctx, o);
+            }
+        } else if (op < 40) {                           /* store a fresh value */
+            st_value v;
+            v.id = count_add(&g_st.next_id, 1) - 1;
+            if (v.id >= g_st.max_ids) abort();
+            v.check = ~v.id;
+            g_st.stored[v.id] = mguard_weak_set(g_st.table, o, &v) == MGUARD_OK;
+        } else if (op < 55) {                           /* read it back */
+            st_value v;
+            if (mguard_weak_get_copy(g_st.table, o, &v) == MGUARD_OK &&
+                (v.id < 0 || v.id >= g_st.max_ids || v.check != ~v.id))
+                count_add(&g_st.bad_value, 1);
+        } else if (op < 70) {                           /* watch it */
+            k = (int)(st_rand(&seed) % ST_GUARDS);
+            if (mguard_watch(g_st.ctx, o, guards[k], st_invalidate, NULL) == MGUARD_OK) count_add(&g_st.watches, 1);
+        } else if (op < 85) {                           /* mutate it */
+            mguard_on_mutation(g_st.ctx, o, "field");
+        } else if (op < 92) {                           /* its ref reads it */
+            mguard_ref r = mguard_ref_make(g_st.ctx, o);
+            if (mguard_ref_get(g_st.ctx, r) != o) count_add(&g_st.revived, 1);
+            (void)mguard_gen_get(g_st.ctx, o);
+            (void)mguard_mutation_count(g_st.ctx, o);
+        } else {                                        /* remove its value */
+            (void)mguard_weak_remove(g_st.table, o);
+        }
+        st_unref(o);
+    }
+    for (k = 0; k < ST_GUARDS; k++) st_bury_guard(guards[k]);
+    return NULL;
+}
+
+static void test_four_threads_share_objects_tables_watchers_and_refs(void **state)
+{
+    pthread_t th[ST_THREADS];
+    mguard_weak_desc wd;
+    const char *env = getenv("MGUARD_THREADS_ITERS");
+    long i, stored = 0, once = 0;
+    int t;
+    (void)state;
+    memset(&g_st, 0, sizeof g_st);
+    g_st.iters = env ? atol(env) : 10000;
+    g_st.max_ids = g_st.iters * ST_THREADS + 1;
+    g_st.stored = (unsigned char *)calloc((size_t)g_st.max_ids, 1);
+    g_st.destroyed = (long *)calloc((size_t)g_st.max_ids, sizeof(long));
+    g_st.ctx = ts_ctx(NULL);
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof(st_value);
+    wd.value_dtor = st_value_dtor;
+    g_st.table = mguard_weak_create(g_st.ctx, &wd);
+    for (t = 0; t < ST_SLOTS; t++) pthread_mutex_init(&g_st.slot_lock[t], NULL);
+    pthread_mutex_init(&g_st.dead_lock, NULL);
+    pthread_mutex_init(&g_st.graveyard_lock, NULL);
+    for (t = 0; t < ST_THREADS; t++) pthread_create(&th[t], NULL, st_worker, (void *)(intptr_t)(t + 1));
+    for (t = 0; t < ST_THREADS; t++) pthread_join(th[t], NULL);
+    /* every slot's object dies: nothing is left in the context */
+    for (t = 0; t < ST_SLOTS; t++)
+        if (g_st.slot_obj[t]) st_unref(g_st.slot_obj[t]);
+    assert_ctx_ok(g_st.ctx);
+    assert_int_equal(mguard_weak_count(g_st.table), 0);
+    assert_int_equal(mguard_ctx_object_count(g_st.ctx), 0);
+    /* every stored value was destroyed exactly once, by its key's death or
+       an overwrite or a remove; none that was refused */
+    for (i = 0; i < g_st.next_id; i++) {
+        stored += g_st.stored[i];
+        once += g_st.destroyed[i] == 1;
+        assert_int_equal(g_st.destroyed[i], g_st.stored[i]);
+    }
+    assert_int_equal(stored, once);
+    assert_int_equal(g_st.bad_value, 0);
+    assert_int_equal(g_st.late_fire, 0);
+    assert_int_equal(g_st.revived, 0);
+    assert_true(g_st.fires <= g_st.watches);
+    {
+        long fired = 0;
+        for (i = 0; i < g_st.ngraveyard; i++) fired += g_st.graveyard[i]->fired;
+        assert_int_equal(fired, g_st.fires);
+        assert_int_equal(g_st.ngraveyard, g_st.guards);
+    }
+    if (env)
+        print_message("  %ld iterations x %d threads: %ld objects, %ld values, %ld watches, %ld fired, %ld re-watches refused\n",
+                      g_st.iters, ST_THREADS, g_st.objects, stored, g_st.watches, g_st.fires, g_st.rewatch_refused);
+    mguard_ctx_destroy(g_st.ctx);
+    for (i = 0; i < g_st.ngraveyard; i++) free(g_st.graveyard[i]);
+    free(g_st.graveyard);
+    free(g_st.stored);
+    free(g_st.destroyed);
+    for (t = 0; t < ST_SLOTS; t++) pthread_mutex_destroy(&g_st.slot_lock[t]);
+    pthread_mutex_destroy(&g_st.dead_lock);
+    pthread_mutex_destroy(&g_st.graveyard_lock);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_thread_safe_context_says_so),
+        cmocka_unit_test(test_half_given_lock_is_refused),
+        cmocka_unit_test(test_allocation_failure_creating_the_lock_leaks_nothing),
+        cmocka_unit_test(test_user_lock_is_taken_around_calls_and_never_held_in_callbacks),
+        cmocka_unit_test(test_invalidate_callback_calls_back_in_on_its_own_thread),
+        cmocka_unit_test(test_invalidate_callback_joins_a_thread_that_calls_back_in),
+        cmocka_unit_test(test_value_destructor_joins_a_thread_that_calls_back_in),
+        cmocka_unit_test(test_logger_runs_outside_the_lock),
+        cmocka_unit_test(test_scope_and_ledger_hooks_join_a_thread_that_calls_back_in),
+        cmocka_unit_test(test_weak_get_copy_copies_or_says_why_not),
+        cmocka_unit_test(test_ref_get_retained_retains_under_the_lock_or_returns_null),
+        cmocka_unit_test(test_destroying_a_guard_waits_for_its_callback_on_another_thread),
+        cmocka_unit_test(test_callback_destroying_its_own_guard_does_not_wait),
+        cmocka_unit_test(test_unwatch_from_another_thread_cancels_a_pending_watcher),
+        cmocka_unit_test(test_four_threads_share_objects_tables_watchers_and_refs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
