@@ -2328,6 +2328,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
+    /* cppcheck-suppress autoVariables ; unlinked before this function returns */
     ctx->dying = &dying;
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
     mguard__free(ctx, w);
@@ -2413,14 +2414,13 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
         mguard_invalidate_fn fn = w[i].fn;
         void *guard = w[i].guard, *user = w[i].user;
         if (!fn || !mguard__find_serial(ctx, guard, w[i].guard_serial)) continue;
-        f.calling = guard;
+        f.calling = guard;   /* seen by other threads only while the lock is out */
         f.calling_serial = w[i].guard_serial;
         ctx->in_callback++;
         MGUARD__LK_OUT(ctx);
         fn(guard, obj, attr, user);
         MGUARD__LK_IN(ctx);
         ctx->in_callback--;
-        f.calling = NULL;
     }
     /* Unlink our frame. Frames of this thread above ours were unlinked by
        their own calls; another thread's may still be above it. */
@@ -3082,8 +3082,8 @@ static const char *mguard__scope_phase(const mguard_scope *s)
    callback of the same death may have destroyed the scope, so the scope is
    looked for among the context's parts by address before it is touched,
    and on a thread-safe context the lock is taken here. */
-static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_name *vp);
 static void mguard__scope_destroy_part(mguard__part *p);
+static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_name *vp);
 static void mguard__scope_on_death(const void *comp, void *value, void *user)
 {
     mguard_ctx *ctx = (mguard_ctx *)user;
@@ -3115,7 +3115,6 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
 }
 
 static mguard_status mguard__scope_check(mguard__part *p);
-static void mguard__scope_destroy_part(mguard__part *p);
 
 mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc)
 {
