@@ -1135,6 +1135,11 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__lk_w(t)) \
     X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__lk_c(ctx))
 
+/* MGUARD__NO_LOCK_LAYER (private, for bench/bench_threads.c only): build
+   the implementation without this layer, as the library was before it, so
+   one benchmark run can put the default context's cost with and without it
+   side by side. Such a build refuses thread_safe contexts. */
+#ifndef MGUARD__NO_LOCK_LAYER
 #define MGUARD__PROTO_X(ret, name, params, args, lk) static ret mguard__u_##name params;
 #define MGUARD__PROTO_V(name, params, args, lk) static void mguard__u_##name params;
 MGUARD__API(MGUARD__PROTO_X, MGUARD__PROTO_V)
@@ -1247,6 +1252,7 @@ static void mguard__u_ctx_destroy(mguard_ctx *ctx);
 #define mguard_ledger_check(...) mguard__u_ledger_check(__VA_ARGS__)
 #define mguard_weak_get_copy(...) mguard__u_weak_get_copy(__VA_ARGS__)
 #define mguard_ref_get_retained(...) mguard__u_ref_get_retained(__VA_ARGS__)
+#endif
 
 /* ---- 1. context -------------------------------------------------------- */
 
@@ -6947,7 +6953,9 @@ static bool mguard__lk_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
     const char *err = NULL;
     if (!d->thread_safe && !d->lock.lock_fn && !d->lock.unlock_fn) return true;
     if (!d->lock.lock_fn != !d->lock.unlock_fn) err = "mguard_ctx_create: the lock needs both lock_fn and unlock_fn";
-#ifndef MGUARD__PTHREADS
+#ifdef MGUARD__NO_LOCK_LAYER
+    else err = "mguard_ctx_create: this build has no lock layer (MGUARD__NO_LOCK_LAYER)";
+#elif !defined(MGUARD__PTHREADS)
     else if (!d->lock.lock_fn) err = "mguard_ctx_create: thread_safe needs desc.lock here (built without pthreads)";
 #endif
     if (!err) {
@@ -7018,6 +7026,7 @@ void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_reta
     return obj;
 }
 
+#ifndef MGUARD__NO_LOCK_LAYER
 /* Where the wrappers find the lock. A handle the implementation will
    refuse gives NULL (no lock is needed to refuse it). The fields read here
    are written once, when the handle is created. Under MGUARD_DEBUG a
@@ -7047,6 +7056,7 @@ static mguard__lock *mguard__lk_r(const mguard_ledger_diff_result *d)
 {
     return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx->lk : NULL;
 }
+#endif
 
 /* ---- 1. context: create, destroy, check -------------------------------- */
 
@@ -7224,6 +7234,7 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
     return mguard__ledgers_check(ctx);
 }
 
+#ifndef MGUARD__NO_LOCK_LAYER
 /* ---- 10. threads: the public functions -----------------------------------
    Each one finds its context's lock from its handle; without one (the
    default context, or a handle the implementation refuses) it is a plain
@@ -7383,6 +7394,7 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
 #undef MGUARD__WRAP_V
 #undef MGUARD__PROTO_X
 #undef MGUARD__PROTO_V
+#endif
 #undef MGUARD__API
 
 #ifdef __cplusplus
