@@ -6,6 +6,7 @@
 #   make valgrind   the tests under valgrind memcheck
 #   make tsan       the threaded tests under ThreadSanitizer, a long stress run
 #   make bench      benchmarks (ratios against raw stb_ds, same run)
+#   make bench-threads  thread-safe contexts vs the default context and GLib
 #   make install    mguard.h, mguard.pc, CMake package (PREFIX=/usr/local, DESTDIR)
 # Missing stb_ds or cmocka are installed with apt-get when run as root;
 # otherwise the Makefile stops with the command to run.
@@ -26,7 +27,7 @@ EXAMPLE_SRCS := $(filter-out examples/lua_guard.c,$(wildcard examples/*.c))
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/ex_%,$(EXAMPLE_SRCS))
 HDR := mguard.h
 
-.PHONY: all deps run test check-compile sanitize valgrind tsan bench clean
+.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-threads clean
 all: $(TEST_BINS) $(EXAMPLE_BINS)
 
 # ---- dependencies -------------------------------------------------------
@@ -95,6 +96,20 @@ $(BUILD)/bench: bench/bench.c $(HDR) | $(DEPS_STAMP)
 
 bench: $(BUILD)/bench
 	./$(BUILD)/bench
+
+# Thread-safe contexts against the default context (with and without the
+# lock layer, same run), GLib's GWeakRef and raw stb_ds, with 1, 2 and 4
+# threads (bench/bench_threads.c). gnu99: stb_ds's hmput needs typeof.
+#   make bench-threads               quick run
+#   make bench-threads BENCH_FULL=1  more and longer samples
+BENCH_THREADS_SRCS := bench/bench_threads.c bench/bench_threads_base.c
+$(BUILD)/bench_threads: $(BENCH_THREADS_SRCS) bench/bench_threads_ops.h $(HDR) | $(DEPS_STAMP)
+	@pkg-config --exists glib-2.0 gobject-2.0 || sh tests/deps.sh pkgconf libglib2.0-dev
+	$(CC) -std=gnu99 -Wall -Wextra -O2 -DNDEBUG -I. $(STB_CFLAGS) $$(pkg-config --cflags glib-2.0 gobject-2.0) \
+	    $(BENCH_THREADS_SRCS) -o $@ $$(pkg-config --libs glib-2.0 gobject-2.0) -pthread -lm
+
+bench-threads: $(BUILD)/bench_threads
+	./$(BUILD)/bench_threads
 
 # ---- ecosystem: docs check, packaging, the Lua example ------------------
 .PHONY: check-docs check-packaging check-lua run-lua

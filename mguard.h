@@ -918,6 +918,10 @@ extern "C" {
 
 #define MGUARD__MAGIC_CTX  0x6d677478u  /* "mgtx" */
 #define MGUARD__MAGIC_WEAK 0x6d677774u  /* "mgwt" */
+/* 10. The same handles of a thread-safe context: the magic number itself
+   tells the public functions to lock, in the compare they make anyway. */
+#define MGUARD__MAGIC_CTX_TS  (MGUARD__MAGIC_CTX | 1u)
+#define MGUARD__MAGIC_WEAK_TS (MGUARD__MAGIC_WEAK | 1u)
 #define MGUARD__DEAD       0xdeadbeefu
 
 /* ---- 10. threads: the lock, the log queue, the unlocked implementation --
@@ -1357,7 +1361,8 @@ struct mguard_ctx {
     uint32_t nstrs, capstrs;
     struct mguard__part *parts;  /* scope and dynamism trackers (sections 7-8) */
     struct mguard__lroot *ledger_root; /* 9. every ledger and their weak table; NULL when none */
-    mguard__lock *lk;            /* 10. the lock of a thread-safe context; NULL: one thread */
+    mguard__lock *lk;            /* 10. the lock of a thread-safe context (whose
+                                    magic is MGUARD__MAGIC_CTX_TS); NULL: one thread */
 #ifdef MGUARD_DEBUG
     mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
 #endif
@@ -1701,7 +1706,7 @@ struct mguard_weak {
 
 static bool mguard__weak_ok(const mguard_weak *t)
 {
-    return t && t->magic == MGUARD__MAGIC_WEAK;
+    return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS;
 }
 
 mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
@@ -1725,7 +1730,7 @@ mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
         return NULL;
     }
     memset(t, 0, sizeof *t);
-    t->magic = MGUARD__MAGIC_WEAK;
+    t->magic = ctx->lk ? MGUARD__MAGIC_WEAK_TS : MGUARD__MAGIC_WEAK;
     t->ctx = ctx;
     vs = desc->value_size;
     t->value_size = vs;
@@ -6927,7 +6932,7 @@ static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
     }
 #endif
     (void)fn;
-    return ctx && ctx->magic == MGUARD__MAGIC_CTX;
+    return ctx && (ctx->magic | 1u) == MGUARD__MAGIC_CTX_TS;
 }
 
 static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
@@ -6983,6 +6988,7 @@ static bool mguard__lk_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
     }
 #endif
     ctx->lk = lk;
+    ctx->magic = MGUARD__MAGIC_CTX_TS;
     return true;
 }
 
@@ -7037,14 +7043,14 @@ static mguard__lock *mguard__lk_c(const mguard_ctx *ctx)
 #ifdef MGUARD_DEBUG
     if (ctx && !mguard__dbg_ctx_live(ctx)) return NULL;
 #endif
-    return ctx && ctx->magic == MGUARD__MAGIC_CTX ? ctx->lk : NULL;
+    return ctx && ctx->magic == MGUARD__MAGIC_CTX_TS ? ctx->lk : NULL;
 }
 static mguard__lock *mguard__lk_w(const mguard_weak *t)
 {
 #ifdef MGUARD_DEBUG
     if (t && !mguard__dbg_table_live(t)) return NULL;
 #endif
-    return mguard__weak_ok(t) ? t->ctx->lk : NULL;
+    return t && t->magic == MGUARD__MAGIC_WEAK_TS ? t->ctx->lk : NULL;
 }
 static mguard__lock *mguard__lk_wi(const mguard_weak_iter *it) { return it ? mguard__lk_w(it->t_) : NULL; }
 static mguard__lock *mguard__lk_s(const mguard_scope *s) { return mguard__scope_ok(s) ? s->ctx->lk : NULL; }
@@ -7346,28 +7352,40 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
 #undef mguard_weak_get_copy
 #undef mguard_ref_get_retained
 
+#if defined(__GNUC__) || defined(__clang__)
+#define MGUARD__NOINLINE __attribute__((noinline))
+#else
+#define MGUARD__NOINLINE
+#endif
+/* The locked path is a function of its own, so the default context's path
+   is a test and a tail call with no stack frame. */
 #define MGUARD__WRAP_X(ret, name, params, args, lock) \
-    ret mguard_##name params \
+    static MGUARD__NOINLINE ret mguard__locked_##name params \
     { \
         mguard__lock *lk_ = lock; \
         ret r_; \
-        if (!lk_) return mguard__u_##name args; \
         mguard__lk_acquire(lk_); \
         r_ = mguard__u_##name args; \
         mguard__lk_release(lk_); \
         return r_; \
+    } \
+    ret mguard_##name params \
+    { \
+        if (!(lock)) return mguard__u_##name args; \
+        return mguard__locked_##name args; \
     }
 #define MGUARD__WRAP_V(name, params, args, lock) \
-    void mguard_##name params \
+    static MGUARD__NOINLINE void mguard__locked_##name params \
     { \
         mguard__lock *lk_ = lock; \
-        if (!lk_) { \
-            mguard__u_##name args; \
-            return; \
-        } \
         mguard__lk_acquire(lk_); \
         mguard__u_##name args; \
         mguard__lk_release(lk_); \
+    } \
+    void mguard_##name params \
+    { \
+        if (!(lock)) mguard__u_##name args; \
+        else mguard__locked_##name args; \
     }
 MGUARD__API(MGUARD__WRAP_X, MGUARD__WRAP_V)
 
@@ -7392,6 +7410,7 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
 
 #undef MGUARD__WRAP_X
 #undef MGUARD__WRAP_V
+#undef MGUARD__NOINLINE
 #undef MGUARD__PROTO_X
 #undef MGUARD__PROTO_V
 #endif
