@@ -27,7 +27,7 @@ EXAMPLE_SRCS := $(filter-out examples/lua_guard.c,$(wildcard examples/*.c))
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/ex_%,$(EXAMPLE_SRCS))
 HDR := mguard.h
 
-.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-threads clean
+.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-threads bench-threads-ir clean
 all: $(TEST_BINS) $(EXAMPLE_BINS)
 
 # ---- dependencies -------------------------------------------------------
@@ -102,6 +102,7 @@ bench: $(BUILD)/bench
 # threads (bench/bench_threads.c). gnu99: stb_ds's hmput needs typeof.
 #   make bench-threads               quick run
 #   make bench-threads BENCH_FULL=1  more and longer samples
+#   make bench-threads-ir            instructions per call (callgrind)
 BENCH_THREADS_SRCS := bench/bench_threads.c bench/bench_threads_base.c
 $(BUILD)/bench_threads: $(BENCH_THREADS_SRCS) bench/bench_threads_ops.h $(HDR) | $(DEPS_STAMP)
 	@pkg-config --exists glib-2.0 gobject-2.0 || sh tests/deps.sh pkgconf libglib2.0-dev
@@ -110,6 +111,11 @@ $(BUILD)/bench_threads: $(BENCH_THREADS_SRCS) bench/bench_threads_ops.h $(HDR) |
 
 bench-threads: $(BUILD)/bench_threads
 	./$(BUILD)/bench_threads
+
+# Instructions per call, default context with and without the lock layer.
+bench-threads-ir: $(BUILD)/bench_threads
+	@command -v valgrind >/dev/null || sh tests/deps.sh valgrind
+	@sh bench/ir_threads.sh $(BUILD)/bench_threads
 
 # ---- ecosystem: docs check, packaging, the Lua example ------------------
 .PHONY: check-docs check-packaging check-lua run-lua

@@ -19,7 +19,12 @@
 
    Every loop returns a checksum that is checked: a lookup that misses where
    it must hit fails the run.
-   Usage: bench_threads [--full] */
+   Usage: bench_threads [--full]
+          bench_threads --ir OP before|default REPS
+              run loop OP (0..5, the one-thread rows in order) REPS times
+              with no timing, for valgrind --tool=callgrind: the
+              instructions one call costs, with and without the lock layer
+              (bench/ir_threads.sh, make bench-threads-ir) */
 #define _GNU_SOURCE
 #include <glib-object.h>
 #include <pthread.h>
@@ -322,6 +327,18 @@ int main(int argc, char **argv)
 {
     int op, nt, i;
     static const int threads[] = { 1, 2, 4 };
+    if (argc == 5 && strcmp(argv[1], "--ir") == 0) {
+        const bench_ops *ops = strcmp(argv[3], "before") == 0 ? &bench_ops_base : &bench_ops_layer;
+        long reps = atol(argv[4]);
+        void *w;
+        op = atoi(argv[2]);
+        if (op < 0 || op >= NOPS) return 2;
+        make_keys();
+        w = ops->setup(0, g_keys[0], NKEYS);
+        if (ops->loop[op](w, g_order, NKEYS, reps) != expected(op, reps)) fail("checksum");
+        ops->teardown(w);
+        return 0;
+    }
     if ((argc > 1 && strcmp(argv[1], "--full") == 0) || getenv("BENCH_FULL")) {
         g_samples = 7;
         g_sample_ns = 100e6;
