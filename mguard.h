@@ -30,6 +30,8 @@
                                      mguard_normalize_source_name
      9. side-effects ledger          mguard_ledger_create, _track_existing,
                                      _store_attr, _clone, _diff, _prune, _apply
+    10. threads                      mguard_ctx_is_thread_safe,
+                                     mguard_weak_get_copy, mguard_ref_get_retained
 
    COMPILE-TIME OPTIONS
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
@@ -44,7 +46,14 @@
                                      read of freed memory. Costs a lookup per
                                      call; keeps one process-wide list of live
                                      contexts (do not create or destroy
-                                     contexts on several threads at once).
+                                     contexts on several threads at once, nor
+                                     share a context between threads).
+     #define MGUARD_NO_PTHREADS      (implementation file) do not use POSIX
+                                     threads (used on __unix__ and __APPLE__):
+                                     a thread-safe context then needs the
+                                     lock in mguard_ctx_desc.lock. Otherwise
+                                     link with -pthread where the C library
+                                     lacks pthread_mutex_* (glibc < 2.34).
      #define MGUARD_ASSERT(x)        (implementation file) internal assertions;
                                      default assert() from <assert.h>.
      stb_ds's own options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are
@@ -64,10 +73,35 @@
        object mguard knows carries a serial number that is never reused.
 
    THREADS
-     A context is not thread-safe: use one context per thread, or hold your
-     own lock around every call on a shared context. Different contexts may be
-     used on different threads at the same time (stb_ds's global hash seed is
-     never written by mguard).
+     A default context belongs to one thread at a time. Different contexts
+     may be used on different threads at once: mguard keeps no global state
+     (stb_ds's global hash seed is never written by mguard).
+     A context created with mguard_ctx_desc.thread_safe (a pthread mutex) or
+     with .lock (a lock of yours) may be shared by threads:
+     - Every call on it is atomic with respect to every other call on it,
+       except that the lock is let go around each callback: value
+       destructors, on_key_death, invalidate callbacks, the logger, scope
+       and ledger hooks never run under mguard's lock, so any of them may
+       call into the context, from its own thread or from a thread it waits
+       for. An event's structures are all updated before its first callback
+       (as on one thread); other threads may run between two callbacks of
+       one event; the callbacks of one event run in the documented order on
+       the thread that caused it. Log lines reach the logger on the thread
+       that caused them, at its next callback or when its call returns.
+     - Every function may be called concurrently, with three limits. A
+       pointer into a table (mguard_weak_get, mguard_weak_iter.value,
+       mguard_dyn_iter.is_dynamic) is valid only until another thread
+       changes the table: use mguard_weak_get_copy. mguard_ref_get never
+       returns an object whose mguard_on_destroy came first, but the object
+       may die as soon as the call returns: take your own reference with
+       mguard_ref_get_retained. A handle (table, tracker, ledger, context)
+       must not be destroyed while another thread still uses it.
+     - mguard_on_destroy(guard) returns only once no invalidate callback of
+       guard is running on another thread (with pthreads), so the guard may
+       then be freed; a callback must therefore not wait for a thread that
+       destroys its own guard.
+     The default context pays one compare and a tail call per call for this
+     (bench/bench_threads.c, docs/guide.md, "Threads").
 
    MEMORY
      Every allocation mguard makes goes through the allocator in

@@ -91,7 +91,7 @@ tab=$(printf '\t')
 while IFS="$tab" read -r name file line; do
     count=$((count + 1))
     src="$out/$name.c"
-    if ! $CC $strict -I. $stb "$src" -o "$out/$name" -lm > "$out/$name.log" 2>&1; then
+    if ! $CC $strict -I. $stb "$src" -o "$out/$name" -lm -pthread > "$out/$name.log" 2>&1; then
         echo "check-docs: $file:$line: the program does not compile cleanly:"
         sed 's/^/    /' "$out/$name.log"
         fail=1
