@@ -965,9 +965,10 @@ extern "C" {
    this block rename each public function mguard__u_<name>, so a call from
    inside mguard never takes the lock again. The public function itself is
    emitted at the end of the file from the list MGUARD__API: on the default
-   context it costs one load and one predictable branch before calling the
-   implementation; on a thread-safe one it takes the lock, calls it and
-   lets the lock go. Every call into user code goes between MGUARD__LK_OUT
+   context it costs a compare of the handle's magic number (a thread-safe
+   context's handles have their own, MGUARD__MAGIC_*_TS) and a tail call of
+   the implementation; on a thread-safe one it takes the lock, calls the
+   implementation and lets the lock go, out of line. Every call into user code goes between MGUARD__LK_OUT
    and MGUARD__LK_IN, which let the lock go and take it back, so no callback
    runs under the lock and any callback may call into the same context from
    any thread. Code that keeps using mguard's state across such a call

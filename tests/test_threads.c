@@ -623,7 +623,7 @@ typedef struct st_shared {
     long next_id, max_ids;
     unsigned char *stored;      /* id -> 1 when the table took the value */
     long *destroyed;            /* id -> destructor calls */
-    long bad_value, late_fire, revived, fires, watches, rewatch_refused, objects, guards;
+    long bad_value, late_fire, revived, fires, watches, rewatch_refused, objects, guards, check_failed;
     pthread_mutex_t graveyard_lock;
     st_guard **graveyard;
     long ngraveyard, capgraveyard;
@@ -759,6 +759,10 @@ static void *st_worker(void *arg)
             guards[k] = st_new_guard();
             continue;
         }
+        if (reader && it % 64 == 0 && mguard_ctx_check(g_st.ctx) != MGUARD_OK) {
+            count_add(&g_st.check_failed, 1);             /* every invariant holds between calls */
+            continue;
+        }
         if (op < 20) {                                  /* a destroyed object's ref reads NULL */
             mguard_ref r;
             long n;
@@ -848,6 +852,7 @@ static void test_four_threads_share_objects_tables_watchers_and_refs(void **stat
     }
     assert_int_equal(stored, once);
     assert_int_equal(g_st.bad_value, 0);
+    assert_int_equal(g_st.check_failed, 0);
     assert_int_equal(g_st.late_fire, 0);
     assert_int_equal(g_st.revived, 0);
     assert_true(g_st.fires <= g_st.watches);
