@@ -1051,7 +1051,17 @@ static void mguard__lk_queue(mguard__lock *lk, mguard_log_level level, const cha
 }
 
 #ifdef MGUARD__PTHREADS
-static void mguard__pt_lock(void *m) { pthread_mutex_lock((pthread_mutex_t *)m); }
+/* mguard holds its lock for tens of nanoseconds; a waiter that went to sleep
+   in the kernel costs microseconds to wake. So try a few times first. */
+static void mguard__pt_lock(void *m)
+{
+    int i;
+    for (i = 0; i < 64; i++) {
+        if (pthread_mutex_trylock((pthread_mutex_t *)m) == 0) return;
+        if (i >= 16) sched_yield();
+    }
+    pthread_mutex_lock((pthread_mutex_t *)m);
+}
 static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *)m); }
 #endif
 
