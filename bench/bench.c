@@ -15,6 +15,8 @@
                 [--ir]
      --full      more samples and longer ones (also BENCH_FULL=1)
      --only ID   run only the rows whose id contains ID (profiling)
+     --sys S     run only system S: mguard, stbds or glib (profiling)
+     --max-n N   run the sized rows only up to N keys (profiling)
      --ir        run each hot path a fixed number of times with no timing,
                  for `valgrind --tool=callgrind` (see `make bench-ir`)
 
@@ -73,6 +75,8 @@ static struct {
     int samples_big;      /* at 1M keys */
     double min_ns;        /* minimum duration of one sample */
     const char *only;
+    const char *sys;      /* run only this C system (profiling) */
+    unsigned long max_n;  /* skip sized rows above this key count */
     const char *py;
     const char *tsv;
     int ir;
@@ -976,9 +980,10 @@ static void run_row(const row *r, fx *f)
     result *res = result_for(r->id, r->label, f->n);
     for (k = 0; k < nsamp; k++)
         for (sy = 0; sy < NSYS_C; sy++)
-            if (r->fn[sy]) s[sy][k] = r->fn[sy](f, r->arg);
+            if (r->fn[sy] && (!opt.sys || strcmp(opt.sys, sys_id[sy]) == 0)) s[sy][k] = r->fn[sy](f, r->arg);
+            else s[sy][k] = NAN;
     for (sy = 0; sy < NSYS_C; sy++) {
-        if (!r->fn[sy]) continue;
+        if (!r->fn[sy] || isnan(s[sy][0])) continue;
         qsort(s[sy], (size_t)nsamp, sizeof(double), cmp_double);
         res->ns[sy] = s[sy][nsamp / 2];
     }
@@ -1229,15 +1234,17 @@ static void write_tsv(const char *path)
    `callgrind_annotate --inclusive=yes` gives instructions per call. */
 #define IR_OPS 100000
 #define IR_FN(name) __attribute__((noinline)) static void name(fx *f)
-IR_FN(ir_mguard_get_hit) { size_t i; for (i = 0; i < IR_OPS; i++) if (!mguard_weak_get(f->mt, f->look[i % f->n])) fail("ir"); }
-IR_FN(ir_stbds_get_hit) { size_t i; for (i = 0; i < IR_OPS; i++) if (stbds_hmgeti(f->hm, f->look[i % f->n]) < 0) fail("ir"); }
-IR_FN(ir_glib_get_hit) { size_t i; for (i = 0; i < IR_OPS; i++) if (!g_hash_table_lookup(f->gt, f->look[i % f->n])) fail("ir"); }
-IR_FN(ir_mguard_get_miss) { size_t i; for (i = 0; i < IR_OPS; i++) if (mguard_weak_get(f->mt, f->miss[i % f->n])) fail("ir"); }
-IR_FN(ir_stbds_get_miss) { size_t i; for (i = 0; i < IR_OPS; i++) if (stbds_hmgeti(f->hm, f->miss[i % f->n]) >= 0) fail("ir"); }
-IR_FN(ir_mguard_overwrite) { size_t i; for (i = 0; i < IR_OPS; i++) { long v = 1; mguard_weak_set(f->mt, f->look[i % f->n], &v); } }
-IR_FN(ir_stbds_overwrite) { size_t i; for (i = 0; i < IR_OPS; i++) stbds_hmput(f->hm, f->look[i % f->n], 1); }
-IR_FN(ir_mguard_mut_unwatched) { size_t i; for (i = 0; i < IR_OPS; i++) mguard_on_mutation(f->ctx, f->miss[i % f->n], "x"); }
-IR_FN(ir_mguard_death_unknown) { size_t i; for (i = 0; i < IR_OPS; i++) mguard_on_destroy(f->ctx, f->miss[i % f->n]); }
+/* i walks 0..IR_OPS, j cycles over the keys without a division */
+#define IR_LOOP for (i = 0, j = 0; i < IR_OPS; i++, j = j + 1 == f->n ? 0 : j + 1)
+IR_FN(ir_mguard_get_hit) { size_t i, j; IR_LOOP if (!mguard_weak_get(f->mt, f->look[j])) fail("ir"); }
+IR_FN(ir_stbds_get_hit) { size_t i, j; IR_LOOP if (stbds_hmgeti(f->hm, f->look[j]) < 0) fail("ir"); }
+IR_FN(ir_glib_get_hit) { size_t i, j; IR_LOOP if (!g_hash_table_lookup(f->gt, f->look[j])) fail("ir"); }
+IR_FN(ir_mguard_get_miss) { size_t i, j; IR_LOOP if (mguard_weak_get(f->mt, f->miss[j])) fail("ir"); }
+IR_FN(ir_stbds_get_miss) { size_t i, j; IR_LOOP if (stbds_hmgeti(f->hm, f->miss[j]) >= 0) fail("ir"); }
+IR_FN(ir_mguard_overwrite) { size_t i, j; IR_LOOP { long v = 1; mguard_weak_set(f->mt, f->look[j], &v); } }
+IR_FN(ir_stbds_overwrite) { size_t i, j; IR_LOOP stbds_hmput(f->hm, f->look[j], 1); }
+IR_FN(ir_mguard_mut_unwatched) { size_t i, j; IR_LOOP mguard_on_mutation(f->ctx, f->miss[j], "x"); }
+IR_FN(ir_mguard_death_unknown) { size_t i, j; IR_LOOP mguard_on_destroy(f->ctx, f->miss[j]); }
 IR_FN(ir_mguard_set_new_remove)
 {
     size_t i;
@@ -1282,8 +1289,10 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--py") == 0 && i + 1 < argc) opt.py = argv[++i];
         else if (strcmp(argv[i], "--tsv") == 0 && i + 1 < argc) opt.tsv = argv[++i];
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) opt.only = argv[++i];
+        else if (strcmp(argv[i], "--sys") == 0 && i + 1 < argc) opt.sys = argv[++i];
+        else if (strcmp(argv[i], "--max-n") == 0 && i + 1 < argc) opt.max_n = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--ir") == 0) opt.ir = 1;
-        else { fprintf(stderr, "usage: %s [--full] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID] [--ir]\n", argv[0]); return 2; }
+        else { fprintf(stderr, "usage: %s [--full] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID] [--sys mguard|stbds|glib] [--max-n N] [--ir]\n", argv[0]); return 2; }
     }
     opt.samples = opt.full ? 11 : 5;
     opt.samples_big = opt.full ? 5 : 3;
@@ -1298,7 +1307,7 @@ int main(int argc, char **argv)
         fx f;
         int any = 0;
         for (i = 0; i < (int)NROWS; i++) any |= rows[i].sized && row_selected(&rows[i]);
-        if (!any) break;
+        if (!any || (opt.max_n && sizes[z] > opt.max_n)) break;
         fprintf(stderr, "C rows at %s keys\n", fmt_n(sizes[z]));
         fx_init(&f, sizes[z], 1);
         for (i = 0; i < (int)NROWS; i++)
