@@ -1262,9 +1262,44 @@ IR_FN(ir_stbds_set_new_remove)
     stbds_hmfree(hm);
 }
 
+/* Death of IR_DEATH keys held by one table, with and without 10,000
+   unrelated tables alive: the instruction counts must match. */
+#define IR_DEATH 10000
+static void ir_death_setup(fx *f, mguard_ctx **c, int unrelated)
+{
+    size_t i;
+    *c = mg_ctx();
+    if (unrelated) for (i = 0; i < UNRELATED; i++) mg_table(*c);
+    mg_fill(mg_table(*c), f->keys, IR_DEATH);
+}
+static volatile int ir_mark;  /* keeps the two bodies distinct (no folding) */
+__attribute__((noinline)) static void ir_mguard_death_t1(fx *f, mguard_ctx *c)
+{
+    size_t i;
+    ir_mark = 1;
+    for (i = 0; i < IR_DEATH; i++) mguard_on_destroy(c, f->ins[i]);
+}
+__attribute__((noinline)) static void ir_mguard_death_t1_u10k(fx *f, mguard_ctx *c)
+{
+    size_t i;
+    ir_mark = 2;
+    for (i = 0; i < IR_DEATH; i++) mguard_on_destroy(c, f->ins[i]);
+}
+
 static void run_ir(void)
 {
-    fx f;
+    fx f, d;
+    mguard_ctx *c;
+    fx_init(&d, IR_DEATH, 0);
+    ir_death_setup(&d, &c, 0);
+    ir_mguard_death_t1(&d, c);
+    CHECK(mguard_ctx_object_count(c) == 0, "ir death");
+    mguard_ctx_destroy(c);
+    ir_death_setup(&d, &c, 1);
+    ir_mguard_death_t1_u10k(&d, c);
+    CHECK(mguard_ctx_object_count(c) == 0, "ir death");
+    mguard_ctx_destroy(c);
+    fx_free(&d);
     fx_init(&f, 100000, 1);
     ir_mguard_get_hit(&f); ir_stbds_get_hit(&f); ir_glib_get_hit(&f);
     ir_mguard_get_miss(&f); ir_stbds_get_miss(&f);
@@ -1301,6 +1336,13 @@ int main(int argc, char **argv)
     (void)bench_obj_get_type();
     if (opt.ir) { run_ir(); return 0; }
 
+    /* the table's order: sized rows by size, then the fixed rows */
+    for (z = 0; z < (int)NSIZES; z++)
+        for (i = 0; i < (int)NROWS; i++)
+            if (rows[i].sized && row_selected(&rows[i]) && !(opt.max_n && sizes[z] > opt.max_n))
+                result_for(rows[i].id, rows[i].label, sizes[z]);
+    for (i = 0; i < (int)NROWS; i++)
+        if (!rows[i].sized && row_selected(&rows[i])) result_for(rows[i].id, rows[i].label, FIX_N);
     if (opt.py) run_python();
 
     for (z = 0; z < (int)NSIZES; z++) {
@@ -1328,6 +1370,7 @@ int main(int argc, char **argv)
     }
     if (!opt.only) measure_memory(100000);
     print_table();
+    fflush(stdout);
     if (opt.tsv) write_tsv(opt.tsv);
     return 0;
 }
