@@ -1174,12 +1174,19 @@ static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj)
 
 /* Record index + 1 for obj, creating the record if needed (call after
    mguard__reg_reserve succeeded when obj may be new). */
+static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h);
 static uint32_t mguard__reg_ensure(mguard_ctx *ctx, const void *obj)
 {
     uint32_t h = mguard__hash_ptr(obj);
     uint32_t r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), obj, h);
+    return r ? r : mguard__reg_new(ctx, obj, h);
+}
+
+/* Create the record of obj (hash h), known to be absent; room reserved. */
+static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
+{
+    uint32_t r;
     mguard__obj *o;
-    if (r) return r;
     if (ctx->free_head) {
         r = ctx->free_head;
         ctx->free_head = ctx->objs[r - 1].next_free;
@@ -1544,43 +1551,50 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
     }
     {
         /* New key: reserve everything first, then insert (cannot fail). The
-           value may live inside this table (a pointer from mguard_weak_get),
-           so copy it before the dense array can move. */
+           value may live inside this table (a pointer from mguard_weak_get):
+           then copy it before the dense array can move. The registry uses
+           the same hash as the table. */
         unsigned char small[MGUARD__STACK_VALUE];
-        unsigned char *tmp = small;
+        unsigned char *tmp = NULL;
+        const unsigned char *src = (const unsigned char *)value;
+        uintptr_t v = (uintptr_t)value, d0 = (uintptr_t)t->dense;
         mguard__entry_hdr hdr;
         uint32_t r;
         mguard_status st;
-        r = mguard__reg_find(ctx, key);
+        r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), key, h);
         if (!r && ctx->dying && mguard__is_dying(ctx, key)) {
             /* refused as misuse before anything is allocated, so the
                answer does not depend on the allocator */
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %p is being destroyed; refused", key);
             return MGUARD_EINVAL;
         }
-        if (t->value_size > MGUARD__STACK_VALUE) {
-            tmp = (unsigned char *)mguard__alloc(ctx, t->value_size);
-            if (!tmp) return MGUARD_ENOMEM;
+        if (t->dense && v >= d0 && v < d0 + (size_t)t->cap * t->stride) {
+            tmp = small;
+            if (t->value_size > MGUARD__STACK_VALUE) {
+                tmp = (unsigned char *)mguard__alloc(ctx, t->value_size);
+                if (!tmp) return MGUARD_ENOMEM;
+            }
+            memcpy(tmp, value, t->value_size);
+            src = tmp;
         }
-        memcpy(tmp, value, t->value_size);
         st = r ? mguard__obj_reserve_table(ctx, &ctx->objs[r - 1]) : mguard__admit(ctx, key, 1, "mguard_weak_set");
         if (!st) st = mguard__weak_reserve(t);
         if (st) {
-            if (tmp != small) mguard__free(ctx, tmp);
+            if (tmp && tmp != small) mguard__free(ctx, tmp);
             return st;
         }
         /* a brand-new record has inline room for two tables */
-        r = mguard__reg_ensure(ctx, key);
+        if (!r) r = mguard__reg_new(ctx, key, h);
         MGUARD__TABLES(&ctx->objs[r - 1])[ctx->objs[r - 1].ntables++] = t;
         e = MGUARD__ENTRY(t, t->len);
         hdr.key = key;
         hdr.seq = t->next_seq++;
         memcpy(e, &hdr, sizeof hdr);
-        memcpy(e + t->voff, tmp, t->value_size);
+        memcpy(e + t->voff, src, t->value_size);
         t->len++;
         t->live++;
         mguard__ix_put(&t->index, h, t->len);
-        if (tmp != small) mguard__free(ctx, tmp);
+        if (tmp && tmp != small) mguard__free(ctx, tmp);
         return MGUARD_OK;
     }
 }
