@@ -1156,6 +1156,28 @@ static mguard_status mguard__ix_reserve(const mguard_ctx *ctx, mguard__index *ix
     return MGUARD_OK;
 }
 
+/* Start loading what a lookup of hash h will read: the home slot, and the
+   entry it points at when the slot is already in cache. A caller that
+   must look up one key in several indexes (a death) prefetches them all
+   first, so their cache misses overlap instead of queueing. No effect on
+   results; a no-op where the compiler has no prefetch builtin. */
+#if defined(__GNUC__) || defined(__clang__)
+#define MGUARD__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define MGUARD__PREFETCH(p) ((void)(p))
+#endif
+static void mguard__ix_prefetch_slot(const mguard__index *ix, uint32_t h)
+{
+    if (ix->slots) MGUARD__PREFETCH(&ix->slots[h & ix->mask]);
+}
+static void mguard__ix_prefetch_entry(const mguard__index *ix, const unsigned char *dense, size_t stride, uint32_t h)
+{
+    mguard__slot s;
+    if (!ix->slots) return;
+    s = ix->slots[h & ix->mask];
+    if (s.idx && s.hash == h) MGUARD__PREFETCH(dense + (size_t)(s.idx - 1) * stride);
+}
+
 static void mguard__ix_free(const mguard_ctx *ctx, mguard__index *ix)
 {
     mguard__free(ctx, ix->slots);
@@ -1935,6 +1957,12 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
             mguard__death_in_place(ctx, obj, r);
             return;
         }
+    }
+    if (nt > 1) {
+        mguard_weak **ts = MGUARD__TABLES(o);
+        uint32_t h = mguard__hash_ptr(obj);
+        for (i = 0; i < nt; i++) mguard__ix_prefetch_slot(&ts[i]->index, h);
+        for (i = 0; i < nt; i++) mguard__ix_prefetch_entry(&ts[i]->index, ts[i]->dense, ts[i]->stride, h);
     }
     /* Phase 1: detach. */
     pend = (mguard__pending *)(void *)buf;
