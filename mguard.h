@@ -1545,6 +1545,23 @@ static mguard_status mguard__obj_reserve_table(mguard_ctx *ctx, mguard__obj *o)
    small values, else the heap. */
 #define MGUARD__STACK_VALUE 256
 
+/* Copy n value bytes, overlap allowed. Pointer-sized and smaller values
+   (the common case) go through a register instead of a library call. */
+static void mguard__copy_value(void *dst, const void *src, size_t n)
+{
+    if (n == 8) {
+        uint64_t x;
+        memcpy(&x, src, 8);
+        memcpy(dst, &x, 8);
+    } else if (n == 4) {
+        uint32_t x;
+        memcpy(&x, src, 4);
+        memcpy(dst, &x, 4);
+    } else {
+        memmove(dst, src, n);
+    }
+}
+
 static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, const void *value)
 {
     mguard_ctx *ctx = t->ctx;
@@ -1555,7 +1572,7 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
         /* Overwrite: store the new bytes, then destroy the old ones. */
         e = MGUARD__ENTRY(t, e1 - 1) + t->voff;
         if (!t->dtor) {
-            memmove(e, value, t->value_size);
+            mguard__copy_value(e, value, t->value_size);
         } else if (t->value_size <= MGUARD__STACK_VALUE) {
             unsigned char old[MGUARD__STACK_VALUE];
             memcpy(old, e, t->value_size);
@@ -1612,7 +1629,7 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
         hdr.key = key;
         hdr.seq = t->next_seq++;
         memcpy(e, &hdr, sizeof hdr);
-        memcpy(e + t->voff, src, t->value_size);
+        mguard__copy_value(e + t->voff, src, t->value_size);
         t->len++;
         t->live++;
         mguard__ix_put(&t->index, h, t->len);
