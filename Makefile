@@ -76,7 +76,7 @@ run: $(EXAMPLE_BINS)
 
 # ---- benchmarks ---------------------------------------------------------
 # One run, same keys, against raw stb_ds, GLib and Python 3 (bench/bench_py.py).
-#   make bench             quick run (about a minute and a half)
+#   make bench             quick run (about a minute and a half), table + TSV
 #   make bench BENCH_FULL=1  more and longer samples
 #   make bench-plot        PNG charts from build/bench.tsv into docs/img/
 #   make bench-ir          callgrind instruction counts of the hot paths
@@ -86,7 +86,9 @@ BENCH_CFLAGS = -std=gnu99 -Wall -Wextra -O2 -DNDEBUG -I. $(STB_CFLAGS) \
 BENCH_LIBS = $(shell pkg-config --libs glib-2.0 gobject-2.0 2>/dev/null) -lm
 BENCH_STAMP := $(BUILD)/.bench-deps
 $(BENCH_STAMP): | $(DEPS_STAMP)
-	@sh tests/deps.sh pkgconf libglib2.0-dev python3 gnuplot-nox valgrind
+	@sh tests/deps.sh pkgconf
+	@pkg-config --exists glib-2.0 gobject-2.0 || sh tests/deps.sh libglib2.0-dev
+	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
 	@touch $@
 
 $(BUILD)/bench: bench/bench.c $(HDR) | $(BENCH_STAMP)
@@ -96,12 +98,14 @@ bench: $(BUILD)/bench
 	./$(BUILD)/bench --py bench/bench_py.py --tsv $(BUILD)/bench.tsv
 
 bench-plot: | $(BENCH_STAMP)
+	@command -v gnuplot >/dev/null 2>&1 || sh tests/deps.sh gnuplot-nox
 	@test -f $(BUILD)/bench.tsv || $(MAKE) bench
 	@mkdir -p docs/img
 	gnuplot -e "tsv='$(BUILD)/bench.tsv'; out='docs/img'" bench/plot.gp
 	@echo "charts written to docs/img/"
 
 bench-ir: $(BUILD)/bench
+	@sh tests/deps.sh valgrind
 	valgrind --tool=callgrind --callgrind-out-file=$(BUILD)/callgrind.out ./$(BUILD)/bench --ir >/dev/null
 	@sh bench/ir.sh $(BUILD)/callgrind.out
 
