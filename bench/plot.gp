@@ -3,7 +3,7 @@
 # Columns: id n mguard stbds glib py_wkd py_ref label ("nan" = not measured).
 set datafile separator "\t"
 set datafile missing "nan"
-set terminal pngcairo size 1200,760 font ",9" noenhanced
+set terminal pngcairo size 1400,760 font ",9" noenhanced
 set key top left font ",8"
 set grid ytics mytics xtics
 set style line 1 lc rgb "#d62728" lw 2 pt 7 ps 0.8
@@ -15,13 +15,15 @@ rows(id) = sprintf("< awk -F'\t' '$1==\"%s\"' %s", id, tsv)
 
 # ---- weak table operations: ns/op against key count --------------------
 set output out."/bench-weak.png"
-set multiplot layout 2,3 title "weak table: ns per operation against keys (log-log, random order, lower is better)"
+set multiplot layout 2,4 title "weak table and unwatched mutation: ns per operation against keys (log-log, random order, lower is better; mut_unwatched: stb_ds = a raw miss, GLib = a signal with no handler)"
 set logscale xy
 set xrange [700:1500000]
 set xtics ("1K" 1000, "100K" 100000, "1M" 1000000)
 set ylabel "ns/op"
-do for [op in "get_hit get_miss set_new overwrite remove iterate"] {
+set key bottom right
+do for [op in "get_hit get_miss set_new overwrite remove iterate mut_unwatched"] {
     set title op
+    if (op ne "get_hit") { unset key }
     plot rows(op) using 2:3 with linespoints ls 1 title "mguard", \
          ''       using 2:4 with linespoints ls 2 title "stb_ds", \
          ''       using 2:5 with linespoints ls 3 title "GLib", \
@@ -29,6 +31,7 @@ do for [op in "get_hit get_miss set_new overwrite remove iterate"] {
          ''       using 2:7 with linespoints ls 5 title "py reference"
 }
 unset multiplot
+set key top left
 
 # ---- everything else: one cluster per operation -------------------------
 set output out."/bench-ops.png"
