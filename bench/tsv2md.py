@@ -45,7 +45,7 @@ for _id, n, label, v in rows:
         label, size(n), ns(m), ns(v["stbds"]), ns(v["glib"]), ns(v["py_wkd"]), ns(v["py_ref"]),
         ratio(m, v["stbds"]), ratio(v["glib"], m), ratio(v["py_wkd"], m), ratio(v["py_ref"], m)))
 if mem:
-    print("\nBytes per entry at 100K entries (heap growth, malloc headers included):\n")
+    print("\nBytes per entry at 100K entries (C: growth of malloc's in-use bytes, headers included; Python: tracemalloc):\n")
     print("| what | mguard | stb_ds | GLib | py WKD | py ref |")
     print("|---|---:|---:|---:|---:|---:|")
     for _id, n, label, v in mem:
