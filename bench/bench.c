@@ -952,6 +952,71 @@ static double gl_gen_check(fx *f, int arg)
     return r;
 }
 
+/* ---- scope hierarchy tracker ---------------------------------------------------
+   Components "c0".."c15" named explicitly (a chain: c0 is the outermost).
+   enter/exit: with depth - 1 frames open, enter and exit one more component
+   (ns per pair). add: mguard_scope_add with 8 active names (the root and 7
+   open frames). No C peer: the Python column is the reference's
+   ModuleTracker logic. */
+static char scope_comps[16];
+static mguard_scope *bench_scope(mguard_ctx *c, int open)
+{
+    mguard_scope *s = mguard_scope_create(c, NULL);
+    char name[64];
+    int i;
+    CHECK(s != NULL, "mguard scope create");
+    for (i = 0; i < 16; i++) {
+        snprintf(name, sizeof name, "Net.c%d", i);
+        CHECK(mguard_scope_set_name(s, &scope_comps[i], name) == MGUARD_OK, "mguard scope name");
+    }
+    for (i = 0; i < open; i++) CHECK(mguard_scope_enter(s, &scope_comps[i]) == MGUARD_OK, "mguard scope enter");
+    return s;
+}
+static double mg_scope_enter_exit(fx *f, int depth)
+{
+    mguard_ctx *c = mg_ctx();
+    mguard_scope *s = bench_scope(c, depth - 1);
+    const void *comp = &scope_comps[depth - 1];
+    size_t i;
+    double r;
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            for (i = 0; i < f->n; i++) {
+                if (mguard_scope_enter(s, comp) || mguard_scope_exit(s, comp)) fail("mguard scope enter/exit");
+            }
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    CHECK(mguard_scope_depth(s) == (size_t)depth - 1, "mguard scope depth");
+    mguard_ctx_destroy(c);
+    return r;
+}
+static double mg_scope_add(fx *f, int active)
+{
+    mguard_ctx *c = mg_ctx();
+    mguard_scope *s = bench_scope(c, active - 1);
+    size_t i;
+    double r, total;
+    long passes = 0;
+    {
+        double t0 = now_ns(), el;
+        do {
+            for (i = 0; i < f->n; i++)
+                if (mguard_scope_add(s, "flops", 1.0)) fail("mguard scope add");
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    total = (double)passes * (double)f->n;
+    CHECK(mguard_scope_counter(s, "Global", "flops") == total, "mguard scope add (root)");
+    CHECK(mguard_scope_counter(s, "Net.c6", "flops") == total, "mguard scope add (innermost)");
+    mguard_ctx_destroy(c);
+    return r;
+}
+
 /* ---- the table of rows --------------------------------------------------------
    sized: run at every key count with that count's fixture; otherwise run
    once with FIX_N fresh objects. fn[sys] NULL: not applicable. The stb_ds
@@ -988,6 +1053,9 @@ static const row rows[] = {
     { "watch",         "watch",                         0, 0, { mg_watch, NULL, gl_watch } },
     { "gen_tag",       "gen tag",                       0, 0, { mg_gen_tag, stb_gen_tag, gl_gen_tag } },
     { "gen_check",     "gen check",                     0, 0, { mg_gen_check, stb_gen_check, gl_gen_check } },
+    { "scope_d1",      "scope enter+exit, depth 1",     0, 1, { mg_scope_enter_exit, NULL, NULL } },
+    { "scope_d16",     "scope enter+exit, depth 16",    0, 16, { mg_scope_enter_exit, NULL, NULL } },
+    { "scope_add8",    "scope add, 8 active names",     0, 8, { mg_scope_add, NULL, NULL } },
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 

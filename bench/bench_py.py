@@ -125,6 +125,47 @@ class GenerationTracker:
         return obj in cls.generation_values and cls.generation_values[obj] == cls.generation
 
 
+class ModuleTracker:
+    """The reference's ModuleTracker logic without torch: names from a weak
+    dictionary of known modules and a weak set of seen ones, the active set
+    `parents` always holding "Global"; pre/post are the forward hooks."""
+
+    def __init__(self):
+        self.parents = {"Global"}
+        self._known_modules = weakref.WeakKeyDictionary()
+        self._seen_modules = weakref.WeakSet()
+
+    def _get_mod_name(self, mod):
+        if mod not in self._known_modules:
+            self._known_modules[mod] = type(mod).__name__
+        mod_name = self._known_modules[mod]
+        if mod not in self._seen_modules:
+            for name, submod in mod.named_children():
+                self._known_modules[submod] = "%s.%s" % (mod_name, name)
+                self._get_mod_name(submod)
+            self._seen_modules.add(mod)
+        return mod_name
+
+    def pre(self, mod):
+        name = self._get_mod_name(mod)
+        if name in self.parents:
+            pass   # the reference logs "already entered" here
+        self.parents.add(name)
+
+    def post(self, mod):
+        name = self._get_mod_name(mod)
+        if name in self.parents:
+            self.parents.remove(name)
+
+
+class Module:
+    def __init__(self, children=()):
+        self.children = list(children)
+
+    def named_children(self):
+        return [("c%d" % i, m) for i, m in enumerate(self.children)]
+
+
 class Key:
     """A plain object: the keys and watched objects. Its __setattr__ is
     patched the way the reference patches a watched class."""
@@ -430,6 +471,60 @@ def fixed_rows():
     run("gen_check", n, {"py_ref": lambda: passes(n, gen_check)}, samples)
 
 
+def scope_rows():
+    """enter+exit of one more module with depth - 1 open; counters added to
+    8 active names (a dict per name, the natural Python spelling)."""
+    n = FIX_N
+
+    def chain():
+        # 16 nested modules: Module > Module.c0 > Module.c0.c0 > ...
+        inner = Module()
+        mods = [inner]
+        for _ in range(15):
+            inner = Module([inner])
+            mods.append(inner)
+        mods.reverse()
+        return mods
+
+    def enter_exit(depth):
+        def sample():
+            tr = ModuleTracker()
+            mods = chain()
+            for m in mods[:depth - 1]:
+                tr.pre(m)
+            m = mods[depth - 1]
+
+            def p():
+                for _ in range(n):
+                    tr.pre(m)
+                    tr.post(m)
+                check(len(tr.parents) == depth, "scope enter/exit")
+            return passes(n, p)
+        return sample
+    run("scope_d1", n, {"py_ref": enter_exit(1)}, SAMPLES)
+    run("scope_d16", n, {"py_ref": enter_exit(16)}, SAMPLES)
+
+    def add8():
+        tr = ModuleTracker()
+        mods = chain()
+        for m in mods[:7]:
+            tr.pre(m)
+        counters = {}
+        done = [0]
+
+        def p():
+            for _ in range(n):
+                for name in tr.parents:
+                    c = counters.get(name)
+                    if c is None:
+                        c = counters[name] = {}
+                    c["flops"] = c.get("flops", 0.0) + 1.0
+            done[0] += n
+            check(len(tr.parents) == 8 and counters["Global"]["flops"] == done[0], "scope add")
+        return passes(n, p)
+    run("scope_add8", n, {"py_ref": add8}, SAMPLES)
+
+
 def memory(n=100000):
     """Bytes per entry (tracemalloc), keys made before counting starts."""
     keys = [Key() for _ in range(n)]
@@ -460,6 +555,7 @@ def main():
             sized_rows(n)
             gc.collect()
         fixed_rows()
+        scope_rows()
         if ONLY is None:
             memory()
     except WrongResult as e:
