@@ -1,9 +1,17 @@
 """Print the benchmark TSV (build/bench.tsv) as the Markdown table used in
-docs/performance.md. Usage: python3 bench/tsv2md.py [build/bench.tsv]"""
+docs/performance.md. Given several TSVs (several `make bench` runs, copied
+aside), each cell is the median of the runs: steadier on a shared machine.
+Usage: python3 bench/tsv2md.py [--write-tsv OUT] [build/bench.tsv ...]
+--write-tsv also writes the medians as a TSV, for `gnuplot -e "tsv='OUT'; ..."`."""
 import math
+import statistics
 import sys
 
-path = sys.argv[1] if len(sys.argv) > 1 else "build/bench.tsv"
+args = sys.argv[1:]
+write_tsv = None
+if args[:1] == ["--write-tsv"]:
+    write_tsv, args = args[1], args[2:]
+paths = args or ["build/bench.tsv"]
 SYS = ["mguard", "stbds", "glib", "py_wkd", "py_ref"]
 
 
@@ -26,16 +34,49 @@ def size(n):
     return "%dM" % (n // 1000000) if n >= 1000000 else "%dK" % (n // 1000) if n >= 1000 else str(n)
 
 
-rows, mem = [], []
-with open(path) as f:
-    for line in f:
-        if line.startswith("#") or line.startswith("id\t"):
-            if line.startswith("# "):
-                print("Machine: " + line[2:].strip() + "\n")
-            continue
-        p = line.rstrip("\n").split("\t")
-        v = dict(zip(SYS, [num(x) for x in p[2:7]]))
-        (mem if p[0].startswith("mem_") else rows).append((p[0], int(p[1]), p[7], v))
+def load(path):
+    rows, mem, machine = [], [], ""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or line.startswith("id\t"):
+                if line.startswith("# "):
+                    machine = line[2:].strip()
+                continue
+            p = line.rstrip("\n").split("\t")
+            v = dict(zip(SYS, [num(x) for x in p[2:7]]))
+            (mem if p[0].startswith("mem_") else rows).append((p[0], int(p[1]), p[7], v))
+    return rows, mem, machine
+
+
+def median_of(runs):
+    """Per-cell median over runs that list the same rows in the same order."""
+    out = []
+    for cells in zip(*runs):
+        _id, n, label, _v = cells[0]
+        if any((c[0], c[1]) != (_id, n) for c in cells):
+            sys.exit("tsv2md: the runs do not list the same rows")
+        v = {}
+        for s in SYS:
+            vals = [c[3][s] for c in cells if c[3][s] is not None]
+            v[s] = statistics.median(vals) if vals else None
+        out.append((_id, n, label, v))
+    return out
+
+
+loaded = [load(p) for p in paths]
+rows = median_of([r for r, _m, _x in loaded])
+mem = median_of([m for _r, m, _x in loaded])
+if write_tsv:
+    with open(write_tsv, "w") as f:
+        f.write("# %s\n" % loaded[0][2])
+        f.write("id\tn\t" + "\t".join(SYS) + "\tlabel\n")
+        for _id, n, label, v in rows + mem:
+            f.write("%s\t%d\t%s\t%s\n" % (_id, n, "\t".join(
+                "nan" if v[s] is None else "%.3f" % v[s] for s in SYS), label))
+print("Machine: " + loaded[0][2])
+if len(paths) > 1:
+    print("Each cell: the median of %d runs." % len(paths))
+print()
 
 print("| operation | n | mguard | stb_ds | GLib | py WKD | py ref | mg/stb | GLib/mg | pyWKD/mg | pyref/mg |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
