@@ -1017,6 +1017,151 @@ static double mg_scope_add(fx *f, int active)
     return r;
 }
 
+/* ---- side-effects ledger -------------------------------------------------------
+   A ledger of n objects (the fixture's keys): even ones EXISTING, each with
+   one pending write; odd ones NEW, each writing itself. An EXISTING object
+   at i % 4 == 0 writes the NEW object after it, which keeps that one alive
+   for prune; the NEW objects at i % 4 == 3 are unreachable (n / 4 pruned).
+   Values are the objects themselves. Figures are ns per tracked object.
+   clone: the stb_ds column is a memcpy of the same number of bytes
+   (mguard_ledger_storage_bytes, allocated like a clone), the issue's
+   baseline. equal and diff compare with a second ledger built the same
+   way (so the O(1) shortcut for an unchanged clone does not apply; for
+   diff every 100th write differs). prune: a fresh clone pruned with no
+   roots. */
+static mguard_ledger *bench_ledger(fx *f)
+{
+    mguard_ledger *L = mguard_ledger_create(f->live, NULL);
+    size_t i;
+    CHECK(L != NULL, "mguard ledger create");
+    for (i = 0; i < f->n; i++) {
+        void *o = f->keys[i];
+        if (i % 2 == 0) {
+            void *v = (i % 4 == 0 && i + 1 < f->n) ? f->keys[i + 1] : o;
+            CHECK(mguard_ledger_track_existing(L, o, "L") == MGUARD_OK, "mguard ledger track");
+            CHECK(mguard_ledger_store_attr(L, o, "attr", v) == MGUARD_OK, "mguard ledger store");
+        } else {
+            CHECK(mguard_ledger_track_new(L, o, NULL) == MGUARD_OK, "mguard ledger track new");
+            CHECK(mguard_ledger_store_attr(L, o, "attr", o) == MGUARD_OK, "mguard ledger store");
+        }
+    }
+    return L;
+}
+/* A second ledger built the same way (not a clone, so no shortcut), with
+   every step-th EXISTING object's write given another value (0: none). */
+static mguard_ledger *bench_ledger_twin(fx *f, size_t step)
+{
+    mguard_ledger *c = bench_ledger(f);
+    size_t i;
+    for (i = 0; step && i < f->n; i += 2)
+        if ((i / 2) % step == 0)
+            CHECK(mguard_ledger_store_attr(c, f->keys[i], "attr", f->keys[(i + 2) % f->n]) == MGUARD_OK, "mguard ledger store");
+    return c;
+}
+static double mg_ledger_clone(fx *f, int arg)
+{
+    mguard_ledger *L = bench_ledger(f), *c = NULL;
+    (void)arg;
+    {
+        double tot_ = 0;
+        long cyc_ = 0;
+        do {
+            double t0 = now_ns();
+            c = mguard_ledger_clone(L);
+            tot_ += now_ns() - t0;
+            CHECK(c && mguard_ledger_count(c) == f->n, "mguard ledger clone");
+            mguard_ledger_destroy(c);
+            cyc_++;
+        } while (tot_ < opt.min_ns);
+        mguard_ledger_destroy(L);
+        return tot_ / ((double)cyc_ * (double)f->n);
+    }
+}
+static double memcpy_ledger_clone(fx *f, int arg)
+{
+    mguard_ledger *L = bench_ledger(f);
+    size_t bytes = mguard_ledger_storage_bytes(L);
+    unsigned char *src = (unsigned char *)malloc(bytes), *dst;
+    double tot = 0;
+    long cyc = 0;
+    (void)arg;
+    memset(src, 1, bytes);
+    do {
+        double t0 = now_ns();
+        dst = (unsigned char *)malloc(bytes);   /* a clone allocates, too */
+        memcpy(dst, src, bytes);
+        tot += now_ns() - t0;
+        CHECK(dst[bytes - 1] == 1, "memcpy");
+        free(dst);
+        cyc++;
+    } while (tot < opt.min_ns);
+    free(src);
+    mguard_ledger_destroy(L);
+    return tot / ((double)cyc * (double)f->n);
+}
+static double mg_ledger_equal(fx *f, int arg)
+{
+    mguard_ledger *L = bench_ledger(f), *c = bench_ledger_twin(f, 0);
+    double r;
+    (void)arg;
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            if (!mguard_ledger_equal(L, c)) fail("mguard ledger equal");
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    mguard_ledger_destroy(c);
+    mguard_ledger_destroy(L);
+    return r;
+}
+static double mg_ledger_diff(fx *f, int arg)
+{
+    mguard_ledger *L = bench_ledger(f), *c = bench_ledger_twin(f, 100);
+    size_t want = (f->n / 2 + 99) / 100;
+    double r;
+    (void)arg;
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            mguard_ledger_diff_result *d = NULL;
+            if (mguard_ledger_diff(L, c, &d) != MGUARD_OK) fail("mguard ledger diff");
+            if (mguard_ledger_diff_count(d) != want) fail("mguard ledger diff count");
+            mguard_ledger_diff_free(d);
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    mguard_ledger_destroy(c);
+    mguard_ledger_destroy(L);
+    return r;
+}
+static double mg_ledger_prune(fx *f, int arg)
+{
+    mguard_ledger *L = bench_ledger(f), *c = NULL;
+    (void)arg;
+    {
+        double tot_ = 0;
+        long cyc_ = 0;
+        do {
+            double t0;
+            c = mguard_ledger_clone(L);
+            CHECK(c != NULL, "mguard ledger clone");
+            t0 = now_ns();
+            if (mguard_ledger_prune(c, NULL, 0) != MGUARD_OK) fail("mguard ledger prune");
+            tot_ += now_ns() - t0;
+            CHECK(mguard_ledger_count(c) == f->n - f->n / 4, "mguard ledger prune count");
+            mguard_ledger_destroy(c);
+            cyc_++;
+        } while (tot_ < opt.min_ns);
+        mguard_ledger_destroy(L);
+        return tot_ / ((double)cyc_ * (double)f->n);
+    }
+}
+
 /* ---- the table of rows --------------------------------------------------------
    sized: run at every key count with that count's fixture; otherwise run
    once with FIX_N fresh objects. fn[sys] NULL: not applicable. The stb_ds
@@ -1028,34 +1173,39 @@ typedef struct row {
     int sized;
     int arg;
     sample_fn fn[NSYS_C];
+    size_t max_n;       /* sized rows: skip sizes above this (0: none) */
 } row;
 
 static const row rows[] = {
-    { "get_hit",       "weak get, hit",                 1, 0, { mg_get_hit, stb_get_hit, gl_get_hit } },
-    { "get_miss",      "weak get, miss",                1, 0, { mg_get_miss, stb_get_miss, gl_get_miss } },
-    { "set_new",       "weak set, new key",             1, 0, { mg_set_new, stb_set_new, gl_set_new } },
-    { "set_new_cold",  "weak set, new key, new context", 1, 0, { mg_set_new_cold, NULL, NULL } },
-    { "overwrite",     "weak set, overwrite",           1, 0, { mg_overwrite, stb_overwrite, gl_overwrite } },
-    { "remove",        "weak remove",                   1, 0, { mg_remove, stb_remove, gl_remove } },
-    { "iterate",       "weak iterate (per entry)",      1, 0, { mg_iterate, stb_iterate, gl_iterate } },
-    { "mut_unwatched", "on_mutation, unwatched",        1, 0, { mg_mut_unwatched, stb_get_miss, gl_mut_unwatched } },
-    { "mut_untracked_key", "on_mutation, key not watched", 1, 0, { mg_mut_untracked_key, NULL, NULL } },
-    { "death_t1",      "death, key in 1 table",         0, 1, { mg_death, stb_death, gl_death } },
-    { "death_t4",      "death, key in 4 tables",        0, 4, { mg_death, stb_death, gl_death } },
-    { "death_t16",     "death, key in 16 tables",       0, 16, { mg_death, stb_death, gl_death } },
-    { "death_t1_u10k", "death, 1 table + 10K unrelated", 0, -1, { mg_death, stb_death, gl_death } },
-    { "death_unknown", "death, never registered",       0, 0, { mg_death_unknown, NULL, gl_death_unknown } },
-    { "ref_make",      "ref make",                      0, 0, { mg_ref_make, NULL, gl_ref_make } },
-    { "ref_get_alive", "ref get, alive",                0, 0, { mg_ref_get, NULL, gl_ref_get } },
-    { "ref_get_dead",  "ref get, dead",                 0, 1, { mg_ref_get, NULL, gl_ref_get } },
-    { "mut_w1",        "on_mutation, 1 watcher",        0, 1, { mg_mut_watched, NULL, gl_mut_watched } },
-    { "mut_w8",        "on_mutation, 8 watchers",       0, 8, { mg_mut_watched, NULL, gl_mut_watched } },
-    { "watch",         "watch",                         0, 0, { mg_watch, NULL, gl_watch } },
-    { "gen_tag",       "gen tag",                       0, 0, { mg_gen_tag, stb_gen_tag, gl_gen_tag } },
-    { "gen_check",     "gen check",                     0, 0, { mg_gen_check, stb_gen_check, gl_gen_check } },
-    { "scope_d1",      "scope enter+exit, depth 1",     0, 1, { mg_scope_enter_exit, NULL, NULL } },
-    { "scope_d16",     "scope enter+exit, depth 16",    0, 16, { mg_scope_enter_exit, NULL, NULL } },
-    { "scope_add8",    "scope add, 8 active names",     0, 8, { mg_scope_add, NULL, NULL } },
+    { "get_hit",       "weak get, hit",                 1, 0, { mg_get_hit, stb_get_hit, gl_get_hit }, 0 },
+    { "get_miss",      "weak get, miss",                1, 0, { mg_get_miss, stb_get_miss, gl_get_miss }, 0 },
+    { "set_new",       "weak set, new key",             1, 0, { mg_set_new, stb_set_new, gl_set_new }, 0 },
+    { "set_new_cold",  "weak set, new key, new context", 1, 0, { mg_set_new_cold, NULL, NULL }, 0 },
+    { "overwrite",     "weak set, overwrite",           1, 0, { mg_overwrite, stb_overwrite, gl_overwrite }, 0 },
+    { "remove",        "weak remove",                   1, 0, { mg_remove, stb_remove, gl_remove }, 0 },
+    { "iterate",       "weak iterate (per entry)",      1, 0, { mg_iterate, stb_iterate, gl_iterate }, 0 },
+    { "mut_unwatched", "on_mutation, unwatched",        1, 0, { mg_mut_unwatched, stb_get_miss, gl_mut_unwatched }, 0 },
+    { "mut_untracked_key", "on_mutation, key not watched", 1, 0, { mg_mut_untracked_key, NULL, NULL }, 0 },
+    { "ledger_clone",  "ledger clone (stb_ds: memcpy)", 1, 0, { mg_ledger_clone, memcpy_ledger_clone, NULL }, 100000 },
+    { "ledger_equal",  "ledger equal",                  1, 0, { mg_ledger_equal, NULL, NULL }, 100000 },
+    { "ledger_diff",   "ledger diff, 1% differ",        1, 0, { mg_ledger_diff, NULL, NULL }, 100000 },
+    { "ledger_prune",  "ledger prune, 1/4 dead",        1, 0, { mg_ledger_prune, NULL, NULL }, 100000 },
+    { "death_t1",      "death, key in 1 table",         0, 1, { mg_death, stb_death, gl_death }, 0 },
+    { "death_t4",      "death, key in 4 tables",        0, 4, { mg_death, stb_death, gl_death }, 0 },
+    { "death_t16",     "death, key in 16 tables",       0, 16, { mg_death, stb_death, gl_death }, 0 },
+    { "death_t1_u10k", "death, 1 table + 10K unrelated", 0, -1, { mg_death, stb_death, gl_death }, 0 },
+    { "death_unknown", "death, never registered",       0, 0, { mg_death_unknown, NULL, gl_death_unknown }, 0 },
+    { "ref_make",      "ref make",                      0, 0, { mg_ref_make, NULL, gl_ref_make }, 0 },
+    { "ref_get_alive", "ref get, alive",                0, 0, { mg_ref_get, NULL, gl_ref_get }, 0 },
+    { "ref_get_dead",  "ref get, dead",                 0, 1, { mg_ref_get, NULL, gl_ref_get }, 0 },
+    { "mut_w1",        "on_mutation, 1 watcher",        0, 1, { mg_mut_watched, NULL, gl_mut_watched }, 0 },
+    { "mut_w8",        "on_mutation, 8 watchers",       0, 8, { mg_mut_watched, NULL, gl_mut_watched }, 0 },
+    { "watch",         "watch",                         0, 0, { mg_watch, NULL, gl_watch }, 0 },
+    { "gen_tag",       "gen tag",                       0, 0, { mg_gen_tag, stb_gen_tag, gl_gen_tag }, 0 },
+    { "gen_check",     "gen check",                     0, 0, { mg_gen_check, stb_gen_check, gl_gen_check }, 0 },
+    { "scope_d1",      "scope enter+exit, depth 1",     0, 1, { mg_scope_enter_exit, NULL, NULL }, 0 },
+    { "scope_d16",     "scope enter+exit, depth 16",    0, 16, { mg_scope_enter_exit, NULL, NULL }, 0 },
+    { "scope_add8",    "scope add, 8 active names",     0, 8, { mg_scope_add, NULL, NULL }, 0 },
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -1065,6 +1215,10 @@ static const size_t sizes[] = { 1000, 100000, 1000000 };
 static int row_selected(const row *r)
 {
     return !opt.only || strstr(r->id, opt.only) != NULL;
+}
+static int row_at_size(const row *r, size_t n)
+{
+    return row_selected(r) && (!r->max_n || n <= r->max_n) && !(opt.max_n && n > opt.max_n);
 }
 
 /* Run one row on fixture f: samples interleaved across systems so drift
@@ -1435,7 +1589,7 @@ int main(int argc, char **argv)
     /* the table's order: sized rows by size, then the fixed rows */
     for (z = 0; z < (int)NSIZES; z++)
         for (i = 0; i < (int)NROWS; i++)
-            if (rows[i].sized && row_selected(&rows[i]) && !(opt.max_n && sizes[z] > opt.max_n))
+            if (rows[i].sized && row_at_size(&rows[i], sizes[z]))
                 result_for(rows[i].id, rows[i].label, sizes[z]);
     for (i = 0; i < (int)NROWS; i++)
         if (!rows[i].sized && row_selected(&rows[i])) result_for(rows[i].id, rows[i].label, FIX_N);
@@ -1444,12 +1598,12 @@ int main(int argc, char **argv)
     for (z = 0; z < (int)NSIZES; z++) {
         fx f;
         int any = 0;
-        for (i = 0; i < (int)NROWS; i++) any |= rows[i].sized && row_selected(&rows[i]);
-        if (!any || (opt.max_n && sizes[z] > opt.max_n)) break;
+        for (i = 0; i < (int)NROWS; i++) any |= rows[i].sized && row_at_size(&rows[i], sizes[z]);
+        if (!any) continue;
         fprintf(stderr, "C rows at %s keys\n", fmt_n(sizes[z]));
         fx_init(&f, sizes[z], 1);
         for (i = 0; i < (int)NROWS; i++)
-            if (rows[i].sized && row_selected(&rows[i])) run_row(&rows[i], &f);
+            if (rows[i].sized && row_at_size(&rows[i], sizes[z])) run_row(&rows[i], &f);
         fx_free(&f);
     }
     {

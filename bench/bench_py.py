@@ -166,6 +166,103 @@ class Module:
         return [("c%d" % i, m) for i, m in enumerate(self.children)]
 
 
+class AttributeMutationExisting:
+    __slots__ = ("source",)
+
+    def __init__(self, source):
+        self.source = source
+
+
+class AttributeMutationNew:
+    __slots__ = ("cls_source",)
+
+    def __init__(self, cls_source):
+        self.cls_source = cls_source
+
+
+class Var:
+    """A VariableTracker: what the ledger knows of one object."""
+    __slots__ = ("mutable_local",)
+
+    def __init__(self, mutable_local):
+        self.mutable_local = mutable_local
+
+
+class SideEffects:
+    """The reference's SideEffects bookkeeping: id(obj) -> variable, and the
+    pending attribute writes per mutable_local; clone, ==, diff and
+    prune_dead_object_new written the way the reference does them."""
+
+    def __init__(self, id_to_variable=None, store_attr_mutations=None, keepalive=None):
+        self.id_to_variable = id_to_variable or {}
+        self.store_attr_mutations = store_attr_mutations or {}
+        self.keepalive = keepalive or []
+
+    def track(self, obj, mutable_local):
+        var = Var(mutable_local)
+        self.id_to_variable[id(obj)] = var
+        self.keepalive.append(obj)
+        return var
+
+    def store_attr(self, var, name, value):
+        if var.mutable_local not in self.store_attr_mutations:
+            self.store_attr_mutations[var.mutable_local] = {}
+        self.store_attr_mutations[var.mutable_local][name] = value
+
+    def clone(self):
+        return SideEffects(
+            id_to_variable=dict(self.id_to_variable),
+            store_attr_mutations={k: dict(v) for k, v in self.store_attr_mutations.items()},
+            keepalive=list(self.keepalive),
+        )
+
+    def __eq__(self, other):
+        return (self.id_to_variable == other.id_to_variable
+                and self.store_attr_mutations == other.store_attr_mutations)
+
+    def diff(self, other):
+        if self.id_to_variable != other.id_to_variable:
+            sk, ok = self.id_to_variable.keys(), other.id_to_variable.keys()
+            if sk != ok:
+                return "id_to_variable keys: %s != %s" % (sk, ok)
+            return "id_to_variable: unknown diff"
+        if self.store_attr_mutations != other.store_attr_mutations:
+            sk, ok = self.store_attr_mutations.keys(), other.store_attr_mutations.keys()
+            if sk != ok:
+                return "store_attr_mutations keys: %s != %s" % (sk, ok)
+            return "store_attr_mutations: unknown diff"
+        return None
+
+    def prune_dead_object_new(self, roots=()):
+        live_new_objects = set()
+        visited = set()
+
+        def visit(var):
+            mutable_local = var.mutable_local
+            if mutable_local in visited:
+                return
+            visited.add(mutable_local)
+            if isinstance(mutable_local, AttributeMutationNew):
+                live_new_objects.add(mutable_local)
+            if mutable_local in self.store_attr_mutations:
+                for value in self.store_attr_mutations[mutable_local].values():
+                    visit(value)
+
+        def is_live(x):
+            if isinstance(x, AttributeMutationNew):
+                return x in live_new_objects
+            if isinstance(x, Var):
+                return is_live(x.mutable_local)
+            return True
+
+        pre_existing = [v for v in self.id_to_variable.values()
+                        if not isinstance(v.mutable_local, AttributeMutationNew)]
+        for v in list(roots) + pre_existing:
+            visit(v)
+        self.id_to_variable = {k: v for k, v in self.id_to_variable.items() if is_live(v)}
+        self.store_attr_mutations = {k: v for k, v in self.store_attr_mutations.items() if is_live(k)}
+
+
 class Key:
     """A plain object: the keys and watched objects. Its __setattr__ is
     patched the way the reference patches a watched class."""
@@ -474,6 +571,8 @@ def fixed_rows():
 def scope_rows():
     """enter+exit of one more module with depth - 1 open; counters added to
     8 active names (a dict per name, the natural Python spelling)."""
+    if not wanted("scope"):
+        return
     n = FIX_N
 
     def chain():
@@ -525,6 +624,56 @@ def scope_rows():
     run("scope_add8", n, {"py_ref": add8}, SAMPLES)
 
 
+def ledger_rows():
+    """The C ledger workload: n objects, even ones existing with one write,
+    odd ones new writing themselves; existing i % 4 == 0 writes new i + 1
+    (kept alive by prune), new i % 4 == 3 unreachable. ns per object."""
+    if not wanted("ledger"):
+        return
+    for n in (1000, 100000):
+        objs = [Key() for _ in range(n)]
+        se = SideEffects()
+        var = [None] * n
+        for i in range(1, n, 2):
+            var[i] = se.track(objs[i], AttributeMutationNew(None))
+        for i in range(0, n, 2):
+            var[i] = se.track(objs[i], AttributeMutationExisting("L"))
+        for i in range(n):
+            se.store_attr(var[i], "attr", var[i + 1] if i % 4 == 0 and i + 1 < n else var[i])
+
+        def clone():
+            return cycles(n, lambda: None, lambda _: se.clone(), lambda _: None)
+        run("ledger_clone", n, {"py_ref": clone}, SAMPLES)
+
+        twin = se.clone()
+
+        def equal():
+            def p():
+                check(se == twin, "ledger equal")
+            return passes(n, p)
+        run("ledger_equal", n, {"py_ref": equal}, SAMPLES)
+
+        other = se.clone()
+        for i in range(0, n, 2):
+            if (i // 2) % 100 == 0:
+                other.store_attr(var[i], "attr", var[(i + 2) % n])
+
+        def diff():
+            def p():
+                check(se.diff(other) is not None, "ledger diff")
+            return passes(n, p)
+        run("ledger_diff", n, {"py_ref": diff}, SAMPLES)
+
+        def prune():
+            def timed(c):
+                c.prune_dead_object_new()
+
+            def teardown(c):
+                check(len(c.id_to_variable) == n - n // 4, "ledger prune")
+            return cycles(n, se.clone, timed, teardown)
+        run("ledger_prune", n, {"py_ref": prune}, SAMPLES)
+
+
 def memory(n=100000):
     """Bytes per entry (tracemalloc), keys made before counting starts."""
     keys = [Key() for _ in range(n)]
@@ -556,6 +705,7 @@ def main():
             gc.collect()
         fixed_rows()
         scope_rows()
+        ledger_rows()
         if ONLY is None:
             memory()
     except WrongResult as e:
