@@ -571,7 +571,7 @@ def fixed_rows():
 def scope_rows():
     """enter+exit of one more module with depth - 1 open; counters added to
     8 active names (a dict per name, the natural Python spelling)."""
-    if not wanted("scope"):
+    if not any(wanted(r) for r in ("scope_d1", "scope_d16", "scope_add8")):
         return
     n = FIX_N
 
@@ -628,7 +628,7 @@ def ledger_rows():
     """The C ledger workload: n objects, even ones existing with one write,
     odd ones new writing themselves; existing i % 4 == 0 writes new i + 1
     (kept alive by prune), new i % 4 == 3 unreachable. ns per object."""
-    if not wanted("ledger"):
+    if not any(wanted(r) for r in ("ledger_clone", "ledger_equal", "ledger_diff", "ledger_prune")):
         return
     for n in (1000, 100000):
         objs = [Key() for _ in range(n)]
