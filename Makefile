@@ -76,7 +76,7 @@ run: $(EXAMPLE_BINS)
 
 # ---- benchmarks ---------------------------------------------------------
 # One run, same keys, against raw stb_ds, GLib and Python 3 (bench/bench_py.py).
-#   make bench             quick run (about a minute and a half), table + TSV
+#   make bench             quick run (under 2 minutes), table + TSV
 #   make bench BENCH_FULL=1  more and longer samples
 #   make bench-plot        PNG charts from build/bench.tsv into docs/img/
 #   make bench-ir          callgrind instruction counts of the hot paths

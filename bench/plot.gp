@@ -53,3 +53,26 @@ plot sprintf("< awk -F'\t' '$2==10000' %s", tsv) \
      '' using 5 title "GLib" lc rgb "#2ca02c", \
      '' using 6 title "py WeakKeyDictionary" lc rgb "#9467bd", \
      '' using 7 title "py reference" lc rgb "#8c564b"
+
+# ---- ledger: ns per tracked object against object count -------------------
+set output out."/bench-ledger.png"
+set terminal pngcairo size 1400,420 font ",9" noenhanced
+set style data linespoints
+unset style histogram
+set xtics norotate
+set rmargin 2
+set bmargin 3
+set multiplot layout 1,4 title "side-effects ledger: ns per tracked object (log-log, lower is better; clone: the stb_ds line is a memcpy of the same bytes)"
+set logscale xy
+set xrange [700:150000]
+set xtics ("1K" 1000, "100K" 100000)
+set ylabel "ns/object"
+set key bottom right
+do for [op in "ledger_clone ledger_equal ledger_diff ledger_prune"] {
+    set title op
+    if (op ne "ledger_clone") { unset key }
+    plot rows(op) using 2:3 with linespoints ls 1 title "mguard", \
+         ''       using 2:4 with linespoints ls 2 title "memcpy", \
+         ''       using 2:7 with linespoints ls 5 title "py reference"
+}
+unset multiplot

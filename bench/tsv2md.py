@@ -1,6 +1,7 @@
 """Print the benchmark TSV (build/bench.tsv) as the Markdown table used in
 docs/performance.md. Given several TSVs (several `make bench` runs, copied
-aside), each cell is the median of the runs: steadier on a shared machine.
+aside), each cell is the median of the runs that have that row: steadier on
+a shared machine.
 Usage: python3 bench/tsv2md.py [--write-tsv OUT] [build/bench.tsv ...]
 --write-tsv also writes the medians as a TSV, for `gnuplot -e "tsv='OUT'; ..."`."""
 import math
@@ -49,12 +50,12 @@ def load(path):
 
 
 def median_of(runs):
-    """Per-cell median over runs that list the same rows in the same order."""
+    """Per-cell median over the runs, rows matched by (id, n), in the order
+    of the run that has the most rows (runs of older builds may lack some)."""
+    base = max(runs, key=len)
     out = []
-    for cells in zip(*runs):
-        _id, n, label, _v = cells[0]
-        if any((c[0], c[1]) != (_id, n) for c in cells):
-            sys.exit("tsv2md: the runs do not list the same rows")
+    for _id, n, label, _v in base:
+        cells = [c for run in runs for c in run if (c[0], c[1]) == (_id, n)]
         v = {}
         for s in SYS:
             vals = [c[3][s] for c in cells if c[3][s] is not None]
@@ -75,7 +76,7 @@ if write_tsv:
                 "nan" if v[s] is None else "%.3f" % v[s] for s in SYS), label))
 print("Machine: " + loaded[0][2])
 if len(paths) > 1:
-    print("Each cell: the median of %d runs." % len(paths))
+    print("Each cell: the median of the %d runs that have the row." % len(paths))
 print()
 
 print("| operation | n | mguard | stb_ds | GLib | py WKD | py ref | mg/stb | GLib/mg | pyWKD/mg | pyref/mg |")
