@@ -1590,13 +1590,11 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
     }
     {
         /* New key: reserve everything first, then insert (cannot fail). The
-           value may live inside this table (a pointer from mguard_weak_get):
-           then copy it before the dense array can move. The registry uses
+           value may live inside this table (a pointer from mguard_weak_get),
+           so copy it before the dense array can move. The registry uses
            the same hash as the table. */
         unsigned char small[MGUARD__STACK_VALUE];
-        unsigned char *tmp = NULL;
-        const unsigned char *src = (const unsigned char *)value;
-        uintptr_t v = (uintptr_t)value, d0 = (uintptr_t)t->dense;
+        unsigned char *tmp = small;
         mguard__entry_hdr hdr;
         uint32_t r;
         mguard_status st;
@@ -1607,19 +1605,15 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %p is being destroyed; refused", key);
             return MGUARD_EINVAL;
         }
-        if (t->dense && v >= d0 && v < d0 + (size_t)t->cap * t->stride) {
-            tmp = small;
-            if (t->value_size > MGUARD__STACK_VALUE) {
-                tmp = (unsigned char *)mguard__alloc(ctx, t->value_size);
-                if (!tmp) return MGUARD_ENOMEM;
-            }
-            memcpy(tmp, value, t->value_size);
-            src = tmp;
+        if (t->value_size > MGUARD__STACK_VALUE) {
+            tmp = (unsigned char *)mguard__alloc(ctx, t->value_size);
+            if (!tmp) return MGUARD_ENOMEM;
         }
+        mguard__copy_value(tmp, value, t->value_size);
         st = r ? mguard__obj_reserve_table(ctx, &ctx->objs[r - 1]) : mguard__admit(ctx, key, 1, "mguard_weak_set");
         if (!st) st = mguard__weak_reserve(t);
         if (st) {
-            if (tmp && tmp != small) mguard__free(ctx, tmp);
+            if (tmp != small) mguard__free(ctx, tmp);
             return st;
         }
         /* a brand-new record has inline room for two tables */
@@ -1629,11 +1623,11 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
         hdr.key = key;
         hdr.seq = t->next_seq++;
         memcpy(e, &hdr, sizeof hdr);
-        mguard__copy_value(e + t->voff, src, t->value_size);
+        mguard__copy_value(e + t->voff, tmp, t->value_size);
         t->len++;
         t->live++;
         mguard__ix_put(&t->index, h, t->len);
-        if (tmp && tmp != small) mguard__free(ctx, tmp);
+        if (tmp != small) mguard__free(ctx, tmp);
         return MGUARD_OK;
     }
 }
