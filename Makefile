@@ -27,7 +27,7 @@ EXAMPLE_SRCS := $(filter-out examples/lua_guard.c,$(wildcard examples/*.c))
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/ex_%,$(EXAMPLE_SRCS))
 HDR := mguard.h
 
-.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-threads bench-threads-ir clean
+.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-plot bench-ir bench-threads bench-threads-ir clean
 all: $(TEST_BINS) $(EXAMPLE_BINS)
 
 # ---- dependencies -------------------------------------------------------
@@ -91,11 +91,39 @@ run: $(EXAMPLE_BINS)
 	@$(MAKE) --no-print-directory run-lua
 
 # ---- benchmarks ---------------------------------------------------------
-$(BUILD)/bench: bench/bench.c $(HDR) | $(DEPS_STAMP)
-	$(CC) -std=c99 -Wall -Wextra -Wpedantic -O2 -DNDEBUG -I. $(STB_CFLAGS) $< -o $@
+# One run, same keys, against raw stb_ds, GLib and Python 3 (bench/bench_py.py).
+#   make bench             quick run (under 2 minutes), table + TSV
+#   make bench BENCH_FULL=1  more and longer samples
+#   make bench-plot        PNG charts from build/bench.tsv into docs/img/
+#   make bench-ir          callgrind instruction counts of the hot paths
+# The benchmark alone is built with gnu99: stb_ds's hmput/hmget need typeof.
+BENCH_CFLAGS = -std=gnu99 -Wall -Wextra -O2 -DNDEBUG -I. $(STB_CFLAGS) \
+    $(shell pkg-config --cflags glib-2.0 gobject-2.0 2>/dev/null)
+BENCH_LIBS = $(shell pkg-config --libs glib-2.0 gobject-2.0 2>/dev/null) -lm
+BENCH_STAMP := $(BUILD)/.bench-deps
+$(BENCH_STAMP): | $(DEPS_STAMP)
+	@sh tests/deps.sh pkgconf
+	@pkg-config --exists glib-2.0 gobject-2.0 || sh tests/deps.sh libglib2.0-dev
+	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
+	@touch $@
+
+$(BUILD)/bench: bench/bench.c $(HDR) | $(BENCH_STAMP)
+	$(CC) $(BENCH_CFLAGS) $< -o $@ $(BENCH_LIBS)
 
 bench: $(BUILD)/bench
-	./$(BUILD)/bench
+	./$(BUILD)/bench --py bench/bench_py.py --tsv $(BUILD)/bench.tsv
+
+bench-plot: | $(BENCH_STAMP)
+	@command -v gnuplot >/dev/null 2>&1 || sh tests/deps.sh gnuplot-nox
+	@test -f $(BUILD)/bench.tsv || $(MAKE) bench
+	@mkdir -p docs/img
+	gnuplot -e "tsv='$(BUILD)/bench.tsv'; out='docs/img'" bench/plot.gp
+	@echo "charts written to docs/img/"
+
+bench-ir: $(BUILD)/bench
+	@sh tests/deps.sh valgrind
+	valgrind --tool=callgrind --callgrind-out-file=$(BUILD)/callgrind.out ./$(BUILD)/bench --ir >/dev/null
+	@sh bench/ir.sh $(BUILD)/callgrind.out
 
 # Thread-safe contexts against the default context (with and without the
 # lock layer, same run), GLib's GWeakRef and raw stb_ds, with 1, 2 and 4

@@ -1,0 +1,1626 @@
+/* bench.c - mguard.h against the peers a C program would pick instead, in
+   one run on the same keys: raw stb_ds (the floor mguard is built on), GLib
+   (GHashTable + g_object_weak_ref, GWeakRef, signals, qdata) and Python 3
+   (weakref.WeakKeyDictionary and a pure-Python copy of the reference's
+   ExactWeakKeyDictionary / MutationTracker / GenerationTracker, run by
+   bench/bench_py.py and merged into the same table).
+
+   Every figure is the median of several samples of ns per operation; a
+   sample repeats its pass until it has run for a minimum time. Lookups go
+   over the keys in a random order different from the insertion order.
+   Every measured loop checks its own results (a lookup that misses where it
+   should hit fails the run), so a fast wrong answer can't pass.
+
+   Usage: bench [--full] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID]
+                [--ir]
+     --full      more samples and longer ones (also BENCH_FULL=1)
+     --only ID   run only the rows whose id contains ID (profiling)
+     --sys S     run only system S: mguard, stbds or glib (profiling)
+     --max-n N   run the sized rows only up to N keys (profiling)
+     --ir        run each hot path a fixed number of times with no timing,
+                 for `valgrind --tool=callgrind` (see `make bench-ir`)
+
+   Rows live in the table `rows[]` below: one line per operation, one
+   sample function per C system. To add a capability, write its sample
+   functions and add a line (and, for Python, a function in bench_py.py). */
+#define _GNU_SOURCE
+#include <glib-object.h>
+#include <malloc.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* stb_ds with a byte-counting allocator, so its memory per entry can be
+   measured the same way as mguard's. */
+static long long stb_live_bytes;
+static void *bench_stb_realloc(void *p, size_t n);
+static void bench_stb_free(void *p);
+#define STBDS_REALLOC(c, p, s) bench_stb_realloc((p), (s))
+#define STBDS_FREE(c, p) bench_stb_free(p)
+#define STB_DS_IMPLEMENTATION
+#define STBDS_NO_SHORT_NAMES
+#include "stb_ds.h"
+#define MGUARD_IMPLEMENTATION
+#include "mguard.h"
+
+typedef union bench_hdr { size_t size; long double a_; void *p_; } bench_hdr;
+static void *bench_stb_realloc(void *p, size_t n)
+{
+    bench_hdr *h = p ? (bench_hdr *)p - 1 : NULL;
+    long long old = h ? (long long)h->size : 0;
+    bench_hdr *nh = (bench_hdr *)realloc(h, sizeof *nh + n);
+    if (!nh) return NULL;
+    nh->size = n;
+    stb_live_bytes += (long long)n - old;
+    return nh + 1;
+}
+static void bench_stb_free(void *p)
+{
+    if (!p) return;
+    stb_live_bytes -= (long long)((bench_hdr *)p - 1)->size;
+    free((bench_hdr *)p - 1);
+}
+
+/* ---- systems, options, results ----------------------------------------- */
+
+enum { SYS_MG, SYS_STB, SYS_GLIB, NSYS_C, SYS_PYWKD = NSYS_C, SYS_PYREF, NSYS };
+static const char *sys_id[NSYS] = { "mguard", "stbds", "glib", "py_wkd", "py_ref" };
+
+static struct {
+    int full;
+    int samples;          /* samples per figure (median taken) */
+    int samples_big;      /* at 1M keys */
+    double min_ns;        /* minimum duration of one sample */
+    const char *only;
+    const char *sys;      /* run only this C system (profiling) */
+    unsigned long max_n;  /* skip sized rows above this key count */
+    const char *py;
+    const char *tsv;
+    int ir;
+} opt;
+
+#define MAXRES 128
+typedef struct result {
+    const char *id;
+    const char *label;
+    size_t n;
+    double ns[NSYS];
+} result;
+static result results[MAXRES];
+static int nresults;
+
+static result *result_for(const char *id, const char *label, size_t n)
+{
+    int i, s;
+    for (i = 0; i < nresults; i++)
+        if (results[i].n == n && strcmp(results[i].id, id) == 0) return &results[i];
+    if (nresults == MAXRES) { fprintf(stderr, "bench: too many results\n"); exit(2); }
+    results[nresults].id = id;
+    results[nresults].label = label;
+    results[nresults].n = n;
+    for (s = 0; s < NSYS; s++) results[nresults].ns[s] = NAN;
+    return &results[nresults++];
+}
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "bench: WRONG RESULT: %s\n", what);
+    exit(1);
+}
+#define CHECK(cond, what) do { if (!(cond)) fail(what); } while (0)
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1Dull;
+}
+static void shuffle(void **a, size_t n)
+{
+    size_t i;
+    for (i = n; i > 1; i--) {
+        size_t j = (size_t)(rng() % i);
+        void *t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
+
+/* ---- key objects: GObjects with a "mutated" signal --------------------- */
+
+typedef struct BenchObj { GObject parent; long id; } BenchObj;
+typedef struct BenchObjClass { GObjectClass parent; } BenchObjClass;
+static GType bench_obj_get_type(void);
+G_DEFINE_TYPE(BenchObj, bench_obj, G_TYPE_OBJECT)
+static guint sig_mutated;
+static void bench_obj_class_init(BenchObjClass *c)
+{
+    sig_mutated = g_signal_new("mutated", G_TYPE_FROM_CLASS(c), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                               g_cclosure_marshal_VOID__POINTER, G_TYPE_NONE, 1, G_TYPE_POINTER);
+}
+static void bench_obj_init(BenchObj *o) { o->id = 0; }
+
+static void **new_objs(size_t n)
+{
+    void **a = (void **)malloc(n * sizeof *a);
+    size_t i;
+    for (i = 0; i < n; i++) {
+        BenchObj *o = (BenchObj *)g_object_new(bench_obj_get_type(), NULL);
+        o->id = (long)i + 1;
+        a[i] = o;
+    }
+    return a;
+}
+static void free_objs(void **a, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) g_object_unref(a[i]);
+    free(a);
+}
+#define OBJ_ID(p) (((BenchObj *)(p))->id)
+
+/* ---- the GLib weak table: GHashTable + g_object_weak_ref ---------------
+   The way a GLib program gets a weak-keyed table today: a weak-ref notify
+   per (key, table) removes the entry when the key is disposed. */
+static void gl_key_died(gpointer table, GObject *where)
+{
+    g_hash_table_remove((GHashTable *)table, where);
+}
+static GHashTable *gl_new(void) { return g_hash_table_new(g_direct_hash, g_direct_equal); }
+static inline void gl_set(GHashTable *t, void *k, long v)
+{
+    if (g_hash_table_insert(t, k, (gpointer)(intptr_t)v)) g_object_weak_ref((GObject *)k, gl_key_died, t);
+}
+static inline int glw_remove(GHashTable *t, void *k)
+{
+    if (!g_hash_table_remove(t, k)) return 0;
+    g_object_weak_unref((GObject *)k, gl_key_died, t);
+    return 1;
+}
+static void gl_free(GHashTable *t)
+{
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, t);
+    while (g_hash_table_iter_next(&it, &k, &v)) g_object_weak_unref((GObject *)k, gl_key_died, t);
+    g_hash_table_destroy(t);
+}
+
+/* ---- stb_ds map on pointer keys ---------------------------------------- */
+typedef struct stb_kv { void *key; long value; } stb_kv;
+
+/* ---- mguard helpers ---------------------------------------------------- */
+static mguard_ctx *mg_ctx(void)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    d.quiet = true;
+    return mguard_ctx_create(&d);
+}
+static mguard_weak *mg_table(mguard_ctx *ctx)
+{
+    mguard_weak_desc d;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    return mguard_weak_create(ctx, &d);
+}
+
+/* ---- the fixture --------------------------------------------------------
+   For a sized row: n key objects, the same keys in two random orders
+   (insertion, lookup), n other addresses that are never keys, and one
+   steady table per system holding every key (value = the key's id). */
+typedef struct fx {
+    size_t n;
+    void **keys;        /* creation order */
+    void **ins;         /* insertion order */
+    void **look;        /* lookup order */
+    void **miss;        /* never inserted */
+    char *missblock;
+    long sum;           /* sum of every key's value: n(n+1)/2 */
+    mguard_ctx *ctx;
+    mguard_weak *mt;
+    mguard_ctx *live;   /* a long-lived context with no steady table: fresh
+                           tables come and go in it, as in a running program */
+    stb_kv *hm;
+    GHashTable *gt;
+} fx;
+
+static void fx_init(fx *f, size_t n, int steady)
+{
+    size_t i;
+    memset(f, 0, sizeof *f);
+    f->n = n;
+    f->keys = new_objs(n);
+    f->ins = (void **)malloc(n * sizeof(void *));
+    f->look = (void **)malloc(n * sizeof(void *));
+    f->miss = (void **)malloc(n * sizeof(void *));
+    f->missblock = (char *)malloc(n * 32);
+    memcpy(f->ins, f->keys, n * sizeof(void *));
+    memcpy(f->look, f->keys, n * sizeof(void *));
+    shuffle(f->ins, n);
+    shuffle(f->look, n);
+    for (i = 0; i < n; i++) f->miss[i] = f->missblock + 32 * i;
+    shuffle(f->miss, n);
+    f->sum = (long)n * ((long)n + 1) / 2;
+    f->live = mg_ctx();
+    if (!steady) return;
+    f->ctx = mg_ctx();
+    f->mt = mg_table(f->ctx);
+    f->gt = gl_new();
+    for (i = 0; i < n; i++) {
+        long v = OBJ_ID(f->ins[i]);
+        CHECK(mguard_weak_set(f->mt, f->ins[i], &v) == MGUARD_OK, "fixture set");
+        stbds_hmput(f->hm, f->ins[i], v);
+        gl_set(f->gt, f->ins[i], v);
+    }
+}
+
+static void fx_free(fx *f)
+{
+    mguard_ctx_destroy(f->ctx);
+    mguard_ctx_destroy(f->live);
+    stbds_hmfree(f->hm);
+    if (f->gt) gl_free(f->gt);
+    free_objs(f->keys, f->n);
+    free(f->ins);
+    free(f->look);
+    free(f->miss);
+    free(f->missblock);
+}
+
+/* Repeat `pass` (a statement doing f->n operations) until min_ns elapsed;
+   evaluates to ns per operation. */
+#define TIMED_PASSES(f, ...) do {                                      \
+        double t0_ = now_ns(), el_;                                    \
+        long passes_ = 0;                                              \
+        do { __VA_ARGS__; passes_++; } while ((el_ = now_ns() - t0_) < opt.min_ns); \
+        return el_ / ((double)passes_ * (double)(f)->n);               \
+    } while (0)
+
+/* ---- weak table rows ---------------------------------------------------- */
+
+static double mg_get_hit(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        long s = 0;
+        for (i = 0; i < f->n; i++) {
+            const long *v = (const long *)mguard_weak_get(f->mt, f->look[i]);
+            if (!v) fail("mguard get hit");
+            s += *v;
+        }
+        CHECK(s == f->sum, "mguard get sum");
+    });
+}
+static double stb_get_hit(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        long s = 0;
+        for (i = 0; i < f->n; i++) {
+            ptrdiff_t j = stbds_hmgeti(f->hm, f->look[i]);
+            if (j < 0) fail("stb_ds get hit");
+            s += f->hm[j].value;
+        }
+        CHECK(s == f->sum, "stb_ds get sum");
+    });
+}
+static double gl_get_hit(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        long s = 0;
+        for (i = 0; i < f->n; i++) {
+            gpointer v = g_hash_table_lookup(f->gt, f->look[i]);
+            if (!v) fail("GLib get hit");
+            s += (long)(intptr_t)v;
+        }
+        CHECK(s == f->sum, "GLib get sum");
+    });
+}
+
+static double mg_get_miss(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        for (i = 0; i < f->n; i++)
+            if (mguard_weak_get(f->mt, f->miss[i])) fail("mguard get miss");
+    });
+}
+static double stb_get_miss(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        for (i = 0; i < f->n; i++)
+            if (stbds_hmgeti(f->hm, f->miss[i]) >= 0) fail("stb_ds get miss");
+    });
+}
+static double gl_get_miss(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        for (i = 0; i < f->n; i++)
+            if (g_hash_table_lookup(f->gt, f->miss[i])) fail("GLib get miss");
+    });
+}
+
+static double mg_overwrite(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        for (i = 0; i < f->n; i++) {
+            long v = OBJ_ID(f->look[i]);
+            if (mguard_weak_set(f->mt, f->look[i], &v) != MGUARD_OK) fail("mguard overwrite");
+        }
+        CHECK(mguard_weak_count(f->mt) == f->n, "mguard overwrite count");
+    });
+}
+static double stb_overwrite(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        for (i = 0; i < f->n; i++) stbds_hmput(f->hm, f->look[i], OBJ_ID(f->look[i]));
+        CHECK((size_t)stbds_hmlen(f->hm) == f->n, "stb_ds overwrite count");
+    });
+}
+static double gl_overwrite(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        for (i = 0; i < f->n; i++) gl_set(f->gt, f->look[i], OBJ_ID(f->look[i]));
+        CHECK(g_hash_table_size(f->gt) == f->n, "GLib overwrite count");
+    });
+}
+
+static double mg_iterate(fx *f, int arg)
+{
+    (void)arg;
+    TIMED_PASSES(f, {
+        long s = 0;
+        mguard_weak_iter it = mguard_weak_iterate(f->mt);
+        while (mguard_weak_next(&it)) s += *(const long *)it.value;
+        CHECK(s == f->sum, "mguard iterate sum");
+    });
+}
+static double stb_iterate(fx *f, int arg)
+{
+    (void)arg;
+    TIMED_PASSES(f, {
+        long s = 0;
+        ptrdiff_t i, n = stbds_hmlen(f->hm);
+        for (i = 0; i < n; i++) s += f->hm[i].value;
+        CHECK(s == f->sum, "stb_ds iterate sum");
+    });
+}
+static double gl_iterate(fx *f, int arg)
+{
+    (void)arg;
+    TIMED_PASSES(f, {
+        long s = 0;
+        GHashTableIter it;
+        gpointer k, v;
+        g_hash_table_iter_init(&it, f->gt);
+        while (g_hash_table_iter_next(&it, &k, &v)) s += (long)(intptr_t)v;
+        CHECK(s == f->sum, "GLib iterate sum");
+    });
+}
+
+/* set new / remove: each cycle builds a table from empty in a fresh state
+   (mguard: a fresh context, so the object registry insert is included),
+   timing only the phase being measured. */
+#define CYCLES(f, setup, timed, teardown) do {                         \
+        double tot_ = 0; long cyc_ = 0;                                \
+        do {                                                           \
+            double t0_;                                                \
+            setup;                                                     \
+            t0_ = now_ns();                                            \
+            timed;                                                     \
+            tot_ += now_ns() - t0_;                                    \
+            teardown;                                                  \
+            cyc_++;                                                    \
+        } while (tot_ < opt.min_ns);                                   \
+        return tot_ / ((double)cyc_ * (double)(f)->n);                 \
+    } while (0)
+
+static void mg_fill(mguard_weak *t, void **keys, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        long v = OBJ_ID(keys[i]);
+        if (mguard_weak_set(t, keys[i], &v) != MGUARD_OK) fail("mguard set new");
+    }
+}
+
+/* mguard: a fresh table in the long-lived context (its keys are new to the
+   registry, whose arrays keep the capacity they reached, as in a running
+   program; the table grows from empty like the peers' tables). */
+static double mg_set_new(fx *f, int arg)
+{
+    mguard_weak *t = NULL;
+    (void)arg;
+    CYCLES(f, { t = mg_table(f->live); },
+           mg_fill(t, f->ins, f->n),
+           {
+               CHECK(mguard_weak_count(t) == f->n && mguard_ctx_object_count(f->live) == f->n, "mguard set count");
+               mguard_weak_destroy(t);
+           });
+}
+/* The cold case: a fresh context per cycle, so the registry grows from
+   empty too (reallocations, rehashes, fresh pages). */
+static double mg_set_new_cold(fx *f, int arg)
+{
+    mguard_ctx *c = NULL;
+    mguard_weak *t = NULL;
+    (void)arg;
+    CYCLES(f, { c = mg_ctx(); t = mg_table(c); },
+           mg_fill(t, f->ins, f->n),
+           { CHECK(mguard_weak_count(t) == f->n, "mguard set count"); mguard_ctx_destroy(c); });
+}
+static double stb_set_new(fx *f, int arg)
+{
+    stb_kv *hm = NULL;
+    size_t i;
+    (void)arg;
+    CYCLES(f, { hm = NULL; },
+           { for (i = 0; i < f->n; i++) stbds_hmput(hm, f->ins[i], OBJ_ID(f->ins[i])); },
+           { CHECK((size_t)stbds_hmlen(hm) == f->n, "stb_ds set count"); stbds_hmfree(hm); });
+}
+static double gl_set_new(fx *f, int arg)
+{
+    GHashTable *t = NULL;
+    size_t i;
+    (void)arg;
+    CYCLES(f, { t = gl_new(); },
+           { for (i = 0; i < f->n; i++) gl_set(t, f->ins[i], OBJ_ID(f->ins[i])); },
+           { CHECK(g_hash_table_size(t) == f->n, "GLib set count"); gl_free(t); });
+}
+
+static double mg_remove(fx *f, int arg)
+{
+    mguard_ctx *c = NULL;
+    mguard_weak *t = NULL;
+    size_t i;
+    (void)arg;
+    (void)c;
+    CYCLES(f, { t = mg_table(f->live); mg_fill(t, f->ins, f->n); },
+           { for (i = 0; i < f->n; i++) if (mguard_weak_remove(t, f->look[i]) != MGUARD_OK) fail("mguard remove"); },
+           { CHECK(mguard_weak_count(t) == 0 && mguard_ctx_object_count(f->live) == 0, "mguard remove count"); mguard_weak_destroy(t); });
+}
+static double stb_remove(fx *f, int arg)
+{
+    stb_kv *hm = NULL;
+    size_t i;
+    (void)arg;
+    CYCLES(f, { hm = NULL; for (i = 0; i < f->n; i++) stbds_hmput(hm, f->ins[i], OBJ_ID(f->ins[i])); },
+           { for (i = 0; i < f->n; i++) if (!stbds_hmdel(hm, f->look[i])) fail("stb_ds remove"); },
+           { CHECK(stbds_hmlen(hm) == 0, "stb_ds remove count"); stbds_hmfree(hm); });
+}
+static double gl_remove(fx *f, int arg)
+{
+    GHashTable *t = NULL;
+    size_t i;
+    (void)arg;
+    CYCLES(f, { t = gl_new(); for (i = 0; i < f->n; i++) gl_set(t, f->ins[i], OBJ_ID(f->ins[i])); },
+           { for (i = 0; i < f->n; i++) if (!glw_remove(t, f->look[i])) fail("GLib remove"); },
+           { CHECK(g_hash_table_size(t) == 0, "GLib remove count"); gl_free(t); });
+}
+
+/* ---- mutation of an unwatched object (sized: the registry holds n) -----
+   mguard: on_mutation on addresses the context never saw, while its
+   registry holds the n keys. stb_ds: the raw miss it must stay near. GLib:
+   a signal emission on an object with no handler. */
+static double mg_mut_unwatched(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        for (i = 0; i < f->n; i++) mguard_on_mutation(f->ctx, f->miss[i], "x");
+    });
+}
+static double gl_mut_unwatched(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        for (i = 0; i < f->n; i++) g_signal_emit(f->look[i], sig_mutated, 0, "x");
+    });
+}
+/* A key of a table that nobody watches: one registry hit, no tracker. */
+static double mg_mut_untracked_key(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        for (i = 0; i < f->n; i++) mguard_on_mutation(f->ctx, f->look[i], "x");
+    });
+}
+
+/* ---- fixed-size rows: M objects in play ---------------------------------
+   Death, refs, trackers and generations use FIX_N fresh objects (f->n is
+   FIX_N; f->keys are them, f->ins a random order). */
+#define FIX_N 10000
+#define UNRELATED 10000
+
+/* Object death: FIX_N objects, each a key in k tables (+ UNRELATED other
+   tables alive, when arg < 0: empty, so that only the number of tables
+   changes). Timed: the destructor hook of every object, in random order.
+   stb_ds: the floor, hmdel from each table (the program must know which). */
+
+static double mg_death(fx *f, int arg)
+{
+    int k = arg < 0 ? -arg : arg, j;
+    mguard_ctx *c = NULL;
+    mguard_weak *t[16];
+    size_t i;
+    CYCLES(f, {
+            c = mg_ctx();
+            if (arg < 0)
+                for (i = 0; i < UNRELATED; i++) mg_table(c);
+            for (j = 0; j < k; j++) { t[j] = mg_table(c); mg_fill(t[j], f->keys, f->n); }
+        },
+        { for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->ins[i]); },
+        {
+            for (j = 0; j < k; j++) CHECK(mguard_weak_count(t[j]) == 0, "mguard death left an entry");
+            CHECK(mguard_ctx_object_count(c) == 0, "mguard death left a record");
+            mguard_ctx_destroy(c);
+        });
+}
+static double stb_death(fx *f, int arg)
+{
+    int k = arg < 0 ? -arg : arg, j;
+    stb_kv *t[16], **un = NULL;
+    size_t i;
+    CYCLES(f, {
+            if (arg < 0) {
+                un = (stb_kv **)calloc(UNRELATED, sizeof *un);
+            }
+            for (j = 0; j < k; j++) {
+                t[j] = NULL;
+                for (i = 0; i < f->n; i++) stbds_hmput(t[j], f->keys[i], 1);
+            }
+        },
+        { for (i = 0; i < f->n; i++) for (j = 0; j < k; j++) (void)stbds_hmdel(t[j], f->ins[i]); },
+        {
+            for (j = 0; j < k; j++) { CHECK(stbds_hmlen(t[j]) == 0, "stb_ds death left an entry"); stbds_hmfree(t[j]); }
+            if (un) { for (i = 0; i < UNRELATED; i++) stbds_hmfree(un[i]); free(un); un = NULL; }
+        });
+}
+/* GLib: g_object_run_dispose fires the weak notifies (each removes the key
+   from its table) without freeing the object, so the objects are reused;
+   finalization is not counted, as mguard's row does not count free(). */
+static double gl_death(fx *f, int arg)
+{
+    int k = arg < 0 ? -arg : arg, j;
+    GHashTable *t[16], **un = NULL;
+    size_t i;
+    CYCLES(f, {
+            if (arg < 0) {
+                un = (GHashTable **)calloc(UNRELATED, sizeof *un);
+                for (i = 0; i < UNRELATED; i++) un[i] = gl_new();
+            }
+            for (j = 0; j < k; j++) {
+                t[j] = gl_new();
+                for (i = 0; i < f->n; i++) gl_set(t[j], f->keys[i], 1);
+            }
+        },
+        { for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]); },
+        {
+            for (j = 0; j < k; j++) { CHECK(g_hash_table_size(t[j]) == 0, "GLib death left an entry"); g_hash_table_destroy(t[j]); }
+            if (un) { for (i = 0; i < UNRELATED; i++) gl_free(un[i]); free(un); un = NULL; }
+        });
+}
+/* The death of an object nobody registered (the registry holds FIX_N
+   others): one probe. GLib: disposing an object with no weak ref. */
+static double mg_death_unknown(fx *f, int arg)
+{
+    mguard_ctx *c = mg_ctx();
+    mguard_weak *t = mg_table(c);
+    size_t i;
+    double r;
+    (void)arg;
+    mg_fill(t, f->keys, f->n);
+    r = 0;
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->miss[i]);
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    CHECK(mguard_weak_count(t) == f->n, "mguard death of an unknown object removed something");
+    mguard_ctx_destroy(c);
+    return r;
+}
+static double gl_death_unknown(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    TIMED_PASSES(f, {
+        for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]);
+    });
+}
+
+/* ---- weak refs ------------------------------------------------------------ */
+static double mg_ref_make(fx *f, int arg)
+{
+    mguard_ctx *c = NULL;
+    mguard_ref *r = (mguard_ref *)malloc(f->n * sizeof *r);
+    size_t i;
+    (void)arg;
+    (void)c;
+    CYCLES(f, { ; },
+           { for (i = 0; i < f->n; i++) r[i] = mguard_ref_make(f->live, f->ins[i]); },
+           {
+               for (i = 0; i < f->n; i++) CHECK(mguard_ref_get(f->live, r[i]) == f->ins[i], "mguard ref make");
+               for (i = 0; i < f->n; i++) mguard_on_destroy(f->live, f->ins[i]);   /* unpin */
+               if (tot_ >= opt.min_ns) free(r);
+           });
+}
+static double mg_ref_get(fx *f, int arg)
+{
+    mguard_ctx *c = mg_ctx();
+    mguard_ref *r = (mguard_ref *)malloc(f->n * sizeof *r);
+    size_t i;
+    double res;
+    for (i = 0; i < f->n; i++) r[i] = mguard_ref_make(c, f->keys[i]);
+    if (arg) for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->keys[i]);
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            for (i = 0; i < f->n; i++) {
+                size_t j = (i * 7919) % f->n;  /* a fixed scattered order */
+                void *p = mguard_ref_get(c, r[j]);
+                if (arg ? p != NULL : p != f->keys[j]) fail("mguard ref get");
+            }
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        res = el / ((double)passes * (double)f->n);
+    }
+    mguard_ctx_destroy(c);
+    free(r);
+    return res;
+}
+static double gl_ref_make(fx *f, int arg)
+{
+    GWeakRef *r = (GWeakRef *)calloc(f->n, sizeof *r);
+    size_t i;
+    (void)arg;
+    CYCLES(f, { ; },
+           { for (i = 0; i < f->n; i++) g_weak_ref_init(&r[i], f->ins[i]); },
+           {
+               for (i = 0; i < f->n; i++) g_weak_ref_clear(&r[i]);
+               if (tot_ >= opt.min_ns) free(r);
+           });
+}
+static double gl_ref_get(fx *f, int arg)
+{
+    GWeakRef *r = (GWeakRef *)calloc(f->n, sizeof *r);
+    void **objs = f->keys;
+    size_t i;
+    double res;
+    if (arg) objs = new_objs(f->n);   /* finalized below: dead refs */
+    for (i = 0; i < f->n; i++) g_weak_ref_init(&r[i], objs[i]);
+    if (arg) for (i = 0; i < f->n; i++) g_object_unref(objs[i]);
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            for (i = 0; i < f->n; i++) {
+                size_t j = (i * 7919) % f->n;
+                GObject *p = (GObject *)g_weak_ref_get(&r[j]);
+                if (arg ? p != NULL : (void *)p != objs[j]) fail("GLib ref get");
+                if (p) g_object_unref(p);  /* g_weak_ref_get returns a strong ref */
+            }
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        res = el / ((double)passes * (double)f->n);
+    }
+    for (i = 0; i < f->n; i++) g_weak_ref_clear(&r[i]);
+    if (arg) free(objs);
+    free(r);
+    return res;
+}
+
+/* ---- trackers -------------------------------------------------------------- */
+static long fired;
+static void mg_invalidate(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+    fired++;
+}
+static void gl_handler(gpointer inst, gpointer attr, gpointer user)
+{
+    (void)inst; (void)attr; (void)user;
+    fired++;
+}
+static char guards[8][16];
+
+/* on_mutation of FIX_N objects with arg watchers each (re-registered,
+   untimed, before each pass: a watcher fires once). */
+static double mg_mut_watched(fx *f, int arg)
+{
+    mguard_ctx *c = mg_ctx();
+    size_t i;
+    int j;
+    double tot = 0;
+    long cyc = 0;
+    do {
+        double t0;
+        for (i = 0; i < f->n; i++)
+            for (j = 0; j < arg; j++)
+                if (mguard_watch(c, f->keys[i], guards[j], mg_invalidate, NULL)) fail("mguard watch");
+        fired = 0;
+        t0 = now_ns();
+        for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->ins[i], "x");
+        tot += now_ns() - t0;
+        CHECK(fired == (long)f->n * arg, "mguard watchers fired");
+        cyc++;
+    } while (tot < opt.min_ns);
+    mguard_ctx_destroy(c);
+    return tot / ((double)cyc * (double)f->n);
+}
+/* GLib: arg handlers connected to the "mutated" signal (they stay
+   connected: GLib's handlers are not one-shot). */
+static double gl_mut_watched(fx *f, int arg)
+{
+    size_t i;
+    int j;
+    double res;
+    for (i = 0; i < f->n; i++)
+        for (j = 0; j < arg; j++) g_signal_connect(f->keys[i], "mutated", G_CALLBACK(gl_handler), guards[j]);
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        fired = 0;
+        do {
+            for (i = 0; i < f->n; i++) g_signal_emit(f->ins[i], sig_mutated, 0, "x");
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        if (fired != passes * (long)f->n * arg) fprintf(stderr, "fired %ld expected %ld\n", fired, passes * (long)f->n * arg);
+        CHECK(fired == passes * (long)f->n * arg, "GLib handlers fired");
+        res = el / ((double)passes * (double)f->n);
+    }
+    for (i = 0; i < f->n; i++) g_signal_handlers_disconnect_matched(f->keys[i], G_SIGNAL_MATCH_FUNC, 0, 0, NULL, (gpointer)gl_handler, NULL);
+    return res;
+}
+/* mguard_watch on objects whose tracker exists (the usual re-watch after
+   an invalidation). */
+static double mg_watch(fx *f, int arg)
+{
+    mguard_ctx *c = mg_ctx();
+    size_t i;
+    double tot = 0;
+    long cyc = 0;
+    (void)arg;
+    for (i = 0; i < f->n; i++) mguard_watch(c, f->keys[i], guards[0], mg_invalidate, NULL);
+    for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->keys[i], "x");
+    do {
+        double t0 = now_ns();
+        for (i = 0; i < f->n; i++)
+            if (mguard_watch(c, f->ins[i], guards[0], mg_invalidate, NULL)) fail("mguard watch");
+        tot += now_ns() - t0;
+        fired = 0;
+        for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->keys[i], "x");
+        CHECK(fired == (long)f->n, "mguard watch fired");
+        cyc++;
+    } while (tot < opt.min_ns);
+    mguard_ctx_destroy(c);
+    return tot / ((double)cyc * (double)f->n);
+}
+static double gl_watch(fx *f, int arg)
+{
+    size_t i;
+    gulong *ids = (gulong *)malloc(f->n * sizeof *ids);
+    (void)arg;
+    CYCLES(f, { ; },
+           { for (i = 0; i < f->n; i++) ids[i] = g_signal_connect(f->ins[i], "mutated", G_CALLBACK(gl_handler), guards[0]); },
+           {
+               for (i = 0; i < f->n; i++) g_signal_handler_disconnect(f->ins[i], ids[i]);
+               if (tot_ >= opt.min_ns) free(ids);
+           });
+}
+
+/* ---- generations --------------------------------------------------------------
+   Tag FIX_N fresh objects; check them. stb_ds: a map obj -> generation.
+   GLib: qdata on the object. */
+static GQuark gen_quark;
+static double mg_gen_tag(fx *f, int arg)
+{
+    mguard_ctx *c = NULL;
+    size_t i;
+    (void)arg;
+    (void)c;
+    CYCLES(f, { mguard_gen_advance(f->live); },
+           { for (i = 0; i < f->n; i++) if (mguard_gen_tag(f->live, f->ins[i])) fail("mguard gen tag"); },
+           {
+               CHECK(mguard_gen_get(f->live, f->keys[0]) == mguard_gen_current(f->live), "mguard gen tagged");
+               mguard_gen_clear(f->live);
+               CHECK(mguard_ctx_object_count(f->live) == 0, "mguard gen clear");
+           });
+}
+static double stb_gen_tag(fx *f, int arg)
+{
+    stb_kv *hm = NULL;
+    size_t i;
+    (void)arg;
+    CYCLES(f, { hm = NULL; },
+           { for (i = 0; i < f->n; i++) stbds_hmput(hm, f->ins[i], 1); },
+           { CHECK((size_t)stbds_hmlen(hm) == f->n, "stb_ds gen tag"); stbds_hmfree(hm); });
+}
+static double gl_gen_tag(fx *f, int arg)
+{
+    size_t i;
+    (void)arg;
+    CYCLES(f, { ; },
+           { for (i = 0; i < f->n; i++) g_object_set_qdata(f->ins[i], gen_quark, GINT_TO_POINTER(2)); },
+           {
+               CHECK(g_object_get_qdata(f->keys[0], gen_quark) == GINT_TO_POINTER(2), "GLib gen tag");
+               for (i = 0; i < f->n; i++) g_object_set_qdata(f->ins[i], gen_quark, NULL);
+           });
+}
+static double mg_gen_check(fx *f, int arg)
+{
+    mguard_ctx *c = mg_ctx();
+    size_t i;
+    double r;
+    (void)arg;
+    mguard_gen_advance(c);
+    for (i = 0; i < f->n; i++) mguard_gen_tag(c, f->keys[i]);
+    r = 0;
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            for (i = 0; i < f->n; i++) if (!mguard_gen_check(c, f->ins[i])) fail("mguard gen check");
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    mguard_ctx_destroy(c);
+    return r;
+}
+static double stb_gen_check(fx *f, int arg)
+{
+    stb_kv *hm = NULL;
+    size_t i;
+    double r;
+    long gen = 1;
+    (void)arg;
+    for (i = 0; i < f->n; i++) stbds_hmput(hm, f->keys[i], 1);
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            for (i = 0; i < f->n; i++) {
+                ptrdiff_t j = stbds_hmgeti(hm, f->ins[i]);
+                if (j < 0 || hm[j].value != gen) fail("stb_ds gen check");
+            }
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    stbds_hmfree(hm);
+    return r;
+}
+static double gl_gen_check(fx *f, int arg)
+{
+    size_t i;
+    double r;
+    (void)arg;
+    for (i = 0; i < f->n; i++) g_object_set_qdata(f->keys[i], gen_quark, GINT_TO_POINTER(2));
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            for (i = 0; i < f->n; i++)
+                if (g_object_get_qdata(f->ins[i], gen_quark) != GINT_TO_POINTER(2)) fail("GLib gen check");
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    for (i = 0; i < f->n; i++) g_object_set_qdata(f->keys[i], gen_quark, NULL);
+    return r;
+}
+
+/* ---- scope hierarchy tracker ---------------------------------------------------
+   Components "c0".."c15" named explicitly (a chain: c0 is the outermost).
+   enter/exit: with depth - 1 frames open, enter and exit one more component
+   (ns per pair). add: mguard_scope_add with 8 active names (the root and 7
+   open frames). No C peer: the Python column is the reference's
+   ModuleTracker logic. */
+static char scope_comps[16];
+static mguard_scope *bench_scope(mguard_ctx *c, int open)
+{
+    mguard_scope *s = mguard_scope_create(c, NULL);
+    char name[64];
+    int i;
+    CHECK(s != NULL, "mguard scope create");
+    for (i = 0; i < 16; i++) {
+        snprintf(name, sizeof name, "Net.c%d", i);
+        CHECK(mguard_scope_set_name(s, &scope_comps[i], name) == MGUARD_OK, "mguard scope name");
+    }
+    for (i = 0; i < open; i++) CHECK(mguard_scope_enter(s, &scope_comps[i]) == MGUARD_OK, "mguard scope enter");
+    return s;
+}
+static double mg_scope_enter_exit(fx *f, int depth)
+{
+    mguard_ctx *c = mg_ctx();
+    mguard_scope *s = bench_scope(c, depth - 1);
+    const void *comp = &scope_comps[depth - 1];
+    size_t i;
+    double r;
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            for (i = 0; i < f->n; i++) {
+                if (mguard_scope_enter(s, comp) || mguard_scope_exit(s, comp)) fail("mguard scope enter/exit");
+            }
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    CHECK(mguard_scope_depth(s) == (size_t)depth - 1, "mguard scope depth");
+    mguard_ctx_destroy(c);
+    return r;
+}
+static double mg_scope_add(fx *f, int active)
+{
+    mguard_ctx *c = mg_ctx();
+    mguard_scope *s = bench_scope(c, active - 1);
+    size_t i;
+    double r, total;
+    long passes = 0;
+    {
+        double t0 = now_ns(), el;
+        do {
+            for (i = 0; i < f->n; i++)
+                if (mguard_scope_add(s, "flops", 1.0)) fail("mguard scope add");
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    total = (double)passes * (double)f->n;
+    CHECK(mguard_scope_counter(s, "Global", "flops") == total, "mguard scope add (root)");
+    CHECK(mguard_scope_counter(s, "Net.c6", "flops") == total, "mguard scope add (innermost)");
+    mguard_ctx_destroy(c);
+    return r;
+}
+
+/* ---- side-effects ledger -------------------------------------------------------
+   A ledger of n objects (the fixture's keys): even ones EXISTING, each with
+   one pending write; odd ones NEW, each writing itself. An EXISTING object
+   at i % 4 == 0 writes the NEW object after it, which keeps that one alive
+   for prune; the NEW objects at i % 4 == 3 are unreachable (n / 4 pruned).
+   Values are the objects themselves. Figures are ns per tracked object.
+   clone: the stb_ds column is a memcpy of the same number of bytes
+   (mguard_ledger_storage_bytes, allocated like a clone), the issue's
+   baseline. equal and diff compare with a second ledger built the same
+   way (so the O(1) shortcut for an unchanged clone does not apply; for
+   diff every 100th write differs). prune: a fresh clone pruned with no
+   roots. */
+static mguard_ledger *bench_ledger(fx *f)
+{
+    mguard_ledger *L = mguard_ledger_create(f->live, NULL);
+    size_t i;
+    CHECK(L != NULL, "mguard ledger create");
+    for (i = 0; i < f->n; i++) {
+        void *o = f->keys[i];
+        if (i % 2 == 0) {
+            void *v = (i % 4 == 0 && i + 1 < f->n) ? f->keys[i + 1] : o;
+            CHECK(mguard_ledger_track_existing(L, o, "L") == MGUARD_OK, "mguard ledger track");
+            CHECK(mguard_ledger_store_attr(L, o, "attr", v) == MGUARD_OK, "mguard ledger store");
+        } else {
+            CHECK(mguard_ledger_track_new(L, o, NULL) == MGUARD_OK, "mguard ledger track new");
+            CHECK(mguard_ledger_store_attr(L, o, "attr", o) == MGUARD_OK, "mguard ledger store");
+        }
+    }
+    return L;
+}
+/* A second ledger built the same way (not a clone, so no shortcut), with
+   every step-th EXISTING object's write given another value (0: none). */
+static mguard_ledger *bench_ledger_twin(fx *f, size_t step)
+{
+    mguard_ledger *c = bench_ledger(f);
+    size_t i;
+    for (i = 0; step && i < f->n; i += 2)
+        if ((i / 2) % step == 0)
+            CHECK(mguard_ledger_store_attr(c, f->keys[i], "attr", f->keys[(i + 2) % f->n]) == MGUARD_OK, "mguard ledger store");
+    return c;
+}
+static double mg_ledger_clone(fx *f, int arg)
+{
+    mguard_ledger *L = bench_ledger(f), *c = NULL;
+    (void)arg;
+    {
+        double tot_ = 0;
+        long cyc_ = 0;
+        do {
+            double t0 = now_ns();
+            c = mguard_ledger_clone(L);
+            tot_ += now_ns() - t0;
+            CHECK(c && mguard_ledger_count(c) == f->n, "mguard ledger clone");
+            mguard_ledger_destroy(c);
+            cyc_++;
+        } while (tot_ < opt.min_ns);
+        mguard_ledger_destroy(L);
+        return tot_ / ((double)cyc_ * (double)f->n);
+    }
+}
+static double memcpy_ledger_clone(fx *f, int arg)
+{
+    mguard_ledger *L = bench_ledger(f);
+    size_t bytes = mguard_ledger_storage_bytes(L);
+    unsigned char *src = (unsigned char *)malloc(bytes), *dst;
+    double tot = 0;
+    long cyc = 0;
+    (void)arg;
+    memset(src, 1, bytes);
+    do {
+        double t0 = now_ns();
+        dst = (unsigned char *)malloc(bytes);   /* a clone allocates, too */
+        memcpy(dst, src, bytes);
+        tot += now_ns() - t0;
+        CHECK(dst[bytes - 1] == 1, "memcpy");
+        free(dst);
+        cyc++;
+    } while (tot < opt.min_ns);
+    free(src);
+    mguard_ledger_destroy(L);
+    return tot / ((double)cyc * (double)f->n);
+}
+static double mg_ledger_equal(fx *f, int arg)
+{
+    mguard_ledger *L = bench_ledger(f), *c = bench_ledger_twin(f, 0);
+    double r;
+    (void)arg;
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            if (!mguard_ledger_equal(L, c)) fail("mguard ledger equal");
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    mguard_ledger_destroy(c);
+    mguard_ledger_destroy(L);
+    return r;
+}
+static double mg_ledger_diff(fx *f, int arg)
+{
+    mguard_ledger *L = bench_ledger(f), *c = bench_ledger_twin(f, 100);
+    size_t want = (f->n / 2 + 99) / 100;
+    double r;
+    (void)arg;
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
+        do {
+            mguard_ledger_diff_result *d = NULL;
+            if (mguard_ledger_diff(L, c, &d) != MGUARD_OK) fail("mguard ledger diff");
+            if (mguard_ledger_diff_count(d) != want) fail("mguard ledger diff count");
+            mguard_ledger_diff_free(d);
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        r = el / ((double)passes * (double)f->n);
+    }
+    mguard_ledger_destroy(c);
+    mguard_ledger_destroy(L);
+    return r;
+}
+static double mg_ledger_prune(fx *f, int arg)
+{
+    mguard_ledger *L = bench_ledger(f), *c = NULL;
+    (void)arg;
+    {
+        double tot_ = 0;
+        long cyc_ = 0;
+        do {
+            double t0;
+            c = mguard_ledger_clone(L);
+            CHECK(c != NULL, "mguard ledger clone");
+            t0 = now_ns();
+            if (mguard_ledger_prune(c, NULL, 0) != MGUARD_OK) fail("mguard ledger prune");
+            tot_ += now_ns() - t0;
+            CHECK(mguard_ledger_count(c) == f->n - f->n / 4, "mguard ledger prune count");
+            mguard_ledger_destroy(c);
+            cyc_++;
+        } while (tot_ < opt.min_ns);
+        mguard_ledger_destroy(L);
+        return tot_ / ((double)cyc_ * (double)f->n);
+    }
+}
+
+/* ---- the table of rows --------------------------------------------------------
+   sized: run at every key count with that count's fixture; otherwise run
+   once with FIX_N fresh objects. fn[sys] NULL: not applicable. The stb_ds
+   column of mut_unwatched is a raw miss (the target's baseline). */
+typedef double (*sample_fn)(fx *f, int arg);
+typedef struct row {
+    const char *id;
+    const char *label;
+    int sized;
+    int arg;
+    sample_fn fn[NSYS_C];
+    size_t max_n;       /* sized rows: skip sizes above this (0: none) */
+} row;
+
+static const row rows[] = {
+    { "get_hit",       "weak get, hit",                 1, 0, { mg_get_hit, stb_get_hit, gl_get_hit }, 0 },
+    { "get_miss",      "weak get, miss",                1, 0, { mg_get_miss, stb_get_miss, gl_get_miss }, 0 },
+    { "set_new",       "weak set, new key",             1, 0, { mg_set_new, stb_set_new, gl_set_new }, 0 },
+    { "set_new_cold",  "weak set, new key, new context", 1, 0, { mg_set_new_cold, NULL, NULL }, 0 },
+    { "overwrite",     "weak set, overwrite",           1, 0, { mg_overwrite, stb_overwrite, gl_overwrite }, 0 },
+    { "remove",        "weak remove",                   1, 0, { mg_remove, stb_remove, gl_remove }, 0 },
+    { "iterate",       "weak iterate (per entry)",      1, 0, { mg_iterate, stb_iterate, gl_iterate }, 0 },
+    { "mut_unwatched", "on_mutation, unwatched",        1, 0, { mg_mut_unwatched, stb_get_miss, gl_mut_unwatched }, 0 },
+    { "mut_untracked_key", "on_mutation, key not watched", 1, 0, { mg_mut_untracked_key, NULL, NULL }, 0 },
+    { "ledger_clone",  "ledger clone (stb_ds: memcpy)", 1, 0, { mg_ledger_clone, memcpy_ledger_clone, NULL }, 100000 },
+    { "ledger_equal",  "ledger equal",                  1, 0, { mg_ledger_equal, NULL, NULL }, 100000 },
+    { "ledger_diff",   "ledger diff, 1% differ",        1, 0, { mg_ledger_diff, NULL, NULL }, 100000 },
+    { "ledger_prune",  "ledger prune, 1/4 dead",        1, 0, { mg_ledger_prune, NULL, NULL }, 100000 },
+    { "death_t1",      "death, key in 1 table",         0, 1, { mg_death, stb_death, gl_death }, 0 },
+    { "death_t4",      "death, key in 4 tables",        0, 4, { mg_death, stb_death, gl_death }, 0 },
+    { "death_t16",     "death, key in 16 tables",       0, 16, { mg_death, stb_death, gl_death }, 0 },
+    { "death_t1_u10k", "death, 1 table + 10K unrelated", 0, -1, { mg_death, stb_death, gl_death }, 0 },
+    { "death_unknown", "death, never registered",       0, 0, { mg_death_unknown, NULL, gl_death_unknown }, 0 },
+    { "ref_make",      "ref make",                      0, 0, { mg_ref_make, NULL, gl_ref_make }, 0 },
+    { "ref_get_alive", "ref get, alive",                0, 0, { mg_ref_get, NULL, gl_ref_get }, 0 },
+    { "ref_get_dead",  "ref get, dead",                 0, 1, { mg_ref_get, NULL, gl_ref_get }, 0 },
+    { "mut_w1",        "on_mutation, 1 watcher",        0, 1, { mg_mut_watched, NULL, gl_mut_watched }, 0 },
+    { "mut_w8",        "on_mutation, 8 watchers",       0, 8, { mg_mut_watched, NULL, gl_mut_watched }, 0 },
+    { "watch",         "watch",                         0, 0, { mg_watch, NULL, gl_watch }, 0 },
+    { "gen_tag",       "gen tag",                       0, 0, { mg_gen_tag, stb_gen_tag, gl_gen_tag }, 0 },
+    { "gen_check",     "gen check",                     0, 0, { mg_gen_check, stb_gen_check, gl_gen_check }, 0 },
+    { "scope_d1",      "scope enter+exit, depth 1",     0, 1, { mg_scope_enter_exit, NULL, NULL }, 0 },
+    { "scope_d16",     "scope enter+exit, depth 16",    0, 16, { mg_scope_enter_exit, NULL, NULL }, 0 },
+    { "scope_add8",    "scope add, 8 active names",     0, 8, { mg_scope_add, NULL, NULL }, 0 },
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+static const size_t sizes[] = { 1000, 100000, 1000000 };
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+static int row_selected(const row *r)
+{
+    return !opt.only || strstr(r->id, opt.only) != NULL;
+}
+static int row_at_size(const row *r, size_t n)
+{
+    return row_selected(r) && (!r->max_n || n <= r->max_n) && !(opt.max_n && n > opt.max_n);
+}
+
+/* Run one row on fixture f: samples interleaved across systems so drift
+   hits all of them alike; the median of each system's samples. */
+static void run_row(const row *r, fx *f)
+{
+    double s[NSYS_C][64];
+    int nsamp = f->n >= 1000000 ? opt.samples_big : opt.samples, k, sy;
+    result *res = result_for(r->id, r->label, f->n);
+    for (k = 0; k < nsamp; k++)
+        for (sy = 0; sy < NSYS_C; sy++)
+            if (r->fn[sy] && (!opt.sys || strcmp(opt.sys, sys_id[sy]) == 0)) s[sy][k] = r->fn[sy](f, r->arg);
+            else s[sy][k] = NAN;
+    for (sy = 0; sy < NSYS_C; sy++) {
+        if (!r->fn[sy] || isnan(s[sy][0])) continue;
+        qsort(s[sy], (size_t)nsamp, sizeof(double), cmp_double);
+        res->ns[sy] = s[sy][nsamp / 2];
+    }
+    fprintf(stderr, "  %-34s n=%-8lu mguard %8.1f ns\n", r->label, (unsigned long)f->n, res->ns[SYS_MG]);
+}
+
+/* ---- memory per entry ------------------------------------------------------
+   mguard: bytes requested through the context's allocator. stb_ds: bytes
+   requested through STBDS_REALLOC. GLib: growth of malloc's in-use bytes
+   (mallinfo2; GLib has no allocator hook), which includes malloc's own
+   headers: the heap column shows the same measure for all three. */
+typedef struct mem_row { const char *label; double req[NSYS_C]; double heap[NSYS_C]; } mem_row;
+static mem_row mem_rows[2];
+static int nmem_rows;
+
+static long long counted_live;
+static void *cnt_realloc(void *p, size_t n, void *user)
+{
+    bench_hdr *h = p ? (bench_hdr *)p - 1 : NULL;
+    long long old = h ? (long long)h->size : 0;
+    bench_hdr *nh = (bench_hdr *)realloc(h, sizeof *nh + n);
+    (void)user;
+    if (!nh) return NULL;
+    nh->size = n;
+    counted_live += (long long)n - old;
+    return nh + 1;
+}
+static void cnt_free(void *p, void *user)
+{
+    (void)user;
+    if (!p) return;
+    counted_live -= (long long)((bench_hdr *)p - 1)->size;
+    free((bench_hdr *)p - 1);
+}
+static long long heap_now(void) { return (long long)mallinfo2().uordblks; }
+
+static void measure_memory(size_t n)
+{
+    void **objs = new_objs(n);
+    mguard_ctx_desc d;
+    mguard_ctx *c;
+    mguard_weak *t;
+    stb_kv *hm = NULL;
+    GHashTable *gt;
+    long long h0, b0;
+    size_t i;
+    mem_row *m = &mem_rows[nmem_rows++];
+    memset(m, 0, sizeof *m);
+    m->label = "weak table entry";
+    memset(&d, 0, sizeof d);
+    d.quiet = true;
+    d.allocator.realloc_fn = cnt_realloc;
+    d.allocator.free_fn = cnt_free;
+    /* mguard: requested bytes with the counting allocator, heap growth
+       with the default one (the counting allocator's headers excluded) */
+    c = mguard_ctx_create(&d);
+    t = mg_table(c);
+    for (i = 0; i < n; i++) { long v = (long)i; mguard_weak_set(t, objs[i], &v); }
+    m->req[SYS_MG] = (double)counted_live / (double)n;
+    mguard_ctx_destroy(c);
+    h0 = heap_now();
+    c = mg_ctx();
+    t = mg_table(c);
+    for (i = 0; i < n; i++) { long v = (long)i; mguard_weak_set(t, objs[i], &v); }
+    m->heap[SYS_MG] = (double)(heap_now() - h0) / (double)n;
+    mguard_ctx_destroy(c);
+    /* stb_ds */
+    h0 = heap_now();
+    b0 = stb_live_bytes;
+    for (i = 0; i < n; i++) stbds_hmput(hm, objs[i], (long)i);
+    m->req[SYS_STB] = (double)(stb_live_bytes - b0) / (double)n;
+    m->heap[SYS_STB] = (double)(heap_now() - h0) / (double)n;
+    stbds_hmfree(hm);
+    /* GLib */
+    h0 = heap_now();
+    gt = gl_new();
+    for (i = 0; i < n; i++) gl_set(gt, objs[i], (long)i + 1);
+    m->req[SYS_GLIB] = NAN;
+    m->heap[SYS_GLIB] = (double)(heap_now() - h0) / (double)n;
+    gl_free(gt);
+
+    /* a tracked object: one watcher each */
+    m = &mem_rows[nmem_rows++];
+    memset(m, 0, sizeof *m);
+    m->label = "tracked object, 1 watcher";
+    c = mguard_ctx_create(&d);
+    for (i = 0; i < n; i++) mguard_watch(c, objs[i], guards[0], mg_invalidate, NULL);
+    m->req[SYS_MG] = (double)counted_live / (double)n;
+    mguard_ctx_destroy(c);
+    h0 = heap_now();
+    c = mg_ctx();
+    for (i = 0; i < n; i++) mguard_watch(c, objs[i], guards[0], mg_invalidate, NULL);
+    m->heap[SYS_MG] = (double)(heap_now() - h0) / (double)n;
+    mguard_ctx_destroy(c);
+    m->req[SYS_STB] = m->heap[SYS_STB] = NAN;
+    h0 = heap_now();
+    for (i = 0; i < n; i++) g_signal_connect(objs[i], "mutated", G_CALLBACK(gl_handler), guards[0]);
+    m->req[SYS_GLIB] = NAN;
+    m->heap[SYS_GLIB] = (double)(heap_now() - h0) / (double)n;
+    for (i = 0; i < n; i++) g_signal_handlers_disconnect_matched(objs[i], G_SIGNAL_MATCH_FUNC, 0, 0, NULL, (gpointer)gl_handler, NULL);
+    free_objs(objs, n);
+}
+
+/* ---- Python ----------------------------------------------------------------- */
+static double py_mem[2][2] = { { NAN, NAN }, { NAN, NAN } };
+
+static void run_python(void)
+{
+    char cmd[1024];
+    char line[512];
+    FILE *p;
+    snprintf(cmd, sizeof cmd, "python3 %s %s %s%s 2>&1", opt.py, opt.full ? "--full" : "",
+             opt.only ? "--only " : "", opt.only ? opt.only : "");
+    fprintf(stderr, "python: %s\n", cmd);
+    p = popen(cmd, "r");
+    if (!p) { fprintf(stderr, "bench: cannot run python3; Python columns left empty\n"); return; }
+    while (fgets(line, sizeof line, p)) {
+        char id[64], sys[16];
+        unsigned long n;
+        double v;
+        int s, i;
+        if (sscanf(line, "%63s %lu %15s %lf", id, &n, sys, &v) != 4 || strncmp(sys, "py_", 3) != 0) {
+            fprintf(stderr, "  py: %s", line);
+            continue;
+        }
+        s = strcmp(sys, "py_wkd") == 0 ? SYS_PYWKD : SYS_PYREF;
+        if (strcmp(id, "mem_entry") == 0) { py_mem[0][s - SYS_PYWKD] = v; continue; }
+        if (strcmp(id, "mem_tracked") == 0) { py_mem[1][s - SYS_PYWKD] = v; continue; }
+        for (i = 0; i < (int)NROWS; i++)
+            if (strcmp(rows[i].id, id) == 0) break;
+        if (i == (int)NROWS) { fprintf(stderr, "  py: unknown row %s\n", id); continue; }
+        result_for(rows[i].id, rows[i].label, rows[i].sized ? (size_t)n : FIX_N)->ns[s] = v;
+    }
+    if (pclose(p) != 0) fprintf(stderr, "bench: python3 %s failed; its columns may be incomplete\n", opt.py);
+}
+
+/* ---- output ------------------------------------------------------------------ */
+static void fmt_ns(char *buf, size_t len, double v)
+{
+    if (isnan(v)) snprintf(buf, len, "-");
+    else if (v < 10) snprintf(buf, len, "%.2f", v);
+    else if (v < 1000) snprintf(buf, len, "%.1f", v);
+    else snprintf(buf, len, "%.0f", v);
+}
+static void fmt_ratio(char *buf, size_t len, double a, double b)
+{
+    if (isnan(a) || isnan(b) || b <= 0) snprintf(buf, len, "-");
+    else snprintf(buf, len, "%.2fx", a / b);
+}
+static const char *fmt_n(size_t n)
+{
+    static char b[4][32];
+    static int k;
+    char *s = b[k++ & 3];
+    if (n >= 1000000 && n % 1000000 == 0) snprintf(s, 32, "%luM", (unsigned long)(n / 1000000));
+    else if (n >= 1000 && n % 1000 == 0) snprintf(s, 32, "%luK", (unsigned long)(n / 1000));
+    else snprintf(s, 32, "%lu", (unsigned long)n);
+    return s;
+}
+
+static void print_machine(FILE *out, const char *pfx)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256], model[256] = "unknown";
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "model name", 10) == 0) {
+                char *c = strchr(line, ':');
+                if (c) { snprintf(model, sizeof model, "%s", c + 2); model[strcspn(model, "\n")] = 0; }
+                break;
+            }
+        fclose(f);
+    }
+    fprintf(out, "%scpu: %s, %ld online cores; compiler: %s; mguard %s; GLib %u.%u.%u\n", pfx, model,
+            sysconf(_SC_NPROCESSORS_ONLN),
+#ifdef __VERSION__
+            "gcc/clang " __VERSION__,
+#else
+            "unknown",
+#endif
+            MGUARD_VERSION_STRING, glib_major_version, glib_minor_version, glib_micro_version);
+}
+
+static void print_table(void)
+{
+    int i, s;
+    printf("\nns per operation (median of %d samples, %d at 1M keys; >= %.0f ms each)\n", opt.samples, opt.samples_big, opt.min_ns / 1e6);
+    print_machine(stdout, "");
+    printf("ratios: mg/stb = mguard time / stb_ds time (overhead, lower is better);\n"
+           "        X/mg = X's time / mguard's (how many times faster mguard is)\n\n");
+    printf("%-32s %5s %9s %9s %9s %9s %9s | %7s %7s %8s %8s\n", "operation", "n", "mguard", "stb_ds", "GLib",
+           "py WKD", "py ref", "mg/stb", "GLib/mg", "pyWKD/mg", "pyref/mg");
+    for (i = 0; i < nresults; i++) {
+        result *r = &results[i];
+        char b[NSYS][32], q[4][32];
+        for (s = 0; s < NSYS; s++) fmt_ns(b[s], sizeof b[s], r->ns[s]);
+        fmt_ratio(q[0], sizeof q[0], r->ns[SYS_MG], r->ns[SYS_STB]);
+        fmt_ratio(q[1], sizeof q[1], r->ns[SYS_GLIB], r->ns[SYS_MG]);
+        fmt_ratio(q[2], sizeof q[2], r->ns[SYS_PYWKD], r->ns[SYS_MG]);
+        fmt_ratio(q[3], sizeof q[3], r->ns[SYS_PYREF], r->ns[SYS_MG]);
+        printf("%-32s %5s %9s %9s %9s %9s %9s | %7s %7s %8s %8s\n", r->label, fmt_n(r->n), b[0], b[1], b[2], b[3], b[4],
+               q[0], q[1], q[2], q[3]);
+    }
+    if (nmem_rows) {
+        printf("\nbytes per entry at %s entries (requested = through the allocator; heap = malloc in-use growth)\n", fmt_n(100000));
+        printf("%-32s %9s %9s %9s %9s %9s %9s %9s %9s\n", "", "mg req", "mg heap", "stb req", "stb heap", "GLib heap",
+               "py WKD", "py ref", "");
+        for (i = 0; i < nmem_rows; i++) {
+            char b[7][32];
+            mem_row *m = &mem_rows[i];
+            fmt_ns(b[0], 32, m->req[SYS_MG]);
+            fmt_ns(b[1], 32, m->heap[SYS_MG]);
+            fmt_ns(b[2], 32, m->req[SYS_STB]);
+            fmt_ns(b[3], 32, m->heap[SYS_STB]);
+            fmt_ns(b[4], 32, m->heap[SYS_GLIB]);
+            fmt_ns(b[5], 32, py_mem[i][0]);
+            fmt_ns(b[6], 32, py_mem[i][1]);
+            printf("%-32s %9s %9s %9s %9s %9s %9s %9s\n", m->label, b[0], b[1], b[2], b[3], b[4], b[5], b[6]);
+        }
+    }
+}
+
+static void write_tsv(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    int i, s;
+    if (!f) { fprintf(stderr, "bench: cannot write %s\n", path); return; }
+    print_machine(f, "# ");
+    fprintf(f, "id\tn");
+    for (s = 0; s < NSYS; s++) fprintf(f, "\t%s", sys_id[s]);
+    fprintf(f, "\tlabel\n");
+    for (i = 0; i < nresults; i++) {
+        fprintf(f, "%s\t%lu", results[i].id, (unsigned long)results[i].n);
+        for (s = 0; s < NSYS; s++) fprintf(f, "\t%.3f", results[i].ns[s]);  /* nan for n/a */
+        fprintf(f, "\t%s\n", results[i].label);
+    }
+    for (i = 0; i < nmem_rows; i++) {
+        fprintf(f, "%s\t100000\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s (bytes, heap)\n", i ? "mem_tracked" : "mem_entry",
+                mem_rows[i].heap[SYS_MG], mem_rows[i].heap[SYS_STB], mem_rows[i].heap[SYS_GLIB], py_mem[i][0], py_mem[i][1],
+                mem_rows[i].label);
+    }
+    fclose(f);
+    fprintf(stderr, "wrote %s\n", path);
+}
+
+/* ---- --ir: fixed work for callgrind -------------------------------------------
+   Each hot path runs IR_OPS times in its own noinline function, so
+   `callgrind_annotate --inclusive=yes` gives instructions per call. */
+#define IR_OPS 100000
+#define IR_FN(name) __attribute__((noinline)) static void name(fx *f)
+/* i walks 0..IR_OPS, j cycles over the keys without a division */
+#define IR_LOOP for (i = 0, j = 0; i < IR_OPS; i++, j = j + 1 == f->n ? 0 : j + 1)
+IR_FN(ir_mguard_get_hit) { size_t i, j; IR_LOOP if (!mguard_weak_get(f->mt, f->look[j])) fail("ir"); }
+IR_FN(ir_stbds_get_hit) { size_t i, j; IR_LOOP if (stbds_hmgeti(f->hm, f->look[j]) < 0) fail("ir"); }
+IR_FN(ir_glib_get_hit) { size_t i, j; IR_LOOP if (!g_hash_table_lookup(f->gt, f->look[j])) fail("ir"); }
+IR_FN(ir_mguard_get_miss) { size_t i, j; IR_LOOP if (mguard_weak_get(f->mt, f->miss[j])) fail("ir"); }
+IR_FN(ir_stbds_get_miss) { size_t i, j; IR_LOOP if (stbds_hmgeti(f->hm, f->miss[j]) >= 0) fail("ir"); }
+IR_FN(ir_mguard_overwrite) { size_t i, j; IR_LOOP { long v = 1; mguard_weak_set(f->mt, f->look[j], &v); } }
+IR_FN(ir_stbds_overwrite) { size_t i, j; IR_LOOP stbds_hmput(f->hm, f->look[j], 1); }
+IR_FN(ir_mguard_mut_unwatched) { size_t i, j; IR_LOOP mguard_on_mutation(f->ctx, f->miss[j], "x"); }
+IR_FN(ir_mguard_death_unknown) { size_t i, j; IR_LOOP mguard_on_destroy(f->ctx, f->miss[j]); }
+IR_FN(ir_mguard_set_new_remove)
+{
+    size_t i;
+    mguard_weak *t = mg_table(f->ctx);
+    for (i = 0; i < f->n; i++) { long v = 1; mguard_weak_set(t, f->ins[i], &v); }
+    for (i = 0; i < f->n; i++) mguard_weak_remove(t, f->look[i]);
+    mguard_weak_destroy(t);
+}
+IR_FN(ir_stbds_set_new_remove)
+{
+    size_t i;
+    stb_kv *hm = NULL;
+    for (i = 0; i < f->n; i++) stbds_hmput(hm, f->ins[i], 1);
+    for (i = 0; i < f->n; i++) (void)stbds_hmdel(hm, f->look[i]);
+    stbds_hmfree(hm);
+}
+
+/* Death of IR_DEATH keys held by one table, with and without 10,000
+   unrelated tables alive: the instruction counts must match. */
+#define IR_DEATH 10000
+static void ir_death_setup(fx *f, mguard_ctx **c, int unrelated)
+{
+    size_t i;
+    *c = mg_ctx();
+    if (unrelated) for (i = 0; i < UNRELATED; i++) mg_table(*c);
+    mg_fill(mg_table(*c), f->keys, IR_DEATH);
+}
+static volatile int ir_mark;  /* keeps the two bodies distinct (no folding) */
+__attribute__((noinline)) static void ir_mguard_death_t1(fx *f, mguard_ctx *c)
+{
+    size_t i;
+    ir_mark = 1;
+    for (i = 0; i < IR_DEATH; i++) mguard_on_destroy(c, f->ins[i]);
+}
+__attribute__((noinline)) static void ir_mguard_death_t1_u10k(fx *f, mguard_ctx *c)
+{
+    size_t i;
+    ir_mark = 2;
+    for (i = 0; i < IR_DEATH; i++) mguard_on_destroy(c, f->ins[i]);
+}
+
+static void run_ir(void)
+{
+    fx f, d;
+    mguard_ctx *c;
+    fx_init(&d, IR_DEATH, 0);
+    ir_death_setup(&d, &c, 0);
+    ir_mguard_death_t1(&d, c);
+    CHECK(mguard_ctx_object_count(c) == 0, "ir death");
+    mguard_ctx_destroy(c);
+    ir_death_setup(&d, &c, 1);
+    ir_mguard_death_t1_u10k(&d, c);
+    CHECK(mguard_ctx_object_count(c) == 0, "ir death");
+    mguard_ctx_destroy(c);
+    fx_free(&d);
+    fx_init(&f, 100000, 1);
+    ir_mguard_get_hit(&f); ir_stbds_get_hit(&f); ir_glib_get_hit(&f);
+    ir_mguard_get_miss(&f); ir_stbds_get_miss(&f);
+    ir_mguard_overwrite(&f); ir_stbds_overwrite(&f);
+    ir_mguard_mut_unwatched(&f); ir_mguard_death_unknown(&f);
+    ir_mguard_set_new_remove(&f); ir_stbds_set_new_remove(&f);
+    fx_free(&f);
+    printf("ran %d operations per ir_* function at 100K keys\n", IR_OPS);
+}
+
+/* ---- main --------------------------------------------------------------------- */
+int main(int argc, char **argv)
+{
+    int i, z;
+    const char *e = getenv("BENCH_FULL");
+    opt.full = e && *e && strcmp(e, "0") != 0;
+    opt.py = "bench/bench_py.py";
+    opt.tsv = "build/bench.tsv";
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--full") == 0) opt.full = 1;
+        else if (strcmp(argv[i], "--no-py") == 0) opt.py = NULL;
+        else if (strcmp(argv[i], "--py") == 0 && i + 1 < argc) opt.py = argv[++i];
+        else if (strcmp(argv[i], "--tsv") == 0 && i + 1 < argc) opt.tsv = argv[++i];
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) opt.only = argv[++i];
+        else if (strcmp(argv[i], "--sys") == 0 && i + 1 < argc) opt.sys = argv[++i];
+        else if (strcmp(argv[i], "--max-n") == 0 && i + 1 < argc) opt.max_n = strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--ir") == 0) opt.ir = 1;
+        else { fprintf(stderr, "usage: %s [--full] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID] [--sys mguard|stbds|glib] [--max-n N] [--ir]\n", argv[0]); return 2; }
+    }
+    opt.samples = opt.full ? 11 : 5;
+    opt.samples_big = opt.full ? 5 : 3;
+    opt.min_ns = opt.full ? 20e6 : 2e6;
+    gen_quark = g_quark_from_static_string("bench-generation");
+    (void)bench_obj_get_type();
+    if (opt.ir) { run_ir(); return 0; }
+
+    /* the table's order: sized rows by size, then the fixed rows */
+    for (z = 0; z < (int)NSIZES; z++)
+        for (i = 0; i < (int)NROWS; i++)
+            if (rows[i].sized && row_at_size(&rows[i], sizes[z]))
+                result_for(rows[i].id, rows[i].label, sizes[z]);
+    for (i = 0; i < (int)NROWS; i++)
+        if (!rows[i].sized && row_selected(&rows[i])) result_for(rows[i].id, rows[i].label, FIX_N);
+    if (opt.py) run_python();
+
+    for (z = 0; z < (int)NSIZES; z++) {
+        fx f;
+        int any = 0;
+        for (i = 0; i < (int)NROWS; i++) any |= rows[i].sized && row_at_size(&rows[i], sizes[z]);
+        if (!any) continue;
+        fprintf(stderr, "C rows at %s keys\n", fmt_n(sizes[z]));
+        fx_init(&f, sizes[z], 1);
+        for (i = 0; i < (int)NROWS; i++)
+            if (rows[i].sized && row_at_size(&rows[i], sizes[z])) run_row(&rows[i], &f);
+        fx_free(&f);
+    }
+    {
+        fx f;
+        int any = 0;
+        for (i = 0; i < (int)NROWS; i++) any |= !rows[i].sized && row_selected(&rows[i]);
+        if (any) {
+            fprintf(stderr, "C rows with %d objects\n", FIX_N);
+            fx_init(&f, FIX_N, 0);
+            for (i = 0; i < (int)NROWS; i++)
+                if (!rows[i].sized && row_selected(&rows[i])) run_row(&rows[i], &f);
+            fx_free(&f);
+        }
+    }
+    if (!opt.only) measure_memory(100000);
+    print_table();
+    fflush(stdout);
+    if (opt.tsv) write_tsv(opt.tsv);
+    return 0;
+}
