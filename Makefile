@@ -99,7 +99,7 @@ run: $(EXAMPLE_BINS)
 # The benchmark alone is built with gnu99: stb_ds's hmput/hmget need typeof.
 BENCH_CFLAGS = -std=gnu99 -Wall -Wextra -O2 -DNDEBUG -I. $(STB_CFLAGS) \
     $(shell pkg-config --cflags glib-2.0 gobject-2.0 2>/dev/null)
-BENCH_LIBS = $(shell pkg-config --libs glib-2.0 gobject-2.0 2>/dev/null) -lm
+BENCH_LIBS = $(shell pkg-config --libs glib-2.0 gobject-2.0 2>/dev/null) -lm -pthread
 BENCH_STAMP := $(BUILD)/.bench-deps
 $(BENCH_STAMP): | $(DEPS_STAMP)
 	@sh tests/deps.sh pkgconf

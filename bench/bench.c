@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include <glib-object.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1162,6 +1163,145 @@ static double mg_ledger_prune(fx *f, int arg)
     }
 }
 
+/* ---- thread-safe contexts (docs/guide.md, "Threads") ----------------------
+   The calls of the rows get_hit, overwrite, ref_get_alive and
+   mut_untracked_key on a context created with thread_safe = true, from arg
+   threads that share it and the same FIX_N keys (arg 1: the lock's cost
+   alone; 4: contended). GLib: g_weak_ref_get from as many threads sharing
+   the same GWeakRefs. A figure is ns per call as one thread sees it: the
+   wall time of the run over the calls each thread made. The rows above are
+   the default context's figures in the same run ("ts:" rows: thread-safe);
+   bench/bench_threads.c
+   (make bench-threads) has the full matrix, with the default context with
+   and without the lock layer side by side. */
+typedef struct mt_fx {
+    fx *f;
+    mguard_ctx *ctx;
+    mguard_weak *t;
+    mguard_ref *refs;
+    GWeakRef *grefs;
+    int op;
+} mt_fx;
+enum { MT_GET, MT_OVERWRITE, MT_REF_GET, MT_MUT, MT_GL_REF_GET };
+
+static void mt_pass(mt_fx *m)
+{
+    fx *f = m->f;
+    size_t i;
+    long s = 0, v;
+    for (i = 0; i < f->n; i++) {
+        size_t j = (i * 7919) % f->n;
+        switch (m->op) {
+        case MT_GET:
+            if (mguard_weak_get_copy(m->t, f->keys[j], &v) != MGUARD_OK) fail("mguard ts get");
+            s += v;
+            break;
+        case MT_OVERWRITE:
+            v = (long)j + 1;
+            if (mguard_weak_set(m->t, f->keys[j], &v) != MGUARD_OK) fail("mguard ts overwrite");
+            break;
+        case MT_REF_GET:
+            if (mguard_ref_get(m->ctx, m->refs[j]) != f->keys[j]) fail("mguard ts ref get");
+            break;
+        case MT_MUT:
+            mguard_on_mutation(m->ctx, f->keys[j], "x");
+            break;
+        default: {
+            GObject *p = (GObject *)g_weak_ref_get(&m->grefs[j]);
+            if ((void *)p != f->keys[j]) fail("GLib threaded ref get");
+            g_object_unref(p);
+        }
+        }
+    }
+    if (m->op == MT_GET) CHECK(s == f->sum, "mguard ts get sum");
+}
+
+typedef struct mt_job { mt_fx *m; long passes; pthread_barrier_t *bar; } mt_job;
+static void *mt_thread(void *arg)
+{
+    mt_job *j = (mt_job *)arg;
+    long p;
+    pthread_barrier_wait(j->bar);
+    for (p = 0; p < j->passes; p++) mt_pass(j->m);
+    return NULL;
+}
+
+/* As many passes as fill opt.min_ns on one thread, then that many on each
+   of nthreads threads at once. */
+static double mt_run(mt_fx *m, int nthreads)
+{
+    pthread_t th[8];
+    mt_job jobs[8];
+    pthread_barrier_t bar;
+    double t0 = now_ns(), el;
+    long passes = 0;
+    int t;
+    do { mt_pass(m); passes++; } while ((el = now_ns() - t0) < opt.min_ns);
+    if (nthreads > 8) nthreads = 8;
+    pthread_barrier_init(&bar, NULL, (unsigned)nthreads + 1);
+    for (t = 0; t < nthreads; t++) {
+        jobs[t].m = m;
+        jobs[t].passes = passes;
+        jobs[t].bar = &bar;
+        pthread_create(&th[t], NULL, mt_thread, &jobs[t]);
+    }
+    pthread_barrier_wait(&bar);
+    t0 = now_ns();
+    for (t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
+    el = now_ns() - t0;
+    pthread_barrier_destroy(&bar);
+    return el / ((double)passes * (double)m->f->n);
+}
+
+static double mg_ts(fx *f, int arg, int op)
+{
+    mt_fx m;
+    mguard_ctx_desc d;
+    size_t i;
+    double res;
+    memset(&m, 0, sizeof m);
+    memset(&d, 0, sizeof d);
+    d.quiet = true;
+    d.thread_safe = true;
+    m.f = f;
+    m.op = op;
+    m.ctx = mguard_ctx_create(&d);
+    m.t = mg_table(m.ctx);
+    m.refs = (mguard_ref *)malloc(f->n * sizeof *m.refs);
+    for (i = 0; i < f->n; i++) {
+        long v = (long)i + 1;
+        int guard;
+        if (mguard_weak_set(m.t, f->keys[i], &v) != MGUARD_OK) fail("mguard ts set");
+        m.refs[i] = mguard_ref_make(m.ctx, f->keys[i]);
+        mguard_watch(m.ctx, f->keys[i], &guard, mg_invalidate, NULL);   /* a tracker, no watcher */
+        mguard_unwatch(m.ctx, f->keys[i], &guard);
+    }
+    res = mt_run(&m, arg);
+    mguard_ctx_destroy(m.ctx);
+    free(m.refs);
+    return res;
+}
+static double mg_ts_get(fx *f, int arg) { return mg_ts(f, arg, MT_GET); }
+static double mg_ts_overwrite(fx *f, int arg) { return mg_ts(f, arg, MT_OVERWRITE); }
+static double mg_ts_ref_get(fx *f, int arg) { return mg_ts(f, arg, MT_REF_GET); }
+static double mg_ts_mut(fx *f, int arg) { return mg_ts(f, arg, MT_MUT); }
+
+static double gl_ref_get_mt(fx *f, int arg)
+{
+    mt_fx m;
+    size_t i;
+    double res;
+    memset(&m, 0, sizeof m);
+    m.f = f;
+    m.op = MT_GL_REF_GET;
+    m.grefs = (GWeakRef *)calloc(f->n, sizeof *m.grefs);
+    for (i = 0; i < f->n; i++) g_weak_ref_init(&m.grefs[i], f->keys[i]);
+    res = mt_run(&m, arg);
+    for (i = 0; i < f->n; i++) g_weak_ref_clear(&m.grefs[i]);
+    free(m.grefs);
+    return res;
+}
+
 /* ---- the table of rows --------------------------------------------------------
    sized: run at every key count with that count's fixture; otherwise run
    once with FIX_N fresh objects. fn[sys] NULL: not applicable. The stb_ds
@@ -1206,6 +1346,15 @@ static const row rows[] = {
     { "scope_d1",      "scope enter+exit, depth 1",     0, 1, { mg_scope_enter_exit, NULL, NULL }, 0 },
     { "scope_d16",     "scope enter+exit, depth 16",    0, 16, { mg_scope_enter_exit, NULL, NULL }, 0 },
     { "scope_add8",    "scope add, 8 active names",     0, 8, { mg_scope_add, NULL, NULL }, 0 },
+    { "ts_get_t1",     "ts: get_copy, 1 thread", 0, 1, { mg_ts_get, NULL, NULL }, 0 },
+    { "ts_get_t4",     "ts: get_copy, 4 threads", 0, 4, { mg_ts_get, NULL, NULL }, 0 },
+    { "ts_overwrite_t1", "ts: overwrite, 1 thread", 0, 1, { mg_ts_overwrite, NULL, NULL }, 0 },
+    { "ts_overwrite_t4", "ts: overwrite, 4 threads", 0, 4, { mg_ts_overwrite, NULL, NULL }, 0 },
+    { "ts_ref_get_t1", "ts: ref get, 1 thread", 0, 1, { mg_ts_ref_get, NULL, gl_ref_get_mt }, 0 },
+    { "ts_ref_get_t2", "ts: ref get, 2 threads", 0, 2, { mg_ts_ref_get, NULL, gl_ref_get_mt }, 0 },
+    { "ts_ref_get_t4", "ts: ref get, 4 threads", 0, 4, { mg_ts_ref_get, NULL, gl_ref_get_mt }, 0 },
+    { "ts_mut_t1",     "ts: on_mutation, 1 thread", 0, 1, { mg_ts_mut, NULL, NULL }, 0 },
+    { "ts_mut_t4",     "ts: on_mutation, 4 threads", 0, 4, { mg_ts_mut, NULL, NULL }, 0 },
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
