@@ -225,6 +225,38 @@ static void test_user_lock_is_taken_around_calls_and_never_held_in_callbacks(voi
     pthread_mutex_destroy(&l.m);
 }
 
+/* mguard_ctx_destroy from inside a callback is refused, as on one thread,
+   and the lock is let go as usual. */
+static void destroying_invalidate(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard;
+    (void)obj;
+    (void)attr;
+    mguard_ctx_destroy((mguard_ctx *)user);
+}
+
+static void test_destroy_from_a_callback_is_refused_and_lets_the_lock_go(void **state)
+{
+    test_log log;
+    my_lock l;
+    mguard_ctx *ctx = user_lock_ctx(&l, &log);
+    int obj, guard;
+    (void)state;
+    g_log_lock = &l;
+    g_log_held = g_log_calls = 0;
+    assert_int_equal(mguard_watch(ctx, &obj, &guard, destroying_invalidate, ctx), MGUARD_OK);
+    mguard_on_mutation(ctx, &obj, "x");
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
+    assert_int_equal(g_log_held, 0);
+    assert_int_equal(l.locks, l.unlocks);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(l.locks, l.unlocks);
+    g_log_lock = NULL;
+    pthread_mutex_destroy(&l.m);
+}
+
 /* ---- callbacks that call back in ------------------------------------------ */
 
 /* What a callback does inside the context; run on the callback's own
@@ -882,6 +914,7 @@ int main(void)
         cmocka_unit_test(test_half_given_lock_is_refused),
         cmocka_unit_test(test_allocation_failure_creating_the_lock_leaks_nothing),
         cmocka_unit_test(test_user_lock_is_taken_around_calls_and_never_held_in_callbacks),
+        cmocka_unit_test(test_destroy_from_a_callback_is_refused_and_lets_the_lock_go),
         cmocka_unit_test(test_invalidate_callback_calls_back_in_on_its_own_thread),
         cmocka_unit_test(test_invalidate_callback_joins_a_thread_that_calls_back_in),
         cmocka_unit_test(test_value_destructor_joins_a_thread_that_calls_back_in),
