@@ -73,7 +73,7 @@ valgrind: $(TEST_BINS)
 # tests/test_threads.c under ThreadSanitizer (clang, -O1 -g), its stress test
 # TSAN_ITERS iterations per thread long; any report fails the run.
 TSAN_CC    ?= clang
-TSAN_ITERS ?= 30000
+TSAN_ITERS ?= 100000
 $(BUILD)/tsan/test_threads: tests/test_threads.c tests/common.h tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)/tsan
 	$(TSAN_CC) $(CSTD) $(WARN) -O1 -g -fsanitize=thread -I. $(STB_CFLAGS) tests/mguard_impl.c $< -o $@ -lcmocka -pthread
