@@ -520,5 +520,6 @@ int main(void)
         cmocka_unit_test(test_ctx_destroy_destroys_its_trackers),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
     };
+    if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1599,5 +1599,6 @@ int main(void)
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
         cmocka_unit_test(test_scope_destroyed_earlier_in_the_same_death_is_not_touched),
     };
+    if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -927,5 +927,6 @@ int main(void)
         cmocka_unit_test(test_unwatch_from_another_thread_cancels_a_pending_watcher),
         cmocka_unit_test(test_four_threads_share_objects_tables_watchers_and_refs),
     };
+    if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
