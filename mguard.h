@@ -38,10 +38,11 @@
      #define MGUARD_STATIC           (globally or in the one file that uses it)
                                      make every function static: a private copy.
      #define MGUARD_DEBUG            (implementation file) keep a registry of
-                                     live contexts and tables and check every
+                                     live contexts, tables, scope and dynamism
+                                     trackers and ledgers and check every
                                      handle against it before reading it: a
-                                     destroyed table or context (or a table
-                                     whose context is gone) gets the function's
+                                     destroyed handle (or one whose context is
+                                     gone, or of another kind) gets the function's
                                      bad-input answer and a log line, not a
                                      read of freed memory. Costs a lookup per
                                      call; keeps one process-wide list of live
@@ -7020,9 +7021,16 @@ static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
    registry of live handles, looked up before a handle is read: the live
    contexts, linked through the contexts themselves (the one piece of
    process-wide state, and only in debug builds), and in each context an
-   index of its live tables (allocated through the context's allocator,
-   so mguard_weak_create can fail with it). A table leaves the registry
-   when its destroy finishes, a context when it is destroyed. A refused
+   index of its live tables and one of its other handles (scope trackers,
+   dynamism trackers, ledgers and clones, each with its kind), allocated
+   through the context's allocator (so their create functions can fail
+   with it). A handle leaves the registry when its destroy finishes (a
+   deferred one included; mguard_ctx_destroy's too), a context when it is
+   destroyed. Sections 7-9 check their handles through the macros
+   mguard__scope_ok, mguard__dyn_ok and mguard__ledger_ok, which under
+   MGUARD_DEBUG name the calling function (__func__, with the lock
+   layer's mguard__u_ prefix turned back into mguard_); helpers that are
+   given the public name check with MGUARD__DBG_OK first. A refused
    handle is reported through the logger of every live context (usually
    the one), or on stderr when none is alive. Cost: O(live contexts) per
    call plus one hash lookup per table handle. Not for programs that

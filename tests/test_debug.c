@@ -392,6 +392,36 @@ static void test_thread_safe_context_checks_trackers_and_ledgers(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* Every allocation of the creates, failed in turn: NULL, the registry and
+   the context unchanged, nothing leaked. */
+static void test_creates_fail_cleanly_at_each_allocation_with_the_registry(void **state)
+{
+    long n, failures = 0, made = 0;
+    (void)state;
+    for (n = 1; n <= 40; n++) {
+        test_log log; test_alloc al;
+        mguard_ctx *ctx = test_ctx(&log, &al);
+        mguard_scope *s; mguard_dyn *d; mguard_ledger *L, *c = NULL;
+        al.fail_at = al.calls + n;
+        s = mguard_scope_create(ctx, NULL);
+        d = mguard_dyn_create(ctx);
+        L = mguard_ledger_create(ctx, NULL);
+        if (L) c = mguard_ledger_clone(L);
+        failures += !s + !d + !L + (L && !c);
+        made += s && d && L && c;
+        assert_ctx_ok(ctx);
+        mguard_scope_destroy(s);
+        mguard_dyn_destroy(d);
+        mguard_ledger_destroy(c);
+        mguard_ledger_destroy(L);
+        assert_ctx_ok(ctx);
+        mguard_ctx_destroy(ctx);
+        assert_int_equal(al.live_blocks, 0);
+    }
+    assert_true(failures > 0);
+    assert_true(made > 0);
+}
+
 static void test_debug_build_agrees_with_model(void **state)
 {
     uint64_t seed;
@@ -421,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_trackers_and_ledgers_used_after_their_context_is_destroyed_are_caught),
         cmocka_unit_test(test_a_handle_of_another_kind_is_refused),
         cmocka_unit_test(test_thread_safe_context_checks_trackers_and_ledgers),
+        cmocka_unit_test(test_creates_fail_cleanly_at_each_allocation_with_the_registry),
         cmocka_unit_test(test_debug_build_agrees_with_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
