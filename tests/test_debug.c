@@ -422,6 +422,43 @@ static void test_creates_fail_cleanly_at_each_allocation_with_the_registry(void 
     assert_true(made > 0);
 }
 
+/* A ledger destroyed from inside its own apply stays a live handle until
+   the apply ends (its destroy is deferred), then leaves the registry. */
+typedef struct ledger_in_apply { mguard_ledger *L; size_t count; int calls; } ledger_in_apply;
+
+static void apply_destroys_ledger(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    ledger_in_apply *a = (ledger_in_apply *)user;
+    (void)obj; (void)attr; (void)value; (void)deleted;
+    if (a->calls++) return;
+    mguard_ledger_destroy(a->L);
+    a->count = mguard_ledger_count(a->L);
+}
+
+static void test_ledger_destroy_deferred_by_apply_keeps_the_handle_until_it_ends(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    ledger_in_apply a;
+    static int obj;
+    static int v1, v2;
+    (void)state;
+    memset(&a, 0, sizeof a);
+    a.L = mguard_ledger_create(ctx, NULL);
+    assert_int_equal(mguard_ledger_track_new(a.L, &obj, "cls"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(a.L, &obj, "x", &v1), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(a.L, &obj, "y", &v2), MGUARD_OK);
+    assert_int_equal(mguard_ledger_apply(a.L, apply_destroys_ledger, &a), MGUARD_OK);
+    assert_int_equal(a.calls, 1);                     /* the rest went with the ledger */
+    assert_int_equal(a.count, 0);
+    assert_int_equal(log.count, 0);                   /* live during the apply */
+    assert_int_equal(mguard_ledger_count(a.L), 0);    /* now it is gone */
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_count", a.L));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 static void test_debug_build_agrees_with_model(void **state)
 {
     uint64_t seed;
@@ -452,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_a_handle_of_another_kind_is_refused),
         cmocka_unit_test(test_thread_safe_context_checks_trackers_and_ledgers),
         cmocka_unit_test(test_creates_fail_cleanly_at_each_allocation_with_the_registry),
+        cmocka_unit_test(test_ledger_destroy_deferred_by_apply_keeps_the_handle_until_it_ends),
         cmocka_unit_test(test_debug_build_agrees_with_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
