@@ -6353,7 +6353,9 @@ static void mguard__l_compare(mguard__lcmp *c)
 /* Both ledgers valid and comparable, or a status (logged when possible). */
 static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledger *b, const char *fn)
 {
-    if (!MGUARD__DBG_OK(a, MGUARD__DBG_LEDGER, fn) || !MGUARD__DBG_OK(b, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
+#ifdef MGUARD_DEBUG
+    if (!mguard__dbg_h_valid(a, MGUARD__DBG_LEDGER, fn) || !mguard__dbg_h_valid(b, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
+#endif
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
         if (a->ctx == b->ctx) return MGUARD_OK;
         mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
