@@ -459,6 +459,39 @@ static void test_ledger_destroy_deferred_by_apply_keeps_the_handle_until_it_ends
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* A scope tracker destroyed from inside its own report's write callback
+   stays a live handle until the report ends (deferred destroy). */
+typedef struct scope_in_report { mguard_scope *s; size_t depth; int calls; } scope_in_report;
+
+static void write_destroys_scope(const char *data, size_t len, void *user)
+{
+    scope_in_report *r = (scope_in_report *)user;
+    (void)data; (void)len;
+    if (r->calls++) return;
+    mguard_scope_destroy(r->s);
+    r->depth = mguard_scope_depth(r->s);
+}
+
+static void test_scope_destroy_deferred_by_its_report_keeps_the_handle_until_it_ends(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    scope_in_report r;
+    (void)state;
+    memset(&r, 0, sizeof r);
+    r.s = mguard_scope_create(ctx, NULL);
+    assert_non_null(r.s);
+    mguard_scope_report_write(r.s, MGUARD_SCOPE_TABLE, write_destroys_scope, &r);
+    assert_true(r.calls >= 1);
+    assert_int_equal(r.depth, 0);
+    assert_int_equal(log.count, 0);                   /* live during the report */
+    assert_int_equal(mguard_scope_depth(r.s), 0);     /* now it is gone */
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_depth", r.s));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 static void test_debug_build_agrees_with_model(void **state)
 {
     uint64_t seed;
@@ -490,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_thread_safe_context_checks_trackers_and_ledgers),
         cmocka_unit_test(test_creates_fail_cleanly_at_each_allocation_with_the_registry),
         cmocka_unit_test(test_ledger_destroy_deferred_by_apply_keeps_the_handle_until_it_ends),
+        cmocka_unit_test(test_scope_destroy_deferred_by_its_report_keeps_the_handle_until_it_ends),
         cmocka_unit_test(test_debug_build_agrees_with_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
