@@ -38,10 +38,11 @@
      #define MGUARD_STATIC           (globally or in the one file that uses it)
                                      make every function static: a private copy.
      #define MGUARD_DEBUG            (implementation file) keep a registry of
-                                     live contexts and tables and check every
+                                     live contexts, tables, scope and dynamism
+                                     trackers and ledgers and check every
                                      handle against it before reading it: a
-                                     destroyed table or context (or a table
-                                     whose context is gone) gets the function's
+                                     destroyed handle (or one whose context is
+                                     gone, or of another kind) gets the function's
                                      bad-input answer and a log line, not a
                                      read of freed memory. Costs a lookup per
                                      call; keeps one process-wide list of live
@@ -1376,11 +1377,19 @@ typedef struct mguard__firing {
 #ifdef MGUARD_DEBUG
 /* MGUARD_DEBUG: the context's live tables ("handle checks" below).
    tabs[0..ntabs) is dense, in no order; ix maps a table's address to its
-   position + 1. */
+   position + 1. hs/hix: the same for the other handles (scope trackers,
+   dynamism trackers, ledgers), each with its kind (MGUARD__DBG_*). */
+typedef struct mguard__dbg_h {
+    const void *h;               /* first: the index reads the key here */
+    int kind;
+} mguard__dbg_h;
 typedef struct mguard__debug {
     mguard__index ix;
     struct mguard_weak **tabs;
     uint32_t ntabs, captabs;
+    mguard__index hix;
+    mguard__dbg_h *hs;
+    uint32_t nhs, caphs;
     struct mguard_ctx *next_live;   /* the process's live contexts */
 } mguard__debug;
 #endif
@@ -1423,6 +1432,20 @@ static bool mguard__weak_valid(const struct mguard_weak *t, const char *fn);
 static mguard_status mguard__dbg_reserve(mguard_ctx *ctx);
 static void mguard__dbg_add(mguard_ctx *ctx, struct mguard_weak *t);
 static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
+/* The other handles' kinds, and their registry. MGUARD__DBG_OK(h, kind, fn):
+   h is NULL or a live handle of that kind, else false with a log line;
+   always true (and free) in a plain build. */
+#define MGUARD__DBG_SCOPE 1
+#define MGUARD__DBG_DYN 2
+#define MGUARD__DBG_LEDGER 3
+static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx);
+static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind);
+static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h);
+static bool mguard__dbg_h_live(const void *h, int kind);
+static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn);
+#define MGUARD__DBG_OK(h, kind, fn) mguard__dbg_h_valid((h), (kind), (fn))
+#else
+#define MGUARD__DBG_OK(h, kind, fn) true
 #endif
 
 static void *mguard__default_realloc(void *p, size_t n, void *user) { (void)user; return realloc(p, n); }
@@ -3052,6 +3075,11 @@ static bool mguard__scope_ok(const mguard_scope *s)
 {
     return s && s->magic == MGUARD__MAGIC_SCOPE;
 }
+#ifdef MGUARD_DEBUG
+/* MGUARD_DEBUG: the handle is looked up among the live ones before it is
+   read, the log line naming the calling function ("handle checks"). */
+#define mguard__scope_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_SCOPE, __func__) && (mguard__scope_ok)(h))
+#endif
 
 static void mguard__scope_free(mguard_scope *s)
 {
@@ -3068,6 +3096,9 @@ static void mguard__scope_free(mguard_scope *s)
     mguard__free(ctx, s->events);
     for (i = 0; i < s->nwarns; i++) mguard__free(ctx, s->warns[i].msg);
     mguard__free(ctx, s->warns);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_remove(ctx, s);   /* the handle dies here, even when deferred */
+#endif
     s->magic = MGUARD__DEAD;
     mguard__free(ctx, s);
 }
@@ -3242,6 +3273,9 @@ mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc
     s = (mguard_scope *)mguard__alloc(ctx, sizeof *s);
     if (!s) goto oom;
     memset(s, 0, sizeof *s);
+#ifdef MGUARD_DEBUG
+    if (mguard__dbg_h_reserve(ctx)) goto oom_s;
+#endif
     if (desc) s->desc = *desc;
     if (!s->desc.root_name || !*s->desc.root_name) s->desc.root_name = "Global";
     if (!s->desc.max_trace_events) s->desc.max_trace_events = (size_t)1 << 20;
@@ -3273,6 +3307,9 @@ mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc
     s->part.destroy = mguard__scope_destroy_part;
     s->part.check = mguard__scope_check;
     mguard__part_link(ctx, &s->part);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_add(ctx, s, MGUARD__DBG_SCOPE);
+#endif
     return s;
 oom_s:
     mguard__ix_free(ctx, &s->rec_index);
@@ -3305,7 +3342,7 @@ static void mguard__scope_destroy_part(mguard__part *p)
 /* A refused call: NULL handle (silent), destroyed scope, or NULL comp. */
 static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *comp, const char *fn)
 {
-    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
+    if (!MGUARD__DBG_OK(s, MGUARD__DBG_SCOPE, fn) || !(mguard__scope_ok)(s)) return MGUARD_EINVAL;
     if (s->destroying) {
         mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
         return MGUARD_EINVAL;
@@ -4165,6 +4202,11 @@ static bool mguard__dyn_ok(const mguard_dyn *d)
 {
     return d && d->magic == MGUARD__MAGIC_DYN;
 }
+#ifdef MGUARD_DEBUG
+/* MGUARD_DEBUG: the handle is looked up among the live ones before it is
+   read, the log line naming the calling function ("handle checks"). */
+#define mguard__dyn_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_DYN, __func__) && (mguard__dyn_ok)(h))
+#endif
 
 static void mguard__dyn_free(mguard_dyn *d)
 {
@@ -4175,6 +4217,9 @@ static void mguard__dyn_free(mguard_dyn *d)
     mguard__free(ctx, d->recs);
     mguard__free(ctx, d->groups);
     mguard__ix_free(ctx, &d->index);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_remove(ctx, d);
+#endif
     d->magic = MGUARD__DEAD;
     mguard__free(ctx, d);
 }
@@ -4186,7 +4231,11 @@ mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
 {
     mguard_dyn *d;
     if (!mguard__ctx_ok(ctx, "mguard_dyn_create")) return NULL;
-    d = (mguard_dyn *)mguard__alloc(ctx, sizeof *d);
+    d = NULL;
+#ifdef MGUARD_DEBUG
+    if (!mguard__dbg_h_reserve(ctx))
+#endif
+        d = (mguard_dyn *)mguard__alloc(ctx, sizeof *d);
     if (!d) {
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
         return NULL;
@@ -4197,6 +4246,9 @@ mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
     d->part.destroy = mguard__dyn_destroy_part;
     d->part.check = mguard__dyn_check;
     mguard__part_link(ctx, &d->part);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_add(ctx, d, MGUARD__DBG_DYN);
+#endif
     return d;
 }
 
@@ -4289,7 +4341,7 @@ static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const 
     bool is_index = false;
     mguard__dyn_rec *r;
     mguard_status st = MGUARD_OK;
-    if (!mguard__dyn_ok(d)) return MGUARD_EINVAL;
+    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, fn) || !(mguard__dyn_ok)(d)) return MGUARD_EINVAL;
     ctx = d->ctx;
     if (!path || !*path || (tensor && ndim && !dims) || ndim > 0x7fffffffu) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
@@ -4373,7 +4425,9 @@ mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double 
 
 size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap)
 {
-    uint32_t r = mguard__dyn_find(d, path), i;
+    uint32_t r, i;
+    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_dims")) return 0;
+    r = mguard__dyn_find(d, path);
     if (!r) return 0;
     for (i = 0; i < d->recs[r - 1].rank && i < cap && is_dynamic; i++) is_dynamic[i] = d->recs[r - 1].dyn[i];
     return d->recs[r - 1].rank;
@@ -4381,12 +4435,15 @@ size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, 
 
 bool mguard_dyn_is_dynamic(const mguard_dyn *d, const char *path, size_t dim)
 {
-    uint32_t r = mguard__dyn_find(d, path);
+    uint32_t r;
+    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_is_dynamic")) return false;
+    r = mguard__dyn_find(d, path);
     return r && dim < d->recs[r - 1].rank && d->recs[r - 1].dyn[dim];
 }
 
 bool mguard_dyn_has(const mguard_dyn *d, const char *path)
 {
+    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_has")) return false;
     return mguard__dyn_find(d, path) != 0;
 }
 
@@ -4637,6 +4694,11 @@ static bool mguard__ledger_ok(const mguard_ledger *L)
 {
     return L && L->magic == MGUARD__MAGIC_LEDGER;
 }
+#ifdef MGUARD_DEBUG
+/* MGUARD_DEBUG: the handle is looked up among the live ones before it is
+   read, the log line naming the calling function ("handle checks"). */
+#define mguard__ledger_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_LEDGER, __func__) && (mguard__ledger_ok)(h))
+#endif
 
 
 static void mguard__ix_clear(mguard__index *ix)
@@ -5220,7 +5282,7 @@ static uint32_t mguard__l_new_refs(const mguard_ledger *L, const void *p, const 
 /* A usable L for a change, or a status (bad handles cannot be logged). */
 static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn)
 {
-    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (!MGUARD__DBG_OK(L, MGUARD__DBG_LEDGER, fn) || !(mguard__ledger_ok)(L)) return MGUARD_EINVAL;
     if (L->destroying) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return MGUARD_EINVAL;
@@ -5241,6 +5303,9 @@ mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *d
     mguard_ledger *L;
     if (!mguard__ctx_ok(ctx, "mguard_ledger_create")) return NULL;
     if (mguard__lroot_ensure(ctx) ||
+#ifdef MGUARD_DEBUG
+        mguard__dbg_h_reserve(ctx) ||
+#endif
         !(L = (mguard_ledger *)mguard__alloc(ctx, sizeof *L))) {
         mguard__lroot_maybe_free(ctx);
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
@@ -5256,6 +5321,9 @@ mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *d
     if (L->next) L->next->prev = L;
     ctx->ledger_root->head = L;
     ctx->ledger_root->nledgers++;
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_add(ctx, L, MGUARD__DBG_LEDGER);
+#endif
     mguard__l_touch(L);
     return L;
 }
@@ -5275,6 +5343,9 @@ static void mguard__l_free(mguard_ledger *L)
     mguard__l_ix_free(L, &L->ref_ix);
     mguard__l_free_array(L, L->recs);
     mguard__l_free_array(L, L->hooks);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_remove(ctx, L);   /* the handle dies here, even when deferred */
+#endif
     L->magic = MGUARD__DEAD;
     mguard__free(ctx, L);
     mguard__lroot_maybe_free(ctx);
@@ -5925,7 +5996,11 @@ mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
         return NULL;
     }
     mguard__l_layout(src, &lay);
-    block = (unsigned char *)mguard__alloc(ctx, lay.total);
+    block = NULL;
+#ifdef MGUARD_DEBUG
+    if (!mguard__dbg_h_reserve(ctx))
+#endif
+        block = (unsigned char *)mguard__alloc(ctx, lay.total);
     if (!block) {
         mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         return NULL;
@@ -5965,6 +6040,9 @@ mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
     if (C->next) C->next->prev = C;
     ctx->ledger_root->head = C;
     ctx->ledger_root->nledgers++;
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_add(ctx, C, MGUARD__DBG_LEDGER);
+#endif
     if (C->rq_head || C->relq_head || C->desc.retain) {
         /* src is mid-flush or the copy must retain: rebuild the queues */
         uint32_t k;
@@ -5995,6 +6073,7 @@ mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *cp)
     uint32_t i;
     mguard_status st = mguard__l_can_change(L, fn);
     if (st) return st;
+    if (!MGUARD__DBG_OK(cp, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
     if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
                      !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" : "from another context");
@@ -6274,6 +6353,9 @@ static void mguard__l_compare(mguard__lcmp *c)
 /* Both ledgers valid and comparable, or a status (logged when possible). */
 static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledger *b, const char *fn)
 {
+#ifdef MGUARD_DEBUG
+    if (!mguard__dbg_h_valid(a, MGUARD__DBG_LEDGER, fn) || !mguard__dbg_h_valid(b, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
+#endif
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
         if (a->ctx == b->ctx) return MGUARD_OK;
         mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
@@ -6941,9 +7023,16 @@ static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
    registry of live handles, looked up before a handle is read: the live
    contexts, linked through the contexts themselves (the one piece of
    process-wide state, and only in debug builds), and in each context an
-   index of its live tables (allocated through the context's allocator,
-   so mguard_weak_create can fail with it). A table leaves the registry
-   when its destroy finishes, a context when it is destroyed. A refused
+   index of its live tables and one of its other handles (scope trackers,
+   dynamism trackers, ledgers and clones, each with its kind), allocated
+   through the context's allocator (so their create functions can fail
+   with it). A handle leaves the registry when its destroy finishes (a
+   deferred one included; mguard_ctx_destroy's too), a context when it is
+   destroyed. Sections 7-9 check their handles through the macros
+   mguard__scope_ok, mguard__dyn_ok and mguard__ledger_ok, which under
+   MGUARD_DEBUG name the calling function (__func__, with the lock
+   layer's mguard__u_ prefix turned back into mguard_); helpers that are
+   given the public name check with MGUARD__DBG_OK first. A refused
    handle is reported through the logger of every live context (usually
    the one), or on stderr when none is alive. Cost: O(live contexts) per
    call plus one hash lookup per table handle. Not for programs that
@@ -7015,6 +7104,67 @@ static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
     ctx->dbg.ntabs--;
 }
 
+/* The other handles (scope, dyn, ledger): the same scheme, with kinds. */
+static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger" };
+
+static uint32_t mguard__dbg_h_find(const mguard_ctx *ctx, const void *h)
+{
+    return mguard__ix_find(&ctx->dbg.hix, (const unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), h, mguard__hash_ptr(h));
+}
+
+static bool mguard__dbg_h_live(const void *h, int kind)
+{
+    const mguard_ctx *c;
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live) {
+        uint32_t i1 = mguard__dbg_h_find(c, h);
+        if (i1) return c->dbg.hs[i1 - 1].kind == kind;
+    }
+    return false;
+}
+
+static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn)
+{
+    const char *k = mguard__dbg_kind_names[kind];
+    if (!h || mguard__dbg_h_live(h, kind)) return true;
+    /* inside the lock layer the public functions are named mguard__u_* */
+    if (strncmp(fn, "mguard__u_", 10) == 0) {
+        mguard__dbg_complain("mguard_%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn + 10, h, k, k);
+    } else {
+        mguard__dbg_complain("%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn, h, k, k);
+    }
+    return false;
+}
+
+static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx)
+{
+    mguard_status st = mguard__ix_reserve(ctx, &ctx->dbg.hix, (size_t)ctx->dbg.nhs + 1);
+    if (!st) st = mguard__reserve(ctx, (void **)&ctx->dbg.hs, &ctx->dbg.caphs, (size_t)ctx->dbg.nhs + 1, sizeof(mguard__dbg_h));
+    return st;
+}
+
+static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind)
+{
+    ctx->dbg.hs[ctx->dbg.nhs].h = h;
+    ctx->dbg.hs[ctx->dbg.nhs++].kind = kind;
+    mguard__ix_put(&ctx->dbg.hix, mguard__hash_ptr(h), ctx->dbg.nhs);
+}
+
+static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h)
+{
+    uint32_t i1 = mguard__dbg_h_find(ctx, h), last = ctx->dbg.nhs;
+    MGUARD_ASSERT(i1);
+    if (!i1) return;
+    mguard__ix_del(&ctx->dbg.hix, mguard__hash_ptr(h), i1);
+    if (i1 != last) {
+        mguard__dbg_h moved = ctx->dbg.hs[last - 1];
+        uint32_t hh = mguard__hash_ptr(moved.h);
+        mguard__ix_del(&ctx->dbg.hix, hh, last);
+        ctx->dbg.hs[i1 - 1] = moved;
+        mguard__ix_put(&ctx->dbg.hix, hh, i1);
+    }
+    ctx->dbg.nhs--;
+}
+
 static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 {
     mguard_ctx **pp;
@@ -7026,6 +7176,8 @@ static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
     }
     mguard__ix_free(ctx, &ctx->dbg.ix);
     mguard__free(ctx, ctx->dbg.tabs);
+    mguard__ix_free(ctx, &ctx->dbg.hix);
+    mguard__free(ctx, ctx->dbg.hs);
 }
 #endif
 
@@ -7159,10 +7311,28 @@ static mguard__lock *mguard__lk_w(const mguard_weak *t)
     return t && t->magic == MGUARD__MAGIC_WEAK_TS ? t->ctx->lk : NULL;
 }
 static mguard__lock *mguard__lk_wi(const mguard_weak_iter *it) { return it ? mguard__lk_w(it->t_) : NULL; }
-static mguard__lock *mguard__lk_s(const mguard_scope *s) { return mguard__scope_ok(s) ? s->ctx->lk : NULL; }
-static mguard__lock *mguard__lk_d(const mguard_dyn *d) { return mguard__dyn_ok(d) ? d->ctx->lk : NULL; }
+static mguard__lock *mguard__lk_s(const mguard_scope *s)
+{
+#ifdef MGUARD_DEBUG
+    if (s && !mguard__dbg_h_live(s, MGUARD__DBG_SCOPE)) return NULL;
+#endif
+    return (mguard__scope_ok)(s) ? s->ctx->lk : NULL;
+}
+static mguard__lock *mguard__lk_d(const mguard_dyn *d)
+{
+#ifdef MGUARD_DEBUG
+    if (d && !mguard__dbg_h_live(d, MGUARD__DBG_DYN)) return NULL;
+#endif
+    return (mguard__dyn_ok)(d) ? d->ctx->lk : NULL;
+}
 static mguard__lock *mguard__lk_di(const mguard_dyn_iter *it) { return it ? mguard__lk_d(it->d_) : NULL; }
-static mguard__lock *mguard__lk_l(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->ctx->lk : NULL; }
+static mguard__lock *mguard__lk_l(const mguard_ledger *L)
+{
+#ifdef MGUARD_DEBUG
+    if (L && !mguard__dbg_h_live(L, MGUARD__DBG_LEDGER)) return NULL;
+#endif
+    return (mguard__ledger_ok)(L) ? L->ctx->lk : NULL;
+}
 static mguard__lock *mguard__lk_li(const mguard_ledger_iter *it) { return it ? mguard__lk_l(it->l_) : NULL; }
 static mguard__lock *mguard__lk_r(const mguard_ledger_diff_result *d)
 {
@@ -7341,6 +7511,8 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
             MGUARD__CHECK(mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t)),
                           "debug registry: table %p missing", (void *)t);
         MGUARD__CHECK(ntab == ctx->dbg.ntabs, "debug registry: %u tables, %u live", ctx->dbg.ntabs, ntab);
+        if (mguard__check_index(ctx, &ctx->dbg.hix, (const unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), ctx->dbg.nhs, "debug registry of handles"))
+            return MGUARD_EINVAL;
     }
 #endif
     return mguard__ledgers_check(ctx);

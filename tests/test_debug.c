@@ -174,6 +174,324 @@ static void test_registry_stays_consistent_over_many_tables(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* ---- scope trackers, dynamism trackers, ledgers (sections 7-9) ---- */
+#define NOT_A_KIND "%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)"
+#define NOT_A_SCOPE(fn, p) NOT_A_KIND, fn, (void *)(p), "scope tracker", "scope tracker"
+#define NOT_A_DYN(fn, p) NOT_A_KIND, fn, (void *)(p), "dynamism tracker", "dynamism tracker"
+#define NOT_A_LEDGER(fn, p) NOT_A_KIND, fn, (void *)(p), "ledger", "ledger"
+
+static void test_scope_used_after_destroy_is_caught(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_scope *s = mguard_scope_create(ctx, NULL);
+    static int comp;
+    char buf[64];
+    (void)state;
+    assert_non_null(s);
+    assert_int_equal(mguard_scope_set_name(s, &comp, "Comp"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_OK);
+    assert_int_equal(mguard_scope_depth(s), 1);
+    assert_ctx_ok(ctx);
+    mguard_scope_destroy(s);
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_enter", s));
+    assert_int_equal(mguard_scope_exit(s, &comp), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_exit", s));
+    assert_int_equal(mguard_scope_depth(s), 0);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_depth", s));
+    assert_null(mguard_scope_current(s));
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_current", s));
+    assert_null(mguard_scope_name(s, &comp));
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_name", s));
+    assert_int_equal(mguard_scope_add(s, "n", 1.0), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_add", s));
+    assert_int_equal(mguard_scope_report(s, MGUARD_SCOPE_TABLE, buf, sizeof buf), 0);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_report", s));
+    mguard_scope_destroy(s);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_destroy", s));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+static void test_dyn_used_after_destroy_is_caught(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_dyn *d = mguard_dyn_create(ctx);
+    mguard_dyn_iter it;
+    (void)state;
+    assert_non_null(d);
+    assert_int_equal(mguard_dyn_observe_scalar(d, "x", 1.0), MGUARD_OK);
+    assert_true(mguard_dyn_has(d, "x"));
+    it = mguard_dyn_iterate(d);
+    mguard_dyn_destroy(d);
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_dyn_observe_scalar(d, "x", 2.0), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_observe_scalar", d));
+    assert_false(mguard_dyn_has(d, "x"));
+    EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_has", d));
+    assert_int_equal(mguard_dyn_dims(d, "x", NULL, 0), 0);
+    EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_dims", d));
+    assert_int_equal(mguard_dyn_count(d), 0);
+    EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_count", d));
+    assert_false(mguard_dyn_next(&it));
+    EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_next", d));
+    mguard_dyn_destroy(d);
+    EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_destroy", d));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+static void test_ledger_and_clone_used_after_destroy_are_caught(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_ledger *L = mguard_ledger_create(ctx, NULL), *c;
+    static int obj;
+    mguard_ledger_iter it;
+    (void)state;
+    assert_non_null(L);
+    assert_int_equal(mguard_ledger_track_existing(L, &obj, "src"), MGUARD_OK);
+    c = mguard_ledger_clone(L);
+    assert_non_null(c);
+    assert_true(mguard_ledger_equal(L, c));
+    assert_ctx_ok(ctx);
+    it = mguard_ledger_objects(c, false);
+    mguard_ledger_destroy(c);
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_ledger_count(L), 1);
+    assert_int_equal(mguard_ledger_count(c), 0);
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_count", c));
+    assert_false(mguard_ledger_next_object(&it));
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_next_object", c));
+    assert_false(mguard_ledger_equal(L, c));
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_equal", c));
+    assert_int_equal(mguard_ledger_restore(L, c), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_restore", c));
+    assert_int_equal(mguard_ledger_count(L), 1);
+    mguard_ledger_destroy(L);
+    assert_int_equal(mguard_ledger_track_existing(L, &obj, "src"), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_track_existing", L));
+    assert_false(mguard_ledger_is_tracked(L, &obj));
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_is_tracked", L));
+    assert_null(mguard_ledger_clone(L));
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_clone", L));
+    assert_true(mguard_ledger_is_empty(L));
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_is_empty", L));
+    mguard_ledger_destroy(L);
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_destroy", L));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+static void test_trackers_and_ledgers_used_after_their_context_is_destroyed_are_caught(void **state)
+{
+    test_log la, lb;
+    mguard_ctx *a = test_ctx(&la, NULL), *b = test_ctx(&lb, NULL);
+    mguard_scope *s = mguard_scope_create(a, NULL);
+    mguard_dyn *d = mguard_dyn_create(a);
+    mguard_ledger *L = mguard_ledger_create(a, NULL), *c = mguard_ledger_clone(L);
+    static int comp;
+    (void)state;
+    assert_non_null(s);
+    assert_non_null(d);
+    assert_non_null(c);
+    mguard_ctx_destroy(a);
+    assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_EINVAL);
+    EXPECT_LOG(lb, NOT_A_SCOPE("mguard_scope_enter", s));
+    assert_false(mguard_scope_is_backward(s));
+    EXPECT_LOG(lb, NOT_A_SCOPE("mguard_scope_is_backward", s));
+    assert_int_equal(mguard_dyn_observe_scalar(d, "x", 1.0), MGUARD_EINVAL);
+    EXPECT_LOG(lb, NOT_A_DYN("mguard_dyn_observe_scalar", d));
+    assert_int_equal(mguard_ledger_record(L, "t", NULL), MGUARD_EINVAL);
+    EXPECT_LOG(lb, NOT_A_LEDGER("mguard_ledger_record", L));
+    assert_int_equal(mguard_ledger_check(c), MGUARD_EINVAL);
+    EXPECT_LOG(lb, NOT_A_LEDGER("mguard_ledger_check", c));
+    mguard_ledger_destroy(c);
+    EXPECT_LOG(lb, NOT_A_LEDGER("mguard_ledger_destroy", c));
+    assert_int_equal(la.count, 0);
+    mguard_ctx_destroy(b);
+}
+
+static void test_a_handle_of_another_kind_is_refused(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_scope *s = mguard_scope_create(ctx, NULL);
+    mguard_dyn *d = mguard_dyn_create(ctx);
+    mguard_ledger *L = mguard_ledger_create(ctx, NULL);
+    mguard_weak *t = long_table(ctx, NULL);
+    mguard_scope *s_is_dyn = (mguard_scope *)(void *)d;
+    mguard_dyn *d_is_ledger = (mguard_dyn *)(void *)L;
+    mguard_ledger *L_is_scope = (mguard_ledger *)(void *)s;
+    mguard_ledger *L_is_table = (mguard_ledger *)(void *)t;
+    mguard_ledger *L_is_ctx = (mguard_ledger *)(void *)ctx;
+    static int comp;
+    (void)state;
+    assert_int_equal(mguard_scope_enter(s_is_dyn, &comp), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_enter", d));
+    assert_int_equal(mguard_dyn_count(d_is_ledger), 0);
+    EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_count", L));
+    assert_int_equal(mguard_ledger_count(L_is_scope), 0);
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_count", s));
+    assert_int_equal(mguard_ledger_count(L_is_table), 0);
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_count", t));
+    assert_int_equal(mguard_ledger_mark_modified(L_is_ctx, &comp), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_mark_modified", ctx));
+    assert_int_equal(mguard_weak_count((mguard_weak *)(void *)s), 0);
+    EXPECT_LOG(log, NOT_A_TABLE, "mguard_weak_count", (void *)s);
+    /* the real handles still work, and NULL stays silent */
+    assert_int_equal(mguard_scope_set_name(s, &comp, "Comp"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_OK);
+    assert_int_equal(mguard_dyn_count(d), 0);
+    assert_int_equal(mguard_ledger_count(L), 0);
+    assert_int_equal(mguard_ledger_count(NULL), 0);
+    assert_int_equal(mguard_scope_depth(NULL), 0);
+    assert_int_equal(mguard_dyn_count(NULL), 0);
+    assert_int_equal(log.count, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_thread_safe_context_checks_trackers_and_ledgers(void **state)
+{
+    test_log log;
+    mguard_ctx_desc desc;
+    mguard_ctx *ctx;
+    mguard_scope *s;
+    mguard_ledger *L, *c;
+    static int comp;
+    (void)state;
+    memset(&log, 0, sizeof log);
+    memset(&desc, 0, sizeof desc);
+    desc.logger.func = test_log_fn;
+    desc.logger.user = &log;
+    desc.thread_safe = true;
+    ctx = mguard_ctx_create(&desc);
+    assert_non_null(ctx);
+    s = mguard_scope_create(ctx, NULL);
+    L = mguard_ledger_create(ctx, NULL);
+    c = mguard_ledger_clone(L);
+    assert_int_equal(mguard_scope_set_name(s, &comp, "Comp"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_OK);
+    mguard_scope_destroy(s);
+    mguard_ledger_destroy(c);
+    assert_int_equal(mguard_scope_exit(s, &comp), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_exit", s));
+    assert_int_equal(mguard_ledger_restore(L, c), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_restore", c));
+    assert_int_equal(mguard_ledger_count(c), 0);
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_count", c));
+    assert_int_equal(mguard_ledger_count(L), 0);
+    assert_int_equal(log.count, 0);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Every allocation of the creates, failed in turn: NULL, the registry and
+   the context unchanged, nothing leaked. */
+static void test_creates_fail_cleanly_at_each_allocation_with_the_registry(void **state)
+{
+    long n, failures = 0, made = 0;
+    (void)state;
+    for (n = 1; n <= 40; n++) {
+        test_log log; test_alloc al;
+        mguard_ctx *ctx = test_ctx(&log, &al);
+        mguard_scope *s; mguard_dyn *d; mguard_ledger *L, *c = NULL;
+        al.fail_at = al.calls + n;
+        s = mguard_scope_create(ctx, NULL);
+        d = mguard_dyn_create(ctx);
+        L = mguard_ledger_create(ctx, NULL);
+        if (L) c = mguard_ledger_clone(L);
+        failures += !s + !d + !L + (L && !c);
+        made += s && d && L && c;
+        assert_ctx_ok(ctx);
+        mguard_scope_destroy(s);
+        mguard_dyn_destroy(d);
+        mguard_ledger_destroy(c);
+        mguard_ledger_destroy(L);
+        assert_ctx_ok(ctx);
+        mguard_ctx_destroy(ctx);
+        assert_int_equal(al.live_blocks, 0);
+    }
+    assert_true(failures > 0);
+    assert_true(made > 0);
+}
+
+/* A ledger destroyed from inside its own apply stays a live handle until
+   the apply ends (its destroy is deferred), then leaves the registry. */
+typedef struct ledger_in_apply { mguard_ledger *L; size_t count; int calls; } ledger_in_apply;
+
+static void apply_destroys_ledger(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    ledger_in_apply *a = (ledger_in_apply *)user;
+    (void)obj; (void)attr; (void)value; (void)deleted;
+    if (a->calls++) return;
+    mguard_ledger_destroy(a->L);
+    a->count = mguard_ledger_count(a->L);
+}
+
+static void test_ledger_destroy_deferred_by_apply_keeps_the_handle_until_it_ends(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    ledger_in_apply a;
+    static int obj;
+    static int v1, v2;
+    (void)state;
+    memset(&a, 0, sizeof a);
+    a.L = mguard_ledger_create(ctx, NULL);
+    assert_int_equal(mguard_ledger_track_new(a.L, &obj, "cls"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(a.L, &obj, "x", &v1), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(a.L, &obj, "y", &v2), MGUARD_OK);
+    assert_int_equal(mguard_ledger_apply(a.L, apply_destroys_ledger, &a), MGUARD_OK);
+    assert_int_equal(a.calls, 1);                     /* the rest went with the ledger */
+    assert_int_equal(a.count, 0);
+    assert_int_equal(log.count, 0);                   /* live during the apply */
+    assert_int_equal(mguard_ledger_count(a.L), 0);    /* now it is gone */
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_count", a.L));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+/* A scope tracker destroyed from inside its own report's write callback
+   stays a live handle until the report ends (deferred destroy). */
+typedef struct scope_in_report { mguard_scope *s; size_t depth; int calls; } scope_in_report;
+
+static void write_destroys_scope(const char *data, size_t len, void *user)
+{
+    scope_in_report *r = (scope_in_report *)user;
+    (void)data; (void)len;
+    if (r->calls++) return;
+    mguard_scope_destroy(r->s);
+    r->depth = mguard_scope_depth(r->s);
+}
+
+static void test_scope_destroy_deferred_by_its_report_keeps_the_handle_until_it_ends(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    scope_in_report r;
+    (void)state;
+    memset(&r, 0, sizeof r);
+    r.s = mguard_scope_create(ctx, NULL);
+    assert_non_null(r.s);
+    mguard_scope_report_write(r.s, MGUARD_SCOPE_TABLE, write_destroys_scope, &r);
+    assert_true(r.calls >= 1);
+    assert_int_equal(r.depth, 0);
+    assert_int_equal(log.count, 0);                   /* live during the report */
+    assert_int_equal(mguard_scope_depth(r.s), 0);     /* now it is gone */
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_depth", r.s));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 static void test_debug_build_agrees_with_model(void **state)
 {
     uint64_t seed;
@@ -197,6 +515,15 @@ int main(void)
         cmocka_unit_test(test_live_handles_pass_and_foreign_ones_are_named),
         cmocka_unit_test(test_destroy_deferred_by_a_clear_keeps_the_handle_until_it_ends),
         cmocka_unit_test(test_registry_stays_consistent_over_many_tables),
+        cmocka_unit_test(test_scope_used_after_destroy_is_caught),
+        cmocka_unit_test(test_dyn_used_after_destroy_is_caught),
+        cmocka_unit_test(test_ledger_and_clone_used_after_destroy_are_caught),
+        cmocka_unit_test(test_trackers_and_ledgers_used_after_their_context_is_destroyed_are_caught),
+        cmocka_unit_test(test_a_handle_of_another_kind_is_refused),
+        cmocka_unit_test(test_thread_safe_context_checks_trackers_and_ledgers),
+        cmocka_unit_test(test_creates_fail_cleanly_at_each_allocation_with_the_registry),
+        cmocka_unit_test(test_ledger_destroy_deferred_by_apply_keeps_the_handle_until_it_ends),
+        cmocka_unit_test(test_scope_destroy_deferred_by_its_report_keeps_the_handle_until_it_ends),
         cmocka_unit_test(test_debug_build_agrees_with_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
