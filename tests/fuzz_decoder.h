@@ -24,6 +24,10 @@
    ends. Object addresses are reused after death on purpose: the pool is
    fixed, so a destroyed object's address comes back as a new object.
 
+   Besides the core, operations drive one scope tracker and three ledger
+   slots (slot 0 created on first use, slots 1-2 hold clones); see
+   docs/reliability.md for what they cover and leave out.
+
    Extending it: add an operation kind to fz_kind, a weight in fz_weights,
    its two sides in fz_exec, its state to fz_snapshot and its state in the
    model; the driver code does not change. */

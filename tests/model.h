@@ -1,7 +1,10 @@
-/* A reference model of mguard's core, for the differential tests.
+/* A reference model of mguard's core, scope tracker and ledger, for the
+   differential tests.
 
    Same contract as mguard.h sections 1-6 (objects, weak tables with value
-   destructors, weak refs, trackers and watchers, generation tags), written
+   destructors, weak refs, trackers and watchers, generation tags), plus a
+   scope tracker without callbacks (section 7) and ledgers with plain
+   values and no hooks (section 9), each described above its code; written
    to be obviously correct rather than fast: plain arrays, linear scans,
    one malloc per value, nothing shared with mguard's implementation. The
    callbacks have mguard's own types, so the same callback functions can
@@ -35,9 +38,11 @@
    operation then checks its arguments as usual and, where mguard may
    allocate, fails with ENOMEM changing nothing.
 
-   Extending it (scope tracker, ledger): add the component's state to
-   model_ctx, forget it in model_on_destroy's phase 1 and notify in phase 2,
-   the same way the sections below do. */
+   The scope tracker and the ledgers keep their weakly held objects in
+   ordinary model tables (marked `part`) whose on_key_death does their
+   phase-2 work, so deaths reach them in the same order as in mguard.
+   Extending it: add the component's state to model_ctx, forget it in
+   model_on_destroy's phase 1 and notify in phase 2, the same way. */
 #ifndef MGUARD_TESTS_MODEL_H
 #define MGUARD_TESTS_MODEL_H
 
