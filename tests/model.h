@@ -1,7 +1,10 @@
-/* A reference model of mguard's core, for the differential tests.
+/* A reference model of mguard's core, scope tracker and ledger, for the
+   differential tests.
 
    Same contract as mguard.h sections 1-6 (objects, weak tables with value
-   destructors, weak refs, trackers and watchers, generation tags), written
+   destructors, weak refs, trackers and watchers, generation tags), plus a
+   scope tracker without callbacks (section 7) and ledgers with plain
+   values and no hooks (section 9), each described above its code; written
    to be obviously correct rather than fast: plain arrays, linear scans,
    one malloc per value, nothing shared with mguard's implementation. The
    callbacks have mguard's own types, so the same callback functions can
@@ -35,9 +38,11 @@
    operation then checks its arguments as usual and, where mguard may
    allocate, fails with ENOMEM changing nothing.
 
-   Extending it (scope tracker, ledger): add the component's state to
-   model_ctx, forget it in model_on_destroy's phase 1 and notify in phase 2,
-   the same way the sections below do. */
+   The scope tracker and the ledgers keep their weakly held objects in
+   ordinary model tables (marked `part`) whose on_key_death does their
+   phase-2 work, so deaths reach them in the same order as in mguard.
+   Extending it: add the component's state to model_ctx, forget it in
+   model_on_destroy's phase 1 and notify in phase 2, the same way. */
 #ifndef MGUARD_TESTS_MODEL_H
 #define MGUARD_TESTS_MODEL_H
 
@@ -74,6 +79,7 @@ struct model_weak {
     int busy;                /* clear/destroy walks running */
     int destroying;
     int freed;               /* finished: the handle is gone (memory kept) */
+    int part;                /* a component's own table (scope, ledgers) */
 };
 
 typedef struct model_watcher {
@@ -116,6 +122,11 @@ struct model_ctx {
     size_t ndying;
     int fail_next;           /* the next allocating step fails (driver) */
     int fail_taken;          /* ... and it did */
+    /* scope tracker (one, no callbacks) and ledgers (plain values) */
+    struct model_scope *scope;
+    struct model_ledger **ledgers; /* live ledgers, creation order */
+    size_t nledgers;
+    model_weak *lwatch;      /* the ledgers' weak table of deaths, or NULL */
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -635,6 +646,482 @@ MODEL_DEF void model_on_destroy(model_ctx *c, const void *obj)
     free(p);
 }
 
+/* ---- scope tracker ------------------------------------------------------
+   One tracker without callbacks (no type_name, no child, no trace): names
+   come only from model_scope_set_name and are the values of a weak table
+   (the component is a key, so it is known while named, and its death
+   forgets the name in phase 1; in phase 2 the table's on_key_death closes
+   the component's frames, innermost first). Frames keep the name they
+   entered with; a name is active while it has frames, the root always.
+   Strings are the caller's (they must outlive the model). */
+
+typedef struct model_sframe { const void *comp; const char *name; } model_sframe;
+typedef struct model_sactive { const char *name; size_t count; } model_sactive;
+
+typedef struct model_scope {
+    model_ctx *ctx;
+    model_weak *names;       /* comp -> const char * */
+    model_sframe *f;
+    size_t nf;
+    model_sactive *a;        /* active names in order of activation, root excluded */
+    size_t na;
+} model_scope;
+
+#define MODEL_SCOPE_ROOT "Global"
+
+MODEL_DEF bool model__streq(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+MODEL_DEF void model__scope_pop(model_scope *s, size_t i)
+{
+    const char *name = s->f[i].name;
+    size_t j;
+    memmove(&s->f[i], &s->f[i + 1], (s->nf - i - 1) * sizeof *s->f);
+    s->nf--;
+    for (j = 0; j < s->na; j++) {
+        if (model__streq(s->a[j].name, name)) {
+            if (--s->a[j].count == 0) {
+                memmove(&s->a[j], &s->a[j + 1], (s->na - j - 1) * sizeof *s->a);
+                s->na--;
+            }
+            return;
+        }
+    }
+    fprintf(stderr, "model: popped a frame whose name is not active\n");
+    abort();
+}
+
+MODEL_DEF void model__scope_on_death(const void *comp, void *value, void *user)
+{
+    model_ctx *c = (model_ctx *)user;
+    model_scope *s = c->scope;
+    size_t i;
+    (void)value;
+    if (!s) return;
+    for (i = s->nf; i-- > 0;)
+        if (s->f[i].comp == comp) model__scope_pop(s, i);
+}
+
+MODEL_DEF model_scope *model_scope_create(model_ctx *c)
+{
+    model_scope *s;
+    if (c->scope) { fprintf(stderr, "model: one scope tracker only\n"); abort(); }
+    if (model__take_fail(c)) return NULL;
+    s = (model_scope *)calloc(1, sizeof *s);
+    if (!s) abort();
+    s->ctx = c;
+    s->names = model_weak_create(c, sizeof(const char *), NULL, model__scope_on_death, c);
+    if (!s->names) abort();
+    s->names->part = 1;
+    c->scope = s;
+    return s;
+}
+
+MODEL_DEF const char *model_scope_known_name(const model_scope *s, const void *comp)
+{
+    const char **v;
+    if (!s || !comp) return NULL;
+    v = (const char **)model_weak_get(s->names, comp);
+    return v ? *v : NULL;
+}
+
+MODEL_DEF mguard_status model_scope_set_name(model_scope *s, const void *comp, const char *fqn)
+{
+    if (!s || !comp || !fqn || !*fqn) return MGUARD_EINVAL;
+    if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
+    return model_weak_set(s->names, comp, (const void *)&fqn);
+}
+
+MODEL_DEF mguard_status model_scope_enter(model_scope *s, const void *comp)
+{
+    const char *name;
+    model_sframe f;
+    size_t j;
+    if (!s || !comp) return MGUARD_EINVAL;
+    name = model_scope_known_name(s, comp);
+    if (!name) return MGUARD_NOT_FOUND;
+    if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
+    f.comp = comp;
+    f.name = name;
+    MODEL__PUSH(s->f, s->nf, f);
+    for (j = 0; j < s->na; j++) {
+        if (model__streq(s->a[j].name, name)) { s->a[j].count++; return MGUARD_OK; }
+    }
+    {
+        model_sactive a;
+        a.name = name;
+        a.count = 1;
+        MODEL__PUSH(s->a, s->na, a);
+    }
+    return MGUARD_OK;
+}
+
+MODEL_DEF mguard_status model_scope_exit(model_scope *s, const void *comp)
+{
+    size_t i;
+    if (!s || !comp) return MGUARD_EINVAL;
+    for (i = s->nf; i > 0 && s->f[i - 1].comp != comp; i--) {}
+    if (!i) return MGUARD_NOT_FOUND;
+    model__scope_pop(s, i - 1);
+    return MGUARD_OK;
+}
+
+MODEL_DEF bool model_scope_is_active(const model_scope *s, const char *fqn)
+{
+    size_t j;
+    if (!s || !fqn) return false;
+    if (strcmp(fqn, MODEL_SCOPE_ROOT) == 0) return true;
+    for (j = 0; j < s->na; j++)
+        if (model__streq(s->a[j].name, fqn)) return true;
+    return false;
+}
+
+/* Root first, then the active names in order of activation. */
+MODEL_DEF size_t model_scope_parents(const model_scope *s, const char **out, size_t cap)
+{
+    size_t j;
+    if (!s) return 0;
+    if (cap > 0 && out) out[0] = MODEL_SCOPE_ROOT;
+    for (j = 0; j < s->na && j + 1 < cap && out; j++) out[j + 1] = s->a[j].name;
+    return s->na + 1;
+}
+
+MODEL_DEF size_t model_scope_depth(const model_scope *s) { return s ? s->nf : 0; }
+
+MODEL_DEF const char *model_scope_current(const model_scope *s)
+{
+    if (!s) return NULL;
+    return s->nf ? s->f[s->nf - 1].name : MODEL_SCOPE_ROOT;
+}
+
+/* ---- side-effects ledger ------------------------------------------------
+   Ledgers with plain values and no hooks (no retain/release/equal/refs):
+   tracked objects in tracking order, each with its writes in first-recorded
+   order (an overwrite keeps its place). Every object any ledger tracks
+   becomes a key of one weak table shared by all ledgers (known while it
+   lives, until the last ledger is destroyed); its death, in phase 2 (that
+   table's on_key_death), drops from every ledger its entry and every write
+   whose value is that object. No records, no hooks. Strings are the
+   caller's. */
+
+typedef struct model_lwrite { const char *attr; const void *value; bool deleted; } model_lwrite;
+
+typedef struct model_lent {
+    const void *obj;
+    int kind;                /* mguard_ledger_kind */
+    const char *source;
+    bool marked;
+    model_lwrite *w;
+    size_t nw;
+} model_lent;
+
+typedef struct model_ledger {
+    model_ctx *ctx;
+    model_lent *e;
+    size_t n;
+} model_ledger;
+
+MODEL_DEF void model__l_free_ents(model_ledger *L)
+{
+    size_t i;
+    for (i = 0; i < L->n; i++) free(L->e[i].w);
+    free(L->e);
+    L->e = NULL;
+    L->n = 0;
+}
+
+MODEL_DEF long model__l_find(const model_ledger *L, const void *obj)
+{
+    size_t i;
+    for (i = 0; i < L->n; i++)
+        if (L->e[i].obj == obj) return (long)i;
+    return -1;
+}
+
+MODEL_DEF void model__l_drop_entry(model_ledger *L, size_t i)
+{
+    free(L->e[i].w);
+    memmove(&L->e[i], &L->e[i + 1], (L->n - i - 1) * sizeof *L->e);
+    L->n--;
+}
+
+MODEL_DEF void model__l_on_death(const void *key, void *value, void *user)
+{
+    model_ctx *c = (model_ctx *)user;
+    size_t k, i, j;
+    (void)value;
+    for (k = 0; k < c->nledgers; k++) {
+        model_ledger *L = c->ledgers[k];
+        long e = model__l_find(L, key);
+        if (e >= 0) model__l_drop_entry(L, (size_t)e);
+        for (i = 0; i < L->n; i++) {
+            model_lent *en = &L->e[i];
+            size_t n = 0;
+            for (j = 0; j < en->nw; j++)
+                if (en->w[j].value != key) en->w[n++] = en->w[j];
+            en->nw = n;
+        }
+    }
+}
+
+MODEL_DEF model_ledger *model__l_new(model_ctx *c)
+{
+    model_ledger *L = (model_ledger *)calloc(1, sizeof *L);
+    if (!L) abort();
+    L->ctx = c;
+    if (!c->lwatch) {
+        c->lwatch = model_weak_create(c, 1, NULL, model__l_on_death, c);
+        if (!c->lwatch) abort();
+        c->lwatch->part = 1;
+    }
+    MODEL__PUSH(c->ledgers, c->nledgers, L);
+    return L;
+}
+
+MODEL_DEF model_ledger *model_ledger_create(model_ctx *c)
+{
+    if (model__take_fail(c)) return NULL;
+    return model__l_new(c);
+}
+
+MODEL_DEF void model_ledger_destroy(model_ledger *L)
+{
+    model_ctx *c;
+    size_t k;
+    if (!L) return;
+    c = L->ctx;
+    for (k = 0; k < c->nledgers; k++) {
+        if (c->ledgers[k] == L) {
+            memmove(&c->ledgers[k], &c->ledgers[k + 1], (c->nledgers - k - 1) * sizeof *c->ledgers);
+            c->nledgers--;
+            break;
+        }
+    }
+    model__l_free_ents(L);
+    free(L);
+    if (!c->nledgers && c->lwatch) {
+        model_weak *t = c->lwatch;
+        c->lwatch = NULL;
+        model_weak_destroy(t);
+    }
+}
+
+MODEL_DEF mguard_status model_ledger_track(model_ledger *L, const void *obj, const char *source, int kind)
+{
+    model_ctx *c;
+    model_lent en;
+    if (!L || !obj) return MGUARD_EINVAL;
+    c = L->ctx;
+    if (model__l_find(L, obj) >= 0) return MGUARD_EEXIST;
+    if (model__take_fail(c)) return MGUARD_ENOMEM;
+    if (!model_weak_contains(c->lwatch, obj)) {
+        unsigned char one = 1;
+        mguard_status st = model_weak_set(c->lwatch, obj, &one);
+        if (st) return st;   /* a dying object: EINVAL */
+    }
+    memset(&en, 0, sizeof en);
+    en.obj = obj;
+    en.kind = kind;
+    en.source = source;
+    MODEL__PUSH(L->e, L->n, en);
+    return MGUARD_OK;
+}
+
+MODEL_DEF bool model__l_modified(const model_lent *en)
+{
+    if (en->kind == MGUARD_LEDGER_NEW) return true;
+    if (en->kind == MGUARD_LEDGER_MUTABLE) return en->marked;
+    return en->nw > 0;
+}
+
+MODEL_DEF bool model_ledger_is_tracked(const model_ledger *L, const void *obj)
+{
+    return L && obj && model__l_find(L, obj) >= 0;
+}
+
+MODEL_DEF bool model_ledger_is_modified(const model_ledger *L, const void *obj)
+{
+    long e = (L && obj) ? model__l_find(L, obj) : -1;
+    return e >= 0 && model__l_modified(&L->e[e]);
+}
+
+MODEL_DEF mguard_status model_ledger_mark_modified(model_ledger *L, const void *obj)
+{
+    long e;
+    if (!L || !obj) return MGUARD_EINVAL;
+    e = model__l_find(L, obj);
+    if (e < 0 || L->e[e].kind != MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    L->e[e].marked = true;
+    return MGUARD_OK;
+}
+
+MODEL_DEF long model__l_wfind(const model_lent *en, const char *attr)
+{
+    size_t j;
+    for (j = 0; j < en->nw; j++)
+        if (strcmp(en->w[j].attr, attr) == 0) return (long)j;
+    return -1;
+}
+
+MODEL_DEF mguard_status model_ledger_write(model_ledger *L, const void *obj, const char *attr, const void *value, bool deleted)
+{
+    long e, w;
+    model_lent *en;
+    if (!L || !obj || !attr) return MGUARD_EINVAL;
+    e = model__l_find(L, obj);
+    if (e < 0 || L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    if (model__take_fail(L->ctx)) return MGUARD_ENOMEM;
+    if (deleted) value = NULL;
+    en = &L->e[e];
+    w = model__l_wfind(en, attr);
+    if (w >= 0) {
+        en->w[w].value = value;
+        en->w[w].deleted = deleted;
+    } else {
+        model_lwrite nw;
+        nw.attr = attr;
+        nw.value = value;
+        nw.deleted = deleted;
+        MODEL__PUSH(en->w, en->nw, nw);
+    }
+    return MGUARD_OK;
+}
+
+MODEL_DEF mguard_status model_ledger_load(const model_ledger *L, const void *obj, const char *attr, const void **value)
+{
+    long e, w;
+    *value = NULL;
+    if (!L || !obj || !attr) return MGUARD_EINVAL;
+    e = model__l_find(L, obj);
+    if (e < 0) return MGUARD_NOT_FOUND;
+    if (L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    w = model__l_wfind(&L->e[e], attr);
+    if (w < 0) return MGUARD_NOT_FOUND;
+    if (L->e[e].w[w].deleted) return MGUARD_DELETED;
+    *value = L->e[e].w[w].value;
+    return MGUARD_OK;
+}
+
+MODEL_DEF bool model_ledger_has_pending(const model_ledger *L, const void *obj, const char *attr)
+{
+    long e = (L && obj) ? model__l_find(L, obj) : -1;
+    if (e < 0) return false;
+    if (!attr) return L->e[e].nw > 0;
+    return model__l_wfind(&L->e[e], attr) >= 0;
+}
+
+MODEL_DEF size_t model_ledger_count(const model_ledger *L) { return L ? L->n : 0; }
+
+MODEL_DEF size_t model_ledger_modified_count(const model_ledger *L)
+{
+    size_t i, n = 0;
+    for (i = 0; L && i < L->n; i++) n += model__l_modified(&L->e[i]);
+    return n;
+}
+
+MODEL_DEF size_t model_ledger_write_count(const model_ledger *L)
+{
+    size_t i, n = 0;
+    for (i = 0; L && i < L->n; i++) n += L->e[i].nw;
+    return n;
+}
+
+MODEL_DEF void model__l_copy(model_ledger *dst, const model_ledger *src)
+{
+    size_t i;
+    model__l_free_ents(dst);
+    dst->e = (model_lent *)model__xrealloc(NULL, src->n * sizeof *dst->e);
+    dst->n = src->n;
+    for (i = 0; i < src->n; i++) {
+        dst->e[i] = src->e[i];
+        dst->e[i].w = (model_lwrite *)model__xrealloc(NULL, src->e[i].nw * sizeof *src->e[i].w);
+        if (src->e[i].nw) memcpy(dst->e[i].w, src->e[i].w, src->e[i].nw * sizeof *src->e[i].w);
+    }
+}
+
+MODEL_DEF model_ledger *model_ledger_clone(const model_ledger *L)
+{
+    model_ledger *C;
+    if (!L || model__take_fail(L->ctx)) return NULL;
+    C = model__l_new(L->ctx);
+    model__l_copy(C, L);
+    return C;
+}
+
+MODEL_DEF mguard_status model_ledger_restore(model_ledger *L, const model_ledger *cp)
+{
+    if (!L || !cp) return MGUARD_EINVAL;
+    if (L == cp) return MGUARD_OK;
+    if (model__take_fail(L->ctx)) return MGUARD_ENOMEM;
+    model__l_copy(L, cp);
+    return MGUARD_OK;
+}
+
+/* Same objects (kind, source, modified), same writes (by attribute: value
+   pointer and deletion); order does not count. */
+MODEL_DEF bool model_ledger_equal(const model_ledger *a, const model_ledger *b)
+{
+    size_t i, j;
+    if (!a || !b) return false;
+    if (a->n != b->n) return false;
+    for (i = 0; i < a->n; i++) {
+        const model_lent *x = &a->e[i];
+        long k = model__l_find(b, x->obj);
+        const model_lent *y;
+        if (k < 0) return false;
+        y = &b->e[k];
+        if (x->kind != y->kind || !model__streq(x->source, y->source) || model__l_modified(x) != model__l_modified(y))
+            return false;
+        if (x->nw != y->nw) return false;
+        for (j = 0; j < x->nw; j++) {
+            long w = model__l_wfind(y, x->w[j].attr);
+            if (w < 0 || y->w[w].value != x->w[j].value || y->w[w].deleted != x->w[j].deleted) return false;
+        }
+    }
+    return true;
+}
+
+/* Default refs: a value refers to itself. Keep every NEW object reachable
+   from the roots or from an EXISTING/MUTABLE object through pending
+   values; drop the others with their writes. */
+MODEL_DEF mguard_status model_ledger_prune(model_ledger *L, const void *const *roots, size_t nroots)
+{
+    unsigned char *mark;
+    size_t i, j, r;
+    bool grew;
+    if (!L || (!roots && nroots)) return MGUARD_EINVAL;
+    if (model__take_fail(L->ctx)) return MGUARD_ENOMEM;
+    mark = (unsigned char *)calloc(L->n + 1, 1);
+    if (!mark) abort();
+    for (r = 0; r < nroots; r++) {
+        long e = roots[r] ? model__l_find(L, roots[r]) : -1;
+        if (e >= 0) mark[e] = 1;
+    }
+    for (i = 0; i < L->n; i++)
+        if (L->e[i].kind != MGUARD_LEDGER_NEW) mark[i] = 1;
+    do {   /* fixed point: plain and obviously terminating */
+        grew = false;
+        for (i = 0; i < L->n; i++) {
+            if (!mark[i]) continue;
+            for (j = 0; j < L->e[i].nw; j++) {
+                long e = L->e[i].w[j].value ? model__l_find(L, L->e[i].w[j].value) : -1;
+                if (e >= 0 && !mark[e]) { mark[e] = 1; grew = true; }
+            }
+        }
+    } while (grew);
+    for (i = L->n; i-- > 0;)
+        if (!mark[i]) model__l_drop_entry(L, i);
+    free(mark);
+    return MGUARD_OK;
+}
+
+MODEL_DEF void model_ledger_clear(model_ledger *L)
+{
+    if (L) model__l_free_ents(L);
+}
+
 /* ---- teardown --------------------------------------------------------- */
 
 /* Destroy every table, newest first (as mguard_ctx_destroy), then free
@@ -643,6 +1130,17 @@ MODEL_DEF void model_destroy(model_ctx *c)
 {
     size_t i;
     if (!c) return;
+    /* the components go first, as in mguard_ctx_destroy (their tables
+       have no value destructors: nothing is called) */
+    while (c->nledgers) model_ledger_destroy(c->ledgers[c->nledgers - 1]);
+    if (c->scope) {
+        model_scope *s = c->scope;
+        c->scope = NULL;
+        model_weak_destroy(s->names);
+        free(s->f);
+        free(s->a);
+        free(s);
+    }
     for (;;) {
         model_weak *newest = NULL;
         for (i = 0; i < c->ntables; i++)
@@ -660,6 +1158,7 @@ MODEL_DEF void model_destroy(model_ctx *c)
     free(c->objs);
     free(c->frames);
     free(c->dying);
+    free(c->ledgers);
     free(c);
 }
 

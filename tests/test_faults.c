@@ -134,6 +134,65 @@ static void test_every_allocation_failure_is_survived(void **state)
     free(p.b);
 }
 
+/* The scope tracker and the ledgers under every allocation failure: names,
+   nested and out-of-order frames, the three kinds of tracking, writes,
+   deletions, loads, clones, equal, restore, prune, and deaths reaching
+   named active components and objects tracked by a ledger and its clones.
+   Pool of 6 objects, 2 tables. */
+static void scope_and_ledger(fz_prog *p)
+{
+    fz_emit(p, FZ_CREATE_TABLE, 0, 1, 5, 0);
+    fz_emit(p, FZ_SET, 0, 0, 0, 0);
+    fz_emit(p, FZ_S_NAME, 0, 0, 0, 0);
+    fz_emit(p, FZ_S_NAME, 1, 6, 0, 0);
+    fz_emit(p, FZ_S_ENTER, 0, 0, 0, 0);
+    fz_emit(p, FZ_S_ENTER, 1, 0, 0, 0);
+    fz_emit(p, FZ_S_ENTER, 0, 0, 0, 0);
+    fz_emit(p, FZ_S_NAME, 2, 3, 0, 0);
+    fz_emit(p, FZ_S_ENTER, 2, 0, 0, 0);
+    fz_emit(p, FZ_S_EXIT, 1, 0, 0, 0);
+    fz_emit(p, FZ_S_QUERY, 0, 0, 0, 0);
+    fz_emit(p, FZ_L_TRACK, 1, 0, 0, 0);
+    fz_emit(p, FZ_L_TRACK, 2, 1, 1, 0);
+    fz_emit(p, FZ_L_TRACK, 3, 2, 8, 0);
+    fz_emit(p, FZ_L_TRACK, 4, 1, 2, 0);
+    fz_emit(p, FZ_L_WRITE, 1, 2, 0, 0);
+    fz_emit(p, FZ_L_WRITE, 2, 4, 1, 0);
+    fz_emit(p, FZ_L_WRITE, 1, 0xff, 4, 0);
+    fz_emit(p, FZ_L_WRITE, 4, 1, 2, 0);
+    fz_emit(p, FZ_L_MARK, 3, 0, 0, 0);
+    fz_emit(p, FZ_L_LOAD, 1, 0, 0, 0);
+    fz_emit(p, FZ_L_LOAD, 2, 0, 1, 0);
+    fz_emit(p, FZ_L_CLONE, 0, 0, 0, 0);
+    fz_emit(p, FZ_L_WRITE, 1, 3, 1, 0);
+    fz_emit(p, FZ_L_EQUAL, 1, 0, 0, 0);
+    fz_emit(p, FZ_L_RESTORE, 1, 0, 0, 0);
+    fz_emit(p, FZ_L_PRUNE, 4, 0, 1, 0);
+    fz_emit(p, FZ_L_CLONE, 1, 0, 0x10, 0);
+    fz_emit(p, FZ_DESTROY_OBJ, 2, 0, 0, 0);
+    fz_emit(p, FZ_DESTROY_OBJ, 0, 0, 0, 0);
+    fz_emit(p, FZ_L_CLEAR, 0, 0, 0x20, 0);
+    fz_emit(p, FZ_L_DESTROY, 0, 0, 0x10, 0);
+    fz_emit(p, FZ_L_PRUNE, 0, 0, 0, 0);
+    fz_emit(p, FZ_S_QUERY, 1, 6, 0, 0);
+}
+
+static void test_every_allocation_failure_is_survived_by_scope_and_ledger(void **state)
+{
+    fz_prog p = { NULL, 0, 0 };
+    fz_opts o;
+    sweep s;
+    (void)state;
+    scope_and_ledger(&p);
+    memset(&o, 0, sizeof o);
+    o.nobj = 6;
+    o.ntab = 2;
+    s = fail_every_allocation(&p, o, "scope and ledger workload");
+    assert_true(s.allocs > 20);
+    assert_true(s.enomem > 0);
+    free(p.b);
+}
+
 /* A death storm: every value's destructor and every watcher destroys
    another object (or a table), chosen at random; then one death sets it
    off, and every object is destroyed from the top in random order. */
@@ -210,6 +269,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_allocation_failure_is_survived),
+        cmocka_unit_test(test_every_allocation_failure_is_survived_by_scope_and_ledger),
         cmocka_unit_test(test_death_storms_agree_with_model),
         cmocka_unit_test(test_death_storm_survives_every_allocation_failure),
     };
