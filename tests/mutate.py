@@ -42,7 +42,7 @@ MUTANTS = [
     # ---- 1. context: the hash index and the object registry -----------
     ("ix-del-no-backshift", "lookups find every key after removals (hash index)",
      "if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {",
-     "if (0) {"),
+     "if (i <= j ? (home < i || home > j) : (home < i && home > j)) {"),
     ("ix-reserve-full-load", "the index stays at most half full (lookups end)",
      "if (need * 2 <= cap) return MGUARD_OK;",
      "if (need <= cap) return MGUARD_OK;"),

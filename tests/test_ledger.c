@@ -457,6 +457,89 @@ static void test_iteration_survives_removals_and_compaction(void **state)
     teardown();
 }
 
+/* Restore under a live iterator: the restored entries sit at other
+   positions than the iterator's (the ledger was compacted after the
+   checkpoint); the walk goes on after the last object it returned, in the
+   restored order, and returns none twice. */
+static void test_iteration_continues_exactly_across_restore(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    mguard_ledger *cp;
+    static tobj n[6];
+    static char names[6][4];
+    mguard_ledger_iter it;
+    uint64_t epoch0;
+    char seen[128] = "";
+    int i;
+    OBJ(c, "c", 0); OBJ(d, "d", 0); OBJ(f, "f", 0);
+    (void)state;
+    for (i = 0; i < 6; i++) {
+        snprintf(names[i], sizeof names[i], "n%d", i);
+        memset(&n[i], 0, sizeof n[i]);
+        n[i].name = names[i];
+        assert_int_equal(mguard_ledger_track_new(L, &n[i], "N"), MGUARD_OK);
+    }
+    assert_int_equal(mguard_ledger_track_existing(L, &c, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track_existing(L, &d, NULL), MGUARD_OK);
+    cp = mguard_ledger_clone(L);
+    assert_non_null(cp);
+    /* drop n0..n5 (new, unreachable), then compact by tracking f */
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
+    epoch0 = mguard_ledger_objects(L, false).epoch_;
+    assert_int_equal(mguard_ledger_track_existing(L, &f, NULL), MGUARD_OK);
+    it = mguard_ledger_objects(L, false);
+    assert_true(it.epoch_ != epoch0);   /* compacted: c, d, f at 0, 1, 2 */
+    while (mguard_ledger_next_object(&it)) {
+        size_t k = strlen(seen);
+        snprintf(seen + k, sizeof seen - k, "%s%s", k ? " " : "", ((const tobj *)it.obj)->name);
+        if (it.obj == &c) assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);
+    }
+    assert_string_equal(seen, "c d");
+    assert_string_equal(dumps(L), "n0:new:N*{} n1:new:N*{} n2:new:N*{} n3:new:N*{} n4:new:N*{} n5:new:N*{} "
+                                  "c:existing:-{} d:existing:-{} ");
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    teardown();
+}
+
+/* Clear under a live iterator: nothing that was cleared is returned, and
+   objects tracked after the clear come next, each once. */
+static void test_iteration_continues_exactly_across_clear(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    mguard_ledger_iter it;
+    char seen[128] = "";
+    OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0); OBJ(d, "d", 0); OBJ(e, "e", 0); OBJ(f, "f", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_track_existing(L, &b, NULL);
+    mguard_ledger_track_existing(L, &c, NULL);
+    mguard_ledger_track_existing(L, &d, NULL);
+    it = mguard_ledger_objects(L, false);
+    while (mguard_ledger_next_object(&it)) {
+        size_t k = strlen(seen);
+        snprintf(seen + k, sizeof seen - k, "%s%s", k ? " " : "", ((const tobj *)it.obj)->name);
+        if (it.obj == &b) {
+            mguard_ledger_clear(L);
+            assert_int_equal(mguard_ledger_track_existing(L, &e, NULL), MGUARD_OK);
+            assert_int_equal(mguard_ledger_track_existing(L, &f, NULL), MGUARD_OK);
+        }
+    }
+    assert_string_equal(seen, "a b e f");
+    assert_int_equal(mguard_ledger_count(L), 2);
+    /* a clear with nothing tracked after it ends the walk */
+    seen[0] = 0;
+    it = mguard_ledger_objects(L, false);
+    while (mguard_ledger_next_object(&it)) {
+        size_t k = strlen(seen);
+        snprintf(seen + k, sizeof seen - k, "%s%s", k ? " " : "", ((const tobj *)it.obj)->name);
+        mguard_ledger_clear(L);
+    }
+    assert_string_equal(seen, "e");
+    assert_int_equal(mguard_ledger_count(L), 0);
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    teardown();
+}
+
 static void test_write_iteration_survives_removal_of_the_next_write(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL);
@@ -1978,6 +2061,8 @@ int main(void)
         cmocka_unit_test(test_mark_modified_is_only_for_mutable_containers),
         cmocka_unit_test(test_iteration_is_tracking_order_then_first_record_order),
         cmocka_unit_test(test_iteration_survives_removals_and_compaction),
+        cmocka_unit_test(test_iteration_continues_exactly_across_restore),
+        cmocka_unit_test(test_iteration_continues_exactly_across_clear),
         cmocka_unit_test(test_write_iteration_survives_removal_of_the_next_write),
         cmocka_unit_test(test_records_keep_their_order_and_hold_payloads),
         cmocka_unit_test(test_hook_ids_are_the_smallest_free_id_from_the_live_count),

@@ -154,6 +154,263 @@ static void test_allocation_failure_creating_the_lock_leaks_nothing(void **state
     assert_string_equal(log.last, "mguard_ctx_create: out of memory");
 }
 
+/* ---- every public function takes the lock --------------------------------
+   Each function of the lock layer's list (MGUARD__API in mguard.h, read
+   from the header itself so a new function cannot be forgotten here) is
+   called once on a thread-safe context with a counting lock: the call must
+   take the lock exactly once and let it go exactly once, plus once more
+   for each callback it runs (callbacks run outside the lock: each checks
+   it). The context has no value destructor, no watcher and no ledger hook
+   that could fire, so no other call-out happens. */
+static my_lock *g_cl_lock;
+static long g_cl_callbacks, g_cl_held;
+static void cl_callback_seen(void)
+{
+    g_cl_callbacks++;
+    if (flag_get(&g_cl_lock->held)) g_cl_held++;
+}
+static void cl_write(const char *data, size_t len, void *user) { (void)data; (void)len; (void)user; cl_callback_seen(); }
+static void cl_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    (void)obj; (void)attr; (void)value; (void)deleted; (void)user;
+    cl_callback_seen();
+}
+static void cl_invalidate_never(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+    fail_msg("no watcher may fire in this test");
+}
+static bool cl_retain(void *obj, void *user)
+{
+    (void)obj;
+    /* try_retain runs under the lock, by contract */
+    *(int *)user += flag_get(&g_cl_lock->held);
+    return true;
+}
+
+#define CL_MAX 160
+static char g_cl_done[CL_MAX][40];
+static int g_cl_ndone;
+
+/* Call `call`, naming the function; check the lock's counts. */
+#define LOCKED(name, call) do { \
+        long l0_ = l.locks, u0_ = l.unlocks, c0_ = g_cl_callbacks; \
+        call; \
+        assert_int_equal(l.locks - l0_, 1 + (g_cl_callbacks - c0_)); \
+        assert_int_equal(l.unlocks - u0_, 1 + (g_cl_callbacks - c0_)); \
+        assert_false(flag_get(&l.held)); \
+        assert_true(g_cl_ndone < CL_MAX); \
+        snprintf(g_cl_done[g_cl_ndone++], sizeof g_cl_done[0], "%s", name); \
+    } while (0)
+
+/* The names listed in MGUARD__API, one per line of that macro. */
+static int api_list(char names[][40], int cap)
+{
+    FILE *f = fopen("mguard.h", "r");
+    char line[1024];
+    int n = 0, in = 0;
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        const char *p = line, *q;
+        if (!in) {
+            in = strncmp(line, "#define MGUARD__API(X, V)", 25) == 0;
+            continue;
+        }
+        while (*p == ' ') p++;
+        if (strncmp(p, "X(", 2) == 0) {
+            p = strchr(p, ',');
+            assert_non_null(p);
+            p += 2;
+        } else if (strncmp(p, "V(", 2) == 0) {
+            p += 2;
+        } else {
+            break;
+        }
+        q = strchr(p, ',');
+        assert_non_null(q);
+        assert_true(n < cap && q - p < 32);
+        snprintf(names[n++], 40, "mguard_%.*s", (int)(q - p), p);
+    }
+    fclose(f);
+    return n;
+}
+
+static void test_every_public_function_takes_the_lock_once(void **state)
+{
+    my_lock l;
+    test_log log;
+    mguard_ctx *ctx = user_lock_ctx(&l, &log);
+    static int o1, o2, o3, guard, cls, comp, val;
+    static char api[CL_MAX][40];
+    mguard_weak_desc wd;
+    mguard_weak *t = NULL;
+    mguard_weak_iter wit;
+    mguard_scope *s = NULL;
+    mguard_dyn *d = NULL;
+    mguard_dyn_iter dit;
+    mguard_ledger *L = NULL, *C = NULL;
+    mguard_ledger_iter lit;
+    mguard_ledger_entry le;
+    mguard_ledger_hook hk;
+    mguard_ledger_diff_result *diff = NULL;
+    mguard_ref ref;
+    const char *names[4];
+    const char *tag;
+    void *payload, *pv;
+    bool dyn[4];
+    char buf[256];
+    long out;
+    int64_t dims[2] = {2, 3};
+    int id = -1, retained_held = 0, i, j, napi;
+    (void)state;
+    assert_non_null(ctx);
+    g_cl_lock = &l;
+    g_cl_callbacks = g_cl_held = 0;
+    g_cl_ndone = 0;
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof(long);
+    out = 7;
+
+    /* 1, 2: context and lifetimes */
+    LOCKED("mguard_ctx_check", assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK));
+    LOCKED("mguard_intern", assert_string_equal(mguard_intern(ctx, "name"), "name"));
+    /* 3: weak tables */
+    LOCKED("mguard_weak_create", t = mguard_weak_create(ctx, &wd));
+    assert_non_null(t);
+    LOCKED("mguard_weak_set", assert_int_equal(mguard_weak_set(t, &o1, &out), MGUARD_OK));
+    LOCKED("mguard_weak_get", assert_non_null(mguard_weak_get(t, &o1)));
+    LOCKED("mguard_weak_contains", assert_true(mguard_weak_contains(t, &o1)));
+    LOCKED("mguard_weak_count", assert_int_equal(mguard_weak_count(t), 1));
+    LOCKED("mguard_weak_iterate", wit = mguard_weak_iterate(t));
+    LOCKED("mguard_weak_next", assert_true(mguard_weak_next(&wit)));
+    LOCKED("mguard_weak_get_copy", assert_int_equal(mguard_weak_get_copy(t, &o1, &out), MGUARD_OK));
+    LOCKED("mguard_weak_remove", assert_int_equal(mguard_weak_remove(t, &o1), MGUARD_OK));
+    LOCKED("mguard_weak_set_ptr", assert_int_equal(mguard_weak_set_ptr(t, &o1, &val), MGUARD_OK));
+    LOCKED("mguard_weak_get_ptr", assert_ptr_equal(mguard_weak_get_ptr(t, &o1), &val));
+    LOCKED("mguard_weak_clear", mguard_weak_clear(t));
+    LOCKED("mguard_ctx_object_count", assert_int_equal(mguard_ctx_object_count(ctx), 0));
+    LOCKED("mguard_weak_destroy", mguard_weak_destroy(t));
+    /* 4: refs */
+    LOCKED("mguard_ref_make", ref = mguard_ref_make(ctx, &o2));
+    LOCKED("mguard_ref_get", assert_ptr_equal(mguard_ref_get(ctx, ref), &o2));
+    LOCKED("mguard_ref_get_retained", assert_ptr_equal(mguard_ref_get_retained(ctx, ref, cl_retain, &retained_held), &o2));
+    assert_int_equal(retained_held, 1);
+    LOCKED("mguard_is_known", assert_true(mguard_is_known(ctx, &o2)));
+    /* 5: trackers (no watcher fires: o1 is watched but never mutated) */
+    LOCKED("mguard_watch", assert_int_equal(mguard_watch(ctx, &o1, &guard, cl_invalidate_never, NULL), MGUARD_OK));
+    LOCKED("mguard_watcher_count", assert_int_equal(mguard_watcher_count(ctx, &o1), 1));
+    LOCKED("mguard_unwatch", assert_int_equal(mguard_unwatch(ctx, &o1, &guard), MGUARD_OK));
+    LOCKED("mguard_on_mutation", mguard_on_mutation(ctx, &o1, "x"));
+    LOCKED("mguard_mutation_count", assert_int_equal(mguard_mutation_count(ctx, &o1), 1));
+    /* 6: generations */
+    LOCKED("mguard_gen_advance", assert_int_equal(mguard_gen_advance(ctx), 1));
+    LOCKED("mguard_gen_tag", assert_int_equal(mguard_gen_tag(ctx, &o2), MGUARD_OK));
+    LOCKED("mguard_gen_get", assert_int_equal(mguard_gen_get(ctx, &o2), 1));
+    LOCKED("mguard_gen_check", assert_true(mguard_gen_check(ctx, &o2)));
+    LOCKED("mguard_gen_current", assert_int_equal(mguard_gen_current(ctx), 1));
+    LOCKED("mguard_gen_mark_class_dynamic", assert_int_equal(mguard_gen_mark_class_dynamic(ctx, &cls), MGUARD_OK));
+    LOCKED("mguard_gen_is_class_dynamic", assert_true(mguard_gen_is_class_dynamic(ctx, &cls)));
+    LOCKED("mguard_gen_is_dynamic", assert_true(mguard_gen_is_dynamic(ctx, &o1, &cls)));
+    LOCKED("mguard_gen_clear", mguard_gen_clear(ctx));
+    /* 7: scope tracker (no callbacks in its desc: the logical clock) */
+    LOCKED("mguard_scope_create", s = mguard_scope_create(ctx, NULL));
+    assert_non_null(s);
+    LOCKED("mguard_scope_set_name", assert_int_equal(mguard_scope_set_name(s, &comp, "Net"), MGUARD_OK));
+    LOCKED("mguard_scope_name", assert_string_equal(mguard_scope_name(s, &comp), "Net"));
+    LOCKED("mguard_scope_known_name", assert_string_equal(mguard_scope_known_name(s, &comp), "Net"));
+    LOCKED("mguard_scope_enter", assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_OK));
+    LOCKED("mguard_scope_is_active", assert_true(mguard_scope_is_active(s, "Net")));
+    LOCKED("mguard_scope_parents", assert_int_equal(mguard_scope_parents(s, names, 4), 2));
+    LOCKED("mguard_scope_current", assert_string_equal(mguard_scope_current(s), "Net"));
+    LOCKED("mguard_scope_depth", assert_int_equal(mguard_scope_depth(s), 1));
+    LOCKED("mguard_scope_path", assert_int_equal(mguard_scope_path(s, buf, sizeof buf), strlen("Global > Net")));
+    assert_string_equal(buf, "Global > Net");
+    LOCKED("mguard_scope_add", assert_int_equal(mguard_scope_add(s, "flops", 2.0), MGUARD_OK));
+    LOCKED("mguard_scope_counter", assert_true(mguard_scope_counter(s, "Net", "flops") == 2.0));
+    LOCKED("mguard_scope_exit", assert_int_equal(mguard_scope_exit(s, &comp), MGUARD_OK));
+    LOCKED("mguard_scope_set_backward", assert_int_equal(mguard_scope_set_backward(s, true), MGUARD_OK));
+    LOCKED("mguard_scope_is_backward", assert_true(mguard_scope_is_backward(s)));
+    LOCKED("mguard_scope_report", assert_true(mguard_scope_report(s, MGUARD_SCOPE_TABLE, buf, sizeof buf) > 0));
+    LOCKED("mguard_scope_report_write", assert_true(mguard_scope_report_write(s, MGUARD_SCOPE_TABLE, cl_write, NULL) > 0));
+    assert_true(g_cl_callbacks > 0);
+    LOCKED("mguard_scope_clear_trace", assert_int_equal(mguard_scope_clear_trace(s), MGUARD_OK));
+    LOCKED("mguard_scope_clear_warnings", assert_int_equal(mguard_scope_clear_warnings(s), MGUARD_OK));
+    LOCKED("mguard_scope_reset", assert_int_equal(mguard_scope_reset(s), MGUARD_OK));
+    LOCKED("mguard_scope_destroy", mguard_scope_destroy(s));
+    /* 8: dynamism tracker */
+    LOCKED("mguard_dyn_create", d = mguard_dyn_create(ctx));
+    assert_non_null(d);
+    LOCKED("mguard_dyn_observe", assert_int_equal(mguard_dyn_observe(d, "x", dims, 2), MGUARD_OK));
+    LOCKED("mguard_dyn_observe_scalar", assert_int_equal(mguard_dyn_observe_scalar(d, "lr", 0.5), MGUARD_OK));
+    LOCKED("mguard_dyn_dims", assert_int_equal(mguard_dyn_dims(d, "x", dyn, 4), 2));
+    LOCKED("mguard_dyn_is_dynamic", assert_false(mguard_dyn_is_dynamic(d, "x", 0)));
+    LOCKED("mguard_dyn_has", assert_true(mguard_dyn_has(d, "lr")));
+    LOCKED("mguard_dyn_count", assert_int_equal(mguard_dyn_count(d), 2));
+    LOCKED("mguard_dyn_iterate", dit = mguard_dyn_iterate(d));
+    LOCKED("mguard_dyn_next", assert_true(mguard_dyn_next(&dit)));
+    LOCKED("mguard_dyn_format", assert_true(mguard_dyn_format(d, buf, sizeof buf) > 0));
+    LOCKED("mguard_dyn_destroy", mguard_dyn_destroy(d));
+    /* 9: ledger (no hooks) */
+    LOCKED("mguard_ledger_create", L = mguard_ledger_create(ctx, NULL));
+    assert_non_null(L);
+    LOCKED("mguard_ledger_track_existing", assert_int_equal(mguard_ledger_track_existing(L, &o1, "G['o1']"), MGUARD_OK));
+    LOCKED("mguard_ledger_track_new", assert_int_equal(mguard_ledger_track_new(L, &o2, "Point"), MGUARD_OK));
+    LOCKED("mguard_ledger_track_mutable", assert_int_equal(mguard_ledger_track_mutable(L, &cls, NULL), MGUARD_OK));
+    LOCKED("mguard_ledger_is_tracked", assert_true(mguard_ledger_is_tracked(L, &o1)));
+    LOCKED("mguard_ledger_get", assert_int_equal(mguard_ledger_get(L, &o1, &le), MGUARD_OK));
+    LOCKED("mguard_ledger_mark_modified", assert_int_equal(mguard_ledger_mark_modified(L, &cls), MGUARD_OK));
+    LOCKED("mguard_ledger_is_modified", assert_true(mguard_ledger_is_modified(L, &cls)));
+    LOCKED("mguard_ledger_clone", C = mguard_ledger_clone(L));
+    assert_non_null(C);
+    LOCKED("mguard_ledger_store_attr", assert_int_equal(mguard_ledger_store_attr(L, &o1, "a", &val), MGUARD_OK));
+    LOCKED("mguard_ledger_delete_attr", assert_int_equal(mguard_ledger_delete_attr(L, &o1, "b"), MGUARD_OK));
+    LOCKED("mguard_ledger_load_attr", assert_int_equal(mguard_ledger_load_attr(L, &o1, "a", &pv), MGUARD_OK));
+    LOCKED("mguard_ledger_has_pending", assert_true(mguard_ledger_has_pending(L, &o1, "b")));
+    LOCKED("mguard_ledger_count", assert_int_equal(mguard_ledger_count(L), 3));
+    LOCKED("mguard_ledger_modified_count", assert_int_equal(mguard_ledger_modified_count(L), 3));
+    LOCKED("mguard_ledger_write_count", assert_int_equal(mguard_ledger_write_count(L), 2));
+    LOCKED("mguard_ledger_objects", lit = mguard_ledger_objects(L, false));
+    LOCKED("mguard_ledger_next_object", assert_true(mguard_ledger_next_object(&lit)));
+    LOCKED("mguard_ledger_writes", lit = mguard_ledger_writes(L, &o1));
+    LOCKED("mguard_ledger_next_write", assert_true(mguard_ledger_next_write(&lit)));
+    LOCKED("mguard_ledger_record", assert_int_equal(mguard_ledger_record(L, "saved", &val), MGUARD_OK));
+    LOCKED("mguard_ledger_record_count", assert_int_equal(mguard_ledger_record_count(L), 1));
+    LOCKED("mguard_ledger_record_at", assert_int_equal(mguard_ledger_record_at(L, 0, &tag, &payload), MGUARD_OK));
+    LOCKED("mguard_ledger_register_hook", assert_int_equal(mguard_ledger_register_hook(L, &o1, "h", &val, &id), MGUARD_OK));
+    LOCKED("mguard_ledger_hook_count", assert_int_equal(mguard_ledger_hook_count(L), 1));
+    LOCKED("mguard_ledger_hook_at", assert_int_equal(mguard_ledger_hook_at(L, 0, &hk), MGUARD_OK));
+    LOCKED("mguard_ledger_equal", assert_false(mguard_ledger_equal(L, C)));
+    LOCKED("mguard_ledger_diff", assert_int_equal(mguard_ledger_diff(C, L, &diff), MGUARD_OK));
+    assert_non_null(diff);
+    LOCKED("mguard_ledger_diff_free", mguard_ledger_diff_free(diff));
+    LOCKED("mguard_ledger_apply", assert_int_equal(mguard_ledger_apply(L, cl_apply, NULL), MGUARD_OK));
+    LOCKED("mguard_ledger_remove_hook", assert_int_equal(mguard_ledger_remove_hook(L, id), MGUARD_OK));
+    LOCKED("mguard_ledger_prune", assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK));
+    LOCKED("mguard_ledger_storage_bytes", assert_true(mguard_ledger_storage_bytes(L) > 0));
+    LOCKED("mguard_ledger_check", assert_int_equal(mguard_ledger_check(L), MGUARD_OK));
+    LOCKED("mguard_ledger_restore", assert_int_equal(mguard_ledger_restore(L, C), MGUARD_OK));
+    LOCKED("mguard_ledger_is_empty", assert_false(mguard_ledger_is_empty(L)));
+    LOCKED("mguard_ledger_clear", mguard_ledger_clear(L));
+    LOCKED("mguard_ledger_destroy", mguard_ledger_destroy(C));
+    /* 2: a death with nothing to call back (o3 only has a ref) */
+    assert_false(mguard_ref_is_null(mguard_ref_make(ctx, &o3)));
+    LOCKED("mguard_on_destroy", mguard_on_destroy(ctx, &o3));
+    assert_false(mguard_is_known(ctx, &o3));
+    assert_int_equal(g_cl_held, 0);
+    assert_int_equal(log.count, 0);
+    LOCKED("mguard_ctx_destroy", mguard_ctx_destroy(ctx));
+
+    /* every function of the lock layer's list was called above */
+    napi = api_list(api, CL_MAX);
+    assert_int_equal(napi, g_cl_ndone - 1);   /* + mguard_ctx_destroy, written out by hand */
+    for (i = 0; i < napi; i++) {
+        for (j = 0; j < g_cl_ndone && strcmp(api[i], g_cl_done[j]) != 0; j++) {}
+        if (j == g_cl_ndone) fail_msg("%s is not checked by this test", api[i]);
+    }
+    pthread_mutex_destroy(&l.m);
+    g_cl_lock = NULL;
+}
+
 /* ---- the lock is never held around a callback ---------------------------- */
 
 typedef struct cb_env {
@@ -913,6 +1170,7 @@ int main(void)
         cmocka_unit_test(test_thread_safe_context_says_so),
         cmocka_unit_test(test_half_given_lock_is_refused),
         cmocka_unit_test(test_allocation_failure_creating_the_lock_leaks_nothing),
+        cmocka_unit_test(test_every_public_function_takes_the_lock_once),
         cmocka_unit_test(test_user_lock_is_taken_around_calls_and_never_held_in_callbacks),
         cmocka_unit_test(test_destroy_from_a_callback_is_refused_and_lets_the_lock_go),
         cmocka_unit_test(test_invalidate_callback_calls_back_in_on_its_own_thread),

@@ -256,6 +256,72 @@ static void test_iterate_survives_compaction(void **state)
     assert_ctx_ok(f->ctx);
 }
 
+/* Compaction under an iterator, entry by entry. A table starts with room
+   for 8 entries: keys k[0..7] fill it; when the cursor reaches k[at], the
+   keys in `removed` go (at least 3 tombstones: a quarter of 8, plus one)
+   and the keys k[8..8+ninsert) arrive, the first of which compacts the
+   full array under the iterator. The walk must visit exactly `want`. */
+static void walk_with_compaction(fixture *f, int at, const int *removed, int nremoved, int ninsert, const char *want)
+{
+    static int k[16];
+    char seen[128] = "";
+    mguard_weak_iter it;
+    uint64_t epoch0;
+    int i;
+    for (i = 0; i < 8; i++) assert_int_equal(setl(f->t, &k[i], i), MGUARD_OK);
+    it = mguard_weak_iterate(f->t);
+    epoch0 = it.epoch_;
+    while (mguard_weak_next(&it)) {
+        long v;
+        size_t n = strlen(seen);
+        memcpy(&v, it.value, sizeof v);
+        snprintf(seen + n, sizeof seen - n, "%s%ld", n ? " " : "", v);
+        if (v == at) {
+            for (i = 0; i < nremoved; i++) assert_int_equal(mguard_weak_remove(f->t, &k[removed[i]]), MGUARD_OK);
+            for (i = 8; i < 8 + ninsert; i++) assert_int_equal(setl(f->t, &k[i], i), MGUARD_OK);
+        }
+    }
+    assert_string_equal(seen, want);
+    assert_true(it.epoch_ != epoch0);   /* the table really was compacted */
+    assert_int_equal(mguard_weak_count(f->t), 8 - nremoved + ninsert);
+    assert_int_equal(f->dl.calls, nremoved);
+    assert_ctx_ok(f->ctx);
+}
+
+/* The entry after the cursor is still live when the table compacts: the
+   walk resumes exactly there (not one further). */
+static void test_iterate_compaction_with_the_next_entry_live(void **state)
+{
+    static const int rm[] = {3, 4, 5};
+    walk_with_compaction((fixture *)*state, 0, rm, 3, 1, "0 1 2 6 7 8");
+}
+
+static void test_iterate_compaction_after_removing_the_current_entry(void **state)
+{
+    static const int rm[] = {2, 4, 5};
+    walk_with_compaction((fixture *)*state, 2, rm, 3, 1, "0 1 2 3 6 7 8");
+}
+
+static void test_iterate_compaction_after_removing_the_previous_entries(void **state)
+{
+    static const int rm[] = {1, 0, 5};
+    walk_with_compaction((fixture *)*state, 2, rm, 3, 1, "0 1 2 3 4 6 7 8");
+}
+
+static void test_iterate_compaction_after_removing_the_next_entry(void **state)
+{
+    static const int rm[] = {3, 5, 6};
+    walk_with_compaction((fixture *)*state, 2, rm, 3, 1, "0 1 2 4 7 8");
+}
+
+/* Several inserts: the first compacts, the later ones fill the array and
+   grow it; every new key is visited once, after the old ones. */
+static void test_iterate_compaction_then_growth_by_inserts(void **state)
+{
+    static const int rm[] = {2, 3, 4};
+    walk_with_compaction((fixture *)*state, 1, rm, 3, 6, "0 1 5 6 7 8 9 10 11 12 13");
+}
+
 /* Values of any size, stored inline and copied in and out intact. */
 typedef struct big { char name[300]; double x; } big;
 static int big_dtors;
@@ -391,6 +457,11 @@ int main(void)
         T(test_iterate_in_insertion_order),
         T(test_iterate_with_removal_of_current_and_others),
         T(test_iterate_survives_compaction),
+        T(test_iterate_compaction_with_the_next_entry_live),
+        T(test_iterate_compaction_after_removing_the_current_entry),
+        T(test_iterate_compaction_after_removing_the_previous_entries),
+        T(test_iterate_compaction_after_removing_the_next_entry),
+        T(test_iterate_compaction_then_growth_by_inserts),
         T(test_large_values_are_copied_and_destroyed),
         T(test_set_from_pointer_into_same_table),
         T(test_ptr_helpers),
