@@ -105,7 +105,7 @@ MUTANTS = [
     # ---- 4. weak refs -------------------------------------------------
     ("serial-not-compared", "a ref or watcher of a dead object never matches a new object at its address",
      "    return (r && ctx->objs[r - 1].serial == serial) ? r : 0;",
-     "    return r;"),
+     "    return (r && (ctx->objs[r - 1].serial == serial || serial)) ? r : 0;"),
     # ---- 5. mutation trackers -----------------------------------------
     ("fire-calls-dead-guard", "a guard destroyed by an earlier callback is not called",
      "        if (!fn || !mguard__find_serial(ctx, guard, w[i].guard_serial)) continue;",
@@ -124,7 +124,7 @@ MUTANTS = [
      "        if (!mguard__find_serial(ctx, o->watch[i].guard, o->watch[i].guard_serial))\n            o->watch[n++] = o->watch[i];"),
     ("watcher-count-counts-dead", "mguard_watcher_count counts live guards only",
      "        if (mguard__find_serial(ctx, w->guard, w->guard_serial)) n++;",
-     "        n++;"),
+     "        if (w->fn) n++;"),
     # ---- 6. generation tags -------------------------------------------
     ("gen-tag-generation-zero", "a tag records the current generation",
      "    if (flag == MGUARD__F_TAGGED) ctx->objs[r - 1].gen = ctx->generation;",
