@@ -222,13 +222,18 @@ static void test_every_allocation_failure_leaves_state_unchanged(void **state)
         }
         check_shadow(ts, &s, keys);
         assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+        /* every allocation of this workload is made by a call that can
+           answer ENOMEM (no value is big enough for the death path to
+           allocate): the one failure was answered, and logged, once */
+        assert_int_equal(hit, al.failures ? 1 : 0);
+        assert_int_equal(log.errors, al.failures ? 1 : 0);
         mguard_ctx_destroy(ctx);
         assert_int_equal(live_values, 0);
         assert_int_equal(al.live_blocks, 0);
         if (!al.failures) break;      /* N beyond the workload's allocations */
         failures_seen++;
-        (void)hit;
     }
+    assert_int_equal(failures_seen, n - 1);   /* each allocation failed once */
     assert_true(failures_seen > 20);
 }
 

@@ -269,9 +269,11 @@ static void test_many_dead_guards_are_pruned(void **state)
         mguard_watch(ctx, &obj, &guards[i], record, NULL);
         mguard_on_destroy(ctx, &guards[i]);
     }
-    peak = al.live_bytes;
+    peak = al.peak_bytes;   /* the most ever held, not the end state */
     assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
-    assert_true(peak < 8192);   /* the list stays small: dead guards pruned */
+    /* the list stays small: dead guards pruned (unpruned, 1000 watchers
+       alone would take over 16 KB) */
+    assert_true(peak < 8192);
     mguard_on_mutation(ctx, &obj, "a");
     assert_int_equal(ncalls, 0);
     mguard_ctx_destroy(ctx);
@@ -308,7 +310,7 @@ static void test_watch_out_of_memory_changes_nothing(void **state)
     test_log log;
     test_alloc al;
     mguard_ctx *ctx = test_ctx(&log, &al);
-    static int obj, g, g2;
+    static int obj, g, g2, gs[3];
     long n;
     (void)state;
     /* every allocation of a first watch fails in turn */
@@ -326,12 +328,35 @@ static void test_watch_out_of_memory_changes_nothing(void **state)
     }
     assert_true(n > 1);
     assert_int_equal(mguard_watcher_count(ctx, &obj), 1);
-    /* the second watcher on an existing tracker */
-    for (n = 1; n < 8; n++) {
-        mguard_watch(ctx, &obj, &g2, record, NULL);
+    /* more watchers on the existing tracker: three fit in its first list
+       (room for 4); the fifth needs a bigger list (its guard's record
+       fits in the registry's room), and that allocation fails */
+    assert_int_equal(mguard_watch(ctx, &obj, &gs[0], record, NULL), MGUARD_OK);
+    assert_int_equal(mguard_watch(ctx, &obj, &gs[1], record, NULL), MGUARD_OK);
+    assert_int_equal(mguard_watch(ctx, &obj, &gs[2], record, NULL), MGUARD_OK);
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 4);
+    for (n = 1;; n++) {
+        mguard_status st;
+        long calls0 = al.calls, failures0 = al.failures;
+        al.fail_at = al.calls + n;
+        st = mguard_watch(ctx, &obj, &g2, record, NULL);
+        al.fail_at = 0;
+        assert_ctx_ok(ctx);
+        if (al.failures == failures0) {
+            /* no allocation left to fail: this one went through */
+            assert_int_equal(st, MGUARD_OK);
+            assert_true(al.calls - calls0 < n);
+            break;
+        }
+        assert_int_equal(st, MGUARD_ENOMEM);
+        assert_string_equal(log.last, "mguard_watch: out of memory");
+        assert_int_equal(mguard_watcher_count(ctx, &obj), 4);
+        assert_false(mguard_is_known(ctx, &g2));
     }
+    assert_int_equal(n, 2);   /* one injection: the list's growth */
+    assert_int_equal(mguard_watcher_count(ctx, &obj), 5);
     mguard_on_mutation(ctx, &obj, "a");
-    assert_int_equal(ncalls, 8);
+    assert_int_equal(ncalls, 5);
     mguard_ctx_destroy(ctx);
     assert_int_equal(al.live_blocks, 0);
 }
