@@ -1,0 +1,521 @@
+/* mguard_ctx_check must see every broken invariant it claims to check.
+   Every assert_ctx_ok of the suite, and the differential model's check
+   after each operation, rely on it: a checker that answers OK without
+   looking would let them all pass. This file compiles its own private copy
+   of mguard (MGUARD_STATIC) so it can reach the private structures: each
+   test builds a small valid state, breaks exactly one invariant by hand,
+   expects MGUARD_EINVAL with the exact log line, then repairs the state
+   and expects MGUARD_OK again (so the context is destroyed sound). stb_ds
+   comes from the suite's implementation object.
+
+   Left out, with the reason: "table entries but back-references" (once
+   every record's list and every table's entries agree one by one, as the
+   checks before it require, the two totals agree too). */
+#define MGUARD_STATIC
+#define MGUARD_IMPLEMENTATION
+#include "common.h"
+
+static test_log lg;
+static char want[512];
+
+/* The check fails with exactly this line (printf format), then passes once
+   `repair` has run. */
+#define EXPECT_BROKEN(ctx, ...) do { \
+        snprintf(want, sizeof want, __VA_ARGS__); \
+        lg.count = lg.errors = 0; \
+        assert_int_equal(mguard_ctx_check(ctx), MGUARD_EINVAL); \
+        assert_int_equal(lg.count, 1); \
+        assert_int_equal(lg.errors, 1); \
+        assert_string_equal(lg.last, want); \
+    } while (0)
+#define EXPECT_SOUND(ctx) do { \
+        lg.count = 0; \
+        assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK); \
+        assert_int_equal(lg.count, 0); \
+    } while (0)
+
+static mguard_ctx *new_ctx(void)
+{
+    mguard_ctx *ctx = test_ctx(&lg, NULL);
+    assert_non_null(ctx);
+    return ctx;
+}
+
+static mguard_weak *new_table(mguard_ctx *ctx)
+{
+    mguard_weak_desc d;
+    mguard_weak *t;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    t = mguard_weak_create(ctx, &d);
+    assert_non_null(t);
+    return t;
+}
+
+static void setl(mguard_weak *t, const void *k, long v) { assert_int_equal(mguard_weak_set(t, k, &v), MGUARD_OK); }
+
+static uint32_t rec_of(mguard_ctx *ctx, const void *obj)
+{
+    uint32_t r = mguard__reg_find(ctx, obj);
+    assert_true(r != 0);
+    return r;
+}
+
+/* The slot of index ix that holds dense index idx1. */
+static size_t slot_of(const mguard__index *ix, uint32_t idx1)
+{
+    size_t i;
+    for (i = 0; i <= ix->mask; i++)
+        if (ix->slots[i].idx == idx1) return i;
+    fail_msg("no slot holds %u", idx1);
+    return 0;
+}
+
+static void nop_watch(void *g, const void *o, const char *a, void *u) { (void)g; (void)o; (void)a; (void)u; }
+
+/* ---- the hash index (registry, tables, scope names, dyn paths) ---------- */
+
+static void test_index_without_slots_holding_keys(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    (void)state;
+    assert_null(ctx->reg_index.slots);
+    ctx->reg_index.used = 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: index without slots has 1 keys");
+    ctx->reg_index.used = 0;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_index_over_half_full(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o;
+    size_t used;
+    (void)state;
+    mguard_ref_make(ctx, &o);
+    used = ctx->reg_index.used;
+    ctx->reg_index.used = (ctx->reg_index.mask + 1) / 2 + 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: index over half full");
+    ctx->reg_index.used = used;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* The registry's index is checked before anything reads through it. */
+static void test_index_slot_past_the_entries(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o;
+    size_t s;
+    (void)state;
+    mguard_ref_make(ctx, &o);
+    s = slot_of(&ctx->reg_index, 1);
+    ctx->reg_index.slots[s].idx = 2;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: slot %lu points past the entries", (unsigned long)s);
+    ctx->reg_index.slots[s].idx = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_index_slot_at_a_removed_entry(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o[2];
+    size_t s;
+    (void)state;
+    mguard_ref_make(ctx, &o[0]);
+    mguard_ref_make(ctx, &o[1]);
+    mguard_on_destroy(ctx, &o[0]);   /* record 1 is free */
+    s = slot_of(&ctx->reg_index, 2);
+    ctx->reg_index.slots[s].idx = 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: slot %lu points at a removed entry", (unsigned long)s);
+    ctx->reg_index.slots[s].idx = 2;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_index_slot_with_a_stale_hash(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o;
+    size_t s;
+    (void)state;
+    mguard_ref_make(ctx, &o);
+    s = slot_of(&ctx->reg_index, 1);
+    ctx->reg_index.slots[s].hash ^= 0x100u;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: slot %lu has a stale hash", (unsigned long)s);
+    ctx->reg_index.slots[s].hash ^= 0x100u;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_index_key_not_reachable_from_its_home(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o;
+    size_t s, away;
+    mguard__slot saved;
+    mguard__index *ix = &ctx->reg_index;
+    (void)state;
+    mguard_ref_make(ctx, &o);
+    s = slot_of(ix, 1);   /* its home: the only key */
+    away = (s + 2) & ix->mask;
+    saved = ix->slots[s];
+    ix->slots[away] = saved;   /* an empty slot between: probing stops */
+    ix->slots[s].hash = 0;
+    ix->slots[s].idx = 0;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: key %p not reachable from its home slot", (void *)&o);
+    ix->slots[s] = saved;
+    ix->slots[away].hash = 0;
+    ix->slots[away].idx = 0;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_index_count_differs_from_its_slots(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o;
+    (void)state;
+    mguard_ref_make(ctx, &o);
+    ctx->reg_index.used++;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: index counts 2 keys, holds 1");
+    ctx->reg_index.used--;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- the registry ------------------------------------------------------ */
+
+static void test_record_not_found_by_its_key(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o;
+    uint32_t r;
+    (void)state;
+    mguard_ref_make(ctx, &o);
+    r = rec_of(ctx, &o);
+    mguard__ix_del(&ctx->reg_index, mguard__hash_ptr(&o), r);
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u (%p) not found by its key", r - 1, (void *)&o);
+    mguard__ix_put(&ctx->reg_index, mguard__hash_ptr(&o), r);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_record_empty_but_kept(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o;
+    uint32_t r, flags;
+    (void)state;
+    mguard_ref_make(ctx, &o);
+    r = rec_of(ctx, &o);
+    flags = ctx->objs[r - 1].flags;
+    ctx->objs[r - 1].flags = 0;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u (%p) is empty but kept", r - 1, (void *)&o);
+    ctx->objs[r - 1].flags = flags;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_record_table_count_over_capacity(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    static int k;
+    uint32_t r;
+    (void)state;
+    setl(t, &k, 1);
+    r = rec_of(ctx, &k);
+    ctx->objs[r - 1].ntables = ctx->objs[r - 1].captables + 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u: table count over capacity", r - 1);
+    ctx->objs[r - 1].ntables = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_record_watcher_count_over_capacity(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o, g;
+    uint32_t r;
+    (void)state;
+    assert_int_equal(mguard_watch(ctx, &o, &g, nop_watch, NULL), MGUARD_OK);
+    r = rec_of(ctx, &o);
+    ctx->objs[r - 1].nwatch = ctx->objs[r - 1].capwatch + 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u: watcher count over capacity", r - 1);
+    ctx->objs[r - 1].nwatch = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_record_watchers_without_a_tracker(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o, g;
+    uint32_t r;
+    (void)state;
+    assert_int_equal(mguard_watch(ctx, &o, &g, nop_watch, NULL), MGUARD_OK);
+    mguard_ref_make(ctx, &o);   /* still kept without the tracker flag */
+    r = rec_of(ctx, &o);
+    ctx->objs[r - 1].flags &= ~(uint32_t)MGUARD__F_TRACKER;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u: watchers without a tracker", r - 1);
+    ctx->objs[r - 1].flags |= MGUARD__F_TRACKER;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_record_back_reference_to_a_dead_table(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    mguard_weak fake;
+    static int k;
+    uint32_t r;
+    (void)state;
+    setl(t, &k, 1);
+    r = rec_of(ctx, &k);
+    memset(&fake, 0, sizeof fake);
+    fake.magic = MGUARD__DEAD;
+    ctx->objs[r - 1].inline_tables[0] = &fake;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u: back-reference 0 is not a live table", r - 1);
+    ctx->objs[r - 1].inline_tables[0] = t;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_record_lists_a_table_without_its_key(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx), *other = new_table(ctx);
+    static int k;
+    uint32_t r;
+    (void)state;
+    setl(t, &k, 1);
+    r = rec_of(ctx, &k);
+    ctx->objs[r - 1].inline_tables[0] = other;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u: table %p does not hold %p", r - 1, (void *)other, (void *)&k);
+    ctx->objs[r - 1].inline_tables[0] = t;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_live_record_count_differs(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o;
+    (void)state;
+    mguard_ref_make(ctx, &o);
+    ctx->live_objs++;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: live record count 2, counted 1");
+    ctx->live_objs--;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_free_list_reaches_a_live_record(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o;
+    uint32_t r;
+    (void)state;
+    mguard_ref_make(ctx, &o);
+    r = rec_of(ctx, &o);
+    assert_int_equal(ctx->free_head, 0);
+    ctx->free_head = r;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: free list reaches a live record");
+    ctx->free_head = 0;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_free_list_with_a_cycle(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o, keep;
+    uint32_t r;
+    (void)state;
+    mguard_ref_make(ctx, &keep);
+    mguard_ref_make(ctx, &o);
+    r = rec_of(ctx, &o);
+    mguard_on_destroy(ctx, &o);   /* record r is free now */
+    assert_int_equal(ctx->free_head, r);
+    assert_int_equal(ctx->objs[r - 1].next_free, 0);
+    ctx->objs[r - 1].next_free = r;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: free list has a cycle");
+    ctx->objs[r - 1].next_free = 0;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_records_lost_from_the_free_list(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int o, keep;
+    uint32_t r;
+    (void)state;
+    mguard_ref_make(ctx, &keep);
+    mguard_ref_make(ctx, &o);
+    r = rec_of(ctx, &o);
+    mguard_on_destroy(ctx, &o);
+    ctx->free_head = 0;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: records: 1 live + 0 free != 2");
+    ctx->free_head = r;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- tables ------------------------------------------------------------ */
+
+static void test_table_list_holds_a_dead_table(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    (void)state;
+    t->magic = MGUARD__DEAD;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: table list holds a dead table");
+    t->magic = MGUARD__MAGIC_WEAK;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_table_counts_out_of_range(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    (void)state;
+    t->live = t->len + 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: counts out of range", (void *)t);
+    t->live = t->len;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_table_entries_out_of_order(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    static int k[2];
+    mguard__entry_hdr a, b;
+    uint64_t sa;
+    (void)state;
+    setl(t, &k[0], 1);
+    setl(t, &k[1], 2);
+    memcpy(&a, MGUARD__ENTRY(t, 0), sizeof a);
+    memcpy(&b, MGUARD__ENTRY(t, 1), sizeof b);
+    sa = a.seq;
+    a.seq = b.seq + 1;
+    memcpy(MGUARD__ENTRY(t, 0), &a, sizeof a);
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: entries out of order", (void *)t);
+    a.seq = sa;
+    memcpy(MGUARD__ENTRY(t, 0), &a, sizeof a);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* An entry whose key has no record: the entry (and the table's index) say
+   k2, the record of k no longer lists the table (k is kept by a ref). */
+static void test_table_key_without_a_record(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    static int k, k2;
+    mguard__entry_hdr h;
+    uint32_t r;
+    (void)state;
+    setl(t, &k, 1);
+    mguard_ref_make(ctx, &k);
+    r = rec_of(ctx, &k);
+    memcpy(&h, MGUARD__ENTRY(t, 0), sizeof h);
+    h.key = &k2;
+    memcpy(MGUARD__ENTRY(t, 0), &h, sizeof h);
+    mguard__ix_del(&t->index, mguard__hash_ptr(&k), 1);
+    mguard__ix_put(&t->index, mguard__hash_ptr(&k2), 1);
+    ctx->objs[r - 1].ntables = 0;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: key %p has no record", (void *)t, (void *)&k2);
+    h.key = &k;
+    memcpy(MGUARD__ENTRY(t, 0), &h, sizeof h);
+    mguard__ix_del(&t->index, mguard__hash_ptr(&k2), 1);
+    mguard__ix_put(&t->index, mguard__hash_ptr(&k), 1);
+    ctx->objs[r - 1].ntables = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_table_listed_twice_by_a_record(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    static int k;
+    uint32_t r;
+    (void)state;
+    setl(t, &k, 1);
+    r = rec_of(ctx, &k);
+    ctx->objs[r - 1].inline_tables[1] = t;
+    ctx->objs[r - 1].ntables = 2;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: key %p's record lists it 2 times", (void *)t, (void *)&k);
+    ctx->objs[r - 1].ntables = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_table_live_count_differs(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    static int k;
+    (void)state;
+    setl(t, &k, 1);
+    t->live = 0;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: live count 0, counted 1", (void *)t);
+    t->live = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_table_sequence_behind(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    static int k;
+    (void)state;
+    setl(t, &k, 1);
+    t->next_seq = 0;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: seq behind", (void *)t);
+    t->next_seq = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_index_without_slots_holding_keys),
+        cmocka_unit_test(test_index_over_half_full),
+        cmocka_unit_test(test_index_slot_past_the_entries),
+        cmocka_unit_test(test_index_slot_at_a_removed_entry),
+        cmocka_unit_test(test_index_slot_with_a_stale_hash),
+        cmocka_unit_test(test_index_key_not_reachable_from_its_home),
+        cmocka_unit_test(test_index_count_differs_from_its_slots),
+        cmocka_unit_test(test_record_not_found_by_its_key),
+        cmocka_unit_test(test_record_empty_but_kept),
+        cmocka_unit_test(test_record_table_count_over_capacity),
+        cmocka_unit_test(test_record_watcher_count_over_capacity),
+        cmocka_unit_test(test_record_watchers_without_a_tracker),
+        cmocka_unit_test(test_record_back_reference_to_a_dead_table),
+        cmocka_unit_test(test_record_lists_a_table_without_its_key),
+        cmocka_unit_test(test_live_record_count_differs),
+        cmocka_unit_test(test_free_list_reaches_a_live_record),
+        cmocka_unit_test(test_free_list_with_a_cycle),
+        cmocka_unit_test(test_records_lost_from_the_free_list),
+        cmocka_unit_test(test_table_list_holds_a_dead_table),
+        cmocka_unit_test(test_table_counts_out_of_range),
+        cmocka_unit_test(test_table_entries_out_of_order),
+        cmocka_unit_test(test_table_key_without_a_record),
+        cmocka_unit_test(test_table_listed_twice_by_a_record),
+        cmocka_unit_test(test_table_live_count_differs),
+        cmocka_unit_test(test_table_sequence_behind),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
