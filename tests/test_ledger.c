@@ -213,6 +213,27 @@ static void test_track_twice_returns_eexist_and_changes_nothing(void **state)
     teardown();
 }
 
+/* A deletion after a store of NULL is a change (the stored value is the
+   same, the write is not): it is recorded and read back as deleted. */
+static void test_delete_after_storing_null_is_recorded(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    void *v = &v;
+    OBJ(x, "x", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_OK);
+    assert_null(v);
+    assert_int_equal(mguard_ledger_delete_attr(L, &x, "a"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_DELETED);
+    assert_string_equal(dumps(L), "x:existing:-*{a=<del>;} ");
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", NULL), MGUARD_OK);
+    assert_string_equal(dumps(L), "x:existing:-*{a=NULL;} ");
+    assert_int_equal(mguard_ledger_write_count(L), 1);
+    teardown();
+}
+
 static void test_store_load_and_overwrite_keeps_the_first_place(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL);
@@ -881,6 +902,32 @@ static void test_diff_reports_every_kind_of_difference(void **state)
     assert_false(mguard_ledger_equal(A, B));
     assert_int_equal(log.count, 0);
     mguard_ledger_destroy(B);
+    teardown();
+}
+
+/* Records compare by tag as well as payload: the same payload under
+   another tag is a change. */
+static void test_diff_reports_a_record_whose_tag_changed(void **state)
+{
+    mguard_ledger *A = setup(NULL, NULL), *B;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger_diff_result *r;
+    const mguard_ledger_diff_item *it;
+    OBJ(one, "one", 1);
+    (void)state;
+    B = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_record(A, "save", &one);
+    mguard_ledger_record(B, "load", &one);
+    assert_false(mguard_ledger_equal(A, B));
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r), "record 0: save(one) -> load(one)\n");
+    assert_int_equal(mguard_ledger_diff_count(r), 1);
+    it = mguard_ledger_diff_at(r, 0);
+    assert_int_equal(it->what, MGUARD_LEDGER_DIFF_RECORD_CHANGED);
+    assert_int_equal(it->index, 0);
+    assert_string_equal(it->a.name, "save");
+    assert_string_equal(it->b.name, "load");
+    mguard_ledger_diff_free(r);
     teardown();
 }
 
@@ -2051,6 +2098,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_track_each_kind_and_read_its_entry),
         cmocka_unit_test(test_track_twice_returns_eexist_and_changes_nothing),
+        cmocka_unit_test(test_delete_after_storing_null_is_recorded),
         cmocka_unit_test(test_store_load_and_overwrite_keeps_the_first_place),
         cmocka_unit_test(test_load_deleted_attribute_returns_deleted),
         cmocka_unit_test(test_load_untracked_or_unwritten_returns_not_found),
@@ -2072,6 +2120,7 @@ int main(void)
         cmocka_unit_test(test_a_clone_grows_out_of_its_single_block),
         cmocka_unit_test(test_equal_ignores_order_and_compares_values_with_the_hook),
         cmocka_unit_test(test_diff_reports_every_kind_of_difference),
+        cmocka_unit_test(test_diff_reports_a_record_whose_tag_changed),
         cmocka_unit_test(test_diff_of_equal_ledgers_is_empty),
         cmocka_unit_test(test_diff_without_format_hook_prints_addresses),
         cmocka_unit_test(test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root),
