@@ -488,6 +488,322 @@ static void test_table_sequence_behind(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* ---- the scope tracker ---------------------------------------------------
+   A tracker with the trace on, Net named and entered (records: 0 the root,
+   1 Net; active: 0, 1; one frame with an open span). */
+static mguard_scope *entered_scope(mguard_ctx *ctx, const void *comp)
+{
+    mguard_scope_desc d;
+    mguard_scope *s;
+    memset(&d, 0, sizeof d);
+    d.trace = true;
+    s = mguard_scope_create(ctx, &d);
+    assert_non_null(s);
+    assert_int_equal(mguard_scope_set_name(s, comp, "Net"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, comp), MGUARD_OK);
+    assert_int_equal(s->nrecs, 2);
+    assert_int_equal(s->nframes, 1);
+    assert_int_equal(s->nevents, 1);
+    return s;
+}
+
+static void test_scope_bad_magic(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    (void)state;
+    s->magic = MGUARD__DEAD;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: bad magic", (void *)s);
+    s->magic = MGUARD__MAGIC_SCOPE;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_names_table_gone(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    mguard_weak *names = s->names;
+    (void)state;
+    s->names = NULL;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: names table is gone", (void *)s);
+    s->names = names;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_root_not_record_zero(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    const char *root = s->recs[0].name;
+    (void)state;
+    s->root = s->recs[1].name;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: record 0 is not the root", (void *)s);
+    s->root = root;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_root_not_first_active(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    (void)state;
+    s->active[0] = 1;
+    s->active[1] = 0;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: the root is not first in the active set", (void *)s);
+    s->active[0] = 0;
+    s->active[1] = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_records_not_all_indexed(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    (void)state;
+    mguard__ix_del(&s->rec_index, mguard__hash_ptr(s->recs[1].name), 2);
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: 2 records, 1 indexed", (void *)s);
+    mguard__ix_put(&s->rec_index, mguard__hash_ptr(s->recs[1].name), 2);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_record_frame_count(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    (void)state;
+    s->recs[1].active = 2;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: Net counts 2 frames, has 1", (void *)s);
+    s->recs[1].active = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_record_listed_twice_as_active(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp, other;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    (void)state;
+    /* a second record makes room for a third active slot */
+    assert_int_equal(mguard_scope_set_name(s, &other, "Other"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &other), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(s, &other), MGUARD_OK);
+    assert_true(s->capactive >= 3);
+    s->active[s->nactive++] = 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: Net is listed 2 times in the active set", (void *)s);
+    s->nactive--;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_value_past_the_last_counter(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    (void)state;
+    assert_int_equal(mguard_scope_add(s, "flops", 1.0), MGUARD_OK);
+    assert_true(s->recs[1].capvals > s->ncounters);
+    s->recs[1].vals[s->ncounters] = 5.0;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: Net has a value past the last counter", (void *)s);
+    s->recs[1].vals[s->ncounters] = 0.0;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_frame_without_a_name(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp, stranger;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    (void)state;
+    s->frames[0].comp = &stranger;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: frame 0's component has no name", (void *)s);
+    s->frames[0].comp = &comp;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_frame_span_wrong(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    (void)state;
+    s->events[0].dur = 3.0;   /* the open frame's span closed */
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: frame 0's span is wrong", (void *)s);
+    s->events[0].dur = -1.0;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_open_spans_without_frames(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    (void)state;
+    s->frames[0].event = 0;   /* the frame forgets its open span */
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: 1 open spans for 0 frames", (void *)s);
+    s->frames[0].event = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_scope_too_many_warnings_or_spans(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int comp;
+    mguard_scope *s = entered_scope(ctx, &comp);
+    size_t maxw = s->desc.max_warnings, maxe = s->desc.max_trace_events;
+    (void)state;
+    s->desc.max_warnings = 0;
+    s->nwarns = 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: remembers too many warnings", (void *)s);
+    s->nwarns = 0;
+    s->desc.max_warnings = maxw;
+    s->desc.max_trace_events = 0;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: too many spans", (void *)s);
+    s->desc.max_trace_events = maxe;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- the dynamism tracker -------------------------------------------------
+   Three paths in two groups: x (L['x'], then L['x'].a) and y (L['y']). */
+static mguard_dyn *observed_dyn(mguard_ctx *ctx)
+{
+    mguard_dyn *d = mguard_dyn_create(ctx);
+    int64_t dims[2] = {2, 3};
+    assert_non_null(d);
+    assert_int_equal(mguard_dyn_observe(d, "L['x']", dims, 2), MGUARD_OK);
+    assert_int_equal(mguard_dyn_observe(d, "L['y']", dims, 1), MGUARD_OK);
+    assert_int_equal(mguard_dyn_observe(d, "L['x'].a", dims, 2), MGUARD_OK);
+    assert_int_equal(d->nrecs, 3);
+    assert_int_equal(d->ngroups, 2);
+    assert_int_equal(d->groups[0].first, 1);
+    assert_int_equal(d->recs[0].next_in_group, 3);
+    assert_int_equal(d->groups[0].last, 3);
+    return d;
+}
+
+static void test_dyn_bad_magic(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_dyn *d = observed_dyn(ctx);
+    (void)state;
+    d->magic = MGUARD__DEAD;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: bad magic", (void *)d);
+    d->magic = MGUARD__MAGIC_DYN;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_dyn_paths_not_all_indexed(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_dyn *d = observed_dyn(ctx);
+    (void)state;
+    mguard__ix_del(&d->index, mguard__hash_ptr(d->recs[2].path), 3);
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: 3 paths, 2 indexed", (void *)d);
+    mguard__ix_put(&d->index, mguard__hash_ptr(d->recs[2].path), 3);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_dyn_rank_over_capacity(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_dyn *d = observed_dyn(ctx);
+    uint32_t rank = d->recs[1].rank;
+    (void)state;
+    d->recs[1].rank = d->recs[1].cap + 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: L['y'] rank over capacity", (void *)d);
+    d->recs[1].rank = rank;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_dyn_path_without_a_group(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_dyn *d = observed_dyn(ctx);
+    (void)state;
+    d->recs[1].group = 2;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: L['y'] has no group", (void *)d);
+    d->recs[1].group = 1;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_dyn_group_list_broken(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_dyn *d = observed_dyn(ctx);
+    (void)state;
+    d->recs[0].next_in_group = 2;   /* L['y'] is in group 1 */
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: group 0's list is broken", (void *)d);
+    d->recs[0].next_in_group = 3;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_dyn_group_out_of_order(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_dyn *d = observed_dyn(ctx);
+    (void)state;
+    /* group 0 listed as 3 -> 1 */
+    d->groups[0].first = 3;
+    d->recs[2].next_in_group = 1;
+    d->recs[0].next_in_group = 0;
+    d->groups[0].last = 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: group 0 out of order", (void *)d);
+    d->groups[0].first = 1;
+    d->recs[2].next_in_group = 0;
+    d->recs[0].next_in_group = 3;
+    d->groups[0].last = 3;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_dyn_group_last_wrong(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_dyn *d = observed_dyn(ctx);
+    (void)state;
+    d->groups[0].last = 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: group 0's last record is wrong", (void *)d);
+    d->groups[0].last = 3;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_dyn_path_in_no_group_list(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_dyn *d = observed_dyn(ctx);
+    (void)state;
+    d->recs[0].next_in_group = 0;   /* L['x'].a drops out of group 0's list */
+    d->groups[0].last = 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: 2 paths in groups, 3 recorded", (void *)d);
+    d->recs[0].next_in_group = 3;
+    d->groups[0].last = 3;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -516,6 +832,26 @@ int main(void)
         cmocka_unit_test(test_table_listed_twice_by_a_record),
         cmocka_unit_test(test_table_live_count_differs),
         cmocka_unit_test(test_table_sequence_behind),
+        cmocka_unit_test(test_scope_bad_magic),
+        cmocka_unit_test(test_scope_names_table_gone),
+        cmocka_unit_test(test_scope_root_not_record_zero),
+        cmocka_unit_test(test_scope_root_not_first_active),
+        cmocka_unit_test(test_scope_records_not_all_indexed),
+        cmocka_unit_test(test_scope_record_frame_count),
+        cmocka_unit_test(test_scope_record_listed_twice_as_active),
+        cmocka_unit_test(test_scope_value_past_the_last_counter),
+        cmocka_unit_test(test_scope_frame_without_a_name),
+        cmocka_unit_test(test_scope_frame_span_wrong),
+        cmocka_unit_test(test_scope_open_spans_without_frames),
+        cmocka_unit_test(test_scope_too_many_warnings_or_spans),
+        cmocka_unit_test(test_dyn_bad_magic),
+        cmocka_unit_test(test_dyn_paths_not_all_indexed),
+        cmocka_unit_test(test_dyn_rank_over_capacity),
+        cmocka_unit_test(test_dyn_path_without_a_group),
+        cmocka_unit_test(test_dyn_group_list_broken),
+        cmocka_unit_test(test_dyn_group_out_of_order),
+        cmocka_unit_test(test_dyn_group_last_wrong),
+        cmocka_unit_test(test_dyn_path_in_no_group_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
