@@ -5,6 +5,7 @@
 #   make sanitize   the tests under ASan + UBSan
 #   make valgrind   the tests under valgrind memcheck
 #   make tsan       the threaded tests under ThreadSanitizer, a long stress run
+#   make mutate     mutation testing of mguard.h (several minutes, see below)
 #   make bench      benchmarks (ratios against raw stb_ds, same run)
 #   make bench-threads  thread-safe contexts vs the default context and GLib
 #   make install    mguard.h, mguard.pc, CMake package (PREFIX=/usr/local, DESTDIR)
@@ -45,8 +46,11 @@ $(BUILD)/mguard_impl.o: tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)
 $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(BUILD)/mguard_impl.o $(HDR) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) $< $(BUILD)/mguard_impl.o -o $@ $(TEST_LIBS)
 
+# Every binary runs, even after one failed; the failures are listed at the
+# end and make test fails if there was any.
 test: $(TEST_BINS) check-compile check-docs check-packaging check-lua
-	@set -e; for t in $(TEST_BINS); do echo "== $$t"; ./$$t; done
+	@failed=""; for t in $(TEST_BINS); do echo "== $$t"; ./$$t || failed="$$failed $$t"; done; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed"; exit 1; fi
 	@echo "all tests passed"
 
 # The header must compile without a warning as strict C99 with gcc and
@@ -206,7 +210,10 @@ uninstall:
 #   make lint          cppcheck + clang-tidy (.clang-tidy) on mguard.h
 #   make fault-sites   every allocation site of mguard.h and how often the
 #                      fault-injection workloads reach it (gcov)
-.PHONY: fuzz stress lint fault-sites
+#   make mutate        mutation testing: each mutant of tests/mutate.py put
+#                      into mguard.h in turn, the unit binaries must catch it
+#                      (several minutes: not part of make test)
+.PHONY: fuzz stress lint fault-sites mutate
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -237,6 +244,14 @@ lint: | $(DEPS_STAMP)
 
 fault-sites: | $(DEPS_STAMP)
 	@sh tests/fault_sites.sh "$(BUILD)/cov" "$(STB_CFLAGS)"
+
+# MUTATE_JOBS builds and test binaries at once; MUTATE_ONLY=id,id runs only
+# those mutants (docs/contributing.md, "Mutation testing").
+MUTATE_JOBS ?= 2
+MUTATE_ONLY ?=
+mutate: | $(DEPS_STAMP)
+	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
+	@CC="$(CC)" python3 tests/mutate.py -j $(MUTATE_JOBS) $(if $(MUTATE_ONLY),--only $(MUTATE_ONLY))
 
 clean:
 	rm -rf $(BUILD)

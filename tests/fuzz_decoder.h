@@ -1,8 +1,9 @@
 /* The differential decoder: turns a byte string into a sequence of
    operations over a small pool of objects and a few table slots, runs each
    operation on mguard and on the reference model (tests/model.h) in
-   lockstep, and aborts at the first difference in any result, callback,
-   destructor count or full state.
+   lockstep, and stops at the first difference in any result, callback,
+   destructor count or full state (fz_fail: a report, then the driver's
+   fz_mismatch_hook or abort).
 
    Used by three drivers: tests/test_differential.c (seeded PRNG bytes and
    the files in tests/corpus/), tests/fuzz_mguard.c (libFuzzer) and
@@ -186,19 +187,27 @@ static void fz_print_event(const char *who, size_t i, const fz_event *e)
             e->v[0], e->v[1], e->v[2], e->v[3], e->v[4]);
 }
 
+/* A driver may report a mismatch its own way (tests/test_differential.c
+   makes it a cmocka failure): the hook gets the report line and must not
+   return (cmocka's fail_msg jumps back to the test runner). Without a hook,
+   or if it returns, the run aborts (what libFuzzer wants). */
+static void (*fz_mismatch_hook)(const char *report);
+
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noreturn, format(printf, 1, 2)))
 #endif
 static void fz_fail(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "\ndifferential mismatch (%s, fail_at %ld) at op %d (%s %u %u %u act %u): ",
-            fz.o.label ? fz.o.label : "input", fz.o.fail_at, fz.opno,
-            fz.cur.kind < FZ_NKINDS ? fz_kind_names[fz.cur.kind] : "?", fz.cur.a, fz.cur.b, fz.cur.c, fz.cur.act);
+    char report[1024];
+    int n = snprintf(report, sizeof report, "differential mismatch (%s, fail_at %ld) at op %d (%s %u %u %u act %u): ",
+                     fz.o.label ? fz.o.label : "input", fz.o.fail_at, fz.opno,
+                     fz.cur.kind < FZ_NKINDS ? fz_kind_names[fz.cur.kind] : "?", fz.cur.a, fz.cur.b, fz.cur.c, fz.cur.act);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    if (n > 0 && (size_t)n < sizeof report) vsnprintf(report + n, sizeof report - (size_t)n, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n");
+    if (fz_mismatch_hook) fz_mismatch_hook(report);
+    fprintf(stderr, "\n%s\n", report);
     abort();
 }
 

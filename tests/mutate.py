@@ -214,9 +214,6 @@ MUTANTS = [
     ("check-table-order", "checker detection: table entries out of insertion order",
      "MGUARD__CHECK(i == 0 || (hdr.seq & ~MGUARD__SEQ_PENDING) > last,",
      "MGUARD__CHECK(i == 0 || (hdr.seq & ~MGUARD__SEQ_PENDING) > last || i > 0,"),
-    ("check-backrefs", "checker detection: table entries and back-references disagree",
-     "    MGUARD__CHECK(entries == backrefs,",
-     "    MGUARD__CHECK(1,"),
     ("check-free-list", "checker detection: the registry's free list",
      "    MGUARD__CHECK(nfree + live == ctx->nobjs,",
      "    MGUARD__CHECK(1,"),
@@ -232,7 +229,7 @@ MUTANTS = [
      "X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), NULL)"),
     ("lock-skip-weak-next", "lock taken on every thread-safe call (mguard_weak_next)",
      "X(bool, weak_next, (mguard_weak_iter *it), (it), mguard__lk_wi(it))",
-     "X(bool, weak_next, (mguard_weak_iter *it), (it), NULL)"),
+     "X(bool, weak_next, (mguard_weak_iter *it), (it), (mguard__lk_wi(it), (mguard__lock *)NULL))"),
     ("lock-skip-scope-enter", "lock taken on every thread-safe call (mguard_scope_enter)",
      "X(mguard_status, scope_enter, (mguard_scope *s, const void *comp), (s, comp), mguard__lk_s(s))",
      "X(mguard_status, scope_enter, (mguard_scope *s, const void *comp), (s, comp), NULL)"),
@@ -241,7 +238,7 @@ MUTANTS = [
      "X(size_t, dyn_count, (const mguard_dyn *d), (d), NULL)"),
     ("lock-skip-ledger-diff-free", "lock taken on every thread-safe call (mguard_ledger_diff_free)",
      "V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), mguard__lk_r(d))",
-     "V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), NULL)"),
+     "V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), (mguard__lk_r(d), (mguard__lock *)NULL))"),
     ("lock-skip-weak-tables", "lock taken on every thread-safe call (every table function)",
      "    return t && t->magic == MGUARD__MAGIC_WEAK_TS ? t->ctx->lk : NULL;",
      "    return t && t->magic == MGUARD__MAGIC_WEAK_TS && 0 ? t->ctx->lk : NULL;"),
@@ -253,6 +250,14 @@ MUTANTS = [
 # Mutants left out because no program can tell them from the original.
 # (id, old, new, why)
 EQUIVALENT = [
+    ("check-backrefs",
+     "    MGUARD__CHECK(entries == backrefs,",
+     "    MGUARD__CHECK(1,",
+     "mguard_ctx_check reaches this check only when every back-reference of "
+     "every record names a live table that holds the key, and every live "
+     "entry of every table is listed exactly once by its key's record: the "
+     "two totals are then equal by construction, so no state passes the "
+     "checks before it and fails this one."),
 ]
 
 TEST_TIMEOUT = 30    # seconds per binary (the slowest takes about 1 s); a hang counts as caught

@@ -2,8 +2,10 @@
    tests/fuzz_decoder.h driven by a seeded PRNG, and by every input kept in
    tests/corpus/ (the fuzzer's seeds and its findings, which stay as
    regression inputs). mguard and the reference model must agree on every
-   result, callback, destructor count and state; the decoder aborts with a
-   report at the first difference. To replay one seed verbosely:
+   result, callback, destructor count and state; the first difference is a
+   failure of the test, its message naming the seed or corpus file, the
+   operation and what differed, and how to replay it. To replay one seed
+   verbosely:
        FZ_SEED=123 FZ_VERBOSE=1 ./build/test_differential */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -14,6 +16,14 @@
 #include "fuzz_decoder.h"
 
 #define SEEDS 3000
+
+/* A mismatch fails the running test (cmocka's fail_msg does not return), so
+   the other tests still run and the summary names it. */
+static char replay[640];
+static void report_mismatch(const char *report)
+{
+    fail_msg("%s\n  replay: %s", report, replay);
+}
 
 typedef struct totals { long runs, ops, events, checks, enomem, faulted; } totals;
 
@@ -45,6 +55,7 @@ static void test_seeded_sequences_agree_with_model(void **state)
            header's fault bit says */
         if (seed % 3 == 0) buf[0] &= (unsigned char)~0x40;
         snprintf(label, sizeof label, "seed %lu", (unsigned long)seed);
+        snprintf(replay, sizeof replay, "FZ_SEED=%lu FZ_VERBOSE=1 ./build/test_differential", (unsigned long)seed);
         if (buf[0] & 0x40) {
             /* fault mode: fail one of the allocations this input makes */
             buf[0] &= (unsigned char)~0x40;
@@ -82,6 +93,7 @@ static void test_corpus_inputs_agree_with_model(void **state)
         fz_result r;
         if (e->d_name[0] == '.') continue;
         snprintf(path, sizeof path, "tests/corpus/%s", e->d_name);
+        snprintf(replay, sizeof replay, "FZ_VERBOSE=1 ./build/fuzz/fuzz_mguard %s (make fuzz builds it)", path);
         f = fopen(path, "rb");
         assert_non_null(f);
         n = fread(buf, 1, sizeof buf, f);
@@ -94,11 +106,46 @@ static void test_corpus_inputs_agree_with_model(void **state)
     assert_true(t.runs > 0);
 }
 
+/* The reporting path itself: a mismatch reaches the hook with the label,
+   the operation and what differed, and does not abort. */
+static jmp_buf caught;
+static char caught_report[1024];
+static void catch_mismatch(const char *report)
+{
+    snprintf(caught_report, sizeof caught_report, "%s", report);
+    longjmp(caught, 1);
+}
+
+static void test_a_mismatch_is_reported_not_aborted(void **state)
+{
+    void (*saved)(const char *) = fz_mismatch_hook;
+    (void)state;
+    caught_report[0] = 0;
+    fz.o.label = "seed 42";
+    fz.o.fail_at = 7;
+    fz.opno = 3;
+    memset(&fz.cur, 0, sizeof fz.cur);
+    fz.cur.kind = 1;   /* set */
+    fz.cur.a = 2;
+    fz.cur.b = 3;
+    fz.cur.c = 4;
+    fz.cur.act = 5;
+    fz_mismatch_hook = catch_mismatch;
+    if (!setjmp(caught)) fz_fail("value %u destroyed twice", 5u);
+    fz_mismatch_hook = saved;
+    memset(&fz.o, 0, sizeof fz.o);
+    memset(&fz.cur, 0, sizeof fz.cur);
+    fz.opno = 0;
+    assert_string_equal(caught_report, "differential mismatch (seed 42, fail_at 7) at op 3 (set 2 3 4 act 5): value 5 destroyed twice");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_mismatch_is_reported_not_aborted),
         cmocka_unit_test(test_seeded_sequences_agree_with_model),
         cmocka_unit_test(test_corpus_inputs_agree_with_model),
     };
+    fz_mismatch_hook = report_mismatch;
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
