@@ -13,8 +13,11 @@ not compile is BROKEN: both fail the run, so the list moves with the code.
 Only the implementation part is mutated as a rule; the test objects that do
 not compile the implementation themselves are built once from the real
 header and relinked against each mutant's implementation object (a mutant
-in the API part rebuilds everything). The binaries run in parallel (-j,
-default 2) and a mutant stops at its first failing binary.
+in the API part rebuilds everything). Those binaries run first, quickest
+first; the ones that compile their own copy of the implementation
+(test_debug, test_check) are built and run only if none of the others
+caught the mutant. Builds and runs go in parallel (-j, default 2) and a
+mutant stops at its first failing binary.
 
 When to add a mutant: with every new promise the header makes (a new
 function, a new guarantee in a contract, a new invariant of
@@ -309,14 +312,18 @@ class Builder:
         with ThreadPoolExecutor(self.jobs) as ex:
             return list(ex.map(lambda j: j(), jobs))
 
-    def build(self, hdr_dir, out_dir, base_dir, everything):
-        """Build every test binary in out_dir against hdr_dir/mguard.h.
-        Returns None, or the first compiler output that failed."""
+    def build(self, hdr_dir, out_dir, base_dir, everything, names, impl_too=True):
+        """Build the test binaries `names` in out_dir against
+        hdr_dir/mguard.h (and the implementation object first, unless it is
+        there already). Returns None, or the first compiler output that
+        failed."""
         os.makedirs(out_dir, exist_ok=True)
         t = os.path.join(self.root, "tests")
         impl = os.path.join(out_dir, "mguard_impl.o")
-        jobs = [lambda: self.compile(hdr_dir, os.path.join(t, "mguard_impl.c"), impl)]
-        for n in self.names:
+        jobs = []
+        if impl_too:
+            jobs.append(lambda: self.compile(hdr_dir, os.path.join(t, "mguard_impl.c"), impl))
+        for n in names:
             if everything or n in self.own_impl:
                 jobs.append(lambda n=n: self.compile(hdr_dir, os.path.join(t, n + ".c"),
                                                      os.path.join(out_dir, n + ".o")))
@@ -324,7 +331,7 @@ class Builder:
             if r.returncode:
                 return r.stdout
         links = []
-        for n in self.names:
+        for n in names:
             o = os.path.join(out_dir if (everything or n in self.own_impl) else base_dir, n + ".o")
             cmd = [self.cc, o, impl, "-o", os.path.join(out_dir, n)] + self.libs
             links.append(lambda cmd=cmd: sh(cmd))
@@ -406,7 +413,7 @@ def main():
         base = os.path.join(work, "base")
         os.makedirs(base)
         shutil.copy(os.path.join(root, "mguard.h"), base)
-        err = b.build(base, base, base, True)
+        err = b.build(base, base, base, True, b.names)
         if err:
             print("mutate: the unmutated tree does not build:\n" + err)
             return 2
@@ -436,12 +443,24 @@ def main():
             os.makedirs(d)
             with open(os.path.join(d, "mguard.h"), "w") as f:
                 f.write(text)
-            err = b.build(d, d, base, pos < impl_at)
+            # First the binaries that link the implementation object (one
+            # compile), then, if none caught it, those that compile the
+            # implementation themselves (a compile each).
+            everything = pos < impl_at
+            first = [n for n in order if n not in b.own_impl]
+            second = [n for n in order if n in b.own_impl]
+            err = b.build(d, d, base, everything, first)
+            r = None
+            if not err:
+                r = b.run(d, first)
+            if not err and not r:
+                err = b.build(d, d, base, everything, second, impl_too=False)
+                if not err:
+                    r = b.run(d, second)
             if err:
                 bad.append(m[0])
                 print("%s BROKEN: does not compile\n%s" % (tag, last_lines(err, 4)))
                 continue
-            r = b.run(d, order)
             if r:
                 caught.append(m[0])
                 print("%s caught by %s (%.1f s)" % (tag, r[0], time.time() - s))

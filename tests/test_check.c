@@ -35,6 +35,14 @@ static char want[512];
         assert_int_equal(lg.errors, 1); \
         assert_string_equal(lg.last, want); \
     } while (0)
+/* Set `field` to `bad`, expect that line, put the field back. */
+#define BROKEN_WHILE(ctx, field, bad, ...) do { \
+        unsigned char saved_[sizeof(field)]; \
+        memcpy(saved_, &(field), sizeof saved_); \
+        (field) = (bad); \
+        EXPECT_BROKEN(ctx, __VA_ARGS__); \
+        memcpy(&(field), saved_, sizeof saved_); \
+    } while (0)
 #define EXPECT_SOUND(ctx) do { \
         lg.count = 0; \
         assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK); \
@@ -80,417 +88,152 @@ static size_t slot_of(const mguard__index *ix, uint32_t idx1)
 
 static void nop_watch(void *g, const void *o, const char *a, void *u) { (void)g; (void)o; (void)a; (void)u; }
 
-/* ---- the hash index (registry, tables, scope names, dyn paths) ---------- */
-
-static void test_index_without_slots_holding_keys(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    (void)state;
-    assert_null(ctx->reg_index.slots);
-    ctx->reg_index.used = 1;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: index without slots has 1 keys");
-    ctx->reg_index.used = 0;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_index_over_half_full(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o;
-    size_t used;
-    (void)state;
-    mguard_ref_make(ctx, &o);
-    used = ctx->reg_index.used;
-    ctx->reg_index.used = (ctx->reg_index.mask + 1) / 2 + 1;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: index over half full");
-    ctx->reg_index.used = used;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-/* The registry's index is checked before anything reads through it. */
-static void test_index_slot_past_the_entries(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o;
-    size_t s;
-    (void)state;
-    mguard_ref_make(ctx, &o);
-    s = slot_of(&ctx->reg_index, 1);
-    ctx->reg_index.slots[s].idx = 2;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: slot %lu points past the entries", (unsigned long)s);
-    ctx->reg_index.slots[s].idx = 1;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_index_slot_at_a_removed_entry(void **state)
+/* ---- the hash index (registry, tables, scope names, dyn paths) ----------
+   Shown on the registry's index, which is checked before anything reads
+   through it. */
+static void test_index_check_sees_each_broken_invariant(void **state)
 {
     mguard_ctx *ctx = new_ctx();
     static int o[2];
-    size_t s;
-    (void)state;
-    mguard_ref_make(ctx, &o[0]);
-    mguard_ref_make(ctx, &o[1]);
-    mguard_on_destroy(ctx, &o[0]);   /* record 1 is free */
-    s = slot_of(&ctx->reg_index, 2);
-    ctx->reg_index.slots[s].idx = 1;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: slot %lu points at a removed entry", (unsigned long)s);
-    ctx->reg_index.slots[s].idx = 2;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_index_slot_with_a_stale_hash(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o;
-    size_t s;
-    (void)state;
-    mguard_ref_make(ctx, &o);
-    s = slot_of(&ctx->reg_index, 1);
-    ctx->reg_index.slots[s].hash ^= 0x100u;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: slot %lu has a stale hash", (unsigned long)s);
-    ctx->reg_index.slots[s].hash ^= 0x100u;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_index_key_not_reachable_from_its_home(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o;
-    size_t s, away;
-    mguard__slot saved;
     mguard__index *ix = &ctx->reg_index;
+    mguard__slot saved;
+    size_t s, away, one = 1;
     (void)state;
-    mguard_ref_make(ctx, &o);
-    s = slot_of(ix, 1);   /* its home: the only key */
+    assert_null(ix->slots);
+    BROKEN_WHILE(ctx, ix->used, one, "mguard_ctx_check: registry: index without slots has 1 keys");
+    mguard_ref_make(ctx, &o[0]);
+    /* o[0] alone: its slot is its home, and the slots around it are empty */
+    s = slot_of(ix, 1);
     away = (s + 2) & ix->mask;
     saved = ix->slots[s];
-    ix->slots[away] = saved;   /* an empty slot between: probing stops */
+    ix->slots[away] = saved;
     ix->slots[s].hash = 0;
     ix->slots[s].idx = 0;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: key %p not reachable from its home slot", (void *)&o);
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: key %p not reachable from its home slot", (void *)&o[0]);
     ix->slots[s] = saved;
     ix->slots[away].hash = 0;
     ix->slots[away].idx = 0;
+    BROKEN_WHILE(ctx, ix->used, (ix->mask + 1) / 2 + 1, "mguard_ctx_check: registry: index over half full");
+    BROKEN_WHILE(ctx, ix->used, 2, "mguard_ctx_check: registry: index counts 2 keys, holds 1");
+    BROKEN_WHILE(ctx, ix->slots[s].idx, 2, "mguard_ctx_check: registry: slot %lu points past the entries", (unsigned long)s);
+    BROKEN_WHILE(ctx, ix->slots[s].hash, saved.hash ^ 0x100u, "mguard_ctx_check: registry: slot %lu has a stale hash", (unsigned long)s);
+    /* o[1] takes record 2, o[0] dies: record 1 is removed */
+    mguard_ref_make(ctx, &o[1]);
+    mguard_on_destroy(ctx, &o[0]);
+    s = slot_of(ix, 2);
+    BROKEN_WHILE(ctx, ix->slots[s].idx, 1, "mguard_ctx_check: registry: slot %lu points at a removed entry", (unsigned long)s);
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
 
-static void test_index_count_differs_from_its_slots(void **state)
+/* ---- the registry and the tables ------------------------------------------
+   k in table t (k2 too), o watched by g and kept by a ref, p kept by a
+   ref, q's record free (q died); t2 is an empty table. */
+typedef struct cfix {
+    mguard_ctx *ctx;
+    mguard_weak *t, *t2;
+    uint32_t rk, ro, rp, rq;
+} cfix;
+static int ck, ck2, co, cg, cp, cq;
+
+static void core_fixture(cfix *f)
 {
-    mguard_ctx *ctx = new_ctx();
-    static int o;
-    (void)state;
-    mguard_ref_make(ctx, &o);
-    ctx->reg_index.used++;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: registry: index counts 2 keys, holds 1");
-    ctx->reg_index.used--;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
+    f->ctx = new_ctx();
+    f->t = new_table(f->ctx);
+    f->t2 = new_table(f->ctx);
+    setl(f->t, &ck, 1);
+    setl(f->t, &ck2, 2);
+    assert_int_equal(mguard_watch(f->ctx, &co, &cg, nop_watch, NULL), MGUARD_OK);
+    mguard_ref_make(f->ctx, &co);
+    mguard_ref_make(f->ctx, &cp);
+    mguard_ref_make(f->ctx, &cq);
+    f->rq = rec_of(f->ctx, &cq);
+    mguard_on_destroy(f->ctx, &cq);
+    f->rk = rec_of(f->ctx, &ck);
+    f->ro = rec_of(f->ctx, &co);
+    f->rp = rec_of(f->ctx, &cp);
+    assert_int_equal(f->ctx->free_head, f->rq);
+    assert_int_equal(f->ctx->objs[f->rq - 1].next_free, 0);
+    EXPECT_SOUND(f->ctx);
 }
 
-/* ---- the registry ------------------------------------------------------ */
-
-static void test_record_not_found_by_its_key(void **state)
+static void test_registry_check_sees_each_broken_invariant(void **state)
 {
-    mguard_ctx *ctx = new_ctx();
-    static int o;
-    uint32_t r;
-    (void)state;
-    mguard_ref_make(ctx, &o);
-    r = rec_of(ctx, &o);
-    mguard__ix_del(&ctx->reg_index, mguard__hash_ptr(&o), r);
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u (%p) not found by its key", r - 1, (void *)&o);
-    mguard__ix_put(&ctx->reg_index, mguard__hash_ptr(&o), r);
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_record_empty_but_kept(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o;
-    uint32_t r, flags;
-    (void)state;
-    mguard_ref_make(ctx, &o);
-    r = rec_of(ctx, &o);
-    flags = ctx->objs[r - 1].flags;
-    ctx->objs[r - 1].flags = 0;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u (%p) is empty but kept", r - 1, (void *)&o);
-    ctx->objs[r - 1].flags = flags;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_record_table_count_over_capacity(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_weak *t = new_table(ctx);
-    static int k;
-    uint32_t r;
-    (void)state;
-    setl(t, &k, 1);
-    r = rec_of(ctx, &k);
-    ctx->objs[r - 1].ntables = ctx->objs[r - 1].captables + 1;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u: table count over capacity", r - 1);
-    ctx->objs[r - 1].ntables = 1;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_record_watcher_count_over_capacity(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o, g;
-    uint32_t r;
-    (void)state;
-    assert_int_equal(mguard_watch(ctx, &o, &g, nop_watch, NULL), MGUARD_OK);
-    r = rec_of(ctx, &o);
-    ctx->objs[r - 1].nwatch = ctx->objs[r - 1].capwatch + 1;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u: watcher count over capacity", r - 1);
-    ctx->objs[r - 1].nwatch = 1;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_record_watchers_without_a_tracker(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o, g;
-    uint32_t r;
-    (void)state;
-    assert_int_equal(mguard_watch(ctx, &o, &g, nop_watch, NULL), MGUARD_OK);
-    mguard_ref_make(ctx, &o);   /* still kept without the tracker flag */
-    r = rec_of(ctx, &o);
-    ctx->objs[r - 1].flags &= ~(uint32_t)MGUARD__F_TRACKER;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u: watchers without a tracker", r - 1);
-    ctx->objs[r - 1].flags |= MGUARD__F_TRACKER;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_record_back_reference_to_a_dead_table(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_weak *t = new_table(ctx);
+    cfix f;
+    mguard_ctx *ctx;
+    mguard__obj *k, *o;
     mguard_weak fake;
-    static int k;
-    uint32_t r;
+    uint32_t zero = 0;
     (void)state;
-    setl(t, &k, 1);
-    r = rec_of(ctx, &k);
+    core_fixture(&f);
+    ctx = f.ctx;
+    k = &ctx->objs[f.rk - 1];
+    o = &ctx->objs[f.ro - 1];
     memset(&fake, 0, sizeof fake);
     fake.magic = MGUARD__DEAD;
-    ctx->objs[r - 1].inline_tables[0] = &fake;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u: back-reference 0 is not a live table", r - 1);
-    ctx->objs[r - 1].inline_tables[0] = t;
+    BROKEN_WHILE(ctx, ctx->objs[f.rp - 1].flags, zero, "mguard_ctx_check: record %u (%p) is empty but kept", f.rp - 1, (void *)&cp);
+    BROKEN_WHILE(ctx, k->ntables, k->captables + 1, "mguard_ctx_check: record %u: table count over capacity", f.rk - 1);
+    BROKEN_WHILE(ctx, o->nwatch, o->capwatch + 1, "mguard_ctx_check: record %u: watcher count over capacity", f.ro - 1);
+    BROKEN_WHILE(ctx, o->flags, o->flags & ~(uint32_t)MGUARD__F_TRACKER, "mguard_ctx_check: record %u: watchers without a tracker", f.ro - 1);
+    BROKEN_WHILE(ctx, k->inline_tables[0], &fake, "mguard_ctx_check: record %u: back-reference 0 is not a live table", f.rk - 1);
+    BROKEN_WHILE(ctx, k->inline_tables[0], f.t2, "mguard_ctx_check: record %u: table %p does not hold %p", f.rk - 1, (void *)f.t2, (void *)&ck);
+    /* five live records (k, k2, o, g, p) and q's free one */
+    assert_int_equal(ctx->live_objs, 5);
+    assert_int_equal(ctx->nobjs, 6);
+    BROKEN_WHILE(ctx, ctx->live_objs, 6, "mguard_ctx_check: live record count 6, counted 5");
+    BROKEN_WHILE(ctx, ctx->free_head, f.rp, "mguard_ctx_check: free list reaches a live record");
+    BROKEN_WHILE(ctx, ctx->objs[f.rq - 1].next_free, f.rq, "mguard_ctx_check: free list has a cycle");
+    BROKEN_WHILE(ctx, ctx->free_head, zero, "mguard_ctx_check: records: 5 live + 0 free != 6");
+    /* p's record out of the index (which stays consistent) */
+    mguard__ix_del(&ctx->reg_index, mguard__hash_ptr(&cp), f.rp);
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u (%p) not found by its key", f.rp - 1, (void *)&cp);
+    mguard__ix_put(&ctx->reg_index, mguard__hash_ptr(&cp), f.rp);
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
 
-static void test_record_lists_a_table_without_its_key(void **state)
+static void test_table_check_sees_each_broken_invariant(void **state)
 {
-    mguard_ctx *ctx = new_ctx();
-    mguard_weak *t = new_table(ctx), *other = new_table(ctx);
-    static int k;
-    uint32_t r;
+    cfix f;
+    mguard_ctx *ctx;
+    mguard_weak *t;
+    mguard__obj *k;
+    mguard__entry_hdr h0, h1;
+    uint32_t zero = 0, two = 2;
+    static int stranger;
     (void)state;
-    setl(t, &k, 1);
-    r = rec_of(ctx, &k);
-    ctx->objs[r - 1].inline_tables[0] = other;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: record %u: table %p does not hold %p", r - 1, (void *)other, (void *)&k);
-    ctx->objs[r - 1].inline_tables[0] = t;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_live_record_count_differs(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o;
-    (void)state;
-    mguard_ref_make(ctx, &o);
-    ctx->live_objs++;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: live record count 2, counted 1");
-    ctx->live_objs--;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_free_list_reaches_a_live_record(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o;
-    uint32_t r;
-    (void)state;
-    mguard_ref_make(ctx, &o);
-    r = rec_of(ctx, &o);
-    assert_int_equal(ctx->free_head, 0);
-    ctx->free_head = r;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: free list reaches a live record");
-    ctx->free_head = 0;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_free_list_with_a_cycle(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o, keep;
-    uint32_t r;
-    (void)state;
-    mguard_ref_make(ctx, &keep);
-    mguard_ref_make(ctx, &o);
-    r = rec_of(ctx, &o);
-    mguard_on_destroy(ctx, &o);   /* record r is free now */
-    assert_int_equal(ctx->free_head, r);
-    assert_int_equal(ctx->objs[r - 1].next_free, 0);
-    ctx->objs[r - 1].next_free = r;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: free list has a cycle");
-    ctx->objs[r - 1].next_free = 0;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_records_lost_from_the_free_list(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int o, keep;
-    uint32_t r;
-    (void)state;
-    mguard_ref_make(ctx, &keep);
-    mguard_ref_make(ctx, &o);
-    r = rec_of(ctx, &o);
-    mguard_on_destroy(ctx, &o);
-    ctx->free_head = 0;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: records: 1 live + 0 free != 2");
-    ctx->free_head = r;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-/* ---- tables ------------------------------------------------------------ */
-
-static void test_table_list_holds_a_dead_table(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_weak *t = new_table(ctx);
-    (void)state;
-    t->magic = MGUARD__DEAD;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: table list holds a dead table");
-    t->magic = MGUARD__MAGIC_WEAK;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_table_counts_out_of_range(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_weak *t = new_table(ctx);
-    (void)state;
-    t->live = t->len + 1;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: counts out of range", (void *)t);
-    t->live = t->len;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_table_entries_out_of_order(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_weak *t = new_table(ctx);
-    static int k[2];
-    mguard__entry_hdr a, b;
-    uint64_t sa;
-    (void)state;
-    setl(t, &k[0], 1);
-    setl(t, &k[1], 2);
-    memcpy(&a, MGUARD__ENTRY(t, 0), sizeof a);
-    memcpy(&b, MGUARD__ENTRY(t, 1), sizeof b);
-    sa = a.seq;
-    a.seq = b.seq + 1;
-    memcpy(MGUARD__ENTRY(t, 0), &a, sizeof a);
+    core_fixture(&f);
+    ctx = f.ctx;
+    t = f.t;
+    k = &ctx->objs[f.rk - 1];
+    BROKEN_WHILE(ctx, f.t2->magic, MGUARD__DEAD, "mguard_ctx_check: table list holds a dead table");
+    BROKEN_WHILE(ctx, f.t2->live, f.t2->len + 1, "mguard_ctx_check: table %p: counts out of range", (void *)f.t2);
+    BROKEN_WHILE(ctx, t->live, 1, "mguard_ctx_check: table %p: live count 1, counted 2", (void *)t);
+    BROKEN_WHILE(ctx, t->next_seq, 1, "mguard_ctx_check: table %p: seq behind", (void *)t);
+    /* k's record lists t twice */
+    k->inline_tables[1] = t;
+    BROKEN_WHILE(ctx, k->ntables, two, "mguard_ctx_check: table %p: key %p's record lists it 2 times", (void *)t, (void *)&ck);
+    /* entry 0 after entry 1 */
+    memcpy(&h0, MGUARD__ENTRY(t, 0), sizeof h0);
+    memcpy(&h1, MGUARD__ENTRY(t, 1), sizeof h1);
+    h0.seq = h1.seq + 1;
+    memcpy(MGUARD__ENTRY(t, 0), &h0, sizeof h0);
     EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: entries out of order", (void *)t);
-    a.seq = sa;
-    memcpy(MGUARD__ENTRY(t, 0), &a, sizeof a);
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-/* An entry whose key has no record: the entry (and the table's index) say
-   k2, the record of k no longer lists the table (k is kept by a ref). */
-static void test_table_key_without_a_record(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_weak *t = new_table(ctx);
-    static int k, k2;
-    mguard__entry_hdr h;
-    uint32_t r;
-    (void)state;
-    setl(t, &k, 1);
-    mguard_ref_make(ctx, &k);
-    r = rec_of(ctx, &k);
-    memcpy(&h, MGUARD__ENTRY(t, 0), sizeof h);
-    h.key = &k2;
-    memcpy(MGUARD__ENTRY(t, 0), &h, sizeof h);
-    mguard__ix_del(&t->index, mguard__hash_ptr(&k), 1);
-    mguard__ix_put(&t->index, mguard__hash_ptr(&k2), 1);
-    ctx->objs[r - 1].ntables = 0;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: key %p has no record", (void *)t, (void *)&k2);
-    h.key = &k;
-    memcpy(MGUARD__ENTRY(t, 0), &h, sizeof h);
-    mguard__ix_del(&t->index, mguard__hash_ptr(&k2), 1);
-    mguard__ix_put(&t->index, mguard__hash_ptr(&k), 1);
-    ctx->objs[r - 1].ntables = 1;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_table_listed_twice_by_a_record(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_weak *t = new_table(ctx);
-    static int k;
-    uint32_t r;
-    (void)state;
-    setl(t, &k, 1);
-    r = rec_of(ctx, &k);
-    ctx->objs[r - 1].inline_tables[1] = t;
-    ctx->objs[r - 1].ntables = 2;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: key %p's record lists it 2 times", (void *)t, (void *)&k);
-    ctx->objs[r - 1].ntables = 1;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_table_live_count_differs(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_weak *t = new_table(ctx);
-    static int k;
-    (void)state;
-    setl(t, &k, 1);
-    t->live = 0;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: live count 0, counted 1", (void *)t);
-    t->live = 1;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_table_sequence_behind(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_weak *t = new_table(ctx);
-    static int k;
-    (void)state;
-    setl(t, &k, 1);
-    t->next_seq = 0;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: table %p: seq behind", (void *)t);
-    t->next_seq = 1;
+    h0.seq = 0;
+    memcpy(MGUARD__ENTRY(t, 0), &h0, sizeof h0);
+    /* entry 0 (and t's index) say stranger, and k's record no longer lists
+       t (a ref keeps the record) */
+    mguard_ref_make(ctx, &ck);
+    h0.key = &stranger;
+    memcpy(MGUARD__ENTRY(t, 0), &h0, sizeof h0);
+    mguard__ix_del(&t->index, mguard__hash_ptr(&ck), 1);
+    mguard__ix_put(&t->index, mguard__hash_ptr(&stranger), 1);
+    k = &ctx->objs[f.rk - 1];
+    BROKEN_WHILE(ctx, k->ntables, zero, "mguard_ctx_check: table %p: key %p has no record", (void *)t, (void *)&stranger);
+    h0.key = &ck;
+    memcpy(MGUARD__ENTRY(t, 0), &h0, sizeof h0);
+    mguard__ix_del(&t->index, mguard__hash_ptr(&stranger), 1);
+    mguard__ix_put(&t->index, mguard__hash_ptr(&ck), 1);
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -514,128 +257,29 @@ static mguard_scope *entered_scope(mguard_ctx *ctx, const void *comp)
     return s;
 }
 
-static void test_scope_bad_magic(void **state)
+/* Each line breaks one invariant, expects its log line and repairs it; the
+   repaired tracker checks sound at the end. */
+static void test_scope_check_sees_each_broken_invariant(void **state)
 {
     mguard_ctx *ctx = new_ctx();
-    static int comp;
+    static int comp, other, stranger;
     mguard_scope *s = entered_scope(ctx, &comp);
+    uint32_t zero = 0, one = 1, two = 2;
     (void)state;
-    s->magic = MGUARD__DEAD;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: bad magic", (void *)s);
-    s->magic = MGUARD__MAGIC_SCOPE;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_names_table_gone(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    mguard_weak *names = s->names;
-    (void)state;
-    s->names = NULL;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: names table is gone", (void *)s);
-    s->names = names;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_root_not_record_zero(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    const char *root = s->recs[0].name;
-    (void)state;
-    s->root = s->recs[1].name;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: record 0 is not the root", (void *)s);
-    s->root = root;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_root_not_first_active(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    (void)state;
-    s->active[0] = 1;
-    s->active[1] = 0;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: the root is not first in the active set", (void *)s);
-    s->active[0] = 0;
-    s->active[1] = 1;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_records_not_all_indexed(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    (void)state;
+    BROKEN_WHILE(ctx, s->magic, MGUARD__DEAD, "mguard_ctx_check: scope %p: bad magic", (void *)s);
+    BROKEN_WHILE(ctx, s->names, NULL, "mguard_ctx_check: scope %p: names table is gone", (void *)s);
+    BROKEN_WHILE(ctx, s->root, s->recs[1].name, "mguard_ctx_check: scope %p: record 0 is not the root", (void *)s);
+    BROKEN_WHILE(ctx, s->active[0], one, "mguard_ctx_check: scope %p: the root is not first in the active set", (void *)s);
+    BROKEN_WHILE(ctx, s->recs[1].active, two, "mguard_ctx_check: scope %p: Net counts 2 frames, has 1", (void *)s);
+    BROKEN_WHILE(ctx, s->frames[0].comp, &stranger, "mguard_ctx_check: scope %p: frame 0's component has no name", (void *)s);
+    BROKEN_WHILE(ctx, s->events[0].dur, 3.0, "mguard_ctx_check: scope %p: frame 0's span is wrong", (void *)s);
+    BROKEN_WHILE(ctx, s->frames[0].event, zero, "mguard_ctx_check: scope %p: 1 open spans for 0 frames", (void *)s);
+    BROKEN_WHILE(ctx, s->desc.max_trace_events, 0, "mguard_ctx_check: scope %p: too many spans", (void *)s);
+    /* the name index loses Net */
     mguard__ix_del(&s->rec_index, mguard__hash_ptr(s->recs[1].name), 2);
     EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: 2 records, 1 indexed", (void *)s);
     mguard__ix_put(&s->rec_index, mguard__hash_ptr(s->recs[1].name), 2);
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_record_frame_count(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    (void)state;
-    s->recs[1].active = 2;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: Net counts 2 frames, has 1", (void *)s);
-    s->recs[1].active = 1;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_record_listed_twice_as_active(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp, other;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    (void)state;
-    /* a second record makes room for a third active slot */
-    assert_int_equal(mguard_scope_set_name(s, &other, "Other"), MGUARD_OK);
-    assert_int_equal(mguard_scope_enter(s, &other), MGUARD_OK);
-    assert_int_equal(mguard_scope_exit(s, &other), MGUARD_OK);
-    assert_true(s->capactive >= 3);
-    s->active[s->nactive++] = 1;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: Net is listed 2 times in the active set", (void *)s);
-    s->nactive--;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_value_past_the_last_counter(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    (void)state;
-    assert_int_equal(mguard_scope_add(s, "flops", 1.0), MGUARD_OK);
-    assert_true(s->recs[1].capvals > s->ncounters);
-    s->recs[1].vals[s->ncounters] = 5.0;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: Net has a value past the last counter", (void *)s);
-    s->recs[1].vals[s->ncounters] = 0.0;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_frame_without_a_record(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    (void)state;
-    /* the frame points past the records; Net's counts agree with that */
+    /* a frame past the records, Net's counts agreeing with that */
     s->frames[0].rec = 2;
     s->recs[1].active = 0;
     s->nactive = 1;
@@ -643,64 +287,22 @@ static void test_scope_frame_without_a_record(void **state)
     s->frames[0].rec = 1;
     s->recs[1].active = 1;
     s->nactive = 2;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_frame_without_a_name(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp, stranger;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    (void)state;
-    s->frames[0].comp = &stranger;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: frame 0's component has no name", (void *)s);
-    s->frames[0].comp = &comp;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_frame_span_wrong(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    (void)state;
-    s->events[0].dur = 3.0;   /* the open frame's span closed */
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: frame 0's span is wrong", (void *)s);
-    s->events[0].dur = -1.0;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_open_spans_without_frames(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    (void)state;
-    s->frames[0].event = 0;   /* the frame forgets its open span */
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: 1 open spans for 0 frames", (void *)s);
-    s->frames[0].event = 1;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_scope_too_many_warnings_or_spans(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    static int comp;
-    mguard_scope *s = entered_scope(ctx, &comp);
-    size_t maxw = s->desc.max_warnings, maxe = s->desc.max_trace_events;
-    (void)state;
+    /* more warnings remembered than allowed */
     s->desc.max_warnings = 0;
-    s->nwarns = 1;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: remembers too many warnings", (void *)s);
-    s->nwarns = 0;
-    s->desc.max_warnings = maxw;
-    s->desc.max_trace_events = 0;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: too many spans", (void *)s);
-    s->desc.max_trace_events = maxe;
+    BROKEN_WHILE(ctx, s->nwarns, one, "mguard_ctx_check: scope %p: remembers too many warnings", (void *)s);
+    s->desc.max_warnings = 4096;
+    /* a counter value past the last counter */
+    assert_int_equal(mguard_scope_add(s, "flops", 1.0), MGUARD_OK);
+    assert_true(s->recs[1].capvals > s->ncounters);
+    BROKEN_WHILE(ctx, s->recs[1].vals[s->ncounters], 5.0, "mguard_ctx_check: scope %p: Net has a value past the last counter", (void *)s);
+    /* Net listed twice in the active set (Other, entered and left, made room) */
+    assert_int_equal(mguard_scope_set_name(s, &other, "Other"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &other), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(s, &other), MGUARD_OK);
+    assert_true(s->capactive >= 3);
+    s->active[s->nactive++] = 1;
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: scope %p: Net is listed 2 times in the active set", (void *)s);
+    s->nactive--;
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -723,72 +325,21 @@ static mguard_dyn *observed_dyn(mguard_ctx *ctx)
     return d;
 }
 
-static void test_dyn_bad_magic(void **state)
+static void test_dyn_check_sees_each_broken_invariant(void **state)
 {
     mguard_ctx *ctx = new_ctx();
     mguard_dyn *d = observed_dyn(ctx);
+    uint32_t one = 1, two = 2;
     (void)state;
-    d->magic = MGUARD__DEAD;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: bad magic", (void *)d);
-    d->magic = MGUARD__MAGIC_DYN;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_dyn_paths_not_all_indexed(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_dyn *d = observed_dyn(ctx);
-    (void)state;
+    BROKEN_WHILE(ctx, d->magic, MGUARD__DEAD, "mguard_ctx_check: dyn %p: bad magic", (void *)d);
+    BROKEN_WHILE(ctx, d->recs[1].rank, d->recs[1].cap + 1, "mguard_ctx_check: dyn %p: L['y'] rank over capacity", (void *)d);
+    BROKEN_WHILE(ctx, d->recs[1].group, two, "mguard_ctx_check: dyn %p: L['y'] has no group", (void *)d);
+    BROKEN_WHILE(ctx, d->recs[0].next_in_group, two, "mguard_ctx_check: dyn %p: group 0's list is broken", (void *)d);   /* L['y'] is in group 1 */
+    BROKEN_WHILE(ctx, d->groups[0].last, one, "mguard_ctx_check: dyn %p: group 0's last record is wrong", (void *)d);
+    /* the path index loses L['x'].a */
     mguard__ix_del(&d->index, mguard__hash_ptr(d->recs[2].path), 3);
     EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: 3 paths, 2 indexed", (void *)d);
     mguard__ix_put(&d->index, mguard__hash_ptr(d->recs[2].path), 3);
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_dyn_rank_over_capacity(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_dyn *d = observed_dyn(ctx);
-    uint32_t rank = d->recs[1].rank;
-    (void)state;
-    d->recs[1].rank = d->recs[1].cap + 1;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: L['y'] rank over capacity", (void *)d);
-    d->recs[1].rank = rank;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_dyn_path_without_a_group(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_dyn *d = observed_dyn(ctx);
-    (void)state;
-    d->recs[1].group = 2;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: L['y'] has no group", (void *)d);
-    d->recs[1].group = 1;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_dyn_group_list_broken(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_dyn *d = observed_dyn(ctx);
-    (void)state;
-    d->recs[0].next_in_group = 2;   /* L['y'] is in group 1 */
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: group 0's list is broken", (void *)d);
-    d->recs[0].next_in_group = 3;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_dyn_group_out_of_order(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_dyn *d = observed_dyn(ctx);
-    (void)state;
     /* group 0 listed as 3 -> 1 */
     d->groups[0].first = 3;
     d->recs[2].next_in_group = 1;
@@ -797,31 +348,7 @@ static void test_dyn_group_out_of_order(void **state)
     EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: group 0 out of order", (void *)d);
     d->groups[0].first = 1;
     d->recs[2].next_in_group = 0;
-    d->recs[0].next_in_group = 3;
-    d->groups[0].last = 3;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_dyn_group_last_wrong(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_dyn *d = observed_dyn(ctx);
-    (void)state;
-    d->groups[0].last = 1;
-    EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: group 0's last record is wrong", (void *)d);
-    d->groups[0].last = 3;
-    EXPECT_SOUND(ctx);
-    mguard_ctx_destroy(ctx);
-}
-
-static void test_dyn_path_in_no_group_list(void **state)
-{
-    mguard_ctx *ctx = new_ctx();
-    mguard_dyn *d = observed_dyn(ctx);
-    (void)state;
-    d->recs[0].next_in_group = 0;   /* L['x'].a drops out of group 0's list */
-    d->groups[0].last = 1;
+    /* L['x'].a drops out of group 0's list */
     EXPECT_BROKEN(ctx, "mguard_ctx_check: dyn %p: 2 paths in groups, 3 recorded", (void *)d);
     d->recs[0].next_in_group = 3;
     d->groups[0].last = 3;
@@ -885,6 +412,7 @@ static uint32_t lref_of(mguard_ledger *L, const void *p)
 }
 
 #define LEDGER_BROKEN(f, ...) EXPECT_BROKEN((f)->ctx, "mguard_ledger_check: " __VA_ARGS__)
+#define LEDGER_BROKEN_WHILE(f, field, bad, ...) BROKEN_WHILE((f)->ctx, field, bad, "mguard_ledger_check: " __VA_ARGS__)
 #define LEDGER_DONE(f) do { EXPECT_SOUND((f)->ctx); mguard_ctx_destroy((f)->ctx); } while (0)
 
 static void test_ledger_counts_out_of_range(void **state)
@@ -1023,27 +551,15 @@ static void test_ledger_free_lists(void **state)
 {
     lfix f;
     mguard_ledger *L = ledger_fixture(&f);
-    uint32_t wfree = L->wfree, rfree = L->rfree, wa = lwrite_of(L, &lx, "a"), rx = lref_of(L, &lx);
-    uint32_t wnext = L->writes[wfree - 1].next, rnext = L->refs[rfree - 1].rq_next;
+    uint32_t wa = lwrite_of(L, &lx, "a"), rx = lref_of(L, &lx), zero = 0;
+    uint32_t freew = L->nwpool - L->live_writes, freer = L->nrpool - L->live_refs;
     (void)state;
-    L->wfree = wa;
-    LEDGER_BROKEN(&f, "write free list reaches a live slot");
-    L->wfree = wfree;
-    L->writes[wfree - 1].next = wfree;
-    LEDGER_BROKEN(&f, "write free list has a cycle");
-    L->writes[wfree - 1].next = wnext;
-    L->wfree = 0;
-    LEDGER_BROKEN(&f, "write pool: 0 free of %u", L->nwpool - L->live_writes);
-    L->wfree = wfree;
-    L->rfree = rx;
-    LEDGER_BROKEN(&f, "ref free list reaches a live slot");
-    L->rfree = rfree;
-    L->refs[rfree - 1].rq_next = rfree;
-    LEDGER_BROKEN(&f, "ref free list has a cycle");
-    L->refs[rfree - 1].rq_next = rnext;
-    L->rfree = 0;
-    LEDGER_BROKEN(&f, "ref pool: 0 free of %u", L->nrpool - L->live_refs);
-    L->rfree = rfree;
+    LEDGER_BROKEN_WHILE(&f, L->wfree, wa, "write free list reaches a live slot");
+    LEDGER_BROKEN_WHILE(&f, L->writes[L->wfree - 1].next, L->wfree, "write free list has a cycle");
+    LEDGER_BROKEN_WHILE(&f, L->wfree, zero, "write pool: 0 free of %u", freew);
+    LEDGER_BROKEN_WHILE(&f, L->rfree, rx, "ref free list reaches a live slot");
+    LEDGER_BROKEN_WHILE(&f, L->refs[L->rfree - 1].rq_next, L->rfree, "ref free list has a cycle");
+    LEDGER_BROKEN_WHILE(&f, L->rfree, zero, "ref pool: 0 free of %u", freer);
     LEDGER_DONE(&f);
 }
 
@@ -1163,52 +679,11 @@ static void test_ledger_list_of_the_context(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_index_without_slots_holding_keys),
-        cmocka_unit_test(test_index_over_half_full),
-        cmocka_unit_test(test_index_slot_past_the_entries),
-        cmocka_unit_test(test_index_slot_at_a_removed_entry),
-        cmocka_unit_test(test_index_slot_with_a_stale_hash),
-        cmocka_unit_test(test_index_key_not_reachable_from_its_home),
-        cmocka_unit_test(test_index_count_differs_from_its_slots),
-        cmocka_unit_test(test_record_not_found_by_its_key),
-        cmocka_unit_test(test_record_empty_but_kept),
-        cmocka_unit_test(test_record_table_count_over_capacity),
-        cmocka_unit_test(test_record_watcher_count_over_capacity),
-        cmocka_unit_test(test_record_watchers_without_a_tracker),
-        cmocka_unit_test(test_record_back_reference_to_a_dead_table),
-        cmocka_unit_test(test_record_lists_a_table_without_its_key),
-        cmocka_unit_test(test_live_record_count_differs),
-        cmocka_unit_test(test_free_list_reaches_a_live_record),
-        cmocka_unit_test(test_free_list_with_a_cycle),
-        cmocka_unit_test(test_records_lost_from_the_free_list),
-        cmocka_unit_test(test_table_list_holds_a_dead_table),
-        cmocka_unit_test(test_table_counts_out_of_range),
-        cmocka_unit_test(test_table_entries_out_of_order),
-        cmocka_unit_test(test_table_key_without_a_record),
-        cmocka_unit_test(test_table_listed_twice_by_a_record),
-        cmocka_unit_test(test_table_live_count_differs),
-        cmocka_unit_test(test_table_sequence_behind),
-        cmocka_unit_test(test_scope_bad_magic),
-        cmocka_unit_test(test_scope_names_table_gone),
-        cmocka_unit_test(test_scope_root_not_record_zero),
-        cmocka_unit_test(test_scope_root_not_first_active),
-        cmocka_unit_test(test_scope_records_not_all_indexed),
-        cmocka_unit_test(test_scope_record_frame_count),
-        cmocka_unit_test(test_scope_record_listed_twice_as_active),
-        cmocka_unit_test(test_scope_value_past_the_last_counter),
-        cmocka_unit_test(test_scope_frame_without_a_record),
-        cmocka_unit_test(test_scope_frame_without_a_name),
-        cmocka_unit_test(test_scope_frame_span_wrong),
-        cmocka_unit_test(test_scope_open_spans_without_frames),
-        cmocka_unit_test(test_scope_too_many_warnings_or_spans),
-        cmocka_unit_test(test_dyn_bad_magic),
-        cmocka_unit_test(test_dyn_paths_not_all_indexed),
-        cmocka_unit_test(test_dyn_rank_over_capacity),
-        cmocka_unit_test(test_dyn_path_without_a_group),
-        cmocka_unit_test(test_dyn_group_list_broken),
-        cmocka_unit_test(test_dyn_group_out_of_order),
-        cmocka_unit_test(test_dyn_group_last_wrong),
-        cmocka_unit_test(test_dyn_path_in_no_group_list),
+        cmocka_unit_test(test_index_check_sees_each_broken_invariant),
+        cmocka_unit_test(test_registry_check_sees_each_broken_invariant),
+        cmocka_unit_test(test_table_check_sees_each_broken_invariant),
+        cmocka_unit_test(test_scope_check_sees_each_broken_invariant),
+        cmocka_unit_test(test_dyn_check_sees_each_broken_invariant),
         cmocka_unit_test(test_ledger_counts_out_of_range),
         cmocka_unit_test(test_ledger_indexes),
         cmocka_unit_test(test_ledger_entries),
