@@ -55,6 +55,12 @@ MUTANTS = [
     ("registry-live-count", "mguard_ctx_object_count counts live records exactly",
      "    ctx->live_objs--;\n",
      "\n"),
+    ("intern-copies-twice", "one interned copy per string (same pointer for equal text)",
+     "    if (found) return found;\n",
+     "    (void)found;\n"),
+    ("ctx-destroy-inside-callback", "mguard_ctx_destroy is refused inside the context's own callbacks",
+     "    if (ctx->in_callback || ctx->destroying) {",
+     "    if (ctx->destroying) {"),
     # ---- 3. weak key tables -------------------------------------------
     ("weak-overwrite-no-dtor", "every stored value is destroyed exactly once (overwrite)",
      "            memmove(e, value, t->value_size);\n            mguard__call_value(ctx, t->dtor, NULL, t->user, key, old);\n        } else {",
@@ -109,6 +115,15 @@ MUTANTS = [
     ("serial-not-compared", "a ref or watcher of a dead object never matches a new object at its address",
      "    return (r && ctx->objs[r - 1].serial == serial) ? r : 0;",
      "    return (r && (ctx->objs[r - 1].serial == serial || serial)) ? r : 0;"),
+    ("ref-not-pinned", "a weak ref keeps its object's record (and serial) while the object lives",
+     "    ctx->objs[r - 1].flags |= MGUARD__F_PINNED;\n    ref.obj_ = obj;",
+     "    ref.obj_ = obj;"),
+    ("ref-get-retained-ignores-refusal", "mguard_ref_get_retained returns NULL when try_retain refuses",
+     "    if (obj && try_retain && !try_retain(obj, user)) return NULL;",
+     "    if (obj && try_retain) (void)try_retain(obj, user);"),
+    ("weak-get-copy-copies-nothing", "mguard_weak_get_copy copies the value out",
+     "    memcpy(out, p, t->value_size);",
+     "    (void)out;"),
     # ---- 5. mutation trackers -----------------------------------------
     ("fire-calls-dead-guard", "a guard destroyed by an earlier callback is not called",
      "        if (!fn || !mguard__find_serial(ctx, guard, w[i].guard_serial)) continue;",
@@ -132,6 +147,9 @@ MUTANTS = [
     ("gen-tag-generation-zero", "a tag records the current generation",
      "    if (flag == MGUARD__F_TAGGED) ctx->objs[r - 1].gen = ctx->generation;",
      "    if (flag == MGUARD__F_TAGGED) ctx->objs[r - 1].gen = 0;"),
+    ("gen-check-any-generation", "a tag is current only in the generation it was made in",
+     "    return g >= 0 && g == ctx->generation;",
+     "    return g >= 0;"),
     ("gen-clear-keeps-generation", "mguard_gen_clear resets the generation",
      "    ctx->generation = 0;\n",
      "\n"),
@@ -157,6 +175,9 @@ MUTANTS = [
     ("scope-trace-one-over", "the trace holds at most max_trace_events spans",
      "bool record = s->desc.trace && s->nevents < s->desc.max_trace_events;",
      "bool record = s->desc.trace && s->nevents <= s->desc.max_trace_events;"),
+    ("scope-is-active-ever-entered", "a name is active only while one of its frames is open",
+     "    return r && s->recs[r - 1].active > 0;",
+     "    return r != 0;"),
     # ---- 8. dynamism tracker ------------------------------------------
     ("dyn-first-observation-dynamic", "a dimension seen once is static",
      "            r->dyn[i] = false;",
@@ -186,6 +207,12 @@ MUTANTS = [
     ("ledger-clone-shares-entries", "ledger isolation: a clone owns its own entries",
      "    C->ents = (mguard__lent *)dst[0];",
      "    C->ents = (mguard__lent *)(void *)src->ents;"),
+    ("ledger-mark-not-counted", "marking a mutable container counts it as modified",
+     "        en->flags |= MGUARD__LE_MARKED;\n        L->nmod++;",
+     "        en->flags |= MGUARD__LE_MARKED;"),
+    ("ledger-hook-id-from-zero", "a hook's id is the smallest free id from the number of live hooks",
+     "    for (cand = (int)L->nhooks; mguard__l_hook_find(L, cand); cand++) {}",
+     "    for (cand = 0; mguard__l_hook_find(L, cand); cand++) {}"),
     ("prune-hooked-not-roots", "prune keeps objects that have hooks",
      "    for (i = 0; i < nv; i++) mguard__l_prune_visit(hobj[i], &p);\n",
      "\n"),
@@ -245,6 +272,9 @@ MUTANTS = [
     ("lock-skip-weak-tables", "lock taken on every thread-safe call (every table function)",
      "    return t && t->magic == MGUARD__MAGIC_WEAK_TS ? t->ctx->lk : NULL;",
      "    return t && t->magic == MGUARD__MAGIC_WEAK_TS && 0 ? t->ctx->lk : NULL;"),
+    ("lock-log-lines-lost", "log lines of a thread-safe call reach the logger after the lock is let go",
+     "    if (lk->nq) mguard__lk_flush_release(lk);\n    else lk->unlock_fn(lk->user);",
+     "    lk->nq = 0;\n    lk->unlock_fn(lk->user);"),
     ("lock-held-in-callbacks", "no callback runs under the lock",
      "#define MGUARD__LK_OUT(ctx) do { if ((ctx)->lk) mguard__lk_release((ctx)->lk); } while (0)\n#define MGUARD__LK_IN(ctx)  do { if ((ctx)->lk) mguard__lk_acquire((ctx)->lk); } while (0)",
      "#define MGUARD__LK_OUT(ctx) do { (void)(ctx); } while (0)\n#define MGUARD__LK_IN(ctx)  do { (void)(ctx); } while (0)"),
@@ -263,7 +293,7 @@ EQUIVALENT = [
      "checks before it and fails this one."),
 ]
 
-TEST_TIMEOUT = 30    # seconds per binary (the slowest takes about 1 s); a hang counts as caught
+TEST_TIMEOUT = 15    # seconds per binary (the slowest takes about 1 s); a hang counts as caught
 
 
 def sh(cmd, cwd=None):
