@@ -487,7 +487,7 @@ static void test_iteration_continues_exactly_across_restore(void **state)
     mguard_ledger *L = setup(NULL, NULL);
     mguard_ledger *cp;
     static tobj n[6];
-    static char names[6][4];
+    static char names[6][16];
     mguard_ledger_iter it;
     uint64_t epoch0;
     char seen[128] = "";
