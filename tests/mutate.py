@@ -24,8 +24,8 @@ function, a new guarantee in a contract, a new invariant of
 mguard_ctx_check), add at least one mutant that breaks exactly that promise
 and check that `make mutate` catches it. A survivor is either a missing
 test (write it) or an equivalent mutant (the program cannot tell it from
-the original: say why in EQUIVALENT at the end and leave it out of the
-list). See docs/contributing.md.
+the original: move it to EQUIVALENT, below the list, with the reason).
+See docs/contributing.md, "Mutation testing".
 
 Usage: python3 tests/mutate.py [-j N] [--only ID[,ID...]] [--list] [--keep]
 """
@@ -319,8 +319,8 @@ def apply(src, m):
 
 
 class Builder:
-    def __init__(self, root, work, cc, cflags, jobs):
-        self.root, self.work, self.cc, self.jobs = root, work, cc, jobs
+    def __init__(self, root, cc, cflags, jobs):
+        self.root, self.cc, self.jobs = root, cc, jobs
         stb = sh(["pkg-config", "--cflags", "stb"])
         stb_flags = stb.stdout.split() if stb.returncode == 0 else ["-I/usr/include/stb"]
         self.cflags = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-pthread"] + cflags + stb_flags
@@ -374,7 +374,6 @@ class Builder:
         """Run the binaries (cwd: the repository). Returns (name, output) of
         the first that failed, or None."""
         failed = []
-        procs = {}
 
         def one(n):
             if failed and stop_early:
@@ -382,7 +381,6 @@ class Builder:
             p = subprocess.Popen([os.path.join(out_dir, n)], cwd=self.root, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, universal_newlines=True,
                                  start_new_session=True)
-            procs[n] = p
             try:
                 out, _ = p.communicate(timeout=TEST_TIMEOUT)
             except subprocess.TimeoutExpired:
@@ -437,7 +435,7 @@ def main():
     impl_at = src.index("#ifdef MGUARD_IMPLEMENTATION")
     work = tempfile.mkdtemp(prefix="mguard-mutate.")
     t0 = time.time()
-    b = Builder(root, work, a.cc, shlex.split(a.cflags), a.j)
+    b = Builder(root, a.cc, shlex.split(a.cflags), a.j)
     try:
         # the real header: every test object, and a run that must pass
         base = os.path.join(work, "base")

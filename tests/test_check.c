@@ -2,11 +2,12 @@
    Every assert_ctx_ok of the suite, and the differential model's check
    after each operation, rely on it: a checker that answers OK without
    looking would let them all pass. This file compiles its own private copy
-   of mguard (MGUARD_STATIC) so it can reach the private structures: each
-   test builds a small valid state, breaks exactly one invariant by hand,
-   expects MGUARD_EINVAL with the exact log line, then repairs the state
-   and expects MGUARD_OK again (so the context is destroyed sound). stb_ds
-   comes from the suite's implementation object.
+   of mguard (MGUARD_STATIC) so it can reach the private structures. Each
+   test builds a small valid state, then, one at a time, breaks one
+   invariant by hand, expects MGUARD_EINVAL with the exact log line and
+   repairs the state; at the end the state checks OK again (so the context
+   is destroyed sound). stb_ds comes from the suite's implementation
+   object.
 
    Every check of mguard_ctx_check, of the scope and dynamism trackers'
    checks and of mguard_ledger_check is broken here once, except:
@@ -25,8 +26,8 @@
 static test_log lg;
 static char want[512];
 
-/* The check fails with exactly this line (printf format), then passes once
-   `repair` has run. */
+/* The check fails, logging exactly this line (printf format) and nothing
+   else. */
 #define EXPECT_BROKEN(ctx, ...) do { \
         snprintf(want, sizeof want, __VA_ARGS__); \
         lg.count = lg.errors = 0; \
