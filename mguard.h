@@ -2943,24 +2943,37 @@ static size_t mguard__out_end(mguard__out *o)
     return o->len;
 }
 
+/* The length snprintf wrote into b[n], never what it would have wanted;
+   a locale's decimal comma becomes a point (reports are C text and JSON). */
+static size_t mguard__fmt_len(char *b, size_t n, int k)
+{
+    size_t i, len = k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+    for (i = 0; i < len; i++)
+        if (b[i] == ',') b[i] = '.';
+    return len;
+}
+
 /* A number for people: integers without a fraction, others with %g. */
 static size_t mguard__fmt_num(char *b, size_t n, double v)
 {
     int k;
     if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, n, "%lld", (long long)v);
     else k = snprintf(b, n, "%g", v);
-    return k < 0 ? 0 : (size_t)k;
+    return mguard__fmt_len(b, n, k);
 }
 
-/* A number for JSON: finite only (anything else becomes 0). */
+/* A number for JSON: finite only (anything else becomes 0). Times below
+   1e15 keep three decimals (nanoseconds of a microsecond clock); larger
+   ones, up to DBL_MAX, take %.17g, which fits b and is valid JSON. */
 static void mguard__out_json_num(mguard__out *o, double v)
 {
     char b[64];
     int k;
     if (!(v - v == 0.0)) v = 0.0;
     if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, sizeof b, "%lld", (long long)v);
-    else k = snprintf(b, sizeof b, "%.3f", v);
-    mguard__out_put(o, b, k < 0 ? 0 : (size_t)k);
+    else if (v > -1e15 && v < 1e15) k = snprintf(b, sizeof b, "%.3f", v);
+    else k = snprintf(b, sizeof b, "%.17g", v);
+    mguard__out_put(o, b, mguard__fmt_len(b, sizeof b, k));
 }
 
 /* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
