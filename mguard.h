@@ -321,15 +321,17 @@ MGUARDDEF void *mguard_weak_get_ptr(const mguard_weak *t, const void *key);
 /* A weak ref is a plain value: copy it, store it anywhere, no destroy. */
 typedef struct mguard_ref {
     const void *obj_;
-    uint64_t serial_;   /* 0: the null ref */
+    uint64_t serial_;   /* the object's life in its context; 0: the null ref */
+    uint64_t ctx_;      /* the context's id, never reused in the process */
 } mguard_ref;
 
 /* A ref to obj. The null ref (reads NULL) for a NULL ctx/obj or on
    allocation failure (logged). Cost: one lookup (+ insert if obj is new). */
 MGUARDDEF mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj);
 /* The object, or NULL once mguard_on_destroy(obj) was called, even when a
-   new object now lives at the same address. A ref from another context
-   reads NULL (and logs). Cost: one lookup. */
+   new object now lives at the same address. A ref from another context,
+   live or destroyed (even one that lived at ctx's address), reads NULL and
+   logs "mguard_ref_get: ref belongs to another context". Cost: one lookup. */
 MGUARDDEF void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref);
 /* true for the null ref. */
 MGUARDDEF bool mguard_ref_is_null(mguard_ref ref);
@@ -1396,7 +1398,7 @@ typedef struct mguard__debug {
 
 struct mguard_ctx {
     uint32_t magic;
-    uint32_t tag;                /* high 16 bits of every serial */
+    uint64_t id;                 /* process-wide, never reused: refs carry it */
     mguard_allocator alloc;
     mguard_logger log;
     mguard__index reg_index;     /* object address -> record */
@@ -1678,7 +1680,7 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
     o = &ctx->objs[r - 1];
     memset(o, 0, sizeof *o);
     o->key = obj;
-    o->serial = ((uint64_t)ctx->tag << 48) | (++ctx->next_serial & 0xffffffffffffull);
+    o->serial = ++ctx->next_serial;
     o->gen = -1;
     o->captables = 2;
     ctx->live_objs++;
@@ -2494,6 +2496,7 @@ mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
     uint32_t r;
     ref.obj_ = NULL;
     ref.serial_ = 0;
+    ref.ctx_ = 0;
     if (!mguard__ctx_ok(ctx, "mguard_ref_make") || !obj) return ref;
     r = mguard__reg_find(ctx, obj);
     if (!r) {
@@ -2505,6 +2508,7 @@ mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
     ctx->objs[r - 1].flags |= MGUARD__F_PINNED;
     ref.obj_ = obj;
     ref.serial_ = ctx->objs[r - 1].serial;
+    ref.ctx_ = ctx->id;
     return ref;
 }
 
@@ -2518,7 +2522,7 @@ static uint32_t mguard__find_serial(const mguard_ctx *ctx, const void *obj, uint
 void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref)
 {
     if (!mguard__ctx_ok(ctx, "mguard_ref_get") || !ref.serial_) return NULL;
-    if ((uint32_t)(ref.serial_ >> 48) != ctx->tag) {
+    if (ref.ctx_ != ctx->id) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
         return NULL;
     }
@@ -7359,11 +7363,25 @@ static mguard__lock *mguard__lk_r(const mguard_ledger_diff_result *d)
 
 /* ---- 1. context: create, destroy, check -------------------------------- */
 
+/* A context's id, carried by its refs: unique in the process (within one
+   copy of this implementation; MGUARD_STATIC copies count separately), so
+   a ref of another context, even a destroyed one at the same address, is
+   always told apart. Atomic where the compiler offers it; elsewhere create
+   contexts on one thread at a time. */
+static uint64_t mguard__next_ctx_id(void)
+{
+    static uint64_t next;
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+#else
+    return ++next;
+#endif
+}
+
 mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
 {
     mguard_ctx_desc d;
     mguard_ctx *ctx;
-    uint64_t x;
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if (!d.allocator.realloc_fn != !d.allocator.free_fn) {
@@ -7384,11 +7402,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     ctx->magic = MGUARD__MAGIC_CTX;
     ctx->alloc = d.allocator;
     ctx->log = d.logger;
-    /* A per-context tag in every serial, so a ref is recognised as foreign:
-       derived from the context's address (distinct among live contexts). */
-    x = (uint64_t)(uintptr_t)ctx * 0x9E3779B97F4A7C15ull;
-    ctx->tag = (uint32_t)(x >> 48);
-    if (!ctx->tag) ctx->tag = 1;
+    ctx->id = mguard__next_ctx_id();
     if (!mguard__lk_init(ctx, &d)) {
         ctx->magic = MGUARD__DEAD;
         d.allocator.free_fn(ctx, d.allocator.user);
