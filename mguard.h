@@ -6780,12 +6780,32 @@ mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, si
 
 /* ---- apply, is_empty, clear --------------------------------------------- */
 
+/* One pending write as apply found it. Identity is the serial (the
+   context's record of obj and of value), never the address: an object the
+   callback destroyed may be followed by a new one at its address. */
 typedef struct mguard__lpending {
     const void *obj;
     const char *attr;
     void *value;
+    uint64_t obj_serial, value_serial;   /* 0: not an object of the context */
     size_t deleted;
 } mguard__lpending;
+
+/* p's serial in L's context, 0 when the context does not know p (a plain
+   value: it cannot die). */
+static uint64_t mguard__l_serial(const mguard_ledger *L, const void *p)
+{
+    uint32_t r = p ? mguard__reg_find(L->ctx, p) : 0;
+    return r ? L->ctx->objs[r - 1].serial : 0;
+}
+
+/* Is p, whose serial was `serial` when a walk began, still that object? */
+static bool mguard__l_same(const mguard_ledger *L, const void *p, uint64_t serial)
+{
+    if (!p) return true;
+    if (serial) return mguard__find_serial(L->ctx, p, serial) != 0;
+    return mguard__l_alive(L, p);
+}
 
 mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
 {
@@ -6810,6 +6830,8 @@ mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, v
             snap[k].obj = L->writes[w - 1].obj;
             snap[k].attr = L->writes[w - 1].attr;
             snap[k].value = L->writes[w - 1].value;
+            snap[k].obj_serial = mguard__l_serial(L, snap[k].obj);
+            snap[k].value_serial = mguard__l_serial(L, snap[k].value);
             snap[k].deleted = L->writes[w - 1].deleted;
             k++;
         }
@@ -6819,7 +6841,9 @@ mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, v
     for (i = 0; i < k; i++) {
         /* releases wait for the walk, so a value can only have gone away
            by being destroyed; an untracked object means it was dropped */
-        if (L->stamp != s0 && (!mguard__l_ent_find(L, snap[i].obj) || !mguard__l_alive(L, snap[i].value))) continue;
+        if (L->stamp != s0 && (!mguard__l_ent_find(L, snap[i].obj) || !mguard__l_same(L, snap[i].obj, snap[i].obj_serial) ||
+                               !mguard__l_same(L, snap[i].value, snap[i].value_serial)))
+            continue;
         MGUARD__CALLOUT(L->ctx, fn(snap[i].obj, snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     mguard__free(L->ctx, snap);
