@@ -205,7 +205,9 @@ typedef struct mguard_ctx_desc {
 MGUARDDEF mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc);
 /* Destroy ctx and everything created from it (tables, ...); every stored
    value is destroyed. NULL is a no-op. Calling it from inside one of ctx's
-   own callbacks is refused with a log message. Cost: O(everything). */
+   own callbacks is refused with a log message; so is creating a table,
+   tracker or ledger (or a clone) from a callback the destroy runs (NULL
+   and a warning). Cost: O(everything). */
 MGUARDDEF void mguard_ctx_destroy(mguard_ctx *ctx);
 /* A static string naming the status ("MGUARD_OK", ...); "unknown status" for
    values outside the enum. */
@@ -1429,6 +1431,7 @@ struct mguard_ctx {
    the registry of live handles, which is looked up before the handle is
    read, with a log line when it is not. */
 static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn);
+static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn);
 static bool mguard__weak_valid(const struct mguard_weak *t, const char *fn);
 #ifdef MGUARD_DEBUG
 static mguard_status mguard__dbg_reserve(mguard_ctx *ctx);
@@ -1820,7 +1823,7 @@ mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 {
     mguard_weak *t;
     size_t vs;
-    if (!mguard__ctx_ok(ctx, "mguard_weak_create")) return NULL;
+    if (!mguard__ctx_can_create(ctx, "mguard_weak_create")) return NULL;
     if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
         return NULL;
@@ -3286,7 +3289,7 @@ mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc
     mguard_scope *s;
     mguard_weak_desc wd;
     const char *root;
-    if (!mguard__ctx_ok(ctx, "mguard_scope_create")) return NULL;
+    if (!mguard__ctx_can_create(ctx, "mguard_scope_create")) return NULL;
     s = (mguard_scope *)mguard__alloc(ctx, sizeof *s);
     if (!s) goto oom;
     memset(s, 0, sizeof *s);
@@ -4251,7 +4254,7 @@ static mguard_status mguard__dyn_check(mguard__part *p);
 mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
 {
     mguard_dyn *d;
-    if (!mguard__ctx_ok(ctx, "mguard_dyn_create")) return NULL;
+    if (!mguard__ctx_can_create(ctx, "mguard_dyn_create")) return NULL;
     d = NULL;
 #ifdef MGUARD_DEBUG
     if (!mguard__dbg_h_reserve(ctx))
@@ -5322,7 +5325,7 @@ static mguard_status mguard__l_oom(const mguard_ledger *L, mguard_status st, con
 mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
 {
     mguard_ledger *L;
-    if (!mguard__ctx_ok(ctx, "mguard_ledger_create")) return NULL;
+    if (!mguard__ctx_can_create(ctx, "mguard_ledger_create")) return NULL;
     if (mguard__lroot_ensure(ctx) ||
 #ifdef MGUARD_DEBUG
         mguard__dbg_h_reserve(ctx) ||
@@ -6010,7 +6013,7 @@ mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
     void *dst[MGUARD__L_NARRAYS];
     const void *from[MGUARD__L_NARRAYS];
     size_t i;
-    if (!mguard__ledger_ok(src)) return NULL;
+    if (!mguard__ledger_ok(src) || !mguard__ctx_can_create(src->ctx, fn)) return NULL;
     ctx = src->ctx;
     if (src->destroying) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
@@ -7225,6 +7228,19 @@ static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
     mguard__free(ctx, ctx->dbg.hs);
 }
 #endif
+
+/* The create functions' check: a live context that is not being destroyed
+   (a handle made by a callback of mguard_ctx_destroy would be freed under
+   its maker, or outlive its context). */
+static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn)
+{
+    if (!mguard__ctx_ok(ctx, fn)) return false;
+    if (ctx->destroying) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: refused: the context is being destroyed", fn);
+        return false;
+    }
+    return true;
+}
 
 static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
 {
