@@ -450,8 +450,9 @@ MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
    a component never seen gets its type name; the first time a component is
    looked up, each child (recursively) is named parent + "." + child name,
    unless it was named with mguard_scope_set_name. NULL when comp has no
-   name (no type_name callback, or it returned NULL), for NULL s/comp, or on
-   allocation failure (logged; nothing changed). The string lives until
+   name (no type_name callback, or it returned NULL), when comp was
+   destroyed by a callback of this lookup (comp stays unknown), for NULL
+   s/comp, or on allocation failure (logged; nothing changed). The string lives until
    ctx is destroyed. Cost: one lookup; the first lookup walks comp's
    subtree once, calling the callbacks. */
 MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
@@ -466,7 +467,8 @@ MGUARDDEF const char *mguard_scope_known_name(const mguard_scope *s, const void 
 MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn);
 /* comp's forward (pre-hook) starts: push a frame; comp's name becomes
    active (or one more time active). NOT_FOUND (logged) when comp has no
-   name; EINVAL for NULL s/comp; ENOMEM: nothing changed. Cost: one lookup
+   name; EINVAL for NULL s/comp, or (logged) when a callback of this call
+   destroyed comp; ENOMEM: nothing changed. Cost: one lookup
    (plus the first-lookup walk). */
 MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
 /* comp's forward ends (post-hook): pop comp's innermost frame; its name
@@ -1366,6 +1368,15 @@ typedef struct mguard__dying {
     const void *obj;
     struct mguard__dying *next;
 } mguard__dying;
+/* An object the library does not hold yet, watched across one call-out
+   (a scope's type_name callback): mguard_on_destroy(obj) sets died even
+   when obj is unknown to the context, so the caller does not register a
+   dead address. Linked on the C stack. */
+typedef struct mguard__lookout {
+    const void *obj;
+    bool died;
+    struct mguard__lookout *next;
+} mguard__lookout;
 typedef struct mguard__firing {
     const void *obj;
     mguard__watcher *w;
@@ -1411,6 +1422,7 @@ struct mguard_ctx {
     mguard_weak *tables;         /* every live table, doubly linked */
     mguard__firing *firing;      /* invalidations in progress (C stack) */
     struct mguard__dying *dying; /* deaths in phase 2 (C stack) */
+    mguard__lookout *lookouts;   /* objects watched across a call-out (C stack) */
     int in_callback;             /* user callbacks running now */
     int destroying;
     /* interned strings (for later sections) */
@@ -2414,6 +2426,22 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     if (tables != inl) mguard__free(ctx, tables);
 }
 
+static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
+{
+    mguard__lookout *l;
+    for (l = ctx->lookouts; l; l = l->next)
+        if (l->obj == obj) l->died = true;
+}
+
+/* Unlink l: lookouts of this thread above it are gone already; on a
+   thread-safe context another thread's may still be above it. */
+static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
+{
+    mguard__lookout **pp;
+    for (pp = &ctx->lookouts; *pp != l; pp = &(*pp)->next) {}
+    *pp = l->next;
+}
+
 void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
 {
     uint32_t r, i, nt;
@@ -2426,6 +2454,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     mguard__pending *pend;
     uint64_t serial;
     if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
+    if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
     r = mguard__reg_find(ctx, obj);
     if (!r) {
         /* forgotten already; from inside obj's own death it is a double
@@ -3533,13 +3562,20 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
     memset(&w, 0, sizeof w);
     if (!v) {
         const char *tn;
+        mguard__lookout look;
         if (!s->desc.type_name) return MGUARD_NOT_FOUND;
+        look.obj = comp;
+        look.died = false;
+        look.next = ctx->lookouts;
+        /* cppcheck-suppress autoVariables ; popped before this function returns */
+        ctx->lookouts = &look;
         ctx->in_callback++;
         MGUARD__LK_OUT(ctx);
         tn = s->desc.type_name(comp, s->desc.user);
         MGUARD__LK_IN(ctx);
         ctx->in_callback--;
-        if (s->destroying) return MGUARD_EINVAL;
+        mguard__lookout_pop(ctx, &look);
+        if (s->destroying || look.died) return MGUARD_EINVAL;   /* comp died: no name */
         if (!tn || !*tn) return MGUARD_NOT_FOUND;
         name = mguard__intern(ctx, tn);
         if (!name) return MGUARD_ENOMEM;

@@ -1160,6 +1160,54 @@ static void test_json_reader_is_strict(void **state)
     assert_false(json_valid(""));
 }
 
+/* Issue 11, defect 6: a component destroyed by type_name during its own
+   first lookup was named anyway (and its dead address registered again). */
+static const char *type_destroys_comp(const void *c, void *user)
+{
+    mguard_on_destroy((mguard_ctx *)user, c);
+    return ((const comp *)c)->type;
+}
+
+static void test_component_destroyed_by_type_name_during_its_first_lookup_gets_no_name(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_scope_desc d;
+    mguard_scope *s;
+    mguard_weak_desc wd;
+    mguard_weak *t;
+    comp a, b;
+    long v = 1;
+    char want[160];
+    (void)state;
+    comp_init(&a, "A");
+    comp_init(&b, "B");
+    memset(&d, 0, sizeof d);
+    d.type_name = type_destroys_comp;
+    d.user = ctx;
+    s = mguard_scope_create(ctx, &d);
+    /* unknown to the context before the lookup */
+    assert_null(mguard_scope_name(s, &a));
+    assert_false(mguard_is_known(ctx, &a));
+    assert_null(mguard_scope_known_name(s, &a));
+    assert_int_equal(mguard_scope_enter(s, &a), MGUARD_EINVAL);
+    snprintf(want, sizeof want, "mguard_scope_enter: component %p was destroyed while it was being entered", (void *)&a);
+    assert_string_equal(log.last, want);
+    assert_false(mguard_is_known(ctx, &a));
+    assert_int_equal(mguard_scope_depth(s), 0);
+    /* known to the context (a key) before the lookup */
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof v;
+    t = mguard_weak_create(ctx, &wd);
+    assert_int_equal(mguard_weak_set(t, &b, &v), MGUARD_OK);
+    assert_null(mguard_scope_name(s, &b));
+    assert_false(mguard_is_known(ctx, &b));
+    assert_int_equal(mguard_weak_count(t), 0);
+    assert_int_equal(log.warnings, 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_trace_is_valid_json_with_every_span(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -1632,6 +1680,7 @@ int main(void)
         cmocka_unit_test(test_reports_truncate_like_snprintf),
         cmocka_unit_test(test_report_write_matches_the_buffer),
         cmocka_unit_test(test_json_reader_is_strict),
+        cmocka_unit_test(test_component_destroyed_by_type_name_during_its_first_lookup_gets_no_name),
         cmocka_unit_test(test_trace_is_valid_json_with_every_span),
         cmocka_unit_test(test_trace_is_valid_json_for_every_finite_time),
         cmocka_unit_test(test_trace_escapes_any_name),
