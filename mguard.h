@@ -84,7 +84,10 @@
        destructors, on_key_death, invalidate callbacks, the logger, scope
        and ledger hooks never run under mguard's lock, so any of them may
        call into the context, from its own thread or from a thread it waits
-       for. An event's structures are all updated before its first callback
+       for. The exception is a ledger's retain hook, which runs under the
+       lock (so it is done before the call that stored the pointer returns,
+       and strictly before any release of it): it must not call into the
+       context. An event's structures are all updated before its first callback
        (as on one thread); other threads may run between two callbacks of
        one event; the callbacks of one event run in the documented order on
        the thread that caused it. Log lines reach the logger on the thread
@@ -100,7 +103,9 @@
      - mguard_on_destroy(guard) returns only once no invalidate callback of
        guard is running on another thread (with pthreads), so the guard may
        then be freed; a callback must therefore not wait for a thread that
-       destroys its own guard.
+       destroys its own guard. The same holds for a ledger hook (release,
+       equal, refs, format, apply) handed the object: mguard_on_destroy(p)
+       waits for it.
      The default context pays one compare and a tail call per call for this
      (bench/bench_threads.c, docs/guide.md, "Threads").
 
@@ -180,8 +185,8 @@ typedef struct mguard_logger {
 /* A lock of the program's own (its runtime's mutex, a spinlock) for a
    thread-safe context: lock_fn acquires it, unlock_fn releases it. mguard
    never takes it twice (it need not be recursive) and never calls user code
-   while holding it, except the allocator and mguard_ref_get_retained's
-   try_retain. Both or neither. */
+   while holding it, except the allocator, mguard_ref_get_retained's
+   try_retain and a ledger's retain hook. Both or neither. */
 typedef struct mguard_lock {
     void (*lock_fn)(void *user);
     void (*unlock_fn)(void *user);
@@ -630,7 +635,10 @@ typedef void (*mguard_ledger_visit_fn)(const void *obj, void *visit_ctx);
    object, an attribute value, a record payload, a hooked object or a hook
    function: whatever the ledger refers to. */
 typedef struct mguard_ledger_desc {
-    /* The ledger starts holding p (once per distinct pointer per ledger). */
+    /* The ledger starts holding p (once per distinct pointer per ledger),
+       before the call that stored p returns. On a thread-safe context it
+       runs under the context's lock (like try_retain): it must not call
+       into the context. */
     void (*retain)(void *p, void *user);
     /* ... and stops holding it. Never called for an object being destroyed. */
     void (*release)(void *p, void *user);
@@ -1377,6 +1385,17 @@ typedef struct mguard__lookout {
     bool died;
     struct mguard__lookout *next;
 } mguard__lookout;
+/* A ledger hook running outside the lock of a thread-safe context, on the
+   pointers it was handed: mguard_on_destroy(p) on another thread waits for
+   it (as for a guard's callback), so no hook outlives its object's death.
+   Linked on the C stack; pushed only with pthreads. */
+typedef struct mguard__hookframe {
+    const void *p, *q;
+    struct mguard__hookframe *next;
+#ifdef MGUARD__PTHREADS
+    pthread_t thread;
+#endif
+} mguard__hookframe;
 typedef struct mguard__firing {
     const void *obj;
     mguard__watcher *w;
@@ -1423,6 +1442,7 @@ struct mguard_ctx {
     mguard__firing *firing;      /* invalidations in progress (C stack) */
     struct mguard__dying *dying; /* deaths in phase 2 (C stack) */
     mguard__lookout *lookouts;   /* objects watched across a call-out (C stack) */
+    mguard__hookframe *hooking;  /* 10. ledger hooks outside the lock (C stack) */
     int in_callback;             /* user callbacks running now */
     int destroying;
     /* interned strings (for later sections) */
@@ -2333,6 +2353,7 @@ typedef struct mguard__pending {
 
 static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
+static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
 #define MGUARD__DEATH_STACK 512
 #define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
@@ -2461,6 +2482,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
            destroy the program would not see otherwise */
         if (ctx->dying && mguard__is_dying(ctx, obj))
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %p is already being destroyed; ignored", obj);
+        if (ctx->hooking) mguard__wait_hooks(ctx, obj);
         return;
     }
     o = &ctx->objs[r - 1];
@@ -2510,6 +2532,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
         mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
     /* still dying meanwhile: a callback cannot register obj again */
     if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
+    if (ctx->hooking) mguard__wait_hooks(ctx, obj);
     {
         /* another thread's death may have been pushed above ours */
         mguard__dying **pp;
@@ -2628,6 +2651,28 @@ static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t seri
     (void)ctx;
     (void)guard;
     (void)serial;
+#endif
+}
+
+/* The same for ledger hooks: mguard_on_destroy(obj) returns only once no
+   ledger hook handed obj runs on another thread. None can start later:
+   the ledgers dropped obj in this death (or held it no more). */
+static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj)
+{
+#ifdef MGUARD__PTHREADS
+    pthread_t self = pthread_self();
+    for (;;) {
+        const mguard__hookframe *f;
+        for (f = ctx->hooking; f; f = f->next)
+            if ((f->p == obj || f->q == obj) && !pthread_equal(f->thread, self)) break;
+        if (!f) return;
+        MGUARD__LK_OUT(ctx);
+        sched_yield();
+        MGUARD__LK_IN(ctx);
+    }
+#else
+    (void)ctx;
+    (void)obj;
 #endif
 }
 
@@ -4749,6 +4794,42 @@ struct mguard_ledger_diff_result {
 #define MGUARD__CALLOUT(ctx, call) \
     do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
 
+/* A ledger hook handed the pointers p and q: on a thread-safe context a
+   frame tells mguard_on_destroy(p or q) on another thread to wait for it. */
+static void mguard__hook_push(mguard_ctx *ctx, mguard__hookframe *f, const void *p, const void *q)
+{
+#ifdef MGUARD__PTHREADS
+    if (!ctx->lk) return;
+    f->p = p;
+    f->q = q;
+    f->thread = pthread_self();
+    f->next = ctx->hooking;
+    ctx->hooking = f;
+#else
+    (void)ctx;
+    (void)f;
+    (void)p;
+    (void)q;
+#endif
+}
+
+static void mguard__hook_pop(mguard_ctx *ctx, const mguard__hookframe *f)
+{
+    mguard__hookframe **pp;
+    if (!ctx->lk || !ctx->hooking) return;
+    /* another thread's frame may have been pushed above ours */
+    for (pp = &ctx->hooking; *pp && *pp != f; pp = &(*pp)->next) {}
+    if (*pp) *pp = f->next;
+}
+
+#define MGUARD__L_CALLOUT(ctx, p, q, call) \
+    do { \
+        mguard__hookframe hf_; \
+        mguard__hook_push((ctx), &hf_, (p), (q)); \
+        MGUARD__CALLOUT((ctx), call); \
+        mguard__hook_pop((ctx), &hf_); \
+    } while (0)
+
 
 static bool mguard__ledger_ok(const mguard_ledger *L)
 {
@@ -4975,7 +5056,12 @@ static void mguard__l_drain(mguard_ledger *L)
                 s->flags |= MGUARD__LR_HELD;
                 if (L->desc.retain) {
                     void *p = (void *)s->ptr;
-                    MGUARD__CALLOUT(ctx, L->desc.retain(p, L->desc.user));
+                    /* Thread-safe context: under the lock, so the retain
+                       is done before the call that stored p returns and
+                       before any release of p can be popped; p is held
+                       by the caller now, so it cannot be dead. */
+                    if (ctx->lk) L->desc.retain(p, L->desc.user);
+                    else MGUARD__CALLOUT(ctx, L->desc.retain(p, L->desc.user));
                 }
             }
             continue;
@@ -4992,7 +5078,7 @@ static void mguard__l_drain(mguard_ledger *L)
             void *p = (void *)s->ptr;
             bool held = (s->flags & MGUARD__LR_HELD) != 0;
             mguard__l_ref_free(L, r);
-            if (held && L->desc.release) MGUARD__CALLOUT(ctx, L->desc.release(p, L->desc.user));
+            if (held && L->desc.release) MGUARD__L_CALLOUT(ctx, p, NULL, L->desc.release(p, L->desc.user));
         }
     }
 }
@@ -6199,7 +6285,7 @@ static bool mguard__l_veq(mguard__lcmp *c, const void *va, const void *vb, bool 
     *stop = false;
     if (va == vb) return true;
     if (!va || !vb || !c->a->desc.equal) return false;
-    MGUARD__CALLOUT(c->a->ctx, r = c->a->desc.equal(va, vb, c->a->desc.user));
+    MGUARD__L_CALLOUT(c->a->ctx, va, vb, r = c->a->desc.equal(va, vb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
         mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
@@ -6493,7 +6579,7 @@ static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const v
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
     } else if (X->desc.format) {
         buf[0] = 0;
-        MGUARD__CALLOUT(X->ctx, X->desc.format(p, buf, MGUARD__LFMT, X->desc.user));
+        MGUARD__L_CALLOUT(X->ctx, p, NULL, X->desc.format(p, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
     } else {
         snprintf(buf, MGUARD__LFMT, "%p", p);
@@ -6736,7 +6822,7 @@ static void mguard__l_prune_follow(mguard__lprune *p, const void *v)
         mguard__l_prune_visit(v, p);
         return;
     }
-    MGUARD__CALLOUT(L->ctx, L->desc.refs(v, mguard__l_prune_visit_cb, p, L->desc.user));
+    MGUARD__L_CALLOUT(L->ctx, v, NULL, L->desc.refs(v, mguard__l_prune_visit_cb, p, L->desc.user));
     if (L->stamp != p->stamp) p->changed = true;
 }
 
@@ -6883,7 +6969,7 @@ mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, v
         if (L->stamp != s0 && (!mguard__l_ent_find(L, snap[i].obj) || !mguard__l_same(L, snap[i].obj, snap[i].obj_serial) ||
                                !mguard__l_same(L, snap[i].value, snap[i].value_serial)))
             continue;
-        MGUARD__CALLOUT(L->ctx, fn(snap[i].obj, snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
+        MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(snap[i].obj, snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     mguard__free(L->ctx, snap);
     mguard__l_end_walk(L);
