@@ -1512,7 +1512,7 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
 {
     char buf[512];
     va_list ap;
-    mguard_ctx *mctx = (mguard_ctx *)ctx;
+    mguard_ctx *mctx = (mguard_ctx *)(uintptr_t)ctx;   /* never a const object: every ctx is allocated */
     if (!ctx || !ctx->log.func) return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -1763,8 +1763,9 @@ bool mguard_is_known(const mguard_ctx *ctx, const void *obj)
    caller may pass temporaries. Hashing is stb_ds's string hash. */
 static uint32_t mguard__hash_str(const char *s)
 {
-    size_t h = stbds_hash_string((char *)s, 0x5bd1e995u);
-    return (uint32_t)(h ^ (h >> 32)) | 1u;
+    /* stb_ds takes a char *, and never writes through it */
+    uint64_t h = stbds_hash_string((char *)(uintptr_t)s, 0x5bd1e995u);
+    return (uint32_t)(h ^ (h >> 32)) | 1u;   /* 32-bit size_t: h >> 32 is 0 */
 }
 
 /* The interned copy of s if there is one; never allocates. */
@@ -1903,7 +1904,7 @@ static void mguard__obj_unlink_table(mguard__obj *o, const mguard_weak *t)
             return;
         }
     }
-    MGUARD_ASSERT(!"table missing from its key's record");
+    MGUARD_ASSERT(0 && "table missing from its key's record");
 }
 
 /* Detach the entry at dense position pos (index + 1 = e1): tombstone it and
@@ -2581,7 +2582,7 @@ void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref)
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
         return NULL;
     }
-    return mguard__find_serial(ctx, ref.obj_, ref.serial_) ? (void *)ref.obj_ : NULL;
+    return mguard__find_serial(ctx, ref.obj_, ref.serial_) ? (void *)(uintptr_t)ref.obj_ : NULL;
 }
 
 bool mguard_ref_is_null(mguard_ref ref) { return ref.serial_ == 0; }
@@ -5055,7 +5056,7 @@ static void mguard__l_drain(mguard_ledger *L)
             if (s->count && !(s->flags & MGUARD__LR_HELD)) {
                 s->flags |= MGUARD__LR_HELD;
                 if (L->desc.retain) {
-                    void *p = (void *)s->ptr;
+                    void *p = (void *)(uintptr_t)s->ptr;
                     /* Thread-safe context: under the lock, so the retain
                        is done before the call that stored p returns and
                        before any release of p can be popped; p is held
@@ -5075,7 +5076,7 @@ static void mguard__l_drain(mguard_ledger *L)
         s->flags &= ~(uint32_t)MGUARD__LR_RELQ;
         if (s->count) continue;       /* held again meanwhile */
         {
-            void *p = (void *)s->ptr;
+            void *p = (void *)(uintptr_t)s->ptr;
             bool held = (s->flags & MGUARD__LR_HELD) != 0;
             mguard__l_ref_free(L, r);
             if (held && L->desc.release) MGUARD__L_CALLOUT(ctx, p, NULL, L->desc.release(p, L->desc.user));
@@ -6514,8 +6515,8 @@ static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledg
 static void mguard__l_walk_pair(mguard__lcmp *c, const mguard_ledger *a, const mguard_ledger *b)
 {
     /* walks only change counters of a heap object: the casts are sound */
-    c->a = (mguard_ledger *)a;
-    c->b = (mguard_ledger *)b;
+    c->a = (mguard_ledger *)(uintptr_t)a;   /* a walk marks them (walks, frames) */
+    c->b = (mguard_ledger *)(uintptr_t)b;
     c->sa = a->stamp;
     c->sb = b->stamp;
     mguard__l_begin_walk(c->a);
