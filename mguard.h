@@ -9,6 +9,30 @@
    garbage collector, so the program tells mguard when an object dies by
    calling mguard_on_destroy() from the object's own destructor.
 
+   EXAMPLE (make test compiles and runs it)
+     #define STB_DS_IMPLEMENTATION
+     #define MGUARD_IMPLEMENTATION
+     #include "mguard.h"
+     #include <stdio.h>
+
+     typedef struct point { int x, y; } point;
+
+     int main(void)
+     {
+         mguard_ctx *ctx = mguard_ctx_create(NULL);
+         mguard_weak_desc d = {sizeof(double), NULL, NULL, NULL};
+         mguard_weak *norms = mguard_weak_create(ctx, &d);   // point -> norm
+         point p = {3, 4};
+         double n = 5.0;
+         mguard_weak_set(norms, &p, &n);          // work cached against p
+         mguard_ref ref = mguard_ref_make(ctx, &p);
+         mguard_on_destroy(ctx, &p);              // from p's destructor
+         printf("%zu cached, ref %s\n", mguard_weak_count(norms),
+                mguard_ref_get(ctx, ref) ? "alive" : "reads NULL");
+         mguard_ctx_destroy(ctx);                 // prints: 0 cached, ref reads NULL
+         return 0;
+     }
+
    USAGE
      In exactly ONE C or C++ file:
         #define STB_DS_IMPLEMENTATION   // omit if stb_ds is implemented elsewhere
