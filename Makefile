@@ -45,7 +45,7 @@ $(BUILD)/mguard_impl.o: tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)
 $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(BUILD)/mguard_impl.o $(HDR) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) $< $(BUILD)/mguard_impl.o -o $@ $(TEST_LIBS)
 
-test: $(TEST_BINS) check-compile check-docs check-packaging check-lua test32
+test: $(TEST_BINS) check-compile check-docs check-reference check-packaging check-lua test32
 	@set -e; for t in $(TEST_BINS); do echo "== $$t"; ./$$t; done
 	@echo "all tests passed"
 
@@ -68,6 +68,13 @@ test32: | $(DEPS_STAMP)
 check-compile: | $(DEPS_STAMP)
 	@sh tests/check_compile.sh "$(BUILD)/compile" "$(STB_CFLAGS)"
 	@sh tests/check_locked.sh
+
+# docs/api.md names every public function, type and macro of mguard.h and
+# nothing the header lacks (tests/check_reference.py).
+.PHONY: check-reference
+check-reference:
+	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
+	@python3 tests/check_reference.py
 
 # ---- sanitizers and valgrind --------------------------------------------
 sanitize: | $(DEPS_STAMP)
