@@ -4810,7 +4810,8 @@ struct mguard_ledger_diff_result {
     uint32_t magic;
     mguard_ctx *ctx;
     mguard_ledger_diff_item *items;
-    uint32_t n, cap;
+    uint64_t *serials;         /* per item: obj, a.value, a.obj, b.value, b.obj */
+    uint32_t n, cap, capserials;
     char *text;
     size_t len, textcap;
 };
@@ -5056,6 +5057,25 @@ static bool mguard__l_alive(const mguard_ledger *L, const void *p)
     if (!p) return true;
     r = mguard__l_ref_find(L, p);
     return r && (L->refs[r - 1].count || (L->refs[r - 1].flags & MGUARD__LR_HELD));
+}
+
+/* Walks keep a snapshot of pointers and call out between its steps. Their
+   identity is the serial (the context's record of p), never the address:
+   an object a hook destroyed may be followed by a new one at its address. */
+/* p's serial in L's context, 0 when the context does not know p (a plain
+   value: it cannot die). */
+static uint64_t mguard__l_serial(const mguard_ledger *L, const void *p)
+{
+    uint32_t r = p ? mguard__reg_find(L->ctx, p) : 0;
+    return r ? L->ctx->objs[r - 1].serial : 0;
+}
+
+/* Is p, whose serial was `serial` when a walk began, still that object? */
+static bool mguard__l_same(const mguard_ledger *L, const void *p, uint64_t serial)
+{
+    if (!p) return true;
+    if (serial) return mguard__find_serial(L->ctx, p, serial) != 0;
+    return mguard__l_alive(L, p);
 }
 
 static void mguard__l_free(mguard_ledger *L);
@@ -6294,10 +6314,17 @@ static bool mguard__l_emit(mguard__lcmp *c, const mguard_ledger_diff_item *it)
     mguard_ledger_diff_result *d = c->res;
     c->differ = true;
     if (!d) return true;
-    if (mguard__reserve(d->ctx, (void **)&d->items, &d->cap, (size_t)d->n + 1, sizeof *it)) {
+    if (mguard__reserve(d->ctx, (void **)&d->items, &d->cap, (size_t)d->n + 1, sizeof *it) ||
+        mguard__reserve(d->ctx, (void **)&d->serials, &d->capserials, ((size_t)d->n + 1) * 5, sizeof(uint64_t))) {
         c->st = MGUARD_ENOMEM;
         return true;
     }
+    /* the pointers' identities now, for the text written after call-outs */
+    d->serials[d->n * 5 + 0] = mguard__l_serial(c->a, it->obj);
+    d->serials[d->n * 5 + 1] = mguard__l_serial(c->a, it->a.value);
+    d->serials[d->n * 5 + 2] = mguard__l_serial(c->a, it->a.obj);
+    d->serials[d->n * 5 + 3] = mguard__l_serial(c->a, it->b.value);
+    d->serials[d->n * 5 + 4] = mguard__l_serial(c->a, it->b.obj);
     d->items[d->n++] = *it;
     return false;
 }
@@ -6595,12 +6622,12 @@ static void mguard__ldiff_puts(mguard_ledger_diff_result *d, mguard_status *st, 
 
 /* Format p (held by X) with X's hook; a pointer X no longer holds because
    it was destroyed meanwhile is not handed to the hook. */
-static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, char *buf)
+static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, char *buf)
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
     if (!p) {
         snprintf(buf, MGUARD__LFMT, "NULL");
-    } else if (X->stamp != s0 && !mguard__l_alive(X, p)) {
+    } else if (X->stamp != s0 && (!mguard__l_alive(X, p) || !mguard__l_same(X, p, serial))) {
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
     } else if (X->desc.format) {
         buf[0] = 0;
@@ -6611,16 +6638,23 @@ static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const v
     }
 }
 
-/* An object's label: with a's format hook if a holds it, else b's. */
-static void mguard__l_label(const mguard__lcmp *c, const void *obj, char *buf)
+/* The serial item it's pointer k had when it was found (see l_emit). */
+static uint64_t mguard__l_item_serial(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int k)
 {
-    mguard__l_fmt(c, mguard__l_ref_find(c->a, obj) ? c->a : c->b, obj, buf);
+    return c->res->serials[(size_t)(it - c->res->items) * 5 + (size_t)k];
 }
 
-static void mguard__l_value_text(const mguard__lcmp *c, const mguard_ledger *X, const mguard_ledger_diff_side *s, char *buf)
+/* An object's label: with a's format hook if a holds it, else b's. */
+static void mguard__l_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
 {
+    mguard__l_fmt(c, mguard__l_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__l_item_serial(c, it, 0), buf);
+}
+
+static void mguard__l_value_text(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int side, char *buf)
+{
+    const mguard_ledger_diff_side *s = side ? &it->b : &it->a;
     if (s->deleted) snprintf(buf, MGUARD__LFMT, "<deleted>");
-    else mguard__l_fmt(c, X, s->value, buf);
+    else mguard__l_fmt(c, side ? c->b : c->a, s->value, mguard__l_item_serial(c, it, side ? 3 : 1), buf);
 }
 
 static void mguard__l_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)
@@ -6648,11 +6682,10 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
     mguard_ledger_diff_result *d = c->res;
     char o[MGUARD__LFMT], x[MGUARD__LFMT], num[32];
     const mguard_ledger_diff_side *one = it->a.present ? &it->a : &it->b;
-    const mguard_ledger *X = it->a.present ? c->a : c->b;
     switch (it->what) {
     case MGUARD_LEDGER_DIFF_OBJECT_REMOVED:
     case MGUARD_LEDGER_DIFF_OBJECT_ADDED:
-        mguard__l_label(c, it->obj, o);
+        mguard__l_label(c, it, o);
         mguard__ldiff_puts(d, st, "object ");
         mguard__ldiff_puts(d, st, o);
         mguard__ldiff_puts(d, st, it->a.present ? ": only in a (" : ": only in b (");
@@ -6661,7 +6694,7 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
         break;
     case MGUARD_LEDGER_DIFF_OBJECT_CHANGED: {
         const char *sep = ": ";
-        mguard__l_label(c, it->obj, o);
+        mguard__l_label(c, it, o);
         mguard__ldiff_puts(d, st, "object ");
         mguard__ldiff_puts(d, st, o);
         if (it->a.kind != it->b.kind) {
@@ -6691,17 +6724,17 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
     case MGUARD_LEDGER_DIFF_ATTR_REMOVED:
     case MGUARD_LEDGER_DIFF_ATTR_ADDED:
     case MGUARD_LEDGER_DIFF_ATTR_CHANGED:
-        mguard__l_label(c, it->obj, o);
+        mguard__l_label(c, it, o);
         mguard__ldiff_puts(d, st, o);
         mguard__ldiff_puts(d, st, ".");
         mguard__ldiff_puts(d, st, it->attr);
         mguard__ldiff_puts(d, st, ": ");
         mguard__ldiff_puts(d, st, mguard__l_only(it));
-        mguard__l_value_text(c, X, one, x);
+        mguard__l_value_text(c, it, it->a.present ? 0 : 1, x);
         mguard__ldiff_puts(d, st, x);
         if (it->a.present && it->b.present) {
             mguard__ldiff_puts(d, st, " -> ");
-            mguard__l_value_text(c, c->b, &it->b, x);
+            mguard__l_value_text(c, it, 1, x);
             mguard__ldiff_puts(d, st, x);
         }
         mguard__ldiff_puts(d, st, "\n");
@@ -6723,12 +6756,12 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
             if (!s->present) continue;
             if (side && it->a.present) mguard__ldiff_puts(d, st, " -> ");
             if (!rec) {
-                mguard__l_fmt(c, S, s->obj, o);
+                mguard__l_fmt(c, S, s->obj, mguard__l_item_serial(c, it, side ? 4 : 2), o);
                 mguard__ldiff_puts(d, st, o);
                 mguard__ldiff_puts(d, st, ".");
             }
             mguard__ldiff_puts(d, st, s->name ? s->name : "(unnamed)");
-            mguard__l_fmt(c, S, s->value, x);
+            mguard__l_fmt(c, S, s->value, mguard__l_item_serial(c, it, side ? 3 : 1), x);
             mguard__ldiff_puts(d, st, rec ? "(" : " ");
             mguard__ldiff_puts(d, st, x);
             if (rec) mguard__ldiff_puts(d, st, ")");
@@ -6797,6 +6830,7 @@ void mguard_ledger_diff_free(mguard_ledger_diff_result *d)
     if (!d || d->magic != MGUARD__MAGIC_LDIFF) return;
     ctx = d->ctx;
     mguard__free(ctx, d->items);
+    mguard__free(ctx, d->serials);
     mguard__free(ctx, d->text);
     d->magic = MGUARD__DEAD;
     mguard__free(ctx, d);
@@ -6941,21 +6975,6 @@ typedef struct mguard__lpending {
     size_t deleted;
 } mguard__lpending;
 
-/* p's serial in L's context, 0 when the context does not know p (a plain
-   value: it cannot die). */
-static uint64_t mguard__l_serial(const mguard_ledger *L, const void *p)
-{
-    uint32_t r = p ? mguard__reg_find(L->ctx, p) : 0;
-    return r ? L->ctx->objs[r - 1].serial : 0;
-}
-
-/* Is p, whose serial was `serial` when a walk began, still that object? */
-static bool mguard__l_same(const mguard_ledger *L, const void *p, uint64_t serial)
-{
-    if (!p) return true;
-    if (serial) return mguard__find_serial(L->ctx, p, serial) != 0;
-    return mguard__l_alive(L, p);
-}
 
 mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
 {

@@ -1356,6 +1356,50 @@ static void test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer(vo
     teardown();
 }
 
+/* The same for diff text: a value destroyed by the format hook, with a
+   newcomer stored at its address meanwhile, reads "<destroyed>". */
+static tobj *fmt_victim, *fmt_holder;
+static mguard_ledger *fmt_ledger;
+static void rebirth_format(const void *v, char *buf, size_t n, void *u)
+{
+    tobj *w = fmt_victim;
+    t_format(v, buf, n, u);
+    if (!w || v == w) return;
+    fmt_victim = NULL;
+    mguard_on_destroy(H.ctx, w);
+    H.forfeit += w->rc;
+    w->rc = 0;
+    w->name = "newcomer";
+    assert_int_equal(mguard_ledger_store_attr(fmt_ledger, fmt_holder, "q", w), MGUARD_OK);
+}
+
+static void test_diff_text_never_names_a_newcomer_for_a_dead_value(void **state)
+{
+    test_log log;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger *L, *C;
+    mguard_ledger_diff_result *r = NULL;
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(v, "v", 1); OBJ(w, "w", 2);
+    (void)state;
+    setup(&log, NULL);
+    mguard_ledger_destroy(H.L);
+    d.format = rebirth_format;
+    L = H.L = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "p", &v);
+    C = mguard_ledger_clone(L);
+    mguard_ledger_store_attr(C, &x, "p", &w);
+    fmt_victim = &w;
+    fmt_holder = &y;
+    fmt_ledger = C;
+    assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r), "x.p: v -> <destroyed>\n");
+    mguard_ledger_diff_free(r);
+    mguard_ledger_destroy(C);
+    teardown();
+}
+
 static mguard_ledger *clone_made;
 static void clone_on_release(tobj *o)
 {
@@ -2066,6 +2110,7 @@ int main(void)
         cmocka_unit_test(test_apply_callback_may_destroy_objects_and_the_ledger),
         cmocka_unit_test(test_apply_never_hands_a_dead_objects_writes_to_a_newcomer_at_its_address),
         cmocka_unit_test(test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer),
+        cmocka_unit_test(test_diff_text_never_names_a_newcomer_for_a_dead_value),
         cmocka_unit_test(test_clone_inside_a_release_hook_holds_only_live_content),
         cmocka_unit_test(test_apply_callback_may_clone_clear_and_restore),
         cmocka_unit_test(test_last_ledger_destroyed_during_a_death_notification),
