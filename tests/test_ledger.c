@@ -478,6 +478,43 @@ static void test_iteration_survives_removals_and_compaction(void **state)
     teardown();
 }
 
+/* Compaction under a live iterator while the object after the cursor is
+   still tracked: the walk resumes exactly at it. Eight objects fill the
+   entry array; at the cursor (o0) three later ones die and a ninth is
+   tracked, which compacts the array. */
+static void test_iteration_resumes_at_the_next_live_object_after_compaction(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    static tobj o[9];
+    static char names[9][16];
+    mguard_ledger_iter it;
+    uint64_t epoch0;
+    char seen[128] = "";
+    int i;
+    (void)state;
+    for (i = 0; i < 9; i++) {
+        snprintf(names[i], sizeof names[i], "%d", i);
+        memset(&o[i], 0, sizeof o[i]);
+        o[i].name = names[i];
+    }
+    for (i = 0; i < 8; i++) assert_int_equal(mguard_ledger_track_existing(L, &o[i], NULL), MGUARD_OK);
+    it = mguard_ledger_objects(L, false);
+    epoch0 = it.epoch_;
+    while (mguard_ledger_next_object(&it)) {
+        size_t k = strlen(seen);
+        snprintf(seen + k, sizeof seen - k, "%s%s", k ? " " : "", ((const tobj *)it.obj)->name);
+        if (it.obj == &o[0]) {
+            for (i = 3; i < 6; i++) mguard_on_destroy(H.ctx, &o[i]);
+            H.forfeit += 3;
+            assert_int_equal(mguard_ledger_track_existing(L, &o[8], NULL), MGUARD_OK);
+        }
+    }
+    assert_string_equal(seen, "0 1 2 6 7 8");
+    assert_true(it.epoch_ != epoch0);   /* it really was compacted */
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    teardown();
+}
+
 /* Restore under a live iterator: the restored entries sit at other
    positions than the iterator's (the ledger was compacted after the
    checkpoint); the walk goes on after the last object it returned, in the
@@ -2213,6 +2250,7 @@ int main(void)
         cmocka_unit_test(test_mark_modified_is_only_for_mutable_containers),
         cmocka_unit_test(test_iteration_is_tracking_order_then_first_record_order),
         cmocka_unit_test(test_iteration_survives_removals_and_compaction),
+        cmocka_unit_test(test_iteration_resumes_at_the_next_live_object_after_compaction),
         cmocka_unit_test(test_iteration_continues_exactly_across_restore),
         cmocka_unit_test(test_iteration_continues_exactly_across_clear),
         cmocka_unit_test(test_write_iteration_survives_removal_of_the_next_write),
