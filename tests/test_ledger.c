@@ -478,6 +478,23 @@ static void test_iteration_survives_removals_and_compaction(void **state)
     teardown();
 }
 
+/* Objects named prefix0, prefix1, ... and a walk's record of what it saw. */
+static void name_objs(tobj *o, char (*names)[16], int n, const char *prefix)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], "%s%d", prefix, i);
+        memset(&o[i], 0, sizeof o[i]);
+        o[i].name = names[i];
+    }
+}
+
+static void seen_add(char *seen, size_t size, const void *obj)
+{
+    size_t k = strlen(seen);
+    snprintf(seen + k, size - k, "%s%s", k ? " " : "", ((const tobj *)obj)->name);
+}
+
 /* Compaction under a live iterator while the object after the cursor is
    still tracked: the walk resumes exactly at it. Eight objects fill the
    entry array; at the cursor (o0) three later ones die and a ninth is
@@ -492,17 +509,12 @@ static void test_iteration_resumes_at_the_next_live_object_after_compaction(void
     char seen[128] = "";
     int i;
     (void)state;
-    for (i = 0; i < 9; i++) {
-        snprintf(names[i], sizeof names[i], "%d", i);
-        memset(&o[i], 0, sizeof o[i]);
-        o[i].name = names[i];
-    }
+    name_objs(o, names, 9, "");
     for (i = 0; i < 8; i++) assert_int_equal(mguard_ledger_track_existing(L, &o[i], NULL), MGUARD_OK);
     it = mguard_ledger_objects(L, false);
     epoch0 = it.epoch_;
     while (mguard_ledger_next_object(&it)) {
-        size_t k = strlen(seen);
-        snprintf(seen + k, sizeof seen - k, "%s%s", k ? " " : "", ((const tobj *)it.obj)->name);
+        seen_add(seen, sizeof seen, it.obj);
         if (it.obj == &o[0]) {
             for (i = 3; i < 6; i++) mguard_on_destroy(H.ctx, &o[i]);
             H.forfeit += 3;
@@ -531,12 +543,8 @@ static void test_iteration_continues_exactly_across_restore(void **state)
     int i;
     OBJ(c, "c", 0); OBJ(d, "d", 0); OBJ(f, "f", 0);
     (void)state;
-    for (i = 0; i < 6; i++) {
-        snprintf(names[i], sizeof names[i], "n%d", i);
-        memset(&n[i], 0, sizeof n[i]);
-        n[i].name = names[i];
-        assert_int_equal(mguard_ledger_track_new(L, &n[i], "N"), MGUARD_OK);
-    }
+    name_objs(n, names, 6, "n");
+    for (i = 0; i < 6; i++) assert_int_equal(mguard_ledger_track_new(L, &n[i], "N"), MGUARD_OK);
     assert_int_equal(mguard_ledger_track_existing(L, &c, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_track_existing(L, &d, NULL), MGUARD_OK);
     cp = mguard_ledger_clone(L);
@@ -548,8 +556,7 @@ static void test_iteration_continues_exactly_across_restore(void **state)
     it = mguard_ledger_objects(L, false);
     assert_true(it.epoch_ != epoch0);   /* compacted: c, d, f at 0, 1, 2 */
     while (mguard_ledger_next_object(&it)) {
-        size_t k = strlen(seen);
-        snprintf(seen + k, sizeof seen - k, "%s%s", k ? " " : "", ((const tobj *)it.obj)->name);
+        seen_add(seen, sizeof seen, it.obj);
         if (it.obj == &c) assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);
     }
     assert_string_equal(seen, "c d");
@@ -574,8 +581,7 @@ static void test_iteration_continues_exactly_across_clear(void **state)
     mguard_ledger_track_existing(L, &d, NULL);
     it = mguard_ledger_objects(L, false);
     while (mguard_ledger_next_object(&it)) {
-        size_t k = strlen(seen);
-        snprintf(seen + k, sizeof seen - k, "%s%s", k ? " " : "", ((const tobj *)it.obj)->name);
+        seen_add(seen, sizeof seen, it.obj);
         if (it.obj == &b) {
             mguard_ledger_clear(L);
             assert_int_equal(mguard_ledger_track_existing(L, &e, NULL), MGUARD_OK);
@@ -588,8 +594,7 @@ static void test_iteration_continues_exactly_across_clear(void **state)
     seen[0] = 0;
     it = mguard_ledger_objects(L, false);
     while (mguard_ledger_next_object(&it)) {
-        size_t k = strlen(seen);
-        snprintf(seen + k, sizeof seen - k, "%s%s", k ? " " : "", ((const tobj *)it.obj)->name);
+        seen_add(seen, sizeof seen, it.obj);
         mguard_ledger_clear(L);
     }
     assert_string_equal(seen, "e");
