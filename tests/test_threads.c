@@ -907,6 +907,347 @@ static void test_four_threads_share_objects_tables_watchers_and_refs(void **stat
     pthread_mutex_destroy(&g_st.graveyard_lock);
 }
 
+/* ---- reference-counted objects for the ledger ------------------------------
+   The documented way to hand a ledger objects with lifetimes of their own
+   (docs/guide.md, "The side-effects ledger"): its retain hook takes a
+   reference, its release hook drops one, and whoever drops the last one
+   runs the destructor, which calls mguard_on_destroy. An rc_obj counts
+   every hook call and logs it, so a test can check, per pointer:
+   - every release has a completed retain before it (release strictly
+     after the matching retain: `holds`, retains completed minus releases
+     begun, never goes below 0);
+   - no hook is called once the object's mguard_on_destroy has returned
+     (`dead`, set right after it returns);
+   - each object is destroyed exactly once, with as many releases as
+     retains at that moment.
+   A dead object is not given back to malloc at once (where it goes is up
+   to rc_bury), so a late hook reads the flag instead of freed memory. */
+typedef struct rc_obj {
+    int refs;            /* references: owners, threads, ledger holds */
+    int holds;           /* retains completed minus releases begun */
+    long retains, releases;
+    int dead;            /* mguard_on_destroy returned */
+    int destroyed;       /* destructor runs */
+    int id;
+    long tag_gen;        /* the stress: its generation tag */
+    int nev;             /* events logged (the first sizeof ev - 1 kept) */
+    char ev[24];         /* r/R retain begins/ends, l/L release begins/ends,
+                            d/D destructor starts/on_destroy returned */
+} rc_obj;
+
+/* What went wrong, over every object of a run. */
+typedef struct rc_checks {
+    long retain_dead;      /* retain hook of an object whose on_destroy returned */
+    long retain_zero;      /* retain of an object whose count was 0 (dying) */
+    long release_dead;     /* release hook of a dead object */
+    long release_early;    /* release with no completed retain outstanding */
+    long hook_dead;        /* any other hook or callback on a dead object */
+    long unbalanced;       /* retains != releases when the object died */
+    long destroyed_twice;
+    long refs_negative;
+    long deaths;
+} rc_checks;
+
+static rc_checks g_rc;
+static mguard_ctx *g_rc_ctx;                 /* where rc_obj deaths go */
+static void (*g_rc_bury)(rc_obj *o);         /* after death; NULL: kept */
+/* defect-1 test: the retain hook of this object waits for another thread's
+   delete_attr before it takes its reference */
+static rc_obj *g_rc_pause_on;
+static int g_rc_in_retain, g_rc_calling, g_rc_done;
+
+static void rc_event(rc_obj *o, char c)
+{
+    int i = __atomic_fetch_add(&o->nev, 1, __ATOMIC_SEQ_CST);
+    if (i < (int)sizeof o->ev - 1) __atomic_store_n(&o->ev[i], c, __ATOMIC_SEQ_CST);
+}
+
+static void rc_reset(mguard_ctx *ctx, void (*bury)(rc_obj *o))
+{
+    memset(&g_rc, 0, sizeof g_rc);
+    g_rc_ctx = ctx;
+    g_rc_bury = bury;
+    g_rc_pause_on = NULL;
+}
+
+static void rc_init(rc_obj *o, int id)
+{
+    memset(o, 0, sizeof *o);
+    o->refs = 1;
+    o->id = id;
+}
+
+static int rc_is_dead(const rc_obj *o) { return __atomic_load_n(&o->dead, __ATOMIC_SEQ_CST); }
+
+/* Drop one reference; the last one runs the destructor. */
+static void rc_unref(rc_obj *o)
+{
+    int n = __atomic_sub_fetch(&o->refs, 1, __ATOMIC_SEQ_CST);
+    if (n < 0) count_add(&g_rc.refs_negative, 1);
+    if (n != 0) return;
+    rc_event(o, 'd');
+    if (__atomic_fetch_add(&o->destroyed, 1, __ATOMIC_SEQ_CST) != 0) count_add(&g_rc.destroyed_twice, 1);
+    if (__atomic_load_n(&o->retains, __ATOMIC_SEQ_CST) != __atomic_load_n(&o->releases, __ATOMIC_SEQ_CST))
+        count_add(&g_rc.unbalanced, 1);
+    mguard_on_destroy(g_rc_ctx, o);
+    flag_set(&o->dead, 1);
+    rc_event(o, 'D');
+    count_add(&g_rc.deaths, 1);
+    if (g_rc_bury) g_rc_bury(o);
+}
+
+static void wait_flag(const int *f, long ms)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!flag_get(f)) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L >= ms) return;
+        sched_yield();
+    }
+}
+
+static void rc_retain(void *p, void *user)
+{
+    rc_obj *o = (rc_obj *)p;
+    (void)user;
+    rc_event(o, 'r');
+    if (o == __atomic_load_n(&g_rc_pause_on, __ATOMIC_SEQ_CST)) {
+        /* as if this thread were preempted here: another thread's
+           delete_attr of the same pointer runs now (bounded waits, so a
+           library that makes that thread wait for us cannot deadlock) */
+        __atomic_store_n(&g_rc_pause_on, NULL, __ATOMIC_SEQ_CST);
+        flag_set(&g_rc_in_retain, 1);
+        wait_flag(&g_rc_calling, 2000);
+        wait_flag(&g_rc_done, 50);
+    }
+    if (rc_is_dead(o)) count_add(&g_rc.retain_dead, 1);
+    if (__atomic_fetch_add(&o->refs, 1, __ATOMIC_SEQ_CST) <= 0) count_add(&g_rc.retain_zero, 1);
+    count_add(&o->retains, 1);
+    __atomic_add_fetch(&o->holds, 1, __ATOMIC_SEQ_CST);
+    rc_event(o, 'R');
+}
+
+static void rc_release(void *p, void *user)
+{
+    rc_obj *o = (rc_obj *)p;
+    (void)user;
+    rc_event(o, 'l');
+    if (rc_is_dead(o)) count_add(&g_rc.release_dead, 1);
+    if (__atomic_sub_fetch(&o->holds, 1, __ATOMIC_SEQ_CST) < 0) count_add(&g_rc.release_early, 1);
+    count_add(&o->releases, 1);
+    rc_event(o, 'L');
+    rc_unref(o);
+}
+
+/* The event log's rules, for one object: no hook begins after 'D'; every
+   release begins after more retains ended than releases began before it;
+   one destructor run. NULL when they hold, else what broke. */
+static const char *rc_log_broken(const rc_obj *o)
+{
+    int i, n = __atomic_load_n(&o->nev, __ATOMIC_SEQ_CST), ended = 0, begun = 0, dead = 0, d = 0;
+    if (n > (int)sizeof o->ev - 1) return "too many events to check";
+    for (i = 0; i < n; i++) {
+        char c = o->ev[i];
+        if ((c == 'r' || c == 'l') && dead) return "a hook began after mguard_on_destroy returned";
+        if (c == 'R') ended++;
+        if (c == 'l' && ++begun > ended) return "a release began before its retain ended";
+        if (c == 'd') d++;
+        if (c == 'D') dead = 1;
+    }
+    if (d != 1 || !dead) return "not destroyed exactly once";
+    if (ended != begun) return "retains and releases differ";
+    return NULL;
+}
+
+static mguard_ledger *rc_ledger(mguard_ctx *ctx)
+{
+    mguard_ledger_desc ld;
+    memset(&ld, 0, sizeof ld);
+    ld.retain = rc_retain;
+    ld.release = rc_release;
+    return mguard_ledger_create(ctx, &ld);
+}
+
+static void assert_rc_clean(void)
+{
+    assert_int_equal(g_rc.retain_dead, 0);
+    assert_int_equal(g_rc.retain_zero, 0);
+    assert_int_equal(g_rc.release_dead, 0);
+    assert_int_equal(g_rc.release_early, 0);
+    assert_int_equal(g_rc.hook_dead, 0);
+    assert_int_equal(g_rc.unbalanced, 0);
+    assert_int_equal(g_rc.destroyed_twice, 0);
+    assert_int_equal(g_rc.refs_negative, 0);
+}
+
+static void assert_rc_log(const rc_obj *o)
+{
+    const char *why = rc_log_broken(o);
+    if (why) fail_msg("object %d: %s (events: %.*s)", o->id, why, (int)sizeof o->ev - 1, o->ev);
+}
+
+/* ---- issue 11, defect 1: a release never overtakes its retain -------------
+   On a thread-safe context the ledger used to mark a pointer held under the
+   lock, let the lock go, then call retain: another thread dropping the
+   pointer in that window called release first, and with reference counting
+   the object died before the retain that was to keep it alive, which then
+   ran on a dead object (heap-use-after-free when it is freed). */
+
+typedef struct d1_env {
+    mguard_ledger *L;
+    rc_obj *obj;
+    mguard_status st;
+} d1_env;
+
+static void *d1_delete_during_retain(void *arg)
+{
+    d1_env *e = (d1_env *)arg;
+    wait_flag(&g_rc_in_retain, 2000);
+    flag_set(&g_rc_calling, 1);
+    e->st = mguard_ledger_delete_attr(e->L, e->obj, "a");
+    flag_set(&g_rc_done, 1);
+    return NULL;
+}
+
+/* Deterministic: the retain hook of the stored value waits (as if
+   preempted) while another thread deletes the attribute. The value is
+   owned by this thread throughout, so the only way it can die before the
+   end is a release that overtook the retain. */
+static void test_ledger_release_never_overtakes_a_retain_in_progress(void **state)
+{
+    enum { ROUNDS = 8 };
+    mguard_ctx *ctx = ts_ctx(NULL);
+    mguard_ledger *L;
+    rc_obj obj, val[ROUNDS];
+    d1_env e;
+    pthread_t th;
+    int r;
+    (void)state;
+    rc_reset(ctx, NULL);
+    L = rc_ledger(ctx);
+    rc_init(&obj, 100);
+    assert_int_equal(mguard_ledger_track_existing(L, &obj, "obj"), MGUARD_OK);
+    for (r = 0; r < ROUNDS; r++) {
+        rc_obj *v = &val[r];
+        rc_init(v, r);
+        flag_set(&g_rc_in_retain, 0);
+        flag_set(&g_rc_calling, 0);
+        flag_set(&g_rc_done, 0);
+        __atomic_store_n(&g_rc_pause_on, v, __ATOMIC_SEQ_CST);
+        e.L = L;
+        e.obj = &obj;
+        e.st = MGUARD_EINVAL;
+        pthread_create(&th, NULL, d1_delete_during_retain, &e);
+        assert_int_equal(mguard_ledger_store_attr(L, &obj, "a", v), MGUARD_OK);
+        pthread_join(th, NULL);
+        assert_int_equal(e.st, MGUARD_OK);
+        /* whatever order the two calls took, the ledger lets v go now */
+        assert_int_equal(mguard_ledger_delete_attr(L, &obj, "a"), MGUARD_OK);
+        if (flag_get(&v->dead))                         /* we still own it */
+            fail_msg("round %d: the value died while this thread owned it (events: %s)", r, v->ev);
+        rc_unref(v);
+        assert_int_equal(v->destroyed, 1);
+        assert_int_equal(v->retains, 1);
+        assert_int_equal(v->releases, 1);
+        assert_string_equal(v->ev, "rRlLdD");
+        assert_rc_log(v);
+    }
+    mguard_ledger_destroy(L);
+    rc_unref(&obj);
+    assert_rc_log(&obj);
+    assert_int_equal(obj.retains, 1);
+    assert_int_equal(g_rc.deaths, ROUNDS + 1);
+    assert_rc_clean();
+    assert_ctx_ok(ctx);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+}
+
+/* The same race left to the scheduler: one thread stores short-lived
+   values (its own reference dropped right after the store, so the ledger's
+   is the last), another deletes the attribute as fast as it can, so values
+   die on the deleting thread's release. Every value's events are checked. */
+#define D1_VALUES 20000
+typedef struct d1_race {
+    mguard_ledger *L;
+    rc_obj *obj, *vals;
+    int stores_done;
+    long stored, deletes;
+} d1_race;
+
+static void *d1_store_values(void *arg)
+{
+    d1_race *d = (d1_race *)arg;
+    int i;
+    for (i = 0; i < D1_VALUES; i++) {
+        rc_obj *v = &d->vals[i];
+        if (mguard_ledger_store_attr(d->L, d->obj, "a", v) == MGUARD_OK) d->stored++;
+        rc_unref(v);
+    }
+    flag_set(&d->stores_done, 1);
+    return NULL;
+}
+
+static void *d1_delete_values(void *arg)
+{
+    d1_race *d = (d1_race *)arg;
+    while (!flag_get(&d->stores_done)) {
+        void *got = NULL;
+        if (mguard_ledger_delete_attr(d->L, d->obj, "a") == MGUARD_OK) d->deletes++;
+        (void)mguard_ledger_load_attr(d->L, d->obj, "a", &got);
+    }
+    return NULL;
+}
+
+static void test_ledger_store_racing_delete_keeps_every_retain_before_its_release(void **state)
+{
+    enum { ROUNDS = 10 };
+    mguard_ctx *ctx = ts_ctx(NULL);
+    d1_race d;
+    rc_obj obj;
+    pthread_t a, b;
+    int i, r;
+    (void)state;
+    rc_reset(ctx, NULL);
+    memset(&d, 0, sizeof d);
+    d.L = rc_ledger(ctx);
+    d.vals = (rc_obj *)calloc(D1_VALUES, sizeof *d.vals);
+    rc_init(&obj, -1);
+    d.obj = &obj;
+    assert_int_equal(mguard_ledger_track_existing(d.L, &obj, "obj"), MGUARD_OK);
+    for (r = 0; r < ROUNDS; r++) {
+        for (i = 0; i < D1_VALUES; i++) rc_init(&d.vals[i], r * D1_VALUES + i);
+        d.stores_done = 0;
+        d.stored = d.deletes = 0;
+        pthread_create(&b, NULL, d1_delete_values, &d);
+        pthread_create(&a, NULL, d1_store_values, &d);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+        mguard_ledger_clear(d.L);                /* the last value, and obj */
+        assert_int_equal(mguard_ledger_track_existing(d.L, &obj, "obj"), MGUARD_OK);
+        for (i = 0; i < D1_VALUES; i++) {
+            assert_rc_log(&d.vals[i]);
+            assert_int_equal(d.vals[i].retains, 1);
+            assert_int_equal(d.vals[i].releases, 1);
+        }
+        assert_int_equal(d.stored, D1_VALUES);
+        assert_true(d.deletes > 0);
+        assert_rc_clean();
+        assert_int_equal(g_rc.deaths, (r + 1) * D1_VALUES);
+    }
+    mguard_ledger_destroy(d.L);
+    rc_unref(&obj);
+    assert_int_equal(obj.destroyed, 1);
+    assert_int_equal(obj.retains, ROUNDS + 1);
+    assert_int_equal(obj.releases, ROUNDS + 1);
+    assert_rc_clean();
+    assert_ctx_ok(ctx);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+    free(d.vals);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -926,6 +1267,8 @@ int main(void)
         cmocka_unit_test(test_callback_destroying_its_own_guard_does_not_wait),
         cmocka_unit_test(test_unwatch_from_another_thread_cancels_a_pending_watcher),
         cmocka_unit_test(test_four_threads_share_objects_tables_watchers_and_refs),
+        cmocka_unit_test(test_ledger_release_never_overtakes_a_retain_in_progress),
+        cmocka_unit_test(test_ledger_store_racing_delete_keeps_every_retain_before_its_release),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
