@@ -9,6 +9,30 @@
    garbage collector, so the program tells mguard when an object dies by
    calling mguard_on_destroy() from the object's own destructor.
 
+   EXAMPLE (make test compiles and runs it)
+     #define STB_DS_IMPLEMENTATION
+     #define MGUARD_IMPLEMENTATION
+     #include "mguard.h"
+     #include <stdio.h>
+
+     typedef struct point { int x, y; } point;
+
+     int main(void)
+     {
+         mguard_ctx *ctx = mguard_ctx_create(NULL);
+         mguard_weak_desc d = {sizeof(double), NULL, NULL, NULL};
+         mguard_weak *norms = mguard_weak_create(ctx, &d);   // point -> norm
+         point p = {3, 4};
+         double n = 5.0;
+         mguard_weak_set(norms, &p, &n);          // work cached against p
+         mguard_ref ref = mguard_ref_make(ctx, &p);
+         mguard_on_destroy(ctx, &p);              // from p's destructor
+         printf("%zu cached, ref %s\n", mguard_weak_count(norms),
+                mguard_ref_get(ctx, ref) ? "alive" : "reads NULL");
+         mguard_ctx_destroy(ctx);                 // prints: 0 cached, ref reads NULL
+         return 0;
+     }
+
    USAGE
      In exactly ONE C or C++ file:
         #define STB_DS_IMPLEMENTATION   // omit if stb_ds is implemented elsewhere
@@ -84,7 +108,10 @@
        destructors, on_key_death, invalidate callbacks, the logger, scope
        and ledger hooks never run under mguard's lock, so any of them may
        call into the context, from its own thread or from a thread it waits
-       for. An event's structures are all updated before its first callback
+       for. The exception is a ledger's retain hook, which runs under the
+       lock (so it is done before the call that stored the pointer returns,
+       and strictly before any release of it): it must not call into the
+       context. An event's structures are all updated before its first callback
        (as on one thread); other threads may run between two callbacks of
        one event; the callbacks of one event run in the documented order on
        the thread that caused it. Log lines reach the logger on the thread
@@ -100,7 +127,9 @@
      - mguard_on_destroy(guard) returns only once no invalidate callback of
        guard is running on another thread (with pthreads), so the guard may
        then be freed; a callback must therefore not wait for a thread that
-       destroys its own guard.
+       destroys its own guard. The same holds for a ledger hook (release,
+       equal, refs, format, apply) handed the object: mguard_on_destroy(p)
+       waits for it.
      The default context pays one compare and a tail call per call for this
      (bench/bench_threads.c, docs/guide.md, "Threads").
 
@@ -180,8 +209,8 @@ typedef struct mguard_logger {
 /* A lock of the program's own (its runtime's mutex, a spinlock) for a
    thread-safe context: lock_fn acquires it, unlock_fn releases it. mguard
    never takes it twice (it need not be recursive) and never calls user code
-   while holding it, except the allocator and mguard_ref_get_retained's
-   try_retain. Both or neither. */
+   while holding it, except the allocator, mguard_ref_get_retained's
+   try_retain and a ledger's retain hook. Both or neither. */
 typedef struct mguard_lock {
     void (*lock_fn)(void *user);
     void (*unlock_fn)(void *user);
@@ -205,7 +234,9 @@ typedef struct mguard_ctx_desc {
 MGUARDDEF mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc);
 /* Destroy ctx and everything created from it (tables, ...); every stored
    value is destroyed. NULL is a no-op. Calling it from inside one of ctx's
-   own callbacks is refused with a log message. Cost: O(everything). */
+   own callbacks is refused with a log message; so is creating a table,
+   tracker or ledger (or a clone) from a callback the destroy runs (NULL
+   and a warning). Cost: O(everything). */
 MGUARDDEF void mguard_ctx_destroy(mguard_ctx *ctx);
 /* A static string naming the status ("MGUARD_OK", ...); "unknown status" for
    values outside the enum. */
@@ -321,15 +352,17 @@ MGUARDDEF void *mguard_weak_get_ptr(const mguard_weak *t, const void *key);
 /* A weak ref is a plain value: copy it, store it anywhere, no destroy. */
 typedef struct mguard_ref {
     const void *obj_;
-    uint64_t serial_;   /* 0: the null ref */
+    uint64_t serial_;   /* the object's life in its context; 0: the null ref */
+    uint64_t ctx_;      /* the context's id, never reused in the process */
 } mguard_ref;
 
 /* A ref to obj. The null ref (reads NULL) for a NULL ctx/obj or on
    allocation failure (logged). Cost: one lookup (+ insert if obj is new). */
 MGUARDDEF mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj);
 /* The object, or NULL once mguard_on_destroy(obj) was called, even when a
-   new object now lives at the same address. A ref from another context
-   reads NULL (and logs). Cost: one lookup. */
+   new object now lives at the same address. A ref from another context,
+   live or destroyed (even one that lived at ctx's address), reads NULL and
+   logs "mguard_ref_get: ref belongs to another context". Cost: one lookup. */
 MGUARDDEF void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref);
 /* true for the null ref. */
 MGUARDDEF bool mguard_ref_is_null(mguard_ref ref);
@@ -446,8 +479,9 @@ MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
    a component never seen gets its type name; the first time a component is
    looked up, each child (recursively) is named parent + "." + child name,
    unless it was named with mguard_scope_set_name. NULL when comp has no
-   name (no type_name callback, or it returned NULL), for NULL s/comp, or on
-   allocation failure (logged; nothing changed). The string lives until
+   name (no type_name callback, or it returned NULL), when comp was
+   destroyed by a callback of this lookup (comp stays unknown), for NULL
+   s/comp, or on allocation failure (logged; nothing changed). The string lives until
    ctx is destroyed. Cost: one lookup; the first lookup walks comp's
    subtree once, calling the callbacks. */
 MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
@@ -462,7 +496,8 @@ MGUARDDEF const char *mguard_scope_known_name(const mguard_scope *s, const void 
 MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn);
 /* comp's forward (pre-hook) starts: push a frame; comp's name becomes
    active (or one more time active). NOT_FOUND (logged) when comp has no
-   name; EINVAL for NULL s/comp; ENOMEM: nothing changed. Cost: one lookup
+   name; EINVAL for NULL s/comp, or (logged) when a callback of this call
+   destroyed comp; ENOMEM: nothing changed. Cost: one lookup
    (plus the first-lookup walk). */
 MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
 /* comp's forward ends (post-hook): pop comp's innermost frame; its name
@@ -624,7 +659,10 @@ typedef void (*mguard_ledger_visit_fn)(const void *obj, void *visit_ctx);
    object, an attribute value, a record payload, a hooked object or a hook
    function: whatever the ledger refers to. */
 typedef struct mguard_ledger_desc {
-    /* The ledger starts holding p (once per distinct pointer per ledger). */
+    /* The ledger starts holding p (once per distinct pointer per ledger),
+       before the call that stored p returns. On a thread-safe context it
+       runs under the context's lock (like try_retain): it must not call
+       into the context. */
     void (*retain)(void *p, void *user);
     /* ... and stops holding it. Never called for an object being destroyed. */
     void (*release)(void *p, void *user);
@@ -1362,6 +1400,26 @@ typedef struct mguard__dying {
     const void *obj;
     struct mguard__dying *next;
 } mguard__dying;
+/* An object the library does not hold yet, watched across one call-out
+   (a scope's type_name callback): mguard_on_destroy(obj) sets died even
+   when obj is unknown to the context, so the caller does not register a
+   dead address. Linked on the C stack. */
+typedef struct mguard__lookout {
+    const void *obj;
+    bool died;
+    struct mguard__lookout *next;
+} mguard__lookout;
+/* A ledger hook running outside the lock of a thread-safe context, on the
+   pointers it was handed: mguard_on_destroy(p) on another thread waits for
+   it (as for a guard's callback), so no hook outlives its object's death.
+   Linked on the C stack; pushed only with pthreads. */
+typedef struct mguard__hookframe {
+    const void *p, *q;
+    struct mguard__hookframe *next;
+#ifdef MGUARD__PTHREADS
+    pthread_t thread;
+#endif
+} mguard__hookframe;
 typedef struct mguard__firing {
     const void *obj;
     mguard__watcher *w;
@@ -1396,7 +1454,7 @@ typedef struct mguard__debug {
 
 struct mguard_ctx {
     uint32_t magic;
-    uint32_t tag;                /* high 16 bits of every serial */
+    uint64_t id;                 /* process-wide, never reused: refs carry it */
     mguard_allocator alloc;
     mguard_logger log;
     mguard__index reg_index;     /* object address -> record */
@@ -1407,6 +1465,8 @@ struct mguard_ctx {
     mguard_weak *tables;         /* every live table, doubly linked */
     mguard__firing *firing;      /* invalidations in progress (C stack) */
     struct mguard__dying *dying; /* deaths in phase 2 (C stack) */
+    mguard__lookout *lookouts;   /* objects watched across a call-out (C stack) */
+    mguard__hookframe *hooking;  /* 10. ledger hooks outside the lock (C stack) */
     int in_callback;             /* user callbacks running now */
     int destroying;
     /* interned strings (for later sections) */
@@ -1427,6 +1487,7 @@ struct mguard_ctx {
    the registry of live handles, which is looked up before the handle is
    read, with a log line when it is not. */
 static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn);
+static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn);
 static bool mguard__weak_valid(const struct mguard_weak *t, const char *fn);
 #ifdef MGUARD_DEBUG
 static mguard_status mguard__dbg_reserve(mguard_ctx *ctx);
@@ -1475,7 +1536,7 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
 {
     char buf[512];
     va_list ap;
-    mguard_ctx *mctx = (mguard_ctx *)ctx;
+    mguard_ctx *mctx = (mguard_ctx *)(uintptr_t)ctx;   /* never a const object: every ctx is allocated */
     if (!ctx || !ctx->log.func) return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -1678,7 +1739,7 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
     o = &ctx->objs[r - 1];
     memset(o, 0, sizeof *o);
     o->key = obj;
-    o->serial = ((uint64_t)ctx->tag << 48) | (++ctx->next_serial & 0xffffffffffffull);
+    o->serial = ++ctx->next_serial;
     o->gen = -1;
     o->captables = 2;
     ctx->live_objs++;
@@ -1726,8 +1787,9 @@ bool mguard_is_known(const mguard_ctx *ctx, const void *obj)
    caller may pass temporaries. Hashing is stb_ds's string hash. */
 static uint32_t mguard__hash_str(const char *s)
 {
-    size_t h = stbds_hash_string((char *)s, 0x5bd1e995u);
-    return (uint32_t)(h ^ (h >> 32)) | 1u;
+    /* stb_ds takes a char *, and never writes through it */
+    uint64_t h = stbds_hash_string((char *)(uintptr_t)s, 0x5bd1e995u);
+    return (uint32_t)(h ^ (h >> 32)) | 1u;   /* 32-bit size_t: h >> 32 is 0 */
 }
 
 /* The interned copy of s if there is one; never allocates. */
@@ -1818,7 +1880,7 @@ mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 {
     mguard_weak *t;
     size_t vs;
-    if (!mguard__ctx_ok(ctx, "mguard_weak_create")) return NULL;
+    if (!mguard__ctx_can_create(ctx, "mguard_weak_create")) return NULL;
     if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
         return NULL;
@@ -1866,7 +1928,7 @@ static void mguard__obj_unlink_table(mguard__obj *o, const mguard_weak *t)
             return;
         }
     }
-    MGUARD_ASSERT(!"table missing from its key's record");
+    MGUARD_ASSERT(0 && "table missing from its key's record");
 }
 
 /* Detach the entry at dense position pos (index + 1 = e1): tombstone it and
@@ -2316,6 +2378,7 @@ typedef struct mguard__pending {
 
 static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
+static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
 #define MGUARD__DEATH_STACK 512
 #define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
@@ -2409,6 +2472,22 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     if (tables != inl) mguard__free(ctx, tables);
 }
 
+static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
+{
+    mguard__lookout *l;
+    for (l = ctx->lookouts; l; l = l->next)
+        if (l->obj == obj) l->died = true;
+}
+
+/* Unlink l: lookouts of this thread above it are gone already; on a
+   thread-safe context another thread's may still be above it. */
+static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
+{
+    mguard__lookout **pp;
+    for (pp = &ctx->lookouts; *pp != l; pp = &(*pp)->next) {}
+    *pp = l->next;
+}
+
 void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
 {
     uint32_t r, i, nt;
@@ -2421,12 +2500,14 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
     mguard__pending *pend;
     uint64_t serial;
     if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
+    if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
     r = mguard__reg_find(ctx, obj);
     if (!r) {
         /* forgotten already; from inside obj's own death it is a double
            destroy the program would not see otherwise */
         if (ctx->dying && mguard__is_dying(ctx, obj))
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %p is already being destroyed; ignored", obj);
+        if (ctx->hooking) mguard__wait_hooks(ctx, obj);
         return;
     }
     o = &ctx->objs[r - 1];
@@ -2476,6 +2557,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
         mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
     /* still dying meanwhile: a callback cannot register obj again */
     if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
+    if (ctx->hooking) mguard__wait_hooks(ctx, obj);
     {
         /* another thread's death may have been pushed above ours */
         mguard__dying **pp;
@@ -2494,6 +2576,7 @@ mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
     uint32_t r;
     ref.obj_ = NULL;
     ref.serial_ = 0;
+    ref.ctx_ = 0;
     if (!mguard__ctx_ok(ctx, "mguard_ref_make") || !obj) return ref;
     r = mguard__reg_find(ctx, obj);
     if (!r) {
@@ -2505,6 +2588,7 @@ mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
     ctx->objs[r - 1].flags |= MGUARD__F_PINNED;
     ref.obj_ = obj;
     ref.serial_ = ctx->objs[r - 1].serial;
+    ref.ctx_ = ctx->id;
     return ref;
 }
 
@@ -2518,11 +2602,11 @@ static uint32_t mguard__find_serial(const mguard_ctx *ctx, const void *obj, uint
 void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref)
 {
     if (!mguard__ctx_ok(ctx, "mguard_ref_get") || !ref.serial_) return NULL;
-    if ((uint32_t)(ref.serial_ >> 48) != ctx->tag) {
+    if (ref.ctx_ != ctx->id) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
         return NULL;
     }
-    return mguard__find_serial(ctx, ref.obj_, ref.serial_) ? (void *)ref.obj_ : NULL;
+    return mguard__find_serial(ctx, ref.obj_, ref.serial_) ? (void *)(uintptr_t)ref.obj_ : NULL;
 }
 
 bool mguard_ref_is_null(mguard_ref ref) { return ref.serial_ == 0; }
@@ -2592,6 +2676,28 @@ static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t seri
     (void)ctx;
     (void)guard;
     (void)serial;
+#endif
+}
+
+/* The same for ledger hooks: mguard_on_destroy(obj) returns only once no
+   ledger hook handed obj runs on another thread. None can start later:
+   the ledgers dropped obj in this death (or held it no more). */
+static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj)
+{
+#ifdef MGUARD__PTHREADS
+    pthread_t self = pthread_self();
+    for (;;) {
+        const mguard__hookframe *f;
+        for (f = ctx->hooking; f; f = f->next)
+            if ((f->p == obj || f->q == obj) && !pthread_equal(f->thread, self)) break;
+        if (!f) return;
+        MGUARD__LK_OUT(ctx);
+        sched_yield();
+        MGUARD__LK_IN(ctx);
+    }
+#else
+    (void)ctx;
+    (void)obj;
 #endif
 }
 
@@ -2943,24 +3049,37 @@ static size_t mguard__out_end(mguard__out *o)
     return o->len;
 }
 
+/* The length snprintf wrote into b[n], never what it would have wanted;
+   a locale's decimal comma becomes a point (reports are C text and JSON). */
+static size_t mguard__fmt_len(char *b, size_t n, int k)
+{
+    size_t i, len = k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+    for (i = 0; i < len; i++)
+        if (b[i] == ',') b[i] = '.';
+    return len;
+}
+
 /* A number for people: integers without a fraction, others with %g. */
 static size_t mguard__fmt_num(char *b, size_t n, double v)
 {
     int k;
     if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, n, "%lld", (long long)v);
     else k = snprintf(b, n, "%g", v);
-    return k < 0 ? 0 : (size_t)k;
+    return mguard__fmt_len(b, n, k);
 }
 
-/* A number for JSON: finite only (anything else becomes 0). */
+/* A number for JSON: finite only (anything else becomes 0). Times below
+   1e15 keep three decimals (nanoseconds of a microsecond clock); larger
+   ones, up to DBL_MAX, take %.17g, which fits b and is valid JSON. */
 static void mguard__out_json_num(mguard__out *o, double v)
 {
     char b[64];
     int k;
     if (!(v - v == 0.0)) v = 0.0;
     if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, sizeof b, "%lld", (long long)v);
-    else k = snprintf(b, sizeof b, "%.3f", v);
-    mguard__out_put(o, b, k < 0 ? 0 : (size_t)k);
+    else if (v > -1e15 && v < 1e15) k = snprintf(b, sizeof b, "%.3f", v);
+    else k = snprintf(b, sizeof b, "%.17g", v);
+    mguard__out_put(o, b, mguard__fmt_len(b, sizeof b, k));
 }
 
 /* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
@@ -3269,7 +3388,7 @@ mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc
     mguard_scope *s;
     mguard_weak_desc wd;
     const char *root;
-    if (!mguard__ctx_ok(ctx, "mguard_scope_create")) return NULL;
+    if (!mguard__ctx_can_create(ctx, "mguard_scope_create")) return NULL;
     s = (mguard_scope *)mguard__alloc(ctx, sizeof *s);
     if (!s) goto oom;
     memset(s, 0, sizeof *s);
@@ -3513,13 +3632,20 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
     memset(&w, 0, sizeof w);
     if (!v) {
         const char *tn;
+        mguard__lookout look;
         if (!s->desc.type_name) return MGUARD_NOT_FOUND;
+        look.obj = comp;
+        look.died = false;
+        look.next = ctx->lookouts;
+        /* cppcheck-suppress autoVariables ; popped before this function returns */
+        ctx->lookouts = &look;
         ctx->in_callback++;
         MGUARD__LK_OUT(ctx);
         tn = s->desc.type_name(comp, s->desc.user);
         MGUARD__LK_IN(ctx);
         ctx->in_callback--;
-        if (s->destroying) return MGUARD_EINVAL;
+        mguard__lookout_pop(ctx, &look);
+        if (s->destroying || look.died) return MGUARD_EINVAL;   /* comp died: no name */
         if (!tn || !*tn) return MGUARD_NOT_FOUND;
         name = mguard__intern(ctx, tn);
         if (!name) return MGUARD_ENOMEM;
@@ -4234,7 +4360,7 @@ static mguard_status mguard__dyn_check(mguard__part *p);
 mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
 {
     mguard_dyn *d;
-    if (!mguard__ctx_ok(ctx, "mguard_dyn_create")) return NULL;
+    if (!mguard__ctx_can_create(ctx, "mguard_dyn_create")) return NULL;
     d = NULL;
 #ifdef MGUARD_DEBUG
     if (!mguard__dbg_h_reserve(ctx))
@@ -4684,7 +4810,8 @@ struct mguard_ledger_diff_result {
     uint32_t magic;
     mguard_ctx *ctx;
     mguard_ledger_diff_item *items;
-    uint32_t n, cap;
+    uint64_t *serials;         /* per item: obj, a.value, a.obj, b.value, b.obj */
+    uint32_t n, cap, capserials;
     char *text;
     size_t len, textcap;
 };
@@ -4692,6 +4819,42 @@ struct mguard_ledger_diff_result {
 /* A user hook runs with in_callback raised (mguard_ctx_destroy refuses). */
 #define MGUARD__CALLOUT(ctx, call) \
     do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
+
+/* A ledger hook handed the pointers p and q: on a thread-safe context a
+   frame tells mguard_on_destroy(p or q) on another thread to wait for it. */
+static void mguard__hook_push(mguard_ctx *ctx, mguard__hookframe *f, const void *p, const void *q)
+{
+#ifdef MGUARD__PTHREADS
+    if (!ctx->lk) return;
+    f->p = p;
+    f->q = q;
+    f->thread = pthread_self();
+    f->next = ctx->hooking;
+    ctx->hooking = f;
+#else
+    (void)ctx;
+    (void)f;
+    (void)p;
+    (void)q;
+#endif
+}
+
+static void mguard__hook_pop(mguard_ctx *ctx, const mguard__hookframe *f)
+{
+    mguard__hookframe **pp;
+    if (!ctx->lk || !ctx->hooking) return;
+    /* another thread's frame may have been pushed above ours */
+    for (pp = &ctx->hooking; *pp && *pp != f; pp = &(*pp)->next) {}
+    if (*pp) *pp = f->next;
+}
+
+#define MGUARD__L_CALLOUT(ctx, p, q, call) \
+    do { \
+        mguard__hookframe hf_; \
+        mguard__hook_push((ctx), &hf_, (p), (q)); \
+        MGUARD__CALLOUT((ctx), call); \
+        mguard__hook_pop((ctx), &hf_); \
+    } while (0)
 
 
 static bool mguard__ledger_ok(const mguard_ledger *L)
@@ -4896,6 +5059,25 @@ static bool mguard__l_alive(const mguard_ledger *L, const void *p)
     return r && (L->refs[r - 1].count || (L->refs[r - 1].flags & MGUARD__LR_HELD));
 }
 
+/* Walks keep a snapshot of pointers and call out between its steps. Their
+   identity is the serial (the context's record of p), never the address:
+   an object a hook destroyed may be followed by a new one at its address. */
+/* p's serial in L's context, 0 when the context does not know p (a plain
+   value: it cannot die). */
+static uint64_t mguard__l_serial(const mguard_ledger *L, const void *p)
+{
+    uint32_t r = p ? mguard__reg_find(L->ctx, p) : 0;
+    return r ? L->ctx->objs[r - 1].serial : 0;
+}
+
+/* Is p, whose serial was `serial` when a walk began, still that object? */
+static bool mguard__l_same(const mguard_ledger *L, const void *p, uint64_t serial)
+{
+    if (!p) return true;
+    if (serial) return mguard__find_serial(L->ctx, p, serial) != 0;
+    return mguard__l_alive(L, p);
+}
+
 static void mguard__l_free(mguard_ledger *L);
 
 /* Run queued retains, then (unless a walk holds L) queued releases, one at
@@ -4918,8 +5100,13 @@ static void mguard__l_drain(mguard_ledger *L)
             if (s->count && !(s->flags & MGUARD__LR_HELD)) {
                 s->flags |= MGUARD__LR_HELD;
                 if (L->desc.retain) {
-                    void *p = (void *)s->ptr;
-                    MGUARD__CALLOUT(ctx, L->desc.retain(p, L->desc.user));
+                    void *p = (void *)(uintptr_t)s->ptr;
+                    /* Thread-safe context: under the lock, so the retain
+                       is done before the call that stored p returns and
+                       before any release of p can be popped; p is held
+                       by the caller now, so it cannot be dead. */
+                    if (ctx->lk) L->desc.retain(p, L->desc.user);
+                    else MGUARD__CALLOUT(ctx, L->desc.retain(p, L->desc.user));
                 }
             }
             continue;
@@ -4933,10 +5120,10 @@ static void mguard__l_drain(mguard_ledger *L)
         s->flags &= ~(uint32_t)MGUARD__LR_RELQ;
         if (s->count) continue;       /* held again meanwhile */
         {
-            void *p = (void *)s->ptr;
+            void *p = (void *)(uintptr_t)s->ptr;
             bool held = (s->flags & MGUARD__LR_HELD) != 0;
             mguard__l_ref_free(L, r);
-            if (held && L->desc.release) MGUARD__CALLOUT(ctx, L->desc.release(p, L->desc.user));
+            if (held && L->desc.release) MGUARD__L_CALLOUT(ctx, p, NULL, L->desc.release(p, L->desc.user));
         }
     }
 }
@@ -5305,7 +5492,7 @@ static mguard_status mguard__l_oom(const mguard_ledger *L, mguard_status st, con
 mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
 {
     mguard_ledger *L;
-    if (!mguard__ctx_ok(ctx, "mguard_ledger_create")) return NULL;
+    if (!mguard__ctx_can_create(ctx, "mguard_ledger_create")) return NULL;
     if (mguard__lroot_ensure(ctx) ||
 #ifdef MGUARD_DEBUG
         mguard__dbg_h_reserve(ctx) ||
@@ -5993,7 +6180,7 @@ mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
     void *dst[MGUARD__L_NARRAYS];
     const void *from[MGUARD__L_NARRAYS];
     size_t i;
-    if (!mguard__ledger_ok(src)) return NULL;
+    if (!mguard__ledger_ok(src) || !mguard__ctx_can_create(src->ctx, fn)) return NULL;
     ctx = src->ctx;
     if (src->destroying) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
@@ -6127,10 +6314,17 @@ static bool mguard__l_emit(mguard__lcmp *c, const mguard_ledger_diff_item *it)
     mguard_ledger_diff_result *d = c->res;
     c->differ = true;
     if (!d) return true;
-    if (mguard__reserve(d->ctx, (void **)&d->items, &d->cap, (size_t)d->n + 1, sizeof *it)) {
+    if (mguard__reserve(d->ctx, (void **)&d->items, &d->cap, (size_t)d->n + 1, sizeof *it) ||
+        mguard__reserve(d->ctx, (void **)&d->serials, &d->capserials, ((size_t)d->n + 1) * 5, sizeof(uint64_t))) {
         c->st = MGUARD_ENOMEM;
         return true;
     }
+    /* the pointers' identities now, for the text written after call-outs */
+    d->serials[d->n * 5 + 0] = mguard__l_serial(c->a, it->obj);
+    d->serials[d->n * 5 + 1] = mguard__l_serial(c->a, it->a.value);
+    d->serials[d->n * 5 + 2] = mguard__l_serial(c->a, it->a.obj);
+    d->serials[d->n * 5 + 3] = mguard__l_serial(c->a, it->b.value);
+    d->serials[d->n * 5 + 4] = mguard__l_serial(c->a, it->b.obj);
     d->items[d->n++] = *it;
     return false;
 }
@@ -6143,7 +6337,7 @@ static bool mguard__l_veq(mguard__lcmp *c, const void *va, const void *vb, bool 
     *stop = false;
     if (va == vb) return true;
     if (!va || !vb || !c->a->desc.equal) return false;
-    MGUARD__CALLOUT(c->a->ctx, r = c->a->desc.equal(va, vb, c->a->desc.user));
+    MGUARD__L_CALLOUT(c->a->ctx, va, vb, r = c->a->desc.equal(va, vb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
         mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
@@ -6372,8 +6566,8 @@ static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledg
 static void mguard__l_walk_pair(mguard__lcmp *c, const mguard_ledger *a, const mguard_ledger *b)
 {
     /* walks only change counters of a heap object: the casts are sound */
-    c->a = (mguard_ledger *)a;
-    c->b = (mguard_ledger *)b;
+    c->a = (mguard_ledger *)(uintptr_t)a;   /* a walk marks them (walks, frames) */
+    c->b = (mguard_ledger *)(uintptr_t)b;
     c->sa = a->stamp;
     c->sb = b->stamp;
     mguard__l_begin_walk(c->a);
@@ -6428,32 +6622,39 @@ static void mguard__ldiff_puts(mguard_ledger_diff_result *d, mguard_status *st, 
 
 /* Format p (held by X) with X's hook; a pointer X no longer holds because
    it was destroyed meanwhile is not handed to the hook. */
-static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, char *buf)
+static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, char *buf)
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
     if (!p) {
         snprintf(buf, MGUARD__LFMT, "NULL");
-    } else if (X->stamp != s0 && !mguard__l_alive(X, p)) {
+    } else if (X->stamp != s0 && (!mguard__l_alive(X, p) || !mguard__l_same(X, p, serial))) {
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
     } else if (X->desc.format) {
         buf[0] = 0;
-        MGUARD__CALLOUT(X->ctx, X->desc.format(p, buf, MGUARD__LFMT, X->desc.user));
+        MGUARD__L_CALLOUT(X->ctx, p, NULL, X->desc.format(p, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
     } else {
         snprintf(buf, MGUARD__LFMT, "%p", p);
     }
 }
 
-/* An object's label: with a's format hook if a holds it, else b's. */
-static void mguard__l_label(const mguard__lcmp *c, const void *obj, char *buf)
+/* The serial item it's pointer k had when it was found (see l_emit). */
+static uint64_t mguard__l_item_serial(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int k)
 {
-    mguard__l_fmt(c, mguard__l_ref_find(c->a, obj) ? c->a : c->b, obj, buf);
+    return c->res->serials[(size_t)(it - c->res->items) * 5 + (size_t)k];
 }
 
-static void mguard__l_value_text(const mguard__lcmp *c, const mguard_ledger *X, const mguard_ledger_diff_side *s, char *buf)
+/* An object's label: with a's format hook if a holds it, else b's. */
+static void mguard__l_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
 {
+    mguard__l_fmt(c, mguard__l_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__l_item_serial(c, it, 0), buf);
+}
+
+static void mguard__l_value_text(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int side, char *buf)
+{
+    const mguard_ledger_diff_side *s = side ? &it->b : &it->a;
     if (s->deleted) snprintf(buf, MGUARD__LFMT, "<deleted>");
-    else mguard__l_fmt(c, X, s->value, buf);
+    else mguard__l_fmt(c, side ? c->b : c->a, s->value, mguard__l_item_serial(c, it, side ? 3 : 1), buf);
 }
 
 static void mguard__l_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)
@@ -6481,11 +6682,10 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
     mguard_ledger_diff_result *d = c->res;
     char o[MGUARD__LFMT], x[MGUARD__LFMT], num[32];
     const mguard_ledger_diff_side *one = it->a.present ? &it->a : &it->b;
-    const mguard_ledger *X = it->a.present ? c->a : c->b;
     switch (it->what) {
     case MGUARD_LEDGER_DIFF_OBJECT_REMOVED:
     case MGUARD_LEDGER_DIFF_OBJECT_ADDED:
-        mguard__l_label(c, it->obj, o);
+        mguard__l_label(c, it, o);
         mguard__ldiff_puts(d, st, "object ");
         mguard__ldiff_puts(d, st, o);
         mguard__ldiff_puts(d, st, it->a.present ? ": only in a (" : ": only in b (");
@@ -6494,7 +6694,7 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
         break;
     case MGUARD_LEDGER_DIFF_OBJECT_CHANGED: {
         const char *sep = ": ";
-        mguard__l_label(c, it->obj, o);
+        mguard__l_label(c, it, o);
         mguard__ldiff_puts(d, st, "object ");
         mguard__ldiff_puts(d, st, o);
         if (it->a.kind != it->b.kind) {
@@ -6524,17 +6724,17 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
     case MGUARD_LEDGER_DIFF_ATTR_REMOVED:
     case MGUARD_LEDGER_DIFF_ATTR_ADDED:
     case MGUARD_LEDGER_DIFF_ATTR_CHANGED:
-        mguard__l_label(c, it->obj, o);
+        mguard__l_label(c, it, o);
         mguard__ldiff_puts(d, st, o);
         mguard__ldiff_puts(d, st, ".");
         mguard__ldiff_puts(d, st, it->attr);
         mguard__ldiff_puts(d, st, ": ");
         mguard__ldiff_puts(d, st, mguard__l_only(it));
-        mguard__l_value_text(c, X, one, x);
+        mguard__l_value_text(c, it, it->a.present ? 0 : 1, x);
         mguard__ldiff_puts(d, st, x);
         if (it->a.present && it->b.present) {
             mguard__ldiff_puts(d, st, " -> ");
-            mguard__l_value_text(c, c->b, &it->b, x);
+            mguard__l_value_text(c, it, 1, x);
             mguard__ldiff_puts(d, st, x);
         }
         mguard__ldiff_puts(d, st, "\n");
@@ -6556,12 +6756,12 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
             if (!s->present) continue;
             if (side && it->a.present) mguard__ldiff_puts(d, st, " -> ");
             if (!rec) {
-                mguard__l_fmt(c, S, s->obj, o);
+                mguard__l_fmt(c, S, s->obj, mguard__l_item_serial(c, it, side ? 4 : 2), o);
                 mguard__ldiff_puts(d, st, o);
                 mguard__ldiff_puts(d, st, ".");
             }
             mguard__ldiff_puts(d, st, s->name ? s->name : "(unnamed)");
-            mguard__l_fmt(c, S, s->value, x);
+            mguard__l_fmt(c, S, s->value, mguard__l_item_serial(c, it, side ? 3 : 1), x);
             mguard__ldiff_puts(d, st, rec ? "(" : " ");
             mguard__ldiff_puts(d, st, x);
             if (rec) mguard__ldiff_puts(d, st, ")");
@@ -6630,6 +6830,7 @@ void mguard_ledger_diff_free(mguard_ledger_diff_result *d)
     if (!d || d->magic != MGUARD__MAGIC_LDIFF) return;
     ctx = d->ctx;
     mguard__free(ctx, d->items);
+    mguard__free(ctx, d->serials);
     mguard__free(ctx, d->text);
     d->magic = MGUARD__DEAD;
     mguard__free(ctx, d);
@@ -6680,7 +6881,7 @@ static void mguard__l_prune_follow(mguard__lprune *p, const void *v)
         mguard__l_prune_visit(v, p);
         return;
     }
-    MGUARD__CALLOUT(L->ctx, L->desc.refs(v, mguard__l_prune_visit_cb, p, L->desc.user));
+    MGUARD__L_CALLOUT(L->ctx, v, NULL, L->desc.refs(v, mguard__l_prune_visit_cb, p, L->desc.user));
     if (L->stamp != p->stamp) p->changed = true;
 }
 
@@ -6763,12 +6964,17 @@ mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, si
 
 /* ---- apply, is_empty, clear --------------------------------------------- */
 
+/* One pending write as apply found it. Identity is the serial (the
+   context's record of obj and of value), never the address: an object the
+   callback destroyed may be followed by a new one at its address. */
 typedef struct mguard__lpending {
     const void *obj;
     const char *attr;
     void *value;
+    uint64_t obj_serial, value_serial;   /* 0: not an object of the context */
     size_t deleted;
 } mguard__lpending;
+
 
 mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
 {
@@ -6793,6 +6999,8 @@ mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, v
             snap[k].obj = L->writes[w - 1].obj;
             snap[k].attr = L->writes[w - 1].attr;
             snap[k].value = L->writes[w - 1].value;
+            snap[k].obj_serial = mguard__l_serial(L, snap[k].obj);
+            snap[k].value_serial = mguard__l_serial(L, snap[k].value);
             snap[k].deleted = L->writes[w - 1].deleted;
             k++;
         }
@@ -6802,8 +7010,10 @@ mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, v
     for (i = 0; i < k; i++) {
         /* releases wait for the walk, so a value can only have gone away
            by being destroyed; an untracked object means it was dropped */
-        if (L->stamp != s0 && (!mguard__l_ent_find(L, snap[i].obj) || !mguard__l_alive(L, snap[i].value))) continue;
-        MGUARD__CALLOUT(L->ctx, fn(snap[i].obj, snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
+        if (L->stamp != s0 && (!mguard__l_ent_find(L, snap[i].obj) || !mguard__l_same(L, snap[i].obj, snap[i].obj_serial) ||
+                               !mguard__l_same(L, snap[i].value, snap[i].value_serial)))
+            continue;
+        MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(snap[i].obj, snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     mguard__free(L->ctx, snap);
     mguard__l_end_walk(L);
@@ -7185,6 +7395,19 @@ static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 }
 #endif
 
+/* The create functions' check: a live context that is not being destroyed
+   (a handle made by a callback of mguard_ctx_destroy would be freed under
+   its maker, or outlive its context). */
+static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn)
+{
+    if (!mguard__ctx_ok(ctx, fn)) return false;
+    if (ctx->destroying) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: refused: the context is being destroyed", fn);
+        return false;
+    }
+    return true;
+}
+
 static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
 {
 #ifdef MGUARD_DEBUG
@@ -7346,11 +7569,25 @@ static mguard__lock *mguard__lk_r(const mguard_ledger_diff_result *d)
 
 /* ---- 1. context: create, destroy, check -------------------------------- */
 
+/* A context's id, carried by its refs: unique in the process (within one
+   copy of this implementation; MGUARD_STATIC copies count separately), so
+   a ref of another context, even a destroyed one at the same address, is
+   always told apart. Atomic where the compiler offers it; elsewhere create
+   contexts on one thread at a time. */
+static uint64_t mguard__next_ctx_id(void)
+{
+    static uint64_t next;
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+#else
+    return ++next;
+#endif
+}
+
 mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
 {
     mguard_ctx_desc d;
     mguard_ctx *ctx;
-    uint64_t x;
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if (!d.allocator.realloc_fn != !d.allocator.free_fn) {
@@ -7371,11 +7608,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     ctx->magic = MGUARD__MAGIC_CTX;
     ctx->alloc = d.allocator;
     ctx->log = d.logger;
-    /* A per-context tag in every serial, so a ref is recognised as foreign:
-       derived from the context's address (distinct among live contexts). */
-    x = (uint64_t)(uintptr_t)ctx * 0x9E3779B97F4A7C15ull;
-    ctx->tag = (uint32_t)(x >> 48);
-    if (!ctx->tag) ctx->tag = 1;
+    ctx->id = mguard__next_ctx_id();
     if (!mguard__lk_init(ctx, &d)) {
         ctx->magic = MGUARD__DEAD;
         d.allocator.free_fn(ctx, d.allocator.user);

@@ -30,6 +30,26 @@ for cc in "gcc -std=c99" "clang -std=c99" "gcc -std=c11" "g++ -x c++ -std=c++11"
         [ $((n % 4)) = 0 ] && wait
     done
 done
+# The strict flags of the trees the header is copied into (-Wconversion,
+# -Wcast-qual, ...), stb_ds included as a system header as such a tree
+# would: the API and implementation parts with gcc and clang, and as a
+# 32-bit build where gcc-multilib is installed.
+strict="-Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes"
+sys_stb=$(printf '%s' "$stb" | sed 's/-I/-isystem /g')
+m32=""
+printf 'int main(void) { return 0; }\n' > "$out/m32.c"
+gcc -m32 "$out/m32.c" -o "$out/m32" >/dev/null 2>&1 && m32="-m32"
+for cc in "gcc -std=c99" "clang -std=c99" ${m32:+"gcc -std=c99 -m32"}; do
+    command -v ${cc%% *} >/dev/null 2>&1 || { echo "check-compile: ${cc%% *} not installed, strict check skipped"; continue; }
+    for f in api impl; do
+        n=$((n + 1))
+        ( msg=$($cc $strict -I. $sys_stb -c "$out/$f.c" -o "$out/$f.$n.o" 2>&1)
+          if [ $? -ne 0 ] || [ -n "$msg" ]; then
+              printf "check-compile: '%s' (strict flags) on %s.c:\n%s\n" "$cc" "$f" "$msg" > "$out/job$n.fail"
+          fi ) &
+        [ $((n % 4)) = 0 ] && wait
+    done
+done
 wait
 for r in "$out"/job*.fail; do
     [ -f "$r" ] || continue
@@ -40,5 +60,5 @@ if command -v g++ >/dev/null 2>&1; then
     if [ $? -ne 0 ] || [ -n "$msg" ]; then echo "check-compile: tests/cxx_smoke.cc:"; echo "$msg"; fail=1
     else "$out/cxx_smoke" || fail=1; fi
 fi
-[ $fail = 0 ] && echo "check-compile: header clean with gcc/clang C99, C11 and C++11"
+[ $fail = 0 ] && echo "check-compile: header clean with gcc/clang C99, C11 and C++11, and under strict flags${m32:+ (64- and 32-bit)}"
 exit $fail

@@ -82,6 +82,22 @@ END {
     exit bad
 }' $docs || { echo "check-docs: FAILED (malformed markers)"; exit 1; }
 
+# The example at the top of mguard.h: the lines under "   EXAMPLE" up to
+# the next heading, indented by 5 spaces; it must print what its last
+# comment says.
+awk -v out="$out" '
+/^   EXAMPLE/ { on = 1; printf "#line %d \"mguard.h\"\n", NR + 1 > (out "/mguard_h_example.c"); next }
+on && /^   [A-Z]/ { exit }
+on { sub(/^     /, ""); print > (out "/mguard_h_example.c") }
+' mguard.h
+if [ -s "$out/mguard_h_example.c" ]; then
+    sed -n 's|.*// prints: ||p' "$out/mguard_h_example.c" > "$out/mguard_h_example.out"
+    line=$(grep -n '^   EXAMPLE' mguard.h | cut -d: -f1)
+    printf 'mguard_h_example\tmguard.h\t%s\n' "$((line + 1))" >> "$out/manifest"
+else
+    echo "check-docs: mguard.h has no EXAMPLE block at the top"; exit 1
+fi
+
 [ -f "$out/manifest" ] || { echo "check-docs: no marked program blocks in$docs"; exit 0; }
 
 fail=0
@@ -112,5 +128,5 @@ while IFS="$tab" read -r name file line; do
     fi
 done < "$out/manifest"
 
-[ $fail = 0 ] && echo "check-docs: $count marked program blocks compile (C99, -Werror) and run as documented"
+[ $fail = 0 ] && echo "check-docs: $count program blocks (the docs' marked ones and mguard.h's example) compile (C99, -Werror) and run as documented"
 exit $fail

@@ -1296,6 +1296,110 @@ static void test_apply_callback_may_destroy_objects_and_the_ledger(void **state)
     teardown();
 }
 
+/* Issue 11, defect 4: apply's snapshot compared addresses, so the writes
+   left of an object (or value) the callback destroyed went to a new object
+   tracked (or stored) at the same address. */
+static tobj *reborn;            /* destroyed and reborn on the write "a" */
+static void rebirth_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    tobj *other = (tobj *)user;
+    record_apply(obj, attr, value, deleted, NULL);
+    if (strcmp(attr, "a") != 0) return;
+    mguard_on_destroy(H.ctx, reborn);
+    H.forfeit += reborn->rc;       /* its retains are never released */
+    reborn->rc = 0;
+    reborn->name = "newcomer";
+    if (reborn == obj) {
+        assert_int_equal(mguard_ledger_track_existing(H.L, reborn, NULL), MGUARD_OK);
+        assert_int_equal(mguard_ledger_store_attr(H.L, reborn, "z", other), MGUARD_OK);
+    } else {
+        assert_int_equal(mguard_ledger_store_attr(H.L, (void *)(uintptr_t)obj, "q", reborn), MGUARD_OK);
+    }
+}
+
+static void test_apply_never_hands_a_dead_objects_writes_to_a_newcomer_at_its_address(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(v, "v", 1); OBJ(w, "w", 2);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &v);
+    mguard_ledger_store_attr(L, &x, "b", &w);     /* skipped: x died, a newcomer took &x */
+    mguard_ledger_store_attr(L, &y, "c", &v);
+    applied[0] = 0;
+    reborn = &x;
+    assert_int_equal(mguard_ledger_apply(L, rebirth_on_apply, &w), MGUARD_OK);
+    assert_string_equal(applied, "x.a=v y.c=v ");
+    assert_true(mguard_ledger_is_tracked(L, &x));
+    assert_int_equal(mguard_ledger_write_count(L), 2);  /* newcomer.z and y.c */
+    teardown();
+}
+
+static void test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(v, "v", 1); OBJ(w, "w", 2);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &w);     /* destroys v, stores a newcomer at &v */
+    mguard_ledger_store_attr(L, &y, "b", &v);     /* skipped: v died */
+    mguard_ledger_store_attr(L, &y, "c", &w);
+    applied[0] = 0;
+    reborn = &v;
+    assert_int_equal(mguard_ledger_apply(L, rebirth_on_apply, NULL), MGUARD_OK);
+    assert_string_equal(applied, "x.a=w y.c=w ");
+    assert_int_equal(mguard_ledger_write_count(L), 3);  /* x.a, x.q and y.c */
+    teardown();
+}
+
+/* The same for diff text: a value destroyed by the format hook, with a
+   newcomer stored at its address meanwhile, reads "<destroyed>". */
+static tobj *fmt_victim, *fmt_holder;
+static mguard_ledger *fmt_ledger;
+static void rebirth_format(const void *v, char *buf, size_t n, void *u)
+{
+    tobj *w = fmt_victim;
+    t_format(v, buf, n, u);
+    if (!w || v == w) return;
+    fmt_victim = NULL;
+    mguard_on_destroy(H.ctx, w);
+    H.forfeit += w->rc;
+    w->rc = 0;
+    w->name = "newcomer";
+    assert_int_equal(mguard_ledger_store_attr(fmt_ledger, fmt_holder, "q", w), MGUARD_OK);
+}
+
+static void test_diff_text_never_names_a_newcomer_for_a_dead_value(void **state)
+{
+    test_log log;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger *L, *C;
+    mguard_ledger_diff_result *r = NULL;
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(v, "v", 1); OBJ(w, "w", 2);
+    (void)state;
+    setup(&log, NULL);
+    mguard_ledger_destroy(H.L);
+    d.format = rebirth_format;
+    L = H.L = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "p", &v);
+    C = mguard_ledger_clone(L);
+    mguard_ledger_store_attr(C, &x, "p", &w);
+    fmt_victim = &w;
+    fmt_holder = &y;
+    fmt_ledger = C;
+    assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r), "x.p: v -> <destroyed>\n");
+    mguard_ledger_diff_free(r);
+    mguard_ledger_destroy(C);
+    teardown();
+}
+
 static mguard_ledger *clone_made;
 static void clone_on_release(tobj *o)
 {
@@ -2004,6 +2108,9 @@ int main(void)
         cmocka_unit_test(test_a_logger_cannot_destroy_the_context_under_the_ledger),
         cmocka_unit_test(test_equal_hook_changing_a_ledger_abandons_the_comparison),
         cmocka_unit_test(test_apply_callback_may_destroy_objects_and_the_ledger),
+        cmocka_unit_test(test_apply_never_hands_a_dead_objects_writes_to_a_newcomer_at_its_address),
+        cmocka_unit_test(test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer),
+        cmocka_unit_test(test_diff_text_never_names_a_newcomer_for_a_dead_value),
         cmocka_unit_test(test_clone_inside_a_release_hook_holds_only_live_content),
         cmocka_unit_test(test_apply_callback_may_clone_clear_and_restore),
         cmocka_unit_test(test_last_ledger_destroyed_during_a_death_notification),

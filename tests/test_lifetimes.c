@@ -419,6 +419,104 @@ static void test_death_without_memory_still_destroys_each_value_once(void **stat
     assert_false(mguard_is_known(ctx, &objs[0]));
 }
 
+/* Issue 11, defect 5: a scope, dynamism or ledger handle created by a
+   value destructor during mguard_ctx_destroy leaked, and its internal table
+   was freed by the still-running table loop (a later destructor using it
+   read freed memory). Creating anything on a dying context is refused. */
+typedef struct dying_maker {
+    mguard_ctx *ctx;
+    mguard_ledger *live;      /* a ledger that exists when the destroy starts */
+    int calls, made;
+    char lines[4][512];
+    test_log *log;
+} dying_maker;
+
+static void make_handles_on_death(void *value, void *user)
+{
+    dying_maker *m = (dying_maker *)user;
+    mguard_weak_desc wd;
+    mguard_scope *s;
+    int comp;
+    (void)value;
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof(int);
+    m->calls++;
+    s = mguard_scope_create(m->ctx, NULL);
+    snprintf(m->lines[0], sizeof m->lines[0], "%s", m->log->last);
+    /* a second destructor uses what the first made: no read of freed memory */
+    m->made += s != NULL;
+    if (s) m->made += mguard_scope_name(s, &comp) != NULL;
+    m->made += mguard_dyn_create(m->ctx) != NULL;
+    snprintf(m->lines[1], sizeof m->lines[1], "%s", m->log->last);
+    m->made += mguard_ledger_create(m->ctx, NULL) != NULL;
+    snprintf(m->lines[2], sizeof m->lines[2], "%s", m->log->last);
+    m->made += mguard_weak_create(m->ctx, &wd) != NULL;
+    snprintf(m->lines[3], sizeof m->lines[3], "%s", m->log->last);
+}
+
+static void test_nothing_can_be_created_on_a_dying_context(void **state)
+{
+    test_log log;
+    test_alloc al;
+    dying_maker m;
+    mguard_weak_desc d;
+    mguard_weak *t;
+    static int k1, k2;
+    int v = 7;
+    (void)state;
+    memset(&m, 0, sizeof m);
+    m.ctx = test_ctx(&log, &al);
+    m.log = &log;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof v;
+    d.value_dtor = make_handles_on_death;
+    d.user = &m;
+    t = mguard_weak_create(m.ctx, &d);
+    assert_int_equal(mguard_weak_set(t, &k1, &v), MGUARD_OK);
+    assert_int_equal(mguard_weak_set(t, &k2, &v), MGUARD_OK);
+    mguard_ctx_destroy(m.ctx);
+    assert_int_equal(m.calls, 2);
+    assert_int_equal(m.made, 0);
+    assert_int_equal(log.warnings, 8);
+    assert_string_equal(m.lines[0], "mguard_scope_create: refused: the context is being destroyed");
+    assert_string_equal(m.lines[1], "mguard_dyn_create: refused: the context is being destroyed");
+    assert_string_equal(m.lines[2], "mguard_ledger_create: refused: the context is being destroyed");
+    assert_string_equal(m.lines[3], "mguard_weak_create: refused: the context is being destroyed");
+    assert_int_equal(al.live_blocks, 0);   /* nothing leaked */
+}
+
+/* A release hook run by the context's destroy can't clone a ledger either. */
+static mguard_ledger *clone_of_dying;
+static void clone_on_release(void *p, void *user)
+{
+    (void)p;
+    clone_of_dying = mguard_ledger_clone((mguard_ledger *)user);
+}
+
+static void test_a_ledger_cannot_be_cloned_while_its_context_dies(void **state)
+{
+    test_log log;
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_ledger_desc ld;
+    mguard_ledger *a, *b;
+    static int obj;
+    (void)state;
+    memset(&ld, 0, sizeof ld);
+    ld.release = clone_on_release;
+    a = mguard_ledger_create(ctx, NULL);          /* destroyed second */
+    ld.user = a;
+    b = mguard_ledger_create(ctx, &ld);           /* destroyed first: its release clones a */
+    assert_non_null(a);
+    assert_int_equal(mguard_ledger_track_existing(b, &obj, NULL), MGUARD_OK);
+    clone_of_dying = (mguard_ledger *)&obj;
+    mguard_ctx_destroy(ctx);
+    assert_null(clone_of_dying);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_ledger_clone: refused: the context is being destroyed");
+    assert_int_equal(al.live_blocks, 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -435,6 +533,8 @@ int main(void)
         T(test_context_destroy_inside_callback_is_refused),
         T(test_death_storm_destroys_every_value_exactly_once),
         T(test_death_without_memory_still_destroys_each_value_once),
+        cmocka_unit_test(test_nothing_can_be_created_on_a_dying_context),
+        cmocka_unit_test(test_a_ledger_cannot_be_cloned_while_its_context_dies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

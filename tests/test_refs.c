@@ -74,7 +74,7 @@ static void test_ref_bad_input(void **state)
     test_log log;
     mguard_ctx *ctx = test_ctx(&log, NULL);
     static int obj;
-    mguard_ref null_ref = {NULL, 0};
+    mguard_ref null_ref = {NULL, 0, 0};
     mguard_ref r;
     (void)state;
     r = mguard_ref_make(NULL, &obj);

@@ -4,6 +4,7 @@
    Chrome trace, weakly held names, re-entrant callbacks, and allocation
    failure anywhere leaving the state as it was. Ports PyTorch's
    test_module_tracker.py where it applies. */
+#include <float.h>
 #include "common.h"
 
 /* ---- a small component model ---------------------------------------------
@@ -1159,6 +1160,54 @@ static void test_json_reader_is_strict(void **state)
     assert_false(json_valid(""));
 }
 
+/* Issue 11, defect 6: a component destroyed by type_name during its own
+   first lookup was named anyway (and its dead address registered again). */
+static const char *type_destroys_comp(const void *c, void *user)
+{
+    mguard_on_destroy((mguard_ctx *)user, c);
+    return ((const comp *)c)->type;
+}
+
+static void test_component_destroyed_by_type_name_during_its_first_lookup_gets_no_name(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_scope_desc d;
+    mguard_scope *s;
+    mguard_weak_desc wd;
+    mguard_weak *t;
+    comp a, b;
+    long v = 1;
+    char want[160];
+    (void)state;
+    comp_init(&a, "A");
+    comp_init(&b, "B");
+    memset(&d, 0, sizeof d);
+    d.type_name = type_destroys_comp;
+    d.user = ctx;
+    s = mguard_scope_create(ctx, &d);
+    /* unknown to the context before the lookup */
+    assert_null(mguard_scope_name(s, &a));
+    assert_false(mguard_is_known(ctx, &a));
+    assert_null(mguard_scope_known_name(s, &a));
+    assert_int_equal(mguard_scope_enter(s, &a), MGUARD_EINVAL);
+    snprintf(want, sizeof want, "mguard_scope_enter: component %p was destroyed while it was being entered", (void *)&a);
+    assert_string_equal(log.last, want);
+    assert_false(mguard_is_known(ctx, &a));
+    assert_int_equal(mguard_scope_depth(s), 0);
+    /* known to the context (a key) before the lookup */
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof v;
+    t = mguard_weak_create(ctx, &wd);
+    assert_int_equal(mguard_weak_set(t, &b, &v), MGUARD_OK);
+    assert_null(mguard_scope_name(s, &b));
+    assert_false(mguard_is_known(ctx, &b));
+    assert_int_equal(mguard_weak_count(t), 0);
+    assert_int_equal(log.warnings, 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_trace_is_valid_json_with_every_span(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -1234,6 +1283,47 @@ static double fake_clock(void *user)
     double *t = (double *)user;
     *t += 2.5;
     return *t;
+}
+
+/* Issue 11, defect 2: a clock value from about 1e60 up made the trace's
+   number formatter copy more bytes than it wrote (a stack over-read). */
+static double extreme_clock(void *user)
+{
+    static const double times[] = {1e60, DBL_MAX, -DBL_MAX, -1e300, 4.9406564584124654e-324, 1.0, -0.0, 0.5};
+    size_t *i = (size_t *)user;
+    return times[(*i)++ % (sizeof times / sizeof times[0])];
+}
+
+static void test_trace_is_valid_json_for_every_finite_time(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_scope_desc d;
+    mguard_scope *s;
+    size_t tick = 0;
+    int a;
+    char buf[4096];
+    size_t len;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.trace = true;
+    d.clock = extreme_clock;
+    d.user = &tick;
+    s = mguard_scope_create(ctx, &d);
+    mguard_scope_set_name(s, &a, "A");
+    while (tick < 8) {
+        assert_int_equal(mguard_scope_enter(s, &a), MGUARD_OK);
+        assert_int_equal(mguard_scope_exit(s, &a), MGUARD_OK);
+    }
+    len = mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_int_equal(len, strlen(buf));
+    assert_true(json_valid(buf));
+    /* ts, then dur = end - start */
+    assert_non_null(strstr(buf, "\"ts\":9.9999999999999995e+59,\"dur\":1.7976931348623157e+308,"));
+    assert_non_null(strstr(buf, "\"ts\":-1.7976931348623157e+308,\"dur\":1.7976931248623157e+308,"));
+    assert_non_null(strstr(buf, "\"ts\":0.000,\"dur\":1,"));     /* a denormal start */
+    assert_non_null(strstr(buf, "\"ts\":0,\"dur\":0.500,"));     /* -0.0 */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
 }
 
 static void test_trace_uses_the_clock_and_stays_within_its_limit(void **state)
@@ -1590,7 +1680,9 @@ int main(void)
         cmocka_unit_test(test_reports_truncate_like_snprintf),
         cmocka_unit_test(test_report_write_matches_the_buffer),
         cmocka_unit_test(test_json_reader_is_strict),
+        cmocka_unit_test(test_component_destroyed_by_type_name_during_its_first_lookup_gets_no_name),
         cmocka_unit_test(test_trace_is_valid_json_with_every_span),
+        cmocka_unit_test(test_trace_is_valid_json_for_every_finite_time),
         cmocka_unit_test(test_trace_escapes_any_name),
         cmocka_unit_test(test_trace_uses_the_clock_and_stays_within_its_limit),
         cmocka_unit_test(test_clock_callback_may_destroy_the_component_or_the_scope),

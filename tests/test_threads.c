@@ -542,6 +542,105 @@ static void *mutate_obj(void *arg)
     return NULL;
 }
 
+/* ---- issue 11, defect 1: ledger retain/release across threads ----------
+   The ledger marked a pointer held under the lock, let the lock go, then
+   called retain: another thread could run release(p) first, or retain an
+   object it had already destroyed. Now retain runs under the lock (before
+   the storing call returns), and mguard_on_destroy(p) waits for a hook
+   handed p that runs on another thread. */
+static my_lock *g_retain_lock;
+static long g_retains, g_retains_unlocked;
+static void lock_checking_retain(void *p, void *user)
+{
+    (void)p;
+    (void)user;
+    g_retains++;
+    if (!flag_get(&g_retain_lock->held)) g_retains_unlocked++;
+}
+
+static void test_ledger_retain_runs_under_the_lock_before_the_store_returns(void **state)
+{
+    test_log log;
+    my_lock l;
+    mguard_ctx *ctx = user_lock_ctx(&l, &log);
+    mguard_ledger_desc d;
+    mguard_ledger *L, *C;
+    static int obj, v1, v2;
+    (void)state;
+    g_retain_lock = &l;
+    g_retains = g_retains_unlocked = 0;
+    memset(&d, 0, sizeof d);
+    d.retain = lock_checking_retain;
+    L = mguard_ledger_create(ctx, &d);
+    assert_int_equal(mguard_ledger_track_existing(L, &obj, NULL), MGUARD_OK);
+    assert_int_equal(g_retains, 1);
+    assert_int_equal(mguard_ledger_store_attr(L, &obj, "a", &v1), MGUARD_OK);
+    assert_int_equal(g_retains, 2);
+    assert_int_equal(mguard_ledger_store_attr(L, &obj, "b", &v2), MGUARD_OK);
+    assert_int_equal(g_retains, 3);
+    C = mguard_ledger_clone(L);                 /* the clone retains all three */
+    assert_non_null(C);
+    assert_int_equal(g_retains, 6);
+    assert_int_equal(g_retains_unlocked, 0);
+    assert_int_equal(l.locks, l.unlocks);
+    mguard_ctx_destroy(ctx);
+    g_retain_lock = NULL;
+    pthread_mutex_destroy(&l.m);
+}
+
+typedef struct release_env {
+    mguard_ctx *ctx;
+    mguard_ledger *L;
+    int obj, value;
+    int in_release, release_done, destroyed;
+    int release_after_destroy;
+} release_env;
+
+static void slow_release(void *p, void *user)
+{
+    release_env *e = (release_env *)user;
+    if (p != &e->value) return;
+    if (flag_get(&e->destroyed)) flag_set(&e->release_after_destroy, 1);
+    flag_set(&e->in_release, 1);
+    sleep_ms(50);                                /* the other thread destroys p now */
+    if (flag_get(&e->destroyed)) flag_set(&e->release_after_destroy, 1);
+    flag_set(&e->release_done, 1);
+}
+
+static void *drop_value(void *arg)
+{
+    release_env *e = (release_env *)arg;
+    mguard_ledger_store_attr(e->L, &e->obj, "a", NULL);    /* releases value */
+    return NULL;
+}
+
+static void test_destroying_a_value_waits_for_its_release_on_another_thread(void **state)
+{
+    test_log log;
+    release_env e;
+    mguard_ledger_desc d;
+    pthread_t th;
+    (void)state;
+    memset(&e, 0, sizeof e);
+    e.ctx = ts_ctx(&log);
+    memset(&d, 0, sizeof d);
+    d.release = slow_release;
+    d.user = &e;
+    e.L = mguard_ledger_create(e.ctx, &d);
+    assert_int_equal(mguard_ledger_track_existing(e.L, &e.obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(e.L, &e.obj, "a", &e.value), MGUARD_OK);
+    pthread_create(&th, NULL, drop_value, &e);
+    while (!flag_get(&e.in_release)) sched_yield();
+    mguard_on_destroy(e.ctx, &e.value);          /* the program frees value after this */
+    assert_int_equal(flag_get(&e.release_done), 1);   /* returned only after the release */
+    flag_set(&e.destroyed, 1);
+    pthread_join(th, NULL);
+    assert_int_equal(flag_get(&e.release_after_destroy), 0);
+    assert_int_equal(log.count, 0);
+    assert_ctx_ok(e.ctx);
+    mguard_ctx_destroy(e.ctx);
+}
+
 static void test_destroying_a_guard_waits_for_its_callback_on_another_thread(void **state)
 {
     test_log log;
@@ -2015,6 +2114,8 @@ int main(void)
         cmocka_unit_test(test_weak_get_copy_copies_or_says_why_not),
         cmocka_unit_test(test_ref_get_retained_retains_under_the_lock_or_returns_null),
         cmocka_unit_test(test_destroying_a_guard_waits_for_its_callback_on_another_thread),
+        cmocka_unit_test(test_ledger_retain_runs_under_the_lock_before_the_store_returns),
+        cmocka_unit_test(test_destroying_a_value_waits_for_its_release_on_another_thread),
         cmocka_unit_test(test_callback_destroying_its_own_guard_does_not_wait),
         cmocka_unit_test(test_unwatch_from_another_thread_cancels_a_pending_watcher),
         cmocka_unit_test(test_four_threads_share_objects_tables_watchers_and_refs),
