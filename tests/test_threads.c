@@ -1152,7 +1152,7 @@ static void rc_retain(void *p, void *user)
         __atomic_store_n(&g_rc_pause_on, NULL, __ATOMIC_SEQ_CST);
         flag_set(&g_rc_in_retain, 1);
         wait_flag(&g_rc_calling, 2000);
-        wait_flag(&g_rc_done, 50);
+        wait_flag(&g_rc_done, 20);
     }
     if (rc_is_dead(o)) count_add(&g_rc.retain_dead, 1);
     if (__atomic_fetch_add(&o->refs, 1, __ATOMIC_SEQ_CST) <= 0) count_add(&g_rc.retain_zero, 1);
