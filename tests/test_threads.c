@@ -1307,7 +1307,7 @@ static void test_ledger_release_never_overtakes_a_retain_in_progress(void **stat
 typedef struct d1_race {
     mguard_ledger *L;
     rc_obj *obj, *vals;
-    int stores_done;
+    int deleting, stores_done;
     long stored, deletes;
 } d1_race;
 
@@ -1315,6 +1315,7 @@ static void *d1_store_values(void *arg)
 {
     d1_race *d = (d1_race *)arg;
     int i;
+    wait_flag(&d->deleting, 2000);          /* overlap with the deleting thread */
     for (i = 0; i < D1_VALUES; i++) {
         rc_obj *v = &d->vals[i];
         if (mguard_ledger_store_attr(d->L, d->obj, "a", v) == MGUARD_OK) d->stored++;
@@ -1327,6 +1328,7 @@ static void *d1_store_values(void *arg)
 static void *d1_delete_values(void *arg)
 {
     d1_race *d = (d1_race *)arg;
+    flag_set(&d->deleting, 1);
     while (!flag_get(&d->stores_done)) {
         void *got = NULL;
         if (mguard_ledger_delete_attr(d->L, d->obj, "a") == MGUARD_OK) d->deletes++;
@@ -1353,7 +1355,7 @@ static void test_ledger_store_racing_delete_keeps_every_retain_before_its_releas
     assert_int_equal(mguard_ledger_track_existing(d.L, &obj, "obj"), MGUARD_OK);
     for (r = 0; r < ROUNDS; r++) {
         for (i = 0; i < D1_VALUES; i++) rc_init(&d.vals[i], r * D1_VALUES + i);
-        d.stores_done = 0;
+        d.deleting = d.stores_done = 0;
         d.stored = d.deletes = 0;
         pthread_create(&b, NULL, d1_delete_values, &d);
         pthread_create(&a, NULL, d1_store_values, &d);
