@@ -1777,6 +1777,18 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
         lx_expect(mguard_ledger_check(L) == MGUARD_OK);
         it = mguard_ledger_objects(L, false);
         for (n = 0; mguard_ledger_next_object(&it); n++) lx_expect(it.obj != NULL);
+        it = mguard_ledger_writes(L, o);             /* o is ours: alive */
+        while (mguard_ledger_next_write(&it)) lx_expect(it.obj == o && it.attr && (!it.deleted || !it.value));
+        {
+            const char *tag = NULL;
+            void *payload = NULL;
+            if (mguard_ledger_record_at(L, 0, &tag, &payload) == MGUARD_OK)
+                lx_expect(tag && strcmp(tag, "saved") == 0 && payload);
+        }
+        (void)mguard_ledger_is_empty(L);
+        (void)mguard_ledger_storage_bytes(L);
+        (void)mguard_ledger_modified_count(L);
+        (void)mguard_ledger_hook_count(L);
     }
     }
 }
@@ -1840,11 +1852,18 @@ static void lx_scope_check_and_renew(lx_thread *t)
     t->adds = t->name_adds[0] = t->name_adds[1] = 0;
 }
 
+/* The thread's own tracker: nobody else changes it (other threads' deaths
+   only drop names of components it no longer has open), so its stack,
+   active set, path and phase are exact; a quarter of the time the pass is
+   a backward one, ended by mguard_scope_reset. */
 static void lx_scope_op(lx_thread *t, rc_obj *o, rc_obj *v)
 {
     mguard_scope *s = t->scope;
-    const char *name;
-    int no = o->id & 1, nested = 0;
+    const char *name, *parents[4];
+    char path[64], want[64];
+    unsigned r = lx_rand(t);
+    int no = o->id & 1, nested = 0, backward = r % 4 == 0;
+    if (backward) lx_expect(mguard_scope_set_backward(s, true) == MGUARD_OK && mguard_scope_is_backward(s));
     lx_expect(mguard_scope_enter(s, o) == MGUARD_OK);
     if (v && v != o) {
         nested = mguard_scope_enter(s, v) == MGUARD_OK;
@@ -1852,13 +1871,24 @@ static void lx_scope_op(lx_thread *t, rc_obj *o, rc_obj *v)
     }
     lx_expect(mguard_scope_depth(s) == (size_t)(1 + nested));
     lx_expect(strcmp(mguard_scope_current(s), lx_type_name(nested ? v : o, NULL)) == 0);
+    lx_expect(mguard_scope_parents(s, parents, 4) == (size_t)(2 + (nested && (v->id & 1) != no)));
+    lx_expect(strcmp(parents[0], "Global") == 0 && strcmp(parents[1], lx_type_name(o, NULL)) == 0);
+    snprintf(want, sizeof want, "Global > %s%s%s", lx_type_name(o, NULL), nested ? " > " : "",
+             nested ? lx_type_name(v, NULL) : "");
+    lx_expect(mguard_scope_path(s, path, sizeof path) == strlen(want) && strcmp(path, want) == 0);
     lx_expect(mguard_scope_add(s, "flops", 1.0) == MGUARD_OK);
     t->adds++;
     t->name_adds[no]++;
     if (nested && (v->id & 1) != no) t->name_adds[v->id & 1]++;
-    if (nested) lx_expect(mguard_scope_exit(s, v) == MGUARD_OK);
-    lx_expect(mguard_scope_exit(s, o) == MGUARD_OK);
-    lx_expect(mguard_scope_depth(s) == 0);
+    if (backward) {
+        lx_expect(mguard_scope_reset(s) == MGUARD_OK && !mguard_scope_is_backward(s));
+    } else {
+        if (nested) lx_expect(mguard_scope_exit(s, v) == MGUARD_OK);
+        lx_expect(mguard_scope_exit(s, o) == MGUARD_OK);
+    }
+    lx_expect(mguard_scope_depth(s) == 0 && mguard_scope_parents(s, parents, 4) == 1);
+    if (r % 64 == 1) lx_expect(mguard_scope_clear_trace(s) == MGUARD_OK);
+    if (r % 64 == 2) lx_expect(mguard_scope_clear_warnings(s) == MGUARD_OK);
     /* the shared tracker: names and counters only (frames are per thread) */
     lx_expect(mguard_scope_add(g_lx.scope, "calls", 1.0) == MGUARD_OK);
     count_add(&g_lx.shared_adds, 1);
