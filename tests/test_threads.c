@@ -1426,6 +1426,7 @@ typedef struct lx_thread {
     mguard_scope *scope;       /* this thread's own tracker */
     long adds, name_adds[2];   /* since it was created: every add, adds while
                                   a "Layer" / a "Net" was active */
+    long shared_adds;          /* this thread's adds to the shared tracker */
     long last_gen, gen_epoch;  /* generations only grow, between two clears */
     char *buf;                 /* LX_REPORT bytes for reports */
 } lx_thread;
@@ -1646,6 +1647,9 @@ static void lx_gen_obj(lx_thread *t, rc_obj *o)
     dyn = mguard_gen_is_dynamic(g_lx.ctx, o, &g_lx.classes[k]);
     c1 = lx_epoch();
     lx_gen_seen(t, after, c0, c1, 0);
+    lx_expect(mguard_is_known(g_lx.ctx, o));        /* it has a ref until it dies */
+    lx_expect(mguard_intern(g_lx.ctx, "Layer") == mguard_intern(g_lx.ctx, "Layer"));
+    lx_expect(mguard_ctx_object_count(g_lx.ctx) > 0);
     if (!lx_same_epoch(c0, c1)) return;
     count_add(&g_lx.tag_checks, 1);
     if (o->tag_epoch == c0) {                     /* tagged in this epoch */
@@ -1742,6 +1746,7 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
         lx_expect(st == MGUARD_OK || st == MGUARD_DELETED || st == MGUARD_NOT_FOUND || st == MGUARD_EINVAL);
         lx_expect(st == MGUARD_OK || got == NULL);
         (void)mguard_ledger_has_pending(L, o, NULL);
+        (void)mguard_ledger_is_tracked(L, o);
         (void)mguard_ledger_is_modified(L, o);
         if (mguard_ledger_get(L, o, &e) == MGUARD_OK) lx_expect(e.obj == o && e.kind == kind);
         break;
@@ -1891,7 +1896,9 @@ static void lx_scope_op(lx_thread *t, rc_obj *o, rc_obj *v)
     if (r % 64 == 2) lx_expect(mguard_scope_clear_warnings(s) == MGUARD_OK);
     /* the shared tracker: names and counters only (frames are per thread) */
     lx_expect(mguard_scope_add(g_lx.scope, "calls", 1.0) == MGUARD_OK);
+    t->shared_adds++;
     count_add(&g_lx.shared_adds, 1);
+    lx_expect(mguard_scope_counter(g_lx.scope, "Global", "calls") >= (double)t->shared_adds);
     name = mguard_scope_name(g_lx.scope, o);
     lx_expect(name && strcmp(name, lx_type_name(o, NULL)) == 0);
     name = mguard_scope_known_name(g_lx.scope, o);
