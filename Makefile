@@ -96,8 +96,8 @@ valgrind: $(TEST_BINS)
 	@echo "valgrind clean"
 
 # ---- threads ------------------------------------------------------------
-# tests/test_threads.c under ThreadSanitizer (clang, -O1 -g), its stress test
-# TSAN_ITERS iterations per thread long; any report fails the run.
+# tests/test_threads.c under ThreadSanitizer (clang, -O1 -g), its two stress
+# tests TSAN_ITERS iterations per thread long; any report fails the run.
 TSAN_CC    ?= clang
 TSAN_ITERS ?= 100000
 $(BUILD)/tsan/test_threads: tests/test_threads.c tests/common.h tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)

@@ -3,10 +3,13 @@
    into the context from the same thread and from a thread they join
    without deadlock, log lines reach the logger outside the lock,
    mguard_weak_get_copy and mguard_ref_get_retained, mguard_on_destroy of a
-   guard waits for the guard's callback running on another thread, and a
-   stress run of four threads sharing objects, tables, watchers and refs
-   with its invariants checked at the end. MGUARD_THREADS_ITERS sets the
-   stress length (make tsan runs a longer one under ThreadSanitizer). */
+   guard waits for the guard's callback running on another thread, a
+   ledger release never overtaking its retain (issue 11, defect 1), and two
+   stress runs of four threads on one context: one sharing objects, tables,
+   watchers and refs, one sharing reference-counted objects, ledgers, scope
+   trackers and dynamism trackers; each checks its invariants at the end.
+   MGUARD_THREADS_ITERS sets the stress length (make tsan runs a longer one
+   under ThreadSanitizer). */
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -1121,16 +1124,28 @@ static void *st_worker(void *arg)
         int i = (int)(st_rand(&seed) % ST_SLOTS);
         st_obj *o;
         if (op < 8) {                                   /* create in an empty slot */
+            mguard_ref r;
+            int empty;
+            pthread_mutex_lock(&g_st.slot_lock[i]);
+            empty = !g_st.slot_obj[i];
+            pthread_mutex_unlock(&g_st.slot_lock[i]);
+            if (!empty) continue;
+            /* made known and tagged outside any lock of ours, as a
+               program would: only mguard's lock orders these calls */
+            o = (st_obj *)calloc(1, sizeof *o);
+            o->refs = 1;
+            o->id = (int)count_add(&g_st.objects, 1);
+            r = mguard_ref_make(g_st.ctx, o);
+            if (mguard_gen_tag(g_st.ctx, o) != MGUARD_OK || mguard_gen_get(g_st.ctx, o) < 0)
+                count_add(&g_st.bad_value, 1);
             pthread_mutex_lock(&g_st.slot_lock[i]);
             if (!g_st.slot_obj[i]) {
-                o = (st_obj *)calloc(1, sizeof *o);
-                o->refs = 1;
-                o->id = (int)count_add(&g_st.objects, 1);
                 g_st.slot_obj[i] = o;
-                g_st.slot_ref[i] = mguard_ref_make(g_st.ctx, o);
-                mguard_gen_tag(g_st.ctx, o);
+                g_st.slot_ref[i] = r;
+                o = NULL;
             }
             pthread_mutex_unlock(&g_st.slot_lock[i]);
+            if (o) st_unref(o);                         /* the slot was taken meanwhile */
             continue;
         }
         if (op < 14) {                                  /* drop a slot's reference */
@@ -1191,7 +1206,7 @@ static void *st_worker(void *arg)
         } else if (op < 92) {                           /* its ref reads it */
             mguard_ref r = mguard_ref_make(g_st.ctx, o);
             if (mguard_ref_get(g_st.ctx, r) != o) count_add(&g_st.revived, 1);
-            (void)mguard_gen_get(g_st.ctx, o);
+            if (mguard_gen_get(g_st.ctx, o) < 0) count_add(&g_st.bad_value, 1);   /* tagged at birth */
             (void)mguard_mutation_count(g_st.ctx, o);
         } else {                                        /* remove its value */
             (void)mguard_weak_remove(g_st.table, o);
@@ -1263,6 +1278,1122 @@ static void test_four_threads_share_objects_tables_watchers_and_refs(void **stat
     pthread_mutex_destroy(&g_st.graveyard_lock);
 }
 
+/* ---- reference-counted objects for the ledger ------------------------------
+   The documented way to hand a ledger objects with lifetimes of their own
+   (docs/guide.md, "The side-effects ledger"): its retain hook takes a
+   reference, its release hook drops one, and whoever drops the last one
+   runs the destructor, which calls mguard_on_destroy. An rc_obj counts
+   every hook call and logs it, so a test can check, per pointer:
+   - every release has a completed retain before it (release strictly
+     after the matching retain: `holds`, retains completed minus releases
+     begun, never goes below 0);
+   - no hook is called once the object's mguard_on_destroy has returned
+     (`dead`, set right after it returns);
+   - each object is destroyed exactly once, with as many releases as
+     retains at that moment.
+   A dead object is not given back to malloc at once (where it goes is up
+   to rc_bury), so a late hook reads the flag instead of freed memory. */
+typedef struct rc_obj {
+    int refs;            /* references: owners, threads, ledger holds */
+    int holds;           /* retains completed minus releases begun */
+    long retains, releases;
+    int dead;            /* mguard_on_destroy returned */
+    int destroyed;       /* destructor runs */
+    int id;
+    long tag_gen;        /* the stress: its generation tag, */
+    long tag_epoch;      /* in this epoch of gen_clear (-1: unknown) */
+    int nev;             /* events logged (the first sizeof ev - 1 kept) */
+    char ev[24];         /* r/R retain begins/ends, l/L release begins/ends,
+                            d/D destructor starts/on_destroy returned */
+} rc_obj;
+
+/* What went wrong, over every object of a run. */
+typedef struct rc_checks {
+    long retain_dead;      /* retain hook of an object whose on_destroy returned */
+    long retain_zero;      /* retain of an object whose count was 0 (dying) */
+    long release_dead;     /* release hook of a dead object */
+    long release_early;    /* release with no completed retain outstanding */
+    long hook_dead;        /* any other hook or callback on a dead object */
+    long unbalanced;       /* retains != releases when the object died */
+    long destroyed_twice;
+    long refs_negative;
+    long deaths, deaths_in_release;  /* figures: every death, those run by a release hook */
+    long retains, releases;          /* figures: over every object */
+} rc_checks;
+
+static rc_checks g_rc;
+static mguard_ctx *g_rc_ctx;                 /* where rc_obj deaths go */
+static void (*g_rc_bury)(rc_obj *o);         /* after death; NULL: kept */
+/* defect-1 test: the retain hook of this object waits for another thread's
+   delete_attr before it takes its reference */
+static rc_obj *g_rc_pause_on;
+static int g_rc_in_retain, g_rc_calling, g_rc_done;
+
+static void rc_event(rc_obj *o, char c)
+{
+    int i = __atomic_fetch_add(&o->nev, 1, __ATOMIC_SEQ_CST);
+    if (i < (int)sizeof o->ev - 1) __atomic_store_n(&o->ev[i], c, __ATOMIC_SEQ_CST);
+}
+
+static void rc_reset(mguard_ctx *ctx, void (*bury)(rc_obj *o))
+{
+    memset(&g_rc, 0, sizeof g_rc);
+    g_rc_ctx = ctx;
+    g_rc_bury = bury;
+    g_rc_pause_on = NULL;
+}
+
+static void rc_init(rc_obj *o, int id)
+{
+    memset(o, 0, sizeof *o);
+    o->refs = 1;
+    o->id = id;
+}
+
+static int rc_is_dead(const rc_obj *o) { return __atomic_load_n(&o->dead, __ATOMIC_SEQ_CST); }
+static void rc_check_alive(const rc_obj *o) { if (o && rc_is_dead(o)) count_add(&g_rc.hook_dead, 1); }
+
+/* Drop one reference; the last one runs the destructor (true). */
+static bool rc_unref(rc_obj *o)
+{
+    int n = __atomic_sub_fetch(&o->refs, 1, __ATOMIC_SEQ_CST);
+    if (n < 0) count_add(&g_rc.refs_negative, 1);
+    if (n != 0) return false;
+    rc_event(o, 'd');
+    if (__atomic_fetch_add(&o->destroyed, 1, __ATOMIC_SEQ_CST) != 0) {
+        count_add(&g_rc.destroyed_twice, 1);   /* revived by a late retain */
+        return true;
+    }
+    if (__atomic_load_n(&o->retains, __ATOMIC_SEQ_CST) != __atomic_load_n(&o->releases, __ATOMIC_SEQ_CST))
+        count_add(&g_rc.unbalanced, 1);
+    mguard_on_destroy(g_rc_ctx, o);
+    flag_set(&o->dead, 1);
+    rc_event(o, 'D');
+    count_add(&g_rc.deaths, 1);
+    if (g_rc_bury) g_rc_bury(o);
+    return true;
+}
+
+/* mguard_ref_get_retained's try_retain (under the lock): +1 unless 0. */
+static bool rc_try_retain(void *obj, void *user)
+{
+    rc_obj *o = (rc_obj *)obj;
+    int n = __atomic_load_n(&o->refs, __ATOMIC_SEQ_CST);
+    (void)user;
+    rc_check_alive(o);
+    while (n > 0)
+        if (__atomic_compare_exchange_n(&o->refs, &n, n + 1, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) return true;
+    return false;
+}
+
+static void wait_flag(const int *f, long ms)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (!flag_get(f)) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L >= ms) return;
+        sched_yield();
+    }
+}
+
+static void rc_retain(void *p, void *user)
+{
+    rc_obj *o = (rc_obj *)p;
+    (void)user;
+    rc_event(o, 'r');
+    if (o == __atomic_load_n(&g_rc_pause_on, __ATOMIC_SEQ_CST)) {
+        /* as if this thread were preempted here: another thread's
+           delete_attr of the same pointer runs now (bounded waits, so a
+           library that makes that thread wait for us cannot deadlock) */
+        __atomic_store_n(&g_rc_pause_on, NULL, __ATOMIC_SEQ_CST);
+        flag_set(&g_rc_in_retain, 1);
+        wait_flag(&g_rc_calling, 2000);
+        wait_flag(&g_rc_done, 20);
+    }
+    if (rc_is_dead(o)) count_add(&g_rc.retain_dead, 1);
+    if (__atomic_fetch_add(&o->refs, 1, __ATOMIC_SEQ_CST) <= 0) count_add(&g_rc.retain_zero, 1);
+    count_add(&o->retains, 1);
+    count_add(&g_rc.retains, 1);
+    __atomic_add_fetch(&o->holds, 1, __ATOMIC_SEQ_CST);
+    rc_event(o, 'R');
+}
+
+static void rc_release(void *p, void *user)
+{
+    rc_obj *o = (rc_obj *)p;
+    (void)user;
+    rc_event(o, 'l');
+    if (rc_is_dead(o)) count_add(&g_rc.release_dead, 1);
+    if (__atomic_sub_fetch(&o->holds, 1, __ATOMIC_SEQ_CST) < 0) count_add(&g_rc.release_early, 1);
+    count_add(&o->releases, 1);
+    count_add(&g_rc.releases, 1);
+    rc_event(o, 'L');
+    if (rc_unref(o)) count_add(&g_rc.deaths_in_release, 1);
+}
+
+/* The event log's rules, for one object: no hook begins after 'D'; every
+   release begins after more retains ended than releases began before it;
+   one destructor run. NULL when they hold, else what broke. */
+static const char *rc_log_broken(const rc_obj *o)
+{
+    int i, n = __atomic_load_n(&o->nev, __ATOMIC_SEQ_CST), ended = 0, begun = 0, dead = 0, d = 0;
+    if (n > (int)sizeof o->ev - 1) return "too many events to check";
+    for (i = 0; i < n; i++) {
+        char c = o->ev[i];
+        if ((c == 'r' || c == 'l') && dead) return "a hook began after mguard_on_destroy returned";
+        if (c == 'R') ended++;
+        if (c == 'l' && ++begun > ended) return "a release began before its retain ended";
+        if (c == 'd') d++;
+        if (c == 'D') dead = 1;
+    }
+    if (d != 1 || !dead) return "not destroyed exactly once";
+    if (ended != begun) return "retains and releases differ";
+    return NULL;
+}
+
+static mguard_ledger *rc_ledger(mguard_ctx *ctx)
+{
+    mguard_ledger_desc ld;
+    memset(&ld, 0, sizeof ld);
+    ld.retain = rc_retain;
+    ld.release = rc_release;
+    return mguard_ledger_create(ctx, &ld);
+}
+
+static void assert_rc_clean(void)
+{
+    assert_int_equal(g_rc.retain_dead, 0);
+    assert_int_equal(g_rc.retain_zero, 0);
+    assert_int_equal(g_rc.release_dead, 0);
+    assert_int_equal(g_rc.release_early, 0);
+    assert_int_equal(g_rc.hook_dead, 0);
+    assert_int_equal(g_rc.unbalanced, 0);
+    assert_int_equal(g_rc.destroyed_twice, 0);
+    assert_int_equal(g_rc.refs_negative, 0);
+}
+
+static void assert_rc_log(const rc_obj *o)
+{
+    const char *why = rc_log_broken(o);
+    if (why) fail_msg("object %d: %s (events: %.*s)", o->id, why, (int)sizeof o->ev - 1, o->ev);
+}
+
+/* ---- issue 11, defect 1: a release never overtakes its retain -------------
+   On a thread-safe context the ledger used to mark a pointer held under the
+   lock, let the lock go, then call retain: another thread dropping the
+   pointer in that window called release first, and with reference counting
+   the object died before the retain that was to keep it alive, which then
+   ran on a dead object (heap-use-after-free when it is freed). */
+
+typedef struct d1_env {
+    mguard_ledger *L;
+    rc_obj *obj;
+    mguard_status st;
+} d1_env;
+
+static void *d1_delete_during_retain(void *arg)
+{
+    d1_env *e = (d1_env *)arg;
+    wait_flag(&g_rc_in_retain, 2000);
+    flag_set(&g_rc_calling, 1);
+    e->st = mguard_ledger_delete_attr(e->L, e->obj, "a");
+    flag_set(&g_rc_done, 1);
+    return NULL;
+}
+
+/* Deterministic: the retain hook of the stored value waits (as if
+   preempted) while another thread deletes the attribute. The value is
+   owned by this thread throughout, so the only way it can die before the
+   end is a release that overtook the retain. */
+static void test_ledger_release_never_overtakes_a_retain_in_progress(void **state)
+{
+    enum { ROUNDS = 8 };
+    mguard_ctx *ctx = ts_ctx(NULL);
+    mguard_ledger *L;
+    rc_obj obj, val[ROUNDS];
+    d1_env e;
+    pthread_t th;
+    int r;
+    (void)state;
+    rc_reset(ctx, NULL);
+    L = rc_ledger(ctx);
+    rc_init(&obj, 100);
+    assert_int_equal(mguard_ledger_track_existing(L, &obj, "obj"), MGUARD_OK);
+    for (r = 0; r < ROUNDS; r++) {
+        rc_obj *v = &val[r];
+        rc_init(v, r);
+        flag_set(&g_rc_in_retain, 0);
+        flag_set(&g_rc_calling, 0);
+        flag_set(&g_rc_done, 0);
+        __atomic_store_n(&g_rc_pause_on, v, __ATOMIC_SEQ_CST);
+        e.L = L;
+        e.obj = &obj;
+        e.st = MGUARD_EINVAL;
+        pthread_create(&th, NULL, d1_delete_during_retain, &e);
+        assert_int_equal(mguard_ledger_store_attr(L, &obj, "a", v), MGUARD_OK);
+        pthread_join(th, NULL);
+        assert_int_equal(e.st, MGUARD_OK);
+        /* whatever order the two calls took, the ledger lets v go now */
+        assert_int_equal(mguard_ledger_delete_attr(L, &obj, "a"), MGUARD_OK);
+        if (flag_get(&v->dead))                         /* we still own it */
+            fail_msg("round %d: the value died while this thread owned it (events: %s)", r, v->ev);
+        rc_unref(v);
+        assert_int_equal(v->destroyed, 1);
+        assert_int_equal(v->retains, 1);
+        assert_int_equal(v->releases, 1);
+        assert_string_equal(v->ev, "rRlLdD");
+        assert_rc_log(v);
+    }
+    mguard_ledger_destroy(L);
+    rc_unref(&obj);
+    assert_rc_log(&obj);
+    assert_int_equal(obj.retains, 1);
+    assert_int_equal(g_rc.deaths, ROUNDS + 1);
+    assert_rc_clean();
+    assert_ctx_ok(ctx);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+}
+
+/* The same race left to the scheduler: one thread stores short-lived
+   values (its own reference dropped right after the store, so the ledger's
+   is the last), another deletes the attribute as fast as it can, so values
+   die on the deleting thread's release. Every value's events are checked. */
+#define D1_VALUES 20000
+typedef struct d1_race {
+    mguard_ledger *L;
+    rc_obj *obj, *vals;
+    int deleting, stores_done;
+    long stored, deletes;
+} d1_race;
+
+static void *d1_store_values(void *arg)
+{
+    d1_race *d = (d1_race *)arg;
+    int i;
+    wait_flag(&d->deleting, 2000);          /* overlap with the deleting thread */
+    for (i = 0; i < D1_VALUES; i++) {
+        rc_obj *v = &d->vals[i];
+        if (mguard_ledger_store_attr(d->L, d->obj, "a", v) == MGUARD_OK) d->stored++;
+        rc_unref(v);
+    }
+    flag_set(&d->stores_done, 1);
+    return NULL;
+}
+
+static void *d1_delete_values(void *arg)
+{
+    d1_race *d = (d1_race *)arg;
+    flag_set(&d->deleting, 1);
+    while (!flag_get(&d->stores_done)) {
+        void *got = NULL;
+        if (mguard_ledger_delete_attr(d->L, d->obj, "a") == MGUARD_OK) d->deletes++;
+        (void)mguard_ledger_load_attr(d->L, d->obj, "a", &got);
+    }
+    return NULL;
+}
+
+static void test_ledger_store_racing_delete_keeps_every_retain_before_its_release(void **state)
+{
+    enum { ROUNDS = 10 };
+    mguard_ctx *ctx = ts_ctx(NULL);
+    d1_race d;
+    rc_obj obj;
+    pthread_t a, b;
+    int i, r;
+    (void)state;
+    rc_reset(ctx, NULL);
+    memset(&d, 0, sizeof d);
+    d.L = rc_ledger(ctx);
+    d.vals = (rc_obj *)calloc(D1_VALUES, sizeof *d.vals);
+    rc_init(&obj, -1);
+    d.obj = &obj;
+    assert_int_equal(mguard_ledger_track_existing(d.L, &obj, "obj"), MGUARD_OK);
+    for (r = 0; r < ROUNDS; r++) {
+        for (i = 0; i < D1_VALUES; i++) rc_init(&d.vals[i], r * D1_VALUES + i);
+        d.deleting = d.stores_done = 0;
+        d.stored = d.deletes = 0;
+        pthread_create(&b, NULL, d1_delete_values, &d);
+        pthread_create(&a, NULL, d1_store_values, &d);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+        mguard_ledger_clear(d.L);                /* the last value, and obj */
+        assert_int_equal(mguard_ledger_track_existing(d.L, &obj, "obj"), MGUARD_OK);
+        for (i = 0; i < D1_VALUES; i++) {
+            assert_rc_log(&d.vals[i]);
+            assert_int_equal(d.vals[i].retains, 1);
+            assert_int_equal(d.vals[i].releases, 1);
+        }
+        assert_int_equal(d.stored, D1_VALUES);
+        assert_true(d.deletes > 0);
+        assert_rc_clean();
+        assert_int_equal(g_rc.deaths, (r + 1) * D1_VALUES);
+    }
+    mguard_ledger_destroy(d.L);
+    rc_unref(&obj);
+    assert_int_equal(obj.destroyed, 1);
+    assert_int_equal(obj.retains, ROUNDS + 1);
+    assert_int_equal(obj.releases, ROUNDS + 1);
+    assert_rc_clean();
+    assert_ctx_ok(ctx);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+    free(d.vals);
+}
+
+/* ---- stress: ledgers, scope trackers, dynamism trackers on four threads ---
+   One thread-safe context shared by four threads, with the objects of
+   section "reference-counted objects" above: slots hold one reference and
+   a ref each, a thread takes its own with mguard_ref_get_retained, the
+   ledgers take theirs through their retain hook, and whoever drops the last
+   reference runs the destructor (mguard_on_destroy), on any thread, often
+   inside a ledger's release hook. Dead objects wait in a quarantine of
+   LX_QUARANTINE before free(), so a late hook reads a flag rather than
+   freed memory, and addresses are still reused. Every thread:
+   - creates, tags (mguard_gen_tag, outside any lock of the test) and drops
+     objects, advances and reads the generation, marks classes dynamic;
+   - tracks objects in two shared ledgers (every kind), stores, deletes and
+     loads attributes whose values are objects, records, registers and
+     removes hooks, applies, compares, diffs, checks and sometimes clears
+     or restores them; clones them into private checkpoints on which clone,
+     equal, diff, restore, apply and prune have exact answers;
+   - enters and exits objects in a scope tracker of its own (named by a
+     type_name callback) and adds to its counters, adds to and names in a
+     shared tracker, renders reports in every format from both;
+   - observes shapes and scalars in a shared dynamism tracker, reads it
+     back, and uses a private one with exact answers.
+   Every answer a thread can know is checked on the spot (lx_expect); at
+   the end: the rc_obj rules for every object (retain before release, no
+   hook after death, one destructor run, retains == releases), every object
+   destroyed, exact counters of the trackers, the generation, the dynamic
+   positions, no ledger warned of an object destroyed while it held it, no
+   log line other than the ones a race explains, mguard_ctx_check. */
+#define LX_THREADS 4
+#define LX_SLOTS 24
+#define LX_LEDGERS 2
+#define LX_PATHS 8
+#define LX_CLASSES 4
+#define LX_QUARANTINE 1024
+#define LX_REPORT 131072
+
+typedef struct lx_thread {
+    int n;
+    unsigned seed;
+    mguard_scope *scope;       /* this thread's own tracker */
+    long adds, name_adds[2];   /* since it was created: every add, adds while
+                                  a "Layer" / a "Net" was active */
+    long shared_adds;          /* this thread's adds to the shared tracker */
+    long last_gen, gen_epoch;  /* generations only grow, between two clears */
+    char *buf;                 /* LX_REPORT bytes for reports */
+} lx_thread;
+
+typedef struct lx_shared {
+    mguard_ctx *ctx;
+    long iters;
+    pthread_mutex_t slot_lock[LX_SLOTS];
+    rc_obj *slot_obj[LX_SLOTS];
+    mguard_ref slot_ref[LX_SLOTS];
+    mguard_ledger *ledger[LX_LEDGERS];
+    mguard_scope *scope;
+    mguard_dyn *dyn;
+    int classes[LX_CLASSES];
+    long class_marked[LX_CLASSES];    /* epoch + 1 of the last sure mark */
+    long gen_clears;                  /* +1 before each mguard_gen_clear, +1 after */
+    unsigned path_values[LX_PATHS];   /* bit per distinct value observed */
+    pthread_mutex_t q_lock;
+    rc_obj *quarantine[LX_QUARANTINE];
+    long nq;
+    pthread_mutex_t note_lock;
+    long wrong, log_death, log_other;
+    char first_wrong[160], first_log[256];
+    long objects, shared_adds, advances, tag_checks, tracks, stores, deletes, clones, walks, clears, restores, reports, observes;
+} lx_shared;
+
+static lx_shared g_lx;
+static const char *const lx_attrs[3] = {"x", "y", "z"};
+
+static unsigned lx_rand(lx_thread *t) { return st_rand(&t->seed); }
+
+static void lx_note(long *count, char *first, size_t cap, const char *what)
+{
+    pthread_mutex_lock(&g_lx.note_lock);
+    if ((*count)++ == 0) snprintf(first, cap, "%s", what);
+    pthread_mutex_unlock(&g_lx.note_lock);
+}
+
+#define lx_expect(cond) \
+    do { if (!(cond)) lx_note(&g_lx.wrong, g_lx.first_wrong, sizeof g_lx.first_wrong, #cond); } while (0)
+
+/* Lines a race explains (a thread acts on what another just changed), and
+   a full trace (a tracker with a trace records max_trace_events spans). */
+static void lx_log(mguard_log_level level, const char *msg, void *user)
+{
+    static const char *const explained[] = {
+        "is already tracked", "is not tracked", "changed inside the equal hook", "changed inside the refs hook",
+        "later spans are not recorded",
+    };
+    size_t i;
+    (void)level;
+    (void)user;
+    if (strstr(msg, "was destroyed while")) {
+        lx_note(&g_lx.log_death, g_lx.first_log, sizeof g_lx.first_log, msg);
+        return;
+    }
+    for (i = 0; i < sizeof explained / sizeof explained[0]; i++)
+        if (strstr(msg, explained[i])) return;
+    lx_note(&g_lx.log_other, g_lx.first_log, sizeof g_lx.first_log, msg);
+}
+
+static void lx_bury(rc_obj *o)
+{
+    rc_obj *old = NULL;
+    pthread_mutex_lock(&g_lx.q_lock);
+    if (g_lx.nq >= LX_QUARANTINE) old = g_lx.quarantine[g_lx.nq % LX_QUARANTINE];
+    g_lx.quarantine[g_lx.nq++ % LX_QUARANTINE] = o;
+    pthread_mutex_unlock(&g_lx.q_lock);
+    free(old);
+}
+
+/* ---- the hooks: each checks its objects are alive ---- */
+static bool lx_equal(const void *a, const void *b, void *user)
+{
+    (void)user;
+    rc_check_alive((const rc_obj *)a);
+    rc_check_alive((const rc_obj *)b);
+    return ((const rc_obj *)a)->id % 4 == ((const rc_obj *)b)->id % 4;
+}
+static void lx_refs(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user)
+{
+    (void)user;
+    rc_check_alive((const rc_obj *)value);
+    visit(value, visit_ctx);
+}
+static void lx_format(const void *value, char *buf, size_t size, void *user)
+{
+    (void)user;
+    rc_check_alive((const rc_obj *)value);
+    snprintf(buf, size, "obj%d", ((const rc_obj *)value)->id);
+}
+static void lx_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    (void)attr;
+    (void)deleted;
+    rc_check_alive((const rc_obj *)obj);
+    rc_check_alive((const rc_obj *)value);
+    ++*(long *)user;
+}
+static const char *lx_type_name(const void *comp, void *user)
+{
+    (void)user;
+    rc_check_alive((const rc_obj *)comp);
+    return (((const rc_obj *)comp)->id & 1) ? "Net" : "Layer";
+}
+static void lx_sink(const char *data, size_t len, void *user)
+{
+    (void)data;
+    *(size_t *)user += len;
+}
+
+/* Brackets balance outside strings, and the text is one value. */
+static bool lx_json_balanced(const char *s)
+{
+    char stack[64];
+    int depth = 0, in_str = 0;
+    if (*s != '{' && *s != '[') return false;
+    for (; *s; s++) {
+        if (in_str) {
+            if (*s == '\\' && s[1]) s++;
+            else if (*s == '"') in_str = 0;
+        } else if (*s == '"') {
+            in_str = 1;
+        } else if (*s == '{' || *s == '[') {
+            if (depth == (int)sizeof stack) return false;
+            stack[depth++] = *s == '{' ? '}' : ']';
+        } else if (*s == '}' || *s == ']') {
+            if (!depth || stack[--depth] != *s) return false;
+            if (!depth && s[1] && s[1] != '\n') return false;
+        }
+    }
+    return !depth && !in_str;
+}
+
+static mguard_scope *lx_scope_create(int trace)
+{
+    mguard_scope_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.type_name = lx_type_name;
+    sd.trace = trace != 0;
+    sd.max_trace_events = 256;
+    return mguard_scope_create(g_lx.ctx, &sd);
+}
+
+/* ---- generations, without any lock of the test ----
+   A rare mguard_gen_clear drops every tag and class mark and restarts the
+   generation. g_lx.gen_clears is raised before and after each clear (odd:
+   one is running), and an answer is checked only when the count read
+   before and after it is the same even number (the epoch): no clear
+   overlapped it, and every earlier one had finished. */
+static long lx_epoch(void) { return __atomic_load_n(&g_lx.gen_clears, __ATOMIC_SEQ_CST); }
+static int lx_same_epoch(long c0, long c1) { return c0 == c1 && c0 % 2 == 0; }
+
+static void lx_gen_tag(rc_obj *o)
+{
+    long c0 = lx_epoch(), c1;
+    lx_expect(mguard_gen_tag(g_lx.ctx, o) == MGUARD_OK);
+    o->tag_gen = mguard_gen_get(g_lx.ctx, o);
+    c1 = lx_epoch();
+    o->tag_epoch = lx_same_epoch(c0, c1) ? c0 : -1;
+    if (o->tag_epoch >= 0) lx_expect(o->tag_gen >= 0);
+}
+
+/* A generation g read between epochs c0 and c1: never smaller than the
+   last one this thread saw in the same epoch (strictly greater when it
+   was advanced). */
+static void lx_gen_seen(lx_thread *t, long g, long c0, long c1, int advanced)
+{
+    if (lx_same_epoch(c0, c1) && c0 == t->gen_epoch) lx_expect(advanced ? g > t->last_gen : g >= t->last_gen);
+    t->gen_epoch = lx_same_epoch(c0, c1) ? c0 : -1;
+    t->last_gen = g;
+}
+
+static void lx_gen_global(lx_thread *t)
+{
+    long g, c0 = lx_epoch(), c1;
+    int k = (int)(lx_rand(t) % LX_CLASSES);
+    unsigned what = lx_rand(t) % 3;
+    if (t->n == LX_THREADS && lx_rand(t) % 256 == 0) {
+        count_add(&g_lx.gen_clears, 1);
+        mguard_gen_clear(g_lx.ctx);
+        count_add(&g_lx.gen_clears, 1);
+        return;
+    }
+    switch (what) {
+    case 0:
+        g = mguard_gen_advance(g_lx.ctx);
+        count_add(&g_lx.advances, 1);
+        c1 = lx_epoch();
+        lx_expect(g > 0);
+        lx_gen_seen(t, g, c0, c1, 1);
+        break;
+    case 1:
+        g = mguard_gen_current(g_lx.ctx);
+        c1 = lx_epoch();
+        lx_expect(g >= 0);
+        lx_gen_seen(t, g, c0, c1, 0);
+        break;
+    default:
+        lx_expect(mguard_gen_mark_class_dynamic(g_lx.ctx, &g_lx.classes[k]) == MGUARD_OK);
+        g = mguard_gen_is_class_dynamic(g_lx.ctx, &g_lx.classes[k]);
+        c1 = lx_epoch();
+        if (lx_same_epoch(c0, c1)) {
+            lx_expect(g);
+            __atomic_store_n(&g_lx.class_marked[k], c0 + 1, __ATOMIC_SEQ_CST);
+        }
+    }
+}
+
+static void lx_gen_obj(lx_thread *t, rc_obj *o)
+{
+    int k = (int)(lx_rand(t) % LX_CLASSES);
+    long c0 = lx_epoch(), c1, marked = __atomic_load_n(&g_lx.class_marked[k], __ATOMIC_SEQ_CST);
+    long before = mguard_gen_current(g_lx.ctx), after, got;
+    bool now = mguard_gen_check(g_lx.ctx, o), dyn;
+    after = mguard_gen_current(g_lx.ctx);
+    got = mguard_gen_get(g_lx.ctx, o);
+    dyn = mguard_gen_is_dynamic(g_lx.ctx, o, &g_lx.classes[k]);
+    c1 = lx_epoch();
+    lx_gen_seen(t, after, c0, c1, 0);
+    lx_expect(mguard_is_known(g_lx.ctx, o));        /* it has a ref until it dies */
+    lx_expect(mguard_intern(g_lx.ctx, "Layer") == mguard_intern(g_lx.ctx, "Layer"));
+    lx_expect(mguard_ctx_object_count(g_lx.ctx) > 0);
+    if (!lx_same_epoch(c0, c1)) return;
+    count_add(&g_lx.tag_checks, 1);
+    if (o->tag_epoch == c0) {                     /* tagged in this epoch */
+        lx_expect(got == o->tag_gen);
+        if (o->tag_gen < before) lx_expect(!now);
+        if (before == after) lx_expect(now == (o->tag_gen == before));
+    } else if (o->tag_epoch >= 0) {               /* its tag was cleared */
+        lx_expect(got == -1 && !now);
+    }
+    if (marked == c0 + 1) lx_expect(dyn);
+}
+
+/* ---- objects in slots ---- */
+static void lx_create(lx_thread *t, int i)
+{
+    rc_obj *o;
+    mguard_ref r;
+    int empty;
+    (void)t;
+    pthread_mutex_lock(&g_lx.slot_lock[i]);
+    empty = !g_lx.slot_obj[i];
+    pthread_mutex_unlock(&g_lx.slot_lock[i]);
+    if (!empty) return;
+    o = (rc_obj *)malloc(sizeof *o);
+    rc_init(o, (int)count_add(&g_lx.objects, 1));
+    lx_expect(mguard_gen_tag(g_lx.ctx, o) == MGUARD_OK);
+    lx_gen_tag(o);
+    r = mguard_ref_make(g_lx.ctx, o);
+    pthread_mutex_lock(&g_lx.slot_lock[i]);
+    if (!g_lx.slot_obj[i]) {
+        g_lx.slot_obj[i] = o;
+        g_lx.slot_ref[i] = r;
+        o = NULL;
+    }
+    pthread_mutex_unlock(&g_lx.slot_lock[i]);
+    if (o) rc_unref(o);                 /* the slot was taken meanwhile: it dies */
+}
+
+static void lx_drop(int i)
+{
+    rc_obj *o;
+    pthread_mutex_lock(&g_lx.slot_lock[i]);
+    o = g_lx.slot_obj[i];
+    g_lx.slot_obj[i] = NULL;
+    pthread_mutex_unlock(&g_lx.slot_lock[i]);
+    if (o) rc_unref(o);
+}
+
+static rc_obj *lx_take(int i)
+{
+    mguard_ref r;
+    pthread_mutex_lock(&g_lx.slot_lock[i]);
+    r = g_lx.slot_ref[i];
+    pthread_mutex_unlock(&g_lx.slot_lock[i]);
+    return (rc_obj *)mguard_ref_get_retained(g_lx.ctx, r, rc_try_retain, NULL);
+}
+
+/* ---- the shared ledgers ---- */
+static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
+{
+    mguard_ledger *L = g_lx.ledger[lx_rand(t) % LX_LEDGERS];
+    mguard_ledger_kind kind = (mguard_ledger_kind)(MGUARD_LEDGER_EXISTING + o->id % 3);
+    const char *attr = lx_attrs[lx_rand(t) % 3];
+    mguard_status st;
+    void *got;
+    int id;
+    switch (lx_rand(t) % 10) {
+    case 0:
+    case 1:
+        st = kind == MGUARD_LEDGER_EXISTING ? mguard_ledger_track_existing(L, o, "existing")
+           : kind == MGUARD_LEDGER_NEW      ? mguard_ledger_track_new(L, o, "Cls")
+                                            : mguard_ledger_track_mutable(L, o, "list");
+        lx_expect(st == MGUARD_OK || st == MGUARD_EEXIST);
+        if (st == MGUARD_OK) count_add(&g_lx.tracks, 1);
+        break;
+    case 2:
+    case 3:
+    case 4:
+        if (kind == MGUARD_LEDGER_MUTABLE) break;        /* no attribute writes */
+        st = mguard_ledger_store_attr(L, o, attr, v);
+        lx_expect(st == MGUARD_OK || st == MGUARD_EINVAL);
+        if (st == MGUARD_OK) count_add(&g_lx.stores, 1);
+        break;
+    case 5:
+        if (kind == MGUARD_LEDGER_MUTABLE) break;
+        st = mguard_ledger_delete_attr(L, o, attr);
+        lx_expect(st == MGUARD_OK || st == MGUARD_EINVAL);
+        if (st == MGUARD_OK) count_add(&g_lx.deletes, 1);
+        break;
+    case 6: {
+        mguard_ledger_entry e;
+        got = NULL;
+        st = kind == MGUARD_LEDGER_MUTABLE ? MGUARD_NOT_FOUND : mguard_ledger_load_attr(L, o, attr, &got);
+        lx_expect(st == MGUARD_OK || st == MGUARD_DELETED || st == MGUARD_NOT_FOUND || st == MGUARD_EINVAL);
+        lx_expect(st == MGUARD_OK || got == NULL);
+        (void)mguard_ledger_has_pending(L, o, NULL);
+        (void)mguard_ledger_is_tracked(L, o);
+        (void)mguard_ledger_is_modified(L, o);
+        if (mguard_ledger_get(L, o, &e) == MGUARD_OK) lx_expect(e.obj == o && e.kind == kind);
+        break;
+    }
+    case 7:
+        if (kind == MGUARD_LEDGER_MUTABLE) {
+            st = mguard_ledger_mark_modified(L, o);
+            lx_expect(st == MGUARD_OK || st == MGUARD_EINVAL);
+        }
+        lx_expect(mguard_ledger_record(L, "saved", o) == MGUARD_OK);
+        (void)mguard_ledger_record_count(L);
+        break;
+    case 8:
+        if (v) {
+            lx_expect(mguard_ledger_register_hook(L, o, "hook", v, &id) == MGUARD_OK);
+        } else {
+            mguard_ledger_hook h;
+            st = mguard_ledger_remove_hook(L, (int)(lx_rand(t) % 8));
+            lx_expect(st == MGUARD_OK || st == MGUARD_NOT_FOUND);
+            if (mguard_ledger_hook_at(L, 0, &h) == MGUARD_OK) lx_expect(h.obj && h.fn);
+        }
+        break;
+    default: {
+        long n = 0;
+        mguard_ledger_diff_result *d = NULL;
+        mguard_ledger_iter it;
+        count_add(&g_lx.walks, 1);
+        lx_expect(mguard_ledger_apply(L, lx_apply, &n) == MGUARD_OK);
+        (void)mguard_ledger_equal(g_lx.ledger[0], g_lx.ledger[1]);
+        st = mguard_ledger_diff(g_lx.ledger[0], g_lx.ledger[1], &d);
+        lx_expect(st == MGUARD_OK || st == MGUARD_EINVAL);
+        mguard_ledger_diff_free(d);
+        lx_expect(mguard_ledger_check(L) == MGUARD_OK);
+        it = mguard_ledger_objects(L, false);
+        for (n = 0; mguard_ledger_next_object(&it); n++) lx_expect(it.obj != NULL);
+        it = mguard_ledger_writes(L, o);             /* o is ours: alive */
+        while (mguard_ledger_next_write(&it)) lx_expect(it.obj == o && it.attr && (!it.deleted || !it.value));
+        {
+            const char *tag = NULL;
+            void *payload = NULL;
+            if (mguard_ledger_record_at(L, 0, &tag, &payload) == MGUARD_OK)
+                lx_expect(tag && strcmp(tag, "saved") == 0 && payload);
+        }
+        (void)mguard_ledger_is_empty(L);
+        (void)mguard_ledger_storage_bytes(L);
+        (void)mguard_ledger_modified_count(L);
+        (void)mguard_ledger_hook_count(L);
+    }
+    }
+}
+
+/* A private checkpoint: nobody else changes it, so every answer is exact. */
+static void lx_ledger_private(lx_thread *t)
+{
+    mguard_ledger *L = g_lx.ledger[lx_rand(t) % LX_LEDGERS], *c, *c2;
+    mguard_ledger_diff_result *d = NULL;
+    mguard_ledger_iter it;
+    const void *x = NULL;
+    long n = 0;
+    unsigned r = lx_rand(t);
+    c = mguard_ledger_clone(L);
+    count_add(&g_lx.clones, 1);
+    lx_expect(c != NULL);
+    if (!c) return;
+    c2 = mguard_ledger_clone(c);
+    lx_expect(c2 != NULL && mguard_ledger_equal(c, c2));
+    lx_expect(mguard_ledger_diff(c, c2, &d) == MGUARD_OK && mguard_ledger_diff_count(d) == 0);
+    mguard_ledger_diff_free(d);
+    it = mguard_ledger_objects(c, false);
+    while (!x && mguard_ledger_next_object(&it))
+        if (it.kind == MGUARD_LEDGER_EXISTING) x = it.obj;
+    if (x) {                                 /* a write only c2 has */
+        const mguard_ledger_diff_item *item;
+        rc_check_alive((const rc_obj *)x);   /* c holds it */
+        lx_expect(mguard_ledger_store_attr(c2, x, "private", NULL) == MGUARD_OK);
+        lx_expect(!mguard_ledger_equal(c, c2));
+        lx_expect(mguard_ledger_diff(c, c2, &d) == MGUARD_OK && mguard_ledger_diff_count(d) == 1);
+        item = mguard_ledger_diff_at(d, 0);
+        lx_expect(item && item->what == MGUARD_LEDGER_DIFF_ATTR_ADDED && item->obj == x &&
+                  strcmp(item->attr, "private") == 0);
+        mguard_ledger_diff_free(d);
+        lx_expect(mguard_ledger_restore(c2, c) == MGUARD_OK && mguard_ledger_equal(c, c2));
+    }
+    lx_expect(mguard_ledger_apply(c, lx_apply, &n) == MGUARD_OK);
+    lx_expect(n == (long)mguard_ledger_write_count(c));
+    lx_expect(mguard_ledger_prune(c2, NULL, 0) == MGUARD_OK);
+    lx_expect(mguard_ledger_check(c2) == MGUARD_OK);
+    lx_expect(mguard_ledger_count(c2) <= mguard_ledger_count(c));
+    if (r % 8 == 0) {                        /* the shared ledger shrinks */
+        lx_expect(mguard_ledger_restore(L, c2) == MGUARD_OK);
+        count_add(&g_lx.restores, 1);
+    } else if (r % 8 == 1) {
+        mguard_ledger_clear(L);
+        count_add(&g_lx.clears, 1);
+    }
+    mguard_ledger_destroy(c2);
+    mguard_ledger_destroy(c);
+}
+
+/* ---- scope trackers ---- */
+static void lx_scope_check_and_renew(lx_thread *t)
+{
+    lx_expect(mguard_scope_counter(t->scope, "Global", "flops") == (double)t->adds);
+    lx_expect(mguard_scope_counter(t->scope, "Layer", "flops") == (double)t->name_adds[0]);
+    lx_expect(mguard_scope_counter(t->scope, "Net", "flops") == (double)t->name_adds[1]);
+    mguard_scope_destroy(t->scope);
+    t->scope = NULL;
+    t->adds = t->name_adds[0] = t->name_adds[1] = 0;
+}
+
+/* The thread's own tracker: nobody else changes it (other threads' deaths
+   only drop names of components it no longer has open), so its stack,
+   active set, path and phase are exact; a quarter of the time the pass is
+   a backward one, ended by mguard_scope_reset. */
+static void lx_scope_op(lx_thread *t, rc_obj *o, rc_obj *v)
+{
+    mguard_scope *s = t->scope;
+    const char *name, *parents[4];
+    char path[64], want[64];
+    unsigned r = lx_rand(t);
+    int no = o->id & 1, nested = 0, backward = r % 4 == 0;
+    if (backward) lx_expect(mguard_scope_set_backward(s, true) == MGUARD_OK && mguard_scope_is_backward(s));
+    lx_expect(mguard_scope_enter(s, o) == MGUARD_OK);
+    if (v && v != o) {
+        nested = mguard_scope_enter(s, v) == MGUARD_OK;
+        lx_expect(nested);
+    }
+    lx_expect(mguard_scope_depth(s) == (size_t)(1 + nested));
+    lx_expect(strcmp(mguard_scope_current(s), lx_type_name(nested ? v : o, NULL)) == 0);
+    lx_expect(mguard_scope_parents(s, parents, 4) == (size_t)(2 + (nested && (v->id & 1) != no)));
+    lx_expect(strcmp(parents[0], "Global") == 0 && strcmp(parents[1], lx_type_name(o, NULL)) == 0);
+    snprintf(want, sizeof want, "Global > %s%s%s", lx_type_name(o, NULL), nested ? " > " : "",
+             nested ? lx_type_name(v, NULL) : "");
+    lx_expect(mguard_scope_path(s, path, sizeof path) == strlen(want) && strcmp(path, want) == 0);
+    lx_expect(mguard_scope_add(s, "flops", 1.0) == MGUARD_OK);
+    t->adds++;
+    t->name_adds[no]++;
+    if (nested && (v->id & 1) != no) t->name_adds[v->id & 1]++;
+    if (backward) {
+        lx_expect(mguard_scope_reset(s) == MGUARD_OK && !mguard_scope_is_backward(s));
+    } else {
+        if (nested) lx_expect(mguard_scope_exit(s, v) == MGUARD_OK);
+        lx_expect(mguard_scope_exit(s, o) == MGUARD_OK);
+    }
+    lx_expect(mguard_scope_depth(s) == 0 && mguard_scope_parents(s, parents, 4) == 1);
+    if (r % 64 == 1) lx_expect(mguard_scope_clear_trace(s) == MGUARD_OK);
+    if (r % 64 == 2) lx_expect(mguard_scope_clear_warnings(s) == MGUARD_OK);
+    /* the shared tracker: names and counters only (frames are per thread) */
+    lx_expect(mguard_scope_add(g_lx.scope, "calls", 1.0) == MGUARD_OK);
+    t->shared_adds++;
+    count_add(&g_lx.shared_adds, 1);
+    lx_expect(mguard_scope_counter(g_lx.scope, "Global", "calls") >= (double)t->shared_adds);
+    name = mguard_scope_name(g_lx.scope, o);
+    lx_expect(name && strcmp(name, lx_type_name(o, NULL)) == 0);
+    name = mguard_scope_known_name(g_lx.scope, o);
+    lx_expect(name && strcmp(name, lx_type_name(o, NULL)) == 0);
+    lx_expect(mguard_scope_is_active(g_lx.scope, "Global"));
+}
+
+static void lx_report(lx_thread *t)
+{
+    int own = lx_rand(t) & 1;
+    mguard_scope *s = own ? t->scope : g_lx.scope;
+    mguard_scope_format f = (mguard_scope_format)(lx_rand(t) % 3);
+    size_t n = mguard_scope_report(s, f, t->buf, LX_REPORT), written = 0;
+    count_add(&g_lx.reports, 1);
+    lx_expect(n > 0 && n < LX_REPORT && strlen(t->buf) == n);
+    if (f == MGUARD_SCOPE_TRACE_JSON) lx_expect(lx_json_balanced(t->buf));
+    if (own) {                               /* nobody else changes it */
+        lx_expect(mguard_scope_report(s, f, NULL, 0) == n);
+        lx_expect(mguard_scope_report_write(s, f, lx_sink, &written) == n && written == n);
+    }
+}
+
+/* ---- dynamism trackers ---- */
+/* Path k: 0-2 a tensor whose second size varies, 3-5 one whose sizes are
+   fixed, 6 a scalar that varies, 7 one that does not; half the time
+   spelled with attribute access (the same path once normalized). */
+static void lx_path(lx_thread *t, int k, char *buf, size_t cap)
+{
+    snprintf(buf, cap, (lx_rand(t) & 1) ? "L['p%d']" : "L.p%d", k);
+}
+
+static void lx_observe(lx_thread *t, mguard_dyn *d, unsigned *values)
+{
+    char path[32];
+    int k = (int)(lx_rand(t) % LX_PATHS);
+    lx_path(t, k, path, sizeof path);
+    if (k < 6) {
+        int64_t dims[2];
+        dims[0] = 8;
+        dims[1] = k < 3 ? 1 + (int64_t)(lx_rand(t) % 3) : 4;
+        lx_expect(mguard_dyn_observe(d, path, dims, 2) == MGUARD_OK);
+        __atomic_fetch_or(&values[k], 1u << dims[1], __ATOMIC_SEQ_CST);
+    } else {
+        int which = k == 6 ? (int)(lx_rand(t) & 1) : 2;
+        lx_expect(mguard_dyn_observe_scalar(d, path, 0.5 + which) == MGUARD_OK);
+        __atomic_fetch_or(&values[k], 1u << which, __ATOMIC_SEQ_CST);
+    }
+    count_add(&g_lx.observes, 1);
+}
+
+/* Exact answers for paths whose observations all came before. */
+static void lx_expect_dims(const mguard_dyn *d, const unsigned *values)
+{
+    int k;
+    size_t seen = 0;
+    for (k = 0; k < LX_PATHS; k++) {
+        char path[32];
+        bool dyn[2] = {true, true};
+        unsigned m = __atomic_load_n(&values[k], __ATOMIC_SEQ_CST);
+        int varies = m && (m & (m - 1)) != 0;
+        snprintf(path, sizeof path, "L['p%d']", k);
+        if (!m) {
+            lx_expect(!mguard_dyn_has(d, path));
+            continue;
+        }
+        seen++;
+        lx_expect(mguard_dyn_dims(d, path, dyn, 2) == (size_t)(k < 6 ? 2 : 1));
+        if (k < 6) lx_expect(!dyn[0] && dyn[1] == varies);
+        else lx_expect(dyn[0] == varies);
+    }
+    lx_expect(mguard_dyn_count(d) == seen);
+}
+
+static void lx_dyn_read(lx_thread *t)
+{
+    char path[32];
+    int k = (int)(lx_rand(t) % LX_PATHS);
+    unsigned m = __atomic_load_n(&g_lx.path_values[k], __ATOMIC_SEQ_CST);
+    mguard_dyn_iter it;
+    size_t n, paths = 0;
+    lx_path(t, k, path, sizeof path);
+    if (m) lx_expect(mguard_dyn_has(g_lx.dyn, path) && mguard_dyn_dims(g_lx.dyn, path, NULL, 0) == (size_t)(k < 6 ? 2 : 1));
+    if (m && k < 6) lx_expect(!mguard_dyn_is_dynamic(g_lx.dyn, path, 0));
+    it = mguard_dyn_iterate(g_lx.dyn);          /* is_dynamic not read: another thread may move it */
+    while (mguard_dyn_next(&it)) {
+        paths++;
+        lx_expect(it.path && it.group && (it.rank == 1 || it.rank == 2));
+    }
+    lx_expect(paths <= LX_PATHS);
+    n = mguard_dyn_format(g_lx.dyn, t->buf, LX_REPORT);
+    lx_expect(n >= 2 && n < LX_REPORT && strlen(t->buf) == n && t->buf[0] == '{' && t->buf[n - 1] == '}');
+    if (lx_rand(t) % 16 == 0) {                 /* a private tracker: exact */
+        unsigned values[LX_PATHS];
+        mguard_dyn *d = mguard_dyn_create(g_lx.ctx);
+        int i;
+        memset(values, 0, sizeof values);
+        lx_expect(d != NULL);
+        if (!d) return;
+        for (i = 0; i < 12; i++) lx_observe(t, d, values);
+        lx_expect_dims(d, values);
+        mguard_dyn_destroy(d);
+    }
+}
+
+static void *lx_worker(void *arg)
+{
+    lx_thread *t = (lx_thread *)arg;
+    long it;
+    t->scope = lx_scope_create(t->n & 1);
+    lx_expect(t->scope != NULL);
+    for (it = 0; it < g_lx.iters; it++) {
+        unsigned op = lx_rand(t) % 100;
+        int i = (int)(lx_rand(t) % LX_SLOTS);
+        rc_obj *o, *v = NULL;
+        if (op < 6) {
+            lx_create(t, i);
+            continue;
+        }
+        if (op < 10) {
+            lx_drop(i);
+            continue;
+        }
+        if (op < 13) {
+            lx_gen_global(t);
+            continue;
+        }
+        if (t->n == 1 && it % 64 == 0) lx_expect(mguard_ctx_check(g_lx.ctx) == MGUARD_OK);
+        if (op < 16) {
+            lx_report(t);
+            continue;
+        }
+        if (op < 28) {
+            if (op < 24) lx_observe(t, g_lx.dyn, g_lx.path_values);
+            else lx_dyn_read(t);
+            continue;
+        }
+        if (op == 28 && lx_rand(t) % 8 == 0) {
+            lx_scope_check_and_renew(t);
+            t->scope = lx_scope_create(t->n & 1);
+            lx_expect(t->scope != NULL);
+            continue;
+        }
+        o = lx_take(i);
+        if (!o) continue;
+        if (lx_rand(t) & 1) v = lx_take((i + 1 + (int)(lx_rand(t) % (LX_SLOTS - 1))) % LX_SLOTS);
+        if (op < 34) lx_gen_obj(t, o);
+        else if (op < 80) lx_ledger_op(t, o, v);
+        else if (op < 84) lx_ledger_private(t);
+        else lx_scope_op(t, o, v);
+        if (v) rc_unref(v);
+        rc_unref(o);
+    }
+    lx_scope_check_and_renew(t);
+    return NULL;
+}
+
+static void test_four_threads_share_ledgers_scopes_and_dynamism_trackers(void **state)
+{
+    pthread_t th[LX_THREADS];
+    lx_thread thr[LX_THREADS];
+    mguard_ctx_desc cd;
+    mguard_ledger_desc ld;
+    const char *env = getenv("MGUARD_THREADS_ITERS");
+    long i, marked = 0;
+    int t;
+    (void)state;
+    memset(&g_lx, 0, sizeof g_lx);
+    g_lx.iters = env ? atol(env) : 10000;
+    memset(&cd, 0, sizeof cd);
+    cd.thread_safe = true;
+    cd.logger.func = lx_log;
+    g_lx.ctx = mguard_ctx_create(&cd);
+    rc_reset(g_lx.ctx, lx_bury);
+    memset(&ld, 0, sizeof ld);
+    ld.retain = rc_retain;
+    ld.release = rc_release;
+    ld.equal = lx_equal;
+    ld.refs = lx_refs;
+    ld.format = lx_format;
+    for (t = 0; t < LX_LEDGERS; t++) g_lx.ledger[t] = mguard_ledger_create(g_lx.ctx, &ld);
+    g_lx.scope = lx_scope_create(0);
+    g_lx.dyn = mguard_dyn_create(g_lx.ctx);
+    for (t = 0; t < LX_SLOTS; t++) pthread_mutex_init(&g_lx.slot_lock[t], NULL);
+    pthread_mutex_init(&g_lx.q_lock, NULL);
+    pthread_mutex_init(&g_lx.note_lock, NULL);
+    for (t = 0; t < LX_THREADS; t++) {
+        memset(&thr[t], 0, sizeof thr[t]);
+        thr[t].n = t + 1;
+        thr[t].seed = 0x9e3779b9u * (unsigned)(t + 1);
+        thr[t].buf = (char *)malloc(LX_REPORT);
+        pthread_create(&th[t], NULL, lx_worker, &thr[t]);
+    }
+    for (t = 0; t < LX_THREADS; t++) pthread_join(th[t], NULL);
+    /* exact answers now that nobody else changes anything */
+    assert_true(mguard_scope_counter(g_lx.scope, "Global", "calls") == (double)g_lx.shared_adds);
+    lx_expect_dims(g_lx.dyn, g_lx.path_values);
+    if (g_lx.gen_clears == 0) assert_int_equal(mguard_gen_current(g_lx.ctx), g_lx.advances);
+    assert_true(mguard_gen_current(g_lx.ctx) <= g_lx.advances);
+    for (t = 0; t < LX_CLASSES; t++) {
+        bool dyn = mguard_gen_is_class_dynamic(g_lx.ctx, &g_lx.classes[t]);
+        marked += dyn;
+        if (g_lx.class_marked[t] == g_lx.gen_clears + 1) assert_true(dyn);   /* marked since the last clear */
+    }
+    /* every object dies: the slots' references, then the ledgers' */
+    for (t = 0; t < LX_SLOTS; t++) lx_drop(t);
+    assert_ctx_ok(g_lx.ctx);
+    for (t = 0; t < LX_LEDGERS; t++) mguard_ledger_destroy(g_lx.ledger[t]);
+    mguard_scope_destroy(g_lx.scope);
+    mguard_dyn_destroy(g_lx.dyn);
+    if (g_lx.wrong || g_lx.log_death || g_lx.log_other || g_rc.retain_dead || g_rc.retain_zero || g_rc.release_dead ||
+        g_rc.release_early || g_rc.hook_dead || g_rc.unbalanced || g_rc.destroyed_twice || g_rc.refs_negative)
+        fail_msg("%ld wrong answers (first: %s); %ld ledger death warnings, %ld unexplained log lines (first: %s); "
+                 "retains of dead %ld, of dying %ld; releases of dead %ld, before their retain %ld; other hooks on "
+                 "dead %ld; deaths unbalanced %ld, repeated %ld; negative counts %ld",
+                 g_lx.wrong, g_lx.wrong ? g_lx.first_wrong : "-", g_lx.log_death, g_lx.log_other,
+                 g_lx.log_death || g_lx.log_other ? g_lx.first_log : "-", g_rc.retain_dead, g_rc.retain_zero,
+                 g_rc.release_dead, g_rc.release_early, g_rc.hook_dead, g_rc.unbalanced, g_rc.destroyed_twice,
+                 g_rc.refs_negative);
+    assert_int_equal(g_rc.deaths, g_lx.objects);
+    assert_int_equal(g_rc.retains, g_rc.releases);
+    assert_ctx_ok(g_lx.ctx);
+    assert_int_equal(mguard_ctx_object_count(g_lx.ctx), marked);
+    if (env)
+        print_message("  %ld iterations x %d threads: %ld objects (%ld died in a release hook), %ld retains, "
+                      "%ld tracks, %ld stores, %ld deletes, %ld clones, %ld walks, %ld clears, %ld restores, "
+                      "%ld scope adds, %ld reports, %ld observations, %ld advances, %ld generation clears, %ld tag checks\n",
+                      g_lx.iters, LX_THREADS, g_lx.objects, g_rc.deaths_in_release, g_rc.retains, g_lx.tracks,
+                      g_lx.stores, g_lx.deletes, g_lx.clones, g_lx.walks, g_lx.clears, g_lx.restores,
+                      g_lx.shared_adds, g_lx.reports, g_lx.observes, g_lx.advances, g_lx.gen_clears / 2,
+                      g_lx.tag_checks);
+    mguard_ctx_destroy(g_lx.ctx);
+    for (i = 0; i < g_lx.nq && i < LX_QUARANTINE; i++) free(g_lx.quarantine[i]);
+    for (t = 0; t < LX_THREADS; t++) free(thr[t].buf);
+    for (t = 0; t < LX_SLOTS; t++) pthread_mutex_destroy(&g_lx.slot_lock[t]);
+    pthread_mutex_destroy(&g_lx.q_lock);
+    pthread_mutex_destroy(&g_lx.note_lock);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1285,6 +2416,9 @@ int main(void)
         cmocka_unit_test(test_callback_destroying_its_own_guard_does_not_wait),
         cmocka_unit_test(test_unwatch_from_another_thread_cancels_a_pending_watcher),
         cmocka_unit_test(test_four_threads_share_objects_tables_watchers_and_refs),
+        cmocka_unit_test(test_ledger_release_never_overtakes_a_retain_in_progress),
+        cmocka_unit_test(test_ledger_store_racing_delete_keeps_every_retain_before_its_release),
+        cmocka_unit_test(test_four_threads_share_ledgers_scopes_and_dynamism_trackers),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
