@@ -999,15 +999,18 @@ extern "C" {
 
 /* ---- 10. threads: the lock, the log queue, the unlocked implementation --
    A thread-safe context owns a mguard__lock (ctx->lk; NULL for the default
-   context). Every public function has two parts. The body written in the
-   sections below is the unlocked implementation: the macros at the end of
-   this block rename each public function mguard__u_<name>, so a call from
-   inside mguard never takes the lock again. The public function itself is
-   emitted at the end of the file from the list MGUARD__API: on the default
-   context it costs a compare of the handle's magic number (a thread-safe
-   context's handles have their own, MGUARD__MAGIC_*_TS) and a tail call of
-   the implementation; on a thread-safe one it takes the lock, calls the
-   implementation and lets the lock go, out of line. Every call into user code goes between MGUARD__LK_OUT
+   context). Every public function mguard_<name> that touches a context
+   has three parts. Its body, written in the sections below, is the static
+   mguard__<name>: the unlocked implementation, which internal code calls
+   (so a call from inside mguard never takes the lock again). The list
+   MGUARD__API (its signature, arguments and where its lock is) declares
+   the bodies here and generates, at the end of the file, the locked
+   variant mguard__locked_<name>: take the lock, run the body, let it go.
+   The public function itself is written out plainly at the end of the file
+   (>>public): on the default context it costs a compare of the handle's
+   magic number (a thread-safe context's handles have their own,
+   MGUARD__MAGIC_*_TS) and a tail call of the body; on a thread-safe one it
+   calls the locked variant, out of line. Every call into user code goes between MGUARD__LK_OUT
    and MGUARD__LK_IN, which let the lock go and take it back, so no callback
    runs under the lock and any callback may call into the same context from
    any thread. Code that keeps using mguard's state across such a call
@@ -1045,10 +1048,10 @@ typedef struct mguard__lock {
     mguard__logline q[MGUARD__LOGQ];
 } mguard__lock;
 
-static void mguard__lk_acquire(mguard__lock *lk) { lk->lock_fn(lk->user); }
+static void mguard__lock_acquire(mguard__lock *lk) { lk->lock_fn(lk->user); }
 
 /* Let the lock go, then hand the queued lines to their loggers. */
-static void mguard__lk_flush_release(mguard__lock *lk)
+static void mguard__lock_flush_release(mguard__lock *lk)
 {
     mguard__logline q[MGUARD__LOGQ];
     uint32_t i, n = lk->nq, dropped = lk->dropped;
@@ -1064,14 +1067,14 @@ static void mguard__lk_flush_release(mguard__lock *lk)
     }
 }
 
-static void mguard__lk_release(mguard__lock *lk)
+static void mguard__lock_release(mguard__lock *lk)
 {
-    if (lk->nq) mguard__lk_flush_release(lk);
+    if (lk->nq) mguard__lock_flush_release(lk);
     else lk->unlock_fn(lk->user);
 }
 
 /* A log line on a thread-safe context: queued until the lock is let go. */
-static void mguard__lk_queue(mguard__lock *lk, mguard_log_level level, const char *msg,
+static void mguard__lock_queue(mguard__lock *lk, mguard_log_level level, const char *msg,
                              void (*func)(mguard_log_level level, const char *msg, void *user), void *user)
 {
     mguard__logline *l;
@@ -1105,8 +1108,8 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 #endif
 
 /* Around every call into user code (ctx->in_callback already raised). */
-#define MGUARD__LK_OUT(ctx) do { if ((ctx)->lk) mguard__lk_release((ctx)->lk); } while (0)
-#define MGUARD__LK_IN(ctx)  do { if ((ctx)->lk) mguard__lk_acquire((ctx)->lk); } while (0)
+#define MGUARD__LK_OUT(ctx) do { if ((ctx)->lk) mguard__lock_release((ctx)->lk); } while (0)
+#define MGUARD__LK_IN(ctx)  do { if ((ctx)->lk) mguard__lock_acquire((ctx)->lk); } while (0)
 
 /* Every public function that touches a context, with the expression that
    finds its lock (NULL: not thread-safe, or a handle the implementation
@@ -1117,230 +1120,120 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
    state), and mguard_ctx_destroy (its wrapper is written out at the end).
    tests/check_locked.sh checks this list against the API. */
 #define MGUARD__API(X, V) \
-    X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
-    X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
-    V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
-    X(const char *, intern, (mguard_ctx *ctx, const char *s), (ctx, s), mguard__lk_c(ctx)) \
-    X(bool, is_known, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
-    X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__lk_c(ctx)) \
-    V(weak_destroy, (mguard_weak *t), (t), mguard__lk_w(t)) \
-    X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__lk_w(t)) \
-    X(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__lk_w(t)) \
-    X(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__lk_w(t)) \
-    X(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__lk_w(t)) \
-    X(size_t, weak_count, (const mguard_weak *t), (t), mguard__lk_w(t)) \
-    V(weak_clear, (mguard_weak *t), (t), mguard__lk_w(t)) \
-    X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__lk_w(t)) \
-    X(bool, weak_next, (mguard_weak_iter *it), (it), mguard__lk_wi(it)) \
-    X(mguard_status, weak_set_ptr, (mguard_weak *t, const void *key, void *value), (t, key, value), mguard__lk_w(t)) \
-    X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__lk_w(t)) \
-    X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
-    X(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__lk_c(ctx)) \
-    X(mguard_status, watch, (mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user), (ctx, obj, guard, fn, user), mguard__lk_c(ctx)) \
-    X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__lk_c(ctx)) \
-    V(on_mutation, (mguard_ctx *ctx, const void *obj, const char *attr), (ctx, obj, attr), mguard__lk_c(ctx)) \
-    X(uint64_t, mutation_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
-    X(size_t, watcher_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
-    X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
-    X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
-    X(bool, gen_check, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lk_c(ctx)) \
-    X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
-    X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
-    X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lk_c(ctx)) \
-    X(bool, gen_is_class_dynamic, (const mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lk_c(ctx)) \
-    X(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__lk_c(ctx)) \
-    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
-    X(mguard_scope *, scope_create, (mguard_ctx *ctx, const mguard_scope_desc *desc), (ctx, desc), mguard__lk_c(ctx)) \
-    V(scope_destroy, (mguard_scope *s), (s), mguard__lk_s(s)) \
-    X(const char *, scope_name, (mguard_scope *s, const void *comp), (s, comp), mguard__lk_s(s)) \
-    X(const char *, scope_known_name, (const mguard_scope *s, const void *comp), (s, comp), mguard__lk_s(s)) \
-    X(mguard_status, scope_set_name, (mguard_scope *s, const void *comp, const char *fqn), (s, comp, fqn), mguard__lk_s(s)) \
-    X(mguard_status, scope_enter, (mguard_scope *s, const void *comp), (s, comp), mguard__lk_s(s)) \
-    X(mguard_status, scope_exit, (mguard_scope *s, const void *comp), (s, comp), mguard__lk_s(s)) \
-    X(bool, scope_is_active, (const mguard_scope *s, const char *fqn), (s, fqn), mguard__lk_s(s)) \
-    X(size_t, scope_parents, (const mguard_scope *s, const char **out, size_t cap), (s, out, cap), mguard__lk_s(s)) \
-    X(const char *, scope_current, (const mguard_scope *s), (s), mguard__lk_s(s)) \
-    X(size_t, scope_depth, (const mguard_scope *s), (s), mguard__lk_s(s)) \
-    X(size_t, scope_path, (const mguard_scope *s, char *buf, size_t cap), (s, buf, cap), mguard__lk_s(s)) \
-    X(mguard_status, scope_set_backward, (mguard_scope *s, bool on), (s, on), mguard__lk_s(s)) \
-    X(bool, scope_is_backward, (const mguard_scope *s), (s), mguard__lk_s(s)) \
-    X(mguard_status, scope_reset, (mguard_scope *s), (s), mguard__lk_s(s)) \
-    X(mguard_status, scope_add, (mguard_scope *s, const char *counter, double amount), (s, counter, amount), mguard__lk_s(s)) \
-    X(double, scope_counter, (const mguard_scope *s, const char *fqn, const char *counter), (s, fqn, counter), mguard__lk_s(s)) \
-    X(size_t, scope_report, (mguard_scope *s, mguard_scope_format format, char *buf, size_t cap), (s, format, buf, cap), mguard__lk_s(s)) \
-    X(size_t, scope_report_write, (mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user), (s, format, fn, user), mguard__lk_s(s)) \
-    X(mguard_status, scope_clear_trace, (mguard_scope *s), (s), mguard__lk_s(s)) \
-    X(mguard_status, scope_clear_warnings, (mguard_scope *s), (s), mguard__lk_s(s)) \
-    X(mguard_dyn *, dyn_create, (mguard_ctx *ctx), (ctx), mguard__lk_c(ctx)) \
-    V(dyn_destroy, (mguard_dyn *d), (d), mguard__lk_d(d)) \
-    X(mguard_status, dyn_observe, (mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim), (d, path, dims, ndim), mguard__lk_d(d)) \
-    X(mguard_status, dyn_observe_scalar, (mguard_dyn *d, const char *path, double value), (d, path, value), mguard__lk_d(d)) \
-    X(size_t, dyn_dims, (const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap), (d, path, is_dynamic, cap), mguard__lk_d(d)) \
-    X(bool, dyn_is_dynamic, (const mguard_dyn *d, const char *path, size_t dim), (d, path, dim), mguard__lk_d(d)) \
-    X(bool, dyn_has, (const mguard_dyn *d, const char *path), (d, path), mguard__lk_d(d)) \
-    X(size_t, dyn_count, (const mguard_dyn *d), (d), mguard__lk_d(d)) \
-    X(mguard_dyn_iter, dyn_iterate, (const mguard_dyn *d), (d), mguard__lk_d(d)) \
-    X(bool, dyn_next, (mguard_dyn_iter *it), (it), mguard__lk_di(it)) \
-    X(size_t, dyn_format, (const mguard_dyn *d, char *buf, size_t cap), (d, buf, cap), mguard__lk_d(d)) \
-    X(mguard_ledger *, ledger_create, (mguard_ctx *ctx, const mguard_ledger_desc *desc), (ctx, desc), mguard__lk_c(ctx)) \
-    V(ledger_destroy, (mguard_ledger *L), (L), mguard__lk_l(L)) \
-    X(mguard_status, ledger_track_existing, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lk_l(L)) \
-    X(mguard_status, ledger_track_new, (mguard_ledger *L, const void *obj, const char *cls_source), (L, obj, cls_source), mguard__lk_l(L)) \
-    X(mguard_status, ledger_track_mutable, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lk_l(L)) \
-    X(bool, ledger_is_tracked, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lk_l(L)) \
-    X(mguard_status, ledger_get, (const mguard_ledger *L, const void *obj, mguard_ledger_entry *out), (L, obj, out), mguard__lk_l(L)) \
-    X(mguard_status, ledger_mark_modified, (mguard_ledger *L, const void *obj), (L, obj), mguard__lk_l(L)) \
-    X(bool, ledger_is_modified, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lk_l(L)) \
-    X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__lk_l(L)) \
-    X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lk_l(L)) \
-    X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__lk_l(L)) \
-    X(bool, ledger_has_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lk_l(L)) \
-    X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
-    X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
-    X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
-    X(mguard_ledger_iter, ledger_objects, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__lk_l(L)) \
-    X(bool, ledger_next_object, (mguard_ledger_iter *it), (it), mguard__lk_li(it)) \
-    X(mguard_ledger_iter, ledger_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lk_l(L)) \
-    X(bool, ledger_next_write, (mguard_ledger_iter *it), (it), mguard__lk_li(it)) \
-    X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__lk_l(L)) \
-    X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
-    X(mguard_status, ledger_record_at, (const mguard_ledger *L, size_t i, const char **tag, void **payload), (L, i, tag, payload), mguard__lk_l(L)) \
-    X(mguard_status, ledger_register_hook, (mguard_ledger *L, const void *obj, const char *name, void *fn, int *id), (L, obj, name, fn, id), mguard__lk_l(L)) \
-    X(mguard_status, ledger_remove_hook, (mguard_ledger *L, int id), (L, id), mguard__lk_l(L)) \
-    X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
-    X(mguard_status, ledger_hook_at, (const mguard_ledger *L, size_t i, mguard_ledger_hook *out), (L, i, out), mguard__lk_l(L)) \
-    X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
-    X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__lk_l(L)) \
-    X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__lk_l(a)) \
-    X(mguard_status, ledger_diff, (const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out), (a, b, out), mguard__lk_l(a)) \
-    V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), mguard__lk_r(d)) \
-    X(mguard_status, ledger_prune, (mguard_ledger *L, const void *const *roots, size_t nroots), (L, roots, nroots), mguard__lk_l(L)) \
-    X(mguard_status, ledger_apply, (mguard_ledger *L, mguard_ledger_apply_fn fn, void *user), (L, fn, user), mguard__lk_l(L)) \
-    X(bool, ledger_is_empty, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
-    V(ledger_clear, (mguard_ledger *L), (L), mguard__lk_l(L)) \
-    X(size_t, ledger_storage_bytes, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
-    X(mguard_status, ledger_check, (const mguard_ledger *L), (L), mguard__lk_l(L)) \
-    X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__lk_w(t)) \
-    X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__lk_c(ctx))
+    X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
+    X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
+    V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(const char *, intern, (mguard_ctx *ctx, const char *s), (ctx, s), mguard__lock_of_ctx(ctx)) \
+    X(bool, is_known, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
+    V(weak_destroy, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
+    X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__lock_of_weak(t)) \
+    X(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
+    X(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
+    X(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
+    X(size_t, weak_count, (const mguard_weak *t), (t), mguard__lock_of_weak(t)) \
+    V(weak_clear, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
+    X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
+    X(bool, weak_next, (mguard_weak_iter *it), (it), mguard__lock_of_weak_iter(it)) \
+    X(mguard_status, weak_set_ptr, (mguard_weak *t, const void *key, void *value), (t, key, value), mguard__lock_of_weak(t)) \
+    X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
+    X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__lock_of_ctx(ctx)) \
+    X(mguard_status, watch, (mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user), (ctx, obj, guard, fn, user), mguard__lock_of_ctx(ctx)) \
+    X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__lock_of_ctx(ctx)) \
+    V(on_mutation, (mguard_ctx *ctx, const void *obj, const char *attr), (ctx, obj, attr), mguard__lock_of_ctx(ctx)) \
+    X(uint64_t, mutation_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(size_t, watcher_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(bool, gen_check, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
+    X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
+    X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lock_of_ctx(ctx)) \
+    X(bool, gen_is_class_dynamic, (const mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lock_of_ctx(ctx)) \
+    X(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__lock_of_ctx(ctx)) \
+    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
+    X(mguard_scope *, scope_create, (mguard_ctx *ctx, const mguard_scope_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
+    V(scope_destroy, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
+    X(const char *, scope_name, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
+    X(const char *, scope_known_name, (const mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_set_name, (mguard_scope *s, const void *comp, const char *fqn), (s, comp, fqn), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_enter, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_exit, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
+    X(bool, scope_is_active, (const mguard_scope *s, const char *fqn), (s, fqn), mguard__lock_of_scope(s)) \
+    X(size_t, scope_parents, (const mguard_scope *s, const char **out, size_t cap), (s, out, cap), mguard__lock_of_scope(s)) \
+    X(const char *, scope_current, (const mguard_scope *s), (s), mguard__lock_of_scope(s)) \
+    X(size_t, scope_depth, (const mguard_scope *s), (s), mguard__lock_of_scope(s)) \
+    X(size_t, scope_path, (const mguard_scope *s, char *buf, size_t cap), (s, buf, cap), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_set_backward, (mguard_scope *s, bool on), (s, on), mguard__lock_of_scope(s)) \
+    X(bool, scope_is_backward, (const mguard_scope *s), (s), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_reset, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_add, (mguard_scope *s, const char *counter, double amount), (s, counter, amount), mguard__lock_of_scope(s)) \
+    X(double, scope_counter, (const mguard_scope *s, const char *fqn, const char *counter), (s, fqn, counter), mguard__lock_of_scope(s)) \
+    X(size_t, scope_report, (mguard_scope *s, mguard_scope_format format, char *buf, size_t cap), (s, format, buf, cap), mguard__lock_of_scope(s)) \
+    X(size_t, scope_report_write, (mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user), (s, format, fn, user), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_clear_trace, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_clear_warnings, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
+    X(mguard_dyn *, dyn_create, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
+    V(dyn_destroy, (mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
+    X(mguard_status, dyn_observe, (mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim), (d, path, dims, ndim), mguard__lock_of_dyn(d)) \
+    X(mguard_status, dyn_observe_scalar, (mguard_dyn *d, const char *path, double value), (d, path, value), mguard__lock_of_dyn(d)) \
+    X(size_t, dyn_dims, (const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap), (d, path, is_dynamic, cap), mguard__lock_of_dyn(d)) \
+    X(bool, dyn_is_dynamic, (const mguard_dyn *d, const char *path, size_t dim), (d, path, dim), mguard__lock_of_dyn(d)) \
+    X(bool, dyn_has, (const mguard_dyn *d, const char *path), (d, path), mguard__lock_of_dyn(d)) \
+    X(size_t, dyn_count, (const mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
+    X(mguard_dyn_iter, dyn_iterate, (const mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
+    X(bool, dyn_next, (mguard_dyn_iter *it), (it), mguard__lock_of_dyn_iter(it)) \
+    X(size_t, dyn_format, (const mguard_dyn *d, char *buf, size_t cap), (d, buf, cap), mguard__lock_of_dyn(d)) \
+    X(mguard_ledger *, ledger_create, (mguard_ctx *ctx, const mguard_ledger_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
+    V(ledger_destroy, (mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_track_existing, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_track_new, (mguard_ledger *L, const void *obj, const char *cls_source), (L, obj, cls_source), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_track_mutable, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lock_of_ledger(L)) \
+    X(bool, ledger_is_tracked, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_get, (const mguard_ledger *L, const void *obj, mguard_ledger_entry *out), (L, obj, out), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_mark_modified, (mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
+    X(bool, ledger_is_modified, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
+    X(bool, ledger_has_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
+    X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_objects, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__lock_of_ledger(L)) \
+    X(bool, ledger_next_object, (mguard_ledger_iter *it), (it), mguard__lock_of_ledger_iter(it)) \
+    X(mguard_ledger_iter, ledger_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
+    X(bool, ledger_next_write, (mguard_ledger_iter *it), (it), mguard__lock_of_ledger_iter(it)) \
+    X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__lock_of_ledger(L)) \
+    X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_record_at, (const mguard_ledger *L, size_t i, const char **tag, void **payload), (L, i, tag, payload), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_register_hook, (mguard_ledger *L, const void *obj, const char *name, void *fn, int *id), (L, obj, name, fn, id), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_remove_hook, (mguard_ledger *L, int id), (L, id), mguard__lock_of_ledger(L)) \
+    X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_hook_at, (const mguard_ledger *L, size_t i, mguard_ledger_hook *out), (L, i, out), mguard__lock_of_ledger(L)) \
+    X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__lock_of_ledger(L)) \
+    X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__lock_of_ledger(a)) \
+    X(mguard_status, ledger_diff, (const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out), (a, b, out), mguard__lock_of_ledger(a)) \
+    V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), mguard__lock_of_diff(d)) \
+    X(mguard_status, ledger_prune, (mguard_ledger *L, const void *const *roots, size_t nroots), (L, roots, nroots), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_apply, (mguard_ledger *L, mguard_ledger_apply_fn fn, void *user), (L, fn, user), mguard__lock_of_ledger(L)) \
+    X(bool, ledger_is_empty, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    V(ledger_clear, (mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(size_t, ledger_storage_bytes, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_check, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__lock_of_weak(t)) \
+    X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__lock_of_ctx(ctx))
 
-/* MGUARD__NO_LOCK_LAYER (private, for bench/bench_threads.c only): build
-   the implementation without this layer, as the library was before it, so
-   one benchmark run can put the default context's cost with and without it
-   side by side. Such a build refuses thread_safe contexts. */
-#ifndef MGUARD__NO_LOCK_LAYER
-#define MGUARD__PROTO_X(ret, name, params, args, lk) static ret mguard__u_##name params;
-#define MGUARD__PROTO_V(name, params, args, lk) static void mguard__u_##name params;
+/* The unlocked bodies, declared from the list (they call each other, and
+   the locked variants at the end call them). */
+#define MGUARD__PROTO_X(ret, name, params, args, lk) static ret mguard__##name params;
+#define MGUARD__PROTO_V(name, params, args, lk) static void mguard__##name params;
 MGUARD__API(MGUARD__PROTO_X, MGUARD__PROTO_V)
-static void mguard__u_ctx_destroy(mguard_ctx *ctx);
-
-/* The renames (undone before the wrappers, at the end of the file). */
-#define mguard_ctx_destroy(...) mguard__u_ctx_destroy(__VA_ARGS__)
-#define mguard_ctx_check(...) mguard__u_ctx_check(__VA_ARGS__)
-#define mguard_ctx_object_count(...) mguard__u_ctx_object_count(__VA_ARGS__)
-#define mguard_on_destroy(...) mguard__u_on_destroy(__VA_ARGS__)
-#define mguard_intern(...) mguard__u_intern(__VA_ARGS__)
-#define mguard_is_known(...) mguard__u_is_known(__VA_ARGS__)
-#define mguard_weak_create(...) mguard__u_weak_create(__VA_ARGS__)
-#define mguard_weak_destroy(...) mguard__u_weak_destroy(__VA_ARGS__)
-#define mguard_weak_set(...) mguard__u_weak_set(__VA_ARGS__)
-#define mguard_weak_get(...) mguard__u_weak_get(__VA_ARGS__)
-#define mguard_weak_contains(...) mguard__u_weak_contains(__VA_ARGS__)
-#define mguard_weak_remove(...) mguard__u_weak_remove(__VA_ARGS__)
-#define mguard_weak_count(...) mguard__u_weak_count(__VA_ARGS__)
-#define mguard_weak_clear(...) mguard__u_weak_clear(__VA_ARGS__)
-#define mguard_weak_iterate(...) mguard__u_weak_iterate(__VA_ARGS__)
-#define mguard_weak_next(...) mguard__u_weak_next(__VA_ARGS__)
-#define mguard_weak_set_ptr(...) mguard__u_weak_set_ptr(__VA_ARGS__)
-#define mguard_weak_get_ptr(...) mguard__u_weak_get_ptr(__VA_ARGS__)
-#define mguard_ref_make(...) mguard__u_ref_make(__VA_ARGS__)
-#define mguard_ref_get(...) mguard__u_ref_get(__VA_ARGS__)
-#define mguard_watch(...) mguard__u_watch(__VA_ARGS__)
-#define mguard_unwatch(...) mguard__u_unwatch(__VA_ARGS__)
-#define mguard_on_mutation(...) mguard__u_on_mutation(__VA_ARGS__)
-#define mguard_mutation_count(...) mguard__u_mutation_count(__VA_ARGS__)
-#define mguard_watcher_count(...) mguard__u_watcher_count(__VA_ARGS__)
-#define mguard_gen_tag(...) mguard__u_gen_tag(__VA_ARGS__)
-#define mguard_gen_get(...) mguard__u_gen_get(__VA_ARGS__)
-#define mguard_gen_check(...) mguard__u_gen_check(__VA_ARGS__)
-#define mguard_gen_current(...) mguard__u_gen_current(__VA_ARGS__)
-#define mguard_gen_advance(...) mguard__u_gen_advance(__VA_ARGS__)
-#define mguard_gen_mark_class_dynamic(...) mguard__u_gen_mark_class_dynamic(__VA_ARGS__)
-#define mguard_gen_is_class_dynamic(...) mguard__u_gen_is_class_dynamic(__VA_ARGS__)
-#define mguard_gen_is_dynamic(...) mguard__u_gen_is_dynamic(__VA_ARGS__)
-#define mguard_gen_clear(...) mguard__u_gen_clear(__VA_ARGS__)
-#define mguard_scope_create(...) mguard__u_scope_create(__VA_ARGS__)
-#define mguard_scope_destroy(...) mguard__u_scope_destroy(__VA_ARGS__)
-#define mguard_scope_name(...) mguard__u_scope_name(__VA_ARGS__)
-#define mguard_scope_known_name(...) mguard__u_scope_known_name(__VA_ARGS__)
-#define mguard_scope_set_name(...) mguard__u_scope_set_name(__VA_ARGS__)
-#define mguard_scope_enter(...) mguard__u_scope_enter(__VA_ARGS__)
-#define mguard_scope_exit(...) mguard__u_scope_exit(__VA_ARGS__)
-#define mguard_scope_is_active(...) mguard__u_scope_is_active(__VA_ARGS__)
-#define mguard_scope_parents(...) mguard__u_scope_parents(__VA_ARGS__)
-#define mguard_scope_current(...) mguard__u_scope_current(__VA_ARGS__)
-#define mguard_scope_depth(...) mguard__u_scope_depth(__VA_ARGS__)
-#define mguard_scope_path(...) mguard__u_scope_path(__VA_ARGS__)
-#define mguard_scope_set_backward(...) mguard__u_scope_set_backward(__VA_ARGS__)
-#define mguard_scope_is_backward(...) mguard__u_scope_is_backward(__VA_ARGS__)
-#define mguard_scope_reset(...) mguard__u_scope_reset(__VA_ARGS__)
-#define mguard_scope_add(...) mguard__u_scope_add(__VA_ARGS__)
-#define mguard_scope_counter(...) mguard__u_scope_counter(__VA_ARGS__)
-#define mguard_scope_report(...) mguard__u_scope_report(__VA_ARGS__)
-#define mguard_scope_report_write(...) mguard__u_scope_report_write(__VA_ARGS__)
-#define mguard_scope_clear_trace(...) mguard__u_scope_clear_trace(__VA_ARGS__)
-#define mguard_scope_clear_warnings(...) mguard__u_scope_clear_warnings(__VA_ARGS__)
-#define mguard_dyn_create(...) mguard__u_dyn_create(__VA_ARGS__)
-#define mguard_dyn_destroy(...) mguard__u_dyn_destroy(__VA_ARGS__)
-#define mguard_dyn_observe(...) mguard__u_dyn_observe(__VA_ARGS__)
-#define mguard_dyn_observe_scalar(...) mguard__u_dyn_observe_scalar(__VA_ARGS__)
-#define mguard_dyn_dims(...) mguard__u_dyn_dims(__VA_ARGS__)
-#define mguard_dyn_is_dynamic(...) mguard__u_dyn_is_dynamic(__VA_ARGS__)
-#define mguard_dyn_has(...) mguard__u_dyn_has(__VA_ARGS__)
-#define mguard_dyn_count(...) mguard__u_dyn_count(__VA_ARGS__)
-#define mguard_dyn_iterate(...) mguard__u_dyn_iterate(__VA_ARGS__)
-#define mguard_dyn_next(...) mguard__u_dyn_next(__VA_ARGS__)
-#define mguard_dyn_format(...) mguard__u_dyn_format(__VA_ARGS__)
-#define mguard_ledger_create(...) mguard__u_ledger_create(__VA_ARGS__)
-#define mguard_ledger_destroy(...) mguard__u_ledger_destroy(__VA_ARGS__)
-#define mguard_ledger_track_existing(...) mguard__u_ledger_track_existing(__VA_ARGS__)
-#define mguard_ledger_track_new(...) mguard__u_ledger_track_new(__VA_ARGS__)
-#define mguard_ledger_track_mutable(...) mguard__u_ledger_track_mutable(__VA_ARGS__)
-#define mguard_ledger_is_tracked(...) mguard__u_ledger_is_tracked(__VA_ARGS__)
-#define mguard_ledger_get(...) mguard__u_ledger_get(__VA_ARGS__)
-#define mguard_ledger_mark_modified(...) mguard__u_ledger_mark_modified(__VA_ARGS__)
-#define mguard_ledger_is_modified(...) mguard__u_ledger_is_modified(__VA_ARGS__)
-#define mguard_ledger_store_attr(...) mguard__u_ledger_store_attr(__VA_ARGS__)
-#define mguard_ledger_delete_attr(...) mguard__u_ledger_delete_attr(__VA_ARGS__)
-#define mguard_ledger_load_attr(...) mguard__u_ledger_load_attr(__VA_ARGS__)
-#define mguard_ledger_has_pending(...) mguard__u_ledger_has_pending(__VA_ARGS__)
-#define mguard_ledger_count(...) mguard__u_ledger_count(__VA_ARGS__)
-#define mguard_ledger_modified_count(...) mguard__u_ledger_modified_count(__VA_ARGS__)
-#define mguard_ledger_write_count(...) mguard__u_ledger_write_count(__VA_ARGS__)
-#define mguard_ledger_objects(...) mguard__u_ledger_objects(__VA_ARGS__)
-#define mguard_ledger_next_object(...) mguard__u_ledger_next_object(__VA_ARGS__)
-#define mguard_ledger_writes(...) mguard__u_ledger_writes(__VA_ARGS__)
-#define mguard_ledger_next_write(...) mguard__u_ledger_next_write(__VA_ARGS__)
-#define mguard_ledger_record(...) mguard__u_ledger_record(__VA_ARGS__)
-#define mguard_ledger_record_count(...) mguard__u_ledger_record_count(__VA_ARGS__)
-#define mguard_ledger_record_at(...) mguard__u_ledger_record_at(__VA_ARGS__)
-#define mguard_ledger_register_hook(...) mguard__u_ledger_register_hook(__VA_ARGS__)
-#define mguard_ledger_remove_hook(...) mguard__u_ledger_remove_hook(__VA_ARGS__)
-#define mguard_ledger_hook_count(...) mguard__u_ledger_hook_count(__VA_ARGS__)
-#define mguard_ledger_hook_at(...) mguard__u_ledger_hook_at(__VA_ARGS__)
-#define mguard_ledger_clone(...) mguard__u_ledger_clone(__VA_ARGS__)
-#define mguard_ledger_restore(...) mguard__u_ledger_restore(__VA_ARGS__)
-#define mguard_ledger_equal(...) mguard__u_ledger_equal(__VA_ARGS__)
-#define mguard_ledger_diff(...) mguard__u_ledger_diff(__VA_ARGS__)
-#define mguard_ledger_diff_free(...) mguard__u_ledger_diff_free(__VA_ARGS__)
-#define mguard_ledger_prune(...) mguard__u_ledger_prune(__VA_ARGS__)
-#define mguard_ledger_apply(...) mguard__u_ledger_apply(__VA_ARGS__)
-#define mguard_ledger_is_empty(...) mguard__u_ledger_is_empty(__VA_ARGS__)
-#define mguard_ledger_clear(...) mguard__u_ledger_clear(__VA_ARGS__)
-#define mguard_ledger_storage_bytes(...) mguard__u_ledger_storage_bytes(__VA_ARGS__)
-#define mguard_ledger_check(...) mguard__u_ledger_check(__VA_ARGS__)
-#define mguard_weak_get_copy(...) mguard__u_weak_get_copy(__VA_ARGS__)
-#define mguard_ref_get_retained(...) mguard__u_ref_get_retained(__VA_ARGS__)
-#endif
+static void mguard__ctx_destroy(mguard_ctx *ctx);
+#undef MGUARD__PROTO_X
+#undef MGUARD__PROTO_V
 
 /* ---- 1. context -------------------------------------------------------- */
 
@@ -1542,7 +1435,7 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (ctx->lk) {
-        mguard__lk_queue(ctx->lk, level, buf, ctx->log.func, ctx->log.user);
+        mguard__lock_queue(ctx->lk, level, buf, ctx->log.func, ctx->log.user);
         return;
     }
     mctx->in_callback++;
@@ -1772,12 +1665,12 @@ static void mguard__reg_drop_if_empty(mguard_ctx *ctx, uint32_t r)
     if (mguard__obj_empty(&ctx->objs[r - 1])) mguard__reg_drop(ctx, r);
 }
 
-size_t mguard_ctx_object_count(const mguard_ctx *ctx)
+static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
 {
     return mguard__ctx_ok(ctx, "mguard_ctx_object_count") ? ctx->live_objs : 0;
 }
 
-bool mguard_is_known(const mguard_ctx *ctx, const void *obj)
+static bool mguard__is_known(const mguard_ctx *ctx, const void *obj)
 {
     return mguard__ctx_ok(ctx, "mguard_is_known") && obj && mguard__reg_find(ctx, obj) != 0;
 }
@@ -1807,7 +1700,7 @@ static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
 }
 
 /* The context's copy of s, NULL on allocation failure. */
-static const char *mguard__intern(mguard_ctx *ctx, const char *s)
+static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
 {
     uint32_t h = mguard__hash_str(s);
     size_t len;
@@ -1825,11 +1718,11 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
     return copy;
 }
 
-const char *mguard_intern(mguard_ctx *ctx, const char *s)
+static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 {
     const char *r;
     if (!mguard__ctx_ok(ctx, "mguard_intern") || !s) return NULL;
-    r = mguard__intern(ctx, s);
+    r = mguard__str_intern(ctx, s);
     if (!r) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_intern: out of memory");
     return r;
 }
@@ -1876,7 +1769,7 @@ static bool mguard__weak_ok(const mguard_weak *t)
     return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS;
 }
 
-mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
+static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 {
     mguard_weak *t;
     size_t vs;
@@ -2156,7 +2049,7 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
     }
 }
 
-mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value)
+static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const void *value)
 {
     mguard_status st;
     if (!mguard__weak_valid(t, "mguard_weak_set")) return MGUARD_EINVAL;
@@ -2169,7 +2062,7 @@ mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value
     return st;
 }
 
-void *mguard_weak_get(const mguard_weak *t, const void *key)
+static void *mguard__weak_get(const mguard_weak *t, const void *key)
 {
     uint32_t e1;
     if (!mguard__weak_valid(t, "mguard_weak_get") || !key) return NULL;
@@ -2177,28 +2070,28 @@ void *mguard_weak_get(const mguard_weak *t, const void *key)
     return e1 ? (void *)(t->dense + (size_t)(e1 - 1) * t->stride + t->voff) : NULL;
 }
 
-bool mguard_weak_contains(const mguard_weak *t, const void *key)
+static bool mguard__weak_contains(const mguard_weak *t, const void *key)
 {
-    return mguard_weak_get(t, key) != NULL;
+    return mguard__weak_get(t, key) != NULL;
 }
 
-size_t mguard_weak_count(const mguard_weak *t)
+static size_t mguard__weak_count(const mguard_weak *t)
 {
     return mguard__weak_valid(t, "mguard_weak_count") ? t->live : 0;
 }
 
-mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value)
+static mguard_status mguard__weak_set_ptr(mguard_weak *t, const void *key, void *value)
 {
     if (mguard__weak_valid(t, "mguard_weak_set_ptr") && t->value_size != sizeof(void *)) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set_ptr: table value_size is %lu, not sizeof(void *)", (unsigned long)t->value_size);
         return MGUARD_EINVAL;
     }
-    return mguard_weak_set(t, key, &value);
+    return mguard__weak_set(t, key, &value);
 }
 
-void *mguard_weak_get_ptr(const mguard_weak *t, const void *key)
+static void *mguard__weak_get_ptr(const mguard_weak *t, const void *key)
 {
-    void *v = NULL, *p = mguard_weak_get(t, key);
+    void *v = NULL, *p = mguard__weak_get(t, key);
     if (p && t->value_size == sizeof(void *)) memcpy(&v, p, sizeof v);
     return v;
 }
@@ -2234,7 +2127,7 @@ static void mguard__weak_remove_entry(mguard_weak *t, const void *key, uint32_t 
     }
 }
 
-mguard_status mguard_weak_remove(mguard_weak *t, const void *key)
+static mguard_status mguard__weak_remove(mguard_weak *t, const void *key)
 {
     uint32_t h, e1;
     if (!mguard__weak_valid(t, "mguard_weak_remove")) return MGUARD_EINVAL;
@@ -2250,7 +2143,7 @@ mguard_status mguard_weak_remove(mguard_weak *t, const void *key)
 }
 
 
-mguard_weak_iter mguard_weak_iterate(mguard_weak *t)
+static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
 {
     mguard_weak_iter it;
     memset(&it, 0, sizeof it);
@@ -2261,7 +2154,7 @@ mguard_weak_iter mguard_weak_iterate(mguard_weak *t)
     return it;
 }
 
-bool mguard_weak_next(mguard_weak_iter *it)
+static bool mguard__weak_next(mguard_weak_iter *it)
 {
     mguard_weak *t;
     if (!it || !it->t_) return false;
@@ -2305,9 +2198,9 @@ static void mguard__weak_finish(mguard_weak *t);
 
 static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
 {
-    mguard_weak_iter it = mguard_weak_iterate(t);
+    mguard_weak_iter it = mguard__weak_iterate(t);
     t->busy++;
-    while (mguard_weak_next(&it)) {
+    while (mguard__weak_next(&it)) {
         const void *key = it.key;
         uint32_t h, e1;
         if (it.seq_ > bound) break;
@@ -2319,7 +2212,7 @@ static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
     t->busy--;
 }
 
-void mguard_weak_clear(mguard_weak *t)
+static void mguard__weak_clear(mguard_weak *t)
 {
     if (!mguard__weak_valid(t, "mguard_weak_clear")) return;
     mguard__weak_drain(t, t->next_seq);
@@ -2346,7 +2239,7 @@ static void mguard__weak_finish(mguard_weak *t)
     }
 }
 
-void mguard_weak_destroy(mguard_weak *t)
+static void mguard__weak_destroy(mguard_weak *t)
 {
     if (!mguard__weak_valid(t, "mguard_weak_destroy")) return;
     if (t->destroying) {
@@ -2488,7 +2381,7 @@ static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
     *pp = l->next;
 }
 
-void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
+static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 {
     uint32_t r, i, nt;
     mguard__obj *o;
@@ -2570,7 +2463,7 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
 
 /* ---- 4. weak refs ------------------------------------------------------ */
 
-mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
+static mguard_ref mguard__ref_make(mguard_ctx *ctx, const void *obj)
 {
     mguard_ref ref;
     uint32_t r;
@@ -2599,7 +2492,7 @@ static uint32_t mguard__find_serial(const mguard_ctx *ctx, const void *obj, uint
     return (r && ctx->objs[r - 1].serial == serial) ? r : 0;
 }
 
-void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref)
+static void *mguard__ref_get(const mguard_ctx *ctx, mguard_ref ref)
 {
     if (!mguard__ctx_ok(ctx, "mguard_ref_get") || !ref.serial_) return NULL;
     if (ref.ctx_ != ctx->id) {
@@ -2713,7 +2606,7 @@ static void mguard__prune_watchers(mguard_ctx *ctx, mguard__obj *o)
     o->nwatch = n;
 }
 
-mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user)
+static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user)
 {
     uint32_t r, g;
     mguard__obj *o;
@@ -2764,7 +2657,7 @@ mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard
     return MGUARD_OK;
 }
 
-mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard)
+static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const void *guard)
 {
     uint32_t r, g;
     uint64_t gserial;
@@ -2803,7 +2696,7 @@ mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard
     return found ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
-void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
+static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
 {
     uint32_t r;
     mguard__obj *o;
@@ -2834,7 +2727,7 @@ void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
     }
 }
 
-uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
+static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_mutation_count") || !obj) return 0;
@@ -2842,7 +2735,7 @@ uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
     return r ? ctx->objs[r - 1].mutations : 0;
 }
 
-size_t mguard_watcher_count(const mguard_ctx *ctx, const void *obj)
+static size_t mguard__watcher_count(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r, i;
     size_t n = 0;
@@ -2878,12 +2771,12 @@ static mguard_status mguard__flag(mguard_ctx *ctx, const void *obj, uint32_t fla
     return MGUARD_OK;
 }
 
-mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj)
+static mguard_status mguard__gen_tag(mguard_ctx *ctx, const void *obj)
 {
     return mguard__flag(ctx, obj, MGUARD__F_TAGGED, "mguard_gen_tag");
 }
 
-long mguard_gen_get(const mguard_ctx *ctx, const void *obj)
+static long mguard__gen_get(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_gen_get") || !obj) return -1;
@@ -2891,29 +2784,29 @@ long mguard_gen_get(const mguard_ctx *ctx, const void *obj)
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
 
-bool mguard_gen_check(const mguard_ctx *ctx, const void *obj)
+static bool mguard__gen_check(const mguard_ctx *ctx, const void *obj)
 {
-    long g = mguard_gen_get(ctx, obj);
+    long g = mguard__gen_get(ctx, obj);
     return g >= 0 && g == ctx->generation;
 }
 
-long mguard_gen_current(const mguard_ctx *ctx)
+static long mguard__gen_current(const mguard_ctx *ctx)
 {
     return mguard__ctx_ok(ctx, "mguard_gen_current") ? ctx->generation : -1;
 }
 
-long mguard_gen_advance(mguard_ctx *ctx)
+static long mguard__gen_advance(mguard_ctx *ctx)
 {
     if (!mguard__ctx_ok(ctx, "mguard_gen_advance")) return -1;
     return ++ctx->generation;
 }
 
-mguard_status mguard_gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls)
+static mguard_status mguard__gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls)
 {
     return mguard__flag(ctx, cls, MGUARD__F_CLASS_DYN, "mguard_gen_mark_class_dynamic");
 }
 
-bool mguard_gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls)
+static bool mguard__gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls)
 {
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_gen_is_class_dynamic") || !cls) return false;
@@ -2921,12 +2814,12 @@ bool mguard_gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls)
     return r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN);
 }
 
-bool mguard_gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls)
+static bool mguard__gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls)
 {
-    return mguard_gen_is_class_dynamic(ctx, cls) || mguard_gen_check(ctx, obj);
+    return mguard__gen_is_class_dynamic(ctx, cls) || mguard__gen_check(ctx, obj);
 }
 
-void mguard_gen_clear(mguard_ctx *ctx)
+static void mguard__gen_clear(mguard_ctx *ctx)
 {
     uint32_t i;
     if (!mguard__ctx_ok(ctx, "mguard_gen_clear")) return;
@@ -3150,7 +3043,7 @@ enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u };
 
 /* owner: the address of the scope holding the entry, so the key-death hook
    (whose user is the context) can tell whether that scope still exists. */
-typedef struct mguard__scope_name { const char *name; uint32_t flags; uintptr_t owner; } mguard__scope_name;
+typedef struct mguard__scope_naming { const char *name; uint32_t flags; uintptr_t owner; } mguard__scope_naming;
 typedef struct mguard__scope_rec {
     const char *name;          /* index key: must stay first */
     uint32_t active, capvals;
@@ -3190,14 +3083,16 @@ struct mguard_scope {
     int busy, destroying;
 };
 
-static bool mguard__scope_ok(const mguard_scope *s)
+static bool mguard__scope_magic(const mguard_scope *s)
 {
     return s && s->magic == MGUARD__MAGIC_SCOPE;
 }
 #ifdef MGUARD_DEBUG
 /* MGUARD_DEBUG: the handle is looked up among the live ones before it is
    read, the log line naming the calling function ("handle checks"). */
-#define mguard__scope_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_SCOPE, __func__) && (mguard__scope_ok)(h))
+#define mguard__scope_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_SCOPE, __func__) && mguard__scope_magic(h))
+#else
+#define mguard__scope_ok(h) mguard__scope_magic(h)
 #endif
 
 static void mguard__scope_free(mguard_scope *s)
@@ -3205,7 +3100,7 @@ static void mguard__scope_free(mguard_scope *s)
     mguard_ctx *ctx = s->ctx;
     uint32_t i;
     mguard__part_unlink(ctx, &s->part);
-    mguard_weak_destroy(s->names);
+    mguard__weak_destroy(s->names);
     for (i = 0; i < s->nrecs; i++) mguard__free(ctx, s->recs[i].vals);
     mguard__free(ctx, s->recs);
     mguard__ix_free(ctx, &s->rec_index);
@@ -3276,7 +3171,7 @@ static void mguard__scope_warn(mguard_scope *s, const char *fmt, ...)
     va_end(ap);
     if (!mguard__scope_dedup(s, buf)) return;
     if (ctx->lk) {
-        mguard__lk_queue(ctx->lk, MGUARD_LOG_WARN, buf, ctx->log.func, ctx->log.user);
+        mguard__lock_queue(ctx->lk, MGUARD_LOG_WARN, buf, ctx->log.func, ctx->log.user);
         return;
     }
     ctx->in_callback++;
@@ -3350,11 +3245,11 @@ static const char *mguard__scope_phase(const mguard_scope *s)
    looked for among the context's parts by address before it is touched,
    and on a thread-safe context the lock is taken here. */
 static void mguard__scope_destroy_part(mguard__part *p);
-static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_name *vp);
+static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_naming *vp);
 static void mguard__scope_on_death(const void *comp, void *value, void *user)
 {
     mguard_ctx *ctx = (mguard_ctx *)user;
-    mguard__scope_name v;
+    mguard__scope_naming v;
     mguard__part *p;
     memcpy(&v, value, sizeof v);
     MGUARD__LK_IN(ctx);
@@ -3364,9 +3259,9 @@ static void mguard__scope_on_death(const void *comp, void *value, void *user)
     MGUARD__LK_OUT(ctx);
 }
 
-static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_name *vp)
+static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_naming *vp)
 {
-    mguard__scope_name v = *vp;
+    mguard__scope_naming v = *vp;
     uint32_t i, n = 0;
     double now = 0.0;
     if (!mguard__scope_ok(s)) return;
@@ -3383,7 +3278,7 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
 
 static mguard_status mguard__scope_check(mguard__part *p);
 
-mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc)
+static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc)
 {
     mguard_scope *s;
     mguard_weak_desc wd;
@@ -3401,7 +3296,7 @@ mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc
     if (s->desc.max_trace_events > 0x7ffffffeu) s->desc.max_trace_events = 0x7ffffffeu;
     if (!s->desc.max_warnings) s->desc.max_warnings = 4096;
     if (s->desc.max_warnings > 0x7ffffffeu) s->desc.max_warnings = 0x7ffffffeu;
-    root = mguard__intern(ctx, s->desc.root_name);
+    root = mguard__str_intern(ctx, s->desc.root_name);
     if (!root) goto oom_s;
     s->desc.root_name = root;
     s->root = root;
@@ -3409,10 +3304,10 @@ mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc
     if (mguard__reserve(ctx, (void **)&s->recs, &s->caprecs, 1, sizeof *s->recs)) goto oom_s;
     if (mguard__reserve(ctx, (void **)&s->active, &s->capactive, 1, sizeof *s->active)) goto oom_s;
     memset(&wd, 0, sizeof wd);
-    wd.value_size = sizeof(mguard__scope_name);
+    wd.value_size = sizeof(mguard__scope_naming);
     wd.on_key_death = mguard__scope_on_death;
     wd.user = ctx;
-    s->names = mguard_weak_create(ctx, &wd);
+    s->names = mguard__weak_create(ctx, &wd);
     if (!s->names) goto oom_s;
     s->magic = MGUARD__MAGIC_SCOPE;
     s->ctx = ctx;
@@ -3440,7 +3335,7 @@ oom:
     return NULL;
 }
 
-void mguard_scope_destroy(mguard_scope *s)
+static void mguard__scope_destroy(mguard_scope *s)
 {
     if (!mguard__scope_ok(s)) return;
     if (s->destroying) {
@@ -3461,7 +3356,7 @@ static void mguard__scope_destroy_part(mguard__part *p)
 /* A refused call: NULL handle (silent), destroyed scope, or NULL comp. */
 static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *comp, const char *fn)
 {
-    if (!MGUARD__DBG_OK(s, MGUARD__DBG_SCOPE, fn) || !(mguard__scope_ok)(s)) return MGUARD_EINVAL;
+    if (!MGUARD__DBG_OK(s, MGUARD__DBG_SCOPE, fn) || !mguard__scope_magic(s)) return MGUARD_EINVAL;
     if (s->destroying) {
         mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
         return MGUARD_EINVAL;
@@ -3481,7 +3376,7 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
    SEEN before its children are asked for, so a cycle terminates. */
 typedef struct mguard__scope_undo {
     const void *comp;
-    mguard__scope_name old, now;
+    mguard__scope_naming old, now;
     int had_old;
 } mguard__scope_undo;
 typedef struct mguard__scope_todo { const void *comp; const char *name; size_t next; } mguard__scope_todo;
@@ -3492,16 +3387,16 @@ typedef struct mguard__scope_walk {
     uint32_t ntodo, captodo;
 } mguard__scope_walk;
 
-static mguard__scope_name *mguard__scope_entry(const mguard_scope *s, const void *comp)
+static mguard__scope_naming *mguard__scope_entry(const mguard_scope *s, const void *comp)
 {
-    return (mguard__scope_name *)mguard_weak_get(s->names, comp);
+    return (mguard__scope_naming *)mguard__weak_get(s->names, comp);
 }
 
 static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, const void *comp,
                                        const char *name, uint32_t flags)
 {
     mguard__scope_undo u;
-    mguard__scope_name *cur;
+    mguard__scope_naming *cur;
     mguard_status st;
     if (mguard__reserve(s->ctx, (void **)&w->undo, &w->capundo, (size_t)w->nundo + 1, sizeof u))
         return MGUARD_ENOMEM;
@@ -3523,7 +3418,7 @@ static void mguard__scope_rollback(mguard_scope *s, mguard__scope_walk *w)
 {
     while (w->nundo) {
         mguard__scope_undo *u = &w->undo[--w->nundo];
-        mguard__scope_name *cur = mguard__scope_entry(s, u->comp);
+        mguard__scope_naming *cur = mguard__scope_entry(s, u->comp);
         uint32_t i;
         if (!cur || cur->name != u->now.name || cur->flags != u->now.flags) continue;
         if (u->had_old) {
@@ -3531,7 +3426,7 @@ static void mguard__scope_rollback(mguard_scope *s, mguard__scope_walk *w)
             continue;
         }
         for (i = 0; i < s->nframes && s->frames[i].comp != u->comp; i++) {}
-        if (i == s->nframes) mguard_weak_remove(s->names, u->comp);
+        if (i == s->nframes) mguard__weak_remove(s->names, u->comp);
     }
 }
 
@@ -3546,7 +3441,7 @@ static const char *mguard__scope_join(mguard_ctx *ctx, const char *parent, const
     memcpy(p, parent, a);
     p[a] = '.';
     memcpy(p + a + 1, child, b + 1);
-    r = mguard__intern(ctx, p);
+    r = mguard__str_intern(ctx, p);
     if (p != small) mguard__free(ctx, p);
     return r;
 }
@@ -3559,7 +3454,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         const void *pcomp = t->comp, *child = NULL;
         const char *pname = t->name, *cname = NULL, *full;
         size_t idx = t->next++;
-        mguard__scope_name *cv;
+        mguard__scope_naming *cv;
         bool more;
         mguard_status st;
         /* a callback may have destroyed a component still on the list */
@@ -3619,7 +3514,7 @@ static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool 
 static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, const char **out, mguard__scope_walk *pw)
 {
     mguard_ctx *ctx = s->ctx;
-    mguard__scope_name *v = mguard__scope_entry(s, comp);
+    mguard__scope_naming *v = mguard__scope_entry(s, comp);
     mguard__scope_walk w;
     mguard_status st = MGUARD_OK;
     const char *name;
@@ -3647,7 +3542,7 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         mguard__lookout_pop(ctx, &look);
         if (s->destroying || look.died) return MGUARD_EINVAL;   /* comp died: no name */
         if (!tn || !*tn) return MGUARD_NOT_FOUND;
-        name = mguard__intern(ctx, tn);
+        name = mguard__str_intern(ctx, tn);
         if (!name) return MGUARD_ENOMEM;
         if (!mguard__scope_entry(s, comp)) {   /* the callback may have named it */
             st = mguard__scope_put(s, &w, comp, name, 0);
@@ -3681,7 +3576,7 @@ done:
     return st;
 }
 
-const char *mguard_scope_name(mguard_scope *s, const void *comp)
+static const char *mguard__scope_name(mguard_scope *s, const void *comp)
 {
     const char *name = NULL;
     mguard__scope_walk w;
@@ -3695,25 +3590,25 @@ const char *mguard_scope_name(mguard_scope *s, const void *comp)
     return st ? NULL : name;
 }
 
-const char *mguard_scope_known_name(const mguard_scope *s, const void *comp)
+static const char *mguard__scope_known_name(const mguard_scope *s, const void *comp)
 {
-    const mguard__scope_name *v;
+    const mguard__scope_naming *v;
     if (!mguard__scope_ok(s) || !comp) return NULL;
     v = mguard__scope_entry(s, comp);
     return v ? v->name : NULL;
 }
 
-mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
+static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
 {
     mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_set_name");
-    mguard__scope_name v, *cur;
+    mguard__scope_naming v, *cur;
     if (st) return st;
     if (!fqn || !*fqn) {
         mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
         return MGUARD_EINVAL;
     }
     memset(&v, 0, sizeof v);
-    v.name = mguard__intern(s->ctx, fqn);
+    v.name = mguard__str_intern(s->ctx, fqn);
     if (!v.name) st = MGUARD_ENOMEM;
     if (!st) {
         cur = mguard__scope_entry(s, comp);
@@ -3775,7 +3670,7 @@ static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const
     return MGUARD_OK;
 }
 
-mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
+static mguard_status mguard__scope_enter(mguard_scope *s, const void *comp)
 {
     mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_enter");
     const char *name = NULL;
@@ -3801,7 +3696,7 @@ mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
     return st;
 }
 
-mguard_status mguard_scope_exit(mguard_scope *s, const void *comp)
+static mguard_status mguard__scope_exit(mguard_scope *s, const void *comp)
 {
     mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_exit");
     double now = 0.0;
@@ -3815,7 +3710,7 @@ mguard_status mguard_scope_exit(mguard_scope *s, const void *comp)
     }
     for (i = s->nframes; i > 0 && s->frames[i - 1].comp != comp; i--) {}
     if (!i) {
-        const mguard__scope_name *v = mguard__scope_entry(s, comp);
+        const mguard__scope_naming *v = mguard__scope_entry(s, comp);
         char addr[32];
         snprintf(addr, sizeof addr, "component %p", comp);
         mguard__scope_warn(s, "mguard_scope_exit: exiting %s, which was never entered (during %s)",
@@ -3836,7 +3731,7 @@ mguard_status mguard_scope_exit(mguard_scope *s, const void *comp)
 
 /* ---- queries ------------------------------------------------------------ */
 
-bool mguard_scope_is_active(const mguard_scope *s, const char *fqn)
+static bool mguard__scope_is_active(const mguard_scope *s, const char *fqn)
 {
     uint32_t r;
     if (!mguard__scope_ok(s) || !fqn) return false;
@@ -3844,7 +3739,7 @@ bool mguard_scope_is_active(const mguard_scope *s, const char *fqn)
     return r && s->recs[r - 1].active > 0;
 }
 
-size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap)
+static size_t mguard__scope_parents(const mguard_scope *s, const char **out, size_t cap)
 {
     uint32_t i;
     if (!mguard__scope_ok(s)) return 0;
@@ -3852,18 +3747,18 @@ size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap)
     return s->nactive;
 }
 
-const char *mguard_scope_current(const mguard_scope *s)
+static const char *mguard__scope_current(const mguard_scope *s)
 {
     if (!mguard__scope_ok(s)) return NULL;
     return s->nframes ? s->recs[s->frames[s->nframes - 1].rec].name : s->root;
 }
 
-size_t mguard_scope_depth(const mguard_scope *s)
+static size_t mguard__scope_depth(const mguard_scope *s)
 {
     return mguard__scope_ok(s) ? s->nframes : 0;
 }
 
-size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap)
+static size_t mguard__scope_path(const mguard_scope *s, char *buf, size_t cap)
 {
     mguard__out o;
     uint32_t i;
@@ -3878,19 +3773,19 @@ size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap)
     return mguard__out_end(&o);
 }
 
-mguard_status mguard_scope_set_backward(mguard_scope *s, bool on)
+static mguard_status mguard__scope_set_backward(mguard_scope *s, bool on)
 {
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
     s->backward = on;
     return MGUARD_OK;
 }
 
-bool mguard_scope_is_backward(const mguard_scope *s)
+static bool mguard__scope_is_backward(const mguard_scope *s)
 {
     return mguard__scope_ok(s) && s->backward;
 }
 
-mguard_status mguard_scope_reset(mguard_scope *s)
+static mguard_status mguard__scope_reset(mguard_scope *s)
 {
     mguard_status st = MGUARD_OK;
     double now = 0.0;
@@ -3917,7 +3812,7 @@ mguard_status mguard_scope_reset(mguard_scope *s)
     return st;
 }
 
-mguard_status mguard_scope_clear_trace(mguard_scope *s)
+static mguard_status mguard__scope_clear_trace(mguard_scope *s)
 {
     uint32_t i;
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
@@ -3927,7 +3822,7 @@ mguard_status mguard_scope_clear_trace(mguard_scope *s)
     return MGUARD_OK;
 }
 
-mguard_status mguard_scope_clear_warnings(mguard_scope *s)
+static mguard_status mguard__scope_clear_warnings(mguard_scope *s)
 {
     uint32_t i;
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
@@ -3946,7 +3841,7 @@ static uint32_t mguard__scope_counter_find(const mguard_scope *s, const char *co
     return UINT32_MAX;
 }
 
-mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount)
+static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, double amount)
 {
     mguard_ctx *ctx;
     uint32_t k, i;
@@ -3960,7 +3855,7 @@ mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amou
     }
     k = mguard__scope_counter_find(s, counter);
     if (k == UINT32_MAX) {
-        ic = mguard__intern(ctx, counter);
+        ic = mguard__str_intern(ctx, counter);
         if (!ic || mguard__reserve(ctx, (void **)&s->counters, &s->capcounters, (size_t)s->ncounters + 1, sizeof *s->counters))
             goto oom;
         k = s->ncounters;
@@ -3994,7 +3889,7 @@ static double mguard__scope_val(const mguard__scope_rec *r, uint32_t k)
     return k < r->capvals ? r->vals[k] : 0.0;
 }
 
-double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter)
+static double mguard__scope_counter(const mguard_scope *s, const char *fqn, const char *counter)
 {
     uint32_t r, k;
     if (!mguard__scope_ok(s) || !fqn || !counter) return 0.0;
@@ -4188,7 +4083,7 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     return len;
 }
 
-size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap)
+static size_t mguard__scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap)
 {
     mguard__out o;
     mguard__out_init_buf(&o, buf, cap);
@@ -4199,7 +4094,7 @@ size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *bu
     return mguard__scope_render(s, format, &o, "mguard_scope_report");
 }
 
-size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user)
+static size_t mguard__scope_report_write(mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user)
 {
     mguard__out o;
     if (!mguard__scope_ok(s)) return 0;
@@ -4328,14 +4223,16 @@ struct mguard_dyn {
     uint32_t ngroups, capgroups;
 };
 
-static bool mguard__dyn_ok(const mguard_dyn *d)
+static bool mguard__dyn_magic(const mguard_dyn *d)
 {
     return d && d->magic == MGUARD__MAGIC_DYN;
 }
 #ifdef MGUARD_DEBUG
 /* MGUARD_DEBUG: the handle is looked up among the live ones before it is
    read, the log line naming the calling function ("handle checks"). */
-#define mguard__dyn_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_DYN, __func__) && (mguard__dyn_ok)(h))
+#define mguard__dyn_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_DYN, __func__) && mguard__dyn_magic(h))
+#else
+#define mguard__dyn_ok(h) mguard__dyn_magic(h)
 #endif
 
 static void mguard__dyn_free(mguard_dyn *d)
@@ -4357,7 +4254,7 @@ static void mguard__dyn_free(mguard_dyn *d)
 static void mguard__dyn_destroy_part(mguard__part *p) { mguard__dyn_free((mguard_dyn *)(void *)p); }
 static mguard_status mguard__dyn_check(mguard__part *p);
 
-mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
+static mguard_dyn *mguard__dyn_create(mguard_ctx *ctx)
 {
     mguard_dyn *d;
     if (!mguard__ctx_can_create(ctx, "mguard_dyn_create")) return NULL;
@@ -4382,7 +4279,7 @@ mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
     return d;
 }
 
-void mguard_dyn_destroy(mguard_dyn *d)
+static void mguard__dyn_destroy(mguard_dyn *d)
 {
     if (mguard__dyn_ok(d)) mguard__dyn_free(d);
 }
@@ -4461,7 +4358,7 @@ static mguard_status mguard__dyn_grow(mguard_ctx *ctx, mguard__dyn_rec *r, size_
     return MGUARD_OK;
 }
 
-static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, double scalar,
+static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const int64_t *dims, double scalar,
                                          size_t ndim, bool tensor, const char *fn)
 {
     mguard_ctx *ctx;
@@ -4471,7 +4368,7 @@ static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const 
     bool is_index = false;
     mguard__dyn_rec *r;
     mguard_status st = MGUARD_OK;
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, fn) || !(mguard__dyn_ok)(d)) return MGUARD_EINVAL;
+    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, fn) || !mguard__dyn_magic(d)) return MGUARD_EINVAL;
     ctx = d->ctx;
     if (!path || !*path || (tensor && ndim && !dims) || ndim > 0x7fffffffu) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
@@ -4485,12 +4382,12 @@ static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const 
         /* a new path: reserve its record, index slot, group and block */
         mguard__dyn_rec nr;
         size_t glen = strlen(norm);
-        if (!in) in = mguard__intern(ctx, norm);
+        if (!in) in = mguard__str_intern(ctx, norm);
         if (!in) goto oom;
         gbuf = glen < sizeof gsmall ? gsmall : (gheap = (char *)mguard__alloc(ctx, glen + 1));
         if (!gbuf) goto oom;
         mguard__dyn_group_of(norm, gbuf, &is_index);
-        gname = mguard__intern(ctx, gbuf);
+        gname = mguard__str_intern(ctx, gbuf);
         if (!gname) goto oom;
         for (g = 0; g < d->ngroups && !(d->groups[g].name == gname && d->groups[g].is_index == is_index); g++) {}
         if (g == d->ngroups && mguard__reserve(ctx, (void **)&d->groups, &d->capgroups, (size_t)d->ngroups + 1, sizeof *d->groups))
@@ -4543,17 +4440,17 @@ done:
     return st;
 }
 
-mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim)
+static mguard_status mguard__dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim)
 {
-    return mguard__dyn_observe(d, path, dims, 0.0, ndim, true, "mguard_dyn_observe");
+    return mguard__dyn_record(d, path, dims, 0.0, ndim, true, "mguard_dyn_observe");
 }
 
-mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value)
+static mguard_status mguard__dyn_observe_scalar(mguard_dyn *d, const char *path, double value)
 {
-    return mguard__dyn_observe(d, path, NULL, value, 1, false, "mguard_dyn_observe_scalar");
+    return mguard__dyn_record(d, path, NULL, value, 1, false, "mguard_dyn_observe_scalar");
 }
 
-size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap)
+static size_t mguard__dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap)
 {
     uint32_t r, i;
     if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_dims")) return 0;
@@ -4563,7 +4460,7 @@ size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, 
     return d->recs[r - 1].rank;
 }
 
-bool mguard_dyn_is_dynamic(const mguard_dyn *d, const char *path, size_t dim)
+static bool mguard__dyn_is_dynamic(const mguard_dyn *d, const char *path, size_t dim)
 {
     uint32_t r;
     if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_is_dynamic")) return false;
@@ -4571,18 +4468,18 @@ bool mguard_dyn_is_dynamic(const mguard_dyn *d, const char *path, size_t dim)
     return r && dim < d->recs[r - 1].rank && d->recs[r - 1].dyn[dim];
 }
 
-bool mguard_dyn_has(const mguard_dyn *d, const char *path)
+static bool mguard__dyn_has(const mguard_dyn *d, const char *path)
 {
     if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_has")) return false;
     return mguard__dyn_find(d, path) != 0;
 }
 
-size_t mguard_dyn_count(const mguard_dyn *d)
+static size_t mguard__dyn_count(const mguard_dyn *d)
 {
     return mguard__dyn_ok(d) ? d->nrecs : 0;
 }
 
-mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d)
+static mguard_dyn_iter mguard__dyn_iterate(const mguard_dyn *d)
 {
     mguard_dyn_iter it;
     memset(&it, 0, sizeof it);
@@ -4590,7 +4487,7 @@ mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d)
     return it;
 }
 
-bool mguard_dyn_next(mguard_dyn_iter *it)
+static bool mguard__dyn_next(mguard_dyn_iter *it)
 {
     const mguard_dyn *d;
     uint32_t r;
@@ -4636,7 +4533,7 @@ static void mguard__out_pyrepr(mguard__out *o, const char *s)
     mguard__out_put(o, &q, 1);
 }
 
-size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap)
+static size_t mguard__dyn_format(const mguard_dyn *d, char *buf, size_t cap)
 {
     mguard__out o;
     uint32_t g;
@@ -4857,14 +4754,16 @@ static void mguard__hook_pop(mguard_ctx *ctx, const mguard__hookframe *f)
     } while (0)
 
 
-static bool mguard__ledger_ok(const mguard_ledger *L)
+static bool mguard__ledger_magic(const mguard_ledger *L)
 {
     return L && L->magic == MGUARD__MAGIC_LEDGER;
 }
 #ifdef MGUARD_DEBUG
 /* MGUARD_DEBUG: the handle is looked up among the live ones before it is
    read, the log line naming the calling function ("handle checks"). */
-#define mguard__ledger_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_LEDGER, __func__) && (mguard__ledger_ok)(h))
+#define mguard__ledger_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_LEDGER, __func__) && mguard__ledger_magic(h))
+#else
+#define mguard__ledger_ok(h) mguard__ledger_magic(h)
 #endif
 
 
@@ -5169,7 +5068,7 @@ static void mguard__lroot_maybe_free(mguard_ctx *ctx)
     struct mguard__lroot *root = ctx->ledger_root;
     if (!root || root->nledgers || root->frames) return;
     ctx->ledger_root = NULL;
-    mguard_weak_destroy(root->watch);
+    mguard__weak_destroy(root->watch);
     mguard__free(ctx, root);
 }
 
@@ -5189,7 +5088,7 @@ static mguard_status mguard__lroot_ensure(mguard_ctx *ctx)
         /* one log line per failed call: the caller logs, not the table */
         mguard_logger saved = ctx->log;
         ctx->log.func = NULL;
-        root->watch = mguard_weak_create(ctx, &d);
+        root->watch = mguard__weak_create(ctx, &d);
         ctx->log = saved;
     }
     if (!root->watch) {
@@ -5206,14 +5105,14 @@ static mguard_status mguard__lroot_ensure(mguard_ctx *ctx)
    runs when the table doubled since the last sweep). */
 static void mguard__lroot_sweep(struct mguard__lroot *root)
 {
-    mguard_weak_iter it = mguard_weak_iterate(root->watch);
-    while (mguard_weak_next(&it)) {
+    mguard_weak_iter it = mguard__weak_iterate(root->watch);
+    while (mguard__weak_next(&it)) {
         const mguard_ledger *L;
         for (L = root->head; L; L = L->next)
             if (mguard__l_ref_find(L, it.key)) break;
-        if (!L) mguard_weak_remove(root->watch, it.key);
+        if (!L) mguard__weak_remove(root->watch, it.key);
     }
-    root->sweep_at = 2 * mguard_weak_count(root->watch) + 64;
+    root->sweep_at = 2 * mguard__weak_count(root->watch) + 64;
 }
 
 /* Called once at the start of an operation that may watch new pointers
@@ -5221,7 +5120,7 @@ static void mguard__lroot_sweep(struct mguard__lroot *root)
 static void mguard__l_maybe_sweep(mguard_ctx *ctx)
 {
     struct mguard__lroot *root = ctx->ledger_root;
-    if (mguard_weak_count(root->watch) >= root->sweep_at) mguard__lroot_sweep(root);
+    if (mguard__weak_count(root->watch) >= root->sweep_at) mguard__lroot_sweep(root);
 }
 
 /* Make p's death reach the ledgers. *added tells the caller to undo with
@@ -5231,7 +5130,7 @@ static mguard_status mguard__l_watch(mguard_ctx *ctx, const void *p, const char 
     struct mguard__lroot *root = ctx->ledger_root;
     char one = 1;
     mguard_status st;
-    if (!p || mguard_weak_contains(root->watch, p)) return MGUARD_OK;
+    if (!p || mguard__weak_contains(root->watch, p)) return MGUARD_OK;
     if (ctx->dying && mguard__is_dying(ctx, p)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
         return MGUARD_EINVAL;
@@ -5243,7 +5142,7 @@ static mguard_status mguard__l_watch(mguard_ctx *ctx, const void *p, const char 
 
 static void mguard__l_unwatch(mguard_ctx *ctx, const void *added)
 {
-    if (added) mguard_weak_remove(ctx->ledger_root->watch, added);
+    if (added) mguard__weak_remove(ctx->ledger_root->watch, added);
 }
 
 /* ---- removal (never allocates, never calls out) ------------------------- */
@@ -5473,7 +5372,7 @@ static uint32_t mguard__l_new_refs(const mguard_ledger *L, const void *p, const 
 /* A usable L for a change, or a status (bad handles cannot be logged). */
 static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn)
 {
-    if (!MGUARD__DBG_OK(L, MGUARD__DBG_LEDGER, fn) || !(mguard__ledger_ok)(L)) return MGUARD_EINVAL;
+    if (!MGUARD__DBG_OK(L, MGUARD__DBG_LEDGER, fn) || !mguard__ledger_magic(L)) return MGUARD_EINVAL;
     if (L->destroying) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return MGUARD_EINVAL;
@@ -5489,7 +5388,7 @@ static mguard_status mguard__l_oom(const mguard_ledger *L, mguard_status st, con
 
 /* ---- create, destroy ---------------------------------------------------- */
 
-mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
+static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
 {
     mguard_ledger *L;
     if (!mguard__ctx_can_create(ctx, "mguard_ledger_create")) return NULL;
@@ -5542,7 +5441,7 @@ static void mguard__l_free(mguard_ledger *L)
     mguard__lroot_maybe_free(ctx);
 }
 
-void mguard_ledger_destroy(mguard_ledger *L)
+static void mguard__ledger_destroy(mguard_ledger *L)
 {
     if (!mguard__ledger_ok(L)) return;
     if (L->destroying) {
@@ -5573,7 +5472,7 @@ static void mguard__ledger_destroy_first(mguard_ctx *ctx)
         L->frames = 1;
         mguard__l_unframe(L);
     } else {
-        mguard_ledger_destroy(L);
+        mguard__ledger_destroy(L);
     }
 }
 
@@ -5597,7 +5496,7 @@ static mguard_status mguard__l_track(mguard_ledger *L, const void *obj, const ch
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
         return MGUARD_EEXIST;
     }
-    if (source && !(src = mguard__intern(ctx, source))) st = MGUARD_ENOMEM;
+    if (source && !(src = mguard__str_intern(ctx, source))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__l_reserve_ents(L, 1);
     if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, obj, NULL));
     mguard__l_maybe_sweep(ctx);
@@ -5618,27 +5517,27 @@ static mguard_status mguard__l_track(mguard_ledger *L, const void *obj, const ch
     return MGUARD_OK;
 }
 
-mguard_status mguard_ledger_track_existing(mguard_ledger *L, const void *obj, const char *source)
+static mguard_status mguard__ledger_track_existing(mguard_ledger *L, const void *obj, const char *source)
 {
     return mguard__l_track(L, obj, source, MGUARD_LEDGER_EXISTING, "mguard_ledger_track_existing");
 }
 
-mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source)
+static mguard_status mguard__ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source)
 {
     return mguard__l_track(L, obj, cls_source, MGUARD_LEDGER_NEW, "mguard_ledger_track_new");
 }
 
-mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source)
+static mguard_status mguard__ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source)
 {
     return mguard__l_track(L, obj, source, MGUARD_LEDGER_MUTABLE, "mguard_ledger_track_mutable");
 }
 
-bool mguard_ledger_is_tracked(const mguard_ledger *L, const void *obj)
+static bool mguard__ledger_is_tracked(const mguard_ledger *L, const void *obj)
 {
     return mguard__ledger_ok(L) && obj && mguard__l_ent_find(L, obj) != 0;
 }
 
-mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out)
+static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out)
 {
     uint32_t e;
     const mguard__lent *en;
@@ -5680,7 +5579,7 @@ static mguard_status mguard__l_attr_entry(const mguard_ledger *L, const void *ob
     return MGUARD_OK;
 }
 
-mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj)
+static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *obj)
 {
     const char *fn = "mguard_ledger_mark_modified";
     mguard_status st = mguard__l_can_change(L, fn);
@@ -5705,7 +5604,7 @@ mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj)
     return MGUARD_OK;
 }
 
-bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj)
+static bool mguard__ledger_is_modified(const mguard_ledger *L, const void *obj)
 {
     uint32_t e;
     if (!mguard__ledger_ok(L) || !obj) return false;
@@ -5728,7 +5627,7 @@ static mguard_status mguard__l_write(mguard_ledger *L, const void *obj, const ch
     ctx = L->ctx;
     st = mguard__l_attr_entry(L, obj, attr, fn, false, &e);
     if (st) return st;
-    if (!(a = mguard__intern(ctx, attr))) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
+    if (!(a = mguard__str_intern(ctx, attr))) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
     w = mguard__l_w_find(L, obj, a);
     if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted) return MGUARD_OK;
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
@@ -5772,17 +5671,17 @@ static mguard_status mguard__l_write(mguard_ledger *L, const void *obj, const ch
     return MGUARD_OK;
 }
 
-mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value)
+static mguard_status mguard__ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value)
 {
     return mguard__l_write(L, obj, attr, value, 0, "mguard_ledger_store_attr");
 }
 
-mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr)
+static mguard_status mguard__ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr)
 {
     return mguard__l_write(L, obj, attr, NULL, 1, "mguard_ledger_delete_attr");
 }
 
-mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value)
+static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value)
 {
     const char *fn = "mguard_ledger_load_attr";
     const char *a;
@@ -5804,7 +5703,7 @@ mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, c
     return MGUARD_OK;
 }
 
-bool mguard_ledger_has_pending(const mguard_ledger *L, const void *obj, const char *attr)
+static bool mguard__ledger_has_pending(const mguard_ledger *L, const void *obj, const char *attr)
 {
     uint32_t e;
     const char *a;
@@ -5816,17 +5715,17 @@ bool mguard_ledger_has_pending(const mguard_ledger *L, const void *obj, const ch
     return a && mguard__l_w_find(L, obj, a) != 0;
 }
 
-size_t mguard_ledger_count(const mguard_ledger *L)
+static size_t mguard__ledger_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->live_ents : 0;
 }
 
-size_t mguard_ledger_modified_count(const mguard_ledger *L)
+static size_t mguard__ledger_modified_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->nmod : 0;
 }
 
-size_t mguard_ledger_write_count(const mguard_ledger *L)
+static size_t mguard__ledger_write_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->live_writes : 0;
 }
@@ -5835,7 +5734,7 @@ size_t mguard_ledger_write_count(const mguard_ledger *L)
 
 enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES };
 
-mguard_ledger_iter mguard_ledger_objects(const mguard_ledger *L, bool modified_only)
+static mguard_ledger_iter mguard__ledger_objects(const mguard_ledger *L, bool modified_only)
 {
     mguard_ledger_iter it;
     memset(&it, 0, sizeof it);
@@ -5847,7 +5746,7 @@ mguard_ledger_iter mguard_ledger_objects(const mguard_ledger *L, bool modified_o
     return it;
 }
 
-bool mguard_ledger_next_object(mguard_ledger_iter *it)
+static bool mguard__ledger_next_object(mguard_ledger_iter *it)
 {
     const mguard_ledger *L;
     if (!it || !it->l_ || (it->mode_ != MGUARD__LI_OBJECTS && it->mode_ != MGUARD__LI_MODIFIED)) return false;
@@ -5879,7 +5778,7 @@ bool mguard_ledger_next_object(mguard_ledger_iter *it)
     return false;
 }
 
-mguard_ledger_iter mguard_ledger_writes(const mguard_ledger *L, const void *obj)
+static mguard_ledger_iter mguard__ledger_writes(const mguard_ledger *L, const void *obj)
 {
     mguard_ledger_iter it;
     memset(&it, 0, sizeof it);
@@ -5892,7 +5791,7 @@ mguard_ledger_iter mguard_ledger_writes(const mguard_ledger *L, const void *obj)
     return it;
 }
 
-bool mguard_ledger_next_write(mguard_ledger_iter *it)
+static bool mguard__ledger_next_write(mguard_ledger_iter *it)
 {
     const mguard_ledger *L;
     const mguard__lwrite *wr;
@@ -5929,7 +5828,7 @@ bool mguard_ledger_next_write(mguard_ledger_iter *it)
 
 /* ---- records and hooks -------------------------------------------------- */
 
-mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload)
+static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, void *payload)
 {
     const char *fn = "mguard_ledger_record";
     const char *t;
@@ -5942,7 +5841,7 @@ mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payl
         return MGUARD_EINVAL;
     }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
-    if (!(t = mguard__intern(L->ctx, tag))) st = MGUARD_ENOMEM;
+    if (!(t = mguard__str_intern(L->ctx, tag))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__l_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
     if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, payload, NULL));
     mguard__l_maybe_sweep(L->ctx);
@@ -5957,12 +5856,12 @@ mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payl
     return MGUARD_OK;
 }
 
-size_t mguard_ledger_record_count(const mguard_ledger *L)
+static size_t mguard__ledger_record_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->nrecs : 0;
 }
 
-mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload)
+static mguard_status mguard__ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload)
 {
     if (tag) *tag = NULL;
     if (payload) *payload = NULL;
@@ -5981,7 +5880,7 @@ static uint32_t mguard__l_hook_find(const mguard_ledger *L, int id)
     return 0;
 }
 
-mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn_value, int *id)
+static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn_value, int *id)
 {
     const char *fn = "mguard_ledger_register_hook";
     const char *nm = NULL;
@@ -5996,7 +5895,7 @@ mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, con
     }
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
-    if (name && !(nm = mguard__intern(L->ctx, name))) st = MGUARD_ENOMEM;
+    if (name && !(nm = mguard__str_intern(L->ctx, name))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__l_grow(L, (void **)&L->hooks, &L->caphooks, (size_t)L->nhooks + 1, sizeof(mguard__lhook));
     if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, obj, fn_value));
     mguard__l_maybe_sweep(L->ctx);
@@ -6022,7 +5921,7 @@ mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, con
     return MGUARD_OK;
 }
 
-mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id)
+static mguard_status mguard__ledger_remove_hook(mguard_ledger *L, int id)
 {
     uint32_t h;
     const void *obj;
@@ -6042,12 +5941,12 @@ mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id)
     return MGUARD_OK;
 }
 
-size_t mguard_ledger_hook_count(const mguard_ledger *L)
+static size_t mguard__ledger_hook_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->nhooks : 0;
 }
 
-mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out)
+static mguard_status mguard__ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out)
 {
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!out) {
@@ -6170,7 +6069,7 @@ static void mguard__l_layout(const mguard_ledger *L, mguard__llayout *lay)
     lay->total = off;
 }
 
-mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
+static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
 {
     const char *fn = "mguard_ledger_clone";
     mguard_ctx *ctx;
@@ -6257,7 +6156,7 @@ mguard_ledger *mguard_ledger_clone(const mguard_ledger *src)
     return C;
 }
 
-mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *cp)
+static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledger *cp)
 {
     const char *fn = "mguard_ledger_restore";
     mguard__lcontent k;
@@ -6580,7 +6479,7 @@ static void mguard__l_end_pair(mguard__lcmp *c)
     mguard__l_end_walk(c->b);
 }
 
-bool mguard_ledger_equal(const mguard_ledger *a, const mguard_ledger *b)
+static bool mguard__ledger_equal(const mguard_ledger *a, const mguard_ledger *b)
 {
     mguard__lcmp c;
     if (mguard__l_pair_ok(a, b, "mguard_ledger_equal")) return false;
@@ -6772,7 +6671,7 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
     }
 }
 
-mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out)
+static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out)
 {
     const char *fn = "mguard_ledger_diff";
     mguard_ledger_diff_result *d;
@@ -6802,7 +6701,7 @@ mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b,
         mguard__l_end_pair(&c);
     }
     if (st) {
-        mguard_ledger_diff_free(d);
+        mguard__ledger_diff_free(d);
         return mguard__l_oom(a, st, fn);
     }
     *out = d;
@@ -6824,7 +6723,7 @@ const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d)
     return d && d->magic == MGUARD__MAGIC_LDIFF && d->text ? d->text : "";
 }
 
-void mguard_ledger_diff_free(mguard_ledger_diff_result *d)
+static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
 {
     mguard_ctx *ctx;
     if (!d || d->magic != MGUARD__MAGIC_LDIFF) return;
@@ -6885,7 +6784,7 @@ static void mguard__l_prune_follow(mguard__lprune *p, const void *v)
     if (L->stamp != p->stamp) p->changed = true;
 }
 
-mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots)
+static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots)
 {
     const char *fn = "mguard_ledger_prune";
     mguard__lprune p;
@@ -6976,7 +6875,7 @@ typedef struct mguard__lpending {
 } mguard__lpending;
 
 
-mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
+static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
 {
     const char *name = "mguard_ledger_apply";
     mguard__lpending *snap = NULL;
@@ -7020,19 +6919,19 @@ mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, v
     return MGUARD_OK;
 }
 
-bool mguard_ledger_is_empty(const mguard_ledger *L)
+static bool mguard__ledger_is_empty(const mguard_ledger *L)
 {
     return !mguard__ledger_ok(L) || (L->nmod == 0 && L->nrecs == 0 && L->nhooks == 0);
 }
 
-void mguard_ledger_clear(mguard_ledger *L)
+static void mguard__ledger_clear(mguard_ledger *L)
 {
     if (mguard__l_can_change(L, "mguard_ledger_clear")) return;
     mguard__l_empty(L);
     mguard__l_flush(L);
 }
 
-size_t mguard_ledger_storage_bytes(const mguard_ledger *L)
+static size_t mguard__ledger_storage_bytes(const mguard_ledger *L)
 {
     mguard__llayout lay;
     if (!mguard__ledger_ok(L)) return 0;
@@ -7104,7 +7003,7 @@ static mguard_status mguard__l_check_refs(const mguard_ledger *L, uint32_t *cnt)
         MGUARD__LCHECK(cnt[i] == s->count, "%p held %u times, counted %u", s->ptr, cnt[i], s->count);
         MGUARD__LCHECK(s->count || (s->flags & MGUARD__LR_RELQ), "%p unheld but not queued for release", s->ptr);
         MGUARD__LCHECK(!s->count || (s->flags & (MGUARD__LR_HELD | MGUARD__LR_RQ)), "%p held but neither retained nor queued", s->ptr);
-        MGUARD__LCHECK(!s->count || !(s->flags & MGUARD__LR_WATCHED) || mguard_weak_contains(ctx->ledger_root->watch, s->ptr) ||
+        MGUARD__LCHECK(!s->count || !(s->flags & MGUARD__LR_WATCHED) || mguard__weak_contains(ctx->ledger_root->watch, s->ptr) ||
                        mguard__is_dying(ctx, s->ptr), "%p is not watched", s->ptr);
     }
     return MGUARD_OK;
@@ -7126,7 +7025,7 @@ static mguard_status mguard__l_check_queue(const mguard_ledger *L, bool rq)
     return MGUARD_OK;
 }
 
-mguard_status mguard_ledger_check(const mguard_ledger *L)
+static mguard_status mguard__ledger_check(const mguard_ledger *L)
 {
     uint32_t i, w, n, nmod = 0, sumw = 0;
     uint64_t last = 0;
@@ -7220,7 +7119,7 @@ static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
             mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
             return MGUARD_EINVAL;
         }
-        if (mguard_ledger_check(L)) return MGUARD_EINVAL;
+        if (mguard__ledger_check(L)) return MGUARD_EINVAL;
         n++;
     }
     if (n != root->nledgers) {
@@ -7244,8 +7143,8 @@ static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
    deferred one included; mguard_ctx_destroy's too), a context when it is
    destroyed. Sections 7-9 check their handles through the macros
    mguard__scope_ok, mguard__dyn_ok and mguard__ledger_ok, which under
-   MGUARD_DEBUG name the calling function (__func__, with the lock
-   layer's mguard__u_ prefix turned back into mguard_); helpers that are
+   MGUARD_DEBUG name the calling function (__func__: the body mguard__x
+   of the public mguard_x is reported as mguard_x); helpers that are
    given the public name check with MGUARD__DBG_OK first. A refused
    handle is reported through the logger of every live context (usually
    the one), or on stderr when none is alive. Cost: O(live contexts) per
@@ -7340,9 +7239,9 @@ static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn)
 {
     const char *k = mguard__dbg_kind_names[kind];
     if (!h || mguard__dbg_h_live(h, kind)) return true;
-    /* inside the lock layer the public functions are named mguard__u_* */
-    if (strncmp(fn, "mguard__u_", 10) == 0) {
-        mguard__dbg_complain("mguard_%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn + 10, h, k, k);
+    /* the body of mguard_x is mguard__x: name the public function */
+    if (strncmp(fn, "mguard__", 8) == 0) {
+        mguard__dbg_complain("mguard_%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn + 8, h, k, k);
     } else {
         mguard__dbg_complain("%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn, h, k, k);
     }
@@ -7437,15 +7336,13 @@ static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
 /* Set up ctx->lk for a thread-safe desc. false (logged through the desc's
    logger, nothing allocated) for a half-given lock, for thread_safe
    without a lock where there are no pthreads, or out of memory. */
-static bool mguard__lk_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
+static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
 {
     mguard__lock *lk;
     const char *err = NULL;
     if (!d->thread_safe && !d->lock.lock_fn && !d->lock.unlock_fn) return true;
     if (!d->lock.lock_fn != !d->lock.unlock_fn) err = "mguard_ctx_create: the lock needs both lock_fn and unlock_fn";
-#ifdef MGUARD__NO_LOCK_LAYER
-    else err = "mguard_ctx_create: this build has no lock layer (MGUARD__NO_LOCK_LAYER)";
-#elif !defined(MGUARD__PTHREADS)
+#if !defined(MGUARD__PTHREADS)
     else if (!d->lock.lock_fn) err = "mguard_ctx_create: thread_safe needs desc.lock here (built without pthreads)";
 #endif
     if (!err) {
@@ -7479,12 +7376,12 @@ static bool mguard__lk_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
 
 /* The end of mguard_ctx_destroy on a thread-safe context (the lock is
    held): let it go, delivering the last log lines, and free it. */
-static void mguard__lk_fini(mguard_ctx *ctx)
+static void mguard__lock_fini(mguard_ctx *ctx)
 {
     mguard__lock *lk = ctx->lk;
     if (lk->gone) *lk->gone = true;
     ctx->lk = NULL;
-    mguard__lk_flush_release(lk);
+    mguard__lock_flush_release(lk);
 #ifdef MGUARD__PTHREADS
     if (lk->lock_fn == mguard__pt_lock) pthread_mutex_destroy(&lk->mutex);
 #endif
@@ -7496,7 +7393,7 @@ bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx)
     return mguard__ctx_ok(ctx, "mguard_ctx_is_thread_safe") && ctx->lk;
 }
 
-mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out)
+static mguard_status mguard__weak_get_copy(const mguard_weak *t, const void *key, void *out)
 {
     const void *p;
     if (!mguard__weak_valid(t, "mguard_weak_get_copy")) return MGUARD_EINVAL;
@@ -7504,68 +7401,66 @@ mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_copy: NULL %s", !key ? "key" : "out");
         return MGUARD_EINVAL;
     }
-    p = mguard_weak_get(t, key);
+    p = mguard__weak_get(t, key);
     if (!p) return MGUARD_NOT_FOUND;
     memcpy(out, p, t->value_size);
     return MGUARD_OK;
 }
 
-void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user)
+static void *mguard__ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user)
 {
-    void *obj = mguard_ref_get(ctx, ref);
+    void *obj = mguard__ref_get(ctx, ref);
     if (obj && try_retain && !try_retain(obj, user)) return NULL;
     return obj;
 }
 
-#ifndef MGUARD__NO_LOCK_LAYER
 /* Where the wrappers find the lock. A handle the implementation will
    refuse gives NULL (no lock is needed to refuse it). The fields read here
    are written once, when the handle is created. Under MGUARD_DEBUG a
    handle is looked up among the live ones before it is read, as the
    implementation does (that registry itself is not thread-safe). */
-static mguard__lock *mguard__lk_c(const mguard_ctx *ctx)
+static mguard__lock *mguard__lock_of_ctx(const mguard_ctx *ctx)
 {
 #ifdef MGUARD_DEBUG
     if (ctx && !mguard__dbg_ctx_live(ctx)) return NULL;
 #endif
     return ctx && ctx->magic == MGUARD__MAGIC_CTX_TS ? ctx->lk : NULL;
 }
-static mguard__lock *mguard__lk_w(const mguard_weak *t)
+static mguard__lock *mguard__lock_of_weak(const mguard_weak *t)
 {
 #ifdef MGUARD_DEBUG
     if (t && !mguard__dbg_table_live(t)) return NULL;
 #endif
     return t && t->magic == MGUARD__MAGIC_WEAK_TS ? t->ctx->lk : NULL;
 }
-static mguard__lock *mguard__lk_wi(const mguard_weak_iter *it) { return it ? mguard__lk_w(it->t_) : NULL; }
-static mguard__lock *mguard__lk_s(const mguard_scope *s)
+static mguard__lock *mguard__lock_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__lock_of_weak(it->t_) : NULL; }
+static mguard__lock *mguard__lock_of_scope(const mguard_scope *s)
 {
 #ifdef MGUARD_DEBUG
     if (s && !mguard__dbg_h_live(s, MGUARD__DBG_SCOPE)) return NULL;
 #endif
-    return (mguard__scope_ok)(s) ? s->ctx->lk : NULL;
+    return mguard__scope_magic(s) ? s->ctx->lk : NULL;
 }
-static mguard__lock *mguard__lk_d(const mguard_dyn *d)
+static mguard__lock *mguard__lock_of_dyn(const mguard_dyn *d)
 {
 #ifdef MGUARD_DEBUG
     if (d && !mguard__dbg_h_live(d, MGUARD__DBG_DYN)) return NULL;
 #endif
-    return (mguard__dyn_ok)(d) ? d->ctx->lk : NULL;
+    return mguard__dyn_magic(d) ? d->ctx->lk : NULL;
 }
-static mguard__lock *mguard__lk_di(const mguard_dyn_iter *it) { return it ? mguard__lk_d(it->d_) : NULL; }
-static mguard__lock *mguard__lk_l(const mguard_ledger *L)
+static mguard__lock *mguard__lock_of_dyn_iter(const mguard_dyn_iter *it) { return it ? mguard__lock_of_dyn(it->d_) : NULL; }
+static mguard__lock *mguard__lock_of_ledger(const mguard_ledger *L)
 {
 #ifdef MGUARD_DEBUG
     if (L && !mguard__dbg_h_live(L, MGUARD__DBG_LEDGER)) return NULL;
 #endif
-    return (mguard__ledger_ok)(L) ? L->ctx->lk : NULL;
+    return mguard__ledger_magic(L) ? L->ctx->lk : NULL;
 }
-static mguard__lock *mguard__lk_li(const mguard_ledger_iter *it) { return it ? mguard__lk_l(it->l_) : NULL; }
-static mguard__lock *mguard__lk_r(const mguard_ledger_diff_result *d)
+static mguard__lock *mguard__lock_of_ledger_iter(const mguard_ledger_iter *it) { return it ? mguard__lock_of_ledger(it->l_) : NULL; }
+static mguard__lock *mguard__lock_of_diff(const mguard_ledger_diff_result *d)
 {
     return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx->lk : NULL;
 }
-#endif
 
 /* ---- 1. context: create, destroy, check -------------------------------- */
 
@@ -7609,7 +7504,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     ctx->alloc = d.allocator;
     ctx->log = d.logger;
     ctx->id = mguard__next_ctx_id();
-    if (!mguard__lk_init(ctx, &d)) {
+    if (!mguard__lock_init(ctx, &d)) {
         ctx->magic = MGUARD__DEAD;
         d.allocator.free_fn(ctx, d.allocator.user);
         return NULL;
@@ -7621,7 +7516,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     return ctx;
 }
 
-void mguard_ctx_destroy(mguard_ctx *ctx)
+static void mguard__ctx_destroy(mguard_ctx *ctx)
 {
     uint32_t i;
     if (!mguard__ctx_ok(ctx, "mguard_ctx_destroy")) return;
@@ -7632,7 +7527,7 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
     ctx->destroying = 1;
     while (ctx->parts) ctx->parts->destroy(ctx->parts);
     while (ctx->ledger_root) mguard__ledger_destroy_first(ctx);
-    while (ctx->tables) mguard_weak_destroy(ctx->tables);
+    while (ctx->tables) mguard__weak_destroy(ctx->tables);
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
         if (!o->key) continue;
@@ -7647,7 +7542,7 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
 #ifdef MGUARD_DEBUG
     mguard__dbg_forget_ctx(ctx);
 #endif
-    if (ctx->lk) mguard__lk_fini(ctx);
+    if (ctx->lk) mguard__lock_fini(ctx);
     ctx->magic = MGUARD__DEAD;
     ctx->alloc.free_fn(ctx, ctx->alloc.user);
 }
@@ -7679,7 +7574,7 @@ static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *i
     return MGUARD_OK;
 }
 
-mguard_status mguard_ctx_check(mguard_ctx *ctx)
+static mguard_status mguard__ctx_check(mguard_ctx *ctx)
 {
     mguard_weak *t;
     uint32_t i, j, live = 0, nfree = 0, f;
@@ -7699,7 +7594,7 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
         for (j = 0; j < o->ntables; j++) {
             const mguard_weak *tt = MGUARD__TABLES(o)[j];
             MGUARD__CHECK(mguard__weak_ok(tt), "record %u: back-reference %u is not a live table", i, j);
-            MGUARD__CHECK(mguard_weak_get(tt, o->key) != NULL, "record %u: table %p does not hold %p", i, (const void *)tt, o->key);
+            MGUARD__CHECK(mguard__weak_get(tt, o->key) != NULL, "record %u: table %p does not hold %p", i, (const void *)tt, o->key);
             backrefs++;
         }
     }
@@ -7755,181 +7650,270 @@ mguard_status mguard_ctx_check(mguard_ctx *ctx)
     return mguard__ledgers_check(ctx);
 }
 
-#ifndef MGUARD__NO_LOCK_LAYER
-/* ---- 10. threads: the public functions -----------------------------------
-   Each one finds its context's lock from its handle; without one (the
-   default context, or a handle the implementation refuses) it is a plain
-   call of the implementation. See the top of the implementation. */
-#undef mguard_ctx_destroy
-#undef mguard_ctx_check
-#undef mguard_ctx_object_count
-#undef mguard_on_destroy
-#undef mguard_intern
-#undef mguard_is_known
-#undef mguard_weak_create
-#undef mguard_weak_destroy
-#undef mguard_weak_set
-#undef mguard_weak_get
-#undef mguard_weak_contains
-#undef mguard_weak_remove
-#undef mguard_weak_count
-#undef mguard_weak_clear
-#undef mguard_weak_iterate
-#undef mguard_weak_next
-#undef mguard_weak_set_ptr
-#undef mguard_weak_get_ptr
-#undef mguard_ref_make
-#undef mguard_ref_get
-#undef mguard_watch
-#undef mguard_unwatch
-#undef mguard_on_mutation
-#undef mguard_mutation_count
-#undef mguard_watcher_count
-#undef mguard_gen_tag
-#undef mguard_gen_get
-#undef mguard_gen_check
-#undef mguard_gen_current
-#undef mguard_gen_advance
-#undef mguard_gen_mark_class_dynamic
-#undef mguard_gen_is_class_dynamic
-#undef mguard_gen_is_dynamic
-#undef mguard_gen_clear
-#undef mguard_scope_create
-#undef mguard_scope_destroy
-#undef mguard_scope_name
-#undef mguard_scope_known_name
-#undef mguard_scope_set_name
-#undef mguard_scope_enter
-#undef mguard_scope_exit
-#undef mguard_scope_is_active
-#undef mguard_scope_parents
-#undef mguard_scope_current
-#undef mguard_scope_depth
-#undef mguard_scope_path
-#undef mguard_scope_set_backward
-#undef mguard_scope_is_backward
-#undef mguard_scope_reset
-#undef mguard_scope_add
-#undef mguard_scope_counter
-#undef mguard_scope_report
-#undef mguard_scope_report_write
-#undef mguard_scope_clear_trace
-#undef mguard_scope_clear_warnings
-#undef mguard_dyn_create
-#undef mguard_dyn_destroy
-#undef mguard_dyn_observe
-#undef mguard_dyn_observe_scalar
-#undef mguard_dyn_dims
-#undef mguard_dyn_is_dynamic
-#undef mguard_dyn_has
-#undef mguard_dyn_count
-#undef mguard_dyn_iterate
-#undef mguard_dyn_next
-#undef mguard_dyn_format
-#undef mguard_ledger_create
-#undef mguard_ledger_destroy
-#undef mguard_ledger_track_existing
-#undef mguard_ledger_track_new
-#undef mguard_ledger_track_mutable
-#undef mguard_ledger_is_tracked
-#undef mguard_ledger_get
-#undef mguard_ledger_mark_modified
-#undef mguard_ledger_is_modified
-#undef mguard_ledger_store_attr
-#undef mguard_ledger_delete_attr
-#undef mguard_ledger_load_attr
-#undef mguard_ledger_has_pending
-#undef mguard_ledger_count
-#undef mguard_ledger_modified_count
-#undef mguard_ledger_write_count
-#undef mguard_ledger_objects
-#undef mguard_ledger_next_object
-#undef mguard_ledger_writes
-#undef mguard_ledger_next_write
-#undef mguard_ledger_record
-#undef mguard_ledger_record_count
-#undef mguard_ledger_record_at
-#undef mguard_ledger_register_hook
-#undef mguard_ledger_remove_hook
-#undef mguard_ledger_hook_count
-#undef mguard_ledger_hook_at
-#undef mguard_ledger_clone
-#undef mguard_ledger_restore
-#undef mguard_ledger_equal
-#undef mguard_ledger_diff
-#undef mguard_ledger_diff_free
-#undef mguard_ledger_prune
-#undef mguard_ledger_apply
-#undef mguard_ledger_is_empty
-#undef mguard_ledger_clear
-#undef mguard_ledger_storage_bytes
-#undef mguard_ledger_check
-#undef mguard_weak_get_copy
-#undef mguard_ref_get_retained
-
 #if defined(__GNUC__) || defined(__clang__)
 #define MGUARD__NOINLINE __attribute__((noinline))
 #else
 #define MGUARD__NOINLINE
 #endif
-/* The locked path is a function of its own, so the default context's path
-   is a test and a tail call with no stack frame. */
-#define MGUARD__WRAP_X(ret, name, params, args, lock) \
+/* The locked variants, one per listed function: take the lock, run the
+   body, let the lock go. Out of line, so that a public function's default
+   path is a test and a tail call with no stack frame. */
+#define MGUARD__LOCKED_X(ret, name, params, args, lock) \
     static MGUARD__NOINLINE ret mguard__locked_##name params \
     { \
         mguard__lock *lk_ = lock; \
         ret r_; \
-        mguard__lk_acquire(lk_); \
-        r_ = mguard__u_##name args; \
-        mguard__lk_release(lk_); \
+        mguard__lock_acquire(lk_); \
+        r_ = mguard__##name args; \
+        mguard__lock_release(lk_); \
         return r_; \
-    } \
-    ret mguard_##name params \
-    { \
-        if (!(lock)) return mguard__u_##name args; \
-        return mguard__locked_##name args; \
     }
-#define MGUARD__WRAP_V(name, params, args, lock) \
+#define MGUARD__LOCKED_V(name, params, args, lock) \
     static MGUARD__NOINLINE void mguard__locked_##name params \
     { \
         mguard__lock *lk_ = lock; \
-        mguard__lk_acquire(lk_); \
-        mguard__u_##name args; \
-        mguard__lk_release(lk_); \
-    } \
-    void mguard_##name params \
-    { \
-        if (!(lock)) mguard__u_##name args; \
-        else mguard__locked_##name args; \
+        mguard__lock_acquire(lk_); \
+        mguard__##name args; \
+        mguard__lock_release(lk_); \
     }
-MGUARD__API(MGUARD__WRAP_X, MGUARD__WRAP_V)
+MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V)
+#undef MGUARD__LOCKED_X
+#undef MGUARD__LOCKED_V
+#undef MGUARD__NOINLINE
+#undef MGUARD__API
+
+/* >>public: the public functions of sections 1-10 that touch a context,
+   in the order of the list. Each one: on the default context (no lock), a
+   tail call of its body; on a thread-safe one, its locked variant. */
+mguard_status mguard_ctx_check(mguard_ctx *ctx)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ctx_check(ctx) : mguard__ctx_check(ctx); }
+size_t mguard_ctx_object_count(const mguard_ctx *ctx)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ctx_object_count(ctx) : mguard__ctx_object_count(ctx); }
+void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
+{ if (mguard__lock_of_ctx(ctx)) mguard__locked_on_destroy(ctx, obj); else mguard__on_destroy(ctx, obj); }
+const char *mguard_intern(mguard_ctx *ctx, const char *s)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_intern(ctx, s) : mguard__intern(ctx, s); }
+bool mguard_is_known(const mguard_ctx *ctx, const void *obj)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_is_known(ctx, obj) : mguard__is_known(ctx, obj); }
+mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_weak_create(ctx, desc) : mguard__weak_create(ctx, desc); }
+void mguard_weak_destroy(mguard_weak *t)
+{ if (mguard__lock_of_weak(t)) mguard__locked_weak_destroy(t); else mguard__weak_destroy(t); }
+mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_set(t, key, value) : mguard__weak_set(t, key, value); }
+void *mguard_weak_get(const mguard_weak *t, const void *key)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get(t, key) : mguard__weak_get(t, key); }
+bool mguard_weak_contains(const mguard_weak *t, const void *key)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_contains(t, key) : mguard__weak_contains(t, key); }
+mguard_status mguard_weak_remove(mguard_weak *t, const void *key)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_remove(t, key) : mguard__weak_remove(t, key); }
+size_t mguard_weak_count(const mguard_weak *t)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_count(t) : mguard__weak_count(t); }
+void mguard_weak_clear(mguard_weak *t)
+{ if (mguard__lock_of_weak(t)) mguard__locked_weak_clear(t); else mguard__weak_clear(t); }
+mguard_weak_iter mguard_weak_iterate(mguard_weak *t)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_iterate(t) : mguard__weak_iterate(t); }
+bool mguard_weak_next(mguard_weak_iter *it)
+{ return mguard__lock_of_weak_iter(it) ? mguard__locked_weak_next(it) : mguard__weak_next(it); }
+mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_set_ptr(t, key, value) : mguard__weak_set_ptr(t, key, value); }
+void *mguard_weak_get_ptr(const mguard_weak *t, const void *key)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get_ptr(t, key) : mguard__weak_get_ptr(t, key); }
+mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ref_make(ctx, obj) : mguard__ref_make(ctx, obj); }
+void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ref_get(ctx, ref) : mguard__ref_get(ctx, ref); }
+mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_watch(ctx, obj, guard, fn, user) : mguard__watch(ctx, obj, guard, fn, user); }
+mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_unwatch(ctx, obj, guard) : mguard__unwatch(ctx, obj, guard); }
+void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
+{ if (mguard__lock_of_ctx(ctx)) mguard__locked_on_mutation(ctx, obj, attr); else mguard__on_mutation(ctx, obj, attr); }
+uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_mutation_count(ctx, obj) : mguard__mutation_count(ctx, obj); }
+size_t mguard_watcher_count(const mguard_ctx *ctx, const void *obj)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_watcher_count(ctx, obj) : mguard__watcher_count(ctx, obj); }
+mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_tag(ctx, obj) : mguard__gen_tag(ctx, obj); }
+long mguard_gen_get(const mguard_ctx *ctx, const void *obj)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_get(ctx, obj) : mguard__gen_get(ctx, obj); }
+bool mguard_gen_check(const mguard_ctx *ctx, const void *obj)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_check(ctx, obj) : mguard__gen_check(ctx, obj); }
+long mguard_gen_current(const mguard_ctx *ctx)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_current(ctx) : mguard__gen_current(ctx); }
+long mguard_gen_advance(mguard_ctx *ctx)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_advance(ctx) : mguard__gen_advance(ctx); }
+mguard_status mguard_gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_mark_class_dynamic(ctx, cls) : mguard__gen_mark_class_dynamic(ctx, cls); }
+bool mguard_gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_class_dynamic(ctx, cls) : mguard__gen_is_class_dynamic(ctx, cls); }
+bool mguard_gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_dynamic(ctx, obj, cls) : mguard__gen_is_dynamic(ctx, obj, cls); }
+void mguard_gen_clear(mguard_ctx *ctx)
+{ if (mguard__lock_of_ctx(ctx)) mguard__locked_gen_clear(ctx); else mguard__gen_clear(ctx); }
+mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_scope_create(ctx, desc) : mguard__scope_create(ctx, desc); }
+void mguard_scope_destroy(mguard_scope *s)
+{ if (mguard__lock_of_scope(s)) mguard__locked_scope_destroy(s); else mguard__scope_destroy(s); }
+const char *mguard_scope_name(mguard_scope *s, const void *comp)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_name(s, comp) : mguard__scope_name(s, comp); }
+const char *mguard_scope_known_name(const mguard_scope *s, const void *comp)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_known_name(s, comp) : mguard__scope_known_name(s, comp); }
+mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_set_name(s, comp, fqn) : mguard__scope_set_name(s, comp, fqn); }
+mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_enter(s, comp) : mguard__scope_enter(s, comp); }
+mguard_status mguard_scope_exit(mguard_scope *s, const void *comp)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_exit(s, comp) : mguard__scope_exit(s, comp); }
+bool mguard_scope_is_active(const mguard_scope *s, const char *fqn)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_is_active(s, fqn) : mguard__scope_is_active(s, fqn); }
+size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_parents(s, out, cap) : mguard__scope_parents(s, out, cap); }
+const char *mguard_scope_current(const mguard_scope *s)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_current(s) : mguard__scope_current(s); }
+size_t mguard_scope_depth(const mguard_scope *s)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_depth(s) : mguard__scope_depth(s); }
+size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_path(s, buf, cap) : mguard__scope_path(s, buf, cap); }
+mguard_status mguard_scope_set_backward(mguard_scope *s, bool on)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_set_backward(s, on) : mguard__scope_set_backward(s, on); }
+bool mguard_scope_is_backward(const mguard_scope *s)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_is_backward(s) : mguard__scope_is_backward(s); }
+mguard_status mguard_scope_reset(mguard_scope *s)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_reset(s) : mguard__scope_reset(s); }
+mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_add(s, counter, amount) : mguard__scope_add(s, counter, amount); }
+double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_counter(s, fqn, counter) : mguard__scope_counter(s, fqn, counter); }
+size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_report(s, format, buf, cap) : mguard__scope_report(s, format, buf, cap); }
+size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_report_write(s, format, fn, user) : mguard__scope_report_write(s, format, fn, user); }
+mguard_status mguard_scope_clear_trace(mguard_scope *s)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_clear_trace(s) : mguard__scope_clear_trace(s); }
+mguard_status mguard_scope_clear_warnings(mguard_scope *s)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_clear_warnings(s) : mguard__scope_clear_warnings(s); }
+mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_dyn_create(ctx) : mguard__dyn_create(ctx); }
+void mguard_dyn_destroy(mguard_dyn *d)
+{ if (mguard__lock_of_dyn(d)) mguard__locked_dyn_destroy(d); else mguard__dyn_destroy(d); }
+mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_observe(d, path, dims, ndim) : mguard__dyn_observe(d, path, dims, ndim); }
+mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_observe_scalar(d, path, value) : mguard__dyn_observe_scalar(d, path, value); }
+size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_dims(d, path, is_dynamic, cap) : mguard__dyn_dims(d, path, is_dynamic, cap); }
+bool mguard_dyn_is_dynamic(const mguard_dyn *d, const char *path, size_t dim)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_is_dynamic(d, path, dim) : mguard__dyn_is_dynamic(d, path, dim); }
+bool mguard_dyn_has(const mguard_dyn *d, const char *path)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_has(d, path) : mguard__dyn_has(d, path); }
+size_t mguard_dyn_count(const mguard_dyn *d)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_count(d) : mguard__dyn_count(d); }
+mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_iterate(d) : mguard__dyn_iterate(d); }
+bool mguard_dyn_next(mguard_dyn_iter *it)
+{ return mguard__lock_of_dyn_iter(it) ? mguard__locked_dyn_next(it) : mguard__dyn_next(it); }
+size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_format(d, buf, cap) : mguard__dyn_format(d, buf, cap); }
+mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ledger_create(ctx, desc) : mguard__ledger_create(ctx, desc); }
+void mguard_ledger_destroy(mguard_ledger *L)
+{ if (mguard__lock_of_ledger(L)) mguard__locked_ledger_destroy(L); else mguard__ledger_destroy(L); }
+mguard_status mguard_ledger_track_existing(mguard_ledger *L, const void *obj, const char *source)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_track_existing(L, obj, source) : mguard__ledger_track_existing(L, obj, source); }
+mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_track_new(L, obj, cls_source) : mguard__ledger_track_new(L, obj, cls_source); }
+mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_track_mutable(L, obj, source) : mguard__ledger_track_mutable(L, obj, source); }
+bool mguard_ledger_is_tracked(const mguard_ledger *L, const void *obj)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_tracked(L, obj) : mguard__ledger_is_tracked(L, obj); }
+mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_get(L, obj, out) : mguard__ledger_get(L, obj, out); }
+mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_mark_modified(L, obj) : mguard__ledger_mark_modified(L, obj); }
+bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_modified(L, obj) : mguard__ledger_is_modified(L, obj); }
+mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_store_attr(L, obj, attr, value) : mguard__ledger_store_attr(L, obj, attr, value); }
+mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_delete_attr(L, obj, attr) : mguard__ledger_delete_attr(L, obj, attr); }
+mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_load_attr(L, obj, attr, value) : mguard__ledger_load_attr(L, obj, attr, value); }
+bool mguard_ledger_has_pending(const mguard_ledger *L, const void *obj, const char *attr)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_has_pending(L, obj, attr) : mguard__ledger_has_pending(L, obj, attr); }
+size_t mguard_ledger_count(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_count(L) : mguard__ledger_count(L); }
+size_t mguard_ledger_modified_count(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_modified_count(L) : mguard__ledger_modified_count(L); }
+size_t mguard_ledger_write_count(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_write_count(L) : mguard__ledger_write_count(L); }
+mguard_ledger_iter mguard_ledger_objects(const mguard_ledger *L, bool modified_only)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_objects(L, modified_only) : mguard__ledger_objects(L, modified_only); }
+bool mguard_ledger_next_object(mguard_ledger_iter *it)
+{ return mguard__lock_of_ledger_iter(it) ? mguard__locked_ledger_next_object(it) : mguard__ledger_next_object(it); }
+mguard_ledger_iter mguard_ledger_writes(const mguard_ledger *L, const void *obj)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_writes(L, obj) : mguard__ledger_writes(L, obj); }
+bool mguard_ledger_next_write(mguard_ledger_iter *it)
+{ return mguard__lock_of_ledger_iter(it) ? mguard__locked_ledger_next_write(it) : mguard__ledger_next_write(it); }
+mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record(L, tag, payload) : mguard__ledger_record(L, tag, payload); }
+size_t mguard_ledger_record_count(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record_count(L) : mguard__ledger_record_count(L); }
+mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record_at(L, i, tag, payload) : mguard__ledger_record_at(L, i, tag, payload); }
+mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_register_hook(L, obj, name, fn, id) : mguard__ledger_register_hook(L, obj, name, fn, id); }
+mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_remove_hook(L, id) : mguard__ledger_remove_hook(L, id); }
+size_t mguard_ledger_hook_count(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_hook_count(L) : mguard__ledger_hook_count(L); }
+mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_hook_at(L, i, out) : mguard__ledger_hook_at(L, i, out); }
+mguard_ledger *mguard_ledger_clone(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_clone(L) : mguard__ledger_clone(L); }
+mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_restore(L, checkpoint) : mguard__ledger_restore(L, checkpoint); }
+bool mguard_ledger_equal(const mguard_ledger *a, const mguard_ledger *b)
+{ return mguard__lock_of_ledger(a) ? mguard__locked_ledger_equal(a, b) : mguard__ledger_equal(a, b); }
+mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out)
+{ return mguard__lock_of_ledger(a) ? mguard__locked_ledger_diff(a, b, out) : mguard__ledger_diff(a, b, out); }
+void mguard_ledger_diff_free(mguard_ledger_diff_result *d)
+{ if (mguard__lock_of_diff(d)) mguard__locked_ledger_diff_free(d); else mguard__ledger_diff_free(d); }
+mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_prune(L, roots, nroots) : mguard__ledger_prune(L, roots, nroots); }
+mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_apply(L, fn, user) : mguard__ledger_apply(L, fn, user); }
+bool mguard_ledger_is_empty(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_empty(L) : mguard__ledger_is_empty(L); }
+void mguard_ledger_clear(mguard_ledger *L)
+{ if (mguard__lock_of_ledger(L)) mguard__locked_ledger_clear(L); else mguard__ledger_clear(L); }
+size_t mguard_ledger_storage_bytes(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_storage_bytes(L) : mguard__ledger_storage_bytes(L); }
+mguard_status mguard_ledger_check(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_check(L) : mguard__ledger_check(L); }
+mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get_copy(t, key, out) : mguard__weak_get_copy(t, key, out); }
+void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ref_get_retained(ctx, ref, try_retain, user) : mguard__ref_get_retained(ctx, ref, try_retain, user); }
 
 /* The lock goes with the context when the destroy is done; a refused
    destroy (from inside a callback) lets it go as usual. */
 void mguard_ctx_destroy(mguard_ctx *ctx)
 {
-    mguard__lock *lk = mguard__lk_c(ctx);
+    mguard__lock *lk = mguard__lock_of_ctx(ctx);
     bool gone = false, *outer;
     if (!lk) {
-        mguard__u_ctx_destroy(ctx);
+        mguard__ctx_destroy(ctx);
         return;
     }
-    mguard__lk_acquire(lk);
+    mguard__lock_acquire(lk);
     outer = lk->gone;
     lk->gone = &gone;
-    mguard__u_ctx_destroy(ctx);
+    mguard__ctx_destroy(ctx);
     if (gone) return;
     lk->gone = outer;
-    mguard__lk_release(lk);
+    mguard__lock_release(lk);
 }
-
-#undef MGUARD__WRAP_X
-#undef MGUARD__WRAP_V
-#undef MGUARD__NOINLINE
-#undef MGUARD__PROTO_X
-#undef MGUARD__PROTO_V
-#endif
-#undef MGUARD__API
 
 #ifdef __cplusplus
 }

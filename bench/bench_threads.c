@@ -5,7 +5,7 @@
    run divided by the operations each thread did; every thread does the
    same number), the median of several samples:
      before       the default context, the implementation built without the
-                  lock layer (bench_threads_base.c, MGUARD__NO_LOCK_LAYER):
+                  lock layer (bench_threads_base.c calls the unlocked bodies):
                   the library as it was before thread-safe contexts
      default      the default context, as shipped (one branch per call)
      thread-safe  a context created with thread_safe = true (pthread mutex)

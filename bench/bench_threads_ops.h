@@ -1,7 +1,7 @@
 /* bench_threads_ops.h - the mguard loops of bench/bench_threads.c, included
    by two translation units: bench_threads.c (mguard.h as it is) and
-   bench_threads_base.c (the same header built with MGUARD__NO_LOCK_LAYER,
-   the implementation without the lock layer of thread-safe contexts). Both
+   bench_threads_base.c (the measured calls go straight to the unlocked
+   bodies, skipping the public functions' lock test). Both
    get identical loops, so the default context's cost with and without the
    layer is compared in one run. BENCH_OPS names the exported table. */
 #ifndef BENCH_OPS
