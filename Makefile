@@ -51,9 +51,12 @@ test: $(TEST_BINS) check-compile check-docs check-packaging check-lua
 
 # The header must compile without a warning as strict C99 with gcc and
 # clang, and as C++11, both the API part and the implementation part.
+# Every public function must go through the lock layer (check_locked.sh)
+# and be called by the fuzzer's decoder (check_fuzz_coverage.sh).
 check-compile: | $(DEPS_STAMP)
 	@sh tests/check_compile.sh "$(BUILD)/compile" "$(STB_CFLAGS)"
 	@sh tests/check_locked.sh
+	@sh tests/check_fuzz_coverage.sh
 
 # ---- sanitizers and valgrind --------------------------------------------
 sanitize: | $(DEPS_STAMP)

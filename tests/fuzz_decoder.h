@@ -34,6 +34,8 @@
 #ifndef MGUARD_TESTS_FUZZ_DECODER_H
 #define MGUARD_TESTS_FUZZ_DECODER_H
 
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +43,7 @@
 #include <string.h>
 #include "mguard.h"
 #include "model.h"
+#include "json_check.h"
 
 #define FZ_MAXOBJ 64
 #define FZ_MAXTAB 8
@@ -60,6 +63,7 @@ typedef struct fz_opts {
     int budget;        /* nested actions per top-level operation (0: 48) */
     long fail_at;      /* make mguard's Nth allocation fail (0: never) */
     int verbose;       /* print every operation and event */
+    int thread_safe;   /* start with a thread-safe context */
     const char *label; /* named in failure reports (seed, file) */
 } fz_opts;
 
@@ -82,7 +86,13 @@ enum fz_kind {
     FZ_COUNT, FZ_QUERY_OBJ, FZ_INTERN,
     FZ_S_NAME, FZ_S_ENTER, FZ_S_EXIT, FZ_S_QUERY,
     FZ_L_TRACK, FZ_L_WRITE, FZ_L_LOAD, FZ_L_MARK, FZ_L_CLONE, FZ_L_EQUAL, FZ_L_RESTORE,
-    FZ_L_PRUNE, FZ_L_CLEAR, FZ_L_DESTROY, FZ_NKINDS
+    FZ_L_PRUNE, FZ_L_CLEAR, FZ_L_DESTROY,
+    /* issue 11: every public function */
+    FZ_MISC, FZ_CTX_CYCLE,
+    FZ_D_OBSERVE, FZ_D_SCALAR, FZ_D_QUERY, FZ_D_ITER, FZ_D_FORMAT, FZ_D_DESTROY,
+    FZ_S_NAME2, FZ_S_PHASE, FZ_S_ADD, FZ_S_COUNTER, FZ_S_REPORT, FZ_S_DESTROY,
+    FZ_L_APPLY, FZ_L_DIFF,
+    FZ_X_CTX, FZ_X_LEDGER, FZ_X_SCOPE, FZ_NKINDS
 };
 
 static const char *const fz_kind_names[FZ_NKINDS] = {
@@ -92,15 +102,28 @@ static const char *const fz_kind_names[FZ_NKINDS] = {
     "count", "query_obj", "intern",
     "scope_set_name", "scope_enter", "scope_exit", "scope_query",
     "ledger_track", "ledger_write", "ledger_load", "ledger_mark", "ledger_clone", "ledger_equal", "ledger_restore",
-    "ledger_prune", "ledger_clear", "ledger_destroy"
+    "ledger_prune", "ledger_clear", "ledger_destroy",
+    "misc", "ctx_cycle",
+    "dyn_observe", "dyn_scalar", "dyn_query", "dyn_iter", "dyn_format", "dyn_destroy",
+    "scope_name", "scope_phase", "scope_add", "scope_counter", "scope_report", "scope_destroy",
+    "ledger_apply", "ledger_diff",
+    "aux_ctx", "aux_ledger", "aux_scope"
 };
 
-/* Weights out of 64: what a random byte picks. */
+/* Weights out of FZ_MAPSIZE: what a random byte picks (byte % FZ_MAPSIZE).
+   The first 64 are the core, the scope tracker and the model's ledgers;
+   the rest reach every other public function (issue 11). */
+#define FZ_MAPSIZE 128
 static const unsigned char fz_weights[FZ_NKINDS] = {
     0, 4, 2, 2, 4, 4, 4, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 2, 2, 1, 1, 1,
     2, 2, 1, 1,
     3, 3, 2, 1, 1, 1, 1,
-    1, 1, 1
+    1, 1, 1,
+    2, 1,
+    5, 4, 3, 2, 2, 1,
+    2, 3, 3, 2, 3, 1,
+    4, 3,
+    3, 12, 8
 };
 
 typedef struct fz_op {
@@ -109,8 +132,8 @@ typedef struct fz_op {
 } fz_op;
 
 /* Events: what each side did, compared one by one. */
-enum { FZ_EV_OP = 1, FZ_EV_RES, FZ_EV_DTOR, FZ_EV_KDEATH, FZ_EV_INVAL, FZ_EV_SKIP, FZ_EV_SNAP };
-static const char *const fz_ev_names[] = { "?", "op", "result", "dtor", "key_death", "invalidate", "skip", "state" };
+enum { FZ_EV_OP = 1, FZ_EV_RES, FZ_EV_DTOR, FZ_EV_KDEATH, FZ_EV_INVAL, FZ_EV_SKIP, FZ_EV_SNAP, FZ_EV_APPLY };
+static const char *const fz_ev_names[] = { "?", "op", "result", "dtor", "key_death", "invalidate", "skip", "state", "apply" };
 
 typedef struct fz_event { int kind; long v[5]; } fz_event;
 
@@ -139,6 +162,14 @@ typedef struct fz_side {
     int parts_closed;             /* context destroy: no scope/ledger ops */
     mguard_ledger *led[FZ_NLED];  /* slot 0: created on first use; others: clones */
     model_ledger *mled[FZ_NLED];
+    int in_apply;                 /* ledger applies running: their callbacks
+                                     track nothing and store nothing (defect
+                                     4 of issue 11, fixed on main: an address
+                                     coming back during an apply got the dead
+                                     object's writes), and don't destroy,
+                                     clone over or restore a ledger */
+    mguard_dyn *dyn;              /* created by the first dynamism operation */
+    model_dyn *mdyn;
     fz_event *ev;
     size_t nev, capev;
     unsigned char *vstate;        /* per value id: 0 none, 1 stored, 2 destroyed */
@@ -158,7 +189,7 @@ static struct fz_state {
     const uint8_t *data;
     size_t size, pos;
     int eof;
-    unsigned char kind_map[64];
+    unsigned char kind_map[FZ_MAPSIZE];
     fz_op act[FZ_MAXACT];
     int nact;
     int opno;
@@ -170,6 +201,7 @@ static struct fz_state {
     const char *interned[8];
     fz_result res;
     int in_destroy;               /* the final context destroy is running */
+    int thread_safe;              /* the context is thread-safe (header, CTX_CYCLE) */
 } fz;
 
 static char fz_pool[FZ_MAXOBJ][16];
@@ -182,7 +214,7 @@ static const size_t fz_sizes[4] = { 8, 16, 40, 264 };
 static void fz_print_event(const char *who, size_t i, const fz_event *e)
 {
     fprintf(stderr, "  %s[%lu] %s %ld %ld %ld %ld %ld\n", who, (unsigned long)i,
-            e->kind > 0 && e->kind <= FZ_EV_SNAP ? fz_ev_names[e->kind] : "?",
+            e->kind > 0 && e->kind <= FZ_EV_APPLY ? fz_ev_names[e->kind] : "?",
             e->v[0], e->v[1], e->v[2], e->v[3], e->v[4]);
 }
 
@@ -503,6 +535,16 @@ static void fz_run_action(int side, uint16_t act, const fz_ev *ev)
     S->depth--;
 }
 
+/* try_retain of mguard_ref_get_retained: called under the context's lock,
+   so it only counts and answers. */
+static long fz_retain_calls;
+static bool fz_try_retain(void *obj, void *user)
+{
+    if (fz_slot_of(obj) < 0) fz_fail("try_retain called with %p", obj);
+    fz_retain_calls++;
+    return *(const int *)user != 0;
+}
+
 static void fz_dtor(void *value, void *user)
 {
     fz_tinfo *ti = (fz_tinfo *)user;
@@ -564,6 +606,383 @@ static void fz_inval(void *guard, const void *obj, const char *attr, void *user)
     fz_run_action(wu->side, (uint16_t)wu->act, &ev);
 }
 
+/* ---- numbers, strings and paths for the operations of issue 11 --------- */
+
+/* Extreme but finite numbers (and a few non-finite ones, which every
+   function taking a double must refuse or survive), picked by one byte. */
+static double fz_num(uint8_t x)
+{
+    static const double v[24] = {
+        0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 1e300, -1e300, DBL_MAX, -DBL_MAX, DBL_MIN,
+        4.9406564584124654e-324, -4.9406564584124654e-324, 1e-300, 9223372036854775808.0,
+        -9223372036854775808.0, 9007199254740993.0, 1e15, 123.456, 1e56, 3.0, 0.0, 0.0, 0.0
+    };
+    if (x % 32 == 29) return INFINITY;
+    if (x % 32 == 30) return -INFINITY;
+    if (x % 32 == 31) return NAN;
+    return x % 32 < 24 ? v[x % 32] : (double)(x % 32) - 26.0;
+}
+
+static int64_t fz_i64(uint8_t x)
+{
+    static const int64_t v[16] = {
+        INT64_MIN, INT64_MAX, 0, -1, 1, 2, 3, (int64_t)1 << 31, -((int64_t)1 << 53), ((int64_t)1 << 53) + 1,
+        (int64_t)1 << 62, INT64_MIN + 1, 7, 8, 64, 1000
+    };
+    return v[x % 16];
+}
+
+/* A short digest of a string, to compare texts as event values. */
+static long fz_hash(const char *p)
+{
+    uint64_t h = 1469598103934665603ull;
+    if (!p) return -1;
+    for (; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return (long)(h & 0x7fffffffl);
+}
+
+static long fz_dbits(double d)
+{
+    int64_t b;
+    memcpy(&b, &d, sizeof b);
+    return (long)(b ^ (b >> 32));
+}
+
+/* Paths of the dynamism tracker: attribute and subscript spellings of one
+   path, groups by name and by index, quotes, control bytes, long ones
+   (over the tracker's 256-byte buffer), empty and NULL. */
+static char fz_long_path[2][700];
+static const char *fz_dyn_path(uint8_t x)
+{
+    static const char *const p[16] = {
+        "L['x']", "L.x", "L['x'][0]", "L.x[0]", "L['y']['z']", "L.y.z", "L[0]", "L[1]['a']",
+        "x", "L.x.y_2.z9", "L[\"it's\"]", "L['t\tab\\\\']", "L['x'].__len", NULL, "", NULL
+    };
+    if (!fz_long_path[0][0]) {
+        size_t i;
+        for (i = 0; i + 6 < sizeof fz_long_path[0]; i += 6) memcpy(fz_long_path[0] + i, i ? ".ab_c1" : "L['q']", 6);
+        for (i = 0; i + 4 < sizeof fz_long_path[1]; i += 4) memcpy(fz_long_path[1] + i, i ? "[42]" : "L[7]", 4);
+    }
+    if (x % 16 == 13) return fz_long_path[0];
+    if (x % 16 == 15) return fz_long_path[1];
+    return p[x % 16];
+}
+
+/* ---- the operations of issue 11 on both sides --------------------------- */
+
+/* The dynamism tracker exists (created now if needed); 0 with a skip
+   event when it cannot be used (context destroy: issue 11, defect 5). */
+static int fz_dyn_ready(int side, int k)
+{
+    fz_side *S = &fz.s[side];
+    int fq, ok;
+    if (S->parts_closed) { fz_event_add(side, FZ_EV_SKIP, k, 1, 0, 0, 0); return 0; }
+    if (side == FZ_MG ? S->dyn != NULL : S->mdyn != NULL) return 1;
+    fq = fz_fault_pre(side);
+    if (side == FZ_MG) { S->dyn = mguard_dyn_create(S->ctx); ok = S->dyn != NULL; }
+    else { S->mdyn = model_dyn_create(S->mctx); ok = S->mdyn != NULL; }
+    fz_fault_post(side, fq, !ok);
+    if (!ok) fz_event_add(side, FZ_EV_SKIP, k, 3, 0, 0, 0);
+    return ok;
+}
+
+/* A query that may allocate (a long path) and answer "unknown" when the
+   allocation fails: the model is told to fail the same way. */
+#define FZ_QUIET_ALLOC(side, expr) do { \
+        int fq_ = fz_fault_pre(side); long f0_ = fz.alloc.failures; \
+        expr; \
+        fz_fault_post(side, fq_, side == FZ_MG && fz.alloc.failures != f0_); \
+    } while (0)
+
+static const size_t fz_ranks[16] = { 0, 1, 1, 2, 2, 3, 3, 4, 5, 8, 17, 300, 4096, 0x80000000u, (size_t)-1, 2 };
+
+static int fz_exec_dyn(int side, const fz_op *op, long *r)
+{
+    fz_side *S = &fz.s[side];
+    const int mg = side == FZ_MG, k = op->kind;
+    const char *path = fz_dyn_path(op->a);
+    int fq;
+    if (!fz_dyn_ready(side, k)) return 0;
+    if (k == FZ_D_OBSERVE || k == FZ_D_SCALAR) {
+        static int64_t dims[4096];
+        size_t ndim = fz_ranks[op->b % 16], i;
+        mguard_status st;
+        for (i = 0; i < ndim && i < 4096; i++) dims[i] = fz_i64((uint8_t)(op->c + (i % 3 == 2 ? i : 0)));
+        fq = fz_fault_pre(side);
+        if (k == FZ_D_SCALAR)
+            st = mg ? mguard_dyn_observe_scalar(S->dyn, path, fz_num(op->c)) : model_dyn_observe_scalar(S->mdyn, path, fz_num(op->c));
+        else if (op->b % 16 == 15)   /* NULL dims with a rank */
+            st = mg ? mguard_dyn_observe(S->dyn, path, NULL, ndim) : model_dyn_observe(S->mdyn, path, NULL, ndim);
+        else
+            st = mg ? mguard_dyn_observe(S->dyn, path, dims, ndim) : model_dyn_observe(S->mdyn, path, dims, ndim);
+        fz_fault_post(side, fq, st == MGUARD_ENOMEM);
+        r[0] = st;
+    } else if (k == FZ_D_QUERY) {
+        size_t dim = op->b == 255 ? (size_t)-1 : op->b % 6, cap = op->c % 6, i;
+        bool flags[8];
+        char norm[16];
+        long bits = 0;
+        memset(flags, 0, sizeof flags);
+        if (mg) {
+            FZ_QUIET_ALLOC(side, r[0] = mguard_dyn_has(S->dyn, path));
+            FZ_QUIET_ALLOC(side, r[1] = (long)mguard_dyn_dims(S->dyn, path, cap ? flags : NULL, cap));
+            FZ_QUIET_ALLOC(side, r[2] = mguard_dyn_is_dynamic(S->dyn, path, dim));
+            r[3] = (long)mguard_normalize_source_name(path, (op->c & 8) ? norm : NULL, (op->c & 8) ? sizeof norm : 0);
+        } else {
+            long e;
+            FZ_QUIET_ALLOC(side, r[0] = model__dyn_lookup(S->mdyn, path) >= 0);
+            FZ_QUIET_ALLOC(side, e = model__dyn_lookup(S->mdyn, path));
+            r[1] = e >= 0 ? (long)S->mdyn->p[e].rank : 0;
+            for (i = 0; e >= 0 && i < cap && i < S->mdyn->p[e].rank; i++) flags[i] = S->mdyn->p[e].dyn[i];
+            FZ_QUIET_ALLOC(side, e = model__dyn_lookup(S->mdyn, path));
+            r[2] = e >= 0 && dim < S->mdyn->p[e].rank && S->mdyn->p[e].dyn[dim];
+            r[3] = (long)model_normalize(path, (op->c & 8) ? norm : NULL, (op->c & 8) ? sizeof norm : 0);
+        }
+        for (i = 0; i < cap; i++) bits |= (long)flags[i] << i;
+        r[3] += 1000000 * bits + 100000000l * ((op->c & 8) ? fz_hash(norm) % 16 : 0);
+    } else if (k == FZ_D_ITER) {
+        long n = 0;
+        if (mg) {
+            mguard_dyn_iter it = mguard_dyn_iterate(S->dyn);
+            while (mguard_dyn_next(&it)) {
+                long bits = 0;
+                size_t i;
+                for (i = 0; i < it.rank; i++) bits = bits * 3 + it.is_dynamic[i] + 1;
+                fz_event_add(side, FZ_EV_SNAP, 800, n++, fz_hash(it.group), fz_hash(it.path), (long)it.rank * 2 + it.is_tensor);
+                fz_event_add(side, FZ_EV_SNAP, 801, bits, 0, 0, 0);
+            }
+            r[0] = (long)mguard_dyn_count(S->dyn);
+        } else {
+            const model_dpath *p;
+            while ((p = model_dyn_at(S->mdyn, (size_t)n)) != NULL) {
+                long bits = 0;
+                size_t i;
+                for (i = 0; i < p->rank; i++) bits = bits * 3 + p->dyn[i] + 1;
+                fz_event_add(side, FZ_EV_SNAP, 800, n++, fz_hash(p->group), fz_hash(p->path), (long)p->rank * 2 + p->is_tensor);
+                fz_event_add(side, FZ_EV_SNAP, 801, bits, 0, 0, 0);
+            }
+            r[0] = (long)model_dyn_count(S->mdyn);
+        }
+        if (r[0] != n) fz_fail("dyn: iteration visited %ld paths of %ld", n, r[0]);
+    } else if (k == FZ_D_FORMAT) {
+        static char buf[1 << 17];
+        size_t caps[4] = { 0, 1, 12, sizeof buf }, cap = caps[op->b % 4], n;
+        buf[0] = 'Q';
+        n = mg ? mguard_dyn_format(S->dyn, cap ? buf : NULL, cap) : model_dyn_format(S->mdyn, cap ? buf : NULL, cap);
+        if (cap && strlen(buf) != (n < cap ? n : cap - 1)) fz_fail("dyn_format: wrote %lu bytes of %lu into %lu", (unsigned long)strlen(buf), (unsigned long)n, (unsigned long)cap);
+        r[0] = (long)n;
+        r[1] = cap ? fz_hash(buf) : 0;
+    } else {
+        if (op->b & 1) return 1;   /* every other time: nothing */
+        if (mg) mguard_dyn_destroy(S->dyn); else model_dyn_destroy(S->mdyn);
+        S->dyn = NULL;
+        S->mdyn = NULL;
+    }
+    return 1;
+}
+
+/* A report of the scope tracker: its text can't be predicted, so check
+   what must hold. Both snprintf-like calls and the write callback give
+   the same bytes; a truncated one is a prefix; a trace is strict JSON. */
+typedef struct fz_sink { char *buf; size_t n, cap; } fz_sink;
+
+static void fz_sink_write(const char *data, size_t len, void *user)
+{
+    fz_sink *k = (fz_sink *)user;
+    if (k->n + len + 1 > k->cap) {
+        k->cap = (k->n + len + 1) * 2;
+        k->buf = (char *)realloc(k->buf, k->cap);
+        if (!k->buf) abort();
+    }
+    memcpy(k->buf + k->n, data, len);
+    k->n += len;
+    k->buf[k->n] = '\0';
+}
+
+static void fz_check_report(mguard_scope *s, int format, size_t cut)
+{
+    fz_sink w;
+    char *full, small[64];
+    long f0 = fz.alloc.failures;
+    size_t n = mguard_scope_report(s, (mguard_scope_format)format, NULL, 0), n2, nw;
+    memset(&w, 0, sizeof w);
+    full = (char *)malloc(n + 1);
+    if (!full) abort();
+    n2 = mguard_scope_report(s, (mguard_scope_format)format, full, n + 1);
+    nw = mguard_scope_report_write(s, (mguard_scope_format)format, fz_sink_write, &w);
+    if (cut > sizeof small) cut = sizeof small;
+    mguard_scope_report(s, (mguard_scope_format)format, small, cut);
+    if (mguard_scope_report_write(s, (mguard_scope_format)format, NULL, NULL) != 0) fz_fail("report_write without a callback wrote");
+    if (fz.alloc.failures == f0) {
+        if (format > MGUARD_SCOPE_TRACE_JSON && (n || n2 || nw)) fz_fail("report: format %d gave %lu bytes", format, (unsigned long)n);
+        if (n2 != n || strlen(full) != n) fz_fail("report: %lu bytes, then %lu (%lu written)", (unsigned long)n, (unsigned long)n2, (unsigned long)strlen(full));
+        if (nw != n || (n && (!w.buf || memcmp(w.buf, full, n) != 0))) fz_fail("report_write differs from report (%lu, %lu bytes)", (unsigned long)nw, (unsigned long)n);
+        if (cut && (strlen(small) != (n < cut ? n : cut - 1) || strncmp(small, full, strlen(small)) != 0)) fz_fail("report: truncated text is not a prefix");
+        if (format == MGUARD_SCOPE_TRACE_JSON && !json_valid(full)) fz_fail("trace report is not valid JSON: %.300s", full);
+    }
+    free(full);
+    free(w.buf);
+}
+
+static const char *const fz_counters[4] = { "flops", "mem", "", NULL };
+
+static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
+{
+    fz_side *S = &fz.s[side];
+    const int mg = side == FZ_MG, k = op->kind;
+    int fq;
+    if (!fz_scope_ready(side, k)) return 0;
+    if (k == FZ_S_NAME2) {
+        const void *o = fz_obj(op->a, ev);
+        static const size_t caps[4] = { 0, 1, 9, 256 };
+        char buf[256];
+        size_t cap = caps[op->c % 4];
+        buf[0] = 'Q';
+        if (mg) {
+            r[0] = fz_str_ix(mguard_scope_name(S->scope, o));
+            r[1] = (long)mguard_scope_path(S->scope, cap ? buf : NULL, cap);
+        } else {
+            r[0] = fz_str_ix(model_scope_name(S->mscope, o));
+            r[1] = (long)model_scope_path(S->mscope, cap ? buf : NULL, cap);
+        }
+        r[2] = cap ? fz_hash(buf) : 0;
+    } else if (k == FZ_S_PHASE) {
+        int what = op->b % 4;
+        if (mg) {
+            r[0] = what < 2 ? mguard_scope_set_backward(S->scope, what == 0) : what == 2 ? mguard_scope_reset(S->scope) : 0;
+            r[1] = mguard_scope_is_backward(S->scope);
+        } else {
+            if (what < 2) { S->mscope->backward = what == 0; r[0] = MGUARD_OK; }
+            else r[0] = what == 2 ? model_scope_reset(S->mscope) : 0;
+            r[1] = S->mscope->backward;
+        }
+    } else if (k == FZ_S_ADD) {
+        const char *counter = fz_counters[op->b % 4];
+        double amount = fz_num(op->c);
+        fq = fz_fault_pre(side);
+        r[0] = mg ? mguard_scope_add(S->scope, counter, amount) : model_scope_add(S->mscope, counter, amount);
+        fz_fault_post(side, fq, r[0] == MGUARD_ENOMEM);
+    } else if (k == FZ_S_COUNTER) {
+        const char *fqn = op->a % 10 == 8 ? "Global" : op->a % 10 == 9 ? NULL : fz_strings[op->a % 10];
+        const char *counter = fz_counters[op->b % 4];
+        r[0] = fz_dbits(mg ? mguard_scope_counter(S->scope, fqn, counter) : model_scope_counter(S->mscope, fqn, counter));
+    } else if (k == FZ_S_REPORT) {
+        /* mguard only (a TREE report allocates: one allocating step) */
+        fq = fz_fault_pre(side);
+        if (mg) {
+            long f0 = fz.alloc.failures;
+            fz_check_report(S->scope, op->b % 4, op->c % 70);
+            if (op->c & 0x80) r[0] = mguard_scope_clear_trace(S->scope);
+            if (op->c & 0x40) r[1] = mguard_scope_clear_warnings(S->scope);
+            fz_fault_post(side, fq, fz.alloc.failures != f0);
+        } else {
+            fz_fault_post(side, fq, 0);
+        }
+    } else {
+        if (op->b & 1) return 1;   /* every other time: nothing */
+        if (mg) mguard_scope_destroy(S->scope); else model_scope_destroy(S->mscope);
+        S->scope = NULL;
+        S->mscope = NULL;
+    }
+    return 1;
+}
+
+/* The apply callback: reports the write, then runs the operation's action
+   with the write's object and value as its object and guard. */
+static void fz_apply_cb(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    fz_wuser *au = (fz_wuser *)user;
+    fz_side *S = &fz.s[au->side];
+    fz_ev ev;
+    long ai;
+    for (ai = 0; ai < 3; ai++)
+        if (strcmp(attr, fz_attrs[ai]) == 0) break;
+    if (au->side == FZ_MG) fz_check_ctx_cb(S);
+    fz_event_add(au->side, FZ_EV_APPLY, fz_slot_of(obj), ai, fz_slot_of(value), deleted, au->act);
+    ev.obj = obj;
+    ev.guard = value;
+    ev.tslot = -1;
+    S->in_apply++;
+    fz_run_action(au->side, (uint16_t)au->act, &ev);
+    S->in_apply--;
+}
+
+/* Every difference the diff lists is consistent with equal and with its
+   own text (one line per item). */
+static void fz_check_diff(const mguard_ledger *a, const mguard_ledger *b, const mguard_ledger_diff_result *d)
+{
+    size_t n = mguard_ledger_diff_count(d), i, lines = 0;
+    const char *text = mguard_ledger_diff_text(d), *p;
+    if ((n == 0) != mguard_ledger_equal(a, b)) fz_fail("diff lists %lu differences, equal disagrees", (unsigned long)n);
+    for (p = text; *p; p++) lines += *p == '\n';
+    if (n == 0 ? *text != '\0' : lines != n) fz_fail("diff text has %lu lines for %lu items", (unsigned long)lines, (unsigned long)n);
+    for (i = 0; i < n; i++) {
+        const mguard_ledger_diff_item *it = mguard_ledger_diff_at(d, i);
+        if (!it || it->what < MGUARD_LEDGER_DIFF_OBJECT_REMOVED || it->what > MGUARD_LEDGER_DIFF_HOOK_CHANGED)
+            fz_fail("diff item %lu is wrong", (unsigned long)i);
+        if (it->a.present != (it->what % 3 != 2) || it->b.present != (it->what % 3 != 1))
+            fz_fail("diff item %lu (kind %d): sides present %d %d", (unsigned long)i, (int)it->what, it->a.present, it->b.present);
+    }
+    if (mguard_ledger_diff_at(d, n) != NULL) fz_fail("diff_at past the end");
+}
+
+static int fz_exec_ledger2(int side, const fz_op *op, const fz_ev *ev, long *r)
+{
+    fz_side *S = &fz.s[side];
+    const int mg = side == FZ_MG, k = op->kind;
+    int l = (op->c >> 4) % 4 % FZ_NLED, m = op->a % FZ_NLED, fq;
+    (void)ev;
+    if (!fz_ledger_ready(side, l, k)) return 0;
+    if (k == FZ_L_APPLY) {
+        fz_wuser *au = &S->wuser[op->act];
+        mguard_ledger_apply_fn fn = (op->b & 7) == 7 ? NULL : fz_apply_cb;
+        au->side = side;
+        au->act = op->act;
+        fq = fz_fault_pre(side);
+        r[0] = mg ? mguard_ledger_apply(S->led[l], fn, au) : model_ledger_apply(S->mled[l], fn, au);
+        fz_fault_post(side, fq, r[0] == MGUARD_ENOMEM);
+        return 1;
+    }
+    /* DIFF: the model says whether it may run; mguard's text is checked */
+    if (!fz_ledger_ready(side, m, k)) return 0;
+    r[1] = mg ? mguard_ledger_is_empty(S->led[l]) : model_ledger_is_empty(S->mled[l]);
+    fq = fz_fault_pre(side);
+    if (mg) {
+        mguard_ledger_diff_result *d = NULL;
+        r[0] = mguard_ledger_diff(S->led[l], S->led[m], &d);
+        if (r[0] == MGUARD_OK) fz_check_diff(S->led[l], S->led[m], d);
+        else if (d) fz_fail("diff failed and still gave a result");
+        mguard_ledger_diff_free(d);
+        if (mguard_ledger_storage_bytes(S->led[l]) == 0) fz_fail("ledger storage_bytes 0");
+        if (strcmp(mguard_ledger_kind_str((mguard_ledger_kind)(op->b % 5)), model_kind_str(op->b % 5)) != 0) fz_fail("ledger_kind_str");
+    } else {
+        r[0] = model__take_fail(S->mctx) ? MGUARD_ENOMEM : MGUARD_OK;
+    }
+    fz_fault_post(side, fq, r[0] == MGUARD_ENOMEM);
+    return 1;
+}
+
+/* Status strings, thread-safety, a context replaced by a new one. */
+static int fz_exec_misc(int side, const fz_op *op, long *r)
+{
+    fz_side *S = &fz.s[side];
+    const int mg = side == FZ_MG;
+    int st = op->a == 255 ? 1000 : op->a % 8;
+    if (mg) {
+        r[0] = fz_hash(mguard_status_str((mguard_status)st));
+        r[1] = fz_hash(mguard_ledger_kind_str((mguard_ledger_kind)(op->b % 6)));
+        r[2] = mguard_ctx_is_thread_safe(S->ctx) * 2 + mguard_ctx_is_thread_safe(NULL);
+    } else {
+        r[0] = fz_hash(model_status_str(st));
+        r[1] = fz_hash(model_kind_str(op->b % 6));
+        r[2] = fz.thread_safe * 2;
+    }
+    return 1;
+}
+
+static void fz_exec_aux(const fz_op *op) { (void)op; }
+static void fz_ctx_cycle(int side, int thread_safe);
+
 /* ---- one operation on one side ----------------------------------------- */
 
 static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
@@ -619,6 +1038,13 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         v = mg ? mguard_weak_get(S->tab[t], key) : model_weak_get(S->mtab[t], key);
         r0 = v ? (long)fz_value_read(v, S->tab_vs[t], NULL, NULL) : -1;
         if (mg && (mguard_weak_contains(S->tab[t], key) != (v != NULL))) fz_fail("contains disagrees with get");
+        if (mg) {
+            unsigned char copy[264];
+            mguard_status g = mguard_weak_get_copy(S->tab[t], key, copy);
+            if (g != (v ? MGUARD_OK : key ? MGUARD_NOT_FOUND : MGUARD_EINVAL) || (v && memcmp(copy, v, S->tab_vs[t]) != 0))
+                fz_fail("get_copy disagrees with get (%s)", mguard_status_str(g));
+            if (mguard_weak_get_copy(S->tab[t], key, NULL) != MGUARD_EINVAL) fz_fail("get_copy into NULL");
+        }
         if (mg && S->tab_vs[t] == sizeof(void *)) {
             void *pv = mguard_weak_get_ptr(S->tab[t], key), *want = NULL;
             if (v) memcpy(&want, v, sizeof want);
@@ -726,8 +1152,20 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         break;
     }
     case FZ_REF_GET: {
-        int i = op->a % FZ_NREF;
-        r0 = fz_slot_of(mg ? mguard_ref_get(S->ctx, S->ref[i]) : model_ref_get(S->mctx, S->mref[i]));
+        /* also through mguard_ref_get_retained: try_retain answers b's
+           bit 0, is called only for a live object (or not given: bit 1) */
+        int i = op->a % FZ_NREF, answer = op->b & 1, given = !(op->b & 2);
+        fz_retain_calls = 0;
+        if (mg) {
+            r0 = fz_slot_of(mguard_ref_get(S->ctx, S->ref[i]));
+            r1 = fz_slot_of(mguard_ref_get_retained(S->ctx, S->ref[i], given ? fz_try_retain : NULL, &answer));
+        } else {
+            void *p = model_ref_get(S->mctx, S->mref[i]);
+            r0 = fz_slot_of(p);
+            if (p && given) fz_retain_calls++;
+            r1 = given && !answer ? -1 : r0;
+        }
+        r2 = fz_retain_calls;
         break;
     }
     case FZ_GEN_TAG:
@@ -860,6 +1298,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         const void *o = fz_obj(op->a, ev);
         const char *attr = fz_attrs[op->c & 3];
         mguard_status s = MGUARD_OK;
+        if (S->in_apply && (k == FZ_L_TRACK || k == FZ_L_WRITE)) { fz_event_add(side, FZ_EV_SKIP, k, 5, 0, 0, 0); return; }
         if (!fz_ledger_ready(side, l, k)) return;
         if (k != FZ_L_TRACK && op->a != 0xff && (op->a & 0xe0)) o = fz_tracked(side, l, op->a & 0x1f, o);
         if (k == FZ_L_TRACK) {
@@ -941,6 +1380,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
     case FZ_L_DESTROY: {
         int l = (op->c >> 4) % 4 % FZ_NLED, m = op->a % FZ_NLED;
         if (k == FZ_L_CLONE) m = 1 + op->a % (FZ_NLED - 1);
+        if (S->in_apply && k != FZ_L_EQUAL) { fz_event_add(side, FZ_EV_SKIP, k, 5, 0, 0, 0); return; }
         if (!fz_ledger_ready(side, l, k)) return;
         if (k == FZ_L_DESTROY) {
             if (op->b & 3) break;   /* three times out of four: nothing */
@@ -975,6 +1415,29 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         }
         break;
     }
+    case FZ_MISC:
+    case FZ_D_OBSERVE: case FZ_D_SCALAR: case FZ_D_QUERY: case FZ_D_ITER: case FZ_D_FORMAT: case FZ_D_DESTROY:
+    case FZ_S_NAME2: case FZ_S_PHASE: case FZ_S_ADD: case FZ_S_COUNTER: case FZ_S_REPORT: case FZ_S_DESTROY:
+    case FZ_L_APPLY: case FZ_L_DIFF: {
+        long r[4] = { 0, 0, 0, 0 };
+        int go;
+        if (k == FZ_MISC) go = fz_exec_misc(side, op, r);
+        else if (k <= FZ_D_DESTROY) go = fz_exec_dyn(side, op, r);
+        else if (k <= FZ_S_DESTROY) go = fz_exec_scope2(side, op, ev, r);
+        else go = fz_exec_ledger2(side, op, ev, r);
+        if (!go) return;
+        r0 = r[0]; r1 = r[1]; r2 = r[2]; r3 = r[3];
+        break;
+    }
+    case FZ_CTX_CYCLE:
+        if (S->depth > 0) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
+        fz_ctx_cycle(side, op->a & 1);
+        break;
+    case FZ_X_CTX:
+    case FZ_X_LEDGER:
+    case FZ_X_SCOPE:
+        if (mg) fz_exec_aux(op);   /* mguard only: invariants, no model */
+        break;
     default:
         break;
     }
@@ -1085,23 +1548,27 @@ static uint8_t fz_byte(void)
     return 0;
 }
 
+/* The operations that carry an action: SET (run by the value's
+   destructor), WATCH (by the watcher), ledger APPLY (by each call). */
+static int fz_has_action(int kind) { return kind == FZ_SET || kind == FZ_WATCH || kind == FZ_L_APPLY; }
+
 static fz_op fz_decode(int inline_ok)
 {
     fz_op op;
     uint8_t ref;
-    op.kind = fz.kind_map[fz_byte() % 64];
+    op.kind = fz.kind_map[fz_byte() % FZ_MAPSIZE];
     op.a = fz_byte();
     op.b = fz_byte();
     op.c = fz_byte();
     ref = fz_byte();
     op.act = 0;
-    if ((op.kind == FZ_SET || op.kind == FZ_WATCH) && inline_ok && (ref & 0x80) && fz.nact < FZ_MAXACT) {
+    if (fz_has_action(op.kind) && inline_ok && (ref & 0x80) && fz.nact < FZ_MAXACT) {
         fz_op a = fz_decode(0);
         if (fz.nact < FZ_MAXACT) {
             fz.act[fz.nact++] = a;
             op.act = (uint16_t)fz.nact;
         }
-    } else if (op.kind == FZ_SET || op.kind == FZ_WATCH) {
+    } else if (fz_has_action(op.kind)) {
         op.act = (uint16_t)(ref % (fz.nact + 1));
     } else {
         op.act = 0;
@@ -1133,39 +1600,82 @@ static void fz_begin_op(void)
     fz.nfstat = 0;
 }
 
+/* Open side's context: thread-safe or not (the same contract: issue 11). */
+static int fz_ctx_open(int side, int thread_safe)
+{
+    fz_side *S = &fz.s[side];
+    mguard_ctx_desc d;
+    S->parts_closed = 0;
+    fz.thread_safe = thread_safe;
+    if (side == FZ_MODEL) { S->mctx = model_create(); return 1; }
+    memset(&d, 0, sizeof d);
+    d.allocator.realloc_fn = fz_realloc;
+    d.allocator.free_fn = fz_free;
+    d.allocator.user = &fz.alloc;
+    d.quiet = true;
+    d.thread_safe = thread_safe != 0;
+    S->ctx = mguard_ctx_create(&d);
+    return S->ctx != NULL;
+}
+
+/* Destroy side's context with everything in it; every stored value must
+   have been destroyed and, for mguard, every block freed. */
+static void fz_ctx_close(int side)
+{
+    fz_side *S = &fz.s[side];
+    int t;
+    size_t id;
+    for (t = 0; t < FZ_MAXTAB; t++) fz_close_slot(S, t);
+    S->parts_closed = 1;   /* mguard_ctx_destroy destroys them */
+    S->scope = NULL;
+    S->mscope = NULL;
+    S->dyn = NULL;
+    S->mdyn = NULL;
+    memset((void *)S->led, 0, sizeof S->led);
+    memset((void *)S->mled, 0, sizeof S->mled);
+    fz_event_add(side, FZ_EV_OP, -1, 0, 0, 0, 0);
+    if (side == FZ_MG) mguard_ctx_destroy(S->ctx); else model_destroy(S->mctx);
+    S->ctx = NULL;
+    S->mctx = NULL;
+    for (id = 0; id < S->capv; id++)
+        if (S->vstate[id] == 1) fz_fail("%s: value %lu never destroyed", side ? "model" : "mguard", (unsigned long)id);
+    if (side == FZ_MG && fz.alloc.live_blocks != 0) fz_fail("mguard leaked %ld blocks", fz.alloc.live_blocks);
+}
+
+/* CTX_CYCLE: the context is destroyed and a new one (often at the same
+   address) takes its place; objects, tables and handles come back at the
+   addresses of the old ones. The refs made in the old context are
+   forgotten: defect 3 of issue 11, fixed on main (a ref from a destroyed
+   context must read NULL; today it can read an object through a new
+   context at the same address). */
+static void fz_ctx_cycle(int side, int thread_safe)
+{
+    fz_side *S = &fz.s[side];
+    fz_ctx_close(side);
+    memset((void *)S->ref, 0, sizeof S->ref);
+    memset((void *)S->mref, 0, sizeof S->mref);
+    memset((void *)fz.interned, 0, sizeof fz.interned);
+    /* a creation failed by fault injection is tried again (only one
+       allocation fails) */
+    if (!fz_ctx_open(side, thread_safe) && (!fz.alloc.failures || !fz_ctx_open(side, thread_safe)))
+        fz_fail("mguard_ctx_create failed");
+}
+
 static void fz_end_run(void)
 {
-    int side, t;
-    size_t id;
+    int side;
     fz.cur.kind = FZ_NOP;
     fz_begin_op();
     fz.in_destroy = 1;
-    for (side = 0; side < 2; side++) {
-        fz_side *S = &fz.s[side];
-        for (t = 0; t < FZ_MAXTAB; t++) fz_close_slot(S, t);
-        S->parts_closed = 1;   /* mguard_ctx_destroy destroys them */
-        S->scope = NULL;
-        S->mscope = NULL;
-        memset((void *)S->led, 0, sizeof S->led);
-        memset((void *)S->mled, 0, sizeof S->mled);
-        fz_event_add(side, FZ_EV_OP, -1, 0, 0, 0, 0);
-        if (side == FZ_MG) mguard_ctx_destroy(S->ctx); else model_destroy(S->mctx);
-        S->ctx = NULL;
-        S->mctx = NULL;
-    }
+    for (side = 0; side < 2; side++) fz_ctx_close(side);
     fz.in_destroy = 0;
     fz_compare_events("callbacks during context destroy");
-    for (side = 0; side < 2; side++)
-        for (id = 0; id < fz.s[side].capv; id++)
-            if (fz.s[side].vstate[id] == 1) fz_fail("%s: value %lu never destroyed", side ? "model" : "mguard", (unsigned long)id);
-    if (fz.alloc.live_blocks != 0) fz_fail("mguard leaked %ld blocks", fz.alloc.live_blocks);
 }
 
 /* Run data on mguard and the model; abort with a report on the first
    difference. Returns normally when they agree all the way. */
 MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_result *res)
 {
-    mguard_ctx_desc d;
     int i, k, n = 0, side;
     memset(&fz.o, 0, sizeof fz.o);
     if (opts) fz.o = *opts;
@@ -1175,8 +1685,8 @@ MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_
     if (fz.o.depth <= 0) fz.o.depth = 6;
     if (fz.o.budget <= 0) fz.o.budget = 48;
     for (k = 0; k < FZ_NKINDS; k++)
-        for (i = 0; i < fz_weights[k] && n < 64; i++) fz.kind_map[n++] = (unsigned char)k;
-    while (n < 64) fz.kind_map[n++] = FZ_SET;
+        for (i = 0; i < fz_weights[k] && n < FZ_MAPSIZE; i++) fz.kind_map[n++] = (unsigned char)k;
+    while (n < FZ_MAPSIZE) fz.kind_map[n++] = FZ_SET;
     fz.data = data;
     fz.size = size;
     fz.pos = 0;
@@ -1191,17 +1701,12 @@ MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_
     fz_init_side(FZ_MG);
     fz_init_side(FZ_MODEL);
 
-    memset(&d, 0, sizeof d);
-    d.allocator.realloc_fn = fz_realloc;
-    d.allocator.free_fn = fz_free;
-    d.allocator.user = &fz.alloc;
-    d.quiet = true;
-    fz.s[FZ_MG].ctx = mguard_ctx_create(&d);
-    if (!fz.s[FZ_MG].ctx) {
+    fz.s[FZ_MG].ctx = NULL;
+    if (!fz_ctx_open(FZ_MG, fz.o.thread_safe)) {
         if (!fz.o.fail_at) fz_fail("mguard_ctx_create failed");
         fz.res.no_ctx = 1;
     } else {
-        fz.s[FZ_MODEL].mctx = model_create();
+        fz_ctx_open(FZ_MODEL, fz.o.thread_safe);
         while (!fz.eof && fz.res.ops < fz.o.max_ops) {
             fz_op op = fz_decode(1);
             fz.cur = op;
@@ -1225,7 +1730,8 @@ MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_
 /* The byte format shared by the fuzzer, the corpus and the seeded test: a
    2-byte header, then operations. Header byte 0: bits 0-2 pool size - 2,
    bits 3-5 table slots - 1, bit 6 fault mode (mguard's allocation number
-   1 + byte 1 + 256 * bit 7 fails). */
+   1 + byte 1 + 256 * bit 7 fails). Without fault mode, bit 0 of byte 1
+   makes the context thread-safe. */
 MODEL_DEF void fz_run_input(const uint8_t *data, size_t size, const char *label, fz_result *res)
 {
     fz_opts o;
@@ -1234,6 +1740,7 @@ MODEL_DEF void fz_run_input(const uint8_t *data, size_t size, const char *label,
     o.nobj = 2 + (h0 & 7);
     o.ntab = 1 + ((h0 >> 3) & 7);
     if (h0 & 0x40) o.fail_at = 1 + h1 + ((h0 & 0x80) ? 256 : 0);
+    else o.thread_safe = h1 & 1;
     o.label = label;
     o.verbose = getenv("FZ_VERBOSE") != NULL;
     fz_run(size > 2 ? data + 2 : data + size, size > 2 ? size - 2 : 0, &o, res);
