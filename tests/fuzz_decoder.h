@@ -36,6 +36,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,6 +76,9 @@ typedef struct fz_result {
     long events;       /* callbacks and results compared */
     long checks;       /* mguard_ctx_check calls, all passed */
     int no_ctx;        /* the context could not be created */
+    long aux_ops;      /* operations on the auxiliary context */
+    long aux_calls;    /* its hooks and callbacks called */
+    long aux_retains;  /* ... of which retain hooks */
 } fz_result;
 
 /* ---- operations -------------------------------------------------------- */
@@ -799,11 +803,11 @@ static void fz_sink_write(const char *data, size_t len, void *user)
     k->buf[k->n] = '\0';
 }
 
-static void fz_check_report(mguard_scope *s, int format, size_t cut)
+static void fz_check_report(mguard_scope *s, int format, size_t cut, const fz_alloc_state *alloc)
 {
     fz_sink w;
     char *full, small[64];
-    long f0 = fz.alloc.failures;
+    long f0 = alloc->failures;
     size_t n = mguard_scope_report(s, (mguard_scope_format)format, NULL, 0), n2, nw;
     memset(&w, 0, sizeof w);
     full = (char *)malloc(n + 1);
@@ -813,7 +817,7 @@ static void fz_check_report(mguard_scope *s, int format, size_t cut)
     if (cut > sizeof small) cut = sizeof small;
     mguard_scope_report(s, (mguard_scope_format)format, small, cut);
     if (mguard_scope_report_write(s, (mguard_scope_format)format, NULL, NULL) != 0) fz_fail("report_write without a callback wrote");
-    if (fz.alloc.failures == f0) {
+    if (alloc->failures == f0) {
         if (format > MGUARD_SCOPE_TRACE_JSON && (n || n2 || nw)) fz_fail("report: format %d gave %lu bytes", format, (unsigned long)n);
         if (n2 != n || strlen(full) != n) fz_fail("report: %lu bytes, then %lu (%lu written)", (unsigned long)n, (unsigned long)n2, (unsigned long)strlen(full));
         if (nw != n || (n && (!w.buf || memcmp(w.buf, full, n) != 0))) fz_fail("report_write differs from report (%lu, %lu bytes)", (unsigned long)nw, (unsigned long)n);
@@ -871,7 +875,7 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
         fq = fz_fault_pre(side);
         if (mg) {
             long f0 = fz.alloc.failures;
-            fz_check_report(S->scope, op->b % 4, op->c % 70);
+            fz_check_report(S->scope, op->b % 4, op->c % 70, &fz.alloc);
             if (op->c & 0x80) r[0] = mguard_scope_clear_trace(S->scope);
             if (op->c & 0x40) r[1] = mguard_scope_clear_warnings(S->scope);
             fz_fault_post(side, fq, fz.alloc.failures != f0);
@@ -980,7 +984,598 @@ static int fz_exec_misc(int side, const fz_op *op, long *r)
     return 1;
 }
 
-static void fz_exec_aux(const fz_op *op) { (void)op; }
+/* ---- the auxiliary context: hooks and callbacks that re-enter -----------
+   mguard only, no model: what it does can't be predicted exactly, so
+   every operation is followed by a check of what must hold. A context of
+   its own (created by the first AUX operation; AUX_CTX destroys it,
+   creates it again, thread-safe or not, so its address and its objects'
+   come back, and can make one of its allocations fail), a pool of
+   FZ_XOBJ objects of its own, its own allocator (no leak at its destroy):
+   - ledgers (slot 0 created with every value hook, slots 1-2 its clones)
+     whose retain, release, equal, refs and format hooks and whose apply
+     callback re-enter the library: the release hook destroys an object
+     whose last reference went (reference counting), the equal, refs and
+     format hooks change a ledger or destroy an object meanwhile; records,
+     hooks, diff, prune, apply, restore, clear, destroy;
+   - a scope tracker with type_name, child, clock and report-writer
+     callbacks that re-enter (queries, counters, naming, the tracker's
+     own destroy), a trace, small limits.
+   Checked after every operation: mguard_ctx_check and mguard_ledger_check;
+   each ledger's counts against its iterators, records and hooks (ids
+   distinct), is_empty; per object, retains minus releases equal to the
+   number of ledgers that refer to it (exact balance: every retain matched
+   by exactly one release, none for an object being or already destroyed,
+   all zero once the context is gone); a write handed to apply never
+   belongs to an object destroyed earlier in that apply; reports as in
+   fz_check_report, the trace strict JSON; the root's counters equal to
+   the sum of the amounts accepted, in order. */
+
+#define FZ_XOBJ 12
+#define FZ_XLED 3
+static char fz_xpool[FZ_XOBJ][16];
+
+static struct fz_aux {
+    mguard_ctx *ctx;
+    fz_alloc_state alloc;
+    mguard_ledger *led[FZ_XLED];
+    int mode;                  /* the ledgers' hook behaviour, FZ_XM_* bits */
+    long held[FZ_XOBJ];        /* retains minus releases */
+    int dying[FZ_XOBJ];        /* its mguard_on_destroy is running */
+    int dead[FZ_XOBJ];         /* destroyed, not handed to mguard since */
+    int in_hook;               /* a hook is re-entering: no further re-entry */
+    int closing;               /* the context is being destroyed: no re-entry */
+    int applying;
+    mguard_scope *scope;
+    int smode;                 /* the scope's callback behaviour, FZ_XS_* bits */
+    const char *root;
+    double root_total[2];      /* "flops", "mem" of the root: accepted adds */
+    uint8_t clock_next;
+    long calls, retains;       /* hooks and callbacks called (figures) */
+} fz_x;
+
+enum {
+    FZ_XM_RETAIN_REENTER = 1, FZ_XM_REFCOUNT = 2, FZ_XM_EQUAL_CHANGES = 4, FZ_XM_REFS_CHAIN = 8,
+    FZ_XM_REFS_CHANGES = 16, FZ_XM_FORMAT_DESTROYS = 32, FZ_XM_APPLY_DESTROYS = 64, FZ_XM_APPLY_DELETES = 128
+};
+enum { FZ_XS_TYPE_QUERIES = 1, FZ_XS_TYPE_DESTROYS_OTHER = 2, FZ_XS_CHILD_CYCLES = 4, FZ_XS_CHILD_NAMES = 8,
+       FZ_XS_CLOCK_QUERIES = 16, FZ_XS_WRITE_ADDS = 32, FZ_XS_WRITE_DESTROYS = 64 };
+
+static const void *fz_xobj(uint8_t x)
+{
+    return x % (FZ_XOBJ + 1) == FZ_XOBJ ? NULL : fz_xpool[x % (FZ_XOBJ + 1)];
+}
+
+/* Pool index of p; -1 for NULL; anything else is a failure. */
+static int fz_xix(const void *p, const char *who)
+{
+    uintptr_t base = (uintptr_t)(const void *)fz_xpool, u = (uintptr_t)p;
+    if (!p) return -1;
+    if (u >= base && u < base + sizeof fz_xpool && (u - base) % sizeof fz_xpool[0] == 0) return (int)((u - base) / sizeof fz_xpool[0]);
+    fz_fail("aux: %s got %p, not an object of the pool", who, p);
+}
+
+/* p is handed to mguard: a new life if it was destroyed. */
+static const void *fz_xuse(const void *p)
+{
+    int i = fz_xix(p, "use");
+    if (i >= 0) fz_x.dead[i] = 0;
+    return p;
+}
+
+/* mguard_on_destroy(p): every ledger drops p without releasing it. */
+static void fz_xdestroy(const void *p)
+{
+    int i = fz_xix(p, "destroy");
+    if (i < 0) return;
+    fz_x.dying[i]++;
+    mguard_on_destroy(fz_x.ctx, p);
+    fz_x.dying[i]--;
+    if (!fz_x.dying[i]) {
+        fz_x.held[i] = 0;
+        fz_x.dead[i] = 1;
+    }
+}
+
+/* ---- the ledgers' hooks ---- */
+
+static void fz_xretain(void *p, void *user)
+{
+    int i = fz_xix(p, "retain");
+    (void)user;
+    fz_x.calls++;
+    fz_x.retains++;
+    if (i < 0) fz_fail("aux: retain(NULL)");
+    if (fz_x.dying[i] || fz_x.dead[i]) fz_fail("aux: retain of object %d, %s", i, fz_x.dying[i] ? "being destroyed" : "destroyed");
+    fz_x.held[i]++;
+    if ((fz_x.mode & FZ_XM_RETAIN_REENTER) && !fz_x.in_hook && !fz_x.closing) {
+        fz_x.in_hook++;
+        (void)mguard_is_known(fz_x.ctx, p);
+        (void)mguard_intern(fz_x.ctx, "retained");
+        (void)mguard_ctx_object_count(fz_x.ctx);
+        fz_x.in_hook--;
+    }
+}
+
+static void fz_xrelease(void *p, void *user)
+{
+    int i = fz_xix(p, "release");
+    (void)user;
+    fz_x.calls++;
+    if (i < 0) fz_fail("aux: release(NULL)");
+    if (fz_x.dying[i]) fz_fail("aux: release of object %d while it is being destroyed", i);
+    if (fz_x.dead[i]) fz_fail("aux: release of object %d after its destroy", i);
+    if (fz_x.held[i] <= 0) fz_fail("aux: release of object %d without a retain", i);
+    fz_x.held[i]--;
+    /* reference counting: the last reference gone, the object dies */
+    if (fz_x.held[i] == 0 && (fz_x.mode & FZ_XM_REFCOUNT) && !fz_x.in_hook && !fz_x.closing) {
+        fz_x.in_hook++;
+        fz_xdestroy(p);
+        fz_x.in_hook--;
+    }
+}
+
+static bool fz_xequal(const void *a, const void *b, void *user)
+{
+    int i = fz_xix(a, "equal"), j = fz_xix(b, "equal");
+    (void)user;
+    fz_x.calls++;
+    if (i < 0 || j < 0 || a == b) fz_fail("aux: equal(%d, %d)", i, j);
+    if ((fz_x.mode & FZ_XM_EQUAL_CHANGES) && !fz_x.in_hook && fz_x.led[0]) {
+        fz_x.in_hook++;
+        mguard_ledger_record(fz_x.led[0], "equal", NULL);
+        fz_x.in_hook--;
+    }
+    return i % 3 == j % 3;
+}
+
+static void fz_xrefs(const void *value, mguard_ledger_visit_fn visit, void *vctx, void *user)
+{
+    int i = fz_xix(value, "refs");
+    (void)user;
+    fz_x.calls++;
+    if (i < 0) return;
+    visit(value, vctx);
+    if (fz_x.mode & FZ_XM_REFS_CHAIN) visit(fz_xpool[(i + 1) % FZ_XOBJ], vctx);
+    if ((fz_x.mode & FZ_XM_REFS_CHANGES) && !fz_x.in_hook && fz_x.led[0] && i % 4 == 0) {
+        fz_x.in_hook++;
+        mguard_ledger_track_new(fz_x.led[0], fz_xuse(fz_xpool[(i + 5) % FZ_XOBJ]), "refs");
+        fz_x.in_hook--;
+    }
+}
+
+static void fz_xformat(const void *value, char *buf, size_t size, void *user)
+{
+    int i = fz_xix(value, "format");
+    (void)user;
+    fz_x.calls++;
+    snprintf(buf, size, "x%d", i);
+    if ((fz_x.mode & FZ_XM_FORMAT_DESTROYS) && !fz_x.in_hook && i >= 0 && i % 5 == 1) {
+        fz_x.in_hook++;
+        fz_xdestroy(value);
+        fz_x.in_hook--;
+    }
+}
+
+/* apply: never a write of an object or value destroyed earlier in it */
+static void fz_xapply_cb(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    int i = fz_xix(obj, "apply"), j = fz_xix(value, "apply");
+    mguard_ledger *L = (mguard_ledger *)user;
+    fz_x.calls++;
+    if (i < 0 || !attr || (deleted && value)) fz_fail("aux: apply(%d, %s, %d, %d)", i, attr ? attr : "NULL", j, deleted);
+    if (fz_x.dead[i] || (j >= 0 && fz_x.dead[j])) fz_fail("aux: apply handed a write of destroyed object %d", fz_x.dead[i] ? i : j);
+    if (fz_x.in_hook) return;
+    fz_x.in_hook++;
+    if ((fz_x.mode & FZ_XM_APPLY_DESTROYS) && i % 3 == 0) fz_xdestroy(obj);
+    else if ((fz_x.mode & FZ_XM_APPLY_DESTROYS) && j >= 0 && j % 3 == 1) fz_xdestroy(value);
+    if (fz_x.mode & FZ_XM_APPLY_DELETES) mguard_ledger_delete_attr(L, obj, "y");
+    fz_x.in_hook--;
+}
+
+/* ---- the scope's callbacks ---- */
+
+static const char *fz_xtype(const void *comp, void *user)
+{
+    static const char *const types[4] = { "Net", "Block", NULL, "Leaf" };
+    int i = fz_xix(comp, "type_name");
+    (void)user;
+    fz_x.calls++;
+    if (i < 0) fz_fail("aux: type_name(NULL)");
+    if (!fz_x.in_hook && (fz_x.smode & (FZ_XS_TYPE_QUERIES | FZ_XS_TYPE_DESTROYS_OTHER))) {
+        fz_x.in_hook++;
+        (void)mguard_scope_known_name(fz_x.scope, comp);
+        (void)mguard_scope_depth(fz_x.scope);
+        /* never comp itself: defect 6 of issue 11, fixed on main */
+        if (fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) fz_xdestroy(fz_xpool[(i + 7) % FZ_XOBJ]);
+        fz_x.in_hook--;
+    }
+    return types[i % 4];
+}
+
+static bool fz_xchild(const void *comp, size_t index, const char **name, const void **child, void *user)
+{
+    static const char *const names[3] = { "0", "enc", "a.b" };
+    int i = fz_xix(comp, "child"), c;
+    (void)user;
+    fz_x.calls++;
+    if (index >= 2) return false;
+    c = index == 0 ? i + 1 : i + 3;
+    if (c >= FZ_XOBJ && !(fz_x.smode & FZ_XS_CHILD_CYCLES)) return false;
+    *name = names[(i + (int)index) % 3];
+    *child = fz_xpool[c % FZ_XOBJ];
+    if ((fz_x.smode & FZ_XS_CHILD_NAMES) && !fz_x.in_hook) {
+        fz_x.in_hook++;
+        (void)mguard_scope_name(fz_x.scope, fz_xpool[(i + 2) % FZ_XOBJ]);
+        fz_x.in_hook--;
+    }
+    return true;
+}
+
+/* Clock values from the extreme numbers, below 1e56 in magnitude: the
+   trace of larger finite ones over-reads a buffer (defect 2 of issue 11,
+   fixed on main). */
+static double fz_xclock(void *user)
+{
+    double t = fz_num(fz_x.clock_next++);
+    (void)user;
+    fz_x.calls++;
+    if (t >= 1e56 && t - t == 0.0) t = 1e55;
+    if (t <= -1e56 && t - t == 0.0) t = -1e55;
+    if ((fz_x.smode & FZ_XS_CLOCK_QUERIES) && !fz_x.in_hook) {
+        fz_x.in_hook++;
+        (void)mguard_scope_depth(fz_x.scope);
+        (void)mguard_scope_current(fz_x.scope);
+        fz_x.in_hook--;
+    }
+    return t;
+}
+
+static void fz_xwrite(const char *data, size_t len, void *user)
+{
+    (void)data;
+    (void)len;
+    (void)user;
+    fz_x.calls++;
+    if (fz_x.in_hook || !fz_x.scope) return;
+    fz_x.in_hook++;
+    if (fz_x.smode & FZ_XS_WRITE_ADDS) mguard_scope_add(fz_x.scope, "mem", 0.0);
+    if (fz_x.smode & FZ_XS_WRITE_DESTROYS) {
+        mguard_scope_destroy(fz_x.scope);   /* deferred until the report ends */
+        fz_x.scope = NULL;
+    }
+    fz_x.in_hook--;
+}
+
+/* ---- the context ---- */
+
+static void fz_xopen(int thread_safe)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    d.allocator.realloc_fn = fz_realloc;
+    d.allocator.free_fn = fz_free;
+    d.allocator.user = &fz_x.alloc;
+    d.quiet = true;
+    d.thread_safe = thread_safe != 0;
+    fz_x.ctx = mguard_ctx_create(&d);
+    if (!fz_x.ctx) fz_fail("aux: mguard_ctx_create failed");
+    if (mguard_ctx_is_thread_safe(fz_x.ctx) != (thread_safe != 0)) fz_fail("aux: is_thread_safe");
+}
+
+static void fz_xclose(void)
+{
+    int i;
+    if (!fz_x.ctx) return;
+    fz_x.closing = 1;
+    mguard_ctx_destroy(fz_x.ctx);
+    fz_x.closing = 0;
+    fz_x.ctx = NULL;
+    fz_x.scope = NULL;
+    memset((void *)fz_x.led, 0, sizeof fz_x.led);
+    for (i = 0; i < FZ_XOBJ; i++)
+        if (fz_x.held[i]) fz_fail("aux: object %d retained %ld more times than released after its context's destroy", i, fz_x.held[i]);
+    if (fz_x.alloc.live_blocks) fz_fail("aux: %ld blocks leaked", fz_x.alloc.live_blocks);
+    fz_x.alloc.fail_at = 0;
+}
+
+/* ---- checks ---- */
+
+/* Does L refer to p (tracked, a write's value, a record's payload, a
+   hook's object or function)? Walks the iterators, records and hooks. */
+static int fz_xrefers(const mguard_ledger *L, const void *p)
+{
+    mguard_ledger_iter it = mguard_ledger_objects(L, false);
+    mguard_ledger_hook h;
+    size_t i;
+    void *payload;
+    while (mguard_ledger_next_object(&it)) {
+        mguard_ledger_iter w = mguard_ledger_writes(L, it.obj);
+        if (it.obj == p) return 1;
+        while (mguard_ledger_next_write(&w))
+            if (w.value == p) return 1;
+    }
+    for (i = 0; mguard_ledger_record_at(L, i, NULL, &payload) == MGUARD_OK; i++)
+        if (payload == p) return 1;
+    for (i = 0; mguard_ledger_hook_at(L, i, &h) == MGUARD_OK; i++)
+        if (h.obj == p || h.fn == p) return 1;
+    return 0;
+}
+
+static void fz_xcheck_ledger(const mguard_ledger *L)
+{
+    mguard_ledger_iter it = mguard_ledger_objects(L, false);
+    size_t n = 0, nmod = 0, nw = 0, i;
+    mguard_ledger_hook h;
+    int ids[64];
+    if (mguard_ledger_check(L) != MGUARD_OK) fz_fail("aux: mguard_ledger_check failed");
+    while (mguard_ledger_next_object(&it)) {
+        mguard_ledger_iter w = mguard_ledger_writes(L, it.obj);
+        mguard_ledger_entry e;
+        int oi = fz_xix(it.obj, "ledger objects");
+        n++;
+        nmod += it.modified;
+        if (oi < 0 || fz_x.dead[oi]) fz_fail("aux: ledger holds destroyed object %d", oi);
+        if (mguard_ledger_get(L, it.obj, &e) != MGUARD_OK || e.kind != it.kind || e.modified != it.modified)
+            fz_fail("aux: ledger_get disagrees with the iterator");
+        while (mguard_ledger_next_write(&w)) {
+            int vi = fz_xix(w.value, "ledger writes");
+            nw++;
+            if (vi >= 0 && fz_x.dead[vi]) fz_fail("aux: a write's value is destroyed object %d", vi);
+        }
+    }
+    if (n != mguard_ledger_count(L) || nmod != mguard_ledger_modified_count(L) || nw != mguard_ledger_write_count(L))
+        fz_fail("aux: counts %lu/%lu/%lu, iterated %lu/%lu/%lu", (unsigned long)mguard_ledger_count(L),
+                (unsigned long)mguard_ledger_modified_count(L), (unsigned long)mguard_ledger_write_count(L),
+                (unsigned long)n, (unsigned long)nmod, (unsigned long)nw);
+    for (i = 0; mguard_ledger_record_at(L, i, NULL, NULL) == MGUARD_OK; i++) {}
+    if (i != mguard_ledger_record_count(L)) fz_fail("aux: %lu records, record_at reads %lu", (unsigned long)mguard_ledger_record_count(L), (unsigned long)i);
+    for (i = 0; mguard_ledger_hook_at(L, i, &h) == MGUARD_OK; i++) {
+        size_t j;
+        if (h.id < 0 || fz_xix(h.obj, "hook_at") < 0) fz_fail("aux: hook %lu: id %d", (unsigned long)i, h.id);
+        for (j = 0; j < i && j < 64; j++)
+            if (ids[j] == h.id) fz_fail("aux: hook id %d twice", h.id);
+        if (i < 64) ids[i] = h.id;
+    }
+    if (i != mguard_ledger_hook_count(L)) fz_fail("aux: %lu hooks, hook_at reads %lu", (unsigned long)mguard_ledger_hook_count(L), (unsigned long)i);
+    if (mguard_ledger_is_empty(L) != (nmod == 0 && mguard_ledger_record_count(L) == 0 && i == 0)) fz_fail("aux: is_empty");
+    if (mguard_ledger_storage_bytes(L) == 0) fz_fail("aux: storage_bytes 0");
+}
+
+static void fz_xcheck(void)
+{
+    int i, l;
+    char path[512];
+    if (!fz_x.ctx) return;
+    if (mguard_ctx_check(fz_x.ctx) != MGUARD_OK) fz_fail("aux: mguard_ctx_check failed");
+    for (l = 0; l < FZ_XLED; l++)
+        if (fz_x.led[l]) fz_xcheck_ledger(fz_x.led[l]);
+    for (i = 0; i < FZ_XOBJ; i++) {
+        long refs = 0;
+        for (l = 0; l < FZ_XLED; l++) refs += fz_x.led[l] && fz_xrefers(fz_x.led[l], fz_xpool[i]);
+        if (refs != fz_x.held[i]) fz_fail("aux: object %d: %ld retains not released, %ld ledgers refer to it", i, fz_x.held[i], refs);
+    }
+    if (fz_x.scope) {
+        const char *par[8], *p;
+        size_t n = mguard_scope_path(fz_x.scope, path, sizeof path), depth = 0, np = mguard_scope_parents(fz_x.scope, par, 8);
+        for (p = path; (p = strstr(p, " > ")) != NULL; p += 3) depth++;
+        if (n < sizeof path && depth != mguard_scope_depth(fz_x.scope)) fz_fail("aux: path %s at depth %lu", path, (unsigned long)mguard_scope_depth(fz_x.scope));
+        if (np < 1 || strcmp(par[0], fz_x.root) != 0 || !mguard_scope_is_active(fz_x.scope, fz_x.root)) fz_fail("aux: the root is not active");
+        if (!mguard_scope_current(fz_x.scope) || !mguard_scope_is_active(fz_x.scope, mguard_scope_current(fz_x.scope))) fz_fail("aux: current is not active");
+        for (i = 0; i < 2; i++)
+            if (fz_dbits(mguard_scope_counter(fz_x.scope, fz_x.root, fz_counters[i])) != fz_dbits(fz_x.root_total[i]))
+                fz_fail("aux: root counter %s is %g, the accepted adds sum to %g", fz_counters[i],
+                        mguard_scope_counter(fz_x.scope, fz_x.root, fz_counters[i]), fz_x.root_total[i]);
+    }
+}
+
+/* ---- the operations ---- */
+
+static const char *const fz_xnames[6] = { "Net", "Net.enc", "a", "", "x.0", NULL };
+
+/* The i-th object ledger l tracks, else p. */
+static const void *fz_xtracked(const mguard_ledger *L, uint8_t sel, const void *p)
+{
+    mguard_ledger_iter it;
+    size_t n = mguard_ledger_count(L), i;
+    if (!n || !(sel & 0x80)) return p;
+    i = sel % n;
+    it = mguard_ledger_objects(L, false);
+    while (mguard_ledger_next_object(&it))
+        if (i-- == 0) return it.obj;
+    return p;
+}
+
+static void fz_xledger(const fz_op *op)
+{
+    int sub = op->a % 16, l = (op->b >> 5) % 4 % FZ_XLED, m = (op->b >> 3) % FZ_XLED, id;
+    mguard_ledger *L;
+    const void *o, *v;
+    const char *attr = fz_attrs[op->c % 4];
+    if (sub == 0 || !fz_x.led[0]) {
+        mguard_ledger_desc d;
+        if (fz_x.led[0]) return;
+        memset(&d, 0, sizeof d);
+        d.retain = fz_xretain;
+        d.release = fz_xrelease;
+        d.equal = (op->c & 1) ? fz_xequal : NULL;
+        d.refs = (op->c & 2) ? fz_xrefs : NULL;
+        d.format = (op->c & 4) ? fz_xformat : NULL;
+        d.user = &fz_x;
+        fz_x.mode = op->b;
+        fz_x.led[0] = mguard_ledger_create(fz_x.ctx, &d);
+        if (!fz_x.led[0] && !fz_x.alloc.fail_at) fz_fail("aux: ledger_create failed");
+        return;
+    }
+    L = fz_x.led[l];
+    if (!L) return;
+    o = fz_xtracked(L, op->c, fz_xobj(op->b));
+    v = fz_xobj((uint8_t)(op->c >> 2));
+    switch (sub) {
+    case 1:
+        fz_xuse(o);
+        if (op->c % 3 == 0) mguard_ledger_track_existing(L, o, fz_xnames[op->c % 6]);
+        else if (op->c % 3 == 1) mguard_ledger_track_new(L, o, fz_xnames[op->c % 6]);
+        else mguard_ledger_track_mutable(L, o, fz_xnames[op->c % 6]);
+        break;
+    case 2: mguard_ledger_store_attr(L, o, attr, (void *)fz_xuse(v)); break;
+    case 3: mguard_ledger_delete_attr(L, o, attr); break;
+    case 4: mguard_ledger_record(L, fz_xnames[op->c % 6], (void *)fz_xuse(v)); break;
+    case 5:
+        if (mguard_ledger_register_hook(L, fz_xuse(o), fz_xnames[op->c % 6], (void *)fz_xuse(v), &id) == MGUARD_OK) {
+            mguard_ledger_hook h;
+            size_t i;
+            for (i = 0; mguard_ledger_hook_at(L, i, &h) == MGUARD_OK && h.id != id; i++) {}
+            if (i == mguard_ledger_hook_count(L) || h.obj != o || h.fn != v) fz_fail("aux: hook %d not found after its registration", id);
+        }
+        break;
+    case 6: mguard_ledger_remove_hook(L, (int)(op->c % 6) - 1); break;
+    case 7:
+        if (m == 0 || m == l) break;
+        if (fz_x.led[m]) mguard_ledger_destroy(fz_x.led[m]);
+        fz_x.led[m] = mguard_ledger_clone(L);
+        if (fz_x.led[m] && fz_x.mode == 0 && !mguard_ledger_equal(L, fz_x.led[m])) fz_fail("aux: a clone is not equal to its ledger");
+        break;
+    case 8: if (fz_x.led[m]) mguard_ledger_restore(L, fz_x.led[m]); break;
+    case 9:
+        if (fz_x.led[m]) {
+            mguard_ledger_diff_result *d = NULL;
+            bool eq = mguard_ledger_equal(L, fz_x.led[m]);
+            mguard_status st = mguard_ledger_diff(L, fz_x.led[m], &d);
+            /* without changing hooks the diff agrees with equal */
+            if (st == MGUARD_OK && !(fz_x.mode & (FZ_XM_EQUAL_CHANGES | FZ_XM_FORMAT_DESTROYS)) && fz_x.led[l] && fz_x.led[m])
+                fz_check_diff(L, fz_x.led[m], d);
+            else if (st == MGUARD_OK && (mguard_ledger_diff_count(d) == 0) != (*mguard_ledger_diff_text(d) == '\0'))
+                fz_fail("aux: diff text and items disagree");
+            (void)eq;
+            mguard_ledger_diff_free(d);
+        }
+        break;
+    case 10: {
+        const void *roots[2];
+        roots[0] = o;
+        roots[1] = v;
+        mguard_ledger_prune(L, roots, op->c % 3);
+        break;
+    }
+    case 11:
+        fz_x.applying++;
+        mguard_ledger_apply(L, fz_xapply_cb, L);
+        fz_x.applying--;
+        break;
+    case 12: mguard_ledger_clear(L); break;
+    case 13:
+        mguard_ledger_destroy(L);
+        fz_x.led[l] = NULL;
+        break;
+    case 14: fz_xdestroy(o); break;
+    default: {
+        void *val = NULL;
+        mguard_ledger_entry e;
+        mguard_status st = mguard_ledger_load_attr(L, o, attr, &val), g = mguard_ledger_get(L, o, &e);
+        if ((st == MGUARD_OK || st == MGUARD_DELETED) != mguard_ledger_has_pending(L, o, attr)) fz_fail("aux: load_attr and has_pending disagree");
+        if (mguard_ledger_is_tracked(L, o) != (g == MGUARD_OK) || (g == MGUARD_OK && mguard_ledger_is_modified(L, o) != e.modified))
+            fz_fail("aux: get, is_tracked and is_modified disagree");
+        mguard_ledger_mark_modified(L, o);
+        break;
+    }
+    }
+}
+
+static void fz_xscope(const fz_op *op)
+{
+    int sub = op->a % 14;
+    mguard_scope *s = fz_x.scope;
+    const void *o = fz_xobj(op->b);
+    if (sub == 0 || !s) {
+        mguard_scope_desc d;
+        if (s) return;
+        memset(&d, 0, sizeof d);
+        d.root_name = (op->c & 1) ? "Root" : NULL;
+        d.type_name = fz_xtype;
+        d.child = (op->c & 2) ? fz_xchild : NULL;
+        d.clock = (op->c & 4) ? fz_xclock : NULL;
+        d.trace = (op->c & 8) != 0;
+        d.max_trace_events = op->b % 8;
+        d.max_warnings = op->b % 3;
+        d.user = &fz_x;
+        fz_x.smode = op->b;
+        fz_x.root = (op->c & 1) ? "Root" : "Global";
+        fz_x.root_total[0] = fz_x.root_total[1] = 0.0;
+        fz_x.scope = mguard_scope_create(fz_x.ctx, &d);
+        if (!fz_x.scope && !fz_x.alloc.fail_at) fz_fail("aux: scope_create failed");
+        return;
+    }
+    switch (sub) {
+    case 1: {
+        /* In a cycle of children, or when a child callback names another
+           component whose subtree holds comp, a walk renames comp itself
+           (parent + "." + child, as the reference's _get_mod_name does)
+           after its name was taken: the answer is then the old name. */
+        const char *name = mguard_scope_name(s, fz_xuse(o));
+        if (name && (!*name || (mguard_scope_known_name(s, o) != name && !(fz_x.smode & (FZ_XS_CHILD_CYCLES | FZ_XS_CHILD_NAMES)))))
+            fz_fail("aux: scope_name of object %d is \"%s\", known_name \"%s\"", fz_xix(o, "name"), name, mguard_scope_known_name(s, o) ? mguard_scope_known_name(s, o) : "(null)");
+        break;
+    }
+    case 2: mguard_scope_set_name(s, fz_xuse(o), fz_xnames[op->c % 6]); break;
+    case 3: {
+        size_t depth = mguard_scope_depth(s);
+        mguard_status st = mguard_scope_enter(s, fz_xuse(o));
+        /* (unless type_name destroyed a component with open frames) */
+        if (st == MGUARD_OK && !(fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) && mguard_scope_depth(s) != depth + 1)
+            fz_fail("aux: enter did not push a frame");
+        break;
+    }
+    case 4: mguard_scope_exit(s, o); break;
+    case 5: {
+        int c = op->c & 1;
+        double amount = fz_num((uint8_t)(op->c >> 1));
+        if (mguard_scope_add(s, fz_counters[c], amount) == MGUARD_OK) fz_x.root_total[c] += amount;
+        break;
+    }
+    case 6: {
+        static const size_t cuts[4] = { 0, 1, 7, 40 };
+        fz_check_report(s, op->c % 4, cuts[(op->c >> 2) % 4], &fz_x.alloc);
+        break;
+    }
+    case 7:
+        if (op->c & 1) mguard_scope_report_write(s, (mguard_scope_format)(op->c % 3), fz_xwrite, NULL);
+        else mguard_scope_report(s, (mguard_scope_format)(op->c % 3), NULL, 0);
+        break;
+    case 8: mguard_scope_set_backward(s, op->c & 1); if (mguard_scope_is_backward(s) != (op->c & 1)) fz_fail("aux: is_backward"); break;
+    case 9: mguard_scope_reset(s); break;
+    case 10: if (op->c & 1) mguard_scope_clear_trace(s); else mguard_scope_clear_warnings(s); break;
+    case 11:
+        mguard_scope_destroy(s);
+        fz_x.scope = NULL;
+        break;
+    case 12: fz_xdestroy(o); break;
+    default: {
+        const char *par[4];
+        (void)mguard_scope_parents(s, par, op->c % 5);
+        (void)mguard_scope_is_active(s, fz_xnames[op->c % 6]);
+        (void)mguard_scope_counter(s, fz_xnames[op->c % 6], fz_counters[op->c % 4]);
+        break;
+    }
+    }
+}
+
+/* One AUX operation (mguard side only). */
+static void fz_exec_aux(const fz_op *op)
+{
+    if (op->kind == FZ_X_CTX) {
+        int what = op->a % 4;
+        if (what <= 1) fz_xclose();
+        if (what == 1) fz_xopen(op->b & 1);
+        if (what == 2 && fz_x.ctx) fz_x.alloc.fail_at = fz_x.alloc.calls + 1 + op->b % 32;
+        if (what == 3) fz_x.alloc.fail_at = 0;
+        fz_xcheck();
+        return;
+    }
+    if (!fz_x.ctx) fz_xopen(op->b & 1);
+    fz.res.aux_ops++;
+    if (op->kind == FZ_X_LEDGER) fz_xledger(op); else fz_xscope(op);
+    fz_xcheck();
+}
 static void fz_ctx_cycle(int side, int thread_safe);
 
 /* ---- one operation on one side ----------------------------------------- */
@@ -1667,6 +2262,7 @@ static void fz_end_run(void)
     fz.cur.kind = FZ_NOP;
     fz_begin_op();
     fz.in_destroy = 1;
+    fz_xclose();
     for (side = 0; side < 2; side++) fz_ctx_close(side);
     fz.in_destroy = 0;
     fz_compare_events("callbacks during context destroy");
@@ -1698,6 +2294,7 @@ MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_
     memset(&fz.alloc, 0, sizeof fz.alloc);
     memset((void *)fz.interned, 0, sizeof fz.interned);
     fz.alloc.fail_at = fz.o.fail_at;
+    memset(&fz_x, 0, sizeof fz_x);
     fz_init_side(FZ_MG);
     fz_init_side(FZ_MODEL);
 
@@ -1720,6 +2317,8 @@ MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_
         }
         fz_end_run();
     }
+    fz.res.aux_calls = fz_x.calls;
+    fz.res.aux_retains = fz_x.retains;
     fz.res.allocs = fz.alloc.calls;
     fz.res.failures = fz.alloc.failures;
     if (fz.alloc.live_blocks != 0) fz_fail("mguard leaked %ld blocks", fz.alloc.live_blocks);
