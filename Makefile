@@ -213,7 +213,7 @@ uninstall:
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_DEPS    := tests/fuzz_decoder.h tests/model.h $(HDR)
+FUZZ_DEPS    := tests/fuzz_decoder.h tests/model.h tests/json_check.h $(HDR)
 
 $(BUILD)/fuzz/fuzz_mguard: tests/fuzz_mguard.c $(FUZZ_DEPS) | $(DEPS_STAMP)
 	@sh tests/have_fuzzer.sh || sh tests/deps.sh clang libclang-rt-14-dev
@@ -222,9 +222,13 @@ $(BUILD)/fuzz/fuzz_mguard: tests/fuzz_mguard.c $(FUZZ_DEPS) | $(DEPS_STAMP)
 
 # New inputs go to $(BUILD)/fuzz/corpus; tests/corpus (the seeds and the
 # regression inputs) is read only. A finding is written to $(BUILD)/fuzz/.
+# tests/fuzz.dict: operations that open a surface and extreme arguments;
+# FUZZ_MAX_LEN bytes per input (a header and up to ~400 operations).
+FUZZ_MAX_LEN ?= 2048
 fuzz: $(BUILD)/fuzz/fuzz_mguard
 	@mkdir -p $(BUILD)/fuzz/corpus
 	./$(BUILD)/fuzz/fuzz_mguard -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -dict=tests/fuzz.dict -max_len=$(FUZZ_MAX_LEN) \
 	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus tests/corpus
 
 $(BUILD)/stress: tests/stress.c $(HDR) | $(DEPS_STAMP)

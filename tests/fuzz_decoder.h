@@ -749,21 +749,21 @@ static int fz_exec_dyn(int side, const fz_op *op, long *r)
         if (mg) {
             mguard_dyn_iter it = mguard_dyn_iterate(S->dyn);
             while (mguard_dyn_next(&it)) {
-                long bits = 0;
+                uint64_t bits = 0;
                 size_t i;
                 for (i = 0; i < it.rank; i++) bits = bits * 3 + it.is_dynamic[i] + 1;
                 fz_event_add(side, FZ_EV_SNAP, 800, n++, fz_hash(it.group), fz_hash(it.path), (long)it.rank * 2 + it.is_tensor);
-                fz_event_add(side, FZ_EV_SNAP, 801, bits, 0, 0, 0);
+                fz_event_add(side, FZ_EV_SNAP, 801, (long)(bits >> 2), 0, 0, 0);
             }
             r[0] = (long)mguard_dyn_count(S->dyn);
         } else {
             const model_dpath *p;
             while ((p = model_dyn_at(S->mdyn, (size_t)n)) != NULL) {
-                long bits = 0;
+                uint64_t bits = 0;
                 size_t i;
                 for (i = 0; i < p->rank; i++) bits = bits * 3 + p->dyn[i] + 1;
                 fz_event_add(side, FZ_EV_SNAP, 800, n++, fz_hash(p->group), fz_hash(p->path), (long)p->rank * 2 + p->is_tensor);
-                fz_event_add(side, FZ_EV_SNAP, 801, bits, 0, 0, 0);
+                fz_event_add(side, FZ_EV_SNAP, 801, (long)(bits >> 2), 0, 0, 0);
             }
             r[0] = (long)model_dyn_count(S->mdyn);
         }
@@ -2262,8 +2262,8 @@ static void fz_end_run(void)
     fz.cur.kind = FZ_NOP;
     fz_begin_op();
     fz.in_destroy = 1;
-    fz_xclose();
     for (side = 0; side < 2; side++) fz_ctx_close(side);
+    fz_xclose();   /* after: the destroy's callbacks may use it */
     fz.in_destroy = 0;
     fz_compare_events("callbacks during context destroy");
 }

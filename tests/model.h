@@ -127,6 +127,8 @@ struct model_ctx {
     struct model_ledger **ledgers; /* live ledgers, creation order */
     size_t nledgers;
     model_weak *lwatch;      /* the ledgers' weak table of deaths, or NULL */
+    struct model_dyn **dyns; /* live dynamism trackers (destroyed with c) */
+    size_t ndyns;
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -1343,6 +1345,7 @@ MODEL_DEF model_dyn *model_dyn_create(model_ctx *c)
     d = (model_dyn *)calloc(1, sizeof *d);
     if (!d) abort();
     d->ctx = c;
+    MODEL__PUSH(c->dyns, c->ndyns, d);
     return d;
 }
 
@@ -1350,6 +1353,8 @@ MODEL_DEF void model_dyn_destroy(model_dyn *d)
 {
     size_t i;
     if (!d) return;
+    for (i = 0; i < d->ctx->ndyns; i++)
+        if (d->ctx->dyns[i] == d) d->ctx->dyns[i] = d->ctx->dyns[--d->ctx->ndyns];
     for (i = 0; i < d->n; i++) {
         free(d->p[i].path);
         free(d->p[i].group);
@@ -1559,6 +1564,7 @@ MODEL_DEF void model_destroy(model_ctx *c)
     /* the components go first, as in mguard_ctx_destroy (their tables
        have no value destructors: nothing is called) */
     while (c->nledgers) model_ledger_destroy(c->ledgers[c->nledgers - 1]);
+    while (c->ndyns) model_dyn_destroy(c->dyns[c->ndyns - 1]);
     model_scope_destroy(c->scope);
     for (;;) {
         model_weak *newest = NULL;
@@ -1578,6 +1584,7 @@ MODEL_DEF void model_destroy(model_ctx *c)
     free(c->frames);
     free(c->dying);
     free(c->ledgers);
+    free(c->dyns);
     free(c);
 }
 
