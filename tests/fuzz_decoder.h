@@ -10,27 +10,38 @@
 
    Encoding: every operation is 5 bytes {kind, a, b, c, ref}; a missing
    byte reads as 0 and ends the run after that operation.
-     kind  picks the operation through a weight map (fz_kind_map).
+     kind  picks the operation through a weight map (byte % FZ_MAPSIZE).
      a,b,c arguments: an object is a pool address (byte % nobj), the
            callback's own object or guard (two extra values), or NULL (0xff);
            a table is a slot (byte % ntab) or the callback's own table.
-     ref   the action attached to what SET stores or WATCH registers: with
-           bit 7 set a new action follows inline (5 more bytes), else it
-           names an existing action (ref % (nactions + 1); 0 is none).
+     ref   the action attached to what SET stores, WATCH registers or a
+           ledger APPLY calls back with: with bit 7 set a new action
+           follows inline (5 more bytes), else it names an existing action
+           (ref % (nactions + 1); 0 is none).
    An action is an operation run by a callback: a value destructor runs
-   the action stored in the value, an invalidated watcher runs its own.
+   the action stored in the value, an invalidated watcher runs its own,
+   a ledger apply runs its own for each write.
    Actions of actions only name earlier actions, and every top-level
    operation has a budget of nested actions and a depth limit, so each run
    ends. Object addresses are reused after death on purpose: the pool is
    fixed, so a destroyed object's address comes back as a new object.
 
-   Besides the core, operations drive one scope tracker and three ledger
-   slots (slot 0 created on first use, slots 1-2 hold clones); see
-   docs/reliability.md for what they cover and leave out.
+   Besides the core, operations drive one scope tracker, one dynamism
+   tracker (both created on first use) and three ledger slots (slot 0
+   created on first use, slots 1-2 hold clones), replace the context by a
+   new one (thread-safe or not: CTX_CYCLE), and run an auxiliary context
+   that mguard alone runs, checked by invariants instead of the model: its
+   ledgers and scope tracker have every hook and callback, re-entering
+   (see "the auxiliary context" below). Every public function of mguard.h
+   is called here: tests/check_fuzz_coverage.sh, run by make test, fails
+   when one is not. See docs/reliability.md for what they cover and leave
+   out.
 
-   Extending it: add an operation kind to fz_kind, a weight in fz_weights,
-   its two sides in fz_exec, its state to fz_snapshot and its state in the
-   model; the driver code does not change. */
+   Extending it: add an operation kind to fz_kind, a weight in fz_weights
+   (they sum to FZ_MAPSIZE), its two sides in fz_exec, its state to
+   fz_snapshot and its state in the model (or, where the model can't
+   predict the result, mguard's side alone with checks of what must hold,
+   as the auxiliary context does); the driver code does not change. */
 #ifndef MGUARD_TESTS_FUZZ_DECODER_H
 #define MGUARD_TESTS_FUZZ_DECODER_H
 
@@ -2359,7 +2370,7 @@ MODEL_DEF void fz_put(fz_prog *p, int byte)
     p->b[p->n++] = (uint8_t)byte;
 }
 
-/* Append one operation. For SET and WATCH, ref names an existing action
+/* Append one operation. For SET, WATCH and L_APPLY, ref names an existing action
    (1-based, 0 none); FZ_INLINE | 0 means "the next emitted operation is
    the new action". Object and table arguments are plain indexes. */
 #define FZ_INLINE 0x80

@@ -3,8 +3,10 @@
 
    Same contract as mguard.h sections 1-6 (objects, weak tables with value
    destructors, weak refs, trackers and watchers, generation tags), plus a
-   scope tracker without callbacks (section 7) and ledgers with plain
-   values and no hooks (section 9), each described above its code; written
+   scope tracker without callbacks (section 7: names, frames, path, phase,
+   reset, counters), the dynamism tracker (section 8) and ledgers with
+   plain values and no hooks, records or hook registrations (section 9,
+   apply included), each described above its code; written
    to be obviously correct rather than fast: plain arrays, linear scans,
    one malloc per value, nothing shared with mguard's implementation. The
    callbacks have mguard's own types, so the same callback functions can
