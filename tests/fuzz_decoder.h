@@ -277,6 +277,19 @@ static void fz_free(void *p, void *user)
     free((fz_hdr *)p - 1);
 }
 
+/* A quiet context on the counting allocator a, thread-safe or not. */
+static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int thread_safe)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    d.allocator.realloc_fn = fz_realloc;
+    d.allocator.free_fn = fz_free;
+    d.allocator.user = a;
+    d.quiet = true;
+    d.thread_safe = thread_safe != 0;
+    return mguard_ctx_create(&d);
+}
+
 /* ---- events ------------------------------------------------------------ */
 
 static void fz_event_add(int side, int kind, long a, long b, long c, long d, long e)
@@ -470,20 +483,39 @@ static long fz_str_ix(const char *p)
     return -2;
 }
 
-/* The scope tracker exists (created now if needed, an allocating step);
-   0 with a skip event when it cannot be used. */
-static int fz_scope_ready(int side, int k)
+/* The scope tracker (dyn 0) or the dynamism tracker (dyn 1) exists,
+   created now if needed (an allocating step); 0 with a skip event when it
+   cannot be used (during a context's destroy nothing is created: defect 5
+   of issue 11, fixed on main). */
+static int fz_component_ready(int side, int k, int dyn)
 {
     fz_side *S = &fz.s[side];
+    const int mg = side == FZ_MG;
     int fq, ok;
     if (S->parts_closed) { fz_event_add(side, FZ_EV_SKIP, k, 1, 0, 0, 0); return 0; }
-    if (side == FZ_MG ? S->scope != NULL : S->mscope != NULL) return 1;
+    if (dyn ? (mg ? S->dyn != NULL : S->mdyn != NULL) : (mg ? S->scope != NULL : S->mscope != NULL)) return 1;
     fq = fz_fault_pre(side);
-    if (side == FZ_MG) { S->scope = mguard_scope_create(S->ctx, NULL); ok = S->scope != NULL; }
-    else { S->mscope = model_scope_create(S->mctx); ok = S->mscope != NULL; }
+    if (mg && dyn) ok = (S->dyn = mguard_dyn_create(S->ctx)) != NULL;
+    else if (mg) ok = (S->scope = mguard_scope_create(S->ctx, NULL)) != NULL;
+    else if (dyn) ok = (S->mdyn = model_dyn_create(S->mctx)) != NULL;
+    else ok = (S->mscope = model_scope_create(S->mctx)) != NULL;
     fz_fault_post(side, fq, !ok);
     if (!ok) fz_event_add(side, FZ_EV_SKIP, k, 3, 0, 0, 0);
     return ok;
+}
+
+static int fz_scope_ready(int side, int k) { return fz_component_ready(side, k, 0); }
+
+/* Destroy it (the next operation on it creates it again). */
+static void fz_component_destroy(int side, int dyn)
+{
+    fz_side *S = &fz.s[side];
+    if (side == FZ_MG && dyn) mguard_dyn_destroy(S->dyn);
+    else if (side == FZ_MG) mguard_scope_destroy(S->scope);
+    else if (dyn) model_dyn_destroy(S->mdyn);
+    else model_scope_destroy(S->mscope);
+    if (dyn) { S->dyn = NULL; S->mdyn = NULL; }
+    else { S->scope = NULL; S->mscope = NULL; }
 }
 
 /* Ledger slot l is open (slot 0 is created now if needed). With a pool of
@@ -685,22 +717,6 @@ static const char *fz_dyn_path(uint8_t x)
 
 /* ---- the operations of issue 11 on both sides --------------------------- */
 
-/* The dynamism tracker exists (created now if needed); 0 with a skip
-   event when it cannot be used (context destroy: issue 11, defect 5). */
-static int fz_dyn_ready(int side, int k)
-{
-    fz_side *S = &fz.s[side];
-    int fq, ok;
-    if (S->parts_closed) { fz_event_add(side, FZ_EV_SKIP, k, 1, 0, 0, 0); return 0; }
-    if (side == FZ_MG ? S->dyn != NULL : S->mdyn != NULL) return 1;
-    fq = fz_fault_pre(side);
-    if (side == FZ_MG) { S->dyn = mguard_dyn_create(S->ctx); ok = S->dyn != NULL; }
-    else { S->mdyn = model_dyn_create(S->mctx); ok = S->mdyn != NULL; }
-    fz_fault_post(side, fq, !ok);
-    if (!ok) fz_event_add(side, FZ_EV_SKIP, k, 3, 0, 0, 0);
-    return ok;
-}
-
 /* A query that may allocate (a long path) and answer "unknown" when the
    allocation fails: the model is told to fail the same way. */
 #define FZ_QUIET_ALLOC(side, expr) do { \
@@ -717,7 +733,7 @@ static int fz_exec_dyn(int side, const fz_op *op, long *r)
     const int mg = side == FZ_MG, k = op->kind;
     const char *path = fz_dyn_path(op->a);
     int fq;
-    if (!fz_dyn_ready(side, k)) return 0;
+    if (!fz_component_ready(side, k, 1)) return 0;
     if (k == FZ_D_OBSERVE || k == FZ_D_SCALAR) {
         static int64_t dims[4096];
         size_t ndim = fz_ranks[op->b % 16], i;
@@ -787,11 +803,8 @@ static int fz_exec_dyn(int side, const fz_op *op, long *r)
         if (cap && strlen(buf) != (n < cap ? n : cap - 1)) fz_fail("dyn_format: wrote %lu bytes of %lu into %lu", (unsigned long)strlen(buf), (unsigned long)n, (unsigned long)cap);
         r[0] = (long)n;
         r[1] = cap ? fz_hash(buf) : 0;
-    } else {
-        if (op->b & 1) return 1;   /* every other time: nothing */
-        if (mg) mguard_dyn_destroy(S->dyn); else model_dyn_destroy(S->mdyn);
-        S->dyn = NULL;
-        S->mdyn = NULL;
+    } else if (!(op->b & 1)) {   /* every other time: nothing */
+        fz_component_destroy(side, 1);
     }
     return 1;
 }
@@ -893,11 +906,8 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
         } else {
             fz_fault_post(side, fq, 0);
         }
-    } else {
-        if (op->b & 1) return 1;   /* every other time: nothing */
-        if (mg) mguard_scope_destroy(S->scope); else model_scope_destroy(S->mscope);
-        S->scope = NULL;
-        S->mscope = NULL;
+    } else if (!(op->b & 1)) {   /* every other time: nothing */
+        fz_component_destroy(side, 0);
     }
     return 1;
 }
@@ -1261,14 +1271,7 @@ static void fz_xwrite(const char *data, size_t len, void *user)
 
 static void fz_xopen(int thread_safe)
 {
-    mguard_ctx_desc d;
-    memset(&d, 0, sizeof d);
-    d.allocator.realloc_fn = fz_realloc;
-    d.allocator.free_fn = fz_free;
-    d.allocator.user = &fz_x.alloc;
-    d.quiet = true;
-    d.thread_safe = thread_safe != 0;
-    fz_x.ctx = mguard_ctx_create(&d);
+    fz_x.ctx = fz_new_ctx(&fz_x.alloc, thread_safe);
     if (!fz_x.ctx) fz_fail("aux: mguard_ctx_create failed");
     if (mguard_ctx_is_thread_safe(fz_x.ctx) != (thread_safe != 0)) fz_fail("aux: is_thread_safe");
 }
@@ -2210,17 +2213,10 @@ static void fz_begin_op(void)
 static int fz_ctx_open(int side, int thread_safe)
 {
     fz_side *S = &fz.s[side];
-    mguard_ctx_desc d;
     S->parts_closed = 0;
     fz.thread_safe = thread_safe;
     if (side == FZ_MODEL) { S->mctx = model_create(); return 1; }
-    memset(&d, 0, sizeof d);
-    d.allocator.realloc_fn = fz_realloc;
-    d.allocator.free_fn = fz_free;
-    d.allocator.user = &fz.alloc;
-    d.quiet = true;
-    d.thread_safe = thread_safe != 0;
-    S->ctx = mguard_ctx_create(&d);
+    S->ctx = fz_new_ctx(&fz.alloc, thread_safe);
     return S->ctx != NULL;
 }
 
