@@ -183,6 +183,7 @@ typedef struct fz_side {
                                      coming back during an apply got the dead
                                      object's writes), and don't destroy,
                                      clone over or restore a ledger */
+    int thread_safe;              /* the context is thread-safe (header, CTX_CYCLE) */
     mguard_dyn *dyn;              /* created by the first dynamism operation */
     model_dyn *mdyn;
     fz_event *ev;
@@ -216,7 +217,6 @@ static struct fz_state {
     const char *interned[8];
     fz_result res;
     int in_destroy;               /* the final context destroy is running */
-    int thread_safe;              /* the context is thread-safe (header, CTX_CYCLE) */
 } fz;
 
 static char fz_pool[FZ_MAXOBJ][16];
@@ -1000,7 +1000,7 @@ static int fz_exec_misc(int side, const fz_op *op, long *r)
     } else {
         r[0] = fz_hash(model_status_str(st));
         r[1] = fz_hash(model_kind_str(op->b % 6));
-        r[2] = fz.thread_safe * 2;
+        r[2] = S->thread_safe * 2;
     }
     return 1;
 }
@@ -2216,7 +2216,7 @@ static int fz_ctx_open(int side, int thread_safe)
 {
     fz_side *S = &fz.s[side];
     S->parts_closed = 0;
-    fz.thread_safe = thread_safe;
+    S->thread_safe = thread_safe;
     if (side == FZ_MODEL) { S->mctx = model_create(); return 1; }
     S->ctx = fz_new_ctx(&fz.alloc, thread_safe);
     return S->ctx != NULL;
