@@ -64,7 +64,9 @@
 typedef struct model_ctx model_ctx;
 typedef struct model_weak model_weak;
 
-typedef struct model_ref { const void *obj; uint64_t serial; } model_ref;
+/* A ref names its context by a process-wide id (an address can be reused
+   by the next context): a ref of another context reads NULL. */
+typedef struct model_ref { const void *obj; uint64_t serial, ctx_id; } model_ref;
 
 typedef struct model_entry { const void *key; uint64_t seq; unsigned char *value; } model_entry;
 
@@ -111,6 +113,7 @@ typedef struct model_frame {
 } model_frame;
 
 struct model_ctx {
+    uint64_t id;             /* process-wide, never reused */
     model_obj **objs;        /* known objects, any order */
     size_t nobjs;
     uint64_t next_serial;
@@ -211,8 +214,10 @@ MODEL_DEF bool model__alive(const model_ctx *c, const void *addr, uint64_t seria
 
 MODEL_DEF model_ctx *model_create(void)
 {
+    static uint64_t last_id;
     model_ctx *c = (model_ctx *)calloc(1, sizeof *c);
     if (!c) abort();
+    c->id = ++last_id;
     return c;
 }
 
@@ -519,6 +524,7 @@ MODEL_DEF model_ref model_ref_make(model_ctx *c, const void *obj)
     model_obj *o;
     r.obj = NULL;
     r.serial = 0;
+    r.ctx_id = c->id;
     if (!obj) return r;
     o = model__find(c, obj);
     if (!o) {
@@ -533,7 +539,7 @@ MODEL_DEF model_ref model_ref_make(model_ctx *c, const void *obj)
 
 MODEL_DEF void *model_ref_get(const model_ctx *c, model_ref r)
 {
-    if (!r.serial) return NULL;
+    if (!r.serial || r.ctx_id != c->id) return NULL;
     return model__alive(c, r.obj, r.serial) ? (void *)r.obj : NULL;
 }
 
@@ -1219,12 +1225,14 @@ MODEL_DEF void model_ledger_clear(model_ledger *L)
 /* Apply: the pending writes are snapshotted in ledger order, then fn is
    called for each; once fn changed things, a write whose object is no
    longer tracked, or whose value (an object some ledger tracks) died since
-   the snapshot, is skipped. The driver never tracks or stores during an
-   apply, so an address cannot come back meanwhile (see issue 11, defect 4). */
+   the snapshot, is skipped; identity is the object's life, not its
+   address (a newcomer at a dead object's address gets none of its writes:
+   issue 11, defect 4). */
 typedef struct model__lsnap {
     const void *obj;
     const char *attr;
     const void *value;
+    uint64_t oserial;        /* the object's life: a newcomer at its address is another */
     uint64_t vserial;        /* 0: the value's death is not watched */
     bool deleted;
 } model__lsnap;
@@ -1243,6 +1251,7 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
             const model_lwrite *w = &L->e[i].w[j];
             const model_obj *vo = w->value ? model__find(c, w->value) : NULL;
             snap[k].obj = L->e[i].obj;
+            snap[k].oserial = model__find(c, L->e[i].obj) ? model__find(c, L->e[i].obj)->serial : 0;
             snap[k].attr = w->attr;
             snap[k].value = w->value;
             snap[k].vserial = (vo && model_weak_contains(c->lwatch, w->value)) ? vo->serial : 0;
@@ -1251,7 +1260,7 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
         }
     }
     for (i = 0; i < k; i++) {
-        if (model__l_find(L, snap[i].obj) < 0) continue;
+        if (model__l_find(L, snap[i].obj) < 0 || !model__alive(c, snap[i].obj, snap[i].oserial)) continue;
         if (snap[i].vserial && !model__alive(c, snap[i].value, snap[i].vserial)) continue;
         fn(snap[i].obj, snap[i].attr, (void *)snap[i].value, snap[i].deleted, user);
     }
