@@ -144,10 +144,10 @@ static const unsigned char fz_weights[FZ_NKINDS] = {
     3, 3, 2, 1, 1, 1, 1,
     1, 1, 1,
     2, 1,
-    5, 4, 3, 2, 2, 1,
-    2, 3, 3, 2, 3, 1,
+    4, 4, 3, 2, 2, 1,
+    2, 3, 3, 1, 3, 1,
     4, 3,
-    3, 12, 8
+    3, 12, 10
 };
 
 typedef struct fz_op {
@@ -1530,12 +1530,15 @@ static void fz_xledger(const fz_op *op)
 
 static void fz_xscope(const fz_op *op)
 {
-    int sub = op->a % 14;
+    /* enter, exit and reports (the trace) come most often; the tracker is
+       created by the first operation when there is none (sub-op 0) */
+    static const unsigned char subs[32] = { 1, 1, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5,
+                                            6, 6, 6, 6, 7, 7, 8, 9, 10, 10, 11, 12, 12, 13, 13, 13 };
+    int sub = subs[op->a % 32];
     mguard_scope *s = fz_x.scope;
     const void *o = fz_xobj(op->b);
-    if (sub == 0 || !s) {
+    if (!s) {
         mguard_scope_desc d;
-        if (s) return;
         memset(&d, 0, sizeof d);
         d.root_name = (op->c & 1) ? "Root" : NULL;
         d.type_name = fz_xtype;
@@ -1548,6 +1551,7 @@ static void fz_xscope(const fz_op *op)
         fz_x.smode = op->b;
         fz_x.root = (op->c & 1) ? "Root" : "Global";
         fz_x.root_total[0] = fz_x.root_total[1] = 0.0;
+        fz_x.clock_next = (uint8_t)(op->b ^ op->c);   /* extremes from the first call on */
         fz_x.scope = mguard_scope_create(fz_x.ctx, &d);
         if (!fz_x.scope && !fz_x.alloc.fail_at) fz_fail("aux: scope_create failed");
         return;
