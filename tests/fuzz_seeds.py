@@ -96,6 +96,11 @@ def seeds():
     d += aux_scope(4, 0, 0) + aux_scope(10, 0, 0) + aux_scope(4, 1, 0) + aux_scope(10, 1, 0)
     d += aux_scope(16, 0, 2) + aux_scope(20, 0, 5)
     s["seed-aux-trace-extreme-clock"] = d
+
+    d = b"\x00\x00"   # a ref made before a context cycle, its object known again after
+    d += op("REF_MAKE", 0, 0) + op("CTX_CYCLE", 0) + op("GEN_TAG", 0) + op("REF_GET", 0, 0)
+    d += op("REF_MAKE", 1, 1) + op("CTX_CYCLE", 1) + op("GEN_TAG", 1) + op("REF_GET", 1, 0)
+    s["seed-ref-across-ctx-cycle"] = d
     return s
 
 

@@ -1232,7 +1232,8 @@ typedef struct model__lsnap {
     const void *obj;
     const char *attr;
     const void *value;
-    uint64_t oserial;        /* the object's life: a newcomer at its address is another */
+    uint64_t oserial;        /* the object's life: a newcomer at its address is
+                                another (0: already dying, still tracked) */
     uint64_t vserial;        /* 0: the value's death is not watched */
     bool deleted;
 } model__lsnap;
@@ -1260,7 +1261,8 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
         }
     }
     for (i = 0; i < k; i++) {
-        if (model__l_find(L, snap[i].obj) < 0 || !model__alive(c, snap[i].obj, snap[i].oserial)) continue;
+        if (model__l_find(L, snap[i].obj) < 0) continue;
+        if (snap[i].oserial && !model__alive(c, snap[i].obj, snap[i].oserial)) continue;
         if (snap[i].vserial && !model__alive(c, snap[i].value, snap[i].vserial)) continue;
         fn(snap[i].obj, snap[i].attr, (void *)snap[i].value, snap[i].deleted, user);
     }
