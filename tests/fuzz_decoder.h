@@ -1484,14 +1484,12 @@ static void fz_xledger(const fz_op *op)
     case 9:
         if (fz_x.led[m]) {
             mguard_ledger_diff_result *d = NULL;
-            bool eq = mguard_ledger_equal(L, fz_x.led[m]);
             mguard_status st = mguard_ledger_diff(L, fz_x.led[m], &d);
             /* without changing hooks the diff agrees with equal */
             if (st == MGUARD_OK && !(fz_x.mode & (FZ_XM_EQUAL_CHANGES | FZ_XM_FORMAT_DESTROYS)) && fz_x.led[l] && fz_x.led[m])
                 fz_check_diff(L, fz_x.led[m], d);
             else if (st == MGUARD_OK && (mguard_ledger_diff_count(d) == 0) != (*mguard_ledger_diff_text(d) == '\0'))
                 fz_fail("aux: diff text and items disagree");
-            (void)eq;
             mguard_ledger_diff_free(d);
         }
         break;
