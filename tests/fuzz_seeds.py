@@ -101,6 +101,17 @@ def seeds():
     d += op("REF_MAKE", 0, 0) + op("CTX_CYCLE", 0) + op("GEN_TAG", 0) + op("REF_GET", 0, 0)
     d += op("REF_MAKE", 1, 1) + op("CTX_CYCLE", 1) + op("GEN_TAG", 1) + op("REF_GET", 1, 0)
     s["seed-ref-across-ctx-cycle"] = d
+
+    # apply's callback mutates the write's object O: O's first watcher
+    # destroys O, its second tracks a newcomer at O's address (inside the
+    # apply: defect 4 of issue 11 when enabled), whose remaining write
+    # must not be applied. Pool of 6 (byte 6 is the callback's object).
+    d = b"\x04\x00"
+    d += op("L_TRACK", 0, 0, 0) + op("L_WRITE", 0, 1, 0) + op("L_WRITE", 0, 2, 1)
+    d += op("WATCH", 0, 1, 0, 0x80) + op("DESTROY_OBJ", 6)
+    d += op("WATCH", 0, 2, 0, 0x80) + op("L_TRACK", 6, 0, 0)
+    d += op("L_APPLY", 0, 0, 0, 0x80) + op("MUTATE", 6, 0)
+    s["seed-apply-newcomer"] = d
     return s
 
 
