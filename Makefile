@@ -70,9 +70,12 @@ test32: | $(DEPS_STAMP)
 
 # The header must compile without a warning as strict C99 with gcc and
 # clang, and as C++11, both the API part and the implementation part.
+# Every public function must go through the lock layer (check_locked.sh)
+# and be called by the fuzzer's decoder (check_fuzz_coverage.sh).
 check-compile: | $(DEPS_STAMP)
 	@sh tests/check_compile.sh "$(BUILD)/compile" "$(STB_CFLAGS)"
 	@sh tests/check_locked.sh
+	@sh tests/check_fuzz_coverage.sh
 
 # docs/api.md names every public function, type and macro of mguard.h and
 # nothing the header lacks (tests/check_reference.py).
@@ -239,7 +242,7 @@ uninstall:
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_DEPS    := tests/fuzz_decoder.h tests/model.h $(HDR)
+FUZZ_DEPS    := tests/fuzz_decoder.h tests/model.h tests/json_check.h $(HDR)
 
 $(BUILD)/fuzz/fuzz_mguard: tests/fuzz_mguard.c $(FUZZ_DEPS) | $(DEPS_STAMP)
 	@sh tests/have_fuzzer.sh || sh tests/deps.sh clang libclang-rt-14-dev
@@ -248,9 +251,13 @@ $(BUILD)/fuzz/fuzz_mguard: tests/fuzz_mguard.c $(FUZZ_DEPS) | $(DEPS_STAMP)
 
 # New inputs go to $(BUILD)/fuzz/corpus; tests/corpus (the seeds and the
 # regression inputs) is read only. A finding is written to $(BUILD)/fuzz/.
+# tests/fuzz.dict: operations that open a surface and extreme arguments;
+# FUZZ_MAX_LEN bytes per input (a header and up to ~400 operations).
+FUZZ_MAX_LEN ?= 2048
 fuzz: $(BUILD)/fuzz/fuzz_mguard
 	@mkdir -p $(BUILD)/fuzz/corpus
 	./$(BUILD)/fuzz/fuzz_mguard -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -dict=tests/fuzz.dict -max_len=$(FUZZ_MAX_LEN) \
 	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus tests/corpus
 
 $(BUILD)/stress: tests/stress.c $(HDR) | $(DEPS_STAMP)

@@ -3,8 +3,10 @@
 
    Same contract as mguard.h sections 1-6 (objects, weak tables with value
    destructors, weak refs, trackers and watchers, generation tags), plus a
-   scope tracker without callbacks (section 7) and ledgers with plain
-   values and no hooks (section 9), each described above its code; written
+   scope tracker without callbacks (section 7: names, frames, path, phase,
+   reset, counters), the dynamism tracker (section 8) and ledgers with
+   plain values and no hooks, records or hook registrations (section 9,
+   apply included), each described above its code; written
    to be obviously correct rather than fast: plain arrays, linear scans,
    one malloc per value, nothing shared with mguard's implementation. The
    callbacks have mguard's own types, so the same callback functions can
@@ -62,7 +64,9 @@
 typedef struct model_ctx model_ctx;
 typedef struct model_weak model_weak;
 
-typedef struct model_ref { const void *obj; uint64_t serial; } model_ref;
+/* A ref names its context by a process-wide id (an address can be reused
+   by the next context): a ref of another context reads NULL. */
+typedef struct model_ref { const void *obj; uint64_t serial, ctx_id; } model_ref;
 
 typedef struct model_entry { const void *key; uint64_t seq; unsigned char *value; } model_entry;
 
@@ -109,6 +113,7 @@ typedef struct model_frame {
 } model_frame;
 
 struct model_ctx {
+    uint64_t id;             /* process-wide, never reused */
     model_obj **objs;        /* known objects, any order */
     size_t nobjs;
     uint64_t next_serial;
@@ -127,6 +132,8 @@ struct model_ctx {
     struct model_ledger **ledgers; /* live ledgers, creation order */
     size_t nledgers;
     model_weak *lwatch;      /* the ledgers' weak table of deaths, or NULL */
+    struct model_dyn **dyns; /* live dynamism trackers (destroyed with c) */
+    size_t ndyns;
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -207,8 +214,10 @@ MODEL_DEF bool model__alive(const model_ctx *c, const void *addr, uint64_t seria
 
 MODEL_DEF model_ctx *model_create(void)
 {
+    static uint64_t last_id;
     model_ctx *c = (model_ctx *)calloc(1, sizeof *c);
     if (!c) abort();
+    c->id = ++last_id;
     return c;
 }
 
@@ -515,6 +524,7 @@ MODEL_DEF model_ref model_ref_make(model_ctx *c, const void *obj)
     model_obj *o;
     r.obj = NULL;
     r.serial = 0;
+    r.ctx_id = c->id;
     if (!obj) return r;
     o = model__find(c, obj);
     if (!o) {
@@ -529,7 +539,7 @@ MODEL_DEF model_ref model_ref_make(model_ctx *c, const void *obj)
 
 MODEL_DEF void *model_ref_get(const model_ctx *c, model_ref r)
 {
-    if (!r.serial) return NULL;
+    if (!r.serial || r.ctx_id != c->id) return NULL;
     return model__alive(c, r.obj, r.serial) ? (void *)r.obj : NULL;
 }
 
@@ -665,7 +675,13 @@ typedef struct model_scope {
     size_t nf;
     model_sactive *a;        /* active names in order of activation, root excluded */
     size_t na;
+    bool backward;
+    struct model_scount *cnt; /* counter totals by (name, counter), first use order */
+    size_t ncnt;
 } model_scope;
+
+/* One counter total: counter `counter` of name `name` (the root included). */
+typedef struct model_scount { const char *name, *counter; double total; } model_scount;
 
 #define MODEL_SCOPE_ROOT "Global"
 
@@ -794,6 +810,90 @@ MODEL_DEF const char *model_scope_current(const model_scope *s)
 {
     if (!s) return NULL;
     return s->nf ? s->f[s->nf - 1].name : MODEL_SCOPE_ROOT;
+}
+
+/* No type_name callback: a component has a name only if it was given one. */
+MODEL_DEF const char *model_scope_name(const model_scope *s, const void *comp) { return model_scope_known_name(s, comp); }
+
+/* Append text to buf like snprintf (n: the full length so far). */
+MODEL_DEF void model__put(char *buf, size_t cap, size_t *n, const char *text)
+{
+    for (; *text; text++, (*n)++)
+        if (*n + 1 < cap) { buf[*n] = *text; buf[*n + 1] = '\0'; }
+}
+
+/* "Global > a > b": the root, then every frame's name, outermost first. */
+MODEL_DEF size_t model_scope_path(const model_scope *s, char *buf, size_t cap)
+{
+    size_t n = 0, i;
+    if (cap) buf[0] = '\0';
+    if (!s) return 0;
+    model__put(buf, cap, &n, MODEL_SCOPE_ROOT);
+    for (i = 0; i < s->nf; i++) {
+        model__put(buf, cap, &n, " > ");
+        model__put(buf, cap, &n, s->f[i].name);
+    }
+    return n;
+}
+
+/* Every frame closed, the active set back to the root, phase forward. */
+MODEL_DEF mguard_status model_scope_reset(model_scope *s)
+{
+    if (!s) return MGUARD_EINVAL;
+    s->nf = 0;
+    s->na = 0;
+    s->backward = false;
+    return MGUARD_OK;
+}
+
+MODEL_DEF model_scount *model__scount(const model_scope *s, const char *name, const char *counter)
+{
+    size_t i;
+    for (i = 0; i < s->ncnt; i++)
+        if (strcmp(s->cnt[i].name, name) == 0 && strcmp(s->cnt[i].counter, counter) == 0) return &s->cnt[i];
+    return NULL;
+}
+
+MODEL_DEF void model__scount_add(model_scope *s, const char *name, const char *counter, double amount)
+{
+    model_scount *t = model__scount(s, name, counter);
+    if (!t) {
+        model_scount z;
+        z.name = name;
+        z.counter = counter;
+        z.total = 0.0;
+        MODEL__PUSH(s->cnt, s->ncnt, z);
+        t = &s->cnt[s->ncnt - 1];
+    }
+    t->total += amount;
+}
+
+/* amount to counter of the root and of each active name, once each. */
+MODEL_DEF mguard_status model_scope_add(model_scope *s, const char *counter, double amount)
+{
+    size_t j;
+    if (!s || !counter || !*counter || !(amount - amount == 0.0)) return MGUARD_EINVAL;
+    if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
+    model__scount_add(s, MODEL_SCOPE_ROOT, counter, amount);
+    for (j = 0; j < s->na; j++) model__scount_add(s, s->a[j].name, counter, amount);
+    return MGUARD_OK;
+}
+
+MODEL_DEF double model_scope_counter(const model_scope *s, const char *fqn, const char *counter)
+{
+    const model_scount *t = (s && fqn && counter) ? model__scount(s, fqn, counter) : NULL;
+    return t ? t->total : 0.0;
+}
+
+MODEL_DEF void model_scope_destroy(model_scope *s)
+{
+    if (!s) return;
+    s->ctx->scope = NULL;
+    model_weak_destroy(s->names);
+    free(s->f);
+    free(s->a);
+    free(s->cnt);
+    free(s);
 }
 
 /* ---- side-effects ledger ------------------------------------------------
@@ -1122,6 +1222,350 @@ MODEL_DEF void model_ledger_clear(model_ledger *L)
     if (L) model__l_free_ents(L);
 }
 
+/* Apply: the pending writes are snapshotted in ledger order, then fn is
+   called for each; once fn changed things, a write whose object is no
+   longer tracked, or whose value (an object some ledger tracks) died since
+   the snapshot, is skipped; identity is the object's life, not its
+   address (a newcomer at a dead object's address gets none of its writes:
+   issue 11, defect 4). */
+typedef struct model__lsnap {
+    const void *obj;
+    const char *attr;
+    const void *value;
+    uint64_t oserial;        /* the object's life: a newcomer at its address is
+                                another (0: already dying, still tracked) */
+    uint64_t vserial;        /* 0: the value's death is not watched */
+    bool deleted;
+} model__lsnap;
+
+MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_fn fn, void *user)
+{
+    model_ctx *c;
+    model__lsnap *snap;
+    size_t i, j, k = 0;
+    if (!L || !fn) return MGUARD_EINVAL;
+    c = L->ctx;
+    if (model__take_fail(c)) return MGUARD_ENOMEM;
+    snap = (model__lsnap *)model__xrealloc(NULL, (model_ledger_write_count(L) + 1) * sizeof *snap);
+    for (i = 0; i < L->n; i++) {
+        for (j = 0; j < L->e[i].nw; j++) {
+            const model_lwrite *w = &L->e[i].w[j];
+            const model_obj *vo = w->value ? model__find(c, w->value) : NULL;
+            snap[k].obj = L->e[i].obj;
+            snap[k].oserial = model__find(c, L->e[i].obj) ? model__find(c, L->e[i].obj)->serial : 0;
+            snap[k].attr = w->attr;
+            snap[k].value = w->value;
+            snap[k].vserial = (vo && model_weak_contains(c->lwatch, w->value)) ? vo->serial : 0;
+            snap[k].deleted = w->deleted;
+            k++;
+        }
+    }
+    for (i = 0; i < k; i++) {
+        if (model__l_find(L, snap[i].obj) < 0) continue;
+        if (snap[i].oserial && !model__alive(c, snap[i].obj, snap[i].oserial)) continue;
+        if (snap[i].vserial && !model__alive(c, snap[i].value, snap[i].vserial)) continue;
+        fn(snap[i].obj, snap[i].attr, (void *)snap[i].value, snap[i].deleted, user);
+    }
+    free(snap);
+    return MGUARD_OK;
+}
+
+/* No records or hooks in the model: empty when nothing is modified. */
+MODEL_DEF bool model_ledger_is_empty(const model_ledger *L) { return !L || model_ledger_modified_count(L) == 0; }
+
+/* ---- strings of the API ------------------------------------------------- */
+
+MODEL_DEF const char *model_status_str(int st)
+{
+    static const char *const names[] = { "MGUARD_OK", "MGUARD_NOT_FOUND", "MGUARD_EINVAL", "MGUARD_ENOMEM",
+                                         "MGUARD_EEXIST", "MGUARD_DELETED" };
+    return st >= 0 && st < 6 ? names[st] : "unknown status";
+}
+
+MODEL_DEF const char *model_kind_str(int kind)
+{
+    return kind == 1 ? "existing" : kind == 2 ? "new" : kind == 3 ? "mutable" : "unknown";
+}
+
+/* ---- dynamism tracker ------------------------------------------------------
+   Paths are normalized (".name" becomes "['name']"), then each keeps the
+   first value seen at every position (an int64 dimension or a double
+   scalar) and whether a different one was seen since; values compare as
+   Python numbers (an int and a double are equal only when the double is
+   exactly that integer; NaN equals NaN). Paths are grouped by their
+   top-level argument name, groups and paths in order of first observation.
+   A normalized path of 256 bytes or more costs the tracker a temporary
+   allocation on every call, which the driver can make fail. */
+
+MODEL_DEF int model__ident_start(char ch) { return ch == '_' || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); }
+MODEL_DEF int model__ident(char ch) { return model__ident_start(ch) || (ch >= '0' && ch <= '9'); }
+
+MODEL_DEF size_t model_normalize(const char *in, char *out, size_t cap)
+{
+    size_t n = 0, i = 0;
+    char one[2] = { 0, 0 };
+    if (cap) out[0] = '\0';
+    if (!in) return 0;
+    while (in[i]) {
+        if (in[i] == '.' && model__ident_start(in[i + 1])) {
+            size_t e = i + 1;
+            model__put(out, cap, &n, "['");
+            while (model__ident(in[e])) {
+                one[0] = in[e++];
+                model__put(out, cap, &n, one);
+            }
+            model__put(out, cap, &n, "']");
+            i = e;
+        } else {
+            one[0] = in[i++];
+            model__put(out, cap, &n, one);
+        }
+    }
+    return n;
+}
+
+typedef struct model_dval { int is_int; int64_t i; double d; } model_dval;
+
+MODEL_DEF bool model__dval_eq(const model_dval *a, const model_dval *b)
+{
+    const model_dval *iv = a->is_int ? a : b, *dv = a->is_int ? b : a;
+    if (a->is_int && b->is_int) return a->i == b->i;
+    if (!a->is_int && !b->is_int) return a->d == b->d || (a->d != a->d && b->d != b->d);
+    /* Python: an int equals a float only when the float is that integer */
+    if (dv->d != dv->d || dv->d < -9223372036854775808.0 || dv->d >= 9223372036854775808.0) return false;
+    if (dv->d != (double)(int64_t)dv->d) return false;
+    return (int64_t)dv->d == iv->i;
+}
+
+typedef struct model_dpath {
+    char *path, *group;
+    bool is_index, is_tensor;
+    model_dval *v;
+    bool *dyn;
+    size_t rank;
+} model_dpath;
+
+typedef struct model_dyn {
+    model_ctx *ctx;
+    model_dpath *p;          /* order of first observation */
+    size_t n;
+} model_dyn;
+
+MODEL_DEF model_dyn *model_dyn_create(model_ctx *c)
+{
+    model_dyn *d;
+    if (model__take_fail(c)) return NULL;
+    d = (model_dyn *)calloc(1, sizeof *d);
+    if (!d) abort();
+    d->ctx = c;
+    MODEL__PUSH(c->dyns, c->ndyns, d);
+    return d;
+}
+
+MODEL_DEF void model_dyn_destroy(model_dyn *d)
+{
+    size_t i;
+    if (!d) return;
+    for (i = 0; i < d->ctx->ndyns; i++)
+        if (d->ctx->dyns[i] == d) d->ctx->dyns[i] = d->ctx->dyns[--d->ctx->ndyns];
+    for (i = 0; i < d->n; i++) {
+        free(d->p[i].path);
+        free(d->p[i].group);
+        free(d->p[i].v);
+        free(d->p[i].dyn);
+    }
+    free(d->p);
+    free(d);
+}
+
+/* The normalized path (malloc'd); NULL when the long path's temporary
+   allocation fails. */
+MODEL_DEF char *model__dyn_norm(model_dyn *d, const char *path)
+{
+    size_t n = model_normalize(path, NULL, 0);
+    char *out;
+    if (n >= 256 && model__take_fail(d->ctx)) return NULL;
+    out = (char *)model__xrealloc(NULL, n + 1);
+    model_normalize(path, out, n + 1);
+    return out;
+}
+
+MODEL_DEF long model__dyn_find(const model_dyn *d, const char *norm)
+{
+    size_t i;
+    for (i = 0; i < d->n; i++)
+        if (strcmp(d->p[i].path, norm) == 0) return (long)i;
+    return -1;
+}
+
+/* "x" for L['x'][0] and x['y'], "0" (an index) for L[0], "L" for L. */
+MODEL_DEF char *model__dyn_group(const char *norm, bool *is_index)
+{
+    const char *p = norm, *e;
+    char *g;
+    *is_index = false;
+    if (p[0] == 'L' && p[1] == '[') p++;
+    if (*p == '[') {
+        p++;
+        if (*p == '\'' || *p == '"') {
+            e = strchr(p + 1, *p);
+            p++;
+            if (!e) e = p + strlen(p);
+        } else {
+            e = strchr(p, ']');
+            if (!e) e = p + strlen(p);
+            *is_index = e > p;
+        }
+    } else {
+        e = strchr(p, '[');
+        if (!e) e = p + strlen(p);
+    }
+    g = (char *)model__xrealloc(NULL, (size_t)(e - p) + 1);
+    memcpy(g, p, (size_t)(e - p));
+    g[e - p] = '\0';
+    return g;
+}
+
+MODEL_DEF mguard_status model__dyn_observe(model_dyn *d, const char *path, const model_dval *vals, size_t ndim)
+{
+    char *norm;
+    long i;
+    size_t k;
+    model_dpath *r;
+    if (!d || !path || !*path) return MGUARD_EINVAL;
+    norm = model__dyn_norm(d, path);
+    if (!norm || model__take_fail(d->ctx)) { free(norm); return MGUARD_ENOMEM; }
+    i = model__dyn_find(d, norm);
+    if (i < 0) {
+        model_dpath np;
+        memset(&np, 0, sizeof np);
+        np.path = norm;
+        np.group = model__dyn_group(norm, &np.is_index);
+        np.is_tensor = !vals || vals[0].is_int;
+        MODEL__PUSH(d->p, d->n, np);
+        i = (long)d->n - 1;
+    } else {
+        free(norm);
+    }
+    r = &d->p[i];
+    if (ndim > r->rank) {
+        r->v = (model_dval *)model__xrealloc(r->v, ndim * sizeof *r->v);
+        r->dyn = (bool *)model__xrealloc(r->dyn, ndim);
+    }
+    for (k = 0; k < ndim; k++) {
+        if (k >= r->rank) { r->v[k] = vals[k]; r->dyn[k] = false; }
+        else if (!model__dval_eq(&r->v[k], &vals[k])) r->dyn[k] = true;
+    }
+    if (ndim > r->rank) r->rank = ndim;
+    return MGUARD_OK;
+}
+
+MODEL_DEF mguard_status model_dyn_observe(model_dyn *d, const char *path, const int64_t *dims, size_t ndim)
+{
+    model_dval *v;
+    size_t k;
+    mguard_status st;
+    if (!d || !path || !*path || (ndim && !dims) || ndim > 0x7fffffffu) return MGUARD_EINVAL;
+    v = (model_dval *)model__xrealloc(NULL, (ndim + 1) * sizeof *v);
+    for (k = 0; k < ndim; k++) { v[k].is_int = 1; v[k].i = dims[k]; v[k].d = 0.0; }
+    st = model__dyn_observe(d, path, ndim ? v : NULL, ndim);
+    free(v);
+    return st;
+}
+
+MODEL_DEF mguard_status model_dyn_observe_scalar(model_dyn *d, const char *path, double value)
+{
+    model_dval v;
+    v.is_int = 0;
+    v.i = 0;
+    v.d = value;
+    return model__dyn_observe(d, path, &v, 1);
+}
+
+/* The record of path, -1 when unknown (or its temporary allocation failed). */
+MODEL_DEF long model__dyn_lookup(model_dyn *d, const char *path)
+{
+    char *norm;
+    long i;
+    if (!d || !path) return -1;
+    norm = model__dyn_norm(d, path);
+    if (!norm) return -1;
+    i = model__dyn_find(d, norm);
+    free(norm);
+    return i;
+}
+
+MODEL_DEF size_t model_dyn_count(const model_dyn *d) { return d ? d->n : 0; }
+
+/* The i-th path in iteration order (groups in order of first observation,
+   paths of a group likewise); NULL past the end. */
+MODEL_DEF const model_dpath *model_dyn_at(const model_dyn *d, size_t i)
+{
+    size_t g, k, seen = 0;
+    for (g = 0; g < d->n; g++) {
+        bool first = true;
+        for (k = 0; k < g; k++)
+            if (strcmp(d->p[k].group, d->p[g].group) == 0 && d->p[k].is_index == d->p[g].is_index) first = false;
+        if (!first) continue;
+        for (k = g; k < d->n; k++) {
+            if (strcmp(d->p[k].group, d->p[g].group) != 0 || d->p[k].is_index != d->p[g].is_index) continue;
+            if (seen++ == i) return &d->p[k];
+        }
+    }
+    return NULL;
+}
+
+/* Python's repr of a str (ASCII): single quotes unless it holds ' and no ". */
+MODEL_DEF void model__pyrepr(char *buf, size_t cap, size_t *n, const char *text)
+{
+    const char *q = (strchr(text, '\'') && !strchr(text, '"')) ? "\"" : "'";
+    char e[8];
+    model__put(buf, cap, n, q);
+    for (; *text; text++) {
+        unsigned char ch = (unsigned char)*text;
+        if (ch == (unsigned char)q[0] || ch == '\\') { e[0] = '\\'; e[1] = (char)ch; e[2] = '\0'; }
+        else if (ch == '\t') strcpy(e, "\\t");
+        else if (ch == '\n') strcpy(e, "\\n");
+        else if (ch == '\r') strcpy(e, "\\r");
+        else if (ch < 0x20 || ch == 0x7f) snprintf(e, sizeof e, "\\x%02x", (unsigned)ch);
+        else { e[0] = (char)ch; e[1] = '\0'; }
+        model__put(buf, cap, n, e);
+    }
+    model__put(buf, cap, n, q);
+}
+
+/* {'x': {"L['x']": (False, True)}, 0: {'L[0]': (True,)}} */
+MODEL_DEF size_t model_dyn_format(const model_dyn *d, char *buf, size_t cap)
+{
+    size_t n = 0, i, k;
+    const model_dpath *prev = NULL, *r;
+    if (cap) buf[0] = '\0';
+    if (!d) return 0;
+    model__put(buf, cap, &n, "{");
+    for (i = 0; (r = model_dyn_at(d, i)) != NULL; i++) {
+        bool new_group = !prev || strcmp(prev->group, r->group) != 0 || prev->is_index != r->is_index;
+        if (new_group && prev) model__put(buf, cap, &n, "}, ");
+        if (new_group) {
+            if (r->is_index) model__put(buf, cap, &n, r->group);
+            else model__pyrepr(buf, cap, &n, r->group);
+            model__put(buf, cap, &n, ": {");
+        } else {
+            model__put(buf, cap, &n, ", ");
+        }
+        model__pyrepr(buf, cap, &n, r->path);
+        model__put(buf, cap, &n, ": (");
+        for (k = 0; k < r->rank; k++) {
+            if (k) model__put(buf, cap, &n, ", ");
+            model__put(buf, cap, &n, r->dyn[k] ? "True" : "False");
+        }
+        model__put(buf, cap, &n, r->rank == 1 ? ",)" : ")");
+        prev = r;
+    }
+    if (prev) model__put(buf, cap, &n, "}");
+    model__put(buf, cap, &n, "}");
+    return n;
+}
+
 /* ---- teardown --------------------------------------------------------- */
 
 /* Destroy every table, newest first (as mguard_ctx_destroy), then free
@@ -1133,14 +1577,8 @@ MODEL_DEF void model_destroy(model_ctx *c)
     /* the components go first, as in mguard_ctx_destroy (their tables
        have no value destructors: nothing is called) */
     while (c->nledgers) model_ledger_destroy(c->ledgers[c->nledgers - 1]);
-    if (c->scope) {
-        model_scope *s = c->scope;
-        c->scope = NULL;
-        model_weak_destroy(s->names);
-        free(s->f);
-        free(s->a);
-        free(s);
-    }
+    while (c->ndyns) model_dyn_destroy(c->dyns[c->ndyns - 1]);
+    model_scope_destroy(c->scope);
     for (;;) {
         model_weak *newest = NULL;
         for (i = 0; i < c->ntables; i++)
@@ -1159,6 +1597,7 @@ MODEL_DEF void model_destroy(model_ctx *c)
     free(c->frames);
     free(c->dying);
     free(c->ledgers);
+    free(c->dyns);
     free(c);
 }
 

@@ -25,7 +25,7 @@ static void report_mismatch(const char *report)
     fail_msg("%s\n  replay: %s", report, replay);
 }
 
-typedef struct totals { long runs, ops, events, checks, enomem, faulted; } totals;
+typedef struct totals { long runs, ops, events, checks, enomem, faulted, aux_ops, aux_calls, aux_retains; } totals;
 
 static void add(totals *t, const fz_result *r)
 {
@@ -35,6 +35,9 @@ static void add(totals *t, const fz_result *r)
     t->checks += r->checks;
     t->enomem += r->enomem;
     t->faulted += r->failures;
+    t->aux_ops += r->aux_ops;
+    t->aux_calls += r->aux_calls;
+    t->aux_retains += r->aux_retains;
 }
 
 static void test_seeded_sequences_agree_with_model(void **state)
@@ -73,6 +76,8 @@ static void test_seeded_sequences_agree_with_model(void **state)
     }
     printf("  %ld sequences, %ld operations, %ld events compared, %ld ctx checks, %ld runs with an allocation failure (%ld ENOMEM answers)\n",
            t.runs, t.ops, t.events, t.checks, t.faulted, t.enomem);
+    printf("  auxiliary context (checked, no model): %ld operations, %ld hook and callback calls (%ld retains)\n",
+           t.aux_ops, t.aux_calls, t.aux_retains);
     assert_int_equal(t.runs, (long)(last - first + 1));
     if (!getenv("FZ_SEED")) assert_true(t.faulted > 0);
 }

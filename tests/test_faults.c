@@ -177,20 +177,66 @@ static void scope_and_ledger(fz_prog *p)
     fz_emit(p, FZ_S_QUERY, 1, 6, 0, 0);
 }
 
-static void test_every_allocation_failure_is_survived_by_scope_and_ledger(void **state)
+/* A workload written by build, over 6 objects and 2 tables, with every
+   allocation failing in turn: it makes more than 20 allocations and some
+   operation answers ENOMEM. */
+static void sweep_small_workload(void (*build)(fz_prog *), const char *name)
 {
     fz_prog p = { NULL, 0, 0 };
     fz_opts o;
     sweep s;
-    (void)state;
-    scope_and_ledger(&p);
+    build(&p);
     memset(&o, 0, sizeof o);
     o.nobj = 6;
     o.ntab = 2;
-    s = fail_every_allocation(&p, o, "scope and ledger workload");
+    s = fail_every_allocation(&p, o, name);
     assert_true(s.allocs > 20);
     assert_true(s.enomem > 0);
     free(p.b);
+}
+
+static void test_every_allocation_failure_is_survived_by_scope_and_ledger(void **state)
+{
+    (void)state;
+    sweep_small_workload(scope_and_ledger, "scope and ledger workload");
+}
+
+/* The operations of issue 11 under every allocation failure: the
+   dynamism tracker (new paths, a path over its 256-byte buffer, ranks
+   growing to 300, scalars), scope counters, reports and a destroy, ledger
+   apply (its callback destroying the write's value) and diff, and a
+   context replaced by a thread-safe one. Pool of 6 objects, 2 tables. */
+static void issue11_ops(fz_prog *p)
+{
+    fz_emit(p, FZ_D_OBSERVE, 0, 3, 0, 0);
+    fz_emit(p, FZ_D_OBSERVE, 1, 3, 1, 0);
+    fz_emit(p, FZ_D_OBSERVE, 13, 11, 0, 0);
+    fz_emit(p, FZ_D_SCALAR, 8, 0, 31, 0);
+    fz_emit(p, FZ_D_QUERY, 13, 0, 10, 0);
+    fz_emit(p, FZ_D_FORMAT, 0, 3, 0, 0);
+    fz_emit(p, FZ_S_NAME, 0, 0, 0, 0);
+    fz_emit(p, FZ_S_ENTER, 0, 0, 0, 0);
+    fz_emit(p, FZ_S_ADD, 0, 0, 2, 0);
+    fz_emit(p, FZ_S_ADD, 0, 1, 8, 0);
+    fz_emit(p, FZ_S_REPORT, 0, 1, 0, 0);
+    fz_emit(p, FZ_S_DESTROY, 0, 0, 0, 0);
+    fz_emit(p, FZ_S_ENTER, 0, 0, 0, 0);
+    fz_emit(p, FZ_L_TRACK, 1, 0, 0, 0);
+    fz_emit(p, FZ_L_TRACK, 2, 0, 1, 0);
+    fz_emit(p, FZ_L_WRITE, 1, 2, 0, 0);
+    fz_emit(p, FZ_L_WRITE, 2, 1, 1, 0);
+    fz_emit(p, FZ_L_CLONE, 0, 0, 0, 0);
+    fz_emit(p, FZ_L_APPLY, 0, 0, 0, FZ_INLINE); fz_emit(p, FZ_DESTROY_OBJ, 7, 0, 0, 0);
+    fz_emit(p, FZ_L_DIFF, 1, 0, 0, 0);
+    fz_emit(p, FZ_CTX_CYCLE, 1, 0, 0, 0);
+    fz_emit(p, FZ_D_OBSERVE, 2, 4, 3, 0);
+    fz_emit(p, FZ_MISC, 3, 1, 0, 0);
+}
+
+static void test_every_allocation_failure_is_survived_by_issue11_ops(void **state)
+{
+    (void)state;
+    sweep_small_workload(issue11_ops, "issue 11 workload");
 }
 
 /* A death storm: every value's destructor and every watcher destroys
@@ -273,6 +319,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_allocation_failure_is_survived),
         cmocka_unit_test(test_every_allocation_failure_is_survived_by_scope_and_ledger),
+        cmocka_unit_test(test_every_allocation_failure_is_survived_by_issue11_ops),
         cmocka_unit_test(test_death_storms_agree_with_model),
         cmocka_unit_test(test_death_storm_survives_every_allocation_failure),
     };
