@@ -58,15 +58,6 @@
 #include "model.h"
 #include "json_check.h"
 
-/* The cases that meet the defects 2-6 of issue 11 are avoided until their
-   fixes land on main (each place says which). FZ_ISSUE11_FIXED is the mask
-   of the fixed ones (bit N: defect N) whose cases run: build with
-   -DFZ_ISSUE11_FIXED=0x7c to run them all. */
-#ifndef FZ_ISSUE11_FIXED
-#define FZ_ISSUE11_FIXED 0
-#endif
-#define FZ_AVOID(defect) (!((FZ_ISSUE11_FIXED >> (defect)) & 1))
-
 #define FZ_MAXOBJ 64
 #define FZ_MAXTAB 8
 #define FZ_NREF 6
@@ -189,11 +180,7 @@ typedef struct fz_side {
     model_ledger *mled[FZ_NLED];
     int in_apply;                 /* ledger applies running: their callbacks
                                      don't destroy, clone over or restore a
-                                     ledger (the model walks its own), and
-                                     until defect 4 of issue 11 is fixed on
-                                     main (an address coming back during an
-                                     apply got the dead object's writes)
-                                     track and store nothing */
+                                     ledger (the model walks its own) */
     int thread_safe;              /* the context is thread-safe (header, CTX_CYCLE) */
     mguard_dyn *dyn;              /* created by the first dynamism operation */
     model_dyn *mdyn;
@@ -503,17 +490,17 @@ static long fz_str_ix(const char *p)
 }
 
 /* During a context's destroy (a callback of it) a scope tracker (what 0),
-   dynamism tracker (1) or ledger (2) must be refused, or destroyed with
-   the context: no leak, no use after free. Until defect 5 of issue 11 is
-   fixed on main nothing is created then. mguard only; the handle is not
-   used. */
+   dynamism tracker (1) or ledger (2) must be refused (issue 11, defect 5:
+   it leaked, its table freed under it). mguard only. */
 static void fz_create_while_closing(int side, int what)
 {
     fz_side *S = &fz.s[side];
-    if (FZ_AVOID(5) || side != FZ_MG || !S->ctx) return;
-    if (what == 0) (void)mguard_scope_create(S->ctx, NULL);
-    else if (what == 1) (void)mguard_dyn_create(S->ctx);
-    else (void)mguard_ledger_create(S->ctx, NULL);
+    const void *h;
+    if (side != FZ_MG || !S->ctx) return;
+    if (what == 0) h = mguard_scope_create(S->ctx, NULL);
+    else if (what == 1) h = mguard_dyn_create(S->ctx);
+    else h = mguard_ledger_create(S->ctx, NULL);
+    if (h) fz_fail("a %s was created on a dying context", what == 0 ? "scope tracker" : what == 1 ? "dynamism tracker" : "ledger");
 }
 
 /* The scope tracker (dyn 0) or the dynamism tracker (dyn 1) exists,
@@ -1142,7 +1129,9 @@ static void fz_xretain(void *p, void *user)
     if (i < 0) fz_fail("aux: retain(NULL)");
     if (fz_x.dying[i] || fz_x.dead[i]) fz_fail("aux: retain of object %d, %s", i, fz_x.dying[i] ? "being destroyed" : "destroyed");
     fz_x.held[i]++;
-    if ((fz_x.mode & FZ_XM_RETAIN_REENTER) && !fz_x.in_hook && !fz_x.closing) {
+    /* on a thread-safe context retain runs under the lock: it must not
+       call in (issue 11, defect 1); elsewhere it may */
+    if ((fz_x.mode & FZ_XM_RETAIN_REENTER) && !fz_x.in_hook && !fz_x.closing && !mguard_ctx_is_thread_safe(fz_x.ctx)) {
         fz_x.in_hook++;
         (void)mguard_is_known(fz_x.ctx, p);
         (void)mguard_intern(fz_x.ctx, "retained");
@@ -1240,9 +1229,9 @@ static const char *fz_xtype(const void *comp, void *user)
         fz_x.in_hook++;
         (void)mguard_scope_known_name(fz_x.scope, comp);
         (void)mguard_scope_depth(fz_x.scope);
-        /* comp itself too, once defect 6 of issue 11 is fixed on main (it
-           was named anyway); then its lookup must fail */
-        if ((fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) && !FZ_AVOID(6) && (fz_x.smode & 0x80)) {
+        /* comp itself too (issue 11, defect 6: it was named anyway); its
+           lookup must then fail */
+        if ((fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) && (fz_x.smode & 0x80)) {
             fz_x.self_destroyed = comp;
             fz_xdestroy(comp);
         } else if (fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) {
@@ -1272,16 +1261,13 @@ static bool fz_xchild(const void *comp, size_t index, const char **name, const v
     return true;
 }
 
-/* Clock values from the extreme numbers, below 1e56 in magnitude: the
-   trace of larger finite ones over-reads a buffer (defect 2 of issue 11,
-   fixed on main). */
+/* Clock values from the extreme numbers, up to +-DBL_MAX (issue 11,
+   defect 2: the trace of times from about 1e60 over-read a buffer). */
 static double fz_xclock(void *user)
 {
     double t = fz_num(fz_x.clock_next++);
     (void)user;
     fz_x.calls++;
-    if (FZ_AVOID(2) && t >= 1e56 && t - t == 0.0) t = 1e55;
-    if (FZ_AVOID(2) && t <= -1e56 && t - t == 0.0) t = -1e55;
     if ((fz_x.smode & FZ_XS_CLOCK_QUERIES) && !fz_x.in_hook) {
         fz_x.in_hook++;
         (void)mguard_scope_depth(fz_x.scope);
@@ -1961,7 +1947,6 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         const void *o = fz_obj(op->a, ev);
         const char *attr = fz_attrs[op->c & 3];
         mguard_status s = MGUARD_OK;
-        if (FZ_AVOID(4) && S->in_apply && (k == FZ_L_TRACK || k == FZ_L_WRITE)) { fz_event_add(side, FZ_EV_SKIP, k, 5, 0, 0, 0); return; }
         if (!fz_ledger_ready(side, l, k)) return;
         if (k != FZ_L_TRACK && op->a != 0xff && (op->a & 0xe0)) o = fz_tracked(side, l, op->a & 0x1f, o);
         if (k == FZ_L_TRACK) {
@@ -2301,17 +2286,11 @@ static void fz_ctx_close(int side)
 /* CTX_CYCLE: the context is destroyed and a new one (often at the same
    address) takes its place; objects, tables and handles come back at the
    addresses of the old ones. The refs made in the old context must read
-   NULL in the new one; until defect 3 of issue 11 is fixed on main (such a
-   ref can read an object through a new context at the same address) they
-   are forgotten instead. */
+   NULL in the new one (issue 11, defect 3: such a ref read an object
+   through a new context at the same address). */
 static void fz_ctx_cycle(int side, int thread_safe)
 {
-    fz_side *S = &fz.s[side];
     fz_ctx_close(side);
-    if (FZ_AVOID(3)) {
-        memset((void *)S->ref, 0, sizeof S->ref);
-        memset((void *)S->mref, 0, sizeof S->mref);
-    }
     memset((void *)fz.interned, 0, sizeof fz.interned);
     /* a creation failed by fault injection is tried again (only one
        allocation fails) */
