@@ -48,7 +48,13 @@ $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(BUILD)/mguard_impl.o $(H
 
 # Every binary runs, even after one failed; the failures are listed at the
 # end and make test fails if there was any.
-test: $(TEST_BINS) check-compile check-docs check-reference check-packaging check-lua test32
+# The builds and checks run as parallel jobs (JOBS, default: the number of
+# CPUs; each part's output kept together), then the unit binaries one by one.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+.PHONY: test-parts
+test-parts: $(TEST_BINS) check-compile check-docs check-reference check-packaging check-lua test32
+test: | $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget test-parts
 	@failed=""; for t in $(TEST_BINS); do echo "== $$t"; ./$$t || failed="$$failed $$t"; done; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed"; exit 1; fi
 	@echo "all tests passed"
