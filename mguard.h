@@ -1402,6 +1402,17 @@ static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn);
 #define MGUARD__DBG_OK(h, kind, fn) true
 #endif
 
+/* A pointer without its const: for objects mguard hands back to the
+   program (it took them as const void *, it never writes them) and for
+   its own handles given to it as const. Through a union, so that neither
+   -Wcast-qual nor an integer round trip is involved. */
+static void *mguard__unconst(const void *p)
+{
+    union { const void *c; void *m; } u;
+    u.c = p;
+    return u.m;
+}
+
 static void *mguard__default_realloc(void *p, size_t n, void *user) { (void)user; return realloc(p, n); }
 static void mguard__default_free(void *p, void *user) { (void)user; free(p); }
 static void mguard__default_log(mguard_log_level level, const char *msg, void *user)
@@ -1429,7 +1440,7 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
 {
     char buf[512];
     va_list ap;
-    mguard_ctx *mctx = (mguard_ctx *)(uintptr_t)ctx;   /* never a const object: every ctx is allocated */
+    mguard_ctx *mctx = (mguard_ctx *)mguard__unconst(ctx);   /* never a const object: every ctx is allocated */
     if (!ctx || !ctx->log.func) return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -1681,7 +1692,7 @@ static bool mguard__is_known(const mguard_ctx *ctx, const void *obj)
 static uint32_t mguard__hash_str(const char *s)
 {
     /* stb_ds takes a char *, and never writes through it */
-    uint64_t h = stbds_hash_string((char *)(uintptr_t)s, 0x5bd1e995u);
+    uint64_t h = stbds_hash_string((char *)mguard__unconst(s), 0x5bd1e995u);
     return (uint32_t)(h ^ (h >> 32)) | 1u;   /* 32-bit size_t: h >> 32 is 0 */
 }
 
@@ -2499,7 +2510,7 @@ static void *mguard__ref_get(const mguard_ctx *ctx, mguard_ref ref)
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
         return NULL;
     }
-    return mguard__find_serial(ctx, ref.obj_, ref.serial_) ? (void *)(uintptr_t)ref.obj_ : NULL;
+    return mguard__find_serial(ctx, ref.obj_, ref.serial_) ? mguard__unconst(ref.obj_) : NULL;
 }
 
 bool mguard_ref_is_null(mguard_ref ref) { return ref.serial_ == 0; }
@@ -4999,7 +5010,7 @@ static void mguard__l_drain(mguard_ledger *L)
             if (s->count && !(s->flags & MGUARD__LR_HELD)) {
                 s->flags |= MGUARD__LR_HELD;
                 if (L->desc.retain) {
-                    void *p = (void *)(uintptr_t)s->ptr;
+                    void *p = mguard__unconst(s->ptr);
                     /* Thread-safe context: under the lock, so the retain
                        is done before the call that stored p returns and
                        before any release of p can be popped; p is held
@@ -5019,7 +5030,7 @@ static void mguard__l_drain(mguard_ledger *L)
         s->flags &= ~(uint32_t)MGUARD__LR_RELQ;
         if (s->count) continue;       /* held again meanwhile */
         {
-            void *p = (void *)(uintptr_t)s->ptr;
+            void *p = mguard__unconst(s->ptr);
             bool held = (s->flags & MGUARD__LR_HELD) != 0;
             mguard__l_ref_free(L, r);
             if (held && L->desc.release) MGUARD__L_CALLOUT(ctx, p, NULL, L->desc.release(p, L->desc.user));
@@ -6465,8 +6476,8 @@ static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledg
 static void mguard__l_walk_pair(mguard__lcmp *c, const mguard_ledger *a, const mguard_ledger *b)
 {
     /* walks only change counters of a heap object: the casts are sound */
-    c->a = (mguard_ledger *)(uintptr_t)a;   /* a walk marks them (walks, frames) */
-    c->b = (mguard_ledger *)(uintptr_t)b;
+    c->a = (mguard_ledger *)mguard__unconst(a);   /* a walk marks them (walks, frames) */
+    c->b = (mguard_ledger *)mguard__unconst(b);
     c->sa = a->stamp;
     c->sb = b->stamp;
     mguard__l_begin_walk(c->a);
@@ -7471,6 +7482,7 @@ static mguard__lock *mguard__lock_of_diff(const mguard_ledger_diff_result *d)
    contexts on one thread at a time. */
 static uint64_t mguard__next_ctx_id(void)
 {
+    /* cppcheck-suppress unassignedVariable ; written by __atomic_add_fetch */
     static uint64_t next;
 #if defined(__GNUC__) || defined(__clang__)
     return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
