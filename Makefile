@@ -89,6 +89,7 @@ check-compile: | $(DEPS_STAMP)
 check-reference:
 	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
 	@python3 tests/check_reference.py
+	@python3 tests/mutate.py --check
 
 # ---- sanitizers and valgrind --------------------------------------------
 sanitize: | $(DEPS_STAMP)

@@ -27,7 +27,7 @@ test (write it) or an equivalent mutant (the program cannot tell it from
 the original: move it to EQUIVALENT, below the list, with the reason).
 See docs/contributing.md, "Mutation testing".
 
-Usage: python3 tests/mutate.py [-j N] [--only ID[,ID...]] [--list] [--keep]
+Usage: python3 tests/mutate.py [-j N] [--only ID[,ID...]] [--list] [--check] [--keep]
 """
 import argparse
 import os
@@ -423,6 +423,8 @@ def main():
     ap.add_argument("-j", type=int, default=2, help="parallel jobs (default 2)")
     ap.add_argument("--only", default="", help="comma-separated mutant ids")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that every mutant's string still matches mguard.h (no build; make test runs it)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
     ap.add_argument("--cflags", default="-O1", help="optimisation flags (default -O1)")
@@ -450,6 +452,15 @@ def main():
 
     with open(os.path.join(root, "mguard.h")) as f:
         src = f.read()
+    if a.check:
+        stale = [(m[0], apply(src, m)[1]) for m in chosen if apply(src, m)[0] is None]
+        for i, why in stale:
+            print("mutate: %s %s" % (i, why))
+        if stale:
+            print("mutate: %d of %d mutants no longer match mguard.h: update their strings (docs/contributing.md)" % (len(stale), len(chosen)))
+            return 1
+        print("check-mutants: the %d mutants of tests/mutate.py all match mguard.h" % len(chosen))
+        return 0
     impl_at = src.index("#ifdef MGUARD_IMPLEMENTATION")
     work = tempfile.mkdtemp(prefix="mguard-mutate.")
     t0 = time.time()
