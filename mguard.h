@@ -1110,6 +1110,10 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 /* Around every call into user code (ctx->in_callback already raised). */
 #define MGUARD__LK_OUT(ctx) do { if ((ctx)->lk) mguard__lock_release((ctx)->lk); } while (0)
 #define MGUARD__LK_IN(ctx)  do { if ((ctx)->lk) mguard__lock_acquire((ctx)->lk); } while (0)
+/* Every call into user code: in_callback raised (mguard_ctx_destroy
+   refuses), the lock let go around it. */
+#define MGUARD__CALLOUT(ctx, call) \
+    do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
 
 /* Every public function that touches a context, with the expression that
    finds its lock (NULL: not thread-safe, or a handle the implementation
@@ -1436,22 +1440,27 @@ static void mguard__free(const mguard_ctx *ctx, void *p)
    so it cannot destroy the context under the caller (mguard_ctx_destroy
    refuses), and the caller may go on using the context afterwards. ctx is
    const for the read-only callers; only the callback counter changes. */
+static void mguard__log_line(const mguard_ctx *ctx, mguard_log_level level, const char *line)
+{
+    mguard_ctx *mctx = (mguard_ctx *)mguard__unconst(ctx);   /* never a const object: every ctx is allocated */
+    if (ctx->lk) {
+        mguard__lock_queue(ctx->lk, level, line, ctx->log.func, ctx->log.user);
+        return;
+    }
+    mctx->in_callback++;
+    ctx->log.func(level, line, ctx->log.user);
+    mctx->in_callback--;
+}
+
 static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
-    mguard_ctx *mctx = (mguard_ctx *)mguard__unconst(ctx);   /* never a const object: every ctx is allocated */
     if (!ctx || !ctx->log.func) return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (ctx->lk) {
-        mguard__lock_queue(ctx->lk, level, buf, ctx->log.func, ctx->log.user);
-        return;
-    }
-    mctx->in_callback++;
-    ctx->log.func(level, buf, ctx->log.user);
-    mctx->in_callback--;
+    mguard__log_line(ctx, level, buf);
 }
 
 /* Grow *arr (elem bytes each) so it holds at least need elements. On
@@ -1855,12 +1864,10 @@ static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_k
                                void *user, const void *key, void *bytes)
 {
     if (!dtor && !on_death) return;
-    ctx->in_callback++;
-    MGUARD__LK_OUT(ctx);
-    if (on_death) on_death(key, bytes, user);
-    if (dtor) dtor(bytes, user);
-    MGUARD__LK_IN(ctx);
-    ctx->in_callback--;
+    MGUARD__CALLOUT(ctx, {
+        if (on_death) on_death(key, bytes, user);
+        if (dtor) dtor(bytes, user);
+    });
 }
 
 static void mguard__weak_free(mguard_weak *t)
@@ -2544,11 +2551,7 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
         if (!fn || !mguard__find_serial(ctx, guard, w[i].guard_serial)) continue;
         f.calling = guard;   /* seen by other threads only while the lock is out */
         f.calling_serial = w[i].guard_serial;
-        ctx->in_callback++;
-        MGUARD__LK_OUT(ctx);
-        fn(guard, obj, attr, user);
-        MGUARD__LK_IN(ctx);
-        ctx->in_callback--;
+        MGUARD__CALLOUT(ctx, fn(guard, obj, attr, user));
     }
     /* Unlink our frame. Frames of this thread above ours were unlinked by
        their own calls; another thread's may still be above it. */
@@ -2903,11 +2906,7 @@ static void mguard__out_init_buf(mguard__out *o, char *buf, size_t cap)
 static void mguard__out_flush(mguard__out *o)
 {
     if (!o->fn || !o->nchunk) return;
-    o->ctx->in_callback++;
-    MGUARD__LK_OUT(o->ctx);
-    o->fn(o->chunk, o->nchunk, o->user);
-    MGUARD__LK_IN(o->ctx);
-    o->ctx->in_callback--;
+    MGUARD__CALLOUT(o->ctx, o->fn(o->chunk, o->nchunk, o->user));
     o->nchunk = 0;
 }
 
@@ -3180,14 +3179,7 @@ static void mguard__scope_warn(mguard_scope *s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (!mguard__scope_dedup(s, buf)) return;
-    if (ctx->lk) {
-        mguard__lock_queue(ctx->lk, MGUARD_LOG_WARN, buf, ctx->log.func, ctx->log.user);
-        return;
-    }
-    ctx->in_callback++;
-    ctx->log.func(MGUARD_LOG_WARN, buf, ctx->log.user);
-    ctx->in_callback--;
+    if (mguard__scope_dedup(s, buf)) mguard__log_line(ctx, MGUARD_LOG_WARN, buf);
 }
 
 /* The trace clock (a callout when the user gave one). The logical clock
@@ -3197,11 +3189,7 @@ static double mguard__scope_now(mguard_scope *s)
 {
     double t;
     if (!s->desc.clock) return s->tick + 1.0;
-    s->ctx->in_callback++;
-    MGUARD__LK_OUT(s->ctx);
-    t = s->desc.clock(s->desc.user);
-    MGUARD__LK_IN(s->ctx);
-    s->ctx->in_callback--;
+    MGUARD__CALLOUT(s->ctx, t = s->desc.clock(s->desc.user));
     return t;
 }
 
@@ -3471,11 +3459,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         /* a callback may have destroyed a component still on the list */
         cv = mguard__scope_entry(s, pcomp);
         if (!cv || !(cv->flags & MGUARD__SCOPE_SEEN)) { w->ntodo--; continue; }
-        ctx->in_callback++;
-        MGUARD__LK_OUT(ctx);
-        more = s->desc.child(pcomp, idx, &cname, &child, s->desc.user);
-        MGUARD__LK_IN(ctx);
-        ctx->in_callback--;
+        MGUARD__CALLOUT(ctx, more = s->desc.child(pcomp, idx, &cname, &child, s->desc.user));
         if (s->destroying) return MGUARD_EINVAL;
         cv = mguard__scope_entry(s, pcomp);   /* died during the call: ignore it */
         if (!more || !cv || !(cv->flags & MGUARD__SCOPE_SEEN)) { w->ntodo--; continue; }
@@ -3545,11 +3529,7 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         look.next = ctx->lookouts;
         /* cppcheck-suppress autoVariables ; popped before this function returns */
         ctx->lookouts = &look;
-        ctx->in_callback++;
-        MGUARD__LK_OUT(ctx);
-        tn = s->desc.type_name(comp, s->desc.user);
-        MGUARD__LK_IN(ctx);
-        ctx->in_callback--;
+        MGUARD__CALLOUT(ctx, tn = s->desc.type_name(comp, s->desc.user));
         mguard__lookout_pop(ctx, &look);
         if (s->destroying || look.died) return MGUARD_EINVAL;   /* comp died: no name */
         if (!tn || !*tn) return MGUARD_NOT_FOUND;
@@ -4724,9 +4704,6 @@ struct mguard_ledger_diff_result {
     size_t len, textcap;
 };
 
-/* A user hook runs with in_callback raised (mguard_ctx_destroy refuses). */
-#define MGUARD__CALLOUT(ctx, call) \
-    do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
 
 /* A ledger hook handed the pointers p and q: on a thread-safe context a
    frame tells mguard_on_destroy(p or q) on another thread to wait for it. */
