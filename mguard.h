@@ -4949,11 +4949,15 @@ static bool mguard__l_alive(const mguard_ledger *L, const void *p)
 /* Walks keep a snapshot of pointers and call out between its steps. Their
    identity is the serial (the context's record of p), never the address:
    an object a hook destroyed may be followed by a new one at its address. */
-/* p's serial in L's context, 0 when the context does not know p (a plain
-   value: it cannot die). */
+/* p's serial in L's context when L watches p's death (its record then
+   lives until p dies: the root's weak table holds p while L holds it, and
+   a walk holds everything); 0 otherwise (a plain value cannot die, and a
+   record L does not keep alive may be dropped without a death). */
 static uint64_t mguard__l_serial(const mguard_ledger *L, const void *p)
 {
-    uint32_t r = p ? mguard__reg_find(L->ctx, p) : 0;
+    uint32_t r = p ? mguard__l_ref_find(L, p) : 0;
+    if (!r || !(L->refs[r - 1].flags & MGUARD__LR_WATCHED)) return 0;
+    r = mguard__reg_find(L->ctx, p);
     return r ? L->ctx->objs[r - 1].serial : 0;
 }
 
@@ -6206,12 +6210,14 @@ static bool mguard__l_emit(mguard__lcmp *c, const mguard_ledger_diff_item *it)
         c->st = MGUARD_ENOMEM;
         return true;
     }
-    /* the pointers' identities now, for the text written after call-outs */
-    d->serials[d->n * 5 + 0] = mguard__l_serial(c->a, it->obj);
+    /* the pointers' identities now, for the text written after call-outs
+       (the object through whichever ledger holds it, each side's values
+       through their own) */
+    d->serials[d->n * 5 + 0] = mguard__l_serial(mguard__l_ref_find(c->a, it->obj) ? c->a : c->b, it->obj);
     d->serials[d->n * 5 + 1] = mguard__l_serial(c->a, it->a.value);
     d->serials[d->n * 5 + 2] = mguard__l_serial(c->a, it->a.obj);
-    d->serials[d->n * 5 + 3] = mguard__l_serial(c->a, it->b.value);
-    d->serials[d->n * 5 + 4] = mguard__l_serial(c->a, it->b.obj);
+    d->serials[d->n * 5 + 3] = mguard__l_serial(c->b, it->b.value);
+    d->serials[d->n * 5 + 4] = mguard__l_serial(c->b, it->b.obj);
     d->items[d->n++] = *it;
     return false;
 }

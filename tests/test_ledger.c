@@ -1528,6 +1528,51 @@ static void test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer(vo
     teardown();
 }
 
+/* Found by the fuzzer in the fix of defect 4: a value the ledger does not
+   watch (plain values) has a context record only while something else
+   keeps one (a table key here); apply took that record's serial as the
+   value's identity and skipped its write once the record was dropped,
+   though the value never died. */
+static mguard_weak *unkey_table;
+static const void *unkey_value;
+static void unkey_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    record_apply(obj, attr, value, deleted, user);
+    if (!unkey_table) return;
+    assert_int_equal(mguard_weak_remove(unkey_table, unkey_value), MGUARD_OK);  /* its record goes */
+    unkey_table = NULL;
+    assert_int_equal(mguard_ledger_store_attr(H.L, (void *)(uintptr_t)obj, "z", NULL), MGUARD_OK);  /* a change */
+}
+
+static void test_apply_keeps_a_plain_value_whose_context_record_was_dropped(void **state)
+{
+    test_log log;
+    mguard_ledger_desc d;
+    mguard_weak_desc wd;
+    mguard_ledger *L;
+    long one = 1;
+    OBJ(x, "x", 0); OBJ(v, "v", 1); OBJ(w, "w", 2);
+    (void)state;
+    setup(&log, NULL);
+    mguard_ledger_destroy(H.L);
+    memset(&d, 0, sizeof d);
+    d.plain_values = true;
+    L = H.L = mguard_ledger_create(H.ctx, &d);
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof one;
+    unkey_table = mguard_weak_create(H.ctx, &wd);
+    assert_int_equal(mguard_weak_set(unkey_table, &w, &one), MGUARD_OK);
+    unkey_value = &w;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &v);
+    mguard_ledger_store_attr(L, &x, "b", &w);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, unkey_on_apply, NULL), MGUARD_OK);
+    assert_string_equal(applied, "x.a=v x.b=w ");
+    assert_false(mguard_is_known(H.ctx, &w));
+    teardown();
+}
+
 /* The same for diff text: a value destroyed by the format hook, with a
    newcomer stored at its address meanwhile, reads "<destroyed>". */
 static tobj *fmt_victim, *fmt_holder;
@@ -2288,6 +2333,7 @@ int main(void)
         cmocka_unit_test(test_apply_never_hands_a_dead_objects_writes_to_a_newcomer_at_its_address),
         cmocka_unit_test(test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer),
         cmocka_unit_test(test_diff_text_never_names_a_newcomer_for_a_dead_value),
+        cmocka_unit_test(test_apply_keeps_a_plain_value_whose_context_record_was_dropped),
         cmocka_unit_test(test_clone_inside_a_release_hook_holds_only_live_content),
         cmocka_unit_test(test_apply_callback_may_clone_clear_and_restore),
         cmocka_unit_test(test_last_ledger_destroyed_during_a_death_notification),
