@@ -111,7 +111,8 @@
        for. The exception is a ledger's retain hook, which runs under the
        lock (so it is done before the call that stored the pointer returns,
        and strictly before any release of it): it must not call into the
-       context. An event's structures are all updated before its first callback
+       context, nor take a lock of yours that a thread may hold while it
+       calls into the context (a refs hook calling visit does). An event's structures are all updated before its first callback
        (as on one thread); other threads may run between two callbacks of
        one event; the callbacks of one event run in the documented order on
        the thread that caused it. Log lines reach the logger on the thread
@@ -129,7 +130,8 @@
        then be freed; a callback must therefore not wait for a thread that
        destroys its own guard. The same holds for a ledger hook (release,
        equal, refs, format, apply) handed the object: mguard_on_destroy(p)
-       waits for it.
+       waits for it. So callbacks running on two threads must not destroy
+       each other's objects: each would wait for the other.
      The default context pays one compare and a tail call per call for this
      (bench/bench_threads.c, docs/guide.md, "Threads").
 
@@ -662,7 +664,8 @@ typedef struct mguard_ledger_desc {
     /* The ledger starts holding p (once per distinct pointer per ledger),
        before the call that stored p returns. On a thread-safe context it
        runs under the context's lock (like try_retain): it must not call
-       into the context. */
+       into the context, nor take a lock of yours that is held around a
+       call into the context (visit, in a refs hook, takes the lock). */
     void (*retain)(void *p, void *user);
     /* ... and stops holding it. Never called for an object being destroyed. */
     void (*release)(void *p, void *user);
@@ -882,7 +885,8 @@ MGUARDDEF const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledg
 /* The readable text ("" when equal, or for NULL). Valid until freed.
    Cost: O(1). */
 MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d);
-/* Free a result. NULL is a no-op. Cost: O(1). */
+/* Free a result, before its context is destroyed (it is allocated
+   through the context's allocator). NULL is a no-op. Cost: O(1). */
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
 /* Drop every NEW object not reachable from the roots, from EXISTING and
@@ -2374,6 +2378,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
     }
     if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
+    if (ctx->hooking) mguard__wait_hooks(ctx, obj);
     {
         /* another thread's death may have been pushed above ours */
         mguard__dying **pp;
@@ -6674,6 +6679,8 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
     if (out) *out = NULL;
     st = mguard__l_pair_ok(a, b, fn);
     if (st) return st;
+    /* a result made while the context dies would outlive it */
+    if (!mguard__ctx_can_create(a->ctx, fn)) return MGUARD_EINVAL;
     if (!out) {
         mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
         return MGUARD_EINVAL;

@@ -592,6 +592,40 @@ static void test_a_ledger_cannot_be_cloned_while_its_context_dies(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* A diff result made by a release hook during the context's destroy
+   would outlive its context: refused too. */
+static mguard_status diff_status = MGUARD_OK;
+static mguard_ledger_diff_result *diff_made;
+static void diff_on_release(void *p, void *user)
+{
+    (void)p;
+    diff_made = (mguard_ledger_diff_result *)&diff_status;
+    diff_status = mguard_ledger_diff((mguard_ledger *)user, (mguard_ledger *)user, &diff_made);
+}
+
+static void test_no_diff_result_is_made_while_its_context_dies(void **state)
+{
+    test_log log;
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_ledger_desc ld;
+    mguard_ledger *a, *b;
+    static int obj;
+    (void)state;
+    memset(&ld, 0, sizeof ld);
+    ld.release = diff_on_release;
+    a = mguard_ledger_create(ctx, NULL);          /* destroyed second */
+    ld.user = a;
+    b = mguard_ledger_create(ctx, &ld);           /* destroyed first: its release diffs a */
+    assert_int_equal(mguard_ledger_track_existing(b, &obj, NULL), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(diff_status, MGUARD_EINVAL);
+    assert_null(diff_made);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_ledger_diff: refused: the context is being destroyed");
+    assert_int_equal(al.live_blocks, 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -611,6 +645,7 @@ int main(void)
         T(test_out_of_memory_death_pins_its_table_against_moves),
         cmocka_unit_test(test_nothing_can_be_created_on_a_dying_context),
         cmocka_unit_test(test_a_ledger_cannot_be_cloned_while_its_context_dies),
+        cmocka_unit_test(test_no_diff_result_is_made_while_its_context_dies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

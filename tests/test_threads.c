@@ -898,6 +898,79 @@ static void test_destroying_a_value_waits_for_its_release_on_another_thread(void
     mguard_ctx_destroy(e.ctx);
 }
 
+/* The same when mguard_on_destroy runs out of memory and destroys the
+   values in place (found by review: that path did not wait). */
+static int big_fail;
+static void *big_failing_realloc(void *p, size_t n, void *user)
+{
+    (void)user;
+    if (flag_get(&big_fail) && !p && n >= 512) return NULL;
+    return realloc(p, n);
+}
+static void plain_free(void *p, void *user) { (void)user; free(p); }
+
+typedef struct apply_env {
+    mguard_ledger *L;
+    int in_apply, apply_done;
+} apply_env;
+
+static void slow_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    apply_env *e = (apply_env *)user;
+    (void)obj; (void)attr; (void)value; (void)deleted;
+    flag_set(&e->in_apply, 1);
+    sleep_ms(50);                                /* the other thread destroys obj now */
+    flag_set(&e->apply_done, 1);
+}
+
+static void *run_apply(void *arg)
+{
+    apply_env *e = (apply_env *)arg;
+    mguard_ledger_apply(e->L, slow_apply, e);
+    return NULL;
+}
+
+static void test_an_out_of_memory_death_waits_for_a_hook_on_another_thread(void **state)
+{
+    test_log log;
+    mguard_ctx_desc d;
+    mguard_weak_desc wd;
+    mguard_ctx *ctx;
+    mguard_weak *t;
+    apply_env e;
+    pthread_t th;
+    static char big[1024];
+    static int obj, val;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    memset(&log, 0, sizeof log);
+    memset(&e, 0, sizeof e);
+    d.thread_safe = true;
+    d.allocator.realloc_fn = big_failing_realloc;
+    d.allocator.free_fn = plain_free;
+    d.logger.func = test_log_fn;
+    d.logger.user = &log;
+    ctx = mguard_ctx_create(&d);
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof big;                  /* the death needs a buffer over 512 bytes */
+    t = mguard_weak_create(ctx, &wd);
+    assert_int_equal(mguard_weak_set(t, &obj, big), MGUARD_OK);
+    e.L = mguard_ledger_create(ctx, NULL);
+    assert_int_equal(mguard_ledger_track_existing(e.L, &obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(e.L, &obj, "a", &val), MGUARD_OK);
+    pthread_create(&th, NULL, run_apply, &e);
+    while (!flag_get(&e.in_apply)) sched_yield();
+    flag_set(&big_fail, 1);
+    mguard_on_destroy(ctx, &obj);
+    flag_set(&big_fail, 0);
+    assert_int_equal(flag_get(&e.apply_done), 1);   /* returned only after the hook */
+    pthread_join(th, NULL);
+    assert_int_equal(log.errors, 1);                 /* the out-of-memory line */
+    assert_int_equal(mguard_weak_count(t), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_destroying_a_guard_waits_for_its_callback_on_another_thread(void **state)
 {
     test_log log;
@@ -2413,6 +2486,7 @@ int main(void)
         cmocka_unit_test(test_destroying_a_guard_waits_for_its_callback_on_another_thread),
         cmocka_unit_test(test_ledger_retain_runs_under_the_lock_before_the_store_returns),
         cmocka_unit_test(test_destroying_a_value_waits_for_its_release_on_another_thread),
+        cmocka_unit_test(test_an_out_of_memory_death_waits_for_a_hook_on_another_thread),
         cmocka_unit_test(test_callback_destroying_its_own_guard_does_not_wait),
         cmocka_unit_test(test_unwatch_from_another_thread_cancels_a_pending_watcher),
         cmocka_unit_test(test_four_threads_share_objects_tables_watchers_and_refs),
