@@ -500,7 +500,6 @@ static void test_out_of_memory_death_pins_its_table_against_moves(void **state)
    read freed memory). Creating anything on a dying context is refused. */
 typedef struct dying_maker {
     mguard_ctx *ctx;
-    mguard_ledger *live;      /* a ledger that exists when the destroy starts */
     int calls, made;
     char lines[4][512];
     test_log *log;
@@ -560,69 +559,55 @@ static void test_nothing_can_be_created_on_a_dying_context(void **state)
     assert_int_equal(al.live_blocks, 0);   /* nothing leaked */
 }
 
-/* A release hook run by the context's destroy can't clone a ledger either. */
-static mguard_ledger *clone_of_dying;
-static void clone_on_release(void *p, void *user)
+/* A release hook run by the context's destroy can neither clone a ledger
+   nor make a diff result: either would outlive its context. */
+typedef struct dying_ledger_hook {
+    mguard_ledger *other;     /* a ledger still alive when the hook runs */
+    test_log *log;
+    mguard_ledger *clone;
+    mguard_ledger_diff_result *diff;
+    mguard_status diff_status;
+    char lines[2][512];
+} dying_ledger_hook;
+
+static void clone_and_diff_on_release(void *p, void *user)
 {
+    dying_ledger_hook *h = (dying_ledger_hook *)user;
     (void)p;
-    clone_of_dying = mguard_ledger_clone((mguard_ledger *)user);
+    h->clone = mguard_ledger_clone(h->other);
+    snprintf(h->lines[0], sizeof h->lines[0], "%s", h->log->last);
+    h->diff_status = mguard_ledger_diff(h->other, h->other, &h->diff);
+    snprintf(h->lines[1], sizeof h->lines[1], "%s", h->log->last);
 }
 
-static void test_a_ledger_cannot_be_cloned_while_its_context_dies(void **state)
+static void test_no_clone_or_diff_is_made_while_the_context_dies(void **state)
 {
     test_log log;
     test_alloc al;
     mguard_ctx *ctx = test_ctx(&log, &al);
     mguard_ledger_desc ld;
-    mguard_ledger *a, *b;
+    mguard_ledger *b;
+    dying_ledger_hook h;
     static int obj;
     (void)state;
+    memset(&h, 0, sizeof h);
+    h.log = &log;
+    h.clone = (mguard_ledger *)&obj;                   /* overwritten by the hook */
+    h.diff = (mguard_ledger_diff_result *)&obj;
     memset(&ld, 0, sizeof ld);
-    ld.release = clone_on_release;
-    a = mguard_ledger_create(ctx, NULL);          /* destroyed second */
-    ld.user = a;
-    b = mguard_ledger_create(ctx, &ld);           /* destroyed first: its release clones a */
-    assert_non_null(a);
-    assert_int_equal(mguard_ledger_track_existing(b, &obj, NULL), MGUARD_OK);
-    clone_of_dying = (mguard_ledger *)&obj;
-    mguard_ctx_destroy(ctx);
-    assert_null(clone_of_dying);
-    assert_int_equal(log.warnings, 1);
-    assert_string_equal(log.last, "mguard_ledger_clone: refused: the context is being destroyed");
-    assert_int_equal(al.live_blocks, 0);
-}
-
-/* A diff result made by a release hook during the context's destroy
-   would outlive its context: refused too. */
-static mguard_status diff_status = MGUARD_OK;
-static mguard_ledger_diff_result *diff_made;
-static void diff_on_release(void *p, void *user)
-{
-    (void)p;
-    diff_made = (mguard_ledger_diff_result *)&diff_status;
-    diff_status = mguard_ledger_diff((mguard_ledger *)user, (mguard_ledger *)user, &diff_made);
-}
-
-static void test_no_diff_result_is_made_while_its_context_dies(void **state)
-{
-    test_log log;
-    test_alloc al;
-    mguard_ctx *ctx = test_ctx(&log, &al);
-    mguard_ledger_desc ld;
-    mguard_ledger *a, *b;
-    static int obj;
-    (void)state;
-    memset(&ld, 0, sizeof ld);
-    ld.release = diff_on_release;
-    a = mguard_ledger_create(ctx, NULL);          /* destroyed second */
-    ld.user = a;
-    b = mguard_ledger_create(ctx, &ld);           /* destroyed first: its release diffs a */
+    ld.release = clone_and_diff_on_release;
+    ld.user = &h;
+    h.other = mguard_ledger_create(ctx, NULL);         /* destroyed second */
+    b = mguard_ledger_create(ctx, &ld);                /* destroyed first: its release runs the hook */
+    assert_non_null(h.other);
     assert_int_equal(mguard_ledger_track_existing(b, &obj, NULL), MGUARD_OK);
     mguard_ctx_destroy(ctx);
-    assert_int_equal(diff_status, MGUARD_EINVAL);
-    assert_null(diff_made);
-    assert_int_equal(log.warnings, 1);
-    assert_string_equal(log.last, "mguard_ledger_diff: refused: the context is being destroyed");
+    assert_null(h.clone);
+    assert_int_equal(h.diff_status, MGUARD_EINVAL);
+    assert_null(h.diff);
+    assert_int_equal(log.warnings, 2);
+    assert_string_equal(h.lines[0], "mguard_ledger_clone: refused: the context is being destroyed");
+    assert_string_equal(h.lines[1], "mguard_ledger_diff: refused: the context is being destroyed");
     assert_int_equal(al.live_blocks, 0);
 }
 
@@ -644,8 +629,7 @@ int main(void)
         T(test_death_without_memory_still_destroys_each_value_once),
         T(test_out_of_memory_death_pins_its_table_against_moves),
         cmocka_unit_test(test_nothing_can_be_created_on_a_dying_context),
-        cmocka_unit_test(test_a_ledger_cannot_be_cloned_while_its_context_dies),
-        cmocka_unit_test(test_no_diff_result_is_made_while_its_context_dies),
+        cmocka_unit_test(test_no_clone_or_diff_is_made_while_the_context_dies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
