@@ -51,7 +51,7 @@
      6. generation tags              mguard_gen_tag, mguard_gen_advance, ...
      7. scope hierarchy tracker      mguard_scope_create, _enter, _exit, _parents, _add, _report, ...
      8. dynamism tracker             mguard_dyn_create, _observe, _dims, _format,
-                                     mguard_normalize_source_name
+                                     mguard_dyn_normalize_name
      9. side-effects ledger          mguard_ledger_create, _track_existing,
                                      _store_attr, _clone, _diff, _prune, _apply
     10. threads                      mguard_ctx_is_thread_safe,
@@ -105,7 +105,7 @@
      with .lock (a lock of yours) may be shared by threads:
      - Every call on it is atomic with respect to every other call on it,
        except that the lock is let go around each callback: value
-       destructors, on_key_death, invalidate callbacks, the logger, scope
+       destructors, key_death, invalidate callbacks, the logger, scope
        and ledger hooks never run under mguard's lock, so any of them may
        call into the context, from its own thread or from a thread it waits
        for. The exception is a ledger's retain hook, which runs under the
@@ -119,7 +119,7 @@
        that caused them, at its next callback or when its call returns.
      - Every function may be called concurrently, with three limits. A
        pointer into a table (mguard_weak_get, mguard_weak_iter.value,
-       mguard_dyn_iter.is_dynamic) is valid only until another thread
+       mguard_dyn_iter.varies) is valid only until another thread
        changes the table: use mguard_weak_get_copy. mguard_ref_get never
        returns an object whose mguard_on_destroy came first, but the object
        may die as soon as the call returns: take your own reference with
@@ -271,7 +271,7 @@ MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
    NULL for NULL ctx/s or on allocation failure. Cost: one hash of s. */
 MGUARDDEF const char *mguard_intern(mguard_ctx *ctx, const char *s);
 /* true when ctx knows obj (see mguard_ctx_object_count). Cost: one lookup. */
-MGUARDDEF bool mguard_is_known(const mguard_ctx *ctx, const void *obj);
+MGUARDDEF bool mguard_ctx_contains(const mguard_ctx *ctx, const void *obj);
 
 /* ==== 3. weak key tables ================================================ */
 
@@ -287,7 +287,7 @@ typedef void (*mguard_key_death_fn)(const void *key, void *value, void *user);
 typedef struct mguard_weak_desc {
     size_t value_size;              /* bytes per value, > 0 (required) */
     mguard_value_dtor value_dtor;   /* optional */
-    mguard_key_death_fn on_key_death; /* optional */
+    mguard_key_death_fn key_death; /* optional */
     void *user;                     /* passed to both callbacks */
 } mguard_weak_desc;
 
@@ -412,7 +412,7 @@ MGUARDDEF mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj);
 /* obj's generation, -1 when untagged. */
 MGUARDDEF long mguard_gen_get(const mguard_ctx *ctx, const void *obj);
 /* true when obj was tagged in the current generation. */
-MGUARDDEF bool mguard_gen_check(const mguard_ctx *ctx, const void *obj);
+MGUARDDEF bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj);
 /* The current generation (starts at 0); -1 for NULL ctx. */
 MGUARDDEF long mguard_gen_current(const mguard_ctx *ctx);
 /* generation += 1; returns the new value (-1 for NULL ctx). */
@@ -460,8 +460,14 @@ typedef struct mguard_scope_desc {
     bool trace;                          /* record enter/exit spans (for TRACE_JSON) */
     size_t max_trace_events;             /* spans kept at most; 0: 1048576 */
     size_t max_warnings;                 /* distinct warnings remembered; 0: 4096 */
+    const char *const *phases;           /* names of the phases (trace tracks), copied;
+                                            default {"forward", "backward"} */
+    size_t nphases;                      /* 1..MGUARD_SCOPE_MAX_PHASES; 0: the default */
     void *user;                          /* passed to every callback */
 } mguard_scope_desc;
+
+/* At most this many phases per scope tracker. */
+#define MGUARD_SCOPE_MAX_PHASES 16
 
 typedef enum mguard_scope_format {
     MGUARD_SCOPE_TABLE = 0,  /* one row per name: each counter's total */
@@ -525,14 +531,16 @@ MGUARDDEF size_t mguard_scope_depth(const mguard_scope *s);
    snprintf: at most cap - 1 bytes and a NUL into buf (buf may be NULL when
    cap is 0); returns the full length. 0 for NULL s. Cost: O(length). */
 MGUARDDEF size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap);
-/* Mark the backward phase on or off (frames entered now are labelled with
-   it in the trace). EINVAL for NULL s. Cost: O(1). */
-MGUARDDEF mguard_status mguard_scope_set_backward(mguard_scope *s, bool on);
-/* true during the backward phase. false for NULL s. */
-MGUARDDEF bool mguard_scope_is_backward(const mguard_scope *s);
-/* End of a backward pass, as the reference's engine callback does: every
-   frame is closed, the active set is back to just the root, the phase is
-   forward. Names and counters stay. EINVAL for NULL s. Cost: O(depth). */
+/* Switch to phase number `phase` of desc.phases (0: the first); frames
+   entered from now on are labelled with it (the trace's track, warnings).
+   EINVAL for NULL s, and (logged) for a phase >= the number of phases.
+   Cost: O(1). */
+MGUARDDEF mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase);
+/* The current phase's number (0 after create and reset); 0 for NULL s. */
+MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
+/* End of a pass: every frame is closed, the active set is back to just the
+   root, the phase is 0. Names and counters stay. EINVAL for NULL s.
+   Cost: O(depth). */
 MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
 /* Add amount to counter (e.g. "flops") of every active name, the root
    included, once each. EINVAL: NULL s, NULL or empty counter, amount not
@@ -576,7 +584,7 @@ MGUARDDEF mguard_dyn *mguard_dyn_create(mguard_ctx *ctx);
 /* Destroy d. NULL or a foreign handle: no-op. Cost: O(paths). */
 MGUARDDEF void mguard_dyn_destroy(mguard_dyn *d);
 /* Record one shape dims[0..ndim) at path ("L.x" and "L['x']" are the same
-   path: see mguard_normalize_source_name). A rank larger than before adds
+   path: see mguard_dyn_normalize_name). A rank larger than before adds
    positions; positions seen only once stay static. EINVAL: NULL d, NULL or
    empty path, NULL dims with ndim > 0. ENOMEM: nothing changed.
    Cost: one hash of path + O(ndim). */
@@ -585,13 +593,13 @@ MGUARDDEF mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, cons
    Python numbers do (2 == 2.0; NaN equals NaN here). Errors as above. */
 MGUARDDEF mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value);
 /* path's rank (the largest seen); stores whether each of the first cap
-   positions is dynamic into is_dynamic (may be NULL when cap is 0).
+   positions is dynamic into varies (may be NULL when cap is 0).
    0 for an unknown path or NULL d/path. Cost: one hash of path. */
-MGUARDDEF size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap);
+MGUARDDEF size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap);
 /* true when position dim of path is dynamic; false when unknown. */
-MGUARDDEF bool mguard_dyn_is_dynamic(const mguard_dyn *d, const char *path, size_t dim);
+MGUARDDEF bool mguard_dyn_varies(const mguard_dyn *d, const char *path, size_t dim);
 /* true when path was observed. */
-MGUARDDEF bool mguard_dyn_has(const mguard_dyn *d, const char *path);
+MGUARDDEF bool mguard_dyn_contains(const mguard_dyn *d, const char *path);
 /* Number of paths observed. 0 for NULL. */
 MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
 
@@ -599,16 +607,16 @@ MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
    output: {"x": {"L['x']": (False, True)}, ...}): groups in order of first
    observation, paths in a group likewise.
        mguard_dyn_iter it = mguard_dyn_iterate(d);
-       while (mguard_dyn_next(&it)) use(it.group, it.path, it.is_dynamic, it.rank);
+       while (mguard_dyn_next(&it)) use(it.group, it.path, it.varies, it.rank);
    Every path present when the walk starts is visited once; observations
    made during the walk may or may not be. The pointers are valid until the
    next observation (the strings until ctx is destroyed). */
 typedef struct mguard_dyn_iter {
     const char *group;        /* top-level argument name: "x" for L['x'][0] */
     const char *path;         /* the normalized path: "L['x'][0]" */
-    const bool *is_dynamic;   /* rank entries */
+    const bool *varies;   /* rank entries */
     size_t rank;
-    bool is_tensor;           /* first observed with mguard_dyn_observe */
+    bool is_shape;           /* first observed with mguard_dyn_observe */
     /* private */
     const mguard_dyn *d_;
     uint32_t group_, rec_;
@@ -630,7 +638,7 @@ MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
    Written like snprintf: at most cap - 1 bytes and a NUL into out (out may
    be NULL when cap is 0; in and out must not overlap); returns the full
    length. NULL in: returns 0 (and writes "" when cap > 0). Cost: O(length). */
-MGUARDDEF size_t mguard_normalize_source_name(const char *in, char *out, size_t cap);
+MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap);
 
 /* ==== 9. side-effects ledger ============================================= */
 
@@ -722,7 +730,7 @@ MGUARDDEF mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *ob
    only a modified flag (mguard_ledger_mark_modified). Same statuses/cost. */
 MGUARDDEF mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source);
 /* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
-MGUARDDEF bool mguard_ledger_is_tracked(const mguard_ledger *L, const void *obj);
+MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
 /* Fill *out with obj's entry. NOT_FOUND when untracked, EINVAL for NULL
    arguments. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
@@ -749,7 +757,7 @@ MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *
 MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value);
 /* true when obj.attr has a pending write or deletion; attr NULL: any
    attribute of obj. false for untracked or NULL. Cost: as load_attr. */
-MGUARDDEF bool mguard_ledger_has_pending(const mguard_ledger *L, const void *obj, const char *attr);
+MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
 
 /* Counts (0 for NULL): tracked objects, modified objects, pending writes
    (deletions included). Cost: O(1). */
@@ -758,10 +766,10 @@ MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
 
 /* Iteration, in the ledger's order:
-       mguard_ledger_iter it = mguard_ledger_objects(L, true);
-       while (mguard_ledger_next_object(&it)) {
-           mguard_ledger_iter w = mguard_ledger_writes(L, it.obj);
-           while (mguard_ledger_next_write(&w)) use(w.attr, w.value, w.deleted);
+       mguard_ledger_iter it = mguard_ledger_iterate(L, true);
+       while (mguard_ledger_next(&it)) {
+           mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
+           while (mguard_ledger_next(&w)) use(w.attr, w.value, w.deleted);
        }
    The ledger may change during a walk (including from callbacks): a
    removed object or write is never returned, none is returned twice, no
@@ -782,16 +790,14 @@ typedef struct mguard_ledger_iter {
 } mguard_ledger_iter;
 /* Walk the tracked objects (modified_only: only the modified ones). For a
    NULL L the walk is empty. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_objects(const mguard_ledger *L, bool modified_only);
-/* The next object; false at the end, for NULL or a writes iterator.
-   Cost: O(1) amortized. */
-MGUARDDEF bool mguard_ledger_next_object(mguard_ledger_iter *it);
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only);
 /* Walk obj's pending writes in the order they were first recorded. For a
    NULL L/obj the walk is empty. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_writes(const mguard_ledger *L, const void *obj);
-/* The next write; false at the end, for NULL or an objects iterator.
-   Cost: O(1) amortized (O(writes of obj) after a removal). */
-MGUARDDEF bool mguard_ledger_next_write(mguard_ledger_iter *it);
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
+/* Step either walk: true and the public fields set, or false at the end
+   (and for a NULL it). Cost: O(1) amortized (a writes walk: O(writes of
+   obj) after a removal). */
+MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
 
 /* Append an ordered record (the reference's save_for_backward list): tag
    (copied, required) and payload (a value, may be NULL). EINVAL (logged)
@@ -1123,7 +1129,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
    finds its lock (NULL: not thread-safe, or a handle the implementation
    will refuse). X: returns a value; V: returns nothing. Not listed: the
    functions that touch no context (mguard_status_str, mguard_ref_is_null,
-   mguard_normalize_source_name, mguard_ledger_kind_str, the diff result's
+   mguard_dyn_normalize_name, mguard_ledger_kind_str, the diff result's
    readers), mguard_ctx_create and mguard_ctx_is_thread_safe (no shared
    state), and mguard_ctx_destroy (its wrapper is written out at the end).
    tests/check_locked.sh checks this list against the API. */
@@ -1132,7 +1138,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(const char *, intern, (mguard_ctx *ctx, const char *s), (ctx, s), mguard__lock_of_ctx(ctx)) \
-    X(bool, is_known, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(bool, ctx_contains, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
     V(weak_destroy, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
     X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__lock_of_weak(t)) \
@@ -1154,7 +1160,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(size_t, watcher_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
-    X(bool, gen_check, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(bool, gen_is_current, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lock_of_ctx(ctx)) \
@@ -1173,8 +1179,8 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(const char *, scope_current, (const mguard_scope *s), (s), mguard__lock_of_scope(s)) \
     X(size_t, scope_depth, (const mguard_scope *s), (s), mguard__lock_of_scope(s)) \
     X(size_t, scope_path, (const mguard_scope *s, char *buf, size_t cap), (s, buf, cap), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_set_backward, (mguard_scope *s, bool on), (s, on), mguard__lock_of_scope(s)) \
-    X(bool, scope_is_backward, (const mguard_scope *s), (s), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_set_phase, (mguard_scope *s, size_t phase), (s, phase), mguard__lock_of_scope(s)) \
+    X(size_t, scope_phase, (const mguard_scope *s), (s), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_reset, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_add, (mguard_scope *s, const char *counter, double amount), (s, counter, amount), mguard__lock_of_scope(s)) \
     X(double, scope_counter, (const mguard_scope *s, const char *fqn, const char *counter), (s, fqn, counter), mguard__lock_of_scope(s)) \
@@ -1186,9 +1192,9 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(dyn_destroy, (mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
     X(mguard_status, dyn_observe, (mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim), (d, path, dims, ndim), mguard__lock_of_dyn(d)) \
     X(mguard_status, dyn_observe_scalar, (mguard_dyn *d, const char *path, double value), (d, path, value), mguard__lock_of_dyn(d)) \
-    X(size_t, dyn_dims, (const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap), (d, path, is_dynamic, cap), mguard__lock_of_dyn(d)) \
-    X(bool, dyn_is_dynamic, (const mguard_dyn *d, const char *path, size_t dim), (d, path, dim), mguard__lock_of_dyn(d)) \
-    X(bool, dyn_has, (const mguard_dyn *d, const char *path), (d, path), mguard__lock_of_dyn(d)) \
+    X(size_t, dyn_dims, (const mguard_dyn *d, const char *path, bool *varies, size_t cap), (d, path, varies, cap), mguard__lock_of_dyn(d)) \
+    X(bool, dyn_varies, (const mguard_dyn *d, const char *path, size_t dim), (d, path, dim), mguard__lock_of_dyn(d)) \
+    X(bool, dyn_contains, (const mguard_dyn *d, const char *path), (d, path), mguard__lock_of_dyn(d)) \
     X(size_t, dyn_count, (const mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
     X(mguard_dyn_iter, dyn_iterate, (const mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
     X(bool, dyn_next, (mguard_dyn_iter *it), (it), mguard__lock_of_dyn_iter(it)) \
@@ -1198,21 +1204,20 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, ledger_track_existing, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_track_new, (mguard_ledger *L, const void *obj, const char *cls_source), (L, obj, cls_source), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_track_mutable, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lock_of_ledger(L)) \
-    X(bool, ledger_is_tracked, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
+    X(bool, ledger_contains, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_get, (const mguard_ledger *L, const void *obj, mguard_ledger_entry *out), (L, obj, out), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_mark_modified, (mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
     X(bool, ledger_is_modified, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
-    X(bool, ledger_has_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
+    X(bool, ledger_is_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_ledger_iter, ledger_objects, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__lock_of_ledger(L)) \
-    X(bool, ledger_next_object, (mguard_ledger_iter *it), (it), mguard__lock_of_ledger_iter(it)) \
-    X(mguard_ledger_iter, ledger_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
-    X(bool, ledger_next_write, (mguard_ledger_iter *it), (it), mguard__lock_of_ledger_iter(it)) \
+    X(mguard_ledger_iter, ledger_iterate, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__lock_of_ledger(L)) \
+    X(bool, ledger_next, (mguard_ledger_iter *it), (it), mguard__lock_of_ledger_iter(it)) \
+    X(mguard_ledger_iter, ledger_iterate_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_record_at, (const mguard_ledger *L, size_t i, const char **tag, void **payload), (L, i, tag, payload), mguard__lock_of_ledger(L)) \
@@ -1694,9 +1699,9 @@ static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
     return mguard__ctx_ok(ctx, "mguard_ctx_object_count") ? ctx->live_objs : 0;
 }
 
-static bool mguard__is_known(const mguard_ctx *ctx, const void *obj)
+static bool mguard__ctx_contains(const mguard_ctx *ctx, const void *obj)
 {
-    return mguard__ctx_ok(ctx, "mguard_is_known") && obj && mguard__reg_find(ctx, obj) != 0;
+    return mguard__ctx_ok(ctx, "mguard_ctx_contains") && obj && mguard__reg_find(ctx, obj) != 0;
 }
 
 /* ---- interned strings (shared by the later sections) --------------------
@@ -1822,7 +1827,7 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
     t->stride = t->voff + ((vs + 7) & ~(size_t)7);
     if (vs >= 16) t->stride = (t->stride + 15) & ~(size_t)15; /* 16-aligned values */
     t->dtor = desc->value_dtor;
-    t->on_death = desc->on_key_death;
+    t->on_death = desc->key_death;
     t->user = desc->user;
     t->next = ctx->tables;
     if (ctx->tables) ctx->tables->prev = t;
@@ -1861,7 +1866,7 @@ static void mguard__weak_detach(mguard_weak *t, uint32_t e1, uint32_t h)
     t->live--;
 }
 
-/* Call a value's callbacks: on_key_death first (deaths only), then the
+/* Call a value's callbacks: key_death first (deaths only), then the
    destructor. ctx counts callbacks in progress so that mguard_ctx_destroy
    can refuse to run inside one. */
 static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_key_death_fn on_death,
@@ -2278,7 +2283,7 @@ static void mguard__weak_destroy(mguard_weak *t)
    case, no allocation: values are copied into a buffer on the C stack (a
    heap block when they do not fit), watchers are swapped out of the
    record, the record is dropped. Phase 2 calls out: watchers in
-   registration order (attr NULL), then on_key_death and the value
+   registration order (attr NULL), then key_death and the value
    destructor of each table entry, in the order obj entered the tables.
    While phase 2 runs, obj is on the context's dying list and cannot be
    registered again. If the heap block cannot be had, the same two phases
@@ -2803,7 +2808,7 @@ static long mguard__gen_get(const mguard_ctx *ctx, const void *obj)
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
 
-static bool mguard__gen_check(const mguard_ctx *ctx, const void *obj)
+static bool mguard__gen_is_current(const mguard_ctx *ctx, const void *obj)
 {
     long g = mguard__gen_get(ctx, obj);
     return g >= 0 && g == ctx->generation;
@@ -2835,7 +2840,7 @@ static bool mguard__gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls)
 
 static bool mguard__gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls)
 {
-    return mguard__gen_is_class_dynamic(ctx, cls) || mguard__gen_check(ctx, obj);
+    return mguard__gen_is_class_dynamic(ctx, cls) || mguard__gen_is_current(ctx, obj);
 }
 
 static void mguard__gen_clear(mguard_ctx *ctx)
@@ -3039,7 +3044,7 @@ static void mguard__out_json_str(mguard__out *o, const char *s)
 /* ---- the tracker -------------------------------------------------------
    names: a weak table comp -> {interned fqn, flags}; SEEN means comp's
    children were named from it (the reference's _seen_modules), EXPLICIT
-   that the name came from mguard_scope_set_name. Its on_key_death hook
+   that the name came from mguard_scope_set_name. Its key_death hook
    closes the frames of a component that dies while active.
    recs: one record per name ever entered (rec 0 is the root), indexed by
    the interned name pointer, in order of first entry; each holds its
@@ -3068,7 +3073,7 @@ typedef struct mguard__scope_frame { const void *comp; uint32_t rec, event; } mg
 typedef struct mguard__scope_event {
     const char *name;
     double ts, dur;            /* dur < 0: still open */
-    uint32_t depth, backward;
+    uint32_t depth, phase;
 } mguard__scope_event;
 typedef struct mguard__scope_wmsg { uint32_t hash; char *msg; } mguard__scope_wmsg;
 
@@ -3094,7 +3099,8 @@ struct mguard_scope {
     double tick;               /* the logical clock */
     mguard__scope_wmsg *warns;
     uint32_t nwarns, capwarns;
-    bool backward;
+    const char *phases[MGUARD_SCOPE_MAX_PHASES]; /* interned */
+    uint32_t nphases, phase;
     int busy, destroying;
 };
 
@@ -3238,9 +3244,9 @@ static void mguard__scope_pop(mguard_scope *s, uint32_t i, double now)
     }
 }
 
-static const char *mguard__scope_phase(const mguard_scope *s)
+static const char *mguard__scope_phase_name(const mguard_scope *s)
 {
-    return s->backward ? "backward" : "forward";
+    return s->phases[s->phase];
 }
 
 /* A component died: close its frames (the reference would lose track of
@@ -3276,11 +3282,39 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
     for (i = s->nframes; i-- > 0;)
         if (s->frames[i].comp == comp) mguard__scope_pop(s, i, now);
     mguard__scope_warn(s, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed",
-                       v.name, mguard__scope_phase(s), n, n == 1 ? " was" : "s were");
+                       v.name, mguard__scope_phase_name(s), n, n == 1 ? " was" : "s were");
     mguard__scope_release(s);
 }
 
 static mguard_status mguard__scope_check(mguard__part *p);
+
+/* Intern desc.phases into s->phases (the default: forward, backward).
+   false: out of memory. Invalid names were refused before. */
+static bool mguard__scope_set_phases(mguard_ctx *ctx, mguard_scope *s)
+{
+    static const char *const dflt[2] = {"forward", "backward"};
+    const char *const *names = s->desc.nphases ? s->desc.phases : dflt;
+    size_t i, n = s->desc.nphases ? s->desc.nphases : 2;
+    for (i = 0; i < n; i++) {
+        s->phases[i] = mguard__str_intern(ctx, names[i]);
+        if (!s->phases[i]) return false;
+    }
+    s->nphases = (uint32_t)n;
+    s->desc.phases = NULL;   /* the copy is s->phases */
+    return true;
+}
+
+/* NULL, or the reason desc's phases can't be used. */
+static const char *mguard__scope_bad_phases(const mguard_scope_desc *desc)
+{
+    size_t i;
+    if (!desc || (!desc->nphases && !desc->phases)) return NULL;
+    if (!desc->nphases || !desc->phases) return "phases and nphases go together";
+    if (desc->nphases > MGUARD_SCOPE_MAX_PHASES) return "more than MGUARD_SCOPE_MAX_PHASES phases";
+    for (i = 0; i < desc->nphases; i++)
+        if (!desc->phases[i] || !*desc->phases[i]) return "a phase without a name";
+    return NULL;
+}
 
 static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc)
 {
@@ -3288,6 +3322,10 @@ static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_de
     mguard_weak_desc wd;
     const char *root;
     if (!mguard__ctx_can_create(ctx, "mguard_scope_create")) return NULL;
+    if (mguard__scope_bad_phases(desc)) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_scope_create: %s", mguard__scope_bad_phases(desc));
+        return NULL;
+    }
     s = (mguard_scope *)mguard__alloc(ctx, sizeof *s);
     if (!s) goto oom;
     memset(s, 0, sizeof *s);
@@ -3304,12 +3342,13 @@ static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_de
     if (!root) goto oom_s;
     s->desc.root_name = root;
     s->root = root;
+    if (!mguard__scope_set_phases(ctx, s)) goto oom_s;
     if (mguard__ix_reserve(ctx, &s->rec_index, 1)) goto oom_s;
     if (mguard__reserve(ctx, (void **)&s->recs, &s->caprecs, 1, sizeof *s->recs)) goto oom_s;
     if (mguard__reserve(ctx, (void **)&s->active, &s->capactive, 1, sizeof *s->active)) goto oom_s;
     memset(&wd, 0, sizeof wd);
     wd.value_size = sizeof(mguard__scope_naming);
-    wd.on_key_death = mguard__scope_on_death;
+    wd.key_death = mguard__scope_on_death;
     wd.user = ctx;
     s->names = mguard__weak_create(ctx, &wd);
     if (!s->names) goto oom_s;
@@ -3654,7 +3693,7 @@ static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const
         e->ts = now;
         e->dur = -1.0;
         e->depth = s->nframes + 1;
-        e->backward = s->backward;
+        e->phase = s->phase;
         f.event = s->nevents;
     }
     s->frames[s->nframes++] = f;
@@ -3710,7 +3749,7 @@ static mguard_status mguard__scope_exit(mguard_scope *s, const void *comp)
         char addr[32];
         snprintf(addr, sizeof addr, "component %p", comp);
         mguard__scope_warn(s, "mguard_scope_exit: exiting %s, which was never entered (during %s)",
-                           v ? v->name : addr, mguard__scope_phase(s));
+                           v ? v->name : addr, mguard__scope_phase_name(s));
         st = MGUARD_NOT_FOUND;
     } else if (i == s->nframes) {
         mguard__scope_pop(s, i - 1, now);
@@ -3719,7 +3758,7 @@ static mguard_status mguard__scope_exit(mguard_scope *s, const void *comp)
         const char *inner = s->recs[s->frames[s->nframes - 1].rec].name;
         mguard__scope_pop(s, i - 1, now);
         mguard__scope_warn(s, "mguard_scope_exit: %s exits while %s is still active inside it (during %s); exited out of order",
-                           name, inner, mguard__scope_phase(s));
+                           name, inner, mguard__scope_phase_name(s));
     }
     mguard__scope_release(s);
     return st;
@@ -3769,16 +3808,21 @@ static size_t mguard__scope_path(const mguard_scope *s, char *buf, size_t cap)
     return mguard__out_end(&o);
 }
 
-static mguard_status mguard__scope_set_backward(mguard_scope *s, bool on)
+static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
 {
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    s->backward = on;
+    if (phase >= s->nphases) {
+        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_phase: phase %lu of %lu",
+                     (unsigned long)phase, (unsigned long)s->nphases);
+        return MGUARD_EINVAL;
+    }
+    s->phase = (uint32_t)phase;
     return MGUARD_OK;
 }
 
-static bool mguard__scope_is_backward(const mguard_scope *s)
+static size_t mguard__scope_phase(const mguard_scope *s)
 {
-    return mguard__scope_ok(s) && s->backward;
+    return mguard__scope_ok(s) ? s->phase : 0;
 }
 
 static mguard_status mguard__scope_reset(mguard_scope *s)
@@ -3800,7 +3844,7 @@ static mguard_status mguard__scope_reset(mguard_scope *s)
         s->recs[0].active = 1;
         s->nactive = 1;
         s->nframes = 0;
-        s->backward = false;
+        s->phase = 0;
     } else {
         st = MGUARD_EINVAL;   /* the clock destroyed the tracker */
     }
@@ -4024,21 +4068,29 @@ static void mguard__scope_render_trace(mguard_scope *s, mguard__out *o)
     uint32_t i, n = s->nevents;
     mguard__out_str(o, "{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":");
     mguard__out_json_str(o, s->root);
-    mguard__out_str(o, "}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"forward\"}},\n"
-                       "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"backward\"}}");
+    mguard__out_str(o, "}}");
+    for (i = 0; i < s->nphases; i++) {
+        char head[80];
+        snprintf(head, sizeof head, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%lu,\"args\":{\"name\":",
+                 (unsigned long)i + 1);
+        mguard__out_str(o, head);
+        mguard__out_json_str(o, s->phases[i]);
+        mguard__out_str(o, "}}");
+    }
     for (i = 0; i < n && i < s->nevents; i++) {
         mguard__scope_event e = s->events[i];
         char tail[64];
         mguard__out_str(o, ",\n{\"name\":");
         mguard__out_json_str(o, e.name);
-        mguard__out_str(o, e.backward ? ",\"cat\":\"backward\"" : ",\"cat\":\"forward\"");
+        mguard__out_str(o, ",\"cat\":");
+        mguard__out_json_str(o, s->phases[e.phase]);
         mguard__out_str(o, e.dur >= 0 ? ",\"ph\":\"X\",\"ts\":" : ",\"ph\":\"B\",\"ts\":");
         mguard__out_json_num(o, e.ts);
         if (e.dur >= 0) {
             mguard__out_str(o, ",\"dur\":");
             mguard__out_json_num(o, e.dur);
         }
-        snprintf(tail, sizeof tail, ",\"pid\":1,\"tid\":%d,\"args\":{\"depth\":%lu}}", e.backward ? 2 : 1, (unsigned long)e.depth);
+        snprintf(tail, sizeof tail, ",\"pid\":1,\"tid\":%d,\"args\":{\"depth\":%lu}}", (int)e.phase + 1, (unsigned long)e.depth);
         mguard__out_str(o, tail);
     }
     mguard__out_str(o, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"root\":");
@@ -4152,7 +4204,7 @@ static mguard_status mguard__scope_check(mguard__part *p)
 
 /* ---- 8. dynamism tracker ----------------------------------------------- */
 
-size_t mguard_normalize_source_name(const char *in, char *out, size_t cap)
+size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap)
 {
     mguard__out o;
     const char *p = in;
@@ -4202,7 +4254,7 @@ typedef struct mguard__dyn_rec {
     const char *path;          /* index key: must stay first */
     uint32_t group, next_in_group;
     uint32_t rank, cap;
-    bool is_tensor;
+    bool is_shape;
     mguard__dyn_val *vals;     /* block start; dyn follows cap values */
     bool *dyn;
 } mguard__dyn_rec;
@@ -4284,12 +4336,12 @@ static void mguard__dyn_destroy(mguard_dyn *d)
    freed); NULL on allocation failure. */
 static const char *mguard__dyn_norm(const mguard_ctx *ctx, const char *path, char *small, size_t cap, char **heap)
 {
-    size_t n = mguard_normalize_source_name(path, small, cap);
+    size_t n = mguard_dyn_normalize_name(path, small, cap);
     *heap = NULL;
     if (n < cap) return small;
     *heap = (char *)mguard__alloc(ctx, n + 1);
     if (!*heap) return NULL;
-    mguard_normalize_source_name(path, *heap, n + 1);
+    mguard_dyn_normalize_name(path, *heap, n + 1);
     return *heap;
 }
 
@@ -4396,7 +4448,7 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
         /* commit */
         nr.path = in;
         nr.group = g;
-        nr.is_tensor = tensor;
+        nr.is_shape = tensor;
         if (g == d->ngroups) {
             d->groups[g].name = gname;
             d->groups[g].is_index = is_index;
@@ -4446,27 +4498,27 @@ static mguard_status mguard__dyn_observe_scalar(mguard_dyn *d, const char *path,
     return mguard__dyn_record(d, path, NULL, value, 1, false, "mguard_dyn_observe_scalar");
 }
 
-static size_t mguard__dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap)
+static size_t mguard__dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap)
 {
     uint32_t r, i;
     if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_dims")) return 0;
     r = mguard__dyn_find(d, path);
     if (!r) return 0;
-    for (i = 0; i < d->recs[r - 1].rank && i < cap && is_dynamic; i++) is_dynamic[i] = d->recs[r - 1].dyn[i];
+    for (i = 0; i < d->recs[r - 1].rank && i < cap && varies; i++) varies[i] = d->recs[r - 1].dyn[i];
     return d->recs[r - 1].rank;
 }
 
-static bool mguard__dyn_is_dynamic(const mguard_dyn *d, const char *path, size_t dim)
+static bool mguard__dyn_varies(const mguard_dyn *d, const char *path, size_t dim)
 {
     uint32_t r;
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_is_dynamic")) return false;
+    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_varies")) return false;
     r = mguard__dyn_find(d, path);
     return r && dim < d->recs[r - 1].rank && d->recs[r - 1].dyn[dim];
 }
 
-static bool mguard__dyn_has(const mguard_dyn *d, const char *path)
+static bool mguard__dyn_contains(const mguard_dyn *d, const char *path)
 {
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_has")) return false;
+    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_contains")) return false;
     return mguard__dyn_find(d, path) != 0;
 }
 
@@ -4503,9 +4555,9 @@ static bool mguard__dyn_next(mguard_dyn_iter *it)
     it->rec_ = r;
     it->group = d->groups[it->group_].name;
     it->path = d->recs[r - 1].path;
-    it->is_dynamic = d->recs[r - 1].dyn;
+    it->varies = d->recs[r - 1].dyn;
     it->rank = d->recs[r - 1].rank;
-    it->is_tensor = d->recs[r - 1].is_tensor;
+    it->is_shape = d->recs[r - 1].is_shape;
     return true;
 }
 
@@ -4606,7 +4658,7 @@ static mguard_status mguard__dyn_check(mguard__part *p)
      count; free slots (ptr NULL) chained through rq_next. ref_ix: ptr ->
      slot + 1. A pointer is retained when first held and released when its
      count returns to 0, both *queued* (rq, relq: FIFO lists through the
-     slots) and run by mguard__l_flush after the structures are updated;
+     slots) and run by mguard__ledger_flush after the structures are updated;
      releases also wait while a walk (diff, equal, prune, apply) is in
      progress, so every value a walk sees stays alive until it ends.
    - recs {tag, payload} in order; hooks {obj, name, fn, id} in
@@ -4771,18 +4823,18 @@ static size_t mguard__ix_bytes(const mguard__index *ix)
     return ix->slots ? (ix->mask + 1) * sizeof(mguard__slot) : 0;
 }
 
-static uint32_t mguard__l_ent_find(const mguard_ledger *L, const void *obj)
+static uint32_t mguard__ledger_ent_find(const mguard_ledger *L, const void *obj)
 {
     return mguard__ix_find(&L->ent_ix, (const unsigned char *)L->ents, sizeof(mguard__lent), obj, mguard__hash_ptr(obj));
 }
 
-static uint32_t mguard__l_ref_find(const mguard_ledger *L, const void *p)
+static uint32_t mguard__ledger_ref_find(const mguard_ledger *L, const void *p)
 {
     return mguard__ix_find(&L->ref_ix, (const unsigned char *)L->refs, sizeof(mguard__lref), p, mguard__hash_ptr(p));
 }
 
 /* Hash of an (object, interned attribute) pair. */
-static uint32_t mguard__l_whash(const void *obj, const char *attr)
+static uint32_t mguard__ledger_whash(const void *obj, const char *attr)
 {
     uint64_t x = (uint64_t)(uintptr_t)obj * 0x9E3779B97F4A7C15ull;
     x ^= (uint64_t)(uintptr_t)attr * 0xC2B2AE3D27D4EB4Full;
@@ -4792,13 +4844,13 @@ static uint32_t mguard__l_whash(const void *obj, const char *attr)
     return (uint32_t)(x >> 16) | 1u;
 }
 
-static uint32_t mguard__l_w_find(const mguard_ledger *L, const void *obj, const char *attr)
+static uint32_t mguard__ledger_w_find(const mguard_ledger *L, const void *obj, const char *attr)
 {
     const mguard__index *ix = &L->w_ix;
     uint32_t h;
     size_t i;
     if (!ix->slots) return 0;
-    h = mguard__l_whash(obj, attr);
+    h = mguard__ledger_whash(obj, attr);
     for (i = h & ix->mask; ix->slots[i].idx; i = (i + 1) & ix->mask) {
         mguard__slot s = ix->slots[i];
         if (s.hash == h && L->writes[s.idx - 1].obj == obj && L->writes[s.idx - 1].attr == attr) return s.idx;
@@ -4806,14 +4858,14 @@ static uint32_t mguard__l_w_find(const mguard_ledger *L, const void *obj, const 
     return 0;
 }
 
-static bool mguard__l_modified(const mguard__lent *e)
+static bool mguard__ledger_modified(const mguard__lent *e)
 {
     if (e->kind == MGUARD_LEDGER_NEW) return true;
     if (e->kind == MGUARD_LEDGER_EXISTING) return e->nwrites > 0;
     return (e->flags & MGUARD__LE_MARKED) != 0;
 }
 
-static void mguard__l_touch(mguard_ledger *L)
+static void mguard__ledger_touch(mguard_ledger *L)
 {
     L->stamp = ++L->ctx->ledger_root->next_stamp;
 }
@@ -4822,24 +4874,24 @@ static void mguard__l_touch(mguard_ledger *L)
    A clone copies the struct and every array into one block (so cloning is
    one allocation + memcpy). An array that must grow moves out of the block
    into its own allocation; the block itself goes with the ledger. */
-static bool mguard__l_in_block(const mguard_ledger *L, const void *p)
+static bool mguard__ledger_in_block(const mguard_ledger *L, const void *p)
 {
     uintptr_t a = (uintptr_t)p, b = (uintptr_t)L;
     return p && a >= b && a < b + L->block_bytes;
 }
 
-static void mguard__l_free_array(const mguard_ledger *L, void *p)
+static void mguard__ledger_free_array(const mguard_ledger *L, void *p)
 {
-    if (!mguard__l_in_block(L, p)) mguard__free(L->ctx, p);
+    if (!mguard__ledger_in_block(L, p)) mguard__free(L->ctx, p);
 }
 
 /* mguard__reserve for a ledger array (which may live in the block). */
-static mguard_status mguard__l_grow(const mguard_ledger *L, void **arr, uint32_t *cap, size_t need, size_t elem)
+static mguard_status mguard__ledger_grow(const mguard_ledger *L, void **arr, uint32_t *cap, size_t need, size_t elem)
 {
     size_t ncap;
     void *p;
     if (need <= *cap) return MGUARD_OK;
-    if (!mguard__l_in_block(L, *arr)) return mguard__reserve(L->ctx, arr, cap, need, elem);
+    if (!mguard__ledger_in_block(L, *arr)) return mguard__reserve(L->ctx, arr, cap, need, elem);
     if (need > 0x7fffffffu) return MGUARD_ENOMEM;
     ncap = *cap ? (size_t)*cap * 2 : 4;
     while (ncap < need) ncap *= 2;
@@ -4854,12 +4906,12 @@ static mguard_status mguard__l_grow(const mguard_ledger *L, void **arr, uint32_t
 
 /* mguard__ix_reserve for a ledger index (whose slots may live in the
    block: then the grown index is built beside them). */
-static mguard_status mguard__l_ix_reserve(const mguard_ledger *L, mguard__index *ix, size_t need)
+static mguard_status mguard__ledger_ix_reserve(const mguard_ledger *L, mguard__index *ix, size_t need)
 {
     mguard__index fresh;
     size_t i;
     mguard_status st;
-    if (!mguard__l_in_block(L, ix->slots) || need * 2 <= ix->mask + 1) return mguard__ix_reserve(L->ctx, ix, need);
+    if (!mguard__ledger_in_block(L, ix->slots) || need * 2 <= ix->mask + 1) return mguard__ix_reserve(L->ctx, ix, need);
     memset(&fresh, 0, sizeof fresh);
     st = mguard__ix_reserve(L->ctx, &fresh, need);
     if (st) return st;
@@ -4869,15 +4921,15 @@ static mguard_status mguard__l_ix_reserve(const mguard_ledger *L, mguard__index 
     return MGUARD_OK;
 }
 
-static void mguard__l_ix_free(const mguard_ledger *L, mguard__index *ix)
+static void mguard__ledger_ix_free(const mguard_ledger *L, mguard__index *ix)
 {
-    mguard__l_free_array(L, ix->slots);
+    mguard__ledger_free_array(L, ix->slots);
     memset(ix, 0, sizeof *ix);
 }
 
 /* ---- held pointers: counts and the two queues --------------------------- */
 
-static void mguard__l_rq_push(mguard_ledger *L, uint32_t r)
+static void mguard__ledger_rq_push(mguard_ledger *L, uint32_t r)
 {
     L->refs[r - 1].flags |= MGUARD__LR_RQ;
     L->refs[r - 1].rq_next = 0;
@@ -4885,7 +4937,7 @@ static void mguard__l_rq_push(mguard_ledger *L, uint32_t r)
     L->rq_tail = r;
 }
 
-static void mguard__l_relq_push(mguard_ledger *L, uint32_t r)
+static void mguard__ledger_relq_push(mguard_ledger *L, uint32_t r)
 {
     L->refs[r - 1].flags |= MGUARD__LR_RELQ;
     L->refs[r - 1].relq_next = 0;
@@ -4893,13 +4945,13 @@ static void mguard__l_relq_push(mguard_ledger *L, uint32_t r)
     L->relq_tail = r;
 }
 
-/* One more holder of p (room reserved by mguard__l_reserve_refs). */
-static void mguard__l_ref_inc(mguard_ledger *L, const void *p, uint32_t watched)
+/* One more holder of p (room reserved by mguard__ledger_reserve_refs). */
+static void mguard__ledger_ref_inc(mguard_ledger *L, const void *p, uint32_t watched)
 {
     uint32_t r;
     mguard__lref *s;
     if (!p) return;
-    r = mguard__l_ref_find(L, p);
+    r = mguard__ledger_ref_find(L, p);
     if (!r) {
         if (L->rfree) {
             r = L->rfree;
@@ -4914,24 +4966,24 @@ static void mguard__l_ref_inc(mguard_ledger *L, const void *p, uint32_t watched)
     }
     s = &L->refs[r - 1];
     s->flags |= watched;
-    if (s->count++ == 0 && !(s->flags & (MGUARD__LR_HELD | MGUARD__LR_RQ))) mguard__l_rq_push(L, r);
+    if (s->count++ == 0 && !(s->flags & (MGUARD__LR_HELD | MGUARD__LR_RQ))) mguard__ledger_rq_push(L, r);
 }
 
 /* One holder of p less; at 0 its release is queued. */
-static void mguard__l_ref_dec(mguard_ledger *L, const void *p)
+static void mguard__ledger_ref_dec(mguard_ledger *L, const void *p)
 {
     uint32_t r;
     mguard__lref *s;
     if (!p) return;
-    r = mguard__l_ref_find(L, p);
+    r = mguard__ledger_ref_find(L, p);
     MGUARD_ASSERT(r && L->refs[r - 1].count);
     if (!r) return;
     s = &L->refs[r - 1];
-    if (s->count && --s->count == 0 && !(s->flags & MGUARD__LR_RELQ)) mguard__l_relq_push(L, r);
+    if (s->count && --s->count == 0 && !(s->flags & MGUARD__LR_RELQ)) mguard__ledger_relq_push(L, r);
 }
 
 /* Free slot r (on no queue, count 0). */
-static void mguard__l_ref_free(mguard_ledger *L, uint32_t r)
+static void mguard__ledger_ref_free(mguard_ledger *L, uint32_t r)
 {
     mguard__lref *s = &L->refs[r - 1];
     mguard__ix_del(&L->ref_ix, mguard__hash_ptr(s->ptr), r);
@@ -4943,11 +4995,11 @@ static void mguard__l_ref_free(mguard_ledger *L, uint32_t r)
 
 /* Is p (from L) still safe to hand to a hook: held, or about to be
    released, but not destroyed? */
-static bool mguard__l_alive(const mguard_ledger *L, const void *p)
+static bool mguard__ledger_alive(const mguard_ledger *L, const void *p)
 {
     uint32_t r;
     if (!p) return true;
-    r = mguard__l_ref_find(L, p);
+    r = mguard__ledger_ref_find(L, p);
     return r && (L->refs[r - 1].count || (L->refs[r - 1].flags & MGUARD__LR_HELD));
 }
 
@@ -4958,29 +5010,29 @@ static bool mguard__l_alive(const mguard_ledger *L, const void *p)
    lives until p dies: the root's weak table holds p while L holds it, and
    a walk holds everything); 0 otherwise (a plain value cannot die, and a
    record L does not keep alive may be dropped without a death). */
-static uint64_t mguard__l_serial(const mguard_ledger *L, const void *p)
+static uint64_t mguard__ledger_serial(const mguard_ledger *L, const void *p)
 {
-    uint32_t r = p ? mguard__l_ref_find(L, p) : 0;
+    uint32_t r = p ? mguard__ledger_ref_find(L, p) : 0;
     if (!r || !(L->refs[r - 1].flags & MGUARD__LR_WATCHED)) return 0;
     r = mguard__reg_find(L->ctx, p);
     return r ? L->ctx->objs[r - 1].serial : 0;
 }
 
 /* Is p, whose serial was `serial` when a walk began, still that object? */
-static bool mguard__l_same(const mguard_ledger *L, const void *p, uint64_t serial)
+static bool mguard__ledger_same(const mguard_ledger *L, const void *p, uint64_t serial)
 {
     if (!p) return true;
     if (serial) return mguard__find_serial(L->ctx, p, serial) != 0;
-    return mguard__l_alive(L, p);
+    return mguard__ledger_alive(L, p);
 }
 
-static void mguard__l_free(mguard_ledger *L);
+static void mguard__ledger_free(mguard_ledger *L);
 
 /* Run queued retains, then (unless a walk holds L) queued releases, one at
    a time; each is popped before its hook runs, so the hook may do anything,
    including changing or destroying L. Never touches L after the loop's last
    call-out except through L->frames, which keeps L's memory alive. */
-static void mguard__l_drain(mguard_ledger *L)
+static void mguard__ledger_drain(mguard_ledger *L)
 {
     mguard_ctx *ctx = L->ctx;
     for (;;) {
@@ -5018,7 +5070,7 @@ static void mguard__l_drain(mguard_ledger *L)
         {
             void *p = mguard__unconst(s->ptr);
             bool held = (s->flags & MGUARD__LR_HELD) != 0;
-            mguard__l_ref_free(L, r);
+            mguard__ledger_ref_free(L, r);
             if (held && L->desc.release) MGUARD__L_CALLOUT(ctx, p, NULL, L->desc.release(p, L->desc.user));
         }
     }
@@ -5026,41 +5078,41 @@ static void mguard__l_drain(mguard_ledger *L)
 
 /* The last touch of L in any function that called out: a destroy requested
    meanwhile is finished here. */
-static void mguard__l_unframe(mguard_ledger *L)
+static void mguard__ledger_unframe(mguard_ledger *L)
 {
     if (--L->frames == 0 && L->destroying) {
         L->frames++;
-        mguard__l_drain(L);
-        if (--L->frames == 0) mguard__l_free(L);
+        mguard__ledger_drain(L);
+        if (--L->frames == 0) mguard__ledger_free(L);
     }
 }
 
 /* Phase 2 of every change. */
-static void mguard__l_flush(mguard_ledger *L)
+static void mguard__ledger_flush(mguard_ledger *L)
 {
     L->frames++;
-    mguard__l_drain(L);
-    mguard__l_unframe(L);
+    mguard__ledger_drain(L);
+    mguard__ledger_unframe(L);
 }
 
-static void mguard__l_begin_walk(mguard_ledger *L)
+static void mguard__ledger_begin_walk(mguard_ledger *L)
 {
     L->walks++;
     L->frames++;
 }
 
-static void mguard__l_end_walk(mguard_ledger *L)
+static void mguard__ledger_end_walk(mguard_ledger *L)
 {
     L->walks--;
-    mguard__l_flush(L);
-    mguard__l_unframe(L);
+    mguard__ledger_flush(L);
+    mguard__ledger_unframe(L);
 }
 
 /* ---- the root: every ledger of a context, the weak table of deaths ------ */
 
-static void mguard__l_on_death(const void *key, void *value, void *user);
+static void mguard__ledger_on_death(const void *key, void *value, void *user);
 
-static void mguard__lroot_maybe_free(mguard_ctx *ctx)
+static void mguard__ledger_root_maybe_free(mguard_ctx *ctx)
 {
     struct mguard__lroot *root = ctx->ledger_root;
     if (!root || root->nledgers || root->frames) return;
@@ -5069,7 +5121,7 @@ static void mguard__lroot_maybe_free(mguard_ctx *ctx)
     mguard__free(ctx, root);
 }
 
-static mguard_status mguard__lroot_ensure(mguard_ctx *ctx)
+static mguard_status mguard__ledger_root_ensure(mguard_ctx *ctx)
 {
     struct mguard__lroot *root;
     mguard_weak_desc d;
@@ -5079,7 +5131,7 @@ static mguard_status mguard__lroot_ensure(mguard_ctx *ctx)
     memset(root, 0, sizeof *root);
     memset(&d, 0, sizeof d);
     d.value_size = 1;
-    d.on_key_death = mguard__l_on_death;
+    d.key_death = mguard__ledger_on_death;
     d.user = ctx;
     {
         /* one log line per failed call: the caller logs, not the table */
@@ -5100,13 +5152,13 @@ static mguard_status mguard__lroot_ensure(mguard_ctx *ctx)
 
 /* Drop the weak table's keys that no ledger holds any more (amortized:
    runs when the table doubled since the last sweep). */
-static void mguard__lroot_sweep(struct mguard__lroot *root)
+static void mguard__ledger_root_sweep(struct mguard__lroot *root)
 {
     mguard_weak_iter it = mguard__weak_iterate(root->watch);
     while (mguard__weak_next(&it)) {
         const mguard_ledger *L;
         for (L = root->head; L; L = L->next)
-            if (mguard__l_ref_find(L, it.key)) break;
+            if (mguard__ledger_ref_find(L, it.key)) break;
         if (!L) mguard__weak_remove(root->watch, it.key);
     }
     root->sweep_at = 2 * mguard__weak_count(root->watch) + 64;
@@ -5114,15 +5166,15 @@ static void mguard__lroot_sweep(struct mguard__lroot *root)
 
 /* Called once at the start of an operation that may watch new pointers
    (never between two watches of one operation: it could drop the first). */
-static void mguard__l_maybe_sweep(mguard_ctx *ctx)
+static void mguard__ledger_maybe_sweep(mguard_ctx *ctx)
 {
     struct mguard__lroot *root = ctx->ledger_root;
-    if (mguard__weak_count(root->watch) >= root->sweep_at) mguard__lroot_sweep(root);
+    if (mguard__weak_count(root->watch) >= root->sweep_at) mguard__ledger_root_sweep(root);
 }
 
 /* Make p's death reach the ledgers. *added tells the caller to undo with
-   mguard__l_unwatch if a later step fails. EINVAL (logged) for a dying p. */
-static mguard_status mguard__l_watch(mguard_ctx *ctx, const void *p, const char *fn, const void **added)
+   mguard__ledger_unwatch if a later step fails. EINVAL (logged) for a dying p. */
+static mguard_status mguard__ledger_watch(mguard_ctx *ctx, const void *p, const char *fn, const void **added)
 {
     struct mguard__lroot *root = ctx->ledger_root;
     char one = 1;
@@ -5137,7 +5189,7 @@ static mguard_status mguard__l_watch(mguard_ctx *ctx, const void *p, const char 
     return st;
 }
 
-static void mguard__l_unwatch(mguard_ctx *ctx, const void *added)
+static void mguard__ledger_unwatch(mguard_ctx *ctx, const void *added)
 {
     if (added) mguard__weak_remove(ctx->ledger_root->watch, added);
 }
@@ -5146,11 +5198,11 @@ static void mguard__l_unwatch(mguard_ctx *ctx, const void *added)
 
 /* Free write slot w (already unlinked from its entry's list, or the whole
    list is going). */
-static void mguard__l_free_write(mguard_ledger *L, uint32_t w)
+static void mguard__ledger_free_write(mguard_ledger *L, uint32_t w)
 {
     mguard__lwrite *wr = &L->writes[w - 1];
     void *v = wr->value;
-    mguard__ix_del(&L->w_ix, mguard__l_whash(wr->obj, wr->attr), w);
+    mguard__ix_del(&L->w_ix, mguard__ledger_whash(wr->obj, wr->attr), w);
     wr->obj = NULL;
     wr->attr = NULL;
     wr->value = NULL;
@@ -5158,13 +5210,13 @@ static void mguard__l_free_write(mguard_ledger *L, uint32_t w)
     wr->next = L->wfree;
     L->wfree = w;
     L->live_writes--;
-    mguard__l_ref_dec(L, v);
+    mguard__ledger_ref_dec(L, v);
 }
 
 /* Remove write w from its entry and free it. */
-static void mguard__l_drop_write(mguard_ledger *L, uint32_t w)
+static void mguard__ledger_drop_write(mguard_ledger *L, uint32_t w)
 {
-    uint32_t e = mguard__l_ent_find(L, L->writes[w - 1].obj), prev = 0, cur;
+    uint32_t e = mguard__ledger_ent_find(L, L->writes[w - 1].obj), prev = 0, cur;
     mguard__lent *en;
     MGUARD_ASSERT(e);
     en = &L->ents[e - 1];
@@ -5172,30 +5224,30 @@ static void mguard__l_drop_write(mguard_ledger *L, uint32_t w)
     if (prev) L->writes[prev - 1].next = L->writes[w - 1].next; else en->head = L->writes[w - 1].next;
     if (en->tail == w) en->tail = prev;
     if (--en->nwrites == 0 && en->kind == MGUARD_LEDGER_EXISTING) L->nmod--;
-    mguard__l_free_write(L, w);
+    mguard__ledger_free_write(L, w);
 }
 
 /* Remove entry e (position + 1) and everything recorded for its object. */
-static void mguard__l_drop_entry(mguard_ledger *L, uint32_t e)
+static void mguard__ledger_drop_entry(mguard_ledger *L, uint32_t e)
 {
     mguard__lent *en = &L->ents[e - 1];
     const void *obj = en->obj;
     uint32_t w = en->head;
-    if (mguard__l_modified(en)) L->nmod--;
+    if (mguard__ledger_modified(en)) L->nmod--;
     while (w) {
         uint32_t next = L->writes[w - 1].next;
-        mguard__l_free_write(L, w);
+        mguard__ledger_free_write(L, w);
         w = next;
     }
     mguard__ix_del(&L->ent_ix, mguard__hash_ptr(obj), e);
     en->obj = NULL;
     en->head = en->tail = en->nwrites = 0;
     L->live_ents--;
-    mguard__l_ref_dec(L, obj);
+    mguard__ledger_ref_dec(L, obj);
 }
 
 /* Forget all content; every held pointer is queued for release. */
-static void mguard__l_empty(mguard_ledger *L)
+static void mguard__ledger_empty(mguard_ledger *L)
 {
     uint32_t i;
     L->nents = L->live_ents = L->nmod = 0;
@@ -5213,11 +5265,11 @@ static void mguard__l_empty(mguard_ledger *L)
             mguard__lref *s = &L->refs[i];
             if (!s->ptr || !s->count) continue;
             s->count = 0;
-            if (!(s->flags & MGUARD__LR_RELQ)) mguard__l_relq_push(L, i + 1);
+            if (!(s->flags & MGUARD__LR_RELQ)) mguard__ledger_relq_push(L, i + 1);
         }
     }
     L->epoch++;
-    mguard__l_touch(L);
+    mguard__ledger_touch(L);
 }
 
 /* ---- lifetimes: an object a ledger refers to was destroyed -------------- */
@@ -5228,27 +5280,27 @@ typedef struct mguard__lpurge {
 
 /* Phase 1 for one ledger: drop everything that refers to k. The dead
    object itself is never released. */
-static void mguard__l_purge(mguard_ledger *L, const void *k, mguard__lpurge *pu)
+static void mguard__ledger_purge(mguard_ledger *L, const void *k, mguard__lpurge *pu)
 {
-    uint32_t r = mguard__l_ref_find(L, k), e, i, n;
+    uint32_t r = mguard__ledger_ref_find(L, k), e, i, n;
     if (!r) return;
     if (L->refs[r - 1].count) {
         pu->ledgers++;
-        e = mguard__l_ent_find(L, k);
+        e = mguard__ledger_ent_find(L, k);
         if (e) {
             pu->ents++;
             pu->writes += L->ents[e - 1].nwrites;
-            mguard__l_drop_entry(L, e);
+            mguard__ledger_drop_entry(L, e);
         }
         for (i = 0; i < L->nwpool && L->refs[r - 1].count; i++) {
             if (L->writes[i].obj && L->writes[i].value == k) {
-                mguard__l_drop_write(L, i + 1);
+                mguard__ledger_drop_write(L, i + 1);
                 pu->writes++;
             }
         }
         for (i = 0, n = 0; i < L->nrecs; i++) {
             if (L->recs[i].payload == k) {
-                mguard__l_ref_dec(L, k);
+                mguard__ledger_ref_dec(L, k);
                 pu->recs++;
             } else {
                 L->recs[n++] = L->recs[i];
@@ -5257,8 +5309,8 @@ static void mguard__l_purge(mguard_ledger *L, const void *k, mguard__lpurge *pu)
         L->nrecs = n;
         for (i = 0, n = 0; i < L->nhooks; i++) {
             if (L->hooks[i].obj == k || L->hooks[i].fn == k) {
-                mguard__l_ref_dec(L, L->hooks[i].obj);
-                mguard__l_ref_dec(L, L->hooks[i].fn);
+                mguard__ledger_ref_dec(L, L->hooks[i].obj);
+                mguard__ledger_ref_dec(L, L->hooks[i].fn);
                 pu->hooks++;
             } else {
                 L->hooks[n++] = L->hooks[i];
@@ -5266,37 +5318,37 @@ static void mguard__l_purge(mguard_ledger *L, const void *k, mguard__lpurge *pu)
         }
         L->nhooks = n;
         MGUARD_ASSERT(L->refs[r - 1].count == 0);
-        mguard__l_touch(L);
+        mguard__ledger_touch(L);
     }
     /* never released; freed silently by the next flush */
     L->refs[r - 1].count = 0;
     L->refs[r - 1].flags &= ~(uint32_t)(MGUARD__LR_HELD | MGUARD__LR_WATCHED);
-    if (!(L->refs[r - 1].flags & MGUARD__LR_RELQ)) mguard__l_relq_push(L, r);
+    if (!(L->refs[r - 1].flags & MGUARD__LR_RELQ)) mguard__ledger_relq_push(L, r);
 }
 
-/* on_key_death of the root's weak table: phase 1 purges every ledger (no
+/* key_death of the root's weak table: phase 1 purges every ledger (no
    call-out), phase 2 logs one warning and runs the queued releases. It is
    a callback: its user is the context, not the root, which an earlier
    callback of the same death may have freed; on a thread-safe context the
    lock is taken here. */
-static void mguard__l_on_death_locked(struct mguard__lroot *root, const void *key);
-static void mguard__l_on_death(const void *key, void *value, void *user)
+static void mguard__ledger_on_death_locked(struct mguard__lroot *root, const void *key);
+static void mguard__ledger_on_death(const void *key, void *value, void *user)
 {
     mguard_ctx *ctx = (mguard_ctx *)user;
     (void)value;
     MGUARD__LK_IN(ctx);
-    if (ctx->ledger_root) mguard__l_on_death_locked(ctx->ledger_root, key);
+    if (ctx->ledger_root) mguard__ledger_on_death_locked(ctx->ledger_root, key);
     MGUARD__LK_OUT(ctx);
 }
 
-static void mguard__l_on_death_locked(struct mguard__lroot *root, const void *key)
+static void mguard__ledger_on_death_locked(struct mguard__lroot *root, const void *key)
 {
     mguard_ctx *ctx = root->ctx;
     mguard_ledger *L;
     mguard__lpurge pu;
     memset(&pu, 0, sizeof pu);
     root->frames++;
-    for (L = root->head; L; L = L->next) mguard__l_purge(L, key, &pu);
+    for (L = root->head; L; L = L->next) mguard__ledger_purge(L, key, &pu);
     if (pu.ledgers)
         mguard__logf(ctx, MGUARD_LOG_WARN,
                      "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks",
@@ -5305,15 +5357,15 @@ static void mguard__l_on_death_locked(struct mguard__lroot *root, const void *ke
         for (L = root->head; L; L = L->next)
             if (L->rq_head || (L->relq_head && !L->walks)) break;
         if (!L) break;
-        mguard__l_flush(L);
+        mguard__ledger_flush(L);
     }
     root->frames--;
-    mguard__lroot_maybe_free(ctx);
+    mguard__ledger_root_maybe_free(ctx);
 }
 
 /* ---- reserving room (nothing visible changes) --------------------------- */
 
-static void mguard__l_compact(mguard_ledger *L)
+static void mguard__ledger_compact(mguard_ledger *L)
 {
     uint32_t i, n = 0;
     for (i = 0; i < L->nents; i++) {
@@ -5327,47 +5379,47 @@ static void mguard__l_compact(mguard_ledger *L)
     L->epoch++;
 }
 
-static mguard_status mguard__l_reserve_ents(mguard_ledger *L, uint32_t k)
+static mguard_status mguard__ledger_reserve_ents(mguard_ledger *L, uint32_t k)
 {
-    mguard_status st = mguard__l_ix_reserve(L, &L->ent_ix, (size_t)L->live_ents + k);
+    mguard_status st = mguard__ledger_ix_reserve(L, &L->ent_ix, (size_t)L->live_ents + k);
     if (st) return st;
     if ((size_t)L->nents + k <= L->capents) return MGUARD_OK;
     if (!L->walks && L->nents - L->live_ents >= L->nents / 4 + k) {
-        mguard__l_compact(L);
+        mguard__ledger_compact(L);
         return MGUARD_OK;
     }
-    return mguard__l_grow(L, (void **)&L->ents, &L->capents, (size_t)L->nents + k, sizeof(mguard__lent));
+    return mguard__ledger_grow(L, (void **)&L->ents, &L->capents, (size_t)L->nents + k, sizeof(mguard__lent));
 }
 
-static mguard_status mguard__l_reserve_writes(mguard_ledger *L, uint32_t k)
+static mguard_status mguard__ledger_reserve_writes(mguard_ledger *L, uint32_t k)
 {
     uint32_t spare = L->nwpool - L->live_writes;
-    mguard_status st = mguard__l_ix_reserve(L, &L->w_ix, (size_t)L->live_writes + k);
+    mguard_status st = mguard__ledger_ix_reserve(L, &L->w_ix, (size_t)L->live_writes + k);
     if (st || spare >= k) return st;
-    return mguard__l_grow(L, (void **)&L->writes, &L->capwrites, (size_t)L->nwpool + (k - spare), sizeof(mguard__lwrite));
+    return mguard__ledger_grow(L, (void **)&L->writes, &L->capwrites, (size_t)L->nwpool + (k - spare), sizeof(mguard__lwrite));
 }
 
-static mguard_status mguard__l_reserve_refs(mguard_ledger *L, uint32_t k)
+static mguard_status mguard__ledger_reserve_refs(mguard_ledger *L, uint32_t k)
 {
     uint32_t spare = L->nrpool - L->live_refs;
     mguard_status st;
     if (!k) return MGUARD_OK;
-    st = mguard__l_ix_reserve(L, &L->ref_ix, (size_t)L->live_refs + k);
+    st = mguard__ledger_ix_reserve(L, &L->ref_ix, (size_t)L->live_refs + k);
     if (st || spare >= k) return st;
-    return mguard__l_grow(L, (void **)&L->refs, &L->caprefs, (size_t)L->nrpool + (k - spare), sizeof(mguard__lref));
+    return mguard__ledger_grow(L, (void **)&L->refs, &L->caprefs, (size_t)L->nrpool + (k - spare), sizeof(mguard__lref));
 }
 
 /* How many of p, q are new to L (distinct, non-NULL, no slot yet). */
-static uint32_t mguard__l_new_refs(const mguard_ledger *L, const void *p, const void *q)
+static uint32_t mguard__ledger_new_refs(const mguard_ledger *L, const void *p, const void *q)
 {
     uint32_t n = 0;
-    if (p && !mguard__l_ref_find(L, p)) n++;
-    if (q && q != p && !mguard__l_ref_find(L, q)) n++;
+    if (p && !mguard__ledger_ref_find(L, p)) n++;
+    if (q && q != p && !mguard__ledger_ref_find(L, q)) n++;
     return n;
 }
 
 /* A usable L for a change, or a status (bad handles cannot be logged). */
-static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn)
+static mguard_status mguard__ledger_can_change(const mguard_ledger *L, const char *fn)
 {
     if (!MGUARD__DBG_OK(L, MGUARD__DBG_LEDGER, fn) || !mguard__ledger_magic(L)) return MGUARD_EINVAL;
     if (L->destroying) {
@@ -5377,7 +5429,7 @@ static mguard_status mguard__l_can_change(const mguard_ledger *L, const char *fn
     return MGUARD_OK;
 }
 
-static mguard_status mguard__l_oom(const mguard_ledger *L, mguard_status st, const char *fn)
+static mguard_status mguard__ledger_oom(const mguard_ledger *L, mguard_status st, const char *fn)
 {
     if (st == MGUARD_ENOMEM) mguard__logf(L->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
     return st;
@@ -5389,12 +5441,12 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
 {
     mguard_ledger *L;
     if (!mguard__ctx_can_create(ctx, "mguard_ledger_create")) return NULL;
-    if (mguard__lroot_ensure(ctx) ||
+    if (mguard__ledger_root_ensure(ctx) ||
 #ifdef MGUARD_DEBUG
         mguard__dbg_h_reserve(ctx) ||
 #endif
         !(L = (mguard_ledger *)mguard__alloc(ctx, sizeof *L))) {
-        mguard__lroot_maybe_free(ctx);
+        mguard__ledger_root_maybe_free(ctx);
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
         return NULL;
     }
@@ -5411,31 +5463,31 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_add(ctx, L, MGUARD__DBG_LEDGER);
 #endif
-    mguard__l_touch(L);
+    mguard__ledger_touch(L);
     return L;
 }
 
-static void mguard__l_free(mguard_ledger *L)
+static void mguard__ledger_free(mguard_ledger *L)
 {
     mguard_ctx *ctx = L->ctx;
     struct mguard__lroot *root = ctx->ledger_root;
     if (L->prev) L->prev->next = L->next; else root->head = L->next;
     if (L->next) L->next->prev = L->prev;
     root->nledgers--;
-    mguard__l_free_array(L, L->ents);
-    mguard__l_ix_free(L, &L->ent_ix);
-    mguard__l_free_array(L, L->writes);
-    mguard__l_ix_free(L, &L->w_ix);
-    mguard__l_free_array(L, L->refs);
-    mguard__l_ix_free(L, &L->ref_ix);
-    mguard__l_free_array(L, L->recs);
-    mguard__l_free_array(L, L->hooks);
+    mguard__ledger_free_array(L, L->ents);
+    mguard__ledger_ix_free(L, &L->ent_ix);
+    mguard__ledger_free_array(L, L->writes);
+    mguard__ledger_ix_free(L, &L->w_ix);
+    mguard__ledger_free_array(L, L->refs);
+    mguard__ledger_ix_free(L, &L->ref_ix);
+    mguard__ledger_free_array(L, L->recs);
+    mguard__ledger_free_array(L, L->hooks);
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_remove(ctx, L);   /* the handle dies here, even when deferred */
 #endif
     L->magic = MGUARD__DEAD;
     mguard__free(ctx, L);
-    mguard__lroot_maybe_free(ctx);
+    mguard__ledger_root_maybe_free(ctx);
 }
 
 static void mguard__ledger_destroy(mguard_ledger *L)
@@ -5447,12 +5499,12 @@ static void mguard__ledger_destroy(mguard_ledger *L)
     }
     L->destroying = 1;
     if (!L->frames && !L->desc.release) {
-        mguard__l_free(L);  /* nothing to call: a checkpoint goes in O(1) */
+        mguard__ledger_free(L);  /* nothing to call: a checkpoint goes in O(1) */
         return;
     }
-    mguard__l_empty(L);
+    mguard__ledger_empty(L);
     L->frames++;
-    mguard__l_unframe(L);   /* finishes now, or when the outermost frame ends */
+    mguard__ledger_unframe(L);   /* finishes now, or when the outermost frame ends */
 }
 
 /* mguard_ctx_destroy's loop: destroy one ledger (or the empty root). */
@@ -5462,12 +5514,12 @@ static void mguard__ledger_destroy_first(mguard_ctx *ctx)
     mguard_ledger *L = root->head;
     if (!L) {
         root->frames = 0;
-        mguard__lroot_maybe_free(ctx);
+        mguard__ledger_root_maybe_free(ctx);
     } else if (L->destroying) {
         /* only possible if a callback longjmp'd out: finish it anyway */
         L->walks = 0;
         L->frames = 1;
-        mguard__l_unframe(L);
+        mguard__ledger_unframe(L);
     } else {
         mguard__ledger_destroy(L);
     }
@@ -5475,13 +5527,13 @@ static void mguard__ledger_destroy_first(mguard_ctx *ctx)
 
 /* ---- tracking ----------------------------------------------------------- */
 
-static mguard_status mguard__l_track(mguard_ledger *L, const void *obj, const char *source,
+static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, const char *source,
                                      mguard_ledger_kind kind, const char *fn)
 {
     mguard_ctx *ctx;
     const char *src = NULL;
     const void *added = NULL;
-    mguard_status st = mguard__l_can_change(L, fn);
+    mguard_status st = mguard__ledger_can_change(L, fn);
     mguard__lent *en;
     if (st) return st;
     ctx = L->ctx;
@@ -5489,16 +5541,16 @@ static mguard_status mguard__l_track(mguard_ledger *L, const void *obj, const ch
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
     }
-    if (mguard__l_ent_find(L, obj)) {
+    if (mguard__ledger_ent_find(L, obj)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
         return MGUARD_EEXIST;
     }
     if (source && !(src = mguard__str_intern(ctx, source))) st = MGUARD_ENOMEM;
-    if (!st) st = mguard__l_reserve_ents(L, 1);
-    if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, obj, NULL));
-    mguard__l_maybe_sweep(ctx);
-    if (!st) st = mguard__l_watch(ctx, obj, fn, &added);
-    if (st) return mguard__l_oom(L, st, fn);
+    if (!st) st = mguard__ledger_reserve_ents(L, 1);
+    if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, obj, NULL));
+    mguard__ledger_maybe_sweep(ctx);
+    if (!st) st = mguard__ledger_watch(ctx, obj, fn, &added);
+    if (st) return mguard__ledger_oom(L, st, fn);
     en = &L->ents[L->nents++];
     memset(en, 0, sizeof *en);
     en->obj = obj;
@@ -5508,30 +5560,30 @@ static mguard_status mguard__l_track(mguard_ledger *L, const void *obj, const ch
     mguard__ix_put(&L->ent_ix, mguard__hash_ptr(obj), L->nents);
     L->live_ents++;
     if (kind == MGUARD_LEDGER_NEW) L->nmod++;
-    mguard__l_ref_inc(L, obj, MGUARD__LR_WATCHED);
-    mguard__l_touch(L);
-    mguard__l_flush(L);
+    mguard__ledger_ref_inc(L, obj, MGUARD__LR_WATCHED);
+    mguard__ledger_touch(L);
+    mguard__ledger_flush(L);
     return MGUARD_OK;
 }
 
 static mguard_status mguard__ledger_track_existing(mguard_ledger *L, const void *obj, const char *source)
 {
-    return mguard__l_track(L, obj, source, MGUARD_LEDGER_EXISTING, "mguard_ledger_track_existing");
+    return mguard__ledger_track(L, obj, source, MGUARD_LEDGER_EXISTING, "mguard_ledger_track_existing");
 }
 
 static mguard_status mguard__ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source)
 {
-    return mguard__l_track(L, obj, cls_source, MGUARD_LEDGER_NEW, "mguard_ledger_track_new");
+    return mguard__ledger_track(L, obj, cls_source, MGUARD_LEDGER_NEW, "mguard_ledger_track_new");
 }
 
 static mguard_status mguard__ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source)
 {
-    return mguard__l_track(L, obj, source, MGUARD_LEDGER_MUTABLE, "mguard_ledger_track_mutable");
+    return mguard__ledger_track(L, obj, source, MGUARD_LEDGER_MUTABLE, "mguard_ledger_track_mutable");
 }
 
-static bool mguard__ledger_is_tracked(const mguard_ledger *L, const void *obj)
+static bool mguard__ledger_contains(const mguard_ledger *L, const void *obj)
 {
-    return mguard__ledger_ok(L) && obj && mguard__l_ent_find(L, obj) != 0;
+    return mguard__ledger_ok(L) && obj && mguard__ledger_ent_find(L, obj) != 0;
 }
 
 static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out)
@@ -5543,19 +5595,19 @@ static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj,
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
         return MGUARD_EINVAL;
     }
-    e = mguard__l_ent_find(L, obj);
+    e = mguard__ledger_ent_find(L, obj);
     if (!e) return MGUARD_NOT_FOUND;
     en = &L->ents[e - 1];
     out->obj = en->obj;
     out->kind = (mguard_ledger_kind)en->kind;
     out->source = en->source;
-    out->modified = mguard__l_modified(en);
+    out->modified = mguard__ledger_modified(en);
     out->writes = en->nwrites;
     return MGUARD_OK;
 }
 
 /* The entry of obj for an attribute-level call, or a logged status. */
-static mguard_status mguard__l_attr_entry(const mguard_ledger *L, const void *obj, const char *attr,
+static mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const void *obj, const char *attr,
                                           const char *fn, bool untracked_ok, uint32_t *e)
 {
     *e = 0;
@@ -5563,7 +5615,7 @@ static mguard_status mguard__l_attr_entry(const mguard_ledger *L, const void *ob
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
         return MGUARD_EINVAL;
     }
-    *e = mguard__l_ent_find(L, obj);
+    *e = mguard__ledger_ent_find(L, obj);
     if (!*e) {
         if (untracked_ok) return MGUARD_NOT_FOUND;
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
@@ -5579,7 +5631,7 @@ static mguard_status mguard__l_attr_entry(const mguard_ledger *L, const void *ob
 static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *obj)
 {
     const char *fn = "mguard_ledger_mark_modified";
-    mguard_status st = mguard__l_can_change(L, fn);
+    mguard_status st = mguard__ledger_can_change(L, fn);
     uint32_t e;
     mguard__lent *en;
     if (st) return st;
@@ -5587,7 +5639,7 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
     }
-    e = mguard__l_ent_find(L, obj);
+    e = mguard__ledger_ent_find(L, obj);
     if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_MUTABLE) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
         return MGUARD_EINVAL;
@@ -5596,7 +5648,7 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
     if (!(en->flags & MGUARD__LE_MARKED)) {
         en->flags |= MGUARD__LE_MARKED;
         L->nmod++;
-        mguard__l_touch(L);
+        mguard__ledger_touch(L);
     }
     return MGUARD_OK;
 }
@@ -5605,13 +5657,13 @@ static bool mguard__ledger_is_modified(const mguard_ledger *L, const void *obj)
 {
     uint32_t e;
     if (!mguard__ledger_ok(L) || !obj) return false;
-    e = mguard__l_ent_find(L, obj);
-    return e && mguard__l_modified(&L->ents[e - 1]);
+    e = mguard__ledger_ent_find(L, obj);
+    return e && mguard__ledger_modified(&L->ents[e - 1]);
 }
 
 /* ---- attribute writes --------------------------------------------------- */
 
-static mguard_status mguard__l_write(mguard_ledger *L, const void *obj, const char *attr, void *value,
+static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, const char *attr, void *value,
                                      uint32_t deleted, const char *fn)
 {
     mguard_ctx *ctx;
@@ -5619,27 +5671,27 @@ static mguard_status mguard__l_write(mguard_ledger *L, const void *obj, const ch
     const void *added = NULL;
     uint32_t e, w;
     uint32_t watched;
-    mguard_status st = mguard__l_can_change(L, fn);
+    mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     ctx = L->ctx;
-    st = mguard__l_attr_entry(L, obj, attr, fn, false, &e);
+    st = mguard__ledger_attr_entry(L, obj, attr, fn, false, &e);
     if (st) return st;
-    if (!(a = mguard__str_intern(ctx, attr))) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
-    w = mguard__l_w_find(L, obj, a);
+    if (!(a = mguard__str_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
+    w = mguard__ledger_w_find(L, obj, a);
     if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted) return MGUARD_OK;
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
-    if (!w) st = mguard__l_reserve_writes(L, 1);
-    if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, value, NULL));
-    mguard__l_maybe_sweep(ctx);
-    if (!st && watched) st = mguard__l_watch(ctx, value, fn, &added);
-    if (st) return mguard__l_oom(L, st, fn);
+    if (!w) st = mguard__ledger_reserve_writes(L, 1);
+    if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, value, NULL));
+    mguard__ledger_maybe_sweep(ctx);
+    if (!st && watched) st = mguard__ledger_watch(ctx, value, fn, &added);
+    if (st) return mguard__ledger_oom(L, st, fn);
     if (w) {
         mguard__lwrite *wr = &L->writes[w - 1];
         void *old = wr->value;
         wr->value = value;
         wr->deleted = deleted;
-        mguard__l_ref_inc(L, value, watched);
-        mguard__l_ref_dec(L, old);
+        mguard__ledger_ref_inc(L, value, watched);
+        mguard__ledger_ref_dec(L, old);
     } else {
         mguard__lwrite *wr;
         mguard__lent *en = &L->ents[e - 1];
@@ -5656,26 +5708,26 @@ static mguard_status mguard__l_write(mguard_ledger *L, const void *obj, const ch
         wr->seq = L->next_seq++;
         wr->next = 0;
         wr->deleted = deleted;
-        mguard__ix_put(&L->w_ix, mguard__l_whash(obj, a), w);
+        mguard__ix_put(&L->w_ix, mguard__ledger_whash(obj, a), w);
         if (en->tail) L->writes[en->tail - 1].next = w; else en->head = w;
         en->tail = w;
         if (en->nwrites++ == 0 && en->kind == MGUARD_LEDGER_EXISTING) L->nmod++;
         L->live_writes++;
-        mguard__l_ref_inc(L, value, watched);
+        mguard__ledger_ref_inc(L, value, watched);
     }
-    mguard__l_touch(L);
-    mguard__l_flush(L);
+    mguard__ledger_touch(L);
+    mguard__ledger_flush(L);
     return MGUARD_OK;
 }
 
 static mguard_status mguard__ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value)
 {
-    return mguard__l_write(L, obj, attr, value, 0, "mguard_ledger_store_attr");
+    return mguard__ledger_write(L, obj, attr, value, 0, "mguard_ledger_store_attr");
 }
 
 static mguard_status mguard__ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr)
 {
-    return mguard__l_write(L, obj, attr, NULL, 1, "mguard_ledger_delete_attr");
+    return mguard__ledger_write(L, obj, attr, NULL, 1, "mguard_ledger_delete_attr");
 }
 
 static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value)
@@ -5690,26 +5742,26 @@ static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
         return MGUARD_EINVAL;
     }
-    st = mguard__l_attr_entry(L, obj, attr, fn, true, &e);
+    st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
     if (st) return st;
     a = mguard__str_find(L->ctx, attr);
-    w = a ? mguard__l_w_find(L, obj, a) : 0;
+    w = a ? mguard__ledger_w_find(L, obj, a) : 0;
     if (!w) return MGUARD_NOT_FOUND;
     if (L->writes[w - 1].deleted) return MGUARD_DELETED;
     *value = L->writes[w - 1].value;
     return MGUARD_OK;
 }
 
-static bool mguard__ledger_has_pending(const mguard_ledger *L, const void *obj, const char *attr)
+static bool mguard__ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr)
 {
     uint32_t e;
     const char *a;
     if (!mguard__ledger_ok(L) || !obj) return false;
-    e = mguard__l_ent_find(L, obj);
+    e = mguard__ledger_ent_find(L, obj);
     if (!e) return false;
     if (!attr) return L->ents[e - 1].nwrites > 0;
     a = mguard__str_find(L->ctx, attr);
-    return a && mguard__l_w_find(L, obj, a) != 0;
+    return a && mguard__ledger_w_find(L, obj, a) != 0;
 }
 
 static size_t mguard__ledger_count(const mguard_ledger *L)
@@ -5731,7 +5783,7 @@ static size_t mguard__ledger_write_count(const mguard_ledger *L)
 
 enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES };
 
-static mguard_ledger_iter mguard__ledger_objects(const mguard_ledger *L, bool modified_only)
+static mguard_ledger_iter mguard__ledger_iterate(const mguard_ledger *L, bool modified_only)
 {
     mguard_ledger_iter it;
     memset(&it, 0, sizeof it);
@@ -5762,11 +5814,11 @@ static bool mguard__ledger_next_object(mguard_ledger_iter *it)
     while (it->pos_ < L->nents) {
         const mguard__lent *en = &L->ents[it->pos_++];
         if (!en->obj) continue;
-        if (it->mode_ == MGUARD__LI_MODIFIED && !mguard__l_modified(en)) continue;
+        if (it->mode_ == MGUARD__LI_MODIFIED && !mguard__ledger_modified(en)) continue;
         it->obj = en->obj;
         it->kind = (mguard_ledger_kind)en->kind;
         it->source = en->source;
-        it->modified = mguard__l_modified(en);
+        it->modified = mguard__ledger_modified(en);
         it->seq_ = en->seq + 1;
         return true;
     }
@@ -5775,7 +5827,7 @@ static bool mguard__ledger_next_object(mguard_ledger_iter *it)
     return false;
 }
 
-static mguard_ledger_iter mguard__ledger_writes(const mguard_ledger *L, const void *obj)
+static mguard_ledger_iter mguard__ledger_iterate_writes(const mguard_ledger *L, const void *obj)
 {
     mguard_ledger_iter it;
     memset(&it, 0, sizeof it);
@@ -5801,7 +5853,7 @@ static bool mguard__ledger_next_write(mguard_ledger_iter *it)
         L->writes[w - 1].seq != it->wseq_) {
         /* the next write went away (or never was): the first write of obj
            recorded after the last one returned */
-        uint32_t e = mguard__l_ent_find(L, it->obj);
+        uint32_t e = mguard__ledger_ent_find(L, it->obj);
         w = e ? L->ents[e - 1].head : 0;
         while (w && L->writes[w - 1].seq <= it->seq_) w = L->writes[w - 1].next;
         it->epoch_ = L->epoch;
@@ -5822,6 +5874,12 @@ static bool mguard__ledger_next_write(mguard_ledger_iter *it)
     it->wseq_ = wr->next ? L->writes[wr->next - 1].seq : 0;
     return true;
 }
+static bool mguard__ledger_next(mguard_ledger_iter *it)
+{
+    if (it && it->l_ && !mguard__ledger_ok(it->l_)) { it->l_ = NULL; return false; }
+    if (it && it->mode_ == MGUARD__LI_WRITES) return mguard__ledger_next_write(it);
+    return mguard__ledger_next_object(it);
+}
 
 /* ---- records and hooks -------------------------------------------------- */
 
@@ -5831,7 +5889,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     const char *t;
     const void *added = NULL;
     uint32_t watched;
-    mguard_status st = mguard__l_can_change(L, fn);
+    mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!tag) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
@@ -5839,17 +5897,17 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!(t = mguard__str_intern(L->ctx, tag))) st = MGUARD_ENOMEM;
-    if (!st) st = mguard__l_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
-    if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, payload, NULL));
-    mguard__l_maybe_sweep(L->ctx);
-    if (!st && watched) st = mguard__l_watch(L->ctx, payload, fn, &added);
-    if (st) return mguard__l_oom(L, st, fn);
+    if (!st) st = mguard__ledger_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
+    if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, payload, NULL));
+    mguard__ledger_maybe_sweep(L->ctx);
+    if (!st && watched) st = mguard__ledger_watch(L->ctx, payload, fn, &added);
+    if (st) return mguard__ledger_oom(L, st, fn);
     L->recs[L->nrecs].tag = t;
     L->recs[L->nrecs].payload = payload;
     L->nrecs++;
-    mguard__l_ref_inc(L, payload, watched);
-    mguard__l_touch(L);
-    mguard__l_flush(L);
+    mguard__ledger_ref_inc(L, payload, watched);
+    mguard__ledger_touch(L);
+    mguard__ledger_flush(L);
     return MGUARD_OK;
 }
 
@@ -5869,7 +5927,7 @@ static mguard_status mguard__ledger_record_at(const mguard_ledger *L, size_t i, 
     return MGUARD_OK;
 }
 
-static uint32_t mguard__l_hook_find(const mguard_ledger *L, int id)
+static uint32_t mguard__ledger_hook_find(const mguard_ledger *L, int id)
 {
     uint32_t i;
     for (i = 0; i < L->nhooks; i++)
@@ -5884,37 +5942,37 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     const void *added1 = NULL, *added2 = NULL;
     uint32_t watched;
     int cand;
-    mguard_status st = mguard__l_can_change(L, fn);
+    mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!obj || !id) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
         return MGUARD_EINVAL;
     }
-    if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
+    if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (name && !(nm = mguard__str_intern(L->ctx, name))) st = MGUARD_ENOMEM;
-    if (!st) st = mguard__l_grow(L, (void **)&L->hooks, &L->caphooks, (size_t)L->nhooks + 1, sizeof(mguard__lhook));
-    if (!st) st = mguard__l_reserve_refs(L, mguard__l_new_refs(L, obj, fn_value));
-    mguard__l_maybe_sweep(L->ctx);
-    if (!st) st = mguard__l_watch(L->ctx, obj, fn, &added1);
-    if (!st && watched) st = mguard__l_watch(L->ctx, fn_value, fn, &added2);
+    if (!st) st = mguard__ledger_grow(L, (void **)&L->hooks, &L->caphooks, (size_t)L->nhooks + 1, sizeof(mguard__lhook));
+    if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, obj, fn_value));
+    mguard__ledger_maybe_sweep(L->ctx);
+    if (!st) st = mguard__ledger_watch(L->ctx, obj, fn, &added1);
+    if (!st && watched) st = mguard__ledger_watch(L->ctx, fn_value, fn, &added2);
     if (st) {
-        mguard__l_unwatch(L->ctx, added1);
-        return mguard__l_oom(L, st, fn);
+        mguard__ledger_unwatch(L->ctx, added1);
+        return mguard__ledger_oom(L, st, fn);
     }
     /* the reference: start at the number of live hooks, skip ids in use */
-    for (cand = (int)L->nhooks; mguard__l_hook_find(L, cand); cand++) {}
+    for (cand = (int)L->nhooks; mguard__ledger_hook_find(L, cand); cand++) {}
     L->hooks[L->nhooks].obj = obj;
     L->hooks[L->nhooks].name = nm;
     L->hooks[L->nhooks].fn = fn_value;
     L->hooks[L->nhooks].id = cand;
     L->hooks[L->nhooks].pad_ = 0;
     L->nhooks++;
-    mguard__l_ref_inc(L, obj, MGUARD__LR_WATCHED);
-    mguard__l_ref_inc(L, fn_value, watched);
+    mguard__ledger_ref_inc(L, obj, MGUARD__LR_WATCHED);
+    mguard__ledger_ref_inc(L, fn_value, watched);
     *id = cand;
-    mguard__l_touch(L);
-    mguard__l_flush(L);
+    mguard__ledger_touch(L);
+    mguard__ledger_flush(L);
     return MGUARD_OK;
 }
 
@@ -5923,18 +5981,18 @@ static mguard_status mguard__ledger_remove_hook(mguard_ledger *L, int id)
     uint32_t h;
     const void *obj;
     void *fnv;
-    mguard_status st = mguard__l_can_change(L, "mguard_ledger_remove_hook");
+    mguard_status st = mguard__ledger_can_change(L, "mguard_ledger_remove_hook");
     if (st) return st;
-    h = mguard__l_hook_find(L, id);
+    h = mguard__ledger_hook_find(L, id);
     if (!h) return MGUARD_NOT_FOUND;
     obj = L->hooks[h - 1].obj;
     fnv = L->hooks[h - 1].fn;
     memmove(&L->hooks[h - 1], &L->hooks[h], (L->nhooks - h) * sizeof(mguard__lhook));
     L->nhooks--;
-    mguard__l_ref_dec(L, obj);
-    mguard__l_ref_dec(L, fnv);
-    mguard__l_touch(L);
-    mguard__l_flush(L);
+    mguard__ledger_ref_dec(L, obj);
+    mguard__ledger_ref_dec(L, fnv);
+    mguard__ledger_touch(L);
+    mguard__ledger_flush(L);
     return MGUARD_OK;
 }
 
@@ -5970,7 +6028,7 @@ typedef struct mguard__lcontent {
     mguard__lhook *hooks;
 } mguard__lcontent;
 
-static void *mguard__l_dup(const mguard_ctx *ctx, const void *src, size_t bytes, mguard_status *st)
+static void *mguard__ledger_dup(const mguard_ctx *ctx, const void *src, size_t bytes, mguard_status *st)
 {
     void *p;
     if (!bytes || *st) return NULL;
@@ -5980,17 +6038,17 @@ static void *mguard__l_dup(const mguard_ctx *ctx, const void *src, size_t bytes,
     return p;
 }
 
-static void mguard__l_dup_ix(const mguard_ctx *ctx, mguard__index *dst, const mguard__index *src, mguard_status *st)
+static void mguard__ledger_dup_ix(const mguard_ctx *ctx, mguard__index *dst, const mguard__index *src, mguard_status *st)
 {
     *dst = *src;
-    dst->slots = (mguard__slot *)mguard__l_dup(ctx, src->slots, mguard__ix_bytes(src), st);
+    dst->slots = (mguard__slot *)mguard__ledger_dup(ctx, src->slots, mguard__ix_bytes(src), st);
     if (!dst->slots) {
         dst->mask = 0;
         dst->used = 0;
     }
 }
 
-static void mguard__l_content_free(const mguard_ctx *ctx, mguard__lcontent *k)
+static void mguard__ledger_content_free(const mguard_ctx *ctx, mguard__lcontent *k)
 {
     mguard__free(ctx, k->ents);
     mguard__free(ctx, k->ent_ix.slots);
@@ -6000,29 +6058,29 @@ static void mguard__l_content_free(const mguard_ctx *ctx, mguard__lcontent *k)
     mguard__free(ctx, k->hooks);
 }
 
-static mguard_status mguard__l_content_dup(const mguard_ctx *ctx, mguard__lcontent *k, const mguard_ledger *src)
+static mguard_status mguard__ledger_content_dup(const mguard_ctx *ctx, mguard__lcontent *k, const mguard_ledger *src)
 {
     mguard_status st = MGUARD_OK;
     memset(k, 0, sizeof *k);
-    k->ents = (mguard__lent *)mguard__l_dup(ctx, src->ents, (size_t)src->nents * sizeof(mguard__lent), &st);
-    mguard__l_dup_ix(ctx, &k->ent_ix, &src->ent_ix, &st);
-    k->writes = (mguard__lwrite *)mguard__l_dup(ctx, src->writes, (size_t)src->nwpool * sizeof(mguard__lwrite), &st);
-    mguard__l_dup_ix(ctx, &k->w_ix, &src->w_ix, &st);
-    k->recs = (mguard__lrec *)mguard__l_dup(ctx, src->recs, (size_t)src->nrecs * sizeof(mguard__lrec), &st);
-    k->hooks = (mguard__lhook *)mguard__l_dup(ctx, src->hooks, (size_t)src->nhooks * sizeof(mguard__lhook), &st);
-    if (st) mguard__l_content_free(ctx, k);
+    k->ents = (mguard__lent *)mguard__ledger_dup(ctx, src->ents, (size_t)src->nents * sizeof(mguard__lent), &st);
+    mguard__ledger_dup_ix(ctx, &k->ent_ix, &src->ent_ix, &st);
+    k->writes = (mguard__lwrite *)mguard__ledger_dup(ctx, src->writes, (size_t)src->nwpool * sizeof(mguard__lwrite), &st);
+    mguard__ledger_dup_ix(ctx, &k->w_ix, &src->w_ix, &st);
+    k->recs = (mguard__lrec *)mguard__ledger_dup(ctx, src->recs, (size_t)src->nrecs * sizeof(mguard__lrec), &st);
+    k->hooks = (mguard__lhook *)mguard__ledger_dup(ctx, src->hooks, (size_t)src->nhooks * sizeof(mguard__lhook), &st);
+    if (st) mguard__ledger_content_free(ctx, k);
     return st;
 }
 
 /* Install copied content k (of src) into L, whose old arrays are freed. */
-static void mguard__l_content_install(mguard_ledger *L, mguard__lcontent *k, const mguard_ledger *src)
+static void mguard__ledger_content_install(mguard_ledger *L, mguard__lcontent *k, const mguard_ledger *src)
 {
-    mguard__l_free_array(L, L->ents);
-    mguard__l_free_array(L, L->ent_ix.slots);
-    mguard__l_free_array(L, L->writes);
-    mguard__l_free_array(L, L->w_ix.slots);
-    mguard__l_free_array(L, L->recs);
-    mguard__l_free_array(L, L->hooks);
+    mguard__ledger_free_array(L, L->ents);
+    mguard__ledger_free_array(L, L->ent_ix.slots);
+    mguard__ledger_free_array(L, L->writes);
+    mguard__ledger_free_array(L, L->w_ix.slots);
+    mguard__ledger_free_array(L, L->recs);
+    mguard__ledger_free_array(L, L->hooks);
     L->ents = k->ents;
     L->nents = L->capents = src->nents;
     L->live_ents = src->live_ents;
@@ -6048,7 +6106,7 @@ typedef struct mguard__llayout {
     size_t off[MGUARD__L_NARRAYS], len[MGUARD__L_NARRAYS], total;
 } mguard__llayout;
 
-static void mguard__l_layout(const mguard_ledger *L, mguard__llayout *lay)
+static void mguard__ledger_layout(const mguard_ledger *L, mguard__llayout *lay)
 {
     size_t i, off = MGUARD__L_ALIGN(sizeof *L);
     lay->len[0] = (size_t)L->nents * sizeof(mguard__lent);
@@ -6082,7 +6140,7 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return NULL;
     }
-    mguard__l_layout(src, &lay);
+    mguard__ledger_layout(src, &lay);
     block = NULL;
 #ifdef MGUARD_DEBUG
     if (!mguard__dbg_h_reserve(ctx))
@@ -6140,16 +6198,16 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
             s->flags &= ~(uint32_t)(MGUARD__LR_RQ | MGUARD__LR_RELQ);
             s->rq_next = s->relq_next = 0;
             if (!s->count) {
-                mguard__l_ref_free(C, k + 1);
+                mguard__ledger_ref_free(C, k + 1);
             } else if (C->desc.retain) {
                 s->flags &= ~(uint32_t)MGUARD__LR_HELD;
-                mguard__l_rq_push(C, k + 1);
+                mguard__ledger_rq_push(C, k + 1);
             } else {
                 s->flags |= MGUARD__LR_HELD;
             }
         }
     }
-    mguard__l_flush(C);
+    mguard__ledger_flush(C);
     return C;
 }
 
@@ -6158,7 +6216,7 @@ static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledge
     const char *fn = "mguard_ledger_restore";
     mguard__lcontent k;
     uint32_t i;
-    mguard_status st = mguard__l_can_change(L, fn);
+    mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!MGUARD__DBG_OK(cp, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
     if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying) {
@@ -6167,30 +6225,30 @@ static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledge
         return MGUARD_EINVAL;
     }
     if (cp == L) return MGUARD_OK;
-    st = mguard__l_content_dup(L->ctx, &k, cp);
+    st = mguard__ledger_content_dup(L->ctx, &k, cp);
     if (!st) {
-        st = mguard__l_reserve_refs(L, cp->live_refs);
-        if (st) mguard__l_content_free(L->ctx, &k);
+        st = mguard__ledger_reserve_refs(L, cp->live_refs);
+        if (st) mguard__ledger_content_free(L->ctx, &k);
     }
-    if (st) return mguard__l_oom(L, st, fn);
-    mguard__l_content_install(L, &k, cp);
+    if (st) return mguard__ledger_oom(L, st, fn);
+    mguard__ledger_content_install(L, &k, cp);
     for (i = 0; i < L->nrpool; i++) {
         mguard__lref *s = &L->refs[i];
         if (!s->ptr || !s->count) continue;
         s->count = 0;
-        if (!(s->flags & MGUARD__LR_RELQ)) mguard__l_relq_push(L, i + 1);
+        if (!(s->flags & MGUARD__LR_RELQ)) mguard__ledger_relq_push(L, i + 1);
     }
     for (i = 0; i < cp->nrpool; i++) {
         const mguard__lref *c = &cp->refs[i];
         uint32_t r;
         if (!c->ptr || !c->count) continue;
-        mguard__l_ref_inc(L, c->ptr, c->flags & MGUARD__LR_WATCHED);
-        r = mguard__l_ref_find(L, c->ptr);
+        mguard__ledger_ref_inc(L, c->ptr, c->flags & MGUARD__LR_WATCHED);
+        r = mguard__ledger_ref_find(L, c->ptr);
         L->refs[r - 1].count = c->count;
     }
     L->epoch++;
     L->stamp = cp->stamp;
-    mguard__l_flush(L);
+    mguard__ledger_flush(L);
     return MGUARD_OK;
 }
 
@@ -6205,7 +6263,7 @@ typedef struct mguard__lcmp {
     const char *fn;
 } mguard__lcmp;
 
-static bool mguard__l_emit(mguard__lcmp *c, const mguard_ledger_diff_item *it)
+static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *it)
 {
     mguard_ledger_diff_result *d = c->res;
     c->differ = true;
@@ -6218,18 +6276,18 @@ static bool mguard__l_emit(mguard__lcmp *c, const mguard_ledger_diff_item *it)
     /* the pointers' identities now, for the text written after call-outs
        (the object through whichever ledger holds it, each side's values
        through their own) */
-    d->serials[d->n * 5 + 0] = mguard__l_serial(mguard__l_ref_find(c->a, it->obj) ? c->a : c->b, it->obj);
-    d->serials[d->n * 5 + 1] = mguard__l_serial(c->a, it->a.value);
-    d->serials[d->n * 5 + 2] = mguard__l_serial(c->a, it->a.obj);
-    d->serials[d->n * 5 + 3] = mguard__l_serial(c->b, it->b.value);
-    d->serials[d->n * 5 + 4] = mguard__l_serial(c->b, it->b.obj);
+    d->serials[d->n * 5 + 0] = mguard__ledger_serial(mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj);
+    d->serials[d->n * 5 + 1] = mguard__ledger_serial(c->a, it->a.value);
+    d->serials[d->n * 5 + 2] = mguard__ledger_serial(c->a, it->a.obj);
+    d->serials[d->n * 5 + 3] = mguard__ledger_serial(c->b, it->b.value);
+    d->serials[d->n * 5 + 4] = mguard__ledger_serial(c->b, it->b.obj);
     d->items[d->n++] = *it;
     return false;
 }
 
 /* Values equal under a's hook; *stop when the hook changed a ledger (the
    walk's positions are then stale: it is abandoned). */
-static bool mguard__l_veq(mguard__lcmp *c, const void *va, const void *vb, bool *stop)
+static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, bool *stop)
 {
     bool r = false;
     *stop = false;
@@ -6244,7 +6302,7 @@ static bool mguard__l_veq(mguard__lcmp *c, const void *va, const void *vb, bool 
     return r;
 }
 
-static void mguard__l_item(mguard_ledger_diff_item *it, mguard_ledger_diff_kind what, const void *obj,
+static void mguard__ledger_item(mguard_ledger_diff_item *it, mguard_ledger_diff_kind what, const void *obj,
                            const char *attr, long index)
 {
     memset(it, 0, sizeof *it);
@@ -6254,15 +6312,15 @@ static void mguard__l_item(mguard_ledger_diff_item *it, mguard_ledger_diff_kind 
     it->index = index;
 }
 
-static void mguard__l_side_ent(mguard_ledger_diff_side *s, const mguard__lent *e)
+static void mguard__ledger_side_ent(mguard_ledger_diff_side *s, const mguard__lent *e)
 {
     s->present = true;
     s->kind = (mguard_ledger_kind)e->kind;
     s->source = e->source;
-    s->modified = mguard__l_modified(e);
+    s->modified = mguard__ledger_modified(e);
 }
 
-static void mguard__l_side_write(mguard_ledger_diff_side *s, const mguard__lwrite *w)
+static void mguard__ledger_side_write(mguard_ledger_diff_side *s, const mguard__lwrite *w)
 {
     s->present = true;
     s->name = w->attr;
@@ -6270,14 +6328,14 @@ static void mguard__l_side_write(mguard_ledger_diff_side *s, const mguard__lwrit
     s->deleted = w->deleted != 0;
 }
 
-static void mguard__l_side_rec(mguard_ledger_diff_side *s, const mguard__lrec *r)
+static void mguard__ledger_side_rec(mguard_ledger_diff_side *s, const mguard__lrec *r)
 {
     s->present = true;
     s->name = r->tag;
     s->value = r->payload;
 }
 
-static void mguard__l_side_hook(mguard_ledger_diff_side *s, const mguard__lhook *h)
+static void mguard__ledger_side_hook(mguard_ledger_diff_side *s, const mguard__lhook *h)
 {
     s->present = true;
     s->name = h->name;
@@ -6285,24 +6343,24 @@ static void mguard__l_side_hook(mguard_ledger_diff_side *s, const mguard__lhook 
     s->obj = h->obj;
 }
 
-#define MGUARD__L_EMIT(c, it) do { if (mguard__l_emit((c), (it))) return; } while (0)
+#define MGUARD__L_EMIT(c, it) do { if (mguard__ledger_emit((c), (it))) return; } while (0)
 
 /* Emit every write of entry e of X as removed (side a) or added (side b). */
-static void mguard__l_emit_writes(mguard__lcmp *c, const mguard_ledger *X, uint32_t e, bool side_a)
+static void mguard__ledger_emit_writes(mguard__lcmp *c, const mguard_ledger *X, uint32_t e, bool side_a)
 {
     mguard_ledger_diff_item it;
     uint32_t w;
     for (w = X->ents[e].head; w; w = X->writes[w - 1].next) {
-        mguard__l_item(&it, side_a ? MGUARD_LEDGER_DIFF_ATTR_REMOVED : MGUARD_LEDGER_DIFF_ATTR_ADDED,
+        mguard__ledger_item(&it, side_a ? MGUARD_LEDGER_DIFF_ATTR_REMOVED : MGUARD_LEDGER_DIFF_ATTR_ADDED,
                        X->writes[w - 1].obj, X->writes[w - 1].attr, -1);
-        mguard__l_side_write(side_a ? &it.a : &it.b, &X->writes[w - 1]);
+        mguard__ledger_side_write(side_a ? &it.a : &it.b, &X->writes[w - 1]);
         MGUARD__L_EMIT(c, &it);
     }
 }
 
 /* Compare write w of a with write wb of b (same object and attribute);
    true to stop. */
-static bool mguard__l_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
+static bool mguard__ledger_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
 {
     mguard_ledger *A = c->a, *B = c->b;
     mguard_ledger_diff_item it;
@@ -6310,20 +6368,20 @@ static bool mguard__l_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
     if (A->writes[w - 1].deleted || B->writes[wb - 1].deleted) {
         same = A->writes[w - 1].deleted == B->writes[wb - 1].deleted;
     } else {
-        same = mguard__l_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
+        same = mguard__ledger_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
         if (stop) return true;
     }
     if (same) return false;
-    mguard__l_item(&it, MGUARD_LEDGER_DIFF_ATTR_CHANGED, A->writes[w - 1].obj, A->writes[w - 1].attr, -1);
-    mguard__l_side_write(&it.a, &A->writes[w - 1]);
-    mguard__l_side_write(&it.b, &B->writes[wb - 1]);
-    return mguard__l_emit(c, &it);
+    mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_CHANGED, A->writes[w - 1].obj, A->writes[w - 1].attr, -1);
+    mguard__ledger_side_write(&it.a, &A->writes[w - 1]);
+    mguard__ledger_side_write(&it.b, &B->writes[wb - 1]);
+    return mguard__ledger_emit(c, &it);
 }
 
 /* Do entries ea of a and eb of b hold the same attributes in the same
    order? (Always, between a clone and its original until one changes:
    then the walk needs no hash lookup at all.) */
-static bool mguard__l_aligned(const mguard_ledger *A, uint32_t ea, const mguard_ledger *B, uint32_t eb)
+static bool mguard__ledger_aligned(const mguard_ledger *A, uint32_t ea, const mguard_ledger *B, uint32_t eb)
 {
     uint32_t w = A->ents[ea].head, wb = B->ents[eb].head;
     if (A->ents[ea].nwrites != B->ents[eb].nwrites) return false;
@@ -6337,7 +6395,7 @@ static bool mguard__l_aligned(const mguard_ledger *A, uint32_t ea, const mguard_
    same position in both (a clone's layout) are paired without hashing.
    Reads positions afresh after every call-out (arrays may move even when
    the content does not). */
-static void mguard__l_compare(mguard__lcmp *c)
+static void mguard__ledger_compare(mguard__lcmp *c)
 {
     mguard_ledger *A = c->a, *B = c->b;
     mguard_ledger_diff_item it;
@@ -6347,12 +6405,12 @@ static void mguard__l_compare(mguard__lcmp *c)
         const void *obj = A->ents[i].obj;
         uint32_t eb;
         if (!obj) continue;
-        eb = i < B->nents && B->ents[i].obj == obj ? i + 1 : mguard__l_ent_find(B, obj);
+        eb = i < B->nents && B->ents[i].obj == obj ? i + 1 : mguard__ledger_ent_find(B, obj);
         if (!eb) {
-            mguard__l_item(&it, MGUARD_LEDGER_DIFF_OBJECT_REMOVED, obj, NULL, -1);
-            mguard__l_side_ent(&it.a, &A->ents[i]);
+            mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_OBJECT_REMOVED, obj, NULL, -1);
+            mguard__ledger_side_ent(&it.a, &A->ents[i]);
             MGUARD__L_EMIT(c, &it);
-            mguard__l_emit_writes(c, A, i, true);
+            mguard__ledger_emit_writes(c, A, i, true);
             if (c->st || (c->differ && !c->res)) return;
             continue;
         }
@@ -6360,94 +6418,94 @@ static void mguard__l_compare(mguard__lcmp *c)
            container's own flag */
         if (A->ents[i].kind != B->ents[eb - 1].kind || A->ents[i].source != B->ents[eb - 1].source ||
             (A->ents[i].kind == MGUARD_LEDGER_MUTABLE && A->ents[i].flags != B->ents[eb - 1].flags)) {
-            mguard__l_item(&it, MGUARD_LEDGER_DIFF_OBJECT_CHANGED, obj, NULL, -1);
-            mguard__l_side_ent(&it.a, &A->ents[i]);
-            mguard__l_side_ent(&it.b, &B->ents[eb - 1]);
+            mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_OBJECT_CHANGED, obj, NULL, -1);
+            mguard__ledger_side_ent(&it.a, &A->ents[i]);
+            mguard__ledger_side_ent(&it.b, &B->ents[eb - 1]);
             MGUARD__L_EMIT(c, &it);
         }
-        if (mguard__l_aligned(A, i, B, eb - 1)) {
+        if (mguard__ledger_aligned(A, i, B, eb - 1)) {
             uint32_t wb = B->ents[eb - 1].head;
             for (w = A->ents[i].head; w; w = A->writes[w - 1].next, wb = B->writes[wb - 1].next)
-                if (mguard__l_cmp_write(c, w, wb)) return;
+                if (mguard__ledger_cmp_write(c, w, wb)) return;
             continue;
         }
         for (w = A->ents[i].head; w; w = A->writes[w - 1].next) {
-            uint32_t wb = mguard__l_w_find(B, obj, A->writes[w - 1].attr);
+            uint32_t wb = mguard__ledger_w_find(B, obj, A->writes[w - 1].attr);
             if (!wb) {
-                mguard__l_item(&it, MGUARD_LEDGER_DIFF_ATTR_REMOVED, obj, A->writes[w - 1].attr, -1);
-                mguard__l_side_write(&it.a, &A->writes[w - 1]);
+                mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_REMOVED, obj, A->writes[w - 1].attr, -1);
+                mguard__ledger_side_write(&it.a, &A->writes[w - 1]);
                 MGUARD__L_EMIT(c, &it);
                 continue;
             }
-            if (mguard__l_cmp_write(c, w, wb)) return;
+            if (mguard__ledger_cmp_write(c, w, wb)) return;
         }
         for (w = B->ents[eb - 1].head; w; w = B->writes[w - 1].next) {
-            if (mguard__l_w_find(A, obj, B->writes[w - 1].attr)) continue;
-            mguard__l_item(&it, MGUARD_LEDGER_DIFF_ATTR_ADDED, obj, B->writes[w - 1].attr, -1);
-            mguard__l_side_write(&it.b, &B->writes[w - 1]);
+            if (mguard__ledger_w_find(A, obj, B->writes[w - 1].attr)) continue;
+            mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_ADDED, obj, B->writes[w - 1].attr, -1);
+            mguard__ledger_side_write(&it.b, &B->writes[w - 1]);
             MGUARD__L_EMIT(c, &it);
         }
     }
     for (i = 0; i < B->nents; i++) {
         const void *obj = B->ents[i].obj;
-        if (!obj || (i < A->nents && A->ents[i].obj == obj) || mguard__l_ent_find(A, obj)) continue;
-        mguard__l_item(&it, MGUARD_LEDGER_DIFF_OBJECT_ADDED, obj, NULL, -1);
-        mguard__l_side_ent(&it.b, &B->ents[i]);
+        if (!obj || (i < A->nents && A->ents[i].obj == obj) || mguard__ledger_ent_find(A, obj)) continue;
+        mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_OBJECT_ADDED, obj, NULL, -1);
+        mguard__ledger_side_ent(&it.b, &B->ents[i]);
         MGUARD__L_EMIT(c, &it);
-        mguard__l_emit_writes(c, B, i, false);
+        mguard__ledger_emit_writes(c, B, i, false);
         if (c->st || (c->differ && !c->res)) return;
     }
     n = A->nrecs > B->nrecs ? A->nrecs : B->nrecs;
     for (i = 0; i < n; i++) {
         if (i >= B->nrecs || i >= A->nrecs) {
             bool in_a = i < A->nrecs;
-            mguard__l_item(&it, in_a ? MGUARD_LEDGER_DIFF_RECORD_REMOVED : MGUARD_LEDGER_DIFF_RECORD_ADDED, NULL, NULL, (long)i);
-            if (in_a) mguard__l_side_rec(&it.a, &A->recs[i]); else mguard__l_side_rec(&it.b, &B->recs[i]);
+            mguard__ledger_item(&it, in_a ? MGUARD_LEDGER_DIFF_RECORD_REMOVED : MGUARD_LEDGER_DIFF_RECORD_ADDED, NULL, NULL, (long)i);
+            if (in_a) mguard__ledger_side_rec(&it.a, &A->recs[i]); else mguard__ledger_side_rec(&it.b, &B->recs[i]);
             MGUARD__L_EMIT(c, &it);
             continue;
         }
         same = A->recs[i].tag == B->recs[i].tag;
         if (same) {
-            same = mguard__l_veq(c, A->recs[i].payload, B->recs[i].payload, &stop);
+            same = mguard__ledger_veq(c, A->recs[i].payload, B->recs[i].payload, &stop);
             if (stop) return;
         }
         if (!same) {
-            mguard__l_item(&it, MGUARD_LEDGER_DIFF_RECORD_CHANGED, NULL, NULL, (long)i);
-            mguard__l_side_rec(&it.a, &A->recs[i]);
-            mguard__l_side_rec(&it.b, &B->recs[i]);
+            mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_RECORD_CHANGED, NULL, NULL, (long)i);
+            mguard__ledger_side_rec(&it.a, &A->recs[i]);
+            mguard__ledger_side_rec(&it.b, &B->recs[i]);
             MGUARD__L_EMIT(c, &it);
         }
     }
     for (i = 0; i < A->nhooks; i++) {
-        uint32_t hb = mguard__l_hook_find(B, A->hooks[i].id);
+        uint32_t hb = mguard__ledger_hook_find(B, A->hooks[i].id);
         if (!hb) {
-            mguard__l_item(&it, MGUARD_LEDGER_DIFF_HOOK_REMOVED, NULL, NULL, A->hooks[i].id);
-            mguard__l_side_hook(&it.a, &A->hooks[i]);
+            mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_HOOK_REMOVED, NULL, NULL, A->hooks[i].id);
+            mguard__ledger_side_hook(&it.a, &A->hooks[i]);
             MGUARD__L_EMIT(c, &it);
             continue;
         }
         same = A->hooks[i].obj == B->hooks[hb - 1].obj && A->hooks[i].name == B->hooks[hb - 1].name;
         if (same) {
-            same = mguard__l_veq(c, A->hooks[i].fn, B->hooks[hb - 1].fn, &stop);
+            same = mguard__ledger_veq(c, A->hooks[i].fn, B->hooks[hb - 1].fn, &stop);
             if (stop) return;
         }
         if (!same) {
-            mguard__l_item(&it, MGUARD_LEDGER_DIFF_HOOK_CHANGED, NULL, NULL, A->hooks[i].id);
-            mguard__l_side_hook(&it.a, &A->hooks[i]);
-            mguard__l_side_hook(&it.b, &B->hooks[hb - 1]);
+            mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_HOOK_CHANGED, NULL, NULL, A->hooks[i].id);
+            mguard__ledger_side_hook(&it.a, &A->hooks[i]);
+            mguard__ledger_side_hook(&it.b, &B->hooks[hb - 1]);
             MGUARD__L_EMIT(c, &it);
         }
     }
     for (i = 0; i < B->nhooks; i++) {
-        if (mguard__l_hook_find(A, B->hooks[i].id)) continue;
-        mguard__l_item(&it, MGUARD_LEDGER_DIFF_HOOK_ADDED, NULL, NULL, B->hooks[i].id);
-        mguard__l_side_hook(&it.b, &B->hooks[i]);
+        if (mguard__ledger_hook_find(A, B->hooks[i].id)) continue;
+        mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_HOOK_ADDED, NULL, NULL, B->hooks[i].id);
+        mguard__ledger_side_hook(&it.b, &B->hooks[i]);
         MGUARD__L_EMIT(c, &it);
     }
 }
 
 /* Both ledgers valid and comparable, or a status (logged when possible). */
-static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledger *b, const char *fn)
+static mguard_status mguard__ledger_pair_ok(const mguard_ledger *a, const mguard_ledger *b, const char *fn)
 {
 #ifdef MGUARD_DEBUG
     if (!mguard__dbg_h_valid(a, MGUARD__DBG_LEDGER, fn) || !mguard__dbg_h_valid(b, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
@@ -6461,42 +6519,42 @@ static mguard_status mguard__l_pair_ok(const mguard_ledger *a, const mguard_ledg
     return MGUARD_EINVAL;
 }
 
-static void mguard__l_walk_pair(mguard__lcmp *c, const mguard_ledger *a, const mguard_ledger *b)
+static void mguard__ledger_walk_pair(mguard__lcmp *c, const mguard_ledger *a, const mguard_ledger *b)
 {
     /* walks only change counters of a heap object: the casts are sound */
     c->a = (mguard_ledger *)mguard__unconst(a);   /* a walk marks them (walks, frames) */
     c->b = (mguard_ledger *)mguard__unconst(b);
     c->sa = a->stamp;
     c->sb = b->stamp;
-    mguard__l_begin_walk(c->a);
-    mguard__l_begin_walk(c->b);
+    mguard__ledger_begin_walk(c->a);
+    mguard__ledger_begin_walk(c->b);
 }
 
-static void mguard__l_end_pair(mguard__lcmp *c)
+static void mguard__ledger_end_pair(mguard__lcmp *c)
 {
-    mguard__l_end_walk(c->a);
-    mguard__l_end_walk(c->b);
+    mguard__ledger_end_walk(c->a);
+    mguard__ledger_end_walk(c->b);
 }
 
 static bool mguard__ledger_equal(const mguard_ledger *a, const mguard_ledger *b)
 {
     mguard__lcmp c;
-    if (mguard__l_pair_ok(a, b, "mguard_ledger_equal")) return false;
+    if (mguard__ledger_pair_ok(a, b, "mguard_ledger_equal")) return false;
     if (a == b || a->stamp == b->stamp) return true;
     if (a->live_ents != b->live_ents || a->live_writes != b->live_writes || a->nrecs != b->nrecs ||
         a->nhooks != b->nhooks || a->nmod != b->nmod)
         return false;
     memset(&c, 0, sizeof c);
     c.fn = "mguard_ledger_equal";
-    mguard__l_walk_pair(&c, a, b);
-    mguard__l_compare(&c);
-    mguard__l_end_pair(&c);
+    mguard__ledger_walk_pair(&c, a, b);
+    mguard__ledger_compare(&c);
+    mguard__ledger_end_pair(&c);
     return !c.differ && c.st == MGUARD_OK;
 }
 
 /* ---- diff text ---------------------------------------------------------- */
 
-static void mguard__ldiff_puts(mguard_ledger_diff_result *d, mguard_status *st, const char *s)
+static void mguard__ledger_diff_puts(mguard_ledger_diff_result *d, mguard_status *st, const char *s)
 {
     size_t n = strlen(s);
     if (*st) return;
@@ -6520,12 +6578,12 @@ static void mguard__ldiff_puts(mguard_ledger_diff_result *d, mguard_status *st, 
 
 /* Format p (held by X) with X's hook; a pointer X no longer holds because
    it was destroyed meanwhile is not handed to the hook. */
-static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, char *buf)
+static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, char *buf)
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
     if (!p) {
         snprintf(buf, MGUARD__LFMT, "NULL");
-    } else if (X->stamp != s0 && (!mguard__l_alive(X, p) || !mguard__l_same(X, p, serial))) {
+    } else if (X->stamp != s0 && (!mguard__ledger_alive(X, p) || !mguard__ledger_same(X, p, serial))) {
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
     } else if (X->desc.format) {
         buf[0] = 0;
@@ -6537,37 +6595,37 @@ static void mguard__l_fmt(const mguard__lcmp *c, const mguard_ledger *X, const v
 }
 
 /* The serial item it's pointer k had when it was found (see l_emit). */
-static uint64_t mguard__l_item_serial(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int k)
+static uint64_t mguard__ledger_item_serial(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int k)
 {
     return c->res->serials[(size_t)(it - c->res->items) * 5 + (size_t)k];
 }
 
 /* An object's label: with a's format hook if a holds it, else b's. */
-static void mguard__l_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
+static void mguard__ledger_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
 {
-    mguard__l_fmt(c, mguard__l_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__l_item_serial(c, it, 0), buf);
+    mguard__ledger_fmt(c, mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__ledger_item_serial(c, it, 0), buf);
 }
 
-static void mguard__l_value_text(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int side, char *buf)
+static void mguard__ledger_value_text(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int side, char *buf)
 {
     const mguard_ledger_diff_side *s = side ? &it->b : &it->a;
     if (s->deleted) snprintf(buf, MGUARD__LFMT, "<deleted>");
-    else mguard__l_fmt(c, side ? c->b : c->a, s->value, mguard__l_item_serial(c, it, side ? 3 : 1), buf);
+    else mguard__ledger_fmt(c, side ? c->b : c->a, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), buf);
 }
 
-static void mguard__l_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)
+static void mguard__ledger_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)
 {
-    mguard__ldiff_puts(d, st, mguard_ledger_kind_str(s->kind));
+    mguard__ledger_diff_puts(d, st, mguard_ledger_kind_str(s->kind));
     if (s->source) {
-        mguard__ldiff_puts(d, st, ", source \"");
-        mguard__ldiff_puts(d, st, s->source);
-        mguard__ldiff_puts(d, st, "\"");
+        mguard__ledger_diff_puts(d, st, ", source \"");
+        mguard__ledger_diff_puts(d, st, s->source);
+        mguard__ledger_diff_puts(d, st, "\"");
     }
-    if (s->kind == MGUARD_LEDGER_MUTABLE && s->modified) mguard__ldiff_puts(d, st, ", modified");
+    if (s->kind == MGUARD_LEDGER_MUTABLE && s->modified) mguard__ledger_diff_puts(d, st, ", modified");
 }
 
 /* "only in a: " / "only in b: " / "" for an item that is on one side. */
-static const char *mguard__l_only(const mguard_ledger_diff_item *it)
+static const char *mguard__ledger_only(const mguard_ledger_diff_item *it)
 {
     if (!it->b.present) return "only in a: ";
     if (!it->a.present) return "only in b: ";
@@ -6575,7 +6633,7 @@ static const char *mguard__l_only(const mguard_ledger_diff_item *it)
 }
 
 /* One line per item, e.g. "p.x: 1 -> 2" or "object q: only in b (new)". */
-static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *it, mguard_status *st)
+static void mguard__ledger_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *it, mguard_status *st)
 {
     mguard_ledger_diff_result *d = c->res;
     char o[MGUARD__LFMT], x[MGUARD__LFMT], num[32];
@@ -6583,59 +6641,59 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
     switch (it->what) {
     case MGUARD_LEDGER_DIFF_OBJECT_REMOVED:
     case MGUARD_LEDGER_DIFF_OBJECT_ADDED:
-        mguard__l_label(c, it, o);
-        mguard__ldiff_puts(d, st, "object ");
-        mguard__ldiff_puts(d, st, o);
-        mguard__ldiff_puts(d, st, it->a.present ? ": only in a (" : ": only in b (");
-        mguard__l_entry_text(d, st, one);
-        mguard__ldiff_puts(d, st, ")\n");
+        mguard__ledger_label(c, it, o);
+        mguard__ledger_diff_puts(d, st, "object ");
+        mguard__ledger_diff_puts(d, st, o);
+        mguard__ledger_diff_puts(d, st, it->a.present ? ": only in a (" : ": only in b (");
+        mguard__ledger_entry_text(d, st, one);
+        mguard__ledger_diff_puts(d, st, ")\n");
         break;
     case MGUARD_LEDGER_DIFF_OBJECT_CHANGED: {
         const char *sep = ": ";
-        mguard__l_label(c, it, o);
-        mguard__ldiff_puts(d, st, "object ");
-        mguard__ldiff_puts(d, st, o);
+        mguard__ledger_label(c, it, o);
+        mguard__ledger_diff_puts(d, st, "object ");
+        mguard__ledger_diff_puts(d, st, o);
         if (it->a.kind != it->b.kind) {
-            mguard__ldiff_puts(d, st, sep);
-            mguard__ldiff_puts(d, st, mguard_ledger_kind_str(it->a.kind));
-            mguard__ldiff_puts(d, st, " -> ");
-            mguard__ldiff_puts(d, st, mguard_ledger_kind_str(it->b.kind));
+            mguard__ledger_diff_puts(d, st, sep);
+            mguard__ledger_diff_puts(d, st, mguard_ledger_kind_str(it->a.kind));
+            mguard__ledger_diff_puts(d, st, " -> ");
+            mguard__ledger_diff_puts(d, st, mguard_ledger_kind_str(it->b.kind));
             sep = "; ";
         }
         if (it->a.source != it->b.source) {
-            mguard__ldiff_puts(d, st, sep);
-            mguard__ldiff_puts(d, st, "source ");
-            mguard__ldiff_puts(d, st, it->a.source ? "\"" : "none");
-            if (it->a.source) { mguard__ldiff_puts(d, st, it->a.source); mguard__ldiff_puts(d, st, "\""); }
-            mguard__ldiff_puts(d, st, " -> ");
-            mguard__ldiff_puts(d, st, it->b.source ? "\"" : "none");
-            if (it->b.source) { mguard__ldiff_puts(d, st, it->b.source); mguard__ldiff_puts(d, st, "\""); }
+            mguard__ledger_diff_puts(d, st, sep);
+            mguard__ledger_diff_puts(d, st, "source ");
+            mguard__ledger_diff_puts(d, st, it->a.source ? "\"" : "none");
+            if (it->a.source) { mguard__ledger_diff_puts(d, st, it->a.source); mguard__ledger_diff_puts(d, st, "\""); }
+            mguard__ledger_diff_puts(d, st, " -> ");
+            mguard__ledger_diff_puts(d, st, it->b.source ? "\"" : "none");
+            if (it->b.source) { mguard__ledger_diff_puts(d, st, it->b.source); mguard__ledger_diff_puts(d, st, "\""); }
             sep = "; ";
         }
         if (it->a.kind == it->b.kind && it->a.modified != it->b.modified) {
-            mguard__ldiff_puts(d, st, sep);
-            mguard__ldiff_puts(d, st, it->a.modified ? "modified yes -> no" : "modified no -> yes");
+            mguard__ledger_diff_puts(d, st, sep);
+            mguard__ledger_diff_puts(d, st, it->a.modified ? "modified yes -> no" : "modified no -> yes");
         }
-        mguard__ldiff_puts(d, st, "\n");
+        mguard__ledger_diff_puts(d, st, "\n");
         break;
     }
     case MGUARD_LEDGER_DIFF_ATTR_REMOVED:
     case MGUARD_LEDGER_DIFF_ATTR_ADDED:
     case MGUARD_LEDGER_DIFF_ATTR_CHANGED:
-        mguard__l_label(c, it, o);
-        mguard__ldiff_puts(d, st, o);
-        mguard__ldiff_puts(d, st, ".");
-        mguard__ldiff_puts(d, st, it->attr);
-        mguard__ldiff_puts(d, st, ": ");
-        mguard__ldiff_puts(d, st, mguard__l_only(it));
-        mguard__l_value_text(c, it, it->a.present ? 0 : 1, x);
-        mguard__ldiff_puts(d, st, x);
+        mguard__ledger_label(c, it, o);
+        mguard__ledger_diff_puts(d, st, o);
+        mguard__ledger_diff_puts(d, st, ".");
+        mguard__ledger_diff_puts(d, st, it->attr);
+        mguard__ledger_diff_puts(d, st, ": ");
+        mguard__ledger_diff_puts(d, st, mguard__ledger_only(it));
+        mguard__ledger_value_text(c, it, it->a.present ? 0 : 1, x);
+        mguard__ledger_diff_puts(d, st, x);
         if (it->a.present && it->b.present) {
-            mguard__ldiff_puts(d, st, " -> ");
-            mguard__l_value_text(c, it, 1, x);
-            mguard__ldiff_puts(d, st, x);
+            mguard__ledger_diff_puts(d, st, " -> ");
+            mguard__ledger_value_text(c, it, 1, x);
+            mguard__ledger_diff_puts(d, st, x);
         }
-        mguard__ldiff_puts(d, st, "\n");
+        mguard__ledger_diff_puts(d, st, "\n");
         break;
     case MGUARD_LEDGER_DIFF_RECORD_REMOVED:
     case MGUARD_LEDGER_DIFF_RECORD_ADDED:
@@ -6646,25 +6704,25 @@ static void mguard__l_item_text(mguard__lcmp *c, const mguard_ledger_diff_item *
         bool rec = it->what <= MGUARD_LEDGER_DIFF_RECORD_CHANGED;
         int side;
         snprintf(num, sizeof num, "%s %ld: ", rec ? "record" : "hook", it->index);
-        mguard__ldiff_puts(d, st, num);
-        mguard__ldiff_puts(d, st, mguard__l_only(it));
+        mguard__ledger_diff_puts(d, st, num);
+        mguard__ledger_diff_puts(d, st, mguard__ledger_only(it));
         for (side = 0; side < 2; side++) {
             const mguard_ledger_diff_side *s = side ? &it->b : &it->a;
             const mguard_ledger *S = side ? c->b : c->a;
             if (!s->present) continue;
-            if (side && it->a.present) mguard__ldiff_puts(d, st, " -> ");
+            if (side && it->a.present) mguard__ledger_diff_puts(d, st, " -> ");
             if (!rec) {
-                mguard__l_fmt(c, S, s->obj, mguard__l_item_serial(c, it, side ? 4 : 2), o);
-                mguard__ldiff_puts(d, st, o);
-                mguard__ldiff_puts(d, st, ".");
+                mguard__ledger_fmt(c, S, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), o);
+                mguard__ledger_diff_puts(d, st, o);
+                mguard__ledger_diff_puts(d, st, ".");
             }
-            mguard__ldiff_puts(d, st, s->name ? s->name : "(unnamed)");
-            mguard__l_fmt(c, S, s->value, mguard__l_item_serial(c, it, side ? 3 : 1), x);
-            mguard__ldiff_puts(d, st, rec ? "(" : " ");
-            mguard__ldiff_puts(d, st, x);
-            if (rec) mguard__ldiff_puts(d, st, ")");
+            mguard__ledger_diff_puts(d, st, s->name ? s->name : "(unnamed)");
+            mguard__ledger_fmt(c, S, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), x);
+            mguard__ledger_diff_puts(d, st, rec ? "(" : " ");
+            mguard__ledger_diff_puts(d, st, x);
+            if (rec) mguard__ledger_diff_puts(d, st, ")");
         }
-        mguard__ldiff_puts(d, st, "\n");
+        mguard__ledger_diff_puts(d, st, "\n");
         break;
     }
     }
@@ -6677,7 +6735,7 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
     mguard__lcmp c;
     mguard_status st;
     if (out) *out = NULL;
-    st = mguard__l_pair_ok(a, b, fn);
+    st = mguard__ledger_pair_ok(a, b, fn);
     if (st) return st;
     /* a result made while the context dies would outlive it */
     if (!mguard__ctx_can_create(a->ctx, fn)) return MGUARD_EINVAL;
@@ -6686,7 +6744,7 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
         return MGUARD_EINVAL;
     }
     d = (mguard_ledger_diff_result *)mguard__alloc(a->ctx, sizeof *d);
-    if (!d) return mguard__l_oom(a, MGUARD_ENOMEM, fn);
+    if (!d) return mguard__ledger_oom(a, MGUARD_ENOMEM, fn);
     memset(d, 0, sizeof *d);
     d->magic = MGUARD__MAGIC_LDIFF;
     d->ctx = a->ctx;
@@ -6695,15 +6753,15 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
         memset(&c, 0, sizeof c);
         c.fn = fn;
         c.res = d;
-        mguard__l_walk_pair(&c, a, b);
-        mguard__l_compare(&c);
+        mguard__ledger_walk_pair(&c, a, b);
+        mguard__ledger_compare(&c);
         st = c.st;
-        for (i = 0; i < d->n && !st; i++) mguard__l_item_text(&c, &d->items[i], &st);
-        mguard__l_end_pair(&c);
+        for (i = 0; i < d->n && !st; i++) mguard__ledger_item_text(&c, &d->items[i], &st);
+        mguard__ledger_end_pair(&c);
     }
     if (st) {
         mguard__ledger_diff_free(d);
-        return mguard__l_oom(a, st, fn);
+        return mguard__ledger_oom(a, st, fn);
     }
     *out = d;
     return MGUARD_OK;
@@ -6750,12 +6808,12 @@ typedef struct mguard__lprune {
     bool changed;
 } mguard__lprune;
 
-static void mguard__l_prune_visit(const void *obj, void *vctx)
+static void mguard__ledger_prune_visit(const void *obj, void *vctx)
 {
     mguard__lprune *p = (mguard__lprune *)vctx;
     uint32_t e;
     if (!obj || p->changed) return;
-    e = mguard__l_ent_find(p->L, obj);
+    e = mguard__ledger_ent_find(p->L, obj);
     if (!e || e > p->n0 || p->mark[e - 1]) return;
     p->mark[e - 1] = 1;
     p->work[p->nwork++] = e - 1;
@@ -6763,25 +6821,25 @@ static void mguard__l_prune_visit(const void *obj, void *vctx)
 
 /* The visit function handed to the refs hook, which runs outside the lock
    of a thread-safe context. */
-static void mguard__l_prune_visit_cb(const void *obj, void *vctx)
+static void mguard__ledger_prune_visit_cb(const void *obj, void *vctx)
 {
     mguard_ctx *ctx = ((mguard__lprune *)vctx)->L->ctx;
     MGUARD__LK_IN(ctx);
-    mguard__l_prune_visit(obj, vctx);
+    mguard__ledger_prune_visit(obj, vctx);
     MGUARD__LK_OUT(ctx);
 }
 
 /* Visit what v refers to; stops for good once the ledger changed (the
    snapshot of values may then hold released ones). */
-static void mguard__l_prune_follow(mguard__lprune *p, const void *v)
+static void mguard__ledger_prune_follow(mguard__lprune *p, const void *v)
 {
     mguard_ledger *L = p->L;
     if (!v || p->changed) return;
     if (!L->desc.refs) {
-        mguard__l_prune_visit(v, p);
+        mguard__ledger_prune_visit(v, p);
         return;
     }
-    MGUARD__L_CALLOUT(L->ctx, v, NULL, L->desc.refs(v, mguard__l_prune_visit_cb, p, L->desc.user));
+    MGUARD__L_CALLOUT(L->ctx, v, NULL, L->desc.refs(v, mguard__ledger_prune_visit_cb, p, L->desc.user));
     if (L->stamp != p->stamp) p->changed = true;
 }
 
@@ -6793,7 +6851,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     uint32_t *off, i, k, nv, dropped = 0;
     unsigned char *block;
     size_t r, bytes;
-    mguard_status st = mguard__l_can_change(L, fn);
+    mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!roots && nroots) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
@@ -6807,7 +6865,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     nv = L->live_writes + L->nrecs + L->nhooks;
     bytes = ((size_t)nv + L->nhooks) * sizeof(void *) + ((size_t)p.n0 * 2 + 1) * sizeof(uint32_t) + p.n0;
     block = (unsigned char *)mguard__alloc(L->ctx, bytes);
-    if (!block) return mguard__l_oom(L, MGUARD_ENOMEM, fn);
+    if (!block) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     vals = (const void **)(void *)block;
     hobj = vals + nv;
     off = (uint32_t *)(void *)(hobj + L->nhooks);
@@ -6829,12 +6887,12 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     }
     nv = L->nhooks;
     p.stamp = L->stamp;
-    mguard__l_begin_walk(L);
+    mguard__ledger_begin_walk(L);
     /* Roots: the given ones, hooked objects, record payloads and hook
        functions, every EXISTING and MUTABLE entry. */
-    for (r = 0; r < nroots; r++) mguard__l_prune_follow(&p, roots[r]);
-    for (i = 0; i < nv; i++) mguard__l_prune_visit(hobj[i], &p);
-    for (i = off[p.n0]; i < k; i++) mguard__l_prune_follow(&p, vals[i]);
+    for (r = 0; r < nroots; r++) mguard__ledger_prune_follow(&p, roots[r]);
+    for (i = 0; i < nv; i++) mguard__ledger_prune_visit(hobj[i], &p);
+    for (i = off[p.n0]; i < k; i++) mguard__ledger_prune_follow(&p, vals[i]);
     for (i = 0; i < p.n0 && !p.changed; i++) {
         if (L->ents[i].obj && L->ents[i].kind != MGUARD_LEDGER_NEW && !p.mark[i]) {
             p.mark[i] = 1;
@@ -6843,7 +6901,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     }
     while (p.nwork && !p.changed) {
         uint32_t e = p.work[--p.nwork], j;
-        for (j = off[e]; j < off[e + 1] && !p.changed; j++) mguard__l_prune_follow(&p, vals[j]);
+        for (j = off[e]; j < off[e + 1] && !p.changed; j++) mguard__ledger_prune_follow(&p, vals[j]);
     }
     if (p.changed) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
@@ -6851,14 +6909,14 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     } else {
         for (i = 0; i < p.n0; i++) {
             if (L->ents[i].obj && L->ents[i].kind == MGUARD_LEDGER_NEW && !p.mark[i]) {
-                mguard__l_drop_entry(L, i + 1);
+                mguard__ledger_drop_entry(L, i + 1);
                 dropped++;
             }
         }
-        if (dropped) mguard__l_touch(L);
+        if (dropped) mguard__ledger_touch(L);
     }
     mguard__free(L->ctx, block);
-    mguard__l_end_walk(L);   /* the releases of what was dropped run here */
+    mguard__ledger_end_walk(L);   /* the releases of what was dropped run here */
     return st;
 }
 
@@ -6882,7 +6940,7 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
     mguard__lpending *snap = NULL;
     uint32_t i, k = 0;
     uint64_t s0;
-    mguard_status st = mguard__l_can_change(L, name);
+    mguard_status st = mguard__ledger_can_change(L, name);
     if (st) return st;
     if (!fn) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
@@ -6890,7 +6948,7 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
     }
     if (L->live_writes) {
         snap = (mguard__lpending *)mguard__alloc(L->ctx, (size_t)L->live_writes * sizeof *snap);
-        if (!snap) return mguard__l_oom(L, MGUARD_ENOMEM, name);
+        if (!snap) return mguard__ledger_oom(L, MGUARD_ENOMEM, name);
     }
     for (i = 0; i < L->nents; i++) {
         uint32_t w;
@@ -6899,24 +6957,24 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
             snap[k].obj = L->writes[w - 1].obj;
             snap[k].attr = L->writes[w - 1].attr;
             snap[k].value = L->writes[w - 1].value;
-            snap[k].obj_serial = mguard__l_serial(L, snap[k].obj);
-            snap[k].value_serial = mguard__l_serial(L, snap[k].value);
+            snap[k].obj_serial = mguard__ledger_serial(L, snap[k].obj);
+            snap[k].value_serial = mguard__ledger_serial(L, snap[k].value);
             snap[k].deleted = L->writes[w - 1].deleted;
             k++;
         }
     }
     s0 = L->stamp;
-    mguard__l_begin_walk(L);
+    mguard__ledger_begin_walk(L);
     for (i = 0; i < k; i++) {
         /* releases wait for the walk, so a value can only have gone away
            by being destroyed; an untracked object means it was dropped */
-        if (L->stamp != s0 && (!mguard__l_ent_find(L, snap[i].obj) || !mguard__l_same(L, snap[i].obj, snap[i].obj_serial) ||
-                               !mguard__l_same(L, snap[i].value, snap[i].value_serial)))
+        if (L->stamp != s0 && (!mguard__ledger_ent_find(L, snap[i].obj) || !mguard__ledger_same(L, snap[i].obj, snap[i].obj_serial) ||
+                               !mguard__ledger_same(L, snap[i].value, snap[i].value_serial)))
             continue;
         MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(snap[i].obj, snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     mguard__free(L->ctx, snap);
-    mguard__l_end_walk(L);
+    mguard__ledger_end_walk(L);
     return MGUARD_OK;
 }
 
@@ -6927,16 +6985,16 @@ static bool mguard__ledger_is_empty(const mguard_ledger *L)
 
 static void mguard__ledger_clear(mguard_ledger *L)
 {
-    if (mguard__l_can_change(L, "mguard_ledger_clear")) return;
-    mguard__l_empty(L);
-    mguard__l_flush(L);
+    if (mguard__ledger_can_change(L, "mguard_ledger_clear")) return;
+    mguard__ledger_empty(L);
+    mguard__ledger_flush(L);
 }
 
 static size_t mguard__ledger_storage_bytes(const mguard_ledger *L)
 {
     mguard__llayout lay;
     if (!mguard__ledger_ok(L)) return 0;
-    mguard__l_layout(L, &lay);
+    mguard__ledger_layout(L, &lay);
     return lay.total;
 }
 
@@ -6955,7 +7013,7 @@ const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
 #define MGUARD__LCHECK(cond, ...) \
     do { if (!(cond)) { mguard__logf(L->ctx, MGUARD_LOG_ERROR, "mguard_ledger_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
-static mguard_status mguard__l_check_index(const mguard_ledger *L, const mguard__index *ix, size_t len, const char *what)
+static mguard_status mguard__ledger_check_index(const mguard_ledger *L, const mguard__index *ix, size_t len, const char *what)
 {
     size_t i, used = 0;
     if (!ix->slots) {
@@ -6973,29 +7031,29 @@ static mguard_status mguard__l_check_index(const mguard_ledger *L, const mguard_
 }
 
 /* Add one expected holder of p. */
-static mguard_status mguard__l_check_hold(const mguard_ledger *L, uint32_t *cnt, const void *p, const char *what)
+static mguard_status mguard__ledger_check_hold(const mguard_ledger *L, uint32_t *cnt, const void *p, const char *what)
 {
     uint32_t r;
     if (!p) return MGUARD_OK;
-    r = mguard__l_ref_find(L, p);
+    r = mguard__ledger_ref_find(L, p);
     MGUARD__LCHECK(r, "%s %p is not held", what, p);
     cnt[r - 1]++;
     return MGUARD_OK;
 }
 
-static mguard_status mguard__l_check_refs(const mguard_ledger *L, uint32_t *cnt)
+static mguard_status mguard__ledger_check_refs(const mguard_ledger *L, uint32_t *cnt)
 {
     const mguard_ctx *ctx = L->ctx;
     uint32_t i, w, n;
     for (i = 0; i < L->nents; i++)
-        if (L->ents[i].obj && mguard__l_check_hold(L, cnt, L->ents[i].obj, "tracked object")) return MGUARD_EINVAL;
+        if (L->ents[i].obj && mguard__ledger_check_hold(L, cnt, L->ents[i].obj, "tracked object")) return MGUARD_EINVAL;
     for (w = 0; w < L->nwpool; w++)
-        if (L->writes[w].obj && mguard__l_check_hold(L, cnt, L->writes[w].value, "value")) return MGUARD_EINVAL;
+        if (L->writes[w].obj && mguard__ledger_check_hold(L, cnt, L->writes[w].value, "value")) return MGUARD_EINVAL;
     for (i = 0; i < L->nrecs; i++)
-        if (mguard__l_check_hold(L, cnt, L->recs[i].payload, "payload")) return MGUARD_EINVAL;
+        if (mguard__ledger_check_hold(L, cnt, L->recs[i].payload, "payload")) return MGUARD_EINVAL;
     for (i = 0; i < L->nhooks; i++) {
-        if (mguard__l_check_hold(L, cnt, L->hooks[i].obj, "hooked object") ||
-            mguard__l_check_hold(L, cnt, L->hooks[i].fn, "hook")) return MGUARD_EINVAL;
+        if (mguard__ledger_check_hold(L, cnt, L->hooks[i].obj, "hooked object") ||
+            mguard__ledger_check_hold(L, cnt, L->hooks[i].fn, "hook")) return MGUARD_EINVAL;
         for (n = 0; n < i; n++) MGUARD__LCHECK(L->hooks[n].id != L->hooks[i].id, "hook id %d twice", L->hooks[i].id);
     }
     for (i = 0; i < L->nrpool; i++) {
@@ -7011,7 +7069,7 @@ static mguard_status mguard__l_check_refs(const mguard_ledger *L, uint32_t *cnt)
 }
 
 /* A queue: flagged slots, in range, no cycle, the tail last. */
-static mguard_status mguard__l_check_queue(const mguard_ledger *L, bool rq)
+static mguard_status mguard__ledger_check_queue(const mguard_ledger *L, bool rq)
 {
     uint32_t r = rq ? L->rq_head : L->relq_head, last = 0, n = 0, flagged = 0, i;
     uint32_t flag = rq ? MGUARD__LR_RQ : MGUARD__LR_RELQ;
@@ -7038,8 +7096,8 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
     MGUARD__LCHECK(L->nrpool <= L->caprefs && L->live_refs <= L->nrpool, "ref counts out of range");
     MGUARD__LCHECK(L->nrecs <= L->caprecs && L->nhooks <= L->caphooks, "record or hook counts out of range");
     MGUARD__LCHECK(L->walks >= 0 && L->frames >= L->walks, "walk counters out of range");
-    if (mguard__l_check_index(L, &L->ent_ix, L->nents, "entry") || mguard__l_check_index(L, &L->w_ix, L->nwpool, "write") ||
-        mguard__l_check_index(L, &L->ref_ix, L->nrpool, "ref"))
+    if (mguard__ledger_check_index(L, &L->ent_ix, L->nents, "entry") || mguard__ledger_check_index(L, &L->w_ix, L->nwpool, "write") ||
+        mguard__ledger_check_index(L, &L->ref_ix, L->nrpool, "ref"))
         return MGUARD_EINVAL;
     MGUARD__LCHECK(L->live_ents == L->ent_ix.used, "%u entries, index holds %lu", L->live_ents, (unsigned long)L->ent_ix.used);
     MGUARD__LCHECK(L->live_writes == L->w_ix.used, "%u writes, index holds %lu", L->live_writes, (unsigned long)L->w_ix.used);
@@ -7056,18 +7114,18 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
             continue;
         }
         n++;
-        MGUARD__LCHECK(mguard__l_ent_find(L, en->obj) == i + 1, "entry %u (%p) not found by its object", i, en->obj);
+        MGUARD__LCHECK(mguard__ledger_ent_find(L, en->obj) == i + 1, "entry %u (%p) not found by its object", i, en->obj);
         MGUARD__LCHECK(en->kind >= MGUARD_LEDGER_EXISTING && en->kind <= MGUARD_LEDGER_MUTABLE, "entry %u: bad kind", i);
         MGUARD__LCHECK(en->kind != MGUARD_LEDGER_MUTABLE || en->nwrites == 0, "mutable entry %u has writes", i);
         MGUARD__LCHECK(en->kind == MGUARD_LEDGER_MUTABLE || !(en->flags & MGUARD__LE_MARKED), "entry %u: marked but not mutable", i);
-        nmod += mguard__l_modified(en);
+        nmod += mguard__ledger_modified(en);
         for (w = en->head; w; w = L->writes[w - 1].next) {
             const mguard__lwrite *wr;
             MGUARD__LCHECK(w <= L->nwpool, "entry %u: write %u out of range", i, w);
             wr = &L->writes[w - 1];
             MGUARD__LCHECK(wr->obj == en->obj, "entry %u: write %u belongs to %p", i, w, wr->obj);
             MGUARD__LCHECK(steps == 0 || wr->seq > wlast, "entry %u: writes out of order", i);
-            MGUARD__LCHECK(wr->attr && mguard__l_w_find(L, wr->obj, wr->attr) == w, "entry %u: write %u not found by its key", i, w);
+            MGUARD__LCHECK(wr->attr && mguard__ledger_w_find(L, wr->obj, wr->attr) == w, "entry %u: write %u not found by its key", i, w);
             MGUARD__LCHECK(!wr->deleted || !wr->value, "entry %u: deletion with a value", i);
             MGUARD__LCHECK(++steps <= en->nwrites, "entry %u: more writes than counted", i);
             wlast = wr->seq;
@@ -7090,8 +7148,8 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
     }
     MGUARD__LCHECK(n == L->nrpool - L->live_refs, "ref pool: %u free of %u", n, L->nrpool - L->live_refs);
     for (i = 0; i < L->nrpool; i++)
-        if (L->refs[i].ptr) MGUARD__LCHECK(mguard__l_ref_find(L, L->refs[i].ptr) == i + 1, "ref %u not found by its pointer", i);
-    if (mguard__l_check_queue(L, true) || mguard__l_check_queue(L, false)) return MGUARD_EINVAL;
+        if (L->refs[i].ptr) MGUARD__LCHECK(mguard__ledger_ref_find(L, L->refs[i].ptr) == i + 1, "ref %u not found by its pointer", i);
+    if (mguard__ledger_check_queue(L, true) || mguard__ledger_check_queue(L, false)) return MGUARD_EINVAL;
     if (!L->nrpool) return MGUARD_OK;
     cnt = (uint32_t *)mguard__alloc(L->ctx, (size_t)L->nrpool * sizeof *cnt);
     if (!cnt) {
@@ -7099,7 +7157,7 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
         return MGUARD_OK;
     }
     memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
-    st = mguard__l_check_refs(L, cnt);
+    st = mguard__ledger_check_refs(L, cnt);
     mguard__free(L->ctx, cnt);
     return st;
 }
@@ -7695,8 +7753,8 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
 { if (mguard__lock_of_ctx(ctx)) mguard__locked_on_destroy(ctx, obj); else mguard__on_destroy(ctx, obj); }
 const char *mguard_intern(mguard_ctx *ctx, const char *s)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_intern(ctx, s) : mguard__intern(ctx, s); }
-bool mguard_is_known(const mguard_ctx *ctx, const void *obj)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_is_known(ctx, obj) : mguard__is_known(ctx, obj); }
+bool mguard_ctx_contains(const mguard_ctx *ctx, const void *obj)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ctx_contains(ctx, obj) : mguard__ctx_contains(ctx, obj); }
 mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_weak_create(ctx, desc) : mguard__weak_create(ctx, desc); }
 void mguard_weak_destroy(mguard_weak *t)
@@ -7739,8 +7797,8 @@ mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_tag(ctx, obj) : mguard__gen_tag(ctx, obj); }
 long mguard_gen_get(const mguard_ctx *ctx, const void *obj)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_get(ctx, obj) : mguard__gen_get(ctx, obj); }
-bool mguard_gen_check(const mguard_ctx *ctx, const void *obj)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_check(ctx, obj) : mguard__gen_check(ctx, obj); }
+bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_current(ctx, obj) : mguard__gen_is_current(ctx, obj); }
 long mguard_gen_current(const mguard_ctx *ctx)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_current(ctx) : mguard__gen_current(ctx); }
 long mguard_gen_advance(mguard_ctx *ctx)
@@ -7777,10 +7835,10 @@ size_t mguard_scope_depth(const mguard_scope *s)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_depth(s) : mguard__scope_depth(s); }
 size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_path(s, buf, cap) : mguard__scope_path(s, buf, cap); }
-mguard_status mguard_scope_set_backward(mguard_scope *s, bool on)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_set_backward(s, on) : mguard__scope_set_backward(s, on); }
-bool mguard_scope_is_backward(const mguard_scope *s)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_is_backward(s) : mguard__scope_is_backward(s); }
+mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_set_phase(s, phase) : mguard__scope_set_phase(s, phase); }
+size_t mguard_scope_phase(const mguard_scope *s)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_phase(s) : mguard__scope_phase(s); }
 mguard_status mguard_scope_reset(mguard_scope *s)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_reset(s) : mguard__scope_reset(s); }
 mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount)
@@ -7803,12 +7861,12 @@ mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, const int64_t 
 { return mguard__lock_of_dyn(d) ? mguard__locked_dyn_observe(d, path, dims, ndim) : mguard__dyn_observe(d, path, dims, ndim); }
 mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value)
 { return mguard__lock_of_dyn(d) ? mguard__locked_dyn_observe_scalar(d, path, value) : mguard__dyn_observe_scalar(d, path, value); }
-size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *is_dynamic, size_t cap)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_dims(d, path, is_dynamic, cap) : mguard__dyn_dims(d, path, is_dynamic, cap); }
-bool mguard_dyn_is_dynamic(const mguard_dyn *d, const char *path, size_t dim)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_is_dynamic(d, path, dim) : mguard__dyn_is_dynamic(d, path, dim); }
-bool mguard_dyn_has(const mguard_dyn *d, const char *path)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_has(d, path) : mguard__dyn_has(d, path); }
+size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_dims(d, path, varies, cap) : mguard__dyn_dims(d, path, varies, cap); }
+bool mguard_dyn_varies(const mguard_dyn *d, const char *path, size_t dim)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_varies(d, path, dim) : mguard__dyn_varies(d, path, dim); }
+bool mguard_dyn_contains(const mguard_dyn *d, const char *path)
+{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_contains(d, path) : mguard__dyn_contains(d, path); }
 size_t mguard_dyn_count(const mguard_dyn *d)
 { return mguard__lock_of_dyn(d) ? mguard__locked_dyn_count(d) : mguard__dyn_count(d); }
 mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d)
@@ -7827,8 +7885,8 @@ mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *obj, const c
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_track_new(L, obj, cls_source) : mguard__ledger_track_new(L, obj, cls_source); }
 mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_track_mutable(L, obj, source) : mguard__ledger_track_mutable(L, obj, source); }
-bool mguard_ledger_is_tracked(const mguard_ledger *L, const void *obj)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_tracked(L, obj) : mguard__ledger_is_tracked(L, obj); }
+bool mguard_ledger_contains(const mguard_ledger *L, const void *obj)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_contains(L, obj) : mguard__ledger_contains(L, obj); }
 mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_get(L, obj, out) : mguard__ledger_get(L, obj, out); }
 mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj)
@@ -7841,22 +7899,20 @@ mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_delete_attr(L, obj, attr) : mguard__ledger_delete_attr(L, obj, attr); }
 mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_load_attr(L, obj, attr, value) : mguard__ledger_load_attr(L, obj, attr, value); }
-bool mguard_ledger_has_pending(const mguard_ledger *L, const void *obj, const char *attr)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_has_pending(L, obj, attr) : mguard__ledger_has_pending(L, obj, attr); }
+bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_pending(L, obj, attr) : mguard__ledger_is_pending(L, obj, attr); }
 size_t mguard_ledger_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_count(L) : mguard__ledger_count(L); }
 size_t mguard_ledger_modified_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_modified_count(L) : mguard__ledger_modified_count(L); }
 size_t mguard_ledger_write_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_write_count(L) : mguard__ledger_write_count(L); }
-mguard_ledger_iter mguard_ledger_objects(const mguard_ledger *L, bool modified_only)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_objects(L, modified_only) : mguard__ledger_objects(L, modified_only); }
-bool mguard_ledger_next_object(mguard_ledger_iter *it)
-{ return mguard__lock_of_ledger_iter(it) ? mguard__locked_ledger_next_object(it) : mguard__ledger_next_object(it); }
-mguard_ledger_iter mguard_ledger_writes(const mguard_ledger *L, const void *obj)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_writes(L, obj) : mguard__ledger_writes(L, obj); }
-bool mguard_ledger_next_write(mguard_ledger_iter *it)
-{ return mguard__lock_of_ledger_iter(it) ? mguard__locked_ledger_next_write(it) : mguard__ledger_next_write(it); }
+mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate(L, modified_only) : mguard__ledger_iterate(L, modified_only); }
+bool mguard_ledger_next(mguard_ledger_iter *it)
+{ return mguard__lock_of_ledger_iter(it) ? mguard__locked_ledger_next(it) : mguard__ledger_next(it); }
+mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_writes(L, obj) : mguard__ledger_iterate_writes(L, obj); }
 mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record(L, tag, payload) : mguard__ledger_record(L, tag, payload); }
 size_t mguard_ledger_record_count(const mguard_ledger *L)

@@ -902,7 +902,7 @@ static double mg_gen_check(fx *f, int arg)
         double t0 = now_ns(), el;
         long passes = 0;
         do {
-            for (i = 0; i < f->n; i++) if (!mguard_gen_check(c, f->ins[i])) fail("mguard gen check");
+            for (i = 0; i < f->n; i++) if (!mguard_gen_is_current(c, f->ins[i])) fail("mguard gen check");
             passes++;
         } while ((el = now_ns() - t0) < opt.min_ns);
         r = el / ((double)passes * (double)f->n);
@@ -1342,7 +1342,7 @@ static const row rows[] = {
     { "mut_w8",        "on_mutation, 8 watchers",       0, 8, { mg_mut_watched, NULL, gl_mut_watched }, 0 },
     { "watch",         "watch",                         0, 0, { mg_watch, NULL, gl_watch }, 0 },
     { "gen_tag",       "gen tag",                       0, 0, { mg_gen_tag, stb_gen_tag, gl_gen_tag }, 0 },
-    { "gen_check",     "gen check",                     0, 0, { mg_gen_check, stb_gen_check, gl_gen_check }, 0 },
+    { "gen_is_current",     "gen check",                     0, 0, { mg_gen_check, stb_gen_check, gl_gen_check }, 0 },
     { "scope_d1",      "scope enter+exit, depth 1",     0, 1, { mg_scope_enter_exit, NULL, NULL }, 0 },
     { "scope_d16",     "scope enter+exit, depth 16",    0, 16, { mg_scope_enter_exit, NULL, NULL }, 0 },
     { "scope_add8",    "scope add, 8 active names",     0, 8, { mg_scope_add, NULL, NULL }, 0 },

@@ -561,11 +561,11 @@ def fixed_rows():
         return cycles(n, setup, timed, lambda _: check(len(GenerationTracker.generation_values) == n, "gen tag"))
     run("gen_tag", n, {"py_ref": gen_tag}, samples)
 
-    def gen_check():
+    def gen_is_current():
         for o in order:
             if not GenerationTracker.check(o):
                 raise WrongResult("gen check")
-    run("gen_check", n, {"py_ref": lambda: passes(n, gen_check)}, samples)
+    run("gen_is_current", n, {"py_ref": lambda: passes(n, gen_is_current)}, samples)
 
 
 def scope_rows():

@@ -5,7 +5,7 @@
    example batches to the dynamism tracker (PyTorch's
    track_dynamism_across_examples) and prints, for every input, which
    dimensions changed. Paths may be written "L.cfg.lr" or "L['cfg']['lr']":
-   mguard_normalize_source_name makes them the same. */
+   mguard_dyn_normalize_name makes them the same. */
 #define STB_DS_IMPLEMENTATION
 #define MGUARD_IMPLEMENTATION
 #include "mguard.h"
@@ -50,7 +50,7 @@ int main(void)
 
     printf("source names, normalized:\n");
     for (i = 0; i < sizeof samples / sizeof *samples; i++) {
-        mguard_normalize_source_name(samples[i], text, sizeof text);
+        mguard_dyn_normalize_name(samples[i], text, sizeof text);
         printf("  %-22s -> %s\n", samples[i], text);
     }
 
@@ -68,9 +68,9 @@ int main(void)
         size_t d, ndyn = 0;
         if (it.group != group) printf("  %s\n", it.group);
         group = it.group;
-        printf("    %-20s %-7s rank %lu:", it.path, it.is_tensor ? "tensor" : "scalar", (unsigned long)it.rank);
+        printf("    %-20s %-7s rank %lu:", it.path, it.is_shape ? "tensor" : "scalar", (unsigned long)it.rank);
         for (d = 0; d < it.rank; d++) {
-            if (!it.is_dynamic[d]) continue;
+            if (!it.varies[d]) continue;
             printf(" dim %lu dynamic", (unsigned long)d);
             ndyn++;
         }
@@ -78,9 +78,9 @@ int main(void)
     }
 
     printf("\nspecialise on the batch size of the images? %s\n",
-           mguard_dyn_is_dynamic(dyn, "L.images", 0) ? "no, it changes" : "yes");
+           mguard_dyn_varies(dyn, "L.images", 0) ? "no, it changes" : "yes");
     printf("specialise on the learning rate? %s\n",
-           mguard_dyn_is_dynamic(dyn, "L['cfg']['lr']", 0) ? "no, it changes" : "yes, it never changed");
+           mguard_dyn_varies(dyn, "L['cfg']['lr']", 0) ? "no, it changes" : "yes, it never changed");
 
     mguard_dyn_format(dyn, text, sizeof text);
     printf("\nas track_dynamism_across_examples prints it:\n%s\n", text);

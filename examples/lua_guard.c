@@ -7,7 +7,7 @@
      - the metatable's __newindex writes the field, then calls
        mguard_on_mutation: the watcher drops the cached norm;
      - the metatable's __gc calls mguard_on_destroy: the entry leaves the
-       table (on_key_death counts it) before Lua frees or reuses the memory.
+       table (key_death counts it) before Lua frees or reuses the memory.
    The script (examples/lua_guard.lua) keeps its own ledger of what it did
    and, at checkpoints, asks the host to compare mguard's counts with it.
 
@@ -52,7 +52,7 @@ typedef struct host {
 /* ---- mguard callbacks ---------------------------------------------------- */
 
 /* The watcher: the point was mutated (attr names the field) or is dying
-   (attr NULL: its entry already left the table; on_key_death counts it).
+   (attr NULL: its entry already left the table; key_death counts it).
    The guard is the cache itself. */
 static void on_invalidate(void *guard, const void *obj, const char *attr, void *user)
 {
@@ -61,7 +61,7 @@ static void on_invalidate(void *guard, const void *obj, const char *attr, void *
     if (mguard_weak_remove((mguard_weak *)guard, obj) == MGUARD_OK) h->invalidated++;
 }
 
-static void on_key_death(const void *key, void *value, void *user)
+static void key_death(const void *key, void *value, void *user)
 {
     (void)key;
     (void)value;
@@ -259,7 +259,7 @@ int main(int argc, char **argv)
     h.ctx = mguard_ctx_create(NULL);
     desc.value_size = sizeof(double);
     desc.value_dtor = on_value_destroyed;
-    desc.on_key_death = on_key_death;
+    desc.key_death = key_death;
     desc.user = &h;
     h.cache = h.ctx ? mguard_weak_create(h.ctx, &desc) : NULL;
     L = luaL_newstate();

@@ -137,11 +137,11 @@ int main(int argc, char **argv)
            mguard_scope_current(tracker), (unsigned long)mguard_scope_depth(tracker));
 
     printf("\nbackward pass\n");
-    mguard_scope_set_backward(tracker, true);
+    mguard_scope_set_phase(tracker, 1);
     backward(&net);
     mguard_scope_reset(tracker);    /* the end of the backward pass */
     printf("after reset: backward=%s, current scope is %s\n",
-           mguard_scope_is_backward(tracker) ? "true" : "false", mguard_scope_current(tracker));
+           (mguard_scope_phase(tracker) == 1) ? "true" : "false", mguard_scope_current(tracker));
 
     printf("\nwhat a misbehaving hook looks like: exiting %s twice\n", mguard_scope_name(tracker, &head));
     mguard_scope_enter(tracker, &head);

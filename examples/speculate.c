@@ -104,12 +104,12 @@ static int step(mguard_ledger *L, const char *line)
         printf("new %s, tracked as new\n", b);
     } else if (sscanf(line, "%15[a-z].%15[a-z] = %15s", a, b, c) == 3) {
         obj *o = (obj *)*var(a);
-        if (!mguard_ledger_is_tracked(L, o)) mguard_ledger_track_existing(L, o, a);
+        if (!mguard_ledger_contains(L, o)) mguard_ledger_track_existing(L, o, a);
         mguard_ledger_store_attr(L, o, b, eval(c));
         printf("recorded (the real %s.%s is untouched)\n", a, b);
     } else if (sscanf(line, "del %15[a-z].%15[a-z]", a, b) == 2) {
         obj *o = (obj *)*var(a);
-        if (!mguard_ledger_is_tracked(L, o)) mguard_ledger_track_existing(L, o, a);
+        if (!mguard_ledger_contains(L, o)) mguard_ledger_track_existing(L, o, a);
         mguard_ledger_delete_attr(L, o, b);
         printf("deletion recorded\n");
     } else if (sscanf(line, "%15[a-z] = %15s", a, b) == 2) {

@@ -575,8 +575,8 @@ static const void *fz_tracked(int side, int l, int i, const void *dflt)
         mguard_ledger_iter it;
         if (!n) return dflt;
         i = (int)((size_t)i % n);
-        it = mguard_ledger_objects(S->led[l], false);
-        while (mguard_ledger_next_object(&it))
+        it = mguard_ledger_iterate(S->led[l], false);
+        while (mguard_ledger_next(&it))
             if (i-- == 0) return it.obj;
         fz_fail("ledger iteration returned fewer objects than its count");
     }
@@ -640,7 +640,7 @@ static void fz_key_death(const void *key, void *value, void *user)
     int open = S->tab_uid[ti->slot] == ti->uid, known, contains = -1;
     if (vkey != fz_slot_of(key)) fz_fail("key death: key %ld, value stored under %ld", fz_slot_of(key), vkey);
     if (ti->side == FZ_MG) {
-        known = mguard_is_known(S->ctx, key);
+        known = mguard_ctx_contains(S->ctx, key);
         if (open) contains = mguard_weak_contains(S->tab[ti->slot], key);
         fz_check_ctx_cb(S);
     } else {
@@ -661,7 +661,7 @@ static void fz_inval(void *guard, const void *obj, const char *attr, void *user)
             if (strcmp(attr, fz_attrs[ai]) == 0) break;
     }
     if (wu->side == FZ_MG) {
-        known = mguard_is_known(S->ctx, obj);
+        known = mguard_ctx_contains(S->ctx, obj);
         fz_check_ctx_cb(S);
     } else {
         known = model_is_known(S->mctx, obj);
@@ -775,10 +775,10 @@ static int fz_exec_dyn(int side, const fz_op *op, long *r)
         long bits = 0;
         memset(flags, 0, sizeof flags);
         if (mg) {
-            FZ_QUIET_ALLOC(side, r[0] = mguard_dyn_has(S->dyn, path));
+            FZ_QUIET_ALLOC(side, r[0] = mguard_dyn_contains(S->dyn, path));
             FZ_QUIET_ALLOC(side, r[1] = (long)mguard_dyn_dims(S->dyn, path, cap ? flags : NULL, cap));
-            FZ_QUIET_ALLOC(side, r[2] = mguard_dyn_is_dynamic(S->dyn, path, dim));
-            r[3] = (long)mguard_normalize_source_name(path, (op->c & 8) ? norm : NULL, (op->c & 8) ? sizeof norm : 0);
+            FZ_QUIET_ALLOC(side, r[2] = mguard_dyn_varies(S->dyn, path, dim));
+            r[3] = (long)mguard_dyn_normalize_name(path, (op->c & 8) ? norm : NULL, (op->c & 8) ? sizeof norm : 0);
         } else {
             long e;
             FZ_QUIET_ALLOC(side, r[0] = model__dyn_lookup(S->mdyn, path) >= 0);
@@ -798,8 +798,8 @@ static int fz_exec_dyn(int side, const fz_op *op, long *r)
             while (mguard_dyn_next(&it)) {
                 uint64_t bits = 0;
                 size_t i;
-                for (i = 0; i < it.rank; i++) bits = bits * 3 + it.is_dynamic[i] + 1;
-                fz_event_add(side, FZ_EV_SNAP, 800, n++, fz_hash(it.group), fz_hash(it.path), (long)it.rank * 2 + it.is_tensor);
+                for (i = 0; i < it.rank; i++) bits = bits * 3 + it.varies[i] + 1;
+                fz_event_add(side, FZ_EV_SNAP, 800, n++, fz_hash(it.group), fz_hash(it.path), (long)it.rank * 2 + it.is_shape);
                 fz_event_add(side, FZ_EV_SNAP, 801, (long)(bits >> 2), 0, 0, 0);
             }
             r[0] = (long)mguard_dyn_count(S->dyn);
@@ -809,7 +809,7 @@ static int fz_exec_dyn(int side, const fz_op *op, long *r)
                 uint64_t bits = 0;
                 size_t i;
                 for (i = 0; i < p->rank; i++) bits = bits * 3 + p->dyn[i] + 1;
-                fz_event_add(side, FZ_EV_SNAP, 800, n++, fz_hash(p->group), fz_hash(p->path), (long)p->rank * 2 + p->is_tensor);
+                fz_event_add(side, FZ_EV_SNAP, 800, n++, fz_hash(p->group), fz_hash(p->path), (long)p->rank * 2 + p->is_shape);
                 fz_event_add(side, FZ_EV_SNAP, 801, (long)(bits >> 2), 0, 0, 0);
             }
             r[0] = (long)model_dyn_count(S->mdyn);
@@ -895,14 +895,19 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
         }
         r[2] = cap ? fz_hash(buf) : 0;
     } else if (k == FZ_S_PHASE) {
-        int what = op->b % 4;
+        /* 0, 1: phase 1 / 0; 2: reset; 3: nothing; 4, 5: phase 0-3 of the
+           default two (2 and 3 are refused) */
+        int what = op->b % 6;
+        size_t phase = what == 0 ? 1 : what == 1 ? 0 : (size_t)(op->c % 4);
         if (mg) {
-            r[0] = what < 2 ? mguard_scope_set_backward(S->scope, what == 0) : what == 2 ? mguard_scope_reset(S->scope) : 0;
-            r[1] = mguard_scope_is_backward(S->scope);
+            r[0] = what == 2 ? mguard_scope_reset(S->scope) : what == 3 ? 0 : mguard_scope_set_phase(S->scope, phase);
+            r[1] = (long)mguard_scope_phase(S->scope);
         } else {
-            if (what < 2) { S->mscope->backward = what == 0; r[0] = MGUARD_OK; }
-            else r[0] = what == 2 ? model_scope_reset(S->mscope) : 0;
-            r[1] = S->mscope->backward;
+            if (what == 2) r[0] = model_scope_reset(S->mscope);
+            else if (what == 3) r[0] = 0;
+            else if (phase < 2) { S->mscope->phase = phase; r[0] = MGUARD_OK; }
+            else r[0] = MGUARD_EINVAL;
+            r[1] = (long)S->mscope->phase;
         }
     } else if (k == FZ_S_ADD) {
         const char *counter = fz_counters[op->b % 4];
@@ -1133,7 +1138,7 @@ static void fz_xretain(void *p, void *user)
        call in (issue 11, defect 1); elsewhere it may */
     if ((fz_x.mode & FZ_XM_RETAIN_REENTER) && !fz_x.in_hook && !fz_x.closing && !mguard_ctx_is_thread_safe(fz_x.ctx)) {
         fz_x.in_hook++;
-        (void)mguard_is_known(fz_x.ctx, p);
+        (void)mguard_ctx_contains(fz_x.ctx, p);
         (void)mguard_intern(fz_x.ctx, "retained");
         (void)mguard_ctx_object_count(fz_x.ctx);
         fz_x.in_hook--;
@@ -1324,14 +1329,14 @@ static void fz_xclose(void)
    hook's object or function)? Walks the iterators, records and hooks. */
 static int fz_xrefers(const mguard_ledger *L, const void *p)
 {
-    mguard_ledger_iter it = mguard_ledger_objects(L, false);
+    mguard_ledger_iter it = mguard_ledger_iterate(L, false);
     mguard_ledger_hook h;
     size_t i;
     void *payload;
-    while (mguard_ledger_next_object(&it)) {
-        mguard_ledger_iter w = mguard_ledger_writes(L, it.obj);
+    while (mguard_ledger_next(&it)) {
+        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
         if (it.obj == p) return 1;
-        while (mguard_ledger_next_write(&w))
+        while (mguard_ledger_next(&w))
             if (w.value == p) return 1;
     }
     for (i = 0; mguard_ledger_record_at(L, i, NULL, &payload) == MGUARD_OK; i++)
@@ -1343,13 +1348,13 @@ static int fz_xrefers(const mguard_ledger *L, const void *p)
 
 static void fz_xcheck_ledger(const mguard_ledger *L)
 {
-    mguard_ledger_iter it = mguard_ledger_objects(L, false);
+    mguard_ledger_iter it = mguard_ledger_iterate(L, false);
     size_t n = 0, nmod = 0, nw = 0, i;
     mguard_ledger_hook h;
     int ids[64];
     if (mguard_ledger_check(L) != MGUARD_OK) fz_fail("aux: mguard_ledger_check failed");
-    while (mguard_ledger_next_object(&it)) {
-        mguard_ledger_iter w = mguard_ledger_writes(L, it.obj);
+    while (mguard_ledger_next(&it)) {
+        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
         mguard_ledger_entry e;
         int oi = fz_xix(it.obj, "ledger objects");
         n++;
@@ -1357,7 +1362,7 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
         if (oi < 0 || fz_x.dead[oi]) fz_fail("aux: ledger holds destroyed object %d", oi);
         if (mguard_ledger_get(L, it.obj, &e) != MGUARD_OK || e.kind != it.kind || e.modified != it.modified)
             fz_fail("aux: ledger_get disagrees with the iterator");
-        while (mguard_ledger_next_write(&w)) {
+        while (mguard_ledger_next(&w)) {
             int vi = fz_xix(w.value, "ledger writes");
             nw++;
             if (vi >= 0 && fz_x.dead[vi]) fz_fail("aux: a write's value is destroyed object %d", vi);
@@ -1419,8 +1424,8 @@ static const void *fz_xtracked(const mguard_ledger *L, uint8_t sel, const void *
     size_t n = mguard_ledger_count(L), i;
     if (!n || !(sel & 0x80)) return p;
     i = sel % n;
-    it = mguard_ledger_objects(L, false);
-    while (mguard_ledger_next_object(&it))
+    it = mguard_ledger_iterate(L, false);
+    while (mguard_ledger_next(&it))
         if (i-- == 0) return it.obj;
     return p;
 }
@@ -1511,9 +1516,9 @@ static void fz_xledger(const fz_op *op)
         mguard_ledger_entry e;
         mguard_status st = mguard_ledger_load_attr(L, o, attr, &val), g = mguard_ledger_get(L, o, &e);
         /* (a NULL attr: load refuses it, has_pending asks about any) */
-        if (attr && (st == MGUARD_OK || st == MGUARD_DELETED) != mguard_ledger_has_pending(L, o, attr))
+        if (attr && (st == MGUARD_OK || st == MGUARD_DELETED) != mguard_ledger_is_pending(L, o, attr))
             fz_fail("aux: load_attr and has_pending disagree");
-        if (mguard_ledger_is_tracked(L, o) != (g == MGUARD_OK) || (g == MGUARD_OK && mguard_ledger_is_modified(L, o) != e.modified))
+        if (mguard_ledger_contains(L, o) != (g == MGUARD_OK) || (g == MGUARD_OK && mguard_ledger_is_modified(L, o) != e.modified))
             fz_fail("aux: get, is_tracked and is_modified disagree");
         mguard_ledger_mark_modified(L, o);
         break;
@@ -1556,10 +1561,10 @@ static void fz_xscope(const fz_op *op)
            (parent + "." + child, as the reference's _get_mod_name does)
            after its name was taken: the answer is then the old name. */
         const char *name;
-        int known = mguard_is_known(fz_x.ctx, o);
+        int known = mguard_ctx_contains(fz_x.ctx, o);
         fz_x.self_destroyed = NULL;
         name = mguard_scope_name(s, fz_xuse(o));
-        if (o && known && fz_x.self_destroyed == o && (name || mguard_scope_known_name(s, o) || mguard_is_known(fz_x.ctx, o)))
+        if (o && known && fz_x.self_destroyed == o && (name || mguard_scope_known_name(s, o) || mguard_ctx_contains(fz_x.ctx, o)))
             fz_fail("aux: object %d destroyed by type_name during its own lookup is named", fz_xix(o, "name"));
         if (name && (!*name || (mguard_scope_known_name(s, o) != name && !(fz_x.smode & (FZ_XS_CHILD_CYCLES | FZ_XS_CHILD_NAMES)))))
             fz_fail("aux: scope_name of object %d is \"%s\", known_name \"%s\"", fz_xix(o, "name"), name, mguard_scope_known_name(s, o) ? mguard_scope_known_name(s, o) : "(null)");
@@ -1569,7 +1574,7 @@ static void fz_xscope(const fz_op *op)
     case 3: {
         size_t depth = mguard_scope_depth(s);
         mguard_status st;
-        int known = mguard_is_known(fz_x.ctx, o);
+        int known = mguard_ctx_contains(fz_x.ctx, o);
         fz_x.self_destroyed = NULL;
         st = mguard_scope_enter(s, fz_xuse(o));
         if (o && known && fz_x.self_destroyed == o && st != MGUARD_EINVAL)
@@ -1595,7 +1600,7 @@ static void fz_xscope(const fz_op *op)
         if (op->c & 1) mguard_scope_report_write(s, (mguard_scope_format)(op->c % 3), fz_xwrite, NULL);
         else mguard_scope_report(s, (mguard_scope_format)(op->c % 3), NULL, 0);
         break;
-    case 8: mguard_scope_set_backward(s, op->c & 1); if (mguard_scope_is_backward(s) != (op->c & 1)) fz_fail("aux: is_backward"); break;
+    case 8: mguard_scope_set_phase(s, (size_t)(op->c & 1)); if (mguard_scope_phase(s) != (size_t)(op->c & 1)) fz_fail("aux: phase"); break;
     case 9: mguard_scope_reset(s); break;
     case 10: if (op->c & 1) mguard_scope_clear_trace(s); else mguard_scope_clear_warnings(s); break;
     case 11:
@@ -1764,7 +1769,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
             memset(&d, 0, sizeof d);
             d.value_size = ti->value_size;
             d.value_dtor = has_dtor ? fz_dtor : NULL;
-            d.on_key_death = has_death ? fz_key_death : NULL;
+            d.key_death = has_death ? fz_key_death : NULL;
             d.user = ti;
             S->tab[t] = mguard_weak_create(S->ctx, &d);
             if (!S->tab[t]) s = MGUARD_ENOMEM;
@@ -1838,7 +1843,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         const void *o = fz_obj(op->a, ev), *c = fz_obj(op->b, ev);
         if (mg) {
             r0 = mguard_gen_get(S->ctx, o);
-            r1 = mguard_gen_check(S->ctx, o);
+            r1 = mguard_gen_is_current(S->ctx, o);
             r2 = mguard_gen_is_class_dynamic(S->ctx, c);
             r3 = mguard_gen_is_dynamic(S->ctx, o, c);
         } else {
@@ -1879,7 +1884,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
     case FZ_QUERY_OBJ: {
         const void *o = fz_obj(op->a, ev);
         if (mg) {
-            r0 = mguard_is_known(S->ctx, o);
+            r0 = mguard_ctx_contains(S->ctx, o);
             r1 = (long)mguard_mutation_count(S->ctx, o);
             r2 = (long)mguard_watcher_count(S->ctx, o);
             r3 = (long)mguard_ctx_object_count(S->ctx);
@@ -1974,8 +1979,8 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 const char *first = NULL;
                 int j;
                 if (mg) {
-                    mguard_ledger_iter w = mguard_ledger_writes(S->led[l], o);
-                    if (mguard_ledger_next_write(&w)) first = w.attr;
+                    mguard_ledger_iter w = mguard_ledger_iterate_writes(S->led[l], o);
+                    if (mguard_ledger_next(&w)) first = w.attr;
                 } else {
                     long e = model__l_find(S->mled[l], o);
                     if (e >= 0 && S->mled[l]->e[e].nw) first = S->mled[l]->e[e].w[0].attr;
@@ -1989,8 +1994,8 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 mguard_status g = mguard_ledger_get(S->led[l], o, &en);
                 s = mguard_ledger_load_attr(S->led[l], o, attr, &v);
                 r1 = fz_slot_of(v);
-                r2 = mguard_ledger_is_modified(S->led[l], o) | mguard_ledger_has_pending(S->led[l], o, attr) << 1 |
-                     mguard_ledger_has_pending(S->led[l], o, NULL) << 2 | mguard_ledger_is_tracked(S->led[l], o) << 3;
+                r2 = mguard_ledger_is_modified(S->led[l], o) | mguard_ledger_is_pending(S->led[l], o, attr) << 1 |
+                     mguard_ledger_is_pending(S->led[l], o, NULL) << 2 | mguard_ledger_contains(S->led[l], o) << 3;
                 r3 = g == MGUARD_OK ? (long)en.kind * 1000 + (long)en.writes * 2 + en.modified + 100000 * (fz_str_ix(en.source) + 3) : -(long)g;
             } else {
                 const void *v = NULL;
@@ -2107,7 +2112,7 @@ static void fz_snapshot(int side)
     for (i = 0; i < fz.o.nobj; i++) {
         const void *o = fz_pool[i];
         if (mg) {
-            fz_event_add(side, FZ_EV_SNAP, 1 + i, mguard_is_known(S->ctx, o), (long)mguard_mutation_count(S->ctx, o),
+            fz_event_add(side, FZ_EV_SNAP, 1 + i, mguard_ctx_contains(S->ctx, o), (long)mguard_mutation_count(S->ctx, o),
                          (long)mguard_watcher_count(S->ctx, o), mguard_gen_get(S->ctx, o) * 2 + mguard_gen_is_class_dynamic(S->ctx, o));
         } else {
             fz_event_add(side, FZ_EV_SNAP, 1 + i, model_is_known(S->mctx, o), (long)model_mutation_count(S->mctx, o),
@@ -2164,11 +2169,11 @@ static void fz_snapshot(int side)
             if (mguard_ledger_check(L) != MGUARD_OK) fz_fail("mguard_ledger_check failed");
             fz_event_add(side, FZ_EV_SNAP, 500 + t, (long)mguard_ledger_count(L), (long)mguard_ledger_modified_count(L),
                          (long)mguard_ledger_write_count(L), 0);
-            it = mguard_ledger_objects(L, false);
-            while (mguard_ledger_next_object(&it)) {
-                mguard_ledger_iter w = mguard_ledger_writes(L, it.obj);
+            it = mguard_ledger_iterate(L, false);
+            while (mguard_ledger_next(&it)) {
+                mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
                 fz_event_add(side, FZ_EV_SNAP, 600 + t, n++, fz_slot_of(it.obj), (long)it.kind * 2 + it.modified, fz_str_ix(it.source));
-                while (mguard_ledger_next_write(&w))
+                while (mguard_ledger_next(&w))
                     fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(w.obj), fz_str_ix(w.attr), fz_slot_of(w.value), w.deleted);
             }
         } else {

@@ -21,7 +21,7 @@
    - Deaths run in two phases: every entry of the object is removed from
      every table (in the order the object entered them), its record is
      forgotten; then its watchers fire (attr NULL, registration order), then
-     for each removed entry on_key_death and the value destructor. During
+     for each removed entry key_death and the value destructor. During
      phase 2 the object cannot become known again.
    - Watchers fire once, in registration order, on the next mutation or
      death; watchers added meanwhile wait; a watcher whose guard died, or
@@ -41,7 +41,7 @@
    allocate, fails with ENOMEM changing nothing.
 
    The scope tracker and the ledgers keep their weakly held objects in
-   ordinary model tables (marked `part`) whose on_key_death does their
+   ordinary model tables (marked `part`) whose key_death does their
    phase-2 work, so deaths reach them in the same order as in mguard.
    Extending it: add the component's state to model_ctx, forget it in
    model_on_destroy's phase 1 and notify in phase 2, the same way. */
@@ -660,7 +660,7 @@ MODEL_DEF void model_on_destroy(model_ctx *c, const void *obj)
    One tracker without callbacks (no type_name, no child, no trace): names
    come only from model_scope_set_name and are the values of a weak table
    (the component is a key, so it is known while named, and its death
-   forgets the name in phase 1; in phase 2 the table's on_key_death closes
+   forgets the name in phase 1; in phase 2 the table's key_death closes
    the component's frames, innermost first). Frames keep the name they
    entered with; a name is active while it has frames, the root always.
    Strings are the caller's (they must outlive the model). */
@@ -675,7 +675,7 @@ typedef struct model_scope {
     size_t nf;
     model_sactive *a;        /* active names in order of activation, root excluded */
     size_t na;
-    bool backward;
+    size_t phase;             /* of the default two: 0 forward, 1 backward */
     struct model_scount *cnt; /* counter totals by (name, counter), first use order */
     size_t ncnt;
 } model_scope;
@@ -842,7 +842,7 @@ MODEL_DEF mguard_status model_scope_reset(model_scope *s)
     if (!s) return MGUARD_EINVAL;
     s->nf = 0;
     s->na = 0;
-    s->backward = false;
+    s->phase = 0;
     return MGUARD_OK;
 }
 
@@ -902,7 +902,7 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
    order (an overwrite keeps its place). Every object any ledger tracks
    becomes a key of one weak table shared by all ledgers (known while it
    lives, until the last ledger is destroyed); its death, in phase 2 (that
-   table's on_key_death), drops from every ledger its entry and every write
+   table's key_death), drops from every ledger its entry and every write
    whose value is that object. No records, no hooks. Strings are the
    caller's. */
 
@@ -1339,7 +1339,7 @@ MODEL_DEF bool model__dval_eq(const model_dval *a, const model_dval *b)
 
 typedef struct model_dpath {
     char *path, *group;
-    bool is_index, is_tensor;
+    bool is_index, is_shape;
     model_dval *v;
     bool *dyn;
     size_t rank;
@@ -1441,7 +1441,7 @@ MODEL_DEF mguard_status model__dyn_observe(model_dyn *d, const char *path, const
         memset(&np, 0, sizeof np);
         np.path = norm;
         np.group = model__dyn_group(norm, &np.is_index);
-        np.is_tensor = !vals || vals[0].is_int;
+        np.is_shape = !vals || vals[0].is_int;
         MODEL__PUSH(d->p, d->n, np);
         i = (long)d->n - 1;
     } else {

@@ -195,9 +195,9 @@ int main(void)
             const void *o = &slots[g % 4096];
             long cur = mguard_gen_current(gc);
             mguard_gen_tag(gc, o);
-            wrong += !mguard_gen_check(gc, o) || mguard_gen_get(gc, o) != cur;
+            wrong += !mguard_gen_is_current(gc, o) || mguard_gen_get(gc, o) != cur;
             wrong += mguard_gen_advance(gc) != cur + 1;
-            wrong += mguard_gen_check(gc, o) || mguard_gen_get(gc, o) != cur;
+            wrong += mguard_gen_is_current(gc, o) || mguard_gen_get(gc, o) != cur;
             if (g % 100000 == 0) {
                 mguard_gen_clear(gc);
                 wrong += mguard_gen_current(gc) != 0 || mguard_ctx_object_count(gc) != 0;

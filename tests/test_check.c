@@ -400,14 +400,14 @@ static mguard_ledger *ledger_fixture(lfix *f)
 
 static uint32_t lwrite_of(mguard_ledger *L, const void *obj, const char *attr)
 {
-    uint32_t w = mguard__l_w_find(L, obj, mguard__str_find(L->ctx, attr));
+    uint32_t w = mguard__ledger_w_find(L, obj, mguard__str_find(L->ctx, attr));
     assert_true(w != 0);
     return w;
 }
 
 static uint32_t lref_of(mguard_ledger *L, const void *p)
 {
-    uint32_t r = mguard__l_ref_find(L, p);
+    uint32_t r = mguard__ledger_ref_find(L, p);
     assert_true(r != 0);
     return r;
 }
@@ -460,9 +460,9 @@ static void test_ledger_indexes(void **state)
     mguard__ix_del(&L->ent_ix, mguard__hash_ptr(&ln), 4);
     LEDGER_BROKEN(&f, "3 entries, index holds 2");
     mguard__ix_put(&L->ent_ix, mguard__hash_ptr(&ln), 4);
-    mguard__ix_del(&L->w_ix, mguard__l_whash(&lx, L->writes[w - 1].attr), w);
+    mguard__ix_del(&L->w_ix, mguard__ledger_whash(&lx, L->writes[w - 1].attr), w);
     LEDGER_BROKEN(&f, "2 writes, index holds 1");
-    mguard__ix_put(&L->w_ix, mguard__l_whash(&lx, L->writes[w - 1].attr), w);
+    mguard__ix_put(&L->w_ix, mguard__ledger_whash(&lx, L->writes[w - 1].attr), w);
     L->live_refs++;
     LEDGER_BROKEN(&f, "%u refs, index holds %lu", L->live_refs, (unsigned long)L->ref_ix.used);
     L->live_refs--;

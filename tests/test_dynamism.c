@@ -1,13 +1,13 @@
 /* The dynamism tracker and source-name normalization. Ports PyTorch's
    test/fx/test_dynamism.py (each example dict becomes one observation per
-   leaf path) and checks normalize_source_name's regular expression on every
+   leaf path) and checks dyn_normalize_name's regular expression on every
    edge, bad input, and allocation failure leaving the state unchanged. */
 #include "common.h"
 
 static const char *norm(const char *in)
 {
     static char buf[256];
-    size_t n = mguard_normalize_source_name(in, buf, sizeof buf);
+    size_t n = mguard_dyn_normalize_name(in, buf, sizeof buf);
     assert_int_equal(n, strlen(buf));
     return buf;
 }
@@ -33,7 +33,7 @@ static void shape2(mguard_dyn *d, const char *path, int64_t a, int64_t b)
     assert_int_equal(mguard_dyn_observe(d, path, s, 2), MGUARD_OK);
 }
 
-/* ---- normalize_source_name ---------------------------------------------- */
+/* ---- dyn_normalize_name ---------------------------------------------- */
 
 static void test_normalize_rewrites_attribute_access(void **state)
 {
@@ -71,21 +71,21 @@ static void test_normalize_truncates_like_snprintf(void **state)
     char buf[16];
     size_t i;
     (void)state;
-    assert_int_equal(mguard_normalize_source_name("L.x.y", NULL, 0), 11);
+    assert_int_equal(mguard_dyn_normalize_name("L.x.y", NULL, 0), 11);
     memset(buf, 'z', sizeof buf);
-    assert_int_equal(mguard_normalize_source_name("L.x.y", buf, 0), 11);
+    assert_int_equal(mguard_dyn_normalize_name("L.x.y", buf, 0), 11);
     assert_int_equal(buf[0], 'z');                          /* cap 0: nothing written */
     for (i = 1; i <= 12; i++) {
         memset(buf, 'z', sizeof buf);
-        assert_int_equal(mguard_normalize_source_name("L.x.y", buf, i), 11);
+        assert_int_equal(mguard_dyn_normalize_name("L.x.y", buf, i), 11);
         assert_int_equal(strlen(buf), i - 1);
         assert_memory_equal(buf, "L['x']['y']", i - 1);
     }
-    assert_int_equal(mguard_normalize_source_name("L.x.y", buf, 5), 11);
+    assert_int_equal(mguard_dyn_normalize_name("L.x.y", buf, 5), 11);
     assert_string_equal(buf, "L['x");
-    assert_int_equal(mguard_normalize_source_name(NULL, buf, sizeof buf), 0);
+    assert_int_equal(mguard_dyn_normalize_name(NULL, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
-    assert_int_equal(mguard_normalize_source_name(NULL, NULL, 0), 0);
+    assert_int_equal(mguard_dyn_normalize_name(NULL, NULL, 0), 0);
 }
 
 /* ---- the reference's test_dynamism.py ------------------------------------ */
@@ -179,9 +179,9 @@ static void test_nn_module_paths_in_either_form(void **state)
         "\"L['self']['_modules']['y']['x']\": (True,), "
         "\"L['self']['n_input']\": (True,), "
         "\"L['self']['n_output']\": (False,)}}");
-    assert_true(mguard_dyn_is_dynamic(d, "L.self.n_input", 0));
-    assert_true(mguard_dyn_is_dynamic(d, "L['self'].n_input", 0));
-    assert_false(mguard_dyn_is_dynamic(d, "L.self.n_output", 0));
+    assert_true(mguard_dyn_varies(d, "L.self.n_input", 0));
+    assert_true(mguard_dyn_varies(d, "L['self'].n_input", 0));
+    assert_false(mguard_dyn_varies(d, "L.self.n_output", 0));
     mguard_ctx_destroy(ctx);
 }
 
@@ -212,7 +212,7 @@ static void test_rank_may_change_between_examples(void **state)
     assert_true(dyn[1]);
     assert_false(dyn[2]);
     assert_int_equal(mguard_dyn_dims(d, "L.x", NULL, 0), 3);
-    assert_false(mguard_dyn_is_dynamic(d, "L.x", 3));
+    assert_false(mguard_dyn_varies(d, "L.x", 3));
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -224,13 +224,13 @@ static void test_rank_zero_shape(void **state)
     mguard_dyn_iter it;
     (void)state;
     assert_int_equal(mguard_dyn_observe(d, "L['loss']", NULL, 0), MGUARD_OK);
-    assert_true(mguard_dyn_has(d, "L.loss"));
+    assert_true(mguard_dyn_contains(d, "L.loss"));
     assert_int_equal(mguard_dyn_dims(d, "L.loss", NULL, 0), 0);
     assert_string_equal(fmt(d), "{'loss': {\"L['loss']\": ()}}");
     it = mguard_dyn_iterate(d);
     assert_true(mguard_dyn_next(&it));
     assert_int_equal(it.rank, 0);
-    assert_true(it.is_tensor);
+    assert_true(it.is_shape);
     assert_false(mguard_dyn_next(&it));
     mguard_ctx_destroy(ctx);
 }
@@ -256,13 +256,13 @@ static void test_values_compare_as_python_numbers(void **state)
     mguard_dyn_observe(d, "L.g", &two, 1);
     mguard_dyn_observe_scalar(d, "L.h", 1.0 / 0.0);
     mguard_dyn_observe_scalar(d, "L.h", 1.0 / 0.0);
-    assert_false(mguard_dyn_is_dynamic(d, "L.a", 0));
-    assert_false(mguard_dyn_is_dynamic(d, "L.b", 0));
-    assert_false(mguard_dyn_is_dynamic(d, "L.c", 0));
-    assert_true(mguard_dyn_is_dynamic(d, "L.e", 0));
-    assert_true(mguard_dyn_is_dynamic(d, "L.f", 0));
-    assert_true(mguard_dyn_is_dynamic(d, "L.g", 0));
-    assert_false(mguard_dyn_is_dynamic(d, "L.h", 0));
+    assert_false(mguard_dyn_varies(d, "L.a", 0));
+    assert_false(mguard_dyn_varies(d, "L.b", 0));
+    assert_false(mguard_dyn_varies(d, "L.c", 0));
+    assert_true(mguard_dyn_varies(d, "L.e", 0));
+    assert_true(mguard_dyn_varies(d, "L.f", 0));
+    assert_true(mguard_dyn_varies(d, "L.g", 0));
+    assert_false(mguard_dyn_varies(d, "L.h", 0));
     mguard_ctx_destroy(ctx);
 }
 
@@ -288,7 +288,7 @@ static void test_iterator_groups_by_top_level_name(void **state)
         assert_true(mguard_dyn_next(&it));
         assert_string_equal(it.group, want_group[i]);
         assert_string_equal(it.path, want_path[i]);
-        assert_int_equal(it.is_tensor, i != 4);
+        assert_int_equal(it.is_shape, i != 4);
     }
     assert_false(mguard_dyn_next(&it));
     assert_false(mguard_dyn_next(&it));
@@ -373,10 +373,10 @@ static void test_long_paths(void **state)
     for (i = 0; i < 150; i++) strcat(path, ".abcdef");
     shape1(d, path, 1);
     shape1(d, path, 2);
-    mguard_normalize_source_name(path, canon, sizeof canon);
+    mguard_dyn_normalize_name(path, canon, sizeof canon);
     assert_int_equal(strlen(canon), 1 + 150 * strlen("['abcdef']"));
-    assert_true(mguard_dyn_is_dynamic(d, canon, 0));
-    assert_true(mguard_dyn_is_dynamic(d, path, 0));
+    assert_true(mguard_dyn_varies(d, canon, 0));
+    assert_true(mguard_dyn_varies(d, path, 0));
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -411,10 +411,10 @@ static void test_bad_input_is_refused(void **state)
     assert_int_equal(mguard_dyn_dims(NULL, "L.x", b, 2), 0);
     assert_int_equal(mguard_dyn_dims(d, NULL, b, 2), 0);
     assert_int_equal(mguard_dyn_dims(d, "L.unknown", b, 2), 0);
-    assert_false(mguard_dyn_is_dynamic(NULL, "L.x", 0));
-    assert_false(mguard_dyn_is_dynamic(d, NULL, 0));
-    assert_false(mguard_dyn_has(NULL, "L.x"));
-    assert_false(mguard_dyn_has(d, NULL));
+    assert_false(mguard_dyn_varies(NULL, "L.x", 0));
+    assert_false(mguard_dyn_varies(d, NULL, 0));
+    assert_false(mguard_dyn_contains(NULL, "L.x"));
+    assert_false(mguard_dyn_contains(d, NULL));
     assert_int_equal(mguard_dyn_count(NULL), 0);
     assert_int_equal(mguard_dyn_format(NULL, NULL, 0), 0);
     assert_ctx_ok(ctx);

@@ -9,7 +9,7 @@ static void test_untagged_object_has_generation_minus_one(void **state)
     (void)state;
     assert_int_equal(mguard_gen_current(ctx), 0);
     assert_int_equal(mguard_gen_get(ctx, &obj), -1);
-    assert_false(mguard_gen_check(ctx, &obj));
+    assert_false(mguard_gen_is_current(ctx, &obj));
     assert_int_equal(mguard_ctx_object_count(ctx), 0);
     mguard_ctx_destroy(ctx);
 }
@@ -21,13 +21,13 @@ static void test_objects_made_after_advance_are_dynamic(void **state)
     (void)state;
     assert_int_equal(mguard_gen_tag(ctx, &old_obj), MGUARD_OK);
     assert_int_equal(mguard_gen_get(ctx, &old_obj), 0);
-    assert_true(mguard_gen_check(ctx, &old_obj));    /* tagged in the current generation */
+    assert_true(mguard_gen_is_current(ctx, &old_obj));    /* tagged in the current generation */
     assert_int_equal(mguard_gen_advance(ctx), 1);
     assert_int_equal(mguard_gen_current(ctx), 1);
-    assert_false(mguard_gen_check(ctx, &old_obj));
+    assert_false(mguard_gen_is_current(ctx, &old_obj));
     assert_int_equal(mguard_gen_tag(ctx, &new_obj), MGUARD_OK);
     assert_int_equal(mguard_gen_get(ctx, &new_obj), 1);
-    assert_true(mguard_gen_check(ctx, &new_obj));
+    assert_true(mguard_gen_is_current(ctx, &new_obj));
     assert_true(mguard_gen_is_dynamic(ctx, &new_obj, &cls));
     assert_false(mguard_gen_is_dynamic(ctx, &old_obj, &cls));
     assert_int_equal(mguard_gen_advance(ctx), 2);
@@ -45,7 +45,7 @@ static void test_retag_moves_object_to_current_generation(void **state)
     mguard_gen_advance(ctx);
     mguard_gen_tag(ctx, &obj);   /* like the reference's __setstate__ re-tag */
     assert_int_equal(mguard_gen_get(ctx, &obj), 2);
-    assert_true(mguard_gen_check(ctx, &obj));
+    assert_true(mguard_gen_is_current(ctx, &obj));
     mguard_ctx_destroy(ctx);
 }
 
@@ -79,13 +79,13 @@ static void test_clear_resets_generation_tags_and_marks(void **state)
     assert_int_equal(mguard_gen_current(ctx), 0);
     assert_int_equal(mguard_gen_get(ctx, &obj), -1);
     assert_int_equal(mguard_gen_get(ctx, &watched), -1);
-    assert_false(mguard_gen_check(ctx, &obj));
+    assert_false(mguard_gen_is_current(ctx, &obj));
     assert_false(mguard_gen_is_class_dynamic(ctx, &cls));
     assert_int_equal(mguard_ctx_object_count(ctx), 0);
     assert_ctx_ok(ctx);
     /* tagging after clear starts again at generation 0 */
     mguard_gen_tag(ctx, &obj);
-    assert_true(mguard_gen_check(ctx, &obj));
+    assert_true(mguard_gen_is_current(ctx, &obj));
     mguard_ctx_destroy(ctx);
 }
 
@@ -118,7 +118,7 @@ static void test_gen_bad_input_and_out_of_memory(void **state)
     assert_string_equal(log.last, "mguard_gen_mark_class_dynamic: NULL object");
     assert_int_equal(mguard_gen_get(NULL, &obj), -1);
     assert_int_equal(mguard_gen_get(ctx, NULL), -1);
-    assert_false(mguard_gen_check(NULL, &obj));
+    assert_false(mguard_gen_is_current(NULL, &obj));
     assert_int_equal(mguard_gen_current(NULL), -1);
     assert_int_equal(mguard_gen_advance(NULL), -1);
     assert_false(mguard_gen_is_class_dynamic(NULL, &obj));

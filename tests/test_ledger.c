@@ -118,18 +118,18 @@ static void teardown(void)
 /* A line per object and write, records and hooks: the observable state. */
 static void dump(const mguard_ledger *L, char *out, size_t size)
 {
-    mguard_ledger_iter it = mguard_ledger_objects(L, false);
+    mguard_ledger_iter it = mguard_ledger_iterate(L, false);
     size_t n = 0, i;
     const char *tag;
     void *payload;
     mguard_ledger_hook hk;
     out[0] = 0;
 #define DUMPF(...) do { if (n < size) n += (size_t)snprintf(out + n, size - n, __VA_ARGS__); } while (0)
-    while (mguard_ledger_next_object(&it)) {
-        mguard_ledger_iter w = mguard_ledger_writes(L, it.obj);
+    while (mguard_ledger_next(&it)) {
+        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
         DUMPF("%s:%s:%s%s{", ((const tobj *)it.obj)->name, mguard_ledger_kind_str(it.kind),
               it.source ? it.source : "-", it.modified ? "*" : "");
-        while (mguard_ledger_next_write(&w))
+        while (mguard_ledger_next(&w))
             DUMPF("%s=%s;", w.attr, w.deleted ? "<del>" : w.value ? ((const tobj *)w.value)->name : "NULL");
         DUMPF("} ");
     }
@@ -166,7 +166,7 @@ static void test_track_each_kind_and_read_its_entry(void **state)
     assert_int_equal(mguard_ledger_track_new(L, &p, "Point"), MGUARD_OK);
     assert_int_equal(mguard_ledger_track_mutable(L, &lst, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_count(L), 3);
-    assert_true(mguard_ledger_is_tracked(L, &x));
+    assert_true(mguard_ledger_contains(L, &x));
     assert_int_equal(mguard_ledger_get(L, &x, &e), MGUARD_OK);
     assert_ptr_equal(e.obj, &x);
     assert_int_equal(e.kind, MGUARD_LEDGER_EXISTING);
@@ -276,7 +276,7 @@ static void test_load_deleted_attribute_returns_deleted(void **state)
     /* deleting an attribute never written records the deletion too */
     assert_int_equal(mguard_ledger_delete_attr(L, &x, "b"), MGUARD_OK);
     assert_int_equal(mguard_ledger_load_attr(L, &x, "b", &v), MGUARD_DELETED);
-    assert_true(mguard_ledger_has_pending(L, &x, "b"));
+    assert_true(mguard_ledger_is_pending(L, &x, "b"));
     assert_string_equal(dumps(L), "x:existing:-*{a=<del>;b=<del>;} ");
     /* storing again after the deletion */
     mguard_ledger_store_attr(L, &x, "a", &one);
@@ -316,8 +316,8 @@ static void test_attribute_names_compare_by_content(void **state)
     strcpy(name, "zzzzzz");
     assert_int_equal(mguard_ledger_load_attr(L, &x, "weight", &v), MGUARD_OK);
     assert_ptr_equal(v, &one);
-    w = mguard_ledger_writes(L, &x);
-    assert_true(mguard_ledger_next_write(&w));
+    w = mguard_ledger_iterate_writes(L, &x);
+    assert_true(mguard_ledger_next(&w));
     assert_string_equal(w.attr, "weight");
     assert_ptr_equal(w.attr, mguard_intern(H.ctx, "weight"));
     teardown();
@@ -330,14 +330,14 @@ static void test_has_pending_for_one_attribute_or_any(void **state)
     (void)state;
     mguard_ledger_track_existing(L, &x, NULL);
     mguard_ledger_track_new(L, &p, "P");
-    assert_false(mguard_ledger_has_pending(L, &x, NULL));
-    assert_false(mguard_ledger_has_pending(L, &p, NULL));
+    assert_false(mguard_ledger_is_pending(L, &x, NULL));
+    assert_false(mguard_ledger_is_pending(L, &p, NULL));
     mguard_ledger_store_attr(L, &x, "a", &one);
-    assert_true(mguard_ledger_has_pending(L, &x, NULL));
-    assert_true(mguard_ledger_has_pending(L, &x, "a"));
-    assert_false(mguard_ledger_has_pending(L, &x, "b"));
-    assert_false(mguard_ledger_has_pending(L, &one, NULL));   /* untracked */
-    assert_false(mguard_ledger_has_pending(NULL, &x, NULL));
+    assert_true(mguard_ledger_is_pending(L, &x, NULL));
+    assert_true(mguard_ledger_is_pending(L, &x, "a"));
+    assert_false(mguard_ledger_is_pending(L, &x, "b"));
+    assert_false(mguard_ledger_is_pending(L, &one, NULL));   /* untracked */
+    assert_false(mguard_ledger_is_pending(NULL, &x, NULL));
     teardown();
 }
 
@@ -422,13 +422,13 @@ static void test_iteration_is_tracking_order_then_first_record_order(void **stat
     /* modified only: b and a, then c; an existing object without writes is
        skipped */
     mguard_ledger_track_existing(L, &v, NULL);
-    it = mguard_ledger_objects(L, true);
-    while (mguard_ledger_next_object(&it)) {
+    it = mguard_ledger_iterate(L, true);
+    while (mguard_ledger_next(&it)) {
         strcat(seen, ((const tobj *)it.obj)->name);
         assert_true(it.modified);
     }
     assert_string_equal(seen, "bac");
-    assert_false(mguard_ledger_next_object(&it));   /* stays finished */
+    assert_false(mguard_ledger_next(&it));   /* stays finished */
     teardown();
 }
 
@@ -448,9 +448,9 @@ static void test_iteration_survives_removals_and_compaction(void **state)
         o[i].name = names[i];
         mguard_ledger_track_existing(L, &o[i], NULL);
     }
-    it = mguard_ledger_objects(L, false);
+    it = mguard_ledger_iterate(L, false);
     epoch0 = it.epoch_;
-    while (mguard_ledger_next_object(&it)) {
+    while (mguard_ledger_next(&it)) {
         int k = (int)((const tobj *)it.obj - o);
         size_t n = strlen(seen);
         snprintf(seen + n, sizeof seen - n, "%d ", k);
@@ -511,9 +511,9 @@ static void test_iteration_resumes_at_the_next_live_object_after_compaction(void
     (void)state;
     name_objs(o, names, 9, "");
     for (i = 0; i < 8; i++) assert_int_equal(mguard_ledger_track_existing(L, &o[i], NULL), MGUARD_OK);
-    it = mguard_ledger_objects(L, false);
+    it = mguard_ledger_iterate(L, false);
     epoch0 = it.epoch_;
-    while (mguard_ledger_next_object(&it)) {
+    while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.obj);
         if (it.obj == &o[0]) {
             for (i = 3; i < 6; i++) mguard_on_destroy(H.ctx, &o[i]);
@@ -551,11 +551,11 @@ static void test_iteration_continues_exactly_across_restore(void **state)
     assert_non_null(cp);
     /* drop n0..n5 (new, unreachable), then compact by tracking f */
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
-    epoch0 = mguard_ledger_objects(L, false).epoch_;
+    epoch0 = mguard_ledger_iterate(L, false).epoch_;
     assert_int_equal(mguard_ledger_track_existing(L, &f, NULL), MGUARD_OK);
-    it = mguard_ledger_objects(L, false);
+    it = mguard_ledger_iterate(L, false);
     assert_true(it.epoch_ != epoch0);   /* compacted: c, d, f at 0, 1, 2 */
-    while (mguard_ledger_next_object(&it)) {
+    while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.obj);
         if (it.obj == &c) assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);
     }
@@ -579,8 +579,8 @@ static void test_iteration_continues_exactly_across_clear(void **state)
     mguard_ledger_track_existing(L, &b, NULL);
     mguard_ledger_track_existing(L, &c, NULL);
     mguard_ledger_track_existing(L, &d, NULL);
-    it = mguard_ledger_objects(L, false);
-    while (mguard_ledger_next_object(&it)) {
+    it = mguard_ledger_iterate(L, false);
+    while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.obj);
         if (it.obj == &b) {
             mguard_ledger_clear(L);
@@ -592,8 +592,8 @@ static void test_iteration_continues_exactly_across_clear(void **state)
     assert_int_equal(mguard_ledger_count(L), 2);
     /* a clear with nothing tracked after it ends the walk */
     seen[0] = 0;
-    it = mguard_ledger_objects(L, false);
-    while (mguard_ledger_next_object(&it)) {
+    it = mguard_ledger_iterate(L, false);
+    while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.obj);
         mguard_ledger_clear(L);
     }
@@ -614,13 +614,13 @@ static void test_write_iteration_survives_removal_of_the_next_write(void **state
     mguard_ledger_store_attr(L, &x, "a", &v1);
     mguard_ledger_store_attr(L, &x, "b", &v2);
     mguard_ledger_store_attr(L, &x, "c", &v3);
-    w = mguard_ledger_writes(L, &x);
-    assert_true(mguard_ledger_next_write(&w));
+    w = mguard_ledger_iterate_writes(L, &x);
+    assert_true(mguard_ledger_next(&w));
     strcat(seen, w.attr);
     mguard_on_destroy(H.ctx, &v2);       /* drops x.b, the next write */
     H.forfeit++;
     mguard_ledger_store_attr(L, &x, "d", &v1);
-    while (mguard_ledger_next_write(&w)) strcat(seen, w.attr);
+    while (mguard_ledger_next(&w)) strcat(seen, w.attr);
     assert_string_equal(seen, "acd");
     teardown();
 }
@@ -713,7 +713,7 @@ static void test_clone_is_independent_both_ways(void **state)
     mguard_ledger_remove_hook(C, id);
     assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_OK);
     assert_ptr_equal(v, &one);
-    assert_false(mguard_ledger_is_tracked(L, &q));
+    assert_false(mguard_ledger_contains(L, &q));
     assert_int_equal(mguard_ledger_record_count(L), 1);
     assert_int_equal(mguard_ledger_hook_count(L), 1);
     /* ... nor the other way (the reference shares two lists here) */
@@ -1101,7 +1101,7 @@ static void test_prune_follows_the_refs_hook_records_and_hooks(void **state)
     roots[0] = &box;
     assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
     assert_string_equal(dumps(L), "a:new:N*{} b:new:N*{} t:new:N*{} f:new:N*{} Rsaved(b) H0:t.h=f ");
-    assert_false(mguard_ledger_is_tracked(L, &c));
+    assert_false(mguard_ledger_contains(L, &c));
     assert_true(H.refs_calls >= 3);
     teardown();
 }
@@ -1234,7 +1234,7 @@ static void test_tracked_object_death_drops_its_entry_everywhere_with_a_warning(
     assert_true(mguard_ledger_equal(L, C));
     assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
     /* a new object at the same address is a stranger */
-    assert_false(mguard_ledger_is_tracked(L, &x));
+    assert_false(mguard_ledger_contains(L, &x));
     assert_int_equal(mguard_ledger_track_new(L, &x, "X"), MGUARD_OK);
     mguard_ledger_destroy(C);
     teardown();
@@ -1362,10 +1362,10 @@ static void test_refs_hook_changing_the_ledger_abandons_the_prune(void **state)
     H.on_refs = store_on_refs;
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_EINVAL);
     assert_non_null(strstr(log.last, "mguard_ledger_prune: the ledger changed inside the refs hook; nothing pruned"));
-    assert_true(mguard_ledger_is_tracked(L, &b));
+    assert_true(mguard_ledger_contains(L, &b));
     H.on_refs = NULL;
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
-    assert_false(mguard_ledger_is_tracked(L, &b));
+    assert_false(mguard_ledger_contains(L, &b));
     teardown();
 }
 
@@ -1504,7 +1504,7 @@ static void test_apply_never_hands_a_dead_objects_writes_to_a_newcomer_at_its_ad
     reborn = &x;
     assert_int_equal(mguard_ledger_apply(L, rebirth_on_apply, &w), MGUARD_OK);
     assert_string_equal(applied, "x.a=v y.c=v ");
-    assert_true(mguard_ledger_is_tracked(L, &x));
+    assert_true(mguard_ledger_contains(L, &x));
     assert_int_equal(mguard_ledger_write_count(L), 2);  /* newcomer.z and y.c */
     teardown();
 }
@@ -1569,7 +1569,7 @@ static void test_apply_keeps_a_plain_value_whose_context_record_was_dropped(void
     applied[0] = 0;
     assert_int_equal(mguard_ledger_apply(L, unkey_on_apply, NULL), MGUARD_OK);
     assert_string_equal(applied, "x.a=v x.b=w ");
-    assert_false(mguard_is_known(H.ctx, &w));
+    assert_false(mguard_ctx_contains(H.ctx, &w));
     teardown();
 }
 
@@ -1786,13 +1786,13 @@ static void test_a_dying_object_is_refused(void **state)
     (void)state;
     memset(&wd, 0, sizeof wd);
     wd.value_size = 1;
-    wd.on_key_death = track_dying;
+    wd.key_death = track_dying;
     wd.user = L;
     t = mguard_weak_create(H.ctx, &wd);
     mguard_weak_set(t, &x, &one);
     mguard_on_destroy(H.ctx, &x);
     assert_non_null(strstr(log.last, "is being destroyed; refused"));
-    assert_false(mguard_ledger_is_tracked(L, &x));
+    assert_false(mguard_ledger_contains(L, &x));
     teardown();
 }
 
@@ -1845,7 +1845,7 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_int_equal(mguard_ledger_track_existing(NULL, &x, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_track_new(foreign, &x, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_track_mutable(NULL, &x, NULL), MGUARD_EINVAL);
-    assert_false(mguard_ledger_is_tracked(NULL, &x));
+    assert_false(mguard_ledger_contains(NULL, &x));
     assert_int_equal(mguard_ledger_get(NULL, &x, &e), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_mark_modified(NULL, &x), MGUARD_EINVAL);
     assert_false(mguard_ledger_is_modified(NULL, &x));
@@ -1853,18 +1853,18 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_int_equal(mguard_ledger_delete_attr(foreign, &x, "a"), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_load_attr(NULL, &x, "a", &v), MGUARD_EINVAL);
     assert_null(v);
-    assert_false(mguard_ledger_has_pending(foreign, &x, NULL));
+    assert_false(mguard_ledger_is_pending(foreign, &x, NULL));
     assert_int_equal(mguard_ledger_count(NULL), 0);
     assert_int_equal(mguard_ledger_modified_count(foreign), 0);
     assert_int_equal(mguard_ledger_write_count(NULL), 0);
-    it = mguard_ledger_objects(NULL, false);
-    assert_false(mguard_ledger_next_object(&it));
-    assert_false(mguard_ledger_next_object(NULL));
-    it = mguard_ledger_writes(L, NULL);
-    assert_false(mguard_ledger_next_write(&it));
-    assert_false(mguard_ledger_next_write(NULL));
-    it = mguard_ledger_objects(L, false);
-    assert_false(mguard_ledger_next_write(&it));       /* wrong kind of iterator */
+    it = mguard_ledger_iterate(NULL, false);
+    assert_false(mguard_ledger_next(&it));
+    assert_false(mguard_ledger_next(NULL));
+    it = mguard_ledger_iterate_writes(L, NULL);
+    assert_false(mguard_ledger_next(&it));
+    assert_false(mguard_ledger_next(NULL));
+    it = mguard_ledger_iterate(L, false);
+    assert_false(mguard_ledger_next(&it));       /* wrong kind of iterator */
     assert_int_equal(mguard_ledger_record(NULL, "t", NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_record_count(NULL), 0);
     assert_int_equal(mguard_ledger_record_at(NULL, 0, &tag, NULL), MGUARD_EINVAL);
@@ -2074,7 +2074,7 @@ static void model_reachable(mguard_ledger *L, const void *root, bool *live)
     mguard_ledger_hook hk;
     void *payload;
     memset(live, 0, NOBJ * sizeof *live);
-#define MARK(p) do { const void *p_ = (p); if (p_ && mguard_ledger_is_tracked(L, p_)) { \
+#define MARK(p) do { const void *p_ = (p); if (p_ && mguard_ledger_contains(L, p_)) { \
         int ix_ = (int)((const tobj *)p_ - pobj); if (!live[ix_]) { live[ix_] = true; queue[tail++] = ix_; } } } while (0)
     MARK(root);
     for (k = 0; mguard_ledger_record_at(L, k, NULL, &payload) == MGUARD_OK; k++) MARK(payload);
@@ -2082,8 +2082,8 @@ static void model_reachable(mguard_ledger *L, const void *root, bool *live)
     for (i = 0; i < NOBJ; i++)
         if (mguard_ledger_get(L, &pobj[i], &e) == MGUARD_OK && e.kind != MGUARD_LEDGER_NEW) MARK(&pobj[i]);
     while (head < tail) {
-        mguard_ledger_iter w = mguard_ledger_writes(L, &pobj[queue[head++]]);
-        while (mguard_ledger_next_write(&w)) MARK(w.value);
+        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, &pobj[queue[head++]]);
+        while (mguard_ledger_next(&w)) MARK(w.value);
     }
 #undef MARK
 }
@@ -2114,7 +2114,7 @@ static void test_property_prune_never_drops_a_reachable_object(void **state)
             assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
             for (i = 0; i < NOBJ; i++) {
                 bool keep = was[i] && (e[i].kind != MGUARD_LEDGER_NEW || live[i]);
-                assert_int_equal(mguard_ledger_is_tracked(L, &pobj[i]), keep);
+                assert_int_equal(mguard_ledger_contains(L, &pobj[i]), keep);
                 if (was[i] && !keep) {
                     dropped++;
                     assert_int_equal(pobj[i].rc, 0);

@@ -74,7 +74,7 @@ static void test_unwatch_ignores_watchers_of_a_destroyed_guard(void **state)
 
 /* Out of memory in mguard_on_destroy (the buffer for a key in two tables
    of large values) switched to a path that handled one table at a time:
-   on_key_death and the destructors ran while the key was still in the
+   key_death and the destructors ran while the key was still in the
    other table and still known, and before the watchers. The two phases
    must hold whatever the allocator does. */
 typedef struct order_log {
@@ -96,7 +96,7 @@ static void order_key_death(const void *key, void *value, void *user)
     char what[16];
     snprintf(what, sizeof what, "death %c", ((char *)value)[0]);
     order_note(l, what);
-    l->key_known += mguard_is_known(l->ctx, key);
+    l->key_known += mguard_ctx_contains(l->ctx, key);
     l->key_in_a_table += mguard_weak_contains(l->t[0], key) + mguard_weak_contains(l->t[1], key);
 }
 
@@ -112,7 +112,7 @@ static void order_inval(void *guard, const void *obj, const char *attr, void *us
     order_log *l = (order_log *)user;
     (void)guard; (void)attr;
     order_note(l, "watcher");
-    l->key_known += mguard_is_known(l->ctx, obj);
+    l->key_known += mguard_ctx_contains(l->ctx, obj);
 }
 
 static void test_death_out_of_memory_keeps_two_phases(void **state)
@@ -128,7 +128,7 @@ static void test_death_out_of_memory_keeps_two_phases(void **state)
     memset(&d, 0, sizeof d);
     d.value_size = sizeof big;
     d.value_dtor = order_dtor;
-    d.on_key_death = order_key_death;
+    d.key_death = order_key_death;
     d.user = &l;
     l.t[0] = mguard_weak_create(l.ctx, &d);
     l.t[1] = mguard_weak_create(l.ctx, &d);

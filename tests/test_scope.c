@@ -149,7 +149,7 @@ static void test_root_is_the_only_parent_at_start(void **state)
     assert_int_equal(mguard_scope_depth(s), 0);
     assert_true(mguard_scope_is_active(s, "Global"));
     assert_false(mguard_scope_is_active(s, "Mod"));
-    assert_false(mguard_scope_is_backward(s));
+    assert_false((mguard_scope_phase(s) == 1));
     assert_string_equal(path_str(s), "Global");
     assert_int_equal(log.count, 0);
     assert_ctx_ok(ctx);
@@ -191,7 +191,7 @@ static void test_module_hierarchy_forward_then_backward(void **state)
         assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_OK);
         assert_int_equal(mguard_scope_enter(s, &m.c0), MGUARD_OK);
         assert_string_equal(parents_str(s), "Global,Mod,Mod.c.0");
-        assert_false(mguard_scope_is_backward(s));
+        assert_false((mguard_scope_phase(s) == 1));
         assert_int_equal(mguard_scope_exit(s, &m.c0), MGUARD_OK);
         assert_int_equal(mguard_scope_enter(s, &m.a), MGUARD_OK);
         assert_string_equal(parents_str(s), "Global,Mod,Mod.a");
@@ -202,18 +202,18 @@ static void test_module_hierarchy_forward_then_backward(void **state)
         assert_int_equal(mguard_scope_exit(s, &m.mod), MGUARD_OK);
         assert_string_equal(parents_str(s), "Global");
         /* backward: the reverse order, with the phase set */
-        assert_int_equal(mguard_scope_set_backward(s, true), MGUARD_OK);
+        assert_int_equal(mguard_scope_set_phase(s, 1), MGUARD_OK);
         assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_OK);
         for (i = 2; i >= 0; i--) {
             static const char *want[3] = {"Global,Mod,Mod.c.0", "Global,Mod,Mod.a", "Global,Mod,Mod.b.nest"};
             assert_int_equal(mguard_scope_enter(s, order[i]), MGUARD_OK);
             assert_string_equal(parents_str(s), want[i]);
-            assert_true(mguard_scope_is_backward(s));
+            assert_true((mguard_scope_phase(s) == 1));
             assert_int_equal(mguard_scope_exit(s, order[i]), MGUARD_OK);
         }
         /* the engine callback: the pass ends, back to the root */
         assert_int_equal(mguard_scope_reset(s), MGUARD_OK);
-        assert_false(mguard_scope_is_backward(s));
+        assert_false((mguard_scope_phase(s) == 1));
         assert_string_equal(parents_str(s), "Global");
     }
     assert_int_equal(log.count, 0);
@@ -366,11 +366,11 @@ static void test_reset_ends_the_backward_pass(void **state)
     comp_init(&lin, "Linear");
     mguard_scope_enter(s, &lin);
     mguard_scope_exit(s, &lin);
-    mguard_scope_set_backward(s, true);
+    mguard_scope_set_phase(s, 1);
     mguard_scope_enter(s, &lin);
-    assert_true(mguard_scope_is_backward(s));
+    assert_true((mguard_scope_phase(s) == 1));
     assert_int_equal(mguard_scope_reset(s), MGUARD_OK);   /* closes the open frame */
-    assert_false(mguard_scope_is_backward(s));
+    assert_false((mguard_scope_phase(s) == 1));
     assert_string_equal(parents_str(s), "Global");
     assert_int_equal(mguard_scope_depth(s), 0);
     assert_false(mguard_scope_is_active(s, "Linear"));
@@ -398,7 +398,7 @@ static void test_exit_never_entered_warns_once(void **state)
     assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
     assert_int_equal(log.warnings, 1);                    /* identical: once */
-    mguard_scope_set_backward(s, true);
+    mguard_scope_set_phase(s, 1);
     assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
     assert_int_equal(log.warnings, 2);                    /* another phase: another message */
     assert_string_equal(log.last, "mguard_scope_exit: exiting A, which was never entered (during backward)");
@@ -1062,12 +1062,12 @@ static void test_component_destroyed_by_type_name_during_its_first_lookup_gets_n
     s = mguard_scope_create(ctx, &d);
     /* unknown to the context before the lookup */
     assert_null(mguard_scope_name(s, &a));
-    assert_false(mguard_is_known(ctx, &a));
+    assert_false(mguard_ctx_contains(ctx, &a));
     assert_null(mguard_scope_known_name(s, &a));
     assert_int_equal(mguard_scope_enter(s, &a), MGUARD_EINVAL);
     snprintf(want, sizeof want, "mguard_scope_enter: component %p was destroyed while it was being entered", (void *)&a);
     assert_string_equal(log.last, want);
-    assert_false(mguard_is_known(ctx, &a));
+    assert_false(mguard_ctx_contains(ctx, &a));
     assert_int_equal(mguard_scope_depth(s), 0);
     /* known to the context (a key) before the lookup */
     memset(&wd, 0, sizeof wd);
@@ -1075,7 +1075,7 @@ static void test_component_destroyed_by_type_name_during_its_first_lookup_gets_n
     t = mguard_weak_create(ctx, &wd);
     assert_int_equal(mguard_weak_set(t, &b, &v), MGUARD_OK);
     assert_null(mguard_scope_name(s, &b));
-    assert_false(mguard_is_known(ctx, &b));
+    assert_false(mguard_ctx_contains(ctx, &b));
     assert_int_equal(mguard_weak_count(t), 0);
     assert_int_equal(log.warnings, 1);
     assert_ctx_ok(ctx);
@@ -1098,7 +1098,7 @@ static void test_trace_is_valid_json_with_every_span(void **state)
     mguard_scope_enter(s, &fc);           /* ts 2 */
     mguard_scope_exit(s, &fc);            /* ts 3 */
     mguard_scope_exit(s, &net);           /* ts 4 */
-    mguard_scope_set_backward(s, true);
+    mguard_scope_set_phase(s, 1);
     mguard_scope_enter(s, &net);          /* ts 5, left open */
     len = mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_int_equal(len, strlen(buf));
@@ -1119,6 +1119,127 @@ static void test_trace_is_valid_json_with_every_span(void **state)
     mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_null(strstr(buf, "\"name\":\"Net\""));
     assert_true(json_valid(buf));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Phases the program names: each is a trace track (tid = number + 1) and
+   the label of warnings; set_phase refuses a number it was not given. */
+static void test_phases_the_program_names_are_the_trace_tracks(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static const char *const phases[3] = {"layout", "paint", "hit-test"};
+    char names[2][8] = {"parse", "opt"};
+    const char *mine[2];
+    mguard_scope_desc d;
+    mguard_scope *s, *s2;
+    cb_state st;
+    comp win;
+    char buf[2048];
+    (void)state;
+    comp_init(&win, "Window");
+    memset(&d, 0, sizeof d);
+    memset(&st, 0, sizeof st);
+    d.type_name = type_cb;
+    d.child = child_cb;
+    d.user = &st;
+    d.trace = true;
+    d.phases = phases;
+    d.nphases = 3;
+    s = mguard_scope_create(ctx, &d);
+    assert_non_null(s);
+    assert_int_equal(mguard_scope_phase(s), 0);
+    mguard_scope_enter(s, &win);                          /* ts 1 */
+    mguard_scope_exit(s, &win);                           /* ts 2 */
+    assert_int_equal(mguard_scope_set_phase(s, 2), MGUARD_OK);
+    assert_int_equal(mguard_scope_phase(s), 2);
+    mguard_scope_enter(s, &win);                          /* ts 3, left open */
+    assert_int_equal(log.warnings, 0);
+    assert_int_equal(mguard_scope_set_phase(s, 3), MGUARD_EINVAL);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_scope_set_phase: phase 3 of 3");
+    assert_int_equal(mguard_scope_phase(s), 2);           /* unchanged */
+    mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_string_equal(buf,
+        "{\"traceEvents\":[\n"
+        "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"Global\"}},\n"
+        "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"layout\"}},\n"
+        "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"paint\"}},\n"
+        "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":3,\"args\":{\"name\":\"hit-test\"}},\n"
+        "{\"name\":\"Window\",\"cat\":\"layout\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"args\":{\"depth\":1}},\n"
+        "{\"name\":\"Window\",\"cat\":\"hit-test\",\"ph\":\"B\",\"ts\":3,\"pid\":1,\"tid\":3,\"args\":{\"depth\":1}}\n"
+        "],\n"
+        "\"displayTimeUnit\":\"ms\",\n"
+        "\"otherData\":{\"root\":\"Global\",\"dropped_spans\":0}}\n");
+    assert_true(json_valid(buf));
+    assert_int_equal(mguard_scope_exit(s, &win), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(s, &win), MGUARD_NOT_FOUND);
+    assert_string_equal(log.last, "mguard_scope_exit: exiting Window, which was never entered (during hit-test)");
+    assert_int_equal(mguard_scope_reset(s), MGUARD_OK);
+    assert_int_equal(mguard_scope_phase(s), 0);
+    /* the names are copied: the program's array may change afterwards */
+    mine[0] = names[0];
+    mine[1] = names[1];
+    d.phases = mine;
+    d.nphases = 2;
+    d.trace = false;
+    s2 = mguard_scope_create(ctx, &d);
+    assert_non_null(s2);
+    strcpy(names[0], "gone");
+    assert_int_equal(mguard_scope_set_phase(s2, 1), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(s2, &win), MGUARD_NOT_FOUND);
+    assert_int_equal(strncmp(log.last, "mguard_scope_exit: exiting component 0x", 39), 0);   /* s2 never named it */
+    assert_string_equal(strchr(log.last, ','), ", which was never entered (during opt)");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* A phase list that can't be used is refused at create, with the reason. */
+static void test_phases_that_cant_be_used_are_refused(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static const char *const ok[1] = {"only"};
+    static const char *const holes[2] = {"a", NULL};
+    static const char *const empty[2] = {"a", ""};
+    static const char *many[MGUARD_SCOPE_MAX_PHASES + 1];
+    mguard_scope_desc d;
+    mguard_scope *s;
+    size_t i;
+    (void)state;
+    for (i = 0; i <= MGUARD_SCOPE_MAX_PHASES; i++) many[i] = "p";
+    memset(&d, 0, sizeof d);
+    d.phases = ok;                 /* nphases missing */
+    assert_null(mguard_scope_create(ctx, &d));
+    assert_string_equal(log.last, "mguard_scope_create: phases and nphases go together");
+    d.phases = NULL;
+    d.nphases = 1;                 /* phases missing */
+    assert_null(mguard_scope_create(ctx, &d));
+    assert_string_equal(log.last, "mguard_scope_create: phases and nphases go together");
+    d.phases = holes;
+    d.nphases = 2;
+    assert_null(mguard_scope_create(ctx, &d));
+    assert_string_equal(log.last, "mguard_scope_create: a phase without a name");
+    d.phases = empty;
+    assert_null(mguard_scope_create(ctx, &d));
+    assert_string_equal(log.last, "mguard_scope_create: a phase without a name");
+    d.phases = many;
+    d.nphases = MGUARD_SCOPE_MAX_PHASES + 1;
+    assert_null(mguard_scope_create(ctx, &d));
+    assert_string_equal(log.last, "mguard_scope_create: more than MGUARD_SCOPE_MAX_PHASES phases");
+    assert_int_equal(log.warnings, 5);
+    d.nphases = MGUARD_SCOPE_MAX_PHASES;
+    s = mguard_scope_create(ctx, &d);
+    assert_non_null(s);
+    assert_int_equal(mguard_scope_set_phase(s, MGUARD_SCOPE_MAX_PHASES - 1), MGUARD_OK);
+    d.phases = ok;
+    d.nphases = 1;
+    s = mguard_scope_create(ctx, &d);
+    assert_non_null(s);
+    assert_int_equal(mguard_scope_set_phase(s, 1), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_set_phase(s, 0), MGUARD_OK);
+    assert_int_equal(log.warnings, 6);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -1327,8 +1448,8 @@ static void test_bad_input_is_refused(void **state)
     assert_int_equal(mguard_scope_depth(NULL), 0);
     assert_int_equal(mguard_scope_path(NULL, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
-    assert_int_equal(mguard_scope_set_backward(NULL, true), MGUARD_EINVAL);
-    assert_false(mguard_scope_is_backward(NULL));
+    assert_int_equal(mguard_scope_set_phase(NULL, 1), MGUARD_EINVAL);
+    assert_false((mguard_scope_phase(NULL) == 1));
     assert_int_equal(mguard_scope_reset(NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_add(NULL, "x", 1), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_add(s, NULL, 1), MGUARD_EINVAL);
@@ -1407,7 +1528,7 @@ static int wl_op(wl *w, int k)
     case 12: return mguard_scope_exit(s, &w->n.enc) == MGUARD_ENOMEM;  /* out of order: warns */
     case 13: return mguard_scope_report(s, MGUARD_SCOPE_TREE, buf, sizeof buf) == 0;
     case 14: return mguard_scope_enter(s, &w->loner) == MGUARD_ENOMEM;  /* type name + walk */
-    case 15: return mguard_scope_set_backward(s, true) == MGUARD_ENOMEM;
+    case 15: return mguard_scope_set_phase(s, 1) == MGUARD_ENOMEM;
     case 16: return mguard_scope_enter(s, &w->n.head) == MGUARD_ENOMEM;
     case 17: return mguard_scope_add(s, "grads", 2) == MGUARD_ENOMEM;
     case 18: mguard_on_destroy(w->ctx, &w->n.head); return 0;
@@ -1428,7 +1549,7 @@ static void wl_snapshot(wl *w, char *out, size_t cap)
     out[0] = '\0';
     snprintf(part, sizeof part, "objects %lu depth %lu bw %d path %s parents %s current %s\n",
              (unsigned long)mguard_ctx_object_count(w->ctx), (unsigned long)mguard_scope_depth(w->s),
-             (int)mguard_scope_is_backward(w->s), path_str(w->s), parents_str(w->s), mguard_scope_current(w->s));
+             (int)(mguard_scope_phase(w->s) == 1), path_str(w->s), parents_str(w->s), mguard_scope_current(w->s));
     strncat(out, part, cap - strlen(out) - 1);
     for (i = 0; i < 8; i++) {
         const char *nm = mguard_scope_known_name(w->s, all[i]);
@@ -1556,6 +1677,8 @@ int main(void)
         cmocka_unit_test(test_json_reader_is_strict),
         cmocka_unit_test(test_component_destroyed_by_type_name_during_its_first_lookup_gets_no_name),
         cmocka_unit_test(test_trace_is_valid_json_with_every_span),
+        cmocka_unit_test(test_phases_the_program_names_are_the_trace_tracks),
+        cmocka_unit_test(test_phases_that_cant_be_used_are_refused),
         cmocka_unit_test(test_trace_is_valid_json_for_every_finite_time),
         cmocka_unit_test(test_trace_escapes_any_name),
         cmocka_unit_test(test_trace_uses_the_clock_and_stays_within_its_limit),

@@ -125,7 +125,7 @@ static void test_tracker_outlives_its_watchers(void **state)
     for (i = 0; i < 5; i++) mguard_on_mutation(ctx, &obj, "x");
     assert_int_equal(mguard_mutation_count(ctx, &obj), 5);
     assert_int_equal(ncalls, 1);
-    assert_true(mguard_is_known(ctx, &obj));
+    assert_true(mguard_ctx_contains(ctx, &obj));
     mguard_ctx_destroy(ctx);
 }
 
@@ -324,7 +324,7 @@ static void test_watch_out_of_memory_changes_nothing(void **state)
         assert_int_equal(st, MGUARD_ENOMEM);
         assert_string_equal(log.last, "mguard_watch: out of memory");
         assert_int_equal(mguard_ctx_object_count(ctx), 0);
-        assert_false(mguard_is_known(ctx, &obj));
+        assert_false(mguard_ctx_contains(ctx, &obj));
     }
     assert_true(n > 1);
     assert_int_equal(mguard_watcher_count(ctx, &obj), 1);
@@ -351,7 +351,7 @@ static void test_watch_out_of_memory_changes_nothing(void **state)
         assert_int_equal(st, MGUARD_ENOMEM);
         assert_string_equal(log.last, "mguard_watch: out of memory");
         assert_int_equal(mguard_watcher_count(ctx, &obj), 4);
-        assert_false(mguard_is_known(ctx, &g2));
+        assert_false(mguard_ctx_contains(ctx, &g2));
     }
     assert_int_equal(n, 2);   /* one injection: the list's growth */
     assert_int_equal(mguard_watcher_count(ctx, &obj), 5);
