@@ -270,8 +270,6 @@ MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
    pointer, valid until ctx is destroyed (callers may pass temporaries).
    NULL for NULL ctx/s or on allocation failure. Cost: one hash of s. */
 MGUARDDEF const char *mguard_intern(mguard_ctx *ctx, const char *s);
-/* true when ctx knows obj (see mguard_ctx_object_count). Cost: one lookup. */
-MGUARDDEF bool mguard_ctx_contains(const mguard_ctx *ctx, const void *obj);
 
 /* ==== 3. weak key tables ================================================ */
 
@@ -395,8 +393,6 @@ MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const v
 MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr);
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
-/* Watchers of obj whose guard is alive. Cost: O(watchers). */
-MGUARDDEF size_t mguard_watcher_count(const mguard_ctx *ctx, const void *obj);
 
 /* Assign a struct field, then notify: the C spelling of the reference's
    patched __setattr__. (The reference notifies before the write; in C a
@@ -493,10 +489,6 @@ MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
    ctx is destroyed. Cost: one lookup; the first lookup walks comp's
    subtree once, calling the callbacks. */
 MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
-/* comp's name if it already has one, without naming anything or calling
-   any callback (safe inside callbacks and destructors); NULL otherwise.
-   Cost: one lookup. */
-MGUARDDEF const char *mguard_scope_known_name(const mguard_scope *s, const void *comp);
 /* Name comp explicitly (fqn is copied). A parent's walk never overwrites an
    explicit name; frames already entered keep the name they entered with.
    EINVAL: NULL s/comp, NULL or empty fqn. ENOMEM: nothing changed.
@@ -598,7 +590,8 @@ MGUARDDEF mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *pat
 MGUARDDEF size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap);
 /* true when position dim of path is dynamic; false when unknown. */
 MGUARDDEF bool mguard_dyn_varies(const mguard_dyn *d, const char *path, size_t dim);
-/* true when path was observed. */
+/* true when path was observed (what tells an unknown path from a 0-d
+   shape, for which dims also answers 0). */
 MGUARDDEF bool mguard_dyn_contains(const mguard_dyn *d, const char *path);
 /* Number of paths observed. 0 for NULL. */
 MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
@@ -924,9 +917,6 @@ MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
    indexes): the baseline for "a clone costs a memcpy". 0 for NULL.
    Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
-/* Validate every invariant of L (tests, debugging). OK, or EINVAL with a
-   log line naming the first broken one. Cost: O(size). */
-MGUARDDEF mguard_status mguard_ledger_check(const mguard_ledger *L);
 /* "existing", "new", "mutable"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 
@@ -1138,7 +1128,6 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(const char *, intern, (mguard_ctx *ctx, const char *s), (ctx, s), mguard__lock_of_ctx(ctx)) \
-    X(bool, ctx_contains, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
     V(weak_destroy, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
     X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__lock_of_weak(t)) \
@@ -1157,7 +1146,6 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__lock_of_ctx(ctx)) \
     V(on_mutation, (mguard_ctx *ctx, const void *obj, const char *attr), (ctx, obj, attr), mguard__lock_of_ctx(ctx)) \
     X(uint64_t, mutation_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
-    X(size_t, watcher_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(bool, gen_is_current, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
@@ -1170,7 +1158,6 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_scope *, scope_create, (mguard_ctx *ctx, const mguard_scope_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
     V(scope_destroy, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
     X(const char *, scope_name, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
-    X(const char *, scope_known_name, (const mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_set_name, (mguard_scope *s, const void *comp, const char *fqn), (s, comp, fqn), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_enter, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_exit, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
@@ -1235,7 +1222,6 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(bool, ledger_is_empty, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     V(ledger_clear, (mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_storage_bytes, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_check, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__lock_of_weak(t)) \
     X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__lock_of_ctx(ctx))
 
@@ -1472,6 +1458,11 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
     mguard__log_line(ctx, level, buf);
 }
 
+/* A broken invariant, found by mguard_ctx_check (the one checker): log it
+   as an error of mguard_ctx_check and return MGUARD_EINVAL from the caller. */
+#define MGUARD__CHECK(ctx, cond, ...) \
+    do { if (!(cond)) { mguard__logf((ctx), MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+
 /* Grow *arr (elem bytes each) so it holds at least need elements. On
    failure nothing changes. */
 static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t *cap, size_t need, size_t elem)
@@ -1699,10 +1690,6 @@ static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
     return mguard__ctx_ok(ctx, "mguard_ctx_object_count") ? ctx->live_objs : 0;
 }
 
-static bool mguard__ctx_contains(const mguard_ctx *ctx, const void *obj)
-{
-    return mguard__ctx_ok(ctx, "mguard_ctx_contains") && obj && mguard__reg_find(ctx, obj) != 0;
-}
 
 /* ---- interned strings (shared by the later sections) --------------------
    Content-compared strings stored once per context and freed with it, so a
@@ -2759,19 +2746,6 @@ static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
     return r ? ctx->objs[r - 1].mutations : 0;
 }
 
-static size_t mguard__watcher_count(const mguard_ctx *ctx, const void *obj)
-{
-    uint32_t r, i;
-    size_t n = 0;
-    if (!mguard__ctx_ok(ctx, "mguard_watcher_count") || !obj) return 0;
-    r = mguard__reg_find(ctx, obj);
-    if (!r) return 0;
-    for (i = 0; i < ctx->objs[r - 1].nwatch; i++) {
-        const mguard__watcher *w = &ctx->objs[r - 1].watch[i];
-        if (mguard__find_serial(ctx, w->guard, w->guard_serial)) n++;
-    }
-    return n;
-}
 
 /* ---- 6. generation tags ------------------------------------------------ */
 
@@ -2888,8 +2862,6 @@ static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what);
 
-#define MGUARD__PCHECK(cond, ...) \
-    do { if (!(cond)) { mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
 
 /* ---- text output shared by the reports --------------------------------
@@ -3625,13 +3597,6 @@ static const char *mguard__scope_name(mguard_scope *s, const void *comp)
     return st ? NULL : name;
 }
 
-static const char *mguard__scope_known_name(const mguard_scope *s, const void *comp)
-{
-    const mguard__scope_naming *v;
-    if (!mguard__scope_ok(s) || !comp) return NULL;
-    v = mguard__scope_entry(s, comp);
-    return v ? v->name : NULL;
-}
 
 static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
 {
@@ -4164,41 +4129,40 @@ static mguard_status mguard__scope_check(mguard__part *p)
     mguard_scope *s = (mguard_scope *)(void *)p;
     mguard_ctx *ctx = s->ctx;
     uint32_t i, j, open = 0, withev = 0;
-    MGUARD__PCHECK(s->magic == MGUARD__MAGIC_SCOPE, "scope %p: bad magic", (void *)s);
-    MGUARD__PCHECK(mguard__weak_ok(s->names), "scope %p: names table is gone", (void *)s);
-    MGUARD__PCHECK(s->nrecs >= 1 && s->recs[0].name == s->root, "scope %p: record 0 is not the root", (void *)s);
-    MGUARD__PCHECK(s->nactive >= 1 && s->active[0] == 0, "scope %p: the root is not first in the active set", (void *)s);
+    MGUARD__CHECK(ctx, s->magic == MGUARD__MAGIC_SCOPE, "scope %p: bad magic", (void *)s);
+    MGUARD__CHECK(ctx, mguard__weak_ok(s->names), "scope %p: names table is gone", (void *)s);
+    MGUARD__CHECK(ctx, s->nrecs >= 1 && s->recs[0].name == s->root, "scope %p: record 0 is not the root", (void *)s);
+    MGUARD__CHECK(ctx, s->nactive >= 1 && s->active[0] == 0, "scope %p: the root is not first in the active set", (void *)s);
     if (mguard__check_index(ctx, &s->rec_index, (const unsigned char *)s->recs, sizeof(mguard__scope_rec), s->nrecs, "scope names"))
         return MGUARD_EINVAL;
-    MGUARD__PCHECK(s->rec_index.used == s->nrecs, "scope %p: %lu records, %lu indexed", (void *)s,
+    MGUARD__CHECK(ctx, s->rec_index.used == s->nrecs, "scope %p: %lu records, %lu indexed", (void *)s,
                    (unsigned long)s->nrecs, (unsigned long)s->rec_index.used);
     for (i = 0; i < s->nrecs; i++) {
         uint32_t n = i == 0, inlist = 0;
         const mguard__scope_rec *r = &s->recs[i];
         for (j = 0; j < s->nframes; j++) n += s->frames[j].rec == i;
         for (j = 0; j < s->nactive; j++) inlist += s->active[j] == i;
-        MGUARD__PCHECK(r->active == n, "scope %p: %s counts %u frames, has %u", (void *)s, r->name, r->active, n);
-        MGUARD__PCHECK(inlist == (n > 0), "scope %p: %s is listed %u times in the active set", (void *)s, r->name, inlist);
+        MGUARD__CHECK(ctx, r->active == n, "scope %p: %s counts %u frames, has %u", (void *)s, r->name, r->active, n);
+        MGUARD__CHECK(ctx, inlist == (n > 0), "scope %p: %s is listed %u times in the active set", (void *)s, r->name, inlist);
         for (j = s->ncounters; j < r->capvals; j++)
-            MGUARD__PCHECK(r->vals[j] == 0.0, "scope %p: %s has a value past the last counter", (void *)s, r->name);
+            MGUARD__CHECK(ctx, r->vals[j] == 0.0, "scope %p: %s has a value past the last counter", (void *)s, r->name);
     }
     for (i = 0; i < s->nframes; i++) {
         const mguard__scope_frame *f = &s->frames[i];
-        MGUARD__PCHECK(f->rec < s->nrecs, "scope %p: frame %u has no record", (void *)s, i);
+        MGUARD__CHECK(ctx, f->rec < s->nrecs, "scope %p: frame %u has no record", (void *)s, i);
         /* a component in phase 2 of its death has lost its name already;
            its frames close in the scope's own key-death callback, which may
            run after other callbacks of the same death */
-        MGUARD__PCHECK(mguard__scope_entry(s, f->comp) != NULL || mguard__is_dying(ctx, f->comp),
-                       "scope %p: frame %u's component has no name", (void *)s, i);
+        MGUARD__CHECK(ctx, mguard__scope_entry(s, f->comp) != NULL || mguard__is_dying(ctx, f->comp), "scope %p: frame %u's component has no name", (void *)s, i);
         if (!f->event) continue;
         withev++;
-        MGUARD__PCHECK(f->event <= s->nevents && s->events[f->event - 1].dur < 0 &&
+        MGUARD__CHECK(ctx, f->event <= s->nevents && s->events[f->event - 1].dur < 0 &&
                        s->events[f->event - 1].name == s->recs[f->rec].name, "scope %p: frame %u's span is wrong", (void *)s, i);
     }
     for (i = 0; i < s->nevents; i++) open += s->events[i].dur < 0;
-    MGUARD__PCHECK(open == withev, "scope %p: %u open spans for %u frames", (void *)s, open, withev);
-    MGUARD__PCHECK(s->nwarns <= s->desc.max_warnings, "scope %p: remembers too many warnings", (void *)s);
-    MGUARD__PCHECK(s->nevents <= s->desc.max_trace_events, "scope %p: too many spans", (void *)s);
+    MGUARD__CHECK(ctx, open == withev, "scope %p: %u open spans for %u frames", (void *)s, open, withev);
+    MGUARD__CHECK(ctx, s->nwarns <= s->desc.max_warnings, "scope %p: remembers too many warnings", (void *)s);
+    MGUARD__CHECK(ctx, s->nevents <= s->desc.max_trace_events, "scope %p: too many spans", (void *)s);
     return MGUARD_OK;
 }
 
@@ -4617,26 +4581,26 @@ static mguard_status mguard__dyn_check(mguard__part *p)
     mguard_dyn *d = (mguard_dyn *)(void *)p;
     mguard_ctx *ctx = d->ctx;
     uint32_t g, i, seen = 0;
-    MGUARD__PCHECK(d->magic == MGUARD__MAGIC_DYN, "dyn %p: bad magic", (void *)d);
+    MGUARD__CHECK(ctx, d->magic == MGUARD__MAGIC_DYN, "dyn %p: bad magic", (void *)d);
     if (mguard__check_index(ctx, &d->index, (const unsigned char *)d->recs, sizeof(mguard__dyn_rec), d->nrecs, "dyn paths"))
         return MGUARD_EINVAL;
-    MGUARD__PCHECK(d->index.used == d->nrecs, "dyn %p: %u paths, %lu indexed", (void *)d, d->nrecs, (unsigned long)d->index.used);
+    MGUARD__CHECK(ctx, d->index.used == d->nrecs, "dyn %p: %u paths, %lu indexed", (void *)d, d->nrecs, (unsigned long)d->index.used);
     for (i = 0; i < d->nrecs; i++) {
         const mguard__dyn_rec *r = &d->recs[i];
-        MGUARD__PCHECK(r->rank <= r->cap, "dyn %p: %s rank over capacity", (void *)d, r->path);
-        MGUARD__PCHECK(r->group < d->ngroups, "dyn %p: %s has no group", (void *)d, r->path);
+        MGUARD__CHECK(ctx, r->rank <= r->cap, "dyn %p: %s rank over capacity", (void *)d, r->path);
+        MGUARD__CHECK(ctx, r->group < d->ngroups, "dyn %p: %s has no group", (void *)d, r->path);
     }
     for (g = 0; g < d->ngroups; g++) {
         uint32_t r, last = 0, n = 0;
         for (r = d->groups[g].first; r; r = d->recs[r - 1].next_in_group) {
-            MGUARD__PCHECK(r <= d->nrecs && d->recs[r - 1].group == g && ++n <= d->nrecs, "dyn %p: group %u's list is broken", (void *)d, g);
-            MGUARD__PCHECK(r > last, "dyn %p: group %u out of order", (void *)d, g);
+            MGUARD__CHECK(ctx, r <= d->nrecs && d->recs[r - 1].group == g && ++n <= d->nrecs, "dyn %p: group %u's list is broken", (void *)d, g);
+            MGUARD__CHECK(ctx, r > last, "dyn %p: group %u out of order", (void *)d, g);
             last = r;
         }
-        MGUARD__PCHECK(n > 0 && last == d->groups[g].last, "dyn %p: group %u's last record is wrong", (void *)d, g);
+        MGUARD__CHECK(ctx, n > 0 && last == d->groups[g].last, "dyn %p: group %u's last record is wrong", (void *)d, g);
         seen += n;
     }
-    MGUARD__PCHECK(seen == d->nrecs, "dyn %p: %u paths in groups, %u recorded", (void *)d, seen, d->nrecs);
+    MGUARD__CHECK(ctx, seen == d->nrecs, "dyn %p: %u paths in groups, %u recorded", (void *)d, seen, d->nrecs);
     return MGUARD_OK;
 }
 
@@ -4663,7 +4627,7 @@ static mguard_status mguard__dyn_check(mguard__part *p)
      progress, so every value a walk sees stays alive until it ends.
    - recs {tag, payload} in order; hooks {obj, name, fn, id} in
      registration order.
-   Invariants (mguard_ledger_check): live_ents == ent_ix.used; each entry's
+   Invariants (checked by mguard_ctx_check): live_ents == ent_ix.used; each entry's
    list holds nwrites writes of that object in increasing seq, none for a
    MUTABLE entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
    modified entries; a ref's count is the number of places holding it;
@@ -7010,23 +6974,21 @@ const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
 
 /* ---- consistency check -------------------------------------------------- */
 
-#define MGUARD__LCHECK(cond, ...) \
-    do { if (!(cond)) { mguard__logf(L->ctx, MGUARD_LOG_ERROR, "mguard_ledger_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
 static mguard_status mguard__ledger_check_index(const mguard_ledger *L, const mguard__index *ix, size_t len, const char *what)
 {
     size_t i, used = 0;
     if (!ix->slots) {
-        MGUARD__LCHECK(ix->used == 0, "%s index: %lu keys without slots", what, (unsigned long)ix->used);
+        MGUARD__CHECK(L->ctx, ix->used == 0, "ledger: %s index: %lu keys without slots", what, (unsigned long)ix->used);
         return MGUARD_OK;
     }
-    MGUARD__LCHECK(ix->used * 2 <= ix->mask + 1, "%s index over half full", what);
+    MGUARD__CHECK(L->ctx, ix->used * 2 <= ix->mask + 1, "ledger: %s index over half full", what);
     for (i = 0; i <= ix->mask; i++) {
         if (!ix->slots[i].idx) continue;
         used++;
-        MGUARD__LCHECK(ix->slots[i].idx <= len, "%s index: slot %lu points past the array", what, (unsigned long)i);
+        MGUARD__CHECK(L->ctx, ix->slots[i].idx <= len, "ledger: %s index: slot %lu points past the array", what, (unsigned long)i);
     }
-    MGUARD__LCHECK(used == ix->used, "%s index counts %lu, holds %lu", what, (unsigned long)ix->used, (unsigned long)used);
+    MGUARD__CHECK(L->ctx, used == ix->used, "ledger: %s index counts %lu, holds %lu", what, (unsigned long)ix->used, (unsigned long)used);
     return MGUARD_OK;
 }
 
@@ -7036,7 +6998,7 @@ static mguard_status mguard__ledger_check_hold(const mguard_ledger *L, uint32_t 
     uint32_t r;
     if (!p) return MGUARD_OK;
     r = mguard__ledger_ref_find(L, p);
-    MGUARD__LCHECK(r, "%s %p is not held", what, p);
+    MGUARD__CHECK(L->ctx, r, "ledger: %s %p is not held", what, p);
     cnt[r - 1]++;
     return MGUARD_OK;
 }
@@ -7054,16 +7016,16 @@ static mguard_status mguard__ledger_check_refs(const mguard_ledger *L, uint32_t 
     for (i = 0; i < L->nhooks; i++) {
         if (mguard__ledger_check_hold(L, cnt, L->hooks[i].obj, "hooked object") ||
             mguard__ledger_check_hold(L, cnt, L->hooks[i].fn, "hook")) return MGUARD_EINVAL;
-        for (n = 0; n < i; n++) MGUARD__LCHECK(L->hooks[n].id != L->hooks[i].id, "hook id %d twice", L->hooks[i].id);
+        for (n = 0; n < i; n++) MGUARD__CHECK(L->ctx, L->hooks[n].id != L->hooks[i].id, "ledger: hook id %d twice", L->hooks[i].id);
     }
     for (i = 0; i < L->nrpool; i++) {
         const mguard__lref *s = &L->refs[i];
         if (!s->ptr) continue;
-        MGUARD__LCHECK(cnt[i] == s->count, "%p held %u times, counted %u", s->ptr, cnt[i], s->count);
-        MGUARD__LCHECK(s->count || (s->flags & MGUARD__LR_RELQ), "%p unheld but not queued for release", s->ptr);
-        MGUARD__LCHECK(!s->count || (s->flags & (MGUARD__LR_HELD | MGUARD__LR_RQ)), "%p held but neither retained nor queued", s->ptr);
-        MGUARD__LCHECK(!s->count || !(s->flags & MGUARD__LR_WATCHED) || mguard__weak_contains(ctx->ledger_root->watch, s->ptr) ||
-                       mguard__is_dying(ctx, s->ptr), "%p is not watched", s->ptr);
+        MGUARD__CHECK(L->ctx, cnt[i] == s->count, "ledger: %p held %u times, counted %u", s->ptr, cnt[i], s->count);
+        MGUARD__CHECK(L->ctx, s->count || (s->flags & MGUARD__LR_RELQ), "ledger: %p unheld but not queued for release", s->ptr);
+        MGUARD__CHECK(L->ctx, !s->count || (s->flags & (MGUARD__LR_HELD | MGUARD__LR_RQ)), "ledger: %p held but neither retained nor queued", s->ptr);
+        MGUARD__CHECK(L->ctx, !s->count || !(s->flags & MGUARD__LR_WATCHED) || mguard__weak_contains(ctx->ledger_root->watch, s->ptr) ||
+                       mguard__is_dying(ctx, s->ptr), "ledger: %p is not watched", s->ptr);
     }
     return MGUARD_OK;
 }
@@ -7074,13 +7036,13 @@ static mguard_status mguard__ledger_check_queue(const mguard_ledger *L, bool rq)
     uint32_t r = rq ? L->rq_head : L->relq_head, last = 0, n = 0, flagged = 0, i;
     uint32_t flag = rq ? MGUARD__LR_RQ : MGUARD__LR_RELQ;
     for (; r; r = rq ? L->refs[r - 1].rq_next : L->refs[r - 1].relq_next) {
-        MGUARD__LCHECK(r <= L->nrpool && L->refs[r - 1].ptr && (L->refs[r - 1].flags & flag), "queue %s: bad slot %u", rq ? "retain" : "release", r);
-        MGUARD__LCHECK(++n <= L->nrpool, "queue %s has a cycle", rq ? "retain" : "release");
+        MGUARD__CHECK(L->ctx, r <= L->nrpool && L->refs[r - 1].ptr && (L->refs[r - 1].flags & flag), "ledger: queue %s: bad slot %u", rq ? "retain" : "release", r);
+        MGUARD__CHECK(L->ctx, ++n <= L->nrpool, "ledger: queue %s has a cycle", rq ? "retain" : "release");
         last = r;
     }
-    MGUARD__LCHECK(last == (rq ? L->rq_tail : L->relq_tail), "queue %s: wrong tail", rq ? "retain" : "release");
+    MGUARD__CHECK(L->ctx, last == (rq ? L->rq_tail : L->relq_tail), "ledger: queue %s: wrong tail", rq ? "retain" : "release");
     for (i = 0; i < L->nrpool; i++) flagged += L->refs[i].ptr && (L->refs[i].flags & flag);
-    MGUARD__LCHECK(flagged == n, "queue %s: %u flagged, %u queued", rq ? "retain" : "release", flagged, n);
+    MGUARD__CHECK(L->ctx, flagged == n, "ledger: queue %s: %u flagged, %u queued", rq ? "retain" : "release", flagged, n);
     return MGUARD_OK;
 }
 
@@ -7091,69 +7053,69 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
     uint32_t *cnt;
     mguard_status st;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    MGUARD__LCHECK(L->nents <= L->capents && L->live_ents <= L->nents, "entry counts out of range");
-    MGUARD__LCHECK(L->nwpool <= L->capwrites && L->live_writes <= L->nwpool, "write counts out of range");
-    MGUARD__LCHECK(L->nrpool <= L->caprefs && L->live_refs <= L->nrpool, "ref counts out of range");
-    MGUARD__LCHECK(L->nrecs <= L->caprecs && L->nhooks <= L->caphooks, "record or hook counts out of range");
-    MGUARD__LCHECK(L->walks >= 0 && L->frames >= L->walks, "walk counters out of range");
+    MGUARD__CHECK(L->ctx, L->nents <= L->capents && L->live_ents <= L->nents, "ledger: entry counts out of range");
+    MGUARD__CHECK(L->ctx, L->nwpool <= L->capwrites && L->live_writes <= L->nwpool, "ledger: write counts out of range");
+    MGUARD__CHECK(L->ctx, L->nrpool <= L->caprefs && L->live_refs <= L->nrpool, "ledger: ref counts out of range");
+    MGUARD__CHECK(L->ctx, L->nrecs <= L->caprecs && L->nhooks <= L->caphooks, "ledger: record or hook counts out of range");
+    MGUARD__CHECK(L->ctx, L->walks >= 0 && L->frames >= L->walks, "ledger: walk counters out of range");
     if (mguard__ledger_check_index(L, &L->ent_ix, L->nents, "entry") || mguard__ledger_check_index(L, &L->w_ix, L->nwpool, "write") ||
         mguard__ledger_check_index(L, &L->ref_ix, L->nrpool, "ref"))
         return MGUARD_EINVAL;
-    MGUARD__LCHECK(L->live_ents == L->ent_ix.used, "%u entries, index holds %lu", L->live_ents, (unsigned long)L->ent_ix.used);
-    MGUARD__LCHECK(L->live_writes == L->w_ix.used, "%u writes, index holds %lu", L->live_writes, (unsigned long)L->w_ix.used);
-    MGUARD__LCHECK(L->live_refs == L->ref_ix.used, "%u refs, index holds %lu", L->live_refs, (unsigned long)L->ref_ix.used);
+    MGUARD__CHECK(L->ctx, L->live_ents == L->ent_ix.used, "ledger: %u entries, index holds %lu", L->live_ents, (unsigned long)L->ent_ix.used);
+    MGUARD__CHECK(L->ctx, L->live_writes == L->w_ix.used, "ledger: %u writes, index holds %lu", L->live_writes, (unsigned long)L->w_ix.used);
+    MGUARD__CHECK(L->ctx, L->live_refs == L->ref_ix.used, "ledger: %u refs, index holds %lu", L->live_refs, (unsigned long)L->ref_ix.used);
     for (i = 0, n = 0; i < L->nents; i++) {
         const mguard__lent *en = &L->ents[i];
         uint32_t steps = 0, prev = 0;
         uint64_t wlast = 0;
-        MGUARD__LCHECK(i == 0 || en->seq > last, "entries out of order at %u", i);
-        MGUARD__LCHECK(en->seq < L->next_seq, "entry %u: seq ahead", i);
+        MGUARD__CHECK(L->ctx, i == 0 || en->seq > last, "ledger: entries out of order at %u", i);
+        MGUARD__CHECK(L->ctx, en->seq < L->next_seq, "ledger: entry %u: seq ahead", i);
         last = en->seq;
         if (!en->obj) {
-            MGUARD__LCHECK(!en->head && !en->nwrites, "removed entry %u keeps writes", i);
+            MGUARD__CHECK(L->ctx, !en->head && !en->nwrites, "ledger: removed entry %u keeps writes", i);
             continue;
         }
         n++;
-        MGUARD__LCHECK(mguard__ledger_ent_find(L, en->obj) == i + 1, "entry %u (%p) not found by its object", i, en->obj);
-        MGUARD__LCHECK(en->kind >= MGUARD_LEDGER_EXISTING && en->kind <= MGUARD_LEDGER_MUTABLE, "entry %u: bad kind", i);
-        MGUARD__LCHECK(en->kind != MGUARD_LEDGER_MUTABLE || en->nwrites == 0, "mutable entry %u has writes", i);
-        MGUARD__LCHECK(en->kind == MGUARD_LEDGER_MUTABLE || !(en->flags & MGUARD__LE_MARKED), "entry %u: marked but not mutable", i);
+        MGUARD__CHECK(L->ctx, mguard__ledger_ent_find(L, en->obj) == i + 1, "ledger: entry %u (%p) not found by its object", i, en->obj);
+        MGUARD__CHECK(L->ctx, en->kind >= MGUARD_LEDGER_EXISTING && en->kind <= MGUARD_LEDGER_MUTABLE, "ledger: entry %u: bad kind", i);
+        MGUARD__CHECK(L->ctx, en->kind != MGUARD_LEDGER_MUTABLE || en->nwrites == 0, "ledger: mutable entry %u has writes", i);
+        MGUARD__CHECK(L->ctx, en->kind == MGUARD_LEDGER_MUTABLE || !(en->flags & MGUARD__LE_MARKED), "ledger: entry %u: marked but not mutable", i);
         nmod += mguard__ledger_modified(en);
         for (w = en->head; w; w = L->writes[w - 1].next) {
             const mguard__lwrite *wr;
-            MGUARD__LCHECK(w <= L->nwpool, "entry %u: write %u out of range", i, w);
+            MGUARD__CHECK(L->ctx, w <= L->nwpool, "ledger: entry %u: write %u out of range", i, w);
             wr = &L->writes[w - 1];
-            MGUARD__LCHECK(wr->obj == en->obj, "entry %u: write %u belongs to %p", i, w, wr->obj);
-            MGUARD__LCHECK(steps == 0 || wr->seq > wlast, "entry %u: writes out of order", i);
-            MGUARD__LCHECK(wr->attr && mguard__ledger_w_find(L, wr->obj, wr->attr) == w, "entry %u: write %u not found by its key", i, w);
-            MGUARD__LCHECK(!wr->deleted || !wr->value, "entry %u: deletion with a value", i);
-            MGUARD__LCHECK(++steps <= en->nwrites, "entry %u: more writes than counted", i);
+            MGUARD__CHECK(L->ctx, wr->obj == en->obj, "ledger: entry %u: write %u belongs to %p", i, w, wr->obj);
+            MGUARD__CHECK(L->ctx, steps == 0 || wr->seq > wlast, "ledger: entry %u: writes out of order", i);
+            MGUARD__CHECK(L->ctx, wr->attr && mguard__ledger_w_find(L, wr->obj, wr->attr) == w, "ledger: entry %u: write %u not found by its key", i, w);
+            MGUARD__CHECK(L->ctx, !wr->deleted || !wr->value, "ledger: entry %u: deletion with a value", i);
+            MGUARD__CHECK(L->ctx, ++steps <= en->nwrites, "ledger: entry %u: more writes than counted", i);
             wlast = wr->seq;
             prev = w;
         }
-        MGUARD__LCHECK(steps == en->nwrites && en->tail == prev, "entry %u: write list counts %u of %u", i, steps, en->nwrites);
+        MGUARD__CHECK(L->ctx, steps == en->nwrites && en->tail == prev, "ledger: entry %u: write list counts %u of %u", i, steps, en->nwrites);
         sumw += en->nwrites;
     }
-    MGUARD__LCHECK(n == L->live_ents, "%u live entries counted, %u recorded", n, L->live_ents);
-    MGUARD__LCHECK(nmod == L->nmod, "%u modified counted, %u recorded", nmod, L->nmod);
-    MGUARD__LCHECK(sumw == L->live_writes, "%u writes in lists, %u recorded", sumw, L->live_writes);
+    MGUARD__CHECK(L->ctx, n == L->live_ents, "ledger: %u live entries counted, %u recorded", n, L->live_ents);
+    MGUARD__CHECK(L->ctx, nmod == L->nmod, "ledger: %u modified counted, %u recorded", nmod, L->nmod);
+    MGUARD__CHECK(L->ctx, sumw == L->live_writes, "ledger: %u writes in lists, %u recorded", sumw, L->live_writes);
     for (w = L->wfree, n = 0; w; w = L->writes[w - 1].next) {
-        MGUARD__LCHECK(w <= L->nwpool && !L->writes[w - 1].obj, "write free list reaches a live slot");
-        MGUARD__LCHECK(++n <= L->nwpool, "write free list has a cycle");
+        MGUARD__CHECK(L->ctx, w <= L->nwpool && !L->writes[w - 1].obj, "ledger: write free list reaches a live slot");
+        MGUARD__CHECK(L->ctx, ++n <= L->nwpool, "ledger: write free list has a cycle");
     }
-    MGUARD__LCHECK(n == L->nwpool - L->live_writes, "write pool: %u free of %u", n, L->nwpool - L->live_writes);
+    MGUARD__CHECK(L->ctx, n == L->nwpool - L->live_writes, "ledger: write pool: %u free of %u", n, L->nwpool - L->live_writes);
     for (w = L->rfree, n = 0; w; w = L->refs[w - 1].rq_next) {
-        MGUARD__LCHECK(w <= L->nrpool && !L->refs[w - 1].ptr, "ref free list reaches a live slot");
-        MGUARD__LCHECK(++n <= L->nrpool, "ref free list has a cycle");
+        MGUARD__CHECK(L->ctx, w <= L->nrpool && !L->refs[w - 1].ptr, "ledger: ref free list reaches a live slot");
+        MGUARD__CHECK(L->ctx, ++n <= L->nrpool, "ledger: ref free list has a cycle");
     }
-    MGUARD__LCHECK(n == L->nrpool - L->live_refs, "ref pool: %u free of %u", n, L->nrpool - L->live_refs);
+    MGUARD__CHECK(L->ctx, n == L->nrpool - L->live_refs, "ledger: ref pool: %u free of %u", n, L->nrpool - L->live_refs);
     for (i = 0; i < L->nrpool; i++)
-        if (L->refs[i].ptr) MGUARD__LCHECK(mguard__ledger_ref_find(L, L->refs[i].ptr) == i + 1, "ref %u not found by its pointer", i);
+        if (L->refs[i].ptr) MGUARD__CHECK(L->ctx, mguard__ledger_ref_find(L, L->refs[i].ptr) == i + 1, "ledger: ref %u not found by its pointer", i);
     if (mguard__ledger_check_queue(L, true) || mguard__ledger_check_queue(L, false)) return MGUARD_EINVAL;
     if (!L->nrpool) return MGUARD_OK;
     cnt = (uint32_t *)mguard__alloc(L->ctx, (size_t)L->nrpool * sizeof *cnt);
     if (!cnt) {
-        mguard__logf(L->ctx, MGUARD_LOG_INFO, "mguard_ledger_check: out of memory; hold counts not checked");
+        mguard__logf(L->ctx, MGUARD_LOG_INFO, "mguard_ctx_check: ledger: out of memory; hold counts not checked");
         return MGUARD_OK;
     }
     memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
@@ -7607,30 +7569,28 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     ctx->alloc.free_fn(ctx, ctx->alloc.user);
 }
 
-#define MGUARD__CHECK(cond, ...) \
-    do { if (!(cond)) { mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what)
 {
     size_t i, used = 0;
     if (!ix->slots) {
-        MGUARD__CHECK(ix->used == 0, "%s: index without slots has %lu keys", what, (unsigned long)ix->used);
+        MGUARD__CHECK(ctx, ix->used == 0, "%s: index without slots has %lu keys", what, (unsigned long)ix->used);
         return MGUARD_OK;
     }
-    MGUARD__CHECK(ix->used * 2 <= ix->mask + 1, "%s: index over half full", what);
+    MGUARD__CHECK(ctx, ix->used * 2 <= ix->mask + 1, "%s: index over half full", what);
     for (i = 0; i <= ix->mask; i++) {
         const void *k;
         mguard__slot s = ix->slots[i];
         if (!s.idx) continue;
         used++;
-        MGUARD__CHECK(s.idx <= len, "%s: slot %lu points past the entries", what, (unsigned long)i);
+        MGUARD__CHECK(ctx, s.idx <= len, "%s: slot %lu points past the entries", what, (unsigned long)i);
         memcpy(&k, dense + (size_t)(s.idx - 1) * stride, sizeof k);
-        MGUARD__CHECK(k != NULL, "%s: slot %lu points at a removed entry", what, (unsigned long)i);
-        MGUARD__CHECK(mguard__hash_ptr(k) == s.hash, "%s: slot %lu has a stale hash", what, (unsigned long)i);
-        MGUARD__CHECK(mguard__ix_find(ix, dense, stride, k, s.hash) == s.idx, "%s: key %p not reachable from its home slot", what, k);
+        MGUARD__CHECK(ctx, k != NULL, "%s: slot %lu points at a removed entry", what, (unsigned long)i);
+        MGUARD__CHECK(ctx, mguard__hash_ptr(k) == s.hash, "%s: slot %lu has a stale hash", what, (unsigned long)i);
+        MGUARD__CHECK(ctx, mguard__ix_find(ix, dense, stride, k, s.hash) == s.idx, "%s: key %p not reachable from its home slot", what, k);
     }
-    MGUARD__CHECK(used == ix->used, "%s: index counts %lu keys, holds %lu", what, (unsigned long)ix->used, (unsigned long)used);
+    MGUARD__CHECK(ctx, used == ix->used, "%s: index counts %lu keys, holds %lu", what, (unsigned long)ix->used, (unsigned long)used);
     return MGUARD_OK;
 }
 
@@ -7646,49 +7606,49 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         const mguard__obj *o = &ctx->objs[i];
         if (!o->key) continue;
         live++;
-        MGUARD__CHECK(mguard__reg_find(ctx, o->key) == i + 1, "record %u (%p) not found by its key", i, o->key);
-        MGUARD__CHECK(!mguard__obj_empty(o), "record %u (%p) is empty but kept", i, o->key);
-        MGUARD__CHECK(o->ntables <= o->captables, "record %u: table count over capacity", i);
-        MGUARD__CHECK(o->nwatch <= o->capwatch, "record %u: watcher count over capacity", i);
-        MGUARD__CHECK(o->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
+        MGUARD__CHECK(ctx, mguard__reg_find(ctx, o->key) == i + 1, "record %u (%p) not found by its key", i, o->key);
+        MGUARD__CHECK(ctx, !mguard__obj_empty(o), "record %u (%p) is empty but kept", i, o->key);
+        MGUARD__CHECK(ctx, o->ntables <= o->captables, "record %u: table count over capacity", i);
+        MGUARD__CHECK(ctx, o->nwatch <= o->capwatch, "record %u: watcher count over capacity", i);
+        MGUARD__CHECK(ctx, o->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
         for (j = 0; j < o->ntables; j++) {
             const mguard_weak *tt = MGUARD__TABLES(o)[j];
-            MGUARD__CHECK(mguard__weak_ok(tt), "record %u: back-reference %u is not a live table", i, j);
-            MGUARD__CHECK(mguard__weak_get(tt, o->key) != NULL, "record %u: table %p does not hold %p", i, (const void *)tt, o->key);
+            MGUARD__CHECK(ctx, mguard__weak_ok(tt), "record %u: back-reference %u is not a live table", i, j);
+            MGUARD__CHECK(ctx, mguard__weak_get(tt, o->key) != NULL, "record %u: table %p does not hold %p", i, (const void *)tt, o->key);
             backrefs++;
         }
     }
-    MGUARD__CHECK(live == ctx->live_objs, "live record count %u, counted %u", ctx->live_objs, live);
+    MGUARD__CHECK(ctx, live == ctx->live_objs, "live record count %u, counted %u", ctx->live_objs, live);
     for (f = ctx->free_head; f; f = ctx->objs[f - 1].next_free) {
-        MGUARD__CHECK(f <= ctx->nobjs && !ctx->objs[f - 1].key, "free list reaches a live record");
-        MGUARD__CHECK(++nfree <= ctx->nobjs, "free list has a cycle");
+        MGUARD__CHECK(ctx, f <= ctx->nobjs && !ctx->objs[f - 1].key, "free list reaches a live record");
+        MGUARD__CHECK(ctx, ++nfree <= ctx->nobjs, "free list has a cycle");
     }
-    MGUARD__CHECK(nfree + live == ctx->nobjs, "records: %u live + %u free != %u", live, nfree, ctx->nobjs);
+    MGUARD__CHECK(ctx, nfree + live == ctx->nobjs, "records: %u live + %u free != %u", live, nfree, ctx->nobjs);
     for (t = ctx->tables; t; t = t->next) {
         uint64_t last = 0;
         uint32_t nlive = 0;
-        MGUARD__CHECK(mguard__weak_ok(t), "table list holds a dead table");
-        MGUARD__CHECK(t->len <= t->cap && t->live <= t->len, "table %p: counts out of range", (void *)t);
+        MGUARD__CHECK(ctx, mguard__weak_ok(t), "table list holds a dead table");
+        MGUARD__CHECK(ctx, t->len <= t->cap && t->live <= t->len, "table %p: counts out of range", (void *)t);
         if (mguard__check_index(ctx, &t->index, t->dense, t->stride, t->len, "table")) return MGUARD_EINVAL;
         for (i = 0; i < t->len; i++) {
             mguard__entry_hdr hdr;
             memcpy(&hdr, MGUARD__ENTRY(t, i), sizeof hdr);
-            MGUARD__CHECK(i == 0 || (hdr.seq & ~MGUARD__SEQ_PENDING) > last, "table %p: entries out of order", (void *)t);
+            MGUARD__CHECK(ctx, i == 0 || (hdr.seq & ~MGUARD__SEQ_PENDING) > last, "table %p: entries out of order", (void *)t);
             last = hdr.seq & ~MGUARD__SEQ_PENDING;
             if (!hdr.key || (hdr.seq & MGUARD__SEQ_PENDING)) continue;
             nlive++;
             {
                 uint32_t r = mguard__reg_find(ctx, hdr.key), c = 0;
-                MGUARD__CHECK(r, "table %p: key %p has no record", (void *)t, hdr.key);
+                MGUARD__CHECK(ctx, r, "table %p: key %p has no record", (void *)t, hdr.key);
                 for (j = 0; j < ctx->objs[r - 1].ntables; j++) c += MGUARD__TABLES(&ctx->objs[r - 1])[j] == t;
-                MGUARD__CHECK(c == 1, "table %p: key %p's record lists it %u times", (void *)t, hdr.key, c);
+                MGUARD__CHECK(ctx, c == 1, "table %p: key %p's record lists it %u times", (void *)t, hdr.key, c);
             }
         }
-        MGUARD__CHECK(nlive == t->live && nlive == t->index.used, "table %p: live count %u, counted %u", (void *)t, t->live, nlive);
-        MGUARD__CHECK(t->next_seq >= t->len, "table %p: seq behind", (void *)t);
+        MGUARD__CHECK(ctx, nlive == t->live && nlive == t->index.used, "table %p: live count %u, counted %u", (void *)t, t->live, nlive);
+        MGUARD__CHECK(ctx, t->next_seq >= t->len, "table %p: seq behind", (void *)t);
         entries += nlive;
     }
-    MGUARD__CHECK(entries == backrefs, "%lu table entries but %lu back-references", (unsigned long)entries, (unsigned long)backrefs);
+    MGUARD__CHECK(ctx, entries == backrefs, "%lu table entries but %lu back-references", (unsigned long)entries, (unsigned long)backrefs);
     {
         struct mguard__part *p;
         for (p = ctx->parts; p; p = p->next)
@@ -7700,9 +7660,8 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         if (mguard__check_index(ctx, &ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), ctx->dbg.ntabs, "debug registry"))
             return MGUARD_EINVAL;
         for (t = ctx->tables; t; t = t->next, ntab++)
-            MGUARD__CHECK(mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t)),
-                          "debug registry: table %p missing", (void *)t);
-        MGUARD__CHECK(ntab == ctx->dbg.ntabs, "debug registry: %u tables, %u live", ctx->dbg.ntabs, ntab);
+            MGUARD__CHECK(ctx, mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t)), "debug registry: table %p missing", (void *)t);
+        MGUARD__CHECK(ctx, ntab == ctx->dbg.ntabs, "debug registry: %u tables, %u live", ctx->dbg.ntabs, ntab);
         if (mguard__check_index(ctx, &ctx->dbg.hix, (const unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), ctx->dbg.nhs, "debug registry of handles"))
             return MGUARD_EINVAL;
     }
@@ -7753,8 +7712,6 @@ void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
 { if (mguard__lock_of_ctx(ctx)) mguard__locked_on_destroy(ctx, obj); else mguard__on_destroy(ctx, obj); }
 const char *mguard_intern(mguard_ctx *ctx, const char *s)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_intern(ctx, s) : mguard__intern(ctx, s); }
-bool mguard_ctx_contains(const mguard_ctx *ctx, const void *obj)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ctx_contains(ctx, obj) : mguard__ctx_contains(ctx, obj); }
 mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_weak_create(ctx, desc) : mguard__weak_create(ctx, desc); }
 void mguard_weak_destroy(mguard_weak *t)
@@ -7791,8 +7748,6 @@ void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
 { if (mguard__lock_of_ctx(ctx)) mguard__locked_on_mutation(ctx, obj, attr); else mguard__on_mutation(ctx, obj, attr); }
 uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_mutation_count(ctx, obj) : mguard__mutation_count(ctx, obj); }
-size_t mguard_watcher_count(const mguard_ctx *ctx, const void *obj)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_watcher_count(ctx, obj) : mguard__watcher_count(ctx, obj); }
 mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_tag(ctx, obj) : mguard__gen_tag(ctx, obj); }
 long mguard_gen_get(const mguard_ctx *ctx, const void *obj)
@@ -7817,8 +7772,6 @@ void mguard_scope_destroy(mguard_scope *s)
 { if (mguard__lock_of_scope(s)) mguard__locked_scope_destroy(s); else mguard__scope_destroy(s); }
 const char *mguard_scope_name(mguard_scope *s, const void *comp)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_name(s, comp) : mguard__scope_name(s, comp); }
-const char *mguard_scope_known_name(const mguard_scope *s, const void *comp)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_known_name(s, comp) : mguard__scope_known_name(s, comp); }
 mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_set_name(s, comp, fqn) : mguard__scope_set_name(s, comp, fqn); }
 mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
@@ -7947,8 +7900,6 @@ void mguard_ledger_clear(mguard_ledger *L)
 { if (mguard__lock_of_ledger(L)) mguard__locked_ledger_clear(L); else mguard__ledger_clear(L); }
 size_t mguard_ledger_storage_bytes(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_storage_bytes(L) : mguard__ledger_storage_bytes(L); }
-mguard_status mguard_ledger_check(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_check(L) : mguard__ledger_check(L); }
 mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out)
 { return mguard__lock_of_weak(t) ? mguard__locked_weak_get_copy(t, key, out) : mguard__weak_get_copy(t, key, out); }
 void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 #include "mguard.h"
+#include "introspect.h"
 
 /* ---- logger ------------------------------------------------------------ */
 typedef struct test_log {

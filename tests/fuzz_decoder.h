@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mguard.h"
+#include "introspect.h"
 #include "model.h"
 #include "json_check.h"
 
@@ -640,7 +641,7 @@ static void fz_key_death(const void *key, void *value, void *user)
     int open = S->tab_uid[ti->slot] == ti->uid, known, contains = -1;
     if (vkey != fz_slot_of(key)) fz_fail("key death: key %ld, value stored under %ld", fz_slot_of(key), vkey);
     if (ti->side == FZ_MG) {
-        known = mguard_ctx_contains(S->ctx, key);
+        known = mgt_ctx_contains(S->ctx, key);
         if (open) contains = mguard_weak_contains(S->tab[ti->slot], key);
         fz_check_ctx_cb(S);
     } else {
@@ -661,7 +662,7 @@ static void fz_inval(void *guard, const void *obj, const char *attr, void *user)
             if (strcmp(attr, fz_attrs[ai]) == 0) break;
     }
     if (wu->side == FZ_MG) {
-        known = mguard_ctx_contains(S->ctx, obj);
+        known = mgt_ctx_contains(S->ctx, obj);
         fz_check_ctx_cb(S);
     } else {
         known = model_is_known(S->mctx, obj);
@@ -1046,7 +1047,7 @@ static int fz_exec_misc(int side, const fz_op *op, long *r)
    - a scope tracker with type_name, child, clock and report-writer
      callbacks that re-enter (queries, counters, naming, the tracker's
      own destroy), a trace, small limits.
-   Checked after every operation: mguard_ctx_check and mguard_ledger_check;
+   Checked after every operation: mguard_ctx_check and mgt_ledger_check;
    each ledger's counts against its iterators, records and hooks (ids
    distinct), is_empty; per object, retains minus releases equal to the
    number of ledgers that refer to it (exact balance: every retain matched
@@ -1138,7 +1139,7 @@ static void fz_xretain(void *p, void *user)
        call in (issue 11, defect 1); elsewhere it may */
     if ((fz_x.mode & FZ_XM_RETAIN_REENTER) && !fz_x.in_hook && !fz_x.closing && !mguard_ctx_is_thread_safe(fz_x.ctx)) {
         fz_x.in_hook++;
-        (void)mguard_ctx_contains(fz_x.ctx, p);
+        (void)mgt_ctx_contains(fz_x.ctx, p);
         (void)mguard_intern(fz_x.ctx, "retained");
         (void)mguard_ctx_object_count(fz_x.ctx);
         fz_x.in_hook--;
@@ -1232,7 +1233,7 @@ static const char *fz_xtype(const void *comp, void *user)
     if (i < 0) fz_fail("aux: type_name(NULL)");
     if (!fz_x.in_hook && (fz_x.smode & (FZ_XS_TYPE_QUERIES | FZ_XS_TYPE_DESTROYS_OTHER))) {
         fz_x.in_hook++;
-        (void)mguard_scope_known_name(fz_x.scope, comp);
+        (void)mgt_scope_known_name(fz_x.scope, comp);
         (void)mguard_scope_depth(fz_x.scope);
         /* comp itself too (issue 11, defect 6: it was named anyway); its
            lookup must then fail */
@@ -1352,7 +1353,7 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
     size_t n = 0, nmod = 0, nw = 0, i;
     mguard_ledger_hook h;
     int ids[64];
-    if (mguard_ledger_check(L) != MGUARD_OK) fz_fail("aux: mguard_ledger_check failed");
+    if (mgt_ledger_check(L) != MGUARD_OK) fz_fail("aux: mgt_ledger_check failed");
     while (mguard_ledger_next(&it)) {
         mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
         mguard_ledger_entry e;
@@ -1561,20 +1562,20 @@ static void fz_xscope(const fz_op *op)
            (parent + "." + child, as the reference's _get_mod_name does)
            after its name was taken: the answer is then the old name. */
         const char *name;
-        int known = mguard_ctx_contains(fz_x.ctx, o);
+        int known = mgt_ctx_contains(fz_x.ctx, o);
         fz_x.self_destroyed = NULL;
         name = mguard_scope_name(s, fz_xuse(o));
-        if (o && known && fz_x.self_destroyed == o && (name || mguard_scope_known_name(s, o) || mguard_ctx_contains(fz_x.ctx, o)))
+        if (o && known && fz_x.self_destroyed == o && (name || mgt_scope_known_name(s, o) || mgt_ctx_contains(fz_x.ctx, o)))
             fz_fail("aux: object %d destroyed by type_name during its own lookup is named", fz_xix(o, "name"));
-        if (name && (!*name || (mguard_scope_known_name(s, o) != name && !(fz_x.smode & (FZ_XS_CHILD_CYCLES | FZ_XS_CHILD_NAMES)))))
-            fz_fail("aux: scope_name of object %d is \"%s\", known_name \"%s\"", fz_xix(o, "name"), name, mguard_scope_known_name(s, o) ? mguard_scope_known_name(s, o) : "(null)");
+        if (name && (!*name || (mgt_scope_known_name(s, o) != name && !(fz_x.smode & (FZ_XS_CHILD_CYCLES | FZ_XS_CHILD_NAMES)))))
+            fz_fail("aux: scope_name of object %d is \"%s\", known_name \"%s\"", fz_xix(o, "name"), name, mgt_scope_known_name(s, o) ? mgt_scope_known_name(s, o) : "(null)");
         break;
     }
     case 2: mguard_scope_set_name(s, fz_xuse(o), fz_xnames[op->c % 6]); break;
     case 3: {
         size_t depth = mguard_scope_depth(s);
         mguard_status st;
-        int known = mguard_ctx_contains(fz_x.ctx, o);
+        int known = mgt_ctx_contains(fz_x.ctx, o);
         fz_x.self_destroyed = NULL;
         st = mguard_scope_enter(s, fz_xuse(o));
         if (o && known && fz_x.self_destroyed == o && st != MGUARD_EINVAL)
@@ -1884,9 +1885,9 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
     case FZ_QUERY_OBJ: {
         const void *o = fz_obj(op->a, ev);
         if (mg) {
-            r0 = mguard_ctx_contains(S->ctx, o);
+            r0 = mgt_ctx_contains(S->ctx, o);
             r1 = (long)mguard_mutation_count(S->ctx, o);
-            r2 = (long)mguard_watcher_count(S->ctx, o);
+            r2 = (long)mgt_watcher_count(S->ctx, o);
             r3 = (long)mguard_ctx_object_count(S->ctx);
         } else {
             r0 = model_is_known(S->mctx, o);
@@ -1930,7 +1931,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         } else if (k == FZ_S_EXIT) {
             r0 = mg ? mguard_scope_exit(S->scope, o) : model_scope_exit(S->mscope, o);
         } else if (mg) {
-            r0 = fz_str_ix(mguard_scope_known_name(S->scope, o));
+            r0 = fz_str_ix(mgt_scope_known_name(S->scope, o));
             r1 = mguard_scope_is_active(S->scope, name);
             r2 = (long)mguard_scope_depth(S->scope);
             r3 = fz_str_ix(mguard_scope_current(S->scope));
@@ -2112,8 +2113,8 @@ static void fz_snapshot(int side)
     for (i = 0; i < fz.o.nobj; i++) {
         const void *o = fz_pool[i];
         if (mg) {
-            fz_event_add(side, FZ_EV_SNAP, 1 + i, mguard_ctx_contains(S->ctx, o), (long)mguard_mutation_count(S->ctx, o),
-                         (long)mguard_watcher_count(S->ctx, o), mguard_gen_get(S->ctx, o) * 2 + mguard_gen_is_class_dynamic(S->ctx, o));
+            fz_event_add(side, FZ_EV_SNAP, 1 + i, mgt_ctx_contains(S->ctx, o), (long)mguard_mutation_count(S->ctx, o),
+                         (long)mgt_watcher_count(S->ctx, o), mguard_gen_get(S->ctx, o) * 2 + mguard_gen_is_class_dynamic(S->ctx, o));
         } else {
             fz_event_add(side, FZ_EV_SNAP, 1 + i, model_is_known(S->mctx, o), (long)model_mutation_count(S->mctx, o),
                          (long)model_watcher_count(S->mctx, o), model_gen_get(S->mctx, o) * 2 + model_gen_is_class_dynamic(S->mctx, o));
@@ -2151,7 +2152,7 @@ static void fz_snapshot(int side)
             np = mguard_scope_parents(S->scope, par, 16);
             fz_event_add(side, FZ_EV_SNAP, 400, (long)mguard_scope_depth(S->scope), fz_str_ix(mguard_scope_current(S->scope)), (long)np, 0);
             for (i = 0; i < fz.o.nobj; i++)
-                fz_event_add(side, FZ_EV_SNAP, 401, i, fz_str_ix(mguard_scope_known_name(S->scope, fz_pool[i])), 0, 0);
+                fz_event_add(side, FZ_EV_SNAP, 401, i, fz_str_ix(mgt_scope_known_name(S->scope, fz_pool[i])), 0, 0);
         } else {
             np = model_scope_parents(S->mscope, par, 16);
             fz_event_add(side, FZ_EV_SNAP, 400, (long)model_scope_depth(S->mscope), fz_str_ix(model_scope_current(S->mscope)), (long)np, 0);
@@ -2166,7 +2167,7 @@ static void fz_snapshot(int side)
             mguard_ledger *L = S->led[t];
             mguard_ledger_iter it;
             if (!L) { fz_event_add(side, FZ_EV_SNAP, 500 + t, -1, 0, 0, 0); continue; }
-            if (mguard_ledger_check(L) != MGUARD_OK) fz_fail("mguard_ledger_check failed");
+            if (mgt_ledger_check(L) != MGUARD_OK) fz_fail("mgt_ledger_check failed");
             fz_event_add(side, FZ_EV_SNAP, 500 + t, (long)mguard_ledger_count(L), (long)mguard_ledger_modified_count(L),
                          (long)mguard_ledger_write_count(L), 0);
             it = mguard_ledger_iterate(L, false);

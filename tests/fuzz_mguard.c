@@ -9,6 +9,7 @@
 #define STB_DS_IMPLEMENTATION
 #define MGUARD_IMPLEMENTATION
 #include "mguard.h"
+#include "introspect.h"
 #include "fuzz_decoder.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

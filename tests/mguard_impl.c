@@ -2,3 +2,4 @@
 #define STB_DS_IMPLEMENTATION
 #define MGUARD_IMPLEMENTATION
 #include "mguard.h"
+#include "introspect.h"

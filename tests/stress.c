@@ -19,6 +19,7 @@
 #define STB_DS_IMPLEMENTATION
 #define MGUARD_IMPLEMENTATION
 #include "mguard.h"
+#include "introspect.h"
 
 #ifndef NOBJ
 #define NOBJ 10000000L
@@ -167,7 +168,7 @@ int main(void)
         /* watchers still pending belong to the live window */
         long pending = 0;
         long j;
-        for (j = NOBJ - WINDOW; j < NOBJ; j++) pending += (long)mguard_watcher_count(ctx, &slots[j % SLOTS]);
+        for (j = NOBJ - WINDOW; j < NOBJ; j++) pending += (long)mgt_watcher_count(ctx, &slots[j % SLOTS]);
         EXPECT(death_inval_calls + pending == expected_death_inval, "death invalidations %ld + pending %ld != %ld",
                death_inval_calls, pending, expected_death_inval);
     }

@@ -10,11 +10,11 @@
    object.
 
    Every check of mguard_ctx_check, of the scope and dynamism trackers'
-   checks and of mguard_ledger_check is broken here once, except:
+   checks and of mgt_ledger_check is broken here once, except:
    - "table entries but back-references": once every record's list and
      every table's entries agree one by one, as the checks before it
      require, the two totals agree too (no state reaches it);
-   - mguard_ledger_check's "<what> %p is not held" for tracked objects,
+   - mgt_ledger_check's "<what> %p is not held" for tracked objects,
      values, payloads and hooked objects: the same helper as for hook
      functions, which is tested;
    - the debug registry's checks (MGUARD_DEBUG builds; tests/test_debug.c
@@ -357,7 +357,7 @@ static void test_dyn_check_sees_each_broken_invariant(void **state)
     mguard_ctx_destroy(ctx);
 }
 
-/* ---- the ledgers (mguard_ledger_check, through mguard_ctx_check) --------
+/* ---- the ledgers (mgt_ledger_check, through mguard_ctx_check) --------
    One ledger without hooks: x (existing, writes a = v1, b = v2), y
    (existing, write c = v3), m (mutable, marked), n (new), a record and two
    hooks; then y is destroyed, which leaves a removed entry (position 1), a
@@ -412,8 +412,8 @@ static uint32_t lref_of(mguard_ledger *L, const void *p)
     return r;
 }
 
-#define LEDGER_BROKEN(f, ...) EXPECT_BROKEN((f)->ctx, "mguard_ledger_check: " __VA_ARGS__)
-#define LEDGER_BROKEN_WHILE(f, field, bad, ...) BROKEN_WHILE((f)->ctx, field, bad, "mguard_ledger_check: " __VA_ARGS__)
+#define LEDGER_BROKEN(f, ...) EXPECT_BROKEN((f)->ctx, "mguard_ctx_check: ledger: " __VA_ARGS__)
+#define LEDGER_BROKEN_WHILE(f, field, bad, ...) BROKEN_WHILE((f)->ctx, field, bad, "mguard_ctx_check: ledger: " __VA_ARGS__)
 #define LEDGER_DONE(f) do { EXPECT_SOUND((f)->ctx); mguard_ctx_destroy((f)->ctx); } while (0)
 
 static void test_ledger_counts_out_of_range(void **state)
@@ -652,7 +652,7 @@ static void test_ledger_index_without_slots(void **state)
     assert_non_null(L);
     assert_null(L->ent_ix.slots);
     L->ent_ix.used = 1;
-    EXPECT_BROKEN(ctx, "mguard_ledger_check: entry index: 1 keys without slots");
+    EXPECT_BROKEN(ctx, "mguard_ctx_check: ledger: entry index: 1 keys without slots");
     L->ent_ix.used = 0;
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);

@@ -310,8 +310,8 @@ static void test_trackers_and_ledgers_used_after_their_context_is_destroyed_are_
     EXPECT_LOG(lb, NOT_A_DYN("mguard_dyn_observe_scalar", d));
     assert_int_equal(mguard_ledger_record(L, "t", NULL), MGUARD_EINVAL);
     EXPECT_LOG(lb, NOT_A_LEDGER("mguard_ledger_record", L));
-    assert_int_equal(mguard_ledger_check(c), MGUARD_EINVAL);
-    EXPECT_LOG(lb, NOT_A_LEDGER("mguard_ledger_check", c));
+    assert_int_equal(mgt_ledger_check(c), MGUARD_EINVAL);
+    EXPECT_LOG(lb, NOT_A_LEDGER("mgt_ledger_check", c));
     mguard_ledger_destroy(c);
     EXPECT_LOG(lb, NOT_A_LEDGER("mguard_ledger_destroy", c));
     assert_int_equal(la.count, 0);

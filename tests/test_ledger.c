@@ -186,7 +186,7 @@ static void test_track_each_kind_and_read_its_entry(void **state)
     assert_int_equal(p.rc, 1);
     assert_string_equal(H.trace, "+x +p +lst");
     assert_int_equal(log.count, 0);
-    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     teardown();
     assert_int_equal(x.rc, 0);
 }
@@ -474,7 +474,7 @@ static void test_iteration_survives_removals_and_compaction(void **state)
     }
     assert_string_equal(seen, want);
     assert_true(it.epoch_ != epoch0);     /* it really was compacted */
-    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     teardown();
 }
 
@@ -523,7 +523,7 @@ static void test_iteration_resumes_at_the_next_live_object_after_compaction(void
     }
     assert_string_equal(seen, "0 1 2 6 7 8");
     assert_true(it.epoch_ != epoch0);   /* it really was compacted */
-    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     teardown();
 }
 
@@ -562,7 +562,7 @@ static void test_iteration_continues_exactly_across_restore(void **state)
     assert_string_equal(seen, "c d");
     assert_string_equal(dumps(L), "n0:new:N*{} n1:new:N*{} n2:new:N*{} n3:new:N*{} n4:new:N*{} n5:new:N*{} "
                                   "c:existing:-{} d:existing:-{} ");
-    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     teardown();
 }
 
@@ -599,7 +599,7 @@ static void test_iteration_continues_exactly_across_clear(void **state)
     }
     assert_string_equal(seen, "e");
     assert_int_equal(mguard_ledger_count(L), 0);
-    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     teardown();
 }
 
@@ -775,7 +775,7 @@ static void test_a_clone_grows_out_of_its_single_block(void **state)
         assert_int_equal(mguard_ledger_record(C, "r", &o[i]), MGUARD_OK);
         assert_int_equal(mguard_ledger_register_hook(C, &o[i], "h", NULL, &id), MGUARD_OK);
     }
-    assert_int_equal(mguard_ledger_check(C), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(C), MGUARD_OK);
     assert_int_equal(mguard_ledger_count(C), 50);
     assert_int_equal(mguard_ledger_count(L), 5);
     assert_int_equal(mguard_ledger_hook_count(L), 1);
@@ -810,7 +810,7 @@ static void test_clone_copies_the_storage_bytes(void **state)
     C = mguard_ledger_clone(L);
     assert_int_equal(mguard_ledger_storage_bytes(C), mguard_ledger_storage_bytes(L));
     assert_true(mguard_ledger_equal(L, C));
-    assert_int_equal(mguard_ledger_check(C), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(C), MGUARD_OK);
     mguard_ledger_destroy(C);
     mguard_ledger_destroy(L);
     assert_ctx_ok(H.ctx);
@@ -1232,7 +1232,7 @@ static void test_tracked_object_death_drops_its_entry_everywhere_with_a_warning(
     x.rc = 0;
     H.forfeit += 2;
     assert_true(mguard_ledger_equal(L, C));
-    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     /* a new object at the same address is a stranger */
     assert_false(mguard_ledger_contains(L, &x));
     assert_int_equal(mguard_ledger_track_new(L, &x, "X"), MGUARD_OK);
@@ -1335,7 +1335,7 @@ static void test_retain_hook_may_call_back_into_the_ledger(void **state)
     assert_int_equal(mguard_ledger_track_existing(L, &x, NULL), MGUARD_OK);
     assert_string_equal(dumps(L), "x:existing:-*{self=extra;} ");
     assert_string_equal(H.trace, "+x +extra");
-    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     H.on_retain = NULL;
     teardown();
 }
@@ -1401,7 +1401,7 @@ static void test_a_logger_cannot_destroy_the_context_under_the_ledger(void **sta
     /* prune logs "nothing pruned", then goes on using the ledger */
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_EINVAL);
     assert_int_equal(logger_tried, 1);
-    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     H.on_refs = NULL;
     teardown();
 }
@@ -1569,7 +1569,7 @@ static void test_apply_keeps_a_plain_value_whose_context_record_was_dropped(void
     applied[0] = 0;
     assert_int_equal(mguard_ledger_apply(L, unkey_on_apply, NULL), MGUARD_OK);
     assert_string_equal(applied, "x.a=v x.b=w ");
-    assert_false(mguard_ctx_contains(H.ctx, &w));
+    assert_false(mgt_ctx_contains(H.ctx, &w));
     teardown();
 }
 
@@ -1641,7 +1641,7 @@ static void test_clone_inside_a_release_hook_holds_only_live_content(void **stat
     H.on_release = NULL;
     assert_non_null(clone_made);
     assert_int_equal(mguard_ledger_count(clone_made), 0);
-    assert_int_equal(mguard_ledger_check(clone_made), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(clone_made), MGUARD_OK);
     assert_int_equal(x.rc + one.rc + two.rc + three.rc, 0);
     mguard_ledger_destroy(clone_made);
     teardown();
@@ -1673,7 +1673,7 @@ static void test_apply_callback_may_clone_clear_and_restore(void **state)
     assert_string_equal(applied, "x.a=one y.b=one ");
     assert_string_equal(dumps(L), "x:existing:-*{a=one;late=NULL;} y:existing:-*{b=one;} ");
     assert_int_equal(one.rc, 2);
-    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     mguard_ledger_destroy(cp);
     teardown();
 }
@@ -1883,8 +1883,8 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_int_equal(mguard_ledger_apply(NULL, noop_apply, NULL), MGUARD_EINVAL);
     mguard_ledger_clear(NULL);
     mguard_ledger_clear(foreign);
-    assert_int_equal(mguard_ledger_check(NULL), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_check(foreign), MGUARD_EINVAL);
+    assert_int_equal(mgt_ledger_check(NULL), MGUARD_EINVAL);
+    assert_int_equal(mgt_ledger_check(foreign), MGUARD_EINVAL);
     assert_string_equal(mguard_ledger_kind_str((mguard_ledger_kind)0), "unknown");
     assert_string_equal(mguard_ledger_kind_str(MGUARD_LEDGER_MUTABLE), "mutable");
     assert_int_equal(log.count, 0);
@@ -2003,7 +2003,7 @@ static void test_property_diff_of_a_clone_is_empty(void **state)
         reset_pobj();
         for (step = 0; step < 200; step++) {
             random_op(L, &s);
-            assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+            assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
             if (step % 7 == 0) {
                 mguard_ledger *C = mguard_ledger_clone(L);
                 char before[4096];
@@ -2058,7 +2058,7 @@ static void test_property_restore_then_equal(void **state)
             assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);
             assert_same_ledgers(L, cp);
             assert_string_equal(dumps(L), before);   /* order too */
-            assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+            assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
             mguard_ledger_destroy(cp);
         }
         teardown();
@@ -2120,7 +2120,7 @@ static void test_property_prune_never_drops_a_reachable_object(void **state)
                     assert_int_equal(pobj[i].rc, 0);
                 }
             }
-            assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+            assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
         }
         assert_true(dropped > 0 || seed > 3);
         teardown();

@@ -57,7 +57,7 @@ static void probe_dtor(void *value, void *user)
     assert_null(mguard_weak_get(t1, &objs[0]));
     assert_null(mguard_weak_get(t2, &objs[0]));
     assert_null(mguard_ref_get(ctx, probe_ref));
-    assert_false(mguard_ctx_contains(ctx, &objs[0]));
+    assert_false(mgt_ctx_contains(ctx, &objs[0]));
     assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
 }
 static void probe_watch(void *guard, const void *obj, const char *attr, void *user)
@@ -200,7 +200,7 @@ static void test_dying_object_cannot_be_registered_from_its_callbacks(void **sta
     lg.warnings = 0;
     mguard_on_destroy(ctx, &objs[0]);
     assert_int_equal(nevents, 1);
-    assert_false(mguard_ctx_contains(ctx, &objs[0]));
+    assert_false(mgt_ctx_contains(ctx, &objs[0]));
     assert_int_equal(mguard_weak_count(t2), 1);
     /* one line per refusal: weak_set, ref_make, watch as object, watch
        as guard, gen_tag */
@@ -326,7 +326,7 @@ static void test_invalidate_callback_mutates_and_destroys_its_object(void **stat
     assert_int_equal(events[0], 'a');
     assert_int_equal(events[1], 7);
     assert_int_equal(events[2], 'a');
-    assert_false(mguard_ctx_contains(ctx, &objs[0]));
+    assert_false(mgt_ctx_contains(ctx, &objs[0]));
     assert_int_equal(mguard_weak_count(t1), 0);
 }
 
@@ -434,7 +434,7 @@ static void test_death_without_memory_still_destroys_each_value_once(void **stat
         assert_int_equal(big_seen[i], 1);
         assert_int_equal(mguard_weak_count(ts[i]), 0);
     }
-    assert_false(mguard_ctx_contains(ctx, &objs[0]));
+    assert_false(mgt_ctx_contains(ctx, &objs[0]));
 }
 
 /* While an out-of-memory death destroys a value where it lies, its table

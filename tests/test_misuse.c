@@ -61,7 +61,7 @@ static void test_null_context_is_refused_everywhere(void **state)
     assert_null(mguard_weak_create(NULL, &d));
     mguard_on_destroy(NULL, &obj);
     assert_null(mguard_intern(NULL, "x"));
-    assert_false(mguard_ctx_contains(NULL, &obj));
+    assert_false(mgt_ctx_contains(NULL, &obj));
     ref = mguard_ref_make(NULL, &obj);
     assert_true(mguard_ref_is_null(ref));
     assert_null(mguard_ref_get(NULL, ref));
@@ -69,7 +69,7 @@ static void test_null_context_is_refused_everywhere(void **state)
     assert_int_equal(mguard_unwatch(NULL, &obj, &cls), MGUARD_EINVAL);
     mguard_on_mutation(NULL, &obj, "x");
     assert_int_equal(mguard_mutation_count(NULL, &obj), 0);
-    assert_int_equal(mguard_watcher_count(NULL, &obj), 0);
+    assert_int_equal(mgt_watcher_count(NULL, &obj), 0);
     assert_int_equal(mguard_gen_tag(NULL, &obj), MGUARD_EINVAL);
     assert_int_equal(mguard_gen_get(NULL, &obj), -1);
     assert_false(mguard_gen_is_current(NULL, &obj));
@@ -389,10 +389,10 @@ static void test_null_object_is_refused_everywhere(void **state)
     static int obj;
     (void)state;
     mguard_on_destroy(ctx, NULL);
-    assert_false(mguard_ctx_contains(ctx, NULL));
+    assert_false(mgt_ctx_contains(ctx, NULL));
     mguard_on_mutation(ctx, NULL, "x");
     assert_int_equal(mguard_mutation_count(ctx, NULL), 0);
-    assert_int_equal(mguard_watcher_count(ctx, NULL), 0);
+    assert_int_equal(mgt_watcher_count(ctx, NULL), 0);
     assert_true(mguard_ref_is_null(mguard_ref_make(ctx, NULL)));
     assert_int_equal(mguard_gen_get(ctx, NULL), -1);
     assert_false(mguard_gen_is_current(ctx, NULL));
@@ -478,7 +478,7 @@ static void test_a_dying_object_cannot_be_registered_again(void **state)
     assert_string_equal(p.lines[4], want);
     snprintf(want, sizeof want, "mguard_gen_mark_class_dynamic: %p is being destroyed; refused", (void *)&obj);
     assert_string_equal(p.lines[5], want);
-    assert_false(mguard_ctx_contains(p.ctx, &obj));
+    assert_false(mgt_ctx_contains(p.ctx, &obj));
     assert_int_equal(mguard_weak_count(p.t), 0);
     assert_ctx_ok(p.ctx);
     mguard_ctx_destroy(p.ctx);
@@ -653,7 +653,7 @@ static void test_mutating_an_unwatched_object_changes_nothing(void **state)
     static int obj;
     (void)state;
     mguard_on_mutation(ctx, &obj, "x");
-    assert_false(mguard_ctx_contains(ctx, &obj));
+    assert_false(mgt_ctx_contains(ctx, &obj));
     assert_int_equal(mguard_mutation_count(ctx, &obj), 0);
     assert_int_equal(mguard_ctx_object_count(ctx), 0);
     EXPECT_NO_LOG(log);

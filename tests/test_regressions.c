@@ -61,7 +61,7 @@ static void test_unwatch_ignores_watchers_of_a_destroyed_guard(void **state)
     (void)state;
     assert_int_equal(mguard_watch(ctx, &obj, &guard, inval_count, &calls), MGUARD_OK);
     mguard_on_destroy(ctx, &guard);
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 0);
     assert_int_equal(mguard_unwatch(ctx, &obj, &guard), MGUARD_NOT_FOUND);
     /* the new object at &guard watches and unwatches normally */
     assert_int_equal(mguard_watch(ctx, &obj, &guard, inval_count, &calls), MGUARD_OK);
@@ -96,7 +96,7 @@ static void order_key_death(const void *key, void *value, void *user)
     char what[16];
     snprintf(what, sizeof what, "death %c", ((char *)value)[0]);
     order_note(l, what);
-    l->key_known += mguard_ctx_contains(l->ctx, key);
+    l->key_known += mgt_ctx_contains(l->ctx, key);
     l->key_in_a_table += mguard_weak_contains(l->t[0], key) + mguard_weak_contains(l->t[1], key);
 }
 
@@ -112,7 +112,7 @@ static void order_inval(void *guard, const void *obj, const char *attr, void *us
     order_log *l = (order_log *)user;
     (void)guard; (void)attr;
     order_note(l, "watcher");
-    l->key_known += mguard_ctx_contains(l->ctx, obj);
+    l->key_known += mgt_ctx_contains(l->ctx, obj);
 }
 
 static void test_death_out_of_memory_keeps_two_phases(void **state)

@@ -230,11 +230,11 @@ static void test_first_lookup_names_the_whole_subtree_once(void **state)
     mod_model m;
     (void)state;
     mod_model_init(&m);
-    assert_null(mguard_scope_known_name(s, &m.nest));
+    assert_null(mgt_scope_known_name(s, &m.nest));
     assert_string_equal(mguard_scope_name(s, &m.mod), "Mod");
     /* Mod: 3 children + end; a: end; b: nest + end; nest: end; c: c0 + end; c0: end */
     assert_int_equal(st.child_calls, 11);
-    assert_string_equal(mguard_scope_known_name(s, &m.nest), "Mod.b.nest");
+    assert_string_equal(mgt_scope_known_name(s, &m.nest), "Mod.b.nest");
     assert_string_equal(mguard_scope_name(s, &m.c0), "Mod.c.0");
     assert_string_equal(mguard_scope_name(s, &m.b), "Mod.b");
     assert_string_equal(mguard_scope_name(s, &m.mod), "Mod");
@@ -343,7 +343,7 @@ static void test_component_entered_before_its_parent_was_seen(void **state)
     assert_int_equal(mguard_scope_enter(s, &fc), MGUARD_OK);
     assert_string_equal(parents_str(s), "Global,Linear");
     assert_string_equal(mguard_scope_name(s, &net), "Net");
-    assert_string_equal(mguard_scope_known_name(s, &fc), "Net.fc");
+    assert_string_equal(mgt_scope_known_name(s, &fc), "Net.fc");
     assert_string_equal(mguard_scope_current(s), "Linear");
     assert_int_equal(mguard_scope_exit(s, &fc), MGUARD_OK);
     assert_string_equal(parents_str(s), "Global");
@@ -548,7 +548,7 @@ static void test_on_destroy_forgets_names(void **state)
     mguard_scope_name(s, &m.mod);
     assert_int_equal(mguard_ctx_object_count(ctx), 6);
     mguard_on_destroy(ctx, &m.nest);
-    assert_null(mguard_scope_known_name(s, &m.nest));
+    assert_null(mgt_scope_known_name(s, &m.nest));
     assert_int_equal(mguard_ctx_object_count(ctx), 5);
     /* "reborn" at the same address: named by its type, parent unchanged */
     assert_string_equal(mguard_scope_name(s, &m.nest), "Foo");
@@ -600,9 +600,9 @@ static void test_cycle_in_children_terminates(void **state)
     comp_add(&b, "a", &a);
     comp_add(&a, "self", &a);
     assert_string_equal(mguard_scope_name(s, &a), "A");
-    assert_string_equal(mguard_scope_known_name(s, &b), "A.b");
+    assert_string_equal(mgt_scope_known_name(s, &b), "A.b");
     /* the walk renamed a through the cycle, like the reference would */
-    assert_string_equal(mguard_scope_known_name(s, &a), "A.self");
+    assert_string_equal(mgt_scope_known_name(s, &a), "A.self");
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -621,7 +621,7 @@ static void test_bad_children_are_skipped_with_a_warning(void **state)
     comp_add(&p, NULL, &k);
     comp_add(&p, "k", &k);
     assert_string_equal(mguard_scope_name(s, &p), "P");
-    assert_string_equal(mguard_scope_known_name(s, &k), "P.k");
+    assert_string_equal(mgt_scope_known_name(s, &k), "P.k");
     assert_int_equal(log.warnings, 2);
     assert_string_equal(log.last, "mguard_scope: child 1 of P has a NULL or empty name; skipped");
     assert_ctx_ok(ctx);
@@ -645,7 +645,7 @@ static void test_children_callback_may_enter_a_scope(void **state)
     assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_OK);
     assert_int_equal(st.reentry_status, MGUARD_OK);
     assert_string_equal(path_str(s), "Global > Other > Mod");
-    assert_string_equal(mguard_scope_known_name(s, &m.c0), "Mod.c.0");
+    assert_string_equal(mgt_scope_known_name(s, &m.c0), "Mod.c.0");
     assert_int_equal(mguard_scope_exit(s, &m.mod), MGUARD_OK);
     assert_int_equal(mguard_scope_exit(s, &other), MGUARD_OK);
     assert_int_equal(log.count, 0);
@@ -667,9 +667,9 @@ static void test_children_callback_may_destroy_a_component_being_walked(void **s
     st.destroy_on_child = &m.b;
     st.destroy_when = &m.b;
     assert_string_equal(mguard_scope_name(s, &m.mod), "Mod");
-    assert_null(mguard_scope_known_name(s, &m.b));
-    assert_null(mguard_scope_known_name(s, &m.nest));
-    assert_string_equal(mguard_scope_known_name(s, &m.c0), "Mod.c.0");
+    assert_null(mgt_scope_known_name(s, &m.b));
+    assert_null(mgt_scope_known_name(s, &m.nest));
+    assert_string_equal(mgt_scope_known_name(s, &m.c0), "Mod.c.0");
     assert_int_equal(st.child_calls, 9);   /* Mod 4, a 1, b 1 (dies), c 2, c0 1 */
     assert_ctx_ok(ctx);
     /* the component being looked up dies during its own walk: the lookup
@@ -680,11 +680,11 @@ static void test_children_callback_may_destroy_a_component_being_walked(void **s
     st.destroy_on_child = &x;
     st.destroy_when = NULL;
     assert_null(mguard_scope_name(s, &x));
-    assert_null(mguard_scope_known_name(s, &x));
-    assert_null(mguard_scope_known_name(s, &y));
+    assert_null(mgt_scope_known_name(s, &x));
+    assert_null(mgt_scope_known_name(s, &y));
     assert_int_equal(mguard_scope_enter(s, &x), MGUARD_OK);   /* a fresh lookup works */
     assert_string_equal(mguard_scope_current(s), "X");
-    assert_string_equal(mguard_scope_known_name(s, &y), "X.y");
+    assert_string_equal(mgt_scope_known_name(s, &y), "X.y");
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -1062,12 +1062,12 @@ static void test_component_destroyed_by_type_name_during_its_first_lookup_gets_n
     s = mguard_scope_create(ctx, &d);
     /* unknown to the context before the lookup */
     assert_null(mguard_scope_name(s, &a));
-    assert_false(mguard_ctx_contains(ctx, &a));
-    assert_null(mguard_scope_known_name(s, &a));
+    assert_false(mgt_ctx_contains(ctx, &a));
+    assert_null(mgt_scope_known_name(s, &a));
     assert_int_equal(mguard_scope_enter(s, &a), MGUARD_EINVAL);
     snprintf(want, sizeof want, "mguard_scope_enter: component %p was destroyed while it was being entered", (void *)&a);
     assert_string_equal(log.last, want);
-    assert_false(mguard_ctx_contains(ctx, &a));
+    assert_false(mgt_ctx_contains(ctx, &a));
     assert_int_equal(mguard_scope_depth(s), 0);
     /* known to the context (a key) before the lookup */
     memset(&wd, 0, sizeof wd);
@@ -1075,7 +1075,7 @@ static void test_component_destroyed_by_type_name_during_its_first_lookup_gets_n
     t = mguard_weak_create(ctx, &wd);
     assert_int_equal(mguard_weak_set(t, &b, &v), MGUARD_OK);
     assert_null(mguard_scope_name(s, &b));
-    assert_false(mguard_ctx_contains(ctx, &b));
+    assert_false(mgt_ctx_contains(ctx, &b));
     assert_int_equal(mguard_weak_count(t), 0);
     assert_int_equal(log.warnings, 1);
     assert_ctx_ok(ctx);
@@ -1426,8 +1426,8 @@ static void test_bad_input_is_refused(void **state)
     mguard_scope_destroy((mguard_scope *)(void *)fake);    /* foreign: ignored */
     assert_null(mguard_scope_name(NULL, &a));
     assert_null(mguard_scope_name(s, NULL));
-    assert_null(mguard_scope_known_name(NULL, &a));
-    assert_null(mguard_scope_known_name(s, NULL));
+    assert_null(mgt_scope_known_name(NULL, &a));
+    assert_null(mgt_scope_known_name(s, NULL));
     assert_int_equal(mguard_scope_set_name(NULL, &a, "A"), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_set_name(s, NULL, "A"), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_set_name(s, &a, NULL), MGUARD_EINVAL);
@@ -1552,7 +1552,7 @@ static void wl_snapshot(wl *w, char *out, size_t cap)
              (int)(mguard_scope_phase(w->s) == 1), path_str(w->s), parents_str(w->s), mguard_scope_current(w->s));
     strncat(out, part, cap - strlen(out) - 1);
     for (i = 0; i < 8; i++) {
-        const char *nm = mguard_scope_known_name(w->s, all[i]);
+        const char *nm = mgt_scope_known_name(w->s, all[i]);
         snprintf(part, sizeof part, "name %lu %s\n", (unsigned long)i, nm ? nm : "-");
         strncat(out, part, cap - strlen(out) - 1);
     }

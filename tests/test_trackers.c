@@ -30,7 +30,7 @@ static void test_unwatched_mutation_changes_nothing(void **state)
     (void)state;
     mguard_on_mutation(ctx, &obj, "x");
     assert_int_equal(mguard_mutation_count(ctx, &obj), 0);
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 0);
     assert_int_equal(mguard_ctx_object_count(ctx), 0);
     mguard_ctx_destroy(ctx);
 }
@@ -44,7 +44,7 @@ static void test_watchers_fire_once_in_registration_order(void **state)
     assert_int_equal(mguard_watch(ctx, &obj, &g2, record, &u2), MGUARD_OK);
     assert_int_equal(mguard_watch(ctx, &obj, &g1, record, &u1), MGUARD_OK);
     assert_int_equal(mguard_watch(ctx, &obj, &g3, record, NULL), MGUARD_OK);
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 3);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 3);
     mguard_on_mutation(ctx, &obj, "weight");
     assert_int_equal(ncalls, 3);
     assert_ptr_equal(calls[0].guard, &g2);
@@ -56,7 +56,7 @@ static void test_watchers_fire_once_in_registration_order(void **state)
     assert_string_equal(calls[0].attr, "weight");
     assert_int_equal(mguard_mutation_count(ctx, &obj), 1);
     /* dropped after firing: the next mutation calls nobody, counts on */
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 0);
     mguard_on_mutation(ctx, &obj, "bias");
     assert_int_equal(ncalls, 3);
     assert_int_equal(mguard_mutation_count(ctx, &obj), 2);
@@ -71,7 +71,7 @@ static void test_destroyed_guard_is_skipped_and_not_counted(void **state)
     mguard_watch(ctx, &obj, &g1, record, NULL);
     mguard_watch(ctx, &obj, &g2, record, NULL);
     mguard_on_destroy(ctx, &g1);
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 1);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 1);
     mguard_on_mutation(ctx, &obj, "a");
     assert_int_equal(ncalls, 1);
     assert_ptr_equal(calls[0].guard, &g2);
@@ -87,7 +87,7 @@ static void test_guard_address_reuse_does_not_revive_watcher(void **state)
     mguard_watch(ctx, &obj, &guard_slot, record, NULL);
     mguard_on_destroy(ctx, &guard_slot);
     mguard_ref_make(ctx, &guard_slot);       /* a new guard object in the slot */
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 0);
     mguard_on_mutation(ctx, &obj, "a");
     assert_int_equal(ncalls, 0);
     mguard_ctx_destroy(ctx);
@@ -109,7 +109,7 @@ static void test_death_fires_watchers_with_null_attr_and_forgets_tracker(void **
     assert_ptr_equal(calls[1].obj, &slot);
     /* a new object at the address starts with no tracker */
     assert_int_equal(mguard_mutation_count(ctx, &slot), 0);
-    assert_int_equal(mguard_watcher_count(ctx, &slot), 0);
+    assert_int_equal(mgt_watcher_count(ctx, &slot), 0);
     mguard_on_mutation(ctx, &slot, "b");
     assert_int_equal(mguard_mutation_count(ctx, &slot), 0);
     mguard_ctx_destroy(ctx);
@@ -125,7 +125,7 @@ static void test_tracker_outlives_its_watchers(void **state)
     for (i = 0; i < 5; i++) mguard_on_mutation(ctx, &obj, "x");
     assert_int_equal(mguard_mutation_count(ctx, &obj), 5);
     assert_int_equal(ncalls, 1);
-    assert_true(mguard_ctx_contains(ctx, &obj));
+    assert_true(mgt_ctx_contains(ctx, &obj));
     mguard_ctx_destroy(ctx);
 }
 
@@ -147,7 +147,7 @@ static void test_watcher_added_during_invalidation_waits_for_next_event(void **s
     mguard_watch(ctx, &obj, &g, rewatch, NULL);
     mguard_on_mutation(ctx, &obj, "a");
     assert_int_equal(ncalls, 1);
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 1);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 1);
     mguard_on_mutation(ctx, &obj, "b");
     assert_int_equal(ncalls, 2);
     assert_string_equal(calls[1].attr, "b");
@@ -164,7 +164,7 @@ static void test_unwatch_removes_only_that_guard(void **state)
     mguard_watch(ctx, &obj, &g1, record, NULL);
     assert_int_equal(mguard_unwatch(ctx, &obj, &g1), MGUARD_OK);
     assert_int_equal(mguard_unwatch(ctx, &obj, &g1), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 1);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 1);
     mguard_on_mutation(ctx, &obj, "a");
     assert_int_equal(ncalls, 1);
     assert_ptr_equal(calls[0].guard, &g2);
@@ -270,7 +270,7 @@ static void test_many_dead_guards_are_pruned(void **state)
         mguard_on_destroy(ctx, &guards[i]);
     }
     peak = al.peak_bytes;   /* the most ever held, not the end state */
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 0);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 0);
     /* the list stays small: dead guards pruned (unpruned, 1000 watchers
        alone would take over 16 KB) */
     assert_true(peak < 8192);
@@ -300,7 +300,7 @@ static void test_watch_bad_input(void **state)
     mguard_on_mutation(NULL, &obj, "a");
     mguard_on_mutation(ctx, NULL, "a");
     assert_int_equal(mguard_mutation_count(NULL, &obj), 0);
-    assert_int_equal(mguard_watcher_count(ctx, NULL), 0);
+    assert_int_equal(mgt_watcher_count(ctx, NULL), 0);
     assert_int_equal(mguard_ctx_object_count(ctx), 0);
     mguard_ctx_destroy(ctx);
 }
@@ -324,17 +324,17 @@ static void test_watch_out_of_memory_changes_nothing(void **state)
         assert_int_equal(st, MGUARD_ENOMEM);
         assert_string_equal(log.last, "mguard_watch: out of memory");
         assert_int_equal(mguard_ctx_object_count(ctx), 0);
-        assert_false(mguard_ctx_contains(ctx, &obj));
+        assert_false(mgt_ctx_contains(ctx, &obj));
     }
     assert_true(n > 1);
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 1);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 1);
     /* more watchers on the existing tracker: three fit in its first list
        (room for 4); the fifth needs a bigger list (its guard's record
        fits in the registry's room), and that allocation fails */
     assert_int_equal(mguard_watch(ctx, &obj, &gs[0], record, NULL), MGUARD_OK);
     assert_int_equal(mguard_watch(ctx, &obj, &gs[1], record, NULL), MGUARD_OK);
     assert_int_equal(mguard_watch(ctx, &obj, &gs[2], record, NULL), MGUARD_OK);
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 4);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 4);
     for (n = 1;; n++) {
         mguard_status st;
         long calls0 = al.calls, failures0 = al.failures;
@@ -350,11 +350,11 @@ static void test_watch_out_of_memory_changes_nothing(void **state)
         }
         assert_int_equal(st, MGUARD_ENOMEM);
         assert_string_equal(log.last, "mguard_watch: out of memory");
-        assert_int_equal(mguard_watcher_count(ctx, &obj), 4);
-        assert_false(mguard_ctx_contains(ctx, &g2));
+        assert_int_equal(mgt_watcher_count(ctx, &obj), 4);
+        assert_false(mgt_ctx_contains(ctx, &g2));
     }
     assert_int_equal(n, 2);   /* one injection: the list's growth */
-    assert_int_equal(mguard_watcher_count(ctx, &obj), 5);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 5);
     mguard_on_mutation(ctx, &obj, "a");
     assert_int_equal(ncalls, 5);
     mguard_ctx_destroy(ctx);

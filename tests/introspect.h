@@ -1,0 +1,96 @@
+/* Questions only a test asks: answered from the implementation's own data.
+   They were public functions in 0.1 (mguard_is_known, mgt_watcher_count,
+   mgt_scope_known_name, mguard_dyn_has, mgt_ledger_check); a program
+   never needs them, so they left the header's API for the tests.
+
+   Declared for every test; defined where the implementation is compiled:
+   include this file after mguard.h in a translation unit that defines
+   MGUARD_IMPLEMENTATION (tests/mguard_impl.c, and the tests that hold the
+   implementation themselves). On a thread-safe context each takes the
+   context's lock around the question, like a public function. */
+#ifndef MGUARD_TEST_INTROSPECT_H
+#define MGUARD_TEST_INTROSPECT_H
+
+#if defined(MGUARD_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#define MGT_DEF static __attribute__((unused))
+#elif defined(MGUARD_STATIC)
+#define MGT_DEF static
+#else
+#define MGT_DEF extern
+#endif
+
+/* true when ctx knows obj (a key, watched object, guard, ref target, tagged
+   object or class). */
+MGT_DEF bool mgt_ctx_contains(const mguard_ctx *ctx, const void *obj);
+/* Live watchers of obj (those whose guard has not died). */
+MGT_DEF size_t mgt_watcher_count(const mguard_ctx *ctx, const void *obj);
+/* comp's name if s has named it already, else NULL (never names it). */
+MGT_DEF const char *mgt_scope_known_name(const mguard_scope *s, const void *comp);
+/* L's own invariants (mguard_ctx_check checks them for every ledger). */
+MGT_DEF mguard_status mgt_ledger_check(const mguard_ledger *L);
+
+#if defined(MGUARD_IMPLEMENTATION) && !defined(MGT_IMPLEMENTED)
+#define MGT_IMPLEMENTED
+
+#define MGT_LOCKED(lock, type, expr) \
+    do { \
+        mguard__lock *lk_ = (lock); \
+        type r_; \
+        if (lk_) mguard__lock_acquire(lk_); \
+        r_ = (expr); \
+        if (lk_) mguard__lock_release(lk_); \
+        return r_; \
+    } while (0)
+
+static bool mgt__ctx_contains(const mguard_ctx *ctx, const void *obj)
+{
+    return mguard__ctx_ok(ctx, "mgt_ctx_contains") && obj && mguard__reg_find(ctx, obj) != 0;
+}
+MGT_DEF bool mgt_ctx_contains(const mguard_ctx *ctx, const void *obj)
+{
+    MGT_LOCKED(mguard__lock_of_ctx(ctx), bool, mgt__ctx_contains(ctx, obj));
+}
+
+static size_t mgt__watcher_count(const mguard_ctx *ctx, const void *obj)
+{
+    uint32_t r, i;
+    size_t n = 0;
+    if (!mguard__ctx_ok(ctx, "mgt_watcher_count") || !obj) return 0;
+    r = mguard__reg_find(ctx, obj);
+    if (!r) return 0;
+    for (i = 0; i < ctx->objs[r - 1].nwatch; i++) {
+        const mguard__watcher *w = &ctx->objs[r - 1].watch[i];
+        if (mguard__find_serial(ctx, w->guard, w->guard_serial)) n++;
+    }
+    return n;
+}
+MGT_DEF size_t mgt_watcher_count(const mguard_ctx *ctx, const void *obj)
+{
+    MGT_LOCKED(mguard__lock_of_ctx(ctx), size_t, mgt__watcher_count(ctx, obj));
+}
+
+#ifndef MGUARD_NO_SCOPE
+static const char *mgt__scope_known_name(const mguard_scope *s, const void *comp)
+{
+    const mguard__scope_naming *v;
+    if (!mguard__scope_ok(s) || !comp) return NULL;
+    v = mguard__scope_entry(s, comp);
+    return v ? v->name : NULL;
+}
+MGT_DEF const char *mgt_scope_known_name(const mguard_scope *s, const void *comp)
+{
+    MGT_LOCKED(mguard__lock_of_scope(s), const char *, mgt__scope_known_name(s, comp));
+}
+#endif
+
+#ifndef MGUARD_NO_LEDGER
+MGT_DEF mguard_status mgt_ledger_check(const mguard_ledger *L)
+{
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;   /* before its lock is looked at */
+    MGT_LOCKED(mguard__lock_of_ledger(L), mguard_status, mguard__ledger_check(L));
+}
+#endif
+
+#undef MGT_LOCKED
+#endif /* MGUARD_IMPLEMENTATION */
+#endif /* MGUARD_TEST_INTROSPECT_H */
