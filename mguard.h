@@ -195,16 +195,19 @@ typedef struct mguard_ctx mguard_ctx;
 
 /* realloc/free style allocator. realloc_fn(NULL, n) allocates; it returns
    NULL on failure (and must leave the old block valid). Both or neither. */
+typedef void *(*mguard_realloc_fn)(void *ptr, size_t size, void *user);
+typedef void (*mguard_free_fn)(void *ptr, void *user);
 typedef struct mguard_allocator {
-    void *(*realloc_fn)(void *ptr, size_t size, void *user);
-    void (*free_fn)(void *ptr, void *user);
+    mguard_realloc_fn realloc_fn;
+    mguard_free_fn free_fn;
     void *user;
 } mguard_allocator;
 
 /* Receives warnings about misuse and errors. msg is a complete line without
    the newline, valid only during the call. Default: stderr. */
+typedef void (*mguard_log_fn)(mguard_log_level level, const char *msg, void *user);
 typedef struct mguard_logger {
-    void (*func)(mguard_log_level level, const char *msg, void *user);
+    mguard_log_fn func;
     void *user;
 } mguard_logger;
 
@@ -213,9 +216,10 @@ typedef struct mguard_logger {
    never takes it twice (it need not be recursive) and never calls user code
    while holding it, except the allocator, mguard_ref_get_retained's
    try_retain and a ledger's retain hook. Both or neither. */
+typedef void (*mguard_lock_fn)(void *user);
 typedef struct mguard_lock {
-    void (*lock_fn)(void *user);
-    void (*unlock_fn)(void *user);
+    mguard_lock_fn lock_fn;
+    mguard_lock_fn unlock_fn;
     void *user;
 } mguard_lock;
 
@@ -249,6 +253,8 @@ MGUARDDEF mguard_status mguard_ctx_check(mguard_ctx *ctx);
 /* Number of objects ctx currently knows about (keys, watched, guards, ref
    targets, tagged). 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
+/* true when ctx was created thread-safe. false for NULL. Cost: O(1). */
+MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
 
 /* ==== 2. object lifetimes =============================================== */
 
@@ -308,6 +314,12 @@ MGUARDDEF mguard_status mguard_weak_set(mguard_weak *t, const void *key, const v
    Valid until the next change to t (set, remove, clear, key death).
    Cost: one hash lookup; never writes. */
 MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
+/* Copy the value stored under key into out (value_size bytes): the way to
+   read a table that other threads change, since mguard_weak_get's pointer
+   is invalidated by their next change. NOT_FOUND when absent (out is not
+   written); EINVAL for a NULL or foreign t, and (logged) for a NULL key or
+   out. Cost: one hash lookup and a copy; never writes to t. */
+MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
 /* true when key is in t. Cost: one hash lookup. */
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
 /* Remove key's entry and destroy its value. NOT_FOUND when absent, EINVAL
@@ -366,6 +378,16 @@ MGUARDDEF mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj);
 MGUARDDEF void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref);
 /* true for the null ref. */
 MGUARDDEF bool mguard_ref_is_null(mguard_ref ref);
+/* Take the caller's own reference on obj: return true, or false when obj is
+   already on its way out (its count reached zero). Runs under the lock. */
+typedef bool (*mguard_retain_fn)(void *obj, void *user);
+/* mguard_ref_get that also retains the object before any mguard_on_destroy
+   can run: try_retain(obj, user) is called while the context's lock is held
+   (so it must not call into mguard; an atomic "increment unless zero" is
+   typical), and its false makes the answer NULL. Returns obj, retained, or
+   NULL (try_retain not called). NULL try_retain: mguard_ref_get.
+   Cost: one lookup and the call. */
+MGUARDDEF void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user);
 
 /* ==== 5. mutation trackers ============================================== */
 
@@ -394,9 +416,9 @@ MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
 
-/* Assign a struct field, then notify: the C spelling of the reference's
-   patched __setattr__. (The reference notifies before the write; in C a
-   watcher may destroy the object, so the write comes first.) */
+/* Assign a struct field, then notify: a setter that reports itself. The
+   write comes before the notification, because a watcher may destroy the
+   object. */
 #define MGUARD_SET_FIELD(ctx, objptr, field, value) \
     do { (objptr)->field = (value); mguard_on_mutation((ctx), (objptr), #field); } while (0)
 
@@ -427,13 +449,14 @@ MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
    a model, nodes of a scene graph, stages of a pipeline, interpreter frames)
    get fully qualified names ("Net", "Net.encoder", "Net.encoder.layer0") the
    way PyTorch's ModuleTracker names modules; mguard_scope_enter/_exit mark a
-   component's forward (or backward) running. The active set always holds
+   component running (in the current phase: layout, paint; forward,
+   backward). The active set always holds
    the root name ("Global"). Entering is counted: recursion and re-use of a
    component at two depths nest correctly. Names are held weakly: after
    mguard_on_destroy(comp) the scope has forgotten comp. */
 typedef struct mguard_scope mguard_scope;
 
-/* comp's type name (the reference's type(mod).__name__), used to name a
+/* comp's type name ("Linear", "Button"), used to name a
    component first seen with no known parent. NULL: comp has no name. The
    string is copied when the call returns. */
 typedef const char *(*mguard_scope_type_name_fn)(const void *comp, void *user);
@@ -479,8 +502,7 @@ MGUARDDEF mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_
    callbacks the destroy is deferred until the outermost call into s
    returns; meanwhile s refuses every change (EINVAL). Cost: O(size of s). */
 MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
-/* comp's fully qualified name, computed like the reference's _get_mod_name:
-   a component never seen gets its type name; the first time a component is
+/* comp's fully qualified name: a component never seen gets its type name; the first time a component is
    looked up, each child (recursively) is named parent + "." + child name,
    unless it was named with mguard_scope_set_name. NULL when comp has no
    name (no type_name callback, or it returned NULL), when comp was
@@ -557,17 +579,17 @@ MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format 
 /* Forget the recorded spans (open frames are no longer recorded); counters
    stay. EINVAL for NULL s. Cost: O(depth). */
 MGUARDDEF mguard_status mguard_scope_clear_trace(mguard_scope *s);
-/* Forget which warnings were already logged (the reference's
-   DuplicateWarningChecker.reset). EINVAL for NULL s. Cost: O(warnings). */
+/* Forget which warnings were already logged, so each may be logged once
+   more. EINVAL for NULL s. Cost: O(warnings). */
 MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
 
 /* ==== 8. dynamism tracker =============================================== */
 
 /* Across several example inputs, which dimensions change? Each observation
    records a shape (or a scalar, as a 1-element shape holding its value) at
-   a key path such as "L['x']" or "L['y']['z'][0]"; a position is dynamic
-   when two observations disagree on it. PyTorch's
-   track_dynamism_across_examples, in C. */
+   a key path such as "L['x']" or "L['y']['z'][0]"; a position varies
+   when two observations disagree on it (PyTorch's
+   track_dynamism_across_examples, in C). */
 typedef struct mguard_dyn mguard_dyn;
 
 /* Create a tracker. NULL (logged) for a NULL ctx or on allocation failure.
@@ -585,10 +607,10 @@ MGUARDDEF mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, cons
    Python numbers do (2 == 2.0; NaN equals NaN here). Errors as above. */
 MGUARDDEF mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value);
 /* path's rank (the largest seen); stores whether each of the first cap
-   positions is dynamic into varies (may be NULL when cap is 0).
+   positions varies into varies (may be NULL when cap is 0).
    0 for an unknown path or NULL d/path. Cost: one hash of path. */
 MGUARDDEF size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap);
-/* true when position dim of path is dynamic; false when unknown. */
+/* true when position dim of path varies; false when unknown. */
 MGUARDDEF bool mguard_dyn_varies(const mguard_dyn *d, const char *path, size_t dim);
 /* true when path was observed (what tells an unknown path from a 0-d
    shape, for which dims also answers 0). */
@@ -596,8 +618,8 @@ MGUARDDEF bool mguard_dyn_contains(const mguard_dyn *d, const char *path);
 /* Number of paths observed. 0 for NULL. */
 MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
 
-/* Walk every path grouped by its top-level argument name (the reference's
-   output: {"x": {"L['x']": (False, True)}, ...}): groups in order of first
+/* Walk every path grouped by its top-level argument name (as
+   mguard_dyn_format prints them): groups in order of first
    observation, paths in a group likewise.
        mguard_dyn_iter it = mguard_dyn_iterate(d);
        while (mguard_dyn_next(&it)) use(it.group, it.path, it.varies, it.rank);
@@ -620,14 +642,14 @@ MGUARDDEF mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d);
 /* Step to the next path: true and the public fields set, or false at the
    end (and for a NULL it). Cost: O(1). */
 MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
-/* The result as the reference prints it (a Python dict repr):
+/* The result as text, in the Python dict notation PyTorch users know:
    {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}}
    written like snprintf (buf may be NULL when cap is 0); returns the full
    length. 0 for NULL d. Cost: O(total rank). */
 MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
-/* Rewrite attribute accesses as subscripts exactly like the reference's
-   re.sub(r"\.([a-zA-Z_][a-zA-Z0-9_]*)", r"['\1']", name): "L.x.y" becomes
-   "L['x']['y']"; a dot not followed by an ASCII letter or '_' is kept.
+/* Rewrite attribute accesses as subscripts: every '.' followed by an
+   identifier ([A-Za-z_][A-Za-z0-9_]*) becomes ['identifier'], so "L.x.y"
+   becomes "L['x']['y']"; a dot not followed by an ASCII letter or '_' is kept.
    Written like snprintf: at most cap - 1 bytes and a NUL into out (out may
    be NULL when cap is 0; in and out must not overlap); returns the full
    length. NULL in: returns 0 (and writes "" when cap > 0). Cost: O(length). */
@@ -636,7 +658,7 @@ MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap
 /* ==== 9. side-effects ledger ============================================= */
 
 /* A ledger records the writes a speculative run would make to live objects
-   instead of making them (the reference is PyTorch Dynamo's SideEffects):
+   instead of making them:
    objects are tracked by identity, attribute stores and deletions are
    recorded and read back, ordered records and hook registrations are kept,
    and the whole ledger can be cloned cheaply (a checkpoint), compared,
@@ -694,7 +716,7 @@ typedef struct mguard_ledger_entry {
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
 
-/* A hook registration (the reference's register_hook). */
+/* A hook registration: a function the run would attach to an object. */
 typedef struct mguard_ledger_hook {
     int id;
     const void *obj;      /* the hooked object */
@@ -792,7 +814,7 @@ MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L
    obj) after a removal). */
 MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
 
-/* Append an ordered record (the reference's save_for_backward list): tag
+/* Append an ordered record (values saved for a later pass, in order): tag
    (copied, required) and payload (a value, may be NULL). EINVAL (logged)
    for NULL L/tag or a dying payload, ENOMEM. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
@@ -906,8 +928,8 @@ typedef void (*mguard_ledger_apply_fn)(const void *obj, const char *attr, void *
    NULL L/fn (logged for a valid L), ENOMEM (nothing called).
    Cost: O(writes). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
-/* true when nothing is modified and there are no records and no hooks (the
-   reference's is_empty); true for NULL. Cost: O(1). */
+/* true when nothing is modified and there are no records and no hooks:
+   applying the ledger would change nothing. true for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
 /* Forget everything (objects, writes, records, hooks) and release it; the
    memory is kept for reuse. NULL is a no-op. Cost: O(held pointers) with a
@@ -925,28 +947,10 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 /* A context created with mguard_ctx_desc.thread_safe (or a .lock) may be
    shared between threads: every call on it is atomic with respect to every
    other call on it, except that a call which runs callbacks lets the lock
-   go around each one (THREADS at the top; docs/guide.md, "Threads"). The
-   functions below exist for such contexts and work on any context. */
-
-/* true when ctx was created thread-safe. false for NULL. Cost: O(1). */
-MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
-/* Copy the value stored under key into out (value_size bytes): the way to
-   read a table that other threads change, since mguard_weak_get's pointer
-   is invalidated by their next change. NOT_FOUND when absent (out is not
-   written); EINVAL for a NULL or foreign t, and (logged) for a NULL key or
-   out. Cost: one hash lookup and a copy; never writes to t. */
-MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
-/* Take the caller's own reference on obj: return true, or false when obj is
-   already on its way out (its count reached zero). Runs under the lock. */
-typedef bool (*mguard_retain_fn)(void *obj, void *user);
-/* mguard_ref_get that also retains the object before any mguard_on_destroy
-   can run: try_retain(obj, user) is called while the context's lock is held
-   (so it must not call into mguard; an atomic "increment unless zero" is
-   typical), and its false makes the answer NULL. Returns obj, retained, or
-   NULL (try_retain not called). NULL try_retain: mguard_ref_get.
-   Cost: one lookup and the call. */
-MGUARDDEF void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user);
-
+   go around each one (THREADS at the top; docs/guide.md, "Threads"). Three
+   functions exist for such contexts and work on any context; they live
+   with their families: mguard_ctx_is_thread_safe (1), mguard_weak_get_copy
+   (3) and mguard_ref_get_retained (4). */
 
 #ifdef __cplusplus
 }
@@ -1031,14 +1035,14 @@ extern "C" {
 
 typedef struct mguard__logline {
     mguard_log_level level;
-    void (*func)(mguard_log_level level, const char *msg, void *user);
+    mguard_log_fn func;
     void *user;
     char msg[MGUARD__LOGLINE];
 } mguard__logline;
 
 typedef struct mguard__lock {
-    void (*lock_fn)(void *user);
-    void (*unlock_fn)(void *user);
+    mguard_lock_fn lock_fn;
+    mguard_lock_fn unlock_fn;
     void *user;
     uint32_t nq, dropped;     /* lines queued; lines that did not fit */
     bool *gone;               /* mguard_ctx_destroy's wrapper: set when freed */
@@ -1075,7 +1079,7 @@ static void mguard__lock_release(mguard__lock *lk)
 
 /* A log line on a thread-safe context: queued until the lock is let go. */
 static void mguard__lock_queue(mguard__lock *lk, mguard_log_level level, const char *msg,
-                             void (*func)(mguard_log_level level, const char *msg, void *user), void *user)
+                             mguard_log_fn func, void *user)
 {
     mguard__logline *l;
     size_t len = strlen(msg);
@@ -2720,7 +2724,7 @@ static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *at
     if (!(o->flags & MGUARD__F_TRACKER)) return;
     o->mutations++;
     if (!o->nwatch) return;
-    /* Swap the list out (the reference does the same): watchers added by
+    /* Swap the list out: watchers added by
        the callbacks go to a fresh list and wait for the next mutation. */
     w = o->watch;
     n = o->nwatch;
@@ -3015,7 +3019,7 @@ static void mguard__out_json_str(mguard__out *o, const char *s)
 
 /* ---- the tracker -------------------------------------------------------
    names: a weak table comp -> {interned fqn, flags}; SEEN means comp's
-   children were named from it (the reference's _seen_modules), EXPLICIT
+   children were named from it, EXPLICIT
    that the name came from mguard_scope_set_name. Its key_death hook
    closes the frames of a component that dies while active.
    recs: one record per name ever entered (rec 0 is the root), indexed by
@@ -3117,7 +3121,7 @@ static void mguard__scope_release(mguard_scope *s)
     if (--s->busy == 0 && s->destroying) mguard__scope_free(s);
 }
 
-/* Should msg be logged? The reference's DuplicateWarningChecker: a message
+/* Should msg be logged? A message
    seen before moves to the newest end and is not logged again; a new one
    is remembered, the oldest forgotten beyond max_warnings. Out of memory:
    logged, not remembered. */
@@ -3221,8 +3225,7 @@ static const char *mguard__scope_phase_name(const mguard_scope *s)
     return s->phases[s->phase];
 }
 
-/* A component died: close its frames (the reference would lose track of
-   it). Runs in phase 2 of mguard_on_destroy, as a callback: an earlier
+/* A component died: close its frames. Runs in phase 2 of mguard_on_destroy, as a callback: an earlier
    callback of the same death may have destroyed the scope, so the scope is
    looked for among the context's parts by address before it is touched,
    and on a thread-safe context the lock is taken here. */
@@ -3384,7 +3387,7 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
 }
 
 /* ---- naming ------------------------------------------------------------
-   The reference's _get_mod_name, made iterative (a deep tree does not
+   A walk down from the component looked up, iterative (a deep tree does not
    deepen the C stack) and all-or-nothing: every name written by a walk is
    logged in `undo`, and a failure puts back exactly what the walk changed
    (unless a callback changed it again meanwhile). A component is marked
@@ -5924,7 +5927,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
         mguard__ledger_unwatch(L->ctx, added1);
         return mguard__ledger_oom(L, st, fn);
     }
-    /* the reference: start at the number of live hooks, skip ids in use */
+    /* ids: start at the number of live hooks, skip ids in use */
     for (cand = (int)L->nhooks; mguard__ledger_hook_find(L, cand); cand++) {}
     L->hooks[L->nhooks].obj = obj;
     L->hooks[L->nhooks].name = nm;
