@@ -1001,7 +1001,12 @@ extern "C" {
 #define MGUARD__MAGIC_WEAK_TS (MGUARD__MAGIC_WEAK | 1u)
 #define MGUARD__DEAD       0xdeadbeefu
 
-/* ---- 10. threads: the lock, the log queue, the unlocked implementation --
+
+/* ======================================================================= */
+/* >>structs: the private types of every section (their invariants are told where their code is) */
+/* ======================================================================= */
+
+/* ---- the lock, and how a public function is built (section 10) --------
    A thread-safe context owns a mguard__lock (ctx->lk; NULL for the default
    context). Every public function mguard_<name> that touches a context
    has three parts. Its body, written in the sections below, is the static
@@ -1051,6 +1056,190 @@ typedef struct mguard__lock {
 #endif
     mguard__logline q[MGUARD__LOGQ];
 } mguard__lock;
+
+/* ---- the hash index, the registry's record, the context ----------------- */
+
+/* The pointer-keyed hash index used by every table and by the object
+   registry. Open addressing with linear probing over 8-byte slots {hash
+   fragment, dense index + 1}; 0 marks an empty slot. The entries themselves
+   live in a separate dense array (the owner's), so the index can be rebuilt
+   or shifted without moving entries, and the dense array keeps insertion
+   order. Load factor <= 1/2; deletion by backward shift (no tombstones in
+   the index). A lookup reads one or two slots and one entry, and never
+   writes. */
+typedef struct mguard__slot { uint32_t hash; uint32_t idx; } mguard__slot;
+typedef struct mguard__index {
+    mguard__slot *slots;
+    size_t mask;       /* capacity - 1; slots == NULL when capacity is 0 */
+    size_t used;
+} mguard__index;
+
+/* What the registry knows about one object. Invariants: key != NULL for a
+   live record (free records are chained through next_free); the record
+   stays while anything refers to it (a table entry, a tracker, a tag or a
+   class mark) or while its serial was handed out (PINNED: a ref or a
+   guard), and goes only through mguard_on_destroy or when it becomes
+   empty and unpinned. tables[0..ntables) lists, in the order obj entered
+   them, the weak tables holding obj as a key (first two inline, like
+   objc4's inline referrers). */
+enum {
+    MGUARD__F_PINNED = 1u,
+    MGUARD__F_TRACKER = 2u,
+    MGUARD__F_TAGGED = 4u,
+    MGUARD__F_CLASS_DYN = 8u
+};
+typedef struct mguard__watcher {
+    void *guard;
+    uint64_t guard_serial;
+    mguard_invalidate_fn fn;     /* NULL: cancelled */
+    void *user;
+} mguard__watcher;
+typedef struct mguard__obj {
+    const void *key;
+    uint64_t serial;
+    uint32_t flags;
+    uint32_t ntables, captables;
+    uint32_t nwatch, capwatch;
+    uint32_t next_free;          /* free list link (index + 1) */
+    long gen;
+    uint64_t mutations;
+    mguard_weak **more;          /* heap block once captables > 2, else NULL
+                                    (records move: no pointers into them) */
+    mguard_weak *inline_tables[2];
+    mguard__watcher *watch;
+} mguard__obj;
+/* The tables holding an object: inline, or the spill array. */
+#define MGUARD__TABLES(o) ((o)->more ? (o)->more : (o)->inline_tables)
+
+/* An invalidation in progress: the watchers it swapped out of a tracker,
+   linked on the C stack so mguard_unwatch can cancel pending ones. */
+typedef struct mguard__dying {
+    const void *obj;
+    struct mguard__dying *next;
+} mguard__dying;
+/* An object the library does not hold yet, watched across one call-out
+   (a scope's type_name callback): mguard_on_destroy(obj) sets died even
+   when obj is unknown to the context, so the caller does not register a
+   dead address. Linked on the C stack. */
+typedef struct mguard__lookout {
+    const void *obj;
+    bool died;
+    struct mguard__lookout *next;
+} mguard__lookout;
+/* A ledger hook running outside the lock of a thread-safe context, on the
+   pointers it was handed: mguard_on_destroy(p) on another thread waits for
+   it (as for a guard's callback), so no hook outlives its object's death.
+   Linked on the C stack; pushed only with pthreads. */
+typedef struct mguard__hookframe {
+    const void *p, *q;
+    struct mguard__hookframe *next;
+#ifdef MGUARD__PTHREADS
+    pthread_t thread;
+#endif
+} mguard__hookframe;
+typedef struct mguard__firing {
+    const void *obj;
+    mguard__watcher *w;
+    size_t n;
+    struct mguard__firing *next;
+    const void *calling;         /* the guard whose callback runs now, or NULL */
+    uint64_t calling_serial;
+#ifdef MGUARD__PTHREADS
+    pthread_t thread;            /* thread-safe contexts: the firing thread */
+#endif
+} mguard__firing;
+
+#ifdef MGUARD_DEBUG
+/* MGUARD_DEBUG: the context's live tables ("handle checks" below).
+   tabs[0..ntabs) is dense, in no order; ix maps a table's address to its
+   position + 1. hs/hix: the same for the other handles (scope trackers,
+   dynamism trackers, ledgers), each with its kind (MGUARD__DBG_*). */
+typedef struct mguard__dbg_h {
+    const void *h;               /* first: the index reads the key here */
+    int kind;
+} mguard__dbg_h;
+typedef struct mguard__debug {
+    mguard__index ix;
+    struct mguard_weak **tabs;
+    uint32_t ntabs, captabs;
+    mguard__index hix;
+    mguard__dbg_h *hs;
+    uint32_t nhs, caphs;
+    struct mguard_ctx *next_live;   /* the process's live contexts */
+} mguard__debug;
+#endif
+
+struct mguard_ctx {
+    uint32_t magic;
+    uint64_t id;                 /* process-wide, never reused: refs carry it */
+    mguard_allocator alloc;
+    mguard_logger log;
+    mguard__index reg_index;     /* object address -> record */
+    mguard__obj *objs;           /* dense records, with free list */
+    uint32_t nobjs, capobjs, live_objs, free_head;
+    uint64_t next_serial;
+    long generation;
+    mguard_weak *tables;         /* every live table, doubly linked */
+    mguard__firing *firing;      /* invalidations in progress (C stack) */
+    struct mguard__dying *dying; /* deaths in phase 2 (C stack) */
+    mguard__lookout *lookouts;   /* objects watched across a call-out (C stack) */
+    mguard__hookframe *hooking;  /* 10. ledger hooks outside the lock (C stack) */
+    int in_callback;             /* user callbacks running now */
+    int destroying;
+    /* interned strings (for later sections) */
+    mguard__index str_index;
+    char **strs;
+    uint32_t nstrs, capstrs;
+    struct mguard__part *parts;  /* scope and dynamism trackers (sections 7-8) */
+    struct mguard__lroot *ledger_root; /* 9. every ledger and their weak table; NULL when none */
+    mguard__lock *lk;            /* 10. the lock of a thread-safe context (whose
+                                    magic is MGUARD__MAGIC_CTX_TS); NULL: one thread */
+#ifdef MGUARD_DEBUG
+    mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
+#endif
+};
+
+/* ---- a weak table (its invariants: >>weak) ----------------------------- */
+typedef struct mguard__entry_hdr { const void *key; uint64_t seq; } mguard__entry_hdr;
+
+struct mguard_weak {
+    uint32_t magic;
+    mguard_ctx *ctx;
+    mguard_weak *prev, *next;     /* ctx's table list */
+    size_t value_size, stride, voff;
+    mguard_value_dtor dtor;
+    mguard_key_death_fn on_death;
+    void *user;
+    mguard__index index;
+    unsigned char *dense;
+    uint32_t len, cap, live;
+    uint64_t next_seq, epoch;
+    int busy;         /* drains (clear/destroy) walking the table now */
+    int pinned;       /* out-of-memory destructors running on entry bytes */
+    int destroying;   /* destroy requested: new keys refused */
+    int zombie;       /* destroyed while pinned: freed at unpin */
+};
+
+#define MGUARD__ENTRY(t, i) ((t)->dense + (size_t)(i) * (t)->stride)
+/* Set in an entry's seq while a death destroys its value in place (out of
+   memory, see mguard__death_in_place): the entry is already detached (out
+   of the index, not counted) and is skipped like a tombstone. */
+#define MGUARD__SEQ_PENDING ((uint64_t)1 << 63)
+
+/* ---- parts ------------------------------------------------------------ */
+/* Components that live as long as their context (scope and dynamism
+   trackers) sit on one list so mguard_ctx_destroy and mguard_ctx_check reach
+   them without knowing their types. */
+typedef struct mguard__part {
+    struct mguard__part *prev, *next;
+    void (*destroy)(struct mguard__part *p);
+    mguard_status (*check)(struct mguard__part *p);
+} mguard__part;
+
+
+/* ======================================================================= */
+/* >>private: the lock and the callout, allocation and logging, the hash index, interned strings, parts, text output, handle checks */
+/* ======================================================================= */
 
 static void mguard__lock_acquire(mguard__lock *lk) { lk->lock_fn(lk->user); }
 
@@ -1238,146 +1427,6 @@ static void mguard__ctx_destroy(mguard_ctx *ctx);
 #undef MGUARD__PROTO_X
 #undef MGUARD__PROTO_V
 
-/* ---- 1. context -------------------------------------------------------- */
-
-/* The pointer-keyed hash index used by every table and by the object
-   registry. Open addressing with linear probing over 8-byte slots {hash
-   fragment, dense index + 1}; 0 marks an empty slot. The entries themselves
-   live in a separate dense array (the owner's), so the index can be rebuilt
-   or shifted without moving entries, and the dense array keeps insertion
-   order. Load factor <= 1/2; deletion by backward shift (no tombstones in
-   the index). A lookup reads one or two slots and one entry, and never
-   writes. */
-typedef struct mguard__slot { uint32_t hash; uint32_t idx; } mguard__slot;
-typedef struct mguard__index {
-    mguard__slot *slots;
-    size_t mask;       /* capacity - 1; slots == NULL when capacity is 0 */
-    size_t used;
-} mguard__index;
-
-/* What the registry knows about one object. Invariants: key != NULL for a
-   live record (free records are chained through next_free); the record
-   stays while anything refers to it (a table entry, a tracker, a tag or a
-   class mark) or while its serial was handed out (PINNED: a ref or a
-   guard), and goes only through mguard_on_destroy or when it becomes
-   empty and unpinned. tables[0..ntables) lists, in the order obj entered
-   them, the weak tables holding obj as a key (first two inline, like
-   objc4's inline referrers). */
-enum {
-    MGUARD__F_PINNED = 1u,
-    MGUARD__F_TRACKER = 2u,
-    MGUARD__F_TAGGED = 4u,
-    MGUARD__F_CLASS_DYN = 8u
-};
-typedef struct mguard__watcher {
-    void *guard;
-    uint64_t guard_serial;
-    mguard_invalidate_fn fn;     /* NULL: cancelled */
-    void *user;
-} mguard__watcher;
-typedef struct mguard__obj {
-    const void *key;
-    uint64_t serial;
-    uint32_t flags;
-    uint32_t ntables, captables;
-    uint32_t nwatch, capwatch;
-    uint32_t next_free;          /* free list link (index + 1) */
-    long gen;
-    uint64_t mutations;
-    mguard_weak **more;          /* heap block once captables > 2, else NULL
-                                    (records move: no pointers into them) */
-    mguard_weak *inline_tables[2];
-    mguard__watcher *watch;
-} mguard__obj;
-
-/* An invalidation in progress: the watchers it swapped out of a tracker,
-   linked on the C stack so mguard_unwatch can cancel pending ones. */
-typedef struct mguard__dying {
-    const void *obj;
-    struct mguard__dying *next;
-} mguard__dying;
-/* An object the library does not hold yet, watched across one call-out
-   (a scope's type_name callback): mguard_on_destroy(obj) sets died even
-   when obj is unknown to the context, so the caller does not register a
-   dead address. Linked on the C stack. */
-typedef struct mguard__lookout {
-    const void *obj;
-    bool died;
-    struct mguard__lookout *next;
-} mguard__lookout;
-/* A ledger hook running outside the lock of a thread-safe context, on the
-   pointers it was handed: mguard_on_destroy(p) on another thread waits for
-   it (as for a guard's callback), so no hook outlives its object's death.
-   Linked on the C stack; pushed only with pthreads. */
-typedef struct mguard__hookframe {
-    const void *p, *q;
-    struct mguard__hookframe *next;
-#ifdef MGUARD__PTHREADS
-    pthread_t thread;
-#endif
-} mguard__hookframe;
-typedef struct mguard__firing {
-    const void *obj;
-    mguard__watcher *w;
-    size_t n;
-    struct mguard__firing *next;
-    const void *calling;         /* the guard whose callback runs now, or NULL */
-    uint64_t calling_serial;
-#ifdef MGUARD__PTHREADS
-    pthread_t thread;            /* thread-safe contexts: the firing thread */
-#endif
-} mguard__firing;
-
-#ifdef MGUARD_DEBUG
-/* MGUARD_DEBUG: the context's live tables ("handle checks" below).
-   tabs[0..ntabs) is dense, in no order; ix maps a table's address to its
-   position + 1. hs/hix: the same for the other handles (scope trackers,
-   dynamism trackers, ledgers), each with its kind (MGUARD__DBG_*). */
-typedef struct mguard__dbg_h {
-    const void *h;               /* first: the index reads the key here */
-    int kind;
-} mguard__dbg_h;
-typedef struct mguard__debug {
-    mguard__index ix;
-    struct mguard_weak **tabs;
-    uint32_t ntabs, captabs;
-    mguard__index hix;
-    mguard__dbg_h *hs;
-    uint32_t nhs, caphs;
-    struct mguard_ctx *next_live;   /* the process's live contexts */
-} mguard__debug;
-#endif
-
-struct mguard_ctx {
-    uint32_t magic;
-    uint64_t id;                 /* process-wide, never reused: refs carry it */
-    mguard_allocator alloc;
-    mguard_logger log;
-    mguard__index reg_index;     /* object address -> record */
-    mguard__obj *objs;           /* dense records, with free list */
-    uint32_t nobjs, capobjs, live_objs, free_head;
-    uint64_t next_serial;
-    long generation;
-    mguard_weak *tables;         /* every live table, doubly linked */
-    mguard__firing *firing;      /* invalidations in progress (C stack) */
-    struct mguard__dying *dying; /* deaths in phase 2 (C stack) */
-    mguard__lookout *lookouts;   /* objects watched across a call-out (C stack) */
-    mguard__hookframe *hooking;  /* 10. ledger hooks outside the lock (C stack) */
-    int in_callback;             /* user callbacks running now */
-    int destroying;
-    /* interned strings (for later sections) */
-    mguard__index str_index;
-    char **strs;
-    uint32_t nstrs, capstrs;
-    struct mguard__part *parts;  /* scope and dynamism trackers (sections 7-8) */
-    struct mguard__lroot *ledger_root; /* 9. every ledger and their weak table; NULL when none */
-    mguard__lock *lk;            /* 10. the lock of a thread-safe context (whose
-                                    magic is MGUARD__MAGIC_CTX_TS); NULL: one thread */
-#ifdef MGUARD_DEBUG
-    mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
-#endif
-};
-
 /* Handle checks at every entry point ("handle checks" below): a NULL handle
    or a bad magic number is refused; under MGUARD_DEBUG the handle must be in
    the registry of live handles, which is looked up before the handle is
@@ -1483,19 +1532,6 @@ static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t
     *arr = p;
     *cap = (uint32_t)ncap;
     return MGUARD_OK;
-}
-
-const char *mguard_status_str(mguard_status status)
-{
-    switch (status) {
-    case MGUARD_OK: return "MGUARD_OK";
-    case MGUARD_NOT_FOUND: return "MGUARD_NOT_FOUND";
-    case MGUARD_EINVAL: return "MGUARD_EINVAL";
-    case MGUARD_ENOMEM: return "MGUARD_ENOMEM";
-    case MGUARD_EEXIST: return "MGUARD_EEXIST";
-    case MGUARD_DELETED: return "MGUARD_DELETED";
-    }
-    return "unknown status";
 }
 
 /* ---- the hash index ---------------------------------------------------- */
@@ -1624,6 +1660,662 @@ static void mguard__ix_free(const mguard_ctx *ctx, mguard__index *ix)
     ix->used = 0;
 }
 
+/* ---- interned strings (shared by the later sections) --------------------
+   Content-compared strings stored once per context and freed with it, so a
+   caller may pass temporaries. Hashing is stb_ds's string hash. */
+static uint32_t mguard__hash_str(const char *s)
+{
+    /* stb_ds takes a char *, and never writes through it */
+    uint64_t h = stbds_hash_string((char *)mguard__unconst(s), 0x5bd1e995u);
+    return (uint32_t)(h ^ (h >> 32)) | 1u;   /* 32-bit size_t: h >> 32 is 0 */
+}
+
+/* The interned copy of s if there is one; never allocates. */
+static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
+{
+    uint32_t h;
+    size_t i;
+    if (!ctx->str_index.slots) return NULL;
+    h = mguard__hash_str(s);
+    for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
+        mguard__slot sl = ctx->str_index.slots[i];
+        if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
+    }
+    return NULL;
+}
+
+/* The context's copy of s, NULL on allocation failure. */
+static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
+{
+    uint32_t h = mguard__hash_str(s);
+    size_t len;
+    char *copy;
+    const char *found = mguard__str_find(ctx, s);
+    if (found) return found;
+    if (mguard__ix_reserve(ctx, &ctx->str_index, (size_t)ctx->nstrs + 1)) return NULL;
+    if (mguard__reserve(ctx, (void **)&ctx->strs, &ctx->capstrs, (size_t)ctx->nstrs + 1, sizeof(char *))) return NULL;
+    len = strlen(s);
+    copy = (char *)mguard__alloc(ctx, len + 1);
+    if (!copy) return NULL;
+    memcpy(copy, s, len + 1);
+    ctx->strs[ctx->nstrs++] = copy;
+    mguard__ix_put(&ctx->str_index, h, ctx->nstrs);
+    return copy;
+}
+
+static const char *mguard__intern(mguard_ctx *ctx, const char *s)
+{
+    const char *r;
+    if (!mguard__ctx_ok(ctx, "mguard_intern") || !s) return NULL;
+    r = mguard__str_intern(ctx, s);
+    if (!r) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_intern: out of memory");
+    return r;
+}
+
+static void mguard__part_link(mguard_ctx *ctx, mguard__part *p)
+{
+    p->prev = NULL;
+    p->next = ctx->parts;
+    if (ctx->parts) ctx->parts->prev = p;
+    ctx->parts = p;
+}
+
+static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
+{
+    if (p->prev) p->prev->next = p->next; else ctx->parts = p->next;
+    if (p->next) p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+}
+
+
+/* Defined with mguard_ctx_check, further down. */
+static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
+                                         size_t stride, size_t len, const char *what);
+
+
+
+/* ---- text output shared by the reports --------------------------------
+   Either snprintf into a caller's buffer (len counts every byte produced,
+   what does not fit is dropped) or pieces handed to a write callback
+   through a small chunk buffer. */
+typedef struct mguard__out {
+    char *buf;
+    size_t cap, len;
+    mguard_scope_write_fn fn;
+    void *user;
+    mguard_ctx *ctx;
+    size_t nchunk;
+    char chunk[256];
+} mguard__out;
+
+static void mguard__out_init_buf(mguard__out *o, char *buf, size_t cap)
+{
+    memset(o, 0, sizeof *o);
+    o->buf = cap ? buf : NULL;
+    o->cap = buf ? cap : 0;
+}
+
+static void mguard__out_flush(mguard__out *o)
+{
+    if (!o->fn || !o->nchunk) return;
+    MGUARD__CALLOUT(o->ctx, o->fn(o->chunk, o->nchunk, o->user));
+    o->nchunk = 0;
+}
+
+static void mguard__out_put(mguard__out *o, const char *p, size_t n)
+{
+    if (o->fn) {
+        while (n) {
+            size_t k = sizeof o->chunk - o->nchunk;
+            if (k > n) k = n;
+            memcpy(o->chunk + o->nchunk, p, k);
+            o->nchunk += k;
+            p += k;
+            n -= k;
+            o->len += k;
+            if (o->nchunk == sizeof o->chunk) mguard__out_flush(o);
+        }
+        return;
+    }
+    if (o->len + 1 < o->cap) {
+        size_t room = o->cap - 1 - o->len;
+        memcpy(o->buf + o->len, p, n < room ? n : room);
+    }
+    o->len += n;
+}
+
+static void mguard__out_str(mguard__out *o, const char *s) { mguard__out_put(o, s, strlen(s)); }
+
+static void mguard__out_pad(mguard__out *o, size_t n)
+{
+    static const char spaces[] = "                                ";
+    while (n) {
+        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
+        mguard__out_put(o, spaces, k);
+        n -= k;
+    }
+}
+
+/* NUL-terminate (buffer) or hand over the rest (callback); the length. */
+static size_t mguard__out_end(mguard__out *o)
+{
+    if (o->fn) mguard__out_flush(o);
+    else if (o->cap) o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
+    return o->len;
+}
+
+/* The length snprintf wrote into b[n], never what it would have wanted;
+   a locale's decimal comma becomes a point (reports are C text and JSON). */
+static size_t mguard__fmt_len(char *b, size_t n, int k)
+{
+    size_t i, len = k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+    for (i = 0; i < len; i++)
+        if (b[i] == ',') b[i] = '.';
+    return len;
+}
+
+/* A number for people: integers without a fraction, others with %g. */
+static size_t mguard__fmt_num(char *b, size_t n, double v)
+{
+    int k;
+    if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, n, "%lld", (long long)v);
+    else k = snprintf(b, n, "%g", v);
+    return mguard__fmt_len(b, n, k);
+}
+
+/* A number for JSON: finite only (anything else becomes 0). Times below
+   1e15 keep three decimals (nanoseconds of a microsecond clock); larger
+   ones, up to DBL_MAX, take %.17g, which fits b and is valid JSON. */
+static void mguard__out_json_num(mguard__out *o, double v)
+{
+    char b[64];
+    int k;
+    if (!(v - v == 0.0)) v = 0.0;
+    if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, sizeof b, "%lld", (long long)v);
+    else if (v > -1e15 && v < 1e15) k = snprintf(b, sizeof b, "%.3f", v);
+    else k = snprintf(b, sizeof b, "%.17g", v);
+    mguard__out_put(o, b, mguard__fmt_len(b, sizeof b, k));
+}
+
+/* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
+static size_t mguard__utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+        return (p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80) ? 3 : 0;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+        return (p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80) ? 4 : 0;
+    }
+    return 0;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped,
+   invalid UTF-8 replaced by U+FFFD, so any name gives valid JSON. */
+static void mguard__out_json_str(mguard__out *o, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    mguard__out_put(o, "\"", 1);
+    while (*p) {
+        size_t n = mguard__utf8_len(p);
+        if (*p == '"' || *p == '\\') {
+            char e[2];
+            e[0] = '\\';
+            e[1] = (char)*p;
+            mguard__out_put(o, e, 2);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            char e[8];
+            snprintf(e, sizeof e, "\\u%04x", (unsigned)*p);
+            mguard__out_put(o, e, 6);
+        } else if (n) {
+            mguard__out_put(o, (const char *)p, n);
+            p += n;
+            continue;
+        } else {
+            mguard__out_str(o, "\\ufffd");
+        }
+        p++;
+    }
+    mguard__out_put(o, "\"", 1);
+}
+
+/* ---- handle checks (MGUARD_DEBUG: registry of live handles) ------------
+   Every entry point checks its handle. A plain build refuses NULL and a
+   wrong magic number; that cannot make a destroyed handle safe, since
+   reading its magic number reads freed memory. MGUARD_DEBUG adds a
+   registry of live handles, looked up before a handle is read: the live
+   contexts, linked through the contexts themselves (the one piece of
+   process-wide state, and only in debug builds), and in each context an
+   index of its live tables and one of its other handles (scope trackers,
+   dynamism trackers, ledgers and clones, each with its kind), allocated
+   through the context's allocator (so their create functions can fail
+   with it). A handle leaves the registry when its destroy finishes (a
+   deferred one included; mguard_ctx_destroy's too), a context when it is
+   destroyed. Sections 7-9 check their handles through the macros
+   mguard__scope_ok, mguard__dyn_ok and mguard__ledger_ok, which under
+   MGUARD_DEBUG name the calling function (__func__: the body mguard__x
+   of the public mguard_x is reported as mguard_x); helpers that are
+   given the public name check with MGUARD__DBG_OK first. A refused
+   handle is reported through the logger of every live context (usually
+   the one), or on stderr when none is alive. Cost: O(live contexts) per
+   call plus one hash lookup per table handle. Not for programs that
+   create or destroy contexts on several threads at once. */
+#ifdef MGUARD_DEBUG
+static mguard_ctx *mguard__dbg_live;
+
+static void mguard__dbg_complain(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    mguard_ctx *c;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (!mguard__dbg_live) fprintf(stderr, "mguard warning: %s\n", buf);
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
+        if (c->log.func) c->log.func(MGUARD_LOG_WARN, buf, c->log.user);
+}
+
+static bool mguard__dbg_ctx_live(const mguard_ctx *ctx)
+{
+    const mguard_ctx *c;
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
+        if (c == ctx) return true;
+    return false;
+}
+
+static uint32_t mguard__dbg_find(const mguard_ctx *ctx, const mguard_weak *t)
+{
+    return mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t));
+}
+
+static bool mguard__dbg_table_live(const mguard_weak *t)
+{
+    const mguard_ctx *c;
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
+        if (mguard__dbg_find(c, t)) return true;
+    return false;
+}
+
+static mguard_status mguard__dbg_reserve(mguard_ctx *ctx)
+{
+    mguard_status st = mguard__ix_reserve(ctx, &ctx->dbg.ix, (size_t)ctx->dbg.ntabs + 1);
+    if (!st) st = mguard__reserve(ctx, (void **)&ctx->dbg.tabs, &ctx->dbg.captabs, (size_t)ctx->dbg.ntabs + 1, sizeof(mguard_weak *));
+    return st;
+}
+
+static void mguard__dbg_add(mguard_ctx *ctx, mguard_weak *t)
+{
+    ctx->dbg.tabs[ctx->dbg.ntabs++] = t;
+    mguard__ix_put(&ctx->dbg.ix, mguard__hash_ptr(t), ctx->dbg.ntabs);
+}
+
+/* Swap-remove: the last table takes t's place and its slot is renumbered. */
+static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
+{
+    uint32_t i1 = mguard__dbg_find(ctx, t), last = ctx->dbg.ntabs;
+    MGUARD_ASSERT(i1);
+    if (!i1) return;
+    mguard__ix_del(&ctx->dbg.ix, mguard__hash_ptr(t), i1);
+    if (i1 != last) {
+        mguard_weak *moved = ctx->dbg.tabs[last - 1];
+        uint32_t h = mguard__hash_ptr(moved);
+        mguard__ix_del(&ctx->dbg.ix, h, last);
+        ctx->dbg.tabs[i1 - 1] = moved;
+        mguard__ix_put(&ctx->dbg.ix, h, i1);
+    }
+    ctx->dbg.ntabs--;
+}
+
+/* The other handles (scope, dyn, ledger): the same scheme, with kinds. */
+static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger" };
+
+static uint32_t mguard__dbg_h_find(const mguard_ctx *ctx, const void *h)
+{
+    return mguard__ix_find(&ctx->dbg.hix, (const unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), h, mguard__hash_ptr(h));
+}
+
+static bool mguard__dbg_h_live(const void *h, int kind)
+{
+    const mguard_ctx *c;
+    for (c = mguard__dbg_live; c; c = c->dbg.next_live) {
+        uint32_t i1 = mguard__dbg_h_find(c, h);
+        if (i1) return c->dbg.hs[i1 - 1].kind == kind;
+    }
+    return false;
+}
+
+static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn)
+{
+    const char *k = mguard__dbg_kind_names[kind];
+    if (!h || mguard__dbg_h_live(h, kind)) return true;
+    /* the body of mguard_x is mguard__x: name the public function */
+    if (strncmp(fn, "mguard__", 8) == 0) {
+        mguard__dbg_complain("mguard_%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn + 8, h, k, k);
+    } else {
+        mguard__dbg_complain("%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn, h, k, k);
+    }
+    return false;
+}
+
+static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx)
+{
+    mguard_status st = mguard__ix_reserve(ctx, &ctx->dbg.hix, (size_t)ctx->dbg.nhs + 1);
+    if (!st) st = mguard__reserve(ctx, (void **)&ctx->dbg.hs, &ctx->dbg.caphs, (size_t)ctx->dbg.nhs + 1, sizeof(mguard__dbg_h));
+    return st;
+}
+
+static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind)
+{
+    ctx->dbg.hs[ctx->dbg.nhs].h = h;
+    ctx->dbg.hs[ctx->dbg.nhs++].kind = kind;
+    mguard__ix_put(&ctx->dbg.hix, mguard__hash_ptr(h), ctx->dbg.nhs);
+}
+
+static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h)
+{
+    uint32_t i1 = mguard__dbg_h_find(ctx, h), last = ctx->dbg.nhs;
+    MGUARD_ASSERT(i1);
+    if (!i1) return;
+    mguard__ix_del(&ctx->dbg.hix, mguard__hash_ptr(h), i1);
+    if (i1 != last) {
+        mguard__dbg_h moved = ctx->dbg.hs[last - 1];
+        uint32_t hh = mguard__hash_ptr(moved.h);
+        mguard__ix_del(&ctx->dbg.hix, hh, last);
+        ctx->dbg.hs[i1 - 1] = moved;
+        mguard__ix_put(&ctx->dbg.hix, hh, i1);
+    }
+    ctx->dbg.nhs--;
+}
+
+static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
+{
+    mguard_ctx **pp;
+    for (pp = &mguard__dbg_live; *pp; pp = &(*pp)->dbg.next_live) {
+        if (*pp == ctx) {
+            *pp = ctx->dbg.next_live;
+            break;
+        }
+    }
+    mguard__ix_free(ctx, &ctx->dbg.ix);
+    mguard__free(ctx, ctx->dbg.tabs);
+    mguard__ix_free(ctx, &ctx->dbg.hix);
+    mguard__free(ctx, ctx->dbg.hs);
+}
+#endif
+
+/* The create functions' check: a live context that is not being destroyed
+   (a handle made by a callback of mguard_ctx_destroy would be freed under
+   its maker, or outlive its context). */
+static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn)
+{
+    if (!mguard__ctx_ok(ctx, fn)) return false;
+    if (ctx->destroying) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: refused: the context is being destroyed", fn);
+        return false;
+    }
+    return true;
+}
+
+static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
+{
+#ifdef MGUARD_DEBUG
+    if (ctx && !mguard__dbg_ctx_live(ctx)) {
+        mguard__dbg_complain("%s: %p is not a live context (destroyed, or not a context)", fn, (const void *)ctx);
+        return false;
+    }
+#endif
+    (void)fn;
+    return ctx && (ctx->magic | 1u) == MGUARD__MAGIC_CTX_TS;
+}
+
+static bool mguard__weak_ok(const mguard_weak *t)
+{
+    return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS;
+}
+
+static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
+{
+#ifdef MGUARD_DEBUG
+    if (t && !mguard__dbg_table_live(t)) {
+        mguard__dbg_complain("%s: %p is not a live table (destroyed, its context destroyed, or not a table)", fn, (const void *)t);
+        return false;
+    }
+#endif
+    (void)fn;
+    return mguard__weak_ok(t);
+}
+
+
+/* ======================================================================= */
+/* >>ctx: 1. context and status codes */
+/* ======================================================================= */
+
+/* Defined in later sections. */
+static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d);
+static void mguard__lock_fini(mguard_ctx *ctx);
+static void mguard__ledger_destroy_first(mguard_ctx *ctx);
+static mguard_status mguard__ledgers_check(mguard_ctx *ctx);
+static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj);
+static bool mguard__obj_empty(const mguard__obj *o);
+static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_key_death_fn on_death, void *user, const void *key, void *bytes);
+static void mguard__weak_free(mguard_weak *t);
+static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
+static void mguard__weak_detach(mguard_weak *t, uint32_t e1, uint32_t h);
+
+const char *mguard_status_str(mguard_status status)
+{
+    switch (status) {
+    case MGUARD_OK: return "MGUARD_OK";
+    case MGUARD_NOT_FOUND: return "MGUARD_NOT_FOUND";
+    case MGUARD_EINVAL: return "MGUARD_EINVAL";
+    case MGUARD_ENOMEM: return "MGUARD_ENOMEM";
+    case MGUARD_EEXIST: return "MGUARD_EEXIST";
+    case MGUARD_DELETED: return "MGUARD_DELETED";
+    }
+    return "unknown status";
+}
+
+bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx)
+{
+    return mguard__ctx_ok(ctx, "mguard_ctx_is_thread_safe") && ctx->lk;
+}
+
+/* ---- 1. context: create, destroy, check -------------------------------- */
+
+/* A context's id, carried by its refs: unique in the process (within one
+   copy of this implementation; MGUARD_STATIC copies count separately), so
+   a ref of another context, even a destroyed one at the same address, is
+   always told apart. Atomic where the compiler offers it; elsewhere create
+   contexts on one thread at a time. */
+static uint64_t mguard__next_ctx_id(void)
+{
+    /* cppcheck-suppress unassignedVariable ; written by __atomic_add_fetch */
+    static uint64_t next;
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+#else
+    return ++next;
+#endif
+}
+
+mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
+{
+    mguard_ctx_desc d;
+    mguard_ctx *ctx;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if (!d.allocator.realloc_fn != !d.allocator.free_fn) {
+        if (d.logger.func) d.logger.func(MGUARD_LOG_ERROR, "mguard_ctx_create: the allocator needs both realloc_fn and free_fn", d.logger.user);
+        return NULL;
+    }
+    if (!d.allocator.realloc_fn) {
+        d.allocator.realloc_fn = mguard__default_realloc;
+        d.allocator.free_fn = mguard__default_free;
+    }
+    if (!d.logger.func && !d.quiet) d.logger.func = mguard__default_log;
+    ctx = (mguard_ctx *)d.allocator.realloc_fn(NULL, sizeof *ctx, d.allocator.user);
+    if (!ctx) {
+        if (d.logger.func) d.logger.func(MGUARD_LOG_ERROR, "mguard_ctx_create: out of memory", d.logger.user);
+        return NULL;
+    }
+    memset(ctx, 0, sizeof *ctx);
+    ctx->magic = MGUARD__MAGIC_CTX;
+    ctx->alloc = d.allocator;
+    ctx->log = d.logger;
+    ctx->id = mguard__next_ctx_id();
+    if (!mguard__lock_init(ctx, &d)) {
+        ctx->magic = MGUARD__DEAD;
+        d.allocator.free_fn(ctx, d.allocator.user);
+        return NULL;
+    }
+#ifdef MGUARD_DEBUG
+    ctx->dbg.next_live = mguard__dbg_live;
+    mguard__dbg_live = ctx;
+#endif
+    return ctx;
+}
+
+static void mguard__ctx_destroy(mguard_ctx *ctx)
+{
+    uint32_t i;
+    if (!mguard__ctx_ok(ctx, "mguard_ctx_destroy")) return;
+    if (ctx->in_callback || ctx->destroying) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
+        return;
+    }
+    ctx->destroying = 1;
+    while (ctx->parts) ctx->parts->destroy(ctx->parts);
+    while (ctx->ledger_root) mguard__ledger_destroy_first(ctx);
+    while (ctx->tables) mguard__weak_destroy(ctx->tables);
+    for (i = 0; i < ctx->nobjs; i++) {
+        mguard__obj *o = &ctx->objs[i];
+        if (!o->key) continue;
+        mguard__free(ctx, o->more);
+        mguard__free(ctx, o->watch);
+    }
+    mguard__free(ctx, ctx->objs);
+    mguard__ix_free(ctx, &ctx->reg_index);
+    for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, ctx->strs[i]);
+    mguard__free(ctx, ctx->strs);
+    mguard__ix_free(ctx, &ctx->str_index);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_forget_ctx(ctx);
+#endif
+    if (ctx->lk) mguard__lock_fini(ctx);
+    ctx->magic = MGUARD__DEAD;
+    ctx->alloc.free_fn(ctx, ctx->alloc.user);
+}
+
+
+static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
+                                         size_t stride, size_t len, const char *what)
+{
+    size_t i, used = 0;
+    if (!ix->slots) {
+        MGUARD__CHECK(ctx, ix->used == 0, "%s: index without slots has %lu keys", what, (unsigned long)ix->used);
+        return MGUARD_OK;
+    }
+    MGUARD__CHECK(ctx, ix->used * 2 <= ix->mask + 1, "%s: index over half full", what);
+    for (i = 0; i <= ix->mask; i++) {
+        const void *k;
+        mguard__slot s = ix->slots[i];
+        if (!s.idx) continue;
+        used++;
+        MGUARD__CHECK(ctx, s.idx <= len, "%s: slot %lu points past the entries", what, (unsigned long)i);
+        memcpy(&k, dense + (size_t)(s.idx - 1) * stride, sizeof k);
+        MGUARD__CHECK(ctx, k != NULL, "%s: slot %lu points at a removed entry", what, (unsigned long)i);
+        MGUARD__CHECK(ctx, mguard__hash_ptr(k) == s.hash, "%s: slot %lu has a stale hash", what, (unsigned long)i);
+        MGUARD__CHECK(ctx, mguard__ix_find(ix, dense, stride, k, s.hash) == s.idx, "%s: key %p not reachable from its home slot", what, k);
+    }
+    MGUARD__CHECK(ctx, used == ix->used, "%s: index counts %lu keys, holds %lu", what, (unsigned long)ix->used, (unsigned long)used);
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__ctx_check(mguard_ctx *ctx)
+{
+    mguard_weak *t;
+    uint32_t i, j, live = 0, nfree = 0, f;
+    size_t backrefs = 0, entries = 0;
+    if (!mguard__ctx_ok(ctx, "mguard_ctx_check")) return MGUARD_EINVAL;
+    if (mguard__check_index(ctx, &ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), ctx->nobjs, "registry"))
+        return MGUARD_EINVAL;
+    for (i = 0; i < ctx->nobjs; i++) {
+        const mguard__obj *o = &ctx->objs[i];
+        if (!o->key) continue;
+        live++;
+        MGUARD__CHECK(ctx, mguard__reg_find(ctx, o->key) == i + 1, "record %u (%p) not found by its key", i, o->key);
+        MGUARD__CHECK(ctx, !mguard__obj_empty(o), "record %u (%p) is empty but kept", i, o->key);
+        MGUARD__CHECK(ctx, o->ntables <= o->captables, "record %u: table count over capacity", i);
+        MGUARD__CHECK(ctx, o->nwatch <= o->capwatch, "record %u: watcher count over capacity", i);
+        MGUARD__CHECK(ctx, o->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
+        for (j = 0; j < o->ntables; j++) {
+            const mguard_weak *tt = MGUARD__TABLES(o)[j];
+            MGUARD__CHECK(ctx, mguard__weak_ok(tt), "record %u: back-reference %u is not a live table", i, j);
+            MGUARD__CHECK(ctx, mguard__weak_get(tt, o->key) != NULL, "record %u: table %p does not hold %p", i, (const void *)tt, o->key);
+            backrefs++;
+        }
+    }
+    MGUARD__CHECK(ctx, live == ctx->live_objs, "live record count %u, counted %u", ctx->live_objs, live);
+    for (f = ctx->free_head; f; f = ctx->objs[f - 1].next_free) {
+        MGUARD__CHECK(ctx, f <= ctx->nobjs && !ctx->objs[f - 1].key, "free list reaches a live record");
+        MGUARD__CHECK(ctx, ++nfree <= ctx->nobjs, "free list has a cycle");
+    }
+    MGUARD__CHECK(ctx, nfree + live == ctx->nobjs, "records: %u live + %u free != %u", live, nfree, ctx->nobjs);
+    for (t = ctx->tables; t; t = t->next) {
+        uint64_t last = 0;
+        uint32_t nlive = 0;
+        MGUARD__CHECK(ctx, mguard__weak_ok(t), "table list holds a dead table");
+        MGUARD__CHECK(ctx, t->len <= t->cap && t->live <= t->len, "table %p: counts out of range", (void *)t);
+        if (mguard__check_index(ctx, &t->index, t->dense, t->stride, t->len, "table")) return MGUARD_EINVAL;
+        for (i = 0; i < t->len; i++) {
+            mguard__entry_hdr hdr;
+            memcpy(&hdr, MGUARD__ENTRY(t, i), sizeof hdr);
+            MGUARD__CHECK(ctx, i == 0 || (hdr.seq & ~MGUARD__SEQ_PENDING) > last, "table %p: entries out of order", (void *)t);
+            last = hdr.seq & ~MGUARD__SEQ_PENDING;
+            if (!hdr.key || (hdr.seq & MGUARD__SEQ_PENDING)) continue;
+            nlive++;
+            {
+                uint32_t r = mguard__reg_find(ctx, hdr.key), c = 0;
+                MGUARD__CHECK(ctx, r, "table %p: key %p has no record", (void *)t, hdr.key);
+                for (j = 0; j < ctx->objs[r - 1].ntables; j++) c += MGUARD__TABLES(&ctx->objs[r - 1])[j] == t;
+                MGUARD__CHECK(ctx, c == 1, "table %p: key %p's record lists it %u times", (void *)t, hdr.key, c);
+            }
+        }
+        MGUARD__CHECK(ctx, nlive == t->live && nlive == t->index.used, "table %p: live count %u, counted %u", (void *)t, t->live, nlive);
+        MGUARD__CHECK(ctx, t->next_seq >= t->len, "table %p: seq behind", (void *)t);
+        entries += nlive;
+    }
+    MGUARD__CHECK(ctx, entries == backrefs, "%lu table entries but %lu back-references", (unsigned long)entries, (unsigned long)backrefs);
+    {
+        struct mguard__part *p;
+        for (p = ctx->parts; p; p = p->next)
+            if (p->check(p)) return MGUARD_EINVAL;
+    }
+#ifdef MGUARD_DEBUG
+    {
+        uint32_t ntab = 0;
+        if (mguard__check_index(ctx, &ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), ctx->dbg.ntabs, "debug registry"))
+            return MGUARD_EINVAL;
+        for (t = ctx->tables; t; t = t->next, ntab++)
+            MGUARD__CHECK(ctx, mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t)), "debug registry: table %p missing", (void *)t);
+        MGUARD__CHECK(ctx, ntab == ctx->dbg.ntabs, "debug registry: %u tables, %u live", ctx->dbg.ntabs, ntab);
+        if (mguard__check_index(ctx, &ctx->dbg.hix, (const unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), ctx->dbg.nhs, "debug registry of handles"))
+            return MGUARD_EINVAL;
+    }
+#endif
+    return mguard__ledgers_check(ctx);
+}
+
+
+/* ======================================================================= */
+/* >>lifetimes: 2. object lifetimes: the registry and the destructor hook */
+/* ======================================================================= */
+
 /* ---- 2. object registry ------------------------------------------------ */
 
 static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj)
@@ -1677,7 +2369,6 @@ static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
     ctx->live_objs--;
 }
 
-#define MGUARD__TABLES(o) ((o)->more ? (o)->more : (o)->inline_tables)
 
 static bool mguard__obj_empty(const mguard__obj *o)
 {
@@ -1695,59 +2386,221 @@ static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
 }
 
 
-/* ---- interned strings (shared by the later sections) --------------------
-   Content-compared strings stored once per context and freed with it, so a
-   caller may pass temporaries. Hashing is stb_ds's string hash. */
-static uint32_t mguard__hash_str(const char *s)
+/* ---- 2. object lifetimes: the destructor hook ---------------------------
+   Phase 1 detaches obj from everything with no callback and, in the common
+   case, no allocation: values are copied into a buffer on the C stack (a
+   heap block when they do not fit), watchers are swapped out of the
+   record, the record is dropped. Phase 2 calls out: watchers in
+   registration order (attr NULL), then key_death and the value
+   destructor of each table entry, in the order obj entered the tables.
+   While phase 2 runs, obj is on the context's dying list and cannot be
+   registered again. If the heap block cannot be had, the same two phases
+   run without it (mguard__death_in_place, logged). */
+typedef struct mguard__pending {
+    mguard_value_dtor dtor;
+    mguard_key_death_fn on_death;
+    void *user;
+    size_t size;
+    size_t off;
+} mguard__pending;
+
+static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
+static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
+static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
+
+#define MGUARD__DEATH_STACK 512
+#define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
+
+/* Take obj's watchers and drop its record (its tables are detached). */
+static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, mguard__watcher **w, size_t *nw)
 {
-    /* stb_ds takes a char *, and never writes through it */
-    uint64_t h = stbds_hash_string((char *)mguard__unconst(s), 0x5bd1e995u);
-    return (uint32_t)(h ^ (h >> 32)) | 1u;   /* 32-bit size_t: h >> 32 is 0 */
+    mguard__obj *o = &ctx->objs[r - 1];
+    *w = o->watch;
+    *nw = o->nwatch;
+    o->watch = NULL;
+    o->nwatch = o->capwatch = 0;
+    o->ntables = 0;
+    mguard__reg_drop(ctx, r);
 }
 
-/* The interned copy of s if there is one; never allocates. */
-static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
+/* Out of memory: the same two phases with no buffer. Phase 1 leaves each
+   value where it lies, in an entry that is detached (out of the index, not
+   counted) and marked pending, so iterators, drains and the check skip it;
+   the table is pinned so the entry neither moves (growth and compaction
+   answer ENOMEM meanwhile) nor is freed (a destroy during phase 2 leaves
+   the final free to the unpin). Phase 2 fires the watchers, then destroys
+   each value in place and turns its entry into a plain tombstone. The
+   record's table list is taken over (a heap list) or copied (inline). */
+static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
 {
-    uint32_t h;
-    size_t i;
-    if (!ctx->str_index.slots) return NULL;
-    h = mguard__hash_str(s);
-    for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
-        mguard__slot sl = ctx->str_index.slots[i];
-        if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
+    mguard__obj *o = &ctx->objs[r - 1];
+    mguard_weak *inl[2];
+    mguard_weak **tables = inl;
+    uint32_t i, nt = o->ntables, h = mguard__hash_ptr(obj);
+    uint64_t serial = o->serial;
+    mguard__watcher *w;
+    size_t nw;
+    mguard__dying dying;
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
+    if (o->more) {
+        tables = o->more;
+        o->more = NULL;
+        o->captables = 2;
+    } else {
+        inl[0] = o->inline_tables[0];
+        inl[1] = o->inline_tables[1];
     }
-    return NULL;
+    /* Phase 1: detach. */
+    for (i = 0; i < nt; i++) {
+        mguard_weak *t = tables[i];
+        uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, obj, h);
+        mguard__entry_hdr hdr;
+        MGUARD_ASSERT(e1);
+        mguard__ix_del(&t->index, h, e1);
+        memcpy(&hdr, MGUARD__ENTRY(t, e1 - 1), sizeof hdr);
+        hdr.seq |= MGUARD__SEQ_PENDING;
+        memcpy(MGUARD__ENTRY(t, e1 - 1), &hdr, sizeof hdr);
+        t->live--;
+        t->pinned++;
+    }
+    mguard__death_drop_record(ctx, r, &w, &nw);
+    /* Phase 2: call out. */
+    dying.obj = obj;
+    dying.next = ctx->dying;
+    /* cppcheck-suppress autoVariables ; popped before this function returns */
+    ctx->dying = &dying;
+    if (nw) mguard__fire(ctx, obj, w, nw, NULL);
+    mguard__free(ctx, w);
+    for (i = 0; i < nt; i++) {
+        mguard_weak *t = tables[i];
+        mguard__entry_hdr hdr;
+        uint32_t pos;
+        /* obj cannot be a key again before we are done: its one pending
+           entry in t is found by a scan (t cannot have moved it) */
+        for (pos = 0; pos < t->len; pos++) {
+            memcpy(&hdr, MGUARD__ENTRY(t, pos), sizeof hdr);
+            if (hdr.key == obj && (hdr.seq & MGUARD__SEQ_PENDING)) break;
+        }
+        MGUARD_ASSERT(pos < t->len);
+        if (pos < t->len) {
+            mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, MGUARD__ENTRY(t, pos) + t->voff);
+            hdr.key = NULL;
+            hdr.seq &= ~MGUARD__SEQ_PENDING;
+            memcpy(MGUARD__ENTRY(t, pos), &hdr, sizeof hdr);
+        }
+        if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
+    }
+    if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
+    if (ctx->hooking) mguard__wait_hooks(ctx, obj);
+    {
+        /* another thread's death may have been pushed above ours */
+        mguard__dying **pp;
+        for (pp = &ctx->dying; *pp != &dying; pp = &(*pp)->next) {}
+        *pp = dying.next;
+    }
+    if (tables != inl) mguard__free(ctx, tables);
 }
 
-/* The context's copy of s, NULL on allocation failure. */
-static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
+static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
 {
-    uint32_t h = mguard__hash_str(s);
-    size_t len;
-    char *copy;
-    const char *found = mguard__str_find(ctx, s);
-    if (found) return found;
-    if (mguard__ix_reserve(ctx, &ctx->str_index, (size_t)ctx->nstrs + 1)) return NULL;
-    if (mguard__reserve(ctx, (void **)&ctx->strs, &ctx->capstrs, (size_t)ctx->nstrs + 1, sizeof(char *))) return NULL;
-    len = strlen(s);
-    copy = (char *)mguard__alloc(ctx, len + 1);
-    if (!copy) return NULL;
-    memcpy(copy, s, len + 1);
-    ctx->strs[ctx->nstrs++] = copy;
-    mguard__ix_put(&ctx->str_index, h, ctx->nstrs);
-    return copy;
+    mguard__lookout *l;
+    for (l = ctx->lookouts; l; l = l->next)
+        if (l->obj == obj) l->died = true;
 }
 
-static const char *mguard__intern(mguard_ctx *ctx, const char *s)
+/* Unlink l: lookouts of this thread above it are gone already; on a
+   thread-safe context another thread's may still be above it. */
+static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
 {
-    const char *r;
-    if (!mguard__ctx_ok(ctx, "mguard_intern") || !s) return NULL;
-    r = mguard__str_intern(ctx, s);
-    if (!r) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_intern: out of memory");
-    return r;
+    mguard__lookout **pp;
+    for (pp = &ctx->lookouts; *pp != l; pp = &(*pp)->next) {}
+    *pp = l->next;
 }
 
-/* ---- 3. weak key tables ------------------------------------------------ */
+static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
+{
+    uint32_t r, i, nt;
+    mguard__obj *o;
+    mguard__watcher *w;
+    mguard__dying dying;
+    size_t nw, need, off;
+    union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
+    unsigned char *buf = stackbuf.bytes;
+    mguard__pending *pend;
+    uint64_t serial;
+    if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
+    if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
+    r = mguard__reg_find(ctx, obj);
+    if (!r) {
+        /* forgotten already; from inside obj's own death it is a double
+           destroy the program would not see otherwise */
+        if (ctx->dying && mguard__is_dying(ctx, obj))
+            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %p is already being destroyed; ignored", obj);
+        if (ctx->hooking) mguard__wait_hooks(ctx, obj);
+        return;
+    }
+    o = &ctx->objs[r - 1];
+    serial = o->serial;
+    nt = o->ntables;
+    need = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
+    for (i = 0; i < nt; i++) need += MGUARD__ROUND16(MGUARD__TABLES(o)[i]->value_size);
+    if (need > sizeof stackbuf.bytes) {
+        buf = (unsigned char *)mguard__alloc(ctx, need);
+        if (!buf) {
+            mguard__death_in_place(ctx, obj, r);
+            return;
+        }
+    }
+    if (nt > 1) {
+        mguard_weak **ts = MGUARD__TABLES(o);
+        uint32_t h = mguard__hash_ptr(obj);
+        for (i = 0; i < nt; i++) mguard__ix_prefetch_slot(&ts[i]->index, h);
+        for (i = 0; i < nt; i++) mguard__ix_prefetch_entry(&ts[i]->index, ts[i]->dense, ts[i]->stride, h);
+    }
+    /* Phase 1: detach. */
+    pend = (mguard__pending *)(void *)buf;
+    off = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
+    for (i = 0; i < nt; i++) {
+        mguard_weak *t = MGUARD__TABLES(o)[i];
+        uint32_t h = mguard__hash_ptr(obj);
+        uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, obj, h);
+        MGUARD_ASSERT(e1);
+        pend[i].dtor = t->dtor;
+        pend[i].on_death = t->on_death;
+        pend[i].user = t->user;
+        pend[i].size = t->value_size;
+        pend[i].off = off;
+        memcpy(buf + off, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
+        off += MGUARD__ROUND16(t->value_size);
+        mguard__weak_detach(t, e1, h);
+    }
+    mguard__death_drop_record(ctx, r, &w, &nw);
+    /* Phase 2: call out. */
+    dying.obj = obj;
+    dying.next = ctx->dying;
+    /* cppcheck-suppress autoVariables ; unlinked before this function returns */
+    ctx->dying = &dying;
+    if (nw) mguard__fire(ctx, obj, w, nw, NULL);
+    mguard__free(ctx, w);
+    for (i = 0; i < nt; i++)
+        mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
+    /* still dying meanwhile: a callback cannot register obj again */
+    if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
+    if (ctx->hooking) mguard__wait_hooks(ctx, obj);
+    {
+        /* another thread's death may have been pushed above ours */
+        mguard__dying **pp;
+        for (pp = &ctx->dying; *pp != &dying; pp = &(*pp)->next) {}
+        *pp = dying.next;
+    }
+    if (buf != stackbuf.bytes) mguard__free(ctx, buf);
+}
+
+
+
+/* ======================================================================= */
+/* >>weak: 3. weak key tables */
+/* ======================================================================= */
 
 /* A table: the hash index over a dense array of entries, each
    {key, seq, value bytes}, in insertion order. A removed entry leaves a
@@ -1758,36 +2611,6 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
    again by binary search. Invariants: live == index.used == number of
    non-NULL keys in dense[0..len); each live key's registry record lists
    this table exactly once. */
-typedef struct mguard__entry_hdr { const void *key; uint64_t seq; } mguard__entry_hdr;
-
-struct mguard_weak {
-    uint32_t magic;
-    mguard_ctx *ctx;
-    mguard_weak *prev, *next;     /* ctx's table list */
-    size_t value_size, stride, voff;
-    mguard_value_dtor dtor;
-    mguard_key_death_fn on_death;
-    void *user;
-    mguard__index index;
-    unsigned char *dense;
-    uint32_t len, cap, live;
-    uint64_t next_seq, epoch;
-    int busy;         /* drains (clear/destroy) walking the table now */
-    int pinned;       /* out-of-memory destructors running on entry bytes */
-    int destroying;   /* destroy requested: new keys refused */
-    int zombie;       /* destroyed while pinned: freed at unpin */
-};
-
-#define MGUARD__ENTRY(t, i) ((t)->dense + (size_t)(i) * (t)->stride)
-/* Set in an entry's seq while a death destroys its value in place (out of
-   memory, see mguard__death_in_place): the entry is already detached (out
-   of the index, not counted) and is skipped like a tombstone. */
-#define MGUARD__SEQ_PENDING ((uint64_t)1 << 63)
-
-static bool mguard__weak_ok(const mguard_weak *t)
-{
-    return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS;
-}
 
 static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 {
@@ -2269,216 +3092,24 @@ static void mguard__weak_destroy(mguard_weak *t)
     mguard__weak_finish(t);
 }
 
-/* ---- 2. object lifetimes: the destructor hook ---------------------------
-   Phase 1 detaches obj from everything with no callback and, in the common
-   case, no allocation: values are copied into a buffer on the C stack (a
-   heap block when they do not fit), watchers are swapped out of the
-   record, the record is dropped. Phase 2 calls out: watchers in
-   registration order (attr NULL), then key_death and the value
-   destructor of each table entry, in the order obj entered the tables.
-   While phase 2 runs, obj is on the context's dying list and cannot be
-   registered again. If the heap block cannot be had, the same two phases
-   run without it (mguard__death_in_place, logged). */
-typedef struct mguard__pending {
-    mguard_value_dtor dtor;
-    mguard_key_death_fn on_death;
-    void *user;
-    size_t size;
-    size_t off;
-} mguard__pending;
-
-static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
-static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
-static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
-
-#define MGUARD__DEATH_STACK 512
-#define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
-
-/* Take obj's watchers and drop its record (its tables are detached). */
-static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, mguard__watcher **w, size_t *nw)
+static mguard_status mguard__weak_get_copy(const mguard_weak *t, const void *key, void *out)
 {
-    mguard__obj *o = &ctx->objs[r - 1];
-    *w = o->watch;
-    *nw = o->nwatch;
-    o->watch = NULL;
-    o->nwatch = o->capwatch = 0;
-    o->ntables = 0;
-    mguard__reg_drop(ctx, r);
+    const void *p;
+    if (!mguard__weak_valid(t, "mguard_weak_get_copy")) return MGUARD_EINVAL;
+    if (!key || !out) {
+        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_copy: NULL %s", !key ? "key" : "out");
+        return MGUARD_EINVAL;
+    }
+    p = mguard__weak_get(t, key);
+    if (!p) return MGUARD_NOT_FOUND;
+    memcpy(out, p, t->value_size);
+    return MGUARD_OK;
 }
 
-/* Out of memory: the same two phases with no buffer. Phase 1 leaves each
-   value where it lies, in an entry that is detached (out of the index, not
-   counted) and marked pending, so iterators, drains and the check skip it;
-   the table is pinned so the entry neither moves (growth and compaction
-   answer ENOMEM meanwhile) nor is freed (a destroy during phase 2 leaves
-   the final free to the unpin). Phase 2 fires the watchers, then destroys
-   each value in place and turns its entry into a plain tombstone. The
-   record's table list is taken over (a heap list) or copied (inline). */
-static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
-{
-    mguard__obj *o = &ctx->objs[r - 1];
-    mguard_weak *inl[2];
-    mguard_weak **tables = inl;
-    uint32_t i, nt = o->ntables, h = mguard__hash_ptr(obj);
-    uint64_t serial = o->serial;
-    mguard__watcher *w;
-    size_t nw;
-    mguard__dying dying;
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
-    if (o->more) {
-        tables = o->more;
-        o->more = NULL;
-        o->captables = 2;
-    } else {
-        inl[0] = o->inline_tables[0];
-        inl[1] = o->inline_tables[1];
-    }
-    /* Phase 1: detach. */
-    for (i = 0; i < nt; i++) {
-        mguard_weak *t = tables[i];
-        uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, obj, h);
-        mguard__entry_hdr hdr;
-        MGUARD_ASSERT(e1);
-        mguard__ix_del(&t->index, h, e1);
-        memcpy(&hdr, MGUARD__ENTRY(t, e1 - 1), sizeof hdr);
-        hdr.seq |= MGUARD__SEQ_PENDING;
-        memcpy(MGUARD__ENTRY(t, e1 - 1), &hdr, sizeof hdr);
-        t->live--;
-        t->pinned++;
-    }
-    mguard__death_drop_record(ctx, r, &w, &nw);
-    /* Phase 2: call out. */
-    dying.obj = obj;
-    dying.next = ctx->dying;
-    /* cppcheck-suppress autoVariables ; popped before this function returns */
-    ctx->dying = &dying;
-    if (nw) mguard__fire(ctx, obj, w, nw, NULL);
-    mguard__free(ctx, w);
-    for (i = 0; i < nt; i++) {
-        mguard_weak *t = tables[i];
-        mguard__entry_hdr hdr;
-        uint32_t pos;
-        /* obj cannot be a key again before we are done: its one pending
-           entry in t is found by a scan (t cannot have moved it) */
-        for (pos = 0; pos < t->len; pos++) {
-            memcpy(&hdr, MGUARD__ENTRY(t, pos), sizeof hdr);
-            if (hdr.key == obj && (hdr.seq & MGUARD__SEQ_PENDING)) break;
-        }
-        MGUARD_ASSERT(pos < t->len);
-        if (pos < t->len) {
-            mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, MGUARD__ENTRY(t, pos) + t->voff);
-            hdr.key = NULL;
-            hdr.seq &= ~MGUARD__SEQ_PENDING;
-            memcpy(MGUARD__ENTRY(t, pos), &hdr, sizeof hdr);
-        }
-        if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
-    }
-    if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
-    if (ctx->hooking) mguard__wait_hooks(ctx, obj);
-    {
-        /* another thread's death may have been pushed above ours */
-        mguard__dying **pp;
-        for (pp = &ctx->dying; *pp != &dying; pp = &(*pp)->next) {}
-        *pp = dying.next;
-    }
-    if (tables != inl) mguard__free(ctx, tables);
-}
 
-static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
-{
-    mguard__lookout *l;
-    for (l = ctx->lookouts; l; l = l->next)
-        if (l->obj == obj) l->died = true;
-}
-
-/* Unlink l: lookouts of this thread above it are gone already; on a
-   thread-safe context another thread's may still be above it. */
-static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
-{
-    mguard__lookout **pp;
-    for (pp = &ctx->lookouts; *pp != l; pp = &(*pp)->next) {}
-    *pp = l->next;
-}
-
-static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
-{
-    uint32_t r, i, nt;
-    mguard__obj *o;
-    mguard__watcher *w;
-    mguard__dying dying;
-    size_t nw, need, off;
-    union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
-    unsigned char *buf = stackbuf.bytes;
-    mguard__pending *pend;
-    uint64_t serial;
-    if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
-    if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
-    r = mguard__reg_find(ctx, obj);
-    if (!r) {
-        /* forgotten already; from inside obj's own death it is a double
-           destroy the program would not see otherwise */
-        if (ctx->dying && mguard__is_dying(ctx, obj))
-            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %p is already being destroyed; ignored", obj);
-        if (ctx->hooking) mguard__wait_hooks(ctx, obj);
-        return;
-    }
-    o = &ctx->objs[r - 1];
-    serial = o->serial;
-    nt = o->ntables;
-    need = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
-    for (i = 0; i < nt; i++) need += MGUARD__ROUND16(MGUARD__TABLES(o)[i]->value_size);
-    if (need > sizeof stackbuf.bytes) {
-        buf = (unsigned char *)mguard__alloc(ctx, need);
-        if (!buf) {
-            mguard__death_in_place(ctx, obj, r);
-            return;
-        }
-    }
-    if (nt > 1) {
-        mguard_weak **ts = MGUARD__TABLES(o);
-        uint32_t h = mguard__hash_ptr(obj);
-        for (i = 0; i < nt; i++) mguard__ix_prefetch_slot(&ts[i]->index, h);
-        for (i = 0; i < nt; i++) mguard__ix_prefetch_entry(&ts[i]->index, ts[i]->dense, ts[i]->stride, h);
-    }
-    /* Phase 1: detach. */
-    pend = (mguard__pending *)(void *)buf;
-    off = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
-    for (i = 0; i < nt; i++) {
-        mguard_weak *t = MGUARD__TABLES(o)[i];
-        uint32_t h = mguard__hash_ptr(obj);
-        uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, obj, h);
-        MGUARD_ASSERT(e1);
-        pend[i].dtor = t->dtor;
-        pend[i].on_death = t->on_death;
-        pend[i].user = t->user;
-        pend[i].size = t->value_size;
-        pend[i].off = off;
-        memcpy(buf + off, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
-        off += MGUARD__ROUND16(t->value_size);
-        mguard__weak_detach(t, e1, h);
-    }
-    mguard__death_drop_record(ctx, r, &w, &nw);
-    /* Phase 2: call out. */
-    dying.obj = obj;
-    dying.next = ctx->dying;
-    /* cppcheck-suppress autoVariables ; unlinked before this function returns */
-    ctx->dying = &dying;
-    if (nw) mguard__fire(ctx, obj, w, nw, NULL);
-    mguard__free(ctx, w);
-    for (i = 0; i < nt; i++)
-        mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
-    /* still dying meanwhile: a callback cannot register obj again */
-    if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
-    if (ctx->hooking) mguard__wait_hooks(ctx, obj);
-    {
-        /* another thread's death may have been pushed above ours */
-        mguard__dying **pp;
-        for (pp = &ctx->dying; *pp != &dying; pp = &(*pp)->next) {}
-        *pp = dying.next;
-    }
-    if (buf != stackbuf.bytes) mguard__free(ctx, buf);
-}
-
+/* ======================================================================= */
+/* >>ref: 4. weak refs */
+/* ======================================================================= */
 
 /* ---- 4. weak refs ------------------------------------------------------ */
 
@@ -2522,6 +3153,18 @@ static void *mguard__ref_get(const mguard_ctx *ctx, mguard_ref ref)
 }
 
 bool mguard_ref_is_null(mguard_ref ref) { return ref.serial_ == 0; }
+
+static void *mguard__ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user)
+{
+    void *obj = mguard__ref_get(ctx, ref);
+    if (obj && try_retain && !try_retain(obj, user)) return NULL;
+    return obj;
+}
+
+
+/* ======================================================================= */
+/* >>trackers: 5. mutation trackers */
+/* ======================================================================= */
 
 /* ---- 5. mutation trackers ---------------------------------------------- */
 
@@ -2751,6 +3394,11 @@ static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
 }
 
 
+
+/* ======================================================================= */
+/* >>gen: 6. generation tags */
+/* ======================================================================= */
+
 /* ---- 6. generation tags ------------------------------------------------ */
 
 static mguard_status mguard__flag(mguard_ctx *ctx, const void *obj, uint32_t flag, const char *fn)
@@ -2835,187 +3483,12 @@ static void mguard__gen_clear(mguard_ctx *ctx)
     }
 }
 
+
+/* ======================================================================= */
+/* >>scope: 7. scope hierarchy tracker */
+/* ======================================================================= */
+
 /* ---- 7. scope hierarchy tracker ---------------------------------------- */
-
-/* Components that live as long as their context (scope and dynamism
-   trackers) sit on one list so mguard_ctx_destroy and mguard_ctx_check reach
-   them without knowing their types. */
-typedef struct mguard__part {
-    struct mguard__part *prev, *next;
-    void (*destroy)(struct mguard__part *p);
-    mguard_status (*check)(struct mguard__part *p);
-} mguard__part;
-
-static void mguard__part_link(mguard_ctx *ctx, mguard__part *p)
-{
-    p->prev = NULL;
-    p->next = ctx->parts;
-    if (ctx->parts) ctx->parts->prev = p;
-    ctx->parts = p;
-}
-
-static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
-{
-    if (p->prev) p->prev->next = p->next; else ctx->parts = p->next;
-    if (p->next) p->next->prev = p->prev;
-    p->prev = p->next = NULL;
-}
-
-
-/* Defined with mguard_ctx_check, further down. */
-static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
-                                         size_t stride, size_t len, const char *what);
-
-
-
-/* ---- text output shared by the reports --------------------------------
-   Either snprintf into a caller's buffer (len counts every byte produced,
-   what does not fit is dropped) or pieces handed to a write callback
-   through a small chunk buffer. */
-typedef struct mguard__out {
-    char *buf;
-    size_t cap, len;
-    mguard_scope_write_fn fn;
-    void *user;
-    mguard_ctx *ctx;
-    size_t nchunk;
-    char chunk[256];
-} mguard__out;
-
-static void mguard__out_init_buf(mguard__out *o, char *buf, size_t cap)
-{
-    memset(o, 0, sizeof *o);
-    o->buf = cap ? buf : NULL;
-    o->cap = buf ? cap : 0;
-}
-
-static void mguard__out_flush(mguard__out *o)
-{
-    if (!o->fn || !o->nchunk) return;
-    MGUARD__CALLOUT(o->ctx, o->fn(o->chunk, o->nchunk, o->user));
-    o->nchunk = 0;
-}
-
-static void mguard__out_put(mguard__out *o, const char *p, size_t n)
-{
-    if (o->fn) {
-        while (n) {
-            size_t k = sizeof o->chunk - o->nchunk;
-            if (k > n) k = n;
-            memcpy(o->chunk + o->nchunk, p, k);
-            o->nchunk += k;
-            p += k;
-            n -= k;
-            o->len += k;
-            if (o->nchunk == sizeof o->chunk) mguard__out_flush(o);
-        }
-        return;
-    }
-    if (o->len + 1 < o->cap) {
-        size_t room = o->cap - 1 - o->len;
-        memcpy(o->buf + o->len, p, n < room ? n : room);
-    }
-    o->len += n;
-}
-
-static void mguard__out_str(mguard__out *o, const char *s) { mguard__out_put(o, s, strlen(s)); }
-
-static void mguard__out_pad(mguard__out *o, size_t n)
-{
-    static const char spaces[] = "                                ";
-    while (n) {
-        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
-        mguard__out_put(o, spaces, k);
-        n -= k;
-    }
-}
-
-/* NUL-terminate (buffer) or hand over the rest (callback); the length. */
-static size_t mguard__out_end(mguard__out *o)
-{
-    if (o->fn) mguard__out_flush(o);
-    else if (o->cap) o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
-    return o->len;
-}
-
-/* The length snprintf wrote into b[n], never what it would have wanted;
-   a locale's decimal comma becomes a point (reports are C text and JSON). */
-static size_t mguard__fmt_len(char *b, size_t n, int k)
-{
-    size_t i, len = k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
-    for (i = 0; i < len; i++)
-        if (b[i] == ',') b[i] = '.';
-    return len;
-}
-
-/* A number for people: integers without a fraction, others with %g. */
-static size_t mguard__fmt_num(char *b, size_t n, double v)
-{
-    int k;
-    if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, n, "%lld", (long long)v);
-    else k = snprintf(b, n, "%g", v);
-    return mguard__fmt_len(b, n, k);
-}
-
-/* A number for JSON: finite only (anything else becomes 0). Times below
-   1e15 keep three decimals (nanoseconds of a microsecond clock); larger
-   ones, up to DBL_MAX, take %.17g, which fits b and is valid JSON. */
-static void mguard__out_json_num(mguard__out *o, double v)
-{
-    char b[64];
-    int k;
-    if (!(v - v == 0.0)) v = 0.0;
-    if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, sizeof b, "%lld", (long long)v);
-    else if (v > -1e15 && v < 1e15) k = snprintf(b, sizeof b, "%.3f", v);
-    else k = snprintf(b, sizeof b, "%.17g", v);
-    mguard__out_put(o, b, mguard__fmt_len(b, sizeof b, k));
-}
-
-/* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
-static size_t mguard__utf8_len(const unsigned char *p)
-{
-    unsigned c = p[0];
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-        return (p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80) ? 3 : 0;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-        return (p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80) ? 4 : 0;
-    }
-    return 0;
-}
-
-/* A JSON string: quotes, backslashes and control characters escaped,
-   invalid UTF-8 replaced by U+FFFD, so any name gives valid JSON. */
-static void mguard__out_json_str(mguard__out *o, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    mguard__out_put(o, "\"", 1);
-    while (*p) {
-        size_t n = mguard__utf8_len(p);
-        if (*p == '"' || *p == '\\') {
-            char e[2];
-            e[0] = '\\';
-            e[1] = (char)*p;
-            mguard__out_put(o, e, 2);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            char e[8];
-            snprintf(e, sizeof e, "\\u%04x", (unsigned)*p);
-            mguard__out_put(o, e, 6);
-        } else if (n) {
-            mguard__out_put(o, (const char *)p, n);
-            p += n;
-            continue;
-        } else {
-            mguard__out_str(o, "\\ufffd");
-        }
-        p++;
-    }
-    mguard__out_put(o, "\"", 1);
-}
 
 /* ---- the tracker -------------------------------------------------------
    names: a weak table comp -> {interned fqn, flags}; SEEN means comp's
@@ -4169,6 +4642,11 @@ static mguard_status mguard__scope_check(mguard__part *p)
     return MGUARD_OK;
 }
 
+
+/* ======================================================================= */
+/* >>dyn: 8. dynamism tracker */
+/* ======================================================================= */
+
 /* ---- 8. dynamism tracker ----------------------------------------------- */
 
 size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap)
@@ -4606,6 +5084,11 @@ static mguard_status mguard__dyn_check(mguard__part *p)
     MGUARD__CHECK(ctx, seen == d->nrecs, "dyn %p: %u paths in groups, %u recorded", (void *)d, seen, d->nrecs);
     return MGUARD_OK;
 }
+
+
+/* ======================================================================= */
+/* >>ledger: 9. side-effects ledger */
+/* ======================================================================= */
 
 /* ---- 9. side-effects ledger -------------------------------------------- */
 
@@ -7153,207 +7636,10 @@ static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
     return MGUARD_OK;
 }
 
-/* ---- handle checks (MGUARD_DEBUG: registry of live handles) ------------
-   Every entry point checks its handle. A plain build refuses NULL and a
-   wrong magic number; that cannot make a destroyed handle safe, since
-   reading its magic number reads freed memory. MGUARD_DEBUG adds a
-   registry of live handles, looked up before a handle is read: the live
-   contexts, linked through the contexts themselves (the one piece of
-   process-wide state, and only in debug builds), and in each context an
-   index of its live tables and one of its other handles (scope trackers,
-   dynamism trackers, ledgers and clones, each with its kind), allocated
-   through the context's allocator (so their create functions can fail
-   with it). A handle leaves the registry when its destroy finishes (a
-   deferred one included; mguard_ctx_destroy's too), a context when it is
-   destroyed. Sections 7-9 check their handles through the macros
-   mguard__scope_ok, mguard__dyn_ok and mguard__ledger_ok, which under
-   MGUARD_DEBUG name the calling function (__func__: the body mguard__x
-   of the public mguard_x is reported as mguard_x); helpers that are
-   given the public name check with MGUARD__DBG_OK first. A refused
-   handle is reported through the logger of every live context (usually
-   the one), or on stderr when none is alive. Cost: O(live contexts) per
-   call plus one hash lookup per table handle. Not for programs that
-   create or destroy contexts on several threads at once. */
-#ifdef MGUARD_DEBUG
-static mguard_ctx *mguard__dbg_live;
 
-static void mguard__dbg_complain(const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    mguard_ctx *c;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (!mguard__dbg_live) fprintf(stderr, "mguard warning: %s\n", buf);
-    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
-        if (c->log.func) c->log.func(MGUARD_LOG_WARN, buf, c->log.user);
-}
-
-static bool mguard__dbg_ctx_live(const mguard_ctx *ctx)
-{
-    const mguard_ctx *c;
-    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
-        if (c == ctx) return true;
-    return false;
-}
-
-static uint32_t mguard__dbg_find(const mguard_ctx *ctx, const mguard_weak *t)
-{
-    return mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t));
-}
-
-static bool mguard__dbg_table_live(const mguard_weak *t)
-{
-    const mguard_ctx *c;
-    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
-        if (mguard__dbg_find(c, t)) return true;
-    return false;
-}
-
-static mguard_status mguard__dbg_reserve(mguard_ctx *ctx)
-{
-    mguard_status st = mguard__ix_reserve(ctx, &ctx->dbg.ix, (size_t)ctx->dbg.ntabs + 1);
-    if (!st) st = mguard__reserve(ctx, (void **)&ctx->dbg.tabs, &ctx->dbg.captabs, (size_t)ctx->dbg.ntabs + 1, sizeof(mguard_weak *));
-    return st;
-}
-
-static void mguard__dbg_add(mguard_ctx *ctx, mguard_weak *t)
-{
-    ctx->dbg.tabs[ctx->dbg.ntabs++] = t;
-    mguard__ix_put(&ctx->dbg.ix, mguard__hash_ptr(t), ctx->dbg.ntabs);
-}
-
-/* Swap-remove: the last table takes t's place and its slot is renumbered. */
-static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
-{
-    uint32_t i1 = mguard__dbg_find(ctx, t), last = ctx->dbg.ntabs;
-    MGUARD_ASSERT(i1);
-    if (!i1) return;
-    mguard__ix_del(&ctx->dbg.ix, mguard__hash_ptr(t), i1);
-    if (i1 != last) {
-        mguard_weak *moved = ctx->dbg.tabs[last - 1];
-        uint32_t h = mguard__hash_ptr(moved);
-        mguard__ix_del(&ctx->dbg.ix, h, last);
-        ctx->dbg.tabs[i1 - 1] = moved;
-        mguard__ix_put(&ctx->dbg.ix, h, i1);
-    }
-    ctx->dbg.ntabs--;
-}
-
-/* The other handles (scope, dyn, ledger): the same scheme, with kinds. */
-static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger" };
-
-static uint32_t mguard__dbg_h_find(const mguard_ctx *ctx, const void *h)
-{
-    return mguard__ix_find(&ctx->dbg.hix, (const unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), h, mguard__hash_ptr(h));
-}
-
-static bool mguard__dbg_h_live(const void *h, int kind)
-{
-    const mguard_ctx *c;
-    for (c = mguard__dbg_live; c; c = c->dbg.next_live) {
-        uint32_t i1 = mguard__dbg_h_find(c, h);
-        if (i1) return c->dbg.hs[i1 - 1].kind == kind;
-    }
-    return false;
-}
-
-static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn)
-{
-    const char *k = mguard__dbg_kind_names[kind];
-    if (!h || mguard__dbg_h_live(h, kind)) return true;
-    /* the body of mguard_x is mguard__x: name the public function */
-    if (strncmp(fn, "mguard__", 8) == 0) {
-        mguard__dbg_complain("mguard_%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn + 8, h, k, k);
-    } else {
-        mguard__dbg_complain("%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn, h, k, k);
-    }
-    return false;
-}
-
-static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx)
-{
-    mguard_status st = mguard__ix_reserve(ctx, &ctx->dbg.hix, (size_t)ctx->dbg.nhs + 1);
-    if (!st) st = mguard__reserve(ctx, (void **)&ctx->dbg.hs, &ctx->dbg.caphs, (size_t)ctx->dbg.nhs + 1, sizeof(mguard__dbg_h));
-    return st;
-}
-
-static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind)
-{
-    ctx->dbg.hs[ctx->dbg.nhs].h = h;
-    ctx->dbg.hs[ctx->dbg.nhs++].kind = kind;
-    mguard__ix_put(&ctx->dbg.hix, mguard__hash_ptr(h), ctx->dbg.nhs);
-}
-
-static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h)
-{
-    uint32_t i1 = mguard__dbg_h_find(ctx, h), last = ctx->dbg.nhs;
-    MGUARD_ASSERT(i1);
-    if (!i1) return;
-    mguard__ix_del(&ctx->dbg.hix, mguard__hash_ptr(h), i1);
-    if (i1 != last) {
-        mguard__dbg_h moved = ctx->dbg.hs[last - 1];
-        uint32_t hh = mguard__hash_ptr(moved.h);
-        mguard__ix_del(&ctx->dbg.hix, hh, last);
-        ctx->dbg.hs[i1 - 1] = moved;
-        mguard__ix_put(&ctx->dbg.hix, hh, i1);
-    }
-    ctx->dbg.nhs--;
-}
-
-static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
-{
-    mguard_ctx **pp;
-    for (pp = &mguard__dbg_live; *pp; pp = &(*pp)->dbg.next_live) {
-        if (*pp == ctx) {
-            *pp = ctx->dbg.next_live;
-            break;
-        }
-    }
-    mguard__ix_free(ctx, &ctx->dbg.ix);
-    mguard__free(ctx, ctx->dbg.tabs);
-    mguard__ix_free(ctx, &ctx->dbg.hix);
-    mguard__free(ctx, ctx->dbg.hs);
-}
-#endif
-
-/* The create functions' check: a live context that is not being destroyed
-   (a handle made by a callback of mguard_ctx_destroy would be freed under
-   its maker, or outlive its context). */
-static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn)
-{
-    if (!mguard__ctx_ok(ctx, fn)) return false;
-    if (ctx->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: refused: the context is being destroyed", fn);
-        return false;
-    }
-    return true;
-}
-
-static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
-{
-#ifdef MGUARD_DEBUG
-    if (ctx && !mguard__dbg_ctx_live(ctx)) {
-        mguard__dbg_complain("%s: %p is not a live context (destroyed, or not a context)", fn, (const void *)ctx);
-        return false;
-    }
-#endif
-    (void)fn;
-    return ctx && (ctx->magic | 1u) == MGUARD__MAGIC_CTX_TS;
-}
-
-static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
-{
-#ifdef MGUARD_DEBUG
-    if (t && !mguard__dbg_table_live(t)) {
-        mguard__dbg_complain("%s: %p is not a live table (destroyed, its context destroyed, or not a table)", fn, (const void *)t);
-        return false;
-    }
-#endif
-    (void)fn;
-    return mguard__weak_ok(t);
-}
+/* ======================================================================= */
+/* >>threads: 10. threads: setting up the lock, finding it, the locked variants */
+/* ======================================================================= */
 
 /* ---- 10. threads: the context's lock and the shared-context readers ---- */
 
@@ -7412,32 +7698,6 @@ static void mguard__lock_fini(mguard_ctx *ctx)
     mguard__free(ctx, lk);
 }
 
-bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx)
-{
-    return mguard__ctx_ok(ctx, "mguard_ctx_is_thread_safe") && ctx->lk;
-}
-
-static mguard_status mguard__weak_get_copy(const mguard_weak *t, const void *key, void *out)
-{
-    const void *p;
-    if (!mguard__weak_valid(t, "mguard_weak_get_copy")) return MGUARD_EINVAL;
-    if (!key || !out) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_copy: NULL %s", !key ? "key" : "out");
-        return MGUARD_EINVAL;
-    }
-    p = mguard__weak_get(t, key);
-    if (!p) return MGUARD_NOT_FOUND;
-    memcpy(out, p, t->value_size);
-    return MGUARD_OK;
-}
-
-static void *mguard__ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user)
-{
-    void *obj = mguard__ref_get(ctx, ref);
-    if (obj && try_retain && !try_retain(obj, user)) return NULL;
-    return obj;
-}
-
 /* Where the wrappers find the lock. A handle the implementation will
    refuse gives NULL (no lock is needed to refuse it). The fields read here
    are written once, when the handle is created. Under MGUARD_DEBUG a
@@ -7484,192 +7744,6 @@ static mguard__lock *mguard__lock_of_ledger_iter(const mguard_ledger_iter *it) {
 static mguard__lock *mguard__lock_of_diff(const mguard_ledger_diff_result *d)
 {
     return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx->lk : NULL;
-}
-
-/* ---- 1. context: create, destroy, check -------------------------------- */
-
-/* A context's id, carried by its refs: unique in the process (within one
-   copy of this implementation; MGUARD_STATIC copies count separately), so
-   a ref of another context, even a destroyed one at the same address, is
-   always told apart. Atomic where the compiler offers it; elsewhere create
-   contexts on one thread at a time. */
-static uint64_t mguard__next_ctx_id(void)
-{
-    /* cppcheck-suppress unassignedVariable ; written by __atomic_add_fetch */
-    static uint64_t next;
-#if defined(__GNUC__) || defined(__clang__)
-    return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
-#else
-    return ++next;
-#endif
-}
-
-mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
-{
-    mguard_ctx_desc d;
-    mguard_ctx *ctx;
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    if (!d.allocator.realloc_fn != !d.allocator.free_fn) {
-        if (d.logger.func) d.logger.func(MGUARD_LOG_ERROR, "mguard_ctx_create: the allocator needs both realloc_fn and free_fn", d.logger.user);
-        return NULL;
-    }
-    if (!d.allocator.realloc_fn) {
-        d.allocator.realloc_fn = mguard__default_realloc;
-        d.allocator.free_fn = mguard__default_free;
-    }
-    if (!d.logger.func && !d.quiet) d.logger.func = mguard__default_log;
-    ctx = (mguard_ctx *)d.allocator.realloc_fn(NULL, sizeof *ctx, d.allocator.user);
-    if (!ctx) {
-        if (d.logger.func) d.logger.func(MGUARD_LOG_ERROR, "mguard_ctx_create: out of memory", d.logger.user);
-        return NULL;
-    }
-    memset(ctx, 0, sizeof *ctx);
-    ctx->magic = MGUARD__MAGIC_CTX;
-    ctx->alloc = d.allocator;
-    ctx->log = d.logger;
-    ctx->id = mguard__next_ctx_id();
-    if (!mguard__lock_init(ctx, &d)) {
-        ctx->magic = MGUARD__DEAD;
-        d.allocator.free_fn(ctx, d.allocator.user);
-        return NULL;
-    }
-#ifdef MGUARD_DEBUG
-    ctx->dbg.next_live = mguard__dbg_live;
-    mguard__dbg_live = ctx;
-#endif
-    return ctx;
-}
-
-static void mguard__ctx_destroy(mguard_ctx *ctx)
-{
-    uint32_t i;
-    if (!mguard__ctx_ok(ctx, "mguard_ctx_destroy")) return;
-    if (ctx->in_callback || ctx->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
-        return;
-    }
-    ctx->destroying = 1;
-    while (ctx->parts) ctx->parts->destroy(ctx->parts);
-    while (ctx->ledger_root) mguard__ledger_destroy_first(ctx);
-    while (ctx->tables) mguard__weak_destroy(ctx->tables);
-    for (i = 0; i < ctx->nobjs; i++) {
-        mguard__obj *o = &ctx->objs[i];
-        if (!o->key) continue;
-        mguard__free(ctx, o->more);
-        mguard__free(ctx, o->watch);
-    }
-    mguard__free(ctx, ctx->objs);
-    mguard__ix_free(ctx, &ctx->reg_index);
-    for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, ctx->strs[i]);
-    mguard__free(ctx, ctx->strs);
-    mguard__ix_free(ctx, &ctx->str_index);
-#ifdef MGUARD_DEBUG
-    mguard__dbg_forget_ctx(ctx);
-#endif
-    if (ctx->lk) mguard__lock_fini(ctx);
-    ctx->magic = MGUARD__DEAD;
-    ctx->alloc.free_fn(ctx, ctx->alloc.user);
-}
-
-
-static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
-                                         size_t stride, size_t len, const char *what)
-{
-    size_t i, used = 0;
-    if (!ix->slots) {
-        MGUARD__CHECK(ctx, ix->used == 0, "%s: index without slots has %lu keys", what, (unsigned long)ix->used);
-        return MGUARD_OK;
-    }
-    MGUARD__CHECK(ctx, ix->used * 2 <= ix->mask + 1, "%s: index over half full", what);
-    for (i = 0; i <= ix->mask; i++) {
-        const void *k;
-        mguard__slot s = ix->slots[i];
-        if (!s.idx) continue;
-        used++;
-        MGUARD__CHECK(ctx, s.idx <= len, "%s: slot %lu points past the entries", what, (unsigned long)i);
-        memcpy(&k, dense + (size_t)(s.idx - 1) * stride, sizeof k);
-        MGUARD__CHECK(ctx, k != NULL, "%s: slot %lu points at a removed entry", what, (unsigned long)i);
-        MGUARD__CHECK(ctx, mguard__hash_ptr(k) == s.hash, "%s: slot %lu has a stale hash", what, (unsigned long)i);
-        MGUARD__CHECK(ctx, mguard__ix_find(ix, dense, stride, k, s.hash) == s.idx, "%s: key %p not reachable from its home slot", what, k);
-    }
-    MGUARD__CHECK(ctx, used == ix->used, "%s: index counts %lu keys, holds %lu", what, (unsigned long)ix->used, (unsigned long)used);
-    return MGUARD_OK;
-}
-
-static mguard_status mguard__ctx_check(mguard_ctx *ctx)
-{
-    mguard_weak *t;
-    uint32_t i, j, live = 0, nfree = 0, f;
-    size_t backrefs = 0, entries = 0;
-    if (!mguard__ctx_ok(ctx, "mguard_ctx_check")) return MGUARD_EINVAL;
-    if (mguard__check_index(ctx, &ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), ctx->nobjs, "registry"))
-        return MGUARD_EINVAL;
-    for (i = 0; i < ctx->nobjs; i++) {
-        const mguard__obj *o = &ctx->objs[i];
-        if (!o->key) continue;
-        live++;
-        MGUARD__CHECK(ctx, mguard__reg_find(ctx, o->key) == i + 1, "record %u (%p) not found by its key", i, o->key);
-        MGUARD__CHECK(ctx, !mguard__obj_empty(o), "record %u (%p) is empty but kept", i, o->key);
-        MGUARD__CHECK(ctx, o->ntables <= o->captables, "record %u: table count over capacity", i);
-        MGUARD__CHECK(ctx, o->nwatch <= o->capwatch, "record %u: watcher count over capacity", i);
-        MGUARD__CHECK(ctx, o->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
-        for (j = 0; j < o->ntables; j++) {
-            const mguard_weak *tt = MGUARD__TABLES(o)[j];
-            MGUARD__CHECK(ctx, mguard__weak_ok(tt), "record %u: back-reference %u is not a live table", i, j);
-            MGUARD__CHECK(ctx, mguard__weak_get(tt, o->key) != NULL, "record %u: table %p does not hold %p", i, (const void *)tt, o->key);
-            backrefs++;
-        }
-    }
-    MGUARD__CHECK(ctx, live == ctx->live_objs, "live record count %u, counted %u", ctx->live_objs, live);
-    for (f = ctx->free_head; f; f = ctx->objs[f - 1].next_free) {
-        MGUARD__CHECK(ctx, f <= ctx->nobjs && !ctx->objs[f - 1].key, "free list reaches a live record");
-        MGUARD__CHECK(ctx, ++nfree <= ctx->nobjs, "free list has a cycle");
-    }
-    MGUARD__CHECK(ctx, nfree + live == ctx->nobjs, "records: %u live + %u free != %u", live, nfree, ctx->nobjs);
-    for (t = ctx->tables; t; t = t->next) {
-        uint64_t last = 0;
-        uint32_t nlive = 0;
-        MGUARD__CHECK(ctx, mguard__weak_ok(t), "table list holds a dead table");
-        MGUARD__CHECK(ctx, t->len <= t->cap && t->live <= t->len, "table %p: counts out of range", (void *)t);
-        if (mguard__check_index(ctx, &t->index, t->dense, t->stride, t->len, "table")) return MGUARD_EINVAL;
-        for (i = 0; i < t->len; i++) {
-            mguard__entry_hdr hdr;
-            memcpy(&hdr, MGUARD__ENTRY(t, i), sizeof hdr);
-            MGUARD__CHECK(ctx, i == 0 || (hdr.seq & ~MGUARD__SEQ_PENDING) > last, "table %p: entries out of order", (void *)t);
-            last = hdr.seq & ~MGUARD__SEQ_PENDING;
-            if (!hdr.key || (hdr.seq & MGUARD__SEQ_PENDING)) continue;
-            nlive++;
-            {
-                uint32_t r = mguard__reg_find(ctx, hdr.key), c = 0;
-                MGUARD__CHECK(ctx, r, "table %p: key %p has no record", (void *)t, hdr.key);
-                for (j = 0; j < ctx->objs[r - 1].ntables; j++) c += MGUARD__TABLES(&ctx->objs[r - 1])[j] == t;
-                MGUARD__CHECK(ctx, c == 1, "table %p: key %p's record lists it %u times", (void *)t, hdr.key, c);
-            }
-        }
-        MGUARD__CHECK(ctx, nlive == t->live && nlive == t->index.used, "table %p: live count %u, counted %u", (void *)t, t->live, nlive);
-        MGUARD__CHECK(ctx, t->next_seq >= t->len, "table %p: seq behind", (void *)t);
-        entries += nlive;
-    }
-    MGUARD__CHECK(ctx, entries == backrefs, "%lu table entries but %lu back-references", (unsigned long)entries, (unsigned long)backrefs);
-    {
-        struct mguard__part *p;
-        for (p = ctx->parts; p; p = p->next)
-            if (p->check(p)) return MGUARD_EINVAL;
-    }
-#ifdef MGUARD_DEBUG
-    {
-        uint32_t ntab = 0;
-        if (mguard__check_index(ctx, &ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), ctx->dbg.ntabs, "debug registry"))
-            return MGUARD_EINVAL;
-        for (t = ctx->tables; t; t = t->next, ntab++)
-            MGUARD__CHECK(ctx, mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t)), "debug registry: table %p missing", (void *)t);
-        MGUARD__CHECK(ctx, ntab == ctx->dbg.ntabs, "debug registry: %u tables, %u live", ctx->dbg.ntabs, ntab);
-        if (mguard__check_index(ctx, &ctx->dbg.hix, (const unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), ctx->dbg.nhs, "debug registry of handles"))
-            return MGUARD_EINVAL;
-    }
-#endif
-    return mguard__ledgers_check(ctx);
 }
 
 #if defined(__GNUC__) || defined(__clang__)
