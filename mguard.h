@@ -1190,8 +1190,7 @@ struct mguard_ctx {
     mguard__index str_index;
     char **strs;
     uint32_t nstrs, capstrs;
-    struct mguard__part *parts;  /* scope and dynamism trackers (sections 7-8) */
-    struct mguard__lroot *ledger_root; /* 9. every ledger and their weak table; NULL when none */
+    struct mguard__part *parts;  /* the add-ons: scope and dynamism trackers, the ledgers' root */
     mguard__lock *lk;            /* 10. the lock of a thread-safe context (whose
                                     magic is MGUARD__MAGIC_CTX_TS); NULL: one thread */
 #ifdef MGUARD_DEBUG
@@ -1228,7 +1227,7 @@ struct mguard_weak {
 
 /* ---- parts ------------------------------------------------------------ */
 /* Components that live as long as their context (scope and dynamism
-   trackers) sit on one list so mguard_ctx_destroy and mguard_ctx_check reach
+   trackers, the root of the ledgers) sit on one list so mguard_ctx_destroy and mguard_ctx_check reach
    them without knowing their types. */
 typedef struct mguard__part {
     struct mguard__part *prev, *next;
@@ -1720,6 +1719,20 @@ static void mguard__part_link(mguard_ctx *ctx, mguard__part *p)
     ctx->parts = p;
 }
 
+/* At the end of the list: destroyed after the parts linked before it and
+   the ones linked later (the ledgers outlive the trackers in a destroy). */
+static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
+{
+    mguard__part **at = &ctx->parts;
+    p->next = NULL;
+    p->prev = NULL;
+    while (*at) {
+        p->prev = *at;
+        at = &(*at)->next;
+    }
+    *at = p;
+}
+
 static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
 {
     if (p->prev) p->prev->next = p->next; else ctx->parts = p->next;
@@ -2098,8 +2111,6 @@ static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
 /* Defined in later sections. */
 static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d);
 static void mguard__lock_fini(mguard_ctx *ctx);
-static void mguard__ledger_destroy_first(mguard_ctx *ctx);
-static mguard_status mguard__ledgers_check(mguard_ctx *ctx);
 static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj);
 static bool mguard__obj_empty(const mguard__obj *o);
 static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_key_death_fn on_death, void *user, const void *key, void *bytes);
@@ -2190,7 +2201,6 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     }
     ctx->destroying = 1;
     while (ctx->parts) ctx->parts->destroy(ctx->parts);
-    while (ctx->ledger_root) mguard__ledger_destroy_first(ctx);
     while (ctx->tables) mguard__weak_destroy(ctx->tables);
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
@@ -2308,7 +2318,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
             return MGUARD_EINVAL;
     }
 #endif
-    return mguard__ledgers_check(ctx);
+    return MGUARD_OK;
 }
 
 
@@ -5163,6 +5173,7 @@ typedef struct mguard__lrec { const char *tag; void *payload; } mguard__lrec;
 typedef struct mguard__lhook { const void *obj; const char *name; void *fn; int id, pad_; } mguard__lhook;
 
 struct mguard__lroot {
+    mguard__part part;         /* first: the context's list of parts */
     mguard_ctx *ctx;
     mguard_ledger *head;       /* every ledger of ctx, doubly linked */
     uint32_t nledgers;
@@ -5315,9 +5326,10 @@ static bool mguard__ledger_modified(const mguard__lent *e)
     return (e->flags & MGUARD__LE_MARKED) != 0;
 }
 
+static struct mguard__lroot *mguard__ledger_root_of(const mguard_ctx *ctx);
 static void mguard__ledger_touch(mguard_ledger *L)
 {
-    L->stamp = ++L->ctx->ledger_root->next_stamp;
+    L->stamp = ++mguard__ledger_root_of(L->ctx)->next_stamp;
 }
 
 /* ---- the block: a clone is one allocation ------------------------------
@@ -5561,12 +5573,25 @@ static void mguard__ledger_end_walk(mguard_ledger *L)
 /* ---- the root: every ledger of a context, the weak table of deaths ------ */
 
 static void mguard__ledger_on_death(const void *key, void *value, void *user);
+static void mguard__ledger_root_destroy_part(mguard__part *p);
+static mguard_status mguard__ledger_root_check_part(mguard__part *p);
+
+/* The root of ctx's ledgers: a part of the context, created with its first
+   ledger (the core knows parts, not ledgers). NULL when ctx has none.
+   Cost: O(parts), a few pointers. */
+static struct mguard__lroot *mguard__ledger_root_of(const mguard_ctx *ctx)
+{
+    mguard__part *p;
+    for (p = ctx->parts; p; p = p->next)
+        if (p->destroy == mguard__ledger_root_destroy_part) return (struct mguard__lroot *)(void *)p;
+    return NULL;
+}
 
 static void mguard__ledger_root_maybe_free(mguard_ctx *ctx)
 {
-    struct mguard__lroot *root = ctx->ledger_root;
+    struct mguard__lroot *root = mguard__ledger_root_of(ctx);
     if (!root || root->nledgers || root->frames) return;
-    ctx->ledger_root = NULL;
+    mguard__part_unlink(ctx, &root->part);
     mguard__weak_destroy(root->watch);
     mguard__free(ctx, root);
 }
@@ -5575,7 +5600,7 @@ static mguard_status mguard__ledger_root_ensure(mguard_ctx *ctx)
 {
     struct mguard__lroot *root;
     mguard_weak_desc d;
-    if (ctx->ledger_root) return MGUARD_OK;
+    if (mguard__ledger_root_of(ctx)) return MGUARD_OK;
     root = (struct mguard__lroot *)mguard__alloc(ctx, sizeof *root);
     if (!root) return MGUARD_ENOMEM;
     memset(root, 0, sizeof *root);
@@ -5596,7 +5621,9 @@ static mguard_status mguard__ledger_root_ensure(mguard_ctx *ctx)
     }
     root->ctx = ctx;
     root->sweep_at = 64;
-    ctx->ledger_root = root;
+    root->part.destroy = mguard__ledger_root_destroy_part;
+    root->part.check = mguard__ledger_root_check_part;
+    mguard__part_link_last(ctx, &root->part);
     return MGUARD_OK;
 }
 
@@ -5618,7 +5645,7 @@ static void mguard__ledger_root_sweep(struct mguard__lroot *root)
    (never between two watches of one operation: it could drop the first). */
 static void mguard__ledger_maybe_sweep(mguard_ctx *ctx)
 {
-    struct mguard__lroot *root = ctx->ledger_root;
+    struct mguard__lroot *root = mguard__ledger_root_of(ctx);
     if (mguard__weak_count(root->watch) >= root->sweep_at) mguard__ledger_root_sweep(root);
 }
 
@@ -5626,7 +5653,7 @@ static void mguard__ledger_maybe_sweep(mguard_ctx *ctx)
    mguard__ledger_unwatch if a later step fails. EINVAL (logged) for a dying p. */
 static mguard_status mguard__ledger_watch(mguard_ctx *ctx, const void *p, const char *fn, const void **added)
 {
-    struct mguard__lroot *root = ctx->ledger_root;
+    struct mguard__lroot *root = mguard__ledger_root_of(ctx);
     char one = 1;
     mguard_status st;
     if (!p || mguard__weak_contains(root->watch, p)) return MGUARD_OK;
@@ -5641,7 +5668,7 @@ static mguard_status mguard__ledger_watch(mguard_ctx *ctx, const void *p, const 
 
 static void mguard__ledger_unwatch(mguard_ctx *ctx, const void *added)
 {
-    if (added) mguard__weak_remove(ctx->ledger_root->watch, added);
+    if (added) mguard__weak_remove(mguard__ledger_root_of(ctx)->watch, added);
 }
 
 /* ---- removal (never allocates, never calls out) ------------------------- */
@@ -5785,9 +5812,11 @@ static void mguard__ledger_on_death_locked(struct mguard__lroot *root, const voi
 static void mguard__ledger_on_death(const void *key, void *value, void *user)
 {
     mguard_ctx *ctx = (mguard_ctx *)user;
+    struct mguard__lroot *root;
     (void)value;
     MGUARD__LK_IN(ctx);
-    if (ctx->ledger_root) mguard__ledger_on_death_locked(ctx->ledger_root, key);
+    root = mguard__ledger_root_of(ctx);
+    if (root) mguard__ledger_on_death_locked(root, key);
     MGUARD__LK_OUT(ctx);
 }
 
@@ -5906,10 +5935,13 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
     L->block_bytes = sizeof *L;
     if (desc) L->desc = *desc;
     L->next_seq = 1;
-    L->next = ctx->ledger_root->head;
-    if (L->next) L->next->prev = L;
-    ctx->ledger_root->head = L;
-    ctx->ledger_root->nledgers++;
+    {
+        struct mguard__lroot *root = mguard__ledger_root_of(ctx);
+        L->next = root->head;
+        if (L->next) L->next->prev = L;
+        root->head = L;
+        root->nledgers++;
+    }
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_add(ctx, L, MGUARD__DBG_LEDGER);
 #endif
@@ -5920,7 +5952,7 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
 static void mguard__ledger_free(mguard_ledger *L)
 {
     mguard_ctx *ctx = L->ctx;
-    struct mguard__lroot *root = ctx->ledger_root;
+    struct mguard__lroot *root = mguard__ledger_root_of(ctx);
     if (L->prev) L->prev->next = L->next; else root->head = L->next;
     if (L->next) L->next->prev = L->prev;
     root->nledgers--;
@@ -5957,10 +5989,12 @@ static void mguard__ledger_destroy(mguard_ledger *L)
     mguard__ledger_unframe(L);   /* finishes now, or when the outermost frame ends */
 }
 
-/* mguard_ctx_destroy's loop: destroy one ledger (or the empty root). */
-static void mguard__ledger_destroy_first(mguard_ctx *ctx)
+/* mguard_ctx_destroy's loop over the parts reaches the root: destroy one
+   ledger (or the empty root); the loop calls again while the root lives. */
+static void mguard__ledger_root_destroy_part(mguard__part *p)
 {
-    struct mguard__lroot *root = ctx->ledger_root;
+    struct mguard__lroot *root = (struct mguard__lroot *)(void *)p;
+    mguard_ctx *ctx = root->ctx;
     mguard_ledger *L = root->head;
     if (!L) {
         root->frames = 0;
@@ -6631,10 +6665,13 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
     C->hooks = (mguard__lhook *)dst[7];
     C->caphooks = src->nhooks;
     C->prev = NULL;
-    C->next = ctx->ledger_root->head;
-    if (C->next) C->next->prev = C;
-    ctx->ledger_root->head = C;
-    ctx->ledger_root->nledgers++;
+    {
+        struct mguard__lroot *root = mguard__ledger_root_of(ctx);
+        C->next = root->head;
+        if (C->next) C->next->prev = C;
+        root->head = C;
+        root->nledgers++;
+    }
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_add(ctx, C, MGUARD__DBG_LEDGER);
 #endif
@@ -7510,7 +7547,7 @@ static mguard_status mguard__ledger_check_refs(const mguard_ledger *L, uint32_t 
         MGUARD__CHECK(L->ctx, cnt[i] == s->count, "ledger: %p held %u times, counted %u", s->ptr, cnt[i], s->count);
         MGUARD__CHECK(L->ctx, s->count || (s->flags & MGUARD__LR_RELQ), "ledger: %p unheld but not queued for release", s->ptr);
         MGUARD__CHECK(L->ctx, !s->count || (s->flags & (MGUARD__LR_HELD | MGUARD__LR_RQ)), "ledger: %p held but neither retained nor queued", s->ptr);
-        MGUARD__CHECK(L->ctx, !s->count || !(s->flags & MGUARD__LR_WATCHED) || mguard__weak_contains(ctx->ledger_root->watch, s->ptr) ||
+        MGUARD__CHECK(L->ctx, !s->count || !(s->flags & MGUARD__LR_WATCHED) || mguard__weak_contains(mguard__ledger_root_of(ctx)->watch, s->ptr) ||
                        mguard__is_dying(ctx, s->ptr), "ledger: %p is not watched", s->ptr);
     }
     return MGUARD_OK;
@@ -7611,12 +7648,12 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
 }
 
 /* mguard_ctx_check's part: the root and every ledger. */
-static mguard_status mguard__ledgers_check(mguard_ctx *ctx)
+static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 {
-    const struct mguard__lroot *root = ctx->ledger_root;
+    const struct mguard__lroot *root = (const struct mguard__lroot *)(void *)p;
+    mguard_ctx *ctx = root->ctx;
     const mguard_ledger *L;
     uint32_t n = 0;
-    if (!root) return MGUARD_OK;
     if (!mguard__weak_ok(root->watch)) {
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: the ledgers' weak table is gone");
         return MGUARD_EINVAL;

@@ -632,9 +632,9 @@ static void test_ledger_more_holds(void **state)
     L->refs[rx - 1].count++;
     L->nhooks = 2;
     /* a watched pointer whose death would not reach the ledger */
-    assert_int_equal(mguard_weak_remove(f.ctx->ledger_root->watch, &lx), MGUARD_OK);
+    assert_int_equal(mguard_weak_remove(mguard__ledger_root_of(f.ctx)->watch, &lx), MGUARD_OK);
     LEDGER_BROKEN(&f, "%p is not watched", (void *)&lx);
-    assert_int_equal(mguard_weak_set(f.ctx->ledger_root->watch, &lx, &one), MGUARD_OK);
+    assert_int_equal(mguard_weak_set(mguard__ledger_root_of(f.ctx)->watch, &lx, &one), MGUARD_OK);
     /* an index slot at the free write slot: the lists hold fewer writes */
     mguard__ix_put(&L->w_ix, 12345u, L->wfree);
     L->live_writes++;
@@ -662,7 +662,7 @@ static void test_ledger_list_of_the_context(void **state)
 {
     lfix f;
     mguard_ledger *L = ledger_fixture(&f);
-    struct mguard__lroot *root = f.ctx->ledger_root;
+    struct mguard__lroot *root = mguard__ledger_root_of(f.ctx);
     mguard_weak *watch = root->watch;
     (void)state;
     root->watch = NULL;
