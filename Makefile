@@ -52,7 +52,7 @@ $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(BUILD)/mguard_impl.o $(H
 # CPUs; each part's output kept together), then the unit binaries one by one.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: test-parts
-test-parts: $(TEST_BINS) check-compile check-docs check-reference check-packaging check-lua test32
+test-parts: $(TEST_BINS) check-compile check-parts check-docs check-reference check-packaging check-lua test32
 test: | $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget test-parts
 	@failed=""; for t in $(TEST_BINS); do echo "== $$t"; ./$$t || failed="$$failed $$t"; done; \
@@ -82,6 +82,14 @@ check-compile: | $(DEPS_STAMP)
 	@sh tests/check_compile.sh "$(BUILD)/compile" "$(STB_CFLAGS)"
 	@sh tests/check_locked.sh
 	@sh tests/check_fuzz_coverage.sh
+
+# MGUARD_NO_SCOPE/NO_DYN/NO_LEDGER in every combination, strictly compiled
+# and run (tests/check_parts.sh); make part-sizes prints design.md's table.
+.PHONY: check-parts part-sizes
+check-parts: | $(DEPS_STAMP)
+	@sh tests/check_parts.sh "$(BUILD)/parts" "$(STB_CFLAGS)"
+part-sizes: | $(DEPS_STAMP)
+	@sh tests/check_parts.sh --sizes "$(BUILD)/parts" "$(STB_CFLAGS)"
 
 # docs/api.md names every public function, type and macro of mguard.h and
 # nothing the header lacks (tests/check_reference.py).

@@ -443,6 +443,7 @@ MGUARDDEF bool mguard_gen_is_dynamic(const mguard_ctx *ctx, const void *obj, con
 /* Generation back to 0; every tag and class mark gone. Cost: O(objects). */
 MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
 
+#ifndef MGUARD_NO_SCOPE
 /* ==== 7. scope hierarchy tracker ======================================== */
 
 /* Which components is the program inside right now? Components (modules of
@@ -582,7 +583,9 @@ MGUARDDEF mguard_status mguard_scope_clear_trace(mguard_scope *s);
 /* Forget which warnings were already logged, so each may be logged once
    more. EINVAL for NULL s. Cost: O(warnings). */
 MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
+#endif /* MGUARD_NO_SCOPE */
 
+#ifndef MGUARD_NO_DYN
 /* ==== 8. dynamism tracker =============================================== */
 
 /* Across several example inputs, which dimensions change? Each observation
@@ -654,7 +657,9 @@ MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
    be NULL when cap is 0; in and out must not overlap); returns the full
    length. NULL in: returns 0 (and writes "" when cap > 0). Cost: O(length). */
 MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap);
+#endif /* MGUARD_NO_DYN */
 
+#ifndef MGUARD_NO_LEDGER
 /* ==== 9. side-effects ledger ============================================= */
 
 /* A ledger records the writes a speculative run would make to live objects
@@ -941,6 +946,7 @@ MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
 /* "existing", "new", "mutable"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
+#endif /* MGUARD_NO_LEDGER */
 
 /* ==== 10. threads ======================================================= */
 
@@ -1000,6 +1006,16 @@ extern "C" {
 #define MGUARD__MAGIC_CTX_TS  (MGUARD__MAGIC_CTX | 1u)
 #define MGUARD__MAGIC_WEAK_TS (MGUARD__MAGIC_WEAK | 1u)
 #define MGUARD__DEAD       0xdeadbeefu
+
+/* The optional sections, MGUARD_NO_SCOPE, MGUARD_NO_DYN, MGUARD_NO_LEDGER
+   (stb_image's STBI_NO_* is the model): MGUARD__ADDONS when any is in,
+   for what only they use (parts, text output, their debug registry). */
+#if !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN) || !defined(MGUARD_NO_LEDGER)
+#define MGUARD__ADDONS 1
+#endif
+#if !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN)
+#define MGUARD__TRACKERS 1      /* the scope or the dynamism tracker */
+#endif
 
 
 /* ======================================================================= */
@@ -1315,7 +1331,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
    readers), mguard_ctx_create and mguard_ctx_is_thread_safe (no shared
    state), and mguard_ctx_destroy (its wrapper is written out at the end).
    tests/check_locked.sh checks this list against the API. */
-#define MGUARD__API(X, V) \
+#define MGUARD__API_CORE(X, V) \
     X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
@@ -1324,6 +1340,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(weak_destroy, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
     X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__lock_of_weak(t)) \
     X(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
+    X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__lock_of_weak(t)) \
     X(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
     X(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
     X(size_t, weak_count, (const mguard_weak *t), (t), mguard__lock_of_weak(t)) \
@@ -1334,6 +1351,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
     X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__lock_of_ctx(ctx)) \
+    X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__lock_of_ctx(ctx)) \
     X(mguard_status, watch, (mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user), (ctx, obj, guard, fn, user), mguard__lock_of_ctx(ctx)) \
     X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__lock_of_ctx(ctx)) \
     V(on_mutation, (mguard_ctx *ctx, const void *obj, const char *attr), (ctx, obj, attr), mguard__lock_of_ctx(ctx)) \
@@ -1346,7 +1364,9 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lock_of_ctx(ctx)) \
     X(bool, gen_is_class_dynamic, (const mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lock_of_ctx(ctx)) \
     X(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__lock_of_ctx(ctx)) \
-    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
+    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx))
+#ifndef MGUARD_NO_SCOPE
+#define MGUARD__API_SCOPE(X, V) \
     X(mguard_scope *, scope_create, (mguard_ctx *ctx, const mguard_scope_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
     V(scope_destroy, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
     X(const char *, scope_name, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
@@ -1366,7 +1386,12 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(size_t, scope_report, (mguard_scope *s, mguard_scope_format format, char *buf, size_t cap), (s, format, buf, cap), mguard__lock_of_scope(s)) \
     X(size_t, scope_report_write, (mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user), (s, format, fn, user), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_clear_trace, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_clear_warnings, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_clear_warnings, (mguard_scope *s), (s), mguard__lock_of_scope(s))
+#else
+#define MGUARD__API_SCOPE(X, V)
+#endif
+#ifndef MGUARD_NO_DYN
+#define MGUARD__API_DYN(X, V) \
     X(mguard_dyn *, dyn_create, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     V(dyn_destroy, (mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
     X(mguard_status, dyn_observe, (mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim), (d, path, dims, ndim), mguard__lock_of_dyn(d)) \
@@ -1377,7 +1402,12 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(size_t, dyn_count, (const mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
     X(mguard_dyn_iter, dyn_iterate, (const mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
     X(bool, dyn_next, (mguard_dyn_iter *it), (it), mguard__lock_of_dyn_iter(it)) \
-    X(size_t, dyn_format, (const mguard_dyn *d, char *buf, size_t cap), (d, buf, cap), mguard__lock_of_dyn(d)) \
+    X(size_t, dyn_format, (const mguard_dyn *d, char *buf, size_t cap), (d, buf, cap), mguard__lock_of_dyn(d))
+#else
+#define MGUARD__API_DYN(X, V)
+#endif
+#ifndef MGUARD_NO_LEDGER
+#define MGUARD__API_LEDGER(X, V) \
     X(mguard_ledger *, ledger_create, (mguard_ctx *ctx, const mguard_ledger_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
     V(ledger_destroy, (mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_track_existing, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lock_of_ledger(L)) \
@@ -1413,9 +1443,11 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, ledger_apply, (mguard_ledger *L, mguard_ledger_apply_fn fn, void *user), (L, fn, user), mguard__lock_of_ledger(L)) \
     X(bool, ledger_is_empty, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     V(ledger_clear, (mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(size_t, ledger_storage_bytes, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__lock_of_weak(t)) \
-    X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__lock_of_ctx(ctx))
+    X(size_t, ledger_storage_bytes, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L))
+#else
+#define MGUARD__API_LEDGER(X, V)
+#endif
+#define MGUARD__API(X, V) MGUARD__API_CORE(X, V) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V)
 
 /* The unlocked bodies, declared from the list (they call each other, and
    the locked variants at the end call them). */
@@ -1443,11 +1475,13 @@ static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
 #define MGUARD__DBG_SCOPE 1
 #define MGUARD__DBG_DYN 2
 #define MGUARD__DBG_LEDGER 3
+#ifdef MGUARD__ADDONS
 static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx);
 static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind);
 static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h);
 static bool mguard__dbg_h_live(const void *h, int kind);
 static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn);
+#endif
 #define MGUARD__DBG_OK(h, kind, fn) mguard__dbg_h_valid((h), (kind), (fn))
 #else
 #define MGUARD__DBG_OK(h, kind, fn) true
@@ -1711,6 +1745,19 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
     return r;
 }
 
+/* Defined with mguard_ctx_check, further down. */
+static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
+                                         size_t stride, size_t len, const char *what);
+
+#ifdef MGUARD__ADDONS
+static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
+{
+    if (p->prev) p->prev->next = p->next; else ctx->parts = p->next;
+    if (p->next) p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+}
+#endif
+#ifdef MGUARD__TRACKERS
 static void mguard__part_link(mguard_ctx *ctx, mguard__part *p)
 {
     p->prev = NULL;
@@ -1719,42 +1766,14 @@ static void mguard__part_link(mguard_ctx *ctx, mguard__part *p)
     ctx->parts = p;
 }
 
-/* At the end of the list: destroyed after the parts linked before it and
-   the ones linked later (the ledgers outlive the trackers in a destroy). */
-static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
-{
-    mguard__part **at = &ctx->parts;
-    p->next = NULL;
-    p->prev = NULL;
-    while (*at) {
-        p->prev = *at;
-        at = &(*at)->next;
-    }
-    *at = p;
-}
-
-static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
-{
-    if (p->prev) p->prev->next = p->next; else ctx->parts = p->next;
-    if (p->next) p->next->prev = p->prev;
-    p->prev = p->next = NULL;
-}
-
-
-/* Defined with mguard_ctx_check, further down. */
-static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
-                                         size_t stride, size_t len, const char *what);
-
-
-
-/* ---- text output shared by the reports --------------------------------
+/* ---- text output shared by the reports (scope and dynamism trackers) --------------------------------
    Either snprintf into a caller's buffer (len counts every byte produced,
    what does not fit is dropped) or pieces handed to a write callback
    through a small chunk buffer. */
 typedef struct mguard__out {
     char *buf;
     size_t cap, len;
-    mguard_scope_write_fn fn;
+    void (*fn)(const char *data, size_t len, void *user);
     void *user;
     mguard_ctx *ctx;
     size_t nchunk;
@@ -1799,16 +1818,6 @@ static void mguard__out_put(mguard__out *o, const char *p, size_t n)
 
 static void mguard__out_str(mguard__out *o, const char *s) { mguard__out_put(o, s, strlen(s)); }
 
-static void mguard__out_pad(mguard__out *o, size_t n)
-{
-    static const char spaces[] = "                                ";
-    while (n) {
-        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
-        mguard__out_put(o, spaces, k);
-        n -= k;
-    }
-}
-
 /* NUL-terminate (buffer) or hand over the rest (callback); the length. */
 static size_t mguard__out_end(mguard__out *o)
 {
@@ -1816,85 +1825,7 @@ static size_t mguard__out_end(mguard__out *o)
     else if (o->cap) o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
     return o->len;
 }
-
-/* The length snprintf wrote into b[n], never what it would have wanted;
-   a locale's decimal comma becomes a point (reports are C text and JSON). */
-static size_t mguard__fmt_len(char *b, size_t n, int k)
-{
-    size_t i, len = k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
-    for (i = 0; i < len; i++)
-        if (b[i] == ',') b[i] = '.';
-    return len;
-}
-
-/* A number for people: integers without a fraction, others with %g. */
-static size_t mguard__fmt_num(char *b, size_t n, double v)
-{
-    int k;
-    if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, n, "%lld", (long long)v);
-    else k = snprintf(b, n, "%g", v);
-    return mguard__fmt_len(b, n, k);
-}
-
-/* A number for JSON: finite only (anything else becomes 0). Times below
-   1e15 keep three decimals (nanoseconds of a microsecond clock); larger
-   ones, up to DBL_MAX, take %.17g, which fits b and is valid JSON. */
-static void mguard__out_json_num(mguard__out *o, double v)
-{
-    char b[64];
-    int k;
-    if (!(v - v == 0.0)) v = 0.0;
-    if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, sizeof b, "%lld", (long long)v);
-    else if (v > -1e15 && v < 1e15) k = snprintf(b, sizeof b, "%.3f", v);
-    else k = snprintf(b, sizeof b, "%.17g", v);
-    mguard__out_put(o, b, mguard__fmt_len(b, sizeof b, k));
-}
-
-/* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
-static size_t mguard__utf8_len(const unsigned char *p)
-{
-    unsigned c = p[0];
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-        return (p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80) ? 3 : 0;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-        return (p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80) ? 4 : 0;
-    }
-    return 0;
-}
-
-/* A JSON string: quotes, backslashes and control characters escaped,
-   invalid UTF-8 replaced by U+FFFD, so any name gives valid JSON. */
-static void mguard__out_json_str(mguard__out *o, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    mguard__out_put(o, "\"", 1);
-    while (*p) {
-        size_t n = mguard__utf8_len(p);
-        if (*p == '"' || *p == '\\') {
-            char e[2];
-            e[0] = '\\';
-            e[1] = (char)*p;
-            mguard__out_put(o, e, 2);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            char e[8];
-            snprintf(e, sizeof e, "\\u%04x", (unsigned)*p);
-            mguard__out_put(o, e, 6);
-        } else if (n) {
-            mguard__out_put(o, (const char *)p, n);
-            p += n;
-            continue;
-        } else {
-            mguard__out_str(o, "\\ufffd");
-        }
-        p++;
-    }
-    mguard__out_put(o, "\"", 1);
-}
+#endif /* MGUARD__TRACKERS */
 
 /* ---- handle checks (MGUARD_DEBUG: registry of live handles) ------------
    Every entry point checks its handle. A plain build refuses NULL and a
@@ -1984,6 +1915,7 @@ static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
     ctx->dbg.ntabs--;
 }
 
+#ifdef MGUARD__ADDONS
 /* The other handles (scope, dyn, ledger): the same scheme, with kinds. */
 static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger" };
 
@@ -2044,6 +1976,7 @@ static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h)
     }
     ctx->dbg.nhs--;
 }
+#endif /* MGUARD__ADDONS */
 
 static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 {
@@ -2518,14 +2451,6 @@ static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
         if (l->obj == obj) l->died = true;
 }
 
-/* Unlink l: lookouts of this thread above it are gone already; on a
-   thread-safe context another thread's may still be above it. */
-static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
-{
-    mguard__lookout **pp;
-    for (pp = &ctx->lookouts; *pp != l; pp = &(*pp)->next) {}
-    *pp = l->next;
-}
 
 static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 {
@@ -3494,9 +3419,111 @@ static void mguard__gen_clear(mguard_ctx *ctx)
 }
 
 
+#ifndef MGUARD_NO_SCOPE
 /* ======================================================================= */
 /* >>scope: 7. scope hierarchy tracker */
 /* ======================================================================= */
+
+/* ---- text output only the reports use ---------------------------------- */
+
+static void mguard__out_pad(mguard__out *o, size_t n)
+{
+    static const char spaces[] = "                                ";
+    while (n) {
+        size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
+        mguard__out_put(o, spaces, k);
+        n -= k;
+    }
+}
+
+/* The length snprintf wrote into b[n], never what it would have wanted;
+   a locale's decimal comma becomes a point (reports are C text and JSON). */
+static size_t mguard__fmt_len(char *b, size_t n, int k)
+{
+    size_t i, len = k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+    for (i = 0; i < len; i++)
+        if (b[i] == ',') b[i] = '.';
+    return len;
+}
+
+/* A number for people: integers without a fraction, others with %g. */
+static size_t mguard__fmt_num(char *b, size_t n, double v)
+{
+    int k;
+    if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, n, "%lld", (long long)v);
+    else k = snprintf(b, n, "%g", v);
+    return mguard__fmt_len(b, n, k);
+}
+
+/* A number for JSON: finite only (anything else becomes 0). Times below
+   1e15 keep three decimals (nanoseconds of a microsecond clock); larger
+   ones, up to DBL_MAX, take %.17g, which fits b and is valid JSON. */
+static void mguard__out_json_num(mguard__out *o, double v)
+{
+    char b[64];
+    int k;
+    if (!(v - v == 0.0)) v = 0.0;
+    if (v > -1e15 && v < 1e15 && (double)(long long)v == v) k = snprintf(b, sizeof b, "%lld", (long long)v);
+    else if (v > -1e15 && v < 1e15) k = snprintf(b, sizeof b, "%.3f", v);
+    else k = snprintf(b, sizeof b, "%.17g", v);
+    mguard__out_put(o, b, mguard__fmt_len(b, sizeof b, k));
+}
+
+/* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
+static size_t mguard__utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+        return (p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80) ? 3 : 0;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+        return (p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80) ? 4 : 0;
+    }
+    return 0;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped,
+   invalid UTF-8 replaced by U+FFFD, so any name gives valid JSON. */
+static void mguard__out_json_str(mguard__out *o, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    mguard__out_put(o, "\"", 1);
+    while (*p) {
+        size_t n = mguard__utf8_len(p);
+        if (*p == '"' || *p == '\\') {
+            char e[2];
+            e[0] = '\\';
+            e[1] = (char)*p;
+            mguard__out_put(o, e, 2);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            char e[8];
+            snprintf(e, sizeof e, "\\u%04x", (unsigned)*p);
+            mguard__out_put(o, e, 6);
+        } else if (n) {
+            mguard__out_put(o, (const char *)p, n);
+            p += n;
+            continue;
+        } else {
+            mguard__out_str(o, "\\ufffd");
+        }
+        p++;
+    }
+    mguard__out_put(o, "\"", 1);
+}
+
+/* Unlink l: lookouts of this thread above it are gone already; on a
+   thread-safe context another thread's may still be above it. */
+static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
+{
+    mguard__lookout **pp;
+    for (pp = &ctx->lookouts; *pp != l; pp = &(*pp)->next) {}
+    *pp = l->next;
+}
+
 
 /* ---- 7. scope hierarchy tracker ---------------------------------------- */
 
@@ -4651,8 +4678,9 @@ static mguard_status mguard__scope_check(mguard__part *p)
     MGUARD__CHECK(ctx, s->nevents <= s->desc.max_trace_events, "scope %p: too many spans", (void *)s);
     return MGUARD_OK;
 }
+#endif /* MGUARD_NO_SCOPE */
 
-
+#ifndef MGUARD_NO_DYN
 /* ======================================================================= */
 /* >>dyn: 8. dynamism tracker */
 /* ======================================================================= */
@@ -5094,11 +5122,26 @@ static mguard_status mguard__dyn_check(mguard__part *p)
     MGUARD__CHECK(ctx, seen == d->nrecs, "dyn %p: %u paths in groups, %u recorded", (void *)d, seen, d->nrecs);
     return MGUARD_OK;
 }
+#endif /* MGUARD_NO_DYN */
 
-
+#ifndef MGUARD_NO_LEDGER
 /* ======================================================================= */
 /* >>ledger: 9. side-effects ledger */
 /* ======================================================================= */
+
+/* At the end of the list: destroyed after the parts linked before it and
+   the ones linked later (the ledgers outlive the trackers in a destroy). */
+static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
+{
+    mguard__part **at = &ctx->parts;
+    p->next = NULL;
+    p->prev = NULL;
+    while (*at) {
+        p->prev = *at;
+        at = &(*at)->next;
+    }
+    *at = p;
+}
 
 /* ---- 9. side-effects ledger -------------------------------------------- */
 
@@ -7672,7 +7715,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
     }
     return MGUARD_OK;
 }
-
+#endif /* MGUARD_NO_LEDGER */
 
 /* ======================================================================= */
 /* >>threads: 10. threads: setting up the lock, finding it, the locked variants */
@@ -7755,6 +7798,7 @@ static mguard__lock *mguard__lock_of_weak(const mguard_weak *t)
     return t && t->magic == MGUARD__MAGIC_WEAK_TS ? t->ctx->lk : NULL;
 }
 static mguard__lock *mguard__lock_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__lock_of_weak(it->t_) : NULL; }
+#ifndef MGUARD_NO_SCOPE
 static mguard__lock *mguard__lock_of_scope(const mguard_scope *s)
 {
 #ifdef MGUARD_DEBUG
@@ -7762,6 +7806,8 @@ static mguard__lock *mguard__lock_of_scope(const mguard_scope *s)
 #endif
     return mguard__scope_magic(s) ? s->ctx->lk : NULL;
 }
+#endif
+#ifndef MGUARD_NO_DYN
 static mguard__lock *mguard__lock_of_dyn(const mguard_dyn *d)
 {
 #ifdef MGUARD_DEBUG
@@ -7770,6 +7816,8 @@ static mguard__lock *mguard__lock_of_dyn(const mguard_dyn *d)
     return mguard__dyn_magic(d) ? d->ctx->lk : NULL;
 }
 static mguard__lock *mguard__lock_of_dyn_iter(const mguard_dyn_iter *it) { return it ? mguard__lock_of_dyn(it->d_) : NULL; }
+#endif
+#ifndef MGUARD_NO_LEDGER
 static mguard__lock *mguard__lock_of_ledger(const mguard_ledger *L)
 {
 #ifdef MGUARD_DEBUG
@@ -7782,6 +7830,7 @@ static mguard__lock *mguard__lock_of_diff(const mguard_ledger_diff_result *d)
 {
     return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx->lk : NULL;
 }
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define MGUARD__NOINLINE __attribute__((noinline))
@@ -7814,6 +7863,10 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V)
 #undef MGUARD__LOCKED_V
 #undef MGUARD__NOINLINE
 #undef MGUARD__API
+#undef MGUARD__API_CORE
+#undef MGUARD__API_SCOPE
+#undef MGUARD__API_DYN
+#undef MGUARD__API_LEDGER
 
 /* >>public: the public functions of sections 1-10 that touch a context,
    in the order of the list. Each one: on the default context (no lock), a
@@ -7834,6 +7887,8 @@ mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value
 { return mguard__lock_of_weak(t) ? mguard__locked_weak_set(t, key, value) : mguard__weak_set(t, key, value); }
 void *mguard_weak_get(const mguard_weak *t, const void *key)
 { return mguard__lock_of_weak(t) ? mguard__locked_weak_get(t, key) : mguard__weak_get(t, key); }
+mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get_copy(t, key, out) : mguard__weak_get_copy(t, key, out); }
 bool mguard_weak_contains(const mguard_weak *t, const void *key)
 { return mguard__lock_of_weak(t) ? mguard__locked_weak_contains(t, key) : mguard__weak_contains(t, key); }
 mguard_status mguard_weak_remove(mguard_weak *t, const void *key)
@@ -7854,6 +7909,9 @@ mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_ref_make(ctx, obj) : mguard__ref_make(ctx, obj); }
 void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_ref_get(ctx, ref) : mguard__ref_get(ctx, ref); }
+void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ref_get_retained(ctx, ref, try_retain, user) : mguard__ref_get_retained(ctx, ref, try_retain, user); }
+
 mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_watch(ctx, obj, guard, fn, user) : mguard__watch(ctx, obj, guard, fn, user); }
 mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard)
@@ -7880,6 +7938,27 @@ bool mguard_gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *c
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_dynamic(ctx, obj, cls) : mguard__gen_is_dynamic(ctx, obj, cls); }
 void mguard_gen_clear(mguard_ctx *ctx)
 { if (mguard__lock_of_ctx(ctx)) mguard__locked_gen_clear(ctx); else mguard__gen_clear(ctx); }
+
+/* The lock goes with the context when the destroy is done; a refused
+   destroy (from inside a callback) lets it go as usual. */
+void mguard_ctx_destroy(mguard_ctx *ctx)
+{
+    mguard__lock *lk = mguard__lock_of_ctx(ctx);
+    bool gone = false, *outer;
+    if (!lk) {
+        mguard__ctx_destroy(ctx);
+        return;
+    }
+    mguard__lock_acquire(lk);
+    outer = lk->gone;
+    lk->gone = &gone;
+    mguard__ctx_destroy(ctx);
+    if (gone) return;
+    lk->gone = outer;
+    mguard__lock_release(lk);
+}
+
+#ifndef MGUARD_NO_SCOPE
 mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_scope_create(ctx, desc) : mguard__scope_create(ctx, desc); }
 void mguard_scope_destroy(mguard_scope *s)
@@ -7920,6 +7999,8 @@ mguard_status mguard_scope_clear_trace(mguard_scope *s)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_clear_trace(s) : mguard__scope_clear_trace(s); }
 mguard_status mguard_scope_clear_warnings(mguard_scope *s)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_clear_warnings(s) : mguard__scope_clear_warnings(s); }
+#endif
+#ifndef MGUARD_NO_DYN
 mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_dyn_create(ctx) : mguard__dyn_create(ctx); }
 void mguard_dyn_destroy(mguard_dyn *d)
@@ -7942,6 +8023,8 @@ bool mguard_dyn_next(mguard_dyn_iter *it)
 { return mguard__lock_of_dyn_iter(it) ? mguard__locked_dyn_next(it) : mguard__dyn_next(it); }
 size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap)
 { return mguard__lock_of_dyn(d) ? mguard__locked_dyn_format(d, buf, cap) : mguard__dyn_format(d, buf, cap); }
+#endif
+#ifndef MGUARD_NO_LEDGER
 mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_ledger_create(ctx, desc) : mguard__ledger_create(ctx, desc); }
 void mguard_ledger_destroy(mguard_ledger *L)
@@ -8014,29 +8097,7 @@ void mguard_ledger_clear(mguard_ledger *L)
 { if (mguard__lock_of_ledger(L)) mguard__locked_ledger_clear(L); else mguard__ledger_clear(L); }
 size_t mguard_ledger_storage_bytes(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_storage_bytes(L) : mguard__ledger_storage_bytes(L); }
-mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get_copy(t, key, out) : mguard__weak_get_copy(t, key, out); }
-void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ref_get_retained(ctx, ref, try_retain, user) : mguard__ref_get_retained(ctx, ref, try_retain, user); }
-
-/* The lock goes with the context when the destroy is done; a refused
-   destroy (from inside a callback) lets it go as usual. */
-void mguard_ctx_destroy(mguard_ctx *ctx)
-{
-    mguard__lock *lk = mguard__lock_of_ctx(ctx);
-    bool gone = false, *outer;
-    if (!lk) {
-        mguard__ctx_destroy(ctx);
-        return;
-    }
-    mguard__lock_acquire(lk);
-    outer = lk->gone;
-    lk->gone = &gone;
-    mguard__ctx_destroy(ctx);
-    if (gone) return;
-    lk->gone = outer;
-    mguard__lock_release(lk);
-}
+#endif
 
 #ifdef __cplusplus
 }

@@ -206,28 +206,24 @@ static int g_cl_ndone;
         snprintf(g_cl_done[g_cl_ndone++], sizeof g_cl_done[0], "%s", name); \
     } while (0)
 
-/* The names listed in MGUARD__API, one per line of that macro. */
+/* The names listed in MGUARD__API (its per-section lists
+   MGUARD__API_CORE, _SCOPE, _DYN, _LEDGER), one per line. */
 static int api_list(char names[][40], int cap)
 {
     FILE *f = fopen("mguard.h", "r");
     char line[1024];
-    int n = 0, in = 0;
+    int n = 0;
     if (!f) fail_msg("mguard.h not found: run the tests from the repository root, as make does");
     while (fgets(line, sizeof line, f)) {
         const char *p = line, *q;
-        if (!in) {
-            in = strncmp(line, "#define MGUARD__API(X, V)", 25) == 0;
-            continue;
-        }
-        while (*p == ' ') p++;
-        if (strncmp(p, "X(", 2) == 0) {
+        if (strncmp(p, "    X(", 6) == 0) {
             p = strchr(p, ',');
             assert_non_null(p);
             p += 2;
-        } else if (strncmp(p, "V(", 2) == 0) {
-            p += 2;
+        } else if (strncmp(p, "    V(", 6) == 0) {
+            p += 6;
         } else {
-            break;
+            continue;
         }
         q = strchr(p, ',');
         assert_non_null(q);
