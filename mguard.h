@@ -79,6 +79,11 @@
                                      lock in mguard_ctx_desc.lock. Otherwise
                                      link with -pthread where the C library
                                      lacks pthread_mutex_* (glibc < 2.34).
+     #define MGUARD_NO_SCOPE         (everywhere, like MGUARD_STATIC) leave out
+     #define MGUARD_NO_DYN            section 7, 8 or 9: its API and its code.
+     #define MGUARD_NO_LEDGER         With all three, the implementation is a
+                                     quarter of the object code (weak tables,
+                                     refs, trackers, generations, threads).
      #define MGUARD_ASSERT(x)        (implementation file) internal assertions;
                                      default assert() from <assert.h>.
      stb_ds's own options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are

@@ -42,8 +42,8 @@ printf '#include "mguard.h"\nint main(void) { return mguard_scope_create(0, 0) !
 printf '#include "mguard.h"\nint main(void) { return mguard_dyn_create(0) != 0; }\n' > "$out/use_dyn.c"
 printf '#include "mguard.h"\nint main(void) { return mguard_ledger_create(0, 0) != 0; }\n' > "$out/use_ledger.c"
 if [ $sizes = 1 ]; then
-    echo "| sections | object code (.text, -O2) | compile time (-O2) |"
-    echo "| --- | --- | --- |"
+    echo "| sections left out | object code (.text, gcc -O2) | compile time (gcc -O2) | vs all |"
+    echo "| --- | --- | --- | --- |"
 fi
 # one CC MASK DEFS DEBUG PREFIX: build and check one variant; prints only failures
 one() {
@@ -87,13 +87,15 @@ for mask in 0 1 2 3 4 5 6 7; do
     [ $((mask & 1)) != 0 ] && { defs="$defs -DMGUARD_NO_SCOPE"; name="$name NO_SCOPE"; }
     [ $((mask & 2)) != 0 ] && { defs="$defs -DMGUARD_NO_DYN"; name="$name NO_DYN"; }
     [ $((mask & 4)) != 0 ] && { defs="$defs -DMGUARD_NO_LEDGER"; name="$name NO_LEDGER"; }
-    [ -z "$name" ] && name=" (all)"
+    [ -z "$name" ] && name=" none (the full header)"
     if [ $sizes = 1 ]; then
         t0=$(date +%s%N)
         for i in 1 2 3; do gcc -std=c99 -O2 -I. $sys_stb $defs -c "$out/impl_only.c" -o "$out/size.o"; done
         t1=$(date +%s%N)
         text=$(size "$out/size.o" | awk 'NR == 2 { print $1 }')
-        echo "|$name | $((text / 1024)) KB | $(( (t1 - t0) / 3000000 )) ms |"
+        ms=$(( (t1 - t0) / 3000000 ))
+        [ $mask = 0 ] && { all_ms=$ms; all_text=$text; }
+        echo "|$name | $((text / 1024)) KB ($((100 * text / all_text))%) | $ms ms | $((100 * ms / all_ms))% |"
         continue
     fi
     for cc in "gcc -std=c99 $strict" "clang -std=c99 $strict" "g++ -x c++ -std=c++11 -Wall -Wextra -Wpedantic -Werror"; do
