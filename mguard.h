@@ -357,8 +357,13 @@ typedef struct mguard_weak_iter {
 MGUARDDEF mguard_weak_iter mguard_weak_iterate(mguard_weak *t);
 MGUARDDEF bool mguard_weak_next(mguard_weak_iter *it);
 
-/* Typed helpers for the common value types. */
-#define MGUARD_WEAK_GET(t, key, type) ((type *)mguard_weak_get((t), (key)))
+/* mguard_weak_get for a reader that knows the value's size: NULL (and a
+   warning) when size is not t's value_size, so a wrong type is caught
+   instead of read. Cost: that of mguard_weak_get and one compare. */
+MGUARDDEF void *mguard_weak_get_sized(const mguard_weak *t, const void *key, size_t size);
+/* Typed get: MGUARD_WEAK_GET(t, key, double) is a double *, or NULL when
+   absent or when t's values are not sizeof(double) bytes (warned). */
+#define MGUARD_WEAK_GET(t, key, type) ((type *)mguard_weak_get_sized((t), (key), sizeof(type)))
 /* Pointer values: a table created with value_size = sizeof(void *). */
 MGUARDDEF mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value);
 /* The stored pointer, or NULL when absent. */
@@ -1345,6 +1350,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(weak_destroy, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
     X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__lock_of_weak(t)) \
     X(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
+    X(void *, weak_get_sized, (const mguard_weak *t, const void *key, size_t size), (t, key, size), mguard__lock_of_weak(t)) \
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__lock_of_weak(t)) \
     X(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
     X(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
@@ -2849,6 +2855,17 @@ static void *mguard__weak_get(const mguard_weak *t, const void *key)
     if (!mguard__weak_valid(t, "mguard_weak_get") || !key) return NULL;
     e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, mguard__hash_ptr(key));
     return e1 ? (void *)(t->dense + (size_t)(e1 - 1) * t->stride + t->voff) : NULL;
+}
+
+static void *mguard__weak_get_sized(const mguard_weak *t, const void *key, size_t size)
+{
+    if (!mguard__weak_valid(t, "mguard_weak_get_sized")) return NULL;
+    if (size != t->value_size) {
+        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_sized: the table's values are %lu bytes, read as %lu",
+                     (unsigned long)t->value_size, (unsigned long)size);
+        return NULL;
+    }
+    return mguard__weak_get(t, key);
 }
 
 static bool mguard__weak_contains(const mguard_weak *t, const void *key)
@@ -7892,6 +7909,8 @@ mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value
 { return mguard__lock_of_weak(t) ? mguard__locked_weak_set(t, key, value) : mguard__weak_set(t, key, value); }
 void *mguard_weak_get(const mguard_weak *t, const void *key)
 { return mguard__lock_of_weak(t) ? mguard__locked_weak_get(t, key) : mguard__weak_get(t, key); }
+void *mguard_weak_get_sized(const mguard_weak *t, const void *key, size_t size)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get_sized(t, key, size) : mguard__weak_get_sized(t, key, size); }
 mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out)
 { return mguard__lock_of_weak(t) ? mguard__locked_weak_get_copy(t, key, out) : mguard__weak_get_copy(t, key, out); }
 bool mguard_weak_contains(const mguard_weak *t, const void *key)

@@ -1699,6 +1699,8 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
             if (g != (v ? MGUARD_OK : key ? MGUARD_NOT_FOUND : MGUARD_EINVAL) || (v && memcmp(copy, v, S->tab_vs[t]) != 0))
                 fz_fail("get_copy disagrees with get (%s)", mguard_status_str(g));
             if (mguard_weak_get_copy(S->tab[t], key, NULL) != MGUARD_EINVAL) fz_fail("get_copy into NULL");
+            if (mguard_weak_get_sized(S->tab[t], key, S->tab_vs[t]) != v) fz_fail("get_sized disagrees with get");
+            if (mguard_weak_get_sized(S->tab[t], key, S->tab_vs[t] + 1) != NULL) fz_fail("get_sized of a wrong size");
         }
         if (mg && S->tab_vs[t] == sizeof(void *)) {
             void *pv = mguard_weak_get_ptr(S->tab[t], key), *want = NULL;

@@ -278,6 +278,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     assert_non_null(t);
     LOCKED("mguard_weak_set", assert_int_equal(mguard_weak_set(t, &o1, &out), MGUARD_OK));
     LOCKED("mguard_weak_get", assert_non_null(mguard_weak_get(t, &o1)));
+    LOCKED("mguard_weak_get_sized", assert_non_null(mguard_weak_get_sized(t, &o1, sizeof(long))));
     LOCKED("mguard_weak_contains", assert_true(mguard_weak_contains(t, &o1)));
     LOCKED("mguard_weak_count", assert_int_equal(mguard_weak_count(t), 1));
     LOCKED("mguard_weak_iterate", wit = mguard_weak_iterate(t));

@@ -42,6 +42,34 @@ static long getl(mguard_weak *t, const void *k)
     return p ? *p : -999;
 }
 
+/* The typed get checks the type's size against the table's value size:
+   a wrong type answers NULL with a warning instead of a misread. */
+typedef struct three_longs { long x[3]; } three_longs;
+static void test_typed_get_catches_a_wrong_type(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int a = 0, b = 0;
+    assert_int_equal(setl(f->t, &a, 10), MGUARD_OK);
+    assert_int_equal(*MGUARD_WEAK_GET(f->t, &a, long), 10);
+    assert_null(MGUARD_WEAK_GET(f->t, &b, long));           /* absent: no warning */
+    assert_int_equal(f->log.warnings, 0);
+    assert_null(MGUARD_WEAK_GET(f->t, &a, char));           /* 1 byte, not sizeof(long) */
+    assert_int_equal(f->log.warnings, 1);
+    assert_null(MGUARD_WEAK_GET(f->t, &a, three_longs));
+    assert_int_equal(f->log.warnings, 2);
+    {
+        char want[128];
+        snprintf(want, sizeof want, "mguard_weak_get_sized: the table's values are %lu bytes, read as %lu",
+                 (unsigned long)sizeof(long), (unsigned long)sizeof(three_longs));
+        assert_string_equal(f->log.last, want);
+    }
+    assert_ptr_equal(mguard_weak_get_sized(f->t, &a, sizeof(long)), mguard_weak_get(f->t, &a));
+    assert_null(mguard_weak_get_sized(NULL, &a, sizeof(long)));
+    assert_null(mguard_weak_get_sized(f->t, NULL, sizeof(long)));
+    assert_int_equal(f->log.warnings, 2);
+    assert_int_equal(mguard_weak_count(f->t), 1);            /* nothing changed */
+}
+
 static void test_set_get_contains_count(void **state)
 {
     fixture *f = (fixture *)*state;
@@ -447,6 +475,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_set_get_contains_count),
+        T(test_typed_get_catches_a_wrong_type),
         T(test_keys_compare_by_address_not_content),
         T(test_overwrite_destroys_old_value_once),
         T(test_remove_destroys_value_and_reports_not_found),
