@@ -8,6 +8,8 @@
 #   make mutate     mutation testing of mguard.h (several minutes, see below)
 #   make bench      benchmarks (ratios against raw stb_ds, same run)
 #   make bench-threads  thread-safe contexts vs the default context and GLib
+#   make bench-ab   an older mguard.h (BASE=<git rev>) against the current
+#                   one, same run, with a noise band (a few minutes)
 #   make install    mguard.h, mguard.pc, CMake package (PREFIX=/usr/local, DESTDIR)
 # Missing stb_ds or cmocka are installed with apt-get when run as root;
 # otherwise the Makefile stops with the command to run.
@@ -28,7 +30,7 @@ EXAMPLE_SRCS := $(filter-out examples/lua_guard.c,$(wildcard examples/*.c))
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/ex_%,$(EXAMPLE_SRCS))
 HDR := mguard.h
 
-.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-plot bench-ir bench-threads bench-threads-ir clean
+.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-plot bench-ir bench-threads bench-threads-ir bench-ab clean
 all: $(TEST_BINS) $(EXAMPLE_BINS)
 
 # ---- dependencies -------------------------------------------------------
@@ -180,6 +182,36 @@ bench-threads: $(BUILD)/bench_threads
 bench-threads-ir: $(BUILD)/bench_threads
 	@command -v valgrind >/dev/null || sh tests/deps.sh valgrind
 	@sh bench/ir_threads.sh $(BUILD)/bench_threads
+
+# Old header against new (bench/bench_ab.c, bench/ab.py): the same program
+# built against BASE's mguard.h (git show) and against the mguard.h of the
+# work tree, the two binaries run in turn AB_ROUNDS times; the table gives
+# per row the medians, new/old and the noise band, and flags a row beyond it.
+#   make bench-ab                    BASE: the newest tag, else HEAD~20
+#   make bench-ab BASE=origin/main   a branch against what it started from
+#   make bench-ab BASE=HEAD          A/A: what noise looks like on this machine
+#   AB_ROUNDS=5  AB_PIN=<cpu> (taskset)  AB_QUICK=1 (shorter samples)
+BASE      ?= $(shell git describe --tags --abbrev=0 2>/dev/null || \
+                 (git rev-parse -q --verify HEAD~20 >/dev/null && echo HEAD~20) || \
+                 git rev-list --max-parents=0 HEAD)
+AB_ROUNDS ?= 5
+AB_PIN    ?=
+AB_QUICK  ?=
+AB_DIR    := $(BUILD)/ab
+AB_CFLAGS  = -std=gnu99 -Wall -Wextra -O2 -DNDEBUG
+bench-ab: | $(DEPS_STAMP)
+	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
+	@rm -rf $(AB_DIR) && mkdir -p $(AB_DIR)/old $(AB_DIR)/new
+	git show $(BASE):mguard.h > $(AB_DIR)/old/mguard.h
+	cp mguard.h $(AB_DIR)/new/mguard.h
+	python3 bench/ab.py names $(AB_DIR)/old/mguard.h > $(AB_DIR)/old/bench_ab_names.h
+	python3 bench/ab.py names $(AB_DIR)/new/mguard.h > $(AB_DIR)/new/bench_ab_names.h
+	$(CC) $(AB_CFLAGS) -I$(AB_DIR)/old $(STB_CFLAGS) bench/bench_ab.c -o $(AB_DIR)/bench_ab_old -lm
+	$(CC) $(AB_CFLAGS) -I$(AB_DIR)/new $(STB_CFLAGS) bench/bench_ab.c -o $(AB_DIR)/bench_ab_new -lm
+	@python3 bench/ab.py run --rounds $(AB_ROUNDS) $(if $(AB_PIN),--pin $(AB_PIN)) $(if $(AB_QUICK),--quick) \
+	    --old-name "$(BASE) ($$(git rev-parse --short $(BASE)))" \
+	    --new-name "mguard.h of the work tree (HEAD $$(git rev-parse --short HEAD)$$(git diff --quiet HEAD -- mguard.h || echo ', modified'))" \
+	    $(AB_DIR)/bench_ab_old $(AB_DIR)/bench_ab_new | tee $(AB_DIR)/table.txt
 
 # ---- ecosystem: docs check, packaging, the Lua example ------------------
 .PHONY: check-docs check-packaging check-lua run-lua
