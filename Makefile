@@ -190,13 +190,14 @@ bench-threads-ir: $(BUILD)/bench_threads
 #   make bench-ab                    BASE: the newest tag, else HEAD~20
 #   make bench-ab BASE=origin/main   a branch against what it started from
 #   make bench-ab BASE=HEAD          A/A: what noise looks like on this machine
-#   AB_ROUNDS=5  AB_PIN=<cpu> (taskset)  AB_QUICK=1 (shorter samples)
+#   AB_ROUNDS=7  AB_PIN=<cpu> (taskset)  AB_QUICK=1 (shorter samples)  AB_WALL=1
 BASE      ?= $(shell git describe --tags --abbrev=0 2>/dev/null || \
                  (git rev-parse -q --verify HEAD~20 >/dev/null && echo HEAD~20) || \
                  git rev-list --max-parents=0 HEAD)
-AB_ROUNDS ?= 5
+AB_ROUNDS ?= 7
 AB_PIN    ?=
 AB_QUICK  ?=
+AB_WALL   ?=
 AB_DIR    := $(BUILD)/ab
 AB_CFLAGS  = -std=gnu99 -Wall -Wextra -O2 -DNDEBUG
 bench-ab: | $(DEPS_STAMP)
@@ -208,10 +209,10 @@ bench-ab: | $(DEPS_STAMP)
 	python3 bench/ab.py names $(AB_DIR)/new/mguard.h > $(AB_DIR)/new/bench_ab_names.h
 	$(CC) $(AB_CFLAGS) -I$(AB_DIR)/old $(STB_CFLAGS) bench/bench_ab.c -o $(AB_DIR)/bench_ab_old -lm
 	$(CC) $(AB_CFLAGS) -I$(AB_DIR)/new $(STB_CFLAGS) bench/bench_ab.c -o $(AB_DIR)/bench_ab_new -lm
-	@python3 bench/ab.py run --rounds $(AB_ROUNDS) $(if $(AB_PIN),--pin $(AB_PIN)) $(if $(AB_QUICK),--quick) \
+	@python3 bench/ab.py run --rounds $(AB_ROUNDS) $(if $(AB_PIN),--pin $(AB_PIN)) $(if $(AB_QUICK),--quick) $(if $(AB_WALL),--wall) \
 	    --old-name "$(BASE) ($$(git rev-parse --short $(BASE)))" \
 	    --new-name "mguard.h of the work tree (HEAD $$(git rev-parse --short HEAD)$$(git diff --quiet HEAD -- mguard.h || echo ', modified'))" \
-	    $(AB_DIR)/bench_ab_old $(AB_DIR)/bench_ab_new | tee $(AB_DIR)/table.txt
+	    --raw $(AB_DIR)/rounds.tsv --table $(AB_DIR)/table.txt $(AB_DIR)/bench_ab_old $(AB_DIR)/bench_ab_new
 
 # ---- ecosystem: docs check, packaging, the Lua example ------------------
 .PHONY: check-docs check-packaging check-lua run-lua

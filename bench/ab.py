@@ -12,11 +12,16 @@
       median over the rounds of each side, new/old, and the noise band.
 
 How a row is judged. Each binary prints, per row, the median of its own
-samples. Over the N rounds each side has N such figures; its spread is
-(max - min) / median. The noise band of the row is the larger of the two
-sides' spreads, at least --floor (2%). A row whose new/old lies outside
-1 +- band is flagged: "slower" or "faster". An A/A run (BASE=HEAD: two
-builds of the same header) shows how often that happens by chance.
+samples (CPU time). Over the N rounds each side has N such figures: its
+median is the side's figure, and its spread is the range of the figures
+once the lowest and the highest are set aside (N >= 4), over the median.
+The noise band of the row is the larger of the two sides' spreads, at
+least --floor (2%). A row whose new/old lies outside 1 +- band is flagged:
+"slower" or "faster". Why the trimmed range: the noise of a shared machine
+comes in bursts, so most rounds agree within a few percent and one round
+in five may be 50% off; the full range would be set by that round alone.
+An A/A run (BASE=HEAD: two builds of the same header) shows what the band
+is on this machine and how often a row is flagged by chance.
 """
 import argparse
 import os
@@ -51,8 +56,8 @@ def names(header):
     print("\n".join(out))
 
 
-def run_once(binary, pin, quick):
-    cmd = [binary] + (["--quick"] if quick else [])
+def run_once(binary, pin, flags):
+    cmd = [binary] + flags
     if pin is not None:
         cmd = ["taskset", "-c", str(pin)] + cmd
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
@@ -65,40 +70,49 @@ def run_once(binary, pin, quick):
     return rows
 
 
+def spread(xs):
+    """Range over median, the lowest and highest figure set aside (N >= 4)."""
+    xs = sorted(xs)
+    if len(xs) >= 4:
+        xs = xs[1:-1]
+    return (xs[-1] - xs[0]) / statistics.median(xs)
+
+
 def fmt_ns(v):
     if v != v:  # nan
         return "-"
     return "%.2f" % v if v < 10 else "%.1f" % v if v < 1000 else "%.0f" % v
 
 
-def table(order, old, new, floor, old_name, new_name, rounds):
-    print("new/old: median over %d rounds of each side; noise: the larger relative spread "
-          "(max-min)/median of one side over the rounds, at least %.0f%%" % (rounds, floor * 100))
-    print("old = %s\nnew = %s\n" % (old_name, new_name))
-    head = "%-34s %9s %9s %8s %7s  %s" % ("row", "old ns/op", "new ns/op", "new/old", "noise", "")
-    print(head)
-    print("-" * len(head))
+def table(order, old, new, floor, names, clock):
+    """The table as text: one line per row id in order."""
+    rounds = max(len(old), len(new))
+    out = ["new/old: ratio of the medians over %d rounds of each side (%s time per operation);" % (rounds, clock),
+           "noise: the larger spread of one side over the rounds (range without the lowest and",
+           "highest, over the median), at least %.0f%%; a new/old outside 1 +- noise is flagged" % (floor * 100),
+           "old = %s" % names[0], "new = %s" % names[1], ""]
+    head = "%-34s %9s %9s %8s %7s" % ("row", "old ns/op", "new ns/op", "new/old", "noise")
+    out += [head, "-" * len(head)]
     flagged = 0
     for rid, label in order:
-        a = [r[rid][1] for r in old if rid in r]
-        b = [r[rid][1] for r in new if rid in r]
-        a = [x for x in a if x == x]
-        b = [x for x in b if x == x]
+        a = [r[rid][1] for r in old if rid in r and r[rid][1] == r[rid][1]]  # nan: left out
+        b = [r[rid][1] for r in new if rid in r and r[rid][1] == r[rid][1]]
         if not a or not b:
-            print("%-34s %9s %9s %8s %7s  %s" % (label, fmt_ns(statistics.median(a)) if a else "-",
-                                              fmt_ns(statistics.median(b)) if b else "-", "-", "-",
-                                              "missing in %s" % ("old" if not a else "new")))
+            out.append("%-34s %9s %9s %8s %7s  missing in %s" % (
+                label, fmt_ns(statistics.median(a)) if a else "-", fmt_ns(statistics.median(b)) if b else "-",
+                "-", "-", "old" if not a else "new"))
             continue
         ma, mb = statistics.median(a), statistics.median(b)
-        band = max(floor, (max(a) - min(a)) / ma, (max(b) - min(b)) / mb)
+        band = max(floor, spread(a), spread(b))
         ratio = mb / ma
         flag = ""
-        if ratio > 1 + band:
-            flag, flagged = "<< slower", flagged + 1
-        elif ratio < 1 - band:
-            flag, flagged = "<< faster", flagged + 1
-        print("%-34s %9s %9s %7.3fx %6.1f%%  %s" % (label, fmt_ns(ma), fmt_ns(mb), ratio, band * 100, flag))
-    print("\n%d of %d rows beyond the noise band" % (flagged, len(order)))
+        if abs(ratio - 1) > band:
+            flag = "  << slower" if ratio > 1 else "  << faster"
+            flagged += 1
+        out.append("%-34s %9s %9s %7.3fx %6.1f%%%s" % (label, fmt_ns(ma), fmt_ns(mb), ratio, band * 100, flag))
+    out.append("")
+    out.append("%d of %d rows beyond the noise band" % (flagged, len(order)))
+    return "\n".join(out) + "\n"
 
 
 def main():
@@ -109,9 +123,12 @@ def main():
     p = sub.add_parser("run")
     p.add_argument("old")
     p.add_argument("new")
-    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--pin", type=int, default=None, help="run both binaries on this CPU (taskset)")
     p.add_argument("--quick", action="store_true", help="fewer, shorter samples per row")
+    p.add_argument("--wall", action="store_true", help="wall-clock time instead of CPU time")
+    p.add_argument("--raw", help="write every figure (side, round, row, ns) to this TSV file")
+    p.add_argument("--table", help="write the table to this file too")
     p.add_argument("--floor", type=float, default=0.02, help="smallest noise band (default 0.02)")
     p.add_argument("--old-name", default="old")
     p.add_argument("--new-name", default="new")
@@ -120,18 +137,30 @@ def main():
         names(args.header)
         return
     old, new, order = [], [], []
+    flags = (["--quick"] if args.quick else []) + (["--wall"] if args.wall else [])
     for k in range(args.rounds):
         pair = [("old", args.old), ("new", args.new)]
         if k % 2:
             pair.reverse()
         for side, binary in pair:
             print("round %d/%d: %s" % (k + 1, args.rounds, side), file=sys.stderr, flush=True)
-            res = run_once(binary, args.pin, args.quick)
+            res = run_once(binary, args.pin, flags)
             (old if side == "old" else new).append(res)
             for rid, (label, _) in res.items():
                 if rid not in dict(order):
                     order.append((rid, label))
-    table(order, old, new, args.floor, args.old_name, args.new_name, args.rounds)
+    if args.raw:
+        with open(args.raw, "w", encoding="utf-8") as f:
+            f.write("side\tround\trow\tns\n")
+            for side, runs in (("old", old), ("new", new)):
+                for k, res in enumerate(runs):
+                    for rid, (_, ns) in res.items():
+                        f.write("%s\t%d\t%s\t%.4f\n" % (side, k + 1, rid, ns))
+    text = table(order, old, new, args.floor, (args.old_name, args.new_name), "wall" if args.wall else "CPU")
+    sys.stdout.write(text)
+    if args.table:
+        with open(args.table, "w", encoding="utf-8") as f:
+            f.write(text)
 
 
 if __name__ == "__main__":
