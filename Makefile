@@ -183,23 +183,26 @@ bench-threads-ir: $(BUILD)/bench_threads
 	@command -v valgrind >/dev/null || sh tests/deps.sh valgrind
 	@sh bench/ir_threads.sh $(BUILD)/bench_threads
 
-# Old header against new (bench/bench_ab.c, bench/ab.py): the same program
-# built against BASE's mguard.h (git show) and against the mguard.h of the
-# work tree, the two binaries run in turn AB_ROUNDS times; the table gives
-# per row the medians, new/old and the noise band, and flags a row beyond it.
+# Old header against new (docs/performance.md, "Old header against new"):
+# bench/bench_ab.c compiled against BASE's mguard.h (git show) and against
+# the work tree's, the two linked into one program (MGUARD_STATIC copies)
+# that takes their samples in turn; bench/ab.py runs it AB_ROUNDS times and
+# prints per row both medians, new/old and the range of the rounds, and
+# flags a row where every round says slower (or faster). A few minutes.
 #   make bench-ab                    BASE: the newest tag, else HEAD~20
-#   make bench-ab BASE=origin/main   a branch against what it started from
-#   make bench-ab BASE=HEAD          A/A: what noise looks like on this machine
-#   AB_ROUNDS=7  AB_PIN=<cpu> (taskset)  AB_QUICK=1 (shorter samples)  AB_WALL=1
+#   make bench-ab BASE=origin/main   a branch against where main is now
+#   make bench-ab BASE=HEAD          A/A: the noise of this machine
+#   AB_ROUNDS=9  AB_QUICK=1 (shorter samples)  AB_WALL=1 (wall clock)
+#   AB_PIN=<cpu> (taskset)
 BASE      ?= $(shell git describe --tags --abbrev=0 2>/dev/null || \
                  (git rev-parse -q --verify HEAD~20 >/dev/null && echo HEAD~20) || \
                  git rev-list --max-parents=0 HEAD)
-AB_ROUNDS ?= 7
+AB_ROUNDS ?= 9
 AB_PIN    ?=
 AB_QUICK  ?=
 AB_WALL   ?=
 AB_DIR    := $(BUILD)/ab
-AB_CFLAGS  = -std=gnu99 -Wall -Wextra -O2 -DNDEBUG
+AB_CFLAGS  = -std=gnu99 -Wall -Wextra -Wno-unused-function -O2 -DNDEBUG
 bench-ab: | $(DEPS_STAMP)
 	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
 	@rm -rf $(AB_DIR) && mkdir -p $(AB_DIR)/old $(AB_DIR)/new
@@ -207,12 +210,13 @@ bench-ab: | $(DEPS_STAMP)
 	cp mguard.h $(AB_DIR)/new/mguard.h
 	python3 bench/ab.py names $(AB_DIR)/old/mguard.h > $(AB_DIR)/old/bench_ab_names.h
 	python3 bench/ab.py names $(AB_DIR)/new/mguard.h > $(AB_DIR)/new/bench_ab_names.h
-	$(CC) $(AB_CFLAGS) -I$(AB_DIR)/old $(STB_CFLAGS) bench/bench_ab.c -o $(AB_DIR)/bench_ab_old -lm
-	$(CC) $(AB_CFLAGS) -I$(AB_DIR)/new $(STB_CFLAGS) bench/bench_ab.c -o $(AB_DIR)/bench_ab_new -lm
+	$(CC) $(AB_CFLAGS) -DAB_SIDE=old -I$(AB_DIR)/old $(STB_CFLAGS) -c bench/bench_ab.c -o $(AB_DIR)/old.o
+	$(CC) $(AB_CFLAGS) -DAB_SIDE=new -I$(AB_DIR)/new $(STB_CFLAGS) -c bench/bench_ab.c -o $(AB_DIR)/new.o
+	$(CC) $(AB_CFLAGS) $(STB_CFLAGS) bench/bench_ab_main.c $(AB_DIR)/old.o $(AB_DIR)/new.o -o $(AB_DIR)/bench_ab -lm
 	@python3 bench/ab.py run --rounds $(AB_ROUNDS) $(if $(AB_PIN),--pin $(AB_PIN)) $(if $(AB_QUICK),--quick) $(if $(AB_WALL),--wall) \
 	    --old-name "$(BASE) ($$(git rev-parse --short $(BASE)))" \
 	    --new-name "mguard.h of the work tree (HEAD $$(git rev-parse --short HEAD)$$(git diff --quiet HEAD -- mguard.h || echo ', modified'))" \
-	    --raw $(AB_DIR)/rounds.tsv --table $(AB_DIR)/table.txt $(AB_DIR)/bench_ab_old $(AB_DIR)/bench_ab_new
+	    --raw $(AB_DIR)/rounds.tsv --table $(AB_DIR)/table.txt $(AB_DIR)/bench_ab
 
 # ---- ecosystem: docs check, packaging, the Lua example ------------------
 .PHONY: check-docs check-packaging check-lua run-lua

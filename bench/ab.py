@@ -1,27 +1,29 @@
 #!/usr/bin/env python3
-"""ab.py - same-run A/B of two builds of bench/bench_ab.c (make bench-ab).
+"""ab.py - the table of `make bench-ab`: an old mguard.h against the new.
 
   ab.py names HEADER
       Print bench_ab_names.h for that copy of mguard.h: for each line of
       AB_NAMES, `#define ab_x mguard_y` with the first name the header
       declares, and AB_HAVE_x (0 when it declares none of them).
 
-  ab.py run [--rounds N] [--pin CPU] [--quick] [--old-name S] [--new-name S] OLD NEW
-      Run the two binaries in turn, N rounds (old new, new old, old new,
-      ...: neither side always goes first), and print one table: per row the
-      median over the rounds of each side, new/old, and the noise band.
+  ab.py run [--rounds N] [--pin CPU] [--quick] [--wall] BENCH_AB
+      Run the program N times (rounds: each a fresh process, so a fresh
+      address-space layout) and print one table. In each run, the program
+      takes the samples of the old and the new header in turn and prints
+      per row the median of each side (bench/bench_ab_main.c).
 
-How a row is judged. Each binary prints, per row, the median of its own
-samples (CPU time). Over the N rounds each side has N such figures: its
-median is the side's figure, and its spread is the range of the figures
-once the lowest and the highest are set aside (N >= 4), over the median.
-The noise band of the row is the larger of the two sides' spreads, at
-least --floor (2%). A row whose new/old lies outside 1 +- band is flagged:
-"slower" or "faster". Why the trimmed range: the noise of a shared machine
-comes in bursts, so most rounds agree within a few percent and one round
-in five may be 50% off; the full range would be set by that round alone.
-An A/A run (BASE=HEAD: two builds of the same header) shows what the band
-is on this machine and how often a row is flagged by chance.
+How a row is judged. A round gives a pair (old, new) of a row, measured
+side by side, and its ratio new/old. The table's old and new are the
+medians over the rounds, new/old the median of the rounds' ratios, and
+"rounds" the lowest and the highest ratio: the noise band of that row in
+that run. A row is flagged "slower" when every round's ratio is above 1
+and the median is more than --floor (2%) above it; "faster" likewise
+below. That is a sign test: it assumes nothing about the shape of the
+noise (a shared machine's comes in bursts, with far-off rounds), and with
+two identical builds a row is flagged by chance with probability at most
+2 / 2^N (N = 9: 0.4%, about one row in eight runs of a 31-row table). An
+A/A run (BASE=HEAD: the same header on both sides) shows the bands of
+this machine.
 """
 import argparse
 import os
@@ -56,26 +58,16 @@ def names(header):
     print("\n".join(out))
 
 
-def run_once(binary, pin, flags):
-    cmd = [binary] + flags
-    if pin is not None:
-        cmd = ["taskset", "-c", str(pin)] + cmd
+def run_bin(cmd):
+    """Run bench_ab; its rows as [(id, label, old ns, new ns)] (nan: not in that header)."""
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
-    rows = {}
+    rows = []
     for line in out.splitlines():
         if line.startswith("#") or not line.strip():
             continue
-        rid, n, ns, label = line.split("\t")
-        rows[rid] = (label, float(ns))
+        rid, _, old, new, label = line.split("\t")
+        rows.append((rid, label, float(old), float(new)))
     return rows
-
-
-def spread(xs):
-    """Range over median, the lowest and highest figure set aside (N >= 4)."""
-    xs = sorted(xs)
-    if len(xs) >= 4:
-        xs = xs[1:-1]
-    return (xs[-1] - xs[0]) / statistics.median(xs)
 
 
 def fmt_ns(v):
@@ -84,34 +76,36 @@ def fmt_ns(v):
     return "%.2f" % v if v < 10 else "%.1f" % v if v < 1000 else "%.0f" % v
 
 
-def table(order, old, new, floor, names, clock):
-    """The table as text: one line per row id in order."""
-    rounds = max(len(old), len(new))
-    out = ["new/old: ratio of the medians over %d rounds of each side (%s time per operation);" % (rounds, clock),
-           "noise: the larger spread of one side over the rounds (range without the lowest and",
-           "highest, over the median), at least %.0f%%; a new/old outside 1 +- noise is flagged" % (floor * 100),
+def table(rows, pairs, floor, names, clock):
+    """The table as text. rows: [(id, label)]; pairs: {id: [(old, new)]}."""
+    rounds = max((len(p) for p in pairs.values()), default=0)
+    out = ["%d rounds; in each, the samples of old and new taken in turn (%s time per op)." % (rounds, clock),
+           "old, new: medians over the rounds; new/old: median of the rounds' ratios; rounds: the",
+           "lowest and highest ratio. Flagged: every round on the same side of 1 and new/old more",
+           "than %.0f%% from 1 (by chance, with identical builds: p <= 2/2^%d per row)." % (floor * 100, rounds),
            "old = %s" % names[0], "new = %s" % names[1], ""]
-    head = "%-34s %9s %9s %8s %7s" % ("row", "old ns/op", "new ns/op", "new/old", "noise")
-    out += [head, "-" * len(head)]
+    head = "%-34s %9s %9s %8s  %-13s" % ("row", "old ns/op", "new ns/op", "new/old", "rounds")
+    out += [head.rstrip(), "-" * len(head)]
     flagged = 0
-    for rid, label in order:
-        a = [r[rid][1] for r in old if rid in r and r[rid][1] == r[rid][1]]  # nan: left out
-        b = [r[rid][1] for r in new if rid in r and r[rid][1] == r[rid][1]]
-        if not a or not b:
-            out.append("%-34s %9s %9s %8s %7s  missing in %s" % (
-                label, fmt_ns(statistics.median(a)) if a else "-", fmt_ns(statistics.median(b)) if b else "-",
-                "-", "-", "old" if not a else "new"))
+    for rid, label in rows:
+        ps = [(a, b) for a, b in pairs.get(rid, []) if a == a and b == b]  # nan: not in that header
+        if not ps:
+            miss = "old" if all(a != a for a, _ in pairs.get(rid, [])) else "new"
+            out.append("%-34s %9s %9s %8s  not in the %s header" % (label, "-", "-", "-", miss))
             continue
-        ma, mb = statistics.median(a), statistics.median(b)
-        band = max(floor, spread(a), spread(b))
-        ratio = mb / ma
+        ratios = [b / a for a, b in ps]
+        ratio, lo, hi = statistics.median(ratios), min(ratios), max(ratios)
         flag = ""
-        if abs(ratio - 1) > band:
-            flag = "  << slower" if ratio > 1 else "  << faster"
-            flagged += 1
-        out.append("%-34s %9s %9s %7.3fx %6.1f%%%s" % (label, fmt_ns(ma), fmt_ns(mb), ratio, band * 100, flag))
+        if lo > 1 and ratio > 1 + floor:
+            flag = "<< slower"
+        elif hi < 1 and ratio < 1 - floor:
+            flag = "<< faster"
+        flagged += bool(flag)
+        out.append(("%-34s %9s %9s %7.3fx  %5.3f-%5.3f  %s" % (
+            label, fmt_ns(statistics.median(a for a, _ in ps)), fmt_ns(statistics.median(b for _, b in ps)),
+            ratio, lo, hi, flag)).rstrip())
     out.append("")
-    out.append("%d of %d rows beyond the noise band" % (flagged, len(order)))
+    out.append("%d of %d rows flagged" % (flagged, len(rows)))
     return "\n".join(out) + "\n"
 
 
@@ -121,9 +115,8 @@ def main():
     p = sub.add_parser("names")
     p.add_argument("header")
     p = sub.add_parser("run")
-    p.add_argument("old")
-    p.add_argument("new")
-    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("bench_ab")
+    p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--pin", type=int, default=None, help="run both binaries on this CPU (taskset)")
     p.add_argument("--quick", action="store_true", help="fewer, shorter samples per row")
     p.add_argument("--wall", action="store_true", help="wall-clock time instead of CPU time")
@@ -136,27 +129,22 @@ def main():
     if args.cmd == "names":
         names(args.header)
         return
-    old, new, order = [], [], []
-    flags = (["--quick"] if args.quick else []) + (["--wall"] if args.wall else [])
+    cmd = ([] if args.pin is None else ["taskset", "-c", str(args.pin)]) + [args.bench_ab]
+    cmd += (["--quick"] if args.quick else []) + (["--wall"] if args.wall else [])
+    rows, pairs, raw = [], {}, []
     for k in range(args.rounds):
-        pair = [("old", args.old), ("new", args.new)]
-        if k % 2:
-            pair.reverse()
-        for side, binary in pair:
-            print("round %d/%d: %s" % (k + 1, args.rounds, side), file=sys.stderr, flush=True)
-            res = run_once(binary, args.pin, flags)
-            (old if side == "old" else new).append(res)
-            for rid, (label, _) in res.items():
-                if rid not in dict(order):
-                    order.append((rid, label))
+        print("round %d/%d" % (k + 1, args.rounds), file=sys.stderr, flush=True)
+        for rid, label, old, new in run_bin(cmd):
+            if rid not in pairs:
+                rows.append((rid, label))
+                pairs[rid] = []
+            pairs[rid].append((old, new))
+            raw += [("old", k + 1, rid, old), ("new", k + 1, rid, new)]
     if args.raw:
         with open(args.raw, "w", encoding="utf-8") as f:
             f.write("side\tround\trow\tns\n")
-            for side, runs in (("old", old), ("new", new)):
-                for k, res in enumerate(runs):
-                    for rid, (_, ns) in res.items():
-                        f.write("%s\t%d\t%s\t%.4f\n" % (side, k + 1, rid, ns))
-    text = table(order, old, new, args.floor, (args.old_name, args.new_name), "wall" if args.wall else "CPU")
+            f.writelines("%s\t%d\t%s\t%.4f\n" % r for r in raw)
+    text = table(rows, pairs, args.floor, (args.old_name, args.new_name), "wall" if args.wall else "CPU")
     sys.stdout.write(text)
     if args.table:
         with open(args.table, "w", encoding="utf-8") as f:

@@ -1,23 +1,18 @@
-/* bench_ab.c - the hot paths of mguard.h, built twice by `make bench-ab`:
-   once against an older mguard.h (BASE) and once against the current one,
-   so bench/ab.py can run the two binaries in turn and compare them row by
-   row (docs/performance.md, "Old header against new").
+/* bench_ab.c - the hot paths of mguard.h, one side of `make bench-ab`.
+   This file is compiled twice, each time against another copy of mguard.h
+   (-DAB_SIDE=old with BASE's header, -DAB_SIDE=new with the current one),
+   with MGUARD_STATIC so that the two implementations live side by side in
+   one program; bench/bench_ab_main.c runs their samples in turn
+   (docs/performance.md, "Old header against new").
 
-   The program calls only functions whose names both headers declare. A
+   The file calls only functions whose names both headers declare. A
    function that was renamed is called through an ab_ name that bench/ab.py
    maps, per header, to whichever name that header declares (its table
    AB_NAMES; the generated bench_ab_names.h sits beside each copy of the
    header). AB_HAVE_x is 0 when neither name is there: the rows that need
-   x then print "nan" and the table shows "-".
+   x then give NAN, and the table says which header lacks them.
 
-   Output: one line per row, "id<TAB>n<TAB>ns per operation<TAB>label",
-   each the median of SAMPLES samples of at least MIN_NS ns; "#" lines are
-   comments. Every timed loop checks its results, as in bench.c.
-
-   Usage: bench_ab [--quick] [--wall] [--only ID]
-     --quick    3 samples of >= 1 ms per row instead of 5 of >= 3 ms
-     --wall     time with the monotonic clock instead of CPU time
-     --only ID  only the rows whose id contains ID */
+   Every timed loop checks its results, as in bench.c. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdint.h>
@@ -25,16 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#define STB_DS_IMPLEMENTATION
 #define STBDS_NO_SHORT_NAMES
-#include "stb_ds.h"
+#define MGUARD_STATIC
 #define MGUARD_IMPLEMENTATION
 #include "mguard.h"
 #include "bench_ab_names.h"
+#include "bench_ab.h"
 
-static int samples = 5;
-static double min_ns = 3e6;
-static const char *only;
+#define min_ns ab_min_ns
+#define AB_CAT(a, b) a##b
+#define AB_XCAT(a, b) AB_CAT(a, b)
 
 static void fail(const char *what)
 {
@@ -43,53 +38,23 @@ static void fail(const char *what)
 }
 #define CHECK(cond, what) do { if (!(cond)) fail(what); } while (0)
 
-/* The thread's CPU time: time the benchmark spends descheduled by other
-   load on a shared machine is not counted (cache and memory-bus
-   interference still is). --wall: the monotonic clock instead. Reading the
-   CPU-time clock is a system call (about 0.6 us here), hence the batches
-   of TIMED_PASSES. */
-static clockid_t clock_id = CLOCK_THREAD_CPUTIME_ID;
+/* The thread's CPU time by default (main sets ab_clock): time spent
+   descheduled by other load is not counted. Reading it is a system call
+   (about 0.6 us here), hence the batches of PASSES. */
 static double now_ns(void)
 {
     struct timespec ts;
-    clock_gettime(clock_id, &ts);
+    clock_gettime(ab_clock, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1Dull;
-}
-static void **shuffled(void **a, size_t n)
-{
-    void **s = (void **)malloc(n * sizeof *s);
-    size_t i;
-    memcpy(s, a, n * sizeof *s);
-    for (i = n; i > 1; i--) {
-        size_t j = (size_t)(rng() % i);
-        void *t = s[i - 1];
-        s[i - 1] = s[j];
-        s[j] = t;
-    }
-    return s;
 }
 
 /* ---- the fixture ------------------------------------------------------------
-   n objects of 32 bytes (their addresses are the keys), the same keys in
-   two random orders (insertion, lookup), n addresses that are never keys,
-   a context holding one table with every key (value: the key's index + 1)
-   and a long-lived context where fresh tables come and go. */
+   The keys (made by main, shared with the other side), a context holding
+   one table with every key (value: the key's index + 1) and a long-lived
+   context where fresh tables come and go. */
 typedef struct fx {
     size_t n;
-    char *block, *missblock;
+    char *block;
     void **keys, **ins, **look, **miss;
     long sum;
     mguard_ctx *ctx, *live;
@@ -121,33 +86,29 @@ static void fill(fx *f, mguard_weak *t, void **keys)
     }
 }
 
-static void fx_init(fx *f, size_t n)
+static void *fixture_new(const ab_keys *k)
 {
-    void **m;
-    size_t i;
-    memset(f, 0, sizeof *f);
-    f->n = n;
-    f->block = (char *)calloc(n, 32);
-    f->missblock = (char *)calloc(n, 32);
-    m = (void **)malloc(n * sizeof *m);
-    f->keys = (void **)malloc(n * sizeof *f->keys);
-    for (i = 0; i < n; i++) { f->keys[i] = f->block + 32 * i; m[i] = f->missblock + 32 * i; }
-    f->ins = shuffled(f->keys, n);
-    f->look = shuffled(f->keys, n);
-    f->miss = shuffled(m, n);
-    free(m);
-    f->sum = (long)n * ((long)n + 1) / 2;
+    fx *f = (fx *)calloc(1, sizeof *f);
+    CHECK(f != NULL, "fixture");
+    f->n = k->n;
+    f->block = k->block;
+    f->keys = k->keys;
+    f->ins = k->ins;
+    f->look = k->look;
+    f->miss = k->miss;
+    f->sum = k->sum;
     f->live = new_ctx();
     f->ctx = new_ctx();
     f->mt = new_table(f->ctx);
     fill(f, f->mt, f->ins);
+    return f;
 }
-static void fx_free(fx *f)
+static void fixture_free(void *p)
 {
+    fx *f = (fx *)p;
     mguard_ctx_destroy(f->ctx);
     mguard_ctx_destroy(f->live);
-    free(f->keys); free(f->ins); free(f->look); free(f->miss);
-    free(f->block); free(f->missblock);
+    free(f);
 }
 
 /* Repeat a statement doing f->n operations until min_ns have passed and
@@ -500,76 +461,49 @@ static double ledger_clone(fx *f, int arg)
 }
 
 /* ---- the rows ---------------------------------------------------------------
-   n: the fixture's size. The ids are what bench/ab.py pairs across the two
-   binaries: keep them stable. */
+   n: the fixture's size. Keep the ids stable: tables of different runs are
+   compared by them. */
 typedef double (*sample_fn)(fx *f, int arg);
-typedef struct row { const char *id; const char *label; size_t n; sample_fn fn; int arg; } row;
+typedef struct row { ab_row r; sample_fn fn; int arg; } row;
 static const row rows[] = {
-    { "get_hit_1k",      "weak get, hit (1K keys)",          1000,   get_hit, 0 },
-    { "get_miss_1k",     "weak get, miss (1K keys)",         1000,   get_miss, 0 },
-    { "set_new_1k",      "weak set, new key (1K keys)",      1000,   set_new, 0 },
-    { "overwrite_1k",    "weak set, overwrite (1K keys)",    1000,   overwrite, 0 },
-    { "remove_1k",       "weak remove (1K keys)",            1000,   weak_remove, 0 },
-    { "iterate_1k",      "weak iterate, per entry (1K)",     1000,   iterate, 0 },
-    { "get_hit_100k",    "weak get, hit (100K keys)",        100000, get_hit, 0 },
-    { "get_miss_100k",   "weak get, miss (100K keys)",       100000, get_miss, 0 },
-    { "set_new_100k",    "weak set, new key (100K keys)",    100000, set_new, 0 },
-    { "overwrite_100k",  "weak set, overwrite (100K keys)",  100000, overwrite, 0 },
-    { "remove_100k",     "weak remove (100K keys)",          100000, weak_remove, 0 },
-    { "iterate_100k",    "weak iterate, per entry (100K)",   100000, iterate, 0 },
-    { "mut_unwatched",   "on_mutation, unknown (100K reg.)", 100000, mut_unwatched, 0 },
-    { "death_t1",        "on_destroy, key in 1 table",       FIX_N,  death, 1 },
-    { "death_t4",        "on_destroy, key in 4 tables",      FIX_N,  death, 4 },
-    { "death_t16",       "on_destroy, key in 16 tables",     FIX_N,  death, 16 },
-    { "ref_make",        "ref make",                         FIX_N,  ref_make, 0 },
-    { "ref_get_alive",   "ref get, alive",                   FIX_N,  ref_get, 0 },
-    { "ref_get_dead",    "ref get, dead",                    FIX_N,  ref_get, 1 },
-    { "watch",           "watch (tracker exists)",           FIX_N,  watch_mut, 0 },
-    { "mut_w1",          "on_mutation, 1 watcher",           FIX_N,  watch_mut, 1 },
-    { "gen_tag",         "gen tag",                          FIX_N,  gen_tag, 0 },
-    { "gen_is_current",  "gen is current",                   FIX_N,  gen_is_current, 0 },
-    { "dyn_observe",     "dyn observe, rank 2",              FIX_N,  dyn_observe, 0 },
-    { "dyn_varies",      "dyn varies",                       FIX_N,  dyn_varies, 0 },
-    { "scope_d1",        "scope enter+exit, depth 1",        FIX_N,  scope_enter_exit, 1 },
-    { "scope_d16",       "scope enter+exit, depth 16",       FIX_N,  scope_enter_exit, 16 },
-    { "ledger_store",    "ledger store, first write",        FIX_N,  ledger_store, 0 },
-    { "ledger_overwrite", "ledger store, overwrite",         FIX_N,  ledger_store, 1 },
-    { "ledger_load",     "ledger load",                      FIX_N,  ledger_load, 0 },
-    { "ledger_clone",    "ledger clone, per object",         FIX_N,  ledger_clone, 0 },
+    { { "get_hit_1k",      "weak get, hit (1K keys)",          1000 },   get_hit, 0 },
+    { { "get_miss_1k",     "weak get, miss (1K keys)",         1000 },   get_miss, 0 },
+    { { "set_new_1k",      "weak set, new key (1K keys)",      1000 },   set_new, 0 },
+    { { "overwrite_1k",    "weak set, overwrite (1K keys)",    1000 },   overwrite, 0 },
+    { { "remove_1k",       "weak remove (1K keys)",            1000 },   weak_remove, 0 },
+    { { "iterate_1k",      "weak iterate, per entry (1K)",     1000 },   iterate, 0 },
+    { { "get_hit_100k",    "weak get, hit (100K keys)",        100000 }, get_hit, 0 },
+    { { "get_miss_100k",   "weak get, miss (100K keys)",       100000 }, get_miss, 0 },
+    { { "set_new_100k",    "weak set, new key (100K keys)",    100000 }, set_new, 0 },
+    { { "overwrite_100k",  "weak set, overwrite (100K keys)",  100000 }, overwrite, 0 },
+    { { "remove_100k",     "weak remove (100K keys)",          100000 }, weak_remove, 0 },
+    { { "iterate_100k",    "weak iterate, per entry (100K)",   100000 }, iterate, 0 },
+    { { "mut_unwatched",   "on_mutation, unknown (100K reg.)", 100000 }, mut_unwatched, 0 },
+    { { "death_t1",        "on_destroy, key in 1 table",       FIX_N },  death, 1 },
+    { { "death_t4",        "on_destroy, key in 4 tables",      FIX_N },  death, 4 },
+    { { "death_t16",       "on_destroy, key in 16 tables",     FIX_N },  death, 16 },
+    { { "ref_make",        "ref make",                         FIX_N },  ref_make, 0 },
+    { { "ref_get_alive",   "ref get, alive",                   FIX_N },  ref_get, 0 },
+    { { "ref_get_dead",    "ref get, dead",                    FIX_N },  ref_get, 1 },
+    { { "watch",           "watch (tracker exists)",           FIX_N },  watch_mut, 0 },
+    { { "mut_w1",          "on_mutation, 1 watcher",           FIX_N },  watch_mut, 1 },
+    { { "gen_tag",         "gen tag",                          FIX_N },  gen_tag, 0 },
+    { { "gen_is_current",  "gen is current",                   FIX_N },  gen_is_current, 0 },
+    { { "dyn_observe",     "dyn observe, rank 2",              FIX_N },  dyn_observe, 0 },
+    { { "dyn_varies",      "dyn varies",                       FIX_N },  dyn_varies, 0 },
+    { { "scope_d1",        "scope enter+exit, depth 1",        FIX_N },  scope_enter_exit, 1 },
+    { { "scope_d16",       "scope enter+exit, depth 16",       FIX_N },  scope_enter_exit, 16 },
+    { { "ledger_store",    "ledger store, first write",        FIX_N },  ledger_store, 0 },
+    { { "ledger_overwrite", "ledger store, overwrite",         FIX_N },  ledger_store, 1 },
+    { { "ledger_load",     "ledger load",                      FIX_N },  ledger_load, 0 },
+    { { "ledger_clone",    "ledger clone, per object",         FIX_N },  ledger_clone, 0 },
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
-int main(int argc, char **argv)
-{
-    static const size_t sizes[] = { 1000, FIX_N, 100000 };
-    size_t z, i;
-    int a;
-    for (a = 1; a < argc; a++) {
-        if (strcmp(argv[a], "--quick") == 0) { samples = 3; min_ns = 1e6; }
-        else if (strcmp(argv[a], "--wall") == 0) clock_id = CLOCK_MONOTONIC;
-        else if (strcmp(argv[a], "--only") == 0 && a + 1 < argc) only = argv[++a];
-        else { fprintf(stderr, "usage: %s [--quick] [--wall] [--only ID]\n", argv[0]); return 2; }
-    }
-    printf("# mguard %s; %d samples of >= %.0f ms %s time per row\n", MGUARD_VERSION_STRING, samples, min_ns / 1e6,
-           clock_id == CLOCK_MONOTONIC ? "wall" : "CPU");
-    /* one fixture per size, the rows in table order within it */
-    for (z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
-        fx f;
-        int any = 0;
-        for (i = 0; i < NROWS; i++) any |= rows[i].n == sizes[z] && (!only || strstr(rows[i].id, only));
-        if (!any) continue;
-        fx_init(&f, sizes[z]);
-        for (i = 0; i < NROWS; i++) {
-            double s[16];
-            int k;
-            if (rows[i].n != sizes[z] || (only && !strstr(rows[i].id, only))) continue;
-            (void)rows[i].fn(&f, rows[i].arg);   /* warm-up: caches, allocator, page faults */
-            for (k = 0; k < samples; k++) s[k] = rows[i].fn(&f, rows[i].arg);
-            qsort(s, (size_t)samples, sizeof s[0], cmp_double);
-            printf("%s\t%lu\t%.4f\t%s\n", rows[i].id, (unsigned long)rows[i].n, s[samples / 2], rows[i].label);
-            fflush(stdout);
-        }
-        fx_free(&f);
-    }
-    return 0;
-}
+static const ab_row *row_info(size_t i) { return &rows[i].r; }
+static double sample(void *f, size_t i) { return rows[i].fn((fx *)f, rows[i].arg); }
+
+const ab_side AB_XCAT(ab_side_, AB_SIDE) = {
+    MGUARD_VERSION_STRING, NROWS, row_info, fixture_new, fixture_free, sample
+};
+
