@@ -12,8 +12,9 @@
       takes the samples of the old and the new header in turn and prints
       per row the median of each side (bench/bench_ab_main.c).
 
-How a row is judged. A round gives a pair (old, new) of a row, measured
-side by side, and its ratio new/old. The table's old and new are the
+How a row is judged. A round gives, per row, the median of each side's
+samples and the median of the ratios new/old of its pairs of samples
+(taken one right after the other). The table's old and new are the
 medians over the rounds, new/old the median of the rounds' ratios, and
 "rounds" the lowest and the highest ratio: the noise band of that row in
 that run. A row is flagged "slower" when every round's ratio is above 1
@@ -61,14 +62,14 @@ def names(header):
 
 
 def run_bin(cmd):
-    """Run bench_ab; its rows as [(id, label, old ns, new ns)] (nan: not in that header)."""
+    """Run bench_ab; its rows as [(id, label, old ns, new ns, new/old)] (nan: not in that header)."""
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     rows = []
     for line in out.splitlines():
         if line.startswith("#") or not line.strip():
             continue
-        rid, _, old, new, label = line.split("\t")
-        rows.append((rid, label, float(old), float(new)))
+        rid, _, old, new, ratio, label = line.split("\t")
+        rows.append((rid, label, float(old), float(new), float(ratio)))
     return rows
 
 
@@ -79,23 +80,24 @@ def fmt_ns(v):
 
 
 def table(rows, pairs, floor, names, clock):
-    """The table as text. rows: [(id, label)]; pairs: {id: [(old, new)]}."""
+    """The table as text. rows: [(id, label)]; pairs: {id: [(old, new, new/old) per round]}."""
     rounds = max((len(p) for p in pairs.values()), default=0)
     out = ["%d rounds; in each, the samples of old and new taken in turn (%s time per op)." % (rounds, clock),
-           "old, new: medians over the rounds; new/old: median of the rounds' ratios; rounds: the",
+           "old, new: medians over the rounds; new/old: median of the rounds' ratios (each the",
+           "median ratio of a round's pairs of samples); rounds: the",
            "lowest and highest ratio. Flagged: every round on the same side of 1 and new/old more",
-           "than %.0f%% from 1 (by chance, with identical builds: p <= 2/2^%d per row)." % (floor * 100, rounds),
+           "than %.0f%% from 1 (were old and new the same, by chance with p = 2/2^%d per row)." % (floor * 100, rounds),
            "old = %s" % names[0], "new = %s" % names[1], ""]
     head = "%-34s %9s %9s %8s  %-13s" % ("row", "old ns/op", "new ns/op", "new/old", "rounds")
     out += [head.rstrip(), "-" * len(head)]
     flagged = 0
     for rid, label in rows:
-        ps = [(a, b) for a, b in pairs.get(rid, []) if a == a and b == b]  # nan: not in that header
+        ps = [p for p in pairs.get(rid, []) if p[2] == p[2]]  # nan: not in one header
         if not ps:
-            miss = "old" if all(a != a for a, _ in pairs.get(rid, [])) else "new"
+            miss = "old" if all(p[0] != p[0] for p in pairs.get(rid, [])) else "new"
             out.append("%-34s %9s %9s %8s  not in the %s header" % (label, "-", "-", "-", miss))
             continue
-        ratios = [b / a for a, b in ps]
+        ratios = [p[2] for p in ps]
         ratio, lo, hi = statistics.median(ratios), min(ratios), max(ratios)
         flag = ""
         if lo > 1 and ratio > 1 + floor:
@@ -104,7 +106,7 @@ def table(rows, pairs, floor, names, clock):
             flag = "<< faster"
         flagged += bool(flag)
         out.append(("%-34s %9s %9s %7.3fx  %5.3f-%5.3f  %s" % (
-            label, fmt_ns(statistics.median(a for a, _ in ps)), fmt_ns(statistics.median(b for _, b in ps)),
+            label, fmt_ns(statistics.median(p[0] for p in ps)), fmt_ns(statistics.median(p[1] for p in ps)),
             ratio, lo, hi, flag)).rstrip())
     out.append("")
     out.append("%d of %d rows flagged" % (flagged, len(rows)))
@@ -137,16 +139,16 @@ def main():
     rows, pairs, raw = [], {}, []
     for k in range(args.rounds):
         print("round %d/%d" % (k + 1, args.rounds), file=sys.stderr, flush=True)
-        for rid, label, old, new in run_bin(cmd):
+        for rid, label, old, new, ratio in run_bin(cmd):
             if rid not in pairs:
                 rows.append((rid, label))
                 pairs[rid] = []
-            pairs[rid].append((old, new))
-            raw += [("old", k + 1, rid, old), ("new", k + 1, rid, new)]
+            pairs[rid].append((old, new, ratio))
+            raw.append((k + 1, rid, old, new, ratio))
     if args.raw:
         with open(args.raw, "w", encoding="utf-8") as f:
-            f.write("side\tround\trow\tns\n")
-            f.writelines("%s\t%d\t%s\t%.4f\n" % r for r in raw)
+            f.write("round\trow\told\tnew\tnew/old\n")
+            f.writelines("%d\t%s\t%.4f\t%.4f\t%.4f\n" % r for r in raw)
     text = table(rows, pairs, args.floor, (args.old_name, args.new_name), "wall" if args.wall else "CPU")
     sys.stdout.write(text)
     if args.table:

@@ -10,10 +10,12 @@
    at the same addresses.
 
    Output: "# ..." comment lines, then per row
-   "id<TAB>n<TAB>old ns<TAB>new ns<TAB>label": the median of each side's
-   samples (ns per operation; nan when that side's header lacks a function
-   the row needs). bench/ab.py runs this program several times (rounds)
-   and prints the table.
+   "id<TAB>n<TAB>old ns<TAB>new ns<TAB>new/old<TAB>label": the median of
+   each side's samples (ns per operation; nan when that side's header lacks
+   a function the row needs) and the median of the ratios of the pairs
+   (sample j of new over sample j of old, taken one right after the
+   other). bench/ab.py runs this program several times (rounds) and prints
+   the table.
 
    Usage: bench_ab [--quick] [--wall] [--list] [--only ID]
      --quick    3 samples of >= 1 ms per row and side instead of 5 of >= 3 ms
@@ -119,7 +121,7 @@ static void run_size(size_t n)
     for (s = 0; s < 2; s++) f[s] = side[s]->fixture_new(&k);
     for (i = 0; i < ab_side_new.nrows; i++) {
         const ab_row *r = ab_side_new.row(i);
-        double v[2][MAX_SAMPLES];
+        double v[2][MAX_SAMPLES], ratio[MAX_SAMPLES];
         if (r->n != n || !row_selected(r)) continue;
         for (s = 0; s < 2; s++) (void)side[s]->sample(f[s], i);   /* warm-up */
         for (j = 0; j < samples; j++)
@@ -127,8 +129,9 @@ static void run_size(size_t n)
                 int t = (j & 1) ? 1 - s : s;   /* old first, then new first */
                 v[t][j] = side[t]->sample(f[t], i);
             }
-        printf("%s\t%lu\t%.4f\t%.4f\t%s\n", r->id, (unsigned long)n, median(v[0], samples), median(v[1], samples),
-               r->label);
+        for (j = 0; j < samples; j++) ratio[j] = v[1][j] / v[0][j];
+        printf("%s\t%lu\t%.4f\t%.4f\t%.4f\t%s\n", r->id, (unsigned long)n, median(v[0], samples),
+               median(v[1], samples), median(ratio, samples), r->label);
         fflush(stdout);
     }
     for (s = 0; s < 2; s++) side[s]->fixture_free(f[s]);
