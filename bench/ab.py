@@ -15,20 +15,21 @@
 How a row is judged. A round gives, per row, the median of each side's
 samples and the median of the ratios new/old of its pairs of samples
 (taken one right after the other). The table's old and new are the
-medians over the rounds, new/old the median of the rounds' ratios, and
-"rounds" the lowest and the highest ratio: the noise band of that row in
-that run. A row is flagged "slower" when every round's ratio is above 1
-and the median is more than --floor (5%) above it; "faster" likewise
-below. Every round agreeing is a sign test: it assumes nothing about the
-shape of the noise (a shared machine's comes in bursts, with far-off
-rounds), and if old and new were the same, a row would be flagged by
-chance with probability 2 / 2^N (N = 9: 0.4%, about one row in eight
-runs of a 31-row table). The floor is for what differs in every round:
-the two sides are two copies of the code at different addresses, and
-placement alone moves a row by up to about 4% on this machine (an A/A
-run, BASE=HEAD: the same header on both sides, shows it).
+medians over the rounds, new/old the median of the rounds' ratios,
+"rounds" the lowest and the highest of those ratios (the noise band of
+that row in that run) and "up" how many rounds found new slower. A row is
+flagged "slower" when so many rounds found new slower that a coin would
+do it with probability under 1% (a two-sided sign test: with 9 rounds,
+all of them; with 15, all but 2), and the median ratio is more than
+--floor (5%) above 1; "faster" likewise. The sign test assumes nothing
+about the shape of the noise (a shared machine's comes in bursts, with
+far-off rounds). The floor is for what differs in every round: the two
+sides are two copies of the code at different addresses, and placement
+alone moves a row by up to about 4% on this machine (an A/A run,
+BASE=HEAD: the same header on both sides, shows it).
 """
 import argparse
+import math
 import os
 import re
 import statistics
@@ -79,17 +80,34 @@ def fmt_ns(v):
     return "%.2f" % v if v < 10 else "%.1f" % v if v < 1000 else "%.0f" % v
 
 
+ALPHA = 0.01
+
+
+def sign_test_k(n):
+    """The most rounds that may disagree for a row to be flagged (-1: none can be)."""
+    k, tail = -1, 0
+    while k + 1 <= n:
+        tail += math.comb(n, k + 1)
+        if 2 * tail / 2 ** n > ALPHA:
+            break
+        k += 1
+    return k
+
+
 def table(rows, pairs, floor, names, clock):
     """The table as text. rows: [(id, label)]; pairs: {id: [(old, new, new/old) per round]}."""
     rounds = max((len(p) for p in pairs.values()), default=0)
+    k = sign_test_k(rounds)
+    rule = ("too few rounds for a 1%% sign test: nothing is flagged (9 rounds or more)" if k < 0 else
+            "flagged: at least %d of %d rounds on one side of 1 (a 1%% sign test) and new/old more than %.0f%% from 1"
+            % (rounds - k, rounds, floor * 100))
     out = ["%d rounds; in each, the samples of old and new taken in turn (%s time per op)." % (rounds, clock),
-           "old, new: medians over the rounds; new/old: median of the rounds' ratios (each the",
-           "median ratio of a round's pairs of samples); rounds: the",
-           "lowest and highest ratio. Flagged: every round on the same side of 1 and new/old more",
-           "than %.0f%% from 1 (were old and new the same, by chance with p = 2/2^%d per row)." % (floor * 100, rounds),
+           "old, new: medians over the rounds; new/old: median of the rounds' ratios (a round's",
+           "ratio: the median over its pairs of samples); rounds: the lowest and highest of them;",
+           "up: the rounds that found new slower; " + rule + ".",
            "old = %s" % names[0], "new = %s" % names[1], ""]
-    head = "%-34s %9s %9s %8s  %-13s" % ("row", "old ns/op", "new ns/op", "new/old", "rounds")
-    out += [head.rstrip(), "-" * len(head)]
+    head = "%-34s %9s %9s %8s  %-11s %5s" % ("row", "old ns/op", "new ns/op", "new/old", "rounds", "up")
+    out += [head, "-" * len(head)]
     flagged = 0
     for rid, label in rows:
         ps = [p for p in pairs.get(rid, []) if p[2] == p[2]]  # nan: not in one header
@@ -99,15 +117,16 @@ def table(rows, pairs, floor, names, clock):
             continue
         ratios = [p[2] for p in ps]
         ratio, lo, hi = statistics.median(ratios), min(ratios), max(ratios)
+        up, down = sum(r > 1 for r in ratios), sum(r < 1 for r in ratios)
         flag = ""
-        if lo > 1 and ratio > 1 + floor:
+        if k >= 0 and len(ratios) - up <= k and ratio > 1 + floor:
             flag = "<< slower"
-        elif hi < 1 and ratio < 1 - floor:
+        elif k >= 0 and len(ratios) - down <= k and ratio < 1 - floor:
             flag = "<< faster"
         flagged += bool(flag)
-        out.append(("%-34s %9s %9s %7.3fx  %5.3f-%5.3f  %s" % (
+        out.append(("%-34s %9s %9s %7.3fx  %5.3f-%5.3f %2d/%-2d %s" % (
             label, fmt_ns(statistics.median(p[0] for p in ps)), fmt_ns(statistics.median(p[1] for p in ps)),
-            ratio, lo, hi, flag)).rstrip())
+            ratio, lo, hi, up, len(ratios), flag)).rstrip())
     out.append("")
     out.append("%d of %d rows flagged" % (flagged, len(rows)))
     return "\n".join(out) + "\n"
