@@ -98,13 +98,13 @@ def table(rows, pairs, floor, names, clock):
     """The table as text. rows: [(id, label)]; pairs: {id: [(old, new, new/old) per round]}."""
     rounds = max((len(p) for p in pairs.values()), default=0)
     k = sign_test_k(rounds)
-    rule = ("too few rounds for a 1%% sign test: nothing is flagged (9 rounds or more)" if k < 0 else
-            "flagged: at least %d of %d rounds on one side of 1 (a 1%% sign test) and new/old more than %.0f%% from 1"
+    rule = ("Too few rounds for a 1%% sign test (8 or more): no row is flagged." if k < 0 else
+            "Flagged: at least %d of %d rounds on one side of 1 (a 1%% sign test) and new/old\nmore than %.0f%% from 1."
             % (rounds - k, rounds, floor * 100))
     out = ["%d rounds; in each, the samples of old and new taken in turn (%s time per op)." % (rounds, clock),
            "old, new: medians over the rounds; new/old: median of the rounds' ratios (a round's",
            "ratio: the median over its pairs of samples); rounds: the lowest and highest of them;",
-           "up: the rounds that found new slower; " + rule + ".",
+           "up: the rounds that found new slower.", rule,
            "old = %s" % names[0], "new = %s" % names[1], ""]
     head = "%-34s %9s %9s %8s  %-11s %5s" % ("row", "old ns/op", "new ns/op", "new/old", "rounds", "up")
     out += [head, "-" * len(head)]
