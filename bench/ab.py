@@ -98,7 +98,7 @@ def table(rows, pairs, floor, names, clock):
     """The table as text. rows: [(id, label)]; pairs: {id: [(old, new, new/old) per round]}."""
     rounds = max((len(p) for p in pairs.values()), default=0)
     k = sign_test_k(rounds)
-    rule = ("Too few rounds for a 1%% sign test (8 or more): no row is flagged." if k < 0 else
+    rule = ("Too few rounds for a 1% sign test (8 or more): no row is flagged." if k < 0 else
             "Flagged: at least %d of %d rounds on one side of 1 (a 1%% sign test) and new/old\nmore than %.0f%% from 1."
             % (rounds - k, rounds, floor * 100))
     out = ["%d rounds; in each, the samples of old and new taken in turn (%s time per op)." % (rounds, clock),
