@@ -1642,6 +1642,45 @@ static void test_scope_destroyed_earlier_in_the_same_death_is_not_touched(void *
     assert_int_equal(alloc.live_blocks, 0);
 }
 
+/* ---- regressions ----------------------------------------------------- */
+
+/* Regression: mguard_ctx_check inside a callback of the death of a named,
+   entered component that entered a table before it was named: the table's
+   destructor runs before the scope closes the component's frames, and the
+   check used to answer EINVAL ("frame 0's component has no name"). */
+static mguard_ctx *check_ctx;
+static mguard_status check_seen;
+static void check_in_dtor(void *v, void *u)
+{
+    (void)v; (void)u;
+    check_seen = mguard_ctx_check(check_ctx);
+}
+
+static void test_check_passes_inside_a_named_components_death(void **state)
+{
+    static int comp;
+    int v = 1;
+    mguard_weak_desc d;
+    mguard_weak *t;
+    mguard_scope *s;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    check_ctx = test_ctx(NULL, NULL);
+    d.value_size = sizeof v;
+    d.value_dtor = check_in_dtor;
+    t = mguard_weak_create(check_ctx, &d);
+    s = mguard_scope_create(check_ctx, NULL);
+    assert_int_equal(mguard_weak_set(t, &comp, &v), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(s, &comp, "Net"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_OK);
+    check_seen = MGUARD_NOT_FOUND;
+    mguard_on_destroy(check_ctx, &comp);
+    assert_int_equal(check_seen, MGUARD_OK);
+    assert_int_equal(mguard_scope_depth(s), 0);     /* every frame closed */
+    assert_int_equal(mguard_ctx_check(check_ctx), MGUARD_OK);
+    mguard_ctx_destroy(check_ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1687,6 +1726,7 @@ int main(void)
         cmocka_unit_test(test_ctx_destroy_destroys_its_scopes),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
         cmocka_unit_test(test_scope_destroyed_earlier_in_the_same_death_is_not_touched),
+        cmocka_unit_test(test_check_passes_inside_a_named_components_death),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
