@@ -1,6 +1,7 @@
 /* The context: creation options, status strings, interning, and the rule
    that an allocation failure anywhere returns MGUARD_ENOMEM and leaves
-   every structure as it was. */
+   every structure as it was; bad input (a NULL context, a handle of
+   another kind, a destroy from inside a callback). */
 #include "common.h"
 
 static void test_create_with_defaults_and_destroy(void **state)

@@ -1,5 +1,6 @@
 /* Lifetimes and re-entrancy: the two-phase destructor hook, callbacks that
-   call back into the library, death storms. */
+   call back into the library, death storms; objects destroyed twice or
+   registered while they die, and the regressions of the death path. */
 #include "common.h"
 
 static mguard_ctx *ctx;

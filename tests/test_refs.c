@@ -1,5 +1,6 @@
 /* Weak refs: read the object while it lives, NULL after its death, and
-   never revive when a new object takes the same address. */
+   never revive when a new object takes the same address, nor read
+   through another context (even one at the same address). */
 #include "common.h"
 
 static void test_ref_reads_object_until_death(void **state)

@@ -1,5 +1,6 @@
 /* Mutation trackers: watchers held weakly, fired once in registration
-   order, counts kept until death (MutationTracker in the reference). */
+   order, counts kept until death (MutationTracker in the reference);
+   bad input and regressions. */
 #include "common.h"
 
 typedef struct call { void *guard; const void *obj; char attr[32]; void *user; } call;

@@ -1,5 +1,6 @@
 /* Weak key tables: identity keys, inline values of any size, value
-   destructors run exactly once, iteration with removal. */
+   destructors run exactly once, iteration with removal; bad input, and
+   the regressions of the bugs found in tables. */
 #include "common.h"
 
 typedef struct fixture {
