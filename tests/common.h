@@ -95,6 +95,17 @@ static inline mguard_ctx *test_ctx(test_log *log, test_alloc *alloc)
     return mguard_ctx_create(&d);
 }
 
+/* The end of a context made by test_ctx: it checks sound, is destroyed,
+   and leaves no block of its allocator (al, when it had one). */
+static inline void test_ctx_finish(mguard_ctx *ctx, const test_alloc *al)
+{
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+    if (!al) return;
+    assert_int_equal(al->live_blocks, 0);
+    assert_int_equal(al->live_bytes, 0);
+}
+
 /* A value destructor that counts calls and records the values it saw. */
 typedef struct dtor_log {
     int calls;

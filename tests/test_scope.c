@@ -173,10 +173,7 @@ static int setup_traced_scope(void **state) { return setup_scope_traced_or_not(s
 static int teardown(void **state)
 {
     fixture *f = (fixture *)*state;
-    assert_ctx_ok(f->ctx);
-    mguard_ctx_destroy(f->ctx);
-    assert_int_equal(f->alloc.live_blocks, 0);
-    assert_int_equal(f->alloc.live_bytes, 0);
+    test_ctx_finish(f->ctx, &f->alloc);
     free(f);
     return 0;
 }
