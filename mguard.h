@@ -237,6 +237,9 @@ typedef struct mguard_ctx_desc {
                                    threads (section 10); default: one thread */
     mguard_lock lock;           /* thread-safe with this lock; default (zero):
                                    a pthread mutex when thread_safe is set */
+    bool strict_generations;    /* true: an object never tagged counts as
+                                   dynamic (section 6), and the first one
+                                   is reported; default: it counts as old */
 } mguard_ctx_desc;
 
 /* Create a context (NULL desc = defaults). NULL on allocation failure, an
@@ -439,8 +442,15 @@ MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 MGUARDDEF mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj);
 /* obj's generation, -1 when untagged. */
 MGUARDDEF long mguard_gen_get(const mguard_ctx *ctx, const void *obj);
-/* true when obj was tagged in the current generation. */
+/* true when obj was tagged in the current generation. An object never
+   tagged counts as old, or, on a context created with strict_generations,
+   as new (the first such object is reported: a constructor that forgot
+   mguard_gen_tag). false for NULL ctx/obj. */
 MGUARDDEF bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj);
+/* true when obj was tagged in generation gen or a later one: for a plan
+   that remembers the generation it was built in and asks about objects
+   created since. Untagged objects as for mguard_gen_is_current. */
+MGUARDDEF bool mguard_gen_is_since(const mguard_ctx *ctx, const void *obj, long gen);
 /* The current generation (starts at 0); -1 for NULL ctx. */
 MGUARDDEF long mguard_gen_current(const mguard_ctx *ctx);
 /* generation += 1; returns the new value (-1 for NULL ctx). */
@@ -1205,6 +1215,7 @@ struct mguard_ctx {
     uint32_t nobjs, capobjs, live_objs, free_head;
     uint64_t next_serial;
     long generation;
+    bool strict_gen, warned_untagged; /* mguard_ctx_desc.strict_generations */
     mguard_weak *tables;         /* every live table, doubly linked */
     mguard__firing *firing;      /* invalidations in progress (C stack) */
     struct mguard__dying *dying; /* deaths in phase 2 (C stack) */
@@ -1370,6 +1381,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(bool, gen_is_current, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(bool, gen_is_since, (const mguard_ctx *ctx, const void *obj, long gen), (ctx, obj, gen), mguard__lock_of_ctx(ctx)) \
     X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lock_of_ctx(ctx)) \
@@ -2122,6 +2134,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     ctx->magic = MGUARD__MAGIC_CTX;
     ctx->alloc = d.allocator;
     ctx->log = d.logger;
+    ctx->strict_gen = d.strict_generations;
     ctx->id = mguard__next_ctx_id();
     if (!mguard__lock_init(ctx, &d)) {
         ctx->magic = MGUARD__DEAD;
@@ -3391,10 +3404,33 @@ static long mguard__gen_get(const mguard_ctx *ctx, const void *obj)
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
 
+/* Tagged in generation since (current: the current one) or later.
+   Untagged: old, or new on a strict context, where the first untagged
+   object asked about is reported. */
+static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since, bool current, const char *fn)
+{
+    uint32_t r;
+    if (!mguard__ctx_ok(ctx, fn) || !obj) return false;
+    if (current) since = ctx->generation;
+    r = mguard__reg_find(ctx, obj);
+    if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= since;
+    if (!ctx->strict_gen) return false;
+    if (!ctx->warned_untagged) {
+        ((mguard_ctx *)mguard__unconst(ctx))->warned_untagged = true;
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p was never tagged (mguard_gen_tag in its constructor?); "
+                     "counted as dynamic, as every untagged object on this strict context (reported once)", fn, obj);
+    }
+    return true;
+}
+
 static bool mguard__gen_is_current(const mguard_ctx *ctx, const void *obj)
 {
-    long g = mguard__gen_get(ctx, obj);
-    return g >= 0 && g == ctx->generation;
+    return mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_current");
+}
+
+static bool mguard__gen_is_since(const mguard_ctx *ctx, const void *obj, long gen)
+{
+    return mguard__gen_since(ctx, obj, gen, false, "mguard_gen_is_since");
 }
 
 static long mguard__gen_current(const mguard_ctx *ctx)
@@ -7950,6 +7986,8 @@ long mguard_gen_get(const mguard_ctx *ctx, const void *obj)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_get(ctx, obj) : mguard__gen_get(ctx, obj); }
 bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_current(ctx, obj) : mguard__gen_is_current(ctx, obj); }
+bool mguard_gen_is_since(const mguard_ctx *ctx, const void *obj, long gen)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_since(ctx, obj, gen) : mguard__gen_is_since(ctx, obj, gen); }
 long mguard_gen_current(const mguard_ctx *ctx)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_current(ctx) : mguard__gen_current(ctx); }
 long mguard_gen_advance(mguard_ctx *ctx)

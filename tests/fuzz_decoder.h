@@ -284,8 +284,9 @@ static void fz_free(void *p, void *user)
     free((fz_hdr *)p - 1);
 }
 
-/* A quiet context on the counting allocator a, thread-safe or not. */
-static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int thread_safe)
+/* A quiet context on the counting allocator a; flags: 1 thread-safe,
+   2 strict generations. */
+static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int flags)
 {
     mguard_ctx_desc d;
     memset(&d, 0, sizeof d);
@@ -293,7 +294,8 @@ static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int thread_safe)
     d.allocator.free_fn = fz_free;
     d.allocator.user = a;
     d.quiet = true;
-    d.thread_safe = thread_safe != 0;
+    d.thread_safe = (flags & 1) != 0;
+    d.strict_generations = (flags & 2) != 0;
     return mguard_ctx_create(&d);
 }
 
@@ -1846,12 +1848,12 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         const void *o = fz_obj(op->a, ev), *c = fz_obj(op->b, ev);
         if (mg) {
             r0 = mguard_gen_get(S->ctx, o);
-            r1 = mguard_gen_is_current(S->ctx, o);
+            r1 = mguard_gen_is_current(S->ctx, o) * 2 + mguard_gen_is_since(S->ctx, o, (long)(op->c % 4) - 1);
             r2 = mguard_gen_is_class_dynamic(S->ctx, c);
             r3 = mguard_gen_is_dynamic(S->ctx, o, c);
         } else {
             r0 = model_gen_get(S->mctx, o);
-            r1 = model_gen_check(S->mctx, o);
+            r1 = model_gen_check(S->mctx, o) * 2 + model_gen_is_since(S->mctx, o, (long)(op->c % 4) - 1);
             r2 = model_gen_is_class_dynamic(S->mctx, c);
             r3 = model_gen_is_dynamic(S->mctx, o, c);
         }
@@ -2087,7 +2089,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
     }
     case FZ_CTX_CYCLE:
         if (S->depth > 0) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
-        fz_ctx_cycle(side, op->a & 1);
+        fz_ctx_cycle(side, op->a & 3);   /* 1: thread-safe, 2: strict generations */
         break;
     case FZ_X_CTX:
     case FZ_X_LEDGER:
@@ -2256,14 +2258,19 @@ static void fz_begin_op(void)
     fz.nfstat = 0;
 }
 
-/* Open side's context: thread-safe or not (the same contract: issue 11). */
-static int fz_ctx_open(int side, int thread_safe)
+/* Open side's context: thread-safe or not (the same contract: issue 11),
+   with strict generations or not (flags as fz_new_ctx's). */
+static int fz_ctx_open(int side, int flags)
 {
     fz_side *S = &fz.s[side];
     S->parts_closed = 0;
-    S->thread_safe = thread_safe;
-    if (side == FZ_MODEL) { S->mctx = model_create(); return 1; }
-    S->ctx = fz_new_ctx(&fz.alloc, thread_safe);
+    S->thread_safe = flags & 1;
+    if (side == FZ_MODEL) {
+        S->mctx = model_create();
+        S->mctx->strict = (flags & 2) != 0;
+        return 1;
+    }
+    S->ctx = fz_new_ctx(&fz.alloc, flags);
     return S->ctx != NULL;
 }
 
@@ -2389,7 +2396,7 @@ MODEL_DEF void fz_run_input(const uint8_t *data, size_t size, const char *label,
     o.nobj = 2 + (h0 & 7);
     o.ntab = 1 + ((h0 >> 3) & 7);
     if (h0 & 0x40) o.fail_at = 1 + h1 + ((h0 & 0x80) ? 256 : 0);
-    else o.thread_safe = h1 & 1;
+    else o.thread_safe = h1 & 3;   /* 1: thread-safe, 2: strict generations */
     o.label = label;
     o.verbose = getenv("FZ_VERBOSE") != NULL;
     fz_run(size > 2 ? data + 2 : data + size, size > 2 ? size - 2 : 0, &o, res);

@@ -118,6 +118,7 @@ struct model_ctx {
     size_t nobjs;
     uint64_t next_serial;
     long generation;
+    bool strict;             /* mguard_ctx_desc.strict_generations */
     model_weak **tables;     /* every table ever created (freed ones kept) */
     size_t ntables;
     uint64_t next_order;
@@ -573,10 +574,18 @@ MODEL_DEF long model_gen_get(const model_ctx *c, const void *obj)
     return (o && o->tagged) ? o->gen : -1;
 }
 
-MODEL_DEF bool model_gen_check(const model_ctx *c, const void *obj)
+/* Tagged in generation since or later; an untagged object is new on a
+   strict context, old otherwise. */
+MODEL_DEF bool model_gen_is_since(const model_ctx *c, const void *obj, long since)
 {
     long g = model_gen_get(c, obj);
-    return g >= 0 && g == c->generation;
+    if (!obj) return false;
+    return g >= 0 ? g >= since : c->strict;
+}
+
+MODEL_DEF bool model_gen_check(const model_ctx *c, const void *obj)
+{
+    return model_gen_is_since(c, obj, c->generation);
 }
 
 MODEL_DEF long model_gen_current(const model_ctx *c) { return c->generation; }

@@ -307,6 +307,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_gen_tag", assert_int_equal(mguard_gen_tag(ctx, &o2), MGUARD_OK));
     LOCKED("mguard_gen_get", assert_int_equal(mguard_gen_get(ctx, &o2), 1));
     LOCKED("mguard_gen_is_current", assert_true(mguard_gen_is_current(ctx, &o2)));
+    LOCKED("mguard_gen_is_since", mguard_gen_is_since(ctx, &o1, 0));
     LOCKED("mguard_gen_current", assert_int_equal(mguard_gen_current(ctx), 1));
     LOCKED("mguard_gen_mark_class_dynamic", assert_int_equal(mguard_gen_mark_class_dynamic(ctx, &cls), MGUARD_OK));
     LOCKED("mguard_gen_is_class_dynamic", assert_true(mguard_gen_is_class_dynamic(ctx, &cls)));
