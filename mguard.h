@@ -1262,6 +1262,20 @@ struct mguard_weak {
    of the index, not counted) and is skipped like a tombstone. */
 #define MGUARD__SEQ_PENDING ((uint64_t)1 << 63)
 
+/* ---- handles of the add-on sections ------------------------------------ */
+/* A scope tracker, a dynamism tracker, a ledger and a diff result begin
+   with this header: one validator (mguard__handle_ok) and one end
+   (mguard__handle_free) serve them all. kind names it in the debug
+   registry and its log lines. */
+#define MGUARD__DBG_SCOPE 1
+#define MGUARD__DBG_DYN 2
+#define MGUARD__DBG_LEDGER 3
+typedef struct mguard__handle {
+    uint32_t magic;            /* the kind's MGUARD__MAGIC_*; MGUARD__DEAD once freed */
+    int kind;                  /* MGUARD__DBG_* */
+    mguard_ctx *ctx;
+} mguard__handle;
+
 /* ---- parts ------------------------------------------------------------ */
 /* Components that live as long as their context (scope and dynamism
    trackers, the root of the ledgers) sit on one list so mguard_ctx_destroy and mguard_ctx_check reach
@@ -1492,12 +1506,9 @@ static bool mguard__weak_valid(const struct mguard_weak *t, const char *fn);
 static mguard_status mguard__dbg_reserve(mguard_ctx *ctx);
 static void mguard__dbg_add(mguard_ctx *ctx, struct mguard_weak *t);
 static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
-/* The other handles' kinds, and their registry. MGUARD__DBG_OK(h, kind, fn):
-   h is NULL or a live handle of that kind, else false with a log line;
+/* The other handles' registry. MGUARD__DBG_OK(h, kind, fn): h is NULL or
+   a live handle of that kind (MGUARD__DBG_*), else false with a log line;
    always true (and free) in a plain build. */
-#define MGUARD__DBG_SCOPE 1
-#define MGUARD__DBG_DYN 2
-#define MGUARD__DBG_LEDGER 3
 #ifdef MGUARD__ADDONS
 static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx);
 static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind);
@@ -1772,7 +1783,46 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what);
 
+#ifdef MGUARD__TRACKERS
+/* Is h (the address of a struct that begins with its mguard__handle) a live
+   handle of this kind? NULL and a wrong magic number are not; under
+   MGUARD_DEBUG the registry of live handles is asked first, so a destroyed
+   handle is never read (fn names the public function in the log line). */
+static bool mguard__handle_ok(const void *h, uint32_t magic, int kind, const char *fn)
+{
+    (void)kind;
+    (void)fn;
+    if (!MGUARD__DBG_OK(h, kind, fn)) return false;
+    return h && ((const mguard__handle *)h)->magic == magic;
+}
+
+/* A new handle: its header set, and under MGUARD_DEBUG registered (the
+   caller reserved the registry's room before allocating h). */
+static void mguard__handle_init(void *h, uint32_t magic, int kind, mguard_ctx *ctx)
+{
+    mguard__handle *hd = (mguard__handle *)h;
+    hd->magic = magic;
+    hd->kind = kind;
+    hd->ctx = ctx;
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_add(ctx, h, kind);
+#endif
+}
+
+/* The end of every handle: out of the debug registry, marked dead, freed. */
+static void mguard__handle_free(void *h)
+{
+    mguard__handle *hd = (mguard__handle *)h;
+    mguard_ctx *ctx = hd->ctx;
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_remove(ctx, h);   /* the handle dies here, even when deferred */
+#endif
+    hd->magic = MGUARD__DEAD;
+    mguard__free(ctx, h);
+}
+#endif
 #ifdef MGUARD__ADDONS
+
 static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
 {
     if (p->prev) p->prev->next = p->next; else ctx->parts = p->next;
@@ -3622,9 +3672,8 @@ typedef struct mguard__scope_event {
 typedef struct mguard__scope_wmsg { uint32_t hash; char *msg; } mguard__scope_wmsg;
 
 struct mguard_scope {
-    mguard__part part;         /* first: the context's list of parts */
-    uint32_t magic;
-    mguard_ctx *ctx;
+    mguard__handle hd;         /* first: magic, kind, context */
+    mguard__part part;         /* the context's list of parts */
     mguard_scope_desc desc;
     const char *root;
     mguard_weak *names;
@@ -3648,21 +3697,11 @@ struct mguard_scope {
     int busy, destroying;
 };
 
-static bool mguard__scope_magic(const mguard_scope *s)
-{
-    return s && s->magic == MGUARD__MAGIC_SCOPE;
-}
-#ifdef MGUARD_DEBUG
-/* MGUARD_DEBUG: the handle is looked up among the live ones before it is
-   read, the log line naming the calling function ("handle checks"). */
-#define mguard__scope_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_SCOPE, __func__) && mguard__scope_magic(h))
-#else
-#define mguard__scope_ok(h) mguard__scope_magic(h)
-#endif
+#define mguard__scope_ok(h) mguard__handle_ok((h), MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, __func__)
 
 static void mguard__scope_free(mguard_scope *s)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     uint32_t i;
     mguard__part_unlink(ctx, &s->part);
     mguard__weak_destroy(s->names);
@@ -3675,11 +3714,7 @@ static void mguard__scope_free(mguard_scope *s)
     mguard__free(ctx, s->events);
     for (i = 0; i < s->nwarns; i++) mguard__free(ctx, s->warns[i].msg);
     mguard__free(ctx, s->warns);
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_remove(ctx, s);   /* the handle dies here, even when deferred */
-#endif
-    s->magic = MGUARD__DEAD;
-    mguard__free(ctx, s);
+    mguard__handle_free(s);
 }
 
 /* The end of every call that may have called out: finish a destroy that a
@@ -3695,7 +3730,7 @@ static void mguard__scope_release(mguard_scope *s)
    logged, not remembered. */
 static bool mguard__scope_dedup(mguard_scope *s, const char *msg)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     uint32_t h = mguard__hash_str(msg), i;
     mguard__scope_wmsg w;
     size_t len;
@@ -3729,7 +3764,7 @@ static void mguard__scope_warn(mguard_scope *s, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     if (!ctx->log.func) return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -3744,7 +3779,7 @@ static double mguard__scope_now(mguard_scope *s)
 {
     double t;
     if (!s->desc.clock) return s->tick + 1.0;
-    MGUARD__CALLOUT(s->ctx, t = s->desc.clock(s->desc.user));
+    MGUARD__CALLOUT(s->hd.ctx, t = s->desc.clock(s->desc.user));
     return t;
 }
 
@@ -3762,7 +3797,7 @@ static uint32_t mguard__scope_rec_find(const mguard_scope *s, const char *intern
 /* Record + 1 of the name equal to fqn, 0 when it was never entered. */
 static uint32_t mguard__scope_rec_lookup(const mguard_scope *s, const char *fqn)
 {
-    const char *in = mguard__str_find(s->ctx, fqn);
+    const char *in = mguard__str_find(s->hd.ctx, fqn);
     return in ? mguard__scope_rec_find(s, in) : 0;
 }
 
@@ -3807,8 +3842,8 @@ static void mguard__scope_on_death(const void *comp, void *value, void *user)
     memcpy(&v, value, sizeof v);
     MGUARD__LK_IN(ctx);
     for (p = ctx->parts; p; p = p->next)
-        if ((uintptr_t)(void *)p == v.owner && p->destroy == mguard__scope_destroy_part) break;
-    if (p) mguard__scope_on_death_locked((mguard_scope *)(void *)p, comp, &v);
+        if ((uintptr_t)(void *)((char *)p - offsetof(mguard_scope, part)) == v.owner && p->destroy == mguard__scope_destroy_part) break;
+    if (p) mguard__scope_on_death_locked((mguard_scope *)(void *)((char *)p - offsetof(mguard_scope, part)), comp, &v);
     MGUARD__LK_OUT(ctx);
 }
 
@@ -3895,8 +3930,6 @@ static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_de
     wd.user = ctx;
     s->names = mguard__weak_create(ctx, &wd);
     if (!s->names) goto oom_s;
-    s->magic = MGUARD__MAGIC_SCOPE;
-    s->ctx = ctx;
     memset(&s->recs[0], 0, sizeof s->recs[0]);
     s->recs[0].name = root;
     s->recs[0].active = 1;
@@ -3907,9 +3940,7 @@ static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_de
     s->part.destroy = mguard__scope_destroy_part;
     s->part.check = mguard__scope_check;
     mguard__part_link(ctx, &s->part);
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_add(ctx, s, MGUARD__DBG_SCOPE);
-#endif
+    mguard__handle_init(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, ctx);
     return s;
 oom_s:
     mguard__ix_free(ctx, &s->rec_index);
@@ -3925,7 +3956,7 @@ static void mguard__scope_destroy(mguard_scope *s)
 {
     if (!mguard__scope_ok(s)) return;
     if (s->destroying) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
         return;
     }
     s->destroying = 1;
@@ -3934,7 +3965,7 @@ static void mguard__scope_destroy(mguard_scope *s)
 
 static void mguard__scope_destroy_part(mguard__part *p)
 {
-    mguard_scope *s = (mguard_scope *)(void *)p;
+    mguard_scope *s = (mguard_scope *)(void *)((char *)p - offsetof(mguard_scope, part));
     s->destroying = 1;
     mguard__scope_free(s);
 }
@@ -3942,13 +3973,13 @@ static void mguard__scope_destroy_part(mguard__part *p)
 /* A refused call: NULL handle (silent), destroyed scope, or NULL comp. */
 static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *comp, const char *fn)
 {
-    if (!MGUARD__DBG_OK(s, MGUARD__DBG_SCOPE, fn) || !mguard__scope_magic(s)) return MGUARD_EINVAL;
+    if (!mguard__handle_ok(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, fn)) return MGUARD_EINVAL;
     if (s->destroying) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
         return MGUARD_EINVAL;
     }
     if (!comp) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -3984,7 +4015,7 @@ static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, c
     mguard__scope_undo u;
     mguard__scope_naming *cur;
     mguard_status st;
-    if (mguard__reserve(s->ctx, (void **)&w->undo, &w->capundo, (size_t)w->nundo + 1, sizeof u))
+    if (mguard__reserve(s->hd.ctx, (void **)&w->undo, &w->capundo, (size_t)w->nundo + 1, sizeof u))
         return MGUARD_ENOMEM;
     memset(&u, 0, sizeof u);
     cur = mguard__scope_entry(s, comp);
@@ -4034,7 +4065,7 @@ static const char *mguard__scope_join(mguard_ctx *ctx, const char *parent, const
 
 static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk *w)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     while (w->ntodo) {
         mguard__scope_todo *t = &w->todo[w->ntodo - 1];
         const void *pcomp = t->comp, *child = NULL;
@@ -4086,8 +4117,8 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
 static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool ok)
 {
     if (!ok) mguard__scope_rollback(s, w);
-    mguard__free(s->ctx, w->undo);
-    mguard__free(s->ctx, w->todo);
+    mguard__free(s->hd.ctx, w->undo);
+    mguard__free(s->hd.ctx, w->todo);
     memset(w, 0, sizeof *w);
 }
 
@@ -4095,7 +4126,7 @@ static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool 
    later failure of its own can undo the names this lookup gave. */
 static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, const char **out, mguard__scope_walk *pw)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     mguard__scope_naming *v = mguard__scope_entry(s, comp);
     mguard__scope_walk w;
     mguard_status st = MGUARD_OK;
@@ -4163,7 +4194,7 @@ static const char *mguard__scope_name(mguard_scope *s, const void *comp)
     s->busy++;
     st = mguard__scope_lookup(s, comp, &name, &w);
     mguard__scope_walk_end(s, &w, true);
-    if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
     mguard__scope_release(s);
     return st ? NULL : name;
 }
@@ -4175,11 +4206,11 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
     mguard__scope_naming v, *cur;
     if (st) return st;
     if (!fqn || !*fqn) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
         return MGUARD_EINVAL;
     }
     memset(&v, 0, sizeof v);
-    v.name = mguard__str_intern(s->ctx, fqn);
+    v.name = mguard__str_intern(s->hd.ctx, fqn);
     if (!v.name) st = MGUARD_ENOMEM;
     if (!st) {
         cur = mguard__scope_entry(s, comp);
@@ -4187,7 +4218,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
         v.owner = (uintptr_t)(void *)s;
         st = mguard__weak_set_impl(s->names, comp, &v);
     }
-    if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
     return st;
 }
 
@@ -4197,7 +4228,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
    failure nothing changed. No callout except the final warning. */
 static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const char *name, double now)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     uint32_t r1 = mguard__scope_rec_find(s, name);
     bool new_active = !r1 || s->recs[r1 - 1].active == 0;
     bool record = s->desc.trace && s->nevents < s->desc.max_trace_events;
@@ -4258,11 +4289,11 @@ static mguard_status mguard__scope_enter(mguard_scope *s, const void *comp)
     if (!st) st = mguard__scope_push(s, comp, name, now);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
     if (st == MGUARD_NOT_FOUND)
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
     else if (st == MGUARD_ENOMEM)
-        mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
     else if (st && !s->destroying)
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
     mguard__scope_release(s);
     return st;
 }
@@ -4348,7 +4379,7 @@ static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
 {
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
     if (phase >= s->nphases) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_phase: phase %lu of %lu",
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_set_phase: phase %lu of %lu",
                      (unsigned long)phase, (unsigned long)s->nphases);
         return MGUARD_EINVAL;
     }
@@ -4402,7 +4433,7 @@ static mguard_status mguard__scope_clear_warnings(mguard_scope *s)
 {
     uint32_t i;
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    for (i = 0; i < s->nwarns; i++) mguard__free(s->ctx, s->warns[i].msg);
+    for (i = 0; i < s->nwarns; i++) mguard__free(s->hd.ctx, s->warns[i].msg);
     s->nwarns = 0;
     return MGUARD_OK;
 }
@@ -4423,7 +4454,7 @@ static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, dou
     uint32_t k, i;
     const char *ic = NULL;
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    ctx = s->ctx;
+    ctx = s->hd.ctx;
     if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_add");
     if (!counter || !*counter || !(amount - amount == 0.0)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
@@ -4486,7 +4517,7 @@ typedef struct mguard__scope_tree {
 
 static mguard_status mguard__scope_tree_build(mguard_scope *s, uint32_t n, mguard__scope_tree *t)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     uint32_t i, *last, *block;
     size_t maxlen = 0;
     for (i = 0; i < n; i++) {
@@ -4644,16 +4675,16 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     uint32_t n = s->nrecs, nc = s->ncounters;
     size_t wsmall[16], *w = wsmall, len;
     if (format != MGUARD_SCOPE_TABLE && format != MGUARD_SCOPE_TREE && format != MGUARD_SCOPE_TRACE_JSON) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
         mguard__out_end(o);
         return 0;
     }
     /* temporary memory first, before anything is written */
-    if (format != MGUARD_SCOPE_TRACE_JSON && nc > 16) w = (size_t *)mguard__alloc(s->ctx, nc * sizeof *w);
+    if (format != MGUARD_SCOPE_TRACE_JSON && nc > 16) w = (size_t *)mguard__alloc(s->hd.ctx, nc * sizeof *w);
     if (w && format == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
     if (!w || (format == MGUARD_SCOPE_TREE && !t)) {
-        if (w && w != wsmall) mguard__free(s->ctx, w);
-        mguard__logf(s->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        if (w && w != wsmall) mguard__free(s->hd.ctx, w);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         mguard__out_end(o);
         return 0;
     }
@@ -4661,8 +4692,8 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     if (format == MGUARD_SCOPE_TRACE_JSON) mguard__scope_render_trace(s, o);
     else mguard__scope_render_rows(s, o, t, n, w, nc);
     len = mguard__out_end(o);
-    if (t) mguard__free(s->ctx, t->parent);
-    if (w != wsmall) mguard__free(s->ctx, w);
+    if (t) mguard__free(s->hd.ctx, t->parent);
+    if (w != wsmall) mguard__free(s->hd.ctx, w);
     mguard__scope_release(s);
     return len;
 }
@@ -4683,13 +4714,13 @@ static size_t mguard__scope_report_write(mguard_scope *s, mguard_scope_format fo
     mguard__out o;
     if (!mguard__scope_ok(s)) return 0;
     if (!fn) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
         return 0;
     }
     memset(&o, 0, sizeof o);
     o.fn = fn;
     o.user = user;
-    o.ctx = s->ctx;
+    o.ctx = s->hd.ctx;
     return mguard__scope_render(s, format, &o, "mguard_scope_report_write");
 }
 
@@ -4697,10 +4728,10 @@ static size_t mguard__scope_report_write(mguard_scope *s, mguard_scope_format fo
 
 static mguard_status mguard__scope_check(mguard__part *p)
 {
-    mguard_scope *s = (mguard_scope *)(void *)p;
-    mguard_ctx *ctx = s->ctx;
+    mguard_scope *s = (mguard_scope *)(void *)((char *)p - offsetof(mguard_scope, part));
+    mguard_ctx *ctx = s->hd.ctx;
     uint32_t i, j, open = 0, withev = 0;
-    MGUARD__CHECK(ctx, s->magic == MGUARD__MAGIC_SCOPE, "scope %p: bad magic", (void *)s);
+    MGUARD__CHECK(ctx, s->hd.magic == MGUARD__MAGIC_SCOPE, "scope %p: bad magic", (void *)s);
     MGUARD__CHECK(ctx, mguard__weak_ok(s->names), "scope %p: names table is gone", (void *)s);
     MGUARD__CHECK(ctx, s->nrecs >= 1 && s->recs[0].name == s->root, "scope %p: record 0 is not the root", (void *)s);
     MGUARD__CHECK(ctx, s->nactive >= 1 && s->active[0] == 0, "scope %p: the root is not first in the active set", (void *)s);
@@ -4802,9 +4833,8 @@ typedef struct mguard__dyn_rec {
 typedef struct mguard__dyn_group { const char *name; bool is_index; uint32_t first, last; } mguard__dyn_group;
 
 struct mguard_dyn {
-    mguard__part part;         /* first: the context's list of parts */
-    uint32_t magic;
-    mguard_ctx *ctx;
+    mguard__handle hd;         /* first: magic, kind, context */
+    mguard__part part;         /* the context's list of parts */
     mguard__index index;
     mguard__dyn_rec *recs;
     uint32_t nrecs, caprecs;
@@ -4812,35 +4842,21 @@ struct mguard_dyn {
     uint32_t ngroups, capgroups;
 };
 
-static bool mguard__dyn_magic(const mguard_dyn *d)
-{
-    return d && d->magic == MGUARD__MAGIC_DYN;
-}
-#ifdef MGUARD_DEBUG
-/* MGUARD_DEBUG: the handle is looked up among the live ones before it is
-   read, the log line naming the calling function ("handle checks"). */
-#define mguard__dyn_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_DYN, __func__) && mguard__dyn_magic(h))
-#else
-#define mguard__dyn_ok(h) mguard__dyn_magic(h)
-#endif
+#define mguard__dyn_ok(h) mguard__handle_ok((h), MGUARD__MAGIC_DYN, MGUARD__DBG_DYN, __func__)
 
 static void mguard__dyn_free(mguard_dyn *d)
 {
-    mguard_ctx *ctx = d->ctx;
+    mguard_ctx *ctx = d->hd.ctx;
     uint32_t i;
     mguard__part_unlink(ctx, &d->part);
     for (i = 0; i < d->nrecs; i++) mguard__free(ctx, d->recs[i].vals);
     mguard__free(ctx, d->recs);
     mguard__free(ctx, d->groups);
     mguard__ix_free(ctx, &d->index);
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_remove(ctx, d);
-#endif
-    d->magic = MGUARD__DEAD;
-    mguard__free(ctx, d);
+    mguard__handle_free(d);
 }
 
-static void mguard__dyn_destroy_part(mguard__part *p) { mguard__dyn_free((mguard_dyn *)(void *)p); }
+static void mguard__dyn_destroy_part(mguard__part *p) { mguard__dyn_free((mguard_dyn *)(void *)((char *)p - offsetof(mguard_dyn, part))); }
 static mguard_status mguard__dyn_check(mguard__part *p);
 
 static mguard_dyn *mguard__dyn_create(mguard_ctx *ctx)
@@ -4857,14 +4873,10 @@ static mguard_dyn *mguard__dyn_create(mguard_ctx *ctx)
         return NULL;
     }
     memset(d, 0, sizeof *d);
-    d->magic = MGUARD__MAGIC_DYN;
-    d->ctx = ctx;
     d->part.destroy = mguard__dyn_destroy_part;
     d->part.check = mguard__dyn_check;
     mguard__part_link(ctx, &d->part);
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_add(ctx, d, MGUARD__DBG_DYN);
-#endif
+    mguard__handle_init(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN, ctx);
     return d;
 }
 
@@ -4894,11 +4906,11 @@ static uint32_t mguard__dyn_find(const mguard_dyn *d, const char *path)
     const char *norm, *in;
     uint32_t r = 0;
     if (!mguard__dyn_ok(d) || !path) return 0;
-    norm = mguard__dyn_norm(d->ctx, path, small, sizeof small, &heap);
+    norm = mguard__dyn_norm(d->hd.ctx, path, small, sizeof small, &heap);
     if (!norm) return 0;
-    in = mguard__str_find(d->ctx, norm);
+    in = mguard__str_find(d->hd.ctx, norm);
     if (in) r = mguard__ix_find(&d->index, (const unsigned char *)d->recs, sizeof(mguard__dyn_rec), in, mguard__hash_ptr(in));
-    mguard__free(d->ctx, heap);
+    mguard__free(d->hd.ctx, heap);
     return r;
 }
 
@@ -4957,8 +4969,8 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
     bool is_index = false;
     mguard__dyn_rec *r;
     mguard_status st = MGUARD_OK;
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, fn) || !mguard__dyn_magic(d)) return MGUARD_EINVAL;
-    ctx = d->ctx;
+    if (!mguard__handle_ok(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN, fn)) return MGUARD_EINVAL;
+    ctx = d->hd.ctx;
     if (!path || !*path || (tensor && ndim && !dims) || ndim > 0x7fffffffu) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
         return MGUARD_EINVAL;
@@ -5155,10 +5167,10 @@ static size_t mguard__dyn_format(const mguard_dyn *d, char *buf, size_t cap)
 
 static mguard_status mguard__dyn_check(mguard__part *p)
 {
-    mguard_dyn *d = (mguard_dyn *)(void *)p;
-    mguard_ctx *ctx = d->ctx;
+    mguard_dyn *d = (mguard_dyn *)(void *)((char *)p - offsetof(mguard_dyn, part));
+    mguard_ctx *ctx = d->hd.ctx;
     uint32_t g, i, seen = 0;
-    MGUARD__CHECK(ctx, d->magic == MGUARD__MAGIC_DYN, "dyn %p: bad magic", (void *)d);
+    MGUARD__CHECK(ctx, d->hd.magic == MGUARD__MAGIC_DYN, "dyn %p: bad magic", (void *)d);
     if (mguard__check_index(ctx, &d->index, (const unsigned char *)d->recs, sizeof(mguard__dyn_rec), d->nrecs, "dyn paths"))
         return MGUARD_EINVAL;
     MGUARD__CHECK(ctx, d->index.used == d->nrecs, "dyn %p: %u paths, %lu indexed", (void *)d, d->nrecs, (unsigned long)d->index.used);
@@ -7856,22 +7868,29 @@ static mguard__lock *mguard__lock_of_weak(const mguard_weak *t)
     return t && t->magic == MGUARD__MAGIC_WEAK_TS ? t->ctx->lk : NULL;
 }
 static mguard__lock *mguard__lock_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__lock_of_weak(it->t_) : NULL; }
+#ifdef MGUARD__TRACKERS
+/* The lock of an add-on handle, quietly NULL for one the implementation
+   will refuse (a dead one is not read under MGUARD_DEBUG). */
+static mguard__lock *mguard__lock_of_handle(const void *h, uint32_t magic, int kind)
+{
+    const mguard__handle *hd = (const mguard__handle *)h;
+#ifdef MGUARD_DEBUG
+    if (h && !mguard__dbg_h_live(h, kind)) return NULL;
+#endif
+    (void)kind;
+    return hd && hd->magic == magic ? hd->ctx->lk : NULL;
+}
+#endif
 #ifndef MGUARD_NO_SCOPE
 static mguard__lock *mguard__lock_of_scope(const mguard_scope *s)
 {
-#ifdef MGUARD_DEBUG
-    if (s && !mguard__dbg_h_live(s, MGUARD__DBG_SCOPE)) return NULL;
-#endif
-    return mguard__scope_magic(s) ? s->ctx->lk : NULL;
+    return mguard__lock_of_handle(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE);
 }
 #endif
 #ifndef MGUARD_NO_DYN
 static mguard__lock *mguard__lock_of_dyn(const mguard_dyn *d)
 {
-#ifdef MGUARD_DEBUG
-    if (d && !mguard__dbg_h_live(d, MGUARD__DBG_DYN)) return NULL;
-#endif
-    return mguard__dyn_magic(d) ? d->ctx->lk : NULL;
+    return mguard__lock_of_handle(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN);
 }
 static mguard__lock *mguard__lock_of_dyn_iter(const mguard_dyn_iter *it) { return it ? mguard__lock_of_dyn(it->d_) : NULL; }
 #endif
