@@ -533,10 +533,29 @@ MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
    subtree once, calling the callbacks. */
 MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
 /* Name comp explicitly (fqn is copied). A parent's walk never overwrites an
-   explicit name; frames already entered keep the name they entered with.
-   EINVAL: NULL s/comp, NULL or empty fqn. ENOMEM: nothing changed.
-   Cost: one lookup. */
+   explicit name; the components placed under comp (by its walk or by
+   mguard_scope_attach) follow: "Dialog.ok" becomes "App.confirm.ok" when
+   Dialog is renamed "App.confirm"; explicitly named ones keep their names.
+   Frames already entered keep the name they entered with. EINVAL: NULL
+   s/comp, NULL or empty fqn. ENOMEM: nothing changed.
+   Cost: one lookup, and O(names) per component that follows. */
 MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn);
+/* Place child under parent as `name` (copied): child's name is parent's
+   name + "." + name, and follows parent's renames, as if parent's walk had
+   found it (for a child added after that walk). An explicit name or an
+   earlier placement of child is replaced; a walk never overrides it.
+   parent is looked up first (named, walked). EINVAL (logged): NULL
+   s/parent/child, child == parent, NULL or empty name; NOT_FOUND (logged):
+   parent has no name; ENOMEM: nothing changed. Cost: one lookup, and
+   O(names) per component that follows. */
+MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name);
+/* Forget the names comp's walk gave (recursively: the subtree below comp,
+   except components attached or named explicitly, and components with an
+   open frame, which keep theirs): comp keeps its own name, and its next
+   lookup walks its children again. For a tree edited after its first use.
+   EINVAL: NULL s/comp; NOT_FOUND: comp has no name. ENOMEM: nothing
+   changed. No callback. Cost: O(names) per forgotten component. */
+MGUARDDEF mguard_status mguard_scope_forget(mguard_scope *s, const void *comp);
 /* comp's forward (pre-hook) starts: push a frame; comp's name becomes
    active (or one more time active). NOT_FOUND (logged) when comp has no
    name; EINVAL for NULL s/comp, or (logged) when a callback of this call
@@ -1408,6 +1427,8 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(scope_destroy, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
     X(const char *, scope_name, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_set_name, (mguard_scope *s, const void *comp, const char *fqn), (s, comp, fqn), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_attach, (mguard_scope *s, const void *parent, const void *child, const char *name), (s, parent, child, name), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_forget, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_enter, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_exit, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
     X(bool, scope_is_active, (const mguard_scope *s, const char *fqn), (s, fqn), mguard__lock_of_scope(s)) \
@@ -3652,12 +3673,23 @@ static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
    warns: the de-duplication set, oldest first, at most max_warnings.
    busy counts calls into s in progress; a destroy meanwhile only sets
    destroying and the outermost call frees s when it returns. */
-enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u };
+enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u };
 #define MGUARD__MAGIC_SCOPE 0x6d677363u  /* "mgsc" */
 
 /* owner: the address of the scope holding the entry, so the key-death hook
-   (whose user is the context) can tell whether that scope still exists. */
-typedef struct mguard__scope_naming { const char *name; uint32_t flags; uintptr_t owner; } mguard__scope_naming;
+   (whose user is the context) can tell whether that scope still exists.
+   from: the component whose walk (or mguard_scope_attach) placed this one
+   under it, in its life from_serial (a newcomer at a dead parent's address
+   is not its parent), and seg the name under it: the name follows the
+   parent's renames. NULL for a type name or an explicit name. */
+typedef struct mguard__scope_naming {
+    const char *name;
+    uint32_t flags;
+    uintptr_t owner;
+    const void *from;
+    uint64_t from_serial;
+    const char *seg;
+} mguard__scope_naming;
 typedef struct mguard__scope_rec {
     const char *name;          /* index key: must stay first */
     uint32_t active, capvals;
@@ -4009,8 +4041,8 @@ static mguard__scope_naming *mguard__scope_entry(const mguard_scope *s, const vo
     return (mguard__scope_naming *)mguard__weak_get(s->names, comp);
 }
 
-static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, const void *comp,
-                                       const char *name, uint32_t flags)
+static mguard_status mguard__scope_put_naming(mguard_scope *s, mguard__scope_walk *w, const void *comp,
+                                              const mguard__scope_naming *now)
 {
     mguard__scope_undo u;
     mguard__scope_naming *cur;
@@ -4022,13 +4054,32 @@ static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, c
     u.comp = comp;
     u.had_old = cur != NULL;
     if (cur) u.old = *cur;
-    u.now.name = name;
-    u.now.flags = flags;
+    u.now = *now;
     u.now.owner = (uintptr_t)(void *)s;
     st = mguard__weak_set_impl(s->names, comp, &u.now);
     if (st) return st;
     w->undo[w->nundo++] = u;
     return MGUARD_OK;
+}
+
+/* comp's naming with name and flags changed (from, seg kept, or none). */
+static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, const void *comp,
+                                       const char *name, uint32_t flags)
+{
+    mguard__scope_naming v, *cur = mguard__scope_entry(s, comp);
+    memset(&v, 0, sizeof v);
+    if (cur) v = *cur;
+    v.name = name;
+    v.flags = flags;
+    return mguard__scope_put_naming(s, w, comp, &v);
+}
+
+/* comp's life in the context (its registry serial): comp is a key of the
+   names table while named, so it is known. */
+static uint64_t mguard__scope_serial(const mguard_scope *s, const void *comp)
+{
+    uint32_t r = mguard__reg_find(s->hd.ctx, comp);
+    return r ? s->hd.ctx->objs[r - 1].serial : 0;
 }
 
 static void mguard__scope_rollback(mguard_scope *s, mguard__scope_walk *w)
@@ -4089,8 +4140,16 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         full = mguard__scope_join(ctx, pname, cname);
         if (!full) return MGUARD_ENOMEM;
         cv = mguard__scope_entry(s, child);
-        if (!cv || !(cv->flags & MGUARD__SCOPE_EXPLICIT)) {
-            st = mguard__scope_put(s, w, child, full, cv ? cv->flags : 0);
+        if (!cv || !(cv->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED))) {
+            mguard__scope_naming nv;
+            memset(&nv, 0, sizeof nv);
+            nv.name = full;
+            nv.flags = cv ? cv->flags : 0;
+            nv.from = pcomp;
+            nv.from_serial = mguard__scope_serial(s, pcomp);
+            nv.seg = mguard__str_intern(ctx, cname);
+            if (!nv.seg) return MGUARD_ENOMEM;
+            st = mguard__scope_put_naming(s, w, child, &nv);
             if (st) return st;
             cv = mguard__scope_entry(s, child);
         }
@@ -4200,25 +4259,156 @@ static const char *mguard__scope_name(mguard_scope *s, const void *comp)
 }
 
 
+/* Is comp on the list of the walk w from position from on? */
+static bool mguard__scope_queued(const mguard__scope_walk *w, uint32_t from, const void *comp)
+{
+    uint32_t i;
+    for (i = from; i < w->ntodo; i++)
+        if (w->todo[i].comp == comp) return true;
+    return false;
+}
+
+static mguard_status mguard__scope_enqueue(mguard_scope *s, mguard__scope_walk *w, const void *comp)
+{
+    if (mguard__reserve(s->hd.ctx, (void **)&w->todo, &w->captodo, (size_t)w->ntodo + 1, sizeof *w->todo))
+        return MGUARD_ENOMEM;
+    w->todo[w->ntodo].comp = comp;
+    w->todo[w->ntodo].name = NULL;
+    w->todo[w->ntodo++].next = 0;
+    return MGUARD_OK;
+}
+
+/* The names placed under comp (by a walk or mguard_scope_attach) follow
+   comp's name, down the subtree, each component once (a cyclic tree ends).
+   Every change is logged in w, for the caller's rollback. No callback.
+   Cost: O(names) per component of the subtree. */
+static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp)
+{
+    mguard_ctx *ctx = s->hd.ctx;
+    uint32_t head = w->ntodo, q;
+    mguard_status st = mguard__scope_enqueue(s, w, comp);
+    for (q = head; !st && q < w->ntodo; q++) {
+        const void *x = w->todo[q].comp;
+        const mguard__scope_naming *xv = mguard__scope_entry(s, x);
+        const char *xname = xv ? xv->name : NULL;
+        uint64_t xs = mguard__scope_serial(s, x);
+        mguard_weak_iter it;
+        if (!xname) continue;
+        it = mguard__weak_iterate(s->names);
+        while (!st && mguard__weak_next(&it)) {
+            mguard__scope_naming v;
+            const char *full;
+            memcpy(&v, it.value, sizeof v);
+            /* an explicit name has no from: it never follows */
+            if (v.from != x || v.from_serial != xs || mguard__scope_queued(w, head, it.key))
+                continue;
+            full = mguard__scope_join(ctx, xname, v.seg);
+            if (!full) { st = MGUARD_ENOMEM; break; }
+            if (full != v.name) {
+                v.name = full;
+                st = mguard__scope_put_naming(s, w, it.key, &v);
+            }
+            if (!st) st = mguard__scope_enqueue(s, w, it.key);
+        }
+    }
+    w->ntodo = head;
+    return st;
+}
+
 static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
 {
     mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_set_name");
     mguard__scope_naming v, *cur;
+    mguard__scope_walk w;
     if (st) return st;
     if (!fqn || !*fqn) {
         mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
         return MGUARD_EINVAL;
     }
     memset(&v, 0, sizeof v);
+    memset(&w, 0, sizeof w);
     v.name = mguard__str_intern(s->hd.ctx, fqn);
     if (!v.name) st = MGUARD_ENOMEM;
     if (!st) {
         cur = mguard__scope_entry(s, comp);
-        v.flags = (cur ? cur->flags : 0) | MGUARD__SCOPE_EXPLICIT;
-        v.owner = (uintptr_t)(void *)s;
-        st = mguard__weak_set_impl(s->names, comp, &v);
+        v.flags = ((cur ? cur->flags : 0) & MGUARD__SCOPE_SEEN) | MGUARD__SCOPE_EXPLICIT;
+        st = mguard__scope_put_naming(s, &w, comp, &v);
     }
+    if (!st) st = mguard__scope_follow(s, &w, comp);
+    mguard__scope_walk_end(s, &w, st == MGUARD_OK);
     if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
+    return st;
+}
+
+static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name)
+{
+    mguard_status st = mguard__scope_refuse(s, child, "mguard_scope_attach");
+    mguard__scope_naming v, *cur;
+    mguard__scope_walk w;
+    const char *pname = NULL;
+    if (st) return st;
+    if (!parent || parent == child || !name || !*name) {
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: %s", !parent ? "NULL parent" :
+                     parent == child ? "a component under itself" : "NULL or empty name");
+        return MGUARD_EINVAL;
+    }
+    s->busy++;
+    st = mguard__scope_lookup(s, parent, &pname, &w);   /* may walk, calling the callbacks */
+    if (st == MGUARD_NOT_FOUND)
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the parent %p has no name", parent);
+    if (!st) {
+        memset(&v, 0, sizeof v);
+        cur = mguard__scope_entry(s, child);
+        v.flags = ((cur ? cur->flags : 0) & MGUARD__SCOPE_SEEN) | MGUARD__SCOPE_ATTACHED;
+        v.from = parent;
+        v.from_serial = mguard__scope_serial(s, parent);
+        v.seg = mguard__str_intern(s->hd.ctx, name);
+        v.name = v.seg ? mguard__scope_join(s->hd.ctx, pname, v.seg) : NULL;
+        st = v.name ? mguard__scope_put_naming(s, &w, child, &v) : MGUARD_ENOMEM;
+    }
+    if (!st) st = mguard__scope_follow(s, &w, child);
+    mguard__scope_walk_end(s, &w, st == MGUARD_OK);
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_attach: out of memory");
+    mguard__scope_release(s);
+    return st;
+}
+
+static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
+{
+    mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_forget");
+    mguard__scope_walk w;
+    mguard__scope_naming *v;
+    uint32_t q, i;
+    if (st) return st;
+    v = mguard__scope_entry(s, comp);
+    if (!v) return MGUARD_NOT_FOUND;
+    memset(&w, 0, sizeof w);
+    /* first every component a walk placed under comp, recursively (nothing
+       changes if this runs out of memory), then forget them */
+    st = mguard__scope_enqueue(s, &w, comp);
+    for (q = 0; !st && q < w.ntodo; q++) {
+        const void *x = w.todo[q].comp;
+        uint64_t xs = mguard__scope_serial(s, x);
+        mguard_weak_iter it = mguard__weak_iterate(s->names);
+        while (!st && mguard__weak_next(&it)) {
+            const mguard__scope_naming *e = (const mguard__scope_naming *)it.value;
+            if (e->from == x && e->from_serial == xs && !(e->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)) &&
+                !mguard__scope_queued(&w, 0, it.key))
+                st = mguard__scope_enqueue(s, &w, it.key);
+        }
+    }
+    if (!st) {
+        for (q = 1; q < w.ntodo; q++) {
+            const void *x = w.todo[q].comp;
+            for (i = 0; i < s->nframes && s->frames[i].comp != x; i++) {}
+            if (i == s->nframes) mguard__weak_remove(s->names, x);   /* one with an open frame stays */
+        }
+        v = mguard__scope_entry(s, comp);
+        if (v) v->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
+    } else {
+        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_forget: out of memory");
+    }
+    mguard__free(s->hd.ctx, w.todo);
     return st;
 }
 
@@ -8048,6 +8238,10 @@ const char *mguard_scope_name(mguard_scope *s, const void *comp)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_name(s, comp) : mguard__scope_name(s, comp); }
 mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_set_name(s, comp, fqn) : mguard__scope_set_name(s, comp, fqn); }
+mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_attach(s, parent, child, name) : mguard__scope_attach(s, parent, child, name); }
+mguard_status mguard_scope_forget(mguard_scope *s, const void *comp)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_forget(s, comp) : mguard__scope_forget(s, comp); }
 mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_enter(s, comp) : mguard__scope_enter(s, comp); }
 mguard_status mguard_scope_exit(mguard_scope *s, const void *comp)

@@ -883,7 +883,19 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
     const int mg = side == FZ_MG, k = op->kind;
     int fq;
     if (!fz_scope_ready(side, k)) return 0;
-    if (k == FZ_S_NAME2) {
+    if (k == FZ_S_NAME2 && (op->b % 4 == 1 || op->b % 4 == 2)) {
+        /* 1: attach c's object under a's as one of the names; 2: forget a's */
+        const void *o = fz_obj(op->a, ev), *child = fz_obj(op->c, ev);
+        const char *seg = fz_strings[(op->b >> 2) % 8];
+        mguard_status st;
+        fq = fz_fault_pre(side);
+        if (op->b % 4 == 1) st = mg ? mguard_scope_attach(S->scope, o, child, seg) : model_scope_attach(S->mscope, o, child, seg);
+        else st = mg ? mguard_scope_forget(S->scope, o) : model_scope_forget(S->mscope, o);
+        fz_fault_post(side, fq, st == MGUARD_ENOMEM);
+        r[0] = st;
+        r[1] = fz_hash(mg ? mgt_scope_known_name(S->scope, child) : model_scope_known_name(S->mscope, child));
+        r[2] = fz_hash(mg ? mgt_scope_known_name(S->scope, o) : model_scope_known_name(S->mscope, o));
+    } else if (k == FZ_S_NAME2) {
         const void *o = fz_obj(op->a, ev);
         static const size_t caps[4] = { 0, 1, 9, 256 };
         char buf[256];
@@ -1573,7 +1585,13 @@ static void fz_xscope(const fz_op *op)
             fz_fail("aux: scope_name of object %d is \"%s\", known_name \"%s\"", fz_xix(o, "name"), name, mgt_scope_known_name(s, o) ? mgt_scope_known_name(s, o) : "(null)");
         break;
     }
-    case 2: mguard_scope_set_name(s, fz_xuse(o), fz_xnames[op->c % 6]); break;
+    case 2:
+        /* set a name, or attach one object under another (the parent's
+           lookup may walk, its callbacks re-entering), or forget a subtree */
+        if (op->c & 0x80) (void)mguard_scope_forget(s, fz_xuse(o));
+        else if (op->c & 0x40) (void)mguard_scope_attach(s, fz_xuse(o), fz_xuse(fz_xobj((uint8_t)(op->c * 7))), fz_xnames[op->c % 6]);
+        else mguard_scope_set_name(s, fz_xuse(o), fz_xnames[op->c % 6]);
+        break;
     case 3: {
         size_t depth = mguard_scope_depth(s);
         mguard_status st;

@@ -675,11 +675,21 @@ MODEL_DEF void model_on_destroy(model_ctx *c, const void *obj)
    Strings are the caller's (they must outlive the model). */
 
 typedef struct model_sframe { const void *comp; const char *name; } model_sframe;
+/* A name: explicit (set_name) or placed under from (attach) as seg, in the
+   life from_serial of from; a placed name follows from's renames. */
+typedef struct model_sname {
+    const char *name;
+    const void *from;
+    uint64_t from_serial;
+    const char *seg;
+} model_sname;
 typedef struct model_sactive { const char *name; size_t count; } model_sactive;
 
 typedef struct model_scope {
     model_ctx *ctx;
-    model_weak *names;       /* comp -> const char * */
+    model_weak *names;       /* comp -> model_sname */
+    char **joined;           /* the names made by joining, freed with the tracker */
+    size_t njoined;
     model_sframe *f;
     size_t nf;
     model_sactive *a;        /* active names in order of activation, root excluded */
@@ -737,7 +747,7 @@ MODEL_DEF model_scope *model_scope_create(model_ctx *c)
     s = (model_scope *)calloc(1, sizeof *s);
     if (!s) abort();
     s->ctx = c;
-    s->names = model_weak_create(c, sizeof(const char *), NULL, model__scope_on_death, c);
+    s->names = model_weak_create(c, sizeof(model_sname), NULL, model__scope_on_death, c);
     if (!s->names) abort();
     s->names->part = 1;
     c->scope = s;
@@ -746,17 +756,98 @@ MODEL_DEF model_scope *model_scope_create(model_ctx *c)
 
 MODEL_DEF const char *model_scope_known_name(const model_scope *s, const void *comp)
 {
-    const char **v;
+    const model_sname *v;
     if (!s || !comp) return NULL;
-    v = (const char **)model_weak_get(s->names, comp);
-    return v ? *v : NULL;
+    v = (const model_sname *)model_weak_get(s->names, comp);
+    return v ? v->name : NULL;
+}
+
+MODEL_DEF uint64_t model__serial(const model_ctx *c, const void *addr)
+{
+    const model_obj *o = model__find(c, addr);
+    return o ? o->serial : 0;
+}
+
+/* Placed names follow their parent's new name, down the tree, each once. */
+MODEL_DEF void model__scope_follow(model_scope *s, const void *comp)
+{
+    const void **todo = (const void **)malloc(sizeof *todo);
+    size_t n = 1, q, i;
+    if (!todo) abort();
+    todo[0] = comp;
+    for (q = 0; q < n; q++) {
+        const char *xname = model_scope_known_name(s, todo[q]);
+        uint64_t xs = model__serial(s->ctx, todo[q]);
+        model_iter it = model_weak_iterate(s->names);
+        const void *key;
+        void *value;
+        if (!xname) continue;
+        while (model_weak_next(&it, &key, &value)) {
+            model_sname *v = (model_sname *)value;
+            char *j;
+            if (v->from != todo[q] || v->from_serial != xs) continue;
+            for (i = 0; i < n && todo[i] != key; i++) {}
+            if (i < n) continue;
+            j = (char *)malloc(strlen(xname) + strlen(v->seg) + 2);
+            s->joined = (char **)realloc(s->joined, (s->njoined + 1) * sizeof *s->joined);
+            if (!j || !s->joined) abort();
+            sprintf(j, "%s.%s", xname, v->seg);
+            s->joined[s->njoined++] = j;
+            v->name = j;
+            todo = (const void **)realloc((void *)todo, (n + 1) * sizeof *todo);
+            if (!todo) abort();
+            todo[n++] = key;
+        }
+    }
+    free((void *)todo);
 }
 
 MODEL_DEF mguard_status model_scope_set_name(model_scope *s, const void *comp, const char *fqn)
 {
+    model_sname v;
+    mguard_status st;
     if (!s || !comp || !fqn || !*fqn) return MGUARD_EINVAL;
     if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
-    return model_weak_set(s->names, comp, (const void *)&fqn);
+    memset(&v, 0, sizeof v);
+    v.name = fqn;
+    st = model_weak_set(s->names, comp, (const void *)&v);
+    if (!st) model__scope_follow(s, comp);
+    return st;
+}
+
+/* No callbacks in the model: the parent has a name only if it was given. */
+MODEL_DEF mguard_status model_scope_attach(model_scope *s, const void *parent, const void *child, const char *seg)
+{
+    model_sname v;
+    const char *pname;
+    char *j;
+    mguard_status st;
+    if (!s || !child || !parent || parent == child || !seg || !*seg) return MGUARD_EINVAL;
+    pname = model_scope_known_name(s, parent);
+    if (!pname) return MGUARD_NOT_FOUND;
+    if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
+    j = (char *)malloc(strlen(pname) + strlen(seg) + 2);
+    s->joined = (char **)realloc(s->joined, (s->njoined + 1) * sizeof *s->joined);
+    if (!j || !s->joined) abort();
+    sprintf(j, "%s.%s", pname, seg);
+    s->joined[s->njoined++] = j;
+    memset(&v, 0, sizeof v);
+    v.name = j;
+    v.from = parent;
+    v.from_serial = model__serial(s->ctx, parent);
+    v.seg = seg;
+    st = model_weak_set(s->names, child, (const void *)&v);
+    if (!st) model__scope_follow(s, child);
+    return st;
+}
+
+/* Without walks there is nothing a walk named: only the answers. */
+MODEL_DEF mguard_status model_scope_forget(model_scope *s, const void *comp)
+{
+    if (!s || !comp) return MGUARD_EINVAL;
+    if (!model_scope_known_name(s, comp)) return MGUARD_NOT_FOUND;
+    if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
+    return MGUARD_OK;
 }
 
 MODEL_DEF mguard_status model_scope_enter(model_scope *s, const void *comp)
@@ -899,6 +990,8 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
     if (!s) return;
     s->ctx->scope = NULL;
     model_weak_destroy(s->names);
+    while (s->njoined) free(s->joined[--s->njoined]);
+    free(s->joined);
     free(s->f);
     free(s->a);
     free(s->cnt);

@@ -35,6 +35,7 @@ typedef struct cb_state {
     int type_calls, child_calls;
     mguard_scope *s;
     mguard_ctx *ctx;
+    const void *anonymous;          /* type_name answers NULL for it */
     /* re-entrancy hooks */
     const void *enter_on_child;     /* child callback enters this once */
     const void *destroy_on_child;   /* child callback destroys this object once, */
@@ -48,6 +49,7 @@ static const char *type_cb(const void *c, void *user)
 {
     cb_state *st = (cb_state *)user;
     st->type_calls++;
+    if (c == st->anonymous) return NULL;
     if (st->destroy_scope_in_type) {
         st->destroy_scope_in_type = 0;
         mguard_scope_destroy(st->s);
@@ -372,6 +374,162 @@ static void test_reset_ends_the_backward_pass(void **state)
     assert_string_equal(parents_str(f->s), "Global");
     assert_int_equal(mguard_scope_depth(f->s), 0);
     assert_false(mguard_scope_is_active(f->s, "Linear"));
+}
+
+/* ---- trees that change ----------------------------------------------------
+   A GUI's widget tree edited after its first render: a child added after
+   the walk, a dialog renamed, a subtree forgotten and walked again. */
+
+static void test_a_child_added_after_the_walk_is_attached_under_its_parent(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, main_, toolbar, save, open_;
+    comp_init(&app, "App");
+    comp_init(&main_, "Panel");
+    comp_init(&toolbar, "Toolbar");
+    comp_init(&save, "Button");
+    comp_init(&open_, "Button");
+    comp_add(&app, "main", &main_);
+    comp_add(&main_, "toolbar", &toolbar);
+    comp_add(&toolbar, "open", &open_);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");     /* the walk */
+    assert_string_equal(mgt_scope_known_name(f->s, &open_), "App.main.toolbar.open");
+    comp_add(&toolbar, "save", &save);                               /* added after it */
+    assert_string_equal(mguard_scope_name(f->s, &save), "Button");   /* by type: no walk saw it */
+    assert_int_equal(mguard_scope_attach(f->s, &toolbar, &save, "save"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &save), "App.main.toolbar.save");
+    /* the attached child follows its parent's renames */
+    assert_int_equal(mguard_scope_set_name(f->s, &main_, "App.body"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &toolbar), "App.body.toolbar");
+    assert_string_equal(mguard_scope_name(f->s, &save), "App.body.toolbar.save");
+    assert_string_equal(mguard_scope_name(f->s, &open_), "App.body.toolbar.open");
+    assert_int_equal(f->log.warnings, 0);
+}
+
+/* An attached name is the program's: a later walk of another parent that
+   lists the child does not override it. */
+static void test_a_walk_never_overrides_an_attached_name(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp shelf, drawer, box;
+    comp_init(&shelf, "Shelf");
+    comp_init(&drawer, "Drawer");
+    comp_init(&box, "Box");
+    comp_add(&drawer, "box", &box);
+    assert_int_equal(mguard_scope_set_name(f->s, &shelf, "Room.shelf"), MGUARD_OK);
+    assert_int_equal(mguard_scope_attach(f->s, &shelf, &box, "top"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &box), "Room.shelf.top");
+    assert_string_equal(mguard_scope_name(f->s, &drawer), "Drawer");   /* walks: lists box */
+    assert_string_equal(mguard_scope_name(f->s, &box), "Room.shelf.top");
+    /* attaching again moves it */
+    assert_int_equal(mguard_scope_attach(f->s, &drawer, &box, "box"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &box), "Drawer.box");
+    assert_int_equal(mguard_scope_set_name(f->s, &shelf, "Hall.shelf"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &box), "Drawer.box");  /* no longer under shelf */
+}
+
+static void test_a_renamed_subtree_follows_except_explicit_names(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, dialog, ok, cancel, icon, help;
+    comp_init(&app, "App");
+    comp_init(&dialog, "Dialog");
+    comp_init(&ok, "Button");
+    comp_init(&cancel, "Button");
+    comp_init(&icon, "Icon");
+    comp_init(&help, "Button");
+    comp_add(&dialog, "ok", &ok);
+    comp_add(&dialog, "cancel", &cancel);
+    comp_add(&dialog, "help", &help);
+    comp_add(&ok, "icon", &icon);
+    assert_string_equal(mguard_scope_name(f->s, &dialog), "Dialog"); /* a root of its own */
+    assert_string_equal(mguard_scope_name(f->s, &icon), "Dialog.ok.icon");
+    assert_int_equal(mguard_scope_set_name(f->s, &help, "Help"), MGUARD_OK);    /* explicit */
+    assert_int_equal(mguard_scope_set_name(f->s, &dialog, "App.confirm"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &dialog), "App.confirm");
+    assert_string_equal(mguard_scope_name(f->s, &ok), "App.confirm.ok");
+    assert_string_equal(mguard_scope_name(f->s, &cancel), "App.confirm.cancel");
+    assert_string_equal(mguard_scope_name(f->s, &icon), "App.confirm.ok.icon");
+    assert_string_equal(mguard_scope_name(f->s, &help), "Help");     /* explicit: stays */
+    /* a frame entered before a rename keeps the name it entered with */
+    assert_int_equal(mguard_scope_enter(f->s, &ok), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(f->s, &dialog, "App.ask"), MGUARD_OK);
+    assert_string_equal(mguard_scope_current(f->s), "App.confirm.ok");
+    assert_string_equal(mguard_scope_name(f->s, &ok), "App.ask.ok");
+    assert_int_equal(mguard_scope_exit(f->s, &ok), MGUARD_OK);
+    assert_int_equal(f->log.warnings, 0);
+}
+
+static void test_a_forgotten_subtree_is_walked_again(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, list, a, b, c, pinned, placed;
+    comp_init(&app, "App");
+    comp_init(&list, "List");
+    comp_init(&a, "Row");
+    comp_init(&b, "Row");
+    comp_init(&c, "Row");
+    comp_init(&pinned, "Row");
+    comp_init(&placed, "Row");
+    comp_add(&app, "list", &list);
+    comp_add(&list, "0", &a);
+    comp_add(&list, "1", &b);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_string_equal(mgt_scope_known_name(f->s, &b), "App.list.1");
+    assert_int_equal(mguard_scope_set_name(f->s, &pinned, "App.list.pinned"), MGUARD_OK);
+    assert_int_equal(mguard_scope_attach(f->s, &list, &placed, "placed"), MGUARD_OK);
+    /* the program edits the list: b leaves, c comes in at 1 */
+    f->st.child_calls = 0;
+    list.kids[1] = &c;
+    assert_int_equal(mguard_scope_forget(f->s, &list), MGUARD_OK);
+    assert_null(mgt_scope_known_name(f->s, &a));                     /* forgotten */
+    assert_null(mgt_scope_known_name(f->s, &b));
+    assert_string_equal(mgt_scope_known_name(f->s, &list), "App.list");          /* keeps its own */
+    assert_string_equal(mgt_scope_known_name(f->s, &pinned), "App.list.pinned"); /* explicit */
+    assert_string_equal(mgt_scope_known_name(f->s, &placed), "App.list.placed"); /* attached */
+    assert_int_equal(f->st.child_calls, 0);                          /* no callback */
+    assert_string_equal(mguard_scope_name(f->s, &list), "App.list"); /* walks again */
+    assert_int_equal(f->st.child_calls, 5);                          /* list: 0, 1, end; a, c: end */
+    assert_string_equal(mgt_scope_known_name(f->s, &a), "App.list.0");
+    assert_string_equal(mgt_scope_known_name(f->s, &c), "App.list.1");
+    assert_null(mgt_scope_known_name(f->s, &b));
+    /* a component with an open frame keeps its name */
+    assert_int_equal(mguard_scope_enter(f->s, &a), MGUARD_OK);
+    assert_int_equal(mguard_scope_forget(f->s, &list), MGUARD_OK);
+    assert_string_equal(mgt_scope_known_name(f->s, &a), "App.list.0");
+    assert_null(mgt_scope_known_name(f->s, &c));
+    assert_int_equal(mguard_scope_exit(f->s, &a), MGUARD_OK);
+    assert_int_equal(f->log.warnings, 0);
+}
+
+static void test_attach_and_forget_refuse_bad_input(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp p, c;
+    int anon;
+    comp_init(&p, "P");
+    comp_init(&c, "C");
+    assert_int_equal(mguard_scope_attach(NULL, &p, &c, "c"), MGUARD_EINVAL);
+    assert_int_equal(f->log.warnings, 0);                            /* a NULL tracker: silent */
+    assert_int_equal(mguard_scope_attach(f->s, &p, NULL, "c"), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_scope_attach: NULL component");
+    assert_int_equal(mguard_scope_attach(f->s, NULL, &c, "c"), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_scope_attach: NULL parent");
+    assert_int_equal(mguard_scope_attach(f->s, &c, &c, "c"), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_scope_attach: a component under itself");
+    assert_int_equal(mguard_scope_attach(f->s, &p, &c, ""), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_scope_attach: NULL or empty name");
+    assert_int_equal(mguard_scope_attach(f->s, &p, &c, NULL), MGUARD_EINVAL);
+    f->st.anonymous = &anon;
+    assert_int_equal(mguard_scope_attach(f->s, &anon, &c, "c"), MGUARD_NOT_FOUND);
+    assert_int_equal(strncmp(f->log.last, "mguard_scope_attach: the parent 0x", 34), 0);
+    assert_int_equal(f->log.warnings, 6);
+    assert_null(mgt_scope_known_name(f->s, &c));                     /* nothing named */
+    assert_int_equal(mguard_scope_forget(NULL, &p), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_forget(f->s, NULL), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_scope_forget: NULL component");
+    assert_int_equal(mguard_scope_forget(f->s, &p), MGUARD_NOT_FOUND);   /* never named */
+    assert_int_equal(f->log.warnings, 7);
 }
 
 /* ---- warnings ----------------------------------------------------------- */
@@ -1367,10 +1525,10 @@ typedef struct wl {
     mguard_scope *s;
     cb_state st;
     net_model n;
-    comp loner, loner_kid, named;
+    comp loner, loner_kid, named, extra;
 } wl;
 
-#define WL_OPS 22
+#define WL_OPS 25
 
 /* Runs op k; returns 1 when it reported an allocation failure. */
 static int wl_op(wl *w, int k)
@@ -1399,6 +1557,9 @@ static int wl_op(wl *w, int k)
     case 18: mguard_on_destroy(w->ctx, &w->n.head); return 0;
     case 19: return mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf) == 0;
     case 20: return mguard_scope_reset(s) == MGUARD_ENOMEM;
+    case 21: return mguard_scope_attach(s, &w->n.enc, &w->extra, "extra") == MGUARD_ENOMEM;
+    case 22: return mguard_scope_set_name(s, &w->n.enc, "Net.coder") == MGUARD_ENOMEM;   /* its subtree follows */
+    case 23: return mguard_scope_forget(s, &w->n.net) == MGUARD_ENOMEM;
     default: return mguard_scope_enter(s, &w->n.l1) == MGUARD_ENOMEM;
     }
 }
@@ -1406,17 +1567,17 @@ static int wl_op(wl *w, int k)
 /* Everything observable, as text. */
 static void wl_snapshot(wl *w, char *out, size_t cap)
 {
-    const void *all[8];
+    const void *all[9];
     char part[4096];
     size_t i;
     all[0] = &w->n.net; all[1] = &w->n.enc; all[2] = &w->n.l0; all[3] = &w->n.l1;
-    all[4] = &w->n.head; all[5] = &w->loner; all[6] = &w->loner_kid; all[7] = &w->named;
+    all[4] = &w->n.head; all[5] = &w->loner; all[6] = &w->loner_kid; all[7] = &w->named; all[8] = &w->extra;
     out[0] = '\0';
     snprintf(part, sizeof part, "objects %lu depth %lu bw %d path %s parents %s current %s\n",
              (unsigned long)mguard_ctx_object_count(w->ctx), (unsigned long)mguard_scope_depth(w->s),
              (int)(mguard_scope_phase(w->s) == 1), path_str(w->s), parents_str(w->s), mguard_scope_current(w->s));
     strncat(out, part, cap - strlen(out) - 1);
-    for (i = 0; i < 8; i++) {
+    for (i = 0; i < 9; i++) {
         const char *nm = mgt_scope_known_name(w->s, all[i]);
         snprintf(part, sizeof part, "name %lu %s\n", (unsigned long)i, nm ? nm : "-");
         strncat(out, part, cap - strlen(out) - 1);
@@ -1446,6 +1607,7 @@ static void test_every_allocation_failure_leaves_state_unchanged(void **state)
             comp_init(&w.loner, "Loner");
             comp_init(&w.loner_kid, "Kid");
             comp_init(&w.named, "Named");
+            comp_init(&w.extra, "Extra");
             comp_add(&w.loner, "kid", &w.loner_kid);
             for (j = 0; j < k; j++) assert_int_equal(wl_op(&w, j), 0);
             wl_snapshot(&w, before, sizeof before);
@@ -1554,6 +1716,11 @@ int main(void)
         SCOPE(test_recursion_counts_each_level),
         SCOPE(test_component_entered_before_its_parent_was_seen),
         TRACED(test_reset_ends_the_backward_pass),
+        SCOPE(test_a_child_added_after_the_walk_is_attached_under_its_parent),
+        SCOPE(test_a_walk_never_overrides_an_attached_name),
+        SCOPE(test_a_renamed_subtree_follows_except_explicit_names),
+        SCOPE(test_a_forgotten_subtree_is_walked_again),
+        SCOPE(test_attach_and_forget_refuse_bad_input),
         SCOPE(test_exit_never_entered_warns_once),
         SCOPE(test_exit_out_of_order_warns_and_keeps_the_others),
         CTX(test_duplicate_warnings_are_bounded),

@@ -317,6 +317,8 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_scope_create", s = mguard_scope_create(ctx, NULL));
     assert_non_null(s);
     LOCKED("mguard_scope_set_name", assert_int_equal(mguard_scope_set_name(s, &comp, "Net"), MGUARD_OK));
+    LOCKED("mguard_scope_attach", assert_int_equal(mguard_scope_attach(s, &comp, &cls, "head"), MGUARD_OK));
+    LOCKED("mguard_scope_forget", assert_int_equal(mguard_scope_forget(s, &comp), MGUARD_OK));
     LOCKED("mguard_scope_name", assert_string_equal(mguard_scope_name(s, &comp), "Net"));
     LOCKED("mgt_scope_known_name", assert_string_equal(mgt_scope_known_name(s, &comp), "Net")); g_cl_ndone--;   /* a test helper, not an API function */
     LOCKED("mguard_scope_enter", assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_OK));
