@@ -680,8 +680,10 @@ typedef struct mguard_ledger_desc {
     /* Value equality for equal/diff (only called for different non-NULL
        pointers). Default: the same pointer. */
     bool (*equal)(const void *a, const void *b, void *user);
-    /* For prune: call visit(obj, visit_ctx) for each object value refers
-       to. Default: visit(value) (the value itself, if it is tracked). */
+    /* For prune: call visit(obj, visit_ctx) for each pointer value refers
+       to (never needed for value itself; an untracked pointer listed is
+       asked about in turn, so it must stay alive until prune returns).
+       Default: a value refers to nothing but itself. */
     void (*refs)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
     /* For diff text: write value as a NUL-terminated string into buf.
        Default: "%p". Objects are labelled with it too. */
@@ -895,13 +897,17 @@ MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d
    through the context's allocator). NULL is a no-op. Cost: O(1). */
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
-/* Drop every NEW object not reachable from the roots, from EXISTING and
-   MUTABLE objects, or from records and hooks, following pending values
-   through the refs hook (transitively, cycles safe). Roots are treated like
-   values (they go through refs too). Everything recorded for a dropped
-   object is dropped and released. EINVAL (logged): NULL L, NULL roots with
-   nroots > 0, or the ledger changed by a refs hook meanwhile (nothing is
-   dropped then); ENOMEM (nothing changed). Cost: O(size) + refs calls. */
+/* Drop every NEW object that prune does not reach, with everything
+   recorded for it (released). The rule: every root, every EXISTING and
+   MUTABLE object, every record payload, hooked object and hook function
+   is reached, and every pointer reached is looked into once: what the refs
+   hook lists for it and, if it is tracked, its pending values are reached
+   too (transitively, cycles safe). So a NEW object passed as a root, or
+   held only by a pre-existing container whose refs list it, survives.
+   EINVAL (logged): NULL L, NULL roots with nroots > 0, or the ledger
+   changed by a refs hook meanwhile (nothing is dropped then); ENOMEM
+   (nothing changed). Cost: O(size + pointers listed) + one refs call per
+   pointer reached. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
 /* Called by mguard_ledger_apply for each pending write. */
@@ -6796,27 +6802,67 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
 
 /* ---- prune -------------------------------------------------------------- */
 
-/* Marking state: positions < n0 (the entries present when prune began;
-   positions cannot move during a walk) are marked at most once each, so
-   the work stack never holds more than n0. */
+/* Marking state. Every pointer prune reaches is looked into once: a
+   tracked entry present when prune began (positions < n0 cannot move
+   during a walk) is marked in mark[], any other pointer goes into the
+   open-addressing set seen (only with a refs hook: without one there is
+   nothing to ask about it). work holds the reached pointers not yet looked
+   into; it and seen grow, so a refs hook may list any number of pointers. */
 typedef struct mguard__lprune {
     mguard_ledger *L;
     uint64_t stamp;
-    uint32_t n0, nwork;
+    uint32_t n0, nwork, capwork, nseen, capseen;
     unsigned char *mark;
-    uint32_t *work;
-    bool changed;
+    const void **work;
+    const void **seen;         /* capseen slots (a power of two), NULL: free */
+    bool changed, oom;
 } mguard__lprune;
 
+/* Add x to the set of untracked pointers reached: true when it is new. */
+static bool mguard__ledger_prune_seen(mguard__lprune *p, const void *x)
+{
+    uint32_t i, mask;
+    if ((p->nseen + 1) * 2 > p->capseen) {
+        uint32_t ncap = p->capseen ? p->capseen * 2 : 64, j;
+        const void **ns = (const void **)mguard__alloc(p->L->ctx, (size_t)ncap * sizeof *ns);
+        if (!ns || ncap < p->capseen) { mguard__free(p->L->ctx, (void *)ns); p->oom = true; return false; }
+        memset((void *)ns, 0, (size_t)ncap * sizeof *ns);
+        for (j = 0; j < p->capseen; j++) {
+            if (!p->seen[j]) continue;
+            for (i = mguard__hash_ptr(p->seen[j]) & (ncap - 1); ns[i]; i = (i + 1) & (ncap - 1)) {}
+            ns[i] = p->seen[j];
+        }
+        mguard__free(p->L->ctx, (void *)p->seen);
+        p->seen = ns;
+        p->capseen = ncap;
+    }
+    mask = p->capseen - 1;
+    for (i = mguard__hash_ptr(x) & mask; p->seen[i]; i = (i + 1) & mask)
+        if (p->seen[i] == x) return false;
+    p->seen[i] = x;
+    p->nseen++;
+    return true;
+}
+
+/* x is reached: a tracked entry is live; either way x is looked into
+   (once) when its turn comes. */
 static void mguard__ledger_prune_visit(const void *obj, void *vctx)
 {
     mguard__lprune *p = (mguard__lprune *)vctx;
     uint32_t e;
-    if (!obj || p->changed) return;
+    if (!obj || p->changed || p->oom) return;
     e = mguard__ledger_ent_find(p->L, obj);
-    if (!e || e > p->n0 || p->mark[e - 1]) return;
-    p->mark[e - 1] = 1;
-    p->work[p->nwork++] = e - 1;
+    if (e) {
+        if (e > p->n0 || p->mark[e - 1]) return;
+        p->mark[e - 1] = 1;
+    } else if (!p->L->desc.refs || !mguard__ledger_prune_seen(p, obj)) {
+        return;
+    }
+    if (mguard__reserve(p->L->ctx, (void **)&p->work, &p->capwork, (size_t)p->nwork + 1, sizeof *p->work)) {
+        p->oom = true;
+        return;
+    }
+    p->work[p->nwork++] = obj;
 }
 
 /* The visit function handed to the refs hook, which runs outside the lock
@@ -6829,17 +6875,13 @@ static void mguard__ledger_prune_visit_cb(const void *obj, void *vctx)
     MGUARD__LK_OUT(ctx);
 }
 
-/* Visit what v refers to; stops for good once the ledger changed (the
-   snapshot of values may then hold released ones). */
-static void mguard__ledger_prune_follow(mguard__lprune *p, const void *v)
+/* Ask the refs hook what x refers to; stops for good once the ledger
+   changed (the snapshot of values may then hold released ones). */
+static void mguard__ledger_prune_ask(mguard__lprune *p, const void *x)
 {
     mguard_ledger *L = p->L;
-    if (!v || p->changed) return;
-    if (!L->desc.refs) {
-        mguard__ledger_prune_visit(v, p);
-        return;
-    }
-    MGUARD__L_CALLOUT(L->ctx, v, NULL, L->desc.refs(v, mguard__ledger_prune_visit_cb, p, L->desc.user));
+    if (!L->desc.refs || p->changed || p->oom) return;
+    MGUARD__L_CALLOUT(L->ctx, x, NULL, L->desc.refs(x, mguard__ledger_prune_visit_cb, p, L->desc.user));
     if (L->stamp != p->stamp) p->changed = true;
 }
 
@@ -6863,14 +6905,16 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     p.L = L;
     p.n0 = L->nents;
     nv = L->live_writes + L->nrecs + L->nhooks;
-    bytes = ((size_t)nv + L->nhooks) * sizeof(void *) + ((size_t)p.n0 * 2 + 1) * sizeof(uint32_t) + p.n0;
+    bytes = ((size_t)nv + L->nhooks) * sizeof(void *) + ((size_t)p.n0 + 1) * sizeof(uint32_t) + p.n0;
     block = (unsigned char *)mguard__alloc(L->ctx, bytes);
-    if (!block) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
+    if (!block || mguard__reserve(L->ctx, (void **)&p.work, &p.capwork, (size_t)p.n0 + 1, sizeof *p.work)) {
+        mguard__free(L->ctx, block);
+        return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
+    }
     vals = (const void **)(void *)block;
     hobj = vals + nv;
     off = (uint32_t *)(void *)(hobj + L->nhooks);
-    p.work = off + p.n0 + 1;
-    p.mark = (unsigned char *)(p.work + p.n0);
+    p.mark = (unsigned char *)(off + p.n0 + 1);
     memset(p.mark, 0, p.n0);
     for (i = 0, k = 0; i < p.n0; i++) {
         uint32_t w;
@@ -6888,24 +6932,27 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     nv = L->nhooks;
     p.stamp = L->stamp;
     mguard__ledger_begin_walk(L);
-    /* Roots: the given ones, hooked objects, record payloads and hook
-       functions, every EXISTING and MUTABLE entry. */
-    for (r = 0; r < nroots; r++) mguard__ledger_prune_follow(&p, roots[r]);
+    /* Reached from the start: the given roots, hooked objects, record
+       payloads and hook functions, every EXISTING and MUTABLE entry. Then
+       each reached pointer is looked into: what the refs hook lists for it
+       and, for a tracked object, its pending values. */
+    for (r = 0; r < nroots; r++) mguard__ledger_prune_visit(roots[r], &p);
     for (i = 0; i < nv; i++) mguard__ledger_prune_visit(hobj[i], &p);
-    for (i = off[p.n0]; i < k; i++) mguard__ledger_prune_follow(&p, vals[i]);
-    for (i = 0; i < p.n0 && !p.changed; i++) {
-        if (L->ents[i].obj && L->ents[i].kind != MGUARD_LEDGER_NEW && !p.mark[i]) {
-            p.mark[i] = 1;
-            p.work[p.nwork++] = i;
-        }
-    }
-    while (p.nwork && !p.changed) {
-        uint32_t e = p.work[--p.nwork], j;
-        for (j = off[e]; j < off[e + 1] && !p.changed; j++) mguard__ledger_prune_follow(&p, vals[j]);
+    for (i = off[p.n0]; i < k; i++) mguard__ledger_prune_visit(vals[i], &p);
+    for (i = 0; i < p.n0; i++)
+        if (L->ents[i].obj && L->ents[i].kind != MGUARD_LEDGER_NEW) mguard__ledger_prune_visit(L->ents[i].obj, &p);
+    while (p.nwork && !p.changed && !p.oom) {
+        const void *x = p.work[--p.nwork];
+        uint32_t e, j;
+        mguard__ledger_prune_ask(&p, x);
+        if (p.changed || p.oom || !(e = mguard__ledger_ent_find(L, x)) || e > p.n0) continue;
+        for (j = off[e - 1]; j < off[e]; j++) mguard__ledger_prune_visit(vals[j], &p);
     }
     if (p.changed) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
         st = MGUARD_EINVAL;
+    } else if (p.oom) {
+        st = mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     } else {
         for (i = 0; i < p.n0; i++) {
             if (L->ents[i].obj && L->ents[i].kind == MGUARD_LEDGER_NEW && !p.mark[i]) {
@@ -6916,6 +6963,8 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
         if (dropped) mguard__ledger_touch(L);
     }
     mguard__free(L->ctx, block);
+    mguard__free(L->ctx, (void *)p.work);
+    mguard__free(L->ctx, (void *)p.seen);
     mguard__ledger_end_walk(L);   /* the releases of what was dropped run here */
     return st;
 }

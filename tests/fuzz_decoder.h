@@ -178,6 +178,9 @@ typedef struct fz_side {
     int parts_closed;             /* context destroy: no scope/ledger ops */
     mguard_ledger *led[FZ_NLED];  /* slot 0: created on first use; others: clones */
     model_ledger *mled[FZ_NLED];
+    uint64_t lcont[FZ_MAXOBJ];    /* per pool object: the pool objects it
+                                     contains (what the ledgers' refs hook
+                                     lists; LEDGER_MARK appends or removes) */
     int in_apply;                 /* ledger applies running: their callbacks
                                      don't destroy, clone over or restore a
                                      ledger (the model walks its own) */
@@ -537,6 +540,19 @@ static void fz_component_destroy(int side, int dyn)
     else { S->scope = NULL; S->mscope = NULL; }
 }
 
+/* The refs hook of both sides' ledgers: a pool object refers to the pool
+   objects it contains (user: the side's fz_side). Containers are the
+   program's, not the ledger's: prune must look into pre-existing ones. */
+static void fz_lrefs(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user)
+{
+    const fz_side *S = (const fz_side *)user;
+    long slot = fz_slot_of(value);
+    int i;
+    if (slot < 0) return;
+    for (i = 0; i < fz.o.nobj && i < 64; i++)
+        if (S->lcont[slot] >> i & 1u) visit(fz_pool[i], visit_ctx);
+}
+
 /* Ledger slot l is open (slot 0 is created now if needed). With a pool of
    64 objects mguard's amortized sweep of the death table could run, which
    the model does not follow: ledger operations are skipped then. */
@@ -553,10 +569,12 @@ static int fz_ledger_ready(int side, int l, int k)
         mguard_ledger_desc d;
         memset(&d, 0, sizeof d);
         d.plain_values = true;
+        d.refs = fz_lrefs;
+        d.user = S;
         S->led[0] = mguard_ledger_create(S->ctx, &d);
         ok = S->led[0] != NULL;
     } else {
-        S->mled[0] = model_ledger_create(S->mctx);
+        S->mled[0] = model_ledger_create(S->mctx, fz_lrefs, S);
         ok = S->mled[0] != NULL;
     }
     fz_fault_post(side, fq, !ok);
@@ -2012,6 +2030,9 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 }
             }
         } else if (k == FZ_L_MARK) {
+            /* o.append(b) (or its removal): the container's contents change */
+            long co = fz_slot_of(o), cb = op->b == 0xff ? -1 : fz_slot_of(fz_obj(op->b, ev));
+            if (co >= 0 && cb >= 0) S->lcont[co] ^= (uint64_t)1 << cb;
             s = mg ? mguard_ledger_mark_modified(S->led[l], o) : model_ledger_mark_modified(S->mled[l], o);
         } else if (k == FZ_L_CLEAR) {
             if (op->b & 1) break;   /* every other time: nothing */

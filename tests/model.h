@@ -897,7 +897,7 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
 }
 
 /* ---- side-effects ledger ------------------------------------------------
-   Ledgers with plain values and no hooks (no retain/release/equal/refs):
+   Ledgers with plain values and no hooks but refs (no retain/release/equal):
    tracked objects in tracking order, each with its writes in first-recorded
    order (an overwrite keeps its place). Every object any ledger tracks
    becomes a key of one weak table shared by all ledgers (known while it
@@ -921,6 +921,9 @@ typedef struct model_ledger {
     model_ctx *ctx;
     model_lent *e;
     size_t n;
+    /* prune's refs hook (NULL: a value refers to nothing but itself) */
+    void (*refs)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
+    void *user;
 } model_ledger;
 
 MODEL_DEF void model__l_free_ents(model_ledger *L)
@@ -980,10 +983,14 @@ MODEL_DEF model_ledger *model__l_new(model_ctx *c)
     return L;
 }
 
-MODEL_DEF model_ledger *model_ledger_create(model_ctx *c)
+MODEL_DEF model_ledger *model_ledger_create(model_ctx *c, void (*refs)(const void *, mguard_ledger_visit_fn, void *, void *), void *user)
 {
+    model_ledger *L;
     if (model__take_fail(c)) return NULL;
-    return model__l_new(c);
+    L = model__l_new(c);
+    L->refs = refs;
+    L->user = user;
+    return L;
 }
 
 MODEL_DEF void model_ledger_destroy(model_ledger *L)
@@ -1146,6 +1153,8 @@ MODEL_DEF model_ledger *model_ledger_clone(const model_ledger *L)
     model_ledger *C;
     if (!L || model__take_fail(L->ctx)) return NULL;
     C = model__l_new(L->ctx);
+    C->refs = L->refs;
+    C->user = L->user;
     model__l_copy(C, L);
     return C;
 }
@@ -1183,37 +1192,51 @@ MODEL_DEF bool model_ledger_equal(const model_ledger *a, const model_ledger *b)
     return true;
 }
 
-/* Default refs: a value refers to itself. Keep every NEW object reachable
-   from the roots or from an EXISTING/MUTABLE object through pending
-   values; drop the others with their writes. */
+/* Prune, the rule as the header states it: the roots and every EXISTING
+   or MUTABLE object are reached; every pointer reached is looked into once:
+   what the refs hook lists for it and, when tracked, its pending values are
+   reached too. An untracked pointer is only worth reaching with a refs hook
+   (without one nothing can be asked about it). NEW objects not reached are
+   dropped with their writes. */
+typedef struct model__lreach {
+    const model_ledger *L;
+    const void **p;
+    size_t n;
+} model__lreach;
+
+MODEL_DEF void model__l_reach(const void *x, void *vctx)
+{
+    model__lreach *r = (model__lreach *)vctx;
+    size_t i;
+    if (!x || (model__l_find(r->L, x) < 0 && !r->L->refs)) return;
+    for (i = 0; i < r->n; i++)
+        if (r->p[i] == x) return;
+    MODEL__PUSH(r->p, r->n, x);
+}
+
 MODEL_DEF mguard_status model_ledger_prune(model_ledger *L, const void *const *roots, size_t nroots)
 {
-    unsigned char *mark;
-    size_t i, j, r;
-    bool grew;
+    model__lreach r;
+    size_t i, j;
     if (!L || (!roots && nroots)) return MGUARD_EINVAL;
     if (model__take_fail(L->ctx)) return MGUARD_ENOMEM;
-    mark = (unsigned char *)calloc(L->n + 1, 1);
-    if (!mark) abort();
-    for (r = 0; r < nroots; r++) {
-        long e = roots[r] ? model__l_find(L, roots[r]) : -1;
-        if (e >= 0) mark[e] = 1;
-    }
+    memset(&r, 0, sizeof r);
+    r.L = L;
+    for (i = 0; i < nroots; i++) model__l_reach(roots[i], &r);
     for (i = 0; i < L->n; i++)
-        if (L->e[i].kind != MGUARD_LEDGER_NEW) mark[i] = 1;
-    do {   /* fixed point: plain and obviously terminating */
-        grew = false;
-        for (i = 0; i < L->n; i++) {
-            if (!mark[i]) continue;
-            for (j = 0; j < L->e[i].nw; j++) {
-                long e = L->e[i].w[j].value ? model__l_find(L, L->e[i].w[j].value) : -1;
-                if (e >= 0 && !mark[e]) { mark[e] = 1; grew = true; }
-            }
-        }
-    } while (grew);
-    for (i = L->n; i-- > 0;)
-        if (!mark[i]) model__l_drop_entry(L, i);
-    free(mark);
+        if (L->e[i].kind != MGUARD_LEDGER_NEW) model__l_reach(L->e[i].obj, &r);
+    for (i = 0; i < r.n; i++) {   /* r.n grows as pointers are reached */
+        const void *x = r.p[i];
+        long e = model__l_find(L, x);
+        if (L->refs) L->refs(x, model__l_reach, &r, L->user);
+        for (j = 0; e >= 0 && j < L->e[e].nw; j++) model__l_reach(L->e[e].w[j].value, &r);
+    }
+    for (i = L->n; i-- > 0;) {
+        bool live = false;
+        for (j = 0; j < r.n && !live; j++) live = r.p[j] == L->e[i].obj;
+        if (L->e[i].kind == MGUARD_LEDGER_NEW && !live) model__l_drop_entry(L, i);
+    }
+    free((void *)r.p);
     return MGUARD_OK;
 }
 

@@ -25,6 +25,7 @@ typedef struct hooks_state {
     void (*on_release)(tobj *o);
     void (*on_equal)(void);
     void (*on_refs)(void);
+    bool refs_skip_self;     /* the refs hook lists only ref[], not its argument */
 } hooks_state;
 
 static hooks_state H;
@@ -69,7 +70,7 @@ static void t_refs(const void *v, mguard_ledger_visit_fn visit, void *vctx, void
     int i;
     (void)u;
     H.refs_calls++;
-    visit(o, vctx);
+    if (!H.refs_skip_self) visit(o, vctx);
     for (i = 0; i < 3; i++)
         if (o->ref[i]) visit(o->ref[i], vctx);
     if (H.on_refs) H.on_refs();
@@ -1106,6 +1107,205 @@ static void test_prune_follows_the_refs_hook_records_and_hooks(void **state)
     teardown();
 }
 
+/* The reference's prune tests (PyTorch Dynamo's SideEffects.prune_dead_object_new):
+   a NEW object lives when a root, a pre-existing object or a live object
+   reaches it; the others go with every write recorded for them. */
+static void test_prune_keeps_ten_live_new_objects_and_drops_two_dead_ones(void **state)
+{
+    static const char *const names[12] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "d0", "d1"};
+    static const char *const slots[5] = {"s0", "s1", "s2", "s3", "s4"};
+    mguard_ledger *L = setup(NULL, NULL);
+    tobj n[12];
+    const void *roots[5];
+    int i;
+    OBJ(g, "g", 0);
+    (void)state;
+    memset(n, 0, sizeof n);
+    mguard_ledger_track_existing(L, &g, "G.g");
+    for (i = 0; i < 12; i++) {
+        n[i].name = names[i];
+        assert_int_equal(mguard_ledger_track_new(L, &n[i], "N"), MGUARD_OK);
+    }
+    for (i = 0; i < 5; i++) {
+        roots[i] = &n[i];                                       /* n0-n4: on the stack */
+        mguard_ledger_store_attr(L, &g, slots[i], &n[5 + i]);   /* n5-n9: stored on g */
+    }
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 5), MGUARD_OK);
+    assert_int_equal(mguard_ledger_count(L), 11);
+    for (i = 0; i < 10; i++) assert_true(mguard_ledger_contains(L, &n[i]));
+    assert_false(mguard_ledger_contains(L, &n[10]));
+    assert_false(mguard_ledger_contains(L, &n[11]));
+    assert_string_equal(H.trace, "-d0 -d1");
+    assert_int_equal(n[10].rc, 0);
+    assert_int_equal(n[11].rc, 0);
+    assert_int_equal(n[5].rc, 1);
+    teardown();
+}
+
+static void test_prune_keeps_the_writes_of_eight_live_new_objects_and_drops_two(void **state)
+{
+    static const char *const names[10] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "d0", "d1"};
+    static const char *const vnames[10] = {"v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "w0", "w1"};
+    mguard_ledger *L = setup(NULL, NULL);
+    tobj n[10], v[10];
+    const void *roots[8];
+    int i;
+    (void)state;
+    memset(n, 0, sizeof n);
+    memset(v, 0, sizeof v);
+    for (i = 0; i < 10; i++) {
+        n[i].name = names[i];
+        v[i].name = vnames[i];
+        mguard_ledger_track_new(L, &n[i], "N");
+        assert_int_equal(mguard_ledger_store_attr(L, &n[i], "attr", &v[i]), MGUARD_OK);
+        if (i < 8) roots[i] = &n[i];
+    }
+    assert_int_equal(mguard_ledger_write_count(L), 10);
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 8), MGUARD_OK);
+    assert_int_equal(mguard_ledger_count(L), 8);
+    assert_int_equal(mguard_ledger_write_count(L), 8);
+    assert_string_equal(H.trace, "-w0 -d0 -w1 -d1");
+    for (i = 0; i < 8; i++) {
+        void *val = NULL;
+        assert_int_equal(mguard_ledger_load_attr(L, &n[i], "attr", &val), MGUARD_OK);
+        assert_ptr_equal(val, &v[i]);
+        assert_int_equal(v[i].rc, 1);
+    }
+    assert_int_equal(v[8].rc, 0);
+    assert_int_equal(v[9].rc, 0);
+    teardown();
+}
+
+static void test_prune_keeps_two_live_new_objects_and_drops_eight_dead_ones(void **state)
+{
+    static const char *const names[10] = {"l0", "l1", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7"};
+    mguard_ledger *L = setup(NULL, NULL);
+    tobj n[10];
+    const void *roots[1];
+    int i;
+    OBJ(m, "m", 0);
+    (void)state;
+    memset(n, 0, sizeof n);
+    mguard_ledger_track_existing(L, &m, "G.m");
+    for (i = 0; i < 10; i++) {
+        n[i].name = names[i];
+        mguard_ledger_track_new(L, &n[i], "N");
+    }
+    mguard_ledger_store_attr(L, &m, "keep", &n[1]);   /* l1: through a pre-existing object */
+    mguard_ledger_store_attr(L, &n[3], "x", &n[2]);   /* dead ones pointing at each other stay dead */
+    roots[0] = &n[0];                                 /* l0: a root */
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
+    assert_string_equal(dumps(L), "m:existing:G.m*{keep=l1;} l0:new:N*{} l1:new:N*{} ");
+    assert_string_equal(H.trace, "-d0 -d1 -d2 -d3 -d4 -d5 -d6 -d7");
+    for (i = 2; i < 10; i++) assert_int_equal(n[i].rc, 0);
+    teardown();
+}
+
+/* items.append(node); items marked modified: node is held only by the
+   pre-existing container's contents, which the refs hook lists. */
+static void test_prune_keeps_a_new_object_held_only_by_a_pre_existing_container(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(items, "items", 0); OBJ(node, "node", 0); OBJ(tuple, "tuple", 0); OBJ(leaf, "leaf", 0); OBJ(lost, "lost", 0);
+    (void)state;
+    H.refs_skip_self = true;
+    items.ref[0] = &node;
+    items.ref[1] = &tuple;       /* untracked: looked into in turn */
+    tuple.ref[0] = &leaf;
+    mguard_ledger_track_mutable(L, &items, "L.items");
+    mguard_ledger_track_new(L, &node, "Node");
+    mguard_ledger_track_new(L, &leaf, "Leaf");
+    mguard_ledger_track_new(L, &lost, "Node");
+    mguard_ledger_store_attr(L, &node, "val", &lost);
+    mguard_ledger_delete_attr(L, &node, "val");       /* lost: no longer held */
+    assert_int_equal(mguard_ledger_mark_modified(L, &items), MGUARD_OK);
+    H.refs_calls = 0;
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
+    assert_string_equal(dumps(L), "items:mutable:L.items*{} node:new:Node*{val=<del>;} leaf:new:Leaf*{} ");
+    assert_int_equal(H.refs_calls, 4);                /* items, tuple, node, leaf: once each */
+    assert_int_equal(lost.rc, 0);
+    assert_int_equal(node.rc, 1);
+    teardown();
+}
+
+/* An unmarked pre-existing object is alive too: it is looked into all the same. */
+static void test_prune_looks_into_an_unmarked_existing_object(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(g, "g", 0); OBJ(node, "node", 0);
+    (void)state;
+    H.refs_skip_self = true;
+    g.ref[0] = &node;
+    mguard_ledger_track_existing(L, &g, "G.g");
+    mguard_ledger_track_new(L, &node, "Node");
+    assert_false(mguard_ledger_is_modified(L, &g));
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
+    assert_string_equal(dumps(L), "g:existing:G.g{} node:new:Node*{} ");
+    teardown();
+}
+
+/* A refs hook that lists only what a value contains (not the value): a
+   NEW root is live all the same, with what only it reaches. */
+static void test_prune_keeps_a_new_root_and_what_only_it_reaches_with_a_custom_refs_hook(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    const void *roots[1];
+    OBJ(r, "r", 0); OBJ(child, "child", 0); OBJ(w, "w", 0); OBJ(x, "x", 0);
+    (void)state;
+    H.refs_skip_self = true;
+    r.ref[0] = &child;
+    mguard_ledger_track_new(L, &r, "R");
+    mguard_ledger_track_new(L, &child, "C");
+    mguard_ledger_track_new(L, &w, "W");
+    mguard_ledger_track_new(L, &x, "X");
+    mguard_ledger_store_attr(L, &r, "w", &w);
+    roots[0] = &r;
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
+    assert_string_equal(dumps(L), "r:new:R*{w=w;} child:new:C*{} w:new:W*{} ");
+    assert_string_equal(H.trace, "-x");
+    teardown();
+}
+
+/* Each allocation of a prune (its snapshot, its work stack, the set of
+   untracked pointers a refs hook lists) may fail: ENOMEM, nothing dropped. */
+static void test_prune_out_of_memory_at_any_point_drops_nothing(void **state)
+{
+    long n;
+    (void)state;
+    for (n = 1; n < 20; n++) {
+        test_log log;
+        test_alloc al;
+        mguard_ledger *L = setup(&log, &al);
+        char before[512];
+        mguard_status st;
+        OBJ(items, "items", 0); OBJ(tuple, "tuple", 0); OBJ(leaf, "leaf", 0); OBJ(lost, "lost", 0);
+        items.ref[0] = &tuple;
+        tuple.ref[0] = &leaf;
+        mguard_ledger_track_mutable(L, &items, "L.items");
+        mguard_ledger_track_new(L, &leaf, "Leaf");
+        mguard_ledger_track_new(L, &lost, "Node");
+        snprintf(before, sizeof before, "%s", dumps(L));
+        al.fail_at = al.calls + n;
+        st = mguard_ledger_prune(L, NULL, 0);
+        if (!al.failures) {
+            assert_int_equal(st, MGUARD_OK);
+            assert_string_equal(dumps(L), "items:mutable:L.items{} leaf:new:Leaf*{} ");
+            teardown();
+            break;
+        }
+        assert_int_equal(st, MGUARD_ENOMEM);
+        assert_string_equal(log.last, "mguard_ledger_prune: out of memory");
+        assert_string_equal(dumps(L), before);
+        assert_int_equal(lost.rc, 1);
+        teardown();
+    }
+    assert_int_equal(n, 4);   /* the snapshot, the work stack, the set */
+}
+
 /* ---- apply, restore, clear ---------------------------------------------- */
 
 static char applied[256];
@@ -2066,15 +2266,19 @@ static void test_property_restore_then_equal(void **state)
 }
 
 /* Reachability computed independently through the public API. */
+/* What prune reaches (the rule of mguard_ledger_prune, written plainly):
+   the root, payloads, hooked objects and functions, pre-existing objects;
+   from each pointer reached, its ref[] (the refs hook) and, when tracked,
+   its pending values. */
 static void model_reachable(mguard_ledger *L, const void *root, bool *live)
 {
-    int queue[NOBJ], head = 0, tail = 0, i;
+    int queue[NOBJ], head = 0, tail = 0, i, j;
     size_t k;
     mguard_ledger_entry e;
     mguard_ledger_hook hk;
     void *payload;
     memset(live, 0, NOBJ * sizeof *live);
-#define MARK(p) do { const void *p_ = (p); if (p_ && mguard_ledger_contains(L, p_)) { \
+#define MARK(p) do { const void *p_ = (p); if (p_) { \
         int ix_ = (int)((const tobj *)p_ - pobj); if (!live[ix_]) { live[ix_] = true; queue[tail++] = ix_; } } } while (0)
     MARK(root);
     for (k = 0; mguard_ledger_record_at(L, k, NULL, &payload) == MGUARD_OK; k++) MARK(payload);
@@ -2082,7 +2286,9 @@ static void model_reachable(mguard_ledger *L, const void *root, bool *live)
     for (i = 0; i < NOBJ; i++)
         if (mguard_ledger_get(L, &pobj[i], &e) == MGUARD_OK && e.kind != MGUARD_LEDGER_NEW) MARK(&pobj[i]);
     while (head < tail) {
-        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, &pobj[queue[head++]]);
+        const tobj *o = &pobj[queue[head++]];
+        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, o);
+        for (j = 0; j < 3; j++) MARK(o->ref[j]);
         while (mguard_ledger_next(&w)) MARK(w.value);
     }
 #undef MARK
@@ -2106,6 +2312,7 @@ static void test_property_prune_never_drops_a_reachable_object(void **state)
                 tobj *o = &pobj[r % NOBJ], *v = &pobj[(r >> 8) % NOBJ];
                 if ((r >> 16) % 3 == 0) mguard_ledger_track_new(L, o, "N");
                 else if ((r >> 16) % 7 == 1) mguard_ledger_track_existing(L, o, "G");
+                else if ((r >> 16) % 7 == 2) o->ref[(r >> 20) % 3] = (r >> 24) % 3 ? v : NULL;   /* contents */
                 else mguard_ledger_store_attr(L, o, pattrs[(r >> 20) % 3], (r >> 24) % 5 ? v : NULL);
             }
             roots[0] = &pobj[rng(&s) % NOBJ];
@@ -2318,6 +2525,13 @@ int main(void)
         cmocka_unit_test(test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root),
         cmocka_unit_test(test_prune_drops_an_unreachable_cycle_and_keeps_a_reachable_one),
         cmocka_unit_test(test_prune_follows_the_refs_hook_records_and_hooks),
+        cmocka_unit_test(test_prune_keeps_ten_live_new_objects_and_drops_two_dead_ones),
+        cmocka_unit_test(test_prune_keeps_the_writes_of_eight_live_new_objects_and_drops_two),
+        cmocka_unit_test(test_prune_keeps_two_live_new_objects_and_drops_eight_dead_ones),
+        cmocka_unit_test(test_prune_keeps_a_new_object_held_only_by_a_pre_existing_container),
+        cmocka_unit_test(test_prune_looks_into_an_unmarked_existing_object),
+        cmocka_unit_test(test_prune_keeps_a_new_root_and_what_only_it_reaches_with_a_custom_refs_hook),
+        cmocka_unit_test(test_prune_out_of_memory_at_any_point_drops_nothing),
         cmocka_unit_test(test_apply_reports_every_write_in_ledger_order),
         cmocka_unit_test(test_restore_makes_the_ledger_equal_to_the_checkpoint),
         cmocka_unit_test(test_is_empty_and_clear),
