@@ -703,14 +703,6 @@ typedef struct mguard_ledger_entry {
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
 
-/* A hook registration (the reference's register_hook). */
-typedef struct mguard_ledger_hook {
-    int id;
-    const void *obj;      /* the hooked object */
-    const char *name;     /* interned; may be NULL */
-    void *fn;             /* the hook itself, a value */
-} mguard_ledger_hook;
-
 /* Create an empty ledger (NULL desc: no hooks). NULL (logged) for a NULL
    ctx or on allocation failure. Cost: O(1). */
 MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc);
@@ -767,24 +759,32 @@ MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
 
-/* Iteration, in the ledger's order:
+/* Iteration, in the ledger's order; one idiom for the four walks
+   (objects, one object's writes, records, hooks):
        mguard_ledger_iter it = mguard_ledger_iterate(L, true);
        while (mguard_ledger_next(&it)) {
            mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
            while (mguard_ledger_next(&w)) use(w.attr, w.value, w.deleted);
        }
+       it = mguard_ledger_iterate_records(L);
+       while (mguard_ledger_next(&it)) use(it.tag, it.payload);
    The ledger may change during a walk (including from callbacks): a
-   removed object or write is never returned, none is returned twice, no
-   remaining one is skipped; ones added meanwhile come last. Do not use an
-   iterator after its ledger is destroyed. */
+   removed object, write, record or hook is never returned, none is
+   returned twice, no remaining one is skipped; ones added meanwhile come
+   last. Do not use an iterator after its ledger is destroyed. */
 typedef struct mguard_ledger_iter {
-    const void *obj;            /* the object */
+    const void *obj;            /* objects, writes: the object; hooks: the hooked object */
     mguard_ledger_kind kind;    /* objects: its kind */
     const char *source;         /* objects: its source */
     bool modified;              /* objects: is_modified */
     const char *attr;           /* writes: the attribute */
     void *value;                /* writes: the value (NULL for a deletion) */
     bool deleted;               /* writes: a pending deletion */
+    const char *tag;            /* records: the tag (interned) */
+    void *payload;              /* records: the payload (may be NULL) */
+    int id;                     /* hooks: the id */
+    const char *name;           /* hooks: the name (interned; may be NULL) */
+    void *fn;                   /* hooks: the hook itself, a value */
     /* private */
     const mguard_ledger *l_;
     uint64_t seq_, epoch_, wseq_;
@@ -796,20 +796,24 @@ MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool 
 /* Walk obj's pending writes in the order they were first recorded. For a
    NULL L/obj the walk is empty. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
-/* Step either walk: true and the public fields set, or false at the end
+/* Walk the records in order (the reference's save_for_backward list).
+   For a NULL L the walk is empty. Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L);
+/* Walk the hooks in registration order. For a NULL L the walk is empty.
+   Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L);
+/* Step any walk: true and the public fields set, or false at the end
    (and for a NULL it). Cost: O(1) amortized (a writes walk: O(writes of
-   obj) after a removal). */
+   obj) after a removal; records and hooks: O(log n) after a removal). */
 MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
 
 /* Append an ordered record (the reference's save_for_backward list): tag
    (copied, required) and payload (a value, may be NULL). EINVAL (logged)
    for NULL L/tag or a dying payload, ENOMEM. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
-/* Number of records; 0 for NULL. Cost: O(1). */
+/* Number of records; 0 for NULL. Cost: O(1). Walk them with
+   mguard_ledger_iterate_records. */
 MGUARDDEF size_t mguard_ledger_record_count(const mguard_ledger *L);
-/* Record i (0-based) into *tag and *payload (either may be NULL).
-   NOT_FOUND past the end, EINVAL for NULL L. Cost: O(1). */
-MGUARDDEF mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload);
 /* Register hook fn (a value) on obj under name (copied, may be NULL); *id
    receives its id: the smallest integer >= the number of live hooks that is
    not in use. EINVAL (logged) for NULL L/obj/id or a dying obj/fn, ENOMEM.
@@ -817,11 +821,9 @@ MGUARDDEF mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i
 MGUARDDEF mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id);
 /* Remove hook id. NOT_FOUND when absent, EINVAL for NULL L. O(hooks). */
 MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
-/* Number of hooks; 0 for NULL. Cost: O(1). */
+/* Number of hooks; 0 for NULL. Cost: O(1). Walk them with
+   mguard_ledger_iterate_hooks. */
 MGUARDDEF size_t mguard_ledger_hook_count(const mguard_ledger *L);
-/* Hook number i in registration order into *out. NOT_FOUND past the end,
-   EINVAL for NULL arguments. Cost: O(1). */
-MGUARDDEF mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out);
 
 /* An independent copy of L with the same hooks (a checkpoint): changing
    either never shows in the other; values are shared and retained once by
@@ -1224,13 +1226,13 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_ledger_iter, ledger_iterate, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__lock_of_ledger(L)) \
     X(bool, ledger_next, (mguard_ledger_iter *it), (it), mguard__lock_of_ledger_iter(it)) \
     X(mguard_ledger_iter, ledger_iterate_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate_records, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate_hooks, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_record_at, (const mguard_ledger *L, size_t i, const char **tag, void **payload), (L, i, tag, payload), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_register_hook, (mguard_ledger *L, const void *obj, const char *name, void *fn, int *id), (L, obj, name, fn, id), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_remove_hook, (mguard_ledger *L, int id), (L, id), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_hook_at, (const mguard_ledger *L, size_t i, mguard_ledger_hook *out), (L, i, out), mguard__lock_of_ledger(L)) \
     X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__lock_of_ledger(L)) \
     X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__lock_of_ledger(a)) \
@@ -4667,8 +4669,8 @@ static mguard_status mguard__dyn_check(mguard__part *p)
      slots) and run by mguard__ledger_flush after the structures are updated;
      releases also wait while a walk (diff, equal, prune, apply) is in
      progress, so every value a walk sees stays alive until it ends.
-   - recs {tag, payload} in order; hooks {obj, name, fn, id} in
-     registration order.
+   - recs {seq, tag, payload} in order; hooks {seq, obj, name, fn, id} in
+     registration order (seq increasing along each array).
    Invariants (mguard_ledger_check): live_ents == ent_ix.used; each entry's
    list holds nwrites writes of that object in increasing seq, none for a
    MUTABLE entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
@@ -4715,8 +4717,10 @@ typedef struct mguard__lref {
     uint32_t relq_next;        /* release queue link */
 } mguard__lref;
 
-typedef struct mguard__lrec { const char *tag; void *payload; } mguard__lrec;
-typedef struct mguard__lhook { const void *obj; const char *name; void *fn; int id, pad_; } mguard__lhook;
+/* Records and hooks carry their place in the ledger's order (seq, first
+   member: walks resume by it, mguard__ledger_resume). */
+typedef struct mguard__lrec { uint64_t seq; const char *tag; void *payload; } mguard__lrec;
+typedef struct mguard__lhook { uint64_t seq; const void *obj; const char *name; void *fn; int id, pad_; } mguard__lhook;
 
 struct mguard__lroot {
     mguard_ctx *ctx;
@@ -4738,7 +4742,7 @@ struct mguard_ledger {
     mguard_ledger_desc desc;
     uint64_t stamp;            /* content version (see above) */
     uint64_t epoch;            /* bumped when positions change */
-    uint64_t next_seq;         /* order of entries and writes, from 1 */
+    uint64_t next_seq;         /* order of entries, writes, records, hooks, from 1 */
     int walks;                 /* walks in progress: releases wait */
     int frames;                /* C frames using L after a call-out */
     mguard__lent *ents;
@@ -5787,7 +5791,7 @@ static size_t mguard__ledger_write_count(const mguard_ledger *L)
 
 /* ---- iteration ---------------------------------------------------------- */
 
-enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES };
+enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES, MGUARD__LI_RECORDS, MGUARD__LI_HOOKS };
 
 static mguard_ledger_iter mguard__ledger_iterate(const mguard_ledger *L, bool modified_only)
 {
@@ -5880,10 +5884,87 @@ static bool mguard__ledger_next_write(mguard_ledger_iter *it)
     it->wseq_ = wr->next ? L->writes[wr->next - 1].seq : 0;
     return true;
 }
+static mguard_ledger_iter mguard__ledger_iterate_seq(const mguard_ledger *L, uint32_t mode)
+{
+    mguard_ledger_iter it;
+    memset(&it, 0, sizeof it);
+    if (mguard__ledger_ok(L)) {
+        it.l_ = L;
+        it.mode_ = mode;
+    }
+    return it;
+}
+
+static mguard_ledger_iter mguard__ledger_iterate_records(const mguard_ledger *L)
+{
+    return mguard__ledger_iterate_seq(L, MGUARD__LI_RECORDS);
+}
+
+static mguard_ledger_iter mguard__ledger_iterate_hooks(const mguard_ledger *L)
+{
+    return mguard__ledger_iterate_seq(L, MGUARD__LI_HOOKS);
+}
+
+/* Where a walk over records or hooks (n elements of stride bytes, each
+   starting with its seq, increasing) goes on: just after the element it
+   returned last (seq_) if that one is still at pos_ - 1, else at the
+   first element with a larger seq. */
+static uint32_t mguard__ledger_resume(const mguard_ledger_iter *it, const void *arr, size_t stride, uint32_t n)
+{
+    const unsigned char *b = (const unsigned char *)arr;
+    uint32_t lo = 0, hi = n;
+    uint64_t s;
+    if (!n) return 0;
+    if (it->pos_ > 0 && it->pos_ <= n) {
+        memcpy(&s, b + (size_t)(it->pos_ - 1) * stride, sizeof s);
+        if (s == it->seq_) return it->pos_;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        memcpy(&s, b + (size_t)mid * stride, sizeof s);
+        if (s <= it->seq_) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static bool mguard__ledger_next_seq(mguard_ledger_iter *it)
+{
+    const mguard_ledger *L = it->l_;
+    uint32_t i;
+    if (it->mode_ == MGUARD__LI_RECORDS) {
+        i = mguard__ledger_resume(it, L->recs, sizeof *L->recs, L->nrecs);
+        if (i < L->nrecs) {
+            it->tag = L->recs[i].tag;
+            it->payload = L->recs[i].payload;
+            it->seq_ = L->recs[i].seq;
+            it->pos_ = i + 1;
+            return true;
+        }
+    } else {
+        i = mguard__ledger_resume(it, L->hooks, sizeof *L->hooks, L->nhooks);
+        if (i < L->nhooks) {
+            it->id = L->hooks[i].id;
+            it->obj = L->hooks[i].obj;
+            it->name = L->hooks[i].name;
+            it->fn = L->hooks[i].fn;
+            it->seq_ = L->hooks[i].seq;
+            it->pos_ = i + 1;
+            return true;
+        }
+    }
+    it->tag = it->name = NULL;
+    it->payload = it->fn = NULL;
+    it->obj = NULL;
+    it->id = 0;
+    it->l_ = NULL;
+    return false;
+}
+
 static bool mguard__ledger_next(mguard_ledger_iter *it)
 {
     if (it && it->l_ && !mguard__ledger_ok(it->l_)) { it->l_ = NULL; return false; }
     if (it && it->mode_ == MGUARD__LI_WRITES) return mguard__ledger_next_write(it);
+    if (it && it->l_ && (it->mode_ == MGUARD__LI_RECORDS || it->mode_ == MGUARD__LI_HOOKS)) return mguard__ledger_next_seq(it);
     return mguard__ledger_next_object(it);
 }
 
@@ -5908,6 +5989,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     mguard__ledger_maybe_sweep(L->ctx);
     if (!st && watched) st = mguard__ledger_watch(L->ctx, payload, fn, &added);
     if (st) return mguard__ledger_oom(L, st, fn);
+    L->recs[L->nrecs].seq = L->next_seq++;
     L->recs[L->nrecs].tag = t;
     L->recs[L->nrecs].payload = payload;
     L->nrecs++;
@@ -5920,17 +6002,6 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
 static size_t mguard__ledger_record_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->nrecs : 0;
-}
-
-static mguard_status mguard__ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload)
-{
-    if (tag) *tag = NULL;
-    if (payload) *payload = NULL;
-    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (i >= L->nrecs) return MGUARD_NOT_FOUND;
-    if (tag) *tag = L->recs[i].tag;
-    if (payload) *payload = L->recs[i].payload;
-    return MGUARD_OK;
 }
 
 static uint32_t mguard__ledger_hook_find(const mguard_ledger *L, int id)
@@ -5968,6 +6039,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     }
     /* the reference: start at the number of live hooks, skip ids in use */
     for (cand = (int)L->nhooks; mguard__ledger_hook_find(L, cand); cand++) {}
+    L->hooks[L->nhooks].seq = L->next_seq++;
     L->hooks[L->nhooks].obj = obj;
     L->hooks[L->nhooks].name = nm;
     L->hooks[L->nhooks].fn = fn_value;
@@ -6005,21 +6077,6 @@ static mguard_status mguard__ledger_remove_hook(mguard_ledger *L, int id)
 static size_t mguard__ledger_hook_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->nhooks : 0;
-}
-
-static mguard_status mguard__ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out)
-{
-    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_hook_at: NULL out");
-        return MGUARD_EINVAL;
-    }
-    if (i >= L->nhooks) return MGUARD_NOT_FOUND;
-    out->id = L->hooks[i].id;
-    out->obj = L->hooks[i].obj;
-    out->name = L->hooks[i].name;
-    out->fn = L->hooks[i].fn;
-    return MGUARD_OK;
 }
 
 /* ---- clone and restore: one memcpy per array ---------------------------- */
@@ -7098,9 +7155,12 @@ static mguard_status mguard__ledger_check_refs(const mguard_ledger *L, uint32_t 
         if (L->ents[i].obj && mguard__ledger_check_hold(L, cnt, L->ents[i].obj, "tracked object")) return MGUARD_EINVAL;
     for (w = 0; w < L->nwpool; w++)
         if (L->writes[w].obj && mguard__ledger_check_hold(L, cnt, L->writes[w].value, "value")) return MGUARD_EINVAL;
-    for (i = 0; i < L->nrecs; i++)
+    for (i = 0; i < L->nrecs; i++) {
+        MGUARD__LCHECK((i == 0 || L->recs[i].seq > L->recs[i - 1].seq) && L->recs[i].seq < L->next_seq, "record %u out of order", i);
         if (mguard__ledger_check_hold(L, cnt, L->recs[i].payload, "payload")) return MGUARD_EINVAL;
+    }
     for (i = 0; i < L->nhooks; i++) {
+        MGUARD__LCHECK((i == 0 || L->hooks[i].seq > L->hooks[i - 1].seq) && L->hooks[i].seq < L->next_seq, "hook %u out of order", i);
         if (mguard__ledger_check_hold(L, cnt, L->hooks[i].obj, "hooked object") ||
             mguard__ledger_check_hold(L, cnt, L->hooks[i].fn, "hook")) return MGUARD_EINVAL;
         for (n = 0; n < i; n++) MGUARD__LCHECK(L->hooks[n].id != L->hooks[i].id, "hook id %d twice", L->hooks[i].id);
@@ -7962,20 +8022,20 @@ bool mguard_ledger_next(mguard_ledger_iter *it)
 { return mguard__lock_of_ledger_iter(it) ? mguard__locked_ledger_next(it) : mguard__ledger_next(it); }
 mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_writes(L, obj) : mguard__ledger_iterate_writes(L, obj); }
+mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_records(L) : mguard__ledger_iterate_records(L); }
+mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_hooks(L) : mguard__ledger_iterate_hooks(L); }
 mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record(L, tag, payload) : mguard__ledger_record(L, tag, payload); }
 size_t mguard_ledger_record_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record_count(L) : mguard__ledger_record_count(L); }
-mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record_at(L, i, tag, payload) : mguard__ledger_record_at(L, i, tag, payload); }
 mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_register_hook(L, obj, name, fn, id) : mguard__ledger_register_hook(L, obj, name, fn, id); }
 mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_remove_hook(L, id) : mguard__ledger_remove_hook(L, id); }
 size_t mguard_ledger_hook_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_hook_count(L) : mguard__ledger_hook_count(L); }
-mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_hook_at(L, i, out) : mguard__ledger_hook_at(L, i, out); }
 mguard_ledger *mguard_ledger_clone(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_clone(L) : mguard__ledger_clone(L); }
 mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint)

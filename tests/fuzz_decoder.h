@@ -1348,19 +1348,18 @@ static void fz_xclose(void)
 static int fz_xrefers(const mguard_ledger *L, const void *p)
 {
     mguard_ledger_iter it = mguard_ledger_iterate(L, false);
-    mguard_ledger_hook h;
-    size_t i;
-    void *payload;
     while (mguard_ledger_next(&it)) {
         mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
         if (it.obj == p) return 1;
         while (mguard_ledger_next(&w))
             if (w.value == p) return 1;
     }
-    for (i = 0; mguard_ledger_record_at(L, i, NULL, &payload) == MGUARD_OK; i++)
-        if (payload == p) return 1;
-    for (i = 0; mguard_ledger_hook_at(L, i, &h) == MGUARD_OK; i++)
-        if (h.obj == p || h.fn == p) return 1;
+    it = mguard_ledger_iterate_records(L);
+    while (mguard_ledger_next(&it))
+        if (it.payload == p) return 1;
+    it = mguard_ledger_iterate_hooks(L);
+    while (mguard_ledger_next(&it))
+        if (it.obj == p || it.fn == p) return 1;
     return 0;
 }
 
@@ -1368,7 +1367,6 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
 {
     mguard_ledger_iter it = mguard_ledger_iterate(L, false);
     size_t n = 0, nmod = 0, nw = 0, i;
-    mguard_ledger_hook h;
     int ids[64];
     if (mguard_ledger_check(L) != MGUARD_OK) fz_fail("aux: mguard_ledger_check failed");
     while (mguard_ledger_next(&it)) {
@@ -1390,16 +1388,19 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
         fz_fail("aux: counts %lu/%lu/%lu, iterated %lu/%lu/%lu", (unsigned long)mguard_ledger_count(L),
                 (unsigned long)mguard_ledger_modified_count(L), (unsigned long)mguard_ledger_write_count(L),
                 (unsigned long)n, (unsigned long)nmod, (unsigned long)nw);
-    for (i = 0; mguard_ledger_record_at(L, i, NULL, NULL) == MGUARD_OK; i++) {}
-    if (i != mguard_ledger_record_count(L)) fz_fail("aux: %lu records, record_at reads %lu", (unsigned long)mguard_ledger_record_count(L), (unsigned long)i);
-    for (i = 0; mguard_ledger_hook_at(L, i, &h) == MGUARD_OK; i++) {
+    it = mguard_ledger_iterate_records(L);
+    for (i = 0; mguard_ledger_next(&it); i++)
+        if (!it.tag) fz_fail("aux: record %lu without a tag", (unsigned long)i);
+    if (i != mguard_ledger_record_count(L)) fz_fail("aux: %lu records, the walk returns %lu", (unsigned long)mguard_ledger_record_count(L), (unsigned long)i);
+    it = mguard_ledger_iterate_hooks(L);
+    for (i = 0; mguard_ledger_next(&it); i++) {
         size_t j;
-        if (h.id < 0 || fz_xix(h.obj, "hook_at") < 0) fz_fail("aux: hook %lu: id %d", (unsigned long)i, h.id);
+        if (it.id < 0 || fz_xix(it.obj, "hooks walk") < 0) fz_fail("aux: hook %lu: id %d", (unsigned long)i, it.id);
         for (j = 0; j < i && j < 64; j++)
-            if (ids[j] == h.id) fz_fail("aux: hook id %d twice", h.id);
-        if (i < 64) ids[i] = h.id;
+            if (ids[j] == it.id) fz_fail("aux: hook id %d twice", it.id);
+        if (i < 64) ids[i] = it.id;
     }
-    if (i != mguard_ledger_hook_count(L)) fz_fail("aux: %lu hooks, hook_at reads %lu", (unsigned long)mguard_ledger_hook_count(L), (unsigned long)i);
+    if (i != mguard_ledger_hook_count(L)) fz_fail("aux: %lu hooks, the walk returns %lu", (unsigned long)mguard_ledger_hook_count(L), (unsigned long)i);
     if (mguard_ledger_is_empty(L) != (nmod == 0 && mguard_ledger_record_count(L) == 0 && i == 0)) fz_fail("aux: is_empty");
     if (mguard_ledger_storage_bytes(L) == 0) fz_fail("aux: storage_bytes 0");
 }
@@ -1485,13 +1486,37 @@ static void fz_xledger(const fz_op *op)
     case 4: mguard_ledger_record(L, fz_xnames[op->c % 6], (void *)fz_xuse(v)); break;
     case 5:
         if (mguard_ledger_register_hook(L, fz_xuse(o), fz_xnames[op->c % 6], (void *)fz_xuse(v), &id) == MGUARD_OK) {
-            mguard_ledger_hook h;
-            size_t i;
-            for (i = 0; mguard_ledger_hook_at(L, i, &h) == MGUARD_OK && h.id != id; i++) {}
-            if (i == mguard_ledger_hook_count(L) || h.obj != o || h.fn != v) fz_fail("aux: hook %d not found after its registration", id);
+            mguard_ledger_iter h = mguard_ledger_iterate_hooks(L);
+            bool found = false;
+            while (!found && mguard_ledger_next(&h)) found = h.id == id;
+            if (!found || h.obj != o || h.fn != v) fz_fail("aux: hook %d not found after its registration", id);
         }
         break;
-    case 6: mguard_ledger_remove_hook(L, (int)(op->c % 6) - 1); break;
+    case 6: {
+        /* remove a hook in the middle of a walk over the hooks (or the
+           records): it is never returned after, none is returned twice */
+        int gone = (int)(op->c % 6) - 1, ids[64];
+        size_t n = 0, j;
+        mguard_ledger_iter h = (op->c & 0x40) ? mguard_ledger_iterate_records(L) : mguard_ledger_iterate_hooks(L);
+        bool removed = false;
+        while (mguard_ledger_next(&h)) {
+            if (op->c & 0x40) {
+                if (!h.tag) fz_fail("aux: a records walk returned no tag");
+            } else {
+                if (removed && h.id == gone) fz_fail("aux: hook %d returned after its removal", gone);
+                for (j = 0; j < n && j < 64; j++)
+                    if (ids[j] == h.id) fz_fail("aux: hook id %d returned twice by one walk", h.id);
+                if (n < 64) ids[n] = h.id;
+                n++;
+            }
+            if (!removed) {
+                removed = true;
+                mguard_ledger_remove_hook(L, gone);
+            }
+        }
+        if (!removed) mguard_ledger_remove_hook(L, gone);
+        break;
+    }
     case 7:
         if (m == 0 || m == l) break;
         if (fz_x.led[m]) mguard_ledger_destroy(fz_x.led[m]);

@@ -120,10 +120,7 @@ static void teardown(void)
 static void dump(const mguard_ledger *L, char *out, size_t size)
 {
     mguard_ledger_iter it = mguard_ledger_iterate(L, false);
-    size_t n = 0, i;
-    const char *tag;
-    void *payload;
-    mguard_ledger_hook hk;
+    size_t n = 0;
     out[0] = 0;
 #define DUMPF(...) do { if (n < size) n += (size_t)snprintf(out + n, size - n, __VA_ARGS__); } while (0)
     while (mguard_ledger_next(&it)) {
@@ -134,11 +131,13 @@ static void dump(const mguard_ledger *L, char *out, size_t size)
             DUMPF("%s=%s;", w.attr, w.deleted ? "<del>" : w.value ? ((const tobj *)w.value)->name : "NULL");
         DUMPF("} ");
     }
-    for (i = 0; mguard_ledger_record_at(L, i, &tag, &payload) == MGUARD_OK; i++)
-        DUMPF("R%s(%s) ", tag, payload ? ((const tobj *)payload)->name : "NULL");
-    for (i = 0; mguard_ledger_hook_at(L, i, &hk) == MGUARD_OK; i++)
-        DUMPF("H%d:%s.%s=%s ", hk.id, ((const tobj *)hk.obj)->name, hk.name ? hk.name : "-",
-              hk.fn ? ((const tobj *)hk.fn)->name : "NULL");
+    it = mguard_ledger_iterate_records(L);
+    while (mguard_ledger_next(&it))
+        DUMPF("R%s(%s) ", it.tag, it.payload ? ((const tobj *)it.payload)->name : "NULL");
+    it = mguard_ledger_iterate_hooks(L);
+    while (mguard_ledger_next(&it))
+        DUMPF("H%d:%s.%s=%s ", it.id, ((const tobj *)it.obj)->name, it.name ? it.name : "-",
+              it.fn ? ((const tobj *)it.fn)->name : "NULL");
 #undef DUMPF
 }
 
@@ -631,19 +630,24 @@ static void test_write_iteration_survives_removal_of_the_next_write(void **state
 static void test_records_keep_their_order_and_hold_payloads(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL);
-    const char *tag;
-    void *payload;
+    mguard_ledger_iter it;
     OBJ(c1, "c1", 0); OBJ(c2, "c2", 0);
     (void)state;
     assert_int_equal(mguard_ledger_record(L, "save_for_backward", &c1), MGUARD_OK);
     assert_int_equal(mguard_ledger_record(L, "save_for_backward", &c2), MGUARD_OK);
     assert_int_equal(mguard_ledger_record(L, "mark", NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_record_count(L), 3);
-    assert_int_equal(mguard_ledger_record_at(L, 1, &tag, &payload), MGUARD_OK);
-    assert_string_equal(tag, "save_for_backward");
-    assert_ptr_equal(payload, &c2);
-    assert_int_equal(mguard_ledger_record_at(L, 3, &tag, &payload), MGUARD_NOT_FOUND);
-    assert_null(tag);
+    it = mguard_ledger_iterate_records(L);
+    assert_true(mguard_ledger_next(&it));
+    assert_ptr_equal(it.payload, &c1);
+    assert_true(mguard_ledger_next(&it));
+    assert_string_equal(it.tag, "save_for_backward");
+    assert_ptr_equal(it.payload, &c2);
+    assert_true(mguard_ledger_next(&it));
+    assert_string_equal(it.tag, "mark");
+    assert_null(it.payload);
+    assert_false(mguard_ledger_next(&it));
+    assert_null(it.tag);
     assert_int_equal(c1.rc, 1);
     assert_false(mguard_ledger_is_empty(L));
     teardown();
@@ -652,7 +656,7 @@ static void test_records_keep_their_order_and_hold_payloads(void **state)
 static void test_hook_ids_are_the_smallest_free_id_from_the_live_count(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL);
-    mguard_ledger_hook h;
+    mguard_ledger_iter h;
     int id;
     OBJ(t, "t", 0); OBJ(f, "f", 0);
     (void)state;
@@ -675,17 +679,91 @@ static void test_hook_ids_are_the_smallest_free_id_from_the_live_count(void **st
     assert_int_equal(id, 1);           /* {4} live -> 1 is free */
     assert_int_equal(mguard_ledger_remove_hook(L, 7), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_ledger_hook_count(L), 2);
-    assert_int_equal(mguard_ledger_hook_at(L, 0, &h), MGUARD_OK);
+    h = mguard_ledger_iterate_hooks(L);
+    assert_true(mguard_ledger_next(&h));
     assert_int_equal(h.id, 4);
     assert_null(h.name);
     assert_null(h.fn);
-    assert_int_equal(mguard_ledger_hook_at(L, 1, &h), MGUARD_OK);
+    assert_true(mguard_ledger_next(&h));
     assert_int_equal(h.id, 1);
     assert_ptr_equal(h.obj, &t);
     assert_string_equal(h.name, "x");
     assert_ptr_equal(h.fn, &f);
+    assert_false(mguard_ledger_next(&h));
+    assert_null(h.obj);
     assert_int_equal(t.rc, 1);
     assert_int_equal(f.rc, 1);
+    teardown();
+}
+
+/* The records and hooks walks keep the promise of the others: a removed
+   one is never returned, none twice, no remaining one skipped, new ones
+   last; across a restore they go on after the last one returned. */
+static void test_record_walk_survives_removals_and_additions(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    mguard_ledger_iter it;
+    char seen[128] = "";
+    OBJ(p0, "p0", 0); OBJ(p1, "p1", 0); OBJ(p2, "p2", 0); OBJ(p3, "p3", 0); OBJ(p4, "p4", 0); OBJ(p5, "p5", 0);
+    (void)state;
+    mguard_ledger_record(L, "r", &p0);
+    mguard_ledger_record(L, "r", &p1);
+    mguard_ledger_record(L, "r", &p2);
+    mguard_ledger_record(L, "r", &p3);
+    mguard_ledger_record(L, "r", &p4);
+    it = mguard_ledger_iterate_records(L);
+    while (mguard_ledger_next(&it)) {
+        seen_add(seen, sizeof seen, it.payload);
+        if (it.payload == &p1) {
+            mguard_on_destroy(H.ctx, &p1);   /* the current record goes */
+            mguard_on_destroy(H.ctx, &p2);   /* and the next one */
+            assert_int_equal(mguard_ledger_record(L, "late", &p5), MGUARD_OK);
+        }
+        if (it.payload == &p3) mguard_on_destroy(H.ctx, &p0);   /* an earlier one: positions move */
+    }
+    assert_string_equal(seen, "p0 p1 p3 p4 p5");
+    assert_string_equal(dumps(L), "Rr(p3) Rr(p4) Rlate(p5) ");
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
+    p0.rc = p1.rc = p2.rc = 0;
+    H.forfeit += 3;
+    teardown();
+}
+
+static void test_hook_walk_survives_removals_additions_and_restore(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL), *cp;
+    mguard_ledger_iter it;
+    char seen[128] = "";
+    int id[4], late, i;
+    OBJ(t, "t", 0); OBJ(f0, "f0", 0); OBJ(f1, "f1", 0); OBJ(f2, "f2", 0); OBJ(f3, "f3", 0); OBJ(g, "g", 0);
+    tobj *fs[4];
+    (void)state;
+    fs[0] = &f0; fs[1] = &f1; fs[2] = &f2; fs[3] = &f3;
+    for (i = 0; i < 4; i++) assert_int_equal(mguard_ledger_register_hook(L, &t, "h", fs[i], &id[i]), MGUARD_OK);
+    it = mguard_ledger_iterate_hooks(L);
+    while (mguard_ledger_next(&it)) {
+        seen_add(seen, sizeof seen, it.fn);
+        if (it.fn == &f0) {
+            assert_int_equal(mguard_ledger_remove_hook(L, id[0]), MGUARD_OK);
+            assert_int_equal(mguard_ledger_remove_hook(L, id[1]), MGUARD_OK);
+            assert_int_equal(mguard_ledger_register_hook(L, &t, "late", &g, &late), MGUARD_OK);
+        }
+    }
+    assert_string_equal(seen, "f0 f2 f3 g");
+    assert_int_equal(late, 4);       /* 3 live: 3 taken, 4 free */
+    /* restore to a checkpoint taken before g: the walk goes on after f2 */
+    cp = mguard_ledger_clone(L);
+    assert_int_equal(mguard_ledger_remove_hook(L, late), MGUARD_OK);
+    seen[0] = 0;
+    it = mguard_ledger_iterate_hooks(L);
+    while (mguard_ledger_next(&it)) {
+        seen_add(seen, sizeof seen, it.fn);
+        if (it.fn == &f2) assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);
+    }
+    assert_string_equal(seen, "f2 f3 g");
+    mguard_ledger_destroy(cp);
+    assert_int_equal(mguard_ledger_check(L), MGUARD_OK);
     teardown();
 }
 
@@ -2026,14 +2104,13 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     mguard_ledger *L = setup(&log, NULL), *other;
     mguard_ctx *ctx2 = test_ctx(NULL, NULL);
     mguard_ledger_entry e;
-    mguard_ledger_hook hk;
+    mguard_ledger_iter hk;
     mguard_ledger_iter it;
     mguard_ledger_diff_result *r = (mguard_ledger_diff_result *)&r;
     mguard_weak_desc wd = {1, NULL, NULL, NULL};
     mguard_weak *t = mguard_weak_create(H.ctx, &wd);
     mguard_ledger *foreign = (mguard_ledger *)(void *)t;   /* not a ledger */
     void *v = &v;
-    const char *tag;
     int id = -1, warnings;
     OBJ(x, "x", 0);
     (void)state;
@@ -2067,12 +2144,16 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_false(mguard_ledger_next(&it));       /* wrong kind of iterator */
     assert_int_equal(mguard_ledger_record(NULL, "t", NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_record_count(NULL), 0);
-    assert_int_equal(mguard_ledger_record_at(NULL, 0, &tag, NULL), MGUARD_EINVAL);
+    it = mguard_ledger_iterate_records(NULL);
+    assert_false(mguard_ledger_next(&it));
+    assert_null(it.tag);
     assert_int_equal(mguard_ledger_register_hook(NULL, &x, "h", NULL, &id), MGUARD_EINVAL);
     assert_int_equal(id, -1);
     assert_int_equal(mguard_ledger_remove_hook(NULL, 0), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_hook_count(NULL), 0);
-    assert_int_equal(mguard_ledger_hook_at(NULL, 0, &hk), MGUARD_EINVAL);
+    hk = mguard_ledger_iterate_hooks(NULL);
+    assert_false(mguard_ledger_next(&hk));
+    assert_null(hk.obj);
     assert_null(mguard_ledger_clone(NULL));
     assert_null(mguard_ledger_clone(foreign));
     assert_int_equal(mguard_ledger_restore(NULL, L), MGUARD_EINVAL);
@@ -2102,7 +2183,6 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_int_equal(mguard_ledger_record(L, NULL, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_register_hook(L, NULL, "h", NULL, &id), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_register_hook(L, &x, "h", NULL, NULL), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_hook_at(L, 0, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_restore(L, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_restore(L, other), MGUARD_EINVAL);
     assert_false(mguard_ledger_equal(L, other));
@@ -2110,14 +2190,16 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_int_equal(mguard_ledger_diff(L, L, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_prune(L, NULL, 3), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);
-    assert_int_equal(log.warnings, warnings + 19);
+    assert_int_equal(log.warnings, warnings + 18);
     assert_int_equal(log.errors, 0);
     /* queries that miss are not misuse */
-    assert_int_equal(mguard_ledger_record_at(L, 5, NULL, NULL), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_ledger_hook_at(L, 5, &hk), MGUARD_NOT_FOUND);
+    it = mguard_ledger_iterate_records(L);
+    assert_false(mguard_ledger_next(&it));
+    hk = mguard_ledger_iterate_hooks(L);
+    assert_false(mguard_ledger_next(&hk));
     assert_int_equal(mguard_ledger_remove_hook(L, 5), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_ledger_get(L, &hk, &e), MGUARD_NOT_FOUND);
-    assert_int_equal(log.warnings, warnings + 19);
+    assert_int_equal(log.warnings, warnings + 18);
     assert_int_equal(mguard_ledger_diff(L, L, &r), MGUARD_OK);   /* a ledger equals itself */
     assert_int_equal(mguard_ledger_diff_count(r), 0);
     mguard_ledger_diff_free(r);
@@ -2273,16 +2355,16 @@ static void test_property_restore_then_equal(void **state)
 static void model_reachable(mguard_ledger *L, const void *root, bool *live)
 {
     int queue[NOBJ], head = 0, tail = 0, i, j;
-    size_t k;
     mguard_ledger_entry e;
-    mguard_ledger_hook hk;
-    void *payload;
+    mguard_ledger_iter it;
     memset(live, 0, NOBJ * sizeof *live);
 #define MARK(p) do { const void *p_ = (p); if (p_) { \
         int ix_ = (int)((const tobj *)p_ - pobj); if (!live[ix_]) { live[ix_] = true; queue[tail++] = ix_; } } } while (0)
     MARK(root);
-    for (k = 0; mguard_ledger_record_at(L, k, NULL, &payload) == MGUARD_OK; k++) MARK(payload);
-    for (k = 0; mguard_ledger_hook_at(L, k, &hk) == MGUARD_OK; k++) { MARK(hk.obj); MARK(hk.fn); }
+    it = mguard_ledger_iterate_records(L);
+    while (mguard_ledger_next(&it)) MARK(it.payload);
+    it = mguard_ledger_iterate_hooks(L);
+    while (mguard_ledger_next(&it)) { MARK(it.obj); MARK(it.fn); }
     for (i = 0; i < NOBJ; i++)
         if (mguard_ledger_get(L, &pobj[i], &e) == MGUARD_OK && e.kind != MGUARD_LEDGER_NEW) MARK(&pobj[i]);
     while (head < tail) {
@@ -2513,6 +2595,8 @@ int main(void)
         cmocka_unit_test(test_write_iteration_survives_removal_of_the_next_write),
         cmocka_unit_test(test_records_keep_their_order_and_hold_payloads),
         cmocka_unit_test(test_hook_ids_are_the_smallest_free_id_from_the_live_count),
+        cmocka_unit_test(test_record_walk_survives_removals_and_additions),
+        cmocka_unit_test(test_hook_walk_survives_removals_additions_and_restore),
         cmocka_unit_test(test_clone_is_independent_both_ways),
         cmocka_unit_test(test_clone_retains_each_held_pointer_once),
         cmocka_unit_test(test_clone_copies_the_storage_bytes),

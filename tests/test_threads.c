@@ -254,12 +254,10 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     mguard_ledger *L = NULL, *C = NULL;
     mguard_ledger_iter lit;
     mguard_ledger_entry le;
-    mguard_ledger_hook hk;
     mguard_ledger_diff_result *diff = NULL;
     mguard_ref ref;
     const char *names[4];
-    const char *tag;
-    void *payload, *pv;
+    void *pv;
     bool dyn[4];
     char buf[256];
     long out;
@@ -379,10 +377,14 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     g_cl_ndone--;   /* mguard_ledger_next again, on a writes walk: listed once */
     LOCKED("mguard_ledger_record", assert_int_equal(mguard_ledger_record(L, "saved", &val), MGUARD_OK));
     LOCKED("mguard_ledger_record_count", assert_int_equal(mguard_ledger_record_count(L), 1));
-    LOCKED("mguard_ledger_record_at", assert_int_equal(mguard_ledger_record_at(L, 0, &tag, &payload), MGUARD_OK));
+    LOCKED("mguard_ledger_iterate_records", lit = mguard_ledger_iterate_records(L));
+    LOCKED("mguard_ledger_next", assert_true(mguard_ledger_next(&lit) && lit.payload == &val));
+    g_cl_ndone--;   /* mguard_ledger_next again, on a records walk: listed once */
     LOCKED("mguard_ledger_register_hook", assert_int_equal(mguard_ledger_register_hook(L, &o1, "h", &val, &id), MGUARD_OK));
     LOCKED("mguard_ledger_hook_count", assert_int_equal(mguard_ledger_hook_count(L), 1));
-    LOCKED("mguard_ledger_hook_at", assert_int_equal(mguard_ledger_hook_at(L, 0, &hk), MGUARD_OK));
+    LOCKED("mguard_ledger_iterate_hooks", lit = mguard_ledger_iterate_hooks(L));
+    LOCKED("mguard_ledger_next", assert_true(mguard_ledger_next(&lit) && lit.fn == &val));
+    g_cl_ndone--;   /* mguard_ledger_next again, on a hooks walk: listed once */
     LOCKED("mguard_ledger_equal", assert_false(mguard_ledger_equal(L, C)));
     LOCKED("mguard_ledger_diff", assert_int_equal(mguard_ledger_diff(C, L, &diff), MGUARD_OK));
     assert_non_null(diff);
@@ -2094,10 +2096,11 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
         if (v) {
             lx_expect(mguard_ledger_register_hook(L, o, "hook", v, &id) == MGUARD_OK);
         } else {
-            mguard_ledger_hook h;
+            mguard_ledger_iter h;
             st = mguard_ledger_remove_hook(L, (int)(lx_rand(t) % 8));
             lx_expect(st == MGUARD_OK || st == MGUARD_NOT_FOUND);
-            if (mguard_ledger_hook_at(L, 0, &h) == MGUARD_OK) lx_expect(h.obj && h.fn);
+            h = mguard_ledger_iterate_hooks(L);
+            while (mguard_ledger_next(&h)) lx_expect(h.obj && h.fn);
         }
         break;
     default: {
@@ -2115,12 +2118,8 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
         for (n = 0; mguard_ledger_next(&it); n++) lx_expect(it.obj != NULL);
         it = mguard_ledger_iterate_writes(L, o);             /* o is ours: alive */
         while (mguard_ledger_next(&it)) lx_expect(it.obj == o && it.attr && (!it.deleted || !it.value));
-        {
-            const char *tag = NULL;
-            void *payload = NULL;
-            if (mguard_ledger_record_at(L, 0, &tag, &payload) == MGUARD_OK)
-                lx_expect(tag && strcmp(tag, "saved") == 0 && payload);
-        }
+        it = mguard_ledger_iterate_records(L);
+        while (mguard_ledger_next(&it)) lx_expect(it.tag && strcmp(it.tag, "saved") == 0 && it.payload);
         (void)mguard_ledger_is_empty(L);
         (void)mguard_ledger_storage_bytes(L);
         (void)mguard_ledger_modified_count(L);
