@@ -665,29 +665,39 @@ typedef enum mguard_ledger_kind {
 /* Given to a refs hook: call it once for each object the value refers to. */
 typedef void (*mguard_ledger_visit_fn)(const void *obj, void *visit_ctx);
 
-/* Value hooks, all optional; user is passed to each. p/value is a tracked
-   object, an attribute value, a record payload, a hooked object or a hook
-   function: whatever the ledger refers to. */
+/* The ledger's hooks (all optional; user is the desc's user). p is
+   whatever the ledger holds: a tracked object, an attribute value, a record
+   payload, a hooked object or a hook function. */
+typedef void (*mguard_ledger_retain_fn)(void *p, void *user);
+typedef void (*mguard_ledger_release_fn)(void *p, void *user);
+typedef bool (*mguard_ledger_equal_fn)(const void *a, const void *b, void *user);
+typedef void (*mguard_ledger_refs_fn)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
+/* Write p as a NUL-terminated string into buf (size bytes, at least 2). */
+typedef void (*mguard_ledger_format_fn)(const void *p, char *buf, size_t size, void *user);
+
 typedef struct mguard_ledger_desc {
     /* The ledger starts holding p (once per distinct pointer per ledger),
        before the call that stored p returns. On a thread-safe context it
        runs under the context's lock (like try_retain): it must not call
        into the context, nor take a lock of yours that is held around a
        call into the context (visit, in a refs hook, takes the lock). */
-    void (*retain)(void *p, void *user);
+    mguard_ledger_retain_fn retain;
     /* ... and stops holding it. Never called for an object being destroyed. */
-    void (*release)(void *p, void *user);
+    mguard_ledger_release_fn release;
     /* Value equality for equal/diff (only called for different non-NULL
        pointers). Default: the same pointer. */
-    bool (*equal)(const void *a, const void *b, void *user);
+    mguard_ledger_equal_fn equal;
     /* For prune: call visit(obj, visit_ctx) for each pointer value refers
        to (never needed for value itself; an untracked pointer listed is
        asked about in turn, so it must stay alive until prune returns).
        Default: a value refers to nothing but itself. */
-    void (*refs)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
-    /* For diff text: write value as a NUL-terminated string into buf.
-       Default: "%p". Objects are labelled with it too. */
-    void (*format)(const void *value, char *buf, size_t size, void *user);
+    mguard_ledger_refs_fn refs;
+    /* For diff text: an attribute value, a record payload or a hook
+       function. Default: "%p". */
+    mguard_ledger_format_fn format_value;
+    /* For diff text: the label of a tracked or hooked object. Default:
+       "%p". */
+    mguard_ledger_format_fn format_object;
     /* true: values are not objects (e.g. tagged integers), so their death
        is not watched (tracked and hooked objects always are). */
     bool plain_values;
@@ -912,8 +922,9 @@ MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
    pointer reached. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
-/* Called by mguard_ledger_apply for each pending write. */
-typedef void (*mguard_ledger_apply_fn)(const void *obj, const char *attr, void *value, bool deleted, void *user);
+/* Called by mguard_ledger_apply for each pending write: obj is the object
+   as tracked, handed back writable (the ledger never writes it itself). */
+typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value, bool deleted, void *user);
 /* Call fn for every pending write, in the ledger order, so the program can
    commit them; the ledger is not changed (clear it afterwards). The writes
    are snapshotted first: fn may change L; a write whose object is no longer
@@ -6639,18 +6650,20 @@ static void mguard__ledger_diff_puts(mguard_ledger_diff_result *d, mguard_status
 
 #define MGUARD__LFMT 128
 
-/* Format p (held by X) with X's hook; a pointer X no longer holds because
-   it was destroyed meanwhile is not handed to the hook. */
-static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, char *buf)
+/* Format p (held by X) with X's hook for objects or for values; a pointer
+   X no longer holds because it was destroyed meanwhile is not handed to
+   the hook. */
+static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, bool object, char *buf)
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
+    mguard_ledger_format_fn format = object ? X->desc.format_object : X->desc.format_value;
     if (!p) {
         snprintf(buf, MGUARD__LFMT, "NULL");
     } else if (X->stamp != s0 && (!mguard__ledger_alive(X, p) || !mguard__ledger_same(X, p, serial))) {
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
-    } else if (X->desc.format) {
+    } else if (format) {
         buf[0] = 0;
-        MGUARD__L_CALLOUT(X->ctx, p, NULL, X->desc.format(p, buf, MGUARD__LFMT, X->desc.user));
+        MGUARD__L_CALLOUT(X->ctx, p, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
     } else {
         snprintf(buf, MGUARD__LFMT, "%p", p);
@@ -6666,14 +6679,14 @@ static uint64_t mguard__ledger_item_serial(const mguard__lcmp *c, const mguard_l
 /* An object's label: with a's format hook if a holds it, else b's. */
 static void mguard__ledger_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
 {
-    mguard__ledger_fmt(c, mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__ledger_item_serial(c, it, 0), buf);
+    mguard__ledger_fmt(c, mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__ledger_item_serial(c, it, 0), true, buf);
 }
 
 static void mguard__ledger_value_text(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int side, char *buf)
 {
     const mguard_ledger_diff_side *s = side ? &it->b : &it->a;
     if (s->deleted) snprintf(buf, MGUARD__LFMT, "<deleted>");
-    else mguard__ledger_fmt(c, side ? c->b : c->a, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), buf);
+    else mguard__ledger_fmt(c, side ? c->b : c->a, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), false, buf);
 }
 
 static void mguard__ledger_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)
@@ -6775,12 +6788,12 @@ static void mguard__ledger_item_text(mguard__lcmp *c, const mguard_ledger_diff_i
             if (!s->present) continue;
             if (side && it->a.present) mguard__ledger_diff_puts(d, st, " -> ");
             if (!rec) {
-                mguard__ledger_fmt(c, S, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), o);
+                mguard__ledger_fmt(c, S, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), true, o);
                 mguard__ledger_diff_puts(d, st, o);
                 mguard__ledger_diff_puts(d, st, ".");
             }
             mguard__ledger_diff_puts(d, st, s->name ? s->name : "(unnamed)");
-            mguard__ledger_fmt(c, S, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), x);
+            mguard__ledger_fmt(c, S, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), false, x);
             mguard__ledger_diff_puts(d, st, rec ? "(" : " ");
             mguard__ledger_diff_puts(d, st, x);
             if (rec) mguard__ledger_diff_puts(d, st, ")");
@@ -7077,7 +7090,7 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         if (L->stamp != s0 && (!mguard__ledger_ent_find(L, snap[i].obj) || !mguard__ledger_same(L, snap[i].obj, snap[i].obj_serial) ||
                                !mguard__ledger_same(L, snap[i].value, snap[i].value_serial)))
             continue;
-        MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(snap[i].obj, snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
+        MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     mguard__free(L->ctx, snap);
     mguard__ledger_end_walk(L);

@@ -132,9 +132,9 @@ static int step(mguard_ledger *L, const char *line)
     return 0;
 }
 
-static void commit(const void *o_, const char *attr, void *value, bool deleted, void *user)
+static void commit(void *o_, const char *attr, void *value, bool deleted, void *user)
 {
-    obj *o = (obj *)(uintptr_t)o_;
+    obj *o = (obj *)o_;
     char buf[32];
     int i;
     void *old;
@@ -187,7 +187,8 @@ int main(void)
     d.retain = retain;
     d.release = release;
     d.refs = refs;
-    d.format = format;
+    d.format_value = format;
+    d.format_object = format;
     d.plain_values = true;   /* tagged integers are not objects */
     L = mguard_ledger_create(ctx, &d);
 

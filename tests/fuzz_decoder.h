@@ -957,7 +957,7 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
 
 /* The apply callback: reports the write, then runs the operation's action
    with the write's object and value as its object and guard. */
-static void fz_apply_cb(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void fz_apply_cb(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     fz_wuser *au = (fz_wuser *)user;
     fz_side *S = &fz.s[au->side];
@@ -1224,7 +1224,7 @@ static void fz_xformat(const void *value, char *buf, size_t size, void *user)
 }
 
 /* apply: never a write of an object or value destroyed earlier in it */
-static void fz_xapply_cb(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void fz_xapply_cb(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     int i = fz_xix(obj, "apply"), j = fz_xix(value, "apply");
     mguard_ledger *L = (mguard_ledger *)user;
@@ -1463,7 +1463,8 @@ static void fz_xledger(const fz_op *op)
         d.release = fz_xrelease;
         d.equal = (op->c & 1) ? fz_xequal : NULL;
         d.refs = (op->c & 2) ? fz_xrefs : NULL;
-        d.format = (op->c & 4) ? fz_xformat : NULL;
+        d.format_value = (op->c & 4) ? fz_xformat : NULL;
+        d.format_object = (op->c & 8) ? NULL : d.format_value;
         d.user = &fz_x;
         fz_x.mode = op->b;
         fz_x.led[0] = mguard_ledger_create(fz_x.ctx, &d);

@@ -1287,7 +1287,7 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
         if (model__l_find(L, snap[i].obj) < 0) continue;
         if (snap[i].oserial && !model__alive(c, snap[i].obj, snap[i].oserial)) continue;
         if (snap[i].vserial && !model__alive(c, snap[i].value, snap[i].vserial)) continue;
-        fn(snap[i].obj, snap[i].attr, (void *)snap[i].value, snap[i].deleted, user);
+        fn((void *)(uintptr_t)snap[i].obj, snap[i].attr, (void *)snap[i].value, snap[i].deleted, user);
     }
     free(snap);
     return MGUARD_OK;

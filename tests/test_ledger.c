@@ -91,7 +91,8 @@ static mguard_ledger_desc full_desc(void)
     d.release = t_release;
     d.equal = t_equal;
     d.refs = t_refs;
-    d.format = t_format;
+    d.format_value = t_format;
+    d.format_object = t_format;
     d.user = &H;
     return d;
 }
@@ -1052,6 +1053,59 @@ static void test_diff_reports_a_record_whose_tag_changed(void **state)
     teardown();
 }
 
+/* Objects and values have a format hook each: labels through
+   format_object, values, payloads and hook functions through format_value. */
+static void fmt_label(const void *v, char *buf, size_t n, void *u)
+{
+    (void)u;
+    snprintf(buf, n, "<%s>", ((const tobj *)v)->name);
+}
+
+static void fmt_value(const void *v, char *buf, size_t n, void *u)
+{
+    (void)u;
+    snprintf(buf, n, "=%d", ((const tobj *)v)->val);
+}
+
+static void test_diff_formats_objects_and_values_with_their_own_hooks(void **state)
+{
+    mguard_ledger *A = setup(NULL, NULL), *B;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger_diff_result *r = NULL;
+    int id;
+    OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(f, "f", 7);
+    (void)state;
+    d.format_object = fmt_label;
+    d.format_value = fmt_value;
+    B = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(B, &x, "G.x");
+    mguard_ledger_store_attr(B, &x, "v", &one);
+    mguard_ledger_record(B, "save", &two);
+    mguard_ledger_register_hook(B, &x, "grad", &f, &id);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r),
+        "object <x>: only in b (existing, source \"G.x\")\n"
+        "<x>.v: only in b: =1\n"
+        "record 0: only in b: save(=2)\n"
+        "hook 0: only in b: <x>.grad =7\n");
+    mguard_ledger_diff_free(r);
+    /* without format_object, labels are addresses; values keep their hook */
+    mguard_ledger_destroy(B);
+    d.format_object = NULL;
+    B = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(B, &x, NULL);
+    mguard_ledger_store_attr(B, &x, "v", &one);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    {
+        char want[256];
+        snprintf(want, sizeof want, "object %p: only in b (existing)\n%p.v: only in b: =1\n", (void *)&x, (void *)&x);
+        assert_string_equal(mguard_ledger_diff_text(r), want);
+    }
+    mguard_ledger_diff_free(r);
+    mguard_ledger_destroy(B);
+    teardown();
+}
+
 static void test_diff_of_equal_ledgers_is_empty(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL), *C, *M;
@@ -1387,7 +1441,7 @@ static void test_prune_out_of_memory_at_any_point_drops_nothing(void **state)
 /* ---- apply, restore, clear ---------------------------------------------- */
 
 static char applied[256];
-static void record_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void record_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     size_t n = strlen(applied);
     (void)user;
@@ -1412,6 +1466,30 @@ static void test_apply_reports_every_write_in_ledger_order(void **state)
     assert_string_equal(applied, "y.a=NULL x.b=y x.c=<del> ");
     /* the ledger is unchanged */
     assert_int_equal(mguard_ledger_write_count(L), 3);
+    teardown();
+}
+
+/* apply's job is to write the real objects: it hands them writable. */
+static void write_through(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    tobj *o = obj;
+    (void)attr;
+    (void)user;
+    o->val = deleted ? -1 : ((const tobj *)value)->val;
+}
+
+static void test_apply_hands_the_object_writable(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(seven, "seven", 7);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "val", &seven);
+    mguard_ledger_delete_attr(L, &y, "val");
+    assert_int_equal(mguard_ledger_apply(L, write_through, NULL), MGUARD_OK);
+    assert_int_equal(x.val, 7);
+    assert_int_equal(y.val, -1);
     teardown();
 }
 
@@ -1717,7 +1795,7 @@ static void test_equal_hook_changing_a_ledger_abandons_the_comparison(void **sta
     teardown();
 }
 
-static void destroy_obj_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void destroy_obj_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     record_apply(obj, attr, value, deleted, user);
     if (strcmp(attr, "a") == 0) mguard_on_destroy(H.ctx, obj);
@@ -1750,7 +1828,7 @@ static void test_apply_callback_may_destroy_objects_and_the_ledger(void **state)
    left of an object (or value) the callback destroyed went to a new object
    tracked (or stored) at the same address. */
 static tobj *reborn;            /* destroyed and reborn on the write "a" */
-static void rebirth_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void rebirth_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     tobj *other = (tobj *)user;
     record_apply(obj, attr, value, deleted, NULL);
@@ -1813,7 +1891,7 @@ static void test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer(vo
    though the value never died. */
 static mguard_weak *unkey_table;
 static const void *unkey_value;
-static void unkey_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void unkey_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     record_apply(obj, attr, value, deleted, user);
     if (!unkey_table) return;
@@ -1878,7 +1956,8 @@ static void test_diff_text_never_names_a_newcomer_for_a_dead_value(void **state)
     (void)state;
     setup(&log, NULL);
     mguard_ledger_destroy(H.L);
-    d.format = rebirth_format;
+    d.format_value = rebirth_format;
+    d.format_object = rebirth_format;
     L = H.L = mguard_ledger_create(H.ctx, &d);
     mguard_ledger_track_existing(L, &x, NULL);
     mguard_ledger_track_existing(L, &y, NULL);
@@ -1925,7 +2004,7 @@ static void test_clone_inside_a_release_hook_holds_only_live_content(void **stat
     teardown();
 }
 
-static void clone_and_restore_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void clone_and_restore_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     mguard_ledger **cp = (mguard_ledger **)user;
     record_apply(obj, attr, value, deleted, NULL);
@@ -2093,7 +2172,7 @@ static void test_stale_watch_keys_are_swept(void **state)
 
 /* ---- bad input ---------------------------------------------------------- */
 
-static void noop_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void noop_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     (void)obj; (void)attr; (void)value; (void)deleted; (void)user;
 }
@@ -2604,6 +2683,7 @@ int main(void)
         cmocka_unit_test(test_equal_ignores_order_and_compares_values_with_the_hook),
         cmocka_unit_test(test_diff_reports_every_kind_of_difference),
         cmocka_unit_test(test_diff_reports_a_record_whose_tag_changed),
+        cmocka_unit_test(test_diff_formats_objects_and_values_with_their_own_hooks),
         cmocka_unit_test(test_diff_of_equal_ledgers_is_empty),
         cmocka_unit_test(test_diff_without_format_hook_prints_addresses),
         cmocka_unit_test(test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root),
@@ -2617,6 +2697,7 @@ int main(void)
         cmocka_unit_test(test_prune_keeps_a_new_root_and_what_only_it_reaches_with_a_custom_refs_hook),
         cmocka_unit_test(test_prune_out_of_memory_at_any_point_drops_nothing),
         cmocka_unit_test(test_apply_reports_every_write_in_ledger_order),
+        cmocka_unit_test(test_apply_hands_the_object_writable),
         cmocka_unit_test(test_restore_makes_the_ledger_equal_to_the_checkpoint),
         cmocka_unit_test(test_is_empty_and_clear),
         cmocka_unit_test(test_tracked_object_death_drops_its_entry_everywhere_with_a_warning),

@@ -173,7 +173,7 @@ static void cl_callback_seen(void)
     if (flag_get(&g_cl_lock->held)) g_cl_held++;
 }
 static void cl_write(const char *data, size_t len, void *user) { (void)data; (void)len; (void)user; cl_callback_seen(); }
-static void cl_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void cl_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     (void)obj; (void)attr; (void)value; (void)deleted; (void)user;
     cl_callback_seen();
@@ -670,7 +670,7 @@ static const char *joining_type_name(const void *comp, void *user)
     (void)user;
     return run_and_join(tag_something, NULL) == (void *)(intptr_t)MGUARD_OK ? "Net" : NULL;
 }
-static void joining_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void joining_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     (void)obj;
     (void)attr;
@@ -917,7 +917,7 @@ typedef struct apply_env {
     int in_apply, apply_done;
 } apply_env;
 
-static void slow_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void slow_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     apply_env *e = (apply_env *)user;
     (void)obj; (void)attr; (void)value; (void)deleted;
@@ -1851,7 +1851,7 @@ static void lx_format(const void *value, char *buf, size_t size, void *user)
     rc_check_alive((const rc_obj *)value);
     snprintf(buf, size, "obj%d", ((const rc_obj *)value)->id);
 }
-static void lx_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void lx_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     (void)attr;
     (void)deleted;
@@ -2407,7 +2407,8 @@ static void test_four_threads_share_ledgers_scopes_and_dynamism_trackers(void **
     ld.release = rc_release;
     ld.equal = lx_equal;
     ld.refs = lx_refs;
-    ld.format = lx_format;
+    ld.format_value = lx_format;
+    ld.format_object = lx_format;
     for (t = 0; t < LX_LEDGERS; t++) g_lx.ledger[t] = mguard_ledger_create(g_lx.ctx, &ld);
     g_lx.scope = lx_scope_create(0);
     g_lx.dyn = mguard_dyn_create(g_lx.ctx);
