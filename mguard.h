@@ -675,6 +675,17 @@ typedef void (*mguard_ledger_refs_fn)(const void *value, mguard_ledger_visit_fn 
 /* Write p as a NUL-terminated string into buf (size bytes, at least 2). */
 typedef void (*mguard_ledger_format_fn)(const void *p, char *buf, size_t size, void *user);
 
+/* Sized values (mguard_ledger_desc.value_size > 0) are stored inline, up
+   to MGUARD_LEDGER_MAX_VALUE bytes; value_type says how the default
+   format prints them. */
+#define MGUARD_LEDGER_MAX_VALUE 16
+typedef enum mguard_ledger_value_type {
+    MGUARD_LEDGER_VALUE_BYTES = 0,  /* hex bytes, "0x0a00..." (in memory order) */
+    MGUARD_LEDGER_VALUE_INT,        /* signed integer of 1, 2, 4 or 8 bytes */
+    MGUARD_LEDGER_VALUE_UINT,       /* unsigned integer of 1, 2, 4 or 8 bytes */
+    MGUARD_LEDGER_VALUE_DOUBLE      /* double (8 bytes) or float (4), "%.17g" / "%.9g" */
+} mguard_ledger_value_type;
+
 typedef struct mguard_ledger_desc {
     /* The ledger starts holding p (once per distinct pointer per ledger),
        before the call that stored p returns. On a thread-safe context it
@@ -701,8 +712,29 @@ typedef struct mguard_ledger_desc {
     /* true: values are not objects (e.g. tagged integers), so their death
        is not watched (tracked and hooked objects always are). */
     bool plain_values;
+    /* 0 (default): attribute values are pointers (void *). 1 to
+       MGUARD_LEDGER_MAX_VALUE: attribute values are that many bytes,
+       copied in and stored inline; store_attr's value and every value the
+       ledger hands out (load_attr, walks, diff items, apply) point to such
+       bytes; equality is memcmp unless equal is set; they are never
+       retained, released, watched or given to refs (record payloads and
+       hook functions stay pointers, compared by identity and printed with
+       format_object). */
+    size_t value_size;
+    mguard_ledger_value_type value_type;   /* sized values: the default format */
     void *user;
 } mguard_ledger_desc;
+
+/* One field of a C struct, for mguard_ledger_set_fields: the attribute
+   name, where the field is and its size. Build tables with offsetof:
+       static const mguard_ledger_field node_fields[] = {
+           MGUARD_LEDGER_FIELD(node, val), MGUARD_LEDGER_FIELD(node, weight)
+       }; */
+typedef struct mguard_ledger_field {
+    const char *name;
+    size_t offset, size;
+} mguard_ledger_field;
+#define MGUARD_LEDGER_FIELD(type, member) { #member, offsetof(type, member), sizeof(((type *)0)->member) }
 
 /* What the ledger knows about one tracked object. */
 typedef struct mguard_ledger_entry {
@@ -762,6 +794,23 @@ MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const vo
 /* true when obj.attr has a pending write or deletion; attr NULL: any
    attribute of obj. false for untracked or NULL. Cost: as load_attr. */
 MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
+/* Say which attributes of obj are plain fields (a table per object type,
+   not copied: it must outlive L and its clones). apply then writes a
+   pending value straight into the field (a deletion zeroes it) instead of
+   calling back, and mguard_ledger_load reads the field when nothing is
+   pending. Each field's size must be the value size (sizeof(void *) for
+   pointer values). n 0 unbinds. EINVAL (logged): untracked obj, a MUTABLE
+   entry, NULL L/obj, NULL fields with n > 0, a NULL name or another size.
+   Cost: O(n). */
+MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
+/* Read obj.attr as the program would see it after apply, copying the value
+   into out (value_size bytes; a void * for pointer values): OK with the
+   pending value, or with the real field (set_fields) when nothing is
+   pending; DELETED for a pending deletion; NOT_FOUND when nothing is
+   pending and attr is no field of obj, or obj is untracked (out zeroed for
+   both); EINVAL (logged) for a MUTABLE entry or NULL arguments. Never
+   allocates. Cost: as load_attr + O(fields of obj). */
+MGUARDDEF mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
 /* Counts (0 for NULL): tracked objects, modified objects, pending writes
    (deletions included). Cost: O(1). */
@@ -925,12 +974,14 @@ MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const 
 /* Called by mguard_ledger_apply for each pending write: obj is the object
    as tracked, handed back writable (the ledger never writes it itself). */
 typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value, bool deleted, void *user);
-/* Call fn for every pending write, in the ledger order, so the program can
-   commit them; the ledger is not changed (clear it afterwards). The writes
-   are snapshotted first: fn may change L; a write whose object is no longer
-   tracked or whose value was destroyed meanwhile is skipped. EINVAL for
-   NULL L/fn (logged for a valid L), ENOMEM (nothing called).
-   Cost: O(writes). */
+/* Commit every pending write, in the ledger order; the ledger is not
+   changed (clear it afterwards). A write to a field of obj (set_fields) is
+   copied into the field (a deletion zeroes it); every other one goes to
+   fn. The writes are snapshotted first: fn may change L; a write whose
+   object is no longer tracked or whose value was destroyed meanwhile is
+   skipped. EINVAL for NULL L (not logged), or a NULL fn with a write that
+   is no field (logged; nothing applied); ENOMEM (nothing applied).
+   Cost: O(writes + fields). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
 /* true when nothing is modified and there are no records and no hooks (the
    reference's is_empty); true for NULL. Cost: O(1). */
@@ -1231,6 +1282,8 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
     X(bool, ledger_is_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_set_fields, (mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n), (L, obj, fields, n), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_load, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
@@ -4706,19 +4759,22 @@ enum {
 typedef struct mguard__lent {
     const void *obj;           /* NULL: removed */
     const char *source;
+    const mguard_ledger_field *fields;   /* set_fields: the user's table */
     uint64_t seq;
     uint32_t kind, flags;
     uint32_t head, tail;       /* the object's writes, slot + 1 */
-    uint32_t nwrites, pad_;
+    uint32_t nwrites, nfields;
 } mguard__lent;
 
 typedef struct mguard__lwrite {
     const void *obj;           /* NULL: free slot */
     const char *attr;          /* interned */
-    void *value;               /* NULL for a deletion */
+    void *value;               /* the held pointer: NULL for a deletion and
+                                  for every sized value */
     uint64_t seq;
     uint32_t next;             /* next write of obj, or next free slot */
     uint32_t deleted;
+    unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];   /* a sized value (zero for a deletion) */
 } mguard__lwrite;
 
 typedef struct mguard__lref {
@@ -4777,7 +4833,9 @@ struct mguard_ledger_diff_result {
     mguard_ctx *ctx;
     mguard_ledger_diff_item *items;
     uint64_t *serials;         /* per item: obj, a.value, a.obj, b.value, b.obj */
-    uint32_t n, cap, capserials;
+    unsigned char *vbytes;     /* sized values: per item a's and b's bytes, which
+                                  a.value and b.value of attribute items point to */
+    uint32_t n, cap, capserials, capvbytes;
     char *text;
     size_t len, textcap;
 };
@@ -4884,6 +4942,29 @@ static bool mguard__ledger_modified(const mguard__lent *e)
     if (e->kind == MGUARD_LEDGER_NEW) return true;
     if (e->kind == MGUARD_LEDGER_EXISTING) return e->nwrites > 0;
     return (e->flags & MGUARD__LE_MARKED) != 0;
+}
+
+/* The value a write shows (walks, load_attr, diff, apply): the pointer,
+   or for sized values the address of its bytes (NULL for a deletion). */
+static void *mguard__ledger_wshow(const mguard_ledger *L, const mguard__lwrite *wr)
+{
+    if (!L->desc.value_size) return wr->value;
+    return wr->deleted ? NULL : mguard__unconst(wr->bytes);
+}
+
+/* The field of entry en named attr, NULL if none. */
+static const mguard_ledger_field *mguard__ledger_field(const mguard__lent *en, const char *attr)
+{
+    uint32_t i;
+    for (i = 0; i < en->nfields; i++)
+        if (strcmp(en->fields[i].name, attr) == 0) return &en->fields[i];
+    return NULL;
+}
+
+/* Bytes of a value: value_size, or a pointer's. */
+static size_t mguard__ledger_vsize(const mguard_ledger *L)
+{
+    return L->desc.value_size ? L->desc.value_size : sizeof(void *);
 }
 
 static void mguard__ledger_touch(mguard_ledger *L)
@@ -5228,6 +5309,7 @@ static void mguard__ledger_free_write(mguard_ledger *L, uint32_t w)
     wr->attr = NULL;
     wr->value = NULL;
     wr->deleted = 0;
+    memset(wr->bytes, 0, sizeof wr->bytes);
     wr->next = L->wfree;
     L->wfree = w;
     L->live_writes--;
@@ -5458,10 +5540,26 @@ static mguard_status mguard__ledger_oom(const mguard_ledger *L, mguard_status st
 
 /* ---- create, destroy ---------------------------------------------------- */
 
+/* A desc's sized values make sense: NULL (logged) otherwise. */
+static bool mguard__ledger_desc_ok(mguard_ctx *ctx, const mguard_ledger_desc *d)
+{
+    size_t n = d->value_size;
+    const char *why = NULL;
+    if (n > MGUARD_LEDGER_MAX_VALUE) why = "value_size is more than MGUARD_LEDGER_MAX_VALUE";
+    else if ((unsigned)d->value_type > MGUARD_LEDGER_VALUE_DOUBLE) why = "unknown value_type";
+    else if (d->value_type != MGUARD_LEDGER_VALUE_BYTES && n == 0) why = "a value_type needs a value_size";
+    else if ((d->value_type == MGUARD_LEDGER_VALUE_INT || d->value_type == MGUARD_LEDGER_VALUE_UINT) && n != 1 && n != 2 && n != 4 && n != 8)
+        why = "an integer value_type needs a value_size of 1, 2, 4 or 8";
+    else if (d->value_type == MGUARD_LEDGER_VALUE_DOUBLE && n != 4 && n != 8) why = "MGUARD_LEDGER_VALUE_DOUBLE needs a value_size of 4 or 8";
+    if (why) mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ledger_create: %s (value_size %lu)", why, (unsigned long)n);
+    return why == NULL;
+}
+
 static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
 {
     mguard_ledger *L;
     if (!mguard__ctx_can_create(ctx, "mguard_ledger_create")) return NULL;
+    if (desc && !mguard__ledger_desc_ok(ctx, desc)) return NULL;
     if (mguard__ledger_root_ensure(ctx) ||
 #ifdef MGUARD_DEBUG
         mguard__dbg_h_reserve(ctx) ||
@@ -5692,14 +5790,27 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     const void *added = NULL;
     uint32_t e, w;
     uint32_t watched;
+    unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     ctx = L->ctx;
     st = mguard__ledger_attr_entry(L, obj, attr, fn, false, &e);
     if (st) return st;
+    memset(bytes, 0, sizeof bytes);
+    if (L->desc.value_size) {
+        /* a sized value: its bytes are copied, no pointer is held */
+        if (!deleted && !value) {
+            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL value for a ledger of %lu-byte values", fn, (unsigned long)L->desc.value_size);
+            return MGUARD_EINVAL;
+        }
+        if (!deleted) memcpy(bytes, value, L->desc.value_size);
+        value = NULL;
+    }
     if (!(a = mguard__str_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     w = mguard__ledger_w_find(L, obj, a);
-    if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted) return MGUARD_OK;
+    if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted &&
+        memcmp(L->writes[w - 1].bytes, bytes, sizeof bytes) == 0)
+        return MGUARD_OK;
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!w) st = mguard__ledger_reserve_writes(L, 1);
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, value, NULL));
@@ -5711,6 +5822,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         void *old = wr->value;
         wr->value = value;
         wr->deleted = deleted;
+        memcpy(wr->bytes, bytes, sizeof bytes);
         mguard__ledger_ref_inc(L, value, watched);
         mguard__ledger_ref_dec(L, old);
     } else {
@@ -5729,6 +5841,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         wr->seq = L->next_seq++;
         wr->next = 0;
         wr->deleted = deleted;
+        memcpy(wr->bytes, bytes, sizeof bytes);
         mguard__ix_put(&L->w_ix, mguard__ledger_whash(obj, a), w);
         if (en->tail) L->writes[en->tail - 1].next = w; else en->head = w;
         en->tail = w;
@@ -5769,7 +5882,64 @@ static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
     if (!w) return MGUARD_NOT_FOUND;
     if (L->writes[w - 1].deleted) return MGUARD_DELETED;
-    *value = L->writes[w - 1].value;
+    *value = mguard__ledger_wshow(L, &L->writes[w - 1]);
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out)
+{
+    const char *fn = "mguard_ledger_load";
+    const mguard_ledger_field *f;
+    const char *a;
+    uint32_t e, w;
+    size_t vs;
+    mguard_status st;
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (!out) {
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        return MGUARD_EINVAL;
+    }
+    vs = mguard__ledger_vsize(L);
+    memset(out, 0, vs);
+    st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
+    if (st) return st;
+    a = mguard__str_find(L->ctx, attr);
+    w = a ? mguard__ledger_w_find(L, obj, a) : 0;
+    if (w) {
+        const mguard__lwrite *wr = &L->writes[w - 1];
+        if (wr->deleted) return MGUARD_DELETED;
+        memcpy(out, L->desc.value_size ? (const void *)wr->bytes : (const void *)&wr->value, vs);
+        return MGUARD_OK;
+    }
+    /* nothing pending: the real object's field (read-your-writes) */
+    f = mguard__ledger_field(&L->ents[e - 1], attr);
+    if (!f) return MGUARD_NOT_FOUND;
+    memcpy(out, (const unsigned char *)obj + f->offset, vs);
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n)
+{
+    const char *fn = "mguard_ledger_set_fields";
+    uint32_t e;
+    size_t i;
+    mguard_status st = mguard__ledger_can_change(L, fn);
+    if (st) return st;
+    st = mguard__ledger_attr_entry(L, obj, "", fn, false, &e);
+    if (st) return st;
+    if ((!fields && n) || n > 0xffffffffu) {
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL fields with n %lu", fn, (unsigned long)n);
+        return MGUARD_EINVAL;
+    }
+    for (i = 0; i < n; i++) {
+        if (!fields[i].name || fields[i].size != mguard__ledger_vsize(L)) {
+            mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: field %lu (%s) %s", fn, (unsigned long)i,
+                         fields[i].name ? fields[i].name : "NULL", fields[i].name ? "is not of the ledger's value size" : "has no name");
+            return MGUARD_EINVAL;
+        }
+    }
+    L->ents[e - 1].fields = n ? fields : NULL;
+    L->ents[e - 1].nfields = (uint32_t)n;
     return MGUARD_OK;
 }
 
@@ -5888,7 +6058,7 @@ static bool mguard__ledger_next_write(mguard_ledger_iter *it)
     }
     wr = &L->writes[w - 1];
     it->attr = wr->attr;
-    it->value = wr->value;
+    it->value = mguard__ledger_wshow(L, wr);
     it->deleted = wr->deleted != 0;
     it->seq_ = wr->seq;
     it->pos_ = wr->next;
@@ -6293,9 +6463,10 @@ static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledge
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!MGUARD__DBG_OK(cp, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
-    if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying) {
+    if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying || cp->desc.value_size != L->desc.value_size) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
-                     !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" : "from another context");
+                     !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" :
+                     cp->ctx != L->ctx ? "from another context" : "of another value size");
         return MGUARD_EINVAL;
     }
     if (cp == L) return MGUARD_OK;
@@ -6355,8 +6526,34 @@ static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *
     d->serials[d->n * 5 + 2] = mguard__ledger_serial(c->a, it->a.obj);
     d->serials[d->n * 5 + 3] = mguard__ledger_serial(c->b, it->b.value);
     d->serials[d->n * 5 + 4] = mguard__ledger_serial(c->b, it->b.obj);
+    if (c->a->desc.value_size && it->what >= MGUARD_LEDGER_DIFF_ATTR_REMOVED && it->what <= MGUARD_LEDGER_DIFF_ATTR_CHANGED) {
+        /* sized values are copied: the ledgers may change before the text */
+        unsigned char *vb;
+        if (mguard__reserve(d->ctx, (void **)&d->vbytes, &d->capvbytes, (size_t)d->n + 1, 2 * MGUARD_LEDGER_MAX_VALUE)) {
+            c->st = MGUARD_ENOMEM;
+            return true;
+        }
+        vb = d->vbytes + (size_t)d->n * 2 * MGUARD_LEDGER_MAX_VALUE;
+        memset(vb, 0, 2 * MGUARD_LEDGER_MAX_VALUE);
+        if (it->a.value) memcpy(vb, it->a.value, MGUARD_LEDGER_MAX_VALUE);
+        if (it->b.value) memcpy(vb + MGUARD_LEDGER_MAX_VALUE, it->b.value, MGUARD_LEDGER_MAX_VALUE);
+    }
     d->items[d->n++] = *it;
     return false;
+}
+
+/* Point the sized values of d's attribute items at d's copies of them. */
+static void mguard__ledger_diff_own_values(const mguard_ledger *a, mguard_ledger_diff_result *d)
+{
+    uint32_t i;
+    if (!a->desc.value_size) return;
+    for (i = 0; i < d->n; i++) {
+        mguard_ledger_diff_item *it = &d->items[i];
+        unsigned char *vb = d->vbytes + (size_t)i * 2 * MGUARD_LEDGER_MAX_VALUE;
+        if (it->what < MGUARD_LEDGER_DIFF_ATTR_REMOVED || it->what > MGUARD_LEDGER_DIFF_ATTR_CHANGED) continue;
+        if (it->a.value) it->a.value = vb;
+        if (it->b.value) it->b.value = vb + MGUARD_LEDGER_MAX_VALUE;
+    }
 }
 
 /* Values equal under a's hook; *stop when the hook changed a ledger (the
@@ -6366,8 +6563,23 @@ static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, 
     bool r = false;
     *stop = false;
     if (va == vb) return true;
-    if (!va || !vb || !c->a->desc.equal) return false;
+    if (!va || !vb || !c->a->desc.equal || c->a->desc.value_size) return false;
     MGUARD__L_CALLOUT(c->a->ctx, va, vb, r = c->a->desc.equal(va, vb, c->a->desc.user));
+    if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
+        mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        c->st = MGUARD_EINVAL;
+        *stop = true;
+    }
+    return r;
+}
+
+/* Sized values equal: a's equal hook on their bytes, else memcmp. */
+static bool mguard__ledger_beq(mguard__lcmp *c, const unsigned char *ba, const unsigned char *bb, bool *stop)
+{
+    bool r = false;
+    *stop = false;
+    if (!c->a->desc.equal) return memcmp(ba, bb, c->a->desc.value_size) == 0;
+    MGUARD__L_CALLOUT(c->a->ctx, NULL, NULL, r = c->a->desc.equal(ba, bb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
         mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
@@ -6394,11 +6606,11 @@ static void mguard__ledger_side_ent(mguard_ledger_diff_side *s, const mguard__le
     s->modified = mguard__ledger_modified(e);
 }
 
-static void mguard__ledger_side_write(mguard_ledger_diff_side *s, const mguard__lwrite *w)
+static void mguard__ledger_side_write(const mguard_ledger *X, mguard_ledger_diff_side *s, const mguard__lwrite *w)
 {
     s->present = true;
     s->name = w->attr;
-    s->value = w->value;
+    s->value = mguard__ledger_wshow(X, w);
     s->deleted = w->deleted != 0;
 }
 
@@ -6427,7 +6639,7 @@ static void mguard__ledger_emit_writes(mguard__lcmp *c, const mguard_ledger *X, 
     for (w = X->ents[e].head; w; w = X->writes[w - 1].next) {
         mguard__ledger_item(&it, side_a ? MGUARD_LEDGER_DIFF_ATTR_REMOVED : MGUARD_LEDGER_DIFF_ATTR_ADDED,
                        X->writes[w - 1].obj, X->writes[w - 1].attr, -1);
-        mguard__ledger_side_write(side_a ? &it.a : &it.b, &X->writes[w - 1]);
+        mguard__ledger_side_write(X, side_a ? &it.a : &it.b, &X->writes[w - 1]);
         MGUARD__L_EMIT(c, &it);
     }
 }
@@ -6442,13 +6654,14 @@ static bool mguard__ledger_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
     if (A->writes[w - 1].deleted || B->writes[wb - 1].deleted) {
         same = A->writes[w - 1].deleted == B->writes[wb - 1].deleted;
     } else {
-        same = mguard__ledger_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
+        same = A->desc.value_size ? mguard__ledger_beq(c, A->writes[w - 1].bytes, B->writes[wb - 1].bytes, &stop)
+                                  : mguard__ledger_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
         if (stop) return true;
     }
     if (same) return false;
     mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_CHANGED, A->writes[w - 1].obj, A->writes[w - 1].attr, -1);
-    mguard__ledger_side_write(&it.a, &A->writes[w - 1]);
-    mguard__ledger_side_write(&it.b, &B->writes[wb - 1]);
+    mguard__ledger_side_write(A, &it.a, &A->writes[w - 1]);
+    mguard__ledger_side_write(B, &it.b, &B->writes[wb - 1]);
     return mguard__ledger_emit(c, &it);
 }
 
@@ -6507,7 +6720,7 @@ static void mguard__ledger_compare(mguard__lcmp *c)
             uint32_t wb = mguard__ledger_w_find(B, obj, A->writes[w - 1].attr);
             if (!wb) {
                 mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_REMOVED, obj, A->writes[w - 1].attr, -1);
-                mguard__ledger_side_write(&it.a, &A->writes[w - 1]);
+                mguard__ledger_side_write(A, &it.a, &A->writes[w - 1]);
                 MGUARD__L_EMIT(c, &it);
                 continue;
             }
@@ -6516,7 +6729,7 @@ static void mguard__ledger_compare(mguard__lcmp *c)
         for (w = B->ents[eb - 1].head; w; w = B->writes[w - 1].next) {
             if (mguard__ledger_w_find(A, obj, B->writes[w - 1].attr)) continue;
             mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_ADDED, obj, B->writes[w - 1].attr, -1);
-            mguard__ledger_side_write(&it.b, &B->writes[w - 1]);
+            mguard__ledger_side_write(B, &it.b, &B->writes[w - 1]);
             MGUARD__L_EMIT(c, &it);
         }
     }
@@ -6585,8 +6798,9 @@ static mguard_status mguard__ledger_pair_ok(const mguard_ledger *a, const mguard
     if (!mguard__dbg_h_valid(a, MGUARD__DBG_LEDGER, fn) || !mguard__dbg_h_valid(b, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
 #endif
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
-        if (a->ctx == b->ctx) return MGUARD_OK;
-        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
+        if (a->ctx == b->ctx && a->desc.value_size == b->desc.value_size) return MGUARD_OK;
+        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers %s", fn,
+                     a->ctx != b->ctx ? "belong to different contexts" : "hold values of different sizes");
     } else if (mguard__ledger_ok(a) || mguard__ledger_ok(b)) {
         mguard__logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
     }
@@ -6650,13 +6864,53 @@ static void mguard__ledger_diff_puts(mguard_ledger_diff_result *d, mguard_status
 
 #define MGUARD__LFMT 128
 
-/* Format p (held by X) with X's hook for objects or for values; a pointer
-   X no longer holds because it was destroyed meanwhile is not handed to
-   the hook. */
-static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, bool object, char *buf)
+/* The default format of a sized value: by X's value_type. */
+static void mguard__ledger_fmt_bytes(const mguard_ledger *X, const unsigned char *b, char *buf)
+{
+    size_t n = X->desc.value_size, i;
+    union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64; float f; double d; } u;
+    memset(&u, 0, sizeof u);
+    if (X->desc.value_type != MGUARD_LEDGER_VALUE_BYTES) memcpy(&u, b, n);   /* n <= 8 (mguard__ledger_desc_ok) */
+    switch (X->desc.value_type) {
+    case MGUARD_LEDGER_VALUE_INT:
+        snprintf(buf, MGUARD__LFMT, "%lld", n == 1 ? (long long)u.i8 : n == 2 ? (long long)u.i16 : n == 4 ? (long long)u.i32 : (long long)u.i64);
+        return;
+    case MGUARD_LEDGER_VALUE_UINT:
+        snprintf(buf, MGUARD__LFMT, "%llu", n == 1 ? (unsigned long long)u.u8 : n == 2 ? (unsigned long long)u.u16 :
+                                           n == 4 ? (unsigned long long)u.u32 : (unsigned long long)u.u64);
+        return;
+    case MGUARD_LEDGER_VALUE_DOUBLE:
+        if (n == 4) snprintf(buf, MGUARD__LFMT, "%.9g", (double)u.f);
+        else snprintf(buf, MGUARD__LFMT, "%.17g", u.d);
+        return;
+    case MGUARD_LEDGER_VALUE_BYTES:
+        break;
+    }
+    buf[0] = '0';
+    buf[1] = 'x';
+    for (i = 0; i < n; i++) snprintf(buf + 2 + 2 * i, 3, "%02x", (unsigned)b[i]);
+}
+
+enum { MGUARD__LF_VALUE, MGUARD__LF_OBJECT, MGUARD__LF_BYTES };
+
+/* Format p (held by X) with X's hook for objects or for values (kind:
+   MGUARD__LF_*); a pointer X no longer holds because it was destroyed
+   meanwhile is not handed to the hook. Sized values (BYTES) are the diff
+   result's own copies. */
+static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, int kind, char *buf)
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
-    mguard_ledger_format_fn format = object ? X->desc.format_object : X->desc.format_value;
+    mguard_ledger_format_fn format = kind == MGUARD__LF_OBJECT ? X->desc.format_object : X->desc.format_value;
+    if (kind == MGUARD__LF_BYTES && p) {
+        if (!format) {
+            mguard__ledger_fmt_bytes(X, (const unsigned char *)p, buf);
+            return;
+        }
+        buf[0] = 0;
+        MGUARD__L_CALLOUT(X->ctx, NULL, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
+        buf[MGUARD__LFMT - 1] = 0;
+        return;
+    }
     if (!p) {
         snprintf(buf, MGUARD__LFMT, "NULL");
     } else if (X->stamp != s0 && (!mguard__ledger_alive(X, p) || !mguard__ledger_same(X, p, serial))) {
@@ -6679,14 +6933,15 @@ static uint64_t mguard__ledger_item_serial(const mguard__lcmp *c, const mguard_l
 /* An object's label: with a's format hook if a holds it, else b's. */
 static void mguard__ledger_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
 {
-    mguard__ledger_fmt(c, mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__ledger_item_serial(c, it, 0), true, buf);
+    mguard__ledger_fmt(c, mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__ledger_item_serial(c, it, 0), MGUARD__LF_OBJECT, buf);
 }
 
 static void mguard__ledger_value_text(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int side, char *buf)
 {
     const mguard_ledger_diff_side *s = side ? &it->b : &it->a;
     if (s->deleted) snprintf(buf, MGUARD__LFMT, "<deleted>");
-    else mguard__ledger_fmt(c, side ? c->b : c->a, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), false, buf);
+    else mguard__ledger_fmt(c, side ? c->b : c->a, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
+                            c->a->desc.value_size ? MGUARD__LF_BYTES : MGUARD__LF_VALUE, buf);
 }
 
 static void mguard__ledger_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)
@@ -6788,12 +7043,14 @@ static void mguard__ledger_item_text(mguard__lcmp *c, const mguard_ledger_diff_i
             if (!s->present) continue;
             if (side && it->a.present) mguard__ledger_diff_puts(d, st, " -> ");
             if (!rec) {
-                mguard__ledger_fmt(c, S, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), true, o);
+                mguard__ledger_fmt(c, S, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), MGUARD__LF_OBJECT, o);
                 mguard__ledger_diff_puts(d, st, o);
                 mguard__ledger_diff_puts(d, st, ".");
             }
             mguard__ledger_diff_puts(d, st, s->name ? s->name : "(unnamed)");
-            mguard__ledger_fmt(c, S, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), false, x);
+            /* sized ledgers: payloads and hook functions are objects */
+            mguard__ledger_fmt(c, S, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
+                               S->desc.value_size ? MGUARD__LF_OBJECT : MGUARD__LF_VALUE, x);
             mguard__ledger_diff_puts(d, st, rec ? "(" : " ");
             mguard__ledger_diff_puts(d, st, x);
             if (rec) mguard__ledger_diff_puts(d, st, ")");
@@ -6832,6 +7089,7 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
         mguard__ledger_walk_pair(&c, a, b);
         mguard__ledger_compare(&c);
         st = c.st;
+        if (!st) mguard__ledger_diff_own_values(a, d);
         for (i = 0; i < d->n && !st; i++) mguard__ledger_item_text(&c, &d->items[i], &st);
         mguard__ledger_end_pair(&c);
     }
@@ -6865,6 +7123,7 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
     ctx = d->ctx;
     mguard__free(ctx, d->items);
     mguard__free(ctx, d->serials);
+    mguard__free(ctx, d->vbytes);
     mguard__free(ctx, d->text);
     d->magic = MGUARD__DEAD;
     mguard__free(ctx, d);
@@ -7043,26 +7302,43 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
 
 /* One pending write as apply found it. Identity is the serial (the
    context's record of obj and of value), never the address: an object the
-   callback destroyed may be followed by a new one at its address. */
+   callback destroyed may be followed by a new one at its address. A sized
+   value is copied here (value points to bytes); field is where it goes
+   when obj's field table names attr (no callback then). */
 typedef struct mguard__lpending {
     const void *obj;
     const char *attr;
     void *value;
+    const mguard_ledger_field *field;
     uint64_t obj_serial, value_serial;   /* 0: not an object of the context */
     size_t deleted;
+    unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];
 } mguard__lpending;
 
+/* Write a pending value into its field of the real object (a deletion
+   zeroes the field). */
+static void mguard__ledger_apply_field(const mguard_ledger *L, const mguard__lpending *pw)
+{
+    unsigned char *dst = (unsigned char *)mguard__unconst(pw->obj) + pw->field->offset;
+    if (pw->deleted) memset(dst, 0, pw->field->size);
+    else memcpy(dst, L->desc.value_size ? (const void *)pw->bytes : (const void *)&pw->value, pw->field->size);
+}
 
 static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
 {
     const char *name = "mguard_ledger_apply";
     mguard__lpending *snap = NULL;
-    uint32_t i, k = 0;
+    uint32_t i, k = 0, unbound = 0;
     uint64_t s0;
     mguard_status st = mguard__ledger_can_change(L, name);
     if (st) return st;
-    if (!fn) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
+    for (i = 0; !fn && i < L->nents; i++) {
+        uint32_t w;
+        if (!L->ents[i].obj) continue;
+        for (w = L->ents[i].head; w; w = L->writes[w - 1].next) unbound += !mguard__ledger_field(&L->ents[i], L->writes[w - 1].attr);
+    }
+    if (unbound) {
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback, and %u write(s) are to no field", name, unbound);
         return MGUARD_EINVAL;
     }
     if (L->live_writes) {
@@ -7073,12 +7349,15 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         uint32_t w;
         if (!L->ents[i].obj) continue;
         for (w = L->ents[i].head; w; w = L->writes[w - 1].next) {
-            snap[k].obj = L->writes[w - 1].obj;
-            snap[k].attr = L->writes[w - 1].attr;
-            snap[k].value = L->writes[w - 1].value;
+            const mguard__lwrite *wr = &L->writes[w - 1];
+            snap[k].obj = wr->obj;
+            snap[k].attr = wr->attr;
+            snap[k].field = mguard__ledger_field(&L->ents[i], wr->attr);
+            memcpy(snap[k].bytes, wr->bytes, sizeof wr->bytes);
+            snap[k].value = L->desc.value_size ? (wr->deleted ? NULL : snap[k].bytes) : wr->value;
             snap[k].obj_serial = mguard__ledger_serial(L, snap[k].obj);
-            snap[k].value_serial = mguard__ledger_serial(L, snap[k].value);
-            snap[k].deleted = L->writes[w - 1].deleted;
+            snap[k].value_serial = mguard__ledger_serial(L, wr->value);
+            snap[k].deleted = wr->deleted;
             k++;
         }
     }
@@ -7088,9 +7367,10 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         /* releases wait for the walk, so a value can only have gone away
            by being destroyed; an untracked object means it was dropped */
         if (L->stamp != s0 && (!mguard__ledger_ent_find(L, snap[i].obj) || !mguard__ledger_same(L, snap[i].obj, snap[i].obj_serial) ||
-                               !mguard__ledger_same(L, snap[i].value, snap[i].value_serial)))
+                               !mguard__ledger_same(L, L->desc.value_size ? NULL : snap[i].value, snap[i].value_serial)))
             continue;
-        MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
+        if (snap[i].field) mguard__ledger_apply_field(L, &snap[i]);
+        else MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     mguard__free(L->ctx, snap);
     mguard__ledger_end_walk(L);
@@ -8023,6 +8303,10 @@ mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, c
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_load_attr(L, obj, attr, value) : mguard__ledger_load_attr(L, obj, attr, value); }
 bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_pending(L, obj, attr) : mguard__ledger_is_pending(L, obj, attr); }
+mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_set_fields(L, obj, fields, n) : mguard__ledger_set_fields(L, obj, fields, n); }
+mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_load(L, obj, attr, out) : mguard__ledger_load(L, obj, attr, out); }
 size_t mguard_ledger_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_count(L) : mguard__ledger_count(L); }
 size_t mguard_ledger_modified_count(const mguard_ledger *L)

@@ -77,6 +77,8 @@ typedef struct fz_opts {
     long fail_at;      /* make mguard's Nth allocation fail (0: never) */
     int verbose;       /* print every operation and event */
     int thread_safe;   /* start with a thread-safe context */
+    int sized;         /* ledgers of 8-byte integer values (the pool slot of the
+                          object the operation names), not pointers */
     const char *label; /* named in failure reports (seed, file) */
 } fz_opts;
 
@@ -224,6 +226,10 @@ static char fz_pool[FZ_MAXOBJ][16];
 static const char *const fz_attrs[4] = { "x", "y", "z", NULL };
 static const char *const fz_strings[8] = { "a", "b", "ab", "weight", "bias", "", "a.b.c", "x" };
 static const size_t fz_sizes[4] = { 8, 16, 40, 264 };
+/* The ledgers' field tables over a pool object (16 bytes): "x" and "y" are
+   fields, "z" is not. One for pointer values, one for 8-byte values. */
+static const mguard_ledger_field fz_fields_ptr[2] = { { "x", 0, sizeof(void *) }, { "y", sizeof(void *), sizeof(void *) } };
+static const mguard_ledger_field fz_fields_num[2] = { { "x", 0, 8 }, { "y", 8, 8 } };
 
 /* ---- failure ----------------------------------------------------------- */
 
@@ -352,6 +358,24 @@ static long fz_slot_of(const void *p)
     if (u >= base && u < base + sizeof fz_pool && (u - base) % sizeof fz_pool[0] == 0)
         return (long)((u - base) / sizeof fz_pool[0]);
     return -2;
+}
+
+/* A ledger value as a number both sides agree on: the pool slot of a
+   pointer value (fz_slot_of), or a sized value (the slot it was made from;
+   -1 for none). */
+static long fz_lval(const void *v)
+{
+    int64_t n;
+    if (!fz.o.sized) return fz_slot_of(v);
+    if (!v) return -1;
+    memcpy(&n, v, sizeof n);
+    return (long)n;
+}
+
+static long fz_mlval(const model_lwrite *w)
+{
+    if (!fz.o.sized) return fz_slot_of(w->value);
+    return w->deleted ? -1 : (long)w->num;
 }
 
 static const void *fz_obj(uint8_t x, const fz_ev *ev)
@@ -571,10 +595,15 @@ static int fz_ledger_ready(int side, int l, int k)
         d.plain_values = true;
         d.refs = fz_lrefs;
         d.user = S;
+        if (fz.o.sized) {
+            d.value_size = 8;
+            d.value_type = MGUARD_LEDGER_VALUE_INT;
+        }
         S->led[0] = mguard_ledger_create(S->ctx, &d);
         ok = S->led[0] != NULL;
     } else {
         S->mled[0] = model_ledger_create(S->mctx, fz_lrefs, S);
+        if (S->mled[0]) S->mled[0]->sized = fz.o.sized != 0;
         ok = S->mled[0] != NULL;
     }
     fz_fault_post(side, fq, !ok);
@@ -966,9 +995,9 @@ static void fz_apply_cb(void *obj, const char *attr, void *value, bool deleted, 
     for (ai = 0; ai < 3; ai++)
         if (strcmp(attr, fz_attrs[ai]) == 0) break;
     if (au->side == FZ_MG) fz_check_ctx_cb(S);
-    fz_event_add(au->side, FZ_EV_APPLY, fz_slot_of(obj), ai, fz_slot_of(value), deleted, au->act);
+    fz_event_add(au->side, FZ_EV_APPLY, fz_slot_of(obj), ai, fz_lval(value), deleted, au->act);
     ev.obj = obj;
-    ev.guard = value;
+    ev.guard = fz.o.sized ? NULL : value;   /* sized: each side's own copy */
     ev.tslot = -1;
     S->in_apply++;
     fz_run_action(au->side, (uint16_t)au->act, &ev);
@@ -994,6 +1023,16 @@ static void fz_check_diff(const mguard_ledger *a, const mguard_ledger *b, const 
     if (mguard_ledger_diff_at(d, n) != NULL) fz_fail("diff_at past the end");
 }
 
+/* FNV-1a of the pool's memory (what apply wrote into fields). */
+static long fz_hash_pool(void)
+{
+    const unsigned char *b = (const unsigned char *)fz_pool;
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < sizeof fz_pool; i++) h = (h ^ b[i]) * 16777619u;
+    return (long)(h & 0x7fffffff);
+}
+
 static int fz_exec_ledger2(int side, const fz_op *op, const fz_ev *ev, long *r)
 {
     fz_side *S = &fz.s[side];
@@ -1004,11 +1043,17 @@ static int fz_exec_ledger2(int side, const fz_op *op, const fz_ev *ev, long *r)
     if (k == FZ_L_APPLY) {
         fz_wuser *au = &S->wuser[op->act];
         mguard_ledger_apply_fn fn = (op->b & 7) == 7 ? NULL : fz_apply_cb;
+        char before[sizeof fz_pool];
         au->side = side;
         au->act = op->act;
+        /* apply writes fields of pool objects: what it left is compared
+           (each side runs an operation from the same memory: fz_run) */
+        memcpy(before, fz_pool, sizeof fz_pool);
         fq = fz_fault_pre(side);
         r[0] = mg ? mguard_ledger_apply(S->led[l], fn, au) : model_ledger_apply(S->mled[l], fn, au);
         fz_fault_post(side, fq, r[0] == MGUARD_ENOMEM);
+        r[2] = fz_hash_pool();
+        r[3] = memcmp(before, fz_pool, sizeof fz_pool) != 0;
         return 1;
     }
     /* DIFF: the model says whether it may run; mguard's text is checked */
@@ -2010,11 +2055,22 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 s = model_ledger_track(S->mled[l], o, src, kind);
             }
             fz_fault_post(side, fq, s == MGUARD_ENOMEM);
+            if (op->c & 0x40) {
+                /* its attributes x and y are fields of the pool object (or
+                   unbind them, or a NULL table: refused) */
+                const mguard_ledger_field *fl = fz.o.sized ? fz_fields_num : fz_fields_ptr;
+                size_t nf = op->c & 0x80 ? 0 : 2;
+                if (op->b & 0x80) fl = NULL;
+                r1 = mg ? mguard_ledger_set_fields(S->led[l], o, fl, nf) : model_ledger_set_fields(S->mled[l], o, fl, nf);
+            }
         } else if (k == FZ_L_WRITE) {
             const void *v = fz_obj(op->b, ev);
             int del = (op->c & 4) != 0;
             fq = fz_fault_pre(side);
-            if (mg) s = del ? mguard_ledger_delete_attr(S->led[l], o, attr) : mguard_ledger_store_attr(S->led[l], o, attr, (void *)v);
+            int64_t num = fz_slot_of(v);
+            if (mg && fz.o.sized) s = del ? mguard_ledger_delete_attr(S->led[l], o, attr) : mguard_ledger_store_attr(S->led[l], o, attr, &num);
+            else if (mg) s = del ? mguard_ledger_delete_attr(S->led[l], o, attr) : mguard_ledger_store_attr(S->led[l], o, attr, (void *)v);
+            else if (fz.o.sized) s = model_ledger_write_num(S->mled[l], o, attr, num, del != 0);
             else s = model_ledger_write(S->mled[l], o, attr, v, del != 0);
             fz_fault_post(side, fq, s == MGUARD_ENOMEM);
         } else if (k == FZ_L_LOAD) {
@@ -2036,16 +2092,24 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 void *v = NULL;
                 mguard_ledger_entry en;
                 mguard_status g = mguard_ledger_get(S->led[l], o, &en);
+                union { void *p; int64_t n; } out;
+                mguard_status ls = mguard_ledger_load(S->led[l], o, attr, &out);
                 s = mguard_ledger_load_attr(S->led[l], o, attr, &v);
-                r1 = fz_slot_of(v);
+                /* load_attr's value, and load's (the real field when
+                   nothing is pending) with its status */
+                r1 = (fz_lval(v) + 2) * 100000 + (fz_lval(fz.o.sized ? (const void *)&out : out.p) + 2) * 100 + (long)ls;
                 r2 = mguard_ledger_is_modified(S->led[l], o) | mguard_ledger_is_pending(S->led[l], o, attr) << 1 |
                      mguard_ledger_is_pending(S->led[l], o, NULL) << 2 | mguard_ledger_contains(S->led[l], o) << 3;
                 r3 = g == MGUARD_OK ? (long)en.kind * 1000 + (long)en.writes * 2 + en.modified + 100000 * (fz_str_ix(en.source) + 3) : -(long)g;
             } else {
                 const void *v = NULL;
+                int64_t num = 0;
                 long e = o ? model__l_find(S->mled[l], o) : -1;
-                s = model_ledger_load(S->mled[l], o, attr, &v);
-                r1 = fz_slot_of(v);
+                union { void *p; int64_t n; } out;
+                mguard_status ls = model_ledger_load_copy(S->mled[l], o, attr, &out);
+                s = model_ledger_load(S->mled[l], o, attr, &v, &num);
+                r1 = ((fz.o.sized ? (s == MGUARD_OK ? (long)num : -1) : fz_slot_of(v)) + 2) * 100000 +
+                     (fz.o.sized ? (long)out.n : fz_slot_of(out.p)) * 100 + 200 + (long)ls;
                 r2 = model_ledger_is_modified(S->mled[l], o) | model_ledger_has_pending(S->mled[l], o, attr) << 1 |
                      model_ledger_has_pending(S->mled[l], o, NULL) << 2 | model_ledger_is_tracked(S->mled[l], o) << 3;
                 if (!o) r3 = -(long)MGUARD_EINVAL;
@@ -2221,7 +2285,7 @@ static void fz_snapshot(int side)
                 mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
                 fz_event_add(side, FZ_EV_SNAP, 600 + t, n++, fz_slot_of(it.obj), (long)it.kind * 2 + it.modified, fz_str_ix(it.source));
                 while (mguard_ledger_next(&w))
-                    fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(w.obj), fz_str_ix(w.attr), fz_slot_of(w.value), w.deleted);
+                    fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(w.obj), fz_str_ix(w.attr), fz_lval(w.value), w.deleted);
             }
         } else {
             const model_ledger *L = S->mled[t];
@@ -2233,7 +2297,7 @@ static void fz_snapshot(int side)
                 const model_lent *en = &L->e[e];
                 fz_event_add(side, FZ_EV_SNAP, 600 + t, n++, fz_slot_of(en->obj), (long)en->kind * 2 + model__l_modified(en), fz_str_ix(en->source));
                 for (j = 0; j < en->nw; j++)
-                    fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(en->obj), fz_str_ix(en->w[j].attr), fz_slot_of(en->w[j].value), en->w[j].deleted);
+                    fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(en->obj), fz_str_ix(en->w[j].attr), fz_mlval(&en->w[j]), en->w[j].deleted);
             }
         }
     }
@@ -2389,6 +2453,7 @@ MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_
     memset((void *)fz.interned, 0, sizeof fz.interned);
     fz.alloc.fail_at = fz.o.fail_at;
     memset(&fz_x, 0, sizeof fz_x);
+    memset(fz_pool, 0, sizeof fz_pool);   /* ledger apply writes fields of pool objects */
     fz_init_side(FZ_MG);
     fz_init_side(FZ_MODEL);
 
@@ -2400,10 +2465,17 @@ MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_
         fz_ctx_open(FZ_MODEL, fz.o.thread_safe);
         while (!fz.eof && fz.res.ops < fz.o.max_ops) {
             fz_op op = fz_decode(1);
+            static char pool0[sizeof fz_pool];
             fz.cur = op;
             fz.opno = fz.res.ops++;
             fz_begin_op();
-            for (side = 0; side < 2; side++) fz_exec(side, &op, NULL);
+            /* both sides start from the same pool memory: mguard's field
+               writes (ledger apply) are undone, the model makes its own */
+            memcpy(pool0, fz_pool, sizeof fz_pool);
+            for (side = 0; side < 2; side++) {
+                if (side == FZ_MODEL) memcpy(fz_pool, pool0, sizeof fz_pool);
+                fz_exec(side, &op, NULL);
+            }
             fz_compare_events("results and callbacks");
             fz_check_ctx(&fz.s[FZ_MG]);
             for (side = 0; side < 2; side++) fz_snapshot(side);
@@ -2434,6 +2506,7 @@ MODEL_DEF void fz_run_input(const uint8_t *data, size_t size, const char *label,
     o.ntab = 1 + ((h0 >> 3) & 7);
     if (h0 & 0x40) o.fail_at = 1 + h1 + ((h0 & 0x80) ? 256 : 0);
     else o.thread_safe = h1 & 1;
+    o.sized = (h1 >> 1) & 1;
     o.label = label;
     o.verbose = getenv("FZ_VERBOSE") != NULL;
     fz_run(size > 2 ? data + 2 : data + size, size > 2 ? size - 2 : 0, &o, res);

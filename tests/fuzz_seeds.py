@@ -126,6 +126,19 @@ def seeds():
         d += op("L_LOAD", a, 0, 0)
     d += op("L_MARK", 0, 1) + op("L_PRUNE", 0xFF, 0xFF, 0) + op("L_LOAD", 1, 0, 0) + op("L_LOAD", 5, 0, 0)
     s["seed-ledger-prune-containers"] = d
+
+    # field tables (LEDGER_TRACK with c bit 6): apply writes x and y into
+    # the pool object itself (a deletion zeroes x), z goes to the callback;
+    # load reads the real field when nothing is pending. Once with 8-byte
+    # integer values (header byte 1, bit 1), once with pointer values.
+    for name, h1 in (("seed-ledger-sized-fields", 2), ("seed-ledger-pointer-fields", 0)):
+        d = bytes([0x07, h1])
+        d += op("L_TRACK", 0, 0, 0x40) + op("L_WRITE", 0, 3, 0) + op("L_WRITE", 0, 5, 1) + op("L_WRITE", 0, 2, 2)
+        d += op("L_LOAD", 0, 0, 0) + op("L_APPLY", 0, 0, 0) + op("L_CLEAR", 0, 0, 0)
+        d += op("L_TRACK", 0, 0, 0x40) + op("L_LOAD", 0, 0, 0) + op("L_WRITE", 0, 0, 4)
+        d += op("L_APPLY", 0, 7, 0) + op("L_LOAD", 0, 0, 1) + op("L_CLEAR", 0, 0, 0)
+        d += op("L_TRACK", 0, 0, 0x40) + op("L_LOAD", 0, 0, 0) + op("L_TRACK", 1, 2, 0x40) + op("L_TRACK", 2, 0, 0xC0)
+        s[name] = d
     return s
 
 

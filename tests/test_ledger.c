@@ -1564,6 +1564,296 @@ static void test_is_empty_and_clear(void **state)
     teardown();
 }
 
+/* ---- sized values and field tables ------------------------------------- */
+
+/* A ledger of sized values over the shared context (every hook but the
+   value hooks: values are bytes). */
+static mguard_ledger *sized_ledger(size_t size, mguard_ledger_value_type type)
+{
+    mguard_ledger_desc d = full_desc();
+    d.equal = NULL;
+    d.format_value = NULL;
+    d.value_size = size;
+    d.value_type = type;
+    return mguard_ledger_create(H.ctx, &d);
+}
+
+/* The diff line of x.v added with bytes b (the default format). */
+static const char *sized_text(size_t size, mguard_ledger_value_type type, const void *b)
+{
+    static char text[256];
+    mguard_ledger *A = sized_ledger(size, type), *B = sized_ledger(size, type);
+    mguard_ledger_diff_result *r = NULL;
+    static tobj x = {"x", 0, 0, {NULL, NULL, NULL}};
+    assert_int_equal(mguard_ledger_track_existing(A, &x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track_existing(B, &x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(B, &x, "v", (void *)(uintptr_t)b), MGUARD_OK);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    snprintf(text, sizeof text, "%s", mguard_ledger_diff_text(r));
+    mguard_ledger_diff_free(r);
+    mguard_ledger_destroy(A);
+    mguard_ledger_destroy(B);
+    return text;
+}
+
+static void test_sized_values_are_copied_and_compared_by_content(void **state)
+{
+    mguard_ledger *L, *C;
+    mguard_ledger_diff_result *r = NULL;
+    mguard_ledger_iter it;
+    int v = 5, out = 0;
+    void *p = NULL;
+    OBJ(x, "x", 0);
+    (void)state;
+    setup(NULL, NULL);
+    L = sized_ledger(sizeof(int), MGUARD_LEDGER_VALUE_INT);
+    assert_non_null(L);
+    H.trace[0] = 0;
+    mguard_ledger_track_existing(L, &x, "G.x");
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &v), MGUARD_OK);
+    v = 6;                                       /* the ledger has its own copy */
+    assert_int_equal(mguard_ledger_load(L, &x, "a", &out), MGUARD_OK);
+    assert_int_equal(out, 5);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &p), MGUARD_OK);
+    assert_int_equal(*(const int *)p, 5);
+    it = mguard_ledger_iterate_writes(L, &x);
+    assert_true(mguard_ledger_next(&it));
+    assert_int_equal(*(const int *)it.value, 5);
+    assert_string_equal(H.trace, "+x");          /* values are never retained */
+    C = mguard_ledger_clone(L);
+    v = 7;
+    mguard_ledger_store_attr(C, &x, "a", &v);
+    mguard_ledger_delete_attr(C, &x, "b");
+    assert_false(mguard_ledger_equal(L, C));
+    assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r), "x.a: 5 -> 7\nx.b: only in b: <deleted>\n");
+    assert_int_equal(*(const int *)mguard_ledger_diff_at(r, 0)->a.value, 5);
+    assert_int_equal(*(const int *)mguard_ledger_diff_at(r, 0)->b.value, 7);
+    mguard_ledger_diff_free(r);
+    v = 5;                                       /* same bytes again: equal (memcmp) */
+    mguard_ledger_store_attr(C, &x, "a", &v);
+    mguard_ledger_delete_attr(L, &x, "b");
+    assert_true(mguard_ledger_equal(L, C));
+    assert_int_equal(mguard_ledger_load(C, &x, "b", &out), MGUARD_DELETED);
+    assert_int_equal(out, 0);
+    assert_int_equal(mguard_ledger_check(C), MGUARD_OK);
+    mguard_ledger_destroy(C);
+    mguard_ledger_destroy(L);
+    assert_string_equal(H.trace, "+x +x -x -x");
+    teardown();
+}
+
+static void test_sized_values_print_by_their_value_type(void **state)
+{
+    int8_t i1 = -5;
+    int16_t i2 = -300;
+    int32_t i4 = -70000;
+    int64_t i8 = INT64_MIN;
+    uint64_t u8 = UINT64_MAX;
+    uint16_t u2 = 65535;
+    double d = 0.1;
+    float f = 0.5f;
+    unsigned char b3[3] = {0x0a, 0x0b, 0xff};
+    unsigned char b16[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    (void)state;
+    setup(NULL, NULL);
+    assert_string_equal(sized_text(1, MGUARD_LEDGER_VALUE_INT, &i1), "x.v: only in b: -5\n");
+    assert_string_equal(sized_text(2, MGUARD_LEDGER_VALUE_INT, &i2), "x.v: only in b: -300\n");
+    assert_string_equal(sized_text(4, MGUARD_LEDGER_VALUE_INT, &i4), "x.v: only in b: -70000\n");
+    assert_string_equal(sized_text(8, MGUARD_LEDGER_VALUE_INT, &i8), "x.v: only in b: -9223372036854775808\n");
+    assert_string_equal(sized_text(8, MGUARD_LEDGER_VALUE_UINT, &u8), "x.v: only in b: 18446744073709551615\n");
+    assert_string_equal(sized_text(2, MGUARD_LEDGER_VALUE_UINT, &u2), "x.v: only in b: 65535\n");
+    assert_string_equal(sized_text(8, MGUARD_LEDGER_VALUE_DOUBLE, &d), "x.v: only in b: 0.10000000000000001\n");
+    assert_string_equal(sized_text(4, MGUARD_LEDGER_VALUE_DOUBLE, &f), "x.v: only in b: 0.5\n");
+    assert_string_equal(sized_text(3, MGUARD_LEDGER_VALUE_BYTES, b3), "x.v: only in b: 0x0a0bff\n");
+    assert_string_equal(sized_text(16, MGUARD_LEDGER_VALUE_BYTES, b16), "x.v: only in b: 0x0102030405060708090a0b0c0d0e0f10\n");
+    teardown();
+}
+
+static void test_sized_value_descs_that_make_no_sense_are_refused(void **state)
+{
+    test_log log;
+    mguard_ledger_desc d;
+    int i;
+    static const struct { size_t size; int type; const char *why; } bad[] = {
+        {17, MGUARD_LEDGER_VALUE_BYTES, "value_size is more than MGUARD_LEDGER_MAX_VALUE (value_size 17)"},
+        {3, MGUARD_LEDGER_VALUE_INT, "an integer value_type needs a value_size of 1, 2, 4 or 8 (value_size 3)"},
+        {16, MGUARD_LEDGER_VALUE_UINT, "an integer value_type needs a value_size of 1, 2, 4 or 8 (value_size 16)"},
+        {2, MGUARD_LEDGER_VALUE_DOUBLE, "MGUARD_LEDGER_VALUE_DOUBLE needs a value_size of 4 or 8 (value_size 2)"},
+        {0, MGUARD_LEDGER_VALUE_INT, "a value_type needs a value_size (value_size 0)"},
+        {8, 9, "unknown value_type (value_size 8)"},
+    };
+    (void)state;
+    setup(&log, NULL);
+    for (i = 0; i < 6; i++) {
+        memset(&d, 0, sizeof d);
+        d.value_size = bad[i].size;
+        d.value_type = (mguard_ledger_value_type)bad[i].type;
+        assert_null(mguard_ledger_create(H.ctx, &d));
+        assert_non_null(strstr(log.last, bad[i].why));
+    }
+    assert_int_equal(log.warnings, 6);
+    teardown();
+}
+
+/* A C struct whose attributes are plain fields (a tobj first, for the
+   test hooks). */
+typedef struct node {
+    tobj base;
+    long val, weight;
+    tobj *next;
+} node;
+static const mguard_ledger_field node_fields[] = {
+    MGUARD_LEDGER_FIELD(node, val), MGUARD_LEDGER_FIELD(node, weight)
+};
+static const mguard_ledger_field node_ptr_fields[] = { MGUARD_LEDGER_FIELD(node, next) };
+
+/* apply's callback for a ledger of long values */
+static void long_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    size_t n = strlen(applied);
+    (void)user;
+    if (deleted) snprintf(applied + n, sizeof applied - n, "%s.%s=<del> ", ((const node *)obj)->base.name, attr);
+    else snprintf(applied + n, sizeof applied - n, "%s.%s=%ld ", ((const node *)obj)->base.name, attr, *(const long *)value);
+}
+
+static void test_fields_let_apply_write_the_object_and_load_read_it(void **state)
+{
+    mguard_ledger *L;
+    node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
+    long v, out = -1;
+    (void)state;
+    setup(NULL, NULL);
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(L, &n, "G.n");
+    assert_int_equal(mguard_ledger_set_fields(L, &n, node_fields, 2), MGUARD_OK);
+    /* nothing pending: the real field */
+    assert_int_equal(mguard_ledger_load(L, &n, "val", &out), MGUARD_OK);
+    assert_int_equal(out, 3);
+    assert_false(mguard_ledger_is_pending(L, &n, "val"));
+    assert_int_equal(mguard_ledger_load(L, &n, "colour", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, 0);
+    v = 10;
+    mguard_ledger_store_attr(L, &n, "val", &v);
+    mguard_ledger_delete_attr(L, &n, "weight");
+    v = 7;
+    mguard_ledger_store_attr(L, &n, "colour", &v);   /* no field: the callback's */
+    assert_int_equal(mguard_ledger_load(L, &n, "val", &out), MGUARD_OK);
+    assert_int_equal(out, 10);
+    assert_int_equal(n.val, 3);                       /* speculative: untouched */
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);   /* colour has no field */
+    assert_int_equal(n.val, 3);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, long_apply, NULL), MGUARD_OK);
+    assert_string_equal(applied, "n.colour=7 ");
+    assert_int_equal(n.val, 10);
+    assert_int_equal(n.weight, 0);                    /* a deletion zeroes the field */
+    mguard_ledger_clear(L);
+    assert_int_equal(mguard_ledger_load(L, &n, "val", &out), MGUARD_NOT_FOUND);   /* untracked now */
+    /* every write to a field: no callback needed */
+    mguard_ledger_track_existing(L, &n, "G.n");
+    mguard_ledger_set_fields(L, &n, node_fields, 2);
+    v = 11;
+    mguard_ledger_store_attr(L, &n, "weight", &v);
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_OK);
+    assert_int_equal(n.weight, 11);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+static void test_fields_of_pointer_values_take_the_pointer(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
+    void *out = NULL;
+    OBJ(t, "t", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &n, "G.n");
+    assert_int_equal(mguard_ledger_set_fields(L, &n, node_ptr_fields, 1), MGUARD_OK);
+    assert_int_equal(mguard_ledger_load(L, &n, "next", &out), MGUARD_OK);
+    assert_null(out);
+    mguard_ledger_store_attr(L, &n, "next", &t);
+    assert_int_equal(mguard_ledger_load(L, &n, "next", &out), MGUARD_OK);
+    assert_ptr_equal(out, &t);
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_OK);
+    assert_ptr_equal(n.next, &t);
+    teardown();
+}
+
+/* A callback that changes the ledger does not make apply skip the later
+   sized values (bytes have no life to check). */
+static void long_apply_and_store(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    long v = 99;
+    long_apply(obj, attr, value, deleted, user);
+    mguard_ledger_store_attr((mguard_ledger *)user, obj, "late", &v);
+}
+
+static void test_apply_keeps_sized_values_after_the_callback_changed_the_ledger(void **state)
+{
+    mguard_ledger *L;
+    node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
+    long v = 1;
+    (void)state;
+    setup(NULL, NULL);
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(L, &n, NULL);
+    mguard_ledger_store_attr(L, &n, "a", &v);
+    v = 2;
+    mguard_ledger_store_attr(L, &n, "b", &v);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, long_apply_and_store, L), MGUARD_OK);
+    assert_string_equal(applied, "n.a=1 n.b=2 ");
+    assert_int_equal(mguard_ledger_write_count(L), 3);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+static void test_set_fields_refuses_tables_that_do_not_fit(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    static const mguard_ledger_field unnamed[] = { {NULL, 0, sizeof(void *)} };
+    node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
+    OBJ(m, "m", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &n, NULL);
+    mguard_ledger_track_mutable(L, &m, NULL);
+    assert_int_equal(mguard_ledger_set_fields(L, &n, node_fields, 2), sizeof(long) == sizeof(void *) ? MGUARD_OK : MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_set_fields(L, &n, unnamed, 1), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_set_fields: field 0 (NULL) has no name"));
+    assert_int_equal(mguard_ledger_set_fields(L, &n, NULL, 2), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "NULL fields with n 2"));
+    assert_int_equal(mguard_ledger_set_fields(L, &m, node_ptr_fields, 1), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "is a mutable container"));
+    assert_int_equal(mguard_ledger_set_fields(L, &log, node_ptr_fields, 1), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "is not tracked"));
+    assert_int_equal(mguard_ledger_set_fields(NULL, &n, node_ptr_fields, 1), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_load(L, &n, "next", NULL), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_load: NULL out"));
+    teardown();
+}
+
+static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL), *S;
+    mguard_ledger_diff_result *r = NULL;
+    OBJ(x, "x", 0);
+    (void)state;
+    S = sized_ledger(4, MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(S, &x, NULL);
+    assert_int_equal(mguard_ledger_store_attr(S, &x, "a", NULL), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_store_attr: NULL value for a ledger of 4-byte values"));
+    assert_false(mguard_ledger_equal(L, S));
+    assert_non_null(strstr(log.last, "mguard_ledger_equal: the ledgers hold values of different sizes"));
+    assert_int_equal(mguard_ledger_diff(L, S, &r), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_restore(L, S), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_restore: the checkpoint is of another value size"));
+    mguard_ledger_destroy(S);
+    teardown();
+}
+
 /* ---- lifetimes ---------------------------------------------------------- */
 
 static void test_tracked_object_death_drops_its_entry_everywhere_with_a_warning(void **state)
@@ -2268,7 +2558,8 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_int_equal(mguard_ledger_diff(L, other, &r), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_diff(L, L, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_prune(L, NULL, 3), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);   /* x.a is no field */
     assert_int_equal(log.warnings, warnings + 18);
     assert_int_equal(log.errors, 0);
     /* queries that miss are not misuse */
@@ -2698,6 +2989,14 @@ int main(void)
         cmocka_unit_test(test_prune_out_of_memory_at_any_point_drops_nothing),
         cmocka_unit_test(test_apply_reports_every_write_in_ledger_order),
         cmocka_unit_test(test_apply_hands_the_object_writable),
+        cmocka_unit_test(test_sized_values_are_copied_and_compared_by_content),
+        cmocka_unit_test(test_sized_values_print_by_their_value_type),
+        cmocka_unit_test(test_sized_value_descs_that_make_no_sense_are_refused),
+        cmocka_unit_test(test_fields_let_apply_write_the_object_and_load_read_it),
+        cmocka_unit_test(test_fields_of_pointer_values_take_the_pointer),
+        cmocka_unit_test(test_apply_keeps_sized_values_after_the_callback_changed_the_ledger),
+        cmocka_unit_test(test_set_fields_refuses_tables_that_do_not_fit),
+        cmocka_unit_test(test_sized_ledger_refuses_a_null_value_and_a_mixed_pair),
         cmocka_unit_test(test_restore_makes_the_ledger_equal_to_the_checkpoint),
         cmocka_unit_test(test_is_empty_and_clear),
         cmocka_unit_test(test_tracked_object_death_drops_its_entry_everywhere_with_a_warning),

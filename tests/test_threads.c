@@ -366,6 +366,8 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_ledger_store_attr", assert_int_equal(mguard_ledger_store_attr(L, &o1, "a", &val), MGUARD_OK));
     LOCKED("mguard_ledger_delete_attr", assert_int_equal(mguard_ledger_delete_attr(L, &o1, "b"), MGUARD_OK));
     LOCKED("mguard_ledger_load_attr", assert_int_equal(mguard_ledger_load_attr(L, &o1, "a", &pv), MGUARD_OK));
+    LOCKED("mguard_ledger_load", assert_int_equal(mguard_ledger_load(L, &o1, "a", &pv), MGUARD_OK));
+    LOCKED("mguard_ledger_set_fields", assert_int_equal(mguard_ledger_set_fields(L, &o1, NULL, 0), MGUARD_OK));
     LOCKED("mguard_ledger_is_pending", assert_true(mguard_ledger_is_pending(L, &o1, "b")));
     LOCKED("mguard_ledger_count", assert_int_equal(mguard_ledger_count(L), 3));
     LOCKED("mguard_ledger_modified_count", assert_int_equal(mguard_ledger_modified_count(L), 3));
