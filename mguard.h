@@ -4717,12 +4717,15 @@ static mguard_status mguard__dyn_check(mguard__part *p)
 /* A ledger is six flat arrays and three hash indexes, all holding indices,
    never pointers into each other, so a clone is one memcpy per array
    (docs/design.md, "The side-effects ledger", has the long version):
-   - ents: tracked objects in tracking order {obj, source, seq, kind, flags,
-     head, tail, nwrites}. Removal leaves a tombstone (obj NULL); the array
+   - ents: tracked objects in tracking order {obj, source, fields, seq,
+     kind, flags, head, tail, nwrites, nfields} (fields: the user's table,
+     mguard_ledger_set_fields). Removal leaves a tombstone (obj NULL); the array
      is compacted (order kept, epoch bumped) only when full and no walk is in
      progress. seq grows along the array. ent_ix: obj -> position + 1.
    - writes: a pool of pending attribute writes {obj, attr, value, seq,
-     next, deleted}; free slots (obj NULL) are chained through next. Each
+     next, deleted, bytes}: value is the held pointer (NULL for a sized
+     value, whose bytes are inline: desc.value_size); free slots (obj
+     NULL) are chained through next. Each
      entry chains its writes head -> tail in first-recorded order (an
      overwrite keeps its slot). w_ix: (obj, interned attr) -> slot + 1.
    - refs: a pool of every distinct pointer the ledger holds (tracked

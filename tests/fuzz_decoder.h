@@ -29,7 +29,11 @@
 
    Besides the core, operations drive one scope tracker, one dynamism
    tracker (both created on first use) and three ledger slots (slot 0
-   created on first use, slots 1-2 hold clones), replace the context by a
+   created on first use, slots 1-2 hold clones; with bit 1 of header byte
+   1 their values are 8-byte integers, not pointers; LEDGER_TRACK with c
+   bit 6 binds the x and y attributes to fields of the pool object, whose
+   memory apply writes and both sides compare; LEDGER_MARK o, b puts b
+   in o's contents, which the ledgers' refs hook lists), replace the context by a
    new one (thread-safe or not: CTX_CYCLE), and run an auxiliary context
    that mguard alone runs, checked by invariants instead of the model: its
    ledgers and scope tracker have every hook and callback, re-entering

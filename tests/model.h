@@ -897,7 +897,9 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
 }
 
 /* ---- side-effects ledger ------------------------------------------------
-   Ledgers with plain values and no hooks but refs (no retain/release/equal):
+   Ledgers with plain values and no hooks but refs (no retain/release/equal),
+   of pointer values or (sized) int64_t values, with field tables
+   (set_fields: apply writes the pool object's memory, load reads it):
    tracked objects in tracking order, each with its writes in first-recorded
    order (an overwrite keeps its place). Every object any ledger tracks
    becomes a key of one weak table shared by all ledgers (known while it
