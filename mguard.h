@@ -799,7 +799,8 @@ MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj,
    pending value straight into the field (a deletion zeroes it) instead of
    calling back, and mguard_ledger_load reads the field when nothing is
    pending. Each field's size must be the value size (sizeof(void *) for
-   pointer values). n 0 unbinds. EINVAL (logged): untracked obj, a MUTABLE
+   pointer values). n 0 unbinds. The binding belongs to obj's entry: a
+   clone copies it, a restore takes the checkpoint's. EINVAL (logged): untracked obj, a MUTABLE
    entry, NULL L/obj, NULL fields with n > 0, a NULL name or another size.
    Cost: O(n). */
 MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
@@ -6511,6 +6512,9 @@ typedef struct mguard__lcmp {
     const char *fn;
 } mguard__lcmp;
 
+/* A diff result's copies of one item's sized values: a's, then b's. */
+#define MGUARD__LVBYTES ((size_t)MGUARD_LEDGER_MAX_VALUE * 2)
+
 static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *it)
 {
     mguard_ledger_diff_result *d = c->res;
@@ -6532,12 +6536,12 @@ static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *
     if (c->a->desc.value_size && it->what >= MGUARD_LEDGER_DIFF_ATTR_REMOVED && it->what <= MGUARD_LEDGER_DIFF_ATTR_CHANGED) {
         /* sized values are copied: the ledgers may change before the text */
         unsigned char *vb;
-        if (mguard__reserve(d->ctx, (void **)&d->vbytes, &d->capvbytes, (size_t)d->n + 1, 2 * MGUARD_LEDGER_MAX_VALUE)) {
+        if (mguard__reserve(d->ctx, (void **)&d->vbytes, &d->capvbytes, (size_t)d->n + 1, MGUARD__LVBYTES)) {
             c->st = MGUARD_ENOMEM;
             return true;
         }
-        vb = d->vbytes + (size_t)d->n * 2 * MGUARD_LEDGER_MAX_VALUE;
-        memset(vb, 0, 2 * MGUARD_LEDGER_MAX_VALUE);
+        vb = d->vbytes + (size_t)d->n * MGUARD__LVBYTES;
+        memset(vb, 0, MGUARD__LVBYTES);
         if (it->a.value) memcpy(vb, it->a.value, MGUARD_LEDGER_MAX_VALUE);
         if (it->b.value) memcpy(vb + MGUARD_LEDGER_MAX_VALUE, it->b.value, MGUARD_LEDGER_MAX_VALUE);
     }
@@ -6552,7 +6556,7 @@ static void mguard__ledger_diff_own_values(const mguard_ledger *a, mguard_ledger
     if (!a->desc.value_size) return;
     for (i = 0; i < d->n; i++) {
         mguard_ledger_diff_item *it = &d->items[i];
-        unsigned char *vb = d->vbytes + (size_t)i * 2 * MGUARD_LEDGER_MAX_VALUE;
+        unsigned char *vb = d->vbytes + (size_t)i * MGUARD__LVBYTES;
         if (it->what < MGUARD_LEDGER_DIFF_ATTR_REMOVED || it->what > MGUARD_LEDGER_DIFF_ATTR_CHANGED) continue;
         if (it->a.value) it->a.value = vb;
         if (it->b.value) it->b.value = vb + MGUARD_LEDGER_MAX_VALUE;
@@ -7532,6 +7536,7 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
             MGUARD__LCHECK(steps == 0 || wr->seq > wlast, "entry %u: writes out of order", i);
             MGUARD__LCHECK(wr->attr && mguard__ledger_w_find(L, wr->obj, wr->attr) == w, "entry %u: write %u not found by its key", i, w);
             MGUARD__LCHECK(!wr->deleted || !wr->value, "entry %u: deletion with a value", i);
+            MGUARD__LCHECK(!L->desc.value_size || !wr->value, "entry %u: a sized value holds a pointer", i);
             MGUARD__LCHECK(++steps <= en->nwrites, "entry %u: more writes than counted", i);
             wlast = wr->seq;
             prev = w;
