@@ -724,32 +724,76 @@ typedef enum mguard_ledger_kind {
 /* Given to a refs hook: call it once for each object the value refers to. */
 typedef void (*mguard_ledger_visit_fn)(const void *obj, void *visit_ctx);
 
-/* Value hooks, all optional; user is passed to each. p/value is a tracked
-   object, an attribute value, a record payload, a hooked object or a hook
-   function: whatever the ledger refers to. */
+/* The ledger's hooks (all optional; user is the desc's user). p is
+   whatever the ledger holds: a tracked object, an attribute value, a record
+   payload, a hooked object or a hook function. */
+typedef void (*mguard_ledger_retain_fn)(void *p, void *user);
+typedef void (*mguard_ledger_release_fn)(void *p, void *user);
+typedef bool (*mguard_ledger_equal_fn)(const void *a, const void *b, void *user);
+typedef void (*mguard_ledger_refs_fn)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
+/* Write p as a NUL-terminated string into buf (size bytes, at least 2). */
+typedef void (*mguard_ledger_format_fn)(const void *p, char *buf, size_t size, void *user);
+
+/* Sized values (mguard_ledger_desc.value_size > 0) are stored inline, up
+   to MGUARD_LEDGER_MAX_VALUE bytes; value_type says how the default
+   format prints them. */
+#define MGUARD_LEDGER_MAX_VALUE 16
+typedef enum mguard_ledger_value_type {
+    MGUARD_LEDGER_VALUE_BYTES = 0,  /* hex bytes, "0x0a00..." (in memory order) */
+    MGUARD_LEDGER_VALUE_INT,        /* signed integer of 1, 2, 4 or 8 bytes */
+    MGUARD_LEDGER_VALUE_UINT,       /* unsigned integer of 1, 2, 4 or 8 bytes */
+    MGUARD_LEDGER_VALUE_DOUBLE      /* double (8 bytes) or float (4), "%.17g" / "%.9g" */
+} mguard_ledger_value_type;
+
 typedef struct mguard_ledger_desc {
     /* The ledger starts holding p (once per distinct pointer per ledger),
        before the call that stored p returns. On a thread-safe context it
        runs under the context's lock (like try_retain): it must not call
        into the context, nor take a lock of yours that is held around a
        call into the context (visit, in a refs hook, takes the lock). */
-    void (*retain)(void *p, void *user);
+    mguard_ledger_retain_fn retain;
     /* ... and stops holding it. Never called for an object being destroyed. */
-    void (*release)(void *p, void *user);
+    mguard_ledger_release_fn release;
     /* Value equality for equal/diff (only called for different non-NULL
        pointers). Default: the same pointer. */
-    bool (*equal)(const void *a, const void *b, void *user);
-    /* For prune: call visit(obj, visit_ctx) for each object value refers
-       to. Default: visit(value) (the value itself, if it is tracked). */
-    void (*refs)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
-    /* For diff text: write value as a NUL-terminated string into buf.
-       Default: "%p". Objects are labelled with it too. */
-    void (*format)(const void *value, char *buf, size_t size, void *user);
+    mguard_ledger_equal_fn equal;
+    /* For prune: call visit(obj, visit_ctx) for each pointer value refers
+       to (never needed for value itself; an untracked pointer listed is
+       asked about in turn, so it must stay alive until prune returns).
+       Default: a value refers to nothing but itself. */
+    mguard_ledger_refs_fn refs;
+    /* For diff text: an attribute value, a record payload or a hook
+       function. Default: "%p". */
+    mguard_ledger_format_fn format_value;
+    /* For diff text: the label of a tracked or hooked object. Default:
+       "%p". */
+    mguard_ledger_format_fn format_object;
     /* true: values are not objects (e.g. tagged integers), so their death
        is not watched (tracked and hooked objects always are). */
     bool plain_values;
+    /* 0 (default): attribute values are pointers (void *). 1 to
+       MGUARD_LEDGER_MAX_VALUE: attribute values are that many bytes,
+       copied in and stored inline; store_attr's value and every value the
+       ledger hands out (load_attr, walks, diff items, apply) point to such
+       bytes; equality is memcmp unless equal is set; they are never
+       retained, released, watched or given to refs (record payloads and
+       hook functions stay pointers, compared by identity and printed with
+       format_object). */
+    size_t value_size;
+    mguard_ledger_value_type value_type;   /* sized values: the default format */
     void *user;
 } mguard_ledger_desc;
+
+/* One field of a C struct, for mguard_ledger_set_fields: the attribute
+   name, where the field is and its size. Build tables with offsetof:
+       static const mguard_ledger_field node_fields[] = {
+           MGUARD_LEDGER_FIELD(node, val), MGUARD_LEDGER_FIELD(node, weight)
+       }; */
+typedef struct mguard_ledger_field {
+    const char *name;
+    size_t offset, size;
+} mguard_ledger_field;
+#define MGUARD_LEDGER_FIELD(type, member) { #member, offsetof(type, member), sizeof(((type *)0)->member) }
 
 /* What the ledger knows about one tracked object. */
 typedef struct mguard_ledger_entry {
@@ -759,14 +803,6 @@ typedef struct mguard_ledger_entry {
     bool modified;        /* as mguard_ledger_is_modified */
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
-
-/* A hook registration: a function the run would attach to an object. */
-typedef struct mguard_ledger_hook {
-    int id;
-    const void *obj;      /* the hooked object */
-    const char *name;     /* interned; may be NULL */
-    void *fn;             /* the hook itself, a value */
-} mguard_ledger_hook;
 
 /* Create an empty ledger (NULL desc: no hooks). NULL (logged) for a NULL
    ctx or on allocation failure. Cost: O(1). */
@@ -817,6 +853,24 @@ MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const vo
 /* true when obj.attr has a pending write or deletion; attr NULL: any
    attribute of obj. false for untracked or NULL. Cost: as load_attr. */
 MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
+/* Say which attributes of obj are plain fields (a table per object type,
+   not copied: it must outlive L and its clones). apply then writes a
+   pending value straight into the field (a deletion zeroes it) instead of
+   calling back, and mguard_ledger_load reads the field when nothing is
+   pending. Each field's size must be the value size (sizeof(void *) for
+   pointer values). n 0 unbinds. The binding belongs to obj's entry: a
+   clone copies it, a restore takes the checkpoint's. EINVAL (logged): untracked obj, a MUTABLE
+   entry, NULL L/obj, NULL fields with n > 0, a NULL name or another size.
+   Cost: O(n). */
+MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
+/* Read obj.attr as the program would see it after apply, copying the value
+   into out (value_size bytes; a void * for pointer values): OK with the
+   pending value, or with the real field (set_fields) when nothing is
+   pending; DELETED for a pending deletion; NOT_FOUND when nothing is
+   pending and attr is no field of obj, or obj is untracked (out zeroed for
+   both); EINVAL (logged) for a MUTABLE entry or NULL arguments. Never
+   allocates. Cost: as load_attr + O(fields of obj). */
+MGUARDDEF mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
 /* Counts (0 for NULL): tracked objects, modified objects, pending writes
    (deletions included). Cost: O(1). */
@@ -824,24 +878,32 @@ MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
 
-/* Iteration, in the ledger's order:
+/* Iteration, in the ledger's order; one idiom for the four walks
+   (objects, one object's writes, records, hooks):
        mguard_ledger_iter it = mguard_ledger_iterate(L, true);
        while (mguard_ledger_next(&it)) {
            mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
            while (mguard_ledger_next(&w)) use(w.attr, w.value, w.deleted);
        }
+       it = mguard_ledger_iterate_records(L);
+       while (mguard_ledger_next(&it)) use(it.tag, it.payload);
    The ledger may change during a walk (including from callbacks): a
-   removed object or write is never returned, none is returned twice, no
-   remaining one is skipped; ones added meanwhile come last. Do not use an
-   iterator after its ledger is destroyed. */
+   removed object, write, record or hook is never returned, none is
+   returned twice, no remaining one is skipped; ones added meanwhile come
+   last. Do not use an iterator after its ledger is destroyed. */
 typedef struct mguard_ledger_iter {
-    const void *obj;            /* the object */
+    const void *obj;            /* objects, writes: the object; hooks: the hooked object */
     mguard_ledger_kind kind;    /* objects: its kind */
     const char *source;         /* objects: its source */
     bool modified;              /* objects: is_modified */
     const char *attr;           /* writes: the attribute */
     void *value;                /* writes: the value (NULL for a deletion) */
     bool deleted;               /* writes: a pending deletion */
+    const char *tag;            /* records: the tag (interned) */
+    void *payload;              /* records: the payload (may be NULL) */
+    int id;                     /* hooks: the id */
+    const char *name;           /* hooks: the name (interned; may be NULL) */
+    void *fn;                   /* hooks: the hook itself, a value */
     /* private */
     const mguard_ledger *l_;
     uint64_t seq_, epoch_, wseq_;
@@ -853,20 +915,24 @@ MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool 
 /* Walk obj's pending writes in the order they were first recorded. For a
    NULL L/obj the walk is empty. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
-/* Step either walk: true and the public fields set, or false at the end
+/* Walk the records in order (the reference's save_for_backward list).
+   For a NULL L the walk is empty. Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L);
+/* Walk the hooks in registration order. For a NULL L the walk is empty.
+   Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L);
+/* Step any walk: true and the public fields set, or false at the end
    (and for a NULL it). Cost: O(1) amortized (a writes walk: O(writes of
-   obj) after a removal). */
+   obj) after a removal; records and hooks: O(log n) after a removal). */
 MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
 
 /* Append an ordered record (values saved for a later pass, in order): tag
    (copied, required) and payload (a value, may be NULL). EINVAL (logged)
    for NULL L/tag or a dying payload, ENOMEM. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
-/* Number of records; 0 for NULL. Cost: O(1). */
+/* Number of records; 0 for NULL. Cost: O(1). Walk them with
+   mguard_ledger_iterate_records. */
 MGUARDDEF size_t mguard_ledger_record_count(const mguard_ledger *L);
-/* Record i (0-based) into *tag and *payload (either may be NULL).
-   NOT_FOUND past the end, EINVAL for NULL L. Cost: O(1). */
-MGUARDDEF mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload);
 /* Register hook fn (a value) on obj under name (copied, may be NULL); *id
    receives its id: the smallest integer >= the number of live hooks that is
    not in use. EINVAL (logged) for NULL L/obj/id or a dying obj/fn, ENOMEM.
@@ -874,11 +940,9 @@ MGUARDDEF mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i
 MGUARDDEF mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id);
 /* Remove hook id. NOT_FOUND when absent, EINVAL for NULL L. O(hooks). */
 MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
-/* Number of hooks; 0 for NULL. Cost: O(1). */
+/* Number of hooks; 0 for NULL. Cost: O(1). Walk them with
+   mguard_ledger_iterate_hooks. */
 MGUARDDEF size_t mguard_ledger_hook_count(const mguard_ledger *L);
-/* Hook number i in registration order into *out. NOT_FOUND past the end,
-   EINVAL for NULL arguments. Cost: O(1). */
-MGUARDDEF mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out);
 
 /* An independent copy of L with the same hooks (a checkpoint): changing
    either never shows in the other; values are shared and retained once by
@@ -954,23 +1018,30 @@ MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d
    through the context's allocator). NULL is a no-op. Cost: O(1). */
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
-/* Drop every NEW object not reachable from the roots, from EXISTING and
-   MUTABLE objects, or from records and hooks, following pending values
-   through the refs hook (transitively, cycles safe). Roots are treated like
-   values (they go through refs too). Everything recorded for a dropped
-   object is dropped and released. EINVAL (logged): NULL L, NULL roots with
-   nroots > 0, or the ledger changed by a refs hook meanwhile (nothing is
-   dropped then); ENOMEM (nothing changed). Cost: O(size) + refs calls. */
+/* Drop every NEW object that prune does not reach, with everything
+   recorded for it (released). The rule: every root, every EXISTING and
+   MUTABLE object, every record payload, hooked object and hook function
+   is reached, and every pointer reached is looked into once: what the refs
+   hook lists for it and, if it is tracked, its pending values are reached
+   too (transitively, cycles safe). So a NEW object passed as a root, or
+   held only by a pre-existing container whose refs list it, survives.
+   EINVAL (logged): NULL L, NULL roots with nroots > 0, or the ledger
+   changed by a refs hook meanwhile (nothing is dropped then); ENOMEM
+   (nothing changed). Cost: O(size + pointers listed) + one refs call per
+   pointer reached. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
-/* Called by mguard_ledger_apply for each pending write. */
-typedef void (*mguard_ledger_apply_fn)(const void *obj, const char *attr, void *value, bool deleted, void *user);
-/* Call fn for every pending write, in the ledger order, so the program can
-   commit them; the ledger is not changed (clear it afterwards). The writes
-   are snapshotted first: fn may change L; a write whose object is no longer
-   tracked or whose value was destroyed meanwhile is skipped. EINVAL for
-   NULL L/fn (logged for a valid L), ENOMEM (nothing called).
-   Cost: O(writes). */
+/* Called by mguard_ledger_apply for each pending write: obj is the object
+   as tracked, handed back writable (the ledger never writes it itself). */
+typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value, bool deleted, void *user);
+/* Commit every pending write, in the ledger order; the ledger is not
+   changed (clear it afterwards). A write to a field of obj (set_fields) is
+   copied into the field (a deletion zeroes it); every other one goes to
+   fn. The writes are snapshotted first: fn may change L; a write whose
+   object is no longer tracked or whose value was destroyed meanwhile is
+   skipped. EINVAL for NULL L (not logged), or a NULL fn with a write that
+   is no field (logged; nothing applied); ENOMEM (nothing applied).
+   Cost: O(writes + fields). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
 /* true when nothing is modified and there are no records and no hooks:
    applying the ledger would change nothing. true for NULL. Cost: O(1). */
@@ -1478,20 +1549,22 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_load, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__lock_of_ledger(L)) \
     X(bool, ledger_is_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_set_fields, (mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n), (L, obj, fields, n), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_ledger_iter, ledger_iterate, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__lock_of_ledger(L)) \
     X(bool, ledger_next, (mguard_ledger_iter *it), (it), mguard__lock_of_ledger_iter(it)) \
     X(mguard_ledger_iter, ledger_iterate_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate_records, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate_hooks, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_record_at, (const mguard_ledger *L, size_t i, const char **tag, void **payload), (L, i, tag, payload), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_register_hook, (mguard_ledger *L, const void *obj, const char *name, void *fn, int *id), (L, obj, name, fn, id), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_remove_hook, (mguard_ledger *L, int id), (L, id), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_hook_at, (const mguard_ledger *L, size_t i, mguard_ledger_hook *out), (L, i, out), mguard__lock_of_ledger(L)) \
     X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__lock_of_ledger(L)) \
     X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__lock_of_ledger(a)) \
@@ -5408,12 +5481,15 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
 /* A ledger is six flat arrays and three hash indexes, all holding indices,
    never pointers into each other, so a clone is one memcpy per array
    (docs/design.md, "The side-effects ledger", has the long version):
-   - ents: tracked objects in tracking order {obj, source, seq, kind, flags,
-     head, tail, nwrites}. Removal leaves a tombstone (obj NULL); the array
+   - ents: tracked objects in tracking order {obj, source, fields, seq,
+     kind, flags, head, tail, nwrites, nfields} (fields: the user's table,
+     mguard_ledger_set_fields). Removal leaves a tombstone (obj NULL); the array
      is compacted (order kept, epoch bumped) only when full and no walk is in
      progress. seq grows along the array. ent_ix: obj -> position + 1.
    - writes: a pool of pending attribute writes {obj, attr, value, seq,
-     next, deleted}; free slots (obj NULL) are chained through next. Each
+     next, deleted, bytes}: value is the held pointer (NULL for a sized
+     value, whose bytes are inline: desc.value_size); free slots (obj
+     NULL) are chained through next. Each
      entry chains its writes head -> tail in first-recorded order (an
      overwrite keeps its slot). w_ix: (obj, interned attr) -> slot + 1.
    - refs: a pool of every distinct pointer the ledger holds (tracked
@@ -5424,8 +5500,8 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
      slots) and run by mguard__ledger_flush after the structures are updated;
      releases also wait while a walk (diff, equal, prune, apply) is in
      progress, so every value a walk sees stays alive until it ends.
-   - recs {tag, payload} in order; hooks {obj, name, fn, id} in
-     registration order.
+   - recs {seq, tag, payload} in order; hooks {seq, obj, name, fn, id} in
+     registration order (seq increasing along each array).
    Invariants (checked by mguard_ctx_check): live_ents == ent_ix.used; each entry's
    list holds nwrites writes of that object in increasing seq, none for a
    MUTABLE entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
@@ -5450,19 +5526,22 @@ enum {
 typedef struct mguard__lent {
     const void *obj;           /* NULL: removed */
     const char *source;
+    const mguard_ledger_field *fields;   /* set_fields: the user's table */
     uint64_t seq;
     uint32_t kind, flags;
     uint32_t head, tail;       /* the object's writes, slot + 1 */
-    uint32_t nwrites, pad_;
+    uint32_t nwrites, nfields;
 } mguard__lent;
 
 typedef struct mguard__lwrite {
     const void *obj;           /* NULL: free slot */
     const char *attr;          /* interned */
-    void *value;               /* NULL for a deletion */
+    void *value;               /* the held pointer: NULL for a deletion and
+                                  for every sized value */
     uint64_t seq;
     uint32_t next;             /* next write of obj, or next free slot */
     uint32_t deleted;
+    unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];   /* a sized value (zero for a deletion) */
 } mguard__lwrite;
 
 typedef struct mguard__lref {
@@ -5472,8 +5551,10 @@ typedef struct mguard__lref {
     uint32_t relq_next;        /* release queue link */
 } mguard__lref;
 
-typedef struct mguard__lrec { const char *tag; void *payload; } mguard__lrec;
-typedef struct mguard__lhook { const void *obj; const char *name; void *fn; int id, pad_; } mguard__lhook;
+/* Records and hooks carry their place in the ledger's order (seq, first
+   member: walks resume by it, mguard__ledger_resume). */
+typedef struct mguard__lrec { uint64_t seq; const char *tag; void *payload; } mguard__lrec;
+typedef struct mguard__lhook { uint64_t seq; const void *obj; const char *name; void *fn; int id, pad_; } mguard__lhook;
 
 struct mguard__lroot {
     mguard__part part;         /* first: the context's list of parts */
@@ -5496,7 +5577,7 @@ struct mguard_ledger {
     mguard_ledger_desc desc;
     uint64_t stamp;            /* content version (see above) */
     uint64_t epoch;            /* bumped when positions change */
-    uint64_t next_seq;         /* order of entries and writes, from 1 */
+    uint64_t next_seq;         /* order of entries, writes, records, hooks, from 1 */
     int walks;                 /* walks in progress: releases wait */
     int frames;                /* C frames using L after a call-out */
     mguard__lent *ents;
@@ -5520,7 +5601,9 @@ struct mguard_ledger_diff_result {
     mguard_ctx *ctx;
     mguard_ledger_diff_item *items;
     uint64_t *serials;         /* per item: obj, a.value, a.obj, b.value, b.obj */
-    uint32_t n, cap, capserials;
+    unsigned char *vbytes;     /* sized values: per item a's and b's bytes, which
+                                  a.value and b.value of attribute items point to */
+    uint32_t n, cap, capserials, capvbytes;
     char *text;
     size_t len, textcap;
 };
@@ -5627,6 +5710,29 @@ static bool mguard__ledger_modified(const mguard__lent *e)
     if (e->kind == MGUARD_LEDGER_NEW) return true;
     if (e->kind == MGUARD_LEDGER_EXISTING) return e->nwrites > 0;
     return (e->flags & MGUARD__LE_MARKED) != 0;
+}
+
+/* The value a write shows (walks, load_attr, diff, apply): the pointer,
+   or for sized values the address of its bytes (NULL for a deletion). */
+static void *mguard__ledger_wshow(const mguard_ledger *L, const mguard__lwrite *wr)
+{
+    if (!L->desc.value_size) return wr->value;
+    return wr->deleted ? NULL : mguard__unconst(wr->bytes);
+}
+
+/* The field of entry en named attr, NULL if none. */
+static const mguard_ledger_field *mguard__ledger_field(const mguard__lent *en, const char *attr)
+{
+    uint32_t i;
+    for (i = 0; i < en->nfields; i++)
+        if (strcmp(en->fields[i].name, attr) == 0) return &en->fields[i];
+    return NULL;
+}
+
+/* Bytes of a value: value_size, or a pointer's. */
+static size_t mguard__ledger_vsize(const mguard_ledger *L)
+{
+    return L->desc.value_size ? L->desc.value_size : sizeof(void *);
 }
 
 static struct mguard__lroot *mguard__ledger_root_of(const mguard_ctx *ctx);
@@ -5987,6 +6093,7 @@ static void mguard__ledger_free_write(mguard_ledger *L, uint32_t w)
     wr->attr = NULL;
     wr->value = NULL;
     wr->deleted = 0;
+    memset(wr->bytes, 0, sizeof wr->bytes);
     wr->next = L->wfree;
     L->wfree = w;
     L->live_writes--;
@@ -6219,10 +6326,26 @@ static mguard_status mguard__ledger_oom(const mguard_ledger *L, mguard_status st
 
 /* ---- create, destroy ---------------------------------------------------- */
 
+/* A desc's sized values make sense: NULL (logged) otherwise. */
+static bool mguard__ledger_desc_ok(mguard_ctx *ctx, const mguard_ledger_desc *d)
+{
+    size_t n = d->value_size;
+    const char *why = NULL;
+    if (n > MGUARD_LEDGER_MAX_VALUE) why = "value_size is more than MGUARD_LEDGER_MAX_VALUE";
+    else if ((unsigned)d->value_type > MGUARD_LEDGER_VALUE_DOUBLE) why = "unknown value_type";
+    else if (d->value_type != MGUARD_LEDGER_VALUE_BYTES && n == 0) why = "a value_type needs a value_size";
+    else if ((d->value_type == MGUARD_LEDGER_VALUE_INT || d->value_type == MGUARD_LEDGER_VALUE_UINT) && n != 1 && n != 2 && n != 4 && n != 8)
+        why = "an integer value_type needs a value_size of 1, 2, 4 or 8";
+    else if (d->value_type == MGUARD_LEDGER_VALUE_DOUBLE && n != 4 && n != 8) why = "MGUARD_LEDGER_VALUE_DOUBLE needs a value_size of 4 or 8";
+    if (why) mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ledger_create: %s (value_size %lu)", why, (unsigned long)n);
+    return why == NULL;
+}
+
 static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
 {
     mguard_ledger *L;
     if (!mguard__ctx_can_create(ctx, "mguard_ledger_create")) return NULL;
+    if (desc && !mguard__ledger_desc_ok(ctx, desc)) return NULL;
     if (mguard__ledger_root_ensure(ctx) ||
 #ifdef MGUARD_DEBUG
         mguard__dbg_h_reserve(ctx) ||
@@ -6458,14 +6581,27 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     const void *added = NULL;
     uint32_t e, w;
     uint32_t watched;
+    unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     ctx = L->ctx;
     st = mguard__ledger_attr_entry(L, obj, attr, fn, false, &e);
     if (st) return st;
+    memset(bytes, 0, sizeof bytes);
+    if (L->desc.value_size) {
+        /* a sized value: its bytes are copied, no pointer is held */
+        if (!deleted && !value) {
+            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL value for a ledger of %lu-byte values", fn, (unsigned long)L->desc.value_size);
+            return MGUARD_EINVAL;
+        }
+        if (!deleted) memcpy(bytes, value, L->desc.value_size);
+        value = NULL;
+    }
     if (!(a = mguard__str_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     w = mguard__ledger_w_find(L, obj, a);
-    if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted) return MGUARD_OK;
+    if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted &&
+        memcmp(L->writes[w - 1].bytes, bytes, sizeof bytes) == 0)
+        return MGUARD_OK;
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!w) st = mguard__ledger_reserve_writes(L, 1);
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, value, NULL));
@@ -6477,6 +6613,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         void *old = wr->value;
         wr->value = value;
         wr->deleted = deleted;
+        memcpy(wr->bytes, bytes, sizeof bytes);
         mguard__ledger_ref_inc(L, value, watched);
         mguard__ledger_ref_dec(L, old);
     } else {
@@ -6495,6 +6632,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         wr->seq = L->next_seq++;
         wr->next = 0;
         wr->deleted = deleted;
+        memcpy(wr->bytes, bytes, sizeof bytes);
         mguard__ix_put(&L->w_ix, mguard__ledger_whash(obj, a), w);
         if (en->tail) L->writes[en->tail - 1].next = w; else en->head = w;
         en->tail = w;
@@ -6535,7 +6673,64 @@ static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
     if (!w) return MGUARD_NOT_FOUND;
     if (L->writes[w - 1].deleted) return MGUARD_DELETED;
-    *value = L->writes[w - 1].value;
+    *value = mguard__ledger_wshow(L, &L->writes[w - 1]);
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out)
+{
+    const char *fn = "mguard_ledger_load";
+    const mguard_ledger_field *f;
+    const char *a;
+    uint32_t e, w;
+    size_t vs;
+    mguard_status st;
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (!out) {
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        return MGUARD_EINVAL;
+    }
+    vs = mguard__ledger_vsize(L);
+    memset(out, 0, vs);
+    st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
+    if (st) return st;
+    a = mguard__str_find(L->ctx, attr);
+    w = a ? mguard__ledger_w_find(L, obj, a) : 0;
+    if (w) {
+        const mguard__lwrite *wr = &L->writes[w - 1];
+        if (wr->deleted) return MGUARD_DELETED;
+        memcpy(out, L->desc.value_size ? (const void *)wr->bytes : (const void *)&wr->value, vs);
+        return MGUARD_OK;
+    }
+    /* nothing pending: the real object's field (read-your-writes) */
+    f = mguard__ledger_field(&L->ents[e - 1], attr);
+    if (!f) return MGUARD_NOT_FOUND;
+    memcpy(out, (const unsigned char *)obj + f->offset, vs);
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n)
+{
+    const char *fn = "mguard_ledger_set_fields";
+    uint32_t e;
+    size_t i;
+    mguard_status st = mguard__ledger_can_change(L, fn);
+    if (st) return st;
+    st = mguard__ledger_attr_entry(L, obj, "", fn, false, &e);
+    if (st) return st;
+    if ((!fields && n) || n > 0xffffffffu) {
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL fields with n %lu", fn, (unsigned long)n);
+        return MGUARD_EINVAL;
+    }
+    for (i = 0; i < n; i++) {
+        if (!fields[i].name || fields[i].size != mguard__ledger_vsize(L)) {
+            mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: field %lu (%s) %s", fn, (unsigned long)i,
+                         fields[i].name ? fields[i].name : "NULL", fields[i].name ? "is not of the ledger's value size" : "has no name");
+            return MGUARD_EINVAL;
+        }
+    }
+    L->ents[e - 1].fields = n ? fields : NULL;
+    L->ents[e - 1].nfields = (uint32_t)n;
     return MGUARD_OK;
 }
 
@@ -6568,7 +6763,7 @@ static size_t mguard__ledger_write_count(const mguard_ledger *L)
 
 /* ---- iteration ---------------------------------------------------------- */
 
-enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES };
+enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES, MGUARD__LI_RECORDS, MGUARD__LI_HOOKS };
 
 static mguard_ledger_iter mguard__ledger_iterate(const mguard_ledger *L, bool modified_only)
 {
@@ -6654,17 +6849,94 @@ static bool mguard__ledger_next_write(mguard_ledger_iter *it)
     }
     wr = &L->writes[w - 1];
     it->attr = wr->attr;
-    it->value = wr->value;
+    it->value = mguard__ledger_wshow(L, wr);
     it->deleted = wr->deleted != 0;
     it->seq_ = wr->seq;
     it->pos_ = wr->next;
     it->wseq_ = wr->next ? L->writes[wr->next - 1].seq : 0;
     return true;
 }
+static mguard_ledger_iter mguard__ledger_iterate_seq(const mguard_ledger *L, uint32_t mode)
+{
+    mguard_ledger_iter it;
+    memset(&it, 0, sizeof it);
+    if (mguard__ledger_ok(L)) {
+        it.l_ = L;
+        it.mode_ = mode;
+    }
+    return it;
+}
+
+static mguard_ledger_iter mguard__ledger_iterate_records(const mguard_ledger *L)
+{
+    return mguard__ledger_iterate_seq(L, MGUARD__LI_RECORDS);
+}
+
+static mguard_ledger_iter mguard__ledger_iterate_hooks(const mguard_ledger *L)
+{
+    return mguard__ledger_iterate_seq(L, MGUARD__LI_HOOKS);
+}
+
+/* Where a walk over records or hooks (n elements of stride bytes, each
+   starting with its seq, increasing) goes on: just after the element it
+   returned last (seq_) if that one is still at pos_ - 1, else at the
+   first element with a larger seq. */
+static uint32_t mguard__ledger_resume(const mguard_ledger_iter *it, const void *arr, size_t stride, uint32_t n)
+{
+    const unsigned char *b = (const unsigned char *)arr;
+    uint32_t lo = 0, hi = n;
+    uint64_t s;
+    if (!n) return 0;
+    if (it->pos_ > 0 && it->pos_ <= n) {
+        memcpy(&s, b + (size_t)(it->pos_ - 1) * stride, sizeof s);
+        if (s == it->seq_) return it->pos_;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        memcpy(&s, b + (size_t)mid * stride, sizeof s);
+        if (s <= it->seq_) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static bool mguard__ledger_next_seq(mguard_ledger_iter *it)
+{
+    const mguard_ledger *L = it->l_;
+    uint32_t i;
+    if (it->mode_ == MGUARD__LI_RECORDS) {
+        i = mguard__ledger_resume(it, L->recs, sizeof *L->recs, L->nrecs);
+        if (i < L->nrecs) {
+            it->tag = L->recs[i].tag;
+            it->payload = L->recs[i].payload;
+            it->seq_ = L->recs[i].seq;
+            it->pos_ = i + 1;
+            return true;
+        }
+    } else {
+        i = mguard__ledger_resume(it, L->hooks, sizeof *L->hooks, L->nhooks);
+        if (i < L->nhooks) {
+            it->id = L->hooks[i].id;
+            it->obj = L->hooks[i].obj;
+            it->name = L->hooks[i].name;
+            it->fn = L->hooks[i].fn;
+            it->seq_ = L->hooks[i].seq;
+            it->pos_ = i + 1;
+            return true;
+        }
+    }
+    it->tag = it->name = NULL;
+    it->payload = it->fn = NULL;
+    it->obj = NULL;
+    it->id = 0;
+    it->l_ = NULL;
+    return false;
+}
+
 static bool mguard__ledger_next(mguard_ledger_iter *it)
 {
     if (it && it->l_ && !mguard__ledger_ok(it->l_)) { it->l_ = NULL; return false; }
     if (it && it->mode_ == MGUARD__LI_WRITES) return mguard__ledger_next_write(it);
+    if (it && it->l_ && (it->mode_ == MGUARD__LI_RECORDS || it->mode_ == MGUARD__LI_HOOKS)) return mguard__ledger_next_seq(it);
     return mguard__ledger_next_object(it);
 }
 
@@ -6689,6 +6961,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     mguard__ledger_maybe_sweep(L->ctx);
     if (!st && watched) st = mguard__ledger_watch(L->ctx, payload, fn, &added);
     if (st) return mguard__ledger_oom(L, st, fn);
+    L->recs[L->nrecs].seq = L->next_seq++;
     L->recs[L->nrecs].tag = t;
     L->recs[L->nrecs].payload = payload;
     L->nrecs++;
@@ -6701,17 +6974,6 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
 static size_t mguard__ledger_record_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->nrecs : 0;
-}
-
-static mguard_status mguard__ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload)
-{
-    if (tag) *tag = NULL;
-    if (payload) *payload = NULL;
-    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (i >= L->nrecs) return MGUARD_NOT_FOUND;
-    if (tag) *tag = L->recs[i].tag;
-    if (payload) *payload = L->recs[i].payload;
-    return MGUARD_OK;
 }
 
 static uint32_t mguard__ledger_hook_find(const mguard_ledger *L, int id)
@@ -6749,6 +7011,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     }
     /* ids: start at the number of live hooks, skip ids in use */
     for (cand = (int)L->nhooks; mguard__ledger_hook_find(L, cand); cand++) {}
+    L->hooks[L->nhooks].seq = L->next_seq++;
     L->hooks[L->nhooks].obj = obj;
     L->hooks[L->nhooks].name = nm;
     L->hooks[L->nhooks].fn = fn_value;
@@ -6786,21 +7049,6 @@ static mguard_status mguard__ledger_remove_hook(mguard_ledger *L, int id)
 static size_t mguard__ledger_hook_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->nhooks : 0;
-}
-
-static mguard_status mguard__ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out)
-{
-    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_hook_at: NULL out");
-        return MGUARD_EINVAL;
-    }
-    if (i >= L->nhooks) return MGUARD_NOT_FOUND;
-    out->id = L->hooks[i].id;
-    out->obj = L->hooks[i].obj;
-    out->name = L->hooks[i].name;
-    out->fn = L->hooks[i].fn;
-    return MGUARD_OK;
 }
 
 /* ---- clone and restore: one memcpy per array ---------------------------- */
@@ -7009,9 +7257,10 @@ static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledge
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!MGUARD__DBG_OK(cp, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
-    if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying) {
+    if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying || cp->desc.value_size != L->desc.value_size) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
-                     !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" : "from another context");
+                     !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" :
+                     cp->ctx != L->ctx ? "from another context" : "of another value size");
         return MGUARD_EINVAL;
     }
     if (cp == L) return MGUARD_OK;
@@ -7053,6 +7302,9 @@ typedef struct mguard__lcmp {
     const char *fn;
 } mguard__lcmp;
 
+/* A diff result's copies of one item's sized values: a's, then b's. */
+#define MGUARD__LVBYTES ((size_t)MGUARD_LEDGER_MAX_VALUE * 2)
+
 static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *it)
 {
     mguard_ledger_diff_result *d = c->res;
@@ -7071,8 +7323,34 @@ static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *
     d->serials[d->n * 5 + 2] = mguard__ledger_serial(c->a, it->a.obj);
     d->serials[d->n * 5 + 3] = mguard__ledger_serial(c->b, it->b.value);
     d->serials[d->n * 5 + 4] = mguard__ledger_serial(c->b, it->b.obj);
+    if (c->a->desc.value_size && it->what >= MGUARD_LEDGER_DIFF_ATTR_REMOVED && it->what <= MGUARD_LEDGER_DIFF_ATTR_CHANGED) {
+        /* sized values are copied: the ledgers may change before the text */
+        unsigned char *vb;
+        if (mguard__reserve(d->ctx, (void **)&d->vbytes, &d->capvbytes, (size_t)d->n + 1, MGUARD__LVBYTES)) {
+            c->st = MGUARD_ENOMEM;
+            return true;
+        }
+        vb = d->vbytes + (size_t)d->n * MGUARD__LVBYTES;
+        memset(vb, 0, MGUARD__LVBYTES);
+        if (it->a.value) memcpy(vb, it->a.value, MGUARD_LEDGER_MAX_VALUE);
+        if (it->b.value) memcpy(vb + MGUARD_LEDGER_MAX_VALUE, it->b.value, MGUARD_LEDGER_MAX_VALUE);
+    }
     d->items[d->n++] = *it;
     return false;
+}
+
+/* Point the sized values of d's attribute items at d's copies of them. */
+static void mguard__ledger_diff_own_values(const mguard_ledger *a, mguard_ledger_diff_result *d)
+{
+    uint32_t i;
+    if (!a->desc.value_size) return;
+    for (i = 0; i < d->n; i++) {
+        mguard_ledger_diff_item *it = &d->items[i];
+        unsigned char *vb = d->vbytes + (size_t)i * MGUARD__LVBYTES;
+        if (it->what < MGUARD_LEDGER_DIFF_ATTR_REMOVED || it->what > MGUARD_LEDGER_DIFF_ATTR_CHANGED) continue;
+        if (it->a.value) it->a.value = vb;
+        if (it->b.value) it->b.value = vb + MGUARD_LEDGER_MAX_VALUE;
+    }
 }
 
 /* Values equal under a's hook; *stop when the hook changed a ledger (the
@@ -7082,8 +7360,23 @@ static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, 
     bool r = false;
     *stop = false;
     if (va == vb) return true;
-    if (!va || !vb || !c->a->desc.equal) return false;
+    if (!va || !vb || !c->a->desc.equal || c->a->desc.value_size) return false;
     MGUARD__L_CALLOUT(c->a->ctx, va, vb, r = c->a->desc.equal(va, vb, c->a->desc.user));
+    if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
+        mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        c->st = MGUARD_EINVAL;
+        *stop = true;
+    }
+    return r;
+}
+
+/* Sized values equal: a's equal hook on their bytes, else memcmp. */
+static bool mguard__ledger_beq(mguard__lcmp *c, const unsigned char *ba, const unsigned char *bb, bool *stop)
+{
+    bool r = false;
+    *stop = false;
+    if (!c->a->desc.equal) return memcmp(ba, bb, c->a->desc.value_size) == 0;
+    MGUARD__L_CALLOUT(c->a->ctx, NULL, NULL, r = c->a->desc.equal(ba, bb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
         mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
@@ -7110,11 +7403,11 @@ static void mguard__ledger_side_ent(mguard_ledger_diff_side *s, const mguard__le
     s->modified = mguard__ledger_modified(e);
 }
 
-static void mguard__ledger_side_write(mguard_ledger_diff_side *s, const mguard__lwrite *w)
+static void mguard__ledger_side_write(const mguard_ledger *X, mguard_ledger_diff_side *s, const mguard__lwrite *w)
 {
     s->present = true;
     s->name = w->attr;
-    s->value = w->value;
+    s->value = mguard__ledger_wshow(X, w);
     s->deleted = w->deleted != 0;
 }
 
@@ -7143,7 +7436,7 @@ static void mguard__ledger_emit_writes(mguard__lcmp *c, const mguard_ledger *X, 
     for (w = X->ents[e].head; w; w = X->writes[w - 1].next) {
         mguard__ledger_item(&it, side_a ? MGUARD_LEDGER_DIFF_ATTR_REMOVED : MGUARD_LEDGER_DIFF_ATTR_ADDED,
                        X->writes[w - 1].obj, X->writes[w - 1].attr, -1);
-        mguard__ledger_side_write(side_a ? &it.a : &it.b, &X->writes[w - 1]);
+        mguard__ledger_side_write(X, side_a ? &it.a : &it.b, &X->writes[w - 1]);
         MGUARD__L_EMIT(c, &it);
     }
 }
@@ -7158,13 +7451,14 @@ static bool mguard__ledger_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
     if (A->writes[w - 1].deleted || B->writes[wb - 1].deleted) {
         same = A->writes[w - 1].deleted == B->writes[wb - 1].deleted;
     } else {
-        same = mguard__ledger_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
+        same = A->desc.value_size ? mguard__ledger_beq(c, A->writes[w - 1].bytes, B->writes[wb - 1].bytes, &stop)
+                                  : mguard__ledger_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
         if (stop) return true;
     }
     if (same) return false;
     mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_CHANGED, A->writes[w - 1].obj, A->writes[w - 1].attr, -1);
-    mguard__ledger_side_write(&it.a, &A->writes[w - 1]);
-    mguard__ledger_side_write(&it.b, &B->writes[wb - 1]);
+    mguard__ledger_side_write(A, &it.a, &A->writes[w - 1]);
+    mguard__ledger_side_write(B, &it.b, &B->writes[wb - 1]);
     return mguard__ledger_emit(c, &it);
 }
 
@@ -7223,7 +7517,7 @@ static void mguard__ledger_compare(mguard__lcmp *c)
             uint32_t wb = mguard__ledger_w_find(B, obj, A->writes[w - 1].attr);
             if (!wb) {
                 mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_REMOVED, obj, A->writes[w - 1].attr, -1);
-                mguard__ledger_side_write(&it.a, &A->writes[w - 1]);
+                mguard__ledger_side_write(A, &it.a, &A->writes[w - 1]);
                 MGUARD__L_EMIT(c, &it);
                 continue;
             }
@@ -7232,7 +7526,7 @@ static void mguard__ledger_compare(mguard__lcmp *c)
         for (w = B->ents[eb - 1].head; w; w = B->writes[w - 1].next) {
             if (mguard__ledger_w_find(A, obj, B->writes[w - 1].attr)) continue;
             mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_ADDED, obj, B->writes[w - 1].attr, -1);
-            mguard__ledger_side_write(&it.b, &B->writes[w - 1]);
+            mguard__ledger_side_write(B, &it.b, &B->writes[w - 1]);
             MGUARD__L_EMIT(c, &it);
         }
     }
@@ -7301,8 +7595,9 @@ static mguard_status mguard__ledger_pair_ok(const mguard_ledger *a, const mguard
     if (!mguard__dbg_h_valid(a, MGUARD__DBG_LEDGER, fn) || !mguard__dbg_h_valid(b, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
 #endif
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
-        if (a->ctx == b->ctx) return MGUARD_OK;
-        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
+        if (a->ctx == b->ctx && a->desc.value_size == b->desc.value_size) return MGUARD_OK;
+        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers %s", fn,
+                     a->ctx != b->ctx ? "belong to different contexts" : "hold values of different sizes");
     } else if (mguard__ledger_ok(a) || mguard__ledger_ok(b)) {
         mguard__logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
     }
@@ -7366,18 +7661,60 @@ static void mguard__ledger_diff_puts(mguard_ledger_diff_result *d, mguard_status
 
 #define MGUARD__LFMT 128
 
-/* Format p (held by X) with X's hook; a pointer X no longer holds because
-   it was destroyed meanwhile is not handed to the hook. */
-static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, char *buf)
+/* The default format of a sized value: by X's value_type. */
+static void mguard__ledger_fmt_bytes(const mguard_ledger *X, const unsigned char *b, char *buf)
+{
+    size_t n = X->desc.value_size, i;
+    union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64; float f; double d; } u;
+    memset(&u, 0, sizeof u);
+    if (X->desc.value_type != MGUARD_LEDGER_VALUE_BYTES) memcpy(&u, b, n);   /* n <= 8 (mguard__ledger_desc_ok) */
+    switch (X->desc.value_type) {
+    case MGUARD_LEDGER_VALUE_INT:
+        snprintf(buf, MGUARD__LFMT, "%lld", n == 1 ? (long long)u.i8 : n == 2 ? (long long)u.i16 : n == 4 ? (long long)u.i32 : (long long)u.i64);
+        return;
+    case MGUARD_LEDGER_VALUE_UINT:
+        snprintf(buf, MGUARD__LFMT, "%llu", n == 1 ? (unsigned long long)u.u8 : n == 2 ? (unsigned long long)u.u16 :
+                                           n == 4 ? (unsigned long long)u.u32 : (unsigned long long)u.u64);
+        return;
+    case MGUARD_LEDGER_VALUE_DOUBLE:
+        if (n == 4) snprintf(buf, MGUARD__LFMT, "%.9g", (double)u.f);
+        else snprintf(buf, MGUARD__LFMT, "%.17g", u.d);
+        return;
+    case MGUARD_LEDGER_VALUE_BYTES:
+        break;
+    }
+    buf[0] = '0';
+    buf[1] = 'x';
+    for (i = 0; i < n; i++) snprintf(buf + 2 + 2 * i, 3, "%02x", (unsigned)b[i]);
+}
+
+enum { MGUARD__LF_VALUE, MGUARD__LF_OBJECT, MGUARD__LF_BYTES };
+
+/* Format p (held by X) with X's hook for objects or for values (kind:
+   MGUARD__LF_*); a pointer X no longer holds because it was destroyed
+   meanwhile is not handed to the hook. Sized values (BYTES) are the diff
+   result's own copies. */
+static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, int kind, char *buf)
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
+    mguard_ledger_format_fn format = kind == MGUARD__LF_OBJECT ? X->desc.format_object : X->desc.format_value;
+    if (kind == MGUARD__LF_BYTES && p) {
+        if (!format) {
+            mguard__ledger_fmt_bytes(X, (const unsigned char *)p, buf);
+            return;
+        }
+        buf[0] = 0;
+        MGUARD__L_CALLOUT(X->ctx, NULL, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
+        buf[MGUARD__LFMT - 1] = 0;
+        return;
+    }
     if (!p) {
         snprintf(buf, MGUARD__LFMT, "NULL");
     } else if (X->stamp != s0 && (!mguard__ledger_alive(X, p) || !mguard__ledger_same(X, p, serial))) {
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
-    } else if (X->desc.format) {
+    } else if (format) {
         buf[0] = 0;
-        MGUARD__L_CALLOUT(X->ctx, p, NULL, X->desc.format(p, buf, MGUARD__LFMT, X->desc.user));
+        MGUARD__L_CALLOUT(X->ctx, p, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
     } else {
         snprintf(buf, MGUARD__LFMT, "%p", p);
@@ -7393,14 +7730,15 @@ static uint64_t mguard__ledger_item_serial(const mguard__lcmp *c, const mguard_l
 /* An object's label: with a's format hook if a holds it, else b's. */
 static void mguard__ledger_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
 {
-    mguard__ledger_fmt(c, mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__ledger_item_serial(c, it, 0), buf);
+    mguard__ledger_fmt(c, mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__ledger_item_serial(c, it, 0), MGUARD__LF_OBJECT, buf);
 }
 
 static void mguard__ledger_value_text(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int side, char *buf)
 {
     const mguard_ledger_diff_side *s = side ? &it->b : &it->a;
     if (s->deleted) snprintf(buf, MGUARD__LFMT, "<deleted>");
-    else mguard__ledger_fmt(c, side ? c->b : c->a, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), buf);
+    else mguard__ledger_fmt(c, side ? c->b : c->a, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
+                            c->a->desc.value_size ? MGUARD__LF_BYTES : MGUARD__LF_VALUE, buf);
 }
 
 static void mguard__ledger_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)
@@ -7502,12 +7840,14 @@ static void mguard__ledger_item_text(mguard__lcmp *c, const mguard_ledger_diff_i
             if (!s->present) continue;
             if (side && it->a.present) mguard__ledger_diff_puts(d, st, " -> ");
             if (!rec) {
-                mguard__ledger_fmt(c, S, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), o);
+                mguard__ledger_fmt(c, S, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), MGUARD__LF_OBJECT, o);
                 mguard__ledger_diff_puts(d, st, o);
                 mguard__ledger_diff_puts(d, st, ".");
             }
             mguard__ledger_diff_puts(d, st, s->name ? s->name : "(unnamed)");
-            mguard__ledger_fmt(c, S, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), x);
+            /* sized ledgers: payloads and hook functions are objects */
+            mguard__ledger_fmt(c, S, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
+                               S->desc.value_size ? MGUARD__LF_OBJECT : MGUARD__LF_VALUE, x);
             mguard__ledger_diff_puts(d, st, rec ? "(" : " ");
             mguard__ledger_diff_puts(d, st, x);
             if (rec) mguard__ledger_diff_puts(d, st, ")");
@@ -7546,6 +7886,7 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
         mguard__ledger_walk_pair(&c, a, b);
         mguard__ledger_compare(&c);
         st = c.st;
+        if (!st) mguard__ledger_diff_own_values(a, d);
         for (i = 0; i < d->n && !st; i++) mguard__ledger_item_text(&c, &d->items[i], &st);
         mguard__ledger_end_pair(&c);
     }
@@ -7579,6 +7920,7 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
     ctx = d->ctx;
     mguard__free(ctx, d->items);
     mguard__free(ctx, d->serials);
+    mguard__free(ctx, d->vbytes);
     mguard__free(ctx, d->text);
     d->magic = MGUARD__DEAD;
     mguard__free(ctx, d);
@@ -7586,27 +7928,67 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
 
 /* ---- prune -------------------------------------------------------------- */
 
-/* Marking state: positions < n0 (the entries present when prune began;
-   positions cannot move during a walk) are marked at most once each, so
-   the work stack never holds more than n0. */
+/* Marking state. Every pointer prune reaches is looked into once: a
+   tracked entry present when prune began (positions < n0 cannot move
+   during a walk) is marked in mark[], any other pointer goes into the
+   open-addressing set seen (only with a refs hook: without one there is
+   nothing to ask about it). work holds the reached pointers not yet looked
+   into; it and seen grow, so a refs hook may list any number of pointers. */
 typedef struct mguard__lprune {
     mguard_ledger *L;
     uint64_t stamp;
-    uint32_t n0, nwork;
+    uint32_t n0, nwork, capwork, nseen, capseen;
     unsigned char *mark;
-    uint32_t *work;
-    bool changed;
+    const void **work;
+    const void **seen;         /* capseen slots (a power of two), NULL: free */
+    bool changed, oom;
 } mguard__lprune;
 
+/* Add x to the set of untracked pointers reached: true when it is new. */
+static bool mguard__ledger_prune_seen(mguard__lprune *p, const void *x)
+{
+    uint32_t i, mask;
+    if ((p->nseen + 1) * 2 > p->capseen) {
+        uint32_t ncap = p->capseen ? p->capseen * 2 : 64, j;
+        const void **ns = (const void **)mguard__alloc(p->L->ctx, (size_t)ncap * sizeof *ns);
+        if (!ns || ncap < p->capseen) { mguard__free(p->L->ctx, (void *)ns); p->oom = true; return false; }
+        memset((void *)ns, 0, (size_t)ncap * sizeof *ns);
+        for (j = 0; j < p->capseen; j++) {
+            if (!p->seen[j]) continue;
+            for (i = mguard__hash_ptr(p->seen[j]) & (ncap - 1); ns[i]; i = (i + 1) & (ncap - 1)) {}
+            ns[i] = p->seen[j];
+        }
+        mguard__free(p->L->ctx, (void *)p->seen);
+        p->seen = ns;
+        p->capseen = ncap;
+    }
+    mask = p->capseen - 1;
+    for (i = mguard__hash_ptr(x) & mask; p->seen[i]; i = (i + 1) & mask)
+        if (p->seen[i] == x) return false;
+    p->seen[i] = x;
+    p->nseen++;
+    return true;
+}
+
+/* x is reached: a tracked entry is live; either way x is looked into
+   (once) when its turn comes. */
 static void mguard__ledger_prune_visit(const void *obj, void *vctx)
 {
     mguard__lprune *p = (mguard__lprune *)vctx;
     uint32_t e;
-    if (!obj || p->changed) return;
+    if (!obj || p->changed || p->oom) return;
     e = mguard__ledger_ent_find(p->L, obj);
-    if (!e || e > p->n0 || p->mark[e - 1]) return;
-    p->mark[e - 1] = 1;
-    p->work[p->nwork++] = e - 1;
+    if (e) {
+        if (e > p->n0 || p->mark[e - 1]) return;
+        p->mark[e - 1] = 1;
+    } else if (!p->L->desc.refs || !mguard__ledger_prune_seen(p, obj)) {
+        return;
+    }
+    if (mguard__reserve(p->L->ctx, (void **)&p->work, &p->capwork, (size_t)p->nwork + 1, sizeof *p->work)) {
+        p->oom = true;
+        return;
+    }
+    p->work[p->nwork++] = obj;
 }
 
 /* The visit function handed to the refs hook, which runs outside the lock
@@ -7619,17 +8001,13 @@ static void mguard__ledger_prune_visit_cb(const void *obj, void *vctx)
     MGUARD__LK_OUT(ctx);
 }
 
-/* Visit what v refers to; stops for good once the ledger changed (the
-   snapshot of values may then hold released ones). */
-static void mguard__ledger_prune_follow(mguard__lprune *p, const void *v)
+/* Ask the refs hook what x refers to; stops for good once the ledger
+   changed (the snapshot of values may then hold released ones). */
+static void mguard__ledger_prune_ask(mguard__lprune *p, const void *x)
 {
     mguard_ledger *L = p->L;
-    if (!v || p->changed) return;
-    if (!L->desc.refs) {
-        mguard__ledger_prune_visit(v, p);
-        return;
-    }
-    MGUARD__L_CALLOUT(L->ctx, v, NULL, L->desc.refs(v, mguard__ledger_prune_visit_cb, p, L->desc.user));
+    if (!L->desc.refs || p->changed || p->oom) return;
+    MGUARD__L_CALLOUT(L->ctx, x, NULL, L->desc.refs(x, mguard__ledger_prune_visit_cb, p, L->desc.user));
     if (L->stamp != p->stamp) p->changed = true;
 }
 
@@ -7653,14 +8031,16 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     p.L = L;
     p.n0 = L->nents;
     nv = L->live_writes + L->nrecs + L->nhooks;
-    bytes = ((size_t)nv + L->nhooks) * sizeof(void *) + ((size_t)p.n0 * 2 + 1) * sizeof(uint32_t) + p.n0;
+    bytes = ((size_t)nv + L->nhooks) * sizeof(void *) + ((size_t)p.n0 + 1) * sizeof(uint32_t) + p.n0;
     block = (unsigned char *)mguard__alloc(L->ctx, bytes);
-    if (!block) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
+    if (!block || mguard__reserve(L->ctx, (void **)&p.work, &p.capwork, (size_t)p.n0 + 1, sizeof *p.work)) {
+        mguard__free(L->ctx, block);
+        return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
+    }
     vals = (const void **)(void *)block;
     hobj = vals + nv;
     off = (uint32_t *)(void *)(hobj + L->nhooks);
-    p.work = off + p.n0 + 1;
-    p.mark = (unsigned char *)(p.work + p.n0);
+    p.mark = (unsigned char *)(off + p.n0 + 1);
     memset(p.mark, 0, p.n0);
     for (i = 0, k = 0; i < p.n0; i++) {
         uint32_t w;
@@ -7678,24 +8058,27 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     nv = L->nhooks;
     p.stamp = L->stamp;
     mguard__ledger_begin_walk(L);
-    /* Roots: the given ones, hooked objects, record payloads and hook
-       functions, every EXISTING and MUTABLE entry. */
-    for (r = 0; r < nroots; r++) mguard__ledger_prune_follow(&p, roots[r]);
+    /* Reached from the start: the given roots, hooked objects, record
+       payloads and hook functions, every EXISTING and MUTABLE entry. Then
+       each reached pointer is looked into: what the refs hook lists for it
+       and, for a tracked object, its pending values. */
+    for (r = 0; r < nroots; r++) mguard__ledger_prune_visit(roots[r], &p);
     for (i = 0; i < nv; i++) mguard__ledger_prune_visit(hobj[i], &p);
-    for (i = off[p.n0]; i < k; i++) mguard__ledger_prune_follow(&p, vals[i]);
-    for (i = 0; i < p.n0 && !p.changed; i++) {
-        if (L->ents[i].obj && L->ents[i].kind != MGUARD_LEDGER_NEW && !p.mark[i]) {
-            p.mark[i] = 1;
-            p.work[p.nwork++] = i;
-        }
-    }
-    while (p.nwork && !p.changed) {
-        uint32_t e = p.work[--p.nwork], j;
-        for (j = off[e]; j < off[e + 1] && !p.changed; j++) mguard__ledger_prune_follow(&p, vals[j]);
+    for (i = off[p.n0]; i < k; i++) mguard__ledger_prune_visit(vals[i], &p);
+    for (i = 0; i < p.n0; i++)
+        if (L->ents[i].obj && L->ents[i].kind != MGUARD_LEDGER_NEW) mguard__ledger_prune_visit(L->ents[i].obj, &p);
+    while (p.nwork && !p.changed && !p.oom) {
+        const void *x = p.work[--p.nwork];
+        uint32_t e, j;
+        mguard__ledger_prune_ask(&p, x);
+        if (p.changed || p.oom || !(e = mguard__ledger_ent_find(L, x)) || e > p.n0) continue;
+        for (j = off[e - 1]; j < off[e]; j++) mguard__ledger_prune_visit(vals[j], &p);
     }
     if (p.changed) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
         st = MGUARD_EINVAL;
+    } else if (p.oom) {
+        st = mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     } else {
         for (i = 0; i < p.n0; i++) {
             if (L->ents[i].obj && L->ents[i].kind == MGUARD_LEDGER_NEW && !p.mark[i]) {
@@ -7706,6 +8089,8 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
         if (dropped) mguard__ledger_touch(L);
     }
     mguard__free(L->ctx, block);
+    mguard__free(L->ctx, (void *)p.work);
+    mguard__free(L->ctx, (void *)p.seen);
     mguard__ledger_end_walk(L);   /* the releases of what was dropped run here */
     return st;
 }
@@ -7714,26 +8099,43 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
 
 /* One pending write as apply found it. Identity is the serial (the
    context's record of obj and of value), never the address: an object the
-   callback destroyed may be followed by a new one at its address. */
+   callback destroyed may be followed by a new one at its address. A sized
+   value is copied here (value points to bytes); field is where it goes
+   when obj's field table names attr (no callback then). */
 typedef struct mguard__lpending {
     const void *obj;
     const char *attr;
     void *value;
+    const mguard_ledger_field *field;
     uint64_t obj_serial, value_serial;   /* 0: not an object of the context */
     size_t deleted;
+    unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];
 } mguard__lpending;
 
+/* Write a pending value into its field of the real object (a deletion
+   zeroes the field). */
+static void mguard__ledger_apply_field(const mguard_ledger *L, const mguard__lpending *pw)
+{
+    unsigned char *dst = (unsigned char *)mguard__unconst(pw->obj) + pw->field->offset;
+    if (pw->deleted) memset(dst, 0, pw->field->size);
+    else memcpy(dst, L->desc.value_size ? (const void *)pw->bytes : (const void *)&pw->value, pw->field->size);
+}
 
 static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
 {
     const char *name = "mguard_ledger_apply";
     mguard__lpending *snap = NULL;
-    uint32_t i, k = 0;
+    uint32_t i, k = 0, unbound = 0;
     uint64_t s0;
     mguard_status st = mguard__ledger_can_change(L, name);
     if (st) return st;
-    if (!fn) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
+    for (i = 0; !fn && i < L->nents; i++) {
+        uint32_t w;
+        if (!L->ents[i].obj) continue;
+        for (w = L->ents[i].head; w; w = L->writes[w - 1].next) unbound += !mguard__ledger_field(&L->ents[i], L->writes[w - 1].attr);
+    }
+    if (unbound) {
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback, and %u write(s) are to no field", name, unbound);
         return MGUARD_EINVAL;
     }
     if (L->live_writes) {
@@ -7744,12 +8146,15 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         uint32_t w;
         if (!L->ents[i].obj) continue;
         for (w = L->ents[i].head; w; w = L->writes[w - 1].next) {
-            snap[k].obj = L->writes[w - 1].obj;
-            snap[k].attr = L->writes[w - 1].attr;
-            snap[k].value = L->writes[w - 1].value;
+            const mguard__lwrite *wr = &L->writes[w - 1];
+            snap[k].obj = wr->obj;
+            snap[k].attr = wr->attr;
+            snap[k].field = mguard__ledger_field(&L->ents[i], wr->attr);
+            memcpy(snap[k].bytes, wr->bytes, sizeof wr->bytes);
+            snap[k].value = L->desc.value_size ? (wr->deleted ? NULL : snap[k].bytes) : wr->value;
             snap[k].obj_serial = mguard__ledger_serial(L, snap[k].obj);
-            snap[k].value_serial = mguard__ledger_serial(L, snap[k].value);
-            snap[k].deleted = L->writes[w - 1].deleted;
+            snap[k].value_serial = mguard__ledger_serial(L, wr->value);
+            snap[k].deleted = wr->deleted;
             k++;
         }
     }
@@ -7759,9 +8164,10 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         /* releases wait for the walk, so a value can only have gone away
            by being destroyed; an untracked object means it was dropped */
         if (L->stamp != s0 && (!mguard__ledger_ent_find(L, snap[i].obj) || !mguard__ledger_same(L, snap[i].obj, snap[i].obj_serial) ||
-                               !mguard__ledger_same(L, snap[i].value, snap[i].value_serial)))
+                               !mguard__ledger_same(L, L->desc.value_size ? NULL : snap[i].value, snap[i].value_serial)))
             continue;
-        MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(snap[i].obj, snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
+        if (snap[i].field) mguard__ledger_apply_field(L, &snap[i]);
+        else MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     mguard__free(L->ctx, snap);
     mguard__ledger_end_walk(L);
@@ -7837,9 +8243,12 @@ static mguard_status mguard__ledger_check_refs(const mguard_ledger *L, uint32_t 
         if (L->ents[i].obj && mguard__ledger_check_hold(L, cnt, L->ents[i].obj, "tracked object")) return MGUARD_EINVAL;
     for (w = 0; w < L->nwpool; w++)
         if (L->writes[w].obj && mguard__ledger_check_hold(L, cnt, L->writes[w].value, "value")) return MGUARD_EINVAL;
-    for (i = 0; i < L->nrecs; i++)
+    for (i = 0; i < L->nrecs; i++) {
+        MGUARD__CHECK(L->ctx, (i == 0 || L->recs[i].seq > L->recs[i - 1].seq) && L->recs[i].seq < L->next_seq, "ledger: record %u out of order", i);
         if (mguard__ledger_check_hold(L, cnt, L->recs[i].payload, "payload")) return MGUARD_EINVAL;
+    }
     for (i = 0; i < L->nhooks; i++) {
+        MGUARD__CHECK(L->ctx, (i == 0 || L->hooks[i].seq > L->hooks[i - 1].seq) && L->hooks[i].seq < L->next_seq, "ledger: hook %u out of order", i);
         if (mguard__ledger_check_hold(L, cnt, L->hooks[i].obj, "hooked object") ||
             mguard__ledger_check_hold(L, cnt, L->hooks[i].fn, "hook")) return MGUARD_EINVAL;
         for (n = 0; n < i; n++) MGUARD__CHECK(L->ctx, L->hooks[n].id != L->hooks[i].id, "ledger: hook id %d twice", L->hooks[i].id);
@@ -7915,6 +8324,7 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
             MGUARD__CHECK(L->ctx, steps == 0 || wr->seq > wlast, "ledger: entry %u: writes out of order", i);
             MGUARD__CHECK(L->ctx, wr->attr && mguard__ledger_w_find(L, wr->obj, wr->attr) == w, "ledger: entry %u: write %u not found by its key", i, w);
             MGUARD__CHECK(L->ctx, !wr->deleted || !wr->value, "ledger: entry %u: deletion with a value", i);
+            MGUARD__CHECK(L->ctx, !L->desc.value_size || !wr->value, "ledger: entry %u: a sized value holds a pointer", i);
             MGUARD__CHECK(L->ctx, ++steps <= en->nwrites, "ledger: entry %u: more writes than counted", i);
             wlast = wr->seq;
             prev = w;
@@ -8326,6 +8736,10 @@ mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, c
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_load_attr(L, obj, attr, value) : mguard__ledger_load_attr(L, obj, attr, value); }
 bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_pending(L, obj, attr) : mguard__ledger_is_pending(L, obj, attr); }
+mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_set_fields(L, obj, fields, n) : mguard__ledger_set_fields(L, obj, fields, n); }
+mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_load(L, obj, attr, out) : mguard__ledger_load(L, obj, attr, out); }
 size_t mguard_ledger_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_count(L) : mguard__ledger_count(L); }
 size_t mguard_ledger_modified_count(const mguard_ledger *L)
@@ -8338,20 +8752,20 @@ bool mguard_ledger_next(mguard_ledger_iter *it)
 { return mguard__lock_of_ledger_iter(it) ? mguard__locked_ledger_next(it) : mguard__ledger_next(it); }
 mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_writes(L, obj) : mguard__ledger_iterate_writes(L, obj); }
+mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_records(L) : mguard__ledger_iterate_records(L); }
+mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_hooks(L) : mguard__ledger_iterate_hooks(L); }
 mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record(L, tag, payload) : mguard__ledger_record(L, tag, payload); }
 size_t mguard_ledger_record_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record_count(L) : mguard__ledger_record_count(L); }
-mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record_at(L, i, tag, payload) : mguard__ledger_record_at(L, i, tag, payload); }
 mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_register_hook(L, obj, name, fn, id) : mguard__ledger_register_hook(L, obj, name, fn, id); }
 mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_remove_hook(L, id) : mguard__ledger_remove_hook(L, id); }
 size_t mguard_ledger_hook_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_hook_count(L) : mguard__ledger_hook_count(L); }
-mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_hook_at(L, i, out) : mguard__ledger_hook_at(L, i, out); }
 mguard_ledger *mguard_ledger_clone(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_clone(L) : mguard__ledger_clone(L); }
 mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint)

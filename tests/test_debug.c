@@ -417,7 +417,7 @@ static void test_creates_fail_cleanly_at_each_allocation_with_the_registry(void 
    the apply ends (its destroy is deferred), then leaves the registry. */
 typedef struct ledger_in_apply { mguard_ledger *L; size_t count; int calls; } ledger_in_apply;
 
-static void apply_destroys_ledger(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void apply_destroys_ledger(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     ledger_in_apply *a = (ledger_in_apply *)user;
     (void)obj; (void)attr; (void)value; (void)deleted;
