@@ -1877,7 +1877,7 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what);
 
-#ifdef MGUARD__TRACKERS
+#ifdef MGUARD__ADDONS
 /* Is h (the address of a struct that begins with its mguard__handle) a live
    handle of this kind? NULL and a wrong magic number are not; under
    MGUARD_DEBUG the registry of live handles is asked first, so a destroyed
@@ -1914,8 +1914,6 @@ static void mguard__handle_free(void *h)
     hd->magic = MGUARD__DEAD;
     mguard__free(ctx, h);
 }
-#endif
-#ifdef MGUARD__ADDONS
 
 static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
 {
@@ -5568,9 +5566,8 @@ struct mguard__lroot {
 };
 
 struct mguard_ledger {
-    uint32_t magic;
+    mguard__handle hd;         /* first: magic, kind, context */
     int destroying;            /* destroy requested: emptied, refuses changes */
-    mguard_ctx *ctx;
     size_t block_bytes;        /* this struct heads a block of that size; an
                                   array inside it is never freed on its own */
     mguard_ledger *prev, *next;
@@ -5646,17 +5643,7 @@ static void mguard__hook_pop(mguard_ctx *ctx, const mguard__hookframe *f)
     } while (0)
 
 
-static bool mguard__ledger_magic(const mguard_ledger *L)
-{
-    return L && L->magic == MGUARD__MAGIC_LEDGER;
-}
-#ifdef MGUARD_DEBUG
-/* MGUARD_DEBUG: the handle is looked up among the live ones before it is
-   read, the log line naming the calling function ("handle checks"). */
-#define mguard__ledger_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_LEDGER, __func__) && mguard__ledger_magic(h))
-#else
-#define mguard__ledger_ok(h) mguard__ledger_magic(h)
-#endif
+#define mguard__ledger_ok(h) mguard__handle_ok((h), MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, __func__)
 
 
 static void mguard__ix_clear(mguard__index *ix)
@@ -5738,7 +5725,7 @@ static size_t mguard__ledger_vsize(const mguard_ledger *L)
 static struct mguard__lroot *mguard__ledger_root_of(const mguard_ctx *ctx);
 static void mguard__ledger_touch(mguard_ledger *L)
 {
-    L->stamp = ++mguard__ledger_root_of(L->ctx)->next_stamp;
+    L->stamp = ++mguard__ledger_root_of(L->hd.ctx)->next_stamp;
 }
 
 /* ---- the block: a clone is one allocation ------------------------------
@@ -5753,7 +5740,7 @@ static bool mguard__ledger_in_block(const mguard_ledger *L, const void *p)
 
 static void mguard__ledger_free_array(const mguard_ledger *L, void *p)
 {
-    if (!mguard__ledger_in_block(L, p)) mguard__free(L->ctx, p);
+    if (!mguard__ledger_in_block(L, p)) mguard__free(L->hd.ctx, p);
 }
 
 /* mguard__reserve for a ledger array (which may live in the block). */
@@ -5762,12 +5749,12 @@ static mguard_status mguard__ledger_grow(const mguard_ledger *L, void **arr, uin
     size_t ncap;
     void *p;
     if (need <= *cap) return MGUARD_OK;
-    if (!mguard__ledger_in_block(L, *arr)) return mguard__reserve(L->ctx, arr, cap, need, elem);
+    if (!mguard__ledger_in_block(L, *arr)) return mguard__reserve(L->hd.ctx, arr, cap, need, elem);
     if (need > 0x7fffffffu) return MGUARD_ENOMEM;
     ncap = *cap ? (size_t)*cap * 2 : 4;
     while (ncap < need) ncap *= 2;
     if (ncap > 0x7fffffffu) ncap = 0x7fffffffu;
-    p = mguard__alloc(L->ctx, ncap * elem);
+    p = mguard__alloc(L->hd.ctx, ncap * elem);
     if (!p) return MGUARD_ENOMEM;
     memcpy(p, *arr, (size_t)*cap * elem);
     *arr = p;
@@ -5782,9 +5769,9 @@ static mguard_status mguard__ledger_ix_reserve(const mguard_ledger *L, mguard__i
     mguard__index fresh;
     size_t i;
     mguard_status st;
-    if (!mguard__ledger_in_block(L, ix->slots) || need * 2 <= ix->mask + 1) return mguard__ix_reserve(L->ctx, ix, need);
+    if (!mguard__ledger_in_block(L, ix->slots) || need * 2 <= ix->mask + 1) return mguard__ix_reserve(L->hd.ctx, ix, need);
     memset(&fresh, 0, sizeof fresh);
-    st = mguard__ix_reserve(L->ctx, &fresh, need);
+    st = mguard__ix_reserve(L->hd.ctx, &fresh, need);
     if (st) return st;
     for (i = 0; i <= ix->mask; i++)
         if (ix->slots[i].idx) mguard__ix_put(&fresh, ix->slots[i].hash, ix->slots[i].idx);
@@ -5885,15 +5872,15 @@ static uint64_t mguard__ledger_serial(const mguard_ledger *L, const void *p)
 {
     uint32_t r = p ? mguard__ledger_ref_find(L, p) : 0;
     if (!r || !(L->refs[r - 1].flags & MGUARD__LR_WATCHED)) return 0;
-    r = mguard__reg_find(L->ctx, p);
-    return r ? L->ctx->objs[r - 1].serial : 0;
+    r = mguard__reg_find(L->hd.ctx, p);
+    return r ? L->hd.ctx->objs[r - 1].serial : 0;
 }
 
 /* Is p, whose serial was `serial` when a walk began, still that object? */
 static bool mguard__ledger_same(const mguard_ledger *L, const void *p, uint64_t serial)
 {
     if (!p) return true;
-    if (serial) return mguard__find_serial(L->ctx, p, serial) != 0;
+    if (serial) return mguard__find_serial(L->hd.ctx, p, serial) != 0;
     return mguard__ledger_alive(L, p);
 }
 
@@ -5905,7 +5892,7 @@ static void mguard__ledger_free(mguard_ledger *L);
    call-out except through L->frames, which keeps L's memory alive. */
 static void mguard__ledger_drain(mguard_ledger *L)
 {
-    mguard_ctx *ctx = L->ctx;
+    mguard_ctx *ctx = L->hd.ctx;
     for (;;) {
         uint32_t r;
         mguard__lref *s;
@@ -6310,9 +6297,9 @@ static uint32_t mguard__ledger_new_refs(const mguard_ledger *L, const void *p, c
 /* A usable L for a change, or a status (bad handles cannot be logged). */
 static mguard_status mguard__ledger_can_change(const mguard_ledger *L, const char *fn)
 {
-    if (!MGUARD__DBG_OK(L, MGUARD__DBG_LEDGER, fn) || !mguard__ledger_magic(L)) return MGUARD_EINVAL;
+    if (!mguard__handle_ok(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
     if (L->destroying) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -6320,7 +6307,7 @@ static mguard_status mguard__ledger_can_change(const mguard_ledger *L, const cha
 
 static mguard_status mguard__ledger_oom(const mguard_ledger *L, mguard_status st, const char *fn)
 {
-    if (st == MGUARD_ENOMEM) mguard__logf(L->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    if (st == MGUARD_ENOMEM) mguard__logf(L->hd.ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
     return st;
 }
 
@@ -6356,8 +6343,6 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
         return NULL;
     }
     memset(L, 0, sizeof *L);
-    L->magic = MGUARD__MAGIC_LEDGER;
-    L->ctx = ctx;
     L->block_bytes = sizeof *L;
     if (desc) L->desc = *desc;
     L->next_seq = 1;
@@ -6368,16 +6353,14 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
         root->head = L;
         root->nledgers++;
     }
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_add(ctx, L, MGUARD__DBG_LEDGER);
-#endif
+    mguard__handle_init(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, ctx);
     mguard__ledger_touch(L);
     return L;
 }
 
 static void mguard__ledger_free(mguard_ledger *L)
 {
-    mguard_ctx *ctx = L->ctx;
+    mguard_ctx *ctx = L->hd.ctx;
     struct mguard__lroot *root = mguard__ledger_root_of(ctx);
     if (L->prev) L->prev->next = L->next; else root->head = L->next;
     if (L->next) L->next->prev = L->prev;
@@ -6390,11 +6373,7 @@ static void mguard__ledger_free(mguard_ledger *L)
     mguard__ledger_ix_free(L, &L->ref_ix);
     mguard__ledger_free_array(L, L->recs);
     mguard__ledger_free_array(L, L->hooks);
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_remove(ctx, L);   /* the handle dies here, even when deferred */
-#endif
-    L->magic = MGUARD__DEAD;
-    mguard__free(ctx, L);
+    mguard__handle_free(L);
     mguard__ledger_root_maybe_free(ctx);
 }
 
@@ -6402,7 +6381,7 @@ static void mguard__ledger_destroy(mguard_ledger *L)
 {
     if (!mguard__ledger_ok(L)) return;
     if (L->destroying) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
         return;
     }
     L->destroying = 1;
@@ -6446,7 +6425,7 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, con
     mguard_status st = mguard__ledger_can_change(L, fn);
     mguard__lent *en;
     if (st) return st;
-    ctx = L->ctx;
+    ctx = L->hd.ctx;
     if (!obj) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
@@ -6502,7 +6481,7 @@ static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj,
     const mguard__lent *en;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!obj || !out) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
         return MGUARD_EINVAL;
     }
     e = mguard__ledger_ent_find(L, obj);
@@ -6522,17 +6501,17 @@ static mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const voi
 {
     *e = 0;
     if (!obj || !attr) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
         return MGUARD_EINVAL;
     }
     *e = mguard__ledger_ent_find(L, obj);
     if (!*e) {
         if (untracked_ok) return MGUARD_NOT_FOUND;
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
         return MGUARD_EINVAL;
     }
     if (L->ents[*e - 1].kind == MGUARD_LEDGER_MUTABLE) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -6546,12 +6525,12 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
     mguard__lent *en;
     if (st) return st;
     if (!obj) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
     }
     e = mguard__ledger_ent_find(L, obj);
     if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_MUTABLE) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
         return MGUARD_EINVAL;
     }
     en = &L->ents[e - 1];
@@ -6584,7 +6563,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
-    ctx = L->ctx;
+    ctx = L->hd.ctx;
     st = mguard__ledger_attr_entry(L, obj, attr, fn, false, &e);
     if (st) return st;
     memset(bytes, 0, sizeof bytes);
@@ -6664,12 +6643,12 @@ static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void
     if (value) *value = NULL;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!value) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
         return MGUARD_EINVAL;
     }
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
     if (st) return st;
-    a = mguard__str_find(L->ctx, attr);
+    a = mguard__str_find(L->hd.ctx, attr);
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
     if (!w) return MGUARD_NOT_FOUND;
     if (L->writes[w - 1].deleted) return MGUARD_DELETED;
@@ -6687,14 +6666,14 @@ static mguard_status mguard__ledger_load(const mguard_ledger *L, const void *obj
     mguard_status st;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!out) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
         return MGUARD_EINVAL;
     }
     vs = mguard__ledger_vsize(L);
     memset(out, 0, vs);
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
     if (st) return st;
-    a = mguard__str_find(L->ctx, attr);
+    a = mguard__str_find(L->hd.ctx, attr);
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
     if (w) {
         const mguard__lwrite *wr = &L->writes[w - 1];
@@ -6719,12 +6698,12 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
     st = mguard__ledger_attr_entry(L, obj, "", fn, false, &e);
     if (st) return st;
     if ((!fields && n) || n > 0xffffffffu) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL fields with n %lu", fn, (unsigned long)n);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL fields with n %lu", fn, (unsigned long)n);
         return MGUARD_EINVAL;
     }
     for (i = 0; i < n; i++) {
         if (!fields[i].name || fields[i].size != mguard__ledger_vsize(L)) {
-            mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: field %lu (%s) %s", fn, (unsigned long)i,
+            mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (%s) %s", fn, (unsigned long)i,
                          fields[i].name ? fields[i].name : "NULL", fields[i].name ? "is not of the ledger's value size" : "has no name");
             return MGUARD_EINVAL;
         }
@@ -6742,7 +6721,7 @@ static bool mguard__ledger_is_pending(const mguard_ledger *L, const void *obj, c
     e = mguard__ledger_ent_find(L, obj);
     if (!e) return false;
     if (!attr) return L->ents[e - 1].nwrites > 0;
-    a = mguard__str_find(L->ctx, attr);
+    a = mguard__str_find(L->hd.ctx, attr);
     return a && mguard__ledger_w_find(L, obj, a) != 0;
 }
 
@@ -6951,15 +6930,15 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!tag) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
         return MGUARD_EINVAL;
     }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
-    if (!(t = mguard__str_intern(L->ctx, tag))) st = MGUARD_ENOMEM;
+    if (!(t = mguard__str_intern(L->hd.ctx, tag))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, payload, NULL));
-    mguard__ledger_maybe_sweep(L->ctx);
-    if (!st && watched) st = mguard__ledger_watch(L->ctx, payload, fn, &added);
+    mguard__ledger_maybe_sweep(L->hd.ctx);
+    if (!st && watched) st = mguard__ledger_watch(L->hd.ctx, payload, fn, &added);
     if (st) return mguard__ledger_oom(L, st, fn);
     L->recs[L->nrecs].seq = L->next_seq++;
     L->recs[L->nrecs].tag = t;
@@ -6994,19 +6973,19 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!obj || !id) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
         return MGUARD_EINVAL;
     }
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
-    if (name && !(nm = mguard__str_intern(L->ctx, name))) st = MGUARD_ENOMEM;
+    if (name && !(nm = mguard__str_intern(L->hd.ctx, name))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->hooks, &L->caphooks, (size_t)L->nhooks + 1, sizeof(mguard__lhook));
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, obj, fn_value));
-    mguard__ledger_maybe_sweep(L->ctx);
-    if (!st) st = mguard__ledger_watch(L->ctx, obj, fn, &added1);
-    if (!st && watched) st = mguard__ledger_watch(L->ctx, fn_value, fn, &added2);
+    mguard__ledger_maybe_sweep(L->hd.ctx);
+    if (!st) st = mguard__ledger_watch(L->hd.ctx, obj, fn, &added1);
+    if (!st && watched) st = mguard__ledger_watch(L->hd.ctx, fn_value, fn, &added2);
     if (st) {
-        mguard__ledger_unwatch(L->ctx, added1);
+        mguard__ledger_unwatch(L->hd.ctx, added1);
         return mguard__ledger_oom(L, st, fn);
     }
     /* ids: start at the number of live hooks, skip ids in use */
@@ -7169,8 +7148,8 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
     void *dst[MGUARD__L_NARRAYS];
     const void *from[MGUARD__L_NARRAYS];
     size_t i;
-    if (!mguard__ledger_ok(src) || !mguard__ctx_can_create(src->ctx, fn)) return NULL;
-    ctx = src->ctx;
+    if (!mguard__ledger_ok(src) || !mguard__ctx_can_create(src->hd.ctx, fn)) return NULL;
+    ctx = src->hd.ctx;
     if (src->destroying) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
         return NULL;
@@ -7223,9 +7202,7 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
         root->head = C;
         root->nledgers++;
     }
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_add(ctx, C, MGUARD__DBG_LEDGER);
-#endif
+    mguard__handle_init(C, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, ctx);
     if (C->rq_head || C->relq_head || C->desc.retain) {
         /* src is mid-flush or the copy must retain: rebuild the queues */
         uint32_t k;
@@ -7257,17 +7234,17 @@ static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledge
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!MGUARD__DBG_OK(cp, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
-    if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying || cp->desc.value_size != L->desc.value_size) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
+    if (!mguard__ledger_ok(cp) || cp->hd.ctx != L->hd.ctx || cp->destroying || cp->desc.value_size != L->desc.value_size) {
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
                      !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" :
-                     cp->ctx != L->ctx ? "from another context" : "of another value size");
+                     cp->hd.ctx != L->hd.ctx ? "from another context" : "of another value size");
         return MGUARD_EINVAL;
     }
     if (cp == L) return MGUARD_OK;
-    st = mguard__ledger_content_dup(L->ctx, &k, cp);
+    st = mguard__ledger_content_dup(L->hd.ctx, &k, cp);
     if (!st) {
         st = mguard__ledger_reserve_refs(L, cp->live_refs);
-        if (st) mguard__ledger_content_free(L->ctx, &k);
+        if (st) mguard__ledger_content_free(L->hd.ctx, &k);
     }
     if (st) return mguard__ledger_oom(L, st, fn);
     mguard__ledger_content_install(L, &k, cp);
@@ -7361,9 +7338,9 @@ static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, 
     *stop = false;
     if (va == vb) return true;
     if (!va || !vb || !c->a->desc.equal || c->a->desc.value_size) return false;
-    MGUARD__L_CALLOUT(c->a->ctx, va, vb, r = c->a->desc.equal(va, vb, c->a->desc.user));
+    MGUARD__L_CALLOUT(c->a->hd.ctx, va, vb, r = c->a->desc.equal(va, vb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
-        mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        mguard__logf(c->a->hd.ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
         *stop = true;
     }
@@ -7376,9 +7353,9 @@ static bool mguard__ledger_beq(mguard__lcmp *c, const unsigned char *ba, const u
     bool r = false;
     *stop = false;
     if (!c->a->desc.equal) return memcmp(ba, bb, c->a->desc.value_size) == 0;
-    MGUARD__L_CALLOUT(c->a->ctx, NULL, NULL, r = c->a->desc.equal(ba, bb, c->a->desc.user));
+    MGUARD__L_CALLOUT(c->a->hd.ctx, NULL, NULL, r = c->a->desc.equal(ba, bb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
-        mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        mguard__logf(c->a->hd.ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
         *stop = true;
     }
@@ -7595,11 +7572,11 @@ static mguard_status mguard__ledger_pair_ok(const mguard_ledger *a, const mguard
     if (!mguard__dbg_h_valid(a, MGUARD__DBG_LEDGER, fn) || !mguard__dbg_h_valid(b, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
 #endif
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
-        if (a->ctx == b->ctx && a->desc.value_size == b->desc.value_size) return MGUARD_OK;
-        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers %s", fn,
-                     a->ctx != b->ctx ? "belong to different contexts" : "hold values of different sizes");
+        if (a->hd.ctx == b->hd.ctx && a->desc.value_size == b->desc.value_size) return MGUARD_OK;
+        mguard__logf(a->hd.ctx, MGUARD_LOG_WARN, "%s: the ledgers %s", fn,
+                     a->hd.ctx != b->hd.ctx ? "belong to different contexts" : "hold values of different sizes");
     } else if (mguard__ledger_ok(a) || mguard__ledger_ok(b)) {
-        mguard__logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
+        mguard__logf(mguard__ledger_ok(a) ? a->hd.ctx : b->hd.ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
     }
     return MGUARD_EINVAL;
 }
@@ -7704,7 +7681,7 @@ static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, co
             return;
         }
         buf[0] = 0;
-        MGUARD__L_CALLOUT(X->ctx, NULL, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
+        MGUARD__L_CALLOUT(X->hd.ctx, NULL, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
         return;
     }
@@ -7714,7 +7691,7 @@ static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, co
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
     } else if (format) {
         buf[0] = 0;
-        MGUARD__L_CALLOUT(X->ctx, p, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
+        MGUARD__L_CALLOUT(X->hd.ctx, p, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
     } else {
         snprintf(buf, MGUARD__LFMT, "%p", p);
@@ -7868,16 +7845,16 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
     st = mguard__ledger_pair_ok(a, b, fn);
     if (st) return st;
     /* a result made while the context dies would outlive it */
-    if (!mguard__ctx_can_create(a->ctx, fn)) return MGUARD_EINVAL;
+    if (!mguard__ctx_can_create(a->hd.ctx, fn)) return MGUARD_EINVAL;
     if (!out) {
-        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        mguard__logf(a->hd.ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
         return MGUARD_EINVAL;
     }
-    d = (mguard_ledger_diff_result *)mguard__alloc(a->ctx, sizeof *d);
+    d = (mguard_ledger_diff_result *)mguard__alloc(a->hd.ctx, sizeof *d);
     if (!d) return mguard__ledger_oom(a, MGUARD_ENOMEM, fn);
     memset(d, 0, sizeof *d);
     d->magic = MGUARD__MAGIC_LDIFF;
-    d->ctx = a->ctx;
+    d->ctx = a->hd.ctx;
     if (a != b && a->stamp != b->stamp) {
         uint32_t i;
         memset(&c, 0, sizeof c);
@@ -7950,15 +7927,15 @@ static bool mguard__ledger_prune_seen(mguard__lprune *p, const void *x)
     uint32_t i, mask;
     if ((p->nseen + 1) * 2 > p->capseen) {
         uint32_t ncap = p->capseen ? p->capseen * 2 : 64, j;
-        const void **ns = (const void **)mguard__alloc(p->L->ctx, (size_t)ncap * sizeof *ns);
-        if (!ns || ncap < p->capseen) { mguard__free(p->L->ctx, (void *)ns); p->oom = true; return false; }
+        const void **ns = (const void **)mguard__alloc(p->L->hd.ctx, (size_t)ncap * sizeof *ns);
+        if (!ns || ncap < p->capseen) { mguard__free(p->L->hd.ctx, (void *)ns); p->oom = true; return false; }
         memset((void *)ns, 0, (size_t)ncap * sizeof *ns);
         for (j = 0; j < p->capseen; j++) {
             if (!p->seen[j]) continue;
             for (i = mguard__hash_ptr(p->seen[j]) & (ncap - 1); ns[i]; i = (i + 1) & (ncap - 1)) {}
             ns[i] = p->seen[j];
         }
-        mguard__free(p->L->ctx, (void *)p->seen);
+        mguard__free(p->L->hd.ctx, (void *)p->seen);
         p->seen = ns;
         p->capseen = ncap;
     }
@@ -7984,7 +7961,7 @@ static void mguard__ledger_prune_visit(const void *obj, void *vctx)
     } else if (!p->L->desc.refs || !mguard__ledger_prune_seen(p, obj)) {
         return;
     }
-    if (mguard__reserve(p->L->ctx, (void **)&p->work, &p->capwork, (size_t)p->nwork + 1, sizeof *p->work)) {
+    if (mguard__reserve(p->L->hd.ctx, (void **)&p->work, &p->capwork, (size_t)p->nwork + 1, sizeof *p->work)) {
         p->oom = true;
         return;
     }
@@ -7995,7 +7972,7 @@ static void mguard__ledger_prune_visit(const void *obj, void *vctx)
    of a thread-safe context. */
 static void mguard__ledger_prune_visit_cb(const void *obj, void *vctx)
 {
-    mguard_ctx *ctx = ((mguard__lprune *)vctx)->L->ctx;
+    mguard_ctx *ctx = ((mguard__lprune *)vctx)->L->hd.ctx;
     MGUARD__LK_IN(ctx);
     mguard__ledger_prune_visit(obj, vctx);
     MGUARD__LK_OUT(ctx);
@@ -8007,7 +7984,7 @@ static void mguard__ledger_prune_ask(mguard__lprune *p, const void *x)
 {
     mguard_ledger *L = p->L;
     if (!L->desc.refs || p->changed || p->oom) return;
-    MGUARD__L_CALLOUT(L->ctx, x, NULL, L->desc.refs(x, mguard__ledger_prune_visit_cb, p, L->desc.user));
+    MGUARD__L_CALLOUT(L->hd.ctx, x, NULL, L->desc.refs(x, mguard__ledger_prune_visit_cb, p, L->desc.user));
     if (L->stamp != p->stamp) p->changed = true;
 }
 
@@ -8022,7 +7999,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!roots && nroots) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
         return MGUARD_EINVAL;
     }
     /* Snapshot (no call-out yet): per entry its pending values, then record
@@ -8032,9 +8009,9 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     p.n0 = L->nents;
     nv = L->live_writes + L->nrecs + L->nhooks;
     bytes = ((size_t)nv + L->nhooks) * sizeof(void *) + ((size_t)p.n0 + 1) * sizeof(uint32_t) + p.n0;
-    block = (unsigned char *)mguard__alloc(L->ctx, bytes);
-    if (!block || mguard__reserve(L->ctx, (void **)&p.work, &p.capwork, (size_t)p.n0 + 1, sizeof *p.work)) {
-        mguard__free(L->ctx, block);
+    block = (unsigned char *)mguard__alloc(L->hd.ctx, bytes);
+    if (!block || mguard__reserve(L->hd.ctx, (void **)&p.work, &p.capwork, (size_t)p.n0 + 1, sizeof *p.work)) {
+        mguard__free(L->hd.ctx, block);
         return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     }
     vals = (const void **)(void *)block;
@@ -8075,7 +8052,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
         for (j = off[e - 1]; j < off[e]; j++) mguard__ledger_prune_visit(vals[j], &p);
     }
     if (p.changed) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
         st = MGUARD_EINVAL;
     } else if (p.oom) {
         st = mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
@@ -8088,9 +8065,9 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
         }
         if (dropped) mguard__ledger_touch(L);
     }
-    mguard__free(L->ctx, block);
-    mguard__free(L->ctx, (void *)p.work);
-    mguard__free(L->ctx, (void *)p.seen);
+    mguard__free(L->hd.ctx, block);
+    mguard__free(L->hd.ctx, (void *)p.work);
+    mguard__free(L->hd.ctx, (void *)p.seen);
     mguard__ledger_end_walk(L);   /* the releases of what was dropped run here */
     return st;
 }
@@ -8135,11 +8112,11 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         for (w = L->ents[i].head; w; w = L->writes[w - 1].next) unbound += !mguard__ledger_field(&L->ents[i], L->writes[w - 1].attr);
     }
     if (unbound) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback, and %u write(s) are to no field", name, unbound);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL callback, and %u write(s) are to no field", name, unbound);
         return MGUARD_EINVAL;
     }
     if (L->live_writes) {
-        snap = (mguard__lpending *)mguard__alloc(L->ctx, (size_t)L->live_writes * sizeof *snap);
+        snap = (mguard__lpending *)mguard__alloc(L->hd.ctx, (size_t)L->live_writes * sizeof *snap);
         if (!snap) return mguard__ledger_oom(L, MGUARD_ENOMEM, name);
     }
     for (i = 0; i < L->nents; i++) {
@@ -8167,9 +8144,9 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
                                !mguard__ledger_same(L, L->desc.value_size ? NULL : snap[i].value, snap[i].value_serial)))
             continue;
         if (snap[i].field) mguard__ledger_apply_field(L, &snap[i]);
-        else MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
+        else MGUARD__L_CALLOUT(L->hd.ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
-    mguard__free(L->ctx, snap);
+    mguard__free(L->hd.ctx, snap);
     mguard__ledger_end_walk(L);
     return MGUARD_OK;
 }
@@ -8211,16 +8188,16 @@ static mguard_status mguard__ledger_check_index(const mguard_ledger *L, const mg
 {
     size_t i, used = 0;
     if (!ix->slots) {
-        MGUARD__CHECK(L->ctx, ix->used == 0, "ledger: %s index: %lu keys without slots", what, (unsigned long)ix->used);
+        MGUARD__CHECK(L->hd.ctx, ix->used == 0, "ledger: %s index: %lu keys without slots", what, (unsigned long)ix->used);
         return MGUARD_OK;
     }
-    MGUARD__CHECK(L->ctx, ix->used * 2 <= ix->mask + 1, "ledger: %s index over half full", what);
+    MGUARD__CHECK(L->hd.ctx, ix->used * 2 <= ix->mask + 1, "ledger: %s index over half full", what);
     for (i = 0; i <= ix->mask; i++) {
         if (!ix->slots[i].idx) continue;
         used++;
-        MGUARD__CHECK(L->ctx, ix->slots[i].idx <= len, "ledger: %s index: slot %lu points past the array", what, (unsigned long)i);
+        MGUARD__CHECK(L->hd.ctx, ix->slots[i].idx <= len, "ledger: %s index: slot %lu points past the array", what, (unsigned long)i);
     }
-    MGUARD__CHECK(L->ctx, used == ix->used, "ledger: %s index counts %lu, holds %lu", what, (unsigned long)ix->used, (unsigned long)used);
+    MGUARD__CHECK(L->hd.ctx, used == ix->used, "ledger: %s index counts %lu, holds %lu", what, (unsigned long)ix->used, (unsigned long)used);
     return MGUARD_OK;
 }
 
@@ -8230,36 +8207,36 @@ static mguard_status mguard__ledger_check_hold(const mguard_ledger *L, uint32_t 
     uint32_t r;
     if (!p) return MGUARD_OK;
     r = mguard__ledger_ref_find(L, p);
-    MGUARD__CHECK(L->ctx, r, "ledger: %s %p is not held", what, p);
+    MGUARD__CHECK(L->hd.ctx, r, "ledger: %s %p is not held", what, p);
     cnt[r - 1]++;
     return MGUARD_OK;
 }
 
 static mguard_status mguard__ledger_check_refs(const mguard_ledger *L, uint32_t *cnt)
 {
-    const mguard_ctx *ctx = L->ctx;
+    const mguard_ctx *ctx = L->hd.ctx;
     uint32_t i, w, n;
     for (i = 0; i < L->nents; i++)
         if (L->ents[i].obj && mguard__ledger_check_hold(L, cnt, L->ents[i].obj, "tracked object")) return MGUARD_EINVAL;
     for (w = 0; w < L->nwpool; w++)
         if (L->writes[w].obj && mguard__ledger_check_hold(L, cnt, L->writes[w].value, "value")) return MGUARD_EINVAL;
     for (i = 0; i < L->nrecs; i++) {
-        MGUARD__CHECK(L->ctx, (i == 0 || L->recs[i].seq > L->recs[i - 1].seq) && L->recs[i].seq < L->next_seq, "ledger: record %u out of order", i);
+        MGUARD__CHECK(L->hd.ctx, (i == 0 || L->recs[i].seq > L->recs[i - 1].seq) && L->recs[i].seq < L->next_seq, "ledger: record %u out of order", i);
         if (mguard__ledger_check_hold(L, cnt, L->recs[i].payload, "payload")) return MGUARD_EINVAL;
     }
     for (i = 0; i < L->nhooks; i++) {
-        MGUARD__CHECK(L->ctx, (i == 0 || L->hooks[i].seq > L->hooks[i - 1].seq) && L->hooks[i].seq < L->next_seq, "ledger: hook %u out of order", i);
+        MGUARD__CHECK(L->hd.ctx, (i == 0 || L->hooks[i].seq > L->hooks[i - 1].seq) && L->hooks[i].seq < L->next_seq, "ledger: hook %u out of order", i);
         if (mguard__ledger_check_hold(L, cnt, L->hooks[i].obj, "hooked object") ||
             mguard__ledger_check_hold(L, cnt, L->hooks[i].fn, "hook")) return MGUARD_EINVAL;
-        for (n = 0; n < i; n++) MGUARD__CHECK(L->ctx, L->hooks[n].id != L->hooks[i].id, "ledger: hook id %d twice", L->hooks[i].id);
+        for (n = 0; n < i; n++) MGUARD__CHECK(L->hd.ctx, L->hooks[n].id != L->hooks[i].id, "ledger: hook id %d twice", L->hooks[i].id);
     }
     for (i = 0; i < L->nrpool; i++) {
         const mguard__lref *s = &L->refs[i];
         if (!s->ptr) continue;
-        MGUARD__CHECK(L->ctx, cnt[i] == s->count, "ledger: %p held %u times, counted %u", s->ptr, cnt[i], s->count);
-        MGUARD__CHECK(L->ctx, s->count || (s->flags & MGUARD__LR_RELQ), "ledger: %p unheld but not queued for release", s->ptr);
-        MGUARD__CHECK(L->ctx, !s->count || (s->flags & (MGUARD__LR_HELD | MGUARD__LR_RQ)), "ledger: %p held but neither retained nor queued", s->ptr);
-        MGUARD__CHECK(L->ctx, !s->count || !(s->flags & MGUARD__LR_WATCHED) || mguard__weak_contains(mguard__ledger_root_of(ctx)->watch, s->ptr) ||
+        MGUARD__CHECK(L->hd.ctx, cnt[i] == s->count, "ledger: %p held %u times, counted %u", s->ptr, cnt[i], s->count);
+        MGUARD__CHECK(L->hd.ctx, s->count || (s->flags & MGUARD__LR_RELQ), "ledger: %p unheld but not queued for release", s->ptr);
+        MGUARD__CHECK(L->hd.ctx, !s->count || (s->flags & (MGUARD__LR_HELD | MGUARD__LR_RQ)), "ledger: %p held but neither retained nor queued", s->ptr);
+        MGUARD__CHECK(L->hd.ctx, !s->count || !(s->flags & MGUARD__LR_WATCHED) || mguard__weak_contains(mguard__ledger_root_of(ctx)->watch, s->ptr) ||
                        mguard__is_dying(ctx, s->ptr), "ledger: %p is not watched", s->ptr);
     }
     return MGUARD_OK;
@@ -8271,13 +8248,13 @@ static mguard_status mguard__ledger_check_queue(const mguard_ledger *L, bool rq)
     uint32_t r = rq ? L->rq_head : L->relq_head, last = 0, n = 0, flagged = 0, i;
     uint32_t flag = rq ? MGUARD__LR_RQ : MGUARD__LR_RELQ;
     for (; r; r = rq ? L->refs[r - 1].rq_next : L->refs[r - 1].relq_next) {
-        MGUARD__CHECK(L->ctx, r <= L->nrpool && L->refs[r - 1].ptr && (L->refs[r - 1].flags & flag), "ledger: queue %s: bad slot %u", rq ? "retain" : "release", r);
-        MGUARD__CHECK(L->ctx, ++n <= L->nrpool, "ledger: queue %s has a cycle", rq ? "retain" : "release");
+        MGUARD__CHECK(L->hd.ctx, r <= L->nrpool && L->refs[r - 1].ptr && (L->refs[r - 1].flags & flag), "ledger: queue %s: bad slot %u", rq ? "retain" : "release", r);
+        MGUARD__CHECK(L->hd.ctx, ++n <= L->nrpool, "ledger: queue %s has a cycle", rq ? "retain" : "release");
         last = r;
     }
-    MGUARD__CHECK(L->ctx, last == (rq ? L->rq_tail : L->relq_tail), "ledger: queue %s: wrong tail", rq ? "retain" : "release");
+    MGUARD__CHECK(L->hd.ctx, last == (rq ? L->rq_tail : L->relq_tail), "ledger: queue %s: wrong tail", rq ? "retain" : "release");
     for (i = 0; i < L->nrpool; i++) flagged += L->refs[i].ptr && (L->refs[i].flags & flag);
-    MGUARD__CHECK(L->ctx, flagged == n, "ledger: queue %s: %u flagged, %u queued", rq ? "retain" : "release", flagged, n);
+    MGUARD__CHECK(L->hd.ctx, flagged == n, "ledger: queue %s: %u flagged, %u queued", rq ? "retain" : "release", flagged, n);
     return MGUARD_OK;
 }
 
@@ -8288,75 +8265,75 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
     uint32_t *cnt;
     mguard_status st;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    MGUARD__CHECK(L->ctx, L->nents <= L->capents && L->live_ents <= L->nents, "ledger: entry counts out of range");
-    MGUARD__CHECK(L->ctx, L->nwpool <= L->capwrites && L->live_writes <= L->nwpool, "ledger: write counts out of range");
-    MGUARD__CHECK(L->ctx, L->nrpool <= L->caprefs && L->live_refs <= L->nrpool, "ledger: ref counts out of range");
-    MGUARD__CHECK(L->ctx, L->nrecs <= L->caprecs && L->nhooks <= L->caphooks, "ledger: record or hook counts out of range");
-    MGUARD__CHECK(L->ctx, L->walks >= 0 && L->frames >= L->walks, "ledger: walk counters out of range");
+    MGUARD__CHECK(L->hd.ctx, L->nents <= L->capents && L->live_ents <= L->nents, "ledger: entry counts out of range");
+    MGUARD__CHECK(L->hd.ctx, L->nwpool <= L->capwrites && L->live_writes <= L->nwpool, "ledger: write counts out of range");
+    MGUARD__CHECK(L->hd.ctx, L->nrpool <= L->caprefs && L->live_refs <= L->nrpool, "ledger: ref counts out of range");
+    MGUARD__CHECK(L->hd.ctx, L->nrecs <= L->caprecs && L->nhooks <= L->caphooks, "ledger: record or hook counts out of range");
+    MGUARD__CHECK(L->hd.ctx, L->walks >= 0 && L->frames >= L->walks, "ledger: walk counters out of range");
     if (mguard__ledger_check_index(L, &L->ent_ix, L->nents, "entry") || mguard__ledger_check_index(L, &L->w_ix, L->nwpool, "write") ||
         mguard__ledger_check_index(L, &L->ref_ix, L->nrpool, "ref"))
         return MGUARD_EINVAL;
-    MGUARD__CHECK(L->ctx, L->live_ents == L->ent_ix.used, "ledger: %u entries, index holds %lu", L->live_ents, (unsigned long)L->ent_ix.used);
-    MGUARD__CHECK(L->ctx, L->live_writes == L->w_ix.used, "ledger: %u writes, index holds %lu", L->live_writes, (unsigned long)L->w_ix.used);
-    MGUARD__CHECK(L->ctx, L->live_refs == L->ref_ix.used, "ledger: %u refs, index holds %lu", L->live_refs, (unsigned long)L->ref_ix.used);
+    MGUARD__CHECK(L->hd.ctx, L->live_ents == L->ent_ix.used, "ledger: %u entries, index holds %lu", L->live_ents, (unsigned long)L->ent_ix.used);
+    MGUARD__CHECK(L->hd.ctx, L->live_writes == L->w_ix.used, "ledger: %u writes, index holds %lu", L->live_writes, (unsigned long)L->w_ix.used);
+    MGUARD__CHECK(L->hd.ctx, L->live_refs == L->ref_ix.used, "ledger: %u refs, index holds %lu", L->live_refs, (unsigned long)L->ref_ix.used);
     for (i = 0, n = 0; i < L->nents; i++) {
         const mguard__lent *en = &L->ents[i];
         uint32_t steps = 0, prev = 0;
         uint64_t wlast = 0;
-        MGUARD__CHECK(L->ctx, i == 0 || en->seq > last, "ledger: entries out of order at %u", i);
-        MGUARD__CHECK(L->ctx, en->seq < L->next_seq, "ledger: entry %u: seq ahead", i);
+        MGUARD__CHECK(L->hd.ctx, i == 0 || en->seq > last, "ledger: entries out of order at %u", i);
+        MGUARD__CHECK(L->hd.ctx, en->seq < L->next_seq, "ledger: entry %u: seq ahead", i);
         last = en->seq;
         if (!en->obj) {
-            MGUARD__CHECK(L->ctx, !en->head && !en->nwrites, "ledger: removed entry %u keeps writes", i);
+            MGUARD__CHECK(L->hd.ctx, !en->head && !en->nwrites, "ledger: removed entry %u keeps writes", i);
             continue;
         }
         n++;
-        MGUARD__CHECK(L->ctx, mguard__ledger_ent_find(L, en->obj) == i + 1, "ledger: entry %u (%p) not found by its object", i, en->obj);
-        MGUARD__CHECK(L->ctx, en->kind >= MGUARD_LEDGER_EXISTING && en->kind <= MGUARD_LEDGER_MUTABLE, "ledger: entry %u: bad kind", i);
-        MGUARD__CHECK(L->ctx, en->kind != MGUARD_LEDGER_MUTABLE || en->nwrites == 0, "ledger: mutable entry %u has writes", i);
-        MGUARD__CHECK(L->ctx, en->kind == MGUARD_LEDGER_MUTABLE || !(en->flags & MGUARD__LE_MARKED), "ledger: entry %u: marked but not mutable", i);
+        MGUARD__CHECK(L->hd.ctx, mguard__ledger_ent_find(L, en->obj) == i + 1, "ledger: entry %u (%p) not found by its object", i, en->obj);
+        MGUARD__CHECK(L->hd.ctx, en->kind >= MGUARD_LEDGER_EXISTING && en->kind <= MGUARD_LEDGER_MUTABLE, "ledger: entry %u: bad kind", i);
+        MGUARD__CHECK(L->hd.ctx, en->kind != MGUARD_LEDGER_MUTABLE || en->nwrites == 0, "ledger: mutable entry %u has writes", i);
+        MGUARD__CHECK(L->hd.ctx, en->kind == MGUARD_LEDGER_MUTABLE || !(en->flags & MGUARD__LE_MARKED), "ledger: entry %u: marked but not mutable", i);
         nmod += mguard__ledger_modified(en);
         for (w = en->head; w; w = L->writes[w - 1].next) {
             const mguard__lwrite *wr;
-            MGUARD__CHECK(L->ctx, w <= L->nwpool, "ledger: entry %u: write %u out of range", i, w);
+            MGUARD__CHECK(L->hd.ctx, w <= L->nwpool, "ledger: entry %u: write %u out of range", i, w);
             wr = &L->writes[w - 1];
-            MGUARD__CHECK(L->ctx, wr->obj == en->obj, "ledger: entry %u: write %u belongs to %p", i, w, wr->obj);
-            MGUARD__CHECK(L->ctx, steps == 0 || wr->seq > wlast, "ledger: entry %u: writes out of order", i);
-            MGUARD__CHECK(L->ctx, wr->attr && mguard__ledger_w_find(L, wr->obj, wr->attr) == w, "ledger: entry %u: write %u not found by its key", i, w);
-            MGUARD__CHECK(L->ctx, !wr->deleted || !wr->value, "ledger: entry %u: deletion with a value", i);
-            MGUARD__CHECK(L->ctx, !L->desc.value_size || !wr->value, "ledger: entry %u: a sized value holds a pointer", i);
-            MGUARD__CHECK(L->ctx, ++steps <= en->nwrites, "ledger: entry %u: more writes than counted", i);
+            MGUARD__CHECK(L->hd.ctx, wr->obj == en->obj, "ledger: entry %u: write %u belongs to %p", i, w, wr->obj);
+            MGUARD__CHECK(L->hd.ctx, steps == 0 || wr->seq > wlast, "ledger: entry %u: writes out of order", i);
+            MGUARD__CHECK(L->hd.ctx, wr->attr && mguard__ledger_w_find(L, wr->obj, wr->attr) == w, "ledger: entry %u: write %u not found by its key", i, w);
+            MGUARD__CHECK(L->hd.ctx, !wr->deleted || !wr->value, "ledger: entry %u: deletion with a value", i);
+            MGUARD__CHECK(L->hd.ctx, !L->desc.value_size || !wr->value, "ledger: entry %u: a sized value holds a pointer", i);
+            MGUARD__CHECK(L->hd.ctx, ++steps <= en->nwrites, "ledger: entry %u: more writes than counted", i);
             wlast = wr->seq;
             prev = w;
         }
-        MGUARD__CHECK(L->ctx, steps == en->nwrites && en->tail == prev, "ledger: entry %u: write list counts %u of %u", i, steps, en->nwrites);
+        MGUARD__CHECK(L->hd.ctx, steps == en->nwrites && en->tail == prev, "ledger: entry %u: write list counts %u of %u", i, steps, en->nwrites);
         sumw += en->nwrites;
     }
-    MGUARD__CHECK(L->ctx, n == L->live_ents, "ledger: %u live entries counted, %u recorded", n, L->live_ents);
-    MGUARD__CHECK(L->ctx, nmod == L->nmod, "ledger: %u modified counted, %u recorded", nmod, L->nmod);
-    MGUARD__CHECK(L->ctx, sumw == L->live_writes, "ledger: %u writes in lists, %u recorded", sumw, L->live_writes);
+    MGUARD__CHECK(L->hd.ctx, n == L->live_ents, "ledger: %u live entries counted, %u recorded", n, L->live_ents);
+    MGUARD__CHECK(L->hd.ctx, nmod == L->nmod, "ledger: %u modified counted, %u recorded", nmod, L->nmod);
+    MGUARD__CHECK(L->hd.ctx, sumw == L->live_writes, "ledger: %u writes in lists, %u recorded", sumw, L->live_writes);
     for (w = L->wfree, n = 0; w; w = L->writes[w - 1].next) {
-        MGUARD__CHECK(L->ctx, w <= L->nwpool && !L->writes[w - 1].obj, "ledger: write free list reaches a live slot");
-        MGUARD__CHECK(L->ctx, ++n <= L->nwpool, "ledger: write free list has a cycle");
+        MGUARD__CHECK(L->hd.ctx, w <= L->nwpool && !L->writes[w - 1].obj, "ledger: write free list reaches a live slot");
+        MGUARD__CHECK(L->hd.ctx, ++n <= L->nwpool, "ledger: write free list has a cycle");
     }
-    MGUARD__CHECK(L->ctx, n == L->nwpool - L->live_writes, "ledger: write pool: %u free of %u", n, L->nwpool - L->live_writes);
+    MGUARD__CHECK(L->hd.ctx, n == L->nwpool - L->live_writes, "ledger: write pool: %u free of %u", n, L->nwpool - L->live_writes);
     for (w = L->rfree, n = 0; w; w = L->refs[w - 1].rq_next) {
-        MGUARD__CHECK(L->ctx, w <= L->nrpool && !L->refs[w - 1].ptr, "ledger: ref free list reaches a live slot");
-        MGUARD__CHECK(L->ctx, ++n <= L->nrpool, "ledger: ref free list has a cycle");
+        MGUARD__CHECK(L->hd.ctx, w <= L->nrpool && !L->refs[w - 1].ptr, "ledger: ref free list reaches a live slot");
+        MGUARD__CHECK(L->hd.ctx, ++n <= L->nrpool, "ledger: ref free list has a cycle");
     }
-    MGUARD__CHECK(L->ctx, n == L->nrpool - L->live_refs, "ledger: ref pool: %u free of %u", n, L->nrpool - L->live_refs);
+    MGUARD__CHECK(L->hd.ctx, n == L->nrpool - L->live_refs, "ledger: ref pool: %u free of %u", n, L->nrpool - L->live_refs);
     for (i = 0; i < L->nrpool; i++)
-        if (L->refs[i].ptr) MGUARD__CHECK(L->ctx, mguard__ledger_ref_find(L, L->refs[i].ptr) == i + 1, "ledger: ref %u not found by its pointer", i);
+        if (L->refs[i].ptr) MGUARD__CHECK(L->hd.ctx, mguard__ledger_ref_find(L, L->refs[i].ptr) == i + 1, "ledger: ref %u not found by its pointer", i);
     if (mguard__ledger_check_queue(L, true) || mguard__ledger_check_queue(L, false)) return MGUARD_EINVAL;
     if (!L->nrpool) return MGUARD_OK;
-    cnt = (uint32_t *)mguard__alloc(L->ctx, (size_t)L->nrpool * sizeof *cnt);
+    cnt = (uint32_t *)mguard__alloc(L->hd.ctx, (size_t)L->nrpool * sizeof *cnt);
     if (!cnt) {
-        mguard__logf(L->ctx, MGUARD_LOG_INFO, "mguard_ctx_check: ledger: out of memory; hold counts not checked");
+        mguard__logf(L->hd.ctx, MGUARD_LOG_INFO, "mguard_ctx_check: ledger: out of memory; hold counts not checked");
         return MGUARD_OK;
     }
     memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
     st = mguard__ledger_check_refs(L, cnt);
-    mguard__free(L->ctx, cnt);
+    mguard__free(L->hd.ctx, cnt);
     return st;
 }
 
@@ -8372,7 +8349,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
         return MGUARD_EINVAL;
     }
     for (L = root->head; L; L = L->next) {
-        if (!mguard__ledger_ok(L) || L->ctx != ctx || (L->next && L->next->prev != L)) {
+        if (!mguard__ledger_ok(L) || L->hd.ctx != ctx || (L->next && L->next->prev != L)) {
             mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
             return MGUARD_EINVAL;
         }
@@ -8468,7 +8445,7 @@ static mguard__lock *mguard__lock_of_weak(const mguard_weak *t)
     return t && t->magic == MGUARD__MAGIC_WEAK_TS ? t->ctx->lk : NULL;
 }
 static mguard__lock *mguard__lock_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__lock_of_weak(it->t_) : NULL; }
-#ifdef MGUARD__TRACKERS
+#ifdef MGUARD__ADDONS
 /* The lock of an add-on handle, quietly NULL for one the implementation
    will refuse (a dead one is not read under MGUARD_DEBUG). */
 static mguard__lock *mguard__lock_of_handle(const void *h, uint32_t magic, int kind)
@@ -8497,10 +8474,7 @@ static mguard__lock *mguard__lock_of_dyn_iter(const mguard_dyn_iter *it) { retur
 #ifndef MGUARD_NO_LEDGER
 static mguard__lock *mguard__lock_of_ledger(const mguard_ledger *L)
 {
-#ifdef MGUARD_DEBUG
-    if (L && !mguard__dbg_h_live(L, MGUARD__DBG_LEDGER)) return NULL;
-#endif
-    return mguard__ledger_magic(L) ? L->ctx->lk : NULL;
+    return mguard__lock_of_handle(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER);
 }
 static mguard__lock *mguard__lock_of_ledger_iter(const mguard_ledger_iter *it) { return it ? mguard__lock_of_ledger(it->l_) : NULL; }
 static mguard__lock *mguard__lock_of_diff(const mguard_ledger_diff_result *d)

@@ -400,7 +400,7 @@ static mguard_ledger *ledger_fixture(lfix *f)
 
 static uint32_t lwrite_of(mguard_ledger *L, const void *obj, const char *attr)
 {
-    uint32_t w = mguard__ledger_w_find(L, obj, mguard__str_find(L->ctx, attr));
+    uint32_t w = mguard__ledger_w_find(L, obj, mguard__str_find(L->hd.ctx, attr));
     assert_true(w != 0);
     return w;
 }
@@ -668,9 +668,9 @@ static void test_ledger_list_of_the_context(void **state)
     root->watch = NULL;
     EXPECT_BROKEN(f.ctx, "mguard_ctx_check: the ledgers' weak table is gone");
     root->watch = watch;
-    L->magic = MGUARD__DEAD;
+    L->hd.magic = MGUARD__DEAD;
     EXPECT_BROKEN(f.ctx, "mguard_ctx_check: ledger list broken at %p", (void *)L);
-    L->magic = MGUARD__MAGIC_LEDGER;
+    L->hd.magic = MGUARD__MAGIC_LEDGER;
     root->nledgers++;
     EXPECT_BROKEN(f.ctx, "mguard_ctx_check: 1 ledgers listed, 2 counted");
     root->nledgers--;
