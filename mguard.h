@@ -7323,8 +7323,10 @@ static void mguard__ledger_diff_own_values(const mguard_ledger *a, mguard_ledger
     if (!a->desc.value_size) return;
     for (i = 0; i < d->n; i++) {
         mguard_ledger_diff_item *it = &d->items[i];
-        unsigned char *vb = d->vbytes + (size_t)i * MGUARD__LVBYTES;
+        unsigned char *vb;
+        /* only attribute items have copies (vbytes is NULL without any) */
         if (it->what < MGUARD_LEDGER_DIFF_ATTR_REMOVED || it->what > MGUARD_LEDGER_DIFF_ATTR_CHANGED) continue;
+        vb = d->vbytes + (size_t)i * MGUARD__LVBYTES;
         if (it->a.value) it->a.value = vb;
         if (it->b.value) it->b.value = vb + MGUARD_LEDGER_MAX_VALUE;
     }

@@ -1643,6 +1643,29 @@ static void test_sized_values_are_copied_and_compared_by_content(void **state)
     teardown();
 }
 
+/* A diff of sized ledgers with no attribute difference (found by the
+   fuzzer: the copies of values were addressed though there were none). */
+static void test_sized_diff_without_attribute_items(void **state)
+{
+    mguard_ledger *A, *B;
+    mguard_ledger_diff_result *r = NULL;
+    OBJ(x, "x", 0); OBJ(y, "y", 0);
+    (void)state;
+    setup(NULL, NULL);
+    A = sized_ledger(4, MGUARD_LEDGER_VALUE_INT);
+    B = sized_ledger(4, MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(B, &x, NULL);
+    mguard_ledger_track_new(B, &y, "N");
+    mguard_ledger_record(B, "save", &x);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r),
+        "object x: only in b (existing)\nobject y: only in b (new, source \"N\")\nrecord 0: only in b: save(x)\n");
+    mguard_ledger_diff_free(r);
+    mguard_ledger_destroy(A);
+    mguard_ledger_destroy(B);
+    teardown();
+}
+
 static void test_sized_values_print_by_their_value_type(void **state)
 {
     int8_t i1 = -5;
@@ -2991,6 +3014,7 @@ int main(void)
         cmocka_unit_test(test_apply_hands_the_object_writable),
         cmocka_unit_test(test_sized_values_are_copied_and_compared_by_content),
         cmocka_unit_test(test_sized_values_print_by_their_value_type),
+        cmocka_unit_test(test_sized_diff_without_attribute_items),
         cmocka_unit_test(test_sized_value_descs_that_make_no_sense_are_refused),
         cmocka_unit_test(test_fields_let_apply_write_the_object_and_load_read_it),
         cmocka_unit_test(test_fields_of_pointer_values_take_the_pointer),
