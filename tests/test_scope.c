@@ -1701,6 +1701,185 @@ static void test_check_passes_inside_a_named_components_death(void **state)
     mguard_ctx_destroy(check_ctx);
 }
 
+/* ---- review: hostile tests of attach / forget / follow (2026-11-26) ------
+   Each of these failed on the code they were written against; the comment
+   says what the naming rule (guide, "Trees that change") asks for. */
+
+/* A walk that moves an already walked component (reachable along two
+   paths: "keeps the last one walked") must move the names placed under it
+   too: they are "parent's name + '.' + name under it". */
+static void test_review_a_walk_moving_a_walked_child_moves_its_subtree(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp r, a, b, x, c;
+    comp_init(&r, "Root");
+    comp_init(&a, "A");
+    comp_init(&b, "B");
+    comp_init(&x, "X");
+    comp_init(&c, "C");
+    comp_add(&r, "a", &a);
+    comp_add(&r, "b", &b);
+    comp_add(&a, "x", &x);
+    comp_add(&b, "x", &x);
+    comp_add(&x, "c", &c);
+    assert_string_equal(mguard_scope_name(f->s, &r), "Root");
+    assert_string_equal(mgt_scope_known_name(f->s, &x), "Root.b.x");   /* the last path walked */
+    assert_string_equal(mgt_scope_known_name(f->s, &c), "Root.b.x.c"); /* fails: Root.a.x.c */
+}
+
+/* The widget case: a toolbar used (entered, so named by type and walked)
+   before its window was, a button attached under it, then the window's
+   first lookup walks and places the toolbar. The attached button follows
+   its parent, whatever the order of the lookups. */
+static void test_review_a_walk_placing_a_parent_moves_its_attached_children(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, toolbar, save;
+    comp_init(&app, "App");
+    comp_init(&toolbar, "Toolbar");
+    comp_init(&save, "Button");
+    comp_add(&app, "toolbar", &toolbar);
+    assert_string_equal(mguard_scope_name(f->s, &toolbar), "Toolbar");
+    assert_int_equal(mguard_scope_attach(f->s, &toolbar, &save, "save"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &save), "Toolbar.save");
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_string_equal(mguard_scope_name(f->s, &toolbar), "App.toolbar");
+    assert_string_equal(mguard_scope_name(f->s, &save), "App.toolbar.save"); /* fails: Toolbar.save */
+}
+
+/* forget keeps a component with an open frame, but forgot the names its
+   walk gave and left it SEEN: its children are never walked again and get
+   their type names. */
+static void test_review_forget_keeps_an_open_component_walkable(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, list, row, icon;
+    comp_init(&app, "App");
+    comp_init(&list, "List");
+    comp_init(&row, "Row");
+    comp_init(&icon, "Icon");
+    comp_add(&app, "list", &list);
+    comp_add(&list, "0", &row);
+    comp_add(&row, "icon", &icon);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_int_equal(mguard_scope_enter(f->s, &row), MGUARD_OK);
+    assert_int_equal(mguard_scope_forget(f->s, &app), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");          /* walks again */
+    assert_string_equal(mguard_scope_name(f->s, &row), "App.list.0");
+    assert_string_equal(mguard_scope_name(f->s, &icon), "App.list.0.icon"); /* fails: Icon */
+    assert_int_equal(mguard_scope_exit(f->s, &row), MGUARD_OK);
+}
+
+/* A component forgotten and walked again is the same object: what was
+   attached under it still follows it. Its registry record was dropped
+   with its name, so it came back with a new serial and the attached
+   child's from_serial no longer matches. */
+static void test_review_attached_child_follows_a_parent_forgotten_and_walked_again(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, list, row, extra;
+    comp_init(&app, "App");
+    comp_init(&list, "List");
+    comp_init(&row, "Row");
+    comp_init(&extra, "Button");
+    comp_add(&app, "list", &list);
+    comp_add(&list, "0", &row);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_int_equal(mguard_scope_attach(f->s, &row, &extra, "extra"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &extra), "App.list.0.extra");
+    assert_int_equal(mguard_scope_forget(f->s, &app), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");          /* walks again */
+    assert_string_equal(mguard_scope_name(f->s, &row), "App.list.0");
+    assert_int_equal(mguard_scope_set_name(f->s, &app, "Main"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &row), "Main.list.0");
+    assert_string_equal(mguard_scope_name(f->s, &extra), "Main.list.0.extra"); /* fails: App.list.0.extra */
+}
+
+/* The same, and the answer depends on whether something unrelated (here a
+   weak ref) keeps the parent's registry record alive. */
+static void test_review_following_does_not_depend_on_unrelated_refs(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, list, row, extra;
+    mguard_ref ref;
+    comp_init(&app, "App");
+    comp_init(&list, "List");
+    comp_init(&row, "Row");
+    comp_init(&extra, "Button");
+    comp_add(&app, "list", &list);
+    comp_add(&list, "0", &row);
+    ref = mguard_ref_make(f->ctx, &row);          /* pins row's record */
+    assert_false(mguard_ref_is_null(ref));
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_int_equal(mguard_scope_attach(f->s, &row, &extra, "extra"), MGUARD_OK);
+    assert_int_equal(mguard_scope_forget(f->s, &app), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_int_equal(mguard_scope_set_name(f->s, &app, "Main"), MGUARD_OK);
+    /* with the ref the child follows (passes); the test above shows that
+       without it, it does not */
+    assert_string_equal(mguard_scope_name(f->s, &extra), "Main.list.0.extra");
+    mguard_on_destroy(f->ctx, &row);
+}
+
+/* attach looks the parent up first, calling type_name/child: a callback
+   that destroys the child (mguard_on_destroy) must not leave a name on the
+   dead child's address, which a new object there would inherit. */
+typedef struct review_kill { mguard_ctx *ctx; const void *victim; int calls; } review_kill;
+static const char *review_type_kills(const void *c, void *user)
+{
+    review_kill *k = (review_kill *)user;
+    (void)c;
+    if (k->victim) {
+        const void *v = k->victim;
+        k->victim = NULL;
+        mguard_on_destroy(k->ctx, v);
+    }
+    k->calls++;
+    return "Parent";
+}
+
+static void test_review_attach_whose_child_dies_during_the_parent_lookup(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_scope_desc d;
+    mguard_scope *s;
+    review_kill k;
+    int parent, child;
+    memset(&d, 0, sizeof d);
+    memset(&k, 0, sizeof k);
+    k.ctx = f->ctx;
+    k.victim = &child;
+    d.type_name = review_type_kills;
+    d.user = &k;
+    s = mguard_scope_create(f->ctx, &d);
+    assert_non_null(s);
+    assert_int_equal(mguard_scope_set_name(s, &child, "Old.child"), MGUARD_OK);
+    /* the child dies while attach looks its parent up */
+    assert_int_not_equal(mguard_scope_attach(s, &parent, &child, "c"), MGUARD_OK); /* fails: OK */
+    /* a new object at the dead child's address has no name but its type's */
+    assert_null(mgt_scope_known_name(s, &child));                      /* fails: "Parent.c" */
+    mguard_scope_destroy(s);
+}
+
+/* A cycle made with attach (A under B under A), then renames: ends, and
+   the context stays sound. */
+static void test_review_attach_cycle_then_renames_ends(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int a, b, c;
+    mguard_scope *s = mguard_scope_create(f->ctx, NULL);
+    assert_int_equal(mguard_scope_set_name(s, &a, "A"), MGUARD_OK);
+    assert_int_equal(mguard_scope_attach(s, &a, &b, "b"), MGUARD_OK);
+    assert_int_equal(mguard_scope_attach(s, &b, &c, "c"), MGUARD_OK);
+    assert_int_equal(mguard_scope_attach(s, &c, &a, "a"), MGUARD_OK);   /* A under its own grandchild */
+    assert_int_equal(mguard_scope_set_name(s, &b, "B"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(s, &c), "B.c");
+    assert_string_equal(mguard_scope_name(s, &a), "B.c.a");
+    assert_int_equal(mguard_scope_forget(s, &a), MGUARD_OK);
+    assert_int_equal(mguard_ctx_check(f->ctx), MGUARD_OK);
+    mguard_scope_destroy(s);
+}
+
 int main(void)
 {
 #define CTX(fn) cmocka_unit_test_setup_teardown(fn, setup_ctx, teardown)
@@ -1755,6 +1934,13 @@ int main(void)
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
         CTX(test_scope_destroyed_earlier_in_the_same_death_is_not_touched),
         cmocka_unit_test(test_check_passes_inside_a_named_components_death),
+        SCOPE(test_review_a_walk_moving_a_walked_child_moves_its_subtree),
+        SCOPE(test_review_a_walk_placing_a_parent_moves_its_attached_children),
+        SCOPE(test_review_forget_keeps_an_open_component_walkable),
+        SCOPE(test_review_attached_child_follows_a_parent_forgotten_and_walked_again),
+        SCOPE(test_review_following_does_not_depend_on_unrelated_refs),
+        CTX(test_review_attach_whose_child_dies_during_the_parent_lookup),
+        CTX(test_review_attach_cycle_then_renames_ends),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
