@@ -4345,6 +4345,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     mguard_status st = mguard__scope_refuse(s, child, "mguard_scope_attach");
     mguard__scope_naming v, *cur;
     mguard__scope_walk w;
+    mguard__lookout look;
     const char *pname = NULL;
     if (st) return st;
     if (!parent || parent == child || !name || !*name) {
@@ -4353,7 +4354,17 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
         return MGUARD_EINVAL;
     }
     s->busy++;
+    look.obj = child;
+    look.died = false;
+    look.next = s->hd.ctx->lookouts;
+    /* cppcheck-suppress autoVariables ; popped before this function returns */
+    s->hd.ctx->lookouts = &look;
     st = mguard__scope_lookup(s, parent, &pname, &w);   /* may walk, calling the callbacks */
+    mguard__lookout_pop(s->hd.ctx, &look);
+    if (!st && look.died) {   /* the child died meanwhile: it must not be named */
+        st = MGUARD_EINVAL;
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the child %p was destroyed while its parent was looked up", child);
+    }
     if (st == MGUARD_NOT_FOUND)
         mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the parent %p has no name", parent);
     if (!st) {
@@ -4401,7 +4412,12 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
         for (q = 1; q < w.ntodo; q++) {
             const void *x = w.todo[q].comp;
             for (i = 0; i < s->nframes && s->frames[i].comp != x; i++) {}
-            if (i == s->nframes) mguard__weak_remove(s->names, x);   /* one with an open frame stays */
+            if (i == s->nframes) {
+                mguard__weak_remove(s->names, x);
+            } else {   /* one with an open frame stays, and walks again */
+                mguard__scope_naming *xv = mguard__scope_entry(s, x);
+                if (xv) xv->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
+            }
         }
         v = mguard__scope_entry(s, comp);
         if (v) v->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
