@@ -1923,6 +1923,84 @@ static void test_review_attach_and_rename_are_not_quadratic(void **state)
     assert_true(big / small < 24.0);
 }
 
+/* Allocation failure at every point of the new calls on a tree that needs
+   a walk inside attach (its parent never looked up), a rename that moves a
+   subtree with an attached child, a forget of the whole tree, and an
+   attach that closes a cycle: ENOMEM, and every name as before. */
+typedef struct review_tree { comp app, main_, bar, open_, save, icon; } review_tree;
+
+static void review_tree_init(review_tree *t)
+{
+    comp_init(&t->app, "App");
+    comp_init(&t->main_, "Panel");
+    comp_init(&t->bar, "Toolbar");
+    comp_init(&t->open_, "Button");
+    comp_init(&t->save, "Button");
+    comp_init(&t->icon, "Icon");
+    comp_add(&t->app, "main", &t->main_);
+    comp_add(&t->main_, "bar", &t->bar);
+    comp_add(&t->bar, "open", &t->open_);
+    comp_add(&t->open_, "icon", &t->icon);
+}
+
+static int review_tree_op(mguard_scope *s, review_tree *t, int k)
+{
+    switch (k) {
+    case 0: return mguard_scope_attach(s, &t->bar, &t->save, "save") == MGUARD_ENOMEM;   /* walks App? no: bar */
+    case 1: return mguard_scope_name(s, &t->app) == NULL;
+    case 2: return mguard_scope_set_name(s, &t->main_, "App.body.with.a.rather.long.name.that.needs.more.room.than.the.small.buffer") == MGUARD_ENOMEM;
+    case 3: return mguard_scope_attach(s, &t->icon, &t->app, "loop") == MGUARD_ENOMEM;   /* a cycle */
+    case 4: return mguard_scope_set_name(s, &t->bar, "Bar") == MGUARD_ENOMEM;
+    default: return mguard_scope_forget(s, &t->app) == MGUARD_ENOMEM;
+    }
+}
+
+static void review_tree_snapshot(mguard_ctx *ctx, mguard_scope *s, review_tree *t, char *out, size_t cap)
+{
+    const void *all[6];
+    size_t i;
+    all[0] = &t->app; all[1] = &t->main_; all[2] = &t->bar; all[3] = &t->open_; all[4] = &t->save; all[5] = &t->icon;
+    snprintf(out, cap, "objects %lu\n", (unsigned long)mguard_ctx_object_count(ctx));
+    for (i = 0; i < 6; i++) {
+        const char *nm = mgt_scope_known_name(s, all[i]);
+        size_t l = strlen(out);
+        snprintf(out + l, cap - l, "%lu %s\n", (unsigned long)i, nm ? nm : "-");
+    }
+}
+
+static void test_review_every_allocation_failure_in_attach_rename_forget(void **state)
+{
+    int k;
+    (void)state;
+    for (k = 0; k < 6; k++) {
+        long n;
+        for (n = 1; n < 500; n++) {
+            test_alloc al;
+            test_log log;
+            cb_state st;
+            review_tree t;
+            mguard_ctx *ctx = test_ctx(&log, &al);
+            mguard_scope *s = make_scope(ctx, &st, false);
+            char before[1024], after[1024];
+            int j, fail;
+            review_tree_init(&t);
+            for (j = 0; j < k; j++) assert_int_equal(review_tree_op(s, &t, j), 0);
+            review_tree_snapshot(ctx, s, &t, before, sizeof before);
+            al.fail_at = al.calls + n;
+            fail = review_tree_op(s, &t, k);
+            al.fail_at = 0;
+            assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+            review_tree_snapshot(ctx, s, &t, after, sizeof after);
+            if (fail) {
+                if (strcmp(before, after)) print_error("op %d, allocation %ld:\n%s---\n%s", k, n, before, after);
+                assert_string_equal(before, after);
+            }
+            test_ctx_finish(ctx, &al);
+            if (!fail && al.failures == 0) break;
+        }
+    }
+}
+
 int main(void)
 {
 #define CTX(fn) cmocka_unit_test_setup_teardown(fn, setup_ctx, teardown)
@@ -1985,6 +2063,7 @@ int main(void)
         CTX(test_review_attach_whose_child_dies_during_the_parent_lookup),
         CTX(test_review_attach_cycle_then_renames_ends),
         cmocka_unit_test(test_review_attach_and_rename_are_not_quadratic),
+        cmocka_unit_test(test_review_every_allocation_failure_in_attach_rename_forget),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
