@@ -2001,6 +2001,58 @@ static void test_review_every_allocation_failure_in_attach_rename_forget(void **
     }
 }
 
+/* A child callback renames the component being walked (set_name, e.g. a
+   widget that names itself when asked for its children). The children
+   walked after the rename, and the child attach places, must be under the
+   new name; the walk keeps using the name it started with. */
+typedef struct review_renamer { const comp *who; const char *to; mguard_scope *s; int done; } review_renamer;
+static review_renamer review_ren;
+static bool review_child_renames(const void *c, size_t i, const char **name, const void **kid, void *user)
+{
+    const comp *p = (const comp *)c;
+    (void)user;
+    if (c == review_ren.who && i == 1 && !review_ren.done) {
+        review_ren.done = 1;
+        assert_int_equal(mguard_scope_set_name(review_ren.s, c, review_ren.to), MGUARD_OK);
+    }
+    if ((int)i >= p->n) return false;
+    *name = p->names[i];
+    *kid = p->kids[i];
+    return true;
+}
+
+static void test_review_a_rename_during_the_walk_names_the_rest_under_the_new_name(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_scope_desc d;
+    mguard_scope *s;
+    comp p, k0, k1, c;
+    comp_init(&p, "P");
+    comp_init(&k0, "K");
+    comp_init(&k1, "K");
+    comp_init(&c, "C");
+    comp_add(&p, "k0", &k0);
+    comp_add(&p, "k1", &k1);
+    memset(&d, 0, sizeof d);
+    d.type_name = type_cb;
+    d.child = review_child_renames;
+    d.user = &f->st;
+    memset(&f->st, 0, sizeof f->st);
+    s = mguard_scope_create(f->ctx, &d);
+    assert_non_null(s);
+    memset(&review_ren, 0, sizeof review_ren);
+    review_ren.who = &p;
+    review_ren.to = "X";
+    review_ren.s = s;
+    assert_int_equal(mguard_scope_attach(s, &p, &c, "c"), MGUARD_OK);
+    assert_int_equal(review_ren.done, 1);
+    assert_string_equal(mgt_scope_known_name(s, &p), "X");
+    assert_string_equal(mgt_scope_known_name(s, &k0), "X.k0");   /* followed the rename */
+    assert_string_equal(mgt_scope_known_name(s, &k1), "X.k1");   /* fails: P.k1 */
+    assert_string_equal(mgt_scope_known_name(s, &c), "X.c");     /* fails: P.c */
+    mguard_scope_destroy(s);
+}
+
 int main(void)
 {
 #define CTX(fn) cmocka_unit_test_setup_teardown(fn, setup_ctx, teardown)
@@ -2064,6 +2116,7 @@ int main(void)
         CTX(test_review_attach_cycle_then_renames_ends),
         cmocka_unit_test(test_review_attach_and_rename_are_not_quadratic),
         cmocka_unit_test(test_review_every_allocation_failure_in_attach_rename_forget),
+        CTX(test_review_a_rename_during_the_walk_names_the_rest_under_the_new_name),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
