@@ -4132,6 +4132,8 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         if (s->destroying) return MGUARD_EINVAL;
         cv = mguard__scope_entry(s, pcomp);   /* died during the call: ignore it */
         if (!more || !cv || !(cv->flags & MGUARD__SCOPE_SEEN)) { w->ntodo--; continue; }
+        /* a callback may have renamed it (not the walk itself, in a cycle) */
+        if (cv->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)) pname = cv->name;
         if (!cname || !*cname || !child) {
             mguard__scope_warn(s, "mguard_scope: child %lu of %s has a %s; skipped", (unsigned long)idx, pname,
                                !child ? "NULL pointer" : "NULL or empty name");
@@ -4231,6 +4233,8 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         st = mguard__scope_walk_run(s, &w);
     }
     if (!st && !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* died meanwhile */
+    if (!st && (mguard__scope_entry(s, comp)->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)))
+        name = mguard__scope_entry(s, comp)->name;   /* a callback renamed it */
 done:
     if (st) {
         mguard__scope_walk_end(s, &w, false);
