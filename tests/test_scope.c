@@ -2053,6 +2053,32 @@ static void test_review_a_rename_during_the_walk_names_the_rest_under_the_new_na
     mguard_scope_destroy(s);
 }
 
+/* A parent dies, a new object comes at its address: the children placed
+   under the dead one neither follow the newcomer's renames nor are
+   forgotten by its forget (passes). */
+static void test_review_a_newcomer_at_a_dead_parents_address_is_not_its_parent(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp slot, kid, placed;
+    comp_init(&slot, "Dialog");
+    comp_init(&kid, "Button");
+    comp_init(&placed, "Icon");
+    comp_add(&slot, "ok", &kid);
+    assert_string_equal(mguard_scope_name(f->s, &slot), "Dialog");
+    assert_int_equal(mguard_scope_attach(f->s, &slot, &placed, "icon"), MGUARD_OK);
+    mguard_on_destroy(f->ctx, &slot);
+    comp_init(&slot, "Window");                         /* the newcomer: no children */
+    assert_string_equal(mguard_scope_name(f->s, &slot), "Window");
+    assert_int_equal(mguard_scope_set_name(f->s, &slot, "Main"), MGUARD_OK);
+    assert_string_equal(mgt_scope_known_name(f->s, &kid), "Dialog.ok");
+    assert_string_equal(mgt_scope_known_name(f->s, &placed), "Dialog.icon");
+    assert_int_equal(mguard_scope_forget(f->s, &slot), MGUARD_OK);
+    assert_string_equal(mgt_scope_known_name(f->s, &kid), "Dialog.ok");
+    mguard_on_destroy(f->ctx, &kid);
+    mguard_on_destroy(f->ctx, &placed);
+    mguard_on_destroy(f->ctx, &slot);
+}
+
 int main(void)
 {
 #define CTX(fn) cmocka_unit_test_setup_teardown(fn, setup_ctx, teardown)
@@ -2117,6 +2143,7 @@ int main(void)
         cmocka_unit_test(test_review_attach_and_rename_are_not_quadratic),
         cmocka_unit_test(test_review_every_allocation_failure_in_attach_rename_forget),
         CTX(test_review_a_rename_during_the_walk_names_the_rest_under_the_new_name),
+        SCOPE(test_review_a_newcomer_at_a_dead_parents_address_is_not_its_parent),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
