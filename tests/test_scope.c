@@ -2079,6 +2079,31 @@ static void test_review_a_newcomer_at_a_dead_parents_address_is_not_its_parent(v
     mguard_on_destroy(f->ctx, &slot);
 }
 
+/* set_phase: "frames entered from now on are labelled with it (the trace's
+   track, warnings)". A frame entered during layout and closed by its
+   component's death during paint: the warning about that frame says the
+   phase it was labelled with. The frame does not keep its phase; the
+   warning uses the phase current at the death. */
+static void test_review_a_warning_about_a_frame_names_the_frames_phase(void **state)
+{
+    fixture *f = (fixture *)*state;
+    static const char *const phases[] = {"layout", "paint"};
+    mguard_scope_desc d;
+    mguard_scope *s;
+    int w;
+    memset(&d, 0, sizeof d);
+    d.phases = phases;
+    d.nphases = 2;
+    s = mguard_scope_create(f->ctx, &d);
+    assert_non_null(s);
+    assert_int_equal(mguard_scope_set_name(s, &w, "Window"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &w), MGUARD_OK);         /* during layout */
+    assert_int_equal(mguard_scope_set_phase(s, 1), MGUARD_OK);
+    mguard_on_destroy(f->ctx, &w);
+    assert_string_equal(f->log.last, "mguard_scope: Window was destroyed while active (during layout); its 1 frame was closed");
+    mguard_scope_destroy(s);
+}
+
 int main(void)
 {
 #define CTX(fn) cmocka_unit_test_setup_teardown(fn, setup_ctx, teardown)
@@ -2144,6 +2169,7 @@ int main(void)
         cmocka_unit_test(test_review_every_allocation_failure_in_attach_rename_forget),
         CTX(test_review_a_rename_during_the_walk_names_the_rest_under_the_new_name),
         SCOPE(test_review_a_newcomer_at_a_dead_parents_address_is_not_its_parent),
+        CTX(test_review_a_warning_about_a_frame_names_the_frames_phase),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
