@@ -2104,6 +2104,41 @@ static void test_review_a_warning_about_a_frame_names_the_frames_phase(void **st
     mguard_scope_destroy(s);
 }
 
+/* The logger may destroy the scope (test_log_callback_may_call_back_in):
+   mguard_scope_forget logs "out of memory" and then frees its list
+   through s->hd.ctx, after the logger freed s (no busy count around
+   forget): a use after free under ASan. */
+static void test_review_logger_destroying_the_scope_in_forgets_oom_log(void **state)
+{
+    reentrant_log rl;
+    test_alloc al;
+    mguard_ctx_desc cd;
+    mguard_ctx *ctx;
+    mguard_scope *s;
+    int a;
+    (void)state;
+    memset(&rl, 0, sizeof rl);
+    memset(&al, 0, sizeof al);
+    memset(&cd, 0, sizeof cd);
+    cd.logger.func = reentrant_log_fn;
+    cd.logger.user = &rl;
+    cd.allocator.realloc_fn = fa_realloc;
+    cd.allocator.free_fn = fa_free;
+    cd.allocator.user = &al;
+    ctx = mguard_ctx_create(&cd);
+    s = mguard_scope_create(ctx, NULL);
+    assert_int_equal(mguard_scope_set_name(s, &a, "A"), MGUARD_OK);
+    rl.s = s;
+    rl.destroy_scope = 1;
+    al.fail_at = al.calls + 1;           /* forget's list */
+    assert_int_equal(mguard_scope_forget(s, &a), MGUARD_ENOMEM);
+    al.fail_at = 0;
+    assert_null(rl.s);                   /* the logger destroyed s */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 int main(void)
 {
 #define CTX(fn) cmocka_unit_test_setup_teardown(fn, setup_ctx, teardown)
@@ -2170,6 +2205,7 @@ int main(void)
         CTX(test_review_a_rename_during_the_walk_names_the_rest_under_the_new_name),
         SCOPE(test_review_a_newcomer_at_a_dead_parents_address_is_not_its_parent),
         CTX(test_review_a_warning_about_a_frame_names_the_frames_phase),
+        cmocka_unit_test(test_review_logger_destroying_the_scope_in_forgets_oom_log),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
