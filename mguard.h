@@ -4425,10 +4425,10 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
         }
         v = mguard__scope_entry(s, comp);
         if (v) v->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
-    } else {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_forget: out of memory");
     }
     mguard__free(s->hd.ctx, w.todo);
+    /* last: the logger may destroy s */
+    if (st) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_forget: out of memory");
     return st;
 }
 
