@@ -4114,6 +4114,9 @@ static const char *mguard__scope_join(mguard_ctx *ctx, const char *parent, const
     return r;
 }
 
+static bool mguard__scope_queued(const mguard__scope_walk *w, uint32_t from, const void *comp);
+static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp);
+
 static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk *w)
 {
     mguard_ctx *ctx = s->hd.ctx;
@@ -4123,7 +4126,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         const char *pname = t->name, *cname = NULL, *full;
         size_t idx = t->next++;
         mguard__scope_naming *cv;
-        bool more;
+        bool more, moved;
         mguard_status st;
         /* a callback may have destroyed a component still on the list */
         cv = mguard__scope_entry(s, pcomp);
@@ -4151,7 +4154,11 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             nv.from_serial = mguard__scope_serial(s, pcomp);
             nv.seg = mguard__str_intern(ctx, cname);
             if (!nv.seg) return MGUARD_ENOMEM;
+            /* a named child moved: what is placed under it follows (not
+               for a component this walk is still inside: a cycle) */
+            moved = cv && cv->name != full && !mguard__scope_queued(w, 0, child);
             st = mguard__scope_put_naming(s, w, child, &nv);
+            if (!st && moved) st = mguard__scope_follow(s, w, child);
             if (st) return st;
             cv = mguard__scope_entry(s, child);
         }
