@@ -4185,6 +4185,9 @@ static const char *mguard__scope_join(mguard_ctx *ctx, const char *parent, const
     return r;
 }
 
+static bool mguard__scope_queued(const mguard__scope_walk *w, uint32_t from, const void *comp);
+static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp);
+
 static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk *w)
 {
     mguard_ctx *ctx = s->hd.ctx;
@@ -4194,7 +4197,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         const char *pname = t->name, *cname = NULL, *full;
         size_t idx = t->next++;
         mguard__scope_naming *cv;
-        bool more;
+        bool more, moved;
         mguard_status st;
         /* a callback may have destroyed a component still on the list */
         cv = mguard__scope_entry(s, pcomp);
@@ -4203,6 +4206,8 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         if (s->destroying) return MGUARD_EINVAL;
         cv = mguard__scope_entry(s, pcomp);   /* died during the call: ignore it */
         if (!more || !cv || !(cv->flags & MGUARD__SCOPE_SEEN)) { w->ntodo--; continue; }
+        /* a callback may have renamed it (not the walk itself, in a cycle) */
+        if (cv->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)) pname = cv->name;
         if (!cname || !*cname || !child) {
             mguard__scope_warn(s, "mguard_scope: child %lu of %s has a %s; skipped", (unsigned long)idx, pname,
                                !child ? "NULL pointer" : "NULL or empty name");
@@ -4220,7 +4225,11 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             nv.from_serial = mguard__scope_serial(s, pcomp);
             nv.seg = mguard__str_intern(ctx, cname);
             if (!nv.seg) return MGUARD_ENOMEM;
+            /* a named child moved: what is placed under it follows (not
+               for a component this walk is still inside: a cycle) */
+            moved = cv && cv->name != full && !mguard__scope_queued(w, 0, child);
             st = mguard__scope_put_naming(s, w, child, &nv);
+            if (!st && moved) st = mguard__scope_follow(s, w, child);
             if (st) return st;
             cv = mguard__scope_entry(s, child);
         }
@@ -4302,6 +4311,8 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         st = mguard__scope_walk_run(s, &w);
     }
     if (!st && !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* died meanwhile */
+    if (!st && (mguard__scope_entry(s, comp)->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)))
+        name = mguard__scope_entry(s, comp)->name;   /* a callback renamed it */
 done:
     if (st) {
         mguard__scope_walk_end(s, &w, false);
@@ -4416,6 +4427,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     mguard_status st = mguard__scope_refuse(s, child, "mguard_scope_attach");
     mguard__scope_naming v, *cur;
     mguard__scope_walk w;
+    mguard__lookout look;
     const char *pname = NULL;
     if (st) return st;
     if (!parent || parent == child || !name || !*name) {
@@ -4424,7 +4436,17 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
         return MGUARD_EINVAL;
     }
     s->busy++;
+    look.obj = child;
+    look.died = false;
+    look.next = s->hd.ctx->lookouts;
+    /* cppcheck-suppress autoVariables ; popped before this function returns */
+    s->hd.ctx->lookouts = &look;
     st = mguard__scope_lookup(s, parent, &pname, &w);   /* may walk, calling the callbacks */
+    mguard__lookout_pop(s->hd.ctx, &look);
+    if (!st && look.died) {   /* the child died meanwhile: it must not be named */
+        st = MGUARD_EINVAL;
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the child %p was destroyed while its parent was looked up", child);
+    }
     if (st == MGUARD_NOT_FOUND)
         mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the parent %p has no name", parent);
     if (!st) {
@@ -4472,14 +4494,19 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
         for (q = 1; q < w.ntodo; q++) {
             const void *x = w.todo[q].comp;
             for (i = 0; i < s->nframes && s->frames[i].comp != x; i++) {}
-            if (i == s->nframes) mguard__weak_remove(s->names, x);   /* one with an open frame stays */
+            if (i == s->nframes) {
+                mguard__weak_remove(s->names, x);
+            } else {   /* one with an open frame stays, and walks again */
+                mguard__scope_naming *xv = mguard__scope_entry(s, x);
+                if (xv) xv->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
+            }
         }
         v = mguard__scope_entry(s, comp);
         if (v) v->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
-    } else {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_forget: out of memory");
     }
     mguard__free(s->hd.ctx, w.todo);
+    /* last: the logger may destroy s */
+    if (st) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_forget: out of memory");
     return st;
 }
 

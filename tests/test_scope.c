@@ -5,6 +5,7 @@
    failure anywhere leaving the state as it was. Ports PyTorch's
    test_module_tracker.py where it applies. */
 #include <float.h>
+#include <time.h>
 #include "common.h"
 #include "json_check.h"
 
@@ -1701,6 +1702,443 @@ static void test_check_passes_inside_a_named_components_death(void **state)
     mguard_ctx_destroy(check_ctx);
 }
 
+/* ---- review: hostile tests of attach / forget / follow (2026-11-26) ------
+   Each of these failed on the code they were written against; the comment
+   says what the naming rule (guide, "Trees that change") asks for. */
+
+/* A walk that moves an already walked component (reachable along two
+   paths: "keeps the last one walked") must move the names placed under it
+   too: they are "parent's name + '.' + name under it". */
+static void test_review_a_walk_moving_a_walked_child_moves_its_subtree(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp r, a, b, x, c;
+    comp_init(&r, "Root");
+    comp_init(&a, "A");
+    comp_init(&b, "B");
+    comp_init(&x, "X");
+    comp_init(&c, "C");
+    comp_add(&r, "a", &a);
+    comp_add(&r, "b", &b);
+    comp_add(&a, "x", &x);
+    comp_add(&b, "x", &x);
+    comp_add(&x, "c", &c);
+    assert_string_equal(mguard_scope_name(f->s, &r), "Root");
+    assert_string_equal(mgt_scope_known_name(f->s, &x), "Root.b.x");   /* the last path walked */
+    assert_string_equal(mgt_scope_known_name(f->s, &c), "Root.b.x.c"); /* fails: Root.a.x.c */
+}
+
+/* The widget case: a toolbar used (entered, so named by type and walked)
+   before its window was, a button attached under it, then the window's
+   first lookup walks and places the toolbar. The attached button follows
+   its parent, whatever the order of the lookups. */
+static void test_review_a_walk_placing_a_parent_moves_its_attached_children(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, toolbar, save;
+    comp_init(&app, "App");
+    comp_init(&toolbar, "Toolbar");
+    comp_init(&save, "Button");
+    comp_add(&app, "toolbar", &toolbar);
+    assert_string_equal(mguard_scope_name(f->s, &toolbar), "Toolbar");
+    assert_int_equal(mguard_scope_attach(f->s, &toolbar, &save, "save"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &save), "Toolbar.save");
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_string_equal(mguard_scope_name(f->s, &toolbar), "App.toolbar");
+    assert_string_equal(mguard_scope_name(f->s, &save), "App.toolbar.save"); /* fails: Toolbar.save */
+}
+
+/* forget keeps a component with an open frame, but forgot the names its
+   walk gave and left it SEEN: its children are never walked again and get
+   their type names. */
+static void test_review_forget_keeps_an_open_component_walkable(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, list, row, icon;
+    comp_init(&app, "App");
+    comp_init(&list, "List");
+    comp_init(&row, "Row");
+    comp_init(&icon, "Icon");
+    comp_add(&app, "list", &list);
+    comp_add(&list, "0", &row);
+    comp_add(&row, "icon", &icon);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_int_equal(mguard_scope_enter(f->s, &row), MGUARD_OK);
+    assert_int_equal(mguard_scope_forget(f->s, &app), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");          /* walks again */
+    assert_string_equal(mguard_scope_name(f->s, &row), "App.list.0");
+    assert_string_equal(mguard_scope_name(f->s, &icon), "App.list.0.icon"); /* fails: Icon */
+    assert_int_equal(mguard_scope_exit(f->s, &row), MGUARD_OK);
+}
+
+/* A component forgotten and walked again is the same object: what was
+   attached under it still follows it. Its registry record was dropped
+   with its name, so it came back with a new serial and the attached
+   child's from_serial no longer matches. */
+static void test_review_attached_child_follows_a_parent_forgotten_and_walked_again(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, list, row, extra;
+    comp_init(&app, "App");
+    comp_init(&list, "List");
+    comp_init(&row, "Row");
+    comp_init(&extra, "Button");
+    comp_add(&app, "list", &list);
+    comp_add(&list, "0", &row);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_int_equal(mguard_scope_attach(f->s, &row, &extra, "extra"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &extra), "App.list.0.extra");
+    assert_int_equal(mguard_scope_forget(f->s, &app), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");          /* walks again */
+    assert_string_equal(mguard_scope_name(f->s, &row), "App.list.0");
+    assert_int_equal(mguard_scope_set_name(f->s, &app, "Main"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &row), "Main.list.0");
+    assert_string_equal(mguard_scope_name(f->s, &extra), "Main.list.0.extra"); /* fails: App.list.0.extra */
+}
+
+/* The same, and the answer depends on whether something unrelated (here a
+   weak ref) keeps the parent's registry record alive. */
+static void test_review_following_does_not_depend_on_unrelated_refs(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, list, row, extra;
+    mguard_ref ref;
+    comp_init(&app, "App");
+    comp_init(&list, "List");
+    comp_init(&row, "Row");
+    comp_init(&extra, "Button");
+    comp_add(&app, "list", &list);
+    comp_add(&list, "0", &row);
+    ref = mguard_ref_make(f->ctx, &row);          /* pins row's record */
+    assert_false(mguard_ref_is_null(ref));
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_int_equal(mguard_scope_attach(f->s, &row, &extra, "extra"), MGUARD_OK);
+    assert_int_equal(mguard_scope_forget(f->s, &app), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_int_equal(mguard_scope_set_name(f->s, &app, "Main"), MGUARD_OK);
+    /* with the ref the child follows (passes); the test above shows that
+       without it, it does not */
+    assert_string_equal(mguard_scope_name(f->s, &extra), "Main.list.0.extra");
+    mguard_on_destroy(f->ctx, &row);
+}
+
+/* attach looks the parent up first, calling type_name/child: a callback
+   that destroys the child (mguard_on_destroy) must not leave a name on the
+   dead child's address, which a new object there would inherit. */
+typedef struct review_kill { mguard_ctx *ctx; const void *victim; int calls; } review_kill;
+static const char *review_type_kills(const void *c, void *user)
+{
+    review_kill *k = (review_kill *)user;
+    (void)c;
+    if (k->victim) {
+        const void *v = k->victim;
+        k->victim = NULL;
+        mguard_on_destroy(k->ctx, v);
+    }
+    k->calls++;
+    return "Parent";
+}
+
+static void test_review_attach_whose_child_dies_during_the_parent_lookup(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_scope_desc d;
+    mguard_scope *s;
+    review_kill k;
+    int parent, child;
+    memset(&d, 0, sizeof d);
+    memset(&k, 0, sizeof k);
+    k.ctx = f->ctx;
+    k.victim = &child;
+    d.type_name = review_type_kills;
+    d.user = &k;
+    s = mguard_scope_create(f->ctx, &d);
+    assert_non_null(s);
+    assert_int_equal(mguard_scope_set_name(s, &child, "Old.child"), MGUARD_OK);
+    /* the child dies while attach looks its parent up */
+    assert_int_not_equal(mguard_scope_attach(s, &parent, &child, "c"), MGUARD_OK); /* fails: OK */
+    /* a new object at the dead child's address has no name but its type's */
+    assert_null(mgt_scope_known_name(s, &child));                      /* fails: "Parent.c" */
+    mguard_scope_destroy(s);
+}
+
+/* A cycle made with attach (A under B under A), then renames: ends, and
+   the context stays sound. */
+static void test_review_attach_cycle_then_renames_ends(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int a, b, c;
+    mguard_scope *s = mguard_scope_create(f->ctx, NULL);
+    assert_int_equal(mguard_scope_set_name(s, &a, "A"), MGUARD_OK);
+    assert_int_equal(mguard_scope_attach(s, &a, &b, "b"), MGUARD_OK);
+    assert_int_equal(mguard_scope_attach(s, &b, &c, "c"), MGUARD_OK);
+    assert_int_equal(mguard_scope_attach(s, &c, &a, "a"), MGUARD_OK);   /* A under its own grandchild */
+    assert_int_equal(mguard_scope_set_name(s, &b, "B"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(s, &c), "B.c");
+    assert_string_equal(mguard_scope_name(s, &a), "B.c.a");
+    assert_int_equal(mguard_scope_forget(s, &a), MGUARD_OK);
+    assert_int_equal(mguard_ctx_check(f->ctx), MGUARD_OK);
+    mguard_scope_destroy(s);
+}
+
+/* Performance: a GUI of n widgets placed with mguard_scope_attach, then
+   its root renamed. Both should cost about O(n) (a hash lookup per widget);
+   mguard__scope_follow scans every name for every component of the subtree
+   (and mguard__scope_queued scans the queue), so attaching n leaves is
+   O(n^2) and a rename of the root O(n^2): 8x the widgets must not cost 24x
+   the time (quadratic: ~64x). Measured: 10k widgets, 0.55 s to attach,
+   1.1 s per rename of the root (-O2). */
+static double review_attach_and_rename(int n)
+{
+    mguard_ctx *ctx = mguard_ctx_create(NULL);
+    mguard_scope *s = mguard_scope_create(ctx, NULL);
+    char *w = (char *)calloc((size_t)n, 1);
+    clock_t t0;
+    int i;
+    assert_non_null(w);
+    assert_int_equal(mguard_scope_set_name(s, w, "App"), MGUARD_OK);
+    t0 = clock();
+    for (i = 1; i < n; i++) assert_int_equal(mguard_scope_attach(s, w, w + i, "w"), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(s, w, "Main"), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(s, w, "App"), MGUARD_OK);
+    t0 = clock() - t0;
+    mguard_ctx_destroy(ctx);
+    free(w);
+    return (double)t0 / CLOCKS_PER_SEC;
+}
+
+static void test_review_attach_and_rename_are_not_quadratic(void **state)
+{
+    double small = 1e9, big = 1e9, t;
+    int r;
+    (void)state;
+    for (r = 0; r < 3; r++) {   /* the best of 3 */
+        t = review_attach_and_rename(600);
+        if (t < small) small = t;
+        t = review_attach_and_rename(4800);
+        if (t < big) big = t;
+    }
+    if (small < 1e-4) small = 1e-4;
+    print_message("600 widgets: %.4f s, 4800: %.4f s (x%.1f)\n", small, big, big / small);
+    assert_true(big / small < 24.0);
+}
+
+/* Allocation failure at every point of the new calls on a tree that needs
+   a walk inside attach (its parent never looked up), a rename that moves a
+   subtree with an attached child, a forget of the whole tree, and an
+   attach that closes a cycle: ENOMEM, and every name as before. */
+typedef struct review_tree { comp app, main_, bar, open_, save, icon; } review_tree;
+
+static void review_tree_init(review_tree *t)
+{
+    comp_init(&t->app, "App");
+    comp_init(&t->main_, "Panel");
+    comp_init(&t->bar, "Toolbar");
+    comp_init(&t->open_, "Button");
+    comp_init(&t->save, "Button");
+    comp_init(&t->icon, "Icon");
+    comp_add(&t->app, "main", &t->main_);
+    comp_add(&t->main_, "bar", &t->bar);
+    comp_add(&t->bar, "open", &t->open_);
+    comp_add(&t->open_, "icon", &t->icon);
+}
+
+static int review_tree_op(mguard_scope *s, review_tree *t, int k)
+{
+    switch (k) {
+    case 0: return mguard_scope_attach(s, &t->bar, &t->save, "save") == MGUARD_ENOMEM;   /* walks App? no: bar */
+    case 1: return mguard_scope_name(s, &t->app) == NULL;
+    case 2: return mguard_scope_set_name(s, &t->main_, "App.body.with.a.rather.long.name.that.needs.more.room.than.the.small.buffer") == MGUARD_ENOMEM;
+    case 3: return mguard_scope_attach(s, &t->icon, &t->app, "loop") == MGUARD_ENOMEM;   /* a cycle */
+    case 4: return mguard_scope_set_name(s, &t->bar, "Bar") == MGUARD_ENOMEM;
+    default: return mguard_scope_forget(s, &t->app) == MGUARD_ENOMEM;
+    }
+}
+
+static void review_tree_snapshot(mguard_ctx *ctx, mguard_scope *s, review_tree *t, char *out, size_t cap)
+{
+    const void *all[6];
+    size_t i;
+    all[0] = &t->app; all[1] = &t->main_; all[2] = &t->bar; all[3] = &t->open_; all[4] = &t->save; all[5] = &t->icon;
+    snprintf(out, cap, "objects %lu\n", (unsigned long)mguard_ctx_object_count(ctx));
+    for (i = 0; i < 6; i++) {
+        const char *nm = mgt_scope_known_name(s, all[i]);
+        size_t l = strlen(out);
+        snprintf(out + l, cap - l, "%lu %s\n", (unsigned long)i, nm ? nm : "-");
+    }
+}
+
+static void test_review_every_allocation_failure_in_attach_rename_forget(void **state)
+{
+    int k;
+    (void)state;
+    for (k = 0; k < 6; k++) {
+        long n;
+        for (n = 1; n < 500; n++) {
+            test_alloc al;
+            test_log log;
+            cb_state st;
+            review_tree t;
+            mguard_ctx *ctx = test_ctx(&log, &al);
+            mguard_scope *s = make_scope(ctx, &st, false);
+            char before[1024], after[1024];
+            int j, fail;
+            review_tree_init(&t);
+            for (j = 0; j < k; j++) assert_int_equal(review_tree_op(s, &t, j), 0);
+            review_tree_snapshot(ctx, s, &t, before, sizeof before);
+            al.fail_at = al.calls + n;
+            fail = review_tree_op(s, &t, k);
+            al.fail_at = 0;
+            assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+            review_tree_snapshot(ctx, s, &t, after, sizeof after);
+            if (fail) {
+                if (strcmp(before, after)) print_error("op %d, allocation %ld:\n%s---\n%s", k, n, before, after);
+                assert_string_equal(before, after);
+            }
+            test_ctx_finish(ctx, &al);
+            if (!fail && al.failures == 0) break;
+        }
+    }
+}
+
+/* A child callback renames the component being walked (set_name, e.g. a
+   widget that names itself when asked for its children). The children
+   walked after the rename, and the child attach places, must be under the
+   new name; the walk keeps using the name it started with. */
+typedef struct review_renamer { const comp *who; const char *to; mguard_scope *s; int done; } review_renamer;
+static review_renamer review_ren;
+static bool review_child_renames(const void *c, size_t i, const char **name, const void **kid, void *user)
+{
+    const comp *p = (const comp *)c;
+    (void)user;
+    if (c == review_ren.who && i == 1 && !review_ren.done) {
+        review_ren.done = 1;
+        assert_int_equal(mguard_scope_set_name(review_ren.s, c, review_ren.to), MGUARD_OK);
+    }
+    if ((int)i >= p->n) return false;
+    *name = p->names[i];
+    *kid = p->kids[i];
+    return true;
+}
+
+static void test_review_a_rename_during_the_walk_names_the_rest_under_the_new_name(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_scope_desc d;
+    mguard_scope *s;
+    comp p, k0, k1, c;
+    comp_init(&p, "P");
+    comp_init(&k0, "K");
+    comp_init(&k1, "K");
+    comp_init(&c, "C");
+    comp_add(&p, "k0", &k0);
+    comp_add(&p, "k1", &k1);
+    memset(&d, 0, sizeof d);
+    d.type_name = type_cb;
+    d.child = review_child_renames;
+    d.user = &f->st;
+    memset(&f->st, 0, sizeof f->st);
+    s = mguard_scope_create(f->ctx, &d);
+    assert_non_null(s);
+    memset(&review_ren, 0, sizeof review_ren);
+    review_ren.who = &p;
+    review_ren.to = "X";
+    review_ren.s = s;
+    assert_int_equal(mguard_scope_attach(s, &p, &c, "c"), MGUARD_OK);
+    assert_int_equal(review_ren.done, 1);
+    assert_string_equal(mgt_scope_known_name(s, &p), "X");
+    assert_string_equal(mgt_scope_known_name(s, &k0), "X.k0");   /* followed the rename */
+    assert_string_equal(mgt_scope_known_name(s, &k1), "X.k1");   /* fails: P.k1 */
+    assert_string_equal(mgt_scope_known_name(s, &c), "X.c");     /* fails: P.c */
+    mguard_scope_destroy(s);
+}
+
+/* A parent dies, a new object comes at its address: the children placed
+   under the dead one neither follow the newcomer's renames nor are
+   forgotten by its forget (passes). */
+static void test_review_a_newcomer_at_a_dead_parents_address_is_not_its_parent(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp slot, kid, placed;
+    comp_init(&slot, "Dialog");
+    comp_init(&kid, "Button");
+    comp_init(&placed, "Icon");
+    comp_add(&slot, "ok", &kid);
+    assert_string_equal(mguard_scope_name(f->s, &slot), "Dialog");
+    assert_int_equal(mguard_scope_attach(f->s, &slot, &placed, "icon"), MGUARD_OK);
+    mguard_on_destroy(f->ctx, &slot);
+    comp_init(&slot, "Window");                         /* the newcomer: no children */
+    assert_string_equal(mguard_scope_name(f->s, &slot), "Window");
+    assert_int_equal(mguard_scope_set_name(f->s, &slot, "Main"), MGUARD_OK);
+    assert_string_equal(mgt_scope_known_name(f->s, &kid), "Dialog.ok");
+    assert_string_equal(mgt_scope_known_name(f->s, &placed), "Dialog.icon");
+    assert_int_equal(mguard_scope_forget(f->s, &slot), MGUARD_OK);
+    assert_string_equal(mgt_scope_known_name(f->s, &kid), "Dialog.ok");
+    mguard_on_destroy(f->ctx, &kid);
+    mguard_on_destroy(f->ctx, &placed);
+    mguard_on_destroy(f->ctx, &slot);
+}
+
+/* set_phase: "frames entered from now on are labelled with it (the trace's
+   track, warnings)". A frame entered during layout and closed by its
+   component's death during paint: the warning about that frame says the
+   phase it was labelled with. The frame does not keep its phase; the
+   warning uses the phase current at the death. */
+static void test_review_a_warning_about_a_frame_names_the_frames_phase(void **state)
+{
+    fixture *f = (fixture *)*state;
+    static const char *const phases[] = {"layout", "paint"};
+    mguard_scope_desc d;
+    mguard_scope *s;
+    int w;
+    memset(&d, 0, sizeof d);
+    d.phases = phases;
+    d.nphases = 2;
+    s = mguard_scope_create(f->ctx, &d);
+    assert_non_null(s);
+    assert_int_equal(mguard_scope_set_name(s, &w, "Window"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &w), MGUARD_OK);         /* during layout */
+    assert_int_equal(mguard_scope_set_phase(s, 1), MGUARD_OK);
+    mguard_on_destroy(f->ctx, &w);
+    assert_string_equal(f->log.last, "mguard_scope: Window was destroyed while active (during layout); its 1 frame was closed");
+    mguard_scope_destroy(s);
+}
+
+/* The logger may destroy the scope (test_log_callback_may_call_back_in):
+   mguard_scope_forget logs "out of memory" and then frees its list
+   through s->hd.ctx, after the logger freed s (no busy count around
+   forget): a use after free under ASan. */
+static void test_review_logger_destroying_the_scope_in_forgets_oom_log(void **state)
+{
+    reentrant_log rl;
+    test_alloc al;
+    mguard_ctx_desc cd;
+    mguard_ctx *ctx;
+    mguard_scope *s;
+    int a;
+    (void)state;
+    memset(&rl, 0, sizeof rl);
+    memset(&al, 0, sizeof al);
+    memset(&cd, 0, sizeof cd);
+    cd.logger.func = reentrant_log_fn;
+    cd.logger.user = &rl;
+    cd.allocator.realloc_fn = fa_realloc;
+    cd.allocator.free_fn = fa_free;
+    cd.allocator.user = &al;
+    ctx = mguard_ctx_create(&cd);
+    s = mguard_scope_create(ctx, NULL);
+    assert_int_equal(mguard_scope_set_name(s, &a, "A"), MGUARD_OK);
+    rl.s = s;
+    rl.destroy_scope = 1;
+    al.fail_at = al.calls + 1;           /* forget's list */
+    assert_int_equal(mguard_scope_forget(s, &a), MGUARD_ENOMEM);
+    al.fail_at = 0;
+    assert_null(rl.s);                   /* the logger destroyed s */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 int main(void)
 {
 #define CTX(fn) cmocka_unit_test_setup_teardown(fn, setup_ctx, teardown)
@@ -1755,6 +2193,19 @@ int main(void)
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
         CTX(test_scope_destroyed_earlier_in_the_same_death_is_not_touched),
         cmocka_unit_test(test_check_passes_inside_a_named_components_death),
+        SCOPE(test_review_a_walk_moving_a_walked_child_moves_its_subtree),
+        SCOPE(test_review_a_walk_placing_a_parent_moves_its_attached_children),
+        SCOPE(test_review_forget_keeps_an_open_component_walkable),
+        SCOPE(test_review_attached_child_follows_a_parent_forgotten_and_walked_again),
+        SCOPE(test_review_following_does_not_depend_on_unrelated_refs),
+        CTX(test_review_attach_whose_child_dies_during_the_parent_lookup),
+        CTX(test_review_attach_cycle_then_renames_ends),
+        cmocka_unit_test(test_review_attach_and_rename_are_not_quadratic),
+        cmocka_unit_test(test_review_every_allocation_failure_in_attach_rename_forget),
+        CTX(test_review_a_rename_during_the_walk_names_the_rest_under_the_new_name),
+        SCOPE(test_review_a_newcomer_at_a_dead_parents_address_is_not_its_parent),
+        CTX(test_review_a_warning_about_a_frame_names_the_frames_phase),
+        cmocka_unit_test(test_review_logger_destroying_the_scope_in_forgets_oom_log),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
