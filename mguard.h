@@ -537,24 +537,25 @@ MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
    mguard_scope_attach) follow: "Dialog.ok" becomes "App.confirm.ok" when
    Dialog is renamed "App.confirm"; explicitly named ones keep their names.
    Frames already entered keep the name they entered with. EINVAL: NULL
-   s/comp, NULL or empty fqn. ENOMEM: nothing changed.
-   Cost: one lookup, and O(names) per component that follows. */
+   s/comp, NULL or empty fqn. ENOMEM: nothing changed. Cost: one lookup;
+   when comp already had a name, O(names log names + subtree). */
 MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn);
 /* Place child under parent as `name` (copied): child's name is parent's
    name + "." + name, and follows parent's renames, as if parent's walk had
    found it (for a child added after that walk). An explicit name or an
    earlier placement of child is replaced; a walk never overrides it.
    parent is looked up first (named, walked). EINVAL (logged): NULL
-   s/parent/child, child == parent, NULL or empty name; NOT_FOUND (logged):
-   parent has no name; ENOMEM: nothing changed. Cost: one lookup, and
-   O(names) per component that follows. */
+   parent/child (NULL s: silent), child == parent, NULL or empty name, or
+   child destroyed by a callback of the parent's lookup; NOT_FOUND
+   (logged): parent has no name; ENOMEM: nothing changed. Cost: one
+   lookup; when child already had a name, O(names log names + subtree). */
 MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name);
 /* Forget the names comp's walk gave (recursively: the subtree below comp,
    except components attached or named explicitly, and components with an
    open frame, which keep theirs): comp keeps its own name, and its next
    lookup walks its children again. For a tree edited after its first use.
    EINVAL: NULL s/comp; NOT_FOUND: comp has no name. ENOMEM: nothing
-   changed. No callback. Cost: O(names) per forgotten component. */
+   changed. No callback. Cost: O(names log names + subtree). */
 MGUARDDEF mguard_status mguard_scope_forget(mguard_scope *s, const void *comp);
 /* comp's forward (pre-hook) starts: push a frame; comp's name becomes
    active (or one more time active). NOT_FOUND (logged) when comp has no
@@ -3744,7 +3745,10 @@ static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
    warns: the de-duplication set, oldest first, at most max_warnings.
    busy counts calls into s in progress; a destroy meanwhile only sets
    destroying and the outermost call frees s when it returns. */
-enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u };
+/* FORGOTTEN: mguard_scope_forget dropped the name; the entry stays (so the
+   component keeps its life, its serial, for what is attached under it) and
+   counts as unnamed until a walk or a call names it again. */
+enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u, MGUARD__SCOPE_FORGOTTEN = 8u };
 #define MGUARD__MAGIC_SCOPE 0x6d677363u  /* "mgsc" */
 
 /* owner: the address of the scope holding the entry, so the key-death hook
@@ -3766,7 +3770,7 @@ typedef struct mguard__scope_rec {
     uint32_t active, capvals;
     double *vals;
 } mguard__scope_rec;
-typedef struct mguard__scope_frame { const void *comp; uint32_t rec, event; } mguard__scope_frame;
+typedef struct mguard__scope_frame { const void *comp; uint32_t rec, event, phase; } mguard__scope_frame;
 typedef struct mguard__scope_event {
     const char *name;
     double ts, dur;            /* dur < 0: still open */
@@ -3953,17 +3957,21 @@ static void mguard__scope_on_death(const void *comp, void *value, void *user)
 static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_naming *vp)
 {
     mguard__scope_naming v = *vp;
-    uint32_t i, n = 0;
+    uint32_t i, n = 0, phase = 0;
     double now = 0.0;
     if (!mguard__scope_ok(s)) return;
-    for (i = 0; i < s->nframes; i++) n += s->frames[i].comp == comp;
+    for (i = 0; i < s->nframes; i++)
+        if (s->frames[i].comp == comp) {
+            n++;
+            phase = s->frames[i].phase;   /* the innermost frame's */
+        }
     if (!n) return;
     s->busy++;
     if (s->desc.trace) now = mguard__scope_now(s);
     for (i = s->nframes; i-- > 0;)
         if (s->frames[i].comp == comp) mguard__scope_pop(s, i, now);
     mguard__scope_warn(s, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed",
-                       v.name, mguard__scope_phase_name(s), n, n == 1 ? " was" : "s were");
+                       v.name, s->phases[phase], n, n == 1 ? " was" : "s were");
     mguard__scope_release(s);
 }
 
@@ -4220,7 +4228,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             mguard__scope_naming nv;
             memset(&nv, 0, sizeof nv);
             nv.name = full;
-            nv.flags = cv ? cv->flags : 0;
+            nv.flags = cv ? cv->flags & ~(uint32_t)MGUARD__SCOPE_FORGOTTEN : 0;
             nv.from = pcomp;
             nv.from_serial = mguard__scope_serial(s, pcomp);
             nv.seg = mguard__str_intern(ctx, cname);
@@ -4263,10 +4271,17 @@ static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool 
 
 /* The caller ends the lookup with mguard__scope_walk_end(w, ok), so that a
    later failure of its own can undo the names this lookup gave. */
+/* comp's entry if it has a name (a forgotten one has none). */
+static mguard__scope_naming *mguard__scope_named(const mguard_scope *s, const void *comp)
+{
+    mguard__scope_naming *v = mguard__scope_entry(s, comp);
+    return v && !(v->flags & MGUARD__SCOPE_FORGOTTEN) ? v : NULL;
+}
+
 static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, const char **out, mguard__scope_walk *pw)
 {
     mguard_ctx *ctx = s->hd.ctx;
-    mguard__scope_naming *v = mguard__scope_entry(s, comp);
+    mguard__scope_naming *v = mguard__scope_named(s, comp);
     mguard__scope_walk w;
     mguard_status st = MGUARD_OK;
     const char *name;
@@ -4292,11 +4307,14 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         if (!tn || !*tn) return MGUARD_NOT_FOUND;
         name = mguard__str_intern(ctx, tn);
         if (!name) return MGUARD_ENOMEM;
-        if (!mguard__scope_entry(s, comp)) {   /* the callback may have named it */
-            st = mguard__scope_put(s, &w, comp, name, 0);
+        if (!mguard__scope_named(s, comp)) {   /* the callback may have named it */
+            mguard__scope_naming tv;   /* a type name: placed under nothing */
+            memset(&tv, 0, sizeof tv);
+            tv.name = name;
+            st = mguard__scope_put_naming(s, &w, comp, &tv);
             if (st) goto done;
         }
-        v = mguard__scope_entry(s, comp);
+        v = mguard__scope_named(s, comp);
     }
     if (!v) { st = MGUARD_EINVAL; goto done; }   /* cannot happen: just put */
     name = v->name;
@@ -4341,6 +4359,48 @@ static const char *mguard__scope_name(mguard_scope *s, const void *comp)
 }
 
 
+/* The components placed under another, sorted by it: one pass over the
+   names, so that a subtree is found in O(names log names + subtree). */
+typedef struct mguard__scope_placed { uintptr_t from; const void *comp; } mguard__scope_placed;
+
+static int mguard__scope_placed_cmp(const void *a, const void *b)
+{
+    uintptr_t x = ((const mguard__scope_placed *)a)->from, y = ((const mguard__scope_placed *)b)->from;
+    return x < y ? -1 : x > y;
+}
+
+static mguard_status mguard__scope_placed_list(mguard_scope *s, mguard__scope_placed **out, uint32_t *n)
+{
+    mguard_weak_iter it = mguard__weak_iterate(s->names);
+    uint32_t k = 0, cap = 0;
+    *out = NULL;
+    while (mguard__weak_next(&it)) {
+        const mguard__scope_naming *e = (const mguard__scope_naming *)it.value;
+        if (!e->from || (e->flags & MGUARD__SCOPE_FORGOTTEN)) continue;
+        if (mguard__reserve(s->hd.ctx, (void **)out, &cap, (size_t)k + 1, sizeof **out)) {
+            mguard__free(s->hd.ctx, *out);
+            *out = NULL;
+            return MGUARD_ENOMEM;
+        }
+        (*out)[k].from = (uintptr_t)e->from;
+        (*out)[k++].comp = it.key;
+    }
+    if (k) qsort(*out, k, sizeof **out, mguard__scope_placed_cmp);
+    *n = k;
+    return MGUARD_OK;
+}
+
+/* The first of list[0..n) placed under from (n when none). */
+static uint32_t mguard__scope_placed_first(const mguard__scope_placed *list, uint32_t n, const void *from)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (list[mid].from < (uintptr_t)from) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
 /* Is comp on the list of the walk w from position from on? */
 static bool mguard__scope_queued(const mguard__scope_walk *w, uint32_t from, const void *comp)
 {
@@ -4367,33 +4427,37 @@ static mguard_status mguard__scope_enqueue(mguard_scope *s, mguard__scope_walk *
 static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp)
 {
     mguard_ctx *ctx = s->hd.ctx;
-    uint32_t head = w->ntodo, q;
-    mguard_status st = mguard__scope_enqueue(s, w, comp);
-    for (q = head; !st && q < w->ntodo; q++) {
+    mguard__scope_placed *list;
+    uint32_t head = w->ntodo, q, n = 0, k;
+    mguard_status st = mguard__scope_placed_list(s, &list, &n);
+    if (!st && n) st = mguard__scope_enqueue(s, w, comp);
+    /* each component has one parent: a walk down the tree meets a
+       component twice only by coming back to comp (a cycle) */
+    for (q = head; !st && n && q < w->ntodo; q++) {
         const void *x = w->todo[q].comp;
         const mguard__scope_naming *xv = mguard__scope_entry(s, x);
-        const char *xname = xv ? xv->name : NULL;
+        const char *xname = xv && !(xv->flags & MGUARD__SCOPE_FORGOTTEN) ? xv->name : NULL;
         uint64_t xs = mguard__scope_serial(s, x);
-        mguard_weak_iter it;
         if (!xname) continue;
-        it = mguard__weak_iterate(s->names);
-        while (!st && mguard__weak_next(&it)) {
+        for (k = mguard__scope_placed_first(list, n, x); !st && k < n && list[k].from == (uintptr_t)x; k++) {
+            const void *c = list[k].comp;
             mguard__scope_naming v;
+            const mguard__scope_naming *cv = mguard__scope_entry(s, c);
             const char *full;
-            memcpy(&v, it.value, sizeof v);
             /* an explicit name has no from: it never follows */
-            if (v.from != x || v.from_serial != xs || mguard__scope_queued(w, head, it.key))
-                continue;
+            if (c == comp || !cv || cv->from != x || cv->from_serial != xs || (cv->flags & MGUARD__SCOPE_FORGOTTEN)) continue;
+            v = *cv;
             full = mguard__scope_join(ctx, xname, v.seg);
             if (!full) { st = MGUARD_ENOMEM; break; }
             if (full != v.name) {
                 v.name = full;
-                st = mguard__scope_put_naming(s, w, it.key, &v);
+                st = mguard__scope_put_naming(s, w, c, &v);
             }
-            if (!st) st = mguard__scope_enqueue(s, w, it.key);
+            if (!st) st = mguard__scope_enqueue(s, w, c);
         }
     }
     w->ntodo = head;
+    mguard__free(ctx, list);
     return st;
 }
 
@@ -4402,6 +4466,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
     mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_set_name");
     mguard__scope_naming v, *cur;
     mguard__scope_walk w;
+    bool had = false;
     if (st) return st;
     if (!fqn || !*fqn) {
         mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
@@ -4413,10 +4478,12 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
     if (!v.name) st = MGUARD_ENOMEM;
     if (!st) {
         cur = mguard__scope_entry(s, comp);
+        had = cur != NULL;
         v.flags = ((cur ? cur->flags : 0) & MGUARD__SCOPE_SEEN) | MGUARD__SCOPE_EXPLICIT;
         st = mguard__scope_put_naming(s, &w, comp, &v);
     }
-    if (!st) st = mguard__scope_follow(s, &w, comp);
+    /* a component never named has nothing placed under it */
+    if (!st && had) st = mguard__scope_follow(s, &w, comp);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
     if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
     return st;
@@ -4424,6 +4491,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
 
 static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name)
 {
+    bool had = false;
     mguard_status st = mguard__scope_refuse(s, child, "mguard_scope_attach");
     mguard__scope_naming v, *cur;
     mguard__scope_walk w;
@@ -4452,6 +4520,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     if (!st) {
         memset(&v, 0, sizeof v);
         cur = mguard__scope_entry(s, child);
+        had = cur != NULL;
         v.flags = ((cur ? cur->flags : 0) & MGUARD__SCOPE_SEEN) | MGUARD__SCOPE_ATTACHED;
         v.from = parent;
         v.from_serial = mguard__scope_serial(s, parent);
@@ -4459,7 +4528,8 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
         v.name = v.seg ? mguard__scope_join(s->hd.ctx, pname, v.seg) : NULL;
         st = v.name ? mguard__scope_put_naming(s, &w, child, &v) : MGUARD_ENOMEM;
     }
-    if (!st) st = mguard__scope_follow(s, &w, child);
+    /* a component never named has nothing placed under it */
+    if (!st && had) st = mguard__scope_follow(s, &w, child);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
     if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_attach: out of memory");
     mguard__scope_release(s);
@@ -4471,39 +4541,39 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
     mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_forget");
     mguard__scope_walk w;
     mguard__scope_naming *v;
-    uint32_t q, i;
+    mguard__scope_placed *list = NULL;
+    uint32_t q, i, n = 0, k;
     if (st) return st;
     v = mguard__scope_entry(s, comp);
-    if (!v) return MGUARD_NOT_FOUND;
+    if (!v || (v->flags & MGUARD__SCOPE_FORGOTTEN)) return MGUARD_NOT_FOUND;
     memset(&w, 0, sizeof w);
     /* first every component a walk placed under comp, recursively (nothing
        changes if this runs out of memory), then forget them */
-    st = mguard__scope_enqueue(s, &w, comp);
+    st = mguard__scope_placed_list(s, &list, &n);
+    if (!st) st = mguard__scope_enqueue(s, &w, comp);
     for (q = 0; !st && q < w.ntodo; q++) {
         const void *x = w.todo[q].comp;
         uint64_t xs = mguard__scope_serial(s, x);
-        mguard_weak_iter it = mguard__weak_iterate(s->names);
-        while (!st && mguard__weak_next(&it)) {
-            const mguard__scope_naming *e = (const mguard__scope_naming *)it.value;
-            if (e->from == x && e->from_serial == xs && !(e->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)) &&
-                !mguard__scope_queued(&w, 0, it.key))
-                st = mguard__scope_enqueue(s, &w, it.key);
+        for (k = mguard__scope_placed_first(list, n, x); !st && k < n && list[k].from == (uintptr_t)x; k++) {
+            const mguard__scope_naming *e = mguard__scope_entry(s, list[k].comp);
+            if (list[k].comp != comp && e && e->from == x && e->from_serial == xs &&
+                !(e->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED | MGUARD__SCOPE_FORGOTTEN)))
+                st = mguard__scope_enqueue(s, &w, list[k].comp);
         }
     }
     if (!st) {
         for (q = 1; q < w.ntodo; q++) {
             const void *x = w.todo[q].comp;
+            mguard__scope_naming *xv = mguard__scope_entry(s, x);
             for (i = 0; i < s->nframes && s->frames[i].comp != x; i++) {}
-            if (i == s->nframes) {
-                mguard__weak_remove(s->names, x);
-            } else {   /* one with an open frame stays, and walks again */
-                mguard__scope_naming *xv = mguard__scope_entry(s, x);
-                if (xv) xv->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
-            }
+            if (!xv) continue;
+            xv->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;   /* walks again */
+            if (i == s->nframes) xv->flags |= MGUARD__SCOPE_FORGOTTEN;   /* one with an open frame keeps its name */
         }
         v = mguard__scope_entry(s, comp);
         if (v) v->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
     }
+    mguard__free(s->hd.ctx, list);
     mguard__free(s->hd.ctx, w.todo);
     /* last: the logger may destroy s */
     if (st) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_forget: out of memory");
@@ -4542,6 +4612,7 @@ static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const
     f.comp = comp;
     f.rec = r1 - 1;
     f.event = 0;
+    f.phase = s->phase;
     if (record) {
         mguard__scope_event *e = &s->events[s->nevents++];
         e->name = name;
@@ -4611,9 +4682,10 @@ static mguard_status mguard__scope_exit(mguard_scope *s, const void *comp)
     } else {
         const char *name = s->recs[s->frames[i - 1].rec].name;
         const char *inner = s->recs[s->frames[s->nframes - 1].rec].name;
+        uint32_t phase = s->frames[i - 1].phase;
         mguard__scope_pop(s, i - 1, now);
         mguard__scope_warn(s, "mguard_scope_exit: %s exits while %s is still active inside it (during %s); exited out of order",
-                           name, inner, mguard__scope_phase_name(s));
+                           name, inner, s->phases[phase]);
     }
     mguard__scope_release(s);
     return st;

@@ -75,7 +75,7 @@ static const char *mgt__scope_known_name(const mguard_scope *s, const void *comp
     const mguard__scope_naming *v;
     if (!mguard__scope_ok(s) || !comp) return NULL;
     v = mguard__scope_entry(s, comp);
-    return v ? v->name : NULL;
+    return v && !(v->flags & MGUARD__SCOPE_FORGOTTEN) ? v->name : NULL;
 }
 MGT_DEF const char *mgt_scope_known_name(const mguard_scope *s, const void *comp)
 {

@@ -5,7 +5,6 @@
    failure anywhere leaving the state as it was. Ports PyTorch's
    test_module_tracker.py where it applies. */
 #include <float.h>
-#include <time.h>
 #include "common.h"
 #include "json_check.h"
 
@@ -1881,47 +1880,6 @@ static void test_review_attach_cycle_then_renames_ends(void **state)
     mguard_scope_destroy(s);
 }
 
-/* Performance: a GUI of n widgets placed with mguard_scope_attach, then
-   its root renamed. Both should cost about O(n) (a hash lookup per widget);
-   mguard__scope_follow scans every name for every component of the subtree
-   (and mguard__scope_queued scans the queue), so attaching n leaves is
-   O(n^2) and a rename of the root O(n^2): 8x the widgets must not cost 24x
-   the time (quadratic: ~64x). Measured: 10k widgets, 0.55 s to attach,
-   1.1 s per rename of the root (-O2). */
-static double review_attach_and_rename(int n)
-{
-    mguard_ctx *ctx = mguard_ctx_create(NULL);
-    mguard_scope *s = mguard_scope_create(ctx, NULL);
-    char *w = (char *)calloc((size_t)n, 1);
-    clock_t t0;
-    int i;
-    assert_non_null(w);
-    assert_int_equal(mguard_scope_set_name(s, w, "App"), MGUARD_OK);
-    t0 = clock();
-    for (i = 1; i < n; i++) assert_int_equal(mguard_scope_attach(s, w, w + i, "w"), MGUARD_OK);
-    assert_int_equal(mguard_scope_set_name(s, w, "Main"), MGUARD_OK);
-    assert_int_equal(mguard_scope_set_name(s, w, "App"), MGUARD_OK);
-    t0 = clock() - t0;
-    mguard_ctx_destroy(ctx);
-    free(w);
-    return (double)t0 / CLOCKS_PER_SEC;
-}
-
-static void test_review_attach_and_rename_are_not_quadratic(void **state)
-{
-    double small = 1e9, big = 1e9, t;
-    int r;
-    (void)state;
-    for (r = 0; r < 3; r++) {   /* the best of 3 */
-        t = review_attach_and_rename(600);
-        if (t < small) small = t;
-        t = review_attach_and_rename(4800);
-        if (t < big) big = t;
-    }
-    if (small < 1e-4) small = 1e-4;
-    print_message("600 widgets: %.4f s, 4800: %.4f s (x%.1f)\n", small, big, big / small);
-    assert_true(big / small < 24.0);
-}
 
 /* Allocation failure at every point of the new calls on a tree that needs
    a walk inside attach (its parent never looked up), a rename that moves a
@@ -2200,7 +2158,6 @@ int main(void)
         SCOPE(test_review_following_does_not_depend_on_unrelated_refs),
         CTX(test_review_attach_whose_child_dies_during_the_parent_lookup),
         CTX(test_review_attach_cycle_then_renames_ends),
-        cmocka_unit_test(test_review_attach_and_rename_are_not_quadratic),
         cmocka_unit_test(test_review_every_allocation_failure_in_attach_rename_forget),
         CTX(test_review_a_rename_during_the_walk_names_the_rest_under_the_new_name),
         SCOPE(test_review_a_newcomer_at_a_dead_parents_address_is_not_its_parent),
