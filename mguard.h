@@ -8068,8 +8068,9 @@ struct mguard_cache {
     mguard__index index;
     mguard__centry **ents;             /* NULL: a free position */
     uint32_t nents, capents, live;
-    uint32_t *freepos;                 /* free positions (capacity capents) */
-    uint32_t nfree;
+    uint32_t *freepos;                 /* free positions (capfree >= capents
+                                          once anything is stored) */
+    uint32_t nfree, capfree;
     mguard__centry *newest, *oldest;   /* the LRU list */
     uint64_t next_seq;
     mguard_cache_stats stats;
@@ -8499,11 +8500,10 @@ static mguard_status mguard__cache_store(mguard_cache *c, mguard__centry *e, mgu
     uint32_t old, pos;
     mguard_cache_reason why;
     if (mguard__ix_reserve(ctx, &c->index, (size_t)c->live + 1)) return MGUARD_ENOMEM;
-    if (!c->nfree && c->nents == c->capents) {
-        uint32_t cap = c->capents;
-        if (mguard__reserve(ctx, (void **)&c->ents, &c->capents, (size_t)c->nents + 1, sizeof *c->ents)) return MGUARD_ENOMEM;
-        if (mguard__reserve(ctx, (void **)&c->freepos, &cap, c->capents, sizeof *c->freepos)) return MGUARD_ENOMEM;
-    }
+    if (!c->nfree && mguard__reserve(ctx, (void **)&c->ents, &c->capents, (size_t)c->nents + 1, sizeof *c->ents))
+        return MGUARD_ENOMEM;
+    /* a drop pushes its position without allocating: room for every one */
+    if (mguard__reserve(ctx, (void **)&c->freepos, &c->capfree, c->capents, sizeof *c->freepos)) return MGUARD_ENOMEM;
     memset(&why, 0, sizeof why);
     old = mguard__cache_find(c, e->keys, e->nkeys, e->hash);
     if (old) mguard__centry_drop(ctx, c->ents[old - 1], &why, NULL, dropped);
