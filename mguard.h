@@ -3570,7 +3570,12 @@ static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char 
         }
     }
     o = &ctx->objs[r - 1];
-    if (!(o->flags & MGUARD__F_TRACKER) || (o->mutations++, !o->nwatch)) {
+    if (!(o->flags & MGUARD__F_TRACKER)) {
+        mguard__cache_finish(ctx, cdropped);
+        return;
+    }
+    o->mutations++;
+    if (!o->nwatch) {
         mguard__cache_finish(ctx, cdropped);
         return;
     }

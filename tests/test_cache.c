@@ -477,9 +477,13 @@ static void dying_watch(void *guard, const void *obj, const char *attr, void *us
     plan_env *e = (plan_env *)user;
     mguard_status st;
     long v = 1;
+    const void *two[2];
     (void)guard; (void)attr;
     /* obj is in phase 2 of its death: no entry may depend on it */
+    two[0] = &g_dying_key;
+    two[1] = obj;
     assert_int_equal(mguard_cache_set(e->c, &obj, 1, &v, 0), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_set(e->c, two, 2, &v, 0), MGUARD_EINVAL);   /* any key of the tuple */
     assert_null(mguard_cache_get_or_compute(e->c, &obj, 1, compute, e, &st));
     assert_int_equal(st, MGUARD_EINVAL);
     e->dep = obj;
@@ -503,7 +507,7 @@ static void test_a_dying_dependency_is_refused(void **state)
     assert_int_equal(mguard_watch(ctx, &obj, &guard, dying_watch, &e), MGUARD_OK);
     mguard_on_destroy(ctx, &obj);
     assert_int_equal(e.calls, 1);
-    assert_int_equal(log.warnings, 3);
+    assert_int_equal(log.warnings, 4);
     assert_int_equal(mguard_cache_count(c), 0);
     assert_int_equal(mguard_cache_last_reason(c, &key, 1, &r), MGUARD_OK);
     assert_int_equal(r.cause, MGUARD_CACHE_DEATH);
