@@ -426,7 +426,8 @@ MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const v
 MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr);
 /* mguard_on_mutation that also says where the mutation was made: the
    file and line go into the drop reasons of guarded caches (section 11).
-   file is kept as given (a string literal: __FILE__). */
+   file and attr are kept as given: pass string literals (MGUARD_SET_FIELD
+   passes #field and __FILE__). */
 MGUARDDEF void mguard_on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line);
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
@@ -1022,7 +1023,8 @@ typedef struct mguard_cache_reason {
     const void *keys[MGUARD_CACHE_MAX_KEYS];   /* the entry's key tuple */
     size_t nkeys;
     const void *obj;     /* the dependency mutated or destroyed (NULL: eviction, explicit) */
-    const char *attr;    /* the attribute the mutation named (interned), or NULL */
+    const char *attr;    /* the attribute the mutation named: interned, or as given to
+                            mguard_on_mutation_at; NULL otherwise */
     const char *file;    /* where the mutation was reported (mguard_on_mutation_at,
                             MGUARD_SET_FIELD), or NULL */
     int line;
@@ -8352,7 +8354,9 @@ static mguard__centry *mguard__cache_event(mguard_ctx *ctx, uint32_t r, const ch
     memset(&why, 0, sizeof why);
     why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION;
     why.obj = obj;
-    why.attr = death ? NULL : ia;
+    /* mguard_on_mutation_at's strings are literals (MGUARD_SET_FIELD):
+       kept as given; mguard_on_mutation's may be temporaries */
+    why.attr = death ? NULL : ia ? ia : file ? attr : NULL;
     why.file = death ? NULL : file;
     why.line = death ? 0 : line;
     for (d = ctx->objs[r - 1].cdeps; d; d = d->next) {

@@ -612,6 +612,19 @@ static void test_the_last_reason_names_the_mutation_and_its_line(void **state)
     assert_int_equal(r.cause, MGUARD_CACHE_EXPLICIT);
     assert_int_equal(mguard_cache_reason_format(&r, buf, sizeof buf), 8);
     assert_string_equal(buf, "explicit");
+    /* mguard_on_mutation's attr may be a temporary: kept only when interned */
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    {
+        char tmp[8] = "zz";
+        mguard_on_mutation(ctx, &key, tmp);
+    }
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+    assert_null(r.attr);
+    assert_null(r.file);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    mguard_on_mutation(ctx, &key, "w");   /* known to the context */
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+    assert_string_equal(r.attr, "w");
     assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_DEATH), "death");
     assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_EVICTION), "eviction");
     assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_MUTATION), "mutation");
@@ -672,10 +685,9 @@ static void test_log_reasons_logs_each_drop_and_the_miss_after_it(void **state)
     mguard_on_mutation_at(ctx, &key, "x", "f.c", 7);
     assert_null(mguard_cache_get(c, MGUARD_CACHE_KEYS(&key)));
     assert_int_equal(l.n, 2);
-    /* "x" was never interned: the reason cannot keep it */
-    snprintf(want, sizeof want, "mguard_cache plans: dropped (%p): mutation of %p at f.c:7", (void *)&key, (void *)&key);
+    snprintf(want, sizeof want, "mguard_cache plans: dropped (%p): mutation of %p.x at f.c:7", (void *)&key, (void *)&key);
     assert_string_equal(l.text[0], want);
-    snprintf(want, sizeof want, "mguard_cache plans: miss (%p) after mutation of %p at f.c:7", (void *)&key, (void *)&key);
+    snprintf(want, sizeof want, "mguard_cache plans: miss (%p) after mutation of %p.x at f.c:7", (void *)&key, (void *)&key);
     assert_string_equal(l.text[1], want);
     mguard_ctx_destroy(ctx);
 }
