@@ -8051,7 +8051,6 @@ typedef struct mguard__centry {
     int state, marked;
     size_t cost;
     const void *keys[MGUARD_CACHE_MAX_KEYS];
-    mguard__cdep kdeps[MGUARD_CACHE_MAX_KEYS];
     mguard__cdep *more;                /* added dependencies, heap nodes */
     struct mguard__centry *newer, *older;   /* the LRU list */
     struct mguard__centry *next_dropped;    /* a phase-2 list */
@@ -8060,8 +8059,11 @@ typedef struct mguard__centry {
     const char *lname;                 /* DROPPED: the cache's name, to log the drop; NULL: silent */
     mguard_cache_reason why;           /* DROPPED or STALE: why */
 } mguard__centry;
-#define MGUARD__CE_VOFF MGUARD__ROUND16(sizeof(mguard__centry))
-#define MGUARD__CE_VALUE(e) ((unsigned char *)(e) + MGUARD__CE_VOFF)
+/* One allocation per entry: the entry, its nkeys key nodes, its value. */
+#define MGUARD__CE_DOFF MGUARD__ROUND16(sizeof(mguard__centry))
+#define MGUARD__CE_VOFF(n) (MGUARD__CE_DOFF + MGUARD__ROUND16((size_t)(n) * sizeof(mguard__cdep)))
+#define MGUARD__CE_KDEP(e, i) ((mguard__cdep *)(void *)((unsigned char *)(e) + MGUARD__CE_DOFF) + (i))
+#define MGUARD__CE_VALUE(e) ((unsigned char *)(e) + MGUARD__CE_VOFF((e)->nkeys))
 
 struct mguard_cache {
     uint32_t magic;
@@ -8193,7 +8195,7 @@ static void mguard__centry_unlink_deps(mguard_ctx *ctx, mguard__centry *e, const
 {
     uint32_t i;
     mguard__cdep *d, *next;
-    for (i = 0; i < e->nkeys; i++) mguard__cdep_unlink(ctx, &e->kdeps[i], keep);
+    for (i = 0; i < e->nkeys; i++) mguard__cdep_unlink(ctx, MGUARD__CE_KDEP(e, i), keep);
     for (d = e->more; d; d = next) {
         next = d->enext;
         mguard__cdep_unlink(ctx, d, keep);
@@ -8213,7 +8215,7 @@ static mguard_status mguard__centry_add_dep(mguard_ctx *ctx, mguard__centry *e, 
     if (attr && !(ia = mguard__str_intern(ctx, attr))) return MGUARD_ENOMEM;
     /* covered already: a key (whole object), the whole object, the same attribute */
     for (i = 0; i < e->nkeys; i++)
-        if (e->kdeps[i].obj == obj) return MGUARD_OK;
+        if (e->keys[i] == obj) return MGUARD_OK;
     for (d = e->more; d; d = d->enext)
         if (d->obj == obj && (!d->attr || d->attr == ia)) return MGUARD_OK;
     st = mguard__cache_admit(ctx, &obj, 1, fn);
@@ -8477,19 +8479,19 @@ static mguard__centry *mguard__centry_make(mguard_cache *c, const void *const *k
     uint32_t i;
     *st = mguard__cache_admit(ctx, keys, n, fn);
     if (*st) return NULL;
-    e = (mguard__centry *)mguard__alloc(ctx, MGUARD__CE_VOFF + c->value_size);
+    e = (mguard__centry *)mguard__alloc(ctx, MGUARD__CE_VOFF(n) + c->value_size);
     if (!e) {
         *st = MGUARD_ENOMEM;
         return NULL;
     }
-    memset(e, 0, MGUARD__CE_VOFF + c->value_size);
+    memset(e, 0, MGUARD__CE_VOFF(n) + c->value_size);
     e->c = c;
     e->nkeys = (uint32_t)n;
     e->hash = mguard__cache_hash(keys, n);
     e->state = MGUARD__CE_COMPUTING;
     for (i = 0; i < n; i++) {
         e->keys[i] = keys[i];
-        mguard__cdep_link(ctx, &e->kdeps[i], e, keys[i], NULL);
+        mguard__cdep_link(ctx, MGUARD__CE_KDEP(e, i), e, keys[i], NULL);
     }
     return e;
 }
@@ -8897,7 +8899,7 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
 {
     uint32_t pos, live = 0, nlru = 0;
     size_t cost = 0;
-    const mguard__centry *e;
+    mguard__centry *e;
     MGUARD__CHECK(ctx, mguard__cache_ok(c), "cache list holds a dead cache");
     for (pos = 0; pos < c->nents; pos++) {
         uint32_t i;
@@ -8910,7 +8912,7 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
         MGUARD__CHECK(ctx, mguard__cache_find(c, e->keys, e->nkeys, e->hash) == pos + 1, "cache %p: entry %u not found by its keys", (const void *)c, pos);
         MGUARD__CHECK(ctx, e->hash == mguard__cache_hash(e->keys, e->nkeys), "cache %p: entry %u has a stale hash", (const void *)c, pos);
         for (i = 0; i < e->nkeys; i++)
-            MGUARD__CHECK(ctx, e->kdeps[i].obj == e->keys[i] && e->kdeps[i].e == e && !e->kdeps[i].attr, "cache %p: entry %u: key node %u", (const void *)c, pos, i);
+            MGUARD__CHECK(ctx, MGUARD__CE_KDEP(e, i)->obj == e->keys[i] && MGUARD__CE_KDEP(e, i)->e == e && !MGUARD__CE_KDEP(e, i)->attr, "cache %p: entry %u: key node %u", (const void *)c, pos, i);
         for (d = e->more; d; d = d->enext)
             MGUARD__CHECK(ctx, d->e == e, "cache %p: entry %u: a node of another entry", (const void *)c, pos);
     }
