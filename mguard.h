@@ -8045,25 +8045,28 @@ typedef struct mguard__cdep {
 typedef struct mguard__centry {
     struct mguard_cache *c;            /* its cache (LIVE, COMPUTING, STALE) */
     uint64_t seq;                      /* store order: iterators skip newer ones */
-    uint32_t pos;                      /* position in ents + 1; 0: not stored */
-    uint32_t hash;
-    uint32_t nkeys;
-    int state, marked;
     size_t cost;
-    const void *keys[MGUARD_CACHE_MAX_KEYS];
     mguard__cdep *more;                /* added dependencies, heap nodes */
     struct mguard__centry *newer, *older;   /* the LRU list */
     struct mguard__centry *next_dropped;    /* a phase-2 list */
     mguard_value_dtor dtor;            /* DROPPED: what destroys the value */
     void *user;
     const char *lname;                 /* DROPPED: the cache's name, to log the drop; NULL: silent */
-    mguard_cache_reason why;           /* DROPPED or STALE: why */
+    const void *wobj;                  /* DROPPED or STALE: why (a mguard_cache_reason */
+    const char *wattr, *wfile;         /*   without the keys, which are below) */
+    int wline, wcause;
+    uint32_t pos;                      /* position in ents + 1; 0: not stored */
+    int state, marked;
+    uint32_t koff;                     /* where the key nodes are (after the value) */
+    /* last, next to the value: what a hit reads */
+    uint32_t hash, nkeys;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
 } mguard__centry;
-/* One allocation per entry: the entry, its nkeys key nodes, its value. */
-#define MGUARD__CE_DOFF MGUARD__ROUND16(sizeof(mguard__centry))
-#define MGUARD__CE_VOFF(n) (MGUARD__CE_DOFF + MGUARD__ROUND16((size_t)(n) * sizeof(mguard__cdep)))
-#define MGUARD__CE_KDEP(e, i) ((mguard__cdep *)(void *)((unsigned char *)(e) + MGUARD__CE_DOFF) + (i))
-#define MGUARD__CE_VALUE(e) ((unsigned char *)(e) + MGUARD__CE_VOFF((e)->nkeys))
+/* One allocation per entry: the entry, its value, its nkeys key nodes. */
+#define MGUARD__CE_VOFF MGUARD__ROUND16(sizeof(mguard__centry))
+#define MGUARD__CE_SIZE(vs, n) (MGUARD__CE_VOFF + MGUARD__ROUND16(vs) + (size_t)(n) * sizeof(mguard__cdep))
+#define MGUARD__CE_KDEP(e, i) ((mguard__cdep *)(void *)((unsigned char *)(e) + (e)->koff) + (i))
+#define MGUARD__CE_VALUE(e) ((unsigned char *)(e) + MGUARD__CE_VOFF)
 
 struct mguard_cache {
     uint32_t magic;
@@ -8274,7 +8277,11 @@ static void mguard__centry_drop(mguard_ctx *ctx, mguard__centry *e, const mguard
     mguard__centry_unlink_deps(ctx, e, keep);
     memcpy(r.keys, e->keys, sizeof r.keys);
     r.nkeys = e->nkeys;
-    e->why = r;
+    e->wobj = r.obj;
+    e->wattr = r.attr;
+    e->wfile = r.file;
+    e->wline = r.line;
+    e->wcause = (int)r.cause;
     if (r.cause) mguard__cache_remember(c, &r);
     if (e->state == MGUARD__CE_COMPUTING) {
         e->state = MGUARD__CE_STALE;
@@ -8329,8 +8336,15 @@ static void mguard__cache_finish(mguard_ctx *ctx, mguard__centry *e)
         mguard__centry *next = e->next_dropped;
         if (e->lname) {
             char keys[128], why[256];
-            mguard__cache_keys_format(keys, sizeof keys, e->why.keys, e->why.nkeys);
-            mguard_cache_reason_format(&e->why, why, sizeof why);
+            mguard_cache_reason r;
+            memset(&r, 0, sizeof r);
+            r.cause = (mguard_cache_cause)e->wcause;
+            r.obj = e->wobj;
+            r.attr = e->wattr;
+            r.file = e->wfile;
+            r.line = e->wline;
+            mguard__cache_keys_format(keys, sizeof keys, e->keys, e->nkeys);
+            mguard_cache_reason_format(&r, why, sizeof why);
             mguard__logf(ctx, MGUARD_LOG_INFO, "mguard_cache %s: dropped (%s): %s", e->lname, keys, why);
         }
         if (e->dtor) {
@@ -8479,12 +8493,13 @@ static mguard__centry *mguard__centry_make(mguard_cache *c, const void *const *k
     uint32_t i;
     *st = mguard__cache_admit(ctx, keys, n, fn);
     if (*st) return NULL;
-    e = (mguard__centry *)mguard__alloc(ctx, MGUARD__CE_VOFF(n) + c->value_size);
+    e = (mguard__centry *)mguard__alloc(ctx, MGUARD__CE_SIZE(c->value_size, n));
     if (!e) {
         *st = MGUARD_ENOMEM;
         return NULL;
     }
-    memset(e, 0, MGUARD__CE_VOFF(n) + c->value_size);
+    memset(e, 0, MGUARD__CE_SIZE(c->value_size, n));
+    e->koff = (uint32_t)(MGUARD__CE_VOFF + MGUARD__ROUND16(c->value_size));
     e->c = c;
     e->nkeys = (uint32_t)n;
     e->hash = mguard__cache_hash(keys, n);
