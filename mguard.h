@@ -8006,23 +8006,28 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 /* >>cache: 11. guarded caches */
 /* ======================================================================= */
 
-/* A cache: a hash index (mguard__index, slot idx = position in ents + 1)
-   over ents, an array of pointers to entries allocated one by one (so an
-   entry's keys, value and dependency nodes never move), with free
-   positions reused. Each entry has one dependency node per key and one
+/* A cache: a hash index (mguard__index, slot idx = position + 1) over a
+   dense array of records {entry, hash, keys, value inline}, with free
+   positions reused: a hit reads a slot and a record, as a weak table's
+   get does. Each entry (its state, LRU links, dependency nodes, and a
+   value buffer for the times it is not stored: computing, parked or
+   dropped) is allocated on its own, so its nodes never move. A record's
+   value moves with the array (growth), like a weak table's: a pointer to
+   it is valid until the next change to the cache. Each entry has one dependency node per key and one
    per added dependency; every node sits on the doubly linked list of its
    object, whose head is the object's registry record (cdeps), so an event
    on obj reaches exactly the entries that depend on it, and a record with
    a dependency is kept. An entry is in one state:
-     LIVE       stored: in the index, ents, the LRU list; nodes linked;
+     LIVE       stored: in the index, a record, the LRU list; nodes linked;
+                its value is the record's;
      COMPUTING  a get_or_compute's entry: nodes linked, in no cache yet;
      STALE      a COMPUTING entry a dependency change reached: nodes
                 unlinked; it will not be stored (its why says what);
-     DROPPED    out of everything, on a phase-2 list: its value is
-                destroyed, then it is freed.
-   Invariants (mguard__cache_check): live == index.used == non-NULL ents;
-   nfree + live == nents; every LIVE entry is found by its tuple at its
-   position, is on the LRU list, and total_cost sums their costs; every
+     DROPPED    out of everything, on a phase-2 list: its value (copied
+                back from its record) is destroyed, then it is freed.
+   Invariants (mguard__cache_check): live == index.used == records with an
+   entry; nfree + live == nrec; every LIVE entry is found by its tuple at
+   its position, its record holds its keys, is on the LRU list, and total_cost sums their costs; every
    node of a record's list belongs to a LIVE or COMPUTING entry and names
    that record's object. An event detaches in two steps with no
    allocation: mark the entries a matching node reaches (an entry is
@@ -8055,7 +8060,7 @@ typedef struct mguard__centry {
     const void *wobj;                  /* DROPPED or STALE: why (a mguard_cache_reason */
     const char *wattr, *wfile;         /*   without the keys, which are below) */
     int wline, wcause;
-    uint32_t pos;                      /* position in ents + 1; 0: not stored */
+    uint32_t pos;                      /* its record's position + 1; 0: not stored */
     int state, marked;
     uint32_t koff;                     /* where the key nodes are (after the value) */
     /* last, next to the value: what a hit reads */
@@ -8068,6 +8073,16 @@ typedef struct mguard__centry {
 #define MGUARD__CE_KDEP(e, i) ((mguard__cdep *)(void *)((unsigned char *)(e) + (e)->koff) + (i))
 #define MGUARD__CE_VALUE(e) ((unsigned char *)(e) + MGUARD__CE_VOFF)
 
+/* A record of the dense array; the value follows at c->voff. A lookup
+   compares the first key here, the others (if any) in the entry. */
+typedef struct mguard__crec {
+    mguard__centry *e;                 /* NULL: a free position */
+    uint32_t hash, nkeys;
+    const void *key0;
+} mguard__crec;
+#define MGUARD__CREC(c, pos) ((mguard__crec *)(void *)((c)->dense + (size_t)(pos) * (c)->stride))
+#define MGUARD__CREC_VALUE(c, pos) ((c)->dense + (size_t)(pos) * (c)->stride + (c)->voff)
+
 struct mguard_cache {
     uint32_t magic;
     mguard_ctx *ctx;
@@ -8078,9 +8093,10 @@ struct mguard_cache {
     const char *name;                  /* interned */
     bool log_reasons;
     mguard__index index;
-    mguard__centry **ents;             /* NULL: a free position */
-    uint32_t nents, capents, live;
-    uint32_t *freepos;                 /* free positions (capfree >= capents
+    unsigned char *dense;              /* records, stride bytes each */
+    size_t stride, voff;
+    uint32_t nrec, caprec, live;
+    uint32_t *freepos;                 /* free positions (capfree >= caprec
                                           once anything is stored) */
     uint32_t nfree, capfree;
     mguard__centry *newest, *oldest;   /* the LRU list */
@@ -8110,7 +8126,7 @@ static bool mguard__cache_ok(const mguard_cache *c)
 /* Order matters: (a, b) and (b, a) are different tuples. Never 0. */
 static uint32_t mguard__cache_hash(const void *const *keys, size_t n)
 {
-    uint32_t h = mguard__hash_ptr(keys[0]);
+    uint32_t h = mguard__hash_ptr(keys[0]);   /* one key: the weak tables' hash */
     size_t i;
     for (i = 1; i < n; i++) h = (h * 0x9E3779B1u) ^ mguard__hash_ptr(keys[i]);
     return h ? h : 1u;
@@ -8138,12 +8154,12 @@ static uint32_t mguard__cache_find(const mguard_cache *c, const void *const *key
     size_t i;
     if (!c->index.slots) return 0;
     for (i = h & c->index.mask; c->index.slots[i].idx; i = (i + 1) & c->index.mask) {
-        const mguard__centry *e;
+        const mguard__crec *rec;
         size_t k;
         if (c->index.slots[i].hash != h) continue;
-        e = c->ents[c->index.slots[i].idx - 1];
-        if (e->nkeys != n) continue;
-        for (k = 0; k < n && e->keys[k] == keys[k]; k++) {}
+        rec = MGUARD__CREC(c, c->index.slots[i].idx - 1);
+        if (rec->key0 != keys[0] || rec->nkeys != n) continue;
+        for (k = 1; k < n && rec->e->keys[k] == keys[k]; k++) {}
         if (k == n) return c->index.slots[i].idx;
     }
     return 0;
@@ -8290,7 +8306,8 @@ static void mguard__centry_drop(mguard_ctx *ctx, mguard__centry *e, const mguard
     MGUARD_ASSERT(e->state == MGUARD__CE_LIVE);
     mguard__cache_count_cause(c, r.cause);
     mguard__ix_del(&c->index, e->hash, e->pos);
-    c->ents[e->pos - 1] = NULL;
+    memcpy(MGUARD__CE_VALUE(e), MGUARD__CREC_VALUE(c, e->pos - 1), c->value_size);
+    MGUARD__CREC(c, e->pos - 1)->e = NULL;
     c->freepos[c->nfree++] = e->pos - 1;
     e->pos = 0;
     mguard__lru_unlink(c, e);
@@ -8413,6 +8430,9 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     c->magic = ctx->lk ? MGUARD__MAGIC_CACHE_TS : MGUARD__MAGIC_CACHE;
     c->ctx = ctx;
     c->value_size = desc->value_size;
+    c->voff = sizeof(mguard__crec);
+    c->stride = c->voff + ((c->value_size + 7) & ~(size_t)7);
+    if (c->value_size >= 16) c->stride = (c->stride + 15) & ~(size_t)15;   /* 16-aligned values */
     c->dtor = desc->value_dtor;
     c->user = desc->user;
     c->capacity = desc->capacity;
@@ -8438,8 +8458,8 @@ static void mguard__cache_drain(mguard_cache *c, uint64_t bound)
     c->busy++;
     mguard__cache_unpark(c, &dropped);
     mguard__cache_finish(ctx, dropped);
-    for (pos = 0; pos < c->nents; pos++) {
-        mguard__centry *e = c->ents[pos];
+    for (pos = 0; pos < c->nrec; pos++) {
+        mguard__centry *e = MGUARD__CREC(c, pos)->e;
         if (!e || e->seq >= bound) continue;
         dropped = NULL;
         mguard__centry_drop(ctx, e, &why, NULL, &dropped);
@@ -8464,7 +8484,7 @@ static void mguard__cache_destroy_now(mguard_cache *c)
     if (c->prev) c->prev->next = c->next; else ctx->caches = c->next;
     if (c->next) c->next->prev = c->prev;
     mguard__ix_free(ctx, &c->index);
-    mguard__free(ctx, c->ents);
+    mguard__free(ctx, c->dense);
     mguard__free(ctx, c->freepos);
     c->magic = MGUARD__DEAD;
     mguard__free(ctx, c);
@@ -8524,17 +8544,23 @@ static mguard_status mguard__cache_store(mguard_cache *c, mguard__centry *e, mgu
 {
     mguard_ctx *ctx = c->ctx;
     uint32_t old, pos;
+    mguard__crec *rec;
     mguard_cache_reason why;
     if (mguard__ix_reserve(ctx, &c->index, (size_t)c->live + 1)) return MGUARD_ENOMEM;
-    if (!c->nfree && mguard__reserve(ctx, (void **)&c->ents, &c->capents, (size_t)c->nents + 1, sizeof *c->ents))
+    if (!c->nfree && mguard__reserve(ctx, (void **)&c->dense, &c->caprec, (size_t)c->nrec + 1, c->stride))
         return MGUARD_ENOMEM;
     /* a drop pushes its position without allocating: room for every one */
-    if (mguard__reserve(ctx, (void **)&c->freepos, &c->capfree, c->capents, sizeof *c->freepos)) return MGUARD_ENOMEM;
+    if (mguard__reserve(ctx, (void **)&c->freepos, &c->capfree, c->caprec, sizeof *c->freepos)) return MGUARD_ENOMEM;
     memset(&why, 0, sizeof why);
     old = mguard__cache_find(c, e->keys, e->nkeys, e->hash);
-    if (old) mguard__centry_drop(ctx, c->ents[old - 1], &why, NULL, dropped);
-    pos = c->nfree ? c->freepos[--c->nfree] : c->nents++;
-    c->ents[pos] = e;
+    if (old) mguard__centry_drop(ctx, MGUARD__CREC(c, old - 1)->e, &why, NULL, dropped);
+    pos = c->nfree ? c->freepos[--c->nfree] : c->nrec++;
+    rec = MGUARD__CREC(c, pos);
+    rec->e = e;
+    rec->hash = e->hash;
+    rec->nkeys = e->nkeys;
+    rec->key0 = e->keys[0];
+    memcpy(MGUARD__CREC_VALUE(c, pos), MGUARD__CE_VALUE(e), c->value_size);
     e->pos = pos + 1;
     e->seq = c->next_seq++;
     e->state = MGUARD__CE_LIVE;
@@ -8581,8 +8607,8 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
 
 static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys);
 
-/* The tuple's entry, counted as a hit (made most recently used) or a miss. */
-static mguard__centry *mguard__cache_lookup(mguard_cache *c, const void *const *keys, size_t nkeys)
+/* The tuple's value, counted as a hit (made most recently used) or a miss. */
+static unsigned char *mguard__cache_lookup(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     uint32_t p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
     mguard__centry *e;
@@ -8592,20 +8618,38 @@ static mguard__centry *mguard__cache_lookup(mguard_cache *c, const void *const *
         return NULL;
     }
     c->stats.hits++;
-    e = c->ents[p - 1];
-    if ((c->capacity || c->max_cost) && c->newest != e) {
-        mguard__lru_unlink(c, e);
-        mguard__lru_push(c, e);
+    if (c->capacity || c->max_cost) {
+        e = MGUARD__CREC(c, p - 1)->e;
+        if (c->newest != e) {
+            mguard__lru_unlink(c, e);
+            mguard__lru_push(c, e);
+        }
     }
-    return e;
+    return MGUARD__CREC_VALUE(c, p - 1);
 }
 
 static void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
-    mguard__centry *e;
-    if (!mguard__cache_ok(c) || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get")) return NULL;
-    e = mguard__cache_lookup(c, keys, nkeys);
-    return e ? MGUARD__CE_VALUE(e) : NULL;
+    if (!mguard__cache_ok(c)) return NULL;
+    if (nkeys == 1 && keys && keys[0] && !c->capacity && !c->max_cost) {
+        /* the common case, written out as mguard_weak_get is: one key, no
+           LRU to touch */
+        const void *key = keys[0];
+        uint32_t h = mguard__hash_ptr(key);
+        size_t i;
+        if (c->index.slots) {
+            for (i = h & c->index.mask; c->index.slots[i].idx; i = (i + 1) & c->index.mask) {
+                uint32_t p = c->index.slots[i].idx;
+                const mguard__crec *rec = MGUARD__CREC(c, p - 1);
+                if (c->index.slots[i].hash == h && rec->key0 == key && rec->nkeys == 1) {
+                    c->stats.hits++;
+                    return MGUARD__CREC_VALUE(c, p - 1);
+                }
+            }
+        }
+    }
+    if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get")) return NULL;
+    return mguard__cache_lookup(c, keys, nkeys);
 }
 
 static bool mguard__cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys)
@@ -8675,10 +8719,12 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         return NULL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_or_compute")) return NULL;
-    e = mguard__cache_lookup(c, keys, nkeys);
-    if (e) {
-        *status = MGUARD_OK;
-        return MGUARD__CE_VALUE(e);
+    {
+        unsigned char *hit = mguard__cache_lookup(c, keys, nkeys);
+        if (hit) {
+            *status = MGUARD_OK;
+            return hit;
+        }
     }
     mguard__cache_unpark(c, &dropped);
     mguard__cache_finish(ctx, dropped);
@@ -8740,7 +8786,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     /* the destructors may have changed c: answer what it holds now */
     p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
     *status = p ? MGUARD_OK : MGUARD_NOT_FOUND;
-    return p ? MGUARD__CE_VALUE(c->ents[p - 1]) : NULL;
+    return p ? MGUARD__CREC_VALUE(c, p - 1) : NULL;
 }
 
 static bool mguard__job_ok(const mguard_cache_job *job)
@@ -8795,7 +8841,7 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_depend")) return MGUARD_EINVAL;
     p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
     if (!p) return MGUARD_NOT_FOUND;
-    st = mguard__centry_add_dep(c->ctx, c->ents[p - 1], obj, attr, "mguard_cache_depend");
+    st = mguard__centry_add_dep(c->ctx, MGUARD__CREC(c, p - 1)->e, obj, attr, "mguard_cache_depend");
     if (st == MGUARD_ENOMEM) mguard__logf(c->ctx, MGUARD_LOG_ERROR, "mguard_cache_depend: out of memory");
     return st;
 }
@@ -8811,7 +8857,7 @@ static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *ke
     if (p) {
         memset(&why, 0, sizeof why);
         why.cause = MGUARD_CACHE_EXPLICIT;
-        mguard__centry_drop(c->ctx, c->ents[p - 1], &why, NULL, &dropped);
+        mguard__centry_drop(c->ctx, MGUARD__CREC(c, p - 1)->e, &why, NULL, &dropped);
     }
     mguard__cache_finish(c->ctx, dropped);
     return p ? MGUARD_OK : MGUARD_NOT_FOUND;
@@ -8839,12 +8885,14 @@ static bool mguard__cache_next(mguard_cache_iter *it)
         it->c_ = NULL;
         return false;
     }
-    while (it->pos_ < c->nents) {
-        mguard__centry *e = c->ents[it->pos_++];
+    while (it->pos_ < c->nrec) {
+        mguard__crec *rec = MGUARD__CREC(c, it->pos_);
+        mguard__centry *e = rec->e;
+        it->pos_++;
         if (!e || e->seq >= it->bound_) continue;
         it->keys = e->keys;
         it->nkeys = e->nkeys;
-        it->value = MGUARD__CE_VALUE(e);
+        it->value = MGUARD__CREC_VALUE(c, it->pos_ - 1);
         return true;
     }
     it->keys = NULL;
@@ -8916,22 +8964,25 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
     size_t cost = 0;
     mguard__centry *e;
     MGUARD__CHECK(ctx, mguard__cache_ok(c), "cache list holds a dead cache");
-    for (pos = 0; pos < c->nents; pos++) {
+    for (pos = 0; pos < c->nrec; pos++) {
         uint32_t i;
         const mguard__cdep *d;
-        e = c->ents[pos];
+        const mguard__crec *rec = MGUARD__CREC(c, pos);
+        e = rec->e;
         if (!e) continue;
         live++;
         cost += e->cost;
         MGUARD__CHECK(ctx, e->state == MGUARD__CE_LIVE && e->c == c && e->pos == pos + 1, "cache %p: entry %u out of place", (const void *)c, pos);
         MGUARD__CHECK(ctx, mguard__cache_find(c, e->keys, e->nkeys, e->hash) == pos + 1, "cache %p: entry %u not found by its keys", (const void *)c, pos);
         MGUARD__CHECK(ctx, e->hash == mguard__cache_hash(e->keys, e->nkeys), "cache %p: entry %u has a stale hash", (const void *)c, pos);
+        MGUARD__CHECK(ctx, rec->hash == e->hash && rec->nkeys == e->nkeys && rec->key0 == e->keys[0],
+                      "cache %p: record %u does not hold its entry's keys", (const void *)c, pos);
         for (i = 0; i < e->nkeys; i++)
             MGUARD__CHECK(ctx, MGUARD__CE_KDEP(e, i)->obj == e->keys[i] && MGUARD__CE_KDEP(e, i)->e == e && !MGUARD__CE_KDEP(e, i)->attr, "cache %p: entry %u: key node %u", (const void *)c, pos, i);
         for (d = e->more; d; d = d->enext)
             MGUARD__CHECK(ctx, d->e == e, "cache %p: entry %u: a node of another entry", (const void *)c, pos);
     }
-    MGUARD__CHECK(ctx, live == c->live && live == c->index.used && live + c->nfree == c->nents, "cache %p: %u live, counted %u", (const void *)c, c->live, live);
+    MGUARD__CHECK(ctx, live == c->live && live == c->index.used && live + c->nfree == c->nrec, "cache %p: %u live, counted %u", (const void *)c, c->live, live);
     MGUARD__CHECK(ctx, cost == c->total_cost, "cache %p: total cost %lu, counted %lu", (const void *)c, (unsigned long)c->total_cost, (unsigned long)cost);
     for (e = c->newest; e; e = e->older) {
         MGUARD__CHECK(ctx, ++nlru <= live && e->state == MGUARD__CE_LIVE && e->c == c, "cache %p: the LRU list", (const void *)c);

@@ -30,6 +30,7 @@ static void test_tuple_keys_are_ordered_and_compared_by_address(void **state)
     mguard_cache *c = new_cache(ctx, NULL, 0, 0);
     static int a, b;
     long v1 = 1, v2 = 2, v3 = 3;
+    mguard_cache_stats s;
     (void)state;
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v1, 0), MGUARD_OK);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a, &b), &v2, 0), MGUARD_OK);
@@ -40,6 +41,9 @@ static void test_tuple_keys_are_ordered_and_compared_by_address(void **state)
     assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&b)), -1);
     assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&a, &a)), -1);
     assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&b, &a)));
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.hits, 3);     /* contains counts nothing */
+    assert_int_equal(s.misses, 2);
     assert_int_equal(mguard_cache_count(c), 3);
     assert_int_equal(mguard_ctx_object_count(ctx), 2);   /* a and b, held by their dependencies */
     assert_ctx_ok(ctx);
@@ -1026,6 +1030,7 @@ static void test_property_no_hit_is_ever_stale(void **state)
                 assert_non_null(p);
                 if (st == MGUARD_OK) {
                     assert_int_equal(*p, p_value(keys, n));   /* never stale */
+                    assert_ptr_equal(mguard_cache_get(c, keys, n), p);   /* the plain get agrees */
                     hits++;
                 } else {
                     assert_int_equal(st, MGUARD_NOT_FOUND);
