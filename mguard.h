@@ -8194,14 +8194,14 @@ static void mguard__cdep_link(mguard_ctx *ctx, mguard__cdep *d, mguard__centry *
 }
 
 /* Unlink d; a record left empty goes, except keep's (an event's own
-   object: its caller decides). */
-static void mguard__cdep_unlink(mguard_ctx *ctx, mguard__cdep *d, const void *keep)
+   object, whose record keep_r the caller knows and decides about). */
+static void mguard__cdep_unlink(mguard_ctx *ctx, mguard__cdep *d, const void *keep, uint32_t keep_r)
 {
     uint32_t r = 0;
     if (d->prev) {
         d->prev->next = d->next;
     } else {
-        r = mguard__reg_find(ctx, d->obj);
+        r = d->obj == keep && keep_r ? keep_r : mguard__reg_find(ctx, d->obj);
         MGUARD_ASSERT(r && ctx->objs[r - 1].cdeps == d);
         ctx->objs[r - 1].cdeps = d->next;
     }
@@ -8210,14 +8210,14 @@ static void mguard__cdep_unlink(mguard_ctx *ctx, mguard__cdep *d, const void *ke
     if (r && d->obj != keep) mguard__reg_drop_if_empty(ctx, r);
 }
 
-static void mguard__centry_unlink_deps(mguard_ctx *ctx, mguard__centry *e, const void *keep)
+static void mguard__centry_unlink_deps(mguard_ctx *ctx, mguard__centry *e, const void *keep, uint32_t keep_r)
 {
     uint32_t i;
     mguard__cdep *d, *next;
-    for (i = 0; i < e->nkeys; i++) mguard__cdep_unlink(ctx, MGUARD__CE_KDEP(e, i), keep);
+    for (i = 0; i < e->nkeys; i++) mguard__cdep_unlink(ctx, MGUARD__CE_KDEP(e, i), keep, keep_r);
     for (d = e->more; d; d = next) {
         next = d->enext;
-        mguard__cdep_unlink(ctx, d, keep);
+        mguard__cdep_unlink(ctx, d, keep, keep_r);
         mguard__free(ctx, d);
     }
     e->more = NULL;
@@ -8286,11 +8286,11 @@ static void mguard__lru_push(mguard_cache *c, mguard__centry *e)
    (its value destroyed in phase 2); a COMPUTING one becomes STALE. why
    (its cause 0: an overwrite) is counted and, with a cause, remembered. */
 static void mguard__centry_drop(mguard_ctx *ctx, mguard__centry *e, const mguard_cache_reason *why,
-                                const void *keep, mguard__centry **dropped)
+                                const void *keep, uint32_t keep_r, mguard__centry **dropped)
 {
     mguard_cache *c = e->c;
     mguard_cache_reason r = *why;
-    mguard__centry_unlink_deps(ctx, e, keep);
+    mguard__centry_unlink_deps(ctx, e, keep, keep_r);
     memcpy(r.keys, e->keys, sizeof r.keys);
     r.nkeys = e->nkeys;
     e->wobj = r.obj;
@@ -8380,31 +8380,42 @@ static mguard__centry *mguard__cache_event(mguard_ctx *ctx, uint32_t r, const ch
                                            const char *file, int line, int death)
 {
     const void *obj = ctx->objs[r - 1].key;
-    const char *ia = attr ? mguard__str_find(ctx, attr) : NULL;
+    const char *ia = NULL;
+    int looked = 0;
     mguard__centry *marked = NULL, *dropped = NULL, *e, *next;
     mguard__cdep *d;
     mguard_cache_reason why;
     memset(&why, 0, sizeof why);
     why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION;
     why.obj = obj;
-    /* mguard_on_mutation_at's strings are literals (MGUARD_SET_FIELD):
-       kept as given; mguard_on_mutation's may be temporaries */
-    why.attr = death ? NULL : ia ? ia : file ? attr : NULL;
     why.file = death ? NULL : file;
     why.line = death ? 0 : line;
     for (d = ctx->objs[r - 1].cdeps; d; d = d->next) {
         /* attr NULL (a death, or "the whole object changed") reaches every
            node; a named attribute, whole-object nodes and its own */
-        if (attr && d->attr && d->attr != ia) continue;
+        if (attr && d->attr) {
+            if (!looked) {   /* the interned attr, once, and only if some node names one */
+                ia = mguard__str_find(ctx, attr);
+                looked = 1;
+            }
+            if (d->attr != ia) continue;
+        }
         if (d->e->marked) continue;
         d->e->marked = 1;
         d->e->next_dropped = marked;
         marked = d->e;
     }
+    if (marked && attr && !death) {
+        /* mguard_on_mutation_at's strings are literals (MGUARD_SET_FIELD):
+           kept as given; mguard_on_mutation's may be temporaries: only the
+           context's own copy is kept */
+        if (!looked && !file) ia = mguard__str_find(ctx, attr);
+        why.attr = ia ? ia : file ? attr : NULL;
+    }
     for (e = marked; e; e = next) {
         next = e->next_dropped;
         e->marked = 0;
-        mguard__centry_drop(ctx, e, &why, obj, &dropped);
+        mguard__centry_drop(ctx, e, &why, obj, r, &dropped);
     }
     return dropped;
 }
@@ -8462,7 +8473,7 @@ static void mguard__cache_drain(mguard_cache *c, uint64_t bound)
         mguard__centry *e = MGUARD__CREC(c, pos)->e;
         if (!e || e->seq >= bound) continue;
         dropped = NULL;
-        mguard__centry_drop(ctx, e, &why, NULL, &dropped);
+        mguard__centry_drop(ctx, e, &why, NULL, 0, &dropped);
         mguard__cache_finish(ctx, dropped);
     }
     c->busy--;
@@ -8534,7 +8545,7 @@ static mguard__centry *mguard__centry_make(mguard_cache *c, const void *const *k
 /* Give up a COMPUTING or STALE entry that is not stored (no value). */
 static void mguard__centry_discard(mguard_ctx *ctx, mguard__centry *e)
 {
-    if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL);
+    if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL, 0);
     mguard__free(ctx, e);
 }
 
@@ -8553,7 +8564,7 @@ static mguard_status mguard__cache_store(mguard_cache *c, mguard__centry *e, mgu
     if (mguard__reserve(ctx, (void **)&c->freepos, &c->capfree, c->caprec, sizeof *c->freepos)) return MGUARD_ENOMEM;
     memset(&why, 0, sizeof why);
     old = mguard__cache_find(c, e->keys, e->nkeys, e->hash);
-    if (old) mguard__centry_drop(ctx, MGUARD__CREC(c, old - 1)->e, &why, NULL, dropped);
+    if (old) mguard__centry_drop(ctx, MGUARD__CREC(c, old - 1)->e, &why, NULL, 0, dropped);
     pos = c->nfree ? c->freepos[--c->nfree] : c->nrec++;
     rec = MGUARD__CREC(c, pos);
     rec->e = e;
@@ -8572,7 +8583,7 @@ static mguard_status mguard__cache_store(mguard_cache *c, mguard__centry *e, mgu
     why.cause = MGUARD_CACHE_EVICTION;
     while ((c->capacity && c->live > c->capacity) || (c->max_cost && c->total_cost > c->max_cost)) {
         if (c->oldest == e) break;
-        mguard__centry_drop(ctx, c->oldest, &why, NULL, dropped);
+        mguard__centry_drop(ctx, c->oldest, &why, NULL, 0, dropped);
     }
     return MGUARD_OK;
 }
@@ -8743,7 +8754,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     job.magic = 0;
     c->busy--;
     if (c->destroying || st) {
-        if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL);
+        if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL, 0);
         e->state = MGUARD__CE_STALE;
         if (!st && c->dtor) {
             /* a value without a cache to hold it: destroyed now */
@@ -8772,7 +8783,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     }
     st = mguard__cache_store(c, e, &dropped);
     if (st) {
-        mguard__centry_unlink_deps(ctx, e, NULL);
+        mguard__centry_unlink_deps(ctx, e, NULL, 0);
         e->state = MGUARD__CE_DROPPED;
         e->dtor = c->dtor;
         e->user = c->user;
@@ -8802,7 +8813,7 @@ static void mguard__job_spoil(mguard_ctx *ctx, mguard__centry *e, mguard_cache_c
     memset(&why, 0, sizeof why);
     why.cause = cause;
     why.obj = obj;
-    if (e->state == MGUARD__CE_COMPUTING) mguard__centry_drop(ctx, e, &why, NULL, &none);
+    if (e->state == MGUARD__CE_COMPUTING) mguard__centry_drop(ctx, e, &why, NULL, 0, &none);
 }
 
 static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr)
@@ -8857,7 +8868,7 @@ static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *ke
     if (p) {
         memset(&why, 0, sizeof why);
         why.cause = MGUARD_CACHE_EXPLICIT;
-        mguard__centry_drop(c->ctx, MGUARD__CREC(c, p - 1)->e, &why, NULL, &dropped);
+        mguard__centry_drop(c->ctx, MGUARD__CREC(c, p - 1)->e, &why, NULL, 0, &dropped);
     }
     mguard__cache_finish(c->ctx, dropped);
     return p ? MGUARD_OK : MGUARD_NOT_FOUND;
