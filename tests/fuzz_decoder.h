@@ -1658,15 +1658,16 @@ typedef struct fz_xcv { long fp; uint32_t id; uint32_t pad; } fz_xcv;
    (declared by the compute). A stale value has an older fingerprint. */
 static long fz_xfp(const void *const *keys, size_t n)
 {
-    long h = 17;
+    unsigned long h = 17;   /* wraps: unsigned */
     size_t i;
     int k, dep = (fz_xix(keys[0], "cache key") + 1) % FZ_XOBJ;
     for (i = 0; i < n; i++) {
         int o = fz_xix(keys[i], "cache key");
-        h = h * 31 + o;
-        for (k = 0; k < 4; k++) h = h * 131 + fz_x.ver[o][k];
+        h = h * 31 + (unsigned long)o;
+        for (k = 0; k < 4; k++) h = h * 131 + (unsigned long)fz_x.ver[o][k];
     }
-    return h * 7 + fz_x.ver[dep][n % 3] * 3 + fz_x.ver[dep][3];
+    h = h * 7 + (unsigned long)fz_x.ver[dep][n % 3] * 3 + (unsigned long)fz_x.ver[dep][3];
+    return (long)(h >> 1);
 }
 
 static void fz_xcdtor(void *value, void *user)

@@ -976,16 +976,16 @@ static int p_ix(const void *o) { return (int)((const int *)o - P.obj); }
    (key0 + 1) % P_OBJ . attr (k % P_ATTR). */
 static long p_value(const void *const *keys, size_t n)
 {
-    long h = 17;
+    unsigned long h = 17;   /* wraps: unsigned */
     size_t i;
     int dep = (p_ix(keys[0]) + 1) % P_OBJ;
     for (i = 0; i < n; i++) {
         int j, o = p_ix(keys[i]);
-        h = h * 31 + o;
-        for (j = 0; j <= P_ATTR; j++) h = h * 131 + P.ver[o][j];
+        h = h * 31 + (unsigned long)o;
+        for (j = 0; j <= P_ATTR; j++) h = h * 131 + (unsigned long)P.ver[o][j];
     }
-    h = h * 7 + P.ver[dep][n % P_ATTR];
-    return h;
+    h = h * 7 + (unsigned long)P.ver[dep][n % P_ATTR];
+    return (long)(h >> 1);
 }
 
 static mguard_status p_compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
