@@ -996,7 +996,9 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
    mutation or death, eviction, overwrite, remove, clear or the cache's
    destroy. Drops run in two phases like every event: the entries are gone
    from the cache (lookups miss) before the first callback runs; on an
-   event, the value destructors run after the object's watchers. */
+   event, the value destructors run after the object's watchers.
+   MGUARD_DEBUG does not check cache handles (a destroyed cache is read
+   like a destroyed table in a plain build). */
 
 typedef struct mguard_cache mguard_cache;
 typedef struct mguard_cache_job mguard_cache_job;
@@ -1100,7 +1102,8 @@ MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *k
    (a key or a declared one) was mutated or destroyed while compute ran,
    or a declared dependency was refused: the value is returned but not
    stored (counted as stale) and is destroyed at the next set, remove,
-   clear, get_or_compute or destroy of c; compute's own status when it
+   clear or destroy of c, or get_or_compute that misses; compute's own
+   status when it
    failed (NULL returned); EINVAL (logged) for bad input as in set, a NULL
    compute, or c destroyed by compute (the value destroyed, NULL); ENOMEM
    (NULL). The pointer is valid until the next change to c.
