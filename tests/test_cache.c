@@ -244,7 +244,11 @@ static mguard_status compute(mguard_cache_job *job, const void *const *keys, siz
         if (st != MGUARD_OK) assert_int_equal(st, MGUARD_ENOMEM);   /* (allocation failure test) */
     }
     if (e->cost) assert_int_equal(mguard_cache_job_set_cost(job, e->cost), MGUARD_OK);
-    if (e->mutate) mguard_on_mutation(e->ctx, e->mutate, "w");
+    if (e->mutate) {
+        const void *m = e->mutate;
+        e->mutate = NULL;   /* once */
+        mguard_on_mutation(e->ctx, m, "w");
+    }
     if (e->destroy) mguard_on_destroy(e->ctx, e->destroy);
     if (e->nest) {
         mguard_status st;
@@ -369,6 +373,68 @@ static void test_a_dependency_mutated_during_compute_keeps_the_value_out(void **
     assert_int_equal(d.seen[0], 100);
     assert_int_equal(st, MGUARD_OK);
     assert_int_equal(*p, 101);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(d.calls, 2);
+}
+
+static void test_a_parked_value_survives_hits_and_goes_at_the_next_miss(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int key, other;
+    static shape s;
+    long v = 3, *p;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&other), &v, 0), MGUARD_OK);
+    e.dep_attr_obj = &s;
+    e.mutate = &s;
+    p = (long *)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, NULL);
+    assert_int_equal(*p, 100);
+    e.mutate = NULL;
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&other), compute, &e, NULL));   /* a hit */
+    assert_int_equal(d.calls, 0);
+    assert_int_equal(*p, 100);          /* still readable */
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, NULL));     /* a miss */
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.seen[0], 100);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(d.calls, 3);
+}
+
+/* A thread-safe context: compute runs with the lock let go, so it may call
+   in; a change it makes to a dependency keeps its value out. */
+static void test_on_a_thread_safe_context_compute_calls_in_without_the_lock(void **state)
+{
+    mguard_ctx_desc cd;
+    mguard_ctx *ctx;
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int key;
+    static shape s;
+    mguard_status st;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.thread_safe = true;
+    cd.quiet = true;
+    ctx = mguard_ctx_create(&cd);
+    assert_true(mguard_ctx_is_thread_safe(ctx));
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    e.dep_attr_obj = &s;
+    e.mutate = &s;
+    e.nest = 1;     /* and re-enters the cache */
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st));
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(e.calls, 2);
+    assert_int_equal(mguard_cache_count(c), 1);   /* the inner value, computed after the mutation */
+    assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(d.calls, 2);
 }
@@ -1072,6 +1138,8 @@ int main(void)
         cmocka_unit_test(test_get_or_compute_computes_once_then_hits),
         cmocka_unit_test(test_dependencies_declared_by_compute_invalidate),
         cmocka_unit_test(test_a_dependency_mutated_during_compute_keeps_the_value_out),
+        cmocka_unit_test(test_a_parked_value_survives_hits_and_goes_at_the_next_miss),
+        cmocka_unit_test(test_on_a_thread_safe_context_compute_calls_in_without_the_lock),
         cmocka_unit_test(test_a_key_destroyed_during_compute_keeps_the_value_out),
         cmocka_unit_test(test_a_nested_compute_of_the_same_key_is_replaced_by_the_outer),
         cmocka_unit_test(test_a_failed_compute_stores_nothing),
