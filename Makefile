@@ -8,6 +8,8 @@
 #   make mutate     mutation testing of mguard.h (several minutes, see below)
 #   make bench      benchmarks (ratios against raw stb_ds, same run)
 #   make bench-threads  thread-safe contexts vs the default context and GLib
+#   make bench-ab   an older mguard.h (BASE=<git rev>) against the current
+#                   one, same run, with a noise band (a few minutes)
 #   make install    mguard.h, mguard.pc, CMake package (PREFIX=/usr/local, DESTDIR)
 # Missing stb_ds or cmocka are installed with apt-get when run as root;
 # otherwise the Makefile stops with the command to run.
@@ -28,7 +30,7 @@ EXAMPLE_SRCS := $(filter-out examples/lua_guard.c,$(wildcard examples/*.c))
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/ex_%,$(EXAMPLE_SRCS))
 HDR := mguard.h
 
-.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-plot bench-ir bench-threads bench-threads-ir clean
+.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-plot bench-ir bench-threads bench-threads-ir bench-ab clean
 all: $(TEST_BINS) $(EXAMPLE_BINS)
 
 # ---- dependencies -------------------------------------------------------
@@ -188,6 +190,44 @@ bench-threads: $(BUILD)/bench_threads
 bench-threads-ir: $(BUILD)/bench_threads
 	@command -v valgrind >/dev/null || sh tests/deps.sh valgrind
 	@sh bench/ir_threads.sh $(BUILD)/bench_threads
+
+# Old header against new (docs/performance.md, "Old header against new"):
+# bench/bench_ab.c compiled against BASE's mguard.h (git show) and against
+# the work tree's, the two linked into one program (MGUARD_STATIC copies)
+# that takes their samples in turn; bench/ab.py runs it AB_ROUNDS times and
+# prints per row both medians, new/old and the range of the rounds, and
+# flags a row where every round says slower (or faster). A few minutes.
+#   make bench-ab                    BASE: the newest tag, else HEAD~20
+#   make bench-ab BASE=origin/main   a branch against where main is now
+#   make bench-ab BASE=HEAD          A/A: the noise of this machine
+#   AB_ROUNDS=9  AB_QUICK=1 (shorter samples)  AB_WALL=1 (wall clock)
+#   AB_PIN=<cpu> (taskset)
+BASE      ?= $(shell git describe --tags --abbrev=0 2>/dev/null || \
+                 (git rev-parse -q --verify HEAD~20 >/dev/null && echo HEAD~20) || \
+                 git rev-list --max-parents=0 HEAD)
+AB_ROUNDS ?= 9
+AB_PIN    ?=
+AB_QUICK  ?=
+AB_WALL   ?=
+AB_DIR    := $(BUILD)/ab
+# -falign-functions=64: the two copies of a function start at the same
+# offset in a cache line, so code placement alone does not set a row apart
+# (without it an A/A run had rows 15% apart in every round).
+AB_CFLAGS  = -std=gnu99 -Wall -Wextra -Wno-unused-function -O2 -DNDEBUG -falign-functions=64
+bench-ab: | $(DEPS_STAMP)
+	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
+	@rm -rf $(AB_DIR) && mkdir -p $(AB_DIR)/old $(AB_DIR)/new
+	git show $(BASE):mguard.h > $(AB_DIR)/old/mguard.h
+	cp mguard.h $(AB_DIR)/new/mguard.h
+	python3 bench/ab.py names $(AB_DIR)/old/mguard.h > $(AB_DIR)/old/bench_ab_names.h
+	python3 bench/ab.py names $(AB_DIR)/new/mguard.h > $(AB_DIR)/new/bench_ab_names.h
+	$(CC) $(AB_CFLAGS) -DAB_SIDE=old -I$(AB_DIR)/old $(STB_CFLAGS) -c bench/bench_ab.c -o $(AB_DIR)/old.o
+	$(CC) $(AB_CFLAGS) -DAB_SIDE=new -I$(AB_DIR)/new $(STB_CFLAGS) -c bench/bench_ab.c -o $(AB_DIR)/new.o
+	$(CC) $(AB_CFLAGS) $(STB_CFLAGS) bench/bench_ab_main.c $(AB_DIR)/old.o $(AB_DIR)/new.o -o $(AB_DIR)/bench_ab -lm
+	@python3 bench/ab.py run --rounds $(AB_ROUNDS) $(if $(AB_PIN),--pin $(AB_PIN)) $(if $(AB_QUICK),--quick) $(if $(AB_WALL),--wall) \
+	    --old-name "$(BASE) ($$(git rev-parse --short $(BASE)))" \
+	    --new-name "mguard.h of the work tree (HEAD $$(git rev-parse --short HEAD)$$(git diff --quiet HEAD -- mguard.h || echo ', modified'))" \
+	    --raw $(AB_DIR)/rounds.tsv --table $(AB_DIR)/table.txt $(AB_DIR)/bench_ab
 
 # ---- ecosystem: docs check, packaging, the Lua example ------------------
 .PHONY: check-docs check-packaging check-lua run-lua

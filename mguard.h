@@ -239,6 +239,9 @@ typedef struct mguard_ctx_desc {
                                    threads (section 10); default: one thread */
     mguard_lock lock;           /* thread-safe with this lock; default (zero):
                                    a pthread mutex when thread_safe is set */
+    bool strict_generations;    /* true: an object never tagged counts as
+                                   dynamic (section 6), and the first one
+                                   is reported; default: it counts as old */
 } mguard_ctx_desc;
 
 /* Create a context (NULL desc = defaults). NULL on allocation failure, an
@@ -359,8 +362,13 @@ typedef struct mguard_weak_iter {
 MGUARDDEF mguard_weak_iter mguard_weak_iterate(mguard_weak *t);
 MGUARDDEF bool mguard_weak_next(mguard_weak_iter *it);
 
-/* Typed helpers for the common value types. */
-#define MGUARD_WEAK_GET(t, key, type) ((type *)mguard_weak_get((t), (key)))
+/* mguard_weak_get for a reader that knows the value's size: NULL (and a
+   warning) when size is not t's value_size, so a wrong type is caught
+   instead of read. Cost: that of mguard_weak_get and one compare. */
+MGUARDDEF void *mguard_weak_get_sized(const mguard_weak *t, const void *key, size_t size);
+/* Typed get: MGUARD_WEAK_GET(t, key, double) is a double *, or NULL when
+   absent or when t's values are not sizeof(double) bytes (warned). */
+#define MGUARD_WEAK_GET(t, key, type) ((type *)mguard_weak_get_sized((t), (key), sizeof(type)))
 /* Pointer values: a table created with value_size = sizeof(void *). */
 MGUARDDEF mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value);
 /* The stored pointer, or NULL when absent. */
@@ -445,8 +453,15 @@ MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 MGUARDDEF mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj);
 /* obj's generation, -1 when untagged. */
 MGUARDDEF long mguard_gen_get(const mguard_ctx *ctx, const void *obj);
-/* true when obj was tagged in the current generation. */
+/* true when obj was tagged in the current generation. An object never
+   tagged counts as old, or, on a context created with strict_generations,
+   as new (the first such object is reported: a constructor that forgot
+   mguard_gen_tag). false for NULL ctx/obj. */
 MGUARDDEF bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj);
+/* true when obj was tagged in generation gen or a later one: for a plan
+   that remembers the generation it was built in and asks about objects
+   created since. Untagged objects as for mguard_gen_is_current. */
+MGUARDDEF bool mguard_gen_is_since(const mguard_ctx *ctx, const void *obj, long gen);
 /* The current generation (starts at 0); -1 for NULL ctx. */
 MGUARDDEF long mguard_gen_current(const mguard_ctx *ctx);
 /* generation += 1; returns the new value (-1 for NULL ctx). */
@@ -529,10 +544,29 @@ MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
    subtree once, calling the callbacks. */
 MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
 /* Name comp explicitly (fqn is copied). A parent's walk never overwrites an
-   explicit name; frames already entered keep the name they entered with.
-   EINVAL: NULL s/comp, NULL or empty fqn. ENOMEM: nothing changed.
-   Cost: one lookup. */
+   explicit name; the components placed under comp (by its walk or by
+   mguard_scope_attach) follow: "Dialog.ok" becomes "App.confirm.ok" when
+   Dialog is renamed "App.confirm"; explicitly named ones keep their names.
+   Frames already entered keep the name they entered with. EINVAL: NULL
+   s/comp, NULL or empty fqn. ENOMEM: nothing changed.
+   Cost: one lookup, and O(names) per component that follows. */
 MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn);
+/* Place child under parent as `name` (copied): child's name is parent's
+   name + "." + name, and follows parent's renames, as if parent's walk had
+   found it (for a child added after that walk). An explicit name or an
+   earlier placement of child is replaced; a walk never overrides it.
+   parent is looked up first (named, walked). EINVAL (logged): NULL
+   s/parent/child, child == parent, NULL or empty name; NOT_FOUND (logged):
+   parent has no name; ENOMEM: nothing changed. Cost: one lookup, and
+   O(names) per component that follows. */
+MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name);
+/* Forget the names comp's walk gave (recursively: the subtree below comp,
+   except components attached or named explicitly, and components with an
+   open frame, which keep theirs): comp keeps its own name, and its next
+   lookup walks its children again. For a tree edited after its first use.
+   EINVAL: NULL s/comp; NOT_FOUND: comp has no name. ENOMEM: nothing
+   changed. No callback. Cost: O(names) per forgotten component. */
+MGUARDDEF mguard_status mguard_scope_forget(mguard_scope *s, const void *comp);
 /* comp's forward (pre-hook) starts: push a frame; comp's name becomes
    active (or one more time active). NOT_FOUND (logged) when comp has no
    name; EINVAL for NULL s/comp, or (logged) when a callback of this call
@@ -701,32 +735,76 @@ typedef enum mguard_ledger_kind {
 /* Given to a refs hook: call it once for each object the value refers to. */
 typedef void (*mguard_ledger_visit_fn)(const void *obj, void *visit_ctx);
 
-/* Value hooks, all optional; user is passed to each. p/value is a tracked
-   object, an attribute value, a record payload, a hooked object or a hook
-   function: whatever the ledger refers to. */
+/* The ledger's hooks (all optional; user is the desc's user). p is
+   whatever the ledger holds: a tracked object, an attribute value, a record
+   payload, a hooked object or a hook function. */
+typedef void (*mguard_ledger_retain_fn)(void *p, void *user);
+typedef void (*mguard_ledger_release_fn)(void *p, void *user);
+typedef bool (*mguard_ledger_equal_fn)(const void *a, const void *b, void *user);
+typedef void (*mguard_ledger_refs_fn)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
+/* Write p as a NUL-terminated string into buf (size bytes, at least 2). */
+typedef void (*mguard_ledger_format_fn)(const void *p, char *buf, size_t size, void *user);
+
+/* Sized values (mguard_ledger_desc.value_size > 0) are stored inline, up
+   to MGUARD_LEDGER_MAX_VALUE bytes; value_type says how the default
+   format prints them. */
+#define MGUARD_LEDGER_MAX_VALUE 16
+typedef enum mguard_ledger_value_type {
+    MGUARD_LEDGER_VALUE_BYTES = 0,  /* hex bytes, "0x0a00..." (in memory order) */
+    MGUARD_LEDGER_VALUE_INT,        /* signed integer of 1, 2, 4 or 8 bytes */
+    MGUARD_LEDGER_VALUE_UINT,       /* unsigned integer of 1, 2, 4 or 8 bytes */
+    MGUARD_LEDGER_VALUE_DOUBLE      /* double (8 bytes) or float (4), "%.17g" / "%.9g" */
+} mguard_ledger_value_type;
+
 typedef struct mguard_ledger_desc {
     /* The ledger starts holding p (once per distinct pointer per ledger),
        before the call that stored p returns. On a thread-safe context it
        runs under the context's lock (like try_retain): it must not call
        into the context, nor take a lock of yours that is held around a
        call into the context (visit, in a refs hook, takes the lock). */
-    void (*retain)(void *p, void *user);
+    mguard_ledger_retain_fn retain;
     /* ... and stops holding it. Never called for an object being destroyed. */
-    void (*release)(void *p, void *user);
+    mguard_ledger_release_fn release;
     /* Value equality for equal/diff (only called for different non-NULL
        pointers). Default: the same pointer. */
-    bool (*equal)(const void *a, const void *b, void *user);
-    /* For prune: call visit(obj, visit_ctx) for each object value refers
-       to. Default: visit(value) (the value itself, if it is tracked). */
-    void (*refs)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
-    /* For diff text: write value as a NUL-terminated string into buf.
-       Default: "%p". Objects are labelled with it too. */
-    void (*format)(const void *value, char *buf, size_t size, void *user);
+    mguard_ledger_equal_fn equal;
+    /* For prune: call visit(obj, visit_ctx) for each pointer value refers
+       to (never needed for value itself; an untracked pointer listed is
+       asked about in turn, so it must stay alive until prune returns).
+       Default: a value refers to nothing but itself. */
+    mguard_ledger_refs_fn refs;
+    /* For diff text: an attribute value, a record payload or a hook
+       function. Default: "%p". */
+    mguard_ledger_format_fn format_value;
+    /* For diff text: the label of a tracked or hooked object. Default:
+       "%p". */
+    mguard_ledger_format_fn format_object;
     /* true: values are not objects (e.g. tagged integers), so their death
        is not watched (tracked and hooked objects always are). */
     bool plain_values;
+    /* 0 (default): attribute values are pointers (void *). 1 to
+       MGUARD_LEDGER_MAX_VALUE: attribute values are that many bytes,
+       copied in and stored inline; store_attr's value and every value the
+       ledger hands out (load_attr, walks, diff items, apply) point to such
+       bytes; equality is memcmp unless equal is set; they are never
+       retained, released, watched or given to refs (record payloads and
+       hook functions stay pointers, compared by identity and printed with
+       format_object). */
+    size_t value_size;
+    mguard_ledger_value_type value_type;   /* sized values: the default format */
     void *user;
 } mguard_ledger_desc;
+
+/* One field of a C struct, for mguard_ledger_set_fields: the attribute
+   name, where the field is and its size. Build tables with offsetof:
+       static const mguard_ledger_field node_fields[] = {
+           MGUARD_LEDGER_FIELD(node, val), MGUARD_LEDGER_FIELD(node, weight)
+       }; */
+typedef struct mguard_ledger_field {
+    const char *name;
+    size_t offset, size;
+} mguard_ledger_field;
+#define MGUARD_LEDGER_FIELD(type, member) { #member, offsetof(type, member), sizeof(((type *)0)->member) }
 
 /* What the ledger knows about one tracked object. */
 typedef struct mguard_ledger_entry {
@@ -736,14 +814,6 @@ typedef struct mguard_ledger_entry {
     bool modified;        /* as mguard_ledger_is_modified */
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
-
-/* A hook registration: a function the run would attach to an object. */
-typedef struct mguard_ledger_hook {
-    int id;
-    const void *obj;      /* the hooked object */
-    const char *name;     /* interned; may be NULL */
-    void *fn;             /* the hook itself, a value */
-} mguard_ledger_hook;
 
 /* Create an empty ledger (NULL desc: no hooks). NULL (logged) for a NULL
    ctx or on allocation failure. Cost: O(1). */
@@ -794,6 +864,24 @@ MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const vo
 /* true when obj.attr has a pending write or deletion; attr NULL: any
    attribute of obj. false for untracked or NULL. Cost: as load_attr. */
 MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
+/* Say which attributes of obj are plain fields (a table per object type,
+   not copied: it must outlive L and its clones). apply then writes a
+   pending value straight into the field (a deletion zeroes it) instead of
+   calling back, and mguard_ledger_load reads the field when nothing is
+   pending. Each field's size must be the value size (sizeof(void *) for
+   pointer values). n 0 unbinds. The binding belongs to obj's entry: a
+   clone copies it, a restore takes the checkpoint's. EINVAL (logged): untracked obj, a MUTABLE
+   entry, NULL L/obj, NULL fields with n > 0, a NULL name or another size.
+   Cost: O(n). */
+MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
+/* Read obj.attr as the program would see it after apply, copying the value
+   into out (value_size bytes; a void * for pointer values): OK with the
+   pending value, or with the real field (set_fields) when nothing is
+   pending; DELETED for a pending deletion; NOT_FOUND when nothing is
+   pending and attr is no field of obj, or obj is untracked (out zeroed for
+   both); EINVAL (logged) for a MUTABLE entry or NULL arguments. Never
+   allocates. Cost: as load_attr + O(fields of obj). */
+MGUARDDEF mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
 /* Counts (0 for NULL): tracked objects, modified objects, pending writes
    (deletions included). Cost: O(1). */
@@ -801,24 +889,32 @@ MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
 
-/* Iteration, in the ledger's order:
+/* Iteration, in the ledger's order; one idiom for the four walks
+   (objects, one object's writes, records, hooks):
        mguard_ledger_iter it = mguard_ledger_iterate(L, true);
        while (mguard_ledger_next(&it)) {
            mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
            while (mguard_ledger_next(&w)) use(w.attr, w.value, w.deleted);
        }
+       it = mguard_ledger_iterate_records(L);
+       while (mguard_ledger_next(&it)) use(it.tag, it.payload);
    The ledger may change during a walk (including from callbacks): a
-   removed object or write is never returned, none is returned twice, no
-   remaining one is skipped; ones added meanwhile come last. Do not use an
-   iterator after its ledger is destroyed. */
+   removed object, write, record or hook is never returned, none is
+   returned twice, no remaining one is skipped; ones added meanwhile come
+   last. Do not use an iterator after its ledger is destroyed. */
 typedef struct mguard_ledger_iter {
-    const void *obj;            /* the object */
+    const void *obj;            /* objects, writes: the object; hooks: the hooked object */
     mguard_ledger_kind kind;    /* objects: its kind */
     const char *source;         /* objects: its source */
     bool modified;              /* objects: is_modified */
     const char *attr;           /* writes: the attribute */
     void *value;                /* writes: the value (NULL for a deletion) */
     bool deleted;               /* writes: a pending deletion */
+    const char *tag;            /* records: the tag (interned) */
+    void *payload;              /* records: the payload (may be NULL) */
+    int id;                     /* hooks: the id */
+    const char *name;           /* hooks: the name (interned; may be NULL) */
+    void *fn;                   /* hooks: the hook itself, a value */
     /* private */
     const mguard_ledger *l_;
     uint64_t seq_, epoch_, wseq_;
@@ -830,20 +926,24 @@ MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool 
 /* Walk obj's pending writes in the order they were first recorded. For a
    NULL L/obj the walk is empty. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
-/* Step either walk: true and the public fields set, or false at the end
+/* Walk the records in order (the reference's save_for_backward list).
+   For a NULL L the walk is empty. Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L);
+/* Walk the hooks in registration order. For a NULL L the walk is empty.
+   Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L);
+/* Step any walk: true and the public fields set, or false at the end
    (and for a NULL it). Cost: O(1) amortized (a writes walk: O(writes of
-   obj) after a removal). */
+   obj) after a removal; records and hooks: O(log n) after a removal). */
 MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
 
 /* Append an ordered record (values saved for a later pass, in order): tag
    (copied, required) and payload (a value, may be NULL). EINVAL (logged)
    for NULL L/tag or a dying payload, ENOMEM. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
-/* Number of records; 0 for NULL. Cost: O(1). */
+/* Number of records; 0 for NULL. Cost: O(1). Walk them with
+   mguard_ledger_iterate_records. */
 MGUARDDEF size_t mguard_ledger_record_count(const mguard_ledger *L);
-/* Record i (0-based) into *tag and *payload (either may be NULL).
-   NOT_FOUND past the end, EINVAL for NULL L. Cost: O(1). */
-MGUARDDEF mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload);
 /* Register hook fn (a value) on obj under name (copied, may be NULL); *id
    receives its id: the smallest integer >= the number of live hooks that is
    not in use. EINVAL (logged) for NULL L/obj/id or a dying obj/fn, ENOMEM.
@@ -851,11 +951,9 @@ MGUARDDEF mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i
 MGUARDDEF mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id);
 /* Remove hook id. NOT_FOUND when absent, EINVAL for NULL L. O(hooks). */
 MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
-/* Number of hooks; 0 for NULL. Cost: O(1). */
+/* Number of hooks; 0 for NULL. Cost: O(1). Walk them with
+   mguard_ledger_iterate_hooks. */
 MGUARDDEF size_t mguard_ledger_hook_count(const mguard_ledger *L);
-/* Hook number i in registration order into *out. NOT_FOUND past the end,
-   EINVAL for NULL arguments. Cost: O(1). */
-MGUARDDEF mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out);
 
 /* An independent copy of L with the same hooks (a checkpoint): changing
    either never shows in the other; values are shared and retained once by
@@ -931,23 +1029,30 @@ MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d
    through the context's allocator). NULL is a no-op. Cost: O(1). */
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
-/* Drop every NEW object not reachable from the roots, from EXISTING and
-   MUTABLE objects, or from records and hooks, following pending values
-   through the refs hook (transitively, cycles safe). Roots are treated like
-   values (they go through refs too). Everything recorded for a dropped
-   object is dropped and released. EINVAL (logged): NULL L, NULL roots with
-   nroots > 0, or the ledger changed by a refs hook meanwhile (nothing is
-   dropped then); ENOMEM (nothing changed). Cost: O(size) + refs calls. */
+/* Drop every NEW object that prune does not reach, with everything
+   recorded for it (released). The rule: every root, every EXISTING and
+   MUTABLE object, every record payload, hooked object and hook function
+   is reached, and every pointer reached is looked into once: what the refs
+   hook lists for it and, if it is tracked, its pending values are reached
+   too (transitively, cycles safe). So a NEW object passed as a root, or
+   held only by a pre-existing container whose refs list it, survives.
+   EINVAL (logged): NULL L, NULL roots with nroots > 0, or the ledger
+   changed by a refs hook meanwhile (nothing is dropped then); ENOMEM
+   (nothing changed). Cost: O(size + pointers listed) + one refs call per
+   pointer reached. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
-/* Called by mguard_ledger_apply for each pending write. */
-typedef void (*mguard_ledger_apply_fn)(const void *obj, const char *attr, void *value, bool deleted, void *user);
-/* Call fn for every pending write, in the ledger order, so the program can
-   commit them; the ledger is not changed (clear it afterwards). The writes
-   are snapshotted first: fn may change L; a write whose object is no longer
-   tracked or whose value was destroyed meanwhile is skipped. EINVAL for
-   NULL L/fn (logged for a valid L), ENOMEM (nothing called).
-   Cost: O(writes). */
+/* Called by mguard_ledger_apply for each pending write: obj is the object
+   as tracked, handed back writable (the ledger never writes it itself). */
+typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value, bool deleted, void *user);
+/* Commit every pending write, in the ledger order; the ledger is not
+   changed (clear it afterwards). A write to a field of obj (set_fields) is
+   copied into the field (a deletion zeroes it); every other one goes to
+   fn. The writes are snapshotted first: fn may change L; a write whose
+   object is no longer tracked or whose value was destroyed meanwhile is
+   skipped. EINVAL for NULL L (not logged), or a NULL fn with a write that
+   is no field (logged; nothing applied); ENOMEM (nothing applied).
+   Cost: O(writes + fields). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
 /* true when nothing is modified and there are no records and no hooks:
    applying the ledger would change nothing. true for NULL. Cost: O(1). */
@@ -1415,6 +1520,7 @@ struct mguard_ctx {
     uint32_t nobjs, capobjs, live_objs, free_head;
     uint64_t next_serial;
     long generation;
+    bool strict_gen, warned_untagged; /* mguard_ctx_desc.strict_generations */
     mguard_weak *tables;         /* every live table, doubly linked */
     mguard__firing *firing;      /* invalidations in progress (C stack) */
     struct mguard__dying *dying; /* deaths in phase 2 (C stack) */
@@ -1461,6 +1567,20 @@ struct mguard_weak {
    memory, see mguard__death_in_place): the entry is already detached (out
    of the index, not counted) and is skipped like a tombstone. */
 #define MGUARD__SEQ_PENDING ((uint64_t)1 << 63)
+
+/* ---- handles of the add-on sections ------------------------------------ */
+/* A scope tracker, a dynamism tracker, a ledger and a diff result begin
+   with this header: one validator (mguard__handle_ok) and one end
+   (mguard__handle_free) serve them all. kind names it in the debug
+   registry and its log lines. */
+#define MGUARD__DBG_SCOPE 1
+#define MGUARD__DBG_DYN 2
+#define MGUARD__DBG_LEDGER 3
+typedef struct mguard__handle {
+    uint32_t magic;            /* the kind's MGUARD__MAGIC_*; MGUARD__DEAD once freed */
+    int kind;                  /* MGUARD__DBG_* */
+    mguard_ctx *ctx;
+} mguard__handle;
 
 /* ---- parts ------------------------------------------------------------ */
 /* Components that live as long as their context (scope and dynamism
@@ -1561,6 +1681,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(weak_destroy, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
     X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__lock_of_weak(t)) \
     X(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
+    X(void *, weak_get_sized, (const mguard_weak *t, const void *key, size_t size), (t, key, size), mguard__lock_of_weak(t)) \
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__lock_of_weak(t)) \
     X(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
     X(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
@@ -1580,6 +1701,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
     X(bool, gen_is_current, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
+    X(bool, gen_is_since, (const mguard_ctx *ctx, const void *obj, long gen), (ctx, obj, gen), mguard__lock_of_ctx(ctx)) \
     X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
     X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lock_of_ctx(ctx)) \
@@ -1592,6 +1714,8 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(scope_destroy, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
     X(const char *, scope_name, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_set_name, (mguard_scope *s, const void *comp, const char *fqn), (s, comp, fqn), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_attach, (mguard_scope *s, const void *parent, const void *child, const char *name), (s, parent, child, name), mguard__lock_of_scope(s)) \
+    X(mguard_status, scope_forget, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_enter, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
     X(mguard_status, scope_exit, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
     X(bool, scope_is_active, (const mguard_scope *s, const char *fqn), (s, fqn), mguard__lock_of_scope(s)) \
@@ -1641,20 +1765,22 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_load, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__lock_of_ledger(L)) \
     X(bool, ledger_is_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
+    X(mguard_status, ledger_set_fields, (mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n), (L, obj, fields, n), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_ledger_iter, ledger_iterate, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__lock_of_ledger(L)) \
     X(bool, ledger_next, (mguard_ledger_iter *it), (it), mguard__lock_of_ledger_iter(it)) \
     X(mguard_ledger_iter, ledger_iterate_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate_records, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate_hooks, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_record_at, (const mguard_ledger *L, size_t i, const char **tag, void **payload), (L, i, tag, payload), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_register_hook, (mguard_ledger *L, const void *obj, const char *name, void *fn, int *id), (L, obj, name, fn, id), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_remove_hook, (mguard_ledger *L, int id), (L, id), mguard__lock_of_ledger(L)) \
     X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_hook_at, (const mguard_ledger *L, size_t i, mguard_ledger_hook *out), (L, i, out), mguard__lock_of_ledger(L)) \
     X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
     X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__lock_of_ledger(L)) \
     X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__lock_of_ledger(a)) \
@@ -1709,12 +1835,9 @@ static bool mguard__weak_valid(const struct mguard_weak *t, const char *fn);
 static mguard_status mguard__dbg_reserve(mguard_ctx *ctx);
 static void mguard__dbg_add(mguard_ctx *ctx, struct mguard_weak *t);
 static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
-/* The other handles' kinds, and their registry. MGUARD__DBG_OK(h, kind, fn):
-   h is NULL or a live handle of that kind, else false with a log line;
+/* The other handles' registry. MGUARD__DBG_OK(h, kind, fn): h is NULL or
+   a live handle of that kind (MGUARD__DBG_*), else false with a log line;
    always true (and free) in a plain build. */
-#define MGUARD__DBG_SCOPE 1
-#define MGUARD__DBG_DYN 2
-#define MGUARD__DBG_LEDGER 3
 #ifdef MGUARD__ADDONS
 static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx);
 static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind);
@@ -1989,7 +2112,46 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what);
 
+#ifdef MGUARD__TRACKERS
+/* Is h (the address of a struct that begins with its mguard__handle) a live
+   handle of this kind? NULL and a wrong magic number are not; under
+   MGUARD_DEBUG the registry of live handles is asked first, so a destroyed
+   handle is never read (fn names the public function in the log line). */
+static bool mguard__handle_ok(const void *h, uint32_t magic, int kind, const char *fn)
+{
+    (void)kind;
+    (void)fn;
+    if (!MGUARD__DBG_OK(h, kind, fn)) return false;
+    return h && ((const mguard__handle *)h)->magic == magic;
+}
+
+/* A new handle: its header set, and under MGUARD_DEBUG registered (the
+   caller reserved the registry's room before allocating h). */
+static void mguard__handle_init(void *h, uint32_t magic, int kind, mguard_ctx *ctx)
+{
+    mguard__handle *hd = (mguard__handle *)h;
+    hd->magic = magic;
+    hd->kind = kind;
+    hd->ctx = ctx;
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_add(ctx, h, kind);
+#endif
+}
+
+/* The end of every handle: out of the debug registry, marked dead, freed. */
+static void mguard__handle_free(void *h)
+{
+    mguard__handle *hd = (mguard__handle *)h;
+    mguard_ctx *ctx = hd->ctx;
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_remove(ctx, h);   /* the handle dies here, even when deferred */
+#endif
+    hd->magic = MGUARD__DEAD;
+    mguard__free(ctx, h);
+}
+#endif
 #ifdef MGUARD__ADDONS
+
 static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
 {
     if (p->prev) p->prev->next = p->next; else ctx->parts = p->next;
@@ -2352,6 +2514,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     ctx->magic = MGUARD__MAGIC_CTX;
     ctx->alloc = d.allocator;
     ctx->log = d.logger;
+    ctx->strict_gen = d.strict_generations;
     ctx->id = mguard__next_ctx_id();
     if (!mguard__lock_init(ctx, &d)) {
         ctx->magic = MGUARD__DEAD;
@@ -3102,6 +3265,17 @@ static void *mguard__weak_get(const mguard_weak *t, const void *key)
     return e1 ? (void *)(t->dense + (size_t)(e1 - 1) * t->stride + t->voff) : NULL;
 }
 
+static void *mguard__weak_get_sized(const mguard_weak *t, const void *key, size_t size)
+{
+    if (!mguard__weak_valid(t, "mguard_weak_get_sized")) return NULL;
+    if (size != t->value_size) {
+        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_sized: the table's values are %lu bytes, read as %lu",
+                     (unsigned long)t->value_size, (unsigned long)size);
+        return NULL;
+    }
+    return mguard__weak_get(t, key);
+}
+
 static bool mguard__weak_contains(const mguard_weak *t, const void *key)
 {
     return mguard__weak_get(t, key) != NULL;
@@ -3657,10 +3831,33 @@ static long mguard__gen_get(const mguard_ctx *ctx, const void *obj)
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
 
+/* Tagged in generation since (current: the current one) or later.
+   Untagged: old, or new on a strict context, where the first untagged
+   object asked about is reported. */
+static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since, bool current, const char *fn)
+{
+    uint32_t r;
+    if (!mguard__ctx_ok(ctx, fn) || !obj) return false;
+    if (current) since = ctx->generation;
+    r = mguard__reg_find(ctx, obj);
+    if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= since;
+    if (!ctx->strict_gen) return false;
+    if (!ctx->warned_untagged) {
+        ((mguard_ctx *)mguard__unconst(ctx))->warned_untagged = true;
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p was never tagged (mguard_gen_tag in its constructor?); "
+                     "counted as dynamic, as every untagged object on this strict context (reported once)", fn, obj);
+    }
+    return true;
+}
+
 static bool mguard__gen_is_current(const mguard_ctx *ctx, const void *obj)
 {
-    long g = mguard__gen_get(ctx, obj);
-    return g >= 0 && g == ctx->generation;
+    return mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_current");
+}
+
+static bool mguard__gen_is_since(const mguard_ctx *ctx, const void *obj, long gen)
+{
+    return mguard__gen_since(ctx, obj, gen, false, "mguard_gen_is_since");
 }
 
 static long mguard__gen_current(const mguard_ctx *ctx)
@@ -3832,12 +4029,23 @@ static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
    warns: the de-duplication set, oldest first, at most max_warnings.
    busy counts calls into s in progress; a destroy meanwhile only sets
    destroying and the outermost call frees s when it returns. */
-enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u };
+enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u };
 #define MGUARD__MAGIC_SCOPE 0x6d677363u  /* "mgsc" */
 
 /* owner: the address of the scope holding the entry, so the key-death hook
-   (whose user is the context) can tell whether that scope still exists. */
-typedef struct mguard__scope_naming { const char *name; uint32_t flags; uintptr_t owner; } mguard__scope_naming;
+   (whose user is the context) can tell whether that scope still exists.
+   from: the component whose walk (or mguard_scope_attach) placed this one
+   under it, in its life from_serial (a newcomer at a dead parent's address
+   is not its parent), and seg the name under it: the name follows the
+   parent's renames. NULL for a type name or an explicit name. */
+typedef struct mguard__scope_naming {
+    const char *name;
+    uint32_t flags;
+    uintptr_t owner;
+    const void *from;
+    uint64_t from_serial;
+    const char *seg;
+} mguard__scope_naming;
 typedef struct mguard__scope_rec {
     const char *name;          /* index key: must stay first */
     uint32_t active, capvals;
@@ -3852,9 +4060,8 @@ typedef struct mguard__scope_event {
 typedef struct mguard__scope_wmsg { uint32_t hash; char *msg; } mguard__scope_wmsg;
 
 struct mguard_scope {
-    mguard__part part;         /* first: the context's list of parts */
-    uint32_t magic;
-    mguard_ctx *ctx;
+    mguard__handle hd;         /* first: magic, kind, context */
+    mguard__part part;         /* the context's list of parts */
     mguard_scope_desc desc;
     const char *root;
     mguard_weak *names;
@@ -3878,21 +4085,11 @@ struct mguard_scope {
     int busy, destroying;
 };
 
-static bool mguard__scope_magic(const mguard_scope *s)
-{
-    return s && s->magic == MGUARD__MAGIC_SCOPE;
-}
-#ifdef MGUARD_DEBUG
-/* MGUARD_DEBUG: the handle is looked up among the live ones before it is
-   read, the log line naming the calling function ("handle checks"). */
-#define mguard__scope_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_SCOPE, __func__) && mguard__scope_magic(h))
-#else
-#define mguard__scope_ok(h) mguard__scope_magic(h)
-#endif
+#define mguard__scope_ok(h) mguard__handle_ok((h), MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, __func__)
 
 static void mguard__scope_free(mguard_scope *s)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     uint32_t i;
     mguard__part_unlink(ctx, &s->part);
     mguard__weak_destroy(s->names);
@@ -3905,11 +4102,7 @@ static void mguard__scope_free(mguard_scope *s)
     mguard__free(ctx, s->events);
     for (i = 0; i < s->nwarns; i++) mguard__free(ctx, s->warns[i].msg);
     mguard__free(ctx, s->warns);
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_remove(ctx, s);   /* the handle dies here, even when deferred */
-#endif
-    s->magic = MGUARD__DEAD;
-    mguard__free(ctx, s);
+    mguard__handle_free(s);
 }
 
 /* The end of every call that may have called out: finish a destroy that a
@@ -3925,7 +4118,7 @@ static void mguard__scope_release(mguard_scope *s)
    logged, not remembered. */
 static bool mguard__scope_dedup(mguard_scope *s, const char *msg)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     uint32_t h = mguard__hash_str(msg), i;
     mguard__scope_wmsg w;
     size_t len;
@@ -3959,7 +4152,7 @@ static void mguard__scope_warn(mguard_scope *s, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     if (!ctx->log.func) return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -3974,7 +4167,7 @@ static double mguard__scope_now(mguard_scope *s)
 {
     double t;
     if (!s->desc.clock) return s->tick + 1.0;
-    MGUARD__CALLOUT(s->ctx, t = s->desc.clock(s->desc.user));
+    MGUARD__CALLOUT(s->hd.ctx, t = s->desc.clock(s->desc.user));
     return t;
 }
 
@@ -3992,7 +4185,7 @@ static uint32_t mguard__scope_rec_find(const mguard_scope *s, const char *intern
 /* Record + 1 of the name equal to fqn, 0 when it was never entered. */
 static uint32_t mguard__scope_rec_lookup(const mguard_scope *s, const char *fqn)
 {
-    const char *in = mguard__str_find(s->ctx, fqn);
+    const char *in = mguard__str_find(s->hd.ctx, fqn);
     return in ? mguard__scope_rec_find(s, in) : 0;
 }
 
@@ -4037,8 +4230,8 @@ static void mguard__scope_on_death(const void *comp, void *value, void *user)
     memcpy(&v, value, sizeof v);
     MGUARD__LK_IN(ctx);
     for (p = ctx->parts; p; p = p->next)
-        if ((uintptr_t)(void *)p == v.owner && p->destroy == mguard__scope_destroy_part) break;
-    if (p) mguard__scope_on_death_locked((mguard_scope *)(void *)p, comp, &v);
+        if ((uintptr_t)(void *)((char *)p - offsetof(mguard_scope, part)) == v.owner && p->destroy == mguard__scope_destroy_part) break;
+    if (p) mguard__scope_on_death_locked((mguard_scope *)(void *)((char *)p - offsetof(mguard_scope, part)), comp, &v);
     MGUARD__LK_OUT(ctx);
 }
 
@@ -4125,8 +4318,6 @@ static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_de
     wd.user = ctx;
     s->names = mguard__weak_create(ctx, &wd);
     if (!s->names) goto oom_s;
-    s->magic = MGUARD__MAGIC_SCOPE;
-    s->ctx = ctx;
     memset(&s->recs[0], 0, sizeof s->recs[0]);
     s->recs[0].name = root;
     s->recs[0].active = 1;
@@ -4137,9 +4328,7 @@ static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_de
     s->part.destroy = mguard__scope_destroy_part;
     s->part.check = mguard__scope_check;
     mguard__part_link(ctx, &s->part);
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_add(ctx, s, MGUARD__DBG_SCOPE);
-#endif
+    mguard__handle_init(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, ctx);
     return s;
 oom_s:
     mguard__ix_free(ctx, &s->rec_index);
@@ -4155,7 +4344,7 @@ static void mguard__scope_destroy(mguard_scope *s)
 {
     if (!mguard__scope_ok(s)) return;
     if (s->destroying) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
         return;
     }
     s->destroying = 1;
@@ -4164,7 +4353,7 @@ static void mguard__scope_destroy(mguard_scope *s)
 
 static void mguard__scope_destroy_part(mguard__part *p)
 {
-    mguard_scope *s = (mguard_scope *)(void *)p;
+    mguard_scope *s = (mguard_scope *)(void *)((char *)p - offsetof(mguard_scope, part));
     s->destroying = 1;
     mguard__scope_free(s);
 }
@@ -4172,13 +4361,13 @@ static void mguard__scope_destroy_part(mguard__part *p)
 /* A refused call: NULL handle (silent), destroyed scope, or NULL comp. */
 static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *comp, const char *fn)
 {
-    if (!MGUARD__DBG_OK(s, MGUARD__DBG_SCOPE, fn) || !mguard__scope_magic(s)) return MGUARD_EINVAL;
+    if (!mguard__handle_ok(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, fn)) return MGUARD_EINVAL;
     if (s->destroying) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
         return MGUARD_EINVAL;
     }
     if (!comp) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -4208,26 +4397,45 @@ static mguard__scope_naming *mguard__scope_entry(const mguard_scope *s, const vo
     return (mguard__scope_naming *)mguard__weak_get(s->names, comp);
 }
 
-static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, const void *comp,
-                                       const char *name, uint32_t flags)
+static mguard_status mguard__scope_put_naming(mguard_scope *s, mguard__scope_walk *w, const void *comp,
+                                              const mguard__scope_naming *now)
 {
     mguard__scope_undo u;
     mguard__scope_naming *cur;
     mguard_status st;
-    if (mguard__reserve(s->ctx, (void **)&w->undo, &w->capundo, (size_t)w->nundo + 1, sizeof u))
+    if (mguard__reserve(s->hd.ctx, (void **)&w->undo, &w->capundo, (size_t)w->nundo + 1, sizeof u))
         return MGUARD_ENOMEM;
     memset(&u, 0, sizeof u);
     cur = mguard__scope_entry(s, comp);
     u.comp = comp;
     u.had_old = cur != NULL;
     if (cur) u.old = *cur;
-    u.now.name = name;
-    u.now.flags = flags;
+    u.now = *now;
     u.now.owner = (uintptr_t)(void *)s;
     st = mguard__weak_set_impl(s->names, comp, &u.now);
     if (st) return st;
     w->undo[w->nundo++] = u;
     return MGUARD_OK;
+}
+
+/* comp's naming with name and flags changed (from, seg kept, or none). */
+static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, const void *comp,
+                                       const char *name, uint32_t flags)
+{
+    mguard__scope_naming v, *cur = mguard__scope_entry(s, comp);
+    memset(&v, 0, sizeof v);
+    if (cur) v = *cur;
+    v.name = name;
+    v.flags = flags;
+    return mguard__scope_put_naming(s, w, comp, &v);
+}
+
+/* comp's life in the context (its registry serial): comp is a key of the
+   names table while named, so it is known. */
+static uint64_t mguard__scope_serial(const mguard_scope *s, const void *comp)
+{
+    uint32_t r = mguard__reg_find(s->hd.ctx, comp);
+    return r ? s->hd.ctx->objs[r - 1].serial : 0;
 }
 
 static void mguard__scope_rollback(mguard_scope *s, mguard__scope_walk *w)
@@ -4264,7 +4472,7 @@ static const char *mguard__scope_join(mguard_ctx *ctx, const char *parent, const
 
 static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk *w)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     while (w->ntodo) {
         mguard__scope_todo *t = &w->todo[w->ntodo - 1];
         const void *pcomp = t->comp, *child = NULL;
@@ -4288,8 +4496,16 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         full = mguard__scope_join(ctx, pname, cname);
         if (!full) return MGUARD_ENOMEM;
         cv = mguard__scope_entry(s, child);
-        if (!cv || !(cv->flags & MGUARD__SCOPE_EXPLICIT)) {
-            st = mguard__scope_put(s, w, child, full, cv ? cv->flags : 0);
+        if (!cv || !(cv->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED))) {
+            mguard__scope_naming nv;
+            memset(&nv, 0, sizeof nv);
+            nv.name = full;
+            nv.flags = cv ? cv->flags : 0;
+            nv.from = pcomp;
+            nv.from_serial = mguard__scope_serial(s, pcomp);
+            nv.seg = mguard__str_intern(ctx, cname);
+            if (!nv.seg) return MGUARD_ENOMEM;
+            st = mguard__scope_put_naming(s, w, child, &nv);
             if (st) return st;
             cv = mguard__scope_entry(s, child);
         }
@@ -4316,8 +4532,8 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
 static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool ok)
 {
     if (!ok) mguard__scope_rollback(s, w);
-    mguard__free(s->ctx, w->undo);
-    mguard__free(s->ctx, w->todo);
+    mguard__free(s->hd.ctx, w->undo);
+    mguard__free(s->hd.ctx, w->todo);
     memset(w, 0, sizeof *w);
 }
 
@@ -4325,7 +4541,7 @@ static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool 
    later failure of its own can undo the names this lookup gave. */
 static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, const char **out, mguard__scope_walk *pw)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     mguard__scope_naming *v = mguard__scope_entry(s, comp);
     mguard__scope_walk w;
     mguard_status st = MGUARD_OK;
@@ -4393,31 +4609,162 @@ static const char *mguard__scope_name(mguard_scope *s, const void *comp)
     s->busy++;
     st = mguard__scope_lookup(s, comp, &name, &w);
     mguard__scope_walk_end(s, &w, true);
-    if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
     mguard__scope_release(s);
     return st ? NULL : name;
 }
 
 
+/* Is comp on the list of the walk w from position from on? */
+static bool mguard__scope_queued(const mguard__scope_walk *w, uint32_t from, const void *comp)
+{
+    uint32_t i;
+    for (i = from; i < w->ntodo; i++)
+        if (w->todo[i].comp == comp) return true;
+    return false;
+}
+
+static mguard_status mguard__scope_enqueue(mguard_scope *s, mguard__scope_walk *w, const void *comp)
+{
+    if (mguard__reserve(s->hd.ctx, (void **)&w->todo, &w->captodo, (size_t)w->ntodo + 1, sizeof *w->todo))
+        return MGUARD_ENOMEM;
+    w->todo[w->ntodo].comp = comp;
+    w->todo[w->ntodo].name = NULL;
+    w->todo[w->ntodo++].next = 0;
+    return MGUARD_OK;
+}
+
+/* The names placed under comp (by a walk or mguard_scope_attach) follow
+   comp's name, down the subtree, each component once (a cyclic tree ends).
+   Every change is logged in w, for the caller's rollback. No callback.
+   Cost: O(names) per component of the subtree. */
+static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp)
+{
+    mguard_ctx *ctx = s->hd.ctx;
+    uint32_t head = w->ntodo, q;
+    mguard_status st = mguard__scope_enqueue(s, w, comp);
+    for (q = head; !st && q < w->ntodo; q++) {
+        const void *x = w->todo[q].comp;
+        const mguard__scope_naming *xv = mguard__scope_entry(s, x);
+        const char *xname = xv ? xv->name : NULL;
+        uint64_t xs = mguard__scope_serial(s, x);
+        mguard_weak_iter it;
+        if (!xname) continue;
+        it = mguard__weak_iterate(s->names);
+        while (!st && mguard__weak_next(&it)) {
+            mguard__scope_naming v;
+            const char *full;
+            memcpy(&v, it.value, sizeof v);
+            /* an explicit name has no from: it never follows */
+            if (v.from != x || v.from_serial != xs || mguard__scope_queued(w, head, it.key))
+                continue;
+            full = mguard__scope_join(ctx, xname, v.seg);
+            if (!full) { st = MGUARD_ENOMEM; break; }
+            if (full != v.name) {
+                v.name = full;
+                st = mguard__scope_put_naming(s, w, it.key, &v);
+            }
+            if (!st) st = mguard__scope_enqueue(s, w, it.key);
+        }
+    }
+    w->ntodo = head;
+    return st;
+}
+
 static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
 {
     mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_set_name");
     mguard__scope_naming v, *cur;
+    mguard__scope_walk w;
     if (st) return st;
     if (!fqn || !*fqn) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
         return MGUARD_EINVAL;
     }
     memset(&v, 0, sizeof v);
-    v.name = mguard__str_intern(s->ctx, fqn);
+    memset(&w, 0, sizeof w);
+    v.name = mguard__str_intern(s->hd.ctx, fqn);
     if (!v.name) st = MGUARD_ENOMEM;
     if (!st) {
         cur = mguard__scope_entry(s, comp);
-        v.flags = (cur ? cur->flags : 0) | MGUARD__SCOPE_EXPLICIT;
-        v.owner = (uintptr_t)(void *)s;
-        st = mguard__weak_set_impl(s->names, comp, &v);
+        v.flags = ((cur ? cur->flags : 0) & MGUARD__SCOPE_SEEN) | MGUARD__SCOPE_EXPLICIT;
+        st = mguard__scope_put_naming(s, &w, comp, &v);
     }
-    if (st == MGUARD_ENOMEM) mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
+    if (!st) st = mguard__scope_follow(s, &w, comp);
+    mguard__scope_walk_end(s, &w, st == MGUARD_OK);
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
+    return st;
+}
+
+static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name)
+{
+    mguard_status st = mguard__scope_refuse(s, child, "mguard_scope_attach");
+    mguard__scope_naming v, *cur;
+    mguard__scope_walk w;
+    const char *pname = NULL;
+    if (st) return st;
+    if (!parent || parent == child || !name || !*name) {
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: %s", !parent ? "NULL parent" :
+                     parent == child ? "a component under itself" : "NULL or empty name");
+        return MGUARD_EINVAL;
+    }
+    s->busy++;
+    st = mguard__scope_lookup(s, parent, &pname, &w);   /* may walk, calling the callbacks */
+    if (st == MGUARD_NOT_FOUND)
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the parent %p has no name", parent);
+    if (!st) {
+        memset(&v, 0, sizeof v);
+        cur = mguard__scope_entry(s, child);
+        v.flags = ((cur ? cur->flags : 0) & MGUARD__SCOPE_SEEN) | MGUARD__SCOPE_ATTACHED;
+        v.from = parent;
+        v.from_serial = mguard__scope_serial(s, parent);
+        v.seg = mguard__str_intern(s->hd.ctx, name);
+        v.name = v.seg ? mguard__scope_join(s->hd.ctx, pname, v.seg) : NULL;
+        st = v.name ? mguard__scope_put_naming(s, &w, child, &v) : MGUARD_ENOMEM;
+    }
+    if (!st) st = mguard__scope_follow(s, &w, child);
+    mguard__scope_walk_end(s, &w, st == MGUARD_OK);
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_attach: out of memory");
+    mguard__scope_release(s);
+    return st;
+}
+
+static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
+{
+    mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_forget");
+    mguard__scope_walk w;
+    mguard__scope_naming *v;
+    uint32_t q, i;
+    if (st) return st;
+    v = mguard__scope_entry(s, comp);
+    if (!v) return MGUARD_NOT_FOUND;
+    memset(&w, 0, sizeof w);
+    /* first every component a walk placed under comp, recursively (nothing
+       changes if this runs out of memory), then forget them */
+    st = mguard__scope_enqueue(s, &w, comp);
+    for (q = 0; !st && q < w.ntodo; q++) {
+        const void *x = w.todo[q].comp;
+        uint64_t xs = mguard__scope_serial(s, x);
+        mguard_weak_iter it = mguard__weak_iterate(s->names);
+        while (!st && mguard__weak_next(&it)) {
+            const mguard__scope_naming *e = (const mguard__scope_naming *)it.value;
+            if (e->from == x && e->from_serial == xs && !(e->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)) &&
+                !mguard__scope_queued(&w, 0, it.key))
+                st = mguard__scope_enqueue(s, &w, it.key);
+        }
+    }
+    if (!st) {
+        for (q = 1; q < w.ntodo; q++) {
+            const void *x = w.todo[q].comp;
+            for (i = 0; i < s->nframes && s->frames[i].comp != x; i++) {}
+            if (i == s->nframes) mguard__weak_remove(s->names, x);   /* one with an open frame stays */
+        }
+        v = mguard__scope_entry(s, comp);
+        if (v) v->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
+    } else {
+        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_forget: out of memory");
+    }
+    mguard__free(s->hd.ctx, w.todo);
     return st;
 }
 
@@ -4427,7 +4774,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
    failure nothing changed. No callout except the final warning. */
 static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const char *name, double now)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     uint32_t r1 = mguard__scope_rec_find(s, name);
     bool new_active = !r1 || s->recs[r1 - 1].active == 0;
     bool record = s->desc.trace && s->nevents < s->desc.max_trace_events;
@@ -4488,11 +4835,11 @@ static mguard_status mguard__scope_enter(mguard_scope *s, const void *comp)
     if (!st) st = mguard__scope_push(s, comp, name, now);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
     if (st == MGUARD_NOT_FOUND)
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
     else if (st == MGUARD_ENOMEM)
-        mguard__logf(s->ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
     else if (st && !s->destroying)
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
     mguard__scope_release(s);
     return st;
 }
@@ -4578,7 +4925,7 @@ static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
 {
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
     if (phase >= s->nphases) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_set_phase: phase %lu of %lu",
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_set_phase: phase %lu of %lu",
                      (unsigned long)phase, (unsigned long)s->nphases);
         return MGUARD_EINVAL;
     }
@@ -4632,7 +4979,7 @@ static mguard_status mguard__scope_clear_warnings(mguard_scope *s)
 {
     uint32_t i;
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    for (i = 0; i < s->nwarns; i++) mguard__free(s->ctx, s->warns[i].msg);
+    for (i = 0; i < s->nwarns; i++) mguard__free(s->hd.ctx, s->warns[i].msg);
     s->nwarns = 0;
     return MGUARD_OK;
 }
@@ -4653,7 +5000,7 @@ static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, dou
     uint32_t k, i;
     const char *ic = NULL;
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    ctx = s->ctx;
+    ctx = s->hd.ctx;
     if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_add");
     if (!counter || !*counter || !(amount - amount == 0.0)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
@@ -4716,7 +5063,7 @@ typedef struct mguard__scope_tree {
 
 static mguard_status mguard__scope_tree_build(mguard_scope *s, uint32_t n, mguard__scope_tree *t)
 {
-    mguard_ctx *ctx = s->ctx;
+    mguard_ctx *ctx = s->hd.ctx;
     uint32_t i, *last, *block;
     size_t maxlen = 0;
     for (i = 0; i < n; i++) {
@@ -4874,16 +5221,16 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     uint32_t n = s->nrecs, nc = s->ncounters;
     size_t wsmall[16], *w = wsmall, len;
     if (format != MGUARD_SCOPE_TABLE && format != MGUARD_SCOPE_TREE && format != MGUARD_SCOPE_TRACE_JSON) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
         mguard__out_end(o);
         return 0;
     }
     /* temporary memory first, before anything is written */
-    if (format != MGUARD_SCOPE_TRACE_JSON && nc > 16) w = (size_t *)mguard__alloc(s->ctx, nc * sizeof *w);
+    if (format != MGUARD_SCOPE_TRACE_JSON && nc > 16) w = (size_t *)mguard__alloc(s->hd.ctx, nc * sizeof *w);
     if (w && format == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
     if (!w || (format == MGUARD_SCOPE_TREE && !t)) {
-        if (w && w != wsmall) mguard__free(s->ctx, w);
-        mguard__logf(s->ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        if (w && w != wsmall) mguard__free(s->hd.ctx, w);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         mguard__out_end(o);
         return 0;
     }
@@ -4891,8 +5238,8 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     if (format == MGUARD_SCOPE_TRACE_JSON) mguard__scope_render_trace(s, o);
     else mguard__scope_render_rows(s, o, t, n, w, nc);
     len = mguard__out_end(o);
-    if (t) mguard__free(s->ctx, t->parent);
-    if (w != wsmall) mguard__free(s->ctx, w);
+    if (t) mguard__free(s->hd.ctx, t->parent);
+    if (w != wsmall) mguard__free(s->hd.ctx, w);
     mguard__scope_release(s);
     return len;
 }
@@ -4913,13 +5260,13 @@ static size_t mguard__scope_report_write(mguard_scope *s, mguard_scope_format fo
     mguard__out o;
     if (!mguard__scope_ok(s)) return 0;
     if (!fn) {
-        mguard__logf(s->ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
         return 0;
     }
     memset(&o, 0, sizeof o);
     o.fn = fn;
     o.user = user;
-    o.ctx = s->ctx;
+    o.ctx = s->hd.ctx;
     return mguard__scope_render(s, format, &o, "mguard_scope_report_write");
 }
 
@@ -4927,10 +5274,10 @@ static size_t mguard__scope_report_write(mguard_scope *s, mguard_scope_format fo
 
 static mguard_status mguard__scope_check(mguard__part *p)
 {
-    mguard_scope *s = (mguard_scope *)(void *)p;
-    mguard_ctx *ctx = s->ctx;
+    mguard_scope *s = (mguard_scope *)(void *)((char *)p - offsetof(mguard_scope, part));
+    mguard_ctx *ctx = s->hd.ctx;
     uint32_t i, j, open = 0, withev = 0;
-    MGUARD__CHECK(ctx, s->magic == MGUARD__MAGIC_SCOPE, "scope %p: bad magic", (void *)s);
+    MGUARD__CHECK(ctx, s->hd.magic == MGUARD__MAGIC_SCOPE, "scope %p: bad magic", (void *)s);
     MGUARD__CHECK(ctx, mguard__weak_ok(s->names), "scope %p: names table is gone", (void *)s);
     MGUARD__CHECK(ctx, s->nrecs >= 1 && s->recs[0].name == s->root, "scope %p: record 0 is not the root", (void *)s);
     MGUARD__CHECK(ctx, s->nactive >= 1 && s->active[0] == 0, "scope %p: the root is not first in the active set", (void *)s);
@@ -5032,9 +5379,8 @@ typedef struct mguard__dyn_rec {
 typedef struct mguard__dyn_group { const char *name; bool is_index; uint32_t first, last; } mguard__dyn_group;
 
 struct mguard_dyn {
-    mguard__part part;         /* first: the context's list of parts */
-    uint32_t magic;
-    mguard_ctx *ctx;
+    mguard__handle hd;         /* first: magic, kind, context */
+    mguard__part part;         /* the context's list of parts */
     mguard__index index;
     mguard__dyn_rec *recs;
     uint32_t nrecs, caprecs;
@@ -5042,35 +5388,21 @@ struct mguard_dyn {
     uint32_t ngroups, capgroups;
 };
 
-static bool mguard__dyn_magic(const mguard_dyn *d)
-{
-    return d && d->magic == MGUARD__MAGIC_DYN;
-}
-#ifdef MGUARD_DEBUG
-/* MGUARD_DEBUG: the handle is looked up among the live ones before it is
-   read, the log line naming the calling function ("handle checks"). */
-#define mguard__dyn_ok(h) (MGUARD__DBG_OK((h), MGUARD__DBG_DYN, __func__) && mguard__dyn_magic(h))
-#else
-#define mguard__dyn_ok(h) mguard__dyn_magic(h)
-#endif
+#define mguard__dyn_ok(h) mguard__handle_ok((h), MGUARD__MAGIC_DYN, MGUARD__DBG_DYN, __func__)
 
 static void mguard__dyn_free(mguard_dyn *d)
 {
-    mguard_ctx *ctx = d->ctx;
+    mguard_ctx *ctx = d->hd.ctx;
     uint32_t i;
     mguard__part_unlink(ctx, &d->part);
     for (i = 0; i < d->nrecs; i++) mguard__free(ctx, d->recs[i].vals);
     mguard__free(ctx, d->recs);
     mguard__free(ctx, d->groups);
     mguard__ix_free(ctx, &d->index);
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_remove(ctx, d);
-#endif
-    d->magic = MGUARD__DEAD;
-    mguard__free(ctx, d);
+    mguard__handle_free(d);
 }
 
-static void mguard__dyn_destroy_part(mguard__part *p) { mguard__dyn_free((mguard_dyn *)(void *)p); }
+static void mguard__dyn_destroy_part(mguard__part *p) { mguard__dyn_free((mguard_dyn *)(void *)((char *)p - offsetof(mguard_dyn, part))); }
 static mguard_status mguard__dyn_check(mguard__part *p);
 
 static mguard_dyn *mguard__dyn_create(mguard_ctx *ctx)
@@ -5087,14 +5419,10 @@ static mguard_dyn *mguard__dyn_create(mguard_ctx *ctx)
         return NULL;
     }
     memset(d, 0, sizeof *d);
-    d->magic = MGUARD__MAGIC_DYN;
-    d->ctx = ctx;
     d->part.destroy = mguard__dyn_destroy_part;
     d->part.check = mguard__dyn_check;
     mguard__part_link(ctx, &d->part);
-#ifdef MGUARD_DEBUG
-    mguard__dbg_h_add(ctx, d, MGUARD__DBG_DYN);
-#endif
+    mguard__handle_init(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN, ctx);
     return d;
 }
 
@@ -5124,11 +5452,11 @@ static uint32_t mguard__dyn_find(const mguard_dyn *d, const char *path)
     const char *norm, *in;
     uint32_t r = 0;
     if (!mguard__dyn_ok(d) || !path) return 0;
-    norm = mguard__dyn_norm(d->ctx, path, small, sizeof small, &heap);
+    norm = mguard__dyn_norm(d->hd.ctx, path, small, sizeof small, &heap);
     if (!norm) return 0;
-    in = mguard__str_find(d->ctx, norm);
+    in = mguard__str_find(d->hd.ctx, norm);
     if (in) r = mguard__ix_find(&d->index, (const unsigned char *)d->recs, sizeof(mguard__dyn_rec), in, mguard__hash_ptr(in));
-    mguard__free(d->ctx, heap);
+    mguard__free(d->hd.ctx, heap);
     return r;
 }
 
@@ -5187,8 +5515,8 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
     bool is_index = false;
     mguard__dyn_rec *r;
     mguard_status st = MGUARD_OK;
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, fn) || !mguard__dyn_magic(d)) return MGUARD_EINVAL;
-    ctx = d->ctx;
+    if (!mguard__handle_ok(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN, fn)) return MGUARD_EINVAL;
+    ctx = d->hd.ctx;
     if (!path || !*path || (tensor && ndim && !dims) || ndim > 0x7fffffffu) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
         return MGUARD_EINVAL;
@@ -5385,10 +5713,10 @@ static size_t mguard__dyn_format(const mguard_dyn *d, char *buf, size_t cap)
 
 static mguard_status mguard__dyn_check(mguard__part *p)
 {
-    mguard_dyn *d = (mguard_dyn *)(void *)p;
-    mguard_ctx *ctx = d->ctx;
+    mguard_dyn *d = (mguard_dyn *)(void *)((char *)p - offsetof(mguard_dyn, part));
+    mguard_ctx *ctx = d->hd.ctx;
     uint32_t g, i, seen = 0;
-    MGUARD__CHECK(ctx, d->magic == MGUARD__MAGIC_DYN, "dyn %p: bad magic", (void *)d);
+    MGUARD__CHECK(ctx, d->hd.magic == MGUARD__MAGIC_DYN, "dyn %p: bad magic", (void *)d);
     if (mguard__check_index(ctx, &d->index, (const unsigned char *)d->recs, sizeof(mguard__dyn_rec), d->nrecs, "dyn paths"))
         return MGUARD_EINVAL;
     MGUARD__CHECK(ctx, d->index.used == d->nrecs, "dyn %p: %u paths, %lu indexed", (void *)d, d->nrecs, (unsigned long)d->index.used);
@@ -5436,12 +5764,15 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
 /* A ledger is six flat arrays and three hash indexes, all holding indices,
    never pointers into each other, so a clone is one memcpy per array
    (docs/design.md, "The side-effects ledger", has the long version):
-   - ents: tracked objects in tracking order {obj, source, seq, kind, flags,
-     head, tail, nwrites}. Removal leaves a tombstone (obj NULL); the array
+   - ents: tracked objects in tracking order {obj, source, fields, seq,
+     kind, flags, head, tail, nwrites, nfields} (fields: the user's table,
+     mguard_ledger_set_fields). Removal leaves a tombstone (obj NULL); the array
      is compacted (order kept, epoch bumped) only when full and no walk is in
      progress. seq grows along the array. ent_ix: obj -> position + 1.
    - writes: a pool of pending attribute writes {obj, attr, value, seq,
-     next, deleted}; free slots (obj NULL) are chained through next. Each
+     next, deleted, bytes}: value is the held pointer (NULL for a sized
+     value, whose bytes are inline: desc.value_size); free slots (obj
+     NULL) are chained through next. Each
      entry chains its writes head -> tail in first-recorded order (an
      overwrite keeps its slot). w_ix: (obj, interned attr) -> slot + 1.
    - refs: a pool of every distinct pointer the ledger holds (tracked
@@ -5452,8 +5783,8 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
      slots) and run by mguard__ledger_flush after the structures are updated;
      releases also wait while a walk (diff, equal, prune, apply) is in
      progress, so every value a walk sees stays alive until it ends.
-   - recs {tag, payload} in order; hooks {obj, name, fn, id} in
-     registration order.
+   - recs {seq, tag, payload} in order; hooks {seq, obj, name, fn, id} in
+     registration order (seq increasing along each array).
    Invariants (checked by mguard_ctx_check): live_ents == ent_ix.used; each entry's
    list holds nwrites writes of that object in increasing seq, none for a
    MUTABLE entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
@@ -5478,19 +5809,22 @@ enum {
 typedef struct mguard__lent {
     const void *obj;           /* NULL: removed */
     const char *source;
+    const mguard_ledger_field *fields;   /* set_fields: the user's table */
     uint64_t seq;
     uint32_t kind, flags;
     uint32_t head, tail;       /* the object's writes, slot + 1 */
-    uint32_t nwrites, pad_;
+    uint32_t nwrites, nfields;
 } mguard__lent;
 
 typedef struct mguard__lwrite {
     const void *obj;           /* NULL: free slot */
     const char *attr;          /* interned */
-    void *value;               /* NULL for a deletion */
+    void *value;               /* the held pointer: NULL for a deletion and
+                                  for every sized value */
     uint64_t seq;
     uint32_t next;             /* next write of obj, or next free slot */
     uint32_t deleted;
+    unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];   /* a sized value (zero for a deletion) */
 } mguard__lwrite;
 
 typedef struct mguard__lref {
@@ -5500,8 +5834,10 @@ typedef struct mguard__lref {
     uint32_t relq_next;        /* release queue link */
 } mguard__lref;
 
-typedef struct mguard__lrec { const char *tag; void *payload; } mguard__lrec;
-typedef struct mguard__lhook { const void *obj; const char *name; void *fn; int id, pad_; } mguard__lhook;
+/* Records and hooks carry their place in the ledger's order (seq, first
+   member: walks resume by it, mguard__ledger_resume). */
+typedef struct mguard__lrec { uint64_t seq; const char *tag; void *payload; } mguard__lrec;
+typedef struct mguard__lhook { uint64_t seq; const void *obj; const char *name; void *fn; int id, pad_; } mguard__lhook;
 
 struct mguard__lroot {
     mguard__part part;         /* first: the context's list of parts */
@@ -5524,7 +5860,7 @@ struct mguard_ledger {
     mguard_ledger_desc desc;
     uint64_t stamp;            /* content version (see above) */
     uint64_t epoch;            /* bumped when positions change */
-    uint64_t next_seq;         /* order of entries and writes, from 1 */
+    uint64_t next_seq;         /* order of entries, writes, records, hooks, from 1 */
     int walks;                 /* walks in progress: releases wait */
     int frames;                /* C frames using L after a call-out */
     mguard__lent *ents;
@@ -5548,7 +5884,9 @@ struct mguard_ledger_diff_result {
     mguard_ctx *ctx;
     mguard_ledger_diff_item *items;
     uint64_t *serials;         /* per item: obj, a.value, a.obj, b.value, b.obj */
-    uint32_t n, cap, capserials;
+    unsigned char *vbytes;     /* sized values: per item a's and b's bytes, which
+                                  a.value and b.value of attribute items point to */
+    uint32_t n, cap, capserials, capvbytes;
     char *text;
     size_t len, textcap;
 };
@@ -5655,6 +5993,29 @@ static bool mguard__ledger_modified(const mguard__lent *e)
     if (e->kind == MGUARD_LEDGER_NEW) return true;
     if (e->kind == MGUARD_LEDGER_EXISTING) return e->nwrites > 0;
     return (e->flags & MGUARD__LE_MARKED) != 0;
+}
+
+/* The value a write shows (walks, load_attr, diff, apply): the pointer,
+   or for sized values the address of its bytes (NULL for a deletion). */
+static void *mguard__ledger_wshow(const mguard_ledger *L, const mguard__lwrite *wr)
+{
+    if (!L->desc.value_size) return wr->value;
+    return wr->deleted ? NULL : mguard__unconst(wr->bytes);
+}
+
+/* The field of entry en named attr, NULL if none. */
+static const mguard_ledger_field *mguard__ledger_field(const mguard__lent *en, const char *attr)
+{
+    uint32_t i;
+    for (i = 0; i < en->nfields; i++)
+        if (strcmp(en->fields[i].name, attr) == 0) return &en->fields[i];
+    return NULL;
+}
+
+/* Bytes of a value: value_size, or a pointer's. */
+static size_t mguard__ledger_vsize(const mguard_ledger *L)
+{
+    return L->desc.value_size ? L->desc.value_size : sizeof(void *);
 }
 
 static struct mguard__lroot *mguard__ledger_root_of(const mguard_ctx *ctx);
@@ -6015,6 +6376,7 @@ static void mguard__ledger_free_write(mguard_ledger *L, uint32_t w)
     wr->attr = NULL;
     wr->value = NULL;
     wr->deleted = 0;
+    memset(wr->bytes, 0, sizeof wr->bytes);
     wr->next = L->wfree;
     L->wfree = w;
     L->live_writes--;
@@ -6247,10 +6609,26 @@ static mguard_status mguard__ledger_oom(const mguard_ledger *L, mguard_status st
 
 /* ---- create, destroy ---------------------------------------------------- */
 
+/* A desc's sized values make sense: NULL (logged) otherwise. */
+static bool mguard__ledger_desc_ok(mguard_ctx *ctx, const mguard_ledger_desc *d)
+{
+    size_t n = d->value_size;
+    const char *why = NULL;
+    if (n > MGUARD_LEDGER_MAX_VALUE) why = "value_size is more than MGUARD_LEDGER_MAX_VALUE";
+    else if ((unsigned)d->value_type > MGUARD_LEDGER_VALUE_DOUBLE) why = "unknown value_type";
+    else if (d->value_type != MGUARD_LEDGER_VALUE_BYTES && n == 0) why = "a value_type needs a value_size";
+    else if ((d->value_type == MGUARD_LEDGER_VALUE_INT || d->value_type == MGUARD_LEDGER_VALUE_UINT) && n != 1 && n != 2 && n != 4 && n != 8)
+        why = "an integer value_type needs a value_size of 1, 2, 4 or 8";
+    else if (d->value_type == MGUARD_LEDGER_VALUE_DOUBLE && n != 4 && n != 8) why = "MGUARD_LEDGER_VALUE_DOUBLE needs a value_size of 4 or 8";
+    if (why) mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ledger_create: %s (value_size %lu)", why, (unsigned long)n);
+    return why == NULL;
+}
+
 static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
 {
     mguard_ledger *L;
     if (!mguard__ctx_can_create(ctx, "mguard_ledger_create")) return NULL;
+    if (desc && !mguard__ledger_desc_ok(ctx, desc)) return NULL;
     if (mguard__ledger_root_ensure(ctx) ||
 #ifdef MGUARD_DEBUG
         mguard__dbg_h_reserve(ctx) ||
@@ -6486,14 +6864,27 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     const void *added = NULL;
     uint32_t e, w;
     uint32_t watched;
+    unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     ctx = L->ctx;
     st = mguard__ledger_attr_entry(L, obj, attr, fn, false, &e);
     if (st) return st;
+    memset(bytes, 0, sizeof bytes);
+    if (L->desc.value_size) {
+        /* a sized value: its bytes are copied, no pointer is held */
+        if (!deleted && !value) {
+            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL value for a ledger of %lu-byte values", fn, (unsigned long)L->desc.value_size);
+            return MGUARD_EINVAL;
+        }
+        if (!deleted) memcpy(bytes, value, L->desc.value_size);
+        value = NULL;
+    }
     if (!(a = mguard__str_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     w = mguard__ledger_w_find(L, obj, a);
-    if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted) return MGUARD_OK;
+    if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted &&
+        memcmp(L->writes[w - 1].bytes, bytes, sizeof bytes) == 0)
+        return MGUARD_OK;
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!w) st = mguard__ledger_reserve_writes(L, 1);
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, value, NULL));
@@ -6505,6 +6896,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         void *old = wr->value;
         wr->value = value;
         wr->deleted = deleted;
+        memcpy(wr->bytes, bytes, sizeof bytes);
         mguard__ledger_ref_inc(L, value, watched);
         mguard__ledger_ref_dec(L, old);
     } else {
@@ -6523,6 +6915,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         wr->seq = L->next_seq++;
         wr->next = 0;
         wr->deleted = deleted;
+        memcpy(wr->bytes, bytes, sizeof bytes);
         mguard__ix_put(&L->w_ix, mguard__ledger_whash(obj, a), w);
         if (en->tail) L->writes[en->tail - 1].next = w; else en->head = w;
         en->tail = w;
@@ -6563,7 +6956,64 @@ static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
     if (!w) return MGUARD_NOT_FOUND;
     if (L->writes[w - 1].deleted) return MGUARD_DELETED;
-    *value = L->writes[w - 1].value;
+    *value = mguard__ledger_wshow(L, &L->writes[w - 1]);
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out)
+{
+    const char *fn = "mguard_ledger_load";
+    const mguard_ledger_field *f;
+    const char *a;
+    uint32_t e, w;
+    size_t vs;
+    mguard_status st;
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (!out) {
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        return MGUARD_EINVAL;
+    }
+    vs = mguard__ledger_vsize(L);
+    memset(out, 0, vs);
+    st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
+    if (st) return st;
+    a = mguard__str_find(L->ctx, attr);
+    w = a ? mguard__ledger_w_find(L, obj, a) : 0;
+    if (w) {
+        const mguard__lwrite *wr = &L->writes[w - 1];
+        if (wr->deleted) return MGUARD_DELETED;
+        memcpy(out, L->desc.value_size ? (const void *)wr->bytes : (const void *)&wr->value, vs);
+        return MGUARD_OK;
+    }
+    /* nothing pending: the real object's field (read-your-writes) */
+    f = mguard__ledger_field(&L->ents[e - 1], attr);
+    if (!f) return MGUARD_NOT_FOUND;
+    memcpy(out, (const unsigned char *)obj + f->offset, vs);
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n)
+{
+    const char *fn = "mguard_ledger_set_fields";
+    uint32_t e;
+    size_t i;
+    mguard_status st = mguard__ledger_can_change(L, fn);
+    if (st) return st;
+    st = mguard__ledger_attr_entry(L, obj, "", fn, false, &e);
+    if (st) return st;
+    if ((!fields && n) || n > 0xffffffffu) {
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL fields with n %lu", fn, (unsigned long)n);
+        return MGUARD_EINVAL;
+    }
+    for (i = 0; i < n; i++) {
+        if (!fields[i].name || fields[i].size != mguard__ledger_vsize(L)) {
+            mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: field %lu (%s) %s", fn, (unsigned long)i,
+                         fields[i].name ? fields[i].name : "NULL", fields[i].name ? "is not of the ledger's value size" : "has no name");
+            return MGUARD_EINVAL;
+        }
+    }
+    L->ents[e - 1].fields = n ? fields : NULL;
+    L->ents[e - 1].nfields = (uint32_t)n;
     return MGUARD_OK;
 }
 
@@ -6596,7 +7046,7 @@ static size_t mguard__ledger_write_count(const mguard_ledger *L)
 
 /* ---- iteration ---------------------------------------------------------- */
 
-enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES };
+enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES, MGUARD__LI_RECORDS, MGUARD__LI_HOOKS };
 
 static mguard_ledger_iter mguard__ledger_iterate(const mguard_ledger *L, bool modified_only)
 {
@@ -6682,17 +7132,94 @@ static bool mguard__ledger_next_write(mguard_ledger_iter *it)
     }
     wr = &L->writes[w - 1];
     it->attr = wr->attr;
-    it->value = wr->value;
+    it->value = mguard__ledger_wshow(L, wr);
     it->deleted = wr->deleted != 0;
     it->seq_ = wr->seq;
     it->pos_ = wr->next;
     it->wseq_ = wr->next ? L->writes[wr->next - 1].seq : 0;
     return true;
 }
+static mguard_ledger_iter mguard__ledger_iterate_seq(const mguard_ledger *L, uint32_t mode)
+{
+    mguard_ledger_iter it;
+    memset(&it, 0, sizeof it);
+    if (mguard__ledger_ok(L)) {
+        it.l_ = L;
+        it.mode_ = mode;
+    }
+    return it;
+}
+
+static mguard_ledger_iter mguard__ledger_iterate_records(const mguard_ledger *L)
+{
+    return mguard__ledger_iterate_seq(L, MGUARD__LI_RECORDS);
+}
+
+static mguard_ledger_iter mguard__ledger_iterate_hooks(const mguard_ledger *L)
+{
+    return mguard__ledger_iterate_seq(L, MGUARD__LI_HOOKS);
+}
+
+/* Where a walk over records or hooks (n elements of stride bytes, each
+   starting with its seq, increasing) goes on: just after the element it
+   returned last (seq_) if that one is still at pos_ - 1, else at the
+   first element with a larger seq. */
+static uint32_t mguard__ledger_resume(const mguard_ledger_iter *it, const void *arr, size_t stride, uint32_t n)
+{
+    const unsigned char *b = (const unsigned char *)arr;
+    uint32_t lo = 0, hi = n;
+    uint64_t s;
+    if (!n) return 0;
+    if (it->pos_ > 0 && it->pos_ <= n) {
+        memcpy(&s, b + (size_t)(it->pos_ - 1) * stride, sizeof s);
+        if (s == it->seq_) return it->pos_;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        memcpy(&s, b + (size_t)mid * stride, sizeof s);
+        if (s <= it->seq_) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+static bool mguard__ledger_next_seq(mguard_ledger_iter *it)
+{
+    const mguard_ledger *L = it->l_;
+    uint32_t i;
+    if (it->mode_ == MGUARD__LI_RECORDS) {
+        i = mguard__ledger_resume(it, L->recs, sizeof *L->recs, L->nrecs);
+        if (i < L->nrecs) {
+            it->tag = L->recs[i].tag;
+            it->payload = L->recs[i].payload;
+            it->seq_ = L->recs[i].seq;
+            it->pos_ = i + 1;
+            return true;
+        }
+    } else {
+        i = mguard__ledger_resume(it, L->hooks, sizeof *L->hooks, L->nhooks);
+        if (i < L->nhooks) {
+            it->id = L->hooks[i].id;
+            it->obj = L->hooks[i].obj;
+            it->name = L->hooks[i].name;
+            it->fn = L->hooks[i].fn;
+            it->seq_ = L->hooks[i].seq;
+            it->pos_ = i + 1;
+            return true;
+        }
+    }
+    it->tag = it->name = NULL;
+    it->payload = it->fn = NULL;
+    it->obj = NULL;
+    it->id = 0;
+    it->l_ = NULL;
+    return false;
+}
+
 static bool mguard__ledger_next(mguard_ledger_iter *it)
 {
     if (it && it->l_ && !mguard__ledger_ok(it->l_)) { it->l_ = NULL; return false; }
     if (it && it->mode_ == MGUARD__LI_WRITES) return mguard__ledger_next_write(it);
+    if (it && it->l_ && (it->mode_ == MGUARD__LI_RECORDS || it->mode_ == MGUARD__LI_HOOKS)) return mguard__ledger_next_seq(it);
     return mguard__ledger_next_object(it);
 }
 
@@ -6717,6 +7244,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     mguard__ledger_maybe_sweep(L->ctx);
     if (!st && watched) st = mguard__ledger_watch(L->ctx, payload, fn, &added);
     if (st) return mguard__ledger_oom(L, st, fn);
+    L->recs[L->nrecs].seq = L->next_seq++;
     L->recs[L->nrecs].tag = t;
     L->recs[L->nrecs].payload = payload;
     L->nrecs++;
@@ -6729,17 +7257,6 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
 static size_t mguard__ledger_record_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->nrecs : 0;
-}
-
-static mguard_status mguard__ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload)
-{
-    if (tag) *tag = NULL;
-    if (payload) *payload = NULL;
-    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (i >= L->nrecs) return MGUARD_NOT_FOUND;
-    if (tag) *tag = L->recs[i].tag;
-    if (payload) *payload = L->recs[i].payload;
-    return MGUARD_OK;
 }
 
 static uint32_t mguard__ledger_hook_find(const mguard_ledger *L, int id)
@@ -6777,6 +7294,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     }
     /* ids: start at the number of live hooks, skip ids in use */
     for (cand = (int)L->nhooks; mguard__ledger_hook_find(L, cand); cand++) {}
+    L->hooks[L->nhooks].seq = L->next_seq++;
     L->hooks[L->nhooks].obj = obj;
     L->hooks[L->nhooks].name = nm;
     L->hooks[L->nhooks].fn = fn_value;
@@ -6814,21 +7332,6 @@ static mguard_status mguard__ledger_remove_hook(mguard_ledger *L, int id)
 static size_t mguard__ledger_hook_count(const mguard_ledger *L)
 {
     return mguard__ledger_ok(L) ? L->nhooks : 0;
-}
-
-static mguard_status mguard__ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out)
-{
-    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "mguard_ledger_hook_at: NULL out");
-        return MGUARD_EINVAL;
-    }
-    if (i >= L->nhooks) return MGUARD_NOT_FOUND;
-    out->id = L->hooks[i].id;
-    out->obj = L->hooks[i].obj;
-    out->name = L->hooks[i].name;
-    out->fn = L->hooks[i].fn;
-    return MGUARD_OK;
 }
 
 /* ---- clone and restore: one memcpy per array ---------------------------- */
@@ -7037,9 +7540,10 @@ static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledge
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!MGUARD__DBG_OK(cp, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
-    if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying) {
+    if (!mguard__ledger_ok(cp) || cp->ctx != L->ctx || cp->destroying || cp->desc.value_size != L->desc.value_size) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
-                     !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" : "from another context");
+                     !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" :
+                     cp->ctx != L->ctx ? "from another context" : "of another value size");
         return MGUARD_EINVAL;
     }
     if (cp == L) return MGUARD_OK;
@@ -7081,6 +7585,9 @@ typedef struct mguard__lcmp {
     const char *fn;
 } mguard__lcmp;
 
+/* A diff result's copies of one item's sized values: a's, then b's. */
+#define MGUARD__LVBYTES ((size_t)MGUARD_LEDGER_MAX_VALUE * 2)
+
 static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *it)
 {
     mguard_ledger_diff_result *d = c->res;
@@ -7099,8 +7606,34 @@ static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *
     d->serials[d->n * 5 + 2] = mguard__ledger_serial(c->a, it->a.obj);
     d->serials[d->n * 5 + 3] = mguard__ledger_serial(c->b, it->b.value);
     d->serials[d->n * 5 + 4] = mguard__ledger_serial(c->b, it->b.obj);
+    if (c->a->desc.value_size && it->what >= MGUARD_LEDGER_DIFF_ATTR_REMOVED && it->what <= MGUARD_LEDGER_DIFF_ATTR_CHANGED) {
+        /* sized values are copied: the ledgers may change before the text */
+        unsigned char *vb;
+        if (mguard__reserve(d->ctx, (void **)&d->vbytes, &d->capvbytes, (size_t)d->n + 1, MGUARD__LVBYTES)) {
+            c->st = MGUARD_ENOMEM;
+            return true;
+        }
+        vb = d->vbytes + (size_t)d->n * MGUARD__LVBYTES;
+        memset(vb, 0, MGUARD__LVBYTES);
+        if (it->a.value) memcpy(vb, it->a.value, MGUARD_LEDGER_MAX_VALUE);
+        if (it->b.value) memcpy(vb + MGUARD_LEDGER_MAX_VALUE, it->b.value, MGUARD_LEDGER_MAX_VALUE);
+    }
     d->items[d->n++] = *it;
     return false;
+}
+
+/* Point the sized values of d's attribute items at d's copies of them. */
+static void mguard__ledger_diff_own_values(const mguard_ledger *a, mguard_ledger_diff_result *d)
+{
+    uint32_t i;
+    if (!a->desc.value_size) return;
+    for (i = 0; i < d->n; i++) {
+        mguard_ledger_diff_item *it = &d->items[i];
+        unsigned char *vb = d->vbytes + (size_t)i * MGUARD__LVBYTES;
+        if (it->what < MGUARD_LEDGER_DIFF_ATTR_REMOVED || it->what > MGUARD_LEDGER_DIFF_ATTR_CHANGED) continue;
+        if (it->a.value) it->a.value = vb;
+        if (it->b.value) it->b.value = vb + MGUARD_LEDGER_MAX_VALUE;
+    }
 }
 
 /* Values equal under a's hook; *stop when the hook changed a ledger (the
@@ -7110,8 +7643,23 @@ static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, 
     bool r = false;
     *stop = false;
     if (va == vb) return true;
-    if (!va || !vb || !c->a->desc.equal) return false;
+    if (!va || !vb || !c->a->desc.equal || c->a->desc.value_size) return false;
     MGUARD__L_CALLOUT(c->a->ctx, va, vb, r = c->a->desc.equal(va, vb, c->a->desc.user));
+    if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
+        mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        c->st = MGUARD_EINVAL;
+        *stop = true;
+    }
+    return r;
+}
+
+/* Sized values equal: a's equal hook on their bytes, else memcmp. */
+static bool mguard__ledger_beq(mguard__lcmp *c, const unsigned char *ba, const unsigned char *bb, bool *stop)
+{
+    bool r = false;
+    *stop = false;
+    if (!c->a->desc.equal) return memcmp(ba, bb, c->a->desc.value_size) == 0;
+    MGUARD__L_CALLOUT(c->a->ctx, NULL, NULL, r = c->a->desc.equal(ba, bb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
         mguard__logf(c->a->ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
@@ -7138,11 +7686,11 @@ static void mguard__ledger_side_ent(mguard_ledger_diff_side *s, const mguard__le
     s->modified = mguard__ledger_modified(e);
 }
 
-static void mguard__ledger_side_write(mguard_ledger_diff_side *s, const mguard__lwrite *w)
+static void mguard__ledger_side_write(const mguard_ledger *X, mguard_ledger_diff_side *s, const mguard__lwrite *w)
 {
     s->present = true;
     s->name = w->attr;
-    s->value = w->value;
+    s->value = mguard__ledger_wshow(X, w);
     s->deleted = w->deleted != 0;
 }
 
@@ -7171,7 +7719,7 @@ static void mguard__ledger_emit_writes(mguard__lcmp *c, const mguard_ledger *X, 
     for (w = X->ents[e].head; w; w = X->writes[w - 1].next) {
         mguard__ledger_item(&it, side_a ? MGUARD_LEDGER_DIFF_ATTR_REMOVED : MGUARD_LEDGER_DIFF_ATTR_ADDED,
                        X->writes[w - 1].obj, X->writes[w - 1].attr, -1);
-        mguard__ledger_side_write(side_a ? &it.a : &it.b, &X->writes[w - 1]);
+        mguard__ledger_side_write(X, side_a ? &it.a : &it.b, &X->writes[w - 1]);
         MGUARD__L_EMIT(c, &it);
     }
 }
@@ -7186,13 +7734,14 @@ static bool mguard__ledger_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
     if (A->writes[w - 1].deleted || B->writes[wb - 1].deleted) {
         same = A->writes[w - 1].deleted == B->writes[wb - 1].deleted;
     } else {
-        same = mguard__ledger_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
+        same = A->desc.value_size ? mguard__ledger_beq(c, A->writes[w - 1].bytes, B->writes[wb - 1].bytes, &stop)
+                                  : mguard__ledger_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
         if (stop) return true;
     }
     if (same) return false;
     mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_CHANGED, A->writes[w - 1].obj, A->writes[w - 1].attr, -1);
-    mguard__ledger_side_write(&it.a, &A->writes[w - 1]);
-    mguard__ledger_side_write(&it.b, &B->writes[wb - 1]);
+    mguard__ledger_side_write(A, &it.a, &A->writes[w - 1]);
+    mguard__ledger_side_write(B, &it.b, &B->writes[wb - 1]);
     return mguard__ledger_emit(c, &it);
 }
 
@@ -7251,7 +7800,7 @@ static void mguard__ledger_compare(mguard__lcmp *c)
             uint32_t wb = mguard__ledger_w_find(B, obj, A->writes[w - 1].attr);
             if (!wb) {
                 mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_REMOVED, obj, A->writes[w - 1].attr, -1);
-                mguard__ledger_side_write(&it.a, &A->writes[w - 1]);
+                mguard__ledger_side_write(A, &it.a, &A->writes[w - 1]);
                 MGUARD__L_EMIT(c, &it);
                 continue;
             }
@@ -7260,7 +7809,7 @@ static void mguard__ledger_compare(mguard__lcmp *c)
         for (w = B->ents[eb - 1].head; w; w = B->writes[w - 1].next) {
             if (mguard__ledger_w_find(A, obj, B->writes[w - 1].attr)) continue;
             mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_ATTR_ADDED, obj, B->writes[w - 1].attr, -1);
-            mguard__ledger_side_write(&it.b, &B->writes[w - 1]);
+            mguard__ledger_side_write(B, &it.b, &B->writes[w - 1]);
             MGUARD__L_EMIT(c, &it);
         }
     }
@@ -7329,8 +7878,9 @@ static mguard_status mguard__ledger_pair_ok(const mguard_ledger *a, const mguard
     if (!mguard__dbg_h_valid(a, MGUARD__DBG_LEDGER, fn) || !mguard__dbg_h_valid(b, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
 #endif
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
-        if (a->ctx == b->ctx) return MGUARD_OK;
-        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers belong to different contexts", fn);
+        if (a->ctx == b->ctx && a->desc.value_size == b->desc.value_size) return MGUARD_OK;
+        mguard__logf(a->ctx, MGUARD_LOG_WARN, "%s: the ledgers %s", fn,
+                     a->ctx != b->ctx ? "belong to different contexts" : "hold values of different sizes");
     } else if (mguard__ledger_ok(a) || mguard__ledger_ok(b)) {
         mguard__logf(mguard__ledger_ok(a) ? a->ctx : b->ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
     }
@@ -7394,18 +7944,60 @@ static void mguard__ledger_diff_puts(mguard_ledger_diff_result *d, mguard_status
 
 #define MGUARD__LFMT 128
 
-/* Format p (held by X) with X's hook; a pointer X no longer holds because
-   it was destroyed meanwhile is not handed to the hook. */
-static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, char *buf)
+/* The default format of a sized value: by X's value_type. */
+static void mguard__ledger_fmt_bytes(const mguard_ledger *X, const unsigned char *b, char *buf)
+{
+    size_t n = X->desc.value_size, i;
+    union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64; float f; double d; } u;
+    memset(&u, 0, sizeof u);
+    if (X->desc.value_type != MGUARD_LEDGER_VALUE_BYTES) memcpy(&u, b, n);   /* n <= 8 (mguard__ledger_desc_ok) */
+    switch (X->desc.value_type) {
+    case MGUARD_LEDGER_VALUE_INT:
+        snprintf(buf, MGUARD__LFMT, "%lld", n == 1 ? (long long)u.i8 : n == 2 ? (long long)u.i16 : n == 4 ? (long long)u.i32 : (long long)u.i64);
+        return;
+    case MGUARD_LEDGER_VALUE_UINT:
+        snprintf(buf, MGUARD__LFMT, "%llu", n == 1 ? (unsigned long long)u.u8 : n == 2 ? (unsigned long long)u.u16 :
+                                           n == 4 ? (unsigned long long)u.u32 : (unsigned long long)u.u64);
+        return;
+    case MGUARD_LEDGER_VALUE_DOUBLE:
+        if (n == 4) snprintf(buf, MGUARD__LFMT, "%.9g", (double)u.f);
+        else snprintf(buf, MGUARD__LFMT, "%.17g", u.d);
+        return;
+    case MGUARD_LEDGER_VALUE_BYTES:
+        break;
+    }
+    buf[0] = '0';
+    buf[1] = 'x';
+    for (i = 0; i < n; i++) snprintf(buf + 2 + 2 * i, 3, "%02x", (unsigned)b[i]);
+}
+
+enum { MGUARD__LF_VALUE, MGUARD__LF_OBJECT, MGUARD__LF_BYTES };
+
+/* Format p (held by X) with X's hook for objects or for values (kind:
+   MGUARD__LF_*); a pointer X no longer holds because it was destroyed
+   meanwhile is not handed to the hook. Sized values (BYTES) are the diff
+   result's own copies. */
+static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, int kind, char *buf)
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
+    mguard_ledger_format_fn format = kind == MGUARD__LF_OBJECT ? X->desc.format_object : X->desc.format_value;
+    if (kind == MGUARD__LF_BYTES && p) {
+        if (!format) {
+            mguard__ledger_fmt_bytes(X, (const unsigned char *)p, buf);
+            return;
+        }
+        buf[0] = 0;
+        MGUARD__L_CALLOUT(X->ctx, NULL, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
+        buf[MGUARD__LFMT - 1] = 0;
+        return;
+    }
     if (!p) {
         snprintf(buf, MGUARD__LFMT, "NULL");
     } else if (X->stamp != s0 && (!mguard__ledger_alive(X, p) || !mguard__ledger_same(X, p, serial))) {
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
-    } else if (X->desc.format) {
+    } else if (format) {
         buf[0] = 0;
-        MGUARD__L_CALLOUT(X->ctx, p, NULL, X->desc.format(p, buf, MGUARD__LFMT, X->desc.user));
+        MGUARD__L_CALLOUT(X->ctx, p, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
     } else {
         snprintf(buf, MGUARD__LFMT, "%p", p);
@@ -7421,14 +8013,15 @@ static uint64_t mguard__ledger_item_serial(const mguard__lcmp *c, const mguard_l
 /* An object's label: with a's format hook if a holds it, else b's. */
 static void mguard__ledger_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
 {
-    mguard__ledger_fmt(c, mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__ledger_item_serial(c, it, 0), buf);
+    mguard__ledger_fmt(c, mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__ledger_item_serial(c, it, 0), MGUARD__LF_OBJECT, buf);
 }
 
 static void mguard__ledger_value_text(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int side, char *buf)
 {
     const mguard_ledger_diff_side *s = side ? &it->b : &it->a;
     if (s->deleted) snprintf(buf, MGUARD__LFMT, "<deleted>");
-    else mguard__ledger_fmt(c, side ? c->b : c->a, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), buf);
+    else mguard__ledger_fmt(c, side ? c->b : c->a, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
+                            c->a->desc.value_size ? MGUARD__LF_BYTES : MGUARD__LF_VALUE, buf);
 }
 
 static void mguard__ledger_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)
@@ -7530,12 +8123,14 @@ static void mguard__ledger_item_text(mguard__lcmp *c, const mguard_ledger_diff_i
             if (!s->present) continue;
             if (side && it->a.present) mguard__ledger_diff_puts(d, st, " -> ");
             if (!rec) {
-                mguard__ledger_fmt(c, S, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), o);
+                mguard__ledger_fmt(c, S, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), MGUARD__LF_OBJECT, o);
                 mguard__ledger_diff_puts(d, st, o);
                 mguard__ledger_diff_puts(d, st, ".");
             }
             mguard__ledger_diff_puts(d, st, s->name ? s->name : "(unnamed)");
-            mguard__ledger_fmt(c, S, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), x);
+            /* sized ledgers: payloads and hook functions are objects */
+            mguard__ledger_fmt(c, S, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
+                               S->desc.value_size ? MGUARD__LF_OBJECT : MGUARD__LF_VALUE, x);
             mguard__ledger_diff_puts(d, st, rec ? "(" : " ");
             mguard__ledger_diff_puts(d, st, x);
             if (rec) mguard__ledger_diff_puts(d, st, ")");
@@ -7574,6 +8169,7 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
         mguard__ledger_walk_pair(&c, a, b);
         mguard__ledger_compare(&c);
         st = c.st;
+        if (!st) mguard__ledger_diff_own_values(a, d);
         for (i = 0; i < d->n && !st; i++) mguard__ledger_item_text(&c, &d->items[i], &st);
         mguard__ledger_end_pair(&c);
     }
@@ -7607,6 +8203,7 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
     ctx = d->ctx;
     mguard__free(ctx, d->items);
     mguard__free(ctx, d->serials);
+    mguard__free(ctx, d->vbytes);
     mguard__free(ctx, d->text);
     d->magic = MGUARD__DEAD;
     mguard__free(ctx, d);
@@ -7614,27 +8211,67 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
 
 /* ---- prune -------------------------------------------------------------- */
 
-/* Marking state: positions < n0 (the entries present when prune began;
-   positions cannot move during a walk) are marked at most once each, so
-   the work stack never holds more than n0. */
+/* Marking state. Every pointer prune reaches is looked into once: a
+   tracked entry present when prune began (positions < n0 cannot move
+   during a walk) is marked in mark[], any other pointer goes into the
+   open-addressing set seen (only with a refs hook: without one there is
+   nothing to ask about it). work holds the reached pointers not yet looked
+   into; it and seen grow, so a refs hook may list any number of pointers. */
 typedef struct mguard__lprune {
     mguard_ledger *L;
     uint64_t stamp;
-    uint32_t n0, nwork;
+    uint32_t n0, nwork, capwork, nseen, capseen;
     unsigned char *mark;
-    uint32_t *work;
-    bool changed;
+    const void **work;
+    const void **seen;         /* capseen slots (a power of two), NULL: free */
+    bool changed, oom;
 } mguard__lprune;
 
+/* Add x to the set of untracked pointers reached: true when it is new. */
+static bool mguard__ledger_prune_seen(mguard__lprune *p, const void *x)
+{
+    uint32_t i, mask;
+    if ((p->nseen + 1) * 2 > p->capseen) {
+        uint32_t ncap = p->capseen ? p->capseen * 2 : 64, j;
+        const void **ns = (const void **)mguard__alloc(p->L->ctx, (size_t)ncap * sizeof *ns);
+        if (!ns || ncap < p->capseen) { mguard__free(p->L->ctx, (void *)ns); p->oom = true; return false; }
+        memset((void *)ns, 0, (size_t)ncap * sizeof *ns);
+        for (j = 0; j < p->capseen; j++) {
+            if (!p->seen[j]) continue;
+            for (i = mguard__hash_ptr(p->seen[j]) & (ncap - 1); ns[i]; i = (i + 1) & (ncap - 1)) {}
+            ns[i] = p->seen[j];
+        }
+        mguard__free(p->L->ctx, (void *)p->seen);
+        p->seen = ns;
+        p->capseen = ncap;
+    }
+    mask = p->capseen - 1;
+    for (i = mguard__hash_ptr(x) & mask; p->seen[i]; i = (i + 1) & mask)
+        if (p->seen[i] == x) return false;
+    p->seen[i] = x;
+    p->nseen++;
+    return true;
+}
+
+/* x is reached: a tracked entry is live; either way x is looked into
+   (once) when its turn comes. */
 static void mguard__ledger_prune_visit(const void *obj, void *vctx)
 {
     mguard__lprune *p = (mguard__lprune *)vctx;
     uint32_t e;
-    if (!obj || p->changed) return;
+    if (!obj || p->changed || p->oom) return;
     e = mguard__ledger_ent_find(p->L, obj);
-    if (!e || e > p->n0 || p->mark[e - 1]) return;
-    p->mark[e - 1] = 1;
-    p->work[p->nwork++] = e - 1;
+    if (e) {
+        if (e > p->n0 || p->mark[e - 1]) return;
+        p->mark[e - 1] = 1;
+    } else if (!p->L->desc.refs || !mguard__ledger_prune_seen(p, obj)) {
+        return;
+    }
+    if (mguard__reserve(p->L->ctx, (void **)&p->work, &p->capwork, (size_t)p->nwork + 1, sizeof *p->work)) {
+        p->oom = true;
+        return;
+    }
+    p->work[p->nwork++] = obj;
 }
 
 /* The visit function handed to the refs hook, which runs outside the lock
@@ -7647,17 +8284,13 @@ static void mguard__ledger_prune_visit_cb(const void *obj, void *vctx)
     MGUARD__LK_OUT(ctx);
 }
 
-/* Visit what v refers to; stops for good once the ledger changed (the
-   snapshot of values may then hold released ones). */
-static void mguard__ledger_prune_follow(mguard__lprune *p, const void *v)
+/* Ask the refs hook what x refers to; stops for good once the ledger
+   changed (the snapshot of values may then hold released ones). */
+static void mguard__ledger_prune_ask(mguard__lprune *p, const void *x)
 {
     mguard_ledger *L = p->L;
-    if (!v || p->changed) return;
-    if (!L->desc.refs) {
-        mguard__ledger_prune_visit(v, p);
-        return;
-    }
-    MGUARD__L_CALLOUT(L->ctx, v, NULL, L->desc.refs(v, mguard__ledger_prune_visit_cb, p, L->desc.user));
+    if (!L->desc.refs || p->changed || p->oom) return;
+    MGUARD__L_CALLOUT(L->ctx, x, NULL, L->desc.refs(x, mguard__ledger_prune_visit_cb, p, L->desc.user));
     if (L->stamp != p->stamp) p->changed = true;
 }
 
@@ -7681,14 +8314,16 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     p.L = L;
     p.n0 = L->nents;
     nv = L->live_writes + L->nrecs + L->nhooks;
-    bytes = ((size_t)nv + L->nhooks) * sizeof(void *) + ((size_t)p.n0 * 2 + 1) * sizeof(uint32_t) + p.n0;
+    bytes = ((size_t)nv + L->nhooks) * sizeof(void *) + ((size_t)p.n0 + 1) * sizeof(uint32_t) + p.n0;
     block = (unsigned char *)mguard__alloc(L->ctx, bytes);
-    if (!block) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
+    if (!block || mguard__reserve(L->ctx, (void **)&p.work, &p.capwork, (size_t)p.n0 + 1, sizeof *p.work)) {
+        mguard__free(L->ctx, block);
+        return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
+    }
     vals = (const void **)(void *)block;
     hobj = vals + nv;
     off = (uint32_t *)(void *)(hobj + L->nhooks);
-    p.work = off + p.n0 + 1;
-    p.mark = (unsigned char *)(p.work + p.n0);
+    p.mark = (unsigned char *)(off + p.n0 + 1);
     memset(p.mark, 0, p.n0);
     for (i = 0, k = 0; i < p.n0; i++) {
         uint32_t w;
@@ -7706,24 +8341,27 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     nv = L->nhooks;
     p.stamp = L->stamp;
     mguard__ledger_begin_walk(L);
-    /* Roots: the given ones, hooked objects, record payloads and hook
-       functions, every EXISTING and MUTABLE entry. */
-    for (r = 0; r < nroots; r++) mguard__ledger_prune_follow(&p, roots[r]);
+    /* Reached from the start: the given roots, hooked objects, record
+       payloads and hook functions, every EXISTING and MUTABLE entry. Then
+       each reached pointer is looked into: what the refs hook lists for it
+       and, for a tracked object, its pending values. */
+    for (r = 0; r < nroots; r++) mguard__ledger_prune_visit(roots[r], &p);
     for (i = 0; i < nv; i++) mguard__ledger_prune_visit(hobj[i], &p);
-    for (i = off[p.n0]; i < k; i++) mguard__ledger_prune_follow(&p, vals[i]);
-    for (i = 0; i < p.n0 && !p.changed; i++) {
-        if (L->ents[i].obj && L->ents[i].kind != MGUARD_LEDGER_NEW && !p.mark[i]) {
-            p.mark[i] = 1;
-            p.work[p.nwork++] = i;
-        }
-    }
-    while (p.nwork && !p.changed) {
-        uint32_t e = p.work[--p.nwork], j;
-        for (j = off[e]; j < off[e + 1] && !p.changed; j++) mguard__ledger_prune_follow(&p, vals[j]);
+    for (i = off[p.n0]; i < k; i++) mguard__ledger_prune_visit(vals[i], &p);
+    for (i = 0; i < p.n0; i++)
+        if (L->ents[i].obj && L->ents[i].kind != MGUARD_LEDGER_NEW) mguard__ledger_prune_visit(L->ents[i].obj, &p);
+    while (p.nwork && !p.changed && !p.oom) {
+        const void *x = p.work[--p.nwork];
+        uint32_t e, j;
+        mguard__ledger_prune_ask(&p, x);
+        if (p.changed || p.oom || !(e = mguard__ledger_ent_find(L, x)) || e > p.n0) continue;
+        for (j = off[e - 1]; j < off[e]; j++) mguard__ledger_prune_visit(vals[j], &p);
     }
     if (p.changed) {
         mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
         st = MGUARD_EINVAL;
+    } else if (p.oom) {
+        st = mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     } else {
         for (i = 0; i < p.n0; i++) {
             if (L->ents[i].obj && L->ents[i].kind == MGUARD_LEDGER_NEW && !p.mark[i]) {
@@ -7734,6 +8372,8 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
         if (dropped) mguard__ledger_touch(L);
     }
     mguard__free(L->ctx, block);
+    mguard__free(L->ctx, (void *)p.work);
+    mguard__free(L->ctx, (void *)p.seen);
     mguard__ledger_end_walk(L);   /* the releases of what was dropped run here */
     return st;
 }
@@ -7742,26 +8382,43 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
 
 /* One pending write as apply found it. Identity is the serial (the
    context's record of obj and of value), never the address: an object the
-   callback destroyed may be followed by a new one at its address. */
+   callback destroyed may be followed by a new one at its address. A sized
+   value is copied here (value points to bytes); field is where it goes
+   when obj's field table names attr (no callback then). */
 typedef struct mguard__lpending {
     const void *obj;
     const char *attr;
     void *value;
+    const mguard_ledger_field *field;
     uint64_t obj_serial, value_serial;   /* 0: not an object of the context */
     size_t deleted;
+    unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];
 } mguard__lpending;
 
+/* Write a pending value into its field of the real object (a deletion
+   zeroes the field). */
+static void mguard__ledger_apply_field(const mguard_ledger *L, const mguard__lpending *pw)
+{
+    unsigned char *dst = (unsigned char *)mguard__unconst(pw->obj) + pw->field->offset;
+    if (pw->deleted) memset(dst, 0, pw->field->size);
+    else memcpy(dst, L->desc.value_size ? (const void *)pw->bytes : (const void *)&pw->value, pw->field->size);
+}
 
 static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
 {
     const char *name = "mguard_ledger_apply";
     mguard__lpending *snap = NULL;
-    uint32_t i, k = 0;
+    uint32_t i, k = 0, unbound = 0;
     uint64_t s0;
     mguard_status st = mguard__ledger_can_change(L, name);
     if (st) return st;
-    if (!fn) {
-        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback", name);
+    for (i = 0; !fn && i < L->nents; i++) {
+        uint32_t w;
+        if (!L->ents[i].obj) continue;
+        for (w = L->ents[i].head; w; w = L->writes[w - 1].next) unbound += !mguard__ledger_field(&L->ents[i], L->writes[w - 1].attr);
+    }
+    if (unbound) {
+        mguard__logf(L->ctx, MGUARD_LOG_WARN, "%s: NULL callback, and %u write(s) are to no field", name, unbound);
         return MGUARD_EINVAL;
     }
     if (L->live_writes) {
@@ -7772,12 +8429,15 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         uint32_t w;
         if (!L->ents[i].obj) continue;
         for (w = L->ents[i].head; w; w = L->writes[w - 1].next) {
-            snap[k].obj = L->writes[w - 1].obj;
-            snap[k].attr = L->writes[w - 1].attr;
-            snap[k].value = L->writes[w - 1].value;
+            const mguard__lwrite *wr = &L->writes[w - 1];
+            snap[k].obj = wr->obj;
+            snap[k].attr = wr->attr;
+            snap[k].field = mguard__ledger_field(&L->ents[i], wr->attr);
+            memcpy(snap[k].bytes, wr->bytes, sizeof wr->bytes);
+            snap[k].value = L->desc.value_size ? (wr->deleted ? NULL : snap[k].bytes) : wr->value;
             snap[k].obj_serial = mguard__ledger_serial(L, snap[k].obj);
-            snap[k].value_serial = mguard__ledger_serial(L, snap[k].value);
-            snap[k].deleted = L->writes[w - 1].deleted;
+            snap[k].value_serial = mguard__ledger_serial(L, wr->value);
+            snap[k].deleted = wr->deleted;
             k++;
         }
     }
@@ -7787,9 +8447,10 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         /* releases wait for the walk, so a value can only have gone away
            by being destroyed; an untracked object means it was dropped */
         if (L->stamp != s0 && (!mguard__ledger_ent_find(L, snap[i].obj) || !mguard__ledger_same(L, snap[i].obj, snap[i].obj_serial) ||
-                               !mguard__ledger_same(L, snap[i].value, snap[i].value_serial)))
+                               !mguard__ledger_same(L, L->desc.value_size ? NULL : snap[i].value, snap[i].value_serial)))
             continue;
-        MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(snap[i].obj, snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
+        if (snap[i].field) mguard__ledger_apply_field(L, &snap[i]);
+        else MGUARD__L_CALLOUT(L->ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     mguard__free(L->ctx, snap);
     mguard__ledger_end_walk(L);
@@ -7865,9 +8526,12 @@ static mguard_status mguard__ledger_check_refs(const mguard_ledger *L, uint32_t 
         if (L->ents[i].obj && mguard__ledger_check_hold(L, cnt, L->ents[i].obj, "tracked object")) return MGUARD_EINVAL;
     for (w = 0; w < L->nwpool; w++)
         if (L->writes[w].obj && mguard__ledger_check_hold(L, cnt, L->writes[w].value, "value")) return MGUARD_EINVAL;
-    for (i = 0; i < L->nrecs; i++)
+    for (i = 0; i < L->nrecs; i++) {
+        MGUARD__CHECK(L->ctx, (i == 0 || L->recs[i].seq > L->recs[i - 1].seq) && L->recs[i].seq < L->next_seq, "ledger: record %u out of order", i);
         if (mguard__ledger_check_hold(L, cnt, L->recs[i].payload, "payload")) return MGUARD_EINVAL;
+    }
     for (i = 0; i < L->nhooks; i++) {
+        MGUARD__CHECK(L->ctx, (i == 0 || L->hooks[i].seq > L->hooks[i - 1].seq) && L->hooks[i].seq < L->next_seq, "ledger: hook %u out of order", i);
         if (mguard__ledger_check_hold(L, cnt, L->hooks[i].obj, "hooked object") ||
             mguard__ledger_check_hold(L, cnt, L->hooks[i].fn, "hook")) return MGUARD_EINVAL;
         for (n = 0; n < i; n++) MGUARD__CHECK(L->ctx, L->hooks[n].id != L->hooks[i].id, "ledger: hook id %d twice", L->hooks[i].id);
@@ -7943,6 +8607,7 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
             MGUARD__CHECK(L->ctx, steps == 0 || wr->seq > wlast, "ledger: entry %u: writes out of order", i);
             MGUARD__CHECK(L->ctx, wr->attr && mguard__ledger_w_find(L, wr->obj, wr->attr) == w, "ledger: entry %u: write %u not found by its key", i, w);
             MGUARD__CHECK(L->ctx, !wr->deleted || !wr->value, "ledger: entry %u: deletion with a value", i);
+            MGUARD__CHECK(L->ctx, !L->desc.value_size || !wr->value, "ledger: entry %u: a sized value holds a pointer", i);
             MGUARD__CHECK(L->ctx, ++steps <= en->nwrites, "ledger: entry %u: more writes than counted", i);
             wlast = wr->seq;
             prev = w;
@@ -9118,22 +9783,29 @@ static mguard__lock *mguard__lock_of_job(const mguard_cache_job *job)
 {
     return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx->lk : NULL;
 }
+#ifdef MGUARD__TRACKERS
+/* The lock of an add-on handle, quietly NULL for one the implementation
+   will refuse (a dead one is not read under MGUARD_DEBUG). */
+static mguard__lock *mguard__lock_of_handle(const void *h, uint32_t magic, int kind)
+{
+    const mguard__handle *hd = (const mguard__handle *)h;
+#ifdef MGUARD_DEBUG
+    if (h && !mguard__dbg_h_live(h, kind)) return NULL;
+#endif
+    (void)kind;
+    return hd && hd->magic == magic ? hd->ctx->lk : NULL;
+}
+#endif
 #ifndef MGUARD_NO_SCOPE
 static mguard__lock *mguard__lock_of_scope(const mguard_scope *s)
 {
-#ifdef MGUARD_DEBUG
-    if (s && !mguard__dbg_h_live(s, MGUARD__DBG_SCOPE)) return NULL;
-#endif
-    return mguard__scope_magic(s) ? s->ctx->lk : NULL;
+    return mguard__lock_of_handle(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE);
 }
 #endif
 #ifndef MGUARD_NO_DYN
 static mguard__lock *mguard__lock_of_dyn(const mguard_dyn *d)
 {
-#ifdef MGUARD_DEBUG
-    if (d && !mguard__dbg_h_live(d, MGUARD__DBG_DYN)) return NULL;
-#endif
-    return mguard__dyn_magic(d) ? d->ctx->lk : NULL;
+    return mguard__lock_of_handle(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN);
 }
 static mguard__lock *mguard__lock_of_dyn_iter(const mguard_dyn_iter *it) { return it ? mguard__lock_of_dyn(it->d_) : NULL; }
 #endif
@@ -9208,6 +9880,8 @@ mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value
 { return mguard__lock_of_weak(t) ? mguard__locked_weak_set(t, key, value) : mguard__weak_set(t, key, value); }
 void *mguard_weak_get(const mguard_weak *t, const void *key)
 { return mguard__lock_of_weak(t) ? mguard__locked_weak_get(t, key) : mguard__weak_get(t, key); }
+void *mguard_weak_get_sized(const mguard_weak *t, const void *key, size_t size)
+{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get_sized(t, key, size) : mguard__weak_get_sized(t, key, size); }
 mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out)
 { return mguard__lock_of_weak(t) ? mguard__locked_weak_get_copy(t, key, out) : mguard__weak_get_copy(t, key, out); }
 bool mguard_weak_contains(const mguard_weak *t, const void *key)
@@ -9247,6 +9921,8 @@ long mguard_gen_get(const mguard_ctx *ctx, const void *obj)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_get(ctx, obj) : mguard__gen_get(ctx, obj); }
 bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_current(ctx, obj) : mguard__gen_is_current(ctx, obj); }
+bool mguard_gen_is_since(const mguard_ctx *ctx, const void *obj, long gen)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_since(ctx, obj, gen) : mguard__gen_is_since(ctx, obj, gen); }
 long mguard_gen_current(const mguard_ctx *ctx)
 { return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_current(ctx) : mguard__gen_current(ctx); }
 long mguard_gen_advance(mguard_ctx *ctx)
@@ -9288,6 +9964,10 @@ const char *mguard_scope_name(mguard_scope *s, const void *comp)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_name(s, comp) : mguard__scope_name(s, comp); }
 mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_set_name(s, comp, fqn) : mguard__scope_set_name(s, comp, fqn); }
+mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_attach(s, parent, child, name) : mguard__scope_attach(s, parent, child, name); }
+mguard_status mguard_scope_forget(mguard_scope *s, const void *comp)
+{ return mguard__lock_of_scope(s) ? mguard__locked_scope_forget(s, comp) : mguard__scope_forget(s, comp); }
 mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
 { return mguard__lock_of_scope(s) ? mguard__locked_scope_enter(s, comp) : mguard__scope_enter(s, comp); }
 mguard_status mguard_scope_exit(mguard_scope *s, const void *comp)
@@ -9372,6 +10052,10 @@ mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, c
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_load_attr(L, obj, attr, value) : mguard__ledger_load_attr(L, obj, attr, value); }
 bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_pending(L, obj, attr) : mguard__ledger_is_pending(L, obj, attr); }
+mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_set_fields(L, obj, fields, n) : mguard__ledger_set_fields(L, obj, fields, n); }
+mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_load(L, obj, attr, out) : mguard__ledger_load(L, obj, attr, out); }
 size_t mguard_ledger_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_count(L) : mguard__ledger_count(L); }
 size_t mguard_ledger_modified_count(const mguard_ledger *L)
@@ -9384,20 +10068,20 @@ bool mguard_ledger_next(mguard_ledger_iter *it)
 { return mguard__lock_of_ledger_iter(it) ? mguard__locked_ledger_next(it) : mguard__ledger_next(it); }
 mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_writes(L, obj) : mguard__ledger_iterate_writes(L, obj); }
+mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_records(L) : mguard__ledger_iterate_records(L); }
+mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L)
+{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_hooks(L) : mguard__ledger_iterate_hooks(L); }
 mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record(L, tag, payload) : mguard__ledger_record(L, tag, payload); }
 size_t mguard_ledger_record_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record_count(L) : mguard__ledger_record_count(L); }
-mguard_status mguard_ledger_record_at(const mguard_ledger *L, size_t i, const char **tag, void **payload)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record_at(L, i, tag, payload) : mguard__ledger_record_at(L, i, tag, payload); }
 mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_register_hook(L, obj, name, fn, id) : mguard__ledger_register_hook(L, obj, name, fn, id); }
 mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_remove_hook(L, id) : mguard__ledger_remove_hook(L, id); }
 size_t mguard_ledger_hook_count(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_hook_count(L) : mguard__ledger_hook_count(L); }
-mguard_status mguard_ledger_hook_at(const mguard_ledger *L, size_t i, mguard_ledger_hook *out)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_hook_at(L, i, out) : mguard__ledger_hook_at(L, i, out); }
 mguard_ledger *mguard_ledger_clone(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_clone(L) : mguard__ledger_clone(L); }
 mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint)

@@ -1163,6 +1163,110 @@ static double mg_ledger_prune(fx *f, int arg)
     }
 }
 
+/* ---- ledger values: pointers and sized values side by side ----------------------
+   The same n objects, each EXISTING with one pending write "id": a pointer
+   value (the object itself) or a sized value (a long: the object's id,
+   bound to the field BenchObj.id by a field table). store: ns per
+   store_attr overwriting the pending write; load: per load_attr (pointer)
+   or mguard_ledger_load (sized: a copy out); clone: per object; apply: per
+   write, the pointer ledger through a callback, the sized one straight
+   into the field (it writes the id the object already has). */
+static const mguard_ledger_field bench_id_field[] = { MGUARD_LEDGER_FIELD(BenchObj, id) };
+static mguard_ledger *bench_vledger(fx *f, int sized)
+{
+    mguard_ledger_desc d;
+    mguard_ledger *L;
+    size_t i;
+    memset(&d, 0, sizeof d);
+    if (sized) {
+        d.value_size = sizeof(long);
+        d.value_type = MGUARD_LEDGER_VALUE_INT;
+    }
+    L = mguard_ledger_create(f->live, &d);
+    CHECK(L != NULL, "mguard ledger create");
+    for (i = 0; i < f->n; i++) {
+        BenchObj *o = (BenchObj *)f->keys[i];
+        CHECK(mguard_ledger_track_existing(L, o, NULL) == MGUARD_OK, "mguard ledger track");
+        if (sized) CHECK(mguard_ledger_set_fields(L, o, bench_id_field, 1) == MGUARD_OK, "mguard ledger set_fields");
+        CHECK(mguard_ledger_store_attr(L, o, "id", sized ? (void *)&o->id : (void *)o) == MGUARD_OK, "mguard ledger store");
+    }
+    return L;
+}
+static double mg_ledger_vstore(fx *f, int sized)
+{
+    mguard_ledger *L = bench_vledger(f, sized);
+    double t0 = now_ns(), el;
+    long passes = 0;
+    size_t i;
+    do {
+        for (i = 0; i < f->n; i++) {
+            void *o = f->keys[i];
+            long v = (long)i + passes;
+            if (mguard_ledger_store_attr(L, o, "id", sized ? (void *)&v : f->keys[(i + (size_t)passes) % f->n]) != MGUARD_OK)
+                fail("mguard ledger store");
+        }
+        passes++;
+    } while ((el = now_ns() - t0) < opt.min_ns);
+    mguard_ledger_destroy(L);
+    return el / ((double)passes * (double)f->n);
+}
+static double mg_ledger_vload(fx *f, int sized)
+{
+    mguard_ledger *L = bench_vledger(f, sized);
+    double t0 = now_ns(), el;
+    long passes = 0, s = 0;
+    size_t i;
+    do {
+        for (i = 0; i < f->n; i++) {
+            void *o = f->look[i], *p = NULL;
+            long v = 0;
+            if (sized ? mguard_ledger_load(L, o, "id", &v) != MGUARD_OK : mguard_ledger_load_attr(L, o, "id", &p) != MGUARD_OK)
+                fail("mguard ledger load");
+            s += sized ? v : (p == o);
+        }
+        passes++;
+    } while ((el = now_ns() - t0) < opt.min_ns);
+    CHECK(s > 0, "mguard ledger load values");
+    mguard_ledger_destroy(L);
+    return el / ((double)passes * (double)f->n);
+}
+static double mg_ledger_vclone(fx *f, int sized)
+{
+    mguard_ledger *L = bench_vledger(f, sized), *c;
+    double tot = 0;
+    long cyc = 0;
+    do {
+        double t0 = now_ns();
+        c = mguard_ledger_clone(L);
+        tot += now_ns() - t0;
+        CHECK(c && mguard_ledger_count(c) == f->n, "mguard ledger clone");
+        mguard_ledger_destroy(c);
+        cyc++;
+    } while (tot < opt.min_ns);
+    mguard_ledger_destroy(L);
+    return tot / ((double)cyc * (double)f->n);
+}
+static void bench_commit(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    (void)attr;
+    (void)deleted;
+    *(long *)user += (obj == value);
+}
+static double mg_ledger_vapply(fx *f, int sized)
+{
+    mguard_ledger *L = bench_vledger(f, sized);
+    double t0 = now_ns(), el;
+    long passes = 0, hits = 0;
+    do {
+        if (mguard_ledger_apply(L, sized ? NULL : bench_commit, &hits) != MGUARD_OK) fail("mguard ledger apply");
+        passes++;
+    } while ((el = now_ns() - t0) < opt.min_ns);
+    CHECK(sized || hits == passes * (long)f->n, "mguard ledger apply calls");
+    CHECK(((BenchObj *)f->keys[0])->id == 1, "mguard ledger apply field");
+    mguard_ledger_destroy(L);
+    return el / ((double)passes * (double)f->n);
+}
+
 /* ---- thread-safe contexts (docs/guide.md, "Threads") ----------------------
    The calls of the rows get_hit, overwrite, ref_get_alive and
    mut_untracked_key on a context created with thread_safe = true, from arg
@@ -1425,6 +1529,14 @@ static const row rows[] = {
     { "ledger_equal",  "ledger equal",                  1, 0, { mg_ledger_equal, NULL, NULL }, 100000 },
     { "ledger_diff",   "ledger diff, 1% differ",        1, 0, { mg_ledger_diff, NULL, NULL }, 100000 },
     { "ledger_prune",  "ledger prune, 1/4 dead",        1, 0, { mg_ledger_prune, NULL, NULL }, 100000 },
+    { "ledger_store",  "ledger store_attr, pointer value", 1, 0, { mg_ledger_vstore, NULL, NULL }, 100000 },
+    { "ledger_store_sized", "ledger store_attr, sized value", 1, 1, { mg_ledger_vstore, NULL, NULL }, 100000 },
+    { "ledger_load",   "ledger load_attr, pointer value", 1, 0, { mg_ledger_vload, NULL, NULL }, 100000 },
+    { "ledger_load_sized", "ledger load, sized value (copy)", 1, 1, { mg_ledger_vload, NULL, NULL }, 100000 },
+    { "ledger_clone_1w", "ledger clone, 1 pointer write/object", 1, 0, { mg_ledger_vclone, NULL, NULL }, 100000 },
+    { "ledger_clone_sized", "ledger clone, 1 sized write/object", 1, 1, { mg_ledger_vclone, NULL, NULL }, 100000 },
+    { "ledger_apply",  "ledger apply, pointer, callback", 1, 0, { mg_ledger_vapply, NULL, NULL }, 100000 },
+    { "ledger_apply_sized", "ledger apply, sized, into field", 1, 1, { mg_ledger_vapply, NULL, NULL }, 100000 },
     { "death_t1",      "death, key in 1 table",         0, 1, { mg_death, stb_death, gl_death }, 0 },
     { "death_t4",      "death, key in 4 tables",        0, 4, { mg_death, stb_death, gl_death }, 0 },
     { "death_t16",     "death, key in 16 tables",       0, 16, { mg_death, stb_death, gl_death }, 0 },

@@ -7,6 +7,11 @@
 #     <!-- mguard:program -->     before a ```c block: a complete program
 #     <!-- mguard:output -->      before a ``` block: the exact stdout of the
 #                                 program block above it in the same file
+#     <!-- mguard:fragment -->    before a ```c block: declarations and
+#                                 functions (no main) that must compile as a
+#                                 file after mguard.h and the common C headers
+#                                 (its own leading #define/#include lines go
+#                                 first, so a feature macro works)
 # Compiler errors point at the Markdown file and line (#line directives).
 # Usage (from the repository root): sh tests/check_docs.sh OUTDIR "STB_CFLAGS"
 out=${1:?usage: check_docs.sh OUTDIR STB_CFLAGS}
@@ -46,6 +51,14 @@ state == "skip" {
     if (substr($0, 1, 1) == fchar && fence_run($0) >= flen && $0 ~ /^[`~]+[ \t]*$/) state = ""
     next
 }
+state == "fence-fragment" {
+    if ($0 !~ /^```c[ \t]*$/) { fail("<!-- mguard:fragment --> must be followed by a ```c fence"); state = ""; next }
+    nf++
+    dest = out "/" base "_f" nf ".frag"
+    printf "%s_f%d\t%s\t%d\n", base, nf, FILENAME, FNR + 1 > (out "/fragments")
+    state = "body"
+    next
+}
 state == "fence-program" || state == "fence-output" {
     if (state == "fence-program" && $0 !~ /^```c[ \t]*$/) { fail("<!-- mguard:program --> must be followed by a ```c fence"); state = ""; next }
     if (state == "fence-output" && $0 !~ /^```[A-Za-z0-9_-]*[ \t]*$/) { fail("<!-- mguard:output --> must be followed by a ``` fence"); state = ""; next }
@@ -63,6 +76,7 @@ state == "fence-program" || state == "fence-output" {
     next
 }
 /^<!-- mguard:program -->[ \t]*$/ { state = "fence-program"; next }
+/^<!-- mguard:fragment -->[ \t]*$/ { state = "fence-fragment"; next }
 /^<!-- mguard:output -->[ \t]*$/ {
     if (prog == "") { fail("<!-- mguard:output --> without a program block above it in this file"); next }
     if (prog in has_output) { fail("a second <!-- mguard:output --> for the same program"); next }
@@ -76,7 +90,7 @@ state == "fence-program" || state == "fence-output" {
     if (k) { state = "skip"; fchar = substr($0, 1, 1); flen = k }
 }
 END {
-    if (state == "body" || state == "fence-program" || state == "fence-output") {
+    if (state == "body" || state == "fence-program" || state == "fence-output" || state == "fence-fragment") {
         printf "check-docs: %s: a marked block is not closed\n", lastfile > "/dev/stderr"; bad = 1
     }
     exit bad
@@ -128,5 +142,28 @@ while IFS="$tab" read -r name file line; do
     fi
 done < "$out/manifest"
 
-[ $fail = 0 ] && echo "check-docs: $count program blocks (the docs' marked ones and mguard.h's example) compile (C99, -Werror) and run as documented"
+# Fragments: the block's leading preprocessor lines, then the common
+# headers and mguard.h, then the rest, each part with its #line.
+nfrag=0
+if [ -f "$out/fragments" ]; then
+    while IFS="$tab" read -r name file line; do
+        nfrag=$((nfrag + 1))
+        frag="$out/$name.frag"
+        src="$out/$name.c"
+        lead=$(awk '/^#/ { n++; next } { exit } END { print n + 0 }' "$frag")
+        {
+            if [ "$lead" -gt 0 ]; then printf '#line %d "%s"\n' "$line" "$file"; head -n "$lead" "$frag"; fi
+            printf '#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include "mguard.h"\n'
+            printf '#line %d "%s"\n' "$((line + lead))" "$file"
+            tail -n +"$((lead + 1))" "$frag"
+        } > "$src"
+        if ! $CC $strict -Wno-unused-function -I. $stb -fsyntax-only "$src" > "$out/$name.log" 2>&1; then
+            echo "check-docs: $file:$line: the fragment does not compile cleanly:"
+            sed 's/^/    /' "$out/$name.log"
+            fail=1
+        fi
+    done < "$out/fragments"
+fi
+
+[ $fail = 0 ] && echo "check-docs: $count program blocks (the docs' marked ones and mguard.h's example) compile (C99, -Werror) and run as documented; $nfrag fragments compile"
 exit $fail

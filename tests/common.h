@@ -96,6 +96,17 @@ static inline mguard_ctx *test_ctx(test_log *log, test_alloc *alloc)
     return mguard_ctx_create(&d);
 }
 
+/* The end of a context made by test_ctx: it checks sound, is destroyed,
+   and leaves no block of its allocator (al, when it had one). */
+static inline void test_ctx_finish(mguard_ctx *ctx, const test_alloc *al)
+{
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+    if (!al) return;
+    assert_int_equal(al->live_blocks, 0);
+    assert_int_equal(al->live_bytes, 0);
+}
+
 /* A value destructor that counts calls and records the values it saw. */
 typedef struct dtor_log {
     int calls;
@@ -111,6 +122,37 @@ static inline void dtor_count_long(void *value, void *user)
     d->calls++;
 }
 
+/* A table of long values, its destructor counting into dl (none when dl
+   is NULL). */
+static inline mguard_weak *long_table(mguard_ctx *ctx, dtor_log *dl)
+{
+    mguard_weak_desc d;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    d.value_dtor = dl ? dtor_count_long : NULL;
+    d.user = dl;
+    return mguard_weak_create(ctx, &d);
+}
+
+/* A watcher that does nothing. */
+static inline void inval_nop(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+}
+
 #define assert_ctx_ok(ctx) assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK)
+
+/* Exactly one line was logged since the last check, at the level whose
+   counter is level_count, and it reads as the printf-style rest; the log
+   is then cleared for the next check. */
+#define EXPECT_LOG(log, level_count, ...) do { \
+        char expect_buf_[512]; \
+        snprintf(expect_buf_, sizeof expect_buf_, __VA_ARGS__); \
+        assert_int_equal((log).count, 1); \
+        assert_int_equal((level_count), 1); \
+        assert_string_equal((log).last, expect_buf_); \
+        memset(&(log), 0, sizeof (log)); \
+    } while (0)
+#define EXPECT_NO_LOG(log) assert_int_equal((log).count, 0)
 
 #endif

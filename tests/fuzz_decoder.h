@@ -29,7 +29,11 @@
 
    Besides the core, operations drive one scope tracker, one dynamism
    tracker (both created on first use) and three ledger slots (slot 0
-   created on first use, slots 1-2 hold clones), replace the context by a
+   created on first use, slots 1-2 hold clones; with bit 1 of header byte
+   1 their values are 8-byte integers, not pointers; LEDGER_TRACK with c
+   bit 6 binds the x and y attributes to fields of the pool object, whose
+   memory apply writes and both sides compare; LEDGER_MARK o, b puts b
+   in o's contents, which the ledgers' refs hook lists), replace the context by a
    new one (thread-safe or not: CTX_CYCLE), and run an auxiliary context
    that mguard alone runs, checked by invariants instead of the model: its
    ledgers and scope tracker have every hook and callback, re-entering
@@ -78,6 +82,8 @@ typedef struct fz_opts {
     long fail_at;      /* make mguard's Nth allocation fail (0: never) */
     int verbose;       /* print every operation and event */
     int thread_safe;   /* start with a thread-safe context */
+    int sized;         /* ledgers of 8-byte integer values (the pool slot of the
+                          object the operation names), not pointers */
     const char *label; /* named in failure reports (seed, file) */
 } fz_opts;
 
@@ -181,6 +187,9 @@ typedef struct fz_side {
     int parts_closed;             /* context destroy: no scope/ledger ops */
     mguard_ledger *led[FZ_NLED];  /* slot 0: created on first use; others: clones */
     model_ledger *mled[FZ_NLED];
+    uint64_t lcont[FZ_MAXOBJ];    /* per pool object: the pool objects it
+                                     contains (what the ledgers' refs hook
+                                     lists; LEDGER_MARK appends or removes) */
     int in_apply;                 /* ledger applies running: their callbacks
                                      don't destroy, clone over or restore a
                                      ledger (the model walks its own) */
@@ -224,6 +233,10 @@ static char fz_pool[FZ_MAXOBJ][16];
 static const char *const fz_attrs[4] = { "x", "y", "z", NULL };
 static const char *const fz_strings[8] = { "a", "b", "ab", "weight", "bias", "", "a.b.c", "x" };
 static const size_t fz_sizes[4] = { 8, 16, 40, 264 };
+/* The ledgers' field tables over a pool object (16 bytes): "x" and "y" are
+   fields, "z" is not. One for pointer values, one for 8-byte values. */
+static const mguard_ledger_field fz_fields_ptr[2] = { { "x", 0, sizeof(void *) }, { "y", sizeof(void *), sizeof(void *) } };
+static const mguard_ledger_field fz_fields_num[2] = { { "x", 0, 8 }, { "y", 8, 8 } };
 
 /* ---- failure ----------------------------------------------------------- */
 
@@ -286,8 +299,9 @@ static void fz_free(void *p, void *user)
     free((fz_hdr *)p - 1);
 }
 
-/* A quiet context on the counting allocator a, thread-safe or not. */
-static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int thread_safe)
+/* A quiet context on the counting allocator a; flags: 1 thread-safe,
+   2 strict generations. */
+static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int flags)
 {
     mguard_ctx_desc d;
     memset(&d, 0, sizeof d);
@@ -295,7 +309,8 @@ static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int thread_safe)
     d.allocator.free_fn = fz_free;
     d.allocator.user = a;
     d.quiet = true;
-    d.thread_safe = thread_safe != 0;
+    d.thread_safe = (flags & 1) != 0;
+    d.strict_generations = (flags & 2) != 0;
     return mguard_ctx_create(&d);
 }
 
@@ -352,6 +367,24 @@ static long fz_slot_of(const void *p)
     if (u >= base && u < base + sizeof fz_pool && (u - base) % sizeof fz_pool[0] == 0)
         return (long)((u - base) / sizeof fz_pool[0]);
     return -2;
+}
+
+/* A ledger value as a number both sides agree on: the pool slot of a
+   pointer value (fz_slot_of), or a sized value (the slot it was made from;
+   -1 for none). */
+static long fz_lval(const void *v)
+{
+    int64_t n;
+    if (!fz.o.sized) return fz_slot_of(v);
+    if (!v) return -1;
+    memcpy(&n, v, sizeof n);
+    return (long)n;
+}
+
+static long fz_mlval(const model_lwrite *w)
+{
+    if (!fz.o.sized) return fz_slot_of(w->value);
+    return w->deleted ? -1 : (long)w->num;
 }
 
 static const void *fz_obj(uint8_t x, const fz_ev *ev)
@@ -540,6 +573,19 @@ static void fz_component_destroy(int side, int dyn)
     else { S->scope = NULL; S->mscope = NULL; }
 }
 
+/* The refs hook of both sides' ledgers: a pool object refers to the pool
+   objects it contains (user: the side's fz_side). Containers are the
+   program's, not the ledger's: prune must look into pre-existing ones. */
+static void fz_lrefs(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user)
+{
+    const fz_side *S = (const fz_side *)user;
+    long slot = fz_slot_of(value);
+    int i;
+    if (slot < 0) return;
+    for (i = 0; i < fz.o.nobj && i < 64; i++)
+        if (S->lcont[slot] >> i & 1u) visit(fz_pool[i], visit_ctx);
+}
+
 /* Ledger slot l is open (slot 0 is created now if needed). With a pool of
    64 objects mguard's amortized sweep of the death table could run, which
    the model does not follow: ledger operations are skipped then. */
@@ -556,10 +602,17 @@ static int fz_ledger_ready(int side, int l, int k)
         mguard_ledger_desc d;
         memset(&d, 0, sizeof d);
         d.plain_values = true;
+        d.refs = fz_lrefs;
+        d.user = S;
+        if (fz.o.sized) {
+            d.value_size = 8;
+            d.value_type = MGUARD_LEDGER_VALUE_INT;
+        }
         S->led[0] = mguard_ledger_create(S->ctx, &d);
         ok = S->led[0] != NULL;
     } else {
-        S->mled[0] = model_ledger_create(S->mctx);
+        S->mled[0] = model_ledger_create(S->mctx, fz_lrefs, S);
+        if (S->mled[0]) S->mled[0]->sized = fz.o.sized != 0;
         ok = S->mled[0] != NULL;
     }
     fz_fault_post(side, fq, !ok);
@@ -883,7 +936,19 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
     const int mg = side == FZ_MG, k = op->kind;
     int fq;
     if (!fz_scope_ready(side, k)) return 0;
-    if (k == FZ_S_NAME2) {
+    if (k == FZ_S_NAME2 && (op->b % 4 == 1 || op->b % 4 == 2)) {
+        /* 1: attach c's object under a's as one of the names; 2: forget a's */
+        const void *o = fz_obj(op->a, ev), *child = fz_obj(op->c, ev);
+        const char *seg = fz_strings[(op->b >> 2) % 8];
+        mguard_status st;
+        fq = fz_fault_pre(side);
+        if (op->b % 4 == 1) st = mg ? mguard_scope_attach(S->scope, o, child, seg) : model_scope_attach(S->mscope, o, child, seg);
+        else st = mg ? mguard_scope_forget(S->scope, o) : model_scope_forget(S->mscope, o);
+        fz_fault_post(side, fq, st == MGUARD_ENOMEM);
+        r[0] = st;
+        r[1] = fz_hash(mg ? mgt_scope_known_name(S->scope, child) : model_scope_known_name(S->mscope, child));
+        r[2] = fz_hash(mg ? mgt_scope_known_name(S->scope, o) : model_scope_known_name(S->mscope, o));
+    } else if (k == FZ_S_NAME2) {
         const void *o = fz_obj(op->a, ev);
         static const size_t caps[4] = { 0, 1, 9, 256 };
         char buf[256];
@@ -942,7 +1007,7 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
 
 /* The apply callback: reports the write, then runs the operation's action
    with the write's object and value as its object and guard. */
-static void fz_apply_cb(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void fz_apply_cb(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     fz_wuser *au = (fz_wuser *)user;
     fz_side *S = &fz.s[au->side];
@@ -951,9 +1016,9 @@ static void fz_apply_cb(const void *obj, const char *attr, void *value, bool del
     for (ai = 0; ai < 3; ai++)
         if (strcmp(attr, fz_attrs[ai]) == 0) break;
     if (au->side == FZ_MG) fz_check_ctx_cb(S);
-    fz_event_add(au->side, FZ_EV_APPLY, fz_slot_of(obj), ai, fz_slot_of(value), deleted, au->act);
+    fz_event_add(au->side, FZ_EV_APPLY, fz_slot_of(obj), ai, fz_lval(value), deleted, au->act);
     ev.obj = obj;
-    ev.guard = value;
+    ev.guard = fz.o.sized ? NULL : value;   /* sized: each side's own copy */
     ev.tslot = -1;
     S->in_apply++;
     fz_run_action(au->side, (uint16_t)au->act, &ev);
@@ -979,6 +1044,16 @@ static void fz_check_diff(const mguard_ledger *a, const mguard_ledger *b, const 
     if (mguard_ledger_diff_at(d, n) != NULL) fz_fail("diff_at past the end");
 }
 
+/* FNV-1a of the pool's memory (what apply wrote into fields). */
+static long fz_hash_pool(void)
+{
+    const unsigned char *b = (const unsigned char *)fz_pool;
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < sizeof fz_pool; i++) h = (h ^ b[i]) * 16777619u;
+    return (long)(h & 0x7fffffff);
+}
+
 static int fz_exec_ledger2(int side, const fz_op *op, const fz_ev *ev, long *r)
 {
     fz_side *S = &fz.s[side];
@@ -989,11 +1064,17 @@ static int fz_exec_ledger2(int side, const fz_op *op, const fz_ev *ev, long *r)
     if (k == FZ_L_APPLY) {
         fz_wuser *au = &S->wuser[op->act];
         mguard_ledger_apply_fn fn = (op->b & 7) == 7 ? NULL : fz_apply_cb;
+        char before[sizeof fz_pool];
         au->side = side;
         au->act = op->act;
+        /* apply writes fields of pool objects: what it left is compared
+           (each side runs an operation from the same memory: fz_run) */
+        memcpy(before, fz_pool, sizeof fz_pool);
         fq = fz_fault_pre(side);
         r[0] = mg ? mguard_ledger_apply(S->led[l], fn, au) : model_ledger_apply(S->mled[l], fn, au);
         fz_fault_post(side, fq, r[0] == MGUARD_ENOMEM);
+        r[2] = fz_hash_pool();
+        r[3] = memcmp(before, fz_pool, sizeof fz_pool) != 0;
         return 1;
     }
     /* DIFF: the model says whether it may run; mguard's text is checked */
@@ -1227,7 +1308,7 @@ static void fz_xformat(const void *value, char *buf, size_t size, void *user)
 }
 
 /* apply: never a write of an object or value destroyed earlier in it */
-static void fz_xapply_cb(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void fz_xapply_cb(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     int i = fz_xix(obj, "apply"), j = fz_xix(value, "apply");
     mguard_ledger *L = (mguard_ledger *)user;
@@ -1356,19 +1437,18 @@ static void fz_xclose(void)
 static int fz_xrefers(const mguard_ledger *L, const void *p)
 {
     mguard_ledger_iter it = mguard_ledger_iterate(L, false);
-    mguard_ledger_hook h;
-    size_t i;
-    void *payload;
     while (mguard_ledger_next(&it)) {
         mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
         if (it.obj == p) return 1;
         while (mguard_ledger_next(&w))
             if (w.value == p) return 1;
     }
-    for (i = 0; mguard_ledger_record_at(L, i, NULL, &payload) == MGUARD_OK; i++)
-        if (payload == p) return 1;
-    for (i = 0; mguard_ledger_hook_at(L, i, &h) == MGUARD_OK; i++)
-        if (h.obj == p || h.fn == p) return 1;
+    it = mguard_ledger_iterate_records(L);
+    while (mguard_ledger_next(&it))
+        if (it.payload == p) return 1;
+    it = mguard_ledger_iterate_hooks(L);
+    while (mguard_ledger_next(&it))
+        if (it.obj == p || it.fn == p) return 1;
     return 0;
 }
 
@@ -1376,7 +1456,6 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
 {
     mguard_ledger_iter it = mguard_ledger_iterate(L, false);
     size_t n = 0, nmod = 0, nw = 0, i;
-    mguard_ledger_hook h;
     int ids[64];
     if (mgt_ledger_check(L) != MGUARD_OK) fz_fail("aux: mgt_ledger_check failed");
     while (mguard_ledger_next(&it)) {
@@ -1398,16 +1477,19 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
         fz_fail("aux: counts %lu/%lu/%lu, iterated %lu/%lu/%lu", (unsigned long)mguard_ledger_count(L),
                 (unsigned long)mguard_ledger_modified_count(L), (unsigned long)mguard_ledger_write_count(L),
                 (unsigned long)n, (unsigned long)nmod, (unsigned long)nw);
-    for (i = 0; mguard_ledger_record_at(L, i, NULL, NULL) == MGUARD_OK; i++) {}
-    if (i != mguard_ledger_record_count(L)) fz_fail("aux: %lu records, record_at reads %lu", (unsigned long)mguard_ledger_record_count(L), (unsigned long)i);
-    for (i = 0; mguard_ledger_hook_at(L, i, &h) == MGUARD_OK; i++) {
+    it = mguard_ledger_iterate_records(L);
+    for (i = 0; mguard_ledger_next(&it); i++)
+        if (!it.tag) fz_fail("aux: record %lu without a tag", (unsigned long)i);
+    if (i != mguard_ledger_record_count(L)) fz_fail("aux: %lu records, the walk returns %lu", (unsigned long)mguard_ledger_record_count(L), (unsigned long)i);
+    it = mguard_ledger_iterate_hooks(L);
+    for (i = 0; mguard_ledger_next(&it); i++) {
         size_t j;
-        if (h.id < 0 || fz_xix(h.obj, "hook_at") < 0) fz_fail("aux: hook %lu: id %d", (unsigned long)i, h.id);
+        if (it.id < 0 || fz_xix(it.obj, "hooks walk") < 0) fz_fail("aux: hook %lu: id %d", (unsigned long)i, it.id);
         for (j = 0; j < i && j < 64; j++)
-            if (ids[j] == h.id) fz_fail("aux: hook id %d twice", h.id);
-        if (i < 64) ids[i] = h.id;
+            if (ids[j] == it.id) fz_fail("aux: hook id %d twice", it.id);
+        if (i < 64) ids[i] = it.id;
     }
-    if (i != mguard_ledger_hook_count(L)) fz_fail("aux: %lu hooks, hook_at reads %lu", (unsigned long)mguard_ledger_hook_count(L), (unsigned long)i);
+    if (i != mguard_ledger_hook_count(L)) fz_fail("aux: %lu hooks, the walk returns %lu", (unsigned long)mguard_ledger_hook_count(L), (unsigned long)i);
     if (mguard_ledger_is_empty(L) != (nmod == 0 && mguard_ledger_record_count(L) == 0 && i == 0)) fz_fail("aux: is_empty");
     if (mguard_ledger_storage_bytes(L) == 0) fz_fail("aux: storage_bytes 0");
 }
@@ -1473,7 +1555,8 @@ static void fz_xledger(const fz_op *op)
         d.release = fz_xrelease;
         d.equal = (op->c & 1) ? fz_xequal : NULL;
         d.refs = (op->c & 2) ? fz_xrefs : NULL;
-        d.format = (op->c & 4) ? fz_xformat : NULL;
+        d.format_value = (op->c & 4) ? fz_xformat : NULL;
+        d.format_object = (op->c & 8) ? NULL : d.format_value;
         d.user = &fz_x;
         fz_x.mode = op->b;
         fz_x.led[0] = mguard_ledger_create(fz_x.ctx, &d);
@@ -1496,13 +1579,37 @@ static void fz_xledger(const fz_op *op)
     case 4: mguard_ledger_record(L, fz_xnames[op->c % 6], (void *)fz_xuse(v)); break;
     case 5:
         if (mguard_ledger_register_hook(L, fz_xuse(o), fz_xnames[op->c % 6], (void *)fz_xuse(v), &id) == MGUARD_OK) {
-            mguard_ledger_hook h;
-            size_t i;
-            for (i = 0; mguard_ledger_hook_at(L, i, &h) == MGUARD_OK && h.id != id; i++) {}
-            if (i == mguard_ledger_hook_count(L) || h.obj != o || h.fn != v) fz_fail("aux: hook %d not found after its registration", id);
+            mguard_ledger_iter h = mguard_ledger_iterate_hooks(L);
+            bool found = false;
+            while (!found && mguard_ledger_next(&h)) found = h.id == id;
+            if (!found || h.obj != o || h.fn != v) fz_fail("aux: hook %d not found after its registration", id);
         }
         break;
-    case 6: mguard_ledger_remove_hook(L, (int)(op->c % 6) - 1); break;
+    case 6: {
+        /* remove a hook in the middle of a walk over the hooks (or the
+           records): it is never returned after, none is returned twice */
+        int gone = (int)(op->c % 6) - 1, ids[64];
+        size_t n = 0, j;
+        mguard_ledger_iter h = (op->c & 0x40) ? mguard_ledger_iterate_records(L) : mguard_ledger_iterate_hooks(L);
+        bool removed = false;
+        while (mguard_ledger_next(&h)) {
+            if (op->c & 0x40) {
+                if (!h.tag) fz_fail("aux: a records walk returned no tag");
+            } else {
+                if (removed && h.id == gone) fz_fail("aux: hook %d returned after its removal", gone);
+                for (j = 0; j < n && j < 64; j++)
+                    if (ids[j] == h.id) fz_fail("aux: hook id %d returned twice by one walk", h.id);
+                if (n < 64) ids[n] = h.id;
+                n++;
+            }
+            if (!removed) {
+                removed = true;
+                mguard_ledger_remove_hook(L, gone);
+            }
+        }
+        if (!removed) mguard_ledger_remove_hook(L, gone);
+        break;
+    }
     case 7:
         if (m == 0 || m == l) break;
         if (fz_x.led[m]) mguard_ledger_destroy(fz_x.led[m]);
@@ -1599,7 +1706,13 @@ static void fz_xscope(const fz_op *op)
             fz_fail("aux: scope_name of object %d is \"%s\", known_name \"%s\"", fz_xix(o, "name"), name, mgt_scope_known_name(s, o) ? mgt_scope_known_name(s, o) : "(null)");
         break;
     }
-    case 2: mguard_scope_set_name(s, fz_xuse(o), fz_xnames[op->c % 6]); break;
+    case 2:
+        /* set a name, or attach one object under another (the parent's
+           lookup may walk, its callbacks re-entering), or forget a subtree */
+        if (op->c & 0x80) (void)mguard_scope_forget(s, fz_xuse(o));
+        else if (op->c & 0x40) (void)mguard_scope_attach(s, fz_xuse(o), fz_xuse(fz_xobj((uint8_t)(op->c * 7))), fz_xnames[op->c % 6]);
+        else mguard_scope_set_name(s, fz_xuse(o), fz_xnames[op->c % 6]);
+        break;
     case 3: {
         size_t depth = mguard_scope_depth(s);
         mguard_status st;
@@ -1950,6 +2063,8 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
             if (g != (v ? MGUARD_OK : key ? MGUARD_NOT_FOUND : MGUARD_EINVAL) || (v && memcmp(copy, v, S->tab_vs[t]) != 0))
                 fz_fail("get_copy disagrees with get (%s)", mguard_status_str(g));
             if (mguard_weak_get_copy(S->tab[t], key, NULL) != MGUARD_EINVAL) fz_fail("get_copy into NULL");
+            if (mguard_weak_get_sized(S->tab[t], key, S->tab_vs[t]) != v) fz_fail("get_sized disagrees with get");
+            if (mguard_weak_get_sized(S->tab[t], key, S->tab_vs[t] + 1) != NULL) fz_fail("get_sized of a wrong size");
         }
         if (mg && S->tab_vs[t] == sizeof(void *)) {
             void *pv = mguard_weak_get_ptr(S->tab[t], key), *want = NULL;
@@ -2095,12 +2210,12 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         const void *o = fz_obj(op->a, ev), *c = fz_obj(op->b, ev);
         if (mg) {
             r0 = mguard_gen_get(S->ctx, o);
-            r1 = mguard_gen_is_current(S->ctx, o);
+            r1 = mguard_gen_is_current(S->ctx, o) * 2 + mguard_gen_is_since(S->ctx, o, (long)(op->c % 4) - 1);
             r2 = mguard_gen_is_class_dynamic(S->ctx, c);
             r3 = mguard_gen_is_dynamic(S->ctx, o, c);
         } else {
             r0 = model_gen_get(S->mctx, o);
-            r1 = model_gen_check(S->mctx, o);
+            r1 = model_gen_check(S->mctx, o) * 2 + model_gen_is_since(S->mctx, o, (long)(op->c % 4) - 1);
             r2 = model_gen_is_class_dynamic(S->mctx, c);
             r3 = model_gen_is_dynamic(S->mctx, o, c);
         }
@@ -2218,11 +2333,22 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 s = model_ledger_track(S->mled[l], o, src, kind);
             }
             fz_fault_post(side, fq, s == MGUARD_ENOMEM);
+            if (op->c & 0x40) {
+                /* its attributes x and y are fields of the pool object (or
+                   unbind them, or a NULL table: refused) */
+                const mguard_ledger_field *fl = fz.o.sized ? fz_fields_num : fz_fields_ptr;
+                size_t nf = op->c & 0x80 ? 0 : 2;
+                if (op->b & 0x80) fl = NULL;
+                r1 = mg ? mguard_ledger_set_fields(S->led[l], o, fl, nf) : model_ledger_set_fields(S->mled[l], o, fl, nf);
+            }
         } else if (k == FZ_L_WRITE) {
             const void *v = fz_obj(op->b, ev);
             int del = (op->c & 4) != 0;
             fq = fz_fault_pre(side);
-            if (mg) s = del ? mguard_ledger_delete_attr(S->led[l], o, attr) : mguard_ledger_store_attr(S->led[l], o, attr, (void *)v);
+            int64_t num = fz_slot_of(v);
+            if (mg && fz.o.sized) s = del ? mguard_ledger_delete_attr(S->led[l], o, attr) : mguard_ledger_store_attr(S->led[l], o, attr, &num);
+            else if (mg) s = del ? mguard_ledger_delete_attr(S->led[l], o, attr) : mguard_ledger_store_attr(S->led[l], o, attr, (void *)v);
+            else if (fz.o.sized) s = model_ledger_write_num(S->mled[l], o, attr, num, del != 0);
             else s = model_ledger_write(S->mled[l], o, attr, v, del != 0);
             fz_fault_post(side, fq, s == MGUARD_ENOMEM);
         } else if (k == FZ_L_LOAD) {
@@ -2244,16 +2370,24 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 void *v = NULL;
                 mguard_ledger_entry en;
                 mguard_status g = mguard_ledger_get(S->led[l], o, &en);
+                union { void *p; int64_t n; } out;
+                mguard_status ls = mguard_ledger_load(S->led[l], o, attr, &out);
                 s = mguard_ledger_load_attr(S->led[l], o, attr, &v);
-                r1 = fz_slot_of(v);
+                /* load_attr's value, and load's (the real field when
+                   nothing is pending) with its status */
+                r1 = (fz_lval(v) + 2) * 100000 + (fz_lval(fz.o.sized ? (const void *)&out : out.p) + 2) * 100 + (long)ls;
                 r2 = mguard_ledger_is_modified(S->led[l], o) | mguard_ledger_is_pending(S->led[l], o, attr) << 1 |
                      mguard_ledger_is_pending(S->led[l], o, NULL) << 2 | mguard_ledger_contains(S->led[l], o) << 3;
                 r3 = g == MGUARD_OK ? (long)en.kind * 1000 + (long)en.writes * 2 + en.modified + 100000 * (fz_str_ix(en.source) + 3) : -(long)g;
             } else {
                 const void *v = NULL;
+                int64_t num = 0;
                 long e = o ? model__l_find(S->mled[l], o) : -1;
-                s = model_ledger_load(S->mled[l], o, attr, &v);
-                r1 = fz_slot_of(v);
+                union { void *p; int64_t n; } out;
+                mguard_status ls = model_ledger_load_copy(S->mled[l], o, attr, &out);
+                s = model_ledger_load(S->mled[l], o, attr, &v, &num);
+                r1 = ((fz.o.sized ? (s == MGUARD_OK ? (long)num : -1) : fz_slot_of(v)) + 2) * 100000 +
+                     (fz.o.sized ? (long)out.n : fz_slot_of(out.p)) * 100 + 200 + (long)ls;
                 r2 = model_ledger_is_modified(S->mled[l], o) | model_ledger_has_pending(S->mled[l], o, attr) << 1 |
                      model_ledger_has_pending(S->mled[l], o, NULL) << 2 | model_ledger_is_tracked(S->mled[l], o) << 3;
                 if (!o) r3 = -(long)MGUARD_EINVAL;
@@ -2264,6 +2398,9 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 }
             }
         } else if (k == FZ_L_MARK) {
+            /* o.append(b) (or its removal): the container's contents change */
+            long co = fz_slot_of(o), cb = op->b == 0xff ? -1 : fz_slot_of(fz_obj(op->b, ev));
+            if (co >= 0 && cb >= 0) S->lcont[co] ^= (uint64_t)1 << cb;
             s = mg ? mguard_ledger_mark_modified(S->led[l], o) : model_ledger_mark_modified(S->mled[l], o);
         } else if (k == FZ_L_CLEAR) {
             if (op->b & 1) break;   /* every other time: nothing */
@@ -2336,7 +2473,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
     }
     case FZ_CTX_CYCLE:
         if (S->depth > 0) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
-        fz_ctx_cycle(side, op->a & 1);
+        fz_ctx_cycle(side, op->a & 3);   /* 1: thread-safe, 2: strict generations */
         break;
     case FZ_X_CTX:
     case FZ_X_LEDGER:
@@ -2427,7 +2564,7 @@ static void fz_snapshot(int side)
                 mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
                 fz_event_add(side, FZ_EV_SNAP, 600 + t, n++, fz_slot_of(it.obj), (long)it.kind * 2 + it.modified, fz_str_ix(it.source));
                 while (mguard_ledger_next(&w))
-                    fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(w.obj), fz_str_ix(w.attr), fz_slot_of(w.value), w.deleted);
+                    fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(w.obj), fz_str_ix(w.attr), fz_lval(w.value), w.deleted);
             }
         } else {
             const model_ledger *L = S->mled[t];
@@ -2439,7 +2576,7 @@ static void fz_snapshot(int side)
                 const model_lent *en = &L->e[e];
                 fz_event_add(side, FZ_EV_SNAP, 600 + t, n++, fz_slot_of(en->obj), (long)en->kind * 2 + model__l_modified(en), fz_str_ix(en->source));
                 for (j = 0; j < en->nw; j++)
-                    fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(en->obj), fz_str_ix(en->w[j].attr), fz_slot_of(en->w[j].value), en->w[j].deleted);
+                    fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(en->obj), fz_str_ix(en->w[j].attr), fz_mlval(&en->w[j]), en->w[j].deleted);
             }
         }
     }
@@ -2506,14 +2643,19 @@ static void fz_begin_op(void)
     fz.nfstat = 0;
 }
 
-/* Open side's context: thread-safe or not (the same contract: issue 11). */
-static int fz_ctx_open(int side, int thread_safe)
+/* Open side's context: thread-safe or not (the same contract: issue 11),
+   with strict generations or not (flags as fz_new_ctx's). */
+static int fz_ctx_open(int side, int flags)
 {
     fz_side *S = &fz.s[side];
     S->parts_closed = 0;
-    S->thread_safe = thread_safe;
-    if (side == FZ_MODEL) { S->mctx = model_create(); return 1; }
-    S->ctx = fz_new_ctx(&fz.alloc, thread_safe);
+    S->thread_safe = flags & 1;
+    if (side == FZ_MODEL) {
+        S->mctx = model_create();
+        S->mctx->strict = (flags & 2) != 0;
+        return 1;
+    }
+    S->ctx = fz_new_ctx(&fz.alloc, flags);
     return S->ctx != NULL;
 }
 
@@ -2595,6 +2737,7 @@ MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_
     memset((void *)fz.interned, 0, sizeof fz.interned);
     fz.alloc.fail_at = fz.o.fail_at;
     memset(&fz_x, 0, sizeof fz_x);
+    memset(fz_pool, 0, sizeof fz_pool);   /* ledger apply writes fields of pool objects */
     fz_init_side(FZ_MG);
     fz_init_side(FZ_MODEL);
 
@@ -2606,10 +2749,17 @@ MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_
         fz_ctx_open(FZ_MODEL, fz.o.thread_safe);
         while (!fz.eof && fz.res.ops < fz.o.max_ops) {
             fz_op op = fz_decode(1);
+            static char pool0[sizeof fz_pool];
             fz.cur = op;
             fz.opno = fz.res.ops++;
             fz_begin_op();
-            for (side = 0; side < 2; side++) fz_exec(side, &op, NULL);
+            /* both sides start from the same pool memory: mguard's field
+               writes (ledger apply) are undone, the model makes its own */
+            memcpy(pool0, fz_pool, sizeof fz_pool);
+            for (side = 0; side < 2; side++) {
+                if (side == FZ_MODEL) memcpy(fz_pool, pool0, sizeof fz_pool);
+                fz_exec(side, &op, NULL);
+            }
             fz_compare_events("results and callbacks");
             fz_check_ctx(&fz.s[FZ_MG]);
             for (side = 0; side < 2; side++) fz_snapshot(side);
@@ -2639,7 +2789,8 @@ MODEL_DEF void fz_run_input(const uint8_t *data, size_t size, const char *label,
     o.nobj = 2 + (h0 & 7);
     o.ntab = 1 + ((h0 >> 3) & 7);
     if (h0 & 0x40) o.fail_at = 1 + h1 + ((h0 & 0x80) ? 256 : 0);
-    else o.thread_safe = h1 & 1;
+    else o.thread_safe = (h1 & 1) | ((h1 >> 1) & 2);   /* bit 0: thread-safe, bit 2: strict generations */
+    o.sized = (h1 >> 1) & 1;
     o.label = label;
     o.verbose = getenv("FZ_VERBOSE") != NULL;
     fz_run(size > 2 ? data + 2 : data + size, size > 2 ? size - 2 : 0, &o, res);

@@ -112,6 +112,33 @@ def seeds():
     d += op("WATCH", 0, 2, 0, 0x80) + op("L_TRACK", 6, 0, 0)
     d += op("L_APPLY", 0, 0, 0, 0x80) + op("MUTATE", 6, 0)
     s["seed-apply-newcomer"] = d
+
+    # prune with the refs hook over containers (LEDGER_MARK o, b: o.append(b)):
+    # a MUTABLE container 0 holds NEW 1 (which holds NEW 5) and, through the
+    # untracked 7, NEW 6; EXISTING 3 holds NEW 2 unmarked; NEW 4 is a root;
+    # NEW 8 is dead. Pool of 9.
+    d = b"\x07\x00"
+    for a, kind in ((0, 2), (1, 1), (2, 1), (3, 0), (4, 1), (5, 1), (6, 1), (8, 1)):
+        d += op("L_TRACK", a, kind, 0)
+    d += op("L_MARK", 0, 1) + op("L_MARK", 3, 2) + op("L_MARK", 1, 5) + op("L_MARK", 0, 7) + op("L_MARK", 7, 6)
+    d += op("L_PRUNE", 4, 0xFF, 1)
+    for a in range(9):
+        d += op("L_LOAD", a, 0, 0)
+    d += op("L_MARK", 0, 1) + op("L_PRUNE", 0xFF, 0xFF, 0) + op("L_LOAD", 1, 0, 0) + op("L_LOAD", 5, 0, 0)
+    s["seed-ledger-prune-containers"] = d
+
+    # field tables (LEDGER_TRACK with c bit 6): apply writes x and y into
+    # the pool object itself (a deletion zeroes x), z goes to the callback;
+    # load reads the real field when nothing is pending. Once with 8-byte
+    # integer values (header byte 1, bit 1), once with pointer values.
+    for name, h1 in (("seed-ledger-sized-fields", 2), ("seed-ledger-pointer-fields", 0)):
+        d = bytes([0x07, h1])
+        d += op("L_TRACK", 0, 0, 0x40) + op("L_WRITE", 0, 3, 0) + op("L_WRITE", 0, 5, 1) + op("L_WRITE", 0, 2, 2)
+        d += op("L_LOAD", 0, 0, 0) + op("L_APPLY", 0, 0, 0) + op("L_CLEAR", 0, 0, 0)
+        d += op("L_TRACK", 0, 0, 0x40) + op("L_LOAD", 0, 0, 0) + op("L_WRITE", 0, 0, 4)
+        d += op("L_APPLY", 0, 7, 0) + op("L_LOAD", 0, 0, 1) + op("L_CLEAR", 0, 0, 0)
+        d += op("L_TRACK", 0, 0, 0x40) + op("L_LOAD", 0, 0, 0) + op("L_TRACK", 1, 2, 0x40) + op("L_TRACK", 2, 0, 0xC0)
+        s[name] = d
     return s
 
 

@@ -1,7 +1,7 @@
 /* Questions only a test asks: answered from the implementation's own data.
-   They were public functions in 0.1 (mguard_is_known, mgt_watcher_count,
-   mgt_scope_known_name, mguard_dyn_has, mgt_ledger_check); a program
-   never needs them, so they left the header's API for the tests.
+   They were public functions in 0.1 (mguard_is_known, mguard_watcher_count,
+   mguard_scope_known_name, mguard_ledger_check); a program never needs
+   them, so they left the header's API for the tests.
 
    Declared for every test; defined where the implementation is compiled:
    include this file after mguard.h in a translation unit that defines

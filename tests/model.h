@@ -118,6 +118,7 @@ struct model_ctx {
     size_t nobjs;
     uint64_t next_serial;
     long generation;
+    bool strict;             /* mguard_ctx_desc.strict_generations */
     model_weak **tables;     /* every table ever created (freed ones kept) */
     size_t ntables;
     uint64_t next_order;
@@ -581,10 +582,18 @@ MODEL_DEF long model_gen_get(const model_ctx *c, const void *obj)
     return (o && o->tagged) ? o->gen : -1;
 }
 
-MODEL_DEF bool model_gen_check(const model_ctx *c, const void *obj)
+/* Tagged in generation since or later; an untagged object is new on a
+   strict context, old otherwise. */
+MODEL_DEF bool model_gen_is_since(const model_ctx *c, const void *obj, long since)
 {
     long g = model_gen_get(c, obj);
-    return g >= 0 && g == c->generation;
+    if (!obj) return false;
+    return g >= 0 ? g >= since : c->strict;
+}
+
+MODEL_DEF bool model_gen_check(const model_ctx *c, const void *obj)
+{
+    return model_gen_is_since(c, obj, c->generation);
 }
 
 MODEL_DEF long model_gen_current(const model_ctx *c) { return c->generation; }
@@ -674,11 +683,21 @@ MODEL_DEF void model_on_destroy(model_ctx *c, const void *obj)
    Strings are the caller's (they must outlive the model). */
 
 typedef struct model_sframe { const void *comp; const char *name; } model_sframe;
+/* A name: explicit (set_name) or placed under from (attach) as seg, in the
+   life from_serial of from; a placed name follows from's renames. */
+typedef struct model_sname {
+    const char *name;
+    const void *from;
+    uint64_t from_serial;
+    const char *seg;
+} model_sname;
 typedef struct model_sactive { const char *name; size_t count; } model_sactive;
 
 typedef struct model_scope {
     model_ctx *ctx;
-    model_weak *names;       /* comp -> const char * */
+    model_weak *names;       /* comp -> model_sname */
+    char **joined;           /* the names made by joining, freed with the tracker */
+    size_t njoined;
     model_sframe *f;
     size_t nf;
     model_sactive *a;        /* active names in order of activation, root excluded */
@@ -736,7 +755,7 @@ MODEL_DEF model_scope *model_scope_create(model_ctx *c)
     s = (model_scope *)calloc(1, sizeof *s);
     if (!s) abort();
     s->ctx = c;
-    s->names = model_weak_create(c, sizeof(const char *), NULL, model__scope_on_death, c);
+    s->names = model_weak_create(c, sizeof(model_sname), NULL, model__scope_on_death, c);
     if (!s->names) abort();
     s->names->part = 1;
     c->scope = s;
@@ -745,17 +764,98 @@ MODEL_DEF model_scope *model_scope_create(model_ctx *c)
 
 MODEL_DEF const char *model_scope_known_name(const model_scope *s, const void *comp)
 {
-    const char **v;
+    const model_sname *v;
     if (!s || !comp) return NULL;
-    v = (const char **)model_weak_get(s->names, comp);
-    return v ? *v : NULL;
+    v = (const model_sname *)model_weak_get(s->names, comp);
+    return v ? v->name : NULL;
+}
+
+MODEL_DEF uint64_t model__serial(const model_ctx *c, const void *addr)
+{
+    const model_obj *o = model__find(c, addr);
+    return o ? o->serial : 0;
+}
+
+/* Placed names follow their parent's new name, down the tree, each once. */
+MODEL_DEF void model__scope_follow(model_scope *s, const void *comp)
+{
+    const void **todo = (const void **)malloc(sizeof *todo);
+    size_t n = 1, q, i;
+    if (!todo) abort();
+    todo[0] = comp;
+    for (q = 0; q < n; q++) {
+        const char *xname = model_scope_known_name(s, todo[q]);
+        uint64_t xs = model__serial(s->ctx, todo[q]);
+        model_iter it = model_weak_iterate(s->names);
+        const void *key;
+        void *value;
+        if (!xname) continue;
+        while (model_weak_next(&it, &key, &value)) {
+            model_sname *v = (model_sname *)value;
+            char *j;
+            if (v->from != todo[q] || v->from_serial != xs) continue;
+            for (i = 0; i < n && todo[i] != key; i++) {}
+            if (i < n) continue;
+            j = (char *)malloc(strlen(xname) + strlen(v->seg) + 2);
+            s->joined = (char **)realloc(s->joined, (s->njoined + 1) * sizeof *s->joined);
+            if (!j || !s->joined) abort();
+            sprintf(j, "%s.%s", xname, v->seg);
+            s->joined[s->njoined++] = j;
+            v->name = j;
+            todo = (const void **)realloc((void *)todo, (n + 1) * sizeof *todo);
+            if (!todo) abort();
+            todo[n++] = key;
+        }
+    }
+    free((void *)todo);
 }
 
 MODEL_DEF mguard_status model_scope_set_name(model_scope *s, const void *comp, const char *fqn)
 {
+    model_sname v;
+    mguard_status st;
     if (!s || !comp || !fqn || !*fqn) return MGUARD_EINVAL;
     if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
-    return model_weak_set(s->names, comp, (const void *)&fqn);
+    memset(&v, 0, sizeof v);
+    v.name = fqn;
+    st = model_weak_set(s->names, comp, (const void *)&v);
+    if (!st) model__scope_follow(s, comp);
+    return st;
+}
+
+/* No callbacks in the model: the parent has a name only if it was given. */
+MODEL_DEF mguard_status model_scope_attach(model_scope *s, const void *parent, const void *child, const char *seg)
+{
+    model_sname v;
+    const char *pname;
+    char *j;
+    mguard_status st;
+    if (!s || !child || !parent || parent == child || !seg || !*seg) return MGUARD_EINVAL;
+    pname = model_scope_known_name(s, parent);
+    if (!pname) return MGUARD_NOT_FOUND;
+    if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
+    j = (char *)malloc(strlen(pname) + strlen(seg) + 2);
+    s->joined = (char **)realloc(s->joined, (s->njoined + 1) * sizeof *s->joined);
+    if (!j || !s->joined) abort();
+    sprintf(j, "%s.%s", pname, seg);
+    s->joined[s->njoined++] = j;
+    memset(&v, 0, sizeof v);
+    v.name = j;
+    v.from = parent;
+    v.from_serial = model__serial(s->ctx, parent);
+    v.seg = seg;
+    st = model_weak_set(s->names, child, (const void *)&v);
+    if (!st) model__scope_follow(s, child);
+    return st;
+}
+
+/* Without walks there is nothing a walk named: only the answers. */
+MODEL_DEF mguard_status model_scope_forget(model_scope *s, const void *comp)
+{
+    if (!s || !comp) return MGUARD_EINVAL;
+    if (!model_scope_known_name(s, comp)) return MGUARD_NOT_FOUND;
+    if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
+    return MGUARD_OK;
 }
 
 MODEL_DEF mguard_status model_scope_enter(model_scope *s, const void *comp)
@@ -898,6 +998,8 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
     if (!s) return;
     s->ctx->scope = NULL;
     model_weak_destroy(s->names);
+    while (s->njoined) free(s->joined[--s->njoined]);
+    free(s->joined);
     free(s->f);
     free(s->a);
     free(s->cnt);
@@ -905,7 +1007,9 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
 }
 
 /* ---- side-effects ledger ------------------------------------------------
-   Ledgers with plain values and no hooks (no retain/release/equal/refs):
+   Ledgers with plain values and no hooks but refs (no retain/release/equal),
+   of pointer values or (sized) int64_t values, with field tables
+   (set_fields: apply writes the pool object's memory, load reads it):
    tracked objects in tracking order, each with its writes in first-recorded
    order (an overwrite keeps its place). Every object any ledger tracks
    becomes a key of one weak table shared by all ledgers (known while it
@@ -914,7 +1018,8 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
    whose value is that object. No records, no hooks. Strings are the
    caller's. */
 
-typedef struct model_lwrite { const char *attr; const void *value; bool deleted; } model_lwrite;
+/* A write: a pointer value, or (sized ledgers) an integer value num. */
+typedef struct model_lwrite { const char *attr; const void *value; int64_t num; bool deleted; } model_lwrite;
 
 typedef struct model_lent {
     const void *obj;
@@ -923,12 +1028,18 @@ typedef struct model_lent {
     bool marked;
     model_lwrite *w;
     size_t nw;
+    const mguard_ledger_field *fields;   /* set_fields */
+    size_t nfields;
 } model_lent;
 
 typedef struct model_ledger {
     model_ctx *ctx;
     model_lent *e;
     size_t n;
+    bool sized;              /* values are int64_t (value_size 8), not pointers */
+    /* prune's refs hook (NULL: a value refers to nothing but itself) */
+    void (*refs)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
+    void *user;
 } model_ledger;
 
 MODEL_DEF void model__l_free_ents(model_ledger *L)
@@ -988,10 +1099,14 @@ MODEL_DEF model_ledger *model__l_new(model_ctx *c)
     return L;
 }
 
-MODEL_DEF model_ledger *model_ledger_create(model_ctx *c)
+MODEL_DEF model_ledger *model_ledger_create(model_ctx *c, void (*refs)(const void *, mguard_ledger_visit_fn, void *, void *), void *user)
 {
+    model_ledger *L;
     if (model__take_fail(c)) return NULL;
-    return model__l_new(c);
+    L = model__l_new(c);
+    L->refs = refs;
+    L->user = user;
+    return L;
 }
 
 MODEL_DEF void model_ledger_destroy(model_ledger *L)
@@ -1073,7 +1188,7 @@ MODEL_DEF long model__l_wfind(const model_lent *en, const char *attr)
     return -1;
 }
 
-MODEL_DEF mguard_status model_ledger_write(model_ledger *L, const void *obj, const char *attr, const void *value, bool deleted)
+MODEL_DEF mguard_status model__l_write(model_ledger *L, const void *obj, const char *attr, const void *value, int64_t num, bool deleted)
 {
     long e, w;
     model_lent *en;
@@ -1081,26 +1196,95 @@ MODEL_DEF mguard_status model_ledger_write(model_ledger *L, const void *obj, con
     e = model__l_find(L, obj);
     if (e < 0 || L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
     if (model__take_fail(L->ctx)) return MGUARD_ENOMEM;
-    if (deleted) value = NULL;
+    if (deleted) {
+        value = NULL;
+        num = 0;
+    }
     en = &L->e[e];
     w = model__l_wfind(en, attr);
     if (w >= 0) {
         en->w[w].value = value;
+        en->w[w].num = num;
         en->w[w].deleted = deleted;
     } else {
         model_lwrite nw;
         nw.attr = attr;
         nw.value = value;
+        nw.num = num;
         nw.deleted = deleted;
         MODEL__PUSH(en->w, en->nw, nw);
     }
     return MGUARD_OK;
 }
 
-MODEL_DEF mguard_status model_ledger_load(const model_ledger *L, const void *obj, const char *attr, const void **value)
+/* A pointer value (or a deletion). */
+MODEL_DEF mguard_status model_ledger_write(model_ledger *L, const void *obj, const char *attr, const void *value, bool deleted)
+{
+    return model__l_write(L, obj, attr, value, 0, deleted);
+}
+
+/* A sized ledger's value (or a deletion). */
+MODEL_DEF mguard_status model_ledger_write_num(model_ledger *L, const void *obj, const char *attr, int64_t num, bool deleted)
+{
+    return model__l_write(L, obj, attr, NULL, num, deleted);
+}
+
+MODEL_DEF const mguard_ledger_field *model__l_field(const model_lent *en, const char *attr)
+{
+    size_t i;
+    for (i = 0; i < en->nfields; i++)
+        if (strcmp(en->fields[i].name, attr) == 0) return &en->fields[i];
+    return NULL;
+}
+
+/* set_fields: a table whose every field has the value size (8 bytes for a
+   sized ledger, a pointer's otherwise). */
+MODEL_DEF mguard_status model_ledger_set_fields(model_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n)
+{
+    long e;
+    size_t i;
+    if (!L || !obj) return MGUARD_EINVAL;
+    e = model__l_find(L, obj);
+    if (e < 0 || L->e[e].kind == MGUARD_LEDGER_MUTABLE || (!fields && n)) return MGUARD_EINVAL;
+    for (i = 0; i < n; i++)
+        if (!fields[i].name || fields[i].size != (L->sized ? 8u : sizeof(void *))) return MGUARD_EINVAL;
+    L->e[e].fields = n ? fields : NULL;
+    L->e[e].nfields = n;
+    return MGUARD_OK;
+}
+
+/* mguard_ledger_load: the pending value, else the real field, copied out
+   (8 bytes, or a pointer). */
+MODEL_DEF mguard_status model_ledger_load_copy(const model_ledger *L, const void *obj, const char *attr, void *out)
+{
+    size_t vs;
+    long e, w;
+    const mguard_ledger_field *f;
+    if (!L || !out) return MGUARD_EINVAL;
+    vs = L->sized ? 8u : sizeof(void *);
+    memset(out, 0, vs);
+    if (!obj || !attr) return MGUARD_EINVAL;
+    e = model__l_find(L, obj);
+    if (e < 0) return MGUARD_NOT_FOUND;
+    if (L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    w = model__l_wfind(&L->e[e], attr);
+    if (w >= 0) {
+        if (L->e[e].w[w].deleted) return MGUARD_DELETED;
+        if (L->sized) memcpy(out, &L->e[e].w[w].num, 8);
+        else memcpy(out, &L->e[e].w[w].value, sizeof(void *));
+        return MGUARD_OK;
+    }
+    f = model__l_field(&L->e[e], attr);
+    if (!f) return MGUARD_NOT_FOUND;
+    memcpy(out, (const unsigned char *)obj + f->offset, vs);
+    return MGUARD_OK;
+}
+
+MODEL_DEF mguard_status model_ledger_load(const model_ledger *L, const void *obj, const char *attr, const void **value, int64_t *num)
 {
     long e, w;
     *value = NULL;
+    *num = 0;
     if (!L || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
     if (e < 0) return MGUARD_NOT_FOUND;
@@ -1109,6 +1293,7 @@ MODEL_DEF mguard_status model_ledger_load(const model_ledger *L, const void *obj
     if (w < 0) return MGUARD_NOT_FOUND;
     if (L->e[e].w[w].deleted) return MGUARD_DELETED;
     *value = L->e[e].w[w].value;
+    *num = L->e[e].w[w].num;
     return MGUARD_OK;
 }
 
@@ -1154,6 +1339,9 @@ MODEL_DEF model_ledger *model_ledger_clone(const model_ledger *L)
     model_ledger *C;
     if (!L || model__take_fail(L->ctx)) return NULL;
     C = model__l_new(L->ctx);
+    C->refs = L->refs;
+    C->user = L->user;
+    C->sized = L->sized;
     model__l_copy(C, L);
     return C;
 }
@@ -1185,43 +1373,58 @@ MODEL_DEF bool model_ledger_equal(const model_ledger *a, const model_ledger *b)
         if (x->nw != y->nw) return false;
         for (j = 0; j < x->nw; j++) {
             long w = model__l_wfind(y, x->w[j].attr);
-            if (w < 0 || y->w[w].value != x->w[j].value || y->w[w].deleted != x->w[j].deleted) return false;
+            if (w < 0 || y->w[w].value != x->w[j].value || y->w[w].num != x->w[j].num || y->w[w].deleted != x->w[j].deleted)
+                return false;
         }
     }
     return true;
 }
 
-/* Default refs: a value refers to itself. Keep every NEW object reachable
-   from the roots or from an EXISTING/MUTABLE object through pending
-   values; drop the others with their writes. */
+/* Prune, the rule as the header states it: the roots and every EXISTING
+   or MUTABLE object are reached; every pointer reached is looked into once:
+   what the refs hook lists for it and, when tracked, its pending values are
+   reached too. An untracked pointer is only worth reaching with a refs hook
+   (without one nothing can be asked about it). NEW objects not reached are
+   dropped with their writes. */
+typedef struct model__lreach {
+    const model_ledger *L;
+    const void **p;
+    size_t n;
+} model__lreach;
+
+MODEL_DEF void model__l_reach(const void *x, void *vctx)
+{
+    model__lreach *r = (model__lreach *)vctx;
+    size_t i;
+    if (!x || (model__l_find(r->L, x) < 0 && !r->L->refs)) return;
+    for (i = 0; i < r->n; i++)
+        if (r->p[i] == x) return;
+    MODEL__PUSH(r->p, r->n, x);
+}
+
 MODEL_DEF mguard_status model_ledger_prune(model_ledger *L, const void *const *roots, size_t nroots)
 {
-    unsigned char *mark;
-    size_t i, j, r;
-    bool grew;
+    model__lreach r;
+    size_t i, j;
     if (!L || (!roots && nroots)) return MGUARD_EINVAL;
     if (model__take_fail(L->ctx)) return MGUARD_ENOMEM;
-    mark = (unsigned char *)calloc(L->n + 1, 1);
-    if (!mark) abort();
-    for (r = 0; r < nroots; r++) {
-        long e = roots[r] ? model__l_find(L, roots[r]) : -1;
-        if (e >= 0) mark[e] = 1;
-    }
+    memset(&r, 0, sizeof r);
+    r.L = L;
+    for (i = 0; i < nroots; i++) model__l_reach(roots[i], &r);
     for (i = 0; i < L->n; i++)
-        if (L->e[i].kind != MGUARD_LEDGER_NEW) mark[i] = 1;
-    do {   /* fixed point: plain and obviously terminating */
-        grew = false;
-        for (i = 0; i < L->n; i++) {
-            if (!mark[i]) continue;
-            for (j = 0; j < L->e[i].nw; j++) {
-                long e = L->e[i].w[j].value ? model__l_find(L, L->e[i].w[j].value) : -1;
-                if (e >= 0 && !mark[e]) { mark[e] = 1; grew = true; }
-            }
-        }
-    } while (grew);
-    for (i = L->n; i-- > 0;)
-        if (!mark[i]) model__l_drop_entry(L, i);
-    free(mark);
+        if (L->e[i].kind != MGUARD_LEDGER_NEW) model__l_reach(L->e[i].obj, &r);
+    for (i = 0; i < r.n; i++) {   /* r.n grows as pointers are reached */
+        const void *x = r.p[i];
+        long e = model__l_find(L, x);
+        if (L->refs) L->refs(x, model__l_reach, &r, L->user);
+        for (j = 0; e >= 0 && j < L->e[e].nw; j++) model__l_reach(L->e[e].w[j].value, &r);
+    }
+    for (i = L->n; i-- > 0;) {
+        bool live = false;
+        for (j = 0; j < r.n && !live; j++) live = r.p[j] == L->e[i].obj;
+        if (L->e[i].kind == MGUARD_LEDGER_NEW && !live) model__l_drop_entry(L, i);
+    }
+    free((void *)r.p);
     return MGUARD_OK;
 }
 
@@ -1230,8 +1433,10 @@ MODEL_DEF void model_ledger_clear(model_ledger *L)
     if (L) model__l_free_ents(L);
 }
 
-/* Apply: the pending writes are snapshotted in ledger order, then fn is
-   called for each; once fn changed things, a write whose object is no
+/* Apply: the pending writes are snapshotted in ledger order, then each is
+   written into its field (set_fields; a deletion zeroes it) or handed to
+   fn (NULL only when every write has a field); once fn changed things, a
+   write whose object is no
    longer tracked, or whose value (an object some ledger tracks) died since
    the snapshot, is skipped; identity is the object's life, not its
    address (a newcomer at a dead object's address gets none of its writes:
@@ -1240,6 +1445,8 @@ typedef struct model__lsnap {
     const void *obj;
     const char *attr;
     const void *value;
+    int64_t num;             /* sized ledgers */
+    const mguard_ledger_field *field;   /* written by apply itself */
     uint64_t oserial;        /* the object's life: a newcomer at its address is
                                 another (0: already dying, still tracked) */
     uint64_t vserial;        /* 0: the value's death is not watched */
@@ -1250,9 +1457,13 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
 {
     model_ctx *c;
     model__lsnap *snap;
-    size_t i, j, k = 0;
-    if (!L || !fn) return MGUARD_EINVAL;
+    size_t i, j, k = 0, unbound = 0;
+    if (!L) return MGUARD_EINVAL;
     c = L->ctx;
+    for (i = 0; i < L->n; i++)
+        for (j = 0; j < L->e[i].nw; j++) unbound += model__l_field(&L->e[i], L->e[i].w[j].attr) == NULL;
+    /* a NULL fn is fine when every write goes to a field */
+    if (!fn && unbound) return MGUARD_EINVAL;
     if (model__take_fail(c)) return MGUARD_ENOMEM;
     snap = (model__lsnap *)model__xrealloc(NULL, (model_ledger_write_count(L) + 1) * sizeof *snap);
     for (i = 0; i < L->n; i++) {
@@ -1263,16 +1474,28 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
             snap[k].oserial = model__find(c, L->e[i].obj) ? model__find(c, L->e[i].obj)->serial : 0;
             snap[k].attr = w->attr;
             snap[k].value = w->value;
+            snap[k].num = w->num;
+            snap[k].field = model__l_field(&L->e[i], w->attr);
             snap[k].vserial = (vo && model_weak_contains(c->lwatch, w->value)) ? vo->serial : 0;
             snap[k].deleted = w->deleted;
             k++;
         }
     }
     for (i = 0; i < k; i++) {
+        unsigned char *dst = (unsigned char *)(uintptr_t)snap[i].obj;
         if (model__l_find(L, snap[i].obj) < 0) continue;
         if (snap[i].oserial && !model__alive(c, snap[i].obj, snap[i].oserial)) continue;
         if (snap[i].vserial && !model__alive(c, snap[i].value, snap[i].vserial)) continue;
-        fn(snap[i].obj, snap[i].attr, (void *)snap[i].value, snap[i].deleted, user);
+        if (snap[i].field) {
+            dst += snap[i].field->offset;
+            if (snap[i].deleted) memset(dst, 0, snap[i].field->size);
+            else if (L->sized) memcpy(dst, &snap[i].num, 8);
+            else memcpy(dst, &snap[i].value, sizeof(void *));
+        } else if (L->sized) {
+            fn(dst, snap[i].attr, snap[i].deleted ? NULL : &snap[i].num, snap[i].deleted, user);
+        } else {
+            fn(dst, snap[i].attr, (void *)(uintptr_t)snap[i].value, snap[i].deleted, user);
+        }
     }
     free(snap);
     return MGUARD_OK;

@@ -267,7 +267,7 @@ static void test_scope_check_sees_each_broken_invariant(void **state)
     mguard_scope *s = entered_scope(ctx, &comp);
     uint32_t zero = 0, one = 1, two = 2;
     (void)state;
-    BROKEN_WHILE(ctx, s->magic, MGUARD__DEAD, "mguard_ctx_check: scope %p: bad magic", (void *)s);
+    BROKEN_WHILE(ctx, s->hd.magic, MGUARD__DEAD, "mguard_ctx_check: scope %p: bad magic", (void *)s);
     BROKEN_WHILE(ctx, s->names, NULL, "mguard_ctx_check: scope %p: names table is gone", (void *)s);
     BROKEN_WHILE(ctx, s->root, s->recs[1].name, "mguard_ctx_check: scope %p: record 0 is not the root", (void *)s);
     BROKEN_WHILE(ctx, s->active[0], one, "mguard_ctx_check: scope %p: the root is not first in the active set", (void *)s);
@@ -332,7 +332,7 @@ static void test_dyn_check_sees_each_broken_invariant(void **state)
     mguard_dyn *d = observed_dyn(ctx);
     uint32_t one = 1, two = 2;
     (void)state;
-    BROKEN_WHILE(ctx, d->magic, MGUARD__DEAD, "mguard_ctx_check: dyn %p: bad magic", (void *)d);
+    BROKEN_WHILE(ctx, d->hd.magic, MGUARD__DEAD, "mguard_ctx_check: dyn %p: bad magic", (void *)d);
     BROKEN_WHILE(ctx, d->recs[1].rank, d->recs[1].cap + 1, "mguard_ctx_check: dyn %p: L['y'] rank over capacity", (void *)d);
     BROKEN_WHILE(ctx, d->recs[1].group, two, "mguard_ctx_check: dyn %p: L['y'] has no group", (void *)d);
     BROKEN_WHILE(ctx, d->recs[0].next_in_group, two, "mguard_ctx_check: dyn %p: group 0's list is broken", (void *)d);   /* L['y'] is in group 1 */

@@ -1,6 +1,7 @@
 /* The context: creation options, status strings, interning, and the rule
    that an allocation failure anywhere returns MGUARD_ENOMEM and leaves
-   every structure as it was. */
+   every structure as it was; bad input (a NULL context, a handle of
+   another kind, a destroy from inside a callback). */
 #include "common.h"
 
 static void test_create_with_defaults_and_destroy(void **state)
@@ -14,21 +15,23 @@ static void test_create_with_defaults_and_destroy(void **state)
     mguard_ctx_destroy(NULL);
 }
 
+/* realloc_fn without free_fn, then free_fn without realloc_fn. */
 static void test_half_an_allocator_is_refused(void **state)
 {
     test_log log;
-    test_alloc al;
     mguard_ctx_desc d;
+    int half;
     (void)state;
-    memset(&log, 0, sizeof log);
-    memset(&d, 0, sizeof d);
-    d.logger.func = test_log_fn;
-    d.logger.user = &log;
-    d.allocator.realloc_fn = fa_realloc;
-    d.allocator.user = &al;
-    assert_null(mguard_ctx_create(&d));
-    assert_int_equal(log.errors, 1);
-    assert_string_equal(log.last, "mguard_ctx_create: the allocator needs both realloc_fn and free_fn");
+    for (half = 0; half < 2; half++) {
+        memset(&log, 0, sizeof log);
+        memset(&d, 0, sizeof d);
+        d.logger.func = test_log_fn;
+        d.logger.user = &log;
+        if (half == 0) d.allocator.realloc_fn = fa_realloc;
+        else d.allocator.free_fn = fa_free;
+        assert_null(mguard_ctx_create(&d));
+        EXPECT_LOG(log, log.errors, "mguard_ctx_create: the allocator needs both realloc_fn and free_fn");
+    }
 }
 
 static void test_create_out_of_memory_returns_null(void **state)
@@ -238,6 +241,107 @@ static void test_every_allocation_failure_leaves_state_unchanged(void **state)
     assert_true(failures_seen > 20);
 }
 
+/* ---- misuse: every bad input gets its documented answer -------------- */
+
+static void test_null_context_is_refused_everywhere(void **state)
+{
+    static int obj, cls;
+    mguard_weak_desc d;
+    mguard_ref ref;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.value_size = 8;
+    mguard_ctx_destroy(NULL);
+    assert_int_equal(mguard_ctx_check(NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ctx_object_count(NULL), 0);
+    assert_null(mguard_weak_create(NULL, &d));
+    mguard_on_destroy(NULL, &obj);
+    assert_null(mguard_intern(NULL, "x"));
+    assert_false(mgt_ctx_contains(NULL, &obj));
+    ref = mguard_ref_make(NULL, &obj);
+    assert_true(mguard_ref_is_null(ref));
+    assert_null(mguard_ref_get(NULL, ref));
+    assert_int_equal(mguard_watch(NULL, &obj, &cls, inval_nop, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_unwatch(NULL, &obj, &cls), MGUARD_EINVAL);
+    mguard_on_mutation(NULL, &obj, "x");
+    assert_int_equal(mguard_mutation_count(NULL, &obj), 0);
+    assert_int_equal(mgt_watcher_count(NULL, &obj), 0);
+    assert_int_equal(mguard_gen_tag(NULL, &obj), MGUARD_EINVAL);
+    assert_int_equal(mguard_gen_get(NULL, &obj), -1);
+    assert_false(mguard_gen_is_current(NULL, &obj));
+    assert_int_equal(mguard_gen_current(NULL), -1);
+    assert_int_equal(mguard_gen_advance(NULL), -1);
+    assert_int_equal(mguard_gen_mark_class_dynamic(NULL, &cls), MGUARD_EINVAL);
+    assert_false(mguard_gen_is_class_dynamic(NULL, &cls));
+    assert_false(mguard_gen_is_dynamic(NULL, &obj, &cls));
+    mguard_gen_clear(NULL);
+}
+
+static void test_a_table_handle_is_not_a_context(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_weak *t = long_table(ctx, NULL);
+    mguard_ctx *wrong = (mguard_ctx *)(void *)t;
+    static int obj;
+    (void)state;
+    assert_int_equal(mguard_ctx_check(wrong), MGUARD_EINVAL);
+    assert_int_equal(mguard_ctx_object_count(wrong), 0);
+    assert_null(mguard_weak_create(wrong, NULL));
+    mguard_on_destroy(wrong, &obj);
+    assert_int_equal(mguard_watch(wrong, &obj, &obj, inval_nop, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_gen_tag(wrong, &obj), MGUARD_EINVAL);
+    assert_int_equal(mguard_gen_advance(wrong), -1);
+    mguard_ctx_destroy(wrong);
+    EXPECT_NO_LOG(log);
+    assert_int_equal(mguard_weak_count(t), 0);   /* t untouched */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+typedef struct destroy_ctx_in_dtor { mguard_ctx *ctx; int calls; } destroy_ctx_in_dtor;
+
+static void dtor_destroys_ctx(void *value, void *user)
+{
+    destroy_ctx_in_dtor *x = (destroy_ctx_in_dtor *)user;
+    (void)value;
+    x->calls++;
+    mguard_ctx_destroy(x->ctx);
+}
+
+static void test_ctx_destroy_inside_a_callback_is_refused(void **state)
+{
+    test_log log; test_alloc al;
+    destroy_ctx_in_dtor x;
+    mguard_weak_desc d;
+    mguard_weak *t;
+    static int key;
+    long v = 1;
+    (void)state;
+    x.ctx = test_ctx(&log, &al);
+    x.calls = 0;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof v;
+    d.value_dtor = dtor_destroys_ctx;
+    d.user = &x;
+    t = mguard_weak_create(x.ctx, &d);
+    assert_int_equal(mguard_weak_set(t, &key, &v), MGUARD_OK);
+    assert_int_equal(mguard_weak_remove(t, &key), MGUARD_OK);
+    assert_int_equal(x.calls, 1);
+    EXPECT_LOG(log, log.warnings, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
+    assert_ctx_ok(x.ctx);                      /* still alive and whole */
+    mguard_ctx_destroy(x.ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+static void test_status_str_of_unknown_status(void **state)
+{
+    (void)state;
+    assert_string_equal(mguard_status_str(MGUARD_EINVAL), "MGUARD_EINVAL");
+    assert_string_equal(mguard_status_str((mguard_status)99), "unknown status");
+    assert_string_equal(mguard_status_str((mguard_status)-1), "unknown status");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +353,10 @@ int main(void)
         cmocka_unit_test(test_intern_returns_one_copy_per_content),
         cmocka_unit_test(test_unknown_object_destroy_is_a_cheap_noop),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
+        cmocka_unit_test(test_null_context_is_refused_everywhere),
+        cmocka_unit_test(test_a_table_handle_is_not_a_context),
+        cmocka_unit_test(test_ctx_destroy_inside_a_callback_is_refused),
+        cmocka_unit_test(test_status_str_of_unknown_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

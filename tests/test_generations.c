@@ -104,6 +104,75 @@ static void test_death_forgets_tag_and_mark(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* Several plans, each remembering the generation it was built in: an
+   object is new to a plan when it was tagged in that generation or later. */
+static void test_is_since_compares_with_any_generation(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int a, b, c, never;
+    long plan1, plan2;
+    (void)state;
+    mguard_gen_tag(ctx, &a);                  /* generation 0 */
+    plan1 = mguard_gen_advance(ctx);          /* plan 1 built; new objects from 1 */
+    mguard_gen_tag(ctx, &b);                  /* generation 1 */
+    plan2 = mguard_gen_advance(ctx);          /* plan 2 built; new objects from 2 */
+    mguard_gen_tag(ctx, &c);                  /* generation 2 */
+    assert_int_equal(plan1, 1);
+    assert_int_equal(plan2, 2);
+    assert_false(mguard_gen_is_since(ctx, &a, plan1));
+    assert_true(mguard_gen_is_since(ctx, &b, plan1));
+    assert_true(mguard_gen_is_since(ctx, &c, plan1));
+    assert_false(mguard_gen_is_since(ctx, &b, plan2));
+    assert_true(mguard_gen_is_since(ctx, &c, plan2));
+    assert_true(mguard_gen_is_since(ctx, &a, 0));
+    assert_false(mguard_gen_is_since(ctx, &c, 3));
+    assert_false(mguard_gen_is_since(ctx, &never, 0));   /* untagged: old */
+    assert_false(mguard_gen_is_since(NULL, &a, 0));
+    assert_false(mguard_gen_is_since(ctx, NULL, 0));
+    assert_int_equal(mguard_ctx_object_count(ctx), 3);    /* questions add nothing */
+    mguard_ctx_destroy(ctx);
+}
+
+/* A strict context counts an object never tagged as dynamic and reports
+   the first one: a constructor that forgot mguard_gen_tag is caught. */
+static void test_strict_context_counts_an_untagged_object_as_dynamic(void **state)
+{
+    test_log log;
+    mguard_ctx_desc d;
+    mguard_ctx *ctx;
+    static int tagged, forgot, forgot2, cls;
+    char want[256];
+    (void)state;
+    memset(&log, 0, sizeof log);
+    memset(&d, 0, sizeof d);
+    d.logger.func = test_log_fn;
+    d.logger.user = &log;
+    d.strict_generations = true;
+    ctx = mguard_ctx_create(&d);
+    assert_non_null(ctx);
+    mguard_gen_tag(ctx, &tagged);
+    mguard_gen_advance(ctx);
+    assert_false(mguard_gen_is_current(ctx, &tagged));   /* tagged and old: old */
+    assert_int_equal(log.warnings, 0);
+    assert_true(mguard_gen_is_current(ctx, &forgot));    /* never tagged: dynamic */
+    assert_int_equal(log.warnings, 1);
+    snprintf(want, sizeof want, "mguard_gen_is_current: %p was never tagged (mguard_gen_tag in its constructor?); "
+             "counted as dynamic, as every untagged object on this strict context (reported once)", (void *)&forgot);
+    assert_string_equal(log.last, want);
+    assert_true(mguard_gen_is_dynamic(ctx, &forgot2, &cls));
+    assert_true(mguard_gen_is_since(ctx, &forgot2, 7));
+    assert_int_equal(log.warnings, 1);                    /* once per context */
+    assert_int_equal(mguard_gen_get(ctx, &forgot), -1);   /* still untagged */
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);
+    assert_false(mguard_gen_is_current(ctx, NULL));
+    mguard_ctx_destroy(ctx);
+    /* the default: untagged counts as old, silently */
+    ctx = test_ctx(&log, NULL);
+    assert_false(mguard_gen_is_dynamic(ctx, &forgot, &cls));
+    assert_int_equal(log.warnings, 0);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_gen_bad_input_and_out_of_memory(void **state)
 {
     test_log log;
@@ -143,6 +212,8 @@ int main(void)
         cmocka_unit_test(test_dynamic_class_makes_every_instance_dynamic),
         cmocka_unit_test(test_clear_resets_generation_tags_and_marks),
         cmocka_unit_test(test_death_forgets_tag_and_mark),
+        cmocka_unit_test(test_is_since_compares_with_any_generation),
+        cmocka_unit_test(test_strict_context_counts_an_untagged_object_as_dynamic),
         cmocka_unit_test(test_gen_bad_input_and_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

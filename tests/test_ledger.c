@@ -25,6 +25,7 @@ typedef struct hooks_state {
     void (*on_release)(tobj *o);
     void (*on_equal)(void);
     void (*on_refs)(void);
+    bool refs_skip_self;     /* the refs hook lists only ref[], not its argument */
 } hooks_state;
 
 static hooks_state H;
@@ -69,7 +70,7 @@ static void t_refs(const void *v, mguard_ledger_visit_fn visit, void *vctx, void
     int i;
     (void)u;
     H.refs_calls++;
-    visit(o, vctx);
+    if (!H.refs_skip_self) visit(o, vctx);
     for (i = 0; i < 3; i++)
         if (o->ref[i]) visit(o->ref[i], vctx);
     if (H.on_refs) H.on_refs();
@@ -90,7 +91,8 @@ static mguard_ledger_desc full_desc(void)
     d.release = t_release;
     d.equal = t_equal;
     d.refs = t_refs;
-    d.format = t_format;
+    d.format_value = t_format;
+    d.format_object = t_format;
     d.user = &H;
     return d;
 }
@@ -119,10 +121,7 @@ static void teardown(void)
 static void dump(const mguard_ledger *L, char *out, size_t size)
 {
     mguard_ledger_iter it = mguard_ledger_iterate(L, false);
-    size_t n = 0, i;
-    const char *tag;
-    void *payload;
-    mguard_ledger_hook hk;
+    size_t n = 0;
     out[0] = 0;
 #define DUMPF(...) do { if (n < size) n += (size_t)snprintf(out + n, size - n, __VA_ARGS__); } while (0)
     while (mguard_ledger_next(&it)) {
@@ -133,11 +132,13 @@ static void dump(const mguard_ledger *L, char *out, size_t size)
             DUMPF("%s=%s;", w.attr, w.deleted ? "<del>" : w.value ? ((const tobj *)w.value)->name : "NULL");
         DUMPF("} ");
     }
-    for (i = 0; mguard_ledger_record_at(L, i, &tag, &payload) == MGUARD_OK; i++)
-        DUMPF("R%s(%s) ", tag, payload ? ((const tobj *)payload)->name : "NULL");
-    for (i = 0; mguard_ledger_hook_at(L, i, &hk) == MGUARD_OK; i++)
-        DUMPF("H%d:%s.%s=%s ", hk.id, ((const tobj *)hk.obj)->name, hk.name ? hk.name : "-",
-              hk.fn ? ((const tobj *)hk.fn)->name : "NULL");
+    it = mguard_ledger_iterate_records(L);
+    while (mguard_ledger_next(&it))
+        DUMPF("R%s(%s) ", it.tag, it.payload ? ((const tobj *)it.payload)->name : "NULL");
+    it = mguard_ledger_iterate_hooks(L);
+    while (mguard_ledger_next(&it))
+        DUMPF("H%d:%s.%s=%s ", it.id, ((const tobj *)it.obj)->name, it.name ? it.name : "-",
+              it.fn ? ((const tobj *)it.fn)->name : "NULL");
 #undef DUMPF
 }
 
@@ -630,19 +631,24 @@ static void test_write_iteration_survives_removal_of_the_next_write(void **state
 static void test_records_keep_their_order_and_hold_payloads(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL);
-    const char *tag;
-    void *payload;
+    mguard_ledger_iter it;
     OBJ(c1, "c1", 0); OBJ(c2, "c2", 0);
     (void)state;
     assert_int_equal(mguard_ledger_record(L, "save_for_backward", &c1), MGUARD_OK);
     assert_int_equal(mguard_ledger_record(L, "save_for_backward", &c2), MGUARD_OK);
     assert_int_equal(mguard_ledger_record(L, "mark", NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_record_count(L), 3);
-    assert_int_equal(mguard_ledger_record_at(L, 1, &tag, &payload), MGUARD_OK);
-    assert_string_equal(tag, "save_for_backward");
-    assert_ptr_equal(payload, &c2);
-    assert_int_equal(mguard_ledger_record_at(L, 3, &tag, &payload), MGUARD_NOT_FOUND);
-    assert_null(tag);
+    it = mguard_ledger_iterate_records(L);
+    assert_true(mguard_ledger_next(&it));
+    assert_ptr_equal(it.payload, &c1);
+    assert_true(mguard_ledger_next(&it));
+    assert_string_equal(it.tag, "save_for_backward");
+    assert_ptr_equal(it.payload, &c2);
+    assert_true(mguard_ledger_next(&it));
+    assert_string_equal(it.tag, "mark");
+    assert_null(it.payload);
+    assert_false(mguard_ledger_next(&it));
+    assert_null(it.tag);
     assert_int_equal(c1.rc, 1);
     assert_false(mguard_ledger_is_empty(L));
     teardown();
@@ -651,7 +657,7 @@ static void test_records_keep_their_order_and_hold_payloads(void **state)
 static void test_hook_ids_are_the_smallest_free_id_from_the_live_count(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL);
-    mguard_ledger_hook h;
+    mguard_ledger_iter h;
     int id;
     OBJ(t, "t", 0); OBJ(f, "f", 0);
     (void)state;
@@ -674,17 +680,91 @@ static void test_hook_ids_are_the_smallest_free_id_from_the_live_count(void **st
     assert_int_equal(id, 1);           /* {4} live -> 1 is free */
     assert_int_equal(mguard_ledger_remove_hook(L, 7), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_ledger_hook_count(L), 2);
-    assert_int_equal(mguard_ledger_hook_at(L, 0, &h), MGUARD_OK);
+    h = mguard_ledger_iterate_hooks(L);
+    assert_true(mguard_ledger_next(&h));
     assert_int_equal(h.id, 4);
     assert_null(h.name);
     assert_null(h.fn);
-    assert_int_equal(mguard_ledger_hook_at(L, 1, &h), MGUARD_OK);
+    assert_true(mguard_ledger_next(&h));
     assert_int_equal(h.id, 1);
     assert_ptr_equal(h.obj, &t);
     assert_string_equal(h.name, "x");
     assert_ptr_equal(h.fn, &f);
+    assert_false(mguard_ledger_next(&h));
+    assert_null(h.obj);
     assert_int_equal(t.rc, 1);
     assert_int_equal(f.rc, 1);
+    teardown();
+}
+
+/* The records and hooks walks keep the promise of the others: a removed
+   one is never returned, none twice, no remaining one skipped, new ones
+   last; across a restore they go on after the last one returned. */
+static void test_record_walk_survives_removals_and_additions(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    mguard_ledger_iter it;
+    char seen[128] = "";
+    OBJ(p0, "p0", 0); OBJ(p1, "p1", 0); OBJ(p2, "p2", 0); OBJ(p3, "p3", 0); OBJ(p4, "p4", 0); OBJ(p5, "p5", 0);
+    (void)state;
+    mguard_ledger_record(L, "r", &p0);
+    mguard_ledger_record(L, "r", &p1);
+    mguard_ledger_record(L, "r", &p2);
+    mguard_ledger_record(L, "r", &p3);
+    mguard_ledger_record(L, "r", &p4);
+    it = mguard_ledger_iterate_records(L);
+    while (mguard_ledger_next(&it)) {
+        seen_add(seen, sizeof seen, it.payload);
+        if (it.payload == &p1) {
+            mguard_on_destroy(H.ctx, &p1);   /* the current record goes */
+            mguard_on_destroy(H.ctx, &p2);   /* and the next one */
+            assert_int_equal(mguard_ledger_record(L, "late", &p5), MGUARD_OK);
+        }
+        if (it.payload == &p3) mguard_on_destroy(H.ctx, &p0);   /* an earlier one: positions move */
+    }
+    assert_string_equal(seen, "p0 p1 p3 p4 p5");
+    assert_string_equal(dumps(L), "Rr(p3) Rr(p4) Rlate(p5) ");
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
+    p0.rc = p1.rc = p2.rc = 0;
+    H.forfeit += 3;
+    teardown();
+}
+
+static void test_hook_walk_survives_removals_additions_and_restore(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL), *cp;
+    mguard_ledger_iter it;
+    char seen[128] = "";
+    int id[4], late, i;
+    OBJ(t, "t", 0); OBJ(f0, "f0", 0); OBJ(f1, "f1", 0); OBJ(f2, "f2", 0); OBJ(f3, "f3", 0); OBJ(g, "g", 0);
+    tobj *fs[4];
+    (void)state;
+    fs[0] = &f0; fs[1] = &f1; fs[2] = &f2; fs[3] = &f3;
+    for (i = 0; i < 4; i++) assert_int_equal(mguard_ledger_register_hook(L, &t, "h", fs[i], &id[i]), MGUARD_OK);
+    it = mguard_ledger_iterate_hooks(L);
+    while (mguard_ledger_next(&it)) {
+        seen_add(seen, sizeof seen, it.fn);
+        if (it.fn == &f0) {
+            assert_int_equal(mguard_ledger_remove_hook(L, id[0]), MGUARD_OK);
+            assert_int_equal(mguard_ledger_remove_hook(L, id[1]), MGUARD_OK);
+            assert_int_equal(mguard_ledger_register_hook(L, &t, "late", &g, &late), MGUARD_OK);
+        }
+    }
+    assert_string_equal(seen, "f0 f2 f3 g");
+    assert_int_equal(late, 4);       /* 3 live: 3 taken, 4 free */
+    /* restore to a checkpoint taken before g: the walk goes on after f2 */
+    cp = mguard_ledger_clone(L);
+    assert_int_equal(mguard_ledger_remove_hook(L, late), MGUARD_OK);
+    seen[0] = 0;
+    it = mguard_ledger_iterate_hooks(L);
+    while (mguard_ledger_next(&it)) {
+        seen_add(seen, sizeof seen, it.fn);
+        if (it.fn == &f2) assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);
+    }
+    assert_string_equal(seen, "f2 f3 g");
+    mguard_ledger_destroy(cp);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     teardown();
 }
 
@@ -973,6 +1053,59 @@ static void test_diff_reports_a_record_whose_tag_changed(void **state)
     teardown();
 }
 
+/* Objects and values have a format hook each: labels through
+   format_object, values, payloads and hook functions through format_value. */
+static void fmt_label(const void *v, char *buf, size_t n, void *u)
+{
+    (void)u;
+    snprintf(buf, n, "<%s>", ((const tobj *)v)->name);
+}
+
+static void fmt_value(const void *v, char *buf, size_t n, void *u)
+{
+    (void)u;
+    snprintf(buf, n, "=%d", ((const tobj *)v)->val);
+}
+
+static void test_diff_formats_objects_and_values_with_their_own_hooks(void **state)
+{
+    mguard_ledger *A = setup(NULL, NULL), *B;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger_diff_result *r = NULL;
+    int id;
+    OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(f, "f", 7);
+    (void)state;
+    d.format_object = fmt_label;
+    d.format_value = fmt_value;
+    B = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(B, &x, "G.x");
+    mguard_ledger_store_attr(B, &x, "v", &one);
+    mguard_ledger_record(B, "save", &two);
+    mguard_ledger_register_hook(B, &x, "grad", &f, &id);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r),
+        "object <x>: only in b (existing, source \"G.x\")\n"
+        "<x>.v: only in b: =1\n"
+        "record 0: only in b: save(=2)\n"
+        "hook 0: only in b: <x>.grad =7\n");
+    mguard_ledger_diff_free(r);
+    /* without format_object, labels are addresses; values keep their hook */
+    mguard_ledger_destroy(B);
+    d.format_object = NULL;
+    B = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(B, &x, NULL);
+    mguard_ledger_store_attr(B, &x, "v", &one);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    {
+        char want[256];
+        snprintf(want, sizeof want, "object %p: only in b (existing)\n%p.v: only in b: =1\n", (void *)&x, (void *)&x);
+        assert_string_equal(mguard_ledger_diff_text(r), want);
+    }
+    mguard_ledger_diff_free(r);
+    mguard_ledger_destroy(B);
+    teardown();
+}
+
 static void test_diff_of_equal_ledgers_is_empty(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL), *C, *M;
@@ -1106,10 +1239,209 @@ static void test_prune_follows_the_refs_hook_records_and_hooks(void **state)
     teardown();
 }
 
+/* The reference's prune tests (PyTorch Dynamo's SideEffects.prune_dead_object_new):
+   a NEW object lives when a root, a pre-existing object or a live object
+   reaches it; the others go with every write recorded for them. */
+static void test_prune_keeps_ten_live_new_objects_and_drops_two_dead_ones(void **state)
+{
+    static const char *const names[12] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "d0", "d1"};
+    static const char *const slots[5] = {"s0", "s1", "s2", "s3", "s4"};
+    mguard_ledger *L = setup(NULL, NULL);
+    tobj n[12];
+    const void *roots[5];
+    int i;
+    OBJ(g, "g", 0);
+    (void)state;
+    memset(n, 0, sizeof n);
+    mguard_ledger_track_existing(L, &g, "G.g");
+    for (i = 0; i < 12; i++) {
+        n[i].name = names[i];
+        assert_int_equal(mguard_ledger_track_new(L, &n[i], "N"), MGUARD_OK);
+    }
+    for (i = 0; i < 5; i++) {
+        roots[i] = &n[i];                                       /* n0-n4: on the stack */
+        mguard_ledger_store_attr(L, &g, slots[i], &n[5 + i]);   /* n5-n9: stored on g */
+    }
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 5), MGUARD_OK);
+    assert_int_equal(mguard_ledger_count(L), 11);
+    for (i = 0; i < 10; i++) assert_true(mguard_ledger_contains(L, &n[i]));
+    assert_false(mguard_ledger_contains(L, &n[10]));
+    assert_false(mguard_ledger_contains(L, &n[11]));
+    assert_string_equal(H.trace, "-d0 -d1");
+    assert_int_equal(n[10].rc, 0);
+    assert_int_equal(n[11].rc, 0);
+    assert_int_equal(n[5].rc, 1);
+    teardown();
+}
+
+static void test_prune_keeps_the_writes_of_eight_live_new_objects_and_drops_two(void **state)
+{
+    static const char *const names[10] = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "d0", "d1"};
+    static const char *const vnames[10] = {"v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "w0", "w1"};
+    mguard_ledger *L = setup(NULL, NULL);
+    tobj n[10], v[10];
+    const void *roots[8];
+    int i;
+    (void)state;
+    memset(n, 0, sizeof n);
+    memset(v, 0, sizeof v);
+    for (i = 0; i < 10; i++) {
+        n[i].name = names[i];
+        v[i].name = vnames[i];
+        mguard_ledger_track_new(L, &n[i], "N");
+        assert_int_equal(mguard_ledger_store_attr(L, &n[i], "attr", &v[i]), MGUARD_OK);
+        if (i < 8) roots[i] = &n[i];
+    }
+    assert_int_equal(mguard_ledger_write_count(L), 10);
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 8), MGUARD_OK);
+    assert_int_equal(mguard_ledger_count(L), 8);
+    assert_int_equal(mguard_ledger_write_count(L), 8);
+    assert_string_equal(H.trace, "-w0 -d0 -w1 -d1");
+    for (i = 0; i < 8; i++) {
+        void *val = NULL;
+        assert_int_equal(mguard_ledger_load_attr(L, &n[i], "attr", &val), MGUARD_OK);
+        assert_ptr_equal(val, &v[i]);
+        assert_int_equal(v[i].rc, 1);
+    }
+    assert_int_equal(v[8].rc, 0);
+    assert_int_equal(v[9].rc, 0);
+    teardown();
+}
+
+static void test_prune_keeps_two_live_new_objects_and_drops_eight_dead_ones(void **state)
+{
+    static const char *const names[10] = {"l0", "l1", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7"};
+    mguard_ledger *L = setup(NULL, NULL);
+    tobj n[10];
+    const void *roots[1];
+    int i;
+    OBJ(m, "m", 0);
+    (void)state;
+    memset(n, 0, sizeof n);
+    mguard_ledger_track_existing(L, &m, "G.m");
+    for (i = 0; i < 10; i++) {
+        n[i].name = names[i];
+        mguard_ledger_track_new(L, &n[i], "N");
+    }
+    mguard_ledger_store_attr(L, &m, "keep", &n[1]);   /* l1: through a pre-existing object */
+    mguard_ledger_store_attr(L, &n[3], "x", &n[2]);   /* dead ones pointing at each other stay dead */
+    roots[0] = &n[0];                                 /* l0: a root */
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
+    assert_string_equal(dumps(L), "m:existing:G.m*{keep=l1;} l0:new:N*{} l1:new:N*{} ");
+    assert_string_equal(H.trace, "-d0 -d1 -d2 -d3 -d4 -d5 -d6 -d7");
+    for (i = 2; i < 10; i++) assert_int_equal(n[i].rc, 0);
+    teardown();
+}
+
+/* items.append(node); items marked modified: node is held only by the
+   pre-existing container's contents, which the refs hook lists. */
+static void test_prune_keeps_a_new_object_held_only_by_a_pre_existing_container(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(items, "items", 0); OBJ(node, "node", 0); OBJ(tuple, "tuple", 0); OBJ(leaf, "leaf", 0); OBJ(lost, "lost", 0);
+    (void)state;
+    H.refs_skip_self = true;
+    items.ref[0] = &node;
+    items.ref[1] = &tuple;       /* untracked: looked into in turn */
+    tuple.ref[0] = &leaf;
+    mguard_ledger_track_mutable(L, &items, "L.items");
+    mguard_ledger_track_new(L, &node, "Node");
+    mguard_ledger_track_new(L, &leaf, "Leaf");
+    mguard_ledger_track_new(L, &lost, "Node");
+    mguard_ledger_store_attr(L, &node, "val", &lost);
+    mguard_ledger_delete_attr(L, &node, "val");       /* lost: no longer held */
+    assert_int_equal(mguard_ledger_mark_modified(L, &items), MGUARD_OK);
+    H.refs_calls = 0;
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
+    assert_string_equal(dumps(L), "items:mutable:L.items*{} node:new:Node*{val=<del>;} leaf:new:Leaf*{} ");
+    assert_int_equal(H.refs_calls, 4);                /* items, tuple, node, leaf: once each */
+    assert_int_equal(lost.rc, 0);
+    assert_int_equal(node.rc, 1);
+    teardown();
+}
+
+/* An unmarked pre-existing object is alive too: it is looked into all the same. */
+static void test_prune_looks_into_an_unmarked_existing_object(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(g, "g", 0); OBJ(node, "node", 0);
+    (void)state;
+    H.refs_skip_self = true;
+    g.ref[0] = &node;
+    mguard_ledger_track_existing(L, &g, "G.g");
+    mguard_ledger_track_new(L, &node, "Node");
+    assert_false(mguard_ledger_is_modified(L, &g));
+    assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
+    assert_string_equal(dumps(L), "g:existing:G.g{} node:new:Node*{} ");
+    teardown();
+}
+
+/* A refs hook that lists only what a value contains (not the value): a
+   NEW root is live all the same, with what only it reaches. */
+static void test_prune_keeps_a_new_root_and_what_only_it_reaches_with_a_custom_refs_hook(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    const void *roots[1];
+    OBJ(r, "r", 0); OBJ(child, "child", 0); OBJ(w, "w", 0); OBJ(x, "x", 0);
+    (void)state;
+    H.refs_skip_self = true;
+    r.ref[0] = &child;
+    mguard_ledger_track_new(L, &r, "R");
+    mguard_ledger_track_new(L, &child, "C");
+    mguard_ledger_track_new(L, &w, "W");
+    mguard_ledger_track_new(L, &x, "X");
+    mguard_ledger_store_attr(L, &r, "w", &w);
+    roots[0] = &r;
+    H.trace[0] = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
+    assert_string_equal(dumps(L), "r:new:R*{w=w;} child:new:C*{} w:new:W*{} ");
+    assert_string_equal(H.trace, "-x");
+    teardown();
+}
+
+/* Each allocation of a prune (its snapshot, its work stack, the set of
+   untracked pointers a refs hook lists) may fail: ENOMEM, nothing dropped. */
+static void test_prune_out_of_memory_at_any_point_drops_nothing(void **state)
+{
+    long n;
+    (void)state;
+    for (n = 1; n < 20; n++) {
+        test_log log;
+        test_alloc al;
+        mguard_ledger *L = setup(&log, &al);
+        char before[512];
+        mguard_status st;
+        OBJ(items, "items", 0); OBJ(tuple, "tuple", 0); OBJ(leaf, "leaf", 0); OBJ(lost, "lost", 0);
+        items.ref[0] = &tuple;
+        tuple.ref[0] = &leaf;
+        mguard_ledger_track_mutable(L, &items, "L.items");
+        mguard_ledger_track_new(L, &leaf, "Leaf");
+        mguard_ledger_track_new(L, &lost, "Node");
+        snprintf(before, sizeof before, "%s", dumps(L));
+        al.fail_at = al.calls + n;
+        st = mguard_ledger_prune(L, NULL, 0);
+        if (!al.failures) {
+            assert_int_equal(st, MGUARD_OK);
+            assert_string_equal(dumps(L), "items:mutable:L.items{} leaf:new:Leaf*{} ");
+            teardown();
+            break;
+        }
+        assert_int_equal(st, MGUARD_ENOMEM);
+        assert_string_equal(log.last, "mguard_ledger_prune: out of memory");
+        assert_string_equal(dumps(L), before);
+        assert_int_equal(lost.rc, 1);
+        teardown();
+    }
+    assert_int_equal(n, 4);   /* the snapshot, the work stack, the set */
+}
+
 /* ---- apply, restore, clear ---------------------------------------------- */
 
 static char applied[256];
-static void record_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void record_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     size_t n = strlen(applied);
     (void)user;
@@ -1134,6 +1466,30 @@ static void test_apply_reports_every_write_in_ledger_order(void **state)
     assert_string_equal(applied, "y.a=NULL x.b=y x.c=<del> ");
     /* the ledger is unchanged */
     assert_int_equal(mguard_ledger_write_count(L), 3);
+    teardown();
+}
+
+/* apply's job is to write the real objects: it hands them writable. */
+static void write_through(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    tobj *o = obj;
+    (void)attr;
+    (void)user;
+    o->val = deleted ? -1 : ((const tobj *)value)->val;
+}
+
+static void test_apply_hands_the_object_writable(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(seven, "seven", 7);
+    (void)state;
+    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_store_attr(L, &x, "val", &seven);
+    mguard_ledger_delete_attr(L, &y, "val");
+    assert_int_equal(mguard_ledger_apply(L, write_through, NULL), MGUARD_OK);
+    assert_int_equal(x.val, 7);
+    assert_int_equal(y.val, -1);
     teardown();
 }
 
@@ -1205,6 +1561,296 @@ static void test_is_empty_and_clear(void **state)
     mguard_ledger_store_attr(L, &x, "a", &one);
     assert_string_equal(dumps(L), "x:existing:-*{a=one;} ");
     assert_true(mguard_ledger_is_empty(NULL));
+    teardown();
+}
+
+/* ---- sized values and field tables ------------------------------------- */
+
+/* A ledger of sized values over the shared context (every hook but the
+   value hooks: values are bytes). */
+static mguard_ledger *sized_ledger(size_t size, mguard_ledger_value_type type)
+{
+    mguard_ledger_desc d = full_desc();
+    d.equal = NULL;
+    d.format_value = NULL;
+    d.value_size = size;
+    d.value_type = type;
+    return mguard_ledger_create(H.ctx, &d);
+}
+
+/* The diff line of x.v added with bytes b (the default format). */
+static const char *sized_text(size_t size, mguard_ledger_value_type type, const void *b)
+{
+    static char text[256];
+    mguard_ledger *A = sized_ledger(size, type), *B = sized_ledger(size, type);
+    mguard_ledger_diff_result *r = NULL;
+    static tobj x = {"x", 0, 0, {NULL, NULL, NULL}};
+    assert_int_equal(mguard_ledger_track_existing(A, &x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track_existing(B, &x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(B, &x, "v", (void *)(uintptr_t)b), MGUARD_OK);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    snprintf(text, sizeof text, "%s", mguard_ledger_diff_text(r));
+    mguard_ledger_diff_free(r);
+    mguard_ledger_destroy(A);
+    mguard_ledger_destroy(B);
+    return text;
+}
+
+static void test_sized_values_are_copied_and_compared_by_content(void **state)
+{
+    mguard_ledger *L, *C;
+    mguard_ledger_diff_result *r = NULL;
+    mguard_ledger_iter it;
+    int v = 5, out = 0;
+    void *p = NULL;
+    OBJ(x, "x", 0);
+    (void)state;
+    setup(NULL, NULL);
+    L = sized_ledger(sizeof(int), MGUARD_LEDGER_VALUE_INT);
+    assert_non_null(L);
+    H.trace[0] = 0;
+    mguard_ledger_track_existing(L, &x, "G.x");
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &v), MGUARD_OK);
+    v = 6;                                       /* the ledger has its own copy */
+    assert_int_equal(mguard_ledger_load(L, &x, "a", &out), MGUARD_OK);
+    assert_int_equal(out, 5);
+    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &p), MGUARD_OK);
+    assert_int_equal(*(const int *)p, 5);
+    it = mguard_ledger_iterate_writes(L, &x);
+    assert_true(mguard_ledger_next(&it));
+    assert_int_equal(*(const int *)it.value, 5);
+    assert_string_equal(H.trace, "+x");          /* values are never retained */
+    C = mguard_ledger_clone(L);
+    v = 7;
+    mguard_ledger_store_attr(C, &x, "a", &v);
+    mguard_ledger_delete_attr(C, &x, "b");
+    assert_false(mguard_ledger_equal(L, C));
+    assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r), "x.a: 5 -> 7\nx.b: only in b: <deleted>\n");
+    assert_int_equal(*(const int *)mguard_ledger_diff_at(r, 0)->a.value, 5);
+    assert_int_equal(*(const int *)mguard_ledger_diff_at(r, 0)->b.value, 7);
+    mguard_ledger_diff_free(r);
+    v = 5;                                       /* same bytes again: equal (memcmp) */
+    mguard_ledger_store_attr(C, &x, "a", &v);
+    mguard_ledger_delete_attr(L, &x, "b");
+    assert_true(mguard_ledger_equal(L, C));
+    assert_int_equal(mguard_ledger_load(C, &x, "b", &out), MGUARD_DELETED);
+    assert_int_equal(out, 0);
+    assert_int_equal(mgt_ledger_check(C), MGUARD_OK);
+    mguard_ledger_destroy(C);
+    mguard_ledger_destroy(L);
+    assert_string_equal(H.trace, "+x +x -x -x");
+    teardown();
+}
+
+static void test_sized_values_print_by_their_value_type(void **state)
+{
+    int8_t i1 = -5;
+    int16_t i2 = -300;
+    int32_t i4 = -70000;
+    int64_t i8 = INT64_MIN;
+    uint64_t u8 = UINT64_MAX;
+    uint16_t u2 = 65535;
+    double d = 0.1;
+    float f = 0.5f;
+    unsigned char b3[3] = {0x0a, 0x0b, 0xff};
+    unsigned char b16[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    (void)state;
+    setup(NULL, NULL);
+    assert_string_equal(sized_text(1, MGUARD_LEDGER_VALUE_INT, &i1), "x.v: only in b: -5\n");
+    assert_string_equal(sized_text(2, MGUARD_LEDGER_VALUE_INT, &i2), "x.v: only in b: -300\n");
+    assert_string_equal(sized_text(4, MGUARD_LEDGER_VALUE_INT, &i4), "x.v: only in b: -70000\n");
+    assert_string_equal(sized_text(8, MGUARD_LEDGER_VALUE_INT, &i8), "x.v: only in b: -9223372036854775808\n");
+    assert_string_equal(sized_text(8, MGUARD_LEDGER_VALUE_UINT, &u8), "x.v: only in b: 18446744073709551615\n");
+    assert_string_equal(sized_text(2, MGUARD_LEDGER_VALUE_UINT, &u2), "x.v: only in b: 65535\n");
+    assert_string_equal(sized_text(8, MGUARD_LEDGER_VALUE_DOUBLE, &d), "x.v: only in b: 0.10000000000000001\n");
+    assert_string_equal(sized_text(4, MGUARD_LEDGER_VALUE_DOUBLE, &f), "x.v: only in b: 0.5\n");
+    assert_string_equal(sized_text(3, MGUARD_LEDGER_VALUE_BYTES, b3), "x.v: only in b: 0x0a0bff\n");
+    assert_string_equal(sized_text(16, MGUARD_LEDGER_VALUE_BYTES, b16), "x.v: only in b: 0x0102030405060708090a0b0c0d0e0f10\n");
+    teardown();
+}
+
+static void test_sized_value_descs_that_make_no_sense_are_refused(void **state)
+{
+    test_log log;
+    mguard_ledger_desc d;
+    int i;
+    static const struct { size_t size; int type; const char *why; } bad[] = {
+        {17, MGUARD_LEDGER_VALUE_BYTES, "value_size is more than MGUARD_LEDGER_MAX_VALUE (value_size 17)"},
+        {3, MGUARD_LEDGER_VALUE_INT, "an integer value_type needs a value_size of 1, 2, 4 or 8 (value_size 3)"},
+        {16, MGUARD_LEDGER_VALUE_UINT, "an integer value_type needs a value_size of 1, 2, 4 or 8 (value_size 16)"},
+        {2, MGUARD_LEDGER_VALUE_DOUBLE, "MGUARD_LEDGER_VALUE_DOUBLE needs a value_size of 4 or 8 (value_size 2)"},
+        {0, MGUARD_LEDGER_VALUE_INT, "a value_type needs a value_size (value_size 0)"},
+        {8, 9, "unknown value_type (value_size 8)"},
+    };
+    (void)state;
+    setup(&log, NULL);
+    for (i = 0; i < 6; i++) {
+        memset(&d, 0, sizeof d);
+        d.value_size = bad[i].size;
+        d.value_type = (mguard_ledger_value_type)bad[i].type;
+        assert_null(mguard_ledger_create(H.ctx, &d));
+        assert_non_null(strstr(log.last, bad[i].why));
+    }
+    assert_int_equal(log.warnings, 6);
+    teardown();
+}
+
+/* A C struct whose attributes are plain fields (a tobj first, for the
+   test hooks). */
+typedef struct node {
+    tobj base;
+    long val, weight;
+    tobj *next;
+} node;
+static const mguard_ledger_field node_fields[] = {
+    MGUARD_LEDGER_FIELD(node, val), MGUARD_LEDGER_FIELD(node, weight)
+};
+static const mguard_ledger_field node_ptr_fields[] = { MGUARD_LEDGER_FIELD(node, next) };
+
+/* apply's callback for a ledger of long values */
+static void long_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    size_t n = strlen(applied);
+    (void)user;
+    if (deleted) snprintf(applied + n, sizeof applied - n, "%s.%s=<del> ", ((const node *)obj)->base.name, attr);
+    else snprintf(applied + n, sizeof applied - n, "%s.%s=%ld ", ((const node *)obj)->base.name, attr, *(const long *)value);
+}
+
+static void test_fields_let_apply_write_the_object_and_load_read_it(void **state)
+{
+    mguard_ledger *L;
+    node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
+    long v, out = -1;
+    (void)state;
+    setup(NULL, NULL);
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(L, &n, "G.n");
+    assert_int_equal(mguard_ledger_set_fields(L, &n, node_fields, 2), MGUARD_OK);
+    /* nothing pending: the real field */
+    assert_int_equal(mguard_ledger_load(L, &n, "val", &out), MGUARD_OK);
+    assert_int_equal(out, 3);
+    assert_false(mguard_ledger_is_pending(L, &n, "val"));
+    assert_int_equal(mguard_ledger_load(L, &n, "colour", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, 0);
+    v = 10;
+    mguard_ledger_store_attr(L, &n, "val", &v);
+    mguard_ledger_delete_attr(L, &n, "weight");
+    v = 7;
+    mguard_ledger_store_attr(L, &n, "colour", &v);   /* no field: the callback's */
+    assert_int_equal(mguard_ledger_load(L, &n, "val", &out), MGUARD_OK);
+    assert_int_equal(out, 10);
+    assert_int_equal(n.val, 3);                       /* speculative: untouched */
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);   /* colour has no field */
+    assert_int_equal(n.val, 3);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, long_apply, NULL), MGUARD_OK);
+    assert_string_equal(applied, "n.colour=7 ");
+    assert_int_equal(n.val, 10);
+    assert_int_equal(n.weight, 0);                    /* a deletion zeroes the field */
+    mguard_ledger_clear(L);
+    assert_int_equal(mguard_ledger_load(L, &n, "val", &out), MGUARD_NOT_FOUND);   /* untracked now */
+    /* every write to a field: no callback needed */
+    mguard_ledger_track_existing(L, &n, "G.n");
+    mguard_ledger_set_fields(L, &n, node_fields, 2);
+    v = 11;
+    mguard_ledger_store_attr(L, &n, "weight", &v);
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_OK);
+    assert_int_equal(n.weight, 11);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+static void test_fields_of_pointer_values_take_the_pointer(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
+    void *out = NULL;
+    OBJ(t, "t", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &n, "G.n");
+    assert_int_equal(mguard_ledger_set_fields(L, &n, node_ptr_fields, 1), MGUARD_OK);
+    assert_int_equal(mguard_ledger_load(L, &n, "next", &out), MGUARD_OK);
+    assert_null(out);
+    mguard_ledger_store_attr(L, &n, "next", &t);
+    assert_int_equal(mguard_ledger_load(L, &n, "next", &out), MGUARD_OK);
+    assert_ptr_equal(out, &t);
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_OK);
+    assert_ptr_equal(n.next, &t);
+    teardown();
+}
+
+/* A callback that changes the ledger does not make apply skip the later
+   sized values (bytes have no life to check). */
+static void long_apply_and_store(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    long v = 99;
+    long_apply(obj, attr, value, deleted, user);
+    mguard_ledger_store_attr((mguard_ledger *)user, obj, "late", &v);
+}
+
+static void test_apply_keeps_sized_values_after_the_callback_changed_the_ledger(void **state)
+{
+    mguard_ledger *L;
+    node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
+    long v = 1;
+    (void)state;
+    setup(NULL, NULL);
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(L, &n, NULL);
+    mguard_ledger_store_attr(L, &n, "a", &v);
+    v = 2;
+    mguard_ledger_store_attr(L, &n, "b", &v);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, long_apply_and_store, L), MGUARD_OK);
+    assert_string_equal(applied, "n.a=1 n.b=2 ");
+    assert_int_equal(mguard_ledger_write_count(L), 3);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+static void test_set_fields_refuses_tables_that_do_not_fit(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    static const mguard_ledger_field unnamed[] = { {NULL, 0, sizeof(void *)} };
+    node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
+    OBJ(m, "m", 0);
+    (void)state;
+    mguard_ledger_track_existing(L, &n, NULL);
+    mguard_ledger_track_mutable(L, &m, NULL);
+    assert_int_equal(mguard_ledger_set_fields(L, &n, node_fields, 2), sizeof(long) == sizeof(void *) ? MGUARD_OK : MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_set_fields(L, &n, unnamed, 1), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_set_fields: field 0 (NULL) has no name"));
+    assert_int_equal(mguard_ledger_set_fields(L, &n, NULL, 2), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "NULL fields with n 2"));
+    assert_int_equal(mguard_ledger_set_fields(L, &m, node_ptr_fields, 1), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "is a mutable container"));
+    assert_int_equal(mguard_ledger_set_fields(L, &log, node_ptr_fields, 1), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "is not tracked"));
+    assert_int_equal(mguard_ledger_set_fields(NULL, &n, node_ptr_fields, 1), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_load(L, &n, "next", NULL), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_load: NULL out"));
+    teardown();
+}
+
+static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL), *S;
+    mguard_ledger_diff_result *r = NULL;
+    OBJ(x, "x", 0);
+    (void)state;
+    S = sized_ledger(4, MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(S, &x, NULL);
+    assert_int_equal(mguard_ledger_store_attr(S, &x, "a", NULL), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_store_attr: NULL value for a ledger of 4-byte values"));
+    assert_false(mguard_ledger_equal(L, S));
+    assert_non_null(strstr(log.last, "mguard_ledger_equal: the ledgers hold values of different sizes"));
+    assert_int_equal(mguard_ledger_diff(L, S, &r), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_restore(L, S), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_restore: the checkpoint is of another value size"));
+    mguard_ledger_destroy(S);
     teardown();
 }
 
@@ -1439,7 +2085,7 @@ static void test_equal_hook_changing_a_ledger_abandons_the_comparison(void **sta
     teardown();
 }
 
-static void destroy_obj_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void destroy_obj_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     record_apply(obj, attr, value, deleted, user);
     if (strcmp(attr, "a") == 0) mguard_on_destroy(H.ctx, obj);
@@ -1472,7 +2118,7 @@ static void test_apply_callback_may_destroy_objects_and_the_ledger(void **state)
    left of an object (or value) the callback destroyed went to a new object
    tracked (or stored) at the same address. */
 static tobj *reborn;            /* destroyed and reborn on the write "a" */
-static void rebirth_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void rebirth_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     tobj *other = (tobj *)user;
     record_apply(obj, attr, value, deleted, NULL);
@@ -1535,7 +2181,7 @@ static void test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer(vo
    though the value never died. */
 static mguard_weak *unkey_table;
 static const void *unkey_value;
-static void unkey_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void unkey_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     record_apply(obj, attr, value, deleted, user);
     if (!unkey_table) return;
@@ -1600,7 +2246,8 @@ static void test_diff_text_never_names_a_newcomer_for_a_dead_value(void **state)
     (void)state;
     setup(&log, NULL);
     mguard_ledger_destroy(H.L);
-    d.format = rebirth_format;
+    d.format_value = rebirth_format;
+    d.format_object = rebirth_format;
     L = H.L = mguard_ledger_create(H.ctx, &d);
     mguard_ledger_track_existing(L, &x, NULL);
     mguard_ledger_track_existing(L, &y, NULL);
@@ -1647,7 +2294,7 @@ static void test_clone_inside_a_release_hook_holds_only_live_content(void **stat
     teardown();
 }
 
-static void clone_and_restore_on_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void clone_and_restore_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     mguard_ledger **cp = (mguard_ledger **)user;
     record_apply(obj, attr, value, deleted, NULL);
@@ -1815,7 +2462,7 @@ static void test_stale_watch_keys_are_swept(void **state)
 
 /* ---- bad input ---------------------------------------------------------- */
 
-static void noop_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void noop_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     (void)obj; (void)attr; (void)value; (void)deleted; (void)user;
 }
@@ -1826,14 +2473,13 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     mguard_ledger *L = setup(&log, NULL), *other;
     mguard_ctx *ctx2 = test_ctx(NULL, NULL);
     mguard_ledger_entry e;
-    mguard_ledger_hook hk;
+    mguard_ledger_iter hk;
     mguard_ledger_iter it;
     mguard_ledger_diff_result *r = (mguard_ledger_diff_result *)&r;
     mguard_weak_desc wd = {1, NULL, NULL, NULL};
     mguard_weak *t = mguard_weak_create(H.ctx, &wd);
     mguard_ledger *foreign = (mguard_ledger *)(void *)t;   /* not a ledger */
     void *v = &v;
-    const char *tag;
     int id = -1, warnings;
     OBJ(x, "x", 0);
     (void)state;
@@ -1867,12 +2513,16 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_false(mguard_ledger_next(&it));       /* wrong kind of iterator */
     assert_int_equal(mguard_ledger_record(NULL, "t", NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_record_count(NULL), 0);
-    assert_int_equal(mguard_ledger_record_at(NULL, 0, &tag, NULL), MGUARD_EINVAL);
+    it = mguard_ledger_iterate_records(NULL);
+    assert_false(mguard_ledger_next(&it));
+    assert_null(it.tag);
     assert_int_equal(mguard_ledger_register_hook(NULL, &x, "h", NULL, &id), MGUARD_EINVAL);
     assert_int_equal(id, -1);
     assert_int_equal(mguard_ledger_remove_hook(NULL, 0), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_hook_count(NULL), 0);
-    assert_int_equal(mguard_ledger_hook_at(NULL, 0, &hk), MGUARD_EINVAL);
+    hk = mguard_ledger_iterate_hooks(NULL);
+    assert_false(mguard_ledger_next(&hk));
+    assert_null(hk.obj);
     assert_null(mguard_ledger_clone(NULL));
     assert_null(mguard_ledger_clone(foreign));
     assert_int_equal(mguard_ledger_restore(NULL, L), MGUARD_EINVAL);
@@ -1902,22 +2552,24 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_int_equal(mguard_ledger_record(L, NULL, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_register_hook(L, NULL, "h", NULL, &id), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_register_hook(L, &x, "h", NULL, NULL), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_hook_at(L, 0, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_restore(L, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_restore(L, other), MGUARD_EINVAL);
     assert_false(mguard_ledger_equal(L, other));
     assert_int_equal(mguard_ledger_diff(L, other, &r), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_diff(L, L, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_prune(L, NULL, 3), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);
-    assert_int_equal(log.warnings, warnings + 19);
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);   /* x.a is no field */
+    assert_int_equal(log.warnings, warnings + 18);
     assert_int_equal(log.errors, 0);
     /* queries that miss are not misuse */
-    assert_int_equal(mguard_ledger_record_at(L, 5, NULL, NULL), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_ledger_hook_at(L, 5, &hk), MGUARD_NOT_FOUND);
+    it = mguard_ledger_iterate_records(L);
+    assert_false(mguard_ledger_next(&it));
+    hk = mguard_ledger_iterate_hooks(L);
+    assert_false(mguard_ledger_next(&hk));
     assert_int_equal(mguard_ledger_remove_hook(L, 5), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_ledger_get(L, &hk, &e), MGUARD_NOT_FOUND);
-    assert_int_equal(log.warnings, warnings + 19);
+    assert_int_equal(log.warnings, warnings + 18);
     assert_int_equal(mguard_ledger_diff(L, L, &r), MGUARD_OK);   /* a ledger equals itself */
     assert_int_equal(mguard_ledger_diff_count(r), 0);
     mguard_ledger_diff_free(r);
@@ -2066,23 +2718,29 @@ static void test_property_restore_then_equal(void **state)
 }
 
 /* Reachability computed independently through the public API. */
+/* What prune reaches (the rule of mguard_ledger_prune, written plainly):
+   the root, payloads, hooked objects and functions, pre-existing objects;
+   from each pointer reached, its ref[] (the refs hook) and, when tracked,
+   its pending values. */
 static void model_reachable(mguard_ledger *L, const void *root, bool *live)
 {
-    int queue[NOBJ], head = 0, tail = 0, i;
-    size_t k;
+    int queue[NOBJ], head = 0, tail = 0, i, j;
     mguard_ledger_entry e;
-    mguard_ledger_hook hk;
-    void *payload;
+    mguard_ledger_iter it;
     memset(live, 0, NOBJ * sizeof *live);
-#define MARK(p) do { const void *p_ = (p); if (p_ && mguard_ledger_contains(L, p_)) { \
+#define MARK(p) do { const void *p_ = (p); if (p_) { \
         int ix_ = (int)((const tobj *)p_ - pobj); if (!live[ix_]) { live[ix_] = true; queue[tail++] = ix_; } } } while (0)
     MARK(root);
-    for (k = 0; mguard_ledger_record_at(L, k, NULL, &payload) == MGUARD_OK; k++) MARK(payload);
-    for (k = 0; mguard_ledger_hook_at(L, k, &hk) == MGUARD_OK; k++) { MARK(hk.obj); MARK(hk.fn); }
+    it = mguard_ledger_iterate_records(L);
+    while (mguard_ledger_next(&it)) MARK(it.payload);
+    it = mguard_ledger_iterate_hooks(L);
+    while (mguard_ledger_next(&it)) { MARK(it.obj); MARK(it.fn); }
     for (i = 0; i < NOBJ; i++)
         if (mguard_ledger_get(L, &pobj[i], &e) == MGUARD_OK && e.kind != MGUARD_LEDGER_NEW) MARK(&pobj[i]);
     while (head < tail) {
-        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, &pobj[queue[head++]]);
+        const tobj *o = &pobj[queue[head++]];
+        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, o);
+        for (j = 0; j < 3; j++) MARK(o->ref[j]);
         while (mguard_ledger_next(&w)) MARK(w.value);
     }
 #undef MARK
@@ -2106,6 +2764,7 @@ static void test_property_prune_never_drops_a_reachable_object(void **state)
                 tobj *o = &pobj[r % NOBJ], *v = &pobj[(r >> 8) % NOBJ];
                 if ((r >> 16) % 3 == 0) mguard_ledger_track_new(L, o, "N");
                 else if ((r >> 16) % 7 == 1) mguard_ledger_track_existing(L, o, "G");
+                else if ((r >> 16) % 7 == 2) o->ref[(r >> 20) % 3] = (r >> 24) % 3 ? v : NULL;   /* contents */
                 else mguard_ledger_store_attr(L, o, pattrs[(r >> 20) % 3], (r >> 24) % 5 ? v : NULL);
             }
             roots[0] = &pobj[rng(&s) % NOBJ];
@@ -2306,6 +2965,8 @@ int main(void)
         cmocka_unit_test(test_write_iteration_survives_removal_of_the_next_write),
         cmocka_unit_test(test_records_keep_their_order_and_hold_payloads),
         cmocka_unit_test(test_hook_ids_are_the_smallest_free_id_from_the_live_count),
+        cmocka_unit_test(test_record_walk_survives_removals_and_additions),
+        cmocka_unit_test(test_hook_walk_survives_removals_additions_and_restore),
         cmocka_unit_test(test_clone_is_independent_both_ways),
         cmocka_unit_test(test_clone_retains_each_held_pointer_once),
         cmocka_unit_test(test_clone_copies_the_storage_bytes),
@@ -2313,12 +2974,29 @@ int main(void)
         cmocka_unit_test(test_equal_ignores_order_and_compares_values_with_the_hook),
         cmocka_unit_test(test_diff_reports_every_kind_of_difference),
         cmocka_unit_test(test_diff_reports_a_record_whose_tag_changed),
+        cmocka_unit_test(test_diff_formats_objects_and_values_with_their_own_hooks),
         cmocka_unit_test(test_diff_of_equal_ledgers_is_empty),
         cmocka_unit_test(test_diff_without_format_hook_prints_addresses),
         cmocka_unit_test(test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root),
         cmocka_unit_test(test_prune_drops_an_unreachable_cycle_and_keeps_a_reachable_one),
         cmocka_unit_test(test_prune_follows_the_refs_hook_records_and_hooks),
+        cmocka_unit_test(test_prune_keeps_ten_live_new_objects_and_drops_two_dead_ones),
+        cmocka_unit_test(test_prune_keeps_the_writes_of_eight_live_new_objects_and_drops_two),
+        cmocka_unit_test(test_prune_keeps_two_live_new_objects_and_drops_eight_dead_ones),
+        cmocka_unit_test(test_prune_keeps_a_new_object_held_only_by_a_pre_existing_container),
+        cmocka_unit_test(test_prune_looks_into_an_unmarked_existing_object),
+        cmocka_unit_test(test_prune_keeps_a_new_root_and_what_only_it_reaches_with_a_custom_refs_hook),
+        cmocka_unit_test(test_prune_out_of_memory_at_any_point_drops_nothing),
         cmocka_unit_test(test_apply_reports_every_write_in_ledger_order),
+        cmocka_unit_test(test_apply_hands_the_object_writable),
+        cmocka_unit_test(test_sized_values_are_copied_and_compared_by_content),
+        cmocka_unit_test(test_sized_values_print_by_their_value_type),
+        cmocka_unit_test(test_sized_value_descs_that_make_no_sense_are_refused),
+        cmocka_unit_test(test_fields_let_apply_write_the_object_and_load_read_it),
+        cmocka_unit_test(test_fields_of_pointer_values_take_the_pointer),
+        cmocka_unit_test(test_apply_keeps_sized_values_after_the_callback_changed_the_ledger),
+        cmocka_unit_test(test_set_fields_refuses_tables_that_do_not_fit),
+        cmocka_unit_test(test_sized_ledger_refuses_a_null_value_and_a_mixed_pair),
         cmocka_unit_test(test_restore_makes_the_ledger_equal_to_the_checkpoint),
         cmocka_unit_test(test_is_empty_and_clear),
         cmocka_unit_test(test_tracked_object_death_drops_its_entry_everywhere_with_a_warning),

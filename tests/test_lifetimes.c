@@ -1,5 +1,6 @@
 /* Lifetimes and re-entrancy: the two-phase destructor hook, callbacks that
-   call back into the library, death storms. */
+   call back into the library, death storms; objects destroyed twice or
+   registered while they die, and the regressions of the death path. */
 #include "common.h"
 
 static mguard_ctx *ctx;
@@ -611,6 +612,265 @@ static void test_no_clone_or_diff_is_made_while_the_context_dies(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* ---- misuse and regressions (each test makes its own context) -------- */
+
+static void test_destroying_an_object_twice_is_a_silent_no_op(void **state)
+{
+    test_log log;
+    dtor_log dl;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_weak *t;
+    static int obj;
+    long v = 5;
+    (void)state;
+    memset(&dl, 0, sizeof dl);
+    t = long_table(ctx, &dl);
+    mguard_weak_set(t, &obj, &v);
+    mguard_on_destroy(ctx, &obj);
+    mguard_on_destroy(ctx, &obj);   /* same as an object mguard never saw */
+    assert_int_equal(dl.calls, 1);
+    EXPECT_NO_LOG(log);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(dl.calls, 1);
+}
+
+static void destroy_obj_again(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)attr;
+    mguard_on_destroy((mguard_ctx *)user, obj);
+}
+
+static void test_destroying_an_object_from_its_own_death_is_logged(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int obj, guard;
+    (void)state;
+    mguard_watch(ctx, &obj, &guard, destroy_obj_again, ctx);
+    mguard_on_destroy(ctx, &obj);
+    EXPECT_LOG(log, log.warnings, "mguard_on_destroy: %p is already being destroyed; ignored", (void *)&obj);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_null_object_is_refused_everywhere(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int obj;
+    (void)state;
+    mguard_on_destroy(ctx, NULL);
+    assert_false(mgt_ctx_contains(ctx, NULL));
+    mguard_on_mutation(ctx, NULL, "x");
+    assert_int_equal(mguard_mutation_count(ctx, NULL), 0);
+    assert_int_equal(mgt_watcher_count(ctx, NULL), 0);
+    assert_true(mguard_ref_is_null(mguard_ref_make(ctx, NULL)));
+    assert_int_equal(mguard_gen_get(ctx, NULL), -1);
+    assert_false(mguard_gen_is_current(ctx, NULL));
+    assert_false(mguard_gen_is_class_dynamic(ctx, NULL));
+    assert_null(mguard_intern(ctx, NULL));
+    EXPECT_NO_LOG(log);
+    assert_int_equal(mguard_watch(ctx, NULL, &obj, inval_nop, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_watch: NULL object");
+    assert_int_equal(mguard_watch(ctx, &obj, NULL, inval_nop, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_watch: NULL guard");
+    assert_int_equal(mguard_watch(ctx, &obj, &obj, NULL, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_watch: NULL callback");
+    assert_int_equal(mguard_unwatch(ctx, NULL, &obj), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_unwatch: NULL object");
+    assert_int_equal(mguard_unwatch(ctx, &obj, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_unwatch: NULL guard");
+    assert_int_equal(mguard_gen_tag(ctx, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_gen_tag: NULL object");
+    assert_int_equal(mguard_gen_mark_class_dynamic(ctx, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_gen_mark_class_dynamic: NULL object");
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+}
+
+typedef struct dying_probe {
+    mguard_ctx *ctx;
+    mguard_weak *t;
+    mguard_status set, watch_obj, watch_guard, tag, mark;
+    int ref_null;
+    test_log *log;
+    char lines[6][512];
+} dying_probe;
+
+static void probe_dying(void *guard, const void *obj, const char *attr, void *user)
+{
+    dying_probe *p = (dying_probe *)user;
+    static int other;
+    long v = 1;
+    (void)guard; (void)attr;
+    p->set = mguard_weak_set(p->t, obj, &v);
+    snprintf(p->lines[0], sizeof p->lines[0], "%s", p->log->last);
+    p->watch_obj = mguard_watch(p->ctx, obj, &other, inval_nop, NULL);
+    snprintf(p->lines[1], sizeof p->lines[1], "%s", p->log->last);
+    p->watch_guard = mguard_watch(p->ctx, &other, (void *)obj, inval_nop, NULL);
+    snprintf(p->lines[2], sizeof p->lines[2], "%s", p->log->last);
+    p->ref_null = mguard_ref_is_null(mguard_ref_make(p->ctx, obj));
+    snprintf(p->lines[3], sizeof p->lines[3], "%s", p->log->last);
+    p->tag = mguard_gen_tag(p->ctx, obj);
+    snprintf(p->lines[4], sizeof p->lines[4], "%s", p->log->last);
+    p->mark = mguard_gen_mark_class_dynamic(p->ctx, obj);
+    snprintf(p->lines[5], sizeof p->lines[5], "%s", p->log->last);
+}
+
+static void test_a_dying_object_cannot_be_registered_again(void **state)
+{
+    test_log log;
+    dying_probe p;
+    static int obj, guard;
+    char want[512];
+    (void)state;
+    memset(&p, 0, sizeof p);
+    p.ctx = test_ctx(&log, NULL);
+    p.t = long_table(p.ctx, NULL);
+    p.log = &log;
+    mguard_watch(p.ctx, &obj, &guard, probe_dying, &p);
+    mguard_on_destroy(p.ctx, &obj);
+    assert_int_equal(p.set, MGUARD_EINVAL);
+    assert_int_equal(p.watch_obj, MGUARD_EINVAL);
+    assert_int_equal(p.watch_guard, MGUARD_EINVAL);
+    assert_true(p.ref_null);
+    assert_int_equal(p.tag, MGUARD_EINVAL);
+    assert_int_equal(p.mark, MGUARD_EINVAL);
+    assert_int_equal(log.count, 6);
+    assert_int_equal(log.warnings, 6);
+    snprintf(want, sizeof want, "mguard_weak_set: %p is being destroyed; refused", (void *)&obj);
+    assert_string_equal(p.lines[0], want);
+    snprintf(want, sizeof want, "mguard_watch: %p is being destroyed; refused", (void *)&obj);
+    assert_string_equal(p.lines[1], want);
+    assert_string_equal(p.lines[2], want);
+    snprintf(want, sizeof want, "mguard_ref_make: %p is being destroyed; refused", (void *)&obj);
+    assert_string_equal(p.lines[3], want);
+    snprintf(want, sizeof want, "mguard_gen_tag: %p is being destroyed; refused", (void *)&obj);
+    assert_string_equal(p.lines[4], want);
+    snprintf(want, sizeof want, "mguard_gen_mark_class_dynamic: %p is being destroyed; refused", (void *)&obj);
+    assert_string_equal(p.lines[5], want);
+    assert_false(mgt_ctx_contains(p.ctx, &obj));
+    assert_int_equal(mguard_weak_count(p.t), 0);
+    assert_ctx_ok(p.ctx);
+    mguard_ctx_destroy(p.ctx);
+}
+
+/* Regression: out of memory in mguard_on_destroy (the buffer for a key in
+   two tables of large values) switched to a path that handled one table at
+   a time: key_death and the destructors ran while the key was still in the
+   other table and still known, and before the watchers. The two phases
+   must hold whatever the allocator does. */
+typedef struct order_log {
+    mguard_ctx *ctx;
+    mguard_weak *t[2];
+    char seen[16][16];
+    int n;
+    int key_known, key_in_a_table;
+} order_log;
+
+static void order_note(order_log *l, const char *what)
+{
+    if (l->n < 16) snprintf(l->seen[l->n++], sizeof l->seen[0], "%s", what);
+}
+
+static void order_key_death(const void *key, void *value, void *user)
+{
+    order_log *l = (order_log *)user;
+    char what[16];
+    snprintf(what, sizeof what, "death %c", ((char *)value)[0]);
+    order_note(l, what);
+    l->key_known += mgt_ctx_contains(l->ctx, key);
+    l->key_in_a_table += mguard_weak_contains(l->t[0], key) + mguard_weak_contains(l->t[1], key);
+}
+
+static void order_dtor(void *value, void *user)
+{
+    char what[16];
+    snprintf(what, sizeof what, "dtor %c", ((char *)value)[0]);
+    order_note((order_log *)user, what);
+}
+
+static void order_inval(void *guard, const void *obj, const char *attr, void *user)
+{
+    order_log *l = (order_log *)user;
+    (void)guard; (void)attr;
+    order_note(l, "watcher");
+    l->key_known += mgt_ctx_contains(l->ctx, obj);
+}
+
+static void test_death_out_of_memory_keeps_two_phases(void **state)
+{
+    test_log log; test_alloc al;
+    order_log l;
+    mguard_weak_desc d;
+    static int obj, guard;
+    char big[300];
+    (void)state;
+    memset(&l, 0, sizeof l);
+    l.ctx = test_ctx(&log, &al);
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof big;
+    d.value_dtor = order_dtor;
+    d.key_death = order_key_death;
+    d.user = &l;
+    l.t[0] = mguard_weak_create(l.ctx, &d);
+    l.t[1] = mguard_weak_create(l.ctx, &d);
+    memset(big, 'A', sizeof big);
+    assert_int_equal(mguard_weak_set(l.t[0], &obj, big), MGUARD_OK);
+    memset(big, 'B', sizeof big);
+    assert_int_equal(mguard_weak_set(l.t[1], &obj, big), MGUARD_OK);
+    assert_int_equal(mguard_watch(l.ctx, &obj, &guard, order_inval, &l), MGUARD_OK);
+    al.fail_at = al.calls + 1;   /* the death buffer */
+    mguard_on_destroy(l.ctx, &obj);
+    assert_int_equal(al.failures, 1);
+    assert_int_equal(l.n, 5);
+    assert_string_equal(l.seen[0], "watcher");
+    assert_string_equal(l.seen[1], "death A");
+    assert_string_equal(l.seen[2], "dtor A");
+    assert_string_equal(l.seen[3], "death B");
+    assert_string_equal(l.seen[4], "dtor B");
+    assert_int_equal(l.key_known, 0);
+    assert_int_equal(l.key_in_a_table, 0);
+    assert_int_equal(log.errors, 1);
+    assert_non_null(strstr(log.last, "mguard_on_destroy: out of memory; destroying "));
+    assert_non_null(strstr(log.last, "'s values in place"));
+    assert_int_equal(mguard_weak_count(l.t[0]) + mguard_weak_count(l.t[1]), 0);
+    assert_ctx_ok(l.ctx);
+    mguard_ctx_destroy(l.ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+/* Regression: a second mguard_on_destroy of an object from inside its own
+   death (a double destroy in the program) was silent; it is now logged. */
+typedef struct redestroy { mguard_ctx *ctx; int calls; } redestroy;
+
+static void destroy_again(void *guard, const void *obj, const char *attr, void *user)
+{
+    redestroy *r = (redestroy *)user;
+    (void)guard; (void)attr;
+    r->calls++;
+    mguard_on_destroy(r->ctx, obj);
+}
+
+static void test_destroy_from_own_death_is_logged(void **state)
+{
+    test_log log;
+    redestroy r;
+    static int obj, guard;
+    (void)state;
+    r.ctx = test_ctx(&log, NULL);
+    r.calls = 0;
+    assert_int_equal(mguard_watch(r.ctx, &obj, &guard, destroy_again, &r), MGUARD_OK);
+    mguard_on_destroy(r.ctx, &obj);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(log.warnings, 1);
+    assert_non_null(strstr(log.last, "is already being destroyed; ignored"));
+    mguard_on_destroy(r.ctx, &obj);   /* afterwards: an unknown object, silent */
+    assert_int_equal(log.count, 1);
+    assert_ctx_ok(r.ctx);
+    mguard_ctx_destroy(r.ctx);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -630,6 +890,12 @@ int main(void)
         T(test_out_of_memory_death_pins_its_table_against_moves),
         cmocka_unit_test(test_nothing_can_be_created_on_a_dying_context),
         cmocka_unit_test(test_no_clone_or_diff_is_made_while_the_context_dies),
+        cmocka_unit_test(test_destroying_an_object_twice_is_a_silent_no_op),
+        cmocka_unit_test(test_destroying_an_object_from_its_own_death_is_logged),
+        cmocka_unit_test(test_null_object_is_refused_everywhere),
+        cmocka_unit_test(test_a_dying_object_cannot_be_registered_again),
+        cmocka_unit_test(test_death_out_of_memory_keeps_two_phases),
+        cmocka_unit_test(test_destroy_from_own_death_is_logged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

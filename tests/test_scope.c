@@ -35,6 +35,7 @@ typedef struct cb_state {
     int type_calls, child_calls;
     mguard_scope *s;
     mguard_ctx *ctx;
+    const void *anonymous;          /* type_name answers NULL for it */
     /* re-entrancy hooks */
     const void *enter_on_child;     /* child callback enters this once */
     const void *destroy_on_child;   /* child callback destroys this object once, */
@@ -48,6 +49,7 @@ static const char *type_cb(const void *c, void *user)
 {
     cb_state *st = (cb_state *)user;
     st->type_calls++;
+    if (c == st->anonymous) return NULL;
     if (st->destroy_scope_in_type) {
         st->destroy_scope_in_type = 0;
         mguard_scope_destroy(st->s);
@@ -135,194 +137,201 @@ static void mod_model_init(mod_model *m)
     comp_add(&m->c, "0", &m->c0);
 }
 
+/* ---- fixtures ------------------------------------------------------------
+   Each test gets a context wired to a log and a counting allocator, and
+   most a scope tracker too, made by make_scope (with or without a trace).
+   teardown checks the context, destroys it, and checks that no block is
+   left. A test that needs another context (its own logger, a context it
+   destroys itself) makes its own. */
+typedef struct fixture {
+    test_log log;
+    test_alloc alloc;
+    mguard_ctx *ctx;
+    cb_state st;          /* what the callbacks saw; st.s is the tracker */
+    mguard_scope *s;      /* NULL under setup_ctx */
+} fixture;
+
+static int setup_ctx(void **state)
+{
+    fixture *f = (fixture *)calloc(1, sizeof *f);
+    *state = f;
+    if (!f) return -1;
+    f->ctx = test_ctx(&f->log, &f->alloc);
+    return f->ctx ? 0 : -1;
+}
+
+static int setup_scope_traced_or_not(void **state, bool trace)
+{
+    fixture *f;
+    if (setup_ctx(state)) return -1;
+    f = (fixture *)*state;
+    f->s = make_scope(f->ctx, &f->st, trace);
+    return 0;
+}
+
+static int setup_scope(void **state) { return setup_scope_traced_or_not(state, false); }
+static int setup_traced_scope(void **state) { return setup_scope_traced_or_not(state, true); }
+
+static int teardown(void **state)
+{
+    fixture *f = (fixture *)*state;
+    test_ctx_finish(f->ctx, &f->alloc);
+    free(f);
+    return 0;
+}
+
 /* ---- the reference's behaviour -------------------------------------------- */
 
 static void test_root_is_the_only_parent_at_start(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
-    (void)state;
-    assert_string_equal(parents_str(s), "Global");
-    assert_string_equal(mguard_scope_current(s), "Global");
-    assert_int_equal(mguard_scope_depth(s), 0);
-    assert_true(mguard_scope_is_active(s, "Global"));
-    assert_false(mguard_scope_is_active(s, "Mod"));
-    assert_false((mguard_scope_phase(s) == 1));
-    assert_string_equal(path_str(s), "Global");
-    assert_int_equal(log.count, 0);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    fixture *f = (fixture *)*state;
+    assert_string_equal(parents_str(f->s), "Global");
+    assert_string_equal(mguard_scope_current(f->s), "Global");
+    assert_int_equal(mguard_scope_depth(f->s), 0);
+    assert_true(mguard_scope_is_active(f->s, "Global"));
+    assert_false(mguard_scope_is_active(f->s, "Mod"));
+    assert_false((mguard_scope_phase(f->s) == 1));
+    assert_string_equal(path_str(f->s), "Global");
+    assert_int_equal(f->log.count, 0);
 }
 
 static void test_custom_root_name(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    fixture *f = (fixture *)*state;
     mguard_scope_desc d;
     mguard_scope *s;
-    (void)state;
     memset(&d, 0, sizeof d);
     d.root_name = "World";
-    s = mguard_scope_create(ctx, &d);
+    s = mguard_scope_create(f->ctx, &d);
     assert_string_equal(parents_str(s), "World");
     assert_true(mguard_scope_is_active(s, "World"));
     assert_false(mguard_scope_is_active(s, "Global"));
     mguard_scope_destroy(s);
-    mguard_ctx_destroy(ctx);
 }
 
 /* test_module_hierarchy: forward runs c[0], a, b["nest"] inside Mod twice;
    each leaf sees {Global, Mod, its own name}, in entry order here. */
 static void test_module_hierarchy_forward_then_backward(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     mod_model m;
     int round;
-    (void)state;
     mod_model_init(&m);
     for (round = 0; round < 2; round++) {
         comp *order[3];
         int i;
         order[0] = &m.c0; order[1] = &m.a; order[2] = &m.nest;
-        assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_OK);
-        assert_int_equal(mguard_scope_enter(s, &m.c0), MGUARD_OK);
-        assert_string_equal(parents_str(s), "Global,Mod,Mod.c.0");
-        assert_false((mguard_scope_phase(s) == 1));
-        assert_int_equal(mguard_scope_exit(s, &m.c0), MGUARD_OK);
-        assert_int_equal(mguard_scope_enter(s, &m.a), MGUARD_OK);
-        assert_string_equal(parents_str(s), "Global,Mod,Mod.a");
-        assert_int_equal(mguard_scope_exit(s, &m.a), MGUARD_OK);
-        assert_int_equal(mguard_scope_enter(s, &m.nest), MGUARD_OK);
-        assert_string_equal(parents_str(s), "Global,Mod,Mod.b.nest");
-        assert_int_equal(mguard_scope_exit(s, &m.nest), MGUARD_OK);
-        assert_int_equal(mguard_scope_exit(s, &m.mod), MGUARD_OK);
-        assert_string_equal(parents_str(s), "Global");
+        assert_int_equal(mguard_scope_enter(f->s, &m.mod), MGUARD_OK);
+        assert_int_equal(mguard_scope_enter(f->s, &m.c0), MGUARD_OK);
+        assert_string_equal(parents_str(f->s), "Global,Mod,Mod.c.0");
+        assert_false((mguard_scope_phase(f->s) == 1));
+        assert_int_equal(mguard_scope_exit(f->s, &m.c0), MGUARD_OK);
+        assert_int_equal(mguard_scope_enter(f->s, &m.a), MGUARD_OK);
+        assert_string_equal(parents_str(f->s), "Global,Mod,Mod.a");
+        assert_int_equal(mguard_scope_exit(f->s, &m.a), MGUARD_OK);
+        assert_int_equal(mguard_scope_enter(f->s, &m.nest), MGUARD_OK);
+        assert_string_equal(parents_str(f->s), "Global,Mod,Mod.b.nest");
+        assert_int_equal(mguard_scope_exit(f->s, &m.nest), MGUARD_OK);
+        assert_int_equal(mguard_scope_exit(f->s, &m.mod), MGUARD_OK);
+        assert_string_equal(parents_str(f->s), "Global");
         /* backward: the reverse order, with the phase set */
-        assert_int_equal(mguard_scope_set_phase(s, 1), MGUARD_OK);
-        assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_OK);
+        assert_int_equal(mguard_scope_set_phase(f->s, 1), MGUARD_OK);
+        assert_int_equal(mguard_scope_enter(f->s, &m.mod), MGUARD_OK);
         for (i = 2; i >= 0; i--) {
             static const char *want[3] = {"Global,Mod,Mod.c.0", "Global,Mod,Mod.a", "Global,Mod,Mod.b.nest"};
-            assert_int_equal(mguard_scope_enter(s, order[i]), MGUARD_OK);
-            assert_string_equal(parents_str(s), want[i]);
-            assert_true((mguard_scope_phase(s) == 1));
-            assert_int_equal(mguard_scope_exit(s, order[i]), MGUARD_OK);
+            assert_int_equal(mguard_scope_enter(f->s, order[i]), MGUARD_OK);
+            assert_string_equal(parents_str(f->s), want[i]);
+            assert_true((mguard_scope_phase(f->s) == 1));
+            assert_int_equal(mguard_scope_exit(f->s, order[i]), MGUARD_OK);
         }
         /* the engine callback: the pass ends, back to the root */
-        assert_int_equal(mguard_scope_reset(s), MGUARD_OK);
-        assert_false((mguard_scope_phase(s) == 1));
-        assert_string_equal(parents_str(s), "Global");
+        assert_int_equal(mguard_scope_reset(f->s), MGUARD_OK);
+        assert_false((mguard_scope_phase(f->s) == 1));
+        assert_string_equal(parents_str(f->s), "Global");
     }
-    assert_int_equal(log.count, 0);
-    assert_int_equal(st.type_calls, 1);      /* only Mod needed its type name */
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_int_equal(f->log.count, 0);
+    assert_int_equal(f->st.type_calls, 1);      /* only Mod needed its type name */
 }
 
 static void test_first_lookup_names_the_whole_subtree_once(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     mod_model m;
-    (void)state;
     mod_model_init(&m);
-    assert_null(mgt_scope_known_name(s, &m.nest));
-    assert_string_equal(mguard_scope_name(s, &m.mod), "Mod");
+    assert_null(mgt_scope_known_name(f->s, &m.nest));
+    assert_string_equal(mguard_scope_name(f->s, &m.mod), "Mod");
     /* Mod: 3 children + end; a: end; b: nest + end; nest: end; c: c0 + end; c0: end */
-    assert_int_equal(st.child_calls, 11);
-    assert_string_equal(mgt_scope_known_name(s, &m.nest), "Mod.b.nest");
-    assert_string_equal(mguard_scope_name(s, &m.c0), "Mod.c.0");
-    assert_string_equal(mguard_scope_name(s, &m.b), "Mod.b");
-    assert_string_equal(mguard_scope_name(s, &m.mod), "Mod");
-    assert_int_equal(st.child_calls, 11);
-    assert_int_equal(st.type_calls, 1);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_int_equal(f->st.child_calls, 11);
+    assert_string_equal(mgt_scope_known_name(f->s, &m.nest), "Mod.b.nest");
+    assert_string_equal(mguard_scope_name(f->s, &m.c0), "Mod.c.0");
+    assert_string_equal(mguard_scope_name(f->s, &m.b), "Mod.b");
+    assert_string_equal(mguard_scope_name(f->s, &m.mod), "Mod");
+    assert_int_equal(f->st.child_calls, 11);
+    assert_int_equal(f->st.type_calls, 1);
 }
 
 /* The reference names a module reachable twice by the last path walked. */
 static void test_reused_component_takes_the_last_path(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     comp net, shared, seq;
-    (void)state;
     comp_init(&net, "Net");
     comp_init(&shared, "Linear");
     comp_init(&seq, "Sequential");
     comp_add(&net, "first", &shared);
     comp_add(&net, "seq", &seq);
     comp_add(&seq, "again", &shared);
-    assert_string_equal(mguard_scope_name(s, &net), "Net");
-    assert_string_equal(mguard_scope_name(s, &shared), "Net.seq.again");
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_string_equal(mguard_scope_name(f->s, &net), "Net");
+    assert_string_equal(mguard_scope_name(f->s, &shared), "Net.seq.again");
 }
 
 /* The reference's set loses a module active at two depths at the inner
    exit; entries are counted here. */
 static void test_reused_component_active_at_two_depths_nests(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     comp net, shared, mid;
-    (void)state;
     comp_init(&net, "Net");
     comp_init(&shared, "Norm");
     comp_init(&mid, "Block");
     comp_add(&net, "norm", &shared);
     comp_add(&net, "block", &mid);
-    assert_int_equal(mguard_scope_enter(s, &net), MGUARD_OK);
-    assert_int_equal(mguard_scope_enter(s, &shared), MGUARD_OK);
-    assert_int_equal(mguard_scope_enter(s, &mid), MGUARD_OK);
-    assert_int_equal(mguard_scope_enter(s, &shared), MGUARD_OK);
-    assert_string_equal(parents_str(s), "Global,Net,Net.norm,Net.block");
-    assert_string_equal(path_str(s), "Global > Net > Net.norm > Net.block > Net.norm");
-    assert_int_equal(mguard_scope_depth(s), 4);
-    assert_string_equal(mguard_scope_current(s), "Net.norm");
-    assert_int_equal(mguard_scope_exit(s, &shared), MGUARD_OK);
-    assert_true(mguard_scope_is_active(s, "Net.norm"));   /* still the outer entry */
-    assert_string_equal(mguard_scope_current(s), "Net.block");
-    assert_int_equal(mguard_scope_exit(s, &mid), MGUARD_OK);
-    assert_int_equal(mguard_scope_exit(s, &shared), MGUARD_OK);
-    assert_false(mguard_scope_is_active(s, "Net.norm"));
-    assert_string_equal(parents_str(s), "Global,Net");
-    assert_int_equal(mguard_scope_exit(s, &net), MGUARD_OK);
-    assert_int_equal(log.count, 0);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_int_equal(mguard_scope_enter(f->s, &net), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(f->s, &shared), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(f->s, &mid), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(f->s, &shared), MGUARD_OK);
+    assert_string_equal(parents_str(f->s), "Global,Net,Net.norm,Net.block");
+    assert_string_equal(path_str(f->s), "Global > Net > Net.norm > Net.block > Net.norm");
+    assert_int_equal(mguard_scope_depth(f->s), 4);
+    assert_string_equal(mguard_scope_current(f->s), "Net.norm");
+    assert_int_equal(mguard_scope_exit(f->s, &shared), MGUARD_OK);
+    assert_true(mguard_scope_is_active(f->s, "Net.norm"));   /* still the outer entry */
+    assert_string_equal(mguard_scope_current(f->s), "Net.block");
+    assert_int_equal(mguard_scope_exit(f->s, &mid), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(f->s, &shared), MGUARD_OK);
+    assert_false(mguard_scope_is_active(f->s, "Net.norm"));
+    assert_string_equal(parents_str(f->s), "Global,Net");
+    assert_int_equal(mguard_scope_exit(f->s, &net), MGUARD_OK);
+    assert_int_equal(f->log.count, 0);
 }
 
 static void test_recursion_counts_each_level(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     comp fib;
     int i;
-    (void)state;
     comp_init(&fib, "Fib");
-    for (i = 0; i < 3; i++) assert_int_equal(mguard_scope_enter(s, &fib), MGUARD_OK);
-    assert_string_equal(path_str(s), "Global > Fib > Fib > Fib");
-    assert_string_equal(parents_str(s), "Global,Fib");
-    assert_int_equal(mguard_scope_depth(s), 3);
+    for (i = 0; i < 3; i++) assert_int_equal(mguard_scope_enter(f->s, &fib), MGUARD_OK);
+    assert_string_equal(path_str(f->s), "Global > Fib > Fib > Fib");
+    assert_string_equal(parents_str(f->s), "Global,Fib");
+    assert_int_equal(mguard_scope_depth(f->s), 3);
     for (i = 0; i < 3; i++) {
-        assert_true(mguard_scope_is_active(s, "Fib"));
-        assert_int_equal(mguard_scope_exit(s, &fib), MGUARD_OK);
+        assert_true(mguard_scope_is_active(f->s, "Fib"));
+        assert_int_equal(mguard_scope_exit(f->s, &fib), MGUARD_OK);
     }
-    assert_false(mguard_scope_is_active(s, "Fib"));
-    assert_int_equal(mguard_scope_depth(s), 0);
-    assert_int_equal(log.count, 0);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_false(mguard_scope_is_active(f->s, "Fib"));
+    assert_int_equal(mguard_scope_depth(f->s), 0);
+    assert_int_equal(f->log.count, 0);
 }
 
 /* A module whose forward runs before its parent is ever seen gets its type
@@ -331,384 +340,460 @@ static void test_recursion_counts_each_level(void **state)
    Module that was never entered" here). */
 static void test_component_entered_before_its_parent_was_seen(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     comp net, fc;
-    (void)state;
     comp_init(&net, "Net");
     comp_init(&fc, "Linear");
     comp_add(&net, "fc", &fc);
-    assert_int_equal(mguard_scope_enter(s, &fc), MGUARD_OK);
-    assert_string_equal(parents_str(s), "Global,Linear");
-    assert_string_equal(mguard_scope_name(s, &net), "Net");
-    assert_string_equal(mgt_scope_known_name(s, &fc), "Net.fc");
-    assert_string_equal(mguard_scope_current(s), "Linear");
-    assert_int_equal(mguard_scope_exit(s, &fc), MGUARD_OK);
-    assert_string_equal(parents_str(s), "Global");
-    assert_int_equal(mguard_scope_enter(s, &net), MGUARD_OK);
-    assert_int_equal(mguard_scope_enter(s, &fc), MGUARD_OK);
-    assert_string_equal(parents_str(s), "Global,Net,Net.fc");
-    assert_int_equal(log.count, 0);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_int_equal(mguard_scope_enter(f->s, &fc), MGUARD_OK);
+    assert_string_equal(parents_str(f->s), "Global,Linear");
+    assert_string_equal(mguard_scope_name(f->s, &net), "Net");
+    assert_string_equal(mgt_scope_known_name(f->s, &fc), "Net.fc");
+    assert_string_equal(mguard_scope_current(f->s), "Linear");
+    assert_int_equal(mguard_scope_exit(f->s, &fc), MGUARD_OK);
+    assert_string_equal(parents_str(f->s), "Global");
+    assert_int_equal(mguard_scope_enter(f->s, &net), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(f->s, &fc), MGUARD_OK);
+    assert_string_equal(parents_str(f->s), "Global,Net,Net.fc");
+    assert_int_equal(f->log.count, 0);
 }
 
 /* test_bw_detection: after the backward pass, back to forward and root. */
 static void test_reset_ends_the_backward_pass(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, true);
+    fixture *f = (fixture *)*state;
     comp lin;
-    (void)state;
     comp_init(&lin, "Linear");
-    mguard_scope_enter(s, &lin);
-    mguard_scope_exit(s, &lin);
-    mguard_scope_set_phase(s, 1);
-    mguard_scope_enter(s, &lin);
-    assert_true((mguard_scope_phase(s) == 1));
-    assert_int_equal(mguard_scope_reset(s), MGUARD_OK);   /* closes the open frame */
-    assert_false((mguard_scope_phase(s) == 1));
-    assert_string_equal(parents_str(s), "Global");
-    assert_int_equal(mguard_scope_depth(s), 0);
-    assert_false(mguard_scope_is_active(s, "Linear"));
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    mguard_scope_enter(f->s, &lin);
+    mguard_scope_exit(f->s, &lin);
+    mguard_scope_set_phase(f->s, 1);
+    mguard_scope_enter(f->s, &lin);
+    assert_true((mguard_scope_phase(f->s) == 1));
+    assert_int_equal(mguard_scope_reset(f->s), MGUARD_OK);   /* closes the open frame */
+    assert_false((mguard_scope_phase(f->s) == 1));
+    assert_string_equal(parents_str(f->s), "Global");
+    assert_int_equal(mguard_scope_depth(f->s), 0);
+    assert_false(mguard_scope_is_active(f->s, "Linear"));
+}
+
+/* ---- trees that change ----------------------------------------------------
+   A GUI's widget tree edited after its first render: a child added after
+   the walk, a dialog renamed, a subtree forgotten and walked again. */
+
+static void test_a_child_added_after_the_walk_is_attached_under_its_parent(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, main_, toolbar, save, open_;
+    comp_init(&app, "App");
+    comp_init(&main_, "Panel");
+    comp_init(&toolbar, "Toolbar");
+    comp_init(&save, "Button");
+    comp_init(&open_, "Button");
+    comp_add(&app, "main", &main_);
+    comp_add(&main_, "toolbar", &toolbar);
+    comp_add(&toolbar, "open", &open_);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");     /* the walk */
+    assert_string_equal(mgt_scope_known_name(f->s, &open_), "App.main.toolbar.open");
+    comp_add(&toolbar, "save", &save);                               /* added after it */
+    assert_string_equal(mguard_scope_name(f->s, &save), "Button");   /* by type: no walk saw it */
+    assert_int_equal(mguard_scope_attach(f->s, &toolbar, &save, "save"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &save), "App.main.toolbar.save");
+    /* the attached child follows its parent's renames */
+    assert_int_equal(mguard_scope_set_name(f->s, &main_, "App.body"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &toolbar), "App.body.toolbar");
+    assert_string_equal(mguard_scope_name(f->s, &save), "App.body.toolbar.save");
+    assert_string_equal(mguard_scope_name(f->s, &open_), "App.body.toolbar.open");
+    assert_int_equal(f->log.warnings, 0);
+}
+
+/* An attached name is the program's: a later walk of another parent that
+   lists the child does not override it. */
+static void test_a_walk_never_overrides_an_attached_name(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp shelf, drawer, box;
+    comp_init(&shelf, "Shelf");
+    comp_init(&drawer, "Drawer");
+    comp_init(&box, "Box");
+    comp_add(&drawer, "box", &box);
+    assert_int_equal(mguard_scope_set_name(f->s, &shelf, "Room.shelf"), MGUARD_OK);
+    assert_int_equal(mguard_scope_attach(f->s, &shelf, &box, "top"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &box), "Room.shelf.top");
+    assert_string_equal(mguard_scope_name(f->s, &drawer), "Drawer");   /* walks: lists box */
+    assert_string_equal(mguard_scope_name(f->s, &box), "Room.shelf.top");
+    /* attaching again moves it */
+    assert_int_equal(mguard_scope_attach(f->s, &drawer, &box, "box"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &box), "Drawer.box");
+    assert_int_equal(mguard_scope_set_name(f->s, &shelf, "Hall.shelf"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &box), "Drawer.box");  /* no longer under shelf */
+}
+
+static void test_a_renamed_subtree_follows_except_explicit_names(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, dialog, ok, cancel, icon, help;
+    comp_init(&app, "App");
+    comp_init(&dialog, "Dialog");
+    comp_init(&ok, "Button");
+    comp_init(&cancel, "Button");
+    comp_init(&icon, "Icon");
+    comp_init(&help, "Button");
+    comp_add(&dialog, "ok", &ok);
+    comp_add(&dialog, "cancel", &cancel);
+    comp_add(&dialog, "help", &help);
+    comp_add(&ok, "icon", &icon);
+    assert_string_equal(mguard_scope_name(f->s, &dialog), "Dialog"); /* a root of its own */
+    assert_string_equal(mguard_scope_name(f->s, &icon), "Dialog.ok.icon");
+    assert_int_equal(mguard_scope_set_name(f->s, &help, "Help"), MGUARD_OK);    /* explicit */
+    assert_int_equal(mguard_scope_set_name(f->s, &dialog, "App.confirm"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &dialog), "App.confirm");
+    assert_string_equal(mguard_scope_name(f->s, &ok), "App.confirm.ok");
+    assert_string_equal(mguard_scope_name(f->s, &cancel), "App.confirm.cancel");
+    assert_string_equal(mguard_scope_name(f->s, &icon), "App.confirm.ok.icon");
+    assert_string_equal(mguard_scope_name(f->s, &help), "Help");     /* explicit: stays */
+    /* a frame entered before a rename keeps the name it entered with */
+    assert_int_equal(mguard_scope_enter(f->s, &ok), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(f->s, &dialog, "App.ask"), MGUARD_OK);
+    assert_string_equal(mguard_scope_current(f->s), "App.confirm.ok");
+    assert_string_equal(mguard_scope_name(f->s, &ok), "App.ask.ok");
+    assert_int_equal(mguard_scope_exit(f->s, &ok), MGUARD_OK);
+    assert_int_equal(f->log.warnings, 0);
+}
+
+static void test_a_forgotten_subtree_is_walked_again(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, list, a, b, c, pinned, placed;
+    comp_init(&app, "App");
+    comp_init(&list, "List");
+    comp_init(&a, "Row");
+    comp_init(&b, "Row");
+    comp_init(&c, "Row");
+    comp_init(&pinned, "Row");
+    comp_init(&placed, "Row");
+    comp_add(&app, "list", &list);
+    comp_add(&list, "0", &a);
+    comp_add(&list, "1", &b);
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_string_equal(mgt_scope_known_name(f->s, &b), "App.list.1");
+    assert_int_equal(mguard_scope_set_name(f->s, &pinned, "App.list.pinned"), MGUARD_OK);
+    assert_int_equal(mguard_scope_attach(f->s, &list, &placed, "placed"), MGUARD_OK);
+    /* the program edits the list: b leaves, c comes in at 1 */
+    f->st.child_calls = 0;
+    list.kids[1] = &c;
+    assert_int_equal(mguard_scope_forget(f->s, &list), MGUARD_OK);
+    assert_null(mgt_scope_known_name(f->s, &a));                     /* forgotten */
+    assert_null(mgt_scope_known_name(f->s, &b));
+    assert_string_equal(mgt_scope_known_name(f->s, &list), "App.list");          /* keeps its own */
+    assert_string_equal(mgt_scope_known_name(f->s, &pinned), "App.list.pinned"); /* explicit */
+    assert_string_equal(mgt_scope_known_name(f->s, &placed), "App.list.placed"); /* attached */
+    assert_int_equal(f->st.child_calls, 0);                          /* no callback */
+    assert_string_equal(mguard_scope_name(f->s, &list), "App.list"); /* walks again */
+    assert_int_equal(f->st.child_calls, 5);                          /* list: 0, 1, end; a, c: end */
+    assert_string_equal(mgt_scope_known_name(f->s, &a), "App.list.0");
+    assert_string_equal(mgt_scope_known_name(f->s, &c), "App.list.1");
+    assert_null(mgt_scope_known_name(f->s, &b));
+    /* a component with an open frame keeps its name */
+    assert_int_equal(mguard_scope_enter(f->s, &a), MGUARD_OK);
+    assert_int_equal(mguard_scope_forget(f->s, &list), MGUARD_OK);
+    assert_string_equal(mgt_scope_known_name(f->s, &a), "App.list.0");
+    assert_null(mgt_scope_known_name(f->s, &c));
+    assert_int_equal(mguard_scope_exit(f->s, &a), MGUARD_OK);
+    assert_int_equal(f->log.warnings, 0);
+}
+
+static void test_attach_and_forget_refuse_bad_input(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp p, c;
+    int anon;
+    comp_init(&p, "P");
+    comp_init(&c, "C");
+    assert_int_equal(mguard_scope_attach(NULL, &p, &c, "c"), MGUARD_EINVAL);
+    assert_int_equal(f->log.warnings, 0);                            /* a NULL tracker: silent */
+    assert_int_equal(mguard_scope_attach(f->s, &p, NULL, "c"), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_scope_attach: NULL component");
+    assert_int_equal(mguard_scope_attach(f->s, NULL, &c, "c"), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_scope_attach: NULL parent");
+    assert_int_equal(mguard_scope_attach(f->s, &c, &c, "c"), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_scope_attach: a component under itself");
+    assert_int_equal(mguard_scope_attach(f->s, &p, &c, ""), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_scope_attach: NULL or empty name");
+    assert_int_equal(mguard_scope_attach(f->s, &p, &c, NULL), MGUARD_EINVAL);
+    f->st.anonymous = &anon;
+    assert_int_equal(mguard_scope_attach(f->s, &anon, &c, "c"), MGUARD_NOT_FOUND);
+    assert_int_equal(strncmp(f->log.last, "mguard_scope_attach: the parent 0x", 34), 0);
+    assert_int_equal(f->log.warnings, 6);
+    assert_null(mgt_scope_known_name(f->s, &c));                     /* nothing named */
+    assert_int_equal(mguard_scope_forget(NULL, &p), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_forget(f->s, NULL), MGUARD_EINVAL);
+    assert_string_equal(f->log.last, "mguard_scope_forget: NULL component");
+    assert_int_equal(mguard_scope_forget(f->s, &p), MGUARD_NOT_FOUND);   /* never named */
+    assert_int_equal(f->log.warnings, 7);
 }
 
 /* ---- warnings ----------------------------------------------------------- */
 
 static void test_exit_never_entered_warns_once(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     comp a, b;
     int anon;
-    (void)state;
     comp_init(&a, "A");
     comp_init(&b, "B");
-    mguard_scope_name(s, &a);
-    assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
-    assert_int_equal(log.warnings, 1);
-    assert_string_equal(log.last, "mguard_scope_exit: exiting A, which was never entered (during forward)");
-    assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
-    assert_int_equal(log.warnings, 1);                    /* identical: once */
-    mguard_scope_set_phase(s, 1);
-    assert_int_equal(mguard_scope_exit(s, &a), MGUARD_NOT_FOUND);
-    assert_int_equal(log.warnings, 2);                    /* another phase: another message */
-    assert_string_equal(log.last, "mguard_scope_exit: exiting A, which was never entered (during backward)");
-    mguard_scope_name(s, &b);
-    assert_int_equal(mguard_scope_exit(s, &b), MGUARD_NOT_FOUND);
-    assert_int_equal(log.warnings, 3);
+    mguard_scope_name(f->s, &a);
+    assert_int_equal(mguard_scope_exit(f->s, &a), MGUARD_NOT_FOUND);
+    assert_int_equal(f->log.warnings, 1);
+    assert_string_equal(f->log.last, "mguard_scope_exit: exiting A, which was never entered (during forward)");
+    assert_int_equal(mguard_scope_exit(f->s, &a), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_scope_exit(f->s, &a), MGUARD_NOT_FOUND);
+    assert_int_equal(f->log.warnings, 1);                    /* identical: once */
+    mguard_scope_set_phase(f->s, 1);
+    assert_int_equal(mguard_scope_exit(f->s, &a), MGUARD_NOT_FOUND);
+    assert_int_equal(f->log.warnings, 2);                    /* another phase: another message */
+    assert_string_equal(f->log.last, "mguard_scope_exit: exiting A, which was never entered (during backward)");
+    mguard_scope_name(f->s, &b);
+    assert_int_equal(mguard_scope_exit(f->s, &b), MGUARD_NOT_FOUND);
+    assert_int_equal(f->log.warnings, 3);
     /* a component the scope never named is shown by address */
-    assert_int_equal(mguard_scope_exit(s, &anon), MGUARD_NOT_FOUND);
-    assert_int_equal(log.warnings, 4);
-    assert_non_null(strstr(log.last, "exiting component 0x"));
-    assert_string_equal(parents_str(s), "Global");
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_int_equal(mguard_scope_exit(f->s, &anon), MGUARD_NOT_FOUND);
+    assert_int_equal(f->log.warnings, 4);
+    assert_non_null(strstr(f->log.last, "exiting component 0x"));
+    assert_string_equal(parents_str(f->s), "Global");
 }
 
 static void test_exit_out_of_order_warns_and_keeps_the_others(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     mod_model m;
-    (void)state;
     mod_model_init(&m);
-    mguard_scope_enter(s, &m.mod);
-    mguard_scope_enter(s, &m.b);
-    mguard_scope_enter(s, &m.nest);
-    assert_int_equal(mguard_scope_exit(s, &m.b), MGUARD_OK);
-    assert_int_equal(log.warnings, 1);
-    assert_string_equal(log.last, "mguard_scope_exit: Mod.b exits while Mod.b.nest is still active inside it (during forward); exited out of order");
-    assert_string_equal(parents_str(s), "Global,Mod,Mod.b.nest");
-    assert_string_equal(path_str(s), "Global > Mod > Mod.b.nest");
-    assert_int_equal(mguard_scope_exit(s, &m.nest), MGUARD_OK);
-    assert_int_equal(mguard_scope_exit(s, &m.mod), MGUARD_OK);
-    assert_int_equal(log.warnings, 1);
-    assert_string_equal(parents_str(s), "Global");
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    mguard_scope_enter(f->s, &m.mod);
+    mguard_scope_enter(f->s, &m.b);
+    mguard_scope_enter(f->s, &m.nest);
+    assert_int_equal(mguard_scope_exit(f->s, &m.b), MGUARD_OK);
+    assert_int_equal(f->log.warnings, 1);
+    assert_string_equal(f->log.last, "mguard_scope_exit: Mod.b exits while Mod.b.nest is still active inside it (during forward); exited out of order");
+    assert_string_equal(parents_str(f->s), "Global,Mod,Mod.b.nest");
+    assert_string_equal(path_str(f->s), "Global > Mod > Mod.b.nest");
+    assert_int_equal(mguard_scope_exit(f->s, &m.nest), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(f->s, &m.mod), MGUARD_OK);
+    assert_int_equal(f->log.warnings, 1);
+    assert_string_equal(parents_str(f->s), "Global");
 }
 
 /* DuplicateWarningChecker(maxsize=2): a repeat moves to the newest end; the
    oldest is forgotten and may be logged again. */
 static void test_duplicate_warnings_are_bounded(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
+    fixture *f = (fixture *)*state;
     mguard_scope_desc d;
     mguard_scope *s;
     int a, b, c;
-    (void)state;
     memset(&d, 0, sizeof d);
     d.max_warnings = 2;
-    s = mguard_scope_create(ctx, &d);
+    s = mguard_scope_create(f->ctx, &d);
     mguard_scope_set_name(s, &a, "A");
     mguard_scope_set_name(s, &b, "B");
     mguard_scope_set_name(s, &c, "C");
     mguard_scope_exit(s, &a);          /* logged: {A} */
     mguard_scope_exit(s, &b);          /* logged: {A, B} */
     mguard_scope_exit(s, &a);          /* repeat: {B, A} */
-    assert_int_equal(log.warnings, 2);
+    assert_int_equal(f->log.warnings, 2);
     mguard_scope_exit(s, &c);          /* logged, B forgotten: {A, C} */
-    assert_int_equal(log.warnings, 3);
+    assert_int_equal(f->log.warnings, 3);
     mguard_scope_exit(s, &a);          /* repeat */
-    assert_int_equal(log.warnings, 3);
+    assert_int_equal(f->log.warnings, 3);
     mguard_scope_exit(s, &b);          /* forgotten, so logged again */
-    assert_int_equal(log.warnings, 4);
-    assert_string_equal(log.last, "mguard_scope_exit: exiting B, which was never entered (during forward)");
+    assert_int_equal(f->log.warnings, 4);
+    assert_string_equal(f->log.last, "mguard_scope_exit: exiting B, which was never entered (during forward)");
     assert_int_equal(mguard_scope_clear_warnings(s), MGUARD_OK);
     mguard_scope_exit(s, &b);
-    assert_int_equal(log.warnings, 5);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_int_equal(f->log.warnings, 5);
 }
 
 /* ---- names ------------------------------------------------------------------ */
 
 static void test_explicit_name_survives_a_parent_walk(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     mod_model m;
-    (void)state;
     mod_model_init(&m);
-    assert_int_equal(mguard_scope_set_name(s, &m.b, "dict"), MGUARD_OK);
-    assert_int_equal(mguard_scope_set_name(s, &m.mod, "model"), MGUARD_OK);
-    assert_string_equal(mguard_scope_name(s, &m.mod), "model");
-    assert_string_equal(mguard_scope_name(s, &m.a), "model.a");
-    assert_string_equal(mguard_scope_name(s, &m.b), "dict");
-    assert_string_equal(mguard_scope_name(s, &m.nest), "dict.nest");   /* named from b's explicit name */
-    assert_int_equal(st.type_calls, 0);
+    assert_int_equal(mguard_scope_set_name(f->s, &m.b, "dict"), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(f->s, &m.mod, "model"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &m.mod), "model");
+    assert_string_equal(mguard_scope_name(f->s, &m.a), "model.a");
+    assert_string_equal(mguard_scope_name(f->s, &m.b), "dict");
+    assert_string_equal(mguard_scope_name(f->s, &m.nest), "dict.nest");   /* named from b's explicit name */
+    assert_int_equal(f->st.type_calls, 0);
     /* renaming keeps the frames' names */
-    mguard_scope_enter(s, &m.a);
-    assert_int_equal(mguard_scope_set_name(s, &m.a, "renamed"), MGUARD_OK);
-    assert_string_equal(mguard_scope_current(s), "model.a");
-    assert_string_equal(mguard_scope_name(s, &m.a), "renamed");
-    assert_int_equal(mguard_scope_exit(s, &m.a), MGUARD_OK);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    mguard_scope_enter(f->s, &m.a);
+    assert_int_equal(mguard_scope_set_name(f->s, &m.a, "renamed"), MGUARD_OK);
+    assert_string_equal(mguard_scope_current(f->s), "model.a");
+    assert_string_equal(mguard_scope_name(f->s, &m.a), "renamed");
+    assert_int_equal(mguard_scope_exit(f->s, &m.a), MGUARD_OK);
 }
 
 static void test_without_callbacks_names_come_from_set_name(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    mguard_scope *s = mguard_scope_create(ctx, NULL);
+    fixture *f = (fixture *)*state;
+    mguard_scope *s = mguard_scope_create(f->ctx, NULL);
     int stage1, stage2;
-    (void)state;
     assert_null(mguard_scope_name(s, &stage1));
     assert_int_equal(mguard_scope_enter(s, &stage1), MGUARD_NOT_FOUND);
-    assert_int_equal(log.warnings, 1);
-    assert_non_null(strstr(log.last, "has no name"));
+    assert_int_equal(f->log.warnings, 1);
+    assert_non_null(strstr(f->log.last, "has no name"));
     assert_int_equal(mguard_scope_depth(s), 0);
     mguard_scope_set_name(s, &stage1, "pipeline.decode");
     mguard_scope_set_name(s, &stage2, "pipeline.decode.huffman");
     assert_int_equal(mguard_scope_enter(s, &stage1), MGUARD_OK);
     assert_int_equal(mguard_scope_enter(s, &stage2), MGUARD_OK);
     assert_string_equal(parents_str(s), "Global,pipeline.decode,pipeline.decode.huffman");
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
 }
 
 static void test_type_name_null_means_no_name(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     comp anon;
-    (void)state;
     comp_init(&anon, NULL);
-    assert_null(mguard_scope_name(s, &anon));
-    assert_int_equal(mguard_scope_enter(s, &anon), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
-    mguard_ctx_destroy(ctx);
+    assert_null(mguard_scope_name(f->s, &anon));
+    assert_int_equal(mguard_scope_enter(f->s, &anon), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
 }
 
 /* Names are held weakly: the destructor hook forgets them, and a new object
    at the same address is a stranger. */
 static void test_on_destroy_forgets_names(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     mod_model m;
-    (void)state;
     mod_model_init(&m);
-    mguard_scope_name(s, &m.mod);
-    assert_int_equal(mguard_ctx_object_count(ctx), 6);
-    mguard_on_destroy(ctx, &m.nest);
-    assert_null(mgt_scope_known_name(s, &m.nest));
-    assert_int_equal(mguard_ctx_object_count(ctx), 5);
+    mguard_scope_name(f->s, &m.mod);
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 6);
+    mguard_on_destroy(f->ctx, &m.nest);
+    assert_null(mgt_scope_known_name(f->s, &m.nest));
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 5);
     /* "reborn" at the same address: named by its type, parent unchanged */
-    assert_string_equal(mguard_scope_name(s, &m.nest), "Foo");
-    assert_string_equal(mguard_scope_name(s, &m.b), "Mod.b");
-    mguard_scope_destroy(s);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_string_equal(mguard_scope_name(f->s, &m.nest), "Foo");
+    assert_string_equal(mguard_scope_name(f->s, &m.b), "Mod.b");
+    mguard_scope_destroy(f->s);
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
 }
 
 static void test_destroying_an_active_component_closes_its_frames(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, true);
+    fixture *f = (fixture *)*state;
     comp net, rec;
     char json[2048];
-    (void)state;
     comp_init(&net, "Net");
     comp_init(&rec, "Rec");
-    mguard_scope_enter(s, &net);
-    mguard_scope_enter(s, &rec);
-    mguard_scope_enter(s, &rec);
-    mguard_on_destroy(ctx, &rec);
-    assert_int_equal(log.warnings, 1);
-    assert_string_equal(log.last, "mguard_scope: Rec was destroyed while active (during forward); its 2 frames were closed");
-    assert_string_equal(path_str(s), "Global > Net");
-    assert_false(mguard_scope_is_active(s, "Rec"));
+    mguard_scope_enter(f->s, &net);
+    mguard_scope_enter(f->s, &rec);
+    mguard_scope_enter(f->s, &rec);
+    mguard_on_destroy(f->ctx, &rec);
+    assert_int_equal(f->log.warnings, 1);
+    assert_string_equal(f->log.last, "mguard_scope: Rec was destroyed while active (during forward); its 2 frames were closed");
+    assert_string_equal(path_str(f->s), "Global > Net");
+    assert_false(mguard_scope_is_active(f->s, "Rec"));
     /* the stale address is not active any more */
-    assert_int_equal(mguard_scope_exit(s, &rec), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_scope_exit(s, &net), MGUARD_OK);
-    mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, json, sizeof json);
+    assert_int_equal(mguard_scope_exit(f->s, &rec), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_scope_exit(f->s, &net), MGUARD_OK);
+    mguard_scope_report(f->s, MGUARD_SCOPE_TRACE_JSON, json, sizeof json);
     assert_null(strstr(json, "\"ph\":\"B\""));            /* every span closed */
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
 }
 
 static void test_cycle_in_children_terminates(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     comp a, b;
-    (void)state;
     comp_init(&a, "A");
     comp_init(&b, "B");
     comp_add(&a, "b", &b);
     comp_add(&b, "a", &a);
     comp_add(&a, "self", &a);
-    assert_string_equal(mguard_scope_name(s, &a), "A");
-    assert_string_equal(mgt_scope_known_name(s, &b), "A.b");
+    assert_string_equal(mguard_scope_name(f->s, &a), "A");
+    assert_string_equal(mgt_scope_known_name(f->s, &b), "A.b");
     /* the walk renamed a through the cycle, like the reference would */
-    assert_string_equal(mgt_scope_known_name(s, &a), "A.self");
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_string_equal(mgt_scope_known_name(f->s, &a), "A.self");
 }
 
 static void test_bad_children_are_skipped_with_a_warning(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     comp p, k;
-    (void)state;
     comp_init(&p, "P");
     comp_init(&k, "K");
     comp_add(&p, "nothing", NULL);
     comp_add(&p, NULL, &k);
     comp_add(&p, "k", &k);
-    assert_string_equal(mguard_scope_name(s, &p), "P");
-    assert_string_equal(mgt_scope_known_name(s, &k), "P.k");
-    assert_int_equal(log.warnings, 2);
-    assert_string_equal(log.last, "mguard_scope: child 1 of P has a NULL or empty name; skipped");
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_string_equal(mguard_scope_name(f->s, &p), "P");
+    assert_string_equal(mgt_scope_known_name(f->s, &k), "P.k");
+    assert_int_equal(f->log.warnings, 2);
+    assert_string_equal(f->log.last, "mguard_scope: child 1 of P has a NULL or empty name; skipped");
 }
 
 /* ---- re-entrancy ------------------------------------------------------------ */
 
 static void test_children_callback_may_enter_a_scope(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, true);
+    fixture *f = (fixture *)*state;
     mod_model m;
     comp other;
-    (void)state;
     mod_model_init(&m);
     comp_init(&other, "Other");
-    st.enter_on_child = &other;
-    assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_OK);
-    assert_int_equal(st.reentry_status, MGUARD_OK);
-    assert_string_equal(path_str(s), "Global > Other > Mod");
-    assert_string_equal(mgt_scope_known_name(s, &m.c0), "Mod.c.0");
-    assert_int_equal(mguard_scope_exit(s, &m.mod), MGUARD_OK);
-    assert_int_equal(mguard_scope_exit(s, &other), MGUARD_OK);
-    assert_int_equal(log.count, 0);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    f->st.enter_on_child = &other;
+    assert_int_equal(mguard_scope_enter(f->s, &m.mod), MGUARD_OK);
+    assert_int_equal(f->st.reentry_status, MGUARD_OK);
+    assert_string_equal(path_str(f->s), "Global > Other > Mod");
+    assert_string_equal(mgt_scope_known_name(f->s, &m.c0), "Mod.c.0");
+    assert_int_equal(mguard_scope_exit(f->s, &m.mod), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(f->s, &other), MGUARD_OK);
+    assert_int_equal(f->log.count, 0);
 }
 
 static void test_children_callback_may_destroy_a_component_being_walked(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     mod_model m;
     comp x, y;
-    (void)state;
     mod_model_init(&m);
     /* b dies while its children are asked for: what that call returned is
        ignored and b is never asked again; the rest of the walk goes on */
-    st.destroy_on_child = &m.b;
-    st.destroy_when = &m.b;
-    assert_string_equal(mguard_scope_name(s, &m.mod), "Mod");
-    assert_null(mgt_scope_known_name(s, &m.b));
-    assert_null(mgt_scope_known_name(s, &m.nest));
-    assert_string_equal(mgt_scope_known_name(s, &m.c0), "Mod.c.0");
-    assert_int_equal(st.child_calls, 9);   /* Mod 4, a 1, b 1 (dies), c 2, c0 1 */
-    assert_ctx_ok(ctx);
+    f->st.destroy_on_child = &m.b;
+    f->st.destroy_when = &m.b;
+    assert_string_equal(mguard_scope_name(f->s, &m.mod), "Mod");
+    assert_null(mgt_scope_known_name(f->s, &m.b));
+    assert_null(mgt_scope_known_name(f->s, &m.nest));
+    assert_string_equal(mgt_scope_known_name(f->s, &m.c0), "Mod.c.0");
+    assert_int_equal(f->st.child_calls, 9);   /* Mod 4, a 1, b 1 (dies), c 2, c0 1 */
+    assert_ctx_ok(f->ctx);
     /* the component being looked up dies during its own walk: the lookup
        fails and names nothing */
     comp_init(&x, "X");
     comp_init(&y, "Y");
     comp_add(&x, "y", &y);
-    st.destroy_on_child = &x;
-    st.destroy_when = NULL;
-    assert_null(mguard_scope_name(s, &x));
-    assert_null(mgt_scope_known_name(s, &x));
-    assert_null(mgt_scope_known_name(s, &y));
-    assert_int_equal(mguard_scope_enter(s, &x), MGUARD_OK);   /* a fresh lookup works */
-    assert_string_equal(mguard_scope_current(s), "X");
-    assert_string_equal(mgt_scope_known_name(s, &y), "X.y");
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    f->st.destroy_on_child = &x;
+    f->st.destroy_when = NULL;
+    assert_null(mguard_scope_name(f->s, &x));
+    assert_null(mgt_scope_known_name(f->s, &x));
+    assert_null(mgt_scope_known_name(f->s, &y));
+    assert_int_equal(mguard_scope_enter(f->s, &x), MGUARD_OK);   /* a fresh lookup works */
+    assert_string_equal(mguard_scope_current(f->s), "X");
+    assert_string_equal(mgt_scope_known_name(f->s, &y), "X.y");
 }
 
 static void test_callback_destroying_the_scope_is_deferred(void **state)
 {
-    test_alloc al;
-    mguard_ctx *ctx = test_ctx(NULL, &al);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     mod_model m;
-    (void)state;
     mod_model_init(&m);
-    st.destroy_scope_in_type = 1;
-    assert_null(mguard_scope_name(s, &m.mod));
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);   /* freed on return */
-    assert_ctx_ok(ctx);
-    s = make_scope(ctx, &st, true);
-    st.destroy_scope_in_child = 1;
-    assert_int_equal(mguard_scope_enter(s, &m.mod), MGUARD_EINVAL);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
-    assert_int_equal(al.live_blocks, 0);
+    f->st.destroy_scope_in_type = 1;
+    assert_null(mguard_scope_name(f->s, &m.mod));
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);   /* freed on return */
+    assert_ctx_ok(f->ctx);
+    f->s = make_scope(f->ctx, &f->st, true);
+    f->st.destroy_scope_in_child = 1;
+    assert_int_equal(mguard_scope_enter(f->s, &m.mod), MGUARD_EINVAL);
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
 }
 
 /* A logger that calls back into the scope while a warning is logged. */
@@ -825,46 +910,38 @@ static void net_forward(mguard_scope *s, net_model *n)
 
 static void test_counters_go_to_every_active_name_once(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     net_model n;
     comp fib;
-    (void)state;
     net_init(&n);
-    net_forward(s, &n);
-    assert_true(mguard_scope_counter(s, "Global", "flops") == 1320.5);
-    assert_true(mguard_scope_counter(s, "Net", "flops") == 1320.5);
-    assert_true(mguard_scope_counter(s, "Net.encoder", "flops") == 1200);
-    assert_true(mguard_scope_counter(s, "Net.encoder.layer1", "flops") == 600);
-    assert_true(mguard_scope_counter(s, "Net.head", "bytes") == 4096);
-    assert_true(mguard_scope_counter(s, "Net.encoder", "bytes") == 0);
-    assert_true(mguard_scope_counter(s, "Net.nothing", "flops") == 0);
-    assert_true(mguard_scope_counter(s, "Net", "nothing") == 0);
+    net_forward(f->s, &n);
+    assert_true(mguard_scope_counter(f->s, "Global", "flops") == 1320.5);
+    assert_true(mguard_scope_counter(f->s, "Net", "flops") == 1320.5);
+    assert_true(mguard_scope_counter(f->s, "Net.encoder", "flops") == 1200);
+    assert_true(mguard_scope_counter(f->s, "Net.encoder.layer1", "flops") == 600);
+    assert_true(mguard_scope_counter(f->s, "Net.head", "bytes") == 4096);
+    assert_true(mguard_scope_counter(f->s, "Net.encoder", "bytes") == 0);
+    assert_true(mguard_scope_counter(f->s, "Net.nothing", "flops") == 0);
+    assert_true(mguard_scope_counter(f->s, "Net", "nothing") == 0);
     /* a name active at three depths is counted once per add */
     comp_init(&fib, "Fib");
-    mguard_scope_enter(s, &fib);
-    mguard_scope_enter(s, &fib);
-    mguard_scope_enter(s, &fib);
-    assert_int_equal(mguard_scope_add(s, "calls", 1), MGUARD_OK);
-    assert_true(mguard_scope_counter(s, "Fib", "calls") == 1);
-    assert_true(mguard_scope_counter(s, "Global", "calls") == 1);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    mguard_scope_enter(f->s, &fib);
+    mguard_scope_enter(f->s, &fib);
+    mguard_scope_enter(f->s, &fib);
+    assert_int_equal(mguard_scope_add(f->s, "calls", 1), MGUARD_OK);
+    assert_true(mguard_scope_counter(f->s, "Fib", "calls") == 1);
+    assert_true(mguard_scope_counter(f->s, "Global", "calls") == 1);
 }
 
 static void test_report_table(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     net_model n;
     char buf[1024];
     size_t len;
-    (void)state;
     net_init(&n);
-    net_forward(s, &n);
-    len = mguard_scope_report(s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
+    net_forward(f->s, &n);
+    len = mguard_scope_report(f->s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
     assert_string_equal(buf,
         "scope                flops  bytes\n"
         "Global              1320.5   4096\n"
@@ -874,25 +951,21 @@ static void test_report_table(void **state)
         "Net.encoder.layer1     600      0\n"
         "Net.head             120.5   4096\n");
     assert_int_equal(len, strlen(buf));
-    mguard_ctx_destroy(ctx);
 }
 
 static void test_report_tree(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     net_model n;
     char buf[1024];
     comp other;
-    (void)state;
     comp_init(&other, "Other");
     net_init(&n);
-    net_forward(s, &n);
-    mguard_scope_set_name(s, &other, "Loose.end");   /* no "Loose": under the root */
-    mguard_scope_enter(s, &other);
-    mguard_scope_exit(s, &other);
-    mguard_scope_report(s, MGUARD_SCOPE_TREE, buf, sizeof buf);
+    net_forward(f->s, &n);
+    mguard_scope_set_name(f->s, &other, "Loose.end");   /* no "Loose": under the root */
+    mguard_scope_enter(f->s, &other);
+    mguard_scope_exit(f->s, &other);
+    mguard_scope_report(f->s, MGUARD_SCOPE_TREE, buf, sizeof buf);
     assert_string_equal(buf,
         "scope          flops  bytes\n"
         "Global        1320.5   4096\n"
@@ -902,55 +975,46 @@ static void test_report_tree(void **state)
         "      layer1     600      0\n"
         "    head       120.5   4096\n"
         "  Loose.end        0      0\n");
-    mguard_ctx_destroy(ctx);
 }
 
 static void test_report_without_counters_lists_names(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, false);
+    fixture *f = (fixture *)*state;
     mod_model m;
     char buf[256];
-    (void)state;
     mod_model_init(&m);
-    mguard_scope_enter(s, &m.mod);
-    mguard_scope_enter(s, &m.nest);
-    mguard_scope_report(s, MGUARD_SCOPE_TREE, buf, sizeof buf);
+    mguard_scope_enter(f->s, &m.mod);
+    mguard_scope_enter(f->s, &m.nest);
+    mguard_scope_report(f->s, MGUARD_SCOPE_TREE, buf, sizeof buf);
     assert_string_equal(buf, "scope\nGlobal\n  Mod\n    b.nest\n");
-    mguard_scope_report(s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
+    mguard_scope_report(f->s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
     assert_string_equal(buf, "scope\nGlobal\nMod\nMod.b.nest\n");
-    mguard_ctx_destroy(ctx);
 }
 
 static void test_reports_truncate_like_snprintf(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, true);
+    fixture *f = (fixture *)*state;
     net_model n;
     char full[4096], small[8];
     size_t len, i;
-    mguard_scope_format f;
-    (void)state;
+    mguard_scope_format fmt;
     net_init(&n);
-    net_forward(s, &n);
-    for (f = MGUARD_SCOPE_TABLE; f <= MGUARD_SCOPE_TRACE_JSON; f = (mguard_scope_format)(f + 1)) {
-        len = mguard_scope_report(s, f, full, sizeof full);
+    net_forward(f->s, &n);
+    for (fmt = MGUARD_SCOPE_TABLE; fmt <= MGUARD_SCOPE_TRACE_JSON; fmt = (mguard_scope_format)(fmt + 1)) {
+        len = mguard_scope_report(f->s, fmt, full, sizeof full);
         assert_true(len > 0 && len < sizeof full);
-        assert_int_equal(mguard_scope_report(s, f, NULL, 0), len);
+        assert_int_equal(mguard_scope_report(f->s, fmt, NULL, 0), len);
         for (i = 1; i <= sizeof small; i++) {
             memset(small, 'x', sizeof small);
-            assert_int_equal(mguard_scope_report(s, f, small, i), len);
+            assert_int_equal(mguard_scope_report(f->s, fmt, small, i), len);
             assert_int_equal(strlen(small), i - 1);
             assert_memory_equal(small, full, i - 1);
         }
     }
-    len = mguard_scope_path(s, NULL, 0);
+    len = mguard_scope_path(f->s, NULL, 0);
     assert_int_equal(len, 6);
-    assert_int_equal(mguard_scope_path(s, small, 4), 6);
+    assert_int_equal(mguard_scope_path(f->s, small, 4), 6);
     assert_string_equal(small, "Glo");
-    mguard_ctx_destroy(ctx);
 }
 
 typedef struct sink {
@@ -983,34 +1047,29 @@ static void sink_write(const char *data, size_t len, void *user)
 
 static void test_report_write_matches_the_buffer(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, true);
+    fixture *f = (fixture *)*state;
     net_model n;
     char buf[4096];
     sink k;
-    mguard_scope_format f;
+    mguard_scope_format fmt;
     comp extra;
-    (void)state;
     net_init(&n);
-    net_forward(s, &n);
-    for (f = MGUARD_SCOPE_TABLE; f <= MGUARD_SCOPE_TRACE_JSON; f = (mguard_scope_format)(f + 1)) {
-        size_t len = mguard_scope_report(s, f, buf, sizeof buf);
+    net_forward(f->s, &n);
+    for (fmt = MGUARD_SCOPE_TABLE; fmt <= MGUARD_SCOPE_TRACE_JSON; fmt = (mguard_scope_format)(fmt + 1)) {
+        size_t len = mguard_scope_report(f->s, fmt, buf, sizeof buf);
         memset(&k, 0, sizeof k);
-        assert_int_equal(mguard_scope_report_write(s, f, sink_write, &k), len);
+        assert_int_equal(mguard_scope_report_write(f->s, fmt, sink_write, &k), len);
         assert_string_equal(k.buf, buf);
         assert_true(k.calls >= 1);
     }
     /* a writer that enters a new scope and destroys the tracker meanwhile */
     comp_init(&extra, "Extra");
     memset(&k, 0, sizeof k);
-    k.s = s;
+    k.s = f->s;
     k.enter_me = &extra;
     k.destroy_scope = 1;
-    assert_true(mguard_scope_report_write(s, MGUARD_SCOPE_TREE, sink_write, &k) > 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);    /* destroyed at the end */
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_true(mguard_scope_report_write(f->s, MGUARD_SCOPE_TREE, sink_write, &k) > 0);
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);    /* destroyed at the end */
 }
 
 /* ---- the Chrome trace (the strict JSON reader: tests/json_check.h) ---------- */
@@ -1044,8 +1103,7 @@ static const char *type_destroys_comp(const void *c, void *user)
 
 static void test_component_destroyed_by_type_name_during_its_first_lookup_gets_no_name(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
+    fixture *f = (fixture *)*state;
     mguard_scope_desc d;
     mguard_scope *s;
     mguard_weak_desc wd;
@@ -1053,54 +1111,48 @@ static void test_component_destroyed_by_type_name_during_its_first_lookup_gets_n
     comp a, b;
     long v = 1;
     char want[160];
-    (void)state;
     comp_init(&a, "A");
     comp_init(&b, "B");
     memset(&d, 0, sizeof d);
     d.type_name = type_destroys_comp;
-    d.user = ctx;
-    s = mguard_scope_create(ctx, &d);
+    d.user = f->ctx;
+    s = mguard_scope_create(f->ctx, &d);
     /* unknown to the context before the lookup */
     assert_null(mguard_scope_name(s, &a));
-    assert_false(mgt_ctx_contains(ctx, &a));
+    assert_false(mgt_ctx_contains(f->ctx, &a));
     assert_null(mgt_scope_known_name(s, &a));
     assert_int_equal(mguard_scope_enter(s, &a), MGUARD_EINVAL);
     snprintf(want, sizeof want, "mguard_scope_enter: component %p was destroyed while it was being entered", (void *)&a);
-    assert_string_equal(log.last, want);
-    assert_false(mgt_ctx_contains(ctx, &a));
+    assert_string_equal(f->log.last, want);
+    assert_false(mgt_ctx_contains(f->ctx, &a));
     assert_int_equal(mguard_scope_depth(s), 0);
     /* known to the context (a key) before the lookup */
     memset(&wd, 0, sizeof wd);
     wd.value_size = sizeof v;
-    t = mguard_weak_create(ctx, &wd);
+    t = mguard_weak_create(f->ctx, &wd);
     assert_int_equal(mguard_weak_set(t, &b, &v), MGUARD_OK);
     assert_null(mguard_scope_name(s, &b));
-    assert_false(mgt_ctx_contains(ctx, &b));
+    assert_false(mgt_ctx_contains(f->ctx, &b));
     assert_int_equal(mguard_weak_count(t), 0);
-    assert_int_equal(log.warnings, 1);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_int_equal(f->log.warnings, 1);
 }
 
 static void test_trace_is_valid_json_with_every_span(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
-    cb_state st;
-    mguard_scope *s = make_scope(ctx, &st, true);
+    fixture *f = (fixture *)*state;
     comp net, fc;
     char buf[2048];
     size_t len;
-    (void)state;
     comp_init(&net, "Net");
     comp_init(&fc, "Linear");
     comp_add(&net, "fc", &fc);
-    mguard_scope_enter(s, &net);          /* ts 1 */
-    mguard_scope_enter(s, &fc);           /* ts 2 */
-    mguard_scope_exit(s, &fc);            /* ts 3 */
-    mguard_scope_exit(s, &net);           /* ts 4 */
-    mguard_scope_set_phase(s, 1);
-    mguard_scope_enter(s, &net);          /* ts 5, left open */
-    len = mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    mguard_scope_enter(f->s, &net);          /* ts 1 */
+    mguard_scope_enter(f->s, &fc);           /* ts 2 */
+    mguard_scope_exit(f->s, &fc);            /* ts 3 */
+    mguard_scope_exit(f->s, &net);           /* ts 4 */
+    mguard_scope_set_phase(f->s, 1);
+    mguard_scope_enter(f->s, &net);          /* ts 5, left open */
+    len = mguard_scope_report(f->s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_int_equal(len, strlen(buf));
     assert_string_equal(buf,
         "{\"traceEvents\":[\n"
@@ -1114,40 +1166,35 @@ static void test_trace_is_valid_json_with_every_span(void **state)
         "\"displayTimeUnit\":\"ms\",\n"
         "\"otherData\":{\"root\":\"Global\",\"dropped_spans\":0}}\n");
     assert_true(json_valid(buf));
-    assert_int_equal(mguard_scope_clear_trace(s), MGUARD_OK);
-    mguard_scope_exit(s, &net);
-    mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_int_equal(mguard_scope_clear_trace(f->s), MGUARD_OK);
+    mguard_scope_exit(f->s, &net);
+    mguard_scope_report(f->s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_null(strstr(buf, "\"name\":\"Net\""));
     assert_true(json_valid(buf));
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
 }
 
 /* Phases the program names: each is a trace track (tid = number + 1) and
    the label of warnings; set_phase refuses a number it was not given. */
 static void test_phases_the_program_names_are_the_trace_tracks(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
+    fixture *f = (fixture *)*state;
     static const char *const phases[3] = {"layout", "paint", "hit-test"};
     char names[2][8] = {"parse", "opt"};
     const char *mine[2];
     mguard_scope_desc d;
     mguard_scope *s, *s2;
-    cb_state st;
     comp win;
     char buf[2048];
-    (void)state;
     comp_init(&win, "Window");
     memset(&d, 0, sizeof d);
-    memset(&st, 0, sizeof st);
+    memset(&f->st, 0, sizeof f->st);
     d.type_name = type_cb;
     d.child = child_cb;
-    d.user = &st;
+    d.user = &f->st;
     d.trace = true;
     d.phases = phases;
     d.nphases = 3;
-    s = mguard_scope_create(ctx, &d);
+    s = mguard_scope_create(f->ctx, &d);
     assert_non_null(s);
     assert_int_equal(mguard_scope_phase(s), 0);
     mguard_scope_enter(s, &win);                          /* ts 1 */
@@ -1155,10 +1202,10 @@ static void test_phases_the_program_names_are_the_trace_tracks(void **state)
     assert_int_equal(mguard_scope_set_phase(s, 2), MGUARD_OK);
     assert_int_equal(mguard_scope_phase(s), 2);
     mguard_scope_enter(s, &win);                          /* ts 3, left open */
-    assert_int_equal(log.warnings, 0);
+    assert_int_equal(f->log.warnings, 0);
     assert_int_equal(mguard_scope_set_phase(s, 3), MGUARD_EINVAL);
-    assert_int_equal(log.warnings, 1);
-    assert_string_equal(log.last, "mguard_scope_set_phase: phase 3 of 3");
+    assert_int_equal(f->log.warnings, 1);
+    assert_string_equal(f->log.last, "mguard_scope_set_phase: phase 3 of 3");
     assert_int_equal(mguard_scope_phase(s), 2);           /* unchanged */
     mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_string_equal(buf,
@@ -1175,7 +1222,7 @@ static void test_phases_the_program_names_are_the_trace_tracks(void **state)
     assert_true(json_valid(buf));
     assert_int_equal(mguard_scope_exit(s, &win), MGUARD_OK);
     assert_int_equal(mguard_scope_exit(s, &win), MGUARD_NOT_FOUND);
-    assert_string_equal(log.last, "mguard_scope_exit: exiting Window, which was never entered (during hit-test)");
+    assert_string_equal(f->log.last, "mguard_scope_exit: exiting Window, which was never entered (during hit-test)");
     assert_int_equal(mguard_scope_reset(s), MGUARD_OK);
     assert_int_equal(mguard_scope_phase(s), 0);
     /* the names are copied: the program's array may change afterwards */
@@ -1184,22 +1231,19 @@ static void test_phases_the_program_names_are_the_trace_tracks(void **state)
     d.phases = mine;
     d.nphases = 2;
     d.trace = false;
-    s2 = mguard_scope_create(ctx, &d);
+    s2 = mguard_scope_create(f->ctx, &d);
     assert_non_null(s2);
     strcpy(names[0], "gone");
     assert_int_equal(mguard_scope_set_phase(s2, 1), MGUARD_OK);
     assert_int_equal(mguard_scope_exit(s2, &win), MGUARD_NOT_FOUND);
-    assert_int_equal(strncmp(log.last, "mguard_scope_exit: exiting component 0x", 39), 0);   /* s2 never named it */
-    assert_string_equal(strchr(log.last, ','), ", which was never entered (during opt)");
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_int_equal(strncmp(f->log.last, "mguard_scope_exit: exiting component 0x", 39), 0);   /* s2 never named it */
+    assert_string_equal(strchr(f->log.last, ','), ", which was never entered (during opt)");
 }
 
 /* A phase list that can't be used is refused at create, with the reason. */
 static void test_phases_that_cant_be_used_are_refused(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
+    fixture *f = (fixture *)*state;
     static const char *const ok[1] = {"only"};
     static const char *const holes[2] = {"a", NULL};
     static const char *const empty[2] = {"a", ""};
@@ -1207,46 +1251,43 @@ static void test_phases_that_cant_be_used_are_refused(void **state)
     mguard_scope_desc d;
     mguard_scope *s;
     size_t i;
-    (void)state;
     for (i = 0; i <= MGUARD_SCOPE_MAX_PHASES; i++) many[i] = "p";
     memset(&d, 0, sizeof d);
     d.phases = ok;                 /* nphases missing */
-    assert_null(mguard_scope_create(ctx, &d));
-    assert_string_equal(log.last, "mguard_scope_create: phases and nphases go together");
+    assert_null(mguard_scope_create(f->ctx, &d));
+    assert_string_equal(f->log.last, "mguard_scope_create: phases and nphases go together");
     d.phases = NULL;
     d.nphases = 1;                 /* phases missing */
-    assert_null(mguard_scope_create(ctx, &d));
-    assert_string_equal(log.last, "mguard_scope_create: phases and nphases go together");
+    assert_null(mguard_scope_create(f->ctx, &d));
+    assert_string_equal(f->log.last, "mguard_scope_create: phases and nphases go together");
     d.phases = holes;
     d.nphases = 2;
-    assert_null(mguard_scope_create(ctx, &d));
-    assert_string_equal(log.last, "mguard_scope_create: a phase without a name");
+    assert_null(mguard_scope_create(f->ctx, &d));
+    assert_string_equal(f->log.last, "mguard_scope_create: a phase without a name");
     d.phases = empty;
-    assert_null(mguard_scope_create(ctx, &d));
-    assert_string_equal(log.last, "mguard_scope_create: a phase without a name");
+    assert_null(mguard_scope_create(f->ctx, &d));
+    assert_string_equal(f->log.last, "mguard_scope_create: a phase without a name");
     d.phases = many;
     d.nphases = MGUARD_SCOPE_MAX_PHASES + 1;
-    assert_null(mguard_scope_create(ctx, &d));
-    assert_string_equal(log.last, "mguard_scope_create: more than MGUARD_SCOPE_MAX_PHASES phases");
-    assert_int_equal(log.warnings, 5);
+    assert_null(mguard_scope_create(f->ctx, &d));
+    assert_string_equal(f->log.last, "mguard_scope_create: more than MGUARD_SCOPE_MAX_PHASES phases");
+    assert_int_equal(f->log.warnings, 5);
     d.nphases = MGUARD_SCOPE_MAX_PHASES;
-    s = mguard_scope_create(ctx, &d);
+    s = mguard_scope_create(f->ctx, &d);
     assert_non_null(s);
     assert_int_equal(mguard_scope_set_phase(s, MGUARD_SCOPE_MAX_PHASES - 1), MGUARD_OK);
     d.phases = ok;
     d.nphases = 1;
-    s = mguard_scope_create(ctx, &d);
+    s = mguard_scope_create(f->ctx, &d);
     assert_non_null(s);
     assert_int_equal(mguard_scope_set_phase(s, 1), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_set_phase(s, 0), MGUARD_OK);
-    assert_int_equal(log.warnings, 6);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
+    assert_int_equal(f->log.warnings, 6);
 }
 
 static void test_trace_escapes_any_name(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    fixture *f = (fixture *)*state;
     mguard_scope_desc d;
     mguard_scope *s;
     static const char *names[] = {"quote\"back\\slash", "tab\tnew\nline\x01\x7f", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
@@ -1254,11 +1295,10 @@ static void test_trace_escapes_any_name(void **state)
     int comps[5];
     char buf[4096];
     size_t i;
-    (void)state;
     memset(&d, 0, sizeof d);
     d.trace = true;
     d.root_name = "root \"r\"";
-    s = mguard_scope_create(ctx, &d);
+    s = mguard_scope_create(f->ctx, &d);
     for (i = 0; i < 5; i++) {
         mguard_scope_set_name(s, &comps[i], names[i]);
         mguard_scope_enter(s, &comps[i]);
@@ -1270,7 +1310,6 @@ static void test_trace_escapes_any_name(void **state)
     assert_non_null(strstr(buf, "\"name\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""));
     assert_non_null(strstr(buf, "\"name\":\"bad\\ufffd\\ufffd(\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\""));
     assert_non_null(strstr(buf, "\"root\":\"root \\\"r\\\"\""));
-    mguard_ctx_destroy(ctx);
 }
 
 static double fake_clock(void *user)
@@ -1291,19 +1330,18 @@ static double extreme_clock(void *user)
 
 static void test_trace_is_valid_json_for_every_finite_time(void **state)
 {
-    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    fixture *f = (fixture *)*state;
     mguard_scope_desc d;
     mguard_scope *s;
     size_t tick = 0;
     int a;
     char buf[4096];
     size_t len;
-    (void)state;
     memset(&d, 0, sizeof d);
     d.trace = true;
     d.clock = extreme_clock;
     d.user = &tick;
-    s = mguard_scope_create(ctx, &d);
+    s = mguard_scope_create(f->ctx, &d);
     mguard_scope_set_name(s, &a, "A");
     while (tick < 8) {
         assert_int_equal(mguard_scope_enter(s, &a), MGUARD_OK);
@@ -1317,41 +1355,35 @@ static void test_trace_is_valid_json_for_every_finite_time(void **state)
     assert_non_null(strstr(buf, "\"ts\":-1.7976931348623157e+308,\"dur\":1.7976931248623157e+308,"));
     assert_non_null(strstr(buf, "\"ts\":0.000,\"dur\":1,"));     /* a denormal start */
     assert_non_null(strstr(buf, "\"ts\":0,\"dur\":0.500,"));     /* -0.0 */
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
 }
 
 static void test_trace_uses_the_clock_and_stays_within_its_limit(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
+    fixture *f = (fixture *)*state;
     mguard_scope_desc d;
     mguard_scope *s;
     double t = 1000.0;
     int a;
     char buf[4096];
     int i;
-    (void)state;
     memset(&d, 0, sizeof d);
     d.trace = true;
     d.clock = fake_clock;
     d.user = &t;
     d.max_trace_events = 2;
-    s = mguard_scope_create(ctx, &d);
+    s = mguard_scope_create(f->ctx, &d);
     mguard_scope_set_name(s, &a, "A");
     for (i = 0; i < 4; i++) {
         assert_int_equal(mguard_scope_enter(s, &a), MGUARD_OK);
         assert_int_equal(mguard_scope_exit(s, &a), MGUARD_OK);
     }
-    assert_int_equal(log.warnings, 1);   /* the limit is logged once */
-    assert_string_equal(log.last, "mguard_scope_enter: the trace holds 2 spans (max_trace_events); later spans are not recorded");
+    assert_int_equal(f->log.warnings, 1);   /* the limit is logged once */
+    assert_string_equal(f->log.last, "mguard_scope_enter: the trace holds 2 spans (max_trace_events); later spans are not recorded");
     mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_true(json_valid(buf));
     assert_non_null(strstr(buf, "\"ts\":1002.500,\"dur\":2.500,"));
     assert_non_null(strstr(buf, "\"ts\":1007.500,\"dur\":2.500,"));
     assert_non_null(strstr(buf, "\"dropped_spans\":2}"));
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
 }
 
 /* A clock that destroys things while an event is being recorded. */
@@ -1374,52 +1406,44 @@ static double evil_clock_fn(void *user)
 
 static void test_clock_callback_may_destroy_the_component_or_the_scope(void **state)
 {
-    test_log log;
-    test_alloc al;
-    mguard_ctx *ctx = test_ctx(&log, &al);
+    fixture *f = (fixture *)*state;
     mguard_scope_desc d;
     evil_clock c;
     int a, b;
-    (void)state;
     memset(&d, 0, sizeof d);
     memset(&c, 0, sizeof c);
     d.trace = true;
     d.clock = evil_clock_fn;
     d.user = &c;
-    c.ctx = ctx;
-    c.s = mguard_scope_create(ctx, &d);
+    c.ctx = f->ctx;
+    c.s = mguard_scope_create(f->ctx, &d);
     mguard_scope_set_name(c.s, &a, "A");
     mguard_scope_set_name(c.s, &b, "B");
     c.kill = &a;                                     /* a dies while it is entered */
     assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_EINVAL);
-    assert_non_null(strstr(log.last, " was destroyed while it was being entered"));
+    assert_non_null(strstr(f->log.last, " was destroyed while it was being entered"));
     assert_int_equal(mguard_scope_depth(c.s), 0);
     assert_int_equal(mguard_scope_enter(c.s, &b), MGUARD_OK);
     c.kill = &b;                                     /* b dies while it exits */
     assert_int_equal(mguard_scope_exit(c.s, &b), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_scope_depth(c.s), 0);
-    assert_ctx_ok(ctx);
+    assert_ctx_ok(f->ctx);
     mguard_scope_set_name(c.s, &a, "A");
     mguard_scope_enter(c.s, &a);
     c.destroy_scope = 1;
     assert_int_equal(mguard_scope_reset(c.s), MGUARD_EINVAL);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
-    assert_int_equal(al.live_blocks, 0);
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
 }
 
 /* ---- bad input ---------------------------------------------------------------- */
 
 static void test_bad_input_is_refused(void **state)
 {
-    test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
-    mguard_scope *s = mguard_scope_create(ctx, NULL);
+    fixture *f = (fixture *)*state;
+    mguard_scope *s = mguard_scope_create(f->ctx, NULL);
     const char *p[4];
     char buf[16];
     int a, fake[64];
-    (void)state;
     memset(fake, 0, sizeof fake);
     assert_null(mguard_scope_create(NULL, NULL));
     mguard_scope_destroy(NULL);
@@ -1432,10 +1456,10 @@ static void test_bad_input_is_refused(void **state)
     assert_int_equal(mguard_scope_set_name(s, NULL, "A"), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_set_name(s, &a, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_set_name(s, &a, ""), MGUARD_EINVAL);
-    assert_int_equal(log.warnings, 3);
+    assert_int_equal(f->log.warnings, 3);
     assert_int_equal(mguard_scope_enter(NULL, &a), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_enter(s, NULL), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_scope_enter: NULL component");
+    assert_string_equal(f->log.last, "mguard_scope_enter: NULL component");
     assert_int_equal(mguard_scope_exit(NULL, &a), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_exit(s, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_exit((mguard_scope *)(void *)fake, &a), MGUARD_EINVAL);
@@ -1455,7 +1479,7 @@ static void test_bad_input_is_refused(void **state)
     assert_int_equal(mguard_scope_add(s, NULL, 1), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_add(s, "", 1), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_add(s, "x", 1.0 / 0.0), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_scope_add: amount is not finite");
+    assert_string_equal(f->log.last, "mguard_scope_add: amount is not finite");
     assert_int_equal(mguard_scope_add(s, "x", 0.0 / 0.0), MGUARD_EINVAL);
     assert_true(mguard_scope_counter(NULL, "Global", "x") == 0);
     assert_true(mguard_scope_counter(s, NULL, "x") == 0);
@@ -1465,14 +1489,13 @@ static void test_bad_input_is_refused(void **state)
     strcpy(buf, "junk");
     assert_int_equal(mguard_scope_report(s, (mguard_scope_format)7, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
-    assert_string_equal(log.last, "mguard_scope_report: unknown format 7");
+    assert_string_equal(f->log.last, "mguard_scope_report: unknown format 7");
     assert_int_equal(mguard_scope_report_write(s, MGUARD_SCOPE_TABLE, NULL, NULL), 0);
     assert_int_equal(mguard_scope_report_write(NULL, MGUARD_SCOPE_TABLE, sink_write, NULL), 0);
     assert_int_equal(mguard_scope_clear_trace(NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_clear_warnings(NULL), MGUARD_EINVAL);
-    assert_ctx_ok(ctx);
+    assert_ctx_ok(f->ctx);
     mguard_scope_destroy(s);
-    mguard_ctx_destroy(ctx);
 }
 
 static void test_ctx_destroy_destroys_its_scopes(void **state)
@@ -1502,10 +1525,10 @@ typedef struct wl {
     mguard_scope *s;
     cb_state st;
     net_model n;
-    comp loner, loner_kid, named;
+    comp loner, loner_kid, named, extra;
 } wl;
 
-#define WL_OPS 22
+#define WL_OPS 25
 
 /* Runs op k; returns 1 when it reported an allocation failure. */
 static int wl_op(wl *w, int k)
@@ -1534,6 +1557,9 @@ static int wl_op(wl *w, int k)
     case 18: mguard_on_destroy(w->ctx, &w->n.head); return 0;
     case 19: return mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf) == 0;
     case 20: return mguard_scope_reset(s) == MGUARD_ENOMEM;
+    case 21: return mguard_scope_attach(s, &w->n.enc, &w->extra, "extra") == MGUARD_ENOMEM;
+    case 22: return mguard_scope_set_name(s, &w->n.enc, "Net.coder") == MGUARD_ENOMEM;   /* its subtree follows */
+    case 23: return mguard_scope_forget(s, &w->n.net) == MGUARD_ENOMEM;
     default: return mguard_scope_enter(s, &w->n.l1) == MGUARD_ENOMEM;
     }
 }
@@ -1541,17 +1567,17 @@ static int wl_op(wl *w, int k)
 /* Everything observable, as text. */
 static void wl_snapshot(wl *w, char *out, size_t cap)
 {
-    const void *all[8];
+    const void *all[9];
     char part[4096];
     size_t i;
     all[0] = &w->n.net; all[1] = &w->n.enc; all[2] = &w->n.l0; all[3] = &w->n.l1;
-    all[4] = &w->n.head; all[5] = &w->loner; all[6] = &w->loner_kid; all[7] = &w->named;
+    all[4] = &w->n.head; all[5] = &w->loner; all[6] = &w->loner_kid; all[7] = &w->named; all[8] = &w->extra;
     out[0] = '\0';
     snprintf(part, sizeof part, "objects %lu depth %lu bw %d path %s parents %s current %s\n",
              (unsigned long)mguard_ctx_object_count(w->ctx), (unsigned long)mguard_scope_depth(w->s),
              (int)(mguard_scope_phase(w->s) == 1), path_str(w->s), parents_str(w->s), mguard_scope_current(w->s));
     strncat(out, part, cap - strlen(out) - 1);
-    for (i = 0; i < 8; i++) {
+    for (i = 0; i < 9; i++) {
         const char *nm = mgt_scope_known_name(w->s, all[i]);
         snprintf(part, sizeof part, "name %lu %s\n", (unsigned long)i, nm ? nm : "-");
         strncat(out, part, cap - strlen(out) - 1);
@@ -1581,6 +1607,7 @@ static void test_every_allocation_failure_leaves_state_unchanged(void **state)
             comp_init(&w.loner, "Loner");
             comp_init(&w.loner_kid, "Kid");
             comp_init(&w.named, "Named");
+            comp_init(&w.extra, "Extra");
             comp_add(&w.loner, "kid", &w.loner_kid);
             for (j = 0; j < k; j++) assert_int_equal(wl_op(&w, j), 0);
             wl_snapshot(&w, before, sizeof before);
@@ -1617,76 +1644,117 @@ static void destroy_doomed_scope(void *value, void *user)
 
 static void test_scope_destroyed_earlier_in_the_same_death_is_not_touched(void **state)
 {
-    test_log log;
-    test_alloc alloc;
-    mguard_ctx *ctx = test_ctx(&log, &alloc);
+    fixture *f = (fixture *)*state;
     mguard_weak_desc wd;
     mguard_weak *t;
-    cb_state st;
     comp net;
     char one = 1;
-    (void)state;
     comp_init(&net, "Net");
     memset(&wd, 0, sizeof wd);
     wd.value_size = 1;
     wd.value_dtor = destroy_doomed_scope;
-    t = mguard_weak_create(ctx, &wd);
+    t = mguard_weak_create(f->ctx, &wd);
     assert_int_equal(mguard_weak_set(t, &net, &one), MGUARD_OK);   /* first table */
-    g_doomed_scope = make_scope(ctx, &st, false);
+    g_doomed_scope = make_scope(f->ctx, &f->st, false);
     assert_int_equal(mguard_scope_enter(g_doomed_scope, &net), MGUARD_OK);
-    mguard_on_destroy(ctx, &net);
+    mguard_on_destroy(f->ctx, &net);
     assert_null(g_doomed_scope);
-    assert_int_equal(log.warnings, 0);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
-    assert_int_equal(alloc.live_blocks, 0);
+    assert_int_equal(f->log.warnings, 0);
+}
+
+/* ---- regressions ----------------------------------------------------- */
+
+/* Regression: mguard_ctx_check inside a callback of the death of a named,
+   entered component that entered a table before it was named: the table's
+   destructor runs before the scope closes the component's frames, and the
+   check used to answer EINVAL ("frame 0's component has no name"). */
+static mguard_ctx *check_ctx;
+static mguard_status check_seen;
+static void check_in_dtor(void *v, void *u)
+{
+    (void)v; (void)u;
+    check_seen = mguard_ctx_check(check_ctx);
+}
+
+static void test_check_passes_inside_a_named_components_death(void **state)
+{
+    static int comp;
+    int v = 1;
+    mguard_weak_desc d;
+    mguard_weak *t;
+    mguard_scope *s;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    check_ctx = test_ctx(NULL, NULL);
+    d.value_size = sizeof v;
+    d.value_dtor = check_in_dtor;
+    t = mguard_weak_create(check_ctx, &d);
+    s = mguard_scope_create(check_ctx, NULL);
+    assert_int_equal(mguard_weak_set(t, &comp, &v), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(s, &comp, "Net"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_OK);
+    check_seen = MGUARD_NOT_FOUND;
+    mguard_on_destroy(check_ctx, &comp);
+    assert_int_equal(check_seen, MGUARD_OK);
+    assert_int_equal(mguard_scope_depth(s), 0);     /* every frame closed */
+    assert_int_equal(mguard_ctx_check(check_ctx), MGUARD_OK);
+    mguard_ctx_destroy(check_ctx);
 }
 
 int main(void)
 {
+#define CTX(fn) cmocka_unit_test_setup_teardown(fn, setup_ctx, teardown)
+#define SCOPE(fn) cmocka_unit_test_setup_teardown(fn, setup_scope, teardown)
+#define TRACED(fn) cmocka_unit_test_setup_teardown(fn, setup_traced_scope, teardown)
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_root_is_the_only_parent_at_start),
-        cmocka_unit_test(test_custom_root_name),
-        cmocka_unit_test(test_module_hierarchy_forward_then_backward),
-        cmocka_unit_test(test_first_lookup_names_the_whole_subtree_once),
-        cmocka_unit_test(test_reused_component_takes_the_last_path),
-        cmocka_unit_test(test_reused_component_active_at_two_depths_nests),
-        cmocka_unit_test(test_recursion_counts_each_level),
-        cmocka_unit_test(test_component_entered_before_its_parent_was_seen),
-        cmocka_unit_test(test_reset_ends_the_backward_pass),
-        cmocka_unit_test(test_exit_never_entered_warns_once),
-        cmocka_unit_test(test_exit_out_of_order_warns_and_keeps_the_others),
-        cmocka_unit_test(test_duplicate_warnings_are_bounded),
-        cmocka_unit_test(test_explicit_name_survives_a_parent_walk),
-        cmocka_unit_test(test_without_callbacks_names_come_from_set_name),
-        cmocka_unit_test(test_type_name_null_means_no_name),
-        cmocka_unit_test(test_on_destroy_forgets_names),
-        cmocka_unit_test(test_destroying_an_active_component_closes_its_frames),
-        cmocka_unit_test(test_cycle_in_children_terminates),
-        cmocka_unit_test(test_bad_children_are_skipped_with_a_warning),
-        cmocka_unit_test(test_children_callback_may_enter_a_scope),
-        cmocka_unit_test(test_children_callback_may_destroy_a_component_being_walked),
-        cmocka_unit_test(test_callback_destroying_the_scope_is_deferred),
+        SCOPE(test_root_is_the_only_parent_at_start),
+        CTX(test_custom_root_name),
+        SCOPE(test_module_hierarchy_forward_then_backward),
+        SCOPE(test_first_lookup_names_the_whole_subtree_once),
+        SCOPE(test_reused_component_takes_the_last_path),
+        SCOPE(test_reused_component_active_at_two_depths_nests),
+        SCOPE(test_recursion_counts_each_level),
+        SCOPE(test_component_entered_before_its_parent_was_seen),
+        TRACED(test_reset_ends_the_backward_pass),
+        SCOPE(test_a_child_added_after_the_walk_is_attached_under_its_parent),
+        SCOPE(test_a_walk_never_overrides_an_attached_name),
+        SCOPE(test_a_renamed_subtree_follows_except_explicit_names),
+        SCOPE(test_a_forgotten_subtree_is_walked_again),
+        SCOPE(test_attach_and_forget_refuse_bad_input),
+        SCOPE(test_exit_never_entered_warns_once),
+        SCOPE(test_exit_out_of_order_warns_and_keeps_the_others),
+        CTX(test_duplicate_warnings_are_bounded),
+        SCOPE(test_explicit_name_survives_a_parent_walk),
+        CTX(test_without_callbacks_names_come_from_set_name),
+        SCOPE(test_type_name_null_means_no_name),
+        SCOPE(test_on_destroy_forgets_names),
+        TRACED(test_destroying_an_active_component_closes_its_frames),
+        SCOPE(test_cycle_in_children_terminates),
+        SCOPE(test_bad_children_are_skipped_with_a_warning),
+        TRACED(test_children_callback_may_enter_a_scope),
+        SCOPE(test_children_callback_may_destroy_a_component_being_walked),
+        SCOPE(test_callback_destroying_the_scope_is_deferred),
         cmocka_unit_test(test_log_callback_may_call_back_in),
-        cmocka_unit_test(test_counters_go_to_every_active_name_once),
-        cmocka_unit_test(test_report_table),
-        cmocka_unit_test(test_report_tree),
-        cmocka_unit_test(test_report_without_counters_lists_names),
-        cmocka_unit_test(test_reports_truncate_like_snprintf),
-        cmocka_unit_test(test_report_write_matches_the_buffer),
+        SCOPE(test_counters_go_to_every_active_name_once),
+        SCOPE(test_report_table),
+        SCOPE(test_report_tree),
+        SCOPE(test_report_without_counters_lists_names),
+        TRACED(test_reports_truncate_like_snprintf),
+        TRACED(test_report_write_matches_the_buffer),
         cmocka_unit_test(test_json_reader_is_strict),
-        cmocka_unit_test(test_component_destroyed_by_type_name_during_its_first_lookup_gets_no_name),
-        cmocka_unit_test(test_trace_is_valid_json_with_every_span),
-        cmocka_unit_test(test_phases_the_program_names_are_the_trace_tracks),
-        cmocka_unit_test(test_phases_that_cant_be_used_are_refused),
-        cmocka_unit_test(test_trace_is_valid_json_for_every_finite_time),
-        cmocka_unit_test(test_trace_escapes_any_name),
-        cmocka_unit_test(test_trace_uses_the_clock_and_stays_within_its_limit),
-        cmocka_unit_test(test_clock_callback_may_destroy_the_component_or_the_scope),
-        cmocka_unit_test(test_bad_input_is_refused),
+        CTX(test_component_destroyed_by_type_name_during_its_first_lookup_gets_no_name),
+        TRACED(test_trace_is_valid_json_with_every_span),
+        CTX(test_phases_the_program_names_are_the_trace_tracks),
+        CTX(test_phases_that_cant_be_used_are_refused),
+        CTX(test_trace_is_valid_json_for_every_finite_time),
+        CTX(test_trace_escapes_any_name),
+        CTX(test_trace_uses_the_clock_and_stays_within_its_limit),
+        CTX(test_clock_callback_may_destroy_the_component_or_the_scope),
+        CTX(test_bad_input_is_refused),
         cmocka_unit_test(test_ctx_destroy_destroys_its_scopes),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
-        cmocka_unit_test(test_scope_destroyed_earlier_in_the_same_death_is_not_touched),
+        CTX(test_scope_destroyed_earlier_in_the_same_death_is_not_touched),
+        cmocka_unit_test(test_check_passes_inside_a_named_components_death),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);

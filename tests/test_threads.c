@@ -173,7 +173,7 @@ static void cl_callback_seen(void)
     if (flag_get(&g_cl_lock->held)) g_cl_held++;
 }
 static void cl_write(const char *data, size_t len, void *user) { (void)data; (void)len; (void)user; cl_callback_seen(); }
-static void cl_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void cl_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     (void)obj; (void)attr; (void)value; (void)deleted; (void)user;
     cl_callback_seen();
@@ -267,12 +267,10 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     mguard_ledger *L = NULL, *C = NULL;
     mguard_ledger_iter lit;
     mguard_ledger_entry le;
-    mguard_ledger_hook hk;
     mguard_ledger_diff_result *diff = NULL;
     mguard_ref ref;
     const char *names[4];
-    const char *tag;
-    void *payload, *pv;
+    void *pv;
     bool dyn[4];
     char buf[256];
     long out;
@@ -295,6 +293,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     assert_non_null(t);
     LOCKED("mguard_weak_set", assert_int_equal(mguard_weak_set(t, &o1, &out), MGUARD_OK));
     LOCKED("mguard_weak_get", assert_non_null(mguard_weak_get(t, &o1)));
+    LOCKED("mguard_weak_get_sized", assert_non_null(mguard_weak_get_sized(t, &o1, sizeof(long))));
     LOCKED("mguard_weak_contains", assert_true(mguard_weak_contains(t, &o1)));
     LOCKED("mguard_weak_count", assert_int_equal(mguard_weak_count(t), 1));
     LOCKED("mguard_weak_iterate", wit = mguard_weak_iterate(t));
@@ -355,6 +354,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_gen_tag", assert_int_equal(mguard_gen_tag(ctx, &o2), MGUARD_OK));
     LOCKED("mguard_gen_get", assert_int_equal(mguard_gen_get(ctx, &o2), 1));
     LOCKED("mguard_gen_is_current", assert_true(mguard_gen_is_current(ctx, &o2)));
+    LOCKED("mguard_gen_is_since", mguard_gen_is_since(ctx, &o1, 0));
     LOCKED("mguard_gen_current", assert_int_equal(mguard_gen_current(ctx), 1));
     LOCKED("mguard_gen_mark_class_dynamic", assert_int_equal(mguard_gen_mark_class_dynamic(ctx, &cls), MGUARD_OK));
     LOCKED("mguard_gen_is_class_dynamic", assert_true(mguard_gen_is_class_dynamic(ctx, &cls)));
@@ -364,6 +364,8 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_scope_create", s = mguard_scope_create(ctx, NULL));
     assert_non_null(s);
     LOCKED("mguard_scope_set_name", assert_int_equal(mguard_scope_set_name(s, &comp, "Net"), MGUARD_OK));
+    LOCKED("mguard_scope_attach", assert_int_equal(mguard_scope_attach(s, &comp, &cls, "head"), MGUARD_OK));
+    LOCKED("mguard_scope_forget", assert_int_equal(mguard_scope_forget(s, &comp), MGUARD_OK));
     LOCKED("mguard_scope_name", assert_string_equal(mguard_scope_name(s, &comp), "Net"));
     LOCKED("mgt_scope_known_name", assert_string_equal(mgt_scope_known_name(s, &comp), "Net")); g_cl_ndone--;   /* a test helper, not an API function */
     LOCKED("mguard_scope_enter", assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_OK));
@@ -413,6 +415,8 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_ledger_store_attr", assert_int_equal(mguard_ledger_store_attr(L, &o1, "a", &val), MGUARD_OK));
     LOCKED("mguard_ledger_delete_attr", assert_int_equal(mguard_ledger_delete_attr(L, &o1, "b"), MGUARD_OK));
     LOCKED("mguard_ledger_load_attr", assert_int_equal(mguard_ledger_load_attr(L, &o1, "a", &pv), MGUARD_OK));
+    LOCKED("mguard_ledger_load", assert_int_equal(mguard_ledger_load(L, &o1, "a", &pv), MGUARD_OK));
+    LOCKED("mguard_ledger_set_fields", assert_int_equal(mguard_ledger_set_fields(L, &o1, NULL, 0), MGUARD_OK));
     LOCKED("mguard_ledger_is_pending", assert_true(mguard_ledger_is_pending(L, &o1, "b")));
     LOCKED("mguard_ledger_count", assert_int_equal(mguard_ledger_count(L), 3));
     LOCKED("mguard_ledger_modified_count", assert_int_equal(mguard_ledger_modified_count(L), 3));
@@ -424,10 +428,14 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     g_cl_ndone--;   /* mguard_ledger_next again, on a writes walk: listed once */
     LOCKED("mguard_ledger_record", assert_int_equal(mguard_ledger_record(L, "saved", &val), MGUARD_OK));
     LOCKED("mguard_ledger_record_count", assert_int_equal(mguard_ledger_record_count(L), 1));
-    LOCKED("mguard_ledger_record_at", assert_int_equal(mguard_ledger_record_at(L, 0, &tag, &payload), MGUARD_OK));
+    LOCKED("mguard_ledger_iterate_records", lit = mguard_ledger_iterate_records(L));
+    LOCKED("mguard_ledger_next", assert_true(mguard_ledger_next(&lit) && lit.payload == &val));
+    g_cl_ndone--;   /* mguard_ledger_next again, on a records walk: listed once */
     LOCKED("mguard_ledger_register_hook", assert_int_equal(mguard_ledger_register_hook(L, &o1, "h", &val, &id), MGUARD_OK));
     LOCKED("mguard_ledger_hook_count", assert_int_equal(mguard_ledger_hook_count(L), 1));
-    LOCKED("mguard_ledger_hook_at", assert_int_equal(mguard_ledger_hook_at(L, 0, &hk), MGUARD_OK));
+    LOCKED("mguard_ledger_iterate_hooks", lit = mguard_ledger_iterate_hooks(L));
+    LOCKED("mguard_ledger_next", assert_true(mguard_ledger_next(&lit) && lit.fn == &val));
+    g_cl_ndone--;   /* mguard_ledger_next again, on a hooks walk: listed once */
     LOCKED("mguard_ledger_equal", assert_false(mguard_ledger_equal(L, C)));
     LOCKED("mguard_ledger_diff", assert_int_equal(mguard_ledger_diff(C, L, &diff), MGUARD_OK));
     assert_non_null(diff);
@@ -713,7 +721,7 @@ static const char *joining_type_name(const void *comp, void *user)
     (void)user;
     return run_and_join(tag_something, NULL) == (void *)(intptr_t)MGUARD_OK ? "Net" : NULL;
 }
-static void joining_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void joining_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     (void)obj;
     (void)attr;
@@ -960,7 +968,7 @@ typedef struct apply_env {
     int in_apply, apply_done;
 } apply_env;
 
-static void slow_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void slow_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     apply_env *e = (apply_env *)user;
     (void)obj; (void)attr; (void)value; (void)deleted;
@@ -1894,7 +1902,7 @@ static void lx_format(const void *value, char *buf, size_t size, void *user)
     rc_check_alive((const rc_obj *)value);
     snprintf(buf, size, "obj%d", ((const rc_obj *)value)->id);
 }
-static void lx_apply(const void *obj, const char *attr, void *value, bool deleted, void *user)
+static void lx_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     (void)attr;
     (void)deleted;
@@ -2139,10 +2147,11 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
         if (v) {
             lx_expect(mguard_ledger_register_hook(L, o, "hook", v, &id) == MGUARD_OK);
         } else {
-            mguard_ledger_hook h;
+            mguard_ledger_iter h;
             st = mguard_ledger_remove_hook(L, (int)(lx_rand(t) % 8));
             lx_expect(st == MGUARD_OK || st == MGUARD_NOT_FOUND);
-            if (mguard_ledger_hook_at(L, 0, &h) == MGUARD_OK) lx_expect(h.obj && h.fn);
+            h = mguard_ledger_iterate_hooks(L);
+            while (mguard_ledger_next(&h)) lx_expect(h.obj && h.fn);
         }
         break;
     default: {
@@ -2160,12 +2169,8 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
         for (n = 0; mguard_ledger_next(&it); n++) lx_expect(it.obj != NULL);
         it = mguard_ledger_iterate_writes(L, o);             /* o is ours: alive */
         while (mguard_ledger_next(&it)) lx_expect(it.obj == o && it.attr && (!it.deleted || !it.value));
-        {
-            const char *tag = NULL;
-            void *payload = NULL;
-            if (mguard_ledger_record_at(L, 0, &tag, &payload) == MGUARD_OK)
-                lx_expect(tag && strcmp(tag, "saved") == 0 && payload);
-        }
+        it = mguard_ledger_iterate_records(L);
+        while (mguard_ledger_next(&it)) lx_expect(it.tag && strcmp(it.tag, "saved") == 0 && it.payload);
         (void)mguard_ledger_is_empty(L);
         (void)mguard_ledger_storage_bytes(L);
         (void)mguard_ledger_modified_count(L);
@@ -2453,7 +2458,8 @@ static void test_four_threads_share_ledgers_scopes_and_dynamism_trackers(void **
     ld.release = rc_release;
     ld.equal = lx_equal;
     ld.refs = lx_refs;
-    ld.format = lx_format;
+    ld.format_value = lx_format;
+    ld.format_object = lx_format;
     for (t = 0; t < LX_LEDGERS; t++) g_lx.ledger[t] = mguard_ledger_create(g_lx.ctx, &ld);
     g_lx.scope = lx_scope_create(0);
     g_lx.dyn = mguard_dyn_create(g_lx.ctx);

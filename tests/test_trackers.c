@@ -1,5 +1,6 @@
 /* Mutation trackers: watchers held weakly, fired once in registration
-   order, counts kept until death (MutationTracker in the reference). */
+   order, counts kept until death (MutationTracker in the reference);
+   bad input and regressions. */
 #include "common.h"
 
 typedef struct call { void *guard; const void *obj; char attr[32]; void *user; } call;
@@ -395,6 +396,109 @@ static void test_watching_the_same_guard_and_callback_again_answers_eexist(void 
     mguard_ctx_destroy(ctx);
 }
 
+/* ---- misuse and regressions ------------------------------------------ */
+
+static void test_unwatch_without_a_watch_is_not_found(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int obj, guard;
+    (void)state;
+    assert_int_equal(mguard_unwatch(ctx, &obj, &guard), MGUARD_NOT_FOUND);
+    mguard_watch(ctx, &obj, &guard, inval_nop, NULL);
+    assert_int_equal(mguard_unwatch(ctx, &obj, &guard), MGUARD_OK);
+    assert_int_equal(mguard_unwatch(ctx, &obj, &guard), MGUARD_NOT_FOUND);
+    EXPECT_NO_LOG(log);
+    mguard_ctx_destroy(ctx);
+}
+
+typedef struct attr_seen { const char *attr; int calls; } attr_seen;
+
+static void record_attr(void *guard, const void *obj, const char *attr, void *user)
+{
+    attr_seen *a = (attr_seen *)user;
+    (void)guard; (void)obj;
+    a->attr = attr;
+    a->calls++;
+}
+
+static void test_empty_and_very_long_attr_names_pass_through(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    static int obj, guard;
+    static char longname[100001];
+    attr_seen a;
+    const char *i1, *i2;
+    (void)state;
+    memset(&a, 0, sizeof a);
+    memset(longname, 'a', sizeof longname - 1);
+    mguard_watch(ctx, &obj, &guard, record_attr, &a);
+    mguard_on_mutation(ctx, &obj, "");
+    assert_int_equal(a.calls, 1);
+    assert_string_equal(a.attr, "");
+    mguard_watch(ctx, &obj, &guard, record_attr, &a);
+    mguard_on_mutation(ctx, &obj, longname);
+    assert_int_equal(a.calls, 2);
+    assert_ptr_equal(a.attr, longname);
+    assert_int_equal(mguard_mutation_count(ctx, &obj), 2);
+    i1 = mguard_intern(ctx, "");
+    i2 = mguard_intern(ctx, longname);
+    assert_non_null(i1);
+    assert_string_equal(i1, "");
+    assert_non_null(i2);
+    assert_int_equal(strlen(i2), 100000);
+    assert_ptr_equal(mguard_intern(ctx, longname), i2);
+    EXPECT_NO_LOG(log);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+static void test_mutating_an_unwatched_object_changes_nothing(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int obj;
+    (void)state;
+    mguard_on_mutation(ctx, &obj, "x");
+    assert_false(mgt_ctx_contains(ctx, &obj));
+    assert_int_equal(mguard_mutation_count(ctx, &obj), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    EXPECT_NO_LOG(log);
+    mguard_ctx_destroy(ctx);
+}
+
+static void inval_count(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr;
+    (*(int *)user)++;
+}
+
+/* Regression: mguard_unwatch matched watchers by the guard's address
+   alone: after the guard was destroyed (its watchers dead: never called,
+   not counted), a new object at the same address was told OK, and whether
+   it was depended on the watcher list's capacity (dead watchers are pruned
+   when it grows). */
+static void test_unwatch_ignores_watchers_of_a_destroyed_guard(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int obj, guard;
+    int calls = 0;
+    (void)state;
+    assert_int_equal(mguard_watch(ctx, &obj, &guard, inval_count, &calls), MGUARD_OK);
+    mguard_on_destroy(ctx, &guard);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 0);
+    assert_int_equal(mguard_unwatch(ctx, &obj, &guard), MGUARD_NOT_FOUND);
+    /* the new object at &guard watches and unwatches normally */
+    assert_int_equal(mguard_watch(ctx, &obj, &guard, inval_count, &calls), MGUARD_OK);
+    assert_int_equal(mguard_unwatch(ctx, &obj, &guard), MGUARD_OK);
+    mguard_on_mutation(ctx, &obj, "x");
+    assert_int_equal(calls, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup(fn, reset)
@@ -415,6 +519,10 @@ int main(void)
         T(test_many_dead_guards_are_pruned),
         T(test_watch_bad_input),
         T(test_watch_out_of_memory_changes_nothing),
+        cmocka_unit_test(test_unwatch_without_a_watch_is_not_found),
+        cmocka_unit_test(test_empty_and_very_long_attr_names_pass_through),
+        cmocka_unit_test(test_mutating_an_unwatched_object_changes_nothing),
+        cmocka_unit_test(test_unwatch_ignores_watchers_of_a_destroyed_guard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* Weak key tables: identity keys, inline values of any size, value
-   destructors run exactly once, iteration with removal. */
+   destructors run exactly once, iteration with removal; bad input, and
+   the regressions of the bugs found in tables. */
 #include "common.h"
 
 typedef struct fixture {
@@ -27,10 +28,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = (fixture *)*state;
-    assert_ctx_ok(f->ctx);
-    mguard_ctx_destroy(f->ctx);
-    assert_int_equal(f->alloc.live_blocks, 0);
-    assert_int_equal(f->alloc.live_bytes, 0);
+    test_ctx_finish(f->ctx, &f->alloc);
     free(f);
     return 0;
 }
@@ -40,6 +38,34 @@ static long getl(mguard_weak *t, const void *k)
 {
     long *p = MGUARD_WEAK_GET(t, k, long);
     return p ? *p : -999;
+}
+
+/* The typed get checks the type's size against the table's value size:
+   a wrong type answers NULL with a warning instead of a misread. */
+typedef struct three_longs { long x[3]; } three_longs;
+static void test_typed_get_catches_a_wrong_type(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int a = 0, b = 0;
+    assert_int_equal(setl(f->t, &a, 10), MGUARD_OK);
+    assert_int_equal(*MGUARD_WEAK_GET(f->t, &a, long), 10);
+    assert_null(MGUARD_WEAK_GET(f->t, &b, long));           /* absent: no warning */
+    assert_int_equal(f->log.warnings, 0);
+    assert_null(MGUARD_WEAK_GET(f->t, &a, char));           /* 1 byte, not sizeof(long) */
+    assert_int_equal(f->log.warnings, 1);
+    assert_null(MGUARD_WEAK_GET(f->t, &a, three_longs));
+    assert_int_equal(f->log.warnings, 2);
+    {
+        char want[128];
+        snprintf(want, sizeof want, "mguard_weak_get_sized: the table's values are %lu bytes, read as %lu",
+                 (unsigned long)sizeof(long), (unsigned long)sizeof(three_longs));
+        assert_string_equal(f->log.last, want);
+    }
+    assert_ptr_equal(mguard_weak_get_sized(f->t, &a, sizeof(long)), mguard_weak_get(f->t, &a));
+    assert_null(mguard_weak_get_sized(NULL, &a, sizeof(long)));
+    assert_null(mguard_weak_get_sized(f->t, NULL, sizeof(long)));
+    assert_int_equal(f->log.warnings, 2);
+    assert_int_equal(mguard_weak_count(f->t), 1);            /* nothing changed */
 }
 
 static void test_set_get_contains_count(void **state)
@@ -442,11 +468,388 @@ static void test_bad_input(void **state)
     assert_int_equal(f->dl.calls, 0);
 }
 
+/* ---- misuse: every bad input gets its documented answer -------------- */
+
+static void test_weak_create_refuses_bad_descs(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_weak_desc d;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    assert_null(mguard_weak_create(ctx, NULL));
+    EXPECT_LOG(log, log.warnings, "mguard_weak_create: NULL desc");
+    assert_null(mguard_weak_create(ctx, &d));
+    EXPECT_LOG(log, log.warnings, "mguard_weak_create: value_size must be 1..16M bytes");
+    d.value_size = ((size_t)1 << 24) + 1;
+    assert_null(mguard_weak_create(ctx, &d));
+    EXPECT_LOG(log, log.warnings, "mguard_weak_create: value_size must be 1..16M bytes");
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_null_table_is_refused_everywhere(void **state)
+{
+    static int key;
+    long v = 1;
+    mguard_weak_iter it;
+    (void)state;
+    assert_int_equal(mguard_weak_set(NULL, &key, &v), MGUARD_EINVAL);
+    assert_null(mguard_weak_get(NULL, &key));
+    assert_false(mguard_weak_contains(NULL, &key));
+    assert_int_equal(mguard_weak_remove(NULL, &key), MGUARD_EINVAL);
+    assert_int_equal(mguard_weak_count(NULL), 0);
+    mguard_weak_clear(NULL);
+    mguard_weak_destroy(NULL);
+    assert_int_equal(mguard_weak_set_ptr(NULL, &key, &v), MGUARD_EINVAL);
+    assert_null(mguard_weak_get_ptr(NULL, &key));
+    it = mguard_weak_iterate(NULL);
+    assert_false(mguard_weak_next(&it));
+    assert_false(mguard_weak_next(NULL));
+}
+
+static void test_a_context_handle_is_not_a_table(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_weak *wrong = (mguard_weak *)(void *)ctx;
+    mguard_weak_iter it;
+    static int key;
+    long v = 1;
+    (void)state;
+    assert_int_equal(mguard_weak_set(wrong, &key, &v), MGUARD_EINVAL);
+    assert_null(mguard_weak_get(wrong, &key));
+    assert_int_equal(mguard_weak_remove(wrong, &key), MGUARD_EINVAL);
+    assert_int_equal(mguard_weak_count(wrong), 0);
+    mguard_weak_clear(wrong);
+    mguard_weak_destroy(wrong);
+    it = mguard_weak_iterate(wrong);
+    assert_false(mguard_weak_next(&it));
+    EXPECT_NO_LOG(log);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_null_key_and_value_are_refused(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_weak *t = long_table(ctx, NULL);
+    static int key;
+    long v = 1;
+    (void)state;
+    assert_int_equal(mguard_weak_set(t, NULL, &v), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_weak_set: NULL key");
+    assert_int_equal(mguard_weak_set(t, &key, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_weak_set: NULL value");
+    assert_int_equal(mguard_weak_remove(t, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_weak_remove: NULL key");
+    assert_null(mguard_weak_get(t, NULL));
+    assert_false(mguard_weak_contains(t, NULL));
+    assert_int_equal(mguard_weak_remove(t, &key), MGUARD_NOT_FOUND);
+    EXPECT_NO_LOG(log);
+    assert_int_equal(mguard_weak_count(t), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_pointer_helpers_on_a_table_of_other_values(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_weak_desc d;
+    mguard_weak *t;
+    static int key;
+    char v[16] = "sixteen bytes..";
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.value_size = 16;
+    t = mguard_weak_create(ctx, &d);
+    assert_int_equal(mguard_weak_set_ptr(t, &key, &key), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_weak_set_ptr: table value_size is 16, not sizeof(void *)");
+    assert_int_equal(mguard_weak_set(t, &key, v), MGUARD_OK);
+    assert_null(mguard_weak_get_ptr(t, &key));   /* not a pointer table: NULL, not 8 of the 16 bytes */
+    EXPECT_NO_LOG(log);
+    mguard_ctx_destroy(ctx);
+}
+
+typedef struct table_reentry { mguard_weak *t; int calls; mguard_status set_status; } table_reentry;
+static int other_key;
+
+static void dtor_reenters_table(void *value, void *user)
+{
+    table_reentry *x = (table_reentry *)user;
+    long v = 7;
+    (void)value;
+    if (x->calls++ == 0) {
+        x->set_status = mguard_weak_set(x->t, &other_key, &v);
+        mguard_weak_destroy(x->t);
+    }
+}
+
+static void test_table_being_destroyed_refuses_set_and_second_destroy(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_weak_desc d;
+    table_reentry x;
+    static int k1, k2;
+    long v = 1;
+    char want[512];
+    (void)state;
+    memset(&x, 0, sizeof x);
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof v;
+    d.value_dtor = dtor_reenters_table;
+    d.user = &x;
+    x.t = mguard_weak_create(ctx, &d);
+    assert_int_equal(mguard_weak_set(x.t, &k1, &v), MGUARD_OK);
+    assert_int_equal(mguard_weak_set(x.t, &k2, &v), MGUARD_OK);
+    snprintf(want, sizeof want, "mguard_weak_destroy: table %p is already being destroyed", (void *)x.t);
+    mguard_weak_destroy(x.t);
+    assert_int_equal(x.calls, 2);
+    assert_int_equal(x.set_status, MGUARD_EINVAL);
+    assert_int_equal(log.count, 2);
+    assert_int_equal(log.warnings, 2);
+    assert_string_equal(log.last, want);   /* after "mguard_weak_set: table is being destroyed" */
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+static void test_iterator_keeps_its_place_when_the_table_changes(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_weak *t = long_table(ctx, NULL);
+    static int k[64];
+    long v, seen[128];
+    int n = 0, i;
+    mguard_weak_iter it;
+    (void)state;
+    for (i = 0; i < 8; i++) {
+        v = i;
+        mguard_weak_set(t, &k[i], &v);
+    }
+    it = mguard_weak_iterate(t);
+    while (mguard_weak_next(&it)) {
+        long cur = *(long *)it.value;
+        seen[n++] = cur;
+        if (cur == 1) {
+            mguard_weak_remove(t, &k[2]);             /* not yet visited: skipped */
+            mguard_weak_remove(t, &k[0]);             /* visited already */
+            v = 100;
+            mguard_weak_set(t, &k[3], &v);            /* overwrite: keeps its place */
+            for (i = 8; i < 40; i++) {                /* growth and compaction */
+                v = i;
+                mguard_weak_set(t, &k[i], &v);
+                if (i % 2) mguard_weak_remove(t, &k[i]);
+            }
+        }
+        if (cur == 5) mguard_on_destroy(ctx, &k[6]);  /* a key dies mid-walk */
+    }
+    assert_false(mguard_weak_next(&it));              /* stays finished */
+    assert_int_equal(n, 2 + 4 + 16);
+    assert_int_equal(seen[0], 0);
+    assert_int_equal(seen[1], 1);
+    assert_int_equal(seen[2], 100);
+    assert_int_equal(seen[3], 4);
+    assert_int_equal(seen[4], 5);
+    assert_int_equal(seen[5], 7);
+    for (i = 0; i < 16; i++) assert_int_equal(seen[6 + i], 8 + 2 * i);
+    EXPECT_NO_LOG(log);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- regressions, and the hot paths the benchmark tunes -------------- */
+
+/* Regression: records moved when the registry grew, but a record with at
+   most two tables pointed at its own inline array: after the move that
+   pointer dangled (heap-use-after-free in mguard_on_destroy, a free() of a
+   non-heap pointer in mguard_ctx_destroy). */
+static void test_keys_survive_registry_growth(void **state)
+{
+    test_log log; test_alloc al; dtor_log dl;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_weak_desc d;
+    mguard_weak *t;
+    static int keys[40];
+    long v;
+    int i;
+    (void)state;
+    memset(&dl, 0, sizeof dl);
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    d.value_dtor = dtor_count_long;
+    d.user = &dl;
+    t = mguard_weak_create(ctx, &d);
+    for (i = 0; i < 40; i++) {
+        v = i;
+        assert_int_equal(mguard_weak_set(t, &keys[i], &v), MGUARD_OK);
+    }
+    assert_ctx_ok(ctx);
+    mguard_on_destroy(ctx, &keys[0]);
+    assert_int_equal(dl.calls, 1);
+    assert_int_equal(dl.seen[0], 0);
+    assert_int_equal(mguard_weak_count(t), 39);
+    assert_int_equal(mguard_ctx_object_count(ctx), 39);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(dl.calls, 40);
+    assert_int_equal(al.live_blocks, 0);
+    assert_int_equal(log.count, 0);
+}
+
+/* Regression: a record's inline table list used to keep pointing into the
+   old record array after the array was reallocated. */
+static void test_keys_in_two_tables_survive_registry_growth(void **state)
+{
+    test_log log; test_alloc al; dtor_log dl = {0};
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_weak_desc d = {sizeof(long), dtor_count_long, NULL, &dl};
+    mguard_weak *a = mguard_weak_create(ctx, &d), *b = mguard_weak_create(ctx, &d);
+    static char keys[1000];
+    long i;
+    (void)state;
+    for (i = 0; i < 1000; i++) {
+        assert_int_equal(mguard_weak_set(a, &keys[i], &i), MGUARD_OK);
+        assert_int_equal(mguard_weak_set(b, &keys[i], &i), MGUARD_OK);
+    }
+    assert_ctx_ok(ctx);
+    for (i = 0; i < 1000; i += 2) mguard_on_destroy(ctx, &keys[i]);
+    assert_int_equal(mguard_weak_count(a), 500);
+    assert_int_equal(mguard_weak_count(b), 500);
+    assert_int_equal(mguard_ctx_object_count(ctx), 500);
+    assert_int_equal(dl.calls, 1000);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(dl.calls, 2000);
+    assert_int_equal(al.live_blocks, 0);
+    assert_int_equal(log.count, 0);
+}
+
+/* mguard_weak_set copies a value that lives inside the table itself (a
+   pointer from mguard_weak_get) before the entries can move. */
+static void test_set_new_key_from_a_value_inside_the_table(void **state)
+{
+    test_log log; test_alloc al; dtor_log dl = {0};
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_weak_desc d = {sizeof(long), dtor_count_long, NULL, &dl};
+    mguard_weak *t = mguard_weak_create(ctx, &d);
+    static char keys[100];
+    long v = 7, i;
+    (void)state;
+    assert_int_equal(mguard_weak_set(t, &keys[0], &v), MGUARD_OK);
+    for (i = 1; i < 100; i++)   /* grows the entries several times */
+        assert_int_equal(mguard_weak_set(t, &keys[i], mguard_weak_get(t, &keys[i - 1])), MGUARD_OK);
+    for (i = 0; i < 100; i++) assert_int_equal(*MGUARD_WEAK_GET(t, &keys[i], long), 7);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(dl.calls, 100);
+    assert_int_equal(al.live_blocks, 0);
+    assert_int_equal(log.count, 0);
+}
+
+/* Regression: mguard_weak_get (and so _contains and _get_ptr) read through
+   a handle that was not a table, where every other table function checks
+   it. */
+static void test_weak_get_refuses_a_foreign_handle(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int key;
+    mguard_weak *not_a_table = (mguard_weak *)(void *)ctx;
+    (void)state;
+    assert_null(mguard_weak_get(not_a_table, &key));
+    assert_false(mguard_weak_contains(not_a_table, &key));
+    assert_null(mguard_weak_get_ptr(not_a_table, &key));
+    assert_int_equal(mguard_weak_count(not_a_table), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Regression: mguard_weak_set of a dying key into a table of values over
+   256 bytes allocated its copy of the value before it checked the key, so
+   with the allocator failing it answered ENOMEM where the call is misuse
+   (EINVAL). Found by the fuzzer (tests/corpus/regress-dying-key-large-
+   value). */
+typedef struct late_set { mguard_weak *t; test_alloc *al; mguard_status st; } late_set;
+
+static void set_dying_key(void *guard, const void *obj, const char *attr, void *user)
+{
+    late_set *x = (late_set *)user;
+    char big[300];
+    (void)guard; (void)attr;
+    memset(big, 1, sizeof big);
+    x->al->fail_at = x->al->calls + 1;
+    x->st = mguard_weak_set(x->t, obj, big);
+    x->al->fail_at = 0;
+}
+
+static void test_dying_key_is_einval_whatever_the_allocator_does(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_weak_desc d;
+    late_set x;
+    static int obj, guard;
+    char want[128];
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.value_size = 300;
+    x.t = mguard_weak_create(ctx, &d);
+    x.al = &al;
+    x.st = MGUARD_OK;
+    mguard_watch(ctx, &obj, &guard, set_dying_key, &x);
+    mguard_on_destroy(ctx, &obj);
+    assert_int_equal(x.st, MGUARD_EINVAL);
+    assert_int_equal(al.failures, 0);
+    snprintf(want, sizeof want, "mguard_weak_set: %p is being destroyed; refused", (void *)&obj);
+    assert_int_equal(log.count, 1);
+    assert_string_equal(log.last, want);
+    assert_int_equal(mguard_weak_count(x.t), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Regression: a mguard_weak_set that could not grow the object registry
+   logged "out of memory" twice (once in the registry, once in
+   mguard_weak_set). */
+static void test_failed_weak_set_logs_once(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_weak_desc d;
+    mguard_weak *t;
+    static int key;
+    long v = 1;
+    mguard_status st;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof v;
+    t = mguard_weak_create(ctx, &d);
+    al.fail_at = al.calls + 1;   /* the registry's first growth */
+    st = mguard_weak_set(t, &key, &v);
+    assert_int_equal(st, MGUARD_ENOMEM);
+    assert_int_equal(al.failures, 1);
+    assert_int_equal(log.count, 1);
+    assert_int_equal(log.errors, 1);
+    assert_string_equal(log.last, "mguard_weak_set: out of memory");
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_weak_set(t, &key, &v), MGUARD_OK);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_set_get_contains_count),
+        T(test_typed_get_catches_a_wrong_type),
         T(test_keys_compare_by_address_not_content),
         T(test_overwrite_destroys_old_value_once),
         T(test_remove_destroys_value_and_reports_not_found),
@@ -467,6 +870,19 @@ int main(void)
         T(test_ptr_helpers),
         T(test_many_keys_grow_and_shrink),
         T(test_bad_input),
+        cmocka_unit_test(test_weak_create_refuses_bad_descs),
+        cmocka_unit_test(test_null_table_is_refused_everywhere),
+        cmocka_unit_test(test_a_context_handle_is_not_a_table),
+        cmocka_unit_test(test_null_key_and_value_are_refused),
+        cmocka_unit_test(test_pointer_helpers_on_a_table_of_other_values),
+        cmocka_unit_test(test_table_being_destroyed_refuses_set_and_second_destroy),
+        cmocka_unit_test(test_iterator_keeps_its_place_when_the_table_changes),
+        cmocka_unit_test(test_keys_survive_registry_growth),
+        cmocka_unit_test(test_keys_in_two_tables_survive_registry_growth),
+        cmocka_unit_test(test_set_new_key_from_a_value_inside_the_table),
+        cmocka_unit_test(test_weak_get_refuses_a_foreign_handle),
+        cmocka_unit_test(test_dying_key_is_einval_whatever_the_allocator_does),
+        cmocka_unit_test(test_failed_weak_set_logs_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
