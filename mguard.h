@@ -56,6 +56,8 @@
                                      _store_attr, _clone, _diff, _prune, _apply
     10. threads                      mguard_ctx_is_thread_safe,
                                      mguard_weak_get_copy, mguard_ref_get_retained
+    11. guarded caches               mguard_cache_create, _get_or_compute, _depend,
+                                     _get, _set, _last_reason, _report, ...
 
    COMPILE-TIME OPTIONS
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
@@ -412,8 +414,12 @@ typedef void (*mguard_invalidate_fn)(void *guard, const void *obj, const char *a
 /* Register guard (held weakly: a guard passed to mguard_on_destroy is never
    called) to be invalidated on obj's next mutation or death. The first watch
    creates obj's tracker, which lives until obj is destroyed. A watcher
-   added during an invalidation waits for the next event. EINVAL: NULL
-   ctx/obj/guard/fn. ENOMEM: nothing changed. Cost: O(1) amortized. */
+   added during an invalidation waits for the next event. EEXIST: the
+   same (obj, guard, fn) is already waiting for obj's next event (whatever
+   its user): nothing changed, nothing logged (a watcher taken out by an
+   invalidation in progress no longer counts, so a callback may watch
+   again). EINVAL: NULL ctx/obj/guard/fn. ENOMEM: nothing changed.
+   Cost: O(watchers of obj) (the duplicate check) + O(1) amortized. */
 MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard,
                                      mguard_invalidate_fn fn, void *user);
 /* Remove every watcher of guard on obj, including ones about to be called
@@ -426,14 +432,19 @@ MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const v
    registration order, and is dropped. An object nobody watched costs one
    lookup and nothing else. NULL ctx/obj: no-op. */
 MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr);
+/* mguard_on_mutation that also says where the mutation was made: the
+   file and line go into the drop reasons of guarded caches (section 11).
+   file and attr are kept as given: pass string literals (MGUARD_SET_FIELD
+   passes #field and __FILE__). */
+MGUARDDEF void mguard_on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line);
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
 
-/* Assign a struct field, then notify: a setter that reports itself. The
-   write comes before the notification, because a watcher may destroy the
-   object. */
+/* Assign a struct field, then notify: a setter that reports itself, with
+   its file and line. The write comes before the notification, because a
+   watcher may destroy the object. */
 #define MGUARD_SET_FIELD(ctx, objptr, field, value) \
-    do { (objptr)->field = (value); mguard_on_mutation((ctx), (objptr), #field); } while (0)
+    do { (objptr)->field = (value); mguard_on_mutation_at((ctx), (objptr), #field, __FILE__, __LINE__); } while (0)
 
 /* ==== 6. generation tags ================================================ */
 
@@ -1069,6 +1080,208 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
    with their families: mguard_ctx_is_thread_safe (1), mguard_weak_get_copy
    (3) and mguard_ref_get_retained (4). */
 
+/* ==== 11. guarded caches ================================================ */
+
+/* Cached work that is never returned stale, in one call. A cache maps a
+   short tuple of objects (compared by address) to a value of value_size
+   bytes, stored inline, with a destructor. Each entry depends on its key
+   objects (whole objects) and on any other object or object attribute
+   the value was computed from. The entry is dropped, its value destroyed
+   exactly once, as soon as a dependency is mutated (mguard_on_mutation:
+   any attribute of a whole-object dependency, the named attribute of an
+   attribute dependency, every dependency on obj when attr is NULL) or
+   destroyed (mguard_on_destroy). Misses can compute the value
+   (mguard_cache_get_or_compute); the cache can be bounded (LRU eviction by
+   count or by cost); each drop records why (mguard_cache_last_reason).
+     mguard_cache_create, _destroy        mguard_cache_set, _get, _contains
+     mguard_cache_get_or_compute          mguard_cache_job_depend, _job_set_cost
+     mguard_cache_depend, _remove, _clear, _count, _iterate, _next
+     mguard_cache_get_stats, _report      mguard_cache_last_reason, _reason_format
+     mguard_cache_cause_str               mguard_on_mutation_at (5), MGUARD_CACHE_KEYS
+   Every value leaves through its destructor exactly once: on a dependency's
+   mutation or death, eviction, overwrite, remove, clear or the cache's
+   destroy. Drops run in two phases like every event: the entries are gone
+   from the cache (lookups miss) before the first callback runs; on an
+   event, the value destructors run after the object's watchers.
+   MGUARD_DEBUG does not check cache handles (a destroyed cache is read
+   like a destroyed table in a plain build). */
+
+typedef struct mguard_cache mguard_cache;
+typedef struct mguard_cache_job mguard_cache_job;
+
+#define MGUARD_CACHE_MAX_KEYS 4   /* objects per key tuple */
+#define MGUARD_CACHE_REASONS 16   /* drop reasons each cache remembers */
+/* The keys argument pair (keys, nkeys) from a list of object pointers:
+   mguard_cache_get(c, MGUARD_CACHE_KEYS(&shape, &dtype)). C99 (a compound
+   literal); in C++ pass an array and its length. */
+#define MGUARD_CACHE_KEYS(...) \
+    (const void *const[]){__VA_ARGS__}, (sizeof((const void *const[]){__VA_ARGS__}) / sizeof(const void *))
+
+/* Why an entry left its cache. */
+typedef enum mguard_cache_cause {
+    MGUARD_CACHE_MUTATION = 1, /* a dependency was mutated */
+    MGUARD_CACHE_DEATH,        /* a dependency was destroyed */
+    MGUARD_CACHE_EVICTION,     /* least recently used, over capacity or max_cost */
+    MGUARD_CACHE_EXPLICIT      /* mguard_cache_remove or mguard_cache_clear */
+} mguard_cache_cause;
+
+/* One drop: which entry, why, and what caused it. */
+typedef struct mguard_cache_reason {
+    mguard_cache_cause cause;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];   /* the entry's key tuple */
+    size_t nkeys;
+    const void *obj;     /* the dependency mutated or destroyed (NULL: eviction, explicit) */
+    const char *attr;    /* the attribute the mutation named: interned, or as given to
+                            mguard_on_mutation_at; NULL otherwise */
+    const char *file;    /* where the mutation was reported (mguard_on_mutation_at,
+                            MGUARD_SET_FIELD), or NULL */
+    int line;
+} mguard_cache_reason;
+
+/* Per-cache counters since its creation. */
+typedef struct mguard_cache_stats {
+    uint64_t hits;        /* mguard_cache_get / _get_or_compute found the entry */
+    uint64_t misses;      /* ... did not */
+    uint64_t stored;      /* entries stored (set, or a computed value kept) */
+    uint64_t mutations;   /* entries dropped because a dependency was mutated */
+    uint64_t deaths;      /* ... destroyed */
+    uint64_t evictions;   /* ... evicted (capacity, max_cost) */
+    uint64_t explicit_drops; /* ... removed or cleared */
+    uint64_t replaced;    /* values overwritten by a set or a later compute */
+    uint64_t stale;       /* computed values not stored: a dependency changed
+                             while compute ran */
+} mguard_cache_stats;
+
+typedef struct mguard_cache_desc {
+    size_t value_size;            /* bytes per value, > 0 (required) */
+    mguard_value_dtor value_dtor; /* optional; runs exactly once per value */
+    size_t capacity;              /* 0: unbounded; else at most this many
+                                     entries (least recently used evicted) */
+    size_t max_cost;              /* 0: none; else evict least recently used
+                                     while the entries' total cost exceeds it */
+    bool log_reasons;             /* log every drop, and a miss that follows
+                                     one, at MGUARD_LOG_INFO */
+    const char *name;             /* in log lines and the report (copied); default "cache" */
+    void *user;                   /* passed to value_dtor */
+} mguard_cache_desc;
+
+/* Computes the value of keys into value (value_size bytes, zeroed) on a
+   miss. Declare what else the value depends on with
+   mguard_cache_job_depend(job, ...) (the keys already are); job is valid
+   only during the call. Return MGUARD_OK to have the value stored; any
+   other status means "no value" (nothing to destroy) and is passed on.
+   Runs outside the lock; may call into the cache, the same key included:
+   the inner call computes independently and stores first; the outer
+   result then replaces it (the inner value destroyed once). */
+typedef mguard_status (*mguard_cache_compute_fn)(mguard_cache_job *job, const void *const *keys, size_t nkeys,
+                                                 void *value, void *user);
+
+/* Create a cache. NULL (and a log line) for a NULL ctx or desc,
+   value_size 0 or over 16M, or allocation failure. Cost: O(1). */
+MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc);
+/* Destroy c: every value destroyed (each entry is gone before its value's
+   destructor runs). NULL is a no-op; a destroy from a callback of c's own
+   compute or clear is finished when that returns; a second destroy is
+   logged. Cost: O(entries + dependencies). */
+MGUARDDEF void mguard_cache_destroy(mguard_cache *c);
+/* Store value (value_size bytes copied) under the key tuple, with the given
+   cost (see max_cost); an existing entry is replaced (its value destroyed
+   after the new one is stored, its added dependencies dropped). Then
+   evicts while over capacity/max_cost (never the new entry). EINVAL
+   (logged): NULL c/keys/value, nkeys 0 or over MGUARD_CACHE_MAX_KEYS, a
+   NULL key, a key being destroyed, c being destroyed. ENOMEM: nothing
+   changed. Cost: O(nkeys) + one lookup + evictions. */
+MGUARDDEF mguard_status mguard_cache_set(mguard_cache *c, const void *const *keys, size_t nkeys,
+                                         const void *value, size_t cost);
+/* Pointer to the value of the key tuple, NULL when absent (counted as a hit
+   or a miss; a hit makes the entry most recently used). Valid until the
+   next change to c. NULL (logged) for bad keys as in mguard_cache_set.
+   Cost: one hash lookup (what mguard_weak_get costs, + the LRU touch of a
+   bounded cache). */
+MGUARDDEF void *mguard_cache_get(mguard_cache *c, const void *const *keys, size_t nkeys);
+/* true when the tuple has an entry; counts nothing, touches nothing.
+   false for bad input. Cost: one hash lookup. */
+MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys);
+/* The value of the tuple: a hit, or on a miss compute(job, keys, nkeys,
+   value, user) outside the lock, then store what it computed. *status
+   (optional): OK for a hit or a stored value; NOT_FOUND when a dependency
+   (a key or a declared one) was mutated or destroyed while compute ran,
+   or a declared dependency was refused: the value is returned but not
+   stored (counted as stale) and is destroyed at the next set, remove,
+   clear or destroy of c, or get_or_compute that misses; compute's own
+   status when it
+   failed (NULL returned); EINVAL (logged) for bad input as in set, a NULL
+   compute, or c destroyed by compute (the value destroyed, NULL); ENOMEM
+   (NULL). The pointer is valid until the next change to c.
+   Cost: a hit as mguard_cache_get; a miss one entry allocation, the
+   compute, and a store. */
+MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
+                                            mguard_cache_compute_fn compute, void *user, mguard_status *status);
+/* From inside compute: the value also depends on obj (attr NULL: any
+   mutation of obj; else a mutation naming attr, or naming none). Declaring
+   one twice is OK. EINVAL (logged): a job that is not running, a NULL obj,
+   an obj being destroyed (the value will not be stored). ENOMEM: the value
+   will not be stored. Cost: O(1) amortized + one string hash for attr. */
+MGUARDDEF mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr);
+/* From inside compute: the entry's cost (default 0). EINVAL for a job that
+   is not running. Cost: O(1). */
+MGUARDDEF mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t cost);
+/* Add a dependency to a stored entry (as mguard_cache_job_depend).
+   NOT_FOUND: no entry; EINVAL (logged) for bad keys, NULL obj, an obj
+   being destroyed (the entry is kept as it was); ENOMEM: nothing changed.
+   Cost: O(dependencies of the entry). */
+MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys,
+                                            const void *obj, const char *attr);
+/* Drop the tuple's entry (cause EXPLICIT), destroying its value.
+   NOT_FOUND when absent; EINVAL for bad input. Cost: O(dependencies). */
+MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys);
+/* Drop every entry present when the call starts (cause EXPLICIT), each
+   value destroyed after its entry is gone; entries stored by the
+   destructors stay. NULL is a no-op. Cost: O(entries + dependencies). */
+MGUARDDEF void mguard_cache_clear(mguard_cache *c);
+/* Live entries. 0 for NULL. Cost: O(1). */
+MGUARDDEF size_t mguard_cache_count(const mguard_cache *c);
+
+/* Iteration, in no particular order:
+       mguard_cache_iter it = mguard_cache_iterate(c);
+       while (mguard_cache_next(&it)) use(it.keys, it.nkeys, it.value);
+   Any entry may be dropped during the walk (including by callbacks): a
+   dropped entry is never visited, no live entry is skipped or repeated;
+   entries stored during the walk are not visited. it.keys and it.value are
+   valid until the next change to c. Do not use the iterator after c is
+   destroyed. */
+typedef struct mguard_cache_iter {
+    const void *const *keys; /* current entry's key tuple */
+    size_t nkeys;
+    void *value;             /* current entry's value */
+    /* private */
+    mguard_cache *c_;
+    size_t pos_;
+    uint64_t bound_;
+} mguard_cache_iter;
+MGUARDDEF mguard_cache_iter mguard_cache_iterate(mguard_cache *c);
+MGUARDDEF bool mguard_cache_next(mguard_cache_iter *it);
+
+/* Copy c's counters into out. EINVAL for NULL c/out. Cost: O(1). */
+MGUARDDEF mguard_status mguard_cache_get_stats(const mguard_cache *c, mguard_cache_stats *out);
+/* One line, snprintf-style (returns the length it needs; writes at most
+   cap bytes, NUL-terminated when cap > 0), e.g.
+   "plans: 3 entries, 7 hits, 4 misses, 4 stored; dropped: 1 mutation,
+   0 death, 0 eviction, 0 explicit; 0 replaced, 0 stale". 0 for NULL c
+   (buf untouched). Cost: O(1). */
+MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t cap);
+/* The newest remembered drop of the tuple's entry (the cache keeps the last
+   MGUARD_CACHE_REASONS drops, of any entry): why a miss had to recompute.
+   NOT_FOUND when none is remembered; EINVAL for bad input or NULL out.
+   Cost: O(MGUARD_CACHE_REASONS). */
+MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
+                                                 mguard_cache_reason *out);
+/* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
+MGUARDDEF const char *mguard_cache_cause_str(mguard_cache_cause cause);
+/* r as one line, snprintf-style, e.g. "mutation of 0x1234.scale at
+   plan.c:42"; 0 for NULL r (buf untouched). Cost: O(1). */
+MGUARDDEF size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1234,6 +1447,8 @@ typedef struct mguard__obj {
                                     (records move: no pointers into them) */
     mguard_weak *inline_tables[2];
     mguard__watcher *watch;
+    struct mguard__cdep *cdeps;  /* 11. the cache entries depending on obj
+                                    (>>cache); keeps the record */
 } mguard__obj;
 /* The tables holding an object: inline, or the spill array. */
 #define MGUARD__TABLES(o) ((o)->more ? (o)->more : (o)->inline_tables)
@@ -1319,6 +1534,7 @@ struct mguard_ctx {
     char **strs;
     uint32_t nstrs, capstrs;
     struct mguard__part *parts;  /* the add-ons: scope and dynamism trackers, the ledgers' root */
+    struct mguard_cache *caches; /* 11. every live cache, doubly linked */
     mguard__lock *lk;            /* 10. the lock of a thread-safe context (whose
                                     magic is MGUARD__MAGIC_CTX_TS); NULL: one thread */
 #ifdef MGUARD_DEBUG
@@ -1579,7 +1795,26 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 #else
 #define MGUARD__API_LEDGER(X, V)
 #endif
-#define MGUARD__API(X, V) MGUARD__API_CORE(X, V) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V)
+#define MGUARD__API_CACHE(X, V) \
+    V(on_mutation_at, (mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line), (ctx, obj, attr, file, line), mguard__lock_of_ctx(ctx)) \
+    X(mguard_cache *, cache_create, (mguard_ctx *ctx, const mguard_cache_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
+    V(cache_destroy, (mguard_cache *c), (c), mguard__lock_of_cache(c)) \
+    X(mguard_status, cache_set, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost), (c, keys, nkeys, value, cost), mguard__lock_of_cache(c)) \
+    X(void *, cache_get, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__lock_of_cache(c)) \
+    X(bool, cache_contains, (const mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__lock_of_cache(c)) \
+    X(void *, cache_get_or_compute, (mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_compute_fn compute, void *user, mguard_status *status), (c, keys, nkeys, compute, user, status), mguard__lock_of_cache(c)) \
+    X(mguard_status, cache_job_depend, (mguard_cache_job *job, const void *obj, const char *attr), (job, obj, attr), mguard__lock_of_job(job)) \
+    X(mguard_status, cache_job_set_cost, (mguard_cache_job *job, size_t cost), (job, cost), mguard__lock_of_job(job)) \
+    X(mguard_status, cache_depend, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr), (c, keys, nkeys, obj, attr), mguard__lock_of_cache(c)) \
+    X(mguard_status, cache_remove, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__lock_of_cache(c)) \
+    V(cache_clear, (mguard_cache *c), (c), mguard__lock_of_cache(c)) \
+    X(size_t, cache_count, (const mguard_cache *c), (c), mguard__lock_of_cache(c)) \
+    X(mguard_cache_iter, cache_iterate, (mguard_cache *c), (c), mguard__lock_of_cache(c)) \
+    X(bool, cache_next, (mguard_cache_iter *it), (it), mguard__lock_of_cache_iter(it)) \
+    X(mguard_status, cache_get_stats, (const mguard_cache *c, mguard_cache_stats *out), (c, out), mguard__lock_of_cache(c)) \
+    X(size_t, cache_report, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__lock_of_cache(c)) \
+    X(mguard_status, cache_last_reason, (const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out), (c, keys, nkeys, out), mguard__lock_of_cache(c))
+#define MGUARD__API(X, V) MGUARD__API_CORE(X, V) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V)
 
 /* The unlocked bodies, declared from the list (they call each other, and
    the locked variants at the end call them). */
@@ -2216,6 +2451,7 @@ static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_k
 static void mguard__weak_free(mguard_weak *t);
 static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
 static void mguard__weak_detach(mguard_weak *t, uint32_t e1, uint32_t h);
+static mguard_status mguard__cache_check_all(mguard_ctx *ctx);
 
 const char *mguard_status_str(mguard_status status)
 {
@@ -2301,6 +2537,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     }
     ctx->destroying = 1;
     while (ctx->parts) ctx->parts->destroy(ctx->parts);
+    while (ctx->caches) mguard__cache_destroy(ctx->caches);
     while (ctx->tables) mguard__weak_destroy(ctx->tables);
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
@@ -2401,6 +2638,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         entries += nlive;
     }
     MGUARD__CHECK(ctx, entries == backrefs, "%lu table entries but %lu back-references", (unsigned long)entries, (unsigned long)backrefs);
+    if (mguard__cache_check_all(ctx)) return MGUARD_EINVAL;
     {
         struct mguard__part *p;
         for (p = ctx->parts; p; p = p->next)
@@ -2482,7 +2720,7 @@ static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
 
 static bool mguard__obj_empty(const mguard__obj *o)
 {
-    return o->ntables == 0 && (o->flags & (MGUARD__F_PINNED | MGUARD__F_TRACKER | MGUARD__F_TAGGED | MGUARD__F_CLASS_DYN)) == 0;
+    return o->ntables == 0 && !o->cdeps && (o->flags & (MGUARD__F_PINNED | MGUARD__F_TRACKER | MGUARD__F_TAGGED | MGUARD__F_CLASS_DYN)) == 0;
 }
 
 static void mguard__reg_drop_if_empty(mguard_ctx *ctx, uint32_t r)
@@ -2515,6 +2753,13 @@ typedef struct mguard__pending {
 } mguard__pending;
 
 static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
+/* 11. The hook of guarded caches (>>cache): phase 1 detaches the entries
+   depending on obj (on attr, for a mutation) and returns them, chained;
+   phase 2 destroys their values. No allocation. */
+struct mguard__centry;
+static struct mguard__centry *mguard__cache_event(mguard_ctx *ctx, uint32_t r, const char *attr,
+                                                  const char *file, int line, int death);
+static void mguard__cache_finish(mguard_ctx *ctx, struct mguard__centry *dropped);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
 static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
@@ -2551,6 +2796,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     mguard__watcher *w;
     size_t nw;
     mguard__dying dying;
+    struct mguard__centry *cdropped;
     mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
     if (o->more) {
         tables = o->more;
@@ -2573,6 +2819,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         t->live--;
         t->pinned++;
     }
+    cdropped = ctx->objs[r - 1].cdeps ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
     mguard__death_drop_record(ctx, r, &w, &nw);
     /* Phase 2: call out. */
     dying.obj = obj;
@@ -2600,6 +2847,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         }
         if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
     }
+    mguard__cache_finish(ctx, cdropped);
     if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
     if (ctx->hooking) mguard__wait_hooks(ctx, obj);
     {
@@ -2630,6 +2878,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     unsigned char *buf = stackbuf.bytes;
     mguard__pending *pend;
     uint64_t serial;
+    struct mguard__centry *cdropped;
     if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
     if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
     r = mguard__reg_find(ctx, obj);
@@ -2676,6 +2925,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         off += MGUARD__ROUND16(t->value_size);
         mguard__weak_detach(t, e1, h);
     }
+    cdropped = ctx->objs[r - 1].cdeps ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
     mguard__death_drop_record(ctx, r, &w, &nw);
     /* Phase 2: call out. */
     dying.obj = obj;
@@ -2686,6 +2936,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     mguard__free(ctx, w);
     for (i = 0; i < nt; i++)
         mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
+    mguard__cache_finish(ctx, cdropped);
     /* still dying meanwhile: a callback cannot register obj again */
     if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
     if (ctx->hooking) mguard__wait_hooks(ctx, obj);
@@ -3397,6 +3648,14 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
         if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
         if (st) return st;
     }
+    if (r && g) {
+        /* the same (obj, guard, fn) waiting already: EEXIST, nothing changed */
+        uint32_t i;
+        uint64_t gs = ctx->objs[g - 1].serial;
+        o = &ctx->objs[r - 1];
+        for (i = 0; i < o->nwatch; i++)
+            if (o->watch[i].guard == guard && o->watch[i].fn == fn && o->watch[i].guard_serial == gs) return MGUARD_EEXIST;
+    }
     if (r) {
         o = &ctx->objs[r - 1];
         if (o->nwatch == o->capwatch && o->nwatch >= 8) mguard__prune_watchers(ctx, o);
@@ -3467,19 +3726,37 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     return found ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
-static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
+/* Phase 1: the cache entries depending on (obj, attr) leave their caches
+   (11), the watchers are swapped out; phase 2: the watchers fire, then the
+   cache values are destroyed. */
+static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line)
 {
     uint32_t r;
     mguard__obj *o;
     mguard__watcher *w;
+    struct mguard__centry *cdropped = NULL;
     size_t n;
     if (!mguard__ctx_ok(ctx, "mguard_on_mutation") || !obj) return;
     r = mguard__reg_find(ctx, obj);
     if (!r) return;
+    if (ctx->objs[r - 1].cdeps) {
+        cdropped = mguard__cache_event(ctx, r, attr, file, line, 0);
+        if (mguard__obj_empty(&ctx->objs[r - 1])) {
+            mguard__reg_drop(ctx, r);   /* nothing else knew obj: no tracker */
+            mguard__cache_finish(ctx, cdropped);
+            return;
+        }
+    }
     o = &ctx->objs[r - 1];
-    if (!(o->flags & MGUARD__F_TRACKER)) return;
+    if (!(o->flags & MGUARD__F_TRACKER)) {
+        mguard__cache_finish(ctx, cdropped);
+        return;
+    }
     o->mutations++;
-    if (!o->nwatch) return;
+    if (!o->nwatch) {
+        mguard__cache_finish(ctx, cdropped);
+        return;
+    }
     /* Swap the list out: watchers added by
        the callbacks go to a fresh list and wait for the next mutation. */
     w = o->watch;
@@ -3496,6 +3773,12 @@ static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *at
     } else {
         mguard__free(ctx, w);
     }
+    mguard__cache_finish(ctx, cdropped);
+}
+
+static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
+{
+    mguard__on_mutation_at(ctx, obj, attr, NULL, 0);
 }
 
 static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
@@ -8466,6 +8749,1027 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 #endif /* MGUARD_NO_LEDGER */
 
 /* ======================================================================= */
+/* >>cache: 11. guarded caches */
+/* ======================================================================= */
+
+/* A cache: a hash index (mguard__index, slot idx = position + 1) over a
+   dense array of records {entry, hash, keys, value inline}, with free
+   positions reused: a hit reads a slot and a record, as a weak table's
+   get does. Each entry (its state, LRU links, dependency nodes, and a
+   value buffer for the times it is not stored: computing, parked or
+   dropped) is allocated on its own, so its nodes never move. A record's
+   value moves with the array (growth), like a weak table's: a pointer to
+   it is valid until the next change to the cache. Each entry has one dependency node per key and one
+   per added dependency; every node sits on the doubly linked list of its
+   object, whose head is the object's registry record (cdeps), so an event
+   on obj reaches exactly the entries that depend on it, and a record with
+   a dependency is kept. An entry is in one state:
+     LIVE       stored: in the index, a record, the LRU list; nodes linked;
+                its value is the record's;
+     COMPUTING  a get_or_compute's entry: nodes linked, in no cache yet;
+     STALE      a COMPUTING entry a dependency change reached: nodes
+                unlinked; it will not be stored (its why says what);
+     DROPPED    out of everything, on a phase-2 list: its value (copied
+                back from its record) is destroyed, then it is freed.
+   Invariants (mguard__cache_check): live == index.used == records with an
+   entry; nfree + live == nrec; every LIVE entry is found by its tuple at
+   its position, its record holds its keys, is on the LRU list, and total_cost sums their costs; every
+   node of a record's list belongs to a LIVE or COMPUTING entry and names
+   that record's object. An event detaches in two steps with no
+   allocation: mark the entries a matching node reaches (an entry is
+   reached once however many of its nodes match), then drop each one. */
+
+#define MGUARD__MAGIC_CACHE    0x6d676363u  /* "mgcc" */
+#define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
+#define MGUARD__MAGIC_JOB      0x6d676a62u  /* "mgjb" */
+
+enum { MGUARD__CE_LIVE = 1, MGUARD__CE_COMPUTING, MGUARD__CE_STALE, MGUARD__CE_DROPPED };
+
+typedef struct mguard__cdep {
+    const void *obj;
+    const char *attr;                  /* interned; NULL: the whole object */
+    struct mguard__centry *e;
+    struct mguard__cdep *prev, *next;  /* obj's list (the head is in its record) */
+    struct mguard__cdep *enext;        /* e's added dependencies */
+} mguard__cdep;
+
+typedef struct mguard__centry {
+    struct mguard_cache *c;            /* its cache (LIVE, COMPUTING, STALE) */
+    uint64_t seq;                      /* store order: iterators skip newer ones */
+    size_t cost;
+    mguard__cdep *more;                /* added dependencies, heap nodes */
+    struct mguard__centry *newer, *older;   /* the LRU list */
+    struct mguard__centry *next_dropped;    /* a phase-2 list */
+    mguard_value_dtor dtor;            /* DROPPED: what destroys the value */
+    void *user;
+    const char *lname;                 /* DROPPED: the cache's name, to log the drop; NULL: silent */
+    const void *wobj;                  /* DROPPED or STALE: why (a mguard_cache_reason */
+    const char *wattr, *wfile;         /*   without the keys, which are below) */
+    int wline, wcause;
+    uint32_t pos;                      /* its record's position + 1; 0: not stored */
+    int state, marked;
+    uint32_t koff;                     /* where the key nodes are (after the value) */
+    /* last, next to the value: what a hit reads */
+    uint32_t hash, nkeys;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+} mguard__centry;
+/* One allocation per entry: the entry, its value, its nkeys key nodes. */
+#define MGUARD__CE_VOFF MGUARD__ROUND16(sizeof(mguard__centry))
+#define MGUARD__CE_SIZE(vs, n) (MGUARD__CE_VOFF + MGUARD__ROUND16(vs) + (size_t)(n) * sizeof(mguard__cdep))
+#define MGUARD__CE_KDEP(e, i) ((mguard__cdep *)(void *)((unsigned char *)(e) + (e)->koff) + (i))
+#define MGUARD__CE_VALUE(e) ((unsigned char *)(e) + MGUARD__CE_VOFF)
+
+/* A record of the dense array; the value follows at c->voff. A lookup
+   compares the first key here, the others (if any) in the entry. */
+typedef struct mguard__crec {
+    mguard__centry *e;                 /* NULL: a free position */
+    uint32_t hash, nkeys;
+    const void *key0;
+} mguard__crec;
+#define MGUARD__CREC(c, pos) ((mguard__crec *)(void *)((c)->dense + (size_t)(pos) * (c)->stride))
+#define MGUARD__CREC_VALUE(c, pos) ((c)->dense + (size_t)(pos) * (c)->stride + (c)->voff)
+
+struct mguard_cache {
+    uint32_t magic;
+    mguard_ctx *ctx;
+    struct mguard_cache *prev, *next;  /* ctx's cache list */
+    size_t value_size, capacity, max_cost, total_cost;
+    mguard_value_dtor dtor;
+    void *user;
+    const char *name;                  /* interned */
+    bool log_reasons;
+    mguard__index index;
+    unsigned char *dense;              /* records, stride bytes each */
+    size_t stride, voff;
+    uint32_t nrec, caprec, live;
+    uint32_t *freepos;                 /* free positions (capfree >= caprec
+                                          once anything is stored) */
+    uint32_t nfree, capfree;
+    mguard__centry *newest, *oldest;   /* the LRU list */
+    uint64_t next_seq;
+    mguard_cache_stats stats;
+    mguard_cache_reason ring[MGUARD_CACHE_REASONS];
+    uint32_t nring, ringpos;           /* remembered; next slot to write */
+    mguard__centry *parked;            /* a stale computed value handed out */
+    int busy;                          /* computes and clears running on c */
+    int destroying;
+};
+
+/* A compute in progress, on the C stack of get_or_compute. */
+struct mguard_cache_job {
+    uint32_t magic;                    /* MGUARD__MAGIC_JOB while compute runs */
+    mguard_cache *c;
+    mguard__centry *e;
+};
+
+static void mguard__cache_destroy_now(mguard_cache *c);
+
+static bool mguard__cache_ok(const mguard_cache *c)
+{
+    return c && (c->magic | 1u) == MGUARD__MAGIC_CACHE_TS;
+}
+
+/* Order matters: (a, b) and (b, a) are different tuples. Never 0. */
+static uint32_t mguard__cache_hash(const void *const *keys, size_t n)
+{
+    uint32_t h = mguard__hash_ptr(keys[0]);   /* one key: the weak tables' hash */
+    size_t i;
+    for (i = 1; i < n; i++) h = (h * 0x9E3779B1u) ^ mguard__hash_ptr(keys[i]);
+    return h ? h : 1u;
+}
+
+static bool mguard__cache_keys_ok(const mguard_cache *c, const void *const *keys, size_t n, const char *fn)
+{
+    size_t i;
+    if (!keys || n == 0 || n > MGUARD_CACHE_MAX_KEYS) {
+        mguard__logf(c->ctx, MGUARD_LOG_WARN, "%s: %s", fn, !keys ? "NULL keys" : "nkeys must be 1..MGUARD_CACHE_MAX_KEYS");
+        return false;
+    }
+    for (i = 0; i < n; i++) {
+        if (!keys[i]) {
+            mguard__logf(c->ctx, MGUARD_LOG_WARN, "%s: key %lu is NULL", fn, (unsigned long)i);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The position + 1 of the tuple's LIVE entry, or 0. Never writes. */
+static uint32_t mguard__cache_find(const mguard_cache *c, const void *const *keys, size_t n, uint32_t h)
+{
+    size_t i;
+    if (!c->index.slots) return 0;
+    for (i = h & c->index.mask; c->index.slots[i].idx; i = (i + 1) & c->index.mask) {
+        const mguard__crec *rec;
+        size_t k;
+        if (c->index.slots[i].hash != h) continue;
+        rec = MGUARD__CREC(c, c->index.slots[i].idx - 1);
+        if (rec->key0 != keys[0] || rec->nkeys != n) continue;
+        for (k = 1; k < n && rec->e->keys[k] == keys[k]; k++) {}
+        if (k == n) return c->index.slots[i].idx;
+    }
+    return 0;
+}
+
+/* ---- dependency nodes ---- */
+
+/* Room for n new records, refusing an object in phase 2 of its death. */
+static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *objs, size_t n, const char *fn)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (ctx->dying && !mguard__reg_find(ctx, objs[i]) && mguard__is_dying(ctx, objs[i])) {
+            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, objs[i]);
+            return MGUARD_EINVAL;
+        }
+    }
+    return mguard__admit(ctx, objs[0], (uint32_t)n, fn);
+}
+
+/* Link d at the head of obj's list (obj admitted). */
+static void mguard__cdep_link(mguard_ctx *ctx, mguard__cdep *d, mguard__centry *e, const void *obj, const char *attr)
+{
+    mguard__obj *o = &ctx->objs[mguard__reg_ensure(ctx, obj) - 1];
+    d->obj = obj;
+    d->attr = attr;
+    d->e = e;
+    d->prev = NULL;
+    d->next = o->cdeps;
+    if (d->next) d->next->prev = d;
+    o->cdeps = d;
+}
+
+/* Unlink d; a record left empty goes, except keep's (an event's own
+   object, whose record keep_r the caller knows and decides about). */
+static void mguard__cdep_unlink(mguard_ctx *ctx, mguard__cdep *d, const void *keep, uint32_t keep_r)
+{
+    uint32_t r = 0;
+    if (d->prev) {
+        d->prev->next = d->next;
+    } else {
+        r = d->obj == keep && keep_r ? keep_r : mguard__reg_find(ctx, d->obj);
+        MGUARD_ASSERT(r && ctx->objs[r - 1].cdeps == d);
+        ctx->objs[r - 1].cdeps = d->next;
+    }
+    if (d->next) d->next->prev = d->prev;
+    d->prev = d->next = NULL;
+    if (r && d->obj != keep) mguard__reg_drop_if_empty(ctx, r);
+}
+
+static void mguard__centry_unlink_deps(mguard_ctx *ctx, mguard__centry *e, const void *keep, uint32_t keep_r)
+{
+    uint32_t i;
+    mguard__cdep *d, *next;
+    for (i = 0; i < e->nkeys; i++) mguard__cdep_unlink(ctx, MGUARD__CE_KDEP(e, i), keep, keep_r);
+    for (d = e->more; d; d = next) {
+        next = d->enext;
+        mguard__cdep_unlink(ctx, d, keep, keep_r);
+        mguard__free(ctx, d);
+    }
+    e->more = NULL;
+}
+
+/* Add (obj, attr) to e's dependencies: OK (also when it is one already),
+   EINVAL for an object being destroyed (logged), ENOMEM. */
+static mguard_status mguard__centry_add_dep(mguard_ctx *ctx, mguard__centry *e, const void *obj, const char *attr, const char *fn)
+{
+    const char *ia = NULL;
+    mguard__cdep *d;
+    uint32_t i;
+    mguard_status st;
+    if (attr && !(ia = mguard__str_intern(ctx, attr))) return MGUARD_ENOMEM;
+    /* covered already: a key (whole object), the whole object, the same attribute */
+    for (i = 0; i < e->nkeys; i++)
+        if (e->keys[i] == obj) return MGUARD_OK;
+    for (d = e->more; d; d = d->enext)
+        if (d->obj == obj && (!d->attr || d->attr == ia)) return MGUARD_OK;
+    st = mguard__cache_admit(ctx, &obj, 1, fn);
+    if (st) return st;
+    d = (mguard__cdep *)mguard__alloc(ctx, sizeof *d);
+    if (!d) return MGUARD_ENOMEM;
+    mguard__cdep_link(ctx, d, e, obj, ia);
+    d->enext = e->more;
+    e->more = d;
+    return MGUARD_OK;
+}
+
+/* ---- leaving a cache ---- */
+
+static void mguard__cache_remember(mguard_cache *c, const mguard_cache_reason *why)
+{
+    c->ring[c->ringpos] = *why;
+    c->ringpos = (c->ringpos + 1) % MGUARD_CACHE_REASONS;
+    if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
+}
+
+static void mguard__cache_count_cause(mguard_cache *c, mguard_cache_cause cause)
+{
+    switch (cause) {
+    case MGUARD_CACHE_MUTATION: c->stats.mutations++; break;
+    case MGUARD_CACHE_DEATH: c->stats.deaths++; break;
+    case MGUARD_CACHE_EVICTION: c->stats.evictions++; break;
+    case MGUARD_CACHE_EXPLICIT: c->stats.explicit_drops++; break;
+    default: c->stats.replaced++; break;
+    }
+}
+
+static void mguard__lru_unlink(mguard_cache *c, mguard__centry *e)
+{
+    if (e->newer) e->newer->older = e->older; else c->newest = e->older;
+    if (e->older) e->older->newer = e->newer; else c->oldest = e->newer;
+    e->newer = e->older = NULL;
+}
+
+static void mguard__lru_push(mguard_cache *c, mguard__centry *e)
+{
+    e->newer = NULL;
+    e->older = c->newest;
+    if (c->newest) c->newest->newer = e; else c->oldest = e;
+    c->newest = e;
+}
+
+/* Phase 1 of a drop: e leaves everything. A LIVE entry goes onto *dropped
+   (its value destroyed in phase 2); a COMPUTING one becomes STALE. why
+   (its cause 0: an overwrite) is counted and, with a cause, remembered. */
+static void mguard__centry_drop(mguard_ctx *ctx, mguard__centry *e, const mguard_cache_reason *why,
+                                const void *keep, uint32_t keep_r, mguard__centry **dropped)
+{
+    mguard_cache *c = e->c;
+    mguard_cache_reason r = *why;
+    mguard__centry_unlink_deps(ctx, e, keep, keep_r);
+    memcpy(r.keys, e->keys, sizeof r.keys);
+    r.nkeys = e->nkeys;
+    e->wobj = r.obj;
+    e->wattr = r.attr;
+    e->wfile = r.file;
+    e->wline = r.line;
+    e->wcause = (int)r.cause;
+    if (r.cause) mguard__cache_remember(c, &r);
+    if (e->state == MGUARD__CE_COMPUTING) {
+        e->state = MGUARD__CE_STALE;
+        return;
+    }
+    MGUARD_ASSERT(e->state == MGUARD__CE_LIVE);
+    mguard__cache_count_cause(c, r.cause);
+    mguard__ix_del(&c->index, e->hash, e->pos);
+    memcpy(MGUARD__CE_VALUE(e), MGUARD__CREC_VALUE(c, e->pos - 1), c->value_size);
+    MGUARD__CREC(c, e->pos - 1)->e = NULL;
+    c->freepos[c->nfree++] = e->pos - 1;
+    e->pos = 0;
+    mguard__lru_unlink(c, e);
+    c->total_cost -= e->cost;
+    c->live--;
+    e->state = MGUARD__CE_DROPPED;
+    e->dtor = c->dtor;
+    e->user = c->user;
+    e->lname = c->log_reasons && r.cause ? c->name : NULL;
+    e->c = NULL;
+    e->next_dropped = *dropped;
+    *dropped = e;
+}
+
+/* Hand the parked stale value (if any) to phase 2. */
+static void mguard__cache_unpark(mguard_cache *c, mguard__centry **dropped)
+{
+    mguard__centry *e = c->parked;
+    if (!e) return;
+    c->parked = NULL;
+    e->state = MGUARD__CE_DROPPED;
+    e->dtor = c->dtor;
+    e->user = c->user;
+    e->lname = NULL;
+    e->next_dropped = *dropped;
+    *dropped = e;
+}
+
+static size_t mguard__cache_keys_format(char *buf, size_t cap, const void *const *keys, size_t n)
+{
+    size_t len = 0, i;
+    for (i = 0; i < n; i++) {
+        int k = snprintf(buf + (len < cap ? len : cap), len < cap ? cap - len : 0, "%s%p", i ? ", " : "", keys[i]);
+        if (k > 0) len += (size_t)k;
+    }
+    return len;
+}
+
+/* Phase 2: log (if asked), destroy each value, free each entry. */
+static void mguard__cache_finish(mguard_ctx *ctx, mguard__centry *e)
+{
+    while (e) {
+        mguard__centry *next = e->next_dropped;
+        if (e->lname) {
+            char keys[128], why[256];
+            mguard_cache_reason r;
+            memset(&r, 0, sizeof r);
+            r.cause = (mguard_cache_cause)e->wcause;
+            r.obj = e->wobj;
+            r.attr = e->wattr;
+            r.file = e->wfile;
+            r.line = e->wline;
+            mguard__cache_keys_format(keys, sizeof keys, e->keys, e->nkeys);
+            mguard_cache_reason_format(&r, why, sizeof why);
+            mguard__logf(ctx, MGUARD_LOG_INFO, "mguard_cache %s: dropped (%s): %s", e->lname, keys, why);
+        }
+        if (e->dtor) {
+            mguard_value_dtor dtor = e->dtor;
+            void *user = e->user;
+            MGUARD__CALLOUT(ctx, dtor(MGUARD__CE_VALUE(e), user));
+        }
+        mguard__free(ctx, e);
+        e = next;
+    }
+}
+
+/* The core's hook (mguard_on_destroy, mguard_on_mutation_at): phase 1 for
+   the entries depending on record r's object. */
+static mguard__centry *mguard__cache_event(mguard_ctx *ctx, uint32_t r, const char *attr,
+                                           const char *file, int line, int death)
+{
+    const void *obj = ctx->objs[r - 1].key;
+    const char *ia = NULL;
+    int looked = 0;
+    mguard__centry *marked = NULL, *dropped = NULL, *e, *next;
+    mguard__cdep *d;
+    mguard_cache_reason why;
+    memset(&why, 0, sizeof why);
+    why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION;
+    why.obj = obj;
+    why.file = death ? NULL : file;
+    why.line = death ? 0 : line;
+    for (d = ctx->objs[r - 1].cdeps; d; d = d->next) {
+        /* attr NULL (a death, or "the whole object changed") reaches every
+           node; a named attribute, whole-object nodes and its own */
+        if (attr && d->attr) {
+            if (!looked) {   /* the interned attr, once, and only if some node names one */
+                ia = mguard__str_find(ctx, attr);
+                looked = 1;
+            }
+            if (d->attr != ia) continue;
+        }
+        if (d->e->marked) continue;
+        d->e->marked = 1;
+        d->e->next_dropped = marked;
+        marked = d->e;
+    }
+    if (marked && attr && !death) {
+        /* mguard_on_mutation_at's strings are literals (MGUARD_SET_FIELD):
+           kept as given; mguard_on_mutation's may be temporaries: only the
+           context's own copy is kept */
+        if (!looked && !file) ia = mguard__str_find(ctx, attr);
+        why.attr = ia ? ia : file ? attr : NULL;
+    }
+    for (e = marked; e; e = next) {
+        next = e->next_dropped;
+        e->marked = 0;
+        mguard__centry_drop(ctx, e, &why, obj, r, &dropped);
+    }
+    return dropped;
+}
+
+/* ---- create, destroy ---- */
+
+static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc)
+{
+    mguard_cache *c;
+    const char *name;
+    if (!mguard__ctx_can_create(ctx, "mguard_cache_create")) return NULL;
+    if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
+        return NULL;
+    }
+    name = mguard__str_intern(ctx, desc->name ? desc->name : "cache");
+    c = name ? (mguard_cache *)mguard__alloc(ctx, sizeof *c) : NULL;
+    if (!c) {
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_create: out of memory");
+        return NULL;
+    }
+    memset(c, 0, sizeof *c);
+    c->magic = ctx->lk ? MGUARD__MAGIC_CACHE_TS : MGUARD__MAGIC_CACHE;
+    c->ctx = ctx;
+    c->value_size = desc->value_size;
+    c->voff = sizeof(mguard__crec);
+    c->stride = c->voff + ((c->value_size + 7) & ~(size_t)7);
+    if (c->value_size >= 16) c->stride = (c->stride + 15) & ~(size_t)15;   /* 16-aligned values */
+    c->dtor = desc->value_dtor;
+    c->user = desc->user;
+    c->capacity = desc->capacity;
+    c->max_cost = desc->max_cost;
+    c->log_reasons = desc->log_reasons;
+    c->name = name;
+    c->next = ctx->caches;
+    if (ctx->caches) ctx->caches->prev = c;
+    ctx->caches = c;
+    return c;
+}
+
+/* Drop, one at a time, every LIVE entry stored before bound (cause
+   EXPLICIT): each value is destroyed with its entry already gone. */
+static void mguard__cache_drain(mguard_cache *c, uint64_t bound)
+{
+    mguard_ctx *ctx = c->ctx;
+    mguard__centry *dropped = NULL;
+    uint32_t pos;
+    mguard_cache_reason why;
+    memset(&why, 0, sizeof why);
+    why.cause = MGUARD_CACHE_EXPLICIT;
+    c->busy++;
+    mguard__cache_unpark(c, &dropped);
+    mguard__cache_finish(ctx, dropped);
+    for (pos = 0; pos < c->nrec; pos++) {
+        mguard__centry *e = MGUARD__CREC(c, pos)->e;
+        if (!e || e->seq >= bound) continue;
+        dropped = NULL;
+        mguard__centry_drop(ctx, e, &why, NULL, 0, &dropped);
+        mguard__cache_finish(ctx, dropped);
+    }
+    c->busy--;
+}
+
+static void mguard__cache_clear(mguard_cache *c)
+{
+    if (!mguard__cache_ok(c)) return;
+    mguard__cache_drain(c, c->next_seq);
+    if (c->destroying && !c->busy) mguard__cache_destroy_now(c);
+}
+
+static void mguard__cache_destroy_now(mguard_cache *c)
+{
+    mguard_ctx *ctx = c->ctx;
+    /* destroying refuses new entries, so one drain empties the cache */
+    mguard__cache_drain(c, UINT64_MAX);
+    MGUARD_ASSERT(c->live == 0);
+    if (c->prev) c->prev->next = c->next; else ctx->caches = c->next;
+    if (c->next) c->next->prev = c->prev;
+    mguard__ix_free(ctx, &c->index);
+    mguard__free(ctx, c->dense);
+    mguard__free(ctx, c->freepos);
+    c->magic = MGUARD__DEAD;
+    mguard__free(ctx, c);
+}
+
+static void mguard__cache_destroy(mguard_cache *c)
+{
+    if (!mguard__cache_ok(c)) return;
+    if (c->destroying) {
+        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_destroy: cache %p is already being destroyed", (void *)c);
+        return;
+    }
+    c->destroying = 1;
+    if (c->busy) return;   /* the compute or clear in progress finishes the job */
+    mguard__cache_destroy_now(c);
+}
+
+/* ---- storing ---- */
+
+/* A new COMPUTING entry for the tuple, its key nodes linked. NULL and
+   *st on failure (nothing changed). */
+static mguard__centry *mguard__centry_make(mguard_cache *c, const void *const *keys, size_t n, const char *fn, mguard_status *st)
+{
+    mguard_ctx *ctx = c->ctx;
+    mguard__centry *e;
+    uint32_t i;
+    *st = mguard__cache_admit(ctx, keys, n, fn);
+    if (*st) return NULL;
+    e = (mguard__centry *)mguard__alloc(ctx, MGUARD__CE_SIZE(c->value_size, n));
+    if (!e) {
+        *st = MGUARD_ENOMEM;
+        return NULL;
+    }
+    memset(e, 0, MGUARD__CE_SIZE(c->value_size, n));
+    e->koff = (uint32_t)(MGUARD__CE_VOFF + MGUARD__ROUND16(c->value_size));
+    e->c = c;
+    e->nkeys = (uint32_t)n;
+    e->hash = mguard__cache_hash(keys, n);
+    e->state = MGUARD__CE_COMPUTING;
+    for (i = 0; i < n; i++) {
+        e->keys[i] = keys[i];
+        mguard__cdep_link(ctx, MGUARD__CE_KDEP(e, i), e, keys[i], NULL);
+    }
+    return e;
+}
+
+/* Give up a COMPUTING or STALE entry that is not stored (no value). */
+static void mguard__centry_discard(mguard_ctx *ctx, mguard__centry *e)
+{
+    if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL, 0);
+    mguard__free(ctx, e);
+}
+
+/* Store the COMPUTING entry e: replace the tuple's entry, then evict while
+   over the bounds (never e). ENOMEM: nothing changed. */
+static mguard_status mguard__cache_store(mguard_cache *c, mguard__centry *e, mguard__centry **dropped)
+{
+    mguard_ctx *ctx = c->ctx;
+    uint32_t old, pos;
+    mguard__crec *rec;
+    mguard_cache_reason why;
+    if (mguard__ix_reserve(ctx, &c->index, (size_t)c->live + 1)) return MGUARD_ENOMEM;
+    if (!c->nfree && mguard__reserve(ctx, (void **)&c->dense, &c->caprec, (size_t)c->nrec + 1, c->stride))
+        return MGUARD_ENOMEM;
+    /* a drop pushes its position without allocating: room for every one */
+    if (mguard__reserve(ctx, (void **)&c->freepos, &c->capfree, c->caprec, sizeof *c->freepos)) return MGUARD_ENOMEM;
+    memset(&why, 0, sizeof why);
+    old = mguard__cache_find(c, e->keys, e->nkeys, e->hash);
+    if (old) mguard__centry_drop(ctx, MGUARD__CREC(c, old - 1)->e, &why, NULL, 0, dropped);
+    pos = c->nfree ? c->freepos[--c->nfree] : c->nrec++;
+    rec = MGUARD__CREC(c, pos);
+    rec->e = e;
+    rec->hash = e->hash;
+    rec->nkeys = e->nkeys;
+    rec->key0 = e->keys[0];
+    memcpy(MGUARD__CREC_VALUE(c, pos), MGUARD__CE_VALUE(e), c->value_size);
+    e->pos = pos + 1;
+    e->seq = c->next_seq++;
+    e->state = MGUARD__CE_LIVE;
+    mguard__ix_put(&c->index, e->hash, e->pos);
+    mguard__lru_push(c, e);
+    c->total_cost += e->cost;
+    c->live++;
+    c->stats.stored++;
+    why.cause = MGUARD_CACHE_EVICTION;
+    while ((c->capacity && c->live > c->capacity) || (c->max_cost && c->total_cost > c->max_cost)) {
+        if (c->oldest == e) break;
+        mguard__centry_drop(ctx, c->oldest, &why, NULL, 0, dropped);
+    }
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost)
+{
+    mguard_ctx *ctx;
+    mguard__centry *e, *dropped = NULL;
+    mguard_status st;
+    if (!mguard__cache_ok(c)) return MGUARD_EINVAL;
+    ctx = c->ctx;
+    if (!value || c->destroying) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_set: %s", !value ? "NULL value" : "cache is being destroyed");
+        return MGUARD_EINVAL;
+    }
+    if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_set")) return MGUARD_EINVAL;
+    e = mguard__centry_make(c, keys, nkeys, "mguard_cache_set", &st);
+    if (e) {
+        memcpy(MGUARD__CE_VALUE(e), value, c->value_size);
+        e->cost = cost;
+        st = mguard__cache_store(c, e, &dropped);
+        if (st) mguard__centry_discard(ctx, e);
+    }
+    if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_set: out of memory");
+    if (st) return st;
+    mguard__cache_unpark(c, &dropped);
+    mguard__cache_finish(ctx, dropped);
+    return MGUARD_OK;
+}
+
+/* ---- lookups ---- */
+
+static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys);
+
+/* The tuple's value, counted as a hit (made most recently used) or a miss. */
+static unsigned char *mguard__cache_lookup(mguard_cache *c, const void *const *keys, size_t nkeys)
+{
+    uint32_t p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
+    mguard__centry *e;
+    if (!p) {
+        c->stats.misses++;
+        if (c->log_reasons) mguard__cache_log_miss(c, keys, nkeys);
+        return NULL;
+    }
+    c->stats.hits++;
+    if (c->capacity || c->max_cost) {
+        e = MGUARD__CREC(c, p - 1)->e;
+        if (c->newest != e) {
+            mguard__lru_unlink(c, e);
+            mguard__lru_push(c, e);
+        }
+    }
+    return MGUARD__CREC_VALUE(c, p - 1);
+}
+
+static void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
+{
+    if (!mguard__cache_ok(c)) return NULL;
+    if (nkeys == 1 && keys && keys[0] && !c->capacity && !c->max_cost) {
+        /* the common case, written out as mguard_weak_get is: one key, no
+           LRU to touch */
+        const void *key = keys[0];
+        uint32_t h = mguard__hash_ptr(key);
+        size_t i;
+        if (c->index.slots) {
+            for (i = h & c->index.mask; c->index.slots[i].idx; i = (i + 1) & c->index.mask) {
+                uint32_t p = c->index.slots[i].idx;
+                const mguard__crec *rec = MGUARD__CREC(c, p - 1);
+                if (c->index.slots[i].hash == h && rec->key0 == key && rec->nkeys == 1) {
+                    c->stats.hits++;
+                    return MGUARD__CREC_VALUE(c, p - 1);
+                }
+            }
+        }
+    }
+    if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get")) return NULL;
+    return mguard__cache_lookup(c, keys, nkeys);
+}
+
+static bool mguard__cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys)
+{
+    if (!mguard__cache_ok(c) || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_contains")) return false;
+    return mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys)) != 0;
+}
+
+static size_t mguard__cache_count(const mguard_cache *c)
+{
+    return mguard__cache_ok(c) ? c->live : 0;
+}
+
+static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c, const void *const *keys, size_t n)
+{
+    uint32_t i;
+    for (i = 0; i < c->nring; i++) {
+        const mguard_cache_reason *r = &c->ring[(c->ringpos + MGUARD_CACHE_REASONS - 1 - i) % MGUARD_CACHE_REASONS];
+        size_t k;
+        if (r->nkeys != n) continue;
+        for (k = 0; k < n && r->keys[k] == keys[k]; k++) {}
+        if (k == n) return r;
+    }
+    return NULL;
+}
+
+static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys)
+{
+    const mguard_cache_reason *r = mguard__cache_reason_of(c, keys, nkeys);
+    char kb[128], why[256];
+    mguard__cache_keys_format(kb, sizeof kb, keys, nkeys);
+    if (r) mguard_cache_reason_format(r, why, sizeof why);
+    mguard__logf(c->ctx, MGUARD_LOG_INFO, "mguard_cache %s: miss (%s)%s%s", c->name, kb, r ? " after " : "", r ? why : "");
+}
+
+static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out)
+{
+    const mguard_cache_reason *r;
+    if (!mguard__cache_ok(c)) return MGUARD_EINVAL;
+    if (!out) {
+        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_last_reason: NULL out");
+        return MGUARD_EINVAL;
+    }
+    if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_last_reason")) return MGUARD_EINVAL;
+    r = mguard__cache_reason_of(c, keys, nkeys);
+    if (!r) return MGUARD_NOT_FOUND;
+    *out = *r;
+    return MGUARD_OK;
+}
+
+/* ---- get or compute ---- */
+
+static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
+                                          mguard_cache_compute_fn compute, void *user, mguard_status *status)
+{
+    mguard_ctx *ctx;
+    mguard__centry *e, *dropped = NULL;
+    mguard_cache_job job;
+    mguard_status st, ignored;
+    uint32_t p;
+    if (!status) status = &ignored;
+    *status = MGUARD_EINVAL;
+    if (!mguard__cache_ok(c)) return NULL;
+    ctx = c->ctx;
+    if (!compute || c->destroying) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: %s", !compute ? "NULL compute" : "cache is being destroyed");
+        return NULL;
+    }
+    if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_or_compute")) return NULL;
+    {
+        unsigned char *hit = mguard__cache_lookup(c, keys, nkeys);
+        if (hit) {
+            *status = MGUARD_OK;
+            return hit;
+        }
+    }
+    mguard__cache_unpark(c, &dropped);
+    mguard__cache_finish(ctx, dropped);
+    dropped = NULL;
+    e = mguard__centry_make(c, keys, nkeys, "mguard_cache_get_or_compute", &st);
+    if (!e) {
+        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
+        *status = st;
+        return NULL;
+    }
+    job.magic = MGUARD__MAGIC_JOB;
+    job.c = c;
+    job.e = e;
+    c->busy++;
+    MGUARD__CALLOUT(ctx, st = compute(&job, e->keys, nkeys, MGUARD__CE_VALUE(e), user));
+    job.magic = 0;
+    c->busy--;
+    if (c->destroying || st) {
+        if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL, 0);
+        e->state = MGUARD__CE_STALE;
+        if (!st && c->dtor) {
+            /* a value without a cache to hold it: destroyed now */
+            mguard_value_dtor dtor = c->dtor;
+            void *duser = c->user;
+            MGUARD__CALLOUT(ctx, dtor(MGUARD__CE_VALUE(e), duser));
+        }
+        mguard__free(ctx, e);
+        if (c->destroying) {
+            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by compute");
+            if (!c->busy) mguard__cache_destroy_now(c);
+            st = MGUARD_EINVAL;
+        }
+        *status = st;
+        return NULL;
+    }
+    if (e->state == MGUARD__CE_STALE) {
+        /* a dependency changed while compute ran: hand the value out, keep
+           it off the cache, destroy it at the next change */
+        c->stats.stale++;
+        mguard__cache_unpark(c, &dropped);
+        c->parked = e;
+        mguard__cache_finish(ctx, dropped);
+        *status = MGUARD_NOT_FOUND;
+        return c->parked == e ? MGUARD__CE_VALUE(e) : NULL;
+    }
+    st = mguard__cache_store(c, e, &dropped);
+    if (st) {
+        mguard__centry_unlink_deps(ctx, e, NULL, 0);
+        e->state = MGUARD__CE_DROPPED;
+        e->dtor = c->dtor;
+        e->user = c->user;
+        e->lname = NULL;
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
+        mguard__cache_finish(ctx, e);
+        *status = st;
+        return NULL;
+    }
+    mguard__cache_finish(ctx, dropped);
+    /* the destructors may have changed c: answer what it holds now */
+    p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
+    *status = p ? MGUARD_OK : MGUARD_NOT_FOUND;
+    return p ? MGUARD__CREC_VALUE(c, p - 1) : NULL;
+}
+
+static bool mguard__job_ok(const mguard_cache_job *job)
+{
+    return job && job->magic == MGUARD__MAGIC_JOB;
+}
+
+/* The job's entry will not be stored: STALE, with why. */
+static void mguard__job_spoil(mguard_ctx *ctx, mguard__centry *e, mguard_cache_cause cause, const void *obj)
+{
+    mguard_cache_reason why;
+    mguard__centry *none = NULL;
+    memset(&why, 0, sizeof why);
+    why.cause = cause;
+    why.obj = obj;
+    if (e->state == MGUARD__CE_COMPUTING) mguard__centry_drop(ctx, e, &why, NULL, 0, &none);
+}
+
+static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr)
+{
+    mguard_ctx *ctx;
+    mguard_status st;
+    if (!mguard__job_ok(job)) return MGUARD_EINVAL;
+    ctx = job->c->ctx;
+    if (!obj) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_job_depend: NULL object");
+        return MGUARD_EINVAL;
+    }
+    if (job->e->state == MGUARD__CE_STALE) return MGUARD_OK;   /* not stored anyway */
+    st = mguard__centry_add_dep(ctx, job->e, obj, attr, "mguard_cache_job_depend");
+    if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_job_depend: out of memory; the value will not be stored");
+    if (st) mguard__job_spoil(ctx, job->e, st == MGUARD_EINVAL ? MGUARD_CACHE_DEATH : (mguard_cache_cause)0, st == MGUARD_EINVAL ? obj : NULL);
+    return st;
+}
+
+static mguard_status mguard__cache_job_set_cost(mguard_cache_job *job, size_t cost)
+{
+    if (!mguard__job_ok(job)) return MGUARD_EINVAL;
+    job->e->cost = cost;
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr)
+{
+    uint32_t p;
+    mguard_status st;
+    if (!mguard__cache_ok(c)) return MGUARD_EINVAL;
+    if (!obj) {
+        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_depend: NULL object");
+        return MGUARD_EINVAL;
+    }
+    if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_depend")) return MGUARD_EINVAL;
+    p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
+    if (!p) return MGUARD_NOT_FOUND;
+    st = mguard__centry_add_dep(c->ctx, MGUARD__CREC(c, p - 1)->e, obj, attr, "mguard_cache_depend");
+    if (st == MGUARD_ENOMEM) mguard__logf(c->ctx, MGUARD_LOG_ERROR, "mguard_cache_depend: out of memory");
+    return st;
+}
+
+static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys)
+{
+    uint32_t p;
+    mguard__centry *dropped = NULL;
+    mguard_cache_reason why;
+    if (!mguard__cache_ok(c) || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_remove")) return MGUARD_EINVAL;
+    mguard__cache_unpark(c, &dropped);
+    p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
+    if (p) {
+        memset(&why, 0, sizeof why);
+        why.cause = MGUARD_CACHE_EXPLICIT;
+        mguard__centry_drop(c->ctx, MGUARD__CREC(c, p - 1)->e, &why, NULL, 0, &dropped);
+    }
+    mguard__cache_finish(c->ctx, dropped);
+    return p ? MGUARD_OK : MGUARD_NOT_FOUND;
+}
+
+/* ---- iteration, statistics, reasons ---- */
+
+static mguard_cache_iter mguard__cache_iterate(mguard_cache *c)
+{
+    mguard_cache_iter it;
+    memset(&it, 0, sizeof it);
+    if (mguard__cache_ok(c)) {
+        it.c_ = c;
+        it.bound_ = c->next_seq;
+    }
+    return it;
+}
+
+static bool mguard__cache_next(mguard_cache_iter *it)
+{
+    mguard_cache *c;
+    if (!it || !it->c_) return false;
+    c = it->c_;
+    if (!mguard__cache_ok(c)) {
+        it->c_ = NULL;
+        return false;
+    }
+    while (it->pos_ < c->nrec) {
+        mguard__crec *rec = MGUARD__CREC(c, it->pos_);
+        mguard__centry *e = rec->e;
+        it->pos_++;
+        if (!e || e->seq >= it->bound_) continue;
+        it->keys = e->keys;
+        it->nkeys = e->nkeys;
+        it->value = MGUARD__CREC_VALUE(c, it->pos_ - 1);
+        return true;
+    }
+    it->keys = NULL;
+    it->nkeys = 0;
+    it->value = NULL;
+    it->c_ = NULL;
+    return false;
+}
+
+static mguard_status mguard__cache_get_stats(const mguard_cache *c, mguard_cache_stats *out)
+{
+    if (!mguard__cache_ok(c)) return MGUARD_EINVAL;
+    if (!out) {
+        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_get_stats: NULL out");
+        return MGUARD_EINVAL;
+    }
+    *out = c->stats;
+    return MGUARD_OK;
+}
+
+static size_t mguard__cache_report(const mguard_cache *c, char *buf, size_t cap)
+{
+    const mguard_cache_stats *s;
+    int n;
+    if (!mguard__cache_ok(c)) return 0;
+    s = &c->stats;
+    n = snprintf(buf, buf ? cap : 0,
+                 "%s: %lu entries, %llu hits, %llu misses, %llu stored; dropped: %llu mutation, %llu death, "
+                 "%llu eviction, %llu explicit; %llu replaced, %llu stale",
+                 c->name, (unsigned long)c->live, (unsigned long long)s->hits, (unsigned long long)s->misses,
+                 (unsigned long long)s->stored, (unsigned long long)s->mutations, (unsigned long long)s->deaths,
+                 (unsigned long long)s->evictions, (unsigned long long)s->explicit_drops,
+                 (unsigned long long)s->replaced, (unsigned long long)s->stale);
+    return n > 0 ? (size_t)n : 0;
+}
+
+const char *mguard_cache_cause_str(mguard_cache_cause cause)
+{
+    switch (cause) {
+    case MGUARD_CACHE_MUTATION: return "mutation";
+    case MGUARD_CACHE_DEATH: return "death";
+    case MGUARD_CACHE_EVICTION: return "eviction";
+    case MGUARD_CACHE_EXPLICIT: return "explicit";
+    }
+    return "unknown";
+}
+
+size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap)
+{
+    int n;
+    if (!r) return 0;
+    if (buf == NULL) cap = 0;
+    if (r->cause == MGUARD_CACHE_MUTATION || r->cause == MGUARD_CACHE_DEATH) {
+        char where[200] = "";
+        if (r->file) snprintf(where, sizeof where, " at %s:%d", r->file, r->line);
+        n = snprintf(buf, cap, "%s of %p%s%s%s", mguard_cache_cause_str(r->cause), r->obj, r->attr ? "." : "",
+                     r->attr ? r->attr : "", where);
+    } else {
+        n = snprintf(buf, cap, "%s", mguard_cache_cause_str(r->cause));
+    }
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* ---- the check ---- */
+
+static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
+{
+    uint32_t pos, live = 0, nlru = 0;
+    size_t cost = 0;
+    mguard__centry *e;
+    MGUARD__CHECK(ctx, mguard__cache_ok(c), "cache list holds a dead cache");
+    for (pos = 0; pos < c->nrec; pos++) {
+        uint32_t i;
+        const mguard__cdep *d;
+        const mguard__crec *rec = MGUARD__CREC(c, pos);
+        e = rec->e;
+        if (!e) continue;
+        live++;
+        cost += e->cost;
+        MGUARD__CHECK(ctx, e->state == MGUARD__CE_LIVE && e->c == c && e->pos == pos + 1, "cache %p: entry %u out of place", (const void *)c, pos);
+        MGUARD__CHECK(ctx, mguard__cache_find(c, e->keys, e->nkeys, e->hash) == pos + 1, "cache %p: entry %u not found by its keys", (const void *)c, pos);
+        MGUARD__CHECK(ctx, e->hash == mguard__cache_hash(e->keys, e->nkeys), "cache %p: entry %u has a stale hash", (const void *)c, pos);
+        MGUARD__CHECK(ctx, rec->hash == e->hash && rec->nkeys == e->nkeys && rec->key0 == e->keys[0],
+                      "cache %p: record %u does not hold its entry's keys", (const void *)c, pos);
+        for (i = 0; i < e->nkeys; i++)
+            MGUARD__CHECK(ctx, MGUARD__CE_KDEP(e, i)->obj == e->keys[i] && MGUARD__CE_KDEP(e, i)->e == e && !MGUARD__CE_KDEP(e, i)->attr, "cache %p: entry %u: key node %u", (const void *)c, pos, i);
+        for (d = e->more; d; d = d->enext)
+            MGUARD__CHECK(ctx, d->e == e, "cache %p: entry %u: a node of another entry", (const void *)c, pos);
+    }
+    MGUARD__CHECK(ctx, live == c->live && live == c->index.used && live + c->nfree == c->nrec, "cache %p: %u live, counted %u", (const void *)c, c->live, live);
+    MGUARD__CHECK(ctx, cost == c->total_cost, "cache %p: total cost %lu, counted %lu", (const void *)c, (unsigned long)c->total_cost, (unsigned long)cost);
+    for (e = c->newest; e; e = e->older) {
+        MGUARD__CHECK(ctx, ++nlru <= live && e->state == MGUARD__CE_LIVE && e->c == c, "cache %p: the LRU list", (const void *)c);
+        MGUARD__CHECK(ctx, e->older ? e->older->newer == e : c->oldest == e, "cache %p: LRU links", (const void *)c);
+    }
+    MGUARD__CHECK(ctx, nlru == live, "cache %p: %u on the LRU list, %u live", (const void *)c, nlru, live);
+    return MGUARD_OK;
+}
+
+static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
+{
+    const mguard_cache *c;
+    uint32_t i;
+    for (c = ctx->caches; c; c = c->next)
+        if (mguard__cache_check(ctx, c)) return MGUARD_EINVAL;
+    /* every record's nodes: its own object's, of an entry that holds them */
+    for (i = 0; i < ctx->nobjs; i++) {
+        const mguard__obj *o = &ctx->objs[i];
+        const mguard__cdep *d;
+        if (!o->key) continue;
+        for (d = o->cdeps; d; d = d->next) {
+            MGUARD__CHECK(ctx, d->obj == o->key, "record %u: a dependency node of another object", i);
+            MGUARD__CHECK(ctx, d->e->state == MGUARD__CE_LIVE || d->e->state == MGUARD__CE_COMPUTING, "record %u: a node of a dropped entry", i);
+            MGUARD__CHECK(ctx, d->next == NULL || d->next->prev == d, "record %u: dependency links", i);
+        }
+    }
+    return MGUARD_OK;
+}
+
+/* ======================================================================= */
 /* >>threads: 10. threads: setting up the lock, finding it, the locked variants */
 /* ======================================================================= */
 
@@ -8546,6 +9850,17 @@ static mguard__lock *mguard__lock_of_weak(const mguard_weak *t)
     return t && t->magic == MGUARD__MAGIC_WEAK_TS ? t->ctx->lk : NULL;
 }
 static mguard__lock *mguard__lock_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__lock_of_weak(it->t_) : NULL; }
+static mguard__lock *mguard__lock_of_cache(const mguard_cache *c)
+{
+    return c && c->magic == MGUARD__MAGIC_CACHE_TS ? c->ctx->lk : NULL;
+}
+static mguard__lock *mguard__lock_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__lock_of_cache(it->c_) : NULL; }
+/* a job lives on the computing thread's stack; its fields are written
+   before compute is called */
+static mguard__lock *mguard__lock_of_job(const mguard_cache_job *job)
+{
+    return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx->lk : NULL;
+}
 #ifdef MGUARD__ADDONS
 /* The lock of an add-on handle, quietly NULL for one the implementation
    will refuse (a dead one is not read under MGUARD_DEBUG). */
@@ -8619,6 +9934,7 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V)
 #undef MGUARD__API_SCOPE
 #undef MGUARD__API_DYN
 #undef MGUARD__API_LEDGER
+#undef MGUARD__API_CACHE
 
 /* >>public: the public functions of sections 1-10 that touch a context,
    in the order of the list. Each one: on the default context (no lock), a
@@ -8862,6 +10178,44 @@ void mguard_ledger_clear(mguard_ledger *L)
 size_t mguard_ledger_storage_bytes(const mguard_ledger *L)
 { return mguard__lock_of_ledger(L) ? mguard__locked_ledger_storage_bytes(L) : mguard__ledger_storage_bytes(L); }
 #endif
+
+/* 11. guarded caches (and mguard_on_mutation_at, of section 5) */
+void mguard_on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line)
+{ if (mguard__lock_of_ctx(ctx)) mguard__locked_on_mutation_at(ctx, obj, attr, file, line); else mguard__on_mutation_at(ctx, obj, attr, file, line); }
+mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc)
+{ return mguard__lock_of_ctx(ctx) ? mguard__locked_cache_create(ctx, desc) : mguard__cache_create(ctx, desc); }
+void mguard_cache_destroy(mguard_cache *c)
+{ if (mguard__lock_of_cache(c)) mguard__locked_cache_destroy(c); else mguard__cache_destroy(c); }
+mguard_status mguard_cache_set(mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_set(c, keys, nkeys, value, cost) : mguard__cache_set(c, keys, nkeys, value, cost); }
+void *mguard_cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_get(c, keys, nkeys) : mguard__cache_get(c, keys, nkeys); }
+bool mguard_cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_contains(c, keys, nkeys) : mguard__cache_contains(c, keys, nkeys); }
+void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_compute_fn compute, void *user, mguard_status *status)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_get_or_compute(c, keys, nkeys, compute, user, status) : mguard__cache_get_or_compute(c, keys, nkeys, compute, user, status); }
+mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr)
+{ return mguard__lock_of_job(job) ? mguard__locked_cache_job_depend(job, obj, attr) : mguard__cache_job_depend(job, obj, attr); }
+mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t cost)
+{ return mguard__lock_of_job(job) ? mguard__locked_cache_job_set_cost(job, cost) : mguard__cache_job_set_cost(job, cost); }
+mguard_status mguard_cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_depend(c, keys, nkeys, obj, attr) : mguard__cache_depend(c, keys, nkeys, obj, attr); }
+mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_remove(c, keys, nkeys) : mguard__cache_remove(c, keys, nkeys); }
+void mguard_cache_clear(mguard_cache *c)
+{ if (mguard__lock_of_cache(c)) mguard__locked_cache_clear(c); else mguard__cache_clear(c); }
+size_t mguard_cache_count(const mguard_cache *c)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_count(c) : mguard__cache_count(c); }
+mguard_cache_iter mguard_cache_iterate(mguard_cache *c)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_iterate(c) : mguard__cache_iterate(c); }
+bool mguard_cache_next(mguard_cache_iter *it)
+{ return mguard__lock_of_cache_iter(it) ? mguard__locked_cache_next(it) : mguard__cache_next(it); }
+mguard_status mguard_cache_get_stats(const mguard_cache *c, mguard_cache_stats *out)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_get_stats(c, out) : mguard__cache_get_stats(c, out); }
+size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t cap)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_report(c, buf, cap) : mguard__cache_report(c, buf, cap); }
+mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out)
+{ return mguard__lock_of_cache(c) ? mguard__locked_cache_last_reason(c, keys, nkeys, out) : mguard__cache_last_reason(c, keys, nkeys, out); }
 
 #ifdef __cplusplus
 }

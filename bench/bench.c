@@ -1406,6 +1406,101 @@ static double gl_ref_get_mt(fx *f, int arg)
     return res;
 }
 
+/* ---- guarded caches (issue 15) -------------------------------------------
+   cache_get_hit: the fixture's keys in a cache (value = the key's id),
+   looked up in the same order as get_hit's weak table: the target is
+   <= 1.2x mguard_weak_get. cache_inval / handwired_inval: FIX_N entries,
+   each dropped by a mutation of its key: by the cache's own dependency,
+   or by the pattern a cache replaces (a weak table, a watcher per entry
+   whose callback removes it). */
+static mguard_cache *mg_cache(mguard_ctx *ctx)
+{
+    mguard_cache_desc d;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    return mguard_cache_create(ctx, &d);
+}
+static double cache_weak_el[2];   /* cache get, weak get: time in alternating passes */
+static double mg_cache_get_hit(fx *f, int arg)
+{
+    mguard_ctx *c = mg_ctx();
+    mguard_cache *k = mg_cache(c);
+    size_t i;
+    double t0, el;
+    long passes = 0;
+    (void)arg;
+    for (i = 0; i < f->n; i++) {
+        long v = OBJ_ID(f->ins[i]);
+        const void *key = f->ins[i];
+        if (mguard_cache_set(k, &key, 1, &v, 0) != MGUARD_OK) fail("mguard cache set");
+    }
+    /* passes alternate with passes of mguard_weak_get over the same keys
+       in the same order, so both see the same machine: their ratio is
+       printed at the end (cache_weak_ratio) */
+    el = 0;
+    do {
+        long s = 0, w = 0;
+        double t1;
+        t0 = now_ns();
+        for (i = 0; i < f->n; i++) {
+            const void *key = f->look[i];
+            const long *v = (const long *)mguard_cache_get(k, &key, 1);
+            if (!v) fail("mguard cache get hit");
+            s += *v;
+        }
+        t1 = now_ns();
+        el += t1 - t0;
+        for (i = 0; i < f->n; i++) {
+            const long *v = (const long *)mguard_weak_get(f->mt, f->look[i]);
+            if (!v) fail("mguard get hit");
+            w += *v;
+        }
+        cache_weak_el[0] += t1 - t0;
+        cache_weak_el[1] += now_ns() - t1;
+        CHECK(s == f->sum && w == f->sum, "mguard cache get sum");
+        passes++;
+    } while (el < opt.min_ns);
+    mguard_ctx_destroy(c);
+    return el / ((double)passes * (double)f->n);
+}
+static mguard_weak *bench_hand_table;
+static void hand_invalidate(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)attr; (void)user;
+    if (mguard_weak_remove(bench_hand_table, obj) == MGUARD_OK) fired++;
+}
+static double mg_inval(fx *f, int hand)
+{
+    mguard_ctx *c = mg_ctx();
+    mguard_cache *k = mg_cache(c);
+    size_t i;
+    double tot = 0;
+    long cyc = 0;
+    bench_hand_table = mg_table(c);
+    do {
+        double t0;
+        for (i = 0; i < f->n; i++) {
+            long v = (long)i;
+            const void *key = f->keys[i];
+            if (hand) {
+                if (mguard_weak_set(bench_hand_table, key, &v) != MGUARD_OK) fail("hand-wired set");
+                if (mguard_watch(c, key, guards[0], hand_invalidate, NULL) != MGUARD_OK) fail("hand-wired watch");
+            } else if (mguard_cache_set(k, &key, 1, &v, 0) != MGUARD_OK) {
+                fail("mguard cache set");
+            }
+        }
+        fired = 0;
+        t0 = now_ns();
+        for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->ins[i], "x");
+        tot += now_ns() - t0;
+        CHECK(hand ? fired == (long)f->n : mguard_cache_count(k) == 0, "every entry dropped");
+        CHECK(mguard_weak_count(bench_hand_table) == 0, "hand-wired table emptied");
+        cyc++;
+    } while (tot < opt.min_ns);
+    mguard_ctx_destroy(c);
+    return tot / ((double)cyc * (double)f->n);
+}
+
 /* ---- the table of rows --------------------------------------------------------
    sized: run at every key count with that count's fixture; otherwise run
    once with FIX_N fresh objects. fn[sys] NULL: not applicable. The stb_ds
@@ -1458,6 +1553,9 @@ static const row rows[] = {
     { "scope_d1",      "scope enter+exit, depth 1",     0, 1, { mg_scope_enter_exit, NULL, NULL }, 0 },
     { "scope_d16",     "scope enter+exit, depth 16",    0, 16, { mg_scope_enter_exit, NULL, NULL }, 0 },
     { "scope_add8",    "scope add, 8 active names",     0, 8, { mg_scope_add, NULL, NULL }, 0 },
+    { "cache_get_hit", "cache get, hit (1-object key)", 1, 0, { mg_cache_get_hit, NULL, NULL }, 100000 },
+    { "cache_inval",   "mutation drops 1 cache entry",   0, 0, { mg_inval, NULL, NULL }, 0 },
+    { "handwired_inval", "mutation: watch + weak remove", 0, 1, { mg_inval, NULL, NULL }, 0 },
     { "ts_get_t1",     "ts: get_copy, 1 thread", 0, 1, { mg_ts_get, NULL, NULL }, 0 },
     { "ts_get_t4",     "ts: get_copy, 4 threads", 0, 4, { mg_ts_get, NULL, NULL }, 0 },
     { "ts_overwrite_t1", "ts: overwrite, 1 thread", 0, 1, { mg_ts_overwrite, NULL, NULL }, 0 },
@@ -1863,8 +1961,11 @@ int main(int argc, char **argv)
         if (!any) continue;
         fprintf(stderr, "C rows at %s keys\n", fmt_n(sizes[z]));
         fx_init(&f, sizes[z], 1);
+        cache_weak_el[0] = cache_weak_el[1] = 0;
         for (i = 0; i < (int)NROWS; i++)
             if (rows[i].sized && row_at_size(&rows[i], sizes[z])) run_row(&rows[i], &f);
+        if (cache_weak_el[1] > 0)
+            fprintf(stderr, "  cache get hit / weak get hit, alternating passes: %.2fx\n", cache_weak_el[0] / cache_weak_el[1]);
         fx_free(&f);
     }
     {

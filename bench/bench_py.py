@@ -548,6 +548,35 @@ def fixed_rows():
     for o in objs:
         watch(o, guards[0])
     run("watch", n, {"py_ref": watch_row}, samples)
+
+    # cache_inval: Python's equivalent of a guarded cache entry dropped by
+    # a mutation: a memo keyed by id(obj) (entries dropped by a weakref
+    # callback when obj dies) and a patched __setattr__ that drops obj's
+    # entry before the write.
+    memo = ExactWeakKeyDict()
+
+    class MemoKey:
+        def __setattr__(self, key, value):
+            memo.values.pop(id(self), None)
+            object.__setattr__(self, key, value)
+    mobjs = [MemoKey() for _ in range(n)]
+    morder = mobjs[:]
+    rnd.shuffle(morder)
+
+    def cache_inval():
+        def setup():
+            for i, o in enumerate(mobjs):
+                memo[o] = i
+
+        def timed(_):
+            for o in morder:
+                o.x = 1
+
+        def teardown(_):
+            check(len(memo.values) == 0, "memo emptied")
+        return cycles(n, setup, timed, teardown)
+    run("cache_inval", n, {"py_ref": cache_inval}, samples)
+    del mobjs, morder
     MutationTracker.db = ExactWeakKeyDict()
 
     def gen_tag():

@@ -115,7 +115,9 @@ enum fz_kind {
     FZ_D_OBSERVE, FZ_D_SCALAR, FZ_D_QUERY, FZ_D_ITER, FZ_D_FORMAT, FZ_D_DESTROY,
     FZ_S_NAME2, FZ_S_PHASE, FZ_S_ADD, FZ_S_COUNTER, FZ_S_REPORT, FZ_S_DESTROY,
     FZ_L_APPLY, FZ_L_DIFF,
-    FZ_X_CTX, FZ_X_LEDGER, FZ_X_SCOPE, FZ_NKINDS
+    FZ_X_CTX, FZ_X_LEDGER, FZ_X_SCOPE,
+    /* issue 15: guarded caches (auxiliary context) */
+    FZ_X_CACHE, FZ_NKINDS
 };
 
 static const char *const fz_kind_names[FZ_NKINDS] = {
@@ -130,7 +132,7 @@ static const char *const fz_kind_names[FZ_NKINDS] = {
     "dyn_observe", "dyn_scalar", "dyn_query", "dyn_iter", "dyn_format", "dyn_destroy",
     "scope_name", "scope_phase", "scope_add", "scope_counter", "scope_report", "scope_destroy",
     "ledger_apply", "ledger_diff",
-    "aux_ctx", "aux_ledger", "aux_scope"
+    "aux_ctx", "aux_ledger", "aux_scope", "aux_cache"
 };
 
 /* Weights out of FZ_MAPSIZE: what a random byte picks (byte % FZ_MAPSIZE).
@@ -146,7 +148,7 @@ static const unsigned char fz_weights[FZ_NKINDS] = {
     4, 4, 3, 2, 2, 1,
     2, 3, 3, 1, 3, 1,
     4, 3,
-    3, 12, 10
+    3, 9, 8, 5
 };
 
 typedef struct fz_op {
@@ -1160,6 +1162,14 @@ static struct fz_aux {
     uint8_t clock_next;
     long calls, retains;       /* hooks and callbacks called (figures) */
     const void *self_destroyed; /* destroyed by type_name during its own lookup */
+    /* guarded caches (fz_xcache): two slots; every value carries the
+       fingerprint of what it was computed from (fz_xfp) and an id whose
+       state says stored (1) or destroyed (2): destroyed twice fails */
+    mguard_cache *cache[2];
+    long ver[FZ_XOBJ][4];      /* per object: attributes a, b, c, and the whole object */
+    unsigned char cval[8192];
+    uint32_t next_cval;
+    int cdepth;                /* computes running (nested) */
 } fz_x;
 
 enum {
@@ -1183,6 +1193,15 @@ static int fz_xix(const void *p, const char *who)
     fz_fail("aux: %s got %p, not an object of the pool", who, p);
 }
 
+/* Object i changed: attribute a (0-2), the whole object (3, attr NULL),
+   or died (4: everything). */
+static void fz_xbump(int i, int a)
+{
+    int k;
+    for (k = 0; k < 4; k++)
+        if (a == 4 || k == a || (a == 3 && k == 3)) fz_x.ver[i][k]++;
+}
+
 /* p is handed to mguard: a new life if it was destroyed. */
 static const void *fz_xuse(const void *p)
 {
@@ -1197,6 +1216,7 @@ static void fz_xdestroy(const void *p)
     int i = fz_xix(p, "destroy");
     if (i < 0) return;
     fz_x.dying[i]++;
+    fz_xbump(i, 4);
     mguard_on_destroy(fz_x.ctx, p);
     fz_x.dying[i]--;
     if (!fz_x.dying[i]) {
@@ -1399,6 +1419,11 @@ static void fz_xclose(void)
     fz_x.ctx = NULL;
     fz_x.scope = NULL;
     memset((void *)fz_x.led, 0, sizeof fz_x.led);
+    memset((void *)fz_x.cache, 0, sizeof fz_x.cache);
+    for (i = 0; i < (int)fz_x.next_cval && i < (int)sizeof fz_x.cval; i++)
+        if (fz_x.cval[i] == 1) fz_fail("aux: cache value %d not destroyed with its context", i);
+    memset(fz_x.cval, 0, sizeof fz_x.cval);
+    fz_x.next_cval = 0;
     for (i = 0; i < FZ_XOBJ; i++)
         if (fz_x.held[i]) fz_fail("aux: object %d retained %ld more times than released after its context's destroy", i, fz_x.held[i]);
     if (fz_x.alloc.live_blocks) fz_fail("aux: %ld blocks leaked", fz_x.alloc.live_blocks);
@@ -1469,12 +1494,15 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
     if (mguard_ledger_storage_bytes(L) == 0) fz_fail("aux: storage_bytes 0");
 }
 
+static void fz_xcheck_cache(mguard_cache *c);
 static void fz_xcheck(void)
 {
     int i, l;
     char path[512];
     if (!fz_x.ctx) return;
     if (mguard_ctx_check(fz_x.ctx) != MGUARD_OK) fz_fail("aux: mguard_ctx_check failed");
+    for (l = 0; l < 2; l++)
+        if (fz_x.cache[l]) fz_xcheck_cache(fz_x.cache[l]);
     for (l = 0; l < FZ_XLED; l++)
         if (fz_x.led[l]) fz_xcheck_ledger(fz_x.led[l]);
     for (i = 0; i < FZ_XOBJ; i++) {
@@ -1732,6 +1760,227 @@ static void fz_xscope(const fz_op *op)
     }
 }
 
+
+/* ---- guarded caches (issue 15) ---- */
+
+static const char *const fz_xattrs[3] = { "a", "b", "c" };
+typedef struct fz_xcv { long fp; uint32_t id; uint32_t pad; } fz_xcv;
+
+/* The fingerprint of a tuple's value: every version of each key (whole
+   objects), and attribute nkeys % 3 of the object after the first key
+   (declared by the compute). A stale value has an older fingerprint. */
+static long fz_xfp(const void *const *keys, size_t n)
+{
+    unsigned long h = 17;   /* wraps: unsigned */
+    size_t i;
+    int k, dep = (fz_xix(keys[0], "cache key") + 1) % FZ_XOBJ;
+    for (i = 0; i < n; i++) {
+        int o = fz_xix(keys[i], "cache key");
+        h = h * 31 + (unsigned long)o;
+        for (k = 0; k < 4; k++) h = h * 131 + (unsigned long)fz_x.ver[o][k];
+    }
+    h = h * 7 + (unsigned long)fz_x.ver[dep][n % 3] * 3 + (unsigned long)fz_x.ver[dep][3];
+    return (long)(h >> 1);
+}
+
+static void fz_xcdtor(void *value, void *user)
+{
+    fz_xcv v;
+    (void)user;
+    fz.res.aux_calls++;
+    memcpy(&v, value, sizeof v);
+    if (v.id >= sizeof fz_x.cval || fz_x.cval[v.id] != 1) fz_fail("aux: cache value %u destroyed twice (or never made)", v.id);
+    fz_x.cval[v.id] = 2;
+}
+
+static fz_xcv fz_xcv_make(const void *const *keys, size_t n)
+{
+    fz_xcv v;
+    v.fp = fz_xfp(keys, n);
+    v.id = fz_x.next_cval % (uint32_t)sizeof fz_x.cval;
+    v.pad = 0;
+    fz_x.next_cval++;
+    if (fz_x.cval[v.id] == 1) fz_fail("aux: too many cache values");
+    fz_x.cval[v.id] = 1;
+    return v;
+}
+
+/* Every stored value is current (a hit would not be stale). */
+static void fz_xcheck_cache(mguard_cache *c)
+{
+    mguard_cache_iter it = mguard_cache_iterate(c);
+    size_t n = 0;
+    while (mguard_cache_next(&it)) {
+        fz_xcv v;
+        memcpy(&v, it.value, sizeof v);
+        if (v.fp != fz_xfp(it.keys, it.nkeys)) fz_fail("aux: cache holds a stale value (id %u)", v.id);
+        if (v.id >= sizeof fz_x.cval || fz_x.cval[v.id] != 1) fz_fail("aux: cache holds value %u, not live", v.id);
+        n++;
+    }
+    if (n != mguard_cache_count(c)) fz_fail("aux: cache iterates %lu entries, counts %lu", (unsigned long)n, (unsigned long)mguard_cache_count(c));
+}
+
+/* A value stored by mguard_cache_set depends on what fz_xfp reads: the
+   keys, and the attribute the compute would declare, declared here (the
+   entry goes when that fails). */
+static void fz_xcache_stored(mguard_cache *c, const void *const *keys, size_t n)
+{
+    int dep = (fz_xix(keys[0], "cache key") + 1) % FZ_XOBJ;
+    mguard_status st = mguard_cache_depend(c, keys, n, fz_xuse(fz_xpool[dep]), fz_xattrs[n % 3]);
+    if (st == MGUARD_ENOMEM) mguard_cache_remove(c, keys, n);
+    else if (st != MGUARD_OK) fz_fail("aux: cache_depend after a set answered %d", (int)st);
+}
+
+/* What a compute does besides computing (op->c bits of the call). */
+enum { FZ_XC_MUTATE_DEP = 1, FZ_XC_DESTROY_KEY = 2, FZ_XC_REENTER = 4, FZ_XC_EVICT = 8,
+       FZ_XC_DESTROY_CACHE = 16, FZ_XC_CLEAR = 32, FZ_XC_FAIL = 64, FZ_XC_MUTATE_OTHER = 128 };
+typedef struct fz_xjob { mguard_cache *c; uint8_t how, b; } fz_xjob;
+
+static mguard_status fz_xcompute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    const fz_xjob *j = (const fz_xjob *)user;
+    int dep = (fz_xix(keys[0], "compute key") + 1) % FZ_XOBJ;
+    fz_xcv v;
+    mguard_status st;
+    fz.res.aux_calls++;
+    fz_x.cdepth++;
+    st = mguard_cache_job_depend(job, fz_xuse(fz_xpool[dep]), fz_xattrs[nkeys % 3]);
+    if (st != MGUARD_OK && st != MGUARD_ENOMEM && st != MGUARD_EINVAL) fz_fail("aux: job_depend answered %d", (int)st);
+    if (mguard_cache_job_set_cost(job, (size_t)(j->b % 4)) != MGUARD_OK) fz_fail("aux: job_set_cost refused");
+    v = fz_xcv_make(keys, nkeys);   /* computed now, from what is now */
+    if (fz_x.cdepth < 3 && !fz_x.closing) {
+        const void *other = fz_xpool[j->b % FZ_XOBJ];
+        if (j->how & FZ_XC_MUTATE_DEP) { fz_xbump(dep, (int)(nkeys % 3)); mguard_on_mutation_at(fz_x.ctx, fz_xpool[dep], fz_xattrs[nkeys % 3], __FILE__, __LINE__); }
+        if (j->how & FZ_XC_MUTATE_OTHER) { fz_xbump(j->b % FZ_XOBJ, 1); mguard_on_mutation(fz_x.ctx, other, "b"); }
+        if (j->how & FZ_XC_DESTROY_KEY) fz_xdestroy(keys[nkeys - 1]);
+        if (j->how & FZ_XC_REENTER) {
+            fz_xjob inner = *j;
+            mguard_status ist;
+            inner.how = (uint8_t)(j->how & ~(FZ_XC_REENTER | FZ_XC_DESTROY_CACHE));
+            (void)mguard_cache_get_or_compute(j->c, keys, nkeys, fz_xcompute, &inner, &ist);
+        }
+        if (j->how & FZ_XC_EVICT) {
+            fz_xcv e;
+            const void *k = fz_xuse(other);
+            e = fz_xcv_make(&k, 1);
+            if (mguard_cache_set(j->c, &k, 1, &e, 3) != MGUARD_OK) fz_x.cval[e.id] = 2;   /* refused: never stored */
+            else fz_xcache_stored(j->c, &k, 1);
+        }
+        if (j->how & FZ_XC_CLEAR) mguard_cache_clear(j->c);
+        if ((j->how & FZ_XC_DESTROY_CACHE) && fz_x.cache[j->b & 1] == j->c) {
+            fz_x.cache[j->b & 1] = NULL;
+            mguard_cache_destroy(j->c);
+        }
+    }
+    fz_x.cdepth--;
+    if (j->how & FZ_XC_FAIL) {
+        fz_x.cval[v.id] = 2;        /* no value */
+        return MGUARD_NOT_FOUND;
+    }
+    memcpy(value, &v, sizeof v);
+    return MGUARD_OK;
+}
+
+static void fz_xcache(const fz_op *op)
+{
+    int slot = op->b & 1, i;
+    mguard_cache *c = fz_x.cache[slot];
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    size_t n = 1 + op->c % 3;
+    mguard_status st;
+    char buf[300];
+    for (i = 0; i < (int)n; i++) keys[i] = fz_xpool[(op->b / 2 + (size_t)i * (op->c / 4 + 1)) % FZ_XOBJ];
+    if (!c && op->a % 16 != 1) {
+        mguard_cache_desc d;
+        static const size_t caps[4] = { 0, 1, 3, 8 };
+        memset(&d, 0, sizeof d);
+        d.value_size = sizeof(fz_xcv);
+        d.value_dtor = fz_xcdtor;
+        d.capacity = caps[op->c % 4];
+        d.max_cost = op->c & 16 ? 6 : 0;
+        d.log_reasons = (op->c & 32) != 0;
+        d.name = op->c & 64 ? "plans" : NULL;
+        c = fz_x.cache[slot] = mguard_cache_create(fz_x.ctx, &d);
+        if (!c) return;   /* out of memory */
+    }
+    switch (op->a % 16) {
+    case 1:
+        if (c) { fz_x.cache[slot] = NULL; mguard_cache_destroy(c); }
+        break;
+    case 2: {
+        fz_xcv v;
+        for (i = 0; i < (int)n; i++) fz_xuse(keys[i]);
+        v = fz_xcv_make(keys, n);
+        st = mguard_cache_set(c, keys, n, &v, (size_t)(op->c % 5));
+        if (st != MGUARD_OK) fz_x.cval[v.id] = 2;
+        else fz_xcache_stored(c, keys, n);
+        if (st != MGUARD_OK && st != MGUARD_ENOMEM) fz_fail("aux: cache_set answered %d", (int)st);
+        break;
+    }
+    case 3: {
+        const fz_xcv *p = (const fz_xcv *)mguard_cache_get(c, keys, n);
+        if (p && p->fp != fz_xfp(keys, n)) fz_fail("aux: a stale hit");
+        if ((p != NULL) != mguard_cache_contains(c, keys, n)) fz_fail("aux: get and contains disagree");
+        break;
+    }
+    case 4: case 5: case 6: {
+        fz_xjob j;
+        const fz_xcv *p;
+        for (i = 0; i < (int)n; i++) fz_xuse(keys[i]);
+        j.c = c;
+        j.how = op->a % 16 == 4 ? 0 : (uint8_t)(op->c ^ op->b);
+        j.b = op->b;
+        p = (const fz_xcv *)mguard_cache_get_or_compute(c, keys, n, fz_xcompute, &j, &st);
+        if (st == MGUARD_OK && (!p || p->fp != fz_xfp(keys, n))) fz_fail("aux: get_or_compute returned a stale value");
+        if (st == MGUARD_NOT_FOUND && p && fz_x.cval[p->id] != 1) fz_fail("aux: an unstored value was destroyed too early");
+        break;
+    }
+    case 7:
+        for (i = 0; i < (int)n; i++) fz_xuse(keys[i]);
+        st = mguard_cache_depend(c, keys, n, fz_xuse(fz_xpool[op->c % FZ_XOBJ]), op->c & 8 ? NULL : fz_xattrs[op->c % 3]);
+        if (st != MGUARD_OK && st != MGUARD_NOT_FOUND && st != MGUARD_ENOMEM) fz_fail("aux: cache_depend answered %d", (int)st);
+        break;
+    case 8:
+        st = mguard_cache_remove(c, keys, n);
+        if (st != MGUARD_OK && st != MGUARD_NOT_FOUND) fz_fail("aux: cache_remove answered %d", (int)st);
+        break;
+    case 9:
+        mguard_cache_clear(c);
+        if (mguard_cache_count(c) != 0) fz_fail("aux: clear left entries");
+        break;
+    case 10: case 11: {
+        int o = op->c % FZ_XOBJ, a = op->b % 4;
+        fz_xbump(o, a);
+        mguard_on_mutation_at(fz_x.ctx, fz_xpool[o], a == 3 ? NULL : fz_xattrs[a], "fuzz.c", op->b);
+        break;
+    }
+    case 12:
+        fz_xdestroy(fz_xpool[op->c % FZ_XOBJ]);
+        break;
+    case 13: {
+        mguard_cache_stats s;
+        mguard_cache_reason r;
+        if (mguard_cache_get_stats(c, &s) != MGUARD_OK) fz_fail("aux: get_stats");
+        if (mguard_cache_report(c, buf, sizeof buf) == 0) fz_fail("aux: empty report");
+        st = mguard_cache_last_reason(c, keys, n, &r);
+        if (st == MGUARD_OK) {
+            if (r.nkeys != n || mguard_cache_reason_format(&r, buf, sizeof buf) == 0) fz_fail("aux: a reason");
+            if (strcmp(mguard_cache_cause_str(r.cause), "unknown") == 0 && r.cause) fz_fail("aux: a cause");
+        }
+        break;
+    }
+    default: {
+        /* a walk that drops entries as it goes */
+        mguard_cache_iter it = mguard_cache_iterate(c);
+        int visited = 0;
+        while (mguard_cache_next(&it)) {
+            if (++visited % 2 == 0) fz_xdestroy(it.keys[0]);
+        }
+        break;
+    }
+    }
+}
+
 /* One AUX operation (mguard side only). */
 static void fz_exec_aux(const fz_op *op)
 {
@@ -1746,7 +1995,9 @@ static void fz_exec_aux(const fz_op *op)
     }
     if (!fz_x.ctx) fz_xopen(op->b & 1);
     fz.res.aux_ops++;
-    if (op->kind == FZ_X_LEDGER) fz_xledger(op); else fz_xscope(op);
+    if (op->kind == FZ_X_LEDGER) fz_xledger(op);
+    else if (op->kind == FZ_X_CACHE) fz_xcache(op);
+    else fz_xscope(op);
     fz_xcheck();
 }
 static void fz_ctx_cycle(int side, int thread_safe);
@@ -2227,6 +2478,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
     case FZ_X_CTX:
     case FZ_X_LEDGER:
     case FZ_X_SCOPE:
+    case FZ_X_CACHE:
         if (mg) fz_exec_aux(op);   /* mguard only: invariants, no model */
         break;
     default:

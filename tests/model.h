@@ -441,6 +441,14 @@ MODEL_DEF mguard_status model_watch(model_ctx *c, const void *obj, void *guard, 
     model_watcher w;
     if (!obj || !guard || !fn) return MGUARD_EINVAL;
     if (model__is_dying(c, obj) || model__is_dying(c, guard)) return MGUARD_EINVAL;
+    o = model__find(c, obj);
+    g = model__find(c, guard);
+    if (o && g) {
+        /* the same (obj, guard, fn) already waiting: EEXIST, nothing changed */
+        size_t i;
+        for (i = 0; i < o->nw; i++)
+            if (o->w[i].guard == guard && o->w[i].fn == fn && o->w[i].guard_serial == g->serial) return MGUARD_EEXIST;
+    }
     if (model__take_fail(c)) return MGUARD_ENOMEM;
     o = model__ensure(c, obj);
     g = model__ensure(c, guard);

@@ -183,6 +183,9 @@ static void cl_invalidate_never(void *guard, const void *obj, const char *attr, 
     (void)guard; (void)obj; (void)attr; (void)user;
     fail_msg("no watcher may fire in this test");
 }
+/* The compute of section 11: a callback that calls two functions of the
+   lock layer (each takes the lock once more: counted like a callback). */
+static mguard_status cl_compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user);
 static bool cl_retain(void *obj, void *user)
 {
     (void)obj;
@@ -205,6 +208,20 @@ static int g_cl_ndone;
         assert_true(g_cl_ndone < CL_MAX); \
         snprintf(g_cl_done[g_cl_ndone++], sizeof g_cl_done[0], "%s", name); \
     } while (0)
+
+static mguard_status cl_compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    (void)keys; (void)nkeys; (void)user;
+    cl_callback_seen();
+    cl_callback_seen();   /* the lock taken by each of the two calls */
+    cl_callback_seen();
+    assert_int_equal(mguard_cache_job_depend(job, user, "w"), MGUARD_OK);
+    assert_int_equal(mguard_cache_job_set_cost(job, 2), MGUARD_OK);
+    snprintf(g_cl_done[g_cl_ndone++], sizeof g_cl_done[0], "%s", "mguard_cache_job_depend");
+    snprintf(g_cl_done[g_cl_ndone++], sizeof g_cl_done[0], "%s", "mguard_cache_job_set_cost");
+    *(int *)value = 7;
+    return MGUARD_OK;
+}
 
 /* The names listed in MGUARD__API (its per-section lists
    MGUARD__API_CORE, _SCOPE, _DYN, _LEDGER), one per line. */
@@ -300,6 +317,38 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_unwatch", assert_int_equal(mguard_unwatch(ctx, &o1, &guard), MGUARD_OK));
     LOCKED("mguard_on_mutation", mguard_on_mutation(ctx, &o1, "x"));
     LOCKED("mguard_mutation_count", assert_int_equal(mguard_mutation_count(ctx, &o1), 1));
+    LOCKED("mguard_on_mutation_at", mguard_on_mutation_at(ctx, &o1, "x", __FILE__, __LINE__));
+    /* 11: a guarded cache (no value destructor) */
+    {
+        mguard_cache_desc cd = {sizeof(int), NULL, 0, 0, false, NULL, NULL};
+        mguard_cache *cc;
+        mguard_cache_iter cit;
+        mguard_cache_stats cs;
+        mguard_cache_reason cr;
+        mguard_status cst;
+        int one = 1;
+        char buf[256];
+        const void *k1[1] = {&o1}, *k2[1] = {&o2};
+        LOCKED("mguard_cache_create", cc = mguard_cache_create(ctx, &cd));
+        assert_non_null(cc);
+        LOCKED("mguard_cache_set", assert_int_equal(mguard_cache_set(cc, k1, 1, &one, 0), MGUARD_OK));
+        LOCKED("mguard_cache_get", assert_int_equal(*(int *)mguard_cache_get(cc, k1, 1), 1));
+        LOCKED("mguard_cache_contains", assert_true(mguard_cache_contains(cc, k1, 1)));
+        LOCKED("mguard_cache_depend", assert_int_equal(mguard_cache_depend(cc, k1, 1, &o3, NULL), MGUARD_OK));
+        LOCKED("mguard_cache_get_or_compute", assert_int_equal(*(int *)mguard_cache_get_or_compute(cc, k2, 1, cl_compute, &o3, &cst), 7));
+        assert_int_equal(cst, MGUARD_OK);
+        LOCKED("mguard_cache_count", assert_int_equal(mguard_cache_count(cc), 2));
+        LOCKED("mguard_cache_iterate", cit = mguard_cache_iterate(cc));
+        LOCKED("mguard_cache_next", assert_true(mguard_cache_next(&cit)));
+        LOCKED("mguard_cache_get_stats", assert_int_equal(mguard_cache_get_stats(cc, &cs), MGUARD_OK));
+        assert_int_equal(cs.stored, 2);
+        LOCKED("mguard_cache_report", assert_true(mguard_cache_report(cc, buf, sizeof buf) > 0));
+        LOCKED("mguard_cache_remove", assert_int_equal(mguard_cache_remove(cc, k1, 1), MGUARD_OK));
+        LOCKED("mguard_cache_last_reason", assert_int_equal(mguard_cache_last_reason(cc, k1, 1, &cr), MGUARD_OK));
+        assert_int_equal(cr.cause, MGUARD_CACHE_EXPLICIT);
+        LOCKED("mguard_cache_clear", mguard_cache_clear(cc));
+        LOCKED("mguard_cache_destroy", mguard_cache_destroy(cc));
+    }
     /* 6: generations */
     LOCKED("mguard_gen_advance", assert_int_equal(mguard_gen_advance(ctx), 1));
     LOCKED("mguard_gen_tag", assert_int_equal(mguard_gen_tag(ctx, &o2), MGUARD_OK));

@@ -16,6 +16,11 @@ static void record(void *guard, const void *obj, const char *attr, void *user)
     c->user = user;
 }
 
+static void note_nothing(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+}
+
 static int reset(void **state)
 {
     (void)state;
@@ -362,6 +367,35 @@ static void test_watch_out_of_memory_changes_nothing(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+static void test_watching_the_same_guard_and_callback_again_answers_eexist(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int obj, g1, g2;
+    int u1 = 0, u2 = 0;
+    (void)state;
+    assert_int_equal(mguard_watch(ctx, &obj, &g1, record, &u1), MGUARD_OK);
+    /* the same (obj, guard, fn), whatever the user: nothing changes */
+    assert_int_equal(mguard_watch(ctx, &obj, &g1, record, &u2), MGUARD_EEXIST);
+    assert_int_equal(mguard_watch(ctx, &obj, &g1, record, &u1), MGUARD_EEXIST);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 1);
+    /* another guard, or another callback, is another watcher */
+    assert_int_equal(mguard_watch(ctx, &obj, &g2, record, &u1), MGUARD_OK);
+    assert_int_equal(mguard_watch(ctx, &obj, &g1, note_nothing, NULL), MGUARD_OK);
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 3);
+    mguard_on_mutation(ctx, &obj, "x");
+    assert_int_equal(ncalls, 2);   /* fired once each: g1, g2 */
+    assert_ptr_equal(calls[0].user, &u1);
+    /* fired and dropped: watching again is new */
+    assert_int_equal(mguard_watch(ctx, &obj, &g1, record, &u1), MGUARD_OK);
+    /* a guard destroyed and reborn at the same address is a new guard */
+    mguard_on_destroy(ctx, &g1);
+    assert_int_equal(mguard_watch(ctx, &obj, &g1, record, &u1), MGUARD_OK);
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+}
+
 /* ---- misuse and regressions ------------------------------------------ */
 
 static void test_unwatch_without_a_watch_is_not_found(void **state)
@@ -469,6 +503,7 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup(fn, reset)
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_watching_the_same_guard_and_callback_again_answers_eexist, reset),
         T(test_unwatched_mutation_changes_nothing),
         T(test_watchers_fire_once_in_registration_order),
         T(test_destroyed_guard_is_skipped_and_not_counted),

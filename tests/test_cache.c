@@ -1,0 +1,1162 @@
+/* Guarded caches (section 11): entries dropped, their values destroyed
+   exactly once, as soon as a dependency is mutated or destroyed; compute
+   on a miss; LRU bounds; statistics and drop reasons. */
+#include "common.h"
+
+typedef struct shape { int w, h; } shape;
+
+static mguard_cache *new_cache(mguard_ctx *ctx, dtor_log *d, size_t capacity, size_t max_cost)
+{
+    mguard_cache_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.value_dtor = d ? dtor_count_long : NULL;
+    cd.user = d;
+    cd.capacity = capacity;
+    cd.max_cost = max_cost;
+    cd.name = "t";
+    return mguard_cache_create(ctx, &cd);
+}
+
+static long get_long(mguard_cache *c, const void *const *keys, size_t n)
+{
+    long *p = (long *)mguard_cache_get(c, keys, n);
+    return p ? *p : -1;
+}
+
+static void test_tuple_keys_are_ordered_and_compared_by_address(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    static int a, b;
+    long v1 = 1, v2 = 2, v3 = 3;
+    mguard_cache_stats s;
+    (void)state;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v1, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a, &b), &v2, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&b, &a), &v3, 0), MGUARD_OK);
+    assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&a)), 1);
+    assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&a, &b)), 2);
+    assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&b, &a)), 3);
+    assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&b)), -1);
+    assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&a, &a)), -1);
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&b, &a)));
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.hits, 3);     /* contains counts nothing */
+    assert_int_equal(s.misses, 2);
+    assert_int_equal(mguard_cache_count(c), 3);
+    assert_int_equal(mguard_ctx_object_count(ctx), 2);   /* a and b, held by their dependencies */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_every_value_is_destroyed_once_whatever_drops_it(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    static int k[5];
+    long v;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    for (v = 0; v < 5; v++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
+    v = 10;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0]), &v, 0), MGUARD_OK);   /* overwrite */
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.seen[0], 0);
+    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&k[1])), MGUARD_OK);
+    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&k[1])), MGUARD_NOT_FOUND);
+    assert_int_equal(d.seen[1], 1);
+    mguard_on_mutation(ctx, &k[2], "x");
+    assert_int_equal(d.seen[2], 2);
+    mguard_on_destroy(ctx, &k[3]);
+    assert_int_equal(d.seen[3], 3);
+    assert_int_equal(d.calls, 4);
+    mguard_cache_destroy(c);
+    assert_int_equal(d.calls, 6);   /* k[0] (10) and k[4] */
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_a_key_mutation_drops_its_entries_only(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    static int a, b;
+    long v = 1;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a, &b), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&b), &v, 0), MGUARD_OK);
+    mguard_on_mutation(ctx, &a, "anything");
+    assert_int_equal(d.calls, 2);
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&a)));
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&a, &b)));
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&b)));
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* a is forgotten */
+    mguard_on_mutation(ctx, &b, NULL);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_an_attribute_dependency_is_dropped_by_that_attribute_or_null(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    static int key;
+    static shape s;
+    long v = 1;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&key), &s, "w"), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&key), &s, "w"), MGUARD_OK);   /* twice: once */
+    MGUARD_SET_FIELD(ctx, &s, h, 3);
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+    mguard_on_mutation(ctx, &s, "ww");
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+    MGUARD_SET_FIELD(ctx, &s, w, 4);
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+    assert_int_equal(d.calls, 1);
+    /* attr NULL: the whole object changed */
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&key), &s, "w"), MGUARD_OK);
+    mguard_on_mutation(ctx, &s, NULL);
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+    assert_int_equal(d.calls, 2);
+    /* a whole-object dependency: any attribute */
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&key), &s, NULL), MGUARD_OK);
+    mguard_on_mutation(ctx, &s, "h");
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+    assert_int_equal(d.calls, 3);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_a_dependency_death_drops_the_entry(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    static int key, dep;
+    long v = 5;
+    mguard_cache_reason r;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&key), &dep, "x"), MGUARD_OK);
+    assert_int_equal(mguard_ctx_object_count(ctx), 2);
+    mguard_on_destroy(ctx, &dep);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_DEATH);
+    assert_ptr_equal(r.obj, &dep);
+    assert_null(r.attr);
+    assert_int_equal(r.nkeys, 1);
+    assert_ptr_equal(r.keys[0], &key);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static int order[8], norder;
+static void note_watch(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+    order[norder++] = 1;
+}
+static void note_dtor(void *value, void *user)
+{
+    mguard_cache *c = *(mguard_cache **)user;
+    (void)value;
+    /* the entry is gone before its value is destroyed */
+    order[norder++] = mguard_cache_count(c) == 0 ? 2 : -2;
+}
+
+static void test_watchers_fire_before_cache_values_are_destroyed(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, guard;
+    static mguard_cache *c;
+    mguard_cache_desc cd;
+    long v = 1;
+    int pass;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    cd.value_dtor = note_dtor;
+    cd.user = &c;
+    c = mguard_cache_create(ctx, &cd);
+    for (pass = 0; pass < 2; pass++) {
+        norder = 0;
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
+        assert_int_equal(mguard_watch(ctx, &obj, &guard, note_watch, NULL), MGUARD_OK);
+        if (pass == 0) mguard_on_mutation(ctx, &obj, "x");
+        else mguard_on_destroy(ctx, &obj);
+        assert_int_equal(norder, 2);
+        assert_int_equal(order[0], 1);
+        assert_int_equal(order[1], 2);
+    }
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- get or compute ---- */
+
+typedef struct plan_env {
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    int calls;
+    long next;                 /* the value compute produces */
+    const void *dep;           /* declared by compute, whole object */
+    const void *dep_attr_obj;  /* declared with attr "w" */
+    const void *mutate;        /* mutated by compute after declaring */
+    const void *destroy;       /* destroyed by compute */
+    int nest;                  /* compute the same key again, once */
+    int destroy_cache;
+    mguard_status fail;        /* returned instead of OK */
+    size_t cost;
+    mguard_status depend_st;
+} plan_env;
+
+static mguard_status compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    plan_env *e = (plan_env *)user;
+    long v = e->next++;
+    assert_int_equal(*(long *)value, 0);   /* zeroed */
+    e->calls++;
+    if (e->dep) e->depend_st = mguard_cache_job_depend(job, e->dep, NULL);
+    if (e->dep_attr_obj) {
+        mguard_status st = mguard_cache_job_depend(job, e->dep_attr_obj, "w");
+        if (st != MGUARD_OK) assert_int_equal(st, MGUARD_ENOMEM);   /* (allocation failure test) */
+    }
+    if (e->cost) assert_int_equal(mguard_cache_job_set_cost(job, e->cost), MGUARD_OK);
+    if (e->mutate) {
+        const void *m = e->mutate;
+        e->mutate = NULL;   /* once */
+        mguard_on_mutation(e->ctx, m, "w");
+    }
+    if (e->destroy) mguard_on_destroy(e->ctx, e->destroy);
+    if (e->nest) {
+        mguard_status st;
+        e->nest = 0;
+        assert_non_null(mguard_cache_get_or_compute(e->c, keys, nkeys, compute, e, &st));
+        assert_int_equal(st, MGUARD_OK);
+    }
+    if (e->destroy_cache) mguard_cache_destroy(e->c);
+    if (e->fail) return e->fail;
+    memcpy(value, &v, sizeof v);
+    return MGUARD_OK;
+}
+
+static void env_init(plan_env *e, mguard_ctx *ctx, mguard_cache *c)
+{
+    memset(e, 0, sizeof *e);
+    e->ctx = ctx;
+    e->c = c;
+    e->next = 100;
+}
+
+static void test_get_or_compute_computes_once_then_hits(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int a, b;
+    mguard_status st = MGUARD_EINVAL;
+    mguard_cache_stats s;
+    long *p;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    p = (long *)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&a, &b), compute, &e, &st);
+    assert_int_equal(st, MGUARD_OK);
+    assert_int_equal(*p, 100);
+    p = (long *)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&a, &b), compute, &e, &st);
+    assert_int_equal(*p, 100);
+    assert_int_equal(e.calls, 1);
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.hits, 1);
+    assert_int_equal(s.misses, 1);
+    assert_int_equal(s.stored, 1);
+    mguard_on_mutation(ctx, &b, "x");
+    p = (long *)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&a, &b), compute, &e, NULL);
+    assert_int_equal(*p, 101);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.seen[0], 100);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(d.calls, 2);
+}
+
+static void test_dependencies_declared_by_compute_invalidate(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int key, table;
+    static shape s;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    e.dep = &table;
+    e.dep_attr_obj = &s;
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, NULL));
+    assert_int_equal(e.depend_st, MGUARD_OK);
+    mguard_on_mutation(ctx, &s, "h");
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+    mguard_on_mutation(ctx, &s, "w");
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, NULL));
+    mguard_on_mutation(ctx, &table, "rows");
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+    assert_int_equal(d.calls, 2);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_a_dependency_mutated_during_compute_keeps_the_value_out(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int key;
+    static shape s;
+    mguard_status st;
+    mguard_cache_stats stats;
+    mguard_cache_reason r;
+    long *p;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    e.dep_attr_obj = &s;
+    e.mutate = &s;
+    p = (long *)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st);
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_non_null(p);
+    assert_int_equal(*p, 100);                 /* handed out, not stored */
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(d.calls, 0);
+    assert_int_equal(mguard_cache_get_stats(c, &stats), MGUARD_OK);
+    assert_int_equal(stats.stale, 1);
+    assert_int_equal(stats.stored, 0);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_MUTATION);
+    assert_ptr_equal(r.obj, &s);
+    assert_string_equal(r.attr, "w");
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    /* destroyed at the next change: this compute */
+    e.mutate = NULL;
+    p = (long *)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.seen[0], 100);
+    assert_int_equal(st, MGUARD_OK);
+    assert_int_equal(*p, 101);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(d.calls, 2);
+}
+
+static void test_a_parked_value_survives_hits_and_goes_at_the_next_miss(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int key, other;
+    static shape s;
+    long v = 3, *p;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&other), &v, 0), MGUARD_OK);
+    e.dep_attr_obj = &s;
+    e.mutate = &s;
+    p = (long *)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, NULL);
+    assert_int_equal(*p, 100);
+    e.mutate = NULL;
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&other), compute, &e, NULL));   /* a hit */
+    assert_int_equal(d.calls, 0);
+    assert_int_equal(*p, 100);          /* still readable */
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, NULL));     /* a miss */
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.seen[0], 100);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(d.calls, 3);
+}
+
+/* A thread-safe context: compute runs with the lock let go, so it may call
+   in; a change it makes to a dependency keeps its value out. */
+static void test_on_a_thread_safe_context_compute_calls_in_without_the_lock(void **state)
+{
+    mguard_ctx_desc cd;
+    mguard_ctx *ctx;
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int key;
+    static shape s;
+    mguard_status st;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.thread_safe = true;
+    cd.quiet = true;
+    ctx = mguard_ctx_create(&cd);
+    assert_true(mguard_ctx_is_thread_safe(ctx));
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    e.dep_attr_obj = &s;
+    e.mutate = &s;
+    e.nest = 1;     /* and re-enters the cache */
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st));
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(e.calls, 2);
+    assert_int_equal(mguard_cache_count(c), 1);   /* the inner value, computed after the mutation */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(d.calls, 2);
+}
+
+static void test_a_key_destroyed_during_compute_keeps_the_value_out(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int key;
+    mguard_status st;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    e.destroy = &key;
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st));
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    mguard_cache_clear(c);                      /* a change: the parked value goes */
+    assert_int_equal(d.calls, 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(d.calls, 1);
+}
+
+static void test_a_nested_compute_of_the_same_key_is_replaced_by_the_outer(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int key;
+    mguard_status st;
+    mguard_cache_stats s;
+    long *p;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    e.nest = 1;
+    p = (long *)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st);
+    assert_int_equal(st, MGUARD_OK);
+    assert_int_equal(*p, 100);          /* the outer took 100 before the inner ran */
+    assert_int_equal(e.calls, 2);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.seen[0], 101);   /* the inner value, replaced */
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.stored, 2);
+    assert_int_equal(s.replaced, 1);
+    assert_int_equal(mguard_cache_count(c), 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(d.calls, 2);
+}
+
+static void test_a_failed_compute_stores_nothing(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int key, dep;
+    mguard_status st;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    e.dep = &dep;
+    e.fail = MGUARD_NOT_FOUND;
+    assert_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st));
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(d.calls, 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_a_cache_destroyed_by_its_compute_goes_when_it_returns(void **state)
+{
+    test_log log;
+    test_alloc a;
+    mguard_ctx *ctx = test_ctx(&log, &a);
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int key;
+    mguard_status st;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    env_init(&e, ctx, c);
+    e.destroy_cache = 1;
+    assert_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st));
+    assert_int_equal(st, MGUARD_EINVAL);
+    assert_int_equal(d.calls, 1);
+    assert_string_equal(log.last, "mguard_cache_get_or_compute: the cache was destroyed by compute");
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(a.live_blocks, 0);
+}
+
+static int g_dying_key;
+static void dying_watch(void *guard, const void *obj, const char *attr, void *user)
+{
+    plan_env *e = (plan_env *)user;
+    mguard_status st;
+    long v = 1;
+    const void *two[2];
+    (void)guard; (void)attr;
+    /* obj is in phase 2 of its death: no entry may depend on it */
+    two[0] = &g_dying_key;
+    two[1] = obj;
+    assert_int_equal(mguard_cache_set(e->c, &obj, 1, &v, 0), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_set(e->c, two, 2, &v, 0), MGUARD_EINVAL);   /* any key of the tuple */
+    assert_null(mguard_cache_get_or_compute(e->c, &obj, 1, compute, e, &st));
+    assert_int_equal(st, MGUARD_EINVAL);
+    e->dep = obj;
+    assert_non_null(mguard_cache_get_or_compute(e->c, MGUARD_CACHE_KEYS(&g_dying_key), compute, e, &st));
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(e->depend_st, MGUARD_EINVAL);
+}
+
+static void test_a_dying_dependency_is_refused(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    plan_env e;
+    static int obj, guard;
+    const void *key = &g_dying_key;
+    long v = 1;
+    mguard_cache_reason r;
+    (void)state;
+    env_init(&e, ctx, c);
+    assert_int_equal(mguard_watch(ctx, &obj, &guard, dying_watch, &e), MGUARD_OK);
+    mguard_on_destroy(ctx, &obj);
+    assert_int_equal(e.calls, 1);
+    assert_int_equal(log.warnings, 4);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mguard_cache_last_reason(c, &key, 1, &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_DEATH);
+    assert_ptr_equal(r.obj, &obj);
+    assert_int_equal(mguard_cache_set(c, &key, 1, &v, 0), MGUARD_OK);   /* the parked value goes */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- bounds ---- */
+
+static void test_capacity_evicts_the_least_recently_used(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    static int k[4];
+    long v;
+    mguard_cache_reason r;
+    mguard_cache_stats s;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 2, 0);
+    v = 0; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0]), &v, 0), MGUARD_OK);
+    v = 1; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[1]), &v, 0), MGUARD_OK);
+    assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&k[0])), 0);   /* k[0] most recent now */
+    v = 2; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[2]), &v, 0), MGUARD_OK);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.seen[0], 1);
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k[1])));
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[1]), &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_EVICTION);
+    assert_null(r.obj);
+    assert_int_equal(mguard_cache_count(c), 2);
+    assert_int_equal(mguard_ctx_object_count(ctx), 2);
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.evictions, 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_max_cost_evicts_until_under_but_never_the_new_entry(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    plan_env e;
+    static int k[4];
+    long v = 7;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 10);
+    env_init(&e, ctx, c);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0]), &v, 4), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[1]), &v, 4), MGUARD_OK);
+    e.cost = 5;
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k[2]), compute, &e, NULL));
+    assert_int_equal(d.calls, 1);   /* 13 > 10: k[0] goes; 9 */
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k[0])));
+    e.cost = 50;
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k[3]), compute, &e, NULL));
+    assert_int_equal(d.calls, 3);   /* everything else goes, the new one stays */
+    assert_int_equal(mguard_cache_count(c), 1);
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k[3])));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- reasons, statistics, logging ---- */
+
+static void test_the_last_reason_names_the_mutation_and_its_line(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    static int key;
+    static shape s;
+    long v = 1;
+    int line;
+    mguard_cache_reason r;
+    char buf[256], want[256];
+    (void)state;
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&key), &s, "w"), MGUARD_OK);
+    line = __LINE__ + 1;
+    MGUARD_SET_FIELD(ctx, &s, w, 2);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_MUTATION);
+    assert_ptr_equal(r.obj, &s);
+    assert_string_equal(r.attr, "w");
+    assert_string_equal(r.file, __FILE__);
+    assert_int_equal(r.line, line);
+    snprintf(want, sizeof want, "mutation of %p.w at %s:%d", (void *)&s, __FILE__, line);
+    assert_int_equal(mguard_cache_reason_format(&r, buf, sizeof buf), strlen(want));
+    assert_string_equal(buf, want);
+    assert_int_equal(mguard_cache_reason_format(&r, NULL, 0), strlen(want));
+    assert_int_equal(mguard_cache_reason_format(NULL, buf, sizeof buf), 0);
+    /* an explicit remove is newer */
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&key)), MGUARD_OK);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_EXPLICIT);
+    assert_int_equal(mguard_cache_reason_format(&r, buf, sizeof buf), 8);
+    assert_string_equal(buf, "explicit");
+    /* mguard_on_mutation's attr may be a temporary: kept only when interned */
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    {
+        char tmp[8] = "zz";
+        mguard_on_mutation(ctx, &key, tmp);
+    }
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+    assert_null(r.attr);
+    assert_null(r.file);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    mguard_on_mutation(ctx, &key, "w");   /* known to the context */
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+    assert_string_equal(r.attr, "w");
+    assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_DEATH), "death");
+    assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_EVICTION), "eviction");
+    assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_MUTATION), "mutation");
+    assert_string_equal(mguard_cache_cause_str((mguard_cache_cause)0), "unknown");
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_the_ring_remembers_the_last_drops_only(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    static int k[MGUARD_CACHE_REASONS + 1];
+    long v = 1;
+    int i;
+    mguard_cache_reason r;
+    (void)state;
+    for (i = 0; i <= MGUARD_CACHE_REASONS; i++) {
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+        mguard_on_destroy(ctx, &k[i]);
+    }
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[0]), &r), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[1]), &r), MGUARD_OK);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[MGUARD_CACHE_REASONS]), &r), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+}
+
+typedef struct lines { int n; char text[8][256]; } lines;
+static void keep_lines(mguard_log_level level, const char *msg, void *user)
+{
+    lines *l = (lines *)user;
+    (void)level;
+    if (l->n < 8) snprintf(l->text[l->n], sizeof l->text[0], "%s", msg);
+    l->n++;
+}
+
+static void test_log_reasons_logs_each_drop_and_the_miss_after_it(void **state)
+{
+    lines l;
+    mguard_ctx_desc d;
+    mguard_ctx *ctx;
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    static int key;
+    long v = 1;
+    char want[256];
+    (void)state;
+    memset(&l, 0, sizeof l);
+    memset(&d, 0, sizeof d);
+    d.logger.func = keep_lines;
+    d.logger.user = &l;
+    ctx = mguard_ctx_create(&d);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    cd.log_reasons = true;
+    cd.name = "plans";
+    c = mguard_cache_create(ctx, &cd);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    mguard_on_mutation_at(ctx, &key, "x", "f.c", 7);
+    assert_null(mguard_cache_get(c, MGUARD_CACHE_KEYS(&key)));
+    assert_int_equal(l.n, 2);
+    snprintf(want, sizeof want, "mguard_cache plans: dropped (%p): mutation of %p.x at f.c:7", (void *)&key, (void *)&key);
+    assert_string_equal(l.text[0], want);
+    snprintf(want, sizeof want, "mguard_cache plans: miss (%p) after mutation of %p.x at f.c:7", (void *)&key, (void *)&key);
+    assert_string_equal(l.text[1], want);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_the_report_is_one_line_of_counts(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache *c = new_cache(ctx, NULL, 1, 0);
+    plan_env e;
+    static int a, b;
+    long v = 1;
+    char buf[512], small[8];
+    const char *want = "t: 1 entries, 1 hits, 2 misses, 3 stored; dropped: 1 mutation, 0 death, 1 eviction, 0 explicit; 0 replaced, 0 stale";
+    (void)state;
+    env_init(&e, ctx, c);
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&a), compute, &e, NULL));
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&a), compute, &e, NULL));
+    mguard_on_mutation(ctx, &a, NULL);
+    assert_null(mguard_cache_get(c, MGUARD_CACHE_KEYS(&a)));
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&b), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_report(c, buf, sizeof buf), strlen(want));
+    assert_string_equal(buf, want);
+    assert_int_equal(mguard_cache_report(c, small, sizeof small), strlen(want));
+    assert_string_equal(small, "t: 1 en");
+    assert_int_equal(mguard_cache_report(c, NULL, 0), strlen(want));
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- iteration and re-entrant callbacks ---- */
+
+typedef struct reenter { mguard_cache *c; const void *victim; int calls; int store; } reenter;
+static void reenter_dtor(void *value, void *user)
+{
+    reenter *r = (reenter *)user;
+    static int fresh;
+    long v = 99;
+    (void)value;
+    r->calls++;
+    if (r->victim) {
+        const void *vk = r->victim;
+        r->victim = NULL;
+        mguard_cache_remove(r->c, &vk, 1);
+    }
+    if (r->store) {
+        r->store = 0;
+        assert_int_equal(mguard_cache_set(r->c, MGUARD_CACHE_KEYS(&fresh), &v, 0), MGUARD_OK);
+    }
+}
+
+static void test_iteration_survives_drops_from_callbacks(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache_desc cd;
+    reenter re;
+    mguard_cache *c;
+    static int k[6];
+    long v;
+    int seen[6] = {0}, n = 0, i;
+    mguard_cache_iter it;
+    (void)state;
+    memset(&re, 0, sizeof re);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    cd.value_dtor = reenter_dtor;
+    cd.user = &re;
+    c = re.c = mguard_cache_create(ctx, &cd);
+    for (v = 0; v < 6; v++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
+    it = mguard_cache_iterate(c);
+    while (mguard_cache_next(&it)) {
+        long x;
+        memcpy(&x, it.value, sizeof x);
+        assert_int_equal(it.nkeys, 1);
+        assert_ptr_equal(it.keys[0], &k[x]);
+        seen[x]++;
+        n++;
+        if (n == 1) {
+            /* drop another entry through a destructor that drops a third
+               and stores a new one */
+            re.victim = &k[(x + 2) % 6];
+            re.store = 1;
+            mguard_on_destroy(ctx, &k[(x + 1) % 6]);
+        }
+    }
+    assert_int_equal(n, 4);   /* 6 - 2 dropped; the new one not visited */
+    for (i = 0; i < 6; i++) assert_true(seen[i] <= 1);
+    assert_int_equal(mguard_cache_count(c), 5);
+    assert_int_equal(re.calls, 2);
+    mguard_cache_clear(c);
+    assert_int_equal(re.calls, 7);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void destroying_dtor(void *value, void *user)
+{
+    reenter *r = (reenter *)user;
+    (void)value;
+    if (r->calls++ == 0) mguard_cache_destroy(r->c);
+}
+
+static void test_a_destroy_from_a_clear_is_finished_by_the_clear(void **state)
+{
+    test_alloc a;
+    mguard_ctx *ctx = test_ctx(NULL, &a);
+    mguard_cache_desc cd;
+    reenter re;
+    static int k[3];
+    long v = 1;
+    int i;
+    (void)state;
+    memset(&re, 0, sizeof re);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    cd.value_dtor = destroying_dtor;
+    cd.user = &re;
+    re.c = mguard_cache_create(ctx, &cd);
+    for (i = 0; i < 3; i++) assert_int_equal(mguard_cache_set(re.c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+    mguard_cache_clear(re.c);
+    assert_int_equal(re.calls, 3);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(a.live_blocks, 0);
+}
+
+/* ---- bad input ---- */
+
+static void test_bad_input_is_refused_with_a_log_line(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    static int k;
+    const void *nullkey[1] = {NULL};
+    const void *five[5] = {&k, &k, &k, &k, &k};
+    long v = 1;
+    mguard_status st;
+    mguard_cache_stats s;
+    mguard_cache_reason r;
+    mguard_cache_iter it;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    assert_null(mguard_cache_create(ctx, NULL));
+    assert_string_equal(log.last, "mguard_cache_create: NULL desc");
+    assert_null(mguard_cache_create(ctx, &cd));
+    assert_string_equal(log.last, "mguard_cache_create: value_size must be 1..16M bytes");
+    assert_null(mguard_cache_create(NULL, &cd));
+    cd.value_size = sizeof v;
+    c = mguard_cache_create(ctx, &cd);
+    log.count = 0;
+    assert_int_equal(mguard_cache_set(c, NULL, 1, &v, 0), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_set: NULL keys");
+    assert_int_equal(mguard_cache_set(c, five, 0, &v, 0), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_set: nkeys must be 1..MGUARD_CACHE_MAX_KEYS");
+    assert_int_equal(mguard_cache_set(c, five, 5, &v, 0), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_set(c, nullkey, 1, &v, 0), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_set: key 0 is NULL");
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k), NULL, 0), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_set: NULL value");
+    assert_int_equal(mguard_cache_set(NULL, MGUARD_CACHE_KEYS(&k), &v, 0), MGUARD_EINVAL);
+    assert_null(mguard_cache_get(c, nullkey, 1));
+    assert_string_equal(log.last, "mguard_cache_get: key 0 is NULL");
+    assert_null(mguard_cache_get(NULL, MGUARD_CACHE_KEYS(&k)));
+    assert_false(mguard_cache_contains(c, NULL, 1));
+    assert_string_equal(log.last, "mguard_cache_contains: NULL keys");
+    assert_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k), NULL, NULL, &st));
+    assert_int_equal(st, MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_get_or_compute: NULL compute");
+    assert_null(mguard_cache_get_or_compute(c, five, 9, compute, NULL, &st));
+    assert_string_equal(log.last, "mguard_cache_get_or_compute: nkeys must be 1..MGUARD_CACHE_MAX_KEYS");
+    assert_null(mguard_cache_get_or_compute(NULL, MGUARD_CACHE_KEYS(&k), compute, NULL, &st));
+    assert_int_equal(st, MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k), NULL, "x"), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_depend: NULL object");
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k), &v, "x"), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_depend(c, nullkey, 1, &v, "x"), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_depend: key 0 is NULL");
+    assert_int_equal(mguard_cache_remove(c, NULL, 0), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_remove: NULL keys");
+    assert_int_equal(mguard_cache_remove(NULL, MGUARD_CACHE_KEYS(&k)), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_get_stats(c, NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_get_stats: NULL out");
+    assert_int_equal(mguard_cache_get_stats(NULL, &s), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_last_reason: NULL out");
+    assert_int_equal(mguard_cache_last_reason(c, NULL, 1, &r), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_last_reason(NULL, MGUARD_CACHE_KEYS(&k), &r), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_job_depend(NULL, &k, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_job_set_cost(NULL, 1), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_report(NULL, NULL, 0), 0);
+    assert_int_equal(mguard_cache_count(NULL), 0);
+    it = mguard_cache_iterate(NULL);
+    assert_false(mguard_cache_next(&it));
+    assert_false(mguard_cache_next(NULL));
+    mguard_cache_clear(NULL);
+    mguard_cache_destroy(NULL);
+    assert_int_equal(log.count, 15);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_a_destroyed_context_destroys_its_caches(void **state)
+{
+    test_alloc a;
+    mguard_ctx *ctx = test_ctx(NULL, &a);
+    dtor_log d;
+    mguard_cache *c;
+    static int k[3];
+    long v = 4;
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    (void)new_cache(ctx, NULL, 0, 0);
+    for (i = 0; i < 3; i++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[0]), &k[1], "x"), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(d.calls, 3);
+    assert_int_equal(a.live_blocks, 0);
+}
+
+static void test_allocation_failures_change_nothing(void **state)
+{
+    long at;
+    (void)state;
+    for (at = 1; at < 40; at++) {
+        test_alloc a;
+        mguard_ctx *ctx = test_ctx(NULL, &a);
+        dtor_log d;
+        mguard_cache *c;
+        plan_env e;
+        static int k[3];
+        long v = 1;
+        int set_ok;
+        mguard_status st;
+        memset(&d, 0, sizeof d);
+        c = new_cache(ctx, &d, 0, 0);
+        assert_non_null(c);
+        a.fail_at = a.calls + at;
+        st = mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0], &k[1]), &v, 0);
+        set_ok = st == MGUARD_OK;
+        assert_true(st == MGUARD_OK || st == MGUARD_ENOMEM);
+        assert_int_equal(mguard_cache_count(c), st == MGUARD_OK);
+        st = mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[0], &k[1]), &k[2], "attr");
+        assert_true(st == MGUARD_OK || st == MGUARD_ENOMEM || st == MGUARD_NOT_FOUND);
+        env_init(&e, ctx, c);
+        e.dep = &k[1];
+        e.dep_attr_obj = &k[0];
+        (void)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k[2]), compute, &e, &st);
+        assert_true(st == MGUARD_OK || st == MGUARD_ENOMEM || st == MGUARD_NOT_FOUND);
+        assert_int_equal(mguard_cache_count(c) <= 2, 1);
+        assert_ctx_ok(ctx);
+        mguard_on_mutation(ctx, &k[1], "x");
+        assert_ctx_ok(ctx);
+        a.fail_at = 0;
+        mguard_ctx_destroy(ctx);
+        assert_int_equal(a.live_blocks, 0);
+        /* every value stored or computed was destroyed exactly once */
+        assert_int_equal(d.calls, set_ok + (int)(e.next - 100));
+    }
+}
+
+/* ---- the property: a hit is never stale ----
+   Random sets of objects with versions per attribute; every cached value
+   is the fingerprint of the versions of its dependencies when computed.
+   After random mutations (whole or per attribute), deaths (and rebirths
+   at the same address), evictions, removes and clears, every hit is
+   recomputed and must equal the stored value. */
+#define P_OBJ 8
+#define P_ATTR 3
+static const char *const p_attrs[P_ATTR] = { "a", "b", "c" };
+static struct { long ver[P_OBJ][P_ATTR + 1]; int obj[P_OBJ]; unsigned rng; mguard_ctx *ctx; } P;
+
+static unsigned p_rand(void) { P.rng = P.rng * 1103515245u + 12345u; return (P.rng >> 8) & 0xffffu; }
+static int p_ix(const void *o) { return (int)((const int *)o - P.obj); }
+
+/* The value of keys: depends on each key (whole) and on attribute
+   (key0 + 1) % P_OBJ . attr (k % P_ATTR). */
+static long p_value(const void *const *keys, size_t n)
+{
+    unsigned long h = 17;   /* wraps: unsigned */
+    size_t i;
+    int dep = (p_ix(keys[0]) + 1) % P_OBJ;
+    for (i = 0; i < n; i++) {
+        int j, o = p_ix(keys[i]);
+        h = h * 31 + (unsigned long)o;
+        for (j = 0; j <= P_ATTR; j++) h = h * 131 + (unsigned long)P.ver[o][j];
+    }
+    h = h * 7 + (unsigned long)P.ver[dep][n % P_ATTR];
+    return (long)(h >> 1);
+}
+
+static mguard_status p_compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    long v = p_value(keys, nkeys);
+    int dep = (p_ix(keys[0]) + 1) % P_OBJ;
+    (void)user;
+    assert_int_equal(mguard_cache_job_depend(job, &P.obj[dep], p_attrs[nkeys % P_ATTR]), MGUARD_OK);
+    if (p_rand() % 8 == 0) {
+        /* mutate something while computing: maybe a dependency */
+        int o = (int)(p_rand() % P_OBJ), a = (int)(p_rand() % (P_ATTR + 1));
+        P.ver[o][a]++;
+        mguard_on_mutation(P.ctx, &P.obj[o], a == P_ATTR ? NULL : p_attrs[a]);
+    }
+    memcpy(value, &v, sizeof v);
+    return MGUARD_OK;
+}
+
+static void test_property_no_hit_is_ever_stale(void **state)
+{
+    unsigned seed;
+    (void)state;
+    for (seed = 1; seed <= 40; seed++) {
+        mguard_ctx *ctx = test_ctx(NULL, NULL);
+        dtor_log d;
+        mguard_cache *c;
+        int step, i;
+        long hits = 0;
+        memset(&d, 0, sizeof d);
+        memset(&P, 0, sizeof P);
+        P.rng = seed;
+        P.ctx = ctx;
+        c = new_cache(ctx, NULL, seed % 3 ? 6 : 0, 0);
+        for (step = 0; step < 400; step++) {
+            unsigned op = p_rand() % 10;
+            const void *keys[3];
+            size_t n = 1 + p_rand() % 3;
+            for (i = 0; i < (int)n; i++) keys[i] = &P.obj[p_rand() % P_OBJ];
+            if (op < 5) {
+                mguard_status st;
+                long *p = (long *)mguard_cache_get_or_compute(c, keys, n, p_compute, NULL, &st);
+                assert_non_null(p);
+                if (st == MGUARD_OK) {
+                    assert_int_equal(*p, p_value(keys, n));   /* never stale */
+                    assert_ptr_equal(mguard_cache_get(c, keys, n), p);   /* the plain get agrees */
+                    hits++;
+                } else {
+                    assert_int_equal(st, MGUARD_NOT_FOUND);
+                }
+            } else if (op < 7) {
+                int o = (int)(p_rand() % P_OBJ), a = (int)(p_rand() % (P_ATTR + 1));
+                P.ver[o][a]++;
+                mguard_on_mutation(ctx, &P.obj[o], a == P_ATTR ? NULL : p_attrs[a]);
+            } else if (op == 7) {
+                int o = (int)(p_rand() % P_OBJ);
+                mguard_on_destroy(ctx, &P.obj[o]);
+                for (i = 0; i <= P_ATTR; i++) P.ver[o][i] += 1000;   /* a new object at the address */
+            } else if (op == 8) {
+                mguard_cache_remove(c, keys, n);
+            } else if (p_rand() % 8 == 0) {
+                mguard_cache_clear(c);
+            }
+            /* every stored entry matches its recomputation */
+            {
+                mguard_cache_iter it = mguard_cache_iterate(c);
+                while (mguard_cache_next(&it)) assert_int_equal(*(long *)it.value, p_value(it.keys, it.nkeys));
+            }
+        }
+        assert_true(hits > 0);
+        assert_ctx_ok(ctx);
+        mguard_ctx_destroy(ctx);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tuple_keys_are_ordered_and_compared_by_address),
+        cmocka_unit_test(test_every_value_is_destroyed_once_whatever_drops_it),
+        cmocka_unit_test(test_a_key_mutation_drops_its_entries_only),
+        cmocka_unit_test(test_an_attribute_dependency_is_dropped_by_that_attribute_or_null),
+        cmocka_unit_test(test_a_dependency_death_drops_the_entry),
+        cmocka_unit_test(test_watchers_fire_before_cache_values_are_destroyed),
+        cmocka_unit_test(test_get_or_compute_computes_once_then_hits),
+        cmocka_unit_test(test_dependencies_declared_by_compute_invalidate),
+        cmocka_unit_test(test_a_dependency_mutated_during_compute_keeps_the_value_out),
+        cmocka_unit_test(test_a_parked_value_survives_hits_and_goes_at_the_next_miss),
+        cmocka_unit_test(test_on_a_thread_safe_context_compute_calls_in_without_the_lock),
+        cmocka_unit_test(test_a_key_destroyed_during_compute_keeps_the_value_out),
+        cmocka_unit_test(test_a_nested_compute_of_the_same_key_is_replaced_by_the_outer),
+        cmocka_unit_test(test_a_failed_compute_stores_nothing),
+        cmocka_unit_test(test_a_cache_destroyed_by_its_compute_goes_when_it_returns),
+        cmocka_unit_test(test_a_dying_dependency_is_refused),
+        cmocka_unit_test(test_capacity_evicts_the_least_recently_used),
+        cmocka_unit_test(test_max_cost_evicts_until_under_but_never_the_new_entry),
+        cmocka_unit_test(test_the_last_reason_names_the_mutation_and_its_line),
+        cmocka_unit_test(test_the_ring_remembers_the_last_drops_only),
+        cmocka_unit_test(test_log_reasons_logs_each_drop_and_the_miss_after_it),
+        cmocka_unit_test(test_the_report_is_one_line_of_counts),
+        cmocka_unit_test(test_iteration_survives_drops_from_callbacks),
+        cmocka_unit_test(test_a_destroy_from_a_clear_is_finished_by_the_clear),
+        cmocka_unit_test(test_bad_input_is_refused_with_a_log_line),
+        cmocka_unit_test(test_a_destroyed_context_destroys_its_caches),
+        cmocka_unit_test(test_allocation_failures_change_nothing),
+        cmocka_unit_test(test_property_no_hit_is_ever_stale),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
