@@ -182,8 +182,8 @@ bench-plot: | $(BENCH_STAMP)
 
 bench-ir: $(BUILD)/bench
 	@command -v valgrind >/dev/null 2>&1 || sh tests/deps.sh valgrind
-	valgrind --tool=callgrind --callgrind-out-file=$(BUILD)/callgrind.out ./$(BUILD)/bench --ir >/dev/null
-	@sh bench/ir.sh $(BUILD)/callgrind.out
+	valgrind --tool=callgrind --callgrind-out-file=$(BUILD)/callgrind.out ./$(BUILD)/bench --ir > $(BUILD)/ir-ops.tsv
+	@sh bench/ir.sh $(BUILD)/callgrind.out $(BUILD)/ir-ops.tsv | tee $(BUILD)/ir.txt
 
 # Thread-safe contexts against the default context (with and without the
 # lock layer, same run), GLib's GWeakRef and raw stb_ds, with 1, 2 and 4

@@ -1805,84 +1805,186 @@ static void write_tsv(const char *path)
 }
 
 /* ---- --ir: fixed work for callgrind -------------------------------------------
-   Each hot path runs IR_OPS times in its own noinline function, so
-   `callgrind_annotate --inclusive=yes` gives instructions per call. */
-#define IR_OPS 100000
-#define IR_FN(name) __attribute__((noinline)) static void name(fx *f)
-/* i walks 0..IR_OPS, j cycles over the keys without a division */
-#define IR_LOOP for (i = 0, j = 0; i < IR_OPS; i++, j = j + 1 == f->n ? 0 : j + 1)
-IR_FN(ir_mguard_get_hit) { size_t i, j; IR_LOOP if (!mguard_weak_get(f->mt, f->look[j])) fail("ir"); }
-IR_FN(ir_stbds_get_hit) { size_t i, j; IR_LOOP if (stbds_hmgeti(f->hm, f->look[j]) < 0) fail("ir"); }
-IR_FN(ir_glib_get_hit) { size_t i, j; IR_LOOP if (!g_hash_table_lookup(f->gt, f->look[j])) fail("ir"); }
-IR_FN(ir_mguard_get_miss) { size_t i, j; IR_LOOP if (mguard_weak_get(f->mt, f->miss[j])) fail("ir"); }
-IR_FN(ir_stbds_get_miss) { size_t i, j; IR_LOOP if (stbds_hmgeti(f->hm, f->miss[j]) >= 0) fail("ir"); }
-IR_FN(ir_mguard_overwrite) { size_t i, j; IR_LOOP { long v = 1; mguard_weak_set(f->mt, f->look[j], &v); } }
-IR_FN(ir_stbds_overwrite) { size_t i, j; IR_LOOP stbds_hmput(f->hm, f->look[j], 1); }
-IR_FN(ir_mguard_mut_unwatched) { size_t i, j; IR_LOOP mguard_on_mutation(f->ctx, f->miss[j], "x"); }
-IR_FN(ir_mguard_death_unknown) { size_t i, j; IR_LOOP mguard_on_destroy(f->ctx, f->miss[j]); }
-IR_FN(ir_mguard_set_new_remove)
-{
-    size_t i;
-    mguard_weak *t = mg_table(f->ctx);
-    for (i = 0; i < f->n; i++) { long v = 1; mguard_weak_set(t, f->ins[i], &v); }
-    for (i = 0; i < f->n; i++) mguard_weak_remove(t, f->look[i]);
-    mguard_weak_destroy(t);
-}
-IR_FN(ir_stbds_set_new_remove)
-{
-    size_t i;
-    stb_kv *hm = NULL;
-    for (i = 0; i < f->n; i++) stbds_hmput(hm, f->ins[i], 1);
-    for (i = 0; i < f->n; i++) (void)stbds_hmdel(hm, f->look[i]);
-    stbds_hmfree(hm);
-}
+   Each core row's operation runs a known number of times in its own
+   noinline function ir_<system>_<row>, its setup outside it, so
+   `callgrind_annotate --inclusive=yes` gives the instructions of that
+   many operations (loop included). The program prints "name ops" for each
+   function; bench/ir.sh divides. Weak-table rows at 100K keys (IR_N);
+   death, refs, trackers, generations and scopes with FIX_N objects. GLib's
+   death is given net of a second dispose of the same objects
+   (ir_glib_dispose_base), as in the timed rows. */
+#define IR_N 100000
+#define IR_FN(name) __attribute__((noinline)) static void name
+static volatile long ir_sink;
+static void ir_ops(const char *name, size_t ops) { printf("%s\t%lu\n", name, (unsigned long)ops); }
 
-/* Death of IR_DEATH keys held by one table, with and without 10,000
-   unrelated tables alive: the instruction counts must match. */
-#define IR_DEATH 10000
-static void ir_death_setup(fx *f, mguard_ctx **c, int unrelated)
+IR_FN(ir_mguard_get_hit)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += *(const long *)mguard_weak_get(f->mt, f->look[i]); ir_sink = s; }
+IR_FN(ir_stbds_get_hit)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += f->hm[stbds_hmgeti(f->hm, f->look[i])].value; ir_sink = s; }
+IR_FN(ir_glib_get_hit)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += (long)(intptr_t)g_hash_table_lookup(f->gt, f->look[i]); ir_sink = s; }
+IR_FN(ir_absl_get_hit)(fx *f) { ir_sink = absl_get_hit(f->am, f->look, f->n); }
+IR_FN(ir_mguard_get_miss)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += mguard_weak_get(f->mt, f->miss[i]) != NULL; ir_sink = s; }
+IR_FN(ir_stbds_get_miss)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += stbds_hmgeti(f->hm, f->miss[i]) >= 0; ir_sink = s; }
+IR_FN(ir_glib_get_miss)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += g_hash_table_lookup(f->gt, f->miss[i]) != NULL; ir_sink = s; }
+IR_FN(ir_absl_get_miss)(fx *f) { ir_sink = (long)absl_get_miss(f->am, f->miss, f->n); }
+IR_FN(ir_mguard_overwrite)(fx *f) { size_t i; for (i = 0; i < f->n; i++) { long v = OBJ_ID(f->look[i]); mguard_weak_set(f->mt, f->look[i], &v); } }
+IR_FN(ir_stbds_overwrite)(fx *f) { size_t i; for (i = 0; i < f->n; i++) stbds_hmput(f->hm, f->look[i], OBJ_ID(f->look[i])); }
+IR_FN(ir_glib_overwrite)(fx *f) { size_t i; for (i = 0; i < f->n; i++) gl_set(f->gt, f->look[i], OBJ_ID(f->look[i])); }
+IR_FN(ir_absl_overwrite)(fx *f) { ir_sink = (long)absl_set(f->am, f->look, f->n, offsetof(BenchObj, id)); }
+IR_FN(ir_mguard_iterate)(fx *f) { long s = 0; mguard_weak_iter it = mguard_weak_iterate(f->mt); while (mguard_weak_next(&it)) s += *(const long *)it.value; ir_sink = s; }
+IR_FN(ir_stbds_iterate)(fx *f) { long s = 0; ptrdiff_t i, n = stbds_hmlen(f->hm); for (i = 0; i < n; i++) s += f->hm[i].value; ir_sink = s; }
+IR_FN(ir_glib_iterate)(fx *f) { long s = 0; GHashTableIter it; gpointer k, v; g_hash_table_iter_init(&it, f->gt); while (g_hash_table_iter_next(&it, &k, &v)) s += (long)(intptr_t)v; ir_sink = s; }
+IR_FN(ir_absl_iterate)(fx *f) { ir_sink = absl_iterate(f->am); }
+IR_FN(ir_mguard_set_new)(fx *f, mguard_weak *t) { mg_fill(t, f->ins, f->n); }
+IR_FN(ir_stbds_set_new)(fx *f, stb_kv **hm) { size_t i; for (i = 0; i < f->n; i++) stbds_hmput(*hm, f->ins[i], OBJ_ID(f->ins[i])); }
+IR_FN(ir_glib_set_new)(fx *f, GHashTable *t) { size_t i; for (i = 0; i < f->n; i++) gl_set(t, f->ins[i], OBJ_ID(f->ins[i])); }
+IR_FN(ir_absl_set_new)(fx *f, void *m) { ir_sink = (long)absl_set(m, f->ins, f->n, offsetof(BenchObj, id)); }
+IR_FN(ir_mguard_remove)(fx *f, mguard_weak *t) { size_t i; for (i = 0; i < f->n; i++) mguard_weak_remove(t, f->look[i]); }
+IR_FN(ir_stbds_remove)(fx *f, stb_kv **hm) { size_t i; for (i = 0; i < f->n; i++) (void)stbds_hmdel(*hm, f->look[i]); }
+IR_FN(ir_glib_remove)(fx *f, GHashTable *t) { size_t i; for (i = 0; i < f->n; i++) glw_remove(t, f->look[i]); }
+IR_FN(ir_absl_remove)(fx *f, void *m) { ir_sink = (long)absl_remove(m, f->look, f->n); }
+IR_FN(ir_mguard_mut_unwatched)(fx *f) { size_t i; for (i = 0; i < f->n; i++) mguard_on_mutation(f->ctx, f->miss[i], "x"); }
+IR_FN(ir_mguard_mut_untracked_key)(fx *f) { size_t i; for (i = 0; i < f->n; i++) mguard_on_mutation(f->ctx, f->look[i], "x"); }
+IR_FN(ir_glib_mut_untracked_key)(fx *f) { size_t i; for (i = 0; i < f->n; i++) g_signal_emit(f->look[i], sig_mutated, 0, "x"); }
+/* death: 4 bodies that differ only in their mark (no folding) */
+static volatile int ir_mark;
+IR_FN(ir_mguard_death_t1)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 1; for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->ins[i]); }
+IR_FN(ir_mguard_death_t4)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 4; for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->ins[i]); }
+IR_FN(ir_mguard_death_t16)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 16; for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->ins[i]); }
+IR_FN(ir_mguard_death_t1_u10k)(fx *f, mguard_ctx *c) { size_t i; ir_mark = -1; for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->ins[i]); }
+IR_FN(ir_mguard_death_unknown)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 0; for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->miss[i]); }
+IR_FN(ir_glib_death_t1)(fx *f) { size_t i; ir_mark = 1; for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]); }
+IR_FN(ir_glib_death_t4)(fx *f) { size_t i; ir_mark = 4; for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]); }
+IR_FN(ir_glib_death_t16)(fx *f) { size_t i; ir_mark = 16; for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]); }
+IR_FN(ir_glib_dispose_base)(fx *f) { size_t i; ir_mark = 0; for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]); }
+IR_FN(ir_mguard_ref_make)(fx *f, mguard_ctx *c, mguard_ref *r) { size_t i; for (i = 0; i < f->n; i++) r[i] = mguard_ref_make(c, f->ins[i]); }
+IR_FN(ir_glib_ref_make)(fx *f, gpointer *r) { size_t i; for (i = 0; i < f->n; i++) g_object_add_weak_pointer((GObject *)f->ins[i], &r[i]); }
+IR_FN(ir_mguard_ref_get_alive)(fx *f, mguard_ctx *c, mguard_ref *r) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += mguard_ref_get(c, r[i]) != NULL; ir_sink = s; }
+IR_FN(ir_mguard_mut_w1)(fx *f, mguard_ctx *c) { size_t i; for (i = 0; i < f->n; i++) { mguard_on_mutation(c, f->ins[i], "x"); mguard_watch(c, f->ins[i], guards[0], mg_invalidate, NULL); } }
+IR_FN(ir_glib_mut_w1)(fx *f) { size_t i; for (i = 0; i < f->n; i++) g_signal_emit(f->ins[i], sig_mutated, 0, "x"); }
+IR_FN(ir_mguard_watch)(fx *f, mguard_ctx *c) { size_t i; for (i = 0; i < f->n; i++) mguard_watch(c, f->ins[i], guards[0], mg_invalidate, NULL); }
+IR_FN(ir_glib_watch)(fx *f, gulong *ids) { size_t i; for (i = 0; i < f->n; i++) ids[i] = g_signal_connect(f->ins[i], "mutated", G_CALLBACK(gl_handler), guards[0]); }
+IR_FN(ir_mguard_gen_tag)(fx *f, mguard_ctx *c) { size_t i; for (i = 0; i < f->n; i++) mguard_gen_tag(c, f->ins[i]); }
+IR_FN(ir_glib_gen_tag)(fx *f) { size_t i; for (i = 0; i < f->n; i++) g_object_set_qdata(f->ins[i], gen_quark, GINT_TO_POINTER(2)); }
+IR_FN(ir_mguard_gen_is_current)(fx *f, mguard_ctx *c) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += mguard_gen_is_current(c, f->ins[i]); ir_sink = s; }
+IR_FN(ir_glib_gen_is_current)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += g_object_get_qdata(f->ins[i], gen_quark) == GINT_TO_POINTER(2); ir_sink = s; }
+IR_FN(ir_mguard_scope_d1)(fx *f, mguard_scope *sc) { size_t i; for (i = 0; i < f->n; i++) { mguard_scope_enter(sc, &scope_comps[0]); mguard_scope_exit(sc, &scope_comps[0]); } }
+IR_FN(ir_mguard_scope_add8)(fx *f, mguard_scope *sc) { size_t i; for (i = 0; i < f->n; i++) mguard_scope_add(sc, "flops", 1.0); }
+
+static mguard_ctx *ir_death_ctx(fx *f, int k)
 {
+    mguard_ctx *c = mg_ctx();
+    int j;
     size_t i;
-    *c = mg_ctx();
-    if (unrelated) for (i = 0; i < UNRELATED; i++) mg_table(*c);
-    mg_fill(mg_table(*c), f->keys, IR_DEATH);
+    if (k < 0) for (i = 0; i < UNRELATED; i++) mg_table(c);
+    for (j = 0; j < (k < 0 ? 1 : k); j++) mg_fill(mg_table(c), f->keys, f->n);
+    return c;
 }
-static volatile int ir_mark;  /* keeps the two bodies distinct (no folding) */
-__attribute__((noinline)) static void ir_mguard_death_t1(fx *f, mguard_ctx *c)
+static void ir_glib_tables(fx *f, int k, GHashTable **t)
 {
+    int j;
     size_t i;
-    ir_mark = 1;
-    for (i = 0; i < IR_DEATH; i++) mguard_on_destroy(c, f->ins[i]);
-}
-__attribute__((noinline)) static void ir_mguard_death_t1_u10k(fx *f, mguard_ctx *c)
-{
-    size_t i;
-    ir_mark = 2;
-    for (i = 0; i < IR_DEATH; i++) mguard_on_destroy(c, f->ins[i]);
+    for (j = 0; j < k; j++) { t[j] = gl_new(); for (i = 0; i < f->n; i++) gl_set(t[j], f->keys[i], 1); }
 }
 
 static void run_ir(void)
 {
     fx f, d;
     mguard_ctx *c;
-    fx_init(&d, IR_DEATH, 0);
-    ir_death_setup(&d, &c, 0);
-    ir_mguard_death_t1(&d, c);
-    CHECK(mguard_ctx_object_count(c) == 0, "ir death");
+    mguard_weak *t;
+    stb_kv *hm = NULL;
+    GHashTable *gt, *gts[16];
+    void *am;
+    mguard_ref *r;
+    gpointer *wp;
+    gulong *ids;
+    mguard_scope *sc;
+    size_t i;
+    int j;
+
+    fx_init(&f, IR_N, 1);
+    ir_mguard_get_hit(&f); ir_stbds_get_hit(&f); ir_glib_get_hit(&f); ir_absl_get_hit(&f);
+    ir_mguard_get_miss(&f); ir_stbds_get_miss(&f); ir_glib_get_miss(&f); ir_absl_get_miss(&f);
+    ir_mguard_overwrite(&f); ir_stbds_overwrite(&f); ir_glib_overwrite(&f); ir_absl_overwrite(&f);
+    ir_mguard_iterate(&f); ir_stbds_iterate(&f); ir_glib_iterate(&f); ir_absl_iterate(&f);
+    ir_mguard_mut_unwatched(&f); ir_mguard_mut_untracked_key(&f); ir_glib_mut_untracked_key(&f);
+    t = mg_table(f.live); ir_mguard_set_new(&f, t); ir_mguard_remove(&f, t);
+    CHECK(mguard_weak_count(t) == 0, "ir remove"); mguard_weak_destroy(t);
+    ir_stbds_set_new(&f, &hm); ir_stbds_remove(&f, &hm); CHECK(stbds_hmlen(hm) == 0, "ir remove"); stbds_hmfree(hm);
+    gt = gl_new(); ir_glib_set_new(&f, gt); ir_glib_remove(&f, gt); CHECK(g_hash_table_size(gt) == 0, "ir remove"); gl_free(gt);
+    am = absl_map_new(); ir_absl_set_new(&f, am); ir_absl_remove(&f, am); CHECK(absl_map_size(am) == 0, "ir remove"); absl_map_free(am);
+    fx_free(&f);
+    {
+        static const char *const weak[] = { "get_hit", "get_miss", "overwrite", "iterate", "set_new", "remove" };
+        static const char *const sys[] = { "mguard", "stbds", "glib", "absl" };
+        char name[64];
+        size_t a, b;
+        for (a = 0; a < sizeof weak / sizeof weak[0]; a++)
+            for (b = 0; b < 4; b++) { snprintf(name, sizeof name, "ir_%s_%s", sys[b], weak[a]); ir_ops(name, IR_N); }
+        ir_ops("ir_mguard_mut_unwatched", IR_N);
+        ir_ops("ir_mguard_mut_untracked_key", IR_N);
+        ir_ops("ir_glib_mut_untracked_key", IR_N);
+    }
+
+    fx_init(&d, FIX_N, 0);
+    c = ir_death_ctx(&d, 1); ir_mguard_death_t1(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, 4); ir_mguard_death_t4(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, 16); ir_mguard_death_t16(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, -1); ir_mguard_death_t1_u10k(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, 1); ir_mguard_death_unknown(&d, c); mguard_ctx_destroy(c);
+    ir_glib_tables(&d, 1, gts); ir_glib_death_t1(&d); g_hash_table_destroy(gts[0]);
+    ir_glib_tables(&d, 4, gts); ir_glib_death_t4(&d); for (j = 0; j < 4; j++) g_hash_table_destroy(gts[j]);
+    ir_glib_tables(&d, 16, gts); ir_glib_death_t16(&d); for (j = 0; j < 16; j++) g_hash_table_destroy(gts[j]);
+    ir_glib_dispose_base(&d);
+    c = mg_ctx();
+    r = (mguard_ref *)malloc(d.n * sizeof *r);
+    ir_mguard_ref_make(&d, c, r); ir_mguard_ref_get_alive(&d, c, r);
     mguard_ctx_destroy(c);
-    ir_death_setup(&d, &c, 1);
-    ir_mguard_death_t1_u10k(&d, c);
-    CHECK(mguard_ctx_object_count(c) == 0, "ir death");
+    free(r);
+    wp = (gpointer *)calloc(d.n, sizeof *wp);
+    for (i = 0; i < d.n; i++) wp[i] = d.ins[i];
+    ir_glib_ref_make(&d, wp);
+    for (i = 0; i < d.n; i++) g_object_remove_weak_pointer((GObject *)d.ins[i], &wp[i]);
+    free(wp);
+    c = mg_ctx();
+    for (i = 0; i < d.n; i++) mguard_watch(c, d.keys[i], guards[0], mg_invalidate, NULL);
+    ir_mguard_mut_w1(&d, c);
+    for (i = 0; i < d.n; i++) mguard_on_mutation(c, d.keys[i], "x");
+    ir_mguard_watch(&d, c);
+    mguard_ctx_destroy(c);
+    for (i = 0; i < d.n; i++) g_signal_connect(d.keys[i], "mutated", G_CALLBACK(gl_handler), guards[0]);
+    ir_glib_mut_w1(&d);
+    for (i = 0; i < d.n; i++) g_signal_handlers_disconnect_matched(d.keys[i], G_SIGNAL_MATCH_FUNC, 0, 0, NULL, (gpointer)gl_handler, NULL);
+    ids = (gulong *)malloc(d.n * sizeof *ids);
+    ir_glib_watch(&d, ids);
+    for (i = 0; i < d.n; i++) g_signal_handler_disconnect(d.ins[i], ids[i]);
+    free(ids);
+    c = mg_ctx();
+    mguard_gen_advance(c);
+    ir_mguard_gen_tag(&d, c); ir_mguard_gen_is_current(&d, c);
+    mguard_ctx_destroy(c);
+    ir_glib_gen_tag(&d); ir_glib_gen_is_current(&d);
+    for (i = 0; i < d.n; i++) g_object_set_qdata(d.keys[i], gen_quark, NULL);
+    c = mg_ctx();
+    sc = bench_scope(c, 0);
+    ir_mguard_scope_d1(&d, sc);
+    mguard_ctx_destroy(c);
+    c = mg_ctx();
+    sc = bench_scope(c, 7);
+    ir_mguard_scope_add8(&d, sc);
     mguard_ctx_destroy(c);
     fx_free(&d);
-    fx_init(&f, 100000, 1);
-    ir_mguard_get_hit(&f); ir_stbds_get_hit(&f); ir_glib_get_hit(&f);
-    ir_mguard_get_miss(&f); ir_stbds_get_miss(&f);
-    ir_mguard_overwrite(&f); ir_stbds_overwrite(&f);
-    ir_mguard_mut_unwatched(&f); ir_mguard_death_unknown(&f);
-    ir_mguard_set_new_remove(&f); ir_stbds_set_new_remove(&f);
-    fx_free(&f);
-    printf("ran %d operations per ir_* function at 100K keys\n", IR_OPS);
+    {
+        static const char *const fixed[] = {
+            "ir_mguard_death_t1", "ir_mguard_death_t4", "ir_mguard_death_t16", "ir_mguard_death_t1_u10k",
+            "ir_mguard_death_unknown", "ir_glib_death_t1", "ir_glib_death_t4", "ir_glib_death_t16",
+            "ir_glib_dispose_base", "ir_mguard_ref_make", "ir_glib_ref_make", "ir_mguard_ref_get_alive",
+            "ir_mguard_mut_w1", "ir_glib_mut_w1", "ir_mguard_watch", "ir_glib_watch", "ir_mguard_gen_tag",
+            "ir_glib_gen_tag", "ir_mguard_gen_is_current", "ir_glib_gen_is_current", "ir_mguard_scope_d1",
+            "ir_mguard_scope_add8"
+        };
+        size_t a;
+        for (a = 0; a < sizeof fixed / sizeof fixed[0]; a++) ir_ops(fixed[a], FIX_N);
+    }
 }
 
 /* ---- main --------------------------------------------------------------------- */
