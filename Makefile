@@ -186,8 +186,9 @@ bench-ir: $(BUILD)/bench
 	@sh bench/ir.sh $(BUILD)/callgrind.out $(BUILD)/ir-ops.tsv | tee $(BUILD)/ir.txt
 
 # Thread-safe contexts against the default context (with and without the
-# lock layer, same run), GLib's GWeakRef and raw stb_ds, with 1, 2 and 4
-# threads (bench/bench_threads.c). gnu99: stb_ds's hmput needs typeof.
+# lock layer, same run), GLib (GHashTable + GMutex, GWeakRef) and raw stb_ds,
+# with 1, 2 and 4 threads, never more than the online cores (bench/bench_threads.c).
+# gnu99: stb_ds's hmput needs typeof.
 #   make bench-threads               quick run
 #   make bench-threads BENCH_FULL=1  more and longer samples
 #   make bench-threads-ir            instructions per call (callgrind)
