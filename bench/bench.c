@@ -17,8 +17,10 @@
      --only ID   run only the rows whose id contains ID (profiling)
      --sys S     run only system S: mguard, stbds or glib (profiling)
      --max-n N   run the sized rows only up to N keys (profiling)
-     --ir        run each hot path a fixed number of times with no timing,
+     --ir        run each core row a fixed number of times with no timing,
                  for `valgrind --tool=callgrind` (see `make bench-ir`)
+     --mem-only  only bytes per entry (deterministic: no samples)
+     --quick     3 samples per figure, up to 100K keys (also BENCH_QUICK=1)
 
    Rows live in the table `rows[]` below: one line per operation, one
    sample function per C system. To add a capability, write its sample
@@ -98,6 +100,7 @@ static struct {
     const char *tsv;
     int ir;
     int quick;
+    int mem_only;   /* only the memory rows (deterministic: no samples) */
 } opt;
 
 #define MAXRES 128
@@ -1645,7 +1648,12 @@ static void cnt_free(void *p, void *user)
     counted_live -= (long long)((bench_hdr *)p - 1)->size;
     free((bench_hdr *)p - 1);
 }
-static long long heap_now(void) { return (long long)mallinfo2().uordblks; }
+/* In-use bytes of the heap and of mmapped blocks (large arrays). */
+static long long heap_now(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return (long long)mi.uordblks + (long long)mi.hblkhd;
+}
 
 static void mem_put(const char *id, const char *label, size_t n, int sys, double v)
 {
@@ -2007,7 +2015,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--sys") == 0 && i + 1 < argc) opt.sys = argv[++i];
         else if (strcmp(argv[i], "--max-n") == 0 && i + 1 < argc) opt.max_n = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--ir") == 0) opt.ir = 1;
-        else { fprintf(stderr, "usage: %s [--full|--quick] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID] [--sys mguard|stbds|glib|absl|py_wkd|py_ref] [--max-n N] [--ir]\n", argv[0]); return 2; }
+        else if (strcmp(argv[i], "--mem-only") == 0) opt.mem_only = 1;
+        else { fprintf(stderr, "usage: %s [--full|--quick] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID] [--sys mguard|stbds|glib|absl|py_wkd|py_ref] [--max-n N] [--ir] [--mem-only]\n", argv[0]); return 2; }
     }
     /* Samples of at least 20 ms in every mode; the modes differ in how
        many (and --quick stops at 100K keys). */
@@ -2022,14 +2031,14 @@ int main(int argc, char **argv)
     py_start();
 
     /* the table's order: sized rows by size, then the fixed rows */
-    for (z = 0; z < (int)NSIZES; z++)
+    for (z = 0; z < (int)NSIZES && !opt.mem_only; z++)
         for (i = 0; i < (int)NROWS; i++)
             if (rows[i].sized && row_at_size(&rows[i], sizes[z]))
                 result_for(rows[i].id, rows[i].label, sizes[z]);
-    for (i = 0; i < (int)NROWS; i++)
+    for (i = 0; i < (int)NROWS && !opt.mem_only; i++)
         if (!rows[i].sized && row_selected(&rows[i])) result_for(rows[i].id, rows[i].label, FIX_N);
 
-    for (z = 0; z < (int)NSIZES; z++) {
+    for (z = 0; z < (int)NSIZES && !opt.mem_only; z++) {
         fx f;
         int any = 0;
         for (i = 0; i < (int)NROWS; i++) any |= rows[i].sized && row_at_size(&rows[i], sizes[z]);
@@ -2045,7 +2054,7 @@ int main(int argc, char **argv)
         fx f;
         int any = 0;
         for (i = 0; i < (int)NROWS; i++) any |= !rows[i].sized && row_selected(&rows[i]);
-        if (any) {
+        if (any && !opt.mem_only) {
             fprintf(stderr, "rows with %d objects\n", FIX_N);
             fx_init(&f, FIX_N, 0);
             py_fixture(FIX_N, 0);

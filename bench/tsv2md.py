@@ -1,7 +1,8 @@
 """The benchmark's table, from the samples `bench` writes
 (build/bench-samples.tsv: one line per sample, "id n system sample value
 label"). Given several sample files (several `make bench` runs), the rounds
-of all of them are pooled.
+of all of them are pooled; the memory rows (ids mem_*, bytes, not sampled)
+come from the last file that has them (e.g. a `bench --mem-only` run).
 
 Each time cell is the median of that system's samples. Each ratio is taken
 per round (a round holds one sample of every system, taken one after the
@@ -45,6 +46,11 @@ def size(n):
 # rows[(id, n)] = {"label": ..., "s": {system: {(run, k): value}}}, in first-seen order
 rows = {}
 machine = []
+mem_file = None
+for path in paths:
+    with open(path) as f:
+        if any(line.startswith("mem_") for line in f):
+            mem_file = path
 for run, path in enumerate(paths):
     with open(path) as f:
         for line in f:
@@ -55,6 +61,8 @@ for run, path in enumerate(paths):
             if line.startswith("id\t"):
                 continue
             p = line.rstrip("\n").split("\t")
+            if p[0].startswith("mem_") and path != mem_file:
+                continue
             key = (p[0], int(p[1]))
             v = float(p[4])
             if math.isnan(v):
