@@ -1,21 +1,25 @@
-/* bench.c - mguard.h against the peers a C program would pick instead, in
-   one run on the same keys: raw stb_ds (the floor mguard is built on), GLib
-   (GHashTable + g_object_weak_ref, GWeakRef, signals, qdata) and Python 3
-   (weakref.WeakKeyDictionary and a pure-Python copy of the reference's
-   ExactWeakKeyDictionary / MutationTracker / GenerationTracker, run by
-   bench/bench_py.py and merged into the same table).
+/* bench.c - mguard.h against the peers a C or C++ program would pick
+   instead, in one run on the same keys: raw stb_ds (the floor mguard is
+   built on), GLib (GHashTable + g_object_weak_ref, g_object_add_weak_pointer,
+   GWeakRef, signals, qdata, GMutex), Abseil's absl::flat_hash_map
+   (bench/peer_absl.cc) and Python 3 (weakref.WeakKeyDictionary and a
+   pure-Python copy of the reference's ExactWeakKeyDictionary /
+   MutationTracker / GenerationTracker, bench/bench_py.py, a co-process).
 
-   Every figure is the median of several samples of ns per operation; a
-   sample repeats its pass until it has run for a minimum time. Lookups go
+   For each row, a round takes one sample of every system that has the row,
+   Python included, in a fresh random order; a sample repeats its pass until
+   it has run for at least 20 ms. Every sample is written to the TSV;
+   bench/tsv2md.py prints the table (medians, and ratios taken per round
+   with their min-max) and the medians the charts are drawn from. Lookups go
    over the keys in a random order different from the insertion order.
-   Every measured loop checks its own results (a lookup that misses where it
-   should hit fails the run), so a fast wrong answer can't pass.
+   Every measured loop checks its own results (a lookup that misses where
+   it should hit fails the run), so a fast wrong answer can't pass.
 
-   Usage: bench [--full] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID]
-                [--ir]
-     --full      more samples and longer ones (also BENCH_FULL=1)
+   Usage: bench [--full|--quick] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID]
+                [--sys S] [--max-n N] [--ir] [--mem-only]
+     --full      11 samples per figure, 5 at 1M keys (also BENCH_FULL=1)
      --only ID   run only the rows whose id contains ID (profiling)
-     --sys S     run only system S: mguard, stbds or glib (profiling)
+     --sys S     run only system S: mguard, stbds, glib, absl, py_wkd, py_ref
      --max-n N   run the sized rows only up to N keys (profiling)
      --ir        run each core row a fixed number of times with no timing,
                  for `valgrind --tool=callgrind` (see `make bench-ir`)
