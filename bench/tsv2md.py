@@ -2,7 +2,8 @@
 (build/bench-samples.tsv: one line per sample, "id n system sample value
 label"). Given several sample files (several `make bench` runs), the rounds
 of all of them are pooled; the memory rows (ids mem_*, bytes, not sampled)
-come from the last file that has them (e.g. a `bench --mem-only` run).
+come from one file: the last `bench --mem-only` output given, else the last
+file that has them.
 
 Each time cell is the median of that system's samples. Each ratio is taken
 per round (a round holds one sample of every system, taken one after the
@@ -46,11 +47,15 @@ def size(n):
 # rows[(id, n)] = {"label": ..., "s": {system: {(run, k): value}}}, in first-seen order
 rows = {}
 machine = []
-mem_file = None
+mem_file = mem_only = None
 for path in paths:
     with open(path) as f:
-        if any(line.startswith("mem_") for line in f):
-            mem_file = path
+        ids = {line.split("\t", 1)[0] for line in f if not line.startswith("#") and not line.startswith("id\t")}
+    if any(i.startswith("mem_") for i in ids):
+        mem_file = path
+        if all(i.startswith("mem_") for i in ids):
+            mem_only = path
+mem_file = mem_only or mem_file
 for run, path in enumerate(paths):
     with open(path) as f:
         for line in f:
