@@ -183,7 +183,8 @@ static void bench_obj_class_init(BenchObjClass *c)
 {
     /* NULL marshaller: GLib picks its generic one and keeps its fast path
        for a signal with one handler (an explicit g_cclosure_marshal_*
-       disables it: about 160 ns against 115 per one-handler emit). */
+       disables it; issue 16 measured about 160 ns against 115 per
+       one-handler emit). */
     sig_mutated = g_signal_new("mutated", G_TYPE_FROM_CLASS(c), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                                NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
 }
