@@ -142,7 +142,7 @@ run: $(EXAMPLE_BINS)
 # in the same rounds). Every sample >= 20 ms; systems in a random order per
 # round; the table gives medians, min-max and ratios taken per round.
 #   make bench               5 samples (3 at 1M keys): 13-20 minutes here (shared)
-#   make bench BENCH_QUICK=1 3 samples, up to 100K keys: a few minutes
+#   make bench BENCH_QUICK=1 3 samples, up to 100K keys: 1-3 minutes
 #   make bench BENCH_FULL=1  11 samples (5 at 1M)
 #   make bench-plot        PNG charts from build/bench.tsv into docs/img/
 #   make bench-ir          callgrind instruction counts of every core row
