@@ -137,27 +137,41 @@ run: $(EXAMPLE_BINS)
 	@$(MAKE) --no-print-directory run-lua
 
 # ---- benchmarks ---------------------------------------------------------
-# One run, same keys, against raw stb_ds, GLib and Python 3 (bench/bench_py.py).
-#   make bench             quick run (under 2 minutes), table + TSV
-#   make bench BENCH_FULL=1  more and longer samples
+# One run, same keys, against raw stb_ds, GLib, Abseil's flat_hash_map
+# (bench/peer_absl.cc) and Python 3 (bench/bench_py.py, a co-process sampled
+# in the same rounds). Every sample >= 20 ms; systems in a random order per
+# round; the table gives medians, min-max and ratios taken per round.
+#   make bench               5 samples (3 at 1M keys): 13-20 minutes here (shared)
+#   make bench BENCH_QUICK=1 3 samples, up to 100K keys: 1-3 minutes
+#   make bench BENCH_FULL=1  11 samples (5 at 1M)
 #   make bench-plot        PNG charts from build/bench.tsv into docs/img/
-#   make bench-ir          callgrind instruction counts of the hot paths
+#   make bench-ir          callgrind instruction counts of every core row
+# Output: build/bench-samples.tsv (every sample), build/bench.tsv (medians,
+# for the charts), the table on stdout (python3 bench/tsv2md.py).
 # The benchmark alone is built with gnu99: stb_ds's hmput/hmget need typeof.
 BENCH_CFLAGS = -std=gnu99 -Wall -Wextra -O2 -DNDEBUG -I. $(STB_CFLAGS) \
     $(shell pkg-config --cflags glib-2.0 gobject-2.0 2>/dev/null)
-BENCH_LIBS = $(shell pkg-config --libs glib-2.0 gobject-2.0 2>/dev/null) -lm -pthread
+BENCH_ABSL_LIBS = $(shell pkg-config --libs absl_hash absl_raw_hash_set 2>/dev/null)
+BENCH_LIBS = $(shell pkg-config --libs glib-2.0 gobject-2.0 2>/dev/null) $(BENCH_ABSL_LIBS) -lm -pthread
 BENCH_STAMP := $(BUILD)/.bench-deps
 $(BENCH_STAMP): | $(DEPS_STAMP)
 	@sh tests/deps.sh pkgconf
 	@pkg-config --exists glib-2.0 gobject-2.0 || sh tests/deps.sh libglib2.0-dev
+	@pkg-config --exists absl_hash absl_raw_hash_set || sh tests/deps.sh libabsl-dev
+	@command -v g++ >/dev/null 2>&1 || sh tests/deps.sh g++
 	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
 	@touch $@
 
-$(BUILD)/bench: bench/bench.c $(HDR) | $(BENCH_STAMP)
-	$(CC) $(BENCH_CFLAGS) $< -o $@ $(BENCH_LIBS)
+$(BUILD)/peer_absl.o: bench/peer_absl.cc | $(BENCH_STAMP)
+	g++ -std=c++17 -Wall -Wextra -O2 -DNDEBUG $$(pkg-config --cflags absl_hash absl_raw_hash_set) -c $< -o $@
+
+$(BUILD)/bench: bench/bench.c $(BUILD)/peer_absl.o $(HDR) | $(BENCH_STAMP)
+	$(CC) $(BENCH_CFLAGS) -c $< -o $(BUILD)/bench.o
+	g++ $(BUILD)/bench.o $(BUILD)/peer_absl.o -o $@ $(BENCH_LIBS)
 
 bench: $(BUILD)/bench
-	./$(BUILD)/bench --py bench/bench_py.py --tsv $(BUILD)/bench.tsv
+	./$(BUILD)/bench --py bench/bench_py.py --tsv $(BUILD)/bench-samples.tsv
+	python3 bench/tsv2md.py --write-tsv $(BUILD)/bench.tsv $(BUILD)/bench-samples.tsv
 
 bench-plot: | $(BENCH_STAMP)
 	@command -v gnuplot >/dev/null 2>&1 || sh tests/deps.sh gnuplot-nox
@@ -167,13 +181,14 @@ bench-plot: | $(BENCH_STAMP)
 	@echo "charts written to docs/img/"
 
 bench-ir: $(BUILD)/bench
-	@sh tests/deps.sh valgrind
-	valgrind --tool=callgrind --callgrind-out-file=$(BUILD)/callgrind.out ./$(BUILD)/bench --ir >/dev/null
-	@sh bench/ir.sh $(BUILD)/callgrind.out
+	@command -v valgrind >/dev/null 2>&1 || sh tests/deps.sh valgrind
+	valgrind --tool=callgrind --callgrind-out-file=$(BUILD)/callgrind.out ./$(BUILD)/bench --ir > $(BUILD)/ir-ops.tsv
+	@sh bench/ir.sh $(BUILD)/callgrind.out $(BUILD)/ir-ops.tsv | tee $(BUILD)/ir.txt
 
 # Thread-safe contexts against the default context (with and without the
-# lock layer, same run), GLib's GWeakRef and raw stb_ds, with 1, 2 and 4
-# threads (bench/bench_threads.c). gnu99: stb_ds's hmput needs typeof.
+# lock layer, same run), GLib (GHashTable + GMutex, GWeakRef) and raw stb_ds,
+# with 1, 2 and 4 threads, never more than the online cores (bench/bench_threads.c).
+# gnu99: stb_ds's hmput needs typeof.
 #   make bench-threads               quick run
 #   make bench-threads BENCH_FULL=1  more and longer samples
 #   make bench-threads-ir            instructions per call (callgrind)

@@ -1,24 +1,30 @@
-/* bench.c - mguard.h against the peers a C program would pick instead, in
-   one run on the same keys: raw stb_ds (the floor mguard is built on), GLib
-   (GHashTable + g_object_weak_ref, GWeakRef, signals, qdata) and Python 3
-   (weakref.WeakKeyDictionary and a pure-Python copy of the reference's
-   ExactWeakKeyDictionary / MutationTracker / GenerationTracker, run by
-   bench/bench_py.py and merged into the same table).
+/* bench.c - mguard.h against the peers a C or C++ program would pick
+   instead, in one run on the same keys: raw stb_ds (the floor mguard is
+   built on), GLib (GHashTable + g_object_weak_ref, g_object_add_weak_pointer,
+   GWeakRef, signals, qdata, GMutex), Abseil's absl::flat_hash_map
+   (bench/peer_absl.cc) and Python 3 (weakref.WeakKeyDictionary and a
+   pure-Python copy of the reference's ExactWeakKeyDictionary /
+   MutationTracker / GenerationTracker, bench/bench_py.py, a co-process).
 
-   Every figure is the median of several samples of ns per operation; a
-   sample repeats its pass until it has run for a minimum time. Lookups go
+   For each row, a round takes one sample of every system that has the row,
+   Python included, in a fresh random order; a sample repeats its pass until
+   it has run for at least 20 ms. Every sample is written to the TSV;
+   bench/tsv2md.py prints the table (medians, and ratios taken per round
+   with their min-max) and the medians the charts are drawn from. Lookups go
    over the keys in a random order different from the insertion order.
-   Every measured loop checks its own results (a lookup that misses where it
-   should hit fails the run), so a fast wrong answer can't pass.
+   Every measured loop checks its own results (a lookup that misses where
+   it should hit fails the run), so a fast wrong answer can't pass.
 
-   Usage: bench [--full] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID]
-                [--ir]
-     --full      more samples and longer ones (also BENCH_FULL=1)
+   Usage: bench [--full|--quick] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID]
+                [--sys S] [--max-n N] [--ir] [--mem-only]
+     --full      11 samples per figure, 5 at 1M keys (also BENCH_FULL=1)
      --only ID   run only the rows whose id contains ID (profiling)
-     --sys S     run only system S: mguard, stbds or glib (profiling)
+     --sys S     run only system S: mguard, stbds, glib, absl, py_wkd, py_ref
      --max-n N   run the sized rows only up to N keys (profiling)
-     --ir        run each hot path a fixed number of times with no timing,
+     --ir        run each core row a fixed number of times with no timing,
                  for `valgrind --tool=callgrind` (see `make bench-ir`)
+     --mem-only  only bytes per entry (deterministic: no samples)
+     --quick     3 samples per figure, up to 100K keys (also BENCH_QUICK=1)
 
    Rows live in the table `rows[]` below: one line per operation, one
    sample function per C system. To add a capability, write its sample
@@ -27,6 +33,10 @@
 #include <glib-object.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/wait.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +56,18 @@ static void bench_stb_free(void *p);
 #include "stb_ds.h"
 #define MGUARD_IMPLEMENTATION
 #include "mguard.h"
+
+/* Abseil's absl::flat_hash_map<const void *, long> (bench/peer_absl.cc):
+   each call is a whole pass over n keys, inlined on the C++ side. */
+void *absl_map_new(void);
+void absl_map_free(void *m);
+size_t absl_map_size(const void *m);
+long long absl_live_bytes(void);
+long absl_get_hit(const void *m, void *const *keys, size_t n);
+size_t absl_get_miss(const void *m, void *const *keys, size_t n);
+size_t absl_set(void *m, void *const *keys, size_t n, size_t off);
+size_t absl_remove(void *m, void *const *keys, size_t n);
+long absl_iterate(const void *m);
 
 typedef union bench_hdr { size_t size; long double a_; void *p_; } bench_hdr;
 static void *bench_stb_realloc(void *p, size_t n)
@@ -67,8 +89,8 @@ static void bench_stb_free(void *p)
 
 /* ---- systems, options, results ----------------------------------------- */
 
-enum { SYS_MG, SYS_STB, SYS_GLIB, NSYS_C, SYS_PYWKD = NSYS_C, SYS_PYREF, NSYS };
-static const char *sys_id[NSYS] = { "mguard", "stbds", "glib", "py_wkd", "py_ref" };
+enum { SYS_MG, SYS_STB, SYS_GLIB, SYS_ABSL, NSYS_C, SYS_PYWKD = NSYS_C, SYS_PYREF, NSYS };
+static const char *sys_id[NSYS] = { "mguard", "stbds", "glib", "absl", "py_wkd", "py_ref" };
 
 static struct {
     int full;
@@ -81,14 +103,19 @@ static struct {
     const char *py;
     const char *tsv;
     int ir;
+    int quick;
+    int mem_only;   /* only the memory rows (deterministic: no samples) */
 } opt;
 
 #define MAXRES 128
+#define MAXSAMP 32
 typedef struct result {
     const char *id;
     const char *label;
     size_t n;
-    double ns[NSYS];
+    int nsamp;
+    double ns[NSYS];              /* median */
+    double smp[NSYS][MAXSAMP];    /* every sample, in the order of the rounds */
 } result;
 static result results[MAXRES];
 static int nresults;
@@ -154,8 +181,12 @@ G_DEFINE_TYPE(BenchObj, bench_obj, G_TYPE_OBJECT)
 static guint sig_mutated;
 static void bench_obj_class_init(BenchObjClass *c)
 {
+    /* NULL marshaller: GLib picks its generic one and keeps its fast path
+       for a signal with one handler (an explicit g_cclosure_marshal_*
+       disables it; issue 16 measured about 160 ns against 115 per
+       one-handler emit). */
     sig_mutated = g_signal_new("mutated", G_TYPE_FROM_CLASS(c), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-                               g_cclosure_marshal_VOID__POINTER, G_TYPE_NONE, 1, G_TYPE_POINTER);
+                               NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
 }
 static void bench_obj_init(BenchObj *o) { o->id = 0; }
 
@@ -242,6 +273,7 @@ typedef struct fx {
                            tables come and go in it, as in a running program */
     stb_kv *hm;
     GHashTable *gt;
+    void *am;           /* absl::flat_hash_map */
 } fx;
 
 static void fx_init(fx *f, size_t n, int steady)
@@ -272,6 +304,8 @@ static void fx_init(fx *f, size_t n, int steady)
         stbds_hmput(f->hm, f->ins[i], v);
         gl_set(f->gt, f->ins[i], v);
     }
+    f->am = absl_map_new();
+    CHECK(absl_set(f->am, f->ins, n, offsetof(BenchObj, id)) == n, "fixture absl set");
 }
 
 static void fx_free(fx *f)
@@ -280,6 +314,7 @@ static void fx_free(fx *f)
     mguard_ctx_destroy(f->live);
     stbds_hmfree(f->hm);
     if (f->gt) gl_free(f->gt);
+    if (f->am) absl_map_free(f->am);
     free_objs(f->keys, f->n);
     free(f->ins);
     free(f->look);
@@ -533,10 +568,54 @@ static double gl_remove(fx *f, int arg)
            { CHECK(g_hash_table_size(t) == 0, "GLib remove count"); gl_free(t); });
 }
 
+/* ---- absl::flat_hash_map: the same rows ------------------------------------- */
+static double ab_get_hit(fx *f, int arg)
+{
+    (void)arg;
+    TIMED_PASSES(f, { CHECK(absl_get_hit(f->am, f->look, f->n) == f->sum, "absl get sum"); });
+}
+static double ab_get_miss(fx *f, int arg)
+{
+    (void)arg;
+    TIMED_PASSES(f, { CHECK(absl_get_miss(f->am, f->miss, f->n) == 0, "absl get miss"); });
+}
+static double ab_overwrite(fx *f, int arg)
+{
+    (void)arg;
+    TIMED_PASSES(f, {
+        CHECK(absl_set(f->am, f->look, f->n, offsetof(BenchObj, id)) == 0, "absl overwrite added a key");
+        CHECK(absl_map_size(f->am) == f->n, "absl overwrite count");
+    });
+}
+static double ab_iterate(fx *f, int arg)
+{
+    (void)arg;
+    TIMED_PASSES(f, { CHECK(absl_iterate(f->am) == f->sum, "absl iterate sum"); });
+}
+static double ab_set_new(fx *f, int arg)
+{
+    void *m = NULL;
+    (void)arg;
+    CYCLES(f, { m = absl_map_new(); },
+           CHECK(absl_set(m, f->ins, f->n, offsetof(BenchObj, id)) == f->n, "absl set new"),
+           { CHECK(absl_map_size(m) == f->n, "absl set count"); absl_map_free(m); });
+}
+static double ab_remove(fx *f, int arg)
+{
+    void *m = NULL;
+    (void)arg;
+    CYCLES(f, { m = absl_map_new(); absl_set(m, f->ins, f->n, offsetof(BenchObj, id)); },
+           CHECK(absl_remove(m, f->look, f->n) == f->n, "absl remove"),
+           { CHECK(absl_map_size(m) == 0, "absl remove count"); absl_map_free(m); });
+}
+
 /* ---- mutation of an unwatched object (sized: the registry holds n) -----
-   mguard: on_mutation on addresses the context never saw, while its
-   registry holds the n keys. stb_ds: the raw miss it must stay near. GLib:
-   a signal emission on an object with no handler. */
+   mut_unwatched: on_mutation on addresses the context never saw, while its
+   registry holds the n keys; the stb_ds column is the raw miss it must
+   stay near (the target's baseline). mut_untracked_key: the same n key
+   objects for mguard and GLib: mguard's on_mutation of a key nobody
+   watches (one registry hit, no tracker) against GLib's emission of a
+   signal nobody connected to, on the same objects in the same order. */
 static double mg_mut_unwatched(fx *f, int arg)
 {
     size_t i;
@@ -615,27 +694,40 @@ static double stb_death(fx *f, int arg)
 }
 /* GLib: g_object_run_dispose fires the weak notifies (each removes the key
    from its table) without freeing the object, so the objects are reused;
-   finalization is not counted, as mguard's row does not count free(). */
+   finalization is not counted, as mguard's row does not count free().
+   Dispose does work of its own that every GObject pays with or without a
+   weak table (signal handlers, qdata, toggle refs: about 40 ns here), so
+   each cycle also times a second dispose of the same objects in the same
+   order, with no weak refs left, and the row is the difference: GLib's
+   weak-notify path net of its dispose baseline. */
 static double gl_death(fx *f, int arg)
 {
     int k = arg < 0 ? -arg : arg, j;
     GHashTable *t[16], **un = NULL;
     size_t i;
-    CYCLES(f, {
-            if (arg < 0) {
-                un = (GHashTable **)calloc(UNRELATED, sizeof *un);
-                for (i = 0; i < UNRELATED; i++) un[i] = gl_new();
-            }
-            for (j = 0; j < k; j++) {
-                t[j] = gl_new();
-                for (i = 0; i < f->n; i++) gl_set(t[j], f->keys[i], 1);
-            }
-        },
-        { for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]); },
-        {
-            for (j = 0; j < k; j++) { CHECK(g_hash_table_size(t[j]) == 0, "GLib death left an entry"); g_hash_table_destroy(t[j]); }
-            if (un) { for (i = 0; i < UNRELATED; i++) gl_free(un[i]); free(un); un = NULL; }
-        });
+    double gross = 0, base = 0;
+    long cyc = 0;
+    do {
+        double t0;
+        if (arg < 0) {
+            un = (GHashTable **)calloc(UNRELATED, sizeof *un);
+            for (i = 0; i < UNRELATED; i++) un[i] = gl_new();
+        }
+        for (j = 0; j < k; j++) {
+            t[j] = gl_new();
+            for (i = 0; i < f->n; i++) gl_set(t[j], f->keys[i], 1);
+        }
+        t0 = now_ns();
+        for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]);
+        gross += now_ns() - t0;
+        t0 = now_ns();
+        for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]);
+        base += now_ns() - t0;
+        for (j = 0; j < k; j++) { CHECK(g_hash_table_size(t[j]) == 0, "GLib death left an entry"); g_hash_table_destroy(t[j]); }
+        if (un) { for (i = 0; i < UNRELATED; i++) gl_free(un[i]); free(un); un = NULL; }
+        cyc++;
+    } while (gross < opt.min_ns);
+    return (gross - base) / ((double)cyc * (double)f->n);
 }
 /* The death of an object nobody registered (the registry holds FIX_N
    others): one probe. GLib: disposing an object with no weak ref. */
@@ -661,15 +753,6 @@ static double mg_death_unknown(fx *f, int arg)
     mguard_ctx_destroy(c);
     return r;
 }
-static double gl_death_unknown(fx *f, int arg)
-{
-    size_t i;
-    (void)arg;
-    TIMED_PASSES(f, {
-        for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]);
-    });
-}
-
 /* ---- weak refs ------------------------------------------------------------ */
 static double mg_ref_make(fx *f, int arg)
 {
@@ -711,26 +794,30 @@ static double mg_ref_get(fx *f, int arg)
     free(r);
     return res;
 }
+/* GLib, one thread: g_object_add_weak_pointer, which clears the caller's
+   pointer when the object is finalized; reading the ref is a plain load
+   (what a single-threaded GLib program writes). The thread-safe GWeakRef
+   is the peer of mguard_ref_get_retained in the ts: rows. */
 static double gl_ref_make(fx *f, int arg)
 {
-    GWeakRef *r = (GWeakRef *)calloc(f->n, sizeof *r);
+    gpointer *r = (gpointer *)calloc(f->n, sizeof *r);
     size_t i;
     (void)arg;
-    CYCLES(f, { ; },
-           { for (i = 0; i < f->n; i++) g_weak_ref_init(&r[i], f->ins[i]); },
+    CYCLES(f, { for (i = 0; i < f->n; i++) r[i] = f->ins[i]; },
+           { for (i = 0; i < f->n; i++) g_object_add_weak_pointer((GObject *)f->ins[i], &r[i]); },
            {
-               for (i = 0; i < f->n; i++) g_weak_ref_clear(&r[i]);
+               for (i = 0; i < f->n; i++) g_object_remove_weak_pointer((GObject *)f->ins[i], &r[i]);
                if (tot_ >= opt.min_ns) free(r);
            });
 }
 static double gl_ref_get(fx *f, int arg)
 {
-    GWeakRef *r = (GWeakRef *)calloc(f->n, sizeof *r);
+    gpointer *volatile r = (gpointer *)calloc(f->n, sizeof *r);
     void **objs = f->keys;
     size_t i;
     double res;
     if (arg) objs = new_objs(f->n);   /* finalized below: dead refs */
-    for (i = 0; i < f->n; i++) g_weak_ref_init(&r[i], objs[i]);
+    for (i = 0; i < f->n; i++) { r[i] = objs[i]; g_object_add_weak_pointer((GObject *)objs[i], &r[i]); }
     if (arg) for (i = 0; i < f->n; i++) g_object_unref(objs[i]);
     {
         double t0 = now_ns(), el;
@@ -738,15 +825,14 @@ static double gl_ref_get(fx *f, int arg)
         do {
             for (i = 0; i < f->n; i++) {
                 size_t j = (i * 7919) % f->n;
-                GObject *p = (GObject *)g_weak_ref_get(&r[j]);
-                if (arg ? p != NULL : (void *)p != objs[j]) fail("GLib ref get");
-                if (p) g_object_unref(p);  /* g_weak_ref_get returns a strong ref */
+                void *p = ((void *volatile *)r)[j];
+                if (arg ? p != NULL : p != objs[j]) fail("GLib ref get");
             }
             passes++;
         } while ((el = now_ns() - t0) < opt.min_ns);
         res = el / ((double)passes * (double)f->n);
     }
-    for (i = 0; i < f->n; i++) g_weak_ref_clear(&r[i]);
+    if (!arg) for (i = 0; i < f->n; i++) g_object_remove_weak_pointer((GObject *)objs[i], &r[i]);
     if (arg) free(objs);
     free(r);
     return res;
@@ -766,29 +852,37 @@ static void gl_handler(gpointer inst, gpointer attr, gpointer user)
 }
 static char guards[8][16];
 
-/* on_mutation of FIX_N objects with arg watchers each (re-registered,
-   untimed, before each pass: a watcher fires once). */
+/* on_mutation of FIX_N objects with arg watchers each, and the re-arm:
+   mguard's watchers are one-shot, GLib's handlers stay connected, so the
+   row times what each side must do for the next mutation to notify again:
+   for mguard the mutation and arg mguard_watch calls on the same object,
+   for GLib the emission alone. */
 static double mg_mut_watched(fx *f, int arg)
 {
     mguard_ctx *c = mg_ctx();
     size_t i;
     int j;
-    double tot = 0;
-    long cyc = 0;
-    do {
-        double t0;
-        for (i = 0; i < f->n; i++)
-            for (j = 0; j < arg; j++)
-                if (mguard_watch(c, f->keys[i], guards[j], mg_invalidate, NULL)) fail("mguard watch");
+    double res;
+    for (i = 0; i < f->n; i++)
+        for (j = 0; j < arg; j++)
+            if (mguard_watch(c, f->keys[i], guards[j], mg_invalidate, NULL)) fail("mguard watch");
+    {
+        double t0 = now_ns(), el;
+        long passes = 0;
         fired = 0;
-        t0 = now_ns();
-        for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->ins[i], "x");
-        tot += now_ns() - t0;
-        CHECK(fired == (long)f->n * arg, "mguard watchers fired");
-        cyc++;
-    } while (tot < opt.min_ns);
+        do {
+            for (i = 0; i < f->n; i++) {
+                mguard_on_mutation(c, f->ins[i], "x");
+                for (j = 0; j < arg; j++)
+                    if (mguard_watch(c, f->ins[i], guards[j], mg_invalidate, NULL)) fail("mguard re-watch");
+            }
+            passes++;
+        } while ((el = now_ns() - t0) < opt.min_ns);
+        CHECK(fired == passes * (long)f->n * arg, "mguard watchers fired");
+        res = el / ((double)passes * (double)f->n);
+    }
     mguard_ctx_destroy(c);
-    return tot / ((double)cyc * (double)f->n);
+    return res;
 }
 /* GLib: arg handlers connected to the "mutated" signal (they stay
    connected: GLib's handlers are not one-shot). */
@@ -1268,25 +1362,37 @@ static double mg_ledger_vapply(fx *f, int sized)
 }
 
 /* ---- thread-safe contexts (docs/guide.md, "Threads") ----------------------
-   The calls of the rows get_hit, overwrite, ref_get_alive and
-   mut_untracked_key on a context created with thread_safe = true, from arg
-   threads that share it and the same FIX_N keys (arg 1: the lock's cost
-   alone; 4: contended). GLib: g_weak_ref_get from as many threads sharing
-   the same GWeakRefs. A figure is ns per call as one thread sees it: the
-   wall time of the run over the calls each thread made. The rows above are
-   the default context's figures in the same run ("ts:" rows: thread-safe);
-   bench/bench_threads.c
-   (make bench-threads) has the full matrix, with the default context with
-   and without the lock layer side by side. */
+   The calls of the rows get_hit (as get_copy), overwrite and ref get on a
+   context created with thread_safe = true, from arg threads that share it
+   and the same FIX_N keys (arg 1: the lock's cost alone; arg 0: as many
+   threads as online cores, contended; never more, which would measure
+   time-slicing). GLib: what a GLib program shares between threads: a
+   GHashTable under a GMutex (lookup; insert of a present key, as
+   mguard_weak_set overwrites), and GWeakRef (g_weak_ref_get +
+   g_object_unref) against mguard_ref_get_retained with a try_retain that
+   takes a GObject reference (released after, as GLib's). A figure is ns
+   per call as one thread sees it: the latest thread's end minus the
+   earliest thread's start (each thread reads the clock itself), over the
+   calls one thread made. bench/bench_threads.c (make bench-threads) has
+   the full matrix. */
 typedef struct mt_fx {
     fx *f;
     mguard_ctx *ctx;
     mguard_weak *t;
     mguard_ref *refs;
     GWeakRef *grefs;
+    GHashTable *ght;
+    GMutex gmu;
     int op;
 } mt_fx;
-enum { MT_GET, MT_OVERWRITE, MT_REF_GET, MT_MUT, MT_GL_REF_GET };
+enum { MT_GET, MT_OVERWRITE, MT_REF_GET, MT_MUT, MT_GL_REF_GET, MT_GL_GET, MT_GL_OVERWRITE };
+
+static bool mt_try_retain(void *obj, void *user)
+{
+    (void)user;
+    g_object_ref(obj);   /* a live key: its count is above zero */
+    return true;
+}
 
 static void mt_pass(mt_fx *m)
 {
@@ -1304,11 +1410,28 @@ static void mt_pass(mt_fx *m)
             v = (long)j + 1;
             if (mguard_weak_set(m->t, f->keys[j], &v) != MGUARD_OK) fail("mguard ts overwrite");
             break;
-        case MT_REF_GET:
-            if (mguard_ref_get(m->ctx, m->refs[j]) != f->keys[j]) fail("mguard ts ref get");
+        case MT_REF_GET: {
+            void *p = mguard_ref_get_retained(m->ctx, m->refs[j], mt_try_retain, NULL);
+            if (p != f->keys[j]) fail("mguard ts ref get");
+            g_object_unref(p);
             break;
+        }
         case MT_MUT:
             mguard_on_mutation(m->ctx, f->keys[j], "x");
+            break;
+        case MT_GL_GET: {
+            gpointer p;
+            g_mutex_lock(&m->gmu);
+            p = g_hash_table_lookup(m->ght, f->keys[j]);
+            g_mutex_unlock(&m->gmu);
+            if (!p) fail("GLib ts get");
+            s += (long)(intptr_t)p;
+            break;
+        }
+        case MT_GL_OVERWRITE:
+            g_mutex_lock(&m->gmu);
+            g_hash_table_insert(m->ght, f->keys[j], (gpointer)(intptr_t)(j + 1));
+            g_mutex_unlock(&m->gmu);
             break;
         default: {
             GObject *p = (GObject *)g_weak_ref_get(&m->grefs[j]);
@@ -1317,44 +1440,55 @@ static void mt_pass(mt_fx *m)
         }
         }
     }
-    if (m->op == MT_GET) CHECK(s == f->sum, "mguard ts get sum");
+    if (m->op == MT_GET || m->op == MT_GL_GET) CHECK(s == f->sum, "ts get sum");
 }
 
-typedef struct mt_job { mt_fx *m; long passes; pthread_barrier_t *bar; } mt_job;
+typedef struct mt_job { mt_fx *m; long passes; double t_start, t_end; pthread_barrier_t *bar; } mt_job;
 static void *mt_thread(void *arg)
 {
     mt_job *j = (mt_job *)arg;
     long p;
     pthread_barrier_wait(j->bar);
+    j->t_start = now_ns();
     for (p = 0; p < j->passes; p++) mt_pass(j->m);
+    j->t_end = now_ns();
     return NULL;
 }
 
+static int online_cores(void)
+{
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    return c < 1 ? 1 : c > 8 ? 8 : (int)c;
+}
+
 /* As many passes as fill opt.min_ns on one thread, then that many on each
-   of nthreads threads at once. */
+   of nthreads threads at once (0: the online cores; capped at them). */
 static double mt_run(mt_fx *m, int nthreads)
 {
     pthread_t th[8];
     mt_job jobs[8];
     pthread_barrier_t bar;
-    double t0 = now_ns(), el;
+    double t0 = now_ns(), t1, el;
     long passes = 0;
     int t;
     do { mt_pass(m); passes++; } while ((el = now_ns() - t0) < opt.min_ns);
-    if (nthreads > 8) nthreads = 8;
-    pthread_barrier_init(&bar, NULL, (unsigned)nthreads + 1);
+    if (nthreads <= 0 || nthreads > online_cores()) nthreads = online_cores();
+    pthread_barrier_init(&bar, NULL, (unsigned)nthreads);
     for (t = 0; t < nthreads; t++) {
         jobs[t].m = m;
         jobs[t].passes = passes;
         jobs[t].bar = &bar;
         pthread_create(&th[t], NULL, mt_thread, &jobs[t]);
     }
-    pthread_barrier_wait(&bar);
-    t0 = now_ns();
     for (t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
-    el = now_ns() - t0;
     pthread_barrier_destroy(&bar);
-    return el / ((double)passes * (double)m->f->n);
+    t0 = jobs[0].t_start;
+    t1 = jobs[0].t_end;
+    for (t = 1; t < nthreads; t++) {
+        if (jobs[t].t_start < t0) t0 = jobs[t].t_start;
+        if (jobs[t].t_end > t1) t1 = jobs[t].t_end;
+    }
+    return (t1 - t0) / ((double)passes * (double)m->f->n);
 }
 
 static double mg_ts(fx *f, int arg, int op)
@@ -1388,23 +1522,32 @@ static double mg_ts(fx *f, int arg, int op)
 static double mg_ts_get(fx *f, int arg) { return mg_ts(f, arg, MT_GET); }
 static double mg_ts_overwrite(fx *f, int arg) { return mg_ts(f, arg, MT_OVERWRITE); }
 static double mg_ts_ref_get(fx *f, int arg) { return mg_ts(f, arg, MT_REF_GET); }
-static double mg_ts_mut(fx *f, int arg) { return mg_ts(f, arg, MT_MUT); }
 
-static double gl_ref_get_mt(fx *f, int arg)
+static double gl_ts(fx *f, int arg, int op)
 {
     mt_fx m;
     size_t i;
     double res;
     memset(&m, 0, sizeof m);
     m.f = f;
-    m.op = MT_GL_REF_GET;
+    m.op = op;
+    g_mutex_init(&m.gmu);
+    m.ght = gl_new();
     m.grefs = (GWeakRef *)calloc(f->n, sizeof *m.grefs);
-    for (i = 0; i < f->n; i++) g_weak_ref_init(&m.grefs[i], f->keys[i]);
+    for (i = 0; i < f->n; i++) {
+        g_weak_ref_init(&m.grefs[i], f->keys[i]);
+        g_hash_table_insert(m.ght, f->keys[i], (gpointer)(intptr_t)(i + 1));
+    }
     res = mt_run(&m, arg);
     for (i = 0; i < f->n; i++) g_weak_ref_clear(&m.grefs[i]);
     free(m.grefs);
+    g_hash_table_destroy(m.ght);
+    g_mutex_clear(&m.gmu);
     return res;
 }
+static double gl_ts_get(fx *f, int arg) { return gl_ts(f, arg, MT_GL_GET); }
+static double gl_ts_overwrite(fx *f, int arg) { return gl_ts(f, arg, MT_GL_OVERWRITE); }
+static double gl_ts_ref_get(fx *f, int arg) { return gl_ts(f, arg, MT_GL_REF_GET); }
 
 /* ---- guarded caches (issue 15) -------------------------------------------
    cache_get_hit: the fixture's keys in a cache (value = the key's id),
@@ -1516,55 +1659,52 @@ typedef struct row {
 } row;
 
 static const row rows[] = {
-    { "get_hit",       "weak get, hit",                 1, 0, { mg_get_hit, stb_get_hit, gl_get_hit }, 0 },
-    { "get_miss",      "weak get, miss",                1, 0, { mg_get_miss, stb_get_miss, gl_get_miss }, 0 },
-    { "set_new",       "weak set, new key",             1, 0, { mg_set_new, stb_set_new, gl_set_new }, 0 },
-    { "set_new_cold",  "weak set, new key, new context", 1, 0, { mg_set_new_cold, NULL, NULL }, 0 },
-    { "overwrite",     "weak set, overwrite",           1, 0, { mg_overwrite, stb_overwrite, gl_overwrite }, 0 },
-    { "remove",        "weak remove",                   1, 0, { mg_remove, stb_remove, gl_remove }, 0 },
-    { "iterate",       "weak iterate (per entry)",      1, 0, { mg_iterate, stb_iterate, gl_iterate }, 0 },
-    { "mut_unwatched", "on_mutation, unwatched",        1, 0, { mg_mut_unwatched, stb_get_miss, gl_mut_unwatched }, 0 },
-    { "mut_untracked_key", "on_mutation, key not watched", 1, 0, { mg_mut_untracked_key, NULL, NULL }, 0 },
-    { "ledger_clone",  "ledger clone (stb_ds: memcpy)", 1, 0, { mg_ledger_clone, memcpy_ledger_clone, NULL }, 100000 },
-    { "ledger_equal",  "ledger equal",                  1, 0, { mg_ledger_equal, NULL, NULL }, 100000 },
-    { "ledger_diff",   "ledger diff, 1% differ",        1, 0, { mg_ledger_diff, NULL, NULL }, 100000 },
-    { "ledger_prune",  "ledger prune, 1/4 dead",        1, 0, { mg_ledger_prune, NULL, NULL }, 100000 },
-    { "ledger_store",  "ledger store_attr, pointer value", 1, 0, { mg_ledger_vstore, NULL, NULL }, 100000 },
-    { "ledger_store_sized", "ledger store_attr, sized value", 1, 1, { mg_ledger_vstore, NULL, NULL }, 100000 },
-    { "ledger_load",   "ledger load_attr, pointer value", 1, 0, { mg_ledger_vload, NULL, NULL }, 100000 },
-    { "ledger_load_sized", "ledger load, sized value (copy)", 1, 1, { mg_ledger_vload, NULL, NULL }, 100000 },
-    { "ledger_clone_1w", "ledger clone, 1 pointer write/object", 1, 0, { mg_ledger_vclone, NULL, NULL }, 100000 },
-    { "ledger_clone_sized", "ledger clone, 1 sized write/object", 1, 1, { mg_ledger_vclone, NULL, NULL }, 100000 },
-    { "ledger_apply",  "ledger apply, pointer, callback", 1, 0, { mg_ledger_vapply, NULL, NULL }, 100000 },
-    { "ledger_apply_sized", "ledger apply, sized, into field", 1, 1, { mg_ledger_vapply, NULL, NULL }, 100000 },
-    { "death_t1",      "death, key in 1 table",         0, 1, { mg_death, stb_death, gl_death }, 0 },
-    { "death_t4",      "death, key in 4 tables",        0, 4, { mg_death, stb_death, gl_death }, 0 },
-    { "death_t16",     "death, key in 16 tables",       0, 16, { mg_death, stb_death, gl_death }, 0 },
-    { "death_t1_u10k", "death, 1 table + 10K unrelated", 0, -1, { mg_death, stb_death, gl_death }, 0 },
-    { "death_unknown", "death, never registered",       0, 0, { mg_death_unknown, NULL, gl_death_unknown }, 0 },
-    { "ref_make",      "ref make",                      0, 0, { mg_ref_make, NULL, gl_ref_make }, 0 },
-    { "ref_get_alive", "ref get, alive",                0, 0, { mg_ref_get, NULL, gl_ref_get }, 0 },
-    { "ref_get_dead",  "ref get, dead",                 0, 1, { mg_ref_get, NULL, gl_ref_get }, 0 },
-    { "mut_w1",        "on_mutation, 1 watcher",        0, 1, { mg_mut_watched, NULL, gl_mut_watched }, 0 },
-    { "mut_w8",        "on_mutation, 8 watchers",       0, 8, { mg_mut_watched, NULL, gl_mut_watched }, 0 },
-    { "watch",         "watch",                         0, 0, { mg_watch, NULL, gl_watch }, 0 },
-    { "gen_tag",       "gen tag",                       0, 0, { mg_gen_tag, stb_gen_tag, gl_gen_tag }, 0 },
-    { "gen_is_current",     "gen check",                     0, 0, { mg_gen_check, stb_gen_check, gl_gen_check }, 0 },
-    { "scope_d1",      "scope enter+exit, depth 1",     0, 1, { mg_scope_enter_exit, NULL, NULL }, 0 },
-    { "scope_d16",     "scope enter+exit, depth 16",    0, 16, { mg_scope_enter_exit, NULL, NULL }, 0 },
-    { "scope_add8",    "scope add, 8 active names",     0, 8, { mg_scope_add, NULL, NULL }, 0 },
-    { "cache_get_hit", "cache get, hit (1-object key)", 1, 0, { mg_cache_get_hit, NULL, NULL }, 100000 },
-    { "cache_inval",   "mutation drops 1 cache entry",   0, 0, { mg_inval, NULL, NULL }, 0 },
-    { "handwired_inval", "mutation: watch + weak remove", 0, 1, { mg_inval, NULL, NULL }, 0 },
-    { "ts_get_t1",     "ts: get_copy, 1 thread", 0, 1, { mg_ts_get, NULL, NULL }, 0 },
-    { "ts_get_t4",     "ts: get_copy, 4 threads", 0, 4, { mg_ts_get, NULL, NULL }, 0 },
-    { "ts_overwrite_t1", "ts: overwrite, 1 thread", 0, 1, { mg_ts_overwrite, NULL, NULL }, 0 },
-    { "ts_overwrite_t4", "ts: overwrite, 4 threads", 0, 4, { mg_ts_overwrite, NULL, NULL }, 0 },
-    { "ts_ref_get_t1", "ts: ref get, 1 thread", 0, 1, { mg_ts_ref_get, NULL, gl_ref_get_mt }, 0 },
-    { "ts_ref_get_t2", "ts: ref get, 2 threads", 0, 2, { mg_ts_ref_get, NULL, gl_ref_get_mt }, 0 },
-    { "ts_ref_get_t4", "ts: ref get, 4 threads", 0, 4, { mg_ts_ref_get, NULL, gl_ref_get_mt }, 0 },
-    { "ts_mut_t1",     "ts: on_mutation, 1 thread", 0, 1, { mg_ts_mut, NULL, NULL }, 0 },
-    { "ts_mut_t4",     "ts: on_mutation, 4 threads", 0, 4, { mg_ts_mut, NULL, NULL }, 0 },
+    { "get_hit",       "weak get, hit",                 1, 0, { mg_get_hit, stb_get_hit, gl_get_hit, ab_get_hit }, 0 },
+    { "get_miss",      "weak get, miss",                1, 0, { mg_get_miss, stb_get_miss, gl_get_miss, ab_get_miss }, 0 },
+    { "set_new",       "weak set, new key",             1, 0, { mg_set_new, stb_set_new, gl_set_new, ab_set_new }, 0 },
+    { "set_new_cold",  "weak set, new key, new context", 1, 0, { mg_set_new_cold, NULL, NULL, NULL }, 0 },
+    { "overwrite",     "weak set, overwrite",           1, 0, { mg_overwrite, stb_overwrite, gl_overwrite, ab_overwrite }, 0 },
+    { "remove",        "weak remove",                   1, 0, { mg_remove, stb_remove, gl_remove, ab_remove }, 0 },
+    { "iterate",       "weak iterate (per entry)",      1, 0, { mg_iterate, stb_iterate, gl_iterate, ab_iterate }, 0 },
+    { "mut_unwatched", "on_mutation, unknown address (stb_ds: a miss)", 1, 0, { mg_mut_unwatched, stb_get_miss, NULL, NULL }, 0 },
+    { "mut_untracked_key", "on_mutation, key not watched (GLib: emit, no handler)", 1, 0, { mg_mut_untracked_key, NULL, gl_mut_unwatched, NULL }, 0 },
+    { "ledger_clone",  "ledger clone (stb_ds: memcpy)", 1, 0, { mg_ledger_clone, memcpy_ledger_clone, NULL, NULL }, 100000 },
+    { "ledger_equal",  "ledger equal",                  1, 0, { mg_ledger_equal, NULL, NULL, NULL }, 100000 },
+    { "ledger_diff",   "ledger diff, 1% differ",        1, 0, { mg_ledger_diff, NULL, NULL, NULL }, 100000 },
+    { "ledger_prune",  "ledger prune, 1/4 dead",        1, 0, { mg_ledger_prune, NULL, NULL, NULL }, 100000 },
+    { "ledger_store",  "ledger store_attr, pointer value", 1, 0, { mg_ledger_vstore, NULL, NULL, NULL }, 100000 },
+    { "ledger_store_sized", "ledger store_attr, sized value", 1, 1, { mg_ledger_vstore, NULL, NULL, NULL }, 100000 },
+    { "ledger_load",   "ledger load_attr, pointer value", 1, 0, { mg_ledger_vload, NULL, NULL, NULL }, 100000 },
+    { "ledger_load_sized", "ledger load, sized value (copy)", 1, 1, { mg_ledger_vload, NULL, NULL, NULL }, 100000 },
+    { "ledger_clone_1w", "ledger clone, 1 pointer write/object", 1, 0, { mg_ledger_vclone, NULL, NULL, NULL }, 100000 },
+    { "ledger_clone_sized", "ledger clone, 1 sized write/object", 1, 1, { mg_ledger_vclone, NULL, NULL, NULL }, 100000 },
+    { "ledger_apply",  "ledger apply, pointer, callback", 1, 0, { mg_ledger_vapply, NULL, NULL, NULL }, 100000 },
+    { "ledger_apply_sized", "ledger apply, sized, into field", 1, 1, { mg_ledger_vapply, NULL, NULL, NULL }, 100000 },
+    { "death_t1",      "death, key in 1 table",         0, 1, { mg_death, stb_death, gl_death, NULL }, 0 },
+    { "death_t4",      "death, key in 4 tables",        0, 4, { mg_death, stb_death, gl_death, NULL }, 0 },
+    { "death_t16",     "death, key in 16 tables",       0, 16, { mg_death, stb_death, gl_death, NULL }, 0 },
+    { "death_t1_u10k", "death, 1 table + 10K unrelated", 0, -1, { mg_death, stb_death, gl_death, NULL }, 0 },
+    { "death_unknown", "death, never registered",       0, 0, { mg_death_unknown, NULL, NULL, NULL }, 0 },
+    { "ref_make",      "ref make (GLib: add_weak_pointer)", 0, 0, { mg_ref_make, NULL, gl_ref_make, NULL }, 0 },
+    { "ref_get_alive", "ref get, alive (GLib: a load)", 0, 0, { mg_ref_get, NULL, gl_ref_get, NULL }, 0 },
+    { "ref_get_dead",  "ref get, dead (GLib: a load)",  0, 1, { mg_ref_get, NULL, gl_ref_get, NULL }, 0 },
+    { "mut_w1",        "on_mutation + re-arm, 1 watcher", 0, 1, { mg_mut_watched, NULL, gl_mut_watched, NULL }, 0 },
+    { "mut_w8",        "on_mutation + re-arm, 8 watchers", 0, 8, { mg_mut_watched, NULL, gl_mut_watched, NULL }, 0 },
+    { "watch",         "watch",                         0, 0, { mg_watch, NULL, gl_watch, NULL }, 0 },
+    { "gen_tag",       "gen tag",                       0, 0, { mg_gen_tag, stb_gen_tag, gl_gen_tag, NULL }, 0 },
+    { "gen_is_current", "gen check",                    0, 0, { mg_gen_check, stb_gen_check, gl_gen_check, NULL }, 0 },
+    { "scope_d1",      "scope enter+exit, depth 1",     0, 1, { mg_scope_enter_exit, NULL, NULL, NULL }, 0 },
+    { "scope_d16",     "scope enter+exit, depth 16",    0, 16, { mg_scope_enter_exit, NULL, NULL, NULL }, 0 },
+    { "scope_add8",    "scope add, 8 active names",     0, 8, { mg_scope_add, NULL, NULL, NULL }, 0 },
+    { "cache_get_hit", "cache get, hit (1-object key)", 1, 0, { mg_cache_get_hit, NULL, NULL, NULL }, 100000 },
+    { "cache_inval",   "mutation drops 1 cache entry",   0, 0, { mg_inval, NULL, NULL, NULL }, 0 },
+    { "handwired_inval", "mutation: watch + weak remove", 0, 1, { mg_inval, NULL, NULL, NULL }, 0 },
+    { "ts_get_t1",     "ts: get_copy, 1 thread (GLib: GHashTable + GMutex)", 0, 1, { mg_ts_get, NULL, gl_ts_get, NULL }, 0 },
+    { "ts_get_all",    "ts: get_copy, all cores (GLib: GHashTable + GMutex)", 0, 0, { mg_ts_get, NULL, gl_ts_get, NULL }, 0 },
+    { "ts_overwrite_t1", "ts: overwrite, 1 thread (GLib: insert + GMutex)", 0, 1, { mg_ts_overwrite, NULL, gl_ts_overwrite, NULL }, 0 },
+    { "ts_overwrite_all", "ts: overwrite, all cores (GLib: insert + GMutex)", 0, 0, { mg_ts_overwrite, NULL, gl_ts_overwrite, NULL }, 0 },
+    { "ts_ref_get_t1", "ts: ref get_retained, 1 thread (GLib: GWeakRef)", 0, 1, { mg_ts_ref_get, NULL, gl_ts_ref_get, NULL }, 0 },
+    { "ts_ref_get_all", "ts: ref get_retained, all cores (GLib: GWeakRef)", 0, 0, { mg_ts_ref_get, NULL, gl_ts_ref_get, NULL }, 0 },
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -1580,34 +1720,130 @@ static int row_at_size(const row *r, size_t n)
     return row_selected(r) && (!r->max_n || n <= r->max_n) && !(opt.max_n && n > opt.max_n);
 }
 
-/* Run one row on fixture f: samples interleaved across systems so drift
-   hits all of them alike; the median of each system's samples. */
-static void run_row(const row *r, fx *f)
+/* ---- Python: a co-process sampled like the C systems -----------------------
+   bench/bench_py.py --serve reads commands on its stdin and answers one
+   line each: "fixture sized N" / "fixture fixed" builds the Python side of
+   a fixture and lists the rows it can sample ("rows id:sys id:sys ...");
+   "sample ID N SYS" takes one sample (ns per operation, at least
+   opt.min_ns); "mem N" gives bytes per entry. So a Python sample is one
+   more system in a row's round, in the round's random order, with as many
+   samples as the C systems. */
+static FILE *py_in, *py_out;
+static pid_t py_pid;
+static char py_rows[8192];
+
+static void py_start(void)
 {
-    double s[NSYS_C][64];
-    int nsamp = f->n >= 1000000 ? opt.samples_big : opt.samples, k, sy;
-    result *res = result_for(r->id, r->label, f->n);
-    for (k = 0; k < nsamp; k++)
-        for (sy = 0; sy < NSYS_C; sy++)
-            if (r->fn[sy] && (!opt.sys || strcmp(opt.sys, sys_id[sy]) == 0)) s[sy][k] = r->fn[sy](f, r->arg);
-            else s[sy][k] = NAN;
-    for (sy = 0; sy < NSYS_C; sy++) {
-        if (!r->fn[sy] || isnan(s[sy][0])) continue;
-        qsort(s[sy], (size_t)nsamp, sizeof(double), cmp_double);
-        res->ns[sy] = s[sy][nsamp / 2];
+    int to[2], from[2];
+    char ms[32];
+    if (!opt.py) return;
+    if (pipe(to) || pipe(from)) { perror("pipe"); exit(2); }
+    snprintf(ms, sizeof ms, "%.0f", opt.min_ns);
+    py_pid = fork();
+    if (py_pid < 0) { perror("fork"); exit(2); }
+    if (py_pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]); close(to[1]); close(from[0]); close(from[1]);
+        execlp("python3", "python3", opt.py, "--serve", "--min-ns", ms, (char *)NULL);
+        perror("python3");
+        _exit(127);
     }
-    fprintf(stderr, "  %-34s n=%-8lu mguard %8.1f ns\n", r->label, (unsigned long)f->n, res->ns[SYS_MG]);
+    close(to[0]);
+    close(from[1]);
+    py_in = fdopen(to[1], "w");
+    py_out = fdopen(from[0], "r");
+}
+static int py_ask(char *line, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int py_ask(char *line, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    if (!py_in) return 0;
+    va_start(ap, fmt);
+    vfprintf(py_in, fmt, ap);
+    va_end(ap);
+    fflush(py_in);
+    if (!fgets(line, (int)len, py_out)) {
+        fprintf(stderr, "bench: python3 %s stopped; its columns are left empty\n", opt.py);
+        fclose(py_in);
+        py_in = NULL;
+        return 0;
+    }
+    if (strncmp(line, "WRONG", 5) == 0) { fprintf(stderr, "bench: python: %s", line); exit(1); }
+    return 1;
+}
+static void py_fixture(size_t n, int sized)
+{
+    py_rows[0] = 0;
+    if (sized) py_ask(py_rows, sizeof py_rows, "fixture sized %lu\n", (unsigned long)n);
+    else py_ask(py_rows, sizeof py_rows, "fixture fixed\n");
+}
+static int py_has(const char *id, int sys)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, " %s:%s ", id, sys_id[sys]);
+    return strstr(py_rows, pat) != NULL;
+}
+static double py_sample(const char *id, size_t n, int sys)
+{
+    char line[128];
+    if (!py_ask(line, sizeof line, "sample %s %lu %s\n", id, (unsigned long)n, sys_id[sys])) return NAN;
+    return strtod(line, NULL);
+}
+static void py_stop(void)
+{
+    if (!py_in) return;
+    fprintf(py_in, "quit\n");
+    fclose(py_in);
+    fclose(py_out);
+    waitpid(py_pid, NULL, 0);
 }
 
-/* ---- memory per entry ------------------------------------------------------
-   mguard: bytes requested through the context's allocator. stb_ds: bytes
-   requested through STBDS_REALLOC. GLib: growth of malloc's in-use bytes
-   (mallinfo2; GLib has no allocator hook), which includes malloc's own
-   headers: the heap column shows the same measure for all three. */
-typedef struct mem_row { const char *label; double req[NSYS_C]; double heap[NSYS_C]; } mem_row;
-static mem_row mem_rows[2];
-static int nmem_rows;
+/* Run one row on fixture f. Each round takes one sample of every system
+   that has the row, C and Python, in a fresh random order, so drift in
+   the machine's load hits all of them alike and no system always runs
+   right after another; every sample is kept (the TSV has them all). */
+static void run_row(const row *r, fx *f)
+{
+    int nsamp = f->n >= 1000000 ? opt.samples_big : opt.samples, k, sy, on[NSYS], order[NSYS], non = 0, i;
+    result *res = result_for(r->id, r->label, f->n);
+    double tmp[MAXSAMP];
+    for (sy = 0; sy < NSYS; sy++) {
+        on[sy] = sy < NSYS_C ? r->fn[sy] != NULL : py_has(r->id, sy);
+        if (opt.sys && strcmp(opt.sys, sys_id[sy]) != 0) on[sy] = 0;
+        if (on[sy]) order[non++] = sy;
+    }
+    res->nsamp = nsamp;
+    for (k = 0; k < nsamp; k++) {
+        for (i = non; i > 1; i--) {
+            int j = (int)(rng() % (uint64_t)i), t = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = t;
+        }
+        for (i = 0; i < non; i++) {
+            sy = order[i];
+            res->smp[sy][k] = sy < NSYS_C ? r->fn[sy](f, r->arg) : py_sample(r->id, f->n, sy);
+        }
+    }
+    for (sy = 0; sy < NSYS; sy++) {
+        if (!on[sy]) continue;
+        memcpy(tmp, res->smp[sy], (size_t)nsamp * sizeof tmp[0]);
+        qsort(tmp, (size_t)nsamp, sizeof(double), cmp_double);
+        res->ns[sy] = tmp[nsamp / 2];
+    }
+    fprintf(stderr, "  %-34.34s n=%-8lu mguard %8.1f  absl %8.1f  GLib %8.1f  py %8.1f ns\n", r->label,
+            (unsigned long)f->n, res->ns[SYS_MG], res->ns[SYS_ABSL], res->ns[SYS_GLIB], res->ns[SYS_PYREF]);
+}
 
+/* ---- memory per entry at n entries, split by structure ------------------
+   mguard: bytes requested through the context's allocator (a counting
+   allocator), split by reading the context's and the table's capacities
+   (this file compiles the implementation, so it sees them): registry
+   records, registry index, table index, table entries, and the rest.
+   stb_ds: bytes requested through STBDS_REALLOC. absl: bytes requested
+   through its allocator. GLib: growth of malloc's in-use bytes (mallinfo2;
+   GLib has no allocator hook), which includes malloc's own headers (so
+   mguard's heap growth is given too). Python: tracemalloc. */
 static long long counted_live;
 static void *cnt_realloc(void *p, size_t n, void *user)
 {
@@ -1627,7 +1863,21 @@ static void cnt_free(void *p, void *user)
     counted_live -= (long long)((bench_hdr *)p - 1)->size;
     free((bench_hdr *)p - 1);
 }
-static long long heap_now(void) { return (long long)mallinfo2().uordblks; }
+/* In-use bytes of the heap and of mmapped blocks (large arrays). */
+static long long heap_now(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return (long long)mi.uordblks + (long long)mi.hblkhd;
+}
+
+static void mem_put(const char *id, const char *label, size_t n, int sys, double v)
+{
+    result *r = result_for(id, label, n);
+    r->ns[sys] = v;
+    r->smp[sys][0] = v;
+    r->nsamp = 1;
+}
+static double idx_bytes(const mguard__index *ix) { return ix->slots ? (double)(ix->mask + 1) * sizeof(mguard__slot) : 0; }
 
 static void measure_memory(size_t n)
 {
@@ -1637,111 +1887,87 @@ static void measure_memory(size_t n)
     mguard_weak *t;
     stb_kv *hm = NULL;
     GHashTable *gt;
+    void *am;
     long long h0, b0;
+    double dn = (double)n, reg, regix, tix, tent;
     size_t i;
-    mem_row *m = &mem_rows[nmem_rows++];
-    memset(m, 0, sizeof *m);
-    m->label = "weak table entry";
+    char line[512];
     memset(&d, 0, sizeof d);
     d.quiet = true;
     d.allocator.realloc_fn = cnt_realloc;
     d.allocator.free_fn = cnt_free;
-    /* mguard: requested bytes with the counting allocator, heap growth
-       with the default one (the counting allocator's headers excluded) */
     c = mguard_ctx_create(&d);
+    b0 = counted_live;
     t = mg_table(c);
     for (i = 0; i < n; i++) { long v = (long)i; mguard_weak_set(t, objs[i], &v); }
-    m->req[SYS_MG] = (double)counted_live / (double)n;
+    reg = (double)c->capobjs * sizeof(mguard__obj);
+    regix = idx_bytes(&c->reg_index);
+    tix = idx_bytes(&t->index);
+    tent = (double)t->cap * (double)t->stride;
+    mem_put("mem_entry", "bytes/entry: weak table entry", n, SYS_MG, (double)(counted_live - b0) / dn);
+    mem_put("mem_entry_registry", "  mguard: registry records", n, SYS_MG, reg / dn);
+    mem_put("mem_entry_registry_index", "  mguard: registry index", n, SYS_MG, regix / dn);
+    mem_put("mem_entry_table_index", "  mguard: table index", n, SYS_MG, tix / dn);
+    mem_put("mem_entry_table_entries", "  mguard: table entries", n, SYS_MG, tent / dn);
+    mem_put("mem_entry_other", "  mguard: the rest", n, SYS_MG, ((double)(counted_live - b0) - reg - regix - tix - tent) / dn);
     mguard_ctx_destroy(c);
     h0 = heap_now();
     c = mg_ctx();
     t = mg_table(c);
     for (i = 0; i < n; i++) { long v = (long)i; mguard_weak_set(t, objs[i], &v); }
-    m->heap[SYS_MG] = (double)(heap_now() - h0) / (double)n;
+    mem_put("mem_entry_heap", "bytes/entry: weak table entry, malloc heap growth", n, SYS_MG, (double)(heap_now() - h0) / dn);
     mguard_ctx_destroy(c);
     /* stb_ds */
     h0 = heap_now();
     b0 = stb_live_bytes;
     for (i = 0; i < n; i++) stbds_hmput(hm, objs[i], (long)i);
-    m->req[SYS_STB] = (double)(stb_live_bytes - b0) / (double)n;
-    m->heap[SYS_STB] = (double)(heap_now() - h0) / (double)n;
+    mem_put("mem_entry", "bytes/entry: weak table entry", n, SYS_STB, (double)(stb_live_bytes - b0) / dn);
+    mem_put("mem_entry_heap", "bytes/entry: weak table entry, malloc heap growth", n, SYS_STB, (double)(heap_now() - h0) / dn);
     stbds_hmfree(hm);
+    /* absl */
+    h0 = heap_now();
+    b0 = absl_live_bytes();
+    am = absl_map_new();
+    absl_set(am, objs, n, offsetof(BenchObj, id));
+    mem_put("mem_entry", "bytes/entry: weak table entry", n, SYS_ABSL, (double)(absl_live_bytes() - b0) / dn);
+    mem_put("mem_entry_heap", "bytes/entry: weak table entry, malloc heap growth", n, SYS_ABSL, (double)(heap_now() - h0) / dn);
+    absl_map_free(am);
     /* GLib */
     h0 = heap_now();
     gt = gl_new();
     for (i = 0; i < n; i++) gl_set(gt, objs[i], (long)i + 1);
-    m->req[SYS_GLIB] = NAN;
-    m->heap[SYS_GLIB] = (double)(heap_now() - h0) / (double)n;
+    mem_put("mem_entry", "bytes/entry: weak table entry", n, SYS_GLIB, (double)(heap_now() - h0) / dn);
+    mem_put("mem_entry_heap", "bytes/entry: weak table entry, malloc heap growth", n, SYS_GLIB, (double)(heap_now() - h0) / dn);
     gl_free(gt);
 
     /* a tracked object: one watcher each */
-    m = &mem_rows[nmem_rows++];
-    memset(m, 0, sizeof *m);
-    m->label = "tracked object, 1 watcher";
     c = mguard_ctx_create(&d);
+    b0 = counted_live;
     for (i = 0; i < n; i++) mguard_watch(c, objs[i], guards[0], mg_invalidate, NULL);
-    m->req[SYS_MG] = (double)counted_live / (double)n;
+    reg = (double)c->capobjs * sizeof(mguard__obj);
+    regix = idx_bytes(&c->reg_index);
+    mem_put("mem_tracked", "bytes/object: tracked, 1 watcher", n, SYS_MG, (double)(counted_live - b0) / dn);
+    mem_put("mem_tracked_registry", "  mguard: registry records", n, SYS_MG, reg / dn);
+    mem_put("mem_tracked_registry_index", "  mguard: registry index", n, SYS_MG, regix / dn);
+    mem_put("mem_tracked_watchers", "  mguard: watcher lists", n, SYS_MG, ((double)(counted_live - b0) - reg - regix) / dn);
     mguard_ctx_destroy(c);
-    h0 = heap_now();
-    c = mg_ctx();
-    for (i = 0; i < n; i++) mguard_watch(c, objs[i], guards[0], mg_invalidate, NULL);
-    m->heap[SYS_MG] = (double)(heap_now() - h0) / (double)n;
-    mguard_ctx_destroy(c);
-    m->req[SYS_STB] = m->heap[SYS_STB] = NAN;
     h0 = heap_now();
     for (i = 0; i < n; i++) g_signal_connect(objs[i], "mutated", G_CALLBACK(gl_handler), guards[0]);
-    m->req[SYS_GLIB] = NAN;
-    m->heap[SYS_GLIB] = (double)(heap_now() - h0) / (double)n;
+    mem_put("mem_tracked", "bytes/object: tracked, 1 watcher", n, SYS_GLIB, (double)(heap_now() - h0) / dn);
     for (i = 0; i < n; i++) g_signal_handlers_disconnect_matched(objs[i], G_SIGNAL_MATCH_FUNC, 0, 0, NULL, (gpointer)gl_handler, NULL);
     free_objs(objs, n);
-}
-
-/* ---- Python ----------------------------------------------------------------- */
-static double py_mem[2][2] = { { NAN, NAN }, { NAN, NAN } };
-
-static void run_python(void)
-{
-    char cmd[1024];
-    char line[512];
-    FILE *p;
-    snprintf(cmd, sizeof cmd, "python3 %s %s %s%s 2>&1", opt.py, opt.full ? "--full" : "",
-             opt.only ? "--only " : "", opt.only ? opt.only : "");
-    fprintf(stderr, "python: %s\n", cmd);
-    p = popen(cmd, "r");
-    if (!p) { fprintf(stderr, "bench: cannot run python3; Python columns left empty\n"); return; }
-    while (fgets(line, sizeof line, p)) {
-        char id[64], sys[16];
-        unsigned long n;
-        double v;
-        int s, i;
-        if (sscanf(line, "%63s %lu %15s %lf", id, &n, sys, &v) != 4 || strncmp(sys, "py_", 3) != 0) {
-            fprintf(stderr, "  py: %s", line);
-            continue;
+    /* Python */
+    if (py_ask(line, sizeof line, "mem %lu\n", (unsigned long)n)) {
+        double wkd, ref, tr;
+        if (sscanf(line, "%lf %lf %lf", &wkd, &ref, &tr) == 3) {
+            mem_put("mem_entry", "bytes/entry: weak table entry", n, SYS_PYWKD, wkd);
+            mem_put("mem_entry", "bytes/entry: weak table entry", n, SYS_PYREF, ref);
+            mem_put("mem_tracked", "bytes/object: tracked, 1 watcher", n, SYS_PYREF, tr);
         }
-        s = strcmp(sys, "py_wkd") == 0 ? SYS_PYWKD : SYS_PYREF;
-        if (strcmp(id, "mem_entry") == 0) { py_mem[0][s - SYS_PYWKD] = v; continue; }
-        if (strcmp(id, "mem_tracked") == 0) { py_mem[1][s - SYS_PYWKD] = v; continue; }
-        for (i = 0; i < (int)NROWS; i++)
-            if (strcmp(rows[i].id, id) == 0) break;
-        if (i == (int)NROWS) { fprintf(stderr, "  py: unknown row %s\n", id); continue; }
-        result_for(rows[i].id, rows[i].label, rows[i].sized ? (size_t)n : FIX_N)->ns[s] = v;
     }
-    if (pclose(p) != 0) fprintf(stderr, "bench: python3 %s failed; its columns may be incomplete\n", opt.py);
 }
 
 /* ---- output ------------------------------------------------------------------ */
-static void fmt_ns(char *buf, size_t len, double v)
-{
-    if (isnan(v)) snprintf(buf, len, "-");
-    else if (v < 10) snprintf(buf, len, "%.2f", v);
-    else if (v < 1000) snprintf(buf, len, "%.1f", v);
-    else snprintf(buf, len, "%.0f", v);
-}
-static void fmt_ratio(char *buf, size_t len, double a, double b)
-{
-    if (isnan(a) || isnan(b) || b <= 0) snprintf(buf, len, "-");
-    else snprintf(buf, len, "%.2fx", a / b);
-}
 static const char *fmt_n(size_t n)
 {
     static char b[4][32];
@@ -1776,147 +2002,212 @@ static void print_machine(FILE *out, const char *pfx)
             MGUARD_VERSION_STRING, glib_major_version, glib_minor_version, glib_micro_version);
 }
 
-static void print_table(void)
-{
-    int i, s;
-    printf("\nns per operation (median of %d samples, %d at 1M keys; >= %.0f ms each)\n", opt.samples, opt.samples_big, opt.min_ns / 1e6);
-    print_machine(stdout, "");
-    printf("ratios: mg/stb = mguard time / stb_ds time (overhead, lower is better);\n"
-           "        X/mg = X's time / mguard's (how many times faster mguard is)\n\n");
-    printf("%-32s %5s %9s %9s %9s %9s %9s | %7s %7s %8s %8s\n", "operation", "n", "mguard", "stb_ds", "GLib",
-           "py WKD", "py ref", "mg/stb", "GLib/mg", "pyWKD/mg", "pyref/mg");
-    for (i = 0; i < nresults; i++) {
-        result *r = &results[i];
-        char b[NSYS][32], q[4][32];
-        for (s = 0; s < NSYS; s++) fmt_ns(b[s], sizeof b[s], r->ns[s]);
-        fmt_ratio(q[0], sizeof q[0], r->ns[SYS_MG], r->ns[SYS_STB]);
-        fmt_ratio(q[1], sizeof q[1], r->ns[SYS_GLIB], r->ns[SYS_MG]);
-        fmt_ratio(q[2], sizeof q[2], r->ns[SYS_PYWKD], r->ns[SYS_MG]);
-        fmt_ratio(q[3], sizeof q[3], r->ns[SYS_PYREF], r->ns[SYS_MG]);
-        printf("%-32s %5s %9s %9s %9s %9s %9s | %7s %7s %8s %8s\n", r->label, fmt_n(r->n), b[0], b[1], b[2], b[3], b[4],
-               q[0], q[1], q[2], q[3]);
-    }
-    if (nmem_rows) {
-        printf("\nbytes per entry at %s entries (requested = through the allocator; heap = malloc in-use growth)\n", fmt_n(100000));
-        printf("%-32s %9s %9s %9s %9s %9s %9s %9s %9s\n", "", "mg req", "mg heap", "stb req", "stb heap", "GLib heap",
-               "py WKD", "py ref", "");
-        for (i = 0; i < nmem_rows; i++) {
-            char b[7][32];
-            mem_row *m = &mem_rows[i];
-            fmt_ns(b[0], 32, m->req[SYS_MG]);
-            fmt_ns(b[1], 32, m->heap[SYS_MG]);
-            fmt_ns(b[2], 32, m->req[SYS_STB]);
-            fmt_ns(b[3], 32, m->heap[SYS_STB]);
-            fmt_ns(b[4], 32, m->heap[SYS_GLIB]);
-            fmt_ns(b[5], 32, py_mem[i][0]);
-            fmt_ns(b[6], 32, py_mem[i][1]);
-            printf("%-32s %9s %9s %9s %9s %9s %9s %9s\n", m->label, b[0], b[1], b[2], b[3], b[4], b[5], b[6]);
-        }
-    }
-}
-
+/* Every sample of every row: "id n system sample value label", value in
+   ns per operation (bytes for the mem_ rows). bench/tsv2md.py turns one or
+   more of these files into the table (medians, min-max, ratios taken per
+   round) and the medians TSV the charts are drawn from. */
 static void write_tsv(const char *path)
 {
     FILE *f = fopen(path, "w");
-    int i, s;
+    int i, s, k;
     if (!f) { fprintf(stderr, "bench: cannot write %s\n", path); return; }
     print_machine(f, "# ");
-    fprintf(f, "id\tn");
-    for (s = 0; s < NSYS; s++) fprintf(f, "\t%s", sys_id[s]);
-    fprintf(f, "\tlabel\n");
+    fprintf(f, "# %d samples per figure (%d at 1M keys), each >= %.0f ms; systems in a random order per round\n",
+            opt.samples, opt.samples_big, opt.min_ns / 1e6);
+    fprintf(f, "id\tn\tsystem\tsample\tvalue\tlabel\n");
     for (i = 0; i < nresults; i++) {
-        fprintf(f, "%s\t%lu", results[i].id, (unsigned long)results[i].n);
-        for (s = 0; s < NSYS; s++) fprintf(f, "\t%.3f", results[i].ns[s]);  /* nan for n/a */
-        fprintf(f, "\t%s\n", results[i].label);
-    }
-    for (i = 0; i < nmem_rows; i++) {
-        fprintf(f, "%s\t100000\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s (bytes, heap)\n", i ? "mem_tracked" : "mem_entry",
-                mem_rows[i].heap[SYS_MG], mem_rows[i].heap[SYS_STB], mem_rows[i].heap[SYS_GLIB], py_mem[i][0], py_mem[i][1],
-                mem_rows[i].label);
+        result *r = &results[i];
+        for (s = 0; s < NSYS; s++) {
+            if (isnan(r->ns[s])) continue;
+            for (k = 0; k < r->nsamp; k++)
+                fprintf(f, "%s\t%lu\t%s\t%d\t%.3f\t%s\n", r->id, (unsigned long)r->n, sys_id[s], k, r->smp[s][k], r->label);
+        }
     }
     fclose(f);
     fprintf(stderr, "wrote %s\n", path);
 }
 
 /* ---- --ir: fixed work for callgrind -------------------------------------------
-   Each hot path runs IR_OPS times in its own noinline function, so
-   `callgrind_annotate --inclusive=yes` gives instructions per call. */
-#define IR_OPS 100000
-#define IR_FN(name) __attribute__((noinline)) static void name(fx *f)
-/* i walks 0..IR_OPS, j cycles over the keys without a division */
-#define IR_LOOP for (i = 0, j = 0; i < IR_OPS; i++, j = j + 1 == f->n ? 0 : j + 1)
-IR_FN(ir_mguard_get_hit) { size_t i, j; IR_LOOP if (!mguard_weak_get(f->mt, f->look[j])) fail("ir"); }
-IR_FN(ir_stbds_get_hit) { size_t i, j; IR_LOOP if (stbds_hmgeti(f->hm, f->look[j]) < 0) fail("ir"); }
-IR_FN(ir_glib_get_hit) { size_t i, j; IR_LOOP if (!g_hash_table_lookup(f->gt, f->look[j])) fail("ir"); }
-IR_FN(ir_mguard_get_miss) { size_t i, j; IR_LOOP if (mguard_weak_get(f->mt, f->miss[j])) fail("ir"); }
-IR_FN(ir_stbds_get_miss) { size_t i, j; IR_LOOP if (stbds_hmgeti(f->hm, f->miss[j]) >= 0) fail("ir"); }
-IR_FN(ir_mguard_overwrite) { size_t i, j; IR_LOOP { long v = 1; mguard_weak_set(f->mt, f->look[j], &v); } }
-IR_FN(ir_stbds_overwrite) { size_t i, j; IR_LOOP stbds_hmput(f->hm, f->look[j], 1); }
-IR_FN(ir_mguard_mut_unwatched) { size_t i, j; IR_LOOP mguard_on_mutation(f->ctx, f->miss[j], "x"); }
-IR_FN(ir_mguard_death_unknown) { size_t i, j; IR_LOOP mguard_on_destroy(f->ctx, f->miss[j]); }
-IR_FN(ir_mguard_set_new_remove)
-{
-    size_t i;
-    mguard_weak *t = mg_table(f->ctx);
-    for (i = 0; i < f->n; i++) { long v = 1; mguard_weak_set(t, f->ins[i], &v); }
-    for (i = 0; i < f->n; i++) mguard_weak_remove(t, f->look[i]);
-    mguard_weak_destroy(t);
-}
-IR_FN(ir_stbds_set_new_remove)
-{
-    size_t i;
-    stb_kv *hm = NULL;
-    for (i = 0; i < f->n; i++) stbds_hmput(hm, f->ins[i], 1);
-    for (i = 0; i < f->n; i++) (void)stbds_hmdel(hm, f->look[i]);
-    stbds_hmfree(hm);
-}
+   Each core row's operation runs a known number of times in its own
+   noinline function ir_<system>_<row>, its setup outside it, so
+   `callgrind_annotate --inclusive=yes` gives the instructions of that
+   many operations (loop included). The program prints "name ops" for each
+   function; bench/ir.sh divides. Weak-table rows at 100K keys (IR_N);
+   death, refs, trackers, generations and scopes with FIX_N objects. GLib's
+   death is given net of a second dispose of the same objects
+   (ir_glib_dispose_base), as in the timed rows. */
+#define IR_N 100000
+#define IR_FN(name) __attribute__((noinline)) static void name
+static volatile long ir_sink;
+static void ir_ops(const char *name, size_t ops) { printf("%s\t%lu\n", name, (unsigned long)ops); }
 
-/* Death of IR_DEATH keys held by one table, with and without 10,000
-   unrelated tables alive: the instruction counts must match. */
-#define IR_DEATH 10000
-static void ir_death_setup(fx *f, mguard_ctx **c, int unrelated)
+IR_FN(ir_mguard_get_hit)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += *(const long *)mguard_weak_get(f->mt, f->look[i]); ir_sink = s; }
+IR_FN(ir_stbds_get_hit)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += f->hm[stbds_hmgeti(f->hm, f->look[i])].value; ir_sink = s; }
+IR_FN(ir_glib_get_hit)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += (long)(intptr_t)g_hash_table_lookup(f->gt, f->look[i]); ir_sink = s; }
+IR_FN(ir_absl_get_hit)(fx *f) { ir_sink = absl_get_hit(f->am, f->look, f->n); }
+IR_FN(ir_mguard_get_miss)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += mguard_weak_get(f->mt, f->miss[i]) != NULL; ir_sink = s; }
+IR_FN(ir_stbds_get_miss)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += stbds_hmgeti(f->hm, f->miss[i]) >= 0; ir_sink = s; }
+IR_FN(ir_glib_get_miss)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += g_hash_table_lookup(f->gt, f->miss[i]) != NULL; ir_sink = s; }
+IR_FN(ir_absl_get_miss)(fx *f) { ir_sink = (long)absl_get_miss(f->am, f->miss, f->n); }
+IR_FN(ir_mguard_overwrite)(fx *f) { size_t i; for (i = 0; i < f->n; i++) { long v = OBJ_ID(f->look[i]); mguard_weak_set(f->mt, f->look[i], &v); } }
+IR_FN(ir_stbds_overwrite)(fx *f) { size_t i; for (i = 0; i < f->n; i++) stbds_hmput(f->hm, f->look[i], OBJ_ID(f->look[i])); }
+IR_FN(ir_glib_overwrite)(fx *f) { size_t i; for (i = 0; i < f->n; i++) gl_set(f->gt, f->look[i], OBJ_ID(f->look[i])); }
+IR_FN(ir_absl_overwrite)(fx *f) { ir_sink = (long)absl_set(f->am, f->look, f->n, offsetof(BenchObj, id)); }
+IR_FN(ir_mguard_iterate)(fx *f) { long s = 0; mguard_weak_iter it = mguard_weak_iterate(f->mt); while (mguard_weak_next(&it)) s += *(const long *)it.value; ir_sink = s; }
+IR_FN(ir_stbds_iterate)(fx *f) { long s = 0; ptrdiff_t i, n = stbds_hmlen(f->hm); for (i = 0; i < n; i++) s += f->hm[i].value; ir_sink = s; }
+IR_FN(ir_glib_iterate)(fx *f) { long s = 0; GHashTableIter it; gpointer k, v; g_hash_table_iter_init(&it, f->gt); while (g_hash_table_iter_next(&it, &k, &v)) s += (long)(intptr_t)v; ir_sink = s; }
+IR_FN(ir_absl_iterate)(fx *f) { ir_sink = absl_iterate(f->am); }
+IR_FN(ir_mguard_set_new)(fx *f, mguard_weak *t) { mg_fill(t, f->ins, f->n); }
+IR_FN(ir_stbds_set_new)(fx *f, stb_kv **hm) { size_t i; for (i = 0; i < f->n; i++) stbds_hmput(*hm, f->ins[i], OBJ_ID(f->ins[i])); }
+IR_FN(ir_glib_set_new)(fx *f, GHashTable *t) { size_t i; for (i = 0; i < f->n; i++) gl_set(t, f->ins[i], OBJ_ID(f->ins[i])); }
+IR_FN(ir_absl_set_new)(fx *f, void *m) { ir_sink = (long)absl_set(m, f->ins, f->n, offsetof(BenchObj, id)); }
+IR_FN(ir_mguard_remove)(fx *f, mguard_weak *t) { size_t i; for (i = 0; i < f->n; i++) mguard_weak_remove(t, f->look[i]); }
+IR_FN(ir_stbds_remove)(fx *f, stb_kv **hm) { size_t i; for (i = 0; i < f->n; i++) (void)stbds_hmdel(*hm, f->look[i]); }
+IR_FN(ir_glib_remove)(fx *f, GHashTable *t) { size_t i; for (i = 0; i < f->n; i++) glw_remove(t, f->look[i]); }
+IR_FN(ir_absl_remove)(fx *f, void *m) { ir_sink = (long)absl_remove(m, f->look, f->n); }
+IR_FN(ir_mguard_mut_unwatched)(fx *f) { size_t i; for (i = 0; i < f->n; i++) mguard_on_mutation(f->ctx, f->miss[i], "x"); }
+IR_FN(ir_mguard_mut_untracked_key)(fx *f) { size_t i; for (i = 0; i < f->n; i++) mguard_on_mutation(f->ctx, f->look[i], "x"); }
+IR_FN(ir_glib_mut_untracked_key)(fx *f) { size_t i; for (i = 0; i < f->n; i++) g_signal_emit(f->look[i], sig_mutated, 0, "x"); }
+/* death: 4 bodies that differ only in their mark (no folding) */
+static volatile int ir_mark;
+IR_FN(ir_mguard_death_t1)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 1; for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->ins[i]); }
+IR_FN(ir_mguard_death_t4)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 4; for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->ins[i]); }
+IR_FN(ir_mguard_death_t16)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 16; for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->ins[i]); }
+IR_FN(ir_mguard_death_t1_u10k)(fx *f, mguard_ctx *c) { size_t i; ir_mark = -1; for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->ins[i]); }
+IR_FN(ir_mguard_death_unknown)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 0; for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->miss[i]); }
+IR_FN(ir_glib_death_t1)(fx *f) { size_t i; ir_mark = 1; for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]); }
+IR_FN(ir_glib_death_t4)(fx *f) { size_t i; ir_mark = 4; for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]); }
+IR_FN(ir_glib_death_t16)(fx *f) { size_t i; ir_mark = 16; for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]); }
+IR_FN(ir_glib_dispose_base)(fx *f) { size_t i; ir_mark = 0; for (i = 0; i < f->n; i++) g_object_run_dispose((GObject *)f->ins[i]); }
+IR_FN(ir_mguard_ref_make)(fx *f, mguard_ctx *c, mguard_ref *r) { size_t i; for (i = 0; i < f->n; i++) r[i] = mguard_ref_make(c, f->ins[i]); }
+IR_FN(ir_glib_ref_make)(fx *f, gpointer *r) { size_t i; for (i = 0; i < f->n; i++) g_object_add_weak_pointer((GObject *)f->ins[i], &r[i]); }
+IR_FN(ir_mguard_ref_get_alive)(fx *f, mguard_ctx *c, mguard_ref *r) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += mguard_ref_get(c, r[i]) != NULL; ir_sink = s; }
+IR_FN(ir_mguard_mut_w1)(fx *f, mguard_ctx *c) { size_t i; for (i = 0; i < f->n; i++) { mguard_on_mutation(c, f->ins[i], "x"); mguard_watch(c, f->ins[i], guards[0], mg_invalidate, NULL); } }
+IR_FN(ir_glib_mut_w1)(fx *f) { size_t i; for (i = 0; i < f->n; i++) g_signal_emit(f->ins[i], sig_mutated, 0, "x"); }
+IR_FN(ir_mguard_watch)(fx *f, mguard_ctx *c) { size_t i; for (i = 0; i < f->n; i++) mguard_watch(c, f->ins[i], guards[0], mg_invalidate, NULL); }
+IR_FN(ir_glib_watch)(fx *f, gulong *ids) { size_t i; for (i = 0; i < f->n; i++) ids[i] = g_signal_connect(f->ins[i], "mutated", G_CALLBACK(gl_handler), guards[0]); }
+IR_FN(ir_mguard_gen_tag)(fx *f, mguard_ctx *c) { size_t i; for (i = 0; i < f->n; i++) mguard_gen_tag(c, f->ins[i]); }
+IR_FN(ir_glib_gen_tag)(fx *f) { size_t i; for (i = 0; i < f->n; i++) g_object_set_qdata(f->ins[i], gen_quark, GINT_TO_POINTER(2)); }
+IR_FN(ir_mguard_gen_is_current)(fx *f, mguard_ctx *c) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += mguard_gen_is_current(c, f->ins[i]); ir_sink = s; }
+IR_FN(ir_glib_gen_is_current)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += g_object_get_qdata(f->ins[i], gen_quark) == GINT_TO_POINTER(2); ir_sink = s; }
+IR_FN(ir_mguard_scope_d1)(fx *f, mguard_scope *sc) { size_t i; for (i = 0; i < f->n; i++) { mguard_scope_enter(sc, &scope_comps[0]); mguard_scope_exit(sc, &scope_comps[0]); } }
+IR_FN(ir_mguard_scope_add8)(fx *f, mguard_scope *sc) { size_t i; for (i = 0; i < f->n; i++) mguard_scope_add(sc, "flops", 1.0); }
+
+static mguard_ctx *ir_death_ctx(fx *f, int k)
 {
+    mguard_ctx *c = mg_ctx();
+    int j;
     size_t i;
-    *c = mg_ctx();
-    if (unrelated) for (i = 0; i < UNRELATED; i++) mg_table(*c);
-    mg_fill(mg_table(*c), f->keys, IR_DEATH);
+    if (k < 0) for (i = 0; i < UNRELATED; i++) mg_table(c);
+    for (j = 0; j < (k < 0 ? 1 : k); j++) mg_fill(mg_table(c), f->keys, f->n);
+    return c;
 }
-static volatile int ir_mark;  /* keeps the two bodies distinct (no folding) */
-__attribute__((noinline)) static void ir_mguard_death_t1(fx *f, mguard_ctx *c)
+static void ir_glib_tables(fx *f, int k, GHashTable **t)
 {
+    int j;
     size_t i;
-    ir_mark = 1;
-    for (i = 0; i < IR_DEATH; i++) mguard_on_destroy(c, f->ins[i]);
-}
-__attribute__((noinline)) static void ir_mguard_death_t1_u10k(fx *f, mguard_ctx *c)
-{
-    size_t i;
-    ir_mark = 2;
-    for (i = 0; i < IR_DEATH; i++) mguard_on_destroy(c, f->ins[i]);
+    for (j = 0; j < k; j++) { t[j] = gl_new(); for (i = 0; i < f->n; i++) gl_set(t[j], f->keys[i], 1); }
 }
 
 static void run_ir(void)
 {
     fx f, d;
     mguard_ctx *c;
-    fx_init(&d, IR_DEATH, 0);
-    ir_death_setup(&d, &c, 0);
-    ir_mguard_death_t1(&d, c);
-    CHECK(mguard_ctx_object_count(c) == 0, "ir death");
+    mguard_weak *t;
+    stb_kv *hm = NULL;
+    GHashTable *gt, *gts[16];
+    void *am;
+    mguard_ref *r;
+    gpointer *wp;
+    gulong *ids;
+    mguard_scope *sc;
+    size_t i;
+    int j;
+
+    fx_init(&f, IR_N, 1);
+    ir_mguard_get_hit(&f); ir_stbds_get_hit(&f); ir_glib_get_hit(&f); ir_absl_get_hit(&f);
+    ir_mguard_get_miss(&f); ir_stbds_get_miss(&f); ir_glib_get_miss(&f); ir_absl_get_miss(&f);
+    ir_mguard_overwrite(&f); ir_stbds_overwrite(&f); ir_glib_overwrite(&f); ir_absl_overwrite(&f);
+    ir_mguard_iterate(&f); ir_stbds_iterate(&f); ir_glib_iterate(&f); ir_absl_iterate(&f);
+    ir_mguard_mut_unwatched(&f); ir_mguard_mut_untracked_key(&f); ir_glib_mut_untracked_key(&f);
+    t = mg_table(f.live); ir_mguard_set_new(&f, t); ir_mguard_remove(&f, t);
+    CHECK(mguard_weak_count(t) == 0, "ir remove"); mguard_weak_destroy(t);
+    ir_stbds_set_new(&f, &hm); ir_stbds_remove(&f, &hm); CHECK(stbds_hmlen(hm) == 0, "ir remove"); stbds_hmfree(hm);
+    gt = gl_new(); ir_glib_set_new(&f, gt); ir_glib_remove(&f, gt); CHECK(g_hash_table_size(gt) == 0, "ir remove"); gl_free(gt);
+    am = absl_map_new(); ir_absl_set_new(&f, am); ir_absl_remove(&f, am); CHECK(absl_map_size(am) == 0, "ir remove"); absl_map_free(am);
+    fx_free(&f);
+    {
+        static const char *const weak[] = { "get_hit", "get_miss", "overwrite", "iterate", "set_new", "remove" };
+        static const char *const sys[] = { "mguard", "stbds", "glib", "absl" };
+        char name[64];
+        size_t a, b;
+        for (a = 0; a < sizeof weak / sizeof weak[0]; a++)
+            for (b = 0; b < 4; b++) { snprintf(name, sizeof name, "ir_%s_%s", sys[b], weak[a]); ir_ops(name, IR_N); }
+        ir_ops("ir_mguard_mut_unwatched", IR_N);
+        ir_ops("ir_mguard_mut_untracked_key", IR_N);
+        ir_ops("ir_glib_mut_untracked_key", IR_N);
+    }
+
+    fx_init(&d, FIX_N, 0);
+    c = ir_death_ctx(&d, 1); ir_mguard_death_t1(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, 4); ir_mguard_death_t4(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, 16); ir_mguard_death_t16(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, -1); ir_mguard_death_t1_u10k(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, 1); ir_mguard_death_unknown(&d, c); mguard_ctx_destroy(c);
+    ir_glib_tables(&d, 1, gts); ir_glib_death_t1(&d); g_hash_table_destroy(gts[0]);
+    ir_glib_tables(&d, 4, gts); ir_glib_death_t4(&d); for (j = 0; j < 4; j++) g_hash_table_destroy(gts[j]);
+    ir_glib_tables(&d, 16, gts); ir_glib_death_t16(&d); for (j = 0; j < 16; j++) g_hash_table_destroy(gts[j]);
+    ir_glib_dispose_base(&d);
+    c = mg_ctx();
+    r = (mguard_ref *)malloc(d.n * sizeof *r);
+    ir_mguard_ref_make(&d, c, r); ir_mguard_ref_get_alive(&d, c, r);
     mguard_ctx_destroy(c);
-    ir_death_setup(&d, &c, 1);
-    ir_mguard_death_t1_u10k(&d, c);
-    CHECK(mguard_ctx_object_count(c) == 0, "ir death");
+    free(r);
+    wp = (gpointer *)calloc(d.n, sizeof *wp);
+    for (i = 0; i < d.n; i++) wp[i] = d.ins[i];
+    ir_glib_ref_make(&d, wp);
+    for (i = 0; i < d.n; i++) g_object_remove_weak_pointer((GObject *)d.ins[i], &wp[i]);
+    free(wp);
+    c = mg_ctx();
+    for (i = 0; i < d.n; i++) mguard_watch(c, d.keys[i], guards[0], mg_invalidate, NULL);
+    ir_mguard_mut_w1(&d, c);
+    for (i = 0; i < d.n; i++) mguard_on_mutation(c, d.keys[i], "x");
+    ir_mguard_watch(&d, c);
+    mguard_ctx_destroy(c);
+    for (i = 0; i < d.n; i++) g_signal_connect(d.keys[i], "mutated", G_CALLBACK(gl_handler), guards[0]);
+    ir_glib_mut_w1(&d);
+    for (i = 0; i < d.n; i++) g_signal_handlers_disconnect_matched(d.keys[i], G_SIGNAL_MATCH_FUNC, 0, 0, NULL, (gpointer)gl_handler, NULL);
+    ids = (gulong *)malloc(d.n * sizeof *ids);
+    ir_glib_watch(&d, ids);
+    for (i = 0; i < d.n; i++) g_signal_handler_disconnect(d.ins[i], ids[i]);
+    free(ids);
+    c = mg_ctx();
+    mguard_gen_advance(c);
+    ir_mguard_gen_tag(&d, c); ir_mguard_gen_is_current(&d, c);
+    mguard_ctx_destroy(c);
+    ir_glib_gen_tag(&d); ir_glib_gen_is_current(&d);
+    for (i = 0; i < d.n; i++) g_object_set_qdata(d.keys[i], gen_quark, NULL);
+    c = mg_ctx();
+    sc = bench_scope(c, 0);
+    ir_mguard_scope_d1(&d, sc);
+    mguard_ctx_destroy(c);
+    c = mg_ctx();
+    sc = bench_scope(c, 7);
+    ir_mguard_scope_add8(&d, sc);
     mguard_ctx_destroy(c);
     fx_free(&d);
-    fx_init(&f, 100000, 1);
-    ir_mguard_get_hit(&f); ir_stbds_get_hit(&f); ir_glib_get_hit(&f);
-    ir_mguard_get_miss(&f); ir_stbds_get_miss(&f);
-    ir_mguard_overwrite(&f); ir_stbds_overwrite(&f);
-    ir_mguard_mut_unwatched(&f); ir_mguard_death_unknown(&f);
-    ir_mguard_set_new_remove(&f); ir_stbds_set_new_remove(&f);
-    fx_free(&f);
-    printf("ran %d operations per ir_* function at 100K keys\n", IR_OPS);
+    {
+        static const char *const fixed[] = {
+            "ir_mguard_death_t1", "ir_mguard_death_t4", "ir_mguard_death_t16", "ir_mguard_death_t1_u10k",
+            "ir_mguard_death_unknown", "ir_glib_death_t1", "ir_glib_death_t4", "ir_glib_death_t16",
+            "ir_glib_dispose_base", "ir_mguard_ref_make", "ir_glib_ref_make", "ir_mguard_ref_get_alive",
+            "ir_mguard_mut_w1", "ir_glib_mut_w1", "ir_mguard_watch", "ir_glib_watch", "ir_mguard_gen_tag",
+            "ir_glib_gen_tag", "ir_mguard_gen_is_current", "ir_glib_gen_is_current", "ir_mguard_scope_d1",
+            "ir_mguard_scope_add8"
+        };
+        size_t a;
+        for (a = 0; a < sizeof fixed / sizeof fixed[0]; a++) ir_ops(fixed[a], FIX_N);
+    }
 }
 
 /* ---- main --------------------------------------------------------------------- */
@@ -1925,10 +2216,13 @@ int main(int argc, char **argv)
     int i, z;
     const char *e = getenv("BENCH_FULL");
     opt.full = e && *e && strcmp(e, "0") != 0;
+    e = getenv("BENCH_QUICK");
+    opt.quick = e && *e && strcmp(e, "0") != 0;
     opt.py = "bench/bench_py.py";
-    opt.tsv = "build/bench.tsv";
+    opt.tsv = "build/bench-samples.tsv";
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--full") == 0) opt.full = 1;
+        else if (strcmp(argv[i], "--quick") == 0) opt.quick = 1;
         else if (strcmp(argv[i], "--no-py") == 0) opt.py = NULL;
         else if (strcmp(argv[i], "--py") == 0 && i + 1 < argc) opt.py = argv[++i];
         else if (strcmp(argv[i], "--tsv") == 0 && i + 1 < argc) opt.tsv = argv[++i];
@@ -1936,32 +2230,38 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--sys") == 0 && i + 1 < argc) opt.sys = argv[++i];
         else if (strcmp(argv[i], "--max-n") == 0 && i + 1 < argc) opt.max_n = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--ir") == 0) opt.ir = 1;
-        else { fprintf(stderr, "usage: %s [--full] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID] [--sys mguard|stbds|glib] [--max-n N] [--ir]\n", argv[0]); return 2; }
+        else if (strcmp(argv[i], "--mem-only") == 0) opt.mem_only = 1;
+        else { fprintf(stderr, "usage: %s [--full|--quick] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID] [--sys mguard|stbds|glib|absl|py_wkd|py_ref] [--max-n N] [--ir] [--mem-only]\n", argv[0]); return 2; }
     }
-    opt.samples = opt.full ? 11 : 5;
+    /* Samples of at least 20 ms in every mode; the modes differ in how
+       many (and --quick stops at 100K keys). */
+    opt.samples = opt.full ? 11 : opt.quick ? 3 : 5;
     opt.samples_big = opt.full ? 5 : 3;
-    opt.min_ns = opt.full ? 20e6 : 2e6;
+    opt.min_ns = 20e6;
+    if (opt.quick && !opt.max_n) opt.max_n = 100000;
     gen_quark = g_quark_from_static_string("bench-generation");
     (void)bench_obj_get_type();
     if (opt.ir) { run_ir(); return 0; }
+    signal(SIGPIPE, SIG_IGN);
+    py_start();
 
     /* the table's order: sized rows by size, then the fixed rows */
-    for (z = 0; z < (int)NSIZES; z++)
+    for (z = 0; z < (int)NSIZES && !opt.mem_only; z++)
         for (i = 0; i < (int)NROWS; i++)
             if (rows[i].sized && row_at_size(&rows[i], sizes[z]))
                 result_for(rows[i].id, rows[i].label, sizes[z]);
-    for (i = 0; i < (int)NROWS; i++)
+    for (i = 0; i < (int)NROWS && !opt.mem_only; i++)
         if (!rows[i].sized && row_selected(&rows[i])) result_for(rows[i].id, rows[i].label, FIX_N);
-    if (opt.py) run_python();
 
-    for (z = 0; z < (int)NSIZES; z++) {
+    for (z = 0; z < (int)NSIZES && !opt.mem_only; z++) {
         fx f;
         int any = 0;
         for (i = 0; i < (int)NROWS; i++) any |= rows[i].sized && row_at_size(&rows[i], sizes[z]);
         if (!any) continue;
-        fprintf(stderr, "C rows at %s keys\n", fmt_n(sizes[z]));
+        fprintf(stderr, "rows at %s keys\n", fmt_n(sizes[z]));
         fx_init(&f, sizes[z], 1);
         cache_weak_el[0] = cache_weak_el[1] = 0;
+        py_fixture(sizes[z], 1);
         for (i = 0; i < (int)NROWS; i++)
             if (rows[i].sized && row_at_size(&rows[i], sizes[z])) run_row(&rows[i], &f);
         if (cache_weak_el[1] > 0)
@@ -1972,17 +2272,19 @@ int main(int argc, char **argv)
         fx f;
         int any = 0;
         for (i = 0; i < (int)NROWS; i++) any |= !rows[i].sized && row_selected(&rows[i]);
-        if (any) {
-            fprintf(stderr, "C rows with %d objects\n", FIX_N);
+        if (any && !opt.mem_only) {
+            fprintf(stderr, "rows with %d objects\n", FIX_N);
             fx_init(&f, FIX_N, 0);
+            py_fixture(FIX_N, 0);
             for (i = 0; i < (int)NROWS; i++)
                 if (!rows[i].sized && row_selected(&rows[i])) run_row(&rows[i], &f);
             fx_free(&f);
         }
     }
-    if (!opt.only) measure_memory(100000);
-    print_table();
-    fflush(stdout);
+    if (!opt.only)
+        for (z = 0; z < (int)NSIZES; z++)
+            if (!opt.max_n || sizes[z] <= opt.max_n) measure_memory(sizes[z]);
+    py_stop();
     if (opt.tsv) write_tsv(opt.tsv);
     return 0;
 }

@@ -9,11 +9,20 @@ Two systems, each printed as lines "row_id<TAB>n<TAB>system<TAB>ns_per_op":
           callback removes the entry; a watcher list swapped out on mutation;
           mutation notified from a patched __setattr__ that swallows KeyError.
 
-Rows and sizes follow bench.c (same ids). Each figure is the median of
-several samples; a sample repeats its pass until it ran for a minimum time.
-The cyclic garbage collector is off while timing. Every loop checks its
-result, so a fast wrong answer fails the run.
-Usage: python3 bench_py.py [--full] [--only ID]
+Rows and sizes follow bench.c (same ids). bench.c runs this file as a
+co-process (--serve) and takes the Python samples in the same rounds as the
+C systems, in a random order per round, with as many samples: the commands
+on stdin, one answer line each, are
+  fixture sized N | fixture fixed   build the Python side of a fixture;
+                                    answer "rows id:sys id:sys ... "
+  sample ID N SYS                   one sample: ns per operation
+  mem N                             bytes per entry: "wkd ref tracked"
+  quit
+A sample repeats its pass until it ran for at least --min-ns (20 ms); at 1M
+keys every pass goes over all the keys. The cyclic garbage collector is off
+while timing. Every loop checks its result, so a fast wrong answer fails the
+run ("WRONG RESULT ..." on stdout, and bench.c stops).
+Usage: python3 bench_py.py --serve [--min-ns NS]
 """
 import gc
 import random
@@ -23,14 +32,12 @@ import time
 import tracemalloc
 import weakref
 
-FULL = "--full" in sys.argv
-ONLY = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-SIZES = [1000, 100000, 1000000]
+ONLY = None
 FIX_N = 10000
 UNRELATED = 10000
-SAMPLES = 5 if FULL else 3
-SAMPLES_BIG = 3 if FULL else 1
-MIN_NS = 100e6 if FULL else 20e6
+SAMPLES = 1
+MIN_NS = float(sys.argv[sys.argv.index("--min-ns") + 1]) if "--min-ns" in sys.argv else 20e6
+REG = {}   # row id -> {system: sample function}, for the fixture built last
 now = time.perf_counter_ns
 rnd = random.Random(12345)
 
@@ -320,21 +327,13 @@ def cycles(n, setup, timed, teardown):
 
 
 def run(row, n, systems, samples):
-    """systems: {name: sample_fn}. Samples interleaved, median printed."""
-    if not wanted(row):
-        return
-    res = {s: [] for s in systems}
-    for _ in range(samples):
-        for s, fn in systems.items():
-            gc.collect()
-            res[s].append(fn())
-    for s in systems:
-        out(row, n, s, statistics.median(res[s]))
+    """Register the row's sample functions; bench.c calls them (sample)."""
+    REG[row] = systems
 
 
 # ---- weak table rows at n keys ---------------------------------------------------
 def sized_rows(n):
-    samples = SAMPLES_BIG if n >= 1000000 else SAMPLES
+    samples = SAMPLES
     keys = [Key() for _ in range(n)]
     ins = keys[:]
     rnd.shuffle(ins)
@@ -346,26 +345,13 @@ def sized_rows(n):
     ins_pairs = [(k, val[id(k)]) for k in ins]
     look_pairs = [(k, val[id(k)]) for k in look]
 
-    # Quick run at 1M keys: the steady tables' build is the one set-new
-    # sample, and the per-key rows go over a random tenth of the keys (the
-    # table still holds all of them, so the per-operation cost is the 1M one).
-    quick_big = n >= 1000000 and not FULL
     wkd = weakref.WeakKeyDictionary()
     ref = ExactWeakKeyDict()
-    t0 = now()
     for k, v in ins_pairs:
         wkd[k] = v
-    t1 = now()
     for k, v in ins_pairs:
         ref[k] = v
-    t2 = now()
     tables = {"py_wkd": wkd, "py_ref": ref}
-    if quick_big:
-        sub = n // 10
-        look = look[:sub]
-        look_pairs = look_pairs[:sub]
-        misses = misses[:sub]
-        total = sum(v for _k, v in look_pairs)
 
     ops = len(look)
 
@@ -419,38 +405,26 @@ def sized_rows(n):
 
     run("get_hit", n, {s: get_hit(t) for s, t in tables.items()}, samples)
     run("get_miss", n, {s: get_miss(t) for s, t in tables.items()}, samples)
-    if quick_big:
-        if wanted("set_new"):
-            out("set_new", n, "py_wkd", (t1 - t0) / n)
-            out("set_new", n, "py_ref", (t2 - t1) / n)
-    else:
-        run("set_new", n, {"py_wkd": set_new(weakref.WeakKeyDictionary), "py_ref": set_new(ExactWeakKeyDict)}, samples)
+    run("set_new", n, {"py_wkd": set_new(weakref.WeakKeyDictionary), "py_ref": set_new(ExactWeakKeyDict)}, samples)
     run("overwrite", n, {s: overwrite(t) for s, t in tables.items()}, samples)
     run("iterate", n, {s: iterate(t) for s, t in tables.items()}, samples)
 
     # An unwatched mutation: the patched setattr on an object with no
     # tracker, while the tracker db holds n objects (the steady table of
     # the reference dictionary: a miss never reads a value).
-    if wanted("mut_unwatched"):
+    def mut_sample():
         MutationTracker.db = ref
 
         def mut():
             for m in misses:
                 m.x = 1
             check(len(MutationTracker.db) == n, "unwatched mutation")
-        run("mut_unwatched", n, {"py_ref": lambda: passes(ops, mut)}, samples)
-        MutationTracker.db = ExactWeakKeyDict()
-
-    if quick_big:
-        if wanted("remove"):
-            for name, t in tables.items():
-                t0 = now()
-                for k in look:
-                    del t[k]
-                out("remove", n, name, (now() - t0) / ops)
-                check(len(t) == n - ops, "remove")
-    else:
-        run("remove", n, {"py_wkd": remove(weakref.WeakKeyDictionary), "py_ref": remove(ExactWeakKeyDict)}, samples)
+        try:
+            return passes(ops, mut)
+        finally:
+            MutationTracker.db = ExactWeakKeyDict()
+    run("mut_unwatched", n, {"py_ref": mut_sample}, samples)
+    run("remove", n, {"py_wkd": remove(weakref.WeakKeyDictionary), "py_ref": remove(ExactWeakKeyDict)}, samples)
 
 
 # ---- fixed rows: FIX_N objects -------------------------------------------------
@@ -459,26 +433,38 @@ def fixed_rows():
     samples = SAMPLES
 
     def death(make, k, unrelated):
-        def setup():
-            objs = [Key() for _ in range(n)]
-            ts = [make() for _ in range(k)]
-            un = [make() for _ in range(UNRELATED)] if unrelated else []
-            for t in ts:
-                for o in objs:
-                    t[o] = 1
-            order = list(range(n))
-            rnd.shuffle(order)
-            return objs, ts, un, order
-
-        def timed(st):
-            objs, _ts, _un, order = st
-            for i in order:
-                objs[i] = None   # the last reference: the object dies
-
-        def teardown(st):
-            for t in st[1]:
-                check(len(t) == 0, "death left an entry")
-        return lambda: cycles(n, setup, timed, teardown)
+        """The death of keys held by k tables, net of the death of as many
+        plain objects held by nothing (timed right after, same order): the
+        weak-reference work alone, without the object's own deallocation,
+        as the C rows do not count free()."""
+        def sample():
+            gross = base = 0
+            count = 0
+            while gross < MIN_NS:
+                objs = [Key() for _ in range(n)]
+                plain = [Key() for _ in range(n)]
+                ts = [make() for _ in range(k)]
+                un = [make() for _ in range(UNRELATED)] if unrelated else []
+                for t in ts:
+                    for i in range(n):
+                        t[objs[i]] = 1    # no loop variable left holding a key
+                order = list(range(n))
+                rnd.shuffle(order)
+                t0 = now()
+                for i in order:
+                    objs[i] = None   # the last reference: the object dies
+                t1 = now()
+                for i in order:
+                    plain[i] = None
+                t2 = now()
+                gross += t1 - t0
+                base += t2 - t1
+                count += 1
+                for t in ts:
+                    check(len(t) == 0, "death left an entry")
+                del un
+            return (gross - base) / (count * n)
+        return sample
 
     for row, k, unrel in (("death_t1", 1, False), ("death_t4", 4, False),
                           ("death_t16", 16, False), ("death_t1_u10k", 1, True)):
@@ -517,24 +503,38 @@ def fixed_rows():
     guards = [Guard() for _ in range(8)]
 
     def mut_watched(k):
-        def setup():
+        """The mutation and the re-arm (the reference's watchers are
+        one-shot, as mguard's): both timed, as in bench.c."""
+        def sample():
             MutationTracker.db = ExactWeakKeyDict()
+            gs = guards[:k]
             for o in objs:
-                for g in guards[:k]:
+                for g in gs:
                     watch(o, g)
             FIRED[0] = 0
+            done = [0]
 
-        def timed(_):
-            for o in order:
-                o.x = 1
-
-        def teardown(_):
-            check(FIRED[0] == n * k, "watchers fired")
-        return lambda: cycles(n, setup, timed, teardown)
+            def p():
+                for o in order:
+                    o.x = 1
+                    for g in gs:
+                        watch(o, g)
+                done[0] += 1
+            try:
+                r = passes(n, p)
+                check(FIRED[0] == n * k * done[0], "watchers fired")
+                return r
+            finally:
+                MutationTracker.db = ExactWeakKeyDict()
+        return sample
     run("mut_w1", n, {"py_ref": mut_watched(1)}, samples)
     run("mut_w8", n, {"py_ref": mut_watched(8)}, samples)
 
     def watch_row():
+        MutationTracker.db = ExactWeakKeyDict()
+        for o in objs:
+            watch(o, guards[0])
+
         def setup():
             for o in objs:      # fire (and drop) the previous watchers
                 o.x = 1
@@ -543,10 +543,10 @@ def fixed_rows():
             g = guards[0]
             for o in order:
                 watch(o, g)
-        return cycles(n, setup, timed, lambda _: None)
-    MutationTracker.db = ExactWeakKeyDict()
-    for o in objs:
-        watch(o, guards[0])
+        try:
+            return cycles(n, setup, timed, lambda _: None)
+        finally:
+            MutationTracker.db = ExactWeakKeyDict()
     run("watch", n, {"py_ref": watch_row}, samples)
 
     # cache_inval: Python's equivalent of a guarded cache entry dropped by
@@ -653,13 +653,11 @@ def scope_rows():
     run("scope_add8", n, {"py_ref": add8}, SAMPLES)
 
 
-def ledger_rows():
+def ledger_rows(sizes):
     """The C ledger workload: n objects, even ones existing with one write,
     odd ones new writing themselves; existing i % 4 == 0 writes new i + 1
     (kept alive by prune), new i % 4 == 3 unreachable. ns per object."""
-    if not any(wanted(r) for r in ("ledger_clone", "ledger_equal", "ledger_diff", "ledger_prune")):
-        return
-    for n in (1000, 100000):
+    for n in sizes:
         objs = [Key() for _ in range(n)]
         se = SideEffects()
         var = [None] * n
@@ -703,17 +701,19 @@ def ledger_rows():
         run("ledger_prune", n, {"py_ref": prune}, SAMPLES)
 
 
-def memory(n=100000):
-    """Bytes per entry (tracemalloc), keys made before counting starts."""
+def memory(n):
+    """Bytes per entry (tracemalloc), keys made before counting starts:
+    "wkd ref tracked"."""
     keys = [Key() for _ in range(n)]
-    for name, make in (("py_wkd", weakref.WeakKeyDictionary), ("py_ref", ExactWeakKeyDict)):
+    res = []
+    for make in (weakref.WeakKeyDictionary, ExactWeakKeyDict):
         tracemalloc.start()
         t = make()
         for i, k in enumerate(keys):
             t[k] = i + 1
         cur, _peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        out("mem_entry", n, name, cur / n)
+        res.append(cur / n)
         del t
     g = Guard()
     MutationTracker.db = ExactWeakKeyDict()
@@ -722,25 +722,49 @@ def memory(n=100000):
         watch(k, g)
     cur, _peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    out("mem_tracked", n, "py_ref", cur / n)
+    res.append(cur / n)
     MutationTracker.db = ExactWeakKeyDict()
+    return "%.1f %.1f %.1f" % tuple(res)
 
 
-def main():
-    gc.disable()
-    try:
-        for n in SIZES:
-            sized_rows(n)
-            gc.collect()
+def fixture(words):
+    REG.clear()
+    gc.collect()
+    if words[0] == "sized":
+        n = int(words[1])
+        sized_rows(n)
+        if n <= 100000:
+            ledger_rows([n])
+    else:
         fixed_rows()
         scope_rows()
-        ledger_rows()
-        if ONLY is None:
-            memory()
-    except WrongResult as e:
-        print("python: WRONG RESULT: %s" % e, file=sys.stderr)
-        sys.exit(1)
+    return "rows " + "".join(" %s:%s " % (row, s) for row, systems in REG.items() for s in systems)
+
+
+def serve():
+    gc.disable()
+    for line in sys.stdin:
+        w = line.split()
+        if not w:
+            continue
+        try:
+            if w[0] == "quit":
+                break
+            elif w[0] == "fixture":
+                ans = fixture(w[1:])
+            elif w[0] == "sample":
+                fn = REG.get(w[1], {}).get(w[3])
+                ans = "nan" if fn is None else "%.3f" % fn()
+            elif w[0] == "mem":
+                REG.clear()
+                gc.collect()
+                ans = memory(int(w[1]))
+            else:
+                ans = "nan"
+        except WrongResult as e:
+            ans = "WRONG RESULT: %s" % e
+        print(ans, flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    serve()

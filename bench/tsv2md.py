@@ -1,24 +1,37 @@
-"""Print the benchmark TSV (build/bench.tsv) as the Markdown table used in
-docs/performance.md. Given several TSVs (several `make bench` runs, copied
-aside), each cell is the median of the runs that have that row: steadier on
-a shared machine.
-Usage: python3 bench/tsv2md.py [--write-tsv OUT] [build/bench.tsv ...]
---write-tsv also writes the medians as a TSV, for `gnuplot -e "tsv='OUT'; ..."`."""
+"""The benchmark's table, from the samples `bench` writes
+(build/bench-samples.tsv: one line per sample, "id n system sample value
+label"). Given several sample files (several `make bench` runs), the rounds
+of all of them are pooled; the memory rows (ids mem_*, bytes, not sampled)
+come from one file: the last `bench --mem-only` output given, else the last
+file that has them.
+
+Each time cell is the median of that system's samples. Each ratio is taken
+per round (a round holds one sample of every system, taken one after the
+other in a random order), so the two figures of a ratio come from the same
+moment of the machine: the cell gives the median ratio over the rounds and,
+in brackets, the lowest and highest. Memory rows (ids mem_*) are bytes.
+
+Usage: python3 bench/tsv2md.py [--write-tsv OUT] [--plain] [SAMPLES.tsv ...]
+--write-tsv  also writes the medians as a TSV (id n mguard stbds glib absl
+             py_wkd py_ref label), what bench/plot.gp draws
+--plain      no min-max brackets in the ratio cells"""
 import math
 import statistics
 import sys
 
 args = sys.argv[1:]
 write_tsv = None
-if args[:1] == ["--write-tsv"]:
-    write_tsv, args = args[1], args[2:]
-paths = args or ["build/bench.tsv"]
-SYS = ["mguard", "stbds", "glib", "py_wkd", "py_ref"]
-
-
-def num(s):
-    v = float(s)
-    return None if math.isnan(v) else v
+plain = False
+while args[:1] and args[0].startswith("--"):
+    if args[0] == "--write-tsv":
+        write_tsv, args = args[1], args[2:]
+    elif args[0] == "--plain":
+        plain, args = True, args[1:]
+    else:
+        sys.exit(__doc__)
+paths = args or ["build/bench-samples.tsv"]
+SYS = ["mguard", "stbds", "glib", "absl", "py_wkd", "py_ref"]
+HEAD = {"mguard": "mguard", "stbds": "stb_ds", "glib": "GLib", "absl": "absl", "py_wkd": "py WKD", "py_ref": "py ref"}
 
 
 def ns(v):
@@ -27,69 +40,111 @@ def ns(v):
     return "%.2f" % v if v < 10 else "%.1f" % v if v < 1000 else "%.0f" % v
 
 
-def ratio(a, b):
-    return "-" if a is None or b is None or b <= 0 else "%.2fx" % (a / b)
-
-
 def size(n):
     return "%dM" % (n // 1000000) if n >= 1000000 else "%dK" % (n // 1000) if n >= 1000 else str(n)
 
 
-def load(path):
-    rows, mem, machine = [], [], ""
+# rows[(id, n)] = {"label": ..., "s": {system: {(run, k): value}}}, in first-seen order
+rows = {}
+machine = []
+mem_file = mem_only = None
+for path in paths:
+    with open(path) as f:
+        ids = {line.split("\t", 1)[0] for line in f if not line.startswith("#") and not line.startswith("id\t")}
+    if any(i.startswith("mem_") for i in ids):
+        mem_file = path
+        if all(i.startswith("mem_") for i in ids):
+            mem_only = path
+mem_file = mem_only or mem_file
+for run, path in enumerate(paths):
     with open(path) as f:
         for line in f:
-            if line.startswith("#") or line.startswith("id\t"):
-                if line.startswith("# "):
-                    machine = line[2:].strip()
+            if line.startswith("#"):
+                if run == 0:
+                    machine.append(line[1:].strip())
+                continue
+            if line.startswith("id\t"):
                 continue
             p = line.rstrip("\n").split("\t")
-            v = dict(zip(SYS, [num(x) for x in p[2:7]]))
-            (mem if p[0].startswith("mem_") else rows).append((p[0], int(p[1]), p[7], v))
-    return rows, mem, machine
+            if p[0].startswith("mem_") and path != mem_file:
+                continue
+            key = (p[0], int(p[1]))
+            v = float(p[4])
+            if math.isnan(v):
+                continue
+            r = rows.setdefault(key, {"label": p[5], "s": {}})
+            r["s"].setdefault(p[2], {})[(run, int(p[3]))] = v
 
 
-def median_of(runs):
-    """Per-cell median over the runs, rows matched by (id, n), in the order
-    of the run that has the most rows (runs of older builds may lack some)."""
-    base = max(runs, key=len)
-    out = []
-    for _id, n, label, _v in base:
-        cells = [c for run in runs for c in run if (c[0], c[1]) == (_id, n)]
-        v = {}
-        for s in SYS:
-            vals = [c[3][s] for c in cells if c[3][s] is not None]
-            v[s] = statistics.median(vals) if vals else None
-        out.append((_id, n, label, v))
-    return out
+def median(r, s):
+    vals = list(r["s"].get(s, {}).values())
+    return statistics.median(vals) if vals else None
 
 
-loaded = [load(p) for p in paths]
-rows = median_of([r for r, _m, _x in loaded])
-mem = median_of([m for _r, m, _x in loaded])
+def ratio(r, a, b):
+    """Per-round a/b: (median, min, max), or None."""
+    A, B = r["s"].get(a, {}), r["s"].get(b, {})
+    q = [A[k] / B[k] for k in A if k in B and B[k] > 0]
+    if not q:
+        return None
+    return statistics.median(q), min(q), max(q)
+
+
+def rcell(x):
+    if x is None:
+        return "-"
+    if plain or abs(x[1] - x[2]) < 1e-9:
+        return "%.2fx" % x[0]
+    return "%.2fx (%.2f-%.2f)" % x
+
+
+timed = [(k, r) for k, r in rows.items() if not k[0].startswith("mem_")]
+mem = [(k, r) for k, r in rows.items() if k[0].startswith("mem_")]
+
+print("Machine: " + (machine[0] if machine else "unknown"))
+for m in machine[1:]:
+    print(m)
+if len(paths) > 1:
+    print("Rounds of %d runs pooled." % len(paths))
+print()
+print("ns per operation (median of the samples). Ratios per round, median (min-max):")
+print("mg/absl, mg/stb = mguard's time over absl's, stb_ds's (how many times slower mguard is);")
+print("X/mg = X's time over mguard's (how many times faster mguard is).")
+print()
+cols = ["operation", "n"] + [HEAD[s] for s in SYS] + ["mg/absl", "mg/stb", "GLib/mg", "pyWKD/mg", "pyref/mg"]
+print("| " + " | ".join(cols) + " |")
+print("|---|" + "---:|" * (len(cols) - 1))
+for (rid, n), r in timed:
+    cells = [r["label"], size(n)] + [ns(median(r, s)) for s in SYS]
+    cells += [rcell(ratio(r, "mguard", "absl")), rcell(ratio(r, "mguard", "stbds")),
+              rcell(ratio(r, "glib", "mguard")), rcell(ratio(r, "py_wkd", "mguard")), rcell(ratio(r, "py_ref", "mguard"))]
+    print("| " + " | ".join(cells) + " |")
+
+if mem:
+    print()
+    print("Bytes per entry (mguard, stb_ds, absl: requested through the allocator; GLib: malloc heap growth;")
+    print("Python: tracemalloc; the indented rows split mguard's figure by structure):")
+    print()
+    ns_ = sorted({n for (_i, n), _r in mem})
+    print("| what | n | " + " | ".join(HEAD[s] for s in SYS) + " |")
+    print("|---|---:|" + "---:|" * len(SYS))
+    ids = []
+    for (rid, _n), _r in mem:
+        if rid not in ids:
+            ids.append(rid)
+    for rid in ids:
+        for n in ns_:
+            r = rows.get((rid, n))
+            if not r:
+                continue
+            print("| %s | %s | %s |" % (r["label"], size(n), " | ".join(
+                "-" if median(r, s) is None else "%.1f" % median(r, s) for s in SYS)))
+
 if write_tsv:
     with open(write_tsv, "w") as f:
-        f.write("# %s\n" % loaded[0][2])
+        for m in machine:
+            f.write("# %s\n" % m)
         f.write("id\tn\t" + "\t".join(SYS) + "\tlabel\n")
-        for _id, n, label, v in rows + mem:
-            f.write("%s\t%d\t%s\t%s\n" % (_id, n, "\t".join(
-                "nan" if v[s] is None else "%.3f" % v[s] for s in SYS), label))
-print("Machine: " + loaded[0][2])
-if len(paths) > 1:
-    print("Each cell: the median of the %d runs that have the row." % len(paths))
-print()
-
-print("| operation | n | mguard | stb_ds | GLib | py WKD | py ref | mg/stb | GLib/mg | pyWKD/mg | pyref/mg |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for _id, n, label, v in rows:
-    m = v["mguard"]
-    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-        label, size(n), ns(m), ns(v["stbds"]), ns(v["glib"]), ns(v["py_wkd"]), ns(v["py_ref"]),
-        ratio(m, v["stbds"]), ratio(v["glib"], m), ratio(v["py_wkd"], m), ratio(v["py_ref"], m)))
-if mem:
-    print("\nBytes per entry at 100K entries (C: growth of malloc's in-use bytes, headers included; Python: tracemalloc):\n")
-    print("| what | mguard | stb_ds | GLib | py WKD | py ref |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for _id, n, label, v in mem:
-        print("| %s | %s |" % (label.replace(" (bytes, heap)", ""),
-                              " | ".join(ns(v[s]) for s in SYS)))
+        for (rid, n), r in list(rows.items()):
+            f.write("%s\t%d\t%s\t%s\n" % (rid, n, "\t".join(
+                "nan" if median(r, s) is None else "%.3f" % median(r, s) for s in SYS), r["label"]))
