@@ -45,8 +45,12 @@ $(DEPS_STAMP):
 $(BUILD)/mguard_impl.o: tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The suites themselves are built without optimisation (TEST_OPT): they
+# compile in half the time, and the implementation they test, in
+# mguard_impl.o, keeps CFLAGS (-O1 by default; the sanitizer flags too).
+TEST_OPT ?= -O0
 $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(BUILD)/mguard_impl.o $(HDR) | $(DEPS_STAMP)
-	$(CC) $(ALL_CFLAGS) $< $(BUILD)/mguard_impl.o -o $@ $(TEST_LIBS)
+	$(CC) $(ALL_CFLAGS) $(TEST_OPT) $< $(BUILD)/mguard_impl.o -o $@ $(TEST_LIBS)
 
 # Every binary runs, even after one failed; the failures are listed at the
 # end and make test fails if there was any.

@@ -118,10 +118,21 @@ fail=0
 count=0
 if command -v timeout >/dev/null 2>&1; then run="timeout 10"; else run=""; fi
 tab=$(printf '\t')
+# Compile every program first, JOBS at a time (default: the CPUs), then
+# run them one by one.
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+k=0
+while IFS="$tab" read -r name file line; do
+    k=$((k + 1))
+    ( $CC $strict -I. $stb "$out/$name.c" -o "$out/$name" -lm -pthread > "$out/$name.log" 2>&1
+      echo $? > "$out/$name.rc" ) &
+    [ $((k % jobs)) = 0 ] && wait
+done < "$out/manifest"
+wait
 while IFS="$tab" read -r name file line; do
     count=$((count + 1))
     src="$out/$name.c"
-    if ! $CC $strict -I. $stb "$src" -o "$out/$name" -lm -pthread > "$out/$name.log" 2>&1; then
+    if [ "$(cat "$out/$name.rc")" != 0 ]; then
         echo "check-docs: $file:$line: the program does not compile cleanly:"
         sed 's/^/    /' "$out/$name.log"
         fail=1

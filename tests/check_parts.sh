@@ -101,9 +101,11 @@ for mask in 0 1 2 3 4 5 6 7; do
     for cc in "gcc -std=c99 $strict" "clang -std=c99 $strict" "g++ -x c++ -std=c++11 -Wall -Wextra -Wpedantic -Werror"; do
         command -v ${cc%% *} >/dev/null 2>&1 || continue
         for dbg in "" "-DMGUARD_DEBUG"; do
-            # MGUARD_DEBUG with gcc only, with every section and with none
-            # (each variant is a full compile; make test stays fast)
-            [ -n "$dbg" ] && { [ "${cc%% *}" != gcc ] || [ $mask != 0 -a $mask != 7 ]; } && continue
+            # MGUARD_DEBUG with gcc only, with no add-on section (each variant
+            # is a full compile; make test stays fast). With every section,
+            # clang, g++ and MGUARD_DEBUG are check_compile.sh's part.
+            [ -n "$dbg" ] && { [ "${cc%% *}" != gcc ] || [ $mask != 7 ]; } && continue
+            [ $mask = 0 ] && [ "${cc%% *}" != gcc ] && continue
             n=$((n + 1))
             one "$cc" "$mask" "$defs" "$dbg" "$out/j$n" > "$out/j$n.log" 2>&1 &
             [ $((n % 4)) = 0 ] && wait
@@ -115,5 +117,5 @@ for f in "$out"/j*.log; do
     [ -s "$f" ] && { cat "$f"; fail=1; }
 done
 [ $sizes = 1 ] && exit 0
-[ $fail = 0 ] && echo "check-parts: MGUARD_NO_SCOPE/NO_DYN/NO_LEDGER in all 8 combinations compile strictly (gcc, clang, g++; MGUARD_DEBUG too with all and none), run, and leave nothing of a removed section"
+[ $fail = 0 ] && echo "check-parts: MGUARD_NO_SCOPE/NO_DYN/NO_LEDGER in all 8 combinations compile strictly (gcc, clang, g++; MGUARD_DEBUG with the core alone; the full header's own checks are check_compile.sh's), run, and leave nothing of a removed section"
 exit $fail
