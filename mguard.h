@@ -2759,7 +2759,7 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
 struct mguard__centry;
 static struct mguard__centry *mguard__cache_event(mguard_ctx *ctx, uint32_t r, const char *attr,
                                                   const char *file, int line, int death);
-static void mguard__cache_finish(mguard_ctx *ctx, struct mguard__centry *dropped);
+static void mguard__cache_finish(mguard_ctx *ctx, struct mguard__centry *e);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
 static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
@@ -3729,16 +3729,14 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
 /* Phase 1: the cache entries depending on (obj, attr) leave their caches
    (11), the watchers are swapped out; phase 2: the watchers fire, then the
    cache values are destroyed. */
-static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line)
+/* A mutation of obj, known as record r: its cache entries drop, its
+   tracker counts, its watchers fire. */
+static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
-    uint32_t r;
     mguard__obj *o;
     mguard__watcher *w;
     struct mguard__centry *cdropped = NULL;
     size_t n;
-    if (!mguard__ctx_ok(ctx, "mguard_on_mutation") || !obj) return;
-    r = mguard__reg_find(ctx, obj);
-    if (!r) return;
     if (ctx->objs[r - 1].cdeps) {
         cdropped = mguard__cache_event(ctx, r, attr, file, line, 0);
         if (mguard__obj_empty(&ctx->objs[r - 1])) {
@@ -3776,9 +3774,21 @@ static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char 
     mguard__cache_finish(ctx, cdropped);
 }
 
+static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line)
+{
+    uint32_t r;
+    if (!mguard__ctx_ok(ctx, "mguard_on_mutation_at") || !obj) return;
+    r = mguard__reg_find(ctx, obj);
+    if (r) mguard__mutation_of(ctx, obj, r, attr, file, line);
+}
+
+/* The common case, an object nobody watches, costs a lookup and a test. */
 static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
 {
-    mguard__on_mutation_at(ctx, obj, attr, NULL, 0);
+    uint32_t r;
+    if (!mguard__ctx_ok(ctx, "mguard_on_mutation") || !obj) return;
+    r = mguard__reg_find(ctx, obj);
+    if (r) mguard__mutation_of(ctx, obj, r, attr, NULL, 0);
 }
 
 static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
@@ -3851,7 +3861,11 @@ static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since
 
 static bool mguard__gen_is_current(const mguard_ctx *ctx, const void *obj)
 {
-    return mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_current");
+    uint32_t r;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_is_current") || !obj) return false;
+    r = mguard__reg_find(ctx, obj);
+    if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= ctx->generation;
+    return ctx->strict_gen && mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_current");   /* untagged */
 }
 
 static bool mguard__gen_is_since(const mguard_ctx *ctx, const void *obj, long gen)
@@ -5949,6 +5963,7 @@ struct mguard__lroot {
 
 struct mguard_ledger {
     mguard__handle hd;         /* first: magic, kind, context */
+    struct mguard__lroot *root; /* the context's ledger root, alive while L is */
     int destroying;            /* destroy requested: emptied, refuses changes */
     size_t block_bytes;        /* this struct heads a block of that size; an
                                   array inside it is never freed on its own */
@@ -6107,7 +6122,7 @@ static size_t mguard__ledger_vsize(const mguard_ledger *L)
 static struct mguard__lroot *mguard__ledger_root_of(const mguard_ctx *ctx);
 static void mguard__ledger_touch(mguard_ledger *L)
 {
-    L->stamp = ++mguard__ledger_root_of(L->hd.ctx)->next_stamp;
+    L->stamp = ++L->root->next_stamp;
 }
 
 /* ---- the block: a clone is one allocation ------------------------------
@@ -6421,17 +6436,18 @@ static void mguard__ledger_root_sweep(struct mguard__lroot *root)
 
 /* Called once at the start of an operation that may watch new pointers
    (never between two watches of one operation: it could drop the first). */
-static void mguard__ledger_maybe_sweep(mguard_ctx *ctx)
+static void mguard__ledger_maybe_sweep(mguard_ledger *L)
 {
-    struct mguard__lroot *root = mguard__ledger_root_of(ctx);
+    struct mguard__lroot *root = L->root;
     if (mguard__weak_count(root->watch) >= root->sweep_at) mguard__ledger_root_sweep(root);
 }
 
 /* Make p's death reach the ledgers. *added tells the caller to undo with
    mguard__ledger_unwatch if a later step fails. EINVAL (logged) for a dying p. */
-static mguard_status mguard__ledger_watch(mguard_ctx *ctx, const void *p, const char *fn, const void **added)
+static mguard_status mguard__ledger_watch(mguard_ledger *L, const void *p, const char *fn, const void **added)
 {
-    struct mguard__lroot *root = mguard__ledger_root_of(ctx);
+    mguard_ctx *ctx = L->hd.ctx;
+    struct mguard__lroot *root = L->root;
     char one = 1;
     mguard_status st;
     if (!p || mguard__weak_contains(root->watch, p)) return MGUARD_OK;
@@ -6444,9 +6460,9 @@ static mguard_status mguard__ledger_watch(mguard_ctx *ctx, const void *p, const 
     return st;
 }
 
-static void mguard__ledger_unwatch(mguard_ctx *ctx, const void *added)
+static void mguard__ledger_unwatch(mguard_ledger *L, const void *added)
 {
-    if (added) mguard__weak_remove(mguard__ledger_root_of(ctx)->watch, added);
+    if (added) mguard__weak_remove(L->root->watch, added);
 }
 
 /* ---- removal (never allocates, never calls out) ------------------------- */
@@ -6730,6 +6746,7 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
     L->next_seq = 1;
     {
         struct mguard__lroot *root = mguard__ledger_root_of(ctx);
+        L->root = root;
         L->next = root->head;
         if (L->next) L->next->prev = L;
         root->head = L;
@@ -6743,7 +6760,7 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
 static void mguard__ledger_free(mguard_ledger *L)
 {
     mguard_ctx *ctx = L->hd.ctx;
-    struct mguard__lroot *root = mguard__ledger_root_of(ctx);
+    struct mguard__lroot *root = L->root;
     if (L->prev) L->prev->next = L->next; else root->head = L->next;
     if (L->next) L->next->prev = L->prev;
     root->nledgers--;
@@ -6819,8 +6836,8 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, con
     if (source && !(src = mguard__str_intern(ctx, source))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_reserve_ents(L, 1);
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, obj, NULL));
-    mguard__ledger_maybe_sweep(ctx);
-    if (!st) st = mguard__ledger_watch(ctx, obj, fn, &added);
+    mguard__ledger_maybe_sweep(L);
+    if (!st) st = mguard__ledger_watch(L, obj, fn, &added);
     if (st) return mguard__ledger_oom(L, st, fn);
     en = &L->ents[L->nents++];
     memset(en, 0, sizeof *en);
@@ -6966,8 +6983,8 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!w) st = mguard__ledger_reserve_writes(L, 1);
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, value, NULL));
-    mguard__ledger_maybe_sweep(ctx);
-    if (!st && watched) st = mguard__ledger_watch(ctx, value, fn, &added);
+    mguard__ledger_maybe_sweep(L);
+    if (!st && watched) st = mguard__ledger_watch(L, value, fn, &added);
     if (st) return mguard__ledger_oom(L, st, fn);
     if (w) {
         mguard__lwrite *wr = &L->writes[w - 1];
@@ -7319,8 +7336,8 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     if (!(t = mguard__str_intern(L->hd.ctx, tag))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, payload, NULL));
-    mguard__ledger_maybe_sweep(L->hd.ctx);
-    if (!st && watched) st = mguard__ledger_watch(L->hd.ctx, payload, fn, &added);
+    mguard__ledger_maybe_sweep(L);
+    if (!st && watched) st = mguard__ledger_watch(L, payload, fn, &added);
     if (st) return mguard__ledger_oom(L, st, fn);
     L->recs[L->nrecs].seq = L->next_seq++;
     L->recs[L->nrecs].tag = t;
@@ -7363,11 +7380,11 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     if (name && !(nm = mguard__str_intern(L->hd.ctx, name))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->hooks, &L->caphooks, (size_t)L->nhooks + 1, sizeof(mguard__lhook));
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, obj, fn_value));
-    mguard__ledger_maybe_sweep(L->hd.ctx);
-    if (!st) st = mguard__ledger_watch(L->hd.ctx, obj, fn, &added1);
-    if (!st && watched) st = mguard__ledger_watch(L->hd.ctx, fn_value, fn, &added2);
+    mguard__ledger_maybe_sweep(L);
+    if (!st) st = mguard__ledger_watch(L, obj, fn, &added1);
+    if (!st && watched) st = mguard__ledger_watch(L, fn_value, fn, &added2);
     if (st) {
-        mguard__ledger_unwatch(L->hd.ctx, added1);
+        mguard__ledger_unwatch(L, added1);
         return mguard__ledger_oom(L, st, fn);
     }
     /* ids: start at the number of live hooks, skip ids in use */
