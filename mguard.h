@@ -49,13 +49,15 @@
      4. weak refs                    mguard_ref_make, mguard_ref_get
      5. mutation trackers            mguard_watch, mguard_on_mutation, ...
      6. generation tags              mguard_gen_tag, mguard_gen_advance, ...
-     7. scope hierarchy tracker      mguard_scope_create, _enter, _exit, _parents, _add, _report, ...
+     7. scope hierarchy tracker      mguard_scope_create, _enter, _exit, _parents, _add, _report,
+                                     _set_phase, _attach, _forget, ...
      8. dynamism tracker             mguard_dyn_create, _observe, _dims, _format,
                                      mguard_dyn_normalize_name
      9. side-effects ledger          mguard_ledger_create, _track_existing,
                                      _store_attr, _clone, _diff, _prune, _apply
-    10. threads                      mguard_ctx_is_thread_safe,
-                                     mguard_weak_get_copy, mguard_ref_get_retained
+    10. threads                      what a shared context promises (its readers,
+                                     mguard_ctx_is_thread_safe, _weak_get_copy and
+                                     _ref_get_retained, live in sections 1, 3, 4)
     11. guarded caches               mguard_cache_create, _get_or_compute, _depend,
                                      _get, _set, _last_reason, _report, ...
 
@@ -93,8 +95,10 @@
 
    LIFETIME CONTRACT (the whole library rests on it)
      - Call mguard_on_destroy(ctx, obj) from the destructor of every object you
-       used as a key, a watched object, a guard, a ref target or a tagged object,
-       before its memory is reused. Afterwards nothing in ctx refers to obj.
+       used as a key, a watched object, a guard, a ref target, a tagged object
+       or class, a named scope component, an object a ledger tracks or hooks,
+       a ledger's pointer value, or a cache key or dependency, before its
+       memory is reused. Afterwards nothing in ctx refers to obj.
      - Every stored value is destroyed exactly once: on overwrite, remove,
        clear, key death or table destroy.
      - Every event runs in two phases: first every structure is updated (the
@@ -136,7 +140,8 @@
        guard is running on another thread (with pthreads), so the guard may
        then be freed; a callback must therefore not wait for a thread that
        destroys its own guard. The same holds for a ledger hook (release,
-       equal, refs, format, apply) handed the object: mguard_on_destroy(p)
+       equal, refs, format_value, format_object, apply) handed the object:
+       mguard_on_destroy(p)
        waits for it. So callbacks running on two threads must not destroy
        each other's objects: each would wait for the other.
      The default context pays one compare and a tail call per call for this
@@ -2299,21 +2304,30 @@ static void mguard__dbg_add(mguard_ctx *ctx, mguard_weak *t)
     mguard__ix_put(&ctx->dbg.ix, mguard__hash_ptr(t), ctx->dbg.ntabs);
 }
 
-/* Swap-remove: the last table takes t's place and its slot is renumbered. */
+/* Both registries: an index over a dense array whose elements (stride
+   bytes) start with the key pointer. Remove element i1 (of n) by swap:
+   the last element takes its place and its slot is renumbered. */
+static void mguard__dbg_swap_remove(mguard__index *ix, unsigned char *dense, size_t stride, uint32_t i1, uint32_t n)
+{
+    const void *key, *moved;
+    memcpy(&key, dense + (size_t)(i1 - 1) * stride, sizeof key);
+    mguard__ix_del(ix, mguard__hash_ptr(key), i1);
+    if (i1 != n) {
+        uint32_t h;
+        memcpy(&moved, dense + (size_t)(n - 1) * stride, sizeof moved);
+        h = mguard__hash_ptr(moved);
+        mguard__ix_del(ix, h, n);
+        memcpy(dense + (size_t)(i1 - 1) * stride, dense + (size_t)(n - 1) * stride, stride);
+        mguard__ix_put(ix, h, i1);
+    }
+}
+
 static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
 {
-    uint32_t i1 = mguard__dbg_find(ctx, t), last = ctx->dbg.ntabs;
+    uint32_t i1 = mguard__dbg_find(ctx, t);
     MGUARD_ASSERT(i1);
     if (!i1) return;
-    mguard__ix_del(&ctx->dbg.ix, mguard__hash_ptr(t), i1);
-    if (i1 != last) {
-        mguard_weak *moved = ctx->dbg.tabs[last - 1];
-        uint32_t h = mguard__hash_ptr(moved);
-        mguard__ix_del(&ctx->dbg.ix, h, last);
-        ctx->dbg.tabs[i1 - 1] = moved;
-        mguard__ix_put(&ctx->dbg.ix, h, i1);
-    }
-    ctx->dbg.ntabs--;
+    mguard__dbg_swap_remove(&ctx->dbg.ix, (unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), i1, ctx->dbg.ntabs--);
 }
 
 #ifdef MGUARD__ADDONS
@@ -2364,18 +2378,10 @@ static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind)
 
 static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h)
 {
-    uint32_t i1 = mguard__dbg_h_find(ctx, h), last = ctx->dbg.nhs;
+    uint32_t i1 = mguard__dbg_h_find(ctx, h);
     MGUARD_ASSERT(i1);
     if (!i1) return;
-    mguard__ix_del(&ctx->dbg.hix, mguard__hash_ptr(h), i1);
-    if (i1 != last) {
-        mguard__dbg_h moved = ctx->dbg.hs[last - 1];
-        uint32_t hh = mguard__hash_ptr(moved.h);
-        mguard__ix_del(&ctx->dbg.hix, hh, last);
-        ctx->dbg.hs[i1 - 1] = moved;
-        mguard__ix_put(&ctx->dbg.hix, hh, i1);
-    }
-    ctx->dbg.nhs--;
+    mguard__dbg_swap_remove(&ctx->dbg.hix, (unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), i1, ctx->dbg.nhs--);
 }
 #endif /* MGUARD__ADDONS */
 
