@@ -438,9 +438,9 @@ MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const v
    lookup and nothing else. NULL ctx/obj: no-op. */
 MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr);
 /* mguard_on_mutation that also says where the mutation was made: the
-   file and line go into the drop reasons of guarded caches (section 11).
-   file and attr are kept as given: pass string literals (MGUARD_SET_FIELD
-   passes #field and __FILE__). */
+   file and line go into the drop reasons of guarded caches (section 11;
+   MGUARD_SET_FIELD passes __FILE__ and __LINE__). attr and file are copied
+   when a cache entry drops, so they may be temporaries. */
 MGUARDDEF void mguard_on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line);
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
@@ -9174,12 +9174,12 @@ static mguard__centry *mguard__cache_event(mguard_ctx *ctx, uint32_t r, const ch
         d->e->next_dropped = marked;
         marked = d->e;
     }
-    if (marked && attr && !death) {
-        /* mguard_on_mutation_at's strings are literals (MGUARD_SET_FIELD):
-           kept as given; mguard_on_mutation's may be temporaries: only the
-           context's own copy is kept */
-        if (!looked && !file) ia = mguard__str_find(ctx, attr);
-        why.attr = ia ? ia : file ? attr : NULL;
+    if (marked && !death) {
+        /* the caller's strings may be temporaries: the reason keeps the
+           context's copies (made only when an entry drops; out of memory,
+           the reason lacks them) */
+        why.attr = attr ? (ia ? ia : mguard__str_intern(ctx, attr)) : NULL;
+        why.file = file ? mguard__str_intern(ctx, file) : NULL;
     }
     for (e = marked; e; e = next) {
         next = e->next_dropped;

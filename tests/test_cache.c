@@ -682,14 +682,25 @@ static void test_the_last_reason_names_the_mutation_and_its_line(void **state)
     assert_int_equal(r.cause, MGUARD_CACHE_EXPLICIT);
     assert_int_equal(mguard_cache_reason_format(&r, buf, sizeof buf), 8);
     assert_string_equal(buf, "explicit");
-    /* mguard_on_mutation's attr may be a temporary: kept only when interned */
+    /* the caller's strings may be temporaries: the reason keeps copies */
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
     {
-        char tmp[8] = "zz";
+        char tmp[8] = "zz", file[16] = "tmp.c";
+        mguard_on_mutation_at(ctx, &key, tmp, file, 3);
+        strcpy(tmp, "yy");
+        strcpy(file, "other.c");
+        assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+        assert_string_equal(r.attr, "zz");
+        assert_string_equal(r.file, "tmp.c");
+        assert_int_equal(r.line, 3);
+    }
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    {
+        char tmp[8] = "qq";
         mguard_on_mutation(ctx, &key, tmp);
     }
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
-    assert_null(r.attr);
+    assert_string_equal(r.attr, "qq");
     assert_null(r.file);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
     mguard_on_mutation(ctx, &key, "w");   /* known to the context */
