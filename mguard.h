@@ -67,7 +67,7 @@
                                      make every function static: a private copy.
      #define MGUARD_DEBUG            (implementation file) keep a registry of
                                      live contexts, tables, scope and dynamism
-                                     trackers and ledgers and check every
+                                     trackers, ledgers and caches and check every
                                      handle against it before reading it: a
                                      destroyed handle (or one whose context is
                                      gone, or of another kind) gets the function's
@@ -1108,8 +1108,9 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
    destroy. Drops run in two phases like every event: the entries are gone
    from the cache (lookups miss) before the first callback runs; on an
    event, the value destructors run after the object's watchers.
-   MGUARD_DEBUG does not check cache handles (a destroyed cache is read
-   like a destroyed table in a plain build). */
+   MGUARD_DEBUG checks cache handles like every other (a destroyed cache,
+   or one whose context is gone, is refused with a log line, unread); a
+   job is valid only during its compute call. */
 
 typedef struct mguard_cache mguard_cache;
 typedef struct mguard_cache_job mguard_cache_job;
@@ -1582,6 +1583,7 @@ struct mguard_weak {
 #define MGUARD__DBG_SCOPE 1
 #define MGUARD__DBG_DYN 2
 #define MGUARD__DBG_LEDGER 3
+#define MGUARD__DBG_CACHE 4     /* a cache (>>cache; not an mguard__handle) */
 typedef struct mguard__handle {
     uint32_t magic;            /* the kind's MGUARD__MAGIC_*; MGUARD__DEAD once freed */
     int kind;                  /* MGUARD__DBG_* */
@@ -1844,13 +1846,11 @@ static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
 /* The other handles' registry. MGUARD__DBG_OK(h, kind, fn): h is NULL or
    a live handle of that kind (MGUARD__DBG_*), else false with a log line;
    always true (and free) in a plain build. */
-#ifdef MGUARD__ADDONS
 static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx);
 static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind);
 static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h);
 static bool mguard__dbg_h_live(const void *h, int kind);
 static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn);
-#endif
 #define MGUARD__DBG_OK(h, kind, fn) mguard__dbg_h_valid((h), (kind), (fn))
 #else
 #define MGUARD__DBG_OK(h, kind, fn) true
@@ -2241,7 +2241,7 @@ static size_t mguard__out_end(mguard__out *o)
    contexts, linked through the contexts themselves (the one piece of
    process-wide state, and only in debug builds), and in each context an
    index of its live tables and one of its other handles (scope trackers,
-   dynamism trackers, ledgers and clones, each with its kind), allocated
+   dynamism trackers, ledgers and clones, caches, each with its kind), allocated
    through the context's allocator (so their create functions can fail
    with it). A handle leaves the registry when its destroy finishes (a
    deferred one included; mguard_ctx_destroy's too), a context when it is
@@ -2330,9 +2330,8 @@ static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
     mguard__dbg_swap_remove(&ctx->dbg.ix, (unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), i1, ctx->dbg.ntabs--);
 }
 
-#ifdef MGUARD__ADDONS
-/* The other handles (scope, dyn, ledger): the same scheme, with kinds. */
-static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger" };
+/* The other handles (scope, dyn, ledger, cache): the same scheme, with kinds. */
+static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger", "cache" };
 
 static uint32_t mguard__dbg_h_find(const mguard_ctx *ctx, const void *h)
 {
@@ -2383,7 +2382,6 @@ static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h)
     if (!i1) return;
     mguard__dbg_swap_remove(&ctx->dbg.hix, (unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), i1, ctx->dbg.nhs--);
 }
-#endif /* MGUARD__ADDONS */
 
 static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 {
@@ -8887,8 +8885,12 @@ struct mguard_cache_job {
 
 static void mguard__cache_destroy_now(mguard_cache *c);
 
-static bool mguard__cache_ok(const mguard_cache *c)
+/* Under MGUARD_DEBUG a destroyed cache (or one whose context is gone) is
+   refused, logged, without being read. */
+static bool mguard__cache_ok(const mguard_cache *c, const char *fn)
 {
+    (void)fn;
+    if (!MGUARD__DBG_OK(c, MGUARD__DBG_CACHE, fn)) return false;
     return c && (c->magic | 1u) == MGUARD__MAGIC_CACHE_TS;
 }
 
@@ -9201,6 +9203,9 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
         return NULL;
     }
     name = mguard__str_intern(ctx, desc->name ? desc->name : "cache");
+#ifdef MGUARD_DEBUG
+    if (name && mguard__dbg_h_reserve(ctx)) name = NULL;
+#endif
     c = name ? (mguard_cache *)mguard__alloc(ctx, sizeof *c) : NULL;
     if (!c) {
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_create: out of memory");
@@ -9219,6 +9224,9 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     c->max_cost = desc->max_cost;
     c->log_reasons = desc->log_reasons;
     c->name = name;
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_add(ctx, c, MGUARD__DBG_CACHE);
+#endif
     c->next = ctx->caches;
     if (ctx->caches) ctx->caches->prev = c;
     ctx->caches = c;
@@ -9250,7 +9258,7 @@ static void mguard__cache_drain(mguard_cache *c, uint64_t bound)
 
 static void mguard__cache_clear(mguard_cache *c)
 {
-    if (!mguard__cache_ok(c)) return;
+    if (!mguard__cache_ok(c, "mguard_cache_clear")) return;
     mguard__cache_drain(c, c->next_seq);
     if (c->destroying && !c->busy) mguard__cache_destroy_now(c);
 }
@@ -9266,13 +9274,16 @@ static void mguard__cache_destroy_now(mguard_cache *c)
     mguard__ix_free(ctx, &c->index);
     mguard__free(ctx, c->dense);
     mguard__free(ctx, c->freepos);
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_remove(ctx, c);
+#endif
     c->magic = MGUARD__DEAD;
     mguard__free(ctx, c);
 }
 
 static void mguard__cache_destroy(mguard_cache *c)
 {
-    if (!mguard__cache_ok(c)) return;
+    if (!mguard__cache_ok(c, "mguard_cache_destroy")) return;
     if (c->destroying) {
         mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_destroy: cache %p is already being destroyed", (void *)c);
         return;
@@ -9362,7 +9373,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
     mguard_ctx *ctx;
     mguard__centry *e, *dropped = NULL;
     mguard_status st;
-    if (!mguard__cache_ok(c)) return MGUARD_EINVAL;
+    if (!mguard__cache_ok(c, "mguard_cache_set")) return MGUARD_EINVAL;
     ctx = c->ctx;
     if (!value || c->destroying) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_set: %s", !value ? "NULL value" : "cache is being destroyed");
@@ -9410,7 +9421,7 @@ static unsigned char *mguard__cache_lookup(mguard_cache *c, const void *const *k
 
 static void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
-    if (!mguard__cache_ok(c)) return NULL;
+    if (!mguard__cache_ok(c, "mguard_cache_get")) return NULL;
     if (nkeys == 1 && keys && keys[0] && !c->capacity && !c->max_cost) {
         /* the common case, written out as mguard_weak_get is: one key, no
            LRU to touch */
@@ -9434,13 +9445,13 @@ static void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t 
 
 static bool mguard__cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys)
 {
-    if (!mguard__cache_ok(c) || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_contains")) return false;
+    if (!mguard__cache_ok(c, "mguard_cache_contains") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_contains")) return false;
     return mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys)) != 0;
 }
 
 static size_t mguard__cache_count(const mguard_cache *c)
 {
-    return mguard__cache_ok(c) ? c->live : 0;
+    return mguard__cache_ok(c, "mguard_cache_count") ? c->live : 0;
 }
 
 static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c, const void *const *keys, size_t n)
@@ -9468,7 +9479,7 @@ static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, siz
 static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out)
 {
     const mguard_cache_reason *r;
-    if (!mguard__cache_ok(c)) return MGUARD_EINVAL;
+    if (!mguard__cache_ok(c, "mguard_cache_last_reason")) return MGUARD_EINVAL;
     if (!out) {
         mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_last_reason: NULL out");
         return MGUARD_EINVAL;
@@ -9492,7 +9503,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     uint32_t p;
     if (!status) status = &ignored;
     *status = MGUARD_EINVAL;
-    if (!mguard__cache_ok(c)) return NULL;
+    if (!mguard__cache_ok(c, "mguard_cache_get_or_compute")) return NULL;
     ctx = c->ctx;
     if (!compute || c->destroying) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: %s", !compute ? "NULL compute" : "cache is being destroyed");
@@ -9613,7 +9624,7 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
 {
     uint32_t p;
     mguard_status st;
-    if (!mguard__cache_ok(c)) return MGUARD_EINVAL;
+    if (!mguard__cache_ok(c, "mguard_cache_depend")) return MGUARD_EINVAL;
     if (!obj) {
         mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_depend: NULL object");
         return MGUARD_EINVAL;
@@ -9631,7 +9642,7 @@ static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *ke
     uint32_t p;
     mguard__centry *dropped = NULL;
     mguard_cache_reason why;
-    if (!mguard__cache_ok(c) || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_remove")) return MGUARD_EINVAL;
+    if (!mguard__cache_ok(c, "mguard_cache_remove") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_remove")) return MGUARD_EINVAL;
     mguard__cache_unpark(c, &dropped);
     p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
     if (p) {
@@ -9649,7 +9660,7 @@ static mguard_cache_iter mguard__cache_iterate(mguard_cache *c)
 {
     mguard_cache_iter it;
     memset(&it, 0, sizeof it);
-    if (mguard__cache_ok(c)) {
+    if (mguard__cache_ok(c, "mguard_cache_iterate")) {
         it.c_ = c;
         it.bound_ = c->next_seq;
     }
@@ -9661,7 +9672,7 @@ static bool mguard__cache_next(mguard_cache_iter *it)
     mguard_cache *c;
     if (!it || !it->c_) return false;
     c = it->c_;
-    if (!mguard__cache_ok(c)) {
+    if (!mguard__cache_ok(c, "mguard_cache_next")) {
         it->c_ = NULL;
         return false;
     }
@@ -9684,7 +9695,7 @@ static bool mguard__cache_next(mguard_cache_iter *it)
 
 static mguard_status mguard__cache_get_stats(const mguard_cache *c, mguard_cache_stats *out)
 {
-    if (!mguard__cache_ok(c)) return MGUARD_EINVAL;
+    if (!mguard__cache_ok(c, "mguard_cache_get_stats")) return MGUARD_EINVAL;
     if (!out) {
         mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_get_stats: NULL out");
         return MGUARD_EINVAL;
@@ -9697,7 +9708,7 @@ static size_t mguard__cache_report(const mguard_cache *c, char *buf, size_t cap)
 {
     const mguard_cache_stats *s;
     int n;
-    if (!mguard__cache_ok(c)) return 0;
+    if (!mguard__cache_ok(c, "mguard_cache_report")) return 0;
     s = &c->stats;
     n = snprintf(buf, buf ? cap : 0,
                  "%s: %lu entries, %llu hits, %llu misses, %llu stored; dropped: %llu mutation, %llu death, "
@@ -9743,7 +9754,7 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
     uint32_t pos, live = 0, nlru = 0;
     size_t cost = 0;
     mguard__centry *e;
-    MGUARD__CHECK(ctx, mguard__cache_ok(c), "cache list holds a dead cache");
+    MGUARD__CHECK(ctx, mguard__cache_ok(c, "mguard_ctx_check"), "cache list holds a dead cache");
     for (pos = 0; pos < c->nrec; pos++) {
         uint32_t i;
         const mguard__cdep *d;
@@ -9875,6 +9886,9 @@ static mguard__lock *mguard__lock_of_weak(const mguard_weak *t)
 static mguard__lock *mguard__lock_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__lock_of_weak(it->t_) : NULL; }
 static mguard__lock *mguard__lock_of_cache(const mguard_cache *c)
 {
+#ifdef MGUARD_DEBUG
+    if (c && !mguard__dbg_h_live(c, MGUARD__DBG_CACHE)) return NULL;
+#endif
     return c && c->magic == MGUARD__MAGIC_CACHE_TS ? c->ctx->lk : NULL;
 }
 static mguard__lock *mguard__lock_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__lock_of_cache(it->c_) : NULL; }

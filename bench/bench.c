@@ -2092,6 +2092,11 @@ IR_FN(ir_mguard_gen_is_current)(fx *f, mguard_ctx *c) { size_t i; long s = 0; fo
 IR_FN(ir_glib_gen_is_current)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += g_object_get_qdata(f->ins[i], gen_quark) == GINT_TO_POINTER(2); ir_sink = s; }
 IR_FN(ir_mguard_scope_d1)(fx *f, mguard_scope *sc) { size_t i; for (i = 0; i < f->n; i++) { mguard_scope_enter(sc, &scope_comps[0]); mguard_scope_exit(sc, &scope_comps[0]); } }
 IR_FN(ir_mguard_scope_add8)(fx *f, mguard_scope *sc) { size_t i; for (i = 0; i < f->n; i++) mguard_scope_add(sc, "flops", 1.0); }
+/* guarded caches (issue 15): a hit on a one-key cache; a mutation dropping
+   one entry, by the cache and by the hand-wired pattern it replaces */
+IR_FN(ir_mguard_cache_get_hit)(fx *f, mguard_cache *k) { size_t i; long s = 0; for (i = 0; i < f->n; i++) { const void *key = f->keys[i]; s += *(const long *)mguard_cache_get(k, &key, 1); } ir_sink = s; }
+IR_FN(ir_mguard_cache_inval)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 100; for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->keys[i], "x"); }
+IR_FN(ir_mguard_handwired_inval)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 101; for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->keys[i], "x"); }
 
 static mguard_ctx *ir_death_ctx(fx *f, int k)
 {
@@ -2195,6 +2200,27 @@ static void run_ir(void)
     sc = bench_scope(c, 7);
     ir_mguard_scope_add8(&d, sc);
     mguard_ctx_destroy(c);
+    c = mg_ctx();
+    {
+        mguard_cache *k = mg_cache(c);
+        for (i = 0; i < d.n; i++) {
+            long v = (long)i;
+            const void *key = d.keys[i];
+            if (mguard_cache_set(k, &key, 1, &v, 0) != MGUARD_OK) fail("mguard cache set");
+        }
+        ir_mguard_cache_get_hit(&d, k);
+        ir_mguard_cache_inval(&d, c);
+        CHECK(mguard_cache_count(k) == 0, "ir cache inval");
+        bench_hand_table = mg_table(c);
+        for (i = 0; i < d.n; i++) {
+            long v = (long)i;
+            if (mguard_weak_set(bench_hand_table, d.keys[i], &v) != MGUARD_OK) fail("hand-wired set");
+            if (mguard_watch(c, d.keys[i], guards[0], hand_invalidate, NULL) != MGUARD_OK) fail("hand-wired watch");
+        }
+        ir_mguard_handwired_inval(&d, c);
+        CHECK(mguard_weak_count(bench_hand_table) == 0, "ir hand-wired inval");
+    }
+    mguard_ctx_destroy(c);
     fx_free(&d);
     {
         static const char *const fixed[] = {
@@ -2203,7 +2229,7 @@ static void run_ir(void)
             "ir_glib_dispose_base", "ir_mguard_ref_make", "ir_glib_ref_make", "ir_mguard_ref_get_alive",
             "ir_mguard_mut_w1", "ir_glib_mut_w1", "ir_mguard_watch", "ir_glib_watch", "ir_mguard_gen_tag",
             "ir_glib_gen_tag", "ir_mguard_gen_is_current", "ir_glib_gen_is_current", "ir_mguard_scope_d1",
-            "ir_mguard_scope_add8"
+            "ir_mguard_scope_add8", "ir_mguard_cache_get_hit", "ir_mguard_cache_inval", "ir_mguard_handwired_inval"
         };
         size_t a;
         for (a = 0; a < sizeof fixed / sizeof fixed[0]; a++) ir_ops(fixed[a], FIX_N);

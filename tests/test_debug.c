@@ -349,22 +349,30 @@ static void test_a_handle_of_another_kind_is_refused(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A thread-safe context logging into *log. */
+static mguard_ctx *ts_ctx(test_log *log)
+{
+    mguard_ctx_desc desc;
+    mguard_ctx *ctx;
+    memset(log, 0, sizeof *log);
+    memset(&desc, 0, sizeof desc);
+    desc.logger.func = test_log_fn;
+    desc.logger.user = log;
+    desc.thread_safe = true;
+    ctx = mguard_ctx_create(&desc);
+    assert_non_null(ctx);
+    return ctx;
+}
+
 static void test_thread_safe_context_checks_trackers_and_ledgers(void **state)
 {
     test_log log;
-    mguard_ctx_desc desc;
     mguard_ctx *ctx;
     mguard_scope *s;
     mguard_ledger *L, *c;
     static int comp;
     (void)state;
-    memset(&log, 0, sizeof log);
-    memset(&desc, 0, sizeof desc);
-    desc.logger.func = test_log_fn;
-    desc.logger.user = &log;
-    desc.thread_safe = true;
-    ctx = mguard_ctx_create(&desc);
-    assert_non_null(ctx);
+    ctx = ts_ctx(&log);
     s = mguard_scope_create(ctx, NULL);
     L = mguard_ledger_create(ctx, NULL);
     c = mguard_ledger_clone(L);
@@ -483,6 +491,171 @@ static void test_scope_destroy_deferred_by_its_report_keeps_the_handle_until_it_
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* ---- guarded caches (section 11) ---- */
+#define NOT_A_CACHE(fn, p) NOT_A_KIND, fn, (void *)(p), "cache", "cache"
+
+static mguard_cache *long_cache(mguard_ctx *ctx)
+{
+    mguard_cache_desc d;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    return mguard_cache_create(ctx, &d);
+}
+
+static void test_cache_used_after_destroy_is_caught(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_cache *c = long_cache(ctx);
+    static int obj;
+    const void *key = &obj;
+    long v = 7;
+    mguard_cache_iter it;
+    mguard_cache_stats st;
+    char buf[64];
+    (void)state;
+    assert_non_null(c);
+    assert_int_equal(mguard_cache_set(c, &key, 1, &v, 0), MGUARD_OK);
+    it = mguard_cache_iterate(c);
+    mguard_cache_destroy(c);
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_cache_count(c), 0);
+    EXPECT_LOG(log, NOT_A_CACHE("mguard_cache_count", c));
+    assert_null(mguard_cache_get(c, &key, 1));
+    EXPECT_LOG(log, NOT_A_CACHE("mguard_cache_get", c));
+    assert_int_equal(mguard_cache_set(c, &key, 1, &v, 0), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_CACHE("mguard_cache_set", c));
+    assert_false(mguard_cache_next(&it));
+    EXPECT_LOG(log, NOT_A_CACHE("mguard_cache_next", c));
+    assert_int_equal(mguard_cache_get_stats(c, &st), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_CACHE("mguard_cache_get_stats", c));
+    assert_int_equal(mguard_cache_report(c, buf, sizeof buf), 0);
+    EXPECT_LOG(log, NOT_A_CACHE("mguard_cache_report", c));
+    mguard_cache_destroy(c);
+    EXPECT_LOG(log, NOT_A_CACHE("mguard_cache_destroy", c));
+    /* NULL stays silent; the object is still known to nobody */
+    assert_int_equal(mguard_cache_count(NULL), 0);
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_cache_used_after_its_context_is_destroyed_or_as_another_kind_is_caught(void **state)
+{
+    test_log la, lb;
+    mguard_ctx *a = test_ctx(&la, NULL), *b = test_ctx(&lb, NULL);
+    mguard_cache *c = long_cache(a), *live = long_cache(b);
+    mguard_ledger *L = mguard_ledger_create(b, NULL);
+    static int obj;
+    const void *key = &obj;
+    (void)state;
+    assert_non_null(c);
+    assert_non_null(live);
+    mguard_ctx_destroy(a);
+    assert_false(mguard_cache_contains(c, &key, 1));
+    EXPECT_LOG(lb, NOT_A_CACHE("mguard_cache_contains", c));
+    mguard_cache_clear(c);
+    EXPECT_LOG(lb, NOT_A_CACHE("mguard_cache_clear", c));
+    /* a ledger is not a cache, a cache is not a ledger */
+    assert_int_equal(mguard_cache_count((mguard_cache *)(void *)L), 0);
+    EXPECT_LOG(lb, NOT_A_CACHE("mguard_cache_count", L));
+    assert_int_equal(mguard_ledger_count((mguard_ledger *)(void *)live), 0);
+    EXPECT_LOG(lb, NOT_A_LEDGER("mguard_ledger_count", live));
+    assert_int_equal(mguard_cache_count(live), 0);
+    assert_int_equal(la.count, 0);
+    assert_int_equal(lb.count, 0);
+    mguard_ctx_destroy(b);
+}
+
+/* A cache destroyed by its own compute stays a live handle until the
+   compute returns (the destroy is deferred), then leaves the registry. */
+typedef struct cache_in_compute { mguard_cache *c; size_t count; } cache_in_compute;
+
+static mguard_status compute_destroys_cache(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    cache_in_compute *cc = (cache_in_compute *)user;
+    (void)job; (void)keys; (void)nkeys;
+    mguard_cache_destroy(cc->c);
+    cc->count = mguard_cache_count(cc->c) + 1;   /* still live: 0 entries, no log */
+    *(long *)value = 5;
+    return MGUARD_OK;
+}
+
+static void test_cache_destroy_deferred_by_compute_keeps_the_handle_until_it_ends(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    cache_in_compute cc;
+    static int obj;
+    const void *key = &obj;
+    mguard_status st = MGUARD_EINVAL;
+    (void)state;
+    cc.c = long_cache(ctx);
+    cc.count = 0;
+    assert_non_null(cc.c);
+    assert_null(mguard_cache_get_or_compute(cc.c, &key, 1, compute_destroys_cache, &cc, &st));
+    assert_int_equal(cc.count, 1);
+    EXPECT_LOG(log, "mguard_cache_get_or_compute: the cache was destroyed by compute");
+    assert_int_equal(mguard_cache_count(cc.c), 0);
+    EXPECT_LOG(log, NOT_A_CACHE("mguard_cache_count", cc.c));
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+static void test_thread_safe_context_checks_caches(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    static int obj;
+    const void *key = &obj;
+    long v = 1;
+    (void)state;
+    ctx = ts_ctx(&log);
+    c = long_cache(ctx);
+    assert_int_equal(mguard_cache_set(c, &key, 1, &v, 0), MGUARD_OK);
+    assert_int_equal(*(const long *)mguard_cache_get(c, &key, 1), 1);
+    mguard_cache_destroy(c);
+    assert_int_equal(mguard_cache_remove(c, &key, 1), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_CACHE("mguard_cache_remove", c));
+    assert_int_equal(log.count, 0);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Every allocation of a cache's create and first store, failed in turn:
+   NULL or ENOMEM, the registry and the context unchanged, nothing leaked. */
+static void test_cache_create_fails_cleanly_at_each_allocation_with_the_registry(void **state)
+{
+    long n, failures = 0, made = 0;
+    (void)state;
+    for (n = 1; n <= 40; n++) {
+        test_log log; test_alloc al;
+        mguard_ctx *ctx = test_ctx(&log, &al);
+        mguard_cache *c;
+        static int obj;
+        const void *key = &obj;
+        long v = 3;
+        al.fail_at = al.calls + n;
+        c = long_cache(ctx);
+        if (c && mguard_cache_set(c, &key, 1, &v, 0) == MGUARD_OK) {
+            made++;
+            assert_int_equal(mguard_cache_count(c), 1);
+        } else {
+            failures++;
+            assert_int_equal(mguard_cache_count(c), 0);
+        }
+        assert_ctx_ok(ctx);
+        mguard_cache_destroy(c);
+        assert_ctx_ok(ctx);
+        mguard_ctx_destroy(ctx);
+        assert_int_equal(al.live_blocks, 0);
+    }
+    assert_true(failures > 0);
+    assert_true(made > 0);
+}
+
 static void test_debug_build_agrees_with_model(void **state)
 {
     uint64_t seed;
@@ -518,6 +691,11 @@ int main(void)
         cmocka_unit_test(test_creates_fail_cleanly_at_each_allocation_with_the_registry),
         cmocka_unit_test(test_ledger_destroy_deferred_by_apply_keeps_the_handle_until_it_ends),
         cmocka_unit_test(test_scope_destroy_deferred_by_its_report_keeps_the_handle_until_it_ends),
+        cmocka_unit_test(test_cache_used_after_destroy_is_caught),
+        cmocka_unit_test(test_cache_used_after_its_context_is_destroyed_or_as_another_kind_is_caught),
+        cmocka_unit_test(test_cache_destroy_deferred_by_compute_keeps_the_handle_until_it_ends),
+        cmocka_unit_test(test_thread_safe_context_checks_caches),
+        cmocka_unit_test(test_cache_create_fails_cleanly_at_each_allocation_with_the_registry),
         cmocka_unit_test(test_debug_build_agrees_with_model),
     };
     fz_mismatch_hook = report_mismatch;
