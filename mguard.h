@@ -1201,7 +1201,8 @@ MGUARDDEF mguard_status mguard_cache_set(mguard_cache *c, const void *const *key
                                          const void *value, size_t cost);
 /* Pointer to the value of the key tuple, NULL when absent (counted as a hit
    or a miss; a hit makes the entry most recently used). Valid until the
-   next change to c. NULL (logged) for bad keys as in mguard_cache_set.
+   next change to c; the value may be changed through it (its destructor
+   gets it as it is when the entry drops). NULL (logged) for bad keys as in mguard_cache_set.
    Cost: one hash lookup (what mguard_weak_get costs, + the LRU touch of a
    bounded cache). */
 MGUARDDEF void *mguard_cache_get(mguard_cache *c, const void *const *keys, size_t nkeys);
@@ -1539,8 +1540,14 @@ struct mguard_ctx {
     mguard__index str_index;
     char **strs;
     uint32_t nstrs, capstrs;
+    const char *last_str;        /* the string interned last (a repeat costs a strcmp) */
     struct mguard__part *parts;  /* the add-ons: scope and dynamism trackers, the ledgers' root */
     struct mguard_cache *caches; /* 11. every live cache, doubly linked */
+    void *cpool[4];              /* 11. freed cache entry blocks kept for reuse,
+                                    one list per block size (cpool_size), linked
+                                    through their first word */
+    size_t cpool_size[4];
+    uint32_t cpooled, cblocks, cpeak; /* blocks kept; in use; most in use at once */
     mguard__lock *lk;            /* 10. the lock of a thread-safe context (whose
                                     magic is MGUARD__MAGIC_CTX_TS); NULL: one thread */
 #ifdef MGUARD_DEBUG
@@ -2072,13 +2079,12 @@ static uint32_t mguard__hash_str(const char *s)
     return (uint32_t)(h ^ (h >> 32)) | 1u;   /* 32-bit size_t: h >> 32 is 0 */
 }
 
-/* The interned copy of s if there is one; never allocates. */
-static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
+/* The interned copy of s (hash h: mguard__hash_str(s)) if there is one;
+   never allocates. */
+static const char *mguard__str_find_h(const mguard_ctx *ctx, const char *s, uint32_t h)
 {
-    uint32_t h;
     size_t i;
     if (!ctx->str_index.slots) return NULL;
-    h = mguard__hash_str(s);
     for (i = h & ctx->str_index.mask; ctx->str_index.slots[i].idx; i = (i + 1) & ctx->str_index.mask) {
         mguard__slot sl = ctx->str_index.slots[i];
         if (sl.hash == h && strcmp(ctx->strs[sl.idx - 1], s) == 0) return ctx->strs[sl.idx - 1];
@@ -2086,14 +2092,22 @@ static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
     return NULL;
 }
 
+static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
+{
+    return mguard__str_find_h(ctx, s, mguard__hash_str(s));
+}
+
 /* The context's copy of s, NULL on allocation failure. */
 static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
 {
-    uint32_t h = mguard__hash_str(s);
+    uint32_t h;
     size_t len;
     char *copy;
-    const char *found = mguard__str_find(ctx, s);
-    if (found) return found;
+    const char *found;
+    if (ctx->last_str && strcmp(ctx->last_str, s) == 0) return ctx->last_str;
+    h = mguard__hash_str(s);
+    found = mguard__str_find_h(ctx, s, h);
+    if (found) return ctx->last_str = found;
     if (mguard__ix_reserve(ctx, &ctx->str_index, (size_t)ctx->nstrs + 1)) return NULL;
     if (mguard__reserve(ctx, (void **)&ctx->strs, &ctx->capstrs, (size_t)ctx->nstrs + 1, sizeof(char *))) return NULL;
     len = strlen(s);
@@ -2102,7 +2116,7 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
     memcpy(copy, s, len + 1);
     ctx->strs[ctx->nstrs++] = copy;
     mguard__ix_put(&ctx->str_index, h, ctx->nstrs);
-    return copy;
+    return ctx->last_str = copy;
 }
 
 static const char *mguard__intern(mguard_ctx *ctx, const char *s)
@@ -2542,6 +2556,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     ctx->destroying = 1;
     while (ctx->parts) ctx->parts->destroy(ctx->parts);
     while (ctx->caches) mguard__cache_destroy(ctx->caches);
+    MGUARD_ASSERT(ctx->cpooled == 0 && ctx->cblocks == 0);
     while (ctx->tables) mguard__weak_destroy(ctx->tables);
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
@@ -8785,16 +8800,18 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    object, whose head is the object's registry record (cdeps), so an event
    on obj reaches exactly the entries that depend on it, and a record with
    a dependency is kept. An entry is in one state:
-     LIVE       stored: in the index, a record, the LRU list; nodes linked;
-                its value is the record's;
+     LIVE       stored: in the index, a record, the LRU list (bounded
+                caches); nodes linked; its value is the record's;
      COMPUTING  a get_or_compute's entry: nodes linked, in no cache yet;
      STALE      a COMPUTING entry a dependency change reached: nodes
-                unlinked; it will not be stored (its why says what);
+                unlinked; it will not be stored (the ring says why);
      DROPPED    out of everything, on a phase-2 list: its value (copied
-                back from its record) is destroyed, then it is freed.
+                back from its record when the cache has a destructor) is
+                destroyed, the drop logged (log_reasons: w* say why), then
+                its block is freed or kept for the next entry.
    Invariants (mguard__cache_check): live == index.used == records with an
    entry; nfree + live == nrec; every LIVE entry is found by its tuple at
-   its position, its record holds its keys, is on the LRU list, and total_cost sums their costs; every
+   its position, its record holds its keys, is on the LRU list (bounded caches), and total_cost sums their costs; every
    node of a record's list belongs to a LIVE or COMPUTING entry and names
    that record's object. An event detaches in two steps with no
    allocation: mark the entries a matching node reaches (an entry is
@@ -8815,29 +8832,33 @@ typedef struct mguard__cdep {
 } mguard__cdep;
 
 typedef struct mguard__centry {
-    struct mguard_cache *c;            /* its cache (LIVE, COMPUTING, STALE) */
-    uint64_t seq;                      /* store order: iterators skip newer ones */
-    size_t cost;
-    mguard__cdep *more;                /* added dependencies, heap nodes */
-    struct mguard__centry *newer, *older;   /* the LRU list */
+    /* first, next to the key nodes just before it: the 64 bytes an event
+       reads and writes to reach the entry and drop it */
+    int marked, state;
     struct mguard__centry *next_dropped;    /* a phase-2 list */
+    struct mguard_cache *c;            /* its cache (LIVE, COMPUTING, STALE) */
     mguard_value_dtor dtor;            /* DROPPED: what destroys the value */
     void *user;
     const char *lname;                 /* DROPPED: the cache's name, to log the drop; NULL: silent */
-    const void *wobj;                  /* DROPPED or STALE: why (a mguard_cache_reason */
-    const char *wattr, *wfile;         /*   without the keys, which are below) */
-    int wline, wcause;
     uint32_t pos;                      /* its record's position + 1; 0: not stored */
-    int state, marked;
-    uint32_t koff;                     /* where the key nodes are (after the value) */
-    /* last, next to the value: what a hit reads */
     uint32_t hash, nkeys;
+    uint32_t bytes;                    /* its block's size */
+    mguard__cdep *more;                /* added dependencies, heap nodes */
+    size_t cost;
     const void *keys[MGUARD_CACHE_MAX_KEYS];
+    uint64_t seq;                      /* store order: iterators skip newer ones */
+    struct mguard__centry *newer, *older;   /* the LRU list (bounded caches only) */
+    const void *wobj;                  /* DROPPED and logged: why (a mguard_cache_reason */
+    const char *wattr, *wfile;         /*   without the keys, which are above) */
+    int wline, wcause;
 } mguard__centry;
-/* One allocation per entry: the entry, its value, its nkeys key nodes. */
+/* One allocation per entry (its block): the nkeys key nodes, the entry,
+   its value. The nodes come first so an event's walk, which reaches the
+   entry through a node, finds the entry's first fields on the same line. */
 #define MGUARD__CE_VOFF MGUARD__ROUND16(sizeof(mguard__centry))
-#define MGUARD__CE_SIZE(vs, n) (MGUARD__CE_VOFF + MGUARD__ROUND16(vs) + (size_t)(n) * sizeof(mguard__cdep))
-#define MGUARD__CE_KDEP(e, i) ((mguard__cdep *)(void *)((unsigned char *)(e) + (e)->koff) + (i))
+#define MGUARD__CE_SIZE(vs, n) ((size_t)(n) * sizeof(mguard__cdep) + MGUARD__CE_VOFF + MGUARD__ROUND16(vs))
+#define MGUARD__CE_KDEP(e, i) ((mguard__cdep *)(void *)(e) - (e)->nkeys + (i))
+#define MGUARD__CE_BLOCK(e) ((void *)MGUARD__CE_KDEP(e, 0))
 #define MGUARD__CE_VALUE(e) ((unsigned char *)(e) + MGUARD__CE_VOFF)
 
 /* A record of the dense array; the value follows at c->voff. A lookup
@@ -8936,6 +8957,78 @@ static uint32_t mguard__cache_find(const mguard_cache *c, const void *const *key
     return 0;
 }
 
+/* ---- entry blocks ----
+   A dropped entry's block is kept for the next entry of the same size
+   (a drop then a recompute is the cache's rhythm; glibc's free of a
+   block this size costs more than the rest of the drop). Blocks held, in
+   use and kept, never exceed the most the context's caches held at once
+   (cpeak); mguard_cache_clear and _destroy give the kept ones back. */
+#define MGUARD__CPOOLS 4
+
+/* The next block of a pool list (a kept block's first word). */
+static void *mguard__cpool_next(const void *block)
+{
+    void *next;
+    memcpy(&next, block, sizeof next);
+    return next;
+}
+
+/* A block of size bytes, kept or new; NULL when out of memory. */
+static void *mguard__centry_alloc(mguard_ctx *ctx, size_t size)
+{
+    void *b = NULL;
+    int k;
+    for (k = 0; k < MGUARD__CPOOLS; k++) {
+        if (ctx->cpool[k] && ctx->cpool_size[k] == size) {
+            b = ctx->cpool[k];
+            ctx->cpool[k] = mguard__cpool_next(b);
+            ctx->cpooled--;
+            break;
+        }
+    }
+    if (!b) b = mguard__alloc(ctx, size);
+    if (b && ++ctx->cblocks > ctx->cpeak) ctx->cpeak = ctx->cblocks;
+    return b;
+}
+
+static void mguard__centry_free(mguard_ctx *ctx, mguard__centry *e)
+{
+    size_t size = e->bytes;
+    void *b = MGUARD__CE_BLOCK(e);
+    int k, spare = -1;
+    ctx->cblocks--;
+    if (ctx->cblocks + ctx->cpooled < ctx->cpeak) {
+        for (k = 0; k < MGUARD__CPOOLS; k++) {
+            if (ctx->cpool[k] && ctx->cpool_size[k] == size) break;
+            if (!ctx->cpool[k] && spare < 0) spare = k;
+        }
+        if (k == MGUARD__CPOOLS) k = spare;
+        if (k >= 0) {
+            ctx->cpool_size[k] = size;
+            memcpy(b, &ctx->cpool[k], sizeof ctx->cpool[k]);
+            ctx->cpool[k] = b;
+            ctx->cpooled++;
+            return;
+        }
+    }
+    mguard__free(ctx, b);
+}
+
+/* Free the kept blocks; the peak restarts from the blocks in use. */
+static void mguard__centry_pool_trim(mguard_ctx *ctx)
+{
+    int k;
+    for (k = 0; k < MGUARD__CPOOLS; k++) {
+        while (ctx->cpool[k]) {
+            void *b = ctx->cpool[k];
+            ctx->cpool[k] = mguard__cpool_next(b);
+            mguard__free(ctx, b);
+        }
+    }
+    ctx->cpooled = 0;
+    ctx->cpeak = ctx->cblocks;
+}
+
 /* ---- dependency nodes ---- */
 
 /* Room for n new records, refusing an object in phase 2 of its death. */
@@ -9020,9 +9113,13 @@ static mguard_status mguard__centry_add_dep(mguard_ctx *ctx, mguard__centry *e, 
 
 /* ---- leaving a cache ---- */
 
-static void mguard__cache_remember(mguard_cache *c, const mguard_cache_reason *why)
+/* Remember why e left: why, with e's keys, in the next slot of the ring. */
+static void mguard__cache_remember(mguard_cache *c, const mguard__centry *e, const mguard_cache_reason *why)
 {
-    c->ring[c->ringpos] = *why;
+    mguard_cache_reason *r = &c->ring[c->ringpos];
+    *r = *why;
+    memcpy(r->keys, e->keys, sizeof r->keys);
+    r->nkeys = e->nkeys;
     c->ringpos = (c->ringpos + 1) % MGUARD_CACHE_REASONS;
     if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
 }
@@ -9037,6 +9134,10 @@ static void mguard__cache_count_cause(mguard_cache *c, mguard_cache_cause cause)
     default: c->stats.replaced++; break;
     }
 }
+
+/* Only a bounded cache keeps the LRU list (an unbounded one never evicts;
+   a drop then touches no other entry). */
+#define MGUARD__CACHE_BOUNDED(c) ((c)->capacity || (c)->max_cost)
 
 static void mguard__lru_unlink(mguard_cache *c, mguard__centry *e)
 {
@@ -9060,34 +9161,33 @@ static void mguard__centry_drop(mguard_ctx *ctx, mguard__centry *e, const mguard
                                 const void *keep, uint32_t keep_r, mguard__centry **dropped)
 {
     mguard_cache *c = e->c;
-    mguard_cache_reason r = *why;
     mguard__centry_unlink_deps(ctx, e, keep, keep_r);
-    memcpy(r.keys, e->keys, sizeof r.keys);
-    r.nkeys = e->nkeys;
-    e->wobj = r.obj;
-    e->wattr = r.attr;
-    e->wfile = r.file;
-    e->wline = r.line;
-    e->wcause = (int)r.cause;
-    if (r.cause) mguard__cache_remember(c, &r);
+    if (why->cause) mguard__cache_remember(c, e, why);
     if (e->state == MGUARD__CE_COMPUTING) {
         e->state = MGUARD__CE_STALE;
         return;
     }
     MGUARD_ASSERT(e->state == MGUARD__CE_LIVE);
-    mguard__cache_count_cause(c, r.cause);
+    mguard__cache_count_cause(c, why->cause);
     mguard__ix_del(&c->index, e->hash, e->pos);
-    memcpy(MGUARD__CE_VALUE(e), MGUARD__CREC_VALUE(c, e->pos - 1), c->value_size);
+    if (c->dtor) memcpy(MGUARD__CE_VALUE(e), MGUARD__CREC_VALUE(c, e->pos - 1), c->value_size);
     MGUARD__CREC(c, e->pos - 1)->e = NULL;
     c->freepos[c->nfree++] = e->pos - 1;
     e->pos = 0;
-    mguard__lru_unlink(c, e);
+    if (MGUARD__CACHE_BOUNDED(c)) mguard__lru_unlink(c, e);
     c->total_cost -= e->cost;
     c->live--;
     e->state = MGUARD__CE_DROPPED;
     e->dtor = c->dtor;
     e->user = c->user;
-    e->lname = c->log_reasons && r.cause ? c->name : NULL;
+    e->lname = c->log_reasons && why->cause ? c->name : NULL;
+    if (e->lname) {
+        e->wobj = why->obj;
+        e->wattr = why->attr;
+        e->wfile = why->file;
+        e->wline = why->line;
+        e->wcause = (int)why->cause;
+    }
     e->c = NULL;
     e->next_dropped = *dropped;
     *dropped = e;
@@ -9140,7 +9240,7 @@ static void mguard__cache_finish(mguard_ctx *ctx, mguard__centry *e)
             void *user = e->user;
             MGUARD__CALLOUT(ctx, dtor(MGUARD__CE_VALUE(e), user));
         }
-        mguard__free(ctx, e);
+        mguard__centry_free(ctx, e);
         e = next;
     }
 }
@@ -9260,6 +9360,7 @@ static void mguard__cache_clear(mguard_cache *c)
 {
     if (!mguard__cache_ok(c, "mguard_cache_clear")) return;
     mguard__cache_drain(c, c->next_seq);
+    mguard__centry_pool_trim(c->ctx);
     if (c->destroying && !c->busy) mguard__cache_destroy_now(c);
 }
 
@@ -9274,6 +9375,7 @@ static void mguard__cache_destroy_now(mguard_cache *c)
     mguard__ix_free(ctx, &c->index);
     mguard__free(ctx, c->dense);
     mguard__free(ctx, c->freepos);
+    mguard__centry_pool_trim(ctx);
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_remove(ctx, c);
 #endif
@@ -9301,16 +9403,18 @@ static mguard__centry *mguard__centry_make(mguard_cache *c, const void *const *k
 {
     mguard_ctx *ctx = c->ctx;
     mguard__centry *e;
+    void *block;
     uint32_t i;
     *st = mguard__cache_admit(ctx, keys, n, fn);
     if (*st) return NULL;
-    e = (mguard__centry *)mguard__alloc(ctx, MGUARD__CE_SIZE(c->value_size, n));
-    if (!e) {
+    block = mguard__centry_alloc(ctx, MGUARD__CE_SIZE(c->value_size, n));
+    if (!block) {
         *st = MGUARD_ENOMEM;
         return NULL;
     }
-    memset(e, 0, MGUARD__CE_SIZE(c->value_size, n));
-    e->koff = (uint32_t)(MGUARD__CE_VOFF + MGUARD__ROUND16(c->value_size));
+    memset(block, 0, MGUARD__CE_SIZE(c->value_size, n));
+    e = (mguard__centry *)(void *)((mguard__cdep *)block + n);
+    e->bytes = (uint32_t)MGUARD__CE_SIZE(c->value_size, n);
     e->c = c;
     e->nkeys = (uint32_t)n;
     e->hash = mguard__cache_hash(keys, n);
@@ -9326,7 +9430,7 @@ static mguard__centry *mguard__centry_make(mguard_cache *c, const void *const *k
 static void mguard__centry_discard(mguard_ctx *ctx, mguard__centry *e)
 {
     if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL, 0);
-    mguard__free(ctx, e);
+    mguard__centry_free(ctx, e);
 }
 
 /* Store the COMPUTING entry e: replace the tuple's entry, then evict while
@@ -9356,7 +9460,7 @@ static mguard_status mguard__cache_store(mguard_cache *c, mguard__centry *e, mgu
     e->seq = c->next_seq++;
     e->state = MGUARD__CE_LIVE;
     mguard__ix_put(&c->index, e->hash, e->pos);
-    mguard__lru_push(c, e);
+    if (MGUARD__CACHE_BOUNDED(c)) mguard__lru_push(c, e);
     c->total_cost += e->cost;
     c->live++;
     c->stats.stored++;
@@ -9409,7 +9513,7 @@ static unsigned char *mguard__cache_lookup(mguard_cache *c, const void *const *k
         return NULL;
     }
     c->stats.hits++;
-    if (c->capacity || c->max_cost) {
+    if (MGUARD__CACHE_BOUNDED(c)) {
         e = MGUARD__CREC(c, p - 1)->e;
         if (c->newest != e) {
             mguard__lru_unlink(c, e);
@@ -9422,7 +9526,7 @@ static unsigned char *mguard__cache_lookup(mguard_cache *c, const void *const *k
 static void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     if (!mguard__cache_ok(c, "mguard_cache_get")) return NULL;
-    if (nkeys == 1 && keys && keys[0] && !c->capacity && !c->max_cost) {
+    if (nkeys == 1 && keys && keys[0] && !MGUARD__CACHE_BOUNDED(c)) {
         /* the common case, written out as mguard_weak_get is: one key, no
            LRU to touch */
         const void *key = keys[0];
@@ -9542,7 +9646,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
             void *duser = c->user;
             MGUARD__CALLOUT(ctx, dtor(MGUARD__CE_VALUE(e), duser));
         }
-        mguard__free(ctx, e);
+        mguard__centry_free(ctx, e);
         if (c->destroying) {
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by compute");
             if (!c->busy) mguard__cache_destroy_now(c);
@@ -9779,7 +9883,7 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
         MGUARD__CHECK(ctx, ++nlru <= live && e->state == MGUARD__CE_LIVE && e->c == c, "cache %p: the LRU list", (const void *)c);
         MGUARD__CHECK(ctx, e->older ? e->older->newer == e : c->oldest == e, "cache %p: LRU links", (const void *)c);
     }
-    MGUARD__CHECK(ctx, nlru == live, "cache %p: %u on the LRU list, %u live", (const void *)c, nlru, live);
+    MGUARD__CHECK(ctx, nlru == (MGUARD__CACHE_BOUNDED(c) ? live : 0), "cache %p: %u on the LRU list, %u live", (const void *)c, nlru, live);
     return MGUARD_OK;
 }
 
@@ -9799,6 +9903,16 @@ static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
             MGUARD__CHECK(ctx, d->e->state == MGUARD__CE_LIVE || d->e->state == MGUARD__CE_COMPUTING, "record %u: a node of a dropped entry", i);
             MGUARD__CHECK(ctx, d->next == NULL || d->next->prev == d, "record %u: dependency links", i);
         }
+    }
+    {
+        /* the kept entry blocks: counted, of their list's size */
+        uint32_t kept = 0;
+        int k;
+        const void *b;
+        for (k = 0; k < MGUARD__CPOOLS; k++)
+            for (b = ctx->cpool[k]; b; b = mguard__cpool_next(b))
+                MGUARD__CHECK(ctx, ++kept <= ctx->cpooled, "cache entry pool %d: more blocks than counted", k);
+        MGUARD__CHECK(ctx, kept == ctx->cpooled && ctx->cblocks <= ctx->cpeak, "cache entry pool: %u blocks kept, %u counted", kept, ctx->cpooled);
     }
     return MGUARD_OK;
 }

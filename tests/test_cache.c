@@ -619,6 +619,96 @@ static void test_capacity_evicts_the_least_recently_used(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A dropped entry's block serves the next entry of its size: a drop and a
+   recompute allocate nothing; clear gives the kept blocks back, and no
+   more are ever kept than the caches held at once. */
+static void test_dropped_entry_blocks_are_reused_and_given_back_by_clear(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    static int k[8];
+    long v, blocks, calls;
+    int i;
+    (void)state;
+    assert_non_null(mguard_intern(ctx, "x"));           /* the reasons' copy of "x" */
+    for (i = 0; i < 8; i++) { v = i; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK); }
+    blocks = al.live_blocks;
+    for (i = 0; i < 8; i++) mguard_on_mutation(ctx, &k[i], "x");
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(al.live_blocks, blocks);          /* 8 blocks kept */
+    assert_ctx_ok(ctx);
+    /* (the registry's first reuse of its free records may grow its array) */
+    v = 0;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0]), &v, 0), MGUARD_OK);
+    mguard_on_mutation(ctx, &k[0], "x");
+    calls = al.calls;
+    for (i = 0; i < 8; i++) { v = 10 + i; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK); }
+    assert_int_equal(al.calls, calls);                 /* all 8 reused */
+    assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&k[7])), 17);
+    /* a two-key entry has another size: a new block */
+    v = 99;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0], &k[1]), &v, 0), MGUARD_OK);
+    assert_true(al.calls > calls);
+    blocks = al.live_blocks;
+    for (i = 0; i < 8; i++) mguard_on_mutation(ctx, &k[i], "x");
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(al.live_blocks, blocks);          /* 9 kept: 9 were in use at once */
+    mguard_cache_clear(c);
+    assert_int_equal(al.live_blocks, blocks - 9);      /* given back */
+    assert_ctx_ok(ctx);
+    /* the bound restarts from what is in use: 2 in use, 2 kept at most */
+    for (i = 0; i < 2; i++) { v = i; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK); }
+    assert_int_equal(al.live_blocks, blocks - 7);
+    mguard_cache_clear(c);
+    assert_int_equal(al.live_blocks, blocks - 9);
+    for (i = 0; i < 2; i++) { v = i; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK); }
+    assert_int_equal(al.live_blocks, blocks - 7);
+    mguard_on_mutation(ctx, &k[0], "x");
+    mguard_on_mutation(ctx, &k[1], "x");
+    assert_int_equal(al.live_blocks, blocks - 7);      /* both kept */
+    /* a two-key entry (another size) while those 2 are kept: 1 in use + 2
+       kept is over the peak of 2, so its block is freed, not kept */
+    v = 5;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0], &k[1]), &v, 0), MGUARD_OK);
+    assert_int_equal(al.live_blocks, blocks - 6);
+    mguard_on_mutation(ctx, &k[1], "x");
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(al.live_blocks, blocks - 7);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+/* A value changed in place through mguard_cache_get's pointer reaches its
+   destructor as changed, whatever drops it. */
+static void test_a_value_changed_in_place_is_destroyed_as_changed(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    static int k[3];
+    long v = 1, *p;
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    for (i = 0; i < 3; i++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+    for (i = 0; i < 3; i++) {
+        p = (long *)mguard_cache_get(c, MGUARD_CACHE_KEYS(&k[i]));
+        assert_non_null(p);
+        *p = 100 + i;
+    }
+    mguard_on_mutation(ctx, &k[0], "x");
+    mguard_on_destroy(ctx, &k[1]);
+    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&k[2])), MGUARD_OK);
+    assert_int_equal(d.calls, 3);
+    assert_int_equal(d.seen[0], 100);
+    assert_int_equal(d.seen[1], 101);
+    assert_int_equal(d.seen[2], 102);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_max_cost_evicts_until_under_but_never_the_new_entry(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -1157,6 +1247,8 @@ int main(void)
         cmocka_unit_test(test_a_cache_destroyed_by_its_compute_goes_when_it_returns),
         cmocka_unit_test(test_a_dying_dependency_is_refused),
         cmocka_unit_test(test_capacity_evicts_the_least_recently_used),
+        cmocka_unit_test(test_dropped_entry_blocks_are_reused_and_given_back_by_clear),
+        cmocka_unit_test(test_a_value_changed_in_place_is_destroyed_as_changed),
         cmocka_unit_test(test_max_cost_evicts_until_under_but_never_the_new_entry),
         cmocka_unit_test(test_the_last_reason_names_the_mutation_and_its_line),
         cmocka_unit_test(test_the_ring_remembers_the_last_drops_only),
