@@ -1925,15 +1925,16 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
 #define MGUARD__CHECK(ctx, cond, ...) \
     do { if (!(cond)) { mguard__logf((ctx), MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
-/* Grow *arr (elem bytes each) so it holds at least need elements. On
-   failure nothing changes. */
-static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t *cap, size_t need, size_t elem)
+/* Grow *arr (elem bytes each) so it holds at least need elements: first
+   elements at first, then doubling. On failure nothing changes. */
+static mguard_status mguard__reserve_from(const mguard_ctx *ctx, void **arr, uint32_t *cap, size_t need, size_t elem,
+                                          size_t first)
 {
     size_t ncap;
     void *p;
     if (need <= *cap) return MGUARD_OK;
     if (need > 0x7fffffffu) return MGUARD_ENOMEM;
-    ncap = *cap ? (size_t)*cap * 2 : 4;
+    ncap = *cap ? (size_t)*cap * 2 : first;
     while (ncap < need) ncap *= 2;
     if (ncap > 0x7fffffffu) ncap = 0x7fffffffu;
     p = mguard__realloc(ctx, *arr, ncap * elem);
@@ -1941,6 +1942,11 @@ static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t
     *arr = p;
     *cap = (uint32_t)ncap;
     return MGUARD_OK;
+}
+
+static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t *cap, size_t need, size_t elem)
+{
+    return mguard__reserve_from(ctx, arr, cap, need, elem, 4);
 }
 
 /* ---- the hash index ---------------------------------------------------- */
@@ -3678,12 +3684,13 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     if (r) {
         o = &ctx->objs[r - 1];
         if (o->nwatch == o->capwatch && o->nwatch >= 8) mguard__prune_watchers(ctx, o);
-        if (mguard__reserve(ctx, (void **)&o->watch, &o->capwatch, (size_t)o->nwatch + 1, sizeof(mguard__watcher))) {
+        /* most objects have one watcher: lists start with one slot */
+        if (mguard__reserve_from(ctx, (void **)&o->watch, &o->capwatch, (size_t)o->nwatch + 1, sizeof(mguard__watcher), 1)) {
             mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
             return MGUARD_ENOMEM;
         }
     } else {
-        fresh = (mguard__watcher *)mguard__alloc(ctx, 4 * sizeof *fresh);
+        fresh = (mguard__watcher *)mguard__alloc(ctx, sizeof *fresh);
         if (!fresh) {
             mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
             return MGUARD_ENOMEM;
@@ -3696,7 +3703,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     o->flags |= MGUARD__F_TRACKER;
     if (fresh) {
         o->watch = fresh;
-        o->capwatch = 4;
+        o->capwatch = 1;
     }
     o->watch[o->nwatch].guard = guard;
     o->watch[o->nwatch].guard_serial = ctx->objs[g - 1].serial;
