@@ -33,7 +33,9 @@
    1 their values are 8-byte integers, not pointers; LEDGER_TRACK with c
    bit 6 binds the x and y attributes to fields of the pool object, whose
    memory apply writes and both sides compare; LEDGER_MARK o, b puts b
-   in o's contents, which the ledgers' refs hook lists), replace the context by a
+   in o's contents, which the ledgers' refs hook lists), two guarded caches
+   (CACHE: created on first use, computes that re-enter; see "guarded
+   caches on the differential context"), replace the context by a
    new one (thread-safe or not: CTX_CYCLE), and run an auxiliary context
    that mguard alone runs, checked by invariants instead of the model: its
    ledgers and scope tracker have every hook and callback, re-entering
@@ -149,7 +151,7 @@ static const unsigned char fz_weights[FZ_NKINDS] = {
     4, 4, 3, 2, 2, 1,
     2, 3, 3, 1, 3, 1,
     4, 3,
-    3, 6, 6, 2, 10
+    3, 6, 5, 2, 9
 };
 
 typedef struct fz_op {
@@ -1238,7 +1240,11 @@ static void fz_cdone(fz_side *S, int s, int uid)
 /* What a compute does (fz_cjob.how). */
 enum { FZ_CC_DEPEND = 1, FZ_CC_MUTATE = 2, FZ_CC_DESTROY_KEY = 4, FZ_CC_REENTER = 8, FZ_CC_ACTION = 16,
        FZ_CC_VALUE_ACTION = 32, FZ_CC_FAIL = 64 };
-typedef struct fz_cjob { int side, slot, uid, how, act, k1, k2; uint8_t c; } fz_cjob;
+typedef struct fz_cjob {
+    int side, slot, uid, how, act, k1, k2;
+    uint8_t c;
+    mguard_cache_job *outer;   /* a re-entered compute's: the job of the compute around it */
+} fz_cjob;
 
 static long fz_cgoc(int side, int s, const void *const *keys, size_t n, fz_cjob *j, long *id);
 
@@ -1264,6 +1270,13 @@ static mguard_status fz_compute(mguard_cache_job *job, const void *const *keys, 
         st = mg ? mguard_cache_job_depend(job, dep, attr) : model_cache_job_depend(job, dep, attr);
         fz_fault_post(side, fq, st == MGUARD_ENOMEM);
         fz_event_add(side, FZ_EV_RES, FZ_CACHE, 2001, st, 0, 0);
+        if (j->outer) {
+            /* the compute around this one learns a dependency from it */
+            fq = fz_fault_pre(side);
+            st = mg ? mguard_cache_job_depend(j->outer, fz_pool[(k0 + 2) % fz.o.nobj], "y") : model_cache_job_depend(j->outer, fz_pool[(k0 + 2) % fz.o.nobj], "y");
+            fz_fault_post(side, fq, st == MGUARD_ENOMEM);
+            fz_event_add(side, FZ_EV_RES, FZ_CACHE, 2003, st, 0, 0);
+        }
     }
     st = mg ? mguard_cache_job_set_cost(job, (size_t)(j->c >> 2) % 4) : model_cache_job_set_cost(job, (size_t)(j->c >> 2) % 4);
     if (st != MGUARD_OK) fz_fail("job_set_cost answered %d", (int)st);
@@ -1285,6 +1298,7 @@ static mguard_status fz_compute(mguard_cache_job *job, const void *const *keys, 
                 fz_cjob inner = *j;
                 long rid = -1, rs;
                 inner.how &= ~(FZ_CC_REENTER | FZ_CC_ACTION);
+                inner.outer = job;
                 rs = fz_cgoc(side, j->slot, keys, nkeys, &inner, &rid);
                 fz_event_add(side, FZ_EV_RES, FZ_CACHE, 2002, rs, rid, 0);
             }
@@ -1457,6 +1471,7 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         j.how = what == 5 ? (x & FZ_CC_DEPEND) : x | (y << 4);
         j.act = op->act;
         j.c = op->c;
+        j.outer = NULL;
         r[0] = fz_cgoc(side, s, keys, n, &j, &id);
         r[1] = id;
         break;

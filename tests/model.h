@@ -6,7 +6,8 @@
    scope tracker without callbacks (section 7: names, frames, path, phase,
    reset, counters), the dynamism tracker (section 8) and ledgers with
    plain values and no hooks, records or hook registrations (section 9,
-   apply included), each described above its code; written
+   apply included) and the guarded caches (section 11, every function),
+   each described above its code; written
    to be obviously correct rather than fast: plain arrays, linear scans,
    one malloc per value, nothing shared with mguard's implementation. The
    callbacks have mguard's own types, so the same callback functions can
@@ -34,11 +35,26 @@
      of the same table is walking it is finished by the outermost walk.
    - Iterators visit the first live entry inserted after the last one
      visited: removed entries are never visited, new ones come last.
+   - Caches: an entry depends on its keys (whole objects) and on the
+     (obj, attr) it declared; a mutation of obj drops the entries with a
+     whole-object dependency on obj or one on the attribute named (attr
+     NULL: all of them), a death all of them. An object is known while an
+     entry (stored or computing) depends on it. In a death, the cache
+     entries go in phase 1 after the tables, and their values are
+     destroyed last in phase 2 (after the watchers and the tables'
+     key_death and destructors); in a mutation, after the watchers.
+     Values are destroyed exactly once, each call's in the reverse order
+     of their drops (orders: see the caches' code); a computing entry a
+     change reaches is not stored: its value is returned and parked until
+     the next change. A destroy from any callback of a get_or_compute or
+     a clear waits for that call.
 
    Allocation failure: the model never fails by itself. The driver sets
    fail_next before an operation that mguard answered with ENOMEM; the
    operation then checks its arguments as usual and, where mguard may
-   allocate, fails with ENOMEM changing nothing.
+   allocate, fails with ENOMEM changing nothing (a cache's get_or_compute
+   has two such points, the entry before the compute and the store
+   after, numbered apart by the driver).
 
    The scope tracker and the ledgers keep their weakly held objects in
    ordinary model tables (marked `part`) whose key_death does their

@@ -404,8 +404,8 @@ MUTANTS = [
      "        if (attr && d->attr) {\n",
      "        if (!attr && d->attr) continue;\n        if (attr && d->attr) {\n"),
     ("cache-stale-stored", "a value computed while a dependency changed is not stored",
-     "    if (e->state == MGUARD__CE_STALE) {",
-     "    if (e->state == MGUARD__CE_STALE && 0) {"),
+     "    } else if (e->state == MGUARD__CE_STALE) {",
+     "    } else if (e->state == MGUARD__CE_STALE && 0) {"),
     ("cache-values-leak", "every dropped value is destroyed",
      "        if (e->dtor) {\n            mguard_value_dtor dtor = e->dtor;",
      "        if (e->dtor && 0) {\n            mguard_value_dtor dtor = e->dtor;"),
@@ -435,6 +435,9 @@ MUTANTS = [
      "        if (c->log_reasons && 0) mguard__cache_log_miss(c, keys, nkeys);"),
     ("cache-destroy-from-compute-early", "a cache destroyed by its own compute is freed when the compute returns",
      "    if (c->busy) return;   /* the compute or clear in progress finishes the job */",
+     "    (void)0;"),
+    ("cache-compute-after-destroy", "a cache destroyed by a value destructor of its get_or_compute computes nothing more",
+     "    if (c->destroying) goto done;   /* by the parked value's destructor */",
      "    (void)0;"),
 ]
 
