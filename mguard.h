@@ -1107,7 +1107,9 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
    mutation or death, eviction, overwrite, remove, clear or the cache's
    destroy. Drops run in two phases like every event: the entries are gone
    from the cache (lookups miss) before the first callback runs; on an
-   event, the value destructors run after the object's watchers.
+   event, the value destructors run after the object's watchers (on a
+   death, after its tables' key_death and value destructors too). The
+   values one event or call drops are destroyed in no promised order.
    MGUARD_DEBUG does not check cache handles (a destroyed cache is read
    like a destroyed table in a plain build). */
 

@@ -44,7 +44,10 @@
      destroyed last in phase 2 (after the watchers and the tables'
      key_death and destructors); in a mutation, after the watchers.
      Values are destroyed exactly once, each call's in the reverse order
-     of their drops (orders: see the caches' code); a computing entry a
+     of their drops (orders: see the caches' code). That order, and the
+     iteration order of positions, are mguard's own, which the contract
+     does not promise: the model follows them so that the decoder can
+     compare destructor calls and walks one by one. A computing entry a
      change reaches is not stored: its value is returned and parked until
      the next change. A destroy from any callback of a get_or_compute or
      a clear waits for that call.
