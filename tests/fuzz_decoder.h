@@ -1152,14 +1152,42 @@ static long fz_kpack(const void *const *keys, size_t n)
     return v * 8 + (long)n;
 }
 
-static size_t fz_ckeys(const fz_op *op, const fz_ev *ev, const void **keys)
+/* The tuple of first key k0 (the others follow in the pool by c's stride). */
+static size_t fz_ckeys_from(const fz_op *op, const void *k0, const void **keys)
 {
     size_t n = 1 + (size_t)(op->c & 3) % 3, i;
-    long s0;
-    keys[0] = fz_obj(op->b, ev);
-    s0 = fz_slot_of(keys[0]);
+    long s0 = fz_slot_of(k0);
+    keys[0] = k0;
     for (i = 1; i < n; i++)
         keys[i] = s0 < 0 ? NULL : fz_pool[(s0 + (long)i * (1 + ((op->c >> 2) & 3))) % fz.o.nobj];
+    return n;
+}
+
+static size_t fz_ckeys(const fz_op *op, const fz_ev *ev, const void **keys)
+{
+    return fz_ckeys_from(op, fz_obj(op->b, ev), keys);
+}
+
+/* The keys of slot s's entry i (modulo the count, in iteration order),
+   copied; 0 when the cache is empty. Counts nothing. */
+static size_t fz_ckeys_stored(int side, int s, int i, const void **keys)
+{
+    fz_side *S = &fz.s[side];
+    size_t count = side == FZ_MG ? mguard_cache_count(S->cache[s]) : model_cache_count(S->mcache[s]), n = 0, k;
+    const void *const *ks = NULL;
+    if (!count) return 0;
+    i = (int)((size_t)i % count);
+    if (side == FZ_MG) {
+        mguard_cache_iter it = mguard_cache_iterate(S->cache[s]);
+        while (mguard_cache_next(&it) && i-- >= 0) { ks = it.keys; n = it.nkeys; }
+    } else {
+        model_citer it = model_cache_iterate(S->mcache[s]);
+        const void *const *k2;
+        size_t n2;
+        void *v;
+        while (model_cache_next(&it, &k2, &n2, &v) && i-- >= 0) { ks = k2; n = n2; }
+    }
+    for (k = 0; k < n; k++) keys[k] = ks[k];
     return n;
 }
 
@@ -1177,7 +1205,7 @@ static void fz_cclose(fz_side *S, int s)
 static int fz_cready(int side, const fz_op *op, int s)
 {
     fz_side *S = &fz.s[side];
-    static const size_t caps[4] = { 0, 2, 3, 8 };
+    static const size_t caps[4] = { 0, 2, 3, 4 };
     int x = op->a >> 4, y = op->c >> 5, fq, uid;
     mguard_cache_desc d;
     fz_tinfo *ti;
@@ -1370,9 +1398,29 @@ static void fz_cstats(int side, int s, int what)
     fz_event_add(side, what, FZ_CACHE, 4200, (long)t.explicit_drops, (long)t.replaced, (long)t.stale);
 }
 
-/* A walk of slot s: every entry in order; with an action, it runs at step
-   at (the entry its object), and the walk goes on while the cache lives. */
-static void fz_cwalk(int side, int s, int at, uint16_t act, int what)
+/* mguard_cache_set of a new value (its destructor runs act) on slot s. */
+static long fz_cset(int side, int s, const void *const *keys, size_t n, size_t cost, uint16_t act, long *id)
+{
+    fz_side *S = &fz.s[side];
+    unsigned char buf[40];
+    mguard_status st;
+    int fq;
+    *id = ++S->next_id;
+    fz_value_make(buf, S->tinfo[S->cache_uid[s]].value_size, (uint32_t)*id, act, fz_slot_of(keys[0]));
+    *fz_vstate(S, (uint32_t)*id) = 1;
+    fq = fz_fault_pre(side);
+    st = side == FZ_MG ? mguard_cache_set(S->cache[s], keys, n, buf, cost) : model_cache_set(S->mcache[s], keys, n, buf, cost);
+    fz_fault_post(side, fq, st == MGUARD_ENOMEM);
+    if (st != MGUARD_OK && *fz_vstate(S, (uint32_t)*id) == 2) fz_fail("cache value %ld destroyed although set failed", *id);
+    if (st != MGUARD_OK) *fz_vstate(S, (uint32_t)*id) = 0;
+    return (long)st;
+}
+
+/* A walk of slot s: every entry in order. At step at: with x bit 2, the
+   tuple okeys is set (an entry stored during the walk, never visited);
+   with bit 3, the current entry is removed; then the action runs (the
+   entry its object). The walk goes on while the cache lives. */
+static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *const *okeys, size_t on, int what)
 {
     fz_side *S = &fz.s[side];
     int uid = S->cache_uid[s], i = 0;
@@ -1392,12 +1440,23 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int what)
             if (!model_cache_next(&mit, &keys, &n, &v)) break;
         }
         fz_event_add(side, what, 5000 + s, i, fz_kpack(keys, n), (long)fz_value_read(v, vs, NULL, NULL), 0);
-        if (i == at && act) {
+        if (i == at) {
+            const void *cur[MGUARD_CACHE_MAX_KEYS];
+            long id = -1, st;
             fz_ev ev;
-            ev.obj = keys[0];
+            memcpy((void *)cur, keys, n * sizeof *keys);   /* the entry may go */
+            if (x & 4) {
+                st = fz_cset(side, s, okeys, on, 0, 0, &id);
+                fz_event_add(side, FZ_EV_RES, FZ_CACHE, 5100, st, id, 0);
+            }
+            if ((x & 8) && S->cache_uid[s] == uid) {
+                st = side == FZ_MG ? mguard_cache_remove(S->cache[s], cur, n) : model_cache_remove(S->mcache[s], cur, n);
+                fz_event_add(side, FZ_EV_RES, FZ_CACHE, 5101, st, 0, 0);
+            }
+            ev.obj = cur[0];
             ev.guard = NULL;
             ev.tslot = -1;
-            fz_run_action(side, act, &ev);
+            if (act && S->cache_uid[s] == uid) fz_run_action(side, act, &ev);
             if (S->cache_uid[s] != uid) break;   /* destroyed: the iterator is done */
         }
     }
@@ -1429,37 +1488,35 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
     const int mg = side == FZ_MG;
     int s = (op->c >> 4) & 1, x = op->a >> 4, y = op->c >> 5, what = op->a & 15, fq, uid;
     const void *keys[MGUARD_CACHE_MAX_KEYS];
-    size_t n = fz_ckeys(op, ev, keys);
+    size_t n = fz_ckeys(op, ev, keys), stored;
     mguard_cache *c;
     model_cache *m;
     if (!fz_cready(side, op, s)) return 0;
     c = S->cache[s];
     m = S->mcache[s];
     uid = S->cache_uid[s];
+    if (op->b != 0xff && (op->b & 0x80) && what >= 2 && what <= 9 && (stored = fz_ckeys_stored(side, s, op->b & 0x7f, keys)))
+        n = stored;   /* half the time: a tuple the cache holds */
     switch (what) {
     case 0: case 1:
         if (what == 1 || (x & 1)) fz_cdestroy(side, s);
         r[0] = fz_copen(S, s);
         break;
     case 2: case 3: {
-        unsigned char buf[40];
-        uint32_t id = ++S->next_id;
-        mguard_status st;
-        fz_value_make(buf, S->tinfo[uid].value_size, id, op->act, fz_slot_of(keys[0]));
-        *fz_vstate(S, id) = 1;
-        fq = fz_fault_pre(side);
-        st = mg ? mguard_cache_set(c, keys, n, buf, (size_t)x % 4) : model_cache_set(m, keys, n, buf, (size_t)x % 4);
-        fz_fault_post(side, fq, st == MGUARD_ENOMEM);
-        if (st != MGUARD_OK && *fz_vstate(S, id) == 2) fz_fail("cache value %u destroyed although set failed", id);
-        if (st != MGUARD_OK) *fz_vstate(S, id) = 0;
-        r[0] = st;
-        r[1] = (long)id;
+        static const size_t costs[4] = { 0, 1, 3, 6 };   /* 6: over max_cost alone */
+        r[0] = fz_cset(side, s, keys, n, costs[x % 4], op->act, &r[1]);
         break;
     }
     case 4: {
+        /* the tuple, then a stored one (a hit: the entry becomes the most
+           recently used) */
         const void *v = mg ? mguard_cache_get(c, keys, n) : model_cache_get(m, keys, n);
         r[0] = v ? (long)fz_value_read(v, S->tinfo[uid].value_size, NULL, NULL) : -1;
         r[1] = mg ? mguard_cache_contains(c, keys, n) : model_cache_contains(m, keys, n);
+        if ((n = fz_ckeys_stored(side, s, op->c, keys)) != 0) {
+            v = mg ? mguard_cache_get(c, keys, n) : model_cache_get(m, keys, n);
+            r[2] = v ? (long)fz_value_read(v, S->tinfo[uid].value_size, NULL, NULL) : -1;
+        }
         break;
     }
     case 5: case 6: case 7: {
@@ -1497,7 +1554,7 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         r[1] = fz_copen(S, s) ? (long)(mg ? mguard_cache_count(c) : model_cache_count(m)) : -1;
         break;
     case 11:
-        fz_cwalk(side, s, x % 4, op->act, FZ_EV_RES);
+        fz_cwalk(side, s, x % 4, op->act, x, keys, n, FZ_EV_RES);
         break;
     case 12: {
         char buf[400];
@@ -1511,11 +1568,16 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         break;
     }
     case 13: {
+        /* the op's tuple, then the tuples of its shape from every pool object */
         mguard_cache_reason rs;
         mguard_status st;
-        memset(&rs, 0, sizeof rs);
-        st = mg ? mguard_cache_last_reason(c, keys, n, &rs) : model_cache_last_reason(m, keys, n, &rs);
-        fz_creason(side, &rs, st);
+        int k;
+        for (k = -1; k < fz.o.nobj; k++) {
+            if (k >= 0) n = fz_ckeys_from(op, fz_pool[k], keys);
+            memset(&rs, 0, sizeof rs);
+            st = mg ? mguard_cache_last_reason(c, keys, n, &rs) : model_cache_last_reason(m, keys, n, &rs);
+            fz_creason(side, &rs, st);
+        }
         break;
     }
     case 14: {
@@ -2983,7 +3045,7 @@ static void fz_snapshot(int side)
         if (!fz_copen(S, t)) { fz_event_add(side, FZ_EV_SNAP, 800 + t, -1, 0, 0, 0); continue; }
         fz_event_add(side, FZ_EV_SNAP, 800 + t, (long)(mg ? mguard_cache_count(S->cache[t]) : model_cache_count(S->mcache[t])),
                      S->cache_uid[t], 0, 0);
-        fz_cwalk(side, t, -1, 0, FZ_EV_SNAP);
+        fz_cwalk(side, t, -1, 0, 0, NULL, 0, FZ_EV_SNAP);
         fz_cstats(side, t, FZ_EV_SNAP);
     }
     for (t = 0; t < FZ_NLED; t++) {

@@ -155,6 +155,27 @@ def seeds():
     d += op("CACHE", 0x00, 0, 0x10) + op("CACHE", 0x12, 1, 0x10) + op("CACHE", 0x06, 0, 0x30, 0x80) + op("CACHE", 0x01, 0, 0x10)
     d += op("CACHE", 0x0A, 0, 0) + op("CACHE", 0x0C, 0, 0) + op("CACHE", 0x01, 0, 0)
     s["seed-cache-computes"] = d
+
+    # LRU: capacity 2 (a hit saves its entry from the next eviction), then
+    # max_cost 5 (evictions until under, never the entry just stored, even
+    # when it alone is over). Pool of 6.
+    d = b"\x04\x00"
+    d += op("CACHE", 0x14, 0, 0) + op("CACHE", 0x02, 0, 0) + op("CACHE", 0x02, 1, 0) + op("CACHE", 0x04, 0, 0)
+    d += op("CACHE", 0x02, 2, 0) + op("CACHE", 0x0B, 0, 0) + op("CACHE", 0x0C, 0, 0)
+    d += op("CACHE", 0x44, 0, 0x10) + op("CACHE", 0x22, 0, 0x10) + op("CACHE", 0x12, 1, 0x10) + op("CACHE", 0x04, 0, 0x10)
+    d += op("CACHE", 0x22, 2, 0x10) + op("CACHE", 0x32, 3, 0x10) + op("CACHE", 0x0B, 0, 0x10) + op("CACHE", 0x0C, 0, 0x10)
+    s["seed-cache-lru"] = d
+
+    # a value destructor run by get_or_compute destroys its cache: an
+    # evicted value's (capacity 2) after the store, then a parked stale
+    # value's before the next miss's compute (the cache was freed under
+    # the call; see reliability.md). Pool of 6.
+    d = b"\x04\x00"
+    d += op("CACHE", 0x14, 0, 0) + op("CACHE", 0x02, 0, 0, 0x80) + op("CACHE", 0x01, 0, 0)
+    d += op("CACHE", 0x02, 1, 0) + op("CACHE", 0x05, 2, 0)
+    d += op("CACHE", 0x36, 3, 0x40, 0x80) + op("CACHE", 0x01, 0, 0) + op("CACHE", 0x05, 5, 0)
+    d += op("CACHE", 0x0C, 0, 0)
+    s["regress-cache-destroyed-by-a-value-destructor"] = d
     return s
 
 
