@@ -1107,7 +1107,9 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
    mutation or death, eviction, overwrite, remove, clear or the cache's
    destroy. Drops run in two phases like every event: the entries are gone
    from the cache (lookups miss) before the first callback runs; on an
-   event, the value destructors run after the object's watchers.
+   event, the value destructors run after the object's watchers (on a
+   death, after its tables' key_death and value destructors too). The
+   values one event or call drops are destroyed in no promised order.
    MGUARD_DEBUG checks cache handles like every other (a destroyed cache,
    or one whose context is gone, is refused with a log line, unread); a
    job is valid only during its compute call. */
@@ -1187,8 +1189,9 @@ typedef mguard_status (*mguard_cache_compute_fn)(mguard_cache_job *job, const vo
 MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc);
 /* Destroy c: every value destroyed (each entry is gone before its value's
    destructor runs). NULL is a no-op; a destroy from a callback of c's own
-   compute or clear is finished when that returns; a second destroy is
-   logged. Cost: O(entries + dependencies). */
+   get_or_compute (its compute, a value destructor it runs) or clear is
+   finished when that call returns; a second destroy is logged.
+   Cost: O(entries + dependencies). */
 MGUARDDEF void mguard_cache_destroy(mguard_cache *c);
 /* Store value (value_size bytes copied) under the key tuple, with the given
    cost (see max_cost); an existing entry is replaced (its value destroyed
@@ -1218,8 +1221,10 @@ MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *k
    clear or destroy of c, or get_or_compute that misses; compute's own
    status when it
    failed (NULL returned); EINVAL (logged) for bad input as in set, a NULL
-   compute, or c destroyed by compute (the value destroyed, NULL); ENOMEM
-   (NULL). The pointer is valid until the next change to c.
+   compute, or c destroyed by a callback of the call, compute or a value
+   destructor it ran (the value destroyed, NULL; the destroy is finished
+   when the call returns); ENOMEM (NULL). The pointer is valid until the
+   next change to c.
    Cost: a hit as mguard_cache_get; a miss one entry allocation, the
    compute, and a store. */
 MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
@@ -9604,14 +9609,20 @@ static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void
 
 /* ---- get or compute ---- */
 
+/* A miss holds c (busy) from its first callback to its return: a destroy
+   asked by any callback of the call (the compute, or a value destructor:
+   a parked value's, an overwritten or evicted one's) is finished when the
+   call returns, never under it. */
 static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
                                           mguard_cache_compute_fn compute, void *user, mguard_status *status)
 {
     mguard_ctx *ctx;
     mguard__centry *e, *dropped = NULL;
     mguard_cache_job job;
-    mguard_status st, ignored;
+    mguard_status st = MGUARD_EINVAL, ignored;
+    unsigned char *out = NULL;
     uint32_t p;
+    int told = 0;
     if (!status) status = &ignored;
     *status = MGUARD_EINVAL;
     if (!mguard__cache_ok(c, "mguard_cache_get_or_compute")) return NULL;
@@ -9628,22 +9639,21 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
             return hit;
         }
     }
+    c->busy++;
     mguard__cache_unpark(c, &dropped);
     mguard__cache_finish(ctx, dropped);
     dropped = NULL;
+    if (c->destroying) goto done;   /* by the parked value's destructor */
     e = mguard__centry_make(c, keys, nkeys, "mguard_cache_get_or_compute", &st);
     if (!e) {
         if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
-        *status = st;
-        return NULL;
+        goto done;
     }
     job.magic = MGUARD__MAGIC_JOB;
     job.c = c;
     job.e = e;
-    c->busy++;
     MGUARD__CALLOUT(ctx, st = compute(&job, e->keys, nkeys, MGUARD__CE_VALUE(e), user));
     job.magic = 0;
-    c->busy--;
     if (c->destroying || st) {
         if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL, 0);
         e->state = MGUARD__CE_STALE;
@@ -9656,24 +9666,18 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         mguard__centry_free(ctx, e);
         if (c->destroying) {
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by compute");
-            if (!c->busy) mguard__cache_destroy_now(c);
-            st = MGUARD_EINVAL;
+            told = 1;
         }
-        *status = st;
-        return NULL;
-    }
-    if (e->state == MGUARD__CE_STALE) {
+    } else if (e->state == MGUARD__CE_STALE) {
         /* a dependency changed while compute ran: hand the value out, keep
            it off the cache, destroy it at the next change */
         c->stats.stale++;
         mguard__cache_unpark(c, &dropped);
         c->parked = e;
         mguard__cache_finish(ctx, dropped);
-        *status = MGUARD_NOT_FOUND;
-        return c->parked == e ? MGUARD__CE_VALUE(e) : NULL;
-    }
-    st = mguard__cache_store(c, e, &dropped);
-    if (st) {
+        st = MGUARD_NOT_FOUND;
+        if (c->parked == e) out = MGUARD__CE_VALUE(e);
+    } else if ((st = mguard__cache_store(c, e, &dropped)) != MGUARD_OK) {
         mguard__centry_unlink_deps(ctx, e, NULL, 0);
         e->state = MGUARD__CE_DROPPED;
         e->dtor = c->dtor;
@@ -9681,14 +9685,23 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         e->lname = NULL;
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
         mguard__cache_finish(ctx, e);
-        *status = st;
-        return NULL;
+    } else {
+        mguard__cache_finish(ctx, dropped);
+        /* the destructors may have changed c: answer what it holds now */
+        p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
+        st = p ? MGUARD_OK : MGUARD_NOT_FOUND;
+        out = p ? MGUARD__CREC_VALUE(c, p - 1) : NULL;
     }
-    mguard__cache_finish(ctx, dropped);
-    /* the destructors may have changed c: answer what it holds now */
-    p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
-    *status = p ? MGUARD_OK : MGUARD_NOT_FOUND;
-    return p ? MGUARD__CREC_VALUE(c, p - 1) : NULL;
+done:
+    c->busy--;
+    if (c->destroying) {
+        if (!told) mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by a value destructor");
+        out = NULL;
+        st = MGUARD_EINVAL;
+        if (!c->busy) mguard__cache_destroy_now(c);
+    }
+    *status = st;
+    return out;
 }
 
 static bool mguard__job_ok(const mguard_cache_job *job)

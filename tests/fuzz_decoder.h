@@ -33,7 +33,9 @@
    1 their values are 8-byte integers, not pointers; LEDGER_TRACK with c
    bit 6 binds the x and y attributes to fields of the pool object, whose
    memory apply writes and both sides compare; LEDGER_MARK o, b puts b
-   in o's contents, which the ledgers' refs hook lists), replace the context by a
+   in o's contents, which the ledgers' refs hook lists), two guarded caches
+   (CACHE: created on first use, computes that re-enter; see "guarded
+   caches on the differential context"), replace the context by a
    new one (thread-safe or not: CTX_CYCLE), and run an auxiliary context
    that mguard alone runs, checked by invariants instead of the model: its
    ledgers and scope tracker have every hook and callback, re-entering
@@ -70,6 +72,7 @@
 #define FZ_MAXACT 1024
 #define FZ_MAXUID 256
 #define FZ_NLED 3
+#define FZ_NCACHE 2
 #define FZ_MG 0
 #define FZ_MODEL 1
 
@@ -116,8 +119,8 @@ enum fz_kind {
     FZ_S_NAME2, FZ_S_PHASE, FZ_S_ADD, FZ_S_COUNTER, FZ_S_REPORT, FZ_S_DESTROY,
     FZ_L_APPLY, FZ_L_DIFF,
     FZ_X_CTX, FZ_X_LEDGER, FZ_X_SCOPE,
-    /* issue 15: guarded caches (auxiliary context) */
-    FZ_X_CACHE, FZ_NKINDS
+    /* issue 15: guarded caches (auxiliary context, then the model's) */
+    FZ_X_CACHE, FZ_CACHE, FZ_NKINDS
 };
 
 static const char *const fz_kind_names[FZ_NKINDS] = {
@@ -132,7 +135,7 @@ static const char *const fz_kind_names[FZ_NKINDS] = {
     "dyn_observe", "dyn_scalar", "dyn_query", "dyn_iter", "dyn_format", "dyn_destroy",
     "scope_name", "scope_phase", "scope_add", "scope_counter", "scope_report", "scope_destroy",
     "ledger_apply", "ledger_diff",
-    "aux_ctx", "aux_ledger", "aux_scope", "aux_cache"
+    "aux_ctx", "aux_ledger", "aux_scope", "aux_cache", "cache"
 };
 
 /* Weights out of FZ_MAPSIZE: what a random byte picks (byte % FZ_MAPSIZE).
@@ -148,7 +151,7 @@ static const unsigned char fz_weights[FZ_NKINDS] = {
     4, 4, 3, 2, 2, 1,
     2, 3, 3, 1, 3, 1,
     4, 3,
-    3, 9, 8, 5
+    3, 6, 5, 2, 9
 };
 
 typedef struct fz_op {
@@ -196,6 +199,11 @@ typedef struct fz_side {
     int thread_safe;              /* the context is thread-safe (header, CTX_CYCLE) */
     mguard_dyn *dyn;              /* created by the first dynamism operation */
     model_dyn *mdyn;
+    mguard_cache *cache[FZ_NCACHE];   /* created by the slot's first operation */
+    model_cache *mcache[FZ_NCACHE];
+    int cache_uid[FZ_NCACHE];     /* 0: slot closed */
+    int cache_busy[FZ_NCACHE];    /* its get_or_compute and clear calls running */
+    int cache_req[FZ_NCACHE];     /* destroy requested while busy */
     fz_event *ev;
     size_t nev, capev;
     unsigned char *vstate;        /* per value id: 0 none, 1 stored, 2 destroyed */
@@ -1110,6 +1118,488 @@ static int fz_exec_misc(int side, const fz_op *op, long *r)
         r[0] = fz_hash(model_status_str(st));
         r[1] = fz_hash(model_kind_str(op->b % 6));
         r[2] = S->thread_safe * 2;
+    }
+    return 1;
+}
+
+/* ---- guarded caches on the differential context (issue 15) -------------
+   Two cache slots per side, created by their first operation (the desc
+   from the operation's bytes: capacity, max_cost, value size, name).
+   FZ_CACHE's a: low 4 bits the call, high 4 bits x (its argument); b: the
+   first key (fz_obj); c: bits 0-1 the number of keys - 1 (1..3), bits 2-3
+   the stride of the other keys in the pool, bit 4 the slot, bits 5-7 y. A
+   value is made as a table's (id, action, key) and its destructor runs
+   the action; a compute (fz_compute) declares a dependency, sets a cost,
+   then may mutate it, destroy a key, re-enter the cache with the same
+   keys, run the operation's action (any operation: another cache call,
+   a death, a clear...), fail, or destroy the cache. */
+
+static long fz_attr_ix(const char *p)
+{
+    int i;
+    if (!p) return -1;
+    for (i = 0; i < 3; i++)
+        if (strcmp(p, fz_attrs[i]) == 0) return i;
+    return -2;
+}
+
+/* A key tuple as one number (pool slots + 1, 4 bits each). */
+static long fz_kpack(const void *const *keys, size_t n)
+{
+    long v = 0;
+    size_t i;
+    for (i = 0; i < n; i++) v = v * 16 + fz_slot_of(keys[i]) + 1;
+    return v * 8 + (long)n;
+}
+
+/* The tuple of first key k0 (the others follow in the pool by c's stride). */
+static size_t fz_ckeys_from(const fz_op *op, const void *k0, const void **keys)
+{
+    size_t n = 1 + (size_t)(op->c & 3) % 3, i;
+    long s0 = fz_slot_of(k0);
+    keys[0] = k0;
+    for (i = 1; i < n; i++)
+        keys[i] = s0 < 0 ? NULL : fz_pool[(s0 + (long)i * (1 + ((op->c >> 2) & 3))) % fz.o.nobj];
+    return n;
+}
+
+static size_t fz_ckeys(const fz_op *op, const fz_ev *ev, const void **keys)
+{
+    return fz_ckeys_from(op, fz_obj(op->b, ev), keys);
+}
+
+/* The keys of slot s's entry i (modulo the count, in iteration order),
+   copied; 0 when the cache is empty. Counts nothing. */
+static size_t fz_ckeys_stored(int side, int s, int i, const void **keys)
+{
+    fz_side *S = &fz.s[side];
+    size_t count = side == FZ_MG ? mguard_cache_count(S->cache[s]) : model_cache_count(S->mcache[s]), n = 0, k;
+    const void *const *ks = NULL;
+    if (!count) return 0;
+    i = (int)((size_t)i % count);
+    if (side == FZ_MG) {
+        mguard_cache_iter it = mguard_cache_iterate(S->cache[s]);
+        while (mguard_cache_next(&it) && i-- >= 0) { ks = it.keys; n = it.nkeys; }
+    } else {
+        model_citer it = model_cache_iterate(S->mcache[s]);
+        const void *const *k2;
+        size_t n2;
+        void *v;
+        while (model_cache_next(&it, &k2, &n2, &v) && i-- >= 0) { ks = k2; n = n2; }
+    }
+    for (k = 0; k < n; k++) keys[k] = ks[k];
+    return n;
+}
+
+static int fz_copen(const fz_side *S, int s) { return S->cache_uid[s] != 0; }
+
+static void fz_cclose(fz_side *S, int s)
+{
+    S->cache[s] = NULL;
+    S->mcache[s] = NULL;
+    S->cache_uid[s] = 0;
+    S->cache_req[s] = 0;
+}
+
+/* The slot's cache, created on first use; 0 (an event said why) if none. */
+static int fz_cready(int side, const fz_op *op, int s)
+{
+    fz_side *S = &fz.s[side];
+    static const size_t caps[4] = { 0, 2, 3, 4 };
+    int x = op->a >> 4, y = op->c >> 5, fq, uid;
+    mguard_cache_desc d;
+    fz_tinfo *ti;
+    if (fz_copen(S, s)) return 1;
+    if (S->parts_closed || S->nuid + 1 >= FZ_MAXUID) { fz_event_add(side, FZ_EV_SKIP, FZ_CACHE, 1, 0, 0, 0); return 0; }
+    uid = ++S->nuid;
+    ti = &S->tinfo[uid];
+    ti->side = side;
+    ti->uid = uid;
+    ti->slot = 0;   /* no table has this uid: a value's callbacks name no table */
+    ti->has_dtor = 1;
+    ti->value_size = (x & 8) ? 40 : 8;
+    memset(&d, 0, sizeof d);
+    d.value_size = ti->value_size;
+    d.value_dtor = fz_dtor;
+    d.user = ti;
+    d.capacity = caps[x & 3];
+    d.max_cost = (x & 4) ? 5 : 0;
+    d.name = (y & 1) ? "plans" : NULL;
+    d.log_reasons = (y & 2) != 0;
+    fq = fz_fault_pre(side);
+    if (side == FZ_MG) S->cache[s] = mguard_cache_create(S->ctx, &d);
+    else S->mcache[s] = model_cache_create(S->mctx, &d);
+    fz_fault_post(side, fq, side == FZ_MG ? S->cache[s] == NULL : 0);
+    if (side == FZ_MG ? S->cache[s] == NULL : S->mcache[s] == NULL) {
+        fz_event_add(side, FZ_EV_SKIP, FZ_CACHE, 2, 0, 0, 0);
+        return 0;
+    }
+    S->cache_uid[s] = uid;
+    S->cache_busy[s] = 0;
+    S->cache_req[s] = 0;
+    fz_event_add(side, FZ_EV_RES, FZ_CACHE, 1000, uid, (long)d.capacity, (long)d.max_cost);
+    return 1;
+}
+
+/* Destroy the slot's cache: at once, or when the compute or clear of it
+   in progress returns (the handle stays valid until then). */
+static void fz_cdestroy(int side, int s)
+{
+    fz_side *S = &fz.s[side];
+    mguard_cache *c = S->cache[s];
+    model_cache *m = S->mcache[s];
+    if (S->cache_busy[s]) {
+        S->cache_req[s] = 1;
+    } else {
+        fz_cclose(S, s);   /* first: the destructors' actions find it closed */
+    }
+    if (side == FZ_MG) mguard_cache_destroy(c); else model_cache_destroy(m);
+}
+
+/* After a compute or clear of slot s returned: a destroy requested
+   meanwhile is done. */
+static void fz_cdone(fz_side *S, int s, int uid)
+{
+    if (S->cache_uid[s] != uid) return;
+    S->cache_busy[s]--;
+    if (S->cache_req[s] && S->cache_busy[s] == 0) fz_cclose(S, s);
+}
+
+/* What a compute does (fz_cjob.how). */
+enum { FZ_CC_DEPEND = 1, FZ_CC_MUTATE = 2, FZ_CC_DESTROY_KEY = 4, FZ_CC_REENTER = 8, FZ_CC_ACTION = 16,
+       FZ_CC_VALUE_ACTION = 32, FZ_CC_FAIL = 64 };
+typedef struct fz_cjob {
+    int side, slot, uid, how, act, k1, k2;
+    uint8_t c;
+    mguard_cache_job *outer;   /* a re-entered compute's: the job of the compute around it */
+} fz_cjob;
+
+static long fz_cgoc(int side, int s, const void *const *keys, size_t n, fz_cjob *j, long *id);
+
+static mguard_status fz_compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    fz_cjob *j = (fz_cjob *)user;
+    fz_side *S = &fz.s[j->side];
+    const int side = j->side, mg = side == FZ_MG;
+    long k0 = fz_slot_of(keys[0]);
+    const void *dep = fz_pool[(k0 + 1) % fz.o.nobj];
+    const char *attr = fz_attrs[j->c % 4];
+    mguard_status st;
+    uint32_t id;
+    int fq;
+    if (j->k1 >= 0) {   /* the entry was made: mguard's first allocation passed */
+        fz_fault_post(side, j->k1, 0);
+        j->k1 = -1;
+    }
+    if (mg) fz_check_ctx_cb(S);
+    fz_event_add(side, FZ_EV_APPLY, 2000 + j->uid, fz_kpack(keys, nkeys), j->how, S->depth, 0);
+    if (j->how & FZ_CC_DEPEND) {
+        fq = fz_fault_pre(side);
+        st = mg ? mguard_cache_job_depend(job, dep, attr) : model_cache_job_depend(job, dep, attr);
+        fz_fault_post(side, fq, st == MGUARD_ENOMEM);
+        fz_event_add(side, FZ_EV_RES, FZ_CACHE, 2001, st, 0, 0);
+        if (j->outer) {
+            /* the compute around this one learns a dependency from it */
+            fq = fz_fault_pre(side);
+            st = mg ? mguard_cache_job_depend(j->outer, fz_pool[(k0 + 2) % fz.o.nobj], "y") : model_cache_job_depend(j->outer, fz_pool[(k0 + 2) % fz.o.nobj], "y");
+            fz_fault_post(side, fq, st == MGUARD_ENOMEM);
+            fz_event_add(side, FZ_EV_RES, FZ_CACHE, 2003, st, 0, 0);
+        }
+    }
+    st = mg ? mguard_cache_job_set_cost(job, (size_t)(j->c >> 2) % 4) : model_cache_job_set_cost(job, (size_t)(j->c >> 2) % 4);
+    if (st != MGUARD_OK) fz_fail("job_set_cost answered %d", (int)st);
+    if ((j->how & (FZ_CC_MUTATE | FZ_CC_DESTROY_KEY | FZ_CC_REENTER | FZ_CC_ACTION)) && !fz.in_destroy) {
+        if (S->depth >= fz.o.depth || S->budget <= 0) {
+            fz_event_add(side, FZ_EV_SKIP, FZ_CACHE, 3, S->depth, 0, 0);
+        } else {
+            S->budget--;
+            S->depth++;
+            if (j->how & FZ_CC_MUTATE) {
+                const char *a = fz_attrs[(j->c >> 1) % 4];
+                if (mg) mguard_on_mutation_at(S->ctx, dep, a, "compute.c", j->c);
+                else model_on_mutation_at(S->mctx, dep, a, "compute.c", j->c);
+            }
+            if (j->how & FZ_CC_DESTROY_KEY) {
+                if (mg) mguard_on_destroy(S->ctx, keys[nkeys - 1]); else model_on_destroy(S->mctx, keys[nkeys - 1]);
+            }
+            if ((j->how & FZ_CC_REENTER) && S->cache_uid[j->slot] == j->uid) {
+                fz_cjob inner = *j;
+                long rid = -1, rs;
+                inner.how &= ~(FZ_CC_REENTER | FZ_CC_ACTION);
+                inner.outer = job;
+                rs = fz_cgoc(side, j->slot, keys, nkeys, &inner, &rid);
+                fz_event_add(side, FZ_EV_RES, FZ_CACHE, 2002, rs, rid, 0);
+            }
+            if ((j->how & FZ_CC_ACTION) && j->act) {
+                fz_ev ev;
+                ev.obj = keys[0];
+                ev.guard = dep;
+                ev.tslot = -1;
+                S->depth--;
+                fz_run_action(side, (uint16_t)j->act, &ev);
+                S->depth++;
+            }
+            S->depth--;
+        }
+    }
+    if (j->how & FZ_CC_FAIL) return MGUARD_EEXIST;   /* no value */
+    id = ++S->next_id;
+    fz_value_make((unsigned char *)value, S->tinfo[j->uid].value_size, id,
+                  (uint16_t)((j->how & FZ_CC_VALUE_ACTION) ? j->act : 0), k0);
+    *fz_vstate(S, id) = 1;
+    j->k2 = fz_fault_pre(side);   /* the store: mguard's second allocation */
+    return MGUARD_OK;
+}
+
+/* mguard_cache_get_or_compute on slot s (open): the status, and the id of
+   the value returned (-1: none). */
+static long fz_cgoc(int side, int s, const void *const *keys, size_t n, fz_cjob *j, long *id)
+{
+    fz_side *S = &fz.s[side];
+    mguard_status st;
+    const void *v;
+    int uid = S->cache_uid[s];
+    j->k1 = fz_fault_pre(side);
+    j->k2 = -1;
+    S->cache_busy[s]++;
+    if (side == FZ_MG) v = mguard_cache_get_or_compute(S->cache[s], keys, n, fz_compute, j, &st);
+    else v = model_cache_get_or_compute(S->mcache[s], keys, n, fz_compute, j, &st);
+    *id = v ? (long)fz_value_read(v, S->tinfo[uid].value_size, NULL, NULL) : -1;
+    if (v && *fz_vstate(S, (uint32_t)*id) != 1) fz_fail("get_or_compute returned value %ld, not alive", *id);
+    if (j->k1 >= 0) fz_fault_post(side, j->k1, st == MGUARD_ENOMEM);
+    if (j->k2 >= 0) fz_fault_post(side, j->k2, st == MGUARD_ENOMEM);
+    fz_cdone(S, s, uid);
+    return (long)st;
+}
+
+static void fz_creason(int side, const mguard_cache_reason *r, mguard_status st)
+{
+    char buf[600];
+    size_t len;
+    int exact = fz.alloc.failures == 0;   /* an allocation failure may cost a reason its strings */
+    if (st != MGUARD_OK) { fz_event_add(side, FZ_EV_RES, FZ_CACHE, 3000, st, 0, 0); return; }
+    len = side == FZ_MG ? mguard_cache_reason_format(r, buf, sizeof buf) : model_cache_reason_format(r, buf, sizeof buf);
+    fz_event_add(side, FZ_EV_RES, FZ_CACHE, 3001, (long)r->cause, fz_kpack(r->keys, r->nkeys), fz_slot_of(r->obj));
+    fz_event_add(side, FZ_EV_RES, 3002, exact ? fz_attr_ix(r->attr) : 0, exact ? fz_hash(r->file) : 0,
+                 r->line, exact ? fz_hash(buf) * 1000 + (long)len : 0);
+    fz_event_add(side, FZ_EV_RES, FZ_CACHE, 3003,
+                 fz_hash(side == FZ_MG ? mguard_cache_cause_str(r->cause) : model_cache_cause_str(r->cause)), 0, 0);
+}
+
+static void fz_cstats(int side, int s, int what)
+{
+    fz_side *S = &fz.s[side];
+    mguard_cache_stats t;
+    mguard_status st;
+    memset(&t, 0, sizeof t);
+    st = side == FZ_MG ? mguard_cache_get_stats(S->cache[s], &t) : model_cache_get_stats(S->mcache[s], &t);
+    fz_event_add(side, what, FZ_CACHE, 4000 + st, (long)t.hits, (long)t.misses, (long)t.stored);
+    fz_event_add(side, what, FZ_CACHE, 4100, (long)t.mutations, (long)t.deaths, (long)t.evictions);
+    fz_event_add(side, what, FZ_CACHE, 4200, (long)t.explicit_drops, (long)t.replaced, (long)t.stale);
+}
+
+/* mguard_cache_set of a new value (its destructor runs act) on slot s. */
+static long fz_cset(int side, int s, const void *const *keys, size_t n, size_t cost, uint16_t act, long *id)
+{
+    fz_side *S = &fz.s[side];
+    unsigned char buf[40];
+    mguard_status st;
+    int fq;
+    *id = ++S->next_id;
+    fz_value_make(buf, S->tinfo[S->cache_uid[s]].value_size, (uint32_t)*id, act, fz_slot_of(keys[0]));
+    *fz_vstate(S, (uint32_t)*id) = 1;
+    fq = fz_fault_pre(side);
+    st = side == FZ_MG ? mguard_cache_set(S->cache[s], keys, n, buf, cost) : model_cache_set(S->mcache[s], keys, n, buf, cost);
+    fz_fault_post(side, fq, st == MGUARD_ENOMEM);
+    if (st != MGUARD_OK && *fz_vstate(S, (uint32_t)*id) == 2) fz_fail("cache value %ld destroyed although set failed", *id);
+    if (st != MGUARD_OK) *fz_vstate(S, (uint32_t)*id) = 0;
+    return (long)st;
+}
+
+/* A walk of slot s: every entry in order. At step at: with x bit 2, the
+   tuple okeys is set (an entry stored during the walk, never visited);
+   with bit 3, the current entry is removed; then the action runs (the
+   entry its object). The walk goes on while the cache lives. */
+static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *const *okeys, size_t on, int what)
+{
+    fz_side *S = &fz.s[side];
+    int uid = S->cache_uid[s], i = 0;
+    size_t vs = S->tinfo[uid].value_size;
+    mguard_cache_iter it;
+    model_citer mit;
+    if (side == FZ_MG) it = mguard_cache_iterate(S->cache[s]); else mit = model_cache_iterate(S->mcache[s]);
+    for (;; i++) {
+        const void *const *keys;
+        size_t n;
+        void *v;
+        if (side == FZ_MG) {
+            if (!mguard_cache_next(&it)) break;
+            keys = it.keys; n = it.nkeys; v = it.value;
+            if (!mguard_cache_contains(S->cache[s], keys, n)) fz_fail("cache contains and iteration disagree");
+        } else {
+            if (!model_cache_next(&mit, &keys, &n, &v)) break;
+        }
+        fz_event_add(side, what, 5000 + s, i, fz_kpack(keys, n), (long)fz_value_read(v, vs, NULL, NULL), 0);
+        if (i == at) {
+            const void *cur[MGUARD_CACHE_MAX_KEYS];
+            long id = -1, st;
+            fz_ev ev;
+            memcpy((void *)cur, keys, n * sizeof *keys);   /* the entry may go */
+            if (x & 4) {
+                st = fz_cset(side, s, okeys, on, 0, 0, &id);
+                fz_event_add(side, FZ_EV_RES, FZ_CACHE, 5100, st, id, 0);
+            }
+            if ((x & 8) && S->cache_uid[s] == uid) {
+                st = side == FZ_MG ? mguard_cache_remove(S->cache[s], cur, n) : model_cache_remove(S->mcache[s], cur, n);
+                fz_event_add(side, FZ_EV_RES, FZ_CACHE, 5101, st, 0, 0);
+            }
+            ev.obj = cur[0];
+            ev.guard = NULL;
+            ev.tslot = -1;
+            if (act && S->cache_uid[s] == uid) fz_run_action(side, act, &ev);
+            if (S->cache_uid[s] != uid) break;   /* destroyed: the iterator is done */
+        }
+    }
+}
+
+/* Bad input, spelled once for both sides (P: mguard or model; C its
+   cache, X its context): each refusal a bit of r[0] or r[1]. */
+#define FZ_CACHE_MISUSE(P, C, X) do { \
+        r[0] = (P##_cache_set(C, keys, 0, "12345678", 0) == MGUARD_EINVAL) + (P##_cache_set(C, NULL, 1, "12345678", 0) == MGUARD_EINVAL) * 2 + \
+               (P##_cache_set(C, five, 5, "12345678", 0) == MGUARD_EINVAL) * 4 + (P##_cache_set(C, none, 1, "12345678", 0) == MGUARD_EINVAL) * 8 + \
+               (P##_cache_set(C, keys, n, NULL, 0) == MGUARD_EINVAL) * 16 + (P##_cache_get(C, five, 5) == NULL) * 32 + \
+               (P##_cache_get_or_compute(C, keys, n, NULL, NULL, &st) == NULL && st == MGUARD_EINVAL) * 64 + \
+               (P##_cache_job_depend(NULL, keys[0], NULL) == MGUARD_EINVAL) * 128 + (P##_cache_job_set_cost(NULL, 1) == MGUARD_EINVAL) * 256 + \
+               (P##_cache_get_stats(C, NULL) == MGUARD_EINVAL) * 512 + (P##_cache_last_reason(C, keys, n, NULL) == MGUARD_EINVAL) * 1024 + \
+               (P##_cache_depend(C, none, 1, fz_pool[0], NULL) == MGUARD_EINVAL) * 2048 + (P##_cache_remove(C, five, 5) == MGUARD_EINVAL) * 4096; \
+        r[1] = (P##_cache_count(NULL) == 0) + (P##_cache_report(NULL, NULL, 0) == 0) * 2 + (P##_cache_reason_format(NULL, NULL, 0) == 0) * 4 + \
+               (P##_cache_create(X, NULL) == NULL) * 8 + (P##_cache_create(X, &d) == NULL) * 16 + \
+               (P##_cache_get(NULL, keys, n) == NULL) * 32 + (P##_cache_contains(C, NULL, 1) == 0) * 64 + \
+               (strcmp(P##_cache_cause_str((mguard_cache_cause)0), "unknown") == 0) * 128; \
+        P##_cache_clear(NULL); \
+        P##_cache_destroy(NULL); \
+        r[2] = (long)P##_cache_report(C, NULL, 0); \
+    } while (0)
+
+/* One FZ_CACHE operation; 0 when skipped (an event said so). */
+static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
+{
+    fz_side *S = &fz.s[side];
+    const int mg = side == FZ_MG;
+    int s = (op->c >> 4) & 1, x = op->a >> 4, y = op->c >> 5, what = op->a & 15, fq, uid;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    size_t n = fz_ckeys(op, ev, keys), stored;
+    mguard_cache *c;
+    model_cache *m;
+    if (!fz_cready(side, op, s)) return 0;
+    c = S->cache[s];
+    m = S->mcache[s];
+    uid = S->cache_uid[s];
+    if (op->b != 0xff && (op->b & 0x80) && what >= 2 && what <= 9 && (stored = fz_ckeys_stored(side, s, op->b & 0x7f, keys)))
+        n = stored;   /* half the time: a tuple the cache holds */
+    switch (what) {
+    case 0: case 1:
+        if (what == 1 || (x & 1)) fz_cdestroy(side, s);
+        r[0] = fz_copen(S, s);
+        break;
+    case 2: case 3: {
+        static const size_t costs[4] = { 0, 1, 3, 6 };   /* 6: over max_cost alone */
+        r[0] = fz_cset(side, s, keys, n, costs[x % 4], op->act, &r[1]);
+        break;
+    }
+    case 4: {
+        /* the tuple, then a stored one (a hit: the entry becomes the most
+           recently used) */
+        const void *v = mg ? mguard_cache_get(c, keys, n) : model_cache_get(m, keys, n);
+        r[0] = v ? (long)fz_value_read(v, S->tinfo[uid].value_size, NULL, NULL) : -1;
+        r[1] = mg ? mguard_cache_contains(c, keys, n) : model_cache_contains(m, keys, n);
+        if ((n = fz_ckeys_stored(side, s, op->c, keys)) != 0) {
+            v = mg ? mguard_cache_get(c, keys, n) : model_cache_get(m, keys, n);
+            r[2] = v ? (long)fz_value_read(v, S->tinfo[uid].value_size, NULL, NULL) : -1;
+        }
+        break;
+    }
+    case 5: case 6: case 7: {
+        fz_cjob j;
+        long id = -1;
+        j.side = side;
+        j.slot = s;
+        j.uid = uid;
+        j.how = what == 5 ? (x & FZ_CC_DEPEND) : x | (y << 4);
+        j.act = op->act;
+        j.c = op->c;
+        j.outer = NULL;
+        r[0] = fz_cgoc(side, s, keys, n, &j, &id);
+        r[1] = id;
+        break;
+    }
+    case 8: {
+        const void *o = y == 7 ? NULL : fz_obj((uint8_t)x, ev);
+        const char *attr = fz_attrs[y % 4];
+        mguard_status st;
+        fq = fz_fault_pre(side);
+        st = mg ? mguard_cache_depend(c, keys, n, o, attr) : model_cache_depend(m, keys, n, o, attr);
+        fz_fault_post(side, fq, st == MGUARD_ENOMEM);
+        r[0] = st;
+        break;
+    }
+    case 9:
+        r[0] = mg ? mguard_cache_remove(c, keys, n) : model_cache_remove(m, keys, n);
+        break;
+    case 10:
+        S->cache_busy[s]++;
+        if (mg) mguard_cache_clear(c); else model_cache_clear(m);
+        fz_cdone(S, s, uid);
+        r[0] = fz_copen(S, s);
+        r[1] = fz_copen(S, s) ? (long)(mg ? mguard_cache_count(c) : model_cache_count(m)) : -1;
+        break;
+    case 11:
+        fz_cwalk(side, s, x % 4, op->act, x, keys, n, FZ_EV_RES);
+        break;
+    case 12: {
+        char buf[400];
+        size_t cap = (x & 8) ? (size_t)x * 3 : sizeof buf, len;
+        fz_cstats(side, s, FZ_EV_RES);
+        memset(buf, 0, sizeof buf);
+        len = mg ? mguard_cache_report(c, buf, cap) : model_cache_report(m, buf, cap);
+        r[0] = (long)len;
+        r[1] = fz_hash(buf);
+        r[2] = (long)(mg ? mguard_cache_count(c) : model_cache_count(m));
+        break;
+    }
+    case 13: {
+        /* the op's tuple, then the tuples of its shape from every pool object */
+        mguard_cache_reason rs;
+        mguard_status st;
+        int k;
+        for (k = -1; k < fz.o.nobj; k++) {
+            if (k >= 0) n = fz_ckeys_from(op, fz_pool[k], keys);
+            memset(&rs, 0, sizeof rs);
+            st = mg ? mguard_cache_last_reason(c, keys, n, &rs) : model_cache_last_reason(m, keys, n, &rs);
+            fz_creason(side, &rs, st);
+        }
+        break;
+    }
+    case 14: {
+        const void *o = fz_obj(op->b, ev);
+        const char *attr = fz_attrs[op->c % 4], *file = (x & 1) ? "fz_cache.c" : NULL;
+        if (mg) mguard_on_mutation_at(S->ctx, o, attr, file, (int)x * 10);
+        else model_on_mutation_at(S->mctx, o, attr, file, (int)x * 10);
+        break;
+    }
+    default: {
+        /* bad input: the same neutral answers on both sides */
+        static const void *const none[1] = { NULL };
+        const void *five[5];
+        mguard_cache_desc d;
+        mguard_status st = MGUARD_OK;
+        int i;
+        memset(&d, 0, sizeof d);
+        for (i = 0; i < 5; i++) five[i] = fz_pool[i];
+        if (mg) FZ_CACHE_MISUSE(mguard, c, S->ctx);
+        else FZ_CACHE_MISUSE(model, m, S->mctx);
+        break;
+    }
     }
     return 1;
 }
@@ -2460,10 +2950,11 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
     case FZ_MISC:
     case FZ_D_OBSERVE: case FZ_D_SCALAR: case FZ_D_QUERY: case FZ_D_ITER: case FZ_D_FORMAT: case FZ_D_DESTROY:
     case FZ_S_NAME2: case FZ_S_PHASE: case FZ_S_ADD: case FZ_S_COUNTER: case FZ_S_REPORT: case FZ_S_DESTROY:
-    case FZ_L_APPLY: case FZ_L_DIFF: {
+    case FZ_L_APPLY: case FZ_L_DIFF: case FZ_CACHE: {
         long r[4] = { 0, 0, 0, 0 };
         int go;
         if (k == FZ_MISC) go = fz_exec_misc(side, op, r);
+        else if (k == FZ_CACHE) go = fz_exec_cache(side, op, ev, r);
         else if (k <= FZ_D_DESTROY) go = fz_exec_dyn(side, op, r);
         else if (k <= FZ_S_DESTROY) go = fz_exec_scope2(side, op, ev, r);
         else go = fz_exec_ledger2(side, op, ev, r);
@@ -2550,6 +3041,13 @@ static void fz_snapshot(int side)
         }
         for (j = 0; j < np && j < 16; j++) fz_event_add(side, FZ_EV_SNAP, 402, (long)j, fz_str_ix(par[j]), 0, 0);
     }
+    for (t = 0; t < FZ_NCACHE; t++) {
+        if (!fz_copen(S, t)) { fz_event_add(side, FZ_EV_SNAP, 800 + t, -1, 0, 0, 0); continue; }
+        fz_event_add(side, FZ_EV_SNAP, 800 + t, (long)(mg ? mguard_cache_count(S->cache[t]) : model_cache_count(S->mcache[t])),
+                     S->cache_uid[t], 0, 0);
+        fz_cwalk(side, t, -1, 0, 0, NULL, 0, FZ_EV_SNAP);
+        fz_cstats(side, t, FZ_EV_SNAP);
+    }
     for (t = 0; t < FZ_NLED; t++) {
         long n = 0;
         if (mg) {
@@ -2592,8 +3090,9 @@ static uint8_t fz_byte(void)
 }
 
 /* The operations that carry an action: SET (run by the value's
-   destructor), WATCH (by the watcher), ledger APPLY (by each call). */
-static int fz_has_action(int kind) { return kind == FZ_SET || kind == FZ_WATCH || kind == FZ_L_APPLY; }
+   destructor), WATCH (by the watcher), ledger APPLY (by each call), CACHE
+   (by a compute, a walk, or the value's destructor). */
+static int fz_has_action(int kind) { return kind == FZ_SET || kind == FZ_WATCH || kind == FZ_L_APPLY || kind == FZ_CACHE; }
 
 static fz_op fz_decode(int inline_ok)
 {
@@ -2667,6 +3166,7 @@ static void fz_ctx_close(int side)
     int t;
     size_t id;
     for (t = 0; t < FZ_MAXTAB; t++) fz_close_slot(S, t);
+    for (t = 0; t < FZ_NCACHE; t++) fz_cclose(S, t);
     S->parts_closed = 1;   /* mguard_ctx_destroy destroys them */
     S->scope = NULL;
     S->mscope = NULL;

@@ -139,6 +139,43 @@ def seeds():
         d += op("L_APPLY", 0, 7, 0) + op("L_LOAD", 0, 0, 1) + op("L_CLEAR", 0, 0, 0)
         d += op("L_TRACK", 0, 0, 0x40) + op("L_LOAD", 0, 0, 0) + op("L_TRACK", 1, 2, 0x40) + op("L_TRACK", 2, 0, 0xC0)
         s[name] = d
+    # guarded caches on the main context (FZ_CACHE: a = call | x << 4; c =
+    # keys - 1 | stride << 2 | slot << 4 | y << 5): a bounded cache (3
+    # entries, max_cost 5); computes that go stale (a declared dependency
+    # mutated, a key destroyed), re-enter, run an action that sets another
+    # key (an eviction), fail; the queries; a cache destroyed by its own
+    # compute's action. Pool of 6.
+    d = b"\x04\x00"
+    d += op("CACHE", 0x60, 0, 0) + op("CACHE", 0x12, 0, 0) + op("CACHE", 0x22, 1, 1)
+    d += op("CACHE", 0x36, 2, 0) + op("CACHE", 0x46, 3, 0) + op("CACHE", 0x96, 4, 0)
+    d += op("CACHE", 0x06, 5, 0x60, 0x80) + op("CACHE", 0x32, 3, 0)
+    d += op("CACHE", 0x07, 1, 0x80) + op("CACHE", 0x04, 4, 0) + op("CACHE", 0x0B, 0, 0) + op("CACHE", 0x0C, 0, 0)
+    d += op("CACHE", 0x0D, 2, 0) + op("CACHE", 0x1E, 1, 1) + op("CACHE", 0x0D, 1, 1) + op("CACHE", 0x0F, 0, 0)
+    d += op("CACHE", 0x38, 0, 0x41) + op("DESTROY_OBJ", 1) + op("MUTATE", 0, 3) + op("CACHE", 0x09, 0, 0)
+    d += op("CACHE", 0x00, 0, 0x10) + op("CACHE", 0x12, 1, 0x10) + op("CACHE", 0x06, 0, 0x30, 0x80) + op("CACHE", 0x01, 0, 0x10)
+    d += op("CACHE", 0x0A, 0, 0) + op("CACHE", 0x0C, 0, 0) + op("CACHE", 0x01, 0, 0)
+    s["seed-cache-computes"] = d
+
+    # LRU: capacity 2 (a hit saves its entry from the next eviction), then
+    # max_cost 5 (evictions until under, never the entry just stored, even
+    # when it alone is over). Pool of 6.
+    d = b"\x04\x00"
+    d += op("CACHE", 0x14, 0, 0) + op("CACHE", 0x02, 0, 0) + op("CACHE", 0x02, 1, 0) + op("CACHE", 0x04, 0, 0)
+    d += op("CACHE", 0x02, 2, 0) + op("CACHE", 0x0B, 0, 0) + op("CACHE", 0x0C, 0, 0)
+    d += op("CACHE", 0x44, 0, 0x10) + op("CACHE", 0x22, 0, 0x10) + op("CACHE", 0x12, 1, 0x10) + op("CACHE", 0x04, 0, 0x10)
+    d += op("CACHE", 0x22, 2, 0x10) + op("CACHE", 0x32, 3, 0x10) + op("CACHE", 0x0B, 0, 0x10) + op("CACHE", 0x0C, 0, 0x10)
+    s["seed-cache-lru"] = d
+
+    # a value destructor run by get_or_compute destroys its cache: an
+    # evicted value's (capacity 2) after the store, then a parked stale
+    # value's before the next miss's compute (the cache was freed under
+    # the call; see reliability.md). Pool of 6.
+    d = b"\x04\x00"
+    d += op("CACHE", 0x14, 0, 0) + op("CACHE", 0x02, 0, 0, 0x80) + op("CACHE", 0x01, 0, 0)
+    d += op("CACHE", 0x02, 1, 0) + op("CACHE", 0x05, 2, 0)
+    d += op("CACHE", 0x36, 3, 0x40, 0x80) + op("CACHE", 0x01, 0, 0) + op("CACHE", 0x05, 5, 0)
+    d += op("CACHE", 0x0C, 0, 0)
+    s["regress-cache-destroyed-by-a-value-destructor"] = d
     return s
 
 
@@ -176,6 +213,13 @@ DICT = [
     ("op_aux_scope_all_callbacks", aux_scope(4, 0x7F, 0x0F), None),
     ("op_aux_scope_enter", aux_scope(4, 0, 0), None),
     ("op_aux_scope_report_trace", aux_scope(16, 0, 2), None),
+    ("op_cache_bounded", op("CACHE", 0x60, 0, 0), "guarded caches on the main context: a bounded cache, computes that go stale, re-enter, run an action"),
+    ("op_cache_set_cost_2", op("CACHE", 0x22, 1, 1), None),
+    ("op_cache_compute_mutates_its_dependency", op("CACHE", 0x36, 2, 0), None),
+    ("op_cache_compute_destroys_a_key", op("CACHE", 0x46, 3, 0), None),
+    ("op_cache_compute_reenters", op("CACHE", 0x96, 4, 0), None),
+    ("op_cache_compute_inline_action", op("CACHE", 0x06, 0, 0x60, 0x80), None),
+    ("op_cache_mutation_at", op("CACHE", 0x1E, 1, 1), None),
 ]
 
 

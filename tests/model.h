@@ -6,7 +6,8 @@
    scope tracker without callbacks (section 7: names, frames, path, phase,
    reset, counters), the dynamism tracker (section 8) and ledgers with
    plain values and no hooks, records or hook registrations (section 9,
-   apply included), each described above its code; written
+   apply included) and the guarded caches (section 11, every function),
+   each described above its code; written
    to be obviously correct rather than fast: plain arrays, linear scans,
    one malloc per value, nothing shared with mguard's implementation. The
    callbacks have mguard's own types, so the same callback functions can
@@ -34,11 +35,29 @@
      of the same table is walking it is finished by the outermost walk.
    - Iterators visit the first live entry inserted after the last one
      visited: removed entries are never visited, new ones come last.
+   - Caches: an entry depends on its keys (whole objects) and on the
+     (obj, attr) it declared; a mutation of obj drops the entries with a
+     whole-object dependency on obj or one on the attribute named (attr
+     NULL: all of them), a death all of them. An object is known while an
+     entry (stored or computing) depends on it. In a death, the cache
+     entries go in phase 1 after the tables, and their values are
+     destroyed last in phase 2 (after the watchers and the tables'
+     key_death and destructors); in a mutation, after the watchers.
+     Values are destroyed exactly once, each call's in the reverse order
+     of their drops (orders: see the caches' code). That order, and the
+     iteration order of positions, are mguard's own, which the contract
+     does not promise: the model follows them so that the decoder can
+     compare destructor calls and walks one by one. A computing entry a
+     change reaches is not stored: its value is returned and parked until
+     the next change. A destroy from any callback of a get_or_compute or
+     a clear waits for that call.
 
    Allocation failure: the model never fails by itself. The driver sets
    fail_next before an operation that mguard answered with ENOMEM; the
    operation then checks its arguments as usual and, where mguard may
-   allocate, fails with ENOMEM changing nothing.
+   allocate, fails with ENOMEM changing nothing (a cache's get_or_compute
+   has two such points, the entry before the compute and the store
+   after, numbered apart by the driver).
 
    The scope tracker and the ledgers keep their weakly held objects in
    ordinary model tables (marked `part`) whose key_death does their
@@ -135,7 +154,22 @@ struct model_ctx {
     model_weak *lwatch;      /* the ledgers' weak table of deaths, or NULL */
     struct model_dyn **dyns; /* live dynamism trackers (destroyed with c) */
     size_t ndyns;
+    /* guarded caches: every one ever created (freed ones kept), and every
+       entry whose dependencies are linked (stored or being computed) */
+    struct model_cache **caches;
+    size_t ncaches;
+    struct model_centry **cents;
+    size_t ncents;
+    uint64_t next_link;      /* dependency links, in the order made */
 };
+
+/* Cache values waiting for phase 2, run from the last one back; the rest
+   is defined with the caches (below). */
+typedef struct model_cpend { struct model_centry **e; size_t n; } model_cpend;
+static bool model__cache_refers(const model_ctx *c, const void *obj);
+static void model__cache_event(model_ctx *c, const void *obj, const char *attr, const char *file, int line,
+                               int death, model_cpend *p);
+static void model__cfinish(model_cpend *p);
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -194,7 +228,8 @@ MODEL_DEF void model__drop(model_ctx *c, model_obj *o)
 
 MODEL_DEF void model__drop_if_empty(model_ctx *c, model_obj *o)
 {
-    if (!o->ntables && !o->pinned && !o->tracker && !o->tagged && !o->classdyn) model__drop(c, o);
+    if (!o->ntables && !o->pinned && !o->tracker && !o->tagged && !o->classdyn && !model__cache_refers(c, o->addr))
+        model__drop(c, o);
 }
 
 MODEL_DEF bool model__is_dying(const model_ctx *c, const void *addr)
@@ -491,22 +526,39 @@ MODEL_DEF mguard_status model_unwatch(model_ctx *c, const void *obj, const void 
     return found ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
-MODEL_DEF void model_on_mutation(model_ctx *c, const void *obj, const char *attr)
+/* A mutation: the cache entries depending on (obj, attr) leave their
+   caches; then the tracker counts and the watchers fire; then the values
+   of those entries are destroyed. */
+MODEL_DEF void model_on_mutation_at(model_ctx *c, const void *obj, const char *attr, const char *file, int line)
 {
     model_obj *o;
     model_watcher *w;
     size_t n;
+    model_cpend p = { NULL, 0 };
     if (!obj) return;
     o = model__find(c, obj);
-    if (!o || !o->tracker) return;
-    o->mutations++;
-    if (!o->nw) return;
-    w = o->w;
-    n = o->nw;
-    o->w = NULL;
-    o->nw = 0;
-    model__fire(c, obj, w, n, attr);
-    free(w);
+    if (o && model__cache_refers(c, obj)) {
+        model__cache_event(c, obj, attr, file, line, 0, &p);
+        model__drop_if_empty(c, o);
+        o = model__find(c, obj);
+    }
+    if (o && o->tracker) {
+        o->mutations++;
+        if (o->nw) {
+            w = o->w;
+            n = o->nw;
+            o->w = NULL;
+            o->nw = 0;
+            model__fire(c, obj, w, n, attr);
+            free(w);
+        }
+    }
+    model__cfinish(&p);
+}
+
+MODEL_DEF void model_on_mutation(model_ctx *c, const void *obj, const char *attr)
+{
+    model_on_mutation_at(c, obj, attr, NULL, 0);
 }
 
 MODEL_DEF uint64_t model_mutation_count(const model_ctx *c, const void *obj)
@@ -640,10 +692,11 @@ MODEL_DEF void model_on_destroy(model_ctx *c, const void *obj)
     model__pending *p;
     model_watcher *w;
     size_t np, nw, i;
+    model_cpend cp = { NULL, 0 };
     if (!obj) return;
     o = model__find(c, obj);
     if (!o) return;
-    /* phase 1: forget obj everywhere */
+    /* phase 1: forget obj everywhere (tables, then caches) */
     np = o->ntables;
     p = (model__pending *)model__xrealloc(NULL, np * sizeof *p);
     for (i = 0; i < np; i++) {
@@ -655,12 +708,13 @@ MODEL_DEF void model_on_destroy(model_ctx *c, const void *obj)
         p[i].user = t->user;
         p[i].value = model__take_entry(t, (size_t)k);
     }
+    model__cache_event(c, obj, NULL, NULL, 0, 1, &cp);
     w = o->w;
     nw = o->nw;
     o->w = NULL;
     o->nw = 0;
     model__drop(c, o);
-    /* phase 2: call out */
+    /* phase 2: call out (the cache values last) */
     MODEL__PUSH(c->dying, c->ndying, obj);
     if (nw) model__fire(c, obj, w, nw, NULL);
     free(w);
@@ -669,6 +723,7 @@ MODEL_DEF void model_on_destroy(model_ctx *c, const void *obj)
         if (p[i].dtor) p[i].dtor(p[i].value, p[i].user);
         free(p[i].value);
     }
+    model__cfinish(&cp);
     c->ndying--;
     free(p);
 }
@@ -1797,6 +1852,655 @@ MODEL_DEF size_t model_dyn_format(const model_dyn *d, char *buf, size_t cap)
     return n;
 }
 
+/* ---- guarded caches (section 11) ----------------------------------------
+   A cache is an array of positions (an entry or NULL) with a stack of free
+   positions (the last freed is reused first): iteration walks the
+   positions in order and skips entries stored after it started. Every
+   entry whose dependencies are linked (stored, or being computed) is also
+   in the context's list cents; an object is known while one of them
+   depends on it. A dependency is (obj, attr) with attr NULL for the whole
+   object (every key is one) and a link number: an event on obj drops the
+   entries a matching dependency reaches, in the order of their newest
+   matching link, oldest first, and their values are destroyed newest
+   first (each call's phase 2 runs its list from the last drop back, the
+   parked value of an earlier stale compute first). A compute's entry that
+   an event or a refused dependency reaches becomes stale: its value is
+   handed out, not stored, and destroyed at the next change (parked). LRU:
+   a stamp set when stored and on each hit; the least recently used
+   entry, never the one just stored, goes while over capacity or max_cost.
+   Reasons: every drop with a cause (also of a computing entry), the last
+   MGUARD_CACHE_REASONS of each cache searched newest first. */
+
+enum { MODEL_CE_COMPUTING = 1, MODEL_CE_LIVE, MODEL_CE_STALE, MODEL_CE_DROPPED };
+
+typedef struct model_cdep { const void *obj; const char *attr; uint64_t link; } model_cdep;
+
+typedef struct model_centry {
+    struct model_cache *cache;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    size_t nkeys;
+    model_cdep *deps;            /* the keys first, then the added ones */
+    size_t ndeps;
+    int state;
+    unsigned char *value;
+    size_t cost, pos;
+    uint64_t seq, used;
+    mguard_value_dtor dtor;      /* DROPPED: what destroys the value */
+    void *user;
+} model_centry;
+
+typedef struct model_cache {
+    model_ctx *ctx;
+    size_t value_size, capacity, max_cost;
+    mguard_value_dtor dtor;
+    void *user;
+    char name[64];
+    model_centry **slot;         /* positions: an entry, or NULL (free) */
+    size_t nslot;
+    size_t *freepos;             /* free positions, the last freed on top */
+    size_t nfree;
+    uint64_t next_seq, next_use, order;
+    mguard_cache_stats stats;
+    mguard_cache_reason *reasons;  /* every drop with a cause, in order */
+    size_t nreasons;
+    model_centry *parked;
+    int busy, destroying, freed;
+} model_cache;
+
+/* A running compute (what mguard_cache_job points to on the model's side). */
+typedef struct model_cjob { model_cache *c; model_centry *e; int running; } model_cjob;
+
+MODEL_DEF bool model__cache_refers(const model_ctx *c, const void *obj)
+{
+    size_t i, k;
+    for (i = 0; i < c->ncents; i++)
+        for (k = 0; k < c->cents[i]->ndeps; k++)
+            if (c->cents[i]->deps[k].obj == obj) return true;
+    return false;
+}
+
+MODEL_DEF bool model__cache_ok(const model_cache *c) { return c && !c->freed; }
+
+MODEL_DEF bool model__ckeys_ok(const void *const *keys, size_t n)
+{
+    size_t i;
+    if (!keys || n == 0 || n > MGUARD_CACHE_MAX_KEYS) return false;
+    for (i = 0; i < n; i++)
+        if (!keys[i]) return false;
+    return true;
+}
+
+MODEL_DEF bool model__ckeys_eq(const void *const *a, size_t na, const void *const *b, size_t nb)
+{
+    size_t i;
+    if (na != nb) return false;
+    for (i = 0; i < na; i++)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
+MODEL_DEF model_centry *model__cfind(const model_cache *c, const void *const *keys, size_t n)
+{
+    size_t i;
+    for (i = 0; i < c->nslot; i++)
+        if (c->slot[i] && model__ckeys_eq(c->slot[i]->keys, c->slot[i]->nkeys, keys, n)) return c->slot[i];
+    return NULL;
+}
+
+MODEL_DEF size_t model_cache_count(const model_cache *c)
+{
+    size_t i, n = 0;
+    if (!model__cache_ok(c)) return 0;
+    for (i = 0; i < c->nslot; i++) n += c->slot[i] != NULL;
+    return n;
+}
+
+MODEL_DEF size_t model__ccost(const model_cache *c)
+{
+    size_t i, n = 0;
+    for (i = 0; i < c->nslot; i++)
+        if (c->slot[i]) n += c->slot[i]->cost;
+    return n;
+}
+
+MODEL_DEF void model__clink(model_ctx *c, model_centry *e, const void *obj, const char *attr)
+{
+    model_cdep d;
+    model__ensure(c, obj);
+    d.obj = obj;
+    d.attr = attr;
+    d.link = ++c->next_link;
+    MODEL__PUSH(e->deps, e->ndeps, d);
+}
+
+/* e's dependencies go: it leaves cents; an object nothing else knows
+   (keep excepted: the event's own, which its caller decides about) is
+   forgotten. */
+MODEL_DEF void model__cunlink(model_ctx *c, model_centry *e, const void *keep)
+{
+    size_t i;
+    for (i = 0; i < c->ncents; i++) {
+        if (c->cents[i] == e) {
+            memmove(&c->cents[i], &c->cents[i + 1], (c->ncents - i - 1) * sizeof *c->cents);
+            c->ncents--;
+            break;
+        }
+    }
+    for (i = 0; i < e->ndeps; i++) {
+        model_obj *o = e->deps[i].obj == keep ? NULL : model__find(c, e->deps[i].obj);
+        if (o) model__drop_if_empty(c, o);
+    }
+    free(e->deps);
+    e->deps = NULL;
+    e->ndeps = 0;
+}
+
+MODEL_DEF void model__cfree(model_centry *e)
+{
+    free(e->deps);
+    free(e->value);
+    free(e);
+}
+
+MODEL_DEF void model__cpend_push(model_cpend *p, model_centry *e) { MODEL__PUSH(p->e, p->n, e); }
+
+/* Phase 2: destroy each value, the last dropped first. */
+MODEL_DEF void model__cfinish(model_cpend *p)
+{
+    while (p->n) {
+        model_centry *e = p->e[--p->n];
+        if (e->dtor) e->dtor(e->value, e->user);
+        model__cfree(e);
+    }
+    free(p->e);
+    p->e = NULL;
+}
+
+/* Phase 1 of a drop: why's cause 0 is an overwrite (counted as replaced,
+   not remembered). A computing entry becomes stale. */
+MODEL_DEF void model__cdrop(model_centry *e, const mguard_cache_reason *why, const void *keep, model_cpend *p)
+{
+    model_cache *c = e->cache;
+    mguard_cache_reason r = *why;
+    model__cunlink(c->ctx, e, keep);
+    memset((void *)r.keys, 0, sizeof r.keys);
+    memcpy((void *)r.keys, e->keys, e->nkeys * sizeof *e->keys);
+    r.nkeys = e->nkeys;
+    if (r.cause) MODEL__PUSH(c->reasons, c->nreasons, r);
+    if (e->state == MODEL_CE_COMPUTING) {
+        e->state = MODEL_CE_STALE;
+        return;
+    }
+    switch (r.cause) {
+    case MGUARD_CACHE_MUTATION: c->stats.mutations++; break;
+    case MGUARD_CACHE_DEATH: c->stats.deaths++; break;
+    case MGUARD_CACHE_EVICTION: c->stats.evictions++; break;
+    case MGUARD_CACHE_EXPLICIT: c->stats.explicit_drops++; break;
+    default: c->stats.replaced++; break;
+    }
+    c->slot[e->pos] = NULL;
+    MODEL__PUSH(c->freepos, c->nfree, e->pos);
+    e->state = MODEL_CE_DROPPED;
+    e->dtor = c->dtor;
+    e->user = c->user;
+    e->cache = NULL;
+    model__cpend_push(p, e);
+}
+
+MODEL_DEF void model__cunpark(model_cache *c, model_cpend *p)
+{
+    model_centry *e = c->parked;
+    if (!e) return;
+    c->parked = NULL;
+    e->state = MODEL_CE_DROPPED;
+    e->dtor = c->dtor;
+    e->user = c->user;
+    model__cpend_push(p, e);
+}
+
+MODEL_DEF mguard_cache_reason model__creason(mguard_cache_cause cause, const void *obj)
+{
+    mguard_cache_reason r;
+    memset(&r, 0, sizeof r);
+    r.cause = cause;
+    r.obj = obj;
+    return r;
+}
+
+/* Phase 1 of a mutation (attr NULL: of the whole object) or death of obj:
+   the entries a matching dependency reaches, in the order of their newest
+   matching link, oldest first. */
+MODEL_DEF void model__cache_event(model_ctx *c, const void *obj, const char *attr, const char *file, int line,
+                                  int death, model_cpend *p)
+{
+    model_centry **hit = NULL;
+    uint64_t *when = NULL;
+    size_t nhit = 0, nwhen = 0, i, k;
+    mguard_cache_reason why = model__creason(death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION, obj);
+    if (!death) {
+        why.attr = attr;
+        why.file = file;
+        why.line = line;
+    }
+    for (i = 0; i < c->ncents; i++) {
+        model_centry *e = c->cents[i];
+        uint64_t newest = 0;
+        for (k = 0; k < e->ndeps; k++) {
+            const model_cdep *d = &e->deps[k];
+            if (d->obj != obj) continue;
+            if (attr && d->attr && strcmp(attr, d->attr) != 0) continue;
+            if (d->link > newest) newest = d->link;
+        }
+        if (!newest) continue;
+        MODEL__PUSH(hit, nhit, e);
+        MODEL__PUSH(when, nwhen, newest);
+    }
+    for (;;) {   /* oldest first: take the smallest link left */
+        size_t best = nhit;
+        for (i = 0; i < nhit; i++)
+            if (hit[i] && (best == nhit || when[i] < when[best])) best = i;
+        if (best == nhit) break;
+        model__cdrop(hit[best], &why, obj, p);
+        hit[best] = NULL;
+    }
+    free(hit);
+    free(when);
+}
+
+MODEL_DEF model_cache *model_cache_create(model_ctx *c, const mguard_cache_desc *d)
+{
+    model_cache *m;
+    if (!d || d->value_size == 0 || d->value_size > ((size_t)1 << 24)) return NULL;
+    if (model__take_fail(c)) return NULL;
+    m = (model_cache *)calloc(1, sizeof *m);
+    if (!m) abort();
+    m->ctx = c;
+    m->value_size = d->value_size;
+    m->capacity = d->capacity;
+    m->max_cost = d->max_cost;
+    m->dtor = d->value_dtor;
+    m->user = d->user;
+    snprintf(m->name, sizeof m->name, "%s", d->name ? d->name : "cache");
+    m->order = c->next_order++;
+    MODEL__PUSH(c->caches, c->ncaches, m);
+    return m;
+}
+
+/* Drop (EXPLICIT), one at a time, every entry stored before bound. */
+MODEL_DEF void model__cdrain(model_cache *c, uint64_t bound)
+{
+    model_cpend p = { NULL, 0 };
+    mguard_cache_reason why = model__creason(MGUARD_CACHE_EXPLICIT, NULL);
+    size_t pos;
+    c->busy++;
+    model__cunpark(c, &p);
+    model__cfinish(&p);
+    for (pos = 0; pos < c->nslot; pos++) {
+        model_centry *e = c->slot[pos];
+        if (!e || e->seq >= bound) continue;
+        model__cdrop(e, &why, NULL, &p);
+        model__cfinish(&p);
+    }
+    c->busy--;
+}
+
+MODEL_DEF void model__cdestroy_now(model_cache *c)
+{
+    model__cdrain(c, UINT64_MAX);
+    if (model_cache_count(c)) { fprintf(stderr, "model: destroyed cache not empty\n"); abort(); }
+    c->freed = 1;
+}
+
+MODEL_DEF void model_cache_destroy(model_cache *c)
+{
+    if (!model__cache_ok(c) || c->destroying) return;
+    c->destroying = 1;
+    if (c->busy) return;
+    model__cdestroy_now(c);
+}
+
+MODEL_DEF void model_cache_clear(model_cache *c)
+{
+    if (!model__cache_ok(c)) return;
+    model__cdrain(c, c->next_seq);
+    if (c->destroying && !c->busy) model__cdestroy_now(c);
+}
+
+/* A new computing entry for keys, linked: EINVAL for a key being
+   destroyed, ENOMEM (fail_next). */
+MODEL_DEF model_centry *model__cmake(model_cache *c, const void *const *keys, size_t n, mguard_status *st)
+{
+    model_centry *e;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (!model__find(c->ctx, keys[i]) && model__is_dying(c->ctx, keys[i])) {
+            *st = MGUARD_EINVAL;
+            return NULL;
+        }
+    }
+    if (model__take_fail(c->ctx)) {
+        *st = MGUARD_ENOMEM;
+        return NULL;
+    }
+    e = (model_centry *)calloc(1, sizeof *e);
+    if (!e) abort();
+    e->cache = c;
+    e->nkeys = n;
+    e->value = (unsigned char *)calloc(1, c->value_size);
+    if (!e->value) abort();
+    e->state = MODEL_CE_COMPUTING;
+    for (i = 0; i < n; i++) {
+        e->keys[i] = keys[i];
+        model__clink(c->ctx, e, keys[i], NULL);
+    }
+    MODEL__PUSH(c->ctx->cents, c->ctx->ncents, e);
+    *st = MGUARD_OK;
+    return e;
+}
+
+/* Store the computing entry e (replacing the tuple's), then evict the
+   least recently used while over the bounds, never e. */
+MODEL_DEF mguard_status model__cstore(model_cache *c, model_centry *e, model_cpend *p)
+{
+    model_centry *old;
+    mguard_cache_reason why;
+    if (model__take_fail(c->ctx)) return MGUARD_ENOMEM;
+    memset(&why, 0, sizeof why);
+    old = model__cfind(c, e->keys, e->nkeys);
+    if (old) model__cdrop(old, &why, NULL, p);
+    if (c->nfree) e->pos = c->freepos[--c->nfree];
+    else {
+        model_centry *none = NULL;
+        e->pos = c->nslot;
+        MODEL__PUSH(c->slot, c->nslot, none);
+    }
+    c->slot[e->pos] = e;
+    e->seq = c->next_seq++;
+    e->used = ++c->next_use;
+    e->state = MODEL_CE_LIVE;
+    c->stats.stored++;
+    why.cause = MGUARD_CACHE_EVICTION;
+    while ((c->capacity && model_cache_count(c) > c->capacity) || (c->max_cost && model__ccost(c) > c->max_cost)) {
+        model_centry *lru = NULL;
+        size_t i;
+        for (i = 0; i < c->nslot; i++)
+            if (c->slot[i] && (!lru || c->slot[i]->used < lru->used)) lru = c->slot[i];
+        if (lru == e) break;
+        model__cdrop(lru, &why, NULL, p);
+    }
+    return MGUARD_OK;
+}
+
+MODEL_DEF mguard_status model_cache_set(model_cache *c, const void *const *keys, size_t n, const void *value, size_t cost)
+{
+    model_cpend p = { NULL, 0 };
+    model_centry *e;
+    mguard_status st;
+    if (!model__cache_ok(c) || !value || c->destroying || !model__ckeys_ok(keys, n)) return MGUARD_EINVAL;
+    e = model__cmake(c, keys, n, &st);
+    if (!e) return st;
+    memcpy(e->value, value, c->value_size);
+    e->cost = cost;
+    model__cstore(c, e, &p);   /* the one failure point is taken by cmake */
+    model__cunpark(c, &p);
+    model__cfinish(&p);
+    return MGUARD_OK;
+}
+
+/* The tuple's value, counted as a hit (and used now) or a miss. */
+MODEL_DEF void *model__clookup(model_cache *c, const void *const *keys, size_t n)
+{
+    model_centry *e = model__cfind(c, keys, n);
+    if (!e) {
+        c->stats.misses++;
+        return NULL;
+    }
+    c->stats.hits++;
+    e->used = ++c->next_use;
+    return e->value;
+}
+
+MODEL_DEF void *model_cache_get(model_cache *c, const void *const *keys, size_t n)
+{
+    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n)) return NULL;
+    return model__clookup(c, keys, n);
+}
+
+MODEL_DEF bool model_cache_contains(const model_cache *c, const void *const *keys, size_t n)
+{
+    return model__cache_ok(c) && model__ckeys_ok(keys, n) && model__cfind(c, keys, n) != NULL;
+}
+
+/* A miss holds the cache (busy) from the first callback on: a destroy
+   requested by any callback (the compute, a value destructor) is finished
+   when the call returns, and the call answers EINVAL, NULL. */
+MODEL_DEF void *model_cache_get_or_compute(model_cache *c, const void *const *keys, size_t n,
+                                           mguard_cache_compute_fn compute, void *user, mguard_status *status)
+{
+    model_cpend p = { NULL, 0 };
+    model_centry *e, *now;
+    model_cjob job;
+    mguard_status st, ignored;
+    void *hit, *out = NULL;
+    if (!status) status = &ignored;
+    *status = MGUARD_EINVAL;
+    if (!model__cache_ok(c) || !compute || c->destroying || !model__ckeys_ok(keys, n)) return NULL;
+    hit = model__clookup(c, keys, n);
+    if (hit) {
+        *status = MGUARD_OK;
+        return hit;
+    }
+    c->busy++;
+    model__cunpark(c, &p);
+    model__cfinish(&p);
+    e = c->destroying ? NULL : model__cmake(c, keys, n, &st);
+    if (!e) {
+        if (c->destroying) st = MGUARD_EINVAL;
+    } else {
+        job.c = c;
+        job.e = e;
+        job.running = 1;
+        st = compute((mguard_cache_job *)(void *)&job, e->keys, n, e->value, user);
+        job.running = 0;
+        if (c->destroying || st) {
+            /* no value, or no cache to hold it: destroyed now */
+            if (e->state == MODEL_CE_COMPUTING) model__cunlink(c->ctx, e, NULL);
+            if (!st && c->dtor) c->dtor(e->value, c->user);
+            model__cfree(e);
+        } else if (e->state == MODEL_CE_STALE) {
+            c->stats.stale++;
+            model__cunpark(c, &p);
+            c->parked = e;
+            model__cfinish(&p);
+            st = MGUARD_NOT_FOUND;
+            if (c->parked == e) out = e->value;
+        } else if (model__cstore(c, e, &p) != MGUARD_OK) {
+            model__cunlink(c->ctx, e, NULL);
+            e->state = MODEL_CE_DROPPED;
+            e->dtor = c->dtor;
+            e->user = c->user;
+            model__cpend_push(&p, e);
+            model__cfinish(&p);
+            st = MGUARD_ENOMEM;
+        } else {
+            model__cfinish(&p);
+            now = model__cfind(c, keys, n);   /* the destructors may have changed c */
+            st = now ? MGUARD_OK : MGUARD_NOT_FOUND;
+            out = now ? now->value : NULL;
+        }
+    }
+    c->busy--;
+    if (c->destroying) {
+        out = NULL;
+        st = MGUARD_EINVAL;
+        if (!c->busy) model__cdestroy_now(c);
+    }
+    *status = st;
+    return out;
+}
+
+/* Add (obj, attr) to e's dependencies; covered already: a key, the whole
+   object, the same attribute. */
+MODEL_DEF mguard_status model__cadd_dep(model_ctx *c, model_centry *e, const void *obj, const char *attr)
+{
+    size_t k;
+    if (model__take_fail(c)) return MGUARD_ENOMEM;
+    for (k = 0; k < e->nkeys; k++)
+        if (e->keys[k] == obj) return MGUARD_OK;
+    for (k = e->nkeys; k < e->ndeps; k++)
+        if (e->deps[k].obj == obj && (!e->deps[k].attr || (attr && strcmp(attr, e->deps[k].attr) == 0))) return MGUARD_OK;
+    if (!model__find(c, obj) && model__is_dying(c, obj)) return MGUARD_EINVAL;
+    model__clink(c, e, obj, attr);
+    return MGUARD_OK;
+}
+
+MODEL_DEF mguard_status model_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr)
+{
+    model_cjob *j = (model_cjob *)(void *)job;
+    mguard_status st;
+    if (!j || !j->running || !obj) return MGUARD_EINVAL;
+    if (j->e->state == MODEL_CE_STALE) return MGUARD_OK;
+    st = model__cadd_dep(j->c->ctx, j->e, obj, attr);
+    if (st) {
+        /* spoiled: a refused object is remembered as its death */
+        mguard_cache_reason why = model__creason(st == MGUARD_EINVAL ? MGUARD_CACHE_DEATH : (mguard_cache_cause)0,
+                                                 st == MGUARD_EINVAL ? obj : NULL);
+        model__cdrop(j->e, &why, NULL, NULL);
+    }
+    return st;
+}
+
+MODEL_DEF mguard_status model_cache_job_set_cost(mguard_cache_job *job, size_t cost)
+{
+    model_cjob *j = (model_cjob *)(void *)job;
+    if (!j || !j->running) return MGUARD_EINVAL;
+    j->e->cost = cost;
+    return MGUARD_OK;
+}
+
+MODEL_DEF mguard_status model_cache_depend(model_cache *c, const void *const *keys, size_t n, const void *obj, const char *attr)
+{
+    model_centry *e;
+    if (!model__cache_ok(c) || !obj || !model__ckeys_ok(keys, n)) return MGUARD_EINVAL;
+    e = model__cfind(c, keys, n);
+    if (!e) return MGUARD_NOT_FOUND;
+    return model__cadd_dep(c->ctx, e, obj, attr);
+}
+
+MODEL_DEF mguard_status model_cache_remove(model_cache *c, const void *const *keys, size_t n)
+{
+    model_cpend p = { NULL, 0 };
+    model_centry *e;
+    mguard_cache_reason why = model__creason(MGUARD_CACHE_EXPLICIT, NULL);
+    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n)) return MGUARD_EINVAL;
+    model__cunpark(c, &p);
+    e = model__cfind(c, keys, n);
+    if (e) model__cdrop(e, &why, NULL, &p);
+    model__cfinish(&p);
+    return e ? MGUARD_OK : MGUARD_NOT_FOUND;
+}
+
+typedef struct model_citer { model_cache *c; size_t pos; uint64_t bound; } model_citer;
+
+MODEL_DEF model_citer model_cache_iterate(model_cache *c)
+{
+    model_citer it;
+    it.c = model__cache_ok(c) ? c : NULL;
+    it.pos = 0;
+    it.bound = it.c ? c->next_seq : 0;
+    return it;
+}
+
+/* The next entry: positions in order, stored before the walk started. */
+MODEL_DEF bool model_cache_next(model_citer *it, const void *const **keys, size_t *nkeys, void **value)
+{
+    while (it->c && it->pos < it->c->nslot) {
+        model_centry *e = it->c->slot[it->pos++];
+        if (!e || e->seq >= it->bound) continue;
+        *keys = e->keys;
+        *nkeys = e->nkeys;
+        *value = e->value;
+        return true;
+    }
+    it->c = NULL;
+    return false;
+}
+
+MODEL_DEF mguard_status model_cache_get_stats(const model_cache *c, mguard_cache_stats *out)
+{
+    if (!model__cache_ok(c) || !out) return MGUARD_EINVAL;
+    *out = c->stats;
+    return MGUARD_OK;
+}
+
+MODEL_DEF size_t model_cache_report(const model_cache *c, char *buf, size_t cap)
+{
+    const mguard_cache_stats *s;
+    int n;
+    if (!model__cache_ok(c)) return 0;
+    s = &c->stats;
+    n = snprintf(buf, buf ? cap : 0,
+                 "%s: %lu entries, %llu hits, %llu misses, %llu stored; dropped: %llu mutation, %llu death, "
+                 "%llu eviction, %llu explicit; %llu replaced, %llu stale",
+                 c->name, (unsigned long)model_cache_count(c), (unsigned long long)s->hits, (unsigned long long)s->misses,
+                 (unsigned long long)s->stored, (unsigned long long)s->mutations, (unsigned long long)s->deaths,
+                 (unsigned long long)s->evictions, (unsigned long long)s->explicit_drops,
+                 (unsigned long long)s->replaced, (unsigned long long)s->stale);
+    return n > 0 ? (size_t)n : 0;
+}
+
+MODEL_DEF mguard_status model_cache_last_reason(const model_cache *c, const void *const *keys, size_t n, mguard_cache_reason *out)
+{
+    size_t i;
+    if (!model__cache_ok(c) || !out || !model__ckeys_ok(keys, n)) return MGUARD_EINVAL;
+    for (i = 0; i < c->nreasons && i < MGUARD_CACHE_REASONS; i++) {
+        const mguard_cache_reason *r = &c->reasons[c->nreasons - 1 - i];
+        if (model__ckeys_eq(r->keys, r->nkeys, keys, n)) {
+            *out = *r;
+            return MGUARD_OK;
+        }
+    }
+    return MGUARD_NOT_FOUND;
+}
+
+MODEL_DEF const char *model_cache_cause_str(mguard_cache_cause cause)
+{
+    static const char *const names[5] = { "unknown", "mutation", "death", "eviction", "explicit" };
+    return (int)cause >= 1 && (int)cause <= 4 ? names[cause] : names[0];
+}
+
+/* "mutation of <obj>[.attr][ at file:line]", "death of <obj>", or the
+   cause alone. */
+MODEL_DEF size_t model_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap)
+{
+    char line[512];
+    int n;
+    if (!r) return 0;
+    if (r->cause == MGUARD_CACHE_MUTATION || r->cause == MGUARD_CACHE_DEATH) {
+        n = snprintf(line, sizeof line, "%s of %p", model_cache_cause_str(r->cause), r->obj);
+        if (r->attr) n += snprintf(line + n, sizeof line - (size_t)n, ".%s", r->attr);
+        if (r->file) n += snprintf(line + n, sizeof line - (size_t)n, " at %s:%d", r->file, r->line);
+    } else {
+        n = snprintf(line, sizeof line, "%s", model_cache_cause_str(r->cause));
+    }
+    if (buf && cap) snprintf(buf, cap, "%s", line);
+    return (size_t)n;
+}
+
+/* Free every cache's memory (the context's teardown). */
+MODEL_DEF void model__cache_free_all(model_ctx *c)
+{
+    size_t i;
+    for (i = 0; i < c->ncaches; i++) {
+        free(c->caches[i]->slot);
+        free(c->caches[i]->freepos);
+        free(c->caches[i]->reasons);
+        free(c->caches[i]);
+    }
+    free(c->caches);
+    free(c->cents);
+}
+
 /* ---- teardown --------------------------------------------------------- */
 
 /* Destroy every table, newest first (as mguard_ctx_destroy), then free
@@ -1810,6 +2514,13 @@ MODEL_DEF void model_destroy(model_ctx *c)
     while (c->nledgers) model_ledger_destroy(c->ledgers[c->nledgers - 1]);
     while (c->ndyns) model_dyn_destroy(c->dyns[c->ndyns - 1]);
     model_scope_destroy(c->scope);
+    for (;;) {   /* then the caches, newest first */
+        model_cache *newest = NULL;
+        for (i = 0; i < c->ncaches; i++)
+            if (!c->caches[i]->freed && (!newest || c->caches[i]->order > newest->order)) newest = c->caches[i];
+        if (!newest) break;
+        model_cache_destroy(newest);
+    }
     for (;;) {
         model_weak *newest = NULL;
         for (i = 0; i < c->ntables; i++)
@@ -1823,6 +2534,7 @@ MODEL_DEF void model_destroy(model_ctx *c)
         free(c->tables[i]);
     }
     free(c->tables);
+    model__cache_free_all(c);
     while (c->nobjs) model__drop(c, c->objs[c->nobjs - 1]);
     free(c->objs);
     free(c->frames);

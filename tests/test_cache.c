@@ -541,6 +541,82 @@ static void test_a_cache_destroyed_by_its_compute_goes_when_it_returns(void **st
     assert_int_equal(a.live_blocks, 0);
 }
 
+/* A value destructor that destroys its own cache when it meets the
+   value `trigger`. */
+typedef struct killer { mguard_cache *c; long trigger; int calls; long seen[8]; } killer;
+static void dtor_kill_cache(void *value, void *user)
+{
+    killer *k = (killer *)user;
+    long v;
+    memcpy(&v, value, sizeof v);
+    if (k->calls < 8) k->seen[k->calls] = v;
+    k->calls++;
+    if (v == k->trigger) mguard_cache_destroy(k->c);
+}
+
+static mguard_cache *killer_cache(mguard_ctx *ctx, killer *k, size_t capacity, long trigger)
+{
+    mguard_cache_desc cd;
+    memset(&cd, 0, sizeof cd);
+    memset(k, 0, sizeof *k);
+    cd.value_size = sizeof(long);
+    cd.value_dtor = dtor_kill_cache;
+    cd.user = k;
+    cd.capacity = capacity;
+    k->trigger = trigger;
+    k->c = mguard_cache_create(ctx, &cd);
+    return k->c;
+}
+
+/* Regression: a value destructor run by get_or_compute that destroyed the
+   cache (an evicted value's, after the store; a parked value's, before the
+   compute) freed it under the call, which then read it (use after free,
+   found by the differential decoder under ASan). The destroy now waits
+   for the call to return, which answers EINVAL. */
+static void test_a_cache_destroyed_by_a_value_destructor_during_get_or_compute_goes_when_it_returns(void **state)
+{
+    test_log log;
+    test_alloc a;
+    mguard_ctx *ctx = test_ctx(&log, &a);
+    killer k;
+    mguard_cache *c;
+    plan_env e;
+    static int k1, k2, k3;
+    long v = 1;
+    mguard_status st;
+    (void)state;
+    /* the store evicts value 1, whose destructor destroys the cache */
+    c = killer_cache(ctx, &k, 1, 1);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k1), &v, 0), MGUARD_OK);
+    env_init(&e, ctx, c);
+    assert_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k2), compute, &e, &st));
+    assert_int_equal(st, MGUARD_EINVAL);
+    assert_int_equal(e.calls, 1);
+    assert_int_equal(k.calls, 2);          /* 1 (evicted), then 100 (the destroy) */
+    assert_int_equal(k.seen[0], 1);
+    assert_int_equal(k.seen[1], 100);
+    assert_string_equal(log.last, "mguard_cache_get_or_compute: the cache was destroyed by a value destructor");
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    /* a parked value (100: a key mutated during compute) destroys the
+       cache at the next miss, before that miss's compute */
+    c = killer_cache(ctx, &k, 0, 100);
+    env_init(&e, ctx, c);
+    e.mutate = &k1;
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k1), compute, &e, &st));
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(k.calls, 0);
+    assert_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k3), compute, &e, &st));
+    assert_int_equal(st, MGUARD_EINVAL);
+    assert_int_equal(e.calls, 1);          /* the second compute never ran */
+    assert_int_equal(k.calls, 1);
+    assert_int_equal(k.seen[0], 100);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(a.live_blocks, 0);
+}
+
 static int g_dying_key;
 static void dying_watch(void *guard, const void *obj, const char *attr, void *user)
 {
@@ -1245,6 +1321,7 @@ int main(void)
         cmocka_unit_test(test_a_nested_compute_of_the_same_key_is_replaced_by_the_outer),
         cmocka_unit_test(test_a_failed_compute_stores_nothing),
         cmocka_unit_test(test_a_cache_destroyed_by_its_compute_goes_when_it_returns),
+        cmocka_unit_test(test_a_cache_destroyed_by_a_value_destructor_during_get_or_compute_goes_when_it_returns),
         cmocka_unit_test(test_a_dying_dependency_is_refused),
         cmocka_unit_test(test_capacity_evicts_the_least_recently_used),
         cmocka_unit_test(test_dropped_entry_blocks_are_reused_and_given_back_by_clear),

@@ -201,6 +201,43 @@ static void test_every_allocation_failure_is_survived_by_scope_and_ledger(void *
     sweep_small_workload(scope_and_ledger, "scope and ledger workload");
 }
 
+/* Guarded caches under every allocation failure: a bounded cache (3
+   entries, max_cost 5) filled past its bounds, a dependency added to an
+   entry, computes that declare one (its attribute interned), go stale
+   (their dependency mutated, a key destroyed: the value parked), re-enter
+   with the same keys, set another key from their action (an eviction); a
+   mutation with a file and line (the reason's copies), a reason, the
+   counters, a walk, a death, remove; a second cache destroyed by its own
+   compute's action; clear and destroy. Pool of 6 objects, 2 tables. */
+static void caches(fz_prog *p)
+{
+    fz_emit(p, FZ_CACHE, 0x60, 0, 0, 0);
+    fz_emit(p, FZ_CACHE, 0x12, 0, 0, 0);
+    fz_emit(p, FZ_CACHE, 0x22, 1, 1, 0);
+    fz_emit(p, FZ_CACHE, 0x38, 1, 0x41, 0);
+    fz_emit(p, FZ_CACHE, 0x36, 2, 0, 0);
+    fz_emit(p, FZ_CACHE, 0x46, 3, 0, 0);
+    fz_emit(p, FZ_CACHE, 0x96, 4, 0, 0);
+    fz_emit(p, FZ_CACHE, 0x06, 5, 0x60, FZ_INLINE); fz_emit(p, FZ_CACHE, 0x32, 3, 0, 0);
+    fz_emit(p, FZ_CACHE, 0x1E, 1, 1, 0);
+    fz_emit(p, FZ_CACHE, 0x0D, 1, 1, 0);
+    fz_emit(p, FZ_CACHE, 0x0C, 0, 0, 0);
+    fz_emit(p, FZ_CACHE, 0x0B, 0, 0, 0);
+    fz_emit(p, FZ_DESTROY_OBJ, 4, 0, 0, 0);
+    fz_emit(p, FZ_CACHE, 0x09, 0, 0, 0);
+    fz_emit(p, FZ_CACHE, 0x00, 0, 0x10, 0);
+    fz_emit(p, FZ_CACHE, 0x12, 1, 0x10, 0);
+    fz_emit(p, FZ_CACHE, 0x07, 2, 0x30, FZ_INLINE); fz_emit(p, FZ_CACHE, 0x01, 0, 0x10, 0);
+    fz_emit(p, FZ_CACHE, 0x0A, 0, 0, 0);
+    fz_emit(p, FZ_CACHE, 0x01, 0, 0, 0);
+}
+
+static void test_every_allocation_failure_is_survived_by_caches(void **state)
+{
+    (void)state;
+    sweep_small_workload(caches, "cache workload");
+}
+
 /* The operations of issue 11 under every allocation failure: the
    dynamism tracker (new paths, a path over its 256-byte buffer, ranks
    growing to 300, scalars), scope counters, reports and a destroy, ledger
@@ -319,6 +356,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_allocation_failure_is_survived),
         cmocka_unit_test(test_every_allocation_failure_is_survived_by_scope_and_ledger),
+        cmocka_unit_test(test_every_allocation_failure_is_survived_by_caches),
         cmocka_unit_test(test_every_allocation_failure_is_survived_by_issue11_ops),
         cmocka_unit_test(test_death_storms_agree_with_model),
         cmocka_unit_test(test_death_storm_survives_every_allocation_failure),
