@@ -493,12 +493,33 @@ static void test_a_forgotten_subtree_is_walked_again(void **state)
     assert_string_equal(mgt_scope_known_name(f->s, &a), "App.list.0");
     assert_string_equal(mgt_scope_known_name(f->s, &c), "App.list.1");
     assert_null(mgt_scope_known_name(f->s, &b));
+    /* b left the tree: its old name is gone, a lookup names it afresh */
+    assert_string_equal(mguard_scope_name(f->s, &b), "Row");
     /* a component with an open frame keeps its name */
     assert_int_equal(mguard_scope_enter(f->s, &a), MGUARD_OK);
     assert_int_equal(mguard_scope_forget(f->s, &list), MGUARD_OK);
     assert_string_equal(mgt_scope_known_name(f->s, &a), "App.list.0");
     assert_null(mgt_scope_known_name(f->s, &c));
     assert_int_equal(mguard_scope_exit(f->s, &a), MGUARD_OK);
+    assert_int_equal(f->log.warnings, 0);
+}
+
+/* An attached child that was named and walked before brings what its walk
+   placed under it. */
+static void test_an_attached_child_brings_its_subtree(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp app, panel, icon;
+    comp_init(&app, "App");
+    comp_init(&panel, "Panel");
+    comp_init(&icon, "Icon");
+    comp_add(&panel, "icon", &icon);
+    assert_string_equal(mguard_scope_name(f->s, &panel), "Panel");          /* a root of its own */
+    assert_string_equal(mguard_scope_name(f->s, &icon), "Panel.icon");
+    assert_string_equal(mguard_scope_name(f->s, &app), "App");
+    assert_int_equal(mguard_scope_attach(f->s, &app, &panel, "side"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &panel), "App.side");
+    assert_string_equal(mguard_scope_name(f->s, &icon), "App.side.icon");   /* followed */
     assert_int_equal(f->log.warnings, 0);
 }
 
@@ -2116,6 +2137,7 @@ int main(void)
         SCOPE(test_a_walk_never_overrides_an_attached_name),
         SCOPE(test_a_renamed_subtree_follows_except_explicit_names),
         SCOPE(test_a_forgotten_subtree_is_walked_again),
+        SCOPE(test_an_attached_child_brings_its_subtree),
         SCOPE(test_attach_and_forget_refuse_bad_input),
         SCOPE(test_exit_never_entered_warns_once),
         SCOPE(test_exit_out_of_order_warns_and_keeps_the_others),
