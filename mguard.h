@@ -2051,6 +2051,7 @@ static mguard_status mguard__ix_reserve(const mguard_ctx *ctx, mguard__index *ix
 #else
 #define MGUARD__PREFETCH(p) ((void)(p))
 #endif
+
 static void mguard__ix_prefetch_slot(const mguard__index *ix, uint32_t h)
 {
     if (ix->slots) MGUARD__PREFETCH(&ix->slots[h & ix->mask]);
@@ -2716,17 +2717,25 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
     return r;
 }
 
-/* Drop record r from the registry (the caller has detached everything). */
-static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
+/* Drop record r, whose key hashes to h, from the registry (the caller has
+   detached everything). A free record is read for its key (NULL), serial
+   (0) and free link only: mguard__reg_new clears the rest. */
+static void mguard__reg_drop_hashed(mguard_ctx *ctx, uint32_t r, uint32_t h)
 {
     mguard__obj *o = &ctx->objs[r - 1];
-    mguard__ix_del(&ctx->reg_index, mguard__hash_ptr(o->key), r);
+    mguard__ix_del(&ctx->reg_index, h, r);
     if (MGUARD__SPILLED(o)) mguard__free(ctx, o->tl.more);
     mguard__free(ctx, o->watch);
-    memset(o, 0, sizeof *o);
+    o->key = NULL;
+    o->serial = 0;
     o->next_free = ctx->free_head;
     ctx->free_head = r;
     ctx->live_objs--;
+}
+
+static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
+{
+    mguard__reg_drop_hashed(ctx, r, mguard__hash_ptr(ctx->objs[r - 1].key));
 }
 
 
@@ -2778,8 +2787,9 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 #define MGUARD__DEATH_STACK 512
 #define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
 
-/* Take obj's watchers and drop its record (its tables are detached). */
-static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, mguard__watcher **w, size_t *nw)
+/* Take obj's watchers and drop its record, whose key hashes to h (its
+   tables are detached). */
+static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, uint32_t h, mguard__watcher **w, size_t *nw)
 {
     mguard__obj *o = &ctx->objs[r - 1];
     *w = o->watch;
@@ -2787,7 +2797,7 @@ static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, mguard__watch
     o->watch = NULL;
     o->nwatch = o->capwatch = 0;
     o->ntables = 0;
-    mguard__reg_drop(ctx, r);
+    mguard__reg_drop_hashed(ctx, r, h);
 }
 
 /* Out of memory: the same two phases with no buffer. Phase 1 leaves each
@@ -2836,7 +2846,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         t->pinned++;
     }
     cdropped = ctx->objs[r - 1].cdeps ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
-    mguard__death_drop_record(ctx, r, &w, &nw);
+    mguard__death_drop_record(ctx, r, h, &w, &nw);
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
@@ -2940,7 +2950,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         mguard__weak_detach(t, e1, h);
     }
     cdropped = ctx->objs[r - 1].cdeps ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
-    mguard__death_drop_record(ctx, r, &w, &nw);
+    mguard__death_drop_record(ctx, r, h, &w, &nw);
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
@@ -2949,7 +2959,8 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
     mguard__free(ctx, w);
     for (i = 0; i < nt; i++)
-        mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
+        if (pend[i].dtor || pend[i].on_death)
+            mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
     mguard__cache_finish(ctx, cdropped);
     /* still dying meanwhile: a callback cannot register obj again */
     if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
@@ -3203,11 +3214,10 @@ static void mguard__copy_value(void *dst, const void *src, size_t n)
     }
 }
 
-static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, const void *value)
+/* A set after the lookup: key hashes to h, e1 is its entry + 1 or 0. */
+static mguard_status mguard__weak_set_at(mguard_weak *t, const void *key, const void *value, uint32_t h, uint32_t e1)
 {
     mguard_ctx *ctx = t->ctx;
-    uint32_t h = mguard__hash_ptr(key);
-    uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, h);
     unsigned char *e;
     if (e1) {
         /* Overwrite: store the new bytes, then destroy the old ones. */
@@ -3277,15 +3287,32 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
     }
 }
 
+#if !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_LEDGER)
+/* A set with no checks: the scope and ledger sections' own tables. */
+static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, const void *value)
+{
+    uint32_t h = mguard__hash_ptr(key);
+    return mguard__weak_set_at(t, key, value, h, mguard__ix_find(&t->index, t->dense, t->stride, key, h));
+}
+#endif
+
 static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const void *value)
 {
     mguard_status st;
+    uint32_t h, e1;
     if (!mguard__weak_valid(t, "mguard_weak_set")) return MGUARD_EINVAL;
     if (!key || !value || t->destroying) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
         return MGUARD_EINVAL;
     }
-    st = mguard__weak_set_impl(t, key, value);
+    h = mguard__hash_ptr(key);
+    e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, h);
+    if (e1 && !t->dtor) {
+        /* an overwrite with no destructor: a lookup and a copy */
+        mguard__copy_value(MGUARD__ENTRY(t, e1 - 1) + t->voff, value, t->value_size);
+        return MGUARD_OK;
+    }
+    st = mguard__weak_set_at(t, key, value, h, e1);
     if (st == MGUARD_ENOMEM) mguard__logf(t->ctx, MGUARD_LOG_ERROR, "mguard_weak_set: out of memory%s", t->pinned ? " (table pinned by an out-of-memory destructor)" : "");
     return st;
 }
@@ -3354,7 +3381,7 @@ static void mguard__weak_remove_entry(mguard_weak *t, const void *key, uint32_t 
     }
     mguard__weak_detach(t, e1, h);
     mguard__obj_unlink_table(o, j);
-    mguard__reg_drop_if_empty(ctx, r);
+    if (mguard__obj_empty(o)) mguard__reg_drop_hashed(ctx, r, h);
     if (!dtor) return;
     if (tmp) {
         mguard__call_value(ctx, dtor, NULL, user, key, tmp);
@@ -3900,7 +3927,8 @@ static bool mguard__gen_is_current(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_gen_is_current") || !obj) return false;
-    r = mguard__reg_find(ctx, obj);
+    /* the lookup written out, not mguard__reg_find: gcc inlines it here */
+    r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), obj, mguard__hash_ptr(obj));
     if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= ctx->generation;
     return ctx->strict_gen && mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_current");   /* untagged */
 }

@@ -840,6 +840,111 @@ static void test_death_out_of_memory_keeps_two_phases(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* A death reads each entry where the key's record says it lies. After
+   compactions moved the key's entries (in two of its three tables, the
+   third past the record's inline back-references), the death destroys
+   each table's own value exactly once and leaves the other keys' values
+   alone. */
+static void test_death_after_compaction_destroys_each_value_once(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    static int obj, fill[3][8];
+    dtor_log dl[3];
+    mguard_weak *t[3];
+    long v;
+    int i, j;
+    (void)state;
+    memset(dl, 0, sizeof dl);
+    for (i = 0; i < 3; i++) {
+        t[i] = long_table(ctx, &dl[i]);
+        for (j = 0; j < 3; j++) { v = 100 * i + j; assert_int_equal(mguard_weak_set(t[i], &fill[i][j], &v), MGUARD_OK); }
+        v = 10 * i;
+        assert_int_equal(mguard_weak_set(t[i], &obj, &v), MGUARD_OK);   /* at position 3 */
+        for (j = 3; j < 7; j++) { v = 100 * i + j; assert_int_equal(mguard_weak_set(t[i], &fill[i][j], &v), MGUARD_OK); }
+    }
+    for (i = 0; i < 3; i += 2) {
+        for (j = 0; j < 3; j++) assert_int_equal(mguard_weak_remove(t[i], &fill[i][j]), MGUARD_OK);
+        v = 100 * i + 7;
+        assert_int_equal(mguard_weak_set(t[i], &fill[i][7], &v), MGUARD_OK);   /* compacts: obj moves to 0 */
+    }
+    assert_ctx_ok(ctx);
+    mguard_on_destroy(ctx, &obj);
+    for (i = 0; i < 3; i++) {
+        int before = i == 1 ? 0 : 3;   /* the fillers removed above */
+        assert_int_equal(dl[i].calls, before + 1);
+        assert_int_equal(dl[i].seen[before], 10 * i);
+        assert_int_equal(mguard_weak_count(t[i]), i == 1 ? 7 : 5);
+        for (j = i == 1 ? 0 : 3; j < (i == 1 ? 7 : 8); j++) {
+            long *p = MGUARD_WEAK_GET(t[i], &fill[i][j], long);
+            assert_non_null(p);
+            assert_int_equal(*p, 100 * i + j);
+        }
+    }
+    assert_false(mgt_ctx_contains(ctx, &obj));
+    assert_ctx_ok(ctx);
+    test_ctx_finish(ctx, &al);
+}
+
+/* The out-of-memory death (values destroyed in place) after a compaction
+   moved the key's entry: phase 2 finds each pending entry where phase 1
+   left it, destroys the right value once, and turns it into a
+   tombstone. */
+static void test_death_out_of_memory_after_compaction(void **state)
+{
+    test_log log; test_alloc al;
+    order_log l;
+    mguard_weak_desc d;
+    static int obj, fill[8];
+    char big[300];
+    int j;
+    (void)state;
+    memset(&l, 0, sizeof l);
+    l.ctx = test_ctx(&log, &al);
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof big;
+    d.value_dtor = order_dtor;
+    d.key_death = order_key_death;
+    d.user = &l;
+    l.t[0] = mguard_weak_create(l.ctx, &d);
+    l.t[1] = mguard_weak_create(l.ctx, &d);
+    for (j = 0; j < 8; j++) {
+        memset(big, 'a' + j, sizeof big);
+        if (j == 3) {
+            memset(big, 'A', sizeof big);
+            assert_int_equal(mguard_weak_set(l.t[0], &obj, big), MGUARD_OK);   /* at position 3 */
+        } else {
+            assert_int_equal(mguard_weak_set(l.t[0], &fill[j], big), MGUARD_OK);
+        }
+    }
+    for (j = 0; j < 3; j++) assert_int_equal(mguard_weak_remove(l.t[0], &fill[j]), MGUARD_OK);
+    memset(big, 'B', sizeof big);
+    assert_int_equal(mguard_weak_set(l.t[1], &obj, big), MGUARD_OK);
+    memset(big, 'z', sizeof big);
+    assert_int_equal(mguard_weak_set(l.t[0], &fill[3], big), MGUARD_OK);   /* full: compacts, obj moves to 0 */
+    assert_ctx_ok(l.ctx);
+    l.n = 0;                     /* forget the three removals' dtors */
+    al.fail_at = al.calls + 1;   /* the death buffer */
+    mguard_on_destroy(l.ctx, &obj);
+    assert_int_equal(al.failures, 1);
+    assert_int_equal(l.n, 4);
+    assert_string_equal(l.seen[0], "death A");
+    assert_string_equal(l.seen[1], "dtor A");
+    assert_string_equal(l.seen[2], "death B");
+    assert_string_equal(l.seen[3], "dtor B");
+    assert_int_equal(l.key_known, 0);
+    assert_int_equal(l.key_in_a_table, 0);
+    assert_int_equal(log.errors, 1);
+    assert_int_equal(mguard_weak_count(l.t[0]), 5);
+    assert_int_equal(*(const char *)mguard_weak_get(l.t[0], &fill[4]), 'e');
+    assert_int_equal(*(const char *)mguard_weak_get(l.t[0], &fill[3]), 'z');
+    assert_int_equal(mguard_weak_count(l.t[1]), 0);
+    assert_ctx_ok(l.ctx);
+    mguard_ctx_destroy(l.ctx);
+    assert_int_equal(l.n, 9);    /* the five fillers left, once each */
+    assert_int_equal(al.live_blocks, 0);
+}
+
 /* Regression: a second mguard_on_destroy of an object from inside its own
    death (a double destroy in the program) was silent; it is now logged. */
 typedef struct redestroy { mguard_ctx *ctx; int calls; } redestroy;
@@ -895,6 +1000,8 @@ int main(void)
         cmocka_unit_test(test_null_object_is_refused_everywhere),
         cmocka_unit_test(test_a_dying_object_cannot_be_registered_again),
         cmocka_unit_test(test_death_out_of_memory_keeps_two_phases),
+        cmocka_unit_test(test_death_out_of_memory_after_compaction),
+        cmocka_unit_test(test_death_after_compaction_destroys_each_value_once),
         cmocka_unit_test(test_destroy_from_own_death_is_logged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
