@@ -798,42 +798,57 @@ static void order_inval(void *guard, const void *obj, const char *attr, void *us
     l->key_known += mgt_ctx_contains(l->ctx, obj);
 }
 
+/* A context and two tables of 300-byte values whose callbacks note into
+   l: a death of a key held by both needs a heap buffer for its copies. */
+static void order_setup(order_log *l, test_log *log, test_alloc *al)
+{
+    mguard_weak_desc d;
+    memset(l, 0, sizeof *l);
+    l->ctx = test_ctx(log, al);
+    memset(&d, 0, sizeof d);
+    d.value_size = 300;
+    d.value_dtor = order_dtor;
+    d.key_death = order_key_death;
+    d.user = l;
+    l->t[0] = mguard_weak_create(l->ctx, &d);
+    l->t[1] = mguard_weak_create(l->ctx, &d);
+}
+
+/* The death of obj with its buffer's allocation failing: "death A",
+   "dtor A", "death B", "dtor B" noted from seen[from], obj unknown and in
+   no table meanwhile, one error logged. */
+static void order_death_in_place(order_log *l, test_log *log, test_alloc *al, const void *obj, int from)
+{
+    al->fail_at = al->calls + 1;   /* the death buffer */
+    mguard_on_destroy(l->ctx, obj);
+    assert_int_equal(al->failures, 1);
+    assert_int_equal(l->n, from + 4);
+    assert_string_equal(l->seen[from], "death A");
+    assert_string_equal(l->seen[from + 1], "dtor A");
+    assert_string_equal(l->seen[from + 2], "death B");
+    assert_string_equal(l->seen[from + 3], "dtor B");
+    assert_int_equal(l->key_known, 0);
+    assert_int_equal(l->key_in_a_table, 0);
+    assert_int_equal(log->errors, 1);
+    assert_non_null(strstr(log->last, "mguard_on_destroy: out of memory; destroying "));
+    assert_non_null(strstr(log->last, "'s values in place"));
+}
+
 static void test_death_out_of_memory_keeps_two_phases(void **state)
 {
     test_log log; test_alloc al;
     order_log l;
-    mguard_weak_desc d;
     static int obj, guard;
     char big[300];
     (void)state;
-    memset(&l, 0, sizeof l);
-    l.ctx = test_ctx(&log, &al);
-    memset(&d, 0, sizeof d);
-    d.value_size = sizeof big;
-    d.value_dtor = order_dtor;
-    d.key_death = order_key_death;
-    d.user = &l;
-    l.t[0] = mguard_weak_create(l.ctx, &d);
-    l.t[1] = mguard_weak_create(l.ctx, &d);
+    order_setup(&l, &log, &al);
     memset(big, 'A', sizeof big);
     assert_int_equal(mguard_weak_set(l.t[0], &obj, big), MGUARD_OK);
     memset(big, 'B', sizeof big);
     assert_int_equal(mguard_weak_set(l.t[1], &obj, big), MGUARD_OK);
     assert_int_equal(mguard_watch(l.ctx, &obj, &guard, order_inval, &l), MGUARD_OK);
-    al.fail_at = al.calls + 1;   /* the death buffer */
-    mguard_on_destroy(l.ctx, &obj);
-    assert_int_equal(al.failures, 1);
-    assert_int_equal(l.n, 5);
+    order_death_in_place(&l, &log, &al, &obj, 1);
     assert_string_equal(l.seen[0], "watcher");
-    assert_string_equal(l.seen[1], "death A");
-    assert_string_equal(l.seen[2], "dtor A");
-    assert_string_equal(l.seen[3], "death B");
-    assert_string_equal(l.seen[4], "dtor B");
-    assert_int_equal(l.key_known, 0);
-    assert_int_equal(l.key_in_a_table, 0);
-    assert_int_equal(log.errors, 1);
-    assert_non_null(strstr(log.last, "mguard_on_destroy: out of memory; destroying "));
-    assert_non_null(strstr(log.last, "'s values in place"));
     assert_int_equal(mguard_weak_count(l.t[0]) + mguard_weak_count(l.t[1]), 0);
     assert_ctx_ok(l.ctx);
     mguard_ctx_destroy(l.ctx);
@@ -894,20 +909,11 @@ static void test_death_out_of_memory_after_compaction(void **state)
 {
     test_log log; test_alloc al;
     order_log l;
-    mguard_weak_desc d;
     static int obj, fill[8];
     char big[300];
     int j;
     (void)state;
-    memset(&l, 0, sizeof l);
-    l.ctx = test_ctx(&log, &al);
-    memset(&d, 0, sizeof d);
-    d.value_size = sizeof big;
-    d.value_dtor = order_dtor;
-    d.key_death = order_key_death;
-    d.user = &l;
-    l.t[0] = mguard_weak_create(l.ctx, &d);
-    l.t[1] = mguard_weak_create(l.ctx, &d);
+    order_setup(&l, &log, &al);
     for (j = 0; j < 8; j++) {
         memset(big, 'a' + j, sizeof big);
         if (j == 3) {
@@ -924,17 +930,7 @@ static void test_death_out_of_memory_after_compaction(void **state)
     assert_int_equal(mguard_weak_set(l.t[0], &fill[3], big), MGUARD_OK);   /* full: compacts, obj moves to 0 */
     assert_ctx_ok(l.ctx);
     l.n = 0;                     /* forget the three removals' dtors */
-    al.fail_at = al.calls + 1;   /* the death buffer */
-    mguard_on_destroy(l.ctx, &obj);
-    assert_int_equal(al.failures, 1);
-    assert_int_equal(l.n, 4);
-    assert_string_equal(l.seen[0], "death A");
-    assert_string_equal(l.seen[1], "dtor A");
-    assert_string_equal(l.seen[2], "death B");
-    assert_string_equal(l.seen[3], "dtor B");
-    assert_int_equal(l.key_known, 0);
-    assert_int_equal(l.key_in_a_table, 0);
-    assert_int_equal(log.errors, 1);
+    order_death_in_place(&l, &log, &al, &obj, 0);
     assert_int_equal(mguard_weak_count(l.t[0]), 5);
     assert_int_equal(*(const char *)mguard_weak_get(l.t[0], &fill[4]), 'e');
     assert_int_equal(*(const char *)mguard_weak_get(l.t[0], &fill[3]), 'z');
