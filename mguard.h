@@ -2903,7 +2903,8 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     struct mguard__centry *cdropped;
     if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
     if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
-    r = mguard__reg_find(ctx, obj);
+    h = mguard__hash_ptr(obj);
+    r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), obj, h);
     if (!r) {
         /* forgotten already; from inside obj's own death it is a double
            destroy the program would not see otherwise */
@@ -2924,7 +2925,6 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
             return;
         }
     }
-    h = mguard__hash_ptr(obj);
     if (nt > 1) {
         mguard_weak **ts = MGUARD__TABLES(o);
         const uint32_t *ps = MGUARD__TPOS(o);
