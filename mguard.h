@@ -2917,7 +2917,10 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     serial = o->serial;
     nt = o->ntables;
     need = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
-    for (i = 0; i < nt; i++) need += MGUARD__ROUND16(MGUARD__TABLES(o)[i]->value_size);
+    for (i = 0; i < nt; i++) {
+        const mguard_weak *t = MGUARD__TABLES(o)[i];
+        if (t->dtor || t->on_death) need += MGUARD__ROUND16(t->value_size);   /* no copy for a table with no callback */
+    }
     if (need > sizeof stackbuf.bytes) {
         buf = (unsigned char *)mguard__alloc(ctx, need);
         if (!buf) {
@@ -2945,8 +2948,10 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         pend[i].user = t->user;
         pend[i].size = t->value_size;
         pend[i].off = off;
-        mguard__copy_value(buf + off, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
-        off += MGUARD__ROUND16(t->value_size);
+        if (t->dtor || t->on_death) {
+            mguard__copy_value(buf + off, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
+            off += MGUARD__ROUND16(t->value_size);
+        }
         mguard__weak_detach(t, e1, h);
     }
     cdropped = ctx->objs[r - 1].cdeps ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;

@@ -855,6 +855,48 @@ static void test_death_out_of_memory_keeps_two_phases(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* A death copies the values of the tables with a callback only (a table
+   with neither a destructor nor key_death has nothing to call): tables
+   with and without callbacks, in any order, each callback sees its own
+   table's value. */
+static void count_key_death(const void *key, void *value, void *user)
+{
+    (void)key;
+    dtor_count_long(value, user);
+}
+
+static void test_death_copies_only_values_with_a_callback(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    static int obj;
+    dtor_log dl, kl;
+    mguard_weak_desc d;
+    mguard_weak *t[4];
+    long v;
+    int i;
+    (void)state;
+    memset(&dl, 0, sizeof dl);
+    memset(&kl, 0, sizeof kl);
+    t[0] = long_table(ctx, NULL);
+    t[1] = long_table(ctx, &dl);
+    t[2] = long_table(ctx, NULL);
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    d.key_death = count_key_death;   /* key_death alone, no destructor */
+    d.user = &kl;
+    t[3] = mguard_weak_create(ctx, &d);
+    for (i = 0; i < 4; i++) { v = 11 * (i + 1); assert_int_equal(mguard_weak_set(t[i], &obj, &v), MGUARD_OK); }
+    mguard_on_destroy(ctx, &obj);
+    assert_int_equal(dl.calls, 1);
+    assert_int_equal(dl.seen[0], 22);
+    assert_int_equal(kl.calls, 1);
+    assert_int_equal(kl.seen[0], 44);
+    for (i = 0; i < 4; i++) assert_int_equal(mguard_weak_count(t[i]), 0);
+    assert_ctx_ok(ctx);
+    test_ctx_finish(ctx, &al);
+}
+
 /* A death reads each entry where the key's record says it lies. After
    compactions moved the key's entries (in two of its three tables, the
    third past the record's inline back-references), the death destroys
@@ -998,6 +1040,7 @@ int main(void)
         cmocka_unit_test(test_death_out_of_memory_keeps_two_phases),
         cmocka_unit_test(test_death_out_of_memory_after_compaction),
         cmocka_unit_test(test_death_after_compaction_destroys_each_value_once),
+        cmocka_unit_test(test_death_copies_only_values_with_a_callback),
         cmocka_unit_test(test_destroy_from_own_death_is_logged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
