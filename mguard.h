@@ -2993,7 +2993,8 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
    with insertion, so an iterator that sees the epoch change finds its place
    again by binary search. Invariants: live == index.used == number of
    non-NULL keys in dense[0..len); each live key's registry record lists
-   this table exactly once. */
+   this table exactly once, with the entry's position in dense (a
+   compaction updates it). */
 
 static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 {
