@@ -1432,8 +1432,12 @@ typedef struct mguard__index {
    class mark) or while its serial was handed out (PINNED: a ref or a
    guard), and goes only through mguard_on_destroy or when it becomes
    empty and unpinned. tables[0..ntables) lists, in the order obj entered
-   them, the weak tables holding obj as a key (first two inline, like
-   objc4's inline referrers). */
+   them, the weak tables holding obj as a key, and pos[0..ntables) where
+   obj's entry lies in each one's dense array (kept when a compaction
+   moves it), so a death or a remove reads the entry with no probe of the
+   table. The first two are inline (like objc4's inline referrers); past
+   two, one heap block holds captables table pointers, then captables
+   positions, and takes the inline pointers' place (captables > 2). */
 enum {
     MGUARD__F_PINNED = 1u,
     MGUARD__F_TRACKER = 2u,
@@ -1450,20 +1454,26 @@ typedef struct mguard__obj {
     const void *key;
     uint64_t serial;
     uint32_t flags;
-    uint32_t ntables, captables;
+    uint32_t ntables, captables; /* captables is 2 (inline) or the block's */
     uint32_t nwatch, capwatch;
     uint32_t next_free;          /* free list link (index + 1) */
+    uint32_t inline_pos[2];      /* the entries' positions, while inline */
     long gen;
     uint64_t mutations;
-    mguard_weak **more;          /* heap block once captables > 2, else NULL
-                                    (records move: no pointers into them) */
-    mguard_weak *inline_tables[2];
+    union {
+        mguard_weak *inl[2];     /* captables == 2 */
+        mguard_weak **more;      /* captables > 2: the heap block (records
+                                    move: no pointers into them) */
+    } tl;
     mguard__watcher *watch;
     struct mguard__cdep *cdeps;  /* 11. the cache entries depending on obj
                                     (>>cache); keeps the record */
 } mguard__obj;
-/* The tables holding an object: inline, or the spill array. */
-#define MGUARD__TABLES(o) ((o)->more ? (o)->more : (o)->inline_tables)
+/* The tables holding an object, and its entry's position in each: inline,
+   or in the heap block. */
+#define MGUARD__SPILLED(o) ((o)->captables > 2)
+#define MGUARD__TABLES(o) (MGUARD__SPILLED(o) ? (o)->tl.more : (o)->tl.inl)
+#define MGUARD__TPOS(o) (MGUARD__SPILLED(o) ? (uint32_t *)(void *)((o)->tl.more + (o)->captables) : (o)->inline_pos)
 
 /* An invalidation in progress: the watchers it swapped out of a tracker,
    linked on the C stack so mguard_unwatch can cancel pending ones. */
@@ -2050,26 +2060,19 @@ static mguard_status mguard__ix_reserve(const mguard_ctx *ctx, mguard__index *ix
     return MGUARD_OK;
 }
 
-/* Start loading what a lookup of hash h will read: the home slot, and the
-   entry it points at when the slot is already in cache. A caller that
-   must look up one key in several indexes (a death) prefetches them all
-   first, so their cache misses overlap instead of queueing. No effect on
-   results; a no-op where the compiler has no prefetch builtin. */
+/* Start loading the home slot of hash h. A caller that must reach one key
+   in several indexes (a death) prefetches them all first, so their cache
+   misses overlap instead of queueing. No effect on results; a no-op where
+   the compiler has no prefetch builtin. */
 #if defined(__GNUC__) || defined(__clang__)
 #define MGUARD__PREFETCH(p) __builtin_prefetch(p)
 #else
 #define MGUARD__PREFETCH(p) ((void)(p))
 #endif
+
 static void mguard__ix_prefetch_slot(const mguard__index *ix, uint32_t h)
 {
     if (ix->slots) MGUARD__PREFETCH(&ix->slots[h & ix->mask]);
-}
-static void mguard__ix_prefetch_entry(const mguard__index *ix, const unsigned char *dense, size_t stride, uint32_t h)
-{
-    mguard__slot s;
-    if (!ix->slots) return;
-    s = ix->slots[h & ix->mask];
-    if (s.idx && s.hash == h) MGUARD__PREFETCH(dense + (size_t)(s.idx - 1) * stride);
 }
 
 static void mguard__ix_free(const mguard_ctx *ctx, mguard__index *ix)
@@ -2480,6 +2483,7 @@ static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_k
 static void mguard__weak_free(mguard_weak *t);
 static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
 static void mguard__weak_detach(mguard_weak *t, uint32_t e1, uint32_t h);
+static void mguard__copy_value(void *dst, const void *src, size_t n);
 static mguard_status mguard__cache_check_all(mguard_ctx *ctx);
 
 const char *mguard_status_str(mguard_status status)
@@ -2572,7 +2576,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
         if (!o->key) continue;
-        mguard__free(ctx, o->more);
+        if (MGUARD__SPILLED(o)) mguard__free(ctx, o->tl.more);
         mguard__free(ctx, o->watch);
     }
     mguard__free(ctx, ctx->objs);
@@ -2632,8 +2636,11 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         MGUARD__CHECK(ctx, o->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
         for (j = 0; j < o->ntables; j++) {
             const mguard_weak *tt = MGUARD__TABLES(o)[j];
+            uint32_t p = MGUARD__TPOS(o)[j];
             MGUARD__CHECK(ctx, mguard__weak_ok(tt), "record %u: back-reference %u is not a live table", i, j);
             MGUARD__CHECK(ctx, mguard__weak_get(tt, o->key) != NULL, "record %u: table %p does not hold %p", i, (const void *)tt, o->key);
+            MGUARD__CHECK(ctx, (const unsigned char *)mguard__weak_get(tt, o->key) == MGUARD__ENTRY(tt, p) + tt->voff,
+                          "record %u: position %u in table %p is not %p's entry", i, p, (const void *)tt, o->key);
             backrefs++;
         }
     }
@@ -2734,17 +2741,25 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
     return r;
 }
 
-/* Drop record r from the registry (the caller has detached everything). */
-static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
+/* Drop record r, whose key hashes to h, from the registry (the caller has
+   detached everything). A free record is read for its key (NULL), serial
+   (0) and free link only: mguard__reg_new clears the rest. */
+static void mguard__reg_drop_hashed(mguard_ctx *ctx, uint32_t r, uint32_t h)
 {
     mguard__obj *o = &ctx->objs[r - 1];
-    mguard__ix_del(&ctx->reg_index, mguard__hash_ptr(o->key), r);
-    mguard__free(ctx, o->more);
+    mguard__ix_del(&ctx->reg_index, h, r);
+    if (MGUARD__SPILLED(o)) mguard__free(ctx, o->tl.more);
     mguard__free(ctx, o->watch);
-    memset(o, 0, sizeof *o);
+    o->key = NULL;
+    o->serial = 0;
     o->next_free = ctx->free_head;
     ctx->free_head = r;
     ctx->live_objs--;
+}
+
+static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
+{
+    mguard__reg_drop_hashed(ctx, r, mguard__hash_ptr(ctx->objs[r - 1].key));
 }
 
 
@@ -2796,8 +2811,9 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 #define MGUARD__DEATH_STACK 512
 #define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
 
-/* Take obj's watchers and drop its record (its tables are detached). */
-static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, mguard__watcher **w, size_t *nw)
+/* Take obj's watchers and drop its record, whose key hashes to h (its
+   tables are detached). */
+static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, uint32_t h, mguard__watcher **w, size_t *nw)
 {
     mguard__obj *o = &ctx->objs[r - 1];
     *w = o->watch;
@@ -2805,7 +2821,7 @@ static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, mguard__watch
     o->watch = NULL;
     o->nwatch = o->capwatch = 0;
     o->ntables = 0;
-    mguard__reg_drop(ctx, r);
+    mguard__reg_drop_hashed(ctx, r, h);
 }
 
 /* Out of memory: the same two phases with no buffer. Phase 1 leaves each
@@ -2815,12 +2831,15 @@ static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, mguard__watch
    answer ENOMEM meanwhile) nor is freed (a destroy during phase 2 leaves
    the final free to the unpin). Phase 2 fires the watchers, then destroys
    each value in place and turns its entry into a plain tombstone. The
-   record's table list is taken over (a heap list) or copied (inline). */
+   record's table list is taken over (a heap block) or copied (inline),
+   positions included: pinned tables do not move their entries. */
 static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
 {
     mguard__obj *o = &ctx->objs[r - 1];
     mguard_weak *inl[2];
+    uint32_t inl_pos[2];
     mguard_weak **tables = inl;
+    uint32_t *pos = inl_pos;
     uint32_t i, nt = o->ntables, h = mguard__hash_ptr(obj);
     uint64_t serial = o->serial;
     mguard__watcher *w;
@@ -2828,20 +2847,21 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     mguard__dying dying;
     struct mguard__centry *cdropped;
     mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
-    if (o->more) {
-        tables = o->more;
-        o->more = NULL;
+    if (MGUARD__SPILLED(o)) {
+        tables = o->tl.more;
+        pos = MGUARD__TPOS(o);
+        o->tl.more = NULL;
         o->captables = 2;
     } else {
-        inl[0] = o->inline_tables[0];
-        inl[1] = o->inline_tables[1];
+        memcpy(inl, o->tl.inl, sizeof inl);
+        memcpy(inl_pos, o->inline_pos, sizeof inl_pos);
     }
     /* Phase 1: detach. */
     for (i = 0; i < nt; i++) {
         mguard_weak *t = tables[i];
-        uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, obj, h);
+        uint32_t e1 = pos[i] + 1;
         mguard__entry_hdr hdr;
-        MGUARD_ASSERT(e1);
+        MGUARD_ASSERT(e1 <= t->len && memcmp(MGUARD__ENTRY(t, e1 - 1), &obj, sizeof obj) == 0);
         mguard__ix_del(&t->index, h, e1);
         memcpy(&hdr, MGUARD__ENTRY(t, e1 - 1), sizeof hdr);
         hdr.seq |= MGUARD__SEQ_PENDING;
@@ -2850,7 +2870,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         t->pinned++;
     }
     cdropped = ctx->objs[r - 1].cdeps ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
-    mguard__death_drop_record(ctx, r, &w, &nw);
+    mguard__death_drop_record(ctx, r, h, &w, &nw);
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
@@ -2861,20 +2881,15 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     for (i = 0; i < nt; i++) {
         mguard_weak *t = tables[i];
         mguard__entry_hdr hdr;
-        uint32_t pos;
-        /* obj cannot be a key again before we are done: its one pending
-           entry in t is found by a scan (t cannot have moved it) */
-        for (pos = 0; pos < t->len; pos++) {
-            memcpy(&hdr, MGUARD__ENTRY(t, pos), sizeof hdr);
-            if (hdr.key == obj && (hdr.seq & MGUARD__SEQ_PENDING)) break;
-        }
-        MGUARD_ASSERT(pos < t->len);
-        if (pos < t->len) {
-            mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, MGUARD__ENTRY(t, pos) + t->voff);
-            hdr.key = NULL;
-            hdr.seq &= ~MGUARD__SEQ_PENDING;
-            memcpy(MGUARD__ENTRY(t, pos), &hdr, sizeof hdr);
-        }
+        /* obj's pending entry is where phase 1 left it: t is pinned, so
+           neither a compaction nor a free moved it */
+        memcpy(&hdr, MGUARD__ENTRY(t, pos[i]), sizeof hdr);
+        MGUARD_ASSERT(hdr.key == obj && (hdr.seq & MGUARD__SEQ_PENDING));
+        mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, MGUARD__ENTRY(t, pos[i]) + t->voff);
+        memcpy(&hdr, MGUARD__ENTRY(t, pos[i]), sizeof hdr);
+        hdr.key = NULL;
+        hdr.seq &= ~MGUARD__SEQ_PENDING;
+        memcpy(MGUARD__ENTRY(t, pos[i]), &hdr, sizeof hdr);
         if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
     }
     mguard__cache_finish(ctx, cdropped);
@@ -2903,6 +2918,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     mguard__obj *o;
     mguard__watcher *w;
     mguard__dying dying;
+    uint32_t h;
     size_t nw, need, off;
     union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
     unsigned char *buf = stackbuf.bytes;
@@ -2911,7 +2927,8 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     struct mguard__centry *cdropped;
     if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
     if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
-    r = mguard__reg_find(ctx, obj);
+    h = mguard__hash_ptr(obj);
+    r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), obj, h);
     if (!r) {
         /* forgotten already; from inside obj's own death it is a double
            destroy the program would not see otherwise */
@@ -2924,7 +2941,10 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     serial = o->serial;
     nt = o->ntables;
     need = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
-    for (i = 0; i < nt; i++) need += MGUARD__ROUND16(MGUARD__TABLES(o)[i]->value_size);
+    for (i = 0; i < nt; i++) {
+        const mguard_weak *t = MGUARD__TABLES(o)[i];
+        if (t->dtor || t->on_death) need += MGUARD__ROUND16(t->value_size);   /* no copy for a table with no callback */
+    }
     if (need > sizeof stackbuf.bytes) {
         buf = (unsigned char *)mguard__alloc(ctx, need);
         if (!buf) {
@@ -2934,29 +2954,32 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     }
     if (nt > 1) {
         mguard_weak **ts = MGUARD__TABLES(o);
-        uint32_t h = mguard__hash_ptr(obj);
-        for (i = 0; i < nt; i++) mguard__ix_prefetch_slot(&ts[i]->index, h);
-        for (i = 0; i < nt; i++) mguard__ix_prefetch_entry(&ts[i]->index, ts[i]->dense, ts[i]->stride, h);
+        const uint32_t *ps = MGUARD__TPOS(o);
+        for (i = 0; i < nt; i++) {
+            mguard__ix_prefetch_slot(&ts[i]->index, h);
+            MGUARD__PREFETCH(MGUARD__ENTRY(ts[i], ps[i]));
+        }
     }
-    /* Phase 1: detach. */
+    /* Phase 1: detach; the record says where each entry lies. */
     pend = (mguard__pending *)(void *)buf;
     off = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
     for (i = 0; i < nt; i++) {
         mguard_weak *t = MGUARD__TABLES(o)[i];
-        uint32_t h = mguard__hash_ptr(obj);
-        uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, obj, h);
-        MGUARD_ASSERT(e1);
+        uint32_t e1 = MGUARD__TPOS(o)[i] + 1;
+        MGUARD_ASSERT(e1 <= t->len && memcmp(MGUARD__ENTRY(t, e1 - 1), &obj, sizeof obj) == 0);
         pend[i].dtor = t->dtor;
         pend[i].on_death = t->on_death;
         pend[i].user = t->user;
         pend[i].size = t->value_size;
         pend[i].off = off;
-        memcpy(buf + off, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
-        off += MGUARD__ROUND16(t->value_size);
+        if (t->dtor || t->on_death) {
+            mguard__copy_value(buf + off, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
+            off += MGUARD__ROUND16(t->value_size);
+        }
         mguard__weak_detach(t, e1, h);
     }
     cdropped = ctx->objs[r - 1].cdeps ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
-    mguard__death_drop_record(ctx, r, &w, &nw);
+    mguard__death_drop_record(ctx, r, h, &w, &nw);
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
@@ -2965,7 +2988,8 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
     mguard__free(ctx, w);
     for (i = 0; i < nt; i++)
-        mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
+        if (pend[i].dtor || pend[i].on_death)
+            mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
     mguard__cache_finish(ctx, cdropped);
     /* still dying meanwhile: a callback cannot register obj again */
     if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
@@ -2993,7 +3017,8 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
    with insertion, so an iterator that sees the epoch change finds its place
    again by binary search. Invariants: live == index.used == number of
    non-NULL keys in dense[0..len); each live key's registry record lists
-   this table exactly once. */
+   this table exactly once, with the entry's position in dense (a
+   compaction updates it). */
 
 static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 {
@@ -3035,19 +3060,26 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
     return t;
 }
 
-/* Remove t from record r's table list (keeping the order). */
-static void mguard__obj_unlink_table(mguard__obj *o, const mguard_weak *t)
+/* Where t lies in record o's table list, or ntables if it is not there. */
+static uint32_t mguard__obj_table_at(const mguard__obj *o, const mguard_weak *t)
 {
-    uint32_t i;
-    for (i = 0; i < o->ntables; i++) {
+    mguard_weak *const *tables = MGUARD__TABLES(o);
+    uint32_t i = 0;
+    while (i < o->ntables && tables[i] != t) i++;
+    return i;
+}
+
+/* Remove back-reference i from record o's table list (keeping the order). */
+static void mguard__obj_unlink_table(mguard__obj *o, uint32_t i)
+{
+    uint32_t n = o->ntables - i - 1;
+    if (n) {
         mguard_weak **tables = MGUARD__TABLES(o);
-        if (tables[i] == t) {
-            memmove(&tables[i], &tables[i + 1], (o->ntables - i - 1) * sizeof(mguard_weak *));
-            o->ntables--;
-            return;
-        }
+        uint32_t *pos = MGUARD__TPOS(o);
+        memmove(&tables[i], &tables[i + 1], n * sizeof(mguard_weak *));
+        memmove(&pos[i], &pos[i + 1], n * sizeof(uint32_t));
     }
-    MGUARD_ASSERT(0 && "table missing from its key's record");
+    o->ntables--;
 }
 
 /* Detach the entry at dense position pos (index + 1 = e1): tombstone it and
@@ -3136,7 +3168,12 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
             const void *k;
             memcpy(&k, MGUARD__ENTRY(t, i), sizeof k);
             if (!k) continue;
-            if (n != i) memcpy(MGUARD__ENTRY(t, n), MGUARD__ENTRY(t, i), t->stride);
+            if (n != i) {
+                /* the key's record remembers where its entry lies */
+                mguard__obj *o = &ctx->objs[mguard__reg_find(ctx, k) - 1];
+                memcpy(MGUARD__ENTRY(t, n), MGUARD__ENTRY(t, i), t->stride);
+                MGUARD__TPOS(o)[mguard__obj_table_at(o, t)] = n;
+            }
             n++;
         }
         t->len = n;
@@ -3162,22 +3199,26 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
     return MGUARD_OK;
 }
 
-/* Reserve room in record r for one more table back-reference. */
+/* Reserve room in record r for one more table back-reference: the heap
+   block holds the table pointers, then the positions. */
 static mguard_status mguard__obj_reserve_table(mguard_ctx *ctx, mguard__obj *o)
 {
     mguard_weak **nt;
     size_t ncap;
     if (o->ntables < o->captables) return MGUARD_OK;
     ncap = (size_t)o->captables * 2;
-    if (!o->more) {
-        nt = (mguard_weak **)mguard__alloc(ctx, ncap * sizeof(mguard_weak *));
+    if (ncap > 0x7fffffffu) return MGUARD_ENOMEM;
+    if (!MGUARD__SPILLED(o)) {
+        nt = (mguard_weak **)mguard__alloc(ctx, ncap * (sizeof(mguard_weak *) + sizeof(uint32_t)));
         if (!nt) return MGUARD_ENOMEM;
-        memcpy(nt, o->inline_tables, sizeof o->inline_tables);
+        memcpy(nt, o->tl.inl, sizeof o->tl.inl);
+        memcpy(nt + ncap, o->inline_pos, sizeof o->inline_pos);
     } else {
-        nt = (mguard_weak **)mguard__realloc(ctx, o->more, ncap * sizeof(mguard_weak *));
+        nt = (mguard_weak **)mguard__realloc(ctx, o->tl.more, ncap * (sizeof(mguard_weak *) + sizeof(uint32_t)));
         if (!nt) return MGUARD_ENOMEM;
+        memmove(nt + ncap, nt + o->captables, o->ntables * sizeof(uint32_t));
     }
-    o->more = nt;
+    o->tl.more = nt;
     o->captables = (uint32_t)ncap;
     return MGUARD_OK;
 }
@@ -3203,11 +3244,10 @@ static void mguard__copy_value(void *dst, const void *src, size_t n)
     }
 }
 
-static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, const void *value)
+/* A set after the lookup: key hashes to h, e1 is its entry + 1 or 0. */
+static mguard_status mguard__weak_set_at(mguard_weak *t, const void *key, const void *value, uint32_t h, uint32_t e1)
 {
     mguard_ctx *ctx = t->ctx;
-    uint32_t h = mguard__hash_ptr(key);
-    uint32_t e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, h);
     unsigned char *e;
     if (e1) {
         /* Overwrite: store the new bytes, then destroy the old ones. */
@@ -3259,7 +3299,11 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
         }
         /* a brand-new record has inline room for two tables */
         if (!r) r = mguard__reg_new(ctx, key, h);
-        MGUARD__TABLES(&ctx->objs[r - 1])[ctx->objs[r - 1].ntables++] = t;
+        {
+            mguard__obj *o = &ctx->objs[r - 1];
+            MGUARD__TABLES(o)[o->ntables] = t;
+            MGUARD__TPOS(o)[o->ntables++] = t->len;
+        }
         e = MGUARD__ENTRY(t, t->len);
         hdr.key = key;
         hdr.seq = t->next_seq++;
@@ -3273,15 +3317,32 @@ static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, cons
     }
 }
 
+#if !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_LEDGER)
+/* A set with no checks: the scope and ledger sections' own tables. */
+static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, const void *value)
+{
+    uint32_t h = mguard__hash_ptr(key);
+    return mguard__weak_set_at(t, key, value, h, mguard__ix_find(&t->index, t->dense, t->stride, key, h));
+}
+#endif
+
 static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const void *value)
 {
     mguard_status st;
+    uint32_t h, e1;
     if (!mguard__weak_valid(t, "mguard_weak_set")) return MGUARD_EINVAL;
     if (!key || !value || t->destroying) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
         return MGUARD_EINVAL;
     }
-    st = mguard__weak_set_impl(t, key, value);
+    h = mguard__hash_ptr(key);
+    e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, h);
+    if (e1 && !t->dtor) {
+        /* an overwrite with no destructor: a lookup and a copy */
+        mguard__copy_value(MGUARD__ENTRY(t, e1 - 1) + t->voff, value, t->value_size);
+        return MGUARD_OK;
+    }
+    st = mguard__weak_set_at(t, key, value, h, e1);
     if (st == MGUARD_ENOMEM) mguard__logf(t->ctx, MGUARD_LOG_ERROR, "mguard_weak_set: out of memory%s", t->pinned ? " (table pinned by an out-of-memory destructor)" : "");
     return st;
 }
@@ -3331,28 +3392,26 @@ static void *mguard__weak_get_ptr(const mguard_weak *t, const void *key)
     return v;
 }
 
-/* Remove the live entry e1 of t with key `key`: detach it, unlink t from
-   the key's record, then destroy the value from a copy (in place, pinned,
-   if no copy can be had). Never fails. */
-static void mguard__weak_remove_entry(mguard_weak *t, const void *key, uint32_t e1, uint32_t h)
+/* Remove the live entry of t with key `key` (hash h), back-reference j of
+   record r: detach it, unlink t from the record, then destroy the value
+   from a copy (in place, pinned, if no copy can be had). Never fails. */
+static void mguard__weak_remove_entry(mguard_weak *t, const void *key, uint32_t h, uint32_t r, uint32_t j)
 {
     mguard_ctx *ctx = t->ctx;
     unsigned char small[MGUARD__STACK_VALUE];
     unsigned char *tmp = NULL;
     mguard_value_dtor dtor = t->dtor;
     void *user = t->user;
-    uint32_t r;
+    mguard__obj *o = &ctx->objs[r - 1];
+    uint32_t e1 = MGUARD__TPOS(o)[j] + 1;
+    MGUARD_ASSERT(e1 <= t->len && memcmp(MGUARD__ENTRY(t, e1 - 1), &key, sizeof key) == 0);
     if (dtor) {
         tmp = t->value_size <= sizeof small ? small : (unsigned char *)mguard__alloc(ctx, t->value_size);
         if (tmp) memcpy(tmp, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
     }
     mguard__weak_detach(t, e1, h);
-    r = mguard__reg_find(ctx, key);
-    MGUARD_ASSERT(r);
-    if (r) {
-        mguard__obj_unlink_table(&ctx->objs[r - 1], t);
-        mguard__reg_drop_if_empty(ctx, r);
-    }
+    mguard__obj_unlink_table(o, j);
+    if (mguard__obj_empty(o)) mguard__reg_drop_hashed(ctx, r, h);
     if (!dtor) return;
     if (tmp) {
         mguard__call_value(ctx, dtor, NULL, user, key, tmp);
@@ -3364,16 +3423,21 @@ static void mguard__weak_remove_entry(mguard_weak *t, const void *key, uint32_t 
 
 static mguard_status mguard__weak_remove(mguard_weak *t, const void *key)
 {
-    uint32_t h, e1;
+    mguard_ctx *ctx;
+    uint32_t h, r, j;
     if (!mguard__weak_valid(t, "mguard_weak_remove")) return MGUARD_EINVAL;
     if (!key) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_remove: NULL key");
         return MGUARD_EINVAL;
     }
+    ctx = t->ctx;
+    /* the key's record says where its entry lies: no probe of the table */
     h = mguard__hash_ptr(key);
-    e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, h);
-    if (!e1) return MGUARD_NOT_FOUND;
-    mguard__weak_remove_entry(t, key, e1, h);
+    r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), key, h);
+    if (!r) return MGUARD_NOT_FOUND;
+    j = mguard__obj_table_at(&ctx->objs[r - 1], t);
+    if (j == ctx->objs[r - 1].ntables) return MGUARD_NOT_FOUND;
+    mguard__weak_remove_entry(t, key, h, r, j);
     return MGUARD_OK;
 }
 
@@ -3437,12 +3501,12 @@ static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
     t->busy++;
     while (mguard__weak_next(&it)) {
         const void *key = it.key;
-        uint32_t h, e1;
+        uint32_t h, r;
         if (it.seq_ > bound) break;
         h = mguard__hash_ptr(key);
-        e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, h);
-        MGUARD_ASSERT(e1);
-        mguard__weak_remove_entry(t, key, e1, h);
+        r = mguard__ix_find(&t->ctx->reg_index, (const unsigned char *)t->ctx->objs, sizeof(mguard__obj), key, h);
+        MGUARD_ASSERT(r);
+        mguard__weak_remove_entry(t, key, h, r, mguard__obj_table_at(&t->ctx->objs[r - 1], t));
     }
     t->busy--;
 }
@@ -3894,7 +3958,8 @@ static bool mguard__gen_is_current(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_gen_is_current") || !obj) return false;
-    r = mguard__reg_find(ctx, obj);
+    /* the lookup written out, not mguard__reg_find: gcc inlines it here */
+    r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), obj, mguard__hash_ptr(obj));
     if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= ctx->generation;
     return ctx->strict_gen && mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_current");   /* untagged */
 }

@@ -176,8 +176,10 @@ static void test_registry_check_sees_each_broken_invariant(void **state)
     BROKEN_WHILE(ctx, k->ntables, k->captables + 1, "mguard_ctx_check: record %u: table count over capacity", f.rk - 1);
     BROKEN_WHILE(ctx, o->nwatch, o->capwatch + 1, "mguard_ctx_check: record %u: watcher count over capacity", f.ro - 1);
     BROKEN_WHILE(ctx, o->flags, o->flags & ~(uint32_t)MGUARD__F_TRACKER, "mguard_ctx_check: record %u: watchers without a tracker", f.ro - 1);
-    BROKEN_WHILE(ctx, k->inline_tables[0], &fake, "mguard_ctx_check: record %u: back-reference 0 is not a live table", f.rk - 1);
-    BROKEN_WHILE(ctx, k->inline_tables[0], f.t2, "mguard_ctx_check: record %u: table %p does not hold %p", f.rk - 1, (void *)f.t2, (void *)&ck);
+    BROKEN_WHILE(ctx, k->tl.inl[0], &fake, "mguard_ctx_check: record %u: back-reference 0 is not a live table", f.rk - 1);
+    BROKEN_WHILE(ctx, k->tl.inl[0], f.t2, "mguard_ctx_check: record %u: table %p does not hold %p", f.rk - 1, (void *)f.t2, (void *)&ck);
+    /* k's entry in t is at 0; position 1 is k2's */
+    BROKEN_WHILE(ctx, k->inline_pos[0], 1, "mguard_ctx_check: record %u: position 1 in table %p is not %p's entry", f.rk - 1, (void *)f.t, (void *)&ck);
     /* five live records (k, k2, o, g, p) and q's free one */
     assert_int_equal(ctx->live_objs, 5);
     assert_int_equal(ctx->nobjs, 6);
@@ -212,7 +214,7 @@ static void test_table_check_sees_each_broken_invariant(void **state)
     BROKEN_WHILE(ctx, t->live, 1, "mguard_ctx_check: table %p: live count 1, counted 2", (void *)t);
     BROKEN_WHILE(ctx, t->next_seq, 1, "mguard_ctx_check: table %p: seq behind", (void *)t);
     /* k's record lists t twice */
-    k->inline_tables[1] = t;
+    k->tl.inl[1] = t;
     BROKEN_WHILE(ctx, k->ntables, two, "mguard_ctx_check: table %p: key %p's record lists it 2 times", (void *)t, (void *)&ck);
     /* entry 0 after entry 1 */
     memcpy(&h0, MGUARD__ENTRY(t, 0), sizeof h0);

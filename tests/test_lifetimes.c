@@ -798,45 +798,188 @@ static void order_inval(void *guard, const void *obj, const char *attr, void *us
     l->key_known += mgt_ctx_contains(l->ctx, obj);
 }
 
+/* A context and two tables of 300-byte values whose callbacks note into
+   l: a death of a key held by both needs a heap buffer for its copies. */
+static void order_setup(order_log *l, test_log *log, test_alloc *al)
+{
+    mguard_weak_desc d;
+    memset(l, 0, sizeof *l);
+    l->ctx = test_ctx(log, al);
+    memset(&d, 0, sizeof d);
+    d.value_size = 300;
+    d.value_dtor = order_dtor;
+    d.key_death = order_key_death;
+    d.user = l;
+    l->t[0] = mguard_weak_create(l->ctx, &d);
+    l->t[1] = mguard_weak_create(l->ctx, &d);
+}
+
+/* The death of obj with its buffer's allocation failing: "death A",
+   "dtor A", "death B", "dtor B" noted from seen[from], obj unknown and in
+   no table meanwhile, one error logged. */
+static void order_death_in_place(order_log *l, test_log *log, test_alloc *al, const void *obj, int from)
+{
+    al->fail_at = al->calls + 1;   /* the death buffer */
+    mguard_on_destroy(l->ctx, obj);
+    assert_int_equal(al->failures, 1);
+    assert_int_equal(l->n, from + 4);
+    assert_string_equal(l->seen[from], "death A");
+    assert_string_equal(l->seen[from + 1], "dtor A");
+    assert_string_equal(l->seen[from + 2], "death B");
+    assert_string_equal(l->seen[from + 3], "dtor B");
+    assert_int_equal(l->key_known, 0);
+    assert_int_equal(l->key_in_a_table, 0);
+    assert_int_equal(log->errors, 1);
+    assert_non_null(strstr(log->last, "mguard_on_destroy: out of memory; destroying "));
+    assert_non_null(strstr(log->last, "'s values in place"));
+}
+
 static void test_death_out_of_memory_keeps_two_phases(void **state)
 {
     test_log log; test_alloc al;
     order_log l;
-    mguard_weak_desc d;
     static int obj, guard;
     char big[300];
     (void)state;
-    memset(&l, 0, sizeof l);
-    l.ctx = test_ctx(&log, &al);
-    memset(&d, 0, sizeof d);
-    d.value_size = sizeof big;
-    d.value_dtor = order_dtor;
-    d.key_death = order_key_death;
-    d.user = &l;
-    l.t[0] = mguard_weak_create(l.ctx, &d);
-    l.t[1] = mguard_weak_create(l.ctx, &d);
+    order_setup(&l, &log, &al);
     memset(big, 'A', sizeof big);
     assert_int_equal(mguard_weak_set(l.t[0], &obj, big), MGUARD_OK);
     memset(big, 'B', sizeof big);
     assert_int_equal(mguard_weak_set(l.t[1], &obj, big), MGUARD_OK);
     assert_int_equal(mguard_watch(l.ctx, &obj, &guard, order_inval, &l), MGUARD_OK);
-    al.fail_at = al.calls + 1;   /* the death buffer */
-    mguard_on_destroy(l.ctx, &obj);
-    assert_int_equal(al.failures, 1);
-    assert_int_equal(l.n, 5);
+    order_death_in_place(&l, &log, &al, &obj, 1);
     assert_string_equal(l.seen[0], "watcher");
-    assert_string_equal(l.seen[1], "death A");
-    assert_string_equal(l.seen[2], "dtor A");
-    assert_string_equal(l.seen[3], "death B");
-    assert_string_equal(l.seen[4], "dtor B");
-    assert_int_equal(l.key_known, 0);
-    assert_int_equal(l.key_in_a_table, 0);
-    assert_int_equal(log.errors, 1);
-    assert_non_null(strstr(log.last, "mguard_on_destroy: out of memory; destroying "));
-    assert_non_null(strstr(log.last, "'s values in place"));
     assert_int_equal(mguard_weak_count(l.t[0]) + mguard_weak_count(l.t[1]), 0);
     assert_ctx_ok(l.ctx);
     mguard_ctx_destroy(l.ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+/* A death copies the values of the tables with a callback only (a table
+   with neither a destructor nor key_death has nothing to call): tables
+   with and without callbacks, in any order, each callback sees its own
+   table's value. */
+static void count_key_death(const void *key, void *value, void *user)
+{
+    (void)key;
+    dtor_count_long(value, user);
+}
+
+static void test_death_copies_only_values_with_a_callback(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    static int obj;
+    dtor_log dl, kl;
+    mguard_weak_desc d;
+    mguard_weak *t[4];
+    long v;
+    int i;
+    (void)state;
+    memset(&dl, 0, sizeof dl);
+    memset(&kl, 0, sizeof kl);
+    t[0] = long_table(ctx, NULL);
+    t[1] = long_table(ctx, &dl);
+    t[2] = long_table(ctx, NULL);
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    d.key_death = count_key_death;   /* key_death alone, no destructor */
+    d.user = &kl;
+    t[3] = mguard_weak_create(ctx, &d);
+    for (i = 0; i < 4; i++) { v = 11 * (i + 1); assert_int_equal(mguard_weak_set(t[i], &obj, &v), MGUARD_OK); }
+    mguard_on_destroy(ctx, &obj);
+    assert_int_equal(dl.calls, 1);
+    assert_int_equal(dl.seen[0], 22);
+    assert_int_equal(kl.calls, 1);
+    assert_int_equal(kl.seen[0], 44);
+    for (i = 0; i < 4; i++) assert_int_equal(mguard_weak_count(t[i]), 0);
+    assert_ctx_ok(ctx);
+    test_ctx_finish(ctx, &al);
+}
+
+/* A death reads each entry where the key's record says it lies. After
+   compactions moved the key's entries (in two of its three tables, the
+   third past the record's inline back-references), the death destroys
+   each table's own value exactly once and leaves the other keys' values
+   alone. */
+static void test_death_after_compaction_destroys_each_value_once(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    static int obj, fill[3][8];
+    dtor_log dl[3];
+    mguard_weak *t[3];
+    long v;
+    int i, j;
+    (void)state;
+    memset(dl, 0, sizeof dl);
+    for (i = 0; i < 3; i++) {
+        t[i] = long_table(ctx, &dl[i]);
+        for (j = 0; j < 3; j++) { v = 100 * i + j; assert_int_equal(mguard_weak_set(t[i], &fill[i][j], &v), MGUARD_OK); }
+        v = 10 * i;
+        assert_int_equal(mguard_weak_set(t[i], &obj, &v), MGUARD_OK);   /* at position 3 */
+        for (j = 3; j < 7; j++) { v = 100 * i + j; assert_int_equal(mguard_weak_set(t[i], &fill[i][j], &v), MGUARD_OK); }
+    }
+    for (i = 0; i < 3; i += 2) {
+        for (j = 0; j < 3; j++) assert_int_equal(mguard_weak_remove(t[i], &fill[i][j]), MGUARD_OK);
+        v = 100 * i + 7;
+        assert_int_equal(mguard_weak_set(t[i], &fill[i][7], &v), MGUARD_OK);   /* compacts: obj moves to 0 */
+    }
+    assert_ctx_ok(ctx);
+    mguard_on_destroy(ctx, &obj);
+    for (i = 0; i < 3; i++) {
+        int before = i == 1 ? 0 : 3;   /* the fillers removed above */
+        assert_int_equal(dl[i].calls, before + 1);
+        assert_int_equal(dl[i].seen[before], 10 * i);
+        assert_int_equal(mguard_weak_count(t[i]), i == 1 ? 7 : 5);
+        for (j = i == 1 ? 0 : 3; j < (i == 1 ? 7 : 8); j++) {
+            long *p = MGUARD_WEAK_GET(t[i], &fill[i][j], long);
+            assert_non_null(p);
+            assert_int_equal(*p, 100 * i + j);
+        }
+    }
+    assert_false(mgt_ctx_contains(ctx, &obj));
+    assert_ctx_ok(ctx);
+    test_ctx_finish(ctx, &al);
+}
+
+/* The out-of-memory death (values destroyed in place) after a compaction
+   moved the key's entry: phase 2 finds each pending entry where phase 1
+   left it, destroys the right value once, and turns it into a
+   tombstone. */
+static void test_death_out_of_memory_after_compaction(void **state)
+{
+    test_log log; test_alloc al;
+    order_log l;
+    static int obj, fill[8];
+    char big[300];
+    int j;
+    (void)state;
+    order_setup(&l, &log, &al);
+    for (j = 0; j < 8; j++) {
+        memset(big, 'a' + j, sizeof big);
+        if (j == 3) {
+            memset(big, 'A', sizeof big);
+            assert_int_equal(mguard_weak_set(l.t[0], &obj, big), MGUARD_OK);   /* at position 3 */
+        } else {
+            assert_int_equal(mguard_weak_set(l.t[0], &fill[j], big), MGUARD_OK);
+        }
+    }
+    for (j = 0; j < 3; j++) assert_int_equal(mguard_weak_remove(l.t[0], &fill[j]), MGUARD_OK);
+    memset(big, 'B', sizeof big);
+    assert_int_equal(mguard_weak_set(l.t[1], &obj, big), MGUARD_OK);
+    memset(big, 'z', sizeof big);
+    assert_int_equal(mguard_weak_set(l.t[0], &fill[3], big), MGUARD_OK);   /* full: compacts, obj moves to 0 */
+    assert_ctx_ok(l.ctx);
+    l.n = 0;                     /* forget the three removals' dtors */
+    order_death_in_place(&l, &log, &al, &obj, 0);
+    assert_int_equal(mguard_weak_count(l.t[0]), 5);
+    assert_int_equal(*(const char *)mguard_weak_get(l.t[0], &fill[4]), 'e');
+    assert_int_equal(*(const char *)mguard_weak_get(l.t[0], &fill[3]), 'z');
+    assert_int_equal(mguard_weak_count(l.t[1]), 0);
+    assert_ctx_ok(l.ctx);
+    mguard_ctx_destroy(l.ctx);
+    assert_int_equal(l.n, 9);    /* the five fillers left, once each */
     assert_int_equal(al.live_blocks, 0);
 }
 
@@ -895,6 +1038,9 @@ int main(void)
         cmocka_unit_test(test_null_object_is_refused_everywhere),
         cmocka_unit_test(test_a_dying_object_cannot_be_registered_again),
         cmocka_unit_test(test_death_out_of_memory_keeps_two_phases),
+        cmocka_unit_test(test_death_out_of_memory_after_compaction),
+        cmocka_unit_test(test_death_after_compaction_destroys_each_value_once),
+        cmocka_unit_test(test_death_copies_only_values_with_a_callback),
         cmocka_unit_test(test_destroy_from_own_death_is_logged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

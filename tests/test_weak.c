@@ -340,6 +340,82 @@ static void test_iterate_compaction_after_removing_the_next_entry(void **state)
     walk_with_compaction((fixture *)*state, 2, rm, 3, 1, "0 1 2 4 7 8");
 }
 
+/* The key's record remembers where its entry lies in each table; a
+   compaction moves entries, and the records follow: a remove after a
+   compaction destroys the moved entry's value (not a neighbour's), the
+   entries left keep insertion order, and a key held by another table too
+   keeps its value there. mguard_ctx_check compares every remembered
+   position with the entry found by lookup. */
+static void test_remove_after_compaction_moved_the_entry(void **state)
+{
+    fixture *f = (fixture *)*state;
+    static int k[9];
+    mguard_weak *t2 = long_table(f->ctx, NULL);
+    mguard_weak_iter it;
+    uint64_t epoch0;
+    char seen[64] = "";
+    int i;
+    for (i = 0; i < 8; i++) assert_int_equal(setl(f->t, &k[i], i), MGUARD_OK);
+    assert_int_equal(setl(t2, &k[5], 50), MGUARD_OK);
+    for (i = 0; i < 3; i++) assert_int_equal(mguard_weak_remove(f->t, &k[i]), MGUARD_OK);
+    epoch0 = mguard_weak_iterate(f->t).epoch_;
+    assert_int_equal(setl(f->t, &k[8], 8), MGUARD_OK);   /* full, 3 tombstones: compacts */
+    assert_true(mguard_weak_iterate(f->t).epoch_ != epoch0);
+    assert_ctx_ok(f->ctx);
+    assert_int_equal(mguard_weak_remove(f->t, &k[5]), MGUARD_OK);   /* moved from 5 to 2 */
+    assert_int_equal(f->dl.calls, 4);
+    assert_int_equal(f->dl.seen[3], 5);
+    assert_int_equal(getl(t2, &k[5]), 50);
+    assert_int_equal(mguard_weak_remove(f->t, &k[7]), MGUARD_OK);   /* moved from 7 to 4 */
+    assert_int_equal(f->dl.calls, 5);
+    assert_int_equal(f->dl.seen[4], 7);
+    assert_int_equal(mguard_weak_remove(f->t, &k[7]), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_weak_remove(f->t, &k[0]), MGUARD_NOT_FOUND);
+    assert_int_equal(f->dl.calls, 5);
+    it = mguard_weak_iterate(f->t);
+    while (mguard_weak_next(&it)) {
+        size_t n = strlen(seen);
+        snprintf(seen + n, sizeof seen - n, "%s%ld", n ? " " : "", *(const long *)it.value);
+    }
+    assert_string_equal(seen, "3 4 6 8");
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 5);   /* k3, k4, k6, k8, and k5 (in t2) */
+    assert_ctx_ok(f->ctx);
+}
+
+/* A key held by five tables (past the record's two inline back-references:
+   the heap block of tables and positions): removed from a middle table,
+   then the others in another order, each remove destroys that table's
+   value only, and the record goes with the last one. */
+static void test_key_in_many_tables_removed_one_by_one(void **state)
+{
+    fixture *f = (fixture *)*state;
+    static int key, other;
+    dtor_log dl[5];
+    mguard_weak *t[5];
+    static const int order[5] = {2, 0, 4, 1, 3};
+    int i, j;
+    memset(dl, 0, sizeof dl);
+    for (i = 0; i < 5; i++) {
+        t[i] = long_table(f->ctx, &dl[i]);
+        assert_int_equal(setl(t[i], &other, 100 + i), MGUARD_OK);   /* key's entry at position 1 */
+        assert_int_equal(setl(t[i], &key, 10 * i), MGUARD_OK);
+    }
+    assert_ctx_ok(f->ctx);
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(mguard_weak_remove(t[order[i]], &key), MGUARD_OK);
+        assert_int_equal(dl[order[i]].calls, 1);
+        assert_int_equal(dl[order[i]].seen[0], 10 * order[i]);
+        for (j = 0; j < 5; j++) assert_int_equal(getl(t[j], &other), 100 + j);
+        assert_int_equal(mgt_ctx_contains(f->ctx, &key), i < 4);
+        assert_ctx_ok(f->ctx);
+    }
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(mguard_weak_remove(t[i], &key), MGUARD_NOT_FOUND);
+        assert_int_equal(dl[i].calls, 1);
+        mguard_weak_destroy(t[i]);
+    }
+}
+
 /* Several inserts: the first compacts, the later ones fill the array and
    grow it; every new key is visited once, after the old ones. */
 static void test_iterate_compaction_then_growth_by_inserts(void **state)
@@ -865,6 +941,8 @@ int main(void)
         T(test_iterate_compaction_after_removing_the_previous_entries),
         T(test_iterate_compaction_after_removing_the_next_entry),
         T(test_iterate_compaction_then_growth_by_inserts),
+        T(test_remove_after_compaction_moved_the_entry),
+        T(test_key_in_many_tables_removed_one_by_one),
         T(test_large_values_are_copied_and_destroyed),
         T(test_set_from_pointer_into_same_table),
         T(test_ptr_helpers),
