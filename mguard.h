@@ -3826,6 +3826,13 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
    cache values are destroyed. */
 /* A mutation of obj, known as record r: its cache entries drop, its
    tracker counts, its watchers fire. */
+/* Does a mutation of o's object do anything (a tracker to count and
+   fire, cache entries to drop)? Most known objects are only table keys. */
+static bool mguard__mutation_matters(const mguard__obj *o)
+{
+    return o->cdeps || (o->flags & MGUARD__F_TRACKER);
+}
+
 static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
     mguard__obj *o;
@@ -3874,7 +3881,7 @@ static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char 
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_on_mutation_at") || !obj) return;
     r = mguard__reg_find(ctx, obj);
-    if (r) mguard__mutation_of(ctx, obj, r, attr, file, line);
+    if (r && mguard__mutation_matters(&ctx->objs[r - 1])) mguard__mutation_of(ctx, obj, r, attr, file, line);
 }
 
 /* The common case, an object nobody watches, costs a lookup and a test. */
@@ -3883,7 +3890,7 @@ static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *at
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_on_mutation") || !obj) return;
     r = mguard__reg_find(ctx, obj);
-    if (r) mguard__mutation_of(ctx, obj, r, attr, NULL, 0);
+    if (r && mguard__mutation_matters(&ctx->objs[r - 1])) mguard__mutation_of(ctx, obj, r, attr, NULL, 0);
 }
 
 static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
@@ -8894,7 +8901,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    allocation: mark the entries a matching node reaches (an entry is
    reached once however many of its nodes match), then drop each one. */
 
-#define MGUARD__MAGIC_CACHE    0x6d676363u  /* "mgcc" */
+#define MGUARD__MAGIC_CACHE    0x6d676362u  /* "mgcb"; even: the _TS one differs */
 #define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
 #define MGUARD__MAGIC_JOB      0x6d676a62u  /* "mgjb" */
 
@@ -8957,6 +8964,7 @@ struct mguard_cache {
     void *user;
     const char *name;                  /* interned */
     bool log_reasons;
+    bool unbounded;                    /* no capacity, no max_cost: no LRU (the fast get) */
     mguard__index index;
     unsigned char *dense;              /* records, stride bytes each */
     size_t stride, voff;
@@ -9400,6 +9408,7 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     c->capacity = desc->capacity;
     c->max_cost = desc->max_cost;
     c->log_reasons = desc->log_reasons;
+    c->unbounded = !MGUARD__CACHE_BOUNDED(c);
     c->name = name;
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_add(ctx, c, MGUARD__DBG_CACHE);
@@ -9600,12 +9609,24 @@ static unsigned char *mguard__cache_lookup(mguard_cache *c, const void *const *k
     return MGUARD__CREC_VALUE(c, p - 1);
 }
 
+/* Every get but a one-key hit on an unbounded cache (checked, counted,
+   logged there). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static void *mguard__cache_get_slow(mguard_cache *c, const void *const *keys, size_t nkeys)
+{
+    if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get")) return NULL;
+    return mguard__cache_lookup(c, keys, nkeys);
+}
+
 static void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     if (!mguard__cache_ok(c, "mguard_cache_get")) return NULL;
-    if (nkeys == 1 && keys && keys[0] && !MGUARD__CACHE_BOUNDED(c)) {
+    if (nkeys == 1 && keys && c->unbounded) {
         /* the common case, written out as mguard_weak_get is: one key, no
-           LRU to touch */
+           LRU to touch (a NULL key matches no record: the slow path
+           refuses it) */
         const void *key = keys[0];
         uint32_t h = mguard__hash_ptr(key);
         size_t i;
@@ -9620,8 +9641,7 @@ static void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t 
             }
         }
     }
-    if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get")) return NULL;
-    return mguard__cache_lookup(c, keys, nkeys);
+    return mguard__cache_get_slow(c, keys, nkeys);
 }
 
 static bool mguard__cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys)

@@ -576,7 +576,8 @@ def fixed_rows():
             check(len(memo.values) == 0, "memo emptied")
         return cycles(n, setup, timed, teardown)
     run("cache_inval", n, {"py_ref": cache_inval}, samples)
-    del mobjs, morder
+    # (mobjs and morder stay: the sampler calls cache_inval later, in the
+    # C rounds)
     MutationTracker.db = ExactWeakKeyDict()
 
     def gen_tag():
