@@ -1940,16 +1940,15 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
 #define MGUARD__CHECK(ctx, cond, ...) \
     do { if (!(cond)) { mguard__logf((ctx), MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
-/* Grow *arr (elem bytes each) so it holds at least need elements: first
-   elements at first, then doubling. On failure nothing changes. */
-static mguard_status mguard__reserve_from(const mguard_ctx *ctx, void **arr, uint32_t *cap, size_t need, size_t elem,
-                                          size_t first)
+/* Grow *arr (elem bytes each) so it holds at least need elements. On
+   failure nothing changes. */
+static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t *cap, size_t need, size_t elem)
 {
     size_t ncap;
     void *p;
     if (need <= *cap) return MGUARD_OK;
     if (need > 0x7fffffffu) return MGUARD_ENOMEM;
-    ncap = *cap ? (size_t)*cap * 2 : first;
+    ncap = *cap ? (size_t)*cap * 2 : 4;
     while (ncap < need) ncap *= 2;
     if (ncap > 0x7fffffffu) ncap = 0x7fffffffu;
     p = mguard__realloc(ctx, *arr, ncap * elem);
@@ -1957,11 +1956,6 @@ static mguard_status mguard__reserve_from(const mguard_ctx *ctx, void **arr, uin
     *arr = p;
     *cap = (uint32_t)ncap;
     return MGUARD_OK;
-}
-
-static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t *cap, size_t need, size_t elem)
-{
-    return mguard__reserve_from(ctx, arr, cap, need, elem, 4);
 }
 
 /* ---- the hash index ---------------------------------------------------- */
@@ -3753,8 +3747,16 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     if (r) {
         o = &ctx->objs[r - 1];
         if (o->nwatch == o->capwatch && o->nwatch >= 8) mguard__prune_watchers(ctx, o);
-        /* most objects have one watcher: lists start with one slot */
-        if (mguard__reserve_from(ctx, (void **)&o->watch, &o->capwatch, (size_t)o->nwatch + 1, sizeof(mguard__watcher), 1)) {
+        if (!o->capwatch) {
+            /* most objects have one watcher: a list starts with one slot */
+            mguard__watcher *one = (mguard__watcher *)mguard__alloc(ctx, sizeof *one);
+            if (!one) {
+                mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
+                return MGUARD_ENOMEM;
+            }
+            o->watch = one;
+            o->capwatch = 1;
+        } else if (mguard__reserve(ctx, (void **)&o->watch, &o->capwatch, (size_t)o->nwatch + 1, sizeof(mguard__watcher))) {
             mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
             return MGUARD_ENOMEM;
         }
