@@ -9402,9 +9402,11 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     c->magic = ctx->lk ? MGUARD__MAGIC_CACHE_TS : MGUARD__MAGIC_CACHE;
     c->ctx = ctx;
     c->value_size = desc->value_size;
-    c->voff = sizeof(mguard__crec);
+    /* 16-aligned values: the value's offset too (a record is 24 bytes on
+       64-bit), not only the stride */
+    c->voff = c->value_size >= 16 ? MGUARD__ROUND16(sizeof(mguard__crec)) : sizeof(mguard__crec);
     c->stride = c->voff + ((c->value_size + 7) & ~(size_t)7);
-    if (c->value_size >= 16) c->stride = (c->stride + 15) & ~(size_t)15;   /* 16-aligned values */
+    if (c->value_size >= 16) c->stride = (c->stride + 15) & ~(size_t)15;
     c->dtor = desc->value_dtor;
     c->user = desc->user;
     c->capacity = desc->capacity;

@@ -756,6 +756,56 @@ static void test_dropped_entry_blocks_are_reused_and_given_back_by_clear(void **
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* Values of 16 bytes or more are 16-aligned (8 below), as a weak table's:
+   the stored value (get, get_or_compute), the buffer compute fills, and
+   what the destructor gets, whatever the tuple's length; a long double
+   value is written and read through them. */
+static int align_bad;
+static mguard_status compute_ld_aligned(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    (void)job; (void)keys; (void)user;
+    if ((uintptr_t)value & 15) align_bad++;
+    *(long double *)value = (long double)nkeys + 0.5L;
+    return MGUARD_OK;
+}
+static void dtor_ld_aligned(void *value, void *user)
+{
+    (void)user;
+    if ((uintptr_t)value & 15) align_bad++;
+}
+static void test_values_of_16_bytes_or_more_are_16_aligned(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static const size_t sizes[] = { 16, 17, 24, 32, 40, 48 };
+    static int k[4];
+    const void *keys[4] = { &k[0], &k[1], &k[2], &k[3] };
+    size_t i, n;
+    (void)state;
+    align_bad = 0;
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        mguard_cache_desc cd;
+        mguard_cache *c;
+        memset(&cd, 0, sizeof cd);
+        cd.value_size = sizes[i] < sizeof(long double) ? sizeof(long double) : sizes[i];
+        cd.value_dtor = dtor_ld_aligned;
+        c = mguard_cache_create(ctx, &cd);
+        assert_non_null(c);
+        for (n = 1; n <= 4; n++) {
+            mguard_status st;
+            long double *v = (long double *)mguard_cache_get_or_compute(c, keys, n, compute_ld_aligned, NULL, &st);
+            assert_int_equal(st, MGUARD_OK);
+            assert_non_null(v);
+            assert_int_equal((uintptr_t)v & 15, 0);
+            assert_true(*v == (long double)n + 0.5L);
+            v = (long double *)mguard_cache_get(c, keys, n);
+            assert_int_equal((uintptr_t)v & 15, 0);
+        }
+        mguard_cache_destroy(c);
+    }
+    assert_int_equal(align_bad, 0);
+    mguard_ctx_destroy(ctx);
+}
+
 /* A value changed in place through mguard_cache_get's pointer reaches its
    destructor as changed, whatever drops it. */
 static void test_a_value_changed_in_place_is_destroyed_as_changed(void **state)
@@ -1326,6 +1376,7 @@ int main(void)
         cmocka_unit_test(test_capacity_evicts_the_least_recently_used),
         cmocka_unit_test(test_dropped_entry_blocks_are_reused_and_given_back_by_clear),
         cmocka_unit_test(test_a_value_changed_in_place_is_destroyed_as_changed),
+        cmocka_unit_test(test_values_of_16_bytes_or_more_are_16_aligned),
         cmocka_unit_test(test_max_cost_evicts_until_under_but_never_the_new_entry),
         cmocka_unit_test(test_the_last_reason_names_the_mutation_and_its_line),
         cmocka_unit_test(test_the_ring_remembers_the_last_drops_only),
