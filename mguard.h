@@ -8941,10 +8941,15 @@ typedef struct mguard__centry {
 /* One allocation per entry (its block): the nkeys key nodes, the entry,
    its value. The nodes come first so an event's walk, which reaches the
    entry through a node, finds the entry's first fields on the same line. */
+/* The nodes' part is rounded to 16 (padding before the first node) so the
+   entry, and its value, are 16-aligned in the block: a node is 48 bytes on
+   64-bit (no padding), 24 on 32-bit (an odd nkeys would leave the value
+   8 bytes off). */
 #define MGUARD__CE_VOFF MGUARD__ROUND16(sizeof(mguard__centry))
-#define MGUARD__CE_SIZE(vs, n) ((size_t)(n) * sizeof(mguard__cdep) + MGUARD__CE_VOFF + MGUARD__ROUND16(vs))
+#define MGUARD__CE_KBYTES(n) MGUARD__ROUND16((size_t)(n) * sizeof(mguard__cdep))
+#define MGUARD__CE_SIZE(vs, n) (MGUARD__CE_KBYTES(n) + MGUARD__CE_VOFF + MGUARD__ROUND16(vs))
 #define MGUARD__CE_KDEP(e, i) ((mguard__cdep *)(void *)(e) - (e)->nkeys + (i))
-#define MGUARD__CE_BLOCK(e) ((void *)MGUARD__CE_KDEP(e, 0))
+#define MGUARD__CE_BLOCK(e) ((void *)((unsigned char *)(e) - MGUARD__CE_KBYTES((e)->nkeys)))
 #define MGUARD__CE_VALUE(e) ((unsigned char *)(e) + MGUARD__CE_VOFF)
 
 /* A record of the dense array; the value follows at c->voff. A lookup
@@ -9503,7 +9508,7 @@ static mguard__centry *mguard__centry_make(mguard_cache *c, const void *const *k
         return NULL;
     }
     memset(block, 0, MGUARD__CE_SIZE(c->value_size, n));
-    e = (mguard__centry *)(void *)((mguard__cdep *)block + n);
+    e = (mguard__centry *)(void *)((unsigned char *)block + MGUARD__CE_KBYTES(n));
     e->bytes = (uint32_t)MGUARD__CE_SIZE(c->value_size, n);
     e->c = c;
     e->nkeys = (uint32_t)n;
