@@ -9765,12 +9765,16 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     } else if (e->state == MGUARD__CE_STALE) {
         /* a dependency changed while compute ran: hand the value out, keep
            it off the cache, destroy it at the next change */
+        uint64_t parked_seq;
         c->stats.stale++;
         mguard__cache_unpark(c, &dropped);
         c->parked = e;
+        /* a destructor below may destroy e and park another value in e's
+           block (kept and reused): the seq tells this parking from that one */
+        e->seq = parked_seq = c->next_seq++;
         mguard__cache_finish(ctx, dropped);
         st = MGUARD_NOT_FOUND;
-        if (c->parked == e) out = MGUARD__CE_VALUE(e);
+        if (c->parked == e && e->seq == parked_seq) out = MGUARD__CE_VALUE(e);
     } else if ((st = mguard__cache_store(c, e, &dropped)) != MGUARD_OK) {
         mguard__centry_unlink_deps(ctx, e, NULL, 0);
         e->state = MGUARD__CE_DROPPED;

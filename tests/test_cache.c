@@ -806,6 +806,79 @@ static void test_values_of_16_bytes_or_more_are_16_aligned(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A stale value's pointer is only handed out while it is still parked.
+   Here a's compute parks p's stale value (a nested compute), then goes
+   stale itself; parking a's value hands p's to its destructor, which
+   computes b: that miss destroys a's parked value, and b's stale value is
+   parked in the block a's had (kept and reused). The outer call must not
+   answer with b's value as a's. */
+static struct {
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    int a, b, p;
+    int armed;
+    long *inner;
+    mguard_status inner_st;
+    dtor_log log;
+} aba;
+static mguard_status compute_stale_own_key(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    long v = (long)(intptr_t)user;
+    (void)job; (void)nkeys;
+    memcpy(value, &v, sizeof v);
+    mguard_on_mutation(aba.ctx, keys[0], NULL);   /* stale: not stored */
+    return MGUARD_OK;
+}
+static mguard_status compute_parks_p_then_stale(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    mguard_status st;
+    long *pv = (long *)mguard_cache_get_or_compute(aba.c, MGUARD_CACHE_KEYS(&aba.p), compute_stale_own_key, (void *)(intptr_t)100, &st);
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(*pv, 100);                   /* p's value parked */
+    return compute_stale_own_key(job, keys, nkeys, value, user);
+}
+static void dtor_parks_another(void *value, void *user)
+{
+    long v;
+    memcpy(&v, value, sizeof v);
+    dtor_count_long(value, user);
+    if (v == 100 && aba.armed) {
+        aba.armed = 0;
+        aba.inner = (long *)mguard_cache_get_or_compute(aba.c, MGUARD_CACHE_KEYS(&aba.b), compute_stale_own_key,
+                                                       (void *)(intptr_t)222, &aba.inner_st);
+    }
+}
+static void test_a_stale_value_destroyed_by_a_destructor_is_not_answered_with_another(void **state)
+{
+    mguard_cache_desc cd;
+    mguard_status st;
+    long *p;
+    (void)state;
+    memset(&aba, 0, sizeof aba);
+    aba.ctx = test_ctx(NULL, NULL);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.value_dtor = dtor_parks_another;
+    cd.user = &aba.log;
+    aba.c = mguard_cache_create(aba.ctx, &cd);
+    aba.armed = 1;
+    p = (long *)mguard_cache_get_or_compute(aba.c, MGUARD_CACHE_KEYS(&aba.a), compute_parks_p_then_stale, (void *)(intptr_t)1, &st);
+    assert_int_equal(aba.inner_st, MGUARD_NOT_FOUND);
+    assert_non_null(aba.inner);
+    assert_int_equal(*aba.inner, 222);               /* b's value, parked now */
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_null(p);                                  /* a's value is gone: not b's */
+    assert_int_equal(aba.log.calls, 2);              /* p's 100, then a's 1 */
+    assert_int_equal(aba.log.seen[0], 100);
+    assert_int_equal(aba.log.seen[1], 1);
+    assert_int_equal(mguard_cache_count(aba.c), 0);
+    assert_ctx_ok(aba.ctx);
+    mguard_cache_destroy(aba.c);
+    assert_int_equal(aba.log.calls, 3);              /* b's 222 once */
+    assert_int_equal(aba.log.seen[2], 222);
+    mguard_ctx_destroy(aba.ctx);
+}
+
 /* A value changed in place through mguard_cache_get's pointer reaches its
    destructor as changed, whatever drops it. */
 static void test_a_value_changed_in_place_is_destroyed_as_changed(void **state)
@@ -1377,6 +1450,7 @@ int main(void)
         cmocka_unit_test(test_dropped_entry_blocks_are_reused_and_given_back_by_clear),
         cmocka_unit_test(test_a_value_changed_in_place_is_destroyed_as_changed),
         cmocka_unit_test(test_values_of_16_bytes_or_more_are_16_aligned),
+        cmocka_unit_test(test_a_stale_value_destroyed_by_a_destructor_is_not_answered_with_another),
         cmocka_unit_test(test_max_cost_evicts_until_under_but_never_the_new_entry),
         cmocka_unit_test(test_the_last_reason_names_the_mutation_and_its_line),
         cmocka_unit_test(test_the_ring_remembers_the_last_drops_only),
