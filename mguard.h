@@ -9078,6 +9078,15 @@ static void *mguard__centry_alloc(mguard_ctx *ctx, size_t size)
             break;
         }
     }
+    if (!b && ctx->cpooled && ctx->cblocks + ctx->cpooled >= ctx->cpeak) {
+        /* a new block with the bound reached: one kept (of another size) goes */
+        for (k = 0; !ctx->cpool[k]; k++) {}
+        b = ctx->cpool[k];
+        ctx->cpool[k] = mguard__cpool_next(b);
+        ctx->cpooled--;
+        mguard__free(ctx, b);
+        b = NULL;
+    }
     if (!b) b = mguard__alloc(ctx, size);
     if (b && ++ctx->cblocks > ctx->cpeak) ctx->cpeak = ctx->cblocks;
     return b;

@@ -744,10 +744,11 @@ static void test_dropped_entry_blocks_are_reused_and_given_back_by_clear(void **
     mguard_on_mutation(ctx, &k[1], "x");
     assert_int_equal(al.live_blocks, blocks - 7);      /* both kept */
     /* a two-key entry (another size) while those 2 are kept: 1 in use + 2
-       kept is over the peak of 2, so its block is freed, not kept */
+       kept would be over the peak of 2, so a kept block goes first (2
+       held, not 3); its block is kept when it drops (0 in use + 1 kept) */
     v = 5;
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0], &k[1]), &v, 0), MGUARD_OK);
-    assert_int_equal(al.live_blocks, blocks - 6);
+    assert_int_equal(al.live_blocks, blocks - 7);
     mguard_on_mutation(ctx, &k[1], "x");
     assert_int_equal(mguard_cache_count(c), 0);
     assert_int_equal(al.live_blocks, blocks - 7);
@@ -877,6 +878,50 @@ static void test_a_stale_value_destroyed_by_a_destructor_is_not_answered_with_an
     assert_int_equal(aba.log.calls, 3);              /* b's 222 once */
     assert_int_equal(aba.log.seen[2], 222);
     mguard_ctx_destroy(aba.ctx);
+}
+
+/* The entry blocks held, in use and kept, stay within the most in use at
+   once, also when the next entries have another size: 4 one-key blocks of
+   a long cache kept, then 4 entries of a 64-byte cache (another block
+   size) give the kept ones back instead of holding 8. */
+static void test_kept_blocks_of_another_size_do_not_raise_the_blocks_held(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_cache *small = new_cache(ctx, NULL, 0, 0), *big;
+    mguard_cache_desc cd;
+    static int k[4];
+    unsigned char bv[64];
+    long v, blocks;
+    int i, round;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof bv;
+    big = mguard_cache_create(ctx, &cd);
+    memset(bv, 7, sizeof bv);
+    /* warm up the caches' arrays and the keys' records, then give back */
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < 4; i++) {
+            v = i;
+            assert_int_equal(mguard_cache_set(small, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+            assert_int_equal(mguard_cache_set(big, MGUARD_CACHE_KEYS(&k[i]), bv, 0), MGUARD_OK);
+        }
+        for (i = 0; i < 4; i++) mguard_on_mutation(ctx, &k[i], NULL);
+        mguard_cache_clear(small);
+        mguard_cache_clear(big);
+    }
+    blocks = al.live_blocks;
+    for (i = 0; i < 4; i++) { v = i; assert_int_equal(mguard_cache_set(small, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK); }
+    assert_int_equal(al.live_blocks, blocks + 4);
+    for (i = 0; i < 4; i++) mguard_on_mutation(ctx, &k[i], NULL);
+    assert_int_equal(mguard_cache_count(small), 0);
+    assert_int_equal(al.live_blocks, blocks + 4);       /* 4 kept */
+    for (i = 0; i < 4; i++) assert_int_equal(mguard_cache_set(big, MGUARD_CACHE_KEYS(&k[i]), bv, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_count(big), 4);
+    assert_int_equal(al.live_blocks, blocks + 4);       /* 4 in use, none kept: not 8 */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
 }
 
 /* A value changed in place through mguard_cache_get's pointer reaches its
@@ -1448,6 +1493,7 @@ int main(void)
         cmocka_unit_test(test_a_dying_dependency_is_refused),
         cmocka_unit_test(test_capacity_evicts_the_least_recently_used),
         cmocka_unit_test(test_dropped_entry_blocks_are_reused_and_given_back_by_clear),
+        cmocka_unit_test(test_kept_blocks_of_another_size_do_not_raise_the_blocks_held),
         cmocka_unit_test(test_a_value_changed_in_place_is_destroyed_as_changed),
         cmocka_unit_test(test_values_of_16_bytes_or_more_are_16_aligned),
         cmocka_unit_test(test_a_stale_value_destroyed_by_a_destructor_is_not_answered_with_another),
