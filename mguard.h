@@ -9098,7 +9098,10 @@ static void mguard__centry_free(mguard_ctx *ctx, mguard__centry *e)
     void *b = MGUARD__CE_BLOCK(e);
     int k, spare = -1;
     ctx->cblocks--;
-    if (ctx->cblocks + ctx->cpooled < ctx->cpeak) {
+    /* kept only while a cache is left to give it back (an event's dropped
+       entries are freed after their cache may have been destroyed); in use
+       + kept stays within the peak (mguard__centry_alloc sees to it) */
+    if (ctx->caches) {
         for (k = 0; k < MGUARD__CPOOLS; k++) {
             if (ctx->cpool[k] && ctx->cpool_size[k] == size) break;
             if (!ctx->cpool[k] && spare < 0) spare = k;
@@ -10039,7 +10042,7 @@ static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
         for (k = 0; k < MGUARD__CPOOLS; k++)
             for (b = ctx->cpool[k]; b; b = mguard__cpool_next(b))
                 MGUARD__CHECK(ctx, ++kept <= ctx->cpooled, "cache entry pool %d: more blocks than counted", k);
-        MGUARD__CHECK(ctx, kept == ctx->cpooled && ctx->cblocks <= ctx->cpeak, "cache entry pool: %u blocks kept, %u counted", kept, ctx->cpooled);
+        MGUARD__CHECK(ctx, kept == ctx->cpooled && ctx->cblocks + ctx->cpooled <= ctx->cpeak, "cache entry pool: %u blocks kept, %u counted", kept, ctx->cpooled);
     }
     return MGUARD_OK;
 }

@@ -214,6 +214,43 @@ static void test_watchers_fire_before_cache_values_are_destroyed(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A cache destroyed between the phases of an event (by a watcher of the
+   mutated key, on a mutation and on a death): the dropped entries' values
+   are destroyed once, after the destroy, and their blocks are not kept for
+   a context with no cache left to give them back (mguard_ctx_destroy
+   asserted none was kept; without assertions they leaked). */
+static mguard_cache *watch_destroys;
+static void watcher_destroys_the_cache(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+    mguard_cache_destroy(watch_destroys);
+    watch_destroys = NULL;
+}
+static void test_a_cache_destroyed_by_a_watcher_keeps_no_block_of_its_dropped_entries(void **state)
+{
+    int pass;
+    (void)state;
+    for (pass = 0; pass < 2; pass++) {
+        test_alloc al;
+        mguard_ctx *ctx = test_ctx(NULL, &al);
+        dtor_log d;
+        static int obj, guard;
+        long v = 7;
+        memset(&d, 0, sizeof d);
+        watch_destroys = new_cache(ctx, &d, 0, 0);
+        assert_int_equal(mguard_cache_set(watch_destroys, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
+        assert_int_equal(mguard_watch(ctx, &obj, &guard, watcher_destroys_the_cache, NULL), MGUARD_OK);
+        if (pass == 0) mguard_on_mutation(ctx, &obj, NULL);
+        else mguard_on_destroy(ctx, &obj);
+        assert_null(watch_destroys);
+        assert_int_equal(d.calls, 1);
+        assert_int_equal(d.seen[0], 7);
+        assert_ctx_ok(ctx);
+        mguard_ctx_destroy(ctx);
+        assert_int_equal(al.live_blocks, 0);
+    }
+}
+
 /* ---- get or compute ---- */
 
 typedef struct plan_env {
@@ -1480,6 +1517,7 @@ int main(void)
         cmocka_unit_test(test_an_attribute_dependency_is_dropped_by_that_attribute_or_null),
         cmocka_unit_test(test_a_dependency_death_drops_the_entry),
         cmocka_unit_test(test_watchers_fire_before_cache_values_are_destroyed),
+        cmocka_unit_test(test_a_cache_destroyed_by_a_watcher_keeps_no_block_of_its_dropped_entries),
         cmocka_unit_test(test_get_or_compute_computes_once_then_hits),
         cmocka_unit_test(test_dependencies_declared_by_compute_invalidate),
         cmocka_unit_test(test_a_dependency_mutated_during_compute_keeps_the_value_out),
