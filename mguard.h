@@ -1161,7 +1161,9 @@ typedef struct mguard_cache_stats {
 } mguard_cache_stats;
 
 typedef struct mguard_cache_desc {
-    size_t value_size;            /* bytes per value, > 0 (required) */
+    size_t value_size;            /* bytes per value, > 0 (required); values
+                                     (stored, computed, destroyed) are
+                                     8-aligned, 16 from 16 bytes */
     mguard_value_dtor value_dtor; /* optional; runs exactly once per value */
     size_t capacity;              /* 0: unbounded; else at most this many
                                      entries (least recently used evicted) */
