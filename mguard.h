@@ -1161,7 +1161,9 @@ typedef struct mguard_cache_stats {
 } mguard_cache_stats;
 
 typedef struct mguard_cache_desc {
-    size_t value_size;            /* bytes per value, > 0 (required) */
+    size_t value_size;            /* bytes per value, > 0 (required); values
+                                     (stored, computed, destroyed) are
+                                     8-aligned, 16 from 16 bytes */
     mguard_value_dtor value_dtor; /* optional; runs exactly once per value */
     size_t capacity;              /* 0: unbounded; else at most this many
                                      entries (least recently used evicted) */
@@ -8941,10 +8943,15 @@ typedef struct mguard__centry {
 /* One allocation per entry (its block): the nkeys key nodes, the entry,
    its value. The nodes come first so an event's walk, which reaches the
    entry through a node, finds the entry's first fields on the same line. */
+/* The nodes' part is rounded to 16 (padding before the first node) so the
+   entry, and its value, are 16-aligned in the block: a node is 48 bytes on
+   64-bit (no padding), 24 on 32-bit (an odd nkeys would leave the value
+   8 bytes off). */
 #define MGUARD__CE_VOFF MGUARD__ROUND16(sizeof(mguard__centry))
-#define MGUARD__CE_SIZE(vs, n) ((size_t)(n) * sizeof(mguard__cdep) + MGUARD__CE_VOFF + MGUARD__ROUND16(vs))
+#define MGUARD__CE_KBYTES(n) MGUARD__ROUND16((size_t)(n) * sizeof(mguard__cdep))
+#define MGUARD__CE_SIZE(vs, n) (MGUARD__CE_KBYTES(n) + MGUARD__CE_VOFF + MGUARD__ROUND16(vs))
 #define MGUARD__CE_KDEP(e, i) ((mguard__cdep *)(void *)(e) - (e)->nkeys + (i))
-#define MGUARD__CE_BLOCK(e) ((void *)MGUARD__CE_KDEP(e, 0))
+#define MGUARD__CE_BLOCK(e) ((void *)((unsigned char *)(e) - MGUARD__CE_KBYTES((e)->nkeys)))
 #define MGUARD__CE_VALUE(e) ((unsigned char *)(e) + MGUARD__CE_VOFF)
 
 /* A record of the dense array; the value follows at c->voff. A lookup
@@ -9073,6 +9080,15 @@ static void *mguard__centry_alloc(mguard_ctx *ctx, size_t size)
             break;
         }
     }
+    if (!b && ctx->cpooled && ctx->cblocks + ctx->cpooled >= ctx->cpeak) {
+        /* a new block with the bound reached: one kept (of another size) goes */
+        for (k = 0; !ctx->cpool[k]; k++) {}
+        b = ctx->cpool[k];
+        ctx->cpool[k] = mguard__cpool_next(b);
+        ctx->cpooled--;
+        mguard__free(ctx, b);
+        b = NULL;
+    }
     if (!b) b = mguard__alloc(ctx, size);
     if (b && ++ctx->cblocks > ctx->cpeak) ctx->cpeak = ctx->cblocks;
     return b;
@@ -9084,7 +9100,10 @@ static void mguard__centry_free(mguard_ctx *ctx, mguard__centry *e)
     void *b = MGUARD__CE_BLOCK(e);
     int k, spare = -1;
     ctx->cblocks--;
-    if (ctx->cblocks + ctx->cpooled < ctx->cpeak) {
+    /* kept only while a cache is left to give it back (an event's dropped
+       entries are freed after their cache may have been destroyed); in use
+       + kept stays within the peak (mguard__centry_alloc sees to it) */
+    if (ctx->caches) {
         for (k = 0; k < MGUARD__CPOOLS; k++) {
             if (ctx->cpool[k] && ctx->cpool_size[k] == size) break;
             if (!ctx->cpool[k] && spare < 0) spare = k;
@@ -9402,9 +9421,11 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     c->magic = ctx->lk ? MGUARD__MAGIC_CACHE_TS : MGUARD__MAGIC_CACHE;
     c->ctx = ctx;
     c->value_size = desc->value_size;
-    c->voff = sizeof(mguard__crec);
+    /* 16-aligned values: the value's offset too (a record is 24 bytes on
+       64-bit), not only the stride */
+    c->voff = c->value_size >= 16 ? MGUARD__ROUND16(sizeof(mguard__crec)) : sizeof(mguard__crec);
     c->stride = c->voff + ((c->value_size + 7) & ~(size_t)7);
-    if (c->value_size >= 16) c->stride = (c->stride + 15) & ~(size_t)15;   /* 16-aligned values */
+    if (c->value_size >= 16) c->stride = (c->stride + 15) & ~(size_t)15;
     c->dtor = desc->value_dtor;
     c->user = desc->user;
     c->capacity = desc->capacity;
@@ -9501,7 +9522,7 @@ static mguard__centry *mguard__centry_make(mguard_cache *c, const void *const *k
         return NULL;
     }
     memset(block, 0, MGUARD__CE_SIZE(c->value_size, n));
-    e = (mguard__centry *)(void *)((mguard__cdep *)block + n);
+    e = (mguard__centry *)(void *)((unsigned char *)block + MGUARD__CE_KBYTES(n));
     e->bytes = (uint32_t)MGUARD__CE_SIZE(c->value_size, n);
     e->c = c;
     e->nkeys = (uint32_t)n;
@@ -9758,12 +9779,16 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     } else if (e->state == MGUARD__CE_STALE) {
         /* a dependency changed while compute ran: hand the value out, keep
            it off the cache, destroy it at the next change */
+        uint64_t parked_seq;
         c->stats.stale++;
         mguard__cache_unpark(c, &dropped);
         c->parked = e;
+        /* a destructor below may destroy e and park another value in e's
+           block (kept and reused): the seq tells this parking from that one */
+        e->seq = parked_seq = c->next_seq++;
         mguard__cache_finish(ctx, dropped);
         st = MGUARD_NOT_FOUND;
-        if (c->parked == e) out = MGUARD__CE_VALUE(e);
+        if (c->parked == e && e->seq == parked_seq) out = MGUARD__CE_VALUE(e);
     } else if ((st = mguard__cache_store(c, e, &dropped)) != MGUARD_OK) {
         mguard__centry_unlink_deps(ctx, e, NULL, 0);
         e->state = MGUARD__CE_DROPPED;
@@ -10019,7 +10044,7 @@ static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
         for (k = 0; k < MGUARD__CPOOLS; k++)
             for (b = ctx->cpool[k]; b; b = mguard__cpool_next(b))
                 MGUARD__CHECK(ctx, ++kept <= ctx->cpooled, "cache entry pool %d: more blocks than counted", k);
-        MGUARD__CHECK(ctx, kept == ctx->cpooled && ctx->cblocks <= ctx->cpeak, "cache entry pool: %u blocks kept, %u counted", kept, ctx->cpooled);
+        MGUARD__CHECK(ctx, kept == ctx->cpooled && ctx->cblocks + ctx->cpooled <= ctx->cpeak, "cache entry pool: %u blocks kept, %u counted", kept, ctx->cpooled);
     }
     return MGUARD_OK;
 }

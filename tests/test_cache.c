@@ -214,6 +214,43 @@ static void test_watchers_fire_before_cache_values_are_destroyed(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A cache destroyed between the phases of an event (by a watcher of the
+   mutated key, on a mutation and on a death): the dropped entries' values
+   are destroyed once, after the destroy, and their blocks are not kept for
+   a context with no cache left to give them back (mguard_ctx_destroy
+   asserted none was kept; without assertions they leaked). */
+static mguard_cache *watch_destroys;
+static void watcher_destroys_the_cache(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+    mguard_cache_destroy(watch_destroys);
+    watch_destroys = NULL;
+}
+static void test_a_cache_destroyed_by_a_watcher_keeps_no_block_of_its_dropped_entries(void **state)
+{
+    int pass;
+    (void)state;
+    for (pass = 0; pass < 2; pass++) {
+        test_alloc al;
+        mguard_ctx *ctx = test_ctx(NULL, &al);
+        dtor_log d;
+        static int obj, guard;
+        long v = 7;
+        memset(&d, 0, sizeof d);
+        watch_destroys = new_cache(ctx, &d, 0, 0);
+        assert_int_equal(mguard_cache_set(watch_destroys, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
+        assert_int_equal(mguard_watch(ctx, &obj, &guard, watcher_destroys_the_cache, NULL), MGUARD_OK);
+        if (pass == 0) mguard_on_mutation(ctx, &obj, NULL);
+        else mguard_on_destroy(ctx, &obj);
+        assert_null(watch_destroys);
+        assert_int_equal(d.calls, 1);
+        assert_int_equal(d.seen[0], 7);
+        assert_ctx_ok(ctx);
+        mguard_ctx_destroy(ctx);
+        assert_int_equal(al.live_blocks, 0);
+    }
+}
+
 /* ---- get or compute ---- */
 
 typedef struct plan_env {
@@ -744,13 +781,181 @@ static void test_dropped_entry_blocks_are_reused_and_given_back_by_clear(void **
     mguard_on_mutation(ctx, &k[1], "x");
     assert_int_equal(al.live_blocks, blocks - 7);      /* both kept */
     /* a two-key entry (another size) while those 2 are kept: 1 in use + 2
-       kept is over the peak of 2, so its block is freed, not kept */
+       kept would be over the peak of 2, so a kept block goes first (2
+       held, not 3); its block is kept when it drops (0 in use + 1 kept) */
     v = 5;
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0], &k[1]), &v, 0), MGUARD_OK);
-    assert_int_equal(al.live_blocks, blocks - 6);
+    assert_int_equal(al.live_blocks, blocks - 7);
     mguard_on_mutation(ctx, &k[1], "x");
     assert_int_equal(mguard_cache_count(c), 0);
     assert_int_equal(al.live_blocks, blocks - 7);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+/* Values of 16 bytes or more are 16-aligned (8 below), as a weak table's:
+   the stored value (get, get_or_compute), the buffer compute fills, and
+   what the destructor gets, whatever the tuple's length; a long double
+   value is written and read through them. */
+static int align_bad;
+static mguard_status compute_ld_aligned(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    (void)job; (void)keys; (void)user;
+    if ((uintptr_t)value & 15) align_bad++;
+    *(long double *)value = (long double)nkeys + 0.5L;
+    return MGUARD_OK;
+}
+static void dtor_ld_aligned(void *value, void *user)
+{
+    (void)user;
+    if ((uintptr_t)value & 15) align_bad++;
+}
+static void test_values_of_16_bytes_or_more_are_16_aligned(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static const size_t sizes[] = { 16, 17, 24, 32, 40, 48 };
+    static int k[4];
+    const void *keys[4] = { &k[0], &k[1], &k[2], &k[3] };
+    size_t i, n;
+    (void)state;
+    align_bad = 0;
+    for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        mguard_cache_desc cd;
+        mguard_cache *c;
+        memset(&cd, 0, sizeof cd);
+        cd.value_size = sizes[i] < sizeof(long double) ? sizeof(long double) : sizes[i];
+        cd.value_dtor = dtor_ld_aligned;
+        c = mguard_cache_create(ctx, &cd);
+        assert_non_null(c);
+        for (n = 1; n <= 4; n++) {
+            mguard_status st;
+            long double *v = (long double *)mguard_cache_get_or_compute(c, keys, n, compute_ld_aligned, NULL, &st);
+            assert_int_equal(st, MGUARD_OK);
+            assert_non_null(v);
+            assert_int_equal((uintptr_t)v & 15, 0);
+            assert_true(*v == (long double)n + 0.5L);
+            v = (long double *)mguard_cache_get(c, keys, n);
+            assert_int_equal((uintptr_t)v & 15, 0);
+        }
+        mguard_cache_destroy(c);
+    }
+    assert_int_equal(align_bad, 0);
+    mguard_ctx_destroy(ctx);
+}
+
+/* A stale value's pointer is only handed out while it is still parked.
+   Here a's compute parks p's stale value (a nested compute), then goes
+   stale itself; parking a's value hands p's to its destructor, which
+   computes b: that miss destroys a's parked value, and b's stale value is
+   parked in the block a's had (kept and reused). The outer call must not
+   answer with b's value as a's. */
+static struct {
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    int a, b, p;
+    int armed;
+    long *inner;
+    mguard_status inner_st;
+    dtor_log log;
+} aba;
+static mguard_status compute_stale_own_key(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    long v = (long)(intptr_t)user;
+    (void)job; (void)nkeys;
+    memcpy(value, &v, sizeof v);
+    mguard_on_mutation(aba.ctx, keys[0], NULL);   /* stale: not stored */
+    return MGUARD_OK;
+}
+static mguard_status compute_parks_p_then_stale(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    mguard_status st;
+    long *pv = (long *)mguard_cache_get_or_compute(aba.c, MGUARD_CACHE_KEYS(&aba.p), compute_stale_own_key, (void *)(intptr_t)100, &st);
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(*pv, 100);                   /* p's value parked */
+    return compute_stale_own_key(job, keys, nkeys, value, user);
+}
+static void dtor_parks_another(void *value, void *user)
+{
+    long v;
+    memcpy(&v, value, sizeof v);
+    dtor_count_long(value, user);
+    if (v == 100 && aba.armed) {
+        aba.armed = 0;
+        aba.inner = (long *)mguard_cache_get_or_compute(aba.c, MGUARD_CACHE_KEYS(&aba.b), compute_stale_own_key,
+                                                       (void *)(intptr_t)222, &aba.inner_st);
+    }
+}
+static void test_a_stale_value_destroyed_by_a_destructor_is_not_answered_with_another(void **state)
+{
+    mguard_cache_desc cd;
+    mguard_status st;
+    long *p;
+    (void)state;
+    memset(&aba, 0, sizeof aba);
+    aba.ctx = test_ctx(NULL, NULL);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.value_dtor = dtor_parks_another;
+    cd.user = &aba.log;
+    aba.c = mguard_cache_create(aba.ctx, &cd);
+    aba.armed = 1;
+    p = (long *)mguard_cache_get_or_compute(aba.c, MGUARD_CACHE_KEYS(&aba.a), compute_parks_p_then_stale, (void *)(intptr_t)1, &st);
+    assert_int_equal(aba.inner_st, MGUARD_NOT_FOUND);
+    assert_non_null(aba.inner);
+    assert_int_equal(*aba.inner, 222);               /* b's value, parked now */
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_null(p);                                  /* a's value is gone: not b's */
+    assert_int_equal(aba.log.calls, 2);              /* p's 100, then a's 1 */
+    assert_int_equal(aba.log.seen[0], 100);
+    assert_int_equal(aba.log.seen[1], 1);
+    assert_int_equal(mguard_cache_count(aba.c), 0);
+    assert_ctx_ok(aba.ctx);
+    mguard_cache_destroy(aba.c);
+    assert_int_equal(aba.log.calls, 3);              /* b's 222 once */
+    assert_int_equal(aba.log.seen[2], 222);
+    mguard_ctx_destroy(aba.ctx);
+}
+
+/* The entry blocks held, in use and kept, stay within the most in use at
+   once, also when the next entries have another size: 4 one-key blocks of
+   a long cache kept, then 4 entries of a 64-byte cache (another block
+   size) give the kept ones back instead of holding 8. */
+static void test_kept_blocks_of_another_size_do_not_raise_the_blocks_held(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_cache *small = new_cache(ctx, NULL, 0, 0), *big;
+    mguard_cache_desc cd;
+    static int k[4];
+    unsigned char bv[64];
+    long v, blocks;
+    int i, round;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof bv;
+    big = mguard_cache_create(ctx, &cd);
+    memset(bv, 7, sizeof bv);
+    /* warm up the caches' arrays and the keys' records, then give back */
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < 4; i++) {
+            v = i;
+            assert_int_equal(mguard_cache_set(small, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+            assert_int_equal(mguard_cache_set(big, MGUARD_CACHE_KEYS(&k[i]), bv, 0), MGUARD_OK);
+        }
+        for (i = 0; i < 4; i++) mguard_on_mutation(ctx, &k[i], NULL);
+        mguard_cache_clear(small);
+        mguard_cache_clear(big);
+    }
+    blocks = al.live_blocks;
+    for (i = 0; i < 4; i++) { v = i; assert_int_equal(mguard_cache_set(small, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK); }
+    assert_int_equal(al.live_blocks, blocks + 4);
+    for (i = 0; i < 4; i++) mguard_on_mutation(ctx, &k[i], NULL);
+    assert_int_equal(mguard_cache_count(small), 0);
+    assert_int_equal(al.live_blocks, blocks + 4);       /* 4 kept */
+    for (i = 0; i < 4; i++) assert_int_equal(mguard_cache_set(big, MGUARD_CACHE_KEYS(&k[i]), bv, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_count(big), 4);
+    assert_int_equal(al.live_blocks, blocks + 4);       /* 4 in use, none kept: not 8 */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(al.live_blocks, 0);
@@ -1312,6 +1517,7 @@ int main(void)
         cmocka_unit_test(test_an_attribute_dependency_is_dropped_by_that_attribute_or_null),
         cmocka_unit_test(test_a_dependency_death_drops_the_entry),
         cmocka_unit_test(test_watchers_fire_before_cache_values_are_destroyed),
+        cmocka_unit_test(test_a_cache_destroyed_by_a_watcher_keeps_no_block_of_its_dropped_entries),
         cmocka_unit_test(test_get_or_compute_computes_once_then_hits),
         cmocka_unit_test(test_dependencies_declared_by_compute_invalidate),
         cmocka_unit_test(test_a_dependency_mutated_during_compute_keeps_the_value_out),
@@ -1325,7 +1531,10 @@ int main(void)
         cmocka_unit_test(test_a_dying_dependency_is_refused),
         cmocka_unit_test(test_capacity_evicts_the_least_recently_used),
         cmocka_unit_test(test_dropped_entry_blocks_are_reused_and_given_back_by_clear),
+        cmocka_unit_test(test_kept_blocks_of_another_size_do_not_raise_the_blocks_held),
         cmocka_unit_test(test_a_value_changed_in_place_is_destroyed_as_changed),
+        cmocka_unit_test(test_values_of_16_bytes_or_more_are_16_aligned),
+        cmocka_unit_test(test_a_stale_value_destroyed_by_a_destructor_is_not_answered_with_another),
         cmocka_unit_test(test_max_cost_evicts_until_under_but_never_the_new_entry),
         cmocka_unit_test(test_the_last_reason_names_the_mutation_and_its_line),
         cmocka_unit_test(test_the_ring_remembers_the_last_drops_only),
