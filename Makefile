@@ -57,13 +57,20 @@ $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(BUILD)/mguard_impl.o $(H
 # The builds and checks run as parallel jobs (JOBS, default: the number of
 # CPUs; each part's output kept together), then the unit binaries one by one.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-.PHONY: test-parts
-test-parts: $(TEST_BINS) check-compile check-parts check-docs check-reference check-packaging check-lua test32
+.PHONY: test-parts test-more
+test-parts: $(TEST_BINS) check-compile check-parts check-docs check-reference
 test: | $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget test-parts
 	@failed=""; for t in $(TEST_BINS); do echo "== $$t"; ./$$t || failed="$$failed $$t"; done; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed"; exit 1; fi
 	@echo "all tests passed"
+
+# The slower whole-build checks, kept out of make test so it stays fast
+# (CI runs both): the unit suites again as a 32-bit program, a consumer
+# built through make install, pkg-config and CMake, the Lua example.
+test-more: | $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget test32 check-packaging check-lua
+	@echo "test-more: passed"
 
 # The unit suites again as a 32-bit program (gcc -m32: size_t and pointers
 # of 32 bits), when gcc-multilib and Debian's libcmocka-dev:i386 are
