@@ -1428,23 +1428,32 @@ typedef struct mguard__index {
     size_t used;
 } mguard__index;
 
-/* What the registry knows about one object. Invariants: key != NULL for a
-   live record (free records are chained through next_free); the record
-   stays while anything refers to it (a table entry, a tracker, a tag or a
-   class mark) or while its serial was handed out (PINNED: a ref or a
-   guard), and goes only through mguard_on_destroy or when it becomes
-   empty and unpinned. tables[0..ntables) lists, in the order obj entered
-   them, the weak tables holding obj as a key, and pos[0..ntables) where
-   obj's entry lies in each one's dense array (kept when a compaction
-   moves it), so a death or a remove reads the entry with no probe of the
-   table. The first two are inline (like objc4's inline referrers); past
-   two, one heap block holds captables table pointers, then captables
-   positions, and takes the inline pointers' place (captables > 2). */
+/* What the registry knows about one object, in two parts. The record (48
+   bytes on LP64) holds what every known object needs: key, serial,
+   generation tag, flags and the tables holding it as a key. The side
+   record (32 bytes, ctx->sides) holds what only some objects need: a
+   tracker's watchers and mutation count, and the guarded-cache nodes
+   depending on the object; it exists only for an object that has one of
+   them, from the first until the record goes.
+   Invariants: key != NULL for a live record; a free record has key NULL,
+   serial 0 (refs read it), and its `side` field links the free list
+   (index + 1). The record stays while anything refers to it (a table
+   entry, a tracker, a tag, a class mark, a cache node) or while its serial
+   was handed out (PINNED: a ref or a guard), and goes only through
+   mguard_on_destroy or when it becomes empty and unpinned; its side
+   record goes with it. TABLES(o)[0..ntables) lists, in the order obj
+   entered them, the weak tables holding obj as a key, and
+   TPOS(o)[0..ntables) where obj's entry lies in each one's dense array
+   (kept when a compaction moves it), so a death or a remove reads the
+   entry with no probe of the table. The first table is inline (most keys
+   are in one table); past one, a heap block (SPILLED) holds its capacity,
+   then the table pointers, then the positions. */
 enum {
     MGUARD__F_PINNED = 1u,
     MGUARD__F_TRACKER = 2u,
     MGUARD__F_TAGGED = 4u,
-    MGUARD__F_CLASS_DYN = 8u
+    MGUARD__F_CLASS_DYN = 8u,
+    MGUARD__F_SPILLED = 16u      /* tl.more: the tables are in a heap block */
 };
 typedef struct mguard__watcher {
     void *guard;
@@ -1452,30 +1461,42 @@ typedef struct mguard__watcher {
     mguard_invalidate_fn fn;     /* NULL: cancelled */
     void *user;
 } mguard__watcher;
+typedef struct mguard__tblock {
+    uint32_t cap, unused_;       /* then cap table pointers, then cap positions */
+} mguard__tblock;
 typedef struct mguard__obj {
     const void *key;
     uint64_t serial;
+    long gen;                    /* F_TAGGED: the generation of the tag */
     uint32_t flags;
-    uint32_t ntables, captables; /* captables is 2 (inline) or the block's */
-    uint32_t nwatch, capwatch;
-    uint32_t next_free;          /* free list link (index + 1) */
-    uint32_t inline_pos[2];      /* the entries' positions, while inline */
-    long gen;
-    uint64_t mutations;
+    uint32_t ntables;
+    uint32_t pos1;               /* the inline table's entry position */
+    uint32_t side;               /* side record + 1, or 0; free: next free + 1 */
     union {
-        mguard_weak *inl[2];     /* captables == 2 */
-        mguard_weak **more;      /* captables > 2: the heap block (records
-                                    move: no pointers into them) */
+        mguard_weak *one;        /* !SPILLED: the inline table (ntables <= 1) */
+        mguard__tblock *more;    /* SPILLED: the heap block (records move:
+                                    no pointers into them) */
     } tl;
-    mguard__watcher *watch;
-    struct mguard__cdep *cdeps;  /* 11. the cache entries depending on obj
-                                    (>>cache); keeps the record */
 } mguard__obj;
-/* The tables holding an object, and its entry's position in each: inline,
-   or in the heap block. */
-#define MGUARD__SPILLED(o) ((o)->captables > 2)
-#define MGUARD__TABLES(o) (MGUARD__SPILLED(o) ? (o)->tl.more : (o)->tl.inl)
-#define MGUARD__TPOS(o) (MGUARD__SPILLED(o) ? (uint32_t *)(void *)((o)->tl.more + (o)->captables) : (o)->inline_pos)
+typedef struct mguard__side {
+    uint64_t mutations;          /* F_TRACKER: mutations counted */
+    mguard__watcher *watch;      /* F_TRACKER: nwatch of capwatch */
+    struct mguard__cdep *cdeps;  /* 11. the cache entries depending on obj
+                                    (>>cache); keep the record */
+    uint32_t nwatch;
+    uint32_t capwatch;           /* free: the next free side record + 1 */
+} mguard__side;
+/* The tables holding an object, their capacity, and its entry's position in
+   each: inline, or in the heap block. */
+#define MGUARD__BLK_TABLES(b) ((mguard_weak **)(void *)((b) + 1))
+#define MGUARD__BLK_POS(b) ((uint32_t *)(void *)(MGUARD__BLK_TABLES(b) + (b)->cap))
+#define MGUARD__BLK_BYTES(cap) (sizeof(mguard__tblock) + (size_t)(cap) * (sizeof(mguard_weak *) + sizeof(uint32_t)))
+#define MGUARD__SPILLED(o) (((o)->flags & MGUARD__F_SPILLED) != 0)
+#define MGUARD__TCAP(o) (MGUARD__SPILLED(o) ? (o)->tl.more->cap : 1u)
+#define MGUARD__TABLES(o) (MGUARD__SPILLED(o) ? MGUARD__BLK_TABLES((o)->tl.more) : &(o)->tl.one)
+#define MGUARD__TPOS(o) (MGUARD__SPILLED(o) ? MGUARD__BLK_POS((o)->tl.more) : &(o)->pos1)
+/* o's side record, or NULL. */
+#define MGUARD__SIDE(ctx, o) ((o)->side ? &(ctx)->sides[(o)->side - 1] : (mguard__side *)NULL)
 
 /* An invalidation in progress: the watchers it swapped out of a tracker,
    linked on the C stack so mguard_unwatch can cancel pending ones. */
@@ -1543,6 +1564,8 @@ struct mguard_ctx {
     mguard__index reg_index;     /* object address -> record */
     mguard__obj *objs;           /* dense records, with free list */
     uint32_t nobjs, capobjs, live_objs, free_head;
+    mguard__side *sides;         /* side records, with free list */
+    uint32_t nsides, capsides, live_sides, free_side;
     uint64_t next_serial;
     long generation;
     bool strict_gen, warned_untagged; /* mguard_ctx_desc.strict_generations */
@@ -2474,7 +2497,7 @@ static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
 static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d);
 static void mguard__lock_fini(mguard_ctx *ctx);
 static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj);
-static bool mguard__obj_empty(const mguard__obj *o);
+static bool mguard__obj_empty(const mguard_ctx *ctx, const mguard__obj *o);
 static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_key_death_fn on_death, void *user, const void *key, void *bytes);
 static void mguard__weak_free(mguard_weak *t);
 static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
@@ -2573,9 +2596,10 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
         mguard__obj *o = &ctx->objs[i];
         if (!o->key) continue;
         if (MGUARD__SPILLED(o)) mguard__free(ctx, o->tl.more);
-        mguard__free(ctx, o->watch);
+        if (o->side) mguard__free(ctx, ctx->sides[o->side - 1].watch);
     }
     mguard__free(ctx, ctx->objs);
+    mguard__free(ctx, ctx->sides);
     mguard__ix_free(ctx, &ctx->reg_index);
     for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, ctx->strs[i]);
     mguard__free(ctx, ctx->strs);
@@ -2616,7 +2640,7 @@ static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *i
 static mguard_status mguard__ctx_check(mguard_ctx *ctx)
 {
     mguard_weak *t;
-    uint32_t i, j, live = 0, nfree = 0, f;
+    uint32_t i, j, live = 0, nfree = 0, nside = 0, f;
     size_t backrefs = 0, entries = 0;
     if (!mguard__ctx_ok(ctx, "mguard_ctx_check")) return MGUARD_EINVAL;
     if (mguard__check_index(ctx, &ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), ctx->nobjs, "registry"))
@@ -2626,10 +2650,16 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         if (!o->key) continue;
         live++;
         MGUARD__CHECK(ctx, mguard__reg_find(ctx, o->key) == i + 1, "record %u (%p) not found by its key", i, o->key);
-        MGUARD__CHECK(ctx, !mguard__obj_empty(o), "record %u (%p) is empty but kept", i, o->key);
-        MGUARD__CHECK(ctx, o->ntables <= o->captables, "record %u: table count over capacity", i);
-        MGUARD__CHECK(ctx, o->nwatch <= o->capwatch, "record %u: watcher count over capacity", i);
-        MGUARD__CHECK(ctx, o->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
+        MGUARD__CHECK(ctx, !mguard__obj_empty(ctx, o), "record %u (%p) is empty but kept", i, o->key);
+        MGUARD__CHECK(ctx, o->ntables <= MGUARD__TCAP(o), "record %u: table count over capacity", i);
+        MGUARD__CHECK(ctx, !(o->flags & MGUARD__F_TRACKER) || o->side, "record %u: a tracker without a side record", i);
+        if (o->side) {
+            const mguard__side *sd = &ctx->sides[o->side - 1];
+            MGUARD__CHECK(ctx, o->side <= ctx->nsides, "record %u: side record out of range", i);
+            MGUARD__CHECK(ctx, sd->nwatch <= sd->capwatch, "record %u: watcher count over capacity", i);
+            MGUARD__CHECK(ctx, sd->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
+            nside++;
+        }
         for (j = 0; j < o->ntables; j++) {
             const mguard_weak *tt = MGUARD__TABLES(o)[j];
             uint32_t p = MGUARD__TPOS(o)[j];
@@ -2641,11 +2671,17 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         }
     }
     MGUARD__CHECK(ctx, live == ctx->live_objs, "live record count %u, counted %u", ctx->live_objs, live);
-    for (f = ctx->free_head; f; f = ctx->objs[f - 1].next_free) {
+    for (f = ctx->free_head; f; f = ctx->objs[f - 1].side) {
         MGUARD__CHECK(ctx, f <= ctx->nobjs && !ctx->objs[f - 1].key, "free list reaches a live record");
         MGUARD__CHECK(ctx, ++nfree <= ctx->nobjs, "free list has a cycle");
     }
     MGUARD__CHECK(ctx, nfree + live == ctx->nobjs, "records: %u live + %u free != %u", live, nfree, ctx->nobjs);
+    MGUARD__CHECK(ctx, nside == ctx->live_sides, "side records: %u in use, %u counted", ctx->live_sides, nside);
+    for (f = ctx->free_side, nfree = 0; f; f = ctx->sides[f - 1].capwatch) {
+        MGUARD__CHECK(ctx, f <= ctx->nsides && !ctx->sides[f - 1].watch && !ctx->sides[f - 1].cdeps, "side free list reaches a used record");
+        MGUARD__CHECK(ctx, ++nfree <= ctx->nsides, "side free list has a cycle");
+    }
+    MGUARD__CHECK(ctx, nfree + nside == ctx->nsides, "side records: %u used + %u free != %u", nside, nfree, ctx->nsides);
     for (t = ctx->tables; t; t = t->next) {
         uint64_t last = 0;
         uint32_t nlive = 0;
@@ -2722,7 +2758,7 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
     mguard__obj *o;
     if (ctx->free_head) {
         r = ctx->free_head;
-        ctx->free_head = ctx->objs[r - 1].next_free;
+        ctx->free_head = ctx->objs[r - 1].side;
     } else {
         r = ++ctx->nobjs;
     }
@@ -2731,24 +2767,61 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
     o->key = obj;
     o->serial = ++ctx->next_serial;
     o->gen = -1;
-    o->captables = 2;
     ctx->live_objs++;
     mguard__ix_put(&ctx->reg_index, h, r);
     return r;
 }
 
+/* Room for n more side records (ENOMEM, not logged: nothing changed). */
+static mguard_status mguard__side_reserve(mguard_ctx *ctx, uint32_t n)
+{
+    if (ctx->nsides - ctx->live_sides >= n) return MGUARD_OK;   /* the free list has them */
+    return mguard__reserve(ctx, (void **)&ctx->sides, &ctx->capsides,
+                           (size_t)ctx->nsides + n, sizeof(mguard__side));
+}
+
+/* Record r's side record, created (zeroed) if it has none: room reserved
+   by mguard__side_reserve. */
+static mguard__side *mguard__side_take(mguard_ctx *ctx, uint32_t r)
+{
+    mguard__obj *o = &ctx->objs[r - 1];
+    uint32_t x = o->side;
+    if (!x) {
+        if (ctx->free_side) {
+            x = ctx->free_side;
+            ctx->free_side = ctx->sides[x - 1].capwatch;
+        } else {
+            x = ++ctx->nsides;
+            MGUARD_ASSERT(x <= ctx->capsides);
+        }
+        memset(&ctx->sides[x - 1], 0, sizeof ctx->sides[x - 1]);
+        ctx->live_sides++;
+        o->side = x;
+    }
+    return &ctx->sides[x - 1];
+}
+
 /* Drop record r, whose key hashes to h, from the registry (the caller has
-   detached everything). A free record is read for its key (NULL), serial
-   (0) and free link only: mguard__reg_new clears the rest. */
+   detached everything), with its side record. A free record is read for
+   its key (NULL), serial (0) and free link (side) only: mguard__reg_new
+   clears the rest. */
 static void mguard__reg_drop_hashed(mguard_ctx *ctx, uint32_t r, uint32_t h)
 {
     mguard__obj *o = &ctx->objs[r - 1];
     mguard__ix_del(&ctx->reg_index, h, r);
     if (MGUARD__SPILLED(o)) mguard__free(ctx, o->tl.more);
-    mguard__free(ctx, o->watch);
+    if (o->side) {
+        mguard__side *sd = &ctx->sides[o->side - 1];
+        mguard__free(ctx, sd->watch);
+        sd->watch = NULL;
+        sd->cdeps = NULL;
+        sd->capwatch = ctx->free_side;
+        ctx->free_side = o->side;
+        ctx->live_sides--;
+    }
     o->key = NULL;
     o->serial = 0;
-    o->next_free = ctx->free_head;
+    o->side = ctx->free_head;
     ctx->free_head = r;
     ctx->live_objs--;
 }
@@ -2759,14 +2832,22 @@ static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
 }
 
 
-static bool mguard__obj_empty(const mguard__obj *o)
+static bool mguard__obj_empty(const mguard_ctx *ctx, const mguard__obj *o)
 {
-    return o->ntables == 0 && !o->cdeps && (o->flags & (MGUARD__F_PINNED | MGUARD__F_TRACKER | MGUARD__F_TAGGED | MGUARD__F_CLASS_DYN)) == 0;
+    return o->ntables == 0 && (o->flags & (MGUARD__F_PINNED | MGUARD__F_TRACKER | MGUARD__F_TAGGED | MGUARD__F_CLASS_DYN)) == 0 &&
+           (!o->side || !ctx->sides[o->side - 1].cdeps);
+}
+
+/* Does record r have guarded-cache nodes (11)? */
+static bool mguard__has_cdeps(const mguard_ctx *ctx, uint32_t r)
+{
+    uint32_t x = ctx->objs[r - 1].side;
+    return x && ctx->sides[x - 1].cdeps;
 }
 
 static void mguard__reg_drop_if_empty(mguard_ctx *ctx, uint32_t r)
 {
-    if (mguard__obj_empty(&ctx->objs[r - 1])) mguard__reg_drop(ctx, r);
+    if (mguard__obj_empty(ctx, &ctx->objs[r - 1])) mguard__reg_drop(ctx, r);
 }
 
 static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
@@ -2812,10 +2893,15 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, uint32_t h, mguard__watcher **w, size_t *nw)
 {
     mguard__obj *o = &ctx->objs[r - 1];
-    *w = o->watch;
-    *nw = o->nwatch;
-    o->watch = NULL;
-    o->nwatch = o->capwatch = 0;
+    mguard__side *sd = MGUARD__SIDE(ctx, o);
+    *w = NULL;
+    *nw = 0;
+    if (sd) {
+        *w = sd->watch;
+        *nw = sd->nwatch;
+        sd->watch = NULL;
+        sd->nwatch = sd->capwatch = 0;
+    }
     o->ntables = 0;
     mguard__reg_drop_hashed(ctx, r, h);
 }
@@ -2832,10 +2918,11 @@ static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, uint32_t h, m
 static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
 {
     mguard__obj *o = &ctx->objs[r - 1];
-    mguard_weak *inl[2];
-    uint32_t inl_pos[2];
-    mguard_weak **tables = inl;
-    uint32_t *pos = inl_pos;
+    mguard_weak *inl = NULL;
+    uint32_t inl_pos = 0;
+    mguard__tblock *blk = NULL;
+    mguard_weak **tables = &inl;
+    uint32_t *pos = &inl_pos;
     uint32_t i, nt = o->ntables, h = mguard__hash_ptr(obj);
     uint64_t serial = o->serial;
     mguard__watcher *w;
@@ -2844,13 +2931,14 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     struct mguard__centry *cdropped;
     mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
     if (MGUARD__SPILLED(o)) {
-        tables = o->tl.more;
-        pos = MGUARD__TPOS(o);
+        blk = o->tl.more;
+        tables = MGUARD__BLK_TABLES(blk);
+        pos = MGUARD__BLK_POS(blk);
         o->tl.more = NULL;
-        o->captables = 2;
+        o->flags &= ~(uint32_t)MGUARD__F_SPILLED;
     } else {
-        memcpy(inl, o->tl.inl, sizeof inl);
-        memcpy(inl_pos, o->inline_pos, sizeof inl_pos);
+        inl = o->tl.one;
+        inl_pos = o->pos1;
     }
     /* Phase 1: detach. */
     for (i = 0; i < nt; i++) {
@@ -2865,7 +2953,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         t->live--;
         t->pinned++;
     }
-    cdropped = ctx->objs[r - 1].cdeps ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
+    cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
     mguard__death_drop_record(ctx, r, h, &w, &nw);
     /* Phase 2: call out. */
     dying.obj = obj;
@@ -2897,7 +2985,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         for (pp = &ctx->dying; *pp != &dying; pp = &(*pp)->next) {}
         *pp = dying.next;
     }
-    if (tables != inl) mguard__free(ctx, tables);
+    mguard__free(ctx, blk);
 }
 
 static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
@@ -2974,7 +3062,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         }
         mguard__weak_detach(t, e1, h);
     }
-    cdropped = ctx->objs[r - 1].cdeps ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
+    cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
     mguard__death_drop_record(ctx, r, h, &w, &nw);
     /* Phase 2: call out. */
     dying.obj = obj;
@@ -3195,27 +3283,34 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
     return MGUARD_OK;
 }
 
-/* Reserve room in record r for one more table back-reference: the heap
-   block holds the table pointers, then the positions. */
+/* Reserve room in record o for one more table back-reference: past the
+   inline one, the heap block (its capacity, the table pointers, then the
+   positions), grown by doubling from 4. */
 static mguard_status mguard__obj_reserve_table(mguard_ctx *ctx, mguard__obj *o)
 {
-    mguard_weak **nt;
+    mguard__tblock *b;
+    uint32_t cap = MGUARD__TCAP(o);
     size_t ncap;
-    if (o->ntables < o->captables) return MGUARD_OK;
-    ncap = (size_t)o->captables * 2;
+    if (o->ntables < cap) return MGUARD_OK;
+    ncap = cap < 4 ? 4 : (size_t)cap * 2;
     if (ncap > 0x7fffffffu) return MGUARD_ENOMEM;
     if (!MGUARD__SPILLED(o)) {
-        nt = (mguard_weak **)mguard__alloc(ctx, ncap * (sizeof(mguard_weak *) + sizeof(uint32_t)));
-        if (!nt) return MGUARD_ENOMEM;
-        memcpy(nt, o->tl.inl, sizeof o->tl.inl);
-        memcpy(nt + ncap, o->inline_pos, sizeof o->inline_pos);
+        b = (mguard__tblock *)mguard__alloc(ctx, MGUARD__BLK_BYTES(ncap));
+        if (!b) return MGUARD_ENOMEM;
+        b->cap = (uint32_t)ncap;
+        b->unused_ = 0;
+        MGUARD__BLK_TABLES(b)[0] = o->tl.one;
+        MGUARD__BLK_POS(b)[0] = o->pos1;
+        o->flags |= MGUARD__F_SPILLED;
+        o->pos1 = 0;
     } else {
-        nt = (mguard_weak **)mguard__realloc(ctx, o->tl.more, ncap * (sizeof(mguard_weak *) + sizeof(uint32_t)));
-        if (!nt) return MGUARD_ENOMEM;
-        memmove(nt + ncap, nt + o->captables, o->ntables * sizeof(uint32_t));
+        b = (mguard__tblock *)mguard__realloc(ctx, o->tl.more, MGUARD__BLK_BYTES(ncap));
+        if (!b) return MGUARD_ENOMEM;
+        /* the positions follow the table pointers: move them up first */
+        memmove(MGUARD__BLK_TABLES(b) + ncap, MGUARD__BLK_TABLES(b) + cap, o->ntables * sizeof(uint32_t));
+        b->cap = (uint32_t)ncap;
     }
-    o->tl.more = nt;
-    o->captables = (uint32_t)ncap;
+    o->tl.more = b;
     return MGUARD_OK;
 }
 
@@ -3293,7 +3388,7 @@ static mguard_status mguard__weak_set_at(mguard_weak *t, const void *key, const 
             if (tmp != small) mguard__free(ctx, tmp);
             return st;
         }
-        /* a brand-new record has inline room for two tables */
+        /* a brand-new record has inline room for one table */
         if (!r) r = mguard__reg_new(ctx, key, h);
         {
             mguard__obj *o = &ctx->objs[r - 1];
@@ -3407,7 +3502,7 @@ static void mguard__weak_remove_entry(mguard_weak *t, const void *key, uint32_t 
     }
     mguard__weak_detach(t, e1, h);
     mguard__obj_unlink_table(o, j);
-    if (mguard__obj_empty(o)) mguard__reg_drop_hashed(ctx, r, h);
+    if (mguard__obj_empty(ctx, o)) mguard__reg_drop_hashed(ctx, r, h);
     if (!dtor) return;
     if (tmp) {
         mguard__call_value(ctx, dtor, NULL, user, key, tmp);
@@ -3708,61 +3803,54 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj)
 
 /* Drop watchers whose guard is dead (keeps a never-mutated object's list
    from growing with dead guards); amortized over mguard_watch. */
-static void mguard__prune_watchers(mguard_ctx *ctx, mguard__obj *o)
+static void mguard__prune_watchers(mguard_ctx *ctx, mguard__side *sd)
 {
     uint32_t i, n = 0;
-    for (i = 0; i < o->nwatch; i++) {
-        if (mguard__find_serial(ctx, o->watch[i].guard, o->watch[i].guard_serial))
-            o->watch[n++] = o->watch[i];
+    for (i = 0; i < sd->nwatch; i++) {
+        if (mguard__find_serial(ctx, sd->watch[i].guard, sd->watch[i].guard_serial))
+            sd->watch[n++] = sd->watch[i];
     }
-    o->nwatch = n;
+    sd->nwatch = n;
 }
 
 static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user)
 {
     uint32_t r, g;
-    mguard__obj *o;
+    mguard__side *sd = NULL;
     mguard__watcher *fresh = NULL;
+    mguard_status st;
     if (!mguard__ctx_ok(ctx, "mguard_watch")) return MGUARD_EINVAL;
     if (!obj || !guard || !fn) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_watch: NULL %s", !obj ? "object" : !guard ? "guard" : "callback");
         return MGUARD_EINVAL;
     }
-    /* Reserve everything first (records for obj and guard, one watcher
-       slot), so that failure changes nothing. */
+    /* Reserve everything first (records for obj and guard, obj's side
+       record, one watcher slot), so that failure changes nothing. */
     r = mguard__reg_find(ctx, obj);
     g = mguard__reg_find(ctx, guard);
-    {
-        mguard_status st = r ? MGUARD_OK : mguard__admit(ctx, obj, 2, "mguard_watch");
-        if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
+    st = r ? MGUARD_OK : mguard__admit(ctx, obj, 2, "mguard_watch");
+    if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
+    if (!st && !(r && ctx->objs[r - 1].side)) st = mguard__side_reserve(ctx, 1);
+    if (st) {
         if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
-        if (st) return st;
+        return st;
     }
-    if (r && g) {
+    if (r) sd = MGUARD__SIDE(ctx, &ctx->objs[r - 1]);
+    if (sd && g) {
         /* the same (obj, guard, fn) waiting already: EEXIST, nothing changed */
         uint32_t i;
         uint64_t gs = ctx->objs[g - 1].serial;
-        o = &ctx->objs[r - 1];
-        for (i = 0; i < o->nwatch; i++)
-            if (o->watch[i].guard == guard && o->watch[i].fn == fn && o->watch[i].guard_serial == gs) return MGUARD_EEXIST;
+        for (i = 0; i < sd->nwatch; i++)
+            if (sd->watch[i].guard == guard && sd->watch[i].fn == fn && sd->watch[i].guard_serial == gs) return MGUARD_EEXIST;
     }
-    if (r) {
-        o = &ctx->objs[r - 1];
-        if (o->nwatch == o->capwatch && o->nwatch >= 8) mguard__prune_watchers(ctx, o);
-        if (!o->capwatch) {
-            /* most objects have one watcher: a list starts with one slot */
-            mguard__watcher *one = (mguard__watcher *)mguard__alloc(ctx, sizeof *one);
-            if (!one) {
-                mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
-                return MGUARD_ENOMEM;
-            }
-            o->watch = one;
-            o->capwatch = 1;
-        } else if (mguard__reserve(ctx, (void **)&o->watch, &o->capwatch, (size_t)o->nwatch + 1, sizeof(mguard__watcher))) {
+    if (sd && sd->capwatch) {
+        if (sd->nwatch == sd->capwatch && sd->nwatch >= 8) mguard__prune_watchers(ctx, sd);
+        if (mguard__reserve(ctx, (void **)&sd->watch, &sd->capwatch, (size_t)sd->nwatch + 1, sizeof(mguard__watcher))) {
             mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
             return MGUARD_ENOMEM;
         }
     } else {
+        /* most objects have one watcher: a list starts with one slot */
         fresh = (mguard__watcher *)mguard__alloc(ctx, sizeof *fresh);
         if (!fresh) {
             mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
@@ -3772,17 +3860,17 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     r = mguard__reg_ensure(ctx, obj);
     g = mguard__reg_ensure(ctx, guard);
     ctx->objs[g - 1].flags |= MGUARD__F_PINNED;
-    o = &ctx->objs[r - 1];
-    o->flags |= MGUARD__F_TRACKER;
+    ctx->objs[r - 1].flags |= MGUARD__F_TRACKER;
+    sd = mguard__side_take(ctx, r);
     if (fresh) {
-        o->watch = fresh;
-        o->capwatch = 1;
+        sd->watch = fresh;
+        sd->capwatch = 1;
     }
-    o->watch[o->nwatch].guard = guard;
-    o->watch[o->nwatch].guard_serial = ctx->objs[g - 1].serial;
-    o->watch[o->nwatch].fn = fn;
-    o->watch[o->nwatch].user = user;
-    o->nwatch++;
+    sd->watch[sd->nwatch].guard = guard;
+    sd->watch[sd->nwatch].guard_serial = ctx->objs[g - 1].serial;
+    sd->watch[sd->nwatch].fn = fn;
+    sd->watch[sd->nwatch].user = user;
+    sd->nwatch++;
     return MGUARD_OK;
 }
 
@@ -3803,14 +3891,14 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     g = mguard__reg_find(ctx, guard);
     gserial = g ? ctx->objs[g - 1].serial : 0;
     r = mguard__reg_find(ctx, obj);
-    if (r) {
-        mguard__obj *o = &ctx->objs[r - 1];
+    if (r && ctx->objs[r - 1].side) {
+        mguard__side *sd = &ctx->sides[ctx->objs[r - 1].side - 1];
         uint32_t i, n;
-        for (i = 0, n = 0; i < o->nwatch; i++) {
-            if (o->watch[i].guard == guard) found += g && o->watch[i].guard_serial == gserial;
-            else o->watch[n++] = o->watch[i];
+        for (i = 0, n = 0; i < sd->nwatch; i++) {
+            if (sd->watch[i].guard == guard) found += g && sd->watch[i].guard_serial == gserial;
+            else sd->watch[n++] = sd->watch[i];
         }
-        o->nwatch = n;
+        sd->nwatch = n;
     }
     for (f = ctx->firing; f; f = f->next) {
         size_t k;
@@ -3832,48 +3920,49 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
    tracker counts, its watchers fire. */
 /* Does a mutation of o's object do anything (a tracker to count and
    fire, cache entries to drop)? Most known objects are only table keys. */
-static bool mguard__mutation_matters(const mguard__obj *o)
+static bool mguard__mutation_matters(const mguard_ctx *ctx, uint32_t r)
 {
-    return o->cdeps || (o->flags & MGUARD__F_TRACKER);
+    return (ctx->objs[r - 1].flags & MGUARD__F_TRACKER) || mguard__has_cdeps(ctx, r);
 }
 
 static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
-    mguard__obj *o;
+    mguard__side *sd;
     mguard__watcher *w;
     struct mguard__centry *cdropped = NULL;
     size_t n;
-    if (ctx->objs[r - 1].cdeps) {
+    if (mguard__has_cdeps(ctx, r)) {
         cdropped = mguard__cache_event(ctx, r, attr, file, line, 0);
-        if (mguard__obj_empty(&ctx->objs[r - 1])) {
+        if (mguard__obj_empty(ctx, &ctx->objs[r - 1])) {
             mguard__reg_drop(ctx, r);   /* nothing else knew obj: no tracker */
             mguard__cache_finish(ctx, cdropped);
             return;
         }
     }
-    o = &ctx->objs[r - 1];
-    if (!(o->flags & MGUARD__F_TRACKER)) {
+    if (!(ctx->objs[r - 1].flags & MGUARD__F_TRACKER)) {
         mguard__cache_finish(ctx, cdropped);
         return;
     }
-    o->mutations++;
-    if (!o->nwatch) {
+    sd = &ctx->sides[ctx->objs[r - 1].side - 1];   /* a tracker has one */
+    sd->mutations++;
+    if (!sd->nwatch) {
         mguard__cache_finish(ctx, cdropped);
         return;
     }
     /* Swap the list out: watchers added by
        the callbacks go to a fresh list and wait for the next mutation. */
-    w = o->watch;
-    n = o->nwatch;
-    o->watch = NULL;
-    o->nwatch = o->capwatch = 0;
+    w = sd->watch;
+    n = sd->nwatch;
+    sd->watch = NULL;
+    sd->nwatch = sd->capwatch = 0;
     mguard__fire(ctx, obj, w, n, attr);
     /* Give the buffer back for reuse if the tracker still exists and got no
-       new list meanwhile. */
+       new list meanwhile (the side records may have moved). */
     r = mguard__reg_find(ctx, obj);
-    if (r && !ctx->objs[r - 1].watch) {
-        ctx->objs[r - 1].watch = w;
-        ctx->objs[r - 1].capwatch = (uint32_t)n;  /* at least n */
+    sd = r ? MGUARD__SIDE(ctx, &ctx->objs[r - 1]) : NULL;
+    if (sd && !sd->watch) {
+        sd->watch = w;
+        sd->capwatch = (uint32_t)n;  /* at least n */
     } else {
         mguard__free(ctx, w);
     }
@@ -3885,7 +3974,7 @@ static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char 
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_on_mutation_at") || !obj) return;
     r = mguard__reg_find(ctx, obj);
-    if (r && mguard__mutation_matters(&ctx->objs[r - 1])) mguard__mutation_of(ctx, obj, r, attr, file, line);
+    if (r && mguard__mutation_matters(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, file, line);
 }
 
 /* The common case, an object nobody watches, costs a lookup and a test. */
@@ -3894,7 +3983,7 @@ static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *at
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_on_mutation") || !obj) return;
     r = mguard__reg_find(ctx, obj);
-    if (r && mguard__mutation_matters(&ctx->objs[r - 1])) mguard__mutation_of(ctx, obj, r, attr, NULL, 0);
+    if (r && mguard__mutation_matters(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, NULL, 0);
 }
 
 static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
@@ -3902,7 +3991,7 @@ static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_mutation_count") || !obj) return 0;
     r = mguard__reg_find(ctx, obj);
-    return r ? ctx->objs[r - 1].mutations : 0;
+    return r && ctx->objs[r - 1].side ? ctx->sides[ctx->objs[r - 1].side - 1].mutations : 0;
 }
 
 
@@ -9137,30 +9226,33 @@ static void mguard__centry_pool_trim(mguard_ctx *ctx)
 
 /* ---- dependency nodes ---- */
 
-/* Room for n new records, refusing an object in phase 2 of its death. */
+/* Room for n new records and side records, refusing an object in phase 2
+   of its death. */
 static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *objs, size_t n, const char *fn)
 {
     size_t i;
+    mguard_status st;
     for (i = 0; i < n; i++) {
         if (ctx->dying && !mguard__reg_find(ctx, objs[i]) && mguard__is_dying(ctx, objs[i])) {
             mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, objs[i]);
             return MGUARD_EINVAL;
         }
     }
-    return mguard__admit(ctx, objs[0], (uint32_t)n, fn);
+    st = mguard__admit(ctx, objs[0], (uint32_t)n, fn);
+    return st ? st : mguard__side_reserve(ctx, (uint32_t)n);
 }
 
 /* Link d at the head of obj's list (obj admitted). */
 static void mguard__cdep_link(mguard_ctx *ctx, mguard__cdep *d, mguard__centry *e, const void *obj, const char *attr)
 {
-    mguard__obj *o = &ctx->objs[mguard__reg_ensure(ctx, obj) - 1];
+    mguard__side *sd = mguard__side_take(ctx, mguard__reg_ensure(ctx, obj));
     d->obj = obj;
     d->attr = attr;
     d->e = e;
     d->prev = NULL;
-    d->next = o->cdeps;
+    d->next = sd->cdeps;
     if (d->next) d->next->prev = d;
-    o->cdeps = d;
+    sd->cdeps = d;
 }
 
 /* Unlink d; a record left empty goes, except keep's (an event's own
@@ -9172,8 +9264,8 @@ static void mguard__cdep_unlink(mguard_ctx *ctx, mguard__cdep *d, const void *ke
         d->prev->next = d->next;
     } else {
         r = d->obj == keep && keep_r ? keep_r : mguard__reg_find(ctx, d->obj);
-        MGUARD_ASSERT(r && ctx->objs[r - 1].cdeps == d);
-        ctx->objs[r - 1].cdeps = d->next;
+        MGUARD_ASSERT(r && mguard__has_cdeps(ctx, r) && ctx->sides[ctx->objs[r - 1].side - 1].cdeps == d);
+        ctx->sides[ctx->objs[r - 1].side - 1].cdeps = d->next;
     }
     if (d->next) d->next->prev = d->prev;
     d->prev = d->next = NULL;
@@ -9367,7 +9459,8 @@ static mguard__centry *mguard__cache_event(mguard_ctx *ctx, uint32_t r, const ch
     why.obj = obj;
     why.file = death ? NULL : file;
     why.line = death ? 0 : line;
-    for (d = ctx->objs[r - 1].cdeps; d; d = d->next) {
+    MGUARD_ASSERT(mguard__has_cdeps(ctx, r));
+    for (d = ctx->sides[ctx->objs[r - 1].side - 1].cdeps; d; d = d->next) {
         /* attr NULL (a death, or "the whole object changed") reaches every
            node; a named attribute, whole-object nodes and its own */
         if (attr && d->attr) {
@@ -10029,8 +10122,8 @@ static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
     for (i = 0; i < ctx->nobjs; i++) {
         const mguard__obj *o = &ctx->objs[i];
         const mguard__cdep *d;
-        if (!o->key) continue;
-        for (d = o->cdeps; d; d = d->next) {
+        if (!o->key || !o->side) continue;
+        for (d = ctx->sides[o->side - 1].cdeps; d; d = d->next) {
             MGUARD__CHECK(ctx, d->obj == o->key, "record %u: a dependency node of another object", i);
             MGUARD__CHECK(ctx, d->e->state == MGUARD__CE_LIVE || d->e->state == MGUARD__CE_COMPUTING, "record %u: a node of a dropped entry", i);
             MGUARD__CHECK(ctx, d->next == NULL || d->next->prev == d, "record %u: dependency links", i);

@@ -57,9 +57,9 @@ static size_t mgt__watcher_count(const mguard_ctx *ctx, const void *obj)
     size_t n = 0;
     if (!mguard__ctx_ok(ctx, "mgt_watcher_count") || !obj) return 0;
     r = mguard__reg_find(ctx, obj);
-    if (!r) return 0;
-    for (i = 0; i < ctx->objs[r - 1].nwatch; i++) {
-        const mguard__watcher *w = &ctx->objs[r - 1].watch[i];
+    if (!r || !ctx->objs[r - 1].side) return 0;
+    for (i = 0; i < ctx->sides[ctx->objs[r - 1].side - 1].nwatch; i++) {
+        const mguard__watcher *w = &ctx->sides[ctx->objs[r - 1].side - 1].watch[i];
         if (mguard__find_serial(ctx, w->guard, w->guard_serial)) n++;
     }
     return n;

@@ -154,7 +154,7 @@ static void core_fixture(cfix *f)
     f->ro = rec_of(f->ctx, &co);
     f->rp = rec_of(f->ctx, &cp);
     assert_int_equal(f->ctx->free_head, f->rq);
-    assert_int_equal(f->ctx->objs[f->rq - 1].next_free, 0);
+    assert_int_equal(f->ctx->objs[f->rq - 1].side, 0);
     EXPECT_SOUND(f->ctx);
 }
 
@@ -163,29 +163,40 @@ static void test_registry_check_sees_each_broken_invariant(void **state)
     cfix f;
     mguard_ctx *ctx;
     mguard__obj *k, *o;
+    mguard__side *so;
     mguard_weak fake;
-    uint32_t zero = 0;
+    uint32_t zero = 0, two = 2;
     (void)state;
     core_fixture(&f);
     ctx = f.ctx;
     k = &ctx->objs[f.rk - 1];
     o = &ctx->objs[f.ro - 1];
+    /* o's tracker is its side record, the only one */
+    assert_int_equal(o->side, 1);
+    assert_int_equal(ctx->nsides, 1);
+    assert_int_equal(ctx->live_sides, 1);
+    so = &ctx->sides[0];
     memset(&fake, 0, sizeof fake);
     fake.magic = MGUARD__DEAD;
     BROKEN_WHILE(ctx, ctx->objs[f.rp - 1].flags, zero, "mguard_ctx_check: record %u (%p) is empty but kept", f.rp - 1, (void *)&cp);
-    BROKEN_WHILE(ctx, k->ntables, k->captables + 1, "mguard_ctx_check: record %u: table count over capacity", f.rk - 1);
-    BROKEN_WHILE(ctx, o->nwatch, o->capwatch + 1, "mguard_ctx_check: record %u: watcher count over capacity", f.ro - 1);
+    BROKEN_WHILE(ctx, k->ntables, two, "mguard_ctx_check: record %u: table count over capacity", f.rk - 1);
+    BROKEN_WHILE(ctx, o->side, zero, "mguard_ctx_check: record %u: a tracker without a side record", f.ro - 1);
+    BROKEN_WHILE(ctx, o->side, two, "mguard_ctx_check: record %u: side record out of range", f.ro - 1);
+    BROKEN_WHILE(ctx, so->nwatch, so->capwatch + 1, "mguard_ctx_check: record %u: watcher count over capacity", f.ro - 1);
     BROKEN_WHILE(ctx, o->flags, o->flags & ~(uint32_t)MGUARD__F_TRACKER, "mguard_ctx_check: record %u: watchers without a tracker", f.ro - 1);
-    BROKEN_WHILE(ctx, k->tl.inl[0], &fake, "mguard_ctx_check: record %u: back-reference 0 is not a live table", f.rk - 1);
-    BROKEN_WHILE(ctx, k->tl.inl[0], f.t2, "mguard_ctx_check: record %u: table %p does not hold %p", f.rk - 1, (void *)f.t2, (void *)&ck);
+    BROKEN_WHILE(ctx, ctx->live_sides, two, "mguard_ctx_check: side records: 2 in use, 1 counted");
+    BROKEN_WHILE(ctx, ctx->free_side, 1, "mguard_ctx_check: side free list reaches a used record");
+    BROKEN_WHILE(ctx, ctx->nsides, two, "mguard_ctx_check: side records: 1 used + 0 free != 2");
+    BROKEN_WHILE(ctx, k->tl.one, &fake, "mguard_ctx_check: record %u: back-reference 0 is not a live table", f.rk - 1);
+    BROKEN_WHILE(ctx, k->tl.one, f.t2, "mguard_ctx_check: record %u: table %p does not hold %p", f.rk - 1, (void *)f.t2, (void *)&ck);
     /* k's entry in t is at 0; position 1 is k2's */
-    BROKEN_WHILE(ctx, k->inline_pos[0], 1, "mguard_ctx_check: record %u: position 1 in table %p is not %p's entry", f.rk - 1, (void *)f.t, (void *)&ck);
+    BROKEN_WHILE(ctx, k->pos1, 1, "mguard_ctx_check: record %u: position 1 in table %p is not %p's entry", f.rk - 1, (void *)f.t, (void *)&ck);
     /* five live records (k, k2, o, g, p) and q's free one */
     assert_int_equal(ctx->live_objs, 5);
     assert_int_equal(ctx->nobjs, 6);
     BROKEN_WHILE(ctx, ctx->live_objs, 6, "mguard_ctx_check: live record count 6, counted 5");
     BROKEN_WHILE(ctx, ctx->free_head, f.rp, "mguard_ctx_check: free list reaches a live record");
-    BROKEN_WHILE(ctx, ctx->objs[f.rq - 1].next_free, f.rq, "mguard_ctx_check: free list has a cycle");
+    BROKEN_WHILE(ctx, ctx->objs[f.rq - 1].side, f.rq, "mguard_ctx_check: free list has a cycle");
     BROKEN_WHILE(ctx, ctx->free_head, zero, "mguard_ctx_check: records: 5 live + 0 free != 6");
     /* p's record out of the index (which stays consistent) */
     mguard__ix_del(&ctx->reg_index, mguard__hash_ptr(&cp), f.rp);
@@ -213,8 +224,15 @@ static void test_table_check_sees_each_broken_invariant(void **state)
     BROKEN_WHILE(ctx, f.t2->live, f.t2->len + 1, "mguard_ctx_check: table %p: counts out of range", (void *)f.t2);
     BROKEN_WHILE(ctx, t->live, 1, "mguard_ctx_check: table %p: live count 1, counted 2", (void *)t);
     BROKEN_WHILE(ctx, t->next_seq, 1, "mguard_ctx_check: table %p: seq behind", (void *)t);
-    /* k's record lists t twice */
-    k->tl.inl[1] = t;
+    /* k's record lists t twice: k passes through t2, so its tables move
+       to a heap block, whose second slot then names t */
+    setl(f.t2, &ck, 3);
+    assert_int_equal(mguard_weak_remove(f.t2, &ck), MGUARD_OK);
+    assert_true(MGUARD__SPILLED(k));
+    assert_int_equal(k->tl.more->cap, 4);
+    assert_int_equal(k->ntables, 1);
+    MGUARD__TABLES(k)[1] = t;
+    MGUARD__TPOS(k)[1] = 0;
     BROKEN_WHILE(ctx, k->ntables, two, "mguard_ctx_check: table %p: key %p's record lists it 2 times", (void *)t, (void *)&ck);
     /* entry 0 after entry 1 */
     memcpy(&h0, MGUARD__ENTRY(t, 0), sizeof h0);
