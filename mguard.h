@@ -3815,7 +3815,7 @@ static void mguard__prune_watchers(mguard_ctx *ctx, mguard__side *sd)
 
 static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user)
 {
-    uint32_t r, g;
+    uint32_t r, g, ho, hg;
     mguard__side *sd = NULL;
     mguard__watcher *fresh = NULL;
     mguard_status st;
@@ -3826,8 +3826,10 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     }
     /* Reserve everything first (records for obj and guard, obj's side
        record, one watcher slot), so that failure changes nothing. */
-    r = mguard__reg_find(ctx, obj);
-    g = mguard__reg_find(ctx, guard);
+    ho = mguard__hash_ptr(obj);
+    hg = mguard__hash_ptr(guard);
+    r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), obj, ho);
+    g = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), guard, hg);
     st = r ? MGUARD_OK : mguard__admit(ctx, obj, 2, "mguard_watch");
     if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
     if (!st && !(r && ctx->objs[r - 1].side)) st = mguard__side_reserve(ctx, 1);
@@ -3857,8 +3859,9 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
             return MGUARD_ENOMEM;
         }
     }
-    r = mguard__reg_ensure(ctx, obj);
-    g = mguard__reg_ensure(ctx, guard);
+    /* a new record for each of them (one if obj is the guard) */
+    if (!r) r = mguard__reg_new(ctx, obj, ho);
+    if (!g) g = guard == obj ? r : mguard__reg_new(ctx, guard, hg);
     ctx->objs[g - 1].flags |= MGUARD__F_PINNED;
     ctx->objs[r - 1].flags |= MGUARD__F_TRACKER;
     sd = mguard__side_take(ctx, r);
@@ -3927,11 +3930,11 @@ static bool mguard__mutation_matters(const mguard_ctx *ctx, uint32_t r)
 
 static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
-    mguard__side *sd;
+    mguard__side *sd = &ctx->sides[ctx->objs[r - 1].side - 1];   /* it matters: it has one */
     mguard__watcher *w;
     struct mguard__centry *cdropped = NULL;
     size_t n;
-    if (mguard__has_cdeps(ctx, r)) {
+    if (sd->cdeps) {
         cdropped = mguard__cache_event(ctx, r, attr, file, line, 0);
         if (mguard__obj_empty(ctx, &ctx->objs[r - 1])) {
             mguard__reg_drop(ctx, r);   /* nothing else knew obj: no tracker */
@@ -3943,7 +3946,6 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
         mguard__cache_finish(ctx, cdropped);
         return;
     }
-    sd = &ctx->sides[ctx->objs[r - 1].side - 1];   /* a tracker has one */
     sd->mutations++;
     if (!sd->nwatch) {
         mguard__cache_finish(ctx, cdropped);

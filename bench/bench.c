@@ -1889,7 +1889,7 @@ static void measure_memory(size_t n)
     GHashTable *gt;
     void *am;
     long long h0, b0;
-    double dn = (double)n, reg, regix, tix, tent;
+    double dn = (double)n, reg, regix, tix, tent, side;
     size_t i;
     char line[512];
     memset(&d, 0, sizeof d);
@@ -1946,10 +1946,12 @@ static void measure_memory(size_t n)
     for (i = 0; i < n; i++) mguard_watch(c, objs[i], guards[0], mg_invalidate, NULL);
     reg = (double)c->capobjs * sizeof(mguard__obj);
     regix = idx_bytes(&c->reg_index);
+    side = (double)c->capsides * sizeof(mguard__side);
     mem_put("mem_tracked", "bytes/object: tracked, 1 watcher", n, SYS_MG, (double)(counted_live - b0) / dn);
     mem_put("mem_tracked_registry", "  mguard: registry records", n, SYS_MG, reg / dn);
     mem_put("mem_tracked_registry_index", "  mguard: registry index", n, SYS_MG, regix / dn);
-    mem_put("mem_tracked_watchers", "  mguard: watcher lists", n, SYS_MG, ((double)(counted_live - b0) - reg - regix) / dn);
+    mem_put("mem_tracked_side", "  mguard: side records", n, SYS_MG, side / dn);
+    mem_put("mem_tracked_watchers", "  mguard: watcher lists", n, SYS_MG, ((double)(counted_live - b0) - reg - regix - side) / dn);
     mguard_ctx_destroy(c);
     h0 = heap_now();
     for (i = 0; i < n; i++) g_signal_connect(objs[i], "mutated", G_CALLBACK(gl_handler), guards[0]);
