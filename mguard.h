@@ -1480,12 +1480,21 @@ typedef struct mguard__obj {
 } mguard__obj;
 typedef struct mguard__side {
     uint64_t mutations;          /* F_TRACKER: mutations counted */
-    mguard__watcher *watch;      /* F_TRACKER: nwatch of capwatch */
+    mguard__watcher *watch;      /* the watcher list past one: capwatch of
+                                    them; NULL: the list is `one` */
     struct mguard__cdep *cdeps;  /* 11. the cache entries depending on obj
                                     (>>cache); keep the record */
-    uint32_t nwatch;
-    uint32_t capwatch;           /* free: the next free side record + 1 */
+    uint32_t nwatch;             /* watchers in the list (WATCHERS); free:
+                                    MGUARD__SIDE_FREE */
+    uint32_t capwatch;           /* watch's capacity; free: the next free
+                                    side record + 1 */
+    mguard__watcher one;         /* the list while watch is NULL (most
+                                    objects have one watcher: no block) */
 } mguard__side;
+#define MGUARD__SIDE_FREE 0xffffffffu
+/* A side record's watcher list, and its capacity. */
+#define MGUARD__WATCHERS(sd) ((sd)->watch ? (sd)->watch : &(sd)->one)
+#define MGUARD__WCAP(sd) ((sd)->watch ? (sd)->capwatch : 1u)
 /* The tables holding an object, their capacity, and its entry's position in
    each: inline, or in the heap block. */
 #define MGUARD__BLK_TABLES(b) ((mguard_weak **)(void *)((b) + 1))
@@ -2656,7 +2665,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         if (o->side) {
             const mguard__side *sd = &ctx->sides[o->side - 1];
             MGUARD__CHECK(ctx, o->side <= ctx->nsides, "record %u: side record out of range", i);
-            MGUARD__CHECK(ctx, sd->nwatch <= sd->capwatch, "record %u: watcher count over capacity", i);
+            MGUARD__CHECK(ctx, sd->nwatch <= MGUARD__WCAP(sd), "record %u: watcher count over capacity", i);
             MGUARD__CHECK(ctx, sd->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
             nside++;
         }
@@ -2678,7 +2687,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
     MGUARD__CHECK(ctx, nfree + live == ctx->nobjs, "records: %u live + %u free != %u", live, nfree, ctx->nobjs);
     MGUARD__CHECK(ctx, nside == ctx->live_sides, "side records: %u in use, %u counted", ctx->live_sides, nside);
     for (f = ctx->free_side, nfree = 0; f; f = ctx->sides[f - 1].capwatch) {
-        MGUARD__CHECK(ctx, f <= ctx->nsides && !ctx->sides[f - 1].watch && !ctx->sides[f - 1].cdeps, "side free list reaches a used record");
+        MGUARD__CHECK(ctx, f <= ctx->nsides && ctx->sides[f - 1].nwatch == MGUARD__SIDE_FREE, "side free list reaches a used record");
         MGUARD__CHECK(ctx, ++nfree <= ctx->nsides, "side free list has a cycle");
     }
     MGUARD__CHECK(ctx, nfree + nside == ctx->nsides, "side records: %u used + %u free != %u", nside, nfree, ctx->nsides);
@@ -2815,6 +2824,7 @@ static void mguard__reg_drop_hashed(mguard_ctx *ctx, uint32_t r, uint32_t h)
         mguard__free(ctx, sd->watch);
         sd->watch = NULL;
         sd->cdeps = NULL;
+        sd->nwatch = MGUARD__SIDE_FREE;
         sd->capwatch = ctx->free_side;
         ctx->free_side = o->side;
         ctx->live_sides--;
@@ -2888,20 +2898,32 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 #define MGUARD__DEATH_STACK 512
 #define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
 
-/* Take obj's watchers and drop its record, whose key hashes to h (its
-   tables are detached). */
-static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, uint32_t h, mguard__watcher **w, size_t *nw)
+/* Take side record sd's watchers out of it, for an event to fire: *w is
+   the heap list (the caller frees it), or `one` holding a copy of the
+   inline watcher; *nw how many. */
+static void mguard__take_watchers(mguard__side *sd, mguard__watcher **w, size_t *nw, mguard__watcher *one)
+{
+    *nw = sd->nwatch;
+    if (sd->watch) {
+        *w = sd->watch;
+        sd->watch = NULL;
+        sd->capwatch = 0;
+    } else {
+        *one = sd->one;
+        *w = one;
+    }
+    sd->nwatch = 0;
+}
+
+/* Take obj's watchers (see mguard__take_watchers) and drop its record,
+   whose key hashes to h (its tables are detached). */
+static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, uint32_t h, mguard__watcher **w, size_t *nw,
+                                      mguard__watcher *one)
 {
     mguard__obj *o = &ctx->objs[r - 1];
-    mguard__side *sd = MGUARD__SIDE(ctx, o);
     *w = NULL;
     *nw = 0;
-    if (sd) {
-        *w = sd->watch;
-        *nw = sd->nwatch;
-        sd->watch = NULL;
-        sd->nwatch = sd->capwatch = 0;
-    }
+    if (o->side) mguard__take_watchers(&ctx->sides[o->side - 1], w, nw, one);
     o->ntables = 0;
     mguard__reg_drop_hashed(ctx, r, h);
 }
@@ -2925,7 +2947,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     uint32_t *pos = &inl_pos;
     uint32_t i, nt = o->ntables, h = mguard__hash_ptr(obj);
     uint64_t serial = o->serial;
-    mguard__watcher *w;
+    mguard__watcher *w, one;
     size_t nw;
     mguard__dying dying;
     struct mguard__centry *cdropped;
@@ -2954,14 +2976,14 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         t->pinned++;
     }
     cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
-    mguard__death_drop_record(ctx, r, h, &w, &nw);
+    mguard__death_drop_record(ctx, r, h, &w, &nw, &one);
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->dying = &dying;
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
-    mguard__free(ctx, w);
+    if (w != &one) mguard__free(ctx, w);
     for (i = 0; i < nt; i++) {
         mguard_weak *t = tables[i];
         mguard__entry_hdr hdr;
@@ -3000,7 +3022,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 {
     uint32_t r, i, nt;
     mguard__obj *o;
-    mguard__watcher *w;
+    mguard__watcher *w, one;
     mguard__dying dying;
     uint32_t h;
     size_t nw, need, off;
@@ -3063,14 +3085,14 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         mguard__weak_detach(t, e1, h);
     }
     cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
-    mguard__death_drop_record(ctx, r, h, &w, &nw);
+    mguard__death_drop_record(ctx, r, h, &w, &nw, &one);
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; unlinked before this function returns */
     ctx->dying = &dying;
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
-    mguard__free(ctx, w);
+    if (w != &one) mguard__free(ctx, w);
     for (i = 0; i < nt; i++)
         if (pend[i].dtor || pend[i].on_death)
             mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
@@ -3805,10 +3827,11 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj)
    from growing with dead guards); amortized over mguard_watch. */
 static void mguard__prune_watchers(mguard_ctx *ctx, mguard__side *sd)
 {
+    mguard__watcher *ws = MGUARD__WATCHERS(sd);
     uint32_t i, n = 0;
     for (i = 0; i < sd->nwatch; i++) {
-        if (mguard__find_serial(ctx, sd->watch[i].guard, sd->watch[i].guard_serial))
-            sd->watch[n++] = sd->watch[i];
+        if (mguard__find_serial(ctx, ws[i].guard, ws[i].guard_serial))
+            ws[n++] = ws[i];
     }
     sd->nwatch = n;
 }
@@ -3817,7 +3840,6 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
 {
     uint32_t r, g, ho, hg;
     mguard__side *sd = NULL;
-    mguard__watcher *fresh = NULL;
     mguard_status st;
     if (!mguard__ctx_ok(ctx, "mguard_watch")) return MGUARD_EINVAL;
     if (!obj || !guard || !fn) {
@@ -3840,21 +3862,25 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     if (r) sd = MGUARD__SIDE(ctx, &ctx->objs[r - 1]);
     if (sd && g) {
         /* the same (obj, guard, fn) waiting already: EEXIST, nothing changed */
+        const mguard__watcher *ws = MGUARD__WATCHERS(sd);
         uint32_t i;
         uint64_t gs = ctx->objs[g - 1].serial;
         for (i = 0; i < sd->nwatch; i++)
-            if (sd->watch[i].guard == guard && sd->watch[i].fn == fn && sd->watch[i].guard_serial == gs) return MGUARD_EEXIST;
+            if (ws[i].guard == guard && ws[i].fn == fn && ws[i].guard_serial == gs) return MGUARD_EEXIST;
     }
-    if (sd && sd->capwatch) {
-        if (sd->nwatch == sd->capwatch && sd->nwatch >= 8) mguard__prune_watchers(ctx, sd);
-        if (mguard__reserve(ctx, (void **)&sd->watch, &sd->capwatch, (size_t)sd->nwatch + 1, sizeof(mguard__watcher))) {
-            mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
-            return MGUARD_ENOMEM;
-        }
-    } else {
-        /* most objects have one watcher: a list starts with one slot */
-        fresh = (mguard__watcher *)mguard__alloc(ctx, sizeof *fresh);
-        if (!fresh) {
+    if (sd && sd->nwatch == MGUARD__WCAP(sd)) {
+        /* full: the inline watcher moves to a heap list, or the list grows */
+        if (sd->nwatch >= 8) mguard__prune_watchers(ctx, sd);
+        if (!sd->watch) {
+            mguard__watcher *list = (mguard__watcher *)mguard__alloc(ctx, 4 * sizeof *list);
+            if (!list) {
+                mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
+                return MGUARD_ENOMEM;
+            }
+            list[0] = sd->one;
+            sd->watch = list;
+            sd->capwatch = 4;
+        } else if (mguard__reserve(ctx, (void **)&sd->watch, &sd->capwatch, (size_t)sd->nwatch + 1, sizeof(mguard__watcher))) {
             mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
             return MGUARD_ENOMEM;
         }
@@ -3865,15 +3891,13 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     ctx->objs[g - 1].flags |= MGUARD__F_PINNED;
     ctx->objs[r - 1].flags |= MGUARD__F_TRACKER;
     sd = mguard__side_take(ctx, r);
-    if (fresh) {
-        sd->watch = fresh;
-        sd->capwatch = 1;
+    {
+        mguard__watcher *nw = &MGUARD__WATCHERS(sd)[sd->nwatch++];
+        nw->guard = guard;
+        nw->guard_serial = ctx->objs[g - 1].serial;
+        nw->fn = fn;
+        nw->user = user;
     }
-    sd->watch[sd->nwatch].guard = guard;
-    sd->watch[sd->nwatch].guard_serial = ctx->objs[g - 1].serial;
-    sd->watch[sd->nwatch].fn = fn;
-    sd->watch[sd->nwatch].user = user;
-    sd->nwatch++;
     return MGUARD_OK;
 }
 
@@ -3896,10 +3920,11 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     r = mguard__reg_find(ctx, obj);
     if (r && ctx->objs[r - 1].side) {
         mguard__side *sd = &ctx->sides[ctx->objs[r - 1].side - 1];
+        mguard__watcher *ws = MGUARD__WATCHERS(sd);
         uint32_t i, n;
         for (i = 0, n = 0; i < sd->nwatch; i++) {
-            if (sd->watch[i].guard == guard) found += g && sd->watch[i].guard_serial == gserial;
-            else sd->watch[n++] = sd->watch[i];
+            if (ws[i].guard == guard) found += g && ws[i].guard_serial == gserial;
+            else ws[n++] = ws[i];
         }
         sd->nwatch = n;
     }
@@ -3931,7 +3956,7 @@ static bool mguard__mutation_matters(const mguard_ctx *ctx, uint32_t r)
 static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
     mguard__side *sd = &ctx->sides[ctx->objs[r - 1].side - 1];   /* it matters: it has one */
-    mguard__watcher *w;
+    mguard__watcher *w, one;
     struct mguard__centry *cdropped = NULL;
     size_t n;
     if (sd->cdeps) {
@@ -3953,20 +3978,21 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
     }
     /* Swap the list out: watchers added by
        the callbacks go to a fresh list and wait for the next mutation. */
-    w = sd->watch;
-    n = sd->nwatch;
-    sd->watch = NULL;
-    sd->nwatch = sd->capwatch = 0;
+    mguard__take_watchers(sd, &w, &n, &one);
     mguard__fire(ctx, obj, w, n, attr);
-    /* Give the buffer back for reuse if the tracker still exists and got no
-       new list meanwhile (the side records may have moved). */
-    r = mguard__reg_find(ctx, obj);
-    sd = r ? MGUARD__SIDE(ctx, &ctx->objs[r - 1]) : NULL;
-    if (sd && !sd->watch) {
-        sd->watch = w;
-        sd->capwatch = (uint32_t)n;  /* at least n */
-    } else {
-        mguard__free(ctx, w);
+    if (w != &one) {
+        /* Give the heap list back for reuse if the tracker still exists and
+           got none meanwhile (the side records may have moved), with the
+           inline watcher a callback may have added. */
+        r = mguard__reg_find(ctx, obj);
+        sd = r ? MGUARD__SIDE(ctx, &ctx->objs[r - 1]) : NULL;
+        if (sd && !sd->watch) {
+            if (sd->nwatch) w[0] = sd->one;
+            sd->watch = w;
+            sd->capwatch = (uint32_t)n;  /* at least n, and n >= 1 */
+        } else {
+            mguard__free(ctx, w);
+        }
     }
     mguard__cache_finish(ctx, cdropped);
 }
@@ -8976,7 +9002,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    value moves with the array (growth), like a weak table's: a pointer to
    it is valid until the next change to the cache. Each entry has one dependency node per key and one
    per added dependency; every node sits on the doubly linked list of its
-   object, whose head is the object's registry record (cdeps), so an event
+   object, whose head is the object's side record (cdeps), so an event
    on obj reaches exactly the entries that depend on it, and a record with
    a dependency is kept. An entry is in one state:
      LIVE       stored: in the index, a record, the LRU list (bounded

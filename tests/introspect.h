@@ -59,7 +59,7 @@ static size_t mgt__watcher_count(const mguard_ctx *ctx, const void *obj)
     r = mguard__reg_find(ctx, obj);
     if (!r || !ctx->objs[r - 1].side) return 0;
     for (i = 0; i < ctx->sides[ctx->objs[r - 1].side - 1].nwatch; i++) {
-        const mguard__watcher *w = &ctx->sides[ctx->objs[r - 1].side - 1].watch[i];
+        const mguard__watcher *w = &MGUARD__WATCHERS(&ctx->sides[ctx->objs[r - 1].side - 1])[i];
         if (mguard__find_serial(ctx, w->guard, w->guard_serial)) n++;
     }
     return n;
