@@ -1575,6 +1575,8 @@ struct mguard_ctx {
     uint32_t nobjs, capobjs, live_objs, free_head;
     mguard__side *sides;         /* side records, with free list */
     uint32_t nsides, capsides, live_sides, free_side;
+    mguard__tblock *tpool[3];    /* kept table blocks of 4, 8, 16 slots */
+    uint32_t tpooled, tblocks, tpeak; /* kept; of those sizes in use; the most in use */
     uint64_t next_serial;
     long generation;
     bool strict_gen, warned_untagged; /* mguard_ctx_desc.strict_generations */
@@ -2507,6 +2509,10 @@ static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d);
 static void mguard__lock_fini(mguard_ctx *ctx);
 static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj);
 static bool mguard__obj_empty(const mguard_ctx *ctx, const mguard__obj *o);
+static void mguard__tpool_trim(mguard_ctx *ctx);
+static int mguard__tpool_of(uint32_t cap);
+static mguard__tblock *mguard__tpool_next(const mguard__tblock *b);
+#define MGUARD__TPOOLS 3
 static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_key_death_fn on_death, void *user, const void *key, void *bytes);
 static void mguard__weak_free(mguard_weak *t);
 static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
@@ -2607,6 +2613,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
         if (MGUARD__SPILLED(o)) mguard__free(ctx, o->tl.more);
         if (o->side) mguard__free(ctx, ctx->sides[o->side - 1].watch);
     }
+    mguard__tpool_trim(ctx);
     mguard__free(ctx, ctx->objs);
     mguard__free(ctx, ctx->sides);
     mguard__ix_free(ctx, &ctx->reg_index);
@@ -2649,7 +2656,7 @@ static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *i
 static mguard_status mguard__ctx_check(mguard_ctx *ctx)
 {
     mguard_weak *t;
-    uint32_t i, j, live = 0, nfree = 0, nside = 0, f;
+    uint32_t i, j, live = 0, nfree = 0, nside = 0, nblk = 0, f;
     size_t backrefs = 0, entries = 0;
     if (!mguard__ctx_ok(ctx, "mguard_ctx_check")) return MGUARD_EINVAL;
     if (mguard__check_index(ctx, &ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), ctx->nobjs, "registry"))
@@ -2661,6 +2668,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         MGUARD__CHECK(ctx, mguard__reg_find(ctx, o->key) == i + 1, "record %u (%p) not found by its key", i, o->key);
         MGUARD__CHECK(ctx, !mguard__obj_empty(ctx, o), "record %u (%p) is empty but kept", i, o->key);
         MGUARD__CHECK(ctx, o->ntables <= MGUARD__TCAP(o), "record %u: table count over capacity", i);
+        if (MGUARD__SPILLED(o)) nblk += mguard__tpool_of(o->tl.more->cap) >= 0;
         MGUARD__CHECK(ctx, !(o->flags & MGUARD__F_TRACKER) || o->side, "record %u: a tracker without a side record", i);
         if (o->side) {
             const mguard__side *sd = &ctx->sides[o->side - 1];
@@ -2691,6 +2699,16 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         MGUARD__CHECK(ctx, ++nfree <= ctx->nsides, "side free list has a cycle");
     }
     MGUARD__CHECK(ctx, nfree + nside == ctx->nsides, "side records: %u used + %u free != %u", nside, nfree, ctx->nsides);
+    MGUARD__CHECK(ctx, nblk == ctx->tblocks, "table blocks: %u in use, %u counted", ctx->tblocks, nblk);
+    for (j = 0, nfree = 0; j < MGUARD__TPOOLS; j++) {
+        const mguard__tblock *b;
+        for (b = ctx->tpool[j]; b; b = mguard__tpool_next(b)) {
+            MGUARD__CHECK(ctx, mguard__tpool_of(b->cap) == (int)j, "kept table block of %u slots on the list of %u", b->cap, 4u << j);
+            MGUARD__CHECK(ctx, ++nfree <= ctx->tpooled, "more kept table blocks than %u", ctx->tpooled);
+        }
+    }
+    MGUARD__CHECK(ctx, nfree == ctx->tpooled, "kept table blocks: %u counted, %u listed", ctx->tpooled, nfree);
+    MGUARD__CHECK(ctx, ctx->tblocks + ctx->tpooled <= ctx->tpeak, "table blocks: %u in use + %u kept over the peak %u", ctx->tblocks, ctx->tpooled, ctx->tpeak);
     for (t = ctx->tables; t; t = t->next) {
         uint64_t last = 0;
         uint32_t nlive = 0;
@@ -2781,6 +2799,87 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
     return r;
 }
 
+/* ---- 2. the records' table blocks, kept for reuse ----------------------
+   A key in more than one table keeps its table list in a heap block of 4,
+   8 or 16 slots (then 32, 64, ..., not kept). A freed block of those sizes
+   goes on its size's list for the next key that needs one, so a key
+   entering a second table, leaving it or dying costs no allocator call in
+   a steady state. Blocks of those sizes in use and kept never exceed the
+   most in use at once (tpeak): a new block with the bound reached first
+   frees a kept one of another size. mguard_ctx_destroy frees them. */
+
+static int mguard__tpool_of(uint32_t cap)
+{
+    return cap == 4 ? 0 : cap == 8 ? 1 : cap == 16 ? 2 : -1;
+}
+
+/* A kept block's link to the next (its first table slot). */
+static mguard__tblock *mguard__tpool_next(const mguard__tblock *b)
+{
+    mguard__tblock *next;
+    memcpy(&next, (const void *)(b + 1), sizeof(mguard__tblock *));
+    return next;
+}
+
+/* Take the first kept block of size class k. */
+static mguard__tblock *mguard__tpool_pop(mguard_ctx *ctx, int k)
+{
+    mguard__tblock *b = ctx->tpool[k];
+    ctx->tpool[k] = mguard__tpool_next(b);
+    ctx->tpooled--;
+    return b;
+}
+
+/* A block of cap slots, kept or new (NULL: out of memory). */
+static mguard__tblock *mguard__tblock_alloc(mguard_ctx *ctx, uint32_t cap)
+{
+    int k = mguard__tpool_of(cap);
+    mguard__tblock *b;
+    if (k >= 0 && ctx->tpool[k]) {
+        b = mguard__tpool_pop(ctx, k);
+    } else {
+        if (k >= 0 && ctx->tpooled && ctx->tblocks + ctx->tpooled >= ctx->tpeak) {
+            int j = 0;
+            while (!ctx->tpool[j]) j++;
+            mguard__free(ctx, mguard__tpool_pop(ctx, j));
+        }
+        b = (mguard__tblock *)mguard__alloc(ctx, MGUARD__BLK_BYTES(cap));
+        if (!b) return NULL;
+        b->cap = cap;
+        b->unused_ = 0;
+    }
+    if (k >= 0 && ++ctx->tblocks > ctx->tpeak) ctx->tpeak = ctx->tblocks;
+    return b;
+}
+
+/* Keep or free block b, no longer counted as in use. */
+static void mguard__tblock_put(mguard_ctx *ctx, mguard__tblock *b)
+{
+    int k = mguard__tpool_of(b->cap);
+    if (k < 0 || ctx->tblocks + ctx->tpooled >= ctx->tpeak) {
+        mguard__free(ctx, b);
+        return;
+    }
+    memcpy((void *)MGUARD__BLK_TABLES(b), &ctx->tpool[k], sizeof(mguard__tblock *));
+    ctx->tpool[k] = b;
+    ctx->tpooled++;
+}
+
+/* Give back a block in use. */
+static void mguard__tblock_free(mguard_ctx *ctx, mguard__tblock *b)
+{
+    if (mguard__tpool_of(b->cap) >= 0) ctx->tblocks--;
+    mguard__tblock_put(ctx, b);
+}
+
+/* Free the kept blocks. */
+static void mguard__tpool_trim(mguard_ctx *ctx)
+{
+    int k;
+    for (k = 0; k < MGUARD__TPOOLS; k++)
+        while (ctx->tpool[k]) mguard__free(ctx, mguard__tpool_pop(ctx, k));
+}
+
 /* Room for n more side records (ENOMEM, not logged: nothing changed). */
 static mguard_status mguard__side_reserve(mguard_ctx *ctx, uint32_t n)
 {
@@ -2818,7 +2917,7 @@ static void mguard__reg_drop_hashed(mguard_ctx *ctx, uint32_t r, uint32_t h)
 {
     mguard__obj *o = &ctx->objs[r - 1];
     mguard__ix_del(&ctx->reg_index, h, r);
-    if (MGUARD__SPILLED(o)) mguard__free(ctx, o->tl.more);
+    if (MGUARD__SPILLED(o)) mguard__tblock_free(ctx, o->tl.more);
     if (o->side) {
         mguard__side *sd = &ctx->sides[o->side - 1];
         mguard__free(ctx, sd->watch);
@@ -2958,6 +3057,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         pos = MGUARD__BLK_POS(blk);
         o->tl.more = NULL;
         o->flags &= ~(uint32_t)MGUARD__F_SPILLED;
+        if (mguard__tpool_of(blk->cap) >= 0) ctx->tblocks--;   /* ours now: out of the count */
     } else {
         inl = o->tl.one;
         inl_pos = o->pos1;
@@ -3007,7 +3107,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         for (pp = &ctx->dying; *pp != &dying; pp = &(*pp)->next) {}
         *pp = dying.next;
     }
-    mguard__free(ctx, blk);
+    if (blk) mguard__tblock_put(ctx, blk);
 }
 
 static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
@@ -3306,8 +3406,8 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
 }
 
 /* Reserve room in record o for one more table back-reference: past the
-   inline one, the heap block (its capacity, the table pointers, then the
-   positions), grown by doubling from 4. */
+   inline one, a heap block (its capacity, the table pointers, then the
+   positions) of 4 slots, then 8, 16 and so on. */
 static mguard_status mguard__obj_reserve_table(mguard_ctx *ctx, mguard__obj *o)
 {
     mguard__tblock *b;
@@ -3316,21 +3416,17 @@ static mguard_status mguard__obj_reserve_table(mguard_ctx *ctx, mguard__obj *o)
     if (o->ntables < cap) return MGUARD_OK;
     ncap = cap < 4 ? 4 : (size_t)cap * 2;
     if (ncap > 0x7fffffffu) return MGUARD_ENOMEM;
+    b = mguard__tblock_alloc(ctx, (uint32_t)ncap);
+    if (!b) return MGUARD_ENOMEM;
     if (!MGUARD__SPILLED(o)) {
-        b = (mguard__tblock *)mguard__alloc(ctx, MGUARD__BLK_BYTES(ncap));
-        if (!b) return MGUARD_ENOMEM;
-        b->cap = (uint32_t)ncap;
-        b->unused_ = 0;
         MGUARD__BLK_TABLES(b)[0] = o->tl.one;
         MGUARD__BLK_POS(b)[0] = o->pos1;
         o->flags |= MGUARD__F_SPILLED;
         o->pos1 = 0;
     } else {
-        b = (mguard__tblock *)mguard__realloc(ctx, o->tl.more, MGUARD__BLK_BYTES(ncap));
-        if (!b) return MGUARD_ENOMEM;
-        /* the positions follow the table pointers: move them up first */
-        memmove(MGUARD__BLK_TABLES(b) + ncap, MGUARD__BLK_TABLES(b) + cap, o->ntables * sizeof(uint32_t));
-        b->cap = (uint32_t)ncap;
+        memcpy(MGUARD__BLK_TABLES(b), MGUARD__BLK_TABLES(o->tl.more), o->ntables * sizeof(mguard_weak *));
+        memcpy(MGUARD__BLK_POS(b), MGUARD__BLK_POS(o->tl.more), o->ntables * sizeof(uint32_t));
+        mguard__tblock_free(ctx, o->tl.more);
     }
     o->tl.more = b;
     return MGUARD_OK;

@@ -262,6 +262,81 @@ static void test_table_check_sees_each_broken_invariant(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* ---- the records' table blocks --------------------------------------------
+   a in t[0] and t[1] (a block of 4 slots), b too until it died: its block
+   is kept. */
+static void test_table_block_pool(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t[5];
+    mguard__tblock *kept;
+    static int a, b, c, d;
+    uint32_t one = 1, two = 2, eight = 8, zero = 0;
+    int i;
+    (void)state;
+    for (i = 0; i < 5; i++) t[i] = new_table(ctx);
+    setl(t[0], &a, 1);
+    assert_false(MGUARD__SPILLED(&ctx->objs[rec_of(ctx, &a) - 1]));   /* one table: inline */
+    setl(t[1], &a, 2);
+    setl(t[0], &b, 3);
+    setl(t[1], &b, 4);
+    assert_true(MGUARD__SPILLED(&ctx->objs[rec_of(ctx, &b) - 1]));
+    kept = ctx->objs[rec_of(ctx, &b) - 1].tl.more;
+    assert_int_equal(kept->cap, 4);
+    mguard_on_destroy(ctx, &b);
+    assert_int_equal(ctx->tblocks, 1);
+    assert_int_equal(ctx->tpooled, 1);
+    assert_int_equal(ctx->tpeak, 2);
+    assert_ptr_equal(ctx->tpool[0], kept);
+    EXPECT_SOUND(ctx);
+    BROKEN_WHILE(ctx, ctx->tblocks, two, "mguard_ctx_check: table blocks: 2 in use, 1 counted");
+    BROKEN_WHILE(ctx, ctx->tpooled, two, "mguard_ctx_check: kept table blocks: 2 counted, 1 listed");
+    BROKEN_WHILE(ctx, ctx->tpooled, zero, "mguard_ctx_check: more kept table blocks than 0");
+    BROKEN_WHILE(ctx, ctx->tpeak, one, "mguard_ctx_check: table blocks: 1 in use + 1 kept over the peak 1");
+    BROKEN_WHILE(ctx, kept->cap, eight, "mguard_ctx_check: kept table block of 8 slots on the list of 4");
+    /* the next key entering a second table takes the kept block */
+    setl(t[0], &c, 5);
+    setl(t[1], &c, 6);
+    assert_ptr_equal(ctx->objs[rec_of(ctx, &c) - 1].tl.more, kept);
+    assert_int_equal(ctx->tpooled, 0);
+    assert_int_equal(ctx->tblocks, 2);
+    /* c leaves t[1]: one table left, the block stays with c */
+    assert_int_equal(mguard_weak_remove(t[1], &c), MGUARD_OK);
+    assert_int_equal(ctx->tblocks, 2);
+    assert_int_equal(mguard_weak_remove(t[0], &c), MGUARD_OK);   /* c's record goes, its block is kept */
+    assert_int_equal(ctx->tblocks, 1);
+    assert_int_equal(ctx->tpooled, 1);
+    /* d in 5 tables: the kept block of 4, then a new one of 8 (the one of
+       4 is kept again) */
+    for (i = 0; i < 5; i++) setl(t[i], &d, 7 + i);
+    assert_int_equal(ctx->objs[rec_of(ctx, &d) - 1].tl.more->cap, 8);
+    for (i = 0; i < 5; i++) assert_int_equal(*(const long *)mguard_weak_get(t[i], &d), 7 + i);
+    assert_int_equal(ctx->tblocks, 2);
+    assert_int_equal(ctx->tpooled, 1);
+    assert_int_equal(ctx->tpeak, 3);
+    EXPECT_SOUND(ctx);
+    mguard_on_destroy(ctx, &d);
+    assert_int_equal(ctx->tblocks, 1);
+    assert_int_equal(ctx->tpooled, 2);
+    assert_non_null(ctx->tpool[0]);
+    assert_non_null(ctx->tpool[1]);
+    /* b and c into two tables: b takes the kept block of 4; for c, with in
+       use + kept at the peak (3), the kept block of 8 is freed first */
+    setl(t[0], &b, 1);
+    setl(t[1], &b, 2);
+    assert_int_equal(ctx->tpooled, 1);
+    setl(t[0], &c, 1);
+    setl(t[1], &c, 2);
+    assert_int_equal(ctx->tblocks, 3);
+    assert_int_equal(ctx->tpooled, 0);
+    assert_null(ctx->tpool[1]);
+    assert_int_equal(ctx->tpeak, 3);
+    EXPECT_SOUND(ctx);
+    mguard_on_destroy(ctx, &a);
+    assert_int_equal(ctx->tpooled, 1);
+    mguard_ctx_destroy(ctx);   /* frees the kept blocks (valgrind, ASan) */
+}
+
 /* ---- the scope tracker ---------------------------------------------------
    A tracker with the trace on, Net named and entered (records: 0 the root,
    1 Net; active: 0, 1; one frame with an open span). */
@@ -706,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_index_check_sees_each_broken_invariant),
         cmocka_unit_test(test_registry_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_check_sees_each_broken_invariant),
+        cmocka_unit_test(test_table_block_pool),
         cmocka_unit_test(test_scope_check_sees_each_broken_invariant),
         cmocka_unit_test(test_dyn_check_sees_each_broken_invariant),
         cmocka_unit_test(test_ledger_counts_out_of_range),
