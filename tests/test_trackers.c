@@ -233,7 +233,9 @@ static void test_object_that_guards_itself(void **state)
     mguard_ctx *ctx = test_ctx(NULL, NULL);
     static int obj;
     (void)state;
-    mguard_watch(ctx, &obj, &obj, record, NULL);
+    assert_int_equal(mguard_watch(ctx, &obj, &obj, record, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* one record, tracker and guard */
+    assert_ctx_ok(ctx);
     mguard_on_mutation(ctx, &obj, "a");
     assert_int_equal(ncalls, 1);
     mguard_watch(ctx, &obj, &obj, record, NULL);
