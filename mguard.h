@@ -1431,10 +1431,10 @@ typedef struct mguard__index {
 /* What the registry knows about one object, in two parts. The record (48
    bytes on LP64) holds what every known object needs: key, serial,
    generation tag, flags and the tables holding it as a key. The side
-   record (32 bytes, ctx->sides) holds what only some objects need: a
-   tracker's watchers and mutation count, and the guarded-cache nodes
-   depending on the object; it exists only for an object that has one of
-   them, from the first until the record goes.
+   record (64 bytes, ctx->sides) holds what only some objects need: a
+   tracker's watchers (the first one inline) and mutation count, and the
+   guarded-cache nodes depending on the object; it exists only for an
+   object that has one of them, from the first until the record goes.
    Invariants: key != NULL for a live record; a free record has key NULL,
    serial 0 (refs read it), and its `side` field links the free list
    (index + 1). The record stays while anything refers to it (a table
@@ -1447,7 +1447,8 @@ typedef struct mguard__index {
    (kept when a compaction moves it), so a death or a remove reads the
    entry with no probe of the table. The first table is inline (most keys
    are in one table); past one, a heap block (SPILLED) holds its capacity,
-   then the table pointers, then the positions. */
+   then the table pointers, then the positions (blocks of 4, 8 and 16
+   slots are kept for reuse: "the records' table blocks" below). */
 enum {
     MGUARD__F_PINNED = 1u,
     MGUARD__F_TRACKER = 2u,
@@ -3039,11 +3040,11 @@ static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, uint32_t h, m
 static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
 {
     mguard__obj *o = &ctx->objs[r - 1];
-    mguard_weak *inl = NULL;
-    uint32_t inl_pos = 0;
+    mguard_weak *inl[1];         /* the inline table (nt <= 1) */
+    uint32_t inl_pos[1];
     mguard__tblock *blk = NULL;
-    mguard_weak **tables = &inl;
-    uint32_t *pos = &inl_pos;
+    mguard_weak **tables = inl;
+    uint32_t *pos = inl_pos;
     uint32_t i, nt = o->ntables, h = mguard__hash_ptr(obj);
     uint64_t serial = o->serial;
     mguard__watcher *w, one;
@@ -3059,8 +3060,8 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
         o->flags &= ~(uint32_t)MGUARD__F_SPILLED;
         if (mguard__tpool_of(blk->cap) >= 0) ctx->tblocks--;   /* ours now: out of the count */
     } else {
-        inl = o->tl.one;
-        inl_pos = o->pos1;
+        memcpy(inl, &o->tl.one, sizeof inl);
+        memcpy(inl_pos, &o->pos1, sizeof inl_pos);
     }
     /* Phase 1: detach. */
     for (i = 0; i < nt; i++) {
