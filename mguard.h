@@ -3050,7 +3050,6 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     size_t nw;
     mguard__dying dying;
     struct mguard__centry *cdropped;
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
     if (MGUARD__SPILLED(o)) {
         blk = o->tl.more;
         tables = MGUARD__BLK_TABLES(blk);
@@ -3082,6 +3081,9 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->dying = &dying;
+    /* logged in phase 2: the logger may call back in (grow the registry,
+       put obj in another table), so not while o and nt are read */
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
     if (w != &one) mguard__free(ctx, w);
     for (i = 0; i < nt; i++) {
