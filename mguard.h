@@ -2805,8 +2805,9 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
    goes on its size's list for the next key that needs one, so a key
    entering a second table, leaving it or dying costs no allocator call in
    a steady state. Blocks of those sizes in use and kept never exceed the
-   most in use at once (tpeak): a new block with the bound reached first
-   frees a kept one of another size. mguard_ctx_destroy frees them. */
+   most in use at once (tpeak): a new block with the bound reached, once
+   allocated (out of memory, nothing changed), frees a kept one of another
+   size. mguard_ctx_destroy frees them. */
 
 static int mguard__tpool_of(uint32_t cap)
 {
@@ -2838,15 +2839,15 @@ static mguard__tblock *mguard__tblock_alloc(mguard_ctx *ctx, uint32_t cap)
     if (k >= 0 && ctx->tpool[k]) {
         b = mguard__tpool_pop(ctx, k);
     } else {
+        b = (mguard__tblock *)mguard__alloc(ctx, MGUARD__BLK_BYTES(cap));
+        if (!b) return NULL;   /* nothing changed: the kept blocks stay */
+        b->cap = cap;
+        b->unused_ = 0;
         if (k >= 0 && ctx->tpooled && ctx->tblocks + ctx->tpooled >= ctx->tpeak) {
             int j = 0;
             while (!ctx->tpool[j]) j++;
             mguard__free(ctx, mguard__tpool_pop(ctx, j));
         }
-        b = (mguard__tblock *)mguard__alloc(ctx, MGUARD__BLK_BYTES(cap));
-        if (!b) return NULL;
-        b->cap = cap;
-        b->unused_ = 0;
     }
     if (k >= 0 && ++ctx->tblocks > ctx->tpeak) ctx->tpeak = ctx->tblocks;
     return b;
