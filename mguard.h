@@ -1431,7 +1431,7 @@ typedef struct mguard__index {
 /* What the registry knows about one object, in two parts. The record (48
    bytes on LP64) holds what every known object needs: key, serial,
    generation tag, flags and the tables holding it as a key. The side
-   record (32 bytes, ctx->sides) holds what only some objects need: a
+   record (64 bytes, ctx->sides) holds what only some objects need: a
    tracker's watchers and mutation count, and the guarded-cache nodes
    depending on the object; it exists only for an object that has one of
    them, from the first until the record goes.
