@@ -2806,8 +2806,9 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
    goes on its size's list for the next key that needs one, so a key
    entering a second table, leaving it or dying costs no allocator call in
    a steady state. Blocks of those sizes in use and kept never exceed the
-   most in use at once (tpeak): a new block with the bound reached first
-   frees a kept one of another size. mguard_ctx_destroy frees them. */
+   most in use at once (tpeak): a new block with the bound reached, once
+   allocated (out of memory, nothing changed), frees a kept one of another
+   size. mguard_ctx_destroy frees them. */
 
 static int mguard__tpool_of(uint32_t cap)
 {
@@ -2839,15 +2840,15 @@ static mguard__tblock *mguard__tblock_alloc(mguard_ctx *ctx, uint32_t cap)
     if (k >= 0 && ctx->tpool[k]) {
         b = mguard__tpool_pop(ctx, k);
     } else {
+        b = (mguard__tblock *)mguard__alloc(ctx, MGUARD__BLK_BYTES(cap));
+        if (!b) return NULL;   /* nothing changed: the kept blocks stay */
+        b->cap = cap;
+        b->unused_ = 0;
         if (k >= 0 && ctx->tpooled && ctx->tblocks + ctx->tpooled >= ctx->tpeak) {
             int j = 0;
             while (!ctx->tpool[j]) j++;
             mguard__free(ctx, mguard__tpool_pop(ctx, j));
         }
-        b = (mguard__tblock *)mguard__alloc(ctx, MGUARD__BLK_BYTES(cap));
-        if (!b) return NULL;
-        b->cap = cap;
-        b->unused_ = 0;
     }
     if (k >= 0 && ++ctx->tblocks > ctx->tpeak) ctx->tpeak = ctx->tblocks;
     return b;
@@ -3051,7 +3052,6 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     size_t nw;
     mguard__dying dying;
     struct mguard__centry *cdropped;
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
     if (MGUARD__SPILLED(o)) {
         blk = o->tl.more;
         tables = MGUARD__BLK_TABLES(blk);
@@ -3083,6 +3083,9 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->dying = &dying;
+    /* logged in phase 2: the logger may call back in (grow the registry,
+       put obj in another table), so not while o and nt are read */
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
     if (w != &one) mguard__free(ctx, w);
     for (i = 0; i < nt; i++) {

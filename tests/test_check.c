@@ -337,6 +337,46 @@ static void test_table_block_pool(void **state)
     mguard_ctx_destroy(ctx);   /* frees the kept blocks (valgrind, ASan) */
 }
 
+/* A key's new table block failing to come changes nothing (found by
+   review): with in use + kept at the peak, mguard__tblock_alloc freed a
+   kept block of another size first, then asked for the new one; out of
+   memory, mguard_weak_set answered ENOMEM with the kept block gone. */
+static void test_table_block_pool_out_of_memory(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(&lg, &al);
+    mguard_weak *t[5];
+    static int a, b, c;
+    long v = 9, blocks;
+    int i;
+    (void)state;
+    for (i = 0; i < 5; i++) t[i] = new_table(ctx);
+    for (i = 0; i < 5; i++) setl(t[i], &a, i);   /* a: a block of 8; the one of 4 kept */
+    setl(t[0], &b, 1);
+    setl(t[1], &b, 2);                             /* b takes the kept block of 4 */
+    mguard_on_destroy(ctx, &a);                   /* a's block of 8 is kept */
+    assert_int_equal(ctx->tblocks, 1);
+    assert_int_equal(ctx->tpooled, 1);
+    assert_int_equal(ctx->tpeak, 2);
+    setl(t[0], &c, 3);
+    blocks = al.live_blocks;
+    al.fail_at = al.calls + 1;                     /* c's block of 4 */
+    assert_int_equal(mguard_weak_set(t[1], &c, &v), MGUARD_ENOMEM);
+    assert_int_equal(al.failures, 1);
+    assert_int_equal(al.live_blocks, blocks);
+    assert_int_equal(ctx->tpooled, 1);
+    assert_non_null(ctx->tpool[1]);
+    assert_false(mguard_weak_contains(t[1], &c));
+    EXPECT_SOUND(ctx);
+    /* again with memory: the kept block of 8 goes, the peak holds */
+    setl(t[1], &c, 4);
+    assert_int_equal(ctx->tblocks, 2);
+    assert_int_equal(ctx->tpooled, 0);
+    assert_int_equal(ctx->tpeak, 2);
+    EXPECT_SOUND(ctx);
+    test_ctx_finish(ctx, &al);
+}
+
 /* ---- the scope tracker ---------------------------------------------------
    A tracker with the trace on, Net named and entered (records: 0 the root,
    1 Net; active: 0, 1; one frame with an open span). */
@@ -782,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_registry_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_block_pool),
+        cmocka_unit_test(test_table_block_pool_out_of_memory),
         cmocka_unit_test(test_scope_check_sees_each_broken_invariant),
         cmocka_unit_test(test_dyn_check_sees_each_broken_invariant),
         cmocka_unit_test(test_ledger_counts_out_of_range),

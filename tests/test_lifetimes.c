@@ -855,6 +855,86 @@ static void test_death_out_of_memory_keeps_two_phases(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* The out-of-memory death's error line goes to a logger that may call
+   back in (found by review): it used to be logged after the record was
+   read and before phase 1, so a logger that put obj in another table left
+   a dangling key there, and one that grew the registry left
+   mguard__death_in_place reading the freed record array (ASan). Now it is
+   logged in phase 2: obj is dying (refused) and nothing points into the
+   registry. */
+typedef struct oom_relog {
+    mguard_ctx *ctx;
+    mguard_weak *other;
+    const void *obj;
+    int armed, refused;
+    test_log log;
+} oom_relog;
+
+static void oom_relog_fn(mguard_log_level level, const char *msg, void *user)
+{
+    oom_relog *r = (oom_relog *)user;
+    static int many[600];
+    long v = 7;
+    int i;
+    test_log_fn(level, msg, &r->log);
+    if (!r->armed || !strstr(msg, "in place")) return;
+    r->armed = 0;
+    r->refused = mguard_weak_set(r->other, r->obj, &v) == MGUARD_EINVAL;
+    for (i = 0; i < 600; i++) assert_int_equal(mguard_weak_set(r->other, &many[i], &v), MGUARD_OK);
+}
+
+static void test_death_out_of_memory_logger_calls_back_in(void **state)
+{
+    test_alloc a;
+    oom_relog rl;
+    mguard_ctx_desc d;
+    order_log l;
+    static int obj;
+    char big[300];
+    (void)state;
+    memset(&rl, 0, sizeof rl);
+    memset(&a, 0, sizeof a);
+    memset(&d, 0, sizeof d);
+    d.logger.func = oom_relog_fn;
+    d.logger.user = &rl;
+    d.allocator.realloc_fn = fa_realloc;
+    d.allocator.free_fn = fa_free;
+    d.allocator.user = &a;
+    memset(&l, 0, sizeof l);
+    l.ctx = rl.ctx = mguard_ctx_create(&d);
+    {
+        mguard_weak_desc wd;
+        memset(&wd, 0, sizeof wd);
+        wd.value_size = 300;
+        wd.value_dtor = order_dtor;
+        wd.key_death = order_key_death;
+        wd.user = &l;
+        l.t[0] = mguard_weak_create(l.ctx, &wd);
+        l.t[1] = mguard_weak_create(l.ctx, &wd);
+    }
+    rl.other = long_table(rl.ctx, NULL);
+    rl.obj = &obj;
+    memset(big, 'A', sizeof big);
+    assert_int_equal(mguard_weak_set(l.t[0], &obj, big), MGUARD_OK);
+    memset(big, 'B', sizeof big);
+    assert_int_equal(mguard_weak_set(l.t[1], &obj, big), MGUARD_OK);
+    rl.armed = 1;
+    a.fail_at = a.calls + 1;   /* the death buffer */
+    mguard_on_destroy(l.ctx, &obj);
+    assert_int_equal(a.failures, 1);
+    assert_int_equal(rl.armed, 0);
+    assert_true(rl.refused);
+    assert_false(mguard_weak_contains(rl.other, &obj));
+    assert_int_equal(mguard_weak_count(rl.other), 600);
+    assert_int_equal(l.n, 4);
+    assert_string_equal(l.seen[0], "death A");
+    assert_string_equal(l.seen[3], "dtor B");
+    assert_int_equal(mguard_weak_count(l.t[0]) + mguard_weak_count(l.t[1]), 0);
+    assert_ctx_ok(l.ctx);
+    mguard_ctx_destroy(l.ctx);
+    assert_int_equal(a.live_blocks, 0);
+}
+
 /* A death copies the values of the tables with a callback only (a table
    with neither a destructor nor key_death has nothing to call): tables
    with and without callbacks, in any order, each callback sees its own
@@ -1038,6 +1118,7 @@ int main(void)
         cmocka_unit_test(test_null_object_is_refused_everywhere),
         cmocka_unit_test(test_a_dying_object_cannot_be_registered_again),
         cmocka_unit_test(test_death_out_of_memory_keeps_two_phases),
+        cmocka_unit_test(test_death_out_of_memory_logger_calls_back_in),
         cmocka_unit_test(test_death_out_of_memory_after_compaction),
         cmocka_unit_test(test_death_after_compaction_destroys_each_value_once),
         cmocka_unit_test(test_death_copies_only_values_with_a_callback),
