@@ -1465,6 +1465,7 @@ typedef struct mguard__watcher {
 typedef struct mguard__tblock {
     uint32_t cap, unused_;       /* then cap table pointers, then cap positions */
 } mguard__tblock;
+#define MGUARD__TPOOLS 3         /* kept blocks: lists of 4, 8 and 16 slots */
 typedef struct mguard__obj {
     const void *key;
     uint64_t serial;
@@ -1576,7 +1577,7 @@ struct mguard_ctx {
     uint32_t nobjs, capobjs, live_objs, free_head;
     mguard__side *sides;         /* side records, with free list */
     uint32_t nsides, capsides, live_sides, free_side;
-    mguard__tblock *tpool[3];    /* kept table blocks of 4, 8, 16 slots */
+    mguard__tblock *tpool[MGUARD__TPOOLS]; /* kept table blocks of 4, 8, 16 slots */
     uint32_t tpooled, tblocks, tpeak; /* kept; of those sizes in use; the most in use */
     uint64_t next_serial;
     long generation;
@@ -2513,7 +2514,6 @@ static bool mguard__obj_empty(const mguard_ctx *ctx, const mguard__obj *o);
 static void mguard__tpool_trim(mguard_ctx *ctx);
 static int mguard__tpool_of(uint32_t cap);
 static mguard__tblock *mguard__tpool_next(const mguard__tblock *b);
-#define MGUARD__TPOOLS 3
 static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_key_death_fn on_death, void *user, const void *key, void *bytes);
 static void mguard__weak_free(mguard_weak *t);
 static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
@@ -2672,8 +2672,9 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         if (MGUARD__SPILLED(o)) nblk += mguard__tpool_of(o->tl.more->cap) >= 0;
         MGUARD__CHECK(ctx, !(o->flags & MGUARD__F_TRACKER) || o->side, "record %u: a tracker without a side record", i);
         if (o->side) {
-            const mguard__side *sd = &ctx->sides[o->side - 1];
+            const mguard__side *sd;
             MGUARD__CHECK(ctx, o->side <= ctx->nsides, "record %u: side record out of range", i);
+            sd = &ctx->sides[o->side - 1];
             MGUARD__CHECK(ctx, sd->nwatch <= MGUARD__WCAP(sd), "record %u: watcher count over capacity", i);
             MGUARD__CHECK(ctx, sd->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
             nside++;
@@ -2819,7 +2820,7 @@ static int mguard__tpool_of(uint32_t cap)
 static mguard__tblock *mguard__tpool_next(const mguard__tblock *b)
 {
     mguard__tblock *next;
-    memcpy(&next, (const void *)(b + 1), sizeof(mguard__tblock *));
+    memcpy(&next, (const void *)(b + 1), sizeof(mguard__tblock *));   /* MGUARD__BLK_TABLES(b) */
     return next;
 }
 
@@ -4041,18 +4042,18 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     return found ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
-/* Phase 1: the cache entries depending on (obj, attr) leave their caches
-   (11), the watchers are swapped out; phase 2: the watchers fire, then the
-   cache values are destroyed. */
-/* A mutation of obj, known as record r: its cache entries drop, its
-   tracker counts, its watchers fire. */
-/* Does a mutation of o's object do anything (a tracker to count and
-   fire, cache entries to drop)? Most known objects are only table keys. */
+/* Does a mutation of record r's object do anything (a tracker to count
+   and fire, cache entries to drop)? Most known objects are only table
+   keys. */
 static bool mguard__mutation_matters(const mguard_ctx *ctx, uint32_t r)
 {
     return (ctx->objs[r - 1].flags & MGUARD__F_TRACKER) || mguard__has_cdeps(ctx, r);
 }
 
+/* A mutation of obj, known as record r (it matters). Phase 1: the cache
+   entries depending on (obj, attr) leave their caches (11), the tracker
+   counts, the watchers are swapped out; phase 2: the watchers fire, then
+   the cache values are destroyed. */
 static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
     mguard__side *sd = &ctx->sides[ctx->objs[r - 1].side - 1];   /* it matters: it has one */
@@ -9297,17 +9298,20 @@ static void *mguard__centry_alloc(mguard_ctx *ctx, size_t size)
             break;
         }
     }
-    if (!b && ctx->cpooled && ctx->cblocks + ctx->cpooled >= ctx->cpeak) {
-        /* a new block with the bound reached: one kept (of another size) goes */
-        for (k = 0; !ctx->cpool[k]; k++) {}
-        b = ctx->cpool[k];
-        ctx->cpool[k] = mguard__cpool_next(b);
-        ctx->cpooled--;
-        mguard__free(ctx, b);
-        b = NULL;
+    if (!b) {
+        b = mguard__alloc(ctx, size);
+        if (!b) return NULL;   /* nothing changed: the kept blocks stay */
+        if (ctx->cpooled && ctx->cblocks + ctx->cpooled >= ctx->cpeak) {
+            /* a new block with the bound reached: one kept (of another size) goes */
+            void *old;
+            for (k = 0; !ctx->cpool[k]; k++) {}
+            old = ctx->cpool[k];
+            ctx->cpool[k] = mguard__cpool_next(old);
+            ctx->cpooled--;
+            mguard__free(ctx, old);
+        }
     }
-    if (!b) b = mguard__alloc(ctx, size);
-    if (b && ++ctx->cblocks > ctx->cpeak) ctx->cpeak = ctx->cblocks;
+    if (++ctx->cblocks > ctx->cpeak) ctx->cpeak = ctx->cblocks;
     return b;
 }
 

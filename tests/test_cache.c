@@ -961,6 +961,51 @@ static void test_kept_blocks_of_another_size_do_not_raise_the_blocks_held(void *
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* Out of memory for a new entry block while blocks are kept at the bound:
+   ENOMEM changes nothing, the kept blocks included (a kept block goes
+   only once the new one is had). */
+static void test_entry_block_out_of_memory_keeps_the_kept_blocks(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_cache *small = new_cache(ctx, NULL, 0, 0), *big;
+    mguard_cache_desc cd;
+    static int k[4];
+    unsigned char bv[64];
+    long v, blocks;
+    int i, round;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof bv;
+    big = mguard_cache_create(ctx, &cd);
+    memset(bv, 7, sizeof bv);
+    for (round = 0; round < 2; round++) {   /* warm up arrays and records */
+        for (i = 0; i < 4; i++) {
+            v = i;
+            assert_int_equal(mguard_cache_set(small, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+            assert_int_equal(mguard_cache_set(big, MGUARD_CACHE_KEYS(&k[i]), bv, 0), MGUARD_OK);
+        }
+        for (i = 0; i < 4; i++) mguard_on_mutation(ctx, &k[i], NULL);
+        mguard_cache_clear(small);
+        mguard_cache_clear(big);
+    }
+    for (i = 0; i < 4; i++) { v = i; assert_int_equal(mguard_cache_set(small, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK); }
+    for (i = 0; i < 4; i++) mguard_on_mutation(ctx, &k[i], NULL);   /* 4 blocks kept, at the peak */
+    blocks = al.live_blocks;
+    al.fail_at = al.calls + 1;                                     /* big's entry block */
+    assert_int_equal(mguard_cache_set(big, MGUARD_CACHE_KEYS(&k[0]), bv, 0), MGUARD_ENOMEM);
+    assert_int_equal(al.failures, 1);
+    assert_int_equal(al.live_blocks, blocks);                      /* not one kept block fewer */
+    assert_int_equal(mguard_cache_count(big), 0);
+    assert_ctx_ok(ctx);
+    /* with memory: a kept block goes as the new one comes */
+    assert_int_equal(mguard_cache_set(big, MGUARD_CACHE_KEYS(&k[0]), bv, 0), MGUARD_OK);
+    assert_int_equal(al.live_blocks, blocks);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 /* A value changed in place through mguard_cache_get's pointer reaches its
    destructor as changed, whatever drops it. */
 static void test_a_value_changed_in_place_is_destroyed_as_changed(void **state)
@@ -1532,6 +1577,7 @@ int main(void)
         cmocka_unit_test(test_capacity_evicts_the_least_recently_used),
         cmocka_unit_test(test_dropped_entry_blocks_are_reused_and_given_back_by_clear),
         cmocka_unit_test(test_kept_blocks_of_another_size_do_not_raise_the_blocks_held),
+        cmocka_unit_test(test_entry_block_out_of_memory_keeps_the_kept_blocks),
         cmocka_unit_test(test_a_value_changed_in_place_is_destroyed_as_changed),
         cmocka_unit_test(test_values_of_16_bytes_or_more_are_16_aligned),
         cmocka_unit_test(test_a_stale_value_destroyed_by_a_destructor_is_not_answered_with_another),
