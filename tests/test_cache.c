@@ -917,26 +917,20 @@ static void test_a_stale_value_destroyed_by_a_destructor_is_not_answered_with_an
     mguard_ctx_destroy(aba.ctx);
 }
 
-/* The entry blocks held, in use and kept, stay within the most in use at
-   once, also when the next entries have another size: 4 one-key blocks of
-   a long cache kept, then 4 entries of a 64-byte cache (another block
-   size) give the kept ones back instead of holding 8. */
-static void test_kept_blocks_of_another_size_do_not_raise_the_blocks_held(void **state)
+/* A 64-byte cache beside small; both caches' arrays and the 4 keys'
+   records warmed up (filled and given back twice), so that what follows
+   allocates nothing but entry blocks. */
+static mguard_cache *warm_small_and_big(mguard_ctx *ctx, mguard_cache *small, const int *k, unsigned char bv[64])
 {
-    test_alloc al;
-    mguard_ctx *ctx = test_ctx(NULL, &al);
-    mguard_cache *small = new_cache(ctx, NULL, 0, 0), *big;
     mguard_cache_desc cd;
-    static int k[4];
-    unsigned char bv[64];
-    long v, blocks;
+    mguard_cache *big;
+    long v;
     int i, round;
-    (void)state;
     memset(&cd, 0, sizeof cd);
-    cd.value_size = sizeof bv;
+    cd.value_size = 64;
     big = mguard_cache_create(ctx, &cd);
-    memset(bv, 7, sizeof bv);
-    /* warm up the caches' arrays and the keys' records, then give back */
+    assert_non_null(big);
+    memset(bv, 7, 64);
     for (round = 0; round < 2; round++) {
         for (i = 0; i < 4; i++) {
             v = i;
@@ -947,6 +941,24 @@ static void test_kept_blocks_of_another_size_do_not_raise_the_blocks_held(void *
         mguard_cache_clear(small);
         mguard_cache_clear(big);
     }
+    return big;
+}
+
+/* The entry blocks held, in use and kept, stay within the most in use at
+   once, also when the next entries have another size: 4 one-key blocks of
+   a long cache kept, then 4 entries of a 64-byte cache (another block
+   size) give the kept ones back instead of holding 8. */
+static void test_kept_blocks_of_another_size_do_not_raise_the_blocks_held(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_cache *small = new_cache(ctx, NULL, 0, 0), *big;
+    static int k[4];
+    unsigned char bv[64];
+    long v, blocks;
+    int i;
+    (void)state;
+    big = warm_small_and_big(ctx, small, k, bv);
     blocks = al.live_blocks;
     for (i = 0; i < 4; i++) { v = i; assert_int_equal(mguard_cache_set(small, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK); }
     assert_int_equal(al.live_blocks, blocks + 4);
@@ -969,26 +981,12 @@ static void test_entry_block_out_of_memory_keeps_the_kept_blocks(void **state)
     test_alloc al;
     mguard_ctx *ctx = test_ctx(NULL, &al);
     mguard_cache *small = new_cache(ctx, NULL, 0, 0), *big;
-    mguard_cache_desc cd;
     static int k[4];
     unsigned char bv[64];
     long v, blocks;
-    int i, round;
+    int i;
     (void)state;
-    memset(&cd, 0, sizeof cd);
-    cd.value_size = sizeof bv;
-    big = mguard_cache_create(ctx, &cd);
-    memset(bv, 7, sizeof bv);
-    for (round = 0; round < 2; round++) {   /* warm up arrays and records */
-        for (i = 0; i < 4; i++) {
-            v = i;
-            assert_int_equal(mguard_cache_set(small, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
-            assert_int_equal(mguard_cache_set(big, MGUARD_CACHE_KEYS(&k[i]), bv, 0), MGUARD_OK);
-        }
-        for (i = 0; i < 4; i++) mguard_on_mutation(ctx, &k[i], NULL);
-        mguard_cache_clear(small);
-        mguard_cache_clear(big);
-    }
+    big = warm_small_and_big(ctx, small, k, bv);
     for (i = 0; i < 4; i++) { v = i; assert_int_equal(mguard_cache_set(small, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK); }
     for (i = 0; i < 4; i++) mguard_on_mutation(ctx, &k[i], NULL);   /* 4 blocks kept, at the peak */
     blocks = al.live_blocks;
