@@ -447,9 +447,26 @@ MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 
 /* Assign a struct field, then notify: a setter that reports itself, with
    its file and line. The write comes before the notification, because a
-   watcher may destroy the object. */
+   watcher may destroy the object. objptr is evaluated once (p++ writes and
+   reports the same object), through typeof (GCC, Clang, MSVC 17.9+, C23)
+   or decltype (C++); where neither exists it is evaluated twice, so give
+   it an expression without side effects there. ctx and value: once. */
+#if defined(__cplusplus)
+#define MGUARD__TYPEOF(x) decltype(x)
+#elif defined(__GNUC__) || defined(__clang__) || (defined(_MSC_VER) && _MSC_VER >= 1939)
+#define MGUARD__TYPEOF(x) __typeof__(x)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 202311L
+#define MGUARD__TYPEOF(x) typeof(x)
+#endif
+#ifdef MGUARD__TYPEOF
+#define MGUARD_SET_FIELD(ctx, objptr, field, value) \
+    do { MGUARD__TYPEOF(objptr) mguard_sf_obj_ = (objptr); \
+         mguard_sf_obj_->field = (value); \
+         mguard_on_mutation_at((ctx), mguard_sf_obj_, #field, __FILE__, __LINE__); } while (0)
+#else
 #define MGUARD_SET_FIELD(ctx, objptr, field, value) \
     do { (objptr)->field = (value); mguard_on_mutation_at((ctx), (objptr), #field, __FILE__, __LINE__); } while (0)
+#endif
 
 /* ==== 6. generation tags ================================================ */
 

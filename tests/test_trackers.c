@@ -263,6 +263,28 @@ static void test_set_field_macro_assigns_then_notifies(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* Regression (issue 23): the object argument was evaluated twice, so
+   p++ wrote one object and reported the next one as mutated. */
+static void test_set_field_macro_evaluates_the_object_once(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static point pts[2];
+    static int g0, g1;
+    point *p = pts;
+    (void)state;
+    mguard_watch(ctx, &pts[0], &g0, record, NULL);
+    mguard_watch(ctx, &pts[1], &g1, record, NULL);
+    MGUARD_SET_FIELD(ctx, p++, x, 7);
+    assert_ptr_equal(p, &pts[1]);
+    assert_int_equal(pts[0].x, 7);
+    assert_int_equal(pts[1].x, 0);
+    assert_int_equal(mguard_mutation_count(ctx, &pts[0]), 1);
+    assert_int_equal(mguard_mutation_count(ctx, &pts[1]), 0);
+    assert_int_equal(ncalls, 1);
+    assert_ptr_equal(calls[0].guard, &g0);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_many_dead_guards_are_pruned(void **state)
 {
     test_alloc al;
@@ -518,6 +540,7 @@ int main(void)
         T(test_guard_destroyed_by_earlier_callback_is_skipped),
         T(test_object_that_guards_itself),
         T(test_set_field_macro_assigns_then_notifies),
+        T(test_set_field_macro_evaluates_the_object_once),
         T(test_many_dead_guards_are_pruned),
         T(test_watch_bad_input),
         T(test_watch_out_of_memory_changes_nothing),
