@@ -216,7 +216,13 @@ typedef struct mguard_allocator {
 } mguard_allocator;
 
 /* Receives warnings about misuse and errors. msg is a complete line without
-   the newline, valid only during the call. Default: stderr. */
+   the newline, valid only during the call. Default: stderr. On every
+   context a line is delivered when the call that logged it is done with
+   its structures: before that call's next callback, or when it returns
+   (at most 8 lines of one call wait; further ones are counted in one last
+   line). So a logger may call any function, destroy the handle it is told
+   about included; at the end of a call made outside any callback it may
+   even destroy the context. */
 typedef void (*mguard_log_fn)(mguard_log_level level, const char *msg, void *user);
 typedef struct mguard_logger {
     mguard_log_fn func;
@@ -1386,27 +1392,27 @@ extern "C" {
    MGUARD__API (its signature, arguments and where its lock is) declares
    the bodies here and generates, at the end of the file, the locked
    variant mguard__locked_<name>: take the lock, run the body, let it go.
-   The public function itself is written out plainly at the end of the file
-   (>>public): on the default context it costs a compare of the handle's
-   magic number (a thread-safe context's handles have their own,
-   MGUARD__MAGIC_*_TS) and a tail call of the body; on a thread-safe one it
-   calls the locked variant, out of line. Every call into user code goes between MGUARD__LK_OUT
+   The list also makes the public function itself (>>public): on the
+   default context it finds the handle's context (a compare of its magic
+   number), runs the body and hands the lines it logged to the logger; on a
+   thread-safe one it calls the locked variant, out of line. Every call into user code goes between MGUARD__LK_OUT
    and MGUARD__LK_IN, which let the lock go and take it back, so no callback
    runs under the lock and any callback may call into the same context from
    any thread. Code that keeps using mguard's state across such a call
    already copes with a re-entrant callback having changed anything; another
-   thread can change no more than that. Log lines are formatted under the
-   lock into a small queue (a line logged in the middle of an operation
-   must not open a window in it) and handed to the logger the next time the
-   lock is let go, by the thread that logged them: only the holder queues,
-   and every release empties the queue. */
+   thread can change no more than that. Log lines, on every context, are
+   formatted into a small queue (a line logged in the middle of an
+   operation must not open a window in it: the logger is user code) and
+   handed to the logger at the next safe point, by the thread that logged
+   them: MGUARD__LK_OUT (the lock let go, or a default context's call into
+   user code) and the end of the public call. */
 #if !defined(MGUARD_NO_PTHREADS) && (defined(__unix__) || defined(__unix) || defined(__APPLE__))
 #define MGUARD__PTHREADS 1
 #include <pthread.h>
 #include <sched.h>
 #endif
 
-#define MGUARD__LOGQ 8        /* log lines held while the lock is held */
+#define MGUARD__LOGQ 8        /* log lines one call holds until a safe point */
 #define MGUARD__LOGLINE 512   /* bytes per line, as mguard__logf formats */
 
 typedef struct mguard__logline {
@@ -1416,16 +1422,24 @@ typedef struct mguard__logline {
     char msg[MGUARD__LOGLINE];
 } mguard__logline;
 
+/* Every context's log lines, queued where they are logged and handed to
+   the logger at the next safe point: before the next call into user code,
+   when the public call ends, and (thread-safe contexts) when the lock is
+   let go. Only the running call (the lock's holder) queues. */
+typedef struct mguard__logq {
+    uint32_t n, dropped;      /* lines queued; lines that did not fit */
+    mguard__logline line[MGUARD__LOGQ];
+} mguard__logq;
+
 typedef struct mguard__lock {
     mguard_lock_fn lock_fn;
     mguard_lock_fn unlock_fn;
     void *user;
-    uint32_t nq, dropped;     /* lines queued; lines that did not fit */
+    mguard__logq *q;          /* the context's queue */
     bool *gone;               /* mguard_ctx_destroy's wrapper: set when freed */
 #ifdef MGUARD__PTHREADS
     pthread_mutex_t mutex;    /* the built-in lock (user points at it) */
 #endif
-    mguard__logline q[MGUARD__LOGQ];
 } mguard__lock;
 
 /* ---- the hash index, the registry's record, the context ----------------- */
@@ -1623,6 +1637,7 @@ struct mguard_ctx {
 #ifdef MGUARD_DEBUG
     mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
 #endif
+    mguard__logq logq;           /* log lines not yet delivered (mguard__logq) */
 };
 
 /* ---- a weak table (its invariants: >>weak) ----------------------------- */
@@ -1684,40 +1699,68 @@ typedef struct mguard__part {
 
 static void mguard__lock_acquire(mguard__lock *lk) { lk->lock_fn(lk->user); }
 
+/* The queued lines move to out (the queue is empty after): the loggers
+   then run on a copy that no re-entrant call can change. */
+static uint32_t mguard__logq_take(mguard__logq *q, mguard__logline *out, uint32_t *dropped)
+{
+    uint32_t n = q->n;
+    memcpy(out, q->line, n * sizeof out[0]);
+    *dropped = q->dropped;
+    q->n = q->dropped = 0;
+    return n;
+}
+
+static void mguard__logq_deliver(const mguard__logline *l, uint32_t n, uint32_t dropped)
+{
+    uint32_t i;
+    for (i = 0; i < n; i++) l[i].func(l[i].level, l[i].msg, l[i].user);
+    if (dropped && n) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "mguard: %u more log line(s) of one call dropped (a call queues %d)",
+                 dropped, MGUARD__LOGQ);
+        l[n - 1].func(MGUARD_LOG_WARN, buf, l[n - 1].user);
+    }
+}
+
 /* Let the lock go, then hand the queued lines to their loggers. */
 static void mguard__lock_flush_release(mguard__lock *lk)
 {
     mguard__logline q[MGUARD__LOGQ];
-    uint32_t i, n = lk->nq, dropped = lk->dropped;
-    memcpy(q, lk->q, n * sizeof q[0]);
-    lk->nq = lk->dropped = 0;
+    uint32_t dropped, n = mguard__logq_take(lk->q, q, &dropped);
     lk->unlock_fn(lk->user);
-    for (i = 0; i < n; i++) q[i].func(q[i].level, q[i].msg, q[i].user);
-    if (dropped && n) {
-        char buf[128];
-        snprintf(buf, sizeof buf, "mguard: %u more log line(s) of one call dropped (thread-safe contexts queue %d)",
-                 dropped, MGUARD__LOGQ);
-        q[n - 1].func(MGUARD_LOG_WARN, buf, q[n - 1].user);
-    }
+    mguard__logq_deliver(q, n, dropped);
 }
 
 static void mguard__lock_release(mguard__lock *lk)
 {
-    if (lk->nq) mguard__lock_flush_release(lk);
+    if (lk->q->n) mguard__lock_flush_release(lk);
     else lk->unlock_fn(lk->user);
 }
 
-/* A log line on a thread-safe context: queued until the lock is let go. */
-static void mguard__lock_queue(mguard__lock *lk, mguard_log_level level, const char *msg,
-                             mguard_log_fn func, void *user)
+/* A default context's safe point (a call into user code, the end of a
+   public call): hand the queued lines to their loggers. Out of line: the
+   common call has none. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static void mguard__log_flush(mguard_ctx *ctx)
+{
+    mguard__logline q[MGUARD__LOGQ];
+    uint32_t dropped, n = mguard__logq_take(&ctx->logq, q, &dropped);
+    mguard__logq_deliver(q, n, dropped);
+}
+
+/* A log line: queued until the next safe point (see mguard__logq). */
+static void mguard__logq_push(mguard__logq *q, mguard_log_level level, const char *msg,
+                              mguard_log_fn func, void *user)
 {
     mguard__logline *l;
     size_t len = strlen(msg);
-    if (lk->nq == MGUARD__LOGQ) {
-        lk->dropped++;
+    if (q->n == MGUARD__LOGQ) {
+        q->dropped++;
         return;
     }
-    l = &lk->q[lk->nq++];
+    l = &q->line[q->n++];
     l->level = level;
     l->func = func;
     l->user = user;
@@ -1741,8 +1784,10 @@ static void mguard__pt_lock(void *m)
 static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *)m); }
 #endif
 
-/* Around every call into user code (ctx->in_callback already raised). */
-#define MGUARD__LK_OUT(ctx) do { if ((ctx)->lk) mguard__lock_release((ctx)->lk); } while (0)
+/* Around every call into user code (ctx->in_callback already raised): the
+   lock let go, and the lines logged so far delivered (a safe point). */
+#define MGUARD__LK_OUT(ctx) \
+    do { if ((ctx)->lk) mguard__lock_release((ctx)->lk); else if ((ctx)->logq.n) mguard__log_flush(ctx); } while (0)
 #define MGUARD__LK_IN(ctx)  do { if ((ctx)->lk) mguard__lock_acquire((ctx)->lk); } while (0)
 /* Every call into user code: in_callback raised (mguard_ctx_destroy
    refuses), the lock let go around it. */
@@ -1758,146 +1803,146 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
    state), and mguard_ctx_destroy (its wrapper is written out at the end).
    tests/check_locked.sh checks this list against the API. */
 #define MGUARD__API_CORE(X, V) \
-    X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
-    X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
-    V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
-    X(const char *, intern, (mguard_ctx *ctx, const char *s), (ctx, s), mguard__lock_of_ctx(ctx)) \
-    X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
-    V(weak_destroy, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
-    X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__lock_of_weak(t)) \
-    X(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
-    X(void *, weak_get_sized, (const mguard_weak *t, const void *key, size_t size), (t, key, size), mguard__lock_of_weak(t)) \
-    X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__lock_of_weak(t)) \
-    X(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
-    X(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
-    X(size_t, weak_count, (const mguard_weak *t), (t), mguard__lock_of_weak(t)) \
-    V(weak_clear, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
-    X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__lock_of_weak(t)) \
-    X(bool, weak_next, (mguard_weak_iter *it), (it), mguard__lock_of_weak_iter(it)) \
-    X(mguard_status, weak_set_ptr, (mguard_weak *t, const void *key, void *value), (t, key, value), mguard__lock_of_weak(t)) \
-    X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__lock_of_weak(t)) \
-    X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
-    X(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__lock_of_ctx(ctx)) \
-    X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__lock_of_ctx(ctx)) \
-    X(mguard_status, watch, (mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user), (ctx, obj, guard, fn, user), mguard__lock_of_ctx(ctx)) \
-    X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__lock_of_ctx(ctx)) \
-    V(on_mutation, (mguard_ctx *ctx, const void *obj, const char *attr), (ctx, obj, attr), mguard__lock_of_ctx(ctx)) \
-    X(uint64_t, mutation_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
-    X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
-    X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
-    X(bool, gen_is_current, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__lock_of_ctx(ctx)) \
-    X(bool, gen_is_since, (const mguard_ctx *ctx, const void *obj, long gen), (ctx, obj, gen), mguard__lock_of_ctx(ctx)) \
-    X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
-    X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
-    X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lock_of_ctx(ctx)) \
-    X(bool, gen_is_class_dynamic, (const mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__lock_of_ctx(ctx)) \
-    X(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__lock_of_ctx(ctx)) \
-    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx))
+    X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
+    X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
+    V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
+    X(const char *, intern, (mguard_ctx *ctx, const char *s), (ctx, s), mguard__ctx_of_ctx(ctx)) \
+    X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
+    V(weak_destroy, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
+    X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__ctx_of_weak(t)) \
+    X(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
+    X(void *, weak_get_sized, (const mguard_weak *t, const void *key, size_t size), (t, key, size), mguard__ctx_of_weak(t)) \
+    X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
+    X(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
+    X(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
+    X(size_t, weak_count, (const mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
+    V(weak_clear, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
+    X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
+    X(bool, weak_next, (mguard_weak_iter *it), (it), mguard__ctx_of_weak_iter(it)) \
+    X(mguard_status, weak_set_ptr, (mguard_weak *t, const void *key, void *value), (t, key, value), mguard__ctx_of_weak(t)) \
+    X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
+    X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
+    X(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__ctx_of_ctx(ctx)) \
+    X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__ctx_of_ctx(ctx)) \
+    X(mguard_status, watch, (mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user), (ctx, obj, guard, fn, user), mguard__ctx_of_ctx(ctx)) \
+    X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__ctx_of_ctx(ctx)) \
+    V(on_mutation, (mguard_ctx *ctx, const void *obj, const char *attr), (ctx, obj, attr), mguard__ctx_of_ctx(ctx)) \
+    X(uint64_t, mutation_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
+    X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
+    X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
+    X(bool, gen_is_current, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
+    X(bool, gen_is_since, (const mguard_ctx *ctx, const void *obj, long gen), (ctx, obj, gen), mguard__ctx_of_ctx(ctx)) \
+    X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
+    X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
+    X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__ctx_of_ctx(ctx)) \
+    X(bool, gen_is_class_dynamic, (const mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__ctx_of_ctx(ctx)) \
+    X(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__ctx_of_ctx(ctx)) \
+    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx))
 #ifndef MGUARD_NO_SCOPE
 #define MGUARD__API_SCOPE(X, V) \
-    X(mguard_scope *, scope_create, (mguard_ctx *ctx, const mguard_scope_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
-    V(scope_destroy, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
-    X(const char *, scope_name, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_set_name, (mguard_scope *s, const void *comp, const char *fqn), (s, comp, fqn), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_attach, (mguard_scope *s, const void *parent, const void *child, const char *name), (s, parent, child, name), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_forget, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_enter, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_exit, (mguard_scope *s, const void *comp), (s, comp), mguard__lock_of_scope(s)) \
-    X(bool, scope_is_active, (const mguard_scope *s, const char *fqn), (s, fqn), mguard__lock_of_scope(s)) \
-    X(size_t, scope_parents, (const mguard_scope *s, const char **out, size_t cap), (s, out, cap), mguard__lock_of_scope(s)) \
-    X(const char *, scope_current, (const mguard_scope *s), (s), mguard__lock_of_scope(s)) \
-    X(size_t, scope_depth, (const mguard_scope *s), (s), mguard__lock_of_scope(s)) \
-    X(size_t, scope_path, (const mguard_scope *s, char *buf, size_t cap), (s, buf, cap), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_set_phase, (mguard_scope *s, size_t phase), (s, phase), mguard__lock_of_scope(s)) \
-    X(size_t, scope_phase, (const mguard_scope *s), (s), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_reset, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_add, (mguard_scope *s, const char *counter, double amount), (s, counter, amount), mguard__lock_of_scope(s)) \
-    X(double, scope_counter, (const mguard_scope *s, const char *fqn, const char *counter), (s, fqn, counter), mguard__lock_of_scope(s)) \
-    X(size_t, scope_report, (mguard_scope *s, mguard_scope_format format, char *buf, size_t cap), (s, format, buf, cap), mguard__lock_of_scope(s)) \
-    X(size_t, scope_report_write, (mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user), (s, format, fn, user), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_clear_trace, (mguard_scope *s), (s), mguard__lock_of_scope(s)) \
-    X(mguard_status, scope_clear_warnings, (mguard_scope *s), (s), mguard__lock_of_scope(s))
+    X(mguard_scope *, scope_create, (mguard_ctx *ctx, const mguard_scope_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
+    V(scope_destroy, (mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
+    X(const char *, scope_name, (mguard_scope *s, const void *comp), (s, comp), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_set_name, (mguard_scope *s, const void *comp, const char *fqn), (s, comp, fqn), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_attach, (mguard_scope *s, const void *parent, const void *child, const char *name), (s, parent, child, name), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_forget, (mguard_scope *s, const void *comp), (s, comp), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_enter, (mguard_scope *s, const void *comp), (s, comp), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_exit, (mguard_scope *s, const void *comp), (s, comp), mguard__ctx_of_scope(s)) \
+    X(bool, scope_is_active, (const mguard_scope *s, const char *fqn), (s, fqn), mguard__ctx_of_scope(s)) \
+    X(size_t, scope_parents, (const mguard_scope *s, const char **out, size_t cap), (s, out, cap), mguard__ctx_of_scope(s)) \
+    X(const char *, scope_current, (const mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
+    X(size_t, scope_depth, (const mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
+    X(size_t, scope_path, (const mguard_scope *s, char *buf, size_t cap), (s, buf, cap), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_set_phase, (mguard_scope *s, size_t phase), (s, phase), mguard__ctx_of_scope(s)) \
+    X(size_t, scope_phase, (const mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_reset, (mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_add, (mguard_scope *s, const char *counter, double amount), (s, counter, amount), mguard__ctx_of_scope(s)) \
+    X(double, scope_counter, (const mguard_scope *s, const char *fqn, const char *counter), (s, fqn, counter), mguard__ctx_of_scope(s)) \
+    X(size_t, scope_report, (mguard_scope *s, mguard_scope_format format, char *buf, size_t cap), (s, format, buf, cap), mguard__ctx_of_scope(s)) \
+    X(size_t, scope_report_write, (mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user), (s, format, fn, user), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_clear_trace, (mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_clear_warnings, (mguard_scope *s), (s), mguard__ctx_of_scope(s))
 #else
 #define MGUARD__API_SCOPE(X, V)
 #endif
 #ifndef MGUARD_NO_DYN
 #define MGUARD__API_DYN(X, V) \
-    X(mguard_dyn *, dyn_create, (mguard_ctx *ctx), (ctx), mguard__lock_of_ctx(ctx)) \
-    V(dyn_destroy, (mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
-    X(mguard_status, dyn_observe, (mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim), (d, path, dims, ndim), mguard__lock_of_dyn(d)) \
-    X(mguard_status, dyn_observe_scalar, (mguard_dyn *d, const char *path, double value), (d, path, value), mguard__lock_of_dyn(d)) \
-    X(size_t, dyn_dims, (const mguard_dyn *d, const char *path, bool *varies, size_t cap), (d, path, varies, cap), mguard__lock_of_dyn(d)) \
-    X(bool, dyn_varies, (const mguard_dyn *d, const char *path, size_t dim), (d, path, dim), mguard__lock_of_dyn(d)) \
-    X(bool, dyn_contains, (const mguard_dyn *d, const char *path), (d, path), mguard__lock_of_dyn(d)) \
-    X(size_t, dyn_count, (const mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
-    X(mguard_dyn_iter, dyn_iterate, (const mguard_dyn *d), (d), mguard__lock_of_dyn(d)) \
-    X(bool, dyn_next, (mguard_dyn_iter *it), (it), mguard__lock_of_dyn_iter(it)) \
-    X(size_t, dyn_format, (const mguard_dyn *d, char *buf, size_t cap), (d, buf, cap), mguard__lock_of_dyn(d))
+    X(mguard_dyn *, dyn_create, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
+    V(dyn_destroy, (mguard_dyn *d), (d), mguard__ctx_of_dyn(d)) \
+    X(mguard_status, dyn_observe, (mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim), (d, path, dims, ndim), mguard__ctx_of_dyn(d)) \
+    X(mguard_status, dyn_observe_scalar, (mguard_dyn *d, const char *path, double value), (d, path, value), mguard__ctx_of_dyn(d)) \
+    X(size_t, dyn_dims, (const mguard_dyn *d, const char *path, bool *varies, size_t cap), (d, path, varies, cap), mguard__ctx_of_dyn(d)) \
+    X(bool, dyn_varies, (const mguard_dyn *d, const char *path, size_t dim), (d, path, dim), mguard__ctx_of_dyn(d)) \
+    X(bool, dyn_contains, (const mguard_dyn *d, const char *path), (d, path), mguard__ctx_of_dyn(d)) \
+    X(size_t, dyn_count, (const mguard_dyn *d), (d), mguard__ctx_of_dyn(d)) \
+    X(mguard_dyn_iter, dyn_iterate, (const mguard_dyn *d), (d), mguard__ctx_of_dyn(d)) \
+    X(bool, dyn_next, (mguard_dyn_iter *it), (it), mguard__ctx_of_dyn_iter(it)) \
+    X(size_t, dyn_format, (const mguard_dyn *d, char *buf, size_t cap), (d, buf, cap), mguard__ctx_of_dyn(d))
 #else
 #define MGUARD__API_DYN(X, V)
 #endif
 #ifndef MGUARD_NO_LEDGER
 #define MGUARD__API_LEDGER(X, V) \
-    X(mguard_ledger *, ledger_create, (mguard_ctx *ctx, const mguard_ledger_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
-    V(ledger_destroy, (mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_track_existing, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_track_new, (mguard_ledger *L, const void *obj, const char *cls_source), (L, obj, cls_source), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_track_mutable, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__lock_of_ledger(L)) \
-    X(bool, ledger_contains, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_get, (const mguard_ledger *L, const void *obj, mguard_ledger_entry *out), (L, obj, out), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_mark_modified, (mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
-    X(bool, ledger_is_modified, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_load, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__lock_of_ledger(L)) \
-    X(bool, ledger_is_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_set_fields, (mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n), (L, obj, fields, n), mguard__lock_of_ledger(L)) \
-    X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_ledger_iter, ledger_iterate, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__lock_of_ledger(L)) \
-    X(bool, ledger_next, (mguard_ledger_iter *it), (it), mguard__lock_of_ledger_iter(it)) \
-    X(mguard_ledger_iter, ledger_iterate_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__lock_of_ledger(L)) \
-    X(mguard_ledger_iter, ledger_iterate_records, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_ledger_iter, ledger_iterate_hooks, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__lock_of_ledger(L)) \
-    X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_register_hook, (mguard_ledger *L, const void *obj, const char *name, void *fn, int *id), (L, obj, name, fn, id), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_remove_hook, (mguard_ledger *L, int id), (L, id), mguard__lock_of_ledger(L)) \
-    X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__lock_of_ledger(L)) \
-    X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__lock_of_ledger(a)) \
-    X(mguard_status, ledger_diff, (const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out), (a, b, out), mguard__lock_of_ledger(a)) \
-    V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), mguard__lock_of_diff(d)) \
-    X(mguard_status, ledger_prune, (mguard_ledger *L, const void *const *roots, size_t nroots), (L, roots, nroots), mguard__lock_of_ledger(L)) \
-    X(mguard_status, ledger_apply, (mguard_ledger *L, mguard_ledger_apply_fn fn, void *user), (L, fn, user), mguard__lock_of_ledger(L)) \
-    X(bool, ledger_is_empty, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    V(ledger_clear, (mguard_ledger *L), (L), mguard__lock_of_ledger(L)) \
-    X(size_t, ledger_storage_bytes, (const mguard_ledger *L), (L), mguard__lock_of_ledger(L))
+    X(mguard_ledger *, ledger_create, (mguard_ctx *ctx, const mguard_ledger_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
+    V(ledger_destroy, (mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_track_existing, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_track_new, (mguard_ledger *L, const void *obj, const char *cls_source), (L, obj, cls_source), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_track_mutable, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__ctx_of_ledger(L)) \
+    X(bool, ledger_contains, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_get, (const mguard_ledger *L, const void *obj, mguard_ledger_entry *out), (L, obj, out), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_mark_modified, (mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
+    X(bool, ledger_is_modified, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_load, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__ctx_of_ledger(L)) \
+    X(bool, ledger_is_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_set_fields, (mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n), (L, obj, fields, n), mguard__ctx_of_ledger(L)) \
+    X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__ctx_of_ledger(L)) \
+    X(bool, ledger_next, (mguard_ledger_iter *it), (it), mguard__ctx_of_ledger_iter(it)) \
+    X(mguard_ledger_iter, ledger_iterate_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate_records, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate_hooks, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__ctx_of_ledger(L)) \
+    X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_register_hook, (mguard_ledger *L, const void *obj, const char *name, void *fn, int *id), (L, obj, name, fn, id), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_remove_hook, (mguard_ledger *L, int id), (L, id), mguard__ctx_of_ledger(L)) \
+    X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__ctx_of_ledger(L)) \
+    X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__ctx_of_ledger(a)) \
+    X(mguard_status, ledger_diff, (const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out), (a, b, out), mguard__ctx_of_ledger(a)) \
+    V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), mguard__ctx_of_diff(d)) \
+    X(mguard_status, ledger_prune, (mguard_ledger *L, const void *const *roots, size_t nroots), (L, roots, nroots), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_apply, (mguard_ledger *L, mguard_ledger_apply_fn fn, void *user), (L, fn, user), mguard__ctx_of_ledger(L)) \
+    X(bool, ledger_is_empty, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    V(ledger_clear, (mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
+    X(size_t, ledger_storage_bytes, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L))
 #else
 #define MGUARD__API_LEDGER(X, V)
 #endif
 #define MGUARD__API_CACHE(X, V) \
-    V(on_mutation_at, (mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line), (ctx, obj, attr, file, line), mguard__lock_of_ctx(ctx)) \
-    X(mguard_cache *, cache_create, (mguard_ctx *ctx, const mguard_cache_desc *desc), (ctx, desc), mguard__lock_of_ctx(ctx)) \
-    V(cache_destroy, (mguard_cache *c), (c), mguard__lock_of_cache(c)) \
-    X(mguard_status, cache_set, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost), (c, keys, nkeys, value, cost), mguard__lock_of_cache(c)) \
-    X(void *, cache_get, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__lock_of_cache(c)) \
-    X(bool, cache_contains, (const mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__lock_of_cache(c)) \
-    X(void *, cache_get_or_compute, (mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_compute_fn compute, void *user, mguard_status *status), (c, keys, nkeys, compute, user, status), mguard__lock_of_cache(c)) \
-    X(mguard_status, cache_job_depend, (mguard_cache_job *job, const void *obj, const char *attr), (job, obj, attr), mguard__lock_of_job(job)) \
-    X(mguard_status, cache_job_set_cost, (mguard_cache_job *job, size_t cost), (job, cost), mguard__lock_of_job(job)) \
-    X(mguard_status, cache_depend, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr), (c, keys, nkeys, obj, attr), mguard__lock_of_cache(c)) \
-    X(mguard_status, cache_remove, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__lock_of_cache(c)) \
-    V(cache_clear, (mguard_cache *c), (c), mguard__lock_of_cache(c)) \
-    X(size_t, cache_count, (const mguard_cache *c), (c), mguard__lock_of_cache(c)) \
-    X(mguard_cache_iter, cache_iterate, (mguard_cache *c), (c), mguard__lock_of_cache(c)) \
-    X(bool, cache_next, (mguard_cache_iter *it), (it), mguard__lock_of_cache_iter(it)) \
-    X(mguard_status, cache_get_stats, (const mguard_cache *c, mguard_cache_stats *out), (c, out), mguard__lock_of_cache(c)) \
-    X(size_t, cache_report, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__lock_of_cache(c)) \
-    X(mguard_status, cache_last_reason, (const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out), (c, keys, nkeys, out), mguard__lock_of_cache(c))
+    V(on_mutation_at, (mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line), (ctx, obj, attr, file, line), mguard__ctx_of_ctx(ctx)) \
+    X(mguard_cache *, cache_create, (mguard_ctx *ctx, const mguard_cache_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
+    V(cache_destroy, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
+    X(mguard_status, cache_set, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost), (c, keys, nkeys, value, cost), mguard__ctx_of_cache(c)) \
+    X(void *, cache_get, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
+    X(bool, cache_contains, (const mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
+    X(void *, cache_get_or_compute, (mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_compute_fn compute, void *user, mguard_status *status), (c, keys, nkeys, compute, user, status), mguard__ctx_of_cache(c)) \
+    X(mguard_status, cache_job_depend, (mguard_cache_job *job, const void *obj, const char *attr), (job, obj, attr), mguard__ctx_of_job(job)) \
+    X(mguard_status, cache_job_set_cost, (mguard_cache_job *job, size_t cost), (job, cost), mguard__ctx_of_job(job)) \
+    X(mguard_status, cache_depend, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr), (c, keys, nkeys, obj, attr), mguard__ctx_of_cache(c)) \
+    X(mguard_status, cache_remove, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
+    V(cache_clear, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
+    X(size_t, cache_count, (const mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
+    X(mguard_cache_iter, cache_iterate, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
+    X(bool, cache_next, (mguard_cache_iter *it), (it), mguard__ctx_of_cache_iter(it)) \
+    X(mguard_status, cache_get_stats, (const mguard_cache *c, mguard_cache_stats *out), (c, out), mguard__ctx_of_cache(c)) \
+    X(size_t, cache_report, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__ctx_of_cache(c)) \
+    X(mguard_status, cache_last_reason, (const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c))
 #define MGUARD__API(X, V) MGUARD__API_CORE(X, V) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V)
 
 /* The unlocked bodies, declared from the list (they call each other, and
@@ -1963,20 +2008,17 @@ static void mguard__free(const mguard_ctx *ctx, void *p)
     if (p) ctx->alloc.free_fn(p, ctx->alloc.user);
 }
 
-/* Log one line. The logger is user code: it runs with in_callback raised,
-   so it cannot destroy the context under the caller (mguard_ctx_destroy
-   refuses), and the caller may go on using the context afterwards. ctx is
-   const for the read-only callers; only the callback counter changes. */
+/* Log one line. The logger is user code, and may call back into the
+   library (destroy the handle being logged about, say): so a line is never
+   delivered in the middle of an operation, on any context. It is queued,
+   and delivered at the next safe point: before the next call into user
+   code (MGUARD__LK_OUT) or when the public call ends (the wrappers,
+   >>public). ctx is const for the read-only callers; only the queue
+   changes. */
 static void mguard__log_line(const mguard_ctx *ctx, mguard_log_level level, const char *line)
 {
     mguard_ctx *mctx = (mguard_ctx *)mguard__unconst(ctx);   /* never a const object: every ctx is allocated */
-    if (ctx->lk) {
-        mguard__lock_queue(ctx->lk, level, line, ctx->log.func, ctx->log.user);
-        return;
-    }
-    mctx->in_callback++;
-    ctx->log.func(level, line, ctx->log.user);
-    mctx->in_callback--;
+    mguard__logq_push(&mctx->logq, level, line, ctx->log.func, ctx->log.user);
 }
 
 static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
@@ -2614,10 +2656,12 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
 
 static void mguard__ctx_destroy(mguard_ctx *ctx)
 {
-    uint32_t i;
+    mguard__logline q[MGUARD__LOGQ];
+    uint32_t i, n, dropped;
     if (!mguard__ctx_ok(ctx, "mguard_ctx_destroy")) return;
     if (ctx->in_callback || ctx->destroying) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
+        if (!ctx->lk) mguard__log_flush(ctx);   /* its wrapper cannot tell a refusal */
         return;
     }
     ctx->destroying = 1;
@@ -2641,9 +2685,13 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
 #ifdef MGUARD_DEBUG
     mguard__dbg_forget_ctx(ctx);
 #endif
+    /* the last lines go to their loggers once the context is gone (a
+       logger that calls in finds a dead handle, refused) */
+    n = mguard__logq_take(&ctx->logq, q, &dropped);
     if (ctx->lk) mguard__lock_fini(ctx);
     ctx->magic = MGUARD__DEAD;
     ctx->alloc.free_fn(ctx, ctx->alloc.user);
+    mguard__logq_deliver(q, n, dropped);
 }
 
 
@@ -10321,6 +10369,7 @@ static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
     lk->lock_fn = d->lock.lock_fn;
     lk->unlock_fn = d->lock.unlock_fn;
     lk->user = d->lock.user;
+    lk->q = &ctx->logq;
 #ifdef MGUARD__PTHREADS
     if (!lk->lock_fn) {
         if (pthread_mutex_init(&lk->mutex, NULL) != 0) {
@@ -10339,88 +10388,89 @@ static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
 }
 
 /* The end of mguard_ctx_destroy on a thread-safe context (the lock is
-   held): let it go, delivering the last log lines, and free it. */
+   held; the last log lines already taken out): let it go, and free it. */
 static void mguard__lock_fini(mguard_ctx *ctx)
 {
     mguard__lock *lk = ctx->lk;
     if (lk->gone) *lk->gone = true;
     ctx->lk = NULL;
-    mguard__lock_flush_release(lk);
+    lk->unlock_fn(lk->user);
 #ifdef MGUARD__PTHREADS
     if (lk->lock_fn == mguard__pt_lock) pthread_mutex_destroy(&lk->mutex);
 #endif
     mguard__free(ctx, lk);
 }
 
-/* Where the wrappers find the lock. A handle the implementation will
-   refuse gives NULL (no lock is needed to refuse it). The fields read here
-   are written once, when the handle is created. Under MGUARD_DEBUG a
+/* Where the wrappers find the context (and through it the lock, NULL on
+   the default context). A handle the implementation will refuse gives NULL
+   (no lock is needed to refuse it, and it logs nothing). The fields read
+   here are written once, when the handle is created. Under MGUARD_DEBUG a
    handle is looked up among the live ones before it is read, as the
    implementation does (that registry itself is not thread-safe). */
-static mguard__lock *mguard__lock_of_ctx(const mguard_ctx *ctx)
+static mguard_ctx *mguard__ctx_of_ctx(const mguard_ctx *ctx)
 {
 #ifdef MGUARD_DEBUG
     if (ctx && !mguard__dbg_ctx_live(ctx)) return NULL;
 #endif
-    return ctx && ctx->magic == MGUARD__MAGIC_CTX_TS ? ctx->lk : NULL;
+    return ctx && (ctx->magic | 1u) == MGUARD__MAGIC_CTX_TS ? (mguard_ctx *)mguard__unconst(ctx) : NULL;
 }
-static mguard__lock *mguard__lock_of_weak(const mguard_weak *t)
+static mguard_ctx *mguard__ctx_of_weak(const mguard_weak *t)
 {
 #ifdef MGUARD_DEBUG
     if (t && !mguard__dbg_table_live(t)) return NULL;
 #endif
-    return t && t->magic == MGUARD__MAGIC_WEAK_TS ? t->ctx->lk : NULL;
+    return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS ? t->ctx : NULL;
 }
-static mguard__lock *mguard__lock_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__lock_of_weak(it->t_) : NULL; }
-static mguard__lock *mguard__lock_of_cache(const mguard_cache *c)
+static mguard_ctx *mguard__ctx_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__ctx_of_weak(it->t_) : NULL; }
+static mguard_ctx *mguard__ctx_of_cache(const mguard_cache *c)
 {
 #ifdef MGUARD_DEBUG
     if (c && !mguard__dbg_h_live(c, MGUARD__DBG_CACHE)) return NULL;
 #endif
-    return c && c->magic == MGUARD__MAGIC_CACHE_TS ? c->ctx->lk : NULL;
+    return c && (c->magic | 1u) == MGUARD__MAGIC_CACHE_TS ? c->ctx : NULL;
 }
-static mguard__lock *mguard__lock_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__lock_of_cache(it->c_) : NULL; }
+static mguard_ctx *mguard__ctx_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__ctx_of_cache(it->c_) : NULL; }
 /* a job lives on the computing thread's stack; its fields are written
    before compute is called */
-static mguard__lock *mguard__lock_of_job(const mguard_cache_job *job)
+static mguard_ctx *mguard__ctx_of_job(const mguard_cache_job *job)
 {
-    return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx->lk : NULL;
+    return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx : NULL;
 }
 #ifdef MGUARD__ADDONS
-/* The lock of an add-on handle, quietly NULL for one the implementation
+/* The context of an add-on handle, quietly NULL for one the implementation
    will refuse (a dead one is not read under MGUARD_DEBUG). */
-static mguard__lock *mguard__lock_of_handle(const void *h, uint32_t magic, int kind)
+static mguard_ctx *mguard__ctx_of_handle(const void *h, uint32_t magic, int kind)
 {
     const mguard__handle *hd = (const mguard__handle *)h;
 #ifdef MGUARD_DEBUG
     if (h && !mguard__dbg_h_live(h, kind)) return NULL;
 #endif
     (void)kind;
-    return hd && hd->magic == magic ? hd->ctx->lk : NULL;
+    return hd && hd->magic == magic ? hd->ctx : NULL;
 }
 #endif
 #ifndef MGUARD_NO_SCOPE
-static mguard__lock *mguard__lock_of_scope(const mguard_scope *s)
+static mguard_ctx *mguard__ctx_of_scope(const mguard_scope *s)
 {
-    return mguard__lock_of_handle(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE);
+    return mguard__ctx_of_handle(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE);
 }
 #endif
 #ifndef MGUARD_NO_DYN
-static mguard__lock *mguard__lock_of_dyn(const mguard_dyn *d)
+static mguard_ctx *mguard__ctx_of_dyn(const mguard_dyn *d)
 {
-    return mguard__lock_of_handle(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN);
+    return mguard__ctx_of_handle(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN);
 }
-static mguard__lock *mguard__lock_of_dyn_iter(const mguard_dyn_iter *it) { return it ? mguard__lock_of_dyn(it->d_) : NULL; }
+static mguard_ctx *mguard__ctx_of_dyn_iter(const mguard_dyn_iter *it) { return it ? mguard__ctx_of_dyn(it->d_) : NULL; }
 #endif
 #ifndef MGUARD_NO_LEDGER
-static mguard__lock *mguard__lock_of_ledger(const mguard_ledger *L)
+static mguard_ctx *mguard__ctx_of_ledger(const mguard_ledger *L)
 {
-    return mguard__lock_of_handle(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER);
+    return mguard__ctx_of_handle(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER);
 }
-static mguard__lock *mguard__lock_of_ledger_iter(const mguard_ledger_iter *it) { return it ? mguard__lock_of_ledger(it->l_) : NULL; }
-static mguard__lock *mguard__lock_of_diff(const mguard_ledger_diff_result *d)
+static mguard_ctx *mguard__ctx_of_ledger_iter(const mguard_ledger_iter *it) { return it ? mguard__ctx_of_ledger(it->l_) : NULL; }
+static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d)
 {
-    return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx->lk : NULL;
+    return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx : NULL;
 }
 #endif
 
@@ -10430,22 +10480,22 @@ static mguard__lock *mguard__lock_of_diff(const mguard_ledger_diff_result *d)
 #define MGUARD__NOINLINE
 #endif
 /* The locked variants, one per listed function: take the lock, run the
-   body, let the lock go. Out of line, so that a public function's default
-   path is a test and a tail call with no stack frame. */
-#define MGUARD__LOCKED_X(ret, name, params, args, lock) \
+   body, let the lock go (delivering the lines it logged). Out of line, so
+   that a public function's default path stays short. */
+#define MGUARD__LOCKED_X(ret, name, params, args, ctxof) \
     static MGUARD__NOINLINE ret mguard__locked_##name params \
     { \
-        mguard__lock *lk_ = lock; \
+        mguard__lock *lk_ = (ctxof)->lk; \
         ret r_; \
         mguard__lock_acquire(lk_); \
         r_ = mguard__##name args; \
         mguard__lock_release(lk_); \
         return r_; \
     }
-#define MGUARD__LOCKED_V(name, params, args, lock) \
+#define MGUARD__LOCKED_V(name, params, args, ctxof) \
     static MGUARD__NOINLINE void mguard__locked_##name params \
     { \
-        mguard__lock *lk_ = lock; \
+        mguard__lock *lk_ = (ctxof)->lk; \
         mguard__lock_acquire(lk_); \
         mguard__##name args; \
         mguard__lock_release(lk_); \
@@ -10453,6 +10503,38 @@ static mguard__lock *mguard__lock_of_diff(const mguard_ledger_diff_result *d)
 MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V)
 #undef MGUARD__LOCKED_X
 #undef MGUARD__LOCKED_V
+
+/* >>public: the public functions that touch a context, one per listed
+   function (mguard_ctx_destroy is written out below). On a thread-safe
+   context: the locked variant. On the default context: the body, then the
+   lines it logged go to the logger (mguard__logq), once the call is done
+   with every structure: a logger may call back in, destroy the handle it
+   is told about included. A handle that will be refused has no context
+   (c_ NULL): its body refuses it and logs nothing. */
+#define MGUARD__PUBLIC_X(ret, name, params, args, ctxof) \
+    ret mguard_##name params \
+    { \
+        mguard_ctx *c_ = ctxof; \
+        ret r_; \
+        if (c_ && c_->lk) return mguard__locked_##name args; \
+        r_ = mguard__##name args; \
+        if (c_ && c_->logq.n) mguard__log_flush(c_); \
+        return r_; \
+    }
+#define MGUARD__PUBLIC_V(name, params, args, ctxof) \
+    void mguard_##name params \
+    { \
+        mguard_ctx *c_ = ctxof; \
+        if (c_ && c_->lk) { \
+            mguard__locked_##name args; \
+            return; \
+        } \
+        mguard__##name args; \
+        if (c_ && c_->logq.n) mguard__log_flush(c_); \
+    }
+MGUARD__API(MGUARD__PUBLIC_X, MGUARD__PUBLIC_V)
+#undef MGUARD__PUBLIC_X
+#undef MGUARD__PUBLIC_V
 #undef MGUARD__NOINLINE
 #undef MGUARD__API
 #undef MGUARD__API_CORE
@@ -10461,86 +10543,14 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V)
 #undef MGUARD__API_LEDGER
 #undef MGUARD__API_CACHE
 
-/* >>public: the public functions of sections 1-10 that touch a context,
-   in the order of the list. Each one: on the default context (no lock), a
-   tail call of its body; on a thread-safe one, its locked variant. */
-mguard_status mguard_ctx_check(mguard_ctx *ctx)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ctx_check(ctx) : mguard__ctx_check(ctx); }
-size_t mguard_ctx_object_count(const mguard_ctx *ctx)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ctx_object_count(ctx) : mguard__ctx_object_count(ctx); }
-void mguard_on_destroy(mguard_ctx *ctx, const void *obj)
-{ if (mguard__lock_of_ctx(ctx)) mguard__locked_on_destroy(ctx, obj); else mguard__on_destroy(ctx, obj); }
-const char *mguard_intern(mguard_ctx *ctx, const char *s)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_intern(ctx, s) : mguard__intern(ctx, s); }
-mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_weak_create(ctx, desc) : mguard__weak_create(ctx, desc); }
-void mguard_weak_destroy(mguard_weak *t)
-{ if (mguard__lock_of_weak(t)) mguard__locked_weak_destroy(t); else mguard__weak_destroy(t); }
-mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_set(t, key, value) : mguard__weak_set(t, key, value); }
-void *mguard_weak_get(const mguard_weak *t, const void *key)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get(t, key) : mguard__weak_get(t, key); }
-void *mguard_weak_get_sized(const mguard_weak *t, const void *key, size_t size)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get_sized(t, key, size) : mguard__weak_get_sized(t, key, size); }
-mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get_copy(t, key, out) : mguard__weak_get_copy(t, key, out); }
-bool mguard_weak_contains(const mguard_weak *t, const void *key)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_contains(t, key) : mguard__weak_contains(t, key); }
-mguard_status mguard_weak_remove(mguard_weak *t, const void *key)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_remove(t, key) : mguard__weak_remove(t, key); }
-size_t mguard_weak_count(const mguard_weak *t)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_count(t) : mguard__weak_count(t); }
-void mguard_weak_clear(mguard_weak *t)
-{ if (mguard__lock_of_weak(t)) mguard__locked_weak_clear(t); else mguard__weak_clear(t); }
-mguard_weak_iter mguard_weak_iterate(mguard_weak *t)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_iterate(t) : mguard__weak_iterate(t); }
-bool mguard_weak_next(mguard_weak_iter *it)
-{ return mguard__lock_of_weak_iter(it) ? mguard__locked_weak_next(it) : mguard__weak_next(it); }
-mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_set_ptr(t, key, value) : mguard__weak_set_ptr(t, key, value); }
-void *mguard_weak_get_ptr(const mguard_weak *t, const void *key)
-{ return mguard__lock_of_weak(t) ? mguard__locked_weak_get_ptr(t, key) : mguard__weak_get_ptr(t, key); }
-mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ref_make(ctx, obj) : mguard__ref_make(ctx, obj); }
-void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ref_get(ctx, ref) : mguard__ref_get(ctx, ref); }
-void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ref_get_retained(ctx, ref, try_retain, user) : mguard__ref_get_retained(ctx, ref, try_retain, user); }
-
-mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_watch(ctx, obj, guard, fn, user) : mguard__watch(ctx, obj, guard, fn, user); }
-mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_unwatch(ctx, obj, guard) : mguard__unwatch(ctx, obj, guard); }
-void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
-{ if (mguard__lock_of_ctx(ctx)) mguard__locked_on_mutation(ctx, obj, attr); else mguard__on_mutation(ctx, obj, attr); }
-uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_mutation_count(ctx, obj) : mguard__mutation_count(ctx, obj); }
-mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_tag(ctx, obj) : mguard__gen_tag(ctx, obj); }
-long mguard_gen_get(const mguard_ctx *ctx, const void *obj)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_get(ctx, obj) : mguard__gen_get(ctx, obj); }
-bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_current(ctx, obj) : mguard__gen_is_current(ctx, obj); }
-bool mguard_gen_is_since(const mguard_ctx *ctx, const void *obj, long gen)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_since(ctx, obj, gen) : mguard__gen_is_since(ctx, obj, gen); }
-long mguard_gen_current(const mguard_ctx *ctx)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_current(ctx) : mguard__gen_current(ctx); }
-long mguard_gen_advance(mguard_ctx *ctx)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_advance(ctx) : mguard__gen_advance(ctx); }
-mguard_status mguard_gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_mark_class_dynamic(ctx, cls) : mguard__gen_mark_class_dynamic(ctx, cls); }
-bool mguard_gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_class_dynamic(ctx, cls) : mguard__gen_is_class_dynamic(ctx, cls); }
-bool mguard_gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_gen_is_dynamic(ctx, obj, cls) : mguard__gen_is_dynamic(ctx, obj, cls); }
-void mguard_gen_clear(mguard_ctx *ctx)
-{ if (mguard__lock_of_ctx(ctx)) mguard__locked_gen_clear(ctx); else mguard__gen_clear(ctx); }
-
-/* The lock goes with the context when the destroy is done; a refused
+/* mguard_ctx_destroy, the one public function that touches a context and
+   is not made from the list (the others are, after the locked variants):
+   the lock goes with the context when the destroy is done; a refused
    destroy (from inside a callback) lets it go as usual. */
 void mguard_ctx_destroy(mguard_ctx *ctx)
 {
-    mguard__lock *lk = mguard__lock_of_ctx(ctx);
+    mguard_ctx *c = mguard__ctx_of_ctx(ctx);
+    mguard__lock *lk = c ? c->lk : NULL;
     bool gone = false, *outer;
     if (!lk) {
         mguard__ctx_destroy(ctx);
@@ -10554,193 +10564,6 @@ void mguard_ctx_destroy(mguard_ctx *ctx)
     lk->gone = outer;
     mguard__lock_release(lk);
 }
-
-#ifndef MGUARD_NO_SCOPE
-mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_scope_create(ctx, desc) : mguard__scope_create(ctx, desc); }
-void mguard_scope_destroy(mguard_scope *s)
-{ if (mguard__lock_of_scope(s)) mguard__locked_scope_destroy(s); else mguard__scope_destroy(s); }
-const char *mguard_scope_name(mguard_scope *s, const void *comp)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_name(s, comp) : mguard__scope_name(s, comp); }
-mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_set_name(s, comp, fqn) : mguard__scope_set_name(s, comp, fqn); }
-mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_attach(s, parent, child, name) : mguard__scope_attach(s, parent, child, name); }
-mguard_status mguard_scope_forget(mguard_scope *s, const void *comp)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_forget(s, comp) : mguard__scope_forget(s, comp); }
-mguard_status mguard_scope_enter(mguard_scope *s, const void *comp)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_enter(s, comp) : mguard__scope_enter(s, comp); }
-mguard_status mguard_scope_exit(mguard_scope *s, const void *comp)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_exit(s, comp) : mguard__scope_exit(s, comp); }
-bool mguard_scope_is_active(const mguard_scope *s, const char *fqn)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_is_active(s, fqn) : mguard__scope_is_active(s, fqn); }
-size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_parents(s, out, cap) : mguard__scope_parents(s, out, cap); }
-const char *mguard_scope_current(const mguard_scope *s)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_current(s) : mguard__scope_current(s); }
-size_t mguard_scope_depth(const mguard_scope *s)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_depth(s) : mguard__scope_depth(s); }
-size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_path(s, buf, cap) : mguard__scope_path(s, buf, cap); }
-mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_set_phase(s, phase) : mguard__scope_set_phase(s, phase); }
-size_t mguard_scope_phase(const mguard_scope *s)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_phase(s) : mguard__scope_phase(s); }
-mguard_status mguard_scope_reset(mguard_scope *s)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_reset(s) : mguard__scope_reset(s); }
-mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_add(s, counter, amount) : mguard__scope_add(s, counter, amount); }
-double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_counter(s, fqn, counter) : mguard__scope_counter(s, fqn, counter); }
-size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_report(s, format, buf, cap) : mguard__scope_report(s, format, buf, cap); }
-size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_report_write(s, format, fn, user) : mguard__scope_report_write(s, format, fn, user); }
-mguard_status mguard_scope_clear_trace(mguard_scope *s)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_clear_trace(s) : mguard__scope_clear_trace(s); }
-mguard_status mguard_scope_clear_warnings(mguard_scope *s)
-{ return mguard__lock_of_scope(s) ? mguard__locked_scope_clear_warnings(s) : mguard__scope_clear_warnings(s); }
-#endif
-#ifndef MGUARD_NO_DYN
-mguard_dyn *mguard_dyn_create(mguard_ctx *ctx)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_dyn_create(ctx) : mguard__dyn_create(ctx); }
-void mguard_dyn_destroy(mguard_dyn *d)
-{ if (mguard__lock_of_dyn(d)) mguard__locked_dyn_destroy(d); else mguard__dyn_destroy(d); }
-mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_observe(d, path, dims, ndim) : mguard__dyn_observe(d, path, dims, ndim); }
-mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_observe_scalar(d, path, value) : mguard__dyn_observe_scalar(d, path, value); }
-size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_dims(d, path, varies, cap) : mguard__dyn_dims(d, path, varies, cap); }
-bool mguard_dyn_varies(const mguard_dyn *d, const char *path, size_t dim)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_varies(d, path, dim) : mguard__dyn_varies(d, path, dim); }
-bool mguard_dyn_contains(const mguard_dyn *d, const char *path)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_contains(d, path) : mguard__dyn_contains(d, path); }
-size_t mguard_dyn_count(const mguard_dyn *d)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_count(d) : mguard__dyn_count(d); }
-mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_iterate(d) : mguard__dyn_iterate(d); }
-bool mguard_dyn_next(mguard_dyn_iter *it)
-{ return mguard__lock_of_dyn_iter(it) ? mguard__locked_dyn_next(it) : mguard__dyn_next(it); }
-size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap)
-{ return mguard__lock_of_dyn(d) ? mguard__locked_dyn_format(d, buf, cap) : mguard__dyn_format(d, buf, cap); }
-#endif
-#ifndef MGUARD_NO_LEDGER
-mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_ledger_create(ctx, desc) : mguard__ledger_create(ctx, desc); }
-void mguard_ledger_destroy(mguard_ledger *L)
-{ if (mguard__lock_of_ledger(L)) mguard__locked_ledger_destroy(L); else mguard__ledger_destroy(L); }
-mguard_status mguard_ledger_track_existing(mguard_ledger *L, const void *obj, const char *source)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_track_existing(L, obj, source) : mguard__ledger_track_existing(L, obj, source); }
-mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_track_new(L, obj, cls_source) : mguard__ledger_track_new(L, obj, cls_source); }
-mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_track_mutable(L, obj, source) : mguard__ledger_track_mutable(L, obj, source); }
-bool mguard_ledger_contains(const mguard_ledger *L, const void *obj)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_contains(L, obj) : mguard__ledger_contains(L, obj); }
-mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_get(L, obj, out) : mguard__ledger_get(L, obj, out); }
-mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_mark_modified(L, obj) : mguard__ledger_mark_modified(L, obj); }
-bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_modified(L, obj) : mguard__ledger_is_modified(L, obj); }
-mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_store_attr(L, obj, attr, value) : mguard__ledger_store_attr(L, obj, attr, value); }
-mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_delete_attr(L, obj, attr) : mguard__ledger_delete_attr(L, obj, attr); }
-mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_load_attr(L, obj, attr, value) : mguard__ledger_load_attr(L, obj, attr, value); }
-bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_pending(L, obj, attr) : mguard__ledger_is_pending(L, obj, attr); }
-mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_set_fields(L, obj, fields, n) : mguard__ledger_set_fields(L, obj, fields, n); }
-mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_load(L, obj, attr, out) : mguard__ledger_load(L, obj, attr, out); }
-size_t mguard_ledger_count(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_count(L) : mguard__ledger_count(L); }
-size_t mguard_ledger_modified_count(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_modified_count(L) : mguard__ledger_modified_count(L); }
-size_t mguard_ledger_write_count(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_write_count(L) : mguard__ledger_write_count(L); }
-mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate(L, modified_only) : mguard__ledger_iterate(L, modified_only); }
-bool mguard_ledger_next(mguard_ledger_iter *it)
-{ return mguard__lock_of_ledger_iter(it) ? mguard__locked_ledger_next(it) : mguard__ledger_next(it); }
-mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_writes(L, obj) : mguard__ledger_iterate_writes(L, obj); }
-mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_records(L) : mguard__ledger_iterate_records(L); }
-mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_iterate_hooks(L) : mguard__ledger_iterate_hooks(L); }
-mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record(L, tag, payload) : mguard__ledger_record(L, tag, payload); }
-size_t mguard_ledger_record_count(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_record_count(L) : mguard__ledger_record_count(L); }
-mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_register_hook(L, obj, name, fn, id) : mguard__ledger_register_hook(L, obj, name, fn, id); }
-mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_remove_hook(L, id) : mguard__ledger_remove_hook(L, id); }
-size_t mguard_ledger_hook_count(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_hook_count(L) : mguard__ledger_hook_count(L); }
-mguard_ledger *mguard_ledger_clone(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_clone(L) : mguard__ledger_clone(L); }
-mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_restore(L, checkpoint) : mguard__ledger_restore(L, checkpoint); }
-bool mguard_ledger_equal(const mguard_ledger *a, const mguard_ledger *b)
-{ return mguard__lock_of_ledger(a) ? mguard__locked_ledger_equal(a, b) : mguard__ledger_equal(a, b); }
-mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out)
-{ return mguard__lock_of_ledger(a) ? mguard__locked_ledger_diff(a, b, out) : mguard__ledger_diff(a, b, out); }
-void mguard_ledger_diff_free(mguard_ledger_diff_result *d)
-{ if (mguard__lock_of_diff(d)) mguard__locked_ledger_diff_free(d); else mguard__ledger_diff_free(d); }
-mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_prune(L, roots, nroots) : mguard__ledger_prune(L, roots, nroots); }
-mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_apply(L, fn, user) : mguard__ledger_apply(L, fn, user); }
-bool mguard_ledger_is_empty(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_is_empty(L) : mguard__ledger_is_empty(L); }
-void mguard_ledger_clear(mguard_ledger *L)
-{ if (mguard__lock_of_ledger(L)) mguard__locked_ledger_clear(L); else mguard__ledger_clear(L); }
-size_t mguard_ledger_storage_bytes(const mguard_ledger *L)
-{ return mguard__lock_of_ledger(L) ? mguard__locked_ledger_storage_bytes(L) : mguard__ledger_storage_bytes(L); }
-#endif
-
-/* 11. guarded caches (and mguard_on_mutation_at, of section 5) */
-void mguard_on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line)
-{ if (mguard__lock_of_ctx(ctx)) mguard__locked_on_mutation_at(ctx, obj, attr, file, line); else mguard__on_mutation_at(ctx, obj, attr, file, line); }
-mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc)
-{ return mguard__lock_of_ctx(ctx) ? mguard__locked_cache_create(ctx, desc) : mguard__cache_create(ctx, desc); }
-void mguard_cache_destroy(mguard_cache *c)
-{ if (mguard__lock_of_cache(c)) mguard__locked_cache_destroy(c); else mguard__cache_destroy(c); }
-mguard_status mguard_cache_set(mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_set(c, keys, nkeys, value, cost) : mguard__cache_set(c, keys, nkeys, value, cost); }
-void *mguard_cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_get(c, keys, nkeys) : mguard__cache_get(c, keys, nkeys); }
-bool mguard_cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_contains(c, keys, nkeys) : mguard__cache_contains(c, keys, nkeys); }
-void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_compute_fn compute, void *user, mguard_status *status)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_get_or_compute(c, keys, nkeys, compute, user, status) : mguard__cache_get_or_compute(c, keys, nkeys, compute, user, status); }
-mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr)
-{ return mguard__lock_of_job(job) ? mguard__locked_cache_job_depend(job, obj, attr) : mguard__cache_job_depend(job, obj, attr); }
-mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t cost)
-{ return mguard__lock_of_job(job) ? mguard__locked_cache_job_set_cost(job, cost) : mguard__cache_job_set_cost(job, cost); }
-mguard_status mguard_cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_depend(c, keys, nkeys, obj, attr) : mguard__cache_depend(c, keys, nkeys, obj, attr); }
-mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_remove(c, keys, nkeys) : mguard__cache_remove(c, keys, nkeys); }
-void mguard_cache_clear(mguard_cache *c)
-{ if (mguard__lock_of_cache(c)) mguard__locked_cache_clear(c); else mguard__cache_clear(c); }
-size_t mguard_cache_count(const mguard_cache *c)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_count(c) : mguard__cache_count(c); }
-mguard_cache_iter mguard_cache_iterate(mguard_cache *c)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_iterate(c) : mguard__cache_iterate(c); }
-bool mguard_cache_next(mguard_cache_iter *it)
-{ return mguard__lock_of_cache_iter(it) ? mguard__locked_cache_next(it) : mguard__cache_next(it); }
-mguard_status mguard_cache_get_stats(const mguard_cache *c, mguard_cache_stats *out)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_get_stats(c, out) : mguard__cache_get_stats(c, out); }
-size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t cap)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_report(c, buf, cap) : mguard__cache_report(c, buf, cap); }
-mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out)
-{ return mguard__lock_of_cache(c) ? mguard__locked_cache_last_reason(c, keys, nkeys, out) : mguard__cache_last_reason(c, keys, nkeys, out); }
 
 #ifdef __cplusplus
 }

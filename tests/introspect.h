@@ -32,13 +32,15 @@ MGT_DEF mguard_status mgt_ledger_check(const mguard_ledger *L);
 #if defined(MGUARD_IMPLEMENTATION) && !defined(MGT_IMPLEMENTED)
 #define MGT_IMPLEMENTED
 
-#define MGT_LOCKED(lock, type, expr) \
+#define MGT_LOCKED(ctxof, type, expr) \
     do { \
-        mguard__lock *lk_ = (lock); \
+        mguard_ctx *c_ = (ctxof); \
+        mguard__lock *lk_ = c_ ? c_->lk : NULL; \
         type r_; \
         if (lk_) mguard__lock_acquire(lk_); \
         r_ = (expr); \
         if (lk_) mguard__lock_release(lk_); \
+        else if (c_ && c_->logq.n) mguard__log_flush(c_); \
         return r_; \
     } while (0)
 
@@ -48,7 +50,7 @@ static bool mgt__ctx_contains(const mguard_ctx *ctx, const void *obj)
 }
 MGT_DEF bool mgt_ctx_contains(const mguard_ctx *ctx, const void *obj)
 {
-    MGT_LOCKED(mguard__lock_of_ctx(ctx), bool, mgt__ctx_contains(ctx, obj));
+    MGT_LOCKED(mguard__ctx_of_ctx(ctx), bool, mgt__ctx_contains(ctx, obj));
 }
 
 static size_t mgt__watcher_count(const mguard_ctx *ctx, const void *obj)
@@ -66,7 +68,7 @@ static size_t mgt__watcher_count(const mguard_ctx *ctx, const void *obj)
 }
 MGT_DEF size_t mgt_watcher_count(const mguard_ctx *ctx, const void *obj)
 {
-    MGT_LOCKED(mguard__lock_of_ctx(ctx), size_t, mgt__watcher_count(ctx, obj));
+    MGT_LOCKED(mguard__ctx_of_ctx(ctx), size_t, mgt__watcher_count(ctx, obj));
 }
 
 #ifndef MGUARD_NO_SCOPE
@@ -79,7 +81,7 @@ static const char *mgt__scope_known_name(const mguard_scope *s, const void *comp
 }
 MGT_DEF const char *mgt_scope_known_name(const mguard_scope *s, const void *comp)
 {
-    MGT_LOCKED(mguard__lock_of_scope(s), const char *, mgt__scope_known_name(s, comp));
+    MGT_LOCKED(mguard__ctx_of_scope(s), const char *, mgt__scope_known_name(s, comp));
 }
 #endif
 
@@ -87,7 +89,7 @@ MGT_DEF const char *mgt_scope_known_name(const mguard_scope *s, const void *comp
 MGT_DEF mguard_status mgt_ledger_check(const mguard_ledger *L)
 {
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;   /* before its lock is looked at */
-    MGT_LOCKED(mguard__lock_of_ledger(L), mguard_status, mguard__ledger_check(L));
+    MGT_LOCKED(mguard__ctx_of_ledger(L), mguard_status, mguard__ledger_check(L));
 }
 #endif
 

@@ -1187,6 +1187,73 @@ static void test_log_reasons_logs_each_drop_and_the_miss_after_it(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* Regression (issue 23): with log_reasons, get_or_compute logged its miss
+   before it marked the cache busy, and on a default context the logger ran
+   at once: a logger that destroyed the cache freed it under the call, which
+   then wrote to it (use after free, seen by ASan). Lines now wait for a
+   safe point: here the call into compute, where the cache is busy, so the
+   destroy waits until the call returns. */
+typedef struct cache_killer_log { mguard_cache *c; int lines; char last[256]; } cache_killer_log;
+static void destroy_cache_on_log(mguard_log_level level, const char *msg, void *user)
+{
+    cache_killer_log *k = (cache_killer_log *)user;
+    (void)level;
+    k->lines++;
+    snprintf(k->last, sizeof k->last, "%s", msg);
+    if (k->c) {
+        mguard_cache *c = k->c;
+        k->c = NULL;
+        mguard_cache_destroy(c);
+    }
+}
+
+static int computed;
+static mguard_status compute_seven(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    long v = 7;
+    (void)job; (void)keys; (void)nkeys; (void)user;
+    computed++;
+    memcpy(value, &v, sizeof v);
+    return MGUARD_OK;
+}
+
+static void test_a_logger_destroying_the_cache_on_a_logged_miss_waits_for_the_call(void **state)
+{
+    cache_killer_log k;
+    test_alloc a;
+    mguard_ctx_desc d;
+    mguard_ctx *ctx;
+    mguard_cache_desc cd;
+    static int key;
+    mguard_status st = MGUARD_OK;
+    (void)state;
+    memset(&k, 0, sizeof k);
+    memset(&a, 0, sizeof a);
+    memset(&d, 0, sizeof d);
+    d.logger.func = destroy_cache_on_log;
+    d.logger.user = &k;
+    d.allocator.realloc_fn = fa_realloc;
+    d.allocator.free_fn = fa_free;
+    d.allocator.user = &a;
+    ctx = mguard_ctx_create(&d);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.log_reasons = true;
+    cd.name = "memo";
+    k.c = mguard_cache_create(ctx, &cd);
+    computed = 0;
+    assert_null(mguard_cache_get_or_compute(k.c, MGUARD_CACHE_KEYS(&key), compute_seven, NULL, &st));
+    assert_null(k.c);                         /* the logger ran, and destroyed the cache */
+    assert_int_equal(computed, 1);            /* during compute: the destroy waited for it */
+    assert_int_equal(st, MGUARD_EINVAL);
+    assert_int_equal(k.lines, 2);
+    assert_string_equal(k.last, "mguard_cache_get_or_compute: the cache was destroyed by compute");
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(a.live_blocks, 0);
+}
+
 static void test_the_report_is_one_line_of_counts(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -1583,6 +1650,7 @@ int main(void)
         cmocka_unit_test(test_the_last_reason_names_the_mutation_and_its_line),
         cmocka_unit_test(test_the_ring_remembers_the_last_drops_only),
         cmocka_unit_test(test_log_reasons_logs_each_drop_and_the_miss_after_it),
+        cmocka_unit_test(test_a_logger_destroying_the_cache_on_a_logged_miss_waits_for_the_call),
         cmocka_unit_test(test_the_report_is_one_line_of_counts),
         cmocka_unit_test(test_iteration_survives_drops_from_callbacks),
         cmocka_unit_test(test_a_destroy_from_a_clear_is_finished_by_the_clear),
