@@ -101,6 +101,7 @@ typedef struct fz_result {
     long aux_ops;      /* operations on the auxiliary context */
     long aux_calls;    /* its hooks and callbacks called */
     long aux_retains;  /* ... of which retain hooks */
+    long aux_log_lines, aux_log_destroys; /* its logger's lines; handles it destroyed */
 } fz_result;
 
 /* ---- operations -------------------------------------------------------- */
@@ -309,7 +310,7 @@ static void fz_free(void *p, void *user)
 
 /* A quiet context on the counting allocator a; flags: 1 thread-safe,
    2 strict generations. */
-static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int flags)
+static mguard_ctx *fz_new_ctx_logged(fz_alloc_state *a, int flags, mguard_log_fn log)
 {
     mguard_ctx_desc d;
     memset(&d, 0, sizeof d);
@@ -317,10 +318,12 @@ static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int flags)
     d.allocator.free_fn = fz_free;
     d.allocator.user = a;
     d.quiet = true;
+    d.logger.func = log;
     d.thread_safe = (flags & 1) != 0;
     d.strict_generations = (flags & 2) != 0;
     return mguard_ctx_create(&d);
 }
+static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int flags) { return fz_new_ctx_logged(a, flags, NULL); }
 
 /* ---- events ------------------------------------------------------------ */
 
@@ -1660,6 +1663,11 @@ static struct fz_aux {
     unsigned char cval[8192];
     uint32_t next_cval;
     int cdepth;                /* computes running (nested) */
+    /* the logger (fz_xlog) re-enters: it queries the handle a line is
+       about, and destroys it where the decoder is done with it for the
+       operation (bits: 1, 2 caches 0 and 1; 4 the scope tracker) */
+    int log_may_destroy, in_log;
+    long log_lines, log_destroys;
 } fz_x;
 
 enum {
@@ -1892,9 +1900,51 @@ static void fz_xwrite(const char *data, size_t len, void *user)
 
 /* ---- the context ---- */
 
+/* The auxiliary context's logger (issue 23: every callout is a re-entry
+   point, the logger included). A line reaches it only once the call that
+   logged is done with its structures (or at that call's next callout): it
+   calls functions of the cache or scope tracker the line is about, and
+   destroys that handle where the decoder allows it. */
+static void fz_xlog(mguard_log_level level, const char *msg, void *user)
+{
+    (void)level;
+    (void)user;
+    fz_x.log_lines++;
+    if (fz_x.in_hook || fz_x.closing || !fz_x.ctx || fz_x.in_log) return;
+    fz_x.in_log++;
+    if (strncmp(msg, "mguard_cache", 12) == 0) {
+        int k;
+        for (k = 0; k < 2; k++) {
+            mguard_cache *c = fz_x.cache[k];
+            mguard_cache_stats st;
+            if (!c) continue;
+            if (mguard_cache_get_stats(c, &st) != MGUARD_OK || st.stored < mguard_cache_count(c))
+                fz_fail("aux: the logger's view of cache %d", k);
+            if (fz_x.log_may_destroy & (1 << k)) {
+                fz_x.cache[k] = NULL;
+                fz_x.log_destroys++;
+                mguard_cache_destroy(c);
+            }
+        }
+    } else if (strncmp(msg, "mguard_scope", 12) == 0 && fz_x.scope) {
+        const char *cur = mguard_scope_current(fz_x.scope);
+        if (mguard_scope_depth(fz_x.scope) && !cur) fz_fail("aux: the logger's view of the scope tracker");
+        if (fz_x.log_may_destroy & 4) {
+            mguard_scope *sc = fz_x.scope;
+            fz_x.scope = NULL;
+            fz_x.log_destroys++;
+            mguard_scope_destroy(sc);
+        }
+    }
+    fz_x.in_log--;
+}
+
+/* call, where the decoder does not use the handle(s) of bits afterwards */
+#define FZ_XLOG_MAY_DESTROY(bits, call) do { fz_x.log_may_destroy = (bits); call; fz_x.log_may_destroy = 0; } while (0)
+
 static void fz_xopen(int thread_safe)
 {
-    fz_x.ctx = fz_new_ctx(&fz_x.alloc, thread_safe);
+    fz_x.ctx = fz_new_ctx_logged(&fz_x.alloc, thread_safe, fz_xlog);
     if (!fz_x.ctx) fz_fail("aux: mguard_ctx_create failed");
     if (mguard_ctx_is_thread_safe(fz_x.ctx) != (thread_safe != 0)) fz_fail("aux: is_thread_safe");
 }
@@ -2199,9 +2249,9 @@ static void fz_xscope(const fz_op *op)
     case 2:
         /* set a name, or attach one object under another (the parent's
            lookup may walk, its callbacks re-entering), or forget a subtree */
-        if (op->c & 0x80) (void)mguard_scope_forget(s, fz_xuse(o));
-        else if (op->c & 0x40) (void)mguard_scope_attach(s, fz_xuse(o), fz_xuse(fz_xobj((uint8_t)(op->c * 7))), fz_xnames[op->c % 6]);
-        else mguard_scope_set_name(s, fz_xuse(o), fz_xnames[op->c % 6]);
+        if (op->c & 0x80) FZ_XLOG_MAY_DESTROY(4, (void)mguard_scope_forget(s, fz_xuse(o)));
+        else if (op->c & 0x40) FZ_XLOG_MAY_DESTROY(4, (void)mguard_scope_attach(s, fz_xuse(o), fz_xuse(fz_xobj((uint8_t)(op->c * 7))), fz_xnames[op->c % 6]));
+        else FZ_XLOG_MAY_DESTROY(4, mguard_scope_set_name(s, fz_xuse(o), fz_xnames[op->c % 6]));
         break;
     case 3: {
         size_t depth = mguard_scope_depth(s);
@@ -2216,7 +2266,7 @@ static void fz_xscope(const fz_op *op)
             fz_fail("aux: enter did not push a frame");
         break;
     }
-    case 4: mguard_scope_exit(s, o); break;
+    case 4: FZ_XLOG_MAY_DESTROY(4, mguard_scope_exit(s, o)); break;
     case 5: {
         int c = op->c & 1;
         double amount = fz_num((uint8_t)(op->c >> 1));
@@ -2233,7 +2283,7 @@ static void fz_xscope(const fz_op *op)
         else mguard_scope_report(s, (mguard_scope_format)(op->c % 3), NULL, 0);
         break;
     case 8: mguard_scope_set_phase(s, (size_t)(op->c & 1)); if (mguard_scope_phase(s) != (size_t)(op->c & 1)) fz_fail("aux: phase"); break;
-    case 9: mguard_scope_reset(s); break;
+    case 9: FZ_XLOG_MAY_DESTROY(4, mguard_scope_reset(s)); break;
     case 10: if (op->c & 1) mguard_scope_clear_trace(s); else mguard_scope_clear_warnings(s); break;
     case 11:
         mguard_scope_destroy(s);
@@ -2427,11 +2477,11 @@ static void fz_xcache(const fz_op *op)
     }
     case 7:
         for (i = 0; i < (int)n; i++) fz_xuse(keys[i]);
-        st = mguard_cache_depend(c, keys, n, fz_xuse(fz_xpool[op->c % FZ_XOBJ]), op->c & 8 ? NULL : fz_xattrs[op->c % 3]);
+        FZ_XLOG_MAY_DESTROY(1 << slot, st = mguard_cache_depend(c, keys, n, fz_xuse(fz_xpool[op->c % FZ_XOBJ]), op->c & 8 ? NULL : fz_xattrs[op->c % 3]));
         if (st != MGUARD_OK && st != MGUARD_NOT_FOUND && st != MGUARD_ENOMEM) fz_fail("aux: cache_depend answered %d", (int)st);
         break;
     case 8:
-        st = mguard_cache_remove(c, keys, n);
+        FZ_XLOG_MAY_DESTROY(1 << slot, st = mguard_cache_remove(c, keys, n));
         if (st != MGUARD_OK && st != MGUARD_NOT_FOUND) fz_fail("aux: cache_remove answered %d", (int)st);
         break;
     case 9:
@@ -2441,11 +2491,11 @@ static void fz_xcache(const fz_op *op)
     case 10: case 11: {
         int o = op->c % FZ_XOBJ, a = op->b % 4;
         fz_xbump(o, a);
-        mguard_on_mutation_at(fz_x.ctx, fz_xpool[o], a == 3 ? NULL : fz_xattrs[a], "fuzz.c", op->b);
+        FZ_XLOG_MAY_DESTROY(3, mguard_on_mutation_at(fz_x.ctx, fz_xpool[o], a == 3 ? NULL : fz_xattrs[a], "fuzz.c", op->b));
         break;
     }
     case 12:
-        fz_xdestroy(fz_xpool[op->c % FZ_XOBJ]);
+        FZ_XLOG_MAY_DESTROY(3, fz_xdestroy(fz_xpool[op->c % FZ_XOBJ]));
         break;
     case 13: {
         mguard_cache_stats s;
@@ -3268,6 +3318,8 @@ MODEL_DEF void fz_run(const uint8_t *data, size_t size, const fz_opts *opts, fz_
         fz_end_run();
     }
     fz.res.aux_calls = fz_x.calls;
+    fz.res.aux_log_lines = fz_x.log_lines;
+    fz.res.aux_log_destroys = fz_x.log_destroys;
     fz.res.aux_retains = fz_x.retains;
     fz.res.allocs = fz.alloc.calls;
     fz.res.failures = fz.alloc.failures;

@@ -25,7 +25,7 @@ static void report_mismatch(const char *report)
     fail_msg("%s\n  replay: %s", report, replay);
 }
 
-typedef struct totals { long runs, ops, events, checks, enomem, faulted, aux_ops, aux_calls, aux_retains; } totals;
+typedef struct totals { long runs, ops, events, checks, enomem, faulted, aux_ops, aux_calls, aux_retains, log_lines, log_destroys; } totals;
 
 static void add(totals *t, const fz_result *r)
 {
@@ -38,6 +38,8 @@ static void add(totals *t, const fz_result *r)
     t->aux_ops += r->aux_ops;
     t->aux_calls += r->aux_calls;
     t->aux_retains += r->aux_retains;
+    t->log_lines += r->aux_log_lines;
+    t->log_destroys += r->aux_log_destroys;
 }
 
 static void test_seeded_sequences_agree_with_model(void **state)
@@ -78,8 +80,12 @@ static void test_seeded_sequences_agree_with_model(void **state)
            t.runs, t.ops, t.events, t.checks, t.faulted, t.enomem);
     printf("  auxiliary context (checked, no model): %ld operations, %ld hook and callback calls (%ld retains)\n",
            t.aux_ops, t.aux_calls, t.aux_retains);
+    printf("  its logger: %ld lines, %ld handles destroyed from inside it\n", t.log_lines, t.log_destroys);
     assert_int_equal(t.runs, (long)(last - first + 1));
-    if (!getenv("FZ_SEED")) assert_true(t.faulted > 0);
+    if (!getenv("FZ_SEED")) {
+        assert_true(t.faulted > 0);
+        assert_true(t.log_destroys > 0);   /* the re-entrant logger is exercised */
+    }
 }
 
 static void test_corpus_inputs_agree_with_model(void **state)
