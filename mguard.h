@@ -259,9 +259,15 @@ typedef struct mguard_ctx_desc {
    allocator or lock with only one of its two functions, or thread_safe
    without a lock where there are no pthreads (logged). Cost: O(1). */
 MGUARDDEF mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc);
-/* Destroy ctx and everything created from it (tables, ...); every stored
-   value is destroyed. NULL is a no-op. Calling it from inside one of ctx's
-   own callbacks is refused with a log message; so is creating a table,
+/* Destroy ctx and everything created from it; every stored value is
+   destroyed. The order: the add-ons (scope and dynamism trackers,
+   ledgers; the last created first), then the caches, then the tables (the
+   last created first). Callbacks run as each handle goes (value
+   destructors, ledger releases); in them, a handle not yet destroyed is
+   alive, and one already destroyed is refused like any destroyed handle
+   (its memory is kept until the destroy is done, so nothing reads freed
+   memory). NULL is a no-op. Calling it from inside one of ctx's own
+   callbacks is refused with a log message; so is creating a table,
    tracker or ledger (or a clone) from a callback the destroy runs (NULL
    and a warning). Cost: O(everything). */
 MGUARDDEF void mguard_ctx_destroy(mguard_ctx *ctx);
@@ -1620,6 +1626,7 @@ struct mguard_ctx {
     mguard__hookframe *hooking;  /* 10. ledger hooks outside the lock (C stack) */
     int in_callback;             /* user callbacks running now */
     int destroying;
+    void *buried;                /* handles dead during the destroy (mguard__bury) */
     /* interned strings (for later sections) */
     mguard__index str_index;
     char **strs;
@@ -1795,14 +1802,15 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
 
 /* Every public function that touches a context, with the expression that
-   finds its lock (NULL: not thread-safe, or a handle the implementation
-   will refuse). X: returns a value; V: returns nothing. Not listed: the
+   finds its context (NULL: a handle the implementation will refuse).
+   X: returns a value; V: returns nothing; Q: returns a value, and never
+   logs nor calls out (a read that may stay a tail call). Not listed: the
    functions that touch no context (mguard_status_str, mguard_ref_is_null,
    mguard_dyn_normalize_name, mguard_ledger_kind_str, the diff result's
    readers), mguard_ctx_create and mguard_ctx_is_thread_safe (no shared
    state), and mguard_ctx_destroy (its wrapper is written out at the end).
    tests/check_locked.sh checks this list against the API. */
-#define MGUARD__API_CORE(X, V) \
+#define MGUARD__API_CORE(X, V, Q) \
     X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
@@ -1810,12 +1818,12 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
     V(weak_destroy, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__ctx_of_weak(t)) \
-    X(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
+    Q(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     X(void *, weak_get_sized, (const mguard_weak *t, const void *key, size_t size), (t, key, size), mguard__ctx_of_weak(t)) \
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
-    X(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
+    Q(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     X(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
-    X(size_t, weak_count, (const mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
+    Q(size_t, weak_count, (const mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     V(weak_clear, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     X(bool, weak_next, (mguard_weak_iter *it), (it), mguard__ctx_of_weak_iter(it)) \
@@ -1943,13 +1951,13 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, cache_get_stats, (const mguard_cache *c, mguard_cache_stats *out), (c, out), mguard__ctx_of_cache(c)) \
     X(size_t, cache_report, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_last_reason, (const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c))
-#define MGUARD__API(X, V) MGUARD__API_CORE(X, V) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V)
+#define MGUARD__API(X, V, Q) MGUARD__API_CORE(X, V, Q) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V)
 
 /* The unlocked bodies, declared from the list (they call each other, and
    the locked variants at the end call them). */
 #define MGUARD__PROTO_X(ret, name, params, args, lk) static ret mguard__##name params;
 #define MGUARD__PROTO_V(name, params, args, lk) static void mguard__##name params;
-MGUARD__API(MGUARD__PROTO_X, MGUARD__PROTO_V)
+MGUARD__API(MGUARD__PROTO_X, MGUARD__PROTO_V, MGUARD__PROTO_X)
 static void mguard__ctx_destroy(mguard_ctx *ctx);
 #undef MGUARD__PROTO_X
 #undef MGUARD__PROTO_V
@@ -2006,6 +2014,31 @@ static void *mguard__alloc(const mguard_ctx *ctx, size_t n) { return mguard__rea
 static void mguard__free(const mguard_ctx *ctx, void *p)
 {
     if (p) ctx->alloc.free_fn(p, ctx->alloc.user);
+}
+
+/* Free a dead handle's own struct (its magic number already MGUARD__DEAD,
+   its first word). While its context is being destroyed the memory is
+   kept, linked through the word after the magic number, until every
+   callback of that destroy has run (mguard__unbury): a callback that calls
+   a sibling handle destroyed before it meets a dead handle, refused, never
+   freed memory. Every handle is larger than two pointers. */
+static void mguard__bury(mguard_ctx *ctx, void *h)
+{
+    if (!ctx->destroying) {
+        mguard__free(ctx, h);
+        return;
+    }
+    memcpy((char *)h + sizeof(void *), &ctx->buried, sizeof(void *));
+    ctx->buried = h;
+}
+
+static void mguard__unbury(mguard_ctx *ctx)
+{
+    while (ctx->buried) {
+        void *h = ctx->buried;
+        memcpy(&ctx->buried, (char *)h + sizeof(void *), sizeof(void *));
+        mguard__free(ctx, h);
+    }
 }
 
 /* Log one line. The logger is user code, and may call back into the
@@ -2263,7 +2296,8 @@ static void mguard__handle_init(void *h, uint32_t magic, int kind, mguard_ctx *c
 #endif
 }
 
-/* The end of every handle: out of the debug registry, marked dead, freed. */
+/* The end of every handle: out of the debug registry, marked dead, freed
+   (mguard__bury). */
 static void mguard__handle_free(void *h)
 {
     mguard__handle *hd = (mguard__handle *)h;
@@ -2272,7 +2306,7 @@ static void mguard__handle_free(void *h)
     mguard__dbg_h_remove(ctx, h);   /* the handle dies here, even when deferred */
 #endif
     hd->magic = MGUARD__DEAD;
-    mguard__free(ctx, h);
+    mguard__bury(ctx, h);
 }
 
 static void mguard__part_unlink(mguard_ctx *ctx, mguard__part *p)
@@ -2669,6 +2703,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     while (ctx->caches) mguard__cache_destroy(ctx->caches);
     MGUARD_ASSERT(ctx->cpooled == 0 && ctx->cblocks == 0);
     while (ctx->tables) mguard__weak_destroy(ctx->tables);
+    mguard__unbury(ctx);   /* every callback has run */
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
         if (!o->key) continue;
@@ -3390,7 +3425,7 @@ static void mguard__weak_free(mguard_weak *t)
     mguard__ix_free(ctx, &t->index);
     mguard__free(ctx, t->dense);
     t->magic = MGUARD__DEAD;
-    mguard__free(ctx, t);
+    mguard__bury(ctx, t);
 }
 
 /* Out-of-memory path: destroy a detached entry's value where it lies,
@@ -9779,7 +9814,7 @@ static void mguard__cache_destroy_now(mguard_cache *c)
     mguard__dbg_h_remove(ctx, c);
 #endif
     c->magic = MGUARD__DEAD;
-    mguard__free(ctx, c);
+    mguard__bury(ctx, c);
 }
 
 static void mguard__cache_destroy(mguard_cache *c)
@@ -10500,7 +10535,7 @@ static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d)
         mguard__##name args; \
         mguard__lock_release(lk_); \
     }
-MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V)
+MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X)
 #undef MGUARD__LOCKED_X
 #undef MGUARD__LOCKED_V
 
@@ -10532,9 +10567,19 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V)
         mguard__##name args; \
         if (c_ && c_->logq.n) mguard__log_flush(c_); \
     }
-MGUARD__API(MGUARD__PUBLIC_X, MGUARD__PUBLIC_V)
+/* Q: the hottest reads, which never log nor call out (no line to hand
+   over): on the default context a compare and a tail call of the body. */
+#define MGUARD__PUBLIC_Q(ret, name, params, args, ctxof) \
+    ret mguard_##name params \
+    { \
+        mguard_ctx *c_ = ctxof; \
+        if (c_ && c_->lk) return mguard__locked_##name args; \
+        return mguard__##name args; \
+    }
+MGUARD__API(MGUARD__PUBLIC_X, MGUARD__PUBLIC_V, MGUARD__PUBLIC_Q)
 #undef MGUARD__PUBLIC_X
 #undef MGUARD__PUBLIC_V
+#undef MGUARD__PUBLIC_Q
 #undef MGUARD__NOINLINE
 #undef MGUARD__API
 #undef MGUARD__API_CORE

@@ -342,6 +342,85 @@ static void test_status_str_of_unknown_status(void **state)
     assert_string_equal(mguard_status_str((mguard_status)-1), "unknown status");
 }
 
+/* Regression (issue 23): mguard_ctx_destroy destroys the add-ons, then the
+   caches, then the tables, running value destructors as it goes; a
+   destructor that called a sibling destroyed before it read freed memory
+   (ASan: heap-use-after-free on 90f3a0c). Now the sibling is refused like
+   any destroyed handle, and one not yet destroyed is alive. */
+typedef struct sibling_probe {
+    mguard_cache *first, *second;   /* created in this order: second goes first */
+    mguard_ledger *ledger;          /* an add-on: goes before the caches */
+    size_t ledger_count;
+    int cache_dtor_calls, table_dtor_calls;
+    size_t first_saw_second, table_saw_first;
+    void *got;
+    bool contained;
+} sibling_probe;
+static sibling_probe probe;
+static const void *probe_key[1];
+
+static void first_cache_dtor(void *value, void *user)
+{
+    (void)value; (void)user;
+    probe.cache_dtor_calls++;
+    probe.first_saw_second = mguard_cache_count(probe.second);   /* destroyed before: refused */
+    probe.got = mguard_cache_get(probe.second, probe_key, 1);
+}
+static void second_cache_dtor(void *value, void *user)
+{
+    (void)value; (void)user;
+    probe.cache_dtor_calls++;
+    probe.contained = mguard_cache_contains(probe.first, probe_key, 1);   /* alive */
+    probe.ledger_count = mguard_ledger_count(probe.ledger) + 20;          /* destroyed: 0 */
+}
+static void table_dtor(void *value, void *user)
+{
+    (void)value; (void)user;
+    probe.table_dtor_calls++;
+    probe.table_saw_first = mguard_cache_count(probe.first) + 10;   /* destroyed: 0 */
+}
+
+static void test_destroy_callbacks_find_destroyed_siblings_refused(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_cache_desc cd;
+    mguard_weak_desc wd;
+    mguard_weak *t;
+    static int key;
+    long v = 1;
+    (void)state;
+    memset(&probe, 0, sizeof probe);
+    probe_key[0] = &key;
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof v;
+    wd.value_dtor = table_dtor;
+    t = mguard_weak_create(ctx, &wd);
+    probe.ledger = mguard_ledger_create(ctx, NULL);
+    assert_int_equal(mguard_ledger_track_existing(probe.ledger, &key, NULL), MGUARD_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    cd.value_dtor = first_cache_dtor;
+    probe.first = mguard_cache_create(ctx, &cd);
+    cd.value_dtor = second_cache_dtor;
+    probe.second = mguard_cache_create(ctx, &cd);
+    assert_int_equal(mguard_cache_set(probe.first, probe_key, 1, &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(probe.second, probe_key, 1, &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_weak_set(t, &key, &v), MGUARD_OK);
+    probe.first_saw_second = probe.table_saw_first = 99;
+    probe.got = &probe;
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(probe.cache_dtor_calls, 2);
+    assert_int_equal(probe.table_dtor_calls, 1);
+    assert_true(probe.contained);                  /* the first cache, alive when the second went */
+    assert_int_equal(probe.first_saw_second, 0);   /* the second, refused */
+    assert_null(probe.got);
+    assert_int_equal(probe.table_saw_first, 10);   /* the caches go before the tables */
+    assert_int_equal(probe.ledger_count, 20);      /* the ledger, before the caches */
+    assert_int_equal(al.live_blocks, 0);
+    assert_int_equal(al.live_bytes, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_null_context_is_refused_everywhere),
         cmocka_unit_test(test_a_table_handle_is_not_a_context),
         cmocka_unit_test(test_ctx_destroy_inside_a_callback_is_refused),
+        cmocka_unit_test(test_destroy_callbacks_find_destroyed_siblings_refused),
         cmocka_unit_test(test_status_str_of_unknown_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
