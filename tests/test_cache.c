@@ -1835,12 +1835,13 @@ static void test_two_attributes_of_one_object_each_drop_the_entry(void **state)
    logger that destroyed the cache there freed it under the call, which
    then used it. The call holds the cache from the lookup on: the destroy
    is finished when it returns, EINVAL. */
-typedef struct logger_kills { mguard_cache *c; int lines; } logger_kills;
+typedef struct logger_kills { mguard_cache *c; int lines; char last[256]; } logger_kills;
 static void log_and_destroy(mguard_log_level level, const char *msg, void *user)
 {
     logger_kills *k = (logger_kills *)user;
     (void)level;
     k->lines++;
+    snprintf(k->last, sizeof k->last, "%s", msg);
     if (k->c && strstr(msg, ": miss (")) {
         mguard_cache *c = k->c;
         k->c = NULL;
@@ -1878,6 +1879,7 @@ static void test_a_cache_destroyed_by_the_logger_of_a_miss_goes_when_get_or_comp
     assert_int_equal(st, MGUARD_EINVAL);
     assert_int_equal(e.calls, 0);          /* compute never ran */
     assert_int_equal(k.lines, 2);          /* the miss, then the destroy's line */
+    assert_string_equal(k.last, "mguard_cache_get_or_compute: the cache was destroyed by the logger");
     assert_int_equal(mguard_ctx_object_count(ctx), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
