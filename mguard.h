@@ -1197,7 +1197,9 @@ typedef struct mguard_cache_desc {
     size_t capacity;              /* 0: unbounded; else at most this many
                                      entries (least recently used evicted) */
     size_t max_cost;              /* 0: none; else evict least recently used
-                                     while the entries' total cost exceeds it */
+                                     while the entries' total cost exceeds it
+                                     (the exact total: costs near SIZE_MAX
+                                     never wrap it) */
     bool log_reasons;             /* log every drop, and a miss that follows
                                      one, at MGUARD_LOG_INFO */
     const char *name;             /* in log lines and the report (copied); default "cache" */
@@ -1222,7 +1224,7 @@ MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_
    destructor runs). NULL is a no-op; a destroy from a callback of c's own
    get_or_compute (its compute, a value destructor it runs) or clear is
    finished when that call returns; a second destroy is logged.
-   Cost: O(entries + dependencies). */
+   Cost: O(positions + dependencies), as mguard_cache_clear. */
 MGUARDDEF void mguard_cache_destroy(mguard_cache *c);
 /* Store value (value_size bytes copied) under the key tuple, with the given
    cost (see max_cost); an existing entry is replaced (its value destroyed
@@ -1253,9 +1255,9 @@ MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *k
    status when it
    failed (NULL returned); EINVAL (logged) for bad input as in set, a NULL
    compute, or c destroyed by a callback of the call, compute or a value
-   destructor it ran (the value destroyed, NULL; the destroy is finished
-   when the call returns); ENOMEM (NULL). The pointer is valid until the
-   next change to c.
+   destructor it ran, or the logger of the miss (log_reasons) (the value
+   destroyed, NULL; the destroy is finished when the call returns); ENOMEM
+   (NULL). The pointer is valid until the next change to c.
    Cost: a hit as mguard_cache_get; a miss one entry allocation, the
    compute, and a store. */
 MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
@@ -1264,7 +1266,8 @@ MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *
    mutation of obj; else a mutation naming attr, or naming none). Declaring
    one twice is OK. EINVAL (logged): a job that is not running, a NULL obj,
    an obj being destroyed (the value will not be stored). ENOMEM: the value
-   will not be stored. Cost: O(1) amortized + one string hash for attr. */
+   will not be stored. Cost: O(1) amortized + one string hash for attr
+   (past 8 declared, a hash set of them lives while compute runs). */
 MGUARDDEF mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr);
 /* From inside compute: the entry's cost (default 0). EINVAL for a job that
    is not running. Cost: O(1). */
@@ -1280,7 +1283,8 @@ MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *
 MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys);
 /* Drop every entry present when the call starts (cause EXPLICIT), each
    value destroyed after its entry is gone; entries stored by the
-   destructors stay. NULL is a no-op. Cost: O(entries + dependencies). */
+   destructors stay. NULL is a no-op. Cost: O(positions + dependencies),
+   positions being the most entries c held at once. */
 MGUARDDEF void mguard_cache_clear(mguard_cache *c);
 /* Live entries. 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_cache_count(const mguard_cache *c);
@@ -1315,8 +1319,12 @@ MGUARDDEF mguard_status mguard_cache_get_stats(const mguard_cache *c, mguard_cac
 MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t cap);
 /* The newest remembered drop of the tuple's entry (the cache keeps the last
    MGUARD_CACHE_REASONS drops, of any entry): why a miss had to recompute.
-   NOT_FOUND when none is remembered; EINVAL for bad input or NULL out.
-   Cost: O(MGUARD_CACHE_REASONS). */
+   A reason names its keys' lives, not their addresses: the keys of a
+   remembered drop stay known (pinned, as a ref's object) until their
+   mguard_on_destroy, and once a key died no reason answers for its
+   address (a new object there has none; the miss lines of log_reasons
+   too). NOT_FOUND when none is remembered; EINVAL for bad input or NULL
+   out. Cost: nkeys registry lookups + O(MGUARD_CACHE_REASONS). */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
@@ -1476,7 +1484,7 @@ typedef struct mguard__index {
    serial 0 (refs read it), and its `side` field links the free list
    (index + 1). The record stays while anything refers to it (a table
    entry, a tracker, a tag, a class mark, a cache node) or while its serial
-   was handed out (PINNED: a ref or a guard), and goes only through
+   was handed out (PINNED: a ref, a guard, a cache's drop reason), and goes only through
    mguard_on_destroy or when it becomes empty and unpinned; its side
    record goes with it. TABLES(o)[0..ntables) lists, in the order obj
    entered them, the weak tables holding obj as a key, and
@@ -2081,6 +2089,7 @@ static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t
     ncap = *cap ? (size_t)*cap * 2 : 4;
     while (ncap < need) ncap *= 2;
     if (ncap > 0x7fffffffu) ncap = 0x7fffffffu;
+    if (ncap > SIZE_MAX / elem) return MGUARD_ENOMEM;   /* a cache's 16M values on 32 bits */
     p = mguard__realloc(ctx, *arr, ncap * elem);
     if (!p) return MGUARD_ENOMEM;
     *arr = p;
@@ -9217,7 +9226,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
                 its block is freed or kept for the next entry.
    Invariants (mguard__cache_check): live == index.used == records with an
    entry; nfree + live == nrec; every LIVE entry is found by its tuple at
-   its position, its record holds its keys, is on the LRU list (bounded caches), and total_cost sums their costs; every
+   its position, its record holds its keys, is on the LRU list (bounded caches), and total_cost with cost_carry sums their costs exactly; every
    node of a record's list belongs to a LIVE or COMPUTING entry and names
    that record's object. An event detaches in two steps with no
    allocation: mark the entries a matching node reaches (an entry is
@@ -9287,6 +9296,8 @@ struct mguard_cache {
     mguard_ctx *ctx;
     struct mguard_cache *prev, *next;  /* ctx's cache list */
     size_t value_size, capacity, max_cost, total_cost;
+    size_t cost_carry;                 /* total_cost's wraps: the entries' exact total
+                                          cost is cost_carry * (SIZE_MAX + 1) + total_cost */
     mguard_value_dtor dtor;
     void *user;
     const char *name;                  /* interned */
@@ -9303,17 +9314,33 @@ struct mguard_cache {
     uint64_t next_seq;
     mguard_cache_stats stats;
     mguard_cache_reason ring[MGUARD_CACHE_REASONS];
+    uint64_t ringser[MGUARD_CACHE_REASONS][MGUARD_CACHE_MAX_KEYS];   /* the
+                                          serials of each slot's keys: a reason
+                                          names their lives, not their addresses */
     uint32_t nring, ringpos;           /* remembered; next slot to write */
     mguard__centry *parked;            /* a stale computed value handed out */
     int busy;                          /* computes and clears running on c */
     int destroying;
 };
 
-/* A compute in progress, on the C stack of get_or_compute. */
+/* A compute in progress, on the C stack of get_or_compute. Once its entry
+   has MGUARD__JOB_SCAN added dependencies, a hash set of their (obj, attr)
+   pairs (open addressing, at most half full, freed when compute returns)
+   answers "declared already?" in O(1), where a scan of the entry's list
+   made n declarations cost O(n^2). Out of memory for the set, the job
+   scans again (noset): slower, never a failure. */
+#define MGUARD__JOB_SCAN 8
+typedef struct mguard__cpair {
+    const void *obj;                   /* NULL: an empty slot */
+    const char *attr;                  /* interned; NULL: the whole object */
+} mguard__cpair;
 struct mguard_cache_job {
     uint32_t magic;                    /* MGUARD__MAGIC_JOB while compute runs */
     mguard_cache *c;
     mguard__centry *e;
+    mguard__cpair *set;                /* NULL: scan e->more */
+    uint32_t setcap, nmore;            /* slots (a power of 2); e->more's length */
+    int noset;
 };
 
 static void mguard__cache_destroy_now(mguard_cache *c);
@@ -9517,9 +9544,59 @@ static void mguard__centry_unlink_deps(mguard_ctx *ctx, mguard__centry *e, const
     e->more = NULL;
 }
 
-/* Add (obj, attr) to e's dependencies: OK (also when it is one already),
-   EINVAL for an object being destroyed (logged), ENOMEM. */
-static mguard_status mguard__centry_add_dep(mguard_ctx *ctx, mguard__centry *e, const void *obj, const char *attr, const char *fn)
+/* ---- a job's set of declared dependencies ---- */
+
+static size_t mguard__cpair_slot(const mguard_cache_job *job, const void *obj, const char *ia)
+{
+    size_t i = (mguard__hash_ptr(obj) ^ (mguard__hash_ptr(ia) * 0x9E3779B1u)) & (job->setcap - 1);
+    while (job->set[i].obj && (job->set[i].obj != obj || job->set[i].attr != ia)) i = (i + 1) & (job->setcap - 1);
+    return i;
+}
+
+static bool mguard__cpair_has(const mguard_cache_job *job, const void *obj, const char *ia)
+{
+    return job->set[mguard__cpair_slot(job, obj, ia)].obj != NULL;
+}
+
+static void mguard__cpair_put(mguard_cache_job *job, const void *obj, const char *ia)
+{
+    mguard__cpair *p = &job->set[mguard__cpair_slot(job, obj, ia)];
+    p->obj = obj;
+    p->attr = ia;
+}
+
+/* The job's entry has one more added dependency (the head of e->more):
+   into the set, which is made (from e->more) at MGUARD__JOB_SCAN of them
+   and doubled (rebuilt) past half full. Out of memory, or past 2^28
+   slots (whose bytes fit a 32-bit size_t), the set goes and the job
+   scans from then on. */
+static void mguard__cpair_added(mguard_ctx *ctx, mguard_cache_job *job)
+{
+    const mguard__cdep *d;
+    uint32_t cap;
+    job->nmore++;
+    if (job->noset || job->nmore < MGUARD__JOB_SCAN) return;
+    if (job->set && job->nmore * 2u <= job->setcap) {
+        mguard__cpair_put(job, job->e->more->obj, job->e->more->attr);
+        return;
+    }
+    cap = job->set ? job->setcap * 2u : 4u * MGUARD__JOB_SCAN;
+    mguard__free(ctx, job->set);
+    job->set = cap <= 0x10000000u ? (mguard__cpair *)mguard__alloc(ctx, (size_t)cap * sizeof(mguard__cpair)) : NULL;
+    job->setcap = job->set ? cap : 0;
+    if (!job->set) {
+        job->noset = 1;
+        return;
+    }
+    memset(job->set, 0, (size_t)cap * sizeof(mguard__cpair));
+    for (d = job->e->more; d; d = d->enext) mguard__cpair_put(job, d->obj, d->attr);
+}
+
+/* Add (obj, attr) to e's dependencies (job: its running compute, or NULL):
+   OK (also when it is one already), EINVAL for an object being destroyed
+   (logged), ENOMEM. */
+static mguard_status mguard__centry_add_dep(mguard_ctx *ctx, mguard__centry *e, const void *obj, const char *attr,
+                                            mguard_cache_job *job, const char *fn)
 {
     const char *ia = NULL;
     mguard__cdep *d;
@@ -9529,8 +9606,12 @@ static mguard_status mguard__centry_add_dep(mguard_ctx *ctx, mguard__centry *e, 
     /* covered already: a key (whole object), the whole object, the same attribute */
     for (i = 0; i < e->nkeys; i++)
         if (e->keys[i] == obj) return MGUARD_OK;
-    for (d = e->more; d; d = d->enext)
-        if (d->obj == obj && (!d->attr || d->attr == ia)) return MGUARD_OK;
+    if (job && job->set) {
+        if (mguard__cpair_has(job, obj, NULL) || (ia && mguard__cpair_has(job, obj, ia))) return MGUARD_OK;
+    } else {
+        for (d = e->more; d; d = d->enext)
+            if (d->obj == obj && (!d->attr || d->attr == ia)) return MGUARD_OK;
+    }
     st = mguard__cache_admit(ctx, &obj, 1, fn);
     if (st) return st;
     d = (mguard__cdep *)mguard__alloc(ctx, sizeof *d);
@@ -9538,18 +9619,31 @@ static mguard_status mguard__centry_add_dep(mguard_ctx *ctx, mguard__centry *e, 
     mguard__cdep_link(ctx, d, e, obj, ia);
     d->enext = e->more;
     e->more = d;
+    if (job) mguard__cpair_added(ctx, job);
     return MGUARD_OK;
 }
 
 /* ---- leaving a cache ---- */
 
-/* Remember why e left: why, with e's keys, in the next slot of the ring. */
+/* Remember why e left: why, with e's keys and their serials, in the next
+   slot of the ring (e's key nodes still linked: every key has its record).
+   A reason names the keys' lives: the keys stay known (pinned, as by a
+   ref) until their death, so a new object at a dead key's address never
+   finds the old one's reason; a destroyed cache's ring is read by no one. */
 static void mguard__cache_remember(mguard_cache *c, const mguard__centry *e, const mguard_cache_reason *why)
 {
+    mguard_ctx *ctx = c->ctx;
     mguard_cache_reason *r = &c->ring[c->ringpos];
+    uint32_t i;
     *r = *why;
     memcpy(r->keys, e->keys, sizeof r->keys);
     r->nkeys = e->nkeys;
+    memset(c->ringser[c->ringpos], 0, sizeof c->ringser[c->ringpos]);
+    for (i = 0; i < e->nkeys; i++) {
+        mguard__obj *o = &ctx->objs[mguard__reg_find(ctx, e->keys[i]) - 1];
+        if (!c->destroying) o->flags |= MGUARD__F_PINNED;
+        c->ringser[c->ringpos][i] = o->serial;
+    }
     c->ringpos = (c->ringpos + 1) % MGUARD_CACHE_REASONS;
     if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
 }
@@ -9568,6 +9662,22 @@ static void mguard__cache_count_cause(mguard_cache *c, mguard_cache_cause cause)
 /* Only a bounded cache keeps the LRU list (an unbounded one never evicts;
    a drop then touches no other entry). */
 #define MGUARD__CACHE_BOUNDED(c) ((c)->capacity || (c)->max_cost)
+
+/* The entries' total cost is kept exactly (two words: costs near SIZE_MAX
+   never wrap it), so max_cost compares against the true sum. */
+static void mguard__cache_cost_add(mguard_cache *c, size_t cost)
+{
+    c->total_cost += cost;
+    if (c->total_cost < cost) c->cost_carry++;
+}
+
+static void mguard__cache_cost_sub(mguard_cache *c, size_t cost)
+{
+    if (c->total_cost < cost) c->cost_carry--;
+    c->total_cost -= cost;
+}
+
+#define MGUARD__CACHE_OVER_COST(c) ((c)->max_cost && ((c)->cost_carry || (c)->total_cost > (c)->max_cost))
 
 static void mguard__lru_unlink(mguard_cache *c, mguard__centry *e)
 {
@@ -9591,8 +9701,8 @@ static void mguard__centry_drop(mguard_ctx *ctx, mguard__centry *e, const mguard
                                 const void *keep, uint32_t keep_r, mguard__centry **dropped)
 {
     mguard_cache *c = e->c;
-    mguard__centry_unlink_deps(ctx, e, keep, keep_r);
     if (why->cause) mguard__cache_remember(c, e, why);
+    mguard__centry_unlink_deps(ctx, e, keep, keep_r);
     if (e->state == MGUARD__CE_COMPUTING) {
         e->state = MGUARD__CE_STALE;
         return;
@@ -9605,7 +9715,7 @@ static void mguard__centry_drop(mguard_ctx *ctx, mguard__centry *e, const mguard
     c->freepos[c->nfree++] = e->pos - 1;
     e->pos = 0;
     if (MGUARD__CACHE_BOUNDED(c)) mguard__lru_unlink(c, e);
-    c->total_cost -= e->cost;
+    mguard__cache_cost_sub(c, e->cost);
     c->live--;
     e->state = MGUARD__CE_DROPPED;
     e->dtor = c->dtor;
@@ -9895,11 +10005,11 @@ static mguard_status mguard__cache_store(mguard_cache *c, mguard__centry *e, mgu
     e->state = MGUARD__CE_LIVE;
     mguard__ix_put(&c->index, e->hash, e->pos);
     if (MGUARD__CACHE_BOUNDED(c)) mguard__lru_push(c, e);
-    c->total_cost += e->cost;
+    mguard__cache_cost_add(c, e->cost);
     c->live++;
     c->stats.stored++;
     why.cause = MGUARD_CACHE_EVICTION;
-    while ((c->capacity && c->live > c->capacity) || (c->max_cost && c->total_cost > c->max_cost)) {
+    while ((c->capacity && c->live > c->capacity) || MGUARD__CACHE_OVER_COST(c)) {
         if (c->oldest == e) break;
         mguard__centry_drop(ctx, c->oldest, &why, NULL, 0, dropped);
     }
@@ -10003,14 +10113,24 @@ static size_t mguard__cache_count(const mguard_cache *c)
     return mguard__cache_ok(c, "mguard_cache_count") ? c->live : 0;
 }
 
+/* The newest reason of the tuple's keys in their current lives (a key the
+   context does not know has no life a reason names). */
 static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c, const void *const *keys, size_t n)
 {
+    uint64_t ser[MGUARD_CACHE_MAX_KEYS];
     uint32_t i;
+    size_t k;
+    if (!c->nring) return NULL;
+    for (k = 0; k < n; k++) {
+        uint32_t r = mguard__reg_find(c->ctx, keys[k]);
+        if (!r) return NULL;
+        ser[k] = c->ctx->objs[r - 1].serial;
+    }
     for (i = 0; i < c->nring; i++) {
-        const mguard_cache_reason *r = &c->ring[(c->ringpos + MGUARD_CACHE_REASONS - 1 - i) % MGUARD_CACHE_REASONS];
-        size_t k;
+        uint32_t slot = (c->ringpos + MGUARD_CACHE_REASONS - 1 - i) % MGUARD_CACHE_REASONS;
+        const mguard_cache_reason *r = &c->ring[slot];
         if (r->nkeys != n) continue;
-        for (k = 0; k < n && r->keys[k] == keys[k]; k++) {}
+        for (k = 0; k < n && r->keys[k] == keys[k] && c->ringser[slot][k] == ser[k]; k++) {}
         if (k == n) return r;
     }
     return NULL;
@@ -10065,14 +10185,22 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         return NULL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_or_compute")) return NULL;
+    /* busy from the lookup on: a miss logged (log_reasons) calls the
+       logger, which may destroy c */
+    c->busy++;
     {
         unsigned char *hit = mguard__cache_lookup(c, keys, nkeys);
-        if (hit) {
+        if (hit) {   /* a hit calls nothing out */
+            c->busy--;
             *status = MGUARD_OK;
             return hit;
         }
     }
-    c->busy++;
+    if (c->destroying) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by the logger");
+        told = 1;
+        goto done;
+    }
     mguard__cache_unpark(c, &dropped);
     mguard__cache_finish(ctx, dropped);
     dropped = NULL;
@@ -10082,11 +10210,13 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
         goto done;
     }
+    memset(&job, 0, sizeof job);
     job.magic = MGUARD__MAGIC_JOB;
     job.c = c;
     job.e = e;
     MGUARD__CALLOUT(ctx, st = compute(&job, e->keys, nkeys, MGUARD__CE_VALUE(e), user));
     job.magic = 0;
+    mguard__free(ctx, job.set);
     if (c->destroying || st) {
         if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL, 0);
         e->state = MGUARD__CE_STALE;
@@ -10168,7 +10298,7 @@ static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void 
         return MGUARD_EINVAL;
     }
     if (job->e->state == MGUARD__CE_STALE) return MGUARD_OK;   /* not stored anyway */
-    st = mguard__centry_add_dep(ctx, job->e, obj, attr, "mguard_cache_job_depend");
+    st = mguard__centry_add_dep(ctx, job->e, obj, attr, job, "mguard_cache_job_depend");
     if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_job_depend: out of memory; the value will not be stored");
     if (st) mguard__job_spoil(ctx, job->e, st == MGUARD_EINVAL ? MGUARD_CACHE_DEATH : (mguard_cache_cause)0, st == MGUARD_EINVAL ? obj : NULL);
     return st;
@@ -10193,7 +10323,7 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_depend")) return MGUARD_EINVAL;
     p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
     if (!p) return MGUARD_NOT_FOUND;
-    st = mguard__centry_add_dep(c->ctx, MGUARD__CREC(c, p - 1)->e, obj, attr, "mguard_cache_depend");
+    st = mguard__centry_add_dep(c->ctx, MGUARD__CREC(c, p - 1)->e, obj, attr, NULL, "mguard_cache_depend");
     if (st == MGUARD_ENOMEM) mguard__logf(c->ctx, MGUARD_LOG_ERROR, "mguard_cache_depend: out of memory");
     return st;
 }
@@ -10313,7 +10443,7 @@ size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_
 static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
 {
     uint32_t pos, live = 0, nlru = 0;
-    size_t cost = 0;
+    size_t cost = 0, carry = 0;   /* the exact sum, summed here on its own */
     mguard__centry *e;
     MGUARD__CHECK(ctx, mguard__cache_ok(c, "mguard_ctx_check"), "cache list holds a dead cache");
     for (pos = 0; pos < c->nrec; pos++) {
@@ -10324,6 +10454,7 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
         if (!e) continue;
         live++;
         cost += e->cost;
+        if (cost < e->cost) carry++;
         MGUARD__CHECK(ctx, e->state == MGUARD__CE_LIVE && e->c == c && e->pos == pos + 1, "cache %p: entry %u out of place", (const void *)c, pos);
         MGUARD__CHECK(ctx, mguard__cache_find(c, e->keys, e->nkeys, e->hash) == pos + 1, "cache %p: entry %u not found by its keys", (const void *)c, pos);
         MGUARD__CHECK(ctx, e->hash == mguard__cache_hash(e->keys, e->nkeys), "cache %p: entry %u has a stale hash", (const void *)c, pos);
@@ -10335,7 +10466,8 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
             MGUARD__CHECK(ctx, d->e == e, "cache %p: entry %u: a node of another entry", (const void *)c, pos);
     }
     MGUARD__CHECK(ctx, live == c->live && live == c->index.used && live + c->nfree == c->nrec, "cache %p: %u live, counted %u", (const void *)c, c->live, live);
-    MGUARD__CHECK(ctx, cost == c->total_cost, "cache %p: total cost %lu, counted %lu", (const void *)c, (unsigned long)c->total_cost, (unsigned long)cost);
+    MGUARD__CHECK(ctx, cost == c->total_cost && carry == c->cost_carry, "cache %p: total cost %lu (+%lu wraps), counted %lu (+%lu wraps)",
+                  (const void *)c, (unsigned long)c->total_cost, (unsigned long)c->cost_carry, (unsigned long)cost, (unsigned long)carry);
     for (e = c->newest; e; e = e->older) {
         MGUARD__CHECK(ctx, ++nlru <= live && e->state == MGUARD__CE_LIVE && e->c == c, "cache %p: the LRU list", (const void *)c);
         MGUARD__CHECK(ctx, e->older ? e->older->newer == e : c->oldest == e, "cache %p: LRU links", (const void *)c);

@@ -16,9 +16,10 @@
    Semantics the model pins down (each one is a sentence of the contract in
    mguard.h or of issues 2 and 6):
    - An object is known while it is a key in a table, has a tracker, a tag
-     or a class mark, or was handed out as a ref or a guard; each time it
-     becomes known it gets a new serial. Only mguard_on_destroy forgets a
-     pinned (ref or guard) object.
+     or a class mark, or was handed out as a ref or a guard, or is a key of
+     a cache entry's remembered drop; each time it becomes known it gets a
+     new serial. Only mguard_on_destroy forgets a pinned (ref, guard, drop
+     reason) object.
    - Deaths run in two phases: every entry of the object is removed from
      every table (in the order the object entered them), its record is
      forgotten; then its watchers fire (attr NULL, registration order), then
@@ -1869,11 +1870,15 @@ MODEL_DEF size_t model_dyn_format(const model_dyn *d, char *buf, size_t cap)
    a stamp set when stored and on each hit; the least recently used
    entry, never the one just stored, goes while over capacity or max_cost.
    Reasons: every drop with a cause (also of a computing entry), the last
-   MGUARD_CACHE_REASONS of each cache searched newest first. */
+   MGUARD_CACHE_REASONS of each cache searched newest first, for keys in
+   the lives they had at the drop (their serials): the drop pins its keys
+   (they stay known until their death), unless the cache is being
+   destroyed. */
 
 enum { MODEL_CE_COMPUTING = 1, MODEL_CE_LIVE, MODEL_CE_STALE, MODEL_CE_DROPPED };
 
 typedef struct model_cdep { const void *obj; const char *attr; uint64_t link; } model_cdep;
+typedef struct model_cser { uint64_t s[MGUARD_CACHE_MAX_KEYS]; } model_cser;   /* a reason's keys' serials */
 
 typedef struct model_centry {
     struct model_cache *cache;
@@ -1903,6 +1908,8 @@ typedef struct model_cache {
     mguard_cache_stats stats;
     mguard_cache_reason *reasons;  /* every drop with a cause, in order */
     size_t nreasons;
+    model_cser *rser;              /* reasons[i]'s keys' serials */
+    size_t nrser;
     model_centry *parked;
     int busy, destroying, freed;
 } model_cache;
@@ -2022,11 +2029,23 @@ MODEL_DEF void model__cdrop(model_centry *e, const mguard_cache_reason *why, con
 {
     model_cache *c = e->cache;
     mguard_cache_reason r = *why;
-    model__cunlink(c->ctx, e, keep);
+    model_cser ser;
+    size_t i;
     memset((void *)r.keys, 0, sizeof r.keys);
     memcpy((void *)r.keys, e->keys, e->nkeys * sizeof *e->keys);
     r.nkeys = e->nkeys;
-    if (r.cause) MODEL__PUSH(c->reasons, c->nreasons, r);
+    if (r.cause) {
+        memset(&ser, 0, sizeof ser);
+        for (i = 0; i < e->nkeys; i++) {
+            model_obj *o = model__find(c->ctx, e->keys[i]);
+            if (!o) { fprintf(stderr, "model: a dropped entry's key is unknown\n"); abort(); }
+            if (!c->destroying) o->pinned = true;
+            ser.s[i] = o->serial;
+        }
+        MODEL__PUSH(c->reasons, c->nreasons, r);
+        MODEL__PUSH(c->rser, c->nrser, ser);
+    }
+    model__cunlink(c->ctx, e, keep);
     if (e->state == MODEL_CE_COMPUTING) {
         e->state = MODEL_CE_STALE;
         return;
@@ -2451,11 +2470,19 @@ MODEL_DEF size_t model_cache_report(const model_cache *c, char *buf, size_t cap)
 
 MODEL_DEF mguard_status model_cache_last_reason(const model_cache *c, const void *const *keys, size_t n, mguard_cache_reason *out)
 {
-    size_t i;
+    size_t i, k;
+    model_cser now;
     if (!model__cache_ok(c) || !out || !model__ckeys_ok(keys, n)) return MGUARD_EINVAL;
+    for (k = 0; k < n; k++) {   /* the keys' lives now: an unknown key has none a reason names */
+        const model_obj *o = model__find(c->ctx, keys[k]);
+        if (!o) return MGUARD_NOT_FOUND;
+        now.s[k] = o->serial;
+    }
     for (i = 0; i < c->nreasons && i < MGUARD_CACHE_REASONS; i++) {
         const mguard_cache_reason *r = &c->reasons[c->nreasons - 1 - i];
-        if (model__ckeys_eq(r->keys, r->nkeys, keys, n)) {
+        const model_cser *rs = &c->rser[c->nreasons - 1 - i];
+        for (k = 0; k < n && (k >= r->nkeys || rs->s[k] == now.s[k]); k++) {}
+        if (k == n && model__ckeys_eq(r->keys, r->nkeys, keys, n)) {
             *out = *r;
             return MGUARD_OK;
         }
@@ -2495,6 +2522,7 @@ MODEL_DEF void model__cache_free_all(model_ctx *c)
         free(c->caches[i]->slot);
         free(c->caches[i]->freepos);
         free(c->caches[i]->reasons);
+        free(c->caches[i]->rser);
         free(c->caches[i]);
     }
     free(c->caches);

@@ -75,7 +75,7 @@ static void test_every_value_is_destroyed_once_whatever_drops_it(void **state)
     assert_int_equal(d.calls, 4);
     mguard_cache_destroy(c);
     assert_int_equal(d.calls, 6);   /* k[0] (10) and k[4] */
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 2);   /* k[1], k[2]: their drops' reasons name them until they die */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -98,10 +98,10 @@ static void test_a_key_mutation_drops_its_entries_only(void **state)
     assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&a)));
     assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&a, &b)));
     assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&b)));
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* a is forgotten */
+    assert_int_equal(mguard_ctx_object_count(ctx), 2);   /* a and b: the drops' reasons name them until they die */
     mguard_on_mutation(ctx, &b, NULL);
     assert_int_equal(mguard_cache_count(c), 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 2);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -139,7 +139,7 @@ static void test_an_attribute_dependency_is_dropped_by_that_attribute_or_null(vo
     mguard_on_mutation(ctx, &s, "h");
     assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
     assert_int_equal(d.calls, 3);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by its reasons; s is forgotten */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -161,7 +161,7 @@ static void test_a_dependency_death_drops_the_entry(void **state)
     mguard_on_destroy(ctx, &dep);
     assert_int_equal(d.calls, 1);
     assert_int_equal(mguard_cache_count(c), 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by the reason; dep is forgotten */
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
     assert_int_equal(r.cause, MGUARD_CACHE_DEATH);
     assert_ptr_equal(r.obj, &dep);
@@ -365,7 +365,7 @@ static void test_dependencies_declared_by_compute_invalidate(void **state)
     mguard_on_mutation(ctx, &table, "rows");
     assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
     assert_int_equal(d.calls, 2);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by its reasons */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -401,7 +401,7 @@ static void test_a_dependency_mutated_during_compute_keeps_the_value_out(void **
     assert_int_equal(r.cause, MGUARD_CACHE_MUTATION);
     assert_ptr_equal(r.obj, &s);
     assert_string_equal(r.attr, "w");
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by the reason */
     assert_ctx_ok(ctx);
     /* destroyed at the next change: this compute */
     e.mutate = NULL;
@@ -633,7 +633,7 @@ static void test_a_cache_destroyed_by_a_value_destructor_during_get_or_compute_g
     assert_int_equal(k.seen[0], 1);
     assert_int_equal(k.seen[1], 100);
     assert_string_equal(log.last, "mguard_cache_get_or_compute: the cache was destroyed by a value destructor");
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* k1, named by its eviction's reason */
     assert_ctx_ok(ctx);
     /* a parked value (100: a key mutated during compute) destroys the
        cache at the next miss, before that miss's compute */
@@ -648,7 +648,7 @@ static void test_a_cache_destroyed_by_a_value_destructor_during_get_or_compute_g
     assert_int_equal(e.calls, 1);          /* the second compute never ran */
     assert_int_equal(k.calls, 1);
     assert_int_equal(k.seen[0], 100);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* k1, named by its reasons (the first cache's pin stays) */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(a.live_blocks, 0);
@@ -725,7 +725,7 @@ static void test_capacity_evicts_the_least_recently_used(void **state)
     assert_int_equal(r.cause, MGUARD_CACHE_EVICTION);
     assert_null(r.obj);
     assert_int_equal(mguard_cache_count(c), 2);
-    assert_int_equal(mguard_ctx_object_count(ctx), 2);
+    assert_int_equal(mguard_ctx_object_count(ctx), 3);   /* k[1] too, named by its eviction's reason */
     assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
     assert_int_equal(s.evictions, 1);
     assert_ctx_ok(ctx);
@@ -1138,7 +1138,7 @@ static void test_the_ring_remembers_the_last_drops_only(void **state)
     (void)state;
     for (i = 0; i <= MGUARD_CACHE_REASONS; i++) {
         assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
-        mguard_on_destroy(ctx, &k[i]);
+        mguard_on_mutation(ctx, &k[i], NULL);   /* a death would end the key's life, and its reasons with it */
     }
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[0]), &r), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[1]), &r), MGUARD_OK);
@@ -1371,7 +1371,7 @@ static void test_a_destroy_from_a_clear_is_finished_by_the_clear(void **state)
     for (i = 0; i < 3; i++) assert_int_equal(mguard_cache_set(re.c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
     mguard_cache_clear(re.c);
     assert_int_equal(re.calls, 3);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* k[0]: dropped before the destroy; a cache being destroyed names no key */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(a.live_blocks, 0);
@@ -1618,6 +1618,341 @@ static void test_property_no_hit_is_ever_stale(void **state)
     }
 }
 
+/* ---- issue 23 ---- */
+
+/* Regression (issue 23, 1): each mguard_cache_job_depend scanned every
+   dependency the entry had, so n declarations cost O(n^2). They are O(1)
+   amortized now; what is kept must not change: 20,000 distinct objects,
+   each declared again (whole and an attribute of it, both covered), and
+   2,000 attributes of one object, each declared twice: one dependency
+   each, the repeats allocate nothing. */
+#define MANY_DEPS 20000
+#define MANY_ATTRS 2000
+typedef struct many_env { char *objs; shape *attr_obj; test_alloc *al; int n, nattrs; long calls_repeat; int bad; } many_env;
+static mguard_status compute_many(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    many_env *m = (many_env *)user;
+    char name[16];
+    int i;
+    long before;
+    (void)keys; (void)nkeys; (void)value;
+    for (i = 0; i < m->n; i++) m->bad += mguard_cache_job_depend(job, &m->objs[i], NULL) != MGUARD_OK;
+    for (i = 0; i < m->nattrs; i++) {
+        snprintf(name, sizeof name, "a%d", i);
+        m->bad += mguard_cache_job_depend(job, m->attr_obj, name) != MGUARD_OK;
+    }
+    before = m->al->calls;
+    for (i = 0; i < m->n; i++) {
+        m->bad += mguard_cache_job_depend(job, &m->objs[i], NULL) != MGUARD_OK;
+        m->bad += mguard_cache_job_depend(job, &m->objs[i], "a0") != MGUARD_OK;   /* covered: the whole object */
+    }
+    for (i = 0; i < m->nattrs; i++) {
+        snprintf(name, sizeof name, "a%d", i);
+        m->bad += mguard_cache_job_depend(job, m->attr_obj, name) != MGUARD_OK;
+    }
+    m->calls_repeat = m->al->calls - before;
+    return MGUARD_OK;
+}
+
+static void test_twenty_thousand_declared_dependencies_are_each_kept_once(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    dtor_log d;
+    mguard_cache *c;
+    many_env m;
+    static int key;
+    static shape s;
+    mguard_cache_reason r;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    memset(&m, 0, sizeof m);
+    m.objs = (char *)malloc(MANY_DEPS);
+    assert_non_null(m.objs);
+    m.attr_obj = &s;
+    m.al = &al;
+    m.n = MANY_DEPS;
+    m.nattrs = MANY_ATTRS;
+    c = new_cache(ctx, &d, 0, 0);
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute_many, &m, NULL));
+    assert_int_equal(m.bad, 0);
+    assert_int_equal(m.calls_repeat, 0);   /* every repeat found, nothing added */
+    assert_int_equal(mguard_cache_count(c), 1);
+    assert_int_equal(mguard_ctx_object_count(ctx), MANY_DEPS + 2);
+    assert_ctx_ok(ctx);
+    /* each dependency drops the entry: the first and last objects, the
+       last attribute, and nothing else */
+    mguard_on_mutation(ctx, &s, "b");
+    mguard_on_mutation(ctx, &s, "a");
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+    mguard_on_mutation(ctx, &s, "a1999");
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+    assert_string_equal(r.attr, "a1999");
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by the reason: every node is gone */
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute_many, &m, NULL));
+    mguard_on_mutation(ctx, &m.objs[0], "x");
+    assert_int_equal(d.calls, 2);
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute_many, &m, NULL));
+    mguard_on_destroy(ctx, &m.objs[MANY_DEPS - 1]);
+    assert_int_equal(d.calls, 3);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+    free(m.objs);
+}
+
+/* Out of memory for the job's set of declared dependencies, the job
+   scans instead: every declaration still answers OK, each kept once.
+   Each of a compute's first allocations fails in turn, on a fresh
+   context; the set's failure is the one the call absorbs. */
+static void test_declared_dependencies_without_memory_for_their_set_are_still_kept_once(void **state)
+{
+    many_env m;
+    static int key;
+    static shape s;
+    long fail;
+    int absorbed = 0;
+    (void)state;
+    memset(&m, 0, sizeof m);
+    m.objs = (char *)malloc(300);
+    assert_non_null(m.objs);
+    m.attr_obj = &s;
+    m.n = 300;
+    m.nattrs = 50;
+    for (fail = 1; fail <= 40; fail++) {
+        test_alloc al;
+        mguard_ctx *ctx = test_ctx(NULL, &al);
+        mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+        mguard_status st;
+        m.al = &al;
+        m.bad = 0;
+        al.fail_at = al.calls + fail;
+        (void)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute_many, &m, &st);
+        al.fail_at = 0;
+        assert_int_equal(al.failures, 1);
+        if (st == MGUARD_OK) {   /* else a node or a record could not be had: not stored */
+            assert_int_equal(m.bad, 0);
+            assert_int_equal(m.calls_repeat, 0);
+            assert_int_equal(mguard_ctx_object_count(ctx), 300 + 2);
+            absorbed++;
+        }
+        assert_ctx_ok(ctx);
+        mguard_ctx_destroy(ctx);
+        assert_int_equal(al.live_blocks, 0);
+    }
+    assert_int_equal(absorbed, 2);   /* the set made at 8 dependencies, and doubled at 17 */
+    free(m.objs);
+}
+
+/* Regression (issue 23, 2): total_cost += cost wrapped with costs near
+   SIZE_MAX, so a cache kept entries whose total exceeded max_cost (and
+   mguard_ctx_check, summing the same way, saw nothing). The total is
+   exact now. */
+static void test_costs_near_size_max_do_not_wrap_the_total(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c, *u;
+    static int a, b, x, y, z;
+    long v;
+    mguard_cache_reason r;
+    mguard_cache_stats s;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, SIZE_MAX - 10);
+    v = 1; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, SIZE_MAX - 20), MGUARD_OK);
+    assert_int_equal(mguard_cache_count(c), 1);   /* under max_cost */
+    v = 2; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&b), &v, 30), MGUARD_OK);   /* SIZE_MAX + 10 in all */
+    assert_int_equal(mguard_cache_count(c), 1);
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&a)));
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.seen[0], 1);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&a), &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_EVICTION);
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.evictions, 1);
+    assert_ctx_ok(ctx);
+    /* an unbounded cache keeps them all; its total (2 SIZE_MAX + 1) is
+       exact through the wraps and back */
+    u = new_cache(ctx, NULL, 0, 0);
+    assert_int_equal(mguard_cache_set(u, MGUARD_CACHE_KEYS(&x), &v, SIZE_MAX), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(u, MGUARD_CACHE_KEYS(&y), &v, SIZE_MAX), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(u, MGUARD_CACHE_KEYS(&z), &v, 1), MGUARD_OK);
+    assert_int_equal(mguard_cache_count(u), 3);
+    assert_ctx_ok(ctx);
+    assert_int_equal(mguard_cache_remove(u, MGUARD_CACHE_KEYS(&x)), MGUARD_OK);
+    assert_ctx_ok(ctx);
+    assert_int_equal(mguard_cache_remove(u, MGUARD_CACHE_KEYS(&z)), MGUARD_OK);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Regression (issue 23, 3): drop reasons were kept by address, so once a
+   key died, a new object at its address was answered with the dead one's
+   drop (by mguard_cache_last_reason and in the miss lines of
+   log_reasons). A reason names the keys' lives now. */
+static void test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_address(void **state)
+{
+    lines l;
+    mguard_ctx_desc cdesc;
+    mguard_ctx *ctx;
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    static shape obj;   /* one address, two objects */
+    static int other;
+    long v = 1;
+    mguard_cache_reason r;
+    char want[256];
+    (void)state;
+    memset(&l, 0, sizeof l);
+    memset(&cdesc, 0, sizeof cdesc);
+    cdesc.logger.func = keep_lines;
+    cdesc.logger.user = &l;
+    ctx = mguard_ctx_create(&cdesc);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    cd.log_reasons = true;
+    cd.name = "plans";
+    c = mguard_cache_create(ctx, &cd);
+    /* the first object: mutated (its reason answers, also once it is
+       cached again), then it dies */
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj, &other), &v, 0), MGUARD_OK);
+    mguard_on_mutation(ctx, &obj, "w");
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_MUTATION);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_MUTATION);
+    mguard_on_destroy(ctx, &obj);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&obj, &other), &r), MGUARD_NOT_FOUND);
+    /* a new object at the same address: a miss after nothing, no reason */
+    l.n = 0;
+    assert_null(mguard_cache_get(c, MGUARD_CACHE_KEYS(&obj)));
+    assert_int_equal(l.n, 1);
+    snprintf(want, sizeof want, "mguard_cache plans: miss (%p)", (void *)&obj);
+    assert_string_equal(l.text[0], want);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&obj)), MGUARD_OK);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_OK);   /* its own drop */
+    assert_int_equal(r.cause, MGUARD_CACHE_EXPLICIT);
+    assert_int_equal(mguard_ctx_object_count(ctx), 2);   /* obj and other, named by their reasons */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Issue 23, 4: two attributes of one object, each a dependency of its own. */
+static mguard_status compute_two_attrs(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    long v = 7;
+    (void)keys; (void)nkeys;
+    assert_int_equal(mguard_cache_job_depend(job, user, "a"), MGUARD_OK);
+    assert_int_equal(mguard_cache_job_depend(job, user, "b"), MGUARD_OK);
+    memcpy(value, &v, sizeof v);
+    return MGUARD_OK;
+}
+
+static void test_two_attributes_of_one_object_each_drop_the_entry(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    static int key;
+    static shape s;
+    mguard_cache_reason r;
+    mguard_cache_stats st;
+    int pass;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    for (pass = 0; pass < 2; pass++) {
+        const char *attr = pass ? "a" : "b";
+        assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute_two_attrs, &s, NULL));
+        mguard_on_mutation(ctx, &s, "c");
+        assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+        assert_int_equal(d.calls, pass);
+        mguard_on_mutation_at(ctx, &s, attr, "t.c", 9);
+        assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
+        assert_int_equal(d.calls, pass + 1);
+        assert_int_equal(d.seen[pass], 7);
+        assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+        assert_int_equal(r.cause, MGUARD_CACHE_MUTATION);
+        assert_ptr_equal(r.obj, &s);
+        assert_string_equal(r.attr, attr);
+        assert_string_equal(r.file, "t.c");
+        assert_int_equal(r.line, 9);
+    }
+    assert_int_equal(mguard_cache_get_stats(c, &st), MGUARD_OK);
+    assert_int_equal(st.mutations, 2);
+    assert_int_equal(st.stored, 2);
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by the reasons; s forgotten */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Regression (issue 23, 5, the callout audit): a miss logged with
+   log_reasons calls the logger from inside get_or_compute's lookup; a
+   logger that destroyed the cache there freed it under the call, which
+   then used it. The call holds the cache from the lookup on: the destroy
+   is finished when it returns, EINVAL. */
+typedef struct logger_kills { mguard_cache *c; int lines; char last[256]; } logger_kills;
+static void log_and_destroy(mguard_log_level level, const char *msg, void *user)
+{
+    logger_kills *k = (logger_kills *)user;
+    (void)level;
+    k->lines++;
+    snprintf(k->last, sizeof k->last, "%s", msg);
+    if (k->c && strstr(msg, ": miss (")) {
+        mguard_cache *c = k->c;
+        k->c = NULL;
+        mguard_cache_destroy(c);
+    }
+}
+
+static void test_a_cache_destroyed_by_the_logger_of_a_miss_goes_when_get_or_compute_returns(void **state)
+{
+    test_alloc al;
+    mguard_ctx_desc cdesc;
+    mguard_ctx *ctx;
+    mguard_cache_desc cd;
+    logger_kills k;
+    plan_env e;
+    static int key;
+    mguard_status st = MGUARD_OK;
+    (void)state;
+    memset(&k, 0, sizeof k);
+    memset(&al, 0, sizeof al);
+    memset(&cdesc, 0, sizeof cdesc);
+    cdesc.logger.func = log_and_destroy;
+    cdesc.logger.user = &k;
+    cdesc.allocator.realloc_fn = fa_realloc;
+    cdesc.allocator.free_fn = fa_free;
+    cdesc.allocator.user = &al;
+    ctx = mguard_ctx_create(&cdesc);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.log_reasons = true;
+    k.c = mguard_cache_create(ctx, &cd);
+    env_init(&e, ctx, k.c);
+    assert_null(mguard_cache_get_or_compute(k.c, MGUARD_CACHE_KEYS(&key), compute, &e, &st));
+    assert_null(k.c);                      /* the logger destroyed it */
+    assert_int_equal(st, MGUARD_EINVAL);
+    assert_int_equal(e.calls, 0);          /* compute never ran */
+    assert_int_equal(k.lines, 2);          /* the miss, then the destroy's line */
+    assert_string_equal(k.last, "mguard_cache_get_or_compute: the cache was destroyed by the logger");
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1658,6 +1993,12 @@ int main(void)
         cmocka_unit_test(test_a_destroyed_context_destroys_its_caches),
         cmocka_unit_test(test_allocation_failures_change_nothing),
         cmocka_unit_test(test_property_no_hit_is_ever_stale),
+        cmocka_unit_test(test_twenty_thousand_declared_dependencies_are_each_kept_once),
+        cmocka_unit_test(test_declared_dependencies_without_memory_for_their_set_are_still_kept_once),
+        cmocka_unit_test(test_costs_near_size_max_do_not_wrap_the_total),
+        cmocka_unit_test(test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_address),
+        cmocka_unit_test(test_two_attributes_of_one_object_each_drop_the_entry),
+        cmocka_unit_test(test_a_cache_destroyed_by_the_logger_of_a_miss_goes_when_get_or_compute_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -815,6 +815,32 @@ static void test_ledger_list_of_the_context(void **state)
     LEDGER_DONE(&f);
 }
 
+/* Regression (issue 23, 2): a cache's total cost wrapped, and the check,
+   summing the same way, could not see it. The check sums on its own,
+   exactly (the wraps counted): a total that lost its wrap is seen. */
+static void test_cache_total_cost_check_sees_a_lost_wrap(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    static int a, b;
+    long v = 1;
+    size_t zero = 0;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    c = mguard_cache_create(ctx, &cd);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, SIZE_MAX), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&b), &v, 3), MGUARD_OK);
+    assert_int_equal(c->total_cost, 2);
+    assert_int_equal(c->cost_carry, 1);
+    EXPECT_SOUND(ctx);
+    BROKEN_WHILE(ctx, c->cost_carry, zero, "mguard_ctx_check: cache %p: total cost 2 (+0 wraps), counted 2 (+1 wraps)", (void *)c);
+    BROKEN_WHILE(ctx, c->total_cost, (size_t)5, "mguard_ctx_check: cache %p: total cost 5 (+1 wraps), counted 2 (+1 wraps)", (void *)c);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -835,6 +861,7 @@ int main(void)
         cmocka_unit_test(test_ledger_more_holds),
         cmocka_unit_test(test_ledger_index_without_slots),
         cmocka_unit_test(test_ledger_list_of_the_context),
+        cmocka_unit_test(test_cache_total_cost_check_sees_a_lost_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
