@@ -10185,8 +10185,8 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         return NULL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_or_compute")) return NULL;
-    /* busy from the lookup on: a miss logged (log_reasons) calls the
-       logger, which may destroy c */
+    /* busy from the lookup on (a miss's log line waits for the next
+       callout: mguard__logq, where the logger may destroy c) */
     c->busy++;
     {
         unsigned char *hit = mguard__cache_lookup(c, keys, nkeys);
@@ -10195,11 +10195,6 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
             *status = MGUARD_OK;
             return hit;
         }
-    }
-    if (c->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by the logger");
-        told = 1;
-        goto done;
     }
     mguard__cache_unpark(c, &dropped);
     mguard__cache_finish(ctx, dropped);

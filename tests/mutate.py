@@ -412,8 +412,8 @@ MUTANTS = [
      "        if (s->destroying || (look.died && 0)) return MGUARD_EINVAL;"),
     # ---- 10. threads: every call on a thread-safe context locks ----------
     ("lock-skip-public-x", "lock taken on every thread-safe call (the made public functions that return)",
-     "        if (c_ && c_->lk) return mguard__locked_##name args; \\",
-     "        if (c_ && c_->lk && 0) return mguard__locked_##name args; \\"),
+     "        ret r_; \\\n        if (c_ && c_->lk) return mguard__locked_##name args; \\",
+     "        ret r_; \\\n        if (c_ && c_->lk && 0) return mguard__locked_##name args; \\"),
     ("lock-skip-public-v", "lock taken on every thread-safe call (the made public functions without a result)",
      "        if (c_ && c_->lk) { \\",
      "        if (c_ && c_->lk && 0) { \\"),
@@ -514,9 +514,6 @@ MUTANTS = [
     ("cache-depend-set-misses", "a dependency declared again is kept once, with the job's set as without it",
      "        if (mguard__cpair_has(job, obj, NULL) || (ia && mguard__cpair_has(job, obj, ia))) return MGUARD_OK;",
      "        if (mguard__cpair_has(job, obj, NULL)) return MGUARD_OK;"),
-    ("cache-logger-miss-unheld", "a cache destroyed by the logger of get_or_compute's miss goes when the call returns",
-     "    if (c->destroying) {\n        mguard__logf(ctx, MGUARD_LOG_WARN, \"mguard_cache_get_or_compute: the cache was destroyed by the logger\");",
-     "    if (0) {\n        mguard__logf(ctx, MGUARD_LOG_WARN, \"mguard_cache_get_or_compute: the cache was destroyed by the logger\");"),
 ]
 
 # Mutants left out because no program can tell them from the original.

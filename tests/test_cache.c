@@ -1897,62 +1897,6 @@ static void test_two_attributes_of_one_object_each_drop_the_entry(void **state)
     mguard_ctx_destroy(ctx);
 }
 
-/* Regression (issue 23, 5, the callout audit): a miss logged with
-   log_reasons calls the logger from inside get_or_compute's lookup; a
-   logger that destroyed the cache there freed it under the call, which
-   then used it. The call holds the cache from the lookup on: the destroy
-   is finished when it returns, EINVAL. */
-typedef struct logger_kills { mguard_cache *c; int lines; char last[256]; } logger_kills;
-static void log_and_destroy(mguard_log_level level, const char *msg, void *user)
-{
-    logger_kills *k = (logger_kills *)user;
-    (void)level;
-    k->lines++;
-    snprintf(k->last, sizeof k->last, "%s", msg);
-    if (k->c && strstr(msg, ": miss (")) {
-        mguard_cache *c = k->c;
-        k->c = NULL;
-        mguard_cache_destroy(c);
-    }
-}
-
-static void test_a_cache_destroyed_by_the_logger_of_a_miss_goes_when_get_or_compute_returns(void **state)
-{
-    test_alloc al;
-    mguard_ctx_desc cdesc;
-    mguard_ctx *ctx;
-    mguard_cache_desc cd;
-    logger_kills k;
-    plan_env e;
-    static int key;
-    mguard_status st = MGUARD_OK;
-    (void)state;
-    memset(&k, 0, sizeof k);
-    memset(&al, 0, sizeof al);
-    memset(&cdesc, 0, sizeof cdesc);
-    cdesc.logger.func = log_and_destroy;
-    cdesc.logger.user = &k;
-    cdesc.allocator.realloc_fn = fa_realloc;
-    cdesc.allocator.free_fn = fa_free;
-    cdesc.allocator.user = &al;
-    ctx = mguard_ctx_create(&cdesc);
-    memset(&cd, 0, sizeof cd);
-    cd.value_size = sizeof(long);
-    cd.log_reasons = true;
-    k.c = mguard_cache_create(ctx, &cd);
-    env_init(&e, ctx, k.c);
-    assert_null(mguard_cache_get_or_compute(k.c, MGUARD_CACHE_KEYS(&key), compute, &e, &st));
-    assert_null(k.c);                      /* the logger destroyed it */
-    assert_int_equal(st, MGUARD_EINVAL);
-    assert_int_equal(e.calls, 0);          /* compute never ran */
-    assert_int_equal(k.lines, 2);          /* the miss, then the destroy's line */
-    assert_string_equal(k.last, "mguard_cache_get_or_compute: the cache was destroyed by the logger");
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
-    assert_ctx_ok(ctx);
-    mguard_ctx_destroy(ctx);
-    assert_int_equal(al.live_blocks, 0);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1998,7 +1942,6 @@ int main(void)
         cmocka_unit_test(test_costs_near_size_max_do_not_wrap_the_total),
         cmocka_unit_test(test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_address),
         cmocka_unit_test(test_two_attributes_of_one_object_each_drop_the_entry),
-        cmocka_unit_test(test_a_cache_destroyed_by_the_logger_of_a_miss_goes_when_get_or_compute_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
