@@ -4723,7 +4723,10 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
    deepen the C stack) and all-or-nothing: every name written by a walk is
    logged in `undo`, and a failure puts back exactly what the walk changed
    (unless a callback changed it again meanwhile). A component is marked
-   SEEN before its children are asked for, so a cycle terminates. */
+   SEEN before its children are asked for, so a cycle terminates.
+   moved: the components this walk renamed that were named before (their
+   subtree must follow); they follow together when the walk ends, in one
+   pass over the names (a pass per component made a re-walk quadratic). */
 typedef struct mguard__scope_undo {
     const void *comp;
     mguard__scope_naming old, now;
@@ -4735,6 +4738,8 @@ typedef struct mguard__scope_walk {
     uint32_t nundo, capundo;
     mguard__scope_todo *todo;
     uint32_t ntodo, captodo;
+    const void **moved;
+    uint32_t nmoved, capmoved;
 } mguard__scope_walk;
 
 static mguard__scope_naming *mguard__scope_entry(const mguard_scope *s, const void *comp)
@@ -4816,7 +4821,7 @@ static const char *mguard__scope_join(mguard_ctx *ctx, const char *parent, const
 }
 
 static bool mguard__scope_queued(const mguard__scope_walk *w, uint32_t from, const void *comp);
-static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp);
+static mguard_status mguard__scope_follow_all(mguard_scope *s, mguard__scope_walk *w, const void **roots, uint32_t nroots);
 
 static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk *w)
 {
@@ -4855,12 +4860,15 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             nv.from_serial = mguard__scope_serial(s, pcomp);
             nv.seg = mguard__str_intern(ctx, cname);
             if (!nv.seg) return MGUARD_ENOMEM;
-            /* a named child moved: what is placed under it follows (not
-               for a component this walk is still inside: a cycle) */
+            /* a named child moved: what is placed under it follows when
+               the walk ends (not for a component this walk is still
+               inside: a cycle) */
             moved = cv && cv->name != full && !mguard__scope_queued(w, 0, child);
+            if (moved && mguard__reserve(ctx, (void **)&w->moved, &w->capmoved, (size_t)w->nmoved + 1, sizeof *w->moved))
+                return MGUARD_ENOMEM;
             st = mguard__scope_put_naming(s, w, child, &nv);
-            if (!st && moved) st = mguard__scope_follow(s, w, child);
             if (st) return st;
+            if (moved) w->moved[w->nmoved++] = child;
             cv = mguard__scope_entry(s, child);
         }
         if (!(cv->flags & MGUARD__SCOPE_SEEN)) {
@@ -4876,7 +4884,8 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             w->ntodo++;
         }
     }
-    return MGUARD_OK;
+    /* no callout from here on: the moved subtrees follow in one pass */
+    return w->nmoved ? mguard__scope_follow_all(s, w, w->moved, w->nmoved) : MGUARD_OK;
 }
 
 /* comp's name, naming it (type name) and its subtree (first lookup) when
@@ -4888,6 +4897,7 @@ static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool 
     if (!ok) mguard__scope_rollback(s, w);
     mguard__free(s->hd.ctx, w->undo);
     mguard__free(s->hd.ctx, w->todo);
+    mguard__free(s->hd.ctx, w->moved);
     memset(w, 0, sizeof *w);
 }
 
@@ -4959,8 +4969,10 @@ done:
     } else {
         *out = name;
         mguard__free(ctx, w.todo);
+        mguard__free(ctx, w.moved);
         w.todo = NULL;
-        w.ntodo = w.captodo = 0;
+        w.moved = NULL;
+        w.ntodo = w.captodo = w.nmoved = w.capmoved = 0;
         *pw = w;
     }
     return st;
@@ -4981,13 +4993,16 @@ static const char *mguard__scope_name(mguard_scope *s, const void *comp)
 }
 
 
-/* The components placed under another, sorted by it: one pass over the
-   names, so that a subtree is found in O(names log names + subtree). */
+/* The components placed under another, sorted by it (then by address, so
+   that one placement is found by binary search): one pass over the names,
+   so that a subtree is found in O(names log names + subtree). */
 typedef struct mguard__scope_placed { uintptr_t from; const void *comp; } mguard__scope_placed;
 
 static int mguard__scope_placed_cmp(const void *a, const void *b)
 {
-    uintptr_t x = ((const mguard__scope_placed *)a)->from, y = ((const mguard__scope_placed *)b)->from;
+    const mguard__scope_placed *p = (const mguard__scope_placed *)a, *q = (const mguard__scope_placed *)b;
+    uintptr_t x = (uintptr_t)p->comp, y = (uintptr_t)q->comp;
+    if (p->from != q->from) return p->from < q->from ? -1 : 1;
     return x < y ? -1 : x > y;
 }
 
@@ -5042,45 +5057,139 @@ static mguard_status mguard__scope_enqueue(mguard_scope *s, mguard__scope_walk *
     return MGUARD_OK;
 }
 
-/* The names placed under comp (by a walk or mguard_scope_attach) follow
-   comp's name, down the subtree, each component once (a cyclic tree ends).
-   Every change is logged in w, for the caller's rollback. No callback.
-   Cost: O(names) per component of the subtree. */
-static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp)
+/* Is list[k] (placed under x, whose life is xs) still c's placement? A
+   callback may have placed c elsewhere, named it explicitly (an explicit
+   name has no from: it never follows) or forgotten it. */
+static const mguard__scope_naming *mguard__scope_placed_live(const mguard_scope *s, const mguard__scope_placed *e,
+                                                             uint64_t xs)
+{
+    const mguard__scope_naming *cv = mguard__scope_entry(s, e->comp);
+    if (!cv || (uintptr_t)cv->from != e->from || cv->from_serial != xs || (cv->flags & MGUARD__SCOPE_FORGOTTEN)) return NULL;
+    return cv;
+}
+
+/* comp's position in list[0..n) as a live placement, n when it has none. */
+static uint32_t mguard__scope_placed_find(const mguard_scope *s, const mguard__scope_placed *list, uint32_t n,
+                                          const void *comp)
+{
+    const mguard__scope_naming *v = mguard__scope_entry(s, comp);
+    mguard__scope_placed key;
+    uint32_t lo = 0, hi = n;
+    if (!v || !v->from || (v->flags & MGUARD__SCOPE_FORGOTTEN)) return n;
+    key.from = (uintptr_t)v->from;
+    key.comp = comp;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (mguard__scope_placed_cmp(&list[mid], &key) < 0) lo = mid + 1; else hi = mid;
+    }
+    return lo < n && list[lo].comp == comp && mguard__scope_placed_live(s, &list[lo], mguard__scope_serial(s, v->from)) ? lo : n;
+}
+
+static int mguard__scope_ptr_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const void *const *)a, y = (uintptr_t)*(const void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+enum { MGUARD__FOLLOW_ROOT = 1, MGUARD__FOLLOW_NESTED = 2, MGUARD__FOLLOW_DONE = 4 };
+
+/* Visit what is placed under x (live placements of list, each once: done
+   marks a position taken), renaming each (when rename) and queueing it in
+   w->todo. A root met on the way is marked nested instead of queued. */
+static mguard_status mguard__scope_follow_step(mguard_scope *s, mguard__scope_walk *w, const mguard__scope_placed *list,
+                                               uint32_t n, unsigned char *mark, const void *x, bool rename)
+{
+    const mguard__scope_naming *xv = mguard__scope_entry(s, x);
+    const char *xname = xv && !(xv->flags & MGUARD__SCOPE_FORGOTTEN) ? xv->name : NULL;
+    uint64_t xs = mguard__scope_serial(s, x);
+    uint32_t k;
+    mguard_status st = MGUARD_OK;
+    if (!xname) return MGUARD_OK;
+    for (k = mguard__scope_placed_first(list, n, x); !st && k < n && list[k].from == (uintptr_t)x; k++) {
+        const mguard__scope_naming *cv = mguard__scope_placed_live(s, &list[k], xs);
+        if (!cv) continue;
+        if (!rename) {
+            if (mark[k] & MGUARD__FOLLOW_ROOT) mark[k] |= MGUARD__FOLLOW_NESTED;
+            else st = mguard__scope_enqueue(s, w, list[k].comp);
+            continue;
+        }
+        if (mark[k] & MGUARD__FOLLOW_DONE) continue;   /* a cycle back to a root */
+        mark[k] |= MGUARD__FOLLOW_DONE;
+        {
+            mguard__scope_naming v = *cv;
+            const char *full = mguard__scope_join(s->hd.ctx, xname, v.seg);
+            if (!full) return MGUARD_ENOMEM;
+            if (full != v.name) {
+                v.name = full;
+                st = mguard__scope_put_naming(s, w, list[k].comp, &v);
+            }
+        }
+        if (!st) st = mguard__scope_enqueue(s, w, list[k].comp);
+    }
+    return st;
+}
+
+/* The names placed under each of roots[0..nroots) (by a walk or
+   mguard_scope_attach) follow the root's name, down the subtrees, each
+   component once (a cyclic tree ends). roots is sorted in place. Every
+   change is logged in w, for the caller's rollback. No callback.
+   One list of the names for all the roots, then two passes over the
+   subtrees: the first finds the roots that lie under another root (they
+   follow as part of it, after their ancestors), the second renames from
+   the other roots down, then from those of the nested roots that only a
+   cycle reaches. Cost: O(names log names + roots log roots + subtrees). */
+static mguard_status mguard__scope_follow_all(mguard_scope *s, mguard__scope_walk *w, const void **roots, uint32_t nroots)
 {
     mguard_ctx *ctx = s->hd.ctx;
     mguard__scope_placed *list;
-    uint32_t head = w->ntodo, q, n = 0, k;
+    unsigned char *mark = NULL;
+    uint32_t head = w->ntodo, q, n = 0, i, r, *pos = NULL;
+    int pass;
     mguard_status st = mguard__scope_placed_list(s, &list, &n);
-    if (!st && n) st = mguard__scope_enqueue(s, w, comp);
-    /* each component has one parent: a walk down the tree meets a
-       component twice only by coming back to comp (a cycle) */
-    for (q = head; !st && n && q < w->ntodo; q++) {
-        const void *x = w->todo[q].comp;
-        const mguard__scope_naming *xv = mguard__scope_entry(s, x);
-        const char *xname = xv && !(xv->flags & MGUARD__SCOPE_FORGOTTEN) ? xv->name : NULL;
-        uint64_t xs = mguard__scope_serial(s, x);
-        if (!xname) continue;
-        for (k = mguard__scope_placed_first(list, n, x); !st && k < n && list[k].from == (uintptr_t)x; k++) {
-            const void *c = list[k].comp;
-            mguard__scope_naming v;
-            const mguard__scope_naming *cv = mguard__scope_entry(s, c);
-            const char *full;
-            /* an explicit name has no from: it never follows */
-            if (c == comp || !cv || cv->from != x || cv->from_serial != xs || (cv->flags & MGUARD__SCOPE_FORGOTTEN)) continue;
-            v = *cv;
-            full = mguard__scope_join(ctx, xname, v.seg);
-            if (!full) { st = MGUARD_ENOMEM; break; }
-            if (full != v.name) {
-                v.name = full;
-                st = mguard__scope_put_naming(s, w, c, &v);
-            }
-            if (!st) st = mguard__scope_enqueue(s, w, c);
+    if (st || !n) goto done;   /* nothing is placed under anything */
+    pos = (uint32_t *)mguard__alloc(ctx, (size_t)nroots * sizeof *pos + n);
+    if (!pos) { st = MGUARD_ENOMEM; goto done; }
+    mark = (unsigned char *)(pos + nroots);
+    memset(mark, 0, n);
+    if (nroots > 1) qsort(roots, nroots, sizeof *roots, mguard__scope_ptr_cmp);
+    for (i = r = 0; i < nroots; i++)   /* each root once */
+        if (!r || roots[r - 1] != roots[i]) roots[r++] = roots[i];
+    nroots = r;
+    for (i = 0; i < nroots; i++) {
+        pos[i] = mguard__scope_placed_find(s, list, n, roots[i]);
+        if (pos[i] < n) mark[pos[i]] |= MGUARD__FOLLOW_ROOT;
+    }
+    /* pass 1: which roots are nested (no renaming) */
+    for (i = 0; !st && i < nroots; i++) st = mguard__scope_enqueue(s, w, roots[i]);
+    for (q = head; !st && q < w->ntodo; q++)
+        st = mguard__scope_follow_step(s, w, list, n, mark, w->todo[q].comp, false);
+    w->ntodo = head;
+    /* pass 2: rename, from the roots no other root holds, then from the
+       nested ones not reached (a cycle of roots) */
+    for (pass = 0; !st && pass < 2; pass++) {
+        for (i = 0; !st && i < nroots; i++) {
+            bool nested = pos[i] < n && (mark[pos[i]] & MGUARD__FOLLOW_NESTED);
+            if (nested != (pass == 1) || (pos[i] < n && (mark[pos[i]] & MGUARD__FOLLOW_DONE))) continue;
+            if (pos[i] < n) mark[pos[i]] |= MGUARD__FOLLOW_DONE;
+            st = mguard__scope_enqueue(s, w, roots[i]);
+            for (q = head; !st && q < w->ntodo; q++)
+                st = mguard__scope_follow_step(s, w, list, n, mark, w->todo[q].comp, true);
+            w->ntodo = head;
         }
     }
+done:
     w->ntodo = head;
+    mguard__free(ctx, pos);
     mguard__free(ctx, list);
     return st;
+}
+
+/* The names placed under comp follow comp's name (see above). */
+static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp)
+{
+    const void *roots[1];
+    roots[0] = comp;
+    return mguard__scope_follow_all(s, w, roots, 1);
 }
 
 static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
