@@ -546,7 +546,10 @@ MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
    destroyed by a callback of this lookup (comp stays unknown), for NULL
    s/comp, or on allocation failure (logged; nothing changed). The string lives until
    ctx is destroyed. Cost: one lookup; the first lookup walks comp's
-   subtree once, calling the callbacks. */
+   subtree once, calling the callbacks; when that walk renames components
+   that had names (after mguard_scope_forget, or children looked up before
+   their parent), one O(names log names) pass renames what is placed under
+   all of them, when the walk ends. */
 MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
 /* Name comp explicitly (fqn is copied). A parent's walk never overwrites an
    explicit name; the components placed under comp (by its walk or by
@@ -564,29 +567,32 @@ MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp,
    parent/child (NULL s: silent), child == parent, NULL or empty name, or
    child destroyed by a callback of the parent's lookup; NOT_FOUND
    (logged): parent has no name; ENOMEM: nothing changed. Cost: one
-   lookup; when child already had a name, O(names log names + subtree). */
+   lookup (and parent's, with its first walk); when child already had a
+   name, O(names log names + subtree). */
 MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name);
 /* Forget the names comp's walk gave (recursively: the subtree below comp,
    except components attached or named explicitly, and components with an
    open frame, which keep theirs): comp keeps its own name, and its next
    lookup walks its children again. For a tree edited after its first use.
    EINVAL: NULL s/comp; NOT_FOUND: comp has no name. ENOMEM: nothing
-   changed. No callback. Cost: O(names log names + subtree). */
+   changed. No callback. Cost: O(names log names + subtree + depth). */
 MGUARDDEF mguard_status mguard_scope_forget(mguard_scope *s, const void *comp);
 /* comp's forward (pre-hook) starts: push a frame; comp's name becomes
    active (or one more time active). NOT_FOUND (logged) when comp has no
    name; EINVAL for NULL s/comp, or (logged) when a callback of this call
    destroyed comp; ENOMEM: nothing changed. Cost: one lookup
-   (plus the first-lookup walk). */
+   (plus the first-lookup walk); once the trace is full, + O(warnings
+   remembered) for its warning. */
 MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
 /* comp's forward ends (post-hook): pop comp's innermost frame; its name
    leaves the active set when its last frame is gone. A component that is
    not active: NOT_FOUND and a warning. Not the innermost frame: that frame
    is popped anyway (the others stay), OK and a warning. Identical warnings
    are logged once (see max_warnings). EINVAL: NULL s/comp.
-   Cost: O(depth). */
+   Cost: O(depth); a warning: + O(warnings remembered). */
 MGUARDDEF mguard_status mguard_scope_exit(mguard_scope *s, const void *comp);
-/* true when fqn is active (the root always is). false for NULL. O(1). */
+/* true when fqn is active (the root always is). false for NULL. Cost: a
+   hash of fqn and one lookup. */
 MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
 /* The active set, root first, each name once, in order of entry: stores
    up to cap names in out and returns how many there are (0 for NULL s).
@@ -607,7 +613,8 @@ MGUARDDEF size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap)
    EINVAL for NULL s, and (logged) for a phase >= the number of phases.
    Cost: O(1). */
 MGUARDDEF mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase);
-/* The current phase's number (0 after create and reset); 0 for NULL s. */
+/* The current phase's number (0 after create and reset); 0 for NULL s.
+   Cost: O(1). */
 MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
 /* End of a pass: every frame is closed, the active set is back to just the
    root, the phase is 0. Names and counters stay. EINVAL for NULL s.
@@ -615,10 +622,10 @@ MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
 MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
 /* Add amount to counter (e.g. "flops") of every active name, the root
    included, once each. EINVAL: NULL s, NULL or empty counter, amount not
-   finite. ENOMEM: nothing changed. Cost: O(active names). */
+   finite. ENOMEM: nothing changed. Cost: O(active names + counters). */
 MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount);
-/* The total of counter for fqn; 0 when either is unknown or NULL. O(1)
-   plus O(counters). */
+/* The total of counter for fqn; 0 when either is unknown or NULL. Cost: a
+   hash of fqn, one lookup, O(counters). */
 MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter);
 /* Render a report into buf like snprintf: at most cap - 1 bytes and a NUL
    (buf may be NULL when cap is 0); returns the full length. TABLE and TREE
@@ -626,11 +633,14 @@ MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, co
    with each counter's total; TRACE_JSON is the recorded spans as a Chrome
    trace-event file (loads in Perfetto and chrome://tracing). 0 (logged)
    for NULL s, an unknown format, or when TREE cannot get its temporary
-   memory. Cost: O(names x counters) or O(spans). */
+   memory. Cost: O(names x counters + length of the names) (TREE: + a hash
+   of each dotted prefix of a name, up to the first one entered), or
+   O(spans + length of their names). */
 MGUARDDEF size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap);
 /* The same report handed to fn in pieces; returns the bytes written. fn may
    call back into the library; what it changes may or may not show in the
-   rest of the report. 0 (logged) for NULL s/fn or as above. */
+   rest of the report. 0 (logged) for NULL s/fn or as above. Cost: as
+   mguard_scope_report, plus a call of fn per 256 bytes. */
 MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format,
                                            mguard_scope_write_fn fn, void *user);
 /* Forget the recorded spans (open frames are no longer recorded); counters
@@ -4370,7 +4380,9 @@ static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
 /* FORGOTTEN: mguard_scope_forget dropped the name; the entry stays (so the
    component keeps its life, its serial, for what is attached under it) and
    counts as unnamed until a walk or a call names it again. */
-enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u, MGUARD__SCOPE_FORGOTTEN = 8u };
+/* FRAMED: a mark mguard_scope_forget sets and clears within the call. */
+enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u, MGUARD__SCOPE_FORGOTTEN = 8u,
+       MGUARD__SCOPE_FRAMED = 16u };
 #define MGUARD__MAGIC_SCOPE 0x6d677363u  /* "mgsc" */
 
 /* owner: the address of the scope holding the entry, so the key-death hook
@@ -4582,18 +4594,20 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
     uint32_t i, n = 0, phase = 0;
     double now = 0.0;
     if (!mguard__scope_ok(s)) return;
-    for (i = 0; i < s->nframes; i++)
-        if (s->frames[i].comp == comp) {
-            n++;
-            phase = s->frames[i].phase;   /* the innermost frame's */
-        }
-    if (!n) return;
+    for (i = 0; i < s->nframes && s->frames[i].comp != comp; i++) {}
+    if (i == s->nframes) return;
     s->busy++;
     if (s->desc.trace) now = mguard__scope_now(s);
+    /* the frames are counted after the clock, which may have closed some
+       (an exit, a reset) */
     for (i = s->nframes; i-- > 0;)
-        if (s->frames[i].comp == comp) mguard__scope_pop(s, i, now);
-    mguard__scope_warn(s, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed",
-                       v.name, s->phases[phase], n, n == 1 ? " was" : "s were");
+        if (s->frames[i].comp == comp) {
+            if (!n++) phase = s->frames[i].phase;   /* the innermost frame's */
+            mguard__scope_pop(s, i, now);
+        }
+    if (n)
+        mguard__scope_warn(s, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed",
+                           v.name, s->phases[phase], n, n == 1 ? " was" : "s were");
     mguard__scope_release(s);
 }
 
@@ -5267,13 +5281,26 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     return st;
 }
 
+/* Set (on) or clear the FRAMED mark of every component with an open frame;
+   only mguard_scope_forget uses it, between two calls, with no callout. */
+static void mguard__scope_mark_framed(mguard_scope *s, bool on)
+{
+    uint32_t i;
+    for (i = 0; i < s->nframes; i++) {
+        mguard__scope_naming *v = mguard__scope_entry(s, s->frames[i].comp);
+        if (!v) continue;
+        if (on) v->flags |= MGUARD__SCOPE_FRAMED;
+        else v->flags &= ~(uint32_t)MGUARD__SCOPE_FRAMED;
+    }
+}
+
 static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
 {
     mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_forget");
     mguard__scope_walk w;
     mguard__scope_naming *v;
     mguard__scope_placed *list = NULL;
-    uint32_t q, i, n = 0, k;
+    uint32_t q, n = 0, k;
     if (st) return st;
     v = mguard__scope_entry(s, comp);
     if (!v || (v->flags & MGUARD__SCOPE_FORGOTTEN)) return MGUARD_NOT_FOUND;
@@ -5293,14 +5320,17 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
         }
     }
     if (!st) {
+        /* one with an open frame keeps its name: the frames are marked
+           first (not scanned once per component) */
+        mguard__scope_mark_framed(s, true);
         for (q = 1; q < w.ntodo; q++) {
             const void *x = w.todo[q].comp;
             mguard__scope_naming *xv = mguard__scope_entry(s, x);
-            for (i = 0; i < s->nframes && s->frames[i].comp != x; i++) {}
             if (!xv) continue;
             xv->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;   /* walks again */
-            if (i == s->nframes) xv->flags |= MGUARD__SCOPE_FORGOTTEN;   /* one with an open frame keeps its name */
+            if (!(xv->flags & MGUARD__SCOPE_FRAMED)) xv->flags |= MGUARD__SCOPE_FORGOTTEN;
         }
+        mguard__scope_mark_framed(s, false);
         v = mguard__scope_entry(s, comp);
         if (v) v->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
     }

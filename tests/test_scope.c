@@ -1408,7 +1408,7 @@ static void test_trace_uses_the_clock_and_stays_within_its_limit(void **state)
 }
 
 /* A clock that destroys things while an event is being recorded. */
-typedef struct evil_clock { mguard_ctx *ctx; mguard_scope *s; const void *kill; int destroy_scope; double t; } evil_clock;
+typedef struct evil_clock { mguard_ctx *ctx; mguard_scope *s; const void *kill; int destroy_scope, reset; double t; } evil_clock;
 
 static double evil_clock_fn(void *user)
 {
@@ -1421,6 +1421,10 @@ static double evil_clock_fn(void *user)
     if (c->destroy_scope) {
         c->destroy_scope = 0;
         mguard_scope_destroy(c->s);
+    }
+    if (c->reset) {
+        c->reset = 0;
+        mguard_scope_reset(c->s);
     }
     return c->t += 1.0;
 }
@@ -2151,6 +2155,127 @@ static void test_a_walk_moving_a_component_under_another_moved_one_renames_both_
     assert_int_equal(f->log.warnings, 0);
 }
 
+/* Callout audit: the clock read for a dying component's frames may close
+   them itself (a reset): the death then closed none and says nothing
+   (it said "its 1 frame was closed"). */
+static void test_a_clock_that_closes_the_frames_of_a_dying_component_leaves_no_warning(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_scope_desc d;
+    evil_clock c;
+    int a, b;
+    memset(&d, 0, sizeof d);
+    memset(&c, 0, sizeof c);
+    d.trace = true;
+    d.clock = evil_clock_fn;
+    d.user = &c;
+    c.ctx = f->ctx;
+    c.s = mguard_scope_create(f->ctx, &d);
+    assert_int_equal(mguard_scope_set_name(c.s, &a, "A"), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(c.s, &b, "B"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_OK);
+    c.reset = 1;
+    mguard_on_destroy(f->ctx, &a);
+    EXPECT_NO_LOG(f->log);
+    assert_int_equal(mguard_scope_depth(c.s), 0);
+    assert_ctx_ok(f->ctx);
+    /* without the reset, the death counts the frames it closed */
+    assert_int_equal(mguard_scope_enter(c.s, &b), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(c.s, &b), MGUARD_OK);
+    mguard_on_destroy(f->ctx, &b);
+    EXPECT_LOG(f->log, f->log.warnings, "mguard_scope: B was destroyed while active (during forward); its 2 frames were closed");
+    mguard_scope_destroy(c.s);
+}
+
+/* Blind spot of issue 23: a frame entered in one phase and exited out of
+   order in another: the warning names the phase the frame was entered in. */
+static void test_an_out_of_order_exit_after_a_phase_change_names_the_frames_phase(void **state)
+{
+    fixture *f = (fixture *)*state;
+    static const char *const phases[] = {"layout", "paint"};
+    mguard_scope_desc d;
+    mguard_scope *s;
+    int win, btn;
+    memset(&d, 0, sizeof d);
+    d.phases = phases;
+    d.nphases = 2;
+    s = mguard_scope_create(f->ctx, &d);
+    assert_non_null(s);
+    assert_int_equal(mguard_scope_set_name(s, &win, "Window"), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(s, &btn, "Window.ok"), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &win), MGUARD_OK);          /* during layout */
+    assert_int_equal(mguard_scope_set_phase(s, 1), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(s, &btn), MGUARD_OK);          /* during paint */
+    assert_int_equal(mguard_scope_exit(s, &win), MGUARD_OK);
+    EXPECT_LOG(f->log, f->log.warnings,
+               "mguard_scope_exit: Window exits while Window.ok is still active inside it (during layout); exited out of order");
+    assert_string_equal(path_str(s), "Global > Window.ok");
+    assert_int_equal(mguard_scope_exit(s, &btn), MGUARD_OK);
+    EXPECT_NO_LOG(f->log);
+    mguard_scope_destroy(s);
+}
+
+/* Callout audit: the report's writer is handed a chunk of the call's own
+   buffer; meanwhile it may grow everything the report reads (new names,
+   new counters, more spans) and clear it (reset, clear_trace): the report
+   reads by index what was there when it started, and hands over every
+   byte it counts. */
+typedef struct grow_sink {
+    mguard_scope *s;
+    comp *extra;
+    int next, nextra, calls;
+    size_t got;
+} grow_sink;
+
+static void grow_sink_write(const char *data, size_t len, void *user)
+{
+    grow_sink *g = (grow_sink *)user;
+    char counter[16];
+    int i;
+    (void)data;
+    g->got += len;
+    g->calls++;
+    for (i = 0; i < 8 && g->next < g->nextra; i++)
+        assert_int_equal(mguard_scope_enter(g->s, &g->extra[g->next++]), MGUARD_OK);
+    snprintf(counter, sizeof counter, "c%d", g->calls);
+    assert_int_equal(mguard_scope_add(g->s, counter, 1.0), MGUARD_OK);
+    if (g->calls % 3 == 0) assert_int_equal(mguard_scope_reset(g->s), MGUARD_OK);
+    if (g->calls % 4 == 0) assert_int_equal(mguard_scope_clear_trace(g->s), MGUARD_OK);
+}
+
+static void test_a_report_writer_may_grow_and_clear_what_the_report_reads(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp rows[24], extra[200];
+    char names[24][40];
+    grow_sink g;
+    mguard_scope_format fmt;
+    int i;
+    for (i = 0; i < 24; i++) {
+        comp_init(&rows[i], "Row");
+        snprintf(names[i], sizeof names[i], "a.rather.long.name.of.a.row.%d", i);
+        assert_int_equal(mguard_scope_set_name(f->s, &rows[i], names[i]), MGUARD_OK);
+        assert_int_equal(mguard_scope_enter(f->s, &rows[i]), MGUARD_OK);
+        assert_int_equal(mguard_scope_add(f->s, "flops", (double)i), MGUARD_OK);
+    }
+    for (i = 0; i < 200; i++) comp_init(&extra[i], "Extra");
+    for (fmt = MGUARD_SCOPE_TABLE; fmt <= MGUARD_SCOPE_TRACE_JSON; fmt = (mguard_scope_format)(fmt + 1)) {
+        size_t len;
+        memset(&g, 0, sizeof g);
+        g.s = f->s;
+        g.extra = extra;
+        g.nextra = 200;
+        len = mguard_scope_report_write(f->s, fmt, grow_sink_write, &g);
+        assert_true(g.calls > 3);          /* it called out in the middle */
+        assert_int_equal(len, g.got);
+        assert_ctx_ok(f->ctx);
+        assert_int_equal(mguard_scope_reset(f->s), MGUARD_OK);
+        for (i = 0; i < 24; i++) assert_int_equal(mguard_scope_enter(f->s, &rows[i]), MGUARD_OK);
+    }
+    assert_int_equal(f->log.warnings, 0);
+}
+
 /* ---- issue 23: a walk that renames what was named before ------------------
    A list of n rows (a ModuleList: child i is named "i", so a row inserted at
    the front renames every row after it). The allocator counts the bytes
@@ -2400,6 +2525,9 @@ int main(void)
         CTX(test_review_a_warning_about_a_frame_names_the_frames_phase),
         cmocka_unit_test(test_review_logger_destroying_the_scope_in_forgets_oom_log),
         SCOPE(test_a_walk_moving_a_component_under_another_moved_one_renames_both_subtrees),
+        CTX(test_a_clock_that_closes_the_frames_of_a_dying_component_leaves_no_warning),
+        CTX(test_an_out_of_order_exit_after_a_phase_change_names_the_frames_phase),
+        TRACED(test_a_report_writer_may_grow_and_clear_what_the_report_reads),
         cmocka_unit_test(test_a_rewalk_after_an_insert_at_the_front_costs_no_more_than_the_first_walk),
         cmocka_unit_test(test_a_walk_renaming_children_named_before_it_costs_no_more_than_a_first_walk),
     };
