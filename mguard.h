@@ -575,7 +575,10 @@ MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
    destroyed by a callback of this lookup (comp stays unknown), for NULL
    s/comp, or on allocation failure (logged; nothing changed). The string lives until
    ctx is destroyed. Cost: one lookup; the first lookup walks comp's
-   subtree once, calling the callbacks. */
+   subtree once, calling the callbacks; when that walk renames components
+   that had names (after mguard_scope_forget, or children looked up before
+   their parent), one O(names log names) pass renames what is placed under
+   all of them, when the walk ends. */
 MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
 /* Name comp explicitly (fqn is copied). A parent's walk never overwrites an
    explicit name; the components placed under comp (by its walk or by
@@ -593,29 +596,32 @@ MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp,
    parent/child (NULL s: silent), child == parent, NULL or empty name, or
    child destroyed by a callback of the parent's lookup; NOT_FOUND
    (logged): parent has no name; ENOMEM: nothing changed. Cost: one
-   lookup; when child already had a name, O(names log names + subtree). */
+   lookup (and parent's, with its first walk); when child already had a
+   name, O(names log names + subtree). */
 MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name);
 /* Forget the names comp's walk gave (recursively: the subtree below comp,
    except components attached or named explicitly, and components with an
    open frame, which keep theirs): comp keeps its own name, and its next
    lookup walks its children again. For a tree edited after its first use.
    EINVAL: NULL s/comp; NOT_FOUND: comp has no name. ENOMEM: nothing
-   changed. No callback. Cost: O(names log names + subtree). */
+   changed. No callback. Cost: O(names log names + subtree + depth). */
 MGUARDDEF mguard_status mguard_scope_forget(mguard_scope *s, const void *comp);
 /* comp's forward (pre-hook) starts: push a frame; comp's name becomes
    active (or one more time active). NOT_FOUND (logged) when comp has no
    name; EINVAL for NULL s/comp, or (logged) when a callback of this call
    destroyed comp; ENOMEM: nothing changed. Cost: one lookup
-   (plus the first-lookup walk). */
+   (plus the first-lookup walk); once the trace is full, + O(warnings
+   remembered) for its warning. */
 MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
 /* comp's forward ends (post-hook): pop comp's innermost frame; its name
    leaves the active set when its last frame is gone. A component that is
    not active: NOT_FOUND and a warning. Not the innermost frame: that frame
    is popped anyway (the others stay), OK and a warning. Identical warnings
    are logged once (see max_warnings). EINVAL: NULL s/comp.
-   Cost: O(depth). */
+   Cost: O(depth); a warning: + O(warnings remembered). */
 MGUARDDEF mguard_status mguard_scope_exit(mguard_scope *s, const void *comp);
-/* true when fqn is active (the root always is). false for NULL. O(1). */
+/* true when fqn is active (the root always is). false for NULL. Cost: a
+   hash of fqn and one lookup. */
 MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
 /* The active set, root first, each name once, in order of entry: stores
    up to cap names in out and returns how many there are (0 for NULL s).
@@ -636,7 +642,8 @@ MGUARDDEF size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap)
    EINVAL for NULL s, and (logged) for a phase >= the number of phases.
    Cost: O(1). */
 MGUARDDEF mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase);
-/* The current phase's number (0 after create and reset); 0 for NULL s. */
+/* The current phase's number (0 after create and reset); 0 for NULL s.
+   Cost: O(1). */
 MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
 /* End of a pass: every frame is closed, the active set is back to just the
    root, the phase is 0. Names and counters stay. EINVAL for NULL s.
@@ -644,10 +651,10 @@ MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
 MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
 /* Add amount to counter (e.g. "flops") of every active name, the root
    included, once each. EINVAL: NULL s, NULL or empty counter, amount not
-   finite. ENOMEM: nothing changed. Cost: O(active names). */
+   finite. ENOMEM: nothing changed. Cost: O(active names + counters). */
 MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount);
-/* The total of counter for fqn; 0 when either is unknown or NULL. O(1)
-   plus O(counters). */
+/* The total of counter for fqn; 0 when either is unknown or NULL. Cost: a
+   hash of fqn, one lookup, O(counters). */
 MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter);
 /* Render a report into buf like snprintf: at most cap - 1 bytes and a NUL
    (buf may be NULL when cap is 0); returns the full length. TABLE and TREE
@@ -655,11 +662,14 @@ MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, co
    with each counter's total; TRACE_JSON is the recorded spans as a Chrome
    trace-event file (loads in Perfetto and chrome://tracing). 0 (logged)
    for NULL s, an unknown format, or when TREE cannot get its temporary
-   memory. Cost: O(names x counters) or O(spans). */
+   memory. Cost: O(names x counters + length of the names) (TREE: + a hash
+   of each dotted prefix of a name, up to the first one entered), or
+   O(spans + length of their names). */
 MGUARDDEF size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap);
 /* The same report handed to fn in pieces; returns the bytes written. fn may
    call back into the library; what it changes may or may not show in the
-   rest of the report. 0 (logged) for NULL s/fn or as above. */
+   rest of the report. 0 (logged) for NULL s/fn or as above. Cost: as
+   mguard_scope_report, plus a call of fn per 256 bytes. */
 MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format,
                                            mguard_scope_write_fn fn, void *user);
 /* Forget the recorded spans (open frames are no longer recorded); counters
@@ -4479,7 +4489,9 @@ static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
 /* FORGOTTEN: mguard_scope_forget dropped the name; the entry stays (so the
    component keeps its life, its serial, for what is attached under it) and
    counts as unnamed until a walk or a call names it again. */
-enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u, MGUARD__SCOPE_FORGOTTEN = 8u };
+/* FRAMED: a mark mguard_scope_forget sets and clears within the call. */
+enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u, MGUARD__SCOPE_FORGOTTEN = 8u,
+       MGUARD__SCOPE_FRAMED = 16u };
 #define MGUARD__MAGIC_SCOPE 0x6d677363u  /* "mgsc" */
 
 /* owner: the address of the scope holding the entry, so the key-death hook
@@ -4691,18 +4703,20 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
     uint32_t i, n = 0, phase = 0;
     double now = 0.0;
     if (!mguard__scope_ok(s)) return;
-    for (i = 0; i < s->nframes; i++)
-        if (s->frames[i].comp == comp) {
-            n++;
-            phase = s->frames[i].phase;   /* the innermost frame's */
-        }
-    if (!n) return;
+    for (i = 0; i < s->nframes && s->frames[i].comp != comp; i++) {}
+    if (i == s->nframes) return;
     s->busy++;
     if (s->desc.trace) now = mguard__scope_now(s);
+    /* the frames are counted after the clock, which may have closed some
+       (an exit, a reset) */
     for (i = s->nframes; i-- > 0;)
-        if (s->frames[i].comp == comp) mguard__scope_pop(s, i, now);
-    mguard__scope_warn(s, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed",
-                       v.name, s->phases[phase], n, n == 1 ? " was" : "s were");
+        if (s->frames[i].comp == comp) {
+            if (!n++) phase = s->frames[i].phase;   /* the innermost frame's */
+            mguard__scope_pop(s, i, now);
+        }
+    if (n)
+        mguard__scope_warn(s, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed",
+                           v.name, s->phases[phase], n, n == 1 ? " was" : "s were");
     mguard__scope_release(s);
 }
 
@@ -4832,7 +4846,10 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
    deepen the C stack) and all-or-nothing: every name written by a walk is
    logged in `undo`, and a failure puts back exactly what the walk changed
    (unless a callback changed it again meanwhile). A component is marked
-   SEEN before its children are asked for, so a cycle terminates. */
+   SEEN before its children are asked for, so a cycle terminates.
+   moved: the components this walk renamed that were named before (their
+   subtree must follow); they follow together when the walk ends, in one
+   pass over the names (a pass per component made a re-walk quadratic). */
 typedef struct mguard__scope_undo {
     const void *comp;
     mguard__scope_naming old, now;
@@ -4844,6 +4861,8 @@ typedef struct mguard__scope_walk {
     uint32_t nundo, capundo;
     mguard__scope_todo *todo;
     uint32_t ntodo, captodo;
+    const void **moved;
+    uint32_t nmoved, capmoved;
 } mguard__scope_walk;
 
 static mguard__scope_naming *mguard__scope_entry(const mguard_scope *s, const void *comp)
@@ -4925,7 +4944,7 @@ static const char *mguard__scope_join(mguard_ctx *ctx, const char *parent, const
 }
 
 static bool mguard__scope_queued(const mguard__scope_walk *w, uint32_t from, const void *comp);
-static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp);
+static mguard_status mguard__scope_follow_all(mguard_scope *s, mguard__scope_walk *w, const void **roots, uint32_t nroots);
 
 static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk *w)
 {
@@ -4964,12 +4983,15 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             nv.from_serial = mguard__scope_serial(s, pcomp);
             nv.seg = mguard__str_intern(ctx, cname);
             if (!nv.seg) return MGUARD_ENOMEM;
-            /* a named child moved: what is placed under it follows (not
-               for a component this walk is still inside: a cycle) */
+            /* a named child moved: what is placed under it follows when
+               the walk ends (not for a component this walk is still
+               inside: a cycle) */
             moved = cv && cv->name != full && !mguard__scope_queued(w, 0, child);
+            if (moved && mguard__reserve(ctx, (void **)&w->moved, &w->capmoved, (size_t)w->nmoved + 1, sizeof *w->moved))
+                return MGUARD_ENOMEM;
             st = mguard__scope_put_naming(s, w, child, &nv);
-            if (!st && moved) st = mguard__scope_follow(s, w, child);
             if (st) return st;
+            if (moved) w->moved[w->nmoved++] = child;
             cv = mguard__scope_entry(s, child);
         }
         if (!(cv->flags & MGUARD__SCOPE_SEEN)) {
@@ -4985,7 +5007,8 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             w->ntodo++;
         }
     }
-    return MGUARD_OK;
+    /* no callout from here on: the moved subtrees follow in one pass */
+    return w->nmoved ? mguard__scope_follow_all(s, w, w->moved, w->nmoved) : MGUARD_OK;
 }
 
 /* comp's name, naming it (type name) and its subtree (first lookup) when
@@ -4997,6 +5020,7 @@ static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool 
     if (!ok) mguard__scope_rollback(s, w);
     mguard__free(s->hd.ctx, w->undo);
     mguard__free(s->hd.ctx, w->todo);
+    mguard__free(s->hd.ctx, w->moved);
     memset(w, 0, sizeof *w);
 }
 
@@ -5068,8 +5092,10 @@ done:
     } else {
         *out = name;
         mguard__free(ctx, w.todo);
+        mguard__free(ctx, w.moved);
         w.todo = NULL;
-        w.ntodo = w.captodo = 0;
+        w.moved = NULL;
+        w.ntodo = w.captodo = w.nmoved = w.capmoved = 0;
         *pw = w;
     }
     return st;
@@ -5090,13 +5116,16 @@ static const char *mguard__scope_name(mguard_scope *s, const void *comp)
 }
 
 
-/* The components placed under another, sorted by it: one pass over the
-   names, so that a subtree is found in O(names log names + subtree). */
+/* The components placed under another, sorted by it (then by address, so
+   that one placement is found by binary search): one pass over the names,
+   so that a subtree is found in O(names log names + subtree). */
 typedef struct mguard__scope_placed { uintptr_t from; const void *comp; } mguard__scope_placed;
 
 static int mguard__scope_placed_cmp(const void *a, const void *b)
 {
-    uintptr_t x = ((const mguard__scope_placed *)a)->from, y = ((const mguard__scope_placed *)b)->from;
+    const mguard__scope_placed *p = (const mguard__scope_placed *)a, *q = (const mguard__scope_placed *)b;
+    uintptr_t x = (uintptr_t)p->comp, y = (uintptr_t)q->comp;
+    if (p->from != q->from) return p->from < q->from ? -1 : 1;
     return x < y ? -1 : x > y;
 }
 
@@ -5151,45 +5180,139 @@ static mguard_status mguard__scope_enqueue(mguard_scope *s, mguard__scope_walk *
     return MGUARD_OK;
 }
 
-/* The names placed under comp (by a walk or mguard_scope_attach) follow
-   comp's name, down the subtree, each component once (a cyclic tree ends).
-   Every change is logged in w, for the caller's rollback. No callback.
-   Cost: O(names) per component of the subtree. */
-static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp)
+/* Is list[k] (placed under x, whose life is xs) still c's placement? A
+   callback may have placed c elsewhere, named it explicitly (an explicit
+   name has no from: it never follows) or forgotten it. */
+static const mguard__scope_naming *mguard__scope_placed_live(const mguard_scope *s, const mguard__scope_placed *e,
+                                                             uint64_t xs)
+{
+    const mguard__scope_naming *cv = mguard__scope_entry(s, e->comp);
+    if (!cv || (uintptr_t)cv->from != e->from || cv->from_serial != xs || (cv->flags & MGUARD__SCOPE_FORGOTTEN)) return NULL;
+    return cv;
+}
+
+/* comp's position in list[0..n) as a live placement, n when it has none. */
+static uint32_t mguard__scope_placed_find(const mguard_scope *s, const mguard__scope_placed *list, uint32_t n,
+                                          const void *comp)
+{
+    const mguard__scope_naming *v = mguard__scope_entry(s, comp);
+    mguard__scope_placed key;
+    uint32_t lo = 0, hi = n;
+    if (!v || !v->from || (v->flags & MGUARD__SCOPE_FORGOTTEN)) return n;
+    key.from = (uintptr_t)v->from;
+    key.comp = comp;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (mguard__scope_placed_cmp(&list[mid], &key) < 0) lo = mid + 1; else hi = mid;
+    }
+    return lo < n && list[lo].comp == comp && mguard__scope_placed_live(s, &list[lo], mguard__scope_serial(s, v->from)) ? lo : n;
+}
+
+static int mguard__scope_ptr_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const void *const *)a, y = (uintptr_t)*(const void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+enum { MGUARD__FOLLOW_ROOT = 1, MGUARD__FOLLOW_NESTED = 2, MGUARD__FOLLOW_DONE = 4 };
+
+/* Visit what is placed under x (live placements of list, each once: done
+   marks a position taken), renaming each (when rename) and queueing it in
+   w->todo. A root met on the way is marked nested instead of queued. */
+static mguard_status mguard__scope_follow_step(mguard_scope *s, mguard__scope_walk *w, const mguard__scope_placed *list,
+                                               uint32_t n, unsigned char *mark, const void *x, bool rename)
+{
+    const mguard__scope_naming *xv = mguard__scope_entry(s, x);
+    const char *xname = xv && !(xv->flags & MGUARD__SCOPE_FORGOTTEN) ? xv->name : NULL;
+    uint64_t xs = mguard__scope_serial(s, x);
+    uint32_t k;
+    mguard_status st = MGUARD_OK;
+    if (!xname) return MGUARD_OK;
+    for (k = mguard__scope_placed_first(list, n, x); !st && k < n && list[k].from == (uintptr_t)x; k++) {
+        const mguard__scope_naming *cv = mguard__scope_placed_live(s, &list[k], xs);
+        if (!cv) continue;
+        if (!rename) {
+            if (mark[k] & MGUARD__FOLLOW_ROOT) mark[k] |= MGUARD__FOLLOW_NESTED;
+            else st = mguard__scope_enqueue(s, w, list[k].comp);
+            continue;
+        }
+        if (mark[k] & MGUARD__FOLLOW_DONE) continue;   /* a cycle back to a root */
+        mark[k] |= MGUARD__FOLLOW_DONE;
+        {
+            mguard__scope_naming v = *cv;
+            const char *full = mguard__scope_join(s->hd.ctx, xname, v.seg);
+            if (!full) return MGUARD_ENOMEM;
+            if (full != v.name) {
+                v.name = full;
+                st = mguard__scope_put_naming(s, w, list[k].comp, &v);
+            }
+        }
+        if (!st) st = mguard__scope_enqueue(s, w, list[k].comp);
+    }
+    return st;
+}
+
+/* The names placed under each of roots[0..nroots) (by a walk or
+   mguard_scope_attach) follow the root's name, down the subtrees, each
+   component once (a cyclic tree ends). roots is sorted in place. Every
+   change is logged in w, for the caller's rollback. No callback.
+   One list of the names for all the roots, then two passes over the
+   subtrees: the first finds the roots that lie under another root (they
+   follow as part of it, after their ancestors), the second renames from
+   the other roots down, then from those of the nested roots that only a
+   cycle reaches. Cost: O(names log names + roots log roots + subtrees). */
+static mguard_status mguard__scope_follow_all(mguard_scope *s, mguard__scope_walk *w, const void **roots, uint32_t nroots)
 {
     mguard_ctx *ctx = s->hd.ctx;
     mguard__scope_placed *list;
-    uint32_t head = w->ntodo, q, n = 0, k;
+    unsigned char *mark = NULL;
+    uint32_t head = w->ntodo, q, n = 0, i, r, *pos = NULL;
+    int pass;
     mguard_status st = mguard__scope_placed_list(s, &list, &n);
-    if (!st && n) st = mguard__scope_enqueue(s, w, comp);
-    /* each component has one parent: a walk down the tree meets a
-       component twice only by coming back to comp (a cycle) */
-    for (q = head; !st && n && q < w->ntodo; q++) {
-        const void *x = w->todo[q].comp;
-        const mguard__scope_naming *xv = mguard__scope_entry(s, x);
-        const char *xname = xv && !(xv->flags & MGUARD__SCOPE_FORGOTTEN) ? xv->name : NULL;
-        uint64_t xs = mguard__scope_serial(s, x);
-        if (!xname) continue;
-        for (k = mguard__scope_placed_first(list, n, x); !st && k < n && list[k].from == (uintptr_t)x; k++) {
-            const void *c = list[k].comp;
-            mguard__scope_naming v;
-            const mguard__scope_naming *cv = mguard__scope_entry(s, c);
-            const char *full;
-            /* an explicit name has no from: it never follows */
-            if (c == comp || !cv || cv->from != x || cv->from_serial != xs || (cv->flags & MGUARD__SCOPE_FORGOTTEN)) continue;
-            v = *cv;
-            full = mguard__scope_join(ctx, xname, v.seg);
-            if (!full) { st = MGUARD_ENOMEM; break; }
-            if (full != v.name) {
-                v.name = full;
-                st = mguard__scope_put_naming(s, w, c, &v);
-            }
-            if (!st) st = mguard__scope_enqueue(s, w, c);
+    if (st || !n) goto done;   /* nothing is placed under anything */
+    pos = (uint32_t *)mguard__alloc(ctx, (size_t)nroots * sizeof *pos + n);
+    if (!pos) { st = MGUARD_ENOMEM; goto done; }
+    mark = (unsigned char *)(pos + nroots);
+    memset(mark, 0, n);
+    if (nroots > 1) qsort(roots, nroots, sizeof *roots, mguard__scope_ptr_cmp);
+    for (i = r = 0; i < nroots; i++)   /* each root once */
+        if (!r || roots[r - 1] != roots[i]) roots[r++] = roots[i];
+    nroots = r;
+    for (i = 0; i < nroots; i++) {
+        pos[i] = mguard__scope_placed_find(s, list, n, roots[i]);
+        if (pos[i] < n) mark[pos[i]] |= MGUARD__FOLLOW_ROOT;
+    }
+    /* pass 1: which roots are nested (no renaming) */
+    for (i = 0; !st && i < nroots; i++) st = mguard__scope_enqueue(s, w, roots[i]);
+    for (q = head; !st && q < w->ntodo; q++)
+        st = mguard__scope_follow_step(s, w, list, n, mark, w->todo[q].comp, false);
+    w->ntodo = head;
+    /* pass 2: rename, from the roots no other root holds, then from the
+       nested ones not reached (a cycle of roots) */
+    for (pass = 0; !st && pass < 2; pass++) {
+        for (i = 0; !st && i < nroots; i++) {
+            bool nested = pos[i] < n && (mark[pos[i]] & MGUARD__FOLLOW_NESTED);
+            if (nested != (pass == 1) || (pos[i] < n && (mark[pos[i]] & MGUARD__FOLLOW_DONE))) continue;
+            if (pos[i] < n) mark[pos[i]] |= MGUARD__FOLLOW_DONE;
+            st = mguard__scope_enqueue(s, w, roots[i]);
+            for (q = head; !st && q < w->ntodo; q++)
+                st = mguard__scope_follow_step(s, w, list, n, mark, w->todo[q].comp, true);
+            w->ntodo = head;
         }
     }
+done:
     w->ntodo = head;
+    mguard__free(ctx, pos);
     mguard__free(ctx, list);
     return st;
+}
+
+/* The names placed under comp follow comp's name (see above). */
+static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp)
+{
+    const void *roots[1];
+    roots[0] = comp;
+    return mguard__scope_follow_all(s, w, roots, 1);
 }
 
 static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, const char *fqn)
@@ -5267,13 +5390,26 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     return st;
 }
 
+/* Set (on) or clear the FRAMED mark of every component with an open frame;
+   only mguard_scope_forget uses it, between two calls, with no callout. */
+static void mguard__scope_mark_framed(mguard_scope *s, bool on)
+{
+    uint32_t i;
+    for (i = 0; i < s->nframes; i++) {
+        mguard__scope_naming *v = mguard__scope_entry(s, s->frames[i].comp);
+        if (!v) continue;
+        if (on) v->flags |= MGUARD__SCOPE_FRAMED;
+        else v->flags &= ~(uint32_t)MGUARD__SCOPE_FRAMED;
+    }
+}
+
 static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
 {
     mguard_status st = mguard__scope_refuse(s, comp, "mguard_scope_forget");
     mguard__scope_walk w;
     mguard__scope_naming *v;
     mguard__scope_placed *list = NULL;
-    uint32_t q, i, n = 0, k;
+    uint32_t q, n = 0, k;
     if (st) return st;
     v = mguard__scope_entry(s, comp);
     if (!v || (v->flags & MGUARD__SCOPE_FORGOTTEN)) return MGUARD_NOT_FOUND;
@@ -5293,14 +5429,17 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
         }
     }
     if (!st) {
+        /* one with an open frame keeps its name: the frames are marked
+           first (not scanned once per component) */
+        mguard__scope_mark_framed(s, true);
         for (q = 1; q < w.ntodo; q++) {
             const void *x = w.todo[q].comp;
             mguard__scope_naming *xv = mguard__scope_entry(s, x);
-            for (i = 0; i < s->nframes && s->frames[i].comp != x; i++) {}
             if (!xv) continue;
             xv->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;   /* walks again */
-            if (i == s->nframes) xv->flags |= MGUARD__SCOPE_FORGOTTEN;   /* one with an open frame keeps its name */
+            if (!(xv->flags & MGUARD__SCOPE_FRAMED)) xv->flags |= MGUARD__SCOPE_FORGOTTEN;
         }
+        mguard__scope_mark_framed(s, false);
         v = mguard__scope_entry(s, comp);
         if (v) v->flags &= ~(uint32_t)MGUARD__SCOPE_SEEN;
     }
