@@ -8073,13 +8073,19 @@ static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, 
     return r;
 }
 
-/* Sized values equal: a's equal hook on their bytes, else memcmp. */
+/* Sized values equal: a's equal hook on their bytes, else memcmp. The
+   hook gets copies: ba and bb point into the ledgers' writes arrays, which
+   a re-entrant store_attr, restore or clear (or, on a thread-safe context,
+   another thread while the lock is let go) may move, free or zero. */
 static bool mguard__ledger_beq(mguard__lcmp *c, const unsigned char *ba, const unsigned char *bb, bool *stop)
 {
+    unsigned char ca[MGUARD_LEDGER_MAX_VALUE], cb[MGUARD_LEDGER_MAX_VALUE];
     bool r = false;
     *stop = false;
     if (!c->a->desc.equal) return memcmp(ba, bb, c->a->desc.value_size) == 0;
-    MGUARD__L_CALLOUT(c->a->hd.ctx, NULL, NULL, r = c->a->desc.equal(ba, bb, c->a->desc.user));
+    memcpy(ca, ba, sizeof ca);
+    memcpy(cb, bb, sizeof cb);
+    MGUARD__L_CALLOUT(c->a->hd.ctx, NULL, NULL, r = c->a->desc.equal(ca, cb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
         mguard__logf(c->a->hd.ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;

@@ -1877,6 +1877,139 @@ static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state
     teardown();
 }
 
+/* ---- an equal hook of sized values that changes the ledgers (issue 23) --
+   The hook is handed the two values' bytes; it changes a ledger first
+   (store_attr enough writes to move the array, restore, clear), then reads
+   them. It must read the values it was asked about, and the comparison is
+   abandoned with a warning. */
+enum { BQ_GROW, BQ_RESTORE, BQ_CLEAR };
+static struct {
+    mguard_ledger *changed, *checkpoint;
+    const void *obj;
+    int what, calls;
+    long a, b;              /* what the hook read after its change */
+} BQ;
+
+static bool long_equal_that_changes_a_ledger(const void *a, const void *b, void *user)
+{
+    char attr[16];
+    long v;
+    int i;
+    (void)user;
+    if (BQ.calls++ == 0) {
+        if (BQ.what == BQ_GROW) {
+            for (i = 0; i < 64; i++) {
+                snprintf(attr, sizeof attr, "g%d", i);
+                v = i;
+                assert_int_equal(mguard_ledger_store_attr(BQ.changed, BQ.obj, attr, &v), MGUARD_OK);
+            }
+        } else if (BQ.what == BQ_RESTORE) {
+            assert_int_equal(mguard_ledger_restore(BQ.changed, BQ.checkpoint), MGUARD_OK);
+        } else {
+            /* the cleared slot is taken again at once, in the same array */
+            mguard_ledger_clear(BQ.changed);
+            v = 99;
+            assert_int_equal(mguard_ledger_track_existing(BQ.changed, BQ.obj, NULL), MGUARD_OK);
+            assert_int_equal(mguard_ledger_store_attr(BQ.changed, BQ.obj, "v", &v), MGUARD_OK);
+        }
+    }
+    memcpy(&BQ.a, a, sizeof BQ.a);
+    memcpy(&BQ.b, b, sizeof BQ.b);
+    return BQ.a == BQ.b;
+}
+
+/* Two ledgers of long values, x.v = 1 in A and 2 in B, compared with the
+   hook above, which changes *changed (A or B) in the way what says. */
+static void bq_setup(mguard_ledger **A, mguard_ledger **B, tobj *x, int what, bool change_b)
+{
+    mguard_ledger_desc d = full_desc();
+    long v = 1;
+    d.equal = long_equal_that_changes_a_ledger;
+    d.format_value = NULL;
+    d.value_size = sizeof(long);
+    d.value_type = MGUARD_LEDGER_VALUE_INT;
+    *A = mguard_ledger_create(H.ctx, &d);
+    *B = mguard_ledger_create(H.ctx, &d);
+    assert_non_null(*A);
+    assert_non_null(*B);
+    assert_int_equal(mguard_ledger_track_existing(*A, x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track_existing(*B, x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(*A, x, "v", &v), MGUARD_OK);
+    v = 2;
+    assert_int_equal(mguard_ledger_store_attr(*B, x, "v", &v), MGUARD_OK);
+    memset(&BQ, 0, sizeof BQ);
+    BQ.changed = change_b ? *B : *A;
+    BQ.obj = x;
+    BQ.what = what;
+    BQ.checkpoint = mguard_ledger_create(H.ctx, &d);   /* restore empties the ledger */
+    assert_non_null(BQ.checkpoint);
+}
+
+static void bq_teardown(mguard_ledger *A, mguard_ledger *B)
+{
+    assert_int_equal(mgt_ledger_check(A), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(B), MGUARD_OK);
+    mguard_ledger_destroy(BQ.checkpoint);
+    mguard_ledger_destroy(A);
+    mguard_ledger_destroy(B);
+    teardown();
+}
+
+static void test_sized_equal_hook_that_grows_the_ledger_reads_its_own_copies(void **state)
+{
+    test_log log;
+    mguard_ledger *A, *B;
+    OBJ(x, "x", 0);
+    (void)state;
+    setup(&log, NULL);
+    bq_setup(&A, &B, &x, BQ_GROW, false);
+    assert_false(mguard_ledger_equal(A, B));
+    assert_int_equal(BQ.calls, 1);
+    assert_int_equal(BQ.a, 1);                 /* not the moved array's old bytes */
+    assert_int_equal(BQ.b, 2);
+    assert_string_equal(log.last, "mguard_ledger_equal: a ledger changed inside the equal hook; comparison abandoned");
+    assert_int_equal(mguard_ledger_write_count(A), 65);
+    bq_teardown(A, B);
+}
+
+static void test_sized_equal_hook_that_restores_the_other_ledger_reads_its_own_copies(void **state)
+{
+    test_log log;
+    mguard_ledger *A, *B;
+    mguard_ledger_diff_result *r = (mguard_ledger_diff_result *)&r;
+    OBJ(x, "x", 0);
+    (void)state;
+    setup(&log, NULL);
+    bq_setup(&A, &B, &x, BQ_RESTORE, true);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_EINVAL);
+    assert_null(r);
+    assert_int_equal(BQ.calls, 1);
+    assert_int_equal(BQ.a, 1);
+    assert_int_equal(BQ.b, 2);                 /* not B's freed array */
+    assert_string_equal(log.last, "mguard_ledger_diff: a ledger changed inside the equal hook; comparison abandoned");
+    assert_int_equal(mguard_ledger_count(B), 0);
+    bq_teardown(A, B);
+}
+
+static void test_sized_equal_hook_that_clears_the_ledger_reads_its_own_copies(void **state)
+{
+    test_log log;
+    mguard_ledger *A, *B;
+    OBJ(x, "x", 0);
+    (void)state;
+    setup(&log, NULL);
+    bq_setup(&A, &B, &x, BQ_CLEAR, false);
+    assert_false(mguard_ledger_equal(A, B));
+    assert_int_equal(BQ.a, 1);                 /* not the 99 now in that slot */
+    assert_int_equal(BQ.b, 2);
+    assert_string_equal(log.last, "mguard_ledger_equal: a ledger changed inside the equal hook; comparison abandoned");
+    BQ.calls = 1;                              /* no more changes: a plain comparison */
+    assert_false(mguard_ledger_equal(A, B));
+    assert_int_equal(BQ.a, 99);
+    assert_int_equal(BQ.b, 2);
+    bq_teardown(A, B);
+}
+
 /* ---- lifetimes ---------------------------------------------------------- */
 
 static void test_tracked_object_death_drops_its_entry_everywhere_with_a_warning(void **state)
@@ -3021,6 +3154,9 @@ int main(void)
         cmocka_unit_test(test_apply_keeps_sized_values_after_the_callback_changed_the_ledger),
         cmocka_unit_test(test_set_fields_refuses_tables_that_do_not_fit),
         cmocka_unit_test(test_sized_ledger_refuses_a_null_value_and_a_mixed_pair),
+        cmocka_unit_test(test_sized_equal_hook_that_grows_the_ledger_reads_its_own_copies),
+        cmocka_unit_test(test_sized_equal_hook_that_restores_the_other_ledger_reads_its_own_copies),
+        cmocka_unit_test(test_sized_equal_hook_that_clears_the_ledger_reads_its_own_copies),
         cmocka_unit_test(test_restore_makes_the_ledger_equal_to_the_checkpoint),
         cmocka_unit_test(test_is_empty_and_clear),
         cmocka_unit_test(test_tracked_object_death_drops_its_entry_everywhere_with_a_warning),
