@@ -2,6 +2,7 @@
    (PyTorch Dynamo's SideEffects), lifetimes, re-entrancy, bad input,
    property tests over random operation sequences and allocation failure
    at every point of a representative workload. */
+#include <time.h>
 #include "common.h"
 
 /* ---- test objects and hooks ---------------------------------------------
@@ -1877,6 +1878,130 @@ static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state
     teardown();
 }
 
+/* ---- apply finds each write's field by name, in O(writes + fields) ------ */
+
+/* A struct of many long fields and its table (the names made once). */
+enum { WIDE_MAX = 4096 };
+typedef struct wide {
+    tobj base;
+    long f[WIDE_MAX];
+} wide;
+static char wide_names[WIDE_MAX][16];
+static mguard_ledger_field wide_fields[WIDE_MAX];
+
+static void wide_table(void)
+{
+    int i;
+    for (i = 0; i < WIDE_MAX; i++) {
+        snprintf(wide_names[i], sizeof wide_names[i], "f%d", i);
+        wide_fields[i].name = wide_names[i];
+        wide_fields[i].offset = offsetof(wide, f) + (size_t)i * sizeof(long);
+        wide_fields[i].size = sizeof(long);
+    }
+}
+
+static void test_apply_finds_the_field_of_each_write_by_name(void **state)
+{
+    static wide a, b;
+    /* x twice: the first one counts, as for mguard_ledger_load */
+    static const mguard_ledger_field twice[] = {
+        {"x", offsetof(wide, f), sizeof(long)}, {"y", offsetof(wide, f) + sizeof(long), sizeof(long)},
+        {"x", offsetof(wide, f) + 2 * sizeof(long), sizeof(long)}
+    };
+    mguard_ledger *L;
+    long v, out = 0;
+    (void)state;
+    setup(NULL, NULL);
+    wide_table();
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.base.name = "a";
+    b.base.name = "b";
+    b.f[0] = 5;
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_track_existing(L, &b, NULL);
+    assert_int_equal(mguard_ledger_set_fields(L, &a, twice, 3), MGUARD_OK);
+    assert_int_equal(mguard_ledger_set_fields(L, &b, wide_fields, 40), MGUARD_OK);
+    v = 1;
+    mguard_ledger_store_attr(L, &a, "x", &v);
+    v = 2;
+    mguard_ledger_store_attr(L, &a, "y", &v);
+    v = 3;
+    mguard_ledger_store_attr(L, &a, "f39", &v);    /* b's field, not a's: the callback's */
+    v = 4;
+    mguard_ledger_store_attr(L, &b, "f39", &v);
+    mguard_ledger_delete_attr(L, &b, "f0");
+    v = 6;
+    mguard_ledger_store_attr(L, &b, "f40", &v);    /* past the 40 bound: the callback's */
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);
+    assert_int_equal(a.f[0], 0);                   /* nothing applied */
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, long_apply, NULL), MGUARD_OK);
+    assert_string_equal(applied, "a.f39=3 b.f40=6 ");
+    assert_int_equal(a.f[0], 1);
+    assert_int_equal(a.f[1], 2);
+    assert_int_equal(a.f[2], 0);
+    assert_int_equal(b.f[39], 4);
+    assert_int_equal(b.f[0], 0);                   /* a deletion zeroes the field */
+    assert_int_equal(b.f[40], 0);
+    mguard_ledger_clear(L);
+    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_set_fields(L, &a, twice, 3);
+    assert_int_equal(mguard_ledger_load(L, &a, "x", &out), MGUARD_OK);
+    assert_int_equal(out, 1);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+/* CPU seconds of one mguard_ledger_apply of n writes to an object bound to
+   n fields (the best of 5 runs of enough applies to measure): the cost
+   line says O(writes + fields), so 8n must cost about 8 times n. The
+   complexity check: test_apply_cost_is_linear_in_writes_and_fields. */
+static double apply_seconds(int n)
+{
+    static wide w;
+    mguard_ledger *L;
+    char attr[16];
+    long v;
+    int i, run, rep, reps = 8 * WIDE_MAX / n;
+    double best = 1e30;
+    assert_true(n >= 1 && n <= WIDE_MAX);
+    memset(&w, 0, sizeof w);
+    w.base.name = "w";
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    assert_int_equal(mguard_ledger_track_existing(L, &w, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_set_fields(L, &w, wide_fields, (size_t)n), MGUARD_OK);
+    for (i = n - 1; i >= 0; i--) {   /* last field first: a linear search's worst order */
+        snprintf(attr, sizeof attr, "f%d", i);
+        v = i + 1;
+        assert_int_equal(mguard_ledger_store_attr(L, &w, attr, &v), MGUARD_OK);
+    }
+    for (run = 0; run < 5; run++) {
+        clock_t t0 = clock();
+        double s;
+        for (rep = 0; rep < reps; rep++) assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_OK);
+        s = (double)(clock() - t0) / CLOCKS_PER_SEC / reps;
+        if (s < best) best = s;
+    }
+    assert_int_equal(w.f[n - 1], n);
+    mguard_ledger_destroy(L);
+    return best;
+}
+
+static void test_apply_cost_is_linear_in_writes_and_fields(void **state)
+{
+    double t1, t8;
+    (void)state;
+    setup(NULL, NULL);
+    wide_table();
+    t1 = apply_seconds(WIDE_MAX / 8);
+    t8 = apply_seconds(WIDE_MAX);
+    /* linear: about 8; writes x fields: about 64 */
+    if (t1 > 0 && t8 / t1 >= 24) fail_msg("apply at n = %d took %g s, at 8n %g s: %.1f times", WIDE_MAX / 8, t1, t8, t8 / t1);
+    teardown();
+}
+
 /* ---- an equal hook of sized values that changes the ledgers (issue 23) --
    The hook is handed the two values' bytes; it changes a ledger first
    (store_attr enough writes to move the array, restore, clear), then reads
@@ -3154,6 +3279,8 @@ int main(void)
         cmocka_unit_test(test_apply_keeps_sized_values_after_the_callback_changed_the_ledger),
         cmocka_unit_test(test_set_fields_refuses_tables_that_do_not_fit),
         cmocka_unit_test(test_sized_ledger_refuses_a_null_value_and_a_mixed_pair),
+        cmocka_unit_test(test_apply_finds_the_field_of_each_write_by_name),
+        cmocka_unit_test(test_apply_cost_is_linear_in_writes_and_fields),
         cmocka_unit_test(test_sized_equal_hook_that_grows_the_ledger_reads_its_own_copies),
         cmocka_unit_test(test_sized_equal_hook_that_restores_the_other_ledger_reads_its_own_copies),
         cmocka_unit_test(test_sized_equal_hook_that_clears_the_ledger_reads_its_own_copies),
