@@ -1858,6 +1858,89 @@ static void test_set_fields_refuses_tables_that_do_not_fit(void **state)
     teardown();
 }
 
+/* Fields whose size really differs from the value size (the test above
+   compares sizeof(long) with sizeof(void *), equal on every target we
+   build): values of 8 bytes on every target, fields of 4, 1 and 16. */
+typedef struct mixed {
+    tobj base;
+    long long v, w;
+    int i;
+    char c;
+    struct { long long lo, hi; } wide16;
+} mixed;
+static const mguard_ledger_field mixed_v[] = { MGUARD_LEDGER_FIELD(mixed, v) };
+static const mguard_ledger_field mixed_int[] = { MGUARD_LEDGER_FIELD(mixed, w), MGUARD_LEDGER_FIELD(mixed, i) };
+static const mguard_ledger_field mixed_char[] = { MGUARD_LEDGER_FIELD(mixed, c) };
+static const mguard_ledger_field mixed_wide[] = { MGUARD_LEDGER_FIELD(mixed, w), MGUARD_LEDGER_FIELD(mixed, wide16) };
+
+static void test_set_fields_refuses_fields_of_another_size_and_keeps_the_binding(void **state)
+{
+    test_log log;
+    mguard_ledger *L, *P;
+    mixed m;
+    long long v, out;
+    void *pout;
+    (void)state;
+    P = setup(&log, NULL);                         /* pointer values */
+    memset(&m, 0, sizeof m);
+    m.base.name = "m";
+    m.v = 3;
+    m.w = 4;
+    m.i = 5;
+    m.c = 'c';
+    L = sized_ledger(sizeof(long long), MGUARD_LEDGER_VALUE_INT);
+    assert_int_equal(mguard_ledger_track_existing(L, &m, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_v, 1), MGUARD_OK);
+    assert_int_equal(log.warnings, 0);
+    /* an int field (4 bytes) in a ledger of 8-byte values */
+    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_int, 2), MGUARD_EINVAL);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 1 (i) is not of the ledger's value size");
+    /* a char field (1 byte) */
+    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_char, 1), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (c) is not of the ledger's value size");
+    /* a 16-byte struct field after a good one: the whole table is refused */
+    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_wide, 2), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 1 (wide16) is not of the ledger's value size");
+    assert_int_equal(log.warnings, 3);
+    /* the first binding stands: v is a field, w, i, c and wide16 are not */
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &m, "v", &out), MGUARD_OK);
+    assert_int_equal(out, 3);
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &m, "w", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, 0);
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &m, "i", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, 0);
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &m, "wide16", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, 0);
+    /* so a write to i is no field's: apply without a callback refuses it
+       and never writes the int */
+    v = 9;
+    assert_int_equal(mguard_ledger_store_attr(L, &m, "i", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_apply: NULL callback, and 1 write(s) are to no field");
+    assert_int_equal(m.i, 5);
+    assert_int_equal(m.c, 'c');
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &m, "i", &out), MGUARD_OK);   /* the pending value */
+    assert_int_equal(out, 9);
+    mguard_ledger_destroy(L);
+    /* pointer values: sizeof(void *) is 4 or 8, neither 1 nor 16 */
+    assert_int_equal(mguard_ledger_track_existing(P, &m, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_set_fields(P, &m, mixed_char, 1), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (c) is not of the ledger's value size");
+    assert_int_equal(mguard_ledger_set_fields(P, &m, mixed_wide + 1, 1), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (wide16) is not of the ledger's value size");
+    pout = &m;
+    assert_int_equal(mguard_ledger_load(P, &m, "c", &pout), MGUARD_NOT_FOUND);
+    assert_null(pout);
+    assert_int_equal(log.warnings, 6);
+    teardown();
+}
+
 static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state)
 {
     test_log log;
@@ -2003,9 +2086,11 @@ static void test_apply_cost_is_linear_in_writes_and_fields(void **state)
 }
 
 /* ---- an equal hook of sized values that changes the ledgers (issue 23) --
-   The hook is handed the two values' bytes; it changes a ledger first
-   (store_attr enough writes to move the array, restore, clear), then reads
-   them. It must read the values it was asked about, and the comparison is
+   Regression: the hook was handed pointers into the ledgers' writes arrays
+   and read freed memory (ASan: heap-use-after-free) once it changed a
+   ledger. It changes one first (store_attr enough writes to move the
+   array, restore, clear and reuse the slot), then reads its arguments: it
+   must read the values it was asked about, and the comparison is
    abandoned with a warning. */
 enum { BQ_GROW, BQ_RESTORE, BQ_CLEAR };
 static struct {
@@ -3278,6 +3363,7 @@ int main(void)
         cmocka_unit_test(test_fields_of_pointer_values_take_the_pointer),
         cmocka_unit_test(test_apply_keeps_sized_values_after_the_callback_changed_the_ledger),
         cmocka_unit_test(test_set_fields_refuses_tables_that_do_not_fit),
+        cmocka_unit_test(test_set_fields_refuses_fields_of_another_size_and_keeps_the_binding),
         cmocka_unit_test(test_sized_ledger_refuses_a_null_value_and_a_mixed_pair),
         cmocka_unit_test(test_apply_finds_the_field_of_each_write_by_name),
         cmocka_unit_test(test_apply_cost_is_linear_in_writes_and_fields),
