@@ -2,6 +2,7 @@
    (PyTorch Dynamo's SideEffects), lifetimes, re-entrancy, bad input,
    property tests over random operation sequences and allocation failure
    at every point of a representative workload. */
+#include <pthread.h>
 #include <time.h>
 #include "common.h"
 
@@ -2092,13 +2093,21 @@ static void test_apply_cost_is_linear_in_writes_and_fields(void **state)
    array, restore, clear and reuse the slot), then reads its arguments: it
    must read the values it was asked about, and the comparison is
    abandoned with a warning. */
-enum { BQ_GROW, BQ_RESTORE, BQ_CLEAR };
+enum { BQ_GROW, BQ_RESTORE, BQ_CLEAR, BQ_RESTORE_ON_A_THREAD };
 static struct {
     mguard_ledger *changed, *checkpoint;
     const void *obj;
     int what, calls;
     long a, b;              /* what the hook read after its change */
 } BQ;
+
+/* Another thread's restore, run while the hook waits for it. */
+static void *bq_restore_thread(void *arg)
+{
+    (void)arg;
+    assert_int_equal(mguard_ledger_restore(BQ.changed, BQ.checkpoint), MGUARD_OK);
+    return NULL;
+}
 
 static bool long_equal_that_changes_a_ledger(const void *a, const void *b, void *user)
 {
@@ -2115,6 +2124,11 @@ static bool long_equal_that_changes_a_ledger(const void *a, const void *b, void 
             }
         } else if (BQ.what == BQ_RESTORE) {
             assert_int_equal(mguard_ledger_restore(BQ.changed, BQ.checkpoint), MGUARD_OK);
+        } else if (BQ.what == BQ_RESTORE_ON_A_THREAD) {
+            pthread_t th;
+            /* the hook runs outside the lock: the other thread gets in */
+            assert_int_equal(pthread_create(&th, NULL, bq_restore_thread, NULL), 0);
+            assert_int_equal(pthread_join(th, NULL), 0);
         } else {
             /* the cleared slot is taken again at once, in the same array */
             mguard_ledger_clear(BQ.changed);
@@ -2198,6 +2212,35 @@ static void test_sized_equal_hook_that_restores_the_other_ledger_reads_its_own_c
     assert_int_equal(BQ.b, 2);                 /* not B's freed array */
     assert_string_equal(log.last, "mguard_ledger_diff: a ledger changed inside the equal hook; comparison abandoned");
     assert_int_equal(mguard_ledger_count(B), 0);
+    bq_teardown(A, B);
+}
+
+/* The issue's case: on a thread-safe context another thread restores the
+   ledger while the hook runs (the handshake made deterministic: the hook
+   waits for that thread). */
+static void test_sized_equal_hook_on_a_thread_safe_context_survives_another_threads_restore(void **state)
+{
+    test_log log;
+    mguard_ctx_desc cd;
+    mguard_ledger *A, *B;
+    OBJ(x, "x", 0);
+    (void)state;
+    memset(&H, 0, sizeof H);
+    memset(&log, 0, sizeof log);
+    memset(&cd, 0, sizeof cd);
+    cd.thread_safe = true;
+    cd.logger.func = test_log_fn;
+    cd.logger.user = &log;
+    H.ctx = mguard_ctx_create(&cd);
+    assert_non_null(H.ctx);
+    assert_true(mguard_ctx_is_thread_safe(H.ctx));
+    bq_setup(&A, &B, &x, BQ_RESTORE_ON_A_THREAD, false);
+    assert_false(mguard_ledger_equal(A, B));
+    assert_int_equal(BQ.calls, 1);
+    assert_int_equal(BQ.a, 1);                 /* not A's array, freed by the other thread */
+    assert_int_equal(BQ.b, 2);
+    assert_string_equal(log.last, "mguard_ledger_equal: a ledger changed inside the equal hook; comparison abandoned");
+    assert_int_equal(mguard_ledger_count(A), 0);
     bq_teardown(A, B);
 }
 
@@ -3370,6 +3413,7 @@ int main(void)
         cmocka_unit_test(test_sized_equal_hook_that_grows_the_ledger_reads_its_own_copies),
         cmocka_unit_test(test_sized_equal_hook_that_restores_the_other_ledger_reads_its_own_copies),
         cmocka_unit_test(test_sized_equal_hook_that_clears_the_ledger_reads_its_own_copies),
+        cmocka_unit_test(test_sized_equal_hook_on_a_thread_safe_context_survives_another_threads_restore),
         cmocka_unit_test(test_restore_makes_the_ledger_equal_to_the_checkpoint),
         cmocka_unit_test(test_is_empty_and_clear),
         cmocka_unit_test(test_tracked_object_death_drops_its_entry_everywhere_with_a_warning),
