@@ -792,7 +792,8 @@ typedef struct mguard_ledger_desc {
        MGUARD_LEDGER_MAX_VALUE: attribute values are that many bytes,
        copied in and stored inline; store_attr's value and every value the
        ledger hands out (load_attr, walks, diff items, apply) point to such
-       bytes; equality is memcmp unless equal is set; they are never
+       bytes; equality is memcmp unless equal is set (it is handed copies
+       of the bytes, so it may change the ledgers); they are never
        retained, released, watched or given to refs (record payloads and
        hook functions stay pointers, compared by identity and printed with
        format_object). */
