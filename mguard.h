@@ -831,7 +831,8 @@ typedef struct mguard_ledger_desc {
        MGUARD_LEDGER_MAX_VALUE: attribute values are that many bytes,
        copied in and stored inline; store_attr's value and every value the
        ledger hands out (load_attr, walks, diff items, apply) point to such
-       bytes; equality is memcmp unless equal is set; they are never
+       bytes; equality is memcmp unless equal is set (it is handed copies
+       of the bytes, so it may change the ledgers); they are never
        retained, released, watched or given to refs (record payloads and
        hook functions stay pointers, compared by identity and printed with
        format_object). */
@@ -872,7 +873,7 @@ MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
 /* Track obj, which existed before the run (attribute writes are recorded),
    under an optional source name (copied). EEXIST if obj is already tracked
    (nothing changes), EINVAL for a NULL L/obj or a dying obj, ENOMEM.
-   Cost: O(1) amortized. */
+   Cost: O(1) amortized + one hash of source. */
 MGUARDDEF mguard_status mguard_ledger_track_existing(mguard_ledger *L, const void *obj, const char *source);
 /* Track obj, created during the run (always counts as modified);
    cls_source names its class. Same statuses and cost as track_existing. */
@@ -904,6 +905,9 @@ MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *
 /* Read a pending write: OK and *value; DELETED (*value NULL) for a pending
    deletion; NOT_FOUND (*value NULL) when nothing is pending or obj is
    untracked; EINVAL (logged) for a MUTABLE entry or NULL arguments.
+   For sized values *value points into L's storage: valid only until L
+   changes (a store, a clear, a restore; on a thread-safe context another
+   thread may change L right after the call): mguard_ledger_load copies.
    Never allocates. Cost: one hash of attr + two lookups. */
 MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value);
 /* true when obj.attr has a pending write or deletion; attr NULL: any
@@ -1084,7 +1088,7 @@ MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
    EINVAL (logged): NULL L, NULL roots with nroots > 0, or the ledger
    changed by a refs hook meanwhile (nothing is dropped then); ENOMEM
    (nothing changed). Cost: O(size + pointers listed) + one refs call per
-   pointer reached. */
+   pointer reached (size: objects, writes, records and hooks). */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
 /* Called by mguard_ledger_apply for each pending write: obj is the object
@@ -1096,8 +1100,10 @@ typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value,
    fn. The writes are snapshotted first: fn may change L; a write whose
    object is no longer tracked or whose value was destroyed meanwhile is
    skipped. EINVAL for NULL L (not logged), or a NULL fn with a write that
-   is no field (logged; nothing applied); ENOMEM (nothing applied).
-   Cost: O(writes + fields). */
+   is no field (logged; nothing applied); ENOMEM (nothing applied; the
+   snapshot is taken before a NULL fn is checked). Cost: O(objects +
+   writes + fields) expected, fields counted over the objects with writes
+   (each one's table is indexed by name once, not searched per write). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
 /* true when nothing is modified and there are no records and no hooks:
    applying the ledger would change nothing. true for NULL. Cost: O(1). */
@@ -8321,13 +8327,19 @@ static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, 
     return r;
 }
 
-/* Sized values equal: a's equal hook on their bytes, else memcmp. */
+/* Sized values equal: a's equal hook on their bytes, else memcmp. The
+   hook gets copies: ba and bb point into the ledgers' writes arrays, which
+   a re-entrant store_attr, restore or clear (or, on a thread-safe context,
+   another thread while the lock is let go) may move, free or zero. */
 static bool mguard__ledger_beq(mguard__lcmp *c, const unsigned char *ba, const unsigned char *bb, bool *stop)
 {
+    unsigned char ca[MGUARD_LEDGER_MAX_VALUE], cb[MGUARD_LEDGER_MAX_VALUE];
     bool r = false;
     *stop = false;
     if (!c->a->desc.equal) return memcmp(ba, bb, c->a->desc.value_size) == 0;
-    MGUARD__L_CALLOUT(c->a->hd.ctx, NULL, NULL, r = c->a->desc.equal(ba, bb, c->a->desc.user));
+    memcpy(ca, ba, sizeof ca);
+    memcpy(cb, bb, sizeof cb);
+    MGUARD__L_CALLOUT(c->a->hd.ctx, NULL, NULL, r = c->a->desc.equal(ca, cb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
         mguard__logf(c->a->hd.ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
         c->st = MGUARD_EINVAL;
@@ -9072,42 +9084,88 @@ static void mguard__ledger_apply_field(const mguard_ledger *L, const mguard__lpe
     else memcpy(dst, L->desc.value_size ? (const void *)pw->bytes : (const void *)&pw->value, pw->field->size);
 }
 
+/* apply's index of one object's fields by name: open addressing over
+   slots of (object's position + 1, field + 1), at most half full. A slot
+   of another object counts as empty, so the table is filled once per
+   object and never cleared: each field and each write costs one hash of
+   its name (shifted: mguard__hash_str's low bit is always set) and O(1)
+   expected probes, and apply O(writes + fields) in all (a linear search
+   per write was O(writes x fields)). */
+typedef struct mguard__lfslot { uint32_t ent, field; } mguard__lfslot;
+
+static void mguard__ledger_fix_fill(mguard__lfslot *t, size_t mask, const mguard__lent *en, uint32_t e)
+{
+    uint32_t j;
+    size_t i;
+    for (j = 0; j < en->nfields; j++) {
+        const char *nm = en->fields[j].name;
+        for (i = (mguard__hash_str(nm) >> 1) & mask; t[i].ent == e; i = (i + 1) & mask)
+            if (strcmp(en->fields[t[i].field - 1].name, nm) == 0) break;
+        if (t[i].ent == e) continue;   /* a repeated name: the first one counts, as in mguard__ledger_field */
+        t[i].ent = e;
+        t[i].field = j + 1;
+    }
+}
+
+/* The field of entry e (filled last) named attr, NULL if none. */
+static const mguard_ledger_field *mguard__ledger_fix_find(const mguard__lfslot *t, size_t mask, const mguard__lent *en,
+                                                          uint32_t e, const char *attr)
+{
+    size_t i;
+    if (!en->nfields) return NULL;
+    for (i = (mguard__hash_str(attr) >> 1) & mask; t[i].ent == e; i = (i + 1) & mask)
+        if (strcmp(en->fields[t[i].field - 1].name, attr) == 0) return &en->fields[t[i].field - 1];
+    return NULL;
+}
+
 static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user)
 {
     const char *name = "mguard_ledger_apply";
     mguard__lpending *snap = NULL;
-    uint32_t i, k = 0, unbound = 0;
+    mguard__lfslot *fix = NULL;
+    uint32_t i, k = 0, unbound = 0, maxf = 0;
+    size_t nfix = 0;
     uint64_t s0;
     mguard_status st = mguard__ledger_can_change(L, name);
     if (st) return st;
-    for (i = 0; !fn && i < L->nents; i++) {
-        uint32_t w;
-        if (!L->ents[i].obj) continue;
-        for (w = L->ents[i].head; w; w = L->writes[w - 1].next) unbound += !mguard__ledger_field(&L->ents[i], L->writes[w - 1].attr);
-    }
-    if (unbound) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL callback, and %u write(s) are to no field", name, unbound);
-        return MGUARD_EINVAL;
-    }
+    for (i = 0; i < L->nents; i++)
+        if (L->ents[i].obj && L->ents[i].nwrites && L->ents[i].nfields > maxf) maxf = L->ents[i].nfields;
     if (L->live_writes) {
-        snap = (mguard__lpending *)mguard__alloc(L->hd.ctx, (size_t)L->live_writes * sizeof *snap);
+        /* one block: the snapshot, then the field index */
+        size_t bytes = (size_t)L->live_writes * sizeof *snap;
+        for (nfix = maxf ? 4 : 0; nfix && nfix / 2 < maxf; nfix *= 2)
+            if (nfix > SIZE_MAX / 2 / sizeof *fix) return mguard__ledger_oom(L, MGUARD_ENOMEM, name);
+        if (nfix * sizeof *fix > SIZE_MAX - bytes) return mguard__ledger_oom(L, MGUARD_ENOMEM, name);
+        snap = (mguard__lpending *)mguard__alloc(L->hd.ctx, bytes + nfix * sizeof *fix);
         if (!snap) return mguard__ledger_oom(L, MGUARD_ENOMEM, name);
+        if (nfix) {
+            fix = (mguard__lfslot *)(void *)(snap + L->live_writes);
+            memset(fix, 0, nfix * sizeof *fix);
+        }
     }
     for (i = 0; i < L->nents; i++) {
+        const mguard__lent *en = &L->ents[i];
         uint32_t w;
-        if (!L->ents[i].obj) continue;
-        for (w = L->ents[i].head; w; w = L->writes[w - 1].next) {
+        if (!en->obj || !en->nwrites) continue;
+        if (en->nfields) mguard__ledger_fix_fill(fix, nfix - 1, en, i + 1);
+        for (w = en->head; w; w = L->writes[w - 1].next) {
             const mguard__lwrite *wr = &L->writes[w - 1];
             snap[k].obj = wr->obj;
             snap[k].attr = wr->attr;
-            snap[k].field = mguard__ledger_field(&L->ents[i], wr->attr);
+            snap[k].field = mguard__ledger_fix_find(fix, nfix - 1, en, i + 1, wr->attr);
             memcpy(snap[k].bytes, wr->bytes, sizeof wr->bytes);
             snap[k].value = L->desc.value_size ? (wr->deleted ? NULL : snap[k].bytes) : wr->value;
             snap[k].obj_serial = mguard__ledger_serial(L, snap[k].obj);
             snap[k].value_serial = mguard__ledger_serial(L, wr->value);
             snap[k].deleted = wr->deleted;
+            unbound += !snap[k].field;
             k++;
         }
+    }
+    if (!fn && unbound) {
+        mguard__free(L->hd.ctx, snap);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL callback, and %u write(s) are to no field", name, unbound);
+        return MGUARD_EINVAL;
     }
     s0 = L->stamp;
     mguard__ledger_begin_walk(L);

@@ -1518,9 +1518,10 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
     c = L->ctx;
     for (i = 0; i < L->n; i++)
         for (j = 0; j < L->e[i].nw; j++) unbound += model__l_field(&L->e[i], L->e[i].w[j].attr) == NULL;
-    /* a NULL fn is fine when every write goes to a field */
-    if (!fn && unbound) return MGUARD_EINVAL;
+    /* mguard allocates its snapshot (and field index) first, when there is
+       a write; then a NULL fn is fine only when every write goes to a field */
     if (model__take_fail(c)) return MGUARD_ENOMEM;
+    if (!fn && unbound) return MGUARD_EINVAL;
     snap = (model__lsnap *)model__xrealloc(NULL, (model_ledger_write_count(L) + 1) * sizeof *snap);
     for (i = 0; i < L->n; i++) {
         for (j = 0; j < L->e[i].nw; j++) {

@@ -2,6 +2,8 @@
    (PyTorch Dynamo's SideEffects), lifetimes, re-entrancy, bad input,
    property tests over random operation sequences and allocation failure
    at every point of a representative workload. */
+#include <pthread.h>
+#include <time.h>
 #include "common.h"
 
 /* ---- test objects and hooks ---------------------------------------------
@@ -1857,6 +1859,89 @@ static void test_set_fields_refuses_tables_that_do_not_fit(void **state)
     teardown();
 }
 
+/* Fields whose size really differs from the value size (the test above
+   compares sizeof(long) with sizeof(void *), equal on every target we
+   build): values of 8 bytes on every target, fields of 4, 1 and 16. */
+typedef struct mixed {
+    tobj base;
+    long long v, w;
+    int i;
+    char c;
+    struct { long long lo, hi; } wide16;
+} mixed;
+static const mguard_ledger_field mixed_v[] = { MGUARD_LEDGER_FIELD(mixed, v) };
+static const mguard_ledger_field mixed_int[] = { MGUARD_LEDGER_FIELD(mixed, w), MGUARD_LEDGER_FIELD(mixed, i) };
+static const mguard_ledger_field mixed_char[] = { MGUARD_LEDGER_FIELD(mixed, c) };
+static const mguard_ledger_field mixed_wide[] = { MGUARD_LEDGER_FIELD(mixed, w), MGUARD_LEDGER_FIELD(mixed, wide16) };
+
+static void test_set_fields_refuses_fields_of_another_size_and_keeps_the_binding(void **state)
+{
+    test_log log;
+    mguard_ledger *L, *P;
+    mixed m;
+    long long v, out;
+    void *pout;
+    (void)state;
+    P = setup(&log, NULL);                         /* pointer values */
+    memset(&m, 0, sizeof m);
+    m.base.name = "m";
+    m.v = 3;
+    m.w = 4;
+    m.i = 5;
+    m.c = 'c';
+    L = sized_ledger(sizeof(long long), MGUARD_LEDGER_VALUE_INT);
+    assert_int_equal(mguard_ledger_track_existing(L, &m, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_v, 1), MGUARD_OK);
+    assert_int_equal(log.warnings, 0);
+    /* an int field (4 bytes) in a ledger of 8-byte values */
+    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_int, 2), MGUARD_EINVAL);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 1 (i) is not of the ledger's value size");
+    /* a char field (1 byte) */
+    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_char, 1), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (c) is not of the ledger's value size");
+    /* a 16-byte struct field after a good one: the whole table is refused */
+    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_wide, 2), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 1 (wide16) is not of the ledger's value size");
+    assert_int_equal(log.warnings, 3);
+    /* the first binding stands: v is a field, w, i, c and wide16 are not */
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &m, "v", &out), MGUARD_OK);
+    assert_int_equal(out, 3);
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &m, "w", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, 0);
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &m, "i", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, 0);
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &m, "wide16", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, 0);
+    /* so a write to i is no field's: apply without a callback refuses it
+       and never writes the int */
+    v = 9;
+    assert_int_equal(mguard_ledger_store_attr(L, &m, "i", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_apply: NULL callback, and 1 write(s) are to no field");
+    assert_int_equal(m.i, 5);
+    assert_int_equal(m.c, 'c');
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &m, "i", &out), MGUARD_OK);   /* the pending value */
+    assert_int_equal(out, 9);
+    mguard_ledger_destroy(L);
+    /* pointer values: sizeof(void *) is 4 or 8, neither 1 nor 16 */
+    assert_int_equal(mguard_ledger_track_existing(P, &m, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_set_fields(P, &m, mixed_char, 1), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (c) is not of the ledger's value size");
+    assert_int_equal(mguard_ledger_set_fields(P, &m, mixed_wide + 1, 1), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (wide16) is not of the ledger's value size");
+    pout = &m;
+    assert_int_equal(mguard_ledger_load(P, &m, "c", &pout), MGUARD_NOT_FOUND);
+    assert_null(pout);
+    assert_int_equal(log.warnings, 6);
+    teardown();
+}
+
 static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state)
 {
     test_log log;
@@ -1875,6 +1960,259 @@ static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state
     assert_non_null(strstr(log.last, "mguard_ledger_restore: the checkpoint is of another value size"));
     mguard_ledger_destroy(S);
     teardown();
+}
+
+/* ---- apply finds each write's field by name, in O(writes + fields) ------ */
+
+/* A struct of many long fields and its table (the names made once). */
+enum { WIDE_MAX = 4096 };
+typedef struct wide {
+    tobj base;
+    long f[WIDE_MAX];
+} wide;
+static char wide_names[WIDE_MAX][16];
+static mguard_ledger_field wide_fields[WIDE_MAX];
+
+static void wide_table(void)
+{
+    int i;
+    for (i = 0; i < WIDE_MAX; i++) {
+        snprintf(wide_names[i], sizeof wide_names[i], "f%d", i);
+        wide_fields[i].name = wide_names[i];
+        wide_fields[i].offset = offsetof(wide, f) + (size_t)i * sizeof(long);
+        wide_fields[i].size = sizeof(long);
+    }
+}
+
+static void test_apply_finds_the_field_of_each_write_by_name(void **state)
+{
+    static wide a, b;
+    /* x twice: the first one counts, as for mguard_ledger_load */
+    static const mguard_ledger_field twice[] = {
+        {"x", offsetof(wide, f), sizeof(long)}, {"y", offsetof(wide, f) + sizeof(long), sizeof(long)},
+        {"x", offsetof(wide, f) + 2 * sizeof(long), sizeof(long)}
+    };
+    mguard_ledger *L;
+    long v, out = 0;
+    (void)state;
+    setup(NULL, NULL);
+    wide_table();
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.base.name = "a";
+    b.base.name = "b";
+    b.f[0] = 5;
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_track_existing(L, &b, NULL);
+    assert_int_equal(mguard_ledger_set_fields(L, &a, twice, 3), MGUARD_OK);
+    assert_int_equal(mguard_ledger_set_fields(L, &b, wide_fields, 40), MGUARD_OK);
+    v = 1;
+    mguard_ledger_store_attr(L, &a, "x", &v);
+    v = 2;
+    mguard_ledger_store_attr(L, &a, "y", &v);
+    v = 3;
+    mguard_ledger_store_attr(L, &a, "f39", &v);    /* b's field, not a's: the callback's */
+    v = 4;
+    mguard_ledger_store_attr(L, &b, "f39", &v);
+    mguard_ledger_delete_attr(L, &b, "f0");
+    v = 6;
+    mguard_ledger_store_attr(L, &b, "f40", &v);    /* past the 40 bound: the callback's */
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);
+    assert_int_equal(a.f[0], 0);                   /* nothing applied */
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, long_apply, NULL), MGUARD_OK);
+    assert_string_equal(applied, "a.f39=3 b.f40=6 ");
+    assert_int_equal(a.f[0], 1);
+    assert_int_equal(a.f[1], 2);
+    assert_int_equal(a.f[2], 0);
+    assert_int_equal(b.f[39], 4);
+    assert_int_equal(b.f[0], 0);                   /* a deletion zeroes the field */
+    assert_int_equal(b.f[40], 0);
+    mguard_ledger_clear(L);
+    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_set_fields(L, &a, twice, 3);
+    assert_int_equal(mguard_ledger_load(L, &a, "x", &out), MGUARD_OK);
+    assert_int_equal(out, 1);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+/* ---- an equal hook of sized values that changes the ledgers (issue 23) --
+   Regression: the hook was handed pointers into the ledgers' writes arrays
+   and read freed memory (ASan: heap-use-after-free) once it changed a
+   ledger. It changes one first (store_attr enough writes to move the
+   array, restore, clear and reuse the slot), then reads its arguments: it
+   must read the values it was asked about, and the comparison is
+   abandoned with a warning. */
+enum { BQ_GROW, BQ_RESTORE, BQ_CLEAR, BQ_RESTORE_ON_A_THREAD };
+static struct {
+    mguard_ledger *changed, *checkpoint;
+    const void *obj;
+    int what, calls;
+    long a, b;              /* what the hook read after its change */
+} BQ;
+
+/* Another thread's restore, run while the hook waits for it. */
+static void *bq_restore_thread(void *arg)
+{
+    (void)arg;
+    assert_int_equal(mguard_ledger_restore(BQ.changed, BQ.checkpoint), MGUARD_OK);
+    return NULL;
+}
+
+static bool long_equal_that_changes_a_ledger(const void *a, const void *b, void *user)
+{
+    char attr[16];
+    long v;
+    int i;
+    (void)user;
+    if (BQ.calls++ == 0) {
+        if (BQ.what == BQ_GROW) {
+            for (i = 0; i < 64; i++) {
+                snprintf(attr, sizeof attr, "g%d", i);
+                v = i;
+                assert_int_equal(mguard_ledger_store_attr(BQ.changed, BQ.obj, attr, &v), MGUARD_OK);
+            }
+        } else if (BQ.what == BQ_RESTORE) {
+            assert_int_equal(mguard_ledger_restore(BQ.changed, BQ.checkpoint), MGUARD_OK);
+        } else if (BQ.what == BQ_RESTORE_ON_A_THREAD) {
+            pthread_t th;
+            /* the hook runs outside the lock: the other thread gets in */
+            assert_int_equal(pthread_create(&th, NULL, bq_restore_thread, NULL), 0);
+            assert_int_equal(pthread_join(th, NULL), 0);
+        } else {
+            /* the cleared slot is taken again at once, in the same array */
+            mguard_ledger_clear(BQ.changed);
+            v = 99;
+            assert_int_equal(mguard_ledger_track_existing(BQ.changed, BQ.obj, NULL), MGUARD_OK);
+            assert_int_equal(mguard_ledger_store_attr(BQ.changed, BQ.obj, "v", &v), MGUARD_OK);
+        }
+    }
+    memcpy(&BQ.a, a, sizeof BQ.a);
+    memcpy(&BQ.b, b, sizeof BQ.b);
+    return BQ.a == BQ.b;
+}
+
+/* Two ledgers of long values, x.v = 1 in A and 2 in B, compared with the
+   hook above, which changes *changed (A or B) in the way what says. */
+static void bq_setup(mguard_ledger **A, mguard_ledger **B, tobj *x, int what, bool change_b)
+{
+    mguard_ledger_desc d = full_desc();
+    long v = 1;
+    d.equal = long_equal_that_changes_a_ledger;
+    d.format_value = NULL;
+    d.value_size = sizeof(long);
+    d.value_type = MGUARD_LEDGER_VALUE_INT;
+    *A = mguard_ledger_create(H.ctx, &d);
+    *B = mguard_ledger_create(H.ctx, &d);
+    assert_non_null(*A);
+    assert_non_null(*B);
+    assert_int_equal(mguard_ledger_track_existing(*A, x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track_existing(*B, x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(*A, x, "v", &v), MGUARD_OK);
+    v = 2;
+    assert_int_equal(mguard_ledger_store_attr(*B, x, "v", &v), MGUARD_OK);
+    memset(&BQ, 0, sizeof BQ);
+    BQ.changed = change_b ? *B : *A;
+    BQ.obj = x;
+    BQ.what = what;
+    BQ.checkpoint = mguard_ledger_create(H.ctx, &d);   /* restore empties the ledger */
+    assert_non_null(BQ.checkpoint);
+}
+
+static void bq_teardown(mguard_ledger *A, mguard_ledger *B)
+{
+    assert_int_equal(mgt_ledger_check(A), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(B), MGUARD_OK);
+    mguard_ledger_destroy(BQ.checkpoint);
+    mguard_ledger_destroy(A);
+    mguard_ledger_destroy(B);
+    teardown();
+}
+
+static void test_sized_equal_hook_that_grows_the_ledger_reads_its_own_copies(void **state)
+{
+    test_log log;
+    mguard_ledger *A, *B;
+    OBJ(x, "x", 0);
+    (void)state;
+    setup(&log, NULL);
+    bq_setup(&A, &B, &x, BQ_GROW, false);
+    assert_false(mguard_ledger_equal(A, B));
+    assert_int_equal(BQ.calls, 1);
+    assert_int_equal(BQ.a, 1);                 /* not the moved array's old bytes */
+    assert_int_equal(BQ.b, 2);
+    assert_string_equal(log.last, "mguard_ledger_equal: a ledger changed inside the equal hook; comparison abandoned");
+    assert_int_equal(mguard_ledger_write_count(A), 65);
+    bq_teardown(A, B);
+}
+
+static void test_sized_equal_hook_that_restores_the_other_ledger_reads_its_own_copies(void **state)
+{
+    test_log log;
+    mguard_ledger *A, *B;
+    mguard_ledger_diff_result *r = (mguard_ledger_diff_result *)&r;
+    OBJ(x, "x", 0);
+    (void)state;
+    setup(&log, NULL);
+    bq_setup(&A, &B, &x, BQ_RESTORE, true);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_EINVAL);
+    assert_null(r);
+    assert_int_equal(BQ.calls, 1);
+    assert_int_equal(BQ.a, 1);
+    assert_int_equal(BQ.b, 2);                 /* not B's freed array */
+    assert_string_equal(log.last, "mguard_ledger_diff: a ledger changed inside the equal hook; comparison abandoned");
+    assert_int_equal(mguard_ledger_count(B), 0);
+    bq_teardown(A, B);
+}
+
+/* The issue's case: on a thread-safe context another thread restores the
+   ledger while the hook runs (the handshake made deterministic: the hook
+   waits for that thread). */
+static void test_sized_equal_hook_on_a_thread_safe_context_survives_another_threads_restore(void **state)
+{
+    test_log log;
+    mguard_ctx_desc cd;
+    mguard_ledger *A, *B;
+    OBJ(x, "x", 0);
+    (void)state;
+    memset(&H, 0, sizeof H);
+    memset(&log, 0, sizeof log);
+    memset(&cd, 0, sizeof cd);
+    cd.thread_safe = true;
+    cd.logger.func = test_log_fn;
+    cd.logger.user = &log;
+    H.ctx = mguard_ctx_create(&cd);
+    assert_non_null(H.ctx);
+    assert_true(mguard_ctx_is_thread_safe(H.ctx));
+    bq_setup(&A, &B, &x, BQ_RESTORE_ON_A_THREAD, false);
+    assert_false(mguard_ledger_equal(A, B));
+    assert_int_equal(BQ.calls, 1);
+    assert_int_equal(BQ.a, 1);                 /* not A's array, freed by the other thread */
+    assert_int_equal(BQ.b, 2);
+    assert_string_equal(log.last, "mguard_ledger_equal: a ledger changed inside the equal hook; comparison abandoned");
+    assert_int_equal(mguard_ledger_count(A), 0);
+    bq_teardown(A, B);
+}
+
+static void test_sized_equal_hook_that_clears_the_ledger_reads_its_own_copies(void **state)
+{
+    test_log log;
+    mguard_ledger *A, *B;
+    OBJ(x, "x", 0);
+    (void)state;
+    setup(&log, NULL);
+    bq_setup(&A, &B, &x, BQ_CLEAR, false);
+    assert_false(mguard_ledger_equal(A, B));
+    assert_int_equal(BQ.a, 1);                 /* not the 99 now in that slot */
+    assert_int_equal(BQ.b, 2);
+    assert_string_equal(log.last, "mguard_ledger_equal: a ledger changed inside the equal hook; comparison abandoned");
+    BQ.calls = 1;                              /* no more changes: a plain comparison */
+    assert_false(mguard_ledger_equal(A, B));
+    assert_int_equal(BQ.a, 99);
+    assert_int_equal(BQ.b, 2);
+    bq_teardown(A, B);
 }
 
 /* ---- lifetimes ---------------------------------------------------------- */
@@ -3033,7 +3371,13 @@ int main(void)
         cmocka_unit_test(test_fields_of_pointer_values_take_the_pointer),
         cmocka_unit_test(test_apply_keeps_sized_values_after_the_callback_changed_the_ledger),
         cmocka_unit_test(test_set_fields_refuses_tables_that_do_not_fit),
+        cmocka_unit_test(test_set_fields_refuses_fields_of_another_size_and_keeps_the_binding),
         cmocka_unit_test(test_sized_ledger_refuses_a_null_value_and_a_mixed_pair),
+        cmocka_unit_test(test_apply_finds_the_field_of_each_write_by_name),
+        cmocka_unit_test(test_sized_equal_hook_that_grows_the_ledger_reads_its_own_copies),
+        cmocka_unit_test(test_sized_equal_hook_that_restores_the_other_ledger_reads_its_own_copies),
+        cmocka_unit_test(test_sized_equal_hook_that_clears_the_ledger_reads_its_own_copies),
+        cmocka_unit_test(test_sized_equal_hook_on_a_thread_safe_context_survives_another_threads_restore),
         cmocka_unit_test(test_restore_makes_the_ledger_equal_to_the_checkpoint),
         cmocka_unit_test(test_is_empty_and_clear),
         cmocka_unit_test(test_tracked_object_death_drops_its_entry_everywhere_with_a_warning),
