@@ -209,6 +209,35 @@ static void test_registry_check_sees_each_broken_invariant(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* ---- interned strings: positions, holders, the index ---- */
+static void test_interned_string_check_sees_each_broken_invariant(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard__str *a, *b;
+    uint32_t zero = 0, one = 1, two = 2;
+    (void)state;
+    assert_non_null(mguard__str_intern(ctx, "alpha"));
+    assert_non_null(mguard__str_intern(ctx, "beta"));
+    a = MGUARD__STR_HDR(ctx->strs[0]);
+    b = MGUARD__STR_HDR(ctx->strs[1]);
+    EXPECT_SOUND(ctx);
+    BROKEN_WHILE(ctx, ctx->nstrs, one, "mguard_ctx_check: interned strings: 1, 2 in the index");
+    BROKEN_WHILE(ctx, a->refs, zero, "mguard_ctx_check: interned string 0 (\"alpha\"): position 0, 0 holders");
+    BROKEN_WHILE(ctx, b->pos, zero, "mguard_ctx_check: interned string 1 (\"beta\"): position 0, 1 holders");
+    BROKEN_WHILE(ctx, b->hash, two, "mguard_ctx_check: interned string 1 (\"beta\") not found by its content");
+    /* alpha's last holder goes: beta moves to position 0, still found */
+    mguard__str_release(ctx, ctx->strs[0]);
+    assert_int_equal(ctx->nstrs, 1);
+    assert_string_equal(ctx->strs[0], "beta");
+    assert_ptr_equal(mguard__str_find(ctx, "beta"), ctx->strs[0]);
+    assert_null(mguard__str_find(ctx, "alpha"));
+    EXPECT_SOUND(ctx);
+    mguard__str_release(ctx, ctx->strs[0]);
+    assert_int_equal(ctx->nstrs, 0);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_table_check_sees_each_broken_invariant(void **state)
 {
     cfix f;
@@ -820,6 +849,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index_check_sees_each_broken_invariant),
         cmocka_unit_test(test_registry_check_sees_each_broken_invariant),
+        cmocka_unit_test(test_interned_string_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_block_pool),
         cmocka_unit_test(test_table_block_pool_out_of_memory),
