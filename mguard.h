@@ -2881,7 +2881,14 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
    a steady state. Blocks of those sizes in use and kept never exceed the
    most in use at once (tpeak): a new block with the bound reached, once
    allocated (out of memory, nothing changed), frees a kept one of another
-   size. mguard_ctx_destroy frees them. */
+   size. Nor do kept blocks outnumber MGUARD__POOL_KEEP(blocks in use):
+   a give-back beyond that frees (issue 23: after a storm of deaths a
+   long-running program holds what is live, not its peak). mguard_ctx_destroy
+   frees them. */
+
+/* The most blocks a pool (this one, the caches' entry blocks) keeps with
+   `inuse` blocks in use: half as many, and a few for the small case. */
+#define MGUARD__POOL_KEEP(inuse) ((inuse) / 2u + 64u)
 
 static int mguard__tpool_of(uint32_t cap)
 {
@@ -2931,13 +2938,18 @@ static mguard__tblock *mguard__tblock_alloc(mguard_ctx *ctx, uint32_t cap)
 static void mguard__tblock_put(mguard_ctx *ctx, mguard__tblock *b)
 {
     int k = mguard__tpool_of(b->cap);
-    if (k < 0 || ctx->tblocks + ctx->tpooled >= ctx->tpeak) {
+    if (k < 0 || ctx->tblocks + ctx->tpooled >= ctx->tpeak || ctx->tpooled >= MGUARD__POOL_KEEP(ctx->tblocks)) {
         mguard__free(ctx, b);
-        return;
+    } else {
+        memcpy((void *)MGUARD__BLK_TABLES(b), &ctx->tpool[k], sizeof(mguard__tblock *));
+        ctx->tpool[k] = b;
+        ctx->tpooled++;
     }
-    memcpy((void *)MGUARD__BLK_TABLES(b), &ctx->tpool[k], sizeof(mguard__tblock *));
-    ctx->tpool[k] = b;
-    ctx->tpooled++;
+    /* the blocks in use fell (a death took its block out of the count) */
+    for (k = 0; ctx->tpooled > MGUARD__POOL_KEEP(ctx->tblocks); k++) {
+        if (k == MGUARD__TPOOLS) k = 0;
+        if (ctx->tpool[k]) mguard__free(ctx, mguard__tpool_pop(ctx, k));
+    }
 }
 
 /* Give back a block in use. */
@@ -3436,6 +3448,34 @@ static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n,
     return st;   /* the caller logs ENOMEM */
 }
 
+/* After a compaction of t (len live entries, the index about to be
+   rebuilt): an array or index far below its peak (used under a quarter)
+   is halved until it is not, so a table holds memory in
+   proportion to its live entries (issue 23). Out of memory, both stay. */
+static void mguard__weak_shrink(mguard_weak *t)
+{
+    mguard_ctx *ctx = t->ctx;
+    size_t icap = t->index.mask + 1, ncap = t->cap;
+    while (ncap > 8 && (size_t)t->len + 1 < ncap / 4) ncap /= 2;
+    if (ncap < t->cap) {
+        unsigned char *nd = (unsigned char *)mguard__realloc(ctx, t->dense, ncap * t->stride);
+        if (nd) {
+            t->dense = nd;
+            t->cap = (uint32_t)ncap;
+        }
+    }
+    ncap = 8;
+    while (((size_t)t->len + 1) * 2 > ncap) ncap *= 2;
+    if (ncap * 4 <= icap) {
+        mguard__slot *ns = (mguard__slot *)mguard__alloc(ctx, ncap * sizeof *ns);
+        if (ns) {
+            mguard__free(ctx, t->index.slots);
+            t->index.slots = ns;
+            t->index.mask = ncap - 1;
+        }
+    }
+}
+
 /* Make room for one more entry at the end of the dense array: compact if it
    is full and at least a quarter tombstones, else grow. */
 static mguard_status mguard__weak_reserve(mguard_weak *t)
@@ -3461,6 +3501,7 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
         }
         t->len = n;
         t->epoch++;
+        mguard__weak_shrink(t);
         memset(t->index.slots, 0, (t->index.mask + 1) * sizeof(mguard__slot));
         t->index.used = 0;
         for (i = 0; i < n; i++) {
@@ -9346,7 +9387,9 @@ static uint32_t mguard__cache_find(const mguard_cache *c, const void *const *key
    (a drop then a recompute is the cache's rhythm; glibc's free of a
    block this size costs more than the rest of the drop). Blocks held, in
    use and kept, never exceed the most the context's caches held at once
-   (cpeak); mguard_cache_clear and _destroy give the kept ones back. */
+   (cpeak), nor are more kept than MGUARD__POOL_KEEP(blocks in use) (a
+   storm of drops leaves what is live, not the peak); mguard_cache_clear
+   and _destroy give the kept ones back. */
 #define MGUARD__CPOOLS 4
 
 /* The next block of a pool list (a kept block's first word). */
@@ -9393,6 +9436,15 @@ static void mguard__centry_free(mguard_ctx *ctx, mguard__centry *e)
     void *b = MGUARD__CE_BLOCK(e);
     int k, spare = -1;
     ctx->cblocks--;
+    /* the blocks in use fell: at most MGUARD__POOL_KEEP(in use) stay kept */
+    for (k = 0; ctx->cpooled >= MGUARD__POOL_KEEP(ctx->cblocks) && k < MGUARD__CPOOLS; k++) {
+        while (ctx->cpool[k] && ctx->cpooled >= MGUARD__POOL_KEEP(ctx->cblocks)) {
+            void *old = ctx->cpool[k];
+            ctx->cpool[k] = mguard__cpool_next(old);
+            ctx->cpooled--;
+            mguard__free(ctx, old);
+        }
+    }
     /* kept only while a cache is left to give it back (an event's dropped
        entries are freed after their cache may have been destroyed); in use
        + kept stays within the peak (mguard__centry_alloc sees to it) */
