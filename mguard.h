@@ -1139,8 +1139,8 @@ typedef struct mguard_cache_reason {
     const void *keys[MGUARD_CACHE_MAX_KEYS];   /* the entry's key tuple */
     size_t nkeys;
     const void *obj;     /* the dependency mutated or destroyed (NULL: eviction, explicit) */
-    const char *attr;    /* the attribute the mutation named: interned, or as given to
-                            mguard_on_mutation_at; NULL otherwise */
+    const char *attr;    /* the attribute the mutation named (the context's copy), or
+                            NULL; valid until the next change to the cache */
     const char *file;    /* where the mutation was reported (mguard_on_mutation_at,
                             MGUARD_SET_FIELD), or NULL */
     int line;
@@ -1287,7 +1287,9 @@ MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t ca
 /* The newest remembered drop of the tuple's entry (the cache keeps the last
    MGUARD_CACHE_REASONS drops, of any entry): why a miss had to recompute.
    NOT_FOUND when none is remembered; EINVAL for bad input or NULL out.
-   Cost: O(MGUARD_CACHE_REASONS). */
+   out->attr and out->file are the context's copies, valid until the next
+   change to c (the copies go when the ring forgets the reason: copy the
+   text to keep it). Cost: O(MGUARD_CACHE_REASONS). */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
@@ -6078,7 +6080,7 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
         /* a new path: reserve its record, index slot, group and block */
         mguard__dyn_rec nr;
         size_t glen = strlen(norm);
-        if (!in) in = mguard__str_intern(ctx, norm);
+        in = in ? mguard__str_take(in) : mguard__str_intern(ctx, norm);   /* the record's reference */
         if (!in) goto oom;
         gbuf = glen < sizeof gsmall ? gsmall : (gheap = (char *)mguard__alloc(ctx, glen + 1));
         if (!gbuf) goto oom;
