@@ -42,7 +42,7 @@ $(DEPS_STAMP):
 	@touch $@
 
 # ---- tests --------------------------------------------------------------
-$(BUILD)/mguard_impl.o: tests/mguard_impl.c $(HDR) | $(DEPS_STAMP)
+$(BUILD)/mguard_impl.o: tests/mguard_impl.c tests/introspect.h $(HDR) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # The suites themselves are built without optimisation (TEST_OPT): they

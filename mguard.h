@@ -1184,8 +1184,8 @@ typedef struct mguard_cache_reason {
     const void *keys[MGUARD_CACHE_MAX_KEYS];   /* the entry's key tuple */
     size_t nkeys;
     const void *obj;     /* the dependency mutated or destroyed (NULL: eviction, explicit) */
-    const char *attr;    /* the attribute the mutation named: interned, or as given to
-                            mguard_on_mutation_at; NULL otherwise */
+    const char *attr;    /* the attribute the mutation named (the context's copy), or
+                            NULL; valid until the next change to the cache */
     const char *file;    /* where the mutation was reported (mguard_on_mutation_at,
                             MGUARD_SET_FIELD), or NULL */
     int line;
@@ -1340,7 +1340,10 @@ MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t ca
    mguard_on_destroy, and once a key died no reason answers for its
    address (a new object there has none; the miss lines of log_reasons
    too). NOT_FOUND when none is remembered; EINVAL for bad input or NULL
-   out. Cost: nkeys registry lookups + O(MGUARD_CACHE_REASONS). */
+   out. out->attr and out->file are the context's copies, valid until the
+   next change to c (the copies go when the ring forgets the reason: copy
+   the text to keep it). Cost: nkeys registry lookups +
+   O(MGUARD_CACHE_REASONS). */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
@@ -2233,8 +2236,28 @@ static void mguard__ix_free(const mguard_ctx *ctx, mguard__index *ix)
 }
 
 /* ---- interned strings (shared by the later sections) --------------------
-   Content-compared strings stored once per context and freed with it, so a
-   caller may pass temporaries. Hashing is stb_ds's string hash. */
+   Content-compared strings stored once per context, so a caller may pass
+   temporaries and holders compare them by address. Each string counts its
+   holders: mguard__str_intern and mguard__str_take add one, and
+   mguard__str_release drops one; the last release takes the string out of
+   the index and frees it (never allocating: releases happen on death
+   paths), so the strings kept are those something still holds. A string
+   given out by the public mguard_intern is promised for the context's
+   life: its count is sticky (MGUARD__STR_STICKY), never released.
+   Invariants (mguard_ctx_check): strs[0..nstrs) is dense, in no order;
+   string i's header says position i, its hash and a count >= 1; the index
+   maps each to its position + 1. Each string is one block: its header,
+   then its characters (strs[] and holders point at the characters).
+   Hashing is stb_ds's string hash. */
+typedef struct mguard__str {
+    uint32_t refs;               /* holders; MGUARD__STR_STICKY: for good */
+    uint32_t pos;                /* its position in strs */
+    uint32_t hash;               /* mguard__hash_str of the characters */
+} mguard__str;
+#define MGUARD__STR_STICKY 0xffffffffu
+/* The header of interned string s (the characters of its block). */
+#define MGUARD__STR_HDR(s) ((mguard__str *)mguard__unconst((s) - sizeof(mguard__str)))
+
 static uint32_t mguard__hash_str(const char *s)
 {
     /* stb_ds takes a char *, and never writes through it */
@@ -2243,7 +2266,7 @@ static uint32_t mguard__hash_str(const char *s)
 }
 
 /* The interned copy of s (hash h: mguard__hash_str(s)) if there is one;
-   never allocates. */
+   never allocates, takes no reference. */
 static const char *mguard__str_find_h(const mguard_ctx *ctx, const char *s, uint32_t h)
 {
     size_t i;
@@ -2260,34 +2283,79 @@ static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
     return mguard__str_find_h(ctx, s, mguard__hash_str(s));
 }
 
-/* The context's copy of s, NULL on allocation failure. */
+/* One more holder of interned string s (NULL: nothing); returns s. */
+static const char *mguard__str_take(const char *s)
+{
+    if (s) {
+        mguard__str *h = MGUARD__STR_HDR(s);
+        if (h->refs != MGUARD__STR_STICKY) h->refs++;
+    }
+    return s;
+}
+
+/* The context's copy of s, with one more holder (the caller's, to
+   release); NULL on allocation failure (nothing changed). */
 static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
 {
     uint32_t h;
     size_t len;
+    mguard__str *hd;
     char *copy;
     const char *found;
-    if (ctx->last_str && strcmp(ctx->last_str, s) == 0) return ctx->last_str;
+    if (ctx->last_str && strcmp(ctx->last_str, s) == 0) return mguard__str_take(ctx->last_str);
     h = mguard__hash_str(s);
     found = mguard__str_find_h(ctx, s, h);
-    if (found) return ctx->last_str = found;
+    if (found) return mguard__str_take(ctx->last_str = found);
     if (mguard__ix_reserve(ctx, &ctx->str_index, (size_t)ctx->nstrs + 1)) return NULL;
     if (mguard__reserve(ctx, (void **)&ctx->strs, &ctx->capstrs, (size_t)ctx->nstrs + 1, sizeof(char *))) return NULL;
     len = strlen(s);
-    copy = (char *)mguard__alloc(ctx, len + 1);
-    if (!copy) return NULL;
+    hd = (mguard__str *)mguard__alloc(ctx, sizeof *hd + len + 1);
+    if (!hd) return NULL;
+    hd->refs = 1;
+    hd->pos = ctx->nstrs;
+    hd->hash = h;
+    copy = (char *)(void *)(hd + 1);
     memcpy(copy, s, len + 1);
     ctx->strs[ctx->nstrs++] = copy;
     mguard__ix_put(&ctx->str_index, h, ctx->nstrs);
     return ctx->last_str = copy;
 }
 
+/* One holder fewer of interned string s (NULL: nothing). The last one
+   frees it: out of the index, the last string moved into its position.
+   Never allocates. */
+static void mguard__str_release(mguard_ctx *ctx, const char *s)
+{
+    mguard__str *h;
+    uint32_t last;
+    size_t i;
+    if (!s) return;
+    h = MGUARD__STR_HDR(s);
+    MGUARD_ASSERT(h->refs > 0);
+    if (h->refs == MGUARD__STR_STICKY || --h->refs) return;
+    if (ctx->last_str == s) ctx->last_str = NULL;
+    mguard__ix_del(&ctx->str_index, h->hash, h->pos + 1);
+    last = --ctx->nstrs;
+    if (h->pos != last) {
+        char *m = ctx->strs[last];
+        mguard__str *mh = MGUARD__STR_HDR(m);
+        /* its slot names position last + 1: retarget it */
+        for (i = mh->hash & ctx->str_index.mask; ctx->str_index.slots[i].idx != last + 1; i = (i + 1) & ctx->str_index.mask) {}
+        ctx->str_index.slots[i].idx = h->pos + 1;
+        ctx->strs[h->pos] = m;
+        mh->pos = h->pos;
+    }
+    mguard__free(ctx, h);
+}
+
+/* The public mguard_intern: its strings stay until the context goes. */
 static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 {
     const char *r;
     if (!mguard__ctx_ok(ctx, "mguard_intern") || !s) return NULL;
     r = mguard__str_intern(ctx, s);
     if (!r) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_intern: out of memory");
+    else MGUARD__STR_HDR(r)->refs = MGUARD__STR_STICKY;
     return r;
 }
 
@@ -2739,7 +2807,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     mguard__free(ctx, ctx->objs);
     mguard__free(ctx, ctx->sides);
     mguard__ix_free(ctx, &ctx->reg_index);
-    for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, ctx->strs[i]);
+    for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, MGUARD__STR_HDR(ctx->strs[i]));
     mguard__free(ctx, ctx->strs);
     mguard__ix_free(ctx, &ctx->str_index);
 #ifdef MGUARD_DEBUG
@@ -2836,6 +2904,13 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
     }
     MGUARD__CHECK(ctx, nfree == ctx->tpooled, "kept table blocks: %u counted, %u listed", ctx->tpooled, nfree);
     MGUARD__CHECK(ctx, ctx->tblocks + ctx->tpooled <= ctx->tpeak, "table blocks: %u in use + %u kept over the peak %u", ctx->tblocks, ctx->tpooled, ctx->tpeak);
+    MGUARD__CHECK(ctx, ctx->str_index.used == ctx->nstrs, "interned strings: %u, %u in the index", ctx->nstrs, (unsigned)ctx->str_index.used);
+    for (i = 0; i < ctx->nstrs; i++) {
+        const mguard__str *h = MGUARD__STR_HDR(ctx->strs[i]);
+        MGUARD__CHECK(ctx, h->pos == i && h->refs > 0, "interned string %u (\"%s\"): position %u, %u holders", i, ctx->strs[i], h->pos, h->refs);
+        MGUARD__CHECK(ctx, h->hash == mguard__hash_str(ctx->strs[i]) && mguard__str_find_h(ctx, ctx->strs[i], h->hash) == ctx->strs[i],
+                      "interned string %u (\"%s\") not found by its content", i, ctx->strs[i]);
+    }
     for (t = ctx->tables; t; t = t->next) {
         uint64_t last = 0;
         uint32_t nlive = 0;
@@ -2934,7 +3009,14 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
    a steady state. Blocks of those sizes in use and kept never exceed the
    most in use at once (tpeak): a new block with the bound reached, once
    allocated (out of memory, nothing changed), frees a kept one of another
-   size. mguard_ctx_destroy frees them. */
+   size. Nor do kept blocks outnumber MGUARD__POOL_KEEP(blocks in use):
+   a give-back beyond that frees (issue 23: after a storm of deaths a
+   long-running program holds what is live, not its peak). mguard_ctx_destroy
+   frees them. */
+
+/* The most blocks a pool (this one, the caches' entry blocks) keeps with
+   `inuse` blocks in use: half as many, and a few for the small case. */
+#define MGUARD__POOL_KEEP(inuse) ((inuse) / 2u + 64u)
 
 static int mguard__tpool_of(uint32_t cap)
 {
@@ -2984,13 +3066,18 @@ static mguard__tblock *mguard__tblock_alloc(mguard_ctx *ctx, uint32_t cap)
 static void mguard__tblock_put(mguard_ctx *ctx, mguard__tblock *b)
 {
     int k = mguard__tpool_of(b->cap);
-    if (k < 0 || ctx->tblocks + ctx->tpooled >= ctx->tpeak) {
+    if (k < 0 || ctx->tblocks + ctx->tpooled >= ctx->tpeak || ctx->tpooled >= MGUARD__POOL_KEEP(ctx->tblocks)) {
         mguard__free(ctx, b);
-        return;
+    } else {
+        memcpy((void *)MGUARD__BLK_TABLES(b), &ctx->tpool[k], sizeof(mguard__tblock *));
+        ctx->tpool[k] = b;
+        ctx->tpooled++;
     }
-    memcpy((void *)MGUARD__BLK_TABLES(b), &ctx->tpool[k], sizeof(mguard__tblock *));
-    ctx->tpool[k] = b;
-    ctx->tpooled++;
+    /* the blocks in use fell (a death took its block out of the count) */
+    for (k = 0; ctx->tpooled > MGUARD__POOL_KEEP(ctx->tblocks); k++) {
+        if (k == MGUARD__TPOOLS) k = 0;
+        if (ctx->tpool[k]) mguard__free(ctx, mguard__tpool_pop(ctx, k));
+    }
 }
 
 /* Give back a block in use. */
@@ -3489,6 +3576,34 @@ static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n,
     return st;   /* the caller logs ENOMEM */
 }
 
+/* After a compaction of t (len live entries, the index about to be
+   rebuilt): an array or index far below its peak (used under a quarter)
+   is halved until it is not, so a table holds memory in
+   proportion to its live entries (issue 23). Out of memory, both stay. */
+static void mguard__weak_shrink(mguard_weak *t)
+{
+    mguard_ctx *ctx = t->ctx;
+    size_t icap = t->index.mask + 1, ncap = t->cap;
+    while (ncap > 8 && (size_t)t->len + 1 < ncap / 4) ncap /= 2;
+    if (ncap < t->cap) {
+        unsigned char *nd = (unsigned char *)mguard__realloc(ctx, t->dense, ncap * t->stride);
+        if (nd) {
+            t->dense = nd;
+            t->cap = (uint32_t)ncap;
+        }
+    }
+    ncap = 8;
+    while (((size_t)t->len + 1) * 2 > ncap) ncap *= 2;
+    if (ncap * 4 <= icap) {
+        mguard__slot *ns = (mguard__slot *)mguard__alloc(ctx, ncap * sizeof *ns);
+        if (ns) {
+            mguard__free(ctx, t->index.slots);
+            t->index.slots = ns;
+            t->index.mask = ncap - 1;
+        }
+    }
+}
+
 /* Make room for one more entry at the end of the dense array: compact if it
    is full and at least a quarter tombstones, else grow. */
 static mguard_status mguard__weak_reserve(mguard_weak *t)
@@ -3514,6 +3629,7 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
         }
         t->len = n;
         t->epoch++;
+        mguard__weak_shrink(t);
         memset(t->index.slots, 0, (t->index.mask + 1) * sizeof(mguard__slot));
         t->index.used = 0;
         for (i = 0; i < n; i++) {
@@ -6219,7 +6335,7 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
         /* a new path: reserve its record, index slot, group and block */
         mguard__dyn_rec nr;
         size_t glen = strlen(norm);
-        if (!in) in = mguard__str_intern(ctx, norm);
+        in = in ? mguard__str_take(in) : mguard__str_intern(ctx, norm);   /* the record's reference */
         if (!in) goto oom;
         gbuf = glen < sizeof gsmall ? gsmall : (gheap = (char *)mguard__alloc(ctx, glen + 1));
         if (!gbuf) goto oom;
@@ -9598,7 +9714,9 @@ static uint32_t mguard__cache_find(const mguard_cache *c, const void *const *key
    (a drop then a recompute is the cache's rhythm; glibc's free of a
    block this size costs more than the rest of the drop). Blocks held, in
    use and kept, never exceed the most the context's caches held at once
-   (cpeak); mguard_cache_clear and _destroy give the kept ones back. */
+   (cpeak), nor are more kept than MGUARD__POOL_KEEP(blocks in use) (a
+   storm of drops leaves what is live, not the peak); mguard_cache_clear
+   and _destroy give the kept ones back. */
 #define MGUARD__CPOOLS 4
 
 /* The next block of a pool list (a kept block's first word). */
@@ -9645,6 +9763,15 @@ static void mguard__centry_free(mguard_ctx *ctx, mguard__centry *e)
     void *b = MGUARD__CE_BLOCK(e);
     int k, spare = -1;
     ctx->cblocks--;
+    /* the blocks in use fell: at most MGUARD__POOL_KEEP(in use) stay kept */
+    for (k = 0; ctx->cpooled >= MGUARD__POOL_KEEP(ctx->cblocks) && k < MGUARD__CPOOLS; k++) {
+        while (ctx->cpool[k] && ctx->cpooled >= MGUARD__POOL_KEEP(ctx->cblocks)) {
+            void *old = ctx->cpool[k];
+            ctx->cpool[k] = mguard__cpool_next(old);
+            ctx->cpooled--;
+            mguard__free(ctx, old);
+        }
+    }
     /* kept only while a cache is left to give it back (an event's dropped
        entries are freed after their cache may have been destroyed); in use
        + kept stays within the peak (mguard__centry_alloc sees to it) */
@@ -9736,6 +9863,7 @@ static void mguard__centry_unlink_deps(mguard_ctx *ctx, mguard__centry *e, const
     for (d = e->more; d; d = next) {
         next = d->enext;
         mguard__cdep_unlink(ctx, d, keep, keep_r);
+        mguard__str_release(ctx, d->attr);
         mguard__free(ctx, d);
     }
     e->more = NULL;
@@ -9799,7 +9927,8 @@ static mguard_status mguard__centry_add_dep(mguard_ctx *ctx, mguard__centry *e, 
     mguard__cdep *d;
     uint32_t i;
     mguard_status st;
-    if (attr && !(ia = mguard__str_intern(ctx, attr))) return MGUARD_ENOMEM;
+    /* a node naming attr holds its interned copy: not interned, none does */
+    if (attr) ia = mguard__str_find(ctx, attr);
     /* covered already: a key (whole object), the whole object, the same attribute */
     for (i = 0; i < e->nkeys; i++)
         if (e->keys[i] == obj) return MGUARD_OK;
@@ -9809,10 +9938,14 @@ static mguard_status mguard__centry_add_dep(mguard_ctx *ctx, mguard__centry *e, 
         for (d = e->more; d; d = d->enext)
             if (d->obj == obj && (!d->attr || d->attr == ia)) return MGUARD_OK;
     }
+    /* the new node's reference */
+    if (attr && !(ia = ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr))) return MGUARD_ENOMEM;
     st = mguard__cache_admit(ctx, &obj, 1, fn);
-    if (st) return st;
-    d = (mguard__cdep *)mguard__alloc(ctx, sizeof *d);
-    if (!d) return MGUARD_ENOMEM;
+    d = st ? NULL : (mguard__cdep *)mguard__alloc(ctx, sizeof *d);
+    if (!d) {
+        mguard__str_release(ctx, ia);
+        return st ? st : MGUARD_ENOMEM;
+    }
     mguard__cdep_link(ctx, d, e, obj, ia);
     d->enext = e->more;
     e->more = d;
@@ -9832,7 +9965,11 @@ static void mguard__cache_remember(mguard_cache *c, const mguard__centry *e, con
     mguard_ctx *ctx = c->ctx;
     mguard_cache_reason *r = &c->ring[c->ringpos];
     uint32_t i;
+    mguard__str_release(c->ctx, r->attr);   /* the forgotten reason's copies */
+    mguard__str_release(c->ctx, r->file);
     *r = *why;
+    mguard__str_take(r->attr);
+    mguard__str_take(r->file);
     memcpy(r->keys, e->keys, sizeof r->keys);
     r->nkeys = e->nkeys;
     memset(c->ringser[c->ringpos], 0, sizeof c->ringser[c->ringpos]);
@@ -9918,10 +10055,11 @@ static void mguard__centry_drop(mguard_ctx *ctx, mguard__centry *e, const mguard
     e->dtor = c->dtor;
     e->user = c->user;
     e->lname = c->log_reasons && why->cause ? c->name : NULL;
-    if (e->lname) {
+    if (e->lname) {   /* held until phase 2 logs them (c may go first) */
+        mguard__str_take(e->lname);
         e->wobj = why->obj;
-        e->wattr = why->attr;
-        e->wfile = why->file;
+        e->wattr = mguard__str_take(why->attr);
+        e->wfile = mguard__str_take(why->file);
         e->wline = why->line;
         e->wcause = (int)why->cause;
     }
@@ -9971,6 +10109,9 @@ static void mguard__cache_finish(mguard_ctx *ctx, mguard__centry *e)
             mguard__cache_keys_format(keys, sizeof keys, e->keys, e->nkeys);
             mguard_cache_reason_format(&r, why, sizeof why);
             mguard__logf(ctx, MGUARD_LOG_INFO, "mguard_cache %s: dropped (%s): %s", e->lname, keys, why);
+            mguard__str_release(ctx, e->lname);
+            mguard__str_release(ctx, e->wattr);
+            mguard__str_release(ctx, e->wfile);
         }
         if (e->dtor) {
             mguard_value_dtor dtor = e->dtor;
@@ -10018,13 +10159,17 @@ static mguard__centry *mguard__cache_event(mguard_ctx *ctx, uint32_t r, const ch
         /* the caller's strings may be temporaries: the reason keeps the
            context's copies (made only when an entry drops; out of memory,
            the reason lacks them) */
-        why.attr = attr ? (ia ? ia : mguard__str_intern(ctx, attr)) : NULL;
+        why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
         why.file = file ? mguard__str_intern(ctx, file) : NULL;
     }
     for (e = marked; e; e = next) {
         next = e->next_dropped;
         e->marked = 0;
         mguard__centry_drop(ctx, e, &why, obj, r, &dropped);
+    }
+    if (marked && !death) {   /* the ring and the logged entries took their own */
+        mguard__str_release(ctx, why.attr);
+        mguard__str_release(ctx, why.file);
     }
     return dropped;
 }
@@ -10042,10 +10187,14 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     }
     name = mguard__str_intern(ctx, desc->name ? desc->name : "cache");
 #ifdef MGUARD_DEBUG
-    if (name && mguard__dbg_h_reserve(ctx)) name = NULL;
+    if (name && mguard__dbg_h_reserve(ctx)) {
+        mguard__str_release(ctx, name);
+        name = NULL;
+    }
 #endif
     c = name ? (mguard_cache *)mguard__alloc(ctx, sizeof *c) : NULL;
     if (!c) {
+        mguard__str_release(ctx, name);
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_create: out of memory");
         return NULL;
     }
@@ -10108,6 +10257,7 @@ static void mguard__cache_clear(mguard_cache *c)
 static void mguard__cache_destroy_now(mguard_cache *c)
 {
     mguard_ctx *ctx = c->ctx;
+    int i;
     /* destroying refuses new entries, so one drain empties the cache */
     mguard__cache_drain(c, UINT64_MAX);
     MGUARD_ASSERT(c->live == 0);
@@ -10117,6 +10267,11 @@ static void mguard__cache_destroy_now(mguard_cache *c)
     mguard__free(ctx, c->dense);
     mguard__free(ctx, c->freepos);
     mguard__centry_pool_trim(ctx);
+    mguard__str_release(ctx, c->name);
+    for (i = 0; i < MGUARD_CACHE_REASONS; i++) {
+        mguard__str_release(ctx, c->ring[i].attr);
+        mguard__str_release(ctx, c->ring[i].file);
+    }
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_remove(ctx, c);
 #endif

@@ -28,6 +28,8 @@ MGT_DEF size_t mgt_watcher_count(const mguard_ctx *ctx, const void *obj);
 MGT_DEF const char *mgt_scope_known_name(const mguard_scope *s, const void *comp);
 /* L's own invariants (mguard_ctx_check checks them for every ledger). */
 MGT_DEF mguard_status mgt_ledger_check(const mguard_ledger *L);
+/* The strings ctx holds interned (mguard_intern's and its own). */
+MGT_DEF size_t mgt_interned_count(const mguard_ctx *ctx);
 
 #if defined(MGUARD_IMPLEMENTATION) && !defined(MGT_IMPLEMENTED)
 #define MGT_IMPLEMENTED
@@ -69,6 +71,15 @@ static size_t mgt__watcher_count(const mguard_ctx *ctx, const void *obj)
 MGT_DEF size_t mgt_watcher_count(const mguard_ctx *ctx, const void *obj)
 {
     MGT_LOCKED(mguard__ctx_of_ctx(ctx), size_t, mgt__watcher_count(ctx, obj));
+}
+
+static size_t mgt__interned_count(const mguard_ctx *ctx)
+{
+    return mguard__ctx_ok(ctx, "mgt_interned_count") ? ctx->nstrs : 0;
+}
+MGT_DEF size_t mgt_interned_count(const mguard_ctx *ctx)
+{
+    MGT_LOCKED(mguard__ctx_of_ctx(ctx), size_t, mgt__interned_count(ctx));
 }
 
 #ifndef MGUARD_NO_SCOPE

@@ -1254,6 +1254,81 @@ static void test_a_logger_destroying_the_cache_on_a_logged_miss_waits_for_the_ca
     assert_int_equal(a.live_blocks, 0);
 }
 
+/* Regression (issue 23): every mutation that dropped an entry interned its
+   attribute for good, so a program naming attributes per call (indices,
+   keys) grew by about 50 bytes a mutation though the ring keeps 16
+   reasons. Now the context holds only the strings something refers to:
+   after warm-up, live bytes stay where they were. Attribute dependencies
+   (cache_depend with a new name each time) and a logging cache too. */
+static void test_memory_stays_flat_under_mutations_with_distinct_attribute_names(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_cache_desc cd;
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0), *logged;
+    mguard_cache_reason r;
+    static int obj, other;
+    long v = 1, i;
+    long long warm = 0;
+    char attr[32], file[32];
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    cd.log_reasons = true;   /* the quiet logger: the lines go nowhere */
+    cd.name = "logged";
+    logged = mguard_cache_create(ctx, &cd);
+    for (i = 0; i < 20000; i++) {
+        if (i == 1000) warm = al.live_bytes;
+        snprintf(attr, sizeof attr, "attr%ld", i);
+        snprintf(file, sizeof file, "file%ld.c", i);
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
+        assert_int_equal(mguard_cache_set(logged, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
+        mguard_on_mutation_at(ctx, &obj, attr, file, (int)i);
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&other), &v, 0), MGUARD_OK);
+        assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&other), &obj, attr), MGUARD_OK);
+        mguard_on_mutation(ctx, &obj, attr);
+        assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&other)));
+    }
+    assert_true(al.live_bytes <= warm + 256);
+    /* the two names, and the attributes and files of the reasons the rings
+       keep: logged's 16 (one drop an iteration) cover c's (two) */
+    assert_int_equal(mgt_interned_count(ctx), 2 + 16 + 16);
+    /* the ring still names the newest drops' attributes and files */
+    assert_int_equal(mguard_cache_last_reason(logged, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_OK);
+    assert_string_equal(r.attr, "attr19999");
+    assert_string_equal(r.file, "file19999.c");
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&other), &r), MGUARD_OK);
+    assert_string_equal(r.attr, "attr19999");
+    assert_null(r.file);
+    test_ctx_finish(ctx, &al);
+}
+
+/* The strings a cache holds go with it: its name, its reasons' attributes
+   and files, its attribute dependencies. */
+static void test_a_destroyed_cache_leaves_no_interned_string(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_cache *c;
+    static int obj, other;
+    long v = 1;
+    (void)state;
+    c = new_cache(ctx, NULL, 0, 0);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
+    mguard_on_mutation_at(ctx, &obj, "shape", "plan.c", 3);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&other), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&other), &obj, "dtype"), MGUARD_OK);
+    assert_int_equal(mgt_interned_count(ctx), 4);   /* t, shape, plan.c, dtype */
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_cache_destroy(c);
+    assert_int_equal(mgt_interned_count(ctx), 0);
+    /* obj's record stays until its death: a remembered drop pinned it */
+    assert_int_equal(mguard_ctx_object_count(ctx), 1);
+    mguard_on_destroy(ctx, &obj);
+    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    test_ctx_finish(ctx, &al);
+}
+
 static void test_the_report_is_one_line_of_counts(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -1930,6 +2005,8 @@ int main(void)
         cmocka_unit_test(test_the_ring_remembers_the_last_drops_only),
         cmocka_unit_test(test_log_reasons_logs_each_drop_and_the_miss_after_it),
         cmocka_unit_test(test_a_logger_destroying_the_cache_on_a_logged_miss_waits_for_the_call),
+        cmocka_unit_test(test_memory_stays_flat_under_mutations_with_distinct_attribute_names),
+        cmocka_unit_test(test_a_destroyed_cache_leaves_no_interned_string),
         cmocka_unit_test(test_the_report_is_one_line_of_counts),
         cmocka_unit_test(test_iteration_survives_drops_from_callbacks),
         cmocka_unit_test(test_a_destroy_from_a_clear_is_finished_by_the_clear),

@@ -209,6 +209,35 @@ static void test_registry_check_sees_each_broken_invariant(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* ---- interned strings: positions, holders, the index ---- */
+static void test_interned_string_check_sees_each_broken_invariant(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard__str *a, *b;
+    uint32_t zero = 0, one = 1, two = 2;
+    (void)state;
+    assert_non_null(mguard__str_intern(ctx, "alpha"));
+    assert_non_null(mguard__str_intern(ctx, "beta"));
+    a = MGUARD__STR_HDR(ctx->strs[0]);
+    b = MGUARD__STR_HDR(ctx->strs[1]);
+    EXPECT_SOUND(ctx);
+    BROKEN_WHILE(ctx, ctx->nstrs, one, "mguard_ctx_check: interned strings: 1, 2 in the index");
+    BROKEN_WHILE(ctx, a->refs, zero, "mguard_ctx_check: interned string 0 (\"alpha\"): position 0, 0 holders");
+    BROKEN_WHILE(ctx, b->pos, zero, "mguard_ctx_check: interned string 1 (\"beta\"): position 0, 1 holders");
+    BROKEN_WHILE(ctx, b->hash, two, "mguard_ctx_check: interned string 1 (\"beta\") not found by its content");
+    /* alpha's last holder goes: beta moves to position 0, still found */
+    mguard__str_release(ctx, ctx->strs[0]);
+    assert_int_equal(ctx->nstrs, 1);
+    assert_string_equal(ctx->strs[0], "beta");
+    assert_ptr_equal(mguard__str_find(ctx, "beta"), ctx->strs[0]);
+    assert_null(mguard__str_find(ctx, "alpha"));
+    EXPECT_SOUND(ctx);
+    mguard__str_release(ctx, ctx->strs[0]);
+    assert_int_equal(ctx->nstrs, 0);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_table_check_sees_each_broken_invariant(void **state)
 {
     cfix f;
@@ -341,6 +370,52 @@ static void test_table_block_pool(void **state)
    review): with in use + kept at the peak, mguard__tblock_alloc freed a
    kept block of another size first, then asked for the new one; out of
    memory, mguard_weak_set answered ENOMEM with the kept block gone. */
+/* Regression (issue 23): the pools kept every block up to their peak, so
+   after a storm of deaths a program held the blocks of the most it ever
+   had. Kept blocks now stay within MGUARD__POOL_KEEP(in use): 1000 keys
+   in two tables, then all destroyed, leave 64 kept; 1000 cache entries
+   dropped by one mutation leave 64 kept too. */
+static void test_pools_shrink_after_a_storm(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t[2];
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    static int k[1000], dep;
+    long v = 1;
+    int i;
+    (void)state;
+    t[0] = new_table(ctx);
+    t[1] = new_table(ctx);
+    for (i = 0; i < 1000; i++) {
+        setl(t[0], &k[i], i);
+        setl(t[1], &k[i], i);
+    }
+    assert_int_equal(ctx->tblocks, 1000);
+    for (i = 0; i < 500; i++) mguard_on_destroy(ctx, &k[i]);
+    assert_int_equal(ctx->tblocks, 500);
+    assert_int_equal(ctx->tpooled, 500 / 2 + 64);
+    EXPECT_SOUND(ctx);
+    for (; i < 1000; i++) mguard_on_destroy(ctx, &k[i]);
+    assert_int_equal(ctx->tblocks, 0);
+    assert_int_equal(ctx->tpooled, 64);
+    EXPECT_SOUND(ctx);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    c = mguard_cache_create(ctx, &cd);
+    for (i = 0; i < 1000; i++) {
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+        assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[i]), &dep, NULL), MGUARD_OK);
+    }
+    assert_int_equal(ctx->cblocks, 1000);
+    mguard_on_mutation(ctx, &dep, NULL);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(ctx->cblocks, 0);
+    assert_int_equal(ctx->cpooled, 64);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_table_block_pool_out_of_memory(void **state)
 {
     test_alloc al;
@@ -846,8 +921,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index_check_sees_each_broken_invariant),
         cmocka_unit_test(test_registry_check_sees_each_broken_invariant),
+        cmocka_unit_test(test_interned_string_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_block_pool),
+        cmocka_unit_test(test_pools_shrink_after_a_storm),
         cmocka_unit_test(test_table_block_pool_out_of_memory),
         cmocka_unit_test(test_scope_check_sees_each_broken_invariant),
         cmocka_unit_test(test_dyn_check_sees_each_broken_invariant),

@@ -498,6 +498,35 @@ static void test_every_allocation_failure_leaves_state_unchanged(void **state)
     assert_int_equal(reported, 36);   /* the ENOMEM answers of this workload, each checked above */
 }
 
+/* A path whose text another part of the context interned first (a cache's
+   attribute dependency) is the tracker's own: when that part lets its
+   copy go, the path stays (issue 23: interned strings count holders). */
+static void test_a_path_outlives_the_same_text_elsewhere(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_dyn *d = mguard_dyn_create(ctx);
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    mguard_dyn_iter it;
+    static int obj, dep;
+    long v = 1;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    c = mguard_cache_create(ctx, &cd);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&obj), &dep, "L['k'][0]"), MGUARD_OK);
+    assert_int_equal(mguard_dyn_observe_scalar(d, "L['k'][0]", 1.0), MGUARD_OK);
+    mguard_cache_destroy(c);
+    assert_true(mguard_dyn_contains(d, "L['k'][0]"));
+    it = mguard_dyn_iterate(d);
+    assert_true(mguard_dyn_next(&it));
+    assert_string_equal(it.path, "L['k'][0]");
+    assert_false(mguard_dyn_next(&it));
+    test_ctx_finish(ctx, &al);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_bad_input_is_refused),
         cmocka_unit_test(test_ctx_destroy_destroys_its_trackers),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
+        cmocka_unit_test(test_a_path_outlives_the_same_text_elsewhere),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);

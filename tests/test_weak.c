@@ -920,6 +920,37 @@ static void test_failed_weak_set_logs_once(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* Regression (issue 23): a table's dense array and index kept their peak
+   size for good. After 10,000 keys came and went, insert/remove cycles of
+   one key at a time compact the table, which now gives back what it no
+   longer needs: the table holds memory in proportion to its live keys
+   (the registry, warmed up first by another table, keeps its records'
+   array). */
+static void test_a_table_shrinks_far_below_its_peak(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_weak *t;
+    static char keys[30000];
+    long long base;
+    long i;
+    (void)state;
+    t = long_table(ctx, NULL);
+    for (i = 0; i < 10000; i++) assert_int_equal(mguard_weak_set(t, &keys[i], &i), MGUARD_OK);
+    mguard_weak_destroy(t);   /* the registry's arrays stay at 10,000 records */
+    t = long_table(ctx, NULL);
+    base = al.live_bytes;
+    for (i = 0; i < 10000; i++) assert_int_equal(mguard_weak_set(t, &keys[i], &i), MGUARD_OK);
+    for (i = 0; i < 10000; i++) assert_int_equal(mguard_weak_remove(t, &keys[i]), MGUARD_OK);
+    for (i = 10000; i < 30000; i++) {
+        assert_int_equal(mguard_weak_set(t, &keys[i], &i), MGUARD_OK);
+        assert_int_equal(mguard_weak_remove(t, &keys[i]), MGUARD_OK);
+    }
+    assert_int_equal(mguard_weak_count(t), 0);
+    assert_true(al.live_bytes <= base + 1024);
+    test_ctx_finish(ctx, &al);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -961,6 +992,7 @@ int main(void)
         cmocka_unit_test(test_weak_get_refuses_a_foreign_handle),
         cmocka_unit_test(test_dying_key_is_einval_whatever_the_allocator_does),
         cmocka_unit_test(test_failed_weak_set_logs_once),
+        cmocka_unit_test(test_a_table_shrinks_far_below_its_peak),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
