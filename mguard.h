@@ -1948,8 +1948,8 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__ctx_of_ledger(L)) \
-    X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__ctx_of_ledger(a)) \
-    X(mguard_status, ledger_diff, (const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out), (a, b, out), mguard__ctx_of_ledger(a)) \
+    X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__ctx_of_ledger2(a, b)) \
+    X(mguard_status, ledger_diff, (const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out), (a, b, out), mguard__ctx_of_ledger2(a, b)) \
     V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), mguard__ctx_of_diff(d)) \
     X(mguard_status, ledger_prune, (mguard_ledger *L, const void *const *roots, size_t nroots), (L, roots, nroots), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_apply, (mguard_ledger *L, mguard_ledger_apply_fn fn, void *user), (L, fn, user), mguard__ctx_of_ledger(L)) \
@@ -2796,6 +2796,9 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     while (ctx->caches) mguard__cache_destroy(ctx->caches);
     MGUARD_ASSERT(ctx->cpooled == 0 && ctx->cblocks == 0);
     while (ctx->tables) mguard__weak_destroy(ctx->tables);
+    /* the lines logged so far go out while the dead handles are kept (a
+       logger that calls one is refused), as at any callout */
+    MGUARD__CALLOUT(ctx, (void)0);
     mguard__unbury(ctx);   /* every callback has run */
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
@@ -2813,8 +2816,8 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
 #ifdef MGUARD_DEBUG
     mguard__dbg_forget_ctx(ctx);
 #endif
-    /* the last lines go to their loggers once the context is gone (a
-       logger that calls in finds a dead handle, refused) */
+    /* lines logged since (none is expected) go to their loggers once the
+       context is gone */
     n = mguard__logq_take(&ctx->logq, q, &dropped);
     if (ctx->lk) mguard__lock_fini(ctx);
     ctx->magic = MGUARD__DEAD;
@@ -10980,6 +10983,13 @@ static mguard_ctx *mguard__ctx_of_dyn_iter(const mguard_dyn_iter *it) { return i
 static mguard_ctx *mguard__ctx_of_ledger(const mguard_ledger *L)
 {
     return mguard__ctx_of_handle(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER);
+}
+/* two ledgers: the first valid one's (the body logs a refusal of either
+   through the other's context) */
+static mguard_ctx *mguard__ctx_of_ledger2(const mguard_ledger *a, const mguard_ledger *b)
+{
+    mguard_ctx *c = mguard__ctx_of_ledger(a);
+    return c ? c : mguard__ctx_of_ledger(b);
 }
 static mguard_ctx *mguard__ctx_of_ledger_iter(const mguard_ledger_iter *it) { return it ? mguard__ctx_of_ledger(it->l_) : NULL; }
 static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d)

@@ -1329,6 +1329,45 @@ static void test_a_destroyed_cache_leaves_no_interned_string(void **state)
     test_ctx_finish(ctx, &al);
 }
 
+/* Regression (issue 23, outside review): the lines mguard_ctx_destroy
+   logged itself (a log_reasons cache's drops, with no value destructor to
+   call out before) reached the logger after every handle and the context
+   were freed: a logger that called the cache read freed memory (ASan).
+   They now go out while the dead handles are kept, and are refused. */
+typedef struct asking_logger { mguard_cache *c; int lines; size_t counted; } asking_logger;
+static void log_and_ask(mguard_log_level level, const char *msg, void *user)
+{
+    asking_logger *a = (asking_logger *)user;
+    (void)level;
+    if (strstr(msg, ": dropped (")) a->lines++;
+    a->counted += mguard_cache_count(a->c);   /* destroyed, refused: 0 */
+}
+
+static void test_the_lines_of_a_context_destroy_reach_the_logger_before_the_frees(void **state)
+{
+    asking_logger a;
+    mguard_ctx_desc d;
+    mguard_ctx *ctx;
+    mguard_cache_desc cd;
+    static int keys[3];
+    long v = 1;
+    int i;
+    (void)state;
+    memset(&a, 0, sizeof a);
+    memset(&d, 0, sizeof d);
+    d.logger.func = log_and_ask;
+    d.logger.user = &a;
+    ctx = mguard_ctx_create(&d);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    cd.log_reasons = true;
+    a.c = mguard_cache_create(ctx, &cd);
+    for (i = 0; i < 3; i++) assert_int_equal(mguard_cache_set(a.c, MGUARD_CACHE_KEYS(&keys[i]), &v, 0), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(a.lines, 3);
+    assert_int_equal(a.counted, 0);
+}
+
 static void test_the_report_is_one_line_of_counts(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -2007,6 +2046,7 @@ int main(void)
         cmocka_unit_test(test_a_logger_destroying_the_cache_on_a_logged_miss_waits_for_the_call),
         cmocka_unit_test(test_memory_stays_flat_under_mutations_with_distinct_attribute_names),
         cmocka_unit_test(test_a_destroyed_cache_leaves_no_interned_string),
+        cmocka_unit_test(test_the_lines_of_a_context_destroy_reach_the_logger_before_the_frees),
         cmocka_unit_test(test_the_report_is_one_line_of_counts),
         cmocka_unit_test(test_iteration_survives_drops_from_callbacks),
         cmocka_unit_test(test_a_destroy_from_a_clear_is_finished_by_the_clear),

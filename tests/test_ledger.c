@@ -3317,9 +3317,30 @@ static void test_ledger_destroyed_earlier_in_the_same_death_is_not_touched(void 
     assert_int_equal(alloc.live_blocks, 0);
 }
 
+/* Regression (issue 23, outside review): a two-ledger call whose first
+   ledger was refused logged through the second's context, but its public
+   function found no context (it looked at the first only): the line was
+   not delivered when the call returned (and on a thread-safe context it
+   was queued without the lock). (mguard_ledger_restore logs through its
+   first ledger only: a NULL one is refused without a line.) */
+static void test_a_refused_first_ledger_is_logged_when_the_call_returns(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    mguard_ledger_diff_result *d = NULL;
+    (void)state;
+    assert_false(mguard_ledger_equal(NULL, L));
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_equal: NULL or invalid ledger");
+    assert_int_equal(mguard_ledger_diff(NULL, L, &d), MGUARD_EINVAL);
+    assert_null(d);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_diff: NULL or invalid ledger");
+    teardown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_refused_first_ledger_is_logged_when_the_call_returns),
         cmocka_unit_test(test_track_each_kind_and_read_its_entry),
         cmocka_unit_test(test_track_twice_returns_eexist_and_changes_nothing),
         cmocka_unit_test(test_delete_after_storing_null_is_recorded),
