@@ -2798,7 +2798,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     while (ctx->tables) mguard__weak_destroy(ctx->tables);
     /* the lines logged so far go out while the dead handles are kept (a
        logger that calls one is refused), as at any callout */
-    MGUARD__CALLOUT(ctx, (void)0);
+    if (ctx->logq.n) MGUARD__CALLOUT(ctx, (void)0);
     mguard__unbury(ctx);   /* every callback has run */
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
