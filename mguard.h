@@ -297,7 +297,10 @@ MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
    none of this (logged): the values are then destroyed where they lie,
    and until the callbacks return the tables holding obj cannot grow
    (mguard_weak_set of a new key may answer ENOMEM).
-   Cost: one hash lookup + O(tables holding obj + watchers of obj). */
+   Cost: one hash lookup + O(tables holding obj + watchers of obj + cache
+   entries depending on obj); an object a ledger holds (tracked, or a
+   value, payload or hook of it) adds O(writes + records + hooks) of each
+   ledger and clone holding it (the ledger's purge scans them). */
 MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
 /* The context's own copy of the string s: equal strings give the same
    pointer, valid until ctx is destroyed (callers may pass temporaries).
