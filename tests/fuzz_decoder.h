@@ -211,6 +211,7 @@ typedef struct fz_side {
     uint32_t next_id;
     int depth, budget;
     int fq;                       /* allocating operations so far (this op) */
+    int fx;                       /* cache reasons read so far (this op) */
     int nuid;
     fz_tinfo tinfo[FZ_MAXUID];
     fz_wuser wuser[FZ_MAXACT + 1];
@@ -231,6 +232,9 @@ static struct fz_state {
     fz_side s[2];
     signed char fstat[4096];      /* mguard's ENOMEM answers this op, by order */
     int nfstat;
+    signed char fsaved[4096];     /* the model's armed failure when op k began */
+    signed char fexact[4096];     /* per cache reason read this op, by order:
+                                     no allocation had failed yet on mguard's side */
     fz_alloc_state alloc;
     const char *interned[8];
     fz_result res;
@@ -480,12 +484,18 @@ static void fz_release_slot(fz_side *S, int t)
 /* Each allocating operation gets its number when it starts (callbacks
    inside it come later), on both sides; mguard's answer is recorded under
    that number and the model, running the same operations in the same
-   order, fails the same ones. */
+   order, fails the same ones. The model's failure is armed from the
+   number to its fault_post, and an operation a callback runs meanwhile
+   (a parked value's destructor before get_or_compute makes its entry)
+   has its own: it neither takes the armed failure nor disarms it. */
 static int fz_fault_pre(int side)
 {
     fz_side *S = &fz.s[side];
     int k = S->fq++;
-    if (side == FZ_MODEL && fz.o.fail_at && k < fz.nfstat && fz.fstat[k]) S->mctx->fail_next = 1;
+    if (side == FZ_MODEL && k < (int)sizeof fz.fsaved) {
+        fz.fsaved[k] = (signed char)S->mctx->fail_next;
+        S->mctx->fail_next = fz.o.fail_at && k < fz.nfstat && fz.fstat[k];
+    }
     if (side == FZ_MG && k < (int)sizeof fz.fstat) {
         fz.fstat[k] = 0;
         if (k >= fz.nfstat) fz.nfstat = k + 1;
@@ -503,7 +513,7 @@ static void fz_fault_post(int side, int k, int enomem)
             if (!fz.o.fail_at) fz_fail("ENOMEM without allocation failures");
         }
     } else {
-        S->mctx->fail_next = 0;
+        S->mctx->fail_next = k < (int)sizeof fz.fsaved ? fz.fsaved[k] : 0;
     }
 }
 
@@ -1376,7 +1386,16 @@ static void fz_creason(int side, const mguard_cache_reason *r, mguard_status st)
 {
     char buf[600];
     size_t len;
-    int exact = fz.alloc.failures == 0;   /* an allocation failure may cost a reason its strings */
+    /* An allocation failure may cost a reason its strings: compared
+       exactly while none has failed. Decided on mguard's side when it reads
+       the reason (failures only grow, and the model's side runs after the
+       whole operation, by which time a later failure may have come) and
+       replayed, by the order of the reads, on the model's. */
+    int k = fz.s[side].fx++, exact = 0;
+    if (k < (int)sizeof fz.fexact) {
+        if (side == FZ_MG) fz.fexact[k] = (signed char)(fz.alloc.failures == 0);
+        exact = fz.fexact[k];
+    }
     if (st != MGUARD_OK) { fz_event_add(side, FZ_EV_RES, FZ_CACHE, 3000, st, 0, 0); return; }
     len = side == FZ_MG ? mguard_cache_reason_format(r, buf, sizeof buf) : model_cache_reason_format(r, buf, sizeof buf);
     fz_event_add(side, FZ_EV_RES, FZ_CACHE, 3001, (long)r->cause, fz_kpack(r->keys, r->nkeys), fz_slot_of(r->obj));
@@ -3138,6 +3157,7 @@ static void fz_begin_op(void)
         fz.s[side].budget = fz.o.budget;
         fz.s[side].depth = 0;
         fz.s[side].fq = 0;
+        fz.s[side].fx = 0;
     }
     fz.nfstat = 0;
 }

@@ -57,7 +57,9 @@
    operation then checks its arguments as usual and, where mguard may
    allocate, fails with ENOMEM changing nothing (a cache's get_or_compute
    has two such points, the entry before the compute and the store
-   after, numbered apart by the driver).
+   after, numbered apart by the driver). A failure stays armed while
+   callbacks run operations of their own (a parked value's destructor
+   before the entry): the driver arms and disarms those apart.
 
    The scope tracker and the ledgers keep their weakly held objects in
    ordinary model tables (marked `part`) whose key_death does their
