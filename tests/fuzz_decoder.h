@@ -1494,7 +1494,9 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *c
         r[1] = (P##_cache_count(NULL) == 0) + (P##_cache_report(NULL, NULL, 0) == 0) * 2 + (P##_cache_reason_format(NULL, NULL, 0) == 0) * 4 + \
                (P##_cache_create(X, NULL) == NULL) * 8 + (P##_cache_create(X, &d) == NULL) * 16 + \
                (P##_cache_get(NULL, keys, n) == NULL) * 32 + (P##_cache_contains(C, NULL, 1) == 0) * 64 + \
-               (strcmp(P##_cache_cause_str((mguard_cache_cause)0), "unknown") == 0) * 128; \
+               (strcmp(P##_cache_cause_str((mguard_cache_cause)0), "unknown") == 0) * 128 + \
+               (P##_cache_get_copy(C, five, 5, cbuf) == MGUARD_EINVAL) * 256 + (P##_cache_get_copy(C, keys, n, NULL) == MGUARD_EINVAL) * 512 + \
+               (P##_cache_get_copy(NULL, keys, n, cbuf) == MGUARD_EINVAL) * 1024 + (P##_cache_get_copy(C, none, 1, cbuf) == MGUARD_EINVAL) * 2048; \
         P##_cache_clear(NULL); \
         P##_cache_destroy(NULL); \
         r[2] = (long)P##_cache_report(C, NULL, 0); \
@@ -1527,9 +1529,19 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         break;
     }
     case 4: {
-        /* the tuple, then a stored one (a hit: the entry becomes the most
-           recently used) */
-        const void *v = mg ? mguard_cache_get(c, keys, n) : model_cache_get(m, keys, n);
+        /* the tuple (x bit 0: copied out by get_copy, counted the same),
+           then a stored one (a hit: the entry becomes the most recently
+           used) */
+        const void *v;
+        if (x & 1) {
+            unsigned char copy[40];
+            memset(copy, 0xa5, sizeof copy);
+            r[3] = mg ? mguard_cache_get_copy(c, keys, n, copy) : model_cache_get_copy(m, keys, n, copy);
+            v = r[3] == MGUARD_OK ? copy : NULL;
+            if (!v && copy[0] != 0xa5) fz_fail("cache get_copy wrote out on a miss");
+        } else {
+            v = mg ? mguard_cache_get(c, keys, n) : model_cache_get(m, keys, n);
+        }
         r[0] = v ? (long)fz_value_read(v, S->tinfo[uid].value_size, NULL, NULL) : -1;
         r[1] = mg ? mguard_cache_contains(c, keys, n) : model_cache_contains(m, keys, n);
         if ((n = fz_ckeys_stored(side, s, op->c, keys)) != 0) {
@@ -1612,6 +1624,7 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         const void *five[5];
         mguard_cache_desc d;
         mguard_status st = MGUARD_OK;
+        unsigned char cbuf[40];
         int i;
         memset(&d, 0, sizeof d);
         for (i = 0; i < 5; i++) five[i] = fz_pool[i];

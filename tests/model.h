@@ -2268,6 +2268,18 @@ MODEL_DEF void *model_cache_get(model_cache *c, const void *const *keys, size_t 
     return model__clookup(c, keys, n);
 }
 
+/* get, with the value copied to out (untouched on a miss); nothing
+   counted for bad input. */
+MODEL_DEF mguard_status model_cache_get_copy(model_cache *c, const void *const *keys, size_t n, void *out)
+{
+    void *v;
+    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n) || !out) return MGUARD_EINVAL;
+    v = model__clookup(c, keys, n);
+    if (!v) return MGUARD_NOT_FOUND;
+    memcpy(out, v, c->value_size);
+    return MGUARD_OK;
+}
+
 MODEL_DEF bool model_cache_contains(const model_cache *c, const void *const *keys, size_t n)
 {
     return model__cache_ok(c) && model__ckeys_ok(keys, n) && model__cfind(c, keys, n) != NULL;

@@ -499,6 +499,12 @@ MUTANTS = [
     ("cache-compute-after-destroy", "a cache destroyed by a value destructor of its get_or_compute computes nothing more",
      "    if (c->destroying) goto done;   /* by the parked value's destructor */",
      "    (void)0;"),
+    ("cache-get-copy-uncounted", "get_copy counts a hit or a miss and makes a hit the most recently used, as get does",
+     "    v = mguard__cache_lookup(c, keys, nkeys);",
+     "    { uint32_t p_ = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys)); v = p_ ? MGUARD__CREC_VALUE(c, p_ - 1) : NULL; }"),
+    ("cache-get-copy-part", "get_copy copies the whole value (value_size bytes)",
+     "    memcpy(out, v, c->value_size);",
+     "    memcpy(out, v, sizeof(long));"),
 ]
 
 # Mutants left out because no program can tell them from the original.
