@@ -1533,8 +1533,8 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
            then a stored one (a hit: the entry becomes the most recently
            used) */
         const void *v;
+        unsigned char copy[40];
         if (x & 1) {
-            unsigned char copy[40];
             memset(copy, 0xa5, sizeof copy);
             r[3] = mg ? mguard_cache_get_copy(c, keys, n, copy) : model_cache_get_copy(m, keys, n, copy);
             v = r[3] == MGUARD_OK ? copy : NULL;
