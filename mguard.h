@@ -56,8 +56,9 @@
      9. side-effects ledger          mguard_ledger_create, _track_existing,
                                      _store_attr, _clone, _diff, _prune, _apply
     10. threads                      what a shared context promises (its readers,
-                                     mguard_ctx_is_thread_safe, _weak_get_copy and
-                                     _ref_get_retained, live in sections 1, 3, 4)
+                                     mguard_ctx_is_thread_safe, _weak_get_copy,
+                                     _ref_get_retained and _cache_get_copy, live
+                                     in sections 1, 3, 4, 11)
     11. guarded caches               mguard_cache_create, _get_or_compute, _depend,
                                      _get, _set, _last_reason, _report, ...
 
@@ -130,12 +131,14 @@
        that caused them, at its next callback or when its call returns.
      - Every function may be called concurrently, with three limits. A
        pointer into a table (mguard_weak_get, mguard_weak_iter.value,
-       mguard_dyn_iter.varies) is valid only until another thread
-       changes the table: use mguard_weak_get_copy. mguard_ref_get never
-       returns an object whose mguard_on_destroy came first, but the object
-       may die as soon as the call returns: take your own reference with
-       mguard_ref_get_retained. A handle (table, tracker, ledger, context)
-       must not be destroyed while another thread still uses it.
+       mguard_dyn_iter.varies, mguard_cache_get, _get_or_compute,
+       mguard_cache_iter.value) is valid only until another thread
+       changes the table: use mguard_weak_get_copy, mguard_cache_get_copy.
+       mguard_ref_get never returns an object whose mguard_on_destroy came
+       first, but the object may die as soon as the call returns: take your
+       own reference with mguard_ref_get_retained. A handle (table,
+       tracker, ledger, cache, context) must not be destroyed while another
+       thread still uses it.
      - mguard_on_destroy(guard) returns only once no invalidate callback of
        guard is running on another thread (with pthreads), so the guard may
        then be freed; a callback must therefore not wait for a thread that
@@ -1128,10 +1131,10 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 /* A context created with mguard_ctx_desc.thread_safe (or a .lock) may be
    shared between threads: every call on it is atomic with respect to every
    other call on it, except that a call which runs callbacks lets the lock
-   go around each one (THREADS at the top; docs/guide.md, "Threads"). Three
+   go around each one (THREADS at the top; docs/guide.md, "Threads"). Four
    functions exist for such contexts and work on any context; they live
    with their families: mguard_ctx_is_thread_safe (1), mguard_weak_get_copy
-   (3) and mguard_ref_get_retained (4). */
+   (3), mguard_ref_get_retained (4) and mguard_cache_get_copy (11). */
 
 /* ==== 11. guarded caches ================================================ */
 
@@ -1146,7 +1149,7 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
    destroyed (mguard_on_destroy). Misses can compute the value
    (mguard_cache_get_or_compute); the cache can be bounded (LRU eviction by
    count or by cost); each drop records why (mguard_cache_last_reason).
-     mguard_cache_create, _destroy        mguard_cache_set, _get, _contains
+     mguard_cache_create, _destroy        mguard_cache_set, _get, _get_copy, _contains
      mguard_cache_get_or_compute          mguard_cache_job_depend, _job_set_cost
      mguard_cache_depend, _remove, _clear, _count, _iterate, _next
      mguard_cache_get_stats, _report      mguard_cache_last_reason, _reason_format
@@ -1261,6 +1264,14 @@ MGUARDDEF mguard_status mguard_cache_set(mguard_cache *c, const void *const *key
    Cost: one hash lookup (what mguard_weak_get costs, + the LRU touch of a
    bounded cache). */
 MGUARDDEF void *mguard_cache_get(mguard_cache *c, const void *const *keys, size_t nkeys);
+/* Copy the value of the key tuple into out (value_size bytes): the way to
+   read a cache that other threads change, since mguard_cache_get's pointer
+   is invalidated by their next change. Counted as a hit or a miss, a hit
+   made most recently used, as mguard_cache_get. NOT_FOUND when absent (out
+   is not written); EINVAL for a NULL or foreign c, and (logged) for bad
+   keys as in mguard_cache_set or a NULL out (nothing counted).
+   Cost: mguard_cache_get's lookup and a copy of value_size bytes. */
+MGUARDDEF mguard_status mguard_cache_get_copy(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
 /* true when the tuple has an entry; counts nothing, touches nothing.
    false for bad input. Cost: one hash lookup. */
 MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys);
@@ -1968,6 +1979,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(cache_destroy, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_set, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost), (c, keys, nkeys, value, cost), mguard__ctx_of_cache(c)) \
     X(void *, cache_get, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
+    X(mguard_status, cache_get_copy, (mguard_cache *c, const void *const *keys, size_t nkeys, void *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c)) \
     X(bool, cache_contains, (const mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
     X(void *, cache_get_or_compute, (mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_compute_fn compute, void *user, mguard_status *status), (c, keys, nkeys, compute, user, status), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_job_depend, (mguard_cache_job *job, const void *obj, const char *attr), (job, obj, attr), mguard__ctx_of_job(job)) \
@@ -10458,6 +10470,21 @@ static void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t 
         }
     }
     return mguard__cache_get_slow(c, keys, nkeys);
+}
+
+static mguard_status mguard__cache_get_copy(mguard_cache *c, const void *const *keys, size_t nkeys, void *out)
+{
+    const unsigned char *v;
+    if (!mguard__cache_ok(c, "mguard_cache_get_copy")) return MGUARD_EINVAL;
+    if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_copy")) return MGUARD_EINVAL;
+    if (!out) {
+        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_get_copy: NULL out");
+        return MGUARD_EINVAL;
+    }
+    v = mguard__cache_lookup(c, keys, nkeys);
+    if (!v) return MGUARD_NOT_FOUND;
+    memcpy(out, v, c->value_size);
+    return MGUARD_OK;
 }
 
 static bool mguard__cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys)

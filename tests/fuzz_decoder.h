@@ -212,6 +212,7 @@ typedef struct fz_side {
     uint32_t next_id;
     int depth, budget;
     int fq;                       /* allocating operations so far (this op) */
+    int fx;                       /* cache reasons read so far (this op) */
     int nuid;
     fz_tinfo tinfo[FZ_MAXUID];
     fz_wuser wuser[FZ_MAXACT + 1];
@@ -232,6 +233,9 @@ static struct fz_state {
     fz_side s[2];
     signed char fstat[4096];      /* mguard's ENOMEM answers this op, by order */
     int nfstat;
+    signed char fsaved[4096];     /* the model's armed failure when op k began */
+    signed char fexact[4096];     /* per cache reason read this op, by order:
+                                     no allocation had failed yet on mguard's side */
     fz_alloc_state alloc;
     const char *interned[8];
     fz_result res;
@@ -483,12 +487,18 @@ static void fz_release_slot(fz_side *S, int t)
 /* Each allocating operation gets its number when it starts (callbacks
    inside it come later), on both sides; mguard's answer is recorded under
    that number and the model, running the same operations in the same
-   order, fails the same ones. */
+   order, fails the same ones. The model's failure is armed from the
+   number to its fault_post, and an operation a callback runs meanwhile
+   (a parked value's destructor before get_or_compute makes its entry)
+   has its own: it neither takes the armed failure nor disarms it. */
 static int fz_fault_pre(int side)
 {
     fz_side *S = &fz.s[side];
     int k = S->fq++;
-    if (side == FZ_MODEL && fz.o.fail_at && k < fz.nfstat && fz.fstat[k]) S->mctx->fail_next = 1;
+    if (side == FZ_MODEL && k < (int)sizeof fz.fsaved) {
+        fz.fsaved[k] = (signed char)S->mctx->fail_next;
+        S->mctx->fail_next = fz.o.fail_at && k < fz.nfstat && fz.fstat[k];
+    }
     if (side == FZ_MG && k < (int)sizeof fz.fstat) {
         fz.fstat[k] = 0;
         if (k >= fz.nfstat) fz.nfstat = k + 1;
@@ -506,7 +516,7 @@ static void fz_fault_post(int side, int k, int enomem)
             if (!fz.o.fail_at) fz_fail("ENOMEM without allocation failures");
         }
     } else {
-        S->mctx->fail_next = 0;
+        S->mctx->fail_next = k < (int)sizeof fz.fsaved ? fz.fsaved[k] : 0;
     }
 }
 
@@ -1379,7 +1389,16 @@ static void fz_creason(int side, const mguard_cache_reason *r, mguard_status st)
 {
     char buf[600];
     size_t len;
-    int exact = fz.alloc.failures == 0;   /* an allocation failure may cost a reason its strings */
+    /* An allocation failure may cost a reason its strings: compared
+       exactly while none has failed. Decided on mguard's side when it reads
+       the reason (failures only grow, and the model's side runs after the
+       whole operation, by which time a later failure may have come) and
+       replayed, by the order of the reads, on the model's. */
+    int k = fz.s[side].fx++, exact = 0;
+    if (k < (int)sizeof fz.fexact) {
+        if (side == FZ_MG) fz.fexact[k] = (signed char)(fz.alloc.failures == 0);
+        exact = fz.fexact[k];
+    }
     if (st != MGUARD_OK) { fz_event_add(side, FZ_EV_RES, FZ_CACHE, 3000, st, 0, 0); return; }
     len = side == FZ_MG ? mguard_cache_reason_format(r, buf, sizeof buf) : model_cache_reason_format(r, buf, sizeof buf);
     fz_event_add(side, FZ_EV_RES, FZ_CACHE, 3001, (long)r->cause, fz_kpack(r->keys, r->nkeys), fz_slot_of(r->obj));
@@ -1478,7 +1497,9 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *c
         r[1] = (P##_cache_count(NULL) == 0) + (P##_cache_report(NULL, NULL, 0) == 0) * 2 + (P##_cache_reason_format(NULL, NULL, 0) == 0) * 4 + \
                (P##_cache_create(X, NULL) == NULL) * 8 + (P##_cache_create(X, &d) == NULL) * 16 + \
                (P##_cache_get(NULL, keys, n) == NULL) * 32 + (P##_cache_contains(C, NULL, 1) == 0) * 64 + \
-               (strcmp(P##_cache_cause_str((mguard_cache_cause)0), "unknown") == 0) * 128; \
+               (strcmp(P##_cache_cause_str((mguard_cache_cause)0), "unknown") == 0) * 128 + \
+               (P##_cache_get_copy(C, five, 5, cbuf) == MGUARD_EINVAL) * 256 + (P##_cache_get_copy(C, keys, n, NULL) == MGUARD_EINVAL) * 512 + \
+               (P##_cache_get_copy(NULL, keys, n, cbuf) == MGUARD_EINVAL) * 1024 + (P##_cache_get_copy(C, none, 1, cbuf) == MGUARD_EINVAL) * 2048; \
         P##_cache_clear(NULL); \
         P##_cache_destroy(NULL); \
         r[2] = (long)P##_cache_report(C, NULL, 0); \
@@ -1511,9 +1532,19 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         break;
     }
     case 4: {
-        /* the tuple, then a stored one (a hit: the entry becomes the most
-           recently used) */
-        const void *v = mg ? mguard_cache_get(c, keys, n) : model_cache_get(m, keys, n);
+        /* the tuple (x bit 0: copied out by get_copy, counted the same),
+           then a stored one (a hit: the entry becomes the most recently
+           used) */
+        const void *v;
+        unsigned char copy[40];
+        if (x & 1) {
+            memset(copy, 0xa5, sizeof copy);
+            r[3] = mg ? mguard_cache_get_copy(c, keys, n, copy) : model_cache_get_copy(m, keys, n, copy);
+            v = r[3] == MGUARD_OK ? copy : NULL;
+            if (!v && copy[0] != 0xa5) fz_fail("cache get_copy wrote out on a miss");
+        } else {
+            v = mg ? mguard_cache_get(c, keys, n) : model_cache_get(m, keys, n);
+        }
         r[0] = v ? (long)fz_value_read(v, S->tinfo[uid].value_size, NULL, NULL) : -1;
         r[1] = mg ? mguard_cache_contains(c, keys, n) : model_cache_contains(m, keys, n);
         if ((n = fz_ckeys_stored(side, s, op->c, keys)) != 0) {
@@ -1596,6 +1627,7 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         const void *five[5];
         mguard_cache_desc d;
         mguard_status st = MGUARD_OK;
+        unsigned char cbuf[40];
         int i;
         memset(&d, 0, sizeof d);
         for (i = 0; i < 5; i++) five[i] = fz_pool[i];
@@ -3188,6 +3220,7 @@ static void fz_begin_op(void)
         fz.s[side].budget = fz.o.budget;
         fz.s[side].depth = 0;
         fz.s[side].fq = 0;
+        fz.s[side].fx = 0;
     }
     fz.nfstat = 0;
 }

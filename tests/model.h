@@ -58,7 +58,9 @@
    operation then checks its arguments as usual and, where mguard may
    allocate, fails with ENOMEM changing nothing (a cache's get_or_compute
    has two such points, the entry before the compute and the store
-   after, numbered apart by the driver).
+   after, numbered apart by the driver). A failure stays armed while
+   callbacks run operations of their own (a parked value's destructor
+   before the entry): the driver arms and disarms those apart.
 
    The scope tracker and the ledgers keep their weakly held objects in
    ordinary model tables (marked `part`) whose key_death does their
@@ -2284,6 +2286,18 @@ MODEL_DEF void *model_cache_get(model_cache *c, const void *const *keys, size_t 
 {
     if (!model__cache_ok(c) || !model__ckeys_ok(keys, n)) return NULL;
     return model__clookup(c, keys, n);
+}
+
+/* get, with the value copied to out (untouched on a miss); nothing
+   counted for bad input. */
+MODEL_DEF mguard_status model_cache_get_copy(model_cache *c, const void *const *keys, size_t n, void *out)
+{
+    void *v;
+    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n) || !out) return MGUARD_EINVAL;
+    v = model__clookup(c, keys, n);
+    if (!v) return MGUARD_NOT_FOUND;
+    memcpy(out, v, c->value_size);
+    return MGUARD_OK;
 }
 
 MODEL_DEF bool model_cache_contains(const model_cache *c, const void *const *keys, size_t n)

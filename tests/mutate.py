@@ -559,6 +559,12 @@ MUTANTS = [
     ("cache-depend-set-misses", "a dependency declared again is kept once, with the job's set as without it",
      "        if (mguard__cpair_has(job, obj, NULL) || (ia && mguard__cpair_has(job, obj, ia))) return MGUARD_OK;",
      "        if (mguard__cpair_has(job, obj, NULL)) return MGUARD_OK;"),
+    ("cache-get-copy-uncounted", "get_copy counts a hit or a miss and makes a hit the most recently used, as get does",
+     "    v = mguard__cache_lookup(c, keys, nkeys);",
+     "    { uint32_t p_ = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys)); v = p_ ? MGUARD__CREC_VALUE(c, p_ - 1) : NULL; }"),
+    ("cache-get-copy-part", "get_copy copies the whole value (value_size bytes)",
+     "    memcpy(out, v, c->value_size);",
+     "    memcpy(out, v, sizeof(long));"),
 ]
 
 # Mutants left out because no program can tell them from the original.

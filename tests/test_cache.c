@@ -1569,6 +1569,144 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* get_copy is get with the value copied out: a hit copies value_size
+   bytes and counts a hit, a miss counts a miss and leaves out alone. */
+static void test_get_copy_copies_a_hit_and_leaves_out_alone_on_a_miss(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    static int a, b;
+    long v = 42, out = -1;
+    mguard_cache_stats s;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a, &b), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_get_copy(c, MGUARD_CACHE_KEYS(&a, &b), &out), MGUARD_OK);
+    assert_int_equal(out, 42);
+    out = -1;
+    assert_int_equal(mguard_cache_get_copy(c, MGUARD_CACHE_KEYS(&b, &a), &out), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_get_copy(c, MGUARD_CACHE_KEYS(&a), &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, -1);
+    assert_int_equal(mguard_cache_get_copy(c, MGUARD_CACHE_KEYS(&a, &b), &out), MGUARD_OK);
+    out = 0;   /* a copy: changing it leaves the stored value as it was */
+    assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&a, &b)), 42);
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.hits, 3);
+    assert_int_equal(s.misses, 2);
+    assert_int_equal(s.stored, 1);
+    assert_int_equal(d.calls, 0);   /* a copy destroys nothing */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(d.calls, 1);
+}
+
+/* A hit through get_copy makes the entry the most recently used, as a
+   get does: the other one is evicted. */
+static void test_get_copy_makes_a_hit_the_most_recently_used(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    static int k[3];
+    long v, out = -1;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 2, 0);
+    v = 0; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0]), &v, 0), MGUARD_OK);
+    v = 1; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[1]), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_get_copy(c, MGUARD_CACHE_KEYS(&k[0]), &out), MGUARD_OK);
+    assert_int_equal(out, 0);
+    v = 2; assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[2]), &v, 0), MGUARD_OK);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.seen[0], 1);   /* k[1], the least recently used */
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k[0])));
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k[1])));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Bad input: EINVAL, a log line naming the function (none for a NULL
+   cache), out not written, nothing counted. */
+static void test_get_copy_refuses_bad_input_with_a_log_line(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    static int k;
+    const void *nullkey[1] = {NULL};
+    const void *five[5] = {&k, &k, &k, &k, &k};
+    long v = 1, out = -1;
+    mguard_cache_stats s;
+    (void)state;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k), &v, 0), MGUARD_OK);
+    log.count = 0;
+    assert_int_equal(mguard_cache_get_copy(NULL, MGUARD_CACHE_KEYS(&k), &out), MGUARD_EINVAL);
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_cache_get_copy(c, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_get_copy: NULL out");
+    assert_int_equal(mguard_cache_get_copy(c, NULL, 1, &out), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_get_copy: NULL keys");
+    assert_int_equal(mguard_cache_get_copy(c, five, 5, &out), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_get_copy: nkeys must be 1..MGUARD_CACHE_MAX_KEYS");
+    assert_int_equal(mguard_cache_get_copy(c, five, 0, &out), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_get_copy(c, nullkey, 1, &out), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_get_copy: key 0 is NULL");
+    assert_int_equal(log.count, 5);
+    assert_int_equal(out, -1);
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.hits, 0);
+    assert_int_equal(s.misses, 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* On a thread-safe context get_copy answers as on a plain one (the lock
+   taken once: test_threads.c), the copy made under the lock. */
+static void test_get_copy_on_a_thread_safe_context(void **state)
+{
+    mguard_ctx_desc cd;
+    mguard_ctx *ctx;
+    mguard_cache_desc d;
+    mguard_cache *c;
+    static int k[40];
+    unsigned char v[40], out[40];
+    mguard_cache_stats s;
+    int i;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.thread_safe = true;
+    cd.quiet = true;
+    ctx = mguard_ctx_create(&cd);
+    assert_true(mguard_ctx_is_thread_safe(ctx));
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof v;
+    c = mguard_cache_create(ctx, &d);
+    assert_non_null(c);
+    /* enough entries that the records move (grow) between the stores */
+    for (i = 0; i < 40; i++) {
+        memset(v, i, sizeof v);
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), v, 0), MGUARD_OK);
+    }
+    for (i = 0; i < 40; i++) {
+        memset(out, 0xff, sizeof out);
+        memset(v, i, sizeof v);
+        assert_int_equal(mguard_cache_get_copy(c, MGUARD_CACHE_KEYS(&k[i]), out), MGUARD_OK);
+        assert_memory_equal(out, v, sizeof v);
+    }
+    mguard_on_destroy(ctx, &k[3]);
+    memset(out, 0xff, sizeof out);
+    memset(v, 0xff, sizeof v);
+    assert_int_equal(mguard_cache_get_copy(c, MGUARD_CACHE_KEYS(&k[3]), out), MGUARD_NOT_FOUND);
+    assert_memory_equal(out, v, sizeof v);
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.hits, 40);
+    assert_int_equal(s.misses, 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_a_destroyed_context_destroys_its_caches(void **state)
 {
     test_alloc a;
@@ -2051,6 +2189,10 @@ int main(void)
         cmocka_unit_test(test_iteration_survives_drops_from_callbacks),
         cmocka_unit_test(test_a_destroy_from_a_clear_is_finished_by_the_clear),
         cmocka_unit_test(test_bad_input_is_refused_with_a_log_line),
+        cmocka_unit_test(test_get_copy_copies_a_hit_and_leaves_out_alone_on_a_miss),
+        cmocka_unit_test(test_get_copy_makes_a_hit_the_most_recently_used),
+        cmocka_unit_test(test_get_copy_refuses_bad_input_with_a_log_line),
+        cmocka_unit_test(test_get_copy_on_a_thread_safe_context),
         cmocka_unit_test(test_a_destroyed_context_destroys_its_caches),
         cmocka_unit_test(test_allocation_failures_change_nothing),
         cmocka_unit_test(test_property_no_hit_is_ever_stale),

@@ -238,6 +238,40 @@ static void test_every_allocation_failure_is_survived_by_caches(void **state)
     sweep_small_workload(caches, "cache workload");
 }
 
+/* Regression (issue 23, fuzz findings; the decoder's fault model was
+   wrong, not mguard): allocations that fail after a callback inside a
+   cache call. A miss's first allocation (its entry) comes after the
+   parked value's destructor has run an action that allocates itself: the
+   model's failure, armed when the miss began, was taken or disarmed by
+   that action, so the model set ENOMEM and computed where mguard set and
+   answered ENOMEM. A compute's action reads the drop reasons, then the
+   store allocates: with that allocation failing, mguard had read exact
+   reasons (nothing had failed yet) and the model, run after the whole
+   operation, compared them as inexact. The kept entry blocks matter: the
+   second miss has two keys, so the freed one-key block is not reused and
+   its entry is a real allocation. Pool of 6 objects, 2 tables. */
+static void cache_callbacks_before_allocations(fz_prog *p)
+{
+    fz_emit(p, FZ_CREATE_TABLE, 0, 0, 5, 0);
+    /* a compute depends on "x" of object 2 and mutates it: its value is
+       parked, its destructor runs the inline action (a set) */
+    fz_emit(p, FZ_CACHE, 0x37, 1, 0x40, FZ_INLINE); fz_emit(p, FZ_SET, 0, 3, 0, 0);
+    /* a two-key miss: the parked value's destructor sets, then the entry */
+    fz_emit(p, FZ_CACHE, 0x05, 4, 0x01, 0);
+    /* a mutation of object 4's "y" at fz_cache.c:10: the entry (4, 5)
+       drops, its reason with the interned copies */
+    fz_emit(p, FZ_CACHE, 0x1E, 4, 0x01, 0);
+    /* a miss on the second cache: its compute's action reads the reasons,
+       then the value is stored (the new cache's index and records) */
+    fz_emit(p, FZ_CACHE, 0x06, 2, 0x30, FZ_INLINE); fz_emit(p, FZ_CACHE, 0x0D, 4, 0x01, 0);
+}
+
+static void test_every_allocation_failure_after_a_cache_callback_agrees_with_model(void **state)
+{
+    (void)state;
+    sweep_small_workload(cache_callbacks_before_allocations, "cache callbacks before allocations");
+}
+
 /* The operations of issue 11 under every allocation failure: the
    dynamism tracker (new paths, a path over its 256-byte buffer, ranks
    growing to 300, scalars), scope counters, reports and a destroy, ledger
@@ -357,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_every_allocation_failure_is_survived),
         cmocka_unit_test(test_every_allocation_failure_is_survived_by_scope_and_ledger),
         cmocka_unit_test(test_every_allocation_failure_is_survived_by_caches),
+        cmocka_unit_test(test_every_allocation_failure_after_a_cache_callback_agrees_with_model),
         cmocka_unit_test(test_every_allocation_failure_is_survived_by_issue11_ops),
         cmocka_unit_test(test_death_storms_agree_with_model),
         cmocka_unit_test(test_death_storm_survives_every_allocation_failure),

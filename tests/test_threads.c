@@ -2,7 +2,8 @@
    around a callback (checked with a lock of our own), callbacks call back
    into the context from the same thread and from a thread they join
    without deadlock, log lines reach the logger outside the lock,
-   mguard_weak_get_copy and mguard_ref_get_retained, mguard_on_destroy of a
+   mguard_weak_get_copy, mguard_cache_get_copy (against a writer) and
+   mguard_ref_get_retained, mguard_on_destroy of a
    guard waits for the guard's callback running on another thread, a
    ledger release never overtaking its retain (issue 11, defect 1), and two
    stress runs of four threads on one context: one sharing objects, tables,
@@ -333,6 +334,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
         assert_non_null(cc);
         LOCKED("mguard_cache_set", assert_int_equal(mguard_cache_set(cc, k1, 1, &one, 0), MGUARD_OK));
         LOCKED("mguard_cache_get", assert_int_equal(*(int *)mguard_cache_get(cc, k1, 1), 1));
+        LOCKED("mguard_cache_get_copy", assert_int_equal(mguard_cache_get_copy(cc, k1, 1, &one), MGUARD_OK));
         LOCKED("mguard_cache_contains", assert_true(mguard_cache_contains(cc, k1, 1)));
         LOCKED("mguard_cache_depend", assert_int_equal(mguard_cache_depend(cc, k1, 1, &o3, NULL), MGUARD_OK));
         LOCKED("mguard_cache_get_or_compute", assert_int_equal(*(int *)mguard_cache_get_or_compute(cc, k2, 1, cl_compute, &o3, &cst), 7));
@@ -784,6 +786,99 @@ static void test_weak_get_copy_copies_or_says_why_not(void **state)
     assert_int_equal(mguard_weak_get_copy(t, NULL, &out), MGUARD_EINVAL);
     assert_string_equal(log.last, "mguard_weak_get_copy: NULL key");
     mguard_ctx_destroy(ctx);
+}
+
+/* mguard_cache_get_copy against a writer: while one thread stores,
+   overwrites, removes and mutates the keys of a cache (its records grow
+   and move), two threads read every key with get_copy; each copy is a
+   whole value (its words agree), and every call counted a hit or a miss. */
+enum { CG_KEYS = 64, CG_ROUNDS = 200, CG_READERS = 2 };
+typedef struct cg_value { long id, w[7]; } cg_value;
+typedef struct cg_shared {
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    int keys[CG_KEYS];
+    int done;
+    long reads, hits, torn;
+} cg_shared;
+
+static void cg_make(cg_value *v, long id)
+{
+    int i;
+    v->id = id;
+    for (i = 0; i < 7; i++) v->w[i] = ~id * (i + 1);
+}
+
+static void *cg_write(void *arg)
+{
+    cg_shared *g = (cg_shared *)arg;
+    cg_value v;
+    long id = 0;
+    int r, i;
+    for (r = 0; r < CG_ROUNDS; r++) {
+        for (i = 0; i < CG_KEYS; i++) {
+            const void *k[1];
+            k[0] = &g->keys[i];
+            cg_make(&v, ++id);
+            if (mguard_cache_set(g->c, k, 1, &v, 0) != MGUARD_OK) abort();
+            if (i % 7 == r % 7) (void)mguard_cache_remove(g->c, k, 1);
+            if (i % 11 == r % 11) mguard_on_mutation(g->ctx, &g->keys[i], "x");
+        }
+        if (r % 50 == 49) mguard_cache_clear(g->c);
+    }
+    flag_set(&g->done, 1);
+    return NULL;
+}
+
+static void *cg_read(void *arg)
+{
+    cg_shared *g = (cg_shared *)arg;
+    long reads = 0, hits = 0, torn = 0;
+    int i, w;
+    do {   /* at least one pass, however early the writer ends */
+        for (i = 0; i < CG_KEYS; i++) {
+            const void *k[1];
+            cg_value v, want;
+            k[0] = &g->keys[i];
+            reads++;
+            if (mguard_cache_get_copy(g->c, k, 1, &v) != MGUARD_OK) continue;
+            hits++;
+            cg_make(&want, v.id);
+            for (w = 0; w < 7; w++) torn += v.w[w] != want.w[w];
+        }
+    } while (!flag_get(&g->done));
+    count_add(&g->reads, reads);
+    count_add(&g->hits, hits);
+    count_add(&g->torn, torn);
+    return NULL;
+}
+
+static void test_cache_get_copy_reads_whole_values_while_another_thread_changes_the_cache(void **state)
+{
+    cg_shared g;
+    mguard_cache_desc cd;
+    mguard_cache_stats s;
+    pthread_t w, r[CG_READERS];
+    int t;
+    (void)state;
+    memset(&g, 0, sizeof g);
+    g.ctx = ts_ctx(NULL);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(cg_value);
+    g.c = mguard_cache_create(g.ctx, &cd);
+    assert_non_null(g.c);
+    for (t = 0; t < CG_READERS; t++) pthread_create(&r[t], NULL, cg_read, &g);
+    pthread_create(&w, NULL, cg_write, &g);
+    pthread_join(w, NULL);
+    for (t = 0; t < CG_READERS; t++) pthread_join(r[t], NULL);
+    assert_int_equal(g.torn, 0);
+    assert_true(g.reads >= CG_READERS * CG_KEYS);
+    assert_int_equal(mguard_cache_get_stats(g.c, &s), MGUARD_OK);
+    assert_int_equal(s.hits, g.hits);
+    assert_int_equal(s.hits + s.misses, g.reads);   /* only the readers look up */
+    assert_int_equal(s.stored, CG_ROUNDS * CG_KEYS);
+    assert_ctx_ok(g.ctx);
+    mguard_ctx_destroy(g.ctx);
 }
 
 typedef struct counted { int refs; my_lock *lock; int retain_calls, retain_held; } counted;
@@ -2542,6 +2637,7 @@ int main(void)
         cmocka_unit_test(test_logger_runs_outside_the_lock),
         cmocka_unit_test(test_scope_and_ledger_hooks_join_a_thread_that_calls_back_in),
         cmocka_unit_test(test_weak_get_copy_copies_or_says_why_not),
+        cmocka_unit_test(test_cache_get_copy_reads_whole_values_while_another_thread_changes_the_cache),
         cmocka_unit_test(test_ref_get_retained_retains_under_the_lock_or_returns_null),
         cmocka_unit_test(test_destroying_a_guard_waits_for_its_callback_on_another_thread),
         cmocka_unit_test(test_ledger_retain_runs_under_the_lock_before_the_store_returns),
