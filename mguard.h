@@ -723,7 +723,7 @@ MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
        while (mguard_dyn_next(&it)) use(it.group, it.path, it.varies, it.rank);
    Every path present when the walk starts is visited once; observations
    made during the walk may or may not be. The pointers are valid until the
-   next observation (the strings until ctx is destroyed). */
+   next observation (the strings until d is destroyed). */
 typedef struct mguard_dyn_iter {
     const char *group;        /* top-level argument name: "x" for L['x'][0] */
     const char *path;         /* the normalized path: "L['x'][0]" */
@@ -6203,7 +6203,11 @@ static void mguard__dyn_free(mguard_dyn *d)
     mguard_ctx *ctx = d->hd.ctx;
     uint32_t i;
     mguard__part_unlink(ctx, &d->part);
-    for (i = 0; i < d->nrecs; i++) mguard__free(ctx, d->recs[i].vals);
+    for (i = 0; i < d->nrecs; i++) {
+        mguard__str_release(ctx, d->recs[i].path);
+        mguard__free(ctx, d->recs[i].vals);
+    }
+    for (i = 0; i < d->ngroups; i++) mguard__str_release(ctx, d->groups[i].name);
     mguard__free(ctx, d->recs);
     mguard__free(ctx, d->groups);
     mguard__ix_free(ctx, &d->index);
@@ -6357,12 +6361,13 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
         nr.group = g;
         nr.is_shape = tensor;
         if (g == d->ngroups) {
-            d->groups[g].name = gname;
+            d->groups[g].name = gname;   /* the group's reference */
             d->groups[g].is_index = is_index;
             d->groups[g].first = d->nrecs + 1;
             d->ngroups++;
         } else {
             d->recs[d->groups[g].last - 1].next_in_group = d->nrecs + 1;
+            mguard__str_release(ctx, gname);   /* the group holds it already */
         }
         d->groups[g].last = d->nrecs + 1;
         d->recs[d->nrecs++] = nr;
@@ -6388,6 +6393,11 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
     goto done;
 oom:
     st = MGUARD_ENOMEM;
+    if (!r1) {
+        /* a new path that could not be recorded: give back what it took */
+        mguard__str_release(ctx, in);
+        mguard__str_release(ctx, gname);
+    }
     mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
 done:
     mguard__free(ctx, heap);
