@@ -856,7 +856,7 @@ typedef struct mguard_ledger_field {
 typedef struct mguard_ledger_entry {
     const void *obj;
     mguard_ledger_kind kind;
-    const char *source;   /* interned; the class source for a NEW object; may be NULL */
+    const char *source;   /* interned, valid while obj's entry stays; the class source for a NEW object; may be NULL */
     bool modified;        /* as mguard_ledger_is_modified */
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
@@ -952,7 +952,9 @@ MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
    The ledger may change during a walk (including from callbacks): a
    removed object, write, record or hook is never returned, none is
    returned twice, no remaining one is skipped; ones added meanwhile come
-   last. Do not use an iterator after its ledger is destroyed. */
+   last. Do not use an iterator after its ledger is destroyed. The strings
+   (source, attr, tag, name) are valid while L holds them: until their
+   entry, write, record or hook goes (mguard_intern keeps one for good). */
 typedef struct mguard_ledger_iter {
     const void *obj;            /* objects, writes: the object; hooks: the hooked object */
     mguard_ledger_kind kind;    /* objects: its kind */
