@@ -729,7 +729,7 @@ MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
        while (mguard_dyn_next(&it)) use(it.group, it.path, it.varies, it.rank);
    Every path present when the walk starts is visited once; observations
    made during the walk may or may not be. The pointers are valid until the
-   next observation (the strings until ctx is destroyed). */
+   next observation (the strings until d is destroyed). */
 typedef struct mguard_dyn_iter {
     const char *group;        /* top-level argument name: "x" for L['x'][0] */
     const char *path;         /* the normalized path: "L['x'][0]" */
@@ -862,7 +862,7 @@ typedef struct mguard_ledger_field {
 typedef struct mguard_ledger_entry {
     const void *obj;
     mguard_ledger_kind kind;
-    const char *source;   /* interned; the class source for a NEW object; may be NULL */
+    const char *source;   /* interned, valid while obj's entry stays; the class source for a NEW object; may be NULL */
     bool modified;        /* as mguard_ledger_is_modified */
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
@@ -873,7 +873,9 @@ MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledg
 /* Destroy L: everything it holds is released (in slot order). NULL is a
    no-op; a second destroy is refused with a log line; from inside one of
    L's own callbacks the destroy is finished when that operation returns.
-   Cost: O(held pointers) with a release hook, else O(1). */
+   Cost: O(entries + writes + records + hooks) (each interned string L
+   holds is released), plus the held pointers' releases with a release
+   hook. */
 MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
 
 /* Track obj, which existed before the run (attribute writes are recorded),
@@ -956,7 +958,9 @@ MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
    The ledger may change during a walk (including from callbacks): a
    removed object, write, record or hook is never returned, none is
    returned twice, no remaining one is skipped; ones added meanwhile come
-   last. Do not use an iterator after its ledger is destroyed. */
+   last. Do not use an iterator after its ledger is destroyed. The strings
+   (source, attr, tag, name) are valid while L holds them: until their
+   entry, write, record or hook goes (mguard_intern keeps one for good). */
 typedef struct mguard_ledger_iter {
     const void *obj;            /* objects, writes: the object; hooks: the hooked object */
     mguard_ledger_kind kind;    /* objects: its kind */
@@ -6219,7 +6223,11 @@ static void mguard__dyn_free(mguard_dyn *d)
     mguard_ctx *ctx = d->hd.ctx;
     uint32_t i;
     mguard__part_unlink(ctx, &d->part);
-    for (i = 0; i < d->nrecs; i++) mguard__free(ctx, d->recs[i].vals);
+    for (i = 0; i < d->nrecs; i++) {
+        mguard__str_release(ctx, d->recs[i].path);
+        mguard__free(ctx, d->recs[i].vals);
+    }
+    for (i = 0; i < d->ngroups; i++) mguard__str_release(ctx, d->groups[i].name);
     mguard__free(ctx, d->recs);
     mguard__free(ctx, d->groups);
     mguard__ix_free(ctx, &d->index);
@@ -6373,12 +6381,13 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
         nr.group = g;
         nr.is_shape = tensor;
         if (g == d->ngroups) {
-            d->groups[g].name = gname;
+            d->groups[g].name = gname;   /* the group's reference */
             d->groups[g].is_index = is_index;
             d->groups[g].first = d->nrecs + 1;
             d->ngroups++;
         } else {
             d->recs[d->groups[g].last - 1].next_in_group = d->nrecs + 1;
+            mguard__str_release(ctx, gname);   /* the group holds it already */
         }
         d->groups[g].last = d->nrecs + 1;
         d->recs[d->nrecs++] = nr;
@@ -6404,6 +6413,11 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
     goto done;
 oom:
     st = MGUARD_ENOMEM;
+    if (!r1) {
+        /* a new path that could not be recorded: give back what it took */
+        mguard__str_release(ctx, in);
+        mguard__str_release(ctx, gname);
+    }
     mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
 done:
     mguard__free(ctx, heap);
@@ -7187,6 +7201,7 @@ static void mguard__ledger_free_write(mguard_ledger *L, uint32_t w)
     mguard__lwrite *wr = &L->writes[w - 1];
     void *v = wr->value;
     mguard__ix_del(&L->w_ix, mguard__ledger_whash(wr->obj, wr->attr), w);
+    mguard__str_release(L->hd.ctx, wr->attr);
     wr->obj = NULL;
     wr->attr = NULL;
     wr->value = NULL;
@@ -7225,16 +7240,45 @@ static void mguard__ledger_drop_entry(mguard_ledger *L, uint32_t e)
         w = next;
     }
     mguard__ix_del(&L->ent_ix, mguard__hash_ptr(obj), e);
+    mguard__str_release(L->hd.ctx, en->source);
     en->obj = NULL;
+    en->source = NULL;
     en->head = en->tail = en->nwrites = 0;
     L->live_ents--;
     mguard__ledger_ref_dec(L, obj);
 }
 
-/* Forget all content; every held pointer is queued for release. */
+/* One more (take) or one fewer holder of every interned string L's
+   content holds: each live entry's source, each live write's attribute,
+   each record's tag, each hook's name. A clone or a restore takes them
+   for its copy; emptying, restoring over and freeing release them. Never
+   allocates. Cost: O(entries + writes + records + hooks). */
+static void mguard__ledger_strs(mguard_ledger *L, bool take)
+{
+    mguard_ctx *ctx = L->hd.ctx;
+    uint32_t i;
+    for (i = 0; i < L->nents; i++) {
+        if (!L->ents[i].obj) continue;
+        if (take) mguard__str_take(L->ents[i].source); else mguard__str_release(ctx, L->ents[i].source);
+    }
+    for (i = 0; i < L->nwpool; i++) {
+        if (!L->writes[i].obj) continue;
+        if (take) mguard__str_take(L->writes[i].attr); else mguard__str_release(ctx, L->writes[i].attr);
+    }
+    for (i = 0; i < L->nrecs; i++) {
+        if (take) mguard__str_take(L->recs[i].tag); else mguard__str_release(ctx, L->recs[i].tag);
+    }
+    for (i = 0; i < L->nhooks; i++) {
+        if (take) mguard__str_take(L->hooks[i].name); else mguard__str_release(ctx, L->hooks[i].name);
+    }
+}
+
+/* Forget all content; every held pointer is queued for release, every
+   held string released. */
 static void mguard__ledger_empty(mguard_ledger *L)
 {
     uint32_t i;
+    mguard__ledger_strs(L, false);
     L->nents = L->live_ents = L->nmod = 0;
     mguard__ix_clear(&L->ent_ix);
     L->nwpool = L->live_writes = L->wfree = 0;
@@ -7286,6 +7330,7 @@ static void mguard__ledger_purge(mguard_ledger *L, const void *k, mguard__lpurge
         for (i = 0, n = 0; i < L->nrecs; i++) {
             if (L->recs[i].payload == k) {
                 mguard__ledger_ref_dec(L, k);
+                mguard__str_release(L->hd.ctx, L->recs[i].tag);
                 pu->recs++;
             } else {
                 L->recs[n++] = L->recs[i];
@@ -7296,6 +7341,7 @@ static void mguard__ledger_purge(mguard_ledger *L, const void *k, mguard__lpurge
             if (L->hooks[i].obj == k || L->hooks[i].fn == k) {
                 mguard__ledger_ref_dec(L, L->hooks[i].obj);
                 mguard__ledger_ref_dec(L, L->hooks[i].fn);
+                mguard__str_release(L->hd.ctx, L->hooks[i].name);
                 pu->hooks++;
             } else {
                 L->hooks[n++] = L->hooks[i];
@@ -7474,6 +7520,7 @@ static void mguard__ledger_free(mguard_ledger *L)
 {
     mguard_ctx *ctx = L->hd.ctx;
     struct mguard__lroot *root = L->root;
+    mguard__ledger_strs(L, false);   /* what an O(1) destroy left */
     if (L->prev) L->prev->next = L->next; else root->head = L->next;
     if (L->next) L->next->prev = L->prev;
     root->nledgers--;
@@ -7498,7 +7545,7 @@ static void mguard__ledger_destroy(mguard_ledger *L)
     }
     L->destroying = 1;
     if (!L->frames && !L->desc.release) {
-        mguard__ledger_free(L);  /* nothing to call: a checkpoint goes in O(1) */
+        mguard__ledger_free(L);  /* nothing to call: no queue to run */
         return;
     }
     mguard__ledger_empty(L);
@@ -7551,7 +7598,10 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, con
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, obj, NULL));
     mguard__ledger_maybe_sweep(L);
     if (!st) st = mguard__ledger_watch(L, obj, fn, &added);
-    if (st) return mguard__ledger_oom(L, st, fn);
+    if (st) {
+        mguard__str_release(ctx, src);
+        return mguard__ledger_oom(L, st, fn);
+    }
     en = &L->ents[L->nents++];
     memset(en, 0, sizeof *en);
     en->obj = obj;
@@ -7690,6 +7740,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     }
     if (!(a = mguard__str_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     w = mguard__ledger_w_find(L, obj, a);
+    if (w) mguard__str_release(ctx, a);   /* the slot holds a already */
     if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted &&
         memcmp(L->writes[w - 1].bytes, bytes, sizeof bytes) == 0)
         return MGUARD_OK;
@@ -7698,7 +7749,10 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, value, NULL));
     mguard__ledger_maybe_sweep(L);
     if (!st && watched) st = mguard__ledger_watch(L, value, fn, &added);
-    if (st) return mguard__ledger_oom(L, st, fn);
+    if (st) {
+        if (!w) mguard__str_release(ctx, a);
+        return mguard__ledger_oom(L, st, fn);
+    }
     if (w) {
         mguard__lwrite *wr = &L->writes[w - 1];
         void *old = wr->value;
@@ -8051,7 +8105,10 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, payload, NULL));
     mguard__ledger_maybe_sweep(L);
     if (!st && watched) st = mguard__ledger_watch(L, payload, fn, &added);
-    if (st) return mguard__ledger_oom(L, st, fn);
+    if (st) {
+        mguard__str_release(L->hd.ctx, t);
+        return mguard__ledger_oom(L, st, fn);
+    }
     L->recs[L->nrecs].seq = L->next_seq++;
     L->recs[L->nrecs].tag = t;
     L->recs[L->nrecs].payload = payload;
@@ -8098,6 +8155,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     if (!st && watched) st = mguard__ledger_watch(L, fn_value, fn, &added2);
     if (st) {
         mguard__ledger_unwatch(L, added1);
+        mguard__str_release(L->hd.ctx, nm);
         return mguard__ledger_oom(L, st, fn);
     }
     /* ids: start at the number of live hooks, skip ids in use */
@@ -8128,6 +8186,7 @@ static mguard_status mguard__ledger_remove_hook(mguard_ledger *L, int id)
     if (!h) return MGUARD_NOT_FOUND;
     obj = L->hooks[h - 1].obj;
     fnv = L->hooks[h - 1].fn;
+    mguard__str_release(L->hd.ctx, L->hooks[h - 1].name);
     memmove(&L->hooks[h - 1], &L->hooks[h], (L->nhooks - h) * sizeof(mguard__lhook));
     L->nhooks--;
     mguard__ledger_ref_dec(L, obj);
@@ -8315,6 +8374,7 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
         root->nledgers++;
     }
     mguard__handle_init(C, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, ctx);
+    mguard__ledger_strs(C, true);   /* the copy's own references */
     if (C->rq_head || C->relq_head || C->desc.retain) {
         /* src is mid-flush or the copy must retain: rebuild the queues */
         uint32_t k;
@@ -8359,7 +8419,9 @@ static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledge
         if (st) mguard__ledger_content_free(L->hd.ctx, &k);
     }
     if (st) return mguard__ledger_oom(L, st, fn);
+    mguard__ledger_strs(L, false);   /* cp holds its own: none of the new content's goes */
     mguard__ledger_content_install(L, &k, cp);
+    mguard__ledger_strs(L, true);
     for (i = 0; i < L->nrpool; i++) {
         mguard__lref *s = &L->refs[i];
         if (!s->ptr || !s->count) continue;
@@ -8425,6 +8487,13 @@ static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *
         if (it->b.value) memcpy(vb + MGUARD_LEDGER_MAX_VALUE, it->b.value, MGUARD_LEDGER_MAX_VALUE);
     }
     d->items[d->n++] = *it;
+    /* the result's own references: the ledgers may drop theirs before
+       the text is written (a format hook) or the result is freed */
+    mguard__str_take(it->attr);
+    mguard__str_take(it->a.source);
+    mguard__str_take(it->b.source);
+    mguard__str_take(it->a.name);
+    mguard__str_take(it->b.name);
     return false;
 }
 
@@ -9013,8 +9082,17 @@ const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d)
 static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
 {
     mguard_ctx *ctx;
+    uint32_t i;
     if (!d || d->magic != MGUARD__MAGIC_LDIFF) return;
     ctx = d->ctx;
+    for (i = 0; i < d->n; i++) {
+        const mguard_ledger_diff_item *it = &d->items[i];
+        mguard__str_release(ctx, it->attr);
+        mguard__str_release(ctx, it->a.source);
+        mguard__str_release(ctx, it->b.source);
+        mguard__str_release(ctx, it->a.name);
+        mguard__str_release(ctx, it->b.name);
+    }
     mguard__free(ctx, d->items);
     mguard__free(ctx, d->serials);
     mguard__free(ctx, d->vbytes);
@@ -9301,6 +9379,8 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL callback, and %u write(s) are to no field", name, unbound);
         return MGUARD_EINVAL;
     }
+    /* the snapshot's own references: a callback may drop the writes */
+    for (i = 0; i < k; i++) mguard__str_take(snap[i].attr);
     s0 = L->stamp;
     mguard__ledger_begin_walk(L);
     for (i = 0; i < k; i++) {
@@ -9312,6 +9392,7 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         if (snap[i].field) mguard__ledger_apply_field(L, &snap[i]);
         else MGUARD__L_CALLOUT(L->hd.ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
+    for (i = 0; i < k; i++) mguard__str_release(L->hd.ctx, snap[i].attr);
     mguard__free(L->hd.ctx, snap);
     mguard__ledger_end_walk(L);
     return MGUARD_OK;

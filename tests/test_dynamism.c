@@ -527,6 +527,61 @@ static void test_a_path_outlives_the_same_text_elsewhere(void **state)
     test_ctx_finish(ctx, &al);
 }
 
+/* Regression (issue 23): a tracker took a reference to its paths and
+   group names and never gave them back, and each path after the first of
+   a group took one more reference to the group's name; trackers made and
+   destroyed with fresh names grew the context without bound. */
+static void test_destroyed_trackers_with_fresh_names_leave_memory_flat(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_dyn *d;
+    char p[64];
+    long i;
+    long long warm = 0;
+    int64_t dims[1] = {3};
+    (void)state;
+    for (i = 0; i < 20000; i++) {
+        if (i == 1000) warm = al.live_bytes;
+        d = mguard_dyn_create(ctx);
+        assert_non_null(d);
+        snprintf(p, sizeof p, "L['x%ld'][0]", i);
+        assert_int_equal(mguard_dyn_observe(d, p, dims, 1), MGUARD_OK);
+        snprintf(p, sizeof p, "L['x%ld'][1]", i);   /* the same group */
+        assert_int_equal(mguard_dyn_observe_scalar(d, p, 2.0), MGUARD_OK);
+        assert_int_equal(mgt_interned_count(ctx), 3);   /* two paths, one group */
+        mguard_dyn_destroy(d);
+    }
+    assert_true(al.live_bytes <= warm + 256);
+    assert_int_equal(mgt_interned_count(ctx), 0);
+    test_ctx_finish(ctx, &al);
+}
+
+/* A destroyed tracker leaves no interned string, and a path interned
+   elsewhere too (mguard_intern's, pinned) stays. */
+static void test_a_destroyed_tracker_leaves_no_interned_string(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_dyn *d = mguard_dyn_create(ctx), *e = mguard_dyn_create(ctx);
+    int64_t dims[2] = {3, 4};
+    const char *pinned = mguard_intern(ctx, "L['y']");
+    (void)state;
+    assert_int_equal(mguard_dyn_observe(d, "L['x'][0]", dims, 2), MGUARD_OK);
+    assert_int_equal(mguard_dyn_observe(d, "L['x'][1]", dims, 1), MGUARD_OK);
+    assert_int_equal(mguard_dyn_observe(d, "L['y']", dims, 2), MGUARD_OK);
+    assert_int_equal(mguard_dyn_observe(e, "L['x'][0]", dims, 2), MGUARD_OK);
+    /* L['y'] (pinned, also d's path), L['x'][0], L['x'][1], x, y */
+    assert_int_equal(mgt_interned_count(ctx), 5);
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_dyn_destroy(d);
+    assert_int_equal(mgt_interned_count(ctx), 3);   /* L['y'], e's L['x'][0] and x */
+    mguard_dyn_destroy(e);
+    assert_int_equal(mgt_interned_count(ctx), 1);
+    assert_ptr_equal(mguard_intern(ctx, "L['y']"), pinned);
+    test_ctx_finish(ctx, &al);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -549,6 +604,8 @@ int main(void)
         cmocka_unit_test(test_ctx_destroy_destroys_its_trackers),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
         cmocka_unit_test(test_a_path_outlives_the_same_text_elsewhere),
+        cmocka_unit_test(test_destroyed_trackers_with_fresh_names_leave_memory_flat),
+        cmocka_unit_test(test_a_destroyed_tracker_leaves_no_interned_string),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);

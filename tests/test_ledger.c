@@ -3337,6 +3337,146 @@ static void test_a_refused_first_ledger_is_logged_when_the_call_returns(void **s
     teardown();
 }
 
+/* ---- interned strings: every holder releases (issue 23) ---------------- */
+
+/* Regression: sources, attributes, tags and hook names took a reference
+   and never released it, so a program naming things as it ran (a fresh
+   attribute per call, a source per object) grew without bound. Every path
+   that forgets one is taken here, each iteration with new names: a pruned
+   entry (its source and writes, one of them overwritten), a removed hook,
+   records dropped by a restore, a clone and a diff result freed, and a
+   dead object's entry, record and hook. */
+static void test_forgotten_names_leave_memory_and_interned_strings_flat(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_ledger *L = mguard_ledger_create(ctx, NULL), *cp = mguard_ledger_clone(L), *C;
+    mguard_ledger_diff_result *d;
+    static int obj, hobj, dead, fnv;
+    char a[32], b[32];
+    long i;
+    long long warm = 0;
+    int id;
+    (void)state;
+    for (i = 0; i < 20000; i++) {
+        if (i == 1000) warm = al.live_bytes;
+        snprintf(a, sizeof a, "src%ld", i);
+        assert_int_equal(mguard_ledger_track_new(L, &obj, a), MGUARD_OK);
+        snprintf(a, sizeof a, "attr%ld", i);
+        assert_int_equal(mguard_ledger_store_attr(L, &obj, a, NULL), MGUARD_OK);
+        assert_int_equal(mguard_ledger_delete_attr(L, &obj, a), MGUARD_OK);   /* an overwrite */
+        snprintf(b, sizeof b, "tag%ld", i);
+        assert_int_equal(mguard_ledger_record(L, b, NULL), MGUARD_OK);
+        snprintf(b, sizeof b, "hook%ld", i);
+        assert_int_equal(mguard_ledger_register_hook(L, &hobj, b, &fnv, &id), MGUARD_OK);
+        C = mguard_ledger_clone(L);
+        assert_non_null(C);
+        assert_int_equal(mguard_ledger_diff(cp, L, &d), MGUARD_OK);
+        assert_int_equal(mguard_ledger_diff_count(d), 4);   /* the object, its write, the record, the hook */
+        mguard_ledger_diff_free(d);
+        mguard_ledger_destroy(C);
+        assert_int_equal(mguard_ledger_remove_hook(L, id), MGUARD_OK);
+        assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);   /* drops the NEW entry */
+        assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);      /* drops the record */
+        snprintf(a, sizeof a, "dsrc%ld", i);
+        assert_int_equal(mguard_ledger_track_existing(L, &dead, a), MGUARD_OK);
+        snprintf(a, sizeof a, "dattr%ld", i);
+        assert_int_equal(mguard_ledger_store_attr(L, &dead, a, NULL), MGUARD_OK);
+        snprintf(a, sizeof a, "dtag%ld", i);
+        assert_int_equal(mguard_ledger_record(L, a, &dead), MGUARD_OK);
+        snprintf(a, sizeof a, "dhook%ld", i);
+        assert_int_equal(mguard_ledger_register_hook(L, &dead, a, &fnv, &id), MGUARD_OK);
+        mguard_on_destroy(ctx, &dead);   /* purges all four */
+        assert_int_equal(mguard_ledger_count(L), 0);
+    }
+    assert_true(al.live_bytes <= warm + 256);
+    assert_int_equal(mgt_interned_count(ctx), 0);
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ledger_destroy(cp);
+    mguard_ledger_destroy(L);
+    test_ctx_finish(ctx, &al);
+}
+
+static void t_release_nop(void *p, void *u)
+{
+    (void)p;
+    (void)u;
+}
+
+/* A ledger's strings go with it, and a clone's and a diff result's
+   copies hold their own: each destroy (with and without a release hook)
+   and the free drop only its own. */
+static void test_a_destroyed_ledger_leaves_no_interned_string(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_ledger_desc desc;
+    mguard_ledger *L, *R, *C, *E;
+    mguard_ledger_diff_result *d;
+    static int obj, fnv;
+    int id;
+    (void)state;
+    memset(&desc, 0, sizeof desc);
+    desc.release = t_release_nop;
+    L = mguard_ledger_create(ctx, NULL);
+    R = mguard_ledger_create(ctx, &desc);
+    E = mguard_ledger_create(ctx, NULL);
+    assert_int_equal(mguard_ledger_track_existing(L, &obj, "src"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &obj, "attr", NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_record(L, "tag", NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_register_hook(L, &obj, "hook", &fnv, &id), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track_existing(R, &obj, "rsrc"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(R, &obj, "rattr", NULL), MGUARD_OK);
+    C = mguard_ledger_clone(L);
+    assert_int_equal(mguard_ledger_diff(E, L, &d), MGUARD_OK);
+    assert_int_equal(mgt_interned_count(ctx), 6);
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ledger_destroy(L);   /* O(1) path: no release hook */
+    assert_int_equal(mgt_interned_count(ctx), 6);
+    mguard_ledger_destroy(C);
+    assert_int_equal(mgt_interned_count(ctx), 6);   /* the diff's */
+    mguard_ledger_diff_free(d);
+    assert_int_equal(mgt_interned_count(ctx), 2);
+    mguard_ledger_destroy(R);   /* emptied, then freed */
+    assert_int_equal(mgt_interned_count(ctx), 0);
+    mguard_ledger_destroy(E);
+    test_ctx_finish(ctx, &al);
+}
+
+static void clear_and_retrack_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    mguard_ledger *L = (mguard_ledger *)user;
+    size_t n = strlen(applied);
+    (void)value;
+    (void)deleted;
+    snprintf(applied + n, sizeof applied - n, "%s ", attr);
+    if (strcmp(attr, "first") == 0) {
+        mguard_ledger_clear(L);   /* the only holder of "second" goes */
+        mguard_ledger_track_existing(L, obj, NULL);
+    }
+}
+
+/* Regression (a missing take, caught by ASan): apply's snapshot hands
+   the callback attributes of writes a callback may already have dropped;
+   it holds its own reference until the walk ends. */
+static void test_apply_hands_an_attribute_whose_write_a_callback_dropped(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_ledger *L = mguard_ledger_create(ctx, NULL);
+    static int obj;
+    (void)state;
+    assert_int_equal(mguard_ledger_track_existing(L, &obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &obj, "first", NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &obj, "second", NULL), MGUARD_OK);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, clear_and_retrack_on_apply, L), MGUARD_OK);
+    assert_string_equal(applied, "first second ");
+    assert_int_equal(mgt_interned_count(ctx), 0);
+    mguard_ledger_destroy(L);
+    test_ctx_finish(ctx, &al);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3429,6 +3569,9 @@ int main(void)
         cmocka_unit_test(test_create_out_of_memory_returns_null),
         cmocka_unit_test(test_every_allocation_failure_leaves_the_ledgers_unchanged),
         cmocka_unit_test(test_ledger_destroyed_earlier_in_the_same_death_is_not_touched),
+        cmocka_unit_test(test_forgotten_names_leave_memory_and_interned_strings_flat),
+        cmocka_unit_test(test_a_destroyed_ledger_leaves_no_interned_string),
+        cmocka_unit_test(test_apply_hands_an_attribute_whose_write_a_callback_dropped),
     };
     if (getenv("MGUARD_TEST_FILTER")) cmocka_set_test_filter(getenv("MGUARD_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
