@@ -1334,13 +1334,25 @@ static void test_a_destroyed_cache_leaves_no_interned_string(void **state)
    call out before) reached the logger after every handle and the context
    were freed: a logger that called the cache read freed memory (ASan).
    They now go out while the dead handles are kept, and are refused. */
-typedef struct asking_logger { mguard_cache *c; int lines; size_t counted; } asking_logger;
+typedef struct asking_logger { mguard_cache *c; int lines, after_free; size_t counted; bool cache_freed; } asking_logger;
 static void log_and_ask(mguard_log_level level, const char *msg, void *user)
 {
     asking_logger *a = (asking_logger *)user;
     (void)level;
     if (strstr(msg, ": dropped (")) a->lines++;
+    if (a->cache_freed) {
+        a->after_free++;                      /* never: the cache would be freed memory */
+        return;
+    }
     a->counted += mguard_cache_count(a->c);   /* destroyed, refused: 0 */
+}
+/* realloc/free that tell when the cache's own block goes */
+static void *watch_realloc(void *p, size_t n, void *user) { (void)user; return realloc(p, n); }
+static void watch_free(void *p, void *user)
+{
+    asking_logger *a = (asking_logger *)user;
+    if (p && p == (void *)a->c) a->cache_freed = true;
+    free(p);
 }
 
 static void test_the_lines_of_a_context_destroy_reach_the_logger_before_the_frees(void **state)
@@ -1357,6 +1369,9 @@ static void test_the_lines_of_a_context_destroy_reach_the_logger_before_the_free
     memset(&d, 0, sizeof d);
     d.logger.func = log_and_ask;
     d.logger.user = &a;
+    d.allocator.realloc_fn = watch_realloc;
+    d.allocator.free_fn = watch_free;
+    d.allocator.user = &a;
     ctx = mguard_ctx_create(&d);
     memset(&cd, 0, sizeof cd);
     cd.value_size = sizeof v;
@@ -1365,7 +1380,99 @@ static void test_the_lines_of_a_context_destroy_reach_the_logger_before_the_free
     for (i = 0; i < 3; i++) assert_int_equal(mguard_cache_set(a.c, MGUARD_CACHE_KEYS(&keys[i]), &v, 0), MGUARD_OK);
     mguard_ctx_destroy(ctx);
     assert_int_equal(a.lines, 3);
+    assert_int_equal(a.after_free, 0);
+    assert_true(a.cache_freed);
     assert_int_equal(a.counted, 0);
+}
+
+/* Blind mutants blind-logq-*: a call queues MGUARD__LOGQ (8) lines; a
+   ninth is counted in one last note; the next call starts from an empty
+   queue. A cache clear logs one line per dropped entry (log_reasons). */
+typedef struct line_log { int lines, notes; char last[256]; } line_log;
+static void count_lines(mguard_log_level level, const char *msg, void *user)
+{
+    line_log *l = (line_log *)user;
+    (void)level;
+    if (strncmp(msg, "mguard: ", 8) == 0) l->notes++;
+    else l->lines++;
+    snprintf(l->last, sizeof l->last, "%s", msg);
+}
+
+static void fill(mguard_cache *c, const int *keys, int n)
+{
+    long v = 1;
+    int i;
+    for (i = 0; i < n; i++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&keys[i]), &v, 0), MGUARD_OK);
+}
+
+static void test_a_call_delivers_eight_lines_and_counts_the_ninth(void **state)
+{
+    line_log l;
+    mguard_ctx_desc d;
+    mguard_ctx *ctx;
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    static int keys[9];
+    (void)state;
+    memset(&l, 0, sizeof l);
+    memset(&d, 0, sizeof d);
+    d.logger.func = count_lines;
+    d.logger.user = &l;
+    ctx = mguard_ctx_create(&d);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.log_reasons = true;
+    c = mguard_cache_create(ctx, &cd);
+    fill(c, keys, 8);
+    mguard_cache_clear(c);                 /* 8 drops: every line */
+    assert_int_equal(l.lines, 8);
+    assert_int_equal(l.notes, 0);
+    memset(&l, 0, sizeof l);
+    fill(c, keys, 9);
+    mguard_cache_clear(c);                 /* 9 drops: 8 lines and a note */
+    assert_int_equal(l.lines, 8);
+    assert_int_equal(l.notes, 1);
+    assert_string_equal(l.last, "mguard: 1 more log line(s) of one call dropped (a call queues 8)");
+    memset(&l, 0, sizeof l);
+    fill(c, keys, 1);
+    mguard_cache_clear(c);                 /* the next call: one line, no note */
+    assert_int_equal(l.lines, 1);
+    assert_int_equal(l.notes, 0);
+    mguard_ctx_destroy(ctx);
+}
+
+/* Blind mutant blind-cache-finish-keeps-lname: a logged drop holds the
+   cache's name until its line is written, then lets it go. */
+static void test_a_logging_cache_leaves_no_interned_string(void **state)
+{
+    line_log l;
+    mguard_ctx_desc d;
+    mguard_ctx *ctx;
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    static int keys[3];
+    (void)state;
+    memset(&l, 0, sizeof l);
+    memset(&d, 0, sizeof d);
+    d.logger.func = count_lines;
+    d.logger.user = &l;
+    ctx = mguard_ctx_create(&d);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.log_reasons = true;
+    cd.name = "plans";
+    c = mguard_cache_create(ctx, &cd);
+    fill(c, keys, 3);
+    mguard_on_mutation_at(ctx, &keys[0], "shape", "plan.c", 9);
+    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&keys[1])), MGUARD_OK);
+    assert_int_equal(l.lines, 2);
+    assert_int_equal(mgt_interned_count(ctx), 3);   /* plans, shape, plan.c */
+    mguard_cache_destroy(c);
+    assert_int_equal(l.lines, 3);                   /* the last entry's drop */
+    assert_int_equal(mgt_interned_count(ctx), 0);
+    mguard_on_destroy(ctx, &keys[0]);
+    mguard_on_destroy(ctx, &keys[1]);
+    mguard_ctx_destroy(ctx);
 }
 
 static void test_the_report_is_one_line_of_counts(void **state)
@@ -2185,6 +2292,8 @@ int main(void)
         cmocka_unit_test(test_memory_stays_flat_under_mutations_with_distinct_attribute_names),
         cmocka_unit_test(test_a_destroyed_cache_leaves_no_interned_string),
         cmocka_unit_test(test_the_lines_of_a_context_destroy_reach_the_logger_before_the_frees),
+        cmocka_unit_test(test_a_call_delivers_eight_lines_and_counts_the_ninth),
+        cmocka_unit_test(test_a_logging_cache_leaves_no_interned_string),
         cmocka_unit_test(test_the_report_is_one_line_of_counts),
         cmocka_unit_test(test_iteration_survives_drops_from_callbacks),
         cmocka_unit_test(test_a_destroy_from_a_clear_is_finished_by_the_clear),

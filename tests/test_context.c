@@ -334,6 +334,51 @@ static void test_ctx_destroy_inside_a_callback_is_refused(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* Blind mutant blind-ctx-destroy-gone-not-restored: on a thread-safe
+   context, a destroy refused inside a callback of the destroy itself must
+   leave the lock as it was: the outer destroy then lets it go once and
+   frees it (each lock taken once, let go once). */
+typedef struct counting_lock { long locks, unlocks; int held; } counting_lock;
+static void cl_lock(void *u) { counting_lock *l = (counting_lock *)u; l->locks++; l->held++; }
+static void cl_unlock(void *u) { counting_lock *l = (counting_lock *)u; l->unlocks++; l->held--; }
+
+static void test_a_destroy_refused_inside_the_destroy_keeps_the_lock_balanced(void **state)
+{
+    counting_lock l;
+    test_alloc al;
+    mguard_ctx_desc cd;
+    destroy_ctx_in_dtor x;
+    mguard_weak_desc d;
+    mguard_weak *t;
+    static int key;
+    long v = 1;
+    (void)state;
+    memset(&l, 0, sizeof l);
+    memset(&al, 0, sizeof al);
+    memset(&cd, 0, sizeof cd);
+    cd.quiet = true;
+    cd.lock.lock_fn = cl_lock;
+    cd.lock.unlock_fn = cl_unlock;
+    cd.lock.user = &l;
+    cd.allocator.realloc_fn = fa_realloc;
+    cd.allocator.free_fn = fa_free;
+    cd.allocator.user = &al;
+    x.ctx = mguard_ctx_create(&cd);
+    assert_true(mguard_ctx_is_thread_safe(x.ctx));
+    x.calls = 0;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof v;
+    d.value_dtor = dtor_destroys_ctx;
+    d.user = &x;
+    t = mguard_weak_create(x.ctx, &d);
+    assert_int_equal(mguard_weak_set(t, &key, &v), MGUARD_OK);
+    mguard_ctx_destroy(x.ctx);                 /* the value's destructor tries again: refused */
+    assert_int_equal(x.calls, 1);
+    assert_int_equal(l.held, 0);
+    assert_int_equal(l.locks, l.unlocks);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 static void test_status_str_of_unknown_status(void **state)
 {
     (void)state;
@@ -436,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_a_table_handle_is_not_a_context),
         cmocka_unit_test(test_ctx_destroy_inside_a_callback_is_refused),
         cmocka_unit_test(test_destroy_callbacks_find_destroyed_siblings_refused),
+        cmocka_unit_test(test_a_destroy_refused_inside_the_destroy_keeps_the_lock_balanced),
         cmocka_unit_test(test_status_str_of_unknown_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

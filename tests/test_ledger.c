@@ -3477,9 +3477,39 @@ static void test_apply_hands_an_attribute_whose_write_a_callback_dropped(void **
     test_ctx_finish(ctx, &al);
 }
 
+/* Blind mutant blind-ledger-apply-fix-full: apply's field index must
+   stay at most half full; with the most fields of any object a power of
+   two (4), a full index made the lookup of a name that is no field loop
+   for ever. */
+static void test_apply_with_four_fields_finds_a_name_that_is_no_field(void **state)
+{
+    static wide a;
+    mguard_ledger *L;
+    long v;
+    (void)state;
+    setup(NULL, NULL);
+    wide_table();
+    memset(&a, 0, sizeof a);
+    a.base.name = "a";
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(L, &a, NULL);
+    assert_int_equal(mguard_ledger_set_fields(L, &a, wide_fields, 4), MGUARD_OK);
+    v = 7;
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "zzz", &v), MGUARD_OK);
+    v = 8;
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "f3", &v), MGUARD_OK);
+    applied[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, long_apply, NULL), MGUARD_OK);
+    assert_string_equal(applied, "a.zzz=7 ");
+    assert_int_equal(a.f[3], 8);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_apply_with_four_fields_finds_a_name_that_is_no_field),
         cmocka_unit_test(test_a_refused_first_ledger_is_logged_when_the_call_returns),
         cmocka_unit_test(test_track_each_kind_and_read_its_entry),
         cmocka_unit_test(test_track_twice_returns_eexist_and_changes_nothing),
