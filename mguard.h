@@ -580,7 +580,7 @@ MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
    name (no type_name callback, or it returned NULL), when comp was
    destroyed by a callback of this lookup (comp stays unknown), for NULL
    s/comp, or on allocation failure (logged; nothing changed). The string lives until
-   ctx is destroyed. Cost: one lookup; the first lookup walks comp's
+   s is destroyed (or ctx; mguard_intern keeps a copy for good). Cost: one lookup; the first lookup walks comp's
    subtree once, calling the callbacks; when that walk renames components
    that had names (after mguard_scope_forget, or children looked up before
    their parent), one O(names log names) pass renames what is placed under
@@ -4689,9 +4689,46 @@ struct mguard_scope {
     const char *phases[MGUARD_SCOPE_MAX_PHASES]; /* interned */
     uint32_t nphases, phase;
     int busy, destroying;
+    const char **held;         /* s's references to interned strings, each once */
+    uint32_t nheld, capheld;
+    mguard__index held_index;  /* held by pointer */
 };
 
 #define mguard__scope_ok(h) mguard__handle_ok((h), MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, __func__)
+
+/* The interned copy of str, held by s: s keeps one reference to each
+   distinct string it interned (held[0..nheld), indexed by pointer) and
+   releases them all when it is freed, so nothing of s's reads a released
+   string while s exists. NULL on allocation failure (nothing changed). */
+static const char *mguard__scope_intern(mguard_ctx *ctx, mguard_scope *s, const char *str)
+{
+    const char *in = mguard__str_intern(ctx, str);
+    if (!in) return NULL;
+    if (mguard__ix_find(&s->held_index, (const unsigned char *)s->held, sizeof *s->held, in, mguard__hash_ptr(in))) {
+        mguard__str_release(ctx, in);   /* s holds it already */
+        return in;
+    }
+    if (mguard__ix_reserve(ctx, &s->held_index, (size_t)s->nheld + 1) ||
+        mguard__reserve(ctx, (void **)&s->held, &s->capheld, (size_t)s->nheld + 1, sizeof *s->held)) {
+        mguard__str_release(ctx, in);
+        return NULL;
+    }
+    s->held[s->nheld++] = in;
+    mguard__ix_put(&s->held_index, mguard__hash_ptr(in), s->nheld);
+    return in;
+}
+
+/* Release every string s holds (its free, or its failed create): the last
+   step, nothing of s reads them afterwards. Never allocates. */
+static void mguard__scope_unhold(mguard_ctx *ctx, mguard_scope *s)
+{
+    uint32_t i;
+    for (i = 0; i < s->nheld; i++) mguard__str_release(ctx, s->held[i]);
+    mguard__free(ctx, s->held);
+    mguard__ix_free(ctx, &s->held_index);
+    s->held = NULL;
+    s->nheld = s->capheld = 0;
+}
 
 static void mguard__scope_free(mguard_scope *s)
 {
@@ -4708,6 +4745,7 @@ static void mguard__scope_free(mguard_scope *s)
     mguard__free(ctx, s->events);
     for (i = 0; i < s->nwarns; i++) mguard__free(ctx, s->warns[i].msg);
     mguard__free(ctx, s->warns);
+    mguard__scope_unhold(ctx, s);
     mguard__handle_free(s);
 }
 
@@ -4874,7 +4912,7 @@ static bool mguard__scope_set_phases(mguard_ctx *ctx, mguard_scope *s)
     const char *const *names = s->desc.nphases ? s->desc.phases : dflt;
     size_t i, n = s->desc.nphases ? s->desc.nphases : 2;
     for (i = 0; i < n; i++) {
-        s->phases[i] = mguard__str_intern(ctx, names[i]);
+        s->phases[i] = mguard__scope_intern(ctx, s, names[i]);
         if (!s->phases[i]) return false;
     }
     s->nphases = (uint32_t)n;
@@ -4916,7 +4954,7 @@ static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_de
     if (s->desc.max_trace_events > 0x7ffffffeu) s->desc.max_trace_events = 0x7ffffffeu;
     if (!s->desc.max_warnings) s->desc.max_warnings = 4096;
     if (s->desc.max_warnings > 0x7ffffffeu) s->desc.max_warnings = 0x7ffffffeu;
-    root = mguard__str_intern(ctx, s->desc.root_name);
+    root = mguard__scope_intern(ctx, s, s->desc.root_name);
     if (!root) goto oom_s;
     s->desc.root_name = root;
     s->root = root;
@@ -4946,6 +4984,7 @@ oom_s:
     mguard__ix_free(ctx, &s->rec_index);
     mguard__free(ctx, s->recs);
     mguard__free(ctx, s->active);
+    mguard__scope_unhold(ctx, s);
     mguard__free(ctx, s);
 oom:
     mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_create: out of memory");
@@ -5071,8 +5110,8 @@ static void mguard__scope_rollback(mguard_scope *s, mguard__scope_walk *w)
     }
 }
 
-/* parent + "." + child, interned. */
-static const char *mguard__scope_join(mguard_ctx *ctx, const char *parent, const char *child)
+/* parent + "." + child, interned and held by s. */
+static const char *mguard__scope_join(mguard_ctx *ctx, mguard_scope *s, const char *parent, const char *child)
 {
     char small[256];
     size_t a = strlen(parent), b = strlen(child);
@@ -5082,7 +5121,7 @@ static const char *mguard__scope_join(mguard_ctx *ctx, const char *parent, const
     memcpy(p, parent, a);
     p[a] = '.';
     memcpy(p + a + 1, child, b + 1);
-    r = mguard__str_intern(ctx, p);
+    r = mguard__scope_intern(ctx, s, p);
     if (p != small) mguard__free(ctx, p);
     return r;
 }
@@ -5115,7 +5154,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
                                !child ? "NULL pointer" : "NULL or empty name");
             continue;
         }
-        full = mguard__scope_join(ctx, pname, cname);
+        full = mguard__scope_join(ctx, s, pname, cname);
         if (!full) return MGUARD_ENOMEM;
         cv = mguard__scope_entry(s, child);
         if (!cv || !(cv->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED))) {
@@ -5125,7 +5164,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             nv.flags = cv ? cv->flags & ~(uint32_t)MGUARD__SCOPE_FORGOTTEN : 0;
             nv.from = pcomp;
             nv.from_serial = mguard__scope_serial(s, pcomp);
-            nv.seg = mguard__str_intern(ctx, cname);
+            nv.seg = mguard__scope_intern(ctx, s, cname);
             if (!nv.seg) return MGUARD_ENOMEM;
             /* a named child moved: what is placed under it follows when
                the walk ends (not for a component this walk is still
@@ -5204,7 +5243,7 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         mguard__lookout_pop(ctx, &look);
         if (s->destroying || look.died) return MGUARD_EINVAL;   /* comp died: no name */
         if (!tn || !*tn) return MGUARD_NOT_FOUND;
-        name = mguard__str_intern(ctx, tn);
+        name = mguard__scope_intern(ctx, s, tn);
         if (!name) return MGUARD_ENOMEM;
         if (!mguard__scope_named(s, comp)) {   /* the callback may have named it */
             mguard__scope_naming tv;   /* a type name: placed under nothing */
@@ -5384,7 +5423,7 @@ static mguard_status mguard__scope_follow_step(mguard_scope *s, mguard__scope_wa
         mark[k] |= MGUARD__FOLLOW_DONE;
         {
             mguard__scope_naming v = *cv;
-            const char *full = mguard__scope_join(s->hd.ctx, xname, v.seg);
+            const char *full = mguard__scope_join(s->hd.ctx, s, xname, v.seg);
             if (!full) return MGUARD_ENOMEM;
             if (full != v.name) {
                 v.name = full;
@@ -5472,7 +5511,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
     }
     memset(&v, 0, sizeof v);
     memset(&w, 0, sizeof w);
-    v.name = mguard__str_intern(s->hd.ctx, fqn);
+    v.name = mguard__scope_intern(s->hd.ctx, s, fqn);
     if (!v.name) st = MGUARD_ENOMEM;
     if (!st) {
         cur = mguard__scope_entry(s, comp);
@@ -5522,8 +5561,8 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
         v.flags = ((cur ? cur->flags : 0) & MGUARD__SCOPE_SEEN) | MGUARD__SCOPE_ATTACHED;
         v.from = parent;
         v.from_serial = mguard__scope_serial(s, parent);
-        v.seg = mguard__str_intern(s->hd.ctx, name);
-        v.name = v.seg ? mguard__scope_join(s->hd.ctx, pname, v.seg) : NULL;
+        v.seg = mguard__scope_intern(s->hd.ctx, s, name);
+        v.name = v.seg ? mguard__scope_join(s->hd.ctx, s, pname, v.seg) : NULL;
         st = v.name ? mguard__scope_put_naming(s, &w, child, &v) : MGUARD_ENOMEM;
     }
     /* a component never named has nothing placed under it */
@@ -5836,7 +5875,7 @@ static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, dou
     }
     k = mguard__scope_counter_find(s, counter);
     if (k == UINT32_MAX) {
-        ic = mguard__str_intern(ctx, counter);
+        ic = mguard__scope_intern(ctx, s, counter);
         if (!ic || mguard__reserve(ctx, (void **)&s->counters, &s->capcounters, (size_t)s->ncounters + 1, sizeof *s->counters))
             goto oom;
         k = s->ncounters;
@@ -6113,6 +6152,13 @@ static mguard_status mguard__scope_check(mguard__part *p)
         return MGUARD_EINVAL;
     MGUARD__CHECK(ctx, s->rec_index.used == s->nrecs, "scope %p: %lu records, %lu indexed", (void *)s,
                    (unsigned long)s->nrecs, (unsigned long)s->rec_index.used);
+    if (mguard__check_index(ctx, &s->held_index, (const unsigned char *)s->held, sizeof *s->held, s->nheld, "scope strings"))
+        return MGUARD_EINVAL;
+    MGUARD__CHECK(ctx, s->held_index.used == s->nheld, "scope %p: %lu strings held, %lu indexed", (void *)s,
+                   (unsigned long)s->nheld, (unsigned long)s->held_index.used);
+    for (i = 0; i < s->nrecs; i++)
+        MGUARD__CHECK(ctx, mguard__ix_find(&s->held_index, (const unsigned char *)s->held, sizeof *s->held, s->recs[i].name,
+                                           mguard__hash_ptr(s->recs[i].name)) != 0, "scope %p: %s is not held", (void *)s, s->recs[i].name);
     for (i = 0; i < s->nrecs; i++) {
         uint32_t n = i == 0, inlist = 0;
         const mguard__scope_rec *r = &s->recs[i];

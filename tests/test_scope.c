@@ -555,6 +555,107 @@ static void test_attach_and_forget_refuse_bad_input(void **state)
 
 /* ---- warnings ----------------------------------------------------------- */
 
+/* Issue 23: a destroyed tracker leaves no interned string of its own: its
+   root, phases, walked, typed, explicit and attached names, their
+   segments, the entered records, the trace and its counters all go. A
+   string someone else holds (mguard_intern's) stays. */
+static void test_a_destroyed_scope_leaves_no_interned_string(void **state)
+{
+    fixture *f = (fixture *)*state;
+    static const char *const phases[3] = {"fwd", "bwd", "opt"};
+    mguard_scope_desc d;
+    mguard_scope *s;
+    cb_state st;
+    comp root, kids[40];
+    char name[64];
+    size_t before, i;
+    const char *pinned = mguard_intern(f->ctx, "Pinned.name");
+    assert_non_null(pinned);
+    before = mgt_interned_count(f->ctx);
+    memset(&d, 0, sizeof d);
+    memset(&st, 0, sizeof st);
+    d.root_name = "Top";
+    d.type_name = type_cb;
+    d.child = child_cb;
+    d.trace = true;
+    d.phases = phases;
+    d.nphases = 3;
+    d.user = &st;
+    st.ctx = f->ctx;
+    s = st.s = mguard_scope_create(f->ctx, &d);
+    assert_non_null(s);
+    comp_init(&root, "Root");
+    for (i = 0; i < 40; i++) comp_init(&kids[i], i % 2 ? "Odd" : "Even");
+    comp_add(&root, "k0", &kids[0]);
+    comp_add(&root, "k1", &kids[1]);
+    comp_add(&kids[0], "deep", &kids[2]);
+    assert_string_equal(mguard_scope_name(s, &kids[2]), "Even");        /* typed first */
+    assert_string_equal(mguard_scope_name(s, &root), "Root");           /* walks */
+    assert_string_equal(mguard_scope_name(s, &kids[2]), "Root.k0.deep"); /* renamed by the walk */
+    assert_int_equal(mguard_scope_set_name(s, &root, "App"), MGUARD_OK); /* a rename: the subtree follows */
+    assert_string_equal(mguard_scope_name(s, &kids[2]), "App.k0.deep");
+    assert_int_equal(mguard_scope_set_phase(s, 2), MGUARD_OK);
+    for (i = 3; i < 40; i++) {
+        snprintf(name, sizeof name, "Explicit.n%lu", (unsigned long)i);
+        if (i % 3) assert_int_equal(mguard_scope_set_name(s, &kids[i], name), MGUARD_OK);
+        else {
+            snprintf(name, sizeof name, "seg%lu", (unsigned long)i);
+            assert_int_equal(mguard_scope_attach(s, &kids[0], &kids[i], name), MGUARD_OK);
+        }
+        assert_int_equal(mguard_scope_enter(s, &kids[i]), MGUARD_OK);
+        snprintf(name, sizeof name, "counter%lu", (unsigned long)i);
+        assert_int_equal(mguard_scope_add(s, name, 1.0), MGUARD_OK);
+        assert_int_equal(mguard_scope_exit(s, &kids[i]), MGUARD_OK);
+    }
+    assert_int_equal(mguard_scope_set_name(s, &kids[4], "Pinned.name"), MGUARD_OK);
+    assert_int_equal(mguard_scope_forget(s, &root), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(s, &root), "App");            /* walks again: the same names */
+    assert_string_equal(mguard_scope_name(s, &kids[2]), "App.k0.deep");
+    assert_true(mgt_interned_count(f->ctx) > before + 100);
+    mguard_scope_destroy(s);
+    assert_int_equal(mgt_interned_count(f->ctx), before);
+    assert_string_equal(pinned, "Pinned.name");   /* still held: pinned */
+    assert_int_equal(f->log.warnings, 0);
+}
+
+/* Issue 23: out of memory at any allocation of a create, a set_name, an
+   attach or an add leaves no interned string behind once the tracker is
+   destroyed (a failed intern is given back, not kept). */
+static void test_out_of_memory_leaves_no_interned_string_after_the_destroy(void **state)
+{
+    fixture *f = (fixture *)*state;
+    long n;
+    int op;
+    size_t before = mgt_interned_count(f->ctx);
+    for (op = 0; op < 4; op++) {
+        for (n = 1; n < 64; n++) {
+            mguard_scope *s;
+            comp a, b;
+            mguard_status r = MGUARD_OK;
+            comp_init(&a, "A");
+            comp_init(&b, "B");
+            if (op == 0) f->alloc.fail_at = f->alloc.calls + n;
+            f->alloc.failures = 0;
+            s = mguard_scope_create(f->ctx, NULL);
+            f->alloc.fail_at = 0;
+            if (s) {
+                assert_int_equal(mguard_scope_set_name(s, &a, "Old.a"), MGUARD_OK);
+                if (op) f->alloc.fail_at = f->alloc.calls + n;
+                if (op == 1) r = mguard_scope_set_name(s, &b, "Fresh.b");
+                if (op == 2) r = mguard_scope_attach(s, &a, &b, "seg");
+                if (op == 3) r = mguard_scope_add(s, "fresh_counter", 1.0);
+                f->alloc.fail_at = 0;
+                assert_true(r == MGUARD_OK || r == MGUARD_ENOMEM);
+                mguard_scope_destroy(s);
+            }
+            f->alloc.fail_at = 0;
+            assert_int_equal(mgt_interned_count(f->ctx), before);
+            if (!f->alloc.failures) break;   /* n beyond the operation's allocations */
+        }
+        assert_true(n > 1);
+    }
+}
+
 static void test_exit_never_entered_warns_once(void **state)
 {
     fixture *f = (fixture *)*state;
@@ -2531,6 +2632,8 @@ int main(void)
         SCOPE(test_review_a_newcomer_at_a_dead_parents_address_is_not_its_parent),
         CTX(test_review_a_warning_about_a_frame_names_the_frames_phase),
         cmocka_unit_test(test_review_logger_destroying_the_scope_in_forgets_oom_log),
+        CTX(test_a_destroyed_scope_leaves_no_interned_string),
+        CTX(test_out_of_memory_leaves_no_interned_string_after_the_destroy),
         SCOPE(test_a_walk_moving_a_component_under_another_moved_one_renames_both_subtrees),
         CTX(test_a_clock_that_closes_the_frames_of_a_dying_component_leaves_no_warning),
         CTX(test_an_out_of_order_exit_after_a_phase_change_names_the_frames_phase),
