@@ -58,10 +58,14 @@ $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(BUILD)/mguard_impl.o $(H
 # CPUs; each part's output kept together), then the unit binaries one by one.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: test-parts test-more
-test-parts: $(TEST_BINS) check-compile check-docs check-reference
+test-parts: $(TEST_BINS) $(BUILD)/complexity check-compile check-docs check-reference
 test: | $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget test-parts
 	@failed=""; for t in $(TEST_BINS); do echo "== $$t"; ./$$t || failed="$$failed $$t"; done; \
+	echo "== $(BUILD)/complexity --quick"; \
+	python3 tests/check_complexity.py $(HDR) $(BUILD)/complexity || failed="$$failed check_complexity"; \
+	./$(BUILD)/complexity --quick >$(BUILD)/complexity.log || { cat $(BUILD)/complexity.log; failed="$$failed complexity"; }; \
+	tail -n 1 $(BUILD)/complexity.log; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed"; exit 1; fi
 	@echo "all tests passed"
 
@@ -313,14 +317,18 @@ uninstall:
 
 # ==== reliability targets (issue 6) =====================================
 #   make fuzz          libFuzzer differential target, FUZZ_SECONDS (60) long
-#   make stress        10M objects across 64 tables; figures, not timings
+#   make stress        10M objects across 64 tables; figures, not timings;
+#                      then make complexity
+#   make complexity    every Cost: line of mguard.h checked at n and 8n
+#                      (tests/complexity.c; a few minutes; make test runs
+#                      its quick form, allocator calls only)
 #   make lint          cppcheck + clang-tidy (.clang-tidy) on mguard.h
 #   make fault-sites   every allocation site of mguard.h and how often the
 #                      fault-injection workloads reach it (gcov)
 #   make mutate        mutation testing: each mutant of tests/mutate.py put
 #                      into mguard.h in turn, the unit binaries must catch it
 #                      (several minutes: not part of make test)
-.PHONY: fuzz stress lint fault-sites mutate
+.PHONY: fuzz stress complexity lint fault-sites mutate
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -345,8 +353,19 @@ fuzz: $(BUILD)/fuzz/fuzz_mguard
 $(BUILD)/stress: tests/stress.c $(HDR) | $(DEPS_STAMP)
 	$(CC) -std=c99 -Wall -Wextra -Wpedantic -O2 -DNDEBUG -I. $(STB_CFLAGS) $< -o $@
 
-stress: $(BUILD)/stress
+stress: $(BUILD)/stress $(BUILD)/complexity
 	./$(BUILD)/stress
+	@$(MAKE) --no-print-directory complexity
+
+# Every public function with a Cost: line has a row (check_complexity.py);
+# each row's loop timed at n and 8n must grow as its promise says.
+$(BUILD)/complexity: tests/complexity.c $(HDR) | $(DEPS_STAMP)
+	$(CC) -std=c99 -Wall -Wextra -Wpedantic -Werror -O2 -DNDEBUG -I. $(STB_CFLAGS) $< -o $@
+
+complexity: $(BUILD)/complexity
+	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
+	@python3 tests/check_complexity.py $(HDR) $(BUILD)/complexity
+	./$(BUILD)/complexity
 
 lint: | $(DEPS_STAMP)
 	@command -v cppcheck >/dev/null || sh tests/deps.sh cppcheck

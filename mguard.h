@@ -928,7 +928,8 @@ MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj,
    pending. Each field's size must be the value size (sizeof(void *) for
    pointer values). n 0 unbinds. The binding belongs to obj's entry: a
    clone copies it, a restore takes the checkpoint's. EINVAL (logged): untracked obj, a MUTABLE
-   entry, NULL L/obj, NULL fields with n > 0, a NULL name or another size.
+   entry, NULL L/obj, NULL fields with n > 0, n over 4294967295 (before any
+   field is read), a NULL name or another size.
    Cost: O(n). */
 MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
 /* Read obj.attr as the program would see it after apply, copying the value
@@ -2127,7 +2128,7 @@ static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t
     ncap = *cap ? (size_t)*cap * 2 : 4;
     while (ncap < need) ncap *= 2;
     if (ncap > 0x7fffffffu) ncap = 0x7fffffffu;
-    if (ncap > SIZE_MAX / elem) return MGUARD_ENOMEM;   /* a cache's 16M values on 32 bits */
+    if (ncap > SIZE_MAX / elem) return MGUARD_ENOMEM;   /* 32-bit size_t: the bytes would wrap */
     p = mguard__realloc(ctx, *arr, ncap * elem);
     if (!p) return MGUARD_ENOMEM;
     *arr = p;
@@ -2214,7 +2215,7 @@ static mguard_status mguard__ix_reserve(const mguard_ctx *ctx, mguard__index *ix
     if (need * 2 <= cap) return MGUARD_OK;
     ncap = cap ? cap : 8;
     while (need * 2 > ncap) ncap *= 2;
-    if (ncap > ((size_t)1 << 31)) return MGUARD_ENOMEM;
+    if (ncap > ((size_t)1 << 31) || ncap > SIZE_MAX / sizeof *ns) return MGUARD_ENOMEM;
     ns = (mguard__slot *)mguard__alloc(ctx, ncap * sizeof *ns);
     if (!ns) return MGUARD_ENOMEM;
     memset(ns, 0, ncap * sizeof *ns);
@@ -3664,7 +3665,9 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
     {
         size_t ncap = t->cap ? (size_t)t->cap * 2 : 8;
         unsigned char *nd;
-        if (ncap > 0x7fffffffu) return MGUARD_ENOMEM;
+        /* value_size is the user's (up to 16M): with a 32-bit size_t the
+           bytes of a few hundred entries would wrap */
+        if (ncap > 0x7fffffffu || ncap > SIZE_MAX / t->stride) return MGUARD_ENOMEM;
         nd = (unsigned char *)mguard__realloc(ctx, t->dense, ncap * t->stride);
         if (!nd) return MGUARD_ENOMEM;
         t->dense = nd;
@@ -6370,6 +6373,8 @@ static mguard_status mguard__dyn_grow(mguard_ctx *ctx, mguard__dyn_rec *r, size_
     if (rank <= r->cap) return MGUARD_OK;
     ncap = r->cap ? r->cap : 4;
     while (ncap < rank) ncap *= 2;
+    /* rank is the user's ndim (< 2^31): the bytes may not wrap (32-bit) */
+    if (ncap > SIZE_MAX / (sizeof(mguard__dyn_val) + sizeof(bool))) return MGUARD_ENOMEM;
     blk = (unsigned char *)mguard__alloc(ctx, ncap * (sizeof(mguard__dyn_val) + sizeof(bool)));
     if (!blk) return MGUARD_ENOMEM;
     if (r->rank) {
@@ -6924,6 +6929,7 @@ static mguard_status mguard__ledger_grow(const mguard_ledger *L, void **arr, uin
     ncap = *cap ? (size_t)*cap * 2 : 4;
     while (ncap < need) ncap *= 2;
     if (ncap > 0x7fffffffu) ncap = 0x7fffffffu;
+    if (ncap > SIZE_MAX / elem) return MGUARD_ENOMEM;   /* 32-bit size_t: the bytes would wrap */
     p = mguard__alloc(L->hd.ctx, ncap * elem);
     if (!p) return MGUARD_ENOMEM;
     memcpy(p, *arr, (size_t)*cap * elem);
@@ -7910,7 +7916,8 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
     st = mguard__ledger_attr_entry(L, obj, "", fn, false, &e);
     if (st) return st;
     if ((!fields && n) || n > 0xffffffffu) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL fields with n %lu", fn, (unsigned long)n);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, n > 0xffffffffu ? "%s: more than 4294967295 fields (n %lu)" : "%s: NULL fields with n %lu",
+                     fn, (unsigned long)n);
         return MGUARD_EINVAL;
     }
     for (i = 0; i < n; i++) {

@@ -19,6 +19,15 @@ first; the ones that compile their own copy of the implementation
 caught the mutant. Builds and runs go in parallel (-j, default 2) and a
 mutant stops at its first failing binary.
 
+A mutant that survives the plain run is built once more under ASan and
+UBSan (-fsanitize=address,undefined -fno-sanitize-recover=all, as
+`make sanitize` builds the suites) and every binary run again: it is
+CAUGHT BY ASAN+UBSAN when one fails there (an off-by-one read past a
+buffer, say, that the plain run cannot see). The two scores are reported
+apart; a mutant that survives both runs fails `make mutate`. The
+sanitized baseline (build and run of the real header) is made at the
+first survivor only. --no-sanitize skips the re-run.
+
 When to add a mutant: with every new promise the header makes (a new
 function, a new guarantee in a contract, a new invariant of
 mguard_ctx_check), add at least one mutant that breaks exactly that promise
@@ -27,7 +36,7 @@ test (write it) or an equivalent mutant (the program cannot tell it from
 the original: move it to EQUIVALENT, below the list, with the reason).
 See docs/contributing.md, "Mutation testing".
 
-Usage: python3 tests/mutate.py [-j N] [--only ID[,ID...]] [--list] [--check] [--keep]
+Usage: python3 tests/mutate.py [-j N] [--only ID[,ID...]] [--list] [--check] [--keep] [--no-sanitize]
 """
 import argparse
 import os
@@ -762,6 +771,8 @@ EQUIVALENT = [
 ]
 
 TEST_TIMEOUT = 15    # seconds per binary (the slowest takes about 1 s); a hang counts as caught
+SAN_TIMEOUT = 90     # the same under ASan + UBSan (several times slower)
+SAN_FLAGS = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"]
 
 
 def sh(cmd, cwd=None):
@@ -787,12 +798,15 @@ def apply(src, m):
 
 
 class Builder:
-    def __init__(self, root, cc, cflags, jobs):
+    def __init__(self, root, cc, cflags, jobs, sanitize=False):
         self.root, self.cc, self.jobs = root, cc, jobs
+        self.timeout = SAN_TIMEOUT if sanitize else TEST_TIMEOUT
+        if sanitize:
+            cflags = cflags + SAN_FLAGS
         stb = sh(["pkg-config", "--cflags", "stb"])
         stb_flags = stb.stdout.split() if stb.returncode == 0 else ["-I/usr/include/stb"]
         self.cflags = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-pthread"] + cflags + stb_flags
-        self.libs = ["-lcmocka", "-pthread"]
+        self.libs = ["-lcmocka", "-pthread"] + (["-fsanitize=address,undefined"] if sanitize else [])
         tests = sorted(f for f in os.listdir(os.path.join(root, "tests"))
                        if f.startswith("test_") and f.endswith(".c"))
         self.names = [t[:-2] for t in tests]
@@ -851,11 +865,11 @@ class Builder:
                                  errors="replace",   # a mutant may print freed memory
                                  start_new_session=True)
             try:
-                out, _ = p.communicate(timeout=TEST_TIMEOUT)
+                out, _ = p.communicate(timeout=self.timeout)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, 9)
                 p.communicate()
-                failed.append((n, "timed out after %d s" % TEST_TIMEOUT))
+                failed.append((n, "timed out after %d s" % self.timeout))
                 return
             if p.returncode:
                 failed.append((n, out))
@@ -879,6 +893,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
     ap.add_argument("--cflags", default="-O1", help="optimisation flags (default -O1)")
+    ap.add_argument("--no-sanitize", action="store_true",
+                    help="do not re-run the survivors of the plain run under ASan + UBSan")
     a = ap.parse_args()
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -937,7 +953,25 @@ def main():
         order = sorted(b.names, key=lambda n: times[n])
         print("mutate: %d mutants, %d test binaries, -j%d (baseline build and run %.0f s)" %
               (len(chosen), len(b.names), a.j, time.time() - t0))
-        caught, survived, bad = [], [], []
+        caught, caught_san, survived, bad = [], [], [], []
+        san = {}   # the sanitized builder and its baseline, made at the first survivor
+
+        def san_base():
+            if not san:
+                bs = Builder(root, a.cc, shlex.split(a.cflags), a.j, sanitize=True)
+                d = os.path.join(work, "base-san")
+                s0 = time.time()
+                err = bs.build(base, d, d, True, bs.names)
+                if err:
+                    raise SystemExit("mutate: the unmutated tree does not build under ASan + UBSan:\n" + err)
+                r = bs.run(d, order, stop_early=False)
+                if r:
+                    raise SystemExit("mutate: %s fails under ASan + UBSan without any mutant:\n%s" %
+                                     (r[0], last_lines(r[1], 10)))
+                print("mutate: ASan + UBSan baseline built and run (%.0f s)" % (time.time() - s0))
+                san.update(b=bs, dir=d)
+            return san["b"], san["dir"]
+
         for i, m in enumerate(chosen):
             s = time.time()
             res, why = apply(src, m)
@@ -972,16 +1006,34 @@ def main():
             if r:
                 caught.append(m[0])
                 print("%s caught by %s (%.1f s)" % (tag, r[0], time.time() - s))
-            else:
+                r = True
+            elif not a.no_sanitize:
+                # the plain run missed it: every binary again under ASan + UBSan
+                bs, bsd = san_base()
+                ds = os.path.join(d, "san")
+                err = bs.build(d, ds, bsd, everything, order)
+                r = None if err else bs.run(ds, order)
+                if err:
+                    bad.append(m[0])
+                    print("%s BROKEN under ASan + UBSan: does not compile\n%s" % (tag, last_lines(err, 4)))
+                    r = True
+                elif r:
+                    caught_san.append(m[0])
+                    print("%s caught by %s under ASan + UBSan only (%.1f s)" % (tag, r[0], time.time() - s))
+            if not r:
                 survived.append(m[0])
                 print("%s SURVIVED (%.1f s): %s" % (tag, time.time() - s, m[1]))
             if not a.keep:
                 shutil.rmtree(d, ignore_errors=True)
         total = time.time() - t0
-        n = len(caught) + len(survived)
-        print("mutate: %d/%d caught (%.0f%%), %d survived, %d stale or broken, %d equivalent left out; %.0f s" %
-              (len(caught), n, 100.0 * len(caught) / n if n else 0, len(survived), len(bad),
+        n = len(caught) + len(caught_san) + len(survived)
+        print("mutate: %d/%d caught by the plain suites (%.0f%%); of the %d that survived them, %d caught "
+              "under ASan + UBSan%s; %d survived both, %d stale or broken, %d equivalent left out; %.0f s" %
+              (len(caught), n, 100.0 * len(caught) / n if n else 0, n - len(caught), len(caught_san),
+               " (not run: --no-sanitize)" if a.no_sanitize else "", len(survived), len(bad),
                len(EQUIVALENT), total))
+        if caught_san:
+            print("caught only under ASan + UBSan: " + ", ".join(caught_san))
         if survived:
             print("survived: " + ", ".join(survived))
         if bad:

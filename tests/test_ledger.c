@@ -1942,6 +1942,24 @@ static void test_set_fields_refuses_fields_of_another_size_and_keeps_the_binding
     teardown();
 }
 
+/* Regression (issue 23, user-given counts): a field count over 32 bits was
+   refused with "NULL fields with n ..." though the table was not NULL.
+   Refused before any field is read: the table here has one. */
+static void test_set_fields_refuses_a_count_over_32_bits_saying_so(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
+    (void)state;
+    mguard_ledger_track_existing(L, &n, NULL);
+#if SIZE_MAX > 0xffffffffu
+    assert_int_equal(mguard_ledger_set_fields(L, &n, node_ptr_fields, ((size_t)1 << 32) + 1), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: more than 4294967295 fields (n 4294967297)");
+    assert_int_equal(mguard_ledger_load(L, &n, "next", &n.next), MGUARD_NOT_FOUND);   /* nothing bound */
+#endif
+    teardown();
+}
+
 static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state)
 {
     test_log log;
@@ -3563,6 +3581,7 @@ int main(void)
         cmocka_unit_test(test_apply_keeps_sized_values_after_the_callback_changed_the_ledger),
         cmocka_unit_test(test_set_fields_refuses_tables_that_do_not_fit),
         cmocka_unit_test(test_set_fields_refuses_fields_of_another_size_and_keeps_the_binding),
+        cmocka_unit_test(test_set_fields_refuses_a_count_over_32_bits_saying_so),
         cmocka_unit_test(test_sized_ledger_refuses_a_null_value_and_a_mixed_pair),
         cmocka_unit_test(test_apply_finds_the_field_of_each_write_by_name),
         cmocka_unit_test(test_sized_equal_hook_that_grows_the_ledger_reads_its_own_copies),

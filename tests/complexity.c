@@ -1,0 +1,1740 @@
+/* Complexity check: every "Cost:" line of mguard.h is a promise, and this
+   program keeps it (make complexity, part of make stress; a quick form in
+   make test).
+
+   One row per public function (a few functions have two rows, for two
+   cases of their promise). A row builds a structure of size n outside the
+   clock and times a loop whose promised total work grows by `scale` when
+   n grows to 8n: n calls of an O(1) function on a structure of n, one
+   call of an O(n) function, a fixed number of calls of an O(n) one. The
+   check: median time at 8n <= scale x 2.5 x median time at n (2.5: head
+   room for the noise of a shared machine and for caches); and the same
+   for the number of allocator calls in the timed part (deterministic).
+   A quadratic loop grows 64x and fails. Time is the thread's CPU time
+   (CLOCK_THREAD_CPUTIME_ID): another process taking the core does not
+   count. Each row is calibrated (repetitions) so its measurement at n
+   takes about 10 ms (less when its setup, outside the clock, would take
+   over 50 ms); the rounds at n and 8n alternate; a failing row
+   is measured twice more before it counts as failed.
+
+   tests/check_complexity.py checks that every public function whose
+   contract has a "Cost:" line has a row here, or is in `unmeasured` with
+   the reason (./complexity --list prints both).
+
+   ./complexity            every row timed, 10 ms at n, 5 rounds (a few
+                           minutes); every row fails on its break, rows
+                           marked `known` (a reported break being fixed)
+                           included
+   ./complexity --quick    (make test, a few seconds) sizes halved, one
+                           round, only the allocator calls judged: a
+                           measure of a millisecond on a shared machine
+                           is too noisy to judge time by; rows marked
+                           `known` are skipped
+   ./complexity --only mguard_weak_set,mguard_ledger_apply
+   ./complexity --list     the rows and the unmeasured functions */
+#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#define STB_DS_IMPLEMENTATION
+#define MGUARD_IMPLEMENTATION
+#include "mguard.h"
+
+/* ---- clock, allocator, object addresses ------------------------------- */
+typedef struct cx {
+    mguard_ctx *ctx;
+    size_t n;
+    unsigned reps;
+    double ns;        /* timed total */
+    long allocs;      /* allocator calls in the timed parts */
+    double t0;
+    long a0;
+} cx;
+
+static long g_calls;
+static cx *C;
+
+static double cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+static void T0(void) { C->a0 = g_calls; C->t0 = cpu_ns(); }
+static void T1(void) { C->ns += cpu_ns() - C->t0; C->allocs += g_calls - C->a0; }
+
+static void *c_realloc(void *p, size_t n, void *user) { (void)user; g_calls++; return realloc(p, n); }
+static void c_free(void *p, void *user) { (void)user; if (p) g_calls++; free(p); }
+static void nolog(mguard_log_level level, const char *msg, void *user) { (void)level; (void)msg; (void)user; }
+
+static mguard_ctx *new_ctx(bool thread_safe)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    d.allocator.realloc_fn = c_realloc;
+    d.allocator.free_fn = c_free;
+    d.logger.func = nolog;
+    d.thread_safe = thread_safe;
+    return mguard_ctx_create(&d);
+}
+
+#define NMAX 8192                  /* the largest base n */
+#define NOBJ (4 * 8 * NMAX)        /* objects a row may use: 4 x 8n */
+static char *OBJ;
+static char **NM;                  /* "a0", "a1", ...: attribute names, paths */
+static char **IX;                  /* "0", "1", ...: child names */
+static char **GP;                  /* "L['x'][0]", ...: paths of one group */
+#define O(i) ((const void *)&OBJ[(i)])
+#define P(i) ((void *)&OBJ[(i)])
+#define LOOP for (r = 0; r < c->reps; r++)
+
+static int failures;
+static void must(bool ok, const char *what)
+{
+    if (!ok) { printf("  setup failed: %s\n", what); failures++; }
+}
+
+/* ---- 1. context --------------------------------------------------------- */
+static mguard_weak *weak_n(mguard_ctx *ctx, size_t n)
+{
+    mguard_weak_desc d = {sizeof(long), NULL, NULL, NULL};
+    mguard_weak *t = mguard_weak_create(ctx, &d);
+    size_t i;
+    long v = 1;
+    for (i = 0; i < n; i++) mguard_weak_set(t, O(i), &v);
+    return t;
+}
+
+static void r_ctx_create(cx *c)
+{
+    unsigned r;
+    size_t i;
+    mguard_ctx **v = (mguard_ctx **)malloc(c->n * sizeof *v);
+    LOOP {
+        T0();
+        for (i = 0; i < c->n; i++) v[i] = new_ctx(false);
+        T1();
+        for (i = 0; i < c->n; i++) mguard_ctx_destroy(v[i]);
+    }
+    free(v);
+}
+static void inval_nop(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+}
+static mguard_ctx *ctx_full(size_t n)
+{
+    mguard_ctx *ctx = new_ctx(false);
+    size_t i;
+    weak_n(ctx, n);
+    for (i = 0; i < n; i++) {
+        mguard_watch(ctx, O(i), P(NOBJ - 1), inval_nop, NULL);
+        mguard_gen_tag(ctx, O(n + i));
+    }
+    return ctx;
+}
+static void r_ctx_destroy(cx *c)
+{
+    unsigned r;
+    LOOP {
+        mguard_ctx *ctx = ctx_full(c->n);
+        T0();
+        mguard_ctx_destroy(ctx);
+        T1();
+    }
+}
+static void r_ctx_check(cx *c)
+{
+    unsigned r;
+    mguard_ctx *ctx = ctx_full(c->n);
+    T0();
+    LOOP must(mguard_ctx_check(ctx) == MGUARD_OK, "ctx_check");
+    T1();
+    mguard_ctx_destroy(ctx);
+}
+static void r_ctx_object_count(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    weak_n(c->ctx, c->n);
+    T0();
+    LOOP for (i = 0; i < c->n; i++) k += mguard_ctx_object_count(c->ctx);
+    T1();
+    must(k == (size_t)c->reps * c->n * c->n, "object_count");
+}
+static void r_ctx_is_thread_safe(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    mguard_ctx *ctx = new_ctx(true);
+    weak_n(ctx, c->n);
+    T0();
+    LOOP for (i = 0; i < c->n; i++) k += mguard_ctx_is_thread_safe(ctx);
+    T1();
+    must(k == (size_t)c->reps * c->n, "is_thread_safe");
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- 2. lifetimes ------------------------------------------------------ */
+static void r_on_destroy(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_weak *t = weak_n(c->ctx, c->n);
+        for (i = 0; i < c->n; i++) mguard_watch(c->ctx, O(i), P(NOBJ - 1), inval_nop, NULL);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_on_destroy(c->ctx, O(i));
+        T1();
+        mguard_weak_destroy(t);
+    }
+}
+static void r_intern(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ctx *ctx = new_ctx(false);
+        T0();
+        for (i = 0; i < c->n; i++) must(mguard_intern(ctx, NM[i]) != NULL, "intern");
+        T1();
+        mguard_ctx_destroy(ctx);
+    }
+}
+
+/* ---- 3. weak tables ---------------------------------------------------- */
+static void r_weak_create(cx *c)
+{
+    unsigned r;
+    size_t i;
+    mguard_weak_desc d = {sizeof(long), NULL, NULL, NULL};
+    LOOP {
+        mguard_ctx *ctx = new_ctx(false);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_weak_create(ctx, &d);
+        T1();
+        mguard_ctx_destroy(ctx);
+    }
+}
+static void r_weak_destroy(cx *c)
+{
+    unsigned r;
+    LOOP {
+        mguard_weak *t = weak_n(c->ctx, c->n);
+        T0();
+        mguard_weak_destroy(t);
+        T1();
+    }
+}
+static void r_weak_set(cx *c)
+{
+    unsigned r;
+    size_t i;
+    mguard_weak_desc d = {sizeof(long), NULL, NULL, NULL};
+    long v = 2;
+    LOOP {
+        mguard_weak *t = mguard_weak_create(c->ctx, &d);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_weak_set(t, O(i), &v);
+        T1();
+        mguard_weak_destroy(t);
+    }
+}
+static void r_weak_set_ptr(cx *c)
+{
+    unsigned r;
+    size_t i;
+    mguard_weak_desc d = {sizeof(void *), NULL, NULL, NULL};
+    LOOP {
+        mguard_weak *t = mguard_weak_create(c->ctx, &d);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_weak_set_ptr(t, O(i), P(i));
+        T1();
+        mguard_weak_destroy(t);
+    }
+}
+#define WEAK_QUERY(fname, expr, expect)                       \
+    static void fname(cx *c)                                  \
+    {                                                         \
+        unsigned r;                                           \
+        size_t i, k = 0;                                      \
+        long out;                                             \
+        mguard_weak *t = weak_n(c->ctx, c->n);                \
+        (void)out;                                            \
+        T0();                                                 \
+        LOOP for (i = 0; i < c->n; i++) k += (expr) ? 1 : 0;  \
+        T1();                                                 \
+        must(k == (expect), #fname);                          \
+    }
+WEAK_QUERY(r_weak_get, mguard_weak_get(t, O(i)) != NULL, (size_t)c->reps * c->n)
+WEAK_QUERY(r_weak_get_copy, mguard_weak_get_copy(t, O(i), &out) == MGUARD_OK, (size_t)c->reps * c->n)
+WEAK_QUERY(r_weak_contains, mguard_weak_contains(t, O(i)), (size_t)c->reps * c->n)
+WEAK_QUERY(r_weak_count, mguard_weak_count(t) == c->n, (size_t)c->reps * c->n)
+WEAK_QUERY(r_weak_get_sized, mguard_weak_get_sized(t, O(i), sizeof(long)) != NULL, (size_t)c->reps * c->n)
+static void r_weak_get_ptr(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    mguard_weak_desc d = {sizeof(void *), NULL, NULL, NULL};
+    mguard_weak *t = mguard_weak_create(c->ctx, &d);
+    for (i = 0; i < c->n; i++) mguard_weak_set_ptr(t, O(i), P(i));
+    T0();
+    LOOP for (i = 0; i < c->n; i++) k += mguard_weak_get_ptr(t, O(i)) == P(i);
+    T1();
+    must(k == (size_t)c->reps * c->n, "get_ptr");
+}
+static void r_weak_remove(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_weak *t = weak_n(c->ctx, c->n);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_weak_remove(t, O(i));
+        T1();
+        mguard_weak_destroy(t);
+    }
+}
+static void r_weak_clear(cx *c)
+{
+    unsigned r;
+    LOOP {
+        mguard_weak *t = weak_n(c->ctx, c->n);
+        T0();
+        mguard_weak_clear(t);
+        T1();
+        mguard_weak_destroy(t);
+    }
+}
+static void r_weak_iterate(cx *c)
+{
+    unsigned r;
+    size_t k = 0;
+    mguard_weak *t = weak_n(c->ctx, c->n);
+    T0();
+    LOOP {
+        mguard_weak_iter it = mguard_weak_iterate(t);
+        while (mguard_weak_next(&it)) k++;
+    }
+    T1();
+    must(k == (size_t)c->reps * c->n, "weak walk");
+}
+
+/* ---- 4. refs ----------------------------------------------------------- */
+static bool retain_yes(void *obj, void *user) { (void)obj; (void)user; return true; }
+static void r_ref_make(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ctx *ctx = new_ctx(false);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_ref_make(ctx, O(i));
+        T1();
+        mguard_ctx_destroy(ctx);
+    }
+}
+static mguard_ref *refs_n(cx *c)
+{
+    mguard_ref *v = (mguard_ref *)malloc(c->n * sizeof *v);
+    size_t i;
+    for (i = 0; i < c->n; i++) v[i] = mguard_ref_make(c->ctx, O(i));
+    return v;
+}
+static void r_ref_get(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    mguard_ref *v = refs_n(c);
+    T0();
+    LOOP for (i = 0; i < c->n; i++) k += mguard_ref_get(c->ctx, v[i]) != NULL;
+    T1();
+    must(k == (size_t)c->reps * c->n, "ref_get");
+    free(v);
+}
+static void r_ref_get_retained(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    mguard_ref *v = refs_n(c);
+    T0();
+    LOOP for (i = 0; i < c->n; i++) k += mguard_ref_get_retained(c->ctx, v[i], retain_yes, NULL) != NULL;
+    T1();
+    must(k == (size_t)c->reps * c->n, "ref_get_retained");
+    free(v);
+}
+
+/* ---- 5. trackers, 6. generations -------------------------------------- */
+static void r_watch(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ctx *ctx = new_ctx(false);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_watch(ctx, O(i), P(NOBJ - 1), inval_nop, NULL);
+        T1();
+        mguard_ctx_destroy(ctx);
+    }
+}
+static void r_on_mutation(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        for (i = 0; i < c->n; i++) mguard_watch(c->ctx, O(i), P(NOBJ - 1), inval_nop, NULL);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_on_mutation(c->ctx, O(i), "x");
+        T1();
+    }
+}
+static void r_gen_tag(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ctx *ctx = new_ctx(false);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_gen_tag(ctx, O(i));
+        T1();
+        mguard_ctx_destroy(ctx);
+    }
+}
+static void r_gen_clear(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        for (i = 0; i < c->n; i++) mguard_gen_tag(c->ctx, O(i));
+        T0();
+        mguard_gen_clear(c->ctx);
+        T1();
+    }
+}
+
+#ifndef MGUARD_NO_SCOPE
+/* ---- 7. scopes: a parent SCP whose children kids[0..nkids) are named by
+   their index ("0", "1", ...), as in a sequential container ------------- */
+static char SCP;
+static const void **kids;
+static size_t nkids;
+static const char *type_cb(const void *comp, void *user) { (void)comp; (void)user; return "T"; }
+static bool child_cb(const void *comp, size_t i, const char **name, const void **kid, void *user)
+{
+    (void)user;
+    if (comp != &SCP || i >= nkids) return false;
+    *name = IX[i];
+    *kid = kids[i];
+    return true;
+}
+static mguard_scope *scope_new(mguard_ctx *ctx, bool trace)
+{
+    mguard_scope_desc d;
+    memset(&d, 0, sizeof d);
+    d.type_name = type_cb;
+    d.child = child_cb;
+    d.trace = trace;
+    return mguard_scope_create(ctx, &d);
+}
+/* kids = n objects; SCP looked up (all named "T.i") */
+static mguard_scope *scope_n(cx *c, size_t n, bool trace)
+{
+    mguard_scope *s = scope_new(c->ctx, trace);
+    size_t i;
+    for (i = 0; i < n; i++) kids[i] = O(i);
+    nkids = n;
+    must(mguard_scope_name(s, &SCP) != NULL, "scope parent");
+    return s;
+}
+/* ... and all of them entered: depth n */
+static mguard_scope *scope_deep(cx *c, size_t n, bool trace)
+{
+    mguard_scope *s = scope_n(c, n, trace);
+    size_t i;
+    for (i = 0; i < n; i++) mguard_scope_enter(s, kids[i]);
+    return s;
+}
+static void r_scope_create(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ctx *ctx = new_ctx(false);
+        T0();
+        for (i = 0; i < c->n; i++) scope_new(ctx, false);
+        T1();
+        mguard_ctx_destroy(ctx);
+    }
+}
+static void r_scope_destroy(cx *c)
+{
+    unsigned r;
+    LOOP {
+        mguard_scope *s = scope_deep(c, c->n, true);
+        mguard_scope_reset(s);
+        T0();
+        mguard_scope_destroy(s);
+        T1();
+    }
+}
+static void r_scope_name(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    mguard_scope *s = scope_n(c, c->n, false);
+    T0();
+    LOOP for (i = 0; i < c->n; i++) k += mguard_scope_name(s, kids[i]) != NULL;
+    T1();
+    must(k == (size_t)c->reps * c->n, "scope_name");
+}
+/* issue 23: the children were looked up before their parent (named by
+   their type), so the parent's first lookup renames every one of them */
+static void r_scope_name_children_first(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_scope *s = scope_new(c->ctx, false);
+        for (i = 0; i < c->n; i++) kids[i] = O(i);
+        nkids = c->n;
+        for (i = 0; i < c->n; i++) mguard_scope_name(s, kids[i]);
+        T0();
+        must(mguard_scope_name(s, &SCP) != NULL, "parent");
+        T1();
+        mguard_scope_destroy(s);
+    }
+}
+/* issue 23: after mguard_scope_forget(parent) a child is inserted at the
+   front of its list; the next lookup renames every child ("i" to "i+1") */
+static void r_scope_name_after_forget(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_scope *s = scope_n(c, c->n, false);
+        must(mguard_scope_forget(s, &SCP) == MGUARD_OK, "forget");
+        for (i = c->n; i > 0; i--) kids[i] = kids[i - 1];
+        kids[0] = O(c->n);
+        nkids = c->n + 1;
+        T0();
+        must(mguard_scope_name(s, &SCP) != NULL, "parent");
+        T1();
+        mguard_scope_destroy(s);
+    }
+}
+static void r_scope_set_name(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_scope *s = scope_new(c->ctx, false);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_scope_set_name(s, O(i), NM[i]);
+        T1();
+        mguard_scope_destroy(s);
+    }
+}
+static void r_scope_attach(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_scope *s = scope_n(c, 0, false);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_scope_attach(s, &SCP, O(i), IX[i]);
+        T1();
+        mguard_scope_destroy(s);
+    }
+}
+static void r_scope_forget(cx *c)
+{
+    unsigned r;
+    mguard_scope *s = scope_n(c, c->n, false);
+    LOOP {
+        T0();
+        must(mguard_scope_forget(s, &SCP) == MGUARD_OK, "forget");
+        T1();
+        mguard_scope_name(s, &SCP);
+    }
+}
+static void r_scope_enter(cx *c)
+{
+    unsigned r;
+    size_t i;
+    mguard_scope *s = scope_n(c, c->n, false);
+    LOOP {
+        T0();
+        for (i = 0; i < c->n; i++) mguard_scope_enter(s, kids[i]);
+        T1();
+        mguard_scope_reset(s);
+    }
+}
+/* O(depth) calls at depth n: 16 of them per repetition */
+static void r_scope_exit(cx *c)
+{
+    unsigned r, j;
+    mguard_scope *s = scope_deep(c, c->n, false);
+    LOOP {
+        T0();
+        for (j = 0; j < 16; j++) mguard_scope_exit(s, kids[c->n - 1 - j]);
+        T1();
+        for (j = 16; j > 0; j--) mguard_scope_enter(s, kids[c->n - j]);
+    }
+}
+static void r_scope_parents(cx *c)
+{
+    unsigned r;
+    size_t k = 0;
+    const char **out = (const char **)malloc((c->n + 1) * sizeof *out);
+    mguard_scope *s = scope_deep(c, c->n, false);
+    T0();
+    LOOP k += mguard_scope_parents(s, out, c->n + 1);
+    T1();
+    must(k == (size_t)c->reps * (c->n + 1), "parents");
+    free(out);
+}
+#define SCOPE_QUERY(fname, expr)                              \
+    static void fname(cx *c)                                  \
+    {                                                         \
+        unsigned r;                                           \
+        size_t i, k = 0;                                      \
+        mguard_scope *s = scope_deep(c, c->n, false);         \
+        T0();                                                 \
+        LOOP for (i = 0; i < c->n; i++) k += (expr) ? 1 : 0;  \
+        T1();                                                 \
+        must(k == (size_t)c->reps * c->n, #fname);            \
+    }
+SCOPE_QUERY(r_scope_current, mguard_scope_current(s) != NULL)
+SCOPE_QUERY(r_scope_depth, mguard_scope_depth(s) == c->n)
+SCOPE_QUERY(r_scope_set_phase, mguard_scope_set_phase(s, i & 1) == MGUARD_OK)
+static void r_scope_path(cx *c)
+{
+    unsigned r;
+    size_t k = 0;
+    mguard_scope *s = scope_deep(c, c->n, false);
+    T0();
+    LOOP k += mguard_scope_path(s, NULL, 0) > c->n;
+    T1();
+    must(k == c->reps, "path");
+}
+static void r_scope_reset(cx *c)
+{
+    unsigned r;
+    size_t i;
+    mguard_scope *s = scope_n(c, c->n, false);
+    LOOP {
+        for (i = 0; i < c->n; i++) mguard_scope_enter(s, kids[i]);
+        T0();
+        mguard_scope_reset(s);
+        T1();
+    }
+}
+static void r_scope_add(cx *c)
+{
+    unsigned r;
+    mguard_scope *s = scope_deep(c, c->n, false);
+    T0();
+    LOOP must(mguard_scope_add(s, "flops", 1.0) == MGUARD_OK, "add");
+    T1();
+}
+static void r_scope_report(cx *c)
+{
+    unsigned r;
+    size_t k = 0;
+    mguard_scope *s = scope_deep(c, c->n, false);
+    mguard_scope_add(s, "flops", 1.0);
+    T0();
+    LOOP k += mguard_scope_report(s, MGUARD_SCOPE_TABLE, NULL, 0) > c->n;
+    T1();
+    must(k == c->reps, "report");
+}
+static void r_scope_report_trace(cx *c)
+{
+    unsigned r;
+    size_t k = 0;
+    mguard_scope *s = scope_deep(c, c->n, true);
+    mguard_scope_reset(s);
+    T0();
+    LOOP k += mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, NULL, 0) > c->n;
+    T1();
+    must(k == c->reps, "report trace");
+}
+static void r_scope_clear_trace(cx *c)
+{
+    unsigned r;
+    size_t i;
+    mguard_scope *s = scope_n(c, c->n, true);
+    LOOP {
+        for (i = 0; i < c->n; i++) mguard_scope_enter(s, kids[i]);
+        T0();
+        mguard_scope_clear_trace(s);
+        T1();
+        mguard_scope_reset(s);
+    }
+}
+static void r_scope_clear_warnings(cx *c)
+{
+    unsigned r;
+    size_t i;
+    mguard_scope *s = scope_n(c, c->n, false);
+    LOOP {
+        for (i = 0; i < c->n; i++) mguard_scope_exit(s, kids[i]);   /* "never entered": n warnings */
+        T0();
+        mguard_scope_clear_warnings(s);
+        T1();
+    }
+}
+#endif
+
+#ifndef MGUARD_NO_DYN
+/* ---- 8. dynamism ------------------------------------------------------- */
+static const int64_t dims2[2] = {3, 4};
+static mguard_dyn *dyn_n(cx *c, size_t n)
+{
+    mguard_dyn *d = mguard_dyn_create(c->ctx);
+    size_t i;
+    for (i = 0; i < n; i++) mguard_dyn_observe(d, NM[i], dims2, 2);
+    return d;
+}
+static void r_dyn_create(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ctx *ctx = new_ctx(false);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_dyn_create(ctx);
+        T1();
+        mguard_ctx_destroy(ctx);
+    }
+}
+static void r_dyn_destroy(cx *c)
+{
+    unsigned r;
+    LOOP {
+        mguard_dyn *d = dyn_n(c, c->n);
+        T0();
+        mguard_dyn_destroy(d);
+        T1();
+    }
+}
+static void r_dyn_observe(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_dyn *d = mguard_dyn_create(c->ctx);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_dyn_observe(d, NM[i], dims2, 2);
+        T1();
+        mguard_dyn_destroy(d);
+    }
+}
+static void r_dyn_observe_group(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_dyn *d = mguard_dyn_create(c->ctx);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_dyn_observe(d, GP[i], dims2, 2);
+        T1();
+        mguard_dyn_destroy(d);
+    }
+}
+/* O(ndim): one path of rank n */
+static void r_dyn_observe_rank(cx *c)
+{
+    unsigned r;
+    size_t i;
+    int64_t *dims = (int64_t *)malloc(c->n * sizeof *dims);
+    mguard_dyn *d = mguard_dyn_create(c->ctx);
+    for (i = 0; i < c->n; i++) dims[i] = (int64_t)i;
+    T0();
+    LOOP { dims[r % c->n]++; mguard_dyn_observe(d, "x", dims, c->n); }
+    T1();
+    free(dims);
+}
+static void r_dyn_dims(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    bool v[2];
+    mguard_dyn *d = dyn_n(c, c->n);
+    T0();
+    LOOP for (i = 0; i < c->n; i++) k += mguard_dyn_dims(d, NM[i], v, 2);
+    T1();
+    must(k == (size_t)c->reps * c->n * 2, "dims");
+}
+static void r_dyn_iterate(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    mguard_dyn *d = dyn_n(c, c->n);
+    T0();
+    LOOP for (i = 0; i < c->n; i++) { mguard_dyn_iter it = mguard_dyn_iterate(d); k += it.rank == 0; }
+    T1();
+    must(k == (size_t)c->reps * c->n, "dyn_iterate");
+}
+static void r_dyn_next(cx *c)
+{
+    unsigned r;
+    size_t k = 0;
+    mguard_dyn *d = dyn_n(c, c->n);
+    T0();
+    LOOP {
+        mguard_dyn_iter it = mguard_dyn_iterate(d);
+        while (mguard_dyn_next(&it)) k++;
+    }
+    T1();
+    must(k == (size_t)c->reps * c->n, "dyn_next");
+}
+static void r_dyn_format(cx *c)
+{
+    unsigned r;
+    size_t k = 0;
+    mguard_dyn *d = dyn_n(c, c->n);
+    T0();
+    LOOP k += mguard_dyn_format(d, NULL, 0) > c->n;
+    T1();
+    must(k == c->reps, "dyn_format");
+}
+static void r_dyn_normalize_name(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    char *in = (char *)malloc(2 * c->n + 2);
+    in[0] = 'L';
+    for (i = 0; i < c->n; i++) { in[1 + 2 * i] = '.'; in[2 + 2 * i] = 'x'; }
+    in[1 + 2 * c->n] = '\0';
+    T0();
+    LOOP k += mguard_dyn_normalize_name(in, NULL, 0) == 1 + 5 * c->n;
+    T1();
+    must(k == c->reps, "normalize");
+    free(in);
+}
+#endif
+
+#ifndef MGUARD_NO_LEDGER
+/* ---- 9. ledger --------------------------------------------------------- */
+static void rel_nop(void *p, void *user) { (void)p; (void)user; }
+static mguard_ledger *ledger_new(mguard_ctx *ctx, bool release)
+{
+    mguard_ledger_desc d;
+    memset(&d, 0, sizeof d);
+    d.plain_values = true;
+    if (release) d.release = rel_nop;
+    return mguard_ledger_create(ctx, &d);
+}
+/* n EXISTING objects, each with one pending write ("a0"); n records */
+static mguard_ledger *ledger_n(cx *c, size_t n, bool release)
+{
+    mguard_ledger *L = ledger_new(c->ctx, release);
+    size_t i;
+    for (i = 0; i < n; i++) {
+        mguard_ledger_track_existing(L, O(i), NULL);
+        mguard_ledger_store_attr(L, O(i), "a0", P(n + i));
+        mguard_ledger_record(L, "r", P(i));
+    }
+    return L;
+}
+static void r_ledger_create(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ctx *ctx = new_ctx(false);
+        T0();
+        for (i = 0; i < c->n; i++) ledger_new(ctx, false);
+        T1();
+        mguard_ctx_destroy(ctx);
+    }
+}
+static void r_ledger_destroy(cx *c)
+{
+    unsigned r;
+    LOOP {
+        mguard_ledger *L = ledger_n(c, c->n, true);
+        T0();
+        mguard_ledger_destroy(L);
+        T1();
+    }
+}
+#define LEDGER_TRACK(fname, call)                                        \
+    static void fname(cx *c)                                             \
+    {                                                                    \
+        unsigned r;                                                      \
+        size_t i;                                                        \
+        LOOP {                                                           \
+            mguard_ledger *L = ledger_new(c->ctx, false);                \
+            T0();                                                        \
+            for (i = 0; i < c->n; i++) must(call(L, O(i), NULL) == MGUARD_OK, #call); \
+            T1();                                                        \
+            mguard_ledger_destroy(L);                                    \
+        }                                                                \
+    }
+LEDGER_TRACK(r_ledger_track_existing, mguard_ledger_track_existing)
+LEDGER_TRACK(r_ledger_track_new, mguard_ledger_track_new)
+LEDGER_TRACK(r_ledger_track_mutable, mguard_ledger_track_mutable)
+#define LEDGER_QUERY(fname, expr)                                    \
+    static void fname(cx *c)                                         \
+    {                                                                \
+        unsigned r;                                                  \
+        size_t i, k = 0;                                             \
+        mguard_ledger_entry e;                                       \
+        void *v;                                                     \
+        mguard_ledger *L = ledger_n(c, c->n, false);                 \
+        (void)e; (void)v;                                            \
+        T0();                                                        \
+        LOOP for (i = 0; i < c->n; i++) k += (expr) ? 1 : 0;         \
+        T1();                                                        \
+        must(k == (size_t)c->reps * c->n, #fname);                   \
+    }
+LEDGER_QUERY(r_ledger_contains, mguard_ledger_contains(L, O(i)))
+LEDGER_QUERY(r_ledger_get, mguard_ledger_get(L, O(i), &e) == MGUARD_OK)
+LEDGER_QUERY(r_ledger_is_modified, mguard_ledger_is_modified(L, O(i)))
+LEDGER_QUERY(r_ledger_load_attr, mguard_ledger_load_attr(L, O(i), "a0", &v) == MGUARD_OK)
+LEDGER_QUERY(r_ledger_is_pending, mguard_ledger_is_pending(L, O(i), "a0"))
+LEDGER_QUERY(r_ledger_count, mguard_ledger_count(L) == c->n)
+LEDGER_QUERY(r_ledger_modified_count, mguard_ledger_modified_count(L) == c->n)
+LEDGER_QUERY(r_ledger_write_count, mguard_ledger_write_count(L) == c->n)
+LEDGER_QUERY(r_ledger_record_count, mguard_ledger_record_count(L) == c->n)
+LEDGER_QUERY(r_ledger_hook_count, mguard_ledger_hook_count(L) == 0)
+LEDGER_QUERY(r_ledger_is_empty, !mguard_ledger_is_empty(L))
+LEDGER_QUERY(r_ledger_storage_bytes, mguard_ledger_storage_bytes(L) > c->n)
+LEDGER_QUERY(r_ledger_iterate, mguard_ledger_iterate(L, false).l_ == L)
+LEDGER_QUERY(r_ledger_iterate_writes, mguard_ledger_iterate_writes(L, O(i)).l_ == L)
+LEDGER_QUERY(r_ledger_iterate_records, mguard_ledger_iterate_records(L).l_ == L)
+LEDGER_QUERY(r_ledger_iterate_hooks, mguard_ledger_iterate_hooks(L).l_ == L)
+static void r_ledger_mark_modified(cx *c)
+{
+    unsigned r;
+    size_t i;
+    mguard_ledger *L = ledger_new(c->ctx, false);
+    for (i = 0; i < c->n; i++) mguard_ledger_track_mutable(L, O(i), NULL);
+    T0();
+    LOOP for (i = 0; i < c->n; i++) must(mguard_ledger_mark_modified(L, O(i)) == MGUARD_OK, "mark");
+    T1();
+}
+/* one object, n attributes */
+static void r_ledger_store_attr(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ledger *L = ledger_new(c->ctx, false);
+        mguard_ledger_track_existing(L, O(0), NULL);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_ledger_store_attr(L, O(0), NM[i], P(i));
+        T1();
+        mguard_ledger_destroy(L);
+    }
+}
+static void r_ledger_delete_attr(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ledger *L = ledger_new(c->ctx, false);
+        mguard_ledger_track_existing(L, O(0), NULL);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_ledger_delete_attr(L, O(0), NM[i]);
+        T1();
+        mguard_ledger_destroy(L);
+    }
+}
+/* an object of n pointer fields, and its field table */
+static mguard_ledger_field *fields_n(size_t n)
+{
+    mguard_ledger_field *f = (mguard_ledger_field *)malloc(n * sizeof *f);
+    size_t i;
+    for (i = 0; i < n; i++) {
+        f[i].name = NM[i];
+        f[i].offset = i * sizeof(void *);
+        f[i].size = sizeof(void *);
+    }
+    return f;
+}
+static void r_ledger_set_fields(cx *c)
+{
+    unsigned r;
+    mguard_ledger_field *f = fields_n(c->n);
+    mguard_ledger *L = ledger_new(c->ctx, false);
+    mguard_ledger_track_existing(L, O(0), NULL);
+    T0();
+    LOOP must(mguard_ledger_set_fields(L, O(0), f, c->n) == MGUARD_OK, "set_fields");
+    T1();
+    mguard_ledger_destroy(L);
+    free(f);
+}
+/* n objects of 4 fields each, nothing pending: load reads the field */
+static void r_ledger_load(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    void **objs = (void **)calloc(4 * c->n, sizeof *objs);
+    mguard_ledger_field *f = fields_n(4);
+    mguard_ledger *L = ledger_new(c->ctx, false);
+    void *out;
+    for (i = 0; i < c->n; i++) {
+        mguard_ledger_track_existing(L, &objs[4 * i], NULL);
+        mguard_ledger_set_fields(L, &objs[4 * i], f, 4);
+    }
+    T0();
+    LOOP for (i = 0; i < c->n; i++) k += mguard_ledger_load(L, &objs[4 * i], NM[3], &out) == MGUARD_OK;
+    T1();
+    must(k == (size_t)c->reps * c->n, "load");
+    mguard_ledger_destroy(L);
+    free(f);
+    free(objs);
+}
+static void r_ledger_next(cx *c)
+{
+    unsigned r;
+    size_t k = 0;
+    mguard_ledger *L = ledger_n(c, c->n, false);
+    T0();
+    LOOP {
+        mguard_ledger_iter it = mguard_ledger_iterate(L, false);
+        while (mguard_ledger_next(&it)) k++;
+    }
+    T1();
+    must(k == (size_t)c->reps * c->n, "ledger walk");
+}
+static void r_ledger_record(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ledger *L = ledger_new(c->ctx, false);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_ledger_record(L, "r", P(i));
+        T1();
+        mguard_ledger_destroy(L);
+    }
+}
+/* O(hooks) per registration: one at a time on a ledger of n hooks */
+static void r_ledger_register_hook(cx *c)
+{
+    unsigned r;
+    size_t i;
+    int id;
+    mguard_ledger *L = ledger_new(c->ctx, false);
+    for (i = 0; i < c->n; i++) mguard_ledger_register_hook(L, O(i), NULL, P(i), &id);
+    LOOP {
+        T0();
+        must(mguard_ledger_register_hook(L, O(0), NULL, P(0), &id) == MGUARD_OK, "register");
+        T1();
+        mguard_ledger_remove_hook(L, id);
+    }
+}
+static void r_ledger_remove_hook(cx *c)
+{
+    unsigned r;
+    size_t i;
+    int id;
+    mguard_ledger *L = ledger_new(c->ctx, false);
+    for (i = 0; i < c->n; i++) mguard_ledger_register_hook(L, O(i), NULL, P(i), &id);
+    LOOP {
+        mguard_ledger_register_hook(L, O(0), NULL, P(0), &id);
+        T0();
+        must(mguard_ledger_remove_hook(L, id) == MGUARD_OK, "remove_hook");
+        T1();
+    }
+}
+static void r_ledger_clone(cx *c)
+{
+    unsigned r;
+    mguard_ledger *L = ledger_n(c, c->n, false);
+    LOOP {
+        mguard_ledger *k;
+        T0();
+        k = mguard_ledger_clone(L);
+        T1();
+        mguard_ledger_destroy(k);
+    }
+}
+static void r_ledger_restore(cx *c)
+{
+    unsigned r;
+    mguard_ledger *L = ledger_n(c, c->n, false);
+    mguard_ledger *k = mguard_ledger_clone(L);
+    mguard_ledger_store_attr(k, O(0), "a1", P(0));
+    LOOP {
+        T0();
+        must(mguard_ledger_restore(L, (r & 1) ? k : L) == MGUARD_OK, "restore");
+        T1();
+    }
+}
+/* O(1) for a clone not changed since: n calls */
+static void r_ledger_equal_clone(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    mguard_ledger *L = ledger_n(c, c->n, false);
+    mguard_ledger *b = mguard_ledger_clone(L);
+    T0();
+    LOOP for (i = 0; i < c->n; i++) k += mguard_ledger_equal(L, b);
+    T1();
+    must(k == (size_t)c->reps * c->n, "equal clone");
+}
+/* O(size): a clone changed since */
+static void r_ledger_equal(cx *c)
+{
+    unsigned r;
+    size_t k = 0;
+    mguard_ledger *L = ledger_n(c, c->n, false);
+    mguard_ledger *b = mguard_ledger_clone(L);
+    mguard_ledger_store_attr(b, O(0), "a0", P(0));
+    mguard_ledger_store_attr(b, O(0), "a0", P(c->n));
+    T0();
+    LOOP k += mguard_ledger_equal(L, b);
+    T1();
+    must(k == c->reps, "equal");
+}
+/* a has n objects with one write each, b the same with every value changed */
+static void ledger_pair(cx *c, mguard_ledger **a, mguard_ledger **b)
+{
+    size_t i;
+    *a = ledger_n(c, c->n, false);
+    *b = mguard_ledger_clone(*a);
+    for (i = 0; i < c->n; i++) mguard_ledger_store_attr(*b, O(i), "a0", P(3 * c->n + i));
+}
+static void r_ledger_diff(cx *c)
+{
+    unsigned r;
+    mguard_ledger *a, *b;
+    ledger_pair(c, &a, &b);
+    LOOP {
+        mguard_ledger_diff_result *d = NULL;
+        T0();
+        must(mguard_ledger_diff(a, b, &d) == MGUARD_OK, "diff");
+        T1();
+        must(mguard_ledger_diff_count(d) == c->n, "diff count");
+        mguard_ledger_diff_free(d);
+    }
+}
+#define DIFF_QUERY(fname, expr)                                   \
+    static void fname(cx *c)                                      \
+    {                                                             \
+        unsigned r;                                               \
+        size_t i, k = 0;                                          \
+        mguard_ledger *a, *b;                                     \
+        mguard_ledger_diff_result *d = NULL;                      \
+        ledger_pair(c, &a, &b);                                   \
+        mguard_ledger_diff(a, b, &d);                             \
+        T0();                                                     \
+        LOOP for (i = 0; i < c->n; i++) k += (expr) ? 1 : 0;      \
+        T1();                                                     \
+        must(k == (size_t)c->reps * c->n, #fname);                \
+        mguard_ledger_diff_free(d);                               \
+    }
+DIFF_QUERY(r_ledger_diff_count, mguard_ledger_diff_count(d) == c->n)
+DIFF_QUERY(r_ledger_diff_at, mguard_ledger_diff_at(d, i) != NULL)
+DIFF_QUERY(r_ledger_diff_text, *mguard_ledger_diff_text(d) != '\0')
+/* O(1) per free of a result of n items: counted in allocator calls */
+static void r_ledger_diff_free(cx *c)
+{
+    unsigned r;
+    mguard_ledger *a, *b;
+    ledger_pair(c, &a, &b);
+    LOOP {
+        mguard_ledger_diff_result *d = NULL;
+        mguard_ledger_diff(a, b, &d);
+        T0();
+        mguard_ledger_diff_free(d);
+        T1();
+    }
+}
+static void r_ledger_prune(cx *c)
+{
+    unsigned r;
+    size_t i;
+    mguard_ledger *L = ledger_new(c->ctx, false);
+    for (i = 0; i < c->n; i++) {   /* n NEW objects, each a record's payload: all reached */
+        mguard_ledger_track_new(L, O(i), NULL);
+        mguard_ledger_store_attr(L, O(i), "a0", P(c->n + i));
+        mguard_ledger_record(L, "r", P(i));
+    }
+    T0();
+    LOOP must(mguard_ledger_prune(L, NULL, 0) == MGUARD_OK, "prune");
+    T1();
+    must(mguard_ledger_count(L) == c->n, "prune kept");
+}
+static void apply_nop(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    (void)obj; (void)attr; (void)value; (void)deleted; (void)user;
+}
+/* issue 23: one object of n fields, a pending write to each */
+static void r_ledger_apply(cx *c)
+{
+    unsigned r;
+    size_t i;
+    void **obj = (void **)calloc(c->n, sizeof *obj);
+    mguard_ledger_field *f = fields_n(c->n);
+    mguard_ledger *L = ledger_new(c->ctx, false);
+    mguard_ledger_track_existing(L, obj, NULL);
+    mguard_ledger_set_fields(L, obj, f, c->n);
+    for (i = 0; i < c->n; i++) mguard_ledger_store_attr(L, obj, NM[i], P(i));
+    T0();
+    LOOP must(mguard_ledger_apply(L, apply_nop, NULL) == MGUARD_OK, "apply");
+    T1();
+    must(obj[c->n - 1] == P(c->n - 1), "applied");
+    mguard_ledger_destroy(L);
+    free(f);
+    free(obj);
+}
+static void r_ledger_clear(cx *c)
+{
+    unsigned r;
+    LOOP {
+        mguard_ledger *L = ledger_n(c, c->n, true);
+        T0();
+        mguard_ledger_clear(L);
+        T1();
+        mguard_ledger_destroy(L);
+    }
+}
+#endif
+
+/* ---- 11. caches -------------------------------------------------------- */
+static const void **ckeys;   /* ckeys[i] = O(i): key tuples of one object */
+#define K(i) (&ckeys[(i)])
+static mguard_cache *cache_new(mguard_ctx *ctx)
+{
+    mguard_cache_desc d;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    return mguard_cache_create(ctx, &d);
+}
+static mguard_cache *cache_n(cx *c, size_t n)
+{
+    mguard_cache *ca = cache_new(c->ctx);
+    size_t i;
+    long v = 1;
+    for (i = 0; i < n; i++) mguard_cache_set(ca, K(i), 1, &v, 0);
+    return ca;
+}
+typedef struct deps { size_t from, n; bool timed; size_t cost; } deps;
+/* compute: depend on O(from .. from+n), timed when asked */
+static mguard_status comp_deps(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    deps *d = (deps *)user;
+    size_t i;
+    (void)keys; (void)nkeys;
+    *(long *)value = 7;
+    if (d->timed) T0();
+    for (i = 0; i < d->n; i++) mguard_cache_job_depend(job, O(d->from + i), NULL);
+    for (i = 0; i < d->cost; i++) mguard_cache_job_set_cost(job, i);
+    if (d->timed) T1();
+    return MGUARD_OK;
+}
+static void r_cache_create(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ctx *ctx = new_ctx(false);
+        T0();
+        for (i = 0; i < c->n; i++) cache_new(ctx);
+        T1();
+        mguard_ctx_destroy(ctx);
+    }
+}
+/* an entry (key O(NOBJ-2)) that depends on O(0 .. n) */
+static mguard_cache *cache_deps(cx *c, size_t n)
+{
+    mguard_cache *ca = cache_new(c->ctx);
+    deps d = {0, 0, false, 0};
+    mguard_status st;
+    d.n = n;
+    mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
+    must(st == MGUARD_OK, "cache deps");
+    return ca;
+}
+static void r_cache_destroy(cx *c)
+{
+    unsigned r;
+    LOOP {
+        mguard_cache *ca = cache_n(c, c->n);
+        T0();
+        mguard_cache_destroy(ca);
+        T1();
+    }
+}
+static void r_cache_set(cx *c)
+{
+    unsigned r;
+    size_t i;
+    long v = 3;
+    LOOP {
+        mguard_cache *ca = cache_new(c->ctx);
+        T0();
+        for (i = 0; i < c->n; i++) mguard_cache_set(ca, K(i), 1, &v, 0);
+        T1();
+        mguard_cache_destroy(ca);
+    }
+}
+#define CACHE_QUERY(fname, expr)                                  \
+    static void fname(cx *c)                                      \
+    {                                                             \
+        unsigned r;                                               \
+        size_t i, k = 0;                                          \
+        mguard_cache_stats cs;                                    \
+        mguard_cache_reason rs;                                   \
+        mguard_status st;                                         \
+        mguard_cache *ca = cache_n(c, c->n);                      \
+        (void)cs; (void)rs; (void)st;                             \
+        mguard_cache_remove(ca, K(0), 1);                         \
+        T0();                                                     \
+        LOOP for (i = 1; i <= c->n; i++) k += (i == c->n || (expr)) ? 1 : 0;     \
+        T1();                                                     \
+        must(k == (size_t)c->reps * c->n, #fname);                \
+    }
+CACHE_QUERY(r_cache_get, mguard_cache_get(ca, K(i), 1) != NULL)
+CACHE_QUERY(r_cache_contains, mguard_cache_contains(ca, K(i), 1))
+CACHE_QUERY(r_cache_get_or_compute, mguard_cache_get_or_compute(ca, K(i), 1, comp_deps, NULL, &st) != NULL)
+CACHE_QUERY(r_cache_count, mguard_cache_count(ca) == c->n - 1)
+CACHE_QUERY(r_cache_get_stats, mguard_cache_get_stats(ca, &cs) == MGUARD_OK)
+CACHE_QUERY(r_cache_report, mguard_cache_report(ca, NULL, 0) > 0)
+CACHE_QUERY(r_cache_last_reason, mguard_cache_last_reason(ca, K(0), 1, &rs) == MGUARD_OK)
+CACHE_QUERY(r_cache_iterate, mguard_cache_iterate(ca).c_ == ca)
+static void r_cache_reason_format(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    mguard_cache_reason rs;
+    memset(&rs, 0, sizeof rs);
+    rs.cause = MGUARD_CACHE_MUTATION;
+    rs.obj = O(0);
+    rs.attr = "x";
+    T0();
+    LOOP for (i = 0; i < c->n; i++) k += mguard_cache_reason_format(&rs, NULL, 0) > 0;
+    T1();
+    must(k == (size_t)c->reps * c->n, "reason_format");
+}
+static void r_cache_next(cx *c)
+{
+    unsigned r;
+    size_t k = 0;
+    mguard_cache *ca = cache_n(c, c->n);
+    T0();
+    LOOP {
+        mguard_cache_iter it = mguard_cache_iterate(ca);
+        while (mguard_cache_next(&it)) k++;
+    }
+    T1();
+    must(k == (size_t)c->reps * c->n, "cache walk");
+}
+/* issue 23: n declared dependencies in one compute */
+static void r_cache_job_depend(cx *c)
+{
+    unsigned r;
+    deps d = {0, 0, true, 0};
+    mguard_cache *ca = cache_new(c->ctx);
+    mguard_status st;
+    d.n = c->n;
+    LOOP {
+        mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
+        must(st == MGUARD_OK, "job_depend");
+        mguard_cache_remove(ca, K(NOBJ - 2), 1);
+    }
+}
+static void r_cache_job_set_cost(cx *c)
+{
+    unsigned r;
+    deps d = {0, 0, false, 0};
+    mguard_cache *ca = cache_new(c->ctx);
+    mguard_status st;
+    d.cost = c->n;
+    LOOP {
+        T0();
+        mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
+        T1();
+        mguard_cache_remove(ca, K(NOBJ - 2), 1);
+    }
+}
+/* O(dependencies of the entry): 16 calls on an entry of n */
+static void r_cache_depend(cx *c)
+{
+    unsigned r, j;
+    mguard_cache *ca = cache_deps(c, c->n);
+    T0();
+    LOOP for (j = 0; j < 16; j++) must(mguard_cache_depend(ca, K(NOBJ - 2), 1, O(j), NULL) == MGUARD_OK, "depend");
+    T1();
+}
+static void r_cache_remove(cx *c)
+{
+    unsigned r;
+    LOOP {
+        mguard_cache *ca = cache_deps(c, c->n);
+        T0();
+        must(mguard_cache_remove(ca, K(NOBJ - 2), 1) == MGUARD_OK, "remove");
+        T1();
+        mguard_cache_destroy(ca);
+    }
+}
+static void r_cache_clear(cx *c)
+{
+    unsigned r;
+    LOOP {
+        mguard_cache *ca = cache_n(c, c->n);
+        T0();
+        mguard_cache_clear(ca);
+        T1();
+        mguard_cache_destroy(ca);
+    }
+}
+
+/* ---- the table --------------------------------------------------------- */
+enum { M_TIME = 0, M_ALLOCS = 1 };
+typedef struct row {
+    const char *fn;     /* the public function */
+    const char *loop;   /* what is timed, at size n */
+    void (*run)(cx *c);
+    size_t n;           /* base size (0: 4096) */
+    double scale;       /* promised growth of the timed loop, n -> 8n (0: 8) */
+    int metric;         /* M_TIME, or M_ALLOCS: allocator calls only */
+    const char *known;  /* a reported break (issue) still being fixed */
+} row;
+
+#define R(fn, loop, run) {fn, loop, run, 0, 0, M_TIME, NULL}
+#define RN(fn, loop, run, n, scale) {fn, loop, run, n, scale, M_TIME, NULL}
+static const row rows[] = {
+    R("mguard_ctx_create", "n contexts created", r_ctx_create),
+    R("mguard_ctx_destroy", "destroy a context of n keys, watchers, tags", r_ctx_destroy),
+    R("mguard_ctx_check", "check a context of n keys, watchers, tags", r_ctx_check),
+    R("mguard_ctx_object_count", "n calls, n objects", r_ctx_object_count),
+    R("mguard_ctx_is_thread_safe", "n calls, thread-safe context", r_ctx_is_thread_safe),
+    R("mguard_on_destroy", "n objects die (1 table, 1 watcher each)", r_on_destroy),
+    R("mguard_intern", "n new strings", r_intern),
+    R("mguard_weak_create", "n tables created", r_weak_create),
+    R("mguard_weak_destroy", "destroy a table of n", r_weak_destroy),
+    R("mguard_weak_set", "n new keys", r_weak_set),
+    R("mguard_weak_set_ptr", "n new keys", r_weak_set_ptr),
+    R("mguard_weak_get", "n hits, table of n", r_weak_get),
+    R("mguard_weak_get_copy", "n hits, table of n", r_weak_get_copy),
+    R("mguard_weak_contains", "n hits, table of n", r_weak_contains),
+    R("mguard_weak_get_sized", "n hits, table of n", r_weak_get_sized),
+    R("mguard_weak_get_ptr", "n hits, table of n", r_weak_get_ptr),
+    R("mguard_weak_remove", "n removes, table of n", r_weak_remove),
+    R("mguard_weak_count", "n calls, table of n", r_weak_count),
+    R("mguard_weak_clear", "clear a table of n", r_weak_clear),
+    R("mguard_weak_next", "walk a table of n", r_weak_iterate),
+    R("mguard_ref_make", "n new objects", r_ref_make),
+    R("mguard_ref_get", "n reads", r_ref_get),
+    R("mguard_ref_get_retained", "n reads", r_ref_get_retained),
+    R("mguard_watch", "n objects watched", r_watch),
+    R("mguard_on_mutation", "n watched objects mutated", r_on_mutation),
+    R("mguard_gen_tag", "n objects tagged", r_gen_tag),
+    R("mguard_gen_clear", "clear n tags", r_gen_clear),
+#ifndef MGUARD_NO_SCOPE
+    R("mguard_scope_create", "n trackers created", r_scope_create),
+    R("mguard_scope_destroy", "destroy: n names, n spans", r_scope_destroy),
+    R("mguard_scope_name", "n lookups of named children", r_scope_name),
+    {"mguard_scope_name", "first lookup of a parent of n children looked up first", r_scope_name_children_first,
+     1024, 0, M_TIME, "issue 23: every renamed child re-lists all names and sorts them"},
+    {"mguard_scope_name", "lookup after forget + a child inserted at the front (n children)", r_scope_name_after_forget,
+     1024, 0, M_TIME, "issue 23: every renamed child re-lists all names and sorts them"},
+    R("mguard_scope_set_name", "n components named", r_scope_set_name),
+    R("mguard_scope_attach", "n children attached", r_scope_attach),
+    R("mguard_scope_forget", "forget a parent of n children", r_scope_forget),
+    R("mguard_scope_enter", "n enters (depth 0 .. n)", r_scope_enter),
+    R("mguard_scope_exit", "16 exits at depth n", r_scope_exit),
+    R("mguard_scope_parents", "the active set of n", r_scope_parents),
+    R("mguard_scope_current", "n calls at depth n", r_scope_current),
+    R("mguard_scope_depth", "n calls at depth n", r_scope_depth),
+    R("mguard_scope_path", "the path at depth n", r_scope_path),
+    R("mguard_scope_set_phase", "n calls at depth n", r_scope_set_phase),
+    R("mguard_scope_reset", "reset at depth n", r_scope_reset),
+    R("mguard_scope_add", "add to n active names", r_scope_add),
+    R("mguard_scope_report", "TABLE of n names", r_scope_report),
+    R("mguard_scope_report", "TRACE_JSON of n spans", r_scope_report_trace),
+    R("mguard_scope_clear_trace", "at depth n, n spans", r_scope_clear_trace),
+    R("mguard_scope_clear_warnings", "n warnings", r_scope_clear_warnings),
+#endif
+#ifndef MGUARD_NO_DYN
+    R("mguard_dyn_create", "n trackers created", r_dyn_create),
+    R("mguard_dyn_destroy", "destroy: n paths", r_dyn_destroy),
+    {"mguard_dyn_observe", "n new paths of rank 2, each its own group", r_dyn_observe, 0, 0, M_TIME,
+     "found by this check: a new path looks for its group by a linear scan of the groups"},
+    R("mguard_dyn_observe", "n new paths of rank 2 in one group", r_dyn_observe_group),
+    R("mguard_dyn_observe", "one path of rank n", r_dyn_observe_rank),
+    R("mguard_dyn_dims", "n lookups, n paths", r_dyn_dims),
+    R("mguard_dyn_iterate", "n calls, n paths", r_dyn_iterate),
+    R("mguard_dyn_next", "walk n paths", r_dyn_next),
+    R("mguard_dyn_format", "n paths of rank 2", r_dyn_format),
+    R("mguard_dyn_normalize_name", "a name of n dots", r_dyn_normalize_name),
+#endif
+#ifndef MGUARD_NO_LEDGER
+    R("mguard_ledger_create", "n ledgers created", r_ledger_create),
+    R("mguard_ledger_destroy", "destroy: n objects, writes, records (release hook)", r_ledger_destroy),
+    R("mguard_ledger_track_existing", "n objects tracked", r_ledger_track_existing),
+    R("mguard_ledger_track_new", "n objects tracked", r_ledger_track_new),
+    R("mguard_ledger_track_mutable", "n objects tracked", r_ledger_track_mutable),
+    R("mguard_ledger_contains", "n calls, n objects", r_ledger_contains),
+    R("mguard_ledger_get", "n calls, n objects", r_ledger_get),
+    R("mguard_ledger_mark_modified", "n calls, n objects", r_ledger_mark_modified),
+    R("mguard_ledger_is_modified", "n calls, n objects", r_ledger_is_modified),
+    R("mguard_ledger_store_attr", "n attributes of one object", r_ledger_store_attr),
+    R("mguard_ledger_delete_attr", "n attributes of one object", r_ledger_delete_attr),
+    R("mguard_ledger_load_attr", "n calls, n objects", r_ledger_load_attr),
+    R("mguard_ledger_is_pending", "n calls, n objects", r_ledger_is_pending),
+    R("mguard_ledger_set_fields", "a table of n fields", r_ledger_set_fields),
+    R("mguard_ledger_load", "n reads of a field, n objects", r_ledger_load),
+    R("mguard_ledger_count", "n calls, n objects", r_ledger_count),
+    R("mguard_ledger_modified_count", "n calls, n objects", r_ledger_modified_count),
+    R("mguard_ledger_write_count", "n calls, n objects", r_ledger_write_count),
+    R("mguard_ledger_iterate", "n calls, n objects", r_ledger_iterate),
+    R("mguard_ledger_iterate_writes", "n calls, n objects", r_ledger_iterate_writes),
+    R("mguard_ledger_iterate_records", "n calls, n records", r_ledger_iterate_records),
+    R("mguard_ledger_iterate_hooks", "n calls", r_ledger_iterate_hooks),
+    R("mguard_ledger_next", "walk n objects", r_ledger_next),
+    R("mguard_ledger_record", "n records", r_ledger_record),
+    R("mguard_ledger_record_count", "n calls, n records", r_ledger_record_count),
+    R("mguard_ledger_register_hook", "one hook registered among n", r_ledger_register_hook),
+    R("mguard_ledger_remove_hook", "one hook removed among n", r_ledger_remove_hook),
+    R("mguard_ledger_hook_count", "n calls", r_ledger_hook_count),
+    R("mguard_ledger_clone", "clone n objects, writes, records", r_ledger_clone),
+    R("mguard_ledger_restore", "restore n objects, writes, records", r_ledger_restore),
+    R("mguard_ledger_equal", "n calls, an unchanged clone", r_ledger_equal_clone),
+    R("mguard_ledger_equal", "a changed clone of n", r_ledger_equal),
+    R("mguard_ledger_diff", "n changed writes", r_ledger_diff),
+    R("mguard_ledger_diff_count", "n calls, n items", r_ledger_diff_count),
+    R("mguard_ledger_diff_at", "n calls, n items", r_ledger_diff_at),
+    R("mguard_ledger_diff_text", "n calls, n items", r_ledger_diff_text),
+    {"mguard_ledger_diff_free", "free a result of n items (allocator calls)", r_ledger_diff_free, 0, 1, M_ALLOCS, NULL},
+    R("mguard_ledger_prune", "n new objects, all reached", r_ledger_prune),
+    {"mguard_ledger_apply", "one object of n fields, a write to each", r_ledger_apply, 2048, 0, M_TIME,
+     "issue 23: each write scans the object's fields (O(writes x fields))"},
+    R("mguard_ledger_is_empty", "n calls", r_ledger_is_empty),
+    R("mguard_ledger_clear", "clear n objects, writes, records (release hook)", r_ledger_clear),
+    R("mguard_ledger_storage_bytes", "n calls", r_ledger_storage_bytes),
+#endif
+    R("mguard_cache_create", "n caches created", r_cache_create),
+    R("mguard_cache_destroy", "destroy a cache of n", r_cache_destroy),
+    R("mguard_cache_set", "n new entries", r_cache_set),
+    R("mguard_cache_get", "n lookups, n entries", r_cache_get),
+    R("mguard_cache_contains", "n lookups, n entries", r_cache_contains),
+    R("mguard_cache_get_or_compute", "n hits, n entries", r_cache_get_or_compute),
+    {"mguard_cache_job_depend", "n dependencies declared by one compute", r_cache_job_depend, 4096, 0, M_TIME,
+     "issue 23: each call scans every dependency of the entry"},
+    R("mguard_cache_job_set_cost", "n calls in one compute", r_cache_job_set_cost),
+    R("mguard_cache_depend", "16 calls, an entry of n dependencies", r_cache_depend),
+    R("mguard_cache_remove", "an entry of n dependencies", r_cache_remove),
+    R("mguard_cache_clear", "clear n entries", r_cache_clear),
+    R("mguard_cache_count", "n calls, n entries", r_cache_count),
+    R("mguard_cache_iterate", "n calls, n entries", r_cache_iterate),
+    R("mguard_cache_next", "walk n entries", r_cache_next),
+    R("mguard_cache_get_stats", "n calls", r_cache_get_stats),
+    R("mguard_cache_report", "n calls", r_cache_report),
+    R("mguard_cache_last_reason", "n calls", r_cache_last_reason),
+    R("mguard_cache_reason_format", "n calls", r_cache_reason_format),
+};
+
+/* Functions with a "Cost:" line that no row measures, and why. */
+static const char *const unmeasured[][2] = {
+    {NULL, NULL}
+};
+
+/* ---- the driver -------------------------------------------------------- */
+typedef struct meas { double ns, total; long allocs; } meas;
+
+static meas measure(const row *rw, size_t n, unsigned reps)
+{
+    cx c;
+    meas m;
+    double t0 = cpu_ns();
+    memset(&c, 0, sizeof c);
+    c.n = n;
+    c.reps = reps;
+    c.ctx = new_ctx(false);
+    C = &c;
+    rw->run(&c);
+    mguard_ctx_destroy(c.ctx);
+    C = NULL;
+    m.ns = c.ns;
+    m.total = cpu_ns() - t0;
+    m.allocs = c.allocs;
+    return m;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double median(double *v, int k)
+{
+    qsort(v, (size_t)k, sizeof *v, cmp_d);
+    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+#define HEADROOM 2.5
+#define MAXROUNDS 16
+#define NDEF 2048                  /* the base n of a row that names none */
+static double target_ns = 10e6;
+static int rounds = 5;
+static bool quick;                 /* --quick: n / 2, shorter measures */
+
+static size_t row_n(const row *rw)
+{
+    size_t n = rw->n ? rw->n : NDEF;
+    return quick ? n / 2 : n;
+}
+
+/* ratio of the measure at 8n to that at n; true when within the promise */
+static bool check_row(const row *rw, int attempt, double *ratio, double *ms1, double *ms8, long *al1, long *al8,
+                      unsigned *repsp)
+{
+    size_t n = row_n(rw);
+    double scale = rw->scale > 0 ? rw->scale : 8, limit = scale * HEADROOM;
+    unsigned reps = 1;
+    double a[MAXROUNDS], b[MAXROUNDS];
+    int k, nr = rounds + 2 * attempt;
+    meas m1, m8;
+    memset(&m1, 0, sizeof m1);
+    memset(&m8, 0, sizeof m8);
+    if (nr > MAXROUNDS) nr = MAXROUNDS;
+    if (quick) nr = 1;                /* allocator calls only: one round */
+    else if (rw->metric == M_TIME) {
+        for (;;) {   /* calibrate: the measure at n takes target_ns */
+            double f;
+            m1 = measure(rw, n, reps);
+            /* setup outside the clock counts too: a row whose setup
+               dwarfs its timed part stops at 5 x target_ns in all */
+            if (m1.ns >= target_ns || m1.total >= 5 * target_ns || reps >= (1u << 20)) break;
+            f = m1.ns > 0 ? 1.3 * target_ns / m1.ns : 16;
+            reps = (unsigned)((double)reps * (f < 2 ? 2 : f > 64 ? 64 : f));
+        }
+    }
+    for (k = 0; k < (rw->metric == M_TIME ? nr : 1); k++) {
+        m1 = measure(rw, n, reps);
+        m8 = measure(rw, 8 * n, reps);
+        a[k] = m1.ns;
+        b[k] = m8.ns;
+    }
+    *repsp = reps;
+    *ms1 = median(a, k) / 1e6;
+    *ms8 = median(b, k) / 1e6;
+    *al1 = m1.allocs;
+    *al8 = m8.allocs;
+    if (rw->metric == M_ALLOCS) {
+        *ratio = (double)m8.allocs / (double)(m1.allocs ? m1.allocs : 1);
+        return *ratio <= limit;
+    }
+    if (quick) {   /* times are printed, not judged: too short to trust */
+        *ratio = *ms1 > 0 ? *ms8 / *ms1 : 0;
+        return (double)m8.allocs <= limit * (double)m1.allocs + 8;
+    }
+    *ratio = *ms1 > 0 ? *ms8 / *ms1 : 0;
+    /* allocator calls: deterministic; a few more at 8n for doubling arrays */
+    if ((double)m8.allocs > limit * (double)m1.allocs + 8) return false;
+    return *ratio <= limit;
+}
+
+static char *xdup(const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *d = (char *)malloc(len);
+    if (d) memcpy(d, s, len);
+    return d;
+}
+
+static bool listed(const char *only, const char *fn)
+{
+    const char *p = only;
+    size_t len = strlen(fn);
+    if (!only) return true;
+    while ((p = strstr(p, fn)) != NULL) {
+        if ((p == only || p[-1] == ',') && (p[len] == '\0' || p[len] == ',')) return true;
+        p += len;
+    }
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    const char *only = NULL;
+    bool list = false;
+    size_t i, nrows = sizeof rows / sizeof rows[0];
+    int a, failed = 0, known = 0, ran = 0;
+    for (a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--quick")) quick = true;
+        else if (!strcmp(argv[a], "--list")) list = true;
+        else if (!strcmp(argv[a], "--only") && a + 1 < argc) only = argv[++a];
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--list] [--only fn,fn]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (list) {
+        for (i = 0; i < nrows; i++) printf("row %s\n", rows[i].fn);
+        for (i = 0; unmeasured[i][0]; i++)
+            printf("unmeasured %s %s\n", unmeasured[i][0], unmeasured[i][1]);
+        return 0;
+    }
+    if (quick) rounds = 1;
+    OBJ = (char *)calloc(NOBJ, 1);
+    NM = (char **)malloc(NOBJ * sizeof *NM);
+    IX = (char **)malloc(NOBJ * sizeof *IX);
+    GP = (char **)malloc(NOBJ * sizeof *GP);
+    kids = (const void **)malloc((NOBJ + 1) * sizeof *kids);
+    ckeys = (const void **)malloc(NOBJ * sizeof *ckeys);
+    if (!OBJ || !NM || !IX || !GP || !kids || !ckeys) return 1;
+    for (i = 0; i < NOBJ; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "a%lu", (unsigned long)i);
+        NM[i] = xdup(buf);
+        snprintf(buf, sizeof buf, "%lu", (unsigned long)i);
+        IX[i] = xdup(buf);
+        snprintf(buf, sizeof buf, "L['x'][%lu]", (unsigned long)i);
+        GP[i] = xdup(buf);
+        ckeys[i] = O(i);
+    }
+    if (quick)
+        printf("mguard complexity --quick: allocator calls of each row's loop at n and 8n, one round;\n"
+               "fails when calls(8n) > scale x %.1f x calls(n) + 8 (times printed, not judged)\n", HEADROOM);
+    else
+        printf("mguard complexity: time (thread CPU) of each row's loop at n and 8n, median of %d rounds;\n"
+               "fails when t(8n)/t(n) > scale x %.1f (scale: the promised growth, 8 unless said), or when\n"
+               "allocator calls grow so\n", rounds, HEADROOM);
+    for (i = 0; i < nrows; i++) {
+        const row *rw = &rows[i];
+        double ratio = 0, ms1 = 0, ms8 = 0, limit = (rw->scale > 0 ? rw->scale : 8) * HEADROOM;
+        long al1 = 0, al8 = 0;
+        unsigned reps = 0;
+        bool ok = false;
+        int attempt;
+        if (!listed(only, rw->fn)) continue;
+        if (quick && rw->known) {
+            printf("%-30s %-56s known break, skipped with --quick\n", rw->fn, rw->loop);
+            known++;
+            continue;
+        }
+        ran++;
+        for (attempt = 0; attempt < 3 && !ok; attempt++) {
+            ok = check_row(rw, attempt, &ratio, &ms1, &ms8, &al1, &al8, &reps);
+            if (rw->known && !ok) break;   /* no retries for a break already known */
+        }
+        printf("%-30s %-56s n=%-5lu reps=%-6u %8.2f ms %8.2f ms x%6.2f (<= %4.1f) allocs %ld -> %ld  %s\n", rw->fn,
+               rw->loop, (unsigned long)row_n(rw), reps, ms1, ms8, ratio, limit, al1, al8,
+               ok ? (rw->known ? "ok (known break fixed: remove its mark)" : quick ? "ok (allocs)" : "ok")
+                  : rw->known ? "FAIL (known)" : "FAIL");
+        if (!ok && rw->known) {
+            printf("    %s\n", rw->known);
+            known++;
+            failed++;
+        } else if (!ok) {
+            failed++;
+        }
+        fflush(stdout);
+    }
+    if (failures) printf("%d setup checks failed\n", failures);
+    printf("complexity: %d rows, %d failed%s", ran, failed, known ? "" : "\n");
+    if (known) printf(" (%d known breaks%s)\n", known, quick ? " skipped" : " among them");
+    for (i = 0; i < NOBJ; i++) { free(NM[i]); free(IX[i]); free(GP[i]); }
+    free(NM); free(IX); free(GP); free(OBJ); free(kids); free(ckeys);
+    return failed || failures ? 1 : 0;
+}
