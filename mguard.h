@@ -705,7 +705,8 @@ MGUARDDEF void mguard_dyn_destroy(mguard_dyn *d);
    path: see mguard_dyn_normalize_name). A rank larger than before adds
    positions; positions seen only once stay static. EINVAL: NULL d, NULL or
    empty path, NULL dims with ndim > 0. ENOMEM: nothing changed.
-   Cost: one hash of path + O(ndim). */
+   Cost: one hash of path + O(ndim); a new path + O(groups) (its group is
+   found by a scan). */
 MGUARDDEF mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim);
 /* Record a scalar at path: the 1-element shape (value). Values compare as
    Python numbers do (2 == 2.0; NaN equals NaN here). Errors as above. */
