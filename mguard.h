@@ -2118,6 +2118,12 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
 #define MGUARD__CHECK(ctx, cond, ...) \
     do { if (!(cond)) { mguard__logf((ctx), MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
+/* n elements of elem bytes fit in a size_t (32-bit builds: a count that
+   fits 31 bits times a large element may not). A function, so that a
+   check that is always true on 64 bits is not an expression a linter
+   calls redundant. */
+static bool mguard__mul_fits(size_t n, size_t elem) { return elem == 0 || n <= SIZE_MAX / elem; }
+
 /* Grow *arr (elem bytes each) so it holds at least need elements. On
    failure nothing changes. */
 static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t *cap, size_t need, size_t elem)
@@ -2129,7 +2135,7 @@ static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t
     ncap = *cap ? (size_t)*cap * 2 : 4;
     while (ncap < need) ncap *= 2;
     if (ncap > 0x7fffffffu) ncap = 0x7fffffffu;
-    if (ncap > SIZE_MAX / elem) return MGUARD_ENOMEM;   /* 32-bit size_t: the bytes would wrap */
+    if (!mguard__mul_fits(ncap, elem)) return MGUARD_ENOMEM;   /* 32-bit size_t: the bytes would wrap */
     p = mguard__realloc(ctx, *arr, ncap * elem);
     if (!p) return MGUARD_ENOMEM;
     *arr = p;
@@ -2216,7 +2222,7 @@ static mguard_status mguard__ix_reserve(const mguard_ctx *ctx, mguard__index *ix
     if (need * 2 <= cap) return MGUARD_OK;
     ncap = cap ? cap : 8;
     while (need * 2 > ncap) ncap *= 2;
-    if (ncap > ((size_t)1 << 31) || ncap > SIZE_MAX / sizeof *ns) return MGUARD_ENOMEM;
+    if (ncap > ((size_t)1 << 31) || !mguard__mul_fits(ncap, sizeof *ns)) return MGUARD_ENOMEM;
     ns = (mguard__slot *)mguard__alloc(ctx, ncap * sizeof *ns);
     if (!ns) return MGUARD_ENOMEM;
     memset(ns, 0, ncap * sizeof *ns);
@@ -3668,7 +3674,7 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
         unsigned char *nd;
         /* value_size is the user's (up to 16M): with a 32-bit size_t the
            bytes of a few hundred entries would wrap */
-        if (ncap > 0x7fffffffu || ncap > SIZE_MAX / t->stride) return MGUARD_ENOMEM;
+        if (ncap > 0x7fffffffu || !mguard__mul_fits(ncap, t->stride)) return MGUARD_ENOMEM;
         nd = (unsigned char *)mguard__realloc(ctx, t->dense, ncap * t->stride);
         if (!nd) return MGUARD_ENOMEM;
         t->dense = nd;
@@ -6375,7 +6381,7 @@ static mguard_status mguard__dyn_grow(mguard_ctx *ctx, mguard__dyn_rec *r, size_
     ncap = r->cap ? r->cap : 4;
     while (ncap < rank) ncap *= 2;
     /* rank is the user's ndim (< 2^31): the bytes may not wrap (32-bit) */
-    if (ncap > SIZE_MAX / (sizeof(mguard__dyn_val) + sizeof(bool))) return MGUARD_ENOMEM;
+    if (!mguard__mul_fits(ncap, sizeof(mguard__dyn_val) + sizeof(bool))) return MGUARD_ENOMEM;
     blk = (unsigned char *)mguard__alloc(ctx, ncap * (sizeof(mguard__dyn_val) + sizeof(bool)));
     if (!blk) return MGUARD_ENOMEM;
     if (r->rank) {
@@ -6930,7 +6936,7 @@ static mguard_status mguard__ledger_grow(const mguard_ledger *L, void **arr, uin
     ncap = *cap ? (size_t)*cap * 2 : 4;
     while (ncap < need) ncap *= 2;
     if (ncap > 0x7fffffffu) ncap = 0x7fffffffu;
-    if (ncap > SIZE_MAX / elem) return MGUARD_ENOMEM;   /* 32-bit size_t: the bytes would wrap */
+    if (!mguard__mul_fits(ncap, elem)) return MGUARD_ENOMEM;   /* 32-bit size_t: the bytes would wrap */
     p = mguard__alloc(L->hd.ctx, ncap * elem);
     if (!p) return MGUARD_ENOMEM;
     memcpy(p, *arr, (size_t)*cap * elem);
@@ -9400,7 +9406,7 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         /* one block: the snapshot, then the field index */
         size_t bytes = (size_t)L->live_writes * sizeof *snap;
         for (nfix = maxf ? 4 : 0; nfix && nfix / 2 < maxf; nfix *= 2)
-            if (nfix > SIZE_MAX / 2 / sizeof *fix) return mguard__ledger_oom(L, MGUARD_ENOMEM, name);
+            if (!mguard__mul_fits(nfix, 2 * sizeof *fix)) return mguard__ledger_oom(L, MGUARD_ENOMEM, name);
         if (nfix * sizeof *fix > SIZE_MAX - bytes) return mguard__ledger_oom(L, MGUARD_ENOMEM, name);
         snap = (mguard__lpending *)mguard__alloc(L->hd.ctx, bytes + nfix * sizeof *fix);
         if (!snap) return mguard__ledger_oom(L, MGUARD_ENOMEM, name);

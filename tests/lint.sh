@@ -12,9 +12,12 @@ printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#define MG
 # cppcheck reads mguard.h only (stb_ds.h is not on its include path).
 # variableScope is left out: the project declares a function's locals at
 # its top on purpose (docs/STYLE); it is a preference, not a defect.
+# toomanyconfigs is information, not a finding: the header's compiler
+# checks (typeof for MGUARD_SET_FIELD, pthreads, C++) make more #ifdef
+# combinations than cppcheck's default 12, and it checks 12.
 for f in impl debug static; do
     msg=$(cppcheck --std=c99 --enable=warning,style,performance,portability --inline-suppr --quiet \
-          --error-exitcode=1 --suppress=missingIncludeSystem --suppress=variableScope -I. "$out/$f.c" 2>&1) || fail=1
+          --error-exitcode=1 --suppress=missingIncludeSystem --suppress=variableScope --suppress=toomanyconfigs -I. "$out/$f.c" 2>&1) || fail=1
     if [ -n "$msg" ]; then echo "cppcheck ($f):"; echo "$msg"; fail=1; fi
 done
 
