@@ -962,7 +962,8 @@ MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
    returned twice, no remaining one is skipped; ones added meanwhile come
    last. Do not use an iterator after its ledger is destroyed. The strings
    (source, attr, tag, name) are valid while L holds them: until their
-   entry, write, record or hook goes (mguard_intern keeps one for good). */
+   entry, write, record or hook goes (mguard_intern keeps one for good);
+   on a thread-safe context, until the context is destroyed. */
 typedef struct mguard_ledger_iter {
     const void *obj;            /* objects, writes: the object; hooks: the hooked object */
     mguard_ledger_kind kind;    /* objects: its kind */
@@ -1362,7 +1363,8 @@ MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t ca
    too). NOT_FOUND when none is remembered; EINVAL for bad input or NULL
    out. out->attr and out->file are the context's copies, valid until the
    next change to c (the copies go when the ring forgets the reason: copy
-   the text to keep it). Cost: nkeys registry lookups +
+   the text to keep it); on a thread-safe context, until the context is
+   destroyed. Cost: nkeys registry lookups +
    O(MGUARD_CACHE_REASONS). */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
@@ -2376,6 +2378,14 @@ static void mguard__str_release(mguard_ctx *ctx, const char *s)
 }
 
 /* The public mguard_intern: its strings stay until the context goes. */
+/* A string handed to the program that another thread's change could let
+   go while the program still reads it (a ledger's, a cache reason's): on
+   a thread-safe context it is kept for the context's life. */
+static void mguard__str_keep_if_shared(const mguard_ctx *ctx, const char *s)
+{
+    if (s && ctx->lk) MGUARD__STR_HDR(s)->refs = MGUARD__STR_STICKY;
+}
+
 static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 {
     const char *r;
@@ -7307,6 +7317,18 @@ static void mguard__ledger_drop_entry(mguard_ledger *L, uint32_t e)
     mguard__ledger_ref_dec(L, obj);
 }
 
+/* A string entering a ledger (a source, attribute, tag or hook name).
+   On a thread-safe context it is kept for the context's life: a reader
+   holds one it was handed (an iterator's attr, a record's tag) after the
+   call returned, while another thread's change could let the last holder
+   go. On a default context it lives while a ledger holds it. */
+static const char *mguard__lstr_intern(mguard_ctx *ctx, const char *s)
+{
+    const char *r = mguard__str_intern(ctx, s);
+    mguard__str_keep_if_shared(ctx, r);
+    return r;
+}
+
 /* One more (take) or one fewer holder of every interned string L's
    content holds: each live entry's source, each live write's attribute,
    each record's tag, each hook's name. A clone or a restore takes them
@@ -7652,7 +7674,7 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, con
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
         return MGUARD_EEXIST;
     }
-    if (source && !(src = mguard__str_intern(ctx, source))) st = MGUARD_ENOMEM;
+    if (source && !(src = mguard__lstr_intern(ctx, source))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_reserve_ents(L, 1);
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, obj, NULL));
     mguard__ledger_maybe_sweep(L);
@@ -7797,7 +7819,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         if (!deleted) memcpy(bytes, value, L->desc.value_size);
         value = NULL;
     }
-    if (!(a = mguard__str_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
+    if (!(a = mguard__lstr_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     w = mguard__ledger_w_find(L, obj, a);
     if (w) mguard__str_release(ctx, a);   /* the slot holds a already */
     if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted &&
@@ -8160,7 +8182,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
         return MGUARD_EINVAL;
     }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
-    if (!(t = mguard__str_intern(L->hd.ctx, tag))) st = MGUARD_ENOMEM;
+    if (!(t = mguard__lstr_intern(L->hd.ctx, tag))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, payload, NULL));
     mguard__ledger_maybe_sweep(L);
@@ -8207,7 +8229,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     }
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
-    if (name && !(nm = mguard__str_intern(L->hd.ctx, name))) st = MGUARD_ENOMEM;
+    if (name && !(nm = mguard__lstr_intern(L->hd.ctx, name))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->hooks, &L->caphooks, (size_t)L->nhooks + 1, sizeof(mguard__lhook));
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, obj, fn_value));
     mguard__ledger_maybe_sweep(L);
@@ -10129,6 +10151,8 @@ static void mguard__cache_remember(mguard_cache *c, const mguard__centry *e, con
     *r = *why;
     mguard__str_take(r->attr);
     mguard__str_take(r->file);
+    mguard__str_keep_if_shared(ctx, r->attr);   /* a reader on another thread */
+    mguard__str_keep_if_shared(ctx, r->file);
     memcpy(r->keys, e->keys, sizeof r->keys);
     r->nkeys = e->nkeys;
     memset(c->ringser[c->ringpos], 0, sizeof c->ringser[c->ringpos]);

@@ -625,6 +625,9 @@ MUTANTS = [
     ("cache-get-copy-part", "get_copy copies the whole value (value_size bytes)",
      "    memcpy(out, v, c->value_size);",
      "    memcpy(out, v, sizeof(long));"),
+    ("str-shared-not-kept", "on a thread-safe context a ledger's strings and a cache reason's are kept for the context's life (a reader holds one after the call)",
+     "    if (s && ctx->lk) MGUARD__STR_HDR(s)->refs = MGUARD__STR_STICKY;",
+     "    (void)ctx; (void)s;"),
     # ---- blind batch (issue 23): written from the header alone ----
     # context and the log queue
     ("blind-logq-dropped-not-reset", "a call's dropped-lines note counts that call's lines only (the queue empties after a take)",

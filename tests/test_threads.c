@@ -2622,9 +2622,57 @@ static void test_four_threads_share_ledgers_scopes_and_dynamism_trackers(void **
     pthread_mutex_destroy(&g_lx.note_lock);
 }
 
+/* A ledger's strings and a cache reason's attr and file, handed to a
+   reader on a thread-safe context, stay readable whatever another thread
+   does to the ledger or cache afterwards: they are kept for the
+   context's life (the stress test below read a record's tag that
+   another thread's clear and destroys had let go: ThreadSanitizer saw
+   the free race the strcmp). */
+static void test_strings_handed_out_on_a_shared_context_outlive_their_holders(void **state)
+{
+    mguard_ctx_desc cd;
+    mguard_ctx *ctx;
+    mguard_ledger *L;
+    mguard_ledger_iter it;
+    mguard_cache_desc cad;
+    mguard_cache *c;
+    mguard_cache_reason r;
+    const char *tag = NULL, *attr;
+    char name[32];
+    static int obj, key;
+    long v = 1;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.thread_safe = true;
+    cd.quiet = true;
+    ctx = mguard_ctx_create(&cd);
+    L = mguard_ledger_create(ctx, NULL);
+    snprintf(name, sizeof name, "saved-%d", 1);
+    assert_int_equal(mguard_ledger_record(L, name, &obj), MGUARD_OK);
+    it = mguard_ledger_iterate_records(L);
+    assert_true(mguard_ledger_next(&it));
+    tag = it.tag;
+    mguard_ledger_clear(L);
+    mguard_ledger_destroy(L);
+    assert_string_equal(tag, "saved-1");           /* still the context's */
+    memset(&cad, 0, sizeof cad);
+    cad.value_size = sizeof v;
+    c = mguard_cache_create(ctx, &cad);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    snprintf(name, sizeof name, "attr-%d", 7);
+    mguard_on_mutation(ctx, &key, name);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
+    attr = r.attr;
+    mguard_cache_destroy(c);                       /* its ring goes */
+    assert_string_equal(attr, "attr-7");
+    mguard_on_destroy(ctx, &key);
+    mguard_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strings_handed_out_on_a_shared_context_outlive_their_holders),
         cmocka_unit_test(test_thread_safe_context_says_so),
         cmocka_unit_test(test_half_given_lock_is_refused),
         cmocka_unit_test(test_allocation_failure_creating_the_lock_leaks_nothing),
