@@ -2258,41 +2258,48 @@ static void test_two_attributes_of_one_object_each_drop_the_entry(void **state)
 
 /* The same past the job's first 8 dependencies, where a hash set of
    (object, attribute) finds the repeats (blind mutant
-   blind-cache-pairset-ignores-attr: a set keyed by the object alone took
-   "b" for a repeat of "a", and a mutation of b left the entry). */
+   blind-cache-pairset-ignores-attr: a set that stopped at any pair of the
+   object took another attribute for a repeat whenever their probes met,
+   and a mutation of that attribute left the entry). 64 attributes of one
+   object, each must drop the entry. */
 static char many_objs[16];
-static mguard_status compute_many_then_two_attrs(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_many_attrs(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
 {
     long v = 7;
+    char name[16];
     int i;
     (void)keys; (void)nkeys;
     for (i = 0; i < 16; i++) assert_int_equal(mguard_cache_job_depend(job, &many_objs[i], NULL), MGUARD_OK);
-    assert_int_equal(mguard_cache_job_depend(job, user, "a"), MGUARD_OK);
-    assert_int_equal(mguard_cache_job_depend(job, user, "b"), MGUARD_OK);
-    assert_int_equal(mguard_cache_job_depend(job, user, "a"), MGUARD_OK);   /* a repeat: kept once */
+    for (i = 0; i < 64; i++) {
+        snprintf(name, sizeof name, "a%d", i);
+        assert_int_equal(mguard_cache_job_depend(job, user, name), MGUARD_OK);
+    }
+    assert_int_equal(mguard_cache_job_depend(job, user, "a0"), MGUARD_OK);   /* a repeat: kept once */
     memcpy(value, &v, sizeof v);
     return MGUARD_OK;
 }
 
-static void test_two_attributes_of_one_object_past_the_first_eight_dependencies(void **state)
+static void test_every_attribute_of_one_object_past_the_first_eight_dependencies_drops(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
     dtor_log d;
     mguard_cache *c;
     static int key;
     static shape s;
-    int pass;
+    char name[16];
+    int k;
     (void)state;
     memset(&d, 0, sizeof d);
     c = new_cache(ctx, &d, 0, 0);
-    for (pass = 0; pass < 2; pass++) {
-        assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute_many_then_two_attrs, &s, NULL));
-        mguard_on_mutation(ctx, &s, "c");
+    for (k = 0; k < 64; k++) {
+        assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute_many_attrs, &s, NULL));
+        mguard_on_mutation(ctx, &s, "b");
         assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
-        mguard_on_mutation(ctx, &s, pass ? "a" : "b");
-        assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
-        assert_int_equal(d.calls, pass + 1);
+        snprintf(name, sizeof name, "a%d", k);
+        mguard_on_mutation(ctx, &s, name);
+        if (mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key))) fail_msg("a mutation of %s left the entry", name);
     }
+    assert_int_equal(d.calls, 64);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -2351,7 +2358,7 @@ int main(void)
         cmocka_unit_test(test_costs_near_size_max_do_not_wrap_the_total),
         cmocka_unit_test(test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_address),
         cmocka_unit_test(test_two_attributes_of_one_object_each_drop_the_entry),
-        cmocka_unit_test(test_two_attributes_of_one_object_past_the_first_eight_dependencies),
+        cmocka_unit_test(test_every_attribute_of_one_object_past_the_first_eight_dependencies_drops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
