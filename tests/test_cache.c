@@ -1405,24 +1405,31 @@ static void fill(mguard_cache *c, const int *keys, int n)
     for (i = 0; i < n; i++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&keys[i]), &v, 0), MGUARD_OK);
 }
 
-static void test_a_call_delivers_eight_lines_and_counts_the_ninth(void **state)
+/* A context whose lines go to l, and a cache of longs logging its
+   reasons, named name (NULL: the default). */
+static mguard_cache *logging_cache(line_log *l, const char *name, mguard_ctx **ctx)
 {
-    line_log l;
     mguard_ctx_desc d;
-    mguard_ctx *ctx;
     mguard_cache_desc cd;
-    mguard_cache *c;
-    static int keys[9];
-    (void)state;
-    memset(&l, 0, sizeof l);
+    memset(l, 0, sizeof *l);
     memset(&d, 0, sizeof d);
     d.logger.func = count_lines;
-    d.logger.user = &l;
-    ctx = mguard_ctx_create(&d);
+    d.logger.user = l;
+    *ctx = mguard_ctx_create(&d);
     memset(&cd, 0, sizeof cd);
     cd.value_size = sizeof(long);
     cd.log_reasons = true;
-    c = mguard_cache_create(ctx, &cd);
+    cd.name = name;
+    return mguard_cache_create(*ctx, &cd);
+}
+
+static void test_a_call_delivers_eight_lines_and_counts_the_ninth(void **state)
+{
+    line_log l;
+    mguard_ctx *ctx;
+    static int keys[9];
+    mguard_cache *c = logging_cache(&l, NULL, &ctx);
+    (void)state;
     fill(c, keys, 8);
     mguard_cache_clear(c);                 /* 8 drops: every line */
     assert_int_equal(l.lines, 8);
@@ -1446,22 +1453,10 @@ static void test_a_call_delivers_eight_lines_and_counts_the_ninth(void **state)
 static void test_a_logging_cache_leaves_no_interned_string(void **state)
 {
     line_log l;
-    mguard_ctx_desc d;
     mguard_ctx *ctx;
-    mguard_cache_desc cd;
-    mguard_cache *c;
     static int keys[3];
+    mguard_cache *c = logging_cache(&l, "plans", &ctx);
     (void)state;
-    memset(&l, 0, sizeof l);
-    memset(&d, 0, sizeof d);
-    d.logger.func = count_lines;
-    d.logger.user = &l;
-    ctx = mguard_ctx_create(&d);
-    memset(&cd, 0, sizeof cd);
-    cd.value_size = sizeof(long);
-    cd.log_reasons = true;
-    cd.name = "plans";
-    c = mguard_cache_create(ctx, &cd);
     fill(c, keys, 3);
     mguard_on_mutation_at(ctx, &keys[0], "shape", "plan.c", 9);
     assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&keys[1])), MGUARD_OK);
