@@ -147,8 +147,9 @@
        mguard_on_destroy(p)
        waits for it. So callbacks running on two threads must not destroy
        each other's objects: each would wait for the other.
-     The default context pays one compare and a tail call per call for this
-     (bench/bench_threads.c, docs/guide.md, "Threads").
+     The default context pays a compare per call for this, and a call that
+     may log checks for queued lines when it ends (bench/bench_threads.c,
+     docs/guide.md, "Threads"; docs/performance.md has the instructions).
 
    MEMORY
      Every allocation mguard makes goes through the allocator in
