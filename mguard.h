@@ -225,8 +225,9 @@ typedef struct mguard_allocator {
    its structures: before that call's next callback, or when it returns
    (at most 8 lines of one call wait; further ones are counted in one last
    line). So a logger may call any function, destroy the handle it is told
-   about included; at the end of a call made outside any callback it may
-   even destroy the context. */
+   about included (a pointer the call returns into that handle then goes
+   with it); at the end of a call made outside any callback it may even
+   destroy the context. */
 typedef void (*mguard_log_fn)(mguard_log_level level, const char *msg, void *user);
 typedef struct mguard_logger {
     mguard_log_fn func;
