@@ -1147,6 +1147,23 @@ static void test_the_ring_remembers_the_last_drops_only(void **state)
 }
 
 typedef struct lines { int n; char text[8][256]; } lines;
+/* A context whose lines go to fn(user), and a cache of longs logging its
+   reasons, named name (NULL: the default). */
+static mguard_cache *logging_cache(mguard_log_fn fn, void *user, const char *name, mguard_ctx **ctx)
+{
+    mguard_ctx_desc d;
+    mguard_cache_desc cd;
+    memset(&d, 0, sizeof d);
+    d.logger.func = fn;
+    d.logger.user = user;
+    *ctx = mguard_ctx_create(&d);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.log_reasons = true;
+    cd.name = name;
+    return mguard_cache_create(*ctx, &cd);
+}
+
 static void keep_lines(mguard_log_level level, const char *msg, void *user)
 {
     lines *l = (lines *)user;
@@ -1158,24 +1175,14 @@ static void keep_lines(mguard_log_level level, const char *msg, void *user)
 static void test_log_reasons_logs_each_drop_and_the_miss_after_it(void **state)
 {
     lines l;
-    mguard_ctx_desc d;
     mguard_ctx *ctx;
-    mguard_cache_desc cd;
     mguard_cache *c;
     static int key;
     long v = 1;
     char want[256];
     (void)state;
     memset(&l, 0, sizeof l);
-    memset(&d, 0, sizeof d);
-    d.logger.func = keep_lines;
-    d.logger.user = &l;
-    ctx = mguard_ctx_create(&d);
-    memset(&cd, 0, sizeof cd);
-    cd.value_size = sizeof v;
-    cd.log_reasons = true;
-    cd.name = "plans";
-    c = mguard_cache_create(ctx, &cd);
+    c = logging_cache(keep_lines, &l, "plans", &ctx);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
     mguard_on_mutation_at(ctx, &key, "x", "f.c", 7);
     assert_null(mguard_cache_get(c, MGUARD_CACHE_KEYS(&key)));
@@ -1405,31 +1412,15 @@ static void fill(mguard_cache *c, const int *keys, int n)
     for (i = 0; i < n; i++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&keys[i]), &v, 0), MGUARD_OK);
 }
 
-/* A context whose lines go to l, and a cache of longs logging its
-   reasons, named name (NULL: the default). */
-static mguard_cache *logging_cache(line_log *l, const char *name, mguard_ctx **ctx)
-{
-    mguard_ctx_desc d;
-    mguard_cache_desc cd;
-    memset(l, 0, sizeof *l);
-    memset(&d, 0, sizeof d);
-    d.logger.func = count_lines;
-    d.logger.user = l;
-    *ctx = mguard_ctx_create(&d);
-    memset(&cd, 0, sizeof cd);
-    cd.value_size = sizeof(long);
-    cd.log_reasons = true;
-    cd.name = name;
-    return mguard_cache_create(*ctx, &cd);
-}
-
 static void test_a_call_delivers_eight_lines_and_counts_the_ninth(void **state)
 {
     line_log l;
     mguard_ctx *ctx;
     static int keys[9];
-    mguard_cache *c = logging_cache(&l, NULL, &ctx);
+    mguard_cache *c;
     (void)state;
+    memset(&l, 0, sizeof l);
+    c = logging_cache(count_lines, &l, NULL, &ctx);
     fill(c, keys, 8);
     mguard_cache_clear(c);                 /* 8 drops: every line */
     assert_int_equal(l.lines, 8);
@@ -1455,8 +1446,10 @@ static void test_a_logging_cache_leaves_no_interned_string(void **state)
     line_log l;
     mguard_ctx *ctx;
     static int keys[3];
-    mguard_cache *c = logging_cache(&l, "plans", &ctx);
+    mguard_cache *c;
     (void)state;
+    memset(&l, 0, sizeof l);
+    c = logging_cache(count_lines, &l, "plans", &ctx);
     fill(c, keys, 3);
     mguard_on_mutation_at(ctx, &keys[0], "shape", "plan.c", 9);
     assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&keys[1])), MGUARD_OK);
@@ -2152,9 +2145,7 @@ static void test_costs_near_size_max_do_not_wrap_the_total(void **state)
 static void test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_address(void **state)
 {
     lines l;
-    mguard_ctx_desc cdesc;
     mguard_ctx *ctx;
-    mguard_cache_desc cd;
     mguard_cache *c;
     static shape obj;   /* one address, two objects */
     static int other;
@@ -2163,15 +2154,7 @@ static void test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_addres
     char want[256];
     (void)state;
     memset(&l, 0, sizeof l);
-    memset(&cdesc, 0, sizeof cdesc);
-    cdesc.logger.func = keep_lines;
-    cdesc.logger.user = &l;
-    ctx = mguard_ctx_create(&cdesc);
-    memset(&cd, 0, sizeof cd);
-    cd.value_size = sizeof v;
-    cd.log_reasons = true;
-    cd.name = "plans";
-    c = mguard_cache_create(ctx, &cd);
+    c = logging_cache(keep_lines, &l, "plans", &ctx);
     /* the first object: mutated (its reason answers, also once it is
        cached again), then it dies */
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
