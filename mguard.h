@@ -10650,7 +10650,7 @@ static mguard_status mguard__cache_get_copy(mguard_cache *c, const void *const *
     }
     v = mguard__cache_lookup(c, keys, nkeys);
     if (!v) return MGUARD_NOT_FOUND;
-    memcpy(out, v, c->value_size);
+    memmove(out, v, c->value_size);   /* out may be the value itself */
     return MGUARD_OK;
 }
 
