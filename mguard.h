@@ -1501,14 +1501,14 @@ typedef struct mguard__lock {
 
 /* ---- the hash index, the registry's record, the context ----------------- */
 
-/* The pointer-keyed hash index used by every table and by the object
-   registry. Open addressing with linear probing over 8-byte slots {hash
-   fragment, dense index + 1}; 0 marks an empty slot. The entries themselves
-   live in a separate dense array (the owner's), so the index can be rebuilt
-   or shifted without moving entries, and the dense array keeps insertion
-   order. Load factor <= 1/2; deletion by backward shift (no tombstones in
-   the index). A lookup reads one or two slots and one entry, and never
-   writes. */
+/* A pointer-keyed hash index over a dense array owned by its user (the
+   interned strings, the caches, the dynamism tracker, the debug registry).
+   Open addressing with linear probing over 8-byte slots {hash fragment,
+   dense index + 1}; 0 marks an empty slot. The entries themselves live in
+   the owner's dense array, so the index can be rebuilt or shifted without
+   moving entries, and the dense array keeps insertion order. Load factor
+   <= 1/2; deletion by backward shift (no tombstones). A lookup reads one or
+   two slots and one entry, and never writes. */
 typedef struct mguard__slot { uint32_t hash; uint32_t idx; } mguard__slot;
 typedef struct mguard__index {
     mguard__slot *slots;
@@ -1516,33 +1516,57 @@ typedef struct mguard__index {
     size_t used;
 } mguard__index;
 
-/* What the registry knows about one object, in two parts. The record (48
-   bytes on LP64) holds what every known object needs: key, serial,
-   generation tag, flags and the tables holding it as a key. The side
-   record (64 bytes, ctx->sides) holds what only some objects need: a
+/* The context's index (the engine, >>lifetimes): one open-addressing table
+   per context holding every weak table's entries and every registry record,
+   keyed by (object, table id); table id 0 is the registry. All of an
+   object's slots lie on the probe sequence of its address, so its death
+   finds them with no list of its own, and a key held by one table is one
+   slot. Groups of 8 control bytes (SwissTable's layout: a 7-bit hash tag
+   for a full slot, EMPTY, DELETED, PENDING) are matched 8 at a time with
+   portable SWAR on 64-bit words. A slot holds what a hit needs: the key,
+   the value when it fits 8 bytes (else it lies in the table's own value
+   array at the entry's position), the table id and the entry's position in
+   its table's order array (the registry: the record's index + 1 in value).
+   ctrl and slots share one allocation. */
+#define MGUARD__KX_GROUP 8
+#define MGUARD__KX_EMPTY 0x80u
+#define MGUARD__KX_DELETED 0xFEu
+#define MGUARD__KX_PENDING 0xFFu   /* a death's out-of-memory path: detached, value in place */
+#define MGUARD__KX_INSLOT 8        /* values of up to 8 bytes live in the slot */
+typedef struct mguard__kslot {
+    const void *key;
+    union { uint64_t u; void *p; double d; unsigned char b[8]; } v;
+    uint32_t tid;                 /* 0: the registry; else the table's id */
+    uint32_t pos;                 /* tables: the entry's position in its order array */
+} mguard__kslot;
+typedef struct mguard__kx {
+    unsigned char *ctrl;          /* cap bytes, then (aligned) cap slots */
+    mguard__kslot *slots;
+    size_t mask;                  /* cap - 1; cap is 0 or a power of two >= 8 */
+    size_t used;                  /* full and pending slots */
+    size_t growth_left;           /* empty slots that may still be taken */
+} mguard__kx;
+
+/* What the registry knows about one object, in two parts. The record (32
+   bytes on LP64) holds the object's serial, generation tag and flags; the
+   side record (64 bytes, ctx->sides) holds what only some objects need: a
    tracker's watchers (the first one inline) and mutation count, and the
-   guarded-cache nodes depending on the object; it exists only for an
-   object that has one of them, from the first until the record goes.
+   guarded-cache nodes depending on the object. A record exists only for an
+   object that needs one (a ref or guard pinned its serial, a tracker, a tag,
+   a class mark, a cache node): a key held by tables alone has none (its
+   entries in the context's index are all the context knows of it). The
+   index finds the record under table id 0 (mguard__kx below).
    Invariants: key != NULL for a live record; a free record has key NULL,
    serial 0 (refs read it), and its `side` field links the free list
-   (index + 1). The record stays while anything refers to it (a table
-   entry, a tracker, a tag, a class mark, a cache node) or while its serial
-   was handed out (PINNED: a ref, a guard, a cache's drop reason), and goes only through
-   mguard_on_destroy or when it becomes empty and unpinned; its side
-   record goes with it. TABLES(o)[0..ntables) lists, in the order obj
-   entered them, the weak tables holding obj as a key, and
-   TPOS(o)[0..ntables) where obj's entry lies in each one's dense array
-   (kept when a compaction moves it), so a death or a remove reads the
-   entry with no probe of the table. The first table is inline (most keys
-   are in one table); past one, a heap block (SPILLED) holds its capacity,
-   then the table pointers, then the positions (blocks of 4, 8 and 16
-   slots are kept for reuse: "the records' table blocks" below). */
+   (index + 1). The record stays while anything refers to it or while its
+   serial was handed out (PINNED: a ref, a guard, a cache's drop reason),
+   and goes only through mguard_on_destroy or when it becomes empty and
+   unpinned; its side record goes with it. */
 enum {
     MGUARD__F_PINNED = 1u,
     MGUARD__F_TRACKER = 2u,
     MGUARD__F_TAGGED = 4u,
-    MGUARD__F_CLASS_DYN = 8u,
-    MGUARD__F_SPILLED = 16u      /* tl.more: the tables are in a heap block */
+    MGUARD__F_CLASS_DYN = 8u
 };
 typedef struct mguard__watcher {
     void *guard;
@@ -1550,23 +1574,12 @@ typedef struct mguard__watcher {
     mguard_invalidate_fn fn;     /* NULL: cancelled */
     void *user;
 } mguard__watcher;
-typedef struct mguard__tblock {
-    uint32_t cap, unused_;       /* then cap table pointers, then cap positions */
-} mguard__tblock;
-#define MGUARD__TPOOLS 3         /* kept blocks: lists of 4, 8 and 16 slots */
 typedef struct mguard__obj {
     const void *key;
     uint64_t serial;
     long gen;                    /* F_TAGGED: the generation of the tag */
     uint32_t flags;
-    uint32_t ntables;
-    uint32_t pos1;               /* the inline table's entry position */
     uint32_t side;               /* side record + 1, or 0; free: next free + 1 */
-    union {
-        mguard_weak *one;        /* !SPILLED: the inline table (ntables <= 1) */
-        mguard__tblock *more;    /* SPILLED: the heap block (records move:
-                                    no pointers into them) */
-    } tl;
 } mguard__obj;
 typedef struct mguard__side {
     uint64_t mutations;          /* F_TRACKER: mutations counted */
@@ -1585,15 +1598,6 @@ typedef struct mguard__side {
 /* A side record's watcher list, and its capacity. */
 #define MGUARD__WATCHERS(sd) ((sd)->watch ? (sd)->watch : &(sd)->one)
 #define MGUARD__WCAP(sd) ((sd)->watch ? (sd)->capwatch : 1u)
-/* The tables holding an object, their capacity, and its entry's position in
-   each: inline, or in the heap block. */
-#define MGUARD__BLK_TABLES(b) ((mguard_weak **)(void *)((b) + 1))
-#define MGUARD__BLK_POS(b) ((uint32_t *)(void *)(MGUARD__BLK_TABLES(b) + (b)->cap))
-#define MGUARD__BLK_BYTES(cap) (sizeof(mguard__tblock) + (size_t)(cap) * (sizeof(mguard_weak *) + sizeof(uint32_t)))
-#define MGUARD__SPILLED(o) (((o)->flags & MGUARD__F_SPILLED) != 0)
-#define MGUARD__TCAP(o) (MGUARD__SPILLED(o) ? (o)->tl.more->cap : 1u)
-#define MGUARD__TABLES(o) (MGUARD__SPILLED(o) ? MGUARD__BLK_TABLES((o)->tl.more) : &(o)->tl.one)
-#define MGUARD__TPOS(o) (MGUARD__SPILLED(o) ? MGUARD__BLK_POS((o)->tl.more) : &(o)->pos1)
 /* o's side record, or NULL. */
 #define MGUARD__SIDE(ctx, o) ((o)->side ? &(ctx)->sides[(o)->side - 1] : (mguard__side *)NULL)
 
@@ -1660,13 +1664,16 @@ struct mguard_ctx {
     uint64_t id;                 /* process-wide, never reused: refs carry it */
     mguard_allocator alloc;
     mguard_logger log;
-    mguard__index reg_index;     /* object address -> record */
+    mguard__kx kx;               /* every table entry and record (mguard__kx) */
+    uint32_t live_objs;          /* objects known: distinct keys in kx */
+    struct mguard_weak **tabs;   /* table id -> table (tabs[0] unused); a free
+                                    id's slot links the free ids (id + 1) */
+    uint32_t ntabs, captabs, free_tid;
+    uint64_t next_stamp;         /* table entries made in this context */
     mguard__obj *objs;           /* dense records, with free list */
-    uint32_t nobjs, capobjs, live_objs, free_head;
+    uint32_t nobjs, capobjs, live_recs, free_head;
     mguard__side *sides;         /* side records, with free list */
     uint32_t nsides, capsides, live_sides, free_side;
-    mguard__tblock *tpool[MGUARD__TPOOLS]; /* kept table blocks of 4, 8, 16 slots */
-    uint32_t tpooled, tblocks, tpeak; /* kept; of those sizes in use; the most in use */
     uint64_t next_serial;
     long generation;
     bool strict_gen, warned_untagged; /* mguard_ctx_desc.strict_generations */
@@ -1699,31 +1706,34 @@ struct mguard_ctx {
 };
 
 /* ---- a weak table (its invariants: >>weak) ----------------------------- */
-typedef struct mguard__entry_hdr { const void *key; uint64_t seq; } mguard__entry_hdr;
+/* An entry's place in its table's insertion order: the slot of the
+   context's index holding it (MGUARD__NOSLOT: removed; MGUARD__OPEND set:
+   its value is being destroyed in place), and its stamp: the context's
+   count of entries made when it was made, less the table's base. */
+typedef struct mguard__oelem { uint32_t slot; uint32_t stamp; } mguard__oelem;
+#define MGUARD__NOSLOT 0xffffffffu
+#define MGUARD__OPEND 0x80000000u
 
 struct mguard_weak {
     uint32_t magic;
+    uint32_t tid;                 /* its id in the context's index */
     mguard_ctx *ctx;
     mguard_weak *prev, *next;     /* ctx's table list */
-    size_t value_size, stride, voff;
+    size_t value_size, vstride;   /* vstride: 0 when values live in the slots */
     mguard_value_dtor dtor;
     mguard_key_death_fn on_death;
     void *user;
-    mguard__index index;
-    unsigned char *dense;
+    mguard__oelem *order;         /* order[0..len): the entries, oldest first */
+    unsigned char *vals;          /* vstride != 0: entry i's value at i * vstride */
     uint32_t len, cap, live;
-    uint64_t next_seq, epoch;
+    uint64_t base;                /* stamps are relative to it */
+    uint64_t epoch;               /* compactions so far; rebase: see mguard__weak_rebase */
+    uint64_t rebased;             /* the epoch of the last rebase */
     int busy;         /* drains (clear/destroy) walking the table now */
     int pinned;       /* out-of-memory destructors running on entry bytes */
     int destroying;   /* destroy requested: new keys refused */
     int zombie;       /* destroyed while pinned: freed at unpin */
 };
-
-#define MGUARD__ENTRY(t, i) ((t)->dense + (size_t)(i) * (t)->stride)
-/* Set in an entry's seq while a death destroys its value in place (out of
-   memory, see mguard__death_in_place): the entry is already detached (out
-   of the index, not counted) and is skipped like a tombstone. */
-#define MGUARD__SEQ_PENDING ((uint64_t)1 << 63)
 
 /* ---- handles of the add-on sections ------------------------------------ */
 /* A scope tracker, a dynamism tracker, a ledger and a diff result begin
@@ -2243,27 +2253,213 @@ static mguard_status mguard__ix_reserve(const mguard_ctx *ctx, mguard__index *ix
     return MGUARD_OK;
 }
 
-/* Start loading the home slot of hash h. A caller that must reach one key
-   in several indexes (a death) prefetches them all first, so their cache
-   misses overlap instead of queueing. No effect on results; a no-op where
-   the compiler has no prefetch builtin. */
-#if defined(__GNUC__) || defined(__clang__)
-#define MGUARD__PREFETCH(p) __builtin_prefetch(p)
-#else
-#define MGUARD__PREFETCH(p) ((void)(p))
-#endif
-
-static void mguard__ix_prefetch_slot(const mguard__index *ix, uint32_t h)
-{
-    if (ix->slots) MGUARD__PREFETCH(&ix->slots[h & ix->mask]);
-}
-
 static void mguard__ix_free(const mguard_ctx *ctx, mguard__index *ix)
 {
     mguard__free(ctx, ix->slots);
     ix->slots = NULL;
     ix->mask = 0;
     ix->used = 0;
+}
+
+/* ---- the context's index (the engine) ------------------------------------
+   (The layout is told beside mguard__kx.) A probe visits the groups of 8
+   slots from the one h selects, at triangular distances (1, 3, 6, ...
+   groups on), which reach every group of a power-of-two table. Erasing a
+   slot leaves it EMPTY when its group has an EMPTY slot still (no probe
+   has gone past that group), else DELETED, so lookups never stop early.
+   An insertion takes the first EMPTY or DELETED slot of its probe;
+   growth_left counts the EMPTY slots it may still take, so at least one
+   in 8 stays EMPTY and every probe ends. */
+
+/* The hash of an address for the context's index: its low 7 bits are the
+   control byte's tag, the rest chooses the group. The same mix as
+   mguard__hash_ptr, kept whole. */
+static uint64_t mguard__hash64(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    return x ^ (x >> 32);
+}
+
+#define MGUARD__KX_LSB 0x0101010101010101ull
+#define MGUARD__KX_MSB 0x8080808080808080ull
+
+/* A group's 8 control bytes as one word, byte i in bits 8i..8i+7. */
+static uint64_t mguard__kx_load(const unsigned char *p)
+{
+    uint64_t g;
+    memcpy(&g, p, sizeof g);
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    g = __builtin_bswap64(g);
+#elif !defined(__BYTE_ORDER__)
+    g = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+        (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+#endif
+    return g;
+}
+
+/* Bytes equal to tag (top bit of each; a full slot just above a match may
+   also show: the key compare rejects it), EMPTY ones, EMPTY or DELETED
+   ones (not PENDING). */
+static uint64_t mguard__kx_match(uint64_t g, uint32_t tag)
+{
+    uint64_t x = g ^ (MGUARD__KX_LSB * tag);
+    return (x - MGUARD__KX_LSB) & ~x & MGUARD__KX_MSB;
+}
+static uint64_t mguard__kx_match_empty(uint64_t g) { return g & ~(g << 6) & MGUARD__KX_MSB; }
+static uint64_t mguard__kx_match_free(uint64_t g) { return g & ~(g << 7) & MGUARD__KX_MSB; }
+
+/* The slot within its group of a match mask's lowest byte. */
+static size_t mguard__kx_bit(uint64_t m)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (size_t)__builtin_ctzll(m) >> 3;
+#else
+    size_t i = 0;
+    while (!(m & 0x80u)) { m >>= 8; i++; }
+    return i;
+#endif
+}
+
+#define MGUARD__KX_TAG(h) ((uint32_t)((h) & 0x7f))
+#define MGUARD__KX_HOME(kx, h) ((size_t)((h) >> 7) & (kx)->mask & ~(size_t)7)
+
+/* The slot of (key, tid), or NULL. *known (if not NULL) tells whether key
+   has any slot (under another id) when it has none under tid. Never writes. */
+static mguard__kslot *mguard__kx_find(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h, bool *known)
+{
+    size_t pos, step = 0;
+    uint32_t tag = MGUARD__KX_TAG(h);
+    if (known) *known = false;
+    if (!kx->ctrl) return NULL;
+    pos = MGUARD__KX_HOME(kx, h);
+    for (;;) {
+        uint64_t g = mguard__kx_load(kx->ctrl + pos);
+        uint64_t m = mguard__kx_match(g, tag);
+        while (m) {
+            mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
+            if (s->key == key) {
+                if (s->tid == tid) return s;
+                if (known) *known = true;
+            }
+            m &= m - 1;
+        }
+        if (mguard__kx_match_empty(g)) return NULL;
+        step += MGUARD__KX_GROUP;
+        pos = (pos + step) & kx->mask;
+    }
+}
+
+/* Does key have a full slot under any id? (A pending one is a death's:
+   the object is no longer known.) */
+static bool mguard__kx_has(const mguard__kx *kx, const void *key, uint64_t h)
+{
+    size_t pos, step = 0, i;
+    if (!kx->ctrl) return false;
+    pos = MGUARD__KX_HOME(kx, h);
+    for (;;) {
+        uint64_t g = mguard__kx_load(kx->ctrl + pos);
+        for (i = 0; i < MGUARD__KX_GROUP; i++)
+            if (kx->ctrl[pos + i] < MGUARD__KX_EMPTY && kx->slots[pos + i].key == key) return true;
+        if (mguard__kx_match_empty(g)) return false;
+        step += MGUARD__KX_GROUP;
+        pos = (pos + step) & kx->mask;
+    }
+}
+
+/* The first EMPTY or DELETED slot on h's probe. */
+static size_t mguard__kx_free_slot(const mguard__kx *kx, uint64_t h)
+{
+    size_t pos = MGUARD__KX_HOME(kx, h), step = 0;
+    for (;;) {
+        uint64_t m = mguard__kx_match_free(mguard__kx_load(kx->ctrl + pos));
+        if (m) return pos + mguard__kx_bit(m);
+        step += MGUARD__KX_GROUP;
+        pos = (pos + step) & kx->mask;
+    }
+}
+
+/* Take a free slot for a key hashing to h (room reserved): its index. */
+static size_t mguard__kx_take(mguard__kx *kx, uint64_t h)
+{
+    size_t i = mguard__kx_free_slot(kx, h);
+    if (kx->ctrl[i] == MGUARD__KX_EMPTY) kx->growth_left--;
+    kx->ctrl[i] = (unsigned char)MGUARD__KX_TAG(h);
+    kx->used++;
+    return i;
+}
+
+/* Free slot i (full or pending). */
+static void mguard__kx_erase(mguard__kx *kx, size_t i)
+{
+    if (mguard__kx_match_empty(mguard__kx_load(kx->ctrl + (i & ~(size_t)7)))) {
+        kx->ctrl[i] = MGUARD__KX_EMPTY;
+        kx->growth_left++;
+    } else {
+        kx->ctrl[i] = MGUARD__KX_DELETED;
+    }
+    kx->used--;
+}
+
+#define MGUARD__KX_MAXLOAD(cap) ((cap) - (cap) / 8)
+/* Bytes of a table of cap slots: the control bytes, then the slots. */
+#define MGUARD__KX_CTRLBYTES(cap) (((cap) + 15) & ~(size_t)15)
+
+static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t i);
+
+/* Move every slot into a table of ncap slots (a power of two >= 8), pending
+   ones included. Out of memory, nothing changes. */
+static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
+{
+    mguard__kx *kx = &ctx->kx, nk;
+    size_t i, cap = kx->ctrl ? kx->mask + 1 : 0;
+    unsigned char *blk;
+    if (ncap > ((size_t)1 << 31) || !mguard__mul_fits(ncap, sizeof(mguard__kslot) + 1)) return MGUARD_ENOMEM;
+    blk = (unsigned char *)mguard__alloc(ctx, MGUARD__KX_CTRLBYTES(ncap) + ncap * sizeof(mguard__kslot));
+    if (!blk) return MGUARD_ENOMEM;
+    memset(blk, MGUARD__KX_EMPTY, ncap);
+    nk.ctrl = blk;
+    nk.slots = (mguard__kslot *)(void *)(blk + MGUARD__KX_CTRLBYTES(ncap));
+    nk.mask = ncap - 1;
+    nk.used = 0;
+    nk.growth_left = MGUARD__KX_MAXLOAD(ncap);
+    for (i = 0; i < cap; i++) {
+        if (kx->ctrl[i] < MGUARD__KX_EMPTY || kx->ctrl[i] == MGUARD__KX_PENDING) {
+            const mguard__kslot *s = &kx->slots[i];
+            size_t j = mguard__kx_take(&nk, mguard__hash64(s->key));
+            if (kx->ctrl[i] == MGUARD__KX_PENDING) nk.ctrl[j] = MGUARD__KX_PENDING;
+            nk.slots[j] = *s;
+            if (s->tid) mguard__kx_moved(ctx, s, j);
+        }
+    }
+    mguard__free(ctx, kx->ctrl);
+    *kx = nk;
+    return MGUARD_OK;
+}
+
+/* Room for n more slots: a rehash when the EMPTY slots run short, into a
+   table twice as large, or as large (the tombstones go), or smaller when
+   most of it is empty. */
+static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
+{
+    mguard__kx *kx = &ctx->kx;
+    size_t cap = kx->ctrl ? kx->mask + 1 : 0, need = kx->used + n, ncap;
+    if (kx->growth_left >= n) return MGUARD_OK;
+    if (cap && need * 32 <= cap * 25) {
+        ncap = cap;
+        while (ncap > 8 && need * 32 <= ncap * 7) ncap /= 2;
+    } else {
+        ncap = cap ? cap * 2 : 8;
+        while (MGUARD__KX_MAXLOAD(ncap) < need) ncap *= 2;
+    }
+    return mguard__kx_rehash(ctx, ncap);
+}
+
+static void mguard__kx_free(mguard_ctx *ctx)
+{
+    mguard__free(ctx, ctx->kx.ctrl);
+    memset(&ctx->kx, 0, sizeof ctx->kx);
 }
 
 /* ---- interned strings (shared by the later sections) --------------------
@@ -2736,13 +2932,9 @@ static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d);
 static void mguard__lock_fini(mguard_ctx *ctx);
 static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj);
 static bool mguard__obj_empty(const mguard_ctx *ctx, const mguard__obj *o);
-static void mguard__tpool_trim(mguard_ctx *ctx);
-static int mguard__tpool_of(uint32_t cap);
-static mguard__tblock *mguard__tpool_next(const mguard__tblock *b);
 static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_key_death_fn on_death, void *user, const void *key, void *bytes);
 static void mguard__weak_free(mguard_weak *t);
 static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
-static void mguard__weak_detach(mguard_weak *t, uint32_t e1, uint32_t h);
 static void mguard__copy_value(void *dst, const void *src, size_t n);
 static mguard_status mguard__cache_check_all(mguard_ctx *ctx);
 
@@ -2842,13 +3034,12 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
         if (!o->key) continue;
-        if (MGUARD__SPILLED(o)) mguard__free(ctx, o->tl.more);
         if (o->side) mguard__free(ctx, ctx->sides[o->side - 1].watch);
     }
-    mguard__tpool_trim(ctx);
     mguard__free(ctx, ctx->objs);
     mguard__free(ctx, ctx->sides);
-    mguard__ix_free(ctx, &ctx->reg_index);
+    mguard__free(ctx, ctx->tabs);
+    mguard__kx_free(ctx);
     for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, MGUARD__STR_HDR(ctx->strs[i]));
     mguard__free(ctx, ctx->strs);
     mguard__ix_free(ctx, &ctx->str_index);
@@ -2889,22 +3080,68 @@ static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *i
     return MGUARD_OK;
 }
 
+/* The lowest index among key's full slots (the check counts objects). */
+static size_t mguard__kx_first_of(const mguard__kx *kx, const void *key)
+{
+    uint64_t h = mguard__hash64(key);
+    size_t pos = MGUARD__KX_HOME(kx, h), step = 0, i, first = SIZE_MAX;
+    for (;;) {
+        uint64_t g = mguard__kx_load(kx->ctrl + pos);
+        for (i = pos; i < pos + MGUARD__KX_GROUP; i++)
+            if (kx->ctrl[i] < MGUARD__KX_EMPTY && kx->slots[i].key == key && i < first) first = i;
+        if (mguard__kx_match_empty(g)) return first;
+        step += MGUARD__KX_GROUP;
+        pos = (pos + step) & kx->mask;
+    }
+}
+
 static mguard_status mguard__ctx_check(mguard_ctx *ctx)
 {
+    const mguard__kx *kx = &ctx->kx;
     mguard_weak *t;
-    uint32_t i, j, live = 0, nfree = 0, nside = 0, nblk = 0, f;
-    size_t backrefs = 0, entries = 0;
+    uint32_t i, live = 0, nfree = 0, nside = 0, f, ntab = 0;
+    size_t k, full = 0, empty = 0, entries = 0, recs = 0, objs = 0;
     if (!mguard__ctx_ok(ctx, "mguard_ctx_check")) return MGUARD_EINVAL;
-    if (mguard__check_index(ctx, &ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), ctx->nobjs, "registry"))
-        return MGUARD_EINVAL;
+    /* the index: every full slot is found by its key and names a live
+       table (which says where the entry lies) or a live record */
+    if (kx->ctrl) {
+        size_t cap = kx->mask + 1;
+        MGUARD__CHECK(ctx, cap >= 8 && (cap & (cap - 1)) == 0, "index: capacity %lu is not a power of two >= 8", (unsigned long)cap);
+        for (k = 0; k < cap; k++) {
+            const mguard__kslot *s = &kx->slots[k];
+            unsigned c = kx->ctrl[k];
+            if (c == MGUARD__KX_EMPTY) { empty++; continue; }
+            if (c == MGUARD__KX_DELETED) continue;
+            MGUARD__CHECK(ctx, c < MGUARD__KX_EMPTY || ctx->dying, "index: slot %lu is pending with no death in progress", (unsigned long)k);
+            full++;
+            if (c == MGUARD__KX_PENDING) continue;
+            MGUARD__CHECK(ctx, s->key && c == MGUARD__KX_TAG(mguard__hash64(s->key)), "index: slot %lu has a stale tag", (unsigned long)k);
+            MGUARD__CHECK(ctx, mguard__kx_find(kx, s->key, s->tid, mguard__hash64(s->key), NULL) == s,
+                          "index: slot %lu (%p, table id %u) not found by its key", (unsigned long)k, s->key, s->tid);
+            if (!s->tid) {
+                uint32_t r = (uint32_t)s->v.u;
+                MGUARD__CHECK(ctx, r >= 1 && r <= ctx->nobjs && ctx->objs[r - 1].key == s->key, "index: slot %lu (%p) names record %u, not its own", (unsigned long)k, s->key, r);
+                recs++;
+            } else {
+                const mguard_weak *tt;
+                MGUARD__CHECK(ctx, s->tid < ctx->ntabs, "index: slot %lu names table id %u, out of range", (unsigned long)k, s->tid);
+                tt = ctx->tabs[s->tid];
+                MGUARD__CHECK(ctx, mguard__weak_ok(tt) && tt->tid == s->tid, "index: slot %lu names table id %u, not a live table", (unsigned long)k, s->tid);
+                MGUARD__CHECK(ctx, s->pos < tt->len && tt->order[s->pos].slot == k, "index: slot %lu (%p): its table's order does not point back", (unsigned long)k, s->key);
+                entries++;
+            }
+            objs += mguard__kx_first_of(kx, s->key) == k;   /* each object once */
+        }
+        MGUARD__CHECK(ctx, full == kx->used, "index: %lu slots in use, %lu counted", (unsigned long)kx->used, (unsigned long)full);
+        MGUARD__CHECK(ctx, empty >= kx->growth_left && empty >= cap / 8, "index: %lu empty slots, %lu may be taken", (unsigned long)empty, (unsigned long)kx->growth_left);
+    }
+    MGUARD__CHECK(ctx, objs == ctx->live_objs, "objects known: %u, counted %lu", ctx->live_objs, (unsigned long)objs);
     for (i = 0; i < ctx->nobjs; i++) {
         const mguard__obj *o = &ctx->objs[i];
         if (!o->key) continue;
         live++;
         MGUARD__CHECK(ctx, mguard__reg_find(ctx, o->key) == i + 1, "record %u (%p) not found by its key", i, o->key);
         MGUARD__CHECK(ctx, !mguard__obj_empty(ctx, o), "record %u (%p) is empty but kept", i, o->key);
-        MGUARD__CHECK(ctx, o->ntables <= MGUARD__TCAP(o), "record %u: table count over capacity", i);
-        if (MGUARD__SPILLED(o)) nblk += mguard__tpool_of(o->tl.more->cap) >= 0;
         MGUARD__CHECK(ctx, !(o->flags & MGUARD__F_TRACKER) || o->side, "record %u: a tracker without a side record", i);
         if (o->side) {
             const mguard__side *sd;
@@ -2914,17 +3151,8 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
             MGUARD__CHECK(ctx, sd->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
             nside++;
         }
-        for (j = 0; j < o->ntables; j++) {
-            const mguard_weak *tt = MGUARD__TABLES(o)[j];
-            uint32_t p = MGUARD__TPOS(o)[j];
-            MGUARD__CHECK(ctx, mguard__weak_ok(tt), "record %u: back-reference %u is not a live table", i, j);
-            MGUARD__CHECK(ctx, mguard__weak_get(tt, o->key) != NULL, "record %u: table %p does not hold %p", i, (const void *)tt, o->key);
-            MGUARD__CHECK(ctx, (const unsigned char *)mguard__weak_get(tt, o->key) == MGUARD__ENTRY(tt, p) + tt->voff,
-                          "record %u: position %u in table %p is not %p's entry", i, p, (const void *)tt, o->key);
-            backrefs++;
-        }
     }
-    MGUARD__CHECK(ctx, live == ctx->live_objs, "live record count %u, counted %u", ctx->live_objs, live);
+    MGUARD__CHECK(ctx, live == ctx->live_recs && live == recs, "live record count %u, counted %u", ctx->live_recs, live);
     for (f = ctx->free_head; f; f = ctx->objs[f - 1].side) {
         MGUARD__CHECK(ctx, f <= ctx->nobjs && !ctx->objs[f - 1].key, "free list reaches a live record");
         MGUARD__CHECK(ctx, ++nfree <= ctx->nobjs, "free list has a cycle");
@@ -2936,16 +3164,6 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         MGUARD__CHECK(ctx, ++nfree <= ctx->nsides, "side free list has a cycle");
     }
     MGUARD__CHECK(ctx, nfree + nside == ctx->nsides, "side records: %u used + %u free != %u", nside, nfree, ctx->nsides);
-    MGUARD__CHECK(ctx, nblk == ctx->tblocks, "table blocks: %u in use, %u counted", ctx->tblocks, nblk);
-    for (j = 0, nfree = 0; j < MGUARD__TPOOLS; j++) {
-        const mguard__tblock *b;
-        for (b = ctx->tpool[j]; b; b = mguard__tpool_next(b)) {
-            MGUARD__CHECK(ctx, mguard__tpool_of(b->cap) == (int)j, "kept table block of %u slots on the list of %u", b->cap, 4u << j);
-            MGUARD__CHECK(ctx, ++nfree <= ctx->tpooled, "more kept table blocks than %u", ctx->tpooled);
-        }
-    }
-    MGUARD__CHECK(ctx, nfree == ctx->tpooled, "kept table blocks: %u counted, %u listed", ctx->tpooled, nfree);
-    MGUARD__CHECK(ctx, ctx->tblocks + ctx->tpooled <= ctx->tpeak, "table blocks: %u in use + %u kept over the peak %u", ctx->tblocks, ctx->tpooled, ctx->tpeak);
     MGUARD__CHECK(ctx, ctx->str_index.used == ctx->nstrs, "interned strings: %u, %u in the index", ctx->nstrs, (unsigned)ctx->str_index.used);
     for (i = 0; i < ctx->nstrs; i++) {
         const mguard__str *h = MGUARD__STR_HDR(ctx->strs[i]);
@@ -2953,31 +3171,25 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         MGUARD__CHECK(ctx, h->hash == mguard__hash_str(ctx->strs[i]) && mguard__str_find_h(ctx, ctx->strs[i], h->hash) == ctx->strs[i],
                       "interned string %u (\"%s\") not found by its content", i, ctx->strs[i]);
     }
-    for (t = ctx->tables; t; t = t->next) {
-        uint64_t last = 0;
+    for (t = ctx->tables; t; t = t->next, ntab++) {
         uint32_t nlive = 0;
         MGUARD__CHECK(ctx, mguard__weak_ok(t), "table list holds a dead table");
+        MGUARD__CHECK(ctx, t->tid && t->tid < ctx->ntabs && ctx->tabs[t->tid] == t, "table %p: id %u does not name it", (void *)t, t->tid);
         MGUARD__CHECK(ctx, t->len <= t->cap && t->live <= t->len, "table %p: counts out of range", (void *)t);
-        if (mguard__check_index(ctx, &t->index, t->dense, t->stride, t->len, "table")) return MGUARD_EINVAL;
         for (i = 0; i < t->len; i++) {
-            mguard__entry_hdr hdr;
-            memcpy(&hdr, MGUARD__ENTRY(t, i), sizeof hdr);
-            MGUARD__CHECK(ctx, i == 0 || (hdr.seq & ~MGUARD__SEQ_PENDING) > last, "table %p: entries out of order", (void *)t);
-            last = hdr.seq & ~MGUARD__SEQ_PENDING;
-            if (!hdr.key || (hdr.seq & MGUARD__SEQ_PENDING)) continue;
+            mguard__oelem el = t->order[i];
+            MGUARD__CHECK(ctx, i == 0 || el.stamp > t->order[i - 1].stamp, "table %p: entries out of order", (void *)t);
+            if (el.slot & MGUARD__OPEND) continue;
             nlive++;
-            {
-                uint32_t r = mguard__reg_find(ctx, hdr.key), c = 0;
-                MGUARD__CHECK(ctx, r, "table %p: key %p has no record", (void *)t, hdr.key);
-                for (j = 0; j < ctx->objs[r - 1].ntables; j++) c += MGUARD__TABLES(&ctx->objs[r - 1])[j] == t;
-                MGUARD__CHECK(ctx, c == 1, "table %p: key %p's record lists it %u times", (void *)t, hdr.key, c);
-            }
+            MGUARD__CHECK(ctx, kx->ctrl && el.slot <= kx->mask && kx->ctrl[el.slot] < MGUARD__KX_EMPTY &&
+                          kx->slots[el.slot].tid == t->tid && kx->slots[el.slot].pos == i,
+                          "table %p: entry %u's slot is not its own", (void *)t, i);
         }
-        MGUARD__CHECK(ctx, nlive == t->live && nlive == t->index.used, "table %p: live count %u, counted %u", (void *)t, t->live, nlive);
-        MGUARD__CHECK(ctx, t->next_seq >= t->len, "table %p: seq behind", (void *)t);
-        entries += nlive;
+        MGUARD__CHECK(ctx, nlive == t->live, "table %p: live count %u, counted %u", (void *)t, t->live, nlive);
+        MGUARD__CHECK(ctx, ctx->next_stamp - t->base >= (t->len ? (uint64_t)t->order[t->len - 1].stamp + 1 : 0), "table %p: stamps ahead of the context", (void *)t);
+        entries -= nlive;
     }
-    MGUARD__CHECK(ctx, entries == backrefs, "%lu table entries but %lu back-references", (unsigned long)entries, (unsigned long)backrefs);
+    MGUARD__CHECK(ctx, entries == 0, "the index holds entries of no table's order");
     if (mguard__cache_check_all(ctx)) return MGUARD_EINVAL;
     {
         struct mguard__part *p;
@@ -3006,27 +3218,22 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
 
 /* ---- 2. object registry ------------------------------------------------ */
 
+/* Record index + 1 of obj, or 0 (its slot in the index, under id 0, holds it). */
 static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj)
 {
-    return mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj),
-                           obj, mguard__hash_ptr(obj));
+    const mguard__kslot *s = mguard__kx_find(&ctx->kx, obj, 0, mguard__hash64(obj), NULL);
+    return s ? (uint32_t)s->v.u : 0;
 }
 
-/* Record index + 1 for obj, creating the record if needed (call after
-   mguard__reg_reserve succeeded when obj may be new). */
-static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h);
-static uint32_t mguard__reg_ensure(mguard_ctx *ctx, const void *obj)
-{
-    uint32_t h = mguard__hash_ptr(obj);
-    uint32_t r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), obj, h);
-    return r ? r : mguard__reg_new(ctx, obj, h);
-}
-
-/* Create the record of obj (hash h), known to be absent; room reserved. */
-static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
+/* Create the record of obj, known to have none; room reserved
+   (mguard__admit). */
+static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
+    size_t i;
     mguard__obj *o;
+    uint64_t h = mguard__hash64(obj);
+    if (!mguard__kx_has(&ctx->kx, obj, h)) ctx->live_objs++;
     if (ctx->free_head) {
         r = ctx->free_head;
         ctx->free_head = ctx->objs[r - 1].side;
@@ -3038,103 +3245,21 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, uint32_t h)
     o->key = obj;
     o->serial = ++ctx->next_serial;
     o->gen = -1;
-    ctx->live_objs++;
-    mguard__ix_put(&ctx->reg_index, h, r);
+    ctx->live_recs++;
+    i = mguard__kx_take(&ctx->kx, h);
+    ctx->kx.slots[i].key = obj;
+    ctx->kx.slots[i].v.u = r;
+    ctx->kx.slots[i].tid = 0;
+    ctx->kx.slots[i].pos = 0;
     return r;
 }
 
-/* ---- 2. the records' table blocks, kept for reuse ----------------------
-   A key in more than one table keeps its table list in a heap block of 4,
-   8 or 16 slots (then 32, 64, ..., not kept). A freed block of those sizes
-   goes on its size's list for the next key that needs one, so a key
-   entering a second table, leaving it or dying costs no allocator call in
-   a steady state. Blocks of those sizes in use and kept never exceed the
-   most in use at once (tpeak): a new block with the bound reached, once
-   allocated (out of memory, nothing changed), frees a kept one of another
-   size. Nor do kept blocks outnumber MGUARD__POOL_KEEP(blocks in use):
-   a give-back beyond that frees (issue 23: after a storm of deaths a
-   long-running program holds what is live, not its peak). mguard_ctx_destroy
-   frees them. */
-
-/* The most blocks a pool (this one, the caches' entry blocks) keeps with
-   `inuse` blocks in use: half as many, and a few for the small case. */
-#define MGUARD__POOL_KEEP(inuse) ((inuse) / 2u + 64u)
-
-static int mguard__tpool_of(uint32_t cap)
+/* Record index + 1 for obj, creating the record if needed (room reserved
+   by mguard__admit when obj may be new). */
+static uint32_t mguard__reg_ensure(mguard_ctx *ctx, const void *obj)
 {
-    return cap == 4 ? 0 : cap == 8 ? 1 : cap == 16 ? 2 : -1;
-}
-
-/* A kept block's link to the next (its first table slot). */
-static mguard__tblock *mguard__tpool_next(const mguard__tblock *b)
-{
-    mguard__tblock *next;
-    memcpy(&next, (const void *)(b + 1), sizeof(mguard__tblock *));   /* MGUARD__BLK_TABLES(b) */
-    return next;
-}
-
-/* Take the first kept block of size class k. */
-static mguard__tblock *mguard__tpool_pop(mguard_ctx *ctx, int k)
-{
-    mguard__tblock *b = ctx->tpool[k];
-    ctx->tpool[k] = mguard__tpool_next(b);
-    ctx->tpooled--;
-    return b;
-}
-
-/* A block of cap slots, kept or new (NULL: out of memory). */
-static mguard__tblock *mguard__tblock_alloc(mguard_ctx *ctx, uint32_t cap)
-{
-    int k = mguard__tpool_of(cap);
-    mguard__tblock *b;
-    if (k >= 0 && ctx->tpool[k]) {
-        b = mguard__tpool_pop(ctx, k);
-    } else {
-        b = (mguard__tblock *)mguard__alloc(ctx, MGUARD__BLK_BYTES(cap));
-        if (!b) return NULL;   /* nothing changed: the kept blocks stay */
-        b->cap = cap;
-        b->unused_ = 0;
-        if (k >= 0 && ctx->tpooled && ctx->tblocks + ctx->tpooled >= ctx->tpeak) {
-            int j = 0;
-            while (!ctx->tpool[j]) j++;
-            mguard__free(ctx, mguard__tpool_pop(ctx, j));
-        }
-    }
-    if (k >= 0 && ++ctx->tblocks > ctx->tpeak) ctx->tpeak = ctx->tblocks;
-    return b;
-}
-
-/* Keep or free block b, no longer counted as in use. */
-static void mguard__tblock_put(mguard_ctx *ctx, mguard__tblock *b)
-{
-    int k = mguard__tpool_of(b->cap);
-    if (k < 0 || ctx->tblocks + ctx->tpooled >= ctx->tpeak || ctx->tpooled >= MGUARD__POOL_KEEP(ctx->tblocks)) {
-        mguard__free(ctx, b);
-    } else {
-        memcpy((void *)MGUARD__BLK_TABLES(b), &ctx->tpool[k], sizeof(mguard__tblock *));
-        ctx->tpool[k] = b;
-        ctx->tpooled++;
-    }
-    /* the blocks in use fell (a death took its block out of the count) */
-    for (k = 0; ctx->tpooled > MGUARD__POOL_KEEP(ctx->tblocks); k++) {
-        if (k == MGUARD__TPOOLS) k = 0;
-        if (ctx->tpool[k]) mguard__free(ctx, mguard__tpool_pop(ctx, k));
-    }
-}
-
-/* Give back a block in use. */
-static void mguard__tblock_free(mguard_ctx *ctx, mguard__tblock *b)
-{
-    if (mguard__tpool_of(b->cap) >= 0) ctx->tblocks--;
-    mguard__tblock_put(ctx, b);
-}
-
-/* Free the kept blocks. */
-static void mguard__tpool_trim(mguard_ctx *ctx)
-{
-    int k;
-    for (k = 0; k < MGUARD__TPOOLS; k++)
-        while (ctx->tpool[k]) mguard__free(ctx, mguard__tpool_pop(ctx, k));
+    uint32_t r = mguard__reg_find(ctx, obj);
+    return r ? r : mguard__reg_new(ctx, obj);
 }
 
 /* Room for n more side records (ENOMEM, not logged: nothing changed). */
@@ -3166,15 +3291,14 @@ static mguard__side *mguard__side_take(mguard_ctx *ctx, uint32_t r)
     return &ctx->sides[x - 1];
 }
 
-/* Drop record r, whose key hashes to h, from the registry (the caller has
-   detached everything), with its side record. A free record is read for
+/* Free record r and its side record; its slot in the index (slot i) goes
+   too. The caller has detached everything else. A free record is read for
    its key (NULL), serial (0) and free link (side) only: mguard__reg_new
    clears the rest. */
-static void mguard__reg_drop_hashed(mguard_ctx *ctx, uint32_t r, uint32_t h)
+static void mguard__reg_free(mguard_ctx *ctx, uint32_t r, size_t i)
 {
     mguard__obj *o = &ctx->objs[r - 1];
-    mguard__ix_del(&ctx->reg_index, h, r);
-    if (MGUARD__SPILLED(o)) mguard__tblock_free(ctx, o->tl.more);
+    mguard__kx_erase(&ctx->kx, i);
     if (o->side) {
         mguard__side *sd = &ctx->sides[o->side - 1];
         mguard__free(ctx, sd->watch);
@@ -3189,18 +3313,24 @@ static void mguard__reg_drop_hashed(mguard_ctx *ctx, uint32_t r, uint32_t h)
     o->serial = 0;
     o->side = ctx->free_head;
     ctx->free_head = r;
-    ctx->live_objs--;
+    ctx->live_recs--;
 }
 
+/* Drop record r from the registry (the caller has detached everything); the
+   object stays known while a table holds it. */
 static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
 {
-    mguard__reg_drop_hashed(ctx, r, mguard__hash_ptr(ctx->objs[r - 1].key));
+    const void *key = ctx->objs[r - 1].key;
+    uint64_t h = mguard__hash64(key);
+    const mguard__kslot *s = mguard__kx_find(&ctx->kx, key, 0, h, NULL);
+    MGUARD_ASSERT(s && s->v.u == r);
+    mguard__reg_free(ctx, r, (size_t)(s - ctx->kx.slots));
+    if (!mguard__kx_has(&ctx->kx, key, h)) ctx->live_objs--;
 }
-
 
 static bool mguard__obj_empty(const mguard_ctx *ctx, const mguard__obj *o)
 {
-    return o->ntables == 0 && (o->flags & (MGUARD__F_PINNED | MGUARD__F_TRACKER | MGUARD__F_TAGGED | MGUARD__F_CLASS_DYN)) == 0 &&
+    return (o->flags & (MGUARD__F_PINNED | MGUARD__F_TRACKER | MGUARD__F_TAGGED | MGUARD__F_CLASS_DYN)) == 0 &&
            (!o->side || !ctx->sides[o->side - 1].cdeps);
 }
 
@@ -3221,10 +3351,31 @@ static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
     return mguard__ctx_ok(ctx, "mguard_ctx_object_count") ? ctx->live_objs : 0;
 }
 
+/* The table of id tid (the index's slots name their table by id). */
+#define MGUARD__TAB(ctx, tid) ((ctx)->tabs[tid])
+
+/* The index moved slot s (a table entry) to slot j: its order says so. */
+static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j)
+{
+    mguard__oelem *el = &MGUARD__TAB(ctx, s->tid)->order[s->pos];
+    el->slot = (uint32_t)j | (el->slot & MGUARD__OPEND);
+}
+
+/* A table entry's value: in its slot, or in the table's value array. */
+static unsigned char *mguard__kvalue(const mguard_weak *t, mguard__kslot *s)
+{
+    return t->vstride ? t->vals + (size_t)s->pos * t->vstride : s->v.b;
+}
+
+/* An entry's stamp, whole: when it was made, counted in entries the
+   context made. */
+#define MGUARD__STAMP(t, el) ((t)->base + (el).stamp)
+
 
 /* ---- 2. object lifetimes: the destructor hook ---------------------------
    Phase 1 detaches obj from everything with no callback and, in the common
-   case, no allocation: values are copied into a buffer on the C stack (a
+   case, no allocation: its slots in the index are found on its probe
+   (no list of its own), values are copied into a buffer on the C stack (a
    heap block when they do not fit), watchers are swapped out of the
    record, the record is dropped. Phase 2 calls out: watchers in
    registration order (attr NULL), then key_death and the value
@@ -3233,11 +3384,13 @@ static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
    registered again. If the heap block cannot be had, the same two phases
    run without it (mguard__death_in_place, logged). */
 typedef struct mguard__pending {
-    mguard_value_dtor dtor;
-    mguard_key_death_fn on_death;
+    mguard_weak *t;
+    mguard_value_dtor dtor;      /* t's callbacks, read in phase 1 (an earlier */
+    mguard_key_death_fn on_death;   /* callback may destroy t) */
     void *user;
-    size_t size;
-    size_t off;
+    uint64_t stamp;              /* when obj entered t: the callbacks' order */
+    uint32_t slot, pos;          /* where the entry lay */
+    size_t off;                  /* its value's copy in the buffer */
 } mguard__pending;
 
 static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
@@ -3271,102 +3424,180 @@ static void mguard__take_watchers(mguard__side *sd, mguard__watcher **w, size_t 
     sd->nwatch = 0;
 }
 
-/* Take obj's watchers (see mguard__take_watchers) and drop its record,
-   whose key hashes to h (its tables are detached). */
-static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, uint32_t h, mguard__watcher **w, size_t *nw,
+/* obj's slots in the index: its record (*rslot, or SIZE_MAX) and up to
+   cap table entries in p (pending[].t, .slot, .pos, .stamp), sorted by
+   stamp. Returns how many table entries obj has (more than cap: counted,
+   not listed). */
+static size_t mguard__death_slots(const mguard_ctx *ctx, const void *obj, uint64_t h, mguard__pending *p, size_t cap,
+                                  size_t *rslot)
+{
+    const mguard__kx *kx = &ctx->kx;
+    size_t pos, step = 0, n = 0, i, j;
+    uint32_t tag = MGUARD__KX_TAG(h);
+    *rslot = SIZE_MAX;
+    if (!kx->ctrl) return 0;
+    pos = MGUARD__KX_HOME(kx, h);
+    for (;;) {
+        uint64_t g = mguard__kx_load(kx->ctrl + pos);
+        uint64_t m = mguard__kx_match(g, tag);
+        while (m) {
+            size_t k = pos + mguard__kx_bit(m);
+            const mguard__kslot *s = &kx->slots[k];
+            m &= m - 1;
+            if (s->key != obj) continue;
+            if (!s->tid) {
+                *rslot = k;
+            } else {
+                if (n < cap) {
+                    mguard_weak *t = MGUARD__TAB(ctx, s->tid);
+                    p[n].t = t;
+                    p[n].slot = (uint32_t)k;
+                    p[n].pos = s->pos;
+                    p[n].stamp = MGUARD__STAMP(t, t->order[s->pos]);
+                }
+                n++;
+            }
+        }
+        if (mguard__kx_match_empty(g)) break;
+        step += MGUARD__KX_GROUP;
+        pos = (pos + step) & kx->mask;
+    }
+    /* the order obj entered its tables (usually one: nothing to sort) */
+    for (i = 1; i < n && i < cap; i++) {
+        mguard__pending x = p[i];
+        for (j = i; j > 0 && p[j - 1].stamp > x.stamp; j--) p[j] = p[j - 1];
+        p[j] = x;
+    }
+    return n;
+}
+
+/* Take obj's watchers (see mguard__take_watchers) and free its record r
+   (slot rslot); obj's table entries are detached already. */
+static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, size_t rslot, mguard__watcher **w, size_t *nw,
                                       mguard__watcher *one)
 {
     mguard__obj *o = &ctx->objs[r - 1];
     *w = NULL;
     *nw = 0;
     if (o->side) mguard__take_watchers(&ctx->sides[o->side - 1], w, nw, one);
-    o->ntables = 0;
-    mguard__reg_drop_hashed(ctx, r, h);
+    mguard__reg_free(ctx, r, rslot);
 }
 
-/* Out of memory: the same two phases with no buffer. Phase 1 leaves each
-   value where it lies, in an entry that is detached (out of the index, not
-   counted) and marked pending, so iterators, drains and the check skip it;
-   the table is pinned so the entry neither moves (growth and compaction
-   answer ENOMEM meanwhile) nor is freed (a destroy during phase 2 leaves
-   the final free to the unpin). Phase 2 fires the watchers, then destroys
-   each value in place and turns its entry into a plain tombstone. The
-   record's table list is taken over (a heap block) or copied (inline),
-   positions included: pinned tables do not move their entries. */
-static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint32_t r)
+static void mguard__weak_free(mguard_weak *t);
+static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_key_death_fn on_death,
+                               void *user, const void *key, void *bytes);
+
+/* Phase 2's end, shared by both paths: the cache's values, the waits, obj
+   off the dying list. */
+static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial, struct mguard__centry *cdropped,
+                              mguard__dying *dying)
 {
-    mguard__obj *o = &ctx->objs[r - 1];
-    mguard_weak *inl[1];         /* the inline table (nt <= 1) */
-    uint32_t inl_pos[1];
-    mguard__tblock *blk = NULL;
-    mguard_weak **tables = inl;
-    uint32_t *pos = inl_pos;
-    uint32_t i, nt = o->ntables, h = mguard__hash_ptr(obj);
-    uint64_t serial = o->serial;
-    mguard__watcher *w, one;
-    size_t nw;
+    mguard__dying **pp;
+    mguard__cache_finish(ctx, cdropped);
+    /* still dying meanwhile: a callback cannot register obj again */
+    if (ctx->lk && serial) mguard__wait_guard(ctx, obj, serial);
+    if (ctx->hooking) mguard__wait_hooks(ctx, obj);
+    /* another thread's death may have been pushed above ours */
+    for (pp = &ctx->dying; *pp != dying; pp = &(*pp)->next) {}
+    *pp = dying->next;
+}
+
+/* Out of memory: the same two phases with no buffer, for obj's n table
+   entries (more than the stack list holds, so they are found again on
+   obj's probe). Phase 1 marks each entry's slot PENDING (out of every
+   lookup, not counted, not reused; the index does not rehash meanwhile)
+   and its order entry pending, so iterators, drains and the check skip it;
+   the table is pinned so a value in its array neither moves nor is freed (a
+   destroy during phase 2 leaves the final free to the unpin). Phase 2 fires
+   the watchers, then destroys each value in place and frees its slot. */
+/* obj's pending slot (a death in place) made first, or SIZE_MAX. Its
+   slots lie on its probe, up to the first group with an EMPTY slot. */
+static size_t mguard__kx_first_pending(const mguard_ctx *ctx, const void *obj, uint64_t h)
+{
+    const mguard__kx *kx = &ctx->kx;
+    size_t pos = MGUARD__KX_HOME(kx, h), step = 0, i, best = SIZE_MAX;
+    uint64_t bs = 0;
+    for (;;) {
+        uint64_t g = mguard__kx_load(kx->ctrl + pos);
+        for (i = pos; i < pos + MGUARD__KX_GROUP; i++) {
+            const mguard_weak *t;
+            if (kx->ctrl[i] != MGUARD__KX_PENDING || kx->slots[i].key != obj) continue;
+            t = MGUARD__TAB(ctx, kx->slots[i].tid);
+            if (best == SIZE_MAX || MGUARD__STAMP(t, t->order[kx->slots[i].pos]) < bs) {
+                best = i;
+                bs = MGUARD__STAMP(t, t->order[kx->slots[i].pos]);
+            }
+        }
+        if (mguard__kx_match_empty(g)) return best;
+        step += MGUARD__KX_GROUP;
+        pos = (pos + step) & kx->mask;
+    }
+}
+
+static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
+{
+    mguard__kx *kx = &ctx->kx;
+    uint32_t r, tag = MGUARD__KX_TAG(h);
+    size_t k, pos = MGUARD__KX_HOME(kx, h), step = 0, rslot = SIZE_MAX, nw = 0;
+    uint64_t serial = 0;
+    mguard__watcher *w = NULL, one;
     mguard__dying dying;
-    struct mguard__centry *cdropped;
-    if (MGUARD__SPILLED(o)) {
-        blk = o->tl.more;
-        tables = MGUARD__BLK_TABLES(blk);
-        pos = MGUARD__BLK_POS(blk);
-        o->tl.more = NULL;
-        o->flags &= ~(uint32_t)MGUARD__F_SPILLED;
-        if (mguard__tpool_of(blk->cap) >= 0) ctx->tblocks--;   /* ours now: out of the count */
-    } else {
-        memcpy(inl, &o->tl.one, sizeof inl);
-        memcpy(inl_pos, &o->pos1, sizeof inl_pos);
+    struct mguard__centry *cdropped = NULL;
+    /* Phase 1: detach, slot by slot on obj's probe. */
+    for (;;) {
+        uint64_t g = mguard__kx_load(kx->ctrl + pos);
+        uint64_t m = mguard__kx_match(g, tag);
+        while (m) {
+            mguard__kslot *s;
+            mguard_weak *t;
+            k = pos + mguard__kx_bit(m);
+            m &= m - 1;
+            s = &kx->slots[k];
+            if (s->key != obj) continue;
+            if (!s->tid) {
+                rslot = k;
+                continue;
+            }
+            t = MGUARD__TAB(ctx, s->tid);
+            kx->ctrl[k] = MGUARD__KX_PENDING;
+            t->order[s->pos].slot |= MGUARD__OPEND;
+            t->live--;
+            t->pinned++;
+        }
+        if (mguard__kx_match_empty(g)) break;
+        step += MGUARD__KX_GROUP;
+        pos = (pos + step) & kx->mask;
     }
-    /* Phase 1: detach. */
-    for (i = 0; i < nt; i++) {
-        mguard_weak *t = tables[i];
-        uint32_t e1 = pos[i] + 1;
-        mguard__entry_hdr hdr;
-        MGUARD_ASSERT(e1 <= t->len && memcmp(MGUARD__ENTRY(t, e1 - 1), &obj, sizeof obj) == 0);
-        mguard__ix_del(&t->index, h, e1);
-        memcpy(&hdr, MGUARD__ENTRY(t, e1 - 1), sizeof hdr);
-        hdr.seq |= MGUARD__SEQ_PENDING;
-        memcpy(MGUARD__ENTRY(t, e1 - 1), &hdr, sizeof hdr);
-        t->live--;
-        t->pinned++;
+    if (rslot != SIZE_MAX) {
+        r = (uint32_t)kx->slots[rslot].v.u;
+        serial = ctx->objs[r - 1].serial;
+        cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
+        mguard__death_drop_record(ctx, r, rslot, &w, &nw, &one);
     }
-    cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
-    mguard__death_drop_record(ctx, r, h, &w, &nw, &one);
+    ctx->live_objs--;
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->dying = &dying;
-    /* logged in phase 2: the logger may call back in (grow the registry,
-       put obj in another table), so not while o and nt are read */
+    /* logged in phase 2: the logger may call back in */
     mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
-    if (w != &one) mguard__free(ctx, w);
-    for (i = 0; i < nt; i++) {
-        mguard_weak *t = tables[i];
-        mguard__entry_hdr hdr;
-        /* obj's pending entry is where phase 1 left it: t is pinned, so
-           neither a compaction nor a free moved it */
-        memcpy(&hdr, MGUARD__ENTRY(t, pos[i]), sizeof hdr);
-        MGUARD_ASSERT(hdr.key == obj && (hdr.seq & MGUARD__SEQ_PENDING));
-        mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, MGUARD__ENTRY(t, pos[i]) + t->voff);
-        memcpy(&hdr, MGUARD__ENTRY(t, pos[i]), sizeof hdr);
-        hdr.key = NULL;
-        hdr.seq &= ~MGUARD__SEQ_PENDING;
-        memcpy(MGUARD__ENTRY(t, pos[i]), &hdr, sizeof hdr);
+    if (w && w != &one) mguard__free(ctx, w);
+    /* the entry made first next, found again each time (a callback may
+       grow the index, which moves pending slots too): a value in a slot
+       is handed over as a copy, a value in a table's array where it lies
+       (the table is pinned) */
+    while ((k = mguard__kx_first_pending(ctx, obj, h)) != SIZE_MAX) {
+        mguard__kslot *s = &kx->slots[k];
+        mguard_weak *t = MGUARD__TAB(ctx, s->tid);
+        mguard__kslot v = *s;
+        t->order[v.pos].slot = MGUARD__NOSLOT;
+        mguard__kx_erase(kx, k);
+        mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, mguard__kvalue(t, &v));
         if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
     }
-    mguard__cache_finish(ctx, cdropped);
-    if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
-    if (ctx->hooking) mguard__wait_hooks(ctx, obj);
-    {
-        /* another thread's death may have been pushed above ours */
-        mguard__dying **pp;
-        for (pp = &ctx->dying; *pp != &dying; pp = &(*pp)->next) {}
-        *pp = dying.next;
-    }
-    if (blk) mguard__tblock_put(ctx, blk);
+    mguard__death_end(ctx, obj, serial, cdropped, &dying);
 }
 
 static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
@@ -3376,25 +3607,30 @@ static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
         if (l->obj == obj) l->died = true;
 }
 
+static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
+static void mguard__copy_value(void *dst, const void *src, size_t n);
+
+/* The entries the stack list of a death holds; past them, a heap list. */
+#define MGUARD__DEATH_LIST 8
 
 static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 {
-    uint32_t r, i, nt;
-    mguard__obj *o;
-    mguard__watcher *w, one;
+    mguard__kx *kx;
+    mguard__pending list[MGUARD__DEATH_LIST], *pend = list;
+    size_t i, nt, rslot, nw = 0, need = 0, off = 0;
+    uint32_t r;
+    uint64_t h, serial = 0;
+    mguard__watcher *w = NULL, one;
     mguard__dying dying;
-    uint32_t h;
-    size_t nw, need, off;
     union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
     unsigned char *buf = stackbuf.bytes;
-    mguard__pending *pend;
-    uint64_t serial;
-    struct mguard__centry *cdropped;
+    struct mguard__centry *cdropped = NULL;
     if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
     if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
-    h = mguard__hash_ptr(obj);
-    r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), obj, h);
-    if (!r) {
+    kx = &ctx->kx;
+    h = mguard__hash64(obj);
+    nt = mguard__death_slots(ctx, obj, h, list, MGUARD__DEATH_LIST, &rslot);
+    if (!nt && rslot == SIZE_MAX) {
         /* forgotten already; from inside obj's own death it is a double
            destroy the program would not see otherwise */
         if (ctx->dying && mguard__is_dying(ctx, obj))
@@ -3402,70 +3638,60 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         if (ctx->hooking) mguard__wait_hooks(ctx, obj);
         return;
     }
-    o = &ctx->objs[r - 1];
-    serial = o->serial;
-    nt = o->ntables;
-    need = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
-    for (i = 0; i < nt; i++) {
-        const mguard_weak *t = MGUARD__TABLES(o)[i];
-        if (t->dtor || t->on_death) need += MGUARD__ROUND16(t->value_size);   /* no copy for a table with no callback */
+    if (nt > MGUARD__DEATH_LIST) {
+        /* the list outgrows the stack's: on the heap, found again */
+        pend = (mguard__pending *)mguard__alloc(ctx, nt * sizeof *pend);
+        if (!pend) {
+            mguard__death_in_place(ctx, obj, h);
+            return;
+        }
+        (void)mguard__death_slots(ctx, obj, h, pend, nt, &rslot);
     }
+    for (i = 0; i < nt; i++)
+        if (pend[i].t->dtor || pend[i].t->on_death) need += MGUARD__ROUND16(pend[i].t->value_size);
     if (need > sizeof stackbuf.bytes) {
         buf = (unsigned char *)mguard__alloc(ctx, need);
         if (!buf) {
-            mguard__death_in_place(ctx, obj, r);
+            if (pend != list) mguard__free(ctx, pend);
+            mguard__death_in_place(ctx, obj, h);
             return;
         }
     }
-    if (nt > 1) {
-        mguard_weak **ts = MGUARD__TABLES(o);
-        const uint32_t *ps = MGUARD__TPOS(o);
-        for (i = 0; i < nt; i++) {
-            mguard__ix_prefetch_slot(&ts[i]->index, h);
-            MGUARD__PREFETCH(MGUARD__ENTRY(ts[i], ps[i]));
-        }
-    }
-    /* Phase 1: detach; the record says where each entry lies. */
-    pend = (mguard__pending *)(void *)buf;
-    off = MGUARD__ROUND16((size_t)nt * sizeof(mguard__pending));
+    /* Phase 1: detach. */
     for (i = 0; i < nt; i++) {
-        mguard_weak *t = MGUARD__TABLES(o)[i];
-        uint32_t e1 = MGUARD__TPOS(o)[i] + 1;
-        MGUARD_ASSERT(e1 <= t->len && memcmp(MGUARD__ENTRY(t, e1 - 1), &obj, sizeof obj) == 0);
+        mguard_weak *t = pend[i].t;
         pend[i].dtor = t->dtor;
         pend[i].on_death = t->on_death;
         pend[i].user = t->user;
-        pend[i].size = t->value_size;
         pend[i].off = off;
         if (t->dtor || t->on_death) {
-            mguard__copy_value(buf + off, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
+            mguard__copy_value(buf + off, mguard__kvalue(t, &kx->slots[pend[i].slot]), t->value_size);
             off += MGUARD__ROUND16(t->value_size);
         }
-        mguard__weak_detach(t, e1, h);
+        t->order[pend[i].pos].slot = MGUARD__NOSLOT;
+        t->live--;
+        mguard__kx_erase(kx, pend[i].slot);
     }
-    cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
-    mguard__death_drop_record(ctx, r, h, &w, &nw, &one);
+    if (rslot != SIZE_MAX) {
+        r = (uint32_t)kx->slots[rslot].v.u;
+        serial = ctx->objs[r - 1].serial;
+        cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
+        mguard__death_drop_record(ctx, r, rslot, &w, &nw, &one);
+    }
+    ctx->live_objs--;
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; unlinked before this function returns */
     ctx->dying = &dying;
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
-    if (w != &one) mguard__free(ctx, w);
+    if (w && w != &one) mguard__free(ctx, w);
     for (i = 0; i < nt; i++)
         if (pend[i].dtor || pend[i].on_death)
             mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
-    mguard__cache_finish(ctx, cdropped);
-    /* still dying meanwhile: a callback cannot register obj again */
-    if (ctx->lk) mguard__wait_guard(ctx, obj, serial);
-    if (ctx->hooking) mguard__wait_hooks(ctx, obj);
-    {
-        /* another thread's death may have been pushed above ours */
-        mguard__dying **pp;
-        for (pp = &ctx->dying; *pp != &dying; pp = &(*pp)->next) {}
-        *pp = dying.next;
-    }
+    mguard__death_end(ctx, obj, serial, cdropped, &dying);
     if (buf != stackbuf.bytes) mguard__free(ctx, buf);
+    if (pend != list) mguard__free(ctx, pend);
 }
 
 
@@ -3474,21 +3700,47 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 /* >>weak: 3. weak key tables */
 /* ======================================================================= */
 
-/* A table: the hash index over a dense array of entries, each
-   {key, seq, value bytes}, in insertion order. A removed entry leaves a
-   tombstone (key NULL) so positions never move under an iterator; the dense
-   array is compacted (order kept, epoch bumped) only when it is full and at
-   least a quarter tombstones, and never during a death. seq numbers grow
-   with insertion, so an iterator that sees the epoch change finds its place
-   again by binary search. Invariants: live == index.used == number of
-   non-NULL keys in dense[0..len); each live key's registry record lists
-   this table exactly once, with the entry's position in dense (a
-   compaction updates it). */
+/* A table: its entries live in the context's index (mguard__kx), one slot
+   each under the table's id; the table keeps their insertion order in
+   `order` (and, for values over 8 bytes, the values in `vals`, by order
+   position). A removed entry leaves a tombstone in the order (slot
+   MGUARD__NOSLOT) so positions never move under an iterator; the order is
+   compacted (order kept, epoch bumped) only when it is full and at least a
+   quarter tombstones, and never during a death. Stamps grow along the
+   order, so an iterator that sees the epoch change finds its place again
+   by binary search. Invariants: live == the slots under the table's id ==
+   the order's entries that are not tombstones; entry i's slot has pos i;
+   stamps strictly increase along the order. */
+
+/* An id for a new table (tabs[0] is the registry's): 0 when out of memory. */
+static uint32_t mguard__tid_take(mguard_ctx *ctx)
+{
+    uint32_t tid;
+    if (ctx->free_tid) {
+        tid = ctx->free_tid;
+        memcpy(&ctx->free_tid, &ctx->tabs[tid], sizeof ctx->free_tid);
+        return tid;
+    }
+    if (!ctx->ntabs) ctx->ntabs = 1;
+    if (ctx->ntabs == 0x7fffffffu ||
+        mguard__reserve(ctx, (void **)&ctx->tabs, &ctx->captabs, (size_t)ctx->ntabs + 1, sizeof *ctx->tabs))
+        return 0;
+    return ctx->ntabs++;
+}
+
+/* Give id tid back: its entry links the free ids. */
+static void mguard__tid_put(mguard_ctx *ctx, uint32_t tid)
+{
+    ctx->tabs[tid] = NULL;
+    memcpy(&ctx->tabs[tid], &ctx->free_tid, sizeof ctx->free_tid);
+    ctx->free_tid = tid;
+}
 
 static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
 {
     mguard_weak *t;
     size_t vs;
+    uint32_t tid;
     if (!mguard__ctx_can_create(ctx, "mguard_weak_create")) return NULL;
     if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
@@ -3501,21 +3753,24 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
     }
 #endif
     t = (mguard_weak *)mguard__alloc(ctx, sizeof *t);
-    if (!t) {
+    tid = t ? mguard__tid_take(ctx) : 0;
+    if (!tid) {
+        mguard__free(ctx, t);
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_weak_create: out of memory");
         return NULL;
     }
     memset(t, 0, sizeof *t);
     t->magic = ctx->lk ? MGUARD__MAGIC_WEAK_TS : MGUARD__MAGIC_WEAK;
+    t->tid = tid;
+    ctx->tabs[tid] = t;
     t->ctx = ctx;
     vs = desc->value_size;
     t->value_size = vs;
-    t->voff = sizeof(mguard__entry_hdr);
-    t->stride = t->voff + ((vs + 7) & ~(size_t)7);
-    if (vs >= 16) t->stride = (t->stride + 15) & ~(size_t)15; /* 16-aligned values */
+    if (vs > MGUARD__KX_INSLOT) t->vstride = vs >= 16 ? (vs + 15) & ~(size_t)15 : (vs + 7) & ~(size_t)7;
     t->dtor = desc->value_dtor;
     t->on_death = desc->key_death;
     t->user = desc->user;
+    t->base = ctx->next_stamp;
     t->next = ctx->tables;
     if (ctx->tables) ctx->tables->prev = t;
     ctx->tables = t;
@@ -3523,41 +3778,6 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
     mguard__dbg_add(ctx, t);
 #endif
     return t;
-}
-
-/* Where t lies in record o's table list, or ntables if it is not there. */
-static uint32_t mguard__obj_table_at(const mguard__obj *o, const mguard_weak *t)
-{
-    mguard_weak *const *tables = MGUARD__TABLES(o);
-    uint32_t i = 0;
-    while (i < o->ntables && tables[i] != t) i++;
-    return i;
-}
-
-/* Remove back-reference i from record o's table list (keeping the order). */
-static void mguard__obj_unlink_table(mguard__obj *o, uint32_t i)
-{
-    uint32_t n = o->ntables - i - 1;
-    if (n) {
-        mguard_weak **tables = MGUARD__TABLES(o);
-        uint32_t *pos = MGUARD__TPOS(o);
-        memmove(&tables[i], &tables[i + 1], n * sizeof(mguard_weak *));
-        memmove(&pos[i], &pos[i + 1], n * sizeof(uint32_t));
-    }
-    o->ntables--;
-}
-
-/* Detach the entry at dense position pos (index + 1 = e1): tombstone it and
-   drop it from the index. Does not touch the registry. */
-static void mguard__weak_detach(mguard_weak *t, uint32_t e1, uint32_t h)
-{
-    mguard__entry_hdr hdr;
-    unsigned char *e = MGUARD__ENTRY(t, e1 - 1);
-    mguard__ix_del(&t->index, h, e1);
-    memcpy(&hdr, e, sizeof hdr);
-    hdr.key = NULL;
-    memcpy(e, &hdr, sizeof hdr);
-    t->live--;
 }
 
 /* Call a value's callbacks: key_death first (deaths only), then the
@@ -3576,21 +3796,11 @@ static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_k
 static void mguard__weak_free(mguard_weak *t)
 {
     mguard_ctx *ctx = t->ctx;
-    mguard__ix_free(ctx, &t->index);
-    mguard__free(ctx, t->dense);
+    mguard__free(ctx, t->order);
+    mguard__free(ctx, t->vals);
+    mguard__tid_put(ctx, t->tid);
     t->magic = MGUARD__DEAD;
     mguard__bury(ctx, t);
-}
-
-/* Out-of-memory path: destroy a detached entry's value where it lies,
-   because no copy could be made. The table is pinned meanwhile: an insert
-   that would move its entries (grow or compact) fails with ENOMEM, and a
-   destroy of the table during the call leaves the final free to us. */
-static void mguard__destroy_in_place(mguard_weak *t, uint32_t pos, const void *key, int death)
-{
-    t->pinned++;
-    mguard__call_value(t->ctx, t->dtor, death ? t->on_death : NULL, t->user, key, MGUARD__ENTRY(t, pos) + t->voff);
-    if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
 }
 
 /* Is obj in phase 2 of its death right now? Such an object may not be
@@ -3613,113 +3823,80 @@ static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n,
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, obj);
         return MGUARD_EINVAL;
     }
-    st = mguard__ix_reserve(ctx, &ctx->reg_index, (size_t)ctx->live_objs + n);
+    st = mguard__kx_reserve(ctx, n);
     if (!st) st = mguard__reserve(ctx, (void **)&ctx->objs, &ctx->capobjs, (size_t)ctx->nobjs + n, sizeof(mguard__obj));
     return st;   /* the caller logs ENOMEM */
 }
 
-/* After a compaction of t (len live entries, the index about to be
-   rebuilt): an array or index far below its peak (used under a quarter)
-   is halved until it is not, so a table holds memory in
-   proportion to its live entries (issue 23). Out of memory, both stay. */
-static void mguard__weak_shrink(mguard_weak *t)
+/* Resize t's order (and value array) to ncap entries. Out of memory,
+   nothing changes, but for a value array left larger than the order
+   (harmless: it is only ever read up to the order's capacity). */
+static mguard_status mguard__weak_resize(mguard_weak *t, size_t ncap)
 {
     mguard_ctx *ctx = t->ctx;
-    size_t icap = t->index.mask + 1, ncap = t->cap;
-    while (ncap > 8 && (size_t)t->len + 1 < ncap / 4) ncap /= 2;
-    if (ncap < t->cap) {
-        unsigned char *nd = (unsigned char *)mguard__realloc(ctx, t->dense, ncap * t->stride);
-        if (nd) {
-            t->dense = nd;
-            t->cap = (uint32_t)ncap;
-        }
+    mguard__oelem *no;
+    unsigned char *nv;
+    bool grow = ncap > t->cap;
+    if (ncap > 0x7fffffffu || (t->vstride && !mguard__mul_fits(ncap, t->vstride))) return MGUARD_ENOMEM;
+    if (t->vstride && grow) {
+        nv = (unsigned char *)mguard__realloc(ctx, t->vals, ncap * t->vstride);
+        if (!nv) return MGUARD_ENOMEM;
+        t->vals = nv;
     }
-    ncap = 8;
-    while (((size_t)t->len + 1) * 2 > ncap) ncap *= 2;
-    if (ncap * 4 <= icap) {
-        mguard__slot *ns = (mguard__slot *)mguard__alloc(ctx, ncap * sizeof *ns);
-        if (ns) {
-            mguard__free(ctx, t->index.slots);
-            t->index.slots = ns;
-            t->index.mask = ncap - 1;
-        }
+    no = (mguard__oelem *)mguard__realloc(ctx, t->order, ncap * sizeof *no);
+    if (!no) return MGUARD_ENOMEM;
+    t->order = no;
+    t->cap = (uint32_t)ncap;
+    if (t->vstride && !grow) {
+        nv = (unsigned char *)mguard__realloc(ctx, t->vals, ncap * t->vstride);
+        if (nv) t->vals = nv;
     }
+    return MGUARD_OK;
 }
 
-/* Make room for one more entry at the end of the dense array: compact if it
-   is full and at least a quarter tombstones, else grow. */
+/* Renumber t's stamps from the context's current count (they may not span
+   2^32 entries made): the stamps handed to iterators no longer compare,
+   so an iterator from before it ends (mguard__weak_next). Called when
+   that span is reached, at most once per 2^32 entries made. */
+static void mguard__weak_rebase(mguard_weak *t)
+{
+    uint32_t i;
+    t->base = t->ctx->next_stamp - t->len;
+    for (i = 0; i < t->len; i++) t->order[i].stamp = i;
+    t->rebased = ++t->epoch;
+}
+
+/* Make room for one more entry at the end of t's order: compact it if it
+   is full and at least a quarter tombstones (shrinking it when far below
+   its size), else grow it. */
 static mguard_status mguard__weak_reserve(mguard_weak *t)
 {
     mguard_ctx *ctx = t->ctx;
-    mguard_status st = mguard__ix_reserve(ctx, &t->index, (size_t)t->live + 1);
-    if (st) return st;
+    if (ctx->next_stamp - t->base >= 0xffffffffu) mguard__weak_rebase(t);
     if (t->len < t->cap) return MGUARD_OK;
     if (t->pinned) return MGUARD_ENOMEM; /* entries must not move now */
     if (t->len - t->live >= t->len / 4 + 1) {
         uint32_t i, n = 0;
+        size_t ncap = t->cap;
         for (i = 0; i < t->len; i++) {
-            const void *k;
-            memcpy(&k, MGUARD__ENTRY(t, i), sizeof k);
-            if (!k) continue;
+            mguard__oelem el = t->order[i];
+            if (el.slot == MGUARD__NOSLOT) continue;
             if (n != i) {
-                /* the key's record remembers where its entry lies */
-                mguard__obj *o = &ctx->objs[mguard__reg_find(ctx, k) - 1];
-                memcpy(MGUARD__ENTRY(t, n), MGUARD__ENTRY(t, i), t->stride);
-                MGUARD__TPOS(o)[mguard__obj_table_at(o, t)] = n;
+                t->order[n] = el;
+                ctx->kx.slots[el.slot].pos = n;
+                if (t->vstride) memcpy(t->vals + (size_t)n * t->vstride, t->vals + (size_t)i * t->vstride, t->vstride);
             }
             n++;
         }
         t->len = n;
         t->epoch++;
-        mguard__weak_shrink(t);
-        memset(t->index.slots, 0, (t->index.mask + 1) * sizeof(mguard__slot));
-        t->index.used = 0;
-        for (i = 0; i < n; i++) {
-            const void *k;
-            memcpy(&k, MGUARD__ENTRY(t, i), sizeof k);
-            mguard__ix_put(&t->index, mguard__hash_ptr(k), i + 1);
-        }
+        /* far below its peak (under a quarter used): halved until it is
+           not, so a table holds memory in proportion to its live entries */
+        while (ncap > 8 && (size_t)n + 1 < ncap / 4) ncap /= 2;
+        if (ncap < t->cap) (void)mguard__weak_resize(t, ncap);
         return MGUARD_OK;
     }
-    {
-        size_t ncap = t->cap ? (size_t)t->cap * 2 : 8;
-        unsigned char *nd;
-        /* value_size is the user's (up to 16M): with a 32-bit size_t the
-           bytes of a few hundred entries would wrap */
-        if (ncap > 0x7fffffffu || !mguard__mul_fits(ncap, t->stride)) return MGUARD_ENOMEM;
-        nd = (unsigned char *)mguard__realloc(ctx, t->dense, ncap * t->stride);
-        if (!nd) return MGUARD_ENOMEM;
-        t->dense = nd;
-        t->cap = (uint32_t)ncap;
-    }
-    return MGUARD_OK;
-}
-
-/* Reserve room in record o for one more table back-reference: past the
-   inline one, a heap block (its capacity, the table pointers, then the
-   positions) of 4 slots, then 8, 16 and so on. */
-static mguard_status mguard__obj_reserve_table(mguard_ctx *ctx, mguard__obj *o)
-{
-    mguard__tblock *b;
-    uint32_t cap = MGUARD__TCAP(o);
-    size_t ncap;
-    if (o->ntables < cap) return MGUARD_OK;
-    ncap = cap < 4 ? 4 : (size_t)cap * 2;
-    if (ncap > 0x7fffffffu) return MGUARD_ENOMEM;
-    b = mguard__tblock_alloc(ctx, (uint32_t)ncap);
-    if (!b) return MGUARD_ENOMEM;
-    if (!MGUARD__SPILLED(o)) {
-        MGUARD__BLK_TABLES(b)[0] = o->tl.one;
-        MGUARD__BLK_POS(b)[0] = o->pos1;
-        o->flags |= MGUARD__F_SPILLED;
-        o->pos1 = 0;
-    } else {
-        memcpy(MGUARD__BLK_TABLES(b), MGUARD__BLK_TABLES(o->tl.more), o->ntables * sizeof(mguard_weak *));
-        memcpy(MGUARD__BLK_POS(b), MGUARD__BLK_POS(o->tl.more), o->ntables * sizeof(uint32_t));
-        mguard__tblock_free(ctx, o->tl.more);
-    }
-    o->tl.more = b;
-    return MGUARD_OK;
+    return mguard__weak_resize(t, t->cap ? (size_t)t->cap * 2 : 8);
 }
 
 /* Copy for an old value destroyed after an overwrite/remove: the stack for
@@ -3743,115 +3920,129 @@ static void mguard__copy_value(void *dst, const void *src, size_t n)
     }
 }
 
-/* A set after the lookup: key hashes to h, e1 is its entry + 1 or 0. */
-static mguard_status mguard__weak_set_at(mguard_weak *t, const void *key, const void *value, uint32_t h, uint32_t e1)
+/* Out-of-memory path: destroy a detached entry's value where it lies (in
+   the value array at pos), because no copy could be made. The table is
+   pinned meanwhile: an insert that would move its entries (grow or
+   compact) fails with ENOMEM, and a destroy of the table during the call
+   leaves the final free to us. */
+static void mguard__destroy_in_place(mguard_weak *t, uint32_t pos, const void *key)
+{
+    t->pinned++;
+    mguard__call_value(t->ctx, t->dtor, NULL, t->user, key, t->vals + (size_t)pos * t->vstride);
+    if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
+}
+
+/* An overwrite of the value at e: store the new bytes, then destroy the
+   old ones. */
+static mguard_status mguard__weak_overwrite(mguard_weak *t, const void *key, unsigned char *e, const void *value)
 {
     mguard_ctx *ctx = t->ctx;
-    unsigned char *e;
-    if (e1) {
-        /* Overwrite: store the new bytes, then destroy the old ones. */
-        e = MGUARD__ENTRY(t, e1 - 1) + t->voff;
-        if (!t->dtor) {
-            mguard__copy_value(e, value, t->value_size);
-        } else if (t->value_size <= MGUARD__STACK_VALUE) {
-            unsigned char old[MGUARD__STACK_VALUE];
-            memcpy(old, e, t->value_size);
-            memmove(e, value, t->value_size);
-            mguard__call_value(ctx, t->dtor, NULL, t->user, key, old);
-        } else {
-            unsigned char *old = (unsigned char *)mguard__alloc(ctx, t->value_size);
-            if (!old) return MGUARD_ENOMEM;
-            memcpy(old, e, t->value_size);
-            memmove(e, value, t->value_size);
-            mguard__call_value(ctx, t->dtor, NULL, t->user, key, old);
-            mguard__free(ctx, old);
-        }
-        return MGUARD_OK;
+    if (!t->dtor) {
+        mguard__copy_value(e, value, t->value_size);
+    } else if (t->value_size <= MGUARD__STACK_VALUE) {
+        unsigned char old[MGUARD__STACK_VALUE];
+        memcpy(old, e, t->value_size);
+        memmove(e, value, t->value_size);
+        mguard__call_value(ctx, t->dtor, NULL, t->user, key, old);
+    } else {
+        unsigned char *old = (unsigned char *)mguard__alloc(ctx, t->value_size);
+        if (!old) return MGUARD_ENOMEM;
+        memcpy(old, e, t->value_size);
+        memmove(e, value, t->value_size);
+        mguard__call_value(ctx, t->dtor, NULL, t->user, key, old);
+        mguard__free(ctx, old);
     }
-    {
-        /* New key: reserve everything first, then insert (cannot fail). The
-           value may live inside this table (a pointer from mguard_weak_get),
-           so copy it before the dense array can move. The registry uses
-           the same hash as the table. */
-        unsigned char small[MGUARD__STACK_VALUE];
-        unsigned char *tmp = small;
-        mguard__entry_hdr hdr;
-        uint32_t r;
-        mguard_status st;
-        r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), key, h);
-        if (!r && ctx->dying && mguard__is_dying(ctx, key)) {
-            /* refused as misuse before anything is allocated, so the
-               answer does not depend on the allocator */
-            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %p is being destroyed; refused", key);
-            return MGUARD_EINVAL;
-        }
-        if (t->value_size > MGUARD__STACK_VALUE) {
-            tmp = (unsigned char *)mguard__alloc(ctx, t->value_size);
-            if (!tmp) return MGUARD_ENOMEM;
-        }
-        mguard__copy_value(tmp, value, t->value_size);
-        st = r ? mguard__obj_reserve_table(ctx, &ctx->objs[r - 1]) : mguard__admit(ctx, key, 1, "mguard_weak_set");
-        if (!st) st = mguard__weak_reserve(t);
-        if (st) {
-            if (tmp != small) mguard__free(ctx, tmp);
-            return st;
-        }
-        /* a brand-new record has inline room for one table */
-        if (!r) r = mguard__reg_new(ctx, key, h);
-        {
-            mguard__obj *o = &ctx->objs[r - 1];
-            MGUARD__TABLES(o)[o->ntables] = t;
-            MGUARD__TPOS(o)[o->ntables++] = t->len;
-        }
-        e = MGUARD__ENTRY(t, t->len);
-        hdr.key = key;
-        hdr.seq = t->next_seq++;
-        memcpy(e, &hdr, sizeof hdr);
-        mguard__copy_value(e + t->voff, tmp, t->value_size);
-        t->len++;
-        t->live++;
-        mguard__ix_put(&t->index, h, t->len);
+    return MGUARD_OK;
+}
+
+/* A new key (hash h) in t: reserve everything first, then insert (cannot
+   fail). The value may live in this context's index or in t (a pointer
+   from mguard_weak_get), so it is copied before anything can move. known:
+   key has slots already (under other ids). */
+static mguard_status mguard__weak_insert(mguard_weak *t, const void *key, const void *value, uint64_t h, bool known)
+{
+    mguard_ctx *ctx = t->ctx;
+    unsigned char small[MGUARD__STACK_VALUE];
+    unsigned char *tmp = small;
+    mguard__kslot *s;
+    mguard_status st;
+    size_t i;
+    if (!known && ctx->dying && mguard__is_dying(ctx, key)) {
+        /* refused as misuse before anything is allocated, so the answer
+           does not depend on the allocator */
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %p is being destroyed; refused", key);
+        return MGUARD_EINVAL;
+    }
+    if (t->value_size > MGUARD__STACK_VALUE) {
+        tmp = (unsigned char *)mguard__alloc(ctx, t->value_size);
+        if (!tmp) return MGUARD_ENOMEM;
+    }
+    mguard__copy_value(tmp, value, t->value_size);
+    st = mguard__kx_reserve(ctx, 1);
+    if (!st) st = mguard__weak_reserve(t);
+    if (st) {
         if (tmp != small) mguard__free(ctx, tmp);
-        return MGUARD_OK;
+        return st;
     }
+    i = mguard__kx_take(&ctx->kx, h);
+    s = &ctx->kx.slots[i];
+    s->key = key;
+    s->tid = t->tid;
+    s->pos = t->len;
+    t->order[t->len].slot = (uint32_t)i;
+    t->order[t->len].stamp = (uint32_t)(ctx->next_stamp++ - t->base);
+    mguard__copy_value(mguard__kvalue(t, s), tmp, t->value_size);
+    t->len++;
+    t->live++;
+    if (!known) ctx->live_objs++;
+    if (tmp != small) mguard__free(ctx, tmp);
+    return MGUARD_OK;
 }
 
 #if !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_LEDGER)
 /* A set with no checks: the scope and ledger sections' own tables. */
 static mguard_status mguard__weak_set_impl(mguard_weak *t, const void *key, const void *value)
 {
-    uint32_t h = mguard__hash_ptr(key);
-    return mguard__weak_set_at(t, key, value, h, mguard__ix_find(&t->index, t->dense, t->stride, key, h));
+    uint64_t h = mguard__hash64(key);
+    bool known;
+    mguard__kslot *s = mguard__kx_find(&t->ctx->kx, key, t->tid, h, &known);
+    return s ? mguard__weak_overwrite(t, key, mguard__kvalue(t, s), value) : mguard__weak_insert(t, key, value, h, known);
 }
 #endif
 
 static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const void *value)
 {
     mguard_status st;
-    uint32_t h, e1;
+    mguard__kslot *s;
+    uint64_t h;
+    bool known;
     if (!mguard__weak_valid(t, "mguard_weak_set")) return MGUARD_EINVAL;
     if (!key || !value || t->destroying) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
         return MGUARD_EINVAL;
     }
-    h = mguard__hash_ptr(key);
-    e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, h);
-    if (e1 && !t->dtor) {
-        /* an overwrite with no destructor: a lookup and a copy */
-        mguard__copy_value(MGUARD__ENTRY(t, e1 - 1) + t->voff, value, t->value_size);
-        return MGUARD_OK;
+    h = mguard__hash64(key);
+    s = mguard__kx_find(&t->ctx->kx, key, t->tid, h, &known);
+    if (s) {
+        if (!t->dtor) {
+            /* an overwrite with no destructor: a lookup and a copy */
+            mguard__copy_value(mguard__kvalue(t, s), value, t->value_size);
+            return MGUARD_OK;
+        }
+        st = mguard__weak_overwrite(t, key, mguard__kvalue(t, s), value);
+    } else {
+        st = mguard__weak_insert(t, key, value, h, known);
     }
-    st = mguard__weak_set_at(t, key, value, h, e1);
     if (st == MGUARD_ENOMEM) mguard__logf(t->ctx, MGUARD_LOG_ERROR, "mguard_weak_set: out of memory%s", t->pinned ? " (table pinned by an out-of-memory destructor)" : "");
     return st;
 }
 
 static void *mguard__weak_get(const mguard_weak *t, const void *key)
 {
-    uint32_t e1;
+    mguard__kslot *s;
     if (!mguard__weak_valid(t, "mguard_weak_get") || !key) return NULL;
-    e1 = mguard__ix_find(&t->index, t->dense, t->stride, key, mguard__hash_ptr(key));
-    return e1 ? (void *)(t->dense + (size_t)(e1 - 1) * t->stride + t->voff) : NULL;
+    s = mguard__kx_find(&t->ctx->kx, key, t->tid, mguard__hash64(key), NULL);
+    return s ? (void *)mguard__kvalue(t, s) : NULL;
 }
 
 static void *mguard__weak_get_sized(const mguard_weak *t, const void *key, size_t size)
@@ -3891,52 +4082,50 @@ static void *mguard__weak_get_ptr(const mguard_weak *t, const void *key)
     return v;
 }
 
-/* Remove the live entry of t with key `key` (hash h), back-reference j of
-   record r: detach it, unlink t from the record, then destroy the value
-   from a copy (in place, pinned, if no copy can be had). Never fails. */
-static void mguard__weak_remove_entry(mguard_weak *t, const void *key, uint32_t h, uint32_t r, uint32_t j)
+/* Remove t's entry in slot s (key hashing to h): detach it, then destroy
+   the value from a copy (in place, pinned, if no copy can be had). Never
+   fails. */
+static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, uint64_t h)
 {
     mguard_ctx *ctx = t->ctx;
     unsigned char small[MGUARD__STACK_VALUE];
     unsigned char *tmp = NULL;
     mguard_value_dtor dtor = t->dtor;
     void *user = t->user;
-    mguard__obj *o = &ctx->objs[r - 1];
-    uint32_t e1 = MGUARD__TPOS(o)[j] + 1;
-    MGUARD_ASSERT(e1 <= t->len && memcmp(MGUARD__ENTRY(t, e1 - 1), &key, sizeof key) == 0);
+    const void *key = s->key;
+    uint32_t pos = s->pos;
     if (dtor) {
         tmp = t->value_size <= sizeof small ? small : (unsigned char *)mguard__alloc(ctx, t->value_size);
-        if (tmp) memcpy(tmp, MGUARD__ENTRY(t, e1 - 1) + t->voff, t->value_size);
+        if (tmp) memcpy(tmp, mguard__kvalue(t, s), t->value_size);
     }
-    mguard__weak_detach(t, e1, h);
-    mguard__obj_unlink_table(o, j);
-    if (mguard__obj_empty(ctx, o)) mguard__reg_drop_hashed(ctx, r, h);
+    t->order[pos].slot = MGUARD__NOSLOT;
+    t->live--;
+    mguard__kx_erase(&ctx->kx, (size_t)(s - ctx->kx.slots));
+    if (!mguard__kx_has(&ctx->kx, key, h)) ctx->live_objs--;
     if (!dtor) return;
     if (tmp) {
         mguard__call_value(ctx, dtor, NULL, user, key, tmp);
         if (tmp != small) mguard__free(ctx, tmp);
     } else {
-        mguard__destroy_in_place(t, e1 - 1, key, 0);
+        /* only a value over MGUARD__STACK_VALUE bytes needs the heap: it
+           lies in t's value array */
+        mguard__destroy_in_place(t, pos, key);
     }
 }
 
 static mguard_status mguard__weak_remove(mguard_weak *t, const void *key)
 {
-    mguard_ctx *ctx;
-    uint32_t h, r, j;
+    mguard__kslot *s;
+    uint64_t h;
     if (!mguard__weak_valid(t, "mguard_weak_remove")) return MGUARD_EINVAL;
     if (!key) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_remove: NULL key");
         return MGUARD_EINVAL;
     }
-    ctx = t->ctx;
-    /* the key's record says where its entry lies: no probe of the table */
-    h = mguard__hash_ptr(key);
-    r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), key, h);
-    if (!r) return MGUARD_NOT_FOUND;
-    j = mguard__obj_table_at(&ctx->objs[r - 1], t);
-    if (j == ctx->objs[r - 1].ntables) return MGUARD_NOT_FOUND;
-    mguard__weak_remove_entry(t, key, h, r, j);
+    h = mguard__hash64(key);
+    s = mguard__kx_find(&t->ctx->kx, key, t->tid, h, NULL);
+    if (!s) return MGUARD_NOT_FOUND;
+    mguard__weak_remove_slot(t, s, h);
     return MGUARD_OK;
 }
 
@@ -3948,6 +4137,7 @@ static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
     if (mguard__weak_valid(t, "mguard_weak_iterate")) {
         it.t_ = t;
         it.epoch_ = t->epoch;
+        it.seq_ = t->base;
     }
     return it;
 }
@@ -3955,31 +4145,38 @@ static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
 static bool mguard__weak_next(mguard_weak_iter *it)
 {
     mguard_weak *t;
+    mguard__kx *kx;
     if (!it || !it->t_) return false;
     t = it->t_;
     if (!mguard__weak_valid(t, "mguard_weak_next")) { it->t_ = NULL; return false; }
+    kx = &t->ctx->kx;
     if (it->epoch_ != t->epoch) {
         /* Compacted since the last step: find the first entry after the
-           last one visited (seq grows along the dense array). */
+           last one visited (stamps grow along the order). */
         size_t lo = 0, hi = t->len;
+        if (it->epoch_ < t->rebased) {
+            /* 2^32 entries made in the context while the walk was paused */
+            mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_next: the table was renumbered during the walk; the walk ends");
+            it->key = NULL;
+            it->value = NULL;
+            it->t_ = NULL;
+            return false;
+        }
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            mguard__entry_hdr hdr;
-            memcpy(&hdr, MGUARD__ENTRY(t, mid), sizeof hdr);
-            if ((hdr.seq & ~MGUARD__SEQ_PENDING) < it->seq_) lo = mid + 1; else hi = mid;
+            if (MGUARD__STAMP(t, t->order[mid]) < it->seq_) lo = mid + 1; else hi = mid;
         }
         it->pos_ = lo;
         it->epoch_ = t->epoch;
     }
     while (it->pos_ < t->len) {
-        mguard__entry_hdr hdr;
-        unsigned char *e = MGUARD__ENTRY(t, it->pos_);
-        memcpy(&hdr, e, sizeof hdr);
-        it->pos_++;
-        if (!hdr.key || (hdr.seq & MGUARD__SEQ_PENDING)) continue;
-        it->key = hdr.key;
-        it->value = e + t->voff;
-        it->seq_ = hdr.seq + 1;   /* the next one to look for */
+        mguard__oelem el = t->order[it->pos_++];
+        mguard__kslot *s;
+        if (el.slot & MGUARD__OPEND) continue;   /* removed, or dying in place */
+        s = &kx->slots[el.slot];
+        it->key = s->key;
+        it->value = mguard__kvalue(t, s);
+        it->seq_ = MGUARD__STAMP(t, el) + 1;   /* the next one to look for */
         return true;
     }
     it->key = NULL;
@@ -3988,10 +4185,10 @@ static bool mguard__weak_next(mguard_weak_iter *it)
     return false;
 }
 
-/* Remove every entry with seq < bound, in order, one at a time; each
-   destructor runs with its entry already gone. busy keeps the table alive
-   under the walk: a destroy requested by a destructor meanwhile is done by
-   the outermost walk when it ends. */
+/* Remove every entry made before stamp bound, in order, one at a time;
+   each destructor runs with its entry already gone. busy keeps the table
+   alive under the walk: a destroy requested by a destructor meanwhile is
+   done by the outermost walk when it ends. */
 static void mguard__weak_finish(mguard_weak *t);
 
 static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
@@ -4000,12 +4197,10 @@ static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
     t->busy++;
     while (mguard__weak_next(&it)) {
         const void *key = it.key;
-        uint32_t h, r;
+        uint64_t h;
         if (it.seq_ > bound) break;
-        h = mguard__hash_ptr(key);
-        r = mguard__ix_find(&t->ctx->reg_index, (const unsigned char *)t->ctx->objs, sizeof(mguard__obj), key, h);
-        MGUARD_ASSERT(r);
-        mguard__weak_remove_entry(t, key, h, r, mguard__obj_table_at(&t->ctx->objs[r - 1], t));
+        h = mguard__hash64(key);
+        mguard__weak_remove_slot(t, mguard__kx_find(&t->ctx->kx, key, t->tid, h, NULL), h);
     }
     t->busy--;
 }
@@ -4013,7 +4208,7 @@ static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
 static void mguard__weak_clear(mguard_weak *t)
 {
     if (!mguard__weak_valid(t, "mguard_weak_clear")) return;
-    mguard__weak_drain(t, t->next_seq);
+    mguard__weak_drain(t, t->ctx->next_stamp);
     if (t->destroying && !t->busy) mguard__weak_finish(t);
 }
 
@@ -4224,7 +4419,7 @@ static void mguard__prune_watchers(mguard_ctx *ctx, mguard__side *sd)
 
 static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user)
 {
-    uint32_t r, g, ho, hg;
+    uint32_t r, g;
     mguard__side *sd = NULL;
     mguard_status st;
     if (!mguard__ctx_ok(ctx, "mguard_watch")) return MGUARD_EINVAL;
@@ -4234,10 +4429,8 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     }
     /* Reserve everything first (records for obj and guard, obj's side
        record, one watcher slot), so that failure changes nothing. */
-    ho = mguard__hash_ptr(obj);
-    hg = mguard__hash_ptr(guard);
-    r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), obj, ho);
-    g = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), guard, hg);
+    r = mguard__reg_find(ctx, obj);
+    g = mguard__reg_find(ctx, guard);
     st = r ? MGUARD_OK : mguard__admit(ctx, obj, 2, "mguard_watch");
     if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
     if (!st && !(r && ctx->objs[r - 1].side)) st = mguard__side_reserve(ctx, 1);
@@ -4272,8 +4465,8 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
         }
     }
     /* a new record for each of them (one if obj is the guard) */
-    if (!r) r = mguard__reg_new(ctx, obj, ho);
-    if (!g) g = guard == obj ? r : mguard__reg_new(ctx, guard, hg);
+    if (!r) r = mguard__reg_new(ctx, obj);
+    if (!g) g = guard == obj ? r : mguard__reg_new(ctx, guard);
     ctx->objs[g - 1].flags |= MGUARD__F_PINNED;
     ctx->objs[r - 1].flags |= MGUARD__F_TRACKER;
     sd = mguard__side_take(ctx, r);
@@ -4472,8 +4665,7 @@ static bool mguard__gen_is_current(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_gen_is_current") || !obj) return false;
-    /* the lookup written out, not mguard__reg_find: gcc inlines it here */
-    r = mguard__ix_find(&ctx->reg_index, (const unsigned char *)ctx->objs, sizeof(mguard__obj), obj, mguard__hash_ptr(obj));
+    r = mguard__reg_find(ctx, obj);
     if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= ctx->generation;
     return ctx->strict_gen && mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_current");   /* untagged */
 }
@@ -4672,6 +4864,8 @@ typedef struct mguard__scope_naming {
     uintptr_t owner;
     const void *from;
     uint64_t from_serial;
+    uint64_t life;             /* comp's life: a number of the context's
+                                  serials, taken when comp was first named */
     const char *seg;
 } mguard__scope_naming;
 typedef struct mguard__scope_rec {
@@ -5090,8 +5284,10 @@ static mguard_status mguard__scope_put_naming(mguard_scope *s, mguard__scope_wal
     if (cur) u.old = *cur;
     u.now = *now;
     u.now.owner = (uintptr_t)(void *)s;
+    u.now.life = cur ? cur->life : s->hd.ctx->next_serial + 1;   /* taken below */
     st = mguard__weak_set_impl(s->names, comp, &u.now);
     if (st) return st;
+    if (!cur) s->hd.ctx->next_serial++;
     w->undo[w->nundo++] = u;
     return MGUARD_OK;
 }
@@ -5108,12 +5304,13 @@ static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, c
     return mguard__scope_put_naming(s, w, comp, &v);
 }
 
-/* comp's life in the context (its registry serial): comp is a key of the
-   names table while named, so it is known. */
+/* comp's life (a serial taken when it was first named, kept in its naming
+   until its death or forgetting): a newcomer at its address has another.
+   0 when comp is not named. */
 static uint64_t mguard__scope_serial(const mguard_scope *s, const void *comp)
 {
-    uint32_t r = mguard__reg_find(s->hd.ctx, comp);
-    return r ? s->hd.ctx->objs[r - 1].serial : 0;
+    const mguard__scope_naming *v = comp ? mguard__scope_entry(s, comp) : NULL;
+    return v ? v->life : 0;
 }
 
 static void mguard__scope_rollback(mguard_scope *s, mguard__scope_walk *w)
@@ -7059,23 +7256,27 @@ static bool mguard__ledger_alive(const mguard_ledger *L, const void *p)
 /* Walks keep a snapshot of pointers and call out between its steps. Their
    identity is the serial (the context's record of p), never the address:
    an object a hook destroyed may be followed by a new one at its address. */
-/* p's serial in L's context when L watches p's death (its record then
-   lives until p dies: the root's weak table holds p while L holds it, and
-   a walk holds everything); 0 otherwise (a plain value cannot die, and a
-   record L does not keep alive may be dropped without a death). */
+/* p's life when L watches p's death: a serial of the context taken when
+   p entered the root's weak table, which holds p while a ledger holds it
+   (and a walk holds everything); a newcomer at p's address has another.
+   0 otherwise (a plain value cannot die). */
+static uint64_t mguard__ledger_life(const mguard_ledger *L, const void *p)
+{
+    const uint64_t *v = (const uint64_t *)mguard__weak_get(L->root->watch, p);
+    return v ? *v : 0;
+}
 static uint64_t mguard__ledger_serial(const mguard_ledger *L, const void *p)
 {
     uint32_t r = p ? mguard__ledger_ref_find(L, p) : 0;
     if (!r || !(L->refs[r - 1].flags & MGUARD__LR_WATCHED)) return 0;
-    r = mguard__reg_find(L->hd.ctx, p);
-    return r ? L->hd.ctx->objs[r - 1].serial : 0;
+    return mguard__ledger_life(L, p);
 }
 
 /* Is p, whose serial was `serial` when a walk began, still that object? */
 static bool mguard__ledger_same(const mguard_ledger *L, const void *p, uint64_t serial)
 {
     if (!p) return true;
-    if (serial) return mguard__find_serial(L->hd.ctx, p, serial) != 0;
+    if (serial) return mguard__ledger_life(L, p) == serial;
     return mguard__ledger_alive(L, p);
 }
 
@@ -7196,7 +7397,7 @@ static mguard_status mguard__ledger_root_ensure(mguard_ctx *ctx)
     if (!root) return MGUARD_ENOMEM;
     memset(root, 0, sizeof *root);
     memset(&d, 0, sizeof d);
-    d.value_size = 1;
+    d.value_size = sizeof(uint64_t);   /* p's life: see mguard__ledger_serial */
     d.key_death = mguard__ledger_on_death;
     d.user = ctx;
     {
@@ -7246,15 +7447,18 @@ static mguard_status mguard__ledger_watch(mguard_ledger *L, const void *p, const
 {
     mguard_ctx *ctx = L->hd.ctx;
     struct mguard__lroot *root = L->root;
-    char one = 1;
+    uint64_t life = ctx->next_serial + 1;
     mguard_status st;
     if (!p || mguard__weak_contains(root->watch, p)) return MGUARD_OK;
     if (ctx->dying && mguard__is_dying(ctx, p)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
         return MGUARD_EINVAL;
     }
-    st = mguard__weak_set_impl(root->watch, p, &one);
-    if (!st) *added = p;
+    st = mguard__weak_set_impl(root->watch, p, &life);
+    if (!st) {
+        ctx->next_serial++;
+        *added = p;
+    }
     return st;
 }
 
@@ -9901,6 +10105,9 @@ static uint32_t mguard__cache_find(const mguard_cache *c, const void *const *key
    storm of drops leaves what is live, not the peak); mguard_cache_clear
    and _destroy give the kept ones back. */
 #define MGUARD__CPOOLS 4
+/* The most blocks the pool keeps with `inuse` blocks in use: half as
+   many, and a few for the small case. */
+#define MGUARD__POOL_KEEP(inuse) ((inuse) / 2u + 64u)
 
 /* The next block of a pool list (a kept block's first word). */
 static void *mguard__cpool_next(const void *block)

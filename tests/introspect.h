@@ -48,7 +48,7 @@ MGT_DEF size_t mgt_interned_count(const mguard_ctx *ctx);
 
 static bool mgt__ctx_contains(const mguard_ctx *ctx, const void *obj)
 {
-    return mguard__ctx_ok(ctx, "mgt_ctx_contains") && obj && mguard__reg_find(ctx, obj) != 0;
+    return mguard__ctx_ok(ctx, "mgt_ctx_contains") && obj && mguard__kx_has(&ctx->kx, obj, mguard__hash64(obj));
 }
 MGT_DEF bool mgt_ctx_contains(const mguard_ctx *ctx, const void *obj)
 {

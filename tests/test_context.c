@@ -238,7 +238,7 @@ static void test_every_allocation_failure_leaves_state_unchanged(void **state)
         failures_seen++;
     }
     assert_int_equal(failures_seen, n - 1);   /* each allocation failed once */
-    assert_true(failures_seen > 20);
+    assert_true(failures_seen > 15);   /* 18 allocations with the engine of issue 24 */
 }
 
 /* ---- misuse: every bad input gets its documented answer -------------- */
