@@ -1877,7 +1877,11 @@ static void mem_put(const char *id, const char *label, size_t n, int sys, double
     r->smp[sys][0] = v;
     r->nsamp = 1;
 }
-static double idx_bytes(const mguard__index *ix) { return ix->slots ? (double)(ix->mask + 1) * sizeof(mguard__slot) : 0; }
+static double kx_bytes(const mguard_ctx *c)
+{
+    size_t cap = c->kx.ctrl ? c->kx.mask + 1 : 0;
+    return cap ? (double)(MGUARD__KX_CTRLBYTES(cap) + cap * sizeof(mguard__kslot)) : 0;
+}
 
 static void measure_memory(size_t n)
 {
@@ -1889,7 +1893,7 @@ static void measure_memory(size_t n)
     GHashTable *gt;
     void *am;
     long long h0, b0;
-    double dn = (double)n, reg, regix, tix, tent, side;
+    double dn = (double)n, reg, regix, tent, side;
     size_t i;
     char line[512];
     memset(&d, 0, sizeof d);
@@ -1901,15 +1905,13 @@ static void measure_memory(size_t n)
     t = mg_table(c);
     for (i = 0; i < n; i++) { long v = (long)i; mguard_weak_set(t, objs[i], &v); }
     reg = (double)c->capobjs * sizeof(mguard__obj);
-    regix = idx_bytes(&c->reg_index);
-    tix = idx_bytes(&t->index);
-    tent = (double)t->cap * (double)t->stride;
+    regix = kx_bytes(c);
+    tent = (double)t->cap * (sizeof(mguard__oelem) + (double)t->vstride);
     mem_put("mem_entry", "bytes/entry: weak table entry", n, SYS_MG, (double)(counted_live - b0) / dn);
     mem_put("mem_entry_registry", "  mguard: registry records", n, SYS_MG, reg / dn);
-    mem_put("mem_entry_registry_index", "  mguard: registry index", n, SYS_MG, regix / dn);
-    mem_put("mem_entry_table_index", "  mguard: table index", n, SYS_MG, tix / dn);
-    mem_put("mem_entry_table_entries", "  mguard: table entries", n, SYS_MG, tent / dn);
-    mem_put("mem_entry_other", "  mguard: the rest", n, SYS_MG, ((double)(counted_live - b0) - reg - regix - tix - tent) / dn);
+    mem_put("mem_entry_index", "  mguard: the context's index", n, SYS_MG, regix / dn);
+    mem_put("mem_entry_order", "  mguard: the table's order", n, SYS_MG, tent / dn);
+    mem_put("mem_entry_other", "  mguard: the rest", n, SYS_MG, ((double)(counted_live - b0) - reg - regix - tent) / dn);
     mguard_ctx_destroy(c);
     h0 = heap_now();
     c = mg_ctx();
@@ -1945,11 +1947,11 @@ static void measure_memory(size_t n)
     b0 = counted_live;
     for (i = 0; i < n; i++) mguard_watch(c, objs[i], guards[0], mg_invalidate, NULL);
     reg = (double)c->capobjs * sizeof(mguard__obj);
-    regix = idx_bytes(&c->reg_index);
+    regix = kx_bytes(c);
     side = (double)c->capsides * sizeof(mguard__side);
     mem_put("mem_tracked", "bytes/object: tracked, 1 watcher", n, SYS_MG, (double)(counted_live - b0) / dn);
     mem_put("mem_tracked_registry", "  mguard: registry records", n, SYS_MG, reg / dn);
-    mem_put("mem_tracked_registry_index", "  mguard: registry index", n, SYS_MG, regix / dn);
+    mem_put("mem_tracked_registry_index", "  mguard: the context's index", n, SYS_MG, regix / dn);
     mem_put("mem_tracked_side", "  mguard: side records", n, SYS_MG, side / dn);
     mem_put("mem_tracked_watchers", "  mguard: watcher lists", n, SYS_MG, ((double)(counted_live - b0) - reg - regix - side) / dn);
     mguard_ctx_destroy(c);
