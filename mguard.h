@@ -2314,7 +2314,7 @@ static uint64_t mguard__kx_match_free(uint64_t g) { return g & ~(g << 7) & MGUAR
 static size_t mguard__kx_bit(uint64_t m)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    return (size_t)__builtin_ctzll(m) >> 3;
+    return (size_t)((unsigned)__builtin_ctzll(m) >> 3);
 #else
     size_t i = 0;
     while (!(m & 0x80u)) { m >>= 8; i++; }
@@ -2326,9 +2326,11 @@ static size_t mguard__kx_bit(uint64_t m)
 #define MGUARD__KX_HOME(kx, h) ((size_t)((h) >> 7) & (kx)->mask & ~(size_t)7)
 
 /* The slot of (key, tid), or NULL. *known (if not NULL) tells whether key
-   has any slot (under another id) when it has none under tid. Never writes. */
+   has a slot under another id (the probe then goes on past a hit until it
+   knows). Never writes. */
 static mguard__kslot *mguard__kx_find(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h, bool *known)
 {
+    mguard__kslot *hit = NULL;
     size_t pos, step = 0;
     uint32_t tag = MGUARD__KX_TAG(h);
     if (known) *known = false;
@@ -2337,35 +2339,49 @@ static mguard__kslot *mguard__kx_find(const mguard__kx *kx, const void *key, uin
     for (;;) {
         uint64_t g = mguard__kx_load(kx->ctrl + pos);
         uint64_t m = mguard__kx_match(g, tag);
-        while (m) {
+        for (; m; m &= m - 1) {
             mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
-            if (s->key == key) {
-                if (s->tid == tid) return s;
-                if (known) *known = true;
-            }
-            m &= m - 1;
+            if (s->key != key) continue;
+            if (s->tid == tid) hit = s;
+            else if (known) *known = true;
+            if (hit && (!known || *known)) return hit;
         }
-        if (mguard__kx_match_empty(g)) return NULL;
+        if (mguard__kx_match_empty(g)) return hit;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MGUARD__HOT __attribute__((always_inline)) inline
+#else
+#define MGUARD__HOT inline
+#endif
+
+/* The slot of (key, tid), or NULL: mguard__kx_find for the hot reads (a
+   get, a ref's check, a generation's). The first group, where nearly
+   every lookup ends, is kept inline in them; the rest of the probe is
+   mguard__kx_find's. */
+static MGUARD__HOT mguard__kslot *mguard__kx_get(const mguard__kx *kx, const void *key, uint32_t tid)
+{
+    uint64_t h = mguard__hash64(key), g, x, m;
+    size_t pos = (size_t)(h >> 7) & kx->mask & ~(size_t)7;
+    if (!kx->ctrl) return NULL;
+    g = mguard__kx_load(kx->ctrl + pos);
+    x = g ^ (MGUARD__KX_LSB * (h & 0x7f));
+    for (m = (x - MGUARD__KX_LSB) & ~x & MGUARD__KX_MSB; m; m &= m - 1) {
+        mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
+        if (s->key == key && s->tid == tid) return s;
+    }
+    return mguard__kx_match_empty(g) ? NULL : mguard__kx_find(kx, key, tid, h, NULL);
 }
 
 /* Does key have a full slot under any id? (A pending one is a death's:
    the object is no longer known.) */
 static bool mguard__kx_has(const mguard__kx *kx, const void *key, uint64_t h)
 {
-    size_t pos, step = 0, i;
-    if (!kx->ctrl) return false;
-    pos = MGUARD__KX_HOME(kx, h);
-    for (;;) {
-        uint64_t g = mguard__kx_load(kx->ctrl + pos);
-        for (i = 0; i < MGUARD__KX_GROUP; i++)
-            if (kx->ctrl[pos + i] < MGUARD__KX_EMPTY && kx->slots[pos + i].key == key) return true;
-        if (mguard__kx_match_empty(g)) return false;
-        step += MGUARD__KX_GROUP;
-        pos = (pos + step) & kx->mask;
-    }
+    bool known;
+    return mguard__kx_find(kx, key, 0, h, &known) != NULL || known;
 }
 
 /* The first EMPTY or DELETED slot on h's probe. */
@@ -3218,7 +3234,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
 /* Record index + 1 of obj, or 0 (its slot in the index, under id 0, holds it). */
 static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj)
 {
-    const mguard__kslot *s = mguard__kx_find(&ctx->kx, obj, 0, mguard__hash64(obj), NULL);
+    const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
     return s ? (uint32_t)s->v.u : 0;
 }
 
@@ -3319,10 +3335,11 @@ static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
 {
     const void *key = ctx->objs[r - 1].key;
     uint64_t h = mguard__hash64(key);
-    const mguard__kslot *s = mguard__kx_find(&ctx->kx, key, 0, h, NULL);
+    bool known;
+    const mguard__kslot *s = mguard__kx_find(&ctx->kx, key, 0, h, &known);
     MGUARD_ASSERT(s && s->v.u == r);
     mguard__reg_free(ctx, r, (size_t)(s - ctx->kx.slots));
-    if (!mguard__kx_has(&ctx->kx, key, h)) ctx->live_objs--;
+    if (!known) ctx->live_objs--;
 }
 
 static bool mguard__obj_empty(const mguard_ctx *ctx, const mguard__obj *o)
@@ -4018,8 +4035,7 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
         return MGUARD_EINVAL;
     }
-    h = mguard__hash64(key);
-    s = mguard__kx_find(&t->ctx->kx, key, t->tid, h, &known);
+    s = mguard__kx_get(&t->ctx->kx, key, t->tid);
     if (s) {
         if (!t->dtor) {
             /* an overwrite with no destructor: a lookup and a copy */
@@ -4028,17 +4044,20 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
         }
         st = mguard__weak_overwrite(t, key, mguard__kvalue(t, s), value);
     } else {
+        /* a new key: is it known (under other ids) already? */
+        h = mguard__hash64(key);
+        (void)mguard__kx_find(&t->ctx->kx, key, t->tid, h, &known);
         st = mguard__weak_insert(t, key, value, h, known);
     }
     if (st == MGUARD_ENOMEM) mguard__logf(t->ctx, MGUARD_LOG_ERROR, "mguard_weak_set: out of memory%s", t->pinned ? " (table pinned by an out-of-memory destructor)" : "");
     return st;
 }
 
-static void *mguard__weak_get(const mguard_weak *t, const void *key)
+static MGUARD__HOT void *mguard__weak_get(const mguard_weak *t, const void *key)
 {
     mguard__kslot *s;
     if (!mguard__weak_valid(t, "mguard_weak_get") || !key) return NULL;
-    s = mguard__kx_find(&t->ctx->kx, key, t->tid, mguard__hash64(key), NULL);
+    s = mguard__kx_get(&t->ctx->kx, key, t->tid);
     return s ? (void *)mguard__kvalue(t, s) : NULL;
 }
 
@@ -4079,10 +4098,10 @@ static void *mguard__weak_get_ptr(const mguard_weak *t, const void *key)
     return v;
 }
 
-/* Remove t's entry in slot s (key hashing to h): detach it, then destroy
-   the value from a copy (in place, pinned, if no copy can be had). Never
-   fails. */
-static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, uint64_t h)
+/* Remove t's entry in slot s (known: its key has other slots): detach it,
+   then destroy the value from a copy (in place, pinned, if no copy can be
+   had). Never fails. */
+static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool known)
 {
     mguard_ctx *ctx = t->ctx;
     unsigned char small[MGUARD__STACK_VALUE];
@@ -4098,7 +4117,7 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, uint64_t 
     t->order[pos].slot = MGUARD__NOSLOT;
     t->live--;
     mguard__kx_erase(&ctx->kx, (size_t)(s - ctx->kx.slots));
-    if (!mguard__kx_has(&ctx->kx, key, h)) ctx->live_objs--;
+    if (!known) ctx->live_objs--;
     if (!dtor) return;
     if (tmp) {
         mguard__call_value(ctx, dtor, NULL, user, key, tmp);
@@ -4113,16 +4132,15 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, uint64_t 
 static mguard_status mguard__weak_remove(mguard_weak *t, const void *key)
 {
     mguard__kslot *s;
-    uint64_t h;
+    bool known;
     if (!mguard__weak_valid(t, "mguard_weak_remove")) return MGUARD_EINVAL;
     if (!key) {
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_remove: NULL key");
         return MGUARD_EINVAL;
     }
-    h = mguard__hash64(key);
-    s = mguard__kx_find(&t->ctx->kx, key, t->tid, h, NULL);
+    s = mguard__kx_find(&t->ctx->kx, key, t->tid, mguard__hash64(key), &known);
     if (!s) return MGUARD_NOT_FOUND;
-    mguard__weak_remove_slot(t, s, h);
+    mguard__weak_remove_slot(t, s, known);
     return MGUARD_OK;
 }
 
@@ -4193,11 +4211,11 @@ static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
     mguard_weak_iter it = mguard__weak_iterate(t);
     t->busy++;
     while (mguard__weak_next(&it)) {
-        const void *key = it.key;
-        uint64_t h;
+        bool known;
+        mguard__kslot *s;
         if (it.seq_ > bound) break;
-        h = mguard__hash64(key);
-        mguard__weak_remove_slot(t, mguard__kx_find(&t->ctx->kx, key, t->tid, h, NULL), h);
+        s = mguard__kx_find(&t->ctx->kx, it.key, t->tid, mguard__hash64(it.key), &known);
+        mguard__weak_remove_slot(t, s, known);
     }
     t->busy--;
 }
