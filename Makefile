@@ -165,8 +165,8 @@ run: $(EXAMPLE_BINS)
 #   make bench-cache       instructions, D1 and last-level misses per operation
 #                          (callgrind's cache simulation), weak-table rows at
 #                          1M keys: CACHE_N=, CACHE_SYS=, CACHE_SIM= override
-#   make bench-targets     issue 24's targets in one table, PASS/FAIL (about
-#                          15-20 min; BENCH_QUICK=1: 100K timings only, ~5 min)
+#   make bench-targets     issue 24's targets in one table, PASS/FAIL (3-5 min
+#                          here; BENCH_QUICK=1: timings up to 100K, 2-3 min)
 # Output: build/bench-samples.tsv (every sample), build/bench.tsv (medians,
 # for the charts), the table on stdout (python3 bench/tsv2md.py).
 # The benchmark alone is built with gnu99: stb_ds's hmput/hmget need typeof.
