@@ -30,7 +30,7 @@ EXAMPLE_SRCS := $(filter-out examples/lua_guard.c,$(wildcard examples/*.c))
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/ex_%,$(EXAMPLE_SRCS))
 HDR := mguard.h
 
-.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-plot bench-ir bench-threads bench-threads-ir bench-ab clean
+.PHONY: all deps run test check-compile sanitize valgrind tsan bench bench-plot bench-ir bench-cache bench-targets bench-threads bench-threads-ir bench-ab clean
 all: $(TEST_BINS) $(EXAMPLE_BINS)
 
 # ---- dependencies -------------------------------------------------------
@@ -162,6 +162,11 @@ run: $(EXAMPLE_BINS)
 #   make bench BENCH_FULL=1  11 samples (5 at 1M)
 #   make bench-plot        PNG charts from build/bench.tsv into docs/img/
 #   make bench-ir          callgrind instruction counts of every core row
+#   make bench-cache       instructions, D1 and last-level misses per operation
+#                          (callgrind's cache simulation), weak-table rows at
+#                          1M keys: CACHE_N=, CACHE_SYS=, CACHE_SIM= override
+#   make bench-targets     issue 24's targets in one table, PASS/FAIL (3-5 min
+#                          here; BENCH_QUICK=1: timings up to 100K, 2-3 min)
 # Output: build/bench-samples.tsv (every sample), build/bench.tsv (medians,
 # for the charts), the table on stdout (python3 bench/tsv2md.py).
 # The benchmark alone is built with gnu99: stb_ds's hmput/hmget need typeof.
@@ -200,6 +205,33 @@ bench-ir: $(BUILD)/bench
 	@command -v valgrind >/dev/null 2>&1 || sh tests/deps.sh valgrind
 	valgrind --tool=callgrind --callgrind-out-file=$(BUILD)/callgrind.out ./$(BUILD)/bench --ir > $(BUILD)/ir-ops.tsv
 	@sh bench/ir.sh $(BUILD)/callgrind.out $(BUILD)/ir-ops.tsv | tee $(BUILD)/ir.txt
+
+# The cache simulation of cachegrind, run through callgrind so that every
+# ir_* function's figures are inclusive (valgrind 3.19's cachegrind has no
+# start/stop requests, and cg_annotate is exclusive per function). The
+# simulated caches are fixed (valgrind's own detection reads a 512 MB
+# direct-mapped LL on this VM): the machine's L1d, and a 32 MiB LL.
+CACHE_N ?= 1000000
+CACHE_SYS ?= mguard,absl
+CACHE_SIM ?= --I1=32768,8,64 --D1=32768,8,64 --LL=33554432,16,64
+bench-cache: $(BUILD)/bench
+	@command -v valgrind >/dev/null 2>&1 || sh tests/deps.sh valgrind
+	valgrind --tool=callgrind --cache-sim=yes $(CACHE_SIM) --callgrind-out-file=$(BUILD)/callgrind-cache.out \
+	    ./$(BUILD)/bench --ir --ir-n $(CACHE_N) --sys $(CACHE_SYS) > $(BUILD)/cache-ops.tsv
+	@python3 bench/ir_cache.py $(BUILD)/callgrind-cache.out $(BUILD)/cache-ops.tsv --tsv $(BUILD)/cache.tsv | tee $(BUILD)/cache.txt
+
+# Issue 24's verdict: the timed rows it names (100K and 1M keys, against
+# absl; death against GLib; the cache rows), the memory rows (counted by the
+# allocators, 100K and 1M), bench-cache's figures at 1M keys, then one
+# table (bench/targets.py). BENCH_QUICK=1: timings at up to 100K keys, 3
+# samples (the memory and callgrind figures stay at 1M).
+TARGET_ROWS = get_hit,get_miss,set_new,overwrite,remove,death_t1,death_t4,death_t16,death_t1_u10k,cache_get_hit,cache_inval,handwired_inval
+bench-targets: $(BUILD)/bench
+	./$(BUILD)/bench --no-py $(if $(filter-out 0,$(BENCH_QUICK)),--quick) --rows $(TARGET_ROWS) --sys mguard,glib,absl --tsv $(BUILD)/targets-samples.tsv
+	./$(BUILD)/bench --no-py --mem-only --max-n 1000000 --tsv $(BUILD)/targets-mem.tsv
+	@$(MAKE) --no-print-directory bench-cache
+	@echo
+	@python3 bench/targets.py --samples $(BUILD)/targets-samples.tsv --mem $(BUILD)/targets-mem.tsv --cache $(BUILD)/cache.tsv | tee $(BUILD)/targets.txt
 
 # Thread-safe contexts against the default context (with and without the
 # lock layer, same run), GLib (GHashTable + GMutex, GWeakRef) and raw stb_ds,

@@ -16,13 +16,20 @@
    it should hit fails the run), so a fast wrong answer can't pass.
 
    Usage: bench [--full|--quick] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID]
-                [--sys S] [--max-n N] [--ir] [--mem-only]
+                [--rows ID,ID...] [--sys S[,S...]] [--max-n N] [--ir] [--ir-n N]
+                [--mem-only]
      --full      11 samples per figure, 5 at 1M keys (also BENCH_FULL=1)
      --only ID   run only the rows whose id contains ID (profiling)
-     --sys S     run only system S: mguard, stbds, glib, absl, py_wkd, py_ref
+     --rows L    run only the rows whose id is in the comma-separated list L
+                 (no memory rows; `make bench-targets` uses it)
+     --sys S     run only the systems in S, a comma-separated list of
+                 mguard, stbds, glib, absl, py_wkd, py_ref (with --ir: the
+                 systems of the weak-table rows)
      --max-n N   run the sized rows only up to N keys (profiling)
      --ir        run each core row a fixed number of times with no timing,
-                 for `valgrind --tool=callgrind` (see `make bench-ir`)
+                 for `valgrind --tool=callgrind` (see `make bench-ir` and,
+                 with the cache simulation, `make bench-cache`)
+     --ir-n N    the weak-table rows of --ir at N keys (default 100000)
      --mem-only  only bytes per entry (deterministic: no samples)
      --quick     3 samples per figure, up to 100K keys (also BENCH_QUICK=1)
 
@@ -98,16 +105,18 @@ static struct {
     int samples_big;      /* at 1M keys */
     double min_ns;        /* minimum duration of one sample */
     const char *only;
-    const char *sys;      /* run only this C system (profiling) */
+    const char *rows;     /* run only these rows (comma-separated ids) */
+    const char *sys;      /* run only these systems (comma-separated) */
     unsigned long max_n;  /* skip sized rows above this key count */
     const char *py;
     const char *tsv;
     int ir;
+    size_t ir_n;    /* keys of the weak-table rows of --ir */
     int quick;
     int mem_only;   /* only the memory rows (deterministic: no samples) */
 } opt;
 
-#define MAXRES 128
+#define MAXRES 256
 #define MAXSAMP 32
 typedef struct result {
     const char *id;
@@ -171,6 +180,21 @@ static void shuffle(void **a, size_t n)
         a[j] = t;
     }
 }
+
+/* 1 when `item` is in the comma-separated `list` (a NULL list holds all). */
+static int in_list(const char *list, const char *item)
+{
+    size_t n = strlen(item);
+    const char *p = list;
+    if (!list) return 1;
+    while (*p) {
+        size_t k = strcspn(p, ",");
+        if (k == n && strncmp(p, item, n) == 0) return 1;
+        p += k + (p[k] == ',');
+    }
+    return 0;
+}
+static int sys_on(int sy) { return in_list(opt.sys, sys_id[sy]); }
 
 /* ---- key objects: GObjects with a "mutated" signal --------------------- */
 
@@ -297,13 +321,15 @@ static void fx_init(fx *f, size_t n, int steady)
     if (!steady) return;
     f->ctx = mg_ctx();
     f->mt = mg_table(f->ctx);
-    f->gt = gl_new();
+    /* the peers' steady tables only for the systems selected (--sys) */
+    if (sys_on(SYS_GLIB)) f->gt = gl_new();
     for (i = 0; i < n; i++) {
         long v = OBJ_ID(f->ins[i]);
         CHECK(mguard_weak_set(f->mt, f->ins[i], &v) == MGUARD_OK, "fixture set");
-        stbds_hmput(f->hm, f->ins[i], v);
-        gl_set(f->gt, f->ins[i], v);
+        if (sys_on(SYS_STB)) stbds_hmput(f->hm, f->ins[i], v);
+        if (f->gt) gl_set(f->gt, f->ins[i], v);
     }
+    if (!sys_on(SYS_ABSL)) return;
     f->am = absl_map_new();
     CHECK(absl_set(f->am, f->ins, n, offsetof(BenchObj, id)) == n, "fixture absl set");
 }
@@ -1552,30 +1578,65 @@ static double gl_ts_ref_get(fx *f, int arg) { return gl_ts(f, arg, MT_GL_REF_GET
 /* ---- guarded caches (issue 15) -------------------------------------------
    cache_get_hit: the fixture's keys in a cache (value = the key's id),
    looked up in the same order as get_hit's weak table: the target is
-   <= 1.2x mguard_weak_get. cache_inval / handwired_inval: FIX_N entries,
-   each dropped by a mutation of its key: by the cache's own dependency,
-   or by the pattern a cache replaces (a weak table, a watcher per entry
-   whose callback removes it). */
-static mguard_cache *mg_cache(mguard_ctx *ctx)
+   <= 1.15x mguard_weak_get (issue 24). cache_inval / handwired_inval:
+   FIX_N entries, each dropped by a mutation of its key, its value
+   destroyed (a destructor that counts): by the cache's own dependency, or
+   by the pattern a cache replaces (a weak table with the same destructor,
+   a watcher per entry whose callback removes it).
+
+   Ratios within mguard (rows ratio_*, one value per sample, written to the
+   TSV like a time; bench/tsv2md.py prints them apart): cache_get_hit
+   alternates its passes with mguard_weak_get passes over the same keys,
+   cache_inval its cycles with hand-wired cycles, so each sample's ratio
+   comes from one moment of the machine. */
+static void ratio_put(const char *id, const char *label, size_t n, double v)
+{
+    result *r = result_for(id, label, n);
+    if (r->nsamp == MAXSAMP) return;
+    r->smp[SYS_MG][r->nsamp++] = v;
+    r->ns[SYS_MG] = v;   /* not NaN: written (tsv2md takes the median) */
+}
+static long destroyed;
+static void count_dtor(void *value, void *user)
+{
+    (void)value; (void)user;
+    destroyed++;
+}
+static mguard_cache *mg_cache_d(mguard_ctx *ctx, mguard_value_dtor dtor)
 {
     mguard_cache_desc d;
     memset(&d, 0, sizeof d);
     d.value_size = sizeof(long);
+    d.value_dtor = dtor;
     return mguard_cache_create(ctx, &d);
+}
+static mguard_cache *mg_cache(mguard_ctx *ctx) { return mg_cache_d(ctx, NULL); }
+static mguard_weak *mg_table_d(mguard_ctx *ctx, mguard_value_dtor dtor)
+{
+    mguard_weak_desc d;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    d.value_dtor = dtor;
+    return mguard_weak_create(ctx, &d);
 }
 static double cache_weak_el[2];   /* cache get, weak get: time in alternating passes */
 static double mg_cache_get_hit(fx *f, int arg)
 {
     mguard_ctx *c = mg_ctx();
     mguard_cache *k = mg_cache(c);
+    mguard_weak *wt = mg_table(c);
     size_t i;
-    double t0, el;
+    double t0, el, w_el = 0;
     long passes = 0;
     (void)arg;
+    /* the cache and a weak table of the same context, filled in the same
+       loop (same keys, same order, same age of their memory: the fixture's
+       long-lived table is not what the cache is compared with) */
     for (i = 0; i < f->n; i++) {
         long v = OBJ_ID(f->ins[i]);
         const void *key = f->ins[i];
         if (mguard_cache_set(k, &key, 1, &v, 0) != MGUARD_OK) fail("mguard cache set");
+        if (mguard_weak_set(wt, key, &v) != MGUARD_OK) fail("mguard set");
     }
     /* passes alternate with passes of mguard_weak_get over the same keys
        in the same order, so both see the same machine: their ratio is
@@ -1594,16 +1655,18 @@ static double mg_cache_get_hit(fx *f, int arg)
         t1 = now_ns();
         el += t1 - t0;
         for (i = 0; i < f->n; i++) {
-            const long *v = (const long *)mguard_weak_get(f->mt, f->look[i]);
+            const long *v = (const long *)mguard_weak_get(wt, f->look[i]);
             if (!v) fail("mguard get hit");
             w += *v;
         }
         cache_weak_el[0] += t1 - t0;
         cache_weak_el[1] += now_ns() - t1;
+        w_el += now_ns() - t1;
         CHECK(s == f->sum && w == f->sum, "mguard cache get sum");
         passes++;
     } while (el < opt.min_ns);
     mguard_ctx_destroy(c);
+    ratio_put("ratio_cache_get_hit", "ratio: cache get hit / weak get hit (alternating passes)", f->n, el / w_el);
     return el / ((double)passes * (double)f->n);
 }
 static mguard_weak *bench_hand_table;
@@ -1612,35 +1675,49 @@ static void hand_invalidate(void *guard, const void *obj, const char *attr, void
     (void)guard; (void)attr; (void)user;
     if (mguard_weak_remove(bench_hand_table, obj) == MGUARD_OK) fired++;
 }
+/* One cycle: FIX_N entries stored (untimed), then one mutation of each
+   key (timed), which drops its entry and destroys its value. hand: the
+   hand-wired pattern, else the cache. Returns the timed ns. */
+static double inval_cycle(fx *f, mguard_ctx *c, mguard_cache *k, int hand)
+{
+    size_t i;
+    double t0, el;
+    for (i = 0; i < f->n; i++) {
+        long v = (long)i;
+        const void *key = f->keys[i];
+        if (hand) {
+            if (mguard_weak_set(bench_hand_table, key, &v) != MGUARD_OK) fail("hand-wired set");
+            if (mguard_watch(c, key, guards[0], hand_invalidate, NULL) != MGUARD_OK) fail("hand-wired watch");
+        } else if (mguard_cache_set(k, &key, 1, &v, 0) != MGUARD_OK) {
+            fail("mguard cache set");
+        }
+    }
+    fired = destroyed = 0;
+    t0 = now_ns();
+    for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->ins[i], "x");
+    el = now_ns() - t0;
+    CHECK(hand ? fired == (long)f->n : mguard_cache_count(k) == 0, "every entry dropped");
+    CHECK(destroyed == (long)f->n, "every value destroyed once");
+    CHECK(mguard_weak_count(bench_hand_table) == 0, "hand-wired table emptied");
+    return el;
+}
+/* hand 1: the hand-wired pattern alone. hand 0: the cache, its cycles
+   alternating with hand-wired cycles in the same context (a sample's
+   ratio_cache_inval is the cache's time over the hand-wired time). */
 static double mg_inval(fx *f, int hand)
 {
     mguard_ctx *c = mg_ctx();
-    mguard_cache *k = mg_cache(c);
-    size_t i;
-    double tot = 0;
+    mguard_cache *k = mg_cache_d(c, count_dtor);
+    double tot = 0, tot_hand = 0;
     long cyc = 0;
-    bench_hand_table = mg_table(c);
+    bench_hand_table = mg_table_d(c, count_dtor);
     do {
-        double t0;
-        for (i = 0; i < f->n; i++) {
-            long v = (long)i;
-            const void *key = f->keys[i];
-            if (hand) {
-                if (mguard_weak_set(bench_hand_table, key, &v) != MGUARD_OK) fail("hand-wired set");
-                if (mguard_watch(c, key, guards[0], hand_invalidate, NULL) != MGUARD_OK) fail("hand-wired watch");
-            } else if (mguard_cache_set(k, &key, 1, &v, 0) != MGUARD_OK) {
-                fail("mguard cache set");
-            }
-        }
-        fired = 0;
-        t0 = now_ns();
-        for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->ins[i], "x");
-        tot += now_ns() - t0;
-        CHECK(hand ? fired == (long)f->n : mguard_cache_count(k) == 0, "every entry dropped");
-        CHECK(mguard_weak_count(bench_hand_table) == 0, "hand-wired table emptied");
+        tot += inval_cycle(f, c, k, hand);
+        if (!hand) tot_hand += inval_cycle(f, c, k, 1);
         cyc++;
     } while (tot < opt.min_ns);
     mguard_ctx_destroy(c);
+    if (!hand) ratio_put("ratio_cache_inval", "ratio: cache invalidation / hand-wired (alternating cycles)", f->n, tot / tot_hand);
     return tot / ((double)cyc * (double)f->n);
 }
 
@@ -1696,7 +1773,7 @@ static const row rows[] = {
     { "scope_d1",      "scope enter+exit, depth 1",     0, 1, { mg_scope_enter_exit, NULL, NULL, NULL }, 0 },
     { "scope_d16",     "scope enter+exit, depth 16",    0, 16, { mg_scope_enter_exit, NULL, NULL, NULL }, 0 },
     { "scope_add8",    "scope add, 8 active names",     0, 8, { mg_scope_add, NULL, NULL, NULL }, 0 },
-    { "cache_get_hit", "cache get, hit (1-object key)", 1, 0, { mg_cache_get_hit, NULL, NULL, NULL }, 100000 },
+    { "cache_get_hit", "cache get, hit (1-object key)", 1, 0, { mg_cache_get_hit, NULL, NULL, NULL }, 0 },
     { "cache_inval",   "mutation drops 1 cache entry",   0, 0, { mg_inval, NULL, NULL, NULL }, 0 },
     { "handwired_inval", "mutation: watch + weak remove", 0, 1, { mg_inval, NULL, NULL, NULL }, 0 },
     { "ts_get_t1",     "ts: get_copy, 1 thread (GLib: GHashTable + GMutex)", 0, 1, { mg_ts_get, NULL, gl_ts_get, NULL }, 0 },
@@ -1713,7 +1790,7 @@ static const size_t sizes[] = { 1000, 100000, 1000000 };
 
 static int row_selected(const row *r)
 {
-    return !opt.only || strstr(r->id, opt.only) != NULL;
+    return (!opt.only || strstr(r->id, opt.only) != NULL) && in_list(opt.rows, r->id);
 }
 static int row_at_size(const row *r, size_t n)
 {
@@ -1810,7 +1887,7 @@ static void run_row(const row *r, fx *f)
     double tmp[MAXSAMP];
     for (sy = 0; sy < NSYS; sy++) {
         on[sy] = sy < NSYS_C ? r->fn[sy] != NULL : py_has(r->id, sy);
-        if (opt.sys && strcmp(opt.sys, sys_id[sy]) != 0) on[sy] = 0;
+        if (!sys_on(sy)) on[sy] = 0;
         if (on[sy]) order[non++] = sy;
     }
     res->nsamp = nsamp;
@@ -1883,6 +1960,14 @@ static double kx_bytes(const mguard_ctx *c)
     return cap ? (double)(MGUARD__KX_CTRLBYTES(cap) + cap * sizeof(mguard__kslot)) : 0;
 }
 
+/* compute of the memory row: the value depends on its key and on `user`,
+   one further object */
+static mguard_status mem_compute_dep(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    (void)nkeys;
+    *(long *)value = OBJ_ID(keys[0]);
+    return mguard_cache_job_depend(job, user, NULL);
+}
 static void measure_memory(size_t n)
 {
     void **objs = new_objs(n);
@@ -1895,6 +1980,7 @@ static void measure_memory(size_t n)
     long long h0, b0;
     double dn = (double)n, reg, regix, tent, side;
     size_t i;
+    int z;
     char line[512];
     memset(&d, 0, sizeof d);
     d.quiet = true;
@@ -1959,6 +2045,48 @@ static void measure_memory(size_t n)
     for (i = 0; i < n; i++) g_signal_connect(objs[i], "mutated", G_CALLBACK(gl_handler), guards[0]);
     mem_put("mem_tracked", "bytes/object: tracked, 1 watcher", n, SYS_GLIB, (double)(heap_now() - h0) / dn);
     for (i = 0; i < n; i++) g_signal_handlers_disconnect_matched(objs[i], G_SIGNAL_MATCH_FUNC, 0, 0, NULL, (gpointer)gl_handler, NULL);
+
+    /* guarded caches: n entries of a one-key cache (long values), whose
+       keys a weak table of the same context already holds (so the keys'
+       registry records exist before; what the cache adds to the registry
+       and the side records is counted), with no further dependency, and
+       with one further dependency declared by mguard_cache_job_depend (the
+       next key object, whole: a further object the registry already
+       knows) */
+    for (z = 0; z < 2; z++) {
+        mguard_cache *k;
+        double reg0, side0;
+        c = mguard_ctx_create(&d);
+        t = mg_table(c);
+        for (i = 0; i < n; i++) { long v = (long)i; mguard_weak_set(t, objs[i], &v); }
+        reg0 = (double)c->capobjs * sizeof(mguard__obj) + idx_bytes(&c->reg_index);
+        side0 = (double)c->capsides * sizeof(mguard__side);
+        b0 = counted_live;
+        k = mg_cache(c);
+        for (i = 0; i < n; i++) {
+            const void *key = objs[i];
+            mguard_status st = MGUARD_OK;
+            if (z == 0) {
+                long v = (long)i;
+                st = mguard_cache_set(k, &key, 1, &v, 0);
+            } else {
+                CHECK(mguard_cache_get_or_compute(k, &key, 1, mem_compute_dep, objs[(i + 1) % n], &st) != NULL, "mem cache compute");
+            }
+            CHECK(st == MGUARD_OK, "mem cache store");
+        }
+        CHECK(mguard_cache_count(k) == n, "mem cache count");
+        reg = (double)c->capobjs * sizeof(mguard__obj) + idx_bytes(&c->reg_index) - reg0;
+        side = (double)c->capsides * sizeof(mguard__side) - side0;
+        if (z == 0) {
+            mem_put("mem_cache_entry", "bytes/entry: cache, 1 key (keys held by a weak table)", n, SYS_MG, (double)(counted_live - b0) / dn);
+        } else {
+            mem_put("mem_cache_entry_dep", "bytes/entry: cache, 1 key + 1 further dependency (keys held by a weak table)", n, SYS_MG, (double)(counted_live - b0) / dn);
+            mem_put("mem_cache_entry_dep_registry", "  mguard: registry growth (records + index)", n, SYS_MG, reg / dn);
+            mem_put("mem_cache_entry_dep_side", "  mguard: side records growth", n, SYS_MG, side / dn);
+            mem_put("mem_cache_entry_dep_other", "  mguard: the rest (entries, links, cache index)", n, SYS_MG, ((double)(counted_live - b0) - reg - side) / dn);
+        }
+        mguard_ctx_destroy(c);
+    }
     free_objs(objs, n);
     /* Python */
     if (py_ask(line, sizeof line, "mem %lu\n", (unsigned long)n)) {
@@ -2036,7 +2164,10 @@ static void write_tsv(const char *path)
    noinline function ir_<system>_<row>, its setup outside it, so
    `callgrind_annotate --inclusive=yes` gives the instructions of that
    many operations (loop included). The program prints "name ops" for each
-   function; bench/ir.sh divides. Weak-table rows at 100K keys (IR_N);
+   function; bench/ir.sh divides. Weak-table rows at 100K keys (IR_N;
+   --ir-n sets it, and --sys their systems), with ir_mguard_cache_get_hit_n,
+   a one-key cache's hit over the same keys in the same order as
+   ir_mguard_get_hit;
    death, refs, trackers, generations and scopes with FIX_N objects. GLib's
    death is given net of a second dispose of the same objects
    (ir_glib_dispose_base), as in the timed rows. */
@@ -2098,6 +2229,7 @@ IR_FN(ir_mguard_scope_d1)(fx *f, mguard_scope *sc) { size_t i; for (i = 0; i < f
 IR_FN(ir_mguard_scope_add8)(fx *f, mguard_scope *sc) { size_t i; for (i = 0; i < f->n; i++) mguard_scope_add(sc, "flops", 1.0); }
 /* guarded caches (issue 15): a hit on a one-key cache; a mutation dropping
    one entry, by the cache and by the hand-wired pattern it replaces */
+IR_FN(ir_mguard_cache_get_hit_n)(fx *f, mguard_cache *k) { size_t i; long s = 0; for (i = 0; i < f->n; i++) { const void *key = f->look[i]; s += *(const long *)mguard_cache_get(k, &key, 1); } ir_sink = s; }
 IR_FN(ir_mguard_cache_get_hit)(fx *f, mguard_cache *k) { size_t i; long s = 0; for (i = 0; i < f->n; i++) { const void *key = f->keys[i]; s += *(const long *)mguard_cache_get(k, &key, 1); } ir_sink = s; }
 IR_FN(ir_mguard_cache_inval)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 100; for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->keys[i], "x"); }
 IR_FN(ir_mguard_handwired_inval)(fx *f, mguard_ctx *c) { size_t i; ir_mark = 101; for (i = 0; i < f->n; i++) mguard_on_mutation(c, f->keys[i], "x"); }
@@ -2133,28 +2265,50 @@ static void run_ir(void)
     size_t i;
     int j;
 
-    fx_init(&f, IR_N, 1);
-    ir_mguard_get_hit(&f); ir_stbds_get_hit(&f); ir_glib_get_hit(&f); ir_absl_get_hit(&f);
-    ir_mguard_get_miss(&f); ir_stbds_get_miss(&f); ir_glib_get_miss(&f); ir_absl_get_miss(&f);
-    ir_mguard_overwrite(&f); ir_stbds_overwrite(&f); ir_glib_overwrite(&f); ir_absl_overwrite(&f);
-    ir_mguard_iterate(&f); ir_stbds_iterate(&f); ir_glib_iterate(&f); ir_absl_iterate(&f);
-    ir_mguard_mut_unwatched(&f); ir_mguard_mut_untracked_key(&f); ir_glib_mut_untracked_key(&f);
-    t = mg_table(f.live); ir_mguard_set_new(&f, t); ir_mguard_remove(&f, t);
-    CHECK(mguard_weak_count(t) == 0, "ir remove"); mguard_weak_destroy(t);
-    ir_stbds_set_new(&f, &hm); ir_stbds_remove(&f, &hm); CHECK(stbds_hmlen(hm) == 0, "ir remove"); stbds_hmfree(hm);
-    gt = gl_new(); ir_glib_set_new(&f, gt); ir_glib_remove(&f, gt); CHECK(g_hash_table_size(gt) == 0, "ir remove"); gl_free(gt);
-    am = absl_map_new(); ir_absl_set_new(&f, am); ir_absl_remove(&f, am); CHECK(absl_map_size(am) == 0, "ir remove"); absl_map_free(am);
+    /* the weak-table rows at ir_n keys, for the systems selected (--sys) */
+    fx_init(&f, opt.ir_n, 1);
+    if (sys_on(SYS_MG)) { ir_mguard_get_hit(&f); ir_mguard_get_miss(&f); ir_mguard_overwrite(&f); ir_mguard_iterate(&f); }
+    if (sys_on(SYS_STB)) { ir_stbds_get_hit(&f); ir_stbds_get_miss(&f); ir_stbds_overwrite(&f); ir_stbds_iterate(&f); }
+    if (sys_on(SYS_GLIB)) { ir_glib_get_hit(&f); ir_glib_get_miss(&f); ir_glib_overwrite(&f); ir_glib_iterate(&f); }
+    if (sys_on(SYS_ABSL)) { ir_absl_get_hit(&f); ir_absl_get_miss(&f); ir_absl_overwrite(&f); ir_absl_iterate(&f); }
+    if (sys_on(SYS_MG)) { ir_mguard_mut_unwatched(&f); ir_mguard_mut_untracked_key(&f); }
+    if (sys_on(SYS_GLIB)) ir_glib_mut_untracked_key(&f);
+    if (sys_on(SYS_MG)) {
+        t = mg_table(f.live); ir_mguard_set_new(&f, t); ir_mguard_remove(&f, t);
+        CHECK(mguard_weak_count(t) == 0, "ir remove"); mguard_weak_destroy(t);
+    }
+    if (sys_on(SYS_STB)) { ir_stbds_set_new(&f, &hm); ir_stbds_remove(&f, &hm); CHECK(stbds_hmlen(hm) == 0, "ir remove"); stbds_hmfree(hm); }
+    if (sys_on(SYS_GLIB)) { gt = gl_new(); ir_glib_set_new(&f, gt); ir_glib_remove(&f, gt); CHECK(g_hash_table_size(gt) == 0, "ir remove"); gl_free(gt); }
+    if (sys_on(SYS_ABSL)) { am = absl_map_new(); ir_absl_set_new(&f, am); ir_absl_remove(&f, am); CHECK(absl_map_size(am) == 0, "ir remove"); absl_map_free(am); }
+    if (sys_on(SYS_MG)) {
+        /* a hit on a one-key cache over the same keys in the same order as
+           ir_mguard_get_hit (the cache in its own context, as the timed row) */
+        mguard_ctx *cc = mg_ctx();
+        mguard_cache *k = mg_cache(cc);
+        for (i = 0; i < f.n; i++) {
+            long v = OBJ_ID(f.ins[i]);
+            const void *key = f.ins[i];
+            if (mguard_cache_set(k, &key, 1, &v, 0) != MGUARD_OK) fail("mguard cache set");
+        }
+        ir_mguard_cache_get_hit_n(&f, k);
+        CHECK(ir_sink == f.sum, "ir cache get sum");
+        mguard_ctx_destroy(cc);
+    }
     fx_free(&f);
     {
         static const char *const weak[] = { "get_hit", "get_miss", "overwrite", "iterate", "set_new", "remove" };
-        static const char *const sys[] = { "mguard", "stbds", "glib", "absl" };
+        static const int sys[] = { SYS_MG, SYS_STB, SYS_GLIB, SYS_ABSL };
         char name[64];
         size_t a, b;
         for (a = 0; a < sizeof weak / sizeof weak[0]; a++)
-            for (b = 0; b < 4; b++) { snprintf(name, sizeof name, "ir_%s_%s", sys[b], weak[a]); ir_ops(name, IR_N); }
-        ir_ops("ir_mguard_mut_unwatched", IR_N);
-        ir_ops("ir_mguard_mut_untracked_key", IR_N);
-        ir_ops("ir_glib_mut_untracked_key", IR_N);
+            for (b = 0; b < 4; b++)
+                if (sys_on(sys[b])) { snprintf(name, sizeof name, "ir_%s_%s", sys_id[sys[b]], weak[a]); ir_ops(name, opt.ir_n); }
+        if (sys_on(SYS_MG)) {
+            ir_ops("ir_mguard_mut_unwatched", opt.ir_n);
+            ir_ops("ir_mguard_mut_untracked_key", opt.ir_n);
+            ir_ops("ir_mguard_cache_get_hit_n", opt.ir_n);
+        }
+        if (sys_on(SYS_GLIB)) ir_ops("ir_glib_mut_untracked_key", opt.ir_n);
     }
 
     fx_init(&d, FIX_N, 0);
@@ -2206,23 +2360,25 @@ static void run_ir(void)
     mguard_ctx_destroy(c);
     c = mg_ctx();
     {
-        mguard_cache *k = mg_cache(c);
+        mguard_cache *k = mg_cache_d(c, count_dtor);
         for (i = 0; i < d.n; i++) {
             long v = (long)i;
             const void *key = d.keys[i];
             if (mguard_cache_set(k, &key, 1, &v, 0) != MGUARD_OK) fail("mguard cache set");
         }
         ir_mguard_cache_get_hit(&d, k);
+        destroyed = 0;
         ir_mguard_cache_inval(&d, c);
-        CHECK(mguard_cache_count(k) == 0, "ir cache inval");
-        bench_hand_table = mg_table(c);
+        CHECK(mguard_cache_count(k) == 0 && destroyed == (long)d.n, "ir cache inval");
+        bench_hand_table = mg_table_d(c, count_dtor);
         for (i = 0; i < d.n; i++) {
             long v = (long)i;
             if (mguard_weak_set(bench_hand_table, d.keys[i], &v) != MGUARD_OK) fail("hand-wired set");
             if (mguard_watch(c, d.keys[i], guards[0], hand_invalidate, NULL) != MGUARD_OK) fail("hand-wired watch");
         }
+        destroyed = 0;
         ir_mguard_handwired_inval(&d, c);
-        CHECK(mguard_weak_count(bench_hand_table) == 0, "ir hand-wired inval");
+        CHECK(mguard_weak_count(bench_hand_table) == 0 && destroyed == (long)d.n, "ir hand-wired inval");
     }
     mguard_ctx_destroy(c);
     fx_free(&d);
@@ -2257,11 +2413,13 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--py") == 0 && i + 1 < argc) opt.py = argv[++i];
         else if (strcmp(argv[i], "--tsv") == 0 && i + 1 < argc) opt.tsv = argv[++i];
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) opt.only = argv[++i];
+        else if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc) opt.rows = argv[++i];
         else if (strcmp(argv[i], "--sys") == 0 && i + 1 < argc) opt.sys = argv[++i];
+        else if (strcmp(argv[i], "--ir-n") == 0 && i + 1 < argc) opt.ir_n = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--max-n") == 0 && i + 1 < argc) opt.max_n = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--ir") == 0) opt.ir = 1;
         else if (strcmp(argv[i], "--mem-only") == 0) opt.mem_only = 1;
-        else { fprintf(stderr, "usage: %s [--full|--quick] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID] [--sys mguard|stbds|glib|absl|py_wkd|py_ref] [--max-n N] [--ir] [--mem-only]\n", argv[0]); return 2; }
+        else { fprintf(stderr, "usage: %s [--full|--quick] [--no-py] [--py SCRIPT] [--tsv FILE] [--only ID] [--rows ID,ID...] [--sys mguard|stbds|glib|absl|py_wkd|py_ref[,...]] [--max-n N] [--ir] [--ir-n N] [--mem-only]\n", argv[0]); return 2; }
     }
     /* Samples of at least 20 ms in every mode; the modes differ in how
        many (and --quick stops at 100K keys). */
@@ -2271,6 +2429,7 @@ int main(int argc, char **argv)
     if (opt.quick && !opt.max_n) opt.max_n = 100000;
     gen_quark = g_quark_from_static_string("bench-generation");
     (void)bench_obj_get_type();
+    if (!opt.ir_n) opt.ir_n = IR_N;
     if (opt.ir) { run_ir(); return 0; }
     signal(SIGPIPE, SIG_IGN);
     py_start();
@@ -2311,7 +2470,7 @@ int main(int argc, char **argv)
             fx_free(&f);
         }
     }
-    if (!opt.only)
+    if (!opt.only && !opt.rows)
         for (z = 0; z < (int)NSIZES; z++)
             if (!opt.max_n || sizes[z] <= opt.max_n) measure_memory(sizes[z]);
     py_stop();

@@ -10,6 +10,8 @@ per round (a round holds one sample of every system, taken one after the
 other in a random order), so the two figures of a ratio come from the same
 moment of the machine: the cell gives the median ratio over the rounds and,
 in brackets, the lowest and highest. Memory rows (ids mem_*) are bytes.
+Rows ratio_* are ratios within mguard that bench takes per sample
+(alternating passes of two operations), printed apart: median (min-max).
 
 Usage: python3 bench/tsv2md.py [--write-tsv OUT] [--plain] [SAMPLES.tsv ...]
 --write-tsv  also writes the medians as a TSV (id n mguard stbds glib absl
@@ -98,7 +100,8 @@ def rcell(x):
     return "%.2fx (%.2f-%.2f)" % x
 
 
-timed = [(k, r) for k, r in rows.items() if not k[0].startswith("mem_")]
+timed = [(k, r) for k, r in rows.items() if not k[0].startswith(("mem_", "ratio_"))]
+ratios = [(k, r) for k, r in rows.items() if k[0].startswith("ratio_")]
 mem = [(k, r) for k, r in rows.items() if k[0].startswith("mem_")]
 
 print("Machine: " + (machine[0] if machine else "unknown"))
@@ -119,6 +122,16 @@ for (rid, n), r in timed:
     cells += [rcell(ratio(r, "mguard", "absl")), rcell(ratio(r, "mguard", "stbds")),
               rcell(ratio(r, "glib", "mguard")), rcell(ratio(r, "py_wkd", "mguard")), rcell(ratio(r, "py_ref", "mguard"))]
     print("| " + " | ".join(cells) + " |")
+
+if ratios:
+    print()
+    print("Ratios within mguard, one per sample (alternating passes or cycles of the two operations):")
+    print()
+    print("| ratio | n | median | min-max |")
+    print("|---|---:|---:|---:|")
+    for (rid, n), r in ratios:
+        v = list(r["s"].get("mguard", {}).values())
+        print("| %s | %s | %.2fx | %.2f-%.2f |" % (r["label"], size(n), statistics.median(v), min(v), max(v)))
 
 if mem:
     print()
