@@ -2059,7 +2059,7 @@ static void measure_memory(size_t n)
         c = mguard_ctx_create(&d);
         t = mg_table(c);
         for (i = 0; i < n; i++) { long v = (long)i; mguard_weak_set(t, objs[i], &v); }
-        reg0 = (double)c->capobjs * sizeof(mguard__obj) + idx_bytes(&c->reg_index);
+        reg0 = (double)c->capobjs * sizeof(mguard__obj) + kx_bytes(c);
         side0 = (double)c->capsides * sizeof(mguard__side);
         b0 = counted_live;
         k = mg_cache(c);
@@ -2075,7 +2075,7 @@ static void measure_memory(size_t n)
             CHECK(st == MGUARD_OK, "mem cache store");
         }
         CHECK(mguard_cache_count(k) == n, "mem cache count");
-        reg = (double)c->capobjs * sizeof(mguard__obj) + idx_bytes(&c->reg_index) - reg0;
+        reg = (double)c->capobjs * sizeof(mguard__obj) + kx_bytes(c) - reg0;
         side = (double)c->capsides * sizeof(mguard__side) - side0;
         if (z == 0) {
             mem_put("mem_cache_entry", "bytes/entry: cache, 1 key (keys held by a weak table)", n, SYS_MG, (double)(counted_live - b0) / dn);
