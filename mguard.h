@@ -2272,14 +2272,40 @@ static void mguard__ix_free(const mguard_ctx *ctx, mguard__index *ix)
    in 8 stays EMPTY and every probe ends. */
 
 /* The hash of an address for the context's index: its low 7 bits are the
-   control byte's tag, the rest chooses the group. The same mix as
-   mguard__hash_ptr, kept whole. */
+   control byte's tag, the rest chooses the group. */
+#if defined(__SIZEOF_INT128__) && (defined(__GNUC__) || defined(__clang__))
+__extension__ typedef unsigned __int128 mguard__u128;
+static uint64_t mguard__hash64(const void *p)
+{
+    /* the two halves of one 64x64 product, folded (every bit of the
+       address reaches the low half): 3 instructions on a 64-bit target */
+    mguard__u128 m = (mguard__u128)(uintptr_t)p * 0xBF58476D1CE4E5B9ull;
+    return (uint64_t)m ^ (uint64_t)(m >> 64);
+}
+#else
 static uint64_t mguard__hash64(const void *p)
 {
     uint64_t x = (uint64_t)(uintptr_t)p;
     x ^= x >> 29;
     x *= 0xBF58476D1CE4E5B9ull;
     return x ^ (x >> 32);
+}
+#endif
+
+/* The index of a context that holds nothing yet: one group of EMPTY
+   bytes, never written (growth_left 0: the first insertion allocates),
+   so a lookup needs no test for "no table yet". */
+static unsigned char mguard__kx_none[MGUARD__KX_GROUP] = {
+    MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY,
+    MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY
+};
+#define MGUARD__KX_CAP(kx) ((kx)->ctrl == mguard__kx_none ? 0 : (kx)->mask + 1)
+
+static void mguard__kx_init(mguard__kx *kx)
+{
+    memset(kx, 0, sizeof *kx);
+    kx->ctrl = mguard__kx_none;
+    kx->mask = MGUARD__KX_GROUP - 1;
 }
 
 #define MGUARD__KX_LSB 0x0101010101010101ull
@@ -2328,14 +2354,13 @@ static size_t mguard__kx_bit(uint64_t m)
 /* The slot of (key, tid), or NULL. *known (if not NULL) tells whether key
    has a slot under another id (the probe then goes on past a hit until it
    knows). Never writes. */
-static mguard__kslot *mguard__kx_find(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h, bool *known)
+static mguard__kslot *mguard__kx_probe(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h, bool *known,
+                                      size_t step)
 {
     mguard__kslot *hit = NULL;
-    size_t pos, step = 0;
+    size_t pos = (MGUARD__KX_HOME(kx, h) + step * (step / MGUARD__KX_GROUP + 1) / 2) & kx->mask;
     uint32_t tag = MGUARD__KX_TAG(h);
     if (known) *known = false;
-    if (!kx->ctrl) return NULL;
-    pos = MGUARD__KX_HOME(kx, h);
     for (;;) {
         uint64_t g = mguard__kx_load(kx->ctrl + pos);
         uint64_t m = mguard__kx_match(g, tag);
@@ -2351,29 +2376,43 @@ static mguard__kslot *mguard__kx_find(const mguard__kx *kx, const void *key, uin
         pos = (pos + step) & kx->mask;
     }
 }
+static mguard__kslot *mguard__kx_find(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h, bool *known)
+{
+    return mguard__kx_probe(kx, key, tid, h, known, 0);
+}
 
 #if defined(__GNUC__) || defined(__clang__)
 #define MGUARD__HOT __attribute__((always_inline)) inline
+#define MGUARD__NOINLINE __attribute__((noinline))
 #else
 #define MGUARD__HOT inline
+#define MGUARD__NOINLINE
 #endif
 
-/* The slot of (key, tid), or NULL: mguard__kx_find for the hot reads (a
-   get, a ref's check, a generation's). The first group, where nearly
-   every lookup ends, is kept inline in them; the rest of the probe is
-   mguard__kx_find's. */
-static MGUARD__HOT mguard__kslot *mguard__kx_get(const mguard__kx *kx, const void *key, uint32_t tid)
+/* The hot reads (a get, a ref's check, a generation's): the first group of
+   the probe, where nearly every hit ends, inline in them. The slot of
+   (key, tid) if it is there; else NULL, and *more when the probe goes on
+   (mguard__kx_find_from the second group). */
+static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h,
+                                                   bool *more)
 {
-    uint64_t h = mguard__hash64(key), g, x, m;
     size_t pos = (size_t)(h >> 7) & kx->mask & ~(size_t)7;
-    if (!kx->ctrl) return NULL;
-    g = mguard__kx_load(kx->ctrl + pos);
-    x = g ^ (MGUARD__KX_LSB * (h & 0x7f));
+    uint64_t g = mguard__kx_load(kx->ctrl + pos), x = g ^ (MGUARD__KX_LSB * (h & 0x7f)), m;
     for (m = (x - MGUARD__KX_LSB) & ~x & MGUARD__KX_MSB; m; m &= m - 1) {
         mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
         if (s->key == key && s->tid == tid) return s;
     }
-    return mguard__kx_match_empty(g) ? NULL : mguard__kx_find(kx, key, tid, h, NULL);
+    *more = !mguard__kx_match_empty(g);
+    return NULL;
+}
+
+/* The slot of (key, tid), or NULL (mguard__kx_find, its first group inline). */
+static MGUARD__HOT mguard__kslot *mguard__kx_get(const mguard__kx *kx, const void *key, uint32_t tid)
+{
+    uint64_t h = mguard__hash64(key);
+    bool more;
+    mguard__kslot *s = mguard__kx_first(kx, key, tid, h, &more);
+    return s || !more ? s : mguard__kx_probe(kx, key, tid, h, NULL, MGUARD__KX_GROUP);
 }
 
 /* Does key have a full slot under any id? (A pending one is a death's:
@@ -2384,13 +2423,20 @@ static bool mguard__kx_has(const mguard__kx *kx, const void *key, uint64_t h)
     return mguard__kx_find(kx, key, 0, h, &known) != NULL || known;
 }
 
-/* The first EMPTY or DELETED slot on h's probe. */
+/* The slots of a group that lie in one cache line: a group's 8 slots of 24
+   bytes fill 3 lines (the slot array starts on a line), and slots 2 and 5
+   straddle two. An insertion prefers the others, so that below 3/4 full a
+   lookup reads one line of slots. */
+#define MGUARD__KX_ONELINE 0x8080008080008080ull
+
+/* The first EMPTY or DELETED slot on h's probe (in its group, one that
+   lies in one cache line if there is one). */
 static size_t mguard__kx_free_slot(const mguard__kx *kx, uint64_t h)
 {
     size_t pos = MGUARD__KX_HOME(kx, h), step = 0;
     for (;;) {
         uint64_t m = mguard__kx_match_free(mguard__kx_load(kx->ctrl + pos));
-        if (m) return pos + mguard__kx_bit(m);
+        if (m) return pos + mguard__kx_bit((m & MGUARD__KX_ONELINE) ? m & MGUARD__KX_ONELINE : m);
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -2419,8 +2465,10 @@ static void mguard__kx_erase(mguard__kx *kx, size_t i)
 }
 
 #define MGUARD__KX_MAXLOAD(cap) ((cap) - (cap) / 8)
-/* Bytes of a table of cap slots: the control bytes, then the slots. */
+/* A table of cap slots is one block: the control bytes, then (from the
+   next 64-byte boundary) the slots. */
 #define MGUARD__KX_CTRLBYTES(cap) (((cap) + 15) & ~(size_t)15)
+#define MGUARD__KX_BYTES(cap) (MGUARD__KX_CTRLBYTES(cap) + 48 + (cap) * sizeof(mguard__kslot))
 
 static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t i);
 
@@ -2429,14 +2477,16 @@ static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t i);
 static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
 {
     mguard__kx *kx = &ctx->kx, nk;
-    size_t i, cap = kx->ctrl ? kx->mask + 1 : 0;
+    size_t i, cap = MGUARD__KX_CAP(kx);
     unsigned char *blk;
     if (ncap > ((size_t)1 << 31) || !mguard__mul_fits(ncap, sizeof(mguard__kslot) + 1)) return MGUARD_ENOMEM;
-    blk = (unsigned char *)mguard__alloc(ctx, MGUARD__KX_CTRLBYTES(ncap) + ncap * sizeof(mguard__kslot));
+    blk = (unsigned char *)mguard__alloc(ctx, MGUARD__KX_BYTES(ncap));
     if (!blk) return MGUARD_ENOMEM;
     memset(blk, MGUARD__KX_EMPTY, ncap);
     nk.ctrl = blk;
-    nk.slots = (mguard__kslot *)(void *)(blk + MGUARD__KX_CTRLBYTES(ncap));
+    i = MGUARD__KX_CTRLBYTES(ncap);
+    i += (64 - ((uintptr_t)(blk + i) & 63)) & 63;   /* blocks are 16-aligned at least */
+    nk.slots = (mguard__kslot *)(void *)(blk + i);
     nk.mask = ncap - 1;
     nk.used = 0;
     nk.growth_left = MGUARD__KX_MAXLOAD(ncap);
@@ -2449,7 +2499,7 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
             if (s->tid) mguard__kx_moved(ctx, s, j);
         }
     }
-    mguard__free(ctx, kx->ctrl);
+    if (cap) mguard__free(ctx, kx->ctrl);
     *kx = nk;
     return MGUARD_OK;
 }
@@ -2460,7 +2510,7 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
 static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 {
     mguard__kx *kx = &ctx->kx;
-    size_t cap = kx->ctrl ? kx->mask + 1 : 0, need = kx->used + n, ncap;
+    size_t cap = MGUARD__KX_CAP(kx), need = kx->used + n, ncap;
     if (kx->growth_left >= n) return MGUARD_OK;
     if (cap && need * 32 <= cap * 25) {
         ncap = cap;
@@ -2474,8 +2524,8 @@ static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 
 static void mguard__kx_free(mguard_ctx *ctx)
 {
-    mguard__free(ctx, ctx->kx.ctrl);
-    memset(&ctx->kx, 0, sizeof ctx->kx);
+    if (MGUARD__KX_CAP(&ctx->kx)) mguard__free(ctx, ctx->kx.ctrl);
+    mguard__kx_init(&ctx->kx);
 }
 
 /* ---- interned strings (shared by the later sections) --------------------
@@ -3011,6 +3061,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
         return NULL;
     }
     memset(ctx, 0, sizeof *ctx);
+    mguard__kx_init(&ctx->kx);
     ctx->magic = MGUARD__MAGIC_CTX;
     ctx->alloc = d.allocator;
     ctx->log = d.logger;
@@ -3120,7 +3171,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
     if (!mguard__ctx_ok(ctx, "mguard_ctx_check")) return MGUARD_EINVAL;
     /* the index: every full slot is found by its key and names a live
        table (which says where the entry lies) or a live record */
-    if (kx->ctrl) {
+    if (MGUARD__KX_CAP(kx)) {
         size_t cap = kx->mask + 1;
         MGUARD__CHECK(ctx, cap >= 8 && (cap & (cap - 1)) == 0, "index: capacity %lu is not a power of two >= 8", (unsigned long)cap);
         for (k = 0; k < cap; k++) {
@@ -3196,7 +3247,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
             MGUARD__CHECK(ctx, i == 0 || el.stamp > t->order[i - 1].stamp, "table %p: entries out of order", (void *)t);
             if (el.slot & MGUARD__OPEND) continue;
             nlive++;
-            MGUARD__CHECK(ctx, kx->ctrl && el.slot <= kx->mask && kx->ctrl[el.slot] < MGUARD__KX_EMPTY &&
+            MGUARD__CHECK(ctx, MGUARD__KX_CAP(kx) && el.slot <= kx->mask && kx->ctrl[el.slot] < MGUARD__KX_EMPTY &&
                           kx->slots[el.slot].tid == t->tid && kx->slots[el.slot].pos == i,
                           "table %p: entry %u's slot is not its own", (void *)t, i);
         }
@@ -3449,7 +3500,6 @@ static size_t mguard__death_slots(const mguard_ctx *ctx, const void *obj, uint64
     size_t pos, step = 0, n = 0, i, j;
     uint32_t tag = MGUARD__KX_TAG(h);
     *rslot = SIZE_MAX;
-    if (!kx->ctrl) return 0;
     pos = MGUARD__KX_HOME(kx, h);
     for (;;) {
         uint64_t g = mguard__kx_load(kx->ctrl + pos);
@@ -4053,12 +4103,23 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
     return st;
 }
 
+/* mguard_weak_get past the first group of the probe. */
+static MGUARD__NOINLINE void *mguard__weak_get_rest(const mguard_weak *t, const void *key, uint64_t h)
+{
+    mguard__kslot *s = mguard__kx_probe(&t->ctx->kx, key, t->tid, h, NULL, MGUARD__KX_GROUP);
+    return s ? (void *)mguard__kvalue(t, s) : NULL;
+}
+
 static MGUARD__HOT void *mguard__weak_get(const mguard_weak *t, const void *key)
 {
     mguard__kslot *s;
-    if (!mguard__weak_valid(t, "mguard_weak_get") || !key) return NULL;
-    s = mguard__kx_get(&t->ctx->kx, key, t->tid);
-    return s ? (void *)mguard__kvalue(t, s) : NULL;
+    uint64_t h;
+    bool more;
+    if (!mguard__weak_valid(t, "mguard_weak_get")) return NULL;
+    h = mguard__hash64(key);   /* a NULL key is never a key: not found */
+    s = mguard__kx_first(&t->ctx->kx, key, t->tid, h, &more);
+    if (s) return mguard__kvalue(t, s);
+    return more ? mguard__weak_get_rest(t, key, h) : NULL;
 }
 
 static void *mguard__weak_get_sized(const mguard_weak *t, const void *key, size_t size)
@@ -11417,11 +11478,6 @@ static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d)
 }
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define MGUARD__NOINLINE __attribute__((noinline))
-#else
-#define MGUARD__NOINLINE
-#endif
 /* The locked variants, one per listed function: take the lock, run the
    body, let the lock go (delivering the lines it logged). Out of line, so
    that a public function's default path stays short. */
@@ -11476,13 +11532,34 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X)
         if (c_ && c_->logq.n) mguard__log_flush(c_); \
     }
 /* Q: the hottest reads, which never log nor call out (no line to hand
-   over): on the default context a compare and a tail call of the body. */
+   over), all of a weak table t: a table of a default context (its magic
+   says so) goes straight to the body; anything else (a thread-safe
+   context's table, or not a live table, which the body refuses) out of
+   line. */
+/* In the file that compiles the implementation, the hottest reads may be
+   inlined into their callers (C only: a C++ inline function need not be
+   emitted for the program's other files). Elsewhere they are calls. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__cplusplus)
+#define MGUARD__INLINE_API __attribute__((always_inline)) inline
+#else
+#define MGUARD__INLINE_API
+#endif
+#ifndef MGUARD_DEBUG
+#define MGUARD__PLAIN_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)
+#else
+#define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)   /* the debug registry first */
+#endif
 #define MGUARD__PUBLIC_Q(ret, name, params, args, ctxof) \
-    ret mguard_##name params \
+    static MGUARD__NOINLINE ret mguard__other_##name params \
     { \
         mguard_ctx *c_ = ctxof; \
         if (c_ && c_->lk) return mguard__locked_##name args; \
         return mguard__##name args; \
+    } \
+    MGUARD__INLINE_API ret mguard_##name params \
+    { \
+        if (MGUARD__PLAIN_WEAK(t)) return mguard__##name args; \
+        return mguard__other_##name args; \
     }
 MGUARD__API(MGUARD__PUBLIC_X, MGUARD__PUBLIC_V, MGUARD__PUBLIC_Q)
 #undef MGUARD__PUBLIC_X

@@ -1956,8 +1956,8 @@ static void mem_put(const char *id, const char *label, size_t n, int sys, double
 }
 static double kx_bytes(const mguard_ctx *c)
 {
-    size_t cap = c->kx.ctrl ? c->kx.mask + 1 : 0;
-    return cap ? (double)(MGUARD__KX_CTRLBYTES(cap) + cap * sizeof(mguard__kslot)) : 0;
+    size_t cap = MGUARD__KX_CAP(&c->kx);
+    return cap ? (double)MGUARD__KX_BYTES(cap) : 0;
 }
 
 /* compute of the memory row: the value depends on its key and on `user`,
