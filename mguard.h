@@ -11539,8 +11539,10 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X)
 /* In the file that compiles the implementation, the hottest reads may be
    inlined into their callers (C only: a C++ inline function need not be
    emitted for the program's other files). Elsewhere they are calls. */
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(__cplusplus)
-#define MGUARD__INLINE_API __attribute__((always_inline)) inline
+#if defined(__clang__) && !defined(__cplusplus)
+#define MGUARD__INLINE_API __attribute__((always_inline))   /* clang: no `inline` (-Wstatic-in-inline) */
+#elif defined(__GNUC__) && !defined(__cplusplus)
+#define MGUARD__INLINE_API __attribute__((always_inline)) inline   /* gcc wants it */
 #else
 #define MGUARD__INLINE_API
 #endif
