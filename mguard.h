@@ -1707,12 +1707,12 @@ struct mguard_ctx {
 
 /* ---- a weak table (its invariants: >>weak) ----------------------------- */
 /* An entry's place in its table's insertion order: the slot of the
-   context's index holding it (MGUARD__NOSLOT: removed; MGUARD__OPEND set:
-   its value is being destroyed in place), and its stamp: the context's
-   count of entries made when it was made, less the table's base. */
+   context's index holding it, and its stamp: the context's count of
+   entries made when it was made, less the table's base. A removal does not
+   touch it (one cache miss fewer): the place is live while that slot is
+   full and says it is this table's entry at this position
+   (mguard__weak_at). */
 typedef struct mguard__oelem { uint32_t slot; uint32_t stamp; } mguard__oelem;
-#define MGUARD__NOSLOT 0xffffffffu
-#define MGUARD__OPEND 0x80000000u
 
 struct mguard_weak {
     uint32_t magic;
@@ -1871,14 +1871,14 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
    readers), mguard_ctx_create and mguard_ctx_is_thread_safe (no shared
    state), and mguard_ctx_destroy (its wrapper is written out at the end).
    tests/check_locked.sh checks this list against the API. */
-#define MGUARD__API_CORE(X, V, Q) \
+#define MGUARD__API_CORE(X, V, Q, W) \
     X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     X(const char *, intern, (mguard_ctx *ctx, const char *s), (ctx, s), mguard__ctx_of_ctx(ctx)) \
     X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
     V(weak_destroy, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
-    X(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__ctx_of_weak(t)) \
+    W(mguard_status, weak_set, (mguard_weak *t, const void *key, const void *value), (t, key, value), mguard__ctx_of_weak(t)) \
     Q(void *, weak_get, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     X(void *, weak_get_sized, (const mguard_weak *t, const void *key, size_t size), (t, key, size), mguard__ctx_of_weak(t)) \
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
@@ -2013,13 +2013,13 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, cache_get_stats, (const mguard_cache *c, mguard_cache_stats *out), (c, out), mguard__ctx_of_cache(c)) \
     X(size_t, cache_report, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_last_reason, (const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c))
-#define MGUARD__API(X, V, Q) MGUARD__API_CORE(X, V, Q) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V)
+#define MGUARD__API(X, V, Q, W) MGUARD__API_CORE(X, V, Q, W) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V)
 
 /* The unlocked bodies, declared from the list (they call each other, and
    the locked variants at the end call them). */
 #define MGUARD__PROTO_X(ret, name, params, args, lk) static ret mguard__##name params;
 #define MGUARD__PROTO_V(name, params, args, lk) static void mguard__##name params;
-MGUARD__API(MGUARD__PROTO_X, MGUARD__PROTO_V, MGUARD__PROTO_X)
+MGUARD__API(MGUARD__PROTO_X, MGUARD__PROTO_V, MGUARD__PROTO_X, MGUARD__PROTO_X)
 static void mguard__ctx_destroy(mguard_ctx *ctx);
 #undef MGUARD__PROTO_X
 #undef MGUARD__PROTO_V
@@ -2380,6 +2380,15 @@ static mguard__kslot *mguard__kx_find(const mguard__kx *kx, const void *key, uin
 {
     return mguard__kx_probe(kx, key, tid, h, known, 0);
 }
+
+/* t is a live table of a default context: the hot paths' one test (on a
+   thread-safe context, or with MGUARD_DEBUG's registry of live handles to
+   ask first, they take the general path). */
+#ifndef MGUARD_DEBUG
+#define MGUARD__PLAIN_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)
+#else
+#define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define MGUARD__HOT __attribute__((always_inline)) inline
@@ -3002,6 +3011,7 @@ static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_k
 static void mguard__weak_free(mguard_weak *t);
 static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
 static void mguard__copy_value(void *dst, const void *src, size_t n);
+static mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t i);
 static mguard_status mguard__cache_check_all(mguard_ctx *ctx);
 
 const char *mguard_status_str(mguard_status status)
@@ -3245,11 +3255,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         for (i = 0; i < t->len; i++) {
             mguard__oelem el = t->order[i];
             MGUARD__CHECK(ctx, i == 0 || el.stamp > t->order[i - 1].stamp, "table %p: entries out of order", (void *)t);
-            if (el.slot & MGUARD__OPEND) continue;
-            nlive++;
-            MGUARD__CHECK(ctx, MGUARD__KX_CAP(kx) && el.slot <= kx->mask && kx->ctrl[el.slot] < MGUARD__KX_EMPTY &&
-                          kx->slots[el.slot].tid == t->tid && kx->slots[el.slot].pos == i,
-                          "table %p: entry %u's slot is not its own", (void *)t, i);
+            nlive += mguard__weak_at(t, i) != NULL;
         }
         MGUARD__CHECK(ctx, nlive == t->live, "table %p: live count %u, counted %u", (void *)t, t->live, nlive);
         MGUARD__CHECK(ctx, ctx->next_stamp - t->base >= (t->len ? (uint64_t)t->order[t->len - 1].stamp + 1 : 0), "table %p: stamps ahead of the context", (void *)t);
@@ -3422,8 +3428,7 @@ static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
 /* The index moved slot s (a table entry) to slot j: its order says so. */
 static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j)
 {
-    mguard__oelem *el = &MGUARD__TAB(ctx, s->tid)->order[s->pos];
-    el->slot = (uint32_t)j | (el->slot & MGUARD__OPEND);
+    MGUARD__TAB(ctx, s->tid)->order[s->pos].slot = (uint32_t)j;
 }
 
 /* A table entry's value: in its slot, or in the table's value array. */
@@ -3517,7 +3522,6 @@ static size_t mguard__death_slots(const mguard_ctx *ctx, const void *obj, uint64
                     p[n].t = t;
                     p[n].slot = (uint32_t)k;
                     p[n].pos = s->pos;
-                    p[n].stamp = MGUARD__STAMP(t, t->order[s->pos]);
                 }
                 n++;
             }
@@ -3526,7 +3530,8 @@ static size_t mguard__death_slots(const mguard_ctx *ctx, const void *obj, uint64
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
-    /* the order obj entered its tables (usually one: nothing to sort) */
+    /* the order obj entered its tables (usually one: nothing to read) */
+    for (i = 0; n > 1 && i < n && i < cap; i++) p[i].stamp = MGUARD__STAMP(p[i].t, p[i].t->order[p[i].pos]);
     for (i = 1; i < n && i < cap; i++) {
         mguard__pending x = p[i];
         for (j = i; j > 0 && p[j - 1].stamp > x.stamp; j--) p[j] = p[j - 1];
@@ -3624,7 +3629,6 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
             }
             t = MGUARD__TAB(ctx, s->tid);
             kx->ctrl[k] = MGUARD__KX_PENDING;
-            t->order[s->pos].slot |= MGUARD__OPEND;
             t->live--;
             t->pinned++;
         }
@@ -3656,7 +3660,6 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
         mguard__kslot *s = &kx->slots[k];
         mguard_weak *t = MGUARD__TAB(ctx, s->tid);
         mguard__kslot v = *s;
-        t->order[v.pos].slot = MGUARD__NOSLOT;
         mguard__kx_erase(kx, k);
         mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, mguard__kvalue(t, &v));
         if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
@@ -3732,7 +3735,6 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
             mguard__copy_value(buf + off, mguard__kvalue(t, &kx->slots[pend[i].slot]), t->value_size);
             off += MGUARD__ROUND16(t->value_size);
         }
-        t->order[pend[i].pos].slot = MGUARD__NOSLOT;
         t->live--;
         mguard__kx_erase(kx, pend[i].slot);
     }
@@ -3767,14 +3769,28 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 /* A table: its entries live in the context's index (mguard__kx), one slot
    each under the table's id; the table keeps their insertion order in
    `order` (and, for values over 8 bytes, the values in `vals`, by order
-   position). A removed entry leaves a tombstone in the order (slot
-   MGUARD__NOSLOT) so positions never move under an iterator; the order is
-   compacted (order kept, epoch bumped) only when it is full and at least a
-   quarter tombstones, and never during a death. Stamps grow along the
-   order, so an iterator that sees the epoch change finds its place again
-   by binary search. Invariants: live == the slots under the table's id ==
-   the order's entries that are not tombstones; entry i's slot has pos i;
+   position). A removed entry's place stays in the order as a tombstone
+   (its slot no longer names it: mguard__weak_at) so positions never move
+   under an iterator; the order is compacted (order kept, epoch bumped)
+   only when it is full and at least a quarter tombstones, and never while
+   a death destroys values in place. Stamps grow along the order, so an
+   iterator that sees the epoch change finds its place again by binary
+   search. Invariants: live == the slots under the table's id == the
+   order's live places; a live entry's slot has its position as pos;
    stamps strictly increase along the order. */
+
+/* The slot of t's entry at order position i, or NULL for a tombstone (the
+   slot it names is free, pending, or another entry's: positions are unique
+   among t's live entries). */
+static mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t i)
+{
+    const mguard__kx *kx = &t->ctx->kx;
+    uint32_t k = t->order[i].slot;
+    mguard__kslot *s;
+    if (k > kx->mask || kx->ctrl[k] >= MGUARD__KX_EMPTY) return NULL;
+    s = &kx->slots[k];
+    return s->tid == t->tid && s->pos == i ? s : NULL;
+}
 
 /* An id for a new table (tabs[0] is the registry's): 0 when out of memory. */
 static uint32_t mguard__tid_take(mguard_ctx *ctx)
@@ -3944,7 +3960,7 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
         size_t ncap = t->cap;
         for (i = 0; i < t->len; i++) {
             mguard__oelem el = t->order[i];
-            if (el.slot == MGUARD__NOSLOT) continue;
+            if (!mguard__weak_at(t, i)) continue;
             if (n != i) {
                 t->order[n] = el;
                 ctx->kx.slots[el.slot].pos = n;
@@ -4103,6 +4119,19 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
     return st;
 }
 
+/* mguard_weak_set's common case, inline in the public function: an
+   overwrite in a default context's table with no destructor (a lookup and
+   a copy). false: not that case, nothing done. */
+static MGUARD__HOT bool mguard__fast_weak_set(mguard_weak *t, const void *key, const void *value)
+{
+    mguard__kslot *s;
+    if (!MGUARD__PLAIN_WEAK(t) || t->dtor || !value || t->destroying) return false;
+    s = mguard__kx_get(&t->ctx->kx, key, t->tid);   /* NULL key: not found */
+    if (!s) return false;
+    mguard__copy_value(mguard__kvalue(t, s), value, t->value_size);
+    return true;
+}
+
 /* mguard_weak_get past the first group of the probe. */
 static MGUARD__NOINLINE void *mguard__weak_get_rest(const mguard_weak *t, const void *key, uint64_t h)
 {
@@ -4175,7 +4204,6 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool know
         tmp = t->value_size <= sizeof small ? small : (unsigned char *)mguard__alloc(ctx, t->value_size);
         if (tmp) memcpy(tmp, mguard__kvalue(t, s), t->value_size);
     }
-    t->order[pos].slot = MGUARD__NOSLOT;
     t->live--;
     mguard__kx_erase(&ctx->kx, (size_t)(s - ctx->kx.slots));
     if (!known) ctx->live_objs--;
@@ -4221,11 +4249,9 @@ static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
 static bool mguard__weak_next(mguard_weak_iter *it)
 {
     mguard_weak *t;
-    mguard__kx *kx;
     if (!it || !it->t_) return false;
     t = it->t_;
     if (!mguard__weak_valid(t, "mguard_weak_next")) { it->t_ = NULL; return false; }
-    kx = &t->ctx->kx;
     if (it->epoch_ != t->epoch) {
         /* Compacted since the last step: find the first entry after the
            last one visited (stamps grow along the order). */
@@ -4246,13 +4272,12 @@ static bool mguard__weak_next(mguard_weak_iter *it)
         it->epoch_ = t->epoch;
     }
     while (it->pos_ < t->len) {
-        mguard__oelem el = t->order[it->pos_++];
-        mguard__kslot *s;
-        if (el.slot & MGUARD__OPEND) continue;   /* removed, or dying in place */
-        s = &kx->slots[el.slot];
+        uint32_t i = (uint32_t)it->pos_++;
+        mguard__kslot *s = mguard__weak_at(t, i);   /* NULL: removed, or dying in place */
+        if (!s) continue;
         it->key = s->key;
         it->value = mguard__kvalue(t, s);
-        it->seq_ = MGUARD__STAMP(t, el) + 1;   /* the next one to look for */
+        it->seq_ = MGUARD__STAMP(t, t->order[i]) + 1;   /* the next one to look for */
         return true;
     }
     it->key = NULL;
@@ -11499,7 +11524,7 @@ static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d)
         mguard__##name args; \
         mguard__lock_release(lk_); \
     }
-MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X)
+MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED_X)
 #undef MGUARD__LOCKED_X
 #undef MGUARD__LOCKED_V
 
@@ -11546,11 +11571,23 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X)
 #else
 #define MGUARD__INLINE_API
 #endif
-#ifndef MGUARD_DEBUG
-#define MGUARD__PLAIN_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)
-#else
-#define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)   /* the debug registry first */
-#endif
+/* W: a write with a fast path (mguard__fast_<name>: done, MGUARD_OK, or
+   not for it) inline in the public function; the rest as X, out of line. */
+#define MGUARD__PUBLIC_W(ret, name, params, args, ctxof) \
+    static MGUARD__NOINLINE ret mguard__other_##name params \
+    { \
+        mguard_ctx *c_ = ctxof; \
+        ret r_; \
+        if (c_ && c_->lk) return mguard__locked_##name args; \
+        r_ = mguard__##name args; \
+        if (c_ && c_->logq.n) mguard__log_flush(c_); \
+        return r_; \
+    } \
+    MGUARD__INLINE_API ret mguard_##name params \
+    { \
+        if (mguard__fast_##name args) return MGUARD_OK; \
+        return mguard__other_##name args; \
+    }
 #define MGUARD__PUBLIC_Q(ret, name, params, args, ctxof) \
     static MGUARD__NOINLINE ret mguard__other_##name params \
     { \
@@ -11563,10 +11600,11 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X)
         if (MGUARD__PLAIN_WEAK(t)) return mguard__##name args; \
         return mguard__other_##name args; \
     }
-MGUARD__API(MGUARD__PUBLIC_X, MGUARD__PUBLIC_V, MGUARD__PUBLIC_Q)
+MGUARD__API(MGUARD__PUBLIC_X, MGUARD__PUBLIC_V, MGUARD__PUBLIC_Q, MGUARD__PUBLIC_W)
 #undef MGUARD__PUBLIC_X
 #undef MGUARD__PUBLIC_V
 #undef MGUARD__PUBLIC_Q
+#undef MGUARD__PUBLIC_W
 #undef MGUARD__NOINLINE
 #undef MGUARD__API
 #undef MGUARD__API_CORE

@@ -19,7 +19,7 @@ sed -n '1,/#endif \/\* MGUARD_H \*\//p' "$hdr" | tr '\n' ' ' | sed 's/;/;\n/g' |
     sed -n 's/.*MGUARDDEF[^(]*[ *]\(mguard_[a-z0-9_]*\) *(.*/\1/p' | sort -u > "$tmp/api"
 printf '%s\n' $unlocked | sort -u > "$tmp/unlocked"
 comm -23 "$tmp/api" "$tmp/unlocked" > "$tmp/want"
-grep '^    [XVQ](' "$hdr" | sed -n 's/^ *[XQ]([^,]*, \([a-z0-9_]*\),.*/mguard_\1/p; s/^ *V(\([a-z0-9_]*\),.*/mguard_\1/p' |
+grep '^    [XVQW](' "$hdr" | sed -n 's/^ *[XQW]([^,]*, \([a-z0-9_]*\),.*/mguard_\1/p; s/^ *V(\([a-z0-9_]*\),.*/mguard_\1/p' |
     sort > "$tmp/listed"
 echo mguard_ctx_destroy >> "$tmp/listed"
 sort -o "$tmp/listed" "$tmp/listed"

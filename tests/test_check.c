@@ -327,14 +327,7 @@ static void test_table_check_sees_each_broken_invariant(void **state)
     BROKEN_WHILE(ctx, t->order[0].stamp, t->order[1].stamp, "mguard_ctx_check: table %p: entries out of order", (void *)t);
     BROKEN_WHILE(ctx, t->live, 1, "mguard_ctx_check: table %p: live count 1, counted 2", (void *)t);
     BROKEN_WHILE(ctx, t->base, ctx->next_stamp, "mguard_ctx_check: table %p: stamps ahead of the context", (void *)t);
-    /* a removed entry (k2's) brought back to life pointing at an empty
-       slot: no slot of the index claims it, so only the table's walk sees it */
-    assert_int_equal(mguard_weak_remove(t, &ck2), MGUARD_OK);
-    {
-        uint32_t e = 0;
-        while (ctx->kx.ctrl[e] != MGUARD__KX_EMPTY) e++;
-        BROKEN_WHILE(ctx, t->order[1].slot, e, "mguard_ctx_check: table %p: entry 1's slot is not its own", (void *)t);
-    }
+
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }

@@ -234,7 +234,7 @@ static int api_list(char names[][40], int cap)
     if (!f) fail_msg("mguard.h not found: run the tests from the repository root, as make does");
     while (fgets(line, sizeof line, f)) {
         const char *p = line, *q;
-        if (strncmp(p, "    X(", 6) == 0 || strncmp(p, "    Q(", 6) == 0) {
+        if (strncmp(p, "    X(", 6) == 0 || strncmp(p, "    Q(", 6) == 0 || strncmp(p, "    W(", 6) == 0) {
             p = strchr(p, ',');
             assert_non_null(p);
             p += 2;
