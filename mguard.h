@@ -3494,37 +3494,46 @@ static void mguard__take_watchers(mguard__side *sd, mguard__watcher **w, size_t 
     sd->nwatch = 0;
 }
 
-/* obj's slots in the index: its record (*rslot, or SIZE_MAX) and up to
-   cap table entries in p (pending[].t, .slot, .pos, .stamp), sorted by
-   stamp. Returns how many table entries obj has (more than cap: counted,
-   not listed). */
-static size_t mguard__death_slots(const mguard_ctx *ctx, const void *obj, uint64_t h, mguard__pending *p, size_t cap,
-                                  size_t *rslot)
+/* Phase 1 of a death, on obj's slots in the index (all on its probe): an
+   entry of a table with no callback is detached at once (nothing to
+   call); an entry with one is listed in p (up to cap; more are counted,
+   not listed), the list sorted by stamp (the order obj entered its
+   tables); its record's slot in *rslot (or SIZE_MAX). Returns how many
+   entries have callbacks, and in *found whether obj had any slot. */
+static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, mguard__pending *p, size_t cap,
+                                  size_t *rslot, bool *found)
 {
-    const mguard__kx *kx = &ctx->kx;
+    mguard__kx *kx = &ctx->kx;
     size_t pos, step = 0, n = 0, i, j;
     uint32_t tag = MGUARD__KX_TAG(h);
     *rslot = SIZE_MAX;
+    *found = false;
     pos = MGUARD__KX_HOME(kx, h);
     for (;;) {
         uint64_t g = mguard__kx_load(kx->ctrl + pos);
         uint64_t m = mguard__kx_match(g, tag);
-        while (m) {
+        for (; m; m &= m - 1) {
             size_t k = pos + mguard__kx_bit(m);
             const mguard__kslot *s = &kx->slots[k];
-            m &= m - 1;
+            mguard_weak *t;
             if (s->key != obj) continue;
+            *found = true;
             if (!s->tid) {
                 *rslot = k;
-            } else {
-                if (n < cap) {
-                    mguard_weak *t = MGUARD__TAB(ctx, s->tid);
-                    p[n].t = t;
-                    p[n].slot = (uint32_t)k;
-                    p[n].pos = s->pos;
-                }
-                n++;
+                continue;
             }
+            t = MGUARD__TAB(ctx, s->tid);
+            if (!t->dtor && !t->on_death) {
+                t->live--;
+                mguard__kx_erase(kx, k);   /* no probe passed this group if it gets an EMPTY */
+                continue;
+            }
+            if (n < cap) {
+                p[n].t = t;
+                p[n].slot = (uint32_t)k;
+                p[n].pos = s->pos;
+            }
+            n++;
         }
         if (mguard__kx_match_empty(g)) break;
         step += MGUARD__KX_GROUP;
@@ -3687,6 +3696,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     size_t i, nt, rslot, nw = 0, need = 0, off = 0;
     uint32_t r;
     uint64_t h, serial = 0;
+    bool found;
     mguard__watcher *w = NULL, one;
     mguard__dying dying;
     union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
@@ -3696,8 +3706,9 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
     kx = &ctx->kx;
     h = mguard__hash64(obj);
-    nt = mguard__death_slots(ctx, obj, h, list, MGUARD__DEATH_LIST, &rslot);
-    if (!nt && rslot == SIZE_MAX) {
+    /* Phase 1 begins in the probe: entries with nothing to call go now. */
+    nt = mguard__death_slots(ctx, obj, h, list, MGUARD__DEATH_LIST, &rslot, &found);
+    if (!found) {
         /* forgotten already; from inside obj's own death it is a double
            destroy the program would not see otherwise */
         if (ctx->dying && mguard__is_dying(ctx, obj))
@@ -3712,10 +3723,9 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
             mguard__death_in_place(ctx, obj, h);
             return;
         }
-        (void)mguard__death_slots(ctx, obj, h, pend, nt, &rslot);
+        (void)mguard__death_slots(ctx, obj, h, pend, nt, &rslot, &found);
     }
-    for (i = 0; i < nt; i++)
-        if (pend[i].t->dtor || pend[i].t->on_death) need += MGUARD__ROUND16(pend[i].t->value_size);
+    for (i = 0; i < nt; i++) need += MGUARD__ROUND16(pend[i].t->value_size);
     if (need > sizeof stackbuf.bytes) {
         buf = (unsigned char *)mguard__alloc(ctx, need);
         if (!buf) {
@@ -3724,17 +3734,15 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
             return;
         }
     }
-    /* Phase 1: detach. */
+    /* Phase 1: detach the entries with callbacks, copying their values. */
     for (i = 0; i < nt; i++) {
         mguard_weak *t = pend[i].t;
         pend[i].dtor = t->dtor;
         pend[i].on_death = t->on_death;
         pend[i].user = t->user;
         pend[i].off = off;
-        if (t->dtor || t->on_death) {
-            mguard__copy_value(buf + off, mguard__kvalue(t, &kx->slots[pend[i].slot]), t->value_size);
-            off += MGUARD__ROUND16(t->value_size);
-        }
+        mguard__copy_value(buf + off, mguard__kvalue(t, &kx->slots[pend[i].slot]), t->value_size);
+        off += MGUARD__ROUND16(t->value_size);
         t->live--;
         mguard__kx_erase(kx, pend[i].slot);
     }
@@ -3745,17 +3753,19 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         mguard__death_drop_record(ctx, r, rslot, &w, &nw, &one);
     }
     ctx->live_objs--;
-    /* Phase 2: call out. */
-    dying.obj = obj;
-    dying.next = ctx->dying;
-    /* cppcheck-suppress autoVariables ; unlinked before this function returns */
-    ctx->dying = &dying;
-    if (nw) mguard__fire(ctx, obj, w, nw, NULL);
-    if (w && w != &one) mguard__free(ctx, w);
-    for (i = 0; i < nt; i++)
-        if (pend[i].dtor || pend[i].on_death)
+    if (nt || nw || cdropped || (ctx->lk && serial) || ctx->hooking) {
+        /* Phase 2: call out (or wait for another thread's guard callback
+           or hook on obj), obj on the dying list meanwhile. */
+        dying.obj = obj;
+        dying.next = ctx->dying;
+        /* cppcheck-suppress autoVariables ; unlinked before this function returns */
+        ctx->dying = &dying;
+        if (nw) mguard__fire(ctx, obj, w, nw, NULL);
+        for (i = 0; i < nt; i++)
             mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
-    mguard__death_end(ctx, obj, serial, cdropped, &dying);
+        mguard__death_end(ctx, obj, serial, cdropped, &dying);
+    }
+    if (w && w != &one) mguard__free(ctx, w);
     if (buf != stackbuf.bytes) mguard__free(ctx, buf);
     if (pend != list) mguard__free(ctx, pend);
 }
