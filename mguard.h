@@ -1883,7 +1883,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(void *, weak_get_sized, (const mguard_weak *t, const void *key, size_t size), (t, key, size), mguard__ctx_of_weak(t)) \
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
     Q(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
-    X(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
+    W(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     Q(size_t, weak_count, (const mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     V(weak_clear, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
@@ -2351,11 +2351,28 @@ static size_t mguard__kx_bit(uint64_t m)
 #define MGUARD__KX_TAG(h) ((uint32_t)((h) & 0x7f))
 #define MGUARD__KX_HOME(kx, h) ((size_t)((h) >> 7) & (kx)->mask & ~(size_t)7)
 
+/* t is a live table of a default context: the hot paths' one test (on a
+   thread-safe context, or with MGUARD_DEBUG's registry of live handles to
+   ask first, they take the general path). */
+#ifndef MGUARD_DEBUG
+#define MGUARD__PLAIN_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)
+#else
+#define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define MGUARD__HOT __attribute__((always_inline)) inline
+#define MGUARD__NOINLINE __attribute__((noinline))
+#else
+#define MGUARD__HOT inline
+#define MGUARD__NOINLINE
+#endif
+
 /* The slot of (key, tid), or NULL. *known (if not NULL) tells whether key
    has a slot under another id (the probe then goes on past a hit until it
    knows). Never writes. */
-static mguard__kslot *mguard__kx_probe(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h, bool *known,
-                                      size_t step)
+static MGUARD__HOT mguard__kslot *mguard__kx_probe(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h,
+                                                   bool *known, size_t step)
 {
     mguard__kslot *hit = NULL;
     size_t pos = (MGUARD__KX_HOME(kx, h) + step * (step / MGUARD__KX_GROUP + 1) / 2) & kx->mask;
@@ -2376,27 +2393,12 @@ static mguard__kslot *mguard__kx_probe(const mguard__kx *kx, const void *key, ui
         pos = (pos + step) & kx->mask;
     }
 }
-static mguard__kslot *mguard__kx_find(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h, bool *known)
+static MGUARD__NOINLINE mguard__kslot *mguard__kx_find(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h,
+                                                       bool *known)
 {
     return mguard__kx_probe(kx, key, tid, h, known, 0);
 }
 
-/* t is a live table of a default context: the hot paths' one test (on a
-   thread-safe context, or with MGUARD_DEBUG's registry of live handles to
-   ask first, they take the general path). */
-#ifndef MGUARD_DEBUG
-#define MGUARD__PLAIN_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)
-#else
-#define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)
-#endif
-
-#if defined(__GNUC__) || defined(__clang__)
-#define MGUARD__HOT __attribute__((always_inline)) inline
-#define MGUARD__NOINLINE __attribute__((noinline))
-#else
-#define MGUARD__HOT inline
-#define MGUARD__NOINLINE
-#endif
 
 /* The hot reads (a get, a ref's check, a generation's): the first group of
    the probe, where nearly every hit ends, inline in them. The slot of
@@ -4226,6 +4228,24 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool know
            lies in t's value array */
         mguard__destroy_in_place(t, pos, key);
     }
+}
+
+/* mguard_weak_remove's common case, inline in the public function: a
+   default context's table with no destructor, the key present. false: not
+   that case, nothing done. */
+static MGUARD__HOT bool mguard__fast_weak_remove(mguard_weak *t, const void *key)
+{
+    mguard__kx *kx;
+    mguard__kslot *s;
+    bool known;
+    if (!MGUARD__PLAIN_WEAK(t) || t->dtor) return false;
+    kx = &t->ctx->kx;
+    s = mguard__kx_probe(kx, key, t->tid, mguard__hash64(key), &known, 0);
+    if (!s) return false;
+    t->live--;
+    mguard__kx_erase(kx, (size_t)(s - kx->slots));
+    if (!known) t->ctx->live_objs--;
+    return true;
 }
 
 static mguard_status mguard__weak_remove(mguard_weak *t, const void *key)
