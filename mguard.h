@@ -1526,7 +1526,8 @@ typedef struct mguard__index {
    portable SWAR on 64-bit words. A slot holds what a hit needs: the key,
    the value when it fits 8 bytes (else it lies in the table's own value
    array at the entry's position), the table id and the entry's position in
-   its table's order array (the registry: the record's index + 1 in value).
+   its table's order array (the registry: the serial in value, the
+   record's index + 1 in pos).
    ctrl and slots share one allocation. */
 #define MGUARD__KX_GROUP 8
 #define MGUARD__KX_EMPTY 0x80u
@@ -1547,8 +1548,10 @@ typedef struct mguard__kx {
     size_t growth_left;           /* empty slots that may still be taken */
 } mguard__kx;
 
-/* What the registry knows about one object, in two parts. The record (32
-   bytes on LP64) holds the object's serial, generation tag and flags; the
+/* What the registry knows about one object, in three parts. Its slot in
+   the context's index (table id 0) holds its serial (in the value: a ref's
+   check reads that one slot) and its record's index + 1 (in pos). The
+   record (24 bytes on LP64) holds its generation tag and flags; the
    side record (64 bytes, ctx->sides) holds what only some objects need: a
    tracker's watchers (the first one inline) and mutation count, and the
    guarded-cache nodes depending on the object. A record exists only for an
@@ -1556,9 +1559,8 @@ typedef struct mguard__kx {
    a class mark, a cache node): a key held by tables alone has none (its
    entries in the context's index are all the context knows of it). The
    index finds the record under table id 0 (mguard__kx below).
-   Invariants: key != NULL for a live record; a free record has key NULL,
-   serial 0 (refs read it), and its `side` field links the free list
-   (index + 1). The record stays while anything refers to it or while its
+   Invariants: key != NULL for a live record; a free record has key NULL
+   and its `side` field links the free list (index + 1). The record stays while anything refers to it or while its
    serial was handed out (PINNED: a ref, a guard, a cache's drop reason),
    and goes only through mguard_on_destroy or when it becomes empty and
    unpinned; its side record goes with it. */
@@ -1576,7 +1578,6 @@ typedef struct mguard__watcher {
 } mguard__watcher;
 typedef struct mguard__obj {
     const void *key;
-    uint64_t serial;
     long gen;                    /* F_TAGGED: the generation of the tag */
     uint32_t flags;
     uint32_t side;               /* side record + 1, or 0; free: next free + 1 */
@@ -3198,7 +3199,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
             MGUARD__CHECK(ctx, mguard__kx_find(kx, s->key, s->tid, mguard__hash64(s->key), NULL) == s,
                           "index: slot %lu (%p, table id %u) not found by its key", (unsigned long)k, s->key, s->tid);
             if (!s->tid) {
-                uint32_t r = (uint32_t)s->v.u;
+                uint32_t r = s->pos;
                 MGUARD__CHECK(ctx, r >= 1 && r <= ctx->nobjs && ctx->objs[r - 1].key == s->key, "index: slot %lu (%p) names record %u, not its own", (unsigned long)k, s->key, r);
                 recs++;
             } else {
@@ -3294,7 +3295,14 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
 static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj)
 {
     const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
-    return s ? (uint32_t)s->v.u : 0;
+    return s ? s->pos : 0;
+}
+
+/* obj's serial (it has a record), or 0. */
+static uint64_t mguard__serial_of(const mguard_ctx *ctx, const void *obj)
+{
+    const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
+    return s ? s->v.u : 0;
 }
 
 /* Create the record of obj, known to have none; room reserved
@@ -3315,14 +3323,13 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj)
     o = &ctx->objs[r - 1];
     memset(o, 0, sizeof *o);
     o->key = obj;
-    o->serial = ++ctx->next_serial;
     o->gen = -1;
     ctx->live_recs++;
     i = mguard__kx_take(&ctx->kx, h);
     ctx->kx.slots[i].key = obj;
-    ctx->kx.slots[i].v.u = r;
+    ctx->kx.slots[i].v.u = ++ctx->next_serial;
     ctx->kx.slots[i].tid = 0;
-    ctx->kx.slots[i].pos = 0;
+    ctx->kx.slots[i].pos = r;
     return r;
 }
 
@@ -3382,7 +3389,6 @@ static void mguard__reg_free(mguard_ctx *ctx, uint32_t r, size_t i)
         ctx->live_sides--;
     }
     o->key = NULL;
-    o->serial = 0;
     o->side = ctx->free_head;
     ctx->free_head = r;
     ctx->live_recs--;
@@ -3396,7 +3402,7 @@ static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
     uint64_t h = mguard__hash64(key);
     bool known;
     const mguard__kslot *s = mguard__kx_find(&ctx->kx, key, 0, h, &known);
-    MGUARD_ASSERT(s && s->v.u == r);
+    MGUARD_ASSERT(s && s->pos == r);
     mguard__reg_free(ctx, r, (size_t)(s - ctx->kx.slots));
     if (!known) ctx->live_objs--;
 }
@@ -3648,8 +3654,8 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
         pos = (pos + step) & kx->mask;
     }
     if (rslot != SIZE_MAX) {
-        r = (uint32_t)kx->slots[rslot].v.u;
-        serial = ctx->objs[r - 1].serial;
+        r = kx->slots[rslot].pos;
+        serial = kx->slots[rslot].v.u;
         cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
         mguard__death_drop_record(ctx, r, rslot, &w, &nw, &one);
     }
@@ -3749,8 +3755,8 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         mguard__kx_erase(kx, pend[i].slot);
     }
     if (rslot != SIZE_MAX) {
-        r = (uint32_t)kx->slots[rslot].v.u;
-        serial = ctx->objs[r - 1].serial;
+        r = kx->slots[rslot].pos;
+        serial = kx->slots[rslot].v.u;
         cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
         mguard__death_drop_record(ctx, r, rslot, &w, &nw, &one);
     }
@@ -4413,16 +4419,16 @@ static mguard_ref mguard__ref_make(mguard_ctx *ctx, const void *obj)
     }
     ctx->objs[r - 1].flags |= MGUARD__F_PINNED;
     ref.obj_ = obj;
-    ref.serial_ = ctx->objs[r - 1].serial;
+    ref.serial_ = mguard__serial_of(ctx, obj);
     ref.ctx_ = ctx->id;
     return ref;
 }
 
-/* The record of a live object whose serial is `serial`, or 0. */
+/* The record of a live object whose serial is `serial`, or 0: one slot. */
 static uint32_t mguard__find_serial(const mguard_ctx *ctx, const void *obj, uint64_t serial)
 {
-    uint32_t r = mguard__reg_find(ctx, obj);
-    return (r && ctx->objs[r - 1].serial == serial) ? r : 0;
+    const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
+    return s && s->v.u == serial ? s->pos : 0;
 }
 
 static void *mguard__ref_get(const mguard_ctx *ctx, mguard_ref ref)
@@ -4574,7 +4580,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
         /* the same (obj, guard, fn) waiting already: EEXIST, nothing changed */
         const mguard__watcher *ws = MGUARD__WATCHERS(sd);
         uint32_t i;
-        uint64_t gs = ctx->objs[g - 1].serial;
+        uint64_t gs = mguard__serial_of(ctx, guard);
         for (i = 0; i < sd->nwatch; i++)
             if (ws[i].guard == guard && ws[i].fn == fn && ws[i].guard_serial == gs) return MGUARD_EEXIST;
     }
@@ -4604,7 +4610,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     {
         mguard__watcher *nw = &MGUARD__WATCHERS(sd)[sd->nwatch++];
         nw->guard = guard;
-        nw->guard_serial = ctx->objs[g - 1].serial;
+        nw->guard_serial = mguard__serial_of(ctx, guard);
         nw->fn = fn;
         nw->user = user;
     }
@@ -4626,7 +4632,7 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
        guard at the same address are dead (never called, not counted), and
        dropped here along the way. */
     g = mguard__reg_find(ctx, guard);
-    gserial = g ? ctx->objs[g - 1].serial : 0;
+    gserial = g ? mguard__serial_of(ctx, guard) : 0;
     r = mguard__reg_find(ctx, obj);
     if (r && ctx->objs[r - 1].side) {
         mguard__side *sd = &ctx->sides[ctx->objs[r - 1].side - 1];
@@ -10499,7 +10505,7 @@ static void mguard__cache_remember(mguard_cache *c, const mguard__centry *e, con
     for (i = 0; i < e->nkeys; i++) {
         mguard__obj *o = &ctx->objs[mguard__reg_find(ctx, e->keys[i]) - 1];
         if (!c->destroying) o->flags |= MGUARD__F_PINNED;
-        c->ringser[c->ringpos][i] = o->serial;
+        c->ringser[c->ringpos][i] = mguard__serial_of(ctx, e->keys[i]);
     }
     c->ringpos = (c->ringpos + 1) % MGUARD_CACHE_REASONS;
     if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
@@ -11012,9 +11018,8 @@ static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c,
     size_t k;
     if (!c->nring) return NULL;
     for (k = 0; k < n; k++) {
-        uint32_t r = mguard__reg_find(c->ctx, keys[k]);
-        if (!r) return NULL;
-        ser[k] = c->ctx->objs[r - 1].serial;
+        ser[k] = mguard__serial_of(c->ctx, keys[k]);
+        if (!ser[k]) return NULL;
     }
     for (i = 0; i < c->nring; i++) {
         uint32_t slot = (c->ringpos + MGUARD_CACHE_REASONS - 1 - i) % MGUARD_CACHE_REASONS;

@@ -184,7 +184,7 @@ static void test_context_index_check_sees_each_broken_invariant(void **state)
     BROKEN_WHILE(ctx, kx->ctrl[sk], MGUARD__KX_PENDING, "mguard_ctx_check: index: slot %lu is pending with no death in progress", (unsigned long)sk);
     c = kx->ctrl[sk];
     BROKEN_WHILE(ctx, kx->ctrl[sk], (unsigned char)(c ^ 1u), "mguard_ctx_check: index: slot %lu has a stale tag", (unsigned long)sk);
-    BROKEN_WHILE(ctx, kx->slots[sp].v.u, f.ro, "mguard_ctx_check: index: slot %lu (%p) names record %u, not its own", (unsigned long)sp, (void *)&cp, f.ro);
+    BROKEN_WHILE(ctx, kx->slots[sp].pos, f.ro, "mguard_ctx_check: index: slot %lu (%p) names record %u, not its own", (unsigned long)sp, (void *)&cp, f.ro);
     /* table ids out of range, and naming a dead table */
     bad = ctx->ntabs;
     {
