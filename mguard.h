@@ -10830,6 +10830,11 @@ static mguard__centry *mguard__centry_make(mguard_cache *c, const void *const *k
     mguard__centry *e;
     void *block;
     uint32_t i;
+    const void *kcopy[MGUARD_CACHE_MAX_KEYS];
+    /* keys may lie in the context's index (read with mguard_weak_get from a
+       table of pointers), which the admission below may move */
+    memcpy(kcopy, keys, n * sizeof *keys);
+    keys = kcopy;
     *st = mguard__cache_admit(ctx, keys, n, fn);
     if (*st) return NULL;
     block = mguard__centry_alloc(ctx, MGUARD__CE_SIZE(c->value_size, n));
@@ -10902,6 +10907,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
     mguard_ctx *ctx;
     mguard__centry *e, *dropped = NULL;
     mguard_status st;
+    unsigned char small[MGUARD__STACK_VALUE];
     if (!mguard__cache_ok(c, "mguard_cache_set")) return MGUARD_EINVAL;
     ctx = c->ctx;
     if (!value || c->destroying) {
@@ -10909,6 +10915,13 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
         return MGUARD_EINVAL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_set")) return MGUARD_EINVAL;
+    if (c->value_size <= sizeof small) {
+        /* value may lie in the context's index (mguard_weak_get's pointer
+           to a value of 8 bytes or less), which making the entry may move;
+           a larger value cannot be one of those */
+        memcpy(small, value, c->value_size);
+        value = small;
+    }
     e = mguard__centry_make(c, keys, nkeys, "mguard_cache_set", &st);
     if (e) {
         memcpy(MGUARD__CE_VALUE(e), value, c->value_size);

@@ -2142,6 +2142,94 @@ static void test_costs_near_size_max_do_not_wrap_the_total(void **state)
    key died, a new object at its address was answered with the dead one's
    drop (by mguard_cache_last_reason and in the miss lines of
    log_reasons). A reason names the keys' lives now. */
+/* An allocator that overwrites every block it frees (and every block a
+   realloc leaves) with 0xdd, so a read of freed memory reads 0xdd... even
+   without a sanitizer. */
+typedef union poison_hdr { size_t size; long double align_; void *p_; } poison_hdr;
+static void *poison_realloc(void *p, size_t n, void *user)
+{
+    poison_hdr *h = p ? (poison_hdr *)p - 1 : NULL, *nh;
+    (void)user;
+    nh = (poison_hdr *)malloc(sizeof *nh + n);
+    if (!nh) return NULL;
+    nh->size = n;
+    if (h) {
+        memcpy(nh + 1, h + 1, h->size < n ? h->size : n);
+        memset(h + 1, 0xdd, h->size);
+        free(h);
+    }
+    return nh + 1;
+}
+static void poison_free(void *p, void *user)
+{
+    poison_hdr *h;
+    (void)user;
+    if (!p) return;
+    h = (poison_hdr *)p - 1;
+    memset(h + 1, 0xdd, h->size);
+    free(h);
+}
+static mguard_ctx *poison_ctx(void)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    d.quiet = true;
+    d.allocator.realloc_fn = poison_realloc;
+    d.allocator.free_fn = poison_free;
+    return mguard_ctx_create(&d);
+}
+
+/* mguard_weak_get's pointer is valid until the next change to its table:
+   storing the value it points at into a cache under a key new to the
+   context (whose record the context's index makes room for) copies the
+   value, not bytes of a block the index left when it grew. */
+static void test_a_cache_set_copies_a_value_read_from_a_weak_table(void **state)
+{
+    mguard_ctx *ctx = poison_ctx();
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    mguard_weak *t = long_table(ctx, NULL);
+    static char k[100], f[100];
+    long i;
+    (void)state;
+    for (i = 0; i < 100; i++) {
+        long v = 1000 + i;
+        const long *p;
+        assert_int_equal(mguard_weak_set(t, &k[i], &v), MGUARD_OK);
+        p = (const long *)mguard_weak_get(t, &k[i]);
+        assert_non_null(p);
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&f[i]), p, 0), MGUARD_OK);
+    }
+    for (i = 0; i < 100; i++) assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&f[i])), 1000 + i);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* The same for the key tuple: a table of pointer values read with
+   mguard_weak_get is a one-key tuple, and the cache keeps the key it held
+   when the call began. */
+static void test_a_cache_set_keeps_a_key_tuple_read_from_a_weak_table(void **state)
+{
+    mguard_ctx *ctx = poison_ctx();
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    mguard_weak *t = long_table(ctx, NULL);   /* sizeof(long) == sizeof(void *) here */
+    static char k[100], f[100];
+    long i;
+    (void)state;
+    assert_int_equal(sizeof(long), sizeof(void *));
+    for (i = 0; i < 100; i++) {
+        const void *const *keys;
+        long v = 2000 + i;
+        assert_int_equal(mguard_weak_set_ptr(t, &k[i], &f[i]), MGUARD_OK);
+        keys = (const void *const *)mguard_weak_get(t, &k[i]);
+        assert_non_null(keys);
+        assert_int_equal(mguard_cache_set(c, keys, 1, &v, 0), MGUARD_OK);
+    }
+    for (i = 0; i < 100; i++) assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&f[i])), 2000 + i);
+    assert_int_equal(mguard_cache_count(c), 100);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_address(void **state)
 {
     lines l;
@@ -2335,6 +2423,8 @@ int main(void)
         cmocka_unit_test(test_declared_dependencies_without_memory_for_their_set_are_still_kept_once),
         cmocka_unit_test(test_costs_near_size_max_do_not_wrap_the_total),
         cmocka_unit_test(test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_address),
+        cmocka_unit_test(test_a_cache_set_copies_a_value_read_from_a_weak_table),
+        cmocka_unit_test(test_a_cache_set_keeps_a_key_tuple_read_from_a_weak_table),
         cmocka_unit_test(test_two_attributes_of_one_object_each_drop_the_entry),
         cmocka_unit_test(test_every_attribute_of_one_object_past_the_first_eight_dependencies_drops),
     };
