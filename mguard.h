@@ -133,7 +133,9 @@
        pointer into a table (mguard_weak_get, mguard_weak_iter.value,
        mguard_dyn_iter.varies, mguard_cache_get, _get_or_compute,
        mguard_cache_iter.value) is valid only until another thread
-       changes the table: use mguard_weak_get_copy, mguard_cache_get_copy.
+       changes the context (a weak table's values of 8 bytes or less lie
+       in the context's shared index): use mguard_weak_get_copy,
+       mguard_cache_get_copy.
        mguard_ref_get never returns an object whose mguard_on_destroy came
        first, but the object may die as soon as the call returns: take your
        own reference with mguard_ref_get_retained. A handle (table,
@@ -302,10 +304,12 @@ MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
    none of this (logged): the values are then destroyed where they lie,
    and until the callbacks return the tables holding obj cannot grow
    (mguard_weak_set of a new key may answer ENOMEM).
-   Cost: one hash lookup + O(tables holding obj + watchers of obj + cache
-   entries depending on obj); an object a ledger holds (tracked, or a
-   value, payload or hook of it) adds O(writes + records + hooks) of each
-   ledger and clone holding it (the ledger's purge scans them). */
+   Cost: one probe of the context's index + O(tables holding obj +
+   watchers of obj + cache entries depending on obj), the tables with a
+   callback sorted by entry (k of them: O(k^2), k small; out of memory,
+   O(k^2) probes); an object a ledger holds (tracked, or a value, payload
+   or hook of it) adds O(writes + records + hooks) of each ledger and clone
+   holding it (the ledger's purge scans them). */
 MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
 /* The context's own copy of the string s: equal strings give the same
    pointer, valid until ctx is destroyed (callers may pass temporaries).
@@ -339,26 +343,35 @@ MGUARDDEF mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_des
    log line. Cost: O(entries). */
 MGUARDDEF void mguard_weak_destroy(mguard_weak *t);
 /* Copy value_size bytes from value under key (compared by address only).
-   An overwritten value is destroyed after the new one is stored.
-   EINVAL: NULL t/key/value or t being destroyed. ENOMEM: nothing changed.
-   Cost: O(1) amortized: one table lookup (+ one object-registry lookup and
-   insert for a new key). */
+   value may point into any table of the context (a mguard_weak_get): it
+   is copied before anything moves. An overwritten value is destroyed
+   after the new one is stored.
+   EINVAL: NULL t/key/value or t being destroyed. ENOMEM: nothing changed
+   (but pointers from mguard_weak_get may have moved: see there).
+   Cost: O(1) amortized: one lookup in the context's index (a new key: one
+   insertion, and the table's order grows by one). */
 MGUARDDEF mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value);
 /* Pointer to the value stored under key, NULL when absent (or NULL or
-   foreign t, NULL key).
-   Valid until the next change to t (set, remove, clear, key death).
-   Cost: one hash lookup; never writes. */
+   foreign t, NULL key). A value of 8 bytes or less lies in the context's
+   index, shared by all its tables and records: the pointer is valid until
+   the next call that may add to the context (a set of a new key in any of
+   its tables, a ref, watch, tag, cache entry, ledger or scope change) or
+   change t; read it at once, or copy it (mguard_weak_get_copy). A larger
+   value lies in t's own array: valid until the next change to t (set,
+   remove, clear, key death).
+   Cost: one hash lookup (usually one group of 8 control bytes and one
+   slot); never writes. */
 MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
 /* Copy the value stored under key into out (value_size bytes): the way to
    read a table that other threads change, since mguard_weak_get's pointer
-   is invalidated by their next change. NOT_FOUND when absent (out is not
+   is invalidated by their next change to the context. NOT_FOUND when absent (out is not
    written); EINVAL for a NULL or foreign t, and (logged) for a NULL key or
    out. Cost: one hash lookup and a copy; never writes to t. */
 MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
 /* true when key is in t. Cost: one hash lookup. */
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
 /* Remove key's entry and destroy its value. NOT_FOUND when absent, EINVAL
-   for NULL t/key. Cost: O(1) + O(tables holding key). */
+   for NULL t/key. Cost: one lookup in the context's index, O(1). */
 MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
 /* Number of live entries. 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
@@ -373,8 +386,9 @@ MGUARDDEF void mguard_weak_clear(mguard_weak *t);
    Any entry may be removed during the walk (including by callbacks): a
    removed entry is never visited, no live entry is skipped or repeated.
    Entries added during the walk are visited (they come last). it.value is
-   valid until the next change to t. Do not use the iterator after t is
-   destroyed. */
+   valid as mguard_weak_get's pointer is (values of 8 bytes or less: until
+   the next call that may add to the context). Do not use the iterator
+   after t is destroyed. */
 typedef struct mguard_weak_iter {
     const void *key;    /* current entry's key */
     void *value;        /* current entry's value */
@@ -11082,6 +11096,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     mguard_cache_job job;
     mguard_status st = MGUARD_EINVAL, ignored;
     unsigned char *out = NULL;
+    const void *kcopy[MGUARD_CACHE_MAX_KEYS];
     uint32_t p;
     int told = 0;
     if (!status) status = &ignored;
@@ -11093,6 +11108,10 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         return NULL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_or_compute")) return NULL;
+    /* the key tuple may lie in the context's index (read with
+       mguard_weak_get), which a callout below may move: a copy */
+    memcpy(kcopy, keys, nkeys * sizeof *keys);
+    keys = kcopy;
     /* busy from the lookup on (a miss's log line waits for the next
        callout: mguard__logq, where the logger may destroy c) */
     c->busy++;
