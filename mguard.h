@@ -1902,7 +1902,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     Q(size_t, weak_count, (const mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     V(weak_clear, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
-    X(bool, weak_next, (mguard_weak_iter *it), (it), mguard__ctx_of_weak_iter(it)) \
+    W(bool, weak_next, (mguard_weak_iter *it), (it), mguard__ctx_of_weak_iter(it)) \
     X(mguard_status, weak_set_ptr, (mguard_weak *t, const void *key, void *value), (t, key, value), mguard__ctx_of_weak(t)) \
     X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
@@ -2478,9 +2478,11 @@ static size_t mguard__kx_take(mguard__kx *kx, uint64_t h)
     return i;
 }
 
-/* Free slot i (full or pending). */
+/* Free slot i (full or pending); it says table id 0 from now on
+   (mguard__weak_at). */
 static void mguard__kx_erase(mguard__kx *kx, size_t i)
 {
+    kx->slots[i].tid = 0;
     if (mguard__kx_match_empty(mguard__kx_load(kx->ctrl + (i & ~(size_t)7)))) {
         kx->ctrl[i] = MGUARD__KX_EMPTY;
         kx->growth_left++;
@@ -2513,6 +2515,7 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
     i = MGUARD__KX_CTRLBYTES(ncap);
     i += (64 - ((uintptr_t)(blk + i) & 63)) & 63;   /* blocks are 16-aligned at least */
     nk.slots = (mguard__kslot *)(void *)(blk + i);
+    memset(nk.slots, 0, ncap * sizeof *nk.slots);   /* free slots say table id 0 */
     nk.mask = ncap - 1;
     nk.used = 0;
     nk.growth_left = MGUARD__KX_MAXLOAD(ncap);
@@ -3813,15 +3816,18 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 
 /* The slot of t's entry at order position i, or NULL for a tombstone (the
    slot it names is free, pending, or another entry's: positions are unique
-   among t's live entries). */
-static mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t i)
+   among t's live entries). A free slot says table id 0 (erased, or zeroed
+   when the index was made), so only a death in place (t pinned, the slot
+   pending but still t's) needs its control byte read. */
+static MGUARD__HOT mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t i)
 {
     const mguard__kx *kx = &t->ctx->kx;
     uint32_t k = t->order[i].slot;
     mguard__kslot *s;
-    if (k > kx->mask || kx->ctrl[k] >= MGUARD__KX_EMPTY) return NULL;
+    if (k > kx->mask) return NULL;
     s = &kx->slots[k];
-    return s->tid == t->tid && s->pos == i ? s : NULL;
+    if (s->tid != t->tid || s->pos != i) return NULL;
+    return t->pinned && kx->ctrl[k] >= MGUARD__KX_EMPTY ? NULL : s;
 }
 
 /* An id for a new table (tabs[0] is the registry's): 0 when out of memory. */
@@ -4296,6 +4302,43 @@ static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
     return it;
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define MGUARD__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define MGUARD__PREFETCH(p) ((void)(p))
+#endif
+#define MGUARD__WALK_AHEAD 8
+
+/* The next live entry from it->pos_, or NULL at the end of t's order. */
+static MGUARD__HOT mguard__kslot *mguard__weak_step(mguard_weak *t, mguard_weak_iter *it)
+{
+    while (it->pos_ < t->len) {
+        uint32_t i = (uint32_t)it->pos_++;
+        mguard__kslot *s;
+        /* the slots lie in hash order: start loading one a few places on,
+           so that a walk waits on memory once, not per entry */
+        if (i + MGUARD__WALK_AHEAD < t->len)
+            MGUARD__PREFETCH(&t->ctx->kx.slots[t->order[i + MGUARD__WALK_AHEAD].slot & t->ctx->kx.mask]);
+        s = mguard__weak_at(t, i);   /* NULL: removed, or dying in place */
+        if (!s) continue;
+        it->key = s->key;
+        it->value = mguard__kvalue(t, s);
+        it->seq_ = MGUARD__STAMP(t, t->order[i]) + 1;   /* the next one to look for */
+        return s;
+    }
+    return NULL;
+}
+
+/* mguard_weak_next's common case, inline in the public function: a walk
+   of a default context's table that was not compacted since its last
+   step, and an entry left. false: not that case (the end of the walk
+   included: the general path answers it). */
+static MGUARD__HOT bool mguard__fast_weak_next(mguard_weak_iter *it)
+{
+    mguard_weak *t = it ? it->t_ : NULL;
+    return MGUARD__PLAIN_WEAK(t) && it->epoch_ == t->epoch && mguard__weak_step(t, it) != NULL;
+}
+
 static bool mguard__weak_next(mguard_weak_iter *it)
 {
     mguard_weak *t;
@@ -4321,15 +4364,7 @@ static bool mguard__weak_next(mguard_weak_iter *it)
         it->pos_ = lo;
         it->epoch_ = t->epoch;
     }
-    while (it->pos_ < t->len) {
-        uint32_t i = (uint32_t)it->pos_++;
-        mguard__kslot *s = mguard__weak_at(t, i);   /* NULL: removed, or dying in place */
-        if (!s) continue;
-        it->key = s->key;
-        it->value = mguard__kvalue(t, s);
-        it->seq_ = MGUARD__STAMP(t, t->order[i]) + 1;   /* the next one to look for */
-        return true;
-    }
+    if (mguard__weak_step(t, it)) return true;
     it->key = NULL;
     it->value = NULL;
     it->t_ = NULL;
@@ -11638,8 +11673,12 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
 #else
 #define MGUARD__INLINE_API
 #endif
-/* W: a write with a fast path (mguard__fast_<name>: done, MGUARD_OK, or
-   not for it) inline in the public function; the rest as X, out of line. */
+/* W: a call with a fast path (mguard__fast_<name>: done, and the answer is
+   MGUARD__FASTRET_<name>; or not for it) inline in the public function;
+   the rest as X, out of line. */
+#define MGUARD__FASTRET_weak_set MGUARD_OK
+#define MGUARD__FASTRET_weak_remove MGUARD_OK
+#define MGUARD__FASTRET_weak_next true
 #define MGUARD__PUBLIC_W(ret, name, params, args, ctxof) \
     static MGUARD__NOINLINE ret mguard__other_##name params \
     { \
@@ -11652,7 +11691,7 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
     } \
     MGUARD__INLINE_API ret mguard_##name params \
     { \
-        if (mguard__fast_##name args) return MGUARD_OK; \
+        if (mguard__fast_##name args) return MGUARD__FASTRET_##name; \
         return mguard__other_##name args; \
     }
 #define MGUARD__PUBLIC_Q(ret, name, params, args, ctxof) \
