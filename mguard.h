@@ -1536,7 +1536,7 @@ typedef struct mguard__index {
    object's slots lie on the probe sequence of its address, so its death
    finds them with no list of its own, and a key held by one table is one
    slot. Groups of 8 control bytes (SwissTable's layout: a 7-bit hash tag
-   for a full slot, EMPTY, DELETED, PENDING) are matched 8 at a time with
+   for a full slot, EMPTY, PENDING) are matched 8 at a time with
    portable SWAR on 64-bit words. A slot holds what a hit needs: the key,
    the value when it fits 8 bytes (else it lies in the table's own value
    array at the entry's position), the table id and the entry's position in
@@ -1545,8 +1545,8 @@ typedef struct mguard__index {
    ctrl and slots share one allocation. */
 #define MGUARD__KX_GROUP 8
 #define MGUARD__KX_EMPTY 0x80u
-#define MGUARD__KX_DELETED 0xFEu
 #define MGUARD__KX_PENDING 0xFFu   /* a death's out-of-memory path: detached, value in place */
+#define MGUARD__KX_STICKY 255u     /* an overflow count that no longer counts down */
 #define MGUARD__KX_INSLOT 8        /* values of up to 8 bytes live in the slot */
 typedef struct mguard__kslot {
     const void *key;
@@ -1555,7 +1555,9 @@ typedef struct mguard__kslot {
     uint32_t pos;                 /* tables: the entry's position in its order array */
 } mguard__kslot;
 typedef struct mguard__kx {
-    unsigned char *ctrl;          /* cap bytes, then (aligned) cap slots */
+    unsigned char *ctrl;          /* cap bytes, then cap / 8 overflow counts,
+                                     then (64-aligned) cap slots */
+    unsigned char *ovf;           /* per group: slots whose probe went past it */
     mguard__kslot *slots;
     size_t mask;                  /* cap - 1; cap is 0 or a power of two >= 8 */
     size_t used;                  /* full and pending slots */
@@ -2279,12 +2281,14 @@ static void mguard__ix_free(const mguard_ctx *ctx, mguard__index *ix)
 /* ---- the context's index (the engine) ------------------------------------
    (The layout is told beside mguard__kx.) A probe visits the groups of 8
    slots from the one h selects, at triangular distances (1, 3, 6, ...
-   groups on), which reach every group of a power-of-two table. Erasing a
-   slot leaves it EMPTY when its group has an EMPTY slot still (no probe
-   has gone past that group), else DELETED, so lookups never stop early.
-   An insertion takes the first EMPTY or DELETED slot of its probe;
-   growth_left counts the EMPTY slots it may still take, so at least one
-   in 8 stays EMPTY and every probe ends. */
+   groups on), which reach every group of a power-of-two table. Each group
+   counts the slots whose probe went past it (F14's overflow count): an
+   insertion takes the first EMPTY slot of its probe and counts up the
+   groups it passed, an erasure counts them down (a count that reached 255
+   stays). A probe ends at the first group whose count is 0, so a miss
+   usually reads one group, and an erased slot is EMPTY at once: no
+   tombstones. growth_left counts the EMPTY slots that may still be taken
+   (a table is at most 7/8 full). */
 
 /* The hash of an address for the context's index: its low 7 bits are the
    control byte's tag, the rest chooses the group. */
@@ -2310,9 +2314,10 @@ static uint64_t mguard__hash64(const void *p)
 /* The index of a context that holds nothing yet: one group of EMPTY
    bytes, never written (growth_left 0: the first insertion allocates),
    so a lookup needs no test for "no table yet". */
-static unsigned char mguard__kx_none[MGUARD__KX_GROUP] = {
+static unsigned char mguard__kx_none[MGUARD__KX_GROUP + 1] = {
     MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY,
-    MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY
+    MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY,
+    0   /* its overflow count */
 };
 #define MGUARD__KX_CAP(kx) ((kx)->ctrl == mguard__kx_none ? 0 : (kx)->mask + 1)
 
@@ -2320,6 +2325,7 @@ static void mguard__kx_init(mguard__kx *kx)
 {
     memset(kx, 0, sizeof *kx);
     kx->ctrl = mguard__kx_none;
+    kx->ovf = mguard__kx_none + MGUARD__KX_GROUP;
     kx->mask = MGUARD__KX_GROUP - 1;
 }
 
@@ -2349,7 +2355,8 @@ static uint64_t mguard__kx_match(uint64_t g, uint32_t tag)
     return (x - MGUARD__KX_LSB) & ~x & MGUARD__KX_MSB;
 }
 static uint64_t mguard__kx_match_empty(uint64_t g) { return g & ~(g << 6) & MGUARD__KX_MSB; }
-static uint64_t mguard__kx_match_free(uint64_t g) { return g & ~(g << 7) & MGUARD__KX_MSB; }
+/* Does a probe go past the group at pos (some slot's probe did)? */
+#define MGUARD__KX_ON(kx, pos) ((kx)->ovf[(pos) / MGUARD__KX_GROUP] != 0)
 
 /* The slot within its group of a match mask's lowest byte. */
 static size_t mguard__kx_bit(uint64_t m)
@@ -2403,7 +2410,7 @@ static MGUARD__HOT mguard__kslot *mguard__kx_probe(const mguard__kx *kx, const v
             else if (known) *known = true;
             if (hit && (!known || *known)) return hit;
         }
-        if (mguard__kx_match_empty(g)) return hit;
+        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) return hit;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -2428,7 +2435,7 @@ static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const v
         mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
         if (s->key == key && s->tid == tid) return s;
     }
-    *more = !mguard__kx_match_empty(g);
+    *more = MGUARD__KX_ON(kx, pos);
     return NULL;
 }
 
@@ -2455,47 +2462,49 @@ static bool mguard__kx_has(const mguard__kx *kx, const void *key, uint64_t h)
    lookup reads one line of slots. */
 #define MGUARD__KX_ONELINE 0x8080008080008080ull
 
-/* The first EMPTY or DELETED slot on h's probe (in its group, one that
-   lies in one cache line if there is one). */
-static size_t mguard__kx_free_slot(const mguard__kx *kx, uint64_t h)
+/* Take a slot for a key hashing to h (room reserved): the first EMPTY one
+   of its probe (in its group, one that lies in one cache line if there is
+   one), each group passed on the way counting it. Its index. */
+static size_t mguard__kx_take(mguard__kx *kx, uint64_t h)
 {
-    size_t pos = MGUARD__KX_HOME(kx, h), step = 0;
+    size_t pos = MGUARD__KX_HOME(kx, h), step = 0, i;
     for (;;) {
-        uint64_t m = mguard__kx_match_free(mguard__kx_load(kx->ctrl + pos));
-        if (m) return pos + mguard__kx_bit((m & MGUARD__KX_ONELINE) ? m & MGUARD__KX_ONELINE : m);
+        uint64_t m = mguard__kx_match_empty(mguard__kx_load(kx->ctrl + pos));
+        if (m) {
+            i = pos + mguard__kx_bit((m & MGUARD__KX_ONELINE) ? m & MGUARD__KX_ONELINE : m);
+            break;
+        }
+        if (kx->ovf[pos / MGUARD__KX_GROUP] != MGUARD__KX_STICKY) kx->ovf[pos / MGUARD__KX_GROUP]++;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
-}
-
-/* Take a free slot for a key hashing to h (room reserved): its index. */
-static size_t mguard__kx_take(mguard__kx *kx, uint64_t h)
-{
-    size_t i = mguard__kx_free_slot(kx, h);
-    if (kx->ctrl[i] == MGUARD__KX_EMPTY) kx->growth_left--;
+    kx->growth_left--;
     kx->ctrl[i] = (unsigned char)MGUARD__KX_TAG(h);
     kx->used++;
     return i;
 }
 
-/* Free slot i (full or pending); it says table id 0 from now on
+/* Free slot i (full or pending), whose key hashes to h: EMPTY at once, the
+   groups its probe passed count it down. It says table id 0 from now on
    (mguard__weak_at). */
-static void mguard__kx_erase(mguard__kx *kx, size_t i)
+static void mguard__kx_erase(mguard__kx *kx, size_t i, uint64_t h)
 {
-    kx->slots[i].tid = 0;
-    if (mguard__kx_match_empty(mguard__kx_load(kx->ctrl + (i & ~(size_t)7)))) {
-        kx->ctrl[i] = MGUARD__KX_EMPTY;
-        kx->growth_left++;
-    } else {
-        kx->ctrl[i] = MGUARD__KX_DELETED;
+    size_t pos = MGUARD__KX_HOME(kx, h), step = 0, home = i & ~(size_t)(MGUARD__KX_GROUP - 1);
+    while (pos != home) {
+        if (kx->ovf[pos / MGUARD__KX_GROUP] != MGUARD__KX_STICKY) kx->ovf[pos / MGUARD__KX_GROUP]--;
+        step += MGUARD__KX_GROUP;
+        pos = (pos + step) & kx->mask;
     }
+    kx->slots[i].tid = 0;
+    kx->ctrl[i] = MGUARD__KX_EMPTY;
+    kx->growth_left++;
     kx->used--;
 }
 
 #define MGUARD__KX_MAXLOAD(cap) ((cap) - (cap) / 8)
-/* A table of cap slots is one block: the control bytes, then (from the
-   next 64-byte boundary) the slots. */
-#define MGUARD__KX_CTRLBYTES(cap) (((cap) + 15) & ~(size_t)15)
+/* A table of cap slots is one block: the control bytes, the overflow
+   counts, then (from the next 64-byte boundary) the slots. */
+#define MGUARD__KX_CTRLBYTES(cap) (((cap) + (cap) / MGUARD__KX_GROUP + 15) & ~(size_t)15)
 #define MGUARD__KX_BYTES(cap) (MGUARD__KX_CTRLBYTES(cap) + 48 + (cap) * sizeof(mguard__kslot))
 
 static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t i);
@@ -2512,6 +2521,8 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
     if (!blk) return MGUARD_ENOMEM;
     memset(blk, MGUARD__KX_EMPTY, ncap);
     nk.ctrl = blk;
+    nk.ovf = blk + ncap;
+    memset(nk.ovf, 0, ncap / MGUARD__KX_GROUP);
     i = MGUARD__KX_CTRLBYTES(ncap);
     i += (64 - ((uintptr_t)(blk + i) & 63)) & 63;   /* blocks are 16-aligned at least */
     nk.slots = (mguard__kslot *)(void *)(blk + i);
@@ -2533,21 +2544,22 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
     return MGUARD_OK;
 }
 
-/* Room for n more slots: a rehash when the EMPTY slots run short, into a
-   table twice as large, or as large (the tombstones go), or smaller when
-   most of it is empty. */
+/* Room for n more slots: a rehash into a table twice as large when the
+   EMPTY slots run short. A table far below its size (a ninth full, after a
+   storm of deaths) goes to one about 7/16 full, so a context holds memory
+   in proportion to what it knows (issue 23); out of memory, it stays. */
 static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 {
     mguard__kx *kx = &ctx->kx;
     size_t cap = MGUARD__KX_CAP(kx), need = kx->used + n, ncap;
-    if (kx->growth_left >= n) return MGUARD_OK;
-    if (cap && need * 32 <= cap * 25) {
-        ncap = cap;
-        while (ncap > 8 && need * 32 <= ncap * 7) ncap /= 2;
-    } else {
-        ncap = cap ? cap * 2 : 8;
-        while (MGUARD__KX_MAXLOAD(ncap) < need) ncap *= 2;
+    if (kx->growth_left >= n) {
+        if (cap <= 64 || need * 9 > cap) return MGUARD_OK;
+        for (ncap = 8; need * 16 > ncap * 7; ncap *= 2) {}
+        (void)mguard__kx_rehash(ctx, ncap);
+        return MGUARD_OK;
     }
+    ncap = cap ? cap * 2 : 8;
+    while (MGUARD__KX_MAXLOAD(ncap) < need) ncap *= 2;
     return mguard__kx_rehash(ctx, ncap);
 }
 
@@ -3183,10 +3195,9 @@ static size_t mguard__kx_first_of(const mguard__kx *kx, const void *key)
     uint64_t h = mguard__hash64(key);
     size_t pos = MGUARD__KX_HOME(kx, h), step = 0, i, first = SIZE_MAX;
     for (;;) {
-        uint64_t g = mguard__kx_load(kx->ctrl + pos);
         for (i = pos; i < pos + MGUARD__KX_GROUP; i++)
             if (kx->ctrl[i] < MGUARD__KX_EMPTY && kx->slots[i].key == key && i < first) first = i;
-        if (mguard__kx_match_empty(g)) return first;
+        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) return first;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -3208,7 +3219,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
             const mguard__kslot *s = &kx->slots[k];
             unsigned c = kx->ctrl[k];
             if (c == MGUARD__KX_EMPTY) { empty++; continue; }
-            if (c == MGUARD__KX_DELETED) continue;
+            MGUARD__CHECK(ctx, c < MGUARD__KX_EMPTY || c == MGUARD__KX_PENDING, "index: slot %lu has control byte 0x%x", (unsigned long)k, c);
             MGUARD__CHECK(ctx, c < MGUARD__KX_EMPTY || ctx->dying, "index: slot %lu is pending with no death in progress", (unsigned long)k);
             full++;
             if (c == MGUARD__KX_PENDING) continue;
@@ -3229,7 +3240,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
             objs += mguard__kx_first_of(kx, s->key) == k;   /* each object once */
         }
         MGUARD__CHECK(ctx, full == kx->used, "index: %lu slots in use, %lu counted", (unsigned long)kx->used, (unsigned long)full);
-        MGUARD__CHECK(ctx, empty >= kx->growth_left && empty >= cap / 8, "index: %lu empty slots, %lu may be taken", (unsigned long)empty, (unsigned long)kx->growth_left);
+        MGUARD__CHECK(ctx, empty == kx->growth_left + cap / 8, "index: %lu empty slots, %lu may be taken", (unsigned long)empty, (unsigned long)kx->growth_left);
     }
     MGUARD__CHECK(ctx, objs == ctx->live_objs, "objects known: %u, counted %lu", ctx->live_objs, (unsigned long)objs);
     for (i = 0; i < ctx->nobjs; i++) {
@@ -3389,12 +3400,12 @@ static mguard__side *mguard__side_take(mguard_ctx *ctx, uint32_t r)
 
 /* Free record r and its side record; its slot in the index (slot i) goes
    too. The caller has detached everything else. A free record is read for
-   its key (NULL), serial (0) and free link (side) only: mguard__reg_new
-   clears the rest. */
+   its key (NULL) and free link (side) only: mguard__reg_new clears the
+   rest. */
 static void mguard__reg_free(mguard_ctx *ctx, uint32_t r, size_t i)
 {
     mguard__obj *o = &ctx->objs[r - 1];
-    mguard__kx_erase(&ctx->kx, i);
+    mguard__kx_erase(&ctx->kx, i, mguard__hash64(o->key));
     if (o->side) {
         mguard__side *sd = &ctx->sides[o->side - 1];
         mguard__free(ctx, sd->watch);
@@ -3550,7 +3561,7 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
             t = MGUARD__TAB(ctx, s->tid);
             if (!t->dtor && !t->on_death) {
                 t->live--;
-                mguard__kx_erase(kx, k);   /* no probe passed this group if it gets an EMPTY */
+                mguard__kx_erase(kx, k, h);
                 continue;
             }
             if (n < cap) {
@@ -3560,7 +3571,7 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
             }
             n++;
         }
-        if (mguard__kx_match_empty(g)) break;
+        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) break;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -3621,7 +3632,6 @@ static size_t mguard__kx_first_pending(const mguard_ctx *ctx, const void *obj, u
     size_t pos = MGUARD__KX_HOME(kx, h), step = 0, i, best = SIZE_MAX;
     uint64_t bs = 0;
     for (;;) {
-        uint64_t g = mguard__kx_load(kx->ctrl + pos);
         for (i = pos; i < pos + MGUARD__KX_GROUP; i++) {
             const mguard_weak *t;
             if (kx->ctrl[i] != MGUARD__KX_PENDING || kx->slots[i].key != obj) continue;
@@ -3631,7 +3641,7 @@ static size_t mguard__kx_first_pending(const mguard_ctx *ctx, const void *obj, u
                 bs = MGUARD__STAMP(t, t->order[kx->slots[i].pos]);
             }
         }
-        if (mguard__kx_match_empty(g)) return best;
+        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) return best;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -3666,7 +3676,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
             t->live--;
             t->pinned++;
         }
-        if (mguard__kx_match_empty(g)) break;
+        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) break;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -3694,7 +3704,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
         mguard__kslot *s = &kx->slots[k];
         mguard_weak *t = MGUARD__TAB(ctx, s->tid);
         mguard__kslot v = *s;
-        mguard__kx_erase(kx, k);
+        mguard__kx_erase(kx, k, h);
         mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, mguard__kvalue(t, &v));
         if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
     }
@@ -3769,7 +3779,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         mguard__copy_value(buf + off, mguard__kvalue(t, &kx->slots[pend[i].slot]), t->value_size);
         off += MGUARD__ROUND16(t->value_size);
         t->live--;
-        mguard__kx_erase(kx, pend[i].slot);
+        mguard__kx_erase(kx, pend[i].slot, h);
     }
     if (rslot != SIZE_MAX) {
         r = kx->slots[rslot].pos;
@@ -4243,7 +4253,7 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool know
         if (tmp) memcpy(tmp, mguard__kvalue(t, s), t->value_size);
     }
     t->live--;
-    mguard__kx_erase(&ctx->kx, (size_t)(s - ctx->kx.slots));
+    mguard__kx_erase(&ctx->kx, (size_t)(s - ctx->kx.slots), mguard__hash64(key));
     if (!known) ctx->live_objs--;
     if (!dtor) return;
     if (tmp) {
@@ -4263,13 +4273,15 @@ static MGUARD__HOT bool mguard__fast_weak_remove(mguard_weak *t, const void *key
 {
     mguard__kx *kx;
     mguard__kslot *s;
+    uint64_t h;
     bool known;
     if (!MGUARD__PLAIN_WEAK(t) || t->dtor) return false;
     kx = &t->ctx->kx;
-    s = mguard__kx_probe(kx, key, t->tid, mguard__hash64(key), &known, 0);
+    h = mguard__hash64(key);
+    s = mguard__kx_probe(kx, key, t->tid, h, &known, 0);
     if (!s) return false;
     t->live--;
-    mguard__kx_erase(kx, (size_t)(s - kx->slots));
+    mguard__kx_erase(kx, (size_t)(s - kx->slots), h);
     if (!known) t->ctx->live_objs--;
     return true;
 }
