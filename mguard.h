@@ -2448,14 +2448,6 @@ static MGUARD__HOT mguard__kslot *mguard__kx_get(const mguard__kx *kx, const voi
     return s || !more ? s : mguard__kx_probe(kx, key, tid, h, NULL, MGUARD__KX_GROUP);
 }
 
-/* Does key have a full slot under any id? (A pending one is a death's:
-   the object is no longer known.) */
-static bool mguard__kx_has(const mguard__kx *kx, const void *key, uint64_t h)
-{
-    bool known;
-    return mguard__kx_find(kx, key, 0, h, &known) != NULL || known;
-}
-
 /* The slots of a group that lie in one cache line: a group's 8 slots of 24
    bytes fill 3 lines (the slot array starts on a line), and slots 2 and 5
    straddle two. An insertion prefers the others, so that below 3/4 full a
@@ -3320,7 +3312,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
 /* ---- 2. object registry ------------------------------------------------ */
 
 /* Record index + 1 of obj, or 0 (its slot in the index, under id 0, holds it). */
-static uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj)
+static MGUARD__HOT uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *obj)
 {
     const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
     return s ? s->pos : 0;
@@ -3333,15 +3325,28 @@ static uint64_t mguard__serial_of(const mguard_ctx *ctx, const void *obj)
     return s ? s->v.u : 0;
 }
 
-/* Create the record of obj, known to have none; room reserved
-   (mguard__admit). */
-static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj)
+/* obj's record index + 1 and (if serial) its serial, or 0 and *known:
+   whether a table holds obj (the probe of a miss tells). */
+static uint32_t mguard__reg_look(const mguard_ctx *ctx, const void *obj, bool *known, uint64_t *serial)
+{
+    const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
+    if (s) {
+        if (serial) *serial = s->v.u;
+        return s->pos;
+    }
+    (void)mguard__kx_find(&ctx->kx, obj, 0, mguard__hash64(obj), known);
+    return 0;
+}
+
+/* Create the record of obj, known to have none (known: a table holds obj);
+   room reserved (mguard__admit). Its serial is ctx->next_serial after. */
+static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, bool known)
 {
     uint32_t r;
     size_t i;
     mguard__obj *o;
     uint64_t h = mguard__hash64(obj);
-    if (!mguard__kx_has(&ctx->kx, obj, h)) ctx->live_objs++;
+    if (!known) ctx->live_objs++;
     if (ctx->free_head) {
         r = ctx->free_head;
         ctx->free_head = ctx->objs[r - 1].side;
@@ -3365,8 +3370,9 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj)
    by mguard__admit when obj may be new). */
 static uint32_t mguard__reg_ensure(mguard_ctx *ctx, const void *obj)
 {
-    uint32_t r = mguard__reg_find(ctx, obj);
-    return r ? r : mguard__reg_new(ctx, obj);
+    bool known;
+    uint32_t r = mguard__reg_look(ctx, obj, &known, NULL);
+    return r ? r : mguard__reg_new(ctx, obj, known);
 }
 
 /* Room for n more side records (ENOMEM, not logged: nothing changed). */
@@ -4467,20 +4473,23 @@ static mguard_ref mguard__ref_make(mguard_ctx *ctx, const void *obj)
 {
     mguard_ref ref;
     uint32_t r;
+    uint64_t serial = 0;
+    bool known;
     ref.obj_ = NULL;
     ref.serial_ = 0;
     ref.ctx_ = 0;
     if (!mguard__ctx_ok(ctx, "mguard_ref_make") || !obj) return ref;
-    r = mguard__reg_find(ctx, obj);
+    r = mguard__reg_look(ctx, obj, &known, &serial);
     if (!r) {
         mguard_status st = mguard__admit(ctx, obj, 1, "mguard_ref_make");
         if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ref_make: out of memory");
         if (st) return ref;   /* the null ref */
-        r = mguard__reg_ensure(ctx, obj);
+        r = mguard__reg_new(ctx, obj, known);
+        serial = ctx->next_serial;
     }
     ctx->objs[r - 1].flags |= MGUARD__F_PINNED;
     ref.obj_ = obj;
-    ref.serial_ = mguard__serial_of(ctx, obj);
+    ref.serial_ = serial;
     ref.ctx_ = ctx->id;
     return ref;
 }
@@ -4618,6 +4627,8 @@ static void mguard__prune_watchers(mguard_ctx *ctx, mguard__side *sd)
 static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user)
 {
     uint32_t r, g;
+    uint64_t gs = 0;
+    bool known_o = false, known_g = false;
     mguard__side *sd = NULL;
     mguard_status st;
     if (!mguard__ctx_ok(ctx, "mguard_watch")) return MGUARD_EINVAL;
@@ -4627,8 +4638,8 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     }
     /* Reserve everything first (records for obj and guard, obj's side
        record, one watcher slot), so that failure changes nothing. */
-    r = mguard__reg_find(ctx, obj);
-    g = mguard__reg_find(ctx, guard);
+    r = mguard__reg_look(ctx, obj, &known_o, NULL);
+    g = mguard__reg_look(ctx, guard, &known_g, &gs);
     st = r ? MGUARD_OK : mguard__admit(ctx, obj, 2, "mguard_watch");
     if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
     if (!st && !(r && ctx->objs[r - 1].side)) st = mguard__side_reserve(ctx, 1);
@@ -4641,7 +4652,6 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
         /* the same (obj, guard, fn) waiting already: EEXIST, nothing changed */
         const mguard__watcher *ws = MGUARD__WATCHERS(sd);
         uint32_t i;
-        uint64_t gs = mguard__serial_of(ctx, guard);
         for (i = 0; i < sd->nwatch; i++)
             if (ws[i].guard == guard && ws[i].fn == fn && ws[i].guard_serial == gs) return MGUARD_EEXIST;
     }
@@ -4663,15 +4673,25 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
         }
     }
     /* a new record for each of them (one if obj is the guard) */
-    if (!r) r = mguard__reg_new(ctx, obj);
-    if (!g) g = guard == obj ? r : mguard__reg_new(ctx, guard);
+    if (!r) {
+        r = mguard__reg_new(ctx, obj, known_o);
+        if (guard == obj) gs = ctx->next_serial;
+    }
+    if (!g) {
+        if (guard == obj) {
+            g = r;
+        } else {
+            g = mguard__reg_new(ctx, guard, known_g);
+            gs = ctx->next_serial;
+        }
+    }
     ctx->objs[g - 1].flags |= MGUARD__F_PINNED;
     ctx->objs[r - 1].flags |= MGUARD__F_TRACKER;
     sd = mguard__side_take(ctx, r);
     {
         mguard__watcher *nw = &MGUARD__WATCHERS(sd)[sd->nwatch++];
         nw->guard = guard;
-        nw->guard_serial = mguard__serial_of(ctx, guard);
+        nw->guard_serial = gs;
         nw->fn = fn;
         nw->user = user;
     }
@@ -4810,17 +4830,18 @@ static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
 static mguard_status mguard__flag(mguard_ctx *ctx, const void *obj, uint32_t flag, const char *fn)
 {
     uint32_t r;
+    bool known;
     if (!mguard__ctx_ok(ctx, fn)) return MGUARD_EINVAL;
     if (!obj) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
         return MGUARD_EINVAL;
     }
-    r = mguard__reg_find(ctx, obj);
+    r = mguard__reg_look(ctx, obj, &known, NULL);
     if (!r) {
         mguard_status st = mguard__admit(ctx, obj, 1, fn);
         if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
         if (st) return st;
-        r = mguard__reg_ensure(ctx, obj);
+        r = mguard__reg_new(ctx, obj, known);
     }
     ctx->objs[r - 1].flags |= flag;
     if (flag == MGUARD__F_TAGGED) ctx->objs[r - 1].gen = ctx->generation;

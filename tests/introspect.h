@@ -48,7 +48,9 @@ MGT_DEF size_t mgt_interned_count(const mguard_ctx *ctx);
 
 static bool mgt__ctx_contains(const mguard_ctx *ctx, const void *obj)
 {
-    return mguard__ctx_ok(ctx, "mgt_ctx_contains") && obj && mguard__kx_has(&ctx->kx, obj, mguard__hash64(obj));
+    bool known;
+    return mguard__ctx_ok(ctx, "mgt_ctx_contains") && obj &&
+           (mguard__kx_find(&ctx->kx, obj, 0, mguard__hash64(obj), &known) != NULL || known);
 }
 MGT_DEF bool mgt_ctx_contains(const mguard_ctx *ctx, const void *obj)
 {
