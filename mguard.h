@@ -4325,7 +4325,7 @@ static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
 #else
 #define MGUARD__PREFETCH(p) ((void)(p))
 #endif
-#define MGUARD__WALK_AHEAD 8
+#define MGUARD__WALK_AHEAD 64
 
 /* The next live entry from it->pos_, or NULL at the end of t's order. */
 static MGUARD__HOT mguard__kslot *mguard__weak_step(mguard_weak *t, mguard_weak_iter *it)
