@@ -2431,6 +2431,7 @@ static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const v
 {
     size_t pos = (size_t)(h >> 7) & kx->mask & ~(size_t)7;
     uint64_t g = mguard__kx_load(kx->ctrl + pos), x = g ^ (MGUARD__KX_LSB * (h & 0x7f)), m;
+    *more = false;
     for (m = (x - MGUARD__KX_LSB) & ~x & MGUARD__KX_MSB; m; m &= m - 1) {
         mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
         if (s->key == key && s->tid == tid) return s;
@@ -3197,11 +3198,12 @@ static size_t mguard__kx_first_of(const mguard__kx *kx, const void *key)
 
 static mguard_status mguard__ctx_check(mguard_ctx *ctx)
 {
-    const mguard__kx *kx = &ctx->kx;
+    const mguard__kx *kx;
     mguard_weak *t;
     uint32_t i, live = 0, nfree = 0, nside = 0, f;
     size_t k, full = 0, empty = 0, recs = 0, objs = 0;
     if (!mguard__ctx_ok(ctx, "mguard_ctx_check")) return MGUARD_EINVAL;
+    kx = &ctx->kx;
     /* the index: every full slot is found by its key and names a live
        table (which says where the entry lies) or a live record */
     if (MGUARD__KX_CAP(kx)) {
