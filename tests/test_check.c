@@ -339,6 +339,52 @@ static void test_table_check_sees_each_broken_invariant(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* Stamps may not span 2^32 entries made: a table whose next stamp would
+   renumbers its entries from 0 first (its base: the context's count less
+   its entries), and a walk paused across that ends, logged, since the
+   stamp it holds no longer compares. A new walk sees every entry, in
+   order. (The context's count is moved by hand: as if 2^32 - 2 entries
+   had been made meanwhile.) */
+static void test_a_table_renumbers_its_stamps_before_they_wrap(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    static int k[5];
+    mguard_weak_iter it;
+    uint32_t i;
+    (void)state;
+    setl(t, &k[0], 0);
+    setl(t, &k[1], 1);
+    it = mguard_weak_iterate(t);
+    assert_true(mguard_weak_next(&it));
+    assert_ptr_equal(it.key, &k[0]);
+    ctx->next_stamp = t->base + 0xfffffffeu;
+    setl(t, &k[2], 2);            /* stamp 2^32 - 2: fits */
+    assert_int_equal(t->order[2].stamp, 0xfffffffeu);
+    assert_int_equal(t->epoch, 0);
+    setl(t, &k[3], 3);            /* would be 2^32 - 1: renumbered first */
+    setl(t, &k[4], 4);
+    assert_true(t->base == ctx->next_stamp - 5);
+    for (i = 0; i < 5; i++) assert_int_equal(t->order[i].stamp, i);
+    assert_int_equal(t->epoch, 1);
+    assert_int_equal(t->rebased, 1);
+    EXPECT_SOUND(ctx);
+    lg.count = lg.warnings = 0;
+    assert_false(mguard_weak_next(&it));
+    assert_int_equal(lg.count, 1);
+    assert_int_equal(lg.warnings, 1);
+    assert_string_equal(lg.last, "mguard_weak_next: the table was renumbered during the walk; the walk ends");
+    it = mguard_weak_iterate(t);
+    for (i = 0; i < 5; i++) {
+        assert_true(mguard_weak_next(&it));
+        assert_ptr_equal(it.key, &k[i]);
+        assert_int_equal(*(const long *)it.value, (long)i);
+    }
+    assert_false(mguard_weak_next(&it));
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 /* Regression (issue 23): the pool of cache entry blocks kept every block
    up to its peak, so after a storm of drops a program held the blocks of
    the most it ever had. Kept blocks now stay within MGUARD__POOL_KEEP(in
@@ -742,7 +788,7 @@ static void test_ledger_more_holds(void **state)
     mguard_ledger *L = ledger_fixture(&f);
     uint32_t rh2 = lref_of(L, &lh2), rx = lref_of(L, &lx);
     static int stranger;
-    unsigned char one = 1;
+    uint64_t life;
     (void)state;
     /* a live ref slot whose pointer is not the one its index slot hashes */
     L->refs[rx - 1].ptr = &stranger;
@@ -761,10 +807,12 @@ static void test_ledger_more_holds(void **state)
     L->refs[rh2 - 1].count = 1;
     L->refs[rx - 1].count++;
     L->nhooks = 2;
-    /* a watched pointer whose death would not reach the ledger */
+    /* a watched pointer whose death would not reach the ledger (its
+       life, the value of the root's table, put back after) */
+    assert_int_equal(mguard_weak_get_copy(mguard__ledger_root_of(f.ctx)->watch, &lx, &life), MGUARD_OK);
     assert_int_equal(mguard_weak_remove(mguard__ledger_root_of(f.ctx)->watch, &lx), MGUARD_OK);
     LEDGER_BROKEN(&f, "%p is not watched", (void *)&lx);
-    assert_int_equal(mguard_weak_set(mguard__ledger_root_of(f.ctx)->watch, &lx, &one), MGUARD_OK);
+    assert_int_equal(mguard_weak_set(mguard__ledger_root_of(f.ctx)->watch, &lx, &life), MGUARD_OK);
     /* an index slot at the free write slot: the lists hold fewer writes */
     mguard__ix_put(&L->w_ix, 12345u, L->wfree);
     L->live_writes++;
@@ -842,6 +890,7 @@ int main(void)
         cmocka_unit_test(test_interned_string_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_check_sees_each_broken_invariant),
         cmocka_unit_test(test_pools_shrink_after_a_storm),
+        cmocka_unit_test(test_a_table_renumbers_its_stamps_before_they_wrap),
         cmocka_unit_test(test_scope_check_sees_each_broken_invariant),
         cmocka_unit_test(test_dyn_check_sees_each_broken_invariant),
         cmocka_unit_test(test_ledger_counts_out_of_range),

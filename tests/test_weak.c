@@ -951,6 +951,36 @@ static void test_a_table_shrinks_far_below_its_peak(void **state)
     test_ctx_finish(ctx, &al);
 }
 
+/* A destroyed table's id goes back to the context and the next table takes
+   it again: creating and destroying tables one at a time, each with an
+   entry, holds the context's memory steady (the array of table ids does
+   not grow with every table ever made). */
+static void test_tables_made_and_destroyed_in_turn_hold_memory_steady(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_weak *t;
+    static int key;
+    long long bytes;
+    long blocks, v = 1;
+    int i;
+    (void)state;
+    t = long_table(ctx, NULL);   /* warms up the index and the id array */
+    assert_int_equal(mguard_weak_set(t, &key, &v), MGUARD_OK);
+    mguard_weak_destroy(t);
+    bytes = al.live_bytes;
+    blocks = al.live_blocks;
+    for (i = 0; i < 100; i++) {
+        t = long_table(ctx, NULL);
+        assert_non_null(t);
+        assert_int_equal(mguard_weak_set(t, &key, &v), MGUARD_OK);
+        mguard_weak_destroy(t);
+    }
+    assert_int_equal(al.live_bytes, bytes);
+    assert_int_equal(al.live_blocks, blocks);
+    test_ctx_finish(ctx, &al);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -993,6 +1023,7 @@ int main(void)
         cmocka_unit_test(test_dying_key_is_einval_whatever_the_allocator_does),
         cmocka_unit_test(test_failed_weak_set_logs_once),
         cmocka_unit_test(test_a_table_shrinks_far_below_its_peak),
+        cmocka_unit_test(test_tables_made_and_destroyed_in_turn_hold_memory_steady),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
