@@ -499,13 +499,13 @@ static void test_out_of_memory_death_pins_its_table_against_moves(void **state)
    whatever slots the index gave its entries: a key that left its first
    table and came back (taking its old slot again, ahead of its other
    entries on its probe) entered that table last. */
-static int entered_seen[8], nentered;
+static int entered_seen[16], nentered;
 static void entered_dtor(void *value, void *user)
 {
     int v;
     (void)user;
     memcpy(&v, value, sizeof v);
-    if (nentered < 8) entered_seen[nentered] = v;
+    if (nentered < 16) entered_seen[nentered] = v;
     nentered++;
 }
 
@@ -525,6 +525,29 @@ static void test_death_calls_tables_in_the_order_the_key_entered_them(void **sta
     assert_int_equal(entered_seen[1], 1);
     assert_int_equal(entered_seen[2], 2);
     assert_int_equal(entered_seen[3], 3);
+}
+
+/* A key in more tables than a death's stack list holds (8): the death
+   lists them on the heap, and still calls each table's destructor once,
+   in the order the key entered them (here its first table last: it left
+   and came back). */
+static void test_death_of_a_key_in_many_tables_calls_each_once_in_order(void **state)
+{
+    mguard_weak *t[12];
+    int i;
+    (void)state;
+    nentered = 0;
+    for (i = 0; i < 12; i++) t[i] = mk(entered_dtor, NULL);
+    for (i = 0; i < 12; i++) seti(t[i], 0, i);
+    assert_int_equal(mguard_weak_remove(t[0], &objs[0]), MGUARD_OK);   /* destroys 0 */
+    seti(t[0], 0, 12);
+    nentered = 0;
+    mguard_on_destroy(ctx, &objs[0]);
+    assert_int_equal(al.failures, 0);
+    assert_int_equal(nentered, 12);
+    for (i = 0; i < 12; i++) assert_int_equal(entered_seen[i], i + 1);
+    for (i = 0; i < 12; i++) assert_int_equal(mguard_weak_count(t[i]), 0);
+    assert_false(mgt_ctx_contains(ctx, &objs[0]));
 }
 
 /* An out-of-memory death of a key in more tables than a death's stack
@@ -1225,6 +1248,7 @@ int main(void)
         T(test_death_without_memory_still_destroys_each_value_once),
         T(test_out_of_memory_death_pins_its_table_against_moves),
         T(test_death_calls_tables_in_the_order_the_key_entered_them),
+        T(test_death_of_a_key_in_many_tables_calls_each_once_in_order),
         T(test_out_of_memory_death_survives_a_callback_that_grows_the_index),
         cmocka_unit_test(test_nothing_can_be_created_on_a_dying_context),
         cmocka_unit_test(test_no_clone_or_diff_is_made_while_the_context_dies),
