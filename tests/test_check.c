@@ -332,6 +332,173 @@ static void test_table_check_sees_each_broken_invariant(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* Stamps may not span 2^32 entries made: a table whose next stamp would
+   renumbers its entries from 0 first (its base: the context's count less
+   its entries), and a walk paused across that ends, logged, since the
+   stamp it holds no longer compares. A new walk sees every entry, in
+   order. (The context's count is moved by hand: as if 2^32 - 2 entries
+   had been made meanwhile.) */
+static void test_a_table_renumbers_its_stamps_before_they_wrap(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    static int k[5];
+    mguard_weak_iter it;
+    uint32_t i;
+    (void)state;
+    setl(t, &k[0], 0);
+    setl(t, &k[1], 1);
+    it = mguard_weak_iterate(t);
+    assert_true(mguard_weak_next(&it));
+    assert_ptr_equal(it.key, &k[0]);
+    ctx->next_stamp = t->base + 0xfffffffeu;
+    setl(t, &k[2], 2);            /* stamp 2^32 - 2: fits */
+    assert_int_equal(t->order[2].stamp, 0xfffffffeu);
+    assert_int_equal(t->epoch, 0);
+    setl(t, &k[3], 3);            /* would be 2^32 - 1: renumbered first */
+    setl(t, &k[4], 4);
+    assert_true(t->base == ctx->next_stamp - 5);
+    for (i = 0; i < 5; i++) assert_int_equal(t->order[i].stamp, i);
+    assert_int_equal(t->epoch, 1);
+    assert_int_equal(t->rebased, 1);
+    EXPECT_SOUND(ctx);
+    lg.count = lg.warnings = 0;
+    assert_false(mguard_weak_next(&it));
+    assert_int_equal(lg.count, 1);
+    assert_int_equal(lg.warnings, 1);
+    assert_string_equal(lg.last, "mguard_weak_next: the table was renumbered during the walk; the walk ends");
+    it = mguard_weak_iterate(t);
+    for (i = 0; i < 5; i++) {
+        assert_true(mguard_weak_next(&it));
+        assert_ptr_equal(it.key, &k[i]);
+        assert_int_equal(*(const long *)it.value, (long)i);
+    }
+    assert_false(mguard_weak_next(&it));
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- the context's index: its accounting of EMPTY slots ----
+   Keys chosen by their hash: n addresses of kx_pool from *from on whose
+   home is group g of a 16-slot index. */
+static char kx_pool[8192];
+static void keys_homed(const void **out, size_t n, size_t g, size_t *from)
+{
+    size_t i = *from, k = 0;
+    for (; k < n; i++) {
+        assert_true(i < sizeof kx_pool);
+        if ((((size_t)(mguard__hash64(&kx_pool[i]) >> 7)) & 15 & ~(size_t)7) == g * 8) out[k++] = &kx_pool[i];
+    }
+    *from = i;
+}
+
+static size_t ctrl_count(const mguard__kx *kx, unsigned c)
+{
+    size_t i, n = 0;
+    for (i = 0; i <= kx->mask; i++) n += kx->ctrl[i] == c;
+    return n;
+}
+
+/* growth_left counts the EMPTY slots an insertion may still take (7 in 8
+   at most): taking an EMPTY slot costs one, taking a DELETED one none;
+   an erase gives one back only when it leaves the slot EMPTY, which it
+   does only when the slot's group has an EMPTY slot still (a probe may
+   have gone past a full group: the slot becomes DELETED). */
+static void test_index_counts_the_empty_slots_it_may_take(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    mguard__kx *kx = &ctx->kx;
+    const void *a[8], *b[1];
+    size_t from = 0, s0;
+    int i;
+    (void)state;
+    keys_homed(a, 8, 0, &from);
+    keys_homed(b, 1, 1, &from);
+    for (i = 0; i < 8; i++) setl(t, a[i], i);   /* the 8th grows the index to 16 slots */
+    assert_int_equal(kx->mask, 15);
+    assert_int_equal(kx->used, 8);
+    assert_int_equal(kx->growth_left, 14 - 8);
+    assert_false(mguard__kx_match_empty(mguard__kx_load(kx->ctrl)));   /* group 0 full */
+    s0 = kslot_of(ctx, a[0], t->tid);
+    assert_int_equal(mguard_weak_remove(t, a[0]), MGUARD_OK);
+    assert_int_equal(kx->ctrl[s0], MGUARD__KX_DELETED);
+    assert_int_equal(kx->used, 7);
+    assert_int_equal(kx->growth_left, 6);
+    setl(t, a[0], 0);                           /* takes its DELETED slot back: free */
+    assert_int_equal(kslot_of(ctx, a[0], t->tid), s0);
+    assert_int_equal(kx->used, 8);
+    assert_int_equal(kx->growth_left, 6);
+    setl(t, b[0], 9);                           /* an EMPTY slot of group 1 */
+    assert_true(kslot_of(ctx, b[0], t->tid) >= 8);
+    assert_int_equal(kx->used, 9);
+    assert_int_equal(kx->growth_left, 5);
+    assert_int_equal(mguard_weak_remove(t, b[0]), MGUARD_OK);   /* EMPTY again */
+    assert_int_equal(ctrl_count(kx, MGUARD__KX_EMPTY), 8);
+    assert_int_equal(kx->used, 8);
+    assert_int_equal(kx->growth_left, 6);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* When tombstones, not keys, took the room (growth_left spent, the keys
+   still under 25/32 of the slots), the index rehashes at the same size:
+   the tombstones go, the capacity stays. */
+static void test_index_rehashes_in_place_when_tombstones_took_its_room(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    mguard__kx *kx = &ctx->kx;
+    const void *a[8], *b[7];
+    size_t from = 0;
+    int i;
+    (void)state;
+    keys_homed(a, 8, 0, &from);
+    keys_homed(b, 7, 1, &from);
+    for (i = 0; i < 8; i++) setl(t, a[i], i);
+    for (i = 0; i < 8; i++) assert_int_equal(mguard_weak_remove(t, a[i]), MGUARD_OK);
+    assert_int_equal(ctrl_count(kx, MGUARD__KX_DELETED), 8);   /* group 0 had no EMPTY slot */
+    assert_int_equal(kx->growth_left, 6);
+    for (i = 0; i < 6; i++) setl(t, b[i], i);
+    assert_int_equal(kx->growth_left, 0);
+    assert_int_equal(ctrl_count(kx, MGUARD__KX_DELETED), 8);
+    setl(t, b[6], 6);                           /* 7 keys of 16: rehashed at 16 */
+    assert_int_equal(kx->mask, 15);
+    assert_int_equal(ctrl_count(kx, MGUARD__KX_DELETED), 0);
+    assert_int_equal(kx->used, 7);
+    assert_int_equal(kx->growth_left, 14 - 7);
+    for (i = 0; i < 7; i++) assert_int_equal(*MGUARD_WEAK_GET(t, b[i], long), i);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* An index mostly empty when its room runs out shrinks: halved while its
+   keys would fill at most 7/32 of it. 40 keys grow it to 64 slots; with 3
+   left and growth_left spent (set by hand, as tombstones would), the next
+   key makes it 16 slots. */
+static void test_index_shrinks_when_mostly_empty(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak *t = new_table(ctx);
+    mguard__kx *kx = &ctx->kx;
+    int i;
+    (void)state;
+    for (i = 0; i < 40; i++) setl(t, &kx_pool[i], i);
+    assert_int_equal(kx->mask, 63);
+    for (i = 3; i < 40; i++) assert_int_equal(mguard_weak_remove(t, &kx_pool[i]), MGUARD_OK);
+    assert_int_equal(kx->used, 3);
+    kx->growth_left = 0;
+    EXPECT_SOUND(ctx);
+    setl(t, &kx_pool[40], 40);
+    assert_int_equal(kx->mask, 15);
+    assert_int_equal(kx->used, 4);
+    assert_int_equal(kx->growth_left, 14 - 4);
+    for (i = 0; i < 3; i++) assert_int_equal(*MGUARD_WEAK_GET(t, &kx_pool[i], long), i);
+    assert_int_equal(*MGUARD_WEAK_GET(t, &kx_pool[40], long), 40);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 /* Regression (issue 23): the pool of cache entry blocks kept every block
    up to its peak, so after a storm of drops a program held the blocks of
    the most it ever had. Kept blocks now stay within MGUARD__POOL_KEEP(in
@@ -735,7 +902,7 @@ static void test_ledger_more_holds(void **state)
     mguard_ledger *L = ledger_fixture(&f);
     uint32_t rh2 = lref_of(L, &lh2), rx = lref_of(L, &lx);
     static int stranger;
-    unsigned char one = 1;
+    uint64_t life;
     (void)state;
     /* a live ref slot whose pointer is not the one its index slot hashes */
     L->refs[rx - 1].ptr = &stranger;
@@ -754,10 +921,12 @@ static void test_ledger_more_holds(void **state)
     L->refs[rh2 - 1].count = 1;
     L->refs[rx - 1].count++;
     L->nhooks = 2;
-    /* a watched pointer whose death would not reach the ledger */
+    /* a watched pointer whose death would not reach the ledger (its
+       life, the value of the root's table, put back after) */
+    assert_int_equal(mguard_weak_get_copy(mguard__ledger_root_of(f.ctx)->watch, &lx, &life), MGUARD_OK);
     assert_int_equal(mguard_weak_remove(mguard__ledger_root_of(f.ctx)->watch, &lx), MGUARD_OK);
     LEDGER_BROKEN(&f, "%p is not watched", (void *)&lx);
-    assert_int_equal(mguard_weak_set(mguard__ledger_root_of(f.ctx)->watch, &lx, &one), MGUARD_OK);
+    assert_int_equal(mguard_weak_set(mguard__ledger_root_of(f.ctx)->watch, &lx, &life), MGUARD_OK);
     /* an index slot at the free write slot: the lists hold fewer writes */
     mguard__ix_put(&L->w_ix, 12345u, L->wfree);
     L->live_writes++;
@@ -835,6 +1004,10 @@ int main(void)
         cmocka_unit_test(test_interned_string_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_check_sees_each_broken_invariant),
         cmocka_unit_test(test_pools_shrink_after_a_storm),
+        cmocka_unit_test(test_a_table_renumbers_its_stamps_before_they_wrap),
+        cmocka_unit_test(test_index_counts_the_empty_slots_it_may_take),
+        cmocka_unit_test(test_index_rehashes_in_place_when_tombstones_took_its_room),
+        cmocka_unit_test(test_index_shrinks_when_mostly_empty),
         cmocka_unit_test(test_scope_check_sees_each_broken_invariant),
         cmocka_unit_test(test_dyn_check_sees_each_broken_invariant),
         cmocka_unit_test(test_ledger_counts_out_of_range),

@@ -495,6 +495,142 @@ static void test_out_of_memory_death_pins_its_table_against_moves(void **state)
     assert_ctx_ok(ctx);
 }
 
+/* A death calls the tables' callbacks in the order the key entered them,
+   whatever slots the index gave its entries: a key that left its first
+   table and came back (taking its old slot again, ahead of its other
+   entries on its probe) entered that table last. */
+static int entered_seen[16], nentered;
+static void entered_dtor(void *value, void *user)
+{
+    int v;
+    (void)user;
+    memcpy(&v, value, sizeof v);
+    if (nentered < 16) entered_seen[nentered] = v;
+    nentered++;
+}
+
+static void test_death_calls_tables_in_the_order_the_key_entered_them(void **state)
+{
+    mguard_weak *t[3];
+    int i;
+    (void)state;
+    nentered = 0;
+    for (i = 0; i < 3; i++) t[i] = mk(entered_dtor, NULL);
+    for (i = 0; i < 3; i++) seti(t[i], 0, i);
+    assert_int_equal(mguard_weak_remove(t[0], &objs[0]), MGUARD_OK);   /* destroys 0 */
+    seti(t[0], 0, 3);
+    mguard_on_destroy(ctx, &objs[0]);
+    assert_int_equal(nentered, 4);
+    assert_int_equal(entered_seen[0], 0);
+    assert_int_equal(entered_seen[1], 1);
+    assert_int_equal(entered_seen[2], 2);
+    assert_int_equal(entered_seen[3], 3);
+}
+
+/* A key in more tables than a death's stack list holds (8): the death
+   lists them on the heap, and still calls each table's destructor once,
+   in the order the key entered them (here its first table last: it left
+   and came back). */
+static void test_death_of_a_key_in_many_tables_calls_each_once_in_order(void **state)
+{
+    mguard_weak *t[12];
+    int i;
+    (void)state;
+    nentered = 0;
+    for (i = 0; i < 12; i++) t[i] = mk(entered_dtor, NULL);
+    for (i = 0; i < 12; i++) seti(t[i], 0, i);
+    assert_int_equal(mguard_weak_remove(t[0], &objs[0]), MGUARD_OK);   /* destroys 0 */
+    seti(t[0], 0, 12);
+    nentered = 0;
+    mguard_on_destroy(ctx, &objs[0]);
+    assert_int_equal(al.failures, 0);
+    assert_int_equal(nentered, 12);
+    for (i = 0; i < 12; i++) assert_int_equal(entered_seen[i], i + 1);
+    for (i = 0; i < 12; i++) assert_int_equal(mguard_weak_count(t[i]), 0);
+    assert_false(mgt_ctx_contains(ctx, &objs[0]));
+}
+
+/* An out-of-memory death of a key in more tables than a death's stack
+   list holds (the heap list cannot be had: values destroyed in place),
+   with values kept in the index's slots. The first key_death grows the
+   index: the rehash moves every slot, the dying key's pending ones too.
+   Each table still hands its own value (a copy) to key_death and then the
+   destructor, once, in the order the key entered the tables; meanwhile no
+   table holds the key and no walk shows it; the other keys keep their
+   values. */
+#define GROW_TABLES 9
+static mguard_weak *grow_t[GROW_TABLES], *grow_other;
+static long grow_seen[2 * GROW_TABLES];
+static int ngrow, grow_visible;
+static void grow_key_death(const void *key, void *value, void *user)
+{
+    static char many[600];
+    mguard_weak_iter it;
+    long v;
+    int i;
+    (void)user;
+    if (ngrow == 0)
+        for (i = 0; i < 600; i++) { v = i; assert_int_equal(mguard_weak_set(grow_other, &many[i], &v), MGUARD_OK); }
+    memcpy(&v, value, sizeof v);
+    if (ngrow < 2 * GROW_TABLES) grow_seen[ngrow] = v;
+    ngrow++;
+    for (i = 0; i < GROW_TABLES; i++) {
+        grow_visible += mguard_weak_contains(grow_t[i], key);
+        it = mguard_weak_iterate(grow_t[i]);
+        while (mguard_weak_next(&it)) grow_visible += it.key == key;
+    }
+}
+static void grow_dtor(void *value, void *user)
+{
+    long v;
+    (void)user;
+    memcpy(&v, value, sizeof v);
+    if (ngrow < 2 * GROW_TABLES) grow_seen[ngrow] = -v;
+    ngrow++;
+}
+
+static void test_out_of_memory_death_survives_a_callback_that_grows_the_index(void **state)
+{
+    mguard_weak_desc d;
+    long v;
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    d.value_dtor = grow_dtor;
+    d.key_death = grow_key_death;
+    for (i = 0; i < GROW_TABLES; i++) {
+        grow_t[i] = mguard_weak_create(ctx, &d);
+        v = i;
+        assert_int_equal(mguard_weak_set(grow_t[i], &objs[1], &v), MGUARD_OK);
+        v = 100 + i;
+        assert_int_equal(mguard_weak_set(grow_t[i], &objs[0], &v), MGUARD_OK);
+    }
+    grow_other = long_table(ctx, NULL);
+    ngrow = grow_visible = 0;
+    lg.errors = 0;
+    al.fail_at = al.calls + 1;   /* the death's heap list */
+    mguard_on_destroy(ctx, &objs[0]);
+    al.fail_at = 0;
+    assert_int_equal(al.failures, 1);
+    assert_int_equal(lg.errors, 1);
+    assert_int_equal(ngrow, 2 * GROW_TABLES);
+    for (i = 0; i < GROW_TABLES; i++) {
+        assert_int_equal(grow_seen[2 * i], 100 + i);
+        assert_int_equal(grow_seen[2 * i + 1], -(100 + i));
+    }
+    assert_int_equal(grow_visible, 0);
+    assert_int_equal(mguard_weak_count(grow_other), 600);
+    for (i = 0; i < GROW_TABLES; i++) {
+        assert_int_equal(mguard_weak_count(grow_t[i]), 1);
+        assert_int_equal(*MGUARD_WEAK_GET(grow_t[i], &objs[1], long), i);
+    }
+    assert_false(mgt_ctx_contains(ctx, &objs[0]));
+    assert_int_equal(mguard_ctx_object_count(ctx), 601);
+    assert_ctx_ok(ctx);
+    for (i = 0; i < GROW_TABLES; i++) mguard_weak_destroy(grow_t[i]);   /* their destructors, not to count */
+}
+
 /* Issue 11, defect 5: a scope, dynamism or ledger handle created by a
    value destructor during mguard_ctx_destroy leaked, and its internal table
    was freed by the still-running table loop (a later destructor using it
@@ -1111,6 +1247,9 @@ int main(void)
         T(test_death_storm_destroys_every_value_exactly_once),
         T(test_death_without_memory_still_destroys_each_value_once),
         T(test_out_of_memory_death_pins_its_table_against_moves),
+        T(test_death_calls_tables_in_the_order_the_key_entered_them),
+        T(test_death_of_a_key_in_many_tables_calls_each_once_in_order),
+        T(test_out_of_memory_death_survives_a_callback_that_grows_the_index),
         cmocka_unit_test(test_nothing_can_be_created_on_a_dying_context),
         cmocka_unit_test(test_no_clone_or_diff_is_made_while_the_context_dies),
         cmocka_unit_test(test_destroying_an_object_twice_is_a_silent_no_op),
