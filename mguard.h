@@ -2192,6 +2192,7 @@ static uint32_t mguard__hash_ptr(const void *p)
     return h ? h : 0x9E3779B9u;
 }
 
+#if defined(MGUARD_DEBUG) || !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN) || !defined(MGUARD_NO_LEDGER)
 /* Find key: returns dense index + 1, or 0. keyat(i) reads dense entry i's
    key at byte offset 0 with the given stride. */
 static uint32_t mguard__ix_find(const mguard__index *ix, const unsigned char *dense, size_t stride,
@@ -2211,6 +2212,7 @@ static uint32_t mguard__ix_find(const mguard__index *ix, const unsigned char *de
         i = (i + 1) & ix->mask;
     }
 }
+#endif
 
 /* Insert a slot known to be absent. Capacity must already allow it. */
 static void mguard__ix_put(mguard__index *ix, uint32_t h, uint32_t idx1)
@@ -2694,9 +2696,11 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
     return r;
 }
 
+#if defined(MGUARD_DEBUG) || !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN)
 /* Defined with mguard_ctx_check, further down. */
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what);
+#endif
 
 #ifdef MGUARD__ADDONS
 /* Is h (the address of a struct that begins with its mguard__handle) a live
@@ -3158,6 +3162,9 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
 }
 
 
+#if defined(MGUARD_DEBUG) || !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN)
+/* The check of a dense-array index (the debug registry, the scope and
+   dynamism trackers' indexes). */
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what)
 {
@@ -3181,6 +3188,7 @@ static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *i
     MGUARD__CHECK(ctx, used == ix->used, "%s: index counts %lu keys, holds %lu", what, (unsigned long)ix->used, (unsigned long)used);
     return MGUARD_OK;
 }
+#endif
 
 /* The lowest index among key's full slots (the check counts objects). */
 static size_t mguard__kx_first_of(const mguard__kx *kx, const void *key)
