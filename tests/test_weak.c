@@ -986,15 +986,19 @@ static void test_tables_made_and_destroyed_in_turn_hold_memory_steady(void **sta
    array stays the larger, never smaller than the order, and the table
    goes on with every value in place. 64 entries of 16-byte values, 62
    removed: the next set compacts to 3 and shrinks the order from 64 to 8
-   entries (56 of 8 bytes given back); the value array's cut fails. */
+   entries (56 of 8 bytes given back); the value array's cut fails. A
+   second table keeps 40 other keys in the context's index, so that the
+   set does not shrink the index (2 + 40 keys of 128 slots: more than a
+   ninth full) and its allocations are the order's cut, then the value
+   array's. */
 typedef struct pair16 { long a, b; } pair16;
 static void test_a_shrink_out_of_memory_keeps_the_larger_value_array(void **state)
 {
     test_alloc al;
     mguard_ctx *ctx = test_ctx(NULL, &al);
     mguard_weak_desc d;
-    mguard_weak *t;
-    static char keys[96];
+    mguard_weak *t, *keep;
+    static char keys[96], others[40];
     pair16 v;
     const pair16 *p;
     long long before;
@@ -1003,6 +1007,12 @@ static void test_a_shrink_out_of_memory_keeps_the_larger_value_array(void **stat
     memset(&d, 0, sizeof d);
     d.value_size = sizeof(pair16);
     t = mguard_weak_create(ctx, &d);
+    keep = mguard_weak_create(ctx, &d);
+    assert_non_null(keep);
+    for (i = 0; i < 40; i++) {
+        v.a = v.b = i;
+        assert_int_equal(mguard_weak_set(keep, &others[i], &v), MGUARD_OK);
+    }
     for (i = 0; i < 64; i++) {
         v.a = i;
         v.b = -i;
