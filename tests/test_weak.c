@@ -629,6 +629,27 @@ static void test_null_key_and_value_are_refused(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A NULL value is refused for a key already present too (an overwrite in
+   a table with no destructor: mguard_weak_set's inline fast path): EINVAL,
+   logged, the value kept. */
+static void test_a_null_value_for_a_present_key_is_refused(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_weak *t = long_table(ctx, NULL);
+    static int key;
+    long v = 7;
+    (void)state;
+    assert_int_equal(mguard_weak_set(t, &key, &v), MGUARD_OK);
+    assert_int_equal(mguard_weak_set(t, &key, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_weak_set: NULL value");
+    assert_int_equal(*MGUARD_WEAK_GET(t, &key, long), 7);
+    assert_int_equal(mguard_weak_count(t), 1);
+    EXPECT_NO_LOG(log);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_pointer_helpers_on_a_table_of_other_values(void **state)
 {
     test_log log;
@@ -1078,6 +1099,7 @@ int main(void)
         cmocka_unit_test(test_null_table_is_refused_everywhere),
         cmocka_unit_test(test_a_context_handle_is_not_a_table),
         cmocka_unit_test(test_null_key_and_value_are_refused),
+        cmocka_unit_test(test_a_null_value_for_a_present_key_is_refused),
         cmocka_unit_test(test_pointer_helpers_on_a_table_of_other_values),
         cmocka_unit_test(test_table_being_destroyed_refuses_set_and_second_destroy),
         cmocka_unit_test(test_iterator_keeps_its_place_when_the_table_changes),
