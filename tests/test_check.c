@@ -378,123 +378,168 @@ static void test_a_table_renumbers_its_stamps_before_they_wrap(void **state)
     mguard_ctx_destroy(ctx);
 }
 
-/* ---- the context's index: its accounting of EMPTY slots ----
+/* ---- the context's index: overflow counts, growth_left, its size ----
    Keys chosen by their hash: n addresses of kx_pool from *from on whose
-   home is group g of a 16-slot index. */
-static char kx_pool[8192];
-static void keys_homed(const void **out, size_t n, size_t g, size_t *from)
+   home is group g of an index of cap slots (and so, for g = 0, of every
+   smaller one). */
+static char kx_pool[32768];
+static void keys_homed(const void **out, size_t n, size_t cap, size_t g, size_t *from)
 {
     size_t i = *from, k = 0;
     for (; k < n; i++) {
         assert_true(i < sizeof kx_pool);
-        if ((((size_t)(mguard__hash64(&kx_pool[i]) >> 7)) & 15 & ~(size_t)7) == g * 8) out[k++] = &kx_pool[i];
+        if ((((size_t)(mguard__hash64(&kx_pool[i]) >> 7)) & (cap - 1) & ~(size_t)7) == g * 8) out[k++] = &kx_pool[i];
     }
     *from = i;
 }
 
-static size_t ctrl_count(const mguard__kx *kx, unsigned c)
-{
-    size_t i, n = 0;
-    for (i = 0; i <= kx->mask; i++) n += kx->ctrl[i] == c;
-    return n;
-}
-
-/* growth_left counts the EMPTY slots an insertion may still take (7 in 8
-   at most): taking an EMPTY slot costs one, taking a DELETED one none;
-   an erase gives one back only when it leaves the slot EMPTY, which it
-   does only when the slot's group has an EMPTY slot still (a probe may
-   have gone past a full group: the slot becomes DELETED). */
-static void test_index_counts_the_empty_slots_it_may_take(void **state)
+/* Each group counts the keys whose probe went past it (F14's overflow
+   count): an insertion that finds its home group full counts it up, an
+   erasure of a key that lies past it counts it down. An erased slot is
+   EMPTY at once (no tombstone: growth_left has it back, one slot in 8
+   staying EMPTY) and says table id 0. Ten keys homed in group 0 of a
+   16-slot index: the 9th and 10th pass group 0. */
+static void test_index_counts_the_probes_that_pass_each_group(void **state)
 {
     mguard_ctx *ctx = new_ctx();
     mguard_weak *t = new_table(ctx);
     mguard__kx *kx = &ctx->kx;
-    const void *a[8], *b[1];
-    size_t from = 0, s0;
+    const void *a[10];
+    size_t from = 0, s0, s8;
     int i;
     (void)state;
-    keys_homed(a, 8, 0, &from);
-    keys_homed(b, 1, 1, &from);
+    keys_homed(a, 10, 16, 0, &from);
     for (i = 0; i < 8; i++) setl(t, a[i], i);   /* the 8th grows the index to 16 slots */
     assert_int_equal(kx->mask, 15);
+    assert_false(mguard__kx_match_empty(mguard__kx_load(kx->ctrl)));   /* group 0 full */
+    assert_int_equal(kx->ovf[0], 0);
+    assert_int_equal(kx->ovf[1], 0);
+    assert_int_equal(kx->growth_left, 14 - 8);
+    setl(t, a[8], 8);                           /* past group 0, into group 1 */
+    s8 = kslot_of(ctx, a[8], t->tid);
+    assert_true(s8 >= 8);
+    assert_int_equal(kx->ovf[0], 1);
+    assert_int_equal(kx->ovf[1], 0);
+    setl(t, a[9], 9);
+    assert_true(kslot_of(ctx, a[9], t->tid) >= 8);
+    assert_int_equal(kx->ovf[0], 2);
+    assert_int_equal(kx->ovf[1], 0);
+    assert_int_equal(kx->used, 10);
+    assert_int_equal(kx->growth_left, 14 - 10);
+    /* an erasure in the key's home group counts nothing down */
+    s0 = kslot_of(ctx, a[0], t->tid);
+    assert_true(s0 < 8);
+    assert_int_equal(mguard_weak_remove(t, a[0]), MGUARD_OK);
+    assert_int_equal(kx->ctrl[s0], MGUARD__KX_EMPTY);
+    assert_int_equal(kx->slots[s0].tid, 0);
+    assert_int_equal(kx->ovf[0], 2);
+    assert_int_equal(kx->used, 9);
+    assert_int_equal(kx->growth_left, 14 - 9);
+    /* one that went past group 0 counts it down */
+    assert_int_equal(mguard_weak_remove(t, a[8]), MGUARD_OK);
+    assert_int_equal(kx->ctrl[s8], MGUARD__KX_EMPTY);
+    assert_int_equal(kx->slots[s8].tid, 0);
+    assert_int_equal(kx->ovf[0], 1);
     assert_int_equal(kx->used, 8);
     assert_int_equal(kx->growth_left, 14 - 8);
-    assert_false(mguard__kx_match_empty(mguard__kx_load(kx->ctrl)));   /* group 0 full */
-    s0 = kslot_of(ctx, a[0], t->tid);
-    assert_int_equal(mguard_weak_remove(t, a[0]), MGUARD_OK);
-    assert_int_equal(kx->ctrl[s0], MGUARD__KX_DELETED);
-    assert_int_equal(kx->used, 7);
-    assert_int_equal(kx->growth_left, 6);
-    setl(t, a[0], 0);                           /* takes its DELETED slot back: free */
-    assert_int_equal(kslot_of(ctx, a[0], t->tid), s0);
+    /* a[0] back: group 0's EMPTY slot, no group passed */
+    setl(t, a[0], 0);
+    assert_true(kslot_of(ctx, a[0], t->tid) < 8);
+    assert_int_equal(kx->ovf[0], 1);
+    assert_int_equal(mguard_weak_remove(t, a[9]), MGUARD_OK);
+    assert_int_equal(kx->ovf[0], 0);
     assert_int_equal(kx->used, 8);
-    assert_int_equal(kx->growth_left, 6);
-    setl(t, b[0], 9);                           /* an EMPTY slot of group 1 */
-    assert_true(kslot_of(ctx, b[0], t->tid) >= 8);
-    assert_int_equal(kx->used, 9);
-    assert_int_equal(kx->growth_left, 5);
-    assert_int_equal(mguard_weak_remove(t, b[0]), MGUARD_OK);   /* EMPTY again */
-    assert_int_equal(ctrl_count(kx, MGUARD__KX_EMPTY), 8);
-    assert_int_equal(kx->used, 8);
-    assert_int_equal(kx->growth_left, 6);
+    assert_int_equal(kx->growth_left, 14 - 8);
+    for (i = 0; i < 8; i++) assert_int_equal(*MGUARD_WEAK_GET(t, a[i], long), i);
+    assert_null(mguard_weak_get(t, a[8]));
+    assert_null(mguard_weak_get(t, a[9]));
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
 
-/* When tombstones, not keys, took the room (growth_left spent, the keys
-   still under 25/32 of the slots), the index rehashes at the same size:
-   the tombstones go, the capacity stays. */
-static void test_index_rehashes_in_place_when_tombstones_took_its_room(void **state)
+/* An overflow count that reached 255 stays: it no longer knows how many
+   probes pass, so it neither wraps to 0 nor counts down. 268 keys homed in
+   group 0 of a 512-slot index, 260 of them past it; with 255 of those
+   erased, the 5 left are still found. */
+static void test_index_overflow_count_sticks_at_255(void **state)
 {
     mguard_ctx *ctx = new_ctx();
     mguard_weak *t = new_table(ctx);
     mguard__kx *kx = &ctx->kx;
-    const void *a[8], *b[7];
+    static const void *a[268];
+    bool gone[268];
     size_t from = 0;
-    int i;
+    int i, n;
     (void)state;
-    keys_homed(a, 8, 0, &from);
-    keys_homed(b, 7, 1, &from);
-    for (i = 0; i < 8; i++) setl(t, a[i], i);
-    for (i = 0; i < 8; i++) assert_int_equal(mguard_weak_remove(t, a[i]), MGUARD_OK);
-    assert_int_equal(ctrl_count(kx, MGUARD__KX_DELETED), 8);   /* group 0 had no EMPTY slot */
-    assert_int_equal(kx->growth_left, 6);
-    for (i = 0; i < 6; i++) setl(t, b[i], i);
-    assert_int_equal(kx->growth_left, 0);
-    assert_int_equal(ctrl_count(kx, MGUARD__KX_DELETED), 8);
-    setl(t, b[6], 6);                           /* 7 keys of 16: rehashed at 16 */
-    assert_int_equal(kx->mask, 15);
-    assert_int_equal(ctrl_count(kx, MGUARD__KX_DELETED), 0);
-    assert_int_equal(kx->used, 7);
-    assert_int_equal(kx->growth_left, 14 - 7);
-    for (i = 0; i < 7; i++) assert_int_equal(*MGUARD_WEAK_GET(t, b[i], long), i);
+    keys_homed(a, 268, 512, 0, &from);
+    for (i = 0; i < 268; i++) setl(t, a[i], i);
+    assert_int_equal(kx->mask, 511);
+    assert_int_equal(kx->used, 268);
+    assert_int_equal(kx->ovf[0], 255);
+    memset(gone, 0, sizeof gone);
+    for (i = 0, n = 0; n < 255; i++) {
+        if (kslot_of(ctx, a[i], t->tid) < 8) continue;   /* in group 0 */
+        assert_int_equal(mguard_weak_remove(t, a[i]), MGUARD_OK);
+        gone[i] = true;
+        n++;
+    }
+    assert_int_equal(kx->used, 268 - 255);
+    assert_int_equal(kx->ovf[0], 255);
+    for (i = 0; i < 268; i++) {
+        const long *v = (const long *)mguard_weak_get(t, a[i]);
+        if (gone[i]) {
+            assert_null(v);
+            continue;
+        }
+        assert_non_null(v);
+        assert_int_equal(*v, i);
+    }
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
 
-/* An index mostly empty when its room runs out shrinks: halved while its
-   keys would fill at most 7/32 of it. 40 keys grow it to 64 slots; with 3
-   left and growth_left spent (set by hand, as tombstones would), the next
-   key makes it 16 slots. */
-static void test_index_shrinks_when_mostly_empty(void **state)
+/* The index doubles when its EMPTY slots that may be taken run out (it
+   may be 7/8 full), and an insertion into one of over 64 slots a ninth
+   full or less (counting the new key) makes it the smallest power of two
+   it fills to 7/16 at most: a context holds memory in proportion to what
+   it knows. */
+static void test_index_grows_when_full_and_shrinks_on_insert_when_mostly_empty(void **state)
 {
     mguard_ctx *ctx = new_ctx();
     mguard_weak *t = new_table(ctx);
     mguard__kx *kx = &ctx->kx;
     int i;
     (void)state;
-    for (i = 0; i < 40; i++) setl(t, &kx_pool[i], i);
-    assert_int_equal(kx->mask, 63);
-    for (i = 3; i < 40; i++) assert_int_equal(mguard_weak_remove(t, &kx_pool[i]), MGUARD_OK);
-    assert_int_equal(kx->used, 3);
-    kx->growth_left = 0;
+    for (i = 0; i < 56; i++) setl(t, &kx_pool[i], i);
+    assert_int_equal(kx->mask, 63);             /* 56 keys: 7/8 of 64 */
+    assert_int_equal(kx->growth_left, 0);
+    setl(t, &kx_pool[56], 56);
+    assert_int_equal(kx->mask, 127);
+    assert_int_equal(kx->growth_left, 112 - 57);
+    for (i = 57; i < 113; i++) setl(t, &kx_pool[i], i);
+    assert_int_equal(kx->mask, 255);
+    /* 28 keys left: the 29th (29 * 9 > 256) leaves it as it is */
+    for (i = 28; i < 113; i++) assert_int_equal(mguard_weak_remove(t, &kx_pool[i]), MGUARD_OK);
+    assert_int_equal(kx->mask, 255);            /* a removal never resizes */
+    setl(t, &kx_pool[113], 113);
+    assert_int_equal(kx->mask, 255);
+    assert_int_equal(kx->used, 29);
+    /* 27 left: the 28th (28 * 9 <= 256) makes it 64 slots (28 * 16 <= 64 * 7) */
+    assert_int_equal(mguard_weak_remove(t, &kx_pool[113]), MGUARD_OK);
+    assert_int_equal(mguard_weak_remove(t, &kx_pool[27]), MGUARD_OK);
     EXPECT_SOUND(ctx);
-    setl(t, &kx_pool[40], 40);
-    assert_int_equal(kx->mask, 15);
-    assert_int_equal(kx->used, 4);
-    assert_int_equal(kx->growth_left, 14 - 4);
-    for (i = 0; i < 3; i++) assert_int_equal(*MGUARD_WEAK_GET(t, &kx_pool[i], long), i);
-    assert_int_equal(*MGUARD_WEAK_GET(t, &kx_pool[40], long), 40);
+    setl(t, &kx_pool[27], 27);
+    assert_int_equal(kx->mask, 63);
+    assert_int_equal(kx->used, 28);
+    assert_int_equal(kx->growth_left, 56 - 28);
+    EXPECT_SOUND(ctx);   /* t's order still names slots past 63: dead places */
+    /* 64 slots or fewer: never shrunk (7 keys: 7 * 9 <= 64) */
+    for (i = 6; i < 28; i++) assert_int_equal(mguard_weak_remove(t, &kx_pool[i]), MGUARD_OK);
+    setl(t, &kx_pool[6], 6);
+    assert_int_equal(kx->mask, 63);
+    assert_int_equal(kx->used, 7);
+    for (i = 0; i < 7; i++) assert_int_equal(*MGUARD_WEAK_GET(t, &kx_pool[i], long), i);
+    assert_int_equal(mguard_weak_count(t), 7);
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -1005,9 +1050,9 @@ int main(void)
         cmocka_unit_test(test_table_check_sees_each_broken_invariant),
         cmocka_unit_test(test_pools_shrink_after_a_storm),
         cmocka_unit_test(test_a_table_renumbers_its_stamps_before_they_wrap),
-        cmocka_unit_test(test_index_counts_the_empty_slots_it_may_take),
-        cmocka_unit_test(test_index_rehashes_in_place_when_tombstones_took_its_room),
-        cmocka_unit_test(test_index_shrinks_when_mostly_empty),
+        cmocka_unit_test(test_index_counts_the_probes_that_pass_each_group),
+        cmocka_unit_test(test_index_overflow_count_sticks_at_255),
+        cmocka_unit_test(test_index_grows_when_full_and_shrinks_on_insert_when_mostly_empty),
         cmocka_unit_test(test_scope_check_sees_each_broken_invariant),
         cmocka_unit_test(test_dyn_check_sees_each_broken_invariant),
         cmocka_unit_test(test_ledger_counts_out_of_range),

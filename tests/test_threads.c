@@ -1079,6 +1079,46 @@ static void test_destroying_an_unknown_value_waits_for_its_release_on_another_th
     mguard_ctx_destroy(e.ctx);
 }
 
+/* The same for a value the context knows only as a key of a table with
+   no callback: its death detaches the entry in its probe and has nothing
+   to call, and still waits for the hook handed the value. */
+static void test_destroying_a_value_in_a_plain_table_waits_for_its_release_on_another_thread(void **state)
+{
+    test_log log;
+    release_env e;
+    mguard_ledger_desc d;
+    mguard_weak_desc wd;
+    mguard_weak *t;
+    long one = 1;
+    pthread_t th;
+    (void)state;
+    memset(&e, 0, sizeof e);
+    e.ctx = ts_ctx(&log);
+    memset(&d, 0, sizeof d);
+    d.release = slow_release;
+    d.user = &e;
+    d.plain_values = true;
+    e.L = mguard_ledger_create(e.ctx, &d);
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = sizeof one;
+    t = mguard_weak_create(e.ctx, &wd);
+    assert_int_equal(mguard_weak_set(t, &e.value, &one), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track_existing(e.L, &e.obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(e.L, &e.obj, "a", &e.value), MGUARD_OK);
+    pthread_create(&th, NULL, drop_value, &e);
+    while (!flag_get(&e.in_release)) sched_yield();
+    mguard_on_destroy(e.ctx, &e.value);          /* the program frees value after this */
+    assert_int_equal(flag_get(&e.release_done), 1);   /* returned only after the release */
+    flag_set(&e.destroyed, 1);
+    pthread_join(th, NULL);
+    assert_int_equal(flag_get(&e.release_after_destroy), 0);
+    assert_int_equal(mguard_weak_count(t), 0);
+    assert_false(mgt_ctx_contains(e.ctx, &e.value));
+    assert_int_equal(log.count, 0);
+    assert_ctx_ok(e.ctx);
+    mguard_ctx_destroy(e.ctx);
+}
+
 /* The same when mguard_on_destroy runs out of memory and destroys the
    values in place (found by review: that path did not wait). */
 static int big_fail;
@@ -2723,6 +2763,7 @@ int main(void)
         cmocka_unit_test(test_ledger_retain_runs_under_the_lock_before_the_store_returns),
         cmocka_unit_test(test_destroying_a_value_waits_for_its_release_on_another_thread),
         cmocka_unit_test(test_destroying_an_unknown_value_waits_for_its_release_on_another_thread),
+        cmocka_unit_test(test_destroying_a_value_in_a_plain_table_waits_for_its_release_on_another_thread),
         cmocka_unit_test(test_an_out_of_memory_death_waits_for_a_hook_on_another_thread),
         cmocka_unit_test(test_callback_destroying_its_own_guard_does_not_wait),
         cmocka_unit_test(test_unwatch_from_another_thread_cancels_a_pending_watcher),

@@ -629,6 +629,27 @@ static void test_null_key_and_value_are_refused(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A NULL value is refused for a key already present too (an overwrite in
+   a table with no destructor: mguard_weak_set's inline fast path): EINVAL,
+   logged, the value kept. */
+static void test_a_null_value_for_a_present_key_is_refused(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_weak *t = long_table(ctx, NULL);
+    static int key;
+    long v = 7;
+    (void)state;
+    assert_int_equal(mguard_weak_set(t, &key, &v), MGUARD_OK);
+    assert_int_equal(mguard_weak_set(t, &key, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_weak_set: NULL value");
+    assert_int_equal(*MGUARD_WEAK_GET(t, &key, long), 7);
+    assert_int_equal(mguard_weak_count(t), 1);
+    EXPECT_NO_LOG(log);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_pointer_helpers_on_a_table_of_other_values(void **state)
 {
     test_log log;
@@ -986,15 +1007,19 @@ static void test_tables_made_and_destroyed_in_turn_hold_memory_steady(void **sta
    array stays the larger, never smaller than the order, and the table
    goes on with every value in place. 64 entries of 16-byte values, 62
    removed: the next set compacts to 3 and shrinks the order from 64 to 8
-   entries (56 of 8 bytes given back); the value array's cut fails. */
+   entries (56 of 8 bytes given back); the value array's cut fails. A
+   second table keeps 40 other keys in the context's index, so that the
+   set does not shrink the index (2 + 40 keys of 128 slots: more than a
+   ninth full) and its allocations are the order's cut, then the value
+   array's. */
 typedef struct pair16 { long a, b; } pair16;
 static void test_a_shrink_out_of_memory_keeps_the_larger_value_array(void **state)
 {
     test_alloc al;
     mguard_ctx *ctx = test_ctx(NULL, &al);
     mguard_weak_desc d;
-    mguard_weak *t;
-    static char keys[96];
+    mguard_weak *t, *keep;
+    static char keys[96], others[40];
     pair16 v;
     const pair16 *p;
     long long before;
@@ -1003,6 +1028,12 @@ static void test_a_shrink_out_of_memory_keeps_the_larger_value_array(void **stat
     memset(&d, 0, sizeof d);
     d.value_size = sizeof(pair16);
     t = mguard_weak_create(ctx, &d);
+    keep = mguard_weak_create(ctx, &d);
+    assert_non_null(keep);
+    for (i = 0; i < 40; i++) {
+        v.a = v.b = i;
+        assert_int_equal(mguard_weak_set(keep, &others[i], &v), MGUARD_OK);
+    }
     for (i = 0; i < 64; i++) {
         v.a = i;
         v.b = -i;
@@ -1068,6 +1099,7 @@ int main(void)
         cmocka_unit_test(test_null_table_is_refused_everywhere),
         cmocka_unit_test(test_a_context_handle_is_not_a_table),
         cmocka_unit_test(test_null_key_and_value_are_refused),
+        cmocka_unit_test(test_a_null_value_for_a_present_key_is_refused),
         cmocka_unit_test(test_pointer_helpers_on_a_table_of_other_values),
         cmocka_unit_test(test_table_being_destroyed_refuses_set_and_second_destroy),
         cmocka_unit_test(test_iterator_keeps_its_place_when_the_table_changes),
