@@ -2349,8 +2349,7 @@ static uint64_t mguard__kx_load(const unsigned char *p)
 }
 
 /* Bytes equal to tag (top bit of each; a full slot just above a match may
-   also show: the key compare rejects it), EMPTY ones, EMPTY or DELETED
-   ones (not PENDING). */
+   also show: the key compare rejects it), and EMPTY ones (not PENDING). */
 static uint64_t mguard__kx_match(uint64_t g, uint32_t tag)
 {
     uint64_t x = g ^ (MGUARD__KX_LSB * tag);
@@ -3641,7 +3640,8 @@ static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial,
    destroy during phase 2 leaves the final free to the unpin). Phase 2 fires
    the watchers, then destroys each value in place and frees its slot. */
 /* obj's pending slot (a death in place) made first, or SIZE_MAX. Its
-   slots lie on its probe, up to the first group with an EMPTY slot. */
+   slots lie on its probe, up to the first group whose overflow count is
+   0. */
 static size_t mguard__kx_first_pending(const mguard_ctx *ctx, const void *obj, uint64_t h)
 {
     const mguard__kx *kx = &ctx->kx;
