@@ -4165,7 +4165,10 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
         return MGUARD_EINVAL;
     }
-    s = mguard__kx_get(&t->ctx->kx, key, t->tid);
+    /* one probe: the entry, or (a new key) whether the key is known under
+       other ids already */
+    h = mguard__hash64(key);
+    s = mguard__kx_find(&t->ctx->kx, key, t->tid, h, &known);
     if (s) {
         if (!t->dtor) {
             /* an overwrite with no destructor: a lookup and a copy */
@@ -4174,9 +4177,6 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
         }
         st = mguard__weak_overwrite(t, key, mguard__kvalue(t, s), value);
     } else {
-        /* a new key: is it known (under other ids) already? */
-        h = mguard__hash64(key);
-        (void)mguard__kx_find(&t->ctx->kx, key, t->tid, h, &known);
         st = mguard__weak_insert(t, key, value, h, known);
     }
     if (st == MGUARD_ENOMEM) mguard__logf(t->ctx, MGUARD_LOG_ERROR, "mguard_weak_set: out of memory%s", t->pinned ? " (table pinned by an out-of-memory destructor)" : "");
