@@ -271,13 +271,16 @@ static mguard_ctx *mg_ctx(void)
     d.quiet = true;
     return mguard_ctx_create(&d);
 }
-static mguard_weak *mg_table(mguard_ctx *ctx)
+/* A table of long values, with a value destructor or none. */
+static mguard_weak *mg_table_d(mguard_ctx *ctx, mguard_value_dtor dtor)
 {
     mguard_weak_desc d;
     memset(&d, 0, sizeof d);
     d.value_size = sizeof(long);
+    d.value_dtor = dtor;
     return mguard_weak_create(ctx, &d);
 }
+static mguard_weak *mg_table(mguard_ctx *ctx) { return mg_table_d(ctx, NULL); }
 
 /* ---- the fixture --------------------------------------------------------
    For a sized row: n key objects, the same keys in two random orders
@@ -1611,14 +1614,6 @@ static mguard_cache *mg_cache_d(mguard_ctx *ctx, mguard_value_dtor dtor)
     return mguard_cache_create(ctx, &d);
 }
 static mguard_cache *mg_cache(mguard_ctx *ctx) { return mg_cache_d(ctx, NULL); }
-static mguard_weak *mg_table_d(mguard_ctx *ctx, mguard_value_dtor dtor)
-{
-    mguard_weak_desc d;
-    memset(&d, 0, sizeof d);
-    d.value_size = sizeof(long);
-    d.value_dtor = dtor;
-    return mguard_weak_create(ctx, &d);
-}
 static double cache_weak_el[2];   /* cache get, weak get: time in alternating passes */
 static double mg_cache_get_hit(fx *f, int arg)
 {
