@@ -2611,6 +2611,50 @@ static void test_apply_keeps_a_plain_value_whose_context_record_was_dropped(void
     teardown();
 }
 
+/* Mutant walk-serial-of-any-record: a value the ledger does not watch
+   (plain values) is the same value for a walk as long as the ledger holds
+   it; the life another ledger's watch gave its address is no identity of
+   it. Here that watched object dies inside the callback (which drops the
+   plain ledger's write of it too) and the callback stores the same value
+   again: apply still hands the snapshot's write of it. Taking the other
+   ledger's life as its identity skipped that write. */
+static const void *replant_value;
+static void replant_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    record_apply(obj, attr, value, deleted, user);
+    if (strcmp(attr, "a") != 0) return;
+    mguard_on_destroy(H.ctx, replant_value);     /* the other ledger's watch fires */
+    assert_int_equal(mguard_ledger_write_count(H.L), 1);   /* x.b went with it */
+    assert_int_equal(mguard_ledger_store_attr(H.L, obj, "q", (void *)(uintptr_t)replant_value), MGUARD_OK);
+}
+
+static void test_apply_keeps_a_plain_value_another_ledger_watched_after_its_death(void **state)
+{
+    test_log log;
+    mguard_ledger_desc d;
+    mguard_ledger *L, *W;
+    OBJ(x, "x", 0); OBJ(v, "v", 1); OBJ(w, "w", 2);
+    (void)state;
+    setup(&log, NULL);
+    mguard_ledger_destroy(H.L);
+    memset(&d, 0, sizeof d);
+    d.plain_values = true;
+    L = H.L = mguard_ledger_create(H.ctx, &d);
+    W = mguard_ledger_create(H.ctx, NULL);
+    assert_int_equal(mguard_ledger_track_existing(W, &v, NULL), MGUARD_OK);   /* W watches v */
+    assert_int_equal(mguard_ledger_track_existing(L, &x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &w), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "b", &v), MGUARD_OK);
+    applied[0] = 0;
+    replant_value = &v;
+    assert_int_equal(mguard_ledger_apply(L, replant_on_apply, NULL), MGUARD_OK);
+    assert_string_equal(applied, "x.a=w x.b=v ");
+    assert_string_equal(dumps(L), "x:existing:-*{a=w;q=v;} ");
+    assert_false(mguard_ledger_contains(W, &v));
+    mguard_ledger_destroy(W);
+    teardown();
+}
+
 /* The same for diff text: a value destroyed by the format hook, with a
    newcomer stored at its address meanwhile, reads "<destroyed>". */
 static tobj *fmt_victim, *fmt_holder;
@@ -3603,6 +3647,7 @@ int main(void)
         cmocka_unit_test(test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer),
         cmocka_unit_test(test_diff_text_never_names_a_newcomer_for_a_dead_value),
         cmocka_unit_test(test_apply_keeps_a_plain_value_whose_context_record_was_dropped),
+        cmocka_unit_test(test_apply_keeps_a_plain_value_another_ledger_watched_after_its_death),
         cmocka_unit_test(test_clone_inside_a_release_hook_holds_only_live_content),
         cmocka_unit_test(test_apply_callback_may_clone_clear_and_restore),
         cmocka_unit_test(test_last_ledger_destroyed_during_a_death_notification),
