@@ -1550,10 +1550,25 @@ typedef struct mguard__index {
 #define MGUARD__KX_INSLOT 8        /* values of up to 8 bytes live in the slot */
 typedef struct mguard__kslot {
     const void *key;
-    union { uint64_t u; void *p; double d; unsigned char b[8]; } v;
+    union { uint64_t u; void *p; const void *cp; double d; unsigned char b[8]; } v;
     uint32_t tid;                 /* 0: the registry; else the table's id */
     uint32_t pos;                 /* tables: the entry's position in its order array */
 } mguard__kslot;
+/* Slots of a guarded cache (>>cache) say MGUARD__TID_CACHE | its id;
+   their pos: a LOOKUP slot (neither flag) (nkeys - 1) << 28 | the entry's
+   position; a DEP slot the flag | position; a RING slot the flag | ring
+   slot. */
+#define MGUARD__TID_CACHE 0x80000000u
+#define MGUARD__TID_NONE 0xffffffffu        /* no slot's id (a probe that only asks "known?") */
+#define MGUARD__CS_DEP 0x80000000u
+#define MGUARD__CS_RING 0x40000000u
+#define MGUARD__CS_POS 0x0fffffffu
+#define MGUARD__CS_MAXPOS 0x0fffffffu       /* positions per cache */
+/* An event's cache drops, in drop order: (cache id, position + 1) of the
+   head and the tail; the links lie in the dropped records (>>cache). */
+typedef struct mguard__cdrops {
+    uint32_t hcid, hpos, tcid, tpos;
+} mguard__cdrops;
 typedef struct mguard__kx {
     unsigned char *ctrl;          /* cap bytes, then cap / 8 overflow counts,
                                      then (64-aligned) cap slots */
@@ -1602,8 +1617,6 @@ typedef struct mguard__side {
     uint64_t mutations;          /* F_TRACKER: mutations counted */
     mguard__watcher *watch;      /* the watcher list past one: capwatch of
                                     them; NULL: the list is `one` */
-    struct mguard__cdep *cdeps;  /* 11. the cache entries depending on obj
-                                    (>>cache); keep the record */
     uint32_t nwatch;             /* watchers in the list (WATCHERS); free:
                                     MGUARD__SIDE_FREE */
     uint32_t capwatch;           /* watch's capacity; free: the next free
@@ -1709,11 +1722,11 @@ struct mguard_ctx {
     const char *last_str;        /* the string interned last (a repeat costs a strcmp) */
     struct mguard__part *parts;  /* the add-ons: scope and dynamism trackers, the ledgers' root */
     struct mguard_cache *caches; /* 11. every live cache, doubly linked */
-    void *cpool[4];              /* 11. freed cache entry blocks kept for reuse,
-                                    one list per block size (cpool_size), linked
-                                    through their first word */
-    size_t cpool_size[4];
-    uint32_t cpooled, cblocks, cpeak; /* blocks kept; in use; most in use at once */
+    struct mguard_cache **ctabs; /* 11. cache id -> cache (ctabs[0] unused; free
+                                    ids linked as tabs') */
+    uint32_t nctabs, capctabs, free_cid;
+    size_t ncslots;              /* 11. the caches' slots in kx */
+    struct mguard_cache_job *cjobs; /* 11. computes in progress (C stack) */
     mguard__lock *lk;            /* 10. the lock of a thread-safe context (whose
                                     magic is MGUARD__MAGIC_CTX_TS); NULL: one thread */
 #ifdef MGUARD_DEBUG
@@ -3041,6 +3054,7 @@ static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
 static void mguard__copy_value(void *dst, const void *src, size_t n);
 static mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t i);
 static mguard_status mguard__cache_check_all(mguard_ctx *ctx);
+static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__kslot *s, size_t k);
 
 const char *mguard_status_str(mguard_status status)
 {
@@ -3130,7 +3144,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     ctx->destroying = 1;
     while (ctx->parts) ctx->parts->destroy(ctx->parts);
     while (ctx->caches) mguard__cache_destroy(ctx->caches);
-    MGUARD_ASSERT(ctx->cpooled == 0 && ctx->cblocks == 0);
+    MGUARD_ASSERT(ctx->ncslots == 0);
     while (ctx->tables) mguard__weak_destroy(ctx->tables);
     /* the lines logged so far go out while the dead handles are kept (a
        logger that calls one is refused), as at any callout */
@@ -3144,6 +3158,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     mguard__free(ctx, ctx->objs);
     mguard__free(ctx, ctx->sides);
     mguard__free(ctx, ctx->tabs);
+    mguard__free(ctx, ctx->ctabs);
     mguard__kx_free(ctx);
     for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, MGUARD__STR_HDR(ctx->strs[i]));
     mguard__free(ctx, ctx->strs);
@@ -3225,9 +3240,11 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
             full++;
             if (c == MGUARD__KX_PENDING) continue;
             MGUARD__CHECK(ctx, s->key && c == MGUARD__KX_TAG(mguard__hash64(s->key)), "index: slot %lu has a stale tag", (unsigned long)k);
-            MGUARD__CHECK(ctx, mguard__kx_find(kx, s->key, s->tid, mguard__hash64(s->key), NULL) == s,
+            MGUARD__CHECK(ctx, (s->tid & MGUARD__TID_CACHE) || mguard__kx_find(kx, s->key, s->tid, mguard__hash64(s->key), NULL) == s,
                           "index: slot %lu (%p, table id %u) not found by its key", (unsigned long)k, s->key, s->tid);
-            if (!s->tid) {
+            if (s->tid & MGUARD__TID_CACHE) {
+                if (mguard__cache_check_slot(ctx, s, k)) return MGUARD_EINVAL;
+            } else if (!s->tid) {
                 uint32_t r = s->pos;
                 MGUARD__CHECK(ctx, r >= 1 && r <= ctx->nobjs && ctx->objs[r - 1].key == s->key, "index: slot %lu (%p) names record %u, not its own", (unsigned long)k, s->key, r);
                 recs++;
@@ -3375,15 +3392,6 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, bool known)
     return r;
 }
 
-/* Record index + 1 for obj, creating the record if needed (room reserved
-   by mguard__admit when obj may be new). */
-static uint32_t mguard__reg_ensure(mguard_ctx *ctx, const void *obj)
-{
-    bool known;
-    uint32_t r = mguard__reg_look(ctx, obj, &known, NULL);
-    return r ? r : mguard__reg_new(ctx, obj, known);
-}
-
 /* Room for n more side records (ENOMEM, not logged: nothing changed). */
 static mguard_status mguard__side_reserve(mguard_ctx *ctx, uint32_t n)
 {
@@ -3425,7 +3433,6 @@ static void mguard__reg_free(mguard_ctx *ctx, uint32_t r, size_t i)
         mguard__side *sd = &ctx->sides[o->side - 1];
         mguard__free(ctx, sd->watch);
         sd->watch = NULL;
-        sd->cdeps = NULL;
         sd->nwatch = MGUARD__SIDE_FREE;
         sd->capwatch = ctx->free_side;
         ctx->free_side = o->side;
@@ -3452,15 +3459,8 @@ static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
 
 static bool mguard__obj_empty(const mguard_ctx *ctx, const mguard__obj *o)
 {
-    return (o->flags & (MGUARD__F_PINNED | MGUARD__F_TRACKER | MGUARD__F_TAGGED | MGUARD__F_CLASS_DYN)) == 0 &&
-           (!o->side || !ctx->sides[o->side - 1].cdeps);
-}
-
-/* Does record r have guarded-cache nodes (11)? */
-static bool mguard__has_cdeps(const mguard_ctx *ctx, uint32_t r)
-{
-    uint32_t x = ctx->objs[r - 1].side;
-    return x && ctx->sides[x - 1].cdeps;
+    (void)ctx;
+    return (o->flags & (MGUARD__F_PINNED | MGUARD__F_TRACKER | MGUARD__F_TAGGED | MGUARD__F_CLASS_DYN)) == 0;
 }
 
 static void mguard__reg_drop_if_empty(mguard_ctx *ctx, uint32_t r)
@@ -3477,9 +3477,11 @@ static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
 #define MGUARD__TAB(ctx, tid) ((ctx)->tabs[tid])
 
 /* The index moved slot s (a table entry) to slot j: its order says so. */
+static void mguard__cache_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j);
 static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j)
 {
-    MGUARD__TAB(ctx, s->tid)->order[s->pos].slot = (uint32_t)j;
+    if (s->tid & MGUARD__TID_CACHE) mguard__cache_moved(ctx, s, j);
+    else MGUARD__TAB(ctx, s->tid)->order[s->pos].slot = (uint32_t)j;
 }
 
 /* A table entry's value: in its slot, or in the table's value array. */
@@ -3516,12 +3518,12 @@ typedef struct mguard__pending {
 
 static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
 /* 11. The hook of guarded caches (>>cache): phase 1 detaches the entries
-   depending on obj (on attr, for a mutation) and returns them, chained;
-   phase 2 destroys their values. No allocation. */
-struct mguard__centry;
-static struct mguard__centry *mguard__cache_event(mguard_ctx *ctx, uint32_t r, const char *attr,
-                                                  const char *file, int line, int death);
-static void mguard__cache_finish(mguard_ctx *ctx, struct mguard__centry *e);
+   depending on obj (on attr, for a mutation) onto q, and spoils the
+   computes in progress that depend on it; phase 2 destroys their values.
+   No allocation on a death. */
+static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
+                                int death, mguard__cdrops *q);
+static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
 static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
@@ -3569,8 +3571,8 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
             mguard_weak *t;
             if (s->key != obj) continue;
             *found = true;
-            if (!s->tid) {
-                *rslot = k;
+            if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {   /* a cache's: mguard__cache_event */
+                if (!s->tid) *rslot = k;
                 continue;
             }
             t = MGUARD__TAB(ctx, s->tid);
@@ -3618,11 +3620,11 @@ static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_k
 
 /* Phase 2's end, shared by both paths: the cache's values, the waits, obj
    off the dying list. */
-static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial, struct mguard__centry *cdropped,
+static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__cdrops *cq,
                               mguard__dying *dying)
 {
     mguard__dying **pp;
-    mguard__cache_finish(ctx, cdropped);
+    mguard__cache_finish(ctx, cq);
     /* still dying meanwhile: a callback cannot register obj again */
     if (ctx->lk && serial) mguard__wait_guard(ctx, obj, serial);
     if (ctx->hooking) mguard__wait_hooks(ctx, obj);
@@ -3671,7 +3673,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     uint64_t serial = 0;
     mguard__watcher *w = NULL, one;
     mguard__dying dying;
-    struct mguard__centry *cdropped = NULL;
+    mguard__cdrops cq;
     /* Phase 1: detach, slot by slot on obj's probe. */
     for (;;) {
         uint64_t g = mguard__kx_load(kx->ctrl + pos);
@@ -3683,8 +3685,8 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
             m &= m - 1;
             s = &kx->slots[k];
             if (s->key != obj) continue;
-            if (!s->tid) {
-                rslot = k;
+            if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {
+                if (!s->tid) rslot = k;
                 continue;
             }
             t = MGUARD__TAB(ctx, s->tid);
@@ -3699,9 +3701,10 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     if (rslot != SIZE_MAX) {
         r = kx->slots[rslot].pos;
         serial = kx->slots[rslot].v.u;
-        cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
         mguard__death_drop_record(ctx, r, rslot, &w, &nw, &one);
     }
+    memset(&cq, 0, sizeof cq);
+    if (ctx->ncslots || ctx->cjobs) mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, &cq);
     ctx->live_objs--;
     /* Phase 2: call out. */
     dying.obj = obj;
@@ -3724,7 +3727,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
         mguard__call_value(ctx, t->dtor, t->on_death, t->user, obj, mguard__kvalue(t, &v));
         if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
     }
-    mguard__death_end(ctx, obj, serial, cdropped, &dying);
+    mguard__death_end(ctx, obj, serial, &cq, &dying);
 }
 
 static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
@@ -3752,7 +3755,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     mguard__dying dying;
     union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
     unsigned char *buf = stackbuf.bytes;
-    struct mguard__centry *cdropped = NULL;
+    mguard__cdrops cq;
     if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
     if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
     kx = &ctx->kx;
@@ -3764,6 +3767,10 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
            destroy the program would not see otherwise */
         if (ctx->dying && mguard__is_dying(ctx, obj))
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %p is already being destroyed; ignored", obj);
+        if (ctx->cjobs) {   /* a compute in progress may depend on obj */
+            memset(&cq, 0, sizeof cq);
+            mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, &cq);
+        }
         if (ctx->hooking) mguard__wait_hooks(ctx, obj);
         return;
     }
@@ -3800,11 +3807,12 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     if (rslot != SIZE_MAX) {
         r = kx->slots[rslot].pos;
         serial = kx->slots[rslot].v.u;
-        cdropped = mguard__has_cdeps(ctx, r) ? mguard__cache_event(ctx, r, NULL, NULL, 0, 1) : NULL;
         mguard__death_drop_record(ctx, r, rslot, &w, &nw, &one);
     }
+    memset(&cq, 0, sizeof cq);
+    if (ctx->ncslots || ctx->cjobs) mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, &cq);
     ctx->live_objs--;
-    if (nt || nw || cdropped || (ctx->lk && serial) || ctx->hooking) {
+    if (nt || nw || cq.hpos || (ctx->lk && serial) || ctx->hooking) {
         /* Phase 2: call out (or wait for another thread's guard callback
            or hook on obj), obj on the dying list meanwhile. */
         dying.obj = obj;
@@ -3814,7 +3822,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         if (nw) mguard__fire(ctx, obj, w, nw, NULL);
         for (i = 0; i < nt; i++)
             mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
-        mguard__death_end(ctx, obj, serial, cdropped, &dying);
+        mguard__death_end(ctx, obj, serial, &cq, &dying);
     }
     if (w && w != &one) mguard__free(ctx, w);
     if (buf != stackbuf.bytes) mguard__free(ctx, buf);
@@ -3856,28 +3864,29 @@ static MGUARD__HOT mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t
     return t->pinned && kx->ctrl[k] >= MGUARD__KX_EMPTY ? NULL : s;
 }
 
-/* An id for a new table (tabs[0] is the registry's): 0 when out of memory. */
-static uint32_t mguard__tid_take(mguard_ctx *ctx)
+/* A new id in a table of handles (arr: its array, n used, cap, freeid
+   the first free id; entry 0 unused, a free entry links the next free id):
+   0 when out of memory. Tables' ids (tabs) and caches' (ctabs). */
+static uint32_t mguard__id_take(const mguard_ctx *ctx, void **arr, uint32_t *n, uint32_t *cap, uint32_t *freeid)
 {
-    uint32_t tid;
-    if (ctx->free_tid) {
-        tid = ctx->free_tid;
-        memcpy(&ctx->free_tid, &ctx->tabs[tid], sizeof ctx->free_tid);
-        return tid;
+    uint32_t id;
+    if (*freeid) {
+        id = *freeid;
+        memcpy(freeid, (unsigned char *)*arr + (size_t)id * sizeof(void *), sizeof *freeid);
+        return id;
     }
-    if (!ctx->ntabs) ctx->ntabs = 1;
-    if (ctx->ntabs == 0x7fffffffu ||
-        mguard__reserve(ctx, (void **)&ctx->tabs, &ctx->captabs, (size_t)ctx->ntabs + 1, sizeof *ctx->tabs))
-        return 0;
-    return ctx->ntabs++;
+    if (!*n) *n = 1;
+    if (*n == 0x7fffffffu || mguard__reserve(ctx, arr, cap, (size_t)*n + 1, sizeof(void *))) return 0;
+    return (*n)++;
 }
 
-/* Give id tid back: its entry links the free ids. */
-static void mguard__tid_put(mguard_ctx *ctx, uint32_t tid)
+/* Give id back: its entry links the free ids. */
+static void mguard__id_put(void *arr, uint32_t *freeid, uint32_t id)
 {
-    ctx->tabs[tid] = NULL;
-    memcpy(&ctx->tabs[tid], &ctx->free_tid, sizeof ctx->free_tid);
-    ctx->free_tid = tid;
+    unsigned char *e = (unsigned char *)arr + (size_t)id * sizeof(void *);
+    memset(e, 0, sizeof(void *));
+    memcpy(e, freeid, sizeof *freeid);
+    *freeid = id;
 }
 
 static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc)
@@ -3897,7 +3906,7 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
     }
 #endif
     t = (mguard_weak *)mguard__alloc(ctx, sizeof *t);
-    tid = t ? mguard__tid_take(ctx) : 0;
+    tid = t ? mguard__id_take(ctx, (void **)&ctx->tabs, &ctx->ntabs, &ctx->captabs, &ctx->free_tid) : 0;
     if (!tid) {
         mguard__free(ctx, t);
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_weak_create: out of memory");
@@ -3942,7 +3951,7 @@ static void mguard__weak_free(mguard_weak *t)
     mguard_ctx *ctx = t->ctx;
     mguard__free(ctx, t->order);
     mguard__free(ctx, t->vals);
-    mguard__tid_put(ctx, t->tid);
+    mguard__id_put(ctx->tabs, &ctx->free_tid, t->tid);
     t->magic = MGUARD__DEAD;
     mguard__bury(ctx, t);
 }
@@ -4748,39 +4757,22 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     return found ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
-/* Does a mutation of record r's object do anything (a tracker to count
-   and fire, cache entries to drop)? Most known objects are only table
-   keys. */
-static bool mguard__mutation_matters(const mguard_ctx *ctx, uint32_t r)
-{
-    return (ctx->objs[r - 1].flags & MGUARD__F_TRACKER) || mguard__has_cdeps(ctx, r);
-}
-
-/* A mutation of obj, known as record r (it matters). Phase 1: the cache
-   entries depending on (obj, attr) leave their caches (11), the tracker
-   counts, the watchers are swapped out; phase 2: the watchers fire, then
-   the cache values are destroyed. */
+/* A mutation of obj (r: its record, or 0). Phase 1: the cache entries
+   depending on (obj, attr) leave their caches (11), the tracker counts,
+   the watchers are swapped out; phase 2: the watchers fire, then the cache
+   values are destroyed. */
 static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
-    mguard__side *sd = &ctx->sides[ctx->objs[r - 1].side - 1];   /* it matters: it has one */
+    mguard__side *sd;
     mguard__watcher *w, one;
-    struct mguard__centry *cdropped = NULL;
+    mguard__cdrops cq;
     size_t n;
-    if (sd->cdeps) {
-        cdropped = mguard__cache_event(ctx, r, attr, file, line, 0);
-        if (mguard__obj_empty(ctx, &ctx->objs[r - 1])) {
-            mguard__reg_drop(ctx, r);   /* nothing else knew obj: no tracker */
-            mguard__cache_finish(ctx, cdropped);
-            return;
-        }
-    }
-    if (!(ctx->objs[r - 1].flags & MGUARD__F_TRACKER)) {
-        mguard__cache_finish(ctx, cdropped);
-        return;
-    }
-    sd->mutations++;
-    if (!sd->nwatch) {
-        mguard__cache_finish(ctx, cdropped);
+    memset(&cq, 0, sizeof cq);
+    if (ctx->ncslots || ctx->cjobs) mguard__cache_event(ctx, obj, attr, file, line, 0, &cq);
+    sd = r && (ctx->objs[r - 1].flags & MGUARD__F_TRACKER) ? &ctx->sides[ctx->objs[r - 1].side - 1] : NULL;
+    if (sd) sd->mutations++;
+    if (!sd || !sd->nwatch) {
+        mguard__cache_finish(ctx, &cq);
         return;
     }
     /* Swap the list out: watchers added by
@@ -4801,24 +4793,29 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
             mguard__free(ctx, w);
         }
     }
-    mguard__cache_finish(ctx, cdropped);
+    mguard__cache_finish(ctx, &cq);
 }
+
+/* Does a mutation of obj (r: its record, or 0) do anything (a tracker to
+   count and fire, a cache that may hold it)? Most objects are only table
+   keys: a lookup and a test. */
+#define MGUARD__MUTATION_MATTERS(ctx, r) \
+    (((r) && ((ctx)->objs[(r) - 1].flags & MGUARD__F_TRACKER)) || (ctx)->ncslots || (ctx)->cjobs)
 
 static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line)
 {
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_on_mutation_at") || !obj) return;
     r = mguard__reg_find(ctx, obj);
-    if (r && mguard__mutation_matters(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, file, line);
+    if (MGUARD__MUTATION_MATTERS(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, file, line);
 }
 
-/* The common case, an object nobody watches, costs a lookup and a test. */
 static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
 {
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_on_mutation") || !obj) return;
     r = mguard__reg_find(ctx, obj);
-    if (r && mguard__mutation_matters(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, NULL, 0);
+    if (MGUARD__MUTATION_MATTERS(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, NULL, 0);
 }
 
 static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
@@ -10132,96 +10129,70 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 /* >>cache: 11. guarded caches */
 /* ======================================================================= */
 
-/* A cache: a hash index (mguard__index, slot idx = position + 1) over a
-   dense array of records {entry, hash, keys, value inline}, with free
-   positions reused: a hit reads a slot and a record, as a weak table's
-   get does. Each entry (its state, LRU links, dependency nodes, and a
-   value buffer for the times it is not stored: computing, parked or
-   dropped) is allocated on its own, so its nodes never move. A record's
-   value moves with the array (growth), like a weak table's: a pointer to
-   it is valid until the next change to the cache. Each entry has one dependency node per key and one
-   per added dependency; every node sits on the doubly linked list of its
-   object, whose head is the object's side record (cdeps), so an event
-   on obj reaches exactly the entries that depend on it, and a record with
-   a dependency is kept. An entry is in one state:
-     LIVE       stored: in the index, a record, the LRU list (bounded
-                caches); nodes linked; its value is the record's;
-     COMPUTING  a get_or_compute's entry: nodes linked, in no cache yet;
-     STALE      a COMPUTING entry a dependency change reached: nodes
-                unlinked; it will not be stored (the ring says why);
-     DROPPED    out of everything, on a phase-2 list: its value (copied
-                back from its record when the cache has a destructor) is
-                destroyed, the drop logged (log_reasons: w* say why), then
-                its block is freed or kept for the next entry.
-   Invariants (mguard__cache_check): live == index.used == records with an
-   entry; nfree + live == nrec; every LIVE entry is found by its tuple at
-   its position, its record holds its keys, is on the LRU list (bounded caches), and total_cost with cost_carry sums their costs exactly; every
-   node of a record's list belongs to a LIVE or COMPUTING entry and names
-   that record's object. An event detaches in two steps with no
-   allocation: mark the entries a matching node reaches (an entry is
-   reached once however many of its nodes match), then drop each one. */
+/* A cache keeps its entries in the context's index (mguard__kx), beside
+   the weak tables' entries, under its own id (MGUARD__TID_CACHE | cid):
+   an entry is a LOOKUP slot on the probe of its first key, holding the
+   value when it fits 8 bytes (else a pointer to the value's own block) and
+   the entry's position; each further key and each added dependency is a
+   DEP slot on that object's probe (its attribute, interned, in the value
+   field). So an event on obj (a mutation, a death) finds every entry that
+   depends on obj on obj's own probe, as a death finds obj's table entries,
+   and a hit reads one slot, as mguard_weak_get does. The position indexes
+   the cache's records (24 bytes: the lookup slot's index, the key and
+   dependency counts, the store order, and the one added dependency or an
+   array of the keys and dependencies); free positions are reused, last
+   freed first. A bounded cache keeps an LRU list and costs per position;
+   a cache with log_reasons keeps each drop's reason per position until
+   phase 2 logs it.
+   A remembered drop (the ring, mguard_cache_last_reason) keeps its keys'
+   slots as RING slots (the entry's own slots, converted: no allocation),
+   so a key stays known until its death, and its death forgets the reason:
+   a new object at that address never finds it. A compute in progress
+   holds its keys and declared dependencies in its job (ctx->cjobs); an
+   event spoils the jobs that depend on its object.
+   A record is in one state: FREE (on freepos), LIVE (stored: its lookup
+   slot says its position), DROPPED (out of the index, its value in x,
+   linked on an event's drop list until phase 2 destroys the value).
+   Invariants (mguard__cache_check): live + nfree + npend == nrec; every
+   LIVE record's lookup slot names it and is found by its keys, each
+   further key and added dependency has its DEP slot; every cache slot of
+   the index names a live cache and (LOOKUP, DEP) a LIVE record; nslots
+   counts the cache's slots; the LRU list holds every LIVE entry of a
+   bounded cache, and total_cost with cost_carry sums their costs. */
 
 #define MGUARD__MAGIC_CACHE    0x6d676362u  /* "mgcb"; even: the _TS one differs */
 #define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
 #define MGUARD__MAGIC_JOB      0x6d676a62u  /* "mgjb" */
 
-enum { MGUARD__CE_LIVE = 1, MGUARD__CE_COMPUTING, MGUARD__CE_STALE, MGUARD__CE_DROPPED };
 
-typedef struct mguard__cdep {
-    const void *obj;
-    const char *attr;                  /* interned; NULL: the whole object */
-    struct mguard__centry *e;
-    struct mguard__cdep *prev, *next;  /* obj's list (the head is in its record) */
-    struct mguard__cdep *enext;        /* e's added dependencies */
-} mguard__cdep;
-
-typedef struct mguard__centry {
-    /* first, next to the key nodes just before it: the 64 bytes an event
-       reads and writes to reach the entry and drop it */
-    int marked, state;
-    struct mguard__centry *next_dropped;    /* a phase-2 list */
-    struct mguard_cache *c;            /* its cache (LIVE, COMPUTING, STALE) */
-    mguard_value_dtor dtor;            /* DROPPED: what destroys the value */
-    void *user;
-    const char *lname;                 /* DROPPED: the cache's name, to log the drop; NULL: silent */
-    uint32_t pos;                      /* its record's position + 1; 0: not stored */
-    uint32_t hash, nkeys;
-    uint32_t bytes;                    /* its block's size */
-    mguard__cdep *more;                /* added dependencies, heap nodes */
-    size_t cost;
-    const void *keys[MGUARD_CACHE_MAX_KEYS];
-    uint64_t seq;                      /* store order: iterators skip newer ones */
-    struct mguard__centry *newer, *older;   /* the LRU list (bounded caches only) */
-    const void *wobj;                  /* DROPPED and logged: why (a mguard_cache_reason */
-    const char *wattr, *wfile;         /*   without the keys, which are above) */
-    int wline, wcause;
-} mguard__centry;
-/* One allocation per entry (its block): the nkeys key nodes, the entry,
-   its value. The nodes come first so an event's walk, which reaches the
-   entry through a node, finds the entry's first fields on the same line. */
-/* The nodes' part is rounded to 16 (padding before the first node) so the
-   entry, and its value, are 16-aligned in the block: a node is 48 bytes on
-   64-bit (no padding), 24 on 32-bit (an odd nkeys would leave the value
-   8 bytes off). */
-#define MGUARD__CE_VOFF MGUARD__ROUND16(sizeof(mguard__centry))
-#define MGUARD__CE_KBYTES(n) MGUARD__ROUND16((size_t)(n) * sizeof(mguard__cdep))
-#define MGUARD__CE_SIZE(vs, n) (MGUARD__CE_KBYTES(n) + MGUARD__CE_VOFF + MGUARD__ROUND16(vs))
-#define MGUARD__CE_KDEP(e, i) ((mguard__cdep *)(void *)(e) - (e)->nkeys + (i))
-#define MGUARD__CE_BLOCK(e) ((void *)((unsigned char *)(e) - MGUARD__CE_KBYTES((e)->nkeys)))
-#define MGUARD__CE_VALUE(e) ((unsigned char *)(e) + MGUARD__CE_VOFF)
-
-/* A record of the dense array; the value follows at c->voff. A lookup
-   compares the first key here, the others (if any) in the entry. */
+enum { MGUARD__CR_FREE = 0, MGUARD__CR_LIVE = 1, MGUARD__CR_DROPPED = 2 };
 typedef struct mguard__crec {
-    mguard__centry *e;                 /* NULL: a free position */
-    uint32_t hash, nkeys;
-    const void *key0;
+    uint32_t slot;        /* LIVE: its lookup slot; DROPPED: the next drop's position + 1, or 0 */
+    uint32_t meta;        /* state (2 bits), nkeys - 1 (2 bits), added dependencies (the rest) */
+    uint64_t seq;         /* LIVE: store order (iterators skip newer); DROPPED: the next drop's cid */
+    union {
+        const void *dep;  /* one key, one added dependency: its object */
+        const void **more;/* else (MGUARD__CR_MORE): the keys (more than one), then the
+                             dependencies; capacity mguard__cap2(count) */
+        void *block;      /* DROPPED, value over 8 bytes: its block */
+        uint64_t u;       /* DROPPED, value of 8 bytes or less: the value */
+    } x;
 } mguard__crec;
-#define MGUARD__CREC(c, pos) ((mguard__crec *)(void *)((c)->dense + (size_t)(pos) * (c)->stride))
-#define MGUARD__CREC_VALUE(c, pos) ((c)->dense + (size_t)(pos) * (c)->stride + (c)->voff)
+#define MGUARD__CR_STATE(r) ((r)->meta & 3u)
+#define MGUARD__CR_NK(r) ((((r)->meta >> 2) & 3u) + 1u)
+#define MGUARD__CR_ND(r) ((r)->meta >> 4)
+#define MGUARD__CR_MORE(r) (MGUARD__CR_NK(r) > 1 || MGUARD__CR_ND(r) > 1)
+#define MGUARD__CR_KOFS(r) (MGUARD__CR_NK(r) > 1 ? MGUARD__CR_NK(r) : 0u)
+
+/* A bounded cache's per-position LRU links (position + 1) and cost. */
+typedef struct mguard__clru {
+    uint32_t newer, older;
+    size_t cost;
+} mguard__clru;
 
 struct mguard_cache {
     uint32_t magic;
+    uint32_t cid;                      /* its id: slots say MGUARD__TID_CACHE | cid */
     mguard_ctx *ctx;
     struct mguard_cache *prev, *next;  /* ctx's cache list */
     size_t value_size, capacity, max_cost, total_cost;
@@ -10232,32 +10203,34 @@ struct mguard_cache {
     const char *name;                  /* interned */
     bool log_reasons;
     bool unbounded;                    /* no capacity, no max_cost: no LRU (the fast get) */
-    mguard__index index;
-    unsigned char *dense;              /* records, stride bytes each */
-    size_t stride, voff;
-    uint32_t nrec, caprec, live;
-    uint32_t *freepos;                 /* free positions (capfree >= caprec
-                                          once anything is stored) */
+    bool inslot;                       /* values of 8 bytes or less: in the lookup slot */
+    mguard__crec *recs;
+    uint32_t nrec, caprec, live, npend;  /* npend: DROPPED, waiting for phase 2 */
+    uint32_t *freepos;                 /* free positions (capfree >= caprec) */
     uint32_t nfree, capfree;
-    mguard__centry *newest, *oldest;   /* the LRU list */
+    mguard__clru *lru;                 /* bounded: per position (caprec of them) */
+    uint32_t newest, oldest;           /* the LRU list's ends, position + 1 */
+    mguard_cache_reason *lw;           /* log_reasons: a DROPPED position's reason */
+    size_t nslots;                     /* its slots in the context's index */
     uint64_t next_seq;
     mguard_cache_stats stats;
     mguard_cache_reason ring[MGUARD_CACHE_REASONS];
-    uint64_t ringser[MGUARD_CACHE_REASONS][MGUARD_CACHE_MAX_KEYS];   /* the
-                                          serials of each slot's keys: a reason
-                                          names their lives, not their addresses */
+    bool ringlive[MGUARD_CACHE_REASONS];  /* false: a key died (it answers no more) */
     uint32_t nring, ringpos;           /* remembered; next slot to write */
-    mguard__centry *parked;            /* a stale computed value handed out */
-    int busy;                          /* computes and clears running on c */
+    void *parked;                      /* a stale computed value handed out (parkv
+                                          or a block), or NULL */
+    uint64_t parkseq;
+    union { uint64_t u; unsigned char b[8]; } parkv;
+    int busy;                          /* computes, clears and pending drops on c */
     int destroying;
 };
 
-/* A compute in progress, on the C stack of get_or_compute. Once its entry
-   has MGUARD__JOB_SCAN added dependencies, a hash set of their (obj, attr)
-   pairs (open addressing, at most half full, freed when compute returns)
-   answers "declared already?" in O(1), where a scan of the entry's list
-   made n declarations cost O(n^2). Out of memory for the set, the job
-   scans again (noset): slower, never a failure. */
+/* A compute in progress, on the C stack of get_or_compute, on ctx->cjobs:
+   the keys and the declared dependencies (interned attributes, one
+   reference each). Past MGUARD__JOB_SCAN declared, a hash set of them
+   (open addressing, at most half full) answers "declared already?" in
+   O(1); out of memory for the set, the job scans (slower, never a
+   failure). */
 #define MGUARD__JOB_SCAN 8
 typedef struct mguard__cpair {
     const void *obj;                   /* NULL: an empty slot */
@@ -10265,11 +10238,16 @@ typedef struct mguard__cpair {
 } mguard__cpair;
 struct mguard_cache_job {
     uint32_t magic;                    /* MGUARD__MAGIC_JOB while compute runs */
+    int stale;                         /* a dependency changed: not stored */
     mguard_cache *c;
-    mguard__centry *e;
-    mguard__cpair *set;                /* NULL: scan e->more */
-    uint32_t setcap, nmore;            /* slots (a power of 2); e->more's length */
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    uint32_t nkeys, ndeps, capdeps;
+    mguard__cpair *deps;
+    mguard__cpair *set;                /* NULL: scan deps */
+    uint32_t setcap;
     int noset;
+    size_t cost;
+    struct mguard_cache_job *next;     /* ctx->cjobs */
 };
 
 static void mguard__cache_destroy_now(mguard_cache *c);
@@ -10281,15 +10259,6 @@ static bool mguard__cache_ok(const mguard_cache *c, const char *fn)
     (void)fn;
     if (!MGUARD__DBG_OK(c, MGUARD__DBG_CACHE, fn)) return false;
     return c && (c->magic | 1u) == MGUARD__MAGIC_CACHE_TS;
-}
-
-/* Order matters: (a, b) and (b, a) are different tuples. Never 0. */
-static uint32_t mguard__cache_hash(const void *const *keys, size_t n)
-{
-    uint32_t h = mguard__hash_ptr(keys[0]);   /* one key: the weak tables' hash */
-    size_t i;
-    for (i = 1; i < n; i++) h = (h * 0x9E3779B1u) ^ mguard__hash_ptr(keys[i]);
-    return h ? h : 1u;
 }
 
 static bool mguard__cache_keys_ok(const mguard_cache *c, const void *const *keys, size_t n, const char *fn)
@@ -10308,299 +10277,157 @@ static bool mguard__cache_keys_ok(const mguard_cache *c, const void *const *keys
     return true;
 }
 
-/* The position + 1 of the tuple's LIVE entry, or 0. Never writes. */
-static uint32_t mguard__cache_find(const mguard_cache *c, const void *const *keys, size_t n, uint32_t h)
+#define MGUARD__CTID(c) (MGUARD__TID_CACHE | (c)->cid)
+/* A position's record's array of keys and dependencies: its capacity. */
+static uint32_t mguard__cap2(uint32_t n)
 {
+    uint32_t cap = 2;
+    while (cap < n) cap *= 2;
+    return cap;
+}
+
+/* The record's keys: (the first is its lookup slot's key). */
+static const void *const *mguard__crec_keys(const mguard_cache *c, const mguard__crec *r)
+{
+    return MGUARD__CR_NK(r) > 1 ? r->x.more : &c->ctx->kx.slots[r->slot].key;
+}
+
+/* The lookup slot of the tuple's LIVE entry, or SIZE_MAX. Never writes. */
+static size_t mguard__cache_find(const mguard_cache *c, const void *const *keys, size_t n)
+{
+    const mguard__kx *kx = &c->ctx->kx;
+    uint64_t h = mguard__hash64(keys[0]);
+    size_t pos = MGUARD__KX_HOME(kx, h), step = 0, k;
+    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c), want = (uint32_t)(n - 1) << 28;
+    for (;;) {
+        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + pos), tag);
+        for (; m; m &= m - 1) {
+            const mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
+            const void *const *more;
+            if (s->key != keys[0] || s->tid != tid || (s->pos & ~MGUARD__CS_POS) != want) continue;
+            if (n == 1) return (size_t)(s - kx->slots);
+            more = c->recs[s->pos & MGUARD__CS_POS].x.more;
+            for (k = 1; k < n && more[k] == keys[k]; k++) {}
+            if (k == n) return (size_t)(s - kx->slots);
+        }
+        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) return SIZE_MAX;
+        step += MGUARD__KX_GROUP;
+        pos = (pos + step) & kx->mask;
+    }
+}
+
+/* The index moved cache slot s to slot j: a lookup slot's record says so. */
+static void mguard__cache_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j)
+{
+    if (!(s->pos & (MGUARD__CS_DEP | MGUARD__CS_RING)))
+        ctx->ctabs[s->tid & ~MGUARD__TID_CACHE]->recs[s->pos & MGUARD__CS_POS].slot = (uint32_t)j;
+}
+
+/* ---- slots of the context's index ---- */
+
+/* Is obj in the index (any slot)? */
+static bool mguard__kx_known(const mguard_ctx *ctx, const void *obj, uint64_t h)
+{
+    bool known;
+    (void)mguard__kx_find(&ctx->kx, obj, MGUARD__TID_NONE, h, &known);
+    return known;
+}
+
+/* A new slot of c for obj (room reserved); obj becomes known. Its index. */
+static size_t mguard__cslot_put(mguard_cache *c, const void *obj, uint32_t pos, uint64_t v)
+{
+    mguard_ctx *ctx = c->ctx;
+    uint64_t h = mguard__hash64(obj);
     size_t i;
-    if (!c->index.slots) return 0;
-    for (i = h & c->index.mask; c->index.slots[i].idx; i = (i + 1) & c->index.mask) {
-        const mguard__crec *rec;
-        size_t k;
-        if (c->index.slots[i].hash != h) continue;
-        rec = MGUARD__CREC(c, c->index.slots[i].idx - 1);
-        if (rec->key0 != keys[0] || rec->nkeys != n) continue;
-        for (k = 1; k < n && rec->e->keys[k] == keys[k]; k++) {}
-        if (k == n) return c->index.slots[i].idx;
-    }
-    return 0;
-}
-
-/* ---- entry blocks ----
-   A dropped entry's block is kept for the next entry of the same size
-   (a drop then a recompute is the cache's rhythm; glibc's free of a
-   block this size costs more than the rest of the drop). Blocks held, in
-   use and kept, never exceed the most the context's caches held at once
-   (cpeak), nor are more kept than MGUARD__POOL_KEEP(blocks in use) (a
-   storm of drops leaves what is live, not the peak); mguard_cache_clear
-   and _destroy give the kept ones back. */
-#define MGUARD__CPOOLS 4
-/* The most blocks the pool keeps with `inuse` blocks in use: half as
-   many, and a few for the small case. */
-#define MGUARD__POOL_KEEP(inuse) ((inuse) / 2u + 64u)
-
-/* The next block of a pool list (a kept block's first word). */
-static void *mguard__cpool_next(const void *block)
-{
-    void *next;
-    memcpy(&next, block, sizeof next);
-    return next;
-}
-
-/* A block of size bytes, kept or new; NULL when out of memory. */
-static void *mguard__centry_alloc(mguard_ctx *ctx, size_t size)
-{
-    void *b = NULL;
-    int k;
-    for (k = 0; k < MGUARD__CPOOLS; k++) {
-        if (ctx->cpool[k] && ctx->cpool_size[k] == size) {
-            b = ctx->cpool[k];
-            ctx->cpool[k] = mguard__cpool_next(b);
-            ctx->cpooled--;
-            break;
-        }
-    }
-    if (!b) {
-        b = mguard__alloc(ctx, size);
-        if (!b) return NULL;   /* nothing changed: the kept blocks stay */
-        if (ctx->cpooled && ctx->cblocks + ctx->cpooled >= ctx->cpeak) {
-            /* a new block with the bound reached: one kept (of another size) goes */
-            void *old;
-            for (k = 0; !ctx->cpool[k]; k++) {}
-            old = ctx->cpool[k];
-            ctx->cpool[k] = mguard__cpool_next(old);
-            ctx->cpooled--;
-            mguard__free(ctx, old);
-        }
-    }
-    if (++ctx->cblocks > ctx->cpeak) ctx->cpeak = ctx->cblocks;
-    return b;
-}
-
-static void mguard__centry_free(mguard_ctx *ctx, mguard__centry *e)
-{
-    size_t size = e->bytes;
-    void *b = MGUARD__CE_BLOCK(e);
-    int k, spare = -1;
-    ctx->cblocks--;
-    /* the blocks in use fell: at most MGUARD__POOL_KEEP(in use) stay kept */
-    for (k = 0; ctx->cpooled >= MGUARD__POOL_KEEP(ctx->cblocks) && k < MGUARD__CPOOLS; k++) {
-        while (ctx->cpool[k] && ctx->cpooled >= MGUARD__POOL_KEEP(ctx->cblocks)) {
-            void *old = ctx->cpool[k];
-            ctx->cpool[k] = mguard__cpool_next(old);
-            ctx->cpooled--;
-            mguard__free(ctx, old);
-        }
-    }
-    /* kept only while a cache is left to give it back (an event's dropped
-       entries are freed after their cache may have been destroyed); in use
-       + kept stays within the peak (mguard__centry_alloc sees to it) */
-    if (ctx->caches) {
-        for (k = 0; k < MGUARD__CPOOLS; k++) {
-            if (ctx->cpool[k] && ctx->cpool_size[k] == size) break;
-            if (!ctx->cpool[k] && spare < 0) spare = k;
-        }
-        if (k == MGUARD__CPOOLS) k = spare;
-        if (k >= 0) {
-            ctx->cpool_size[k] = size;
-            memcpy(b, &ctx->cpool[k], sizeof ctx->cpool[k]);
-            ctx->cpool[k] = b;
-            ctx->cpooled++;
-            return;
-        }
-    }
-    mguard__free(ctx, b);
-}
-
-/* Free the kept blocks; the peak restarts from the blocks in use. */
-static void mguard__centry_pool_trim(mguard_ctx *ctx)
-{
-    int k;
-    for (k = 0; k < MGUARD__CPOOLS; k++) {
-        while (ctx->cpool[k]) {
-            void *b = ctx->cpool[k];
-            ctx->cpool[k] = mguard__cpool_next(b);
-            mguard__free(ctx, b);
-        }
-    }
-    ctx->cpooled = 0;
-    ctx->cpeak = ctx->cblocks;
-}
-
-/* ---- dependency nodes ---- */
-
-/* Room for n new records and side records, refusing an object in phase 2
-   of its death. */
-static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *objs, size_t n, const char *fn)
-{
-    size_t i;
-    mguard_status st;
-    for (i = 0; i < n; i++) {
-        if (ctx->dying && !mguard__reg_find(ctx, objs[i]) && mguard__is_dying(ctx, objs[i])) {
-            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, objs[i]);
-            return MGUARD_EINVAL;
-        }
-    }
-    st = mguard__admit(ctx, objs[0], (uint32_t)n, fn);
-    return st ? st : mguard__side_reserve(ctx, (uint32_t)n);
-}
-
-/* Link d at the head of obj's list (obj admitted). */
-static void mguard__cdep_link(mguard_ctx *ctx, mguard__cdep *d, mguard__centry *e, const void *obj, const char *attr)
-{
-    mguard__side *sd = mguard__side_take(ctx, mguard__reg_ensure(ctx, obj));
-    d->obj = obj;
-    d->attr = attr;
-    d->e = e;
-    d->prev = NULL;
-    d->next = sd->cdeps;
-    if (d->next) d->next->prev = d;
-    sd->cdeps = d;
-}
-
-/* Unlink d; a record left empty goes, except keep's (an event's own
-   object, whose record keep_r the caller knows and decides about). */
-static void mguard__cdep_unlink(mguard_ctx *ctx, mguard__cdep *d, const void *keep, uint32_t keep_r)
-{
-    uint32_t r = 0;
-    if (d->prev) {
-        d->prev->next = d->next;
-    } else {
-        r = d->obj == keep && keep_r ? keep_r : mguard__reg_find(ctx, d->obj);
-        MGUARD_ASSERT(r && mguard__has_cdeps(ctx, r) && ctx->sides[ctx->objs[r - 1].side - 1].cdeps == d);
-        ctx->sides[ctx->objs[r - 1].side - 1].cdeps = d->next;
-    }
-    if (d->next) d->next->prev = d->prev;
-    d->prev = d->next = NULL;
-    if (r && d->obj != keep) mguard__reg_drop_if_empty(ctx, r);
-}
-
-static void mguard__centry_unlink_deps(mguard_ctx *ctx, mguard__centry *e, const void *keep, uint32_t keep_r)
-{
-    uint32_t i;
-    mguard__cdep *d, *next;
-    for (i = 0; i < e->nkeys; i++) mguard__cdep_unlink(ctx, MGUARD__CE_KDEP(e, i), keep, keep_r);
-    for (d = e->more; d; d = next) {
-        next = d->enext;
-        mguard__cdep_unlink(ctx, d, keep, keep_r);
-        mguard__str_release(ctx, d->attr);
-        mguard__free(ctx, d);
-    }
-    e->more = NULL;
-}
-
-/* ---- a job's set of declared dependencies ---- */
-
-static size_t mguard__cpair_slot(const mguard_cache_job *job, const void *obj, const char *ia)
-{
-    size_t i = (mguard__hash_ptr(obj) ^ (mguard__hash_ptr(ia) * 0x9E3779B1u)) & (job->setcap - 1);
-    while (job->set[i].obj && (job->set[i].obj != obj || job->set[i].attr != ia)) i = (i + 1) & (job->setcap - 1);
+    if (!mguard__kx_known(ctx, obj, h)) ctx->live_objs++;
+    i = mguard__kx_take(&ctx->kx, h);
+    ctx->kx.slots[i].key = obj;
+    ctx->kx.slots[i].tid = MGUARD__CTID(c);
+    ctx->kx.slots[i].pos = pos;
+    ctx->kx.slots[i].v.u = v;
+    c->nslots++;
+    ctx->ncslots++;
     return i;
 }
 
-static bool mguard__cpair_has(const mguard_cache_job *job, const void *obj, const char *ia)
-{
-    return job->set[mguard__cpair_slot(job, obj, ia)].obj != NULL;
-}
-
-static void mguard__cpair_put(mguard_cache_job *job, const void *obj, const char *ia)
-{
-    mguard__cpair *p = &job->set[mguard__cpair_slot(job, obj, ia)];
-    p->obj = obj;
-    p->attr = ia;
-}
-
-/* The job's entry has one more added dependency (the head of e->more):
-   into the set, which is made (from e->more) at MGUARD__JOB_SCAN of them
-   and doubled (rebuilt) past half full. Out of memory, or past 2^28
-   slots (whose bytes fit a 32-bit size_t), the set goes and the job
-   scans from then on. */
-static void mguard__cpair_added(mguard_ctx *ctx, mguard_cache_job *job)
-{
-    const mguard__cdep *d;
-    uint32_t cap;
-    job->nmore++;
-    if (job->noset || job->nmore < MGUARD__JOB_SCAN) return;
-    if (job->set && job->nmore * 2u <= job->setcap) {
-        mguard__cpair_put(job, job->e->more->obj, job->e->more->attr);
-        return;
-    }
-    cap = job->set ? job->setcap * 2u : 4u * MGUARD__JOB_SCAN;
-    mguard__free(ctx, job->set);
-    job->set = cap <= 0x10000000u ? (mguard__cpair *)mguard__alloc(ctx, (size_t)cap * sizeof(mguard__cpair)) : NULL;
-    job->setcap = job->set ? cap : 0;
-    if (!job->set) {
-        job->noset = 1;
-        return;
-    }
-    memset(job->set, 0, (size_t)cap * sizeof(mguard__cpair));
-    for (d = job->e->more; d; d = d->enext) mguard__cpair_put(job, d->obj, d->attr);
-}
-
-/* Add (obj, attr) to e's dependencies (job: its running compute, or NULL):
-   OK (also when it is one already), EINVAL for an object being destroyed
-   (logged), ENOMEM. */
-static mguard_status mguard__centry_add_dep(mguard_ctx *ctx, mguard__centry *e, const void *obj, const char *attr,
-                                            mguard_cache_job *job, const char *fn)
-{
-    const char *ia = NULL;
-    mguard__cdep *d;
-    uint32_t i;
-    mguard_status st;
-    /* a node naming attr holds its interned copy: not interned, none does */
-    if (attr) ia = mguard__str_find(ctx, attr);
-    /* covered already: a key (whole object), the whole object, the same attribute */
-    for (i = 0; i < e->nkeys; i++)
-        if (e->keys[i] == obj) return MGUARD_OK;
-    if (job && job->set) {
-        if (mguard__cpair_has(job, obj, NULL) || (ia && mguard__cpair_has(job, obj, ia))) return MGUARD_OK;
-    } else {
-        for (d = e->more; d; d = d->enext)
-            if (d->obj == obj && (!d->attr || d->attr == ia)) return MGUARD_OK;
-    }
-    /* the new node's reference */
-    if (attr && !(ia = ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr))) return MGUARD_ENOMEM;
-    st = mguard__cache_admit(ctx, &obj, 1, fn);
-    d = st ? NULL : (mguard__cdep *)mguard__alloc(ctx, sizeof *d);
-    if (!d) {
-        mguard__str_release(ctx, ia);
-        return st ? st : MGUARD_ENOMEM;
-    }
-    mguard__cdep_link(ctx, d, e, obj, ia);
-    d->enext = e->more;
-    e->more = d;
-    if (job) mguard__cpair_added(ctx, job);
-    return MGUARD_OK;
-}
-
-/* ---- leaving a cache ---- */
-
-/* Remember why e left: why, with e's keys and their serials, in the next
-   slot of the ring (e's key nodes still linked: every key has its record).
-   A reason names the keys' lives: the keys stay known (pinned, as by a
-   ref) until their death, so a new object at a dead key's address never
-   finds the old one's reason; a destroyed cache's ring is read by no one. */
-static void mguard__cache_remember(mguard_cache *c, const mguard__centry *e, const mguard_cache_reason *why)
+/* Free slot i of c (a DEP slot gives its attribute back); its object is
+   forgotten when it was its last slot, unless it is `dying` (a death
+   forgets it itself). */
+static void mguard__cslot_erase(mguard_cache *c, size_t i, const void *dying)
 {
     mguard_ctx *ctx = c->ctx;
-    mguard_cache_reason *r = &c->ring[c->ringpos];
-    uint32_t i;
-    mguard__str_release(c->ctx, r->attr);   /* the forgotten reason's copies */
+    const void *obj = ctx->kx.slots[i].key;
+    uint64_t h = mguard__hash64(obj);
+    if (ctx->kx.slots[i].pos & MGUARD__CS_DEP) mguard__str_release(ctx, (const char *)ctx->kx.slots[i].v.cp);
+    mguard__kx_erase(&ctx->kx, i, h);
+    c->nslots--;
+    ctx->ncslots--;
+    if (obj != dying && !mguard__kx_known(ctx, obj, h)) ctx->live_objs--;
+}
+
+/* Every slot (obj, c, pos) on obj's probe: erased, or (ring >= 0) made
+   the RING slot of ring slot `ring`. */
+static void mguard__cslots_retag(mguard_cache *c, const void *obj, uint32_t pos, int ring, const void *dying)
+{
+    mguard__kx *kx = &c->ctx->kx;
+    uint64_t h = mguard__hash64(obj);
+    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
+    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c);
+    for (;;) {
+        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
+        for (; m; m &= m - 1) {
+            size_t k = at + mguard__kx_bit(m);
+            mguard__kslot *s = &kx->slots[k];
+            if (s->key != obj || s->tid != tid || s->pos != pos || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
+            if (ring >= 0) {
+                if (pos & MGUARD__CS_DEP) mguard__str_release(c->ctx, (const char *)s->v.cp);
+                s->pos = MGUARD__CS_RING | (uint32_t)ring;
+                s->v.u = 0;
+            } else {
+                mguard__cslot_erase(c, k, dying);
+            }
+        }
+        if (!MGUARD__KX_ON(kx, at) || step >= kx->mask) return;
+        step += MGUARD__KX_GROUP;
+        at = (at + step) & kx->mask;
+    }
+}
+
+/* ---- the ring of reasons ---- */
+
+/* Forget ring slot rp's reason: its keys' RING slots go. */
+static void mguard__ring_forget(mguard_cache *c, uint32_t rp, const void *dying)
+{
+    mguard_cache_reason *r = &c->ring[rp];
+    size_t i;
+    for (i = 0; i < r->nkeys; i++) mguard__cslots_retag(c, r->keys[i], MGUARD__CS_RING | rp, -1, dying);
+    mguard__str_release(c->ctx, r->attr);
     mguard__str_release(c->ctx, r->file);
+    r->attr = r->file = NULL;
+    c->ringlive[rp] = false;
+}
+
+/* Take the next ring slot for why (with keys): the reason it held is
+   forgotten. live: the keys' slots will pin it (the caller makes them). */
+static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *why, const void *const *keys, uint32_t n,
+                                  bool live, const void *dying)
+{
+    mguard_ctx *ctx = c->ctx;
+    uint32_t rp = c->ringpos;
+    mguard_cache_reason *r = &c->ring[rp];
+    if (c->nring == MGUARD_CACHE_REASONS) mguard__ring_forget(c, rp, dying);
     *r = *why;
     mguard__str_take(r->attr);
     mguard__str_take(r->file);
     mguard__str_keep_if_shared(ctx, r->attr);   /* a reader on another thread */
     mguard__str_keep_if_shared(ctx, r->file);
-    memcpy(r->keys, e->keys, sizeof r->keys);
-    r->nkeys = e->nkeys;
-    memset(c->ringser[c->ringpos], 0, sizeof c->ringser[c->ringpos]);
-    for (i = 0; i < e->nkeys; i++) {
-        mguard__obj *o = &ctx->objs[mguard__reg_find(ctx, e->keys[i]) - 1];
-        if (!c->destroying) o->flags |= MGUARD__F_PINNED;
-        c->ringser[c->ringpos][i] = mguard__serial_of(ctx, e->keys[i]);
-    }
-    c->ringpos = (c->ringpos + 1) % MGUARD_CACHE_REASONS;
+    memset(r->keys, 0, sizeof r->keys);
+    memcpy(r->keys, keys, n * sizeof *keys);
+    r->nkeys = n;
+    c->ringlive[rp] = live;
+    c->ringpos = (rp + 1) % MGUARD_CACHE_REASONS;
     if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
+    return rp;
 }
 
 static void mguard__cache_count_cause(mguard_cache *c, mguard_cache_cause cause)
@@ -10634,74 +10461,120 @@ static void mguard__cache_cost_sub(mguard_cache *c, size_t cost)
 
 #define MGUARD__CACHE_OVER_COST(c) ((c)->max_cost && ((c)->cost_carry || (c)->total_cost > (c)->max_cost))
 
-static void mguard__lru_unlink(mguard_cache *c, mguard__centry *e)
+static void mguard__lru_unlink(mguard_cache *c, uint32_t p)
 {
-    if (e->newer) e->newer->older = e->older; else c->newest = e->older;
-    if (e->older) e->older->newer = e->newer; else c->oldest = e->newer;
-    e->newer = e->older = NULL;
+    mguard__clru *e = &c->lru[p - 1];
+    if (e->newer) c->lru[e->newer - 1].older = e->older; else c->newest = e->older;
+    if (e->older) c->lru[e->older - 1].newer = e->newer; else c->oldest = e->newer;
+    e->newer = e->older = 0;
 }
 
-static void mguard__lru_push(mguard_cache *c, mguard__centry *e)
+static void mguard__lru_push(mguard_cache *c, uint32_t p)
 {
-    e->newer = NULL;
+    mguard__clru *e = &c->lru[p - 1];
+    e->newer = 0;
     e->older = c->newest;
-    if (c->newest) c->newest->newer = e; else c->oldest = e;
-    c->newest = e;
+    if (c->newest) c->lru[c->newest - 1].newer = p; else c->oldest = p;
+    c->newest = p;
 }
 
-/* Phase 1 of a drop: e leaves everything. A LIVE entry goes onto *dropped
-   (its value destroyed in phase 2); a COMPUTING one becomes STALE. why
-   (its cause 0: an overwrite) is counted and, with a cause, remembered. */
-static void mguard__centry_drop(mguard_ctx *ctx, mguard__centry *e, const mguard_cache_reason *why,
-                                const void *keep, uint32_t keep_r, mguard__centry **dropped)
+/* ---- leaving a cache ---- */
+
+/* Phase 1 of a drop: the LIVE entry at pos leaves the index and c; its
+   value goes onto q (destroyed in phase 2). why (its cause 0: an
+   overwrite) is counted and, with a cause, remembered: the keys' slots
+   become the reason's RING slots (unless a key is `dying`). */
+static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache_reason *why, const void *dying,
+                               mguard__cdrops *q)
 {
-    mguard_cache *c = e->c;
-    if (why->cause) mguard__cache_remember(c, e, why);
-    mguard__centry_unlink_deps(ctx, e, keep, keep_r);
-    if (e->state == MGUARD__CE_COMPUTING) {
-        e->state = MGUARD__CE_STALE;
-        return;
+    mguard_ctx *ctx = c->ctx;
+    mguard__crec *r = &c->recs[pos];
+    mguard__kslot *ls = &ctx->kx.slots[r->slot];
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    uint32_t nk = MGUARD__CR_NK(r), nd = MGUARD__CR_ND(r), i;
+    uint64_t v = ls->v.u;
+    int ring = -1;
+    keys[0] = ls->key;
+    for (i = 1; i < nk; i++) keys[i] = r->x.more[i];
+    if (why->cause) {
+        bool live = true;
+        for (i = 0; i < nk; i++) live = live && keys[i] != dying;
+        ring = (int)mguard__ring_next(c, why, keys, nk, live, dying);
+        if (!live) ring = -1;
     }
-    MGUARD_ASSERT(e->state == MGUARD__CE_LIVE);
+    /* the lookup slot, the keys' DEP slots, the added dependencies' */
+    if (ring >= 0) {
+        ls->pos = MGUARD__CS_RING | (uint32_t)ring;
+        ls->v.u = 0;
+    } else {
+        mguard__cslot_erase(c, r->slot, dying);
+    }
+    for (i = 1; i < nk; i++) mguard__cslots_retag(c, keys[i], MGUARD__CS_DEP | pos, ring, dying);
+    for (i = 0; i < nd; i++)
+        mguard__cslots_retag(c, MGUARD__CR_MORE(r) ? r->x.more[MGUARD__CR_KOFS(r) + i] : r->x.dep, MGUARD__CS_DEP | pos, -1, dying);
+    if (MGUARD__CR_MORE(r)) mguard__free(ctx, (void *)r->x.more);
+    if (MGUARD__CACHE_BOUNDED(c)) {
+        mguard__lru_unlink(c, pos + 1);
+        mguard__cache_cost_sub(c, c->lru[pos].cost);
+    }
     mguard__cache_count_cause(c, why->cause);
-    mguard__ix_del(&c->index, e->hash, e->pos);
-    if (c->dtor) memcpy(MGUARD__CE_VALUE(e), MGUARD__CREC_VALUE(c, e->pos - 1), c->value_size);
-    MGUARD__CREC(c, e->pos - 1)->e = NULL;
-    c->freepos[c->nfree++] = e->pos - 1;
-    e->pos = 0;
-    if (MGUARD__CACHE_BOUNDED(c)) mguard__lru_unlink(c, e);
-    mguard__cache_cost_sub(c, e->cost);
-    c->live--;
-    e->state = MGUARD__CE_DROPPED;
-    e->dtor = c->dtor;
-    e->user = c->user;
-    e->lname = c->log_reasons && why->cause ? c->name : NULL;
-    if (e->lname) {   /* held until phase 2 logs them (c may go first) */
-        mguard__str_take(e->lname);
-        e->wobj = why->obj;
-        e->wattr = mguard__str_take(why->attr);
-        e->wfile = mguard__str_take(why->file);
-        e->wline = why->line;
-        e->wcause = (int)why->cause;
+    if (c->log_reasons && why->cause) {   /* held until phase 2 logs it */
+        mguard_cache_reason *lw = &c->lw[pos];
+        *lw = *why;
+        memset(lw->keys, 0, sizeof lw->keys);
+        memcpy(lw->keys, keys, nk * sizeof *keys);
+        lw->nkeys = nk;
+        mguard__str_take(lw->attr);
+        mguard__str_take(lw->file);
+    } else if (c->log_reasons) {
+        c->lw[pos].cause = (mguard_cache_cause)0;
     }
-    e->c = NULL;
-    e->next_dropped = *dropped;
-    *dropped = e;
+    r->meta = MGUARD__CR_DROPPED;
+    r->x.u = v;   /* the value, or its block */
+    r->slot = 0;
+    r->seq = 0;
+    if (q->tpos) {
+        mguard__crec *t = &ctx->ctabs[q->tcid]->recs[q->tpos - 1];
+        t->slot = pos + 1;
+        t->seq = c->cid;
+    } else {
+        q->hcid = c->cid;
+        q->hpos = pos + 1;
+    }
+    q->tcid = c->cid;
+    q->tpos = pos + 1;
+    c->live--;
+    c->npend++;
+    c->busy++;   /* until phase 2 is done with it */
 }
 
-/* Hand the parked stale value (if any) to phase 2. */
-static void mguard__cache_unpark(mguard_cache *c, mguard__centry **dropped)
+/* Park a stale value (v8: a value of 8 bytes or less; block: a larger
+   one's, taken over; both NULL: none) and destroy the one parked before,
+   after (its destructor may park another). The new parking's seq. */
+static uint64_t mguard__cache_park(mguard_cache *c, const void *v8, void *block)
 {
-    mguard__centry *e = c->parked;
-    if (!e) return;
-    c->parked = NULL;
-    e->state = MGUARD__CE_DROPPED;
-    e->dtor = c->dtor;
-    e->user = c->user;
-    e->lname = NULL;
-    e->next_dropped = *dropped;
-    *dropped = e;
+    mguard_ctx *ctx = c->ctx;
+    union { uint64_t u; unsigned char b[8]; } v;
+    void *old = c->parked;
+    mguard_value_dtor dtor = c->dtor;
+    void *user = c->user;
+    uint64_t seq = 0;
+    if (old == (void *)c->parkv.b) {
+        v.u = c->parkv.u;
+        old = v.b;
+    }
+    c->parked = block;
+    if (v8) {
+        memcpy(c->parkv.b, v8, sizeof c->parkv.b);
+        c->parked = c->parkv.b;
+    }
+    if (c->parked) c->parkseq = seq = c->next_seq++;
+    if (!old) return seq;
+    if (dtor) MGUARD__CALLOUT(ctx, dtor(old, user));
+    if (old != (void *)v.b) mguard__free(ctx, old);
+    return seq;
 }
+static void mguard__cache_unpark(mguard_cache *c) { (void)mguard__cache_park(c, NULL, NULL); }
 
 static size_t mguard__cache_keys_format(char *buf, size_t cap, const void *const *keys, size_t n)
 {
@@ -10713,86 +10586,176 @@ static size_t mguard__cache_keys_format(char *buf, size_t cap, const void *const
     return len;
 }
 
-/* Phase 2: log (if asked), destroy each value, free each entry. */
-static void mguard__cache_finish(mguard_ctx *ctx, mguard__centry *e)
+/* Phase 2: for each drop of q, in drop order: its position freed, the
+   drop logged (log_reasons), the value destroyed (from a copy, or its
+   block); a cache whose destroy waited for it is destroyed. */
+static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)
 {
-    while (e) {
-        mguard__centry *next = e->next_dropped;
-        if (e->lname) {
-            char keys[128], why[256];
-            mguard_cache_reason r;
-            memset(&r, 0, sizeof r);
-            r.cause = (mguard_cache_cause)e->wcause;
-            r.obj = e->wobj;
-            r.attr = e->wattr;
-            r.file = e->wfile;
-            r.line = e->wline;
-            mguard__cache_keys_format(keys, sizeof keys, e->keys, e->nkeys);
-            mguard_cache_reason_format(&r, why, sizeof why);
-            mguard__logf(ctx, MGUARD_LOG_INFO, "mguard_cache %s: dropped (%s): %s", e->lname, keys, why);
-            mguard__str_release(ctx, e->lname);
-            mguard__str_release(ctx, e->wattr);
-            mguard__str_release(ctx, e->wfile);
+    while (q->hpos) {
+        mguard_cache *c = ctx->ctabs[q->hcid];
+        uint32_t pos = q->hpos - 1;
+        mguard__crec *r = &c->recs[pos];
+        union { uint64_t u; unsigned char b[8]; } v;
+        void *val;
+        mguard_value_dtor dtor = c->dtor;
+        void *user = c->user;
+        v.u = r->x.u;
+        val = c->inslot ? (void *)v.b : r->x.block;
+        q->hcid = (uint32_t)r->seq;
+        q->hpos = r->slot;
+        if (!q->hpos) q->tcid = q->tpos = 0;
+        r->meta = MGUARD__CR_FREE;
+        r->x.u = 0;
+        c->freepos[c->nfree++] = pos;
+        c->npend--;
+        if (c->log_reasons && c->lw[pos].cause) {
+            mguard_cache_reason why = c->lw[pos];
+            char keys[128], text[256];
+            c->lw[pos].cause = (mguard_cache_cause)0;
+            mguard__cache_keys_format(keys, sizeof keys, why.keys, why.nkeys);
+            mguard_cache_reason_format(&why, text, sizeof text);
+            mguard__logf(ctx, MGUARD_LOG_INFO, "mguard_cache %s: dropped (%s): %s", c->name, keys, text);
+            mguard__str_release(ctx, why.attr);
+            mguard__str_release(ctx, why.file);
         }
-        if (e->dtor) {
-            mguard_value_dtor dtor = e->dtor;
-            void *user = e->user;
-            MGUARD__CALLOUT(ctx, dtor(MGUARD__CE_VALUE(e), user));
-        }
-        mguard__centry_free(ctx, e);
-        e = next;
+        if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
+        if (val != (void *)v.b) mguard__free(ctx, val);
+        if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
     }
 }
 
-/* The core's hook (mguard_on_destroy, mguard_on_mutation_at): phase 1 for
-   the entries depending on record r's object. */
-static mguard__centry *mguard__cache_event(mguard_ctx *ctx, uint32_t r, const char *attr,
-                                           const char *file, int line, int death)
+/* ---- computes in progress ---- */
+
+static size_t mguard__cpair_slot(const mguard_cache_job *job, const void *obj, const char *ia)
 {
-    const void *obj = ctx->objs[r - 1].key;
-    const char *ia = NULL;
-    int looked = 0;
-    mguard__centry *marked = NULL, *dropped = NULL, *e, *next;
-    mguard__cdep *d;
+    size_t i = (mguard__hash_ptr(obj) ^ (mguard__hash_ptr(ia) * 0x9E3779B1u)) & (job->setcap - 1);
+    while (job->set[i].obj && (job->set[i].obj != obj || job->set[i].attr != ia)) i = (i + 1) & (job->setcap - 1);
+    return i;
+}
+
+static bool mguard__cpair_has(const mguard_cache_job *job, const void *obj, const char *ia)
+{
+    return job->set[mguard__cpair_slot(job, obj, ia)].obj != NULL;
+}
+
+/* Does the job depend on (obj, ia)? attr NULL: on obj at all; else on the
+   whole obj or on ia (an uninterned attr: no declared one names it). */
+static bool mguard__job_has(const mguard_cache_job *job, const void *obj, const char *attr, const char *ia)
+{
+    uint32_t i;
+    for (i = 0; i < job->nkeys; i++)
+        if (job->keys[i] == obj) return true;
+    if (job->set && attr) return mguard__cpair_has(job, obj, NULL) || (ia && mguard__cpair_has(job, obj, ia));
+    for (i = 0; i < job->ndeps; i++)
+        if (job->deps[i].obj == obj && (!attr || !job->deps[i].attr || job->deps[i].attr == ia)) return true;
+    return false;
+}
+
+/* The job's value will not be stored; why (a cause) is remembered, the
+   keys pinned by RING slots: room made in the index, or (on a death, which
+   allocates nothing: dying is set) the room it has; without room the
+   reason is kept unpinned (it answers for no one). */
+static void mguard__job_spoil(mguard_cache_job *job, const mguard_cache_reason *why, const void *dying)
+{
+    mguard_cache *c = job->c;
+    mguard_ctx *ctx = c->ctx;
+    uint32_t i, rp;
+    bool live;
+    job->stale = 1;
+    if (!why->cause) return;
+    live = dying ? ctx->kx.growth_left >= job->nkeys : !mguard__kx_reserve(ctx, job->nkeys);
+    for (i = 0; i < job->nkeys; i++) live = live && job->keys[i] != dying;
+    rp = mguard__ring_next(c, why, job->keys, job->nkeys, live, dying);
+    for (i = 0; live && i < job->nkeys; i++) (void)mguard__cslot_put(c, job->keys[i], MGUARD__CS_RING | rp, 0);
+}
+
+/* The job's set of declared pairs: made at MGUARD__JOB_SCAN of them,
+   doubled (rebuilt) past half full. Out of memory, or past 2^28 slots, it
+   goes and the job scans from then on. */
+static void mguard__cpair_added(mguard_ctx *ctx, mguard_cache_job *job)
+{
+    uint32_t cap, i;
+    if (job->noset || job->ndeps < MGUARD__JOB_SCAN) return;
+    if (!job->set || job->ndeps * 2u > job->setcap) {
+        cap = job->set ? job->setcap * 2u : 4u * MGUARD__JOB_SCAN;
+        mguard__free(ctx, job->set);
+        job->set = cap <= 0x10000000u ? (mguard__cpair *)mguard__alloc(ctx, (size_t)cap * sizeof(mguard__cpair)) : NULL;
+        job->setcap = job->set ? cap : 0;
+        if (!job->set) {
+            job->noset = 1;
+            return;
+        }
+        memset(job->set, 0, (size_t)cap * sizeof(mguard__cpair));
+        for (i = 0; i + 1 < job->ndeps; i++) job->set[mguard__cpair_slot(job, job->deps[i].obj, job->deps[i].attr)] = job->deps[i];
+    }
+    job->set[mguard__cpair_slot(job, job->deps[job->ndeps - 1].obj, job->deps[job->ndeps - 1].attr)] = job->deps[job->ndeps - 1];
+}
+
+/* ---- the core's hook ---- */
+
+/* mguard_on_destroy, mguard_on_mutation_at: phase 1 for everything of the
+   caches that depends on obj (attr: the mutation's; a death: NULL): the
+   running computes that depend on it are spoiled, the entries on obj's
+   probe dropped onto q; a death forgets the reasons naming obj. */
+static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
+                                int death, mguard__cdrops *q)
+{
+    mguard__kx *kx = &ctx->kx;
+    uint64_t h = mguard__hash64(obj);
+    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
+    uint32_t tag = MGUARD__KX_TAG(h);
+    const char *ia = attr ? mguard__str_find(ctx, attr) : NULL;
+    int interned = 0;
+    mguard_cache_job *job;
     mguard_cache_reason why;
     memset(&why, 0, sizeof why);
     why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION;
     why.obj = obj;
-    why.file = death ? NULL : file;
     why.line = death ? 0 : line;
-    MGUARD_ASSERT(mguard__has_cdeps(ctx, r));
-    for (d = ctx->sides[ctx->objs[r - 1].side - 1].cdeps; d; d = d->next) {
-        /* attr NULL (a death, or "the whole object changed") reaches every
-           node; a named attribute, whole-object nodes and its own */
-        if (attr && d->attr) {
-            if (!looked) {   /* the interned attr, once, and only if some node names one */
-                ia = mguard__str_find(ctx, attr);
-                looked = 1;
-            }
-            if (d->attr != ia) continue;
+    for (job = ctx->cjobs; job; job = job->next) {
+        if (job->stale || !mguard__job_has(job, obj, attr, ia)) continue;
+        if (!death && !interned) {
+            why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
+            why.file = file ? mguard__str_intern(ctx, file) : NULL;
+            interned = 1;
         }
-        if (d->e->marked) continue;
-        d->e->marked = 1;
-        d->e->next_dropped = marked;
-        marked = d->e;
+        mguard__job_spoil(job, &why, death ? obj : NULL);
     }
-    if (marked && !death) {
-        /* the caller's strings may be temporaries: the reason keeps the
-           context's copies (made only when an entry drops; out of memory,
-           the reason lacks them) */
-        why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
-        why.file = file ? mguard__str_intern(ctx, file) : NULL;
+    for (;;) {
+        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
+        for (; m; m &= m - 1) {
+            size_t k = at + mguard__kx_bit(m);
+            const mguard__kslot *s = &kx->slots[k];
+            mguard_cache *c;
+            if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
+            c = ctx->ctabs[s->tid & ~MGUARD__TID_CACHE];
+            if (s->pos & MGUARD__CS_RING) {
+                if (death) {
+                    c->ringlive[s->pos & (MGUARD_CACHE_REASONS - 1)] = false;
+                    mguard__cslot_erase(c, k, obj);
+                }
+                continue;
+            }
+            /* attr NULL (a death, or "the whole object changed") reaches every
+               slot; a named attribute, whole-object ones and its own */
+            if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)ia) continue;
+            if (!death && !interned) {
+                /* the caller's strings may be temporaries: the reason keeps
+                   the context's copies (out of memory, it lacks them) */
+                why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
+                why.file = file ? mguard__str_intern(ctx, file) : NULL;
+                interned = 1;
+            }
+            mguard__cache_drop(c, s->pos & MGUARD__CS_POS, &why, death ? obj : NULL, q);
+        }
+        if (!MGUARD__KX_ON(kx, at) || step >= kx->mask) break;
+        step += MGUARD__KX_GROUP;
+        at = (at + step) & kx->mask;
     }
-    for (e = marked; e; e = next) {
-        next = e->next_dropped;
-        e->marked = 0;
-        mguard__centry_drop(ctx, e, &why, obj, r, &dropped);
-    }
-    if (marked && !death) {   /* the ring and the logged entries took their own */
+    if (interned) {   /* the ring and the logged drops took their own */
         mguard__str_release(ctx, why.attr);
         mguard__str_release(ctx, why.file);
     }
-    return dropped;
 }
 
 /* ---- create, destroy ---- */
@@ -10801,6 +10764,7 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
 {
     mguard_cache *c;
     const char *name;
+    uint32_t cid = 0;
     if (!mguard__ctx_can_create(ctx, "mguard_cache_create")) return NULL;
     if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
@@ -10814,20 +10778,20 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     }
 #endif
     c = name ? (mguard_cache *)mguard__alloc(ctx, sizeof *c) : NULL;
-    if (!c) {
+    if (c) cid = mguard__id_take(ctx, (void **)&ctx->ctabs, &ctx->nctabs, &ctx->capctabs, &ctx->free_cid);
+    if (!cid) {
+        mguard__free(ctx, c);
         mguard__str_release(ctx, name);
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_create: out of memory");
         return NULL;
     }
     memset(c, 0, sizeof *c);
     c->magic = ctx->lk ? MGUARD__MAGIC_CACHE_TS : MGUARD__MAGIC_CACHE;
+    c->cid = cid;
+    ctx->ctabs[cid] = c;
     c->ctx = ctx;
     c->value_size = desc->value_size;
-    /* 16-aligned values: the value's offset too (a record is 24 bytes on
-       64-bit), not only the stride */
-    c->voff = c->value_size >= 16 ? MGUARD__ROUND16(sizeof(mguard__crec)) : sizeof(mguard__crec);
-    c->stride = c->voff + ((c->value_size + 7) & ~(size_t)7);
-    if (c->value_size >= 16) c->stride = (c->stride + 15) & ~(size_t)15;
+    c->inslot = c->value_size <= MGUARD__KX_INSLOT;
     c->dtor = desc->value_dtor;
     c->user = desc->user;
     c->capacity = desc->capacity;
@@ -10849,20 +10813,19 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
 static void mguard__cache_drain(mguard_cache *c, uint64_t bound)
 {
     mguard_ctx *ctx = c->ctx;
-    mguard__centry *dropped = NULL;
+    mguard__cdrops q;
     uint32_t pos;
     mguard_cache_reason why;
     memset(&why, 0, sizeof why);
     why.cause = MGUARD_CACHE_EXPLICIT;
     c->busy++;
-    mguard__cache_unpark(c, &dropped);
-    mguard__cache_finish(ctx, dropped);
+    mguard__cache_unpark(c);
     for (pos = 0; pos < c->nrec; pos++) {
-        mguard__centry *e = MGUARD__CREC(c, pos)->e;
-        if (!e || e->seq >= bound) continue;
-        dropped = NULL;
-        mguard__centry_drop(ctx, e, &why, NULL, 0, &dropped);
-        mguard__cache_finish(ctx, dropped);
+        const mguard__crec *r = &c->recs[pos];
+        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || r->seq >= bound) continue;
+        memset(&q, 0, sizeof q);
+        mguard__cache_drop(c, pos, &why, NULL, &q);
+        mguard__cache_finish(ctx, &q);
     }
     c->busy--;
 }
@@ -10871,28 +10834,29 @@ static void mguard__cache_clear(mguard_cache *c)
 {
     if (!mguard__cache_ok(c, "mguard_cache_clear")) return;
     mguard__cache_drain(c, c->next_seq);
-    mguard__centry_pool_trim(c->ctx);
     if (c->destroying && !c->busy) mguard__cache_destroy_now(c);
 }
 
 static void mguard__cache_destroy_now(mguard_cache *c)
 {
     mguard_ctx *ctx = c->ctx;
-    int i;
+    uint32_t i;
+    c->busy++;   /* its drain's drops do not destroy it again */
     /* destroying refuses new entries, so one drain empties the cache */
     mguard__cache_drain(c, UINT64_MAX);
-    MGUARD_ASSERT(c->live == 0);
+    c->busy--;
+    MGUARD_ASSERT(c->live == 0 && c->npend == 0);
+    for (i = 0; i < c->nring; i++) mguard__ring_forget(c, i, NULL);
+    c->nring = 0;
+    MGUARD_ASSERT(c->nslots == 0);
     if (c->prev) c->prev->next = c->next; else ctx->caches = c->next;
     if (c->next) c->next->prev = c->prev;
-    mguard__ix_free(ctx, &c->index);
-    mguard__free(ctx, c->dense);
+    mguard__id_put((void **)ctx->ctabs, &ctx->free_cid, c->cid);
+    mguard__free(ctx, c->recs);
     mguard__free(ctx, c->freepos);
-    mguard__centry_pool_trim(ctx);
+    mguard__free(ctx, c->lru);
+    mguard__free(ctx, c->lw);
     mguard__str_release(ctx, c->name);
-    for (i = 0; i < MGUARD_CACHE_REASONS; i++) {
-        mguard__str_release(ctx, c->ring[i].attr);
-        mguard__str_release(ctx, c->ring[i].file);
-    }
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_remove(ctx, c);
 #endif
@@ -10908,88 +10872,110 @@ static void mguard__cache_destroy(mguard_cache *c)
         return;
     }
     c->destroying = 1;
-    if (c->busy) return;   /* the compute or clear in progress finishes the job */
+    if (c->busy) return;   /* the call or event in progress finishes the job */
     mguard__cache_destroy_now(c);
 }
 
 /* ---- storing ---- */
 
-/* A new COMPUTING entry for the tuple, its key nodes linked. NULL and
-   *st on failure (nothing changed). */
-static mguard__centry *mguard__centry_make(mguard_cache *c, const void *const *keys, size_t n, const char *fn, mguard_status *st)
+/* Refuse a key in phase 2 of its death. */
+static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *objs, size_t n, const char *fn)
 {
-    mguard_ctx *ctx = c->ctx;
-    mguard__centry *e;
-    void *block;
-    uint32_t i;
-    const void *kcopy[MGUARD_CACHE_MAX_KEYS];
-    /* keys may lie in the context's index (read with mguard_weak_get from a
-       table of pointers), which the admission below may move */
-    memcpy(kcopy, keys, n * sizeof *keys);
-    keys = kcopy;
-    *st = mguard__cache_admit(ctx, keys, n, fn);
-    if (*st) return NULL;
-    block = mguard__centry_alloc(ctx, MGUARD__CE_SIZE(c->value_size, n));
-    if (!block) {
-        *st = MGUARD_ENOMEM;
-        return NULL;
+    size_t i;
+    for (i = 0; ctx->dying && i < n; i++) {
+        if (mguard__is_dying(ctx, objs[i])) {
+            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, objs[i]);
+            return MGUARD_EINVAL;
+        }
     }
-    memset(block, 0, MGUARD__CE_SIZE(c->value_size, n));
-    e = (mguard__centry *)(void *)((unsigned char *)block + MGUARD__CE_KBYTES(n));
-    e->bytes = (uint32_t)MGUARD__CE_SIZE(c->value_size, n);
-    e->c = c;
-    e->nkeys = (uint32_t)n;
-    e->hash = mguard__cache_hash(keys, n);
-    e->state = MGUARD__CE_COMPUTING;
-    for (i = 0; i < n; i++) {
-        e->keys[i] = keys[i];
-        mguard__cdep_link(ctx, MGUARD__CE_KDEP(e, i), e, keys[i], NULL);
-    }
-    return e;
+    return MGUARD_OK;
 }
 
-/* Give up a COMPUTING or STALE entry that is not stored (no value). */
-static void mguard__centry_discard(mguard_ctx *ctx, mguard__centry *e)
-{
-    if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL, 0);
-    mguard__centry_free(ctx, e);
-}
-
-/* Store the COMPUTING entry e: replace the tuple's entry, then evict while
-   over the bounds (never e). ENOMEM: nothing changed. */
-static mguard_status mguard__cache_store(mguard_cache *c, mguard__centry *e, mguard__centry **dropped)
+/* Room for one more position (and its LRU and reason records). */
+static mguard_status mguard__cache_room(mguard_cache *c)
 {
     mguard_ctx *ctx = c->ctx;
-    uint32_t old, pos;
-    mguard__crec *rec;
-    mguard_cache_reason why;
-    if (mguard__ix_reserve(ctx, &c->index, (size_t)c->live + 1)) return MGUARD_ENOMEM;
-    if (!c->nfree && mguard__reserve(ctx, (void **)&c->dense, &c->caprec, (size_t)c->nrec + 1, c->stride))
-        return MGUARD_ENOMEM;
+    uint32_t cap;
+    if (c->nfree) return MGUARD_OK;
+    if (c->nrec >= MGUARD__CS_MAXPOS) return MGUARD_ENOMEM;
+    if (mguard__reserve(ctx, (void **)&c->recs, &c->caprec, (size_t)c->nrec + 1, sizeof *c->recs)) return MGUARD_ENOMEM;
     /* a drop pushes its position without allocating: room for every one */
     if (mguard__reserve(ctx, (void **)&c->freepos, &c->capfree, c->caprec, sizeof *c->freepos)) return MGUARD_ENOMEM;
+    if (MGUARD__CACHE_BOUNDED(c)) {
+        cap = c->nrec;   /* lru has room for the positions made */
+        if (mguard__reserve(ctx, (void **)&c->lru, &cap, c->caprec, sizeof *c->lru)) return MGUARD_ENOMEM;
+    }
+    if (c->log_reasons) {
+        cap = c->nrec;
+        if (mguard__reserve(ctx, (void **)&c->lw, &cap, c->caprec, sizeof *c->lw)) return MGUARD_ENOMEM;
+    }
+    return MGUARD_OK;
+}
+
+/* Store the tuple's value (val: value_size bytes; or block, the value's
+   own allocation, taken over) with deps (interned attributes: the slots
+   take their own references), replacing the tuple's entry, then evict
+   while over the bounds (never the new entry). ENOMEM: nothing changed
+   (block stays the caller's). */
+static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys, uint32_t n, const void *val, void *block,
+                                       const mguard__cpair *deps, uint32_t nd, size_t cost, mguard__cdrops *q)
+{
+    mguard_ctx *ctx = c->ctx;
+    mguard__crec *r;
+    const void **more = NULL;
+    uint32_t pos, i, kofs = n > 1 ? n : 0;
+    size_t old, ls;
+    uint64_t v = 0;
+    mguard_cache_reason why;
+    if (mguard__cache_room(c) || mguard__kx_reserve(ctx, (size_t)n + nd)) return MGUARD_ENOMEM;
+    if (n > 1 || nd > 1) {
+        more = (const void **)mguard__alloc(ctx, mguard__cap2(kofs + nd) * sizeof *more);
+        if (!more) return MGUARD_ENOMEM;
+    }
+    if (c->inslot) {
+        memcpy(&v, val, c->value_size);
+    } else {
+        if (!block && (block = mguard__alloc(ctx, c->value_size)) != NULL) memcpy(block, val, c->value_size);
+        if (!block) {
+            mguard__free(ctx, (void *)more);
+            return MGUARD_ENOMEM;
+        }
+        v = (uint64_t)(uintptr_t)block;
+    }
     memset(&why, 0, sizeof why);
-    old = mguard__cache_find(c, e->keys, e->nkeys, e->hash);
-    if (old) mguard__centry_drop(ctx, MGUARD__CREC(c, old - 1)->e, &why, NULL, 0, dropped);
+    old = mguard__cache_find(c, keys, n);
+    if (old != SIZE_MAX) mguard__cache_drop(c, ctx->kx.slots[old].pos & MGUARD__CS_POS, &why, NULL, q);
     pos = c->nfree ? c->freepos[--c->nfree] : c->nrec++;
-    rec = MGUARD__CREC(c, pos);
-    rec->e = e;
-    rec->hash = e->hash;
-    rec->nkeys = e->nkeys;
-    rec->key0 = e->keys[0];
-    memcpy(MGUARD__CREC_VALUE(c, pos), MGUARD__CE_VALUE(e), c->value_size);
-    e->pos = pos + 1;
-    e->seq = c->next_seq++;
-    e->state = MGUARD__CE_LIVE;
-    mguard__ix_put(&c->index, e->hash, e->pos);
-    if (MGUARD__CACHE_BOUNDED(c)) mguard__lru_push(c, e);
-    mguard__cache_cost_add(c, e->cost);
+    r = &c->recs[pos];
+    ls = mguard__cslot_put(c, keys[0], (n - 1) << 28 | pos, 0);
+    if (c->inslot) memcpy(ctx->kx.slots[ls].v.b, &v, sizeof v); else ctx->kx.slots[ls].v.p = block;
+    r->slot = (uint32_t)ls;
+    r->meta = MGUARD__CR_LIVE | (n - 1) << 2 | nd << 4;
+    r->seq = c->next_seq++;
+    r->x.u = 0;
+    if (more) {
+        for (i = 0; i < kofs; i++) more[i] = keys[i];
+        for (i = 0; i < nd; i++) more[kofs + i] = deps[i].obj;
+        r->x.more = more;
+    } else if (nd) {
+        r->x.dep = deps[0].obj;
+    }
+    for (i = 1; i < n; i++) (void)mguard__cslot_put(c, keys[i], MGUARD__CS_DEP | pos, 0);
+    for (i = 0; i < nd; i++) {
+        size_t k = mguard__cslot_put(c, deps[i].obj, MGUARD__CS_DEP | pos, 0);
+        ctx->kx.slots[k].v.cp = mguard__str_take(deps[i].attr);
+    }
+    if (MGUARD__CACHE_BOUNDED(c)) {
+        c->lru[pos].cost = cost;
+        mguard__lru_push(c, pos + 1);
+        mguard__cache_cost_add(c, cost);
+    }
     c->live++;
     c->stats.stored++;
     why.cause = MGUARD_CACHE_EVICTION;
     while ((c->capacity && c->live > c->capacity) || MGUARD__CACHE_OVER_COST(c)) {
-        if (c->oldest == e) break;
-        mguard__centry_drop(ctx, c->oldest, &why, NULL, 0, dropped);
+        if (c->oldest == pos + 1) break;
+        mguard__cache_drop(c, c->oldest - 1, &why, NULL, q);
     }
     return MGUARD_OK;
 }
@@ -10997,9 +10983,10 @@ static mguard_status mguard__cache_store(mguard_cache *c, mguard__centry *e, mgu
 static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost)
 {
     mguard_ctx *ctx;
-    mguard__centry *e, *dropped = NULL;
+    mguard__cdrops q;
     mguard_status st;
-    unsigned char small[MGUARD__STACK_VALUE];
+    const void *kcopy[MGUARD_CACHE_MAX_KEYS];
+    unsigned char small[MGUARD__KX_INSLOT];
     if (!mguard__cache_ok(c, "mguard_cache_set")) return MGUARD_EINVAL;
     ctx = c->ctx;
     if (!value || c->destroying) {
@@ -11007,24 +10994,26 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
         return MGUARD_EINVAL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_set")) return MGUARD_EINVAL;
-    if (c->value_size <= sizeof small) {
-        /* value may lie in the context's index (mguard_weak_get's pointer
-           to a value of 8 bytes or less), which making the entry may move;
-           a larger value cannot be one of those */
+    /* the keys, and a value of 8 bytes or less, may lie in the context's
+       index (read with mguard_weak_get), which storing may move: copies */
+    memcpy(kcopy, keys, nkeys * sizeof *keys);
+    if (c->inslot) {
         memcpy(small, value, c->value_size);
         value = small;
     }
-    e = mguard__centry_make(c, keys, nkeys, "mguard_cache_set", &st);
-    if (e) {
-        memcpy(MGUARD__CE_VALUE(e), value, c->value_size);
-        e->cost = cost;
-        st = mguard__cache_store(c, e, &dropped);
-        if (st) mguard__centry_discard(ctx, e);
-    }
-    if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_set: out of memory");
+    st = mguard__cache_admit(ctx, kcopy, nkeys, "mguard_cache_set");
     if (st) return st;
-    mguard__cache_unpark(c, &dropped);
-    mguard__cache_finish(ctx, dropped);
+    memset(&q, 0, sizeof q);
+    st = mguard__cache_put(c, kcopy, (uint32_t)nkeys, value, NULL, NULL, 0, cost, &q);
+    if (st) {
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_set: out of memory");
+        return st;
+    }
+    c->busy++;
+    mguard__cache_unpark(c);
+    mguard__cache_finish(ctx, &q);
+    c->busy--;
+    if (c->destroying && !c->busy) mguard__cache_destroy_now(c);
     return MGUARD_OK;
 }
 
@@ -11032,33 +11021,36 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
 
 static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys);
 
-/* The tuple's value, counted as a hit (made most recently used) or a miss. */
-static unsigned char *mguard__cache_lookup(mguard_cache *c, const void *const *keys, size_t nkeys)
+/* The value at lookup slot k. */
+static void *mguard__cache_value(const mguard_cache *c, size_t k)
 {
-    uint32_t p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
-    mguard__centry *e;
-    if (!p) {
+    mguard__kslot *s = &c->ctx->kx.slots[k];
+    return c->inslot ? (void *)s->v.b : s->v.p;
+}
+
+/* The tuple's value, counted as a hit (made most recently used) or a miss. */
+static void *mguard__cache_lookup(mguard_cache *c, const void *const *keys, size_t nkeys)
+{
+    size_t k = mguard__cache_find(c, keys, nkeys);
+    if (k == SIZE_MAX) {
         c->stats.misses++;
         if (c->log_reasons) mguard__cache_log_miss(c, keys, nkeys);
         return NULL;
     }
     c->stats.hits++;
     if (MGUARD__CACHE_BOUNDED(c)) {
-        e = MGUARD__CREC(c, p - 1)->e;
-        if (c->newest != e) {
-            mguard__lru_unlink(c, e);
-            mguard__lru_push(c, e);
+        uint32_t p = (c->ctx->kx.slots[k].pos & MGUARD__CS_POS) + 1;
+        if (c->newest != p) {
+            mguard__lru_unlink(c, p);
+            mguard__lru_push(c, p);
         }
     }
-    return MGUARD__CREC_VALUE(c, p - 1);
+    return mguard__cache_value(c, k);
 }
 
-/* Every get but a one-key hit on an unbounded cache (checked, counted,
-   logged there). */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline))
-#endif
-static void *mguard__cache_get_slow(mguard_cache *c, const void *const *keys, size_t nkeys)
+/* Every get but a one-key hit in the first group of an unbounded cache
+   (checked, counted, logged there). */
+static MGUARD__NOINLINE void *mguard__cache_get_slow(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get")) return NULL;
     return mguard__cache_lookup(c, keys, nkeys);
@@ -11069,19 +11061,19 @@ static void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t 
     if (!mguard__cache_ok(c, "mguard_cache_get")) return NULL;
     if (nkeys == 1 && keys && c->unbounded) {
         /* the common case, written out as mguard_weak_get is: one key, no
-           LRU to touch (a NULL key matches no record: the slow path
-           refuses it) */
+           LRU to touch, the first group of the probe (a NULL key matches
+           no slot: the slow path refuses it) */
+        const mguard__kx *kx = &c->ctx->kx;
         const void *key = keys[0];
-        uint32_t h = mguard__hash_ptr(key);
-        size_t i;
-        if (c->index.slots) {
-            for (i = h & c->index.mask; c->index.slots[i].idx; i = (i + 1) & c->index.mask) {
-                uint32_t p = c->index.slots[i].idx;
-                const mguard__crec *rec = MGUARD__CREC(c, p - 1);
-                if (c->index.slots[i].hash == h && rec->key0 == key && rec->nkeys == 1) {
-                    c->stats.hits++;
-                    return MGUARD__CREC_VALUE(c, p - 1);
-                }
+        uint64_t h = mguard__hash64(key);
+        size_t at = MGUARD__KX_HOME(kx, h);
+        uint64_t g = mguard__kx_load(kx->ctrl + at), m;
+        uint32_t tid = MGUARD__CTID(c);
+        for (m = mguard__kx_match(g, MGUARD__KX_TAG(h)); m; m &= m - 1) {
+            mguard__kslot *s = &kx->slots[at + mguard__kx_bit(m)];
+            if (s->key == key && s->tid == tid && (s->pos >> 28) == 0) {
+                c->stats.hits++;
+                return c->inslot ? (void *)s->v.b : s->v.p;
             }
         }
     }
@@ -11097,7 +11089,7 @@ static mguard_status mguard__cache_get_copy(mguard_cache *c, const void *const *
         mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_get_copy: NULL out");
         return MGUARD_EINVAL;
     }
-    v = mguard__cache_lookup(c, keys, nkeys);
+    v = (const unsigned char *)mguard__cache_lookup(c, keys, nkeys);
     if (!v) return MGUARD_NOT_FOUND;
     memmove(out, v, c->value_size);   /* out may be the value itself */
     return MGUARD_OK;
@@ -11106,7 +11098,7 @@ static mguard_status mguard__cache_get_copy(mguard_cache *c, const void *const *
 static bool mguard__cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     if (!mguard__cache_ok(c, "mguard_cache_contains") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_contains")) return false;
-    return mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys)) != 0;
+    return mguard__cache_find(c, keys, nkeys) != SIZE_MAX;
 }
 
 static size_t mguard__cache_count(const mguard_cache *c)
@@ -11114,26 +11106,36 @@ static size_t mguard__cache_count(const mguard_cache *c)
     return mguard__cache_ok(c, "mguard_cache_count") ? c->live : 0;
 }
 
-/* The newest reason of the tuple's keys in their current lives (a key the
-   context does not know has no life a reason names). */
+/* The newest remembered reason of the tuple whose keys are alive: its
+   ring slots lie on the first key's probe. */
 static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c, const void *const *keys, size_t n)
 {
-    uint64_t ser[MGUARD_CACHE_MAX_KEYS];
-    uint32_t i;
-    size_t k;
+    const mguard__kx *kx = &c->ctx->kx;
+    uint64_t h = mguard__hash64(keys[0]);
+    size_t at = MGUARD__KX_HOME(kx, h), step = 0, k;
+    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c), best = MGUARD_CACHE_REASONS, age = 0;
     if (!c->nring) return NULL;
-    for (k = 0; k < n; k++) {
-        ser[k] = mguard__serial_of(c->ctx, keys[k]);
-        if (!ser[k]) return NULL;
+    for (;;) {
+        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
+        for (; m; m &= m - 1) {
+            const mguard__kslot *s = &kx->slots[at + mguard__kx_bit(m)];
+            uint32_t rp, a;
+            const mguard_cache_reason *r;
+            if (s->key != keys[0] || s->tid != tid || !(s->pos & MGUARD__CS_RING)) continue;
+            rp = s->pos & (MGUARD_CACHE_REASONS - 1);
+            r = &c->ring[rp];
+            a = (c->ringpos + MGUARD_CACHE_REASONS - 1 - rp) % MGUARD_CACHE_REASONS;   /* 0: the newest */
+            if (!c->ringlive[rp] || r->nkeys != n || (best < MGUARD_CACHE_REASONS && a >= age)) continue;
+            for (k = 0; k < n && r->keys[k] == keys[k]; k++) {}
+            if (k < n) continue;
+            best = rp;
+            age = a;
+        }
+        if (!MGUARD__KX_ON(kx, at) || step >= kx->mask) break;
+        step += MGUARD__KX_GROUP;
+        at = (at + step) & kx->mask;
     }
-    for (i = 0; i < c->nring; i++) {
-        uint32_t slot = (c->ringpos + MGUARD_CACHE_REASONS - 1 - i) % MGUARD_CACHE_REASONS;
-        const mguard_cache_reason *r = &c->ring[slot];
-        if (r->nkeys != n) continue;
-        for (k = 0; k < n && r->keys[k] == keys[k] && c->ringser[slot][k] == ser[k]; k++) {}
-        if (k == n) return r;
-    }
-    return NULL;
+    return best < MGUARD_CACHE_REASONS ? &c->ring[best] : NULL;
 }
 
 static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys)
@@ -11162,6 +11164,19 @@ static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void
 
 /* ---- get or compute ---- */
 
+/* The job's end: off ctx->cjobs, its references and arrays given back. */
+static void mguard__job_end(mguard_ctx *ctx, mguard_cache_job *job)
+{
+    mguard_cache_job **pp;
+    uint32_t i;
+    for (pp = &ctx->cjobs; *pp != job; pp = &(*pp)->next) {}
+    *pp = job->next;
+    job->magic = 0;
+    for (i = 0; i < job->ndeps; i++) mguard__str_release(ctx, job->deps[i].attr);
+    mguard__free(ctx, job->deps);
+    mguard__free(ctx, job->set);
+}
+
 /* A miss holds c (busy) from its first callback to its return: a destroy
    asked by any callback of the call (the compute, or a value destructor:
    a parked value's, an overwritten or evicted one's) is finished when the
@@ -11170,12 +11185,11 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
                                           mguard_cache_compute_fn compute, void *user, mguard_status *status)
 {
     mguard_ctx *ctx;
-    mguard__centry *e, *dropped = NULL;
+    mguard__cdrops q;
     mguard_cache_job job;
     mguard_status st = MGUARD_EINVAL, ignored;
-    unsigned char *out = NULL;
-    const void *kcopy[MGUARD_CACHE_MAX_KEYS];
-    uint32_t p;
+    void *out = NULL, *val, *block = NULL;
+    union { uint64_t u; unsigned char b[8]; } small;
     int told = 0;
     if (!status) status = &ignored;
     *status = MGUARD_EINVAL;
@@ -11186,78 +11200,82 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         return NULL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_or_compute")) return NULL;
+    memset(&job, 0, sizeof job);
     /* the key tuple may lie in the context's index (read with
        mguard_weak_get), which a callout below may move: a copy */
-    memcpy(kcopy, keys, nkeys * sizeof *keys);
-    keys = kcopy;
+    memcpy(job.keys, keys, nkeys * sizeof *keys);
+    job.nkeys = (uint32_t)nkeys;
     /* busy from the lookup on (a miss's log line waits for the next
        callout: mguard__logq, where the logger may destroy c) */
     c->busy++;
-    {
-        unsigned char *hit = mguard__cache_lookup(c, keys, nkeys);
-        if (hit) {   /* a hit calls nothing out */
-            c->busy--;
-            *status = MGUARD_OK;
-            return hit;
-        }
+    out = mguard__cache_lookup(c, job.keys, nkeys);
+    if (out) {   /* a hit calls nothing out */
+        c->busy--;
+        *status = MGUARD_OK;
+        return out;
     }
-    mguard__cache_unpark(c, &dropped);
-    mguard__cache_finish(ctx, dropped);
-    dropped = NULL;
+    mguard__cache_unpark(c);
     if (c->destroying) goto done;   /* by the parked value's destructor */
-    e = mguard__centry_make(c, keys, nkeys, "mguard_cache_get_or_compute", &st);
-    if (!e) {
-        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
-        goto done;
+    st = mguard__cache_admit(ctx, job.keys, nkeys, "mguard_cache_get_or_compute");
+    if (st) goto done;
+    small.u = 0;
+    val = small.b;
+    if (!c->inslot) {
+        val = block = mguard__alloc(ctx, c->value_size);
+        if (!block) {
+            st = MGUARD_ENOMEM;
+            mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
+            goto done;
+        }
+        memset(block, 0, c->value_size);
     }
-    memset(&job, 0, sizeof job);
     job.magic = MGUARD__MAGIC_JOB;
     job.c = c;
-    job.e = e;
-    MGUARD__CALLOUT(ctx, st = compute(&job, e->keys, nkeys, MGUARD__CE_VALUE(e), user));
-    job.magic = 0;
-    mguard__free(ctx, job.set);
+    job.next = ctx->cjobs;
+    /* cppcheck-suppress autoVariables ; off the list before this function returns */
+    ctx->cjobs = &job;
+    MGUARD__CALLOUT(ctx, st = compute(&job, job.keys, nkeys, val, user));
+    memset(&q, 0, sizeof q);
     if (c->destroying || st) {
-        if (e->state == MGUARD__CE_COMPUTING) mguard__centry_unlink_deps(ctx, e, NULL, 0);
-        e->state = MGUARD__CE_STALE;
+        mguard__job_end(ctx, &job);
         if (!st && c->dtor) {
             /* a value without a cache to hold it: destroyed now */
             mguard_value_dtor dtor = c->dtor;
             void *duser = c->user;
-            MGUARD__CALLOUT(ctx, dtor(MGUARD__CE_VALUE(e), duser));
+            MGUARD__CALLOUT(ctx, dtor(val, duser));
         }
-        mguard__centry_free(ctx, e);
+        mguard__free(ctx, block);
         if (c->destroying) {
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by compute");
             told = 1;
         }
-    } else if (e->state == MGUARD__CE_STALE) {
+    } else if (job.stale) {
         /* a dependency changed while compute ran: hand the value out, keep
            it off the cache, destroy it at the next change */
-        uint64_t parked_seq;
+        uint64_t seq;
+        mguard__job_end(ctx, &job);
         c->stats.stale++;
-        mguard__cache_unpark(c, &dropped);
-        c->parked = e;
-        /* a destructor below may destroy e and park another value in e's
-           block (kept and reused): the seq tells this parking from that one */
-        e->seq = parked_seq = c->next_seq++;
-        mguard__cache_finish(ctx, dropped);
+        seq = mguard__cache_park(c, c->inslot ? (const void *)small.b : NULL, block);
+        out = c->parked;
         st = MGUARD_NOT_FOUND;
-        if (c->parked == e && e->seq == parked_seq) out = MGUARD__CE_VALUE(e);
-    } else if ((st = mguard__cache_store(c, e, &dropped)) != MGUARD_OK) {
-        mguard__centry_unlink_deps(ctx, e, NULL, 0);
-        e->state = MGUARD__CE_DROPPED;
-        e->dtor = c->dtor;
-        e->user = c->user;
-        e->lname = NULL;
+        if (out && (c->parked != out || c->parkseq != seq)) out = NULL;
+    } else if ((st = mguard__cache_put(c, job.keys, job.nkeys, val, block, job.deps, job.ndeps, job.cost, &q)) != MGUARD_OK) {
+        mguard__job_end(ctx, &job);
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
-        mguard__cache_finish(ctx, e);
+        if (c->dtor) {
+            mguard_value_dtor dtor = c->dtor;
+            void *duser = c->user;
+            MGUARD__CALLOUT(ctx, dtor(val, duser));
+        }
+        mguard__free(ctx, block);
     } else {
-        mguard__cache_finish(ctx, dropped);
+        size_t k;
+        mguard__job_end(ctx, &job);
+        mguard__cache_finish(ctx, &q);
         /* the destructors may have changed c: answer what it holds now */
-        p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
-        st = p ? MGUARD_OK : MGUARD_NOT_FOUND;
-        out = p ? MGUARD__CREC_VALUE(c, p - 1) : NULL;
+        k = c->destroying ? SIZE_MAX : mguard__cache_find(c, job.keys, nkeys);
+        st = k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
+        out = k != SIZE_MAX ? mguard__cache_value(c, k) : NULL;
     }
 done:
     c->busy--;
@@ -11276,73 +11294,155 @@ static bool mguard__job_ok(const mguard_cache_job *job)
     return job && job->magic == MGUARD__MAGIC_JOB;
 }
 
-/* The job's entry will not be stored: STALE, with why. */
-static void mguard__job_spoil(mguard_ctx *ctx, mguard__centry *e, mguard_cache_cause cause, const void *obj)
-{
-    mguard_cache_reason why;
-    mguard__centry *none = NULL;
-    memset(&why, 0, sizeof why);
-    why.cause = cause;
-    why.obj = obj;
-    if (e->state == MGUARD__CE_COMPUTING) mguard__centry_drop(ctx, e, &why, NULL, 0, &none);
-}
-
 static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr)
 {
     mguard_ctx *ctx;
-    mguard_status st;
+    const char *ia = NULL;
+    mguard_cache_reason why;
+    uint32_t i;
     if (!mguard__job_ok(job)) return MGUARD_EINVAL;
     ctx = job->c->ctx;
     if (!obj) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_job_depend: NULL object");
         return MGUARD_EINVAL;
     }
-    if (job->e->state == MGUARD__CE_STALE) return MGUARD_OK;   /* not stored anyway */
-    st = mguard__centry_add_dep(ctx, job->e, obj, attr, job, "mguard_cache_job_depend");
-    if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_job_depend: out of memory; the value will not be stored");
-    if (st) mguard__job_spoil(ctx, job->e, st == MGUARD_EINVAL ? MGUARD_CACHE_DEATH : (mguard_cache_cause)0, st == MGUARD_EINVAL ? obj : NULL);
-    return st;
+    if (job->stale) return MGUARD_OK;   /* not stored anyway */
+    memset(&why, 0, sizeof why);
+    if (mguard__cache_admit(ctx, &obj, 1, "mguard_cache_job_depend")) {
+        why.cause = MGUARD_CACHE_DEATH;
+        why.obj = obj;
+        mguard__job_spoil(job, &why, NULL);
+        return MGUARD_EINVAL;
+    }
+    /* covered already: a key, the whole object, the same attribute */
+    if (attr) ia = mguard__str_find(ctx, attr);
+    for (i = 0; i < job->nkeys; i++)
+        if (job->keys[i] == obj) return MGUARD_OK;
+    if (job->set) {
+        if (mguard__cpair_has(job, obj, NULL) || (ia && mguard__cpair_has(job, obj, ia))) return MGUARD_OK;
+    } else {
+        for (i = 0; i < job->ndeps; i++)
+            if (job->deps[i].obj == obj && (!job->deps[i].attr || job->deps[i].attr == ia)) return MGUARD_OK;
+    }
+    /* the job's reference */
+    if ((attr && !(ia = ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr))) ||
+        job->ndeps >= MGUARD__CS_MAXPOS ||
+        mguard__reserve(ctx, (void **)&job->deps, &job->capdeps, (size_t)job->ndeps + 1, sizeof *job->deps)) {
+        mguard__str_release(ctx, ia);
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_job_depend: out of memory; the value will not be stored");
+        mguard__job_spoil(job, &why, NULL);
+        return MGUARD_ENOMEM;
+    }
+    job->deps[job->ndeps].obj = obj;
+    job->deps[job->ndeps].attr = ia;
+    job->ndeps++;
+    mguard__cpair_added(ctx, job);
+    return MGUARD_OK;
 }
 
 static mguard_status mguard__cache_job_set_cost(mguard_cache_job *job, size_t cost)
 {
     if (!mguard__job_ok(job)) return MGUARD_EINVAL;
-    job->e->cost = cost;
+    job->cost = cost;
     return MGUARD_OK;
+}
+
+/* Is there a DEP slot of c's entry pos on obj covering ia (the whole
+   object, or ia)? */
+static bool mguard__cache_has_dep(const mguard_cache *c, uint32_t pos, const void *obj, const char *ia)
+{
+    const mguard__kx *kx = &c->ctx->kx;
+    uint64_t h = mguard__hash64(obj);
+    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
+    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c);
+    for (;;) {
+        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
+        for (; m; m &= m - 1) {
+            const mguard__kslot *s = &kx->slots[at + mguard__kx_bit(m)];
+            if (s->key == obj && s->tid == tid && s->pos == (MGUARD__CS_DEP | pos) && (!s->v.cp || s->v.cp == (const void *)ia))
+                return true;
+        }
+        if (!MGUARD__KX_ON(kx, at) || step >= kx->mask) return false;
+        step += MGUARD__KX_GROUP;
+        at = (at + step) & kx->mask;
+    }
 }
 
 static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr)
 {
-    uint32_t p;
-    mguard_status st;
+    mguard_ctx *ctx;
+    mguard__crec *r;
+    const char *ia = NULL;
+    const void *const *tk;
+    const void **more;
+    size_t k;
+    uint32_t pos, nd, kofs, i;
     if (!mguard__cache_ok(c, "mguard_cache_depend")) return MGUARD_EINVAL;
+    ctx = c->ctx;
     if (!obj) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_depend: NULL object");
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_depend: NULL object");
         return MGUARD_EINVAL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_depend")) return MGUARD_EINVAL;
-    p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
-    if (!p) return MGUARD_NOT_FOUND;
-    st = mguard__centry_add_dep(c->ctx, MGUARD__CREC(c, p - 1)->e, obj, attr, NULL, "mguard_cache_depend");
-    if (st == MGUARD_ENOMEM) mguard__logf(c->ctx, MGUARD_LOG_ERROR, "mguard_cache_depend: out of memory");
-    return st;
+    k = mguard__cache_find(c, keys, nkeys);
+    if (k == SIZE_MAX) return MGUARD_NOT_FOUND;
+    pos = ctx->kx.slots[k].pos & MGUARD__CS_POS;
+    r = &c->recs[pos];
+    tk = mguard__crec_keys(c, r);
+    for (i = 0; i < MGUARD__CR_NK(r); i++)
+        if (tk[i] == obj) return MGUARD_OK;
+    if (attr) ia = mguard__str_find(ctx, attr);
+    if (mguard__cache_has_dep(c, pos, obj, ia)) return MGUARD_OK;
+    if (mguard__cache_admit(ctx, &obj, 1, "mguard_cache_depend")) return MGUARD_EINVAL;
+    /* the slot's reference, room in the index, room in the record's array
+       (in that order: out of memory, nothing changed) */
+    if (attr && !(ia = ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr))) goto oom;
+    if (mguard__kx_reserve(ctx, 1)) goto oom;
+    r = &c->recs[pos];   /* the index may have moved: the record did not */
+    nd = MGUARD__CR_ND(r);
+    kofs = MGUARD__CR_KOFS(r);
+    if (nd >= MGUARD__CS_MAXPOS) goto oom;
+    if (kofs || nd) {   /* the array holds them (it may have to be made) */
+        const void **cur = MGUARD__CR_MORE(r) ? r->x.more : NULL;
+        if ((cur ? mguard__cap2(kofs + nd) : 0) < kofs + nd + 1) {
+            more = (const void **)mguard__realloc(ctx, (void *)cur, mguard__cap2(kofs + nd + 1) * sizeof *more);
+            if (!more) goto oom;
+            if (!cur) more[0] = r->x.dep;   /* one key, the inline dependency */
+            r->x.more = more;
+        }
+        r->x.more[kofs + nd] = obj;
+    } else {
+        r->x.dep = obj;
+    }
+    r->meta += 1u << 4;
+    k = mguard__cslot_put(c, obj, MGUARD__CS_DEP | pos, 0);
+    ctx->kx.slots[k].v.cp = ia;
+    return MGUARD_OK;
+oom:
+    mguard__str_release(ctx, ia);
+    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_depend: out of memory");
+    return MGUARD_ENOMEM;
 }
 
 static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
-    uint32_t p;
-    mguard__centry *dropped = NULL;
+    size_t k;
+    mguard__cdrops q;
     mguard_cache_reason why;
     if (!mguard__cache_ok(c, "mguard_cache_remove") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_remove")) return MGUARD_EINVAL;
-    mguard__cache_unpark(c, &dropped);
-    p = mguard__cache_find(c, keys, nkeys, mguard__cache_hash(keys, nkeys));
-    if (p) {
+    memset(&q, 0, sizeof q);
+    k = mguard__cache_find(c, keys, nkeys);
+    if (k != SIZE_MAX) {
         memset(&why, 0, sizeof why);
         why.cause = MGUARD_CACHE_EXPLICIT;
-        mguard__centry_drop(c->ctx, MGUARD__CREC(c, p - 1)->e, &why, NULL, 0, &dropped);
+        mguard__cache_drop(c, c->ctx->kx.slots[k].pos & MGUARD__CS_POS, &why, NULL, &q);
     }
-    mguard__cache_finish(c->ctx, dropped);
-    return p ? MGUARD_OK : MGUARD_NOT_FOUND;
+    c->busy++;
+    mguard__cache_unpark(c);
+    mguard__cache_finish(c->ctx, &q);
+    c->busy--;
+    if (c->destroying && !c->busy) mguard__cache_destroy_now(c);
+    return k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
 /* ---- iteration, statistics, reasons ---- */
@@ -11368,13 +11468,12 @@ static bool mguard__cache_next(mguard_cache_iter *it)
         return false;
     }
     while (it->pos_ < c->nrec) {
-        mguard__crec *rec = MGUARD__CREC(c, it->pos_);
-        mguard__centry *e = rec->e;
+        const mguard__crec *r = &c->recs[it->pos_];
         it->pos_++;
-        if (!e || e->seq >= it->bound_) continue;
-        it->keys = e->keys;
-        it->nkeys = e->nkeys;
-        it->value = MGUARD__CREC_VALUE(c, it->pos_ - 1);
+        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || r->seq >= it->bound_) continue;
+        it->keys = mguard__crec_keys(c, r);
+        it->nkeys = MGUARD__CR_NK(r);
+        it->value = mguard__cache_value(c, r->slot);
         return true;
     }
     it->keys = NULL;
@@ -11442,67 +11541,74 @@ size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_
 
 static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
 {
-    uint32_t pos, live = 0, nlru = 0;
-    size_t cost = 0, carry = 0;   /* the exact sum, summed here on its own */
-    mguard__centry *e;
-    MGUARD__CHECK(ctx, mguard__cache_ok(c, "mguard_ctx_check"), "cache list holds a dead cache");
+    uint32_t pos, live = 0, nlru = 0, p, i;
+    size_t cost = 0, carry = 0, slots = 0;   /* the exact sum, summed here on its own */
+    MGUARD__CHECK(ctx, mguard__cache_ok(c, "mguard_ctx_check") && ctx->ctabs[c->cid] == c, "cache list holds a dead cache");
     for (pos = 0; pos < c->nrec; pos++) {
-        uint32_t i;
-        const mguard__cdep *d;
-        const mguard__crec *rec = MGUARD__CREC(c, pos);
-        e = rec->e;
-        if (!e) continue;
+        const mguard__crec *r = &c->recs[pos];
+        const void *const *keys;
+        uint32_t nk, nd;
+        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE) continue;
         live++;
-        cost += e->cost;
-        if (cost < e->cost) carry++;
-        MGUARD__CHECK(ctx, e->state == MGUARD__CE_LIVE && e->c == c && e->pos == pos + 1, "cache %p: entry %u out of place", (const void *)c, pos);
-        MGUARD__CHECK(ctx, mguard__cache_find(c, e->keys, e->nkeys, e->hash) == pos + 1, "cache %p: entry %u not found by its keys", (const void *)c, pos);
-        MGUARD__CHECK(ctx, e->hash == mguard__cache_hash(e->keys, e->nkeys), "cache %p: entry %u has a stale hash", (const void *)c, pos);
-        MGUARD__CHECK(ctx, rec->hash == e->hash && rec->nkeys == e->nkeys && rec->key0 == e->keys[0],
-                      "cache %p: record %u does not hold its entry's keys", (const void *)c, pos);
-        for (i = 0; i < e->nkeys; i++)
-            MGUARD__CHECK(ctx, MGUARD__CE_KDEP(e, i)->obj == e->keys[i] && MGUARD__CE_KDEP(e, i)->e == e && !MGUARD__CE_KDEP(e, i)->attr, "cache %p: entry %u: key node %u", (const void *)c, pos, i);
-        for (d = e->more; d; d = d->enext)
-            MGUARD__CHECK(ctx, d->e == e, "cache %p: entry %u: a node of another entry", (const void *)c, pos);
+        nk = MGUARD__CR_NK(r);
+        nd = MGUARD__CR_ND(r);
+        slots += nk + nd;
+        MGUARD__CHECK(ctx, r->slot <= ctx->kx.mask && ctx->kx.slots[r->slot].tid == MGUARD__CTID(c) &&
+                           ctx->kx.slots[r->slot].pos == ((nk - 1) << 28 | pos), "cache %p: entry %u: its lookup slot does not name it", (const void *)c, pos);
+        keys = mguard__crec_keys(c, r);
+        MGUARD__CHECK(ctx, mguard__cache_find(c, keys, nk) == r->slot, "cache %p: entry %u not found by its keys", (const void *)c, pos);
+        for (i = 1; i < nk; i++)
+            MGUARD__CHECK(ctx, mguard__cache_has_dep(c, pos, keys[i], NULL), "cache %p: entry %u: key %u has no slot", (const void *)c, pos, i);
+        for (i = 0; i < nd; i++)
+            MGUARD__CHECK(ctx, mguard__kx_known(ctx, MGUARD__CR_MORE(r) ? r->x.more[MGUARD__CR_KOFS(r) + i] : r->x.dep,
+                                                mguard__hash64(MGUARD__CR_MORE(r) ? r->x.more[MGUARD__CR_KOFS(r) + i] : r->x.dep)),
+                          "cache %p: entry %u: dependency %u has no slot", (const void *)c, pos, i);
+        if (MGUARD__CACHE_BOUNDED(c)) {
+            cost += c->lru[pos].cost;
+            if (cost < c->lru[pos].cost) carry++;
+        }
     }
-    MGUARD__CHECK(ctx, live == c->live && live == c->index.used && live + c->nfree == c->nrec, "cache %p: %u live, counted %u", (const void *)c, c->live, live);
+    for (i = 0; i < MGUARD_CACHE_REASONS; i++)
+        if (c->ringlive[i]) slots += c->ring[i].nkeys;
+    MGUARD__CHECK(ctx, live == c->live && live + c->nfree + c->npend == c->nrec, "cache %p: %u live, counted %u", (const void *)c, c->live, live);
+    MGUARD__CHECK(ctx, slots <= c->nslots, "cache %p: %lu slots, %lu counted", (const void *)c, (unsigned long)c->nslots, (unsigned long)slots);
     MGUARD__CHECK(ctx, cost == c->total_cost && carry == c->cost_carry, "cache %p: total cost %lu (+%lu wraps), counted %lu (+%lu wraps)",
                   (const void *)c, (unsigned long)c->total_cost, (unsigned long)c->cost_carry, (unsigned long)cost, (unsigned long)carry);
-    for (e = c->newest; e; e = e->older) {
-        MGUARD__CHECK(ctx, ++nlru <= live && e->state == MGUARD__CE_LIVE && e->c == c, "cache %p: the LRU list", (const void *)c);
-        MGUARD__CHECK(ctx, e->older ? e->older->newer == e : c->oldest == e, "cache %p: LRU links", (const void *)c);
+    for (p = c->newest; p; p = c->lru[p - 1].older) {
+        MGUARD__CHECK(ctx, ++nlru <= live && p <= c->nrec && MGUARD__CR_STATE(&c->recs[p - 1]) == MGUARD__CR_LIVE, "cache %p: the LRU list", (const void *)c);
+        MGUARD__CHECK(ctx, c->lru[p - 1].older ? c->lru[c->lru[p - 1].older - 1].newer == p : c->oldest == p, "cache %p: LRU links", (const void *)c);
     }
     MGUARD__CHECK(ctx, nlru == (MGUARD__CACHE_BOUNDED(c) ? live : 0), "cache %p: %u on the LRU list, %u live", (const void *)c, nlru, live);
+    return MGUARD_OK;
+}
+
+/* A cache slot of the index (slot k): it names a live cache and a LIVE
+   entry that points back (LOOKUP) or lists it (DEP). */
+static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__kslot *s, size_t k)
+{
+    uint32_t cid = s->tid & ~MGUARD__TID_CACHE, pos = s->pos & MGUARD__CS_POS;
+    const mguard_cache *c;
+    MGUARD__CHECK(ctx, cid && cid < ctx->nctabs && mguard__cache_ok(ctx->ctabs[cid], "mguard_ctx_check") &&
+                       ctx->ctabs[cid]->cid == cid, "index: slot %lu names cache id %u, not a live cache", (unsigned long)k, cid);
+    c = ctx->ctabs[cid];
+    if (s->pos & MGUARD__CS_RING) {
+        MGUARD__CHECK(ctx, (s->pos & ~MGUARD__CS_RING) < MGUARD_CACHE_REASONS, "index: slot %lu: a ring slot out of range", (unsigned long)k);
+        return MGUARD_OK;
+    }
+    MGUARD__CHECK(ctx, pos < c->nrec && MGUARD__CR_STATE(&c->recs[pos]) == MGUARD__CR_LIVE, "index: slot %lu: cache %p's entry %u is not live", (unsigned long)k, (const void *)c, pos);
+    MGUARD__CHECK(ctx, (s->pos & MGUARD__CS_DEP) || c->recs[pos].slot == k, "index: slot %lu: cache %p's entry %u does not point back", (unsigned long)k, (const void *)c, pos);
     return MGUARD_OK;
 }
 
 static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
 {
     const mguard_cache *c;
-    uint32_t i;
-    for (c = ctx->caches; c; c = c->next)
+    size_t n = 0;
+    for (c = ctx->caches; c; c = c->next) {
         if (mguard__cache_check(ctx, c)) return MGUARD_EINVAL;
-    /* every record's nodes: its own object's, of an entry that holds them */
-    for (i = 0; i < ctx->nobjs; i++) {
-        const mguard__obj *o = &ctx->objs[i];
-        const mguard__cdep *d;
-        if (!o->key || !o->side) continue;
-        for (d = ctx->sides[o->side - 1].cdeps; d; d = d->next) {
-            MGUARD__CHECK(ctx, d->obj == o->key, "record %u: a dependency node of another object", i);
-            MGUARD__CHECK(ctx, d->e->state == MGUARD__CE_LIVE || d->e->state == MGUARD__CE_COMPUTING, "record %u: a node of a dropped entry", i);
-            MGUARD__CHECK(ctx, d->next == NULL || d->next->prev == d, "record %u: dependency links", i);
-        }
+        n += c->nslots;
     }
-    {
-        /* the kept entry blocks: counted, of their list's size */
-        uint32_t kept = 0;
-        int k;
-        const void *b;
-        for (k = 0; k < MGUARD__CPOOLS; k++)
-            for (b = ctx->cpool[k]; b; b = mguard__cpool_next(b))
-                MGUARD__CHECK(ctx, ++kept <= ctx->cpooled, "cache entry pool %d: more blocks than counted", k);
-        MGUARD__CHECK(ctx, kept == ctx->cpooled && ctx->cblocks + ctx->cpooled <= ctx->cpeak, "cache entry pool: %u blocks kept, %u counted", kept, ctx->cpooled);
-    }
+    MGUARD__CHECK(ctx, n == ctx->ncslots, "caches: %lu slots in the index, %lu counted", (unsigned long)ctx->ncslots, (unsigned long)n);
     return MGUARD_OK;
 }
 
