@@ -544,11 +544,11 @@ static void test_index_grows_when_full_and_shrinks_on_insert_when_mostly_empty(v
     mguard_ctx_destroy(ctx);
 }
 
-/* Regression (issue 23): the pool of cache entry blocks kept every block
-   up to its peak, so after a storm of drops a program held the blocks of
-   the most it ever had. Kept blocks now stay within MGUARD__POOL_KEEP(in
-   use): 1000 cache entries dropped by one mutation leave 64 kept. */
-static void test_pools_shrink_after_a_storm(void **state)
+/* Regression (issue 23): after a storm of drops a program held the memory
+   of the most entries it ever had. Entries now live in the context's
+   index, which gives slots back as they go: 1000 cache entries dropped by
+   one mutation leave only the 16 remembered reasons' key slots. */
+static void test_a_storm_of_drops_leaves_only_the_reasons_slots(void **state)
 {
     mguard_ctx *ctx = new_ctx();
     mguard_cache_desc cd;
@@ -564,11 +564,13 @@ static void test_pools_shrink_after_a_storm(void **state)
         assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
         assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[i]), &dep, NULL), MGUARD_OK);
     }
-    assert_int_equal(ctx->cblocks, 1000);
+    assert_int_equal(ctx->ncslots, 2000);
+    assert_int_equal(ctx->kx.used, 2000);
     mguard_on_mutation(ctx, &dep, NULL);
     assert_int_equal(mguard_cache_count(c), 0);
-    assert_int_equal(ctx->cblocks, 0);
-    assert_int_equal(ctx->cpooled, 64);
+    assert_int_equal(ctx->ncslots, 16);
+    assert_int_equal(ctx->kx.used, 16);
+    assert_int_equal(mguard_ctx_object_count(ctx), 16);
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -1028,6 +1030,7 @@ static void test_cache_total_cost_check_sees_a_lost_wrap(void **state)
     (void)state;
     memset(&cd, 0, sizeof cd);
     cd.value_size = sizeof v;
+    cd.capacity = 10;   /* bounded: the costs are kept */
     c = mguard_cache_create(ctx, &cd);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, SIZE_MAX), MGUARD_OK);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&b), &v, 3), MGUARD_OK);
@@ -1048,7 +1051,7 @@ int main(void)
         cmocka_unit_test(test_registry_check_sees_each_broken_invariant),
         cmocka_unit_test(test_interned_string_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_check_sees_each_broken_invariant),
-        cmocka_unit_test(test_pools_shrink_after_a_storm),
+        cmocka_unit_test(test_a_storm_of_drops_leaves_only_the_reasons_slots),
         cmocka_unit_test(test_a_table_renumbers_its_stamps_before_they_wrap),
         cmocka_unit_test(test_index_counts_the_probes_that_pass_each_group),
         cmocka_unit_test(test_index_overflow_count_sticks_at_255),
