@@ -1567,11 +1567,11 @@ typedef struct mguard__kx {
 /* What the registry knows about one object, in three parts. Its slot in
    the context's index (table id 0) holds its serial (in the value: a ref's
    check reads that one slot) and its record's index + 1 (in pos). The
-   record (24 bytes on LP64) holds its generation tag and flags; the
-   side record (ctx->sides) holds what only some objects need: a tracker's
-   mutation count and watchers, and the guarded-cache nodes depending on the
-   object. A record exists only for an
-   object that needs one (a ref or guard pinned its serial, a tracker, a tag,
+   record (24 bytes on LP64) holds its generation tag and flags; the side
+   record (ctx->sides, below) holds what only some objects need: a
+   tracker's mutation count and watchers, and the guarded-cache nodes
+   depending on the object. A record exists only for an object that needs
+   one (a ref or guard pinned its serial, a tracker, a tag,
    a class mark, a cache node): a key held by tables alone has none (its
    entries in the context's index are all the context knows of it). The
    index finds the record under table id 0 (mguard__kx below).
@@ -1599,15 +1599,15 @@ typedef struct mguard__obj {
     uint32_t flags;
     uint32_t side;               /* side record + 1, or 0; free: next free + 1 */
 } mguard__obj;
-/* A tracker's watchers, in registration order, in one of two forms told
-   apart by its record's F_WLIST: `one`, the only watcher inline (most
-   objects have one: no block), none when one.fn is NULL (then all of one is
-   zero); or (F_WLIST) `list`, n watchers in a heap block with room for cap
-   (n may be 0: a list stays for reuse until the record goes). The list's
-   header fits in `one`, so the union costs no more than the inline
-   watcher. A free side record is `free`: mark MGUARD__SIDE_FREE, next the
-   next free side record + 1. Without the cache nodes' head, 40 bytes on
-   LP64 (28 on i386). */
+/* A side record: a tracker's watchers, in registration order, in one of
+   two forms told apart by its record's F_WLIST (set on trackers only):
+   `one`, the only watcher inline (most trackers have one: no block), none
+   when one.fn is NULL (then all of `one` is zero); or `list`, n watchers in
+   a heap block with room for cap >= 1 (n may be 0: the block stays for
+   reuse until the record goes). The list's header fits in `one`, so the
+   union costs no more than the inline watcher. A free side record is
+   `vacant`: mark MGUARD__SIDE_FREE, next the next free one + 1.
+   48 bytes on LP64 (32 on i386), 8 (4) of them the cache nodes' head. */
 typedef struct mguard__wlist {
     mguard__watcher *at;
     uint32_t n, cap;
@@ -1619,7 +1619,7 @@ typedef struct mguard__side {
     union {
         mguard__watcher one;     /* !F_WLIST */
         mguard__wlist list;      /* F_WLIST */
-        struct { uint32_t mark, next; } free;   /* a free side record */
+        struct { uint32_t mark, next; } vacant;   /* a free side record */
     } w;
 } mguard__side;
 #define MGUARD__SIDE_FREE 0xffffffffu
@@ -3289,8 +3289,8 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
     }
     MGUARD__CHECK(ctx, nfree + live == ctx->nobjs, "records: %u live + %u free != %u", live, nfree, ctx->nobjs);
     MGUARD__CHECK(ctx, nside == ctx->live_sides, "side records: %u in use, %u counted", ctx->live_sides, nside);
-    for (f = ctx->free_side, nfree = 0; f; f = ctx->sides[f - 1].w.free.next) {
-        MGUARD__CHECK(ctx, f <= ctx->nsides && ctx->sides[f - 1].w.free.mark == MGUARD__SIDE_FREE, "side free list reaches a used record");
+    for (f = ctx->free_side, nfree = 0; f; f = ctx->sides[f - 1].w.vacant.next) {
+        MGUARD__CHECK(ctx, f <= ctx->nsides && ctx->sides[f - 1].w.vacant.mark == MGUARD__SIDE_FREE, "side free list reaches a used record");
         MGUARD__CHECK(ctx, ++nfree <= ctx->nsides, "side free list has a cycle");
     }
     MGUARD__CHECK(ctx, nfree + nside == ctx->nsides, "side records: %u used + %u free != %u", nside, nfree, ctx->nsides);
@@ -3423,7 +3423,7 @@ static mguard__side *mguard__side_take(mguard_ctx *ctx, uint32_t r)
     if (!x) {
         if (ctx->free_side) {
             x = ctx->free_side;
-            ctx->free_side = ctx->sides[x - 1].w.free.next;
+            ctx->free_side = ctx->sides[x - 1].w.vacant.next;
         } else {
             x = ++ctx->nsides;
             MGUARD_ASSERT(x <= ctx->capsides);
@@ -3447,8 +3447,8 @@ static void mguard__reg_free(mguard_ctx *ctx, uint32_t r, size_t i)
         mguard__side *sd = &ctx->sides[o->side - 1];
         if (o->flags & MGUARD__F_WLIST) mguard__free(ctx, sd->w.list.at);
         sd->cdeps = NULL;
-        sd->w.free.mark = MGUARD__SIDE_FREE;
-        sd->w.free.next = ctx->free_side;
+        sd->w.vacant.mark = MGUARD__SIDE_FREE;
+        sd->w.vacant.next = ctx->free_side;
         ctx->free_side = o->side;
         ctx->live_sides--;
     }

@@ -326,7 +326,7 @@ static void test_watcher_check_sees_each_broken_invariant(void **state)
     BROKEN_WHILE(ctx, si->w.one.user, (void *)&obj, "mguard_ctx_check: record %u: no inline watcher, but its fields are set", rec_of(ctx, &idle) - 1);
     BROKEN_WHILE(ctx, si->w.one.guard_serial, 7, "mguard_ctx_check: record %u: no inline watcher, but its fields are set", rec_of(ctx, &idle) - 1);
     BROKEN_WHILE(ctx, og->flags, og->flags | MGUARD__F_WLIST, "mguard_ctx_check: record %u: a watcher list without a side record", rg - 1);
-    BROKEN_WHILE(ctx, ctx->sides[ctx->free_side - 1].w.free.mark, zero, "mguard_ctx_check: side free list reaches a used record");
+    BROKEN_WHILE(ctx, ctx->sides[ctx->free_side - 1].w.vacant.mark, zero, "mguard_ctx_check: side free list reaches a used record");
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
