@@ -1582,11 +1582,11 @@ typedef struct mguard__kx {
 /* What the registry knows about one object, in three parts. Its slot in
    the context's index (table id 0) holds its serial (in the value: a ref's
    check reads that one slot) and its record's index + 1 (in pos). The
-   record (24 bytes on LP64) holds its generation tag and flags; the
-   side record (64 bytes, ctx->sides) holds what only some objects need: a
-   tracker's watchers (the first one inline) and mutation count, and the
-   guarded-cache nodes depending on the object. A record exists only for an
-   object that needs one (a ref or guard pinned its serial, a tracker, a tag,
+   record (24 bytes on LP64) holds its generation tag and flags; the side
+   record (ctx->sides, below) holds what only some objects need: a
+   tracker's mutation count and watchers, and the guarded-cache nodes
+   depending on the object. A record exists only for an object that needs
+   one (a ref or guard pinned its serial, a tracker, a tag,
    a class mark, a cache node): a key held by tables alone has none (its
    entries in the context's index are all the context knows of it). The
    index finds the record under table id 0 (mguard__kx below).
@@ -1599,7 +1599,8 @@ enum {
     MGUARD__F_PINNED = 1u,
     MGUARD__F_TRACKER = 2u,
     MGUARD__F_TAGGED = 4u,
-    MGUARD__F_CLASS_DYN = 8u
+    MGUARD__F_CLASS_DYN = 8u,
+    MGUARD__F_WLIST = 16u        /* the side record's watchers are a heap list */
 };
 typedef struct mguard__watcher {
     void *guard;
@@ -1613,23 +1614,34 @@ typedef struct mguard__obj {
     uint32_t flags;
     uint32_t side;               /* side record + 1, or 0; free: next free + 1 */
 } mguard__obj;
+/* A side record: a tracker's watchers, in registration order, in one of
+   two forms told apart by its record's F_WLIST (set on trackers only):
+   `one`, the only watcher inline (most trackers have one: no block), none
+   when one.fn is NULL (then all of `one` is zero); or `list`, n watchers in
+   a heap block with room for cap >= 1 (n may be 0: the block stays for
+   reuse until the record goes). The list's header fits in `one`, so the
+   union costs no more than the inline watcher. A free side record is
+   `vacant`: mark MGUARD__SIDE_FREE, next the next free one + 1.
+   40 bytes on LP64 (28 on i386). */
+typedef struct mguard__wlist {
+    mguard__watcher *at;
+    uint32_t n, cap;
+} mguard__wlist;
 typedef struct mguard__side {
     uint64_t mutations;          /* F_TRACKER: mutations counted */
-    mguard__watcher *watch;      /* the watcher list past one: capwatch of
-                                    them; NULL: the list is `one` */
-    uint32_t nwatch;             /* watchers in the list (WATCHERS); free:
-                                    MGUARD__SIDE_FREE */
-    uint32_t capwatch;           /* watch's capacity; free: the next free
-                                    side record + 1 */
-    mguard__watcher one;         /* the list while watch is NULL (most
-                                    objects have one watcher: no block) */
+    union {
+        mguard__watcher one;     /* !F_WLIST */
+        mguard__wlist list;      /* F_WLIST */
+        struct { uint32_t mark, next; } vacant;   /* a free side record */
+    } w;
 } mguard__side;
 #define MGUARD__SIDE_FREE 0xffffffffu
-/* A side record's watcher list, and its capacity. */
-#define MGUARD__WATCHERS(sd) ((sd)->watch ? (sd)->watch : &(sd)->one)
-#define MGUARD__WCAP(sd) ((sd)->watch ? (sd)->capwatch : 1u)
 /* o's side record, or NULL. */
 #define MGUARD__SIDE(ctx, o) ((o)->side ? &(ctx)->sides[(o)->side - 1] : (mguard__side *)NULL)
+/* Record o's watchers (side record sd): where they lie, how many, room. */
+#define MGUARD__WATCHERS(o, sd) (((o)->flags & MGUARD__F_WLIST) ? (sd)->w.list.at : &(sd)->w.one)
+#define MGUARD__NWATCH(o, sd) (((o)->flags & MGUARD__F_WLIST) ? (sd)->w.list.n : (uint32_t)((sd)->w.one.fn != NULL))
+#define MGUARD__WCAP(o, sd) (((o)->flags & MGUARD__F_WLIST) ? (sd)->w.list.cap : 1u)
 
 /* An invalidation in progress: the watchers it swapped out of a tracker,
    linked on the C stack so mguard_unwatch can cancel pending ones. */
@@ -3153,7 +3165,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     for (i = 0; i < ctx->nobjs; i++) {
         mguard__obj *o = &ctx->objs[i];
         if (!o->key) continue;
-        if (o->side) mguard__free(ctx, ctx->sides[o->side - 1].watch);
+        if (o->flags & MGUARD__F_WLIST) mguard__free(ctx, ctx->sides[o->side - 1].w.list.at);
     }
     mguard__free(ctx, ctx->objs);
     mguard__free(ctx, ctx->sides);
@@ -3268,12 +3280,22 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         MGUARD__CHECK(ctx, mguard__reg_find(ctx, o->key) == i + 1, "record %u (%p) not found by its key", i, o->key);
         MGUARD__CHECK(ctx, !mguard__obj_empty(ctx, o), "record %u (%p) is empty but kept", i, o->key);
         MGUARD__CHECK(ctx, !(o->flags & MGUARD__F_TRACKER) || o->side, "record %u: a tracker without a side record", i);
+        MGUARD__CHECK(ctx, !(o->flags & MGUARD__F_WLIST) || o->side, "record %u: a watcher list without a side record", i);
         if (o->side) {
             const mguard__side *sd;
             MGUARD__CHECK(ctx, o->side <= ctx->nsides, "record %u: side record out of range", i);
             sd = &ctx->sides[o->side - 1];
-            MGUARD__CHECK(ctx, sd->nwatch <= MGUARD__WCAP(sd), "record %u: watcher count over capacity", i);
-            MGUARD__CHECK(ctx, sd->nwatch == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
+            if (o->flags & MGUARD__F_WLIST) {
+                MGUARD__CHECK(ctx, (o->flags & MGUARD__F_TRACKER) && sd->w.list.at && sd->w.list.cap >= 1,
+                              "record %u: a watcher list without a tracker or block", i);
+                MGUARD__CHECK(ctx, sd->w.list.n <= sd->w.list.cap, "record %u: watcher count over capacity", i);
+            } else if (!sd->w.one.fn) {
+                MGUARD__CHECK(ctx, !sd->w.one.guard && !sd->w.one.guard_serial && !sd->w.one.user,
+                              "record %u: no inline watcher, but its fields are set", i);
+            } else {
+                MGUARD__CHECK(ctx, sd->w.one.guard != NULL, "record %u: an inline watcher without a guard", i);
+            }
+            MGUARD__CHECK(ctx, MGUARD__NWATCH(o, sd) == 0 || (o->flags & MGUARD__F_TRACKER), "record %u: watchers without a tracker", i);
             nside++;
         }
     }
@@ -3284,8 +3306,8 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
     }
     MGUARD__CHECK(ctx, nfree + live == ctx->nobjs, "records: %u live + %u free != %u", live, nfree, ctx->nobjs);
     MGUARD__CHECK(ctx, nside == ctx->live_sides, "side records: %u in use, %u counted", ctx->live_sides, nside);
-    for (f = ctx->free_side, nfree = 0; f; f = ctx->sides[f - 1].capwatch) {
-        MGUARD__CHECK(ctx, f <= ctx->nsides && ctx->sides[f - 1].nwatch == MGUARD__SIDE_FREE, "side free list reaches a used record");
+    for (f = ctx->free_side, nfree = 0; f; f = ctx->sides[f - 1].w.vacant.next) {
+        MGUARD__CHECK(ctx, f <= ctx->nsides && ctx->sides[f - 1].w.vacant.mark == MGUARD__SIDE_FREE, "side free list reaches a used record");
         MGUARD__CHECK(ctx, ++nfree <= ctx->nsides, "side free list has a cycle");
     }
     MGUARD__CHECK(ctx, nfree + nside == ctx->nsides, "side records: %u used + %u free != %u", nside, nfree, ctx->nsides);
@@ -3409,7 +3431,7 @@ static mguard__side *mguard__side_take(mguard_ctx *ctx, uint32_t r)
     if (!x) {
         if (ctx->free_side) {
             x = ctx->free_side;
-            ctx->free_side = ctx->sides[x - 1].capwatch;
+            ctx->free_side = ctx->sides[x - 1].w.vacant.next;
         } else {
             x = ++ctx->nsides;
             MGUARD_ASSERT(x <= ctx->capsides);
@@ -3431,10 +3453,9 @@ static void mguard__reg_free(mguard_ctx *ctx, uint32_t r, size_t i)
     mguard__kx_erase(&ctx->kx, i, mguard__hash64(o->key));
     if (o->side) {
         mguard__side *sd = &ctx->sides[o->side - 1];
-        mguard__free(ctx, sd->watch);
-        sd->watch = NULL;
-        sd->nwatch = MGUARD__SIDE_FREE;
-        sd->capwatch = ctx->free_side;
+        if (o->flags & MGUARD__F_WLIST) mguard__free(ctx, sd->w.list.at);
+        sd->w.vacant.mark = MGUARD__SIDE_FREE;
+        sd->w.vacant.next = ctx->free_side;
         ctx->free_side = o->side;
         ctx->live_sides--;
     }
@@ -3530,21 +3551,22 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 #define MGUARD__DEATH_STACK 512
 #define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
 
-/* Take side record sd's watchers out of it, for an event to fire: *w is
-   the heap list (the caller frees it), or `one` holding a copy of the
-   inline watcher; *nw how many. */
-static void mguard__take_watchers(mguard__side *sd, mguard__watcher **w, size_t *nw, mguard__watcher *one)
+/* Take record o's watchers out of its side record sd, for an event to
+   fire: *w is the heap list (the caller frees it), or `one` holding a copy
+   of the inline watcher; *nw how many. sd is left with none, inline. */
+static void mguard__take_watchers(mguard__obj *o, mguard__side *sd, mguard__watcher **w, size_t *nw,
+                                  mguard__watcher *one)
 {
-    *nw = sd->nwatch;
-    if (sd->watch) {
-        *w = sd->watch;
-        sd->watch = NULL;
-        sd->capwatch = 0;
+    if (o->flags & MGUARD__F_WLIST) {
+        *w = sd->w.list.at;
+        *nw = sd->w.list.n;
+        o->flags &= ~(uint32_t)MGUARD__F_WLIST;
     } else {
-        *one = sd->one;
+        *one = sd->w.one;
         *w = one;
+        *nw = one->fn != NULL;
     }
-    sd->nwatch = 0;
+    memset(&sd->w.one, 0, sizeof sd->w.one);
 }
 
 /* Phase 1 of a death, on obj's slots in the index (all on its probe): an
@@ -3610,7 +3632,7 @@ static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, size_t rslot,
     mguard__obj *o = &ctx->objs[r - 1];
     *w = NULL;
     *nw = 0;
-    if (o->side) mguard__take_watchers(&ctx->sides[o->side - 1], w, nw, one);
+    if (o->side) mguard__take_watchers(o, &ctx->sides[o->side - 1], w, nw, one);
     mguard__reg_free(ctx, r, rslot);
 }
 
@@ -4630,17 +4652,18 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj)
 #endif
 }
 
-/* Drop watchers whose guard is dead (keeps a never-mutated object's list
-   from growing with dead guards); amortized over mguard_watch. */
-static void mguard__prune_watchers(mguard_ctx *ctx, mguard__side *sd)
+/* Drop the watchers of heap list l whose guard is dead (keeps a
+   never-mutated object's list from growing with dead guards); amortized
+   over mguard_watch. */
+static void mguard__prune_watchers(mguard_ctx *ctx, mguard__wlist *l)
 {
-    mguard__watcher *ws = MGUARD__WATCHERS(sd);
+    mguard__watcher *ws = l->at;
     uint32_t i, n = 0;
-    for (i = 0; i < sd->nwatch; i++) {
+    for (i = 0; i < l->n; i++) {
         if (mguard__find_serial(ctx, ws[i].guard, ws[i].guard_serial))
             ws[n++] = ws[i];
     }
-    sd->nwatch = n;
+    l->n = n;
 }
 
 static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user)
@@ -4669,26 +4692,30 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     if (r) sd = MGUARD__SIDE(ctx, &ctx->objs[r - 1]);
     if (sd && g) {
         /* the same (obj, guard, fn) waiting already: EEXIST, nothing changed */
-        const mguard__watcher *ws = MGUARD__WATCHERS(sd);
-        uint32_t i;
-        for (i = 0; i < sd->nwatch; i++)
+        const mguard__watcher *ws = MGUARD__WATCHERS(&ctx->objs[r - 1], sd);
+        uint32_t i, nw = MGUARD__NWATCH(&ctx->objs[r - 1], sd);
+        for (i = 0; i < nw; i++)
             if (ws[i].guard == guard && ws[i].fn == fn && ws[i].guard_serial == gs) return MGUARD_EEXIST;
     }
-    if (sd && sd->nwatch == MGUARD__WCAP(sd)) {
+    if (sd && MGUARD__NWATCH(&ctx->objs[r - 1], sd) == MGUARD__WCAP(&ctx->objs[r - 1], sd)) {
         /* full: the inline watcher moves to a heap list, or the list grows */
-        if (sd->nwatch >= 8) mguard__prune_watchers(ctx, sd);
-        if (!sd->watch) {
+        if (!(ctx->objs[r - 1].flags & MGUARD__F_WLIST)) {
             mguard__watcher *list = (mguard__watcher *)mguard__alloc(ctx, 4 * sizeof *list);
             if (!list) {
                 mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
                 return MGUARD_ENOMEM;
             }
-            list[0] = sd->one;
-            sd->watch = list;
-            sd->capwatch = 4;
-        } else if (mguard__reserve(ctx, (void **)&sd->watch, &sd->capwatch, (size_t)sd->nwatch + 1, sizeof(mguard__watcher))) {
-            mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
-            return MGUARD_ENOMEM;
+            list[0] = sd->w.one;
+            sd->w.list.at = list;
+            sd->w.list.n = 1;
+            sd->w.list.cap = 4;
+            ctx->objs[r - 1].flags |= MGUARD__F_WLIST;
+        } else {
+            if (sd->w.list.n >= 8) mguard__prune_watchers(ctx, &sd->w.list);
+            if (mguard__reserve(ctx, (void **)&sd->w.list.at, &sd->w.list.cap, (size_t)sd->w.list.n + 1, sizeof(mguard__watcher))) {
+                mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
+                return MGUARD_ENOMEM;
+            }
         }
     }
     /* a new record for each of them (one if obj is the guard) */
@@ -4708,7 +4735,13 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     ctx->objs[r - 1].flags |= MGUARD__F_TRACKER;
     sd = mguard__side_take(ctx, r);
     {
-        mguard__watcher *nw = &MGUARD__WATCHERS(sd)[sd->nwatch++];
+        mguard__watcher *nw;
+        if (ctx->objs[r - 1].flags & MGUARD__F_WLIST) {
+            nw = &sd->w.list.at[sd->w.list.n++];
+        } else {
+            MGUARD_ASSERT(!sd->w.one.fn);   /* a full inline watcher moved to a list above */
+            nw = &sd->w.one;
+        }
         nw->guard = guard;
         nw->guard_serial = gs;
         nw->fn = fn;
@@ -4735,14 +4768,16 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     gserial = g ? mguard__serial_of(ctx, guard) : 0;
     r = mguard__reg_find(ctx, obj);
     if (r && ctx->objs[r - 1].side) {
-        mguard__side *sd = &ctx->sides[ctx->objs[r - 1].side - 1];
-        mguard__watcher *ws = MGUARD__WATCHERS(sd);
-        uint32_t i, n;
-        for (i = 0, n = 0; i < sd->nwatch; i++) {
+        const mguard__obj *o = &ctx->objs[r - 1];
+        mguard__side *sd = &ctx->sides[o->side - 1];
+        mguard__watcher *ws = MGUARD__WATCHERS(o, sd);
+        uint32_t i, n, nw = MGUARD__NWATCH(o, sd);
+        for (i = 0, n = 0; i < nw; i++) {
             if (ws[i].guard == guard) found += g && ws[i].guard_serial == gserial;
             else ws[n++] = ws[i];
         }
-        sd->nwatch = n;
+        if (o->flags & MGUARD__F_WLIST) sd->w.list.n = n;
+        else if (!n) memset(&sd->w.one, 0, sizeof sd->w.one);
     }
     for (f = ctx->firing; f; f = f->next) {
         size_t k;
@@ -4771,24 +4806,29 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
     if (ctx->ncslots || ctx->cjobs) mguard__cache_event(ctx, obj, attr, file, line, 0, &cq);
     sd = r && (ctx->objs[r - 1].flags & MGUARD__F_TRACKER) ? &ctx->sides[ctx->objs[r - 1].side - 1] : NULL;
     if (sd) sd->mutations++;
-    if (!sd || !sd->nwatch) {
+    if (!sd || !MGUARD__NWATCH(&ctx->objs[r - 1], sd)) {
         mguard__cache_finish(ctx, &cq);
         return;
     }
     /* Swap the list out: watchers added by
        the callbacks go to a fresh list and wait for the next mutation. */
-    mguard__take_watchers(sd, &w, &n, &one);
+    mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
     mguard__fire(ctx, obj, w, n, attr);
     if (w != &one) {
         /* Give the heap list back for reuse if the tracker still exists and
            got none meanwhile (the side records may have moved), with the
            inline watcher a callback may have added. */
+        mguard__obj *o;
         r = mguard__reg_find(ctx, obj);
-        sd = r ? MGUARD__SIDE(ctx, &ctx->objs[r - 1]) : NULL;
-        if (sd && !sd->watch) {
-            if (sd->nwatch) w[0] = sd->one;
-            sd->watch = w;
-            sd->capwatch = (uint32_t)n;  /* at least n, and n >= 1 */
+        o = r ? &ctx->objs[r - 1] : NULL;
+        sd = o && (o->flags & MGUARD__F_TRACKER) ? MGUARD__SIDE(ctx, o) : NULL;
+        if (sd && !(o->flags & MGUARD__F_WLIST)) {
+            uint32_t k = sd->w.one.fn != NULL;
+            if (k) w[0] = sd->w.one;
+            sd->w.list.at = w;
+            sd->w.list.n = k;
+            sd->w.list.cap = (uint32_t)n;  /* at least n, and n >= 1 */
+            o->flags |= MGUARD__F_WLIST;
         } else {
             mguard__free(ctx, w);
         }

@@ -61,11 +61,15 @@ static size_t mgt__watcher_count(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r, i;
     size_t n = 0;
+    const mguard__obj *o;
+    const mguard__side *sd;
     if (!mguard__ctx_ok(ctx, "mgt_watcher_count") || !obj) return 0;
     r = mguard__reg_find(ctx, obj);
     if (!r || !ctx->objs[r - 1].side) return 0;
-    for (i = 0; i < ctx->sides[ctx->objs[r - 1].side - 1].nwatch; i++) {
-        const mguard__watcher *w = &MGUARD__WATCHERS(&ctx->sides[ctx->objs[r - 1].side - 1])[i];
+    o = &ctx->objs[r - 1];
+    sd = &ctx->sides[o->side - 1];
+    for (i = 0; i < MGUARD__NWATCH(o, sd); i++) {
+        const mguard__watcher *w = &MGUARD__WATCHERS(o, sd)[i];
         if (mguard__find_serial(ctx, w->guard, w->guard_serial)) n++;
     }
     return n;

@@ -253,10 +253,10 @@ static void test_registry_check_sees_each_broken_invariant(void **state)
     BROKEN_WHILE(ctx, ctx->objs[f.rp - 1].flags, zero, "mguard_ctx_check: record %u (%p) is empty but kept", f.rp - 1, (void *)&cp);
     BROKEN_WHILE(ctx, o->side, zero, "mguard_ctx_check: record %u: a tracker without a side record", f.ro - 1);
     BROKEN_WHILE(ctx, o->side, two, "mguard_ctx_check: record %u: side record out of range", f.ro - 1);
-    /* one watcher, inline: capacity 1 */
-    assert_null(so->watch);
-    assert_int_equal(so->nwatch, 1);
-    BROKEN_WHILE(ctx, so->nwatch, two, "mguard_ctx_check: record %u: watcher count over capacity", f.ro - 1);
+    /* one watcher, inline */
+    assert_int_equal(o->flags & MGUARD__F_WLIST, 0);
+    assert_ptr_equal(so->w.one.guard, &cg);
+    BROKEN_WHILE(ctx, so->w.one.guard, NULL, "mguard_ctx_check: record %u: an inline watcher without a guard", f.ro - 1);
     BROKEN_WHILE(ctx, o->flags, o->flags & ~(uint32_t)MGUARD__F_TRACKER, "mguard_ctx_check: record %u: watchers without a tracker", f.ro - 1);
     BROKEN_WHILE(ctx, ctx->live_sides, two, "mguard_ctx_check: side records: 2 in use, 1 counted");
     BROKEN_WHILE(ctx, ctx->free_side, 1, "mguard_ctx_check: side free list reaches a used record");
@@ -278,6 +278,55 @@ static void test_registry_check_sees_each_broken_invariant(void **state)
     sp = mguard__kx_take(&ctx->kx, mguard__hash64(&cp));
     ctx->kx.slots[sp] = saved;
     ctx->live_objs++;
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* ---- a side record's watchers: inline (none or one), a heap list, free ---- */
+static void test_watcher_check_sees_each_broken_invariant(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int obj, idle, gone, g1, g2;
+    mguard__obj *o, *og, *oi;
+    mguard__side *sd, *si;
+    uint32_t zero = 0, five = 5, rg;
+    (void)state;
+    /* obj: two watchers, a heap list of 4 */
+    assert_int_equal(mguard_watch(ctx, &obj, &g1, nop_watch, NULL), MGUARD_OK);
+    assert_int_equal(mguard_watch(ctx, &obj, &g2, nop_watch, NULL), MGUARD_OK);
+    /* idle: its one watcher unwatched, inline and empty */
+    assert_int_equal(mguard_watch(ctx, &idle, &g1, nop_watch, NULL), MGUARD_OK);
+    assert_int_equal(mguard_unwatch(ctx, &idle, &g1), MGUARD_OK);
+    /* gone: its side record freed */
+    assert_int_equal(mguard_watch(ctx, &gone, &g1, nop_watch, NULL), MGUARD_OK);
+    mguard_on_destroy(ctx, &gone);
+    EXPECT_SOUND(ctx);
+    o = &ctx->objs[rec_of(ctx, &obj) - 1];
+    oi = &ctx->objs[rec_of(ctx, &idle) - 1];
+    rg = rec_of(ctx, &g1);
+    og = &ctx->objs[rg - 1];
+    sd = &ctx->sides[o->side - 1];
+    si = &ctx->sides[oi->side - 1];
+    assert_int_equal(o->flags & MGUARD__F_WLIST, MGUARD__F_WLIST);
+    assert_int_equal(sd->w.list.n, 2);
+    assert_int_equal(sd->w.list.cap, 4);
+    assert_ptr_equal(sd->w.list.at[0].guard, &g1);
+    assert_ptr_equal(sd->w.list.at[1].guard, &g2);
+    assert_int_equal(oi->flags & MGUARD__F_WLIST, 0);
+    assert_null(si->w.one.fn);
+    assert_int_equal(og->side, 0);
+    assert_int_equal(ctx->live_sides, 2);
+    assert_int_equal(ctx->nsides, 3);
+    assert_int_not_equal(ctx->free_side, 0);
+    BROKEN_WHILE(ctx, sd->w.list.n, five, "mguard_ctx_check: record %u: watcher count over capacity", rec_of(ctx, &obj) - 1);
+    BROKEN_WHILE(ctx, sd->w.list.at, NULL, "mguard_ctx_check: record %u: a watcher list without a tracker or block", rec_of(ctx, &obj) - 1);
+    BROKEN_WHILE(ctx, sd->w.list.cap, zero, "mguard_ctx_check: record %u: a watcher list without a tracker or block", rec_of(ctx, &obj) - 1);
+    BROKEN_WHILE(ctx, o->flags, (o->flags & ~(uint32_t)MGUARD__F_TRACKER) | MGUARD__F_PINNED, "mguard_ctx_check: record %u: a watcher list without a tracker or block",
+                 rec_of(ctx, &obj) - 1);
+    BROKEN_WHILE(ctx, si->w.one.user, (void *)&obj, "mguard_ctx_check: record %u: no inline watcher, but its fields are set", rec_of(ctx, &idle) - 1);
+    BROKEN_WHILE(ctx, si->w.one.guard_serial, 7, "mguard_ctx_check: record %u: no inline watcher, but its fields are set", rec_of(ctx, &idle) - 1);
+    BROKEN_WHILE(ctx, og->flags, og->flags | MGUARD__F_WLIST, "mguard_ctx_check: record %u: a watcher list without a side record", rg - 1);
+    BROKEN_WHILE(ctx, ctx->sides[ctx->free_side - 1].w.vacant.mark, zero, "mguard_ctx_check: side free list reaches a used record");
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -1049,6 +1098,7 @@ int main(void)
         cmocka_unit_test(test_index_check_sees_each_broken_invariant),
         cmocka_unit_test(test_context_index_check_sees_each_broken_invariant),
         cmocka_unit_test(test_registry_check_sees_each_broken_invariant),
+        cmocka_unit_test(test_watcher_check_sees_each_broken_invariant),
         cmocka_unit_test(test_interned_string_check_sees_each_broken_invariant),
         cmocka_unit_test(test_table_check_sees_each_broken_invariant),
         cmocka_unit_test(test_a_storm_of_drops_leaves_only_the_reasons_slots),

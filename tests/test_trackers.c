@@ -523,6 +523,47 @@ static void test_unwatch_ignores_watchers_of_a_destroyed_guard(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A callback destroys the object and a cache makes a new record at its
+   address (a cache key, no tracker): the swapped-out heap list goes back
+   to no one (freed), the new life has no watchers, and the check holds. */
+static mguard_ctx *reborn_ctx;
+static mguard_cache *reborn_cache;
+static void reborn(void *guard, const void *obj, const char *attr, void *user)
+{
+    long v = 7;
+    mguard_on_destroy(reborn_ctx, obj);
+    assert_int_equal(mguard_cache_set(reborn_cache, MGUARD_CACHE_KEYS(obj), &v, 0), MGUARD_OK);
+    record(guard, obj, attr, user);
+}
+
+static void test_heap_list_not_given_to_a_new_life_without_a_tracker(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache_desc cd;
+    static int obj, g1, g2;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    reborn_ctx = ctx;
+    reborn_cache = mguard_cache_create(ctx, &cd);
+    assert_non_null(reborn_cache);
+    assert_int_equal(mguard_watch(ctx, &obj, &g1, reborn, NULL), MGUARD_OK);
+    assert_int_equal(mguard_watch(ctx, &obj, &g2, record, NULL), MGUARD_OK);   /* a heap list */
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(ncalls, 2);
+    assert_ptr_equal(calls[0].guard, &g1);
+    assert_ptr_equal(calls[1].guard, &g2);
+    assert_ctx_ok(ctx);
+    assert_true(mguard_cache_contains(reborn_cache, MGUARD_CACHE_KEYS(&obj)));
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 0);
+    assert_int_equal(mguard_mutation_count(ctx, &obj), 0);
+    mguard_on_mutation(ctx, &obj, "b");   /* drops the entry, calls no one */
+    assert_int_equal(ncalls, 2);
+    assert_false(mguard_cache_contains(reborn_cache, MGUARD_CACHE_KEYS(&obj)));
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup(fn, reset)
@@ -544,6 +585,7 @@ int main(void)
         T(test_many_dead_guards_are_pruned),
         T(test_watch_bad_input),
         T(test_watch_out_of_memory_changes_nothing),
+        T(test_heap_list_not_given_to_a_new_life_without_a_tracker),
         cmocka_unit_test(test_unwatch_without_a_watch_is_not_found),
         cmocka_unit_test(test_empty_and_very_long_attr_names_pass_through),
         cmocka_unit_test(test_mutating_an_unwatched_object_changes_nothing),
