@@ -261,6 +261,7 @@ typedef struct plan_env {
     const void *dep;           /* declared by compute, whole object */
     const void *dep_attr_obj;  /* declared with attr "w" */
     const void *mutate;        /* mutated by compute after declaring */
+    const char *mutate_attr;   /* the attribute it names (NULL: "w") */
     const void *destroy;       /* destroyed by compute */
     int nest;                  /* compute the same key again, once */
     int destroy_cache;
@@ -284,7 +285,7 @@ static mguard_status compute(mguard_cache_job *job, const void *const *keys, siz
     if (e->mutate) {
         const void *m = e->mutate;
         e->mutate = NULL;   /* once */
-        mguard_on_mutation(e->ctx, m, "w");
+        mguard_on_mutation(e->ctx, m, e->mutate_attr ? e->mutate_attr : "w");
     }
     if (e->destroy) mguard_on_destroy(e->ctx, e->destroy);
     if (e->nest) {
@@ -366,6 +367,33 @@ static void test_dependencies_declared_by_compute_invalidate(void **state)
     assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
     assert_int_equal(d.calls, 2);
     assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by its reasons */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* A compute that declared (s, "w") is not spoiled by a mutation of another
+   attribute of s while it runs: the value is stored. */
+static void test_another_attribute_mutated_during_compute_keeps_the_value(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    plan_env e;
+    static int key;
+    static shape s;
+    mguard_status st;
+    long *p;
+    (void)state;
+    env_init(&e, ctx, c);
+    e.dep_attr_obj = &s;
+    e.mutate = &s;
+    e.mutate_attr = "x";
+    p = (long *)mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st);
+    assert_int_equal(st, MGUARD_OK);
+    assert_non_null(p);
+    assert_int_equal(*p, 100);
+    assert_int_equal(mguard_cache_count(c), 1);
+    mguard_on_mutation(ctx, &s, "w");
+    assert_int_equal(mguard_cache_count(c), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -2262,6 +2290,7 @@ int main(void)
         cmocka_unit_test(test_get_or_compute_computes_once_then_hits),
         cmocka_unit_test(test_dependencies_declared_by_compute_invalidate),
         cmocka_unit_test(test_a_dependency_mutated_during_compute_keeps_the_value_out),
+        cmocka_unit_test(test_another_attribute_mutated_during_compute_keeps_the_value),
         cmocka_unit_test(test_a_parked_value_survives_hits_and_goes_at_the_next_miss),
         cmocka_unit_test(test_on_a_thread_safe_context_compute_calls_in_without_the_lock),
         cmocka_unit_test(test_a_key_destroyed_during_compute_keeps_the_value_out),
