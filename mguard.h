@@ -1882,7 +1882,8 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 /* Every public function that touches a context, with the expression that
    finds its context (NULL: a handle the implementation will refuse).
    X: returns a value; V: returns nothing; Q: returns a value, and never
-   logs nor calls out (a read that may stay a tail call). Not listed: the
+   logs nor calls out when MGUARD__PLAIN_<name> holds (a read that may
+   stay a tail call). Not listed: the
    functions that touch no context (mguard_status_str, mguard_ref_is_null,
    mguard_dyn_normalize_name, mguard_ledger_kind_str, the diff result's
    readers), mguard_ctx_create and mguard_ctx_is_thread_safe (no shared
@@ -1908,7 +1909,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, weak_set_ptr, (mguard_weak *t, const void *key, void *value), (t, key, value), mguard__ctx_of_weak(t)) \
     X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
-    X(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__ctx_of_ctx(ctx)) \
+    Q(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__ctx_of_ctx(ctx)) \
     X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, watch, (mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user), (ctx, obj, guard, fn, user), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__ctx_of_ctx(ctx)) \
@@ -2382,6 +2383,13 @@ static size_t mguard__kx_bit(uint64_t m)
 #else
 #define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)
 #endif
+/* The same for a ref read in a default context: a live context of one
+   thread, and a ref of that context (the read then logs nothing). */
+#ifndef MGUARD_DEBUG
+#define MGUARD__PLAIN_REF(ctx, ref) ((ctx) && (ctx)->magic == MGUARD__MAGIC_CTX && (ref).ctx_ == (ctx)->id)
+#else
+#define MGUARD__PLAIN_REF(ctx, ref) ((void)(ctx), (void)(ref), 0)
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define MGUARD__HOT __attribute__((always_inline)) inline
@@ -2441,13 +2449,21 @@ static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const v
     return NULL;
 }
 
+/* The probe of (key, tid) past its first group: out of line, so that the
+   callers of mguard__kx_get keep only the first group inline (and need no
+   saved registers for the rest). */
+static MGUARD__NOINLINE mguard__kslot *mguard__kx_find_rest(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h)
+{
+    return mguard__kx_probe(kx, key, tid, h, NULL, MGUARD__KX_GROUP);
+}
+
 /* The slot of (key, tid), or NULL (mguard__kx_find, its first group inline). */
 static MGUARD__HOT mguard__kslot *mguard__kx_get(const mguard__kx *kx, const void *key, uint32_t tid)
 {
     uint64_t h = mguard__hash64(key);
     bool more;
     mguard__kslot *s = mguard__kx_first(kx, key, tid, h, &more);
-    return s || !more ? s : mguard__kx_probe(kx, key, tid, h, NULL, MGUARD__KX_GROUP);
+    return s || !more ? s : mguard__kx_find_rest(kx, key, tid, h);
 }
 
 /* The slots of a group that lie in one cache line: a group's 8 slots of 24
@@ -4505,20 +4521,38 @@ static mguard_ref mguard__ref_make(mguard_ctx *ctx, const void *obj)
 }
 
 /* The record of a live object whose serial is `serial`, or 0: one slot. */
-static uint32_t mguard__find_serial(const mguard_ctx *ctx, const void *obj, uint64_t serial)
+static MGUARD__HOT uint32_t mguard__find_serial(const mguard_ctx *ctx, const void *obj, uint64_t serial)
 {
     const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
     return s && s->v.u == serial ? s->pos : 0;
 }
 
-static void *mguard__ref_get(const mguard_ctx *ctx, mguard_ref ref)
+/* mguard_ref_get's rare answers, out of line so that the read stays small
+   enough to inline into a caller's loop: a ref of another context
+   (logged), and a probe that goes on past its first group. */
+static MGUARD__NOINLINE void *mguard__ref_foreign(const mguard_ctx *ctx)
 {
+    mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
+    return NULL;
+}
+static MGUARD__NOINLINE void *mguard__ref_get_rest(const mguard_ctx *ctx, mguard_ref ref, uint64_t h)
+{
+    const mguard__kslot *s = mguard__kx_find_rest(&ctx->kx, ref.obj_, 0, h);
+    return s && s->v.u == ref.serial_ ? mguard__unconst(ref.obj_) : NULL;
+}
+
+/* The ref's object if its slot (table id 0) holds the ref's serial. */
+static MGUARD__HOT void *mguard__ref_get(const mguard_ctx *ctx, mguard_ref ref)
+{
+    const mguard__kslot *s;
+    uint64_t h;
+    bool more;
     if (!mguard__ctx_ok(ctx, "mguard_ref_get") || !ref.serial_) return NULL;
-    if (ref.ctx_ != ctx->id) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
-        return NULL;
-    }
-    return mguard__find_serial(ctx, ref.obj_, ref.serial_) ? mguard__unconst(ref.obj_) : NULL;
+    if (ref.ctx_ != ctx->id) return mguard__ref_foreign(ctx);
+    h = mguard__hash64(ref.obj_);
+    s = mguard__kx_first(&ctx->kx, ref.obj_, 0, h, &more);
+    if (s) return s->v.u == ref.serial_ ? mguard__unconst(ref.obj_) : NULL;
+    return more ? mguard__ref_get_rest(ctx, ref, h) : NULL;
 }
 
 bool mguard_ref_is_null(mguard_ref ref) { return ref.serial_ == 0; }
@@ -11702,10 +11736,14 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
         if (c_ && c_->logq.n) mguard__log_flush(c_); \
     }
 /* Q: the hottest reads, which never log nor call out (no line to hand
-   over), all of a weak table t: a table of a default context (its magic
-   says so) goes straight to the body; anything else (a thread-safe
-   context's table, or not a live table, which the body refuses) out of
-   line. */
+   over) when MGUARD__PLAIN_<name> holds: a table of a default context
+   (its magic says so), or a ref of one, goes straight to the body;
+   anything else (a thread-safe context, a ref of another context, or not
+   a live handle, which the body refuses) out of line. */
+#define MGUARD__PLAIN_weak_get(t, key) MGUARD__PLAIN_WEAK(t)
+#define MGUARD__PLAIN_weak_contains(t, key) MGUARD__PLAIN_WEAK(t)
+#define MGUARD__PLAIN_weak_count(t) MGUARD__PLAIN_WEAK(t)
+#define MGUARD__PLAIN_ref_get(ctx, ref) MGUARD__PLAIN_REF(ctx, ref)
 /* In the file that compiles the implementation, the hottest reads may be
    inlined into their callers (C only: a C++ inline function need not be
    emitted for the program's other files). Elsewhere they are calls. */
@@ -11741,12 +11779,15 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
     static MGUARD__NOINLINE ret mguard__other_##name params \
     { \
         mguard_ctx *c_ = ctxof; \
+        ret r_; \
         if (c_ && c_->lk) return mguard__locked_##name args; \
-        return mguard__##name args; \
+        r_ = mguard__##name args; \
+        if (c_ && c_->logq.n) mguard__log_flush(c_); \
+        return r_; \
     } \
     MGUARD__INLINE_API ret mguard_##name params \
     { \
-        if (MGUARD__PLAIN_WEAK(t)) return mguard__##name args; \
+        if (MGUARD__PLAIN_##name args) return mguard__##name args; \
         return mguard__other_##name args; \
     }
 MGUARD__API(MGUARD__PUBLIC_X, MGUARD__PUBLIC_V, MGUARD__PUBLIC_Q, MGUARD__PUBLIC_W)
