@@ -3350,17 +3350,33 @@ static uint64_t mguard__serial_of(const mguard_ctx *ctx, const void *obj)
     return s ? s->v.u : 0;
 }
 
-/* obj's record index + 1 and (if serial) its serial, or 0 and *known:
-   whether a table holds obj (the probe of a miss tells). */
-static uint32_t mguard__reg_look(const mguard_ctx *ctx, const void *obj, bool *known, uint64_t *serial)
+/* mguard__reg_look past the first group of the probe (more: it goes on). */
+static MGUARD__NOINLINE uint32_t mguard__reg_look_rest(const mguard_ctx *ctx, const void *obj, uint64_t h, bool more,
+                                                       bool *known, uint64_t *serial)
 {
-    const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
+    const mguard__kslot *s = more ? mguard__kx_find_rest(&ctx->kx, obj, 0, h) : NULL;
     if (s) {
         if (serial) *serial = s->v.u;
         return s->pos;
     }
-    (void)mguard__kx_find(&ctx->kx, obj, 0, mguard__hash64(obj), known);
+    (void)mguard__kx_find(&ctx->kx, obj, 0, h, known);
     return 0;
+}
+
+/* obj's record index + 1 and (if serial) its serial, or 0 and *known:
+   whether a table holds obj (the probe of a miss tells). A hit in the
+   first group of the probe (the common case: a watch, a ref of an object
+   that has a record) inline, the rest out of line. */
+static MGUARD__HOT uint32_t mguard__reg_look(const mguard_ctx *ctx, const void *obj, bool *known, uint64_t *serial)
+{
+    uint64_t h = mguard__hash64(obj);
+    bool more;
+    const mguard__kslot *s = mguard__kx_first(&ctx->kx, obj, 0, h, &more);
+    if (s) {
+        if (serial) *serial = s->v.u;
+        return s->pos;
+    }
+    return mguard__reg_look_rest(ctx, obj, h, more, known, serial);
 }
 
 /* Create the record of obj, known to have none (known: a table holds obj);
