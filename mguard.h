@@ -1562,6 +1562,8 @@ typedef struct mguard__kx {
     size_t mask;                  /* cap - 1; cap is 0 or a power of two >= 8 */
     size_t used;                  /* full and pending slots */
     size_t growth_left;           /* empty slots that may still be taken */
+    size_t sparse;                /* reservations in a row that found it a
+                                     ninth full or less (mguard__kx_reserve) */
 } mguard__kx;
 
 /* What the registry knows about one object, in three parts. Its slot in
@@ -2540,6 +2542,7 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
     nk.mask = ncap - 1;
     nk.used = 0;
     nk.growth_left = MGUARD__KX_MAXLOAD(ncap);
+    nk.sparse = 0;
     for (i = 0; i < cap; i++) {
         if (kx->ctrl[i] < MGUARD__KX_EMPTY || kx->ctrl[i] == MGUARD__KX_PENDING) {
             const mguard__kslot *s = &kx->slots[i];
@@ -2557,13 +2560,21 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
 /* Room for n more slots: a rehash into a table twice as large when the
    EMPTY slots run short. A table far below its size (a ninth full, after a
    storm of deaths) goes to one about 7/16 full, so a context holds memory
-   in proportion to what it knows (issue 23); out of memory, it stays. */
+   in proportion to what it knows (issue 23); out of memory, it stays. It
+   goes there once cap / 8 reservations in a row have found it so, not at
+   the first: a context whose tables are emptied and filled again (a table
+   destroyed, a new one filled with as many keys) would otherwise shrink
+   at the first key of each refill and grow back through every size (a
+   ninth of the slots are taken before the run can end, fewer than cap / 8).
+   The wait costs O(1) per reservation, as the shrink it defers. */
 static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 {
     mguard__kx *kx = &ctx->kx;
     size_t cap = MGUARD__KX_CAP(kx), need = kx->used + n, ncap;
     if (kx->growth_left >= n) {
+        if (need * 9 > cap) kx->sparse = 0;   /* the run of sparse reservations ends */
         if (cap <= 64 || need * 9 > cap) return MGUARD_OK;
+        if (++kx->sparse < cap / 8) return MGUARD_OK;
         for (ncap = 8; need * 16 > ncap * 7; ncap *= 2) {}
         (void)mguard__kx_rehash(ctx, ncap);
         return MGUARD_OK;
