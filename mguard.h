@@ -2451,9 +2451,9 @@ static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const v
     return NULL;
 }
 
-/* The probe of (key, tid) past its first group: out of line, so that the
-   callers of mguard__kx_get keep only the first group inline (and need no
-   saved registers for the rest). */
+/* The probe of (key, tid) past its first group, out of line: for the
+   reads that keep only the first group inline (a ref's check, a registry
+   look-up), so that they need no saved registers for the rest. */
 static MGUARD__NOINLINE mguard__kslot *mguard__kx_find_rest(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h)
 {
     return mguard__kx_probe(kx, key, tid, h, NULL, MGUARD__KX_GROUP);
@@ -2465,7 +2465,7 @@ static MGUARD__HOT mguard__kslot *mguard__kx_get(const mguard__kx *kx, const voi
     uint64_t h = mguard__hash64(key);
     bool more;
     mguard__kslot *s = mguard__kx_first(kx, key, tid, h, &more);
-    return s || !more ? s : mguard__kx_find_rest(kx, key, tid, h);
+    return s || !more ? s : mguard__kx_probe(kx, key, tid, h, NULL, MGUARD__KX_GROUP);
 }
 
 /* The slots of a group that lie in one cache line: a group's 8 slots of 24
