@@ -1577,6 +1577,8 @@ typedef struct mguard__kx {
     size_t mask;                  /* cap - 1; cap is 0 or a power of two >= 8 */
     size_t used;                  /* full and pending slots */
     size_t growth_left;           /* empty slots that may still be taken */
+    size_t sparse;                /* reservations in a row that found it a
+                                     ninth full or less (mguard__kx_reserve) */
 } mguard__kx;
 
 /* What the registry knows about one object, in three parts. Its slot in
@@ -1907,7 +1909,8 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 /* Every public function that touches a context, with the expression that
    finds its context (NULL: a handle the implementation will refuse).
    X: returns a value; V: returns nothing; Q: returns a value, and never
-   logs nor calls out (a read that may stay a tail call). Not listed: the
+   logs nor calls out when MGUARD__PLAIN_<name> holds (a read that may
+   stay a tail call). Not listed: the
    functions that touch no context (mguard_status_str, mguard_ref_is_null,
    mguard_dyn_normalize_name, mguard_ledger_kind_str, the diff result's
    readers), mguard_ctx_create and mguard_ctx_is_thread_safe (no shared
@@ -1933,7 +1936,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, weak_set_ptr, (mguard_weak *t, const void *key, void *value), (t, key, value), mguard__ctx_of_weak(t)) \
     X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
-    X(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__ctx_of_ctx(ctx)) \
+    Q(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__ctx_of_ctx(ctx)) \
     X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, watch, (mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user), (ctx, obj, guard, fn, user), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__ctx_of_ctx(ctx)) \
@@ -2407,6 +2410,13 @@ static size_t mguard__kx_bit(uint64_t m)
 #else
 #define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)
 #endif
+/* The same for a ref read in a default context: a live context of one
+   thread, and a ref of that context (the read then logs nothing). */
+#ifndef MGUARD_DEBUG
+#define MGUARD__PLAIN_REF(ctx, ref) ((ctx) && (ctx)->magic == MGUARD__MAGIC_CTX && (ref).ctx_ == (ctx)->id)
+#else
+#define MGUARD__PLAIN_REF(ctx, ref) ((void)(ctx), (void)(ref), 0)
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define MGUARD__HOT __attribute__((always_inline)) inline
@@ -2464,6 +2474,14 @@ static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const v
     }
     *more = MGUARD__KX_ON(kx, pos);
     return NULL;
+}
+
+/* The probe of (key, tid) past its first group, out of line: for the
+   reads that keep only the first group inline (a ref's check, a registry
+   look-up), so that they need no saved registers for the rest. */
+static MGUARD__NOINLINE mguard__kslot *mguard__kx_find_rest(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h)
+{
+    return mguard__kx_probe(kx, key, tid, h, NULL, MGUARD__KX_GROUP);
 }
 
 /* The slot of (key, tid), or NULL (mguard__kx_find, its first group inline). */
@@ -2549,6 +2567,7 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
     nk.mask = ncap - 1;
     nk.used = 0;
     nk.growth_left = MGUARD__KX_MAXLOAD(ncap);
+    nk.sparse = 0;
     for (i = 0; i < cap; i++) {
         if (kx->ctrl[i] < MGUARD__KX_EMPTY || kx->ctrl[i] == MGUARD__KX_PENDING) {
             const mguard__kslot *s = &kx->slots[i];
@@ -2566,13 +2585,21 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
 /* Room for n more slots: a rehash into a table twice as large when the
    EMPTY slots run short. A table far below its size (a ninth full, after a
    storm of deaths) goes to one about 7/16 full, so a context holds memory
-   in proportion to what it knows (issue 23); out of memory, it stays. */
+   in proportion to what it knows (issue 23); out of memory, it stays. It
+   goes there once cap / 8 reservations in a row have found it so, not at
+   the first: a context whose tables are emptied and filled again (a table
+   destroyed, a new one filled with as many keys) would otherwise shrink
+   at the first key of each refill and grow back through every size (a
+   ninth of the slots are taken before the run can end, fewer than cap / 8).
+   The wait costs O(1) per reservation, as the shrink it defers. */
 static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 {
     mguard__kx *kx = &ctx->kx;
     size_t cap = MGUARD__KX_CAP(kx), need = kx->used + n, ncap;
     if (kx->growth_left >= n) {
+        if (need * 9 > cap) kx->sparse = 0;   /* the run of sparse reservations ends */
         if (cap <= 64 || need * 9 > cap) return MGUARD_OK;
+        if (++kx->sparse < cap / 8) return MGUARD_OK;
         for (ncap = 8; need * 16 > ncap * 7; ncap *= 2) {}
         (void)mguard__kx_rehash(ctx, ncap);
         return MGUARD_OK;
@@ -3373,17 +3400,33 @@ static uint64_t mguard__serial_of(const mguard_ctx *ctx, const void *obj)
     return s ? s->v.u : 0;
 }
 
-/* obj's record index + 1 and (if serial) its serial, or 0 and *known:
-   whether a table holds obj (the probe of a miss tells). */
-static uint32_t mguard__reg_look(const mguard_ctx *ctx, const void *obj, bool *known, uint64_t *serial)
+/* mguard__reg_look past the first group of the probe (more: it goes on). */
+static MGUARD__NOINLINE uint32_t mguard__reg_look_rest(const mguard_ctx *ctx, const void *obj, uint64_t h, bool more,
+                                                       bool *known, uint64_t *serial)
 {
-    const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
+    const mguard__kslot *s = more ? mguard__kx_find_rest(&ctx->kx, obj, 0, h) : NULL;
     if (s) {
         if (serial) *serial = s->v.u;
         return s->pos;
     }
-    (void)mguard__kx_find(&ctx->kx, obj, 0, mguard__hash64(obj), known);
+    (void)mguard__kx_find(&ctx->kx, obj, 0, h, known);
     return 0;
+}
+
+/* obj's record index + 1 and (if serial) its serial, or 0 and *known:
+   whether a table holds obj (the probe of a miss tells). A hit in the
+   first group of the probe (the common case: a watch, a ref of an object
+   that has a record) inline, the rest out of line. */
+static MGUARD__HOT uint32_t mguard__reg_look(const mguard_ctx *ctx, const void *obj, bool *known, uint64_t *serial)
+{
+    uint64_t h = mguard__hash64(obj);
+    bool more;
+    const mguard__kslot *s = mguard__kx_first(&ctx->kx, obj, 0, h, &more);
+    if (s) {
+        if (serial) *serial = s->v.u;
+        return s->pos;
+    }
+    return mguard__reg_look_rest(ctx, obj, h, more, known, serial);
 }
 
 /* Create the record of obj, known to have none (known: a table holds obj);
@@ -4536,20 +4579,38 @@ static mguard_ref mguard__ref_make(mguard_ctx *ctx, const void *obj)
 }
 
 /* The record of a live object whose serial is `serial`, or 0: one slot. */
-static uint32_t mguard__find_serial(const mguard_ctx *ctx, const void *obj, uint64_t serial)
+static MGUARD__HOT uint32_t mguard__find_serial(const mguard_ctx *ctx, const void *obj, uint64_t serial)
 {
     const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
     return s && s->v.u == serial ? s->pos : 0;
 }
 
-static void *mguard__ref_get(const mguard_ctx *ctx, mguard_ref ref)
+/* mguard_ref_get's rare answers, out of line so that the read stays small
+   enough to inline into a caller's loop: a ref of another context
+   (logged), and a probe that goes on past its first group. */
+static MGUARD__NOINLINE void *mguard__ref_foreign(const mguard_ctx *ctx)
 {
+    mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
+    return NULL;
+}
+static MGUARD__NOINLINE void *mguard__ref_get_rest(const mguard_ctx *ctx, mguard_ref ref, uint64_t h)
+{
+    const mguard__kslot *s = mguard__kx_find_rest(&ctx->kx, ref.obj_, 0, h);
+    return s && s->v.u == ref.serial_ ? mguard__unconst(ref.obj_) : NULL;
+}
+
+/* The ref's object if its slot (table id 0) holds the ref's serial. */
+static MGUARD__HOT void *mguard__ref_get(const mguard_ctx *ctx, mguard_ref ref)
+{
+    const mguard__kslot *s;
+    uint64_t h;
+    bool more;
     if (!mguard__ctx_ok(ctx, "mguard_ref_get") || !ref.serial_) return NULL;
-    if (ref.ctx_ != ctx->id) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
-        return NULL;
-    }
-    return mguard__find_serial(ctx, ref.obj_, ref.serial_) ? mguard__unconst(ref.obj_) : NULL;
+    if (ref.ctx_ != ctx->id) return mguard__ref_foreign(ctx);
+    h = mguard__hash64(ref.obj_);
+    s = mguard__kx_first(&ctx->kx, ref.obj_, 0, h, &more);
+    if (s) return s->v.u == ref.serial_ ? mguard__unconst(ref.obj_) : NULL;
+    return more ? mguard__ref_get_rest(ctx, ref, h) : NULL;
 }
 
 bool mguard_ref_is_null(mguard_ref ref) { return ref.serial_ == 0; }
@@ -11848,10 +11909,14 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
         if (c_ && c_->logq.n) mguard__log_flush(c_); \
     }
 /* Q: the hottest reads, which never log nor call out (no line to hand
-   over), all of a weak table t: a table of a default context (its magic
-   says so) goes straight to the body; anything else (a thread-safe
-   context's table, or not a live table, which the body refuses) out of
-   line. */
+   over) when MGUARD__PLAIN_<name> holds: a table of a default context
+   (its magic says so), or a ref of one, goes straight to the body;
+   anything else (a thread-safe context, a ref of another context, or not
+   a live handle, which the body refuses) out of line. */
+#define MGUARD__PLAIN_weak_get(t, key) MGUARD__PLAIN_WEAK(t)
+#define MGUARD__PLAIN_weak_contains(t, key) MGUARD__PLAIN_WEAK(t)
+#define MGUARD__PLAIN_weak_count(t) MGUARD__PLAIN_WEAK(t)
+#define MGUARD__PLAIN_ref_get(ctx, ref) MGUARD__PLAIN_REF(ctx, ref)
 /* In the file that compiles the implementation, the hottest reads may be
    inlined into their callers (C only: a C++ inline function need not be
    emitted for the program's other files). Elsewhere they are calls. */
@@ -11887,12 +11952,15 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
     static MGUARD__NOINLINE ret mguard__other_##name params \
     { \
         mguard_ctx *c_ = ctxof; \
+        ret r_; \
         if (c_ && c_->lk) return mguard__locked_##name args; \
-        return mguard__##name args; \
+        r_ = mguard__##name args; \
+        if (c_ && c_->logq.n) mguard__log_flush(c_); \
+        return r_; \
     } \
     MGUARD__INLINE_API ret mguard_##name params \
     { \
-        if (MGUARD__PLAIN_WEAK(t)) return mguard__##name args; \
+        if (MGUARD__PLAIN_##name args) return mguard__##name args; \
         return mguard__other_##name args; \
     }
 MGUARD__API(MGUARD__PUBLIC_X, MGUARD__PUBLIC_V, MGUARD__PUBLIC_Q, MGUARD__PUBLIC_W)

@@ -548,10 +548,12 @@ static void test_index_overflow_count_sticks_at_255(void **state)
 }
 
 /* The index doubles when its EMPTY slots that may be taken run out (it
-   may be 7/8 full), and an insertion into one of over 64 slots a ninth
-   full or less (counting the new key) makes it the smallest power of two
-   it fills to 7/16 at most: a context holds memory in proportion to what
-   it knows. */
+   may be 7/8 full). An index of over 64 slots that cap / 8 reservations
+   in a row found a ninth full or less (counting the new key) becomes the
+   smallest power of two it fills to 7/16 at most: a context holds memory
+   in proportion to what it knows, and one whose tables are emptied and
+   filled again does not shrink at the first key of each refill. */
+#define KX_REMOVE(t, i) assert_int_equal(mguard_weak_remove((t), &kx_pool[i]), MGUARD_OK)
 static void test_index_grows_when_full_and_shrinks_on_insert_when_mostly_empty(void **state)
 {
     mguard_ctx *ctx = new_ctx();
@@ -567,23 +569,47 @@ static void test_index_grows_when_full_and_shrinks_on_insert_when_mostly_empty(v
     assert_int_equal(kx->growth_left, 112 - 57);
     for (i = 57; i < 113; i++) setl(t, &kx_pool[i], i);
     assert_int_equal(kx->mask, 255);
-    /* 28 keys left: the 29th (29 * 9 > 256) leaves it as it is */
-    for (i = 28; i < 113; i++) assert_int_equal(mguard_weak_remove(t, &kx_pool[i]), MGUARD_OK);
+    for (i = 28; i < 113; i++) KX_REMOVE(t, i);
     assert_int_equal(kx->mask, 255);            /* a removal never resizes */
+    /* 28 keys left: a 29th (29 * 9 > 256) is no sparse reservation,
+       however many times */
+    for (i = 0; i < 40; i++) {
+        setl(t, &kx_pool[113], 113);
+        KX_REMOVE(t, 113);
+    }
+    assert_int_equal(kx->mask, 255);
+    /* 27 left: a 28th (28 * 9 <= 256) is one; 21 of them, then a 29th
+       key ends the run */
+    KX_REMOVE(t, 27);
+    for (i = 0; i < 20; i++) {
+        setl(t, &kx_pool[27], 27);
+        KX_REMOVE(t, 27);
+    }
+    setl(t, &kx_pool[27], 27);
     setl(t, &kx_pool[113], 113);
     assert_int_equal(kx->mask, 255);
     assert_int_equal(kx->used, 29);
-    /* 27 left: the 28th (28 * 9 <= 256) makes it 64 slots (28 * 16 <= 64 * 7) */
-    assert_int_equal(mguard_weak_remove(t, &kx_pool[113]), MGUARD_OK);
-    assert_int_equal(mguard_weak_remove(t, &kx_pool[27]), MGUARD_OK);
+    /* a new run: the 32nd (256 / 8) makes it 64 slots (28 * 16 <= 64 * 7) */
+    KX_REMOVE(t, 113);
+    KX_REMOVE(t, 27);
+    for (i = 0; i < 31; i++) {
+        setl(t, &kx_pool[27], 27);
+        KX_REMOVE(t, 27);
+    }
+    assert_int_equal(kx->mask, 255);
     EXPECT_SOUND(ctx);
     setl(t, &kx_pool[27], 27);
     assert_int_equal(kx->mask, 63);
     assert_int_equal(kx->used, 28);
     assert_int_equal(kx->growth_left, 56 - 28);
     EXPECT_SOUND(ctx);   /* t's order still names slots past 63: dead places */
-    /* 64 slots or fewer: never shrunk (7 keys: 7 * 9 <= 64) */
-    for (i = 6; i < 28; i++) assert_int_equal(mguard_weak_remove(t, &kx_pool[i]), MGUARD_OK);
+    /* 64 slots or fewer: never shrunk (7 keys: 7 * 9 <= 64), however many
+       sparse reservations */
+    for (i = 6; i < 28; i++) KX_REMOVE(t, i);
+    for (i = 0; i < 16; i++) {
+        setl(t, &kx_pool[6], 6);
+        KX_REMOVE(t, 6);
+    }
     setl(t, &kx_pool[6], 6);
     assert_int_equal(kx->mask, 63);
     assert_int_equal(kx->used, 7);
