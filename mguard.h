@@ -1740,7 +1740,9 @@ struct mguard_ctx {
                                     ids linked as tabs') */
     uint32_t nctabs, capctabs, free_cid;
     size_t ncslots;              /* 11. the caches' slots in kx */
+    uint64_t ncaches_made;       /* 11. caches made: their order */
     struct mguard_cache_job *cjobs; /* 11. computes in progress (C stack) */
+    size_t kx_held;              /* 11. slots of kx they hold room for (their reasons' keys) */
     mguard__lock *lk;            /* 10. the lock of a thread-safe context (whose
                                     magic is MGUARD__MAGIC_CTX_TS); NULL: one thread */
 #ifdef MGUARD_DEBUG
@@ -2595,7 +2597,9 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
 static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 {
     mguard__kx *kx = &ctx->kx;
-    size_t cap = MGUARD__KX_CAP(kx), need = kx->used + n, ncap;
+    size_t cap = MGUARD__KX_CAP(kx), need, ncap;
+    n += ctx->kx_held;   /* the room the computes in progress hold stays */
+    need = kx->used + n;
     if (kx->growth_left >= n) {
         if (need * 9 > cap) kx->sparse = 0;   /* the run of sparse reservations ends */
         if (cap <= 64 || need * 9 > cap) return MGUARD_OK;
@@ -10266,11 +10270,12 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 #define MGUARD__MAGIC_JOB      0x6d676a62u  /* "mgjb" */
 
 
-enum { MGUARD__CR_FREE = 0, MGUARD__CR_LIVE = 1, MGUARD__CR_DROPPED = 2 };
+enum { MGUARD__CR_FREE = 0, MGUARD__CR_LIVE = 1, MGUARD__CR_DROPPED = 2, MGUARD__CR_MARKED = 3 };
 typedef struct mguard__crec {
     uint32_t slot;        /* LIVE: its lookup slot; DROPPED: the next drop's position + 1, or 0 */
     uint32_t meta;        /* state (2 bits), nkeys - 1 (2 bits), added dependencies (the rest) */
-    uint64_t seq;         /* LIVE: store order (iterators skip newer); DROPPED: the next drop's cid */
+    uint64_t seq;         /* LIVE: store order (iterators skip newer); DROPPED: the next drop's cid;
+                             MARKED (an event's phase 1): the next marked one's link */
     union {
         const void *dep;  /* one key, one added dependency: its object */
         const void **more;/* else (MGUARD__CR_MORE): the keys (more than one), then the
@@ -10294,6 +10299,7 @@ typedef struct mguard__clru {
 struct mguard_cache {
     uint32_t magic;
     uint32_t cid;                      /* its id: slots say MGUARD__TID_CACHE | cid */
+    uint64_t order;                    /* the context's count of caches made when it was made */
     mguard_ctx *ctx;
     struct mguard_cache *prev, *next;  /* ctx's cache list */
     size_t value_size, capacity, max_cost, total_cost;
@@ -10347,6 +10353,7 @@ struct mguard_cache_job {
     mguard__cpair *set;                /* NULL: scan deps */
     uint32_t setcap;
     int noset;
+    uint32_t held;                     /* room held in the index for its reason's keys (ctx->kx_held) */
     size_t cost;
     struct mguard_cache_job *next;     /* ctx->cjobs */
 };
@@ -10598,19 +10605,18 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
     keys[0] = ls->key;
     for (i = 1; i < nk; i++) keys[i] = r->x.more[i];
     if (why->cause) {
-        bool live = true;
+        bool live = true;   /* a dying key's reason answers no more; its other keys stay pinned */
         for (i = 0; i < nk; i++) live = live && keys[i] != dying;
         ring = (int)mguard__ring_next(c, why, keys, nk, live, dying);
-        if (!live) ring = -1;
     }
     /* the lookup slot, the keys' DEP slots, the added dependencies' */
-    if (ring >= 0) {
+    if (ring >= 0 && keys[0] != dying) {
         ls->pos = MGUARD__CS_RING | (uint32_t)ring;
         ls->v.u = 0;
     } else {
         mguard__cslot_erase(c, r->slot, dying);
     }
-    for (i = 1; i < nk; i++) mguard__cslots_retag(c, keys[i], MGUARD__CS_DEP | pos, ring, dying);
+    for (i = 1; i < nk; i++) mguard__cslots_retag(c, keys[i], MGUARD__CS_DEP | pos, keys[i] != dying ? ring : -1, dying);
     for (i = 0; i < nd; i++)
         mguard__cslots_retag(c, MGUARD__CR_MORE(r) ? r->x.more[MGUARD__CR_KOFS(r) + i] : r->x.dep, MGUARD__CS_DEP | pos, -1, dying);
     if (MGUARD__CR_MORE(r)) mguard__free(ctx, (void *)r->x.more);
@@ -10719,9 +10725,11 @@ static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)
             mguard__str_release(ctx, why.attr);
             mguard__str_release(ctx, why.file);
         }
+        /* the drop holds c no more: a destroy waiting for it goes now, one
+           from its destructor at once */
+        if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
         if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
         if (val != (void *)v.b) mguard__free(ctx, val);
-        if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
     }
 }
 
@@ -10753,21 +10761,22 @@ static bool mguard__job_has(const mguard_cache_job *job, const void *obj, const 
 }
 
 /* The job's value will not be stored; why (a cause) is remembered, the
-   keys pinned by RING slots: room made in the index, or (on a death, which
-   allocates nothing: dying is set) the room it has; without room the
-   reason is kept unpinned (it answers for no one). */
+   keys pinned by RING slots in the room the job holds (taken when compute
+   began: a death allocates nothing). */
 static void mguard__job_spoil(mguard_cache_job *job, const mguard_cache_reason *why, const void *dying)
 {
     mguard_cache *c = job->c;
     mguard_ctx *ctx = c->ctx;
     uint32_t i, rp;
-    bool live;
+    bool live = true;
     job->stale = 1;
+    ctx->kx_held -= job->held;   /* used now, or not needed */
+    job->held = 0;
     if (!why->cause) return;
-    live = dying ? ctx->kx.growth_left >= job->nkeys : !mguard__kx_reserve(ctx, job->nkeys);
     for (i = 0; i < job->nkeys; i++) live = live && job->keys[i] != dying;
     rp = mguard__ring_next(c, why, job->keys, job->nkeys, live, dying);
-    for (i = 0; live && i < job->nkeys; i++) (void)mguard__cslot_put(c, job->keys[i], MGUARD__CS_RING | rp, 0);
+    for (i = 0; i < job->nkeys; i++)
+        if (job->keys[i] != dying) (void)mguard__cslot_put(c, job->keys[i], MGUARD__CS_RING | rp, 0);
 }
 
 /* The job's set of declared pairs: made at MGUARD__JOB_SCAN of them,
@@ -10794,16 +10803,55 @@ static void mguard__cpair_added(mguard_ctx *ctx, mguard_cache_job *job)
 
 /* ---- the core's hook ---- */
 
+/* An event's marked entries are linked through their records' seq: a
+   link is the cache's id << 32 | the position + 1 (0 ends the list). */
+static uint64_t *mguard__clink_next(const mguard_ctx *ctx, uint64_t l)
+{
+    return &ctx->ctabs[l >> 32]->recs[(uint32_t)l - 1].seq;
+}
+
+/* Does a come before b: the cache made first, then the lower position? */
+static bool mguard__clink_before(const mguard_ctx *ctx, uint64_t a, uint64_t b)
+{
+    uint64_t oa = ctx->ctabs[a >> 32]->order, ob = ctx->ctabs[b >> 32]->order;
+    return oa < ob || (oa == ob && (uint32_t)a < (uint32_t)b);
+}
+
+/* The list of n links from head, sorted (a merge sort: no allocation,
+   O(n log n), depth log n). */
+static uint64_t mguard__clink_sort(const mguard_ctx *ctx, uint64_t head, size_t n)
+{
+    uint64_t a, b, res = 0, *tail = &res, mid = head;
+    size_t i;
+    if (n < 2) return head;
+    for (i = 1; i < n / 2; i++) mid = *mguard__clink_next(ctx, mid);
+    b = *mguard__clink_next(ctx, mid);
+    *mguard__clink_next(ctx, mid) = 0;
+    a = mguard__clink_sort(ctx, head, n / 2);
+    b = mguard__clink_sort(ctx, b, n - n / 2);
+    while (a && b) {
+        uint64_t *take = mguard__clink_before(ctx, b, a) ? &b : &a;
+        *tail = *take;
+        tail = mguard__clink_next(ctx, *take);
+        *take = *tail;
+    }
+    *tail = a ? a : b;
+    return res;
+}
+
 /* mguard_on_destroy, mguard_on_mutation_at: phase 1 for everything of the
    caches that depends on obj (attr: the mutation's; a death: NULL): the
-   running computes that depend on it are spoiled, the entries on obj's
-   probe dropped onto q; a death forgets the reasons naming obj. */
+   running computes that depend on it are spoiled (the innermost first),
+   the entries with a slot on obj's probe that it reaches are dropped onto
+   q, in a fixed order (the cache made first, then the lower position: not
+   the probe's, which depends on addresses), and a death forgets the
+   reasons naming obj. */
 static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
                                 int death, mguard__cdrops *q)
 {
     mguard__kx *kx = &ctx->kx;
-    uint64_t h = mguard__hash64(obj);
-    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
+    uint64_t h = mguard__hash64(obj), head = 0;
+    size_t at = MGUARD__KX_HOME(kx, h), step = 0, n = 0;
     uint32_t tag = MGUARD__KX_TAG(h);
     const char *ia = attr ? mguard__str_find(ctx, attr) : NULL;
     int interned = 0;
@@ -10816,18 +10864,22 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     for (job = ctx->cjobs; job; job = job->next) {
         if (job->stale || !mguard__job_has(job, obj, attr, ia)) continue;
         if (!death && !interned) {
+            /* the caller's strings may be temporaries: the reasons keep
+               the context's copies (out of memory, they lack them) */
             why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
             why.file = file ? mguard__str_intern(ctx, file) : NULL;
             interned = 1;
         }
         mguard__job_spoil(job, &why, death ? obj : NULL);
     }
+    /* mark the entries reached (each once) */
     for (;;) {
         uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
         for (; m; m &= m - 1) {
             size_t k = at + mguard__kx_bit(m);
             const mguard__kslot *s = &kx->slots[k];
             mguard_cache *c;
+            mguard__crec *r;
             if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
             c = ctx->ctabs[s->tid & ~MGUARD__TID_CACHE];
             if (s->pos & MGUARD__CS_RING) {
@@ -10840,18 +10892,30 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
             /* attr NULL (a death, or "the whole object changed") reaches every
                slot; a named attribute, whole-object ones and its own */
             if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)ia) continue;
-            if (!death && !interned) {
-                /* the caller's strings may be temporaries: the reason keeps
-                   the context's copies (out of memory, it lacks them) */
-                why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
-                why.file = file ? mguard__str_intern(ctx, file) : NULL;
-                interned = 1;
-            }
-            mguard__cache_drop(c, s->pos & MGUARD__CS_POS, &why, death ? obj : NULL, q);
+            r = &c->recs[s->pos & MGUARD__CS_POS];
+            if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) continue;
+            r->meta |= MGUARD__CR_MARKED;
+            r->seq = head;
+            head = (uint64_t)c->cid << 32 | ((s->pos & MGUARD__CS_POS) + 1);
+            n++;
         }
         if (!MGUARD__KX_ON(kx, at) || step >= kx->mask) break;
         step += MGUARD__KX_GROUP;
         at = (at + step) & kx->mask;
+    }
+    if (n && !death && !interned) {
+        why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
+        why.file = file ? mguard__str_intern(ctx, file) : NULL;
+        interned = 1;
+    }
+    /* drop them in order */
+    for (head = mguard__clink_sort(ctx, head, n); head;) {
+        mguard_cache *c = ctx->ctabs[head >> 32];
+        mguard__crec *r = &c->recs[(uint32_t)head - 1];
+        uint64_t next = r->seq;
+        r->meta = (r->meta & ~3u) | MGUARD__CR_LIVE;
+        mguard__cache_drop(c, (uint32_t)head - 1, &why, death ? obj : NULL, q);
+        head = next;
     }
     if (interned) {   /* the ring and the logged drops took their own */
         mguard__str_release(ctx, why.attr);
@@ -10889,6 +10953,7 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     memset(c, 0, sizeof *c);
     c->magic = ctx->lk ? MGUARD__MAGIC_CACHE_TS : MGUARD__MAGIC_CACHE;
     c->cid = cid;
+    c->order = ctx->ncaches_made++;
     ctx->ctabs[cid] = c;
     c->ctx = ctx;
     c->value_size = desc->value_size;
@@ -11110,11 +11175,10 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_set: out of memory");
         return st;
     }
-    c->busy++;
+    /* the parked value, then the dropped ones (a destroy of c from their
+       destructors waits for c's drops still to come: c is read no more) */
     mguard__cache_unpark(c);
     mguard__cache_finish(ctx, &q);
-    c->busy--;
-    if (c->destroying && !c->busy) mguard__cache_destroy_now(c);
     return MGUARD_OK;
 }
 
@@ -11273,6 +11337,8 @@ static void mguard__job_end(mguard_ctx *ctx, mguard_cache_job *job)
     for (pp = &ctx->cjobs; *pp != job; pp = &(*pp)->next) {}
     *pp = job->next;
     job->magic = 0;
+    ctx->kx_held -= job->held;
+    job->held = 0;
     for (i = 0; i < job->ndeps; i++) mguard__str_release(ctx, job->deps[i].attr);
     mguard__free(ctx, job->deps);
     mguard__free(ctx, job->set);
@@ -11330,6 +11396,14 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         }
         memset(block, 0, c->value_size);
     }
+    if (mguard__kx_reserve(ctx, nkeys)) {   /* the room its reason's keys may need */
+        mguard__free(ctx, block);
+        st = MGUARD_ENOMEM;
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
+        goto done;
+    }
+    ctx->kx_held += nkeys;
+    job.held = (uint32_t)nkeys;
     job.magic = MGUARD__MAGIC_JOB;
     job.c = c;
     job.next = ctx->cjobs;
@@ -11528,6 +11602,7 @@ oom:
 static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     size_t k;
+    mguard_ctx *ctx;
     mguard__cdrops q;
     mguard_cache_reason why;
     if (!mguard__cache_ok(c, "mguard_cache_remove") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_remove")) return MGUARD_EINVAL;
@@ -11538,11 +11613,9 @@ static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *ke
         why.cause = MGUARD_CACHE_EXPLICIT;
         mguard__cache_drop(c, c->ctx->kx.slots[k].pos & MGUARD__CS_POS, &why, NULL, &q);
     }
-    c->busy++;
-    mguard__cache_unpark(c);
-    mguard__cache_finish(c->ctx, &q);
-    c->busy--;
-    if (c->destroying && !c->busy) mguard__cache_destroy_now(c);
+    ctx = c->ctx;
+    mguard__cache_unpark(c);   /* c may go here (then q holds none of its drops) */
+    mguard__cache_finish(ctx, &q);
     return k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
@@ -11704,12 +11777,16 @@ static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__ksl
 static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
 {
     const mguard_cache *c;
+    const mguard_cache_job *job;
     size_t n = 0;
     for (c = ctx->caches; c; c = c->next) {
         if (mguard__cache_check(ctx, c)) return MGUARD_EINVAL;
         n += c->nslots;
     }
     MGUARD__CHECK(ctx, n == ctx->ncslots, "caches: %lu slots in the index, %lu counted", (unsigned long)ctx->ncslots, (unsigned long)n);
+    for (job = ctx->cjobs, n = 0; job; job = job->next) n += job->held;
+    MGUARD__CHECK(ctx, n == ctx->kx_held && ctx->kx.growth_left >= n, "caches: the computes hold room for %lu slots, counted %lu (%lu free)",
+                  (unsigned long)ctx->kx_held, (unsigned long)n, (unsigned long)ctx->kx.growth_left);
     return MGUARD_OK;
 }
 

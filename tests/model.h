@@ -39,19 +39,21 @@
    - Caches: an entry depends on its keys (whole objects) and on the
      (obj, attr) it declared; a mutation of obj drops the entries with a
      whole-object dependency on obj or one on the attribute named (attr
-     NULL: all of them), a death all of them. An object is known while an
-     entry (stored or computing) depends on it. In a death, the cache
+     NULL: all of them), a death all of them. An object is known while a
+     stored entry depends on it or one of its cache's last reasons names
+     it (a compute in progress makes nothing known). In a death, the cache
      entries go in phase 1 after the tables, and their values are
      destroyed last in phase 2 (after the watchers and the tables'
      key_death and destructors); in a mutation, after the watchers.
-     Values are destroyed exactly once, each call's in the reverse order
-     of their drops (orders: see the caches' code). That order, and the
+     Values are destroyed exactly once, each call's in the order of their
+     drops (orders: see the caches' code). That order, and the
      iteration order of positions, are mguard's own, which the contract
      does not promise: the model follows them so that the decoder can
      compare destructor calls and walks one by one. A computing entry a
      change reaches is not stored: its value is returned and parked until
      the next change. A destroy from any callback of a get_or_compute or
-     a clear waits for that call.
+     a clear waits for that call; one while values of the cache wait for
+     phase 2 waits for them.
 
    Allocation failure: the model never fails by itself. The driver sets
    fail_next before an operation that mguard answered with ENOMEM; the
@@ -170,9 +172,11 @@ struct model_ctx {
    is defined with the caches (below). */
 typedef struct model_cpend { struct model_centry **e; size_t n; } model_cpend;
 static bool model__cache_refers(const model_ctx *c, const void *obj);
+static bool model__cache_computes_on(const model_ctx *c, const void *obj);
 static void model__cache_event(model_ctx *c, const void *obj, const char *attr, const char *file, int line,
                                int death, model_cpend *p);
 static void model__cfinish(model_cpend *p);
+static void model__cdestroy_now(struct model_cache *c);
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -540,9 +544,9 @@ MODEL_DEF void model_on_mutation_at(model_ctx *c, const void *obj, const char *a
     model_cpend p = { NULL, 0 };
     if (!obj) return;
     o = model__find(c, obj);
-    if (o && model__cache_refers(c, obj)) {
+    if ((o && model__cache_refers(c, obj)) || model__cache_computes_on(c, obj)) {
         model__cache_event(c, obj, attr, file, line, 0, &p);
-        model__drop_if_empty(c, o);
+        if (o) model__drop_if_empty(c, o);
         o = model__find(c, obj);
     }
     if (o && o->tracker) {
@@ -618,6 +622,8 @@ MODEL_DEF mguard_status model__flag(model_ctx *c, const void *obj, int tag)
         if (model__is_dying(c, obj)) return MGUARD_EINVAL;
         if (model__take_fail(c)) return MGUARD_ENOMEM;
         o = model__ensure(c, obj);
+    } else if (!o->pinned && !o->tracker && !o->tagged && !o->classdyn && model__take_fail(c)) {
+        return MGUARD_ENOMEM;   /* known by tables or caches alone: mguard makes its record */
     }
     if (tag) {
         o->tagged = true;
@@ -698,7 +704,15 @@ MODEL_DEF void model_on_destroy(model_ctx *c, const void *obj)
     model_cpend cp = { NULL, 0 };
     if (!obj) return;
     o = model__find(c, obj);
-    if (!o) return;
+    if (!o) {
+        if (model__cache_computes_on(c, obj)) {   /* only spoiled computes: nothing to call */
+            model__cache_event(c, obj, NULL, NULL, 0, 1, &cp);
+            o = model__find(c, obj);   /* a reason's key now: it died all the same */
+            if (o) model__drop(c, o);
+            model__cfinish(&cp);
+        }
+        return;
+    }
     /* phase 1: forget obj everywhere (tables, then caches) */
     np = o->ntables;
     p = (model__pending *)model__xrealloc(NULL, np * sizeof *p);
@@ -1858,25 +1872,25 @@ MODEL_DEF size_t model_dyn_format(const model_dyn *d, char *buf, size_t cap)
 
 /* ---- guarded caches (section 11) ----------------------------------------
    A cache is an array of positions (an entry or NULL) with a stack of free
-   positions (the last freed is reused first): iteration walks the
-   positions in order and skips entries stored after it started. Every
-   entry whose dependencies are linked (stored, or being computed) is also
-   in the context's list cents; an object is known while one of them
-   depends on it. A dependency is (obj, attr) with attr NULL for the whole
-   object (every key is one) and a link number: an event on obj drops the
-   entries a matching dependency reaches, in the order of their newest
-   matching link, oldest first, and their values are destroyed newest
-   first (each call's phase 2 runs its list from the last drop back, the
-   parked value of an earlier stale compute first). A compute's entry that
+   positions (the last freed is reused first, freed when phase 2 reaches
+   its drop): iteration walks the positions in order and skips entries
+   stored after it started. Every entry whose dependencies are linked
+   (stored, or being computed) is also in the context's list cents; an
+   object is known while a stored one depends on it. A dependency is
+   (obj, attr) with attr NULL for the whole object (every key is one): an
+   event on obj spoils the computes a matching dependency reaches (the
+   innermost first), then drops the stored entries it reaches, the cache
+   made first, then the lower position first, and their values are
+   destroyed in drop order (the parked value of an earlier stale compute
+   first). A compute's entry that
    an event or a refused dependency reaches becomes stale: its value is
    handed out, not stored, and destroyed at the next change (parked). LRU:
    a stamp set when stored and on each hit; the least recently used
    entry, never the one just stored, goes while over capacity or max_cost.
    Reasons: every drop with a cause (also of a computing entry), the last
    MGUARD_CACHE_REASONS of each cache searched newest first, for keys in
-   the lives they had at the drop (their serials): the drop pins its keys
-   (they stay known until their death), unless the cache is being
-   destroyed. */
+   the lives they had at the drop (their serials): a reason keeps its keys
+   known while it is one of the last MGUARD_CACHE_REASONS of a live cache. */
 
 enum { MODEL_CE_COMPUTING = 1, MODEL_CE_LIVE, MODEL_CE_STALE, MODEL_CE_DROPPED };
 
@@ -1895,6 +1909,7 @@ typedef struct model_centry {
     uint64_t seq, used;
     mguard_value_dtor dtor;      /* DROPPED: what destroys the value */
     void *user;
+    struct model_cache *held;    /* DROPPED from a cache: it waits for the value's turn */
 } model_centry;
 
 typedef struct model_cache {
@@ -1920,11 +1935,32 @@ typedef struct model_cache {
 /* A running compute (what mguard_cache_job points to on the model's side). */
 typedef struct model_cjob { model_cache *c; model_centry *e; int running; } model_cjob;
 
+/* Does a cache keep obj known: a stored entry depends on it, or one of
+   the last MGUARD_CACHE_REASONS reasons of a live cache names it (in its
+   life now)? A compute in progress does not. */
 MODEL_DEF bool model__cache_refers(const model_ctx *c, const void *obj)
+{
+    size_t i, k, r;
+    const model_obj *o = model__find(c, obj);
+    for (i = 0; i < c->ncents; i++)
+        for (k = 0; c->cents[i]->state == MODEL_CE_LIVE && k < c->cents[i]->ndeps; k++)
+            if (c->cents[i]->deps[k].obj == obj) return true;
+    for (i = 0; o && i < c->ncaches; i++) {
+        const model_cache *m = c->caches[i];
+        if (m->freed) continue;
+        for (r = m->nreasons > MGUARD_CACHE_REASONS ? m->nreasons - MGUARD_CACHE_REASONS : 0; r < m->nreasons; r++)
+            for (k = 0; k < m->reasons[r].nkeys; k++)
+                if (m->reasons[r].keys[k] == obj && m->rser[r].s[k] == o->serial) return true;
+    }
+    return false;
+}
+
+/* Does a compute in progress depend on obj (on attr: NULL, any)? */
+MODEL_DEF bool model__cache_computes_on(const model_ctx *c, const void *obj)
 {
     size_t i, k;
     for (i = 0; i < c->ncents; i++)
-        for (k = 0; k < c->cents[i]->ndeps; k++)
+        for (k = 0; c->cents[i]->state == MODEL_CE_COMPUTING && k < c->cents[i]->ndeps; k++)
             if (c->cents[i]->deps[k].obj == obj) return true;
     return false;
 }
@@ -1976,7 +2012,7 @@ MODEL_DEF size_t model__ccost(const model_cache *c)
 MODEL_DEF void model__clink(model_ctx *c, model_centry *e, const void *obj, const char *attr)
 {
     model_cdep d;
-    model__ensure(c, obj);
+    (void)c;
     d.obj = obj;
     d.attr = attr;
     d.link = ++c->next_link;
@@ -2014,16 +2050,34 @@ MODEL_DEF void model__cfree(model_centry *e)
 
 MODEL_DEF void model__cpend_push(model_cpend *p, model_centry *e) { MODEL__PUSH(p->e, p->n, e); }
 
-/* Phase 2: destroy each value, the last dropped first. */
+/* Phase 2: destroy each value, in drop order. */
 MODEL_DEF void model__cfinish(model_cpend *p)
 {
-    while (p->n) {
-        model_centry *e = p->e[--p->n];
+    size_t i;
+    for (i = 0; i < p->n; i++) {
+        model_centry *e = p->e[i];
+        model_cache *h = e->held;
+        /* the drop holds its cache no more: a destroy waiting for it goes
+           now, one from its destructor at once */
+        if (h) MODEL__PUSH(h->freepos, h->nfree, e->pos);
+        if (h && --h->busy == 0 && h->destroying && !h->freed) model__cdestroy_now(h);
         if (e->dtor) e->dtor(e->value, e->user);
         model__cfree(e);
     }
+    p->n = 0;
     free(p->e);
     p->e = NULL;
+}
+
+/* Reason r of c is forgotten (pushed out of the last ones, or its cache
+   gone): its keys may be forgotten (keep excepted: an event's own). */
+MODEL_DEF void model__cforget(model_cache *c, size_t r, const void *keep)
+{
+    size_t k;
+    for (k = 0; k < c->reasons[r].nkeys; k++) {
+        model_obj *o = c->reasons[r].keys[k] == keep ? NULL : model__find(c->ctx, c->reasons[r].keys[k]);
+        if (o) model__drop_if_empty(c->ctx, o);
+    }
 }
 
 /* Phase 1 of a drop: why's cause 0 is an overwrite (counted as replaced,
@@ -2039,14 +2093,12 @@ MODEL_DEF void model__cdrop(model_centry *e, const mguard_cache_reason *why, con
     r.nkeys = e->nkeys;
     if (r.cause) {
         memset(&ser, 0, sizeof ser);
-        for (i = 0; i < e->nkeys; i++) {
-            model_obj *o = model__find(c->ctx, e->keys[i]);
-            if (!o) { fprintf(stderr, "model: a dropped entry's key is unknown\n"); abort(); }
-            if (!c->destroying) o->pinned = true;
-            ser.s[i] = o->serial;
-        }
+        /* the reason keeps its keys known while it is one of the last
+           MGUARD_CACHE_REASONS (a compute's keys become known here) */
+        for (i = 0; i < e->nkeys; i++) ser.s[i] = model__ensure(c->ctx, e->keys[i])->serial;
         MODEL__PUSH(c->reasons, c->nreasons, r);
         MODEL__PUSH(c->rser, c->nrser, ser);
+        if (c->nreasons > MGUARD_CACHE_REASONS) model__cforget(c, c->nreasons - 1 - MGUARD_CACHE_REASONS, keep);
     }
     model__cunlink(c->ctx, e, keep);
     if (e->state == MODEL_CE_COMPUTING) {
@@ -2060,12 +2112,13 @@ MODEL_DEF void model__cdrop(model_centry *e, const mguard_cache_reason *why, con
     case MGUARD_CACHE_EXPLICIT: c->stats.explicit_drops++; break;
     default: c->stats.replaced++; break;
     }
-    c->slot[e->pos] = NULL;
-    MODEL__PUSH(c->freepos, c->nfree, e->pos);
+    c->slot[e->pos] = NULL;   /* its position is free once phase 2 reaches it */
     e->state = MODEL_CE_DROPPED;
     e->dtor = c->dtor;
     e->user = c->user;
     e->cache = NULL;
+    e->held = c;
+    c->busy++;
     model__cpend_push(p, e);
 }
 
@@ -2104,23 +2157,29 @@ MODEL_DEF void model__cache_event(model_ctx *c, const void *obj, const char *att
         why.file = file;
         why.line = line;
     }
-    for (i = 0; i < c->ncents; i++) {
+    /* the computes in progress first, the innermost first; then the stored
+       entries, the cache made first, then the lower position */
+    for (i = c->ncents; i-- > 0;) {
         model_centry *e = c->cents[i];
-        uint64_t newest = 0;
+        int reached = 0;
         for (k = 0; k < e->ndeps; k++) {
             const model_cdep *d = &e->deps[k];
-            if (d->obj != obj) continue;
-            if (attr && d->attr && strcmp(attr, d->attr) != 0) continue;
-            if (d->link > newest) newest = d->link;
+            if (d->obj == obj && (!attr || !d->attr || strcmp(attr, d->attr) == 0)) reached = 1;
         }
-        if (!newest) continue;
+        if (!reached) continue;
         MODEL__PUSH(hit, nhit, e);
-        MODEL__PUSH(when, nwhen, newest);
+        MODEL__PUSH(when, nwhen, e->state == MODEL_CE_COMPUTING ? nhit : 0);
     }
-    for (;;) {   /* oldest first: take the smallest link left */
+    for (i = 0; i < nhit; i++)   /* spoiled computes */
+        if (hit[i]->state == MODEL_CE_COMPUTING) {
+            model__cdrop(hit[i], &why, obj, p);
+            hit[i] = NULL;
+        }
+    for (;;) {
         size_t best = nhit;
         for (i = 0; i < nhit; i++)
-            if (hit[i] && (best == nhit || when[i] < when[best])) best = i;
+            if (hit[i] && (best == nhit || hit[i]->cache->order < hit[best]->cache->order ||
+                           (hit[i]->cache->order == hit[best]->cache->order && hit[i]->pos < hit[best]->pos))) best = i;
         if (best == nhit) break;
         model__cdrop(hit[best], &why, obj, p);
         hit[best] = NULL;
@@ -2168,9 +2227,12 @@ MODEL_DEF void model__cdrain(model_cache *c, uint64_t bound)
 
 MODEL_DEF void model__cdestroy_now(model_cache *c)
 {
+    size_t r;
     model__cdrain(c, UINT64_MAX);
     if (model_cache_count(c)) { fprintf(stderr, "model: destroyed cache not empty\n"); abort(); }
     c->freed = 1;
+    for (r = c->nreasons > MGUARD_CACHE_REASONS ? c->nreasons - MGUARD_CACHE_REASONS : 0; r < c->nreasons; r++)
+        model__cforget(c, r, NULL);
 }
 
 MODEL_DEF void model_cache_destroy(model_cache *c)
@@ -2226,6 +2288,7 @@ MODEL_DEF mguard_status model__cstore(model_cache *c, model_centry *e, model_cpe
 {
     model_centry *old;
     mguard_cache_reason why;
+    size_t i;
     if (model__take_fail(c->ctx)) return MGUARD_ENOMEM;
     memset(&why, 0, sizeof why);
     old = model__cfind(c, e->keys, e->nkeys);
@@ -2237,6 +2300,7 @@ MODEL_DEF mguard_status model__cstore(model_cache *c, model_centry *e, model_cpe
         MODEL__PUSH(c->slot, c->nslot, none);
     }
     c->slot[e->pos] = e;
+    for (i = 0; i < e->ndeps; i++) (void)model__ensure(c->ctx, e->deps[i].obj);   /* stored: known */
     e->seq = c->next_seq++;
     e->used = ++c->next_use;
     e->state = MODEL_CE_LIVE;
@@ -2244,7 +2308,6 @@ MODEL_DEF mguard_status model__cstore(model_cache *c, model_centry *e, model_cpe
     why.cause = MGUARD_CACHE_EVICTION;
     while ((c->capacity && model_cache_count(c) > c->capacity) || (c->max_cost && model__ccost(c) > c->max_cost)) {
         model_centry *lru = NULL;
-        size_t i;
         for (i = 0; i < c->nslot; i++)
             if (c->slot[i] && (!lru || c->slot[i]->used < lru->used)) lru = c->slot[i];
         if (lru == e) break;
@@ -2264,7 +2327,11 @@ MODEL_DEF mguard_status model_cache_set(model_cache *c, const void *const *keys,
     memcpy(e->value, value, c->value_size);
     e->cost = cost;
     model__cstore(c, e, &p);   /* the one failure point is taken by cmake */
-    model__cunpark(c, &p);
+    {
+        model_cpend parked = { NULL, 0 };   /* the parked value first */
+        model__cunpark(c, &parked);
+        model__cfinish(&parked);
+    }
     model__cfinish(&p);
     return MGUARD_OK;
 }
@@ -2385,6 +2452,7 @@ MODEL_DEF mguard_status model__cadd_dep(model_ctx *c, model_centry *e, const voi
         if (e->deps[k].obj == obj && (!e->deps[k].attr || (attr && strcmp(attr, e->deps[k].attr) == 0))) return MGUARD_OK;
     if (!model__find(c, obj) && model__is_dying(c, obj)) return MGUARD_EINVAL;
     model__clink(c, e, obj, attr);
+    if (e->state == MODEL_CE_LIVE) (void)model__ensure(c, obj);   /* a stored entry's: known */
     return MGUARD_OK;
 }
 
