@@ -2040,12 +2040,12 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 #else
 #define MGUARD__API_LEDGER(X, V)
 #endif
-#define MGUARD__API_CACHE(X, V) \
+#define MGUARD__API_CACHE(X, V, Q) \
     V(on_mutation_at, (mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line), (ctx, obj, attr, file, line), mguard__ctx_of_ctx(ctx)) \
     X(mguard_cache *, cache_create, (mguard_ctx *ctx, const mguard_cache_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
     V(cache_destroy, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_set, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost), (c, keys, nkeys, value, cost), mguard__ctx_of_cache(c)) \
-    X(void *, cache_get, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
+    Q(void *, cache_get, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_get_copy, (mguard_cache *c, const void *const *keys, size_t nkeys, void *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c)) \
     X(bool, cache_contains, (const mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
     X(void *, cache_get_or_compute, (mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_compute_fn compute, void *user, mguard_status *status), (c, keys, nkeys, compute, user, status), mguard__ctx_of_cache(c)) \
@@ -2060,7 +2060,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, cache_get_stats, (const mguard_cache *c, mguard_cache_stats *out), (c, out), mguard__ctx_of_cache(c)) \
     X(size_t, cache_report, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_last_reason, (const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c))
-#define MGUARD__API(X, V, Q, W) MGUARD__API_CORE(X, V, Q, W) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V)
+#define MGUARD__API(X, V, Q, W) MGUARD__API_CORE(X, V, Q, W) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V, Q)
 
 /* The unlocked bodies, declared from the list (they call each other, and
    the locked variants at the end call them). */
@@ -11221,7 +11221,7 @@ static MGUARD__NOINLINE void *mguard__cache_get_slow(mguard_cache *c, const void
     return mguard__cache_lookup(c, keys, nkeys);
 }
 
-static void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
+static MGUARD__HOT void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     if (!mguard__cache_ok(c, "mguard_cache_get")) return NULL;
     if (nkeys == 1 && keys && c->unbounded) {
@@ -11994,6 +11994,14 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
 #define MGUARD__PLAIN_weak_contains(t, key) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_weak_count(t) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_ref_get(ctx, ref) MGUARD__PLAIN_REF(ctx, ref)
+/* a cache of a default context that logs no reasons, asked for one
+   non-NULL key (the body logs nothing then) */
+#ifndef MGUARD_DEBUG
+#define MGUARD__PLAIN_cache_get(c, keys, nkeys) \
+    ((c) && (c)->magic == MGUARD__MAGIC_CACHE && !(c)->log_reasons && (keys) && (nkeys) == 1 && (keys)[0])
+#else
+#define MGUARD__PLAIN_cache_get(c, keys, nkeys) ((void)(c), (void)(keys), (void)(nkeys), 0)
+#endif
 /* In the file that compiles the implementation, the hottest reads may be
    inlined into their callers (C only: a C++ inline function need not be
    emitted for the program's other files). Elsewhere they are calls. */
