@@ -219,6 +219,14 @@ MODEL_DEF model_obj *model__ensure(model_ctx *c, const void *addr)
     return o;
 }
 
+/* Does mguard keep a record for o (a ref, guard, tracker, tag or class
+   mark)? An object known by tables or caches alone has none: giving it
+   one may allocate. */
+MODEL_DEF bool model__has_record(const model_obj *o)
+{
+    return o->pinned || o->tracker || o->tagged || o->classdyn;
+}
+
 MODEL_DEF void model__drop(model_ctx *c, model_obj *o)
 {
     size_t i;
@@ -598,6 +606,8 @@ MODEL_DEF model_ref model_ref_make(model_ctx *c, const void *obj)
     if (!o) {
         if (model__is_dying(c, obj) || model__take_fail(c)) return r;
         o = model__ensure(c, obj);
+    } else if (!model__has_record(o) && model__take_fail(c)) {
+        return r;   /* known by tables or caches alone: mguard makes its record */
     }
     o->pinned = true;
     r.obj = obj;
@@ -622,7 +632,7 @@ MODEL_DEF mguard_status model__flag(model_ctx *c, const void *obj, int tag)
         if (model__is_dying(c, obj)) return MGUARD_EINVAL;
         if (model__take_fail(c)) return MGUARD_ENOMEM;
         o = model__ensure(c, obj);
-    } else if (!o->pinned && !o->tracker && !o->tagged && !o->classdyn && model__take_fail(c)) {
+    } else if (!model__has_record(o) && model__take_fail(c)) {
         return MGUARD_ENOMEM;   /* known by tables or caches alone: mguard makes its record */
     }
     if (tag) {
