@@ -1268,7 +1268,9 @@ MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_
 /* Destroy c: every value destroyed (each entry is gone before its value's
    destructor runs). NULL is a no-op; a destroy from a callback of c's own
    get_or_compute (its compute, a value destructor it runs) or clear is
-   finished when that call returns; a second destroy is logged.
+   finished when that call returns, one while values of c dropped by a
+   call or event wait for their destructors after the last of them; a
+   second destroy is logged.
    Cost: O(positions + dependencies), as mguard_cache_clear. */
 MGUARDDEF void mguard_cache_destroy(mguard_cache *c);
 /* Store value (value_size bytes copied) under the key tuple, with the given
@@ -1282,7 +1284,9 @@ MGUARDDEF mguard_status mguard_cache_set(mguard_cache *c, const void *const *key
                                          const void *value, size_t cost);
 /* Pointer to the value of the key tuple, NULL when absent (counted as a hit
    or a miss; a hit makes the entry most recently used). Valid until the
-   next change to c; the value may be changed through it (its destructor
+   next change to c, and a value of 8 bytes or less (it lies in the
+   context's index) until the next call that may add to the context, as
+   mguard_weak_get's; the value may be changed through it (its destructor
    gets it as it is when the entry drops). NULL (logged) for bad keys as in mguard_cache_set.
    Cost: one hash lookup (what mguard_weak_get costs, + the LRU touch of a
    bounded cache). */
@@ -1310,8 +1314,9 @@ MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *k
    compute, or c destroyed by a callback of the call, compute or a value
    destructor it ran, or the logger of the miss (log_reasons) (the value
    destroyed, NULL; the destroy is finished when the call returns); ENOMEM
-   (NULL). The pointer is valid until the next change to c.
-   Cost: a hit as mguard_cache_get; a miss one entry allocation, the
+   (NULL). The pointer is valid as mguard_cache_get's.
+   Cost: a hit as mguard_cache_get; a miss the compute and a store (for
+   a value over 8 bytes, its block allocated before the compute), the
    compute, and a store. */
 MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             mguard_cache_compute_fn compute, void *user, mguard_status *status);
@@ -1328,7 +1333,8 @@ MGUARDDEF mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t 
 /* Add a dependency to a stored entry (as mguard_cache_job_depend).
    NOT_FOUND: no entry; EINVAL (logged) for bad keys, NULL obj, an obj
    being destroyed (the entry is kept as it was); ENOMEM: nothing changed.
-   Cost: O(dependencies of the entry). */
+   Cost: O(1) amortized (one probe on obj's and one on the first key's
+   slots in the context's index). */
 MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             const void *obj, const char *attr);
 /* Drop the tuple's entry (cause EXPLICIT), destroying its value.
@@ -1348,7 +1354,7 @@ MGUARDDEF size_t mguard_cache_count(const mguard_cache *c);
    Any entry may be dropped during the walk (including by callbacks): a
    dropped entry is never visited, no live entry is skipped or repeated;
    entries stored during the walk are not visited. it.keys and it.value are
-   valid until the next change to c. Do not use the iterator after c is
+   valid as mguard_cache_get's pointer. Do not use the iterator after c is
    destroyed. */
 typedef struct mguard_cache_iter {
     const void *const *keys; /* current entry's key tuple */
@@ -1373,15 +1379,15 @@ MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t ca
 /* The newest remembered drop of the tuple's entry (the cache keeps the last
    MGUARD_CACHE_REASONS drops, of any entry): why a miss had to recompute.
    A reason names its keys' lives, not their addresses: the keys of a
-   remembered drop stay known (pinned, as a ref's object) until their
-   mguard_on_destroy, and once a key died no reason answers for its
-   address (a new object there has none; the miss lines of log_reasons
-   too). NOT_FOUND when none is remembered; EINVAL for bad input or NULL
+   remembered drop stay known (as a ref's object) while the reason is one
+   of the cache's last MGUARD_CACHE_REASONS and the cache lives, and once
+   a key died no reason answers for its address (a new object there has
+   none; the miss lines of log_reasons too). NOT_FOUND when none is remembered; EINVAL for bad input or NULL
    out. out->attr and out->file are the context's copies, valid until the
    next change to c (the copies go when the ring forgets the reason: copy
    the text to keep it); on a thread-safe context, until the context is
-   destroyed. Cost: nkeys registry lookups +
-   O(MGUARD_CACHE_REASONS). */
+   destroyed. Cost: one probe of the first key's slots in the context's
+   index. */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
