@@ -2394,6 +2394,11 @@ static uint64_t mguard__kx_match(uint64_t g, uint32_t tag)
 static uint64_t mguard__kx_match_empty(uint64_t g) { return g & ~(g << 6) & MGUARD__KX_MSB; }
 /* Does a probe go past the group at pos (some slot's probe did)? */
 #define MGUARD__KX_ON(kx, pos) ((kx)->ovf[(pos) / MGUARD__KX_GROUP] != 0)
+/* Does a probe end at the group at pos, visited with this step? Its steps
+   0, 8, 16, ... reach every group once (triangular offsets over a power
+   of two), so after cap / 8 of them it ends whatever the counts say: one
+   more would visit a group twice (and list its slots twice). */
+#define MGUARD__KX_END(kx, pos, step) (!MGUARD__KX_ON(kx, pos) || (step) + MGUARD__KX_GROUP > (kx)->mask)
 
 /* The slot within its group of a match mask's lowest byte. */
 static size_t mguard__kx_bit(uint64_t m)
@@ -2454,7 +2459,7 @@ static MGUARD__HOT mguard__kslot *mguard__kx_probe(const mguard__kx *kx, const v
             else if (known) *known = true;
             if (hit && (!known || *known)) return hit;
         }
-        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) return hit;
+        if (MGUARD__KX_END(kx, pos, step)) return hit;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -3261,7 +3266,7 @@ static size_t mguard__kx_first_of(const mguard__kx *kx, const void *key)
     for (;;) {
         for (i = pos; i < pos + MGUARD__KX_GROUP; i++)
             if (kx->ctrl[i] < MGUARD__KX_EMPTY && kx->slots[i].key == key && i < first) first = i;
-        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) return first;
+        if (MGUARD__KX_END(kx, pos, step)) return first;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -3663,7 +3668,7 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
             }
             n++;
         }
-        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) break;
+        if (MGUARD__KX_END(kx, pos, step)) break;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -3734,7 +3739,7 @@ static size_t mguard__kx_first_pending(const mguard_ctx *ctx, const void *obj, u
                 bs = MGUARD__STAMP(t, t->order[kx->slots[i].pos]);
             }
         }
-        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) return best;
+        if (MGUARD__KX_END(kx, pos, step)) return best;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -3769,7 +3774,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
             t->live--;
             t->pinned++;
         }
-        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) break;
+        if (MGUARD__KX_END(kx, pos, step)) break;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -10321,9 +10326,10 @@ struct mguard_cache {
     uint32_t nrec, caprec, live, npend;  /* npend: DROPPED, waiting for phase 2 */
     uint32_t *freepos;                 /* free positions (capfree >= caprec) */
     uint32_t nfree, capfree;
-    mguard__clru *lru;                 /* bounded: per position (caprec of them) */
+    mguard__clru *lru;                 /* bounded: per position (caplru >= caprec) */
+    uint32_t caplru, caplw;
     uint32_t newest, oldest;           /* the LRU list's ends, position + 1 */
-    mguard_cache_reason *lw;           /* log_reasons: a DROPPED position's reason */
+    mguard_cache_reason *lw;           /* log_reasons: a DROPPED position's reason (caplw) */
     size_t nslots;                     /* its slots in the context's index */
     uint64_t next_seq;
     mguard_cache_stats stats;
@@ -10424,7 +10430,7 @@ static size_t mguard__cache_find(const mguard_cache *c, const void *const *keys,
             for (k = 1; k < n && more[k] == keys[k]; k++) {}
             if (k == n) return (size_t)(s - kx->slots);
         }
-        if (!MGUARD__KX_ON(kx, pos) || step >= kx->mask) return SIZE_MAX;
+        if (MGUARD__KX_END(kx, pos, step)) return SIZE_MAX;
         step += MGUARD__KX_GROUP;
         pos = (pos + step) & kx->mask;
     }
@@ -10501,7 +10507,7 @@ static void mguard__cslots_retag(mguard_cache *c, const void *obj, uint32_t pos,
                 mguard__cslot_erase(c, k, dying);
             }
         }
-        if (!MGUARD__KX_ON(kx, at) || step >= kx->mask) return;
+        if (MGUARD__KX_END(kx, at, step)) return;
         step += MGUARD__KX_GROUP;
         at = (at + step) & kx->mask;
     }
@@ -10905,7 +10911,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
             head = (uint64_t)c->cid << 32 | ((s->pos & MGUARD__CS_POS) + 1);
             n++;
         }
-        if (!MGUARD__KX_ON(kx, at) || step >= kx->mask) break;
+        if (MGUARD__KX_END(kx, at, step)) break;
         step += MGUARD__KX_GROUP;
         at = (at + step) & kx->mask;
     }
@@ -11067,20 +11073,14 @@ static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *obj
 static mguard_status mguard__cache_room(mguard_cache *c)
 {
     mguard_ctx *ctx = c->ctx;
-    uint32_t cap;
     if (c->nfree) return MGUARD_OK;
     if (c->nrec >= MGUARD__CS_MAXPOS) return MGUARD_ENOMEM;
     if (mguard__reserve(ctx, (void **)&c->recs, &c->caprec, (size_t)c->nrec + 1, sizeof *c->recs)) return MGUARD_ENOMEM;
     /* a drop pushes its position without allocating: room for every one */
     if (mguard__reserve(ctx, (void **)&c->freepos, &c->capfree, c->caprec, sizeof *c->freepos)) return MGUARD_ENOMEM;
-    if (MGUARD__CACHE_BOUNDED(c)) {
-        cap = c->nrec;   /* lru has room for the positions made */
-        if (mguard__reserve(ctx, (void **)&c->lru, &cap, c->caprec, sizeof *c->lru)) return MGUARD_ENOMEM;
-    }
-    if (c->log_reasons) {
-        cap = c->nrec;
-        if (mguard__reserve(ctx, (void **)&c->lw, &cap, c->caprec, sizeof *c->lw)) return MGUARD_ENOMEM;
-    }
+    if (MGUARD__CACHE_BOUNDED(c) && mguard__reserve(ctx, (void **)&c->lru, &c->caplru, c->caprec, sizeof *c->lru))
+        return MGUARD_ENOMEM;
+    if (c->log_reasons && mguard__reserve(ctx, (void **)&c->lw, &c->caplw, c->caprec, sizeof *c->lw)) return MGUARD_ENOMEM;
     return MGUARD_OK;
 }
 
@@ -11302,7 +11302,7 @@ static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c,
             best = rp;
             age = a;
         }
-        if (!MGUARD__KX_ON(kx, at) || step >= kx->mask) break;
+        if (MGUARD__KX_END(kx, at, step)) break;
         step += MGUARD__KX_GROUP;
         at = (at + step) & kx->mask;
     }
@@ -11543,7 +11543,7 @@ static bool mguard__cache_has_dep(const mguard_cache *c, uint32_t pos, const voi
             if (s->key == obj && s->tid == tid && s->pos == (MGUARD__CS_DEP | pos) && (!s->v.cp || s->v.cp == (const void *)ia))
                 return true;
         }
-        if (!MGUARD__KX_ON(kx, at) || step >= kx->mask) return false;
+        if (MGUARD__KX_END(kx, at, step)) return false;
         step += MGUARD__KX_GROUP;
         at = (at + step) & kx->mask;
     }

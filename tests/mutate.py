@@ -59,6 +59,9 @@ MUTANTS = [
      "if (need * 2 <= cap) return MGUARD_OK;",
      "if (need <= cap) return MGUARD_OK;"),
     # the context's index (mguard__kx)
+    ("kx-probe-visits-a-group-twice", "a walk of a probe ends after cap / 8 groups (one more revisits a group: a death listed its slot twice)",
+     "(step) + MGUARD__KX_GROUP > (kx)->mask)",
+     "(step) >= (kx)->mask)"),
     ("kx-take-no-count-up", "an insertion counts up each group its probe passed (a later probe goes on past it)",
      "        if (kx->ovf[pos / MGUARD__KX_GROUP] != MGUARD__KX_STICKY) kx->ovf[pos / MGUARD__KX_GROUP]++;\n        step += MGUARD__KX_GROUP;\n        pos = (pos + step) & kx->mask;\n    }\n    kx->growth_left--;",
      "        step += MGUARD__KX_GROUP;\n        pos = (pos + step) & kx->mask;\n    }\n    kx->growth_left--;"),

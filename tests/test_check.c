@@ -547,6 +547,38 @@ static void test_index_overflow_count_sticks_at_255(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* Regression (found by the fuzzer through the caches): a walk of an
+   object's probe visited one group more than the table has once every
+   group on its way said "a probe goes past me" (an overflow count, here
+   one stuck at 255), so a death listed a slot of that group twice: the
+   entry was erased twice (the count of slots in use drifted) and its
+   value destroyed twice. The walk ends after cap / 8 groups. */
+static int twice_calls;
+static void count_twice(void *value, void *user) { (void)value; (void)user; twice_calls++; }
+static void test_a_death_walks_each_group_of_the_probe_once(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak_desc d;
+    mguard_weak *t;
+    static int x;
+    long v = 7;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof v;
+    d.value_dtor = count_twice;
+    t = mguard_weak_create(ctx, &d);
+    assert_int_equal(mguard_weak_set(t, &x, &v), MGUARD_OK);
+    assert_int_equal(ctx->kx.mask, 7);                    /* one group */
+    ctx->kx.ovf[0] = MGUARD__KX_STICKY;                   /* every probe goes on from it */
+    twice_calls = 0;
+    mguard_on_destroy(ctx, &x);
+    assert_int_equal(twice_calls, 1);
+    assert_int_equal(ctx->kx.used, 0);
+    assert_int_equal(mguard_weak_count(t), 0);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 /* The index doubles when its EMPTY slots that may be taken run out (it
    may be 7/8 full). An index of over 64 slots that cap / 8 reservations
    in a row found a ninth full or less (counting the new key) becomes the
@@ -1131,6 +1163,7 @@ int main(void)
         cmocka_unit_test(test_a_table_renumbers_its_stamps_before_they_wrap),
         cmocka_unit_test(test_index_counts_the_probes_that_pass_each_group),
         cmocka_unit_test(test_index_overflow_count_sticks_at_255),
+        cmocka_unit_test(test_a_death_walks_each_group_of_the_probe_once),
         cmocka_unit_test(test_index_grows_when_full_and_shrinks_on_insert_when_mostly_empty),
         cmocka_unit_test(test_scope_check_sees_each_broken_invariant),
         cmocka_unit_test(test_dyn_check_sees_each_broken_invariant),
