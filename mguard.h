@@ -10254,10 +10254,10 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    field). So an event on obj (a mutation, a death) finds every entry that
    depends on obj on obj's own probe, as a death finds obj's table entries,
    and a hit reads one slot, as mguard_weak_get does. The position indexes
-   the cache's records (24 bytes: the lookup slot's index, the key and
-   dependency counts, the store order, and the one added dependency or an
-   array of the keys and dependencies); free positions are reused, last
-   freed first. A bounded cache keeps an LRU list and costs per position;
+   the cache's records (16 bytes: the lookup slot's index, the key and
+   dependency counts, and the one added dependency or an array of the keys
+   and dependencies) and their store orders (32 bits each, renumbered when
+   they would wrap); free positions are reused, last freed first. A bounded cache keeps an LRU list and costs per position;
    a cache with log_reasons keeps each drop's reason per position until
    phase 2 logs it.
    A remembered drop (the ring, mguard_cache_last_reason) keeps its keys'
@@ -10266,7 +10266,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    a new object at that address never finds it. A compute in progress
    holds its keys and declared dependencies in its job (ctx->cjobs); an
    event spoils the jobs that depend on its object.
-   A record is in one state: FREE (on freepos), LIVE (stored: its lookup
+   A record is in one state: FREE (on the free list), LIVE (stored: its lookup
    slot says its position), DROPPED (out of the index, its value in x,
    linked on an event's drop list until phase 2 destroys the value).
    Invariants (mguard__cache_check): live + nfree + npend == nrec; every
@@ -10283,10 +10283,9 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 
 enum { MGUARD__CR_FREE = 0, MGUARD__CR_LIVE = 1, MGUARD__CR_DROPPED = 2, MGUARD__CR_MARKED = 3 };
 typedef struct mguard__crec {
-    uint32_t slot;        /* LIVE: its lookup slot; DROPPED: the next drop's position + 1, or 0 */
+    uint32_t slot;        /* LIVE, MARKED: its lookup slot; DROPPED: the next drop's position + 1,
+                             or 0 (its cache: seqs); FREE: the next free position + 1, or 0 */
     uint32_t meta;        /* state (2 bits), nkeys - 1 (2 bits), added dependencies (the rest) */
-    uint64_t seq;         /* LIVE: store order (iterators skip newer); DROPPED: the next drop's cid;
-                             MARKED (an event's phase 1): the next marked one's link */
     union {
         const void *dep;  /* one key, one added dependency: its object */
         const void **more;/* else (MGUARD__CR_MORE): the keys (more than one), then the
@@ -10322,10 +10321,18 @@ struct mguard_cache {
     bool log_reasons;
     bool unbounded;                    /* no capacity, no max_cost: no LRU (the fast get) */
     bool inslot;                       /* values of 8 bytes or less: in the lookup slot */
-    mguard__crec *recs;
+    mguard__crec *recs;                /* 16 bytes per position */
     uint32_t nrec, caprec, live, npend;  /* npend: DROPPED, waiting for phase 2 */
-    uint32_t *freepos;                 /* free positions (capfree >= caprec) */
-    uint32_t nfree, capfree;
+    uint32_t freehead, nfree;          /* FREE records, linked (the last freed first) */
+    uint32_t *seqs;                    /* per position (capseq >= caprec): LIVE, its store
+                                          order less sbase; DROPPED: the next drop's cid;
+                                          MARKED: the next marked position + 1 */
+    uint32_t capseq;
+    uint64_t sbase;                    /* store orders are relative to it (rebased: when
+                                          they would not fit 32 bits) */
+    bool rebased;
+    uint32_t mhead, nmarked;           /* an event's phase 1: its marked positions */
+    struct mguard_cache *mnext;        /* the next cache with marked positions */
     mguard__clru *lru;                 /* bounded: per position (caplru >= caprec) */
     uint32_t caplru, caplw;
     uint32_t newest, oldest;           /* the LRU list's ends, position + 1 */
@@ -10651,11 +10658,11 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
     r->meta = MGUARD__CR_DROPPED;
     r->x.u = v;   /* the value, or its block */
     r->slot = 0;
-    r->seq = 0;
+    c->seqs[pos] = 0;
     if (q->tpos) {
-        mguard__crec *t = &ctx->ctabs[q->tcid]->recs[q->tpos - 1];
-        t->slot = pos + 1;
-        t->seq = c->cid;
+        mguard_cache *tc = ctx->ctabs[q->tcid];
+        tc->recs[q->tpos - 1].slot = pos + 1;
+        tc->seqs[q->tpos - 1] = c->cid;
     } else {
         q->hcid = c->cid;
         q->hpos = pos + 1;
@@ -10720,12 +10727,14 @@ static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)
         void *user = c->user;
         v.u = r->x.u;
         val = c->inslot ? (void *)v.b : r->x.block;
-        q->hcid = (uint32_t)r->seq;
+        q->hcid = c->seqs[pos];
         q->hpos = r->slot;
         if (!q->hpos) q->tcid = q->tpos = 0;
         r->meta = MGUARD__CR_FREE;
         r->x.u = 0;
-        c->freepos[c->nfree++] = pos;
+        r->slot = c->freehead;
+        c->freehead = pos + 1;
+        c->nfree++;
         c->npend--;
         if (c->log_reasons && c->lw[pos].cause) {
             mguard_cache_reason why = c->lw[pos];
@@ -10815,36 +10824,22 @@ static void mguard__cpair_added(mguard_ctx *ctx, mguard_cache_job *job)
 
 /* ---- the core's hook ---- */
 
-/* An event's marked entries are linked through their records' seq: a
-   link is the cache's id << 32 | the position + 1 (0 ends the list). */
-static uint64_t *mguard__clink_next(const mguard_ctx *ctx, uint64_t l)
+/* An event's marked positions of c are linked through c->seqs (position
+   + 1, 0 ends the list): the list of n from head, sorted by position (a
+   merge sort: no allocation, O(n log n), depth log n). */
+static uint32_t mguard__cmark_sort(mguard_cache *c, uint32_t head, uint32_t n)
 {
-    return &ctx->ctabs[l >> 32]->recs[(uint32_t)l - 1].seq;
-}
-
-/* Does a come before b: the cache made first, then the lower position? */
-static bool mguard__clink_before(const mguard_ctx *ctx, uint64_t a, uint64_t b)
-{
-    uint64_t oa = ctx->ctabs[a >> 32]->order, ob = ctx->ctabs[b >> 32]->order;
-    return oa < ob || (oa == ob && (uint32_t)a < (uint32_t)b);
-}
-
-/* The list of n links from head, sorted (a merge sort: no allocation,
-   O(n log n), depth log n). */
-static uint64_t mguard__clink_sort(const mguard_ctx *ctx, uint64_t head, size_t n)
-{
-    uint64_t a, b, res = 0, *tail = &res, mid = head;
-    size_t i;
+    uint32_t a, b, res = 0, *tail = &res, mid = head, i;
     if (n < 2) return head;
-    for (i = 1; i < n / 2; i++) mid = *mguard__clink_next(ctx, mid);
-    b = *mguard__clink_next(ctx, mid);
-    *mguard__clink_next(ctx, mid) = 0;
-    a = mguard__clink_sort(ctx, head, n / 2);
-    b = mguard__clink_sort(ctx, b, n - n / 2);
+    for (i = 1; i < n / 2; i++) mid = c->seqs[mid - 1];
+    b = c->seqs[mid - 1];
+    c->seqs[mid - 1] = 0;
+    a = mguard__cmark_sort(c, head, n / 2);
+    b = mguard__cmark_sort(c, b, n - n / 2);
     while (a && b) {
-        uint64_t *take = mguard__clink_before(ctx, b, a) ? &b : &a;
+        uint32_t *take = b < a ? &b : &a;
         *tail = *take;
-        tail = mguard__clink_next(ctx, *take);
+        tail = &c->seqs[*take - 1];
         *take = *tail;
     }
     *tail = a ? a : b;
@@ -10862,12 +10857,13 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
                                 int death, mguard__cdrops *q)
 {
     mguard__kx *kx = &ctx->kx;
-    uint64_t h = mguard__hash64(obj), head = 0;
-    size_t at = MGUARD__KX_HOME(kx, h), step = 0, n = 0;
+    uint64_t h = mguard__hash64(obj);
+    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
     uint32_t tag = MGUARD__KX_TAG(h);
     const char *ia = attr ? mguard__str_find(ctx, attr) : NULL;
     int interned = 0;
     mguard_cache_job *job;
+    mguard_cache *marked = NULL, *c, **pc;
     mguard_cache_reason why;
     memset(&why, 0, sizeof why);
     why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION;
@@ -10884,14 +10880,15 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         }
         mguard__job_spoil(job, &why, death ? obj : NULL);
     }
-    /* mark the entries reached (each once) */
+    /* mark the entries reached (each once), on their caches' lists; the
+       caches with marks in the order they were made */
     for (;;) {
         uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
         for (; m; m &= m - 1) {
             size_t k = at + mguard__kx_bit(m);
             const mguard__kslot *s = &kx->slots[k];
-            mguard_cache *c;
             mguard__crec *r;
+            uint32_t pos;
             if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
             c = ctx->ctabs[s->tid & ~MGUARD__TID_CACHE];
             if (s->pos & MGUARD__CS_RING) {
@@ -10904,30 +10901,38 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
             /* attr NULL (a death, or "the whole object changed") reaches every
                slot; a named attribute, whole-object ones and its own */
             if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)ia) continue;
-            r = &c->recs[s->pos & MGUARD__CS_POS];
+            pos = s->pos & MGUARD__CS_POS;
+            r = &c->recs[pos];
             if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) continue;
             r->meta |= MGUARD__CR_MARKED;
-            r->seq = head;
-            head = (uint64_t)c->cid << 32 | ((s->pos & MGUARD__CS_POS) + 1);
-            n++;
+            if (!c->nmarked++) {
+                for (pc = &marked; *pc && (*pc)->order < c->order; pc = &(*pc)->mnext) {}
+                c->mnext = *pc;
+                *pc = c;
+                c->mhead = 0;
+            }
+            c->seqs[pos] = c->mhead;
+            c->mhead = pos + 1;
         }
         if (MGUARD__KX_END(kx, at, step)) break;
         step += MGUARD__KX_GROUP;
         at = (at + step) & kx->mask;
     }
-    if (n && !death && !interned) {
+    if (marked && !death && !interned) {
         why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
         why.file = file ? mguard__str_intern(ctx, file) : NULL;
         interned = 1;
     }
-    /* drop them in order */
-    for (head = mguard__clink_sort(ctx, head, n); head;) {
-        mguard_cache *c = ctx->ctabs[head >> 32];
-        mguard__crec *r = &c->recs[(uint32_t)head - 1];
-        uint64_t next = r->seq;
-        r->meta = (r->meta & ~3u) | MGUARD__CR_LIVE;
-        mguard__cache_drop(c, (uint32_t)head - 1, &why, death ? obj : NULL, q);
-        head = next;
+    /* drop them: the cache made first, then the lower position */
+    for (c = marked; c; c = c->mnext) {
+        uint32_t p = mguard__cmark_sort(c, c->mhead, c->nmarked);
+        c->nmarked = 0;
+        while (p) {
+            uint32_t next = c->seqs[p - 1];
+            c->recs[p - 1].meta = (c->recs[p - 1].meta & ~3u) | MGUARD__CR_LIVE;
+            mguard__cache_drop(c, p - 1, &why, death ? obj : NULL, q);
+            p = next;
+        }
     }
     if (interned) {   /* the ring and the logged drops took their own */
         mguard__str_release(ctx, why.attr);
@@ -11000,7 +11005,7 @@ static void mguard__cache_drain(mguard_cache *c, uint64_t bound)
     mguard__cache_unpark(c);
     for (pos = 0; pos < c->nrec; pos++) {
         const mguard__crec *r = &c->recs[pos];
-        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || r->seq >= bound) continue;
+        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || c->sbase + c->seqs[pos] >= bound) continue;
         memset(&q, 0, sizeof q);
         mguard__cache_drop(c, pos, &why, NULL, &q);
         mguard__cache_finish(ctx, &q);
@@ -11031,7 +11036,7 @@ static void mguard__cache_destroy_now(mguard_cache *c)
     if (c->next) c->next->prev = c->prev;
     mguard__id_put((void **)ctx->ctabs, &ctx->free_cid, c->cid);
     mguard__free(ctx, c->recs);
-    mguard__free(ctx, c->freepos);
+    mguard__free(ctx, c->seqs);
     mguard__free(ctx, c->lru);
     mguard__free(ctx, c->lw);
     mguard__str_release(ctx, c->name);
@@ -11076,12 +11081,23 @@ static mguard_status mguard__cache_room(mguard_cache *c)
     if (c->nfree) return MGUARD_OK;
     if (c->nrec >= MGUARD__CS_MAXPOS) return MGUARD_ENOMEM;
     if (mguard__reserve(ctx, (void **)&c->recs, &c->caprec, (size_t)c->nrec + 1, sizeof *c->recs)) return MGUARD_ENOMEM;
-    /* a drop pushes its position without allocating: room for every one */
-    if (mguard__reserve(ctx, (void **)&c->freepos, &c->capfree, c->caprec, sizeof *c->freepos)) return MGUARD_ENOMEM;
+    if (mguard__reserve(ctx, (void **)&c->seqs, &c->capseq, c->caprec, sizeof *c->seqs)) return MGUARD_ENOMEM;
     if (MGUARD__CACHE_BOUNDED(c) && mguard__reserve(ctx, (void **)&c->lru, &c->caplru, c->caprec, sizeof *c->lru))
         return MGUARD_ENOMEM;
     if (c->log_reasons && mguard__reserve(ctx, (void **)&c->lw, &c->caplw, c->caprec, sizeof *c->lw)) return MGUARD_ENOMEM;
     return MGUARD_OK;
+}
+
+/* Renumber c's store orders (they may not span 2^32 stores): every live
+   entry becomes "stored before now", and an iteration begun before ends
+   (mguard__cache_next). At most once per 2^32 stores: O(positions). */
+static void mguard__cache_rebase(mguard_cache *c)
+{
+    uint32_t pos;
+    c->sbase = c->next_seq - 1;
+    for (pos = 0; pos < c->nrec; pos++)
+        if (MGUARD__CR_STATE(&c->recs[pos]) == MGUARD__CR_LIVE) c->seqs[pos] = 0;
+    c->rebased = true;
 }
 
 /* Store the tuple's value (val: value_size bytes; or block, the value's
@@ -11117,13 +11133,20 @@ static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys,
     memset(&why, 0, sizeof why);
     old = mguard__cache_find(c, keys, n);
     if (old != SIZE_MAX) mguard__cache_drop(c, ctx->kx.slots[old].pos & MGUARD__CS_POS, &why, NULL, q);
-    pos = c->nfree ? c->freepos[--c->nfree] : c->nrec++;
+    if (c->freehead) {
+        pos = c->freehead - 1;
+        c->freehead = c->recs[pos].slot;
+        c->nfree--;
+    } else {
+        pos = c->nrec++;
+    }
     r = &c->recs[pos];
     ls = mguard__cslot_put(c, keys[0], (n - 1) << 28 | pos, 0);
     if (c->inslot) memcpy(ctx->kx.slots[ls].v.b, &v, sizeof v); else ctx->kx.slots[ls].v.p = block;
     r->slot = (uint32_t)ls;
     r->meta = MGUARD__CR_LIVE | (n - 1) << 2 | nd << 4;
-    r->seq = c->next_seq++;
+    if (c->next_seq - c->sbase >= 0xffffffffu) mguard__cache_rebase(c);
+    c->seqs[pos] = (uint32_t)(c->next_seq++ - c->sbase);
     r->x.u = 0;
     if (more) {
         for (i = 0; i < kofs; i++) more[i] = keys[i];
@@ -11647,10 +11670,15 @@ static bool mguard__cache_next(mguard_cache_iter *it)
         it->c_ = NULL;
         return false;
     }
+    if (c->rebased && it->bound_ <= c->sbase) {
+        /* 2^32 entries stored while the walk was paused */
+        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_next: the cache was renumbered during the walk; the walk ends");
+        it->pos_ = c->nrec;
+    }
     while (it->pos_ < c->nrec) {
         const mguard__crec *r = &c->recs[it->pos_];
         it->pos_++;
-        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || r->seq >= it->bound_) continue;
+        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || c->sbase + c->seqs[it->pos_ - 1] >= it->bound_) continue;
         it->keys = mguard__crec_keys(c, r);
         it->nkeys = MGUARD__CR_NK(r);
         it->value = mguard__cache_value(c, r->slot);
@@ -11750,7 +11778,11 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
     }
     for (i = 0; i < MGUARD_CACHE_REASONS; i++)
         if (c->ringlive[i]) slots += c->ring[i].nkeys;
-    MGUARD__CHECK(ctx, live == c->live && live + c->nfree + c->npend == c->nrec, "cache %p: %u live, counted %u", (const void *)c, c->live, live);
+    for (p = c->freehead, nlru = 0; p; p = c->recs[p - 1].slot)
+        MGUARD__CHECK(ctx, p <= c->nrec && MGUARD__CR_STATE(&c->recs[p - 1]) == MGUARD__CR_FREE && ++nlru <= c->nfree,
+                      "cache %p: the free positions' list", (const void *)c);
+    MGUARD__CHECK(ctx, nlru == c->nfree && live == c->live && live + c->nfree + c->npend == c->nrec, "cache %p: %u live, counted %u", (const void *)c, c->live, live);
+    nlru = 0;
     MGUARD__CHECK(ctx, slots <= c->nslots, "cache %p: %lu slots, %lu counted", (const void *)c, (unsigned long)c->nslots, (unsigned long)slots);
     MGUARD__CHECK(ctx, cost == c->total_cost && carry == c->cost_carry, "cache %p: total cost %lu (+%lu wraps), counted %lu (+%lu wraps)",
                   (const void *)c, (unsigned long)c->total_cost, (unsigned long)c->cost_carry, (unsigned long)cost, (unsigned long)carry);

@@ -1123,6 +1123,46 @@ static void test_ledger_list_of_the_context(void **state)
     LEDGER_DONE(&f);
 }
 
+/* A cache's store orders are 32 bits relative to a base: the store that
+   would wrap them renumbers the live entries ("stored before now"). An
+   iteration begun before ends, logged; one begun after sees every entry
+   stored before it and none stored during it. */
+static void test_cache_store_orders_are_renumbered_before_they_wrap(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    mguard_cache_iter old, it;
+    static int k[4];
+    long v = 1;
+    int seen = 0;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    c = mguard_cache_create(ctx, &cd);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0]), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[1]), &v, 0), MGUARD_OK);
+    old = mguard_cache_iterate(c);
+    c->next_seq = c->sbase + 0xffffffffu;                 /* the next store would wrap */
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[2]), &v, 0), MGUARD_OK);
+    assert_true(c->rebased);
+    assert_int_equal(c->sbase, (uint64_t)0xffffffffu - 1);
+    EXPECT_SOUND(ctx);
+    lg.count = 0;
+    assert_false(mguard_cache_next(&old));
+    assert_int_equal(lg.count, 1);
+    assert_string_equal(lg.last, "mguard_cache_next: the cache was renumbered during the walk; the walk ends");
+    it = mguard_cache_iterate(c);
+    while (mguard_cache_next(&it)) {
+        if (!seen) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[3]), &v, 0), MGUARD_OK);
+        seen++;
+    }
+    assert_int_equal(seen, 3);                            /* k[0..2], not k[3] */
+    assert_int_equal(mguard_cache_count(c), 4);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 /* Regression (issue 23, 2): a cache's total cost wrapped, and the check,
    summing the same way, could not see it. The check sums on its own,
    exactly (the wraps counted): a total that lost its wrap is seen. */
@@ -1177,6 +1217,7 @@ int main(void)
         cmocka_unit_test(test_ledger_more_holds),
         cmocka_unit_test(test_ledger_index_without_slots),
         cmocka_unit_test(test_ledger_list_of_the_context),
+        cmocka_unit_test(test_cache_store_orders_are_renumbered_before_they_wrap),
         cmocka_unit_test(test_cache_total_cost_check_sees_a_lost_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
