@@ -5078,8 +5078,7 @@ static void mguard__out_pad(mguard__out *o, size_t n)
     }
 }
 
-/* The length snprintf wrote into b[n], never what it would have wanted;
-   a locale's decimal comma becomes a point (reports are C text and JSON). */
+/* The length snprintf wrote into b[n]; a locale's decimal comma becomes a point. */
 static size_t mguard__fmt_len(char *b, size_t n, int k)
 {
     size_t i, len = k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
@@ -5097,9 +5096,8 @@ static size_t mguard__fmt_num(char *b, size_t n, double v)
     return mguard__fmt_len(b, n, k);
 }
 
-/* A number for JSON: finite only (anything else becomes 0). Times below
-   1e15 keep three decimals (nanoseconds of a microsecond clock); larger
-   ones, up to DBL_MAX, take %.17g, which fits b and is valid JSON. */
+/* A JSON number (not finite: 0): below 1e15 three decimals (nanoseconds of a
+   microsecond clock), beyond %.17g, which fits b. */
 static void mguard__out_json_num(mguard__out *o, double v)
 {
     char b[64];
@@ -5128,8 +5126,7 @@ static size_t mguard__utf8_len(const unsigned char *p)
     return 0;
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped,
-   invalid UTF-8 replaced by U+FFFD, so any name gives valid JSON. */
+/* A JSON string, escaped; invalid UTF-8 becomes U+FFFD: any name is valid JSON. */
 static void mguard__out_json_str(mguard__out *o, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -5166,40 +5163,33 @@ static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
     *pp = l->next;
 }
 
-
-/* ---- 7. scope hierarchy tracker ---------------------------------------- */
-
 /* ---- the tracker -------------------------------------------------------
-   names: a weak table comp -> {interned fqn, flags}; SEEN means comp's
-   children were named from it, EXPLICIT
-   that the name came from mguard_scope_set_name. Its key_death hook
-   closes the frames of a component that dies while active.
-   recs: one record per name ever entered (rec 0 is the root), indexed by
-   the interned name pointer, in order of first entry; each holds its
-   counters (vals[k] for counters[k]; vals[ncounters..capvals) are 0) and
-   `active`, the number of open frames with that name (+1 for the root).
+   names: a weak table comp -> naming; its key_death hook closes the frames
+   of a component that dies while active. Flags: SEEN, comp's children were
+   named from it; EXPLICIT, named by mguard_scope_set_name; ATTACHED, by
+   mguard_scope_attach; FORGOTTEN, mguard_scope_forget dropped the name (the
+   entry stays, keeping comp's life for what is attached under it, and
+   counts as unnamed until named again); FRAMED, a mark forget sets and
+   clears within the call.
+   recs: one per name ever entered (rec 0 the root), indexed by interned
+   name, in order of first entry; vals[k] is counters[k] (vals[ncounters..
+   capvals) are 0); active counts open frames with that name (+1: root).
    active[0..nactive): the records with active > 0, each once, in the order
    they became active; active[0] is the root.
-   frames[0..nframes): the stack, innermost last; event is the frame's span
-   + 1 (0: not recorded); a recorded open span has dur < 0, and exactly the
-   frames' spans are open.
+   frames: the stack, innermost last; event is the frame's span + 1 (0: not
+   recorded); exactly the frames' spans are open (dur < 0).
    warns: the de-duplication set, oldest first, at most max_warnings.
    busy counts calls into s in progress; a destroy meanwhile only sets
    destroying and the outermost call frees s when it returns. */
-/* FORGOTTEN: mguard_scope_forget dropped the name; the entry stays (so the
-   component keeps its life, its serial, for what is attached under it) and
-   counts as unnamed until a walk or a call names it again. */
-/* FRAMED: a mark mguard_scope_forget sets and clears within the call. */
 enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u, MGUARD__SCOPE_FORGOTTEN = 8u,
        MGUARD__SCOPE_FRAMED = 16u };
 #define MGUARD__MAGIC_SCOPE 0x6d677363u  /* "mgsc" */
 
-/* owner: the address of the scope holding the entry, so the key-death hook
-   (whose user is the context) can tell whether that scope still exists.
-   from: the component whose walk (or mguard_scope_attach) placed this one
-   under it, in its life from_serial (a newcomer at a dead parent's address
-   is not its parent), and seg the name under it: the name follows the
-   parent's renames. NULL for a type name or an explicit name. */
+/* owner: the scope holding the entry (the key-death hook, whose user is the
+   context, checks it still exists). from: the component whose walk or
+   attach placed this one, in its life from_serial (a newcomer at a dead
+   parent's address is not the parent); seg: the name under it, so the name
+   follows the parent's renames. NULL for a type name or an explicit name. */
 typedef struct mguard__scope_naming {
     const char *name;
     uint32_t flags;
@@ -5254,10 +5244,9 @@ struct mguard_scope {
 
 #define mguard__scope_ok(h) mguard__handle_ok((h), MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, __func__)
 
-/* The interned copy of str, held by s: s keeps one reference to each
-   distinct string it interned (held[0..nheld), indexed by pointer) and
-   releases them all when it is freed, so nothing of s's reads a released
-   string while s exists. NULL on allocation failure (nothing changed). */
+/* The interned copy of str, held by s: one reference per distinct string
+   (held, indexed by pointer), all released when s is freed, so nothing of
+   s reads a released string. NULL on allocation failure (nothing changed). */
 static const char *mguard__scope_intern(mguard_ctx *ctx, mguard_scope *s, const char *str)
 {
     const char *in = mguard__str_intern(ctx, str);
@@ -5276,8 +5265,7 @@ static const char *mguard__scope_intern(mguard_ctx *ctx, mguard_scope *s, const 
     return in;
 }
 
-/* Release every string s holds (its free, or its failed create): the last
-   step, nothing of s reads them afterwards. Never allocates. */
+/* Release every string s holds: the last step of a free. Never allocates. */
 static void mguard__scope_unhold(mguard_ctx *ctx, mguard_scope *s)
 {
     uint32_t i;
@@ -5307,17 +5295,16 @@ static void mguard__scope_free(mguard_scope *s)
     mguard__handle_free(s);
 }
 
-/* The end of every call that may have called out: finish a destroy that a
-   callback asked for. s must not be used afterwards. */
+/* The end of every call that may have called out: finish a destroy a
+   callback asked for (s is gone then). */
 static void mguard__scope_release(mguard_scope *s)
 {
     if (--s->busy == 0 && s->destroying) mguard__scope_free(s);
 }
 
-/* Should msg be logged? A message
-   seen before moves to the newest end and is not logged again; a new one
-   is remembered, the oldest forgotten beyond max_warnings. Out of memory:
-   logged, not remembered. */
+/* Should msg be logged? Seen before: moved to the newest end, not logged.
+   New: remembered (the oldest forgotten beyond max_warnings); out of
+   memory: logged, not remembered. */
 static bool mguard__scope_dedup(mguard_scope *s, const char *msg)
 {
     mguard_ctx *ctx = s->hd.ctx;
@@ -5363,8 +5350,7 @@ static void mguard__scope_warn(mguard_scope *s, const char *fmt, ...)
 }
 
 /* The trace clock (a callout when the user gave one). The logical clock
-   moves only when the event is committed (mguard__scope_tick), so a call
-   that fails leaves it where it was. */
+   moves only at commit (mguard__scope_tick): a failed call leaves it. */
 static double mguard__scope_now(mguard_scope *s)
 {
     double t;
@@ -5418,10 +5404,9 @@ static const char *mguard__scope_phase_name(const mguard_scope *s)
     return s->phases[s->phase];
 }
 
-/* A component died: close its frames. Runs in phase 2 of mguard_on_destroy, as a callback: an earlier
-   callback of the same death may have destroyed the scope, so the scope is
-   looked for among the context's parts by address before it is touched,
-   and on a thread-safe context the lock is taken here. */
+/* A component died: close its frames. A phase-2 callback of the death: an
+   earlier callback may have destroyed the scope, so it is looked for among
+   the context's parts first; on a thread-safe context the lock is taken. */
 static void mguard__scope_destroy_part(mguard__part *p);
 static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, const mguard__scope_naming *vp);
 static void mguard__scope_on_death(const void *comp, void *value, void *user)
@@ -5447,8 +5432,7 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
     if (i == s->nframes) return;
     s->busy++;
     if (s->desc.trace) now = mguard__scope_now(s);
-    /* the frames are counted after the clock, which may have closed some
-       (an exit, a reset) */
+    /* counted after the clock, which may have closed some (exit, reset) */
     for (i = s->nframes; i-- > 0;)
         if (s->frames[i].comp == comp) {
             if (!n++) phase = s->frames[i].phase;   /* the innermost frame's */
@@ -5462,8 +5446,7 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
 
 static mguard_status mguard__scope_check(mguard__part *p);
 
-/* Intern desc.phases into s->phases (the default: forward, backward).
-   false: out of memory. Invalid names were refused before. */
+/* Intern desc.phases (default: forward, backward); false: out of memory. */
 static bool mguard__scope_set_phases(mguard_ctx *ctx, mguard_scope *s)
 {
     static const char *const dflt[2] = {"forward", "backward"};
@@ -5583,14 +5566,13 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
 }
 
 /* ---- naming ------------------------------------------------------------
-   A walk down from the component looked up, iterative (a deep tree does not
-   deepen the C stack) and all-or-nothing: every name written by a walk is
-   logged in `undo`, and a failure puts back exactly what the walk changed
-   (unless a callback changed it again meanwhile). A component is marked
-   SEEN before its children are asked for, so a cycle terminates.
-   moved: the components this walk renamed that were named before (their
-   subtree must follow); they follow together when the walk ends, in one
-   pass over the names (a pass per component made a re-walk quadratic). */
+   A walk down from the component looked up: iterative (a deep tree does not
+   deepen the C stack) and all-or-nothing (every name it writes is logged in
+   `undo`; a failure puts back what the walk changed, unless a callback
+   changed it again). A component is SEEN before its children are asked
+   for, so a cycle ends. moved: components this walk renamed that had names
+   (their subtrees follow at the end, in one pass: a pass each was
+   quadratic). */
 typedef struct mguard__scope_undo {
     const void *comp;
     mguard__scope_naming old, now;
@@ -5727,9 +5709,8 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             nv.from_serial = mguard__scope_serial(s, pcomp);
             nv.seg = mguard__scope_intern(ctx, s, cname);
             if (!nv.seg) return MGUARD_ENOMEM;
-            /* a named child moved: what is placed under it follows when
-               the walk ends (not for a component this walk is still
-               inside: a cycle) */
+            /* a named child moved: its subtree follows at the end (not
+               one this walk is still inside: a cycle) */
             moved = cv && cv->name != full && !mguard__scope_queued(w, 0, child);
             if (moved && mguard__reserve(ctx, (void **)&w->moved, &w->capmoved, (size_t)w->nmoved + 1, sizeof *w->moved))
                 return MGUARD_ENOMEM;
@@ -5755,9 +5736,6 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
     return w->nmoved ? mguard__scope_follow_all(s, w, w->moved, w->nmoved) : MGUARD_OK;
 }
 
-/* comp's name, naming it (type name) and its subtree (first lookup) when
-   needed. NOT_FOUND: no name. EINVAL: s was destroyed by a callback, or
-   comp died during its own lookup. ENOMEM: nothing changed. */
 /* End a lookup: keep what it named (ok) or put it all back. */
 static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool ok)
 {
@@ -5768,8 +5746,6 @@ static void mguard__scope_walk_end(mguard_scope *s, mguard__scope_walk *w, bool 
     memset(w, 0, sizeof *w);
 }
 
-/* The caller ends the lookup with mguard__scope_walk_end(w, ok), so that a
-   later failure of its own can undo the names this lookup gave. */
 /* comp's entry if it has a name (a forgotten one has none). */
 static mguard__scope_naming *mguard__scope_named(const mguard_scope *s, const void *comp)
 {
@@ -5777,6 +5753,10 @@ static mguard__scope_naming *mguard__scope_named(const mguard_scope *s, const vo
     return v && !(v->flags & MGUARD__SCOPE_FORGOTTEN) ? v : NULL;
 }
 
+/* comp's name, naming it (type name) and its subtree (first lookup) when
+   needed. NOT_FOUND: no name. EINVAL: s was destroyed by a callback, or
+   comp died during its own lookup. ENOMEM: nothing changed. The caller ends
+   it with mguard__scope_walk_end(pw, ok): its own failure undoes the names. */
 static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, const char **out, mguard__scope_walk *pw)
 {
     mguard_ctx *ctx = s->hd.ctx;
@@ -5859,10 +5839,8 @@ static const char *mguard__scope_name(mguard_scope *s, const void *comp)
     return st ? NULL : name;
 }
 
-
-/* The components placed under another, sorted by it (then by address, so
-   that one placement is found by binary search): one pass over the names,
-   so that a subtree is found in O(names log names + subtree). */
+/* The components placed under another, sorted by it, then by address (one
+   placement by binary search): a subtree in O(names log names + subtree). */
 typedef struct mguard__scope_placed { uintptr_t from; const void *comp; } mguard__scope_placed;
 
 static int mguard__scope_placed_cmp(const void *a, const void *b)
@@ -5996,15 +5974,12 @@ static mguard_status mguard__scope_follow_step(mguard_scope *s, mguard__scope_wa
     return st;
 }
 
-/* The names placed under each of roots[0..nroots) (by a walk or
-   mguard_scope_attach) follow the root's name, down the subtrees, each
-   component once (a cyclic tree ends). roots is sorted in place. Every
-   change is logged in w, for the caller's rollback. No callback.
-   One list of the names for all the roots, then two passes over the
-   subtrees: the first finds the roots that lie under another root (they
-   follow as part of it, after their ancestors), the second renames from
-   the other roots down, then from those of the nested roots that only a
-   cycle reaches. Cost: O(names log names + roots log roots + subtrees). */
+/* The names placed under each root (by a walk or attach) follow its name
+   down the subtrees, each component once (a cycle ends); roots is sorted in
+   place; every change is logged in w for the caller's rollback; no callback.
+   Pass 1 finds the roots under another root (they follow as part of it);
+   pass 2 renames from the others down, then from nested roots only a cycle
+   reaches. Cost: O(names log names + roots log roots + subtrees). */
 static mguard_status mguard__scope_follow_all(mguard_scope *s, mguard__scope_walk *w, const void **roots, uint32_t nroots)
 {
     mguard_ctx *ctx = s->hd.ctx;
@@ -6134,8 +6109,8 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     return st;
 }
 
-/* Set (on) or clear the FRAMED mark of every component with an open frame;
-   only mguard_scope_forget uses it, between two calls, with no callout. */
+/* Set or clear FRAMED on every component with an open frame (forget only,
+   no callout between). */
 static void mguard__scope_mark_framed(mguard_scope *s, bool on)
 {
     uint32_t i;
@@ -6158,8 +6133,8 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
     v = mguard__scope_entry(s, comp);
     if (!v || (v->flags & MGUARD__SCOPE_FORGOTTEN)) return MGUARD_NOT_FOUND;
     memset(&w, 0, sizeof w);
-    /* first every component a walk placed under comp, recursively (nothing
-       changes if this runs out of memory), then forget them */
+    /* list what a walk placed under comp, recursively (out of memory
+       changes nothing), then forget it */
     st = mguard__scope_placed_list(s, &list, &n);
     if (!st) st = mguard__scope_enqueue(s, &w, comp);
     for (q = 0; !st && q < w.ntodo; q++) {
@@ -6173,8 +6148,7 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
         }
     }
     if (!st) {
-        /* one with an open frame keeps its name: the frames are marked
-           first (not scanned once per component) */
+        /* one with an open frame keeps its name (frames marked once) */
         mguard__scope_mark_framed(s, true);
         for (q = 1; q < w.ntodo; q++) {
             const void *x = w.todo[q].comp;
@@ -6196,8 +6170,8 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
 
 /* ---- enter and exit ------------------------------------------------------ */
 
-/* Push a frame for comp named name. Everything is reserved first: on
-   failure nothing changed. No callout except the final warning. */
+/* Push a frame, all reserved first (failure changes nothing); no callout
+   but the final warning. */
 static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const char *name, double now)
 {
     mguard_ctx *ctx = s->hd.ctx;
@@ -6480,10 +6454,10 @@ static double mguard__scope_counter(const mguard_scope *s, const char *fqn, cons
 }
 
 /* ---- reports -------------------------------------------------------------
-   The tree's parent of a name is the record of its longest proper prefix
-   ending before a '.', else the root; siblings keep the order of first
-   entry. The report reads the records by index and only those present when
-   it started, so a write callback that enters new names cannot disturb it. */
+   A name's parent in the tree: its longest proper prefix before a '.' that
+   is a record, else the root; siblings in order of first entry. A report
+   reads only the records present when it started: a write callback that
+   enters new names cannot disturb it. */
 typedef struct mguard__scope_tree {
     uint32_t *parent, *first, *next, *depth;
     char *prefix;
@@ -6524,8 +6498,7 @@ static mguard_status mguard__scope_tree_build(mguard_scope *s, uint32_t n, mguar
         }
         t->parent[i] = p;
     }
-    /* children lists in record order; a parent's name is shorter, so
-       depths follow once the lists are walked from the root */
+    /* children in record order; depths are set walking from the root */
     for (i = 1; i < n; i++) {
         uint32_t p = t->parent[i];
         if (last[p] == UINT32_MAX) t->first[p] = i; else t->next[last[p]] = i;
@@ -6733,9 +6706,8 @@ static mguard_status mguard__scope_check(mguard__part *p)
     for (i = 0; i < s->nframes; i++) {
         const mguard__scope_frame *f = &s->frames[i];
         MGUARD__CHECK(ctx, f->rec < s->nrecs, "scope %p: frame %u has no record", (void *)s, i);
-        /* a component in phase 2 of its death has lost its name already;
-           its frames close in the scope's own key-death callback, which may
-           run after other callbacks of the same death */
+        /* a component in phase 2 of its death lost its name already; its
+           frames close in the scope's key-death callback, maybe later */
         MGUARD__CHECK(ctx, mguard__scope_entry(s, f->comp) != NULL || mguard__is_dying(ctx, f->comp), "scope %p: frame %u's component has no name", (void *)s, i);
         if (!f->event) continue;
         withev++;
@@ -6754,8 +6726,6 @@ static mguard_status mguard__scope_check(mguard__part *p)
 /* ======================================================================= */
 /* >>dyn: 8. dynamism tracker */
 /* ======================================================================= */
-
-/* ---- 8. dynamism tracker ----------------------------------------------- */
 
 size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap)
 {
