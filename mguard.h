@@ -6765,12 +6765,11 @@ static bool mguard__dyn_eq(const mguard__dyn_val *a, const mguard__dyn_val *b)
     return (double)(int64_t)dv->d == dv->d && (int64_t)dv->d == iv->i;
 }
 
-/* recs: one per path, in order of first observation, indexed by the
-   interned normalized path; vals[0..rank) the first value seen at each
-   position and dyn[0..rank) whether another one was seen since (one block:
-   cap values then cap bools). groups: distinct top-level names in order of
-   first observation, each a singly linked list of its records
-   (next_in_group: record + 1, 0 at the end). */
+/* recs: one per path in order of first observation, indexed by interned
+   normalized path; vals[i] the first value seen at position i, dyn[i]
+   whether another was seen since (one block: cap values, cap bools).
+   groups: top-level names in order of first observation, each a list of
+   its records (next_in_group: record + 1, 0 at the end). */
 #define MGUARD__MAGIC_DYN 0x6d677879u  /* "mgxy" */
 
 typedef struct mguard__dyn_rec {
@@ -6840,8 +6839,7 @@ static void mguard__dyn_destroy(mguard_dyn *d)
     if (mguard__dyn_ok(d)) mguard__dyn_free(d);
 }
 
-/* The normalized form of path in buf (small) or on the heap (*heap, to be
-   freed); NULL on allocation failure. */
+/* path normalized, in small or in *heap (to be freed); NULL: out of memory. */
 static const char *mguard__dyn_norm(const mguard_ctx *ctx, const char *path, char *small, size_t cap, char **heap)
 {
     size_t n = mguard_dyn_normalize_name(path, small, cap);
@@ -6853,8 +6851,7 @@ static const char *mguard__dyn_norm(const mguard_ctx *ctx, const char *path, cha
     return *heap;
 }
 
-/* Record + 1 of path, 0 when never observed (or out of memory for a very
-   long path). Never changes anything. */
+/* Record + 1 of path, 0 when never observed (or no memory for a long path). */
 static uint32_t mguard__dyn_find(const mguard_dyn *d, const char *path)
 {
     char small[256], *heap;
@@ -6869,9 +6866,9 @@ static uint32_t mguard__dyn_find(const mguard_dyn *d, const char *path)
     return r;
 }
 
-/* The top-level argument name of a normalized path: the first subscript's
-   key ("x" for L['x'][0], "0" for L[0], an index), else the leading name
-   ("x" for x['y'], "L" for L). Written into out (len+1 bytes available). */
+/* The top-level name of a normalized path into out (strlen + 1 bytes): the
+   first subscript's key ("x" for L['x'][0], index "0" for L[0]), else the
+   leading name ("x" for x['y'], "L" for L). */
 static void mguard__dyn_group_of(const char *path, char *out, bool *is_index)
 {
     const char *p = path, *e;
@@ -7077,9 +7074,8 @@ static bool mguard__dyn_next(mguard_dyn_iter *it)
     return true;
 }
 
-/* A Python str repr: single quotes unless the text holds a single quote
-   and no double quote; backslash, the quote, \t \n \r and other control
-   bytes escaped; other bytes (UTF-8) as they are. */
+/* A Python str repr: single quotes unless the text holds only single ones;
+   backslash, the quote and control bytes escaped, other bytes as they are. */
 static void mguard__out_pyrepr(mguard__out *o, const char *s)
 {
     const unsigned char *p;
@@ -7162,8 +7158,7 @@ static mguard_status mguard__dyn_check(mguard__part *p)
 /* >>ledger: 9. side-effects ledger */
 /* ======================================================================= */
 
-/* At the end of the list: destroyed after the parts linked before it and
-   the ones linked later (the ledgers outlive the trackers in a destroy). */
+/* At the end of the list: the ledgers outlive the trackers in a destroy. */
 static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
 {
     mguard__part **at = &ctx->parts;
@@ -7176,32 +7171,26 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
     *at = p;
 }
 
-/* ---- 9. side-effects ledger -------------------------------------------- */
-
 /* A ledger is six flat arrays and three hash indexes, all holding indices,
    never pointers into each other, so a clone is one memcpy per array
    (docs/design.md, "The side-effects ledger", has the long version):
-   - ents: tracked objects in tracking order {obj, source, fields, seq,
-     kind, flags, head, tail, nwrites, nfields} (fields: the user's table,
-     mguard_ledger_set_fields). Removal leaves a tombstone (obj NULL); the array
-     is compacted (order kept, epoch bumped) only when full and no walk is in
-     progress. seq grows along the array. ent_ix: obj -> position + 1.
-   - writes: a pool of pending attribute writes {obj, attr, value, seq,
-     next, deleted, bytes}: value is the held pointer (NULL for a sized
-     value, whose bytes are inline: desc.value_size); free slots (obj
-     NULL) are chained through next. Each
-     entry chains its writes head -> tail in first-recorded order (an
-     overwrite keeps its slot). w_ix: (obj, interned attr) -> slot + 1.
-   - refs: a pool of every distinct pointer the ledger holds (tracked
-     objects, values, payloads, hooked objects and hook functions) with its
-     count; free slots (ptr NULL) chained through rq_next. ref_ix: ptr ->
-     slot + 1. A pointer is retained when first held and released when its
-     count returns to 0, both *queued* (rq, relq: FIFO lists through the
-     slots) and run by mguard__ledger_flush after the structures are updated;
-     releases also wait while a walk (diff, equal, prune, apply) is in
-     progress, so every value a walk sees stays alive until it ends.
-   - recs {seq, tag, payload} in order; hooks {seq, obj, name, fn, id} in
-     registration order (seq increasing along each array).
+   - ents: tracked objects in tracking order (seq grows along the array).
+     Removal leaves a tombstone (obj NULL); the array is compacted (order
+     kept, epoch bumped) only when full and no walk is in progress.
+     ent_ix: obj -> position + 1.
+   - writes: a pool of pending attribute writes; value is the held pointer
+     (NULL for a sized value, whose bytes are inline); free slots (obj NULL)
+     chained through next. Each entry chains its writes head -> tail in
+     first-recorded order (an overwrite keeps its slot).
+     w_ix: (obj, interned attr) -> slot + 1.
+   - refs: a pool of every distinct pointer held (objects, values, payloads,
+     hooked objects, hook functions) with its count; free slots (ptr NULL)
+     chained through rq_next. ref_ix: ptr -> slot + 1. A pointer's retain
+     (first held) and release (count back to 0) are *queued* (rq, relq: FIFO
+     lists through the slots) and run by mguard__ledger_flush after the
+     structures are updated; releases also wait while a walk (diff, equal,
+     prune, apply) is in progress, so every value it sees stays alive.
+   - recs and hooks, in order (seq increasing along each array).
    Invariants (checked by mguard_ctx_check): live_ents == ent_ix.used; each entry's
    list holds nwrites writes of that object in increasing seq, none for a
    MUTABLE entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
@@ -7309,8 +7298,8 @@ struct mguard_ledger_diff_result {
 };
 
 
-/* A ledger hook handed the pointers p and q: on a thread-safe context a
-   frame tells mguard_on_destroy(p or q) on another thread to wait for it. */
+/* A hook handed p and q: on a thread-safe context the frame makes
+   mguard_on_destroy(p or q) on another thread wait for it. */
 static void mguard__hook_push(mguard_ctx *ctx, mguard__hookframe *f, const void *p, const void *q)
 {
 #ifdef MGUARD__PTHREADS
@@ -7432,9 +7421,8 @@ static void mguard__ledger_touch(mguard_ledger *L)
 }
 
 /* ---- the block: a clone is one allocation ------------------------------
-   A clone copies the struct and every array into one block (so cloning is
-   one allocation + memcpy). An array that must grow moves out of the block
-   into its own allocation; the block itself goes with the ledger. */
+   A clone copies the struct and every array into one block; an array that
+   must grow moves out into its own allocation; the block goes with L. */
 static bool mguard__ledger_in_block(const mguard_ledger *L, const void *p)
 {
     uintptr_t a = (uintptr_t)p, b = (uintptr_t)L;
@@ -7466,8 +7454,7 @@ static mguard_status mguard__ledger_grow(const mguard_ledger *L, void **arr, uin
     return MGUARD_OK;
 }
 
-/* mguard__ix_reserve for a ledger index (whose slots may live in the
-   block: then the grown index is built beside them). */
+/* mguard__ix_reserve for a ledger index (slots in the block: rebuilt beside). */
 static mguard_status mguard__ledger_ix_reserve(const mguard_ledger *L, mguard__index *ix, size_t need)
 {
     mguard__index fresh;
@@ -7555,8 +7542,7 @@ static void mguard__ledger_ref_free(mguard_ledger *L, uint32_t r)
     L->live_refs--;
 }
 
-/* Is p (from L) still safe to hand to a hook: held, or about to be
-   released, but not destroyed? */
+/* Is p safe to hand to a hook: held or awaiting release, not destroyed? */
 static bool mguard__ledger_alive(const mguard_ledger *L, const void *p)
 {
     uint32_t r;
@@ -7565,13 +7551,11 @@ static bool mguard__ledger_alive(const mguard_ledger *L, const void *p)
     return r && (L->refs[r - 1].count || (L->refs[r - 1].flags & MGUARD__LR_HELD));
 }
 
-/* Walks keep a snapshot of pointers and call out between its steps. Their
-   identity is the serial (the context's record of p), never the address:
-   an object a hook destroyed may be followed by a new one at its address. */
-/* p's life when L watches p's death: a serial of the context taken when
-   p entered the root's weak table, which holds p while a ledger holds it
-   (and a walk holds everything); a newcomer at p's address has another.
-   0 otherwise (a plain value cannot die). */
+/* Walks snapshot pointers and call out between steps: identity is p's life,
+   never its address (a hook may destroy p and a newcomer take its address).
+   The life: a serial taken when p entered the root's weak table, which
+   holds p while a ledger does (a walk holds everything); 0 when L does not
+   watch p (a plain value cannot die). */
 static uint64_t mguard__ledger_life(const mguard_ledger *L, const void *p)
 {
     const uint64_t *v = (const uint64_t *)mguard__weak_get(L->root->watch, p);
@@ -7594,10 +7578,9 @@ static bool mguard__ledger_same(const mguard_ledger *L, const void *p, uint64_t 
 
 static void mguard__ledger_free(mguard_ledger *L);
 
-/* Run queued retains, then (unless a walk holds L) queued releases, one at
-   a time; each is popped before its hook runs, so the hook may do anything,
-   including changing or destroying L. Never touches L after the loop's last
-   call-out except through L->frames, which keeps L's memory alive. */
+/* Run queued retains, then (no walk) queued releases, one at a time, each
+   popped before its hook runs: the hook may change or destroy L, whose
+   memory L->frames keeps alive. */
 static void mguard__ledger_drain(mguard_ledger *L)
 {
     mguard_ctx *ctx = L->hd.ctx;
@@ -7615,10 +7598,9 @@ static void mguard__ledger_drain(mguard_ledger *L)
                 s->flags |= MGUARD__LR_HELD;
                 if (L->desc.retain) {
                     void *p = mguard__unconst(s->ptr);
-                    /* Thread-safe context: under the lock, so the retain
-                       is done before the call that stored p returns and
-                       before any release of p can be popped; p is held
-                       by the caller now, so it cannot be dead. */
+                    /* thread-safe: under the lock, done before the storing
+                       call returns and before a release of p can be popped
+                       (the caller holds p: it cannot be dead) */
                     if (ctx->lk) L->desc.retain(p, L->desc.user);
                     else MGUARD__CALLOUT(ctx, L->desc.retain(p, L->desc.user));
                 }
@@ -7680,9 +7662,8 @@ static void mguard__ledger_on_death(const void *key, void *value, void *user);
 static void mguard__ledger_root_destroy_part(mguard__part *p);
 static mguard_status mguard__ledger_root_check_part(mguard__part *p);
 
-/* The root of ctx's ledgers: a part of the context, created with its first
-   ledger (the core knows parts, not ledgers). NULL when ctx has none.
-   Cost: O(parts), a few pointers. */
+/* The root of ctx's ledgers, a part made with the first ledger (the core
+   knows parts, not ledgers); NULL when none. Cost: O(parts). */
 static struct mguard__lroot *mguard__ledger_root_of(const mguard_ctx *ctx)
 {
     mguard__part *p;
@@ -7731,8 +7712,7 @@ static mguard_status mguard__ledger_root_ensure(mguard_ctx *ctx)
     return MGUARD_OK;
 }
 
-/* Drop the weak table's keys that no ledger holds any more (amortized:
-   runs when the table doubled since the last sweep). */
+/* Drop the keys no ledger holds (amortized: when the table doubled). */
 static void mguard__ledger_root_sweep(struct mguard__lroot *root)
 {
     mguard_weak_iter it = mguard__weak_iterate(root->watch);
@@ -7745,16 +7725,16 @@ static void mguard__ledger_root_sweep(struct mguard__lroot *root)
     root->sweep_at = 2 * mguard__weak_count(root->watch) + 64;
 }
 
-/* Called once at the start of an operation that may watch new pointers
-   (never between two watches of one operation: it could drop the first). */
+/* Once at the start of an operation that may watch pointers (never between
+   two watches of one operation: it could drop the first). */
 static void mguard__ledger_maybe_sweep(mguard_ledger *L)
 {
     struct mguard__lroot *root = L->root;
     if (mguard__weak_count(root->watch) >= root->sweep_at) mguard__ledger_root_sweep(root);
 }
 
-/* Make p's death reach the ledgers. *added tells the caller to undo with
-   mguard__ledger_unwatch if a later step fails. EINVAL (logged) for a dying p. */
+/* Make p's death reach the ledgers; *added: undo with mguard__ledger_unwatch
+   if a later step fails. EINVAL (logged) for a dying p. */
 static mguard_status mguard__ledger_watch(mguard_ledger *L, const void *p, const char *fn, const void **added)
 {
     mguard_ctx *ctx = L->hd.ctx;
@@ -7781,8 +7761,7 @@ static void mguard__ledger_unwatch(mguard_ledger *L, const void *added)
 
 /* ---- removal (never allocates, never calls out) ------------------------- */
 
-/* Free write slot w (already unlinked from its entry's list, or the whole
-   list is going). */
+/* Free write slot w (unlinked, or its whole list is going). */
 static void mguard__ledger_free_write(mguard_ledger *L, uint32_t w)
 {
     mguard__lwrite *wr = &L->writes[w - 1];
@@ -7835,11 +7814,10 @@ static void mguard__ledger_drop_entry(mguard_ledger *L, uint32_t e)
     mguard__ledger_ref_dec(L, obj);
 }
 
-/* A string entering a ledger (a source, attribute, tag or hook name).
-   On a thread-safe context it is kept for the context's life: a reader
-   holds one it was handed (an iterator's attr, a record's tag) after the
-   call returned, while another thread's change could let the last holder
-   go. On a default context it lives while a ledger holds it. */
+/* A string entering a ledger (source, attribute, tag, hook name). On a
+   thread-safe context it is kept for the context's life: a reader keeps
+   one it was handed (an iterator's attr) after the call, while another
+   thread could drop the last holder. Else it lives while a ledger holds it. */
 static const char *mguard__lstr_intern(mguard_ctx *ctx, const char *s)
 {
     const char *r = mguard__str_intern(ctx, s);
@@ -7847,33 +7825,28 @@ static const char *mguard__lstr_intern(mguard_ctx *ctx, const char *s)
     return r;
 }
 
-/* One more (take) or one fewer holder of every interned string L's
-   content holds: each live entry's source, each live write's attribute,
-   each record's tag, each hook's name. A clone or a restore takes them
-   for its copy; emptying, restoring over and freeing release them. Never
-   allocates. Cost: O(entries + writes + records + hooks). */
+static void mguard__lstr_hold(mguard_ctx *ctx, const char *s, bool take)
+{
+    if (take) mguard__str_take(s); else mguard__str_release(ctx, s);
+}
+
+/* One more (take) or one fewer holder of every string L's content holds
+   (live entries' sources, live writes' attributes, tags, hook names): a
+   clone or restore takes them; emptying, restoring over, freeing release.
+   Never allocates. Cost: O(entries + writes + records + hooks). */
 static void mguard__ledger_strs(mguard_ledger *L, bool take)
 {
     mguard_ctx *ctx = L->hd.ctx;
     uint32_t i;
-    for (i = 0; i < L->nents; i++) {
-        if (!L->ents[i].obj) continue;
-        if (take) mguard__str_take(L->ents[i].source); else mguard__str_release(ctx, L->ents[i].source);
-    }
-    for (i = 0; i < L->nwpool; i++) {
-        if (!L->writes[i].obj) continue;
-        if (take) mguard__str_take(L->writes[i].attr); else mguard__str_release(ctx, L->writes[i].attr);
-    }
-    for (i = 0; i < L->nrecs; i++) {
-        if (take) mguard__str_take(L->recs[i].tag); else mguard__str_release(ctx, L->recs[i].tag);
-    }
-    for (i = 0; i < L->nhooks; i++) {
-        if (take) mguard__str_take(L->hooks[i].name); else mguard__str_release(ctx, L->hooks[i].name);
-    }
+    for (i = 0; i < L->nents; i++)
+        if (L->ents[i].obj) mguard__lstr_hold(ctx, L->ents[i].source, take);
+    for (i = 0; i < L->nwpool; i++)
+        if (L->writes[i].obj) mguard__lstr_hold(ctx, L->writes[i].attr, take);
+    for (i = 0; i < L->nrecs; i++) mguard__lstr_hold(ctx, L->recs[i].tag, take);
+    for (i = 0; i < L->nhooks; i++) mguard__lstr_hold(ctx, L->hooks[i].name, take);
 }
 
-/* Forget all content; every held pointer is queued for release, every
-   held string released. */
+/* Forget all content: held pointers queued for release, strings released. */
 static void mguard__ledger_empty(mguard_ledger *L)
 {
     uint32_t i;
@@ -7906,8 +7879,7 @@ typedef struct mguard__lpurge {
     unsigned ledgers, ents, writes, recs, hooks;
 } mguard__lpurge;
 
-/* Phase 1 for one ledger: drop everything that refers to k. The dead
-   object itself is never released. */
+/* Phase 1 for one ledger: drop all that refers to k (never released). */
 static void mguard__ledger_purge(mguard_ledger *L, const void *k, mguard__lpurge *pu)
 {
     uint32_t r = mguard__ledger_ref_find(L, k), e, i, n;
@@ -7957,10 +7929,9 @@ static void mguard__ledger_purge(mguard_ledger *L, const void *k, mguard__lpurge
 }
 
 /* key_death of the root's weak table: phase 1 purges every ledger (no
-   call-out), phase 2 logs one warning and runs the queued releases. It is
-   a callback: its user is the context, not the root, which an earlier
-   callback of the same death may have freed; on a thread-safe context the
-   lock is taken here. */
+   call-out), phase 2 logs once and runs the queued releases. Its user is
+   the context, not the root (an earlier callback of the death may have
+   freed it); on a thread-safe context the lock is taken here. */
 static void mguard__ledger_on_death_locked(struct mguard__lroot *root, const void *key);
 static void mguard__ledger_on_death(const void *key, void *value, void *user)
 {
@@ -8152,8 +8123,8 @@ static void mguard__ledger_destroy(mguard_ledger *L)
     mguard__ledger_unframe(L);   /* finishes now, or when the outermost frame ends */
 }
 
-/* mguard_ctx_destroy's loop over the parts reaches the root: destroy one
-   ledger (or the empty root); the loop calls again while the root lives. */
+/* mguard_ctx_destroy's loop over the parts: destroy one ledger (or the
+   empty root); the loop calls again while the root lives. */
 static void mguard__ledger_root_destroy_part(mguard__part *p)
 {
     struct mguard__lroot *root = (struct mguard__lroot *)(void *)p;
@@ -8622,10 +8593,9 @@ static mguard_ledger_iter mguard__ledger_iterate_hooks(const mguard_ledger *L)
     return mguard__ledger_iterate_seq(L, MGUARD__LI_HOOKS);
 }
 
-/* Where a walk over records or hooks (n elements of stride bytes, each
-   starting with its seq, increasing) goes on: just after the element it
-   returned last (seq_) if that one is still at pos_ - 1, else at the
-   first element with a larger seq. */
+/* Where a walk over records or hooks (stride bytes each, seq first and
+   increasing) goes on: at pos_ if the last returned (seq_) is still at
+   pos_ - 1, else at the first element with a larger seq. */
 static uint32_t mguard__ledger_resume(const mguard_ledger_iter *it, const void *arr, size_t stride, uint32_t n)
 {
     const unsigned char *b = (const unsigned char *)arr;
@@ -8883,8 +8853,8 @@ static void mguard__ledger_content_install(mguard_ledger *L, mguard__lcontent *k
     L->next_seq = src->next_seq;
 }
 
-/* Where a clone puts each array in its block: ents, ent slots, writes,
-   write slots, refs, ref slots, records, hooks, after the struct. */
+/* A clone's block: the struct, then ents, ent slots, writes, write slots,
+   refs, ref slots, records, hooks. */
 #define MGUARD__L_NARRAYS 8
 #define MGUARD__L_ALIGN(n) (((n) + 15) & ~(size_t)15)
 typedef struct mguard__llayout {
