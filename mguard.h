@@ -7297,7 +7297,6 @@ struct mguard_ledger_diff_result {
     size_t len, textcap;
 };
 
-
 /* A hook handed p and q: on a thread-safe context the frame makes
    mguard_on_destroy(p or q) on another thread wait for it. */
 static void mguard__hook_push(mguard_ctx *ctx, mguard__hookframe *f, const void *p, const void *q)
@@ -7334,9 +7333,7 @@ static void mguard__hook_pop(mguard_ctx *ctx, const mguard__hookframe *f)
         mguard__hook_pop((ctx), &hf_); \
     } while (0)
 
-
 #define mguard__ledger_ok(h) mguard__handle_ok((h), MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, __func__)
-
 
 static void mguard__ix_clear(mguard__index *ix)
 {
@@ -9036,9 +9033,8 @@ static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *
         c->st = MGUARD_ENOMEM;
         return true;
     }
-    /* the pointers' identities now, for the text written after call-outs
-       (the object through whichever ledger holds it, each side's values
-       through their own) */
+    /* identities now, for the text written after call-outs (the object
+       through whichever ledger holds it, values through their side's) */
     d->serials[d->n * 5 + 0] = mguard__ledger_serial(mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj);
     d->serials[d->n * 5 + 1] = mguard__ledger_serial(c->a, it->a.value);
     d->serials[d->n * 5 + 2] = mguard__ledger_serial(c->a, it->a.obj);
@@ -9057,8 +9053,7 @@ static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *
         if (it->b.value) memcpy(vb + MGUARD_LEDGER_MAX_VALUE, it->b.value, MGUARD_LEDGER_MAX_VALUE);
     }
     d->items[d->n++] = *it;
-    /* the result's own references: the ledgers may drop theirs before
-       the text is written (a format hook) or the result is freed */
+    /* the result's own references: the ledgers may drop theirs first */
     mguard__str_take(it->attr);
     mguard__str_take(it->a.source);
     mguard__str_take(it->b.source);
@@ -9083,8 +9078,7 @@ static void mguard__ledger_diff_own_values(const mguard_ledger *a, mguard_ledger
     }
 }
 
-/* Values equal under a's hook; *stop when the hook changed a ledger (the
-   walk's positions are then stale: it is abandoned). */
+/* Values equal under a's hook; *stop: the hook changed a ledger (abandoned). */
 static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, bool *stop)
 {
     bool r = false;
@@ -9100,10 +9094,9 @@ static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, 
     return r;
 }
 
-/* Sized values equal: a's equal hook on their bytes, else memcmp. The
-   hook gets copies: ba and bb point into the ledgers' writes arrays, which
-   a re-entrant store_attr, restore or clear (or, on a thread-safe context,
-   another thread while the lock is let go) may move, free or zero. */
+/* Sized values equal: a's equal hook, else memcmp. The hook gets copies:
+   ba and bb point into writes arrays a re-entrant call (or another thread
+   while the lock is let go) may move, free or zero. */
 static bool mguard__ledger_beq(mguard__lcmp *c, const unsigned char *ba, const unsigned char *bb, bool *stop)
 {
     unsigned char ca[MGUARD_LEDGER_MAX_VALUE], cb[MGUARD_LEDGER_MAX_VALUE];
@@ -9198,9 +9191,8 @@ static bool mguard__ledger_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
     return mguard__ledger_emit(c, &it);
 }
 
-/* Do entries ea of a and eb of b hold the same attributes in the same
-   order? (Always, between a clone and its original until one changes:
-   then the walk needs no hash lookup at all.) */
+/* Same attributes in the same order? (A clone and its original until one
+   changes: the walk then needs no hash lookup.) */
 static bool mguard__ledger_aligned(const mguard_ledger *A, uint32_t ea, const mguard_ledger *B, uint32_t eb)
 {
     uint32_t w = A->ents[ea].head, wb = B->ents[eb].head;
@@ -9210,11 +9202,10 @@ static bool mguard__ledger_aligned(const mguard_ledger *A, uint32_t ea, const mg
     return true;
 }
 
-/* The walk: a's objects in order (each with its attribute differences),
-   b's objects not in a, records by position, hooks by id. Objects at the
-   same position in both (a clone's layout) are paired without hashing.
-   Reads positions afresh after every call-out (arrays may move even when
-   the content does not). */
+/* The walk: a's objects in order with their attribute differences, b's
+   objects not in a, records by position, hooks by id. Objects at the same
+   position (a clone's layout) pair without hashing. Positions are read
+   afresh after every call-out (arrays may move though content does not). */
 static void mguard__ledger_compare(mguard__lcmp *c)
 {
     mguard_ledger *A = c->a, *B = c->b;
@@ -9234,8 +9225,7 @@ static void mguard__ledger_compare(mguard__lcmp *c)
             if (c->st || (c->differ && !c->res)) return;
             continue;
         }
-        /* is_modified is implied by the kind and the writes, except for a
-           container's own flag */
+        /* modified follows from kind and writes, but a container's flag */
         if (A->ents[i].kind != B->ents[eb - 1].kind || A->ents[i].source != B->ents[eb - 1].source ||
             (A->ents[i].kind == MGUARD_LEDGER_MUTABLE && A->ents[i].flags != B->ents[eb - 1].flags)) {
             mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_OBJECT_CHANGED, obj, NULL, -1);
@@ -9426,10 +9416,9 @@ static void mguard__ledger_fmt_bytes(const mguard_ledger *X, const unsigned char
 
 enum { MGUARD__LF_VALUE, MGUARD__LF_OBJECT, MGUARD__LF_BYTES };
 
-/* Format p (held by X) with X's hook for objects or for values (kind:
-   MGUARD__LF_*); a pointer X no longer holds because it was destroyed
-   meanwhile is not handed to the hook. Sized values (BYTES) are the diff
-   result's own copies. */
+/* Format p (held by X) with X's object or value hook (kind: MGUARD__LF_*);
+   a p destroyed meanwhile is not handed to it. Sized values (BYTES) are
+   the result's own copies. */
 static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, int kind, char *buf)
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
@@ -9673,12 +9662,11 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
 
 /* ---- prune -------------------------------------------------------------- */
 
-/* Marking state. Every pointer prune reaches is looked into once: a
-   tracked entry present when prune began (positions < n0 cannot move
-   during a walk) is marked in mark[], any other pointer goes into the
-   open-addressing set seen (only with a refs hook: without one there is
-   nothing to ask about it). work holds the reached pointers not yet looked
-   into; it and seen grow, so a refs hook may list any number of pointers. */
+/* Every pointer prune reaches is looked into once: an entry present when
+   prune began (positions < n0 do not move during a walk) is marked in
+   mark[], any other pointer goes into the set seen (only with a refs hook:
+   else there is nothing to ask). work: reached, not yet looked into; it
+   and seen grow, so a refs hook may list any number of pointers. */
 typedef struct mguard__lprune {
     mguard_ledger *L;
     uint64_t stamp;
@@ -9715,8 +9703,7 @@ static bool mguard__ledger_prune_seen(mguard__lprune *p, const void *x)
     return true;
 }
 
-/* x is reached: a tracked entry is live; either way x is looked into
-   (once) when its turn comes. */
+/* x is reached: a tracked entry is live; x is looked into once, later. */
 static void mguard__ledger_prune_visit(const void *obj, void *vctx)
 {
     mguard__lprune *p = (mguard__lprune *)vctx;
@@ -9736,8 +9723,7 @@ static void mguard__ledger_prune_visit(const void *obj, void *vctx)
     p->work[p->nwork++] = obj;
 }
 
-/* The visit function handed to the refs hook, which runs outside the lock
-   of a thread-safe context. */
+/* The visit function handed to the refs hook (outside the lock). */
 static void mguard__ledger_prune_visit_cb(const void *obj, void *vctx)
 {
     mguard_ctx *ctx = ((mguard__lprune *)vctx)->L->hd.ctx;
@@ -9747,7 +9733,7 @@ static void mguard__ledger_prune_visit_cb(const void *obj, void *vctx)
 }
 
 /* Ask the refs hook what x refers to; stops for good once the ledger
-   changed (the snapshot of values may then hold released ones). */
+   changed (the snapshot may then hold released values). */
 static void mguard__ledger_prune_ask(mguard__lprune *p, const void *x)
 {
     mguard_ledger *L = p->L;
@@ -9770,8 +9756,8 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
         mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
         return MGUARD_EINVAL;
     }
-    /* Snapshot (no call-out yet): per entry its pending values, then record
-       payloads and hook functions, then hooked objects. */
+    /* Snapshot (no call-out yet): per entry its pending values, then
+       payloads, hook functions, hooked objects. */
     memset(&p, 0, sizeof p);
     p.L = L;
     p.n0 = L->nents;
@@ -9803,10 +9789,9 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     nv = L->nhooks;
     p.stamp = L->stamp;
     mguard__ledger_begin_walk(L);
-    /* Reached from the start: the given roots, hooked objects, record
-       payloads and hook functions, every EXISTING and MUTABLE entry. Then
-       each reached pointer is looked into: what the refs hook lists for it
-       and, for a tracked object, its pending values. */
+    /* Reached at first: roots, hooked objects, payloads, hook functions,
+       EXISTING and MUTABLE entries; each reached pointer is then looked
+       into (the refs hook, and a tracked object's pending values). */
     for (r = 0; r < nroots; r++) mguard__ledger_prune_visit(roots[r], &p);
     for (i = 0; i < nv; i++) mguard__ledger_prune_visit(hobj[i], &p);
     for (i = off[p.n0]; i < k; i++) mguard__ledger_prune_visit(vals[i], &p);
@@ -9842,11 +9827,10 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
 
 /* ---- apply, is_empty, clear --------------------------------------------- */
 
-/* One pending write as apply found it. Identity is the serial (the
-   context's record of obj and of value), never the address: an object the
-   callback destroyed may be followed by a new one at its address. A sized
-   value is copied here (value points to bytes); field is where it goes
-   when obj's field table names attr (no callback then). */
+/* One pending write as apply found it; identity by serial, never address
+   (see mguard__ledger_life). A sized value is copied (value points to
+   bytes); field: where it goes when obj's field table names attr (no
+   callback then). */
 typedef struct mguard__lpending {
     const void *obj;
     const char *attr;
@@ -9857,8 +9841,7 @@ typedef struct mguard__lpending {
     unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];
 } mguard__lpending;
 
-/* Write a pending value into its field of the real object (a deletion
-   zeroes the field). */
+/* Write a pending value into the real object's field (a deletion zeroes it). */
 static void mguard__ledger_apply_field(const mguard_ledger *L, const mguard__lpending *pw)
 {
     unsigned char *dst = (unsigned char *)mguard__unconst(pw->obj) + pw->field->offset;
@@ -9867,12 +9850,10 @@ static void mguard__ledger_apply_field(const mguard_ledger *L, const mguard__lpe
 }
 
 /* apply's index of one object's fields by name: open addressing over
-   slots of (object's position + 1, field + 1), at most half full. A slot
-   of another object counts as empty, so the table is filled once per
-   object and never cleared: each field and each write costs one hash of
-   its name (shifted: mguard__hash_str's low bit is always set) and O(1)
-   expected probes, and apply O(writes + fields) in all (a linear search
-   per write was O(writes x fields)). */
+   (position + 1, field + 1), at most half full; another object's slot
+   counts as empty, so it is filled once per object, never cleared. Each
+   field and write costs one hash (shifted: mguard__hash_str's low bit is
+   always set): apply is O(writes + fields), not O(writes x fields). */
 typedef struct mguard__lfslot { uint32_t ent, field; } mguard__lfslot;
 
 static void mguard__ledger_fix_fill(mguard__lfslot *t, size_t mask, const mguard__lent *en, uint32_t e)
@@ -9999,7 +9980,6 @@ const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
 }
 
 /* ---- consistency check -------------------------------------------------- */
-
 
 static mguard_status mguard__ledger_check_index(const mguard_ledger *L, const mguard__index *ix, size_t len, const char *what)
 {
