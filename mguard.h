@@ -42,127 +42,53 @@
      standard headers; stb_ds.h (Debian libstb-dev, `pkg-config --cflags stb`)
      is needed by the implementation file only.
 
-   TABLE OF CONTENTS
-     1. context and status codes     mguard_ctx_create, mguard_status_str, ...
-     2. object lifetimes             mguard_on_destroy
-     3. weak key tables              mguard_weak_create, _set, _get, _remove, ...
-     4. weak refs                    mguard_ref_make, mguard_ref_get
-     5. mutation trackers            mguard_watch, mguard_on_mutation, ...
-     6. generation tags              mguard_gen_tag, mguard_gen_advance, ...
-     7. scope hierarchy tracker      mguard_scope_create, _enter, _exit, _parents, _add, _report,
-                                     _set_phase, _attach, _forget, ...
-     8. dynamism tracker             mguard_dyn_create, _observe, _dims, _format,
-                                     mguard_dyn_normalize_name
-     9. side-effects ledger          mguard_ledger_create, _track_existing,
-                                     _store_attr, _clone, _diff, _prune, _apply
-    10. threads                      what a shared context promises (its readers,
-                                     mguard_ctx_is_thread_safe, _weak_get_copy,
-                                     _ref_get_retained and _cache_get_copy, live
-                                     in sections 1, 3, 4, 11)
-    11. guarded caches               mguard_cache_create, _get_or_compute, _depend,
-                                     _get, _set, _last_reason, _report, ...
+   TABLE OF CONTENTS (the full list of names: the declarations below)
+     1. context and status codes  mguard_ctx_create, mguard_status_str, ...
+     2. object lifetimes          mguard_on_destroy, mguard_intern
+     3. weak key tables           mguard_weak_create, _set, _get, _remove, ...
+     4. weak refs                 mguard_ref_make, _get, _get_retained
+     5. mutation trackers         mguard_watch, mguard_on_mutation, ...
+     6. generation tags           mguard_gen_tag, mguard_gen_advance, ...
+     7. scope hierarchy tracker   mguard_scope_create, _enter, _exit, _report, ...
+     8. dynamism tracker          mguard_dyn_create, _observe, _dims, _format, ...
+     9. side-effects ledger       mguard_ledger_create, _store_attr, _clone, _diff, ...
+    10. threads                   a pointer to docs/guide.md, "Threads"
+    11. guarded caches            mguard_cache_create, _get_or_compute, _depend, ...
 
    COMPILE-TIME OPTIONS
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
      #define MGUARD_STATIC           (globally or in the one file that uses it)
                                      make every function static: a private copy.
-     #define MGUARD_DEBUG            (implementation file) keep a registry of
-                                     live contexts, tables, scope and dynamism
-                                     trackers, ledgers and caches and check every
-                                     handle against it before reading it: a
-                                     destroyed handle (or one whose context is
-                                     gone, or of another kind) gets the function's
-                                     bad-input answer and a log line, not a
-                                     read of freed memory. Costs a lookup per
-                                     call; keeps one process-wide list of live
-                                     contexts (do not create or destroy
-                                     contexts on several threads at once, nor
-                                     share a context between threads).
-     #define MGUARD_NO_PTHREADS      (implementation file) do not use POSIX
-                                     threads (used on __unix__ and __APPLE__):
-                                     a thread-safe context then needs the
-                                     lock in mguard_ctx_desc.lock. Otherwise
-                                     link with -pthread where the C library
-                                     lacks pthread_mutex_* (glibc < 2.34).
+     #define MGUARD_DEBUG            (implementation file) check every handle
+                                     against a registry of live ones first: a
+                                     destroyed one gets the bad-input answer
+                                     and a log line. One lookup per call; one
+                                     thread only (docs/guide.md, "MGUARD_DEBUG").
+     #define MGUARD_NO_PTHREADS      (implementation file) no POSIX threads: a
+                                     thread-safe context then needs
+                                     mguard_ctx_desc.lock. Else link -pthread
+                                     where glibc < 2.34.
      #define MGUARD_NO_SCOPE         (everywhere, like MGUARD_STATIC) leave out
-     #define MGUARD_NO_DYN            section 7, 8 or 9: its API and its code.
-     #define MGUARD_NO_LEDGER         With all three, the implementation is a
-                                     quarter of the object code (weak tables,
-                                     refs, trackers, generations, threads).
-     #define MGUARD_ASSERT(x)        (implementation file) internal assertions;
-                                     default assert() from <assert.h>.
-     stb_ds's own options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are
+     #define MGUARD_NO_DYN            section 7, 8 or 9: its API and its code
+     #define MGUARD_NO_LEDGER         (all three: a quarter of the object code).
+     #define MGUARD_ASSERT(x)        (implementation file) default assert().
+     stb_ds's options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are
      honoured: mguard only uses the stbds_-prefixed names.
 
-   LIFETIME CONTRACT (the whole library rests on it)
-     - Call mguard_on_destroy(ctx, obj) from the destructor of every object you
-       used as a key, a watched object, a guard, a ref target, a tagged object
-       or class, a named scope component, an object a ledger tracks or hooks,
-       a ledger's pointer value, or a cache key or dependency, before its
-       memory is reused. Afterwards nothing in ctx refers to obj.
-     - Every stored value is destroyed exactly once: on overwrite, remove,
-       clear, key death or table destroy.
-     - Every event runs in two phases: first every structure is updated (the
-       dead object is gone from every table, every ref reads NULL), then the
-       callbacks run. A callback may call any mguard function on the same
-       context, including destroying other objects or tables.
-     - A reused address never revives an old entry, ref, watcher or tag: each
-       object mguard knows carries a serial number that is never reused.
+   LIFETIME CONTRACT (docs/guide.md, "The destructor-hook contract")
+     - Call mguard_on_destroy(ctx, obj) from the destructor of every object
+       mguard was handed (a key, watched object, guard, ref target, tagged
+       object or class, scope component, ledger object or value, cache key
+       or dependency) before its memory is reused.
+     - Every stored value is destroyed exactly once.
+     - Every event runs in two phases: all structures are updated, then the
+       callbacks run; a callback may call any mguard function.
+     - A reused address never revives an old entry, ref, watcher or tag.
 
-   THREADS
-     A default context belongs to one thread at a time. Different contexts
-     may be used on different threads at once: mguard keeps no global state
-     (stb_ds's global hash seed is never written by mguard).
-     A context created with mguard_ctx_desc.thread_safe (a pthread mutex) or
-     with .lock (a lock of yours) may be shared by threads:
-     - Every call on it is atomic with respect to every other call on it,
-       except that the lock is let go around each callback: value
-       destructors, key_death, invalidate callbacks, the logger, scope
-       and ledger hooks never run under mguard's lock, so any of them may
-       call into the context, from its own thread or from a thread it waits
-       for. The exception is a ledger's retain hook, which runs under the
-       lock (so it is done before the call that stored the pointer returns,
-       and strictly before any release of it): it must not call into the
-       context, nor take a lock of yours that a thread may hold while it
-       calls into the context (a refs hook calling visit does). An event's structures are all updated before its first callback
-       (as on one thread); other threads may run between two callbacks of
-       one event; the callbacks of one event run in the documented order on
-       the thread that caused it. Log lines reach the logger on the thread
-       that caused them, at its next callback or when its call returns.
-     - Every function may be called concurrently, with three limits. A
-       pointer into a table (mguard_weak_get, mguard_weak_iter.value,
-       mguard_dyn_iter.varies, mguard_cache_get, _get_or_compute,
-       mguard_cache_iter.value) is valid only until another thread
-       changes the context (a weak table's values of 8 bytes or less lie
-       in the context's shared index): use mguard_weak_get_copy,
-       mguard_cache_get_copy.
-       mguard_ref_get never returns an object whose mguard_on_destroy came
-       first, but the object may die as soon as the call returns: take your
-       own reference with mguard_ref_get_retained. A handle (table,
-       tracker, ledger, cache, context) must not be destroyed while another
-       thread still uses it.
-     - mguard_on_destroy(guard) returns only once no invalidate callback of
-       guard is running on another thread (with pthreads), so the guard may
-       then be freed; a callback must therefore not wait for a thread that
-       destroys its own guard. The same holds for a ledger hook (release,
-       equal, refs, format_value, format_object, apply) handed the object:
-       mguard_on_destroy(p)
-       waits for it. So callbacks running on two threads must not destroy
-       each other's objects: each would wait for the other.
-     The default context pays a compare per call for this, and a call that
-     may log checks for queued lines when it ends (bench/bench_threads.c,
-     docs/guide.md, "Threads"; docs/performance.md has the instructions).
-
-   MEMORY
-     Every allocation mguard makes goes through the allocator in
-     mguard_ctx_desc; a failure returns MGUARD_ENOMEM and leaves every
-     structure as it was. mguard does not use stb_ds's allocating macros
-     (stb_ds v0.67 does not check what its realloc returns: on failure it
-     dereferences NULL), so that never happens inside mguard. If your own
-     code uses stb_ds and wants the same allocator, define
-     STBDS_REALLOC(c,p,s) and STBDS_FREE(c,p) before EVERY include of
-     stb_ds.h (see docs/install.md and docs/guide.md, "Memory").
-
+   THREADS: a context belongs to one thread at a time, unless created with
+   mguard_ctx_desc.thread_safe or .lock; see docs/guide.md, "Threads".
+   MEMORY: every allocation goes through mguard_ctx_desc.allocator; a failure
+   returns MGUARD_ENOMEM and changes nothing; see docs/guide.md, "Memory".
    See README.md and docs/ for the guide, the API reference and the design.
    License: MIT or public domain (Unlicense), at the end of this file.
 */
