@@ -128,17 +128,15 @@ typedef enum mguard_status {
     MGUARD_EEXIST,        /* already present; nothing was changed */
     MGUARD_DELETED        /* the attribute has a pending deletion (ledger) */
 } mguard_status;
-
 typedef enum mguard_log_level {
     MGUARD_LOG_ERROR = 1, /* an operation could not be done as asked */
     MGUARD_LOG_WARN = 2,  /* misuse that mguard survived */
     MGUARD_LOG_INFO = 3
 } mguard_log_level;
-
 typedef struct mguard_ctx mguard_ctx;
 
-/* realloc/free style allocator. realloc_fn(NULL, n) allocates; it returns
-   NULL on failure (and must leave the old block valid). Both or neither. */
+/* realloc/free style: realloc_fn(NULL, n) allocates; NULL on failure (the
+   old block stays valid). Both or neither. */
 typedef void *(*mguard_realloc_fn)(void *ptr, size_t size, void *user);
 typedef void (*mguard_free_fn)(void *ptr, void *user);
 typedef struct mguard_allocator {
@@ -146,27 +144,22 @@ typedef struct mguard_allocator {
     mguard_free_fn free_fn;
     void *user;
 } mguard_allocator;
-
-/* Receives warnings about misuse and errors. msg is a complete line without
-   the newline, valid only during the call. Default: stderr. On every
-   context a line is delivered when the call that logged it is done with
-   its structures: before that call's next callback, or when it returns
-   (at most 8 lines of one call wait; further ones are counted in one last
-   line). So a logger may call any function, destroy the handle it is told
-   about included (a pointer the call returns into that handle then goes
-   with it); at the end of a call made outside any callback it may even
-   destroy the context. */
+/* Gets misuse warnings and errors: msg is one line without the newline,
+   valid during the call (default: stderr). A line is delivered when its
+   call is done with its structures (before its next callback, or on
+   return; at most 8 wait, the rest counted in one line), so a logger may
+   call any function, even destroy the handle named (a pointer the call
+   returns into it goes too) or, at the end of a call made outside any
+   callback, the context. */
 typedef void (*mguard_log_fn)(mguard_log_level level, const char *msg, void *user);
 typedef struct mguard_logger {
     mguard_log_fn func;
     void *user;
 } mguard_logger;
-
-/* A lock of the program's own (its runtime's mutex, a spinlock) for a
-   thread-safe context: lock_fn acquires it, unlock_fn releases it. mguard
-   never takes it twice (it need not be recursive) and never calls user code
-   while holding it, except the allocator, mguard_ref_get_retained's
-   try_retain and a ledger's retain hook. Both or neither. */
+/* A lock of the program's own for a thread-safe context. Never taken twice
+   (need not be recursive); no user code runs under it but the allocator,
+   try_retain (mguard_ref_get_retained) and a ledger's retain hook. Both or
+   neither. */
 typedef void (*mguard_lock_fn)(void *user);
 typedef struct mguard_lock {
     mguard_lock_fn lock_fn;
@@ -179,69 +172,50 @@ typedef struct mguard_ctx_desc {
     mguard_allocator allocator; /* default: realloc/free */
     mguard_logger logger;       /* default: print warnings and errors to stderr */
     bool quiet;                 /* true: no default stderr logger */
-    bool thread_safe;           /* true: the context may be shared between
-                                   threads (section 10); default: one thread */
+    bool thread_safe;           /* true: threads may share it; default: one thread */
     mguard_lock lock;           /* thread-safe with this lock; default (zero):
                                    a pthread mutex when thread_safe is set */
-    bool strict_generations;    /* true: an object never tagged counts as
-                                   dynamic (section 6), and the first one
-                                   is reported; default: it counts as old */
+    bool strict_generations;    /* true: a never-tagged object counts as new,
+                                   the first one reported (section 6) */
 } mguard_ctx_desc;
 
 /* Create a context (NULL desc = defaults). NULL on allocation failure, an
    allocator or lock with only one of its two functions, or thread_safe
    without a lock where there are no pthreads (logged). Cost: O(1). */
 MGUARDDEF mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc);
-/* Destroy ctx and everything created from it; every stored value is
-   destroyed. The order: the add-ons (scope and dynamism trackers,
-   ledgers; the last created first), then the caches, then the tables (the
-   last created first). Callbacks run as each handle goes (value
-   destructors, ledger releases); in them, a handle not yet destroyed is
-   alive, and one already destroyed is refused like any destroyed handle
-   (its memory is kept until the destroy is done, so nothing reads freed
-   memory). NULL is a no-op. Calling it from inside one of ctx's own
-   callbacks is refused with a log message; so is creating a table,
-   tracker or ledger (or a clone) from a callback the destroy runs (NULL
-   and a warning). Cost: O(everything). */
+/* Destroy ctx and everything made from it, every value destroyed: the
+   add-ons (scope and dynamism trackers, ledgers), then the caches, then
+   the tables, each kind last created first. In the callbacks this runs, a
+   handle not yet destroyed is alive, one destroyed is refused (its memory
+   is kept until the end), and creating a handle is refused (NULL, logged).
+   NULL: no-op; from ctx's own callbacks: refused (logged). O(everything). */
 MGUARDDEF void mguard_ctx_destroy(mguard_ctx *ctx);
-/* A static string naming the status ("MGUARD_OK", ...); "unknown status" for
-   values outside the enum. */
+/* "MGUARD_OK", ...; "unknown status" outside the enum. O(1). */
 MGUARDDEF const char *mguard_status_str(mguard_status status);
-/* Validate every internal invariant of ctx (for tests and debugging). OK, or
-   EINVAL with a log line naming the first broken invariant. Cost: O(all). */
+/* Validate every internal invariant of ctx (tests, debugging): OK, or
+   EINVAL with a log line naming the first broken one. Cost: O(all). */
 MGUARDDEF mguard_status mguard_ctx_check(mguard_ctx *ctx);
-/* Number of objects ctx currently knows about (keys, watched, guards, ref
-   targets, tagged). 0 for NULL. Cost: O(1). */
+/* Objects ctx knows (keys, watched, guards, ref targets, tagged). 0 for
+   NULL. O(1). */
 MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
-/* true when ctx was created thread-safe. false for NULL. Cost: O(1). */
+/* true when ctx was created thread-safe; false for NULL. O(1). */
 MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
 
 /* ==== 2. object lifetimes =============================================== */
 
 /* The destructor hook: call it from obj's destructor. Removes obj from every
-   weak table (their value destructors run), makes refs to obj read NULL,
-   fires obj's watchers once with attr == NULL and forgets its tracker,
-   generation tag and dynamic-class mark. An object mguard never saw (or
-   already forgot: a second call) is a cheap no-op; a second call from
-   inside obj's own death callbacks is logged. NULL ctx or obj: no-op.
-   Callbacks run after all structures are
-   updated: first obj's watchers in registration order, then the value
-   destructors in the order obj entered those tables. Out of memory changes
-   none of this (logged): the values are then destroyed where they lie,
-   and until the callbacks return the tables holding obj cannot grow
-   (mguard_weak_set of a new key may answer ENOMEM).
-   Cost: one probe of the context's index + O(tables holding obj +
-   watchers of obj + cache entries depending on obj), the tables with a
-   callback sorted by entry (k of them: O(k^2), k small; out of memory,
-   O(k^2) probes); an object a ledger holds (tracked, or a value, payload
-   or hook of it) adds O(writes + records + hooks) of each ledger and clone
-   holding it (the ledger's purge scans them). */
+   weak table, makes refs to it read NULL, fires its watchers once (attr
+   NULL), forgets its tracker, tag and class mark. Then the callbacks:
+   obj's watchers in registration order, then the value destructors in the
+   order obj entered the tables. Unknown obj (or a second call): a cheap
+   no-op (logged from obj's own death callbacks); NULL ctx/obj: no-op. Out
+   of memory changes none of this (logged; docs/api.md). Cost: one probe +
+   O(tables, watchers and cache entries of obj) (docs/api.md: k tables
+   with callbacks, ledgers holding obj). */
 MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
-/* The context's own copy of the string s: equal strings give the same
-   pointer, valid until ctx is destroyed (callers may pass temporaries).
-   NULL for NULL ctx/s or on allocation failure. Cost: one hash of s. */
+/* ctx's own copy of s: equal strings, the same pointer, valid until ctx is
+   destroyed. NULL for NULL ctx/s or out of memory. Cost: one hash of s. */
 MGUARDDEF const char *mguard_intern(mguard_ctx *ctx, const char *s);
-
 /* ==== 3. weak key tables ================================================ */
 
 typedef struct mguard_weak mguard_weak;
