@@ -219,14 +219,12 @@ MGUARDDEF const char *mguard_intern(mguard_ctx *ctx, const char *s);
 /* ==== 3. weak key tables ================================================ */
 
 typedef struct mguard_weak mguard_weak;
-
-/* Destroys one stored value. value points to a copy of the value's bytes
-   that is valid only during the call. */
+/* Destroys one stored value; value points to a copy of its bytes, valid
+   during the call only. */
 typedef void (*mguard_value_dtor)(void *value, void *user);
-/* Told that an entry is leaving because its key died (before the value's
-   destructor runs). key must not be used as a key again. */
+/* An entry leaves because its key died (before the value's destructor
+   runs). key must not be used as a key again. */
 typedef void (*mguard_key_death_fn)(const void *key, void *value, void *user);
-
 typedef struct mguard_weak_desc {
     size_t value_size;              /* bytes per value, > 0 (required) */
     mguard_value_dtor value_dtor;   /* optional */
@@ -234,61 +232,47 @@ typedef struct mguard_weak_desc {
     void *user;                     /* passed to both callbacks */
 } mguard_weak_desc;
 
-/* Create an identity-keyed table whose values are value_size bytes stored
-   inline (no allocation per entry). NULL (and a log line) for a NULL ctx or
-   desc, value_size 0, or allocation failure. Cost: O(1). */
+/* An identity-keyed table, values stored inline (no allocation per entry).
+   NULL (logged) for NULL ctx/desc, value_size 0, out of memory. O(1). */
 MGUARDDEF mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc);
-/* Destroy t, destroying every value (in insertion order). NULL is a no-op;
-   destroying a table from inside its own destroy/clear is refused with a
-   log line. Cost: O(entries). */
+/* Destroy t, every value destroyed in insertion order. NULL: no-op; from
+   inside t's own destroy/clear: refused (logged). Cost: O(entries). */
 MGUARDDEF void mguard_weak_destroy(mguard_weak *t);
-/* Copy value_size bytes from value under key (compared by address only).
-   value may point into any table of the context (a mguard_weak_get): it
-   is copied before anything moves. An overwritten value is destroyed
-   after the new one is stored.
-   EINVAL: NULL t/key/value or t being destroyed. ENOMEM: nothing changed
-   (but pointers from mguard_weak_get may have moved: see there).
-   Cost: O(1) amortized: one lookup in the context's index (a new key: one
-   insertion, and the table's order grows by one). */
+/* Copy value_size bytes from value under key (compared by address); value
+   may point into any table of the context. An overwritten value is
+   destroyed after the new one is stored. EINVAL: NULL t/key/value, t
+   being destroyed. ENOMEM: nothing changed (mguard_weak_get pointers may
+   have moved). Cost: one lookup, O(1) amortized. */
 MGUARDDEF mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value);
-/* Pointer to the value stored under key, NULL when absent (or NULL or
-   foreign t, NULL key). A value of 8 bytes or less lies in the context's
-   index, shared by all its tables and records: the pointer is valid until
-   the next call that may add to the context (a set of a new key in any of
-   its tables, a ref, watch, tag, cache entry, ledger or scope change) or
-   change t; read it at once, or copy it (mguard_weak_get_copy). A larger
-   value lies in t's own array: valid until the next change to t (set,
-   remove, clear, key death).
-   Cost: one hash lookup (usually one group of 8 control bytes and one
-   slot); never writes. */
+/* The value under key, NULL when absent (or bad input). Valid: a value of
+   8 bytes or less lies in the context's index, until the next call that
+   may add to the context (a new key in any table, a ref, watch, tag,
+   cache entry, ledger or scope change) or change t; a larger one until
+   the next change to t. Read it at once or use mguard_weak_get_copy.
+   Cost: one lookup (usually one group of 8 control bytes); never writes. */
 MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
-/* Copy the value stored under key into out (value_size bytes): the way to
-   read a table that other threads change, since mguard_weak_get's pointer
-   is invalidated by their next change to the context. NOT_FOUND when absent (out is not
-   written); EINVAL for a NULL or foreign t, and (logged) for a NULL key or
-   out. Cost: one hash lookup and a copy; never writes to t. */
+/* Copy key's value into out (value_size bytes): how to read a table other
+   threads change. NOT_FOUND (out untouched); EINVAL for NULL or foreign t,
+   logged for NULL key/out. Cost: one lookup and a copy; never writes. */
 MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
-/* true when key is in t. Cost: one hash lookup. */
+/* true when key is in t. Cost: one lookup. */
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
-/* Remove key's entry and destroy its value. NOT_FOUND when absent, EINVAL
-   for NULL t/key. Cost: one lookup in the context's index, O(1). */
+/* Remove key's entry, destroying its value. NOT_FOUND; EINVAL for NULL
+   t/key. Cost: one lookup, O(1). */
 MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
-/* Number of live entries. 0 for NULL. Cost: O(1). */
+/* Live entries; 0 for NULL. O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
-/* Remove every entry present when the call starts, in insertion order, each
-   value destroyed after its entry is gone (entries added by the destructors
-   stay). NULL is a no-op. Cost: O(entries). */
+/* Remove the entries present at the start, in insertion order, each value
+   destroyed after its entry is gone (entries the destructors add stay).
+   NULL: no-op. Cost: O(entries). */
 MGUARDDEF void mguard_weak_clear(mguard_weak *t);
 
-/* Iteration in insertion order:
+/* Insertion order:
        mguard_weak_iter it = mguard_weak_iterate(t);
        while (mguard_weak_next(&it)) use(it.key, it.value);
-   Any entry may be removed during the walk (including by callbacks): a
-   removed entry is never visited, no live entry is skipped or repeated.
-   Entries added during the walk are visited (they come last). it.value is
-   valid as mguard_weak_get's pointer is (values of 8 bytes or less: until
-   the next call that may add to the context). Do not use the iterator
-   after t is destroyed. */
+   Any entry may be removed meanwhile (by callbacks too): no removed entry
+   is visited, no live one skipped or repeated; added ones come last.
+   it.value is valid as mguard_weak_get's pointer. Not after t's destroy. */
 typedef struct mguard_weak_iter {
     const void *key;    /* current entry's key */
     void *value;        /* current entry's value */
@@ -301,90 +285,74 @@ typedef struct mguard_weak_iter {
 MGUARDDEF mguard_weak_iter mguard_weak_iterate(mguard_weak *t);
 MGUARDDEF bool mguard_weak_next(mguard_weak_iter *it);
 
-/* mguard_weak_get for a reader that knows the value's size: NULL (and a
-   warning) when size is not t's value_size, so a wrong type is caught
-   instead of read. Cost: that of mguard_weak_get and one compare. */
+/* mguard_weak_get that checks the value's size: NULL (warned) when size is
+   not t's value_size. Cost: mguard_weak_get's and one compare. */
 MGUARDDEF void *mguard_weak_get_sized(const mguard_weak *t, const void *key, size_t size);
-/* Typed get: MGUARD_WEAK_GET(t, key, double) is a double *, or NULL when
-   absent or when t's values are not sizeof(double) bytes (warned). */
+/* MGUARD_WEAK_GET(t, key, double): a double *, or NULL (as above). */
 #define MGUARD_WEAK_GET(t, key, type) ((type *)mguard_weak_get_sized((t), (key), sizeof(type)))
-/* Pointer values: a table created with value_size = sizeof(void *). */
+/* Pointer values (value_size = sizeof(void *)): set, and get (NULL when
+   absent). */
 MGUARDDEF mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value);
-/* The stored pointer, or NULL when absent. */
 MGUARDDEF void *mguard_weak_get_ptr(const mguard_weak *t, const void *key);
 
 /* ==== 4. weak refs ====================================================== */
 
-/* A weak ref is a plain value: copy it, store it anywhere, no destroy. */
+/* A plain value: copy it, store it anywhere, no destroy. */
 typedef struct mguard_ref {
     const void *obj_;
     uint64_t serial_;   /* the object's life in its context; 0: the null ref */
     uint64_t ctx_;      /* the context's id, never reused in the process */
 } mguard_ref;
 
-/* A ref to obj. The null ref (reads NULL) for a NULL ctx/obj or on
-   allocation failure (logged). Cost: one lookup (+ insert if obj is new). */
+/* A ref to obj; the null ref for NULL ctx/obj or out of memory (logged).
+   Cost: one lookup (+ insert if obj is new). */
 MGUARDDEF mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj);
-/* The object, or NULL once mguard_on_destroy(obj) was called, even when a
-   new object now lives at the same address. A ref from another context,
-   live or destroyed (even one that lived at ctx's address), reads NULL and
-   logs "mguard_ref_get: ref belongs to another context". Cost: one lookup. */
+/* The object, or NULL once mguard_on_destroy(obj) ran (even with a new
+   object at its address). A ref of another context reads NULL, logged
+   "mguard_ref_get: ref belongs to another context". Cost: one lookup. */
 MGUARDDEF void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref);
 /* true for the null ref. */
 MGUARDDEF bool mguard_ref_is_null(mguard_ref ref);
-/* Take the caller's own reference on obj: return true, or false when obj is
-   already on its way out (its count reached zero). Runs under the lock. */
+/* Take the caller's own reference on obj: true, or false when it is on its
+   way out (count at zero). Runs under the context's lock: no mguard calls. */
 typedef bool (*mguard_retain_fn)(void *obj, void *user);
-/* mguard_ref_get that also retains the object before any mguard_on_destroy
-   can run: try_retain(obj, user) is called while the context's lock is held
-   (so it must not call into mguard; an atomic "increment unless zero" is
-   typical), and its false makes the answer NULL. Returns obj, retained, or
-   NULL (try_retain not called). NULL try_retain: mguard_ref_get.
+/* mguard_ref_get that retains the object before any mguard_on_destroy can
+   run (try_retain false: NULL). NULL try_retain: mguard_ref_get.
    Cost: one lookup and the call. */
 MGUARDDEF void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user);
 
 /* ==== 5. mutation trackers ============================================== */
 
-/* Called once when the watched obj is mutated (attr as given to
-   mguard_on_mutation) or destroyed (attr NULL). The watcher is already
-   removed when this runs: call mguard_watch again to keep watching. */
+/* Called once on the watched obj's mutation (attr as given) or death (attr
+   NULL); the watcher is already removed: watch again to keep watching. */
 typedef void (*mguard_invalidate_fn)(void *guard, const void *obj, const char *attr, void *user);
 
-/* Register guard (held weakly: a guard passed to mguard_on_destroy is never
-   called) to be invalidated on obj's next mutation or death. The first watch
-   creates obj's tracker, which lives until obj is destroyed. A watcher
-   added during an invalidation waits for the next event. EEXIST: the
-   same (obj, guard, fn) is already waiting for obj's next event (whatever
-   its user): nothing changed, nothing logged (a watcher taken out by an
-   invalidation in progress no longer counts, so a callback may watch
-   again). EINVAL: NULL ctx/obj/guard/fn. ENOMEM: nothing changed.
-   Cost: O(watchers of obj) (the duplicate check) + O(1) amortized. */
+/* Invalidate guard (held weakly) on obj's next mutation or death. A watcher
+   added during an invalidation waits for the next event. EEXIST: the same
+   (obj, guard, fn) already waits, whatever its user (nothing changed, not
+   logged; one an invalidation in progress took out does not count).
+   EINVAL: NULL ctx/obj/guard/fn. ENOMEM: nothing changed.
+   Cost: O(watchers of obj) + O(1) amortized. */
 MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard,
                                      mguard_invalidate_fn fn, void *user);
-/* Remove every watcher of guard on obj, including ones about to be called
-   by an invalidation in progress. NOT_FOUND when there was none (the
-   watchers of a destroyed guard are already gone: a new object at the
-   guard's address does not find them). */
+/* Remove every watcher of guard on obj, even ones an invalidation in
+   progress is about to call. NOT_FOUND when none (a destroyed guard's
+   watchers are already gone). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
-/* Tell mguard that obj was mutated. If obj has a tracker: its mutation count
-   goes up by one and every watcher registered so far fires once, in
-   registration order, and is dropped. An object nobody watched costs one
-   lookup and nothing else. NULL ctx/obj: no-op. */
+/* obj was mutated: if watched, its count goes up by one and every watcher
+   so far fires once, in registration order, and is dropped. Unwatched:
+   one lookup. NULL ctx/obj: no-op. */
 MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr);
-/* mguard_on_mutation that also says where the mutation was made: the
-   file and line go into the drop reasons of guarded caches (section 11;
-   MGUARD_SET_FIELD passes __FILE__ and __LINE__). attr and file are copied
-   when a cache entry drops, so they may be temporaries. */
+/* mguard_on_mutation with the place, for the drop reasons of caches
+   (section 11); attr and file are copied, so temporaries are fine. */
 MGUARDDEF void mguard_on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line);
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
 
-/* Assign a struct field, then notify: a setter that reports itself, with
-   its file and line. The write comes before the notification, because a
-   watcher may destroy the object. objptr is evaluated once (p++ writes and
-   reports the same object), through typeof (GCC, Clang, MSVC 17.9+, C23)
-   or decltype (C++); where neither exists it is evaluated twice, so give
-   it an expression without side effects there. ctx and value: once. */
+/* Assign a field, then mguard_on_mutation_at with __FILE__ and __LINE__
+   (write first: a watcher may destroy the object). ctx, value and objptr
+   are evaluated once (objptr twice where neither typeof nor decltype
+   exists: no side effects there). */
 #if defined(__cplusplus)
 #define MGUARD__TYPEOF(x) decltype(x)
 #elif defined(__GNUC__) || defined(__clang__) || (defined(_MSC_VER) && _MSC_VER >= 1939)
@@ -404,25 +372,21 @@ MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 
 /* ==== 6. generation tags ================================================ */
 
-/* Tag obj with the current generation (call it from obj's constructor).
-   EINVAL for NULL ctx/obj, ENOMEM (nothing changed). Cost: one lookup. */
+/* Tag obj with the current generation (from its constructor). EINVAL for
+   NULL ctx/obj; ENOMEM: nothing changed. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj);
 /* obj's generation, -1 when untagged. */
 MGUARDDEF long mguard_gen_get(const mguard_ctx *ctx, const void *obj);
-/* true when obj was tagged in the current generation. An object never
-   tagged counts as old, or, on a context created with strict_generations,
-   as new (the first such object is reported: a constructor that forgot
-   mguard_gen_tag). false for NULL ctx/obj. */
+/* obj tagged in the current generation. Never tagged: old, or new under
+   strict_generations (the first one logged). false for NULL ctx/obj. */
 MGUARDDEF bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj);
-/* true when obj was tagged in generation gen or a later one: for a plan
-   that remembers the generation it was built in and asks about objects
-   created since. Untagged objects as for mguard_gen_is_current. */
+/* obj tagged in generation gen or later (untagged: as is_current). */
 MGUARDDEF bool mguard_gen_is_since(const mguard_ctx *ctx, const void *obj, long gen);
 /* The current generation (starts at 0); -1 for NULL ctx. */
 MGUARDDEF long mguard_gen_current(const mguard_ctx *ctx);
 /* generation += 1; returns the new value (-1 for NULL ctx). */
 MGUARDDEF long mguard_gen_advance(mguard_ctx *ctx);
-/* Mark a class (any address standing for a type) dynamic. */
+/* Mark a class (any address standing for a type) dynamic; ask. */
 MGUARDDEF mguard_status mguard_gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls);
 MGUARDDEF bool mguard_gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls);
 /* cls marked dynamic, or obj tagged in the current generation. */
