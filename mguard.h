@@ -397,24 +397,17 @@ MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
 #ifndef MGUARD_NO_SCOPE
 /* ==== 7. scope hierarchy tracker ======================================== */
 
-/* Which components is the program inside right now? Components (modules of
-   a model, nodes of a scene graph, stages of a pipeline, interpreter frames)
-   get fully qualified names ("Net", "Net.encoder", "Net.encoder.layer0") the
-   way PyTorch's ModuleTracker names modules; mguard_scope_enter/_exit mark a
-   component running (in the current phase: layout, paint; forward,
-   backward). The active set always holds
-   the root name ("Global"). Entering is counted: recursion and re-use of a
-   component at two depths nest correctly. Names are held weakly: after
-   mguard_on_destroy(comp) the scope has forgotten comp. */
+/* Which components (modules, scene nodes, pipeline stages, frames) is the
+   program inside? Fully qualified names ("Net.encoder.layer0"), an active
+   set that always holds the root, counted entries; names held weakly.
+   See docs/guide.md, "The scope hierarchy tracker". */
 typedef struct mguard_scope mguard_scope;
 
-/* comp's type name ("Linear", "Button"), used to name a
-   component first seen with no known parent. NULL: comp has no name. The
-   string is copied when the call returns. */
+/* comp's type name ("Linear"), naming a component first seen with no known
+   parent; NULL: no name. Copied when the call returns. */
 typedef const char *(*mguard_scope_type_name_fn)(const void *comp, void *user);
-/* Child number `index` (0, 1, 2, ... in order) of comp: store its name
-   ("encoder", "0") and pointer and return true, or return false when comp
-   has no child `index`. The name is copied when the call returns. */
+/* Child number index (0, 1, ...) of comp: store its name (copied on return)
+   and pointer and return true; false when there is none. */
 typedef bool (*mguard_scope_child_fn)(const void *comp, size_t index, const char **name,
                                       const void **child, void *user);
 /* The time now, in microseconds, for the trace. */
@@ -436,133 +429,96 @@ typedef struct mguard_scope_desc {
     size_t nphases;                      /* 1..MGUARD_SCOPE_MAX_PHASES; 0: the default */
     void *user;                          /* passed to every callback */
 } mguard_scope_desc;
-
-/* At most this many phases per scope tracker. */
 #define MGUARD_SCOPE_MAX_PHASES 16
-
 typedef enum mguard_scope_format {
     MGUARD_SCOPE_TABLE = 0,  /* one row per name: each counter's total */
     MGUARD_SCOPE_TREE,       /* the same, as a tree indented by name */
     MGUARD_SCOPE_TRACE_JSON  /* the recorded spans, Chrome trace-event JSON */
 } mguard_scope_format;
 
-/* Create a scope tracker (NULL desc = defaults). NULL (logged) for a NULL
-   ctx or allocation failure. Destroyed by mguard_ctx_destroy at the latest.
-   Cost: O(1). */
+/* A scope tracker (NULL desc = defaults); NULL (logged) for NULL ctx or out
+   of memory. mguard_ctx_destroy destroys it at the latest. O(1). */
 MGUARDDEF mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc);
-/* Destroy s. NULL or a foreign handle: no-op. From inside one of s's own
-   callbacks the destroy is deferred until the outermost call into s
-   returns; meanwhile s refuses every change (EINVAL). Cost: O(size of s). */
+/* Destroy s; NULL or foreign: no-op. From s's own callbacks: deferred to
+   the end of the outermost call into s, s refusing changes (EINVAL)
+   meanwhile. Cost: O(size of s). */
 MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
-/* comp's fully qualified name: a component never seen gets its type name; the first time a component is
-   looked up, each child (recursively) is named parent + "." + child name,
-   unless it was named with mguard_scope_set_name. NULL when comp has no
-   name (no type_name callback, or it returned NULL), when comp was
-   destroyed by a callback of this lookup (comp stays unknown), for NULL
-   s/comp, or on allocation failure (logged; nothing changed). The string lives until
-   s is destroyed (or ctx; mguard_intern keeps a copy for good). Cost: one lookup; the first lookup walks comp's
-   subtree once, calling the callbacks; when that walk renames components
-   that had names (after mguard_scope_forget, or children looked up before
-   their parent), one O(names log names) pass renames what is placed under
-   all of them, when the walk ends. */
+/* comp's fully qualified name. First lookup: each child, recursively, is
+   named parent + "." + child name (unless named explicitly); a component
+   with no known parent gets its type name. NULL: no name, comp destroyed
+   by a callback of this lookup, NULL s/comp, out of memory (logged). Lives
+   until s is destroyed. Cost: one lookup; the first walks comp's subtree
+   once (renaming components that had names: + O(names log names)). */
 MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
-/* Name comp explicitly (fqn is copied). A parent's walk never overwrites an
-   explicit name; the components placed under comp (by its walk or by
-   mguard_scope_attach) follow: "Dialog.ok" becomes "App.confirm.ok" when
-   Dialog is renamed "App.confirm"; explicitly named ones keep their names.
-   Frames already entered keep the name they entered with. EINVAL: NULL
-   s/comp, NULL or empty fqn. ENOMEM: nothing changed. Cost: one lookup;
-   when comp already had a name, O(names log names + subtree). */
+/* Name comp explicitly (fqn copied); no walk overwrites it, and what lies
+   under comp follows a rename (explicit names stay). Open frames keep
+   their names. EINVAL: NULL s/comp, NULL or empty fqn. ENOMEM: nothing
+   changed. Cost: one lookup; renaming: O(names log names + subtree). */
 MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn);
-/* Place child under parent as `name` (copied): child's name is parent's
-   name + "." + name, and follows parent's renames, as if parent's walk had
-   found it (for a child added after that walk). An explicit name or an
-   earlier placement of child is replaced; a walk never overrides it.
-   parent is looked up first (named, walked). EINVAL (logged): NULL
-   parent/child (NULL s: silent), child == parent, NULL or empty name, or
-   child destroyed by a callback of the parent's lookup; NOT_FOUND
-   (logged): parent has no name; ENOMEM: nothing changed. Cost: one
-   lookup (and parent's, with its first walk); when child already had a
-   name, O(names log names + subtree). */
+/* Place child under parent as name (copied), as parent's walk would, and
+   follow parent's renames; replaces an explicit name or earlier placement.
+   EINVAL (logged; NULL s silent): NULL parent/child, child == parent, NULL
+   or empty name, child destroyed by parent's lookup. NOT_FOUND (logged):
+   parent has no name. ENOMEM: nothing changed. Cost: as set_name, plus
+   parent's lookup. */
 MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name);
-/* Forget the names comp's walk gave (recursively: the subtree below comp,
-   except components attached or named explicitly, and components with an
-   open frame, which keep theirs): comp keeps its own name, and its next
-   lookup walks its children again. For a tree edited after its first use.
-   EINVAL: NULL s/comp; NOT_FOUND: comp has no name. ENOMEM: nothing
-   changed. No callback. Cost: O(names log names + subtree + depth). */
+/* Forget the names comp's walk gave below it (not attached, explicit or
+   open-frame ones); comp's next lookup walks again. EINVAL: NULL s/comp;
+   NOT_FOUND: comp has no name; ENOMEM: nothing changed. No callback.
+   Cost: O(names log names + subtree + depth). */
 MGUARDDEF mguard_status mguard_scope_forget(mguard_scope *s, const void *comp);
-/* comp's forward (pre-hook) starts: push a frame; comp's name becomes
-   active (or one more time active). NOT_FOUND (logged) when comp has no
-   name; EINVAL for NULL s/comp, or (logged) when a callback of this call
-   destroyed comp; ENOMEM: nothing changed. Cost: one lookup
-   (plus the first-lookup walk); once the trace is full, + O(warnings
-   remembered) for its warning. */
+/* comp starts: push a frame; its name becomes (once more) active.
+   NOT_FOUND (logged): no name; EINVAL: NULL s/comp, or (logged) comp
+   destroyed by a callback of this call; ENOMEM: nothing changed. Cost: one
+   lookup (+ first walk; a full trace: + O(warnings remembered)). */
 MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
-/* comp's forward ends (post-hook): pop comp's innermost frame; its name
-   leaves the active set when its last frame is gone. A component that is
-   not active: NOT_FOUND and a warning. Not the innermost frame: that frame
-   is popped anyway (the others stay), OK and a warning. Identical warnings
-   are logged once (see max_warnings). EINVAL: NULL s/comp.
-   Cost: O(depth); a warning: + O(warnings remembered). */
+/* comp ends: pop its innermost frame; its name leaves the active set with
+   its last frame. Not active: NOT_FOUND, warned. Not innermost: popped
+   anyway, OK, warned. Each warning once (max_warnings). EINVAL: NULL
+   s/comp. Cost: O(depth); a warning + O(warnings remembered). */
 MGUARDDEF mguard_status mguard_scope_exit(mguard_scope *s, const void *comp);
-/* true when fqn is active (the root always is). false for NULL. Cost: a
-   hash of fqn and one lookup. */
+/* fqn is active (the root always is); false for NULL. One hash + lookup. */
 MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
-/* The active set, root first, each name once, in order of entry: stores
-   up to cap names in out and returns how many there are (0 for NULL s).
-   Cost: O(names returned). */
+/* The active set, root first, each once, in order of entry: up to cap into
+   out; returns how many there are (0 for NULL s). O(names returned). */
 MGUARDDEF size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap);
-/* The innermost frame's name, the root name when no frame is open; NULL
-   for NULL s. Cost: O(1). */
+/* Innermost frame's name (the root when none; NULL for NULL s). O(1). */
 MGUARDDEF const char *mguard_scope_current(const mguard_scope *s);
-/* Number of open frames (0 at the root; recursion counts each level).
-   0 for NULL s. Cost: O(1). */
+/* Open frames (0 at the root, each recursion level counts); 0 for NULL. O(1). */
 MGUARDDEF size_t mguard_scope_depth(const mguard_scope *s);
-/* The stack as one string, "Global > Net > Net.encoder", written like
-   snprintf: at most cap - 1 bytes and a NUL into buf (buf may be NULL when
-   cap is 0); returns the full length. 0 for NULL s. Cost: O(length). */
+/* "Global > Net > Net.encoder", snprintf-style (buf may be NULL when cap
+   is 0; returns the full length). 0 for NULL s. O(length). */
 MGUARDDEF size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap);
-/* Switch to phase number `phase` of desc.phases (0: the first); frames
-   entered from now on are labelled with it (the trace's track, warnings).
-   EINVAL for NULL s, and (logged) for a phase >= the number of phases.
-   Cost: O(1). */
+/* Frames entered from now on get phase number phase of desc.phases. EINVAL
+   for NULL s, logged for phase >= the number of phases. O(1). */
 MGUARDDEF mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase);
-/* The current phase's number (0 after create and reset); 0 for NULL s.
-   Cost: O(1). */
+/* The current phase (0 after create and reset; 0 for NULL s). O(1). */
 MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
-/* End of a pass: every frame is closed, the active set is back to just the
-   root, the phase is 0. Names and counters stay. EINVAL for NULL s.
-   Cost: O(depth). */
+/* End of a pass: frames closed, just the root active, phase 0; names and
+   counters stay. EINVAL for NULL s. O(depth). */
 MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
-/* Add amount to counter (e.g. "flops") of every active name, the root
-   included, once each. EINVAL: NULL s, NULL or empty counter, amount not
-   finite. ENOMEM: nothing changed. Cost: O(active names + counters). */
+/* Add amount to counter ("flops") of every active name, root included, once
+   each. EINVAL: NULL s, NULL or empty counter, amount not finite. ENOMEM:
+   nothing changed. Cost: O(active names + counters). */
 MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount);
-/* The total of counter for fqn; 0 when either is unknown or NULL. Cost: a
-   hash of fqn, one lookup, O(counters). */
+/* counter's total for fqn; 0 when unknown or NULL. O(counters) + a lookup. */
 MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter);
-/* Render a report into buf like snprintf: at most cap - 1 bytes and a NUL
-   (buf may be NULL when cap is 0); returns the full length. TABLE and TREE
-   list every name ever entered (root first, then in order of first entry)
-   with each counter's total; TRACE_JSON is the recorded spans as a Chrome
-   trace-event file (loads in Perfetto and chrome://tracing). 0 (logged)
-   for NULL s, an unknown format, or when TREE cannot get its temporary
-   memory. Cost: O(names x counters + length of the names) (TREE: + a hash
-   of each dotted prefix of a name, up to the first one entered), or
-   O(spans + length of their names). */
+/* A report, snprintf-style (buf may be NULL when cap is 0; returns the full
+   length): TABLE/TREE, every name ever entered with each counter's total;
+   TRACE_JSON, the spans as a Chrome trace-event file. 0 (logged) for NULL
+   s, an unknown format, TREE out of memory. Cost: O(names x counters +
+   name lengths) (TREE: + a hash per dotted prefix), or O(spans). */
 MGUARDDEF size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap);
-/* The same report handed to fn in pieces; returns the bytes written. fn may
-   call back into the library; what it changes may or may not show in the
-   rest of the report. 0 (logged) for NULL s/fn or as above. Cost: as
-   mguard_scope_report, plus a call of fn per 256 bytes. */
+/* The same report handed to fn in pieces (fn may call in; its changes may
+   or may not show); returns the bytes written. 0 (logged) for NULL s/fn or
+   as above. Cost: as mguard_scope_report + a call per 256 bytes. */
 MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format,
                                            mguard_scope_write_fn fn, void *user);
-/* Forget the recorded spans (open frames are no longer recorded); counters
-   stay. EINVAL for NULL s. Cost: O(depth). */
+/* Forget the spans (open frames no longer recorded); counters stay. EINVAL
+   for NULL s. O(depth). */
 MGUARDDEF mguard_status mguard_scope_clear_trace(mguard_scope *s);
-/* Forget which warnings were already logged, so each may be logged once
-   more. EINVAL for NULL s. Cost: O(warnings). */
+/* Forget which warnings were logged, so each may be logged once more.
+   EINVAL for NULL s. O(warnings). */
 MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
 #endif /* MGUARD_NO_SCOPE */
 
