@@ -525,48 +525,43 @@ MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
 #ifndef MGUARD_NO_DYN
 /* ==== 8. dynamism tracker =============================================== */
 
-/* Across several example inputs, which dimensions change? Each observation
-   records a shape (or a scalar, as a 1-element shape holding its value) at
-   a key path such as "L['x']" or "L['y']['z'][0]"; a position varies
-   when two observations disagree on it (PyTorch's
-   track_dynamism_across_examples, in C). */
+/* Which dimensions change across example inputs? Shapes (a scalar: its
+   1-element shape) observed at key paths ("L['x']"); a position varies when
+   two observations disagree (PyTorch's track_dynamism_across_examples).
+   See docs/guide.md, "The dynamism tracker". */
 typedef struct mguard_dyn mguard_dyn;
 
-/* Create a tracker. NULL (logged) for a NULL ctx or on allocation failure.
-   Destroyed by mguard_ctx_destroy at the latest. Cost: O(1). */
+/* A tracker; NULL (logged) for NULL ctx or out of memory. mguard_ctx_destroy
+   destroys it at the latest. O(1). */
 MGUARDDEF mguard_dyn *mguard_dyn_create(mguard_ctx *ctx);
-/* Destroy d. NULL or a foreign handle: no-op. Cost: O(paths). */
+/* Destroy d; NULL or foreign: no-op. O(paths). */
 MGUARDDEF void mguard_dyn_destroy(mguard_dyn *d);
-/* Record one shape dims[0..ndim) at path ("L.x" and "L['x']" are the same
-   path: see mguard_dyn_normalize_name). A rank larger than before adds
-   positions; positions seen only once stay static. EINVAL: NULL d, NULL or
-   empty path, NULL dims with ndim > 0. ENOMEM: nothing changed.
-   Cost: one hash of path + O(ndim); a new path + O(groups) (its group is
-   found by a scan). */
+/* Record shape dims[0..ndim) at path ("L.x" is "L['x']":
+   mguard_dyn_normalize_name). A larger rank adds positions; a position
+   seen once stays static. EINVAL: NULL d, NULL or empty path, NULL dims
+   with ndim > 0. ENOMEM: nothing changed. Cost: one hash of path +
+   O(ndim); a new path + O(groups). */
 MGUARDDEF mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim);
-/* Record a scalar at path: the 1-element shape (value). Values compare as
-   Python numbers do (2 == 2.0; NaN equals NaN here). Errors as above. */
+/* Record scalar value at path, compared as Python numbers (2 == 2.0; NaN
+   equals NaN here). As mguard_dyn_observe. */
 MGUARDDEF mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value);
-/* path's rank (the largest seen); stores whether each of the first cap
-   positions varies into varies (may be NULL when cap is 0).
-   0 for an unknown path or NULL d/path. Cost: one hash of path. */
+/* path's rank (the largest seen); whether each of the first cap positions
+   varies into varies (NULL when cap is 0). 0 for unknown path or NULL
+   d/path. Cost: one hash of path. */
 MGUARDDEF size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap);
-/* true when position dim of path varies; false when unknown. */
+/* Position dim of path varies; false when unknown. */
 MGUARDDEF bool mguard_dyn_varies(const mguard_dyn *d, const char *path, size_t dim);
-/* true when path was observed (what tells an unknown path from a 0-d
-   shape, for which dims also answers 0). */
+/* path was observed (tells an unknown path from a 0-d shape). */
 MGUARDDEF bool mguard_dyn_contains(const mguard_dyn *d, const char *path);
-/* Number of paths observed. 0 for NULL. */
+/* Paths observed; 0 for NULL. */
 MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
 
-/* Walk every path grouped by its top-level argument name (as
-   mguard_dyn_format prints them): groups in order of first
-   observation, paths in a group likewise.
+/* Every path, grouped by top-level argument as mguard_dyn_format prints,
+   groups and paths in order of first observation:
        mguard_dyn_iter it = mguard_dyn_iterate(d);
        while (mguard_dyn_next(&it)) use(it.group, it.path, it.varies, it.rank);
-   Every path present when the walk starts is visited once; observations
-   made during the walk may or may not be. The pointers are valid until the
-   next observation (the strings until d is destroyed). */
+   Paths present at the start are visited once; new ones may or may not be.
+   Pointers valid until the next observation (strings: until d's destroy). */
 typedef struct mguard_dyn_iter {
     const char *group;        /* top-level argument name: "x" for L['x'][0] */
     const char *path;         /* the normalized path: "L['x'][0]" */
@@ -577,23 +572,18 @@ typedef struct mguard_dyn_iter {
     const mguard_dyn *d_;
     uint32_t group_, rec_;
 } mguard_dyn_iter;
-/* An iterator before the first path; one that yields nothing for a NULL or
-   foreign d. Cost: O(1). */
+/* Before the first path (empty for NULL or foreign d). O(1). */
 MGUARDDEF mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d);
-/* Step to the next path: true and the public fields set, or false at the
-   end (and for a NULL it). Cost: O(1). */
+/* Next path: true, fields set; false at the end or for NULL. O(1). */
 MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
-/* The result as text, in the Python dict notation PyTorch users know:
-   {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}}
-   written like snprintf (buf may be NULL when cap is 0); returns the full
-   length. 0 for NULL d. Cost: O(total rank). */
+/* The result in Python dict notation,
+   {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}},
+   snprintf-style (buf NULL when cap is 0). 0 for NULL d. O(total rank). */
 MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
-/* Rewrite attribute accesses as subscripts: every '.' followed by an
-   identifier ([A-Za-z_][A-Za-z0-9_]*) becomes ['identifier'], so "L.x.y"
-   becomes "L['x']['y']"; a dot not followed by an ASCII letter or '_' is kept.
-   Written like snprintf: at most cap - 1 bytes and a NUL into out (out may
-   be NULL when cap is 0; in and out must not overlap); returns the full
-   length. NULL in: returns 0 (and writes "" when cap > 0). Cost: O(length). */
+/* Each '.' before an identifier ([A-Za-z_][A-Za-z0-9_]*) becomes a
+   subscript: "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style
+   (out NULL when cap is 0; no overlap). NULL in: 0 ("" when cap > 0).
+   O(length). */
 MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap);
 #endif /* MGUARD_NO_DYN */
 
