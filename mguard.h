@@ -961,51 +961,24 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 
 /* ==== 10. threads ======================================================= */
 
-/* A context created with mguard_ctx_desc.thread_safe (or a .lock) may be
-   shared between threads: every call on it is atomic with respect to every
-   other call on it, except that a call which runs callbacks lets the lock
-   go around each one (THREADS at the top; docs/guide.md, "Threads"). Four
-   functions exist for such contexts and work on any context; they live
-   with their families: mguard_ctx_is_thread_safe (1), mguard_weak_get_copy
-   (3), mguard_ref_get_retained (4) and mguard_cache_get_copy (11). */
+/* A context made with mguard_ctx_desc.thread_safe (or .lock) may be shared:
+   see docs/guide.md, "Threads". Its readers live with their families:
+   mguard_ctx_is_thread_safe, _weak_get_copy, _ref_get_retained, _cache_get_copy. */
 
 /* ==== 11. guarded caches ================================================ */
 
-/* Cached work that is never returned stale, in one call. A cache maps a
-   short tuple of objects (compared by address) to a value of value_size
-   bytes, stored inline, with a destructor. Each entry depends on its key
-   objects (whole objects) and on any other object or object attribute
-   the value was computed from. The entry is dropped, its value destroyed
-   exactly once, as soon as a dependency is mutated (mguard_on_mutation:
-   any attribute of a whole-object dependency, the named attribute of an
-   attribute dependency, every dependency on obj when attr is NULL) or
-   destroyed (mguard_on_destroy). Misses can compute the value
-   (mguard_cache_get_or_compute); the cache can be bounded (LRU eviction by
-   count or by cost); each drop records why (mguard_cache_last_reason).
-     mguard_cache_create, _destroy        mguard_cache_set, _get, _get_copy, _contains
-     mguard_cache_get_or_compute          mguard_cache_job_depend, _job_set_cost
-     mguard_cache_depend, _remove, _clear, _count, _iterate, _next
-     mguard_cache_get_stats, _report      mguard_cache_last_reason, _reason_format
-     mguard_cache_cause_str               mguard_on_mutation_at (5), MGUARD_CACHE_KEYS
-   Every value leaves through its destructor exactly once: on a dependency's
-   mutation or death, eviction, overwrite, remove, clear or the cache's
-   destroy. Drops run in two phases like every event: the entries are gone
-   from the cache (lookups miss) before the first callback runs; on an
-   event, the value destructors run after the object's watchers (on a
-   death, after its tables' key_death and value destructors too). The
-   values one event or call drops are destroyed in no promised order.
-   MGUARD_DEBUG checks cache handles like every other (a destroyed cache,
-   or one whose context is gone, is refused with a log line, unread); a
-   job is valid only during its compute call. */
-
+/* Cached work never returned stale: a tuple of objects (by address) maps to
+   an inline value with a destructor; the entry drops, its value destroyed
+   exactly once, when a dependency (its keys, and objects or attributes
+   declared) is mutated or destroyed. Compute on a miss, LRU bounds, drop
+   reasons. See docs/guide.md, "Caches". */
 typedef struct mguard_cache mguard_cache;
 typedef struct mguard_cache_job mguard_cache_job;
 
 #define MGUARD_CACHE_MAX_KEYS 4   /* objects per key tuple */
 #define MGUARD_CACHE_REASONS 16   /* drop reasons each cache remembers */
-/* The keys argument pair (keys, nkeys) from a list of object pointers:
-   mguard_cache_get(c, MGUARD_CACHE_KEYS(&shape, &dtype)). C99 (a compound
-   literal); in C++ pass an array and its length. */
+/* (keys, nkeys) from object pointers: mguard_cache_get(c,
+   MGUARD_CACHE_KEYS(&shape, &dtype)). C99; in C++ pass an array, a length. */
 #define MGUARD_CACHE_KEYS(...) \
     (const void *const[]){__VA_ARGS__}, (sizeof((const void *const[]){__VA_ARGS__}) / sizeof(const void *))
 
@@ -1016,156 +989,115 @@ typedef enum mguard_cache_cause {
     MGUARD_CACHE_EVICTION,     /* least recently used, over capacity or max_cost */
     MGUARD_CACHE_EXPLICIT      /* mguard_cache_remove or mguard_cache_clear */
 } mguard_cache_cause;
-
 /* One drop: which entry, why, and what caused it. */
 typedef struct mguard_cache_reason {
     mguard_cache_cause cause;
     const void *keys[MGUARD_CACHE_MAX_KEYS];   /* the entry's key tuple */
     size_t nkeys;
     const void *obj;     /* the dependency mutated or destroyed (NULL: eviction, explicit) */
-    const char *attr;    /* the attribute the mutation named (the context's copy), or
-                            NULL; valid until the next change to the cache */
-    const char *file;    /* where the mutation was reported (mguard_on_mutation_at,
-                            MGUARD_SET_FIELD), or NULL */
+    const char *attr;    /* the mutation's attribute (the context's copy) or NULL */
+    const char *file;    /* where mguard_on_mutation_at was called, or NULL */
     int line;
 } mguard_cache_reason;
-
 /* Per-cache counters since its creation. */
 typedef struct mguard_cache_stats {
-    uint64_t hits;        /* mguard_cache_get / _get_or_compute found the entry */
+    uint64_t hits;        /* get / get_or_compute found the entry */
     uint64_t misses;      /* ... did not */
     uint64_t stored;      /* entries stored (set, or a computed value kept) */
-    uint64_t mutations;   /* entries dropped because a dependency was mutated */
+    uint64_t mutations;   /* entries dropped: a dependency mutated */
     uint64_t deaths;      /* ... destroyed */
     uint64_t evictions;   /* ... evicted (capacity, max_cost) */
     uint64_t explicit_drops; /* ... removed or cleared */
     uint64_t replaced;    /* values overwritten by a set or a later compute */
-    uint64_t stale;       /* computed values not stored: a dependency changed
-                             while compute ran */
+    uint64_t stale;       /* computed, not stored: a dependency changed meanwhile */
 } mguard_cache_stats;
-
 typedef struct mguard_cache_desc {
-    size_t value_size;            /* bytes per value, > 0 (required); values
-                                     (stored, computed, destroyed) are
-                                     8-aligned, 16 from 16 bytes */
+    size_t value_size;            /* bytes per value, > 0 (required); 8-aligned,
+                                     16 from 16 bytes */
     mguard_value_dtor value_dtor; /* optional; runs exactly once per value */
-    size_t capacity;              /* 0: unbounded; else at most this many
-                                     entries (least recently used evicted) */
-    size_t max_cost;              /* 0: none; else evict least recently used
-                                     while the entries' total cost exceeds it
-                                     (the exact total: costs near SIZE_MAX
-                                     never wrap it) */
-    bool log_reasons;             /* log every drop, and a miss that follows
-                                     one, at MGUARD_LOG_INFO */
+    size_t capacity;              /* 0: unbounded; else LRU eviction beyond it */
+    size_t max_cost;              /* 0: none; else evict LRU while the exact
+                                     total cost exceeds it */
+    bool log_reasons;             /* log every drop and a miss after one (INFO) */
     const char *name;             /* in log lines and the report (copied); default "cache" */
     void *user;                   /* passed to value_dtor */
 } mguard_cache_desc;
 
-/* Computes the value of keys into value (value_size bytes, zeroed) on a
-   miss. Declare what else the value depends on with
-   mguard_cache_job_depend(job, ...) (the keys already are); job is valid
-   only during the call. Return MGUARD_OK to have the value stored; any
-   other status means "no value" (nothing to destroy) and is passed on.
-   Runs outside the lock; may call into the cache, the same key included:
-   the inner call computes independently and stores first; the outer
-   result then replaces it (the inner value destroyed once). */
+/* On a miss, compute keys' value into value (value_size bytes, zeroed);
+   declare other dependencies with mguard_cache_job_depend (job: valid
+   during the call). OK: store it; any other status: no value, passed on.
+   Runs outside the lock; may call into the cache, even for the same key
+   (the inner value stored first, then replaced by the outer one). */
 typedef mguard_status (*mguard_cache_compute_fn)(mguard_cache_job *job, const void *const *keys, size_t nkeys,
                                                  void *value, void *user);
 
-/* Create a cache. NULL (and a log line) for a NULL ctx or desc,
-   value_size 0 or over 16M, or allocation failure. Cost: O(1). */
+/* A cache; NULL (logged) for NULL ctx/desc, value_size 0 or over 16M, out
+   of memory. O(1). */
 MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc);
-/* Destroy c: every value destroyed (each entry is gone before its value's
-   destructor runs). NULL is a no-op; a destroy from a callback of c's own
-   get_or_compute (its compute, a value destructor it runs) or clear is
-   finished when that call returns, one while values of c dropped by a
-   call or event wait for their destructors after the last of them; a
-   second destroy is logged.
+/* Destroy c, each entry gone before its value's destructor. NULL: no-op;
+   from c's own get_or_compute or clear callbacks, or while dropped values
+   wait for their destructors: finished when that ends; twice: logged.
    Cost: O(positions + dependencies), as mguard_cache_clear. */
 MGUARDDEF void mguard_cache_destroy(mguard_cache *c);
-/* Store value (value_size bytes copied) under the key tuple, with the given
-   cost (see max_cost); an existing entry is replaced (its value destroyed
-   after the new one is stored, its added dependencies dropped). Then
-   evicts while over capacity/max_cost (never the new entry). EINVAL
+/* Store value (copied) under the tuple with cost; an existing entry is
+   replaced (old value destroyed after, its added dependencies dropped).
+   Then evict while over capacity/max_cost (never the new entry). EINVAL
    (logged): NULL c/keys/value, nkeys 0 or over MGUARD_CACHE_MAX_KEYS, a
-   NULL key, a key being destroyed, c being destroyed. ENOMEM: nothing
-   changed. Cost: O(nkeys) + one lookup + evictions. */
+   NULL or dying key, c being destroyed. ENOMEM: nothing changed.
+   Cost: O(nkeys) + one lookup + evictions. */
 MGUARDDEF mguard_status mguard_cache_set(mguard_cache *c, const void *const *keys, size_t nkeys,
                                          const void *value, size_t cost);
-/* Pointer to the value of the key tuple, NULL when absent (counted as a hit
-   or a miss; a hit makes the entry most recently used). Valid until the
-   next change to c, and a value of 8 bytes or less (it lies in the
-   context's index) until the next call that may add to the context, as
-   mguard_weak_get's; the value may be changed through it (its destructor
-   gets it as it is when the entry drops). NULL (logged) for bad keys as in mguard_cache_set.
-   Cost: one hash lookup (what mguard_weak_get costs, + the LRU touch of a
-   bounded cache). */
+/* The tuple's value or NULL (a hit or a miss; a hit becomes most recently
+   used); NULL (logged) for bad keys. Valid as mguard_weak_get's (until a
+   change to c; 8 bytes or less: to the context); writable (the destructor
+   gets it as changed). Cost: one lookup (+ the LRU touch if bounded). */
 MGUARDDEF void *mguard_cache_get(mguard_cache *c, const void *const *keys, size_t nkeys);
-/* Copy the value of the key tuple into out (value_size bytes): the way to
-   read a cache that other threads change, since mguard_cache_get's pointer
-   is invalidated by their next change. Counted as a hit or a miss, a hit
-   made most recently used, as mguard_cache_get. NOT_FOUND when absent (out
-   is not written); EINVAL for a NULL or foreign c, and (logged) for bad
-   keys as in mguard_cache_set or a NULL out (nothing counted).
-   Cost: mguard_cache_get's lookup and a copy of value_size bytes. */
+/* Copy the tuple's value into out: how to read a cache other threads
+   change; counted as mguard_cache_get. NOT_FOUND (out untouched); EINVAL
+   for NULL or foreign c, logged for bad keys or NULL out (nothing
+   counted). Cost: mguard_cache_get's lookup and a copy. */
 MGUARDDEF mguard_status mguard_cache_get_copy(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
-/* true when the tuple has an entry; counts nothing, touches nothing.
-   false for bad input. Cost: one hash lookup. */
+/* The tuple has an entry; counts and touches nothing; false for bad input.
+   Cost: one lookup. */
 MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys);
-/* The value of the tuple: a hit, or on a miss compute(job, keys, nkeys,
-   value, user) outside the lock, then store what it computed. *status
-   (optional): OK for a hit or a stored value; NOT_FOUND when a dependency
-   (a key or a declared one) was mutated or destroyed while compute ran,
-   or a declared dependency was refused: the value is returned but not
-   stored (counted as stale) and is destroyed at the next set, remove,
-   clear or destroy of c, or get_or_compute that misses; compute's own
-   status when it
-   failed (NULL returned); EINVAL (logged) for bad input as in set, a NULL
-   compute, or c destroyed by a callback of the call, compute or a value
-   destructor it ran, or the logger of the miss (log_reasons) (the value
-   destroyed, NULL; the destroy is finished when the call returns); ENOMEM
-   (NULL). The pointer is valid as mguard_cache_get's.
-   Cost: a hit as mguard_cache_get; a miss the compute and a store (for
-   a value over 8 bytes, its block allocated before the compute), the
-   compute, and a store. */
+/* A hit, or on a miss compute (outside the lock) and store. *status
+   (optional): OK; NOT_FOUND: a dependency changed or was refused while
+   compute ran, the value returned but not stored (stale; destroyed at the
+   next set, remove, clear, destroy or missing get_or_compute of c);
+   compute's own failure (NULL); EINVAL (logged; NULL): bad input, NULL
+   compute, c destroyed by a callback of the call (the value destroyed);
+   ENOMEM (NULL). The pointer is valid as mguard_cache_get's. Cost: a hit
+   as mguard_cache_get; a miss, the compute and a store. */
 MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             mguard_cache_compute_fn compute, void *user, mguard_status *status);
-/* From inside compute: the value also depends on obj (attr NULL: any
-   mutation of obj; else a mutation naming attr, or naming none). Declaring
-   one twice is OK. EINVAL (logged): a job that is not running, a NULL obj,
-   an obj being destroyed (the value will not be stored). ENOMEM: the value
-   will not be stored. Cost: O(1) amortized + one string hash for attr
-   (past 8 declared, a hash set of them lives while compute runs). */
+/* From compute: the value also depends on obj (attr NULL: any mutation;
+   else one naming attr or none); twice is OK. EINVAL (logged): job not
+   running, NULL or dying obj (not stored then). ENOMEM: not stored.
+   Cost: O(1) amortized + a hash of attr. */
 MGUARDDEF mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr);
-/* From inside compute: the entry's cost (default 0). EINVAL for a job that
-   is not running. Cost: O(1). */
+/* From compute: the entry's cost (default 0). EINVAL: job not running. O(1). */
 MGUARDDEF mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t cost);
 /* Add a dependency to a stored entry (as mguard_cache_job_depend).
-   NOT_FOUND: no entry; EINVAL (logged) for bad keys, NULL obj, an obj
-   being destroyed (the entry is kept as it was); ENOMEM: nothing changed.
-   Cost: O(1) amortized (one probe on obj's and one on the first key's
-   slots in the context's index). */
+   NOT_FOUND: no entry; EINVAL (logged): bad keys, NULL or dying obj (the
+   entry kept as it was); ENOMEM: nothing changed. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             const void *obj, const char *attr);
-/* Drop the tuple's entry (cause EXPLICIT), destroying its value.
-   NOT_FOUND when absent; EINVAL for bad input. Cost: O(dependencies). */
+/* Drop the tuple's entry (EXPLICIT), destroying its value. NOT_FOUND;
+   EINVAL for bad input. Cost: O(dependencies). */
 MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys);
-/* Drop every entry present when the call starts (cause EXPLICIT), each
-   value destroyed after its entry is gone; entries stored by the
-   destructors stay. NULL is a no-op. Cost: O(positions + dependencies),
-   positions being the most entries c held at once. */
+/* Drop the entries present at the start (EXPLICIT), each value destroyed
+   after its entry is gone; entries the destructors store stay. NULL:
+   no-op. Cost: O(positions + dependencies), positions = most entries held. */
 MGUARDDEF void mguard_cache_clear(mguard_cache *c);
-/* Live entries. 0 for NULL. Cost: O(1). */
+/* Live entries; 0 for NULL. O(1). */
 MGUARDDEF size_t mguard_cache_count(const mguard_cache *c);
 
-/* Iteration, in no particular order:
+/* No particular order:
        mguard_cache_iter it = mguard_cache_iterate(c);
        while (mguard_cache_next(&it)) use(it.keys, it.nkeys, it.value);
-   Any entry may be dropped during the walk (including by callbacks): a
-   dropped entry is never visited, no live entry is skipped or repeated;
-   entries stored during the walk are not visited. it.keys and it.value are
-   valid as mguard_cache_get's pointer. Do not use the iterator after c is
-   destroyed. */
+   Any entry may drop meanwhile (by callbacks too): none dropped is
+   visited, no live one skipped or repeated, new ones not visited. it.keys
+   and it.value are valid as mguard_cache_get's. Not after c's destroy. */
 typedef struct mguard_cache_iter {
     const void *const *keys; /* current entry's key tuple */
     size_t nkeys;
@@ -1178,34 +1110,23 @@ typedef struct mguard_cache_iter {
 MGUARDDEF mguard_cache_iter mguard_cache_iterate(mguard_cache *c);
 MGUARDDEF bool mguard_cache_next(mguard_cache_iter *it);
 
-/* Copy c's counters into out. EINVAL for NULL c/out. Cost: O(1). */
+/* Copy c's counters into out. EINVAL for NULL c/out. O(1). */
 MGUARDDEF mguard_status mguard_cache_get_stats(const mguard_cache *c, mguard_cache_stats *out);
-/* One line, snprintf-style (returns the length it needs; writes at most
-   cap bytes, NUL-terminated when cap > 0), e.g.
-   "plans: 3 entries, 7 hits, 4 misses, 4 stored; dropped: 1 mutation,
-   0 death, 0 eviction, 0 explicit; 0 replaced, 0 stale". 0 for NULL c
-   (buf untouched). Cost: O(1). */
+/* One line, snprintf-style ("plans: 3 entries, 7 hits, ...; dropped: ...");
+   0 for NULL c (buf untouched). O(1). */
 MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t cap);
-/* The newest remembered drop of the tuple's entry (the cache keeps the last
-   MGUARD_CACHE_REASONS drops, of any entry): why a miss had to recompute.
-   A reason names its keys' lives, not their addresses: the keys of a
-   remembered drop stay known (as a ref's object) while the reason is one
-   of the cache's last MGUARD_CACHE_REASONS and the cache lives, and once
-   a key died no reason answers for its address (a new object there has
-   none; the miss lines of log_reasons too). NOT_FOUND when none is remembered; EINVAL for bad input or NULL
-   out. out->attr and out->file are the context's copies, valid until the
-   next change to c (the copies go when the ring forgets the reason: copy
-   the text to keep it); on a thread-safe context, until the context is
-   destroyed. Cost: one probe of the first key's slots in the context's
-   index. */
+/* The newest of the last MGUARD_CACHE_REASONS drops that is the tuple's
+   (why a miss recomputed); reasons follow the keys' lives, not addresses
+   (a dead key's address answers none). NOT_FOUND: none; EINVAL: bad input,
+   NULL out. out->attr and file: valid until the next change to c (on a
+   thread-safe context, until its destroy). Cost: one probe. */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
 MGUARDDEF const char *mguard_cache_cause_str(mguard_cache_cause cause);
-/* r as one line, snprintf-style, e.g. "mutation of 0x1234.scale at
-   plan.c:42"; 0 for NULL r (buf untouched). Cost: O(1). */
+/* r as one line, snprintf-style ("mutation of 0x1234.scale at plan.c:42");
+   0 for NULL r (buf untouched). O(1). */
 MGUARDDEF size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap);
-
 #ifdef __cplusplus
 }
 #endif
