@@ -590,18 +590,12 @@ MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap
 #ifndef MGUARD_NO_LEDGER
 /* ==== 9. side-effects ledger ============================================= */
 
-/* A ledger records the writes a speculative run would make to live objects
-   instead of making them:
-   objects are tracked by identity, attribute stores and deletions are
-   recorded and read back, ordered records and hook registrations are kept,
-   and the whole ledger can be cloned cheaply (a checkpoint), compared,
-   diffed, pruned of unreachable new objects, applied to the real objects
-   and restored from a checkpoint. One order is used everywhere: objects in
-   the order they were tracked, each object's writes in the order they were
-   first recorded (an overwrite keeps its place). The ledger holds every
-   object and value it refers to (retain/release hooks) and watches their
-   death: mguard_on_destroy on any of them drops what referred to it, from
-   this ledger and from every clone, with a warning. See docs/guide.md, "The side-effects ledger". */
+/* The writes a speculative run would make to live objects, recorded
+   instead of made: tracked objects, attribute stores and deletions,
+   records, hooks; cloned cheaply, compared, diffed, pruned, applied. The
+   ledger order: objects as tracked, each one's writes as first recorded.
+   A death drops what referred to the object, from every clone, warned.
+   See docs/guide.md, "The side-effects ledger". */
 typedef struct mguard_ledger mguard_ledger;
 
 typedef enum mguard_ledger_kind {
@@ -613,9 +607,7 @@ typedef enum mguard_ledger_kind {
 /* Given to a refs hook: call it once for each object the value refers to. */
 typedef void (*mguard_ledger_visit_fn)(const void *obj, void *visit_ctx);
 
-/* The ledger's hooks (all optional; user is the desc's user). p is
-   whatever the ledger holds: a tracked object, an attribute value, a record
-   payload, a hooked object or a hook function. */
+/* The ledger's hooks (optional; user: the desc's). p: anything it holds. */
 typedef void (*mguard_ledger_retain_fn)(void *p, void *user);
 typedef void (*mguard_ledger_release_fn)(void *p, void *user);
 typedef bool (*mguard_ledger_equal_fn)(const void *a, const void *b, void *user);
@@ -623,9 +615,7 @@ typedef void (*mguard_ledger_refs_fn)(const void *value, mguard_ledger_visit_fn 
 /* Write p as a NUL-terminated string into buf (size bytes, at least 2). */
 typedef void (*mguard_ledger_format_fn)(const void *p, char *buf, size_t size, void *user);
 
-/* Sized values (mguard_ledger_desc.value_size > 0) are stored inline, up
-   to MGUARD_LEDGER_MAX_VALUE bytes; value_type says how the default
-   format prints them. */
+/* Sized values (desc.value_size > 0): inline, up to this many bytes. */
 #define MGUARD_LEDGER_MAX_VALUE 16
 typedef enum mguard_ledger_value_type {
     MGUARD_LEDGER_VALUE_BYTES = 0,  /* hex bytes, "0x0a00..." (in memory order) */
@@ -635,50 +625,29 @@ typedef enum mguard_ledger_value_type {
 } mguard_ledger_value_type;
 
 typedef struct mguard_ledger_desc {
-    /* The ledger starts holding p (once per distinct pointer per ledger),
-       before the call that stored p returns. On a thread-safe context it
-       runs under the context's lock (like try_retain): it must not call
-       into the context, nor take a lock of yours that is held around a
-       call into the context (visit, in a refs hook, takes the lock). */
+    /* Starts holding p (once per distinct pointer), before the storing
+       call returns; under the lock: no mguard calls (docs/guide.md). */
     mguard_ledger_retain_fn retain;
     /* ... and stops holding it. Never called for an object being destroyed. */
     mguard_ledger_release_fn release;
-    /* Value equality for equal/diff (only called for different non-NULL
-       pointers). Default: the same pointer. */
+    /* equal/diff's value equality (different non-NULL pointers); default ==. */
     mguard_ledger_equal_fn equal;
-    /* For prune: call visit(obj, visit_ctx) for each pointer value refers
-       to (never needed for value itself; an untracked pointer listed is
-       asked about in turn, so it must stay alive until prune returns).
-       Default: a value refers to nothing but itself. */
+    /* prune: visit(obj, visit_ctx) each pointer value refers to (alive
+       until prune returns); default: nothing but itself. */
     mguard_ledger_refs_fn refs;
-    /* For diff text: an attribute value, a record payload or a hook
-       function. Default: "%p". */
-    mguard_ledger_format_fn format_value;
-    /* For diff text: the label of a tracked or hooked object. Default:
-       "%p". */
-    mguard_ledger_format_fn format_object;
-    /* true: values are not objects (e.g. tagged integers), so their death
-       is not watched (tracked and hooked objects always are). */
-    bool plain_values;
-    /* 0 (default): attribute values are pointers (void *). 1 to
-       MGUARD_LEDGER_MAX_VALUE: attribute values are that many bytes,
-       copied in and stored inline; store_attr's value and every value the
-       ledger hands out (load_attr, walks, diff items, apply) point to such
-       bytes; equality is memcmp unless equal is set (it is handed copies
-       of the bytes, so it may change the ledgers); they are never
-       retained, released, watched or given to refs (record payloads and
-       hook functions stay pointers, compared by identity and printed with
-       format_object). */
+    mguard_ledger_format_fn format_value;  /* diff text of a value; "%p" */
+    mguard_ledger_format_fn format_object; /* diff text of an object; "%p" */
+    bool plain_values;  /* values are not objects: their death is not watched */
+    /* 0: values are pointers; 1..MGUARD_LEDGER_MAX_VALUE: values are that
+       many bytes, copied inline, handed out as pointers to bytes, memcmp
+       unless equal, never held or watched (docs/api.md). */
     size_t value_size;
     mguard_ledger_value_type value_type;   /* sized values: the default format */
     void *user;
 } mguard_ledger_desc;
 
-/* One field of a C struct, for mguard_ledger_set_fields: the attribute
-   name, where the field is and its size. Build tables with offsetof:
-       static const mguard_ledger_field node_fields[] = {
-           MGUARD_LEDGER_FIELD(node, val), MGUARD_LEDGER_FIELD(node, weight)
-       }; */
+/* A C struct field for mguard_ledger_set_fields: {MGUARD_LEDGER_FIELD(node,
+   val), MGUARD_LEDGER_FIELD(node, weight)}. */
 typedef struct mguard_ledger_field {
     const char *name;
     size_t offset, size;
@@ -694,78 +663,59 @@ typedef struct mguard_ledger_entry {
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
 
-/* Create an empty ledger (NULL desc: no hooks). NULL (logged) for a NULL
-   ctx or on allocation failure. Cost: O(1). */
+/* An empty ledger (NULL desc: no hooks); NULL (logged) for NULL ctx or out
+   of memory. O(1). */
 MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc);
-/* Destroy L: everything it holds is released (in slot order). NULL is a
-   no-op; a second destroy is refused with a log line; from inside one of
-   L's own callbacks the destroy is finished when that operation returns.
-   Cost: O(entries + writes + records + hooks) (each interned string L
-   holds is released), plus the held pointers' releases with a release
-   hook. */
+/* Destroy L, releasing what it holds. NULL: no-op; twice: logged; from L's
+   own callbacks: finished when that operation returns. Cost: O(size of L)
+   + the releases. */
 MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
 
-/* Track obj, which existed before the run (attribute writes are recorded),
-   under an optional source name (copied). EEXIST if obj is already tracked
-   (nothing changes), EINVAL for a NULL L/obj or a dying obj, ENOMEM.
-   Cost: O(1) amortized + one hash of source. */
+/* Track obj, existing before the run, with source (copied, optional).
+   EEXIST: tracked already; EINVAL: NULL L/obj, dying obj; ENOMEM.
+   Cost: O(1) amortized + a hash of source. */
 MGUARDDEF mguard_status mguard_ledger_track_existing(mguard_ledger *L, const void *obj, const char *source);
-/* Track obj, created during the run (always counts as modified);
-   cls_source names its class. Same statuses and cost as track_existing. */
+/* Track obj, created during the run (always modified). As above. */
 MGUARDDEF mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source);
-/* Track an existing container whose contents change: no attribute writes,
-   only a modified flag (mguard_ledger_mark_modified). Same statuses/cost. */
+/* Track a container: no attribute writes, only a modified flag. As above. */
 MGUARDDEF mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source);
 /* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
-/* Fill *out with obj's entry. NOT_FOUND when untracked, EINVAL for NULL
-   arguments. Cost: one lookup. */
+/* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. One lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
-/* Set the modified flag of a MUTABLE entry. EINVAL (logged) for an
-   untracked obj or another kind, NULL arguments. Cost: one lookup. */
+/* Mark a MUTABLE entry modified. EINVAL (logged): untracked, another kind,
+   NULL. One lookup. */
 MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
 /* NEW: always; EXISTING: has a pending write; MUTABLE: marked. false for
    untracked or NULL. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj);
 
-/* Record obj.attr = value (value may be NULL; attr is compared by content
-   and copied). An overwrite keeps the write's place in the order and
-   releases the old value. EINVAL (logged): untracked obj, a MUTABLE entry,
-   NULL L/obj/attr, a dying value. ENOMEM: nothing changed. Cost: one hash
-   of attr + O(1) amortized. */
+/* Record obj.attr = value (value may be NULL; attr copied). An overwrite
+   keeps its place, releasing the old value. EINVAL (logged): untracked obj,
+   MUTABLE entry, NULL L/obj/attr, dying value. ENOMEM: nothing changed.
+   Cost: a hash of attr + O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value);
 /* Record the deletion of obj.attr (replacing a pending value). Statuses
    and cost as store_attr. */
 MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr);
-/* Read a pending write: OK and *value; DELETED (*value NULL) for a pending
-   deletion; NOT_FOUND (*value NULL) when nothing is pending or obj is
-   untracked; EINVAL (logged) for a MUTABLE entry or NULL arguments.
-   For sized values *value points into L's storage: valid only until L
-   changes (a store, a clear, a restore; on a thread-safe context another
-   thread may change L right after the call): mguard_ledger_load copies.
-   Never allocates. Cost: one hash of attr + two lookups. */
+/* A pending write: OK and *value; DELETED or NOT_FOUND (nothing pending,
+   untracked) with *value NULL; EINVAL (logged): MUTABLE entry, NULL.
+   Sized values point into L: valid until L changes (mguard_ledger_load
+   copies). Never allocates. Cost: a hash of attr + two lookups. */
 MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value);
 /* true when obj.attr has a pending write or deletion; attr NULL: any
    attribute of obj. false for untracked or NULL. Cost: as load_attr. */
 MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
-/* Say which attributes of obj are plain fields (a table per object type,
-   not copied: it must outlive L and its clones). apply then writes a
-   pending value straight into the field (a deletion zeroes it) instead of
-   calling back, and mguard_ledger_load reads the field when nothing is
-   pending. Each field's size must be the value size (sizeof(void *) for
-   pointer values). n 0 unbinds. The binding belongs to obj's entry: a
-   clone copies it, a restore takes the checkpoint's. EINVAL (logged): untracked obj, a MUTABLE
-   entry, NULL L/obj, NULL fields with n > 0, n over 4294967295 (before any
-   field is read), a NULL name or another size.
-   Cost: O(n). */
+/* obj's plain fields (the table is not copied: it must outlive L and its
+   clones): apply writes them directly (a deletion zeroes), load reads them
+   when nothing is pending. Sizes: the value size. n 0 unbinds; clones copy
+   the binding. EINVAL (logged): untracked, MUTABLE, NULL L/obj, NULL fields
+   with n > 0, n over 4294967295, a NULL name or another size. O(n). */
 MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
-/* Read obj.attr as the program would see it after apply, copying the value
-   into out (value_size bytes; a void * for pointer values): OK with the
-   pending value, or with the real field (set_fields) when nothing is
-   pending; DELETED for a pending deletion; NOT_FOUND when nothing is
-   pending and attr is no field of obj, or obj is untracked (out zeroed for
-   both); EINVAL (logged) for a MUTABLE entry or NULL arguments. Never
-   allocates. Cost: as load_attr + O(fields of obj). */
+/* obj.attr as after apply, copied into out (a value): OK (pending, or the
+   field when nothing is); DELETED; NOT_FOUND, out zeroed (no such field,
+   untracked); EINVAL (logged): MUTABLE, NULL. Never allocates. Cost: as
+   load_attr + O(fields of obj). */
 MGUARDDEF mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
 /* Counts (0 for NULL): tracked objects, modified objects, pending writes
@@ -774,8 +724,7 @@ MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
 
-/* Iteration, in the ledger's order; one idiom for the four walks
-   (objects, one object's writes, records, hooks):
+/* The four walks (objects, an object's writes, records, hooks), in order:
        mguard_ledger_iter it = mguard_ledger_iterate(L, true);
        while (mguard_ledger_next(&it)) {
            mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
@@ -783,13 +732,9 @@ MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
        }
        it = mguard_ledger_iterate_records(L);
        while (mguard_ledger_next(&it)) use(it.tag, it.payload);
-   The ledger may change during a walk (including from callbacks): a
-   removed object, write, record or hook is never returned, none is
-   returned twice, no remaining one is skipped; ones added meanwhile come
-   last. Do not use an iterator after its ledger is destroyed. The strings
-   (source, attr, tag, name) are valid while L holds them: until their
-   entry, write, record or hook goes (mguard_intern keeps one for good);
-   on a thread-safe context, until the context is destroyed. */
+   L may change meanwhile: nothing removed is returned, nothing twice,
+   nothing left skipped; new items come last. Not after L's destroy. The
+   strings live while L holds them (thread-safe context: as the context). */
 typedef struct mguard_ledger_iter {
     const void *obj;            /* objects, writes: the object; hooks: the hooked object */
     mguard_ledger_kind kind;    /* objects: its kind */
@@ -808,58 +753,44 @@ typedef struct mguard_ledger_iter {
     uint64_t seq_, epoch_, wseq_;
     uint32_t pos_, mode_;
 } mguard_ledger_iter;
-/* Walk the tracked objects (modified_only: only the modified ones). For a
-   NULL L the walk is empty. Cost: O(1). */
+/* The tracked objects (modified_only: the modified ones). NULL L: empty. */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only);
-/* Walk obj's pending writes in the order they were first recorded. For a
-   NULL L/obj the walk is empty. Cost: O(1). */
+/* obj's pending writes. NULL L/obj: empty. O(1) (also the next two). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
-/* Walk the records in order (the reference's save_for_backward list).
-   For a NULL L the walk is empty. Cost: O(1). */
+/* The records (the reference's save_for_backward list). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L);
-/* Walk the hooks in registration order. For a NULL L the walk is empty.
-   Cost: O(1). */
+/* The hooks, in registration order. */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L);
-/* Step any walk: true and the public fields set, or false at the end
-   (and for a NULL it). Cost: O(1) amortized (a writes walk: O(writes of
-   obj) after a removal; records and hooks: O(log n) after a removal). */
+/* Step a walk: true, fields set; false at the end or for NULL. O(1)
+   amortized (after a removal: writes O(writes of obj), else O(log n)). */
 MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
 
-/* Append an ordered record (values saved for a later pass, in order): tag
-   (copied, required) and payload (a value, may be NULL). EINVAL (logged)
-   for NULL L/tag or a dying payload, ENOMEM. Cost: O(1) amortized. */
+/* Append a record: tag (copied) and payload (a value or NULL). EINVAL
+   (logged): NULL L/tag, dying payload; ENOMEM. O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
-/* Number of records; 0 for NULL. Cost: O(1). Walk them with
-   mguard_ledger_iterate_records. */
+/* Records; 0 for NULL. O(1). */
 MGUARDDEF size_t mguard_ledger_record_count(const mguard_ledger *L);
-/* Register hook fn (a value) on obj under name (copied, may be NULL); *id
-   receives its id: the smallest integer >= the number of live hooks that is
-   not in use. EINVAL (logged) for NULL L/obj/id or a dying obj/fn, ENOMEM.
-   Cost: O(hooks) typical, O(hooks^2) worst. */
+/* Register hook fn (a value) on obj as name (copied, optional); *id: the
+   smallest unused integer >= the live hooks. EINVAL (logged): NULL
+   L/obj/id, dying obj/fn; ENOMEM. O(hooks), O(hooks^2) worst. */
 MGUARDDEF mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id);
 /* Remove hook id. NOT_FOUND when absent, EINVAL for NULL L. O(hooks). */
 MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
-/* Number of hooks; 0 for NULL. Cost: O(1). Walk them with
-   mguard_ledger_iterate_hooks. */
+/* Hooks; 0 for NULL. O(1). */
 MGUARDDEF size_t mguard_ledger_hook_count(const mguard_ledger *L);
 
-/* An independent copy of L with the same hooks (a checkpoint): changing
-   either never shows in the other; values are shared and retained once by
-   the copy. NULL (logged) for a NULL/dying L or on allocation failure.
-   Cost: one allocation of mguard_ledger_storage_bytes(L) and one memcpy
-   per internal array + one retain per held pointer with a retain hook. */
+/* An independent copy of L, same hooks (a checkpoint); values shared,
+   retained once by the copy. NULL (logged): NULL/dying L, out of memory.
+   Cost: one allocation of storage_bytes and a memcpy per array + retains. */
 MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
-/* Make L equal to checkpoint (usually an earlier clone), keeping L's own
-   hooks: L retains what it gains, releases what it loses. EINVAL (logged)
-   for NULL/dying ledgers or different contexts, ENOMEM (nothing changed).
-   Cost: one memcpy per array + O(held pointers). */
+/* Make L equal to checkpoint, keeping L's hooks (retain gains, release
+   losses). EINVAL (logged): NULL/dying, other contexts; ENOMEM: nothing
+   changed. Cost: a memcpy per array + O(held pointers). */
 MGUARDDEF mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint);
-/* true when a and b have the same tracked objects (kind, source, modified
-   flag), the same pending writes (values compared with a's equal hook),
-   the same records in order and the same hooks by id; order of objects and
-   writes does not count. false for NULL, different contexts, or a ledger
-   changed by the equal hook meanwhile (logged). Cost: O(1) for a clone
-   not changed since; else O(size) lookups + equal calls. */
+/* Same objects (kind, source, modified), writes (a's equal), records in
+   order, hooks by id; object and write order aside. false for NULL, other
+   contexts, a ledger the hook changed (logged). O(1) for an unchanged
+   clone, else O(size) + equal calls. */
 MGUARDDEF bool mguard_ledger_equal(const mguard_ledger *a, const mguard_ledger *b);
 
 /* One difference between two ledgers (a: the old one, b: the new one). */
@@ -897,63 +828,43 @@ typedef struct mguard_ledger_diff_item {
 } mguard_ledger_diff_item;
 typedef struct mguard_ledger_diff_result mguard_ledger_diff_result;
 
-/* Every difference between a and b, in the ledger order (a's objects, each
-   followed by its attribute differences; then b's new objects; records;
-   hooks), as items and as text (one line per item, values through the
-   format hooks: a's for a's side, b's for b's). Equal ledgers give an empty
-   result. *out must be freed with mguard_ledger_diff_free. EINVAL (logged)
-   for NULL arguments, different contexts or a ledger changed by a hook
-   meanwhile; ENOMEM. Values in items are not held by the result.
-   Cost: O(1) for an unchanged clone, else O(size) + hook calls. */
+/* Every difference, in the ledger order, as items and text (one line each,
+   through each side's format hooks); free *out with mguard_ledger_diff_free.
+   Items' values are not held. EINVAL (logged): NULL, other contexts, a
+   ledger a hook changed; ENOMEM. O(1) for an unchanged clone, else
+   O(size) + hook calls. */
 MGUARDDEF mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out);
 /* Number of items; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d);
 /* Item i, NULL past the end or for NULL. Cost: O(1). */
 MGUARDDEF const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledger_diff_result *d, size_t i);
-/* The readable text ("" when equal, or for NULL). Valid until freed.
-   Cost: O(1). */
+/* The text ("" when equal or NULL), valid until freed. O(1). */
 MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d);
-/* Free a result, before its context is destroyed (it is allocated
-   through the context's allocator). NULL is a no-op. Cost: O(1). */
+/* Free a result before its context is destroyed. NULL: no-op. O(1). */
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
-/* Drop every NEW object that prune does not reach, with everything
-   recorded for it (released). The rule: every root, every EXISTING and
-   MUTABLE object, every record payload, hooked object and hook function
-   is reached, and every pointer reached is looked into once: what the refs
-   hook lists for it and, if it is tracked, its pending values are reached
-   too (transitively, cycles safe). So a NEW object passed as a root, or
-   held only by a pre-existing container whose refs list it, survives.
-   EINVAL (logged): NULL L, NULL roots with nroots > 0, or the ledger
-   changed by a refs hook meanwhile (nothing is dropped then); ENOMEM
-   (nothing changed). Cost: O(size + pointers listed) + one refs call per
-   pointer reached (size: objects, writes, records and hooks). */
+/* Drop every NEW object not reached (its records released) from the roots,
+   EXISTING and MUTABLE objects, payloads, hooked objects and hooks, through
+   refs and pending values (cycles safe). EINVAL (logged): NULL L, NULL
+   roots with nroots > 0, L changed by a refs hook (nothing dropped);
+   ENOMEM: nothing changed. O(size + pointers listed) + a refs call each. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
-/* Called by mguard_ledger_apply for each pending write: obj is the object
-   as tracked, handed back writable (the ledger never writes it itself). */
+/* Each pending write for mguard_ledger_apply; obj handed back writable. */
 typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value, bool deleted, void *user);
-/* Commit every pending write, in the ledger order; the ledger is not
-   changed (clear it afterwards). A write to a field of obj (set_fields) is
-   copied into the field (a deletion zeroes it); every other one goes to
-   fn. The writes are snapshotted first: fn may change L; a write whose
-   object is no longer tracked or whose value was destroyed meanwhile is
-   skipped. EINVAL for NULL L (not logged), or a NULL fn with a write that
-   is no field (logged; nothing applied); ENOMEM (nothing applied; the
-   snapshot is taken before a NULL fn is checked). Cost: O(objects +
-   writes + fields) expected, fields counted over the objects with writes
-   (each one's table is indexed by name once, not searched per write). */
+/* Commit the pending writes in order, L unchanged: fields (set_fields)
+   directly, the rest through fn, from a snapshot (fn may change L; writes
+   whose object or value went are skipped). EINVAL: NULL L (silent), NULL
+   fn with a non-field write (logged; nothing applied); ENOMEM: nothing
+   applied. O(objects + writes + fields of the objects written). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
-/* true when nothing is modified and there are no records and no hooks:
-   applying the ledger would change nothing. true for NULL. Cost: O(1). */
+/* Nothing modified, no records, no hooks (apply would do nothing); true
+   for NULL. O(1). */
 MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
-/* Forget everything (objects, writes, records, hooks) and release it; the
-   memory is kept for reuse. NULL is a no-op. Cost: O(held pointers) with a
-   release hook, else O(index sizes). */
+/* Forget and release everything, keeping the memory. NULL: no-op.
+   O(held pointers) with a release hook, else O(index sizes). */
 MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
-/* Bytes a clone allocates and copies (the struct, its flat arrays and
-   indexes): the baseline for "a clone costs a memcpy". 0 for NULL.
-   Cost: O(1). */
+/* Bytes a clone allocates and copies; 0 for NULL. O(1). */
 MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
 /* "existing", "new", "mutable"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
