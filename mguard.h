@@ -188,7 +188,8 @@ MGUARDDEF mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc);
    the tables, each kind last created first. In the callbacks this runs, a
    handle not yet destroyed is alive, one destroyed is refused (its memory
    is kept until the end), and creating a handle is refused (NULL, logged).
-   NULL: no-op; from ctx's own callbacks: refused (logged). O(everything). */
+   NULL: no-op; from ctx's own callbacks: refused (logged).
+   Cost: O(everything). */
 MGUARDDEF void mguard_ctx_destroy(mguard_ctx *ctx);
 /* "MGUARD_OK", ...; "unknown status" outside the enum. O(1). */
 MGUARDDEF const char *mguard_status_str(mguard_status status);
@@ -196,9 +197,9 @@ MGUARDDEF const char *mguard_status_str(mguard_status status);
    EINVAL with a log line naming the first broken one. Cost: O(all). */
 MGUARDDEF mguard_status mguard_ctx_check(mguard_ctx *ctx);
 /* Objects ctx knows (keys, watched, guards, ref targets, tagged). 0 for
-   NULL. O(1). */
+   NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
-/* true when ctx was created thread-safe; false for NULL. O(1). */
+/* true when ctx was created thread-safe; false for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
 
 /* ==== 2. object lifetimes =============================================== */
@@ -233,7 +234,7 @@ typedef struct mguard_weak_desc {
 } mguard_weak_desc;
 
 /* An identity-keyed table, values stored inline (no allocation per entry).
-   NULL (logged) for NULL ctx/desc, value_size 0, out of memory. O(1). */
+   NULL (logged) for NULL ctx/desc, value_size 0, out of memory. Cost: O(1). */
 MGUARDDEF mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc);
 /* Destroy t, every value destroyed in insertion order. NULL: no-op; from
    inside t's own destroy/clear: refused (logged). Cost: O(entries). */
@@ -260,7 +261,7 @@ MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
 /* Remove key's entry, destroying its value. NOT_FOUND; EINVAL for NULL
    t/key. Cost: one lookup, O(1). */
 MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
-/* Live entries; 0 for NULL. O(1). */
+/* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
 /* Remove the entries present at the start, in insertion order, each value
    destroyed after its entry is gone (entries the destructors add stay).
@@ -437,7 +438,7 @@ typedef enum mguard_scope_format {
 } mguard_scope_format;
 
 /* A scope tracker (NULL desc = defaults); NULL (logged) for NULL ctx or out
-   of memory. mguard_ctx_destroy destroys it at the latest. O(1). */
+   of memory. mguard_ctx_destroy destroys it at the latest. Cost: O(1). */
 MGUARDDEF mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc);
 /* Destroy s; NULL or foreign: no-op. From s's own callbacks: deferred to
    the end of the outermost call into s, s refusing changes (EINVAL)
@@ -477,31 +478,34 @@ MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
    anyway, OK, warned. Each warning once (max_warnings). EINVAL: NULL
    s/comp. Cost: O(depth); a warning + O(warnings remembered). */
 MGUARDDEF mguard_status mguard_scope_exit(mguard_scope *s, const void *comp);
-/* fqn is active (the root always is); false for NULL. One hash + lookup. */
+/* fqn is active (the root always is); false for NULL. Cost: a hash of fqn
+   and one lookup. */
 MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
 /* The active set, root first, each once, in order of entry: up to cap into
-   out; returns how many there are (0 for NULL s). O(names returned). */
+   out; returns how many there are (0 for NULL s). Cost: O(names returned). */
 MGUARDDEF size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap);
-/* Innermost frame's name (the root when none; NULL for NULL s). O(1). */
+/* Innermost frame's name (the root when none; NULL for NULL s). Cost: O(1). */
 MGUARDDEF const char *mguard_scope_current(const mguard_scope *s);
-/* Open frames (0 at the root, each recursion level counts); 0 for NULL. O(1). */
+/* Open frames (0 at the root; each recursion level counts); 0 for NULL.
+   Cost: O(1). */
 MGUARDDEF size_t mguard_scope_depth(const mguard_scope *s);
 /* "Global > Net > Net.encoder", snprintf-style (buf may be NULL when cap
-   is 0; returns the full length). 0 for NULL s. O(length). */
+   is 0; returns the full length). 0 for NULL s. Cost: O(length). */
 MGUARDDEF size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap);
 /* Frames entered from now on get phase number phase of desc.phases. EINVAL
-   for NULL s, logged for phase >= the number of phases. O(1). */
+   for NULL s, logged for phase >= the number of phases. Cost: O(1). */
 MGUARDDEF mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase);
-/* The current phase (0 after create and reset; 0 for NULL s). O(1). */
+/* The current phase (0 after create and reset; 0 for NULL s). Cost: O(1). */
 MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
 /* End of a pass: frames closed, just the root active, phase 0; names and
-   counters stay. EINVAL for NULL s. O(depth). */
+   counters stay. EINVAL for NULL s. Cost: O(depth). */
 MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
 /* Add amount to counter ("flops") of every active name, root included, once
    each. EINVAL: NULL s, NULL or empty counter, amount not finite. ENOMEM:
    nothing changed. Cost: O(active names + counters). */
 MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount);
-/* counter's total for fqn; 0 when unknown or NULL. O(counters) + a lookup. */
+/* counter's total for fqn; 0 when unknown or NULL. Cost: a hash of fqn,
+   a lookup, O(counters). */
 MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter);
 /* A report, snprintf-style (buf may be NULL when cap is 0; returns the full
    length): TABLE/TREE, every name ever entered with each counter's total;
@@ -515,10 +519,10 @@ MGUARDDEF size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format
 MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format,
                                            mguard_scope_write_fn fn, void *user);
 /* Forget the spans (open frames no longer recorded); counters stay. EINVAL
-   for NULL s. O(depth). */
+   for NULL s. Cost: O(depth). */
 MGUARDDEF mguard_status mguard_scope_clear_trace(mguard_scope *s);
 /* Forget which warnings were logged, so each may be logged once more.
-   EINVAL for NULL s. O(warnings). */
+   EINVAL for NULL s. Cost: O(warnings). */
 MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
 #endif /* MGUARD_NO_SCOPE */
 
@@ -532,9 +536,9 @@ MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
 typedef struct mguard_dyn mguard_dyn;
 
 /* A tracker; NULL (logged) for NULL ctx or out of memory. mguard_ctx_destroy
-   destroys it at the latest. O(1). */
+   destroys it at the latest. Cost: O(1). */
 MGUARDDEF mguard_dyn *mguard_dyn_create(mguard_ctx *ctx);
-/* Destroy d; NULL or foreign: no-op. O(paths). */
+/* Destroy d; NULL or foreign: no-op. Cost: O(paths). */
 MGUARDDEF void mguard_dyn_destroy(mguard_dyn *d);
 /* Record shape dims[0..ndim) at path ("L.x" is "L['x']":
    mguard_dyn_normalize_name). A larger rank adds positions; a position
@@ -572,18 +576,18 @@ typedef struct mguard_dyn_iter {
     const mguard_dyn *d_;
     uint32_t group_, rec_;
 } mguard_dyn_iter;
-/* Before the first path (empty for NULL or foreign d). O(1). */
+/* Before the first path (empty for NULL or foreign d). Cost: O(1). */
 MGUARDDEF mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d);
-/* Next path: true, fields set; false at the end or for NULL. O(1). */
+/* Next path: true, fields set; false at the end or for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
 /* The result in Python dict notation,
    {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}},
-   snprintf-style (buf NULL when cap is 0). 0 for NULL d. O(total rank). */
+   snprintf-style (buf NULL when cap is 0). 0 for NULL d. Cost: O(total rank). */
 MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
 /* Each '.' before an identifier ([A-Za-z_][A-Za-z0-9_]*) becomes a
    subscript: "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style
    (out NULL when cap is 0; no overlap). NULL in: 0 ("" when cap > 0).
-   O(length). */
+   Cost: O(length). */
 MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap);
 #endif /* MGUARD_NO_DYN */
 
@@ -664,7 +668,7 @@ typedef struct mguard_ledger_entry {
 } mguard_ledger_entry;
 
 /* An empty ledger (NULL desc: no hooks); NULL (logged) for NULL ctx or out
-   of memory. O(1). */
+   of memory. Cost: O(1). */
 MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc);
 /* Destroy L, releasing what it holds. NULL: no-op; twice: logged; from L's
    own callbacks: finished when that operation returns. Cost: O(size of L)
@@ -681,10 +685,11 @@ MGUARDDEF mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *ob
 MGUARDDEF mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source);
 /* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
-/* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. One lookup. */
+/* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one
+   lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
 /* Mark a MUTABLE entry modified. EINVAL (logged): untracked, another kind,
-   NULL. One lookup. */
+   NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
 /* NEW: always; EXISTING: has a pending write; MUTABLE: marked. false for
    untracked or NULL. Cost: one lookup. */
@@ -710,7 +715,7 @@ MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj,
    clones): apply writes them directly (a deletion zeroes), load reads them
    when nothing is pending. Sizes: the value size. n 0 unbinds; clones copy
    the binding. EINVAL (logged): untracked, MUTABLE, NULL L/obj, NULL fields
-   with n > 0, n over 4294967295, a NULL name or another size. O(n). */
+   with n > 0, n over 4294967295, a NULL name or another size. Cost: O(n). */
 MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
 /* obj.attr as after apply, copied into out (a value): OK (pending, or the
    field when nothing is); DELETED; NOT_FOUND, out zeroed (no such field,
@@ -753,30 +758,31 @@ typedef struct mguard_ledger_iter {
     uint64_t seq_, epoch_, wseq_;
     uint32_t pos_, mode_;
 } mguard_ledger_iter;
-/* The tracked objects (modified_only: the modified ones). NULL L: empty. */
+/* The tracked objects (modified_only: the modified ones). NULL L: empty.
+   Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only);
-/* obj's pending writes. NULL L/obj: empty. O(1) (also the next two). */
+/* obj's pending writes. NULL L/obj: empty. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
-/* The records (the reference's save_for_backward list). */
+/* The records (the reference's save_for_backward list). Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L);
-/* The hooks, in registration order. */
+/* The hooks, in registration order. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L);
-/* Step a walk: true, fields set; false at the end or for NULL. O(1)
+/* Step a walk: true, fields set; false at the end or for NULL. Cost: O(1)
    amortized (after a removal: writes O(writes of obj), else O(log n)). */
 MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
 
 /* Append a record: tag (copied) and payload (a value or NULL). EINVAL
-   (logged): NULL L/tag, dying payload; ENOMEM. O(1) amortized. */
+   (logged): NULL L/tag, dying payload; ENOMEM. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
-/* Records; 0 for NULL. O(1). */
+/* Records; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_record_count(const mguard_ledger *L);
 /* Register hook fn (a value) on obj as name (copied, optional); *id: the
    smallest unused integer >= the live hooks. EINVAL (logged): NULL
-   L/obj/id, dying obj/fn; ENOMEM. O(hooks), O(hooks^2) worst. */
+   L/obj/id, dying obj/fn; ENOMEM. Cost: O(hooks), O(hooks^2) worst. */
 MGUARDDEF mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id);
 /* Remove hook id. NOT_FOUND when absent, EINVAL for NULL L. O(hooks). */
 MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
-/* Hooks; 0 for NULL. O(1). */
+/* Hooks; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_hook_count(const mguard_ledger *L);
 
 /* An independent copy of L, same hooks (a checkpoint); values shared,
@@ -789,7 +795,7 @@ MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
 MGUARDDEF mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint);
 /* Same objects (kind, source, modified), writes (a's equal), records in
    order, hooks by id; object and write order aside. false for NULL, other
-   contexts, a ledger the hook changed (logged). O(1) for an unchanged
+   contexts, a ledger the hook changed (logged). Cost: O(1) for an unchanged
    clone, else O(size) + equal calls. */
 MGUARDDEF bool mguard_ledger_equal(const mguard_ledger *a, const mguard_ledger *b);
 
@@ -832,22 +838,23 @@ typedef struct mguard_ledger_diff_result mguard_ledger_diff_result;
    through each side's format hooks); free *out with mguard_ledger_diff_free.
    Items' values are not held. EINVAL (logged): NULL, other contexts, a
    ledger a hook changed; ENOMEM. O(1) for an unchanged clone, else
-   O(size) + hook calls. */
+   Cost: O(size) + hook calls. */
 MGUARDDEF mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out);
 /* Number of items; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d);
 /* Item i, NULL past the end or for NULL. Cost: O(1). */
 MGUARDDEF const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledger_diff_result *d, size_t i);
-/* The text ("" when equal or NULL), valid until freed. O(1). */
+/* The text ("" when equal or NULL), valid until freed. Cost: O(1). */
 MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d);
-/* Free a result before its context is destroyed. NULL: no-op. O(1). */
+/* Free a result before its context is destroyed. NULL: no-op. Cost: O(1). */
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
 /* Drop every NEW object not reached (its records released) from the roots,
    EXISTING and MUTABLE objects, payloads, hooked objects and hooks, through
    refs and pending values (cycles safe). EINVAL (logged): NULL L, NULL
    roots with nroots > 0, L changed by a refs hook (nothing dropped);
-   ENOMEM: nothing changed. O(size + pointers listed) + a refs call each. */
+   ENOMEM: nothing changed. Cost: O(size + pointers listed) + a refs call
+   per pointer reached. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
 /* Each pending write for mguard_ledger_apply; obj handed back writable. */
@@ -856,15 +863,15 @@ typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value,
    directly, the rest through fn, from a snapshot (fn may change L; writes
    whose object or value went are skipped). EINVAL: NULL L (silent), NULL
    fn with a non-field write (logged; nothing applied); ENOMEM: nothing
-   applied. O(objects + writes + fields of the objects written). */
+   applied. Cost: O(objects + writes + fields of the objects written). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
 /* Nothing modified, no records, no hooks (apply would do nothing); true
-   for NULL. O(1). */
+   for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
 /* Forget and release everything, keeping the memory. NULL: no-op.
-   O(held pointers) with a release hook, else O(index sizes). */
+   Cost: O(held pointers) with a release hook, else O(index sizes). */
 MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
-/* Bytes a clone allocates and copies; 0 for NULL. O(1). */
+/* Bytes a clone allocates and copies; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
 /* "existing", "new", "mutable"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
@@ -943,7 +950,7 @@ typedef mguard_status (*mguard_cache_compute_fn)(mguard_cache_job *job, const vo
                                                  void *value, void *user);
 
 /* A cache; NULL (logged) for NULL ctx/desc, value_size 0 or over 16M, out
-   of memory. O(1). */
+   of memory. Cost: O(1). */
 MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc);
 /* Destroy c, each entry gone before its value's destructor. NULL: no-op;
    from c's own get_or_compute or clear callbacks, or while dropped values
@@ -986,7 +993,8 @@ MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *
    running, NULL or dying obj (not stored then). ENOMEM: not stored.
    Cost: O(1) amortized + a hash of attr. */
 MGUARDDEF mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr);
-/* From compute: the entry's cost (default 0). EINVAL: job not running. O(1). */
+/* From compute: the entry's cost (default 0). EINVAL: job not running.
+   Cost: O(1). */
 MGUARDDEF mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t cost);
 /* Add a dependency to a stored entry (as mguard_cache_job_depend).
    NOT_FOUND: no entry; EINVAL (logged): bad keys, NULL or dying obj (the
@@ -1000,7 +1008,7 @@ MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *
    after its entry is gone; entries the destructors store stay. NULL:
    no-op. Cost: O(positions + dependencies), positions = most entries held. */
 MGUARDDEF void mguard_cache_clear(mguard_cache *c);
-/* Live entries; 0 for NULL. O(1). */
+/* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_cache_count(const mguard_cache *c);
 
 /* No particular order:
@@ -1021,10 +1029,10 @@ typedef struct mguard_cache_iter {
 MGUARDDEF mguard_cache_iter mguard_cache_iterate(mguard_cache *c);
 MGUARDDEF bool mguard_cache_next(mguard_cache_iter *it);
 
-/* Copy c's counters into out. EINVAL for NULL c/out. O(1). */
+/* Copy c's counters into out. EINVAL for NULL c/out. Cost: O(1). */
 MGUARDDEF mguard_status mguard_cache_get_stats(const mguard_cache *c, mguard_cache_stats *out);
 /* One line, snprintf-style ("plans: 3 entries, 7 hits, ...; dropped: ...");
-   0 for NULL c (buf untouched). O(1). */
+   0 for NULL c (buf untouched). Cost: O(1). */
 MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t cap);
 /* The newest of the last MGUARD_CACHE_REASONS drops that is the tuple's
    (why a miss recomputed); reasons follow the keys' lives, not addresses
@@ -1036,7 +1044,7 @@ MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const vo
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
 MGUARDDEF const char *mguard_cache_cause_str(mguard_cache_cause cause);
 /* r as one line, snprintf-style ("mutation of 0x1234.scale at plan.c:42");
-   0 for NULL r (buf untouched). O(1). */
+   0 for NULL r (buf untouched). Cost: O(1). */
 MGUARDDEF size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap);
 #ifdef __cplusplus
 }
