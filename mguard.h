@@ -291,8 +291,7 @@ MGUARDDEF bool mguard_weak_next(mguard_weak_iter *it);
 MGUARDDEF void *mguard_weak_get_sized(const mguard_weak *t, const void *key, size_t size);
 /* MGUARD_WEAK_GET(t, key, double): a double *, or NULL (as above). */
 #define MGUARD_WEAK_GET(t, key, type) ((type *)mguard_weak_get_sized((t), (key), sizeof(type)))
-/* Pointer values (value_size = sizeof(void *)): set, and get (NULL when
-   absent). */
+/* Pointer values (value_size = sizeof(void *)); get: NULL when absent. */
 MGUARDDEF mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value);
 MGUARDDEF void *mguard_weak_get_ptr(const mguard_weak *t, const void *key);
 
@@ -535,8 +534,8 @@ MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
    See docs/guide.md, "The dynamism tracker". */
 typedef struct mguard_dyn mguard_dyn;
 
-/* A tracker; NULL (logged) for NULL ctx or out of memory. mguard_ctx_destroy
-   destroys it at the latest. Cost: O(1). */
+/* A tracker; NULL (logged) for NULL ctx or out of memory; destroyed by
+   mguard_ctx_destroy at the latest. Cost: O(1). */
 MGUARDDEF mguard_dyn *mguard_dyn_create(mguard_ctx *ctx);
 /* Destroy d; NULL or foreign: no-op. Cost: O(paths). */
 MGUARDDEF void mguard_dyn_destroy(mguard_dyn *d);
@@ -560,8 +559,7 @@ MGUARDDEF bool mguard_dyn_contains(const mguard_dyn *d, const char *path);
 /* Paths observed; 0 for NULL. */
 MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
 
-/* Every path, grouped by top-level argument as mguard_dyn_format prints,
-   groups and paths in order of first observation:
+/* Every path by top-level argument (as mguard_dyn_format), in order seen:
        mguard_dyn_iter it = mguard_dyn_iterate(d);
        while (mguard_dyn_next(&it)) use(it.group, it.path, it.varies, it.rank);
    Paths present at the start are visited once; new ones may or may not be.
