@@ -42,127 +42,53 @@
      standard headers; stb_ds.h (Debian libstb-dev, `pkg-config --cflags stb`)
      is needed by the implementation file only.
 
-   TABLE OF CONTENTS
-     1. context and status codes     mguard_ctx_create, mguard_status_str, ...
-     2. object lifetimes             mguard_on_destroy
-     3. weak key tables              mguard_weak_create, _set, _get, _remove, ...
-     4. weak refs                    mguard_ref_make, mguard_ref_get
-     5. mutation trackers            mguard_watch, mguard_on_mutation, ...
-     6. generation tags              mguard_gen_tag, mguard_gen_advance, ...
-     7. scope hierarchy tracker      mguard_scope_create, _enter, _exit, _parents, _add, _report,
-                                     _set_phase, _attach, _forget, ...
-     8. dynamism tracker             mguard_dyn_create, _observe, _dims, _format,
-                                     mguard_dyn_normalize_name
-     9. side-effects ledger          mguard_ledger_create, _track_existing,
-                                     _store_attr, _clone, _diff, _prune, _apply
-    10. threads                      what a shared context promises (its readers,
-                                     mguard_ctx_is_thread_safe, _weak_get_copy,
-                                     _ref_get_retained and _cache_get_copy, live
-                                     in sections 1, 3, 4, 11)
-    11. guarded caches               mguard_cache_create, _get_or_compute, _depend,
-                                     _get, _set, _last_reason, _report, ...
+   TABLE OF CONTENTS (the full list of names: the declarations below)
+     1. context and status codes  mguard_ctx_create, mguard_status_str, ...
+     2. object lifetimes          mguard_on_destroy, mguard_intern
+     3. weak key tables           mguard_weak_create, _set, _get, _remove, ...
+     4. weak refs                 mguard_ref_make, _get, _get_retained
+     5. mutation trackers         mguard_watch, mguard_on_mutation, ...
+     6. generation tags           mguard_gen_tag, mguard_gen_advance, ...
+     7. scope hierarchy tracker   mguard_scope_create, _enter, _exit, _report, ...
+     8. dynamism tracker          mguard_dyn_create, _observe, _dims, _format, ...
+     9. side-effects ledger       mguard_ledger_create, _store_attr, _clone, _diff, ...
+    10. threads                   a pointer to docs/guide.md, "Threads"
+    11. guarded caches            mguard_cache_create, _get_or_compute, _depend, ...
 
    COMPILE-TIME OPTIONS
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
      #define MGUARD_STATIC           (globally or in the one file that uses it)
                                      make every function static: a private copy.
-     #define MGUARD_DEBUG            (implementation file) keep a registry of
-                                     live contexts, tables, scope and dynamism
-                                     trackers, ledgers and caches and check every
-                                     handle against it before reading it: a
-                                     destroyed handle (or one whose context is
-                                     gone, or of another kind) gets the function's
-                                     bad-input answer and a log line, not a
-                                     read of freed memory. Costs a lookup per
-                                     call; keeps one process-wide list of live
-                                     contexts (do not create or destroy
-                                     contexts on several threads at once, nor
-                                     share a context between threads).
-     #define MGUARD_NO_PTHREADS      (implementation file) do not use POSIX
-                                     threads (used on __unix__ and __APPLE__):
-                                     a thread-safe context then needs the
-                                     lock in mguard_ctx_desc.lock. Otherwise
-                                     link with -pthread where the C library
-                                     lacks pthread_mutex_* (glibc < 2.34).
+     #define MGUARD_DEBUG            (implementation file) check every handle
+                                     against a registry of live ones first: a
+                                     destroyed one gets the bad-input answer
+                                     and a log line. One lookup per call; one
+                                     thread only (docs/guide.md, "MGUARD_DEBUG").
+     #define MGUARD_NO_PTHREADS      (implementation file) no POSIX threads: a
+                                     thread-safe context then needs
+                                     mguard_ctx_desc.lock. Else link -pthread
+                                     where glibc < 2.34.
      #define MGUARD_NO_SCOPE         (everywhere, like MGUARD_STATIC) leave out
-     #define MGUARD_NO_DYN            section 7, 8 or 9: its API and its code.
-     #define MGUARD_NO_LEDGER         With all three, the implementation is a
-                                     quarter of the object code (weak tables,
-                                     refs, trackers, generations, threads).
-     #define MGUARD_ASSERT(x)        (implementation file) internal assertions;
-                                     default assert() from <assert.h>.
-     stb_ds's own options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are
+     #define MGUARD_NO_DYN            section 7, 8 or 9: its API and its code
+     #define MGUARD_NO_LEDGER         (all three: a quarter of the object code).
+     #define MGUARD_ASSERT(x)        (implementation file) default assert().
+     stb_ds's options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are
      honoured: mguard only uses the stbds_-prefixed names.
 
-   LIFETIME CONTRACT (the whole library rests on it)
-     - Call mguard_on_destroy(ctx, obj) from the destructor of every object you
-       used as a key, a watched object, a guard, a ref target, a tagged object
-       or class, a named scope component, an object a ledger tracks or hooks,
-       a ledger's pointer value, or a cache key or dependency, before its
-       memory is reused. Afterwards nothing in ctx refers to obj.
-     - Every stored value is destroyed exactly once: on overwrite, remove,
-       clear, key death or table destroy.
-     - Every event runs in two phases: first every structure is updated (the
-       dead object is gone from every table, every ref reads NULL), then the
-       callbacks run. A callback may call any mguard function on the same
-       context, including destroying other objects or tables.
-     - A reused address never revives an old entry, ref, watcher or tag: each
-       object mguard knows carries a serial number that is never reused.
+   LIFETIME CONTRACT (docs/guide.md, "The destructor-hook contract")
+     - Call mguard_on_destroy(ctx, obj) from the destructor of every object
+       mguard was handed (a key, watched object, guard, ref target, tagged
+       object or class, scope component, ledger object or value, cache key
+       or dependency) before its memory is reused.
+     - Every stored value is destroyed exactly once.
+     - Every event runs in two phases: all structures are updated, then the
+       callbacks run; a callback may call any mguard function.
+     - A reused address never revives an old entry, ref, watcher or tag.
 
-   THREADS
-     A default context belongs to one thread at a time. Different contexts
-     may be used on different threads at once: mguard keeps no global state
-     (stb_ds's global hash seed is never written by mguard).
-     A context created with mguard_ctx_desc.thread_safe (a pthread mutex) or
-     with .lock (a lock of yours) may be shared by threads:
-     - Every call on it is atomic with respect to every other call on it,
-       except that the lock is let go around each callback: value
-       destructors, key_death, invalidate callbacks, the logger, scope
-       and ledger hooks never run under mguard's lock, so any of them may
-       call into the context, from its own thread or from a thread it waits
-       for. The exception is a ledger's retain hook, which runs under the
-       lock (so it is done before the call that stored the pointer returns,
-       and strictly before any release of it): it must not call into the
-       context, nor take a lock of yours that a thread may hold while it
-       calls into the context (a refs hook calling visit does). An event's structures are all updated before its first callback
-       (as on one thread); other threads may run between two callbacks of
-       one event; the callbacks of one event run in the documented order on
-       the thread that caused it. Log lines reach the logger on the thread
-       that caused them, at its next callback or when its call returns.
-     - Every function may be called concurrently, with three limits. A
-       pointer into a table (mguard_weak_get, mguard_weak_iter.value,
-       mguard_dyn_iter.varies, mguard_cache_get, _get_or_compute,
-       mguard_cache_iter.value) is valid only until another thread
-       changes the context (a weak table's values of 8 bytes or less lie
-       in the context's shared index): use mguard_weak_get_copy,
-       mguard_cache_get_copy.
-       mguard_ref_get never returns an object whose mguard_on_destroy came
-       first, but the object may die as soon as the call returns: take your
-       own reference with mguard_ref_get_retained. A handle (table,
-       tracker, ledger, cache, context) must not be destroyed while another
-       thread still uses it.
-     - mguard_on_destroy(guard) returns only once no invalidate callback of
-       guard is running on another thread (with pthreads), so the guard may
-       then be freed; a callback must therefore not wait for a thread that
-       destroys its own guard. The same holds for a ledger hook (release,
-       equal, refs, format_value, format_object, apply) handed the object:
-       mguard_on_destroy(p)
-       waits for it. So callbacks running on two threads must not destroy
-       each other's objects: each would wait for the other.
-     The default context pays a compare per call for this, and a call that
-     may log checks for queued lines when it ends (bench/bench_threads.c,
-     docs/guide.md, "Threads"; docs/performance.md has the instructions).
-
-   MEMORY
-     Every allocation mguard makes goes through the allocator in
-     mguard_ctx_desc; a failure returns MGUARD_ENOMEM and leaves every
-     structure as it was. mguard does not use stb_ds's allocating macros
-     (stb_ds v0.67 does not check what its realloc returns: on failure it
-     dereferences NULL), so that never happens inside mguard. If your own
-     code uses stb_ds and wants the same allocator, define
-     STBDS_REALLOC(c,p,s) and STBDS_FREE(c,p) before EVERY include of
-     stb_ds.h (see docs/install.md and docs/guide.md, "Memory").
-
+   THREADS: a context belongs to one thread at a time, unless created with
+   mguard_ctx_desc.thread_safe or .lock; see docs/guide.md, "Threads".
+   MEMORY: every allocation goes through mguard_ctx_desc.allocator; a failure
+   returns MGUARD_ENOMEM and changes nothing; see docs/guide.md, "Memory".
    See README.md and docs/ for the guide, the API reference and the design.
    License: MIT or public domain (Unlicense), at the end of this file.
 */
@@ -202,17 +128,15 @@ typedef enum mguard_status {
     MGUARD_EEXIST,        /* already present; nothing was changed */
     MGUARD_DELETED        /* the attribute has a pending deletion (ledger) */
 } mguard_status;
-
 typedef enum mguard_log_level {
     MGUARD_LOG_ERROR = 1, /* an operation could not be done as asked */
     MGUARD_LOG_WARN = 2,  /* misuse that mguard survived */
     MGUARD_LOG_INFO = 3
 } mguard_log_level;
-
 typedef struct mguard_ctx mguard_ctx;
 
-/* realloc/free style allocator. realloc_fn(NULL, n) allocates; it returns
-   NULL on failure (and must leave the old block valid). Both or neither. */
+/* realloc/free style: realloc_fn(NULL, n) allocates; NULL on failure (the
+   old block stays valid). Both or neither. */
 typedef void *(*mguard_realloc_fn)(void *ptr, size_t size, void *user);
 typedef void (*mguard_free_fn)(void *ptr, void *user);
 typedef struct mguard_allocator {
@@ -220,27 +144,22 @@ typedef struct mguard_allocator {
     mguard_free_fn free_fn;
     void *user;
 } mguard_allocator;
-
-/* Receives warnings about misuse and errors. msg is a complete line without
-   the newline, valid only during the call. Default: stderr. On every
-   context a line is delivered when the call that logged it is done with
-   its structures: before that call's next callback, or when it returns
-   (at most 8 lines of one call wait; further ones are counted in one last
-   line). So a logger may call any function, destroy the handle it is told
-   about included (a pointer the call returns into that handle then goes
-   with it); at the end of a call made outside any callback it may even
-   destroy the context. */
+/* Gets misuse warnings and errors: msg is one line without the newline,
+   valid during the call (default: stderr). A line is delivered when its
+   call is done with its structures (before its next callback, or on
+   return; at most 8 wait, the rest counted in one line), so a logger may
+   call any function, even destroy the handle named (a pointer the call
+   returns into it goes too) or, at the end of a call made outside any
+   callback, the context. */
 typedef void (*mguard_log_fn)(mguard_log_level level, const char *msg, void *user);
 typedef struct mguard_logger {
     mguard_log_fn func;
     void *user;
 } mguard_logger;
-
-/* A lock of the program's own (its runtime's mutex, a spinlock) for a
-   thread-safe context: lock_fn acquires it, unlock_fn releases it. mguard
-   never takes it twice (it need not be recursive) and never calls user code
-   while holding it, except the allocator, mguard_ref_get_retained's
-   try_retain and a ledger's retain hook. Both or neither. */
+/* A lock of the program's own for a thread-safe context. Never taken twice
+   (need not be recursive); no user code runs under it but the allocator,
+   try_retain (mguard_ref_get_retained) and a ledger's retain hook. Both or
+   neither. */
 typedef void (*mguard_lock_fn)(void *user);
 typedef struct mguard_lock {
     mguard_lock_fn lock_fn;
@@ -253,80 +172,60 @@ typedef struct mguard_ctx_desc {
     mguard_allocator allocator; /* default: realloc/free */
     mguard_logger logger;       /* default: print warnings and errors to stderr */
     bool quiet;                 /* true: no default stderr logger */
-    bool thread_safe;           /* true: the context may be shared between
-                                   threads (section 10); default: one thread */
+    bool thread_safe;           /* true: threads may share it; default: one thread */
     mguard_lock lock;           /* thread-safe with this lock; default (zero):
                                    a pthread mutex when thread_safe is set */
-    bool strict_generations;    /* true: an object never tagged counts as
-                                   dynamic (section 6), and the first one
-                                   is reported; default: it counts as old */
+    bool strict_generations;    /* true: a never-tagged object counts as new,
+                                   the first one reported (section 6) */
 } mguard_ctx_desc;
 
 /* Create a context (NULL desc = defaults). NULL on allocation failure, an
    allocator or lock with only one of its two functions, or thread_safe
    without a lock where there are no pthreads (logged). Cost: O(1). */
 MGUARDDEF mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc);
-/* Destroy ctx and everything created from it; every stored value is
-   destroyed. The order: the add-ons (scope and dynamism trackers,
-   ledgers; the last created first), then the caches, then the tables (the
-   last created first). Callbacks run as each handle goes (value
-   destructors, ledger releases); in them, a handle not yet destroyed is
-   alive, and one already destroyed is refused like any destroyed handle
-   (its memory is kept until the destroy is done, so nothing reads freed
-   memory). NULL is a no-op. Calling it from inside one of ctx's own
-   callbacks is refused with a log message; so is creating a table,
-   tracker or ledger (or a clone) from a callback the destroy runs (NULL
-   and a warning). Cost: O(everything). */
+/* Destroy ctx and everything made from it, every value destroyed: the
+   add-ons (scope and dynamism trackers, ledgers), then the caches, then
+   the tables, each kind last created first. In the callbacks this runs, a
+   handle not yet destroyed is alive, one destroyed is refused (its memory
+   is kept until the end), and creating a handle is refused (NULL, logged).
+   NULL: no-op; from ctx's own callbacks: refused (logged).
+   Cost: O(everything). */
 MGUARDDEF void mguard_ctx_destroy(mguard_ctx *ctx);
-/* A static string naming the status ("MGUARD_OK", ...); "unknown status" for
-   values outside the enum. */
+/* "MGUARD_OK", ...; "unknown status" outside the enum. O(1). */
 MGUARDDEF const char *mguard_status_str(mguard_status status);
-/* Validate every internal invariant of ctx (for tests and debugging). OK, or
-   EINVAL with a log line naming the first broken invariant. Cost: O(all). */
+/* Validate every internal invariant of ctx (tests, debugging): OK, or
+   EINVAL with a log line naming the first broken one. Cost: O(all). */
 MGUARDDEF mguard_status mguard_ctx_check(mguard_ctx *ctx);
-/* Number of objects ctx currently knows about (keys, watched, guards, ref
-   targets, tagged). 0 for NULL. Cost: O(1). */
+/* Objects ctx knows (keys, watched, guards, ref targets, tagged). 0 for
+   NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
-/* true when ctx was created thread-safe. false for NULL. Cost: O(1). */
+/* true when ctx was created thread-safe; false for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
 
 /* ==== 2. object lifetimes =============================================== */
 
 /* The destructor hook: call it from obj's destructor. Removes obj from every
-   weak table (their value destructors run), makes refs to obj read NULL,
-   fires obj's watchers once with attr == NULL and forgets its tracker,
-   generation tag and dynamic-class mark. An object mguard never saw (or
-   already forgot: a second call) is a cheap no-op; a second call from
-   inside obj's own death callbacks is logged. NULL ctx or obj: no-op.
-   Callbacks run after all structures are
-   updated: first obj's watchers in registration order, then the value
-   destructors in the order obj entered those tables. Out of memory changes
-   none of this (logged): the values are then destroyed where they lie,
-   and until the callbacks return the tables holding obj cannot grow
-   (mguard_weak_set of a new key may answer ENOMEM).
-   Cost: one probe of the context's index + O(tables holding obj +
-   watchers of obj + cache entries depending on obj), the tables with a
-   callback sorted by entry (k of them: O(k^2), k small; out of memory,
-   O(k^2) probes); an object a ledger holds (tracked, or a value, payload
-   or hook of it) adds O(writes + records + hooks) of each ledger and clone
-   holding it (the ledger's purge scans them). */
+   weak table, makes refs to it read NULL, fires its watchers once (attr
+   NULL), forgets its tracker, tag and class mark. Then the callbacks:
+   obj's watchers in registration order, then the value destructors in the
+   order obj entered the tables. Unknown obj (or a second call): a cheap
+   no-op (logged from obj's own death callbacks); NULL ctx/obj: no-op. Out
+   of memory changes none of this (logged; docs/api.md). Cost: one probe +
+   O(tables, watchers and cache entries of obj) (docs/api.md: k tables
+   with callbacks, ledgers holding obj). */
 MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
-/* The context's own copy of the string s: equal strings give the same
-   pointer, valid until ctx is destroyed (callers may pass temporaries).
-   NULL for NULL ctx/s or on allocation failure. Cost: one hash of s. */
+/* ctx's own copy of s: equal strings, the same pointer, valid until ctx is
+   destroyed. NULL for NULL ctx/s or out of memory. Cost: one hash of s. */
 MGUARDDEF const char *mguard_intern(mguard_ctx *ctx, const char *s);
-
 /* ==== 3. weak key tables ================================================ */
 
 typedef struct mguard_weak mguard_weak;
-
-/* Destroys one stored value. value points to a copy of the value's bytes
-   that is valid only during the call. */
+/* Destroys one stored value; value points to a copy of its bytes, valid
+   during the call only. */
 typedef void (*mguard_value_dtor)(void *value, void *user);
-/* Told that an entry is leaving because its key died (before the value's
-   destructor runs). key must not be used as a key again. */
+/* An entry leaves because its key died (before the value's destructor
+   runs). key must not be used as a key again. */
 typedef void (*mguard_key_death_fn)(const void *key, void *value, void *user);
-
 typedef struct mguard_weak_desc {
     size_t value_size;              /* bytes per value, > 0 (required) */
     mguard_value_dtor value_dtor;   /* optional */
@@ -334,61 +233,47 @@ typedef struct mguard_weak_desc {
     void *user;                     /* passed to both callbacks */
 } mguard_weak_desc;
 
-/* Create an identity-keyed table whose values are value_size bytes stored
-   inline (no allocation per entry). NULL (and a log line) for a NULL ctx or
-   desc, value_size 0, or allocation failure. Cost: O(1). */
+/* An identity-keyed table, values stored inline (no allocation per entry).
+   NULL (logged) for NULL ctx/desc, value_size 0, out of memory. Cost: O(1). */
 MGUARDDEF mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc);
-/* Destroy t, destroying every value (in insertion order). NULL is a no-op;
-   destroying a table from inside its own destroy/clear is refused with a
-   log line. Cost: O(entries). */
+/* Destroy t, every value destroyed in insertion order. NULL: no-op; from
+   inside t's own destroy/clear: refused (logged). Cost: O(entries). */
 MGUARDDEF void mguard_weak_destroy(mguard_weak *t);
-/* Copy value_size bytes from value under key (compared by address only).
-   value may point into any table of the context (a mguard_weak_get): it
-   is copied before anything moves. An overwritten value is destroyed
-   after the new one is stored.
-   EINVAL: NULL t/key/value or t being destroyed. ENOMEM: nothing changed
-   (but pointers from mguard_weak_get may have moved: see there).
-   Cost: O(1) amortized: one lookup in the context's index (a new key: one
-   insertion, and the table's order grows by one). */
+/* Copy value_size bytes from value under key (compared by address); value
+   may point into any table of the context. An overwritten value is
+   destroyed after the new one is stored. EINVAL: NULL t/key/value, t
+   being destroyed. ENOMEM: nothing changed (mguard_weak_get pointers may
+   have moved). Cost: one lookup, O(1) amortized. */
 MGUARDDEF mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value);
-/* Pointer to the value stored under key, NULL when absent (or NULL or
-   foreign t, NULL key). A value of 8 bytes or less lies in the context's
-   index, shared by all its tables and records: the pointer is valid until
-   the next call that may add to the context (a set of a new key in any of
-   its tables, a ref, watch, tag, cache entry, ledger or scope change) or
-   change t; read it at once, or copy it (mguard_weak_get_copy). A larger
-   value lies in t's own array: valid until the next change to t (set,
-   remove, clear, key death).
-   Cost: one hash lookup (usually one group of 8 control bytes and one
-   slot); never writes. */
+/* The value under key, NULL when absent (or bad input). Valid: a value of
+   8 bytes or less lies in the context's index, until the next call that
+   may add to the context (a new key in any table, a ref, watch, tag,
+   cache entry, ledger or scope change) or change t; a larger one until
+   the next change to t. Read it at once or use mguard_weak_get_copy.
+   Cost: one lookup (usually one group of 8 control bytes); never writes. */
 MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
-/* Copy the value stored under key into out (value_size bytes): the way to
-   read a table that other threads change, since mguard_weak_get's pointer
-   is invalidated by their next change to the context. NOT_FOUND when absent (out is not
-   written); EINVAL for a NULL or foreign t, and (logged) for a NULL key or
-   out. Cost: one hash lookup and a copy; never writes to t. */
+/* Copy key's value into out (value_size bytes): how to read a table other
+   threads change. NOT_FOUND (out untouched); EINVAL for NULL or foreign t,
+   logged for NULL key/out. Cost: one lookup and a copy; never writes. */
 MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
-/* true when key is in t. Cost: one hash lookup. */
+/* true when key is in t. Cost: one lookup. */
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
-/* Remove key's entry and destroy its value. NOT_FOUND when absent, EINVAL
-   for NULL t/key. Cost: one lookup in the context's index, O(1). */
+/* Remove key's entry, destroying its value. NOT_FOUND; EINVAL for NULL
+   t/key. Cost: one lookup, O(1). */
 MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
-/* Number of live entries. 0 for NULL. Cost: O(1). */
+/* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
-/* Remove every entry present when the call starts, in insertion order, each
-   value destroyed after its entry is gone (entries added by the destructors
-   stay). NULL is a no-op. Cost: O(entries). */
+/* Remove the entries present at the start, in insertion order, each value
+   destroyed after its entry is gone (entries the destructors add stay).
+   NULL: no-op. Cost: O(entries). */
 MGUARDDEF void mguard_weak_clear(mguard_weak *t);
 
-/* Iteration in insertion order:
+/* Insertion order:
        mguard_weak_iter it = mguard_weak_iterate(t);
        while (mguard_weak_next(&it)) use(it.key, it.value);
-   Any entry may be removed during the walk (including by callbacks): a
-   removed entry is never visited, no live entry is skipped or repeated.
-   Entries added during the walk are visited (they come last). it.value is
-   valid as mguard_weak_get's pointer is (values of 8 bytes or less: until
-   the next call that may add to the context). Do not use the iterator
-   after t is destroyed. */
+   Any entry may be removed meanwhile (by callbacks too): no removed entry
+   is visited, no live one skipped or repeated; added ones come last.
+   it.value is valid as mguard_weak_get's pointer. Not after t's destroy. */
 typedef struct mguard_weak_iter {
     const void *key;    /* current entry's key */
     void *value;        /* current entry's value */
@@ -401,90 +286,73 @@ typedef struct mguard_weak_iter {
 MGUARDDEF mguard_weak_iter mguard_weak_iterate(mguard_weak *t);
 MGUARDDEF bool mguard_weak_next(mguard_weak_iter *it);
 
-/* mguard_weak_get for a reader that knows the value's size: NULL (and a
-   warning) when size is not t's value_size, so a wrong type is caught
-   instead of read. Cost: that of mguard_weak_get and one compare. */
+/* mguard_weak_get that checks the value's size: NULL (warned) when size is
+   not t's value_size. Cost: mguard_weak_get's and one compare. */
 MGUARDDEF void *mguard_weak_get_sized(const mguard_weak *t, const void *key, size_t size);
-/* Typed get: MGUARD_WEAK_GET(t, key, double) is a double *, or NULL when
-   absent or when t's values are not sizeof(double) bytes (warned). */
+/* MGUARD_WEAK_GET(t, key, double): a double *, or NULL (as above). */
 #define MGUARD_WEAK_GET(t, key, type) ((type *)mguard_weak_get_sized((t), (key), sizeof(type)))
-/* Pointer values: a table created with value_size = sizeof(void *). */
+/* Pointer values (value_size = sizeof(void *)); get: NULL when absent. */
 MGUARDDEF mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value);
-/* The stored pointer, or NULL when absent. */
 MGUARDDEF void *mguard_weak_get_ptr(const mguard_weak *t, const void *key);
 
 /* ==== 4. weak refs ====================================================== */
 
-/* A weak ref is a plain value: copy it, store it anywhere, no destroy. */
+/* A plain value: copy it, store it anywhere, no destroy. */
 typedef struct mguard_ref {
     const void *obj_;
     uint64_t serial_;   /* the object's life in its context; 0: the null ref */
     uint64_t ctx_;      /* the context's id, never reused in the process */
 } mguard_ref;
 
-/* A ref to obj. The null ref (reads NULL) for a NULL ctx/obj or on
-   allocation failure (logged). Cost: one lookup (+ insert if obj is new). */
+/* A ref to obj; the null ref for NULL ctx/obj or out of memory (logged).
+   Cost: one lookup (+ insert if obj is new). */
 MGUARDDEF mguard_ref mguard_ref_make(mguard_ctx *ctx, const void *obj);
-/* The object, or NULL once mguard_on_destroy(obj) was called, even when a
-   new object now lives at the same address. A ref from another context,
-   live or destroyed (even one that lived at ctx's address), reads NULL and
-   logs "mguard_ref_get: ref belongs to another context". Cost: one lookup. */
+/* The object, or NULL once mguard_on_destroy(obj) ran (even with a new
+   object at its address). A ref of another context reads NULL, logged
+   "mguard_ref_get: ref belongs to another context". Cost: one lookup. */
 MGUARDDEF void *mguard_ref_get(const mguard_ctx *ctx, mguard_ref ref);
 /* true for the null ref. */
 MGUARDDEF bool mguard_ref_is_null(mguard_ref ref);
-/* Take the caller's own reference on obj: return true, or false when obj is
-   already on its way out (its count reached zero). Runs under the lock. */
+/* Take the caller's own reference on obj: true, or false when it is on its
+   way out (count at zero). Runs under the context's lock: no mguard calls. */
 typedef bool (*mguard_retain_fn)(void *obj, void *user);
-/* mguard_ref_get that also retains the object before any mguard_on_destroy
-   can run: try_retain(obj, user) is called while the context's lock is held
-   (so it must not call into mguard; an atomic "increment unless zero" is
-   typical), and its false makes the answer NULL. Returns obj, retained, or
-   NULL (try_retain not called). NULL try_retain: mguard_ref_get.
+/* mguard_ref_get that retains the object before any mguard_on_destroy can
+   run (try_retain false: NULL). NULL try_retain: mguard_ref_get.
    Cost: one lookup and the call. */
 MGUARDDEF void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user);
 
 /* ==== 5. mutation trackers ============================================== */
 
-/* Called once when the watched obj is mutated (attr as given to
-   mguard_on_mutation) or destroyed (attr NULL). The watcher is already
-   removed when this runs: call mguard_watch again to keep watching. */
+/* Called once on the watched obj's mutation (attr as given) or death (attr
+   NULL); the watcher is already removed: watch again to keep watching. */
 typedef void (*mguard_invalidate_fn)(void *guard, const void *obj, const char *attr, void *user);
 
-/* Register guard (held weakly: a guard passed to mguard_on_destroy is never
-   called) to be invalidated on obj's next mutation or death. The first watch
-   creates obj's tracker, which lives until obj is destroyed. A watcher
-   added during an invalidation waits for the next event. EEXIST: the
-   same (obj, guard, fn) is already waiting for obj's next event (whatever
-   its user): nothing changed, nothing logged (a watcher taken out by an
-   invalidation in progress no longer counts, so a callback may watch
-   again). EINVAL: NULL ctx/obj/guard/fn. ENOMEM: nothing changed.
-   Cost: O(watchers of obj) (the duplicate check) + O(1) amortized. */
+/* Invalidate guard (held weakly) on obj's next mutation or death. A watcher
+   added during an invalidation waits for the next event. EEXIST: the same
+   (obj, guard, fn) already waits, whatever its user (nothing changed, not
+   logged; one an invalidation in progress took out does not count).
+   EINVAL: NULL ctx/obj/guard/fn. ENOMEM: nothing changed.
+   Cost: O(watchers of obj) + O(1) amortized. */
 MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard,
                                      mguard_invalidate_fn fn, void *user);
-/* Remove every watcher of guard on obj, including ones about to be called
-   by an invalidation in progress. NOT_FOUND when there was none (the
-   watchers of a destroyed guard are already gone: a new object at the
-   guard's address does not find them). */
+/* Remove every watcher of guard on obj, even ones an invalidation in
+   progress is about to call. NOT_FOUND when none (a destroyed guard's
+   watchers are already gone). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
-/* Tell mguard that obj was mutated. If obj has a tracker: its mutation count
-   goes up by one and every watcher registered so far fires once, in
-   registration order, and is dropped. An object nobody watched costs one
-   lookup and nothing else. NULL ctx/obj: no-op. */
+/* obj was mutated: if watched, its count goes up by one and every watcher
+   so far fires once, in registration order, and is dropped. Unwatched:
+   one lookup. NULL ctx/obj: no-op. */
 MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr);
-/* mguard_on_mutation that also says where the mutation was made: the
-   file and line go into the drop reasons of guarded caches (section 11;
-   MGUARD_SET_FIELD passes __FILE__ and __LINE__). attr and file are copied
-   when a cache entry drops, so they may be temporaries. */
+/* mguard_on_mutation with the place, for the drop reasons of caches
+   (section 11); attr and file are copied, so temporaries are fine. */
 MGUARDDEF void mguard_on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line);
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
 
-/* Assign a struct field, then notify: a setter that reports itself, with
-   its file and line. The write comes before the notification, because a
-   watcher may destroy the object. objptr is evaluated once (p++ writes and
-   reports the same object), through typeof (GCC, Clang, MSVC 17.9+, C23)
-   or decltype (C++); where neither exists it is evaluated twice, so give
-   it an expression without side effects there. ctx and value: once. */
+/* Assign a field, then mguard_on_mutation_at with __FILE__ and __LINE__
+   (write first: a watcher may destroy the object). ctx, value and objptr
+   are evaluated once (objptr twice where neither typeof nor decltype
+   exists: no side effects there). */
 #if defined(__cplusplus)
 #define MGUARD__TYPEOF(x) decltype(x)
 #elif defined(__GNUC__) || defined(__clang__) || (defined(_MSC_VER) && _MSC_VER >= 1939)
@@ -504,25 +372,21 @@ MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 
 /* ==== 6. generation tags ================================================ */
 
-/* Tag obj with the current generation (call it from obj's constructor).
-   EINVAL for NULL ctx/obj, ENOMEM (nothing changed). Cost: one lookup. */
+/* Tag obj with the current generation (from its constructor). EINVAL for
+   NULL ctx/obj; ENOMEM: nothing changed. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj);
 /* obj's generation, -1 when untagged. */
 MGUARDDEF long mguard_gen_get(const mguard_ctx *ctx, const void *obj);
-/* true when obj was tagged in the current generation. An object never
-   tagged counts as old, or, on a context created with strict_generations,
-   as new (the first such object is reported: a constructor that forgot
-   mguard_gen_tag). false for NULL ctx/obj. */
+/* obj tagged in the current generation. Never tagged: old, or new under
+   strict_generations (the first one logged). false for NULL ctx/obj. */
 MGUARDDEF bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj);
-/* true when obj was tagged in generation gen or a later one: for a plan
-   that remembers the generation it was built in and asks about objects
-   created since. Untagged objects as for mguard_gen_is_current. */
+/* obj tagged in generation gen or later (untagged: as is_current). */
 MGUARDDEF bool mguard_gen_is_since(const mguard_ctx *ctx, const void *obj, long gen);
 /* The current generation (starts at 0); -1 for NULL ctx. */
 MGUARDDEF long mguard_gen_current(const mguard_ctx *ctx);
 /* generation += 1; returns the new value (-1 for NULL ctx). */
 MGUARDDEF long mguard_gen_advance(mguard_ctx *ctx);
-/* Mark a class (any address standing for a type) dynamic. */
+/* Mark a class (any address standing for a type) dynamic; ask. */
 MGUARDDEF mguard_status mguard_gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls);
 MGUARDDEF bool mguard_gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls);
 /* cls marked dynamic, or obj tagged in the current generation. */
@@ -533,24 +397,17 @@ MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
 #ifndef MGUARD_NO_SCOPE
 /* ==== 7. scope hierarchy tracker ======================================== */
 
-/* Which components is the program inside right now? Components (modules of
-   a model, nodes of a scene graph, stages of a pipeline, interpreter frames)
-   get fully qualified names ("Net", "Net.encoder", "Net.encoder.layer0") the
-   way PyTorch's ModuleTracker names modules; mguard_scope_enter/_exit mark a
-   component running (in the current phase: layout, paint; forward,
-   backward). The active set always holds
-   the root name ("Global"). Entering is counted: recursion and re-use of a
-   component at two depths nest correctly. Names are held weakly: after
-   mguard_on_destroy(comp) the scope has forgotten comp. */
+/* Which components (modules, scene nodes, pipeline stages, frames) is the
+   program inside? Fully qualified names ("Net.encoder.layer0"), an active
+   set that always holds the root, counted entries; names held weakly.
+   See docs/guide.md, "The scope hierarchy tracker". */
 typedef struct mguard_scope mguard_scope;
 
-/* comp's type name ("Linear", "Button"), used to name a
-   component first seen with no known parent. NULL: comp has no name. The
-   string is copied when the call returns. */
+/* comp's type name ("Linear"), naming a component first seen with no known
+   parent; NULL: no name. Copied when the call returns. */
 typedef const char *(*mguard_scope_type_name_fn)(const void *comp, void *user);
-/* Child number `index` (0, 1, 2, ... in order) of comp: store its name
-   ("encoder", "0") and pointer and return true, or return false when comp
-   has no child `index`. The name is copied when the call returns. */
+/* Child number index (0, 1, ...) of comp: store its name (copied on return)
+   and pointer and return true; false when there is none. */
 typedef bool (*mguard_scope_child_fn)(const void *comp, size_t index, const char **name,
                                       const void **child, void *user);
 /* The time now, in microseconds, for the trace. */
@@ -572,181 +429,141 @@ typedef struct mguard_scope_desc {
     size_t nphases;                      /* 1..MGUARD_SCOPE_MAX_PHASES; 0: the default */
     void *user;                          /* passed to every callback */
 } mguard_scope_desc;
-
-/* At most this many phases per scope tracker. */
 #define MGUARD_SCOPE_MAX_PHASES 16
-
 typedef enum mguard_scope_format {
     MGUARD_SCOPE_TABLE = 0,  /* one row per name: each counter's total */
     MGUARD_SCOPE_TREE,       /* the same, as a tree indented by name */
     MGUARD_SCOPE_TRACE_JSON  /* the recorded spans, Chrome trace-event JSON */
 } mguard_scope_format;
 
-/* Create a scope tracker (NULL desc = defaults). NULL (logged) for a NULL
-   ctx or allocation failure. Destroyed by mguard_ctx_destroy at the latest.
-   Cost: O(1). */
+/* A scope tracker (NULL desc = defaults); NULL (logged) for NULL ctx or out
+   of memory. mguard_ctx_destroy destroys it at the latest. Cost: O(1). */
 MGUARDDEF mguard_scope *mguard_scope_create(mguard_ctx *ctx, const mguard_scope_desc *desc);
-/* Destroy s. NULL or a foreign handle: no-op. From inside one of s's own
-   callbacks the destroy is deferred until the outermost call into s
-   returns; meanwhile s refuses every change (EINVAL). Cost: O(size of s). */
+/* Destroy s; NULL or foreign: no-op. From s's own callbacks: deferred to
+   the end of the outermost call into s, s refusing changes (EINVAL)
+   meanwhile. Cost: O(size of s). */
 MGUARDDEF void mguard_scope_destroy(mguard_scope *s);
-/* comp's fully qualified name: a component never seen gets its type name; the first time a component is
-   looked up, each child (recursively) is named parent + "." + child name,
-   unless it was named with mguard_scope_set_name. NULL when comp has no
-   name (no type_name callback, or it returned NULL), when comp was
-   destroyed by a callback of this lookup (comp stays unknown), for NULL
-   s/comp, or on allocation failure (logged; nothing changed). The string lives until
-   s is destroyed (or ctx; mguard_intern keeps a copy for good). Cost: one lookup; the first lookup walks comp's
-   subtree once, calling the callbacks; when that walk renames components
-   that had names (after mguard_scope_forget, or children looked up before
-   their parent), one O(names log names) pass renames what is placed under
-   all of them, when the walk ends. */
+/* comp's fully qualified name. First lookup: each child, recursively, is
+   named parent + "." + child name (unless named explicitly); a component
+   with no known parent gets its type name. NULL: no name, comp destroyed
+   by a callback of this lookup, NULL s/comp, out of memory (logged). Lives
+   until s is destroyed. Cost: one lookup; the first walks comp's subtree
+   once (renaming components that had names: + O(names log names)). */
 MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
-/* Name comp explicitly (fqn is copied). A parent's walk never overwrites an
-   explicit name; the components placed under comp (by its walk or by
-   mguard_scope_attach) follow: "Dialog.ok" becomes "App.confirm.ok" when
-   Dialog is renamed "App.confirm"; explicitly named ones keep their names.
-   Frames already entered keep the name they entered with. EINVAL: NULL
-   s/comp, NULL or empty fqn. ENOMEM: nothing changed. Cost: one lookup;
-   when comp already had a name, O(names log names + subtree). */
+/* Name comp explicitly (fqn copied); no walk overwrites it, and what lies
+   under comp follows a rename (explicit names stay). Open frames keep
+   their names. EINVAL: NULL s/comp, NULL or empty fqn. ENOMEM: nothing
+   changed. Cost: one lookup; renaming: O(names log names + subtree). */
 MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn);
-/* Place child under parent as `name` (copied): child's name is parent's
-   name + "." + name, and follows parent's renames, as if parent's walk had
-   found it (for a child added after that walk). An explicit name or an
-   earlier placement of child is replaced; a walk never overrides it.
-   parent is looked up first (named, walked). EINVAL (logged): NULL
-   parent/child (NULL s: silent), child == parent, NULL or empty name, or
-   child destroyed by a callback of the parent's lookup; NOT_FOUND
-   (logged): parent has no name; ENOMEM: nothing changed. Cost: one
-   lookup (and parent's, with its first walk); when child already had a
-   name, O(names log names + subtree). */
+/* Place child under parent as name (copied), as parent's walk would, and
+   follow parent's renames; replaces an explicit name or earlier placement.
+   EINVAL (logged; NULL s silent): NULL parent/child, child == parent, NULL
+   or empty name, child destroyed by parent's lookup. NOT_FOUND (logged):
+   parent has no name. ENOMEM: nothing changed. Cost: as set_name, plus
+   parent's lookup. */
 MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name);
-/* Forget the names comp's walk gave (recursively: the subtree below comp,
-   except components attached or named explicitly, and components with an
-   open frame, which keep theirs): comp keeps its own name, and its next
-   lookup walks its children again. For a tree edited after its first use.
-   EINVAL: NULL s/comp; NOT_FOUND: comp has no name. ENOMEM: nothing
-   changed. No callback. Cost: O(names log names + subtree + depth). */
+/* Forget the names comp's walk gave below it (not attached, explicit or
+   open-frame ones); comp's next lookup walks again. EINVAL: NULL s/comp;
+   NOT_FOUND: comp has no name; ENOMEM: nothing changed. No callback.
+   Cost: O(names log names + subtree + depth). */
 MGUARDDEF mguard_status mguard_scope_forget(mguard_scope *s, const void *comp);
-/* comp's forward (pre-hook) starts: push a frame; comp's name becomes
-   active (or one more time active). NOT_FOUND (logged) when comp has no
-   name; EINVAL for NULL s/comp, or (logged) when a callback of this call
-   destroyed comp; ENOMEM: nothing changed. Cost: one lookup
-   (plus the first-lookup walk); once the trace is full, + O(warnings
-   remembered) for its warning. */
+/* comp starts: push a frame; its name becomes (once more) active.
+   NOT_FOUND (logged): no name; EINVAL: NULL s/comp, or (logged) comp
+   destroyed by a callback of this call; ENOMEM: nothing changed. Cost: one
+   lookup (+ first walk; a full trace: + O(warnings remembered)). */
 MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
-/* comp's forward ends (post-hook): pop comp's innermost frame; its name
-   leaves the active set when its last frame is gone. A component that is
-   not active: NOT_FOUND and a warning. Not the innermost frame: that frame
-   is popped anyway (the others stay), OK and a warning. Identical warnings
-   are logged once (see max_warnings). EINVAL: NULL s/comp.
-   Cost: O(depth); a warning: + O(warnings remembered). */
+/* comp ends: pop its innermost frame; its name leaves the active set with
+   its last frame. Not active: NOT_FOUND, warned. Not innermost: popped
+   anyway, OK, warned. Each warning once (max_warnings). EINVAL: NULL
+   s/comp. Cost: O(depth); a warning + O(warnings remembered). */
 MGUARDDEF mguard_status mguard_scope_exit(mguard_scope *s, const void *comp);
-/* true when fqn is active (the root always is). false for NULL. Cost: a
-   hash of fqn and one lookup. */
+/* fqn is active (the root always is); false for NULL. Cost: a hash of fqn
+   and one lookup. */
 MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
-/* The active set, root first, each name once, in order of entry: stores
-   up to cap names in out and returns how many there are (0 for NULL s).
-   Cost: O(names returned). */
+/* The active set, root first, each once, in order of entry: up to cap into
+   out; returns how many there are (0 for NULL s). Cost: O(names returned). */
 MGUARDDEF size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap);
-/* The innermost frame's name, the root name when no frame is open; NULL
-   for NULL s. Cost: O(1). */
+/* Innermost frame's name (the root when none; NULL for NULL s). Cost: O(1). */
 MGUARDDEF const char *mguard_scope_current(const mguard_scope *s);
-/* Number of open frames (0 at the root; recursion counts each level).
-   0 for NULL s. Cost: O(1). */
+/* Open frames (0 at the root; each recursion level counts); 0 for NULL.
+   Cost: O(1). */
 MGUARDDEF size_t mguard_scope_depth(const mguard_scope *s);
-/* The stack as one string, "Global > Net > Net.encoder", written like
-   snprintf: at most cap - 1 bytes and a NUL into buf (buf may be NULL when
-   cap is 0); returns the full length. 0 for NULL s. Cost: O(length). */
+/* "Global > Net > Net.encoder", snprintf-style (buf may be NULL when cap
+   is 0; returns the full length). 0 for NULL s. Cost: O(length). */
 MGUARDDEF size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap);
-/* Switch to phase number `phase` of desc.phases (0: the first); frames
-   entered from now on are labelled with it (the trace's track, warnings).
-   EINVAL for NULL s, and (logged) for a phase >= the number of phases.
-   Cost: O(1). */
+/* Frames entered from now on get phase number phase of desc.phases. EINVAL
+   for NULL s, logged for phase >= the number of phases. Cost: O(1). */
 MGUARDDEF mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase);
-/* The current phase's number (0 after create and reset); 0 for NULL s.
-   Cost: O(1). */
+/* The current phase (0 after create and reset; 0 for NULL s). Cost: O(1). */
 MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
-/* End of a pass: every frame is closed, the active set is back to just the
-   root, the phase is 0. Names and counters stay. EINVAL for NULL s.
-   Cost: O(depth). */
+/* End of a pass: frames closed, just the root active, phase 0; names and
+   counters stay. EINVAL for NULL s. Cost: O(depth). */
 MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
-/* Add amount to counter (e.g. "flops") of every active name, the root
-   included, once each. EINVAL: NULL s, NULL or empty counter, amount not
-   finite. ENOMEM: nothing changed. Cost: O(active names + counters). */
+/* Add amount to counter ("flops") of every active name, root included, once
+   each. EINVAL: NULL s, NULL or empty counter, amount not finite. ENOMEM:
+   nothing changed. Cost: O(active names + counters). */
 MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount);
-/* The total of counter for fqn; 0 when either is unknown or NULL. Cost: a
-   hash of fqn, one lookup, O(counters). */
+/* counter's total for fqn; 0 when unknown or NULL. Cost: a hash of fqn,
+   a lookup, O(counters). */
 MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter);
-/* Render a report into buf like snprintf: at most cap - 1 bytes and a NUL
-   (buf may be NULL when cap is 0); returns the full length. TABLE and TREE
-   list every name ever entered (root first, then in order of first entry)
-   with each counter's total; TRACE_JSON is the recorded spans as a Chrome
-   trace-event file (loads in Perfetto and chrome://tracing). 0 (logged)
-   for NULL s, an unknown format, or when TREE cannot get its temporary
-   memory. Cost: O(names x counters + length of the names) (TREE: + a hash
-   of each dotted prefix of a name, up to the first one entered), or
-   O(spans + length of their names). */
+/* A report, snprintf-style (buf may be NULL when cap is 0; returns the full
+   length): TABLE/TREE, every name ever entered with each counter's total;
+   TRACE_JSON, the spans as a Chrome trace-event file. 0 (logged) for NULL
+   s, an unknown format, TREE out of memory. Cost: O(names x counters +
+   name lengths) (TREE: + a hash per dotted prefix), or O(spans). */
 MGUARDDEF size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap);
-/* The same report handed to fn in pieces; returns the bytes written. fn may
-   call back into the library; what it changes may or may not show in the
-   rest of the report. 0 (logged) for NULL s/fn or as above. Cost: as
-   mguard_scope_report, plus a call of fn per 256 bytes. */
+/* The same report handed to fn in pieces (fn may call in; its changes may
+   or may not show); returns the bytes written. 0 (logged) for NULL s/fn or
+   as above. Cost: as mguard_scope_report + a call per 256 bytes. */
 MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format,
                                            mguard_scope_write_fn fn, void *user);
-/* Forget the recorded spans (open frames are no longer recorded); counters
-   stay. EINVAL for NULL s. Cost: O(depth). */
+/* Forget the spans (open frames no longer recorded); counters stay. EINVAL
+   for NULL s. Cost: O(depth). */
 MGUARDDEF mguard_status mguard_scope_clear_trace(mguard_scope *s);
-/* Forget which warnings were already logged, so each may be logged once
-   more. EINVAL for NULL s. Cost: O(warnings). */
+/* Forget which warnings were logged, so each may be logged once more.
+   EINVAL for NULL s. Cost: O(warnings). */
 MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
 #endif /* MGUARD_NO_SCOPE */
 
 #ifndef MGUARD_NO_DYN
 /* ==== 8. dynamism tracker =============================================== */
 
-/* Across several example inputs, which dimensions change? Each observation
-   records a shape (or a scalar, as a 1-element shape holding its value) at
-   a key path such as "L['x']" or "L['y']['z'][0]"; a position varies
-   when two observations disagree on it (PyTorch's
-   track_dynamism_across_examples, in C). */
+/* Which dimensions change across example inputs? Shapes (a scalar: its
+   1-element shape) observed at key paths ("L['x']"); a position varies when
+   two observations disagree (PyTorch's track_dynamism_across_examples).
+   See docs/guide.md, "The dynamism tracker". */
 typedef struct mguard_dyn mguard_dyn;
 
-/* Create a tracker. NULL (logged) for a NULL ctx or on allocation failure.
-   Destroyed by mguard_ctx_destroy at the latest. Cost: O(1). */
+/* A tracker; NULL (logged) for NULL ctx or out of memory; destroyed by
+   mguard_ctx_destroy at the latest. Cost: O(1). */
 MGUARDDEF mguard_dyn *mguard_dyn_create(mguard_ctx *ctx);
-/* Destroy d. NULL or a foreign handle: no-op. Cost: O(paths). */
+/* Destroy d; NULL or foreign: no-op. Cost: O(paths). */
 MGUARDDEF void mguard_dyn_destroy(mguard_dyn *d);
-/* Record one shape dims[0..ndim) at path ("L.x" and "L['x']" are the same
-   path: see mguard_dyn_normalize_name). A rank larger than before adds
-   positions; positions seen only once stay static. EINVAL: NULL d, NULL or
-   empty path, NULL dims with ndim > 0. ENOMEM: nothing changed.
-   Cost: one hash of path + O(ndim); a new path + O(groups) (its group is
-   found by a scan). */
+/* Record shape dims[0..ndim) at path ("L.x" is "L['x']":
+   mguard_dyn_normalize_name). A larger rank adds positions; a position
+   seen once stays static. EINVAL: NULL d, NULL or empty path, NULL dims
+   with ndim > 0. ENOMEM: nothing changed. Cost: one hash of path +
+   O(ndim); a new path + O(groups). */
 MGUARDDEF mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim);
-/* Record a scalar at path: the 1-element shape (value). Values compare as
-   Python numbers do (2 == 2.0; NaN equals NaN here). Errors as above. */
+/* Record scalar value at path, compared as Python numbers (2 == 2.0; NaN
+   equals NaN here). As mguard_dyn_observe. */
 MGUARDDEF mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value);
-/* path's rank (the largest seen); stores whether each of the first cap
-   positions varies into varies (may be NULL when cap is 0).
-   0 for an unknown path or NULL d/path. Cost: one hash of path. */
+/* path's rank (the largest seen); whether each of the first cap positions
+   varies into varies (NULL when cap is 0). 0 for unknown path or NULL
+   d/path. Cost: one hash of path. */
 MGUARDDEF size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap);
-/* true when position dim of path varies; false when unknown. */
+/* Position dim of path varies; false when unknown. */
 MGUARDDEF bool mguard_dyn_varies(const mguard_dyn *d, const char *path, size_t dim);
-/* true when path was observed (what tells an unknown path from a 0-d
-   shape, for which dims also answers 0). */
+/* path was observed (tells an unknown path from a 0-d shape). */
 MGUARDDEF bool mguard_dyn_contains(const mguard_dyn *d, const char *path);
-/* Number of paths observed. 0 for NULL. */
+/* Paths observed; 0 for NULL. */
 MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
 
-/* Walk every path grouped by its top-level argument name (as
-   mguard_dyn_format prints them): groups in order of first
-   observation, paths in a group likewise.
+/* Every path by top-level argument (as mguard_dyn_format), in order seen:
        mguard_dyn_iter it = mguard_dyn_iterate(d);
        while (mguard_dyn_next(&it)) use(it.group, it.path, it.varies, it.rank);
-   Every path present when the walk starts is visited once; observations
-   made during the walk may or may not be. The pointers are valid until the
-   next observation (the strings until d is destroyed). */
+   Paths present at the start are visited once; new ones may or may not be.
+   Pointers valid until the next observation (strings: until d's destroy). */
 typedef struct mguard_dyn_iter {
     const char *group;        /* top-level argument name: "x" for L['x'][0] */
     const char *path;         /* the normalized path: "L['x'][0]" */
@@ -757,41 +574,30 @@ typedef struct mguard_dyn_iter {
     const mguard_dyn *d_;
     uint32_t group_, rec_;
 } mguard_dyn_iter;
-/* An iterator before the first path; one that yields nothing for a NULL or
-   foreign d. Cost: O(1). */
+/* Before the first path (empty for NULL or foreign d). Cost: O(1). */
 MGUARDDEF mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d);
-/* Step to the next path: true and the public fields set, or false at the
-   end (and for a NULL it). Cost: O(1). */
+/* Next path: true, fields set; false at the end or for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
-/* The result as text, in the Python dict notation PyTorch users know:
-   {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}}
-   written like snprintf (buf may be NULL when cap is 0); returns the full
-   length. 0 for NULL d. Cost: O(total rank). */
+/* The result in Python dict notation,
+   {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}},
+   snprintf-style (buf NULL when cap is 0). 0 for NULL d. Cost: O(total rank). */
 MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
-/* Rewrite attribute accesses as subscripts: every '.' followed by an
-   identifier ([A-Za-z_][A-Za-z0-9_]*) becomes ['identifier'], so "L.x.y"
-   becomes "L['x']['y']"; a dot not followed by an ASCII letter or '_' is kept.
-   Written like snprintf: at most cap - 1 bytes and a NUL into out (out may
-   be NULL when cap is 0; in and out must not overlap); returns the full
-   length. NULL in: returns 0 (and writes "" when cap > 0). Cost: O(length). */
+/* Each '.' before an identifier ([A-Za-z_][A-Za-z0-9_]*) becomes a
+   subscript: "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style
+   (out NULL when cap is 0; no overlap). NULL in: 0 ("" when cap > 0).
+   Cost: O(length). */
 MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap);
 #endif /* MGUARD_NO_DYN */
 
 #ifndef MGUARD_NO_LEDGER
 /* ==== 9. side-effects ledger ============================================= */
 
-/* A ledger records the writes a speculative run would make to live objects
-   instead of making them:
-   objects are tracked by identity, attribute stores and deletions are
-   recorded and read back, ordered records and hook registrations are kept,
-   and the whole ledger can be cloned cheaply (a checkpoint), compared,
-   diffed, pruned of unreachable new objects, applied to the real objects
-   and restored from a checkpoint. One order is used everywhere: objects in
-   the order they were tracked, each object's writes in the order they were
-   first recorded (an overwrite keeps its place). The ledger holds every
-   object and value it refers to (retain/release hooks) and watches their
-   death: mguard_on_destroy on any of them drops what referred to it, from
-   this ledger and from every clone, with a warning. See docs/guide.md, "The side-effects ledger". */
+/* The writes a speculative run would make to live objects, recorded
+   instead of made: tracked objects, attribute stores and deletions,
+   records, hooks; cloned cheaply, compared, diffed, pruned, applied. The
+   ledger order: objects as tracked, each one's writes as first recorded.
+   A death drops what referred to the object, from every clone, warned.
+   See docs/guide.md, "The side-effects ledger". */
 typedef struct mguard_ledger mguard_ledger;
 
 typedef enum mguard_ledger_kind {
@@ -803,9 +609,7 @@ typedef enum mguard_ledger_kind {
 /* Given to a refs hook: call it once for each object the value refers to. */
 typedef void (*mguard_ledger_visit_fn)(const void *obj, void *visit_ctx);
 
-/* The ledger's hooks (all optional; user is the desc's user). p is
-   whatever the ledger holds: a tracked object, an attribute value, a record
-   payload, a hooked object or a hook function. */
+/* The ledger's hooks (optional; user: the desc's). p: anything it holds. */
 typedef void (*mguard_ledger_retain_fn)(void *p, void *user);
 typedef void (*mguard_ledger_release_fn)(void *p, void *user);
 typedef bool (*mguard_ledger_equal_fn)(const void *a, const void *b, void *user);
@@ -813,9 +617,7 @@ typedef void (*mguard_ledger_refs_fn)(const void *value, mguard_ledger_visit_fn 
 /* Write p as a NUL-terminated string into buf (size bytes, at least 2). */
 typedef void (*mguard_ledger_format_fn)(const void *p, char *buf, size_t size, void *user);
 
-/* Sized values (mguard_ledger_desc.value_size > 0) are stored inline, up
-   to MGUARD_LEDGER_MAX_VALUE bytes; value_type says how the default
-   format prints them. */
+/* Sized values (desc.value_size > 0): inline, up to this many bytes. */
 #define MGUARD_LEDGER_MAX_VALUE 16
 typedef enum mguard_ledger_value_type {
     MGUARD_LEDGER_VALUE_BYTES = 0,  /* hex bytes, "0x0a00..." (in memory order) */
@@ -825,50 +627,29 @@ typedef enum mguard_ledger_value_type {
 } mguard_ledger_value_type;
 
 typedef struct mguard_ledger_desc {
-    /* The ledger starts holding p (once per distinct pointer per ledger),
-       before the call that stored p returns. On a thread-safe context it
-       runs under the context's lock (like try_retain): it must not call
-       into the context, nor take a lock of yours that is held around a
-       call into the context (visit, in a refs hook, takes the lock). */
+    /* Starts holding p (once per distinct pointer), before the storing
+       call returns; under the lock: no mguard calls (docs/guide.md). */
     mguard_ledger_retain_fn retain;
     /* ... and stops holding it. Never called for an object being destroyed. */
     mguard_ledger_release_fn release;
-    /* Value equality for equal/diff (only called for different non-NULL
-       pointers). Default: the same pointer. */
+    /* equal/diff's value equality (different non-NULL pointers); default ==. */
     mguard_ledger_equal_fn equal;
-    /* For prune: call visit(obj, visit_ctx) for each pointer value refers
-       to (never needed for value itself; an untracked pointer listed is
-       asked about in turn, so it must stay alive until prune returns).
-       Default: a value refers to nothing but itself. */
+    /* prune: visit(obj, visit_ctx) each pointer value refers to (alive
+       until prune returns); default: nothing but itself. */
     mguard_ledger_refs_fn refs;
-    /* For diff text: an attribute value, a record payload or a hook
-       function. Default: "%p". */
-    mguard_ledger_format_fn format_value;
-    /* For diff text: the label of a tracked or hooked object. Default:
-       "%p". */
-    mguard_ledger_format_fn format_object;
-    /* true: values are not objects (e.g. tagged integers), so their death
-       is not watched (tracked and hooked objects always are). */
-    bool plain_values;
-    /* 0 (default): attribute values are pointers (void *). 1 to
-       MGUARD_LEDGER_MAX_VALUE: attribute values are that many bytes,
-       copied in and stored inline; store_attr's value and every value the
-       ledger hands out (load_attr, walks, diff items, apply) point to such
-       bytes; equality is memcmp unless equal is set (it is handed copies
-       of the bytes, so it may change the ledgers); they are never
-       retained, released, watched or given to refs (record payloads and
-       hook functions stay pointers, compared by identity and printed with
-       format_object). */
+    mguard_ledger_format_fn format_value;  /* diff text of a value; "%p" */
+    mguard_ledger_format_fn format_object; /* diff text of an object; "%p" */
+    bool plain_values;  /* values are not objects: their death is not watched */
+    /* 0: values are pointers; 1..MGUARD_LEDGER_MAX_VALUE: values are that
+       many bytes, copied inline, handed out as pointers to bytes, memcmp
+       unless equal, never held or watched (docs/api.md). */
     size_t value_size;
     mguard_ledger_value_type value_type;   /* sized values: the default format */
     void *user;
 } mguard_ledger_desc;
 
-/* One field of a C struct, for mguard_ledger_set_fields: the attribute
-   name, where the field is and its size. Build tables with offsetof:
-       static const mguard_ledger_field node_fields[] = {
-           MGUARD_LEDGER_FIELD(node, val), MGUARD_LEDGER_FIELD(node, weight)
-       }; */
+/* A C struct field for mguard_ledger_set_fields: {MGUARD_LEDGER_FIELD(node,
+   val), MGUARD_LEDGER_FIELD(node, weight)}. */
 typedef struct mguard_ledger_field {
     const char *name;
     size_t offset, size;
@@ -884,78 +665,60 @@ typedef struct mguard_ledger_entry {
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
 
-/* Create an empty ledger (NULL desc: no hooks). NULL (logged) for a NULL
-   ctx or on allocation failure. Cost: O(1). */
+/* An empty ledger (NULL desc: no hooks); NULL (logged) for NULL ctx or out
+   of memory. Cost: O(1). */
 MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc);
-/* Destroy L: everything it holds is released (in slot order). NULL is a
-   no-op; a second destroy is refused with a log line; from inside one of
-   L's own callbacks the destroy is finished when that operation returns.
-   Cost: O(entries + writes + records + hooks) (each interned string L
-   holds is released), plus the held pointers' releases with a release
-   hook. */
+/* Destroy L, releasing what it holds. NULL: no-op; twice: logged; from L's
+   own callbacks: finished when that operation returns. Cost: O(size of L)
+   + the releases. */
 MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
 
-/* Track obj, which existed before the run (attribute writes are recorded),
-   under an optional source name (copied). EEXIST if obj is already tracked
-   (nothing changes), EINVAL for a NULL L/obj or a dying obj, ENOMEM.
-   Cost: O(1) amortized + one hash of source. */
+/* Track obj, existing before the run, with source (copied, optional).
+   EEXIST: tracked already; EINVAL: NULL L/obj, dying obj; ENOMEM.
+   Cost: O(1) amortized + a hash of source. */
 MGUARDDEF mguard_status mguard_ledger_track_existing(mguard_ledger *L, const void *obj, const char *source);
-/* Track obj, created during the run (always counts as modified);
-   cls_source names its class. Same statuses and cost as track_existing. */
+/* Track obj, created during the run (always modified). As above. */
 MGUARDDEF mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source);
-/* Track an existing container whose contents change: no attribute writes,
-   only a modified flag (mguard_ledger_mark_modified). Same statuses/cost. */
+/* Track a container: no attribute writes, only a modified flag. As above. */
 MGUARDDEF mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source);
 /* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
-/* Fill *out with obj's entry. NOT_FOUND when untracked, EINVAL for NULL
-   arguments. Cost: one lookup. */
+/* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one
+   lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
-/* Set the modified flag of a MUTABLE entry. EINVAL (logged) for an
-   untracked obj or another kind, NULL arguments. Cost: one lookup. */
+/* Mark a MUTABLE entry modified. EINVAL (logged): untracked, another kind,
+   NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
 /* NEW: always; EXISTING: has a pending write; MUTABLE: marked. false for
    untracked or NULL. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj);
 
-/* Record obj.attr = value (value may be NULL; attr is compared by content
-   and copied). An overwrite keeps the write's place in the order and
-   releases the old value. EINVAL (logged): untracked obj, a MUTABLE entry,
-   NULL L/obj/attr, a dying value. ENOMEM: nothing changed. Cost: one hash
-   of attr + O(1) amortized. */
+/* Record obj.attr = value (value may be NULL; attr copied). An overwrite
+   keeps its place, releasing the old value. EINVAL (logged): untracked obj,
+   MUTABLE entry, NULL L/obj/attr, dying value. ENOMEM: nothing changed.
+   Cost: a hash of attr + O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value);
 /* Record the deletion of obj.attr (replacing a pending value). Statuses
    and cost as store_attr. */
 MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr);
-/* Read a pending write: OK and *value; DELETED (*value NULL) for a pending
-   deletion; NOT_FOUND (*value NULL) when nothing is pending or obj is
-   untracked; EINVAL (logged) for a MUTABLE entry or NULL arguments.
-   For sized values *value points into L's storage: valid only until L
-   changes (a store, a clear, a restore; on a thread-safe context another
-   thread may change L right after the call): mguard_ledger_load copies.
-   Never allocates. Cost: one hash of attr + two lookups. */
+/* A pending write: OK and *value; DELETED or NOT_FOUND (nothing pending,
+   untracked) with *value NULL; EINVAL (logged): MUTABLE entry, NULL.
+   Sized values point into L: valid until L changes (mguard_ledger_load
+   copies). Never allocates. Cost: a hash of attr + two lookups. */
 MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value);
 /* true when obj.attr has a pending write or deletion; attr NULL: any
    attribute of obj. false for untracked or NULL. Cost: as load_attr. */
 MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
-/* Say which attributes of obj are plain fields (a table per object type,
-   not copied: it must outlive L and its clones). apply then writes a
-   pending value straight into the field (a deletion zeroes it) instead of
-   calling back, and mguard_ledger_load reads the field when nothing is
-   pending. Each field's size must be the value size (sizeof(void *) for
-   pointer values). n 0 unbinds. The binding belongs to obj's entry: a
-   clone copies it, a restore takes the checkpoint's. EINVAL (logged): untracked obj, a MUTABLE
-   entry, NULL L/obj, NULL fields with n > 0, n over 4294967295 (before any
-   field is read), a NULL name or another size.
-   Cost: O(n). */
+/* obj's plain fields (the table is not copied: it must outlive L and its
+   clones): apply writes them directly (a deletion zeroes), load reads them
+   when nothing is pending. Sizes: the value size. n 0 unbinds; clones copy
+   the binding. EINVAL (logged): untracked, MUTABLE, NULL L/obj, NULL fields
+   with n > 0, n over 4294967295, a NULL name or another size. Cost: O(n). */
 MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
-/* Read obj.attr as the program would see it after apply, copying the value
-   into out (value_size bytes; a void * for pointer values): OK with the
-   pending value, or with the real field (set_fields) when nothing is
-   pending; DELETED for a pending deletion; NOT_FOUND when nothing is
-   pending and attr is no field of obj, or obj is untracked (out zeroed for
-   both); EINVAL (logged) for a MUTABLE entry or NULL arguments. Never
-   allocates. Cost: as load_attr + O(fields of obj). */
+/* obj.attr as after apply, copied into out (a value): OK (pending, or the
+   field when nothing is); DELETED; NOT_FOUND, out zeroed (no such field,
+   untracked); EINVAL (logged): MUTABLE, NULL. Never allocates. Cost: as
+   load_attr + O(fields of obj). */
 MGUARDDEF mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
 /* Counts (0 for NULL): tracked objects, modified objects, pending writes
@@ -964,8 +727,7 @@ MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
 
-/* Iteration, in the ledger's order; one idiom for the four walks
-   (objects, one object's writes, records, hooks):
+/* The four walks (objects, an object's writes, records, hooks), in order:
        mguard_ledger_iter it = mguard_ledger_iterate(L, true);
        while (mguard_ledger_next(&it)) {
            mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
@@ -973,13 +735,9 @@ MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
        }
        it = mguard_ledger_iterate_records(L);
        while (mguard_ledger_next(&it)) use(it.tag, it.payload);
-   The ledger may change during a walk (including from callbacks): a
-   removed object, write, record or hook is never returned, none is
-   returned twice, no remaining one is skipped; ones added meanwhile come
-   last. Do not use an iterator after its ledger is destroyed. The strings
-   (source, attr, tag, name) are valid while L holds them: until their
-   entry, write, record or hook goes (mguard_intern keeps one for good);
-   on a thread-safe context, until the context is destroyed. */
+   L may change meanwhile: nothing removed is returned, nothing twice,
+   nothing left skipped; new items come last. Not after L's destroy. The
+   strings live while L holds them (thread-safe context: as the context). */
 typedef struct mguard_ledger_iter {
     const void *obj;            /* objects, writes: the object; hooks: the hooked object */
     mguard_ledger_kind kind;    /* objects: its kind */
@@ -998,58 +756,45 @@ typedef struct mguard_ledger_iter {
     uint64_t seq_, epoch_, wseq_;
     uint32_t pos_, mode_;
 } mguard_ledger_iter;
-/* Walk the tracked objects (modified_only: only the modified ones). For a
-   NULL L the walk is empty. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only);
-/* Walk obj's pending writes in the order they were first recorded. For a
-   NULL L/obj the walk is empty. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
-/* Walk the records in order (the reference's save_for_backward list).
-   For a NULL L the walk is empty. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L);
-/* Walk the hooks in registration order. For a NULL L the walk is empty.
+/* The tracked objects (modified_only: the modified ones). NULL L: empty.
    Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only);
+/* obj's pending writes. NULL L/obj: empty. Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
+/* The records (the reference's save_for_backward list). Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L);
+/* The hooks, in registration order. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L);
-/* Step any walk: true and the public fields set, or false at the end
-   (and for a NULL it). Cost: O(1) amortized (a writes walk: O(writes of
-   obj) after a removal; records and hooks: O(log n) after a removal). */
+/* Step a walk: true, fields set; false at the end or for NULL. Cost: O(1)
+   amortized (after a removal: writes O(writes of obj), else O(log n)). */
 MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
 
-/* Append an ordered record (values saved for a later pass, in order): tag
-   (copied, required) and payload (a value, may be NULL). EINVAL (logged)
-   for NULL L/tag or a dying payload, ENOMEM. Cost: O(1) amortized. */
+/* Append a record: tag (copied) and payload (a value or NULL). EINVAL
+   (logged): NULL L/tag, dying payload; ENOMEM. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
-/* Number of records; 0 for NULL. Cost: O(1). Walk them with
-   mguard_ledger_iterate_records. */
+/* Records; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_record_count(const mguard_ledger *L);
-/* Register hook fn (a value) on obj under name (copied, may be NULL); *id
-   receives its id: the smallest integer >= the number of live hooks that is
-   not in use. EINVAL (logged) for NULL L/obj/id or a dying obj/fn, ENOMEM.
-   Cost: O(hooks) typical, O(hooks^2) worst. */
+/* Register hook fn (a value) on obj as name (copied, optional); *id: the
+   smallest unused integer >= the live hooks. EINVAL (logged): NULL
+   L/obj/id, dying obj/fn; ENOMEM. Cost: O(hooks), O(hooks^2) worst. */
 MGUARDDEF mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id);
 /* Remove hook id. NOT_FOUND when absent, EINVAL for NULL L. O(hooks). */
 MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
-/* Number of hooks; 0 for NULL. Cost: O(1). Walk them with
-   mguard_ledger_iterate_hooks. */
+/* Hooks; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_hook_count(const mguard_ledger *L);
 
-/* An independent copy of L with the same hooks (a checkpoint): changing
-   either never shows in the other; values are shared and retained once by
-   the copy. NULL (logged) for a NULL/dying L or on allocation failure.
-   Cost: one allocation of mguard_ledger_storage_bytes(L) and one memcpy
-   per internal array + one retain per held pointer with a retain hook. */
+/* An independent copy of L, same hooks (a checkpoint); values shared,
+   retained once by the copy. NULL (logged): NULL/dying L, out of memory.
+   Cost: one allocation of storage_bytes and a memcpy per array + retains. */
 MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
-/* Make L equal to checkpoint (usually an earlier clone), keeping L's own
-   hooks: L retains what it gains, releases what it loses. EINVAL (logged)
-   for NULL/dying ledgers or different contexts, ENOMEM (nothing changed).
-   Cost: one memcpy per array + O(held pointers). */
+/* Make L equal to checkpoint, keeping L's hooks (retain gains, release
+   losses). EINVAL (logged): NULL/dying, other contexts; ENOMEM: nothing
+   changed. Cost: a memcpy per array + O(held pointers). */
 MGUARDDEF mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint);
-/* true when a and b have the same tracked objects (kind, source, modified
-   flag), the same pending writes (values compared with a's equal hook),
-   the same records in order and the same hooks by id; order of objects and
-   writes does not count. false for NULL, different contexts, or a ledger
-   changed by the equal hook meanwhile (logged). Cost: O(1) for a clone
-   not changed since; else O(size) lookups + equal calls. */
+/* Same objects (kind, source, modified), writes (a's equal), records in
+   order, hooks by id; object and write order aside. false for NULL, other
+   contexts, a ledger the hook changed (logged). Cost: O(1) for an unchanged
+   clone, else O(size) + equal calls. */
 MGUARDDEF bool mguard_ledger_equal(const mguard_ledger *a, const mguard_ledger *b);
 
 /* One difference between two ledgers (a: the old one, b: the new one). */
@@ -1087,63 +832,44 @@ typedef struct mguard_ledger_diff_item {
 } mguard_ledger_diff_item;
 typedef struct mguard_ledger_diff_result mguard_ledger_diff_result;
 
-/* Every difference between a and b, in the ledger order (a's objects, each
-   followed by its attribute differences; then b's new objects; records;
-   hooks), as items and as text (one line per item, values through the
-   format hooks: a's for a's side, b's for b's). Equal ledgers give an empty
-   result. *out must be freed with mguard_ledger_diff_free. EINVAL (logged)
-   for NULL arguments, different contexts or a ledger changed by a hook
-   meanwhile; ENOMEM. Values in items are not held by the result.
-   Cost: O(1) for an unchanged clone, else O(size) + hook calls. */
+/* Every difference, in the ledger order, as items and text (one line each,
+   through each side's format hooks); free *out with mguard_ledger_diff_free.
+   Items' values are not held. EINVAL (logged): NULL, other contexts, a
+   ledger a hook changed; ENOMEM. O(1) for an unchanged clone, else
+   Cost: O(size) + hook calls. */
 MGUARDDEF mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out);
 /* Number of items; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d);
 /* Item i, NULL past the end or for NULL. Cost: O(1). */
 MGUARDDEF const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledger_diff_result *d, size_t i);
-/* The readable text ("" when equal, or for NULL). Valid until freed.
-   Cost: O(1). */
+/* The text ("" when equal or NULL), valid until freed. Cost: O(1). */
 MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d);
-/* Free a result, before its context is destroyed (it is allocated
-   through the context's allocator). NULL is a no-op. Cost: O(1). */
+/* Free a result before its context is destroyed. NULL: no-op. Cost: O(1). */
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
-/* Drop every NEW object that prune does not reach, with everything
-   recorded for it (released). The rule: every root, every EXISTING and
-   MUTABLE object, every record payload, hooked object and hook function
-   is reached, and every pointer reached is looked into once: what the refs
-   hook lists for it and, if it is tracked, its pending values are reached
-   too (transitively, cycles safe). So a NEW object passed as a root, or
-   held only by a pre-existing container whose refs list it, survives.
-   EINVAL (logged): NULL L, NULL roots with nroots > 0, or the ledger
-   changed by a refs hook meanwhile (nothing is dropped then); ENOMEM
-   (nothing changed). Cost: O(size + pointers listed) + one refs call per
-   pointer reached (size: objects, writes, records and hooks). */
+/* Drop every NEW object not reached (its records released) from the roots,
+   EXISTING and MUTABLE objects, payloads, hooked objects and hooks, through
+   refs and pending values (cycles safe). EINVAL (logged): NULL L, NULL
+   roots with nroots > 0, L changed by a refs hook (nothing dropped);
+   ENOMEM: nothing changed. Cost: O(size + pointers listed) + a refs call
+   per pointer reached. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
-/* Called by mguard_ledger_apply for each pending write: obj is the object
-   as tracked, handed back writable (the ledger never writes it itself). */
+/* Each pending write for mguard_ledger_apply; obj handed back writable. */
 typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value, bool deleted, void *user);
-/* Commit every pending write, in the ledger order; the ledger is not
-   changed (clear it afterwards). A write to a field of obj (set_fields) is
-   copied into the field (a deletion zeroes it); every other one goes to
-   fn. The writes are snapshotted first: fn may change L; a write whose
-   object is no longer tracked or whose value was destroyed meanwhile is
-   skipped. EINVAL for NULL L (not logged), or a NULL fn with a write that
-   is no field (logged; nothing applied); ENOMEM (nothing applied; the
-   snapshot is taken before a NULL fn is checked). Cost: O(objects +
-   writes + fields) expected, fields counted over the objects with writes
-   (each one's table is indexed by name once, not searched per write). */
+/* Commit the pending writes in order, L unchanged: fields (set_fields)
+   directly, the rest through fn, from a snapshot (fn may change L; writes
+   whose object or value went are skipped). EINVAL: NULL L (silent), NULL
+   fn with a non-field write (logged; nothing applied); ENOMEM: nothing
+   applied. Cost: O(objects + writes + fields of the objects written). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
-/* true when nothing is modified and there are no records and no hooks:
-   applying the ledger would change nothing. true for NULL. Cost: O(1). */
+/* Nothing modified, no records, no hooks (apply would do nothing); true
+   for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
-/* Forget everything (objects, writes, records, hooks) and release it; the
-   memory is kept for reuse. NULL is a no-op. Cost: O(held pointers) with a
-   release hook, else O(index sizes). */
+/* Forget and release everything, keeping the memory. NULL: no-op.
+   Cost: O(held pointers) with a release hook, else O(index sizes). */
 MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
-/* Bytes a clone allocates and copies (the struct, its flat arrays and
-   indexes): the baseline for "a clone costs a memcpy". 0 for NULL.
-   Cost: O(1). */
+/* Bytes a clone allocates and copies; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
 /* "existing", "new", "mutable"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
@@ -1151,51 +877,24 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 
 /* ==== 10. threads ======================================================= */
 
-/* A context created with mguard_ctx_desc.thread_safe (or a .lock) may be
-   shared between threads: every call on it is atomic with respect to every
-   other call on it, except that a call which runs callbacks lets the lock
-   go around each one (THREADS at the top; docs/guide.md, "Threads"). Four
-   functions exist for such contexts and work on any context; they live
-   with their families: mguard_ctx_is_thread_safe (1), mguard_weak_get_copy
-   (3), mguard_ref_get_retained (4) and mguard_cache_get_copy (11). */
+/* A context made with mguard_ctx_desc.thread_safe (or .lock) may be shared:
+   see docs/guide.md, "Threads". Its readers live with their families:
+   mguard_ctx_is_thread_safe, _weak_get_copy, _ref_get_retained, _cache_get_copy. */
 
 /* ==== 11. guarded caches ================================================ */
 
-/* Cached work that is never returned stale, in one call. A cache maps a
-   short tuple of objects (compared by address) to a value of value_size
-   bytes, stored inline, with a destructor. Each entry depends on its key
-   objects (whole objects) and on any other object or object attribute
-   the value was computed from. The entry is dropped, its value destroyed
-   exactly once, as soon as a dependency is mutated (mguard_on_mutation:
-   any attribute of a whole-object dependency, the named attribute of an
-   attribute dependency, every dependency on obj when attr is NULL) or
-   destroyed (mguard_on_destroy). Misses can compute the value
-   (mguard_cache_get_or_compute); the cache can be bounded (LRU eviction by
-   count or by cost); each drop records why (mguard_cache_last_reason).
-     mguard_cache_create, _destroy        mguard_cache_set, _get, _get_copy, _contains
-     mguard_cache_get_or_compute          mguard_cache_job_depend, _job_set_cost
-     mguard_cache_depend, _remove, _clear, _count, _iterate, _next
-     mguard_cache_get_stats, _report      mguard_cache_last_reason, _reason_format
-     mguard_cache_cause_str               mguard_on_mutation_at (5), MGUARD_CACHE_KEYS
-   Every value leaves through its destructor exactly once: on a dependency's
-   mutation or death, eviction, overwrite, remove, clear or the cache's
-   destroy. Drops run in two phases like every event: the entries are gone
-   from the cache (lookups miss) before the first callback runs; on an
-   event, the value destructors run after the object's watchers (on a
-   death, after its tables' key_death and value destructors too). The
-   values one event or call drops are destroyed in no promised order.
-   MGUARD_DEBUG checks cache handles like every other (a destroyed cache,
-   or one whose context is gone, is refused with a log line, unread); a
-   job is valid only during its compute call. */
-
+/* Cached work never returned stale: a tuple of objects (by address) maps to
+   an inline value with a destructor; the entry drops, its value destroyed
+   exactly once, when a dependency (its keys, and objects or attributes
+   declared) is mutated or destroyed. Compute on a miss, LRU bounds, drop
+   reasons. See docs/guide.md, "Caches". */
 typedef struct mguard_cache mguard_cache;
 typedef struct mguard_cache_job mguard_cache_job;
 
 #define MGUARD_CACHE_MAX_KEYS 4   /* objects per key tuple */
 #define MGUARD_CACHE_REASONS 16   /* drop reasons each cache remembers */
-/* The keys argument pair (keys, nkeys) from a list of object pointers:
-   mguard_cache_get(c, MGUARD_CACHE_KEYS(&shape, &dtype)). C99 (a compound
-   literal); in C++ pass an array and its length. */
+/* (keys, nkeys) from object pointers: mguard_cache_get(c,
+   MGUARD_CACHE_KEYS(&shape, &dtype)). C99; in C++ pass an array, a length. */
 #define MGUARD_CACHE_KEYS(...) \
     (const void *const[]){__VA_ARGS__}, (sizeof((const void *const[]){__VA_ARGS__}) / sizeof(const void *))
 
@@ -1206,156 +905,116 @@ typedef enum mguard_cache_cause {
     MGUARD_CACHE_EVICTION,     /* least recently used, over capacity or max_cost */
     MGUARD_CACHE_EXPLICIT      /* mguard_cache_remove or mguard_cache_clear */
 } mguard_cache_cause;
-
 /* One drop: which entry, why, and what caused it. */
 typedef struct mguard_cache_reason {
     mguard_cache_cause cause;
     const void *keys[MGUARD_CACHE_MAX_KEYS];   /* the entry's key tuple */
     size_t nkeys;
     const void *obj;     /* the dependency mutated or destroyed (NULL: eviction, explicit) */
-    const char *attr;    /* the attribute the mutation named (the context's copy), or
-                            NULL; valid until the next change to the cache */
-    const char *file;    /* where the mutation was reported (mguard_on_mutation_at,
-                            MGUARD_SET_FIELD), or NULL */
+    const char *attr;    /* the mutation's attribute (the context's copy) or NULL */
+    const char *file;    /* where mguard_on_mutation_at was called, or NULL */
     int line;
 } mguard_cache_reason;
-
 /* Per-cache counters since its creation. */
 typedef struct mguard_cache_stats {
-    uint64_t hits;        /* mguard_cache_get / _get_or_compute found the entry */
+    uint64_t hits;        /* get / get_or_compute found the entry */
     uint64_t misses;      /* ... did not */
     uint64_t stored;      /* entries stored (set, or a computed value kept) */
-    uint64_t mutations;   /* entries dropped because a dependency was mutated */
+    uint64_t mutations;   /* entries dropped: a dependency mutated */
     uint64_t deaths;      /* ... destroyed */
     uint64_t evictions;   /* ... evicted (capacity, max_cost) */
     uint64_t explicit_drops; /* ... removed or cleared */
     uint64_t replaced;    /* values overwritten by a set or a later compute */
-    uint64_t stale;       /* computed values not stored: a dependency changed
-                             while compute ran */
+    uint64_t stale;       /* computed, not stored: a dependency changed meanwhile */
 } mguard_cache_stats;
-
 typedef struct mguard_cache_desc {
-    size_t value_size;            /* bytes per value, > 0 (required); values
-                                     (stored, computed, destroyed) are
-                                     8-aligned, 16 from 16 bytes */
+    size_t value_size;            /* bytes per value, > 0 (required); 8-aligned,
+                                     16 from 16 bytes */
     mguard_value_dtor value_dtor; /* optional; runs exactly once per value */
-    size_t capacity;              /* 0: unbounded; else at most this many
-                                     entries (least recently used evicted) */
-    size_t max_cost;              /* 0: none; else evict least recently used
-                                     while the entries' total cost exceeds it
-                                     (the exact total: costs near SIZE_MAX
-                                     never wrap it) */
-    bool log_reasons;             /* log every drop, and a miss that follows
-                                     one, at MGUARD_LOG_INFO */
+    size_t capacity;              /* 0: unbounded; else LRU eviction beyond it */
+    size_t max_cost;              /* 0: none; else evict LRU while the exact
+                                     total cost exceeds it */
+    bool log_reasons;             /* log every drop and a miss after one (INFO) */
     const char *name;             /* in log lines and the report (copied); default "cache" */
     void *user;                   /* passed to value_dtor */
 } mguard_cache_desc;
 
-/* Computes the value of keys into value (value_size bytes, zeroed) on a
-   miss. Declare what else the value depends on with
-   mguard_cache_job_depend(job, ...) (the keys already are); job is valid
-   only during the call. Return MGUARD_OK to have the value stored; any
-   other status means "no value" (nothing to destroy) and is passed on.
-   Runs outside the lock; may call into the cache, the same key included:
-   the inner call computes independently and stores first; the outer
-   result then replaces it (the inner value destroyed once). */
+/* On a miss, compute keys' value into value (value_size bytes, zeroed);
+   declare other dependencies with mguard_cache_job_depend (job: valid
+   during the call). OK: store it; any other status: no value, passed on.
+   Runs outside the lock; may call into the cache, even for the same key
+   (the inner value stored first, then replaced by the outer one). */
 typedef mguard_status (*mguard_cache_compute_fn)(mguard_cache_job *job, const void *const *keys, size_t nkeys,
                                                  void *value, void *user);
 
-/* Create a cache. NULL (and a log line) for a NULL ctx or desc,
-   value_size 0 or over 16M, or allocation failure. Cost: O(1). */
+/* A cache; NULL (logged) for NULL ctx/desc, value_size 0 or over 16M, out
+   of memory. Cost: O(1). */
 MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc);
-/* Destroy c: every value destroyed (each entry is gone before its value's
-   destructor runs). NULL is a no-op; a destroy from a callback of c's own
-   get_or_compute (its compute, a value destructor it runs) or clear is
-   finished when that call returns, one while values of c dropped by a
-   call or event wait for their destructors after the last of them; a
-   second destroy is logged.
+/* Destroy c, each entry gone before its value's destructor. NULL: no-op;
+   from c's own get_or_compute or clear callbacks, or while dropped values
+   wait for their destructors: finished when that ends; twice: logged.
    Cost: O(positions + dependencies), as mguard_cache_clear. */
 MGUARDDEF void mguard_cache_destroy(mguard_cache *c);
-/* Store value (value_size bytes copied) under the key tuple, with the given
-   cost (see max_cost); an existing entry is replaced (its value destroyed
-   after the new one is stored, its added dependencies dropped). Then
-   evicts while over capacity/max_cost (never the new entry). EINVAL
+/* Store value (copied) under the tuple with cost; an existing entry is
+   replaced (old value destroyed after, its added dependencies dropped).
+   Then evict while over capacity/max_cost (never the new entry). EINVAL
    (logged): NULL c/keys/value, nkeys 0 or over MGUARD_CACHE_MAX_KEYS, a
-   NULL key, a key being destroyed, c being destroyed. ENOMEM: nothing
-   changed. Cost: O(nkeys) + one lookup + evictions. */
+   NULL or dying key, c being destroyed. ENOMEM: nothing changed.
+   Cost: O(nkeys) + one lookup + evictions. */
 MGUARDDEF mguard_status mguard_cache_set(mguard_cache *c, const void *const *keys, size_t nkeys,
                                          const void *value, size_t cost);
-/* Pointer to the value of the key tuple, NULL when absent (counted as a hit
-   or a miss; a hit makes the entry most recently used). Valid until the
-   next change to c, and a value of 8 bytes or less (it lies in the
-   context's index) until the next call that may add to the context, as
-   mguard_weak_get's; the value may be changed through it (its destructor
-   gets it as it is when the entry drops). NULL (logged) for bad keys as in mguard_cache_set.
-   Cost: one hash lookup (what mguard_weak_get costs, + the LRU touch of a
-   bounded cache). */
+/* The tuple's value or NULL (a hit or a miss; a hit becomes most recently
+   used); NULL (logged) for bad keys. Valid as mguard_weak_get's (until a
+   change to c; 8 bytes or less: to the context); writable (the destructor
+   gets it as changed). Cost: one lookup (+ the LRU touch if bounded). */
 MGUARDDEF void *mguard_cache_get(mguard_cache *c, const void *const *keys, size_t nkeys);
-/* Copy the value of the key tuple into out (value_size bytes): the way to
-   read a cache that other threads change, since mguard_cache_get's pointer
-   is invalidated by their next change. Counted as a hit or a miss, a hit
-   made most recently used, as mguard_cache_get. NOT_FOUND when absent (out
-   is not written); EINVAL for a NULL or foreign c, and (logged) for bad
-   keys as in mguard_cache_set or a NULL out (nothing counted).
-   Cost: mguard_cache_get's lookup and a copy of value_size bytes. */
+/* Copy the tuple's value into out: how to read a cache other threads
+   change; counted as mguard_cache_get. NOT_FOUND (out untouched); EINVAL
+   for NULL or foreign c, logged for bad keys or NULL out (nothing
+   counted). Cost: mguard_cache_get's lookup and a copy. */
 MGUARDDEF mguard_status mguard_cache_get_copy(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
-/* true when the tuple has an entry; counts nothing, touches nothing.
-   false for bad input. Cost: one hash lookup. */
+/* The tuple has an entry; counts and touches nothing; false for bad input.
+   Cost: one lookup. */
 MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys);
-/* The value of the tuple: a hit, or on a miss compute(job, keys, nkeys,
-   value, user) outside the lock, then store what it computed. *status
-   (optional): OK for a hit or a stored value; NOT_FOUND when a dependency
-   (a key or a declared one) was mutated or destroyed while compute ran,
-   or a declared dependency was refused: the value is returned but not
-   stored (counted as stale) and is destroyed at the next set, remove,
-   clear or destroy of c, or get_or_compute that misses; compute's own
-   status when it
-   failed (NULL returned); EINVAL (logged) for bad input as in set, a NULL
-   compute, or c destroyed by a callback of the call, compute or a value
-   destructor it ran, or the logger of the miss (log_reasons) (the value
-   destroyed, NULL; the destroy is finished when the call returns); ENOMEM
-   (NULL). The pointer is valid as mguard_cache_get's.
-   Cost: a hit as mguard_cache_get; a miss the compute and a store (for
-   a value over 8 bytes, its block allocated before the compute), the
-   compute, and a store. */
+/* A hit, or on a miss compute (outside the lock) and store. *status
+   (optional): OK; NOT_FOUND: a dependency changed or was refused while
+   compute ran, the value returned but not stored (stale; destroyed at the
+   next set, remove, clear, destroy or missing get_or_compute of c);
+   compute's own failure (NULL); EINVAL (logged; NULL): bad input, NULL
+   compute, c destroyed by a callback of the call (the value destroyed);
+   ENOMEM (NULL). The pointer is valid as mguard_cache_get's. Cost: a hit
+   as mguard_cache_get; a miss, the compute and a store. */
 MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             mguard_cache_compute_fn compute, void *user, mguard_status *status);
-/* From inside compute: the value also depends on obj (attr NULL: any
-   mutation of obj; else a mutation naming attr, or naming none). Declaring
-   one twice is OK. EINVAL (logged): a job that is not running, a NULL obj,
-   an obj being destroyed (the value will not be stored). ENOMEM: the value
-   will not be stored. Cost: O(1) amortized + one string hash for attr
-   (past 8 declared, a hash set of them lives while compute runs). */
+/* From compute: the value also depends on obj (attr NULL: any mutation;
+   else one naming attr or none); twice is OK. EINVAL (logged): job not
+   running, NULL or dying obj (not stored then). ENOMEM: not stored.
+   Cost: O(1) amortized + a hash of attr. */
 MGUARDDEF mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr);
-/* From inside compute: the entry's cost (default 0). EINVAL for a job that
-   is not running. Cost: O(1). */
+/* From compute: the entry's cost (default 0). EINVAL: job not running.
+   Cost: O(1). */
 MGUARDDEF mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t cost);
 /* Add a dependency to a stored entry (as mguard_cache_job_depend).
-   NOT_FOUND: no entry; EINVAL (logged) for bad keys, NULL obj, an obj
-   being destroyed (the entry is kept as it was); ENOMEM: nothing changed.
-   Cost: O(1) amortized (one probe on obj's and one on the first key's
-   slots in the context's index). */
+   NOT_FOUND: no entry; EINVAL (logged): bad keys, NULL or dying obj (the
+   entry kept as it was); ENOMEM: nothing changed. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             const void *obj, const char *attr);
-/* Drop the tuple's entry (cause EXPLICIT), destroying its value.
-   NOT_FOUND when absent; EINVAL for bad input. Cost: O(dependencies). */
+/* Drop the tuple's entry (EXPLICIT), destroying its value. NOT_FOUND;
+   EINVAL for bad input. Cost: O(dependencies). */
 MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys);
-/* Drop every entry present when the call starts (cause EXPLICIT), each
-   value destroyed after its entry is gone; entries stored by the
-   destructors stay. NULL is a no-op. Cost: O(positions + dependencies),
-   positions being the most entries c held at once. */
+/* Drop the entries present at the start (EXPLICIT), each value destroyed
+   after its entry is gone; entries the destructors store stay. NULL:
+   no-op. Cost: O(positions + dependencies), positions = most entries held. */
 MGUARDDEF void mguard_cache_clear(mguard_cache *c);
-/* Live entries. 0 for NULL. Cost: O(1). */
+/* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_cache_count(const mguard_cache *c);
 
-/* Iteration, in no particular order:
+/* No particular order:
        mguard_cache_iter it = mguard_cache_iterate(c);
        while (mguard_cache_next(&it)) use(it.keys, it.nkeys, it.value);
-   Any entry may be dropped during the walk (including by callbacks): a
-   dropped entry is never visited, no live entry is skipped or repeated;
-   entries stored during the walk are not visited. it.keys and it.value are
-   valid as mguard_cache_get's pointer. Do not use the iterator after c is
-   destroyed. */
+   Any entry may drop meanwhile (by callbacks too): none dropped is
+   visited, no live one skipped or repeated, new ones not visited. it.keys
+   and it.value are valid as mguard_cache_get's. Not after c's destroy. */
 typedef struct mguard_cache_iter {
     const void *const *keys; /* current entry's key tuple */
     size_t nkeys;
@@ -1370,32 +1029,21 @@ MGUARDDEF bool mguard_cache_next(mguard_cache_iter *it);
 
 /* Copy c's counters into out. EINVAL for NULL c/out. Cost: O(1). */
 MGUARDDEF mguard_status mguard_cache_get_stats(const mguard_cache *c, mguard_cache_stats *out);
-/* One line, snprintf-style (returns the length it needs; writes at most
-   cap bytes, NUL-terminated when cap > 0), e.g.
-   "plans: 3 entries, 7 hits, 4 misses, 4 stored; dropped: 1 mutation,
-   0 death, 0 eviction, 0 explicit; 0 replaced, 0 stale". 0 for NULL c
-   (buf untouched). Cost: O(1). */
+/* One line, snprintf-style ("plans: 3 entries, 7 hits, ...; dropped: ...");
+   0 for NULL c (buf untouched). Cost: O(1). */
 MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t cap);
-/* The newest remembered drop of the tuple's entry (the cache keeps the last
-   MGUARD_CACHE_REASONS drops, of any entry): why a miss had to recompute.
-   A reason names its keys' lives, not their addresses: the keys of a
-   remembered drop stay known (as a ref's object) while the reason is one
-   of the cache's last MGUARD_CACHE_REASONS and the cache lives, and once
-   a key died no reason answers for its address (a new object there has
-   none; the miss lines of log_reasons too). NOT_FOUND when none is remembered; EINVAL for bad input or NULL
-   out. out->attr and out->file are the context's copies, valid until the
-   next change to c (the copies go when the ring forgets the reason: copy
-   the text to keep it); on a thread-safe context, until the context is
-   destroyed. Cost: one probe of the first key's slots in the context's
-   index. */
+/* The newest of the last MGUARD_CACHE_REASONS drops that is the tuple's
+   (why a miss recomputed); reasons follow the keys' lives, not addresses
+   (a dead key's address answers none). NOT_FOUND: none; EINVAL: bad input,
+   NULL out. out->attr and file: valid until the next change to c (on a
+   thread-safe context, until its destroy). Cost: one probe. */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
 MGUARDDEF const char *mguard_cache_cause_str(mguard_cache_cause cause);
-/* r as one line, snprintf-style, e.g. "mutation of 0x1234.scale at
-   plan.c:42"; 0 for NULL r (buf untouched). Cost: O(1). */
+/* r as one line, snprintf-style ("mutation of 0x1234.scale at plan.c:42");
+   0 for NULL r (buf untouched). Cost: O(1). */
 MGUARDDEF size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap);
-
 #ifdef __cplusplus
 }
 #endif
