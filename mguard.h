@@ -2154,6 +2154,34 @@ static MGUARD__HOT mguard__kslot *mguard__kx_get(const mguard__kx *kx, const voi
     return s || !more ? s : mguard__kx_probe(kx, key, tid, h, NULL, MGUARD__KX_GROUP);
 }
 
+/* A walk of one key's probe, for the cold paths (a death, the check): each
+   slot whose control byte matches tag (the key's, or PENDING), group by
+   group; the caller compares the key. A group's END test comes after its
+   matches are consumed, so a walk may erase the slots it is given. */
+typedef struct mguard__kwalk { size_t pos, step; uint64_t m; uint32_t tag; } mguard__kwalk;
+static void mguard__kwalk_start(const mguard__kx *kx, mguard__kwalk *w, uint64_t h, uint32_t tag)
+{
+    w->pos = MGUARD__KX_HOME(kx, h);
+    w->step = 0;
+    w->tag = tag;
+    w->m = mguard__kx_match(mguard__kx_load(kx->ctrl + w->pos), tag);
+}
+/* The next candidate slot's index, or SIZE_MAX at the probe's end. */
+static size_t mguard__kwalk_next(const mguard__kx *kx, mguard__kwalk *w)
+{
+    for (;;) {
+        if (w->m) {
+            size_t k = w->pos + mguard__kx_bit(w->m);
+            w->m &= w->m - 1;
+            return k;
+        }
+        if (MGUARD__KX_END(kx, w->pos, w->step)) return SIZE_MAX;
+        w->step += MGUARD__KX_GROUP;
+        w->pos = (w->pos + w->step) & kx->mask;
+        w->m = mguard__kx_match(mguard__kx_load(kx->ctrl + w->pos), w->tag);
+    }
+}
+
 /* The slots of a group that lie in one cache line: a group's 8 slots of 24
    bytes fill 3 lines (the slot array starts on a line), and slots 2 and 5
    straddle two. An insertion prefers the others, so that below 3/4 full a
@@ -2910,14 +2938,12 @@ static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *i
 static size_t mguard__kx_first_of(const mguard__kx *kx, const void *key)
 {
     uint64_t h = mguard__hash64(key);
-    size_t pos = MGUARD__KX_HOME(kx, h), step = 0, i, first = SIZE_MAX;
-    for (;;) {
-        for (i = pos; i < pos + MGUARD__KX_GROUP; i++)
-            if (kx->ctrl[i] < MGUARD__KX_EMPTY && kx->slots[i].key == key && i < first) first = i;
-        if (MGUARD__KX_END(kx, pos, step)) return first;
-        step += MGUARD__KX_GROUP;
-        pos = (pos + step) & kx->mask;
-    }
+    size_t k, first = SIZE_MAX;
+    mguard__kwalk w;
+    mguard__kwalk_start(kx, &w, h, MGUARD__KX_TAG(h));
+    while ((k = mguard__kwalk_next(kx, &w)) != SIZE_MAX)
+        if (kx->slots[k].key == key && k < first) first = k;
+    return first;
 }
 
 static mguard_status mguard__ctx_check(mguard_ctx *ctx)
@@ -3285,40 +3311,32 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
                                   size_t *rslot, bool *found)
 {
     mguard__kx *kx = &ctx->kx;
-    size_t pos, step = 0, n = 0, i, j;
-    uint32_t tag = MGUARD__KX_TAG(h);
+    size_t n = 0, i, j, k;
+    mguard__kwalk w;
     *rslot = SIZE_MAX;
     *found = false;
-    pos = MGUARD__KX_HOME(kx, h);
-    for (;;) {
-        uint64_t g = mguard__kx_load(kx->ctrl + pos);
-        uint64_t m = mguard__kx_match(g, tag);
-        for (; m; m &= m - 1) {
-            size_t k = pos + mguard__kx_bit(m);
-            const mguard__kslot *s = &kx->slots[k];
-            mguard_weak *t;
-            if (s->key != obj) continue;
-            *found = true;
-            if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {   /* a cache's: mguard__cache_event */
-                if (!s->tid) *rslot = k;
-                continue;
-            }
-            t = MGUARD__TAB(ctx, s->tid);
-            if (!t->dtor && !t->on_death) {
-                t->live--;
-                mguard__kx_erase(kx, k, h);
-                continue;
-            }
-            if (n < cap) {
-                p[n].t = t;
-                p[n].slot = (uint32_t)k;
-                p[n].pos = s->pos;
-            }
-            n++;
+    mguard__kwalk_start(kx, &w, h, MGUARD__KX_TAG(h));
+    while ((k = mguard__kwalk_next(kx, &w)) != SIZE_MAX) {
+        const mguard__kslot *s = &kx->slots[k];
+        mguard_weak *t;
+        if (s->key != obj) continue;
+        *found = true;
+        if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {   /* a cache's: mguard__cache_event */
+            if (!s->tid) *rslot = k;
+            continue;
         }
-        if (MGUARD__KX_END(kx, pos, step)) break;
-        step += MGUARD__KX_GROUP;
-        pos = (pos + step) & kx->mask;
+        t = MGUARD__TAB(ctx, s->tid);
+        if (!t->dtor && !t->on_death) {
+            t->live--;
+            mguard__kx_erase(kx, k, h);
+            continue;
+        }
+        if (n < cap) {
+            p[n].t = t;
+            p[n].slot = (uint32_t)k;
+            p[n].pos = s->pos;
+        }
+        n++;
     }
     /* the order obj entered its tables (usually one: nothing to read) */
     for (i = 0; n > 1 && i < n && i < cap; i++) p[i].stamp = MGUARD__STAMP(p[i].t, p[i].t->order[p[i].pos]);
@@ -3375,56 +3393,46 @@ static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial,
 static size_t mguard__kx_first_pending(const mguard_ctx *ctx, const void *obj, uint64_t h)
 {
     const mguard__kx *kx = &ctx->kx;
-    size_t pos = MGUARD__KX_HOME(kx, h), step = 0, i, best = SIZE_MAX;
+    size_t i, best = SIZE_MAX;
     uint64_t bs = 0;
-    for (;;) {
-        for (i = pos; i < pos + MGUARD__KX_GROUP; i++) {
-            const mguard_weak *t;
-            if (kx->ctrl[i] != MGUARD__KX_PENDING || kx->slots[i].key != obj) continue;
-            t = MGUARD__TAB(ctx, kx->slots[i].tid);
-            if (best == SIZE_MAX || MGUARD__STAMP(t, t->order[kx->slots[i].pos]) < bs) {
-                best = i;
-                bs = MGUARD__STAMP(t, t->order[kx->slots[i].pos]);
-            }
+    mguard__kwalk w;
+    mguard__kwalk_start(kx, &w, h, MGUARD__KX_PENDING);
+    while ((i = mguard__kwalk_next(kx, &w)) != SIZE_MAX) {
+        const mguard_weak *t;
+        if (kx->slots[i].key != obj) continue;
+        t = MGUARD__TAB(ctx, kx->slots[i].tid);
+        if (best == SIZE_MAX || MGUARD__STAMP(t, t->order[kx->slots[i].pos]) < bs) {
+            best = i;
+            bs = MGUARD__STAMP(t, t->order[kx->slots[i].pos]);
         }
-        if (MGUARD__KX_END(kx, pos, step)) return best;
-        step += MGUARD__KX_GROUP;
-        pos = (pos + step) & kx->mask;
     }
+    return best;
 }
 
 static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
 {
     mguard__kx *kx = &ctx->kx;
-    uint32_t r, tag = MGUARD__KX_TAG(h);
-    size_t k, pos = MGUARD__KX_HOME(kx, h), step = 0, rslot = SIZE_MAX, nw = 0;
+    uint32_t r;
+    size_t k, rslot = SIZE_MAX, nw = 0;
     uint64_t serial = 0;
     mguard__watcher *w = NULL, one;
     mguard__dying dying;
     mguard__cdrops cq;
+    mguard__kwalk kw;
     /* Phase 1: detach, slot by slot on obj's probe. */
-    for (;;) {
-        uint64_t g = mguard__kx_load(kx->ctrl + pos);
-        uint64_t m = mguard__kx_match(g, tag);
-        while (m) {
-            mguard__kslot *s;
-            mguard_weak *t;
-            k = pos + mguard__kx_bit(m);
-            m &= m - 1;
-            s = &kx->slots[k];
-            if (s->key != obj) continue;
-            if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {
-                if (!s->tid) rslot = k;
-                continue;
-            }
-            t = MGUARD__TAB(ctx, s->tid);
-            kx->ctrl[k] = MGUARD__KX_PENDING;
-            t->live--;
-            t->pinned++;
+    mguard__kwalk_start(kx, &kw, h, MGUARD__KX_TAG(h));
+    while ((k = mguard__kwalk_next(kx, &kw)) != SIZE_MAX) {
+        mguard__kslot *s = &kx->slots[k];
+        mguard_weak *t;
+        if (s->key != obj) continue;
+        if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {
+            if (!s->tid) rslot = k;
+            continue;
         }
-        if (MGUARD__KX_END(kx, pos, step)) break;
-        step += MGUARD__KX_GROUP;
-        pos = (pos + step) & kx->mask;
+        t = MGUARD__TAB(ctx, s->tid);
+        kx->ctrl[k] = MGUARD__KX_PENDING;
+        t->live--;
+        t->pinned++;
     }
     if (rslot != SIZE_MAX) {
         r = kx->slots[rslot].pos;
