@@ -1109,28 +1109,19 @@ extern "C" {
 /* ======================================================================= */
 
 /* ---- the lock, and how a public function is built (section 10) --------
-   A thread-safe context owns a mguard__lock (ctx->lk; NULL for the default
-   context). Every public function mguard_<name> that touches a context
-   has three parts. Its body, written in the sections below, is the static
-   mguard__<name>: the unlocked implementation, which internal code calls
-   (so a call from inside mguard never takes the lock again). The list
-   MGUARD__API (its signature, arguments and where its lock is) declares
-   the bodies here and generates, at the end of the file, the locked
-   variant mguard__locked_<name>: take the lock, run the body, let it go.
-   The list also makes the public function itself (>>public): on the
-   default context it finds the handle's context (a compare of its magic
-   number), runs the body and hands the lines it logged to the logger; on a
-   thread-safe one it calls the locked variant, out of line. Every call into user code goes between MGUARD__LK_OUT
-   and MGUARD__LK_IN, which let the lock go and take it back, so no callback
-   runs under the lock and any callback may call into the same context from
-   any thread. Code that keeps using mguard's state across such a call
-   already copes with a re-entrant callback having changed anything; another
-   thread can change no more than that. Log lines, on every context, are
-   formatted into a small queue (a line logged in the middle of an
-   operation must not open a window in it: the logger is user code) and
-   handed to the logger at the next safe point, by the thread that logged
-   them: MGUARD__LK_OUT (the lock let go, or a default context's call into
-   user code) and the end of the public call. */
+   A thread-safe context owns a mguard__lock (ctx->lk; NULL: one thread).
+   Each public mguard_<name> that touches a context has an unlocked body,
+   the static mguard__<name>, which internal code calls (the lock is never
+   taken twice). The list MGUARD__API declares the bodies and generates the
+   locked variants (take the lock, run the body, let it go) and the public
+   functions (>>public). Every call into user code goes between
+   MGUARD__LK_OUT and MGUARD__LK_IN, so no callback runs under the lock and
+   any callback may call in from any thread: code that keeps mguard's state
+   across a call-out already copes with a re-entrant callback having
+   changed anything, and another thread can change no more. Log lines are
+   queued (the logger is user code: it must not run in the middle of an
+   operation) and delivered at the next safe point by the thread that
+   logged them: MGUARD__LK_OUT and the end of the public call. */
 #if !defined(MGUARD_NO_PTHREADS) && (defined(__unix__) || defined(__unix) || defined(__APPLE__))
 #define MGUARD__PTHREADS 1
 #include <pthread.h>
@@ -1147,10 +1138,8 @@ typedef struct mguard__logline {
     char msg[MGUARD__LOGLINE];
 } mguard__logline;
 
-/* Every context's log lines, queued where they are logged and handed to
-   the logger at the next safe point: before the next call into user code,
-   when the public call ends, and (thread-safe contexts) when the lock is
-   let go. Only the running call (the lock's holder) queues. */
+/* A context's log lines until the next safe point; only the running call
+   (the lock's holder) queues. */
 typedef struct mguard__logq {
     uint32_t n, dropped;      /* lines queued; lines that did not fit */
     mguard__logline line[MGUARD__LOGQ];
@@ -1169,14 +1158,10 @@ typedef struct mguard__lock {
 
 /* ---- the hash index, the registry's record, the context ----------------- */
 
-/* A pointer-keyed hash index over a dense array owned by its user (the
-   interned strings, the caches, the dynamism tracker, the debug registry).
-   Open addressing with linear probing over 8-byte slots {hash fragment,
-   dense index + 1}; 0 marks an empty slot. The entries themselves live in
-   the owner's dense array, so the index can be rebuilt or shifted without
-   moving entries, and the dense array keeps insertion order. Load factor
-   <= 1/2; deletion by backward shift (no tombstones). A lookup reads one or
-   two slots and one entry, and never writes. */
+/* A pointer-keyed hash index over a dense array its user owns (interned
+   strings, trackers, the debug registry): linear probing over 8-byte slots
+   {hash, dense index + 1} (0: empty), load <= 1/2, deletion by backward
+   shift. Entries never move with the index; a lookup never writes. */
 typedef struct mguard__slot { uint32_t hash; uint32_t idx; } mguard__slot;
 typedef struct mguard__index {
     mguard__slot *slots;
@@ -1184,19 +1169,14 @@ typedef struct mguard__index {
     size_t used;
 } mguard__index;
 
-/* The context's index (the engine, >>lifetimes): one open-addressing table
-   per context holding every weak table's entries and every registry record,
-   keyed by (object, table id); table id 0 is the registry. All of an
-   object's slots lie on the probe sequence of its address, so its death
-   finds them with no list of its own, and a key held by one table is one
-   slot. Groups of 8 control bytes (SwissTable's layout: a 7-bit hash tag
-   for a full slot, EMPTY, PENDING) are matched 8 at a time with
-   portable SWAR on 64-bit words. A slot holds what a hit needs: the key,
-   the value when it fits 8 bytes (else it lies in the table's own value
-   array at the entry's position), the table id and the entry's position in
-   its table's order array (the registry: the serial in value, the
-   record's index + 1 in pos).
-   ctrl and slots share one allocation. */
+/* The context's index (the engine): one open-addressing table per context
+   holding every weak table's entries and every registry record, keyed by
+   (object, table id; 0: the registry). All of an object's slots lie on its
+   address's probe, so its death finds them with no list of its own.
+   SwissTable control bytes (a 7-bit tag, EMPTY, PENDING), matched 8 at a
+   time with SWAR on 64-bit words. A slot holds what a hit needs: key,
+   value if it fits 8 bytes (else in the table's value array), table id,
+   position in the table's order (registry: serial in v, record + 1 in pos). */
 #define MGUARD__KX_GROUP 8
 #define MGUARD__KX_EMPTY 0x80u
 #define MGUARD__KX_PENDING 0xFFu   /* a death's out-of-memory path: detached, value in place */
@@ -1208,10 +1188,8 @@ typedef struct mguard__kslot {
     uint32_t tid;                 /* 0: the registry; else the table's id */
     uint32_t pos;                 /* tables: the entry's position in its order array */
 } mguard__kslot;
-/* Slots of a guarded cache (>>cache) say MGUARD__TID_CACHE | its id;
-   their pos: a LOOKUP slot (neither flag) (nkeys - 1) << 28 | the entry's
-   position; a DEP slot the flag | position; a RING slot the flag | ring
-   slot. */
+/* A guarded cache's slots say MGUARD__TID_CACHE | its id; pos: LOOKUP (no
+   flag) (nkeys - 1) << 28 | position; DEP flag | position; RING flag | slot. */
 #define MGUARD__TID_CACHE 0x80000000u
 #define MGUARD__TID_NONE 0xffffffffu        /* no slot's id (a probe that only asks "known?") */
 #define MGUARD__CS_DEP 0x80000000u
@@ -1224,33 +1202,25 @@ typedef struct mguard__cdrops {
     uint32_t hcid, hpos, tcid, tpos;
 } mguard__cdrops;
 typedef struct mguard__kx {
-    unsigned char *ctrl;          /* cap bytes, then cap / 8 overflow counts,
-                                     then (64-aligned) cap slots */
+    unsigned char *ctrl;          /* cap bytes, cap / 8 overflow counts, cap slots */
     unsigned char *ovf;           /* per group: slots whose probe went past it */
     mguard__kslot *slots;
     size_t mask;                  /* cap - 1; cap is 0 or a power of two >= 8 */
     size_t used;                  /* full and pending slots */
     size_t growth_left;           /* empty slots that may still be taken */
-    size_t sparse;                /* reservations in a row that found it a
-                                     ninth full or less (mguard__kx_reserve) */
+    size_t sparse;                /* reservations in a row finding it sparse */
 } mguard__kx;
 
-/* What the registry knows about one object, in three parts. Its slot in
-   the context's index (table id 0) holds its serial (in the value: a ref's
-   check reads that one slot) and its record's index + 1 (in pos). The
-   record (24 bytes on LP64) holds its generation tag and flags; the side
-   record (ctx->sides, below) holds what only some objects need: a
-   tracker's mutation count and watchers, and the guarded-cache nodes
-   depending on the object. A record exists only for an object that needs
-   one (a ref or guard pinned its serial, a tracker, a tag,
-   a class mark, a cache node): a key held by tables alone has none (its
-   entries in the context's index are all the context knows of it). The
-   index finds the record under table id 0 (mguard__kx below).
-   Invariants: key != NULL for a live record; a free record has key NULL
-   and its `side` field links the free list (index + 1). The record stays while anything refers to it or while its
-   serial was handed out (PINNED: a ref, a guard, a cache's drop reason),
-   and goes only through mguard_on_destroy or when it becomes empty and
-   unpinned; its side record goes with it. */
+/* What the registry knows of one object, in three parts: its slot under
+   table id 0 (serial in v: a ref's check reads that one slot; record + 1
+   in pos), its record (generation tag, flags; 24 bytes on LP64) and, for
+   what only some need, its side record (a tracker's count and watchers).
+   A record exists only for an object that needs one (a pinned serial, a
+   tracker, a tag, a class mark, a cache node): a key held by tables alone
+   has none. A free record has key NULL and `side` links the free list.
+   A record stays while anything refers to it or its serial was handed out
+   (PINNED: a ref, a guard, a cache's drop reason); it goes only through
+   mguard_on_destroy or when empty and unpinned, with its side record. */
 enum {
     MGUARD__F_PINNED = 1u,
     MGUARD__F_TRACKER = 2u,
@@ -1270,15 +1240,11 @@ typedef struct mguard__obj {
     uint32_t flags;
     uint32_t side;               /* side record + 1, or 0; free: next free + 1 */
 } mguard__obj;
-/* A side record: a tracker's watchers, in registration order, in one of
-   two forms told apart by its record's F_WLIST (set on trackers only):
-   `one`, the only watcher inline (most trackers have one: no block), none
-   when one.fn is NULL (then all of `one` is zero); or `list`, n watchers in
-   a heap block with room for cap >= 1 (n may be 0: the block stays for
-   reuse until the record goes). The list's header fits in `one`, so the
-   union costs no more than the inline watcher. A free side record is
-   `vacant`: mark MGUARD__SIDE_FREE, next the next free one + 1.
-   40 bytes on LP64 (28 on i386). */
+/* A side record: a tracker's watchers in registration order, by its
+   record's F_WLIST either `one` inline (most trackers have one; none when
+   one.fn is NULL, all zero) or `list`, n in a heap block of cap >= 1 kept
+   for reuse until the record goes. A free one is `vacant` (mark
+   MGUARD__SIDE_FREE, next free + 1). 40 bytes on LP64. */
 typedef struct mguard__wlist {
     mguard__watcher *at;
     uint32_t n, cap;
@@ -1305,19 +1271,17 @@ typedef struct mguard__dying {
     const void *obj;
     struct mguard__dying *next;
 } mguard__dying;
-/* An object the library does not hold yet, watched across one call-out
-   (a scope's type_name callback): mguard_on_destroy(obj) sets died even
-   when obj is unknown to the context, so the caller does not register a
-   dead address. Linked on the C stack. */
+/* An object not held yet, watched across one call-out (a scope's type_name
+   callback): mguard_on_destroy(obj) sets died even for an unknown obj, so
+   the caller does not register a dead address. On the C stack. */
 typedef struct mguard__lookout {
     const void *obj;
     bool died;
     struct mguard__lookout *next;
 } mguard__lookout;
-/* A ledger hook running outside the lock of a thread-safe context, on the
-   pointers it was handed: mguard_on_destroy(p) on another thread waits for
-   it (as for a guard's callback), so no hook outlives its object's death.
-   Linked on the C stack; pushed only with pthreads. */
+/* A ledger hook running outside a thread-safe context's lock: another
+   thread's mguard_on_destroy(p) waits for it, so no hook outlives its
+   object's death. On the C stack; pthreads only. */
 typedef struct mguard__hookframe {
     const void *p, *q;
     struct mguard__hookframe *next;
@@ -1338,10 +1302,8 @@ typedef struct mguard__firing {
 } mguard__firing;
 
 #ifdef MGUARD_DEBUG
-/* MGUARD_DEBUG: the context's live tables ("handle checks" below).
-   tabs[0..ntabs) is dense, in no order; ix maps a table's address to its
-   position + 1. hs/hix: the same for the other handles (scope trackers,
-   dynamism trackers, ledgers), each with its kind (MGUARD__DBG_*). */
+/* MGUARD_DEBUG: the context's live tables, dense in tabs, ix mapping each
+   to its position + 1; hs/hix the same for the other handles, with kinds. */
 typedef struct mguard__dbg_h {
     const void *h;               /* first: the index reads the key here */
     int kind;
@@ -1364,8 +1326,7 @@ struct mguard_ctx {
     mguard_logger log;
     mguard__kx kx;               /* every table entry and record (mguard__kx) */
     uint32_t live_objs;          /* objects known: distinct keys in kx */
-    struct mguard_weak **tabs;   /* table id -> table (tabs[0] unused); a free
-                                    id's slot links the free ids (id + 1) */
+    struct mguard_weak **tabs;   /* table id -> table (0 unused; free ids linked) */
     uint32_t ntabs, captabs, free_tid;
     uint64_t next_stamp;         /* table entries made in this context */
     mguard__obj *objs;           /* dense records, with free list */
@@ -1390,15 +1351,13 @@ struct mguard_ctx {
     const char *last_str;        /* the string interned last (a repeat costs a strcmp) */
     struct mguard__part *parts;  /* the add-ons: scope and dynamism trackers, the ledgers' root */
     struct mguard_cache *caches; /* 11. every live cache, doubly linked */
-    struct mguard_cache **ctabs; /* 11. cache id -> cache (ctabs[0] unused; free
-                                    ids linked as tabs') */
+    struct mguard_cache **ctabs; /* 11. cache id -> cache (as tabs) */
     uint32_t nctabs, capctabs, free_cid;
     size_t ncslots;              /* 11. the caches' slots in kx */
     uint64_t ncaches_made;       /* 11. caches made: their order */
     struct mguard_cache_job *cjobs; /* 11. computes in progress (C stack) */
     size_t kx_held;              /* 11. slots of kx they hold room for (their reasons' keys) */
-    mguard__lock *lk;            /* 10. the lock of a thread-safe context (whose
-                                    magic is MGUARD__MAGIC_CTX_TS); NULL: one thread */
+    mguard__lock *lk;            /* 10. a thread-safe context's lock; NULL: one thread */
 #ifdef MGUARD_DEBUG
     mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
 #endif
@@ -1406,12 +1365,10 @@ struct mguard_ctx {
 };
 
 /* ---- a weak table (its invariants: >>weak) ----------------------------- */
-/* An entry's place in its table's insertion order: the slot of the
-   context's index holding it, and its stamp: the context's count of
-   entries made when it was made, less the table's base. A removal does not
-   touch it (one cache miss fewer): the place is live while that slot is
-   full and says it is this table's entry at this position
-   (mguard__weak_at). */
+/* An entry's place in its table's order: its slot in the index and its
+   stamp (the context's count of entries made, less the table's base). A
+   removal leaves it; it is live while that slot names this table and
+   position (mguard__weak_at). */
 typedef struct mguard__oelem { uint32_t slot; uint32_t stamp; } mguard__oelem;
 
 struct mguard_weak {
@@ -1436,10 +1393,8 @@ struct mguard_weak {
 };
 
 /* ---- handles of the add-on sections ------------------------------------ */
-/* A scope tracker, a dynamism tracker, a ledger and a diff result begin
-   with this header: one validator (mguard__handle_ok) and one end
-   (mguard__handle_free) serve them all. kind names it in the debug
-   registry and its log lines. */
+/* The add-ons' handles begin with this header: one validator
+   (mguard__handle_ok) and one end (mguard__handle_free) serve them all. */
 #define MGUARD__DBG_SCOPE 1
 #define MGUARD__DBG_DYN 2
 #define MGUARD__DBG_LEDGER 3
@@ -1451,9 +1406,8 @@ typedef struct mguard__handle {
 } mguard__handle;
 
 /* ---- parts ------------------------------------------------------------ */
-/* Components that live as long as their context (scope and dynamism
-   trackers, the root of the ledgers) sit on one list so mguard_ctx_destroy and mguard_ctx_check reach
-   them without knowing their types. */
+/* Components as long-lived as their context (trackers, the ledgers' root),
+   listed so mguard_ctx_destroy and mguard_ctx_check reach them untyped. */
 typedef struct mguard__part {
     struct mguard__part *prev, *next;
     void (*destroy)(struct mguard__part *p);
@@ -1505,9 +1459,8 @@ static void mguard__lock_release(mguard__lock *lk)
     else lk->unlock_fn(lk->user);
 }
 
-/* A default context's safe point (a call into user code, the end of a
-   public call): hand the queued lines to their loggers. Out of line: the
-   common call has none. */
+/* A default context's safe point: the queued lines to their loggers (out
+   of line: the common call has none). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
@@ -1552,26 +1505,20 @@ static void mguard__pt_lock(void *m)
 static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *)m); }
 #endif
 
-/* Around every call into user code (ctx->in_callback already raised): the
-   lock let go, and the lines logged so far delivered (a safe point). */
+/* Every call into user code: in_callback raised (mguard_ctx_destroy
+   refuses), the lock let go and the queued lines delivered around it. */
 #define MGUARD__LK_OUT(ctx) \
     do { if ((ctx)->lk) mguard__lock_release((ctx)->lk); else if ((ctx)->logq.n) mguard__log_flush(ctx); } while (0)
 #define MGUARD__LK_IN(ctx)  do { if ((ctx)->lk) mguard__lock_acquire((ctx)->lk); } while (0)
-/* Every call into user code: in_callback raised (mguard_ctx_destroy
-   refuses), the lock let go around it. */
 #define MGUARD__CALLOUT(ctx, call) \
     do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
 
 /* Every public function that touches a context, with the expression that
-   finds its context (NULL: a handle the implementation will refuse).
-   X: returns a value; V: returns nothing; Q: returns a value, and never
-   logs nor calls out when MGUARD__PLAIN_<name> holds (a read that may
-   stay a tail call). Not listed: the
-   functions that touch no context (mguard_status_str, mguard_ref_is_null,
-   mguard_dyn_normalize_name, mguard_ledger_kind_str, the diff result's
-   readers), mguard_ctx_create and mguard_ctx_is_thread_safe (no shared
-   state), and mguard_ctx_destroy (its wrapper is written out at the end).
-   tests/check_locked.sh checks this list against the API. */
+   finds its context (NULL: a handle the body refuses). X returns a value,
+   V nothing; Q never logs nor calls out when MGUARD__PLAIN_<name> holds (a
+   read that may stay a tail call). Not listed: functions that touch no
+   context or shared state, and mguard_ctx_destroy (written out at the
+   end). tests/check_locked.sh checks this list against the API. */
 #define MGUARD__API_CORE(X, V, Q, W) \
     X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
@@ -1725,10 +1672,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx);
 #undef MGUARD__PROTO_X
 #undef MGUARD__PROTO_V
 
-/* Handle checks at every entry point ("handle checks" below): a NULL handle
-   or a bad magic number is refused; under MGUARD_DEBUG the handle must be in
-   the registry of live handles, which is looked up before the handle is
-   read, with a log line when it is not. */
+/* Handle checks at every entry point ("handle checks" below). */
 static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn);
 static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn);
 static bool mguard__weak_valid(const struct mguard_weak *t, const char *fn);
@@ -1736,9 +1680,8 @@ static bool mguard__weak_valid(const struct mguard_weak *t, const char *fn);
 static mguard_status mguard__dbg_reserve(mguard_ctx *ctx);
 static void mguard__dbg_add(mguard_ctx *ctx, struct mguard_weak *t);
 static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
-/* The other handles' registry. MGUARD__DBG_OK(h, kind, fn): h is NULL or
-   a live handle of that kind (MGUARD__DBG_*), else false with a log line;
-   always true (and free) in a plain build. */
+/* MGUARD__DBG_OK(h, kind, fn): h is NULL or a live handle of that kind,
+   else false with a log line; always true in a plain build. */
 static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx);
 static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind);
 static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h);
@@ -1749,10 +1692,8 @@ static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn);
 #define MGUARD__DBG_OK(h, kind, fn) true
 #endif
 
-/* A pointer without its const: for objects mguard hands back to the
-   program (it took them as const void *, it never writes them) and for
-   its own handles given to it as const. Through a union, so that neither
-   -Wcast-qual nor an integer round trip is involved. */
+/* A pointer without its const (objects handed back to the program, mguard's
+   own handles given as const), through a union: no -Wcast-qual. */
 static void *mguard__unconst(const void *p)
 {
     union { const void *c; void *m; } u;
@@ -1779,12 +1720,10 @@ static void mguard__free(const mguard_ctx *ctx, void *p)
     if (p) ctx->alloc.free_fn(p, ctx->alloc.user);
 }
 
-/* Free a dead handle's own struct (its magic number already MGUARD__DEAD,
-   its first word). While its context is being destroyed the memory is
-   kept, linked through the word after the magic number, until every
-   callback of that destroy has run (mguard__unbury): a callback that calls
-   a sibling handle destroyed before it meets a dead handle, refused, never
-   freed memory. Every handle is larger than two pointers. */
+/* Free a dead handle (magic already MGUARD__DEAD). During its context's
+   destroy it is kept, linked through its second word, until every callback
+   has run (mguard__unbury): a callback calling a sibling destroyed before
+   it meets a dead handle, never freed memory. */
 static void mguard__bury(mguard_ctx *ctx, void *h)
 {
     if (!ctx->destroying) {
@@ -1804,13 +1743,8 @@ static void mguard__unbury(mguard_ctx *ctx)
     }
 }
 
-/* Log one line. The logger is user code, and may call back into the
-   library (destroy the handle being logged about, say): so a line is never
-   delivered in the middle of an operation, on any context. It is queued,
-   and delivered at the next safe point: before the next call into user
-   code (MGUARD__LK_OUT) or when the public call ends (the wrappers,
-   >>public). ctx is const for the read-only callers; only the queue
-   changes. */
+/* Log one line: queued, never delivered mid-operation (the logger may call
+   back in). ctx is const for the read-only callers; only the queue changes. */
 static void mguard__log_line(const mguard_ctx *ctx, mguard_log_level level, const char *line)
 {
     mguard_ctx *mctx = (mguard_ctx *)mguard__unconst(ctx);   /* never a const object: every ctx is allocated */
@@ -1833,10 +1767,8 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
 #define MGUARD__CHECK(ctx, cond, ...) \
     do { if (!(cond)) { mguard__logf((ctx), MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
-/* n elements of elem bytes fit in a size_t (32-bit builds: a count that
-   fits 31 bits times a large element may not). A function, so that a
-   check that is always true on 64 bits is not an expression a linter
-   calls redundant. */
+/* n elements of elem bytes fit in a size_t (32-bit builds); a function so
+   that a linter does not call the 64-bit case redundant. */
 static bool mguard__mul_fits(size_t n, size_t elem) { return elem == 0 || n <= SIZE_MAX / elem; }
 
 /* Grow *arr (elem bytes each) so it holds at least need elements. On
@@ -1860,11 +1792,9 @@ static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t
 
 /* ---- the hash index ---------------------------------------------------- */
 
-/* The home slot is hash & mask, so the low bits must depend on every bit
-   of the address: fold the high bits down, one multiply, then fold the
-   product's high half into its low half (the low half alone depends only on
-   the address's low bits). Aligned addresses at any fixed stride give the
-   probe counts of a random hash (checked at strides 8..4096). Never 0. */
+/* The home slot is hash & mask, so the low bits must depend on every bit of
+   the address: fold, multiply, fold the product's high half down (checked:
+   aligned addresses at strides 8..4096 probe as a random hash). Never 0. */
 static uint32_t mguard__hash_ptr(const void *p)
 {
     uint64_t x = (uint64_t)(uintptr_t)p;
@@ -1964,26 +1894,21 @@ static void mguard__ix_free(const mguard_ctx *ctx, mguard__index *ix)
     ix->used = 0;
 }
 
-/* ---- the context's index (the engine) ------------------------------------
-   (The layout is told beside mguard__kx.) A probe visits the groups of 8
-   slots from the one h selects, at triangular distances (1, 3, 6, ...
-   groups on), which reach every group of a power-of-two table. Each group
-   counts the slots whose probe went past it (F14's overflow count): an
-   insertion takes the first EMPTY slot of its probe and counts up the
-   groups it passed, an erasure counts them down (a count that reached 255
-   stays). A probe ends at the first group whose count is 0, so a miss
-   usually reads one group, and an erased slot is EMPTY at once: no
-   tombstones. growth_left counts the EMPTY slots that may still be taken
-   (a table is at most 7/8 full). */
+/* ---- the context's index (the engine; layout: mguard__kx) --------------
+   A probe visits groups of 8 at triangular distances (1, 3, 6, ... groups
+   on: every group of a power-of-two table). Each group counts the slots
+   whose probe went past it (F14's overflow count; 255 sticks): an
+   insertion counts up the groups it passed, an erasure counts them down,
+   and a probe ends at the first group counting 0. So a miss usually reads
+   one group, and an erased slot is EMPTY at once: no tombstones. At most
+   7/8 full (growth_left). */
 
-/* The hash of an address for the context's index: its low 7 bits are the
-   control byte's tag, the rest chooses the group. */
+/* An address's hash: the low 7 bits are the tag, the rest picks the group. */
 #if defined(__SIZEOF_INT128__) && (defined(__GNUC__) || defined(__clang__))
 __extension__ typedef unsigned __int128 mguard__u128;
 static uint64_t mguard__hash64(const void *p)
 {
-    /* the two halves of one 64x64 product, folded (every bit of the
-       address reaches the low half): 3 instructions on a 64-bit target */
+    /* one 64x64 product's halves folded: every address bit reaches the low half */
     mguard__u128 m = (mguard__u128)(uintptr_t)p * 0xBF58476D1CE4E5B9ull;
     return (uint64_t)m ^ (uint64_t)(m >> 64);
 }
@@ -1997,9 +1922,8 @@ static uint64_t mguard__hash64(const void *p)
 }
 #endif
 
-/* The index of a context that holds nothing yet: one group of EMPTY
-   bytes, never written (growth_left 0: the first insertion allocates),
-   so a lookup needs no test for "no table yet". */
+/* An empty context's index: one group of EMPTY bytes, never written (the
+   first insertion allocates), so a lookup needs no "no table yet" test. */
 static unsigned char mguard__kx_none[MGUARD__KX_GROUP + 1] = {
     MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY,
     MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY, MGUARD__KX_EMPTY,
@@ -2042,10 +1966,8 @@ static uint64_t mguard__kx_match(uint64_t g, uint32_t tag)
 static uint64_t mguard__kx_match_empty(uint64_t g) { return g & ~(g << 6) & MGUARD__KX_MSB; }
 /* Does a probe go past the group at pos (some slot's probe did)? */
 #define MGUARD__KX_ON(kx, pos) ((kx)->ovf[(pos) / MGUARD__KX_GROUP] != 0)
-/* Does a probe end at the group at pos, visited with this step? Its steps
-   0, 8, 16, ... reach every group once (triangular offsets over a power
-   of two), so after cap / 8 of them it ends whatever the counts say: one
-   more would visit a group twice (and list its slots twice). */
+/* Does a probe end at the group at pos, visited with this step? After cap / 8
+   groups it ends whatever the counts say (one more would revisit a group). */
 #define MGUARD__KX_END(kx, pos, step) (!MGUARD__KX_ON(kx, pos) || (step) + MGUARD__KX_GROUP > (kx)->mask)
 
 /* The slot within its group of a match mask's lowest byte. */
@@ -2063,19 +1985,14 @@ static size_t mguard__kx_bit(uint64_t m)
 #define MGUARD__KX_TAG(h) ((uint32_t)((h) & 0x7f))
 #define MGUARD__KX_HOME(kx, h) ((size_t)((h) >> 7) & (kx)->mask & ~(size_t)7)
 
-/* t is a live table of a default context: the hot paths' one test (on a
-   thread-safe context, or with MGUARD_DEBUG's registry of live handles to
-   ask first, they take the general path). */
+/* The hot paths' one test: a live table, or a ref of a live context, of a
+   default context (thread-safe contexts and MGUARD_DEBUG take the general
+   path). */
 #ifndef MGUARD_DEBUG
 #define MGUARD__PLAIN_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)
-#else
-#define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)
-#endif
-/* The same for a ref read in a default context: a live context of one
-   thread, and a ref of that context (the read then logs nothing). */
-#ifndef MGUARD_DEBUG
 #define MGUARD__PLAIN_REF(ctx, ref) ((ctx) && (ctx)->magic == MGUARD__MAGIC_CTX && (ref).ctx_ == (ctx)->id)
 #else
+#define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)
 #define MGUARD__PLAIN_REF(ctx, ref) ((void)(ctx), (void)(ref), 0)
 #endif
 
@@ -2118,11 +2035,8 @@ static MGUARD__NOINLINE mguard__kslot *mguard__kx_find(const mguard__kx *kx, con
     return mguard__kx_probe(kx, key, tid, h, known, 0);
 }
 
-
-/* The hot reads (a get, a ref's check, a generation's): the first group of
-   the probe, where nearly every hit ends, inline in them. The slot of
-   (key, tid) if it is there; else NULL, and *more when the probe goes on
-   (mguard__kx_find_from the second group). */
+/* The hot reads' first group, where nearly every hit ends: the slot of
+   (key, tid), or NULL and *more when the probe goes on. */
 static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h,
                                                    bool *more)
 {
@@ -2137,9 +2051,8 @@ static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const v
     return NULL;
 }
 
-/* The probe of (key, tid) past its first group, out of line: for the
-   reads that keep only the first group inline (a ref's check, a registry
-   look-up), so that they need no saved registers for the rest. */
+/* The probe past its first group, out of line (the inline reads then need
+   no saved registers). */
 static MGUARD__NOINLINE mguard__kslot *mguard__kx_find_rest(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h)
 {
     return mguard__kx_probe(kx, key, tid, h, NULL, MGUARD__KX_GROUP);
@@ -2182,15 +2095,12 @@ static size_t mguard__kwalk_next(const mguard__kx *kx, mguard__kwalk *w)
     }
 }
 
-/* The slots of a group that lie in one cache line: a group's 8 slots of 24
-   bytes fill 3 lines (the slot array starts on a line), and slots 2 and 5
-   straddle two. An insertion prefers the others, so that below 3/4 full a
-   lookup reads one line of slots. */
+/* A group's slots within one cache line (8 slots of 24 bytes: 2 and 5
+   straddle two). Insertions prefer them: below 3/4 full a lookup reads one. */
 #define MGUARD__KX_ONELINE 0x8080008080008080ull
 
-/* Take a slot for a key hashing to h (room reserved): the first EMPTY one
-   of its probe (in its group, one that lies in one cache line if there is
-   one), each group passed on the way counting it. Its index. */
+/* Take the first EMPTY slot of h's probe (room reserved), counting up the
+   groups passed; its index. */
 static size_t mguard__kx_take(mguard__kx *kx, uint64_t h)
 {
     size_t pos = MGUARD__KX_HOME(kx, h), step = 0, i;
@@ -2210,9 +2120,8 @@ static size_t mguard__kx_take(mguard__kx *kx, uint64_t h)
     return i;
 }
 
-/* Free slot i (full or pending), whose key hashes to h: EMPTY at once, the
-   groups its probe passed count it down. It says table id 0 from now on
-   (mguard__weak_at). */
+/* Free slot i (full or pending; key hash h), counting down the groups its
+   probe passed. It says table id 0 from now on (mguard__weak_at). */
 static void mguard__kx_erase(mguard__kx *kx, size_t i, uint64_t h)
 {
     size_t pos = MGUARD__KX_HOME(kx, h), step = 0, home = i & ~(size_t)(MGUARD__KX_GROUP - 1);
@@ -2228,15 +2137,14 @@ static void mguard__kx_erase(mguard__kx *kx, size_t i, uint64_t h)
 }
 
 #define MGUARD__KX_MAXLOAD(cap) ((cap) - (cap) / 8)
-/* A table of cap slots is one block: the control bytes, the overflow
-   counts, then (from the next 64-byte boundary) the slots. */
+/* One block: control bytes, overflow counts, then 64-aligned slots. */
 #define MGUARD__KX_CTRLBYTES(cap) (((cap) + (cap) / MGUARD__KX_GROUP + 15) & ~(size_t)15)
 #define MGUARD__KX_BYTES(cap) (MGUARD__KX_CTRLBYTES(cap) + 48 + (cap) * sizeof(mguard__kslot))
 
 static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t i);
 
-/* Move every slot into a table of ncap slots (a power of two >= 8), pending
-   ones included. Out of memory, nothing changes. */
+/* Move every slot, pending ones too, into ncap slots (a power of two >= 8).
+   Out of memory, nothing changes. */
 static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
 {
     mguard__kx *kx = &ctx->kx, nk;
@@ -2271,16 +2179,12 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
     return MGUARD_OK;
 }
 
-/* Room for n more slots: a rehash into a table twice as large when the
-   EMPTY slots run short. A table far below its size (a ninth full, after a
-   storm of deaths) goes to one about 7/16 full, so a context holds memory
-   in proportion to what it knows (issue 23); out of memory, it stays. It
-   goes there once cap / 8 reservations in a row have found it so, not at
-   the first: a context whose tables are emptied and filled again (a table
-   destroyed, a new one filled with as many keys) would otherwise shrink
-   at the first key of each refill and grow back through every size (a
-   ninth of the slots are taken before the run can end, fewer than cap / 8).
-   The wait costs O(1) per reservation, as the shrink it defers. */
+/* Room for n more slots: twice the size when EMPTY slots run short. A table
+   a ninth full or less (after a storm of deaths) shrinks to about 7/16
+   full, so memory follows what the context knows (issue 23), but only
+   after cap / 8 sparse reservations in a row: a table emptied and filled
+   again would otherwise shrink at each refill's first key and grow back
+   through every size. The wait is O(1) per reservation. */
 static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 {
     mguard__kx *kx = &ctx->kx;
@@ -2307,19 +2211,13 @@ static void mguard__kx_free(mguard_ctx *ctx)
 }
 
 /* ---- interned strings (shared by the later sections) --------------------
-   Content-compared strings stored once per context, so a caller may pass
-   temporaries and holders compare them by address. Each string counts its
-   holders: mguard__str_intern and mguard__str_take add one, and
-   mguard__str_release drops one; the last release takes the string out of
-   the index and frees it (never allocating: releases happen on death
-   paths), so the strings kept are those something still holds. A string
-   given out by the public mguard_intern is promised for the context's
-   life: its count is sticky (MGUARD__STR_STICKY), never released.
-   Invariants (mguard_ctx_check): strs[0..nstrs) is dense, in no order;
-   string i's header says position i, its hash and a count >= 1; the index
-   maps each to its position + 1. Each string is one block: its header,
-   then its characters (strs[] and holders point at the characters).
-   Hashing is stb_ds's string hash. */
+   Strings stored once per context, compared by address. Each counts its
+   holders (intern and take add one, release drops one); the last release
+   frees it, never allocating (releases happen on death paths). Strings of
+   the public mguard_intern are sticky (MGUARD__STR_STICKY): for good.
+   Invariants: strs[0..nstrs) dense; string i's header says position i,
+   its hash and a count >= 1; the index maps it to i + 1. One block each:
+   header, then the characters (what strs[] and holders point at). */
 typedef struct mguard__str {
     uint32_t refs;               /* holders; MGUARD__STR_STICKY: for good */
     uint32_t pos;                /* its position in strs */
@@ -2336,8 +2234,7 @@ static uint32_t mguard__hash_str(const char *s)
     return (uint32_t)(h ^ (h >> 32)) | 1u;   /* 32-bit size_t: h >> 32 is 0 */
 }
 
-/* The interned copy of s (hash h: mguard__hash_str(s)) if there is one;
-   never allocates, takes no reference. */
+/* The interned copy of s (hash h), or NULL; takes no reference. */
 static const char *mguard__str_find_h(const mguard_ctx *ctx, const char *s, uint32_t h)
 {
     size_t i;
@@ -2364,8 +2261,7 @@ static const char *mguard__str_take(const char *s)
     return s;
 }
 
-/* The context's copy of s, with one more holder (the caller's, to
-   release); NULL on allocation failure (nothing changed). */
+/* The context's copy of s, one more holder (the caller's); NULL: out of memory. */
 static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
 {
     uint32_t h;
@@ -2392,9 +2288,8 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
     return ctx->last_str = copy;
 }
 
-/* One holder fewer of interned string s (NULL: nothing). The last one
-   frees it: out of the index, the last string moved into its position.
-   Never allocates. */
+/* One holder fewer of s (NULL: nothing); the last frees it, the last string
+   moving into its position. Never allocates. */
 static void mguard__str_release(mguard_ctx *ctx, const char *s)
 {
     mguard__str *h;
@@ -2419,10 +2314,8 @@ static void mguard__str_release(mguard_ctx *ctx, const char *s)
     mguard__free(ctx, h);
 }
 
-/* The public mguard_intern: its strings stay until the context goes. */
-/* A string handed to the program that another thread's change could let
-   go while the program still reads it (a ledger's, a cache reason's): on
-   a thread-safe context it is kept for the context's life. */
+/* A string handed to the program that another thread could let go while
+   the program reads it: on a thread-safe context, kept for good. */
 static void mguard__str_keep_if_shared(const mguard_ctx *ctx, const char *s)
 {
     if (s && ctx->lk) MGUARD__STR_HDR(s)->refs = MGUARD__STR_STICKY;
@@ -2445,10 +2338,8 @@ static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *i
 #endif
 
 #ifdef MGUARD__ADDONS
-/* Is h (the address of a struct that begins with its mguard__handle) a live
-   handle of this kind? NULL and a wrong magic number are not; under
-   MGUARD_DEBUG the registry of live handles is asked first, so a destroyed
-   handle is never read (fn names the public function in the log line). */
+/* Is h (beginning with its mguard__handle) a live handle of this kind?
+   MGUARD_DEBUG asks the registry first: a destroyed handle is never read. */
 static bool mguard__handle_ok(const void *h, uint32_t magic, int kind, const char *fn)
 {
     (void)kind;
@@ -2457,8 +2348,7 @@ static bool mguard__handle_ok(const void *h, uint32_t magic, int kind, const cha
     return h && ((const mguard__handle *)h)->magic == magic;
 }
 
-/* A new handle: its header set, and under MGUARD_DEBUG registered (the
-   caller reserved the registry's room before allocating h). */
+/* A new handle's header; MGUARD_DEBUG registers it (room reserved). */
 static void mguard__handle_init(void *h, uint32_t magic, int kind, mguard_ctx *ctx)
 {
     mguard__handle *hd = (mguard__handle *)h;
@@ -2470,8 +2360,7 @@ static void mguard__handle_init(void *h, uint32_t magic, int kind, mguard_ctx *c
 #endif
 }
 
-/* The end of every handle: out of the debug registry, marked dead, freed
-   (mguard__bury). */
+/* The end of every handle: unregistered, marked dead, buried. */
 static void mguard__handle_free(void *h)
 {
     mguard__handle *hd = (mguard__handle *)h;
@@ -2499,10 +2388,8 @@ static void mguard__part_link(mguard_ctx *ctx, mguard__part *p)
     ctx->parts = p;
 }
 
-/* ---- text output shared by the reports (scope and dynamism trackers) --------------------------------
-   Either snprintf into a caller's buffer (len counts every byte produced,
-   what does not fit is dropped) or pieces handed to a write callback
-   through a small chunk buffer. */
+/* ---- text output of the reports: into a caller's buffer (len counts every
+   byte; what does not fit is dropped) or in chunks to a write callback -- */
 typedef struct mguard__out {
     char *buf;
     size_t cap, len;
@@ -2561,26 +2448,17 @@ static size_t mguard__out_end(mguard__out *o)
 #endif /* MGUARD__TRACKERS */
 
 /* ---- handle checks (MGUARD_DEBUG: registry of live handles) ------------
-   Every entry point checks its handle. A plain build refuses NULL and a
-   wrong magic number; that cannot make a destroyed handle safe, since
-   reading its magic number reads freed memory. MGUARD_DEBUG adds a
-   registry of live handles, looked up before a handle is read: the live
-   contexts, linked through the contexts themselves (the one piece of
-   process-wide state, and only in debug builds), and in each context an
-   index of its live tables and one of its other handles (scope trackers,
-   dynamism trackers, ledgers and clones, caches, each with its kind), allocated
-   through the context's allocator (so their create functions can fail
-   with it). A handle leaves the registry when its destroy finishes (a
-   deferred one included; mguard_ctx_destroy's too), a context when it is
-   destroyed. Sections 7-9 check their handles through the macros
-   mguard__scope_ok, mguard__dyn_ok and mguard__ledger_ok, which under
-   MGUARD_DEBUG name the calling function (__func__: the body mguard__x
-   of the public mguard_x is reported as mguard_x); helpers that are
-   given the public name check with MGUARD__DBG_OK first. A refused
-   handle is reported through the logger of every live context (usually
-   the one), or on stderr when none is alive. Cost: O(live contexts) per
-   call plus one hash lookup per table handle. Not for programs that
-   create or destroy contexts on several threads at once. */
+   A plain build refuses NULL and a wrong magic number, which cannot make a
+   destroyed handle safe (its magic lies in freed memory). MGUARD_DEBUG
+   looks a handle up before reading it: the live contexts (linked through
+   themselves: the one process-wide state), and in each an index of its
+   tables and one of its other handles with kinds, on the context's
+   allocator (so creates can fail with it). A handle leaves at the end of
+   its destroy (a deferred one too). Sections 7-9 check through
+   mguard__scope_ok & co. (__func__: mguard__x is reported as mguard_x).
+   A refusal goes to every live context's logger, or stderr. Cost:
+   O(live contexts) plus one lookup per call. Not for contexts created or
+   destroyed on several threads at once. */
 #ifdef MGUARD_DEBUG
 static mguard_ctx *mguard__dbg_live;
 
@@ -2631,9 +2509,8 @@ static void mguard__dbg_add(mguard_ctx *ctx, mguard_weak *t)
     mguard__ix_put(&ctx->dbg.ix, mguard__hash_ptr(t), ctx->dbg.ntabs);
 }
 
-/* Both registries: an index over a dense array whose elements (stride
-   bytes) start with the key pointer. Remove element i1 (of n) by swap:
-   the last element takes its place and its slot is renumbered. */
+/* Remove dense element i1 (of n; each begins with its key) by swap, the
+   last one's slot renumbered. */
 static void mguard__dbg_swap_remove(mguard__index *ix, unsigned char *dense, size_t stride, uint32_t i1, uint32_t n)
 {
     const void *key, *moved;
@@ -2726,9 +2603,8 @@ static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 }
 #endif
 
-/* The create functions' check: a live context that is not being destroyed
-   (a handle made by a callback of mguard_ctx_destroy would be freed under
-   its maker, or outlive its context). */
+/* The create functions' check: a live context not being destroyed (a handle
+   made by its destroy's callback would outlive it). */
 static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn)
 {
     if (!mguard__ctx_ok(ctx, fn)) return false;
@@ -2767,7 +2643,6 @@ static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
     (void)fn;
     return mguard__weak_ok(t);
 }
-
 
 /* ======================================================================= */
 /* >>ctx: 1. context and status codes */
