@@ -2681,11 +2681,9 @@ bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx)
 
 /* ---- 1. context: create, destroy, check -------------------------------- */
 
-/* A context's id, carried by its refs: unique in the process (within one
-   copy of this implementation; MGUARD_STATIC copies count separately), so
-   a ref of another context, even a destroyed one at the same address, is
-   always told apart. Atomic where the compiler offers it; elsewhere create
-   contexts on one thread at a time. */
+/* A context's id, carried by its refs: unique in the process (per copy of
+   the implementation), so a ref of another context, even a destroyed one
+   at the same address, is told apart. Not atomic without GNU C. */
 static uint64_t mguard__next_ctx_id(void)
 {
     /* cppcheck-suppress unassignedVariable ; written by __atomic_add_fetch */
@@ -2977,10 +2975,8 @@ static MGUARD__NOINLINE uint32_t mguard__reg_look_rest(const mguard_ctx *ctx, co
     return 0;
 }
 
-/* obj's record index + 1 and (if serial) its serial, or 0 and *known:
-   whether a table holds obj (the probe of a miss tells). A hit in the
-   first group of the probe (the common case: a watch, a ref of an object
-   that has a record) inline, the rest out of line. */
+/* obj's record index + 1 and (if serial) its serial, or 0 and *known (a
+   table holds obj). A first-group hit inline, the rest out of line. */
 static MGUARD__HOT uint32_t mguard__reg_look(const mguard_ctx *ctx, const void *obj, bool *known, uint64_t *serial)
 {
     uint64_t h = mguard__hash64(obj);
@@ -3050,10 +3046,8 @@ static mguard__side *mguard__side_take(mguard_ctx *ctx, uint32_t r)
     return &ctx->sides[x - 1];
 }
 
-/* Free record r and its side record; its slot in the index (slot i) goes
-   too. The caller has detached everything else. A free record is read for
-   its key (NULL) and free link (side) only: mguard__reg_new clears the
-   rest. */
+/* Free record r, its side record and its slot i; the caller detached the
+   rest. A free record keeps key NULL and the free link (side) only. */
 static void mguard__reg_free(mguard_ctx *ctx, uint32_t r, size_t i)
 {
     mguard__obj *o = &ctx->objs[r - 1];
@@ -3124,16 +3118,13 @@ static unsigned char *mguard__kvalue(const mguard_weak *t, mguard__kslot *s)
 
 
 /* ---- 2. object lifetimes: the destructor hook ---------------------------
-   Phase 1 detaches obj from everything with no callback and, in the common
-   case, no allocation: its slots in the index are found on its probe
-   (no list of its own), values are copied into a buffer on the C stack (a
-   heap block when they do not fit), watchers are swapped out of the
-   record, the record is dropped. Phase 2 calls out: watchers in
-   registration order (attr NULL), then key_death and the value
-   destructor of each table entry, in the order obj entered the tables.
-   While phase 2 runs, obj is on the context's dying list and cannot be
-   registered again. If the heap block cannot be had, the same two phases
-   run without it (mguard__death_in_place, logged). */
+   Phase 1 detaches obj from everything, with no callback and usually no
+   allocation: its slots are found on its probe, values copied to a buffer
+   on the C stack (a heap block when they do not fit), watchers swapped
+   out, the record dropped. Phase 2 calls out: watchers in registration
+   order (attr NULL), then each entry's key_death and destructor in the
+   order obj entered the tables; obj is on the dying list meanwhile (not
+   registrable). Without the heap block: mguard__death_in_place (logged). */
 typedef struct mguard__pending {
     mguard_weak *t;
     mguard_value_dtor dtor;      /* t's callbacks, read in phase 1 (an earlier */
@@ -3145,10 +3136,9 @@ typedef struct mguard__pending {
 } mguard__pending;
 
 static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
-/* 11. The hook of guarded caches (>>cache): phase 1 detaches the entries
-   depending on obj (on attr, for a mutation) onto q, and spoils the
-   computes in progress that depend on it; phase 2 destroys their values.
-   No allocation on a death. */
+/* 11. Guarded caches' hook: phase 1 detaches the entries depending on obj
+   (and attr) onto q and spoils computes depending on it; phase 2 destroys
+   their values. No allocation on a death. */
 static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
                                 int death, mguard__cdrops *q);
 static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q);
@@ -3157,10 +3147,8 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
 #define MGUARD__DEATH_STACK 512
 #define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
-
-/* Take record o's watchers out of its side record sd, for an event to
-   fire: *w is the heap list (the caller frees it), or `one` holding a copy
-   of the inline watcher; *nw how many. sd is left with none, inline. */
+/* Take o's watchers out of sd for an event: *w the heap list (the caller
+   frees it) or `one`, a copy of the inline one; *nw how many. */
 static void mguard__take_watchers(mguard__obj *o, mguard__side *sd, mguard__watcher **w, size_t *nw,
                                   mguard__watcher *one)
 {
@@ -3176,12 +3164,10 @@ static void mguard__take_watchers(mguard__obj *o, mguard__side *sd, mguard__watc
     memset(&sd->w.one, 0, sizeof sd->w.one);
 }
 
-/* Phase 1 of a death, on obj's slots in the index (all on its probe): an
-   entry of a table with no callback is detached at once (nothing to
-   call); an entry with one is listed in p (up to cap; more are counted,
-   not listed), the list sorted by stamp (the order obj entered its
-   tables); its record's slot in *rslot (or SIZE_MAX). Returns how many
-   entries have callbacks, and in *found whether obj had any slot. */
+/* Phase 1 on obj's slots: an entry of a table with no callback goes at
+   once; one with callbacks is listed in p (up to cap; all are counted),
+   sorted by stamp (the order obj entered its tables). *rslot: its record's
+   slot or SIZE_MAX; *found: any slot. Returns the entries with callbacks. */
 static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, mguard__pending *p, size_t cap,
                                   size_t *rslot, bool *found)
 {
@@ -3223,24 +3209,29 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
     return n;
 }
 
-/* Take obj's watchers (see mguard__take_watchers) and free its record r
-   (slot rslot); obj's table entries are detached already. */
-static void mguard__death_drop_record(mguard_ctx *ctx, uint32_t r, size_t rslot, mguard__watcher **w, size_t *nw,
-                                      mguard__watcher *one)
+/* Phase 1's rest, obj's table entries detached (both paths): its watchers
+   taken (mguard__take_watchers) and its record (slot rslot, or SIZE_MAX)
+   freed, the cache entries depending on it detached onto cq. Its serial. */
+static uint64_t mguard__death_detach_rest(mguard_ctx *ctx, const void *obj, size_t rslot, mguard__watcher **w,
+                                          size_t *nw, mguard__watcher *one, mguard__cdrops *cq)
 {
-    mguard__obj *o = &ctx->objs[r - 1];
+    uint64_t serial = 0;
     *w = NULL;
     *nw = 0;
-    if (o->side) mguard__take_watchers(o, &ctx->sides[o->side - 1], w, nw, one);
-    mguard__reg_free(ctx, r, rslot);
+    if (rslot != SIZE_MAX) {
+        uint32_t r = ctx->kx.slots[rslot].pos;
+        mguard__obj *o = &ctx->objs[r - 1];
+        serial = ctx->kx.slots[rslot].v.u;
+        if (o->side) mguard__take_watchers(o, &ctx->sides[o->side - 1], w, nw, one);
+        mguard__reg_free(ctx, r, rslot);
+    }
+    memset(cq, 0, sizeof *cq);
+    if (ctx->ncslots || ctx->cjobs) mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, cq);
+    ctx->live_objs--;
+    return serial;
 }
 
-static void mguard__weak_free(mguard_weak *t);
-static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_key_death_fn on_death,
-                               void *user, const void *key, void *bytes);
-
-/* Phase 2's end, shared by both paths: the cache's values, the waits, obj
-   off the dying list. */
+/* Phase 2's end (both paths): cache values, waits, obj off the dying list. */
 static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__cdrops *cq,
                               mguard__dying *dying)
 {
@@ -3254,17 +3245,12 @@ static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial,
     *pp = dying->next;
 }
 
-/* Out of memory: the same two phases with no buffer, for obj's n table
-   entries (more than the stack list holds, so they are found again on
-   obj's probe). Phase 1 marks each entry's slot PENDING (out of every
-   lookup, not counted, not reused; the index does not rehash meanwhile)
-   and its order entry pending, so iterators, drains and the check skip it;
-   the table is pinned so a value in its array neither moves nor is freed (a
-   destroy during phase 2 leaves the final free to the unpin). Phase 2 fires
-   the watchers, then destroys each value in place and frees its slot. */
-/* obj's pending slot (a death in place) made first, or SIZE_MAX. Its
-   slots lie on its probe, up to the first group whose overflow count is
-   0. */
+/* Out of memory: the same two phases with no buffer. Phase 1 marks each
+   entry's slot PENDING (out of every lookup, not reused), so iterators,
+   drains and the check skip it, and pins its table so a value in its array
+   neither moves nor is freed (a destroy in phase 2 leaves the free to the
+   unpin). Phase 2 fires the watchers, then destroys each value in place.
+   mguard__kx_first_pending: obj's pending slot made first, or SIZE_MAX. */
 static size_t mguard__kx_first_pending(const mguard_ctx *ctx, const void *obj, uint64_t h)
 {
     const mguard__kx *kx = &ctx->kx;
@@ -3287,10 +3273,9 @@ static size_t mguard__kx_first_pending(const mguard_ctx *ctx, const void *obj, u
 static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
 {
     mguard__kx *kx = &ctx->kx;
-    uint32_t r;
-    size_t k, rslot = SIZE_MAX, nw = 0;
-    uint64_t serial = 0;
-    mguard__watcher *w = NULL, one;
+    size_t k, rslot = SIZE_MAX, nw;
+    uint64_t serial;
+    mguard__watcher *w, one;
     mguard__dying dying;
     mguard__cdrops cq;
     mguard__kwalk kw;
@@ -3309,14 +3294,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
         t->live--;
         t->pinned++;
     }
-    if (rslot != SIZE_MAX) {
-        r = kx->slots[rslot].pos;
-        serial = kx->slots[rslot].v.u;
-        mguard__death_drop_record(ctx, r, rslot, &w, &nw, &one);
-    }
-    memset(&cq, 0, sizeof cq);
-    if (ctx->ncslots || ctx->cjobs) mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, &cq);
-    ctx->live_objs--;
+    serial = mguard__death_detach_rest(ctx, obj, rslot, &w, &nw, &one, &cq);
     /* Phase 2: call out. */
     dying.obj = obj;
     dying.next = ctx->dying;
@@ -3326,10 +3304,8 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
     if (w && w != &one) mguard__free(ctx, w);
-    /* the entry made first next, found again each time (a callback may
-       grow the index, which moves pending slots too): a value in a slot
-       is handed over as a copy, a value in a table's array where it lies
-       (the table is pinned) */
+    /* found again each time (a callback may rehash, moving pending slots):
+       a slot's value as a copy, an array's where it lies (pinned) */
     while ((k = mguard__kx_first_pending(ctx, obj, h)) != SIZE_MAX) {
         mguard__kslot *s = &kx->slots[k];
         mguard_weak *t = MGUARD__TAB(ctx, s->tid);
@@ -3348,9 +3324,6 @@ static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
         if (l->obj == obj) l->died = true;
 }
 
-static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
-static void mguard__copy_value(void *dst, const void *src, size_t n);
-
 /* The entries the stack list of a death holds; past them, a heap list. */
 #define MGUARD__DEATH_LIST 8
 
@@ -3358,11 +3331,10 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 {
     mguard__kx *kx;
     mguard__pending list[MGUARD__DEATH_LIST], *pend = list;
-    size_t i, nt, rslot, nw = 0, need = 0, off = 0;
-    uint32_t r;
-    uint64_t h, serial = 0;
+    size_t i, nt, rslot, nw, need = 0, off = 0;
+    uint64_t h, serial;
     bool found;
-    mguard__watcher *w = NULL, one;
+    mguard__watcher *w, one;
     mguard__dying dying;
     union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
     unsigned char *buf = stackbuf.bytes;
@@ -3415,14 +3387,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         t->live--;
         mguard__kx_erase(kx, pend[i].slot, h);
     }
-    if (rslot != SIZE_MAX) {
-        r = kx->slots[rslot].pos;
-        serial = kx->slots[rslot].v.u;
-        mguard__death_drop_record(ctx, r, rslot, &w, &nw, &one);
-    }
-    memset(&cq, 0, sizeof cq);
-    if (ctx->ncslots || ctx->cjobs) mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, &cq);
-    ctx->live_objs--;
+    serial = mguard__death_detach_rest(ctx, obj, rslot, &w, &nw, &one, &cq);
     if (nt || nw || cq.hpos || (ctx->lk && serial) || ctx->hooking) {
         /* Phase 2: call out (or wait for another thread's guard callback
            or hook on obj), obj on the dying list meanwhile. */
