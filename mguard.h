@@ -3411,24 +3411,18 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 /* >>weak: 3. weak key tables */
 /* ======================================================================= */
 
-/* A table: its entries live in the context's index (mguard__kx), one slot
-   each under the table's id; the table keeps their insertion order in
-   `order` (and, for values over 8 bytes, the values in `vals`, by order
-   position). A removed entry's place stays in the order as a tombstone
-   (its slot no longer names it: mguard__weak_at) so positions never move
-   under an iterator; the order is compacted (order kept, epoch bumped)
-   only when it is full and at least a quarter tombstones, and never while
-   a death destroys values in place. Stamps grow along the order, so an
-   iterator that sees the epoch change finds its place again by binary
-   search. Invariants: live == the slots under the table's id == the
-   order's live places; a live entry's slot has its position as pos;
-   stamps strictly increase along the order. */
+/* A table: its entries are slots of the context's index under its id; it
+   keeps their insertion order (`order`; values over 8 bytes in `vals`, by
+   position). A removed entry's place stays as a tombstone, so positions
+   never move under an iterator; the order is compacted (epoch bumped) only
+   when full and a quarter tombstones, never while pinned. An iterator that
+   sees the epoch change finds its place by binary search on stamps.
+   Invariants: live == its slots == the order's live places; a live slot's
+   pos is its position; stamps strictly increase along the order. */
 
-/* The slot of t's entry at order position i, or NULL for a tombstone (the
-   slot it names is free, pending, or another entry's: positions are unique
-   among t's live entries). A free slot says table id 0 (erased, or zeroed
-   when the index was made), so only a death in place (t pinned, the slot
-   pending but still t's) needs its control byte read. */
+/* The slot of t's entry at position i, or NULL for a tombstone (its slot
+   free, pending or another's). A free slot says table id 0, so only a
+   death in place (t pinned) needs the control byte read. */
 static MGUARD__HOT mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t i)
 {
     const mguard__kx *kx = &t->ctx->kx;
@@ -3440,9 +3434,8 @@ static MGUARD__HOT mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t
     return t->pinned && kx->ctrl[k] >= MGUARD__KX_EMPTY ? NULL : s;
 }
 
-/* A new id in a table of handles (arr: its array, n used, cap, freeid
-   the first free id; entry 0 unused, a free entry links the next free id):
-   0 when out of memory. Tables' ids (tabs) and caches' (ctabs). */
+/* A new id in tabs or ctabs (entry 0 unused, free ids linked from
+   *freeid); 0 when out of memory. */
 static uint32_t mguard__id_take(const mguard_ctx *ctx, void **arr, uint32_t *n, uint32_t *cap, uint32_t *freeid)
 {
     uint32_t id;
@@ -3509,9 +3502,7 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
     return t;
 }
 
-/* Call a value's callbacks: key_death first (deaths only), then the
-   destructor. ctx counts callbacks in progress so that mguard_ctx_destroy
-   can refuse to run inside one. */
+/* A value's callbacks: key_death (deaths only), then the destructor. */
 static void mguard__call_value(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_key_death_fn on_death,
                                void *user, const void *key, void *bytes)
 {
@@ -3542,9 +3533,8 @@ static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj)
     return false;
 }
 
-/* Admit obj as a new record: refuse a dying object (EINVAL, logged),
-   reserve room for n records (ENOMEM, not logged). On failure nothing
-   changes. */
+/* Admit obj as a new record: EINVAL (logged) if dying, ENOMEM (not logged)
+   without room for n; on failure nothing changes. */
 static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n, const char *fn)
 {
     mguard_status st;
@@ -3557,9 +3547,8 @@ static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n,
     return st;   /* the caller logs ENOMEM */
 }
 
-/* Resize t's order (and value array) to ncap entries. Out of memory,
-   nothing changes, but for a value array left larger than the order
-   (harmless: it is only ever read up to the order's capacity). */
+/* Resize t's order and values to ncap. Out of memory nothing changes, but a
+   value array may be left larger (harmless: read up to the order's cap). */
 static mguard_status mguard__weak_resize(mguard_weak *t, size_t ncap)
 {
     mguard_ctx *ctx = t->ctx;
@@ -3583,10 +3572,8 @@ static mguard_status mguard__weak_resize(mguard_weak *t, size_t ncap)
     return MGUARD_OK;
 }
 
-/* Renumber t's stamps from the context's current count (they may not span
-   2^32 entries made): the stamps handed to iterators no longer compare,
-   so an iterator from before it ends (mguard__weak_next). Called when
-   that span is reached, at most once per 2^32 entries made. */
+/* Renumber t's stamps from the context's count (they may not span 2^32):
+   an iterator from before it ends (mguard__weak_next). */
 static void mguard__weak_rebase(mguard_weak *t)
 {
     uint32_t i;
@@ -3595,9 +3582,8 @@ static void mguard__weak_rebase(mguard_weak *t)
     t->rebased = ++t->epoch;
 }
 
-/* Make room for one more entry at the end of t's order: compact it if it
-   is full and at least a quarter tombstones (shrinking it when far below
-   its size), else grow it. */
+/* Room for one more entry in t's order: compact it when full and a quarter
+   tombstones (shrinking when far below its size), else grow it. */
 static mguard_status mguard__weak_reserve(mguard_weak *t)
 {
     mguard_ctx *ctx = t->ctx;
@@ -3649,11 +3635,9 @@ static void mguard__copy_value(void *dst, const void *src, size_t n)
     }
 }
 
-/* Out-of-memory path: destroy a detached entry's value where it lies (in
-   the value array at pos), because no copy could be made. The table is
-   pinned meanwhile: an insert that would move its entries (grow or
-   compact) fails with ENOMEM, and a destroy of the table during the call
-   leaves the final free to us. */
+/* Out of memory, no copy: destroy a detached entry's value where it lies,
+   t pinned (an insert that would move entries fails with ENOMEM; a destroy
+   meanwhile leaves the free to us). */
 static void mguard__destroy_in_place(mguard_weak *t, uint32_t pos, const void *key)
 {
     t->pinned++;
@@ -3684,10 +3668,9 @@ static mguard_status mguard__weak_overwrite(mguard_weak *t, const void *key, uns
     return MGUARD_OK;
 }
 
-/* A new key (hash h) in t: reserve everything first, then insert (cannot
-   fail). The value may live in this context's index or in t (a pointer
-   from mguard_weak_get), so it is copied before anything can move. known:
-   key has slots already (under other ids). */
+/* A new key (hash h; known: it has other slots) in t: reserve everything,
+   then insert. The value may lie in the index or in t (from
+   mguard_weak_get): it is copied before anything can move. */
 static mguard_status mguard__weak_insert(mguard_weak *t, const void *key, const void *value, uint64_t h, bool known)
 {
     mguard_ctx *ctx = t->ctx;
@@ -3768,9 +3751,8 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
     return st;
 }
 
-/* mguard_weak_set's common case, inline in the public function: an
-   overwrite in a default context's table with no destructor (a lookup and
-   a copy). false: not that case, nothing done. */
+/* mguard_weak_set's common case, inline: an overwrite in a default
+   context's table with no destructor. false: nothing done. */
 static MGUARD__HOT bool mguard__fast_weak_set(mguard_weak *t, const void *key, const void *value)
 {
     mguard__kslot *s;
@@ -3837,9 +3819,8 @@ static void *mguard__weak_get_ptr(const mguard_weak *t, const void *key)
     return v;
 }
 
-/* Remove t's entry in slot s (known: its key has other slots): detach it,
-   then destroy the value from a copy (in place, pinned, if no copy can be
-   had). Never fails. */
+/* Remove t's entry in slot s (known: its key has other slots): detach, then
+   destroy the value from a copy (in place if none can be had). */
 static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool known)
 {
     mguard_ctx *ctx = t->ctx;
@@ -3867,9 +3848,8 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool know
     }
 }
 
-/* mguard_weak_remove's common case, inline in the public function: a
-   default context's table with no destructor, the key present. false: not
-   that case, nothing done. */
+/* mguard_weak_remove's common case, inline: a default context's table with
+   no destructor, the key present. false: nothing done. */
 static MGUARD__HOT bool mguard__fast_weak_remove(mguard_weak *t, const void *key)
 {
     mguard__kx *kx;
@@ -3942,10 +3922,8 @@ static MGUARD__HOT mguard__kslot *mguard__weak_step(mguard_weak *t, mguard_weak_
     return NULL;
 }
 
-/* mguard_weak_next's common case, inline in the public function: a walk
-   of a default context's table that was not compacted since its last
-   step, and an entry left. false: not that case (the end of the walk
-   included: the general path answers it). */
+/* mguard_weak_next's common case, inline: a default context's table not
+   compacted since the last step, an entry left. false: the general path. */
 static MGUARD__HOT bool mguard__fast_weak_next(mguard_weak_iter *it)
 {
     mguard_weak *t = it ? it->t_ : NULL;
@@ -3984,10 +3962,9 @@ static bool mguard__weak_next(mguard_weak_iter *it)
     return false;
 }
 
-/* Remove every entry made before stamp bound, in order, one at a time;
-   each destructor runs with its entry already gone. busy keeps the table
-   alive under the walk: a destroy requested by a destructor meanwhile is
-   done by the outermost walk when it ends. */
+/* Remove every entry made before stamp bound, in order, each destructor
+   run with its entry gone; busy keeps t alive: a destroy requested
+   meanwhile is done by the outermost walk. */
 static void mguard__weak_finish(mguard_weak *t);
 
 static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
@@ -4096,9 +4073,8 @@ static MGUARD__HOT uint32_t mguard__find_serial(const mguard_ctx *ctx, const voi
     return s && s->v.u == serial ? s->pos : 0;
 }
 
-/* mguard_ref_get's rare answers, out of line so that the read stays small
-   enough to inline into a caller's loop: a ref of another context
-   (logged), and a probe that goes on past its first group. */
+/* mguard_ref_get's rare answers, out of line (the read stays inlinable):
+   another context's ref (logged), a probe past its first group. */
 static MGUARD__NOINLINE void *mguard__ref_foreign(const mguard_ctx *ctx)
 {
     mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
@@ -4140,9 +4116,8 @@ static void *mguard__ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mgu
 
 /* ---- 5. mutation trackers ---------------------------------------------- */
 
-/* Call the swapped-out watchers w[0..n) of obj. The list is linked on the
-   C stack so mguard_unwatch can cancel a pending watcher; a guard destroyed
-   by an earlier callback (serial gone) is skipped. */
+/* Call obj's swapped-out watchers w[0..n), linked on the C stack so
+   mguard_unwatch can cancel one; a guard since destroyed is skipped. */
 static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr)
 {
     mguard__firing f;
@@ -4175,11 +4150,10 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
     *pp = f.next;
 }
 
-/* Thread-safe contexts: mguard_on_destroy(guard) returns only once no
-   callback of guard is running on another thread (one running on this
-   thread is below us on the stack: not waited for). None can start after
-   phase 1, which dropped guard's serial. Without pthreads there is no way
-   to tell threads apart and nothing is waited for. */
+/* Thread-safe contexts: mguard_on_destroy(guard) returns once no callback
+   of guard runs on another thread (this thread's is below us: not waited
+   for); none can start after phase 1 dropped its serial. No pthreads: no
+   wait. */
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial)
 {
 #ifdef MGUARD__PTHREADS
@@ -4202,9 +4176,7 @@ static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t seri
 #endif
 }
 
-/* The same for ledger hooks: mguard_on_destroy(obj) returns only once no
-   ledger hook handed obj runs on another thread. None can start later:
-   the ledgers dropped obj in this death (or held it no more). */
+/* The same for ledger hooks handed obj (the ledgers dropped it already). */
 static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj)
 {
 #ifdef MGUARD__PTHREADS
@@ -4224,9 +4196,8 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj)
 #endif
 }
 
-/* Drop the watchers of heap list l whose guard is dead (keeps a
-   never-mutated object's list from growing with dead guards); amortized
-   over mguard_watch. */
+/* Drop l's watchers whose guard is dead (a never-mutated object's list
+   would grow), amortized over mguard_watch. */
 static void mguard__prune_watchers(mguard_ctx *ctx, mguard__wlist *l)
 {
     mguard__watcher *ws = l->at;
@@ -4333,9 +4304,8 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_unwatch: NULL %s", !obj ? "object" : "guard");
         return MGUARD_EINVAL;
     }
-    /* Only the guard's current life counts: watchers left by a destroyed
-       guard at the same address are dead (never called, not counted), and
-       dropped here along the way. */
+    /* only the guard's current life counts: a dead guard's watchers at the
+       same address are dropped here */
     g = mguard__reg_find(ctx, guard);
     gserial = g ? mguard__serial_of(ctx, guard) : 0;
     r = mguard__reg_find(ctx, obj);
@@ -4364,10 +4334,9 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     return found ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
-/* A mutation of obj (r: its record, or 0). Phase 1: the cache entries
-   depending on (obj, attr) leave their caches (11), the tracker counts,
-   the watchers are swapped out; phase 2: the watchers fire, then the cache
-   values are destroyed. */
+/* A mutation of obj (r: its record, or 0). Phase 1: dependent cache
+   entries leave, the tracker counts, watchers are swapped out; phase 2:
+   the watchers fire, then the cache values are destroyed. */
 static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
     mguard__side *sd;
@@ -4387,9 +4356,9 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
     mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
     mguard__fire(ctx, obj, w, n, attr);
     if (w != &one) {
-        /* Give the heap list back for reuse if the tracker still exists and
-           got none meanwhile (the side records may have moved), with the
-           inline watcher a callback may have added. */
+        /* the heap list back for reuse if the tracker lives and got none
+           meanwhile (side records may have moved; a callback may have
+           added an inline watcher) */
         mguard__obj *o;
         r = mguard__reg_find(ctx, obj);
         o = r ? &ctx->objs[r - 1] : NULL;
@@ -4408,9 +4377,8 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
     mguard__cache_finish(ctx, &cq);
 }
 
-/* Does a mutation of obj (r: its record, or 0) do anything (a tracker to
-   count and fire, a cache that may hold it)? Most objects are only table
-   keys: a lookup and a test. */
+/* Does a mutation of obj (r: its record, or 0) do anything (a tracker, a
+   cache)? Most objects are only table keys: a lookup and a test. */
 #define MGUARD__MUTATION_MATTERS(ctx, r) \
     (((r) && ((ctx)->objs[(r) - 1].flags & MGUARD__F_TRACKER)) || (ctx)->ncslots || (ctx)->cjobs)
 
@@ -4480,9 +4448,8 @@ static long mguard__gen_get(const mguard_ctx *ctx, const void *obj)
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
 
-/* Tagged in generation since (current: the current one) or later.
-   Untagged: old, or new on a strict context, where the first untagged
-   object asked about is reported. */
+/* Tagged in generation since or later. Untagged: old, or new on a strict
+   context (the first one asked about is reported). */
 static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since, bool current, const char *fn)
 {
     uint32_t r;
