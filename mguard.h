@@ -1138,8 +1138,7 @@ typedef struct mguard__logline {
     char msg[MGUARD__LOGLINE];
 } mguard__logline;
 
-/* A context's log lines until the next safe point; only the running call
-   (the lock's holder) queues. */
+/* A context's log lines until the next safe point (only the lock's holder queues). */
 typedef struct mguard__logq {
     uint32_t n, dropped;      /* lines queued; lines that did not fit */
     mguard__logline line[MGUARD__LOGQ];
@@ -1265,8 +1264,7 @@ typedef struct mguard__side {
 #define MGUARD__NWATCH(o, sd) (((o)->flags & MGUARD__F_WLIST) ? (sd)->w.list.n : (uint32_t)((sd)->w.one.fn != NULL))
 #define MGUARD__WCAP(o, sd) (((o)->flags & MGUARD__F_WLIST) ? (sd)->w.list.cap : 1u)
 
-/* An invalidation in progress: the watchers it swapped out of a tracker,
-   linked on the C stack so mguard_unwatch can cancel pending ones. */
+/* A death in phase 2 (the dying list, on the C stack): obj may not be registered. */
 typedef struct mguard__dying {
     const void *obj;
     struct mguard__dying *next;
@@ -1289,6 +1287,7 @@ typedef struct mguard__hookframe {
     pthread_t thread;
 #endif
 } mguard__hookframe;
+/* Watchers w[0..n) being fired (on the C stack): mguard_unwatch cancels pending ones. */
 typedef struct mguard__firing {
     const void *obj;
     mguard__watcher *w;
@@ -1421,8 +1420,7 @@ typedef struct mguard__part {
 
 static void mguard__lock_acquire(mguard__lock *lk) { lk->lock_fn(lk->user); }
 
-/* The queued lines move to out (the queue is empty after): the loggers
-   then run on a copy that no re-entrant call can change. */
+/* Empty the queue into out: the loggers run on a copy no re-entrant call changes. */
 static uint32_t mguard__logq_take(mguard__logq *q, mguard__logline *out, uint32_t *dropped)
 {
     uint32_t n = q->n;
@@ -1459,8 +1457,7 @@ static void mguard__lock_release(mguard__lock *lk)
     else lk->unlock_fn(lk->user);
 }
 
-/* A default context's safe point: the queued lines to their loggers (out
-   of line: the common call has none). */
+/* A default context's safe point (out of line: the common call logs nothing). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline))
 #endif
@@ -1491,8 +1488,7 @@ static void mguard__logq_push(mguard__logq *q, mguard_log_level level, const cha
 }
 
 #ifdef MGUARD__PTHREADS
-/* mguard holds its lock for tens of nanoseconds; a waiter that went to sleep
-   in the kernel costs microseconds to wake. So try a few times first. */
+/* The lock is held for nanoseconds, a sleeper wakes in microseconds: spin first. */
 static void mguard__pt_lock(void *m)
 {
     int i;
@@ -1505,8 +1501,7 @@ static void mguard__pt_lock(void *m)
 static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *)m); }
 #endif
 
-/* Every call into user code: in_callback raised (mguard_ctx_destroy
-   refuses), the lock let go and the queued lines delivered around it. */
+/* Every call into user code: in_callback raised (ctx_destroy refuses), lock let go. */
 #define MGUARD__LK_OUT(ctx) \
     do { if ((ctx)->lk) mguard__lock_release((ctx)->lk); else if ((ctx)->logq.n) mguard__log_flush(ctx); } while (0)
 #define MGUARD__LK_IN(ctx)  do { if ((ctx)->lk) mguard__lock_acquire((ctx)->lk); } while (0)
@@ -1663,8 +1658,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, cache_last_reason, (const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c))
 #define MGUARD__API(X, V, Q, W) MGUARD__API_CORE(X, V, Q, W) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V, Q)
 
-/* The unlocked bodies, declared from the list (they call each other, and
-   the locked variants at the end call them). */
+/* The unlocked bodies, declared from the list. */
 #define MGUARD__PROTO_X(ret, name, params, args, lk) static ret mguard__##name params;
 #define MGUARD__PROTO_V(name, params, args, lk) static void mguard__##name params;
 MGUARD__API(MGUARD__PROTO_X, MGUARD__PROTO_V, MGUARD__PROTO_X, MGUARD__PROTO_X)
@@ -1762,17 +1756,14 @@ static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const ch
     mguard__log_line(ctx, level, buf);
 }
 
-/* A broken invariant, found by mguard_ctx_check (the one checker): log it
-   as an error of mguard_ctx_check and return MGUARD_EINVAL from the caller. */
+/* mguard_ctx_check's test: a broken invariant is logged, MGUARD_EINVAL returned. */
 #define MGUARD__CHECK(ctx, cond, ...) \
     do { if (!(cond)) { mguard__logf((ctx), MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
 
-/* n elements of elem bytes fit in a size_t (32-bit builds); a function so
-   that a linter does not call the 64-bit case redundant. */
+/* n * elem fits a size_t (32-bit builds; a function: no "redundant" lint on 64). */
 static bool mguard__mul_fits(size_t n, size_t elem) { return elem == 0 || n <= SIZE_MAX / elem; }
 
-/* Grow *arr (elem bytes each) so it holds at least need elements. On
-   failure nothing changes. */
+/* Grow *arr (elem bytes each) to hold need elements; on failure nothing changes. */
 static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t *cap, size_t need, size_t elem)
 {
     size_t ncap;
@@ -1807,8 +1798,7 @@ static uint32_t mguard__hash_ptr(const void *p)
 }
 
 #if defined(MGUARD_DEBUG) || !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN) || !defined(MGUARD_NO_LEDGER)
-/* Find key: returns dense index + 1, or 0. keyat(i) reads dense entry i's
-   key at byte offset 0 with the given stride. */
+/* key's dense index + 1, or 0 (each dense entry begins with its key). */
 static uint32_t mguard__ix_find(const mguard__index *ix, const unsigned char *dense, size_t stride,
                                 const void *key, uint32_t h)
 {
@@ -1860,8 +1850,7 @@ static void mguard__ix_del(mguard__index *ix, uint32_t h, uint32_t idx1)
     ix->used--;
 }
 
-/* Make room for `need` keys at load <= 1/2, rehashing the slots (the dense
-   entries do not move). On failure nothing changes. */
+/* Room for `need` keys at load <= 1/2; on failure nothing changes. */
 static mguard_status mguard__ix_reserve(const mguard_ctx *ctx, mguard__index *ix, size_t need)
 {
     size_t cap = ix->slots ? ix->mask + 1 : 0, ncap, i;
@@ -1966,8 +1955,7 @@ static uint64_t mguard__kx_match(uint64_t g, uint32_t tag)
 static uint64_t mguard__kx_match_empty(uint64_t g) { return g & ~(g << 6) & MGUARD__KX_MSB; }
 /* Does a probe go past the group at pos (some slot's probe did)? */
 #define MGUARD__KX_ON(kx, pos) ((kx)->ovf[(pos) / MGUARD__KX_GROUP] != 0)
-/* Does a probe end at the group at pos, visited with this step? After cap / 8
-   groups it ends whatever the counts say (one more would revisit a group). */
+/* A probe ends at pos: its count is 0, or cap / 8 groups were seen (no revisit). */
 #define MGUARD__KX_END(kx, pos, step) (!MGUARD__KX_ON(kx, pos) || (step) + MGUARD__KX_GROUP > (kx)->mask)
 
 /* The slot within its group of a match mask's lowest byte. */
@@ -2035,8 +2023,7 @@ static MGUARD__NOINLINE mguard__kslot *mguard__kx_find(const mguard__kx *kx, con
     return mguard__kx_probe(kx, key, tid, h, known, 0);
 }
 
-/* The hot reads' first group, where nearly every hit ends: the slot of
-   (key, tid), or NULL and *more when the probe goes on. */
+/* The hot reads' first group (nearly every hit): the slot, or NULL and *more. */
 static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h,
                                                    bool *more)
 {
@@ -2051,8 +2038,7 @@ static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const v
     return NULL;
 }
 
-/* The probe past its first group, out of line (the inline reads then need
-   no saved registers). */
+/* The probe past its first group, out of line (no saved registers inline). */
 static MGUARD__NOINLINE mguard__kslot *mguard__kx_find_rest(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h)
 {
     return mguard__kx_probe(kx, key, tid, h, NULL, MGUARD__KX_GROUP);
@@ -2099,8 +2085,7 @@ static size_t mguard__kwalk_next(const mguard__kx *kx, mguard__kwalk *w)
    straddle two). Insertions prefer them: below 3/4 full a lookup reads one. */
 #define MGUARD__KX_ONELINE 0x8080008080008080ull
 
-/* Take the first EMPTY slot of h's probe (room reserved), counting up the
-   groups passed; its index. */
+/* Take the first EMPTY slot of h's probe (room reserved), counting up the groups passed. */
 static size_t mguard__kx_take(mguard__kx *kx, uint64_t h)
 {
     size_t pos = MGUARD__KX_HOME(kx, h), step = 0, i;
@@ -2120,8 +2105,7 @@ static size_t mguard__kx_take(mguard__kx *kx, uint64_t h)
     return i;
 }
 
-/* Free slot i (full or pending; key hash h), counting down the groups its
-   probe passed. It says table id 0 from now on (mguard__weak_at). */
+/* Free slot i (key hash h), counting down its probe's groups; it says tid 0 after. */
 static void mguard__kx_erase(mguard__kx *kx, size_t i, uint64_t h)
 {
     size_t pos = MGUARD__KX_HOME(kx, h), step = 0, home = i & ~(size_t)(MGUARD__KX_GROUP - 1);
@@ -2143,8 +2127,7 @@ static void mguard__kx_erase(mguard__kx *kx, size_t i, uint64_t h)
 
 static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t i);
 
-/* Move every slot, pending ones too, into ncap slots (a power of two >= 8).
-   Out of memory, nothing changes. */
+/* Move every slot, pending too, into ncap slots; out of memory nothing changes. */
 static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
 {
     mguard__kx *kx = &ctx->kx, nk;
@@ -2288,8 +2271,7 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
     return ctx->last_str = copy;
 }
 
-/* One holder fewer of s (NULL: nothing); the last frees it, the last string
-   moving into its position. Never allocates. */
+/* One holder fewer of s (NULL: nothing); the last frees it. Never allocates. */
 static void mguard__str_release(mguard_ctx *ctx, const char *s)
 {
     mguard__str *h;
@@ -2314,8 +2296,7 @@ static void mguard__str_release(mguard_ctx *ctx, const char *s)
     mguard__free(ctx, h);
 }
 
-/* A string handed to the program that another thread could let go while
-   the program reads it: on a thread-safe context, kept for good. */
+/* A string handed out that another thread could free: kept for good (thread-safe ctx). */
 static void mguard__str_keep_if_shared(const mguard_ctx *ctx, const char *s)
 {
     if (s && ctx->lk) MGUARD__STR_HDR(s)->refs = MGUARD__STR_STICKY;
@@ -2509,8 +2490,7 @@ static void mguard__dbg_add(mguard_ctx *ctx, mguard_weak *t)
     mguard__ix_put(&ctx->dbg.ix, mguard__hash_ptr(t), ctx->dbg.ntabs);
 }
 
-/* Remove dense element i1 (of n; each begins with its key) by swap, the
-   last one's slot renumbered. */
+/* Remove dense element i1 (of n) by swap, the last one's slot renumbered. */
 static void mguard__dbg_swap_remove(mguard__index *ix, unsigned char *dense, size_t stride, uint32_t i1, uint32_t n)
 {
     const void *key, *moved;
@@ -2603,8 +2583,7 @@ static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 }
 #endif
 
-/* The create functions' check: a live context not being destroyed (a handle
-   made by its destroy's callback would outlive it). */
+/* Create's check: a live context not being destroyed (else the handle outlives it). */
 static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn)
 {
     if (!mguard__ctx_ok(ctx, fn)) return false;
@@ -2778,10 +2757,8 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     mguard__logq_deliver(q, n, dropped);
 }
 
-
 #if defined(MGUARD_DEBUG) || !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN)
-/* The check of a dense-array index (the debug registry, the scope and
-   dynamism trackers' indexes). */
+/* The check of a dense-array index (debug registry, trackers). */
 static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *ix, const unsigned char *dense,
                                          size_t stride, size_t len, const char *what)
 {
@@ -2989,8 +2966,7 @@ static MGUARD__HOT uint32_t mguard__reg_look(const mguard_ctx *ctx, const void *
     return mguard__reg_look_rest(ctx, obj, h, more, known, serial);
 }
 
-/* Create the record of obj, known to have none (known: a table holds obj);
-   room reserved (mguard__admit). Its serial is ctx->next_serial after. */
+/* obj's new record (known: a table holds obj; room reserved): serial next_serial. */
 static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, bool known)
 {
     uint32_t r;
@@ -3025,8 +3001,7 @@ static mguard_status mguard__side_reserve(mguard_ctx *ctx, uint32_t n)
                            (size_t)ctx->nsides + n, sizeof(mguard__side));
 }
 
-/* Record r's side record, created (zeroed) if it has none: room reserved
-   by mguard__side_reserve. */
+/* Record r's side record, zeroed if new (room reserved: mguard__side_reserve). */
 static mguard__side *mguard__side_take(mguard_ctx *ctx, uint32_t r)
 {
     mguard__obj *o = &ctx->objs[r - 1];
@@ -3066,8 +3041,7 @@ static void mguard__reg_free(mguard_ctx *ctx, uint32_t r, size_t i)
     ctx->live_recs--;
 }
 
-/* Drop record r from the registry (the caller has detached everything); the
-   object stays known while a table holds it. */
+/* Drop record r (all detached); obj stays known while a table holds it. */
 static void mguard__reg_drop(mguard_ctx *ctx, uint32_t r)
 {
     const void *key = ctx->objs[r - 1].key;
@@ -3112,10 +3086,8 @@ static unsigned char *mguard__kvalue(const mguard_weak *t, mguard__kslot *s)
     return t->vstride ? t->vals + (size_t)s->pos * t->vstride : s->v.b;
 }
 
-/* An entry's stamp, whole: when it was made, counted in entries the
-   context made. */
+/* An entry's whole stamp: the context's count of entries made when it was made. */
 #define MGUARD__STAMP(t, el) ((t)->base + (el).stamp)
-
 
 /* ---- 2. object lifetimes: the destructor hook ---------------------------
    Phase 1 detaches obj from everything, with no callback and usually no
@@ -3406,7 +3378,6 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 }
 
 
-
 /* ======================================================================= */
 /* >>weak: 3. weak key tables */
 /* ======================================================================= */
@@ -3434,8 +3405,7 @@ static MGUARD__HOT mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t
     return t->pinned && kx->ctrl[k] >= MGUARD__KX_EMPTY ? NULL : s;
 }
 
-/* A new id in tabs or ctabs (entry 0 unused, free ids linked from
-   *freeid); 0 when out of memory. */
+/* A new id in tabs or ctabs (0 unused, free ids linked); 0: out of memory. */
 static uint32_t mguard__id_take(const mguard_ctx *ctx, void **arr, uint32_t *n, uint32_t *cap, uint32_t *freeid)
 {
     uint32_t id;
@@ -3523,8 +3493,7 @@ static void mguard__weak_free(mguard_weak *t)
     mguard__bury(ctx, t);
 }
 
-/* Is obj in phase 2 of its death right now? Such an object may not be
-   registered again (it is about to be freed): mguard refuses. */
+/* Is obj in phase 2 of its death (about to be freed: not registrable)? */
 static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj)
 {
     const mguard__dying *d;
@@ -3572,8 +3541,7 @@ static mguard_status mguard__weak_resize(mguard_weak *t, size_t ncap)
     return MGUARD_OK;
 }
 
-/* Renumber t's stamps from the context's count (they may not span 2^32):
-   an iterator from before it ends (mguard__weak_next). */
+/* Renumber t's stamps (they may not span 2^32): older iterators end. */
 static void mguard__weak_rebase(mguard_weak *t)
 {
     uint32_t i;
@@ -3614,12 +3582,10 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
     return mguard__weak_resize(t, t->cap ? (size_t)t->cap * 2 : 8);
 }
 
-/* Copy for an old value destroyed after an overwrite/remove: the stack for
-   small values, else the heap. */
+/* An old value's copy for its destructor: on the stack if small, else the heap. */
 #define MGUARD__STACK_VALUE 256
 
-/* Copy n value bytes, overlap allowed. Pointer-sized and smaller values
-   (the common case) go through a register instead of a library call. */
+/* Copy n value bytes, overlap allowed (small ones through a register). */
 static void mguard__copy_value(void *dst, const void *src, size_t n)
 {
     if (n == 8) {
@@ -3645,8 +3611,7 @@ static void mguard__destroy_in_place(mguard_weak *t, uint32_t pos, const void *k
     if (--t->pinned == 0 && t->zombie) mguard__weak_free(t);
 }
 
-/* An overwrite of the value at e: store the new bytes, then destroy the
-   old ones. */
+/* An overwrite of the value at e: store the new bytes, then destroy the old. */
 static mguard_status mguard__weak_overwrite(mguard_weak *t, const void *key, unsigned char *e, const void *value)
 {
     mguard_ctx *ctx = t->ctx;
@@ -3881,7 +3846,6 @@ static mguard_status mguard__weak_remove(mguard_weak *t, const void *key)
     mguard__weak_remove_slot(t, s, known);
     return MGUARD_OK;
 }
-
 
 static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
 {
@@ -4196,8 +4160,7 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj)
 #endif
 }
 
-/* Drop l's watchers whose guard is dead (a never-mutated object's list
-   would grow), amortized over mguard_watch. */
+/* Drop l's dead guards' watchers (else a never-mutated list grows); amortized. */
 static void mguard__prune_watchers(mguard_ctx *ctx, mguard__wlist *l)
 {
     mguard__watcher *ws = l->at;
@@ -4407,7 +4370,6 @@ static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
 }
 
 
-
 /* ======================================================================= */
 /* >>gen: 6. generation tags */
 /* ======================================================================= */
@@ -4448,8 +4410,7 @@ static long mguard__gen_get(const mguard_ctx *ctx, const void *obj)
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
 
-/* Tagged in generation since or later. Untagged: old, or new on a strict
-   context (the first one asked about is reported). */
+/* Tagged in generation since or later; untagged is old (new if strict: reported). */
 static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since, bool current, const char *fn)
 {
     uint32_t r;
@@ -4522,7 +4483,6 @@ static void mguard__gen_clear(mguard_ctx *ctx)
         mguard__reg_drop_if_empty(ctx, i + 1);
     }
 }
-
 
 #ifndef MGUARD_NO_SCOPE
 /* ======================================================================= */
