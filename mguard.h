@@ -9813,36 +9813,29 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 /* >>cache: 11. guarded caches */
 /* ======================================================================= */
 
-/* A cache keeps its entries in the context's index (mguard__kx), beside
-   the weak tables' entries, under its own id (MGUARD__TID_CACHE | cid):
-   an entry is a LOOKUP slot on the probe of its first key, holding the
-   value when it fits 8 bytes (else a pointer to the value's own block) and
-   the entry's position; each further key and each added dependency is a
-   DEP slot on that object's probe (its attribute, interned, in the value
-   field). So an event on obj (a mutation, a death) finds every entry that
-   depends on obj on obj's own probe, as a death finds obj's table entries,
-   and a hit reads one slot, as mguard_weak_get does. The position indexes
-   the cache's records (16 bytes: the lookup slot's index, the key and
-   dependency counts, and the one added dependency or an array of the keys
-   and dependencies) and their store orders (32 bits each, renumbered when
-   they would wrap); free positions are reused, last freed first. A bounded cache keeps an LRU list and costs per position;
-   a cache with log_reasons keeps each drop's reason per position until
-   phase 2 logs it.
-   A remembered drop (the ring, mguard_cache_last_reason) keeps its keys'
-   slots as RING slots (the entry's own slots, converted: no allocation),
-   so a key stays known until its death, and its death forgets the reason:
-   a new object at that address never finds it. A compute in progress
-   holds its keys and declared dependencies in its job (ctx->cjobs); an
-   event spoils the jobs that depend on its object.
-   A record is in one state: FREE (on the free list), LIVE (stored: its lookup
-   slot says its position), DROPPED (out of the index, its value in x,
-   linked on an event's drop list until phase 2 destroys the value).
-   Invariants (mguard__cache_check): live + nfree + npend == nrec; every
-   LIVE record's lookup slot names it and is found by its keys, each
-   further key and added dependency has its DEP slot; every cache slot of
-   the index names a live cache and (LOOKUP, DEP) a LIVE record; nslots
-   counts the cache's slots; the LRU list holds every LIVE entry of a
-   bounded cache, and total_cost with cost_carry sums their costs. */
+/* A cache keeps its entries in the context's index (mguard__kx) under its
+   own id (MGUARD__TID_CACHE | cid). An entry is a LOOKUP slot on its first
+   key's probe (the value when it fits 8 bytes, else its block's address;
+   and the entry's position); each further key and added dependency is a
+   DEP slot on that object's probe (its interned attribute as the value).
+   So an event on obj finds every entry depending on obj on obj's own
+   probe, as a death finds obj's table entries, and a hit reads one slot.
+   A position indexes the records, the store orders (32 bits, renumbered
+   before they wrap) and, bounded, the LRU links and costs; log_reasons, a
+   drop's reason until phase 2 logs it. Free positions: the last freed first.
+   A remembered drop (the ring, mguard_cache_last_reason) turns its keys'
+   slots into RING slots (no allocation); they keep the keys known until
+   their death, which forgets the reason: a new object at that address
+   never finds it. A compute in progress holds its keys and declared
+   dependencies in its job (ctx->cjobs); an event spoils those it reaches.
+   A record is FREE (on the free list), LIVE (its lookup slot names it) or
+   DROPPED (out of the index, its value in x, on an event's drop list until
+   phase 2 destroys the value).
+   Invariants (mguard__cache_check): live + nfree + npend == nrec; a LIVE
+   record's lookup slot names it and is found by its keys, each further key
+   and dependency has its DEP slot; every cache slot names a live cache and
+   (LOOKUP, DEP) a LIVE record; nslots counts c's slots; a bounded cache's
+   LRU list holds every LIVE entry, total_cost with cost_carry their costs. */
 
 #define MGUARD__MAGIC_CACHE    0x6d676362u  /* "mgcb"; even: the _TS one differs */
 #define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
@@ -9987,28 +9980,56 @@ static const void *const *mguard__crec_keys(const mguard_cache *c, const mguard_
     return MGUARD__CR_NK(r) > 1 ? r->x.more : &c->ctx->kx.slots[r->slot].key;
 }
 
+/* A walk of obj's probe for the cold paths (the fast get reads the first
+   group itself): each slot whose control byte matched obj's tag when its
+   group was read, or SIZE_MAX at the end. A walk may erase slots as it
+   goes: the end is checked only once a group's candidates are used. */
+typedef struct mguard__cprobe {
+    size_t at, step;
+    uint64_t m;
+    uint32_t tag;
+} mguard__cprobe;
+static size_t mguard__cprobe_next(mguard__cprobe *p, const mguard__kx *kx)
+{
+    size_t k;
+    while (!p->m) {
+        if (MGUARD__KX_END(kx, p->at, p->step)) return SIZE_MAX;
+        p->step += MGUARD__KX_GROUP;
+        p->at = (p->at + p->step) & kx->mask;
+        p->m = mguard__kx_match(mguard__kx_load(kx->ctrl + p->at), p->tag);
+    }
+    k = p->at + mguard__kx_bit(p->m);
+    p->m &= p->m - 1;
+    return k;
+}
+static size_t mguard__cprobe_start(mguard__cprobe *p, const mguard__kx *kx, const void *obj)
+{
+    uint64_t h = mguard__hash64(obj);
+    p->at = MGUARD__KX_HOME(kx, h);
+    p->step = 0;
+    p->tag = MGUARD__KX_TAG(h);
+    p->m = mguard__kx_match(mguard__kx_load(kx->ctrl + p->at), p->tag);
+    return mguard__cprobe_next(p, kx);
+}
+#define MGUARD__CPROBE_EACH(p, kx, obj, k) for (k = mguard__cprobe_start(&p, kx, obj); k != SIZE_MAX; k = mguard__cprobe_next(&p, kx))
+
 /* The lookup slot of the tuple's LIVE entry, or SIZE_MAX. Never writes. */
 static size_t mguard__cache_find(const mguard_cache *c, const void *const *keys, size_t n)
 {
     const mguard__kx *kx = &c->ctx->kx;
-    uint64_t h = mguard__hash64(keys[0]);
-    size_t pos = MGUARD__KX_HOME(kx, h), step = 0, k;
-    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c), want = (uint32_t)(n - 1) << 28;
-    for (;;) {
-        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + pos), tag);
-        for (; m; m &= m - 1) {
-            const mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
-            const void *const *more;
-            if (s->key != keys[0] || s->tid != tid || (s->pos & ~MGUARD__CS_POS) != want) continue;
-            if (n == 1) return (size_t)(s - kx->slots);
-            more = c->recs[s->pos & MGUARD__CS_POS].x.more;
-            for (k = 1; k < n && more[k] == keys[k]; k++) {}
-            if (k == n) return (size_t)(s - kx->slots);
-        }
-        if (MGUARD__KX_END(kx, pos, step)) return SIZE_MAX;
-        step += MGUARD__KX_GROUP;
-        pos = (pos + step) & kx->mask;
+    mguard__cprobe p;
+    size_t i, k;
+    uint32_t tid = MGUARD__CTID(c), want = (uint32_t)(n - 1) << 28;
+    MGUARD__CPROBE_EACH(p, kx, keys[0], i) {
+        const mguard__kslot *s = &kx->slots[i];
+        const void *const *more;
+        if (s->key != keys[0] || s->tid != tid || (s->pos & ~MGUARD__CS_POS) != want) continue;
+        if (n == 1) return i;
+        more = c->recs[s->pos & MGUARD__CS_POS].x.more;
+        for (k = 1; k < n && more[k] == keys[k]; k++) {}
+        if (k == n) return i;
     }
+    return SIZE_MAX;
 }
 
 /* The index moved cache slot s to slot j: a lookup slot's record says so. */
@@ -10065,26 +10086,19 @@ static void mguard__cslot_erase(mguard_cache *c, size_t i, const void *dying)
 static void mguard__cslots_retag(mguard_cache *c, const void *obj, uint32_t pos, int ring, const void *dying)
 {
     mguard__kx *kx = &c->ctx->kx;
-    uint64_t h = mguard__hash64(obj);
-    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
-    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c);
-    for (;;) {
-        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
-        for (; m; m &= m - 1) {
-            size_t k = at + mguard__kx_bit(m);
-            mguard__kslot *s = &kx->slots[k];
-            if (s->key != obj || s->tid != tid || s->pos != pos || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
-            if (ring >= 0) {
-                if (pos & MGUARD__CS_DEP) mguard__str_release(c->ctx, (const char *)s->v.cp);
-                s->pos = MGUARD__CS_RING | (uint32_t)ring;
-                s->v.u = 0;
-            } else {
-                mguard__cslot_erase(c, k, dying);
-            }
+    mguard__cprobe p;
+    size_t k;
+    uint32_t tid = MGUARD__CTID(c);
+    MGUARD__CPROBE_EACH(p, kx, obj, k) {
+        mguard__kslot *s = &kx->slots[k];
+        if (s->key != obj || s->tid != tid || s->pos != pos || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
+        if (ring >= 0) {
+            if (pos & MGUARD__CS_DEP) mguard__str_release(c->ctx, (const char *)s->v.cp);
+            s->pos = MGUARD__CS_RING | (uint32_t)ring;
+            s->v.u = 0;
+        } else {
+            mguard__cslot_erase(c, k, dying);
         }
-        if (MGUARD__KX_END(kx, at, step)) return;
-        step += MGUARD__KX_GROUP;
-        at = (at + step) & kx->mask;
     }
 }
 
@@ -10425,9 +10439,8 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
                                 int death, mguard__cdrops *q)
 {
     mguard__kx *kx = &ctx->kx;
-    uint64_t h = mguard__hash64(obj);
-    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
-    uint32_t tag = MGUARD__KX_TAG(h);
+    mguard__cprobe pr;
+    size_t k;
     const char *ia = attr ? mguard__str_find(ctx, attr) : NULL;
     int interned = 0;
     mguard_cache_job *job;
@@ -10450,41 +10463,34 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     }
     /* mark the entries reached (each once), on their caches' lists; the
        caches with marks in the order they were made */
-    for (;;) {
-        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
-        for (; m; m &= m - 1) {
-            size_t k = at + mguard__kx_bit(m);
-            const mguard__kslot *s = &kx->slots[k];
-            mguard__crec *r;
-            uint32_t pos;
-            if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
-            c = ctx->ctabs[s->tid & ~MGUARD__TID_CACHE];
-            if (s->pos & MGUARD__CS_RING) {
-                if (death) {
-                    c->ringlive[s->pos & (MGUARD_CACHE_REASONS - 1)] = false;
-                    mguard__cslot_erase(c, k, obj);
-                }
-                continue;
+    MGUARD__CPROBE_EACH(pr, kx, obj, k) {
+        const mguard__kslot *s = &kx->slots[k];
+        mguard__crec *r;
+        uint32_t pos;
+        if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
+        c = ctx->ctabs[s->tid & ~MGUARD__TID_CACHE];
+        if (s->pos & MGUARD__CS_RING) {
+            if (death) {
+                c->ringlive[s->pos & (MGUARD_CACHE_REASONS - 1)] = false;
+                mguard__cslot_erase(c, k, obj);
             }
-            /* attr NULL (a death, or "the whole object changed") reaches every
-               slot; a named attribute, whole-object ones and its own */
-            if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)ia) continue;
-            pos = s->pos & MGUARD__CS_POS;
-            r = &c->recs[pos];
-            if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) continue;
-            r->meta |= MGUARD__CR_MARKED;
-            if (!c->nmarked++) {
-                for (pc = &marked; *pc && (*pc)->order < c->order; pc = &(*pc)->mnext) {}
-                c->mnext = *pc;
-                *pc = c;
-                c->mhead = 0;
-            }
-            c->seqs[pos] = c->mhead;
-            c->mhead = pos + 1;
+            continue;
         }
-        if (MGUARD__KX_END(kx, at, step)) break;
-        step += MGUARD__KX_GROUP;
-        at = (at + step) & kx->mask;
+        /* attr NULL (a death, or "the whole object changed") reaches every
+           slot; a named attribute, whole-object ones and its own */
+        if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)ia) continue;
+        pos = s->pos & MGUARD__CS_POS;
+        r = &c->recs[pos];
+        if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) continue;
+        r->meta |= MGUARD__CR_MARKED;
+        if (!c->nmarked++) {
+            for (pc = &marked; *pc && (*pc)->order < c->order; pc = &(*pc)->mnext) {}
+            c->mnext = *pc;
+            *pc = c;
+            c->mhead = 0;
+        }
+        c->seqs[pos] = c->mhead;
+        c->mhead = pos + 1;
     }
     if (marked && !death && !interned) {
         why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
@@ -10873,29 +10879,23 @@ static size_t mguard__cache_count(const mguard_cache *c)
 static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c, const void *const *keys, size_t n)
 {
     const mguard__kx *kx = &c->ctx->kx;
-    uint64_t h = mguard__hash64(keys[0]);
-    size_t at = MGUARD__KX_HOME(kx, h), step = 0, k;
-    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c), best = MGUARD_CACHE_REASONS, age = 0;
+    mguard__cprobe p;
+    size_t i, k;
+    uint32_t tid = MGUARD__CTID(c), best = MGUARD_CACHE_REASONS, age = 0;
     if (!c->nring) return NULL;
-    for (;;) {
-        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
-        for (; m; m &= m - 1) {
-            const mguard__kslot *s = &kx->slots[at + mguard__kx_bit(m)];
-            uint32_t rp, a;
-            const mguard_cache_reason *r;
-            if (s->key != keys[0] || s->tid != tid || !(s->pos & MGUARD__CS_RING)) continue;
-            rp = s->pos & (MGUARD_CACHE_REASONS - 1);
-            r = &c->ring[rp];
-            a = (c->ringpos + MGUARD_CACHE_REASONS - 1 - rp) % MGUARD_CACHE_REASONS;   /* 0: the newest */
-            if (!c->ringlive[rp] || r->nkeys != n || (best < MGUARD_CACHE_REASONS && a >= age)) continue;
-            for (k = 0; k < n && r->keys[k] == keys[k]; k++) {}
-            if (k < n) continue;
-            best = rp;
-            age = a;
-        }
-        if (MGUARD__KX_END(kx, at, step)) break;
-        step += MGUARD__KX_GROUP;
-        at = (at + step) & kx->mask;
+    MGUARD__CPROBE_EACH(p, kx, keys[0], i) {
+        const mguard__kslot *s = &kx->slots[i];
+        uint32_t rp, a;
+        const mguard_cache_reason *r;
+        if (s->key != keys[0] || s->tid != tid || !(s->pos & MGUARD__CS_RING)) continue;
+        rp = s->pos & (MGUARD_CACHE_REASONS - 1);
+        r = &c->ring[rp];
+        a = (c->ringpos + MGUARD_CACHE_REASONS - 1 - rp) % MGUARD_CACHE_REASONS;   /* 0: the newest */
+        if (!c->ringlive[rp] || r->nkeys != n || (best < MGUARD_CACHE_REASONS && a >= age)) continue;
+        for (k = 0; k < n && r->keys[k] == keys[k]; k++) {}
+        if (k < n) continue;
+        best = rp;
+        age = a;
     }
     return best < MGUARD_CACHE_REASONS ? &c->ring[best] : NULL;
 }
@@ -11124,20 +11124,15 @@ static mguard_status mguard__cache_job_set_cost(mguard_cache_job *job, size_t co
 static bool mguard__cache_has_dep(const mguard_cache *c, uint32_t pos, const void *obj, const char *ia)
 {
     const mguard__kx *kx = &c->ctx->kx;
-    uint64_t h = mguard__hash64(obj);
-    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
-    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c);
-    for (;;) {
-        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
-        for (; m; m &= m - 1) {
-            const mguard__kslot *s = &kx->slots[at + mguard__kx_bit(m)];
-            if (s->key == obj && s->tid == tid && s->pos == (MGUARD__CS_DEP | pos) && (!s->v.cp || s->v.cp == (const void *)ia))
-                return true;
-        }
-        if (MGUARD__KX_END(kx, at, step)) return false;
-        step += MGUARD__KX_GROUP;
-        at = (at + step) & kx->mask;
+    mguard__cprobe p;
+    size_t k;
+    uint32_t tid = MGUARD__CTID(c);
+    MGUARD__CPROBE_EACH(p, kx, obj, k) {
+        const mguard__kslot *s = &kx->slots[k];
+        if (s->key == obj && s->tid == tid && s->pos == (MGUARD__CS_DEP | pos) && (!s->v.cp || s->v.cp == (const void *)ia))
+            return true;
     }
+    return false;
 }
 
 static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr)
