@@ -9841,7 +9841,6 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 #define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
 #define MGUARD__MAGIC_JOB      0x6d676a62u  /* "mgjb" */
 
-
 enum { MGUARD__CR_FREE = 0, MGUARD__CR_LIVE = 1, MGUARD__CR_DROPPED = 2, MGUARD__CR_MARKED = 3 };
 typedef struct mguard__crec {
     uint32_t slot;        /* LIVE, MARKED: its lookup slot; DROPPED: the next drop's position + 1,
@@ -9849,8 +9848,7 @@ typedef struct mguard__crec {
     uint32_t meta;        /* state (2 bits), nkeys - 1 (2 bits), added dependencies (the rest) */
     union {
         const void *dep;  /* one key, one added dependency: its object */
-        const void **more;/* else (MGUARD__CR_MORE): the keys (more than one), then the
-                             dependencies; capacity mguard__cap2(count) */
+        const void **more;/* else (MGUARD__CR_MORE): keys (over one), then dependencies */
         void *block;      /* DROPPED, value over 8 bytes: its block */
         uint64_t u;       /* DROPPED, value of 8 bytes or less: the value */
     } x;
@@ -9860,6 +9858,7 @@ typedef struct mguard__crec {
 #define MGUARD__CR_ND(r) ((r)->meta >> 4)
 #define MGUARD__CR_MORE(r) (MGUARD__CR_NK(r) > 1 || MGUARD__CR_ND(r) > 1)
 #define MGUARD__CR_KOFS(r) (MGUARD__CR_NK(r) > 1 ? MGUARD__CR_NK(r) : 0u)
+#define MGUARD__CR_DEP(r, i) (MGUARD__CR_MORE(r) ? (r)->x.more[MGUARD__CR_KOFS(r) + (i)] : (r)->x.dep)
 
 /* A bounded cache's per-position LRU links (position + 1) and cost. */
 typedef struct mguard__clru {
@@ -9874,8 +9873,7 @@ struct mguard_cache {
     mguard_ctx *ctx;
     struct mguard_cache *prev, *next;  /* ctx's cache list */
     size_t value_size, capacity, max_cost, total_cost;
-    size_t cost_carry;                 /* total_cost's wraps: the entries' exact total
-                                          cost is cost_carry * (SIZE_MAX + 1) + total_cost */
+    size_t cost_carry;                 /* total_cost's wraps (the sum is kept exact) */
     mguard_value_dtor dtor;
     void *user;
     const char *name;                  /* interned */
@@ -9885,12 +9883,10 @@ struct mguard_cache {
     mguard__crec *recs;                /* 16 bytes per position */
     uint32_t nrec, caprec, live, npend;  /* npend: DROPPED, waiting for phase 2 */
     uint32_t freehead, nfree;          /* FREE records, linked (the last freed first) */
-    uint32_t *seqs;                    /* per position (capseq >= caprec): LIVE, its store
-                                          order less sbase; DROPPED: the next drop's cid;
-                                          MARKED: the next marked position + 1 */
+    uint32_t *seqs;                    /* LIVE: store order less sbase; DROPPED: the next
+                                          drop's cid; MARKED: the next marked position + 1 */
     uint32_t capseq;
-    uint64_t sbase;                    /* store orders are relative to it (rebased: when
-                                          they would not fit 32 bits) */
+    uint64_t sbase;                    /* store orders are relative to it */
     bool rebased;
     uint32_t mhead, nmarked;           /* an event's phase 1: its marked positions */
     struct mguard_cache *mnext;        /* the next cache with marked positions */
@@ -9904,20 +9900,17 @@ struct mguard_cache {
     mguard_cache_reason ring[MGUARD_CACHE_REASONS];
     bool ringlive[MGUARD_CACHE_REASONS];  /* false: a key died (it answers no more) */
     uint32_t nring, ringpos;           /* remembered; next slot to write */
-    void *parked;                      /* a stale computed value handed out (parkv
-                                          or a block), or NULL */
+    void *parked;                      /* a stale value handed out (parkv, a block), or NULL */
     uint64_t parkseq;
     union { uint64_t u; unsigned char b[8]; } parkv;
     int busy;                          /* computes, clears and pending drops on c */
     int destroying;
 };
 
-/* A compute in progress, on the C stack of get_or_compute, on ctx->cjobs:
-   the keys and the declared dependencies (interned attributes, one
-   reference each). Past MGUARD__JOB_SCAN declared, a hash set of them
-   (open addressing, at most half full) answers "declared already?" in
-   O(1); out of memory for the set, the job scans (slower, never a
-   failure). */
+/* A compute in progress (on get_or_compute's stack, on ctx->cjobs): its
+   keys and declared dependencies (one reference to each attribute). Past
+   MGUARD__JOB_SCAN of them a hash set (at most half full) answers
+   "declared already?"; without memory for it the job scans, never fails. */
 #define MGUARD__JOB_SCAN 8
 typedef struct mguard__cpair {
     const void *obj;                   /* NULL: an empty slot */
@@ -10116,6 +10109,17 @@ static void mguard__ring_forget(mguard_cache *c, uint32_t rp, const void *dying)
     c->ringlive[rp] = false;
 }
 
+/* *r = why with keys, taking its own references to the strings. */
+static void mguard__reason_copy(mguard_cache_reason *r, const mguard_cache_reason *why, const void *const *keys, uint32_t n)
+{
+    *r = *why;
+    mguard__str_take(r->attr);
+    mguard__str_take(r->file);
+    memset(r->keys, 0, sizeof r->keys);
+    memcpy(r->keys, keys, n * sizeof *keys);
+    r->nkeys = n;
+}
+
 /* Take the next ring slot for why (with keys): the reason it held is
    forgotten. live: the keys' slots will pin it (the caller makes them). */
 static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *why, const void *const *keys, uint32_t n,
@@ -10125,14 +10129,9 @@ static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *wh
     uint32_t rp = c->ringpos;
     mguard_cache_reason *r = &c->ring[rp];
     if (c->nring == MGUARD_CACHE_REASONS) mguard__ring_forget(c, rp, dying);
-    *r = *why;
-    mguard__str_take(r->attr);
-    mguard__str_take(r->file);
+    mguard__reason_copy(r, why, keys, n);
     mguard__str_keep_if_shared(ctx, r->attr);   /* a reader on another thread */
     mguard__str_keep_if_shared(ctx, r->file);
-    memset(r->keys, 0, sizeof r->keys);
-    memcpy(r->keys, keys, n * sizeof *keys);
-    r->nkeys = n;
     c->ringlive[rp] = live;
     c->ringpos = (rp + 1) % MGUARD_CACHE_REASONS;
     if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
@@ -10218,25 +10217,15 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
         mguard__cslot_erase(c, r->slot, dying);
     }
     for (i = 1; i < nk; i++) mguard__cslots_retag(c, keys[i], MGUARD__CS_DEP | pos, keys[i] != dying ? ring : -1, dying);
-    for (i = 0; i < nd; i++)
-        mguard__cslots_retag(c, MGUARD__CR_MORE(r) ? r->x.more[MGUARD__CR_KOFS(r) + i] : r->x.dep, MGUARD__CS_DEP | pos, -1, dying);
+    for (i = 0; i < nd; i++) mguard__cslots_retag(c, MGUARD__CR_DEP(r, i), MGUARD__CS_DEP | pos, -1, dying);
     if (MGUARD__CR_MORE(r)) mguard__free(ctx, (void *)r->x.more);
     if (MGUARD__CACHE_BOUNDED(c)) {
         mguard__lru_unlink(c, pos + 1);
         mguard__cache_cost_sub(c, c->lru[pos].cost);
     }
     mguard__cache_count_cause(c, why->cause);
-    if (c->log_reasons && why->cause) {   /* held until phase 2 logs it */
-        mguard_cache_reason *lw = &c->lw[pos];
-        *lw = *why;
-        memset(lw->keys, 0, sizeof lw->keys);
-        memcpy(lw->keys, keys, nk * sizeof *keys);
-        lw->nkeys = nk;
-        mguard__str_take(lw->attr);
-        mguard__str_take(lw->file);
-    } else if (c->log_reasons) {
-        c->lw[pos].cause = (mguard_cache_cause)0;
-    }
+    if (c->log_reasons && why->cause) mguard__reason_copy(&c->lw[pos], why, keys, nk);   /* until phase 2 logs it */
+    else if (c->log_reasons) c->lw[pos].cause = (mguard_cache_cause)0;
     r->meta = MGUARD__CR_DROPPED;
     r->x.u = v;   /* the value, or its block */
     r->slot = 0;
@@ -10284,14 +10273,18 @@ static uint64_t mguard__cache_park(mguard_cache *c, const void *v8, void *block)
 }
 static void mguard__cache_unpark(mguard_cache *c) { (void)mguard__cache_park(c, NULL, NULL); }
 
-static size_t mguard__cache_keys_format(char *buf, size_t cap, const void *const *keys, size_t n)
+/* The log line "mguard_cache NAME: what (keys)", then sep and r's text. */
+static void mguard__cache_log(mguard_cache *c, const char *what, const void *const *keys, size_t n, const char *sep,
+                              const mguard_cache_reason *r)
 {
+    char kb[128], text[256];
     size_t len = 0, i;
     for (i = 0; i < n; i++) {
-        int k = snprintf(buf + (len < cap ? len : cap), len < cap ? cap - len : 0, "%s%p", i ? ", " : "", keys[i]);
+        int k = snprintf(kb + (len < sizeof kb ? len : sizeof kb), len < sizeof kb ? sizeof kb - len : 0, "%s%p", i ? ", " : "", keys[i]);
         if (k > 0) len += (size_t)k;
     }
-    return len;
+    if (r) mguard_cache_reason_format(r, text, sizeof text);
+    mguard__logf(c->ctx, MGUARD_LOG_INFO, "mguard_cache %s: %s (%s)%s%s", c->name, what, kb, r ? sep : "", r ? text : "");
 }
 
 /* Phase 2: for each drop of q, in drop order: its position freed, the
@@ -10320,11 +10313,8 @@ static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)
         c->npend--;
         if (c->log_reasons && c->lw[pos].cause) {
             mguard_cache_reason why = c->lw[pos];
-            char keys[128], text[256];
             c->lw[pos].cause = (mguard_cache_cause)0;
-            mguard__cache_keys_format(keys, sizeof keys, why.keys, why.nkeys);
-            mguard_cache_reason_format(&why, text, sizeof text);
-            mguard__logf(ctx, MGUARD_LOG_INFO, "mguard_cache %s: dropped (%s): %s", c->name, keys, text);
+            mguard__cache_log(c, "dropped", why.keys, why.nkeys, ": ", &why);
             mguard__str_release(ctx, why.attr);
             mguard__str_release(ctx, why.file);
         }
@@ -10902,11 +10892,7 @@ static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c,
 
 static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
-    const mguard_cache_reason *r = mguard__cache_reason_of(c, keys, nkeys);
-    char kb[128], why[256];
-    mguard__cache_keys_format(kb, sizeof kb, keys, nkeys);
-    if (r) mguard_cache_reason_format(r, why, sizeof why);
-    mguard__logf(c->ctx, MGUARD_LOG_INFO, "mguard_cache %s: miss (%s)%s%s", c->name, kb, r ? " after " : "", r ? why : "");
+    mguard__cache_log(c, "miss", keys, nkeys, " after ", mguard__cache_reason_of(c, keys, nkeys));
 }
 
 static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out)
@@ -11331,8 +11317,7 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
         for (i = 1; i < nk; i++)
             MGUARD__CHECK(ctx, mguard__cache_has_dep(c, pos, keys[i], NULL), "cache %p: entry %u: key %u has no slot", (const void *)c, pos, i);
         for (i = 0; i < nd; i++)
-            MGUARD__CHECK(ctx, mguard__kx_known(ctx, MGUARD__CR_MORE(r) ? r->x.more[MGUARD__CR_KOFS(r) + i] : r->x.dep,
-                                                mguard__hash64(MGUARD__CR_MORE(r) ? r->x.more[MGUARD__CR_KOFS(r) + i] : r->x.dep)),
+            MGUARD__CHECK(ctx, mguard__kx_known(ctx, MGUARD__CR_DEP(r, i), mguard__hash64(MGUARD__CR_DEP(r, i))),
                           "cache %p: entry %u: dependency %u has no slot", (const void *)c, pos, i);
         if (MGUARD__CACHE_BOUNDED(c)) {
             cost += c->lru[pos].cost;
