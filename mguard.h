@@ -10504,6 +10504,16 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     }
 }
 
+/* The end of a call that dropped entries onto q: the parked value, then
+   the dropped ones destroyed (c may go in the first: q then holds none of
+   its drops; a destroy from the others waits for c's drops still to come). */
+static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q)
+{
+    mguard_ctx *ctx = c->ctx;
+    mguard__cache_unpark(c);
+    mguard__cache_finish(ctx, q);
+}
+
 /* ---- create, destroy ---- */
 
 static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc)
@@ -10768,10 +10778,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_set: out of memory");
         return st;
     }
-    /* the parked value, then the dropped ones (a destroy of c from their
-       destructors waits for c's drops still to come: c is read no more) */
-    mguard__cache_unpark(c);
-    mguard__cache_finish(ctx, &q);
+    mguard__cache_settle(c, &q);
     return MGUARD_OK;
 }
 
@@ -10927,6 +10934,17 @@ static void mguard__job_end(mguard_ctx *ctx, mguard_cache_job *job)
     mguard__free(ctx, job->set);
 }
 
+/* A computed value no cache will hold: destroyed now (its destructor run
+   when computed), its block freed. */
+static void mguard__cache_discard(mguard_cache *c, void *val, void *block, bool computed)
+{
+    mguard_ctx *ctx = c->ctx;
+    mguard_value_dtor dtor = c->dtor;
+    void *user = c->user;
+    if (computed && dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
+    mguard__free(ctx, block);
+}
+
 /* A miss holds c (busy) from its first callback to its return: a destroy
    asked by any callback of the call (the compute, or a value destructor:
    a parked value's, an overwritten or evicted one's) is finished when the
@@ -10970,16 +10988,8 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     if (st) goto done;
     small.u = 0;
     val = small.b;
-    if (!c->inslot) {
-        val = block = mguard__alloc(ctx, c->value_size);
-        if (!block) {
-            st = MGUARD_ENOMEM;
-            mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
-            goto done;
-        }
-        memset(block, 0, c->value_size);
-    }
-    if (mguard__kx_reserve(ctx, nkeys)) {   /* the room its reason's keys may need */
+    if (!c->inslot && (val = block = mguard__alloc(ctx, c->value_size)) != NULL) memset(block, 0, c->value_size);
+    if ((!c->inslot && !block) || mguard__kx_reserve(ctx, nkeys)) {   /* and the room its reason's keys may need */
         mguard__free(ctx, block);
         st = MGUARD_ENOMEM;
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
@@ -10996,13 +11006,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     memset(&q, 0, sizeof q);
     if (c->destroying || st) {
         mguard__job_end(ctx, &job);
-        if (!st && c->dtor) {
-            /* a value without a cache to hold it: destroyed now */
-            mguard_value_dtor dtor = c->dtor;
-            void *duser = c->user;
-            MGUARD__CALLOUT(ctx, dtor(val, duser));
-        }
-        mguard__free(ctx, block);
+        mguard__cache_discard(c, val, block, !st);
         if (c->destroying) {
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by compute");
             told = 1;
@@ -11020,12 +11024,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     } else if ((st = mguard__cache_put(c, job.keys, job.nkeys, val, block, job.deps, job.ndeps, job.cost, &q)) != MGUARD_OK) {
         mguard__job_end(ctx, &job);
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
-        if (c->dtor) {
-            mguard_value_dtor dtor = c->dtor;
-            void *duser = c->user;
-            MGUARD__CALLOUT(ctx, dtor(val, duser));
-        }
-        mguard__free(ctx, block);
+        mguard__cache_discard(c, val, block, true);
     } else {
         size_t k;
         mguard__job_end(ctx, &job);
@@ -11180,20 +11179,15 @@ oom:
 static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     size_t k;
-    mguard_ctx *ctx;
     mguard__cdrops q;
     mguard_cache_reason why;
     if (!mguard__cache_ok(c, "mguard_cache_remove") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_remove")) return MGUARD_EINVAL;
     memset(&q, 0, sizeof q);
+    memset(&why, 0, sizeof why);
+    why.cause = MGUARD_CACHE_EXPLICIT;
     k = mguard__cache_find(c, keys, nkeys);
-    if (k != SIZE_MAX) {
-        memset(&why, 0, sizeof why);
-        why.cause = MGUARD_CACHE_EXPLICIT;
-        mguard__cache_drop(c, c->ctx->kx.slots[k].pos & MGUARD__CS_POS, &why, NULL, &q);
-    }
-    ctx = c->ctx;
-    mguard__cache_unpark(c);   /* c may go here (then q holds none of its drops) */
-    mguard__cache_finish(ctx, &q);
+    if (k != SIZE_MAX) mguard__cache_drop(c, c->ctx->kx.slots[k].pos & MGUARD__CS_POS, &why, NULL, &q);
+    mguard__cache_settle(c, &q);
     return k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
@@ -11380,8 +11374,6 @@ static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
 /* >>threads: 10. threads: setting up the lock, finding it, the locked variants */
 /* ======================================================================= */
 
-/* ---- 10. threads: the context's lock and the shared-context readers ---- */
-
 /* Set up ctx->lk for a thread-safe desc. false (logged through the desc's
    logger, nothing allocated) for a half-given lock, for thread_safe
    without a lock where there are no pthreads, or out of memory. */
@@ -11550,8 +11542,7 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
    with every structure: a logger may call back in, destroy the handle it
    is told about included. A handle that will be refused has no context
    (c_ NULL): its body refuses it and logs nothing. */
-#define MGUARD__PUBLIC_X(ret, name, params, args, ctxof) \
-    ret mguard_##name params \
+#define MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \
     { \
         mguard_ctx *c_ = ctxof; \
         ret r_; \
@@ -11560,6 +11551,7 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
         if (c_ && c_->logq.n) mguard__log_flush(c_); \
         return r_; \
     }
+#define MGUARD__PUBLIC_X(ret, name, params, args, ctxof) ret mguard_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof)
 #define MGUARD__PUBLIC_V(name, params, args, ctxof) \
     void mguard_##name params \
     { \
@@ -11605,30 +11597,14 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
 #define MGUARD__FASTRET_weak_remove MGUARD_OK
 #define MGUARD__FASTRET_weak_next true
 #define MGUARD__PUBLIC_W(ret, name, params, args, ctxof) \
-    static MGUARD__NOINLINE ret mguard__other_##name params \
-    { \
-        mguard_ctx *c_ = ctxof; \
-        ret r_; \
-        if (c_ && c_->lk) return mguard__locked_##name args; \
-        r_ = mguard__##name args; \
-        if (c_ && c_->logq.n) mguard__log_flush(c_); \
-        return r_; \
-    } \
+    static MGUARD__NOINLINE ret mguard__other_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \
     MGUARD__INLINE_API ret mguard_##name params \
     { \
         if (mguard__fast_##name args) return MGUARD__FASTRET_##name; \
         return mguard__other_##name args; \
     }
 #define MGUARD__PUBLIC_Q(ret, name, params, args, ctxof) \
-    static MGUARD__NOINLINE ret mguard__other_##name params \
-    { \
-        mguard_ctx *c_ = ctxof; \
-        ret r_; \
-        if (c_ && c_->lk) return mguard__locked_##name args; \
-        r_ = mguard__##name args; \
-        if (c_ && c_->logq.n) mguard__log_flush(c_); \
-        return r_; \
-    } \
+    static MGUARD__NOINLINE ret mguard__other_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \
     MGUARD__INLINE_API ret mguard_##name params \
     { \
         if (MGUARD__PLAIN_##name args) return mguard__##name args; \
@@ -11639,6 +11615,7 @@ MGUARD__API(MGUARD__PUBLIC_X, MGUARD__PUBLIC_V, MGUARD__PUBLIC_Q, MGUARD__PUBLIC
 #undef MGUARD__PUBLIC_V
 #undef MGUARD__PUBLIC_Q
 #undef MGUARD__PUBLIC_W
+#undef MGUARD__PUBLIC_BODY
 #undef MGUARD__NOINLINE
 #undef MGUARD__API
 #undef MGUARD__API_CORE
