@@ -9933,8 +9933,7 @@ struct mguard_cache_job {
 
 static void mguard__cache_destroy_now(mguard_cache *c);
 
-/* Under MGUARD_DEBUG a destroyed cache (or one whose context is gone) is
-   refused, logged, without being read. */
+/* MGUARD_DEBUG refuses a destroyed cache (or its context's) unread. */
 static bool mguard__cache_ok(const mguard_cache *c, const char *fn)
 {
     (void)fn;
@@ -9967,11 +9966,8 @@ static uint32_t mguard__cap2(uint32_t n)
     return cap;
 }
 
-/* The record's keys: (the first is its lookup slot's key). */
-static const void *const *mguard__crec_keys(const mguard_cache *c, const mguard__crec *r)
-{
-    return MGUARD__CR_NK(r) > 1 ? r->x.more : &c->ctx->kx.slots[r->slot].key;
-}
+/* The record's keys (one: its lookup slot's key). */
+static const void *const *mguard__crec_keys(const mguard_cache *c, const mguard__crec *r) { return MGUARD__CR_NK(r) > 1 ? r->x.more : &c->ctx->kx.slots[r->slot].key; }
 
 /* A walk of obj's probe for the cold paths (the fast get reads the first
    group itself): each slot whose control byte matched obj's tag when its
@@ -10059,9 +10055,8 @@ static size_t mguard__cslot_put(mguard_cache *c, const void *obj, uint32_t pos, 
     return i;
 }
 
-/* Free slot i of c (a DEP slot gives its attribute back); its object is
-   forgotten when it was its last slot, unless it is `dying` (a death
-   forgets it itself). */
+/* Free slot i of c (a DEP slot's attribute let go); its object forgotten
+   with its last slot, unless `dying` (its death forgets it). */
 static void mguard__cslot_erase(mguard_cache *c, size_t i, const void *dying)
 {
     mguard_ctx *ctx = c->ctx;
@@ -10074,8 +10069,7 @@ static void mguard__cslot_erase(mguard_cache *c, size_t i, const void *dying)
     if (obj != dying && !mguard__kx_known(ctx, obj, h)) ctx->live_objs--;
 }
 
-/* Every slot (obj, c, pos) on obj's probe: erased, or (ring >= 0) made
-   the RING slot of ring slot `ring`. */
+/* Every slot (obj, c, pos): erased, or (ring >= 0) made a RING slot. */
 static void mguard__cslots_retag(mguard_cache *c, const void *obj, uint32_t pos, int ring, const void *dying)
 {
     mguard__kx *kx = &c->ctx->kx;
@@ -10120,8 +10114,8 @@ static void mguard__reason_copy(mguard_cache_reason *r, const mguard_cache_reaso
     r->nkeys = n;
 }
 
-/* Take the next ring slot for why (with keys): the reason it held is
-   forgotten. live: the keys' slots will pin it (the caller makes them). */
+/* The next ring slot, for why (its old reason forgotten). live: the
+   caller makes the keys' slots that pin it. */
 static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *why, const void *const *keys, uint32_t n,
                                   bool live, const void *dying)
 {
@@ -10149,12 +10143,10 @@ static void mguard__cache_count_cause(mguard_cache *c, mguard_cache_cause cause)
     }
 }
 
-/* Only a bounded cache keeps the LRU list (an unbounded one never evicts;
-   a drop then touches no other entry). */
+/* Only a bounded cache keeps the LRU list (an unbounded one never evicts). */
 #define MGUARD__CACHE_BOUNDED(c) ((c)->capacity || (c)->max_cost)
 
-/* The entries' total cost is kept exactly (two words: costs near SIZE_MAX
-   never wrap it), so max_cost compares against the true sum. */
+/* The total cost in two words: max_cost compares with the exact sum. */
 static void mguard__cache_cost_add(mguard_cache *c, size_t cost)
 {
     c->total_cost += cost;
@@ -10335,10 +10327,7 @@ static size_t mguard__cpair_slot(const mguard_cache_job *job, const void *obj, c
     return i;
 }
 
-static bool mguard__cpair_has(const mguard_cache_job *job, const void *obj, const char *ia)
-{
-    return job->set[mguard__cpair_slot(job, obj, ia)].obj != NULL;
-}
+static bool mguard__cpair_has(const mguard_cache_job *job, const void *obj, const char *ia) { return job->set[mguard__cpair_slot(job, obj, ia)].obj != NULL; }
 
 /* Does the job depend on (obj, ia)? attr NULL: on obj at all; else on the
    whole obj or on ia (an uninterned attr: no declared one names it). */
@@ -10787,11 +10776,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
 static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys);
 
 /* The value at lookup slot k. */
-static void *mguard__cache_value(const mguard_cache *c, size_t k)
-{
-    mguard__kslot *s = &c->ctx->kx.slots[k];
-    return c->inslot ? (void *)s->v.b : s->v.p;
-}
+static void *mguard__cache_value(const mguard_cache *c, size_t k) { return c->inslot ? (void *)c->ctx->kx.slots[k].v.b : c->ctx->kx.slots[k].v.p; }
 
 /* The tuple's value, counted as a hit (made most recently used) or a miss. */
 static void *mguard__cache_lookup(mguard_cache *c, const void *const *keys, size_t nkeys)
@@ -10866,10 +10851,7 @@ static bool mguard__cache_contains(const mguard_cache *c, const void *const *key
     return mguard__cache_find(c, keys, nkeys) != SIZE_MAX;
 }
 
-static size_t mguard__cache_count(const mguard_cache *c)
-{
-    return mguard__cache_ok(c, "mguard_cache_count") ? c->live : 0;
-}
+static size_t mguard__cache_count(const mguard_cache *c) { return mguard__cache_ok(c, "mguard_cache_count") ? c->live : 0; }
 
 /* The newest remembered reason of the tuple whose keys are alive: its
    ring slots lie on the first key's probe. */
@@ -11046,10 +11028,7 @@ done:
     return out;
 }
 
-static bool mguard__job_ok(const mguard_cache_job *job)
-{
-    return job && job->magic == MGUARD__MAGIC_JOB;
-}
+static bool mguard__job_ok(const mguard_cache_job *job) { return job && job->magic == MGUARD__MAGIC_JOB; }
 
 static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr)
 {
@@ -11461,10 +11440,7 @@ static mguard_ctx *mguard__ctx_of_cache(const mguard_cache *c)
 static mguard_ctx *mguard__ctx_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__ctx_of_cache(it->c_) : NULL; }
 /* a job lives on the computing thread's stack; its fields are written
    before compute is called */
-static mguard_ctx *mguard__ctx_of_job(const mguard_cache_job *job)
-{
-    return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx : NULL;
-}
+static mguard_ctx *mguard__ctx_of_job(const mguard_cache_job *job) { return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx : NULL; }
 #ifdef MGUARD__ADDONS
 /* The context of an add-on handle, quietly NULL for one the implementation
    will refuse (a dead one is not read under MGUARD_DEBUG). */
@@ -11479,23 +11455,14 @@ static mguard_ctx *mguard__ctx_of_handle(const void *h, uint32_t magic, int kind
 }
 #endif
 #ifndef MGUARD_NO_SCOPE
-static mguard_ctx *mguard__ctx_of_scope(const mguard_scope *s)
-{
-    return mguard__ctx_of_handle(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE);
-}
+static mguard_ctx *mguard__ctx_of_scope(const mguard_scope *s) { return mguard__ctx_of_handle(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE); }
 #endif
 #ifndef MGUARD_NO_DYN
-static mguard_ctx *mguard__ctx_of_dyn(const mguard_dyn *d)
-{
-    return mguard__ctx_of_handle(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN);
-}
+static mguard_ctx *mguard__ctx_of_dyn(const mguard_dyn *d) { return mguard__ctx_of_handle(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN); }
 static mguard_ctx *mguard__ctx_of_dyn_iter(const mguard_dyn_iter *it) { return it ? mguard__ctx_of_dyn(it->d_) : NULL; }
 #endif
 #ifndef MGUARD_NO_LEDGER
-static mguard_ctx *mguard__ctx_of_ledger(const mguard_ledger *L)
-{
-    return mguard__ctx_of_handle(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER);
-}
+static mguard_ctx *mguard__ctx_of_ledger(const mguard_ledger *L) { return mguard__ctx_of_handle(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER); }
 /* two ledgers: the first valid one's (the body logs a refusal of either
    through the other's context) */
 static mguard_ctx *mguard__ctx_of_ledger2(const mguard_ledger *a, const mguard_ledger *b)
@@ -11504,10 +11471,7 @@ static mguard_ctx *mguard__ctx_of_ledger2(const mguard_ledger *a, const mguard_l
     return c ? c : mguard__ctx_of_ledger(b);
 }
 static mguard_ctx *mguard__ctx_of_ledger_iter(const mguard_ledger_iter *it) { return it ? mguard__ctx_of_ledger(it->l_) : NULL; }
-static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d)
-{
-    return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx : NULL;
-}
+static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d) { return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx : NULL; }
 #endif
 
 /* The locked variants, one per listed function: take the lock, run the
