@@ -681,7 +681,7 @@ MUTANTS = [
      "        ret r_; \\\n        if (c_ && c_->lk && 0) return mguard__locked_##name args; \\", 0),
     ("lock-skip-public-w", "lock taken on every thread-safe call (the functions with a fast path, past it)",
      "    static MGUARD__NOINLINE ret mguard__other_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \\\n    MGUARD__INLINE_API ret mguard_##name params \\\n    { \\\n        if (mguard__fast_##name args)",
-     "    static MGUARD__NOINLINE ret mguard__other_##name params { ret r_ = mguard__##name args; mguard_ctx *c_ = ctxof; if (c_ && c_->logq.n) mguard__log_flush(c_); return r_; } \\\n    MGUARD__INLINE_API ret mguard_##name params \\\n    { \\\n        if (mguard__fast_##name args)"),
+     "    static MGUARD__NOINLINE ret mguard__other_##name params { mguard_ctx *c_ = ctxof; ret r_; if (c_ && c_->lk && 0) return mguard__locked_##name args; r_ = mguard__##name args; if (c_ && c_->logq.n) mguard__log_flush(c_); return r_; } \\\n    MGUARD__INLINE_API ret mguard_##name params \\\n    { \\\n        if (mguard__fast_##name args)"),
     ("lock-skip-public-v", "lock taken on every thread-safe call (the made public functions without a result)",
      "        if (c_ && c_->lk) { \\",
      "        if (c_ && c_->lk && 0) { \\"),
