@@ -9588,41 +9588,33 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 /* >>cache: 11. guarded caches */
 /* ======================================================================= */
 
-/* A cache keeps its entries in the context's index (mguard__kx), beside
-   the weak tables' entries, under its own id (MGUARD__TID_CACHE | cid):
-   an entry is a LOOKUP slot on the probe of its first key, holding the
-   value when it fits 8 bytes (else a pointer to the value's own block) and
-   the entry's position; each further key and each added dependency is a
-   DEP slot on that object's probe (its attribute, interned, in the value
-   field). So an event on obj (a mutation, a death) finds every entry that
-   depends on obj on obj's own probe, as a death finds obj's table entries,
-   and a hit reads one slot, as mguard_weak_get does. The position indexes
-   the cache's records (16 bytes: the lookup slot's index, the key and
-   dependency counts, and the one added dependency or an array of the keys
-   and dependencies) and their store orders (32 bits each, renumbered when
-   they would wrap); free positions are reused, last freed first. A bounded cache keeps an LRU list and costs per position;
-   a cache with log_reasons keeps each drop's reason per position until
-   phase 2 logs it.
-   A remembered drop (the ring, mguard_cache_last_reason) keeps its keys'
-   slots as RING slots (the entry's own slots, converted: no allocation),
-   so a key stays known until its death, and its death forgets the reason:
-   a new object at that address never finds it. A compute in progress
-   holds its keys and declared dependencies in its job (ctx->cjobs); an
-   event spoils the jobs that depend on its object.
-   A record is in one state: FREE (on the free list), LIVE (stored: its lookup
-   slot says its position), DROPPED (out of the index, its value in x,
-   linked on an event's drop list until phase 2 destroys the value).
-   Invariants (mguard__cache_check): live + nfree + npend == nrec; every
-   LIVE record's lookup slot names it and is found by its keys, each
-   further key and added dependency has its DEP slot; every cache slot of
-   the index names a live cache and (LOOKUP, DEP) a LIVE record; nslots
-   counts the cache's slots; the LRU list holds every LIVE entry of a
-   bounded cache, and total_cost with cost_carry sums their costs. */
+/* A cache keeps its entries in the context's index (mguard__kx) under its
+   own id (MGUARD__TID_CACHE | cid). An entry is a LOOKUP slot on its first
+   key's probe (the value when it fits 8 bytes, else its block's address;
+   and the entry's position); each further key and added dependency is a
+   DEP slot on that object's probe (its interned attribute as the value).
+   So an event on obj finds every entry depending on obj on obj's own
+   probe, as a death finds obj's table entries, and a hit reads one slot.
+   A position indexes the records, the store orders (32 bits, renumbered
+   before they wrap) and, bounded, the LRU links and costs; log_reasons, a
+   drop's reason until phase 2 logs it. Free positions: the last freed first.
+   A remembered drop (the ring, mguard_cache_last_reason) turns its keys'
+   slots into RING slots (no allocation); they keep the keys known until
+   their death, which forgets the reason: a new object at that address
+   never finds it. A compute in progress holds its keys and declared
+   dependencies in its job (ctx->cjobs); an event spoils those it reaches.
+   A record is FREE (on the free list), LIVE (its lookup slot names it) or
+   DROPPED (out of the index, its value in x, on an event's drop list until
+   phase 2 destroys the value).
+   Invariants (mguard__cache_check): live + nfree + npend == nrec; a LIVE
+   record's lookup slot names it and is found by its keys, each further key
+   and dependency has its DEP slot; every cache slot names a live cache and
+   (LOOKUP, DEP) a LIVE record; nslots counts c's slots; a bounded cache's
+   LRU list holds every LIVE entry, total_cost with cost_carry their costs. */
 
 #define MGUARD__MAGIC_CACHE    0x6d676362u  /* "mgcb"; even: the _TS one differs */
 #define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
 #define MGUARD__MAGIC_JOB      0x6d676a62u  /* "mgjb" */
-
 
 enum { MGUARD__CR_FREE = 0, MGUARD__CR_LIVE = 1, MGUARD__CR_DROPPED = 2, MGUARD__CR_MARKED = 3 };
 typedef struct mguard__crec {
@@ -9631,8 +9623,7 @@ typedef struct mguard__crec {
     uint32_t meta;        /* state (2 bits), nkeys - 1 (2 bits), added dependencies (the rest) */
     union {
         const void *dep;  /* one key, one added dependency: its object */
-        const void **more;/* else (MGUARD__CR_MORE): the keys (more than one), then the
-                             dependencies; capacity mguard__cap2(count) */
+        const void **more;/* else (MGUARD__CR_MORE): keys (over one), then dependencies */
         void *block;      /* DROPPED, value over 8 bytes: its block */
         uint64_t u;       /* DROPPED, value of 8 bytes or less: the value */
     } x;
@@ -9642,6 +9633,7 @@ typedef struct mguard__crec {
 #define MGUARD__CR_ND(r) ((r)->meta >> 4)
 #define MGUARD__CR_MORE(r) (MGUARD__CR_NK(r) > 1 || MGUARD__CR_ND(r) > 1)
 #define MGUARD__CR_KOFS(r) (MGUARD__CR_NK(r) > 1 ? MGUARD__CR_NK(r) : 0u)
+#define MGUARD__CR_DEP(r, i) (MGUARD__CR_MORE(r) ? (r)->x.more[MGUARD__CR_KOFS(r) + (i)] : (r)->x.dep)
 
 /* A bounded cache's per-position LRU links (position + 1) and cost. */
 typedef struct mguard__clru {
@@ -9656,8 +9648,7 @@ struct mguard_cache {
     mguard_ctx *ctx;
     struct mguard_cache *prev, *next;  /* ctx's cache list */
     size_t value_size, capacity, max_cost, total_cost;
-    size_t cost_carry;                 /* total_cost's wraps: the entries' exact total
-                                          cost is cost_carry * (SIZE_MAX + 1) + total_cost */
+    size_t cost_carry;                 /* total_cost's wraps (the sum is kept exact) */
     mguard_value_dtor dtor;
     void *user;
     const char *name;                  /* interned */
@@ -9667,12 +9658,10 @@ struct mguard_cache {
     mguard__crec *recs;                /* 16 bytes per position */
     uint32_t nrec, caprec, live, npend;  /* npend: DROPPED, waiting for phase 2 */
     uint32_t freehead, nfree;          /* FREE records, linked (the last freed first) */
-    uint32_t *seqs;                    /* per position (capseq >= caprec): LIVE, its store
-                                          order less sbase; DROPPED: the next drop's cid;
-                                          MARKED: the next marked position + 1 */
+    uint32_t *seqs;                    /* LIVE: store order less sbase; DROPPED: the next
+                                          drop's cid; MARKED: the next marked position + 1 */
     uint32_t capseq;
-    uint64_t sbase;                    /* store orders are relative to it (rebased: when
-                                          they would not fit 32 bits) */
+    uint64_t sbase;                    /* store orders are relative to it */
     bool rebased;
     uint32_t mhead, nmarked;           /* an event's phase 1: its marked positions */
     struct mguard_cache *mnext;        /* the next cache with marked positions */
@@ -9686,20 +9675,17 @@ struct mguard_cache {
     mguard_cache_reason ring[MGUARD_CACHE_REASONS];
     bool ringlive[MGUARD_CACHE_REASONS];  /* false: a key died (it answers no more) */
     uint32_t nring, ringpos;           /* remembered; next slot to write */
-    void *parked;                      /* a stale computed value handed out (parkv
-                                          or a block), or NULL */
+    void *parked;                      /* a stale value handed out (parkv, a block), or NULL */
     uint64_t parkseq;
     union { uint64_t u; unsigned char b[8]; } parkv;
     int busy;                          /* computes, clears and pending drops on c */
     int destroying;
 };
 
-/* A compute in progress, on the C stack of get_or_compute, on ctx->cjobs:
-   the keys and the declared dependencies (interned attributes, one
-   reference each). Past MGUARD__JOB_SCAN declared, a hash set of them
-   (open addressing, at most half full) answers "declared already?" in
-   O(1); out of memory for the set, the job scans (slower, never a
-   failure). */
+/* A compute in progress (on get_or_compute's stack, on ctx->cjobs): its
+   keys and declared dependencies (one reference to each attribute). Past
+   MGUARD__JOB_SCAN of them a hash set (at most half full) answers
+   "declared already?"; without memory for it the job scans, never fails. */
 #define MGUARD__JOB_SCAN 8
 typedef struct mguard__cpair {
     const void *obj;                   /* NULL: an empty slot */
@@ -9722,8 +9708,7 @@ struct mguard_cache_job {
 
 static void mguard__cache_destroy_now(mguard_cache *c);
 
-/* Under MGUARD_DEBUG a destroyed cache (or one whose context is gone) is
-   refused, logged, without being read. */
+/* MGUARD_DEBUG refuses a destroyed cache (or its context's) unread. */
 static bool mguard__cache_ok(const mguard_cache *c, const char *fn)
 {
     (void)fn;
@@ -9756,34 +9741,59 @@ static uint32_t mguard__cap2(uint32_t n)
     return cap;
 }
 
-/* The record's keys: (the first is its lookup slot's key). */
-static const void *const *mguard__crec_keys(const mguard_cache *c, const mguard__crec *r)
+/* The record's keys (one: its lookup slot's key). */
+static const void *const *mguard__crec_keys(const mguard_cache *c, const mguard__crec *r) { return MGUARD__CR_NK(r) > 1 ? r->x.more : &c->ctx->kx.slots[r->slot].key; }
+
+/* A walk of obj's probe for the cold paths (the fast get reads the first
+   group itself): each slot whose control byte matched obj's tag when its
+   group was read, or SIZE_MAX at the end. A walk may erase slots as it
+   goes: the end is checked only once a group's candidates are used. */
+typedef struct mguard__cprobe {
+    size_t at, step;
+    uint64_t m;
+    uint32_t tag;
+} mguard__cprobe;
+static size_t mguard__cprobe_next(mguard__cprobe *p, const mguard__kx *kx)
 {
-    return MGUARD__CR_NK(r) > 1 ? r->x.more : &c->ctx->kx.slots[r->slot].key;
+    size_t k;
+    while (!p->m) {
+        if (MGUARD__KX_END(kx, p->at, p->step)) return SIZE_MAX;
+        p->step += MGUARD__KX_GROUP;
+        p->at = (p->at + p->step) & kx->mask;
+        p->m = mguard__kx_match(mguard__kx_load(kx->ctrl + p->at), p->tag);
+    }
+    k = p->at + mguard__kx_bit(p->m);
+    p->m &= p->m - 1;
+    return k;
 }
+static size_t mguard__cprobe_start(mguard__cprobe *p, const mguard__kx *kx, const void *obj)
+{
+    uint64_t h = mguard__hash64(obj);
+    p->at = MGUARD__KX_HOME(kx, h);
+    p->step = 0;
+    p->tag = MGUARD__KX_TAG(h);
+    p->m = mguard__kx_match(mguard__kx_load(kx->ctrl + p->at), p->tag);
+    return mguard__cprobe_next(p, kx);
+}
+#define MGUARD__CPROBE_EACH(p, kx, obj, k) for (k = mguard__cprobe_start(&p, kx, obj); k != SIZE_MAX; k = mguard__cprobe_next(&p, kx))
 
 /* The lookup slot of the tuple's LIVE entry, or SIZE_MAX. Never writes. */
 static size_t mguard__cache_find(const mguard_cache *c, const void *const *keys, size_t n)
 {
     const mguard__kx *kx = &c->ctx->kx;
-    uint64_t h = mguard__hash64(keys[0]);
-    size_t pos = MGUARD__KX_HOME(kx, h), step = 0, k;
-    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c), want = (uint32_t)(n - 1) << 28;
-    for (;;) {
-        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + pos), tag);
-        for (; m; m &= m - 1) {
-            const mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
-            const void *const *more;
-            if (s->key != keys[0] || s->tid != tid || (s->pos & ~MGUARD__CS_POS) != want) continue;
-            if (n == 1) return (size_t)(s - kx->slots);
-            more = c->recs[s->pos & MGUARD__CS_POS].x.more;
-            for (k = 1; k < n && more[k] == keys[k]; k++) {}
-            if (k == n) return (size_t)(s - kx->slots);
-        }
-        if (MGUARD__KX_END(kx, pos, step)) return SIZE_MAX;
-        step += MGUARD__KX_GROUP;
-        pos = (pos + step) & kx->mask;
+    mguard__cprobe p;
+    size_t i, k;
+    uint32_t tid = MGUARD__CTID(c), want = (uint32_t)(n - 1) << 28;
+    MGUARD__CPROBE_EACH(p, kx, keys[0], i) {
+        const mguard__kslot *s = &kx->slots[i];
+        const void *const *more;
+        if (s->key != keys[0] || s->tid != tid || (s->pos & ~MGUARD__CS_POS) != want) continue;
+        if (n == 1) return i;
+        more = c->recs[s->pos & MGUARD__CS_POS].x.more;
+        for (k = 1; k < n && more[k] == keys[k]; k++) {}
+        if (k == n) return i;
     }
+    return SIZE_MAX;
 }
 
 /* The index moved cache slot s to slot j: a lookup slot's record says so. */
@@ -9820,9 +9830,8 @@ static size_t mguard__cslot_put(mguard_cache *c, const void *obj, uint32_t pos, 
     return i;
 }
 
-/* Free slot i of c (a DEP slot gives its attribute back); its object is
-   forgotten when it was its last slot, unless it is `dying` (a death
-   forgets it itself). */
+/* Free slot i of c (a DEP slot's attribute let go); its object forgotten
+   with its last slot, unless `dying` (its death forgets it). */
 static void mguard__cslot_erase(mguard_cache *c, size_t i, const void *dying)
 {
     mguard_ctx *ctx = c->ctx;
@@ -9835,31 +9844,23 @@ static void mguard__cslot_erase(mguard_cache *c, size_t i, const void *dying)
     if (obj != dying && !mguard__kx_known(ctx, obj, h)) ctx->live_objs--;
 }
 
-/* Every slot (obj, c, pos) on obj's probe: erased, or (ring >= 0) made
-   the RING slot of ring slot `ring`. */
+/* Every slot (obj, c, pos): erased, or (ring >= 0) made a RING slot. */
 static void mguard__cslots_retag(mguard_cache *c, const void *obj, uint32_t pos, int ring, const void *dying)
 {
     mguard__kx *kx = &c->ctx->kx;
-    uint64_t h = mguard__hash64(obj);
-    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
-    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c);
-    for (;;) {
-        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
-        for (; m; m &= m - 1) {
-            size_t k = at + mguard__kx_bit(m);
-            mguard__kslot *s = &kx->slots[k];
-            if (s->key != obj || s->tid != tid || s->pos != pos || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
-            if (ring >= 0) {
-                if (pos & MGUARD__CS_DEP) mguard__str_release(c->ctx, (const char *)s->v.cp);
-                s->pos = MGUARD__CS_RING | (uint32_t)ring;
-                s->v.u = 0;
-            } else {
-                mguard__cslot_erase(c, k, dying);
-            }
+    mguard__cprobe p;
+    size_t k;
+    uint32_t tid = MGUARD__CTID(c);
+    MGUARD__CPROBE_EACH(p, kx, obj, k) {
+        mguard__kslot *s = &kx->slots[k];
+        if (s->key != obj || s->tid != tid || s->pos != pos || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
+        if (ring >= 0) {
+            if (pos & MGUARD__CS_DEP) mguard__str_release(c->ctx, (const char *)s->v.cp);
+            s->pos = MGUARD__CS_RING | (uint32_t)ring;
+            s->v.u = 0;
+        } else {
+            mguard__cslot_erase(c, k, dying);
         }
-        if (MGUARD__KX_END(kx, at, step)) return;
-        step += MGUARD__KX_GROUP;
-        at = (at + step) & kx->mask;
     }
 }
 
@@ -9877,8 +9878,19 @@ static void mguard__ring_forget(mguard_cache *c, uint32_t rp, const void *dying)
     c->ringlive[rp] = false;
 }
 
-/* Take the next ring slot for why (with keys): the reason it held is
-   forgotten. live: the keys' slots will pin it (the caller makes them). */
+/* *r = why with keys, taking its own references to the strings. */
+static void mguard__reason_copy(mguard_cache_reason *r, const mguard_cache_reason *why, const void *const *keys, uint32_t n)
+{
+    *r = *why;
+    mguard__str_take(r->attr);
+    mguard__str_take(r->file);
+    memset(r->keys, 0, sizeof r->keys);
+    memcpy(r->keys, keys, n * sizeof *keys);
+    r->nkeys = n;
+}
+
+/* The next ring slot, for why (its old reason forgotten). live: the
+   caller makes the keys' slots that pin it. */
 static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *why, const void *const *keys, uint32_t n,
                                   bool live, const void *dying)
 {
@@ -9886,14 +9898,9 @@ static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *wh
     uint32_t rp = c->ringpos;
     mguard_cache_reason *r = &c->ring[rp];
     if (c->nring == MGUARD_CACHE_REASONS) mguard__ring_forget(c, rp, dying);
-    *r = *why;
-    mguard__str_take(r->attr);
-    mguard__str_take(r->file);
+    mguard__reason_copy(r, why, keys, n);
     mguard__str_keep_if_shared(ctx, r->attr);   /* a reader on another thread */
     mguard__str_keep_if_shared(ctx, r->file);
-    memset(r->keys, 0, sizeof r->keys);
-    memcpy(r->keys, keys, n * sizeof *keys);
-    r->nkeys = n;
     c->ringlive[rp] = live;
     c->ringpos = (rp + 1) % MGUARD_CACHE_REASONS;
     if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
@@ -9911,12 +9918,10 @@ static void mguard__cache_count_cause(mguard_cache *c, mguard_cache_cause cause)
     }
 }
 
-/* Only a bounded cache keeps the LRU list (an unbounded one never evicts;
-   a drop then touches no other entry). */
+/* Only a bounded cache keeps the LRU list (an unbounded one never evicts). */
 #define MGUARD__CACHE_BOUNDED(c) ((c)->capacity || (c)->max_cost)
 
-/* The entries' total cost is kept exactly (two words: costs near SIZE_MAX
-   never wrap it), so max_cost compares against the true sum. */
+/* The total cost in two words: max_cost compares with the exact sum. */
 static void mguard__cache_cost_add(mguard_cache *c, size_t cost)
 {
     c->total_cost += cost;
@@ -9979,25 +9984,15 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
         mguard__cslot_erase(c, r->slot, dying);
     }
     for (i = 1; i < nk; i++) mguard__cslots_retag(c, keys[i], MGUARD__CS_DEP | pos, keys[i] != dying ? ring : -1, dying);
-    for (i = 0; i < nd; i++)
-        mguard__cslots_retag(c, MGUARD__CR_MORE(r) ? r->x.more[MGUARD__CR_KOFS(r) + i] : r->x.dep, MGUARD__CS_DEP | pos, -1, dying);
+    for (i = 0; i < nd; i++) mguard__cslots_retag(c, MGUARD__CR_DEP(r, i), MGUARD__CS_DEP | pos, -1, dying);
     if (MGUARD__CR_MORE(r)) mguard__free(ctx, (void *)r->x.more);
     if (MGUARD__CACHE_BOUNDED(c)) {
         mguard__lru_unlink(c, pos + 1);
         mguard__cache_cost_sub(c, c->lru[pos].cost);
     }
     mguard__cache_count_cause(c, why->cause);
-    if (c->log_reasons && why->cause) {   /* held until phase 2 logs it */
-        mguard_cache_reason *lw = &c->lw[pos];
-        *lw = *why;
-        memset(lw->keys, 0, sizeof lw->keys);
-        memcpy(lw->keys, keys, nk * sizeof *keys);
-        lw->nkeys = nk;
-        mguard__str_take(lw->attr);
-        mguard__str_take(lw->file);
-    } else if (c->log_reasons) {
-        c->lw[pos].cause = (mguard_cache_cause)0;
-    }
+    if (c->log_reasons && why->cause) mguard__reason_copy(&c->lw[pos], why, keys, nk);   /* until phase 2 logs it */
+    else if (c->log_reasons) c->lw[pos].cause = (mguard_cache_cause)0;
     r->meta = MGUARD__CR_DROPPED;
     r->x.u = v;   /* the value, or its block */
     r->slot = 0;
@@ -10045,14 +10040,18 @@ static uint64_t mguard__cache_park(mguard_cache *c, const void *v8, void *block)
 }
 static void mguard__cache_unpark(mguard_cache *c) { (void)mguard__cache_park(c, NULL, NULL); }
 
-static size_t mguard__cache_keys_format(char *buf, size_t cap, const void *const *keys, size_t n)
+/* The log line "mguard_cache NAME: what (keys)", then sep and r's text. */
+static void mguard__cache_log(mguard_cache *c, const char *what, const void *const *keys, size_t n, const char *sep,
+                              const mguard_cache_reason *r)
 {
+    char kb[128], text[256];
     size_t len = 0, i;
     for (i = 0; i < n; i++) {
-        int k = snprintf(buf + (len < cap ? len : cap), len < cap ? cap - len : 0, "%s%p", i ? ", " : "", keys[i]);
+        int k = snprintf(kb + (len < sizeof kb ? len : sizeof kb), len < sizeof kb ? sizeof kb - len : 0, "%s%p", i ? ", " : "", keys[i]);
         if (k > 0) len += (size_t)k;
     }
-    return len;
+    if (r) mguard_cache_reason_format(r, text, sizeof text);
+    mguard__logf(c->ctx, MGUARD_LOG_INFO, "mguard_cache %s: %s (%s)%s%s", c->name, what, kb, r ? sep : "", r ? text : "");
 }
 
 /* Phase 2: for each drop of q, in drop order: its position freed, the
@@ -10081,11 +10080,8 @@ static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)
         c->npend--;
         if (c->log_reasons && c->lw[pos].cause) {
             mguard_cache_reason why = c->lw[pos];
-            char keys[128], text[256];
             c->lw[pos].cause = (mguard_cache_cause)0;
-            mguard__cache_keys_format(keys, sizeof keys, why.keys, why.nkeys);
-            mguard_cache_reason_format(&why, text, sizeof text);
-            mguard__logf(ctx, MGUARD_LOG_INFO, "mguard_cache %s: dropped (%s): %s", c->name, keys, text);
+            mguard__cache_log(c, "dropped", why.keys, why.nkeys, ": ", &why);
             mguard__str_release(ctx, why.attr);
             mguard__str_release(ctx, why.file);
         }
@@ -10106,10 +10102,7 @@ static size_t mguard__cpair_slot(const mguard_cache_job *job, const void *obj, c
     return i;
 }
 
-static bool mguard__cpair_has(const mguard_cache_job *job, const void *obj, const char *ia)
-{
-    return job->set[mguard__cpair_slot(job, obj, ia)].obj != NULL;
-}
+static bool mguard__cpair_has(const mguard_cache_job *job, const void *obj, const char *ia) { return job->set[mguard__cpair_slot(job, obj, ia)].obj != NULL; }
 
 /* Does the job depend on (obj, ia)? attr NULL: on obj at all; else on the
    whole obj or on ia (an uninterned attr: no declared one names it). */
@@ -10200,9 +10193,8 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
                                 int death, mguard__cdrops *q)
 {
     mguard__kx *kx = &ctx->kx;
-    uint64_t h = mguard__hash64(obj);
-    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
-    uint32_t tag = MGUARD__KX_TAG(h);
+    mguard__cprobe pr;
+    size_t k;
     const char *ia = attr ? mguard__str_find(ctx, attr) : NULL;
     int interned = 0;
     mguard_cache_job *job;
@@ -10225,41 +10217,34 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     }
     /* mark the entries reached (each once), on their caches' lists; the
        caches with marks in the order they were made */
-    for (;;) {
-        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
-        for (; m; m &= m - 1) {
-            size_t k = at + mguard__kx_bit(m);
-            const mguard__kslot *s = &kx->slots[k];
-            mguard__crec *r;
-            uint32_t pos;
-            if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
-            c = ctx->ctabs[s->tid & ~MGUARD__TID_CACHE];
-            if (s->pos & MGUARD__CS_RING) {
-                if (death) {
-                    c->ringlive[s->pos & (MGUARD_CACHE_REASONS - 1)] = false;
-                    mguard__cslot_erase(c, k, obj);
-                }
-                continue;
+    MGUARD__CPROBE_EACH(pr, kx, obj, k) {
+        const mguard__kslot *s = &kx->slots[k];
+        mguard__crec *r;
+        uint32_t pos;
+        if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
+        c = ctx->ctabs[s->tid & ~MGUARD__TID_CACHE];
+        if (s->pos & MGUARD__CS_RING) {
+            if (death) {
+                c->ringlive[s->pos & (MGUARD_CACHE_REASONS - 1)] = false;
+                mguard__cslot_erase(c, k, obj);
             }
-            /* attr NULL (a death, or "the whole object changed") reaches every
-               slot; a named attribute, whole-object ones and its own */
-            if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)ia) continue;
-            pos = s->pos & MGUARD__CS_POS;
-            r = &c->recs[pos];
-            if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) continue;
-            r->meta |= MGUARD__CR_MARKED;
-            if (!c->nmarked++) {
-                for (pc = &marked; *pc && (*pc)->order < c->order; pc = &(*pc)->mnext) {}
-                c->mnext = *pc;
-                *pc = c;
-                c->mhead = 0;
-            }
-            c->seqs[pos] = c->mhead;
-            c->mhead = pos + 1;
+            continue;
         }
-        if (MGUARD__KX_END(kx, at, step)) break;
-        step += MGUARD__KX_GROUP;
-        at = (at + step) & kx->mask;
+        /* attr NULL (a death, or "the whole object changed") reaches every
+           slot; a named attribute, whole-object ones and its own */
+        if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)ia) continue;
+        pos = s->pos & MGUARD__CS_POS;
+        r = &c->recs[pos];
+        if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) continue;
+        r->meta |= MGUARD__CR_MARKED;
+        if (!c->nmarked++) {
+            for (pc = &marked; *pc && (*pc)->order < c->order; pc = &(*pc)->mnext) {}
+            c->mnext = *pc;
+            *pc = c;
+            c->mhead = 0;
+        }
+        c->seqs[pos] = c->mhead;
+        c->mhead = pos + 1;
     }
     if (marked && !death && !interned) {
         why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
@@ -10281,6 +10266,16 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         mguard__str_release(ctx, why.attr);
         mguard__str_release(ctx, why.file);
     }
+}
+
+/* The end of a call that dropped entries onto q: the parked value, then
+   the dropped ones destroyed (c may go in the first: q then holds none of
+   its drops; a destroy from the others waits for c's drops still to come). */
+static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q)
+{
+    mguard_ctx *ctx = c->ctx;
+    mguard__cache_unpark(c);
+    mguard__cache_finish(ctx, q);
 }
 
 /* ---- create, destroy ---- */
@@ -10547,10 +10542,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_set: out of memory");
         return st;
     }
-    /* the parked value, then the dropped ones (a destroy of c from their
-       destructors waits for c's drops still to come: c is read no more) */
-    mguard__cache_unpark(c);
-    mguard__cache_finish(ctx, &q);
+    mguard__cache_settle(c, &q);
     return MGUARD_OK;
 }
 
@@ -10559,11 +10551,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
 static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys);
 
 /* The value at lookup slot k. */
-static void *mguard__cache_value(const mguard_cache *c, size_t k)
-{
-    mguard__kslot *s = &c->ctx->kx.slots[k];
-    return c->inslot ? (void *)s->v.b : s->v.p;
-}
+static void *mguard__cache_value(const mguard_cache *c, size_t k) { return c->inslot ? (void *)c->ctx->kx.slots[k].v.b : c->ctx->kx.slots[k].v.p; }
 
 /* The tuple's value, counted as a hit (made most recently used) or a miss. */
 static void *mguard__cache_lookup(mguard_cache *c, const void *const *keys, size_t nkeys)
@@ -10638,50 +10626,37 @@ static bool mguard__cache_contains(const mguard_cache *c, const void *const *key
     return mguard__cache_find(c, keys, nkeys) != SIZE_MAX;
 }
 
-static size_t mguard__cache_count(const mguard_cache *c)
-{
-    return mguard__cache_ok(c, "mguard_cache_count") ? c->live : 0;
-}
+static size_t mguard__cache_count(const mguard_cache *c) { return mguard__cache_ok(c, "mguard_cache_count") ? c->live : 0; }
 
 /* The newest remembered reason of the tuple whose keys are alive: its
    ring slots lie on the first key's probe. */
 static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c, const void *const *keys, size_t n)
 {
     const mguard__kx *kx = &c->ctx->kx;
-    uint64_t h = mguard__hash64(keys[0]);
-    size_t at = MGUARD__KX_HOME(kx, h), step = 0, k;
-    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c), best = MGUARD_CACHE_REASONS, age = 0;
+    mguard__cprobe p;
+    size_t i, k;
+    uint32_t tid = MGUARD__CTID(c), best = MGUARD_CACHE_REASONS, age = 0;
     if (!c->nring) return NULL;
-    for (;;) {
-        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
-        for (; m; m &= m - 1) {
-            const mguard__kslot *s = &kx->slots[at + mguard__kx_bit(m)];
-            uint32_t rp, a;
-            const mguard_cache_reason *r;
-            if (s->key != keys[0] || s->tid != tid || !(s->pos & MGUARD__CS_RING)) continue;
-            rp = s->pos & (MGUARD_CACHE_REASONS - 1);
-            r = &c->ring[rp];
-            a = (c->ringpos + MGUARD_CACHE_REASONS - 1 - rp) % MGUARD_CACHE_REASONS;   /* 0: the newest */
-            if (!c->ringlive[rp] || r->nkeys != n || (best < MGUARD_CACHE_REASONS && a >= age)) continue;
-            for (k = 0; k < n && r->keys[k] == keys[k]; k++) {}
-            if (k < n) continue;
-            best = rp;
-            age = a;
-        }
-        if (MGUARD__KX_END(kx, at, step)) break;
-        step += MGUARD__KX_GROUP;
-        at = (at + step) & kx->mask;
+    MGUARD__CPROBE_EACH(p, kx, keys[0], i) {
+        const mguard__kslot *s = &kx->slots[i];
+        uint32_t rp, a;
+        const mguard_cache_reason *r;
+        if (s->key != keys[0] || s->tid != tid || !(s->pos & MGUARD__CS_RING)) continue;
+        rp = s->pos & (MGUARD_CACHE_REASONS - 1);
+        r = &c->ring[rp];
+        a = (c->ringpos + MGUARD_CACHE_REASONS - 1 - rp) % MGUARD_CACHE_REASONS;   /* 0: the newest */
+        if (!c->ringlive[rp] || r->nkeys != n || (best < MGUARD_CACHE_REASONS && a >= age)) continue;
+        for (k = 0; k < n && r->keys[k] == keys[k]; k++) {}
+        if (k < n) continue;
+        best = rp;
+        age = a;
     }
     return best < MGUARD_CACHE_REASONS ? &c->ring[best] : NULL;
 }
 
 static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
-    const mguard_cache_reason *r = mguard__cache_reason_of(c, keys, nkeys);
-    char kb[128], why[256];
-    mguard__cache_keys_format(kb, sizeof kb, keys, nkeys);
-    if (r) mguard_cache_reason_format(r, why, sizeof why);
-    mguard__logf(c->ctx, MGUARD_LOG_INFO, "mguard_cache %s: miss (%s)%s%s", c->name, kb, r ? " after " : "", r ? why : "");
+    mguard__cache_log(c, "miss", keys, nkeys, " after ", mguard__cache_reason_of(c, keys, nkeys));
 }
 
 static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out)
@@ -10714,6 +10689,17 @@ static void mguard__job_end(mguard_ctx *ctx, mguard_cache_job *job)
     for (i = 0; i < job->ndeps; i++) mguard__str_release(ctx, job->deps[i].attr);
     mguard__free(ctx, job->deps);
     mguard__free(ctx, job->set);
+}
+
+/* A computed value no cache will hold: destroyed now (its destructor run
+   when computed), its block freed. */
+static void mguard__cache_discard(mguard_cache *c, void *val, void *block, bool computed)
+{
+    mguard_ctx *ctx = c->ctx;
+    mguard_value_dtor dtor = c->dtor;
+    void *user = c->user;
+    if (computed && dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
+    mguard__free(ctx, block);
 }
 
 /* A miss holds c (busy) from its first callback to its return: a destroy
@@ -10759,16 +10745,8 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     if (st) goto done;
     small.u = 0;
     val = small.b;
-    if (!c->inslot) {
-        val = block = mguard__alloc(ctx, c->value_size);
-        if (!block) {
-            st = MGUARD_ENOMEM;
-            mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
-            goto done;
-        }
-        memset(block, 0, c->value_size);
-    }
-    if (mguard__kx_reserve(ctx, nkeys)) {   /* the room its reason's keys may need */
+    if (!c->inslot && (val = block = mguard__alloc(ctx, c->value_size)) != NULL) memset(block, 0, c->value_size);
+    if ((!c->inslot && !block) || mguard__kx_reserve(ctx, nkeys)) {   /* and the room its reason's keys may need */
         mguard__free(ctx, block);
         st = MGUARD_ENOMEM;
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
@@ -10785,13 +10763,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     memset(&q, 0, sizeof q);
     if (c->destroying || st) {
         mguard__job_end(ctx, &job);
-        if (!st && c->dtor) {
-            /* a value without a cache to hold it: destroyed now */
-            mguard_value_dtor dtor = c->dtor;
-            void *duser = c->user;
-            MGUARD__CALLOUT(ctx, dtor(val, duser));
-        }
-        mguard__free(ctx, block);
+        mguard__cache_discard(c, val, block, !st);
         if (c->destroying) {
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by compute");
             told = 1;
@@ -10809,12 +10781,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     } else if ((st = mguard__cache_put(c, job.keys, job.nkeys, val, block, job.deps, job.ndeps, job.cost, &q)) != MGUARD_OK) {
         mguard__job_end(ctx, &job);
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
-        if (c->dtor) {
-            mguard_value_dtor dtor = c->dtor;
-            void *duser = c->user;
-            MGUARD__CALLOUT(ctx, dtor(val, duser));
-        }
-        mguard__free(ctx, block);
+        mguard__cache_discard(c, val, block, true);
     } else {
         size_t k;
         mguard__job_end(ctx, &job);
@@ -10836,10 +10803,7 @@ done:
     return out;
 }
 
-static bool mguard__job_ok(const mguard_cache_job *job)
-{
-    return job && job->magic == MGUARD__MAGIC_JOB;
-}
+static bool mguard__job_ok(const mguard_cache_job *job) { return job && job->magic == MGUARD__MAGIC_JOB; }
 
 static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr)
 {
@@ -10899,20 +10863,15 @@ static mguard_status mguard__cache_job_set_cost(mguard_cache_job *job, size_t co
 static bool mguard__cache_has_dep(const mguard_cache *c, uint32_t pos, const void *obj, const char *ia)
 {
     const mguard__kx *kx = &c->ctx->kx;
-    uint64_t h = mguard__hash64(obj);
-    size_t at = MGUARD__KX_HOME(kx, h), step = 0;
-    uint32_t tag = MGUARD__KX_TAG(h), tid = MGUARD__CTID(c);
-    for (;;) {
-        uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + at), tag);
-        for (; m; m &= m - 1) {
-            const mguard__kslot *s = &kx->slots[at + mguard__kx_bit(m)];
-            if (s->key == obj && s->tid == tid && s->pos == (MGUARD__CS_DEP | pos) && (!s->v.cp || s->v.cp == (const void *)ia))
-                return true;
-        }
-        if (MGUARD__KX_END(kx, at, step)) return false;
-        step += MGUARD__KX_GROUP;
-        at = (at + step) & kx->mask;
+    mguard__cprobe p;
+    size_t k;
+    uint32_t tid = MGUARD__CTID(c);
+    MGUARD__CPROBE_EACH(p, kx, obj, k) {
+        const mguard__kslot *s = &kx->slots[k];
+        if (s->key == obj && s->tid == tid && s->pos == (MGUARD__CS_DEP | pos) && (!s->v.cp || s->v.cp == (const void *)ia))
+            return true;
     }
+    return false;
 }
 
 static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr)
@@ -10974,20 +10933,15 @@ oom:
 static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     size_t k;
-    mguard_ctx *ctx;
     mguard__cdrops q;
     mguard_cache_reason why;
     if (!mguard__cache_ok(c, "mguard_cache_remove") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_remove")) return MGUARD_EINVAL;
     memset(&q, 0, sizeof q);
+    memset(&why, 0, sizeof why);
+    why.cause = MGUARD_CACHE_EXPLICIT;
     k = mguard__cache_find(c, keys, nkeys);
-    if (k != SIZE_MAX) {
-        memset(&why, 0, sizeof why);
-        why.cause = MGUARD_CACHE_EXPLICIT;
-        mguard__cache_drop(c, c->ctx->kx.slots[k].pos & MGUARD__CS_POS, &why, NULL, &q);
-    }
-    ctx = c->ctx;
-    mguard__cache_unpark(c);   /* c may go here (then q holds none of its drops) */
-    mguard__cache_finish(ctx, &q);
+    if (k != SIZE_MAX) mguard__cache_drop(c, c->ctx->kx.slots[k].pos & MGUARD__CS_POS, &why, NULL, &q);
+    mguard__cache_settle(c, &q);
     return k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
@@ -11111,8 +11065,7 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
         for (i = 1; i < nk; i++)
             MGUARD__CHECK(ctx, mguard__cache_has_dep(c, pos, keys[i], NULL), "cache %p: entry %u: key %u has no slot", (const void *)c, pos, i);
         for (i = 0; i < nd; i++)
-            MGUARD__CHECK(ctx, mguard__kx_known(ctx, MGUARD__CR_MORE(r) ? r->x.more[MGUARD__CR_KOFS(r) + i] : r->x.dep,
-                                                mguard__hash64(MGUARD__CR_MORE(r) ? r->x.more[MGUARD__CR_KOFS(r) + i] : r->x.dep)),
+            MGUARD__CHECK(ctx, mguard__kx_known(ctx, MGUARD__CR_DEP(r, i), mguard__hash64(MGUARD__CR_DEP(r, i))),
                           "cache %p: entry %u: dependency %u has no slot", (const void *)c, pos, i);
         if (MGUARD__CACHE_BOUNDED(c)) {
             cost += c->lru[pos].cost;
@@ -11174,8 +11127,6 @@ static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
 /* ======================================================================= */
 /* >>threads: 10. threads: setting up the lock, finding it, the locked variants */
 /* ======================================================================= */
-
-/* ---- 10. threads: the context's lock and the shared-context readers ---- */
 
 /* Set up ctx->lk for a thread-safe desc. false (logged through the desc's
    logger, nothing allocated) for a half-given lock, for thread_safe
@@ -11264,10 +11215,7 @@ static mguard_ctx *mguard__ctx_of_cache(const mguard_cache *c)
 static mguard_ctx *mguard__ctx_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__ctx_of_cache(it->c_) : NULL; }
 /* a job lives on the computing thread's stack; its fields are written
    before compute is called */
-static mguard_ctx *mguard__ctx_of_job(const mguard_cache_job *job)
-{
-    return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx : NULL;
-}
+static mguard_ctx *mguard__ctx_of_job(const mguard_cache_job *job) { return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx : NULL; }
 #ifdef MGUARD__ADDONS
 /* The context of an add-on handle, quietly NULL for one the implementation
    will refuse (a dead one is not read under MGUARD_DEBUG). */
@@ -11282,23 +11230,14 @@ static mguard_ctx *mguard__ctx_of_handle(const void *h, uint32_t magic, int kind
 }
 #endif
 #ifndef MGUARD_NO_SCOPE
-static mguard_ctx *mguard__ctx_of_scope(const mguard_scope *s)
-{
-    return mguard__ctx_of_handle(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE);
-}
+static mguard_ctx *mguard__ctx_of_scope(const mguard_scope *s) { return mguard__ctx_of_handle(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE); }
 #endif
 #ifndef MGUARD_NO_DYN
-static mguard_ctx *mguard__ctx_of_dyn(const mguard_dyn *d)
-{
-    return mguard__ctx_of_handle(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN);
-}
+static mguard_ctx *mguard__ctx_of_dyn(const mguard_dyn *d) { return mguard__ctx_of_handle(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN); }
 static mguard_ctx *mguard__ctx_of_dyn_iter(const mguard_dyn_iter *it) { return it ? mguard__ctx_of_dyn(it->d_) : NULL; }
 #endif
 #ifndef MGUARD_NO_LEDGER
-static mguard_ctx *mguard__ctx_of_ledger(const mguard_ledger *L)
-{
-    return mguard__ctx_of_handle(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER);
-}
+static mguard_ctx *mguard__ctx_of_ledger(const mguard_ledger *L) { return mguard__ctx_of_handle(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER); }
 /* two ledgers: the first valid one's (the body logs a refusal of either
    through the other's context) */
 static mguard_ctx *mguard__ctx_of_ledger2(const mguard_ledger *a, const mguard_ledger *b)
@@ -11307,10 +11246,7 @@ static mguard_ctx *mguard__ctx_of_ledger2(const mguard_ledger *a, const mguard_l
     return c ? c : mguard__ctx_of_ledger(b);
 }
 static mguard_ctx *mguard__ctx_of_ledger_iter(const mguard_ledger_iter *it) { return it ? mguard__ctx_of_ledger(it->l_) : NULL; }
-static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d)
-{
-    return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx : NULL;
-}
+static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d) { return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx : NULL; }
 #endif
 
 /* The locked variants, one per listed function: take the lock, run the
@@ -11345,8 +11281,7 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
    with every structure: a logger may call back in, destroy the handle it
    is told about included. A handle that will be refused has no context
    (c_ NULL): its body refuses it and logs nothing. */
-#define MGUARD__PUBLIC_X(ret, name, params, args, ctxof) \
-    ret mguard_##name params \
+#define MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \
     { \
         mguard_ctx *c_ = ctxof; \
         ret r_; \
@@ -11355,6 +11290,7 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
         if (c_ && c_->logq.n) mguard__log_flush(c_); \
         return r_; \
     }
+#define MGUARD__PUBLIC_X(ret, name, params, args, ctxof) ret mguard_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof)
 #define MGUARD__PUBLIC_V(name, params, args, ctxof) \
     void mguard_##name params \
     { \
@@ -11400,30 +11336,14 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
 #define MGUARD__FASTRET_weak_remove MGUARD_OK
 #define MGUARD__FASTRET_weak_next true
 #define MGUARD__PUBLIC_W(ret, name, params, args, ctxof) \
-    static MGUARD__NOINLINE ret mguard__other_##name params \
-    { \
-        mguard_ctx *c_ = ctxof; \
-        ret r_; \
-        if (c_ && c_->lk) return mguard__locked_##name args; \
-        r_ = mguard__##name args; \
-        if (c_ && c_->logq.n) mguard__log_flush(c_); \
-        return r_; \
-    } \
+    static MGUARD__NOINLINE ret mguard__other_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \
     MGUARD__INLINE_API ret mguard_##name params \
     { \
         if (mguard__fast_##name args) return MGUARD__FASTRET_##name; \
         return mguard__other_##name args; \
     }
 #define MGUARD__PUBLIC_Q(ret, name, params, args, ctxof) \
-    static MGUARD__NOINLINE ret mguard__other_##name params \
-    { \
-        mguard_ctx *c_ = ctxof; \
-        ret r_; \
-        if (c_ && c_->lk) return mguard__locked_##name args; \
-        r_ = mguard__##name args; \
-        if (c_ && c_->logq.n) mguard__log_flush(c_); \
-        return r_; \
-    } \
+    static MGUARD__NOINLINE ret mguard__other_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \
     MGUARD__INLINE_API ret mguard_##name params \
     { \
         if (MGUARD__PLAIN_##name args) return mguard__##name args; \
@@ -11434,6 +11354,7 @@ MGUARD__API(MGUARD__PUBLIC_X, MGUARD__PUBLIC_V, MGUARD__PUBLIC_Q, MGUARD__PUBLIC
 #undef MGUARD__PUBLIC_V
 #undef MGUARD__PUBLIC_Q
 #undef MGUARD__PUBLIC_W
+#undef MGUARD__PUBLIC_BODY
 #undef MGUARD__NOINLINE
 #undef MGUARD__API
 #undef MGUARD__API_CORE
