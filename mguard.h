@@ -2058,7 +2058,7 @@ static MGUARD__HOT mguard__kslot *mguard__kx_get(const mguard__kx *kx, const voi
    group; the caller compares the key. A group's END test comes after its
    matches are consumed, so a walk may erase the slots it is given. */
 typedef struct mguard__kwalk { size_t pos, step; uint64_t m; uint32_t tag; } mguard__kwalk;
-static void mguard__kwalk_start(const mguard__kx *kx, mguard__kwalk *w, uint64_t h, uint32_t tag)
+static MGUARD__HOT void mguard__kwalk_start(const mguard__kx *kx, mguard__kwalk *w, uint64_t h, uint32_t tag)
 {
     w->pos = MGUARD__KX_HOME(kx, h);
     w->step = 0;
@@ -2066,7 +2066,7 @@ static void mguard__kwalk_start(const mguard__kx *kx, mguard__kwalk *w, uint64_t
     w->m = mguard__kx_match(mguard__kx_load(kx->ctrl + w->pos), tag);
 }
 /* The next candidate slot's index, or SIZE_MAX at the probe's end. */
-static size_t mguard__kwalk_next(const mguard__kx *kx, mguard__kwalk *w)
+static MGUARD__HOT size_t mguard__kwalk_next(const mguard__kx *kx, mguard__kwalk *w)
 {
     for (;;) {
         if (w->m) {
@@ -2079,6 +2079,34 @@ static size_t mguard__kwalk_next(const mguard__kx *kx, mguard__kwalk *w)
         w->pos = (w->pos + w->step) & kx->mask;
         w->m = mguard__kx_match(mguard__kx_load(kx->ctrl + w->pos), w->tag);
     }
+}
+
+/* Each candidate slot k of obj's probe, in a walk w (mguard__kwalk). */
+static void mguard__kwalk_key(const mguard__kx *kx, mguard__kwalk *w, const void *obj)
+{
+    uint64_t h = mguard__hash64(obj);
+    mguard__kwalk_start(kx, w, h, MGUARD__KX_TAG(h));
+}
+#define MGUARD__KWALK_EACH(w, kx, obj, k) \
+    for (mguard__kwalk_key(kx, &(w), obj), k = mguard__kwalk_next(kx, &(w)); k != SIZE_MAX; k = mguard__kwalk_next(kx, &(w)))
+
+/* May a cache depend on obj: a compute in progress, or a cache slot on
+   obj's probe (its first group read inline; past it, yes to be safe)?
+   The test every event makes before mguard__cache_event. */
+static MGUARD__HOT bool mguard__cache_may_hold(const mguard_ctx *ctx, const void *obj)
+{
+    const mguard__kx *kx = &ctx->kx;
+    uint64_t h, m;
+    size_t pos;
+    if (ctx->cjobs) return true;
+    if (!ctx->ncslots) return false;
+    h = mguard__hash64(obj);
+    pos = MGUARD__KX_HOME(kx, h);
+    for (m = mguard__kx_match(mguard__kx_load(kx->ctrl + pos), MGUARD__KX_TAG(h)); m; m &= m - 1) {
+        const mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
+        if (s->key == obj && (s->tid & MGUARD__TID_CACHE)) return true;
+    }
+    return MGUARD__KX_ON(kx, pos);
 }
 
 /* A group's slots within one cache line (8 slots of 24 bytes: 2 and 5
@@ -2106,7 +2134,7 @@ static size_t mguard__kx_take(mguard__kx *kx, uint64_t h)
 }
 
 /* Free slot i (key hash h), counting down its probe's groups; it says tid 0 after. */
-static void mguard__kx_erase(mguard__kx *kx, size_t i, uint64_t h)
+static MGUARD__HOT void mguard__kx_erase(mguard__kx *kx, size_t i, uint64_t h)
 {
     size_t pos = MGUARD__KX_HOME(kx, h), step = 0, home = i & ~(size_t)(MGUARD__KX_GROUP - 1);
     while (pos != home) {
@@ -3144,18 +3172,17 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
                                   size_t *rslot, bool *found)
 {
     mguard__kx *kx = &ctx->kx;
-    size_t n = 0, i, j, k;
-    mguard__kwalk w;
-    *rslot = SIZE_MAX;
-    *found = false;
-    mguard__kwalk_start(kx, &w, h, MGUARD__KX_TAG(h));
-    while ((k = mguard__kwalk_next(kx, &w)) != SIZE_MAX) {
-        const mguard__kslot *s = &kx->slots[k];
+    size_t n = 0, i, j, k, rs = SIZE_MAX, pos = MGUARD__KX_HOME(kx, h), step = 0;
+    uint64_t m = mguard__kx_match(mguard__kx_load(kx->ctrl + pos), MGUARD__KX_TAG(h));
+    bool any = false;
+    for (;; m = mguard__kx_match(mguard__kx_load(kx->ctrl + pos), MGUARD__KX_TAG(h))) {   /* the walk, written out: the hot death */
+      for (; m; m &= m - 1) {
+        const mguard__kslot *s = &kx->slots[k = pos + mguard__kx_bit(m)];
         mguard_weak *t;
         if (s->key != obj) continue;
-        *found = true;
+        any = true;
         if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {   /* a cache's: mguard__cache_event */
-            if (!s->tid) *rslot = k;
+            if (!s->tid) rs = k;
             continue;
         }
         t = MGUARD__TAB(ctx, s->tid);
@@ -3170,7 +3197,13 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
             p[n].pos = s->pos;
         }
         n++;
+      }
+      if (MGUARD__KX_END(kx, pos, step)) break;
+      step += MGUARD__KX_GROUP;
+      pos = (pos + step) & kx->mask;
     }
+    *rslot = rs;
+    *found = any;
     /* the order obj entered its tables (usually one: nothing to read) */
     for (i = 0; n > 1 && i < n && i < cap; i++) p[i].stamp = MGUARD__STAMP(p[i].t, p[i].t->order[p[i].pos]);
     for (i = 1; i < n && i < cap; i++) {
@@ -3184,8 +3217,8 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
 /* Phase 1's rest, obj's table entries detached (both paths): its watchers
    taken (mguard__take_watchers) and its record (slot rslot, or SIZE_MAX)
    freed, the cache entries depending on it detached onto cq. Its serial. */
-static uint64_t mguard__death_detach_rest(mguard_ctx *ctx, const void *obj, size_t rslot, mguard__watcher **w,
-                                          size_t *nw, mguard__watcher *one, mguard__cdrops *cq)
+static MGUARD__HOT uint64_t mguard__death_detach_rest(mguard_ctx *ctx, const void *obj, size_t rslot, mguard__watcher **w,
+                                                      size_t *nw, mguard__watcher *one, mguard__cdrops *cq)
 {
     uint64_t serial = 0;
     *w = NULL;
@@ -3197,8 +3230,8 @@ static uint64_t mguard__death_detach_rest(mguard_ctx *ctx, const void *obj, size
         if (o->side) mguard__take_watchers(o, &ctx->sides[o->side - 1], w, nw, one);
         mguard__reg_free(ctx, r, rslot);
     }
-    memset(cq, 0, sizeof *cq);
-    if (ctx->ncslots || ctx->cjobs) mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, cq);
+    cq->hpos = 0;
+    if (mguard__cache_may_hold(ctx, obj)) mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, cq);
     ctx->live_objs--;
     return serial;
 }
@@ -4307,7 +4340,7 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
     mguard__cdrops cq;
     size_t n;
     memset(&cq, 0, sizeof cq);
-    if (ctx->ncslots || ctx->cjobs) mguard__cache_event(ctx, obj, attr, file, line, 0, &cq);
+    if (mguard__cache_may_hold(ctx, obj)) mguard__cache_event(ctx, obj, attr, file, line, 0, &cq);
     sd = r && (ctx->objs[r - 1].flags & MGUARD__F_TRACKER) ? &ctx->sides[ctx->objs[r - 1].side - 1] : NULL;
     if (sd) sd->mutations++;
     if (!sd || !MGUARD__NWATCH(&ctx->objs[r - 1], sd)) {
@@ -9744,47 +9777,14 @@ static uint32_t mguard__cap2(uint32_t n)
 /* The record's keys (one: its lookup slot's key). */
 static const void *const *mguard__crec_keys(const mguard_cache *c, const mguard__crec *r) { return MGUARD__CR_NK(r) > 1 ? r->x.more : &c->ctx->kx.slots[r->slot].key; }
 
-/* A walk of obj's probe for the cold paths (the fast get reads the first
-   group itself): each slot whose control byte matched obj's tag when its
-   group was read, or SIZE_MAX at the end. A walk may erase slots as it
-   goes: the end is checked only once a group's candidates are used. */
-typedef struct mguard__cprobe {
-    size_t at, step;
-    uint64_t m;
-    uint32_t tag;
-} mguard__cprobe;
-static size_t mguard__cprobe_next(mguard__cprobe *p, const mguard__kx *kx)
-{
-    size_t k;
-    while (!p->m) {
-        if (MGUARD__KX_END(kx, p->at, p->step)) return SIZE_MAX;
-        p->step += MGUARD__KX_GROUP;
-        p->at = (p->at + p->step) & kx->mask;
-        p->m = mguard__kx_match(mguard__kx_load(kx->ctrl + p->at), p->tag);
-    }
-    k = p->at + mguard__kx_bit(p->m);
-    p->m &= p->m - 1;
-    return k;
-}
-static size_t mguard__cprobe_start(mguard__cprobe *p, const mguard__kx *kx, const void *obj)
-{
-    uint64_t h = mguard__hash64(obj);
-    p->at = MGUARD__KX_HOME(kx, h);
-    p->step = 0;
-    p->tag = MGUARD__KX_TAG(h);
-    p->m = mguard__kx_match(mguard__kx_load(kx->ctrl + p->at), p->tag);
-    return mguard__cprobe_next(p, kx);
-}
-#define MGUARD__CPROBE_EACH(p, kx, obj, k) for (k = mguard__cprobe_start(&p, kx, obj); k != SIZE_MAX; k = mguard__cprobe_next(&p, kx))
-
 /* The lookup slot of the tuple's LIVE entry, or SIZE_MAX. Never writes. */
 static size_t mguard__cache_find(const mguard_cache *c, const void *const *keys, size_t n)
 {
     const mguard__kx *kx = &c->ctx->kx;
-    mguard__cprobe p;
+    mguard__kwalk p;
     size_t i, k;
     uint32_t tid = MGUARD__CTID(c), want = (uint32_t)(n - 1) << 28;
-    MGUARD__CPROBE_EACH(p, kx, keys[0], i) {
+    MGUARD__KWALK_EACH(p, kx, keys[0], i) {
         const mguard__kslot *s = &kx->slots[i];
         const void *const *more;
         if (s->key != keys[0] || s->tid != tid || (s->pos & ~MGUARD__CS_POS) != want) continue;
@@ -9848,10 +9848,10 @@ static void mguard__cslot_erase(mguard_cache *c, size_t i, const void *dying)
 static void mguard__cslots_retag(mguard_cache *c, const void *obj, uint32_t pos, int ring, const void *dying)
 {
     mguard__kx *kx = &c->ctx->kx;
-    mguard__cprobe p;
+    mguard__kwalk p;
     size_t k;
     uint32_t tid = MGUARD__CTID(c);
-    MGUARD__CPROBE_EACH(p, kx, obj, k) {
+    MGUARD__KWALK_EACH(p, kx, obj, k) {
         mguard__kslot *s = &kx->slots[k];
         if (s->key != obj || s->tid != tid || s->pos != pos || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
         if (ring >= 0) {
@@ -10057,9 +10057,9 @@ static void mguard__cache_log(mguard_cache *c, const char *what, const void *con
 /* Phase 2: for each drop of q, in drop order: its position freed, the
    drop logged (log_reasons), the value destroyed (from a copy, or its
    block); a cache whose destroy waited for it is destroyed. */
-static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)
+static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q)
 {
-    while (q->hpos) {
+    {
         mguard_cache *c = ctx->ctabs[q->hcid];
         uint32_t pos = q->hpos - 1;
         mguard__crec *r = &c->recs[pos];
@@ -10091,6 +10091,10 @@ static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)
         if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
         if (val != (void *)v.b) mguard__free(ctx, val);
     }
+}
+static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)
+{
+    while (q->hpos) mguard__cache_finish_one(ctx, q);
 }
 
 /* ---- computes in progress ---- */
@@ -10193,31 +10197,41 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
                                 int death, mguard__cdrops *q)
 {
     mguard__kx *kx = &ctx->kx;
-    mguard__cprobe pr;
+    mguard__kwalk pr;
     size_t k;
-    const char *ia = attr ? mguard__str_find(ctx, attr) : NULL;
-    int interned = 0;
+    const char *ia = NULL;
+    int interned = 0, looked = 0, whyset = 0;
     mguard_cache_job *job;
     mguard_cache *marked = NULL, *c, **pc;
     mguard_cache_reason why;
-    memset(&why, 0, sizeof why);
-    why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION;
-    why.obj = obj;
-    why.line = death ? 0 : line;
+    memset(q, 0, sizeof *q);   /* each event's list is its own */
+    /* the interned attr (found once, only if needed), the reason (made
+       only if something drops or is spoiled): an object no cache depends
+       on costs a walk of its probe */
+#define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL))
+#define MGUARD__EV_WHY() \
+    do { \
+        if (whyset) break; \
+        whyset = 1; \
+        memset(&why, 0, sizeof why); \
+        why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION; \
+        why.obj = obj; \
+        why.line = death ? 0 : line; \
+        if (death) break; \
+        /* the caller's strings may be temporaries: the reasons keep the \
+           context's copies (out of memory, they lack them) */ \
+        why.attr = attr ? (MGUARD__EV_IA() ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL; \
+        why.file = file ? mguard__str_intern(ctx, file) : NULL; \
+        interned = 1; \
+    } while (0)
     for (job = ctx->cjobs; job; job = job->next) {
-        if (job->stale || !mguard__job_has(job, obj, attr, ia)) continue;
-        if (!death && !interned) {
-            /* the caller's strings may be temporaries: the reasons keep
-               the context's copies (out of memory, they lack them) */
-            why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
-            why.file = file ? mguard__str_intern(ctx, file) : NULL;
-            interned = 1;
-        }
+        if (job->stale || !mguard__job_has(job, obj, attr, MGUARD__EV_IA())) continue;
+        MGUARD__EV_WHY();
         mguard__job_spoil(job, &why, death ? obj : NULL);
     }
     /* mark the entries reached (each once), on their caches' lists; the
        caches with marks in the order they were made */
-    MGUARD__CPROBE_EACH(pr, kx, obj, k) {
+    MGUARD__KWALK_EACH(pr, kx, obj, k) {
         const mguard__kslot *s = &kx->slots[k];
         mguard__crec *r;
         uint32_t pos;
@@ -10232,7 +10246,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         }
         /* attr NULL (a death, or "the whole object changed") reaches every
            slot; a named attribute, whole-object ones and its own */
-        if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)ia) continue;
+        if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)MGUARD__EV_IA()) continue;
         pos = s->pos & MGUARD__CS_POS;
         r = &c->recs[pos];
         if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) continue;
@@ -10246,11 +10260,9 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         c->seqs[pos] = c->mhead;
         c->mhead = pos + 1;
     }
-    if (marked && !death && !interned) {
-        why.attr = attr ? (ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL;
-        why.file = file ? mguard__str_intern(ctx, file) : NULL;
-        interned = 1;
-    }
+    if (marked) MGUARD__EV_WHY();
+#undef MGUARD__EV_WHY
+#undef MGUARD__EV_IA
     /* drop them: the cache made first, then the lower position */
     for (c = marked; c; c = c->mnext) {
         uint32_t p = mguard__cmark_sort(c, c->mhead, c->nmarked);
@@ -10633,11 +10645,11 @@ static size_t mguard__cache_count(const mguard_cache *c) { return mguard__cache_
 static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c, const void *const *keys, size_t n)
 {
     const mguard__kx *kx = &c->ctx->kx;
-    mguard__cprobe p;
+    mguard__kwalk p;
     size_t i, k;
     uint32_t tid = MGUARD__CTID(c), best = MGUARD_CACHE_REASONS, age = 0;
     if (!c->nring) return NULL;
-    MGUARD__CPROBE_EACH(p, kx, keys[0], i) {
+    MGUARD__KWALK_EACH(p, kx, keys[0], i) {
         const mguard__kslot *s = &kx->slots[i];
         uint32_t rp, a;
         const mguard_cache_reason *r;
@@ -10863,10 +10875,10 @@ static mguard_status mguard__cache_job_set_cost(mguard_cache_job *job, size_t co
 static bool mguard__cache_has_dep(const mguard_cache *c, uint32_t pos, const void *obj, const char *ia)
 {
     const mguard__kx *kx = &c->ctx->kx;
-    mguard__cprobe p;
+    mguard__kwalk p;
     size_t k;
     uint32_t tid = MGUARD__CTID(c);
-    MGUARD__CPROBE_EACH(p, kx, obj, k) {
+    MGUARD__KWALK_EACH(p, kx, obj, k) {
         const mguard__kslot *s = &kx->slots[k];
         if (s->key == obj && s->tid == tid && s->pos == (MGUARD__CS_DEP | pos) && (!s->v.cp || s->v.cp == (const void *)ia))
             return true;
