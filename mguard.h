@@ -1103,7 +1103,6 @@ extern "C" {
 #define MGUARD__TRACKERS 1      /* the scope or the dynamism tracker */
 #endif
 
-
 /* ======================================================================= */
 /* >>structs: the private types of every section (their invariants are told where their code is) */
 /* ======================================================================= */
@@ -1412,7 +1411,6 @@ typedef struct mguard__part {
     void (*destroy)(struct mguard__part *p);
     mguard_status (*check)(struct mguard__part *p);
 } mguard__part;
-
 
 /* ======================================================================= */
 /* >>private: the lock and the callout, allocation and logging, the hash index, interned strings, parts, text output, handle checks */
@@ -2634,10 +2632,7 @@ static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
     return ctx && (ctx->magic | 1u) == MGUARD__MAGIC_CTX_TS;
 }
 
-static bool mguard__weak_ok(const mguard_weak *t)
-{
-    return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS;
-}
+static bool mguard__weak_ok(const mguard_weak *t) { return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS; }
 
 static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
 {
@@ -2945,7 +2940,6 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
 #endif
     return MGUARD_OK;
 }
-
 
 /* ======================================================================= */
 /* >>lifetimes: 2. object lifetimes: the registry and the destructor hook */
@@ -3410,7 +3404,6 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     if (pend != list) mguard__free(ctx, pend);
 }
 
-
 /* ======================================================================= */
 /* >>weak: 3. weak key tables */
 /* ======================================================================= */
@@ -3791,10 +3784,7 @@ static void *mguard__weak_get_sized(const mguard_weak *t, const void *key, size_
     return mguard__weak_get(t, key);
 }
 
-static bool mguard__weak_contains(const mguard_weak *t, const void *key)
-{
-    return mguard__weak_get(t, key) != NULL;
-}
+static bool mguard__weak_contains(const mguard_weak *t, const void *key) { return mguard__weak_get(t, key) != NULL; }
 
 static size_t mguard__weak_count(const mguard_weak *t)
 {
@@ -4031,7 +4021,6 @@ static mguard_status mguard__weak_get_copy(const mguard_weak *t, const void *key
     return MGUARD_OK;
 }
 
-
 /* ======================================================================= */
 /* >>ref: 4. weak refs */
 /* ======================================================================= */
@@ -4105,7 +4094,6 @@ static void *mguard__ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mgu
     if (obj && try_retain && !try_retain(obj, user)) return NULL;
     return obj;
 }
-
 
 /* ======================================================================= */
 /* >>trackers: 5. mutation trackers */
@@ -4401,7 +4389,6 @@ static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
     r = mguard__reg_find(ctx, obj);
     return r && ctx->objs[r - 1].side ? ctx->sides[ctx->objs[r - 1].side - 1].mutations : 0;
 }
-
 
 /* ======================================================================= */
 /* >>gen: 6. generation tags */
@@ -4855,10 +4842,7 @@ static void mguard__scope_pop(mguard_scope *s, uint32_t i, double now)
     }
 }
 
-static const char *mguard__scope_phase_name(const mguard_scope *s)
-{
-    return s->phases[s->phase];
-}
+static const char *mguard__scope_phase_name(const mguard_scope *s) { return s->phases[s->phase]; }
 
 /* A component died: close its frames. A phase-2 callback of the death: an
    earlier callback may have destroyed the scope, so it is looked for among
@@ -5759,10 +5743,7 @@ static const char *mguard__scope_current(const mguard_scope *s)
     return s->nframes ? s->recs[s->frames[s->nframes - 1].rec].name : s->root;
 }
 
-static size_t mguard__scope_depth(const mguard_scope *s)
-{
-    return mguard__scope_ok(s) ? s->nframes : 0;
-}
+static size_t mguard__scope_depth(const mguard_scope *s) { return mguard__scope_ok(s) ? s->nframes : 0; }
 
 static size_t mguard__scope_path(const mguard_scope *s, char *buf, size_t cap)
 {
@@ -5791,10 +5772,7 @@ static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
     return MGUARD_OK;
 }
 
-static size_t mguard__scope_phase(const mguard_scope *s)
-{
-    return mguard__scope_ok(s) ? s->phase : 0;
-}
+static size_t mguard__scope_phase(const mguard_scope *s) { return mguard__scope_ok(s) ? s->phase : 0; }
 
 static mguard_status mguard__scope_reset(mguard_scope *s)
 {
@@ -5895,10 +5873,7 @@ oom:
     return MGUARD_ENOMEM;
 }
 
-static double mguard__scope_val(const mguard__scope_rec *r, uint32_t k)
-{
-    return k < r->capvals ? r->vals[k] : 0.0;
-}
+static double mguard__scope_val(const mguard__scope_rec *r, uint32_t k) { return k < r->capvals ? r->vals[k] : 0.0; }
 
 static double mguard__scope_counter(const mguard_scope *s, const char *fqn, const char *counter)
 {
@@ -6491,10 +6466,7 @@ static bool mguard__dyn_contains(const mguard_dyn *d, const char *path)
     return mguard__dyn_find(d, path) != 0;
 }
 
-static size_t mguard__dyn_count(const mguard_dyn *d)
-{
-    return mguard__dyn_ok(d) ? d->nrecs : 0;
-}
+static size_t mguard__dyn_count(const mguard_dyn *d) { return mguard__dyn_ok(d) ? d->nrecs : 0; }
 
 static mguard_dyn_iter mguard__dyn_iterate(const mguard_dyn *d)
 {
@@ -6868,10 +6840,7 @@ static size_t mguard__ledger_vsize(const mguard_ledger *L)
 }
 
 static struct mguard__lroot *mguard__ledger_root_of(const mguard_ctx *ctx);
-static void mguard__ledger_touch(mguard_ledger *L)
-{
-    L->stamp = ++L->root->next_stamp;
-}
+static void mguard__ledger_touch(mguard_ledger *L) { L->stamp = ++L->root->next_stamp; }
 
 /* ---- the block: a clone is one allocation ------------------------------
    A clone copies the struct and every array into one block; an array that
@@ -7915,20 +7884,11 @@ static bool mguard__ledger_is_pending(const mguard_ledger *L, const void *obj, c
     return a && mguard__ledger_w_find(L, obj, a) != 0;
 }
 
-static size_t mguard__ledger_count(const mguard_ledger *L)
-{
-    return mguard__ledger_ok(L) ? L->live_ents : 0;
-}
+static size_t mguard__ledger_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->live_ents : 0; }
 
-static size_t mguard__ledger_modified_count(const mguard_ledger *L)
-{
-    return mguard__ledger_ok(L) ? L->nmod : 0;
-}
+static size_t mguard__ledger_modified_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->nmod : 0; }
 
-static size_t mguard__ledger_write_count(const mguard_ledger *L)
-{
-    return mguard__ledger_ok(L) ? L->live_writes : 0;
-}
+static size_t mguard__ledger_write_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->live_writes : 0; }
 
 /* ---- iteration ---------------------------------------------------------- */
 
@@ -8142,10 +8102,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     return MGUARD_OK;
 }
 
-static size_t mguard__ledger_record_count(const mguard_ledger *L)
-{
-    return mguard__ledger_ok(L) ? L->nrecs : 0;
-}
+static size_t mguard__ledger_record_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->nrecs : 0; }
 
 static uint32_t mguard__ledger_hook_find(const mguard_ledger *L, int id)
 {
@@ -8219,10 +8176,7 @@ static mguard_status mguard__ledger_remove_hook(mguard_ledger *L, int id)
     return MGUARD_OK;
 }
 
-static size_t mguard__ledger_hook_count(const mguard_ledger *L)
-{
-    return mguard__ledger_ok(L) ? L->nhooks : 0;
-}
+static size_t mguard__ledger_hook_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->nhooks : 0; }
 
 /* ---- clone and restore: one memcpy per array ---------------------------- */
 
