@@ -390,9 +390,6 @@ MUTANTS = [
     ("take-watchers-keeps-list-flag", "a death or mutation takes the heap list out of the side record (the record keeps none)",
      "        o->flags &= ~(uint32_t)MGUARD__F_WLIST;\n",
      "\n"),
-    ("wlist-giveback-to-non-tracker", "a swapped-out heap list goes back only to a tracker (not to a new life that is a cache key)",
-     "        sd = o && (o->flags & MGUARD__F_TRACKER) ? MGUARD__SIDE(ctx, o) : NULL;",
-     "        sd = o ? MGUARD__SIDE(ctx, o) : NULL;"),
     # ---- 6. generation tags -------------------------------------------
     ("gen-tag-generation-zero", "a tag records the current generation",
      "    if (flag == MGUARD__F_TAGGED) ctx->objs[r - 1].gen = ctx->generation;",
@@ -1016,6 +1013,15 @@ MUTANTS = [
 # Mutants left out because no program can tell them from the original.
 # (id, old, new, why)
 EQUIVALENT = [
+    ("wlist-giveback-to-non-tracker",
+     "        sd = o && (o->flags & MGUARD__F_TRACKER) ? MGUARD__SIDE(ctx, o) : NULL;",
+     "        sd = o ? MGUARD__SIDE(ctx, o) : NULL;",
+     "a side record is made only with the tracker flag (mguard_watch) and goes "
+     "with its record, so a record with a side record is a tracker: the test "
+     "is a guard, not a branch. (It was not equivalent while cache keys had "
+     "records of their own; they have none since the caches moved onto the "
+     "index. test_heap_list_not_given_to_a_new_life_without_a_tracker keeps "
+     "the behaviour it guards.)"),
     ("kx-slots-not-line-aligned",
      "    i += (64 - ((uintptr_t)(blk + i) & 63)) & 63;   /* blocks are 16-aligned at least */\n",
      "\n",
