@@ -1123,6 +1123,36 @@ static void test_ledger_list_of_the_context(void **state)
     LEDGER_DONE(&f);
 }
 
+/* A dependency declared twice is kept once, also once the job keeps a set
+   of them (past 8): the stored entry has one slot per dependency. */
+static int dd_objs[10], dd_x, dd_key;
+static mguard_status declare_twice(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+{
+    int i;
+    (void)keys; (void)nkeys; (void)value; (void)user;
+    for (i = 0; i < 10; i++) assert_int_equal(mguard_cache_job_depend(job, &dd_objs[i], NULL), MGUARD_OK);
+    assert_int_equal(mguard_cache_job_depend(job, &dd_x, "a"), MGUARD_OK);
+    assert_int_equal(mguard_cache_job_depend(job, &dd_x, "a"), MGUARD_OK);
+    assert_int_equal(mguard_cache_job_depend(job, &dd_objs[3], "b"), MGUARD_OK);   /* covered by the whole object */
+    return MGUARD_OK;
+}
+static void test_a_dependency_declared_twice_is_one_slot(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    mguard_status st;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    c = mguard_cache_create(ctx, &cd);
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&dd_key), declare_twice, NULL, &st));
+    assert_int_equal(st, MGUARD_OK);
+    assert_int_equal(ctx->ncslots, 1 + 10 + 1);   /* the entry, 10 objects, (x, "a") */
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 /* A cache's store orders are 32 bits relative to a base: the store that
    would wrap them renumbers the live entries ("stored before now"). An
    iteration begun before ends, logged; one begun after sees every entry
@@ -1217,6 +1247,7 @@ int main(void)
         cmocka_unit_test(test_ledger_more_holds),
         cmocka_unit_test(test_ledger_index_without_slots),
         cmocka_unit_test(test_ledger_list_of_the_context),
+        cmocka_unit_test(test_a_dependency_declared_twice_is_one_slot),
         cmocka_unit_test(test_cache_store_orders_are_renumbered_before_they_wrap),
         cmocka_unit_test(test_cache_total_cost_check_sees_a_lost_wrap),
     };
