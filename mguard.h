@@ -144,13 +144,12 @@ typedef struct mguard_allocator {
     mguard_free_fn free_fn;
     void *user;
 } mguard_allocator;
-/* Gets misuse warnings and errors: msg is one line without the newline,
-   valid during the call (default: stderr). A line is delivered when its
-   call is done with its structures (before its next callback, or on
-   return; at most 8 wait, the rest counted in one line), so a logger may
-   call any function, even destroy the handle named (a pointer the call
-   returns into it goes too) or, at the end of a call made outside any
-   callback, the context. */
+/* Gets misuse warnings and errors: msg is one line without the newline, valid
+   during the call (default: stderr). A line is delivered when its call is done
+   with its structures (before its next callback, or on return; at most 8 wait,
+   the rest counted in one line), so a logger may call any function, even
+   destroy the handle named (a pointer the call returns into it goes too) or, at
+   the end of a call made outside any callback, the context. */
 typedef void (*mguard_log_fn)(mguard_log_level level, const char *msg, void *user);
 typedef struct mguard_logger {
     mguard_log_fn func;
@@ -205,14 +204,13 @@ MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
 /* ==== 2. object lifetimes =============================================== */
 
 /* The destructor hook: call it from obj's destructor. Removes obj from every
-   weak table, makes refs to it read NULL, fires its watchers once (attr
-   NULL), forgets its tracker, tag and class mark. Then the callbacks:
-   obj's watchers in registration order, then the value destructors in the
-   order obj entered the tables. Unknown obj (or a second call): a cheap
-   no-op (logged from obj's own death callbacks); NULL ctx/obj: no-op. Out
-   of memory changes none of this (logged; docs/api.md). Cost: one probe +
-   O(tables, watchers and cache entries of obj) (docs/api.md: k tables
-   with callbacks, ledgers holding obj). */
+   weak table, makes refs to it read NULL, fires its watchers once (attr NULL),
+   forgets its tracker, tag and class mark. Then the callbacks: obj's watchers
+   in registration order, then the value destructors in the order obj entered
+   the tables. Unknown obj (or a second call): a cheap no-op (logged from obj's
+   own death callbacks); NULL ctx/obj: no-op. Out of memory changes none of this
+   (logged; docs/api.md). Cost: one probe + O(tables, watchers and cache entries
+   of obj) (docs/api.md: k tables with callbacks, ledgers holding obj). */
 MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
 /* ctx's own copy of s: equal strings, the same pointer, valid until ctx is
    destroyed. NULL for NULL ctx/s or out of memory. Cost: one hash of s. */
@@ -455,12 +453,11 @@ MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
    their names. EINVAL: NULL s/comp, NULL or empty fqn. ENOMEM: nothing
    changed. Cost: one lookup; renaming: O(names log names + subtree). */
 MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn);
-/* Place child under parent as name (copied), as parent's walk would, and
-   follow parent's renames; replaces an explicit name or earlier placement.
-   EINVAL (logged; NULL s silent): NULL parent/child, child == parent, NULL
-   or empty name, child destroyed by parent's lookup. NOT_FOUND (logged):
-   parent has no name. ENOMEM: nothing changed. Cost: as set_name, plus
-   parent's lookup. */
+/* Place child under parent as name (copied), as parent's walk would, and follow
+   parent's renames; replaces an explicit name or earlier placement. EINVAL
+   (logged; NULL s silent): NULL parent/child, child == parent, NULL or empty
+   name, child destroyed by parent's lookup. NOT_FOUND (logged): parent has no
+   name. ENOMEM: nothing changed. Cost: as set_name, plus parent's lookup. */
 MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name);
 /* Forget the names comp's walk gave below it (not attached, explicit or
    open-frame ones); comp's next lookup walks again. EINVAL: NULL s/comp;
@@ -683,8 +680,7 @@ MGUARDDEF mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *ob
 MGUARDDEF mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source);
 /* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
-/* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one
-   lookup. */
+/* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
 /* Mark a MUTABLE entry modified. EINVAL (logged): untracked, another kind,
    NULL. Cost: one lookup. */
@@ -1108,19 +1104,18 @@ extern "C" {
 /* ======================================================================= */
 
 /* ---- the lock, and how a public function is built (section 10) --------
-   A thread-safe context owns a mguard__lock (ctx->lk; NULL: one thread).
-   Each public mguard_<name> that touches a context has an unlocked body,
-   the static mguard__<name>, which internal code calls (the lock is never
-   taken twice). The list MGUARD__API declares the bodies and generates the
-   locked variants (take the lock, run the body, let it go) and the public
-   functions (>>public). Every call into user code goes between
-   MGUARD__LK_OUT and MGUARD__LK_IN, so no callback runs under the lock and
-   any callback may call in from any thread: code that keeps mguard's state
-   across a call-out already copes with a re-entrant callback having
-   changed anything, and another thread can change no more. Log lines are
-   queued (the logger is user code: it must not run in the middle of an
-   operation) and delivered at the next safe point by the thread that
-   logged them: MGUARD__LK_OUT and the end of the public call. */
+   A thread-safe context owns a mguard__lock (ctx->lk; NULL: one thread). Each
+   public mguard_<name> that touches a context has an unlocked body, the static
+   mguard__<name>, which internal code calls (the lock is never taken twice).
+   The list MGUARD__API declares the bodies and generates the locked variants
+   (take the lock, run the body, let it go) and the public functions (>>public).
+   Every call into user code goes between MGUARD__LK_OUT and MGUARD__LK_IN, so
+   no callback runs under the lock and any callback may call in from any thread:
+   code that keeps mguard's state across a call-out already copes with a
+   re-entrant callback having changed anything, and another thread can change no
+   more. Log lines are queued (the logger is user code: it must not run in the
+   middle of an operation) and delivered at the next safe point by the thread
+   that logged them: MGUARD__LK_OUT and the end of the public call. */
 #if !defined(MGUARD_NO_PTHREADS) && (defined(__unix__) || defined(__unix) || defined(__APPLE__))
 #define MGUARD__PTHREADS 1
 #include <pthread.h>
@@ -1196,9 +1191,7 @@ typedef struct mguard__kslot {
 #define MGUARD__CS_MAXPOS 0x0fffffffu       /* positions per cache */
 /* An event's cache drops, in drop order: (cache id, position + 1) of the
    head and the tail; the links lie in the dropped records (>>cache). */
-typedef struct mguard__cdrops {
-    uint32_t hcid, hpos, tcid, tpos;
-} mguard__cdrops;
+typedef struct mguard__cdrops { uint32_t hcid, hpos, tcid, tpos; } mguard__cdrops;
 typedef struct mguard__kx {
     unsigned char *ctrl;          /* cap bytes, cap / 8 overflow counts, cap slots */
     unsigned char *ovf;           /* per group: slots whose probe went past it */
@@ -1220,10 +1213,7 @@ typedef struct mguard__kx {
    (PINNED: a ref, a guard, a cache's drop reason); it goes only through
    mguard_on_destroy or when empty and unpinned, with its side record. */
 enum {
-    MGUARD__F_PINNED = 1u,
-    MGUARD__F_TRACKER = 2u,
-    MGUARD__F_TAGGED = 4u,
-    MGUARD__F_CLASS_DYN = 8u,
+    MGUARD__F_PINNED = 1u, MGUARD__F_TRACKER = 2u, MGUARD__F_TAGGED = 4u, MGUARD__F_CLASS_DYN = 8u,
     MGUARD__F_WLIST = 16u        /* the side record's watchers are a heap list */
 };
 typedef struct mguard__watcher {
@@ -1243,10 +1233,7 @@ typedef struct mguard__obj {
    one.fn is NULL, all zero) or `list`, n in a heap block of cap >= 1 kept
    for reuse until the record goes. A free one is `vacant` (mark
    MGUARD__SIDE_FREE, next free + 1). 40 bytes on LP64. */
-typedef struct mguard__wlist {
-    mguard__watcher *at;
-    uint32_t n, cap;
-} mguard__wlist;
+typedef struct mguard__wlist { mguard__watcher *at; uint32_t n, cap; } mguard__wlist;
 typedef struct mguard__side {
     uint64_t mutations;          /* F_TRACKER: mutations counted */
     union {
@@ -1264,18 +1251,11 @@ typedef struct mguard__side {
 #define MGUARD__WCAP(o, sd) (((o)->flags & MGUARD__F_WLIST) ? (sd)->w.list.cap : 1u)
 
 /* A death in phase 2 (the dying list, on the C stack): obj may not be registered. */
-typedef struct mguard__dying {
-    const void *obj;
-    struct mguard__dying *next;
-} mguard__dying;
+typedef struct mguard__dying { const void *obj; struct mguard__dying *next; } mguard__dying;
 /* An object not held yet, watched across one call-out (a scope's type_name
    callback): mguard_on_destroy(obj) sets died even for an unknown obj, so
    the caller does not register a dead address. On the C stack. */
-typedef struct mguard__lookout {
-    const void *obj;
-    bool died;
-    struct mguard__lookout *next;
-} mguard__lookout;
+typedef struct mguard__lookout { const void *obj; bool died; struct mguard__lookout *next; } mguard__lookout;
 /* A ledger hook running outside a thread-safe context's lock: another
    thread's mguard_on_destroy(p) waits for it, so no hook outlives its
    object's death. On the C stack; pthreads only. */
@@ -1467,8 +1447,7 @@ static void mguard__log_flush(mguard_ctx *ctx)
 }
 
 /* A log line: queued until the next safe point (see mguard__logq). */
-static void mguard__logq_push(mguard__logq *q, mguard_log_level level, const char *msg,
-                              mguard_log_fn func, void *user)
+static void mguard__logq_push(mguard__logq *q, mguard_log_level level, const char *msg, mguard_log_fn func, void *user)
 {
     mguard__logline *l;
     size_t len = strlen(msg);
@@ -1882,13 +1861,12 @@ static void mguard__ix_free(const mguard_ctx *ctx, mguard__index *ix)
 }
 
 /* ---- the context's index (the engine; layout: mguard__kx) --------------
-   A probe visits groups of 8 at triangular distances (1, 3, 6, ... groups
-   on: every group of a power-of-two table). Each group counts the slots
-   whose probe went past it (F14's overflow count; 255 sticks): an
-   insertion counts up the groups it passed, an erasure counts them down,
-   and a probe ends at the first group counting 0. So a miss usually reads
-   one group, and an erased slot is EMPTY at once: no tombstones. At most
-   7/8 full (growth_left). */
+   A probe visits groups of 8 at triangular distances (1, 3, 6, ... groups on:
+   every group of a power-of-two table). Each group counts the slots whose probe
+   went past it (F14's overflow count; 255 sticks): an insertion counts up the
+   groups it passed, an erasure counts them down, and a probe ends at the first
+   group counting 0. So a miss usually reads one group, and an erased slot is
+   EMPTY at once: no tombstones. At most 7/8 full (growth_left). */
 
 /* An address's hash: the low 7 bits are the tag, the rest picks the group. */
 #if defined(__SIZEOF_INT128__) && (defined(__GNUC__) || defined(__clang__))
@@ -2456,16 +2434,15 @@ static size_t mguard__out_end(mguard__out *o)
 
 /* ---- handle checks (MGUARD_DEBUG: registry of live handles) ------------
    A plain build refuses NULL and a wrong magic number, which cannot make a
-   destroyed handle safe (its magic lies in freed memory). MGUARD_DEBUG
-   looks a handle up before reading it: the live contexts (linked through
-   themselves: the one process-wide state), and in each an index of its
-   tables and one of its other handles with kinds, on the context's
-   allocator (so creates can fail with it). A handle leaves at the end of
-   its destroy (a deferred one too). Sections 7-9 check through
-   mguard__scope_ok & co. (__func__: mguard__x is reported as mguard_x).
-   A refusal goes to every live context's logger, or stderr. Cost:
-   O(live contexts) plus one lookup per call. Not for contexts created or
-   destroyed on several threads at once. */
+   destroyed handle safe (its magic lies in freed memory). MGUARD_DEBUG looks a
+   handle up before reading it: the live contexts (linked through themselves:
+   the one process-wide state), and in each an index of its tables and one of
+   its other handles with kinds, on the context's allocator (so creates can fail
+   with it). A handle leaves at the end of its destroy (a deferred one too).
+   Sections 7-9 check through mguard__scope_ok & co. (__func__: mguard__x is
+   reported as mguard_x). A refusal goes to every live context's logger, or
+   stderr. Cost: O(live contexts) plus one lookup per call. Not for contexts
+   created or destroyed on several threads at once. */
 #ifdef MGUARD_DEBUG
 static mguard_ctx *mguard__dbg_live;
 
@@ -3019,8 +2996,7 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, bool known)
 static mguard_status mguard__side_reserve(mguard_ctx *ctx, uint32_t n)
 {
     if (ctx->nsides - ctx->live_sides >= n) return MGUARD_OK;   /* the free list has them */
-    return mguard__reserve(ctx, (void **)&ctx->sides, &ctx->capsides,
-                           (size_t)ctx->nsides + n, sizeof(mguard__side));
+    return mguard__reserve(ctx, (void **)&ctx->sides, &ctx->capsides, (size_t)ctx->nsides + n, sizeof(mguard__side));
 }
 
 /* Record r's side record, zeroed if new (room reserved: mguard__side_reserve). */
@@ -4135,10 +4111,9 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
     *pp = f.next;
 }
 
-/* Thread-safe contexts: mguard_on_destroy(guard) returns once no callback
-   of guard runs on another thread (this thread's is below us: not waited
-   for); none can start after phase 1 dropped its serial. No pthreads: no
-   wait. */
+/* Thread-safe contexts: mguard_on_destroy(guard) returns once no callback of
+   guard runs on another thread (this thread's is below us: not waited for);
+   none can start after phase 1 dropped its serial. No pthreads: no wait. */
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial)
 {
 #ifdef MGUARD__PTHREADS
@@ -4186,10 +4161,8 @@ static void mguard__prune_watchers(mguard_ctx *ctx, mguard__wlist *l)
 {
     mguard__watcher *ws = l->at;
     uint32_t i, n = 0;
-    for (i = 0; i < l->n; i++) {
-        if (mguard__find_serial(ctx, ws[i].guard, ws[i].guard_serial))
-            ws[n++] = ws[i];
-    }
+    for (i = 0; i < l->n; i++)
+        if (mguard__find_serial(ctx, ws[i].guard, ws[i].guard_serial)) ws[n++] = ws[i];
     l->n = n;
 }
 
@@ -5008,16 +4981,11 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
 /* ---- naming ------------------------------------------------------------
    A walk down from the component looked up: iterative (a deep tree does not
    deepen the C stack) and all-or-nothing (every name it writes is logged in
-   `undo`; a failure puts back what the walk changed, unless a callback
-   changed it again). A component is SEEN before its children are asked
-   for, so a cycle ends. moved: components this walk renamed that had names
-   (their subtrees follow at the end, in one pass: a pass each was
-   quadratic). */
-typedef struct mguard__scope_undo {
-    const void *comp;
-    mguard__scope_naming old, now;
-    int had_old;
-} mguard__scope_undo;
+   `undo`; a failure puts back what the walk changed, unless a callback changed
+   it again). A component is SEEN before its children are asked for, so a cycle
+   ends. moved: components this walk renamed that had names (their subtrees
+   follow at the end, in one pass: a pass each was quadratic). */
+typedef struct mguard__scope_undo { const void *comp; mguard__scope_naming old, now; int had_old; } mguard__scope_undo;
 typedef struct mguard__scope_todo { const void *comp; const char *name; size_t next; } mguard__scope_todo;
 typedef struct mguard__scope_walk {
     mguard__scope_undo *undo;
@@ -5889,10 +5857,7 @@ static double mguard__scope_counter(const mguard_scope *s, const char *fqn, cons
    is a record, else the root; siblings in order of first entry. A report
    reads only the records present when it started: a write callback that
    enters new names cannot disturb it. */
-typedef struct mguard__scope_tree {
-    uint32_t *parent, *first, *next, *depth;
-    char *prefix;
-} mguard__scope_tree;
+typedef struct mguard__scope_tree { uint32_t *parent, *first, *next, *depth; char *prefix; } mguard__scope_tree;
 
 static mguard_status mguard__scope_tree_build(mguard_scope *s, uint32_t n, mguard__scope_tree *t)
 {
@@ -7297,9 +7262,7 @@ static void mguard__ledger_empty(mguard_ledger *L)
 
 /* ---- lifetimes: an object a ledger refers to was destroyed -------------- */
 
-typedef struct mguard__lpurge {
-    unsigned ledgers, ents, writes, recs, hooks;
-} mguard__lpurge;
+typedef struct mguard__lpurge { unsigned ledgers, ents, writes, recs, hooks; } mguard__lpurge;
 
 /* Phase 1 for one ledger: drop all that refers to k (never released). */
 static void mguard__ledger_purge(mguard_ledger *L, const void *k, mguard__lpurge *pu)
@@ -8264,9 +8227,7 @@ static void mguard__ledger_content_install(mguard_ledger *L, mguard__lcontent *k
    refs, ref slots, records, hooks. */
 #define MGUARD__L_NARRAYS 8
 #define MGUARD__L_ALIGN(n) (((n) + 15) & ~(size_t)15)
-typedef struct mguard__llayout {
-    size_t off[MGUARD__L_NARRAYS], len[MGUARD__L_NARRAYS], total;
-} mguard__llayout;
+typedef struct mguard__llayout { size_t off[MGUARD__L_NARRAYS], len[MGUARD__L_NARRAYS], total; } mguard__llayout;
 
 static void mguard__ledger_layout(const mguard_ledger *L, mguard__llayout *lay)
 {
@@ -9237,10 +9198,9 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
 
 /* ---- apply, is_empty, clear --------------------------------------------- */
 
-/* One pending write as apply found it; identity by serial, never address
-   (see mguard__ledger_life). A sized value is copied (value points to
-   bytes); field: where it goes when obj's field table names attr (no
-   callback then). */
+/* One pending write as apply found it; identity by serial, never address (see
+   mguard__ledger_life). A sized value is copied (value points to bytes); field:
+   where it goes when obj's field table names attr (no callback then). */
 typedef struct mguard__lpending {
     const void *obj;
     const char *attr;
@@ -9575,29 +9535,28 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 /* >>cache: 11. guarded caches */
 /* ======================================================================= */
 
-/* A cache keeps its entries in the context's index (mguard__kx) under its
-   own id (MGUARD__TID_CACHE | cid). An entry is a LOOKUP slot on its first
-   key's probe (the value when it fits 8 bytes, else its block's address;
-   and the entry's position); each further key and added dependency is a
-   DEP slot on that object's probe (its interned attribute as the value).
-   So an event on obj finds every entry depending on obj on obj's own
-   probe, as a death finds obj's table entries, and a hit reads one slot.
-   A position indexes the records, the store orders (32 bits, renumbered
-   before they wrap) and, bounded, the LRU links and costs; log_reasons, a
-   drop's reason until phase 2 logs it. Free positions: the last freed first.
-   A remembered drop (the ring, mguard_cache_last_reason) turns its keys'
-   slots into RING slots (no allocation); they keep the keys known until
-   their death, which forgets the reason: a new object at that address
-   never finds it. A compute in progress holds its keys and declared
-   dependencies in its job (ctx->cjobs); an event spoils those it reaches.
-   A record is FREE (on the free list), LIVE (its lookup slot names it) or
-   DROPPED (out of the index, its value in x, on an event's drop list until
-   phase 2 destroys the value).
+/* A cache keeps its entries in the context's index (mguard__kx) under its own
+   id (MGUARD__TID_CACHE | cid). An entry is a LOOKUP slot on its first key's
+   probe (the value when it fits 8 bytes, else its block's address; and the
+   entry's position); each further key and added dependency is a DEP slot on
+   that object's probe (its interned attribute as the value). So an event on obj
+   finds every entry depending on obj on obj's own probe, as a death finds obj's
+   table entries, and a hit reads one slot. A position indexes the records, the
+   store orders (32 bits, renumbered before they wrap) and, bounded, the LRU
+   links and costs; log_reasons, a drop's reason until phase 2 logs it. Free
+   positions: the last freed first. A remembered drop (the ring,
+   mguard_cache_last_reason) turns its keys' slots into RING slots (no
+   allocation); they keep the keys known until their death, which forgets the
+   reason: a new object at that address never finds it. A compute in progress
+   holds its keys and declared dependencies in its job (ctx->cjobs); an event
+   spoils those it reaches. A record is FREE (on the free list), LIVE (its
+   lookup slot names it) or DROPPED (out of the index, its value in x, on an
+   event's drop list until phase 2 destroys the value).
    Invariants (mguard__cache_check): live + nfree + npend == nrec; a LIVE
-   record's lookup slot names it and is found by its keys, each further key
-   and dependency has its DEP slot; every cache slot names a live cache and
-   (LOOKUP, DEP) a LIVE record; nslots counts c's slots; a bounded cache's
-   LRU list holds every LIVE entry, total_cost with cost_carry their costs. */
+   record's lookup slot names it and is found by its keys, each further key and
+   dependency has its DEP slot; every cache slot names a live cache and (LOOKUP,
+   DEP) a LIVE record; nslots counts c's slots; a bounded cache's LRU list holds
+   every LIVE entry, total_cost with cost_carry their costs. */
 
 #define MGUARD__MAGIC_CACHE    0x6d676362u  /* "mgcb"; even: the _TS one differs */
 #define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
@@ -9623,10 +9582,7 @@ typedef struct mguard__crec {
 #define MGUARD__CR_DEP(r, i) (MGUARD__CR_MORE(r) ? (r)->x.more[MGUARD__CR_KOFS(r) + (i)] : (r)->x.dep)
 
 /* A bounded cache's per-position LRU links (position + 1) and cost. */
-typedef struct mguard__clru {
-    uint32_t newer, older;
-    size_t cost;
-} mguard__clru;
+typedef struct mguard__clru { uint32_t newer, older; size_t cost; } mguard__clru;
 
 struct mguard_cache {
     uint32_t magic;
@@ -10141,12 +10097,11 @@ static uint32_t mguard__cmark_sort(mguard_cache *c, uint32_t head, uint32_t n)
 }
 
 /* mguard_on_destroy, mguard_on_mutation_at: phase 1 for everything of the
-   caches that depends on obj (attr: the mutation's; a death: NULL): the
-   running computes that depend on it are spoiled (the innermost first),
-   the entries with a slot on obj's probe that it reaches are dropped onto
-   q, in a fixed order (the cache made first, then the lower position: not
-   the probe's, which depends on addresses), and a death forgets the
-   reasons naming obj. */
+   caches that depends on obj (attr: the mutation's; a death: NULL): the running
+   computes that depend on it are spoiled (the innermost first), the entries
+   with a slot on obj's probe that it reaches are dropped onto q, in a fixed
+   order (the cache made first, then the lower position: not the probe's, which
+   depends on addresses), and a death forgets the reasons naming obj. */
 static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
                                 int death, mguard__cdrops *q)
 {
