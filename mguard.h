@@ -195,8 +195,7 @@ MGUARDDEF const char *mguard_status_str(mguard_status status);
 /* Validate every internal invariant of ctx (tests, debugging): OK, or
    EINVAL with a log line naming the first broken one. Cost: O(all). */
 MGUARDDEF mguard_status mguard_ctx_check(mguard_ctx *ctx);
-/* Objects ctx knows (keys, watched, guards, ref targets, tagged). 0 for
-   NULL. Cost: O(1). */
+/* Objects ctx knows (keys, watched, guards, ref targets, tagged). 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
 /* true when ctx was created thread-safe; false for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
@@ -218,8 +217,7 @@ MGUARDDEF const char *mguard_intern(mguard_ctx *ctx, const char *s);
 /* ==== 3. weak key tables ================================================ */
 
 typedef struct mguard_weak mguard_weak;
-/* Destroys one stored value; value points to a copy of its bytes, valid
-   during the call only. */
+/* Destroys one stored value; value points to a copy of its bytes, valid during the call only. */
 typedef void (*mguard_value_dtor)(void *value, void *user);
 /* An entry leaves because its key died (before the value's destructor
    runs). key must not be used as a key again. */
@@ -256,8 +254,7 @@ MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
 MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
 /* true when key is in t. Cost: one lookup. */
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
-/* Remove key's entry, destroying its value. NOT_FOUND; EINVAL for NULL
-   t/key. Cost: one lookup, O(1). */
+/* Remove key's entry, its value destroyed. NOT_FOUND; EINVAL: NULL t/key. Cost: one lookup, O(1). */
 MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
 /* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
@@ -474,16 +471,14 @@ MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
    anyway, OK, warned. Each warning once (max_warnings). EINVAL: NULL
    s/comp. Cost: O(depth); a warning + O(warnings remembered). */
 MGUARDDEF mguard_status mguard_scope_exit(mguard_scope *s, const void *comp);
-/* fqn is active (the root always is); false for NULL. Cost: a hash of fqn
-   and one lookup. */
+/* fqn is active (the root always is); false for NULL. Cost: a hash of fqn and one lookup. */
 MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
 /* The active set, root first, each once, in order of entry: up to cap into
    out; returns how many there are (0 for NULL s). Cost: O(names returned). */
 MGUARDDEF size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap);
 /* Innermost frame's name (the root when none; NULL for NULL s). Cost: O(1). */
 MGUARDDEF const char *mguard_scope_current(const mguard_scope *s);
-/* Open frames (0 at the root; each recursion level counts); 0 for NULL.
-   Cost: O(1). */
+/* Open frames (0 at the root; each recursion level counts); 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_scope_depth(const mguard_scope *s);
 /* "Global > Net > Net.encoder", snprintf-style (buf may be NULL when cap
    is 0; returns the full length). 0 for NULL s. Cost: O(length). */
@@ -500,8 +495,7 @@ MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
    each. EINVAL: NULL s, NULL or empty counter, amount not finite. ENOMEM:
    nothing changed. Cost: O(active names + counters). */
 MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount);
-/* counter's total for fqn; 0 when unknown or NULL. Cost: a hash of fqn,
-   a lookup, O(counters). */
+/* counter's total for fqn; 0 when unknown or NULL. Cost: a hash of fqn, a lookup, O(counters). */
 MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter);
 /* A report, snprintf-style (buf may be NULL when cap is 0; returns the full
    length): TABLE/TREE, every name ever entered with each counter's total;
@@ -514,11 +508,9 @@ MGUARDDEF size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format
    as above. Cost: as mguard_scope_report + a call per 256 bytes. */
 MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format,
                                            mguard_scope_write_fn fn, void *user);
-/* Forget the spans (open frames no longer recorded); counters stay. EINVAL
-   for NULL s. Cost: O(depth). */
+/* Forget the spans (open frames no longer recorded); counters stay. EINVAL: NULL s. Cost: O(depth). */
 MGUARDDEF mguard_status mguard_scope_clear_trace(mguard_scope *s);
-/* Forget which warnings were logged, so each may be logged once more.
-   EINVAL for NULL s. Cost: O(warnings). */
+/* Forget which warnings were logged (each may be logged once more). EINVAL: NULL s. Cost: O(warnings). */
 MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
 #endif /* MGUARD_NO_SCOPE */
 
@@ -662,8 +654,7 @@ typedef struct mguard_ledger_entry {
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
 
-/* An empty ledger (NULL desc: no hooks); NULL (logged) for NULL ctx or out
-   of memory. Cost: O(1). */
+/* An empty ledger (NULL desc: no hooks); NULL (logged): NULL ctx, out of memory. Cost: O(1). */
 MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc);
 /* Destroy L, releasing what it holds. NULL: no-op; twice: logged; from L's
    own callbacks: finished when that operation returns. Cost: O(size of L)
@@ -682,11 +673,9 @@ MGUARDDEF mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void
 MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
 /* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
-/* Mark a MUTABLE entry modified. EINVAL (logged): untracked, another kind,
-   NULL. Cost: one lookup. */
+/* Mark a MUTABLE entry modified. EINVAL (logged): untracked, another kind, NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
-/* NEW: always; EXISTING: has a pending write; MUTABLE: marked. false for
-   untracked or NULL. Cost: one lookup. */
+/* NEW: always; EXISTING: with a pending write; MUTABLE: marked. false: untracked, NULL. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj);
 
 /* Record obj.attr = value (value may be NULL; attr copied). An overwrite
@@ -694,8 +683,7 @@ MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj
    MUTABLE entry, NULL L/obj/attr, dying value. ENOMEM: nothing changed.
    Cost: a hash of attr + O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value);
-/* Record the deletion of obj.attr (replacing a pending value). Statuses
-   and cost as store_attr. */
+/* Record the deletion of obj.attr (replacing a pending value). Statuses and cost as store_attr. */
 MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr);
 /* A pending write: OK and *value; DELETED or NOT_FOUND (nothing pending,
    untracked) with *value NULL; EINVAL (logged): MUTABLE entry, NULL.
@@ -717,8 +705,7 @@ MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *o
    load_attr + O(fields of obj). */
 MGUARDDEF mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
-/* Counts (0 for NULL): tracked objects, modified objects, pending writes
-   (deletions included). Cost: O(1). */
+/* Counts (0 for NULL): tracked objects, modified ones, pending writes (deletions too). Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
@@ -752,8 +739,7 @@ typedef struct mguard_ledger_iter {
     uint64_t seq_, epoch_, wseq_;
     uint32_t pos_, mode_;
 } mguard_ledger_iter;
-/* The tracked objects (modified_only: the modified ones). NULL L: empty.
-   Cost: O(1). */
+/* The tracked objects (modified_only: the modified ones). NULL L: empty. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only);
 /* obj's pending writes. NULL L/obj: empty. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
@@ -859,8 +845,7 @@ typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value,
    fn with a non-field write (logged; nothing applied); ENOMEM: nothing
    applied. Cost: O(objects + writes + fields of the objects written). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
-/* Nothing modified, no records, no hooks (apply would do nothing); true
-   for NULL. Cost: O(1). */
+/* Nothing modified, no records, no hooks (apply would do nothing); true for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
 /* Forget and release everything, keeping the memory. NULL: no-op.
    Cost: O(held pointers) with a release hook, else O(index sizes). */
@@ -943,8 +928,7 @@ typedef struct mguard_cache_desc {
 typedef mguard_status (*mguard_cache_compute_fn)(mguard_cache_job *job, const void *const *keys, size_t nkeys,
                                                  void *value, void *user);
 
-/* A cache; NULL (logged) for NULL ctx/desc, value_size 0 or over 16M, out
-   of memory. Cost: O(1). */
+/* A cache; NULL (logged) for NULL ctx/desc, value_size 0 or over 16M, out of memory. Cost: O(1). */
 MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc);
 /* Destroy c, each entry gone before its value's destructor. NULL: no-op;
    from c's own get_or_compute or clear callbacks, or while dropped values
@@ -969,8 +953,7 @@ MGUARDDEF void *mguard_cache_get(mguard_cache *c, const void *const *keys, size_
    for NULL or foreign c, logged for bad keys or NULL out (nothing
    counted). Cost: mguard_cache_get's lookup and a copy. */
 MGUARDDEF mguard_status mguard_cache_get_copy(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
-/* The tuple has an entry; counts and touches nothing; false for bad input.
-   Cost: one lookup. */
+/* The tuple has an entry; counts and touches nothing; false for bad input. Cost: one lookup. */
 MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys);
 /* A hit, or on a miss compute (outside the lock) and store. *status
    (optional): OK; NOT_FOUND: a dependency changed or was refused while
@@ -987,8 +970,7 @@ MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *
    running, NULL or dying obj (not stored then). ENOMEM: not stored.
    Cost: O(1) amortized + a hash of attr. */
 MGUARDDEF mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr);
-/* From compute: the entry's cost (default 0). EINVAL: job not running.
-   Cost: O(1). */
+/* From compute: the entry's cost (default 0). EINVAL: job not running. Cost: O(1). */
 MGUARDDEF mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t cost);
 /* Add a dependency to a stored entry (as mguard_cache_job_depend).
    NOT_FOUND: no entry; EINVAL (logged): bad keys, NULL or dying obj (the
@@ -2748,8 +2730,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
 #ifdef MGUARD_DEBUG
     mguard__dbg_forget_ctx(ctx);
 #endif
-    /* lines logged since (none is expected) go to their loggers once the
-       context is gone */
+    /* lines logged since (none is expected) go to their loggers once the context is gone */
     n = mguard__logq_take(&ctx->logq, q, &dropped);
     if (ctx->lk) mguard__lock_fini(ctx);
     ctx->magic = MGUARD__DEAD;
@@ -3647,8 +3628,7 @@ static mguard_status mguard__weak_insert(mguard_weak *t, const void *key, const 
     mguard_status st;
     size_t i;
     if (!known && ctx->dying && mguard__is_dying(ctx, key)) {
-        /* refused as misuse before anything is allocated, so the answer
-           does not depend on the allocator */
+        /* misuse, refused before anything is allocated: the answer does not depend on the allocator */
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %p is being destroyed; refused", key);
         return MGUARD_EINVAL;
     }
@@ -3700,8 +3680,7 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
         return MGUARD_EINVAL;
     }
-    /* one probe: the entry, or (a new key) whether the key is known under
-       other ids already */
+    /* one probe: the entry, or (a new key) whether the key is known under other ids already */
     h = mguard__hash64(key);
     s = mguard__kx_find(&t->ctx->kx, key, t->tid, h, &known);
     if (s) {
@@ -3806,8 +3785,7 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool know
         mguard__call_value(ctx, dtor, NULL, user, key, tmp);
         if (tmp != small) mguard__free(ctx, tmp);
     } else {
-        /* only a value over MGUARD__STACK_VALUE bytes needs the heap: it
-           lies in t's value array */
+        /* only a value over MGUARD__STACK_VALUE bytes needs the heap: it lies in t's value array */
         mguard__destroy_in_place(t, pos, key);
     }
 }
@@ -4096,8 +4074,7 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->firing = &f;
     for (i = 0; i < n; i++) {
-        /* read under the lock: another thread's mguard_unwatch may cancel
-           w[i] while the lock is let go */
+        /* read under the lock: another thread's mguard_unwatch may cancel w[i] while it is let go */
         mguard_invalidate_fn fn = w[i].fn;
         void *guard = w[i].guard, *user = w[i].user;
         if (!fn || !mguard__find_serial(ctx, guard, w[i].guard_serial)) continue;
@@ -4261,8 +4238,7 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_unwatch: NULL %s", !obj ? "object" : "guard");
         return MGUARD_EINVAL;
     }
-    /* only the guard's current life counts: a dead guard's watchers at the
-       same address are dropped here */
+    /* only the guard's current life counts: watchers of a dead guard at its address are dropped here */
     g = mguard__reg_find(ctx, guard);
     gserial = g ? mguard__serial_of(ctx, guard) : 0;
     r = mguard__reg_find(ctx, obj);
@@ -4308,8 +4284,7 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
         mguard__cache_finish(ctx, &cq);
         return;
     }
-    /* Swap the list out: watchers added by
-       the callbacks go to a fresh list and wait for the next mutation. */
+    /* Swap the list out: watchers the callbacks add go to a fresh list, for the next mutation. */
     mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
     mguard__fire(ctx, obj, w, n, attr);
     if (w != &one) {
@@ -4711,8 +4686,7 @@ static void mguard__scope_free(mguard_scope *s)
     mguard__handle_free(s);
 }
 
-/* The end of every call that may have called out: finish a destroy a
-   callback asked for (s is gone then). */
+/* End of every call that may have called out: finish a destroy a callback asked for (s is gone then). */
 static void mguard__scope_release(mguard_scope *s)
 {
     if (--s->busy == 0 && s->destroying) mguard__scope_free(s);
@@ -5517,8 +5491,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     return st;
 }
 
-/* Set or clear FRAMED on every component with an open frame (forget only,
-   no callout between). */
+/* Set or clear FRAMED on every component with an open frame (forget only, no callout between). */
 static void mguard__scope_mark_framed(mguard_scope *s, bool on)
 {
     uint32_t i;
@@ -5541,8 +5514,7 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
     v = mguard__scope_entry(s, comp);
     if (!v || (v->flags & MGUARD__SCOPE_FORGOTTEN)) return MGUARD_NOT_FOUND;
     memset(&w, 0, sizeof w);
-    /* list what a walk placed under comp, recursively (out of memory
-       changes nothing), then forget it */
+    /* list what a walk placed under comp, recursively (out of memory changes nothing), then forget it */
     st = mguard__scope_placed_list(s, &list, &n);
     if (!st) st = mguard__scope_enqueue(s, &w, comp);
     for (q = 0; !st && q < w.ntodo; q++) {
@@ -5578,8 +5550,7 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
 
 /* ---- enter and exit ------------------------------------------------------ */
 
-/* Push a frame, all reserved first (failure changes nothing); no callout
-   but the final warning. */
+/* Push a frame, all reserved first (failure changes nothing); no callout but the final warning. */
 static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const char *name, double now)
 {
     mguard_ctx *ctx = s->hd.ctx;
@@ -6146,8 +6117,7 @@ size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap)
     return mguard__out_end(&o);
 }
 
-/* One value at one position: shapes are integers, scalars doubles; they
-   compare as Python numbers do. */
+/* One value at one position: shapes are integers, scalars doubles; they compare as Python numbers do. */
 typedef struct mguard__dyn_val { double d; int64_t i; int is_int; } mguard__dyn_val;
 
 static bool mguard__dyn_eq(const mguard__dyn_val *a, const mguard__dyn_val *b)
@@ -7011,8 +6981,7 @@ static void mguard__ledger_drain(mguard_ledger *L)
     }
 }
 
-/* The last touch of L in any function that called out: a destroy requested
-   meanwhile is finished here. */
+/* Last touch of L in any function that called out: a destroy requested meanwhile is finished here. */
 static void mguard__ledger_unframe(mguard_ledger *L)
 {
     if (--L->frames == 0 && L->destroying) {
@@ -7925,8 +7894,7 @@ static bool mguard__ledger_next_write(mguard_ledger_iter *it)
     w = it->pos_;
     if (!w || it->epoch_ != L->epoch || w > L->nwpool || L->writes[w - 1].obj != it->obj ||
         L->writes[w - 1].seq != it->wseq_) {
-        /* the next write went away (or never was): the first write of obj
-           recorded after the last one returned */
+        /* the next write went away (or never was): obj's first write recorded after the last one returned */
         uint32_t e = mguard__ledger_ent_find(L, it->obj);
         w = e ? L->ents[e - 1].head : 0;
         while (w && L->writes[w - 1].seq <= it->seq_) w = L->writes[w - 1].next;
@@ -8223,8 +8191,7 @@ static void mguard__ledger_content_install(mguard_ledger *L, mguard__lcontent *k
     L->next_seq = src->next_seq;
 }
 
-/* A clone's block: the struct, then ents, ent slots, writes, write slots,
-   refs, ref slots, records, hooks. */
+/* A clone's block: the struct, then ents, ent slots, writes, write slots, refs, ref slots, records, hooks. */
 #define MGUARD__L_NARRAYS 8
 #define MGUARD__L_ALIGN(n) (((n) + 15) & ~(size_t)15)
 typedef struct mguard__llayout { size_t off[MGUARD__L_NARRAYS], len[MGUARD__L_NARRAYS], total; } mguard__llayout;
@@ -8541,8 +8508,7 @@ static void mguard__ledger_emit_writes(mguard__lcmp *c, const mguard_ledger *X, 
     }
 }
 
-/* Compare write w of a with write wb of b (same object and attribute);
-   true to stop. */
+/* Compare write w of a with write wb of b (same object and attribute); true to stop. */
 static bool mguard__ledger_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
 {
     mguard_ledger *A = c->a, *B = c->b;
@@ -9127,8 +9093,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
         mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
         return MGUARD_EINVAL;
     }
-    /* Snapshot (no call-out yet): per entry its pending values, then
-       payloads, hook functions, hooked objects. */
+    /* Snapshot (no call-out yet): entries' pending values, then payloads, hook functions, hooked objects. */
     memset(&p, 0, sizeof p);
     p.L = L;
     p.n0 = L->nents;
@@ -9799,8 +9764,7 @@ static void mguard__reason_copy(mguard_cache_reason *r, const mguard_cache_reaso
     r->nkeys = n;
 }
 
-/* The next ring slot, for why (its old reason forgotten). live: the
-   caller makes the keys' slots that pin it. */
+/* The next ring slot, for why (its old reason forgotten). live: the caller makes the keys' slots pinning it. */
 static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *why, const void *const *keys, uint32_t n,
                                   bool live, const void *dying)
 {
@@ -9995,8 +9959,7 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
             mguard__str_release(ctx, why.attr);
             mguard__str_release(ctx, why.file);
         }
-        /* the drop holds c no more: a destroy waiting for it goes now, one
-           from its destructor at once */
+        /* the drop holds c no more: a destroy waiting for it goes now, one from its destructor at once */
         if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
         if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
         if (val != (void *)v.b) mguard__free(ctx, val);
@@ -10494,8 +10457,7 @@ static void *mguard__cache_lookup(mguard_cache *c, const void *const *keys, size
     return mguard__cache_value(c, k);
 }
 
-/* Every get but a one-key hit in the first group of an unbounded cache
-   (checked, counted, logged there). */
+/* Every get but a one-key hit in the first group of an unbounded cache (checked, counted, logged there). */
 static MGUARD__NOINLINE void *mguard__cache_get_slow(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get")) return NULL;
@@ -10549,8 +10511,7 @@ static bool mguard__cache_contains(const mguard_cache *c, const void *const *key
 
 static size_t mguard__cache_count(const mguard_cache *c) { return mguard__cache_ok(c, "mguard_cache_count") ? c->live : 0; }
 
-/* The newest remembered reason of the tuple whose keys are alive: its
-   ring slots lie on the first key's probe. */
+/* The tuple's newest remembered reason (its keys alive): its ring slots lie on the first key's probe. */
 static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c, const void *const *keys, size_t n)
 {
     const mguard__kx *kx = &c->ctx->kx;
@@ -10612,8 +10573,7 @@ static void mguard__job_end(mguard_ctx *ctx, mguard_cache_job *job)
     mguard__free(ctx, job->set);
 }
 
-/* A computed value no cache will hold: destroyed now (its destructor run
-   when computed), its block freed. */
+/* A computed value no cache will hold: destroyed now (its destructor run when computed), its block freed. */
 static void mguard__cache_discard(mguard_cache *c, void *val, void *block, bool computed)
 {
     mguard_ctx *ctx = c->ctx;
@@ -10779,8 +10739,7 @@ static mguard_status mguard__cache_job_set_cost(mguard_cache_job *job, size_t co
     return MGUARD_OK;
 }
 
-/* Is there a DEP slot of c's entry pos on obj covering ia (the whole
-   object, or ia)? */
+/* Is there a DEP slot of c's entry pos on obj covering ia (the whole object, or ia)? */
 static bool mguard__cache_has_dep(const mguard_cache *c, uint32_t pos, const void *obj, const char *ia)
 {
     const mguard__kx *kx = &c->ctx->kx;
@@ -11134,8 +11093,7 @@ static mguard_ctx *mguard__ctx_of_cache(const mguard_cache *c)
     return c && (c->magic | 1u) == MGUARD__MAGIC_CACHE_TS ? c->ctx : NULL;
 }
 static mguard_ctx *mguard__ctx_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__ctx_of_cache(it->c_) : NULL; }
-/* a job lives on the computing thread's stack; its fields are written
-   before compute is called */
+/* a job lives on the computing thread's stack; its fields are written before compute is called */
 static mguard_ctx *mguard__ctx_of_job(const mguard_cache_job *job) { return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx : NULL; }
 #ifdef MGUARD__ADDONS
 /* The context of an add-on handle, quietly NULL for one the implementation
@@ -11159,8 +11117,7 @@ static mguard_ctx *mguard__ctx_of_dyn_iter(const mguard_dyn_iter *it) { return i
 #endif
 #ifndef MGUARD_NO_LEDGER
 static mguard_ctx *mguard__ctx_of_ledger(const mguard_ledger *L) { return mguard__ctx_of_handle(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER); }
-/* two ledgers: the first valid one's (the body logs a refusal of either
-   through the other's context) */
+/* two ledgers: the first valid one's (the body logs a refusal of either through the other's) */
 static mguard_ctx *mguard__ctx_of_ledger2(const mguard_ledger *a, const mguard_ledger *b)
 {
     mguard_ctx *c = mguard__ctx_of_ledger(a);
@@ -11232,8 +11189,7 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
 #define MGUARD__PLAIN_weak_contains(t, key) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_weak_count(t) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_ref_get(ctx, ref) MGUARD__PLAIN_REF(ctx, ref)
-/* a cache of a default context that logs no reasons, asked for one
-   non-NULL key (the body logs nothing then) */
+/* a default context's cache that logs no reasons, asked for one non-NULL key (the body logs nothing then) */
 #ifndef MGUARD_DEBUG
 #define MGUARD__PLAIN_cache_get(c, keys, nkeys) \
     ((c) && (c)->magic == MGUARD__MAGIC_CACHE && !(c)->log_reasons && (keys) && (nkeys) == 1 && (keys)[0])
