@@ -155,10 +155,9 @@ typedef struct mguard_logger {
     mguard_log_fn func;
     void *user;
 } mguard_logger;
-/* A lock of the program's own for a thread-safe context. Never taken twice
-   (need not be recursive); no user code runs under it but the allocator,
-   try_retain (mguard_ref_get_retained) and a ledger's retain hook. Both or
-   neither. */
+/* A lock of the program's own for a thread-safe context. Never taken twice (need
+   not be recursive); no user code runs under it but the allocator, try_retain
+   (mguard_ref_get_retained) and a ledger's retain hook. Both or neither. */
 typedef void (*mguard_lock_fn)(void *user);
 typedef struct mguard_lock {
     mguard_lock_fn lock_fn;
@@ -330,9 +329,8 @@ typedef void (*mguard_invalidate_fn)(void *guard, const void *obj, const char *a
    Cost: O(watchers of obj) + O(1) amortized. */
 MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard,
                                      mguard_invalidate_fn fn, void *user);
-/* Remove every watcher of guard on obj, even ones an invalidation in
-   progress is about to call. NOT_FOUND when none (a destroyed guard's
-   watchers are already gone). */
+/* Remove every watcher of guard on obj, even ones an invalidation in progress
+   is about to call. NOT_FOUND: none (a destroyed guard's are gone already). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
 /* obj was mutated: if watched, its count goes up by one and every watcher
    so far fires once, in registration order, and is dropped. Unwatched:
@@ -571,10 +569,9 @@ MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
    {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}},
    snprintf-style (buf NULL when cap is 0). 0 for NULL d. Cost: O(total rank). */
 MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
-/* Each '.' before an identifier ([A-Za-z_][A-Za-z0-9_]*) becomes a
-   subscript: "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style
-   (out NULL when cap is 0; no overlap). NULL in: 0 ("" when cap > 0).
-   Cost: O(length). */
+/* Each '.' before an identifier ([A-Za-z_][A-Za-z0-9_]*) becomes a subscript:
+   "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style (out NULL when
+   cap is 0; no overlap). NULL in: 0 ("" if cap > 0). Cost: O(length). */
 MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap);
 #endif /* MGUARD_NO_DYN */
 
@@ -656,9 +653,8 @@ typedef struct mguard_ledger_entry {
 
 /* An empty ledger (NULL desc: no hooks); NULL (logged): NULL ctx, out of memory. Cost: O(1). */
 MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc);
-/* Destroy L, releasing what it holds. NULL: no-op; twice: logged; from L's
-   own callbacks: finished when that operation returns. Cost: O(size of L)
-   + the releases. */
+/* Destroy L and release what it holds. NULL: no-op; twice: logged; from L's
+   callbacks: done when that operation returns. Cost: O(size of L) + releases. */
 MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
 
 /* Track obj, existing before the run, with source (copied, optional).
@@ -814,11 +810,10 @@ typedef struct mguard_ledger_diff_item {
 } mguard_ledger_diff_item;
 typedef struct mguard_ledger_diff_result mguard_ledger_diff_result;
 
-/* Every difference, in the ledger order, as items and text (one line each,
-   through each side's format hooks); free *out with mguard_ledger_diff_free.
-   Items' values are not held. EINVAL (logged): NULL, other contexts, a
-   ledger a hook changed; ENOMEM. O(1) for an unchanged clone, else
-   Cost: O(size) + hook calls. */
+/* Every difference, in the ledger order, as items and text (one line each, through
+   each side's format hooks); free *out with mguard_ledger_diff_free. Items' values
+   are not held. EINVAL (logged): NULL, other contexts, a ledger a hook changed;
+   ENOMEM. Cost: O(1) for an unchanged clone, else O(size) + hook calls. */
 MGUARDDEF mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out);
 /* Number of items; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d);
@@ -830,11 +825,10 @@ MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
 /* Drop every NEW object not reached (its records released) from the roots,
-   EXISTING and MUTABLE objects, payloads, hooked objects and hooks, through
-   refs and pending values (cycles safe). EINVAL (logged): NULL L, NULL
-   roots with nroots > 0, L changed by a refs hook (nothing dropped);
-   ENOMEM: nothing changed. Cost: O(size + pointers listed) + a refs call
-   per pointer reached. */
+   EXISTING and MUTABLE objects, payloads, hooked objects and hooks, through refs
+   and pending values (cycles safe). EINVAL (logged): NULL L, NULL roots with
+   nroots > 0, L changed by a refs hook (nothing dropped); ENOMEM: nothing changed.
+   Cost: O(size + pointers listed) + a refs call per pointer reached. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
 /* Each pending write for mguard_ledger_apply; obj handed back writable. */
@@ -935,12 +929,11 @@ MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_
    wait for their destructors: finished when that ends; twice: logged.
    Cost: O(positions + dependencies), as mguard_cache_clear. */
 MGUARDDEF void mguard_cache_destroy(mguard_cache *c);
-/* Store value (copied) under the tuple with cost; an existing entry is
-   replaced (old value destroyed after, its added dependencies dropped).
-   Then evict while over capacity/max_cost (never the new entry). EINVAL
-   (logged): NULL c/keys/value, nkeys 0 or over MGUARD_CACHE_MAX_KEYS, a
-   NULL or dying key, c being destroyed. ENOMEM: nothing changed.
-   Cost: O(nkeys) + one lookup + evictions. */
+/* Store value (copied) under the tuple with cost, replacing an existing entry (old
+   value destroyed after, its added dependencies dropped). Then evict while over
+   capacity/max_cost (never the new entry). EINVAL (logged): NULL c/keys/value,
+   nkeys 0 or over MGUARD_CACHE_MAX_KEYS, a NULL or dying key, c being destroyed.
+   ENOMEM: nothing changed. Cost: O(nkeys) + one lookup + evictions. */
 MGUARDDEF mguard_status mguard_cache_set(mguard_cache *c, const void *const *keys, size_t nkeys,
                                          const void *value, size_t cost);
 /* The tuple's value or NULL (a hit or a miss; a hit becomes most recently
@@ -1144,14 +1137,13 @@ typedef struct mguard__index {
     size_t used;
 } mguard__index;
 
-/* The context's index (the engine): one open-addressing table per context
-   holding every weak table's entries and every registry record, keyed by
-   (object, table id; 0: the registry). All of an object's slots lie on its
-   address's probe, so its death finds them with no list of its own.
-   SwissTable control bytes (a 7-bit tag, EMPTY, PENDING), matched 8 at a
-   time with SWAR on 64-bit words. A slot holds what a hit needs: key,
-   value if it fits 8 bytes (else in the table's value array), table id,
-   position in the table's order (registry: serial in v, record + 1 in pos). */
+/* The context's index (the engine): one open-addressing table per context holding every
+   weak table's entries and every registry record, keyed by (object, table id; 0: the
+   registry). All of an object's slots lie on its address's probe, so its death finds
+   them with no list of its own. SwissTable control bytes (a 7-bit tag, EMPTY, PENDING),
+   matched 8 at a time with SWAR on 64-bit words. A slot holds what a hit needs: key,
+   value if it fits 8 bytes (else in the table's value array), table id, position in the
+   table's order (registry: serial in v, record + 1 in pos). */
 #define MGUARD__KX_GROUP 8
 #define MGUARD__KX_EMPTY 0x80u
 #define MGUARD__KX_PENDING 0xFFu   /* a death's out-of-memory path: detached, value in place */
@@ -1184,16 +1176,15 @@ typedef struct mguard__kx {
     size_t sparse;                /* reservations in a row finding it sparse */
 } mguard__kx;
 
-/* What the registry knows of one object, in three parts: its slot under
-   table id 0 (serial in v: a ref's check reads that one slot; record + 1
-   in pos), its record (generation tag, flags; 24 bytes on LP64) and, for
-   what only some need, its side record (a tracker's count and watchers).
-   A record exists only for an object that needs one (a pinned serial, a
-   tracker, a tag, a class mark, a cache node): a key held by tables alone
-   has none. A free record has key NULL and `side` links the free list.
-   A record stays while anything refers to it or its serial was handed out
-   (PINNED: a ref, a guard, a cache's drop reason); it goes only through
-   mguard_on_destroy or when empty and unpinned, with its side record. */
+/* What the registry knows of one object, in three parts: its slot under table id 0
+   (serial in v: a ref's check reads that one slot; record + 1 in pos), its record
+   (generation tag, flags; 24 bytes on LP64) and, for what only some need, its side
+   record (a tracker's count and watchers). A record exists only for an object that
+   needs one (a pinned serial, a tracker, a tag, a class mark, a cache node): a key held
+   by tables alone has none. A free record has key NULL and `side` links the free list.
+   A record stays while anything refers to it or its serial was handed out (PINNED: a
+   ref, a guard, a cache's drop reason); it goes only through mguard_on_destroy or when
+   empty and unpinned, with its side record. */
 enum {
     MGUARD__F_PINNED = 1u, MGUARD__F_TRACKER = 2u, MGUARD__F_TAGGED = 4u, MGUARD__F_CLASS_DYN = 8u,
     MGUARD__F_WLIST = 16u        /* the side record's watchers are a heap list */
@@ -1210,11 +1201,10 @@ typedef struct mguard__obj {
     uint32_t flags;
     uint32_t side;               /* side record + 1, or 0; free: next free + 1 */
 } mguard__obj;
-/* A side record: a tracker's watchers in registration order, by its
-   record's F_WLIST either `one` inline (most trackers have one; none when
-   one.fn is NULL, all zero) or `list`, n in a heap block of cap >= 1 kept
-   for reuse until the record goes. A free one is `vacant` (mark
-   MGUARD__SIDE_FREE, next free + 1). 40 bytes on LP64. */
+/* A side record: a tracker's watchers in registration order, by its record's F_WLIST
+   either `one` inline (most trackers have one; none when one.fn is NULL, all zero) or
+   `list`, n in a heap block of cap >= 1 kept for reuse until the record goes. A free
+   one is `vacant` (mark MGUARD__SIDE_FREE, next free + 1). 40 bytes on LP64. */
 typedef struct mguard__wlist { mguard__watcher *at; uint32_t n, cap; } mguard__wlist;
 typedef struct mguard__side {
     uint64_t mutations;          /* F_TRACKER: mutations counted */
@@ -1325,10 +1315,9 @@ struct mguard_ctx {
 };
 
 /* ---- a weak table (its invariants: >>weak) ----------------------------- */
-/* An entry's place in its table's order: its slot in the index and its
-   stamp (the context's count of entries made, less the table's base). A
-   removal leaves it; it is live while that slot names this table and
-   position (mguard__weak_at). */
+/* An entry's place in its table's order: its slot in the index and its stamp (the
+   context's count of entries made, less the table's base). A removal leaves it; it is
+   live while that slot names this table and position (mguard__weak_at). */
 typedef struct mguard__oelem { uint32_t slot; uint32_t stamp; } mguard__oelem;
 
 struct mguard_weak {
@@ -1467,12 +1456,11 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 #define MGUARD__CALLOUT(ctx, call) \
     do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
 
-/* Every public function that touches a context, with the expression that
-   finds its context (NULL: a handle the body refuses). X returns a value,
-   V nothing; Q never logs nor calls out when MGUARD__PLAIN_<name> holds (a
-   read that may stay a tail call). Not listed: functions that touch no
-   context or shared state, and mguard_ctx_destroy (written out at the
-   end). tests/check_locked.sh checks this list against the API. */
+/* Every public function that touches a context, with the expression that finds its
+   context (NULL: a handle the body refuses). X returns a value, V nothing; Q never logs
+   nor calls out when MGUARD__PLAIN_<name> holds (a read that may stay a tail call). Not
+   listed: functions that touch no context or shared state, and mguard_ctx_destroy
+   (written out at the end). tests/check_locked.sh checks this list against the API. */
 #define MGUARD__API_CORE(X, V, Q, W) \
     X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
@@ -1673,10 +1661,9 @@ static void mguard__free(const mguard_ctx *ctx, void *p)
     if (p) ctx->alloc.free_fn(p, ctx->alloc.user);
 }
 
-/* Free a dead handle (magic already MGUARD__DEAD). During its context's
-   destroy it is kept, linked through its second word, until every callback
-   has run (mguard__unbury): a callback calling a sibling destroyed before
-   it meets a dead handle, never freed memory. */
+/* Free a dead handle (magic already MGUARD__DEAD). During its context's destroy it is
+   kept, linked through its second word, until every callback has run (mguard__unbury): a
+   callback calling a sibling destroyed before it meets a dead handle, never freed memory. */
 static void mguard__bury(mguard_ctx *ctx, void *h)
 {
     if (!ctx->destroying) {
@@ -1931,9 +1918,8 @@ static size_t mguard__kx_bit(uint64_t m)
 #define MGUARD__KX_TAG(h) ((uint32_t)((h) & 0x7f))
 #define MGUARD__KX_HOME(kx, h) ((size_t)((h) >> 7) & (kx)->mask & ~(size_t)7)
 
-/* The hot paths' one test: a live table, or a ref of a live context, of a
-   default context (thread-safe contexts and MGUARD_DEBUG take the general
-   path). */
+/* The hot paths' one test: a live table, or a ref of a live context, of a default
+   context (thread-safe contexts and MGUARD_DEBUG take the general path). */
 #ifndef MGUARD_DEBUG
 #define MGUARD__PLAIN_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)
 #define MGUARD__PLAIN_REF(ctx, ref) ((ctx) && (ctx)->magic == MGUARD__MAGIC_CTX && (ref).ctx_ == (ctx)->id)
@@ -1950,9 +1936,8 @@ static size_t mguard__kx_bit(uint64_t m)
 #define MGUARD__NOINLINE
 #endif
 
-/* The slot of (key, tid), or NULL. *known (if not NULL) tells whether key
-   has a slot under another id (the probe then goes on past a hit until it
-   knows). Never writes. */
+/* The slot of (key, tid), or NULL. *known (if not NULL) tells whether key has a slot
+   under another id (the probe then goes on past a hit until it knows). Never writes. */
 static MGUARD__HOT mguard__kslot *mguard__kx_probe(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h,
                                                    bool *known, size_t step)
 {
@@ -2148,12 +2133,11 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
     return MGUARD_OK;
 }
 
-/* Room for n more slots: twice the size when EMPTY slots run short. A table
-   a ninth full or less (after a storm of deaths) shrinks to about 7/16
-   full, so memory follows what the context knows (issue 23), but only
-   after cap / 8 sparse reservations in a row: a table emptied and filled
-   again would otherwise shrink at each refill's first key and grow back
-   through every size. The wait is O(1) per reservation. */
+/* Room for n more slots: twice the size when EMPTY slots run short. A table a ninth
+   full or less (after a storm of deaths) shrinks to about 7/16 full, so memory follows
+   what the context knows (issue 23), but only after cap / 8 sparse reservations in a
+   row: a table emptied and filled again would otherwise shrink at each refill's first
+   key and grow back through every size. The wait is O(1) per reservation. */
 static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 {
     mguard__kx *kx = &ctx->kx;
@@ -2415,16 +2399,15 @@ static size_t mguard__out_end(mguard__out *o)
 #endif /* MGUARD__TRACKERS */
 
 /* ---- handle checks (MGUARD_DEBUG: registry of live handles) ------------
-   A plain build refuses NULL and a wrong magic number, which cannot make a
-   destroyed handle safe (its magic lies in freed memory). MGUARD_DEBUG looks a
-   handle up before reading it: the live contexts (linked through themselves:
-   the one process-wide state), and in each an index of its tables and one of
-   its other handles with kinds, on the context's allocator (so creates can fail
-   with it). A handle leaves at the end of its destroy (a deferred one too).
-   Sections 7-9 check through mguard__scope_ok & co. (__func__: mguard__x is
-   reported as mguard_x). A refusal goes to every live context's logger, or
-   stderr. Cost: O(live contexts) plus one lookup per call. Not for contexts
-   created or destroyed on several threads at once. */
+   A plain build refuses NULL and a wrong magic number, which cannot make a destroyed
+   handle safe (its magic lies in freed memory). MGUARD_DEBUG looks a handle up before
+   reading it: the live contexts (linked through themselves: the one process-wide
+   state), and in each an index of its tables and one of its other handles with kinds,
+   on the context's allocator (so creates can fail with it). A handle leaves at the end
+   of its destroy (a deferred one too). Sections 7-9 check through mguard__scope_ok &
+   co. (__func__: mguard__x is reported as mguard_x). A refusal goes to every live
+   context's logger, or stderr. Cost: O(live contexts) plus one lookup per call. Not for
+   contexts created or destroyed on several threads at once. */
 #ifdef MGUARD_DEBUG
 static mguard_ctx *mguard__dbg_live;
 
@@ -3069,13 +3052,12 @@ static unsigned char *mguard__kvalue(const mguard_weak *t, mguard__kslot *s)
 #define MGUARD__STAMP(t, el) ((t)->base + (el).stamp)
 
 /* ---- 2. object lifetimes: the destructor hook ---------------------------
-   Phase 1 detaches obj from everything, with no callback and usually no
-   allocation: its slots are found on its probe, values copied to a buffer
-   on the C stack (a heap block when they do not fit), watchers swapped
-   out, the record dropped. Phase 2 calls out: watchers in registration
-   order (attr NULL), then each entry's key_death and destructor in the
-   order obj entered the tables; obj is on the dying list meanwhile (not
-   registrable). Without the heap block: mguard__death_in_place (logged). */
+   Phase 1 detaches obj from everything, with no callback and usually no allocation: its
+   slots are found on its probe, values copied to a buffer on the C stack (a heap block
+   when they do not fit), watchers swapped out, the record dropped. Phase 2 calls out:
+   watchers in registration order (attr NULL), then each entry's key_death and
+   destructor in the order obj entered the tables; obj is on the dying list meanwhile
+   (not registrable). Without the heap block: mguard__death_in_place (logged). */
 typedef struct mguard__pending {
     mguard_weak *t;
     mguard_value_dtor dtor;      /* t's callbacks, read in phase 1 (an earlier */
@@ -4288,9 +4270,8 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
     mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
     mguard__fire(ctx, obj, w, n, attr);
     if (w != &one) {
-        /* the heap list back for reuse if the tracker lives and got none
-           meanwhile (side records may have moved; a callback may have
-           added an inline watcher) */
+        /* the heap list back for reuse if the tracker lives and got none meanwhile
+           (side records may have moved; a callback may have added an inline watcher) */
         mguard__obj *o;
         r = mguard__reg_find(ctx, obj);
         o = r ? &ctx->objs[r - 1] : NULL;
@@ -4555,23 +4536,22 @@ static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
 }
 
 /* ---- the tracker -------------------------------------------------------
-   names: a weak table comp -> naming; its key_death hook closes the frames
-   of a component that dies while active. Flags: SEEN, comp's children were
-   named from it; EXPLICIT, named by mguard_scope_set_name; ATTACHED, by
-   mguard_scope_attach; FORGOTTEN, mguard_scope_forget dropped the name (the
-   entry stays, keeping comp's life for what is attached under it, and
-   counts as unnamed until named again); FRAMED, a mark forget sets and
-   clears within the call.
-   recs: one per name ever entered (rec 0 the root), indexed by interned
-   name, in order of first entry; vals[k] is counters[k] (vals[ncounters..
-   capvals) are 0); active counts open frames with that name (+1: root).
-   active[0..nactive): the records with active > 0, each once, in the order
-   they became active; active[0] is the root.
-   frames: the stack, innermost last; event is the frame's span + 1 (0: not
-   recorded); exactly the frames' spans are open (dur < 0).
-   warns: the de-duplication set, oldest first, at most max_warnings.
-   busy counts calls into s in progress; a destroy meanwhile only sets
-   destroying and the outermost call frees s when it returns. */
+   names: a weak table comp -> naming; its key_death hook closes the frames of a
+   component that dies while active. Flags: SEEN, comp's children were named from it;
+   EXPLICIT, named by mguard_scope_set_name; ATTACHED, by mguard_scope_attach;
+   FORGOTTEN, mguard_scope_forget dropped the name (the entry stays, keeping comp's life
+   for what is attached under it, and counts as unnamed until named again); FRAMED, a
+   mark forget sets and clears within the call.
+   recs: one per name ever entered (rec 0 the root), indexed by interned name, in order
+   of first entry; vals[k] is counters[k] (vals[ncounters.. capvals) are 0); active
+   counts open frames with that name (+1: root).
+   active[0..nactive): the records with active > 0, each once, in the order they became
+   active; active[0] is the root.
+   frames: the stack, innermost last; event is the frame's span + 1 (0: not recorded);
+   exactly the frames' spans are open (dur < 0).
+   warns: the de-duplication set, oldest first, at most max_warnings. busy counts calls
+   into s in progress; a destroy meanwhile only sets destroying and the outermost call
+   frees s when it returns. */
 enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u, MGUARD__SCOPE_FORGOTTEN = 8u,
        MGUARD__SCOPE_FRAMED = 16u };
 #define MGUARD__MAGIC_SCOPE 0x6d677363u  /* "mgsc" */
@@ -5010,9 +4990,8 @@ static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, c
     return mguard__scope_put_naming(s, w, comp, &v);
 }
 
-/* comp's life (a serial taken when it was first named, kept in its naming
-   until its death or forgetting): a newcomer at its address has another.
-   0 when comp is not named. */
+/* comp's life (a serial taken when it was first named, kept in its naming until its death
+   or forgetting): a newcomer at its address has another. 0 when comp is not named. */
 static uint64_t mguard__scope_serial(const mguard_scope *s, const void *comp)
 {
     const mguard__scope_naming *v = comp ? mguard__scope_entry(s, comp) : NULL;
@@ -5091,8 +5070,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             nv.from_serial = mguard__scope_serial(s, pcomp);
             nv.seg = mguard__scope_intern(ctx, s, cname);
             if (!nv.seg) return MGUARD_ENOMEM;
-            /* a named child moved: its subtree follows at the end (not
-               one this walk is still inside: a cycle) */
+            /* a named child moved: its subtree follows at the end (unless this walk is inside it: a cycle) */
             moved = cv && cv->name != full && !mguard__scope_queued(w, 0, child);
             if (moved && mguard__reserve(ctx, (void **)&w->moved, &w->capmoved, (size_t)w->nmoved + 1, sizeof *w->moved))
                 return MGUARD_ENOMEM;
@@ -5824,10 +5802,9 @@ static double mguard__scope_counter(const mguard_scope *s, const char *fqn, cons
 }
 
 /* ---- reports -------------------------------------------------------------
-   A name's parent in the tree: its longest proper prefix before a '.' that
-   is a record, else the root; siblings in order of first entry. A report
-   reads only the records present when it started: a write callback that
-   enters new names cannot disturb it. */
+   A name's parent in the tree: its longest proper prefix before a '.' that is a record,
+   else the root; siblings in order of first entry. A report reads only the records
+   present when it started: a write callback that enters new names cannot disturb it. */
 typedef struct mguard__scope_tree { uint32_t *parent, *first, *next, *depth; char *prefix; } mguard__scope_tree;
 
 static mguard_status mguard__scope_tree_build(mguard_scope *s, uint32_t n, mguard__scope_tree *t)
@@ -6908,11 +6885,10 @@ static bool mguard__ledger_alive(const mguard_ledger *L, const void *p)
     return r && (L->refs[r - 1].count || (L->refs[r - 1].flags & MGUARD__LR_HELD));
 }
 
-/* Walks snapshot pointers and call out between steps: identity is p's life,
-   never its address (a hook may destroy p and a newcomer take its address).
-   The life: a serial taken when p entered the root's weak table, which
-   holds p while a ledger does (a walk holds everything); 0 when L does not
-   watch p (a plain value cannot die). */
+/* Walks snapshot pointers and call out between steps: identity is p's life, never its
+   address (a hook may destroy p and a newcomer take its address). The life: a serial
+   taken when p entered the root's weak table, which holds p while a ledger does (a walk
+   holds everything); 0 when L does not watch p (a plain value cannot die). */
 static uint64_t mguard__ledger_life(const mguard_ledger *L, const void *p)
 {
     const uint64_t *v = (const uint64_t *)mguard__weak_get(L->root->watch, p);
@@ -6935,9 +6911,8 @@ static bool mguard__ledger_same(const mguard_ledger *L, const void *p, uint64_t 
 
 static void mguard__ledger_free(mguard_ledger *L);
 
-/* Run queued retains, then (no walk) queued releases, one at a time, each
-   popped before its hook runs: the hook may change or destroy L, whose
-   memory L->frames keeps alive. */
+/* Run queued retains, then (no walk) queued releases, one at a time, each popped before
+   its hook runs: the hook may change or destroy L, whose memory L->frames keeps alive. */
 static void mguard__ledger_drain(mguard_ledger *L)
 {
     mguard_ctx *ctx = L->hd.ctx;
@@ -8753,9 +8728,8 @@ static void mguard__ledger_fmt_bytes(const mguard_ledger *X, const unsigned char
 
 enum { MGUARD__LF_VALUE, MGUARD__LF_OBJECT, MGUARD__LF_BYTES };
 
-/* Format p (held by X) with X's object or value hook (kind: MGUARD__LF_*);
-   a p destroyed meanwhile is not handed to it. Sized values (BYTES) are
-   the result's own copies. */
+/* Format p (held by X) with X's object or value hook (kind: MGUARD__LF_*); a p destroyed
+   meanwhile is not handed to it. Sized values (BYTES) are the result's own copies. */
 static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, int kind, char *buf)
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
@@ -8999,11 +8973,10 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
 
 /* ---- prune -------------------------------------------------------------- */
 
-/* Every pointer prune reaches is looked into once: an entry present when
-   prune began (positions < n0 do not move during a walk) is marked in
-   mark[], any other pointer goes into the set seen (only with a refs hook:
-   else there is nothing to ask). work: reached, not yet looked into; it
-   and seen grow, so a refs hook may list any number of pointers. */
+/* Every pointer prune reaches is looked into once: an entry present when prune began
+   (positions < n0 do not move during a walk) is marked in mark[], any other pointer goes
+   into the set seen (only with a refs hook: else there is nothing to ask). work: reached,
+   not yet looked into; it and seen grow, so a refs hook may list any number of pointers. */
 typedef struct mguard__lprune {
     mguard_ledger *L;
     uint64_t stamp;
@@ -9500,28 +9473,26 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 /* >>cache: 11. guarded caches */
 /* ======================================================================= */
 
-/* A cache keeps its entries in the context's index (mguard__kx) under its own
-   id (MGUARD__TID_CACHE | cid). An entry is a LOOKUP slot on its first key's
-   probe (the value when it fits 8 bytes, else its block's address; and the
-   entry's position); each further key and added dependency is a DEP slot on
-   that object's probe (its interned attribute as the value). So an event on obj
-   finds every entry depending on obj on obj's own probe, as a death finds obj's
-   table entries, and a hit reads one slot. A position indexes the records, the
-   store orders (32 bits, renumbered before they wrap) and, bounded, the LRU
-   links and costs; log_reasons, a drop's reason until phase 2 logs it. Free
-   positions: the last freed first. A remembered drop (the ring,
-   mguard_cache_last_reason) turns its keys' slots into RING slots (no
-   allocation); they keep the keys known until their death, which forgets the
-   reason: a new object at that address never finds it. A compute in progress
-   holds its keys and declared dependencies in its job (ctx->cjobs); an event
-   spoils those it reaches. A record is FREE (on the free list), LIVE (its
-   lookup slot names it) or DROPPED (out of the index, its value in x, on an
-   event's drop list until phase 2 destroys the value).
-   Invariants (mguard__cache_check): live + nfree + npend == nrec; a LIVE
-   record's lookup slot names it and is found by its keys, each further key and
-   dependency has its DEP slot; every cache slot names a live cache and (LOOKUP,
-   DEP) a LIVE record; nslots counts c's slots; a bounded cache's LRU list holds
-   every LIVE entry, total_cost with cost_carry their costs. */
+/* A cache keeps its entries in the context's index (mguard__kx) under its own id
+   (MGUARD__TID_CACHE | cid). An entry is a LOOKUP slot on its first key's probe (the
+   value when it fits 8 bytes, else its block's address; and the entry's position); each
+   further key and added dependency is a DEP slot on that object's probe (its interned
+   attribute as the value). So an event on obj finds every entry depending on obj on
+   obj's own probe, as a death finds obj's table entries, and a hit reads one slot. A
+   position indexes the records, the store orders (32 bits, renumbered before they wrap)
+   and, bounded, the LRU links and costs; log_reasons, a drop's reason until phase 2
+   logs it. Free positions: the last freed first. A remembered drop (the ring,
+   mguard_cache_last_reason) turns its keys' slots into RING slots (no allocation); they
+   keep the keys known until their death, which forgets the reason: a new object at that
+   address never finds it. A compute in progress holds its keys and declared
+   dependencies in its job (ctx->cjobs); an event spoils those it reaches. A record is
+   FREE (on the free list), LIVE (its lookup slot names it) or DROPPED (out of the
+   index, its value in x, on an event's drop list until phase 2 destroys the value).
+   Invariants (mguard__cache_check): live + nfree + npend == nrec; a LIVE record's
+   lookup slot names it and is found by its keys, each further key and dependency has
+   its DEP slot; every cache slot names a live cache and (LOOKUP, DEP) a LIVE record;
+   nslots counts c's slots; a bounded cache's LRU list holds every LIVE entry,
+   total_cost with cost_carry their costs. */
 
 #define MGUARD__MAGIC_CACHE    0x6d676362u  /* "mgcb"; even: the _TS one differs */
 #define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
@@ -9829,10 +9800,9 @@ static void mguard__lru_push(mguard_cache *c, uint32_t p)
 
 /* ---- leaving a cache ---- */
 
-/* Phase 1 of a drop: the LIVE entry at pos leaves the index and c; its
-   value goes onto q (destroyed in phase 2). why (its cause 0: an
-   overwrite) is counted and, with a cause, remembered: the keys' slots
-   become the reason's RING slots (unless a key is `dying`). */
+/* Phase 1 of a drop: the LIVE entry at pos leaves the index and c; its value goes onto q
+   (destroyed in phase 2). why (its cause 0: an overwrite) is counted and, with a cause,
+   remembered: the keys' slots become the reason's RING slots (unless a key is `dying`). */
 static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache_reason *why, const void *dying,
                                mguard__cdrops *q)
 {
@@ -10077,9 +10047,8 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     mguard_cache *marked = NULL, *c, **pc;
     mguard_cache_reason why;
     memset(q, 0, sizeof *q);   /* each event's list is its own */
-    /* the interned attr (found once, only if needed), the reason (made
-       only if something drops or is spoiled): an object no cache depends
-       on costs a walk of its probe */
+    /* the interned attr (found once, only if needed), the reason (made only if something
+       drops or is spoiled): an object no cache depends on costs a walk of its probe */
 #define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL))
 #define MGUARD__EV_WHY() \
     do { \
@@ -10322,11 +10291,10 @@ static void mguard__cache_rebase(mguard_cache *c)
     c->rebased = true;
 }
 
-/* Store the tuple's value (val: value_size bytes; or block, the value's
-   own allocation, taken over) with deps (interned attributes: the slots
-   take their own references), replacing the tuple's entry, then evict
-   while over the bounds (never the new entry). ENOMEM: nothing changed
-   (block stays the caller's). */
+/* Store the tuple's value (val: value_size bytes; or block, the value's own allocation,
+   taken over) with deps (interned attributes: the slots take their own references),
+   replacing the tuple's entry, then evict while over the bounds (never the new entry).
+   ENOMEM: nothing changed (block stays the caller's). */
 static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys, uint32_t n, const void *val, void *block,
                                        const mguard__cpair *deps, uint32_t nd, size_t cost, mguard__cdrops *q)
 {
@@ -10583,10 +10551,9 @@ static void mguard__cache_discard(mguard_cache *c, void *val, void *block, bool 
     mguard__free(ctx, block);
 }
 
-/* A miss holds c (busy) from its first callback to its return: a destroy
-   asked by any callback of the call (the compute, or a value destructor:
-   a parked value's, an overwritten or evicted one's) is finished when the
-   call returns, never under it. */
+/* A miss holds c (busy) from its first callback to its return: a destroy asked by any
+   callback of the call (the compute, or a value destructor: a parked value's, an
+   overwritten or evicted one's) is finished when the call returns, never under it. */
 static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
                                           mguard_cache_compute_fn compute, void *user, mguard_status *status)
 {
@@ -11064,12 +11031,11 @@ static void mguard__lock_fini(mguard_ctx *ctx)
     mguard__free(ctx, lk);
 }
 
-/* Where the wrappers find the context (and through it the lock, NULL on
-   the default context). A handle the implementation will refuse gives NULL
-   (no lock is needed to refuse it, and it logs nothing). The fields read
-   here are written once, when the handle is created. Under MGUARD_DEBUG a
-   handle is looked up among the live ones before it is read, as the
-   implementation does (that registry itself is not thread-safe). */
+/* Where the wrappers find the context (and through it the lock, NULL on the default
+   context). A handle the implementation will refuse gives NULL (no lock is needed to
+   refuse it, and it logs nothing). The fields read here are written once, when the handle
+   is created. Under MGUARD_DEBUG a handle is looked up among the live ones before it is
+   read, as the implementation does (that registry itself is not thread-safe). */
 static mguard_ctx *mguard__ctx_of_ctx(const mguard_ctx *ctx)
 {
 #ifdef MGUARD_DEBUG
@@ -11153,12 +11119,11 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
 #undef MGUARD__LOCKED_V
 
 /* >>public: the public functions that touch a context, one per listed
-   function (mguard_ctx_destroy is written out below). On a thread-safe
-   context: the locked variant. On the default context: the body, then the
-   lines it logged go to the logger (mguard__logq), once the call is done
-   with every structure: a logger may call back in, destroy the handle it
-   is told about included. A handle that will be refused has no context
-   (c_ NULL): its body refuses it and logs nothing. */
+   function (mguard_ctx_destroy is written out below). On a thread-safe context: the
+   locked variant. On the default context: the body, then the lines it logged go to the
+   logger (mguard__logq), once the call is done with every structure: a logger may call
+   back in, destroy the handle it is told about included. A handle that will be refused
+   has no context (c_ NULL): its body refuses it and logs nothing. */
 #define MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \
     { \
         mguard_ctx *c_ = ctxof; \
@@ -11180,11 +11145,10 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
         mguard__##name args; \
         if (c_ && c_->logq.n) mguard__log_flush(c_); \
     }
-/* Q: the hottest reads, which never log nor call out (no line to hand
-   over) when MGUARD__PLAIN_<name> holds: a table of a default context
-   (its magic says so), or a ref of one, goes straight to the body;
-   anything else (a thread-safe context, a ref of another context, or not
-   a live handle, which the body refuses) out of line. */
+/* Q: the hottest reads, which never log nor call out (no line to hand over) when
+   MGUARD__PLAIN_<name> holds: a table of a default context (its magic says so), or a
+   ref of one, goes straight to the body; anything else (a thread-safe context, a ref of
+   another context, or not a live handle, which the body refuses) out of line. */
 #define MGUARD__PLAIN_weak_get(t, key) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_weak_contains(t, key) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_weak_count(t) MGUARD__PLAIN_WEAK(t)
