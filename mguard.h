@@ -144,22 +144,20 @@ typedef struct mguard_allocator {
     mguard_free_fn free_fn;
     void *user;
 } mguard_allocator;
-/* Gets misuse warnings and errors: msg is one line without the newline,
-   valid during the call (default: stderr). A line is delivered when its
-   call is done with its structures (before its next callback, or on
-   return; at most 8 wait, the rest counted in one line), so a logger may
-   call any function, even destroy the handle named (a pointer the call
-   returns into it goes too) or, at the end of a call made outside any
-   callback, the context. */
+/* Gets misuse warnings and errors: msg is one line without the newline, valid
+   during the call (default: stderr). A line is delivered when its call is done
+   with its structures (before its next callback, or on return; at most 8 wait,
+   the rest counted in one line), so a logger may call any function, even
+   destroy the handle named (a pointer the call returns into it goes too) or, at
+   the end of a call made outside any callback, the context. */
 typedef void (*mguard_log_fn)(mguard_log_level level, const char *msg, void *user);
 typedef struct mguard_logger {
     mguard_log_fn func;
     void *user;
 } mguard_logger;
-/* A lock of the program's own for a thread-safe context. Never taken twice
-   (need not be recursive); no user code runs under it but the allocator,
-   try_retain (mguard_ref_get_retained) and a ledger's retain hook. Both or
-   neither. */
+/* A lock of the program's own for a thread-safe context. Never taken twice (need
+   not be recursive); no user code runs under it but the allocator, try_retain
+   (mguard_ref_get_retained) and a ledger's retain hook. Both or neither. */
 typedef void (*mguard_lock_fn)(void *user);
 typedef struct mguard_lock {
     mguard_lock_fn lock_fn;
@@ -196,8 +194,7 @@ MGUARDDEF const char *mguard_status_str(mguard_status status);
 /* Validate every internal invariant of ctx (tests, debugging): OK, or
    EINVAL with a log line naming the first broken one. Cost: O(all). */
 MGUARDDEF mguard_status mguard_ctx_check(mguard_ctx *ctx);
-/* Objects ctx knows (keys, watched, guards, ref targets, tagged). 0 for
-   NULL. Cost: O(1). */
+/* Objects ctx knows (keys, watched, guards, ref targets, tagged). 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
 /* true when ctx was created thread-safe; false for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
@@ -205,14 +202,13 @@ MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
 /* ==== 2. object lifetimes =============================================== */
 
 /* The destructor hook: call it from obj's destructor. Removes obj from every
-   weak table, makes refs to it read NULL, fires its watchers once (attr
-   NULL), forgets its tracker, tag and class mark. Then the callbacks:
-   obj's watchers in registration order, then the value destructors in the
-   order obj entered the tables. Unknown obj (or a second call): a cheap
-   no-op (logged from obj's own death callbacks); NULL ctx/obj: no-op. Out
-   of memory changes none of this (logged; docs/api.md). Cost: one probe +
-   O(tables, watchers and cache entries of obj) (docs/api.md: k tables
-   with callbacks, ledgers holding obj). */
+   weak table, makes refs to it read NULL, fires its watchers once (attr NULL),
+   forgets its tracker, tag and class mark. Then the callbacks: obj's watchers
+   in registration order, then the value destructors in the order obj entered
+   the tables. Unknown obj (or a second call): a cheap no-op (logged from obj's
+   own death callbacks); NULL ctx/obj: no-op. Out of memory changes none of this
+   (logged; docs/api.md). Cost: one probe + O(tables, watchers and cache entries
+   of obj) (docs/api.md: k tables with callbacks, ledgers holding obj). */
 MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
 /* ctx's own copy of s: equal strings, the same pointer, valid until ctx is
    destroyed. NULL for NULL ctx/s or out of memory. Cost: one hash of s. */
@@ -220,8 +216,7 @@ MGUARDDEF const char *mguard_intern(mguard_ctx *ctx, const char *s);
 /* ==== 3. weak key tables ================================================ */
 
 typedef struct mguard_weak mguard_weak;
-/* Destroys one stored value; value points to a copy of its bytes, valid
-   during the call only. */
+/* Destroys one stored value; value points to a copy of its bytes, valid during the call only. */
 typedef void (*mguard_value_dtor)(void *value, void *user);
 /* An entry leaves because its key died (before the value's destructor
    runs). key must not be used as a key again. */
@@ -258,8 +253,7 @@ MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
 MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
 /* true when key is in t. Cost: one lookup. */
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
-/* Remove key's entry, destroying its value. NOT_FOUND; EINVAL for NULL
-   t/key. Cost: one lookup, O(1). */
+/* Remove key's entry, its value destroyed. NOT_FOUND; EINVAL: NULL t/key. Cost: one lookup, O(1). */
 MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
 /* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
@@ -335,9 +329,8 @@ typedef void (*mguard_invalidate_fn)(void *guard, const void *obj, const char *a
    Cost: O(watchers of obj) + O(1) amortized. */
 MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard,
                                      mguard_invalidate_fn fn, void *user);
-/* Remove every watcher of guard on obj, even ones an invalidation in
-   progress is about to call. NOT_FOUND when none (a destroyed guard's
-   watchers are already gone). */
+/* Remove every watcher of guard on obj, even ones an invalidation in progress
+   is about to call. NOT_FOUND: none (a destroyed guard's are gone already). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
 /* obj was mutated: if watched, its count goes up by one and every watcher
    so far fires once, in registration order, and is dropped. Unwatched:
@@ -455,12 +448,11 @@ MGUARDDEF const char *mguard_scope_name(mguard_scope *s, const void *comp);
    their names. EINVAL: NULL s/comp, NULL or empty fqn. ENOMEM: nothing
    changed. Cost: one lookup; renaming: O(names log names + subtree). */
 MGUARDDEF mguard_status mguard_scope_set_name(mguard_scope *s, const void *comp, const char *fqn);
-/* Place child under parent as name (copied), as parent's walk would, and
-   follow parent's renames; replaces an explicit name or earlier placement.
-   EINVAL (logged; NULL s silent): NULL parent/child, child == parent, NULL
-   or empty name, child destroyed by parent's lookup. NOT_FOUND (logged):
-   parent has no name. ENOMEM: nothing changed. Cost: as set_name, plus
-   parent's lookup. */
+/* Place child under parent as name (copied), as parent's walk would, and follow
+   parent's renames; replaces an explicit name or earlier placement. EINVAL
+   (logged; NULL s silent): NULL parent/child, child == parent, NULL or empty
+   name, child destroyed by parent's lookup. NOT_FOUND (logged): parent has no
+   name. ENOMEM: nothing changed. Cost: as set_name, plus parent's lookup. */
 MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent, const void *child, const char *name);
 /* Forget the names comp's walk gave below it (not attached, explicit or
    open-frame ones); comp's next lookup walks again. EINVAL: NULL s/comp;
@@ -477,16 +469,14 @@ MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
    anyway, OK, warned. Each warning once (max_warnings). EINVAL: NULL
    s/comp. Cost: O(depth); a warning + O(warnings remembered). */
 MGUARDDEF mguard_status mguard_scope_exit(mguard_scope *s, const void *comp);
-/* fqn is active (the root always is); false for NULL. Cost: a hash of fqn
-   and one lookup. */
+/* fqn is active (the root always is); false for NULL. Cost: a hash of fqn and one lookup. */
 MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
 /* The active set, root first, each once, in order of entry: up to cap into
    out; returns how many there are (0 for NULL s). Cost: O(names returned). */
 MGUARDDEF size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap);
 /* Innermost frame's name (the root when none; NULL for NULL s). Cost: O(1). */
 MGUARDDEF const char *mguard_scope_current(const mguard_scope *s);
-/* Open frames (0 at the root; each recursion level counts); 0 for NULL.
-   Cost: O(1). */
+/* Open frames (0 at the root; each recursion level counts); 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_scope_depth(const mguard_scope *s);
 /* "Global > Net > Net.encoder", snprintf-style (buf may be NULL when cap
    is 0; returns the full length). 0 for NULL s. Cost: O(length). */
@@ -503,8 +493,7 @@ MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
    each. EINVAL: NULL s, NULL or empty counter, amount not finite. ENOMEM:
    nothing changed. Cost: O(active names + counters). */
 MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount);
-/* counter's total for fqn; 0 when unknown or NULL. Cost: a hash of fqn,
-   a lookup, O(counters). */
+/* counter's total for fqn; 0 when unknown or NULL. Cost: a hash of fqn, a lookup, O(counters). */
 MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter);
 /* A report, snprintf-style (buf may be NULL when cap is 0; returns the full
    length): TABLE/TREE, every name ever entered with each counter's total;
@@ -517,11 +506,9 @@ MGUARDDEF size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format
    as above. Cost: as mguard_scope_report + a call per 256 bytes. */
 MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format,
                                            mguard_scope_write_fn fn, void *user);
-/* Forget the spans (open frames no longer recorded); counters stay. EINVAL
-   for NULL s. Cost: O(depth). */
+/* Forget the spans (open frames no longer recorded); counters stay. EINVAL: NULL s. Cost: O(depth). */
 MGUARDDEF mguard_status mguard_scope_clear_trace(mguard_scope *s);
-/* Forget which warnings were logged, so each may be logged once more.
-   EINVAL for NULL s. Cost: O(warnings). */
+/* Forget which warnings were logged (each may be logged once more). EINVAL: NULL s. Cost: O(warnings). */
 MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
 #endif /* MGUARD_NO_SCOPE */
 
@@ -582,10 +569,9 @@ MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
    {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}},
    snprintf-style (buf NULL when cap is 0). 0 for NULL d. Cost: O(total rank). */
 MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
-/* Each '.' before an identifier ([A-Za-z_][A-Za-z0-9_]*) becomes a
-   subscript: "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style
-   (out NULL when cap is 0; no overlap). NULL in: 0 ("" when cap > 0).
-   Cost: O(length). */
+/* Each '.' before an identifier ([A-Za-z_][A-Za-z0-9_]*) becomes a subscript:
+   "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style (out NULL when
+   cap is 0; no overlap). NULL in: 0 ("" if cap > 0). Cost: O(length). */
 MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap);
 #endif /* MGUARD_NO_DYN */
 
@@ -665,12 +651,10 @@ typedef struct mguard_ledger_entry {
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
 
-/* An empty ledger (NULL desc: no hooks); NULL (logged) for NULL ctx or out
-   of memory. Cost: O(1). */
+/* An empty ledger (NULL desc: no hooks); NULL (logged): NULL ctx, out of memory. Cost: O(1). */
 MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledger_desc *desc);
-/* Destroy L, releasing what it holds. NULL: no-op; twice: logged; from L's
-   own callbacks: finished when that operation returns. Cost: O(size of L)
-   + the releases. */
+/* Destroy L and release what it holds. NULL: no-op; twice: logged; from L's
+   callbacks: done when that operation returns. Cost: O(size of L) + releases. */
 MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
 
 /* Track obj, existing before the run, with source (copied, optional).
@@ -683,14 +667,11 @@ MGUARDDEF mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *ob
 MGUARDDEF mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source);
 /* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
-/* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one
-   lookup. */
+/* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
-/* Mark a MUTABLE entry modified. EINVAL (logged): untracked, another kind,
-   NULL. Cost: one lookup. */
+/* Mark a MUTABLE entry modified. EINVAL (logged): untracked, another kind, NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
-/* NEW: always; EXISTING: has a pending write; MUTABLE: marked. false for
-   untracked or NULL. Cost: one lookup. */
+/* NEW: always; EXISTING: with a pending write; MUTABLE: marked. false: untracked, NULL. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj);
 
 /* Record obj.attr = value (value may be NULL; attr copied). An overwrite
@@ -698,8 +679,7 @@ MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj
    MUTABLE entry, NULL L/obj/attr, dying value. ENOMEM: nothing changed.
    Cost: a hash of attr + O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value);
-/* Record the deletion of obj.attr (replacing a pending value). Statuses
-   and cost as store_attr. */
+/* Record the deletion of obj.attr (replacing a pending value). Statuses and cost as store_attr. */
 MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr);
 /* A pending write: OK and *value; DELETED or NOT_FOUND (nothing pending,
    untracked) with *value NULL; EINVAL (logged): MUTABLE entry, NULL.
@@ -721,8 +701,7 @@ MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *o
    load_attr + O(fields of obj). */
 MGUARDDEF mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
-/* Counts (0 for NULL): tracked objects, modified objects, pending writes
-   (deletions included). Cost: O(1). */
+/* Counts (0 for NULL): tracked objects, modified ones, pending writes (deletions too). Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
 MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
@@ -756,8 +735,7 @@ typedef struct mguard_ledger_iter {
     uint64_t seq_, epoch_, wseq_;
     uint32_t pos_, mode_;
 } mguard_ledger_iter;
-/* The tracked objects (modified_only: the modified ones). NULL L: empty.
-   Cost: O(1). */
+/* The tracked objects (modified_only: the modified ones). NULL L: empty. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only);
 /* obj's pending writes. NULL L/obj: empty. Cost: O(1). */
 MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
@@ -832,11 +810,10 @@ typedef struct mguard_ledger_diff_item {
 } mguard_ledger_diff_item;
 typedef struct mguard_ledger_diff_result mguard_ledger_diff_result;
 
-/* Every difference, in the ledger order, as items and text (one line each,
-   through each side's format hooks); free *out with mguard_ledger_diff_free.
-   Items' values are not held. EINVAL (logged): NULL, other contexts, a
-   ledger a hook changed; ENOMEM. O(1) for an unchanged clone, else
-   Cost: O(size) + hook calls. */
+/* Every difference, in the ledger order, as items and text (one line each, through
+   each side's format hooks); free *out with mguard_ledger_diff_free. Items' values
+   are not held. EINVAL (logged): NULL, other contexts, a ledger a hook changed;
+   ENOMEM. Cost: O(1) for an unchanged clone, else O(size) + hook calls. */
 MGUARDDEF mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out);
 /* Number of items; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d);
@@ -848,11 +825,10 @@ MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
 /* Drop every NEW object not reached (its records released) from the roots,
-   EXISTING and MUTABLE objects, payloads, hooked objects and hooks, through
-   refs and pending values (cycles safe). EINVAL (logged): NULL L, NULL
-   roots with nroots > 0, L changed by a refs hook (nothing dropped);
-   ENOMEM: nothing changed. Cost: O(size + pointers listed) + a refs call
-   per pointer reached. */
+   EXISTING and MUTABLE objects, payloads, hooked objects and hooks, through refs
+   and pending values (cycles safe). EINVAL (logged): NULL L, NULL roots with
+   nroots > 0, L changed by a refs hook (nothing dropped); ENOMEM: nothing changed.
+   Cost: O(size + pointers listed) + a refs call per pointer reached. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
 /* Each pending write for mguard_ledger_apply; obj handed back writable. */
@@ -863,8 +839,7 @@ typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value,
    fn with a non-field write (logged; nothing applied); ENOMEM: nothing
    applied. Cost: O(objects + writes + fields of the objects written). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
-/* Nothing modified, no records, no hooks (apply would do nothing); true
-   for NULL. Cost: O(1). */
+/* Nothing modified, no records, no hooks (apply would do nothing); true for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
 /* Forget and release everything, keeping the memory. NULL: no-op.
    Cost: O(held pointers) with a release hook, else O(index sizes). */
@@ -947,20 +922,18 @@ typedef struct mguard_cache_desc {
 typedef mguard_status (*mguard_cache_compute_fn)(mguard_cache_job *job, const void *const *keys, size_t nkeys,
                                                  void *value, void *user);
 
-/* A cache; NULL (logged) for NULL ctx/desc, value_size 0 or over 16M, out
-   of memory. Cost: O(1). */
+/* A cache; NULL (logged) for NULL ctx/desc, value_size 0 or over 16M, out of memory. Cost: O(1). */
 MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc);
 /* Destroy c, each entry gone before its value's destructor. NULL: no-op;
    from c's own get_or_compute or clear callbacks, or while dropped values
    wait for their destructors: finished when that ends; twice: logged.
    Cost: O(positions + dependencies), as mguard_cache_clear. */
 MGUARDDEF void mguard_cache_destroy(mguard_cache *c);
-/* Store value (copied) under the tuple with cost; an existing entry is
-   replaced (old value destroyed after, its added dependencies dropped).
-   Then evict while over capacity/max_cost (never the new entry). EINVAL
-   (logged): NULL c/keys/value, nkeys 0 or over MGUARD_CACHE_MAX_KEYS, a
-   NULL or dying key, c being destroyed. ENOMEM: nothing changed.
-   Cost: O(nkeys) + one lookup + evictions. */
+/* Store value (copied) under the tuple with cost, replacing an existing entry (old
+   value destroyed after, its added dependencies dropped). Then evict while over
+   capacity/max_cost (never the new entry). EINVAL (logged): NULL c/keys/value,
+   nkeys 0 or over MGUARD_CACHE_MAX_KEYS, a NULL or dying key, c being destroyed.
+   ENOMEM: nothing changed. Cost: O(nkeys) + one lookup + evictions. */
 MGUARDDEF mguard_status mguard_cache_set(mguard_cache *c, const void *const *keys, size_t nkeys,
                                          const void *value, size_t cost);
 /* The tuple's value or NULL (a hit or a miss; a hit becomes most recently
@@ -973,8 +946,7 @@ MGUARDDEF void *mguard_cache_get(mguard_cache *c, const void *const *keys, size_
    for NULL or foreign c, logged for bad keys or NULL out (nothing
    counted). Cost: mguard_cache_get's lookup and a copy. */
 MGUARDDEF mguard_status mguard_cache_get_copy(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
-/* The tuple has an entry; counts and touches nothing; false for bad input.
-   Cost: one lookup. */
+/* The tuple has an entry; counts and touches nothing; false for bad input. Cost: one lookup. */
 MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys);
 /* A hit, or on a miss compute (outside the lock) and store. *status
    (optional): OK; NOT_FOUND: a dependency changed or was refused while
@@ -991,8 +963,7 @@ MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *
    running, NULL or dying obj (not stored then). ENOMEM: not stored.
    Cost: O(1) amortized + a hash of attr. */
 MGUARDDEF mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr);
-/* From compute: the entry's cost (default 0). EINVAL: job not running.
-   Cost: O(1). */
+/* From compute: the entry's cost (default 0). EINVAL: job not running. Cost: O(1). */
 MGUARDDEF mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t cost);
 /* Add a dependency to a stored entry (as mguard_cache_job_depend).
    NOT_FOUND: no entry; EINVAL (logged): bad keys, NULL or dying obj (the
@@ -1108,19 +1079,18 @@ extern "C" {
 /* ======================================================================= */
 
 /* ---- the lock, and how a public function is built (section 10) --------
-   A thread-safe context owns a mguard__lock (ctx->lk; NULL: one thread).
-   Each public mguard_<name> that touches a context has an unlocked body,
-   the static mguard__<name>, which internal code calls (the lock is never
-   taken twice). The list MGUARD__API declares the bodies and generates the
-   locked variants (take the lock, run the body, let it go) and the public
-   functions (>>public). Every call into user code goes between
-   MGUARD__LK_OUT and MGUARD__LK_IN, so no callback runs under the lock and
-   any callback may call in from any thread: code that keeps mguard's state
-   across a call-out already copes with a re-entrant callback having
-   changed anything, and another thread can change no more. Log lines are
-   queued (the logger is user code: it must not run in the middle of an
-   operation) and delivered at the next safe point by the thread that
-   logged them: MGUARD__LK_OUT and the end of the public call. */
+   A thread-safe context owns a mguard__lock (ctx->lk; NULL: one thread). Each
+   public mguard_<name> that touches a context has an unlocked body, the static
+   mguard__<name>, which internal code calls (the lock is never taken twice).
+   The list MGUARD__API declares the bodies and generates the locked variants
+   (take the lock, run the body, let it go) and the public functions (>>public).
+   Every call into user code goes between MGUARD__LK_OUT and MGUARD__LK_IN, so
+   no callback runs under the lock and any callback may call in from any thread:
+   code that keeps mguard's state across a call-out already copes with a
+   re-entrant callback having changed anything, and another thread can change no
+   more. Log lines are queued (the logger is user code: it must not run in the
+   middle of an operation) and delivered at the next safe point by the thread
+   that logged them: MGUARD__LK_OUT and the end of the public call. */
 #if !defined(MGUARD_NO_PTHREADS) && (defined(__unix__) || defined(__unix) || defined(__APPLE__))
 #define MGUARD__PTHREADS 1
 #include <pthread.h>
@@ -1167,14 +1137,13 @@ typedef struct mguard__index {
     size_t used;
 } mguard__index;
 
-/* The context's index (the engine): one open-addressing table per context
-   holding every weak table's entries and every registry record, keyed by
-   (object, table id; 0: the registry). All of an object's slots lie on its
-   address's probe, so its death finds them with no list of its own.
-   SwissTable control bytes (a 7-bit tag, EMPTY, PENDING), matched 8 at a
-   time with SWAR on 64-bit words. A slot holds what a hit needs: key,
-   value if it fits 8 bytes (else in the table's value array), table id,
-   position in the table's order (registry: serial in v, record + 1 in pos). */
+/* The context's index (the engine): one open-addressing table per context holding every
+   weak table's entries and every registry record, keyed by (object, table id; 0: the
+   registry). All of an object's slots lie on its address's probe, so its death finds
+   them with no list of its own. SwissTable control bytes (a 7-bit tag, EMPTY, PENDING),
+   matched 8 at a time with SWAR on 64-bit words. A slot holds what a hit needs: key,
+   value if it fits 8 bytes (else in the table's value array), table id, position in the
+   table's order (registry: serial in v, record + 1 in pos). */
 #define MGUARD__KX_GROUP 8
 #define MGUARD__KX_EMPTY 0x80u
 #define MGUARD__KX_PENDING 0xFFu   /* a death's out-of-memory path: detached, value in place */
@@ -1196,9 +1165,7 @@ typedef struct mguard__kslot {
 #define MGUARD__CS_MAXPOS 0x0fffffffu       /* positions per cache */
 /* An event's cache drops, in drop order: (cache id, position + 1) of the
    head and the tail; the links lie in the dropped records (>>cache). */
-typedef struct mguard__cdrops {
-    uint32_t hcid, hpos, tcid, tpos;
-} mguard__cdrops;
+typedef struct mguard__cdrops { uint32_t hcid, hpos, tcid, tpos; } mguard__cdrops;
 typedef struct mguard__kx {
     unsigned char *ctrl;          /* cap bytes, cap / 8 overflow counts, cap slots */
     unsigned char *ovf;           /* per group: slots whose probe went past it */
@@ -1209,21 +1176,17 @@ typedef struct mguard__kx {
     size_t sparse;                /* reservations in a row finding it sparse */
 } mguard__kx;
 
-/* What the registry knows of one object, in three parts: its slot under
-   table id 0 (serial in v: a ref's check reads that one slot; record + 1
-   in pos), its record (generation tag, flags; 24 bytes on LP64) and, for
-   what only some need, its side record (a tracker's count and watchers).
-   A record exists only for an object that needs one (a pinned serial, a
-   tracker, a tag, a class mark, a cache node): a key held by tables alone
-   has none. A free record has key NULL and `side` links the free list.
-   A record stays while anything refers to it or its serial was handed out
-   (PINNED: a ref, a guard, a cache's drop reason); it goes only through
-   mguard_on_destroy or when empty and unpinned, with its side record. */
+/* What the registry knows of one object, in three parts: its slot under table id 0
+   (serial in v: a ref's check reads that one slot; record + 1 in pos), its record
+   (generation tag, flags; 24 bytes on LP64) and, for what only some need, its side
+   record (a tracker's count and watchers). A record exists only for an object that
+   needs one (a pinned serial, a tracker, a tag, a class mark, a cache node): a key held
+   by tables alone has none. A free record has key NULL and `side` links the free list.
+   A record stays while anything refers to it or its serial was handed out (PINNED: a
+   ref, a guard, a cache's drop reason); it goes only through mguard_on_destroy or when
+   empty and unpinned, with its side record. */
 enum {
-    MGUARD__F_PINNED = 1u,
-    MGUARD__F_TRACKER = 2u,
-    MGUARD__F_TAGGED = 4u,
-    MGUARD__F_CLASS_DYN = 8u,
+    MGUARD__F_PINNED = 1u, MGUARD__F_TRACKER = 2u, MGUARD__F_TAGGED = 4u, MGUARD__F_CLASS_DYN = 8u,
     MGUARD__F_WLIST = 16u        /* the side record's watchers are a heap list */
 };
 typedef struct mguard__watcher {
@@ -1238,15 +1201,11 @@ typedef struct mguard__obj {
     uint32_t flags;
     uint32_t side;               /* side record + 1, or 0; free: next free + 1 */
 } mguard__obj;
-/* A side record: a tracker's watchers in registration order, by its
-   record's F_WLIST either `one` inline (most trackers have one; none when
-   one.fn is NULL, all zero) or `list`, n in a heap block of cap >= 1 kept
-   for reuse until the record goes. A free one is `vacant` (mark
-   MGUARD__SIDE_FREE, next free + 1). 40 bytes on LP64. */
-typedef struct mguard__wlist {
-    mguard__watcher *at;
-    uint32_t n, cap;
-} mguard__wlist;
+/* A side record: a tracker's watchers in registration order, by its record's F_WLIST
+   either `one` inline (most trackers have one; none when one.fn is NULL, all zero) or
+   `list`, n in a heap block of cap >= 1 kept for reuse until the record goes. A free
+   one is `vacant` (mark MGUARD__SIDE_FREE, next free + 1). 40 bytes on LP64. */
+typedef struct mguard__wlist { mguard__watcher *at; uint32_t n, cap; } mguard__wlist;
 typedef struct mguard__side {
     uint64_t mutations;          /* F_TRACKER: mutations counted */
     union {
@@ -1264,18 +1223,11 @@ typedef struct mguard__side {
 #define MGUARD__WCAP(o, sd) (((o)->flags & MGUARD__F_WLIST) ? (sd)->w.list.cap : 1u)
 
 /* A death in phase 2 (the dying list, on the C stack): obj may not be registered. */
-typedef struct mguard__dying {
-    const void *obj;
-    struct mguard__dying *next;
-} mguard__dying;
+typedef struct mguard__dying { const void *obj; struct mguard__dying *next; } mguard__dying;
 /* An object not held yet, watched across one call-out (a scope's type_name
    callback): mguard_on_destroy(obj) sets died even for an unknown obj, so
    the caller does not register a dead address. On the C stack. */
-typedef struct mguard__lookout {
-    const void *obj;
-    bool died;
-    struct mguard__lookout *next;
-} mguard__lookout;
+typedef struct mguard__lookout { const void *obj; bool died; struct mguard__lookout *next; } mguard__lookout;
 /* A ledger hook running outside a thread-safe context's lock: another
    thread's mguard_on_destroy(p) waits for it, so no hook outlives its
    object's death. On the C stack; pthreads only. */
@@ -1363,10 +1315,9 @@ struct mguard_ctx {
 };
 
 /* ---- a weak table (its invariants: >>weak) ----------------------------- */
-/* An entry's place in its table's order: its slot in the index and its
-   stamp (the context's count of entries made, less the table's base). A
-   removal leaves it; it is live while that slot names this table and
-   position (mguard__weak_at). */
+/* An entry's place in its table's order: its slot in the index and its stamp (the
+   context's count of entries made, less the table's base). A removal leaves it; it is
+   live while that slot names this table and position (mguard__weak_at). */
 typedef struct mguard__oelem { uint32_t slot; uint32_t stamp; } mguard__oelem;
 
 struct mguard_weak {
@@ -1467,8 +1418,7 @@ static void mguard__log_flush(mguard_ctx *ctx)
 }
 
 /* A log line: queued until the next safe point (see mguard__logq). */
-static void mguard__logq_push(mguard__logq *q, mguard_log_level level, const char *msg,
-                              mguard_log_fn func, void *user)
+static void mguard__logq_push(mguard__logq *q, mguard_log_level level, const char *msg, mguard_log_fn func, void *user)
 {
     mguard__logline *l;
     size_t len = strlen(msg);
@@ -1506,12 +1456,11 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 #define MGUARD__CALLOUT(ctx, call) \
     do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
 
-/* Every public function that touches a context, with the expression that
-   finds its context (NULL: a handle the body refuses). X returns a value,
-   V nothing; Q never logs nor calls out when MGUARD__PLAIN_<name> holds (a
-   read that may stay a tail call). Not listed: functions that touch no
-   context or shared state, and mguard_ctx_destroy (written out at the
-   end). tests/check_locked.sh checks this list against the API. */
+/* Every public function that touches a context, with the expression that finds its
+   context (NULL: a handle the body refuses). X returns a value, V nothing; Q never logs
+   nor calls out when MGUARD__PLAIN_<name> holds (a read that may stay a tail call). Not
+   listed: functions that touch no context or shared state, and mguard_ctx_destroy
+   (written out at the end). tests/check_locked.sh checks this list against the API. */
 #define MGUARD__API_CORE(X, V, Q, W) \
     X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
@@ -1712,10 +1661,9 @@ static void mguard__free(const mguard_ctx *ctx, void *p)
     if (p) ctx->alloc.free_fn(p, ctx->alloc.user);
 }
 
-/* Free a dead handle (magic already MGUARD__DEAD). During its context's
-   destroy it is kept, linked through its second word, until every callback
-   has run (mguard__unbury): a callback calling a sibling destroyed before
-   it meets a dead handle, never freed memory. */
+/* Free a dead handle (magic already MGUARD__DEAD). During its context's destroy it is
+   kept, linked through its second word, until every callback has run (mguard__unbury): a
+   callback calling a sibling destroyed before it meets a dead handle, never freed memory. */
 static void mguard__bury(mguard_ctx *ctx, void *h)
 {
     if (!ctx->destroying) {
@@ -1882,13 +1830,12 @@ static void mguard__ix_free(const mguard_ctx *ctx, mguard__index *ix)
 }
 
 /* ---- the context's index (the engine; layout: mguard__kx) --------------
-   A probe visits groups of 8 at triangular distances (1, 3, 6, ... groups
-   on: every group of a power-of-two table). Each group counts the slots
-   whose probe went past it (F14's overflow count; 255 sticks): an
-   insertion counts up the groups it passed, an erasure counts them down,
-   and a probe ends at the first group counting 0. So a miss usually reads
-   one group, and an erased slot is EMPTY at once: no tombstones. At most
-   7/8 full (growth_left). */
+   A probe visits groups of 8 at triangular distances (1, 3, 6, ... groups on:
+   every group of a power-of-two table). Each group counts the slots whose probe
+   went past it (F14's overflow count; 255 sticks): an insertion counts up the
+   groups it passed, an erasure counts them down, and a probe ends at the first
+   group counting 0. So a miss usually reads one group, and an erased slot is
+   EMPTY at once: no tombstones. At most 7/8 full (growth_left). */
 
 /* An address's hash: the low 7 bits are the tag, the rest picks the group. */
 #if defined(__SIZEOF_INT128__) && (defined(__GNUC__) || defined(__clang__))
@@ -1971,9 +1918,8 @@ static size_t mguard__kx_bit(uint64_t m)
 #define MGUARD__KX_TAG(h) ((uint32_t)((h) & 0x7f))
 #define MGUARD__KX_HOME(kx, h) ((size_t)((h) >> 7) & (kx)->mask & ~(size_t)7)
 
-/* The hot paths' one test: a live table, or a ref of a live context, of a
-   default context (thread-safe contexts and MGUARD_DEBUG take the general
-   path). */
+/* The hot paths' one test: a live table, or a ref of a live context, of a default
+   context (thread-safe contexts and MGUARD_DEBUG take the general path). */
 #ifndef MGUARD_DEBUG
 #define MGUARD__PLAIN_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)
 #define MGUARD__PLAIN_REF(ctx, ref) ((ctx) && (ctx)->magic == MGUARD__MAGIC_CTX && (ref).ctx_ == (ctx)->id)
@@ -1990,9 +1936,8 @@ static size_t mguard__kx_bit(uint64_t m)
 #define MGUARD__NOINLINE
 #endif
 
-/* The slot of (key, tid), or NULL. *known (if not NULL) tells whether key
-   has a slot under another id (the probe then goes on past a hit until it
-   knows). Never writes. */
+/* The slot of (key, tid), or NULL. *known (if not NULL) tells whether key has a slot
+   under another id (the probe then goes on past a hit until it knows). Never writes. */
 static MGUARD__HOT mguard__kslot *mguard__kx_probe(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h,
                                                    bool *known, size_t step)
 {
@@ -2188,12 +2133,11 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
     return MGUARD_OK;
 }
 
-/* Room for n more slots: twice the size when EMPTY slots run short. A table
-   a ninth full or less (after a storm of deaths) shrinks to about 7/16
-   full, so memory follows what the context knows (issue 23), but only
-   after cap / 8 sparse reservations in a row: a table emptied and filled
-   again would otherwise shrink at each refill's first key and grow back
-   through every size. The wait is O(1) per reservation. */
+/* Room for n more slots: twice the size when EMPTY slots run short. A table a ninth
+   full or less (after a storm of deaths) shrinks to about 7/16 full, so memory follows
+   what the context knows (issue 23), but only after cap / 8 sparse reservations in a
+   row: a table emptied and filled again would otherwise shrink at each refill's first
+   key and grow back through every size. The wait is O(1) per reservation. */
 static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 {
     mguard__kx *kx = &ctx->kx;
@@ -2455,17 +2399,15 @@ static size_t mguard__out_end(mguard__out *o)
 #endif /* MGUARD__TRACKERS */
 
 /* ---- handle checks (MGUARD_DEBUG: registry of live handles) ------------
-   A plain build refuses NULL and a wrong magic number, which cannot make a
-   destroyed handle safe (its magic lies in freed memory). MGUARD_DEBUG
-   looks a handle up before reading it: the live contexts (linked through
-   themselves: the one process-wide state), and in each an index of its
-   tables and one of its other handles with kinds, on the context's
-   allocator (so creates can fail with it). A handle leaves at the end of
-   its destroy (a deferred one too). Sections 7-9 check through
-   mguard__scope_ok & co. (__func__: mguard__x is reported as mguard_x).
-   A refusal goes to every live context's logger, or stderr. Cost:
-   O(live contexts) plus one lookup per call. Not for contexts created or
-   destroyed on several threads at once. */
+   A plain build refuses NULL and a wrong magic number, which cannot make a destroyed
+   handle safe (its magic lies in freed memory). MGUARD_DEBUG looks a handle up before
+   reading it: the live contexts (linked through themselves: the one process-wide
+   state), and in each an index of its tables and one of its other handles with kinds,
+   on the context's allocator (so creates can fail with it). A handle leaves at the end
+   of its destroy (a deferred one too). Sections 7-9 check through mguard__scope_ok &
+   co. (__func__: mguard__x is reported as mguard_x). A refusal goes to every live
+   context's logger, or stderr. Cost: O(live contexts) plus one lookup per call. Not for
+   contexts created or destroyed on several threads at once. */
 #ifdef MGUARD_DEBUG
 static mguard_ctx *mguard__dbg_live;
 
@@ -2771,8 +2713,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
 #ifdef MGUARD_DEBUG
     mguard__dbg_forget_ctx(ctx);
 #endif
-    /* lines logged since (none is expected) go to their loggers once the
-       context is gone */
+    /* lines logged since (none is expected) go to their loggers once the context is gone */
     n = mguard__logq_take(&ctx->logq, q, &dropped);
     if (ctx->lk) mguard__lock_fini(ctx);
     ctx->magic = MGUARD__DEAD;
@@ -3019,8 +2960,7 @@ static uint32_t mguard__reg_new(mguard_ctx *ctx, const void *obj, bool known)
 static mguard_status mguard__side_reserve(mguard_ctx *ctx, uint32_t n)
 {
     if (ctx->nsides - ctx->live_sides >= n) return MGUARD_OK;   /* the free list has them */
-    return mguard__reserve(ctx, (void **)&ctx->sides, &ctx->capsides,
-                           (size_t)ctx->nsides + n, sizeof(mguard__side));
+    return mguard__reserve(ctx, (void **)&ctx->sides, &ctx->capsides, (size_t)ctx->nsides + n, sizeof(mguard__side));
 }
 
 /* Record r's side record, zeroed if new (room reserved: mguard__side_reserve). */
@@ -3112,13 +3052,12 @@ static unsigned char *mguard__kvalue(const mguard_weak *t, mguard__kslot *s)
 #define MGUARD__STAMP(t, el) ((t)->base + (el).stamp)
 
 /* ---- 2. object lifetimes: the destructor hook ---------------------------
-   Phase 1 detaches obj from everything, with no callback and usually no
-   allocation: its slots are found on its probe, values copied to a buffer
-   on the C stack (a heap block when they do not fit), watchers swapped
-   out, the record dropped. Phase 2 calls out: watchers in registration
-   order (attr NULL), then each entry's key_death and destructor in the
-   order obj entered the tables; obj is on the dying list meanwhile (not
-   registrable). Without the heap block: mguard__death_in_place (logged). */
+   Phase 1 detaches obj from everything, with no callback and usually no allocation: its
+   slots are found on its probe, values copied to a buffer on the C stack (a heap block
+   when they do not fit), watchers swapped out, the record dropped. Phase 2 calls out:
+   watchers in registration order (attr NULL), then each entry's key_death and
+   destructor in the order obj entered the tables; obj is on the dying list meanwhile
+   (not registrable). Without the heap block: mguard__death_in_place (logged). */
 typedef struct mguard__pending {
     mguard_weak *t;
     mguard_value_dtor dtor;      /* t's callbacks, read in phase 1 (an earlier */
@@ -3671,8 +3610,7 @@ static mguard_status mguard__weak_insert(mguard_weak *t, const void *key, const 
     mguard_status st;
     size_t i;
     if (!known && ctx->dying && mguard__is_dying(ctx, key)) {
-        /* refused as misuse before anything is allocated, so the answer
-           does not depend on the allocator */
+        /* misuse, refused before anything is allocated: the answer does not depend on the allocator */
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %p is being destroyed; refused", key);
         return MGUARD_EINVAL;
     }
@@ -3724,8 +3662,7 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
         mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
         return MGUARD_EINVAL;
     }
-    /* one probe: the entry, or (a new key) whether the key is known under
-       other ids already */
+    /* one probe: the entry, or (a new key) whether the key is known under other ids already */
     h = mguard__hash64(key);
     s = mguard__kx_find(&t->ctx->kx, key, t->tid, h, &known);
     if (s) {
@@ -3830,8 +3767,7 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool know
         mguard__call_value(ctx, dtor, NULL, user, key, tmp);
         if (tmp != small) mguard__free(ctx, tmp);
     } else {
-        /* only a value over MGUARD__STACK_VALUE bytes needs the heap: it
-           lies in t's value array */
+        /* only a value over MGUARD__STACK_VALUE bytes needs the heap: it lies in t's value array */
         mguard__destroy_in_place(t, pos, key);
     }
 }
@@ -4120,8 +4056,7 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->firing = &f;
     for (i = 0; i < n; i++) {
-        /* read under the lock: another thread's mguard_unwatch may cancel
-           w[i] while the lock is let go */
+        /* read under the lock: another thread's mguard_unwatch may cancel w[i] while it is let go */
         mguard_invalidate_fn fn = w[i].fn;
         void *guard = w[i].guard, *user = w[i].user;
         if (!fn || !mguard__find_serial(ctx, guard, w[i].guard_serial)) continue;
@@ -4135,10 +4070,9 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
     *pp = f.next;
 }
 
-/* Thread-safe contexts: mguard_on_destroy(guard) returns once no callback
-   of guard runs on another thread (this thread's is below us: not waited
-   for); none can start after phase 1 dropped its serial. No pthreads: no
-   wait. */
+/* Thread-safe contexts: mguard_on_destroy(guard) returns once no callback of
+   guard runs on another thread (this thread's is below us: not waited for);
+   none can start after phase 1 dropped its serial. No pthreads: no wait. */
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial)
 {
 #ifdef MGUARD__PTHREADS
@@ -4186,10 +4120,8 @@ static void mguard__prune_watchers(mguard_ctx *ctx, mguard__wlist *l)
 {
     mguard__watcher *ws = l->at;
     uint32_t i, n = 0;
-    for (i = 0; i < l->n; i++) {
-        if (mguard__find_serial(ctx, ws[i].guard, ws[i].guard_serial))
-            ws[n++] = ws[i];
-    }
+    for (i = 0; i < l->n; i++)
+        if (mguard__find_serial(ctx, ws[i].guard, ws[i].guard_serial)) ws[n++] = ws[i];
     l->n = n;
 }
 
@@ -4288,8 +4220,7 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
         mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_unwatch: NULL %s", !obj ? "object" : "guard");
         return MGUARD_EINVAL;
     }
-    /* only the guard's current life counts: a dead guard's watchers at the
-       same address are dropped here */
+    /* only the guard's current life counts: watchers of a dead guard at its address are dropped here */
     g = mguard__reg_find(ctx, guard);
     gserial = g ? mguard__serial_of(ctx, guard) : 0;
     r = mguard__reg_find(ctx, obj);
@@ -4335,14 +4266,12 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
         mguard__cache_finish(ctx, &cq);
         return;
     }
-    /* Swap the list out: watchers added by
-       the callbacks go to a fresh list and wait for the next mutation. */
+    /* Swap the list out: watchers the callbacks add go to a fresh list, for the next mutation. */
     mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
     mguard__fire(ctx, obj, w, n, attr);
     if (w != &one) {
-        /* the heap list back for reuse if the tracker lives and got none
-           meanwhile (side records may have moved; a callback may have
-           added an inline watcher) */
+        /* the heap list back for reuse if the tracker lives and got none meanwhile
+           (side records may have moved; a callback may have added an inline watcher) */
         mguard__obj *o;
         r = mguard__reg_find(ctx, obj);
         o = r ? &ctx->objs[r - 1] : NULL;
@@ -4607,23 +4536,22 @@ static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
 }
 
 /* ---- the tracker -------------------------------------------------------
-   names: a weak table comp -> naming; its key_death hook closes the frames
-   of a component that dies while active. Flags: SEEN, comp's children were
-   named from it; EXPLICIT, named by mguard_scope_set_name; ATTACHED, by
-   mguard_scope_attach; FORGOTTEN, mguard_scope_forget dropped the name (the
-   entry stays, keeping comp's life for what is attached under it, and
-   counts as unnamed until named again); FRAMED, a mark forget sets and
-   clears within the call.
-   recs: one per name ever entered (rec 0 the root), indexed by interned
-   name, in order of first entry; vals[k] is counters[k] (vals[ncounters..
-   capvals) are 0); active counts open frames with that name (+1: root).
-   active[0..nactive): the records with active > 0, each once, in the order
-   they became active; active[0] is the root.
-   frames: the stack, innermost last; event is the frame's span + 1 (0: not
-   recorded); exactly the frames' spans are open (dur < 0).
-   warns: the de-duplication set, oldest first, at most max_warnings.
-   busy counts calls into s in progress; a destroy meanwhile only sets
-   destroying and the outermost call frees s when it returns. */
+   names: a weak table comp -> naming; its key_death hook closes the frames of a
+   component that dies while active. Flags: SEEN, comp's children were named from it;
+   EXPLICIT, named by mguard_scope_set_name; ATTACHED, by mguard_scope_attach;
+   FORGOTTEN, mguard_scope_forget dropped the name (the entry stays, keeping comp's life
+   for what is attached under it, and counts as unnamed until named again); FRAMED, a
+   mark forget sets and clears within the call.
+   recs: one per name ever entered (rec 0 the root), indexed by interned name, in order
+   of first entry; vals[k] is counters[k] (vals[ncounters.. capvals) are 0); active
+   counts open frames with that name (+1: root).
+   active[0..nactive): the records with active > 0, each once, in the order they became
+   active; active[0] is the root.
+   frames: the stack, innermost last; event is the frame's span + 1 (0: not recorded);
+   exactly the frames' spans are open (dur < 0).
+   warns: the de-duplication set, oldest first, at most max_warnings. busy counts calls
+   into s in progress; a destroy meanwhile only sets destroying and the outermost call
+   frees s when it returns. */
 enum { MGUARD__SCOPE_SEEN = 1u, MGUARD__SCOPE_EXPLICIT = 2u, MGUARD__SCOPE_ATTACHED = 4u, MGUARD__SCOPE_FORGOTTEN = 8u,
        MGUARD__SCOPE_FRAMED = 16u };
 #define MGUARD__MAGIC_SCOPE 0x6d677363u  /* "mgsc" */
@@ -4738,8 +4666,7 @@ static void mguard__scope_free(mguard_scope *s)
     mguard__handle_free(s);
 }
 
-/* The end of every call that may have called out: finish a destroy a
-   callback asked for (s is gone then). */
+/* End of every call that may have called out: finish a destroy a callback asked for (s is gone then). */
 static void mguard__scope_release(mguard_scope *s)
 {
     if (--s->busy == 0 && s->destroying) mguard__scope_free(s);
@@ -5008,16 +4935,11 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
 /* ---- naming ------------------------------------------------------------
    A walk down from the component looked up: iterative (a deep tree does not
    deepen the C stack) and all-or-nothing (every name it writes is logged in
-   `undo`; a failure puts back what the walk changed, unless a callback
-   changed it again). A component is SEEN before its children are asked
-   for, so a cycle ends. moved: components this walk renamed that had names
-   (their subtrees follow at the end, in one pass: a pass each was
-   quadratic). */
-typedef struct mguard__scope_undo {
-    const void *comp;
-    mguard__scope_naming old, now;
-    int had_old;
-} mguard__scope_undo;
+   `undo`; a failure puts back what the walk changed, unless a callback changed
+   it again). A component is SEEN before its children are asked for, so a cycle
+   ends. moved: components this walk renamed that had names (their subtrees
+   follow at the end, in one pass: a pass each was quadratic). */
+typedef struct mguard__scope_undo { const void *comp; mguard__scope_naming old, now; int had_old; } mguard__scope_undo;
 typedef struct mguard__scope_todo { const void *comp; const char *name; size_t next; } mguard__scope_todo;
 typedef struct mguard__scope_walk {
     mguard__scope_undo *undo;
@@ -5068,9 +4990,8 @@ static mguard_status mguard__scope_put(mguard_scope *s, mguard__scope_walk *w, c
     return mguard__scope_put_naming(s, w, comp, &v);
 }
 
-/* comp's life (a serial taken when it was first named, kept in its naming
-   until its death or forgetting): a newcomer at its address has another.
-   0 when comp is not named. */
+/* comp's life (a serial taken when it was first named, kept in its naming until its death
+   or forgetting): a newcomer at its address has another. 0 when comp is not named. */
 static uint64_t mguard__scope_serial(const mguard_scope *s, const void *comp)
 {
     const mguard__scope_naming *v = comp ? mguard__scope_entry(s, comp) : NULL;
@@ -5149,8 +5070,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             nv.from_serial = mguard__scope_serial(s, pcomp);
             nv.seg = mguard__scope_intern(ctx, s, cname);
             if (!nv.seg) return MGUARD_ENOMEM;
-            /* a named child moved: its subtree follows at the end (not
-               one this walk is still inside: a cycle) */
+            /* a named child moved: its subtree follows at the end (unless this walk is inside it: a cycle) */
             moved = cv && cv->name != full && !mguard__scope_queued(w, 0, child);
             if (moved && mguard__reserve(ctx, (void **)&w->moved, &w->capmoved, (size_t)w->nmoved + 1, sizeof *w->moved))
                 return MGUARD_ENOMEM;
@@ -5549,8 +5469,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     return st;
 }
 
-/* Set or clear FRAMED on every component with an open frame (forget only,
-   no callout between). */
+/* Set or clear FRAMED on every component with an open frame (forget only, no callout between). */
 static void mguard__scope_mark_framed(mguard_scope *s, bool on)
 {
     uint32_t i;
@@ -5573,8 +5492,7 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
     v = mguard__scope_entry(s, comp);
     if (!v || (v->flags & MGUARD__SCOPE_FORGOTTEN)) return MGUARD_NOT_FOUND;
     memset(&w, 0, sizeof w);
-    /* list what a walk placed under comp, recursively (out of memory
-       changes nothing), then forget it */
+    /* list what a walk placed under comp, recursively (out of memory changes nothing), then forget it */
     st = mguard__scope_placed_list(s, &list, &n);
     if (!st) st = mguard__scope_enqueue(s, &w, comp);
     for (q = 0; !st && q < w.ntodo; q++) {
@@ -5610,8 +5528,7 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
 
 /* ---- enter and exit ------------------------------------------------------ */
 
-/* Push a frame, all reserved first (failure changes nothing); no callout
-   but the final warning. */
+/* Push a frame, all reserved first (failure changes nothing); no callout but the final warning. */
 static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const char *name, double now)
 {
     mguard_ctx *ctx = s->hd.ctx;
@@ -5885,14 +5802,10 @@ static double mguard__scope_counter(const mguard_scope *s, const char *fqn, cons
 }
 
 /* ---- reports -------------------------------------------------------------
-   A name's parent in the tree: its longest proper prefix before a '.' that
-   is a record, else the root; siblings in order of first entry. A report
-   reads only the records present when it started: a write callback that
-   enters new names cannot disturb it. */
-typedef struct mguard__scope_tree {
-    uint32_t *parent, *first, *next, *depth;
-    char *prefix;
-} mguard__scope_tree;
+   A name's parent in the tree: its longest proper prefix before a '.' that is a record,
+   else the root; siblings in order of first entry. A report reads only the records
+   present when it started: a write callback that enters new names cannot disturb it. */
+typedef struct mguard__scope_tree { uint32_t *parent, *first, *next, *depth; char *prefix; } mguard__scope_tree;
 
 static mguard_status mguard__scope_tree_build(mguard_scope *s, uint32_t n, mguard__scope_tree *t)
 {
@@ -6181,8 +6094,7 @@ size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap)
     return mguard__out_end(&o);
 }
 
-/* One value at one position: shapes are integers, scalars doubles; they
-   compare as Python numbers do. */
+/* One value at one position: shapes are integers, scalars doubles; they compare as Python numbers do. */
 typedef struct mguard__dyn_val { double d; int64_t i; int is_int; } mguard__dyn_val;
 
 static bool mguard__dyn_eq(const mguard__dyn_val *a, const mguard__dyn_val *b)
@@ -6973,11 +6885,10 @@ static bool mguard__ledger_alive(const mguard_ledger *L, const void *p)
     return r && (L->refs[r - 1].count || (L->refs[r - 1].flags & MGUARD__LR_HELD));
 }
 
-/* Walks snapshot pointers and call out between steps: identity is p's life,
-   never its address (a hook may destroy p and a newcomer take its address).
-   The life: a serial taken when p entered the root's weak table, which
-   holds p while a ledger does (a walk holds everything); 0 when L does not
-   watch p (a plain value cannot die). */
+/* Walks snapshot pointers and call out between steps: identity is p's life, never its
+   address (a hook may destroy p and a newcomer take its address). The life: a serial
+   taken when p entered the root's weak table, which holds p while a ledger does (a walk
+   holds everything); 0 when L does not watch p (a plain value cannot die). */
 static uint64_t mguard__ledger_life(const mguard_ledger *L, const void *p)
 {
     const uint64_t *v = (const uint64_t *)mguard__weak_get(L->root->watch, p);
@@ -7000,9 +6911,8 @@ static bool mguard__ledger_same(const mguard_ledger *L, const void *p, uint64_t 
 
 static void mguard__ledger_free(mguard_ledger *L);
 
-/* Run queued retains, then (no walk) queued releases, one at a time, each
-   popped before its hook runs: the hook may change or destroy L, whose
-   memory L->frames keeps alive. */
+/* Run queued retains, then (no walk) queued releases, one at a time, each popped before
+   its hook runs: the hook may change or destroy L, whose memory L->frames keeps alive. */
 static void mguard__ledger_drain(mguard_ledger *L)
 {
     mguard_ctx *ctx = L->hd.ctx;
@@ -7046,8 +6956,7 @@ static void mguard__ledger_drain(mguard_ledger *L)
     }
 }
 
-/* The last touch of L in any function that called out: a destroy requested
-   meanwhile is finished here. */
+/* Last touch of L in any function that called out: a destroy requested meanwhile is finished here. */
 static void mguard__ledger_unframe(mguard_ledger *L)
 {
     if (--L->frames == 0 && L->destroying) {
@@ -7297,9 +7206,7 @@ static void mguard__ledger_empty(mguard_ledger *L)
 
 /* ---- lifetimes: an object a ledger refers to was destroyed -------------- */
 
-typedef struct mguard__lpurge {
-    unsigned ledgers, ents, writes, recs, hooks;
-} mguard__lpurge;
+typedef struct mguard__lpurge { unsigned ledgers, ents, writes, recs, hooks; } mguard__lpurge;
 
 /* Phase 1 for one ledger: drop all that refers to k (never released). */
 static void mguard__ledger_purge(mguard_ledger *L, const void *k, mguard__lpurge *pu)
@@ -7962,8 +7869,7 @@ static bool mguard__ledger_next_write(mguard_ledger_iter *it)
     w = it->pos_;
     if (!w || it->epoch_ != L->epoch || w > L->nwpool || L->writes[w - 1].obj != it->obj ||
         L->writes[w - 1].seq != it->wseq_) {
-        /* the next write went away (or never was): the first write of obj
-           recorded after the last one returned */
+        /* the next write went away (or never was): obj's first write recorded after the last one returned */
         uint32_t e = mguard__ledger_ent_find(L, it->obj);
         w = e ? L->ents[e - 1].head : 0;
         while (w && L->writes[w - 1].seq <= it->seq_) w = L->writes[w - 1].next;
@@ -8260,13 +8166,10 @@ static void mguard__ledger_content_install(mguard_ledger *L, mguard__lcontent *k
     L->next_seq = src->next_seq;
 }
 
-/* A clone's block: the struct, then ents, ent slots, writes, write slots,
-   refs, ref slots, records, hooks. */
+/* A clone's block: the struct, then ents, ent slots, writes, write slots, refs, ref slots, records, hooks. */
 #define MGUARD__L_NARRAYS 8
 #define MGUARD__L_ALIGN(n) (((n) + 15) & ~(size_t)15)
-typedef struct mguard__llayout {
-    size_t off[MGUARD__L_NARRAYS], len[MGUARD__L_NARRAYS], total;
-} mguard__llayout;
+typedef struct mguard__llayout { size_t off[MGUARD__L_NARRAYS], len[MGUARD__L_NARRAYS], total; } mguard__llayout;
 
 static void mguard__ledger_layout(const mguard_ledger *L, mguard__llayout *lay)
 {
@@ -8580,8 +8483,7 @@ static void mguard__ledger_emit_writes(mguard__lcmp *c, const mguard_ledger *X, 
     }
 }
 
-/* Compare write w of a with write wb of b (same object and attribute);
-   true to stop. */
+/* Compare write w of a with write wb of b (same object and attribute); true to stop. */
 static bool mguard__ledger_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
 {
     mguard_ledger *A = c->a, *B = c->b;
@@ -8826,9 +8728,8 @@ static void mguard__ledger_fmt_bytes(const mguard_ledger *X, const unsigned char
 
 enum { MGUARD__LF_VALUE, MGUARD__LF_OBJECT, MGUARD__LF_BYTES };
 
-/* Format p (held by X) with X's object or value hook (kind: MGUARD__LF_*);
-   a p destroyed meanwhile is not handed to it. Sized values (BYTES) are
-   the result's own copies. */
+/* Format p (held by X) with X's object or value hook (kind: MGUARD__LF_*); a p destroyed
+   meanwhile is not handed to it. Sized values (BYTES) are the result's own copies. */
 static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, int kind, char *buf)
 {
     uint64_t s0 = X == c->a ? c->sa : c->sb;
@@ -9072,11 +8973,10 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
 
 /* ---- prune -------------------------------------------------------------- */
 
-/* Every pointer prune reaches is looked into once: an entry present when
-   prune began (positions < n0 do not move during a walk) is marked in
-   mark[], any other pointer goes into the set seen (only with a refs hook:
-   else there is nothing to ask). work: reached, not yet looked into; it
-   and seen grow, so a refs hook may list any number of pointers. */
+/* Every pointer prune reaches is looked into once: an entry present when prune began
+   (positions < n0 do not move during a walk) is marked in mark[], any other pointer goes
+   into the set seen (only with a refs hook: else there is nothing to ask). work: reached,
+   not yet looked into; it and seen grow, so a refs hook may list any number of pointers. */
 typedef struct mguard__lprune {
     mguard_ledger *L;
     uint64_t stamp;
@@ -9166,8 +9066,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
         mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
         return MGUARD_EINVAL;
     }
-    /* Snapshot (no call-out yet): per entry its pending values, then
-       payloads, hook functions, hooked objects. */
+    /* Snapshot (no call-out yet): entries' pending values, then payloads, hook functions, hooked objects. */
     memset(&p, 0, sizeof p);
     p.L = L;
     p.n0 = L->nents;
@@ -9237,10 +9136,9 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
 
 /* ---- apply, is_empty, clear --------------------------------------------- */
 
-/* One pending write as apply found it; identity by serial, never address
-   (see mguard__ledger_life). A sized value is copied (value points to
-   bytes); field: where it goes when obj's field table names attr (no
-   callback then). */
+/* One pending write as apply found it; identity by serial, never address (see
+   mguard__ledger_life). A sized value is copied (value points to bytes); field:
+   where it goes when obj's field table names attr (no callback then). */
 typedef struct mguard__lpending {
     const void *obj;
     const char *attr;
@@ -9575,29 +9473,26 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 /* >>cache: 11. guarded caches */
 /* ======================================================================= */
 
-/* A cache keeps its entries in the context's index (mguard__kx) under its
-   own id (MGUARD__TID_CACHE | cid). An entry is a LOOKUP slot on its first
-   key's probe (the value when it fits 8 bytes, else its block's address;
-   and the entry's position); each further key and added dependency is a
-   DEP slot on that object's probe (its interned attribute as the value).
-   So an event on obj finds every entry depending on obj on obj's own
-   probe, as a death finds obj's table entries, and a hit reads one slot.
-   A position indexes the records, the store orders (32 bits, renumbered
-   before they wrap) and, bounded, the LRU links and costs; log_reasons, a
-   drop's reason until phase 2 logs it. Free positions: the last freed first.
-   A remembered drop (the ring, mguard_cache_last_reason) turns its keys'
-   slots into RING slots (no allocation); they keep the keys known until
-   their death, which forgets the reason: a new object at that address
-   never finds it. A compute in progress holds its keys and declared
-   dependencies in its job (ctx->cjobs); an event spoils those it reaches.
-   A record is FREE (on the free list), LIVE (its lookup slot names it) or
-   DROPPED (out of the index, its value in x, on an event's drop list until
-   phase 2 destroys the value).
-   Invariants (mguard__cache_check): live + nfree + npend == nrec; a LIVE
-   record's lookup slot names it and is found by its keys, each further key
-   and dependency has its DEP slot; every cache slot names a live cache and
-   (LOOKUP, DEP) a LIVE record; nslots counts c's slots; a bounded cache's
-   LRU list holds every LIVE entry, total_cost with cost_carry their costs. */
+/* A cache keeps its entries in the context's index (mguard__kx) under its own id
+   (MGUARD__TID_CACHE | cid). An entry is a LOOKUP slot on its first key's probe (the
+   value when it fits 8 bytes, else its block's address; and the entry's position); each
+   further key and added dependency is a DEP slot on that object's probe (its interned
+   attribute as the value). So an event on obj finds every entry depending on obj on
+   obj's own probe, as a death finds obj's table entries, and a hit reads one slot. A
+   position indexes the records, the store orders (32 bits, renumbered before they wrap)
+   and, bounded, the LRU links and costs; log_reasons, a drop's reason until phase 2
+   logs it. Free positions: the last freed first. A remembered drop (the ring,
+   mguard_cache_last_reason) turns its keys' slots into RING slots (no allocation); they
+   keep the keys known until their death, which forgets the reason: a new object at that
+   address never finds it. A compute in progress holds its keys and declared
+   dependencies in its job (ctx->cjobs); an event spoils those it reaches. A record is
+   FREE (on the free list), LIVE (its lookup slot names it) or DROPPED (out of the
+   index, its value in x, on an event's drop list until phase 2 destroys the value).
+   Invariants (mguard__cache_check): live + nfree + npend == nrec; a LIVE record's
+   lookup slot names it and is found by its keys, each further key and dependency has
+   its DEP slot; every cache slot names a live cache and (LOOKUP, DEP) a LIVE record;
+   nslots counts c's slots; a bounded cache's LRU list holds every LIVE entry,
+   total_cost with cost_carry their costs. */
 
 #define MGUARD__MAGIC_CACHE    0x6d676362u  /* "mgcb"; even: the _TS one differs */
 #define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
@@ -9623,10 +9518,7 @@ typedef struct mguard__crec {
 #define MGUARD__CR_DEP(r, i) (MGUARD__CR_MORE(r) ? (r)->x.more[MGUARD__CR_KOFS(r) + (i)] : (r)->x.dep)
 
 /* A bounded cache's per-position LRU links (position + 1) and cost. */
-typedef struct mguard__clru {
-    uint32_t newer, older;
-    size_t cost;
-} mguard__clru;
+typedef struct mguard__clru { uint32_t newer, older; size_t cost; } mguard__clru;
 
 struct mguard_cache {
     uint32_t magic;
@@ -9843,8 +9735,7 @@ static void mguard__reason_copy(mguard_cache_reason *r, const mguard_cache_reaso
     r->nkeys = n;
 }
 
-/* The next ring slot, for why (its old reason forgotten). live: the
-   caller makes the keys' slots that pin it. */
+/* The next ring slot, for why (its old reason forgotten). live: the caller makes the keys' slots pinning it. */
 static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *why, const void *const *keys, uint32_t n,
                                   bool live, const void *dying)
 {
@@ -9909,10 +9800,9 @@ static void mguard__lru_push(mguard_cache *c, uint32_t p)
 
 /* ---- leaving a cache ---- */
 
-/* Phase 1 of a drop: the LIVE entry at pos leaves the index and c; its
-   value goes onto q (destroyed in phase 2). why (its cause 0: an
-   overwrite) is counted and, with a cause, remembered: the keys' slots
-   become the reason's RING slots (unless a key is `dying`). */
+/* Phase 1 of a drop: the LIVE entry at pos leaves the index and c; its value goes onto q
+   (destroyed in phase 2). why (its cause 0: an overwrite) is counted and, with a cause,
+   remembered: the keys' slots become the reason's RING slots (unless a key is `dying`). */
 static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache_reason *why, const void *dying,
                                mguard__cdrops *q)
 {
@@ -10039,8 +9929,7 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
             mguard__str_release(ctx, why.attr);
             mguard__str_release(ctx, why.file);
         }
-        /* the drop holds c no more: a destroy waiting for it goes now, one
-           from its destructor at once */
+        /* the drop holds c no more: a destroy waiting for it goes now, one from its destructor at once */
         if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
         if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
         if (val != (void *)v.b) mguard__free(ctx, val);
@@ -10141,12 +10030,11 @@ static uint32_t mguard__cmark_sort(mguard_cache *c, uint32_t head, uint32_t n)
 }
 
 /* mguard_on_destroy, mguard_on_mutation_at: phase 1 for everything of the
-   caches that depends on obj (attr: the mutation's; a death: NULL): the
-   running computes that depend on it are spoiled (the innermost first),
-   the entries with a slot on obj's probe that it reaches are dropped onto
-   q, in a fixed order (the cache made first, then the lower position: not
-   the probe's, which depends on addresses), and a death forgets the
-   reasons naming obj. */
+   caches that depends on obj (attr: the mutation's; a death: NULL): the running
+   computes that depend on it are spoiled (the innermost first), the entries
+   with a slot on obj's probe that it reaches are dropped onto q, in a fixed
+   order (the cache made first, then the lower position: not the probe's, which
+   depends on addresses), and a death forgets the reasons naming obj. */
 static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
                                 int death, mguard__cdrops *q)
 {
@@ -10159,9 +10047,8 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     mguard_cache *marked = NULL, *c, **pc;
     mguard_cache_reason why;
     memset(q, 0, sizeof *q);   /* each event's list is its own */
-    /* the interned attr (found once, only if needed), the reason (made
-       only if something drops or is spoiled): an object no cache depends
-       on costs a walk of its probe */
+    /* the interned attr (found once, only if needed), the reason (made only if something
+       drops or is spoiled): an object no cache depends on costs a walk of its probe */
 #define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL))
 #define MGUARD__EV_WHY() \
     do { \
@@ -10404,11 +10291,10 @@ static void mguard__cache_rebase(mguard_cache *c)
     c->rebased = true;
 }
 
-/* Store the tuple's value (val: value_size bytes; or block, the value's
-   own allocation, taken over) with deps (interned attributes: the slots
-   take their own references), replacing the tuple's entry, then evict
-   while over the bounds (never the new entry). ENOMEM: nothing changed
-   (block stays the caller's). */
+/* Store the tuple's value (val: value_size bytes; or block, the value's own allocation,
+   taken over) with deps (interned attributes: the slots take their own references),
+   replacing the tuple's entry, then evict while over the bounds (never the new entry).
+   ENOMEM: nothing changed (block stays the caller's). */
 static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys, uint32_t n, const void *val, void *block,
                                        const mguard__cpair *deps, uint32_t nd, size_t cost, mguard__cdrops *q)
 {
@@ -10539,8 +10425,7 @@ static void *mguard__cache_lookup(mguard_cache *c, const void *const *keys, size
     return mguard__cache_value(c, k);
 }
 
-/* Every get but a one-key hit in the first group of an unbounded cache
-   (checked, counted, logged there). */
+/* Every get but a one-key hit in the first group of an unbounded cache (checked, counted, logged there). */
 static MGUARD__NOINLINE void *mguard__cache_get_slow(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get")) return NULL;
@@ -10594,8 +10479,7 @@ static bool mguard__cache_contains(const mguard_cache *c, const void *const *key
 
 static size_t mguard__cache_count(const mguard_cache *c) { return mguard__cache_ok(c, "mguard_cache_count") ? c->live : 0; }
 
-/* The newest remembered reason of the tuple whose keys are alive: its
-   ring slots lie on the first key's probe. */
+/* The tuple's newest remembered reason (its keys alive): its ring slots lie on the first key's probe. */
 static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c, const void *const *keys, size_t n)
 {
     const mguard__kx *kx = &c->ctx->kx;
@@ -10657,8 +10541,7 @@ static void mguard__job_end(mguard_ctx *ctx, mguard_cache_job *job)
     mguard__free(ctx, job->set);
 }
 
-/* A computed value no cache will hold: destroyed now (its destructor run
-   when computed), its block freed. */
+/* A computed value no cache will hold: destroyed now (its destructor run when computed), its block freed. */
 static void mguard__cache_discard(mguard_cache *c, void *val, void *block, bool computed)
 {
     mguard_ctx *ctx = c->ctx;
@@ -10668,10 +10551,9 @@ static void mguard__cache_discard(mguard_cache *c, void *val, void *block, bool 
     mguard__free(ctx, block);
 }
 
-/* A miss holds c (busy) from its first callback to its return: a destroy
-   asked by any callback of the call (the compute, or a value destructor:
-   a parked value's, an overwritten or evicted one's) is finished when the
-   call returns, never under it. */
+/* A miss holds c (busy) from its first callback to its return: a destroy asked by any
+   callback of the call (the compute, or a value destructor: a parked value's, an
+   overwritten or evicted one's) is finished when the call returns, never under it. */
 static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
                                           mguard_cache_compute_fn compute, void *user, mguard_status *status)
 {
@@ -10824,8 +10706,7 @@ static mguard_status mguard__cache_job_set_cost(mguard_cache_job *job, size_t co
     return MGUARD_OK;
 }
 
-/* Is there a DEP slot of c's entry pos on obj covering ia (the whole
-   object, or ia)? */
+/* Is there a DEP slot of c's entry pos on obj covering ia (the whole object, or ia)? */
 static bool mguard__cache_has_dep(const mguard_cache *c, uint32_t pos, const void *obj, const char *ia)
 {
     const mguard__kx *kx = &c->ctx->kx;
@@ -11150,12 +11031,11 @@ static void mguard__lock_fini(mguard_ctx *ctx)
     mguard__free(ctx, lk);
 }
 
-/* Where the wrappers find the context (and through it the lock, NULL on
-   the default context). A handle the implementation will refuse gives NULL
-   (no lock is needed to refuse it, and it logs nothing). The fields read
-   here are written once, when the handle is created. Under MGUARD_DEBUG a
-   handle is looked up among the live ones before it is read, as the
-   implementation does (that registry itself is not thread-safe). */
+/* Where the wrappers find the context (and through it the lock, NULL on the default
+   context). A handle the implementation will refuse gives NULL (no lock is needed to
+   refuse it, and it logs nothing). The fields read here are written once, when the handle
+   is created. Under MGUARD_DEBUG a handle is looked up among the live ones before it is
+   read, as the implementation does (that registry itself is not thread-safe). */
 static mguard_ctx *mguard__ctx_of_ctx(const mguard_ctx *ctx)
 {
 #ifdef MGUARD_DEBUG
@@ -11179,8 +11059,7 @@ static mguard_ctx *mguard__ctx_of_cache(const mguard_cache *c)
     return c && (c->magic | 1u) == MGUARD__MAGIC_CACHE_TS ? c->ctx : NULL;
 }
 static mguard_ctx *mguard__ctx_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__ctx_of_cache(it->c_) : NULL; }
-/* a job lives on the computing thread's stack; its fields are written
-   before compute is called */
+/* a job lives on the computing thread's stack; its fields are written before compute is called */
 static mguard_ctx *mguard__ctx_of_job(const mguard_cache_job *job) { return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx : NULL; }
 #ifdef MGUARD__ADDONS
 /* The context of an add-on handle, quietly NULL for one the implementation
@@ -11204,8 +11083,7 @@ static mguard_ctx *mguard__ctx_of_dyn_iter(const mguard_dyn_iter *it) { return i
 #endif
 #ifndef MGUARD_NO_LEDGER
 static mguard_ctx *mguard__ctx_of_ledger(const mguard_ledger *L) { return mguard__ctx_of_handle(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER); }
-/* two ledgers: the first valid one's (the body logs a refusal of either
-   through the other's context) */
+/* two ledgers: the first valid one's (the body logs a refusal of either through the other's) */
 static mguard_ctx *mguard__ctx_of_ledger2(const mguard_ledger *a, const mguard_ledger *b)
 {
     mguard_ctx *c = mguard__ctx_of_ledger(a);
@@ -11241,12 +11119,11 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
 #undef MGUARD__LOCKED_V
 
 /* >>public: the public functions that touch a context, one per listed
-   function (mguard_ctx_destroy is written out below). On a thread-safe
-   context: the locked variant. On the default context: the body, then the
-   lines it logged go to the logger (mguard__logq), once the call is done
-   with every structure: a logger may call back in, destroy the handle it
-   is told about included. A handle that will be refused has no context
-   (c_ NULL): its body refuses it and logs nothing. */
+   function (mguard_ctx_destroy is written out below). On a thread-safe context: the
+   locked variant. On the default context: the body, then the lines it logged go to the
+   logger (mguard__logq), once the call is done with every structure: a logger may call
+   back in, destroy the handle it is told about included. A handle that will be refused
+   has no context (c_ NULL): its body refuses it and logs nothing. */
 #define MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \
     { \
         mguard_ctx *c_ = ctxof; \
@@ -11268,17 +11145,15 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
         mguard__##name args; \
         if (c_ && c_->logq.n) mguard__log_flush(c_); \
     }
-/* Q: the hottest reads, which never log nor call out (no line to hand
-   over) when MGUARD__PLAIN_<name> holds: a table of a default context
-   (its magic says so), or a ref of one, goes straight to the body;
-   anything else (a thread-safe context, a ref of another context, or not
-   a live handle, which the body refuses) out of line. */
+/* Q: the hottest reads, which never log nor call out (no line to hand over) when
+   MGUARD__PLAIN_<name> holds: a table of a default context (its magic says so), or a
+   ref of one, goes straight to the body; anything else (a thread-safe context, a ref of
+   another context, or not a live handle, which the body refuses) out of line. */
 #define MGUARD__PLAIN_weak_get(t, key) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_weak_contains(t, key) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_weak_count(t) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_ref_get(ctx, ref) MGUARD__PLAIN_REF(ctx, ref)
-/* a cache of a default context that logs no reasons, asked for one
-   non-NULL key (the body logs nothing then) */
+/* a default context's cache that logs no reasons, asked for one non-NULL key (the body logs nothing then) */
 #ifndef MGUARD_DEBUG
 #define MGUARD__PLAIN_cache_get(c, keys, nkeys) \
     ((c) && (c)->magic == MGUARD__MAGIC_CACHE && !(c)->log_reasons && (keys) && (nkeys) == 1 && (keys)[0])
