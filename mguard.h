@@ -40,7 +40,9 @@
         #include "mguard.h"
      Everywhere else just #include "mguard.h". The API part includes only
      standard headers; stb_ds.h (Debian libstb-dev, `pkg-config --cflags stb`)
-     is needed by the implementation file only.
+     is needed by the implementation file only, and its warnings are
+     silenced there. STB_DS_IMPLEMENTATION goes in one file per program,
+     however many files compile a MGUARD_STATIC copy.
 
    TABLE OF CONTENTS (the full list of names: the declarations below)
      1. context and status codes  mguard_ctx_create, mguard_status_str, ...
@@ -59,6 +61,13 @@
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
      #define MGUARD_STATIC           (globally or in the one file that uses it)
                                      make every function static: a private copy.
+     #define MGUARDDEF ...           (before every include) what precedes each
+                                     public declaration: default extern, static
+                                     under MGUARD_STATIC. A shared library sets
+                                     it: extern __attribute__((visibility(
+                                     "default"))), or __declspec(dllexport) in
+                                     the implementation file and dllimport in
+                                     the files that use it.
      #define MGUARD_DEBUG            (implementation file) check every handle
                                      against a registry of live ones first: a
                                      destroyed one gets the bad-input answer
@@ -104,6 +113,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#ifndef MGUARDDEF
 #ifdef MGUARD_STATIC
 #if defined(__GNUC__) || defined(__clang__)
 #define MGUARDDEF static __attribute__((unused))
@@ -112,6 +122,7 @@
 #endif
 #else
 #define MGUARDDEF extern
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -1037,18 +1048,41 @@ MGUARDDEF size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *
 #define MGUARD_ASSERT(x) assert(x)
 #endif
 
-/* stb_ds: included once, its own warnings silenced here only. */
+/* stb_ds: included once. Its warnings are not ours: silenced here only,
+   with its implementation too when the file defines STB_DS_IMPLEMENTATION,
+   so a tree's strict flags (-Wconversion, -Wcast-align, ...) find nothing
+   with stb_ds.h on a plain -I. An option this compiler lacks is skipped. */
 #ifndef INCLUDE_STB_DS_H
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
+#ifdef __clang__
+#pragma GCC diagnostic ignored "-Wunknown-warning-option"
+#else
+#pragma GCC diagnostic ignored "-Wpragmas"
+#endif
 #pragma GCC diagnostic ignored "-Wpedantic"
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#pragma GCC diagnostic ignored "-Wcast-align"
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wundef"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
+#pragma GCC diagnostic ignored "-Wswitch-default"
+#pragma GCC diagnostic ignored "-Wpadded"
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#elif defined(_MSC_VER)
+#pragma warning(push, 0)
 #endif
 #include "stb_ds.h"
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic pop
+#elif defined(_MSC_VER)
+#pragma warning(pop)
 #endif
 #endif
 

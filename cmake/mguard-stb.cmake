@@ -8,6 +8,13 @@
 # libstb-dev) is asked first, then the usual include folders are searched.
 # find_path skips the search when the variable already names a folder, so a
 # value you set always wins.
+#
+# When stb_ds.h is searched for (not set by you), the library holding its
+# implementation (Debian's libstb) is searched for too, as pkg-config's
+# --libs would give it: the cache variable MGUARD_STB_LIBRARY, linked by
+# mguard::mguard when found, so a program need not define
+# STB_DS_IMPLEMENTATION. With your own stb_ds.h it stays unset: one file of
+# the program defines STB_DS_IMPLEMENTATION (or set MGUARD_STB_LIBRARY).
 if(NOT MGUARD_STB_DS_DIR)
   set(_mguard_stb_hints "")
   find_package(PkgConfig QUIET)
@@ -21,6 +28,9 @@ if(NOT MGUARD_STB_DS_DIR)
     HINTS ${_mguard_stb_hints}
     PATH_SUFFIXES stb
     DOC "Folder holding stb_ds.h (empty: ask pkg-config for stb, then search)")
+  find_library(MGUARD_STB_LIBRARY stb
+    HINTS ${_MGUARD_PC_STB_LIBRARY_DIRS}
+    DOC "Library holding stb_ds's implementation, linked by mguard::mguard (Debian's libstb)")
   unset(_mguard_stb_hints)
 endif()
 if(MGUARD_STB_DS_DIR AND EXISTS "${MGUARD_STB_DS_DIR}/stb_ds.h")

@@ -1,6 +1,7 @@
 # mguardConfig.cmake - lets `find_package(mguard CONFIG REQUIRED)` find an
 # installed mguard.h and offers the INTERFACE target mguard::mguard (the
-# header's folder and stb_ds's folder as include directories).
+# header's folder and stb_ds's folder as include directories; Debian's
+# libstb linked when mguard-stb.cmake found it, as pkg-config's --libs).
 #
 # Installed by `make install` and by CMake's install into
 # <prefix>/share/cmake/mguard/; the prefix is worked out from this file's
@@ -22,5 +23,9 @@ if(NOT TARGET mguard::mguard)
   add_library(mguard::mguard INTERFACE IMPORTED)
   set_target_properties(mguard::mguard PROPERTIES
     INTERFACE_INCLUDE_DIRECTORIES "${_mguard_prefix}/include;${MGUARD_STB_DS_DIR}")
+  if(MGUARD_STB_LIBRARY)
+    set_target_properties(mguard::mguard PROPERTIES
+      INTERFACE_LINK_LIBRARIES "${MGUARD_STB_LIBRARY}")
+  endif()
 endif()
 unset(_mguard_prefix)

@@ -33,11 +33,11 @@ for cc in "gcc -std=c11" "g++ -x c++ -std=c++11"; do
     done
 done
 # The strict flags of the trees the header is copied into (-Wconversion,
-# -Wcast-qual, ...), stb_ds included as a system header as such a tree
-# would: the API and implementation parts with gcc and clang, and as a
+# -Wcast-qual, ...), stb_ds.h found by a plain -I as in such a tree (its
+# warnings, of its implementation too, are silenced around mguard's include
+# of it): the API and implementation parts with gcc and clang, and as a
 # 32-bit build where gcc-multilib is installed.
 strict="-Wall -Wextra -Wpedantic -Wconversion -Wsign-conversion -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes"
-sys_stb=$(printf '%s' "$stb" | sed 's/-I/-isystem /g')
 m32=""
 printf 'int main(void) { return 0; }\n' > "$out/m32.c"
 gcc -m32 "$out/m32.c" -o "$out/m32" >/dev/null 2>&1 && m32="-m32"
@@ -48,7 +48,7 @@ for cc in "gcc -std=c99" "clang -std=c99" ${m32:+"gcc -std=c99 -m32"}; do
     [ "$cc" = "gcc -std=c99" ] && files="api impl static noshort debug nopthreads"
     for f in $files; do
         n=$((n + 1))
-        ( msg=$($cc $strict -I. $sys_stb -c "$out/$f.c" -o "$out/$f.$n.o" 2>&1)
+        ( msg=$($cc $strict -I. $stb -c "$out/$f.c" -o "$out/$f.$n.o" 2>&1)
           if [ $? -ne 0 ] || [ -n "$msg" ]; then
               printf "check-compile: '%s' (strict flags) on %s.c:\n%s\n" "$cc" "$f" "$msg" > "$out/job$n.fail"
           fi ) &
@@ -60,6 +60,32 @@ for r in "$out"/job*.fail; do
     [ -f "$r" ] || continue
     cat "$r"; rm -f "$r"; fail=1
 done
+# Link $2 (strict flags, gcc) from the remaining arguments, and run it if
+# $1 is "run"; any message fails.
+link_strict() {
+    run=$1; name=$2; shift 2
+    msg=$(gcc -std=c99 $strict -I. $stb "$@" -o "$out/$name" 2>&1)
+    if [ $? -ne 0 ] || [ -n "$msg" ]; then
+        printf "check-compile: %s (strict flags):\n%s\n" "$name" "$msg"; fail=1; return 1
+    fi
+    [ "$run" = run ] || return 0
+    "$out/$name" || { echo "check-compile: $name failed"; fail=1; return 1; }
+}
+# Two private copies (MGUARD_STATIC) in one program, as the README says:
+# STB_DS_IMPLEMENTATION in one file of the program only.
+printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_STATIC\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\nint copy_a(void);\nint copy_a(void) { mguard_ctx *c = mguard_ctx_create(0); int ok = c != 0 && mguard_intern(c, "a") != 0; mguard_ctx_destroy(c); return ok; }\n' > "$out/copy_a.c"
+printf '#define MGUARD_STATIC\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\nint copy_a(void);\nint main(void) { mguard_ctx *c = mguard_ctx_create(0); int ok = c != 0 && mguard_intern(c, "b") != 0; mguard_ctx_destroy(c); return !(ok && copy_a()); }\n' > "$out/copy_b.c"
+link_strict run two_static_copies "$out/copy_a.c" "$out/copy_b.c"
+# MGUARDDEF set by the program: a shared library built with hidden
+# visibility exports mguard's functions (and only through MGUARDDEF).
+if link_strict no mguarddef.so -shared -fPIC -fvisibility=hidden \
+    '-DMGUARDDEF=extern __attribute__((visibility("default")))' "$out/impl.c"; then
+    syms=$(nm -D --defined-only "$out/mguarddef.so" 2>&1)
+    case "$syms" in
+        *" T mguard_ctx_create"*) ;;
+        *) echo "check-compile: -DMGUARDDEF=...visibility(\"default\"): mguard_ctx_create not exported"; fail=1 ;;
+    esac
+fi
 if command -v g++ >/dev/null 2>&1; then
     msg=$(g++ -std=c++11 -Wall -Wextra -Wpedantic -I. $stb tests/cxx_smoke.cc -o "$out/cxx_smoke" 2>&1)
     if [ $? -ne 0 ] || [ -n "$msg" ]; then echo "check-compile: tests/cxx_smoke.cc:"; echo "$msg"; fail=1

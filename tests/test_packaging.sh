@@ -1,11 +1,14 @@
 #!/bin/sh
 # Builds a tiny program that uses mguard.h, in a temporary folder, every way
 # docs/install.md offers, and runs it each time:
-#   1. copied into the tree (mguard.h and stb_ds.h next to the program);
+#   1. copied into the tree (mguard.h and stb_ds.h next to the program,
+#      a strict tree's flags);
 #   2. through pkg-config after `make install DESTDIR=...`, once compiling
 #      stb_ds's implementation and once linking Debian's -lstb instead;
-#   3. through CMake: find_package(mguard CONFIG) on that install, and
-#      add_subdirectory() on the source tree with MGUARD_STB_DS_DIR set;
+#   3. through CMake: find_package(mguard CONFIG) on that install (stb_ds's
+#      implementation from the libstb the target links, as pkg-config's
+#      --libs), and add_subdirectory() on the source tree with
+#      MGUARD_STB_DS_DIR set (the consumer compiles stb_ds itself);
 # and checks that `cmake --install` writes the same files as `make install`
 # and that `make uninstall` removes them all. The CMake parts are skipped
 # (with a message) when cmake is not installed.
@@ -18,6 +21,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/mguard-packaging.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 log="$tmp/log"
 strict="-std=c99 -Wall -Wextra -Wpedantic -Werror"
+# the flags of a strict tree mguard.h is copied into (tests/check_compile.sh)
+tree_strict="$strict -Wconversion -Wsign-conversion -Wshadow -Wcast-qual -Wstrict-prototypes -Wmissing-prototypes"
 version=$(sed -n 's/.*MGUARD_VERSION_STRING "\(.*\)"/\1/p' mguard.h)
 expected="consumer: mguard $version: 1 value destroyed with its key, 0 entries left"
 nways=0
@@ -87,7 +92,7 @@ stb_dir=$(pkg-config --variable=includedir stb 2>/dev/null)
 [ -f "$stb_dir/stb_ds.h" ] || fail "stb_ds.h not found (install libstb-dev)"
 mkdir -p "$tmp/copy"
 cp "$tmp/src/main.c" "$tmp/src/impl.c" mguard.h "$stb_dir/stb_ds.h" "$tmp/copy/"
-(cd "$tmp/copy" && $CC $strict -I. main.c impl.c -o consumer) > "$log" 2>&1 \
+(cd "$tmp/copy" && $CC $tree_strict -I. main.c impl.c -o consumer) > "$log" 2>&1 \
     || fail "copied into the tree: the build failed"
 check_run "$tmp/copy/consumer" "copied into the tree"
 
@@ -133,6 +138,7 @@ if(mguard_FOUND)
 endif()
 find_package(mguard $version CONFIG REQUIRED)
 add_executable(consumer "$tmp/src/main.c" "$tmp/src/impl.c")
+target_compile_definitions(consumer PRIVATE CONSUMER_LINKS_LIBSTB)
 target_link_libraries(consumer PRIVATE mguard::mguard)
 EOF
     cat > "$tmp/cm-sub/CMakeLists.txt" <<EOF
@@ -155,7 +161,7 @@ EOF
     wait $pid_find; rc_find=$?
     wait $pid_sub; rc_sub=$?
     cp "$tmp/log-find" "$log"
-    [ $rc_find = 0 ] || fail "CMake find_package(mguard CONFIG): the build failed"
+    [ $rc_find = 0 ] || fail "CMake find_package(mguard CONFIG), no STB_DS_IMPLEMENTATION: the build failed"
     check_run "$tmp/cm-find/b/consumer" "CMake find_package"
     cp "$tmp/log-sub" "$log"
     [ $rc_sub = 0 ] || fail "CMake add_subdirectory: the build failed"
