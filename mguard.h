@@ -2065,7 +2065,7 @@ static void mguard__kwalk_key(const mguard__kx *kx, mguard__kwalk *w, const void
     mguard__kwalk_start(kx, w, h, MGUARD__KX_TAG(h));
 }
 #define MGUARD__KWALK_EACH(w, kx, obj, k) \
-    for (mguard__kwalk_key(kx, &(w), obj), k = mguard__kwalk_next(kx, &(w)); k != SIZE_MAX; k = mguard__kwalk_next(kx, &(w)))
+    for (mguard__kwalk_key((kx), &(w), (obj)), (k) = mguard__kwalk_next((kx), &(w)); (k) != SIZE_MAX; (k) = mguard__kwalk_next((kx), &(w)))
 
 /* May a cache depend on obj: a compute in progress, or a cache slot on
    obj's probe (its first group read inline; past it, yes to be safe)?
@@ -2130,7 +2130,7 @@ static MGUARD__HOT void mguard__kx_erase(mguard__kx *kx, size_t i, uint64_t h)
 #define MGUARD__KX_CTRLBYTES(cap) (((cap) + (cap) / MGUARD__KX_GROUP + 15) & ~(size_t)15)
 #define MGUARD__KX_BYTES(cap) (MGUARD__KX_CTRLBYTES(cap) + 48 + (cap) * sizeof(mguard__kslot))
 
-static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t i);
+static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j);
 
 /* Move every slot, pending too, into ncap slots; out of memory nothing changes. */
 static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
@@ -2790,7 +2790,7 @@ static size_t mguard__kx_first_of(const mguard__kx *kx, const void *key)
     mguard__kwalk w;
     mguard__kwalk_start(kx, &w, h, MGUARD__KX_TAG(h));
     while ((k = mguard__kwalk_next(kx, &w)) != SIZE_MAX)
-        if (kx->slots[k].key == key && k < first) first = k;
+        if (k < first && kx->slots[k].key == key) first = k;
     return first;
 }
 
@@ -3421,8 +3421,8 @@ static uint32_t mguard__id_take(const mguard_ctx *ctx, void **arr, uint32_t *n, 
 /* Give id back: its entry links the free ids. */
 static void mguard__id_put(void *arr, uint32_t *freeid, uint32_t id)
 {
-    unsigned char *e = (unsigned char *)arr + (size_t)id * sizeof(void *);
-    memset(e, 0, sizeof(void *));
+    void **e = (void **)arr + id;
+    *e = NULL;
     memcpy(e, freeid, sizeof *freeid);
     *freeid = id;
 }
@@ -9935,7 +9935,9 @@ static void mguard__cache_log(mguard_cache *c, const char *what, const void *con
 /* Phase 2: for each drop of q, in drop order: its position freed, the
    drop logged (log_reasons), the value destroyed (from a copy, or its
    block); a cache whose destroy waited for it is destroyed. */
-static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q)
+/* Recursion (misc-no-recursion below): finish_one -> destroy_now -> drain -> finish, one
+   level deep (the drain's own drops hold the cache busy). */
+static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
 {
     {
         mguard_cache *c = ctx->ctabs[q->hcid];
@@ -9969,7 +9971,7 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
         if (val != (void *)v.b) mguard__free(ctx, val);
     }
 }
-static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)
+static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
 {
     while (q->hpos) mguard__cache_finish_one(ctx, q);
 }
@@ -10044,7 +10046,7 @@ static void mguard__cpair_added(mguard_ctx *ctx, mguard_cache_job *job)
 /* An event's marked positions of c are linked through c->seqs (position
    + 1, 0 ends the list): the list of n from head, sorted by position (a
    merge sort: no allocation, O(n log n), depth log n). */
-static uint32_t mguard__cmark_sort(mguard_cache *c, uint32_t head, uint32_t n)
+static uint32_t mguard__cmark_sort(mguard_cache *c, uint32_t head, uint32_t n)   /* NOLINT(misc-no-recursion): depth log2 n */
 {
     uint32_t a, b, res = 0, *tail = &res, mid = head, i;
     if (n < 2) return head;
@@ -10218,7 +10220,7 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
 
 /* Drop, one at a time, every LIVE entry stored before bound (cause
    EXPLICIT): each value is destroyed with its entry already gone. */
-static void mguard__cache_drain(mguard_cache *c, uint64_t bound)
+static void mguard__cache_drain(mguard_cache *c, uint64_t bound)   /* NOLINT(misc-no-recursion) */
 {
     mguard_ctx *ctx = c->ctx;
     mguard__cdrops q;
@@ -10245,7 +10247,7 @@ static void mguard__cache_clear(mguard_cache *c)
     if (c->destroying && !c->busy) mguard__cache_destroy_now(c);
 }
 
-static void mguard__cache_destroy_now(mguard_cache *c)
+static void mguard__cache_destroy_now(mguard_cache *c)   /* NOLINT(misc-no-recursion) */
 {
     mguard_ctx *ctx = c->ctx;
     uint32_t i;
@@ -10626,8 +10628,8 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     st = mguard__cache_admit(ctx, job.keys, nkeys, "mguard_cache_get_or_compute");
     if (st) goto done;
     small.u = 0;
-    val = small.b;
-    if (!c->inslot && (val = block = mguard__alloc(ctx, c->value_size)) != NULL) memset(block, 0, c->value_size);
+    if (c->inslot) val = small.b;
+    else if ((val = block = mguard__alloc(ctx, c->value_size)) != NULL) memset(block, 0, c->value_size);
     if ((!c->inslot && !block) || mguard__kx_reserve(ctx, nkeys)) {   /* and the room its reason's keys may need */
         mguard__free(ctx, block);
         st = MGUARD_ENOMEM;
@@ -10659,7 +10661,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         seq = mguard__cache_park(c, c->inslot ? (const void *)small.b : NULL, block);
         out = c->parked;
         st = MGUARD_NOT_FOUND;
-        if (out && (c->parked != out || c->parkseq != seq)) out = NULL;
+        if (out && c->parkseq != seq) out = NULL;   /* park's callout parked another */
     } else if ((st = mguard__cache_put(c, job.keys, job.nkeys, val, block, job.deps, job.ndeps, job.cost, &q)) != MGUARD_OK) {
         mguard__job_end(ctx, &job);
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
