@@ -7888,13 +7888,13 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
         unsigned t = (unsigned)f->type;
         const char *needs = t > MGUARD_LEDGER_VALUE_PTR ? "a known value_type"
                             : L->desc.value_size ? mguard__ledger_type_needs(t, f->size)
-                            : f->size != sizeof(void *) ? "a pointer's size (a ledger of pointer values)" : NULL;
+                            : f->size != sizeof(void *) ? "a pointer's size in a ledger of pointer values" : NULL;
         if (!f->name) {
             mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (NULL) has no name", fn, (unsigned long)i);
             return MGUARD_EINVAL;
         }
         if (needs) {
-            mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (%s): %lu bytes of %s; needs %s", fn, (unsigned long)i,
+            mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (%s) of size %lu is %s, which needs %s", fn, (unsigned long)i,
                          f->name, (unsigned long)f->size, mguard__ledger_type_str(t), needs);
             return MGUARD_EINVAL;
         }
