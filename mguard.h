@@ -611,10 +611,10 @@ typedef void (*mguard_ledger_retain_fn)(void *p, void *user);
 typedef void (*mguard_ledger_release_fn)(void *p, void *user);
 typedef bool (*mguard_ledger_equal_fn)(const void *a, const void *b, void *user);
 typedef void (*mguard_ledger_refs_fn)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
-/* Write p's text, NUL-terminated, into buf (bufsize bytes, at least 2).
-   obj.attr: the write p is the value of (size: a sized value's bytes, else
-   0); an object's label: (p, NULL, p, 0); a record's payload or a hook's
-   function: (NULL, NULL, p, 0). */
+/* Write p's text, NUL-terminated, into buf (bufsize bytes, at least 2;
+   nothing written: the default text). obj.attr: the write p is the value
+   of (size: a sized value's bytes, else 0); an object's label: (p, NULL,
+   p, 0); a record's payload or a hook's function: (NULL, NULL, p, 0). */
 typedef void (*mguard_ledger_format_fn)(const void *obj, const char *attr, const void *p, size_t size,
                                         char *buf, size_t bufsize, void *user);
 
@@ -8889,25 +8889,24 @@ static bool mguard__ledger_gone(const mguard__lcmp *c, const mguard_ledger *X, c
     return X->stamp != (X == c->a ? c->sa : c->sb) && (!mguard__ledger_alive(X, p) || !mguard__ledger_same(X, p, serial));
 }
 
-/* Format p (held by X) with X's object or value hook (kind: MGUARD__LF_*),
-   a value as obj.attr's (NULL, NULL: a payload or hook function); a p
-   destroyed meanwhile is not handed to it. */
+/* Format p (held by X) with X's object or value hook (kind: MGUARD__LF_*;
+   an object is its own obj), a value as obj.attr's (NULL, NULL: a payload
+   or hook function); a p destroyed meanwhile is not handed to it. */
 static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *obj, const char *attr,
                                const void *p, uint64_t serial, int kind, char *buf)
 {
     mguard_ledger_format_fn format = kind == MGUARD__LF_OBJECT ? X->desc.format_object : X->desc.format_value;
     if (kind == MGUARD__LF_OBJECT) obj = p;
+    buf[0] = 0;
     if (!p) {
         snprintf(buf, MGUARD__LFMT, "NULL");
     } else if (mguard__ledger_gone(c, X, p, serial)) {
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
     } else if (format) {
-        buf[0] = 0;
-        MGUARD__L_CALLOUT(X->hd.ctx, p, obj, format(obj, kind == MGUARD__LF_OBJECT ? NULL : attr, p, 0, buf, MGUARD__LFMT, X->desc.user));
+        MGUARD__L_CALLOUT(X->hd.ctx, p, obj, format(obj, attr, p, 0, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
-    } else {
-        snprintf(buf, MGUARD__LFMT, "%p", p);
     }
+    if (!buf[0]) snprintf(buf, MGUARD__LFMT, "%p", p);   /* no hook, or it wrote nothing */
 }
 
 /* The serial item it's pointer k had when it was found (see l_emit). */
@@ -8942,13 +8941,14 @@ static void mguard__ledger_value_text(const mguard__lcmp *c, const mguard_ledger
     if (mguard__ledger_gone(c, mguard__ledger_holder(c, obj), obj, mguard__ledger_item_serial(c, it, 0))) obj = NULL;
     if (!X->desc.value_size) {
         mguard__ledger_fmt(c, X, obj, it->attr, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), MGUARD__LF_VALUE, buf);
-    } else if (!X->desc.format_value) {
-        mguard__ledger_fmt_bytes((const unsigned char *)s->value, s->size, s->type, buf);
-    } else {
-        buf[0] = 0;
+        return;
+    }
+    buf[0] = 0;
+    if (X->desc.format_value) {
         MGUARD__L_CALLOUT(X->hd.ctx, obj, NULL, X->desc.format_value(obj, it->attr, s->value, s->size, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
     }
+    if (!buf[0]) mguard__ledger_fmt_bytes((const unsigned char *)s->value, s->size, s->type, buf);   /* by its type */
 }
 
 static void mguard__ledger_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)

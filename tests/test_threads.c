@@ -2071,8 +2071,11 @@ static void lx_refs(const void *value, mguard_ledger_visit_fn visit, void *visit
     rc_check_alive((const rc_obj *)value);
     visit(value, visit_ctx);
 }
-static void lx_format(const void *value, char *buf, size_t size, void *user)
+static void lx_format(const void *obj, const char *attr, const void *value, size_t vsize, char *buf, size_t size, void *user)
 {
+    (void)obj;
+    (void)attr;
+    (void)vsize;
     (void)user;
     rc_check_alive((const rc_obj *)value);
     snprintf(buf, size, "obj%d", ((const rc_obj *)value)->id);
