@@ -58,10 +58,13 @@ static void label(const void *o, const char *attr, const void *p, size_t vsize, 
 }
 static void refs(const void *o, mguard_ledger_visit_fn visit, void *vctx, void *user)
 {
-    long next = 0, head = 0;
+    const obj *x = o;
+    long next = x->next, head = x->head;   /* untracked: the real fields */
     (void)user;
-    mguard_ledger_load(L, o, "next", &next);
-    mguard_ledger_load(L, o, "head", &head);
+    if (mguard_ledger_contains(L, o)) {
+        mguard_ledger_load(L, o, "next", &next);
+        mguard_ledger_load(L, o, "head", &head);
+    }
     if (next) visit(&heap[next], vctx);
     if (head) visit(&heap[head], vctx);
 }
