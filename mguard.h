@@ -809,7 +809,7 @@ typedef enum mguard_ledger_diff_kind {
     MGUARD_LEDGER_DIFF_OBJECT_CHANGED,     /* kind, source or modified flag differ */
     MGUARD_LEDGER_DIFF_ATTR_REMOVED,       /* pending write in a only */
     MGUARD_LEDGER_DIFF_ATTR_ADDED,         /* pending write in b only */
-    MGUARD_LEDGER_DIFF_ATTR_CHANGED,       /* both; value or deletion differs */
+    MGUARD_LEDGER_DIFF_ATTR_CHANGED,       /* both; value, size, type or deletion differs */
     MGUARD_LEDGER_DIFF_RECORD_REMOVED,     /* record index in a only */
     MGUARD_LEDGER_DIFF_RECORD_ADDED,       /* record index in b only */
     MGUARD_LEDGER_DIFF_RECORD_CHANGED,     /* tag or payload differ */
