@@ -611,16 +611,23 @@ typedef void (*mguard_ledger_retain_fn)(void *p, void *user);
 typedef void (*mguard_ledger_release_fn)(void *p, void *user);
 typedef bool (*mguard_ledger_equal_fn)(const void *a, const void *b, void *user);
 typedef void (*mguard_ledger_refs_fn)(const void *value, mguard_ledger_visit_fn visit, void *visit_ctx, void *user);
-/* Write p as a NUL-terminated string into buf (size bytes, at least 2). */
-typedef void (*mguard_ledger_format_fn)(const void *p, char *buf, size_t size, void *user);
+/* Write p's text, NUL-terminated, into buf (bufsize bytes, at least 2;
+   nothing written: the default text). obj.attr: the write p is the value
+   of (size: a sized value's bytes, else 0); an object's label: (p, NULL,
+   p, 0); a record's payload or a hook's function: (NULL, NULL, p, 0). */
+typedef void (*mguard_ledger_format_fn)(const void *obj, const char *attr, const void *p, size_t size,
+                                        char *buf, size_t bufsize, void *user);
 
-/* Sized values (desc.value_size > 0): inline, up to this many bytes. */
+/* Sized values (desc.value_size > 0): inline, up to this many bytes. A
+   value's type says its sizes and its default text. */
 #define MGUARD_LEDGER_MAX_VALUE 16
 typedef enum mguard_ledger_value_type {
-    MGUARD_LEDGER_VALUE_BYTES = 0,  /* hex bytes, "0x0a00..." (in memory order) */
+    MGUARD_LEDGER_VALUE_BYTES = 0,  /* 1..MAX bytes, hex "0x0a00..." (in memory order) */
     MGUARD_LEDGER_VALUE_INT,        /* signed integer of 1, 2, 4 or 8 bytes */
     MGUARD_LEDGER_VALUE_UINT,       /* unsigned integer of 1, 2, 4 or 8 bytes */
-    MGUARD_LEDGER_VALUE_DOUBLE      /* double (8 bytes) or float (4), "%.17g" / "%.9g" */
+    MGUARD_LEDGER_VALUE_DOUBLE,     /* double (8 bytes) or float (4), "%.17g" / "%.9g" */
+    MGUARD_LEDGER_VALUE_BOOL,       /* 1 byte, "false" (0) or "true" */
+    MGUARD_LEDGER_VALUE_PTR         /* a pointer (never held or watched), "%p" */
 } mguard_ledger_value_type;
 
 typedef struct mguard_ledger_desc {
@@ -637,21 +644,23 @@ typedef struct mguard_ledger_desc {
     mguard_ledger_format_fn format_value;  /* diff text of a value; "%p" */
     mguard_ledger_format_fn format_object; /* diff text of an object; "%p" */
     bool plain_values;  /* values are not objects: their death is not watched */
-    /* 0: values are pointers; 1..MGUARD_LEDGER_MAX_VALUE: values are that
-       many bytes, copied inline, handed out as pointers to bytes, memcmp
-       unless equal, never held or watched (docs/api.md). */
+    /* 0: values are pointers; 1..MGUARD_LEDGER_MAX_VALUE: values are bytes
+       (that many for unbound attributes, a field's own for bound ones),
+       copied inline, handed out as pointers to bytes, memcmp unless equal,
+       never held or watched (docs/api.md). */
     size_t value_size;
-    mguard_ledger_value_type value_type;   /* sized values: the default format */
+    mguard_ledger_value_type value_type;   /* sized values: the type of unbound attributes */
     void *user;
 } mguard_ledger_desc;
 
-/* A C struct field for mguard_ledger_set_fields: {MGUARD_LEDGER_FIELD(node,
-   val), MGUARD_LEDGER_FIELD(node, weight)}. */
+/* A C struct field for mguard_ledger_set_fields, with the type of its values:
+   {MGUARD_LEDGER_FIELD(account, balance, MGUARD_LEDGER_VALUE_INT), ...}. */
 typedef struct mguard_ledger_field {
     const char *name;
     size_t offset, size;
+    mguard_ledger_value_type type;
 } mguard_ledger_field;
-#define MGUARD_LEDGER_FIELD(type, member) { #member, offsetof(type, member), sizeof(((type *)0)->member) }
+#define MGUARD_LEDGER_FIELD(type, member, vtype) { #member, offsetof(type, member), sizeof(((type *)0)->member), vtype }
 
 /* What the ledger knows about one tracked object. */
 typedef struct mguard_ledger_entry {
@@ -686,14 +695,17 @@ MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void
 MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj);
 
 /* Record obj.attr = value (value may be NULL; attr copied). An overwrite
-   keeps its place, releasing the old value. EINVAL (logged): untracked obj,
-   MUTABLE entry, NULL L/obj/attr, dying value. ENOMEM: nothing changed.
-   Cost: a hash of attr + O(1) amortized. */
+   keeps its place, releasing the old value. A sized ledger copies the
+   attribute's size and type: its field's (set_fields), else the desc's.
+   EINVAL (logged): untracked obj, MUTABLE entry, NULL L/obj/attr, dying
+   value. ENOMEM: nothing changed. Cost: a hash of attr + O(1) amortized +
+   O(fields of obj). */
 MGUARDDEF mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value);
 /* Record the deletion of obj.attr (replacing a pending value). Statuses and cost as store_attr. */
 MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr);
 /* A pending write: OK and *value; DELETED or NOT_FOUND (nothing pending,
-   untracked) with *value NULL; EINVAL (logged): MUTABLE entry, NULL.
+   untracked; logged unless attr is bound) with *value NULL; EINVAL (logged):
+   MUTABLE entry, NULL.
    Sized values point into L: valid until L changes (mguard_ledger_load
    copies). Never allocates. Cost: a hash of attr + two lookups. */
 MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value);
@@ -702,14 +714,18 @@ MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const vo
 MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
 /* obj's plain fields (the table is not copied: it must outlive L and its
    clones): apply writes them directly (a deletion zeroes), load reads them
-   when nothing is pending. Sizes: the value size. n 0 unbinds; clones copy
-   the binding. EINVAL (logged): untracked, MUTABLE, NULL L/obj, NULL fields
-   with n > 0, n over 4294967295, a NULL name or another size. Cost: O(n). */
+   when nothing is pending. On a sized ledger each field has its own size
+   and type; a pointer ledger's fields are pointers. n 0 unbinds; clones
+   copy the binding. EINVAL (logged, nothing changed): untracked, MUTABLE,
+   NULL L/obj, NULL fields with n > 0, n over 4294967295, a NULL name, a
+   size its type does not allow, a pending write of obj whose size or type
+   the new binding would change. Cost: O(n x (1 + pending writes of obj)). */
 MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
-/* obj.attr as after apply, copied into out (a value): OK (pending, or the
-   field when nothing is); DELETED; NOT_FOUND, out zeroed (no such field,
-   untracked); EINVAL (logged): MUTABLE, NULL. Never allocates. Cost: as
-   load_attr + O(fields of obj). */
+/* obj.attr as after apply, copied into out (the attribute's size: its
+   field's, else the value size): OK (pending, or the field when nothing
+   is); DELETED, out zeroed; NOT_FOUND, logged: neither bound nor pending
+   (out zeroed), untracked (out untouched); EINVAL (logged): MUTABLE, NULL.
+   Never allocates. Cost: as load_attr + O(fields of obj). */
 MGUARDDEF mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
 /* Counts (0 for NULL): tracked objects, modified ones, pending writes (deletions too). Cost: O(1). */
@@ -793,7 +809,7 @@ typedef enum mguard_ledger_diff_kind {
     MGUARD_LEDGER_DIFF_OBJECT_CHANGED,     /* kind, source or modified flag differ */
     MGUARD_LEDGER_DIFF_ATTR_REMOVED,       /* pending write in a only */
     MGUARD_LEDGER_DIFF_ATTR_ADDED,         /* pending write in b only */
-    MGUARD_LEDGER_DIFF_ATTR_CHANGED,       /* both; value or deletion differs */
+    MGUARD_LEDGER_DIFF_ATTR_CHANGED,       /* both; value, size, type or deletion differs */
     MGUARD_LEDGER_DIFF_RECORD_REMOVED,     /* record index in a only */
     MGUARD_LEDGER_DIFF_RECORD_ADDED,       /* record index in b only */
     MGUARD_LEDGER_DIFF_RECORD_CHANGED,     /* tag or payload differ */
@@ -810,6 +826,8 @@ typedef struct mguard_ledger_diff_side {
     const char *name;           /* attributes: attr; records: tag; hooks: name */
     void *value;                /* attributes: value; records: payload; hooks: fn */
     bool deleted;               /* attributes: a pending deletion */
+    size_t size;                /* attributes, sized ledgers: the value's size and type */
+    mguard_ledger_value_type type;
     const void *obj;            /* hooks: the hooked object */
 } mguard_ledger_diff_side;
 typedef struct mguard_ledger_diff_item {
@@ -6603,7 +6621,10 @@ typedef struct mguard__lwrite {
                                   for every sized value */
     uint64_t seq;
     uint32_t next;             /* next write of obj, or next free slot */
-    uint32_t deleted;
+    unsigned char deleted;
+    unsigned char size, type;  /* a sized ledger's: the attribute's (its field's
+                                  or the desc's) when recorded; else 0 */
+    unsigned char pad_;
     unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];   /* a sized value (zero for a deletion) */
 } mguard__lwrite;
 
@@ -6783,6 +6804,43 @@ static const mguard_ledger_field *mguard__ledger_field(const mguard__lent *en, c
 static size_t mguard__ledger_vsize(const mguard_ledger *L)
 {
     return L->desc.value_size ? L->desc.value_size : sizeof(void *);
+}
+
+/* The size and type obj.attr's values have: its field's (f), else the desc's. */
+static void mguard__ledger_shape(const mguard_ledger *L, const mguard_ledger_field *f, size_t *size, unsigned *type)
+{
+    *size = f ? f->size : mguard__ledger_vsize(L);
+    *type = f ? (unsigned)f->type : (unsigned)L->desc.value_type;
+}
+
+/* A write has its attribute's size and type (a pointer ledger's: 0, 0). */
+static bool mguard__ledger_shape_ok(const mguard_ledger *L, const mguard__lent *en, const mguard__lwrite *wr)
+{
+    size_t size = 0;
+    unsigned type = 0;
+    if (L->desc.value_size) mguard__ledger_shape(L, mguard__ledger_field(en, wr->attr), &size, &type);
+    return wr->size == size && wr->type == type;
+}
+
+static const char *mguard__ledger_type_str(unsigned t)
+{
+    static const char *const names[] = { "MGUARD_LEDGER_VALUE_BYTES", "MGUARD_LEDGER_VALUE_INT", "MGUARD_LEDGER_VALUE_UINT",
+                                         "MGUARD_LEDGER_VALUE_DOUBLE", "MGUARD_LEDGER_VALUE_BOOL", "MGUARD_LEDGER_VALUE_PTR" };
+    return t <= MGUARD_LEDGER_VALUE_PTR ? names[t] : "an unknown value_type";
+}
+
+/* What values of type t need of their size n: NULL when n is one. */
+static const char *mguard__ledger_type_needs(unsigned t, size_t n)
+{
+    switch (t) {
+    case MGUARD_LEDGER_VALUE_BYTES: return n >= 1 && n <= MGUARD_LEDGER_MAX_VALUE ? NULL : "1 to MGUARD_LEDGER_MAX_VALUE bytes";
+    case MGUARD_LEDGER_VALUE_INT:
+    case MGUARD_LEDGER_VALUE_UINT: return n == 1 || n == 2 || n == 4 || n == 8 ? NULL : "1, 2, 4 or 8 bytes";
+    case MGUARD_LEDGER_VALUE_DOUBLE: return n == 4 || n == 8 ? NULL : "4 or 8 bytes";
+    case MGUARD_LEDGER_VALUE_BOOL: return n == 1 ? NULL : "1 byte";
+    case MGUARD_LEDGER_VALUE_PTR: return n == sizeof(void *) ? NULL : "a pointer's size";
+    default: return "a known value_type";
+    }
 }
 
 static struct mguard__lroot *mguard__ledger_root_of(const mguard_ctx *ctx);
@@ -7407,13 +7465,16 @@ static mguard_status mguard__ledger_oom(const mguard_ledger *L, mguard_status st
 static bool mguard__ledger_desc_ok(mguard_ctx *ctx, const mguard_ledger_desc *d)
 {
     size_t n = d->value_size;
+    unsigned t = (unsigned)d->value_type;
     const char *why = NULL;
     if (n > MGUARD_LEDGER_MAX_VALUE) why = "value_size is more than MGUARD_LEDGER_MAX_VALUE";
-    else if ((unsigned)d->value_type > MGUARD_LEDGER_VALUE_DOUBLE) why = "unknown value_type";
-    else if (d->value_type != MGUARD_LEDGER_VALUE_BYTES && n == 0) why = "a value_type needs a value_size";
-    else if ((d->value_type == MGUARD_LEDGER_VALUE_INT || d->value_type == MGUARD_LEDGER_VALUE_UINT) && n != 1 && n != 2 && n != 4 && n != 8)
-        why = "an integer value_type needs a value_size of 1, 2, 4 or 8";
-    else if (d->value_type == MGUARD_LEDGER_VALUE_DOUBLE && n != 4 && n != 8) why = "MGUARD_LEDGER_VALUE_DOUBLE needs a value_size of 4 or 8";
+    else if (t > MGUARD_LEDGER_VALUE_PTR) why = "unknown value_type";
+    else if (t != MGUARD_LEDGER_VALUE_BYTES && n == 0) why = "a value_type needs a value_size";
+    else if (n && mguard__ledger_type_needs(t, n)) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ledger_create: %s needs %s (value_size %lu)", mguard__ledger_type_str(t),
+                     mguard__ledger_type_needs(t, n), (unsigned long)n);
+        return false;
+    }
     if (why) mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ledger_create: %s (value_size %lu)", why, (unsigned long)n);
     return why == NULL;
 }
@@ -7655,6 +7716,8 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     const void *added = NULL;
     uint32_t e, w;
     uint32_t watched;
+    size_t size = 0;
+    unsigned type = 0;
     unsigned char bytes[MGUARD_LEDGER_MAX_VALUE];
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
@@ -7663,19 +7726,20 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     if (st) return st;
     memset(bytes, 0, sizeof bytes);
     if (L->desc.value_size) {
-        /* a sized value: its bytes are copied, no pointer is held */
+        /* a sized value: the attribute's bytes are copied, no pointer is held */
+        mguard__ledger_shape(L, mguard__ledger_field(&L->ents[e - 1], attr), &size, &type);
         if (!deleted && !value) {
-            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL value for a ledger of %lu-byte values", fn, (unsigned long)L->desc.value_size);
+            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL value for %p.%s (%lu bytes)", fn, obj, attr, (unsigned long)size);
             return MGUARD_EINVAL;
         }
-        if (!deleted) memcpy(bytes, value, L->desc.value_size);
+        if (!deleted) memcpy(bytes, value, size);
         value = NULL;
     }
     if (!(a = mguard__lstr_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     w = mguard__ledger_w_find(L, obj, a);
     if (w) mguard__str_release(ctx, a);   /* the slot holds a already */
-    if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted &&
-        memcmp(L->writes[w - 1].bytes, bytes, sizeof bytes) == 0)
+    if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted && L->writes[w - 1].size == size &&
+        L->writes[w - 1].type == type && memcmp(L->writes[w - 1].bytes, bytes, sizeof bytes) == 0)
         return MGUARD_OK;
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!w) st = mguard__ledger_reserve_writes(L, 1);
@@ -7690,7 +7754,9 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         mguard__lwrite *wr = &L->writes[w - 1];
         void *old = wr->value;
         wr->value = value;
-        wr->deleted = deleted;
+        wr->deleted = (unsigned char)deleted;
+        wr->size = (unsigned char)size;
+        wr->type = (unsigned char)type;
         memcpy(wr->bytes, bytes, sizeof bytes);
         mguard__ledger_ref_inc(L, value, watched);
         mguard__ledger_ref_dec(L, old);
@@ -7709,7 +7775,9 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         wr->value = value;
         wr->seq = L->next_seq++;
         wr->next = 0;
-        wr->deleted = deleted;
+        wr->deleted = (unsigned char)deleted;
+        wr->size = (unsigned char)size;
+        wr->type = (unsigned char)type;
         memcpy(wr->bytes, bytes, sizeof bytes);
         mguard__ix_put(&L->w_ix, mguard__ledger_whash(obj, a), w);
         if (en->tail) L->writes[en->tail - 1].next = w; else en->head = w;
@@ -7733,6 +7801,18 @@ static mguard_status mguard__ledger_delete_attr(mguard_ledger *L, const void *ob
     return mguard__ledger_write(L, obj, attr, NULL, 1, "mguard_ledger_delete_attr");
 }
 
+/* NOT_FOUND from a load is never mistaken for a zero: it is logged. */
+static mguard_status mguard__ledger_not_found(const mguard_ledger *L, const void *obj, const char *attr, mguard_status st,
+                                              const char *fn)
+{
+    if (st != MGUARD_NOT_FOUND) return st;
+    if (mguard__ledger_ent_find(L, obj))
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p.%s is neither bound (mguard_ledger_set_fields) nor pending", fn, obj, attr);
+    else
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is not tracked (reading %s)", fn, obj, attr);
+    return st;
+}
+
 static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value)
 {
     const char *fn = "mguard_ledger_load_attr";
@@ -7746,10 +7826,10 @@ static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void
         return MGUARD_EINVAL;
     }
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
-    if (st) return st;
+    if (st) return mguard__ledger_not_found(L, obj, attr, st, fn);
     a = mguard__str_find(L->hd.ctx, attr);
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
-    if (!w) return MGUARD_NOT_FOUND;
+    if (!w) return mguard__ledger_field(&L->ents[e - 1], attr) ? MGUARD_NOT_FOUND : mguard__ledger_not_found(L, obj, attr, MGUARD_NOT_FOUND, fn);
     if (L->writes[w - 1].deleted) return MGUARD_DELETED;
     *value = mguard__ledger_wshow(L, &L->writes[w - 1]);
     return MGUARD_OK;
@@ -7762,16 +7842,19 @@ static mguard_status mguard__ledger_load(const mguard_ledger *L, const void *obj
     const char *a;
     uint32_t e, w;
     size_t vs;
+    unsigned t;
     mguard_status st;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!out) {
         mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
         return MGUARD_EINVAL;
     }
-    vs = mguard__ledger_vsize(L);
-    memset(out, 0, vs);
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
-    if (st) return st;
+    if (st) return mguard__ledger_not_found(L, obj, attr, st, fn);
+    /* out has room for the attribute's size (the field's, else the desc's) */
+    f = mguard__ledger_field(&L->ents[e - 1], attr);
+    mguard__ledger_shape(L, f, &vs, &t);
+    memset(out, 0, vs);
     a = mguard__str_find(L->hd.ctx, attr);
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
     if (w) {
@@ -7781,8 +7864,7 @@ static mguard_status mguard__ledger_load(const mguard_ledger *L, const void *obj
         return MGUARD_OK;
     }
     /* nothing pending: the real object's field (read-your-writes) */
-    f = mguard__ledger_field(&L->ents[e - 1], attr);
-    if (!f) return MGUARD_NOT_FOUND;
+    if (!f) return mguard__ledger_not_found(L, obj, attr, MGUARD_NOT_FOUND, fn);
     memcpy(out, (const unsigned char *)obj + f->offset, vs);
     return MGUARD_OK;
 }
@@ -7802,10 +7884,38 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
         return MGUARD_EINVAL;
     }
     for (i = 0; i < n; i++) {
-        if (!fields[i].name || fields[i].size != mguard__ledger_vsize(L)) {
-            mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (%s) %s", fn, (unsigned long)i,
-                         fields[i].name ? fields[i].name : "NULL", fields[i].name ? "is not of the ledger's value size" : "has no name");
+        const mguard_ledger_field *f = &fields[i];
+        unsigned t = (unsigned)f->type;
+        const char *needs = t > MGUARD_LEDGER_VALUE_PTR ? "a known value_type"
+                            : L->desc.value_size ? mguard__ledger_type_needs(t, f->size)
+                            : f->size != sizeof(void *) ? "a pointer's size in a ledger of pointer values" : NULL;
+        if (!f->name) {
+            mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (NULL) has no name", fn, (unsigned long)i);
             return MGUARD_EINVAL;
+        }
+        if (needs) {
+            mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (%s) of size %lu is %s, which needs %s", fn, (unsigned long)i,
+                         f->name, (unsigned long)f->size, mguard__ledger_type_str(t), needs);
+            return MGUARD_EINVAL;
+        }
+    }
+    if (L->desc.value_size) {
+        /* a pending write keeps the size and type it was recorded with */
+        mguard__lent nb = L->ents[e - 1];
+        uint32_t w;
+        nb.fields = fields;
+        nb.nfields = (uint32_t)n;
+        for (w = nb.head; w; w = L->writes[w - 1].next) {
+            const mguard__lwrite *wr = &L->writes[w - 1];
+            size_t size;
+            unsigned type;
+            mguard__ledger_shape(L, mguard__ledger_field(&nb, wr->attr), &size, &type);
+            if (size != wr->size || type != wr->type) {
+                mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p.%s has a pending write of %u bytes of %s; the binding would make it %lu bytes of %s",
+                             fn, obj, wr->attr, (unsigned)wr->size, mguard__ledger_type_str(wr->type), (unsigned long)size,
+                             mguard__ledger_type_str(type));
+                return MGUARD_EINVAL;
+            }
         }
     }
     L->ents[e - 1].fields = n ? fields : NULL;
@@ -8444,12 +8554,14 @@ static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, 
 /* Sized values equal: a's equal hook, else memcmp. The hook gets copies:
    ba and bb point into writes arrays a re-entrant call (or another thread
    while the lock is let go) may move, free or zero. */
-static bool mguard__ledger_beq(mguard__lcmp *c, const unsigned char *ba, const unsigned char *bb, bool *stop)
+static bool mguard__ledger_beq(mguard__lcmp *c, const mguard__lwrite *wa, const mguard__lwrite *wb, bool *stop)
 {
     unsigned char ca[MGUARD_LEDGER_MAX_VALUE], cb[MGUARD_LEDGER_MAX_VALUE];
+    const unsigned char *ba = wa->bytes, *bb = wb->bytes;
     bool r = false;
     *stop = false;
-    if (!c->a->desc.equal) return memcmp(ba, bb, c->a->desc.value_size) == 0;
+    if (wa->size != wb->size || wa->type != wb->type) return false;
+    if (!c->a->desc.equal) return memcmp(ba, bb, wa->size) == 0;
     memcpy(ca, ba, sizeof ca);
     memcpy(cb, bb, sizeof cb);
     MGUARD__L_CALLOUT(c->a->hd.ctx, NULL, NULL, r = c->a->desc.equal(ca, cb, c->a->desc.user));
@@ -8485,6 +8597,8 @@ static void mguard__ledger_side_write(const mguard_ledger *X, mguard_ledger_diff
     s->name = w->attr;
     s->value = mguard__ledger_wshow(X, w);
     s->deleted = w->deleted != 0;
+    s->size = w->size;
+    s->type = (mguard_ledger_value_type)w->type;
 }
 
 static void mguard__ledger_side_rec(mguard_ledger_diff_side *s, const mguard__lrec *r)
@@ -8524,9 +8638,10 @@ static bool mguard__ledger_cmp_write(mguard__lcmp *c, uint32_t w, uint32_t wb)
     mguard_ledger_diff_item it;
     bool same, stop;
     if (A->writes[w - 1].deleted || B->writes[wb - 1].deleted) {
-        same = A->writes[w - 1].deleted == B->writes[wb - 1].deleted;
+        same = A->writes[w - 1].deleted == B->writes[wb - 1].deleted && A->writes[w - 1].size == B->writes[wb - 1].size &&
+               A->writes[w - 1].type == B->writes[wb - 1].type;
     } else {
-        same = A->desc.value_size ? mguard__ledger_beq(c, A->writes[w - 1].bytes, B->writes[wb - 1].bytes, &stop)
+        same = A->desc.value_size ? mguard__ledger_beq(c, &A->writes[w - 1], &B->writes[wb - 1], &stop)
                                   : mguard__ledger_veq(c, A->writes[w - 1].value, B->writes[wb - 1].value, &stop);
         if (stop) return true;
     }
@@ -8733,14 +8848,14 @@ static void mguard__ledger_diff_puts(mguard_ledger_diff_result *d, mguard_status
 
 #define MGUARD__LFMT 128
 
-/* The default format of a sized value: by X's value_type. */
-static void mguard__ledger_fmt_bytes(const mguard_ledger *X, const unsigned char *b, char *buf)
+/* The default format of a sized value of n bytes: by its type. */
+static void mguard__ledger_fmt_bytes(const unsigned char *b, size_t n, mguard_ledger_value_type type, char *buf)
 {
-    size_t n = X->desc.value_size, i;
-    union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64; float f; double d; } u;
+    size_t i;
+    union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64; float f; double d; void *p; } u;
     memset(&u, 0, sizeof u);
-    if (X->desc.value_type != MGUARD_LEDGER_VALUE_BYTES) memcpy(&u, b, n);   /* n <= 8 (mguard__ledger_desc_ok) */
-    switch (X->desc.value_type) {
+    if (type != MGUARD_LEDGER_VALUE_BYTES) memcpy(&u, b, n);   /* n <= 8 (mguard__ledger_type_needs) */
+    switch (type) {
     case MGUARD_LEDGER_VALUE_INT:
         snprintf(buf, MGUARD__LFMT, "%lld", n == 1 ? (long long)u.i8 : n == 2 ? (long long)u.i16 : n == 4 ? (long long)u.i32 : (long long)u.i64);
         return;
@@ -8752,6 +8867,12 @@ static void mguard__ledger_fmt_bytes(const mguard_ledger *X, const unsigned char
         if (n == 4) snprintf(buf, MGUARD__LFMT, "%.9g", (double)u.f);
         else snprintf(buf, MGUARD__LFMT, "%.17g", u.d);
         return;
+    case MGUARD_LEDGER_VALUE_BOOL:
+        snprintf(buf, MGUARD__LFMT, "%s", u.u8 ? "true" : "false");
+        return;
+    case MGUARD_LEDGER_VALUE_PTR:
+        snprintf(buf, MGUARD__LFMT, "%p", u.p);
+        return;
     case MGUARD_LEDGER_VALUE_BYTES:
         break;
     }
@@ -8760,35 +8881,32 @@ static void mguard__ledger_fmt_bytes(const mguard_ledger *X, const unsigned char
     for (i = 0; i < n; i++) snprintf(buf + 2 + 2 * i, 3, "%02x", (unsigned)b[i]);
 }
 
-enum { MGUARD__LF_VALUE, MGUARD__LF_OBJECT, MGUARD__LF_BYTES };
+enum { MGUARD__LF_VALUE, MGUARD__LF_OBJECT };
 
-/* Format p (held by X) with X's object or value hook (kind: MGUARD__LF_*); a p destroyed
-   meanwhile is not handed to it. Sized values (BYTES) are the result's own copies. */
-static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial, int kind, char *buf)
+/* p (held by X) destroyed since the walk found it (serial: its life then)? */
+static bool mguard__ledger_gone(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial)
 {
-    uint64_t s0 = X == c->a ? c->sa : c->sb;
+    return X->stamp != (X == c->a ? c->sa : c->sb) && (!mguard__ledger_alive(X, p) || !mguard__ledger_same(X, p, serial));
+}
+
+/* Format p (held by X) with X's object or value hook (kind: MGUARD__LF_*;
+   an object is its own obj), a value as obj.attr's (NULL, NULL: a payload
+   or hook function); a p destroyed meanwhile is not handed to it. */
+static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *obj, const char *attr,
+                               const void *p, uint64_t serial, int kind, char *buf)
+{
     mguard_ledger_format_fn format = kind == MGUARD__LF_OBJECT ? X->desc.format_object : X->desc.format_value;
-    if (kind == MGUARD__LF_BYTES && p) {
-        if (!format) {
-            mguard__ledger_fmt_bytes(X, (const unsigned char *)p, buf);
-            return;
-        }
-        buf[0] = 0;
-        MGUARD__L_CALLOUT(X->hd.ctx, NULL, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
-        buf[MGUARD__LFMT - 1] = 0;
-        return;
-    }
+    if (kind == MGUARD__LF_OBJECT) obj = p;
+    buf[0] = 0;
     if (!p) {
         snprintf(buf, MGUARD__LFMT, "NULL");
-    } else if (X->stamp != s0 && (!mguard__ledger_alive(X, p) || !mguard__ledger_same(X, p, serial))) {
+    } else if (mguard__ledger_gone(c, X, p, serial)) {
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
     } else if (format) {
-        buf[0] = 0;
-        MGUARD__L_CALLOUT(X->hd.ctx, p, NULL, format(p, buf, MGUARD__LFMT, X->desc.user));
+        MGUARD__L_CALLOUT(X->hd.ctx, p, obj, format(obj, attr, p, 0, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
-    } else {
-        snprintf(buf, MGUARD__LFMT, "%p", p);
     }
+    if (!buf[0]) snprintf(buf, MGUARD__LFMT, "%p", p);   /* no hook, or it wrote nothing */
 }
 
 /* The serial item it's pointer k had when it was found (see l_emit). */
@@ -8798,17 +8916,39 @@ static uint64_t mguard__ledger_item_serial(const mguard__lcmp *c, const mguard_l
 }
 
 /* An object's label: with a's format hook if a holds it, else b's. */
-static void mguard__ledger_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
+static const mguard_ledger *mguard__ledger_holder(const mguard__lcmp *c, const void *obj)
 {
-    mguard__ledger_fmt(c, mguard__ledger_ref_find(c->a, it->obj) ? c->a : c->b, it->obj, mguard__ledger_item_serial(c, it, 0), MGUARD__LF_OBJECT, buf);
+    return mguard__ledger_ref_find(c->a, obj) ? c->a : c->b;
 }
 
+static void mguard__ledger_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
+{
+    mguard__ledger_fmt(c, mguard__ledger_holder(c, it->obj), NULL, NULL, it->obj, mguard__ledger_item_serial(c, it, 0), MGUARD__LF_OBJECT, buf);
+}
+
+/* An attribute's value: a pointer through fmt; sized values (the result's
+   own copies) by their type, or through format_value with the object
+   (NULL once destroyed: a hook never sees a dead object) and the size. */
 static void mguard__ledger_value_text(const mguard__lcmp *c, const mguard_ledger_diff_item *it, int side, char *buf)
 {
     const mguard_ledger_diff_side *s = side ? &it->b : &it->a;
-    if (s->deleted) snprintf(buf, MGUARD__LFMT, "<deleted>");
-    else mguard__ledger_fmt(c, side ? c->b : c->a, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
-                            c->a->desc.value_size ? MGUARD__LF_BYTES : MGUARD__LF_VALUE, buf);
+    const mguard_ledger *X = side ? c->b : c->a;
+    const void *obj = it->obj;
+    if (s->deleted) {
+        snprintf(buf, MGUARD__LFMT, "<deleted>");
+        return;
+    }
+    if (mguard__ledger_gone(c, mguard__ledger_holder(c, obj), obj, mguard__ledger_item_serial(c, it, 0))) obj = NULL;
+    if (!X->desc.value_size) {
+        mguard__ledger_fmt(c, X, obj, it->attr, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), MGUARD__LF_VALUE, buf);
+        return;
+    }
+    buf[0] = 0;
+    if (X->desc.format_value) {
+        MGUARD__L_CALLOUT(X->hd.ctx, obj, NULL, X->desc.format_value(obj, it->attr, s->value, s->size, buf, MGUARD__LFMT, X->desc.user));
+        buf[MGUARD__LFMT - 1] = 0;
+    }
+    if (!buf[0]) mguard__ledger_fmt_bytes((const unsigned char *)s->value, s->size, s->type, buf);   /* by its type */
 }
 
 static void mguard__ledger_entry_text(mguard_ledger_diff_result *d, mguard_status *st, const mguard_ledger_diff_side *s)
@@ -8910,13 +9050,13 @@ static void mguard__ledger_item_text(mguard__lcmp *c, const mguard_ledger_diff_i
             if (!s->present) continue;
             if (side && it->a.present) mguard__ledger_diff_puts(d, st, " -> ");
             if (!rec) {
-                mguard__ledger_fmt(c, S, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), MGUARD__LF_OBJECT, o);
+                mguard__ledger_fmt(c, S, NULL, NULL, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), MGUARD__LF_OBJECT, o);
                 mguard__ledger_diff_puts(d, st, o);
                 mguard__ledger_diff_puts(d, st, ".");
             }
             mguard__ledger_diff_puts(d, st, s->name ? s->name : "(unnamed)");
             /* sized ledgers: payloads and hook functions are objects */
-            mguard__ledger_fmt(c, S, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
+            mguard__ledger_fmt(c, S, NULL, NULL, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
                                S->desc.value_size ? MGUARD__LF_OBJECT : MGUARD__LF_VALUE, x);
             mguard__ledger_diff_puts(d, st, rec ? "(" : " ");
             mguard__ledger_diff_puts(d, st, x);
@@ -9441,6 +9581,7 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
             MGUARD__CHECK(L->hd.ctx, wr->attr && mguard__ledger_w_find(L, wr->obj, wr->attr) == w, "ledger: entry %u: write %u not found by its key", i, w);
             MGUARD__CHECK(L->hd.ctx, !wr->deleted || !wr->value, "ledger: entry %u: deletion with a value", i);
             MGUARD__CHECK(L->hd.ctx, !L->desc.value_size || !wr->value, "ledger: entry %u: a sized value holds a pointer", i);
+            MGUARD__CHECK(L->hd.ctx, mguard__ledger_shape_ok(L, en, wr), "ledger: entry %u: write %u is not of its attribute's size and type", i, w);
             MGUARD__CHECK(L->hd.ctx, ++steps <= en->nwrites, "ledger: entry %u: more writes than counted", i);
             wlast = wr->seq;
             prev = w;

@@ -1294,7 +1294,7 @@ static double mg_ledger_prune(fx *f, int arg)
    or mguard_ledger_load (sized: a copy out); clone: per object; apply: per
    write, the pointer ledger through a callback, the sized one straight
    into the field (it writes the id the object already has). */
-static const mguard_ledger_field bench_id_field[] = { MGUARD_LEDGER_FIELD(BenchObj, id) };
+static const mguard_ledger_field bench_id_field[] = { MGUARD_LEDGER_FIELD(BenchObj, id, MGUARD_LEDGER_VALUE_INT) };
 static mguard_ledger *bench_vledger(fx *f, int sized)
 {
     mguard_ledger_desc d;

@@ -11,7 +11,8 @@
    Objects are C structs; every attribute is a long field, listed once in a
    field table. The ledger stores the longs themselves (sized values), so
    reads and the commit go straight to the fields. An object refers to
-   another by its number (next, head). */
+   another by its number (next, head). (transfer.c binds a struct of
+   fields of every type.) */
 #define STB_DS_IMPLEMENTATION
 #define MGUARD_IMPLEMENTATION
 #include "mguard.h"
@@ -25,8 +26,9 @@ typedef struct obj {
 } obj;
 
 static const mguard_ledger_field obj_fields[] = {
-    MGUARD_LEDGER_FIELD(obj, mode), MGUARD_LEDGER_FIELD(obj, count), MGUARD_LEDGER_FIELD(obj, val),
-    MGUARD_LEDGER_FIELD(obj, next), MGUARD_LEDGER_FIELD(obj, head)
+    MGUARD_LEDGER_FIELD(obj, mode, MGUARD_LEDGER_VALUE_INT), MGUARD_LEDGER_FIELD(obj, count, MGUARD_LEDGER_VALUE_INT),
+    MGUARD_LEDGER_FIELD(obj, val, MGUARD_LEDGER_VALUE_INT), MGUARD_LEDGER_FIELD(obj, next, MGUARD_LEDGER_VALUE_INT),
+    MGUARD_LEDGER_FIELD(obj, head, MGUARD_LEDGER_VALUE_INT)
 };
 
 static obj heap[8] = {{"-", 0, 0, 0, 0, 0}, {"cfg", 0, 0, 0, 0, 0}, {"stats", 0, 0, 0, 0, 0}};
@@ -48,18 +50,21 @@ static long eval(const char *tok) { return (tok[0] >= '0' && tok[0] <= '9') ? at
 
 /* The ledger's hooks: an object's label, and what it refers to (read
    through the ledger: the references the run would leave). */
-static void label(const void *o, char *buf, size_t size, void *user)
+static void label(const void *o, const char *attr, const void *p, size_t vsize, char *buf, size_t size, void *user)
 {
     const obj *x = o;
-    (void)user;
+    (void)attr, (void)p, (void)vsize, (void)user;
     snprintf(buf, size, "%s", x->name);
 }
 static void refs(const void *o, mguard_ledger_visit_fn visit, void *vctx, void *user)
 {
-    long next = 0, head = 0;
+    const obj *x = o;
+    long next = x->next, head = x->head;   /* untracked: the real fields */
     (void)user;
-    mguard_ledger_load(L, o, "next", &next);
-    mguard_ledger_load(L, o, "head", &head);
+    if (mguard_ledger_contains(L, o)) {
+        mguard_ledger_load(L, o, "next", &next);
+        mguard_ledger_load(L, o, "head", &head);
+    }
     if (next) visit(&heap[next], vctx);
     if (head) visit(&heap[head], vctx);
 }

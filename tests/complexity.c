@@ -975,6 +975,7 @@ static mguard_ledger_field *fields_n(size_t n)
         f[i].name = NM[i];
         f[i].offset = i * sizeof(void *);
         f[i].size = sizeof(void *);
+        f[i].type = MGUARD_LEDGER_VALUE_PTR;
     }
     return f;
 }

@@ -247,9 +247,18 @@ static const char *const fz_attrs[4] = { "x", "y", "z", NULL };
 static const char *const fz_strings[8] = { "a", "b", "ab", "weight", "bias", "", "a.b.c", "x" };
 static const size_t fz_sizes[4] = { 8, 16, 40, 264 };
 /* The ledgers' field tables over a pool object (16 bytes): "x" and "y" are
-   fields, "z" is not. One for pointer values, one for 8-byte values. */
-static const mguard_ledger_field fz_fields_ptr[2] = { { "x", 0, sizeof(void *) }, { "y", sizeof(void *), sizeof(void *) } };
-static const mguard_ledger_field fz_fields_num[2] = { { "x", 0, 8 }, { "y", 8, 8 } };
+   fields, "z" is not. Three for pointer values, three for sized ones (an
+   unbound attribute: 8 bytes of INT): y of 4 bytes, y of 8 bytes of
+   another type (a rebinding refused while y has a pending write of the
+   other shape), and a table refused for y's size. */
+static const mguard_ledger_field fz_fields_ptr[3][2] = {
+    { { "x", 0, sizeof(void *), MGUARD_LEDGER_VALUE_PTR }, { "y", sizeof(void *), sizeof(void *), MGUARD_LEDGER_VALUE_INT } },
+    { { "x", 0, sizeof(void *), MGUARD_LEDGER_VALUE_BYTES }, { "y", sizeof(void *), sizeof(void *), MGUARD_LEDGER_VALUE_PTR } },
+    { { "x", 0, sizeof(void *), MGUARD_LEDGER_VALUE_PTR }, { "y", sizeof(void *), 2, MGUARD_LEDGER_VALUE_UINT } } };
+static const mguard_ledger_field fz_fields_num[3][2] = {
+    { { "x", 0, 8, MGUARD_LEDGER_VALUE_INT }, { "y", 8, 4, MGUARD_LEDGER_VALUE_INT } },
+    { { "x", 0, 8, MGUARD_LEDGER_VALUE_INT }, { "y", 8, 8, MGUARD_LEDGER_VALUE_UINT } },
+    { { "x", 0, 1, MGUARD_LEDGER_VALUE_BOOL }, { "y", 8, 3, MGUARD_LEDGER_VALUE_INT } } };
 
 /* ---- failure ----------------------------------------------------------- */
 
@@ -1824,10 +1833,14 @@ static void fz_xrefs(const void *value, mguard_ledger_visit_fn visit, void *vctx
     }
 }
 
-static void fz_xformat(const void *value, char *buf, size_t size, void *user)
+static void fz_xformat(const void *obj, const char *attr, const void *value, size_t vsize, char *buf, size_t size, void *user)
 {
     int i = fz_xix(value, "format");
+    int oi = fz_xix(obj, "format's object");
     (void)user;
+    (void)attr;
+    if (oi >= 0 && fz_x.dead[oi]) fz_fail("aux: a format hook was handed destroyed object %d", oi);
+    if (vsize) fz_fail("aux: a pointer value formatted with size %lu", (unsigned long)vsize);
     fz_x.calls++;
     snprintf(buf, size, "x%d", i);
     if ((fz_x.mode & FZ_XM_FORMAT_DESTROYS) && !fz_x.in_hook && i >= 0 && i % 5 == 1) {
@@ -2908,7 +2921,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
             if (op->c & 0x40) {
                 /* its attributes x and y are fields of the pool object (or
                    unbind them, or a NULL table: refused) */
-                const mguard_ledger_field *fl = fz.o.sized ? fz_fields_num : fz_fields_ptr;
+                const mguard_ledger_field *fl = (fz.o.sized ? fz_fields_num : fz_fields_ptr)[(op->b >> 3) % 3];
                 size_t nf = op->c & 0x80 ? 0 : 2;
                 if (op->b & 0x80) fl = NULL;
                 r1 = mg ? mguard_ledger_set_fields(S->led[l], o, fl, nf) : model_ledger_set_fields(S->mled[l], o, fl, nf);
@@ -2943,7 +2956,9 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 mguard_ledger_entry en;
                 mguard_status g = mguard_ledger_get(S->led[l], o, &en);
                 union { void *p; int64_t n; } out;
-                mguard_status ls = mguard_ledger_load(S->led[l], o, attr, &out);
+                mguard_status ls;
+                memset(&out, 0, sizeof out);   /* a field of fewer bytes, an untracked object: the rest stays 0 */
+                ls = mguard_ledger_load(S->led[l], o, attr, &out);
                 s = mguard_ledger_load_attr(S->led[l], o, attr, &v);
                 /* load_attr's value, and load's (the real field when
                    nothing is pending) with its status */
@@ -2956,7 +2971,9 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 int64_t num = 0;
                 long e = o ? model__l_find(S->mled[l], o) : -1;
                 union { void *p; int64_t n; } out;
-                mguard_status ls = model_ledger_load_copy(S->mled[l], o, attr, &out);
+                mguard_status ls;
+                memset(&out, 0, sizeof out);
+                ls = model_ledger_load_copy(S->mled[l], o, attr, &out);
                 s = model_ledger_load(S->mled[l], o, attr, &v, &num);
                 r1 = ((fz.o.sized ? (s == MGUARD_OK ? (long)num : -1) : fz_slot_of(v)) + 2) * 100000 +
                      (fz.o.sized ? (long)out.n : fz_slot_of(out.p)) * 100 + 200 + (long)ls;

@@ -1091,7 +1091,9 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
 /* ---- side-effects ledger ------------------------------------------------
    Ledgers with plain values and no hooks but refs (no retain/release/equal),
    of pointer values or (sized) int64_t values, with field tables
-   (set_fields: apply writes the pool object's memory, load reads it):
+   (set_fields: apply writes the pool object's memory, load reads it; on a
+   sized ledger each field has its size and type, and a write to it keeps
+   that many bytes of its number; unbound: 8 bytes of INT):
    tracked objects in tracking order, each with its writes in first-recorded
    order (an overwrite keeps its place). Every object any ledger tracks
    becomes a key of one weak table shared by all ledgers (known while it
@@ -1101,7 +1103,7 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
    caller's. */
 
 /* A write: a pointer value, or (sized ledgers) an integer value num. */
-typedef struct model_lwrite { const char *attr; const void *value; int64_t num; bool deleted; } model_lwrite;
+typedef struct model_lwrite { const char *attr; const void *value; int64_t num; bool deleted; size_t size; int type; } model_lwrite;
 
 typedef struct model_lent {
     const void *obj;
@@ -1270,32 +1272,44 @@ MODEL_DEF long model__l_wfind(const model_lent *en, const char *attr)
     return -1;
 }
 
+MODEL_DEF const mguard_ledger_field *model__l_field(const model_lent *en, const char *attr);
+
+/* The size and type of obj.attr's values on a sized ledger: its field's,
+   else the desc's (8 bytes of INT); 0, 0 on a pointer ledger. */
+MODEL_DEF void model__l_shape(const model_ledger *L, const model_lent *en, const char *attr, size_t *size, int *type)
+{
+    const mguard_ledger_field *f = model__l_field(en, attr);
+    *size = !L->sized ? 0 : f ? f->size : 8;
+    *type = !L->sized ? 0 : f ? (int)f->type : MGUARD_LEDGER_VALUE_INT;
+}
+
 MODEL_DEF mguard_status model__l_write(model_ledger *L, const void *obj, const char *attr, const void *value, int64_t num, bool deleted)
 {
     long e, w;
     model_lent *en;
+    size_t size;
+    int type;
+    int64_t kept = 0;
     if (!L || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
     if (e < 0 || L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
     if (model__take_fail(L->ctx)) return MGUARD_ENOMEM;
-    if (deleted) {
-        value = NULL;
-        num = 0;
-    }
     en = &L->e[e];
+    model__l_shape(L, en, attr, &size, &type);
+    if (deleted) value = NULL;
+    else memcpy(&kept, &num, size);   /* the field's bytes of the caller's number */
     w = model__l_wfind(en, attr);
-    if (w >= 0) {
-        en->w[w].value = value;
-        en->w[w].num = num;
-        en->w[w].deleted = deleted;
-    } else {
+    if (w < 0) {
         model_lwrite nw;
         nw.attr = attr;
-        nw.value = value;
-        nw.num = num;
-        nw.deleted = deleted;
         MODEL__PUSH(en->w, en->nw, nw);
+        w = (long)en->nw - 1;
     }
+    en->w[w].value = value;
+    en->w[w].num = kept;
+    en->w[w].deleted = deleted;
+    en->w[w].size = size;
+    en->w[w].type = type;
     return MGUARD_OK;
 }
 
@@ -1319,44 +1333,70 @@ MODEL_DEF const mguard_ledger_field *model__l_field(const model_lent *en, const 
     return NULL;
 }
 
-/* set_fields: a table whose every field has the value size (8 bytes for a
-   sized ledger, a pointer's otherwise). */
+/* A size values of type t may have. */
+MODEL_DEF bool model__l_size_ok(int t, size_t n)
+{
+    switch (t) {
+    case MGUARD_LEDGER_VALUE_BYTES: return n >= 1 && n <= MGUARD_LEDGER_MAX_VALUE;
+    case MGUARD_LEDGER_VALUE_INT: case MGUARD_LEDGER_VALUE_UINT: return n == 1 || n == 2 || n == 4 || n == 8;
+    case MGUARD_LEDGER_VALUE_DOUBLE: return n == 4 || n == 8;
+    case MGUARD_LEDGER_VALUE_BOOL: return n == 1;
+    case MGUARD_LEDGER_VALUE_PTR: return n == sizeof(void *);
+    default: return false;
+    }
+}
+
+/* set_fields: every field named, of a known type and a size it allows (a
+   pointer's on a pointer ledger); no pending write of obj changes its size
+   or type under the new table. */
 MODEL_DEF mguard_status model_ledger_set_fields(model_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n)
 {
     long e;
     size_t i;
+    model_lent nb;
     if (!L || !obj) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
     if (e < 0 || L->e[e].kind == MGUARD_LEDGER_MUTABLE || (!fields && n)) return MGUARD_EINVAL;
-    for (i = 0; i < n; i++)
-        if (!fields[i].name || fields[i].size != (L->sized ? 8u : sizeof(void *))) return MGUARD_EINVAL;
+    for (i = 0; i < n; i++) {
+        if (!fields[i].name || (unsigned)fields[i].type > MGUARD_LEDGER_VALUE_PTR) return MGUARD_EINVAL;
+        if (L->sized ? !model__l_size_ok((int)fields[i].type, fields[i].size) : fields[i].size != sizeof(void *)) return MGUARD_EINVAL;
+    }
+    nb = L->e[e];
+    nb.fields = fields;
+    nb.nfields = n;
+    for (i = 0; i < nb.nw; i++) {
+        size_t size;
+        int type;
+        model__l_shape(L, &nb, nb.w[i].attr, &size, &type);
+        if (size != nb.w[i].size || type != nb.w[i].type) return MGUARD_EINVAL;
+    }
     L->e[e].fields = n ? fields : NULL;
     L->e[e].nfields = n;
     return MGUARD_OK;
 }
 
 /* mguard_ledger_load: the pending value, else the real field, copied out
-   (8 bytes, or a pointer). */
+   (the attribute's size: its field's, else 8 bytes or a pointer); out is
+   untouched for an untracked object. */
 MODEL_DEF mguard_status model_ledger_load_copy(const model_ledger *L, const void *obj, const char *attr, void *out)
 {
     size_t vs;
     long e, w;
     const mguard_ledger_field *f;
-    if (!L || !out) return MGUARD_EINVAL;
-    vs = L->sized ? 8u : sizeof(void *);
-    memset(out, 0, vs);
-    if (!obj || !attr) return MGUARD_EINVAL;
+    if (!L || !out || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
     if (e < 0) return MGUARD_NOT_FOUND;
     if (L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    f = model__l_field(&L->e[e], attr);
+    vs = f ? f->size : L->sized ? 8u : sizeof(void *);
+    memset(out, 0, vs);
     w = model__l_wfind(&L->e[e], attr);
     if (w >= 0) {
         if (L->e[e].w[w].deleted) return MGUARD_DELETED;
-        if (L->sized) memcpy(out, &L->e[e].w[w].num, 8);
+        if (L->sized) memcpy(out, &L->e[e].w[w].num, vs);
         else memcpy(out, &L->e[e].w[w].value, sizeof(void *));
         return MGUARD_OK;
     }
-    f = model__l_field(&L->e[e], attr);
     if (!f) return MGUARD_NOT_FOUND;
     memcpy(out, (const unsigned char *)obj + f->offset, vs);
     return MGUARD_OK;
@@ -1438,7 +1478,7 @@ MODEL_DEF mguard_status model_ledger_restore(model_ledger *L, const model_ledger
 }
 
 /* Same objects (kind, source, modified), same writes (by attribute: value
-   pointer and deletion); order does not count. */
+   pointer or number, size, type and deletion); order does not count. */
 MODEL_DEF bool model_ledger_equal(const model_ledger *a, const model_ledger *b)
 {
     size_t i, j;
@@ -1455,7 +1495,8 @@ MODEL_DEF bool model_ledger_equal(const model_ledger *a, const model_ledger *b)
         if (x->nw != y->nw) return false;
         for (j = 0; j < x->nw; j++) {
             long w = model__l_wfind(y, x->w[j].attr);
-            if (w < 0 || y->w[w].value != x->w[j].value || y->w[w].num != x->w[j].num || y->w[w].deleted != x->w[j].deleted)
+            if (w < 0 || y->w[w].value != x->w[j].value || y->w[w].num != x->w[j].num || y->w[w].deleted != x->w[j].deleted ||
+                y->w[w].size != x->w[j].size || y->w[w].type != x->w[j].type)
                 return false;
         }
     }
@@ -1572,7 +1613,7 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
         if (snap[i].field) {
             dst += snap[i].field->offset;
             if (snap[i].deleted) memset(dst, 0, snap[i].field->size);
-            else if (L->sized) memcpy(dst, &snap[i].num, 8);
+            else if (L->sized) memcpy(dst, &snap[i].num, snap[i].field->size);
             else memcpy(dst, &snap[i].value, sizeof(void *));
         } else if (L->sized) {
             fn(dst, snap[i].attr, snap[i].deleted ? NULL : &snap[i].num, snap[i].deleted, user);

@@ -983,6 +983,9 @@ static void test_ledger_write_lists(void **state)
     L->writes[wb - 1].deleted = 1;
     LEDGER_BROKEN(&f, "entry 0: deletion with a value");
     L->writes[wb - 1].deleted = 0;
+    L->writes[wb - 1].size = 1;   /* a pointer ledger's writes: size 0, type 0 */
+    LEDGER_BROKEN(&f, "entry 0: write %u is not of its attribute's size and type", wb);
+    L->writes[wb - 1].size = 0;
     x->nwrites = 1;
     LEDGER_BROKEN(&f, "entry 0: more writes than counted");
     x->nwrites = 2;

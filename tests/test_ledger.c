@@ -78,8 +78,11 @@ static void t_refs(const void *v, mguard_ledger_visit_fn visit, void *vctx, void
     if (H.on_refs) H.on_refs();
 }
 
-static void t_format(const void *v, char *buf, size_t n, void *u)
+static void t_format(const void *obj, const char *attr, const void *v, size_t size, char *buf, size_t n, void *u)
 {
+    (void)obj;
+    (void)attr;
+    (void)size;
     (void)u;
     H.format_calls++;
     snprintf(buf, n, "%s", ((const tobj *)v)->name);
@@ -288,6 +291,7 @@ static void test_load_deleted_attribute_returns_deleted(void **state)
     teardown();
 }
 
+/* A miss is not misuse (no EINVAL), but it is never silent (issue 25). */
 static void test_load_untracked_or_unwritten_returns_not_found(void **state)
 {
     test_log log;
@@ -301,7 +305,8 @@ static void test_load_untracked_or_unwritten_returns_not_found(void **state)
     assert_int_equal(mguard_ledger_load_attr(L, &x, "never-interned-name", &v), MGUARD_NOT_FOUND);
     mguard_ledger_store_attr(L, &x, "b", &y);
     assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_NOT_FOUND);
-    assert_int_equal(log.count, 0);   /* a miss is not misuse */
+    assert_int_equal(log.count, 3);
+    assert_int_equal(log.warnings, 3);
     teardown();
 }
 
@@ -1057,14 +1062,20 @@ static void test_diff_reports_a_record_whose_tag_changed(void **state)
 
 /* Objects and values have a format hook each: labels through
    format_object, values, payloads and hook functions through format_value. */
-static void fmt_label(const void *v, char *buf, size_t n, void *u)
+static void fmt_label(const void *obj, const char *attr, const void *v, size_t size, char *buf, size_t n, void *u)
 {
+    (void)obj;
+    (void)attr;
+    (void)size;
     (void)u;
     snprintf(buf, n, "<%s>", ((const tobj *)v)->name);
 }
 
-static void fmt_value(const void *v, char *buf, size_t n, void *u)
+static void fmt_value(const void *obj, const char *attr, const void *v, size_t size, char *buf, size_t n, void *u)
 {
+    (void)obj;
+    (void)attr;
+    (void)size;
     (void)u;
     snprintf(buf, n, "=%d", ((const tobj *)v)->val);
 }
@@ -1680,6 +1691,9 @@ static void test_sized_values_print_by_their_value_type(void **state)
     float f = 0.5f;
     unsigned char b3[3] = {0x0a, 0x0b, 0xff};
     unsigned char b16[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    bool yes = true, no = false;
+    void *p = &d;
+    char want[64];
     (void)state;
     setup(NULL, NULL);
     assert_string_equal(sized_text(1, MGUARD_LEDGER_VALUE_INT, &i1), "x.v: only in b: -5\n");
@@ -1692,6 +1706,10 @@ static void test_sized_values_print_by_their_value_type(void **state)
     assert_string_equal(sized_text(4, MGUARD_LEDGER_VALUE_DOUBLE, &f), "x.v: only in b: 0.5\n");
     assert_string_equal(sized_text(3, MGUARD_LEDGER_VALUE_BYTES, b3), "x.v: only in b: 0x0a0bff\n");
     assert_string_equal(sized_text(16, MGUARD_LEDGER_VALUE_BYTES, b16), "x.v: only in b: 0x0102030405060708090a0b0c0d0e0f10\n");
+    assert_string_equal(sized_text(1, MGUARD_LEDGER_VALUE_BOOL, &yes), "x.v: only in b: true\n");
+    assert_string_equal(sized_text(1, MGUARD_LEDGER_VALUE_BOOL, &no), "x.v: only in b: false\n");
+    snprintf(want, sizeof want, "x.v: only in b: %p\n", p);
+    assert_string_equal(sized_text(sizeof(void *), MGUARD_LEDGER_VALUE_PTR, &p), want);
     teardown();
 }
 
@@ -1702,22 +1720,24 @@ static void test_sized_value_descs_that_make_no_sense_are_refused(void **state)
     int i;
     static const struct { size_t size; int type; const char *why; } bad[] = {
         {17, MGUARD_LEDGER_VALUE_BYTES, "value_size is more than MGUARD_LEDGER_MAX_VALUE (value_size 17)"},
-        {3, MGUARD_LEDGER_VALUE_INT, "an integer value_type needs a value_size of 1, 2, 4 or 8 (value_size 3)"},
-        {16, MGUARD_LEDGER_VALUE_UINT, "an integer value_type needs a value_size of 1, 2, 4 or 8 (value_size 16)"},
-        {2, MGUARD_LEDGER_VALUE_DOUBLE, "MGUARD_LEDGER_VALUE_DOUBLE needs a value_size of 4 or 8 (value_size 2)"},
+        {3, MGUARD_LEDGER_VALUE_INT, "MGUARD_LEDGER_VALUE_INT needs 1, 2, 4 or 8 bytes (value_size 3)"},
+        {16, MGUARD_LEDGER_VALUE_UINT, "MGUARD_LEDGER_VALUE_UINT needs 1, 2, 4 or 8 bytes (value_size 16)"},
+        {2, MGUARD_LEDGER_VALUE_DOUBLE, "MGUARD_LEDGER_VALUE_DOUBLE needs 4 or 8 bytes (value_size 2)"},
+        {2, MGUARD_LEDGER_VALUE_BOOL, "MGUARD_LEDGER_VALUE_BOOL needs 1 byte (value_size 2)"},
+        {3, MGUARD_LEDGER_VALUE_PTR, "MGUARD_LEDGER_VALUE_PTR needs a pointer's size (value_size 3)"},
         {0, MGUARD_LEDGER_VALUE_INT, "a value_type needs a value_size (value_size 0)"},
         {8, 9, "unknown value_type (value_size 8)"},
     };
     (void)state;
     setup(&log, NULL);
-    for (i = 0; i < 6; i++) {
+    for (i = 0; i < 8; i++) {
         memset(&d, 0, sizeof d);
         d.value_size = bad[i].size;
         d.value_type = (mguard_ledger_value_type)bad[i].type;
         assert_null(mguard_ledger_create(H.ctx, &d));
         assert_non_null(strstr(log.last, bad[i].why));
     }
-    assert_int_equal(log.warnings, 6);
+    assert_int_equal(log.warnings, 8);
     teardown();
 }
 
@@ -1729,9 +1749,9 @@ typedef struct node {
     tobj *next;
 } node;
 static const mguard_ledger_field node_fields[] = {
-    MGUARD_LEDGER_FIELD(node, val), MGUARD_LEDGER_FIELD(node, weight)
+    MGUARD_LEDGER_FIELD(node, val, MGUARD_LEDGER_VALUE_INT), MGUARD_LEDGER_FIELD(node, weight, MGUARD_LEDGER_VALUE_INT)
 };
-static const mguard_ledger_field node_ptr_fields[] = { MGUARD_LEDGER_FIELD(node, next) };
+static const mguard_ledger_field node_ptr_fields[] = { MGUARD_LEDGER_FIELD(node, next, MGUARD_LEDGER_VALUE_PTR) };
 
 /* apply's callback for a ledger of long values */
 static void long_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
@@ -1838,7 +1858,7 @@ static void test_set_fields_refuses_tables_that_do_not_fit(void **state)
 {
     test_log log;
     mguard_ledger *L = setup(&log, NULL);
-    static const mguard_ledger_field unnamed[] = { {NULL, 0, sizeof(void *)} };
+    static const mguard_ledger_field unnamed[] = { {NULL, 0, sizeof(void *), MGUARD_LEDGER_VALUE_PTR} };
     node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
     OBJ(m, "m", 0);
     (void)state;
@@ -1859,86 +1879,426 @@ static void test_set_fields_refuses_tables_that_do_not_fit(void **state)
     teardown();
 }
 
-/* Fields whose size really differs from the value size (the test above
-   compares sizeof(long) with sizeof(void *), equal on every target we
-   build): values of 8 bytes on every target, fields of 4, 1 and 16. */
+/* Fields whose size their type does not allow are refused, the whole
+   table, logged with the field, its size, its type and what it needs; the
+   binding before stands. */
 typedef struct mixed {
     tobj base;
     long long v, w;
     int i;
     char c;
     struct { long long lo, hi; } wide16;
+    unsigned char big[17];
 } mixed;
-static const mguard_ledger_field mixed_v[] = { MGUARD_LEDGER_FIELD(mixed, v) };
-static const mguard_ledger_field mixed_int[] = { MGUARD_LEDGER_FIELD(mixed, w), MGUARD_LEDGER_FIELD(mixed, i) };
-static const mguard_ledger_field mixed_char[] = { MGUARD_LEDGER_FIELD(mixed, c) };
-static const mguard_ledger_field mixed_wide[] = { MGUARD_LEDGER_FIELD(mixed, w), MGUARD_LEDGER_FIELD(mixed, wide16) };
+static const mguard_ledger_field mixed_v[] = { MGUARD_LEDGER_FIELD(mixed, v, MGUARD_LEDGER_VALUE_INT) };
+static const mguard_ledger_field mixed_wide_int[] = {
+    MGUARD_LEDGER_FIELD(mixed, w, MGUARD_LEDGER_VALUE_INT), MGUARD_LEDGER_FIELD(mixed, wide16, MGUARD_LEDGER_VALUE_INT)
+};
+static const mguard_ledger_field mixed_int_bool[] = { MGUARD_LEDGER_FIELD(mixed, i, MGUARD_LEDGER_VALUE_BOOL) };
+static const mguard_ledger_field mixed_char_double[] = { MGUARD_LEDGER_FIELD(mixed, c, MGUARD_LEDGER_VALUE_DOUBLE) };
+static const mguard_ledger_field mixed_char_ptr[] = { MGUARD_LEDGER_FIELD(mixed, c, MGUARD_LEDGER_VALUE_PTR) };
+static const mguard_ledger_field mixed_big[] = { MGUARD_LEDGER_FIELD(mixed, big, MGUARD_LEDGER_VALUE_BYTES) };
+static const mguard_ledger_field mixed_char[] = { MGUARD_LEDGER_FIELD(mixed, c, MGUARD_LEDGER_VALUE_INT) };
 
-static void test_set_fields_refuses_fields_of_another_size_and_keeps_the_binding(void **state)
+static void test_set_fields_refuses_sizes_their_types_do_not_allow_and_keeps_the_binding(void **state)
 {
     test_log log;
     mguard_ledger *L, *P;
     mixed m;
-    long long v, out;
+    long long out;
     void *pout;
+    static const mguard_ledger_field unknown[] = { {"v", offsetof(mixed, v), sizeof(long long), (mguard_ledger_value_type)9} };
+    static const struct { const mguard_ledger_field *fields; size_t n; const char *what, *needs; } bad[] = {
+        {mixed_wide_int, 2, "1 (wide16) of size 16 is MGUARD_LEDGER_VALUE_INT", "1, 2, 4 or 8 bytes"},
+        {mixed_int_bool, 1, "0 (i) of size 4 is MGUARD_LEDGER_VALUE_BOOL", "1 byte"},
+        {mixed_char_double, 1, "0 (c) of size 1 is MGUARD_LEDGER_VALUE_DOUBLE", "4 or 8 bytes"},
+        {mixed_char_ptr, 1, "0 (c) of size 1 is MGUARD_LEDGER_VALUE_PTR", "a pointer's size"},
+        {mixed_big, 1, "0 (big) of size 17 is MGUARD_LEDGER_VALUE_BYTES", "1 to MGUARD_LEDGER_MAX_VALUE bytes"},
+        {unknown, 1, "0 (v) of size 8 is an unknown value_type", "a known value_type"},
+    };
+    char want[256];
+    int k;
     (void)state;
     P = setup(&log, NULL);                         /* pointer values */
     memset(&m, 0, sizeof m);
     m.base.name = "m";
     m.v = 3;
-    m.w = 4;
     m.i = 5;
-    m.c = 'c';
     L = sized_ledger(sizeof(long long), MGUARD_LEDGER_VALUE_INT);
     assert_int_equal(mguard_ledger_track_existing(L, &m, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_v, 1), MGUARD_OK);
     assert_int_equal(log.warnings, 0);
-    /* an int field (4 bytes) in a ledger of 8-byte values */
-    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_int, 2), MGUARD_EINVAL);
-    assert_int_equal(log.warnings, 1);
-    assert_string_equal(log.last, "mguard_ledger_set_fields: field 1 (i) is not of the ledger's value size");
-    /* a char field (1 byte) */
-    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_char, 1), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (c) is not of the ledger's value size");
-    /* a 16-byte struct field after a good one: the whole table is refused */
-    assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_wide, 2), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_ledger_set_fields: field 1 (wide16) is not of the ledger's value size");
-    assert_int_equal(log.warnings, 3);
-    /* the first binding stands: v is a field, w, i, c and wide16 are not */
+    /* each refused with its reason; a 16-byte INT after a good field: the whole table */
+    for (k = 0; k < 6; k++) {
+        assert_int_equal(mguard_ledger_set_fields(L, &m, bad[k].fields, bad[k].n), MGUARD_EINVAL);
+        snprintf(want, sizeof want, "mguard_ledger_set_fields: field %s, which needs %s", bad[k].what, bad[k].needs);
+        assert_string_equal(log.last, want);
+    }
+    assert_int_equal(log.warnings, 6);
+    /* the first binding stands: v is a field, w and i are not */
     out = -1;
     assert_int_equal(mguard_ledger_load(L, &m, "v", &out), MGUARD_OK);
     assert_int_equal(out, 3);
     out = -1;
-    assert_int_equal(mguard_ledger_load(L, &m, "w", &out), MGUARD_NOT_FOUND);
-    assert_int_equal(out, 0);
-    out = -1;
     assert_int_equal(mguard_ledger_load(L, &m, "i", &out), MGUARD_NOT_FOUND);
     assert_int_equal(out, 0);
-    out = -1;
-    assert_int_equal(mguard_ledger_load(L, &m, "wide16", &out), MGUARD_NOT_FOUND);
-    assert_int_equal(out, 0);
-    /* so a write to i is no field's: apply without a callback refuses it
-       and never writes the int */
-    v = 9;
-    assert_int_equal(mguard_ledger_store_attr(L, &m, "i", &v), MGUARD_OK);
-    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_ledger_apply: NULL callback, and 1 write(s) are to no field");
-    assert_int_equal(m.i, 5);
-    assert_int_equal(m.c, 'c');
-    out = -1;
-    assert_int_equal(mguard_ledger_load(L, &m, "i", &out), MGUARD_OK);   /* the pending value */
-    assert_int_equal(out, 9);
+    assert_int_equal(log.warnings, 7);
     mguard_ledger_destroy(L);
-    /* pointer values: sizeof(void *) is 4 or 8, neither 1 nor 16 */
+    /* pointer values: fields are pointers whatever their type; an unknown type is refused too */
     assert_int_equal(mguard_ledger_track_existing(P, &m, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_set_fields(P, &m, mixed_char, 1), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (c) is not of the ledger's value size");
-    assert_int_equal(mguard_ledger_set_fields(P, &m, mixed_wide + 1, 1), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (wide16) is not of the ledger's value size");
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (c) of size 1 is MGUARD_LEDGER_VALUE_INT, which needs a pointer's size in a ledger of pointer values");
+    assert_int_equal(mguard_ledger_set_fields(P, &m, unknown, 1), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (v) of size 8 is an unknown value_type, which needs a known value_type");
     pout = &m;
     assert_int_equal(mguard_ledger_load(P, &m, "c", &pout), MGUARD_NOT_FOUND);
     assert_null(pout);
-    assert_int_equal(log.warnings, 6);
+    assert_int_equal(log.warnings, 10);
+    teardown();
+}
+
+/* One sized ledger binds a struct of every kind of field (issue 25): each
+   write has its field's size and type, load copies exactly that many bytes,
+   apply writes them, a clone keeps them, the diff prints each by its type. */
+typedef struct account {
+    tobj base;
+    long balance;
+    double rate;
+    int days;
+    bool frozen;
+    struct account *peer;
+    char code[3];
+    float fee;
+    unsigned short branch;
+} account;
+static const mguard_ledger_field account_fields[] = {
+    MGUARD_LEDGER_FIELD(account, balance, MGUARD_LEDGER_VALUE_INT),
+    MGUARD_LEDGER_FIELD(account, rate, MGUARD_LEDGER_VALUE_DOUBLE),
+    MGUARD_LEDGER_FIELD(account, days, MGUARD_LEDGER_VALUE_INT),
+    MGUARD_LEDGER_FIELD(account, frozen, MGUARD_LEDGER_VALUE_BOOL),
+    MGUARD_LEDGER_FIELD(account, peer, MGUARD_LEDGER_VALUE_PTR),
+    MGUARD_LEDGER_FIELD(account, code, MGUARD_LEDGER_VALUE_BYTES),
+    MGUARD_LEDGER_FIELD(account, fee, MGUARD_LEDGER_VALUE_DOUBLE),
+    MGUARD_LEDGER_FIELD(account, branch, MGUARD_LEDGER_VALUE_UINT),
+};
+
+static void account_init(account *a, const char *name)
+{
+    memset(a, 0, sizeof *a);
+    a->base.name = name;
+    a->balance = 100;
+    a->rate = 0.25;
+    a->days = 7;
+    a->code[0] = 'A';
+    a->fee = 1.5f;
+    a->branch = 12;
+}
+
+/* A load of attr into 16 bytes of 0xee: how many it wrote (the rest stays). */
+static size_t loaded_bytes(const mguard_ledger *L, const void *obj, const char *attr, mguard_status want)
+{
+    unsigned char buf[MGUARD_LEDGER_MAX_VALUE];
+    size_t n = sizeof buf;
+    memset(buf, 0xee, sizeof buf);
+    assert_int_equal(mguard_ledger_load(L, obj, attr, buf), want);
+    while (n > 0 && buf[n - 1] == 0xee) n--;
+    return n;
+}
+
+static void test_one_ledger_binds_a_struct_of_mixed_field_types(void **state)
+{
+    test_log log;
+    mguard_ledger *L, *C;
+    mguard_ledger_diff_result *r = NULL;
+    account a, b;
+    long balance = -40;
+    double rate = 0.5;
+    int days = -1;
+    bool frozen = true;
+    account *peer = &b;
+    char code[3] = {'X', 'Y', 'Z'};
+    float fee = 2.25f;
+    unsigned short branch = 65535;
+    long lout = 0;
+    double dout = 0;
+    bool bout = false;
+    char want[512];
+    (void)state;
+    setup(&log, NULL);
+    account_init(&a, "a");
+    account_init(&b, "b");
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    assert_int_equal(mguard_ledger_track_existing(L, &a, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_set_fields(L, &a, account_fields, 8), MGUARD_OK);
+    /* nothing pending: each field's own bytes, no more */
+    assert_int_equal(loaded_bytes(L, &a, "frozen", MGUARD_OK), 1);
+    assert_int_equal(mguard_ledger_load(L, &a, "rate", &dout), MGUARD_OK);
+    assert_true(dout == 0.25);
+    /* every write stores its field's size from the caller's pointer */
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "balance", &balance), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "rate", &rate), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "days", &days), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "frozen", &frozen), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "peer", &peer), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "code", code), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "fee", &fee), MGUARD_OK);
+    assert_int_equal(mguard_ledger_delete_attr(L, &a, "branch"), MGUARD_OK);
+    assert_int_equal(loaded_bytes(L, &a, "balance", MGUARD_OK), sizeof(long));
+    assert_int_equal(loaded_bytes(L, &a, "rate", MGUARD_OK), sizeof(double));
+    assert_int_equal(loaded_bytes(L, &a, "days", MGUARD_OK), sizeof(int));
+    assert_int_equal(loaded_bytes(L, &a, "frozen", MGUARD_OK), 1);
+    assert_int_equal(loaded_bytes(L, &a, "code", MGUARD_OK), 3);
+    assert_int_equal(loaded_bytes(L, &a, "fee", MGUARD_OK), sizeof(float));
+    assert_int_equal(loaded_bytes(L, &a, "branch", MGUARD_DELETED), 2);    /* its 2 bytes zeroed */
+    assert_int_equal(mguard_ledger_load(L, &a, "balance", &lout), MGUARD_OK);
+    assert_int_equal(lout, -40);
+    assert_int_equal(mguard_ledger_load(L, &a, "rate", &dout), MGUARD_OK);
+    assert_true(dout == 0.5);
+    assert_int_equal(mguard_ledger_load(L, &a, "frozen", &bout), MGUARD_OK);
+    assert_true(bout);
+    assert_int_equal(a.balance, 100);              /* speculative: untouched */
+    /* a clone is equal; the diff prints each field by its type */
+    C = mguard_ledger_clone(L);
+    assert_true(mguard_ledger_equal(L, C));
+    balance = 7;
+    rate = 1.0 / 3;
+    frozen = false;
+    peer = NULL;
+    code[2] = 'W';
+    fee = 0.75f;
+    branch = 3;
+    mguard_ledger_store_attr(C, &a, "balance", &balance);
+    mguard_ledger_store_attr(C, &a, "rate", &rate);
+    mguard_ledger_store_attr(C, &a, "frozen", &frozen);
+    mguard_ledger_store_attr(C, &a, "peer", &peer);
+    mguard_ledger_store_attr(C, &a, "code", code);
+    mguard_ledger_store_attr(C, &a, "fee", &fee);
+    mguard_ledger_store_attr(C, &a, "branch", &branch);
+    assert_false(mguard_ledger_equal(L, C));
+    assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
+    snprintf(want, sizeof want,
+             "a.balance: -40 -> 7\na.rate: 0.5 -> 0.33333333333333331\na.frozen: true -> false\na.peer: %p -> %p\n"
+             "a.code: 0x58595a -> 0x585957\na.fee: 2.25 -> 0.75\na.branch: <deleted> -> 3\n", (void *)&b, (void *)NULL);
+    assert_string_equal(mguard_ledger_diff_text(r), want);
+    assert_int_equal(mguard_ledger_diff_at(r, 1)->a.size, sizeof(double));
+    assert_int_equal(mguard_ledger_diff_at(r, 1)->b.type, MGUARD_LEDGER_VALUE_DOUBLE);
+    assert_int_equal(mguard_ledger_diff_at(r, 2)->b.size, 1);
+    mguard_ledger_diff_free(r);
+    /* apply writes each field's bytes; a deletion zeroes the field */
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_OK);
+    assert_int_equal(a.balance, -40);
+    assert_true(a.rate == 0.5);
+    assert_int_equal(a.days, -1);
+    assert_true(a.frozen);
+    assert_ptr_equal(a.peer, &b);
+    assert_memory_equal(a.code, "XYZ", 3);
+    assert_true(a.fee == 2.25f);
+    assert_int_equal(a.branch, 0);
+    assert_int_equal(mguard_ledger_apply(C, NULL, NULL), MGUARD_OK);
+    assert_int_equal(a.balance, 7);
+    assert_false(a.frozen);
+    assert_null(a.peer);
+    assert_int_equal(a.branch, 3);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
+    assert_int_equal(mgt_ledger_check(C), MGUARD_OK);
+    assert_int_equal(log.warnings, 0);
+    mguard_ledger_destroy(C);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+/* Same bytes, another type: not equal, and the diff says how each reads. */
+static void test_writes_of_another_type_differ_though_their_bytes_match(void **state)
+{
+    mguard_ledger *L, *C;
+    mguard_ledger_diff_result *r = NULL;
+    static const mguard_ledger_field as_double[] = { {"v", offsetof(mixed, v), sizeof(long long), MGUARD_LEDGER_VALUE_DOUBLE} };
+    static const mguard_ledger_field as_uint4[] = { {"v", offsetof(mixed, v), 4, MGUARD_LEDGER_VALUE_UINT} };
+    mixed m;
+    long long one = 1;
+    (void)state;
+    setup(NULL, NULL);
+    memset(&m, 0, sizeof m);
+    m.base.name = "m";
+    L = sized_ledger(sizeof(long long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(L, &m, NULL);
+    C = mguard_ledger_clone(L);
+    mguard_ledger_store_attr(L, &m, "v", &one);      /* unbound: 8 bytes, INT */
+    assert_int_equal(mguard_ledger_set_fields(C, &m, as_double, 1), MGUARD_OK);
+    mguard_ledger_store_attr(C, &m, "v", &one);      /* the same 8 bytes, DOUBLE */
+    assert_false(mguard_ledger_equal(L, C));
+    assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r), "m.v: 1 -> 4.9406564584124654e-324\n");
+    mguard_ledger_diff_free(r);
+    /* another size, the same leading bytes */
+    mguard_ledger_delete_attr(C, &m, "v");
+    assert_int_equal(mguard_ledger_set_fields(C, &m, as_uint4, 1), MGUARD_EINVAL);   /* pending: 8 bytes */
+    mguard_ledger_clear(C);
+    mguard_ledger_track_existing(C, &m, NULL);
+    assert_int_equal(mguard_ledger_set_fields(C, &m, as_uint4, 1), MGUARD_OK);
+    mguard_ledger_store_attr(C, &m, "v", &one);
+    assert_false(mguard_ledger_equal(L, C));
+    assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r), "m.v: 1 -> 1\n");
+    mguard_ledger_diff_free(r);
+    /* deletions of another size differ too */
+    mguard_ledger_delete_attr(L, &m, "v");
+    mguard_ledger_delete_attr(C, &m, "v");
+    assert_false(mguard_ledger_equal(L, C));
+    mguard_ledger_destroy(C);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+/* A pending write keeps the size and type it was recorded with: a binding
+   that would change them is refused (EINVAL, logged, nothing changed). */
+static void test_set_fields_refuses_to_change_the_shape_of_a_pending_write(void **state)
+{
+    test_log log;
+    mguard_ledger *L;
+    account a;
+    static const mguard_ledger_field balance_as_double[] = { {"balance", offsetof(account, balance), sizeof(long), MGUARD_LEDGER_VALUE_DOUBLE} };
+    static const mguard_ledger_field frozen_only[] = { MGUARD_LEDGER_FIELD(account, frozen, MGUARD_LEDGER_VALUE_BOOL) };
+    long balance = 5;
+    bool frozen = true;
+    char want[256];
+    (void)state;
+    setup(&log, NULL);
+    account_init(&a, "a");
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(L, &a, NULL);
+    assert_int_equal(mguard_ledger_set_fields(L, &a, account_fields, 8), MGUARD_OK);
+    mguard_ledger_store_attr(L, &a, "balance", &balance);
+    mguard_ledger_store_attr(L, &a, "frozen", &frozen);
+    /* balance: 8 bytes of INT pending; as DOUBLE: refused */
+    assert_int_equal(mguard_ledger_set_fields(L, &a, balance_as_double, 1), MGUARD_EINVAL);
+    snprintf(want, sizeof want, "mguard_ledger_set_fields: %p.balance has a pending write of %u bytes of MGUARD_LEDGER_VALUE_INT; "
+             "the binding would make it %u bytes of MGUARD_LEDGER_VALUE_DOUBLE", (void *)&a, (unsigned)sizeof(long), (unsigned)sizeof(long));
+    assert_string_equal(log.last, want);
+    /* unbinding: frozen would become an unbound 8-byte INT */
+    assert_int_equal(mguard_ledger_set_fields(L, &a, NULL, 0), MGUARD_EINVAL);
+    snprintf(want, sizeof want, "mguard_ledger_set_fields: %p.frozen has a pending write of 1 bytes of MGUARD_LEDGER_VALUE_BOOL; "
+             "the binding would make it %u bytes of MGUARD_LEDGER_VALUE_INT", (void *)&a, (unsigned)sizeof(long));
+    assert_string_equal(log.last, want);
+    assert_int_equal(log.warnings, 2);
+    /* nothing changed: the table stands (a load of days reads the field) */
+    assert_int_equal(loaded_bytes(L, &a, "days", MGUARD_OK), sizeof(int));
+    /* a table that keeps both shapes is fine: balance unbound is 8 bytes of INT too */
+    assert_int_equal(mguard_ledger_set_fields(L, &a, frozen_only, 1), MGUARD_OK);
+    assert_int_equal(mguard_ledger_load(L, &a, "days", &balance), MGUARD_NOT_FOUND);   /* unbound now */
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
+    /* with nothing pending any binding goes */
+    mguard_ledger_clear(L);
+    mguard_ledger_track_existing(L, &a, NULL);
+    assert_int_equal(mguard_ledger_set_fields(L, &a, balance_as_double, 1), MGUARD_OK);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+/* NOT_FOUND is never mistaken for zero: a load of an attribute neither
+   bound nor pending, or of an untracked object, says so in the log. */
+static void test_load_of_an_attribute_neither_bound_nor_pending_warns(void **state)
+{
+    test_log log;
+    mguard_ledger *L;
+    account a;
+    long out = -1;
+    void *p = &a;
+    char want[256];
+    OBJ(u, "u", 0);
+    (void)state;
+    setup(&log, NULL);
+    account_init(&a, "a");
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track_existing(L, &a, NULL);
+    assert_int_equal(mguard_ledger_load(L, &a, "balance", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, 0);
+    snprintf(want, sizeof want, "mguard_ledger_load: %p.balance is neither bound (mguard_ledger_set_fields) nor pending", (void *)&a);
+    assert_string_equal(log.last, want);
+    assert_int_equal(mguard_ledger_load_attr(L, &a, "balance", &p), MGUARD_NOT_FOUND);
+    assert_null(p);
+    snprintf(want, sizeof want, "mguard_ledger_load_attr: %p.balance is neither bound (mguard_ledger_set_fields) nor pending", (void *)&a);
+    assert_string_equal(log.last, want);
+    out = -1;
+    assert_int_equal(mguard_ledger_load(L, &u, "balance", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, -1);                     /* untracked: out untouched */
+    snprintf(want, sizeof want, "mguard_ledger_load: %p is not tracked (reading balance)", (void *)&u);
+    assert_string_equal(log.last, want);
+    assert_int_equal(log.warnings, 3);
+    /* bound, or pending: no warning (load_attr of a bound field answers NOT_FOUND quietly) */
+    mguard_ledger_set_fields(L, &a, account_fields, 8);
+    assert_int_equal(mguard_ledger_load(L, &a, "balance", &out), MGUARD_OK);
+    assert_int_equal(out, 100);
+    assert_int_equal(mguard_ledger_load_attr(L, &a, "balance", &p), MGUARD_NOT_FOUND);
+    out = 3;
+    mguard_ledger_store_attr(L, &a, "colour", &out);
+    assert_int_equal(mguard_ledger_load(L, &a, "colour", &out), MGUARD_OK);
+    assert_int_equal(log.warnings, 3);
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+/* The format hooks are told the object, the attribute and the size; one
+   that writes nothing leaves the default text. */
+static char fmt_args[512];
+static void fmt_record(const void *obj, const char *attr, const void *p, size_t size, char *buf, size_t n, void *u)
+{
+    size_t len = strlen(fmt_args);
+    (void)u;
+    snprintf(fmt_args + len, sizeof fmt_args - len, "[%s %s %s %lu %lu]", obj ? ((const tobj *)obj)->name : "-",
+             attr ? attr : "-", p == obj ? "=obj" : p ? "p" : "-", (unsigned long)size, (unsigned long)n);
+    if (attr && strcmp(attr, "days") == 0) return;   /* nothing written: the default text */
+    snprintf(buf, n, "%s", size == sizeof(double) && attr && strcmp(attr, "rate") == 0 ? "rate!" : "v");
+}
+
+static void test_format_hooks_are_told_the_object_attribute_and_size(void **state)
+{
+    mguard_ledger *A, *B, *P, *Q;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger_diff_result *r = NULL;
+    account a;
+    double rate = 2;
+    int id, days = -3;
+    OBJ(x, "x", 0); OBJ(v, "v", 1); OBJ(f, "f", 2);
+    (void)state;
+    setup(NULL, NULL);
+    account_init(&a, "a");
+    d.equal = NULL;
+    d.format_value = fmt_record;
+    d.format_object = fmt_record;
+    d.value_size = sizeof(long);
+    d.value_type = MGUARD_LEDGER_VALUE_INT;
+    A = mguard_ledger_create(H.ctx, &d);
+    B = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(A, &a, NULL);
+    mguard_ledger_track_existing(B, &a, NULL);
+    mguard_ledger_set_fields(B, &a, account_fields, 8);
+    mguard_ledger_store_attr(B, &a, "rate", &rate);
+    mguard_ledger_store_attr(B, &a, "days", &days);
+    fmt_args[0] = 0;
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    assert_string_equal(mguard_ledger_diff_text(r), "v.rate: only in b: rate!\nv.days: only in b: -3\n");
+    assert_string_equal(fmt_args, "[a - =obj 0 128][a rate p 8 128][a - =obj 0 128][a days p 4 128]");
+    mguard_ledger_diff_free(r);
+    mguard_ledger_destroy(A);
+    mguard_ledger_destroy(B);
+    /* pointer values: a write's value with its object and attribute; a
+       payload and a hook function with neither */
+    d = full_desc();
+    d.format_value = fmt_record;
+    d.format_object = fmt_record;
+    P = mguard_ledger_create(H.ctx, &d);
+    Q = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(Q, &x, NULL);
+    mguard_ledger_store_attr(Q, &x, "w", &v);
+    mguard_ledger_record(Q, "save", &v);
+    mguard_ledger_register_hook(Q, &x, "grad", &f, &id);
+    fmt_args[0] = 0;
+    assert_int_equal(mguard_ledger_diff(P, Q, &r), MGUARD_OK);
+    assert_string_equal(fmt_args, "[x - =obj 0 128][x - =obj 0 128][x w p 0 128][- - p 0 128][x - =obj 0 128][- - p 0 128]");
+    mguard_ledger_diff_free(r);
+    mguard_ledger_destroy(P);
+    mguard_ledger_destroy(Q);
     teardown();
 }
 
@@ -1970,7 +2330,8 @@ static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state
     S = sized_ledger(4, MGUARD_LEDGER_VALUE_INT);
     mguard_ledger_track_existing(S, &x, NULL);
     assert_int_equal(mguard_ledger_store_attr(S, &x, "a", NULL), MGUARD_EINVAL);
-    assert_non_null(strstr(log.last, "mguard_ledger_store_attr: NULL value for a ledger of 4-byte values"));
+    assert_non_null(strstr(log.last, "mguard_ledger_store_attr: NULL value for "));
+    assert_non_null(strstr(log.last, ".a (4 bytes)"));
     assert_false(mguard_ledger_equal(L, S));
     assert_non_null(strstr(log.last, "mguard_ledger_equal: the ledgers hold values of different sizes"));
     assert_int_equal(mguard_ledger_diff(L, S, &r), MGUARD_EINVAL);
@@ -1999,6 +2360,7 @@ static void wide_table(void)
         wide_fields[i].name = wide_names[i];
         wide_fields[i].offset = offsetof(wide, f) + (size_t)i * sizeof(long);
         wide_fields[i].size = sizeof(long);
+        wide_fields[i].type = MGUARD_LEDGER_VALUE_INT;
     }
 }
 
@@ -2007,8 +2369,9 @@ static void test_apply_finds_the_field_of_each_write_by_name(void **state)
     static wide a, b;
     /* x twice: the first one counts, as for mguard_ledger_load */
     static const mguard_ledger_field twice[] = {
-        {"x", offsetof(wide, f), sizeof(long)}, {"y", offsetof(wide, f) + sizeof(long), sizeof(long)},
-        {"x", offsetof(wide, f) + 2 * sizeof(long), sizeof(long)}
+        {"x", offsetof(wide, f), sizeof(long), MGUARD_LEDGER_VALUE_INT},
+        {"y", offsetof(wide, f) + sizeof(long), sizeof(long), MGUARD_LEDGER_VALUE_INT},
+        {"x", offsetof(wide, f) + 2 * sizeof(long), sizeof(long), MGUARD_LEDGER_VALUE_INT}
     };
     mguard_ledger *L;
     long v, out = 0;
@@ -2659,10 +3022,10 @@ static void test_apply_keeps_a_plain_value_another_ledger_watched_after_its_deat
    newcomer stored at its address meanwhile, reads "<destroyed>". */
 static tobj *fmt_victim, *fmt_holder;
 static mguard_ledger *fmt_ledger;
-static void rebirth_format(const void *v, char *buf, size_t n, void *u)
+static void rebirth_format(const void *obj, const char *attr, const void *v, size_t size, char *buf, size_t n, void *u)
 {
     tobj *w = fmt_victim;
-    t_format(v, buf, n, u);
+    t_format(obj, attr, v, size, buf, n, u);
     if (!w || v == w) return;
     fmt_victim = NULL;
     mguard_on_destroy(H.ctx, w);
@@ -3624,7 +3987,12 @@ int main(void)
         cmocka_unit_test(test_fields_of_pointer_values_take_the_pointer),
         cmocka_unit_test(test_apply_keeps_sized_values_after_the_callback_changed_the_ledger),
         cmocka_unit_test(test_set_fields_refuses_tables_that_do_not_fit),
-        cmocka_unit_test(test_set_fields_refuses_fields_of_another_size_and_keeps_the_binding),
+        cmocka_unit_test(test_set_fields_refuses_sizes_their_types_do_not_allow_and_keeps_the_binding),
+        cmocka_unit_test(test_one_ledger_binds_a_struct_of_mixed_field_types),
+        cmocka_unit_test(test_writes_of_another_type_differ_though_their_bytes_match),
+        cmocka_unit_test(test_set_fields_refuses_to_change_the_shape_of_a_pending_write),
+        cmocka_unit_test(test_load_of_an_attribute_neither_bound_nor_pending_warns),
+        cmocka_unit_test(test_format_hooks_are_told_the_object_attribute_and_size),
         cmocka_unit_test(test_set_fields_refuses_a_count_over_32_bits_saying_so),
         cmocka_unit_test(test_sized_ledger_refuses_a_null_value_and_a_mixed_pair),
         cmocka_unit_test(test_apply_finds_the_field_of_each_write_by_name),

@@ -2027,13 +2027,14 @@ static void lx_note(long *count, char *first, size_t cap, const char *what)
 #define lx_expect(cond) \
     do { if (!(cond)) lx_note(&g_lx.wrong, g_lx.first_wrong, sizeof g_lx.first_wrong, #cond); } while (0)
 
-/* Lines a race explains (a thread acts on what another just changed), and
-   a full trace (a tracker with a trace records max_trace_events spans). */
+/* Lines a race explains (a thread acts on what another just changed), a
+   full trace (a tracker with a trace records max_trace_events spans), and
+   the random reads' misses (a load_attr of nothing pending says so). */
 static void lx_log(mguard_log_level level, const char *msg, void *user)
 {
     static const char *const explained[] = {
         "is already tracked", "is not tracked", "changed inside the equal hook", "changed inside the refs hook",
-        "later spans are not recorded",
+        "later spans are not recorded", "is neither bound (mguard_ledger_set_fields) nor pending",
     };
     size_t i;
     (void)level;
@@ -2071,8 +2072,11 @@ static void lx_refs(const void *value, mguard_ledger_visit_fn visit, void *visit
     rc_check_alive((const rc_obj *)value);
     visit(value, visit_ctx);
 }
-static void lx_format(const void *value, char *buf, size_t size, void *user)
+static void lx_format(const void *obj, const char *attr, const void *value, size_t vsize, char *buf, size_t size, void *user)
 {
+    (void)obj;
+    (void)attr;
+    (void)vsize;
     (void)user;
     rc_check_alive((const rc_obj *)value);
     snprintf(buf, size, "obj%d", ((const rc_obj *)value)->id);
