@@ -194,13 +194,13 @@ typedef struct mguard_ctx_desc {
     mguard_allocator allocator; /* default: realloc/free */
     mguard_logger logger;       /* default: print errors, warnings and (asked
                                    for) INFO lines to stderr */
-    mguard_describer describe;  /* names objects in lines and reasons; default: "%p" */
     bool quiet;                 /* true: no default stderr logger */
     bool thread_safe;           /* true: threads may share it; default: one thread */
     mguard_lock lock;           /* thread-safe with this lock; default (zero):
                                    a pthread mutex when thread_safe is set */
     bool strict_generations;    /* true: a never-tagged object counts as new,
                                    the first one reported (section 6) */
+    mguard_describer describe;  /* names objects in lines and reasons; default: "%p" */
 } mguard_ctx_desc;
 
 /* Create a context (NULL desc = defaults). NULL on allocation failure, an
@@ -946,8 +946,8 @@ typedef struct mguard_cache_desc {
     bool log_reasons;             /* log every drop and miss (INFO; the default
                                      logger shows them) */
     const char *name;             /* in log lines and the report (copied); default "cache" */
-    mguard_cache_dropped_fn dropped; /* optional: told each drop, before value_dtor */
     void *user;                   /* passed to value_dtor and dropped */
+    mguard_cache_dropped_fn dropped; /* optional: told each drop, before value_dtor */
 } mguard_cache_desc;
 
 /* On a miss, compute the value of the job's keys (mguard_cache_job_key)

@@ -1240,11 +1240,10 @@ static mguard_cache *cache_n(cx *c, size_t n)
 }
 typedef struct deps { size_t from, n; bool timed; size_t cost; } deps;
 /* compute: depend on O(from .. from+n), timed when asked */
-static mguard_status comp_deps(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status comp_deps(mguard_cache_job *job, void *value, void *user)
 {
     deps *d = (deps *)user;
     size_t i;
-    (void)keys; (void)nkeys;
     *(long *)value = 7;
     if (d->timed) T0();
     for (i = 0; i < d->n; i++) mguard_cache_job_depend(job, O(d->from + i), NULL);

@@ -270,10 +270,12 @@ typedef struct plan_env {
     mguard_status depend_st;
 } plan_env;
 
-static mguard_status compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute(mguard_cache_job *job, void *value, void *user)
 {
     plan_env *e = (plan_env *)user;
     long v = e->next++;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    size_t nkeys = job_keys(job, keys);
     assert_int_equal(*(long *)value, 0);   /* zeroed */
     e->calls++;
     if (e->dep) e->depend_st = mguard_cache_job_depend(job, e->dep, NULL);
@@ -792,11 +794,12 @@ static void test_a_drop_then_a_store_allocate_nothing(void **state)
    what the destructor gets, whatever the tuple's length; a long double
    value is written and read through them. */
 static int align_bad;
-static mguard_status compute_ld_aligned(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_ld_aligned(mguard_cache_job *job, void *value, void *user)
 {
-    (void)job; (void)keys; (void)user;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    (void)user;
     if ((uintptr_t)value & 15) align_bad++;
-    *(long double *)value = (long double)nkeys + 0.5L;
+    *(long double *)value = (long double)job_keys(job, keys) + 0.5L;
     return MGUARD_OK;
 }
 static void dtor_ld_aligned(void *value, void *user)
@@ -852,21 +855,20 @@ static struct {
     mguard_status inner_st;
     dtor_log log;
 } aba;
-static mguard_status compute_stale_own_key(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_stale_own_key(mguard_cache_job *job, void *value, void *user)
 {
     long v = (long)(intptr_t)user;
-    (void)job; (void)nkeys;
     memcpy(value, &v, sizeof v);
-    mguard_on_mutation(aba.ctx, keys[0], NULL);   /* stale: not stored */
+    mguard_on_mutation(aba.ctx, mguard_cache_job_key(job, 0), NULL);   /* stale: not stored */
     return MGUARD_OK;
 }
-static mguard_status compute_parks_p_then_stale(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_parks_p_then_stale(mguard_cache_job *job, void *value, void *user)
 {
     mguard_status st;
     long *pv = (long *)mguard_cache_get_or_compute(aba.c, MGUARD_CACHE_KEYS(&aba.p), compute_stale_own_key, (void *)(intptr_t)100, &st);
     assert_int_equal(st, MGUARD_NOT_FOUND);
     assert_int_equal(*pv, 100);                   /* p's value parked */
-    return compute_stale_own_key(job, keys, nkeys, value, user);
+    return compute_stale_own_key(job, value, user);
 }
 static void dtor_parks_another(void *value, void *user)
 {
@@ -1122,10 +1124,10 @@ static void destroy_cache_on_log(mguard_log_level level, const char *msg, void *
 }
 
 static int computed;
-static mguard_status compute_seven(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_seven(mguard_cache_job *job, void *value, void *user)
 {
     long v = 7;
-    (void)job; (void)keys; (void)nkeys; (void)user;
+    (void)job; (void)user;
     computed++;
     memcpy(value, &v, sizeof v);
     return MGUARD_OK;
@@ -1800,8 +1802,10 @@ static long p_value(const void *const *keys, size_t n)
     return (long)(h >> 1);
 }
 
-static mguard_status p_compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status p_compute(mguard_cache_job *job, void *value, void *user)
 {
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    size_t nkeys = job_keys(job, keys);
     long v = p_value(keys, nkeys);
     int dep = (p_ix(keys[0]) + 1) % P_OBJ;
     (void)user;
@@ -1883,13 +1887,13 @@ static void test_property_no_hit_is_ever_stale(void **state)
 #define MANY_DEPS 20000
 #define MANY_ATTRS 2000
 typedef struct many_env { char *objs; shape *attr_obj; test_alloc *al; int n, nattrs; long calls_repeat; int bad; } many_env;
-static mguard_status compute_many(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_many(mguard_cache_job *job, void *value, void *user)
 {
     many_env *m = (many_env *)user;
     char name[16];
     int i;
     long before;
-    (void)keys; (void)nkeys; (void)value;
+    (void)value;
     for (i = 0; i < m->n; i++) m->bad += mguard_cache_job_depend(job, &m->objs[i], NULL) != MGUARD_OK;
     for (i = 0; i < m->nattrs; i++) {
         snprintf(name, sizeof name, "a%d", i);
@@ -2181,10 +2185,9 @@ static void test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_addres
 }
 
 /* Issue 23, 4: two attributes of one object, each a dependency of its own. */
-static mguard_status compute_two_attrs(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_two_attrs(mguard_cache_job *job, void *value, void *user)
 {
     long v = 7;
-    (void)keys; (void)nkeys;
     assert_int_equal(mguard_cache_job_depend(job, user, "a"), MGUARD_OK);
     assert_int_equal(mguard_cache_job_depend(job, user, "b"), MGUARD_OK);
     memcpy(value, &v, sizeof v);
@@ -2236,12 +2239,11 @@ static void test_two_attributes_of_one_object_each_drop_the_entry(void **state)
    and a mutation of that attribute left the entry). 64 attributes of one
    object, each must drop the entry. */
 static char many_objs[16];
-static mguard_status compute_many_attrs(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_many_attrs(mguard_cache_job *job, void *value, void *user)
 {
     long v = 7;
     char name[16];
     int i;
-    (void)keys; (void)nkeys;
     for (i = 0; i < 16; i++) assert_int_equal(mguard_cache_job_depend(job, &many_objs[i], NULL), MGUARD_OK);
     for (i = 0; i < 64; i++) {
         snprintf(name, sizeof name, "a%d", i);
