@@ -10172,9 +10172,6 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     mguard_cache_job *job;
     mguard_cache *marked = NULL, *c, **pc;
     mguard_cache_reason why;
-    /* its reasons get obj's name in phase 2 if the program vouches for obj: it is
-       dying, or known (so not destroyed) when the event began */
-    bool nameable = ctx->describe.func && (death || mguard__kx_known(ctx, obj, mguard__hash64(obj)));
     memset(q, 0, sizeof *q);   /* each event's list is its own */
     /* the interned attr (found once, only if needed), the reason (made only if something
        drops or is spoiled): an object no cache depends on costs a walk of its probe */
@@ -10186,7 +10183,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         memset(&why, 0, sizeof why); \
         why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION; \
         why.obj = obj; \
-        if (nameable) ctx->cev = q->ev = ++ctx->cevents; \
+        if (ctx->describe.func) ctx->cev = q->ev = ++ctx->cevents;   /* named in phase 2 */ \
         why.line = death ? 0 : line; \
         if (death) break; \
         /* the caller's strings may be temporaries: the reasons keep the \

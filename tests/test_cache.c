@@ -2426,9 +2426,8 @@ static void test_describe_names_objects_in_lines_and_reasons(void **state)
     test_ctx_finish(ctx, NULL);
 }
 
-/* An object the hook leaves unnamed prints as its address; so does one
-   the context does not know (a mutation of an object no cache knew when
-   it began, which only spoiled a compute: described never). */
+/* An object the hook leaves unnamed prints as its address; an event that
+   drops nothing names nothing. */
 static void test_an_unnamed_object_prints_as_its_address(void **state)
 {
     namer nm;
