@@ -890,7 +890,7 @@ MUTANTS = [
      "    if (level >= MGUARD_LOG_ERROR && level <= MGUARD_LOG_WARN) fprintf"),
     ("describe-unused-in-cache-lines", "a cache line names its keys with the context's describe",
      "        (void)mguard__describe(ctx, k[i], name, sizeof name, vouched);",
-     "        snprintf(name, sizeof name, \"%p\", k[i]);"),
+     "        snprintf(name, sizeof name, \"%p\", k[i]); (void)vouched;"),
     ("describe-sees-the-destroyed", "describe is called only for an object passed to the call, known to the context or dying (never one destroyed meanwhile)",
      "    if (d.func && obj && (known || (ctx->dying && mguard__is_dying(ctx, obj)))) {",
      "    if (d.func && obj) {"),

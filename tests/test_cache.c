@@ -2489,6 +2489,10 @@ static void test_an_event_is_described_once(void **state)
     assert_string_equal(r.obj_name, "o");
     mguard_on_destroy(ctx, &o);   /* forgets c2's reason; c1's name o, not as a key */
     assert_int_equal(nm.calls, 1);  /* nothing dropped: nothing to name */
+    assert_int_equal(mgt_interned_count(ctx), 4);   /* "t", "w", "g.c", "o" (c1's reasons hold them) */
+    mguard_cache_destroy(c1);
+    mguard_cache_destroy(c2);
+    assert_int_equal(mgt_interned_count(ctx), 0);   /* the name went with the last reason */
     test_ctx_finish(ctx, NULL);
 }
 
@@ -2695,6 +2699,40 @@ static void test_dropped_sees_the_entry_gone_and_the_reason_named(void **state)
     test_ctx_finish(ctx, &al);
 }
 
+/* A compute spoiled by a mutation of its key remembers the reason with
+   the object's name, as a drop does. */
+static mguard_ctx *spoil_ctx;
+static mguard_status compute_mutates_its_key(mguard_cache_job *job, void *value, void *user)
+{
+    long v = 3;
+    (void)user;
+    memcpy(value, &v, sizeof v);
+    mguard_on_mutation_at(spoil_ctx, mguard_cache_job_key(job, 0), "x", "k.c", 4);
+    return MGUARD_OK;
+}
+static void test_a_spoiled_compute_remembers_the_named_reason(void **state)
+{
+    namer nm;
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    mguard_cache_reason r;
+    mguard_status st;
+    static int k;
+    char text[128];
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    namer_add(&nm, &k, "key k");
+    ctx = spoil_ctx = named_ctx(&nm, NULL, NULL);
+    c = long_cache(ctx, false, NULL, NULL);
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k), compute_mutates_its_key, NULL, &st));
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(nm.calls, 1);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k), &r), MGUARD_OK);
+    mguard_cache_reason_format(&r, text, sizeof text);
+    assert_string_equal(text, "mutation of key k.x at k.c:4");
+    test_ctx_finish(ctx, NULL);
+}
+
 /* mguard_cache_job_key: the tuple's keys in order, NULL past the last
    and for a job not running (NULL). */
 static const void *seen_keys[MGUARD_CACHE_MAX_KEYS + 1];
@@ -2788,6 +2826,7 @@ int main(void)
         cmocka_unit_test(test_dropped_is_told_each_drop_before_its_destructor),
         cmocka_unit_test(test_dropped_sees_the_entry_gone_and_the_reason_named),
         cmocka_unit_test(test_job_key_reads_the_tuple_in_order),
+        cmocka_unit_test(test_a_spoiled_compute_remembers_the_named_reason),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
