@@ -1365,13 +1365,14 @@ static void r_cache_job_depend(cx *c)
         mguard_cache_remove(ca, K(NOBJ - 2), 1);
     }
 }
-static void r_cache_job_key(cx *c)
+/* n calls of one job function in one compute: set_cost, or job_key (keys) */
+static void r_cache_job_calls(cx *c, bool keys)
 {
     unsigned r;
     deps d = {0, 0, false, 0, 0};
     mguard_cache *ca = cache_new(c->ctx);
     mguard_status st;
-    d.keyreads = c->n;
+    if (keys) d.keyreads = c->n; else d.cost = c->n;
     LOOP {
         T0();
         mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
@@ -1379,20 +1380,8 @@ static void r_cache_job_key(cx *c)
         mguard_cache_remove(ca, K(NOBJ - 2), 1);
     }
 }
-static void r_cache_job_set_cost(cx *c)
-{
-    unsigned r;
-    deps d = {0, 0, false, 0, 0};
-    mguard_cache *ca = cache_new(c->ctx);
-    mguard_status st;
-    d.cost = c->n;
-    LOOP {
-        T0();
-        mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
-        T1();
-        mguard_cache_remove(ca, K(NOBJ - 2), 1);
-    }
-}
+static void r_cache_job_set_cost(cx *c) { r_cache_job_calls(c, false); }
+static void r_cache_job_key(cx *c) { r_cache_job_calls(c, true); }
 /* O(dependencies of the entry): 16 calls on an entry of n */
 static void r_cache_depend(cx *c)
 {
