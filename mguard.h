@@ -142,7 +142,7 @@ typedef enum mguard_status {
 typedef enum mguard_log_level {
     MGUARD_LOG_ERROR = 1, /* an operation could not be done as asked */
     MGUARD_LOG_WARN = 2,  /* misuse that mguard survived */
-    MGUARD_LOG_INFO = 3
+    MGUARD_LOG_INFO = 3   /* lines a program asked for (a cache's log_reasons) */
 } mguard_log_level;
 typedef struct mguard_ctx mguard_ctx;
 
@@ -175,17 +175,32 @@ typedef struct mguard_lock {
     mguard_lock_fn unlock_fn;
     void *user;
 } mguard_lock;
+/* Name obj for a log line or a cache's drop reason: write a NUL-terminated
+   name into buf (size bytes, 64 or more; it starts empty, and left empty
+   obj prints as its address). Called for an object the program passed to
+   the call in progress (a get's keys, a scope call's component, the object
+   of mguard_on_mutation or mguard_on_destroy, named first in the event's
+   phase 2), one the context knows, or one being destroyed: never inside a
+   structure update. It may call any mguard function; the line it names is
+   already decided (what it changes shows in later lines). */
+typedef void (*mguard_describe_fn)(const void *obj, char *buf, size_t size, void *user);
+typedef struct mguard_describer {
+    mguard_describe_fn func;
+    void *user;
+} mguard_describer;
 
 /* Zero-initialise and set what you need; zero means default. */
 typedef struct mguard_ctx_desc {
     mguard_allocator allocator; /* default: realloc/free */
-    mguard_logger logger;       /* default: print warnings and errors to stderr */
+    mguard_logger logger;       /* default: print errors, warnings and (asked
+                                   for) INFO lines to stderr */
     bool quiet;                 /* true: no default stderr logger */
     bool thread_safe;           /* true: threads may share it; default: one thread */
     mguard_lock lock;           /* thread-safe with this lock; default (zero):
                                    a pthread mutex when thread_safe is set */
     bool strict_generations;    /* true: a never-tagged object counts as new,
                                    the first one reported (section 6) */
+    mguard_describer describe;  /* names objects in lines and reasons; default: "%p" */
 } mguard_ctx_desc;
 
 /* Create a context (NULL desc = defaults). NULL on allocation failure, an
@@ -918,7 +933,15 @@ typedef struct mguard_cache_reason {
     const char *attr;    /* the mutation's attribute (the context's copy) or NULL */
     const char *file;    /* where mguard_on_mutation_at was called, or NULL */
     int line;
+    const char *obj_name; /* obj as the context's describe named it (its copy), or
+                             NULL: printed as the address */
 } mguard_cache_reason;
+/* An entry left its cache (why->cause: any; not a value a set or compute
+   replaced, nor a stale one never stored): called once per drop in the
+   phase 2 that destroys its value, just before value_dtor, why (its keys:
+   the entry's) and value (writable: the destructor gets it) valid during
+   the call. May call any mguard function, as value_dtor may. */
+typedef void (*mguard_cache_dropped_fn)(void *value, const mguard_cache_reason *why, void *user);
 /* Per-cache counters since its creation. */
 typedef struct mguard_cache_stats {
     uint64_t hits;        /* get / get_or_compute found the entry */
@@ -938,18 +961,20 @@ typedef struct mguard_cache_desc {
     size_t capacity;              /* 0: unbounded; else LRU eviction beyond it */
     size_t max_cost;              /* 0: none; else evict LRU while the exact
                                      total cost exceeds it */
-    bool log_reasons;             /* log every drop and a miss after one (INFO) */
+    bool log_reasons;             /* log every drop and miss (INFO; the default
+                                     logger shows them) */
     const char *name;             /* in log lines and the report (copied); default "cache" */
-    void *user;                   /* passed to value_dtor */
+    void *user;                   /* passed to value_dtor and dropped */
+    mguard_cache_dropped_fn dropped; /* optional: told each drop, before value_dtor */
 } mguard_cache_desc;
 
-/* On a miss, compute keys' value into value (value_size bytes, zeroed);
-   declare other dependencies with mguard_cache_job_depend (job: valid
-   during the call). OK: store it; any other status: no value, passed on.
-   Runs outside the lock; may call into the cache, even for the same key
-   (the inner value stored first, then replaced by the outer one). */
-typedef mguard_status (*mguard_cache_compute_fn)(mguard_cache_job *job, const void *const *keys, size_t nkeys,
-                                                 void *value, void *user);
+/* On a miss, compute the value of the job's keys (mguard_cache_job_key)
+   into value (value_size bytes, zeroed); declare other dependencies with
+   mguard_cache_job_depend (job: valid during the call). OK: store it; any
+   other status: no value, passed on. Runs outside the lock; may call into
+   the cache, even for the same key (the inner value stored first, then
+   replaced by the outer one). */
+typedef mguard_status (*mguard_cache_compute_fn)(mguard_cache_job *job, void *value, void *user);
 
 /* A cache; NULL (logged) for NULL ctx/desc, value_size 0 or over 16M, out of memory. Cost: O(1). */
 MGUARDDEF mguard_cache *mguard_cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc);
@@ -994,6 +1019,9 @@ MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *
 MGUARDDEF mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr);
 /* From compute: the entry's cost (default 0). EINVAL: job not running. Cost: O(1). */
 MGUARDDEF mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t cost);
+/* From compute: key i of the tuple being computed; NULL past the last key
+   or for a job not running. Cost: O(1). */
+MGUARDDEF const void *mguard_cache_job_key(const mguard_cache_job *job, size_t i);
 /* Add a dependency to a stored entry (as mguard_cache_job_depend).
    NOT_FOUND: no entry; EINVAL (logged): bad keys, NULL or dying obj (the
    entry kept as it was); ENOMEM: nothing changed. Cost: O(1) amortized. */
@@ -1035,14 +1063,15 @@ MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t ca
 /* The newest of the last MGUARD_CACHE_REASONS drops that is the tuple's
    (why a miss recomputed); reasons follow the keys' lives, not addresses
    (a dead key's address answers none). NOT_FOUND: none; EINVAL: bad input,
-   NULL out. out->attr and file: valid until the next change to c (on a
-   thread-safe context, until its destroy). Cost: one probe. */
+   NULL out. out->attr, file and obj_name: valid until the next change to c
+   (on a thread-safe context, until its destroy). Cost: one probe. */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
 MGUARDDEF const char *mguard_cache_cause_str(mguard_cache_cause cause);
-/* r as one line, snprintf-style ("mutation of 0x1234.scale at plan.c:42");
-   0 for NULL r (buf untouched). Cost: O(1). */
+/* r as one line, snprintf-style ("mutation of 0x1234.scale at plan.c:42";
+   obj_name in place of the address when set); 0 for NULL r (buf
+   untouched). Cost: O(1). */
 MGUARDDEF size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap);
 #ifdef __cplusplus
 }
@@ -1217,7 +1246,10 @@ typedef struct mguard__kslot {
 #define MGUARD__CS_MAXPOS 0x0fffffffu       /* positions per cache */
 /* An event's cache drops, in drop order: (cache id, position + 1) of the
    head and the tail; the links lie in the dropped records (>>cache). */
-typedef struct mguard__cdrops { uint32_t hcid, hpos, tcid, tpos; } mguard__cdrops;
+typedef struct mguard__cdrops {
+    uint32_t hcid, hpos, tcid, tpos;
+    uint64_t ev;   /* the event's number when its reasons wait for a name (mguard__cache_name), or 0 */
+} mguard__cdrops;
 typedef struct mguard__kx {
     unsigned char *ctrl;          /* cap bytes, cap / 8 overflow counts, cap slots */
     unsigned char *ovf;           /* per group: slots whose probe went past it */
@@ -1326,6 +1358,7 @@ struct mguard_ctx {
     uint64_t id;                 /* process-wide, never reused: refs carry it */
     mguard_allocator alloc;
     mguard_logger log;
+    mguard_describer describe;   /* mguard_ctx_desc.describe (mguard__describe) */
     mguard__kx kx;               /* every table entry and record (mguard__kx) */
     uint32_t live_objs;          /* objects known: distinct keys in kx */
     struct mguard_weak **tabs;   /* table id -> table (0 unused; free ids linked) */
@@ -1359,6 +1392,7 @@ struct mguard_ctx {
     uint64_t ncaches_made;       /* 11. caches made: their order */
     struct mguard_cache_job *cjobs; /* 11. computes in progress (C stack) */
     size_t kx_held;              /* 11. slots of kx they hold room for (their reasons' keys) */
+    uint64_t cevents, cev;       /* 11. events that named reasons; the one in phase 1, or 0 */
     mguard__lock *lk;            /* 10. a thread-safe context's lock; NULL: one thread */
 #ifdef MGUARD_DEBUG
     mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
@@ -1646,6 +1680,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(void *, cache_get_or_compute, (mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_compute_fn compute, void *user, mguard_status *status), (c, keys, nkeys, compute, user, status), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_job_depend, (mguard_cache_job *job, const void *obj, const char *attr), (job, obj, attr), mguard__ctx_of_job(job)) \
     X(mguard_status, cache_job_set_cost, (mguard_cache_job *job, size_t cost), (job, cost), mguard__ctx_of_job(job)) \
+    X(const void *, cache_job_key, (const mguard_cache_job *job, size_t i), (job, i), mguard__ctx_of_job(job)) \
     X(mguard_status, cache_depend, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr), (c, keys, nkeys, obj, attr), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_remove, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
     V(cache_clear, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
@@ -1696,11 +1731,13 @@ static void *mguard__unconst(const void *p)
 
 static void *mguard__default_realloc(void *p, size_t n, void *user) { (void)user; return realloc(p, n); }
 static void mguard__default_free(void *p, void *user) { (void)user; free(p); }
+/* INFO lines too: only a request makes them (a cache's log_reasons, a note of
+   mguard_ctx_check), so a program that asked sees them with no logger of its own. */
 static void mguard__default_log(mguard_log_level level, const char *msg, void *user)
 {
+    static const char *const names[] = { "error", "warning", "info" };
     (void)user;
-    if (level <= MGUARD_LOG_WARN)
-        fprintf(stderr, "mguard %s: %s\n", level == MGUARD_LOG_ERROR ? "error" : "warning", msg);
+    if (level >= MGUARD_LOG_ERROR && level <= MGUARD_LOG_INFO) fprintf(stderr, "mguard %s: %s\n", names[level - 1], msg);
 }
 
 static void *mguard__realloc(const mguard_ctx *ctx, void *p, size_t n)
@@ -2716,6 +2753,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     ctx->magic = MGUARD__MAGIC_CTX;
     ctx->alloc = d.allocator;
     ctx->log = d.logger;
+    ctx->describe = d.describe;
     ctx->strict_gen = d.strict_generations;
     ctx->id = mguard__next_ctx_id();
     if (!mguard__lock_init(ctx, &d)) {
@@ -3127,6 +3165,7 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
 static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
                                 int death, mguard__cdrops *q);
 static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q);
+static void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops *q);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
 static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
@@ -3215,7 +3254,7 @@ static MGUARD__HOT uint64_t mguard__death_detach_rest(mguard_ctx *ctx, const voi
         if (o->side) mguard__take_watchers(o, &ctx->sides[o->side - 1], w, nw, one);
         mguard__reg_free(ctx, r, rslot);
     }
-    cq->hpos = 0;
+    memset(cq, 0, sizeof *cq);
     if (mguard__cache_may_hold(ctx, obj)) mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, cq);
     ctx->live_objs--;
     return serial;
@@ -3290,6 +3329,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->dying = &dying;
+    mguard__cache_name(ctx, obj, &cq);
     /* logged in phase 2: the logger may call back in */
     mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
@@ -3312,6 +3352,24 @@ static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
     mguard__lookout *l;
     for (l = ctx->lookouts; l; l = l->next)
         if (l->obj == obj) l->died = true;
+}
+
+/* obj's name in a line (buf: 64 bytes or more): the describe hook's (a callout) when
+   the program passed obj to the call in progress (vouched), or the context knows obj
+   (so it is not destroyed) or is destroying it; else, or left empty, "%p". true: the hook's. */
+static bool mguard__describe(mguard_ctx *ctx, const void *obj, char *buf, size_t size, bool vouched)
+{
+    mguard_describer d = ctx->describe;
+    bool known = vouched;
+    buf[0] = 0;
+    if (d.func && obj && !known) (void)mguard__kx_find(&ctx->kx, obj, MGUARD__TID_NONE, mguard__hash64(obj), &known);
+    if (d.func && obj && (known || (ctx->dying && mguard__is_dying(ctx, obj)))) {
+        MGUARD__CALLOUT(ctx, d.func(obj, buf, size, d.user));
+        buf[size - 1] = 0;
+    }
+    if (buf[0]) return true;
+    snprintf(buf, size, "%p", obj);
+    return false;
 }
 
 /* The entries the stack list of a death holds; past them, a heap list. */
@@ -3343,6 +3401,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         if (ctx->cjobs) {   /* a compute in progress may depend on obj */
             memset(&cq, 0, sizeof cq);
             mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, &cq);
+            mguard__cache_name(ctx, obj, &cq);
         }
         if (ctx->hooking) mguard__wait_hooks(ctx, obj);
         return;
@@ -3378,13 +3437,14 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         mguard__kx_erase(kx, pend[i].slot, h);
     }
     serial = mguard__death_detach_rest(ctx, obj, rslot, &w, &nw, &one, &cq);
-    if (nt || nw || cq.hpos || (ctx->lk && serial) || ctx->hooking) {
+    if (nt || nw || cq.hpos || cq.ev || (ctx->lk && serial) || ctx->hooking) {
         /* Phase 2: call out (or wait for another thread's guard callback
            or hook on obj), obj on the dying list meanwhile. */
         dying.obj = obj;
         dying.next = ctx->dying;
         /* cppcheck-suppress autoVariables ; unlinked before this function returns */
         ctx->dying = &dying;
+        mguard__cache_name(ctx, obj, &cq);
         if (nw) mguard__fire(ctx, obj, w, nw, NULL);
         for (i = 0; i < nt; i++)
             mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
@@ -4315,11 +4375,13 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
     sd = r && (ctx->objs[r - 1].flags & MGUARD__F_TRACKER) ? &ctx->sides[ctx->objs[r - 1].side - 1] : NULL;
     if (sd) sd->mutations++;
     if (!sd || !MGUARD__NWATCH(&ctx->objs[r - 1], sd)) {
+        mguard__cache_name(ctx, obj, &cq);
         mguard__cache_finish(ctx, &cq);
         return;
     }
     /* Swap the list out: watchers the callbacks add go to a fresh list, for the next mutation. */
     mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
+    mguard__cache_name(ctx, obj, &cq);
     mguard__fire(ctx, obj, w, n, attr);
     if (w != &one) {
         /* the heap list back for reuse if the tracker lives and got none meanwhile
@@ -5500,8 +5562,11 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
         st = MGUARD_EINVAL;
         mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the child %p was destroyed while its parent was looked up", child);
     }
-    if (st == MGUARD_NOT_FOUND)
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the parent %p has no name", parent);
+    if (st == MGUARD_NOT_FOUND) {
+        char pn[128];
+        (void)mguard__describe(s->hd.ctx, parent, pn, sizeof pn, true);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the parent %s has no name", pn);
+    }
     if (!st) {
         memset(&v, 0, sizeof v);
         cur = mguard__scope_entry(s, child);
@@ -5644,8 +5709,11 @@ static mguard_status mguard__scope_enter(mguard_scope *s, const void *comp)
     }
     if (!st) st = mguard__scope_push(s, comp, name, now);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
-    if (st == MGUARD_NOT_FOUND)
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", comp);
+    if (st == MGUARD_NOT_FOUND) {
+        char cn[128];
+        (void)mguard__describe(s->hd.ctx, comp, cn, sizeof cn, true);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %s has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", cn);
+    }
     else if (st == MGUARD_ENOMEM)
         mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
     else if (st && !s->destroying)
@@ -5669,10 +5737,11 @@ static mguard_status mguard__scope_exit(mguard_scope *s, const void *comp)
     for (i = s->nframes; i > 0 && s->frames[i - 1].comp != comp; i--) {}
     if (!i) {
         const mguard__scope_naming *v = mguard__scope_entry(s, comp);
-        char addr[32];
-        snprintf(addr, sizeof addr, "component %p", comp);
-        mguard__scope_warn(s, "mguard_scope_exit: exiting %s, which was never entered (during %s)",
-                           v ? v->name : addr, mguard__scope_phase_name(s));
+        char addr[128];
+        if (!v) (void)mguard__describe(s->hd.ctx, comp, addr, sizeof addr, true);
+        v = mguard__scope_entry(s, comp);   /* the hook may have named it, or freed the old name */
+        mguard__scope_warn(s, "mguard_scope_exit: exiting %s%s, which was never entered (during %s)",
+                           v ? "" : "component ", v ? v->name : addr, mguard__scope_phase_name(s));
         st = MGUARD_NOT_FOUND;
     } else if (i == s->nframes) {
         mguard__scope_pop(s, i - 1, now);
@@ -9655,8 +9724,8 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    attribute as the value). So an event on obj finds every entry depending on obj on
    obj's own probe, as a death finds obj's table entries, and a hit reads one slot. A
    position indexes the records, the store orders (32 bits, renumbered before they wrap)
-   and, bounded, the LRU links and costs; log_reasons, a drop's reason until phase 2
-   logs it. Free positions: the last freed first. A remembered drop (the ring,
+   and, bounded, the LRU links and costs; log_reasons or dropped, a drop's reason until
+   phase 2 (lw). A reason's obj_name comes in phase 2 too (mguard__cache_name). Free positions: the last freed first. A remembered drop (the ring,
    mguard_cache_last_reason) turns its keys' slots into RING slots (no allocation); they
    keep the keys known until their death, which forgets the reason: a new object at that
    address never finds it. A compute in progress holds its keys and declared
@@ -9707,6 +9776,8 @@ struct mguard_cache {
     void *user;
     const char *name;                  /* interned */
     bool log_reasons;
+    bool keepwhy;                      /* log_reasons or dropped: lw is kept */
+    mguard_cache_dropped_fn dropped;
     bool unbounded;                    /* no capacity, no max_cost: no LRU (the fast get) */
     bool inslot;                       /* values of 8 bytes or less: in the lookup slot */
     mguard__crec *recs;                /* 16 bytes per position */
@@ -9722,12 +9793,13 @@ struct mguard_cache {
     mguard__clru *lru;                 /* bounded: per position (caplru >= caprec) */
     uint32_t caplru, caplw;
     uint32_t newest, oldest;           /* the LRU list's ends, position + 1 */
-    mguard_cache_reason *lw;           /* log_reasons: a DROPPED position's reason (caplw) */
+    mguard_cache_reason *lw;           /* keepwhy: a DROPPED position's reason (caplw) */
     size_t nslots;                     /* its slots in the context's index */
     uint64_t next_seq;
     mguard_cache_stats stats;
     mguard_cache_reason ring[MGUARD_CACHE_REASONS];
     bool ringlive[MGUARD_CACHE_REASONS];  /* false: a key died (it answers no more) */
+    uint64_t ringev[MGUARD_CACHE_REASONS];  /* the event that wrote it, its name to come (ctx->cev), or 0 */
     uint32_t nring, ringpos;           /* remembered; next slot to write */
     void *parked;                      /* a stale value handed out (parkv, a block), or NULL */
     uint64_t parkseq;
@@ -9895,8 +9967,10 @@ static void mguard__ring_forget(mguard_cache *c, uint32_t rp, const void *dying)
     for (i = 0; i < r->nkeys; i++) mguard__cslots_retag(c, r->keys[i], MGUARD__CS_RING | rp, -1, dying);
     mguard__str_release(c->ctx, r->attr);
     mguard__str_release(c->ctx, r->file);
-    r->attr = r->file = NULL;
+    mguard__str_release(c->ctx, r->obj_name);
+    r->attr = r->file = r->obj_name = NULL;
     c->ringlive[rp] = false;
+    c->ringev[rp] = 0;
 }
 
 /* *r = why with keys, taking its own references to the strings. */
@@ -9905,6 +9979,7 @@ static void mguard__reason_copy(mguard_cache_reason *r, const mguard_cache_reaso
     *r = *why;
     mguard__str_take(r->attr);
     mguard__str_take(r->file);
+    mguard__str_take(r->obj_name);
     memset(r->keys, 0, sizeof r->keys);
     memcpy(r->keys, keys, n * sizeof *keys);
     r->nkeys = n;
@@ -9922,6 +9997,7 @@ static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *wh
     mguard__str_keep_if_shared(ctx, r->attr);   /* a reader on another thread */
     mguard__str_keep_if_shared(ctx, r->file);
     c->ringlive[rp] = live;
+    c->ringev[rp] = ctx->cev;
     c->ringpos = (rp + 1) % MGUARD_CACHE_REASONS;
     if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
     return rp;
@@ -10010,8 +10086,8 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
         mguard__cache_cost_sub(c, c->lru[pos].cost);
     }
     mguard__cache_count_cause(c, why->cause);
-    if (c->log_reasons && why->cause) mguard__reason_copy(&c->lw[pos], why, keys, nk);   /* until phase 2 logs it */
-    else if (c->log_reasons) c->lw[pos].cause = (mguard_cache_cause)0;
+    if (c->keepwhy && why->cause) mguard__reason_copy(&c->lw[pos], why, keys, nk);   /* until phase 2 */
+    else if (c->keepwhy) c->lw[pos].cause = (mguard_cache_cause)0;
     r->meta = MGUARD__CR_DROPPED;
     r->x.u = v;   /* the value, or its block */
     r->slot = 0;
@@ -10059,58 +10135,74 @@ static uint64_t mguard__cache_park(mguard_cache *c, const void *v8, void *block)
 }
 static void mguard__cache_unpark(mguard_cache *c) { (void)mguard__cache_park(c, NULL, NULL); }
 
-/* The log line "mguard_cache NAME: what (keys)", then sep and r's text. */
+/* The log line "mguard_cache NAME: what (keys)", then sep and r's text (made first:
+   naming the keys calls out, and may change c's reasons). vouched: the program passed
+   the keys to this call. c is held meanwhile: a destroy from the hook waits for the line. */
 static void mguard__cache_log(mguard_cache *c, const char *what, const void *const *keys, size_t n, const char *sep,
-                              const mguard_cache_reason *r)
+                              const mguard_cache_reason *r, bool vouched)
 {
-    char kb[128], text[256];
+    mguard_ctx *ctx = c->ctx;
+    char kb[300], text[256], name[64];
+    const void *k[MGUARD_CACHE_MAX_KEYS];
     size_t len = 0, i;
-    for (i = 0; i < n; i++) {
-        int k = snprintf(kb + (len < sizeof kb ? len : sizeof kb), len < sizeof kb ? sizeof kb - len : 0, "%s%p", i ? ", " : "", keys[i]);
-        if (k > 0) len += (size_t)k;
-    }
+    memcpy(k, keys, n * sizeof *keys);   /* keys may lie in the index or the ring */
+    text[0] = 0;
     if (r) mguard_cache_reason_format(r, text, sizeof text);
-    mguard__logf(c->ctx, MGUARD_LOG_INFO, "mguard_cache %s: %s (%s)%s%s", c->name, what, kb, r ? sep : "", r ? text : "");
+    kb[0] = 0;
+    c->busy++;
+    for (i = 0; i < n; i++) {
+        int m;
+        (void)mguard__describe(ctx, k[i], name, sizeof name, vouched);
+        m = snprintf(kb + (len < sizeof kb ? len : sizeof kb), len < sizeof kb ? sizeof kb - len : 0, "%s%s", i ? ", " : "", name);
+        if (m > 0) len += (size_t)m;
+    }
+    mguard__logf(ctx, MGUARD_LOG_INFO, "mguard_cache %s: %s (%s)%s%s", c->name, what, kb, r ? sep : "", text);
+    if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
 }
 
-/* Phase 2: for each drop of q, in drop order: its position freed, the
-   drop logged (log_reasons), the value destroyed (from a copy, or its
-   block); a cache whose destroy waited for it is destroyed. */
-/* Recursion (misc-no-recursion below): finish_one -> destroy_now -> drain -> finish, one
-   level deep (the drain's own drops hold the cache busy). */
+/* Phase 2: for each drop of q, in drop order: its position freed; then, with a
+   cause, the drop logged (log_reasons) and told (dropped), c held; the value
+   destroyed (from a copy, or its block); a cache whose destroy waited for it goes.
+   Recursion (misc-no-recursion below): finish_one -> destroy_now -> drain -> finish,
+   one level deep (the drain's own drops hold the cache busy). */
 static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
 {
-    {
-        mguard_cache *c = ctx->ctabs[q->hcid];
-        uint32_t pos = q->hpos - 1;
-        mguard__crec *r = &c->recs[pos];
-        union { uint64_t u; unsigned char b[8]; } v;
-        void *val;
-        mguard_value_dtor dtor = c->dtor;
-        void *user = c->user;
-        v.u = r->x.u;
-        val = c->inslot ? (void *)v.b : r->x.block;
-        q->hcid = c->seqs[pos];
-        q->hpos = r->slot;
-        if (!q->hpos) q->tcid = q->tpos = 0;
-        r->meta = MGUARD__CR_FREE;
-        r->x.u = 0;
-        r->slot = c->freehead;
-        c->freehead = pos + 1;
-        c->nfree++;
-        c->npend--;
-        if (c->log_reasons && c->lw[pos].cause) {
-            mguard_cache_reason why = c->lw[pos];
-            c->lw[pos].cause = (mguard_cache_cause)0;
-            mguard__cache_log(c, "dropped", why.keys, why.nkeys, ": ", &why);
-            mguard__str_release(ctx, why.attr);
-            mguard__str_release(ctx, why.file);
-        }
-        /* the drop holds c no more: a destroy waiting for it goes now, one from its destructor at once */
-        if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
-        if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
-        if (val != (void *)v.b) mguard__free(ctx, val);
+    mguard_cache *c = ctx->ctabs[q->hcid];
+    uint32_t pos = q->hpos - 1;
+    mguard__crec *r = &c->recs[pos];
+    union { uint64_t u; unsigned char b[8]; } v;
+    void *val;
+    mguard_value_dtor dtor = c->dtor;
+    mguard_cache_dropped_fn dropped = c->dropped;
+    void *user = c->user;
+    mguard_cache_reason why;
+    v.u = r->x.u;
+    val = c->inslot ? (void *)v.b : r->x.block;
+    q->hcid = c->seqs[pos];
+    q->hpos = r->slot;
+    if (!q->hpos) q->tcid = q->tpos = 0;
+    r->meta = MGUARD__CR_FREE;
+    r->x.u = 0;
+    r->slot = c->freehead;
+    c->freehead = pos + 1;
+    c->nfree++;
+    c->npend--;
+    why.cause = (mguard_cache_cause)0;
+    if (c->keepwhy && c->lw[pos].cause) {
+        why = c->lw[pos];   /* a copy: the callouts may reuse the position */
+        c->lw[pos].cause = (mguard_cache_cause)0;
     }
+    if (why.cause) {
+        if (c->log_reasons) mguard__cache_log(c, "dropped", why.keys, why.nkeys, ": ", &why, false);
+        if (dropped) MGUARD__CALLOUT(ctx, dropped(val, &why, user));
+        mguard__str_release(ctx, why.attr);
+        mguard__str_release(ctx, why.file);
+        mguard__str_release(ctx, why.obj_name);
+    }
+    /* the drop holds c no more: a destroy waiting for it goes now, one from its destructor at once */
+    if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
+    if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
+    if (val != (void *)v.b) mguard__free(ctx, val);
 }
 static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
 {
@@ -10234,6 +10326,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         memset(&why, 0, sizeof why); \
         why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION; \
         why.obj = obj; \
+        if (ctx->describe.func) ctx->cev = q->ev = ++ctx->cevents;   /* named in phase 2 */ \
         why.line = death ? 0 : line; \
         if (death) break; \
         /* the caller's strings may be temporaries: the reasons keep the \
@@ -10296,6 +10389,46 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         mguard__str_release(ctx, why.attr);
         mguard__str_release(ctx, why.file);
     }
+    ctx->cev = 0;
+}
+
+/* The ring slots of c event ev wrote, not overwritten since, take name. */
+static void mguard__cache_name_ring(mguard_cache *c, uint64_t ev, const char *name)
+{
+    uint32_t i;
+    for (i = 0; i < MGUARD_CACHE_REASONS; i++) {
+        if (c->ringev[i] != ev) continue;
+        c->ringev[i] = 0;
+        if (!c->ring[i].obj_name) c->ring[i].obj_name = mguard__str_take(name);
+        mguard__str_keep_if_shared(c->ctx, name);   /* a reader on another thread */
+    }
+}
+
+/* The first callout of the phase 2 of an event whose reasons wait for a name (q->ev):
+   obj (the program's argument, or dying) described once; the name goes to the reasons
+   the event made: its drops' kept for phase 2, and the ring slots it wrote (its drops',
+   its spoiled computes') that no callout has overwritten. Its caches are held (busy)
+   by their drops and computes, and its drops' records wait untouched on q. */
+static void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops *q)
+{
+    char buf[256];
+    const char *name;
+    uint32_t cid = q->hcid, pos = q->hpos;
+    uint64_t ev = q->ev;
+    mguard_cache_job *job;
+    if (!ev) return;
+    q->ev = 0;
+    if (!mguard__describe(ctx, obj, buf, sizeof buf, true) || !(name = mguard__str_intern(ctx, buf))) return;
+    while (pos) {
+        mguard_cache *c = ctx->ctabs[cid];
+        mguard_cache_reason *w = c->keepwhy ? &c->lw[pos - 1] : NULL;
+        mguard__cache_name_ring(c, ev, name);
+        if (w && w->cause && !w->obj_name) w->obj_name = mguard__str_take(name);
+        cid = c->seqs[pos - 1];
+        pos = c->recs[pos - 1].slot;
+    }
+    for (job = ctx->cjobs; job; job = job->next) mguard__cache_name_ring(job->c, ev, name);
+    mguard__str_release(ctx, name);
 }
 
 /* The end of a call that dropped entries onto q: the parked value, then
@@ -10348,6 +10481,8 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     c->capacity = desc->capacity;
     c->max_cost = desc->max_cost;
     c->log_reasons = desc->log_reasons;
+    c->dropped = desc->dropped;
+    c->keepwhy = c->log_reasons || c->dropped;
     c->unbounded = !MGUARD__CACHE_BOUNDED(c);
     c->name = name;
 #ifdef MGUARD_DEBUG
@@ -10452,7 +10587,7 @@ static mguard_status mguard__cache_room(mguard_cache *c)
     if (mguard__reserve(ctx, (void **)&c->seqs, &c->capseq, c->caprec, sizeof *c->seqs)) return MGUARD_ENOMEM;
     if (MGUARD__CACHE_BOUNDED(c) && mguard__reserve(ctx, (void **)&c->lru, &c->caplru, c->caprec, sizeof *c->lru))
         return MGUARD_ENOMEM;
-    if (c->log_reasons && mguard__reserve(ctx, (void **)&c->lw, &c->caplw, c->caprec, sizeof *c->lw)) return MGUARD_ENOMEM;
+    if (c->keepwhy && mguard__reserve(ctx, (void **)&c->lw, &c->caplw, c->caprec, sizeof *c->lw)) return MGUARD_ENOMEM;
     return MGUARD_OK;
 }
 
@@ -10683,7 +10818,7 @@ static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c,
 
 static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
-    mguard__cache_log(c, "miss", keys, nkeys, " after ", mguard__cache_reason_of(c, keys, nkeys));
+    mguard__cache_log(c, "miss", keys, nkeys, " after ", mguard__cache_reason_of(c, keys, nkeys), true);
 }
 
 static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out)
@@ -10784,7 +10919,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     job.next = ctx->cjobs;
     /* cppcheck-suppress autoVariables ; off the list before this function returns */
     ctx->cjobs = &job;
-    MGUARD__CALLOUT(ctx, st = compute(&job, job.keys, nkeys, val, user));
+    MGUARD__CALLOUT(ctx, st = compute(&job, val, user));
     memset(&q, 0, sizeof q);
     if (c->destroying || st) {
         mguard__job_end(ctx, &job);
@@ -10881,6 +11016,11 @@ static mguard_status mguard__cache_job_set_cost(mguard_cache_job *job, size_t co
     if (!mguard__job_ok(job)) return MGUARD_EINVAL;
     job->cost = cost;
     return MGUARD_OK;
+}
+
+static const void *mguard__cache_job_key(const mguard_cache_job *job, size_t i)
+{
+    return mguard__job_ok(job) && i < job->nkeys ? job->keys[i] : NULL;
 }
 
 /* Is there a DEP slot of c's entry pos on obj covering ia (the whole object, or ia)? */
@@ -11056,10 +11196,11 @@ size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_
     if (!r) return 0;
     if (buf == NULL) cap = 0;
     if (r->cause == MGUARD_CACHE_MUTATION || r->cause == MGUARD_CACHE_DEATH) {
-        char where[200] = "";
+        char where[200] = "", addr[32];
         if (r->file) snprintf(where, sizeof where, " at %s:%d", r->file, r->line);
-        n = snprintf(buf, cap, "%s of %p%s%s%s", mguard_cache_cause_str(r->cause), r->obj, r->attr ? "." : "",
-                     r->attr ? r->attr : "", where);
+        snprintf(addr, sizeof addr, "%p", r->obj);
+        n = snprintf(buf, cap, "%s of %s%s%s%s", mguard_cache_cause_str(r->cause), r->obj_name ? r->obj_name : addr,
+                     r->attr ? "." : "", r->attr ? r->attr : "", where);
     } else {
         n = snprintf(buf, cap, "%s", mguard_cache_cause_str(r->cause));
     }

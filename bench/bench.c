@@ -1957,10 +1957,9 @@ static double kx_bytes(const mguard_ctx *c)
 
 /* compute of the memory row: the value depends on its key and on `user`,
    one further object */
-static mguard_status mem_compute_dep(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status mem_compute_dep(mguard_cache_job *job, void *value, void *user)
 {
-    (void)nkeys;
-    *(long *)value = OBJ_ID(keys[0]);
+    *(long *)value = OBJ_ID(mguard_cache_job_key(job, 0));
     return mguard_cache_job_depend(job, user, NULL);
 }
 static void measure_memory(size_t n)

@@ -63,12 +63,12 @@ static void free_code(void *value, void *user)
 }
 
 /* Called on a miss. */
-static mguard_status compile(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compile(mguard_cache_job *job, void *value, void *user)
 {
-    const object *o = (const object *)keys[0];
+    const object *o = (const object *)mguard_cache_job_key(job, 0);
     compiled *code = (compiled *)malloc(sizeof *code);
     static int gen;
-    (void)job; (void)nkeys; (void)user;
+    (void)user;
     if (!code) return MGUARD_ENOMEM;
     code->result = o->a * 1 + o->b * 10 + o->c * 100;
     code->generation = ++gen;

@@ -10,7 +10,8 @@
        attribute (orders.rows, config.enable_hashjoin, ...), so a mutation
        recompiles exactly the plans that read it, and nothing else;
      - every recompilation says why, down to the line that made the
-       mutation (MGUARD_SET_FIELD records __FILE__ and __LINE__).
+       mutation (MGUARD_SET_FIELD records __FILE__ and __LINE__), naming
+       the fact by the context's describe hook, not by its address.
    Run it and read what it prints. */
 #define STB_DS_IMPLEMENTATION
 #define MGUARD_IMPLEMENTATION
@@ -33,29 +34,27 @@ static config cfg = {"config", 1, 64, 0};
 static table orders = {"orders", 1000, 0}, customers = {"customers", 50, 1};
 static int compiles;
 
-static const char *name_of(const void *p)
+/* The context's describe hook: what a drop reason calls an object. */
+static void describe(const void *obj, char *buf, size_t size, void *user)
 {
-    if (p == &cfg) return cfg.name;
-    if (p == &orders) return orders.name;
-    if (p == &customers) return customers.name;
-    return "?";
+    (void)user;
+    if (obj == &cfg) snprintf(buf, size, "%s", cfg.name);
+    else if (obj == &orders || obj == &customers) snprintf(buf, size, "%s", ((const table *)obj)->name);
 }
 
 /* The planner: reads facts, declares each one it read. */
-static mguard_status compile_plan(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compile_plan(mguard_cache_job *job, void *value, void *user)
 {
-    const query *q = (const query *)keys[0];
-    const session *s = (const session *)keys[1];
+    const query *q = (const query *)mguard_cache_job_key(job, 0);
+    const session *s = (const session *)mguard_cache_job_key(job, 1);
     plan *p = (plan *)value;
     mguard_cache_reason why;
+    char text[200];
     (void)user;
     compiles++;
-    if (mguard_cache_last_reason(plans, keys, nkeys, &why) == MGUARD_OK) {
-        if (why.file)
-            printf("  recompiling %s for %s: %s of %s.%s at %s:%d\n", q->name, s->name, mguard_cache_cause_str(why.cause),
-                   name_of(why.obj), why.attr, why.file, why.line);
-        else
-            printf("  recompiling %s for %s: %s\n", q->name, s->name, mguard_cache_cause_str(why.cause));
+    if (mguard_cache_last_reason(plans, MGUARD_CACHE_KEYS(q, s), &why) == MGUARD_OK) {
+        mguard_cache_reason_format(&why, text, sizeof text);   /* "mutation of orders.indexed at ..." */
+        printf("  recompiling %s for %s: %s\n", q->name, s->name, text);
     } else {
         printf("  compiling %s for %s\n", q->name, s->name);
     }
@@ -94,6 +93,7 @@ static void run_all(query *q1, query *q2, session *a, session *b)
 
 int main(void)
 {
+    mguard_ctx_desc cd = {0};
     mguard_cache_desc d = {0};
     query lookup = {"lookup", &orders, NULL}, report = {"report", &orders, &customers};
     session *web = (session *)malloc(sizeof *web), *batch = (session *)malloc(sizeof *batch);
@@ -101,7 +101,8 @@ int main(void)
 
     web->name = "web";
     batch->name = "batch";
-    ctx = mguard_ctx_create(NULL);
+    cd.describe.func = describe;
+    ctx = mguard_ctx_create(&cd);
     d.value_size = sizeof(plan);
     d.name = "plans";
     plans = mguard_cache_create(ctx, &d);

@@ -140,6 +140,14 @@ static inline void inval_nop(void *guard, const void *obj, const char *attr, voi
     (void)guard; (void)obj; (void)attr; (void)user;
 }
 
+/* A compute's key tuple, read back with mguard_cache_job_key: its length. */
+static inline size_t job_keys(const mguard_cache_job *job, const void *keys[MGUARD_CACHE_MAX_KEYS])
+{
+    size_t n = 0;
+    while (n < MGUARD_CACHE_MAX_KEYS && (keys[n] = mguard_cache_job_key(job, n)) != NULL) n++;
+    return n;
+}
+
 #define assert_ctx_ok(ctx) assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK)
 
 /* Exactly one line was logged since the last check, at the level whose

@@ -1239,17 +1239,17 @@ static mguard_cache *cache_n(cx *c, size_t n)
     for (i = 0; i < n; i++) mguard_cache_set(ca, K(i), 1, &v, 0);
     return ca;
 }
-typedef struct deps { size_t from, n; bool timed; size_t cost; } deps;
+typedef struct deps { size_t from, n; bool timed; size_t cost, keyreads; } deps;
 /* compute: depend on O(from .. from+n), timed when asked */
-static mguard_status comp_deps(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status comp_deps(mguard_cache_job *job, void *value, void *user)
 {
     deps *d = (deps *)user;
     size_t i;
-    (void)keys; (void)nkeys;
     *(long *)value = 7;
     if (d->timed) T0();
     for (i = 0; i < d->n; i++) mguard_cache_job_depend(job, O(d->from + i), NULL);
     for (i = 0; i < d->cost; i++) mguard_cache_job_set_cost(job, i);
+    for (i = 0; i < d->keyreads; i++) must(mguard_cache_job_key(job, 0) != NULL, "job_key");
     if (d->timed) T1();
     return MGUARD_OK;
 }
@@ -1269,7 +1269,7 @@ static void r_cache_create(cx *c)
 static mguard_cache *cache_deps(cx *c, size_t n)
 {
     mguard_cache *ca = cache_new(c->ctx);
-    deps d = {0, 0, false, 0};
+    deps d = {0, 0, false, 0, 0};
     mguard_status st;
     d.n = n;
     mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
@@ -1356,7 +1356,7 @@ static void r_cache_next(cx *c)
 static void r_cache_job_depend(cx *c)
 {
     unsigned r;
-    deps d = {0, 0, true, 0};
+    deps d = {0, 0, true, 0, 0};
     mguard_cache *ca = cache_new(c->ctx);
     mguard_status st;
     d.n = c->n;
@@ -1366,13 +1366,14 @@ static void r_cache_job_depend(cx *c)
         mguard_cache_remove(ca, K(NOBJ - 2), 1);
     }
 }
-static void r_cache_job_set_cost(cx *c)
+/* n calls of one job function in one compute: set_cost, or job_key (keys) */
+static void r_cache_job_calls(cx *c, bool keys)
 {
     unsigned r;
-    deps d = {0, 0, false, 0};
+    deps d = {0, 0, false, 0, 0};
     mguard_cache *ca = cache_new(c->ctx);
     mguard_status st;
-    d.cost = c->n;
+    if (keys) d.keyreads = c->n; else d.cost = c->n;
     LOOP {
         T0();
         mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
@@ -1380,6 +1381,8 @@ static void r_cache_job_set_cost(cx *c)
         mguard_cache_remove(ca, K(NOBJ - 2), 1);
     }
 }
+static void r_cache_job_set_cost(cx *c) { r_cache_job_calls(c, false); }
+static void r_cache_job_key(cx *c) { r_cache_job_calls(c, true); }
 /* O(dependencies of the entry): 16 calls on an entry of n */
 static void r_cache_depend(cx *c)
 {
@@ -1554,6 +1557,7 @@ static const row rows[] = {
     R("mguard_cache_get_or_compute", "n hits, n entries", r_cache_get_or_compute),
     {"mguard_cache_job_depend", "n dependencies declared by one compute", r_cache_job_depend, 4096, 0, M_TIME, NULL},
     R("mguard_cache_job_set_cost", "n calls in one compute", r_cache_job_set_cost),
+    R("mguard_cache_job_key", "n calls in one compute", r_cache_job_key),
     R("mguard_cache_depend", "16 calls, an entry of n dependencies", r_cache_depend),
     R("mguard_cache_remove", "an entry of n dependencies", r_cache_remove),
     R("mguard_cache_clear", "clear n entries", r_cache_clear),

@@ -717,6 +717,22 @@ static void fz_dtor(void *value, void *user)
     fz_run_action(ti->side, act, &ev);
 }
 
+static long fz_kpack(const void *const *keys, size_t n);
+
+/* A cache's dropped (issue 25): once per drop with a cause, before the
+   value's destructor, the value alive, the cache's entry gone. */
+static void fz_dropped(void *value, const mguard_cache_reason *why, void *user)
+{
+    fz_tinfo *ti = (fz_tinfo *)user;
+    fz_side *S = &fz.s[ti->side];
+    uint32_t id = fz_value_read(value, ti->value_size, NULL, NULL);
+    if (*fz_vstate(S, id) != 1) fz_fail("%s: dropped told of value %u, not alive", ti->side ? "model" : "mguard", id);
+    if (!why->cause || why->nkeys < 1 || why->nkeys > MGUARD_CACHE_MAX_KEYS) fz_fail("dropped: a bad reason");
+    fz_event_add(ti->side, FZ_EV_RES, FZ_CACHE, 5000 + (long)why->cause, (long)id, fz_kpack(why->keys, why->nkeys),
+                 fz_slot_of(why->obj));
+    if (ti->side == FZ_MG) fz_check_ctx_cb(S);
+}
+
 static void fz_key_death(const void *key, void *value, void *user)
 {
     fz_tinfo *ti = (fz_tinfo *)user;
@@ -1248,6 +1264,7 @@ static int fz_cready(int side, const fz_op *op, int s)
     d.max_cost = (x & 4) ? 5 : 0;
     d.name = (y & 1) ? "plans" : NULL;
     d.log_reasons = (y & 2) != 0;
+    d.dropped = (y & 4) ? fz_dropped : NULL;
     fq = fz_fault_pre(side);
     if (side == FZ_MG) S->cache[s] = mguard_cache_create(S->ctx, &d);
     else S->mcache[s] = model_cache_create(S->mctx, &d);
@@ -1298,11 +1315,23 @@ typedef struct fz_cjob {
 
 static long fz_cgoc(int side, int s, const void *const *keys, size_t n, fz_cjob *j, long *id);
 
-static mguard_status fz_compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+/* The job's key tuple, read back through the side's job_key: its length. */
+static size_t fz_job_keys(int side, const mguard_cache_job *job, const void **keys)
+{
+    size_t n = 0;
+    while (n < MGUARD_CACHE_MAX_KEYS &&
+           (keys[n] = side == FZ_MG ? mguard_cache_job_key(job, n) : model_cache_job_key(job, n)) != NULL) n++;
+    if ((side == FZ_MG ? mguard_cache_job_key(NULL, 0) : model_cache_job_key(NULL, 0)) != NULL) fz_fail("job_key of NULL");
+    return n;
+}
+
+static mguard_status fz_compute(mguard_cache_job *job, void *value, void *user)
 {
     fz_cjob *j = (fz_cjob *)user;
     fz_side *S = &fz.s[j->side];
     const int side = j->side, mg = side == FZ_MG;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    size_t nkeys = fz_job_keys(side, job, keys);
     long k0 = fz_slot_of(keys[0]);
     const void *dep = fz_pool[(k0 + 1) % fz.o.nobj];
     const char *attr = fz_attrs[j->c % 4];
@@ -1987,9 +2016,55 @@ static void fz_xlog(mguard_log_level level, const char *msg, void *user)
 /* call, where the decoder does not use the handle(s) of bits afterwards */
 #define FZ_XLOG_MAY_DESTROY(bits, call) do { fz_x.log_may_destroy = (bits); call; fz_x.log_may_destroy = 0; } while (0)
 
+/* The auxiliary context's describe hook (issue 25): pool objects only,
+   named "x<index>"; it re-enters like the logger (queries the caches,
+   destroys one where the decoder allows it). */
+static void fz_xdescribe(const void *obj, char *buf, size_t size, void *user)
+{
+    int i = fz_xix(obj, "describe"), k;
+    (void)user;
+    fz.res.aux_calls++;
+    if (size < 64) fz_fail("aux: describe given %lu bytes", (unsigned long)size);
+    if (buf[0]) fz_fail("aux: describe's buffer does not start empty");
+    if (i % 4 == 3) return;   /* no name: the address */
+    snprintf(buf, size, "x%d", i);
+    if (fz_x.in_hook || fz_x.closing || !fz_x.ctx || fz_x.in_log) return;
+    fz_x.in_log++;
+    for (k = 0; k < 2; k++) {
+        mguard_cache *c = fz_x.cache[k];
+        if (!c) continue;
+        (void)mguard_cache_count(c);
+        if ((fz_x.log_may_destroy & (1 << k)) && i % 4 == 2) {
+            fz_x.cache[k] = NULL;
+            fz_x.log_destroys++;
+            mguard_cache_destroy(c);
+        }
+    }
+    fz_x.in_log--;
+}
+
+/* A reason's obj_name is the hook's name of its object, or NULL. */
+static void fz_xcheck_name(const mguard_cache_reason *r)
+{
+    char want[16];
+    if (!r->obj_name) return;
+    snprintf(want, sizeof want, "x%d", fz_xix(r->obj, "a reason"));
+    if (strcmp(r->obj_name, want) != 0) fz_fail("aux: a reason names %s as %s", want, r->obj_name);
+}
+
 static void fz_xopen(int thread_safe)
 {
-    fz_x.ctx = fz_new_ctx_logged(&fz_x.alloc, thread_safe, fz_xlog);
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    d.allocator.realloc_fn = fz_realloc;
+    d.allocator.free_fn = fz_free;
+    d.allocator.user = &fz_x.alloc;
+    d.quiet = true;
+    d.logger.func = fz_xlog;
+    d.describe.func = fz_xdescribe;
+    d.thread_safe = (thread_safe & 1) != 0;
+    d.strict_generations = (thread_safe & 2) != 0;
+    fz_x.ctx = mguard_ctx_create(&d);
     if (!fz_x.ctx) fz_fail("aux: mguard_ctx_create failed");
     if (mguard_ctx_is_thread_safe(fz_x.ctx) != (thread_safe != 0)) fz_fail("aux: is_thread_safe");
 }
@@ -2421,9 +2496,11 @@ enum { FZ_XC_MUTATE_DEP = 1, FZ_XC_DESTROY_KEY = 2, FZ_XC_REENTER = 4, FZ_XC_EVI
        FZ_XC_DESTROY_CACHE = 16, FZ_XC_CLEAR = 32, FZ_XC_FAIL = 64, FZ_XC_MUTATE_OTHER = 128 };
 typedef struct fz_xjob { mguard_cache *c; uint8_t how, b; } fz_xjob;
 
-static mguard_status fz_xcompute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status fz_xcompute(mguard_cache_job *job, void *value, void *user)
 {
     const fz_xjob *j = (const fz_xjob *)user;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    size_t nkeys = fz_job_keys(FZ_MG, job, keys);
     int dep = (fz_xix(keys[0], "compute key") + 1) % FZ_XOBJ;
     fz_xcv v;
     mguard_status st;
@@ -2466,6 +2543,18 @@ static mguard_status fz_xcompute(mguard_cache_job *job, const void *const *keys,
     return MGUARD_OK;
 }
 
+/* An aux cache's dropped: the value alive, its reason named right. */
+static void fz_xdropped(void *value, const mguard_cache_reason *why, void *user)
+{
+    fz_xcv v;
+    (void)user;
+    fz.res.aux_calls++;
+    memcpy(&v, value, sizeof v);
+    if (v.id >= sizeof fz_x.cval || fz_x.cval[v.id] != 1) fz_fail("aux: dropped told of value %u, not alive", v.id);
+    if (!why->cause || why->nkeys < 1 || why->nkeys > 3) fz_fail("aux: dropped: a bad reason");
+    fz_xcheck_name(why);
+}
+
 static void fz_xcache(const fz_op *op)
 {
     int slot = op->b & 1, i;
@@ -2485,6 +2574,7 @@ static void fz_xcache(const fz_op *op)
         d.max_cost = op->c & 16 ? 6 : 0;
         d.log_reasons = (op->c & 32) != 0;
         d.name = op->c & 64 ? "plans" : NULL;
+        d.dropped = op->c & 128 ? fz_xdropped : NULL;
         c = fz_x.cache[slot] = mguard_cache_create(fz_x.ctx, &d);
         if (!c) return;   /* out of memory */
     }
@@ -2550,6 +2640,7 @@ static void fz_xcache(const fz_op *op)
         st = mguard_cache_last_reason(c, keys, n, &r);
         if (st == MGUARD_OK) {
             if (r.nkeys != n || mguard_cache_reason_format(&r, buf, sizeof buf) == 0) fz_fail("aux: a reason");
+            fz_xcheck_name(&r);
             if (strcmp(mguard_cache_cause_str(r.cause), "unknown") == 0 && r.cause) fz_fail("aux: a cause");
         }
         break;

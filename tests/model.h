@@ -1959,6 +1959,8 @@ typedef struct model_centry {
     size_t cost, pos;
     uint64_t seq, used;
     mguard_value_dtor dtor;      /* DROPPED: what destroys the value */
+    mguard_cache_dropped_fn dropped; /* DROPPED with a cause: told first, with why */
+    mguard_cache_reason why;
     void *user;
     struct model_cache *held;    /* DROPPED from a cache: it waits for the value's turn */
 } model_centry;
@@ -1967,6 +1969,7 @@ typedef struct model_cache {
     model_ctx *ctx;
     size_t value_size, capacity, max_cost;
     mguard_value_dtor dtor;
+    mguard_cache_dropped_fn dropped;
     void *user;
     char name[64];
     model_centry **slot;         /* positions: an entry, or NULL (free) */
@@ -2111,6 +2114,7 @@ MODEL_DEF void model__cfinish(model_cpend *p)
         /* the drop holds its cache no more: a destroy waiting for it goes
            now, one from its destructor at once */
         if (h) MODEL__PUSH(h->freepos, h->nfree, e->pos);
+        if (e->dropped && e->why.cause) e->dropped(e->value, &e->why, e->user);   /* the cache still held */
         if (h && --h->busy == 0 && h->destroying && !h->freed) model__cdestroy_now(h);
         if (e->dtor) e->dtor(e->value, e->user);
         model__cfree(e);
@@ -2166,6 +2170,8 @@ MODEL_DEF void model__cdrop(model_centry *e, const mguard_cache_reason *why, con
     c->slot[e->pos] = NULL;   /* its position is free once phase 2 reaches it */
     e->state = MODEL_CE_DROPPED;
     e->dtor = c->dtor;
+    e->dropped = c->dropped;
+    e->why = r;
     e->user = c->user;
     e->cache = NULL;
     e->held = c;
@@ -2251,6 +2257,7 @@ MODEL_DEF model_cache *model_cache_create(model_ctx *c, const mguard_cache_desc 
     m->capacity = d->capacity;
     m->max_cost = d->max_cost;
     m->dtor = d->value_dtor;
+    m->dropped = d->dropped;
     m->user = d->user;
     snprintf(m->name, sizeof m->name, "%s", d->name ? d->name : "cache");
     m->order = c->next_order++;
@@ -2452,7 +2459,7 @@ MODEL_DEF void *model_cache_get_or_compute(model_cache *c, const void *const *ke
         job.c = c;
         job.e = e;
         job.running = 1;
-        st = compute((mguard_cache_job *)(void *)&job, e->keys, n, e->value, user);
+        st = compute((mguard_cache_job *)(void *)&job, e->value, user);
         job.running = 0;
         if (c->destroying || st) {
             /* no value, or no cache to hold it: destroyed now */
@@ -2529,6 +2536,12 @@ MODEL_DEF mguard_status model_cache_job_set_cost(mguard_cache_job *job, size_t c
     if (!j || !j->running) return MGUARD_EINVAL;
     j->e->cost = cost;
     return MGUARD_OK;
+}
+
+MODEL_DEF const void *model_cache_job_key(const mguard_cache_job *job, size_t i)
+{
+    const model_cjob *j = (const model_cjob *)(const void *)job;
+    return j && j->running && i < j->e->nkeys ? j->e->keys[i] : NULL;
 }
 
 MODEL_DEF mguard_status model_cache_depend(model_cache *c, const void *const *keys, size_t n, const void *obj, const char *attr)

@@ -1,6 +1,8 @@
 /* Guarded caches (section 11): entries dropped, their values destroyed
    exactly once, as soon as a dependency is mutated or destroyed; compute
    on a miss; LRU bounds; statistics and drop reasons. */
+#define _POSIX_C_SOURCE 200809L   /* dup, dup2, fileno: stderr caught in a file */
+#include <unistd.h>
 #include "common.h"
 
 typedef struct shape { int w, h; } shape;
@@ -270,10 +272,12 @@ typedef struct plan_env {
     mguard_status depend_st;
 } plan_env;
 
-static mguard_status compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute(mguard_cache_job *job, void *value, void *user)
 {
     plan_env *e = (plan_env *)user;
     long v = e->next++;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    size_t nkeys = job_keys(job, keys);
     assert_int_equal(*(long *)value, 0);   /* zeroed */
     e->calls++;
     if (e->dep) e->depend_st = mguard_cache_job_depend(job, e->dep, NULL);
@@ -792,11 +796,12 @@ static void test_a_drop_then_a_store_allocate_nothing(void **state)
    what the destructor gets, whatever the tuple's length; a long double
    value is written and read through them. */
 static int align_bad;
-static mguard_status compute_ld_aligned(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_ld_aligned(mguard_cache_job *job, void *value, void *user)
 {
-    (void)job; (void)keys; (void)user;
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    (void)user;
     if ((uintptr_t)value & 15) align_bad++;
-    *(long double *)value = (long double)nkeys + 0.5L;
+    *(long double *)value = (long double)job_keys(job, keys) + 0.5L;
     return MGUARD_OK;
 }
 static void dtor_ld_aligned(void *value, void *user)
@@ -852,21 +857,20 @@ static struct {
     mguard_status inner_st;
     dtor_log log;
 } aba;
-static mguard_status compute_stale_own_key(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_stale_own_key(mguard_cache_job *job, void *value, void *user)
 {
     long v = (long)(intptr_t)user;
-    (void)job; (void)nkeys;
     memcpy(value, &v, sizeof v);
-    mguard_on_mutation(aba.ctx, keys[0], NULL);   /* stale: not stored */
+    mguard_on_mutation(aba.ctx, mguard_cache_job_key(job, 0), NULL);   /* stale: not stored */
     return MGUARD_OK;
 }
-static mguard_status compute_parks_p_then_stale(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_parks_p_then_stale(mguard_cache_job *job, void *value, void *user)
 {
     mguard_status st;
     long *pv = (long *)mguard_cache_get_or_compute(aba.c, MGUARD_CACHE_KEYS(&aba.p), compute_stale_own_key, (void *)(intptr_t)100, &st);
     assert_int_equal(st, MGUARD_NOT_FOUND);
     assert_int_equal(*pv, 100);                   /* p's value parked */
-    return compute_stale_own_key(job, keys, nkeys, value, user);
+    return compute_stale_own_key(job, value, user);
 }
 static void dtor_parks_another(void *value, void *user)
 {
@@ -1122,10 +1126,10 @@ static void destroy_cache_on_log(mguard_log_level level, const char *msg, void *
 }
 
 static int computed;
-static mguard_status compute_seven(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_seven(mguard_cache_job *job, void *value, void *user)
 {
     long v = 7;
-    (void)job; (void)keys; (void)nkeys; (void)user;
+    (void)job; (void)user;
     computed++;
     memcpy(value, &v, sizeof v);
     return MGUARD_OK;
@@ -1800,8 +1804,10 @@ static long p_value(const void *const *keys, size_t n)
     return (long)(h >> 1);
 }
 
-static mguard_status p_compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status p_compute(mguard_cache_job *job, void *value, void *user)
 {
+    const void *keys[MGUARD_CACHE_MAX_KEYS];
+    size_t nkeys = job_keys(job, keys);
     long v = p_value(keys, nkeys);
     int dep = (p_ix(keys[0]) + 1) % P_OBJ;
     (void)user;
@@ -1883,13 +1889,13 @@ static void test_property_no_hit_is_ever_stale(void **state)
 #define MANY_DEPS 20000
 #define MANY_ATTRS 2000
 typedef struct many_env { char *objs; shape *attr_obj; test_alloc *al; int n, nattrs; long calls_repeat; int bad; } many_env;
-static mguard_status compute_many(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_many(mguard_cache_job *job, void *value, void *user)
 {
     many_env *m = (many_env *)user;
     char name[16];
     int i;
     long before;
-    (void)keys; (void)nkeys; (void)value;
+    (void)value;
     for (i = 0; i < m->n; i++) m->bad += mguard_cache_job_depend(job, &m->objs[i], NULL) != MGUARD_OK;
     for (i = 0; i < m->nattrs; i++) {
         snprintf(name, sizeof name, "a%d", i);
@@ -2181,10 +2187,9 @@ static void test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_addres
 }
 
 /* Issue 23, 4: two attributes of one object, each a dependency of its own. */
-static mguard_status compute_two_attrs(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_two_attrs(mguard_cache_job *job, void *value, void *user)
 {
     long v = 7;
-    (void)keys; (void)nkeys;
     assert_int_equal(mguard_cache_job_depend(job, user, "a"), MGUARD_OK);
     assert_int_equal(mguard_cache_job_depend(job, user, "b"), MGUARD_OK);
     memcpy(value, &v, sizeof v);
@@ -2236,12 +2241,11 @@ static void test_two_attributes_of_one_object_each_drop_the_entry(void **state)
    and a mutation of that attribute left the entry). 64 attributes of one
    object, each must drop the entry. */
 static char many_objs[16];
-static mguard_status compute_many_attrs(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_many_attrs(mguard_cache_job *job, void *value, void *user)
 {
     long v = 7;
     char name[16];
     int i;
-    (void)keys; (void)nkeys;
     for (i = 0; i < 16; i++) assert_int_equal(mguard_cache_job_depend(job, &many_objs[i], NULL), MGUARD_OK);
     for (i = 0; i < 64; i++) {
         snprintf(name, sizeof name, "a%d", i);
@@ -2275,6 +2279,486 @@ static void test_every_attribute_of_one_object_past_the_first_eight_dependencies
     assert_int_equal(d.calls, 64);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
+}
+
+/* ---- issue 25: drops you can see ---------------------------------------- */
+
+/* The default logger shows a log_reasons cache's INFO lines on stderr. */
+static void test_log_reasons_reach_the_default_logger(void **state)
+{
+    mguard_ctx *ctx;
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    static int key;
+    long v = 1;
+    char want[512], got[512];
+    size_t n;
+    FILE *tmp = tmpfile();
+    int saved;
+    (void)state;
+    assert_non_null(tmp);
+    fflush(stderr);
+    saved = dup(2);
+    assert_true(saved >= 0 && dup2(fileno(tmp), 2) == 2);
+    ctx = mguard_ctx_create(NULL);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    cd.log_reasons = true;
+    cd.name = "plans";
+    c = mguard_cache_create(ctx, &cd);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
+    mguard_on_mutation_at(ctx, &key, "x", "f.c", 7);
+    assert_null(mguard_cache_get(c, MGUARD_CACHE_KEYS(&key)));
+    mguard_ctx_destroy(ctx);
+    fflush(stderr);
+    assert_int_equal(dup2(saved, 2), 2);
+    close(saved);
+    rewind(tmp);
+    n = fread(got, 1, sizeof got - 1, tmp);
+    got[n] = 0;
+    fclose(tmp);
+    snprintf(want, sizeof want,
+             "mguard info: mguard_cache plans: dropped (%p): mutation of %p.x at f.c:7\n"
+             "mguard info: mguard_cache plans: miss (%p) after mutation of %p.x at f.c:7\n",
+             (void *)&key, (void *)&key, (void *)&key, (void *)&key);
+    assert_string_equal(got, want);
+}
+
+/* A describe hook naming the objects of a list; it counts its calls,
+   records what it was asked, and fails on an object marked dead. */
+typedef struct namer {
+    const void *objs[6];
+    const char *names[6];
+    bool dead[6];
+    int n, calls;
+    const void *asked[16];
+    mguard_cache *destroy;   /* destroyed at the first call (then NULL) */
+} namer;
+static void name_obj(const void *obj, char *buf, size_t size, void *user)
+{
+    namer *nm = (namer *)user;
+    int i;
+    assert_int_equal(buf[0], 0);
+    assert_true(size >= 64);
+    if (nm->calls < 16) nm->asked[nm->calls] = obj;
+    nm->calls++;
+    for (i = 0; i < nm->n; i++) {
+        if (nm->objs[i] != obj) continue;
+        assert_false(nm->dead[i]);
+        snprintf(buf, size, "%s", nm->names[i]);
+    }
+    if (nm->destroy) {
+        mguard_cache *c = nm->destroy;
+        nm->destroy = NULL;
+        mguard_cache_destroy(c);
+    }
+}
+static void namer_add(namer *nm, const void *obj, const char *name)
+{
+    nm->objs[nm->n] = obj;
+    nm->names[nm->n++] = name;
+}
+/* A context with nm as its describe hook and its lines in l (l NULL:
+   quiet), allocations counted in al (NULL: the default). */
+static mguard_ctx *named_ctx(namer *nm, lines *l, test_alloc *al)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    d.describe.func = name_obj;
+    d.describe.user = nm;
+    d.quiet = true;
+    if (l) {
+        d.logger.func = keep_lines;
+        d.logger.user = l;
+    }
+    if (al) {
+        memset(al, 0, sizeof *al);
+        d.allocator.realloc_fn = fa_realloc;
+        d.allocator.free_fn = fa_free;
+        d.allocator.user = al;
+    }
+    return mguard_ctx_create(&d);
+}
+static mguard_cache *long_cache(mguard_ctx *ctx, bool log_reasons, mguard_cache_dropped_fn dropped, void *user)
+{
+    mguard_cache_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.log_reasons = log_reasons;
+    cd.dropped = dropped;
+    cd.user = user;
+    cd.name = "t";
+    return mguard_cache_create(ctx, &cd);
+}
+
+/* describe names the keys and the mutated object in a drop line, in the
+   miss line after it, and in the remembered reason (obj_name). */
+static void test_describe_names_objects_in_lines_and_reasons(void **state)
+{
+    namer nm;
+    lines l;
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    mguard_cache_reason r;
+    static int a, b;
+    long v = 1;
+    char text[128];
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    memset(&l, 0, sizeof l);
+    namer_add(&nm, &a, "point a");
+    namer_add(&nm, &b, "point b");
+    ctx = named_ctx(&nm, &l, NULL);
+    c = long_cache(ctx, true, NULL, NULL);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a, &b), &v, 0), MGUARD_OK);
+    assert_int_equal(nm.calls, 0);
+    mguard_on_mutation_at(ctx, &b, "y", "f.c", 9);
+    assert_null(mguard_cache_get(c, MGUARD_CACHE_KEYS(&a, &b)));
+    assert_int_equal(l.n, 2);
+    assert_string_equal(l.text[0], "mguard_cache t: dropped (point a, point b): mutation of point b.y at f.c:9");
+    assert_string_equal(l.text[1], "mguard_cache t: miss (point a, point b) after mutation of point b.y at f.c:9");
+    assert_int_equal(nm.calls, 5);   /* b at the event, a and b in each line */
+    assert_ptr_equal(nm.asked[0], &b);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&a, &b), &r), MGUARD_OK);
+    assert_string_equal(r.obj_name, "point b");
+    assert_int_equal(mguard_cache_reason_format(&r, text, sizeof text), strlen("mutation of point b.y at f.c:9"));
+    assert_string_equal(text, "mutation of point b.y at f.c:9");
+    test_ctx_finish(ctx, NULL);
+}
+
+/* An object the hook leaves unnamed prints as its address; an event that
+   drops nothing names nothing. */
+static void test_an_unnamed_object_prints_as_its_address(void **state)
+{
+    namer nm;
+    lines l;
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    mguard_cache_reason r;
+    static int a, other;
+    long v = 1;
+    char want[256];
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    memset(&l, 0, sizeof l);
+    ctx = named_ctx(&nm, &l, NULL);
+    c = long_cache(ctx, true, NULL, NULL);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, 0), MGUARD_OK);
+    mguard_on_mutation(ctx, &a, NULL);
+    assert_int_equal(l.n, 1);
+    snprintf(want, sizeof want, "mguard_cache t: dropped (%p): mutation of %p", (void *)&a, (void *)&a);
+    assert_string_equal(l.text[0], want);
+    assert_int_equal(nm.calls, 2);   /* asked, left empty */
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&a), &r), MGUARD_OK);
+    assert_null(r.obj_name);
+    mguard_on_mutation(ctx, &other, "x");   /* nobody knows other: nothing to say, nobody asked */
+    assert_int_equal(nm.calls, 2);
+    test_ctx_finish(ctx, NULL);
+}
+
+/* One event is described once, whatever it drops, in every cache; its
+   reasons in every ring carry the name. */
+static void test_an_event_is_described_once(void **state)
+{
+    namer nm;
+    mguard_ctx *ctx;
+    mguard_cache *c1, *c2;
+    mguard_cache_reason r;
+    static int o, k[3];
+    long v = 1;
+    int i;
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    namer_add(&nm, &o, "o");
+    ctx = named_ctx(&nm, NULL, NULL);
+    c1 = long_cache(ctx, false, NULL, NULL);
+    c2 = long_cache(ctx, false, NULL, NULL);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(mguard_cache_set(c1, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+        assert_int_equal(mguard_cache_depend(c1, MGUARD_CACHE_KEYS(&k[i]), &o, NULL), MGUARD_OK);
+    }
+    assert_int_equal(mguard_cache_set(c2, MGUARD_CACHE_KEYS(&o), &v, 0), MGUARD_OK);
+    mguard_on_mutation_at(ctx, &o, "w", "g.c", 3);
+    assert_int_equal(nm.calls, 1);
+    assert_int_equal(mguard_cache_count(c1) + mguard_cache_count(c2), 0);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(mguard_cache_last_reason(c1, MGUARD_CACHE_KEYS(&k[i]), &r), MGUARD_OK);
+        assert_string_equal(r.obj_name, "o");
+    }
+    assert_int_equal(mguard_cache_last_reason(c2, MGUARD_CACHE_KEYS(&o), &r), MGUARD_OK);
+    assert_string_equal(r.obj_name, "o");
+    mguard_on_destroy(ctx, &o);   /* forgets c2's reason; c1's name o, not as a key */
+    assert_int_equal(nm.calls, 1);  /* nothing dropped: nothing to name */
+    assert_int_equal(mgt_interned_count(ctx), 4);   /* "t", "w", "g.c", "o" (c1's reasons hold them) */
+    mguard_cache_destroy(c1);
+    mguard_cache_destroy(c2);
+    assert_int_equal(mgt_interned_count(ctx), 0);   /* the name went with the last reason */
+    test_ctx_finish(ctx, NULL);
+}
+
+/* describe never sees an object destroyed since the event began: here a
+   watcher of a (phase 2, before the cache's values) destroys b, a key of
+   the dropped entry; the drop line then prints b's address. */
+typedef struct key_killer { mguard_ctx *ctx; namer *nm; const void *victim; } key_killer;
+static void destroy_victim(void *guard, const void *obj, const char *attr, void *user)
+{
+    key_killer *k = (key_killer *)user;
+    (void)guard; (void)obj; (void)attr;
+    mguard_on_destroy(k->ctx, k->victim);
+    k->nm->dead[1] = true;
+}
+static void test_describe_never_sees_an_object_destroyed_meanwhile(void **state)
+{
+    namer nm;
+    lines l;
+    key_killer k;
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    static int a, b, guard;
+    long v = 1;
+    char want[256];
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    memset(&l, 0, sizeof l);
+    namer_add(&nm, &a, "a");
+    namer_add(&nm, &b, "b");
+    ctx = named_ctx(&nm, &l, NULL);
+    c = long_cache(ctx, true, NULL, NULL);
+    k.ctx = ctx;
+    k.nm = &nm;
+    k.victim = &b;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a, &b), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_watch(ctx, &a, &guard, destroy_victim, &k), MGUARD_OK);
+    mguard_on_mutation(ctx, &a, "x");
+    assert_int_equal(l.n, 1);
+    snprintf(want, sizeof want, "mguard_cache t: dropped (a, %p): mutation of a.x", (void *)&b);
+    assert_string_equal(l.text[0], want);
+    assert_int_equal(nm.calls, 2);   /* a at the event, a in the line */
+    test_ctx_finish(ctx, NULL);
+}
+
+/* The hook may destroy the cache whose drop it names: the destroy waits
+   for the event's phase 2, every value is destroyed once, nothing leaks. */
+static void test_describe_may_destroy_the_cache_it_names_for(void **state)
+{
+    namer nm;
+    test_alloc al;
+    dtor_log d;
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    mguard_cache_desc cd;
+    static int a, b;
+    long v = 1, w = 2;
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    memset(&d, 0, sizeof d);
+    namer_add(&nm, &a, "a");
+    ctx = named_ctx(&nm, NULL, &al);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.value_dtor = dtor_count_long;
+    cd.user = &d;
+    c = mguard_cache_create(ctx, &cd);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&b), &w, 0), MGUARD_OK);
+    nm.destroy = c;
+    mguard_on_destroy(ctx, &a);
+    assert_int_equal(nm.calls, 1);
+    assert_int_equal(d.calls, 2);
+    assert_int_equal(d.seen[0], 2);   /* the destroy goes once the drop lets c go, */
+    assert_int_equal(d.seen[1], 1);   /* then the dropped value's destructor runs */
+    test_ctx_finish(ctx, &al);
+}
+
+/* dropped: once per drop with a cause, just before the value's
+   destructor, for a mutation, a death, an eviction, a remove, a clear and
+   a destroy; not for a value a set replaces, nor a stale one never stored. */
+typedef struct drop_log { int n; char ev[24][48]; mguard_ctx *ctx; } drop_log;
+static void log_dtor(void *value, void *user)
+{
+    drop_log *dl = (drop_log *)user;
+    snprintf(dl->ev[dl->n++ % 24], sizeof dl->ev[0], "dtor %ld", *(long *)value);
+}
+static void log_dropped(void *value, const mguard_cache_reason *why, void *user)
+{
+    drop_log *dl = (drop_log *)user;
+    snprintf(dl->ev[dl->n++ % 24], sizeof dl->ev[0], "dropped %s %ld", mguard_cache_cause_str(why->cause), *(long *)value);
+}
+static mguard_status compute_stale_99(mguard_cache_job *job, void *value, void *user)
+{
+    drop_log *dl = (drop_log *)user;
+    long v = 99;
+    memcpy(value, &v, sizeof v);
+    mguard_on_mutation(dl->ctx, mguard_cache_job_key(job, 0), NULL);   /* stale: never stored */
+    return MGUARD_OK;
+}
+static void test_dropped_is_told_each_drop_before_its_destructor(void **state)
+{
+    static const char *const want[] = {
+        "dtor 0",                                  /* replaced by a set: no drop */
+        "dropped eviction 1", "dtor 1",
+        "dropped mutation 2", "dtor 2",
+        "dropped death 3", "dtor 3",
+        "dropped explicit 4", "dtor 4",            /* remove */
+        "dtor 99",                                 /* stale, parked, gone at the clear */
+        "dropped explicit 10", "dtor 10",          /* clear */
+        "dropped explicit 6", "dtor 6",            /* destroy */
+    };
+    drop_log dl;
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    mguard_status st;
+    static int k[7];
+    long v;
+    size_t i;
+    (void)state;
+    memset(&dl, 0, sizeof dl);
+    dl.ctx = ctx;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.value_dtor = log_dtor;
+    cd.dropped = log_dropped;
+    cd.user = &dl;
+    cd.capacity = 2;
+    c = mguard_cache_create(ctx, &cd);
+    for (v = 0; v < 2; v++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
+    v = 10;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0]), &v, 0), MGUARD_OK);   /* replaces 0 */
+    v = 2;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[2]), &v, 0), MGUARD_OK);   /* evicts 1 */
+    mguard_on_mutation(ctx, &k[2], "x");
+    v = 3;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[3]), &v, 0), MGUARD_OK);
+    mguard_on_destroy(ctx, &k[3]);
+    v = 4;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[4]), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&k[4])), MGUARD_OK);
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k[5]), compute_stale_99, &dl, &st));
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    mguard_cache_clear(c);
+    v = 6;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[6]), &v, 0), MGUARD_OK);
+    mguard_cache_destroy(c);
+    assert_int_equal(dl.n, (int)(sizeof want / sizeof want[0]));
+    for (i = 0; i < sizeof want / sizeof want[0]; i++) assert_string_equal(dl.ev[i], want[i]);
+    test_ctx_finish(ctx, NULL);
+}
+
+/* In dropped the entry is gone, the reason names the object (describe),
+   the value may be changed (the destructor gets it changed), and the
+   cache may be destroyed (it goes when the drop is done). */
+typedef struct drop_check { mguard_cache *c; bool contained; char text[128]; int dtors; long seen; bool destroy; } drop_check;
+static void check_dropped(void *value, const mguard_cache_reason *why, void *user)
+{
+    drop_check *dc = (drop_check *)user;
+    dc->contained = mguard_cache_contains(dc->c, why->keys, why->nkeys);
+    mguard_cache_reason_format(why, dc->text, sizeof dc->text);
+    *(long *)value += 100;
+    if (dc->destroy) mguard_cache_destroy(dc->c);
+}
+static void check_dtor(void *value, void *user)
+{
+    drop_check *dc = (drop_check *)user;
+    dc->dtors++;
+    dc->seen = *(long *)value;
+}
+static void test_dropped_sees_the_entry_gone_and_the_reason_named(void **state)
+{
+    namer nm;
+    test_alloc al;
+    drop_check dc;
+    mguard_ctx *ctx;
+    mguard_cache_desc cd;
+    static int p;
+    long v = 5;
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    memset(&dc, 0, sizeof dc);
+    namer_add(&nm, &p, "point p");
+    ctx = named_ctx(&nm, NULL, &al);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.value_dtor = check_dtor;
+    cd.dropped = check_dropped;
+    cd.user = &dc;
+    dc.c = mguard_cache_create(ctx, &cd);
+    dc.contained = true;
+    assert_int_equal(mguard_cache_set(dc.c, MGUARD_CACHE_KEYS(&p), &v, 0), MGUARD_OK);
+    mguard_on_mutation_at(ctx, &p, "x", "f.c", 12);
+    assert_false(dc.contained);
+    assert_string_equal(dc.text, "mutation of point p.x at f.c:12");
+    assert_int_equal(dc.dtors, 1);
+    assert_int_equal(dc.seen, 105);
+    dc.destroy = true;   /* now destroy it from dropped */
+    assert_int_equal(mguard_cache_set(dc.c, MGUARD_CACHE_KEYS(&p), &v, 0), MGUARD_OK);
+    mguard_on_destroy(ctx, &p);
+    assert_string_equal(dc.text, "death of point p");
+    assert_int_equal(dc.dtors, 2);
+    assert_int_equal(dc.seen, 105);
+    test_ctx_finish(ctx, &al);
+}
+
+/* A compute spoiled by a mutation of its key remembers the reason with
+   the object's name, as a drop does. */
+static mguard_ctx *spoil_ctx;
+static mguard_status compute_mutates_its_key(mguard_cache_job *job, void *value, void *user)
+{
+    long v = 3;
+    (void)user;
+    memcpy(value, &v, sizeof v);
+    mguard_on_mutation_at(spoil_ctx, mguard_cache_job_key(job, 0), "x", "k.c", 4);
+    return MGUARD_OK;
+}
+static void test_a_spoiled_compute_remembers_the_named_reason(void **state)
+{
+    namer nm;
+    mguard_ctx *ctx;
+    mguard_cache *c;
+    mguard_cache_reason r;
+    mguard_status st;
+    static int k;
+    char text[128];
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    namer_add(&nm, &k, "key k");
+    ctx = spoil_ctx = named_ctx(&nm, NULL, NULL);
+    c = long_cache(ctx, false, NULL, NULL);
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k), compute_mutates_its_key, NULL, &st));
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(nm.calls, 1);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k), &r), MGUARD_OK);
+    mguard_cache_reason_format(&r, text, sizeof text);
+    assert_string_equal(text, "mutation of key k.x at k.c:4");
+    test_ctx_finish(ctx, NULL);
+}
+
+/* mguard_cache_job_key: the tuple's keys in order, NULL past the last
+   and for a job not running (NULL). */
+static const void *seen_keys[MGUARD_CACHE_MAX_KEYS + 1];
+static mguard_status compute_reads_keys(mguard_cache_job *job, void *value, void *user)
+{
+    size_t i;
+    (void)value; (void)user;
+    for (i = 0; i <= MGUARD_CACHE_MAX_KEYS; i++) seen_keys[i] = mguard_cache_job_key(job, i);
+    return MGUARD_OK;
+}
+static void test_job_key_reads_the_tuple_in_order(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    static int a, b, d;
+    mguard_status st;
+    (void)state;
+    assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&a, &b, &d), compute_reads_keys, NULL, &st));
+    assert_int_equal(st, MGUARD_OK);
+    assert_ptr_equal(seen_keys[0], &a);
+    assert_ptr_equal(seen_keys[1], &b);
+    assert_ptr_equal(seen_keys[2], &d);
+    assert_null(seen_keys[3]);
+    assert_null(seen_keys[4]);
+    assert_null(mguard_cache_job_key(NULL, 0));
+    test_ctx_finish(ctx, NULL);
 }
 
 int main(void)
@@ -2333,6 +2817,16 @@ int main(void)
         cmocka_unit_test(test_a_cache_set_keeps_a_key_tuple_read_from_a_weak_table),
         cmocka_unit_test(test_two_attributes_of_one_object_each_drop_the_entry),
         cmocka_unit_test(test_every_attribute_of_one_object_past_the_first_eight_dependencies_drops),
+        cmocka_unit_test(test_log_reasons_reach_the_default_logger),
+        cmocka_unit_test(test_describe_names_objects_in_lines_and_reasons),
+        cmocka_unit_test(test_an_unnamed_object_prints_as_its_address),
+        cmocka_unit_test(test_an_event_is_described_once),
+        cmocka_unit_test(test_describe_never_sees_an_object_destroyed_meanwhile),
+        cmocka_unit_test(test_describe_may_destroy_the_cache_it_names_for),
+        cmocka_unit_test(test_dropped_is_told_each_drop_before_its_destructor),
+        cmocka_unit_test(test_dropped_sees_the_entry_gone_and_the_reason_named),
+        cmocka_unit_test(test_job_key_reads_the_tuple_in_order),
+        cmocka_unit_test(test_a_spoiled_compute_remembers_the_named_reason),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1129,10 +1129,10 @@ static void test_ledger_list_of_the_context(void **state)
 /* A dependency declared twice is kept once, also once the job keeps a set
    of them (past 8): the stored entry has one slot per dependency. */
 static int dd_objs[10], dd_x, dd_key;
-static mguard_status declare_twice(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status declare_twice(mguard_cache_job *job, void *value, void *user)
 {
     int i;
-    (void)keys; (void)nkeys; (void)value; (void)user;
+    (void)value; (void)user;
     for (i = 0; i < 10; i++) assert_int_equal(mguard_cache_job_depend(job, &dd_objs[i], NULL), MGUARD_OK);
     assert_int_equal(mguard_cache_job_depend(job, &dd_x, "a"), MGUARD_OK);
     assert_int_equal(mguard_cache_job_depend(job, &dd_x, "a"), MGUARD_OK);

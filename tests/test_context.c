@@ -466,6 +466,46 @@ static void test_destroy_callbacks_find_destroyed_siblings_refused(void **state)
     assert_int_equal(al.live_bytes, 0);
 }
 
+/* The context's describe hook names, in the scope's warnings, a component
+   the program passed (the address when it leaves the name empty). */
+static void name_widgets(const void *obj, char *buf, size_t size, void *user)
+{
+    int *calls = (int *)user;
+    (*calls)++;
+    if (*(const int *)obj == 7) snprintf(buf, size, "widget #%d", *(const int *)obj);
+}
+
+static void test_describe_names_components_in_scope_warnings(void **state)
+{
+#ifndef MGUARD_NO_SCOPE
+    test_log log;
+    mguard_ctx_desc d;
+    mguard_ctx *ctx;
+    mguard_scope *s;
+    int calls = 0;
+    static int named = 7, unnamed = 8;
+    (void)state;
+    memset(&log, 0, sizeof log);
+    memset(&d, 0, sizeof d);
+    d.logger.func = test_log_fn;
+    d.logger.user = &log;
+    d.describe.func = name_widgets;
+    d.describe.user = &calls;
+    ctx = mguard_ctx_create(&d);
+    s = mguard_scope_create(ctx, NULL);
+    assert_int_equal(mguard_scope_enter(s, &named), MGUARD_NOT_FOUND);
+    EXPECT_LOG(log, log.warnings, "mguard_scope_enter: component widget #7 has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)");
+    assert_int_equal(mguard_scope_exit(s, &unnamed), MGUARD_NOT_FOUND);
+    EXPECT_LOG(log, log.warnings, "mguard_scope_exit: exiting component %p, which was never entered (during forward)", (void *)&unnamed);
+    assert_int_equal(mguard_scope_attach(s, &named, &unnamed, "child"), MGUARD_NOT_FOUND);
+    EXPECT_LOG(log, log.warnings, "mguard_scope_attach: the parent widget #7 has no name");
+    assert_int_equal(calls, 3);
+    mguard_ctx_destroy(ctx);
+#else
+    (void)state;
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -483,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_destroy_callbacks_find_destroyed_siblings_refused),
         cmocka_unit_test(test_a_destroy_refused_inside_the_destroy_keeps_the_lock_balanced),
         cmocka_unit_test(test_status_str_of_unknown_status),
+        cmocka_unit_test(test_describe_names_components_in_scope_warnings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -572,10 +572,10 @@ static void test_cache_used_after_its_context_is_destroyed_or_as_another_kind_is
    compute returns (the destroy is deferred), then leaves the registry. */
 typedef struct cache_in_compute { mguard_cache *c; size_t count; } cache_in_compute;
 
-static mguard_status compute_destroys_cache(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status compute_destroys_cache(mguard_cache_job *job, void *value, void *user)
 {
     cache_in_compute *cc = (cache_in_compute *)user;
-    (void)job; (void)keys; (void)nkeys;
+    (void)job;
     mguard_cache_destroy(cc->c);
     cc->count = mguard_cache_count(cc->c) + 1;   /* still live: 0 entries, no log */
     *(long *)value = 5;

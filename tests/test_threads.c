@@ -186,7 +186,7 @@ static void cl_invalidate_never(void *guard, const void *obj, const char *attr, 
 }
 /* The compute of section 11: a callback that calls two functions of the
    lock layer (each takes the lock once more: counted like a callback). */
-static mguard_status cl_compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user);
+static mguard_status cl_compute(mguard_cache_job *job, void *value, void *user);
 static bool cl_retain(void *obj, void *user)
 {
     (void)obj;
@@ -210,14 +210,16 @@ static int g_cl_ndone;
         snprintf(g_cl_done[g_cl_ndone++], sizeof g_cl_done[0], "%s", name); \
     } while (0)
 
-static mguard_status cl_compute(mguard_cache_job *job, const void *const *keys, size_t nkeys, void *value, void *user)
+static mguard_status cl_compute(mguard_cache_job *job, void *value, void *user)
 {
-    (void)keys; (void)nkeys; (void)user;
     cl_callback_seen();
-    cl_callback_seen();   /* the lock taken by each of the two calls */
+    cl_callback_seen();   /* the lock taken by each of the three calls */
+    cl_callback_seen();
     cl_callback_seen();
     assert_int_equal(mguard_cache_job_depend(job, user, "w"), MGUARD_OK);
     assert_int_equal(mguard_cache_job_set_cost(job, 2), MGUARD_OK);
+    assert_non_null(mguard_cache_job_key(job, 0));
+    snprintf(g_cl_done[g_cl_ndone++], sizeof g_cl_done[0], "%s", "mguard_cache_job_key");
     snprintf(g_cl_done[g_cl_ndone++], sizeof g_cl_done[0], "%s", "mguard_cache_job_depend");
     snprintf(g_cl_done[g_cl_ndone++], sizeof g_cl_done[0], "%s", "mguard_cache_job_set_cost");
     *(int *)value = 7;
@@ -321,7 +323,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_on_mutation_at", mguard_on_mutation_at(ctx, &o1, "x", __FILE__, __LINE__));
     /* 11: a guarded cache (no value destructor) */
     {
-        mguard_cache_desc cd = {sizeof(int), NULL, 0, 0, false, NULL, NULL};
+        mguard_cache_desc cd = {sizeof(int), NULL, 0, 0, false, NULL, NULL, NULL};
         mguard_cache *cc;
         mguard_cache_iter cit;
         mguard_cache_stats cs;
