@@ -403,7 +403,8 @@ MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
 
 /* Which components (modules, scene nodes, pipeline stages, frames) is the
    program inside? Fully qualified names ("Net.encoder.layer0"), an active
-   set that always holds the root, counted entries; names held weakly.
+   set that always holds the root, counted entries, counters per name (self
+   and total); names held weakly.
    See docs/guide.md, "The scope hierarchy tracker". */
 typedef struct mguard_scope mguard_scope;
 
