@@ -418,7 +418,8 @@ MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
 
 /* Which components (modules, scene nodes, pipeline stages, frames) is the
    program inside? Fully qualified names ("Net.encoder.layer0"), an active
-   set that always holds the root, counted entries; names held weakly.
+   set that always holds the root, counted entries, counters per name (self
+   and total); names held weakly.
    See docs/guide.md, "The scope hierarchy tracker". */
 typedef struct mguard_scope mguard_scope;
 
@@ -450,7 +451,7 @@ typedef struct mguard_scope_desc {
 } mguard_scope_desc;
 #define MGUARD_SCOPE_MAX_PHASES 16
 typedef enum mguard_scope_format {
-    MGUARD_SCOPE_TABLE = 0,  /* one row per name: each counter's total */
+    MGUARD_SCOPE_TABLE = 0,  /* one row per name: each counter's self and total */
     MGUARD_SCOPE_TREE,       /* the same, as a tree indented by name */
     MGUARD_SCOPE_TRACE_JSON  /* the recorded spans, Chrome trace-event JSON */
 } mguard_scope_format;
@@ -515,14 +516,19 @@ MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
 /* End of a pass: frames closed, just the root active, phase 0; names and
    counters stay. EINVAL for NULL s. Cost: O(depth). */
 MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
-/* Add amount to counter ("flops") of every active name, root included, once
-   each. EINVAL: NULL s, NULL or empty counter, amount not finite. ENOMEM:
-   nothing changed. Cost: O(active names + counters). */
+/* Add amount to counter ("flops"): to the total of every active name, root
+   included, once each, and to the self of the innermost frame's name (the
+   root's with none open). A count stays with the name it was added under:
+   a component renamed or moved under another parent counts on under its
+   new name, its old name keeps what it had. EINVAL: NULL s, NULL or empty
+   counter, amount not finite. ENOMEM: nothing changed. Cost: O(active
+   names + counters). */
 MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount);
-/* counter's total for fqn; 0 when unknown or NULL. Cost: a hash of fqn, a lookup, O(counters). */
-MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter);
+/* counter's total for fqn; its self into *self unless self is NULL. 0 (and
+   *self 0) when unknown or NULL. Cost: a hash of fqn, a lookup, O(counters). */
+MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter, double *self);
 /* A report, snprintf-style (buf may be NULL when cap is 0; returns the full
-   length): TABLE/TREE, every name ever entered with each counter's total;
+   length): TABLE/TREE, every name ever entered with each counter's self and total;
    TRACE_JSON, the spans as a Chrome trace-event file. 0 (logged) for NULL
    s, an unknown format, TREE out of memory. Cost: O(names x counters +
    name lengths) (TREE: + a hash per dotted prefix), or O(spans). */
@@ -1602,7 +1608,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(size_t, scope_phase, (const mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
     X(mguard_status, scope_reset, (mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
     X(mguard_status, scope_add, (mguard_scope *s, const char *counter, double amount), (s, counter, amount), mguard__ctx_of_scope(s)) \
-    X(double, scope_counter, (const mguard_scope *s, const char *fqn, const char *counter), (s, fqn, counter), mguard__ctx_of_scope(s)) \
+    X(double, scope_counter, (const mguard_scope *s, const char *fqn, const char *counter, double *self), (s, fqn, counter, self), mguard__ctx_of_scope(s)) \
     X(size_t, scope_report, (mguard_scope *s, mguard_scope_format format, char *buf, size_t cap), (s, format, buf, cap), mguard__ctx_of_scope(s)) \
     X(size_t, scope_report_write, (mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user), (s, format, fn, user), mguard__ctx_of_scope(s)) \
     X(mguard_status, scope_clear_trace, (mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
@@ -4657,7 +4663,8 @@ static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
    for what is attached under it, and counts as unnamed until named again); FRAMED, a
    mark forget sets and clears within the call.
    recs: one per name ever entered (rec 0 the root), indexed by interned name, in order
-   of first entry; vals[k] is counters[k] (vals[ncounters.. capvals) are 0); active
+   of first entry; vals[2k] is counters[k]'s self, vals[2k + 1] its total (the
+   columns of a report; capvals counters fit, those past ncounters are 0); active
    counts open frames with that name (+1: root).
    active[0..nactive): the records with active > 0, each once, in the order they became
    active; active[0] is the root.
@@ -4688,7 +4695,7 @@ typedef struct mguard__scope_naming {
 typedef struct mguard__scope_rec {
     const char *name;          /* index key: must stay first */
     uint32_t active, capvals;
-    double *vals;
+    double *vals;              /* 2 x capvals: self, total */
 } mguard__scope_rec;
 typedef struct mguard__scope_frame { const void *comp; uint32_t rec, event, phase; } mguard__scope_frame;
 typedef struct mguard__scope_event {
@@ -5888,7 +5895,8 @@ static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, dou
         k = s->ncounters;
     }
     /* Grow every active record's counter array first (capacity only: the
-       new slots are zero, so a failure part-way changes nothing visible). */
+       new slots are zero, so a failure part-way changes nothing visible).
+       The innermost frame's record is one of them. */
     for (i = 0; i < s->nactive; i++) {
         mguard__scope_rec *r = &s->recs[s->active[i]];
         if (r->capvals <= k) {
@@ -5896,30 +5904,35 @@ static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, dou
             double *nv;
             uint32_t j;
             while (ncap <= k) ncap *= 2;
-            nv = (double *)mguard__realloc(ctx, r->vals, (size_t)ncap * sizeof *nv);
+            nv = (double *)mguard__realloc(ctx, r->vals, (size_t)ncap * 2 * sizeof *nv);
             if (!nv) goto oom;
-            for (j = r->capvals; j < ncap; j++) nv[j] = 0.0;
+            for (j = 2 * r->capvals; j < 2 * ncap; j++) nv[j] = 0.0;
             r->vals = nv;
             r->capvals = ncap;
         }
     }
     if (ic) s->counters[s->ncounters++] = ic;
-    for (i = 0; i < s->nactive; i++) s->recs[s->active[i]].vals[k] += amount;
+    for (i = 0; i < s->nactive; i++) s->recs[s->active[i]].vals[2 * k + 1] += amount;
+    s->recs[s->nframes ? s->frames[s->nframes - 1].rec : 0].vals[2 * k] += amount;
     return MGUARD_OK;
 oom:
     mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
     return MGUARD_ENOMEM;
 }
 
-static double mguard__scope_val(const mguard__scope_rec *r, uint32_t k) { return k < r->capvals ? r->vals[k] : 0.0; }
+/* Column c of record r: counter c / 2's self (c even) or total (c odd). */
+static double mguard__scope_val(const mguard__scope_rec *r, uint32_t c) { return c / 2 < r->capvals ? r->vals[c] : 0.0; }
 
-static double mguard__scope_counter(const mguard_scope *s, const char *fqn, const char *counter)
+static double mguard__scope_counter(const mguard_scope *s, const char *fqn, const char *counter, double *self)
 {
     uint32_t r, k;
+    if (self) *self = 0.0;
     if (!mguard__scope_ok(s) || !fqn || !counter) return 0.0;
     r = mguard__scope_rec_lookup(s, fqn);
     k = mguard__scope_counter_find(s, counter);
-    return (r && k != UINT32_MAX) ? mguard__scope_val(&s->recs[r - 1], k) : 0.0;
+    if (!r || k == UINT32_MAX) return 0.0;
+    if (self) *self = mguard__scope_val(&s->recs[r - 1], 2 * k);
+    return mguard__scope_val(&s->recs[r - 1], 2 * k + 1);
 }
 
 /* ---- reports -------------------------------------------------------------
@@ -6002,14 +6015,15 @@ static uint32_t mguard__scope_tree_next(const mguard__scope_tree *t, uint32_t i)
     return UINT32_MAX;
 }
 
-/* Rows of the table (t NULL) or the tree; w holds one width per counter. */
+/* Rows of the table (t NULL) or the tree; w holds one width per column, nc
+   columns: each counter's self ("flops.self"), then its total ("flops.total"). */
 static void mguard__scope_render_rows(mguard_scope *s, mguard__out *o, const mguard__scope_tree *t, uint32_t n,
                                       size_t *w, uint32_t nc)
 {
     uint32_t k, i;
     size_t w0 = 5;
     char num[64];
-    for (k = 0; k < nc; k++) w[k] = strlen(s->counters[k]);
+    for (k = 0; k < nc; k++) w[k] = strlen(s->counters[k / 2]) + (k & 1 ? 6 : 5);
     /* pass 1: widths */
     for (i = 0; i != UINT32_MAX; i = t ? mguard__scope_tree_next(t, i) : (i + 1 < n ? i + 1 : UINT32_MAX)) {
         size_t l = strlen(mguard__scope_label(s, t, i)) + (t ? 2 * (size_t)t->depth[i] : 0);
@@ -6023,8 +6037,9 @@ static void mguard__scope_render_rows(mguard_scope *s, mguard__out *o, const mgu
     mguard__out_str(o, "scope");
     if (nc) mguard__out_pad(o, w0 - 5);
     for (k = 0; k < nc; k++) {
-        mguard__out_pad(o, 2 + w[k] - strlen(s->counters[k]));
-        mguard__out_str(o, s->counters[k]);
+        mguard__out_pad(o, 2 + w[k] - strlen(s->counters[k / 2]) - (k & 1 ? 6 : 5));
+        mguard__out_str(o, s->counters[k / 2]);
+        mguard__out_str(o, k & 1 ? ".total" : ".self");
     }
     mguard__out_put(o, "\n", 1);
     for (i = 0; i != UINT32_MAX; i = t ? mguard__scope_tree_next(t, i) : (i + 1 < n ? i + 1 : UINT32_MAX)) {
@@ -6084,15 +6099,15 @@ static void mguard__scope_render_trace(mguard_scope *s, mguard__out *o)
 static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, mguard__out *o, const char *fn)
 {
     mguard__scope_tree tree, *t = NULL;
-    uint32_t n = s->nrecs, nc = s->ncounters;
-    size_t wsmall[16], *w = wsmall, len;
+    uint32_t n = s->nrecs, nc = 2 * s->ncounters;   /* columns */
+    size_t wsmall[32], *w = wsmall, len;
     if (format != MGUARD_SCOPE_TABLE && format != MGUARD_SCOPE_TREE && format != MGUARD_SCOPE_TRACE_JSON) {
         mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
         mguard__out_end(o);
         return 0;
     }
     /* temporary memory first, before anything is written */
-    if (format != MGUARD_SCOPE_TRACE_JSON && nc > 16) w = (size_t *)mguard__alloc(s->hd.ctx, nc * sizeof *w);
+    if (format != MGUARD_SCOPE_TRACE_JSON && nc > 32) w = (size_t *)mguard__alloc(s->hd.ctx, nc * sizeof *w);
     if (w && format == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
     if (!w || (format == MGUARD_SCOPE_TREE && !t)) {
         if (w && w != wsmall) mguard__free(s->hd.ctx, w);
@@ -6165,7 +6180,7 @@ static mguard_status mguard__scope_check(mguard__part *p)
         for (j = 0; j < s->nactive; j++) inlist += s->active[j] == i;
         MGUARD__CHECK(ctx, r->active == n, "scope %p: %s counts %u frames, has %u", (void *)s, r->name, r->active, n);
         MGUARD__CHECK(ctx, inlist == (n > 0), "scope %p: %s is listed %u times in the active set", (void *)s, r->name, inlist);
-        for (j = s->ncounters; j < r->capvals; j++)
+        for (j = 2 * s->ncounters; j < 2 * r->capvals; j++)
             MGUARD__CHECK(ctx, r->vals[j] == 0.0, "scope %p: %s has a value past the last counter", (void *)s, r->name);
     }
     for (i = 0; i < s->nframes; i++) {

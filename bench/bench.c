@@ -1135,8 +1135,8 @@ static double mg_scope_add(fx *f, int active)
         r = el / ((double)passes * (double)f->n);
     }
     total = (double)passes * (double)f->n;
-    CHECK(mguard_scope_counter(s, "Global", "flops") == total, "mguard scope add (root)");
-    CHECK(mguard_scope_counter(s, "Net.c6", "flops") == total, "mguard scope add (innermost)");
+    CHECK(mguard_scope_counter(s, "Global", "flops", NULL) == total, "mguard scope add (root)");
+    CHECK(mguard_scope_counter(s, "Net.c6", "flops", NULL) == total, "mguard scope add (innermost)");
     mguard_ctx_destroy(c);
     return r;
 }

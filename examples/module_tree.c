@@ -3,18 +3,18 @@
    A small network of nested modules runs forward and then backward. Every
    module calls mguard_scope_enter/_exit around its work (the forward pre-
    and post-hooks); the leaf operations ask the tracker which modules are
-   active and charge their FLOPs to all of them with mguard_scope_add. At
-   the end the program prints the per-module totals as a tree and writes
-   the enter/exit spans as a Chrome trace (open it in https://ui.perfetto.dev
-   or chrome://tracing).
+   active and charge their FLOPs with mguard_scope_add: to the leaf's own
+   count (self) and to the total of every module it is inside. At the end
+   the program prints self and total per module as a tree and the
+   enter/exit spans as a Chrome trace (save it to a file and open it in
+   https://ui.perfetto.dev or chrome://tracing).
 
-   Usage: module_tree [trace.json]    (default: $TMPDIR or /tmp) */
+   Usage: module_tree [trace.json]    (no argument: the trace on stdout) */
 #define STB_DS_IMPLEMENTATION
 #define MGUARD_IMPLEMENTATION
 #include "mguard.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 /* A module: a type, named children, and for leaves a matrix size. */
 typedef struct module module;
@@ -101,6 +101,13 @@ static void write_file(const char *data, size_t len, void *user)
     fwrite(data, 1, len, (FILE *)user);
 }
 
+/* One module's FLOPs: its own and its subtree's. */
+static void show_flops(const char *name)
+{
+    double self, total = mguard_scope_counter(tracker, name, "flops", &self);
+    printf("  %-18s %6g of its own, %6g in all\n", name, self, total);
+}
+
 int main(int argc, char **argv)
 {
     mguard_ctx_desc cdesc = {0};
@@ -111,8 +118,6 @@ int main(int argc, char **argv)
     module fc0a = {"Linear", 0, {0}, {0}, 16, 32}, fc0b = {"Linear", 0, {0}, {0}, 32, 16};
     module fc1a = {"Linear", 0, {0}, {0}, 16, 32}, fc1b = {"Linear", 0, {0}, {0}, 32, 16};
     module head = {"Linear", 0, {0}, {0}, 16, 10};
-    char path[512];
-    const char *dir = getenv("TMPDIR");
     FILE *f;
 
     cdesc.logger.func = log_line;
@@ -149,18 +154,25 @@ int main(int argc, char **argv)
     mguard_scope_exit(tracker, &head);   /* logged once */
     mguard_scope_exit(tracker, &head);   /* identical: not logged again */
 
-    printf("\nFLOPs and parameters per module (forward + backward):\n");
+    printf("\nFLOPs and parameters per module (forward + backward), self and total:\n");
     mguard_scope_report_write(tracker, MGUARD_SCOPE_TREE, write_file, stdout);
+    printf("\nthe same, asked one module at a time:\n");
+    show_flops("Net");
+    show_flops("Net.encoder.0");
+    show_flops("Net.encoder.0.fc1");
 
-    if (argc > 1) snprintf(path, sizeof path, "%s", argv[1]);
-    else snprintf(path, sizeof path, "%s/mguard_module_tree.trace.json", dir && *dir ? dir : "/tmp");
-    f = fopen(path, "w");
-    if (f) {
-        size_t n = mguard_scope_report_write(tracker, MGUARD_SCOPE_TRACE_JSON, write_file, f);
-        fclose(f);
-        printf("\nwrote %lu bytes of Chrome trace to %s\n", (unsigned long)n, path);
+    if (argc > 1) {
+        f = fopen(argv[1], "w");
+        if (f) {
+            size_t n = mguard_scope_report_write(tracker, MGUARD_SCOPE_TRACE_JSON, write_file, f);
+            fclose(f);
+            printf("\nwrote %lu bytes of Chrome trace to %s\n", (unsigned long)n, argv[1]);
+        } else {
+            printf("\ncould not write %s\n", argv[1]);
+        }
     } else {
-        printf("\ncould not write %s\n", path);
+        printf("\nthe Chrome trace (module_tree FILE writes it to FILE instead):\n");
+        mguard_scope_report_write(tracker, MGUARD_SCOPE_TRACE_JSON, write_file, stdout);
     }
 
     mguard_ctx_destroy(ctx);    /* destroys the tracker too */

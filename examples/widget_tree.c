@@ -1,13 +1,15 @@
 /* widget_tree.c - names for a widget tree that the program edits.
 
    A GUI renders a tree of widgets in two phases, layout and paint, and
-   charges the time of each to every widget it is inside. The tree changes
-   after its first render, as a real GUI's does:
+   charges the time of each to the widgets it is inside: each widget's own
+   time (self) and its subtree's (total), as a profiler shows them. The
+   tree changes after its first render, as a real GUI's does:
      1. a button is added to a toolbar that was already named, and attached
         under it, so it is "App.main.toolbar.save", not just "Button";
      2. a dialog is renamed, and its buttons follow;
      3. a list is refilled: its rows are forgotten and walked again.
-   After each step the program prints the names the tracker gives. */
+   After each step the program prints the names the tracker gives; at the
+   end, the time per widget, which stays with the name it was charged to. */
 #define STB_DS_IMPLEMENTATION
 #define MGUARD_IMPLEMENTATION
 #include "mguard.h"
@@ -122,8 +124,12 @@ int main(void)
     printf("\ntime per widget, three renders:\n");
     {
         char table[2048];
+        double self, total = mguard_scope_counter(scope, "App.main.list", "us", &self);
         mguard_scope_report(scope, MGUARD_SCOPE_TREE, table, sizeof table);
         fputs(table, stdout);
+        printf("App.main.list: %g us of its own, %g with its rows\n", self, total);
+        printf("App.main.list.1: %g us, two renders of row1 and one of row2 (a count stays with its name)\n",
+               mguard_scope_counter(scope, "App.main.list.1", "us", NULL));
     }
     mguard_ctx_destroy(ctx);
     return 0;

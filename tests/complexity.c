@@ -612,7 +612,7 @@ SCOPE_QUERY(r_scope_current, mguard_scope_current(s) != NULL)
 SCOPE_QUERY(r_scope_depth, mguard_scope_depth(s) == c->n)
 SCOPE_QUERY(r_scope_set_phase, mguard_scope_set_phase(s, i & 1) == MGUARD_OK)
 SCOPE_QUERY(r_scope_phase, mguard_scope_phase(s) < 1000)
-SCOPE_QUERY(r_scope_counter, mguard_scope_counter(s, mguard_scope_current(s), "flops") >= 0.0)
+SCOPE_QUERY(r_scope_counter, mguard_scope_counter(s, mguard_scope_current(s), "flops", NULL) >= 0.0)
 SCOPE_QUERY(r_scope_is_active, mguard_scope_is_active(s, mguard_scope_current(s)))
 static void count_bytes(const char *data, size_t len, void *user)
 {

@@ -1032,7 +1032,10 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
     } else if (k == FZ_S_COUNTER) {
         const char *fqn = op->a % 10 == 8 ? "Global" : op->a % 10 == 9 ? NULL : fz_strings[op->a % 10];
         const char *counter = fz_counters[op->b % 4];
-        r[0] = fz_dbits(mg ? mguard_scope_counter(S->scope, fqn, counter) : model_scope_counter(S->mscope, fqn, counter));
+        double self = -1.0;
+        r[0] = fz_dbits(mg ? mguard_scope_counter(S->scope, fqn, counter, (op->c & 1) ? &self : NULL)
+                           : model_scope_counter(S->mscope, fqn, counter, (op->c & 1) ? &self : NULL));
+        r[1] = fz_dbits(self);
     } else if (k == FZ_S_REPORT) {
         /* mguard only (a TREE report allocates: one allocating step) */
         fq = fz_fault_pre(side);
@@ -1701,7 +1704,8 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
    all zero once the context is gone); a write handed to apply never
    belongs to an object destroyed earlier in that apply; reports as in
    fz_check_report, the trace strict JSON; the root's counters equal to
-   the sum of the amounts accepted, in order. */
+   the sum of the amounts accepted, in order (its self: of those accepted
+   with no frame open). */
 
 #define FZ_XOBJ 12
 #define FZ_XLED 3
@@ -1722,6 +1726,7 @@ static struct fz_aux {
     int smode;                 /* the scope's callback behaviour, FZ_XS_* bits */
     const char *root;
     double root_total[2];      /* "flops", "mem" of the root: accepted adds */
+    double root_self[2];       /* the same, accepted at depth 0 */
     uint8_t clock_next;
     long calls, retains;       /* hooks and callbacks called (figures) */
     const void *self_destroyed; /* destroyed by type_name during its own lookup */
@@ -2177,10 +2182,12 @@ static void fz_xcheck(void)
         if (n < sizeof path && depth != mguard_scope_depth(fz_x.scope)) fz_fail("aux: path %s at depth %lu", path, (unsigned long)mguard_scope_depth(fz_x.scope));
         if (np < 1 || strcmp(par[0], fz_x.root) != 0 || !mguard_scope_is_active(fz_x.scope, fz_x.root)) fz_fail("aux: the root is not active");
         if (!mguard_scope_current(fz_x.scope) || !mguard_scope_is_active(fz_x.scope, mguard_scope_current(fz_x.scope))) fz_fail("aux: current is not active");
-        for (i = 0; i < 2; i++)
-            if (fz_dbits(mguard_scope_counter(fz_x.scope, fz_x.root, fz_counters[i])) != fz_dbits(fz_x.root_total[i]))
-                fz_fail("aux: root counter %s is %g, the accepted adds sum to %g", fz_counters[i],
-                        mguard_scope_counter(fz_x.scope, fz_x.root, fz_counters[i]), fz_x.root_total[i]);
+        for (i = 0; i < 2; i++) {
+            double self, total = mguard_scope_counter(fz_x.scope, fz_x.root, fz_counters[i], &self);
+            if (fz_dbits(total) != fz_dbits(fz_x.root_total[i]) || fz_dbits(self) != fz_dbits(fz_x.root_self[i]))
+                fz_fail("aux: root counter %s is %g (self %g), the accepted adds sum to %g (%g)", fz_counters[i],
+                        total, self, fz_x.root_total[i], fz_x.root_self[i]);
+        }
     }
 }
 
@@ -2344,7 +2351,7 @@ static void fz_xscope(const fz_op *op)
         d.user = &fz_x;
         fz_x.smode = op->b;
         fz_x.root = (op->c & 1) ? "Root" : "Global";
-        fz_x.root_total[0] = fz_x.root_total[1] = 0.0;
+        fz_x.root_total[0] = fz_x.root_total[1] = fz_x.root_self[0] = fz_x.root_self[1] = 0.0;
         fz_x.clock_next = (uint8_t)(op->b ^ op->c);   /* extremes from the first call on */
         fz_x.scope = mguard_scope_create(fz_x.ctx, &d);
         if (!fz_x.scope && !fz_x.alloc.fail_at) fz_fail("aux: scope_create failed");
@@ -2390,7 +2397,11 @@ static void fz_xscope(const fz_op *op)
     case 5: {
         int c = op->c & 1;
         double amount = fz_num((uint8_t)(op->c >> 1));
-        if (mguard_scope_add(s, fz_counters[c], amount) == MGUARD_OK) fz_x.root_total[c] += amount;
+        size_t depth = mguard_scope_depth(s);
+        if (mguard_scope_add(s, fz_counters[c], amount) == MGUARD_OK) {
+            fz_x.root_total[c] += amount;
+            if (!depth) fz_x.root_self[c] += amount;
+        }
         break;
     }
     case 6: {
@@ -2412,9 +2423,10 @@ static void fz_xscope(const fz_op *op)
     case 12: fz_xdestroy(o); break;
     default: {
         const char *par[4];
+        double self;
         (void)mguard_scope_parents(s, par, op->c % 5);
         (void)mguard_scope_is_active(s, fz_xnames[op->c % 6]);
-        (void)mguard_scope_counter(s, fz_xnames[op->c % 6], fz_counters[op->c % 4]);
+        (void)mguard_scope_counter(s, fz_xnames[op->c % 6], fz_counters[op->c % 4], (op->c & 8) ? &self : NULL);
         break;
     }
     }

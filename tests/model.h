@@ -785,12 +785,13 @@ typedef struct model_scope {
     model_sactive *a;        /* active names in order of activation, root excluded */
     size_t na;
     size_t phase;             /* of the default two: 0 forward, 1 backward */
-    struct model_scount *cnt; /* counter totals by (name, counter), first use order */
+    struct model_scount *cnt; /* counters by (name, counter), first use order */
     size_t ncnt;
 } model_scope;
 
-/* One counter total: counter `counter` of name `name` (the root included). */
-typedef struct model_scount { const char *name, *counter; double total; } model_scount;
+/* Counter `counter` of name `name` (the root included): what was added while
+   the name was active (total) and while it was the innermost frame's (self). */
+typedef struct model_scount { const char *name, *counter; double total, self; } model_scount;
 
 #define MODEL_SCOPE_ROOT "Global"
 
@@ -1051,14 +1052,15 @@ MODEL_DEF void model__scount_add(model_scope *s, const char *name, const char *c
         model_scount z;
         z.name = name;
         z.counter = counter;
-        z.total = 0.0;
+        z.total = z.self = 0.0;
         MODEL__PUSH(s->cnt, s->ncnt, z);
         t = &s->cnt[s->ncnt - 1];
     }
     t->total += amount;
 }
 
-/* amount to counter of the root and of each active name, once each. */
+/* amount to counter of the root and of each active name, once each, and to
+   the self of the innermost frame's name (the root's with no frame). */
 MODEL_DEF mguard_status model_scope_add(model_scope *s, const char *counter, double amount)
 {
     size_t j;
@@ -1066,12 +1068,14 @@ MODEL_DEF mguard_status model_scope_add(model_scope *s, const char *counter, dou
     if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
     model__scount_add(s, MODEL_SCOPE_ROOT, counter, amount);
     for (j = 0; j < s->na; j++) model__scount_add(s, s->a[j].name, counter, amount);
+    model__scount(s, model_scope_current(s), counter)->self += amount;
     return MGUARD_OK;
 }
 
-MODEL_DEF double model_scope_counter(const model_scope *s, const char *fqn, const char *counter)
+MODEL_DEF double model_scope_counter(const model_scope *s, const char *fqn, const char *counter, double *self)
 {
     const model_scount *t = (s && fqn && counter) ? model__scount(s, fqn, counter) : NULL;
+    if (self) *self = t ? t->self : 0.0;
     return t ? t->total : 0.0;
 }
 

@@ -1037,6 +1037,15 @@ static void net_forward(mguard_scope *s, net_model *n)
     mguard_scope_exit(s, &n->net);
 }
 
+/* fqn's counter as "self/total" (one lookup for both), to compare exactly. */
+static const char *counts(const mguard_scope *s, const char *fqn, const char *counter)
+{
+    static char buf[64];
+    double self = -1, total = mguard_scope_counter(s, fqn, counter, &self);
+    snprintf(buf, sizeof buf, "%g/%g", self, total);
+    return buf;
+}
+
 static void test_counters_go_to_every_active_name_once(void **state)
 {
     fixture *f = (fixture *)*state;
@@ -1044,22 +1053,146 @@ static void test_counters_go_to_every_active_name_once(void **state)
     comp fib;
     net_init(&n);
     net_forward(f->s, &n);
-    assert_true(mguard_scope_counter(f->s, "Global", "flops") == 1320.5);
-    assert_true(mguard_scope_counter(f->s, "Net", "flops") == 1320.5);
-    assert_true(mguard_scope_counter(f->s, "Net.encoder", "flops") == 1200);
-    assert_true(mguard_scope_counter(f->s, "Net.encoder.layer1", "flops") == 600);
-    assert_true(mguard_scope_counter(f->s, "Net.head", "bytes") == 4096);
-    assert_true(mguard_scope_counter(f->s, "Net.encoder", "bytes") == 0);
-    assert_true(mguard_scope_counter(f->s, "Net.nothing", "flops") == 0);
-    assert_true(mguard_scope_counter(f->s, "Net", "nothing") == 0);
+    assert_true(mguard_scope_counter(f->s, "Global", "flops", NULL) == 1320.5);
+    assert_true(mguard_scope_counter(f->s, "Net", "flops", NULL) == 1320.5);
+    assert_true(mguard_scope_counter(f->s, "Net.encoder", "flops", NULL) == 1200);
+    assert_true(mguard_scope_counter(f->s, "Net.encoder.layer1", "flops", NULL) == 600);
+    assert_true(mguard_scope_counter(f->s, "Net.head", "bytes", NULL) == 4096);
+    assert_true(mguard_scope_counter(f->s, "Net.encoder", "bytes", NULL) == 0);
+    assert_string_equal(counts(f->s, "Net.nothing", "flops"), "0/0");
+    assert_string_equal(counts(f->s, "Net", "nothing"), "0/0");
     /* a name active at three depths is counted once per add */
     comp_init(&fib, "Fib");
     mguard_scope_enter(f->s, &fib);
     mguard_scope_enter(f->s, &fib);
     mguard_scope_enter(f->s, &fib);
     assert_int_equal(mguard_scope_add(f->s, "calls", 1), MGUARD_OK);
-    assert_true(mguard_scope_counter(f->s, "Fib", "calls") == 1);
-    assert_true(mguard_scope_counter(f->s, "Global", "calls") == 1);
+    assert_true(mguard_scope_counter(f->s, "Fib", "calls", NULL) == 1);
+    assert_true(mguard_scope_counter(f->s, "Global", "calls", NULL) == 1);
+}
+
+static void test_counter_self_is_what_was_added_innermost(void **state)
+{
+    fixture *f = (fixture *)*state;
+    net_model n;
+    net_init(&n);
+    net_forward(f->s, &n);
+    net_forward(f->s, &n);
+    assert_string_equal(counts(f->s, "Global", "flops"), "0/2641");
+    assert_string_equal(counts(f->s, "Net", "flops"), "0/2641");
+    assert_string_equal(counts(f->s, "Net.encoder", "flops"), "0/2400");
+    assert_string_equal(counts(f->s, "Net.encoder.layer0", "flops"), "1200/1200");
+    assert_string_equal(counts(f->s, "Net.encoder.layer1", "flops"), "1200/1200");
+    assert_string_equal(counts(f->s, "Net.head", "flops"), "241/241");
+    assert_string_equal(counts(f->s, "Net", "bytes"), "0/8192");
+    assert_string_equal(counts(f->s, "Net.head", "bytes"), "8192/8192");
+    /* with a frame of its own open, a parent's adds are its self */
+    mguard_scope_enter(f->s, &n.net);
+    mguard_scope_add(f->s, "flops", 9);
+    mguard_scope_enter(f->s, &n.enc);
+    mguard_scope_add(f->s, "flops", 1);
+    mguard_scope_exit(f->s, &n.enc);
+    mguard_scope_exit(f->s, &n.net);
+    mguard_scope_add(f->s, "flops", 0.5);       /* no frame open: the root's self */
+    assert_string_equal(counts(f->s, "Net", "flops"), "9/2651");
+    assert_string_equal(counts(f->s, "Net.encoder", "flops"), "1/2401");
+    assert_string_equal(counts(f->s, "Global", "flops"), "0.5/2651.5");
+}
+
+static void test_counter_self_in_recursion(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp fib, a, b;
+    double self = -1;
+    comp_init(&fib, "Fib");
+    comp_init(&a, "A");
+    comp_init(&b, "B");
+    /* Fib > Fib > Fib: one name, charged once, all of it its own */
+    mguard_scope_enter(f->s, &fib);
+    mguard_scope_add(f->s, "calls", 1);
+    mguard_scope_enter(f->s, &fib);
+    mguard_scope_add(f->s, "calls", 1);
+    mguard_scope_enter(f->s, &fib);
+    mguard_scope_add(f->s, "calls", 1);
+    assert_string_equal(counts(f->s, "Fib", "calls"), "3/3");
+    mguard_scope_reset(f->s);
+    /* A > B > A: the innermost frame is A's, B counts it in its total only */
+    mguard_scope_enter(f->s, &a);
+    mguard_scope_enter(f->s, &b);
+    mguard_scope_add(f->s, "calls", 2);
+    mguard_scope_enter(f->s, &a);
+    mguard_scope_add(f->s, "calls", 4);
+    assert_string_equal(counts(f->s, "A", "calls"), "4/6");
+    assert_string_equal(counts(f->s, "B", "calls"), "2/6");
+    assert_string_equal(counts(f->s, "Global", "calls"), "0/9");
+    /* the inner A ends: B is innermost again */
+    mguard_scope_exit(f->s, &a);
+    mguard_scope_add(f->s, "calls", 8);
+    assert_true(mguard_scope_counter(f->s, "B", "calls", &self) == 14 && self == 10);
+}
+
+/* Counts stay with the name they were added under; a component renamed or
+   moved under another parent counts on under its new name. */
+static void test_counters_split_on_reparenting(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp dialog, ok, left, right;
+    comp_init(&dialog, "Dialog");
+    comp_init(&ok, "Button");
+    comp_init(&left, "Panel");
+    comp_init(&right, "Panel");
+    mguard_scope_set_name(f->s, &dialog, "Dialog");
+    mguard_scope_attach(f->s, &dialog, &ok, "ok");
+    mguard_scope_enter(f->s, &ok);
+    mguard_scope_add(f->s, "paints", 1);
+    mguard_scope_exit(f->s, &ok);
+    mguard_scope_set_name(f->s, &dialog, "App.confirm");   /* ok follows: App.confirm.ok */
+    mguard_scope_enter(f->s, &ok);
+    mguard_scope_add(f->s, "paints", 2);
+    mguard_scope_exit(f->s, &ok);
+    assert_string_equal(counts(f->s, "Dialog.ok", "paints"), "1/1");
+    assert_string_equal(counts(f->s, "App.confirm.ok", "paints"), "2/2");
+    /* moved from one parent to another by attach */
+    mguard_scope_set_name(f->s, &left, "Left");
+    mguard_scope_set_name(f->s, &right, "Right");
+    mguard_scope_attach(f->s, &left, &ok, "ok");
+    mguard_scope_enter(f->s, &left);
+    mguard_scope_enter(f->s, &ok);
+    mguard_scope_add(f->s, "paints", 4);
+    /* renamed while its frame is open: the frame keeps its name, so do the adds */
+    mguard_scope_attach(f->s, &right, &ok, "ok");
+    mguard_scope_add(f->s, "paints", 8);
+    mguard_scope_exit(f->s, &ok);
+    mguard_scope_exit(f->s, &left);
+    mguard_scope_enter(f->s, &right);
+    mguard_scope_enter(f->s, &ok);
+    mguard_scope_add(f->s, "paints", 16);
+    mguard_scope_exit(f->s, &ok);
+    mguard_scope_exit(f->s, &right);
+    assert_string_equal(counts(f->s, "Left.ok", "paints"), "12/12");
+    assert_string_equal(counts(f->s, "Left", "paints"), "0/12");
+    assert_string_equal(counts(f->s, "Right.ok", "paints"), "16/16");
+    assert_string_equal(counts(f->s, "Right", "paints"), "0/16");
+    assert_string_equal(counts(f->s, "Global", "paints"), "0/31");
+}
+
+/* A component that dies innermost has its frames closed: the next add is
+   its parent's own. */
+static void test_counter_self_after_innermost_dies(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp outer, inner;
+    comp_init(&outer, "Panel");
+    comp_init(&inner, "Button");
+    mguard_scope_set_name(f->s, &outer, "Outer");
+    mguard_scope_set_name(f->s, &inner, "Outer.inner");
+    mguard_scope_enter(f->s, &outer);
+    mguard_scope_enter(f->s, &inner);
+    mguard_scope_add(f->s, "n", 1);
+    mguard_on_destroy(f->ctx, &inner);
+    mguard_scope_add(f->s, "n", 2);
+    assert_string_equal(counts(f->s, "Outer.inner", "n"), "1/1");
+    assert_string_equal(counts(f->s, "Outer", "n"), "2/3");
 }
 
 static void test_report_table(void **state)
@@ -1072,13 +1205,13 @@ static void test_report_table(void **state)
     net_forward(f->s, &n);
     len = mguard_scope_report(f->s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
     assert_string_equal(buf,
-        "scope                flops  bytes\n"
-        "Global              1320.5   4096\n"
-        "Net                 1320.5   4096\n"
-        "Net.encoder           1200      0\n"
-        "Net.encoder.layer0     600      0\n"
-        "Net.encoder.layer1     600      0\n"
-        "Net.head             120.5   4096\n");
+        "scope               flops.self  flops.total  bytes.self  bytes.total\n"
+        "Global                       0       1320.5           0         4096\n"
+        "Net                          0       1320.5           0         4096\n"
+        "Net.encoder                  0         1200           0            0\n"
+        "Net.encoder.layer0         600          600           0            0\n"
+        "Net.encoder.layer1         600          600           0            0\n"
+        "Net.head                 120.5        120.5        4096         4096\n");
     assert_int_equal(len, strlen(buf));
 }
 
@@ -1096,14 +1229,34 @@ static void test_report_tree(void **state)
     mguard_scope_exit(f->s, &other);
     mguard_scope_report(f->s, MGUARD_SCOPE_TREE, buf, sizeof buf);
     assert_string_equal(buf,
-        "scope          flops  bytes\n"
-        "Global        1320.5   4096\n"
-        "  Net         1320.5   4096\n"
-        "    encoder     1200      0\n"
-        "      layer0     600      0\n"
-        "      layer1     600      0\n"
-        "    head       120.5   4096\n"
-        "  Loose.end        0      0\n");
+        "scope         flops.self  flops.total  bytes.self  bytes.total\n"
+        "Global                 0       1320.5           0         4096\n"
+        "  Net                  0       1320.5           0         4096\n"
+        "    encoder            0         1200           0            0\n"
+        "      layer0         600          600           0            0\n"
+        "      layer1         600          600           0            0\n"
+        "    head           120.5        120.5        4096         4096\n"
+        "  Loose.end            0            0           0            0\n");
+}
+
+/* Over 16 counters, the column widths live on the heap: the same format. */
+static void test_report_with_many_counters(void **state)
+{
+    fixture *f = (fixture *)*state;
+    char buf[1024], name[8];
+    const char *row;
+    int i;
+    for (i = 0; i < 20; i++) {
+        snprintf(name, sizeof name, "c%d", i);
+        assert_int_equal(mguard_scope_add(f->s, name, i), MGUARD_OK);
+    }
+    assert_int_equal(mguard_scope_report(f->s, MGUARD_SCOPE_TABLE, buf, sizeof buf), 814);
+    row = strchr(buf, '\n') + 1;
+    assert_int_equal(row - buf, 407);
+    assert_memory_equal(buf, "scope   c0.self  c0.total  c1.self", 34);
+    assert_memory_equal(row - 22, "  c19.self  c19.total\n", 22);
+    assert_memory_equal(row, "Global        0         0        1", 34);
+    assert_string_equal(row + 407 - 21, "       19         19\n");
 }
 
 static void test_report_without_counters_lists_names(void **state)
@@ -1577,6 +1730,7 @@ static void test_bad_input_is_refused(void **state)
     const char *p[4];
     char buf[16];
     int a, fake[64];
+    double self = 7;
     memset(fake, 0, sizeof fake);
     assert_null(mguard_scope_create(NULL, NULL));
     mguard_scope_destroy(NULL);
@@ -1614,9 +1768,13 @@ static void test_bad_input_is_refused(void **state)
     assert_int_equal(mguard_scope_add(s, "x", 1.0 / 0.0), MGUARD_EINVAL);
     assert_string_equal(f->log.last, "mguard_scope_add: amount is not finite");
     assert_int_equal(mguard_scope_add(s, "x", 0.0 / 0.0), MGUARD_EINVAL);
-    assert_true(mguard_scope_counter(NULL, "Global", "x") == 0);
-    assert_true(mguard_scope_counter(s, NULL, "x") == 0);
-    assert_true(mguard_scope_counter(s, "Global", NULL) == 0);
+    assert_true(mguard_scope_counter(NULL, "Global", "x", &self) == 0 && self == 0);
+    self = 7;
+    assert_true(mguard_scope_counter(s, NULL, "x", &self) == 0 && self == 0);
+    self = 7;
+    assert_true(mguard_scope_counter(s, "Global", NULL, &self) == 0 && self == 0);
+    self = 7;
+    assert_true(mguard_scope_counter(s, "Global", "never", &self) == 0 && self == 0);
     assert_int_equal(mguard_scope_report(NULL, MGUARD_SCOPE_TABLE, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
     strcpy(buf, "junk");
@@ -2601,8 +2759,13 @@ int main(void)
         SCOPE(test_callback_destroying_the_scope_is_deferred),
         cmocka_unit_test(test_log_callback_may_call_back_in),
         SCOPE(test_counters_go_to_every_active_name_once),
+        SCOPE(test_counter_self_is_what_was_added_innermost),
+        SCOPE(test_counter_self_in_recursion),
+        SCOPE(test_counters_split_on_reparenting),
+        SCOPE(test_counter_self_after_innermost_dies),
         SCOPE(test_report_table),
         SCOPE(test_report_tree),
+        SCOPE(test_report_with_many_counters),
         SCOPE(test_report_without_counters_lists_names),
         TRACED(test_reports_truncate_like_snprintf),
         TRACED(test_report_write_matches_the_buffer),

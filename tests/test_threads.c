@@ -380,7 +380,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_scope_path", assert_int_equal(mguard_scope_path(s, buf, sizeof buf), strlen("Global > Net")));
     assert_string_equal(buf, "Global > Net");
     LOCKED("mguard_scope_add", assert_int_equal(mguard_scope_add(s, "flops", 2.0), MGUARD_OK));
-    LOCKED("mguard_scope_counter", assert_true(mguard_scope_counter(s, "Net", "flops") == 2.0));
+    LOCKED("mguard_scope_counter", assert_true(mguard_scope_counter(s, "Net", "flops", NULL) == 2.0));
     LOCKED("mguard_scope_exit", assert_int_equal(mguard_scope_exit(s, &comp), MGUARD_OK));
     LOCKED("mguard_scope_set_phase", assert_int_equal(mguard_scope_set_phase(s, 1), MGUARD_OK));
     LOCKED("mguard_scope_phase", assert_true((mguard_scope_phase(s) == 1)));
@@ -2411,9 +2411,9 @@ static void lx_ledger_private(lx_thread *t)
 /* ---- scope trackers ---- */
 static void lx_scope_check_and_renew(lx_thread *t)
 {
-    lx_expect(mguard_scope_counter(t->scope, "Global", "flops") == (double)t->adds);
-    lx_expect(mguard_scope_counter(t->scope, "Layer", "flops") == (double)t->name_adds[0]);
-    lx_expect(mguard_scope_counter(t->scope, "Net", "flops") == (double)t->name_adds[1]);
+    lx_expect(mguard_scope_counter(t->scope, "Global", "flops", NULL) == (double)t->adds);
+    lx_expect(mguard_scope_counter(t->scope, "Layer", "flops", NULL) == (double)t->name_adds[0]);
+    lx_expect(mguard_scope_counter(t->scope, "Net", "flops", NULL) == (double)t->name_adds[1]);
     mguard_scope_destroy(t->scope);
     t->scope = NULL;
     t->adds = t->name_adds[0] = t->name_adds[1] = 0;
@@ -2460,7 +2460,7 @@ static void lx_scope_op(lx_thread *t, rc_obj *o, rc_obj *v)
     lx_expect(mguard_scope_add(g_lx.scope, "calls", 1.0) == MGUARD_OK);
     t->shared_adds++;
     count_add(&g_lx.shared_adds, 1);
-    lx_expect(mguard_scope_counter(g_lx.scope, "Global", "calls") >= (double)t->shared_adds);
+    lx_expect(mguard_scope_counter(g_lx.scope, "Global", "calls", NULL) >= (double)t->shared_adds);
     name = mguard_scope_name(g_lx.scope, o);
     lx_expect(name && strcmp(name, lx_type_name(o, NULL)) == 0);
     name = mgt_scope_known_name(g_lx.scope, o);
@@ -2656,7 +2656,7 @@ static void test_four_threads_share_ledgers_scopes_and_dynamism_trackers(void **
     }
     for (t = 0; t < LX_THREADS; t++) pthread_join(th[t], NULL);
     /* exact answers now that nobody else changes anything */
-    assert_true(mguard_scope_counter(g_lx.scope, "Global", "calls") == (double)g_lx.shared_adds);
+    assert_true(mguard_scope_counter(g_lx.scope, "Global", "calls", NULL) == (double)g_lx.shared_adds);
     lx_expect_dims(g_lx.dyn, g_lx.path_values);
     if (g_lx.gen_clears == 0) assert_int_equal(mguard_gen_current(g_lx.ctx), g_lx.advances);
     assert_true(mguard_gen_current(g_lx.ctx) <= g_lx.advances);
