@@ -175,7 +175,7 @@ typedef struct mguard_lock {
     mguard_lock_fn unlock_fn;
     void *user;
 } mguard_lock;
-/* Name obj for a log line or a cache's drop reason: write a NUL-terminated
+/* Name obj for a log line, a cache's drop reason or a ledger's diff text: a NUL-terminated
    name into buf (size bytes, 64 or more; it starts empty, and left empty
    obj prints as its address). Called for an object the program passed to
    the call in progress (a get's keys, a scope call's component, the object
@@ -3360,6 +3360,42 @@ static void mguard__lookout_mark(mguard_ctx *ctx, const void *obj)
         if (l->obj == obj) l->died = true;
 }
 
+/* A hook handed p and q: on a thread-safe context the frame makes
+   mguard_on_destroy(p or q) on another thread wait for it. */
+static void mguard__hook_push(mguard_ctx *ctx, mguard__hookframe *f, const void *p, const void *q)
+{
+#ifdef MGUARD__PTHREADS
+    if (!ctx->lk) return;
+    f->p = p;
+    f->q = q;
+    f->thread = pthread_self();
+    f->next = ctx->hooking;
+    ctx->hooking = f;
+#else
+    (void)ctx;
+    (void)f;
+    (void)p;
+    (void)q;
+#endif
+}
+
+static void mguard__hook_pop(mguard_ctx *ctx, const mguard__hookframe *f)
+{
+    mguard__hookframe **pp;
+    if (!ctx->lk || !ctx->hooking) return;
+    /* another thread's frame may have been pushed above ours */
+    for (pp = &ctx->hooking; *pp && *pp != f; pp = &(*pp)->next) {}
+    if (*pp) *pp = f->next;
+}
+
+#define MGUARD__L_CALLOUT(ctx, p, q, call) \
+    do { \
+        mguard__hookframe hf_; \
+        mguard__hook_push((ctx), &hf_, (p), (q)); \
+        MGUARD__CALLOUT((ctx), call); \
+        mguard__hook_pop((ctx), &hf_); \
+    } while (0)
+
 /* obj's name in a line (buf: 64 bytes or more): the describe hook's (a callout) when
    the program passed obj to the call in progress (vouched), or the context knows obj
    (so it is not destroyed) or is destroying it; else, or left empty, "%p". true: the hook's. */
@@ -3370,7 +3406,7 @@ static bool mguard__describe(mguard_ctx *ctx, const void *obj, char *buf, size_t
     buf[0] = 0;
     if (d.func && obj && !known) (void)mguard__kx_find(&ctx->kx, obj, MGUARD__TID_NONE, mguard__hash64(obj), &known);
     if (d.func && obj && (known || (ctx->dying && mguard__is_dying(ctx, obj)))) {
-        MGUARD__CALLOUT(ctx, d.func(obj, buf, size, d.user));
+        MGUARD__L_CALLOUT(ctx, obj, NULL, d.func(obj, buf, size, d.user));
         buf[size - 1] = 0;
     }
     if (buf[0]) return true;
@@ -6776,42 +6812,6 @@ struct mguard_ledger_diff_result {
     size_t len, textcap;
 };
 
-/* A hook handed p and q: on a thread-safe context the frame makes
-   mguard_on_destroy(p or q) on another thread wait for it. */
-static void mguard__hook_push(mguard_ctx *ctx, mguard__hookframe *f, const void *p, const void *q)
-{
-#ifdef MGUARD__PTHREADS
-    if (!ctx->lk) return;
-    f->p = p;
-    f->q = q;
-    f->thread = pthread_self();
-    f->next = ctx->hooking;
-    ctx->hooking = f;
-#else
-    (void)ctx;
-    (void)f;
-    (void)p;
-    (void)q;
-#endif
-}
-
-static void mguard__hook_pop(mguard_ctx *ctx, const mguard__hookframe *f)
-{
-    mguard__hookframe **pp;
-    if (!ctx->lk || !ctx->hooking) return;
-    /* another thread's frame may have been pushed above ours */
-    for (pp = &ctx->hooking; *pp && *pp != f; pp = &(*pp)->next) {}
-    if (*pp) *pp = f->next;
-}
-
-#define MGUARD__L_CALLOUT(ctx, p, q, call) \
-    do { \
-        mguard__hookframe hf_; \
-        mguard__hook_push((ctx), &hf_, (p), (q)); \
-        MGUARD__CALLOUT((ctx), call); \
-        mguard__hook_pop((ctx), &hf_); \
-    } while (0)
-
 #define mguard__ledger_ok(h) mguard__handle_ok((h), MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, __func__)
 
 static void mguard__ix_clear(mguard__index *ix)
@@ -8990,7 +8990,9 @@ static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, co
         MGUARD__L_CALLOUT(X->hd.ctx, p, obj, format(obj, attr, p, 0, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
     }
-    if (!buf[0]) snprintf(buf, MGUARD__LFMT, "%p", p);   /* no hook, or it wrote nothing */
+    /* no hook, or it wrote nothing: the context's describe hook (an object), else the address */
+    if (!buf[0] && kind == MGUARD__LF_OBJECT) (void)mguard__describe(X->hd.ctx, p, buf, MGUARD__LFMT, true);
+    if (!buf[0]) snprintf(buf, MGUARD__LFMT, "%p", p);
 }
 
 /* The serial item it's pointer k had when it was found (see l_emit). */

@@ -1119,6 +1119,38 @@ static void test_diff_formats_objects_and_values_with_their_own_hooks(void **sta
     teardown();
 }
 
+/* The context's describe hook names the objects format_object leaves unnamed. */
+static void describe_tobj(const void *obj, char *buf, size_t size, void *user)
+{
+    (void)user;
+    if (((const tobj *)obj)->val) snprintf(buf, size, "%s#%d", ((const tobj *)obj)->name, ((const tobj *)obj)->val);
+}
+
+static void test_diff_text_names_objects_with_the_contexts_describe_hook(void **state)
+{
+    mguard_ctx_desc cd;
+    mguard_ledger *A, *B;
+    mguard_ledger_diff_result *r = NULL;
+    char want[160];
+    OBJ(x, "x", 3); OBJ(y, "y", 0); OBJ(one, "one", 1);
+    (void)state;
+    memset(&H, 0, sizeof H);
+    memset(&cd, 0, sizeof cd);
+    cd.describe.func = describe_tobj;
+    H.ctx = mguard_ctx_create(&cd);
+    A = mguard_ledger_create(H.ctx, NULL);
+    B = mguard_ledger_create(H.ctx, NULL);
+    mguard_ledger_track_existing(B, &x, NULL);
+    mguard_ledger_store_attr(B, &x, "v", &one);
+    mguard_ledger_track_existing(B, &y, NULL);   /* describe leaves y unnamed: its address */
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    snprintf(want, sizeof want, "object x#3: only in b (existing)\nx#3.v: only in b: %p\nobject %p: only in b (existing)\n",
+             (void *)&one, (void *)&y);
+    assert_string_equal(mguard_ledger_diff_text(r), want);
+    mguard_ledger_diff_free(r);
+    mguard_ctx_destroy(H.ctx);
+}
+
 static void test_diff_of_equal_ledgers_is_empty(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL), *C, *M;
@@ -3965,6 +3997,7 @@ int main(void)
         cmocka_unit_test(test_diff_reports_every_kind_of_difference),
         cmocka_unit_test(test_diff_reports_a_record_whose_tag_changed),
         cmocka_unit_test(test_diff_formats_objects_and_values_with_their_own_hooks),
+        cmocka_unit_test(test_diff_text_names_objects_with_the_contexts_describe_hook),
         cmocka_unit_test(test_diff_of_equal_ledgers_is_empty),
         cmocka_unit_test(test_diff_without_format_hook_prints_addresses),
         cmocka_unit_test(test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root),
