@@ -317,7 +317,7 @@ MGUARDDEF void *mguard_weak_get_ptr(const mguard_weak *t, const void *key);
 
 /* ==== 4. weak refs ====================================================== */
 
-/* A plain value: copy it, store it anywhere, no destroy. */
+/* A plain value: copy it, store it anywhere, no destroy; all zero is the null ref. */
 typedef struct mguard_ref {
     const void *obj_;
     uint64_t serial_;   /* the object's life in its context; 0: the null ref */
@@ -736,7 +736,8 @@ MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj,
 /* obj's plain fields (the table is not copied: it must outlive L and its
    clones): apply writes them directly (a deletion zeroes), load reads them
    when nothing is pending. On a sized ledger each field has its own size
-   and type; a pointer ledger's fields are pointers. n 0 unbinds; clones
+   and type; a pointer ledger's (value_size 0) fields are pointers: for a
+   struct of mixed fields, set any value_size (the unbound attributes'). n 0 unbinds; clones
    copy the binding. EINVAL (logged, nothing changed): untracked, MUTABLE,
    NULL L/obj, NULL fields with n > 0, n over 4294967295, a NULL name, a
    size its type does not allow, a pending write of obj whose size or type
@@ -884,8 +885,10 @@ MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const 
 /* Each pending write for mguard_ledger_apply; obj handed back writable. */
 typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value, bool deleted, void *user);
 /* Commit the pending writes in order, L unchanged: fields (set_fields)
-   directly, the rest through fn, from a snapshot (fn may change L; writes
-   whose object or value went are skipped). EINVAL: NULL L (silent), NULL
+   directly, each then reported as mguard_on_mutation(obj, attr) (watchers
+   fire, caches drop), the rest through fn (whose writes are the program's
+   to report), from a snapshot (fn and watchers may change L; writes whose
+   object or value went are skipped). EINVAL: NULL L (silent), NULL
    fn with a non-field write (logged; nothing applied); ENOMEM: nothing
    applied. Cost: O(objects + writes + fields of the objects written). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
@@ -9508,8 +9511,10 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
         if (L->stamp != s0 && (!mguard__ledger_ent_find(L, snap[i].obj) || !mguard__ledger_same(L, snap[i].obj, snap[i].obj_serial) ||
                                !mguard__ledger_same(L, L->desc.value_size ? NULL : snap[i].value, snap[i].value_serial)))
             continue;
-        if (snap[i].field) mguard__ledger_apply_field(L, &snap[i]);
-        else MGUARD__L_CALLOUT(L->hd.ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
+        if (snap[i].field) {
+            mguard__ledger_apply_field(L, &snap[i]);
+            mguard__on_mutation(L->hd.ctx, snap[i].obj, snap[i].attr);   /* as the program's own write would */
+        } else MGUARD__L_CALLOUT(L->hd.ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     for (i = 0; i < k; i++) mguard__str_release(L->hd.ctx, snap[i].attr);
     mguard__free(L->hd.ctx, snap);
@@ -10155,8 +10160,8 @@ static void mguard__cache_unpark(mguard_cache *c) { (void)mguard__cache_park(c, 
 /* The log line "mguard_cache NAME: what (keys)", then sep and r's text (made first:
    naming the keys calls out, and may change c's reasons). vouched: the program passed
    the keys to this call. c is held meanwhile: a destroy from the hook waits for the line. */
-static void mguard__cache_log(mguard_cache *c, const char *what, const void *const *keys, size_t n, const char *sep,
-                              const mguard_cache_reason *r, bool vouched)   /* NOLINT(misc-no-recursion): as finish_one */
+static void mguard__cache_log(mguard_cache *c, const char *what, const void *const *keys, size_t n, /* NOLINT(misc-no-recursion) */
+                              const char *sep, const mguard_cache_reason *r, bool vouched)
 {
     mguard_ctx *ctx = c->ctx;
     char kb[300], text[256], name[64];

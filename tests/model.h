@@ -1619,6 +1619,7 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
             if (snap[i].deleted) memset(dst, 0, snap[i].field->size);
             else if (L->sized) memcpy(dst, &snap[i].num, snap[i].field->size);
             else memcpy(dst, &snap[i].value, sizeof(void *));
+            model_on_mutation(c, snap[i].obj, snap[i].attr);   /* reported, as the program's write */
         } else if (L->sized) {
             fn(dst, snap[i].attr, snap[i].deleted ? NULL : &snap[i].num, snap[i].deleted, user);
         } else {

@@ -2396,6 +2396,70 @@ static void wide_table(void)
     }
 }
 
+/* apply reports each field it writes as a mutation, in order: the object's
+   watchers fire and the cache entries that depend on it drop. */
+typedef struct acct { long balance; double rate; } acct;
+static const mguard_ledger_field acct_fields[] = {
+    MGUARD_LEDGER_FIELD(acct, balance, MGUARD_LEDGER_VALUE_INT),
+    MGUARD_LEDGER_FIELD(acct, rate, MGUARD_LEDGER_VALUE_DOUBLE)
+};
+static char apply_seen[128];
+static void apply_watch(void *guard, const void *obj, const char *attr, void *user)
+{
+    const acct *a = (const acct *)obj;
+    size_t n = strlen(apply_seen);
+    (void)guard;
+    (void)user;
+    snprintf(apply_seen + n, sizeof apply_seen - n, "%s:%ld/%g ", attr, a->balance, a->rate);
+}
+static mguard_status apply_compute(mguard_cache_job *job, void *value, void *user)
+{
+    (void)job;
+    (void)user;
+    *(long *)value = 1;
+    return MGUARD_OK;
+}
+
+static void test_apply_reports_each_field_write_as_a_mutation(void **state)
+{
+    static acct a = {100, 0.5};
+    mguard_ledger *L;
+    mguard_ledger_desc d;
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    mguard_cache_reason why;
+    char text[128], want[128];
+    long bal = 70;
+    double rate = 0.25;
+    int guard;
+    const void *key = &a;
+    (void)state;
+    setup(NULL, NULL);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    c = mguard_cache_create(H.ctx, &cd);
+    assert_non_null(mguard_cache_get_or_compute(c, &key, 1, apply_compute, NULL, NULL));
+    memset(&d, 0, sizeof d);   /* no hooks: a is not a tobj */
+    d.value_size = sizeof(long);
+    L = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track_existing(L, &a, NULL);
+    assert_int_equal(mguard_ledger_set_fields(L, &a, acct_fields, 2), MGUARD_OK);
+    mguard_ledger_store_attr(L, &a, "balance", &bal);
+    mguard_ledger_store_attr(L, &a, "rate", &rate);
+    assert_int_equal(mguard_watch(H.ctx, &a, &guard, apply_watch, NULL), MGUARD_OK);
+    apply_seen[0] = 0;
+    assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_OK);
+    assert_string_equal(apply_seen, "balance:70/0.5 ");   /* fired once, after the first write */
+    assert_int_equal(mguard_mutation_count(H.ctx, &a), 2);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mguard_cache_last_reason(c, &key, 1, &why), MGUARD_OK);
+    mguard_cache_reason_format(&why, text, sizeof text);
+    snprintf(want, sizeof want, "mutation of %p.balance", (void *)&a);
+    assert_string_equal(text, want);
+    mguard_cache_destroy(c);
+    teardown();
+}
+
 static void test_apply_finds_the_field_of_each_write_by_name(void **state)
 {
     static wide a, b;
@@ -4028,6 +4092,7 @@ int main(void)
         cmocka_unit_test(test_format_hooks_are_told_the_object_attribute_and_size),
         cmocka_unit_test(test_set_fields_refuses_a_count_over_32_bits_saying_so),
         cmocka_unit_test(test_sized_ledger_refuses_a_null_value_and_a_mixed_pair),
+        cmocka_unit_test(test_apply_reports_each_field_write_as_a_mutation),
         cmocka_unit_test(test_apply_finds_the_field_of_each_write_by_name),
         cmocka_unit_test(test_sized_equal_hook_that_grows_the_ledger_reads_its_own_copies),
         cmocka_unit_test(test_sized_equal_hook_that_restores_the_other_ledger_reads_its_own_copies),
