@@ -621,7 +621,7 @@ typedef struct mguard_ledger mguard_ledger;
 typedef enum mguard_ledger_kind {
     MGUARD_LEDGER_EXISTING = 1, /* existed before the run; attribute writes recorded */
     MGUARD_LEDGER_NEW,          /* created during the run; always modified */
-    MGUARD_LEDGER_MUTABLE       /* existing container; only a modified flag */
+    MGUARD_LEDGER_CONTAINER     /* existing container; only a modified flag */
 } mguard_ledger_kind;
 
 /* Given to a refs hook: call it once for each object the value refers to. */
@@ -698,56 +698,52 @@ MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledg
    callbacks: done when that operation returns. Cost: O(size of L) + releases. */
 MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
 
-/* Track obj, existing before the run, with source (copied, optional).
-   EEXIST: tracked already; EINVAL: NULL L/obj, dying obj; ENOMEM.
-   Cost: O(1) amortized + a hash of source. */
-MGUARDDEF mguard_status mguard_ledger_track_existing(mguard_ledger *L, const void *obj, const char *source);
-/* Track obj, created during the run (always modified). As above. */
-MGUARDDEF mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source);
-/* Track a container: no attribute writes, only a modified flag. As above. */
-MGUARDDEF mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source);
+/* Track obj as kind, with source (copied, optional; a NEW object's: its
+   class's). EEXIST: tracked already; EINVAL (logged): NULL L/obj, dying
+   obj, unknown kind; ENOMEM. Cost: O(1) amortized + a hash of source. */
+MGUARDDEF mguard_status mguard_ledger_track(mguard_ledger *L, const void *obj, mguard_ledger_kind kind, const char *source);
 /* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
 /* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
-/* Mark a MUTABLE entry modified. EINVAL (logged): untracked, another kind, NULL. Cost: one lookup. */
+/* Mark a CONTAINER entry modified. EINVAL (logged): untracked, another kind, NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
-/* NEW: always; EXISTING: with a pending write; MUTABLE: marked. false: untracked, NULL. Cost: one lookup. */
+/* NEW: always; EXISTING: with a pending write; CONTAINER: marked. false: untracked, NULL. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj);
 
 /* Record obj.attr = value (value may be NULL; attr copied). An overwrite
    keeps its place, releasing the old value. A sized ledger copies the
    attribute's size and type: its field's (set_fields), else the desc's.
-   EINVAL (logged): untracked obj, MUTABLE entry, NULL L/obj/attr, dying
+   EINVAL (logged): untracked obj, CONTAINER entry, NULL L/obj/attr, dying
    value. ENOMEM: nothing changed. Cost: a hash of attr + O(1) amortized +
    O(fields of obj). */
 MGUARDDEF mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value);
 /* Record the deletion of obj.attr (replacing a pending value). Statuses and cost as store_attr. */
 MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr);
-/* A pending write: OK and *value; DELETED or NOT_FOUND (nothing pending,
-   untracked; logged unless attr is bound) with *value NULL; EINVAL (logged):
-   MUTABLE entry, NULL.
-   Sized values point into L: valid until L changes (mguard_ledger_load
+/* The pending write only (the real field never read): OK and *value;
+   DELETED or NOT_FOUND (nothing pending, untracked; logged unless attr is
+   bound) with *value NULL; EINVAL (logged): CONTAINER entry, NULL.
+   Sized values point into L: valid until L changes (mguard_ledger_read
    copies). Never allocates. Cost: a hash of attr + two lookups. */
-MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value);
+MGUARDDEF mguard_status mguard_ledger_pending(const mguard_ledger *L, const void *obj, const char *attr, void **value);
 /* true when obj.attr has a pending write or deletion; attr NULL: any
-   attribute of obj. false for untracked or NULL. Cost: as load_attr. */
+   attribute of obj. false for untracked or NULL. Cost: as pending. */
 MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
 /* obj's plain fields (the table is not copied: it must outlive L and its
-   clones): apply writes them directly (a deletion zeroes), load reads them
+   clones): apply writes them directly (a deletion zeroes), read reads them
    when nothing is pending. On a sized ledger each field has its own size
    and type; a pointer ledger's fields are pointers. n 0 unbinds; clones
-   copy the binding. EINVAL (logged, nothing changed): untracked, MUTABLE,
+   copy the binding. EINVAL (logged, nothing changed): untracked, CONTAINER,
    NULL L/obj, NULL fields with n > 0, n over 4294967295, a NULL name, a
    size its type does not allow, a pending write of obj whose size or type
    the new binding would change. Cost: O(n x (1 + pending writes of obj)). */
 MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
-/* obj.attr as after apply, copied into out (the attribute's size: its
-   field's, else the value size): OK (pending, or the field when nothing
-   is); DELETED, out zeroed; NOT_FOUND, logged: neither bound nor pending
-   (out zeroed), untracked (out untouched); EINVAL (logged): MUTABLE, NULL.
-   Never allocates. Cost: as load_attr + O(fields of obj). */
-MGUARDDEF mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out);
+/* Read through: obj.attr as after apply, copied into out (the attribute's
+   size: its field's, else the value size): OK (pending, or the field when
+   nothing is); DELETED, out zeroed; NOT_FOUND, logged: neither bound nor
+   pending (out zeroed), untracked (out untouched); EINVAL (logged):
+   CONTAINER, NULL. Never allocates. Cost: as pending + O(fields of obj). */
+MGUARDDEF mguard_status mguard_ledger_read(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
 /* Counts (0 for NULL): tracked objects, modified ones, pending writes (deletions too). Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
@@ -875,7 +871,7 @@ MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
 /* Drop every NEW object not reached (its records released) from the roots,
-   EXISTING and MUTABLE objects, payloads, hooked objects and hooks, through refs
+   EXISTING and CONTAINER objects, payloads, hooked objects and hooks, through refs
    and pending values (cycles safe). EINVAL (logged): NULL L, NULL roots with
    nroots > 0, L changed by a refs hook (nothing dropped); ENOMEM: nothing changed.
    Cost: O(size + pointers listed) + a refs call per pointer reached. */
@@ -896,7 +892,7 @@ MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
 MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
 /* Bytes a clone allocates and copies; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
-/* "existing", "new", "mutable"; "unknown" for any other value. O(1). */
+/* "existing", "new", "container"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 #endif /* MGUARD_NO_LEDGER */
 
@@ -1636,17 +1632,15 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 #define MGUARD__API_LEDGER(X, V) \
     X(mguard_ledger *, ledger_create, (mguard_ctx *ctx, const mguard_ledger_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
     V(ledger_destroy, (mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(mguard_status, ledger_track_existing, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__ctx_of_ledger(L)) \
-    X(mguard_status, ledger_track_new, (mguard_ledger *L, const void *obj, const char *cls_source), (L, obj, cls_source), mguard__ctx_of_ledger(L)) \
-    X(mguard_status, ledger_track_mutable, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_track, (mguard_ledger *L, const void *obj, mguard_ledger_kind kind, const char *source), (L, obj, kind, source), mguard__ctx_of_ledger(L)) \
     X(bool, ledger_contains, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_get, (const mguard_ledger *L, const void *obj, mguard_ledger_entry *out), (L, obj, out), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_mark_modified, (mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
     X(bool, ledger_is_modified, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__ctx_of_ledger(L)) \
-    X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
-    X(mguard_status, ledger_load, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_pending, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_read, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__ctx_of_ledger(L)) \
     X(bool, ledger_is_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_set_fields, (mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n), (L, obj, fields, n), mguard__ctx_of_ledger(L)) \
     X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
@@ -6705,7 +6699,7 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
    - recs and hooks, in order (seq increasing along each array).
    Invariants (checked by mguard_ctx_check): live_ents == ent_ix.used; each entry's
    list holds nwrites writes of that object in increasing seq, none for a
-   MUTABLE entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
+   CONTAINER entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
    modified entries; a ref's count is the number of places holding it;
    HELD means retain ran and release is owed; a WATCHED pointer with
    count > 0 is a key of the root's weak table (that is how deaths reach
@@ -6716,7 +6710,7 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
 #define MGUARD__MAGIC_LEDGER 0x6d676c64u  /* "mgld" */
 #define MGUARD__MAGIC_LDIFF  0x6d676466u  /* "mgdf" */
 
-enum { MGUARD__LE_MARKED = 1u };        /* entry: mutable container marked */
+enum { MGUARD__LE_MARKED = 1u };        /* entry: container marked */
 enum {
     MGUARD__LR_HELD = 1u,      /* retain ran (or would have): release owed */
     MGUARD__LR_RQ = 2u,        /* on the retain queue */
@@ -6867,7 +6861,7 @@ static bool mguard__ledger_modified(const mguard__lent *e)
     return (e->flags & MGUARD__LE_MARKED) != 0;
 }
 
-/* The value a write shows (walks, load_attr, diff, apply): the pointer,
+/* The value a write shows (walks, pending, diff, apply): the pointer,
    or for sized values the address of its bytes (NULL for a deletion). */
 static void *mguard__ledger_wshow(const mguard_ledger *L, const mguard__lwrite *wr)
 {
@@ -7653,9 +7647,9 @@ static void mguard__ledger_root_destroy_part(mguard__part *p)
 
 /* ---- tracking ----------------------------------------------------------- */
 
-static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, const char *source,
-                                     mguard_ledger_kind kind, const char *fn)
+static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mguard_ledger_kind kind, const char *source)
 {
+    const char *fn = "mguard_ledger_track";
     mguard_ctx *ctx;
     const char *src = NULL;
     const void *added = NULL;
@@ -7665,6 +7659,10 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, con
     ctx = L->hd.ctx;
     if (!obj) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        return MGUARD_EINVAL;
+    }
+    if (kind < MGUARD_LEDGER_EXISTING || kind > MGUARD_LEDGER_CONTAINER) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: unknown kind %d", fn, (int)kind);
         return MGUARD_EINVAL;
     }
     if (mguard__ledger_ent_find(L, obj)) {
@@ -7693,21 +7691,6 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, con
     mguard__ledger_touch(L);
     mguard__ledger_flush(L);
     return MGUARD_OK;
-}
-
-static mguard_status mguard__ledger_track_existing(mguard_ledger *L, const void *obj, const char *source)
-{
-    return mguard__ledger_track(L, obj, source, MGUARD_LEDGER_EXISTING, "mguard_ledger_track_existing");
-}
-
-static mguard_status mguard__ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source)
-{
-    return mguard__ledger_track(L, obj, cls_source, MGUARD_LEDGER_NEW, "mguard_ledger_track_new");
-}
-
-static mguard_status mguard__ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source)
-{
-    return mguard__ledger_track(L, obj, source, MGUARD_LEDGER_MUTABLE, "mguard_ledger_track_mutable");
 }
 
 static bool mguard__ledger_contains(const mguard_ledger *L, const void *obj)
@@ -7750,8 +7733,8 @@ static mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const voi
         mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
         return MGUARD_EINVAL;
     }
-    if (L->ents[*e - 1].kind == MGUARD_LEDGER_MUTABLE) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
+    if (L->ents[*e - 1].kind == MGUARD_LEDGER_CONTAINER) {
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is a container (no attribute writes)", fn, obj);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -7769,8 +7752,8 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
         return MGUARD_EINVAL;
     }
     e = mguard__ledger_ent_find(L, obj);
-    if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_MUTABLE) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
+    if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_CONTAINER) {
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a container" : "not tracked");
         return MGUARD_EINVAL;
     }
     en = &L->ents[e - 1];
@@ -7885,7 +7868,7 @@ static mguard_status mguard__ledger_delete_attr(mguard_ledger *L, const void *ob
     return mguard__ledger_write(L, obj, attr, NULL, 1, "mguard_ledger_delete_attr");
 }
 
-/* NOT_FOUND from a load is never mistaken for a zero: it is logged. */
+/* NOT_FOUND from a read is never mistaken for a zero: it is logged. */
 static mguard_status mguard__ledger_not_found(const mguard_ledger *L, const void *obj, const char *attr, mguard_status st,
                                               const char *fn)
 {
@@ -7897,9 +7880,9 @@ static mguard_status mguard__ledger_not_found(const mguard_ledger *L, const void
     return st;
 }
 
-static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value)
+static mguard_status mguard__ledger_pending(const mguard_ledger *L, const void *obj, const char *attr, void **value)
 {
-    const char *fn = "mguard_ledger_load_attr";
+    const char *fn = "mguard_ledger_pending";
     const char *a;
     uint32_t e, w;
     mguard_status st;
@@ -7919,9 +7902,9 @@ static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void
     return MGUARD_OK;
 }
 
-static mguard_status mguard__ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out)
+static mguard_status mguard__ledger_read(const mguard_ledger *L, const void *obj, const char *attr, void *out)
 {
-    const char *fn = "mguard_ledger_load";
+    const char *fn = "mguard_ledger_read";
     const mguard_ledger_field *f;
     const char *a;
     uint32_t e, w;
@@ -8772,7 +8755,7 @@ static void mguard__ledger_compare(mguard__lcmp *c)
         }
         /* modified follows from kind and writes, but a container's flag */
         if (A->ents[i].kind != B->ents[eb - 1].kind || A->ents[i].source != B->ents[eb - 1].source ||
-            (A->ents[i].kind == MGUARD_LEDGER_MUTABLE && A->ents[i].flags != B->ents[eb - 1].flags)) {
+            (A->ents[i].kind == MGUARD_LEDGER_CONTAINER && A->ents[i].flags != B->ents[eb - 1].flags)) {
             mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_OBJECT_CHANGED, obj, NULL, -1);
             mguard__ledger_side_ent(&it.a, &A->ents[i]);
             mguard__ledger_side_ent(&it.b, &B->ents[eb - 1]);
@@ -9045,7 +9028,7 @@ static void mguard__ledger_entry_text(mguard_ledger_diff_result *d, mguard_statu
         mguard__ledger_diff_puts(d, st, s->source);
         mguard__ledger_diff_puts(d, st, "\"");
     }
-    if (s->kind == MGUARD_LEDGER_MUTABLE && s->modified) mguard__ledger_diff_puts(d, st, ", modified");
+    if (s->kind == MGUARD_LEDGER_CONTAINER && s->modified) mguard__ledger_diff_puts(d, st, ", modified");
 }
 
 /* "only in a: " / "only in b: " / "" for an item that is on one side. */
@@ -9359,7 +9342,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     p.stamp = L->stamp;
     mguard__ledger_begin_walk(L);
     /* Reached at first: roots, hooked objects, payloads, hook functions,
-       EXISTING and MUTABLE entries; each reached pointer is then looked
+       EXISTING and CONTAINER entries; each reached pointer is then looked
        into (the refs hook, and a tracked object's pending values). */
     for (r = 0; r < nroots; r++) mguard__ledger_prune_visit(roots[r], &p);
     for (i = 0; i < nv; i++) mguard__ledger_prune_visit(hobj[i], &p);
@@ -9542,7 +9525,7 @@ const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
     switch (kind) {
     case MGUARD_LEDGER_EXISTING: return "existing";
     case MGUARD_LEDGER_NEW: return "new";
-    case MGUARD_LEDGER_MUTABLE: return "mutable";
+    case MGUARD_LEDGER_CONTAINER: return "container";
     }
     return "unknown";
 }
@@ -9654,9 +9637,9 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
         }
         n++;
         MGUARD__CHECK(L->hd.ctx, mguard__ledger_ent_find(L, en->obj) == i + 1, "ledger: entry %u (%p) not found by its object", i, en->obj);
-        MGUARD__CHECK(L->hd.ctx, en->kind >= MGUARD_LEDGER_EXISTING && en->kind <= MGUARD_LEDGER_MUTABLE, "ledger: entry %u: bad kind", i);
-        MGUARD__CHECK(L->hd.ctx, en->kind != MGUARD_LEDGER_MUTABLE || en->nwrites == 0, "ledger: mutable entry %u has writes", i);
-        MGUARD__CHECK(L->hd.ctx, en->kind == MGUARD_LEDGER_MUTABLE || !(en->flags & MGUARD__LE_MARKED), "ledger: entry %u: marked but not mutable", i);
+        MGUARD__CHECK(L->hd.ctx, en->kind >= MGUARD_LEDGER_EXISTING && en->kind <= MGUARD_LEDGER_CONTAINER, "ledger: entry %u: bad kind", i);
+        MGUARD__CHECK(L->hd.ctx, en->kind != MGUARD_LEDGER_CONTAINER || en->nwrites == 0, "ledger: container entry %u has writes", i);
+        MGUARD__CHECK(L->hd.ctx, en->kind == MGUARD_LEDGER_CONTAINER || !(en->flags & MGUARD__LE_MARKED), "ledger: entry %u: marked but not a container", i);
         nmod += mguard__ledger_modified(en);
         for (w = en->head; w; w = L->writes[w - 1].next) {
             const mguard__lwrite *wr;

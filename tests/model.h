@@ -1095,7 +1095,7 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
 /* ---- side-effects ledger ------------------------------------------------
    Ledgers with plain values and no hooks but refs (no retain/release/equal),
    of pointer values or (sized) int64_t values, with field tables
-   (set_fields: apply writes the pool object's memory, load reads it; on a
+   (set_fields: apply writes the pool object's memory, read reads it; on a
    sized ledger each field has its size and type, and a write to it keeps
    that many bytes of its number; unbound: 8 bytes of INT):
    tracked objects in tracking order, each with its writes in first-recorded
@@ -1223,7 +1223,7 @@ MODEL_DEF mguard_status model_ledger_track(model_ledger *L, const void *obj, con
 {
     model_ctx *c;
     model_lent en;
-    if (!L || !obj) return MGUARD_EINVAL;
+    if (!L || !obj || kind < MGUARD_LEDGER_EXISTING || kind > MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     c = L->ctx;
     if (model__l_find(L, obj) >= 0) return MGUARD_EEXIST;
     if (model__take_fail(c)) return MGUARD_ENOMEM;
@@ -1243,7 +1243,7 @@ MODEL_DEF mguard_status model_ledger_track(model_ledger *L, const void *obj, con
 MODEL_DEF bool model__l_modified(const model_lent *en)
 {
     if (en->kind == MGUARD_LEDGER_NEW) return true;
-    if (en->kind == MGUARD_LEDGER_MUTABLE) return en->marked;
+    if (en->kind == MGUARD_LEDGER_CONTAINER) return en->marked;
     return en->nw > 0;
 }
 
@@ -1263,7 +1263,7 @@ MODEL_DEF mguard_status model_ledger_mark_modified(model_ledger *L, const void *
     long e;
     if (!L || !obj) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
-    if (e < 0 || L->e[e].kind != MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    if (e < 0 || L->e[e].kind != MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     L->e[e].marked = true;
     return MGUARD_OK;
 }
@@ -1296,7 +1296,7 @@ MODEL_DEF mguard_status model__l_write(model_ledger *L, const void *obj, const c
     int64_t kept = 0;
     if (!L || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
-    if (e < 0 || L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    if (e < 0 || L->e[e].kind == MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     if (model__take_fail(L->ctx)) return MGUARD_ENOMEM;
     en = &L->e[e];
     model__l_shape(L, en, attr, &size, &type);
@@ -1360,7 +1360,7 @@ MODEL_DEF mguard_status model_ledger_set_fields(model_ledger *L, const void *obj
     model_lent nb;
     if (!L || !obj) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
-    if (e < 0 || L->e[e].kind == MGUARD_LEDGER_MUTABLE || (!fields && n)) return MGUARD_EINVAL;
+    if (e < 0 || L->e[e].kind == MGUARD_LEDGER_CONTAINER || (!fields && n)) return MGUARD_EINVAL;
     for (i = 0; i < n; i++) {
         if (!fields[i].name || (unsigned)fields[i].type > MGUARD_LEDGER_VALUE_PTR) return MGUARD_EINVAL;
         if (L->sized ? !model__l_size_ok((int)fields[i].type, fields[i].size) : fields[i].size != sizeof(void *)) return MGUARD_EINVAL;
@@ -1379,10 +1379,10 @@ MODEL_DEF mguard_status model_ledger_set_fields(model_ledger *L, const void *obj
     return MGUARD_OK;
 }
 
-/* mguard_ledger_load: the pending value, else the real field, copied out
+/* mguard_ledger_read: the pending value, else the real field, copied out
    (the attribute's size: its field's, else 8 bytes or a pointer); out is
    untouched for an untracked object. */
-MODEL_DEF mguard_status model_ledger_load_copy(const model_ledger *L, const void *obj, const char *attr, void *out)
+MODEL_DEF mguard_status model_ledger_read(const model_ledger *L, const void *obj, const char *attr, void *out)
 {
     size_t vs;
     long e, w;
@@ -1390,7 +1390,7 @@ MODEL_DEF mguard_status model_ledger_load_copy(const model_ledger *L, const void
     if (!L || !out || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
     if (e < 0) return MGUARD_NOT_FOUND;
-    if (L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    if (L->e[e].kind == MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     f = model__l_field(&L->e[e], attr);
     vs = f ? f->size : L->sized ? 8u : sizeof(void *);
     memset(out, 0, vs);
@@ -1406,7 +1406,7 @@ MODEL_DEF mguard_status model_ledger_load_copy(const model_ledger *L, const void
     return MGUARD_OK;
 }
 
-MODEL_DEF mguard_status model_ledger_load(const model_ledger *L, const void *obj, const char *attr, const void **value, int64_t *num)
+MODEL_DEF mguard_status model_ledger_pending(const model_ledger *L, const void *obj, const char *attr, const void **value, int64_t *num)
 {
     long e, w;
     *value = NULL;
@@ -1414,7 +1414,7 @@ MODEL_DEF mguard_status model_ledger_load(const model_ledger *L, const void *obj
     if (!L || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
     if (e < 0) return MGUARD_NOT_FOUND;
-    if (L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    if (L->e[e].kind == MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     w = model__l_wfind(&L->e[e], attr);
     if (w < 0) return MGUARD_NOT_FOUND;
     if (L->e[e].w[w].deleted) return MGUARD_DELETED;
@@ -1508,7 +1508,7 @@ MODEL_DEF bool model_ledger_equal(const model_ledger *a, const model_ledger *b)
 }
 
 /* Prune, the rule as the header states it: the roots and every EXISTING
-   or MUTABLE object are reached; every pointer reached is looked into once:
+   or CONTAINER object are reached; every pointer reached is looked into once:
    what the refs hook lists for it and, when tracked, its pending values are
    reached too. An untracked pointer is only worth reaching with a refs hook
    (without one nothing can be asked about it). NEW objects not reached are
@@ -1643,7 +1643,7 @@ MODEL_DEF const char *model_status_str(int st)
 
 MODEL_DEF const char *model_kind_str(int kind)
 {
-    return kind == 1 ? "existing" : kind == 2 ? "new" : kind == 3 ? "mutable" : "unknown";
+    return kind == 1 ? "existing" : kind == 2 ? "new" : kind == 3 ? "container" : "unknown";
 }
 
 /* ---- dynamism tracker ------------------------------------------------------
