@@ -112,6 +112,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#ifdef __cplusplus
+#include <initializer_list>   /* MGUARD_CACHE_KEYS */
+#endif
 
 #ifndef MGUARDDEF
 #ifdef MGUARD_STATIC
@@ -914,10 +917,15 @@ typedef struct mguard_cache_job mguard_cache_job;
 
 #define MGUARD_CACHE_MAX_KEYS 4   /* objects per key tuple */
 #define MGUARD_CACHE_REASONS 16   /* drop reasons each cache remembers */
-/* (keys, nkeys) from object pointers: mguard_cache_get(c,
-   MGUARD_CACHE_KEYS(&shape, &dtype)). C99; in C++ pass an array, a length. */
+/* (keys, nkeys) from object pointers, each evaluated once, valid for the
+   call: mguard_cache_get(c, MGUARD_CACHE_KEYS(&shape, &dtype)). C and C++. */
+#ifdef __cplusplus
+extern "C++" template <class... A> char (&mguard__nkeys(const A &...))[sizeof...(A)];
+#define MGUARD_CACHE_KEYS(...) std::initializer_list<const void *>{__VA_ARGS__}.begin(), sizeof(mguard__nkeys(__VA_ARGS__))
+#else
 #define MGUARD_CACHE_KEYS(...) \
     (const void *const[]){__VA_ARGS__}, (sizeof((const void *const[]){__VA_ARGS__}) / sizeof(const void *))
+#endif
 
 /* Why an entry left its cache. */
 typedef enum mguard_cache_cause {
