@@ -89,7 +89,7 @@
        mguard was handed (a key, watched object, guard, ref target, tagged
        object or class, scope component, ledger object or value, cache key
        or dependency) before its memory is reused.
-     - Every stored value is destroyed exactly once.
+     - Every stored value is destroyed exactly once, unless taken out (_take).
      - Every event runs in two phases: all structures are updated, then the
        callbacks run; a callback may call any mguard function.
      - A reused address never revives an old entry, ref, watcher or tag.
@@ -284,6 +284,10 @@ MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *k
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
 /* Remove key's entry, its value destroyed. NOT_FOUND; EINVAL: NULL t/key. Cost: one lookup, O(1). */
 MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
+/* Remove key's entry as mguard_weak_remove does, its value copied into out
+   (value_size bytes), not destroyed. NOT_FOUND (out untouched); EINVAL
+   (logged): NULL t/key/out. Cost: one lookup and a copy. */
+MGUARDDEF mguard_status mguard_weak_take(mguard_weak *t, const void *key, void *out);
 /* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
 /* Remove the entries present at the start, in insertion order, each value
@@ -1570,6 +1574,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
     Q(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     W(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
+    X(mguard_status, weak_take, (mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
     Q(size_t, weak_count, (const mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     V(weak_clear, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
@@ -3901,16 +3906,18 @@ static void *mguard__weak_get_ptr(const mguard_weak *t, const void *key)
 }
 
 /* Remove t's entry in slot s (known: its key has other slots): detach, then
-   destroy the value from a copy (in place if none can be had). */
-static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool known)
+   destroy the value from a copy (in place if none can be had); out: the
+   value copied there instead, never destroyed (mguard_weak_take). */
+static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool known, void *out)
 {
     mguard_ctx *ctx = t->ctx;
     unsigned char small[MGUARD__STACK_VALUE];
     unsigned char *tmp = NULL;
-    mguard_value_dtor dtor = t->dtor;
+    mguard_value_dtor dtor = out ? NULL : t->dtor;
     void *user = t->user;
     const void *key = s->key;
     uint32_t pos = s->pos;
+    if (out) memmove(out, mguard__kvalue(t, s), t->value_size);   /* out may lie in a table */
     if (dtor) {
         tmp = t->value_size <= sizeof small ? small : (unsigned char *)mguard__alloc(ctx, t->value_size);
         if (tmp) memcpy(tmp, mguard__kvalue(t, s), t->value_size);
@@ -3947,20 +3954,24 @@ static MGUARD__HOT bool mguard__fast_weak_remove(mguard_weak *t, const void *key
     return true;
 }
 
-static mguard_status mguard__weak_remove(mguard_weak *t, const void *key)
+/* mguard_weak_remove, and mguard_weak_take (take: the value copied into out, not destroyed). */
+static mguard_status mguard__weak_pop(mguard_weak *t, const void *key, void *out, bool take)
 {
+    const char *fn = take ? "mguard_weak_take" : "mguard_weak_remove";
     mguard__kslot *s;
     bool known;
-    if (!mguard__weak_valid(t, "mguard_weak_remove")) return MGUARD_EINVAL;
-    if (!key) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_remove: NULL key");
+    if (!mguard__weak_valid(t, fn)) return MGUARD_EINVAL;
+    if (!key || (take && !out)) {
+        mguard__logf(t->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, key ? "out" : "key");
         return MGUARD_EINVAL;
     }
     s = mguard__kx_find(&t->ctx->kx, key, t->tid, mguard__hash64(key), &known);
     if (!s) return MGUARD_NOT_FOUND;
-    mguard__weak_remove_slot(t, s, known);
+    mguard__weak_remove_slot(t, s, known, out);
     return MGUARD_OK;
 }
+static mguard_status mguard__weak_remove(mguard_weak *t, const void *key) { return mguard__weak_pop(t, key, NULL, false); }
+static mguard_status mguard__weak_take(mguard_weak *t, const void *key, void *out) { return mguard__weak_pop(t, key, out, true); }
 
 static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
 {
@@ -4055,7 +4066,7 @@ static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
         mguard__kslot *s;
         if (it.seq_ > bound) break;
         s = mguard__kx_find(&t->ctx->kx, it.key, t->tid, mguard__hash64(it.key), &known);
-        mguard__weak_remove_slot(t, s, known);
+        mguard__weak_remove_slot(t, s, known, NULL);
     }
     t->busy--;
 }

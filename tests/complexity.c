@@ -299,6 +299,19 @@ static void r_weak_remove(cx *c)
         mguard_weak_destroy(t);
     }
 }
+static void r_weak_take(cx *c)
+{
+    unsigned r;
+    size_t i;
+    long v;
+    LOOP {
+        mguard_weak *t = weak_n(c->ctx, c->n);
+        T0();
+        for (i = 0; i < c->n; i++) must(mguard_weak_take(t, O(i), &v) == MGUARD_OK && v == 1, "take");
+        T1();
+        mguard_weak_destroy(t);
+    }
+}
 static void r_weak_clear(cx *c)
 {
     unsigned r;
@@ -1449,6 +1462,7 @@ static const row rows[] = {
     R("mguard_weak_get_sized", "n hits, table of n", r_weak_get_sized),
     R("mguard_weak_get_ptr", "n hits, table of n", r_weak_get_ptr),
     R("mguard_weak_remove", "n removes, table of n", r_weak_remove),
+    R("mguard_weak_take", "n takes, table of n", r_weak_take),
     R("mguard_weak_count", "n calls, table of n", r_weak_count),
     R("mguard_weak_clear", "clear a table of n", r_weak_clear),
     R("mguard_weak_next", "walk a table of n", r_weak_iterate),

@@ -2732,7 +2732,20 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         int t = fz_tslot(op->a, ev);
         const void *key = fz_obj(op->b, ev);
         if (!fz_open(S, t)) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
-        r0 = mg ? mguard_weak_remove(S->tab[t], key) : model_weak_remove(S->mtab[t], key);
+        if ((op->c & 3) == 3) {
+            /* take: the value comes out alive, never to be destroyed */
+            unsigned char out[264];
+            r0 = mg ? mguard_weak_take(S->tab[t], key, out) : model_weak_take(S->mtab[t], key, out);
+            if (r0 == MGUARD_OK) {
+                unsigned char *st;
+                r1 = (long)fz_value_read(out, S->tab_vs[t], NULL, NULL);
+                st = fz_vstate(S, (uint32_t)r1);
+                if (*st == 2) fz_fail("take: value %ld was destroyed", r1);
+                if (*st == 1) *st = 3;
+            }
+        } else {
+            r0 = mg ? mguard_weak_remove(S->tab[t], key) : model_weak_remove(S->mtab[t], key);
+        }
         break;
     }
     case FZ_GET: {

@@ -375,9 +375,10 @@ MODEL_DEF void *model_weak_get(const model_weak *t, const void *key)
 MODEL_DEF bool model_weak_contains(const model_weak *t, const void *key) { return model_weak_get(t, key) != NULL; }
 MODEL_DEF size_t model_weak_count(const model_weak *t) { return (t && !t->freed) ? t->n : 0; }
 
-/* Remove entry i, forget t in the key's record, then destroy the value.
+/* Remove entry i, forget t in the key's record, then destroy the value
+   (out: copy it there instead, never destroyed: mguard_weak_take).
    t must not be touched after the destructor (it may destroy t). */
-MODEL_DEF void model__remove_at(model_weak *t, size_t i)
+MODEL_DEF void model__remove_at(model_weak *t, size_t i, void *out)
 {
     model_ctx *c = t->ctx;
     const void *key = t->e[i].key;
@@ -388,19 +389,23 @@ MODEL_DEF void model__remove_at(model_weak *t, size_t i)
     if (!o) { fprintf(stderr, "model: key without a record\n"); abort(); }
     model__unlink_table(o, t);
     model__drop_if_empty(c, o);
-    if (dtor) dtor(v, user);
+    if (out) memcpy(out, v, t->value_size);
+    else if (dtor) dtor(v, user);
     free(v);
 }
 
-MODEL_DEF mguard_status model_weak_remove(model_weak *t, const void *key)
+/* remove, and take (out: the value, not destroyed; NULL out refused) */
+MODEL_DEF mguard_status model__weak_pop(model_weak *t, const void *key, void *out, bool take)
 {
     long i;
-    if (!t || t->freed || !key) return MGUARD_EINVAL;
+    if (!t || t->freed || !key || (take && !out)) return MGUARD_EINVAL;
     i = model__find_entry(t, key);
     if (i < 0) return MGUARD_NOT_FOUND;
-    model__remove_at(t, (size_t)i);
+    model__remove_at(t, (size_t)i, out);
     return MGUARD_OK;
 }
+MODEL_DEF mguard_status model_weak_remove(model_weak *t, const void *key) { return model__weak_pop(t, key, NULL, false); }
+MODEL_DEF mguard_status model_weak_take(model_weak *t, const void *key, void *out) { return model__weak_pop(t, key, out, true); }
 
 /* Remove, one at a time and in order, every entry with seq < bound. */
 MODEL_DEF void model__drain(model_weak *t, uint64_t bound)
@@ -412,7 +417,7 @@ MODEL_DEF void model__drain(model_weak *t, uint64_t bound)
         for (i = 0; i < t->n && t->e[i].seq < cursor; i++) {}
         if (i == t->n || t->e[i].seq >= bound) break;
         cursor = t->e[i].seq + 1;
-        model__remove_at(t, i);
+        model__remove_at(t, i, NULL);
     }
     t->busy--;
 }

@@ -302,6 +302,8 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_weak_iterate", wit = mguard_weak_iterate(t));
     LOCKED("mguard_weak_next", assert_true(mguard_weak_next(&wit)));
     LOCKED("mguard_weak_get_copy", assert_int_equal(mguard_weak_get_copy(t, &o1, &out), MGUARD_OK));
+    LOCKED("mguard_weak_take", assert_int_equal(mguard_weak_take(t, &o1, &out), MGUARD_OK));
+    assert_int_equal(mguard_weak_set(t, &o1, &out), MGUARD_OK);
     LOCKED("mguard_weak_remove", assert_int_equal(mguard_weak_remove(t, &o1), MGUARD_OK));
     LOCKED("mguard_weak_set_ptr", assert_int_equal(mguard_weak_set_ptr(t, &o1, &val), MGUARD_OK));
     LOCKED("mguard_weak_get_ptr", assert_ptr_equal(mguard_weak_get_ptr(t, &o1), &val));
