@@ -936,7 +936,7 @@ typedef enum mguard_cache_cause {
     MGUARD_CACHE_MUTATION = 1, /* a dependency was mutated */
     MGUARD_CACHE_DEATH,        /* a dependency was destroyed */
     MGUARD_CACHE_EVICTION,     /* least recently used, over capacity or max_cost */
-    MGUARD_CACHE_EXPLICIT      /* mguard_cache_remove or mguard_cache_clear */
+    MGUARD_CACHE_EXPLICIT      /* mguard_cache_remove, _take or _clear */
 } mguard_cache_cause;
 /* One drop: which entry, why, and what caused it. */
 typedef struct mguard_cache_reason {
@@ -964,7 +964,7 @@ typedef struct mguard_cache_stats {
     uint64_t mutations;   /* entries dropped: a dependency mutated */
     uint64_t deaths;      /* ... destroyed */
     uint64_t evictions;   /* ... evicted (capacity, max_cost) */
-    uint64_t explicit_drops; /* ... removed or cleared */
+    uint64_t explicit_drops; /* ... removed, taken or cleared */
     uint64_t replaced;    /* values overwritten by a set or a later compute */
     uint64_t stale;       /* computed, not stored: a dependency changed meanwhile */
 } mguard_cache_stats;
@@ -1044,6 +1044,11 @@ MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *
 /* Drop the tuple's entry (EXPLICIT), destroying its value. NOT_FOUND;
    EINVAL for bad input. Cost: O(dependencies). */
 MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys);
+/* Remove the tuple's entry as mguard_cache_remove does (counted, remembered:
+   EXPLICIT), its value copied into out, not destroyed, logged nor told to
+   dropped. NOT_FOUND (out untouched); EINVAL (logged): bad keys, NULL out.
+   Cost: O(dependencies). */
+MGUARDDEF mguard_status mguard_cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
 /* Drop the entries present at the start (EXPLICIT), each value destroyed
    after its entry is gone; entries the destructors store stay. NULL:
    no-op. Cost: O(positions + dependencies), positions = most entries held. */
@@ -1696,6 +1701,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(const void *, cache_job_key, (const mguard_cache_job *job, size_t i), (job, i), mguard__ctx_of_job(job)) \
     X(mguard_status, cache_depend, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr), (c, keys, nkeys, obj, attr), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_remove, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
+    X(mguard_status, cache_take, (mguard_cache *c, const void *const *keys, size_t nkeys, void *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c)) \
     V(cache_clear, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(size_t, cache_count, (const mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(mguard_cache_iter, cache_iterate, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
@@ -10181,19 +10187,21 @@ static void mguard__cache_log(mguard_cache *c, const char *what, const void *con
 
 /* Phase 2: for each drop of q, in drop order: its position freed; then, with a
    cause, the drop logged (log_reasons) and told (dropped), c held; the value
-   destroyed (from a copy, or its block); a cache whose destroy waited for it goes.
+   destroyed (from a copy, or its block), or (out: mguard_cache_take) copied
+   there, none of this called; a cache whose destroy waited for it goes.
    Recursion (misc-no-recursion below): finish_one -> destroy_now -> drain -> finish,
    one level deep (the drain's own drops hold the cache busy). */
-static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
+static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q, void *out)   /* NOLINT(misc-no-recursion) */
 {
     mguard_cache *c = ctx->ctabs[q->hcid];
     uint32_t pos = q->hpos - 1;
     mguard__crec *r = &c->recs[pos];
     union { uint64_t u; unsigned char b[8]; } v;
     void *val;
-    mguard_value_dtor dtor = c->dtor;
-    mguard_cache_dropped_fn dropped = c->dropped;
+    mguard_value_dtor dtor = out ? NULL : c->dtor;
+    mguard_cache_dropped_fn dropped = out ? NULL : c->dropped;
     void *user = c->user;
+    size_t vsize = c->value_size;
     mguard_cache_reason why;
     v.u = r->x.u;
     val = c->inslot ? (void *)v.b : r->x.block;
@@ -10212,7 +10220,7 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
         c->lw[pos].cause = (mguard_cache_cause)0;
     }
     if (why.cause) {
-        if (c->log_reasons) mguard__cache_log(c, "dropped", why.keys, why.nkeys, ": ", &why, false);
+        if (c->log_reasons && !out) mguard__cache_log(c, "dropped", why.keys, why.nkeys, ": ", &why, false);
         if (dropped) MGUARD__CALLOUT(ctx, dropped(val, &why, user));
         mguard__str_release(ctx, why.attr);
         mguard__str_release(ctx, why.file);
@@ -10221,11 +10229,12 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
     /* the drop holds c no more: a destroy waiting for it goes now, one from its destructor at once */
     if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
     if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
+    if (out) memcpy(out, val, vsize);
     if (val != (void *)v.b) mguard__free(ctx, val);
 }
 static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
 {
-    while (q->hpos) mguard__cache_finish_one(ctx, q);
+    while (q->hpos) mguard__cache_finish_one(ctx, q, NULL);
 }
 
 /* ---- computes in progress ---- */
@@ -10451,13 +10460,14 @@ static void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops 
 }
 
 /* The end of a call that dropped entries onto q: the parked value, then
-   the dropped ones destroyed (c may go in the first: q then holds none of
-   its drops; a destroy from the others waits for c's drops still to come). */
-static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q)
+   the dropped ones destroyed, or copied into out (c may go in the first: q
+   then holds none of its drops; a destroy from the others waits for c's
+   drops still to come). */
+static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q, void *out)
 {
     mguard_ctx *ctx = c->ctx;
     mguard__cache_unpark(c);
-    mguard__cache_finish(ctx, q);
+    while (q->hpos) mguard__cache_finish_one(ctx, q, out);
 }
 
 /* ---- create, destroy ---- */
@@ -10725,7 +10735,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_set: out of memory");
         return st;
     }
-    mguard__cache_settle(c, &q);
+    mguard__cache_settle(c, &q, NULL);
     return MGUARD_OK;
 }
 
@@ -11113,20 +11123,28 @@ oom:
     return MGUARD_ENOMEM;
 }
 
-static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys)
+/* mguard_cache_remove, and mguard_cache_take (take: the value copied into out, not destroyed). */
+static mguard_status mguard__cache_pop(mguard_cache *c, const void *const *keys, size_t nkeys, void *out, bool take)
 {
+    const char *fn = take ? "mguard_cache_take" : "mguard_cache_remove";
     size_t k;
     mguard__cdrops q;
     mguard_cache_reason why;
-    if (!mguard__cache_ok(c, "mguard_cache_remove") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_remove")) return MGUARD_EINVAL;
+    if (!mguard__cache_ok(c, fn) || !mguard__cache_keys_ok(c, keys, nkeys, fn)) return MGUARD_EINVAL;
+    if (take && !out) {
+        mguard__logf(c->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        return MGUARD_EINVAL;
+    }
     memset(&q, 0, sizeof q);
     memset(&why, 0, sizeof why);
     why.cause = MGUARD_CACHE_EXPLICIT;
     k = mguard__cache_find(c, keys, nkeys);
     if (k != SIZE_MAX) mguard__cache_drop(c, c->ctx->kx.slots[k].pos & MGUARD__CS_POS, &why, NULL, &q);
-    mguard__cache_settle(c, &q);
+    mguard__cache_settle(c, &q, out);
     return k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
+static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys) { return mguard__cache_pop(c, keys, nkeys, NULL, false); }
+static mguard_status mguard__cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out) { return mguard__cache_pop(c, keys, nkeys, out, true); }
 
 /* ---- iteration, statistics, reasons ---- */
 

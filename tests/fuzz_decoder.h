@@ -1534,7 +1534,8 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *c
                (P##_cache_get_or_compute(C, keys, n, NULL, NULL, &st) == NULL && st == MGUARD_EINVAL) * 64 + \
                (P##_cache_job_depend(NULL, keys[0], NULL) == MGUARD_EINVAL) * 128 + (P##_cache_job_set_cost(NULL, 1) == MGUARD_EINVAL) * 256 + \
                (P##_cache_get_stats(C, NULL) == MGUARD_EINVAL) * 512 + (P##_cache_last_reason(C, keys, n, NULL) == MGUARD_EINVAL) * 1024 + \
-               (P##_cache_depend(C, none, 1, fz_pool[0], NULL) == MGUARD_EINVAL) * 2048 + (P##_cache_remove(C, five, 5) == MGUARD_EINVAL) * 4096; \
+               (P##_cache_depend(C, none, 1, fz_pool[0], NULL) == MGUARD_EINVAL) * 2048 + (P##_cache_remove(C, five, 5) == MGUARD_EINVAL) * 4096 + \
+               (P##_cache_take(C, five, 5, cbuf) == MGUARD_EINVAL) * 8192 + (P##_cache_take(C, keys, n, NULL) == MGUARD_EINVAL) * 16384; \
         r[1] = (P##_cache_count(NULL) == 0) + (P##_cache_report(NULL, NULL, 0) == 0) * 2 + (P##_cache_reason_format(NULL, NULL, 0) == 0) * 4 + \
                (P##_cache_create(X, NULL) == NULL) * 8 + (P##_cache_create(X, &d) == NULL) * 16 + \
                (P##_cache_get(NULL, keys, n) == NULL) * 32 + (P##_cache_contains(C, NULL, 1) == 0) * 64 + \
@@ -1619,7 +1620,23 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         break;
     }
     case 9:
-        r[0] = mg ? mguard_cache_remove(c, keys, n) : model_cache_remove(m, keys, n);
+        if ((x & 3) == 3) {
+            /* take: the value comes out alive, never destroyed nor told */
+            unsigned char out[40];
+            memset(out, 0xa5, sizeof out);
+            r[0] = mg ? mguard_cache_take(c, keys, n, out) : model_cache_take(m, keys, n, out);
+            if (r[0] == MGUARD_OK) {
+                unsigned char *st;
+                r[1] = (long)fz_value_read(out, S->tinfo[uid].value_size, NULL, NULL);
+                st = fz_vstate(S, (uint32_t)r[1]);
+                if (*st != 1) fz_fail("cache take: value %ld not alive", r[1]);
+                *st = 3;
+            } else if (out[0] != 0xa5) {
+                fz_fail("cache take wrote out without an entry");
+            }
+        } else {
+            r[0] = mg ? mguard_cache_remove(c, keys, n) : model_cache_remove(m, keys, n);
+        }
         break;
     case 10:
         S->cache_busy[s]++;

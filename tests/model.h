@@ -2562,18 +2562,26 @@ MODEL_DEF mguard_status model_cache_depend(model_cache *c, const void *const *ke
     return model__cadd_dep(c->ctx, e, obj, attr);
 }
 
-MODEL_DEF mguard_status model_cache_remove(model_cache *c, const void *const *keys, size_t n)
+/* remove, and take (out: the value copied there; no dropped, no destructor) */
+MODEL_DEF mguard_status model__cache_pop(model_cache *c, const void *const *keys, size_t n, void *out, bool take)
 {
     model_cpend p = { NULL, 0 };
     model_centry *e;
     mguard_cache_reason why = model__creason(MGUARD_CACHE_EXPLICIT, NULL);
-    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n)) return MGUARD_EINVAL;
+    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n) || (take && !out)) return MGUARD_EINVAL;
     model__cunpark(c, &p);
     e = model__cfind(c, keys, n);
     if (e) model__cdrop(e, &why, NULL, &p);
+    if (e && take) {
+        memcpy(out, e->value, c->value_size);
+        e->dtor = NULL;
+        e->dropped = NULL;
+    }
     model__cfinish(&p);
     return e ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
+MODEL_DEF mguard_status model_cache_remove(model_cache *c, const void *const *keys, size_t n) { return model__cache_pop(c, keys, n, NULL, false); }
+MODEL_DEF mguard_status model_cache_take(model_cache *c, const void *const *keys, size_t n, void *out) { return model__cache_pop(c, keys, n, out, true); }
 
 typedef struct model_citer { model_cache *c; size_t pos; uint64_t bound; } model_citer;
 

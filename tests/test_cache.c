@@ -1553,6 +1553,16 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     assert_int_equal(mguard_cache_remove(c, NULL, 0), MGUARD_EINVAL);
     assert_string_equal(log.last, "mguard_cache_remove: NULL keys");
     assert_int_equal(mguard_cache_remove(NULL, MGUARD_CACHE_KEYS(&k)), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_take(c, NULL, 1, &v), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_take: NULL keys");
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_take: NULL out");
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k)));   /* kept */
+    assert_int_equal(mguard_cache_take(NULL, MGUARD_CACHE_KEYS(&k), &v), MGUARD_EINVAL);
+    v = 0;
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k), &v), MGUARD_OK);
+    assert_int_equal(v, 1);
     assert_int_equal(mguard_cache_get_stats(c, NULL), MGUARD_EINVAL);
     assert_string_equal(log.last, "mguard_cache_get_stats: NULL out");
     assert_int_equal(mguard_cache_get_stats(NULL, &s), MGUARD_EINVAL);
@@ -1569,7 +1579,7 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     assert_false(mguard_cache_next(NULL));
     mguard_cache_clear(NULL);
     mguard_cache_destroy(NULL);
-    assert_int_equal(log.count, 15);
+    assert_int_equal(log.count, 17);
     assert_int_equal(mguard_cache_count(c), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
@@ -2645,6 +2655,162 @@ static void test_dropped_is_told_each_drop_before_its_destructor(void **state)
     test_ctx_finish(ctx, NULL);
 }
 
+/* take: the entry leaves as by remove (counted and remembered EXPLICIT,
+   its dependencies gone), its value copied out: no dropped, no log line,
+   no destructor. */
+static void test_take_copies_the_value_out_without_dropped_log_or_destructor(void **state)
+{
+    drop_log dl;
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    mguard_cache_stats s;
+    mguard_cache_reason r;
+    static int k[3], dep;
+    long v, out = -1;
+    (void)state;
+    memset(&dl, 0, sizeof dl);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.value_dtor = log_dtor;
+    cd.dropped = log_dropped;
+    cd.log_reasons = true;
+    cd.user = &dl;
+    c = mguard_cache_create(ctx, &cd);
+    for (v = 0; v < 3; v++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[1]), &dep, NULL), MGUARD_OK);
+    log.count = 0;
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[1]), &out), MGUARD_OK);
+    assert_int_equal(out, 1);
+    assert_int_equal(dl.n, 0);
+    assert_int_equal(log.count, 0);
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k[1])));
+    assert_int_equal(mguard_cache_count(c), 2);
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.explicit_drops, 1);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[1]), &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_EXPLICIT);
+    mguard_on_mutation(ctx, &dep, NULL);                /* no dependency left: nothing */
+    assert_int_equal(dl.n, 0);
+    out = -1;
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[1]), &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, -1);
+    assert_int_equal(log.warnings, 0);
+    mguard_cache_destroy(c);
+    assert_int_equal(dl.n, 4);
+    assert_string_equal(dl.ev[0], "dropped explicit 0");
+    assert_string_equal(dl.ev[1], "dtor 0");
+    assert_string_equal(dl.ev[2], "dropped explicit 2");
+    assert_string_equal(dl.ev[3], "dtor 2");
+    test_ctx_finish(ctx, NULL);
+}
+
+static void test_take_during_iteration_skips_the_taken_entry(void **state)
+{
+    drop_log dl;
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    mguard_cache_iter it;
+    static int k[6];
+    int seen[6] = {0}, n = 0, i;
+    long v, cur = -1, other = -1, got_cur = -1, got_other = -1;
+    (void)state;
+    memset(&dl, 0, sizeof dl);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.value_dtor = log_dtor;
+    cd.user = &dl;
+    c = mguard_cache_create(ctx, &cd);
+    for (v = 0; v < 6; v++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
+    it = mguard_cache_iterate(c);
+    while (mguard_cache_next(&it)) {
+        long x;
+        memcpy(&x, it.value, sizeof x);
+        seen[x]++;
+        if (n++ == 0) {
+            cur = x;
+            other = (x + 3) % 6;
+            assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[cur]), &got_cur), MGUARD_OK);     /* the current one */
+            assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[other]), &got_other), MGUARD_OK); /* one not visited yet */
+        }
+    }
+    assert_int_equal(got_cur, cur);
+    assert_int_equal(got_other, other);
+    assert_int_equal(n, 5);                 /* 6 less the one taken before its turn */
+    assert_int_equal(seen[other], 0);
+    for (i = 0; i < 6; i++) assert_true(seen[i] <= 1);
+    assert_int_equal(mguard_cache_count(c), 4);
+    assert_int_equal(dl.n, 0);
+    mguard_cache_destroy(c);
+    assert_int_equal(dl.n, 4);
+    test_ctx_finish(ctx, NULL);
+}
+
+/* A destructor and a dropped callback (of a death) take another entry of
+   their own cache: it leaves with its value, never destroyed nor told. */
+typedef struct take_cb { mguard_cache *c; const void *other; long got; mguard_status st; drop_log dl; } take_cb;
+static void take_cb_take(take_cb *t)
+{
+    if (!t->other) return;
+    t->st = mguard_cache_take(t->c, &t->other, 1, &t->got);
+    t->other = NULL;
+}
+static void take_dtor(void *value, void *user)
+{
+    log_dtor(value, &((take_cb *)user)->dl);
+    take_cb_take((take_cb *)user);
+}
+static void take_dropped(void *value, const mguard_cache_reason *why, void *user)
+{
+    log_dropped(value, why, &((take_cb *)user)->dl);
+    take_cb_take((take_cb *)user);
+}
+static void test_take_from_a_destructor_or_dropped_of_the_same_cache(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache_desc cd;
+    take_cb t;
+    static int k[4];
+    long v;
+    (void)state;
+    memset(&t, 0, sizeof t);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(long);
+    cd.value_dtor = take_dtor;
+    cd.user = &t;
+    t.c = mguard_cache_create(ctx, &cd);
+    for (v = 0; v < 2; v++) assert_int_equal(mguard_cache_set(t.c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
+    t.other = &k[1];
+    assert_int_equal(mguard_cache_remove(t.c, MGUARD_CACHE_KEYS(&k[0])), MGUARD_OK);   /* 0's destructor takes 1 */
+    assert_int_equal(t.st, MGUARD_OK);
+    assert_int_equal(t.got, 1);
+    assert_int_equal(t.dl.n, 1);
+    assert_string_equal(t.dl.ev[0], "dtor 0");
+    assert_int_equal(mguard_cache_count(t.c), 0);
+    mguard_cache_destroy(t.c);
+    cd.dropped = take_dropped;
+    t.c = mguard_cache_create(ctx, &cd);
+    for (v = 2; v < 4; v++) assert_int_equal(mguard_cache_set(t.c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
+    t.other = &k[3];
+    t.got = -1;
+    mguard_on_destroy(ctx, &k[2]);                           /* 2's dropped takes 3 */
+    assert_int_equal(t.st, MGUARD_OK);
+    assert_int_equal(t.got, 3);
+    assert_int_equal(t.dl.n, 3);
+    assert_string_equal(t.dl.ev[1], "dropped death 2");
+    assert_string_equal(t.dl.ev[2], "dtor 2");
+    assert_int_equal(mguard_cache_count(t.c), 0);
+    t.other = &k[2];                                         /* gone: NOT_FOUND from a callback */
+    v = 4;
+    assert_int_equal(mguard_cache_set(t.c, MGUARD_CACHE_KEYS(&k[3]), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_remove(t.c, MGUARD_CACHE_KEYS(&k[3])), MGUARD_OK);
+    assert_int_equal(t.st, MGUARD_NOT_FOUND);
+    mguard_cache_destroy(t.c);
+    test_ctx_finish(ctx, NULL);
+}
+
 /* In dropped the entry is gone, the reason names the object (describe),
    the value may be changed (the destructor gets it changed), and the
    cache may be destroyed (it goes when the drop is done). */
@@ -2824,6 +2990,9 @@ int main(void)
         cmocka_unit_test(test_describe_never_sees_an_object_destroyed_meanwhile),
         cmocka_unit_test(test_describe_may_destroy_the_cache_it_names_for),
         cmocka_unit_test(test_dropped_is_told_each_drop_before_its_destructor),
+        cmocka_unit_test(test_take_copies_the_value_out_without_dropped_log_or_destructor),
+        cmocka_unit_test(test_take_during_iteration_skips_the_taken_entry),
+        cmocka_unit_test(test_take_from_a_destructor_or_dropped_of_the_same_cache),
         cmocka_unit_test(test_dropped_sees_the_entry_gone_and_the_reason_named),
         cmocka_unit_test(test_job_key_reads_the_tuple_in_order),
         cmocka_unit_test(test_a_spoiled_compute_remembers_the_named_reason),

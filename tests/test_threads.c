@@ -331,7 +331,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
         mguard_cache_stats cs;
         mguard_cache_reason cr;
         mguard_status cst;
-        int one = 1;
+        int one = 1, cv = 0;
         char buf[256];
         const void *k1[1] = {&o1}, *k2[1] = {&o2};
         LOCKED("mguard_cache_create", cc = mguard_cache_create(ctx, &cd));
@@ -349,6 +349,8 @@ static void test_every_public_function_takes_the_lock_once(void **state)
         LOCKED("mguard_cache_get_stats", assert_int_equal(mguard_cache_get_stats(cc, &cs), MGUARD_OK));
         assert_int_equal(cs.stored, 2);
         LOCKED("mguard_cache_report", assert_true(mguard_cache_report(cc, buf, sizeof buf) > 0));
+        LOCKED("mguard_cache_take", assert_int_equal(mguard_cache_take(cc, k2, 1, &cv), MGUARD_OK));
+        assert_int_equal(cv, 7);
         LOCKED("mguard_cache_remove", assert_int_equal(mguard_cache_remove(cc, k1, 1), MGUARD_OK));
         LOCKED("mguard_cache_last_reason", assert_int_equal(mguard_cache_last_reason(cc, k1, 1, &cr), MGUARD_OK));
         assert_int_equal(cr.cause, MGUARD_CACHE_EXPLICIT);
