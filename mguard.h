@@ -112,9 +112,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
-#ifdef __cplusplus
-#include <initializer_list>   /* MGUARD_CACHE_KEYS */
-#endif
 
 #ifndef MGUARDDEF
 #ifdef MGUARD_STATIC
@@ -129,6 +126,7 @@
 #endif
 
 #ifdef __cplusplus
+#include <initializer_list>   /* MGUARD_CACHE_KEYS */
 extern "C" {
 #endif
 
@@ -284,9 +282,9 @@ MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *k
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
 /* Remove key's entry, its value destroyed. NOT_FOUND; EINVAL: NULL t/key. Cost: one lookup, O(1). */
 MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
-/* Remove key's entry as mguard_weak_remove does, its value copied into out
-   (value_size bytes), not destroyed. NOT_FOUND (out untouched); EINVAL
-   (logged): NULL t/key/out. Cost: one lookup and a copy. */
+/* As mguard_weak_remove, but the value is copied into out (value_size
+   bytes), not destroyed. NOT_FOUND: out untouched; EINVAL (logged): NULL
+   out. Cost: one lookup and a copy. */
 MGUARDDEF mguard_status mguard_weak_take(mguard_weak *t, const void *key, void *out);
 /* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
@@ -1044,10 +1042,9 @@ MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *
 /* Drop the tuple's entry (EXPLICIT), destroying its value. NOT_FOUND;
    EINVAL for bad input. Cost: O(dependencies). */
 MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys);
-/* Remove the tuple's entry as mguard_cache_remove does (counted, remembered:
-   EXPLICIT), its value copied into out, not destroyed, logged nor told to
-   dropped. NOT_FOUND (out untouched); EINVAL (logged): bad keys, NULL out.
-   Cost: O(dependencies). */
+/* As mguard_cache_remove (counted, remembered: EXPLICIT), but the value is
+   copied into out, neither destroyed, logged nor told to dropped. NOT_FOUND:
+   out untouched; EINVAL (logged): NULL out. Cost: O(dependencies). */
 MGUARDDEF mguard_status mguard_cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
 /* Drop the entries present at the start (EXPLICIT), each value destroyed
    after its entry is gone; entries the destructors store stay. NULL:

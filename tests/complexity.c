@@ -1414,6 +1414,18 @@ static void r_cache_remove(cx *c)
         mguard_cache_destroy(ca);
     }
 }
+static void r_cache_take(cx *c)
+{
+    unsigned r;
+    long v;
+    LOOP {
+        mguard_cache *ca = cache_deps(c, c->n);
+        T0();
+        must(mguard_cache_take(ca, K(NOBJ - 2), 1, &v) == MGUARD_OK, "take");
+        T1();
+        mguard_cache_destroy(ca);
+    }
+}
 static void r_cache_clear(cx *c)
 {
     unsigned r;
@@ -1570,6 +1582,7 @@ static const row rows[] = {
     R("mguard_cache_job_key", "n calls in one compute", r_cache_job_key),
     R("mguard_cache_depend", "16 calls, an entry of n dependencies", r_cache_depend),
     R("mguard_cache_remove", "an entry of n dependencies", r_cache_remove),
+    R("mguard_cache_take", "an entry of n dependencies", r_cache_take),
     R("mguard_cache_clear", "clear n entries", r_cache_clear),
     R("mguard_cache_count", "n calls, n entries", r_cache_count),
     R("mguard_cache_iterate", "n calls, n entries", r_cache_iterate),

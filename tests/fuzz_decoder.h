@@ -1623,7 +1623,7 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         if ((x & 3) == 3) {
             /* take: the value comes out alive, never destroyed nor told */
             unsigned char out[40];
-            memset(out, 0xa5, sizeof out);
+            memset(out, 0xa5 + side, sizeof out);
             r[0] = mg ? mguard_cache_take(c, keys, n, out) : model_cache_take(m, keys, n, out);
             if (r[0] == MGUARD_OK) {
                 unsigned char *st;
@@ -1631,7 +1631,7 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
                 st = fz_vstate(S, (uint32_t)r[1]);
                 if (*st != 1) fz_fail("cache take: value %ld not alive", r[1]);
                 *st = 3;
-            } else if (out[0] != 0xa5) {
+            } else if (out[0] != 0xa5 + side) {
                 fz_fail("cache take wrote out without an entry");
             }
         } else {
@@ -2752,7 +2752,9 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         if ((op->c & 3) == 3) {
             /* take: the value comes out alive, never to be destroyed */
             unsigned char out[264];
+            memset(out, 0xa5 + side, sizeof out);   /* each side its own: nothing left by the other */
             r0 = mg ? mguard_weak_take(S->tab[t], key, out) : model_weak_take(S->mtab[t], key, out);
+            if (r0 != MGUARD_OK && out[0] != 0xa5 + side) fz_fail("take wrote out without an entry");
             if (r0 == MGUARD_OK) {
                 unsigned char *st;
                 r1 = (long)fz_value_read(out, S->tab_vs[t], NULL, NULL);
