@@ -5964,8 +5964,8 @@ static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, dou
         }
     }
     if (ic) s->counters[s->ncounters++] = ic;
-    for (i = 0; i < s->nactive; i++) s->recs[s->active[i]].vals[2 * k + 1] += amount;
-    s->recs[s->nframes ? s->frames[s->nframes - 1].rec : 0].vals[2 * k] += amount;
+    for (i = 0; i < s->nactive; i++) s->recs[s->active[i]].vals[2 * (size_t)k + 1] += amount;
+    s->recs[s->nframes ? s->frames[s->nframes - 1].rec : 0].vals[2 * (size_t)k] += amount;
     return MGUARD_OK;
 oom:
     mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
@@ -10161,7 +10161,7 @@ static void mguard__cache_unpark(mguard_cache *c) { (void)mguard__cache_park(c, 
    naming the keys calls out, and may change c's reasons). vouched: the program passed
    the keys to this call. c is held meanwhile: a destroy from the hook waits for the line. */
 static void mguard__cache_log(mguard_cache *c, const char *what, const void *const *keys, size_t n, const char *sep,
-                              const mguard_cache_reason *r, bool vouched)
+                              const mguard_cache_reason *r, bool vouched)   /* NOLINT(misc-no-recursion): as finish_one */
 {
     mguard_ctx *ctx = c->ctx;
     char kb[300], text[256], name[64];
