@@ -280,11 +280,10 @@ MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
 MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
 /* true when key is in t. Cost: one lookup. */
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
-/* Remove key's entry, its value destroyed. NOT_FOUND; EINVAL: NULL t/key. Cost: one lookup, O(1). */
+/* Remove key's entry, its value destroyed; take: copied into out (value_size
+   bytes) instead, never destroyed. NOT_FOUND (out untouched); EINVAL: NULL
+   t/key/out (logged). Cost: one lookup, O(1) (take: and a copy). */
 MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
-/* As mguard_weak_remove, but the value is copied into out (value_size
-   bytes), not destroyed. NOT_FOUND: out untouched; EINVAL (logged): NULL
-   out. Cost: one lookup and a copy. */
 MGUARDDEF mguard_status mguard_weak_take(mguard_weak *t, const void *key, void *out);
 /* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
@@ -925,8 +924,7 @@ typedef struct mguard_cache_job mguard_cache_job;
 extern "C++" template <class... A> char (&mguard__nkeys(const A &...))[sizeof...(A)];
 #define MGUARD_CACHE_KEYS(...) std::initializer_list<const void *>{__VA_ARGS__}.begin(), sizeof(mguard__nkeys(__VA_ARGS__))
 #else
-#define MGUARD_CACHE_KEYS(...) \
-    (const void *const[]){__VA_ARGS__}, (sizeof((const void *const[]){__VA_ARGS__}) / sizeof(const void *))
+#define MGUARD_CACHE_KEYS(...) (const void *const[]){__VA_ARGS__}, (sizeof((const void *const[]){__VA_ARGS__}) / sizeof(const void *))
 #endif
 
 /* Why an entry left its cache. */
@@ -1039,12 +1037,10 @@ MGUARDDEF const void *mguard_cache_job_key(const mguard_cache_job *job, size_t i
    entry kept as it was); ENOMEM: nothing changed. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             const void *obj, const char *attr);
-/* Drop the tuple's entry (EXPLICIT), destroying its value. NOT_FOUND;
-   EINVAL for bad input. Cost: O(dependencies). */
+/* Drop the tuple's entry (EXPLICIT), destroying its value; take: copied into
+   out instead, neither destroyed, logged nor told to dropped. NOT_FOUND (out
+   untouched); EINVAL for bad input (NULL out: logged). Cost: O(dependencies). */
 MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys);
-/* As mguard_cache_remove (counted, remembered: EXPLICIT), but the value is
-   copied into out, neither destroyed, logged nor told to dropped. NOT_FOUND:
-   out untouched; EINVAL (logged): NULL out. Cost: O(dependencies). */
 MGUARDDEF mguard_status mguard_cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
 /* Drop the entries present at the start (EXPLICIT), each value destroyed
    after its entry is gone; entries the destructors store stay. NULL:
@@ -3908,9 +3904,8 @@ static void *mguard__weak_get_ptr(const mguard_weak *t, const void *key)
     return v;
 }
 
-/* Remove t's entry in slot s (known: its key has other slots): detach, then
-   destroy the value from a copy (in place if none can be had); out: the
-   value copied there instead, never destroyed (mguard_weak_take). */
+/* Remove t's entry in slot s (known: its key has other slots): detach, then destroy
+   the value from a copy (in place if none can be had), or (take) copy it to out. */
 static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool known, void *out)
 {
     mguard_ctx *ctx = t->ctx;
@@ -10184,8 +10179,7 @@ static void mguard__cache_log(mguard_cache *c, const char *what, const void *con
 
 /* Phase 2: for each drop of q, in drop order: its position freed; then, with a
    cause, the drop logged (log_reasons) and told (dropped), c held; the value
-   destroyed (from a copy, or its block), or (out: mguard_cache_take) copied
-   there, none of this called; a cache whose destroy waited for it goes.
+   destroyed (from a copy, or its block; take: copied to out, none of this called).
    Recursion (misc-no-recursion below): finish_one -> destroy_now -> drain -> finish,
    one level deep (the drain's own drops hold the cache busy). */
 static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q, void *out)   /* NOLINT(misc-no-recursion) */
@@ -10198,7 +10192,6 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
     mguard_value_dtor dtor = out ? NULL : c->dtor;
     mguard_cache_dropped_fn dropped = out ? NULL : c->dropped;
     void *user = c->user;
-    size_t vsize = c->value_size;
     mguard_cache_reason why;
     v.u = r->x.u;
     val = c->inslot ? (void *)v.b : r->x.block;
@@ -10223,10 +10216,10 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
         mguard__str_release(ctx, why.file);
         mguard__str_release(ctx, why.obj_name);
     }
+    if (out) memcpy(out, val, c->value_size);   /* take: no callout above */
     /* the drop holds c no more: a destroy waiting for it goes now, one from its destructor at once */
     if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
     if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
-    if (out) memcpy(out, val, vsize);
     if (val != (void *)v.b) mguard__free(ctx, val);
 }
 static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
@@ -10456,10 +10449,9 @@ static void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops 
     mguard__str_release(ctx, name);
 }
 
-/* The end of a call that dropped entries onto q: the parked value, then
-   the dropped ones destroyed, or copied into out (c may go in the first: q
-   then holds none of its drops; a destroy from the others waits for c's
-   drops still to come). */
+/* The end of a call that dropped entries onto q: the parked value, then the dropped
+   ones destroyed or (take) copied to out (c may go in the first: q then holds
+   none of its drops; a destroy from the others waits for c's drops still to come). */
 static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q, void *out)
 {
     mguard_ctx *ctx = c->ctx;
