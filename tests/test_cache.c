@@ -2389,11 +2389,12 @@ static mguard_ctx *named_ctx(namer *nm, lines *l, test_alloc *al)
     }
     return mguard_ctx_create(&d);
 }
-static mguard_cache *long_cache(mguard_ctx *ctx, bool log_reasons, mguard_cache_dropped_fn dropped, void *user)
+static mguard_cache *long_cache(mguard_ctx *ctx, bool log_reasons, mguard_value_dtor dtor, mguard_cache_dropped_fn dropped, void *user)
 {
     mguard_cache_desc cd;
     memset(&cd, 0, sizeof cd);
     cd.value_size = sizeof(long);
+    cd.value_dtor = dtor;
     cd.log_reasons = log_reasons;
     cd.dropped = dropped;
     cd.user = user;
@@ -2419,7 +2420,7 @@ static void test_describe_names_objects_in_lines_and_reasons(void **state)
     namer_add(&nm, &a, "point a");
     namer_add(&nm, &b, "point b");
     ctx = named_ctx(&nm, &l, NULL);
-    c = long_cache(ctx, true, NULL, NULL);
+    c = long_cache(ctx, true, NULL, NULL, NULL);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a, &b), &v, 0), MGUARD_OK);
     assert_int_equal(nm.calls, 0);
     mguard_on_mutation_at(ctx, &b, "y", "f.c", 9);
@@ -2452,7 +2453,7 @@ static void test_an_unnamed_object_prints_as_its_address(void **state)
     memset(&nm, 0, sizeof nm);
     memset(&l, 0, sizeof l);
     ctx = named_ctx(&nm, &l, NULL);
-    c = long_cache(ctx, true, NULL, NULL);
+    c = long_cache(ctx, true, NULL, NULL, NULL);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, 0), MGUARD_OK);
     mguard_on_mutation(ctx, &a, NULL);
     assert_int_equal(l.n, 1);
@@ -2481,8 +2482,8 @@ static void test_an_event_is_described_once(void **state)
     memset(&nm, 0, sizeof nm);
     namer_add(&nm, &o, "o");
     ctx = named_ctx(&nm, NULL, NULL);
-    c1 = long_cache(ctx, false, NULL, NULL);
-    c2 = long_cache(ctx, false, NULL, NULL);
+    c1 = long_cache(ctx, false, NULL, NULL, NULL);
+    c2 = long_cache(ctx, false, NULL, NULL, NULL);
     for (i = 0; i < 3; i++) {
         assert_int_equal(mguard_cache_set(c1, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
         assert_int_equal(mguard_cache_depend(c1, MGUARD_CACHE_KEYS(&k[i]), &o, NULL), MGUARD_OK);
@@ -2533,7 +2534,7 @@ static void test_describe_never_sees_an_object_destroyed_meanwhile(void **state)
     namer_add(&nm, &a, "a");
     namer_add(&nm, &b, "b");
     ctx = named_ctx(&nm, &l, NULL);
-    c = long_cache(ctx, true, NULL, NULL);
+    c = long_cache(ctx, true, NULL, NULL, NULL);
     k.ctx = ctx;
     k.nm = &nm;
     k.victim = &b;
@@ -2655,6 +2656,16 @@ static void test_dropped_is_told_each_drop_before_its_destructor(void **state)
     test_ctx_finish(ctx, NULL);
 }
 
+/* A cache of longs (its callbacks told user), holding v under keys[v] for v < n. */
+static mguard_cache *filled_cache(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_cache_dropped_fn dropped, bool log_reasons,
+                                  void *user, int *keys, long n)
+{
+    mguard_cache *c = long_cache(ctx, log_reasons, dtor, dropped, user);
+    long v;
+    for (v = 0; v < n; v++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&keys[v]), &v, 0), MGUARD_OK);
+    return c;
+}
+
 /* take: the entry leaves as by remove (counted and remembered EXPLICIT,
    its dependencies gone), its value copied out: no dropped, no log line,
    no destructor. */
@@ -2663,22 +2674,14 @@ static void test_take_copies_the_value_out_without_dropped_log_or_destructor(voi
     drop_log dl;
     test_log log;
     mguard_ctx *ctx = test_ctx(&log, NULL);
-    mguard_cache_desc cd;
     mguard_cache *c;
     mguard_cache_stats s;
     mguard_cache_reason r;
     static int k[3], dep;
-    long v, out = -1;
+    long out = -1;
     (void)state;
     memset(&dl, 0, sizeof dl);
-    memset(&cd, 0, sizeof cd);
-    cd.value_size = sizeof(long);
-    cd.value_dtor = log_dtor;
-    cd.dropped = log_dropped;
-    cd.log_reasons = true;
-    cd.user = &dl;
-    c = mguard_cache_create(ctx, &cd);
-    for (v = 0; v < 3; v++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
+    c = filled_cache(ctx, log_dtor, log_dropped, true, &dl, k, 3);
     assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[1]), &dep, NULL), MGUARD_OK);
     log.count = 0;
     assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[1]), &out), MGUARD_OK);
@@ -2710,20 +2713,14 @@ static void test_take_during_iteration_skips_the_taken_entry(void **state)
 {
     drop_log dl;
     mguard_ctx *ctx = test_ctx(NULL, NULL);
-    mguard_cache_desc cd;
     mguard_cache *c;
     mguard_cache_iter it;
     static int k[6];
     int seen[6] = {0}, n = 0, i;
-    long v, cur = -1, other = -1, got_cur = -1, got_other = -1;
+    long cur = -1, other = -1, got_cur = -1, got_other = -1;
     (void)state;
     memset(&dl, 0, sizeof dl);
-    memset(&cd, 0, sizeof cd);
-    cd.value_size = sizeof(long);
-    cd.value_dtor = log_dtor;
-    cd.user = &dl;
-    c = mguard_cache_create(ctx, &cd);
-    for (v = 0; v < 6; v++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
+    c = filled_cache(ctx, log_dtor, NULL, false, &dl, k, 6);
     it = mguard_cache_iterate(c);
     while (mguard_cache_next(&it)) {
         long x;
@@ -2770,18 +2767,12 @@ static void take_dropped(void *value, const mguard_cache_reason *why, void *user
 static void test_take_from_a_destructor_or_dropped_of_the_same_cache(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
-    mguard_cache_desc cd;
     take_cb t;
-    static int k[4];
+    static int k[4], d[2];
     long v;
     (void)state;
     memset(&t, 0, sizeof t);
-    memset(&cd, 0, sizeof cd);
-    cd.value_size = sizeof(long);
-    cd.value_dtor = take_dtor;
-    cd.user = &t;
-    t.c = mguard_cache_create(ctx, &cd);
-    for (v = 0; v < 2; v++) assert_int_equal(mguard_cache_set(t.c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
+    t.c = filled_cache(ctx, take_dtor, NULL, false, &t, k, 2);
     t.other = &k[1];
     assert_int_equal(mguard_cache_remove(t.c, MGUARD_CACHE_KEYS(&k[0])), MGUARD_OK);   /* 0's destructor takes 1 */
     assert_int_equal(t.st, MGUARD_OK);
@@ -2790,19 +2781,17 @@ static void test_take_from_a_destructor_or_dropped_of_the_same_cache(void **stat
     assert_string_equal(t.dl.ev[0], "dtor 0");
     assert_int_equal(mguard_cache_count(t.c), 0);
     mguard_cache_destroy(t.c);
-    cd.dropped = take_dropped;
-    t.c = mguard_cache_create(ctx, &cd);
-    for (v = 2; v < 4; v++) assert_int_equal(mguard_cache_set(t.c, MGUARD_CACHE_KEYS(&k[v]), &v, 0), MGUARD_OK);
-    t.other = &k[3];
+    t.c = filled_cache(ctx, take_dtor, take_dropped, false, &t, d, 2);
+    t.other = &d[1];
     t.got = -1;
-    mguard_on_destroy(ctx, &k[2]);                           /* 2's dropped takes 3 */
+    mguard_on_destroy(ctx, &d[0]);                           /* 0's dropped takes 1 */
     assert_int_equal(t.st, MGUARD_OK);
-    assert_int_equal(t.got, 3);
+    assert_int_equal(t.got, 1);
     assert_int_equal(t.dl.n, 3);
-    assert_string_equal(t.dl.ev[1], "dropped death 2");
-    assert_string_equal(t.dl.ev[2], "dtor 2");
+    assert_string_equal(t.dl.ev[1], "dropped death 0");
+    assert_string_equal(t.dl.ev[2], "dtor 0");
     assert_int_equal(mguard_cache_count(t.c), 0);
-    t.other = &k[2];                                         /* gone: NOT_FOUND from a callback */
+    t.other = &d[0];                                         /* gone: NOT_FOUND from a callback */
     v = 4;
     assert_int_equal(mguard_cache_set(t.c, MGUARD_CACHE_KEYS(&k[3]), &v, 0), MGUARD_OK);
     assert_int_equal(mguard_cache_remove(t.c, MGUARD_CACHE_KEYS(&k[3])), MGUARD_OK);
@@ -2889,7 +2878,7 @@ static void test_a_spoiled_compute_remembers_the_named_reason(void **state)
     memset(&nm, 0, sizeof nm);
     namer_add(&nm, &k, "key k");
     ctx = spoil_ctx = named_ctx(&nm, NULL, NULL);
-    c = long_cache(ctx, false, NULL, NULL);
+    c = long_cache(ctx, false, NULL, NULL, NULL);
     assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k), compute_mutates_its_key, NULL, &st));
     assert_int_equal(st, MGUARD_NOT_FOUND);
     assert_int_equal(nm.calls, 1);
