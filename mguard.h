@@ -89,7 +89,7 @@
        mguard was handed (a key, watched object, guard, ref target, tagged
        object or class, scope component, ledger object or value, cache key
        or dependency) before its memory is reused.
-     - Every stored value is destroyed exactly once.
+     - Every stored value is destroyed exactly once, unless taken out (_take).
      - Every event runs in two phases: all structures are updated, then the
        callbacks run; a callback may call any mguard function.
      - A reused address never revives an old entry, ref, watcher or tag.
@@ -126,6 +126,7 @@
 #endif
 
 #ifdef __cplusplus
+#include <initializer_list>   /* MGUARD_CACHE_KEYS */
 extern "C" {
 #endif
 
@@ -279,8 +280,11 @@ MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
 MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
 /* true when key is in t. Cost: one lookup. */
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
-/* Remove key's entry, its value destroyed. NOT_FOUND; EINVAL: NULL t/key. Cost: one lookup, O(1). */
+/* Remove key's entry, its value destroyed; take: copied into out (value_size
+   bytes) instead, never destroyed. NOT_FOUND (out untouched); EINVAL: NULL
+   t/key/out (logged). Cost: one lookup, O(1) (take: and a copy). */
 MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
+MGUARDDEF mguard_status mguard_weak_take(mguard_weak *t, const void *key, void *out);
 /* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
 /* Remove the entries present at the start, in insertion order, each value
@@ -621,7 +625,7 @@ typedef struct mguard_ledger mguard_ledger;
 typedef enum mguard_ledger_kind {
     MGUARD_LEDGER_EXISTING = 1, /* existed before the run; attribute writes recorded */
     MGUARD_LEDGER_NEW,          /* created during the run; always modified */
-    MGUARD_LEDGER_MUTABLE       /* existing container; only a modified flag */
+    MGUARD_LEDGER_CONTAINER     /* existing container; only a modified flag */
 } mguard_ledger_kind;
 
 /* Given to a refs hook: call it once for each object the value refers to. */
@@ -698,57 +702,53 @@ MGUARDDEF mguard_ledger *mguard_ledger_create(mguard_ctx *ctx, const mguard_ledg
    callbacks: done when that operation returns. Cost: O(size of L) + releases. */
 MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
 
-/* Track obj, existing before the run, with source (copied, optional).
-   EEXIST: tracked already; EINVAL: NULL L/obj, dying obj; ENOMEM.
-   Cost: O(1) amortized + a hash of source. */
-MGUARDDEF mguard_status mguard_ledger_track_existing(mguard_ledger *L, const void *obj, const char *source);
-/* Track obj, created during the run (always modified). As above. */
-MGUARDDEF mguard_status mguard_ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source);
-/* Track a container: no attribute writes, only a modified flag. As above. */
-MGUARDDEF mguard_status mguard_ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source);
+/* Track obj as kind, with source (copied, optional; a NEW object's: its
+   class's). EEXIST: tracked already; EINVAL (logged): NULL L/obj, dying
+   obj, unknown kind; ENOMEM. Cost: O(1) amortized + a hash of source. */
+MGUARDDEF mguard_status mguard_ledger_track(mguard_ledger *L, const void *obj, mguard_ledger_kind kind, const char *source);
 /* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
 /* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
-/* Mark a MUTABLE entry modified. EINVAL (logged): untracked, another kind, NULL. Cost: one lookup. */
+/* Mark a CONTAINER entry modified. EINVAL (logged): untracked, another kind, NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
-/* NEW: always; EXISTING: with a pending write; MUTABLE: marked. false: untracked, NULL. Cost: one lookup. */
+/* NEW: always; EXISTING: with a pending write; CONTAINER: marked. false: untracked, NULL. Cost: one lookup. */
 MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj);
 
 /* Record obj.attr = value (value may be NULL; attr copied). An overwrite
    keeps its place, releasing the old value. A sized ledger copies the
    attribute's size and type: its field's (set_fields), else the desc's.
-   EINVAL (logged): untracked obj, MUTABLE entry, NULL L/obj/attr, dying
+   EINVAL (logged): untracked obj, CONTAINER entry, NULL L/obj/attr, dying
    value. ENOMEM: nothing changed. Cost: a hash of attr + O(1) amortized +
    O(fields of obj). */
 MGUARDDEF mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *obj, const char *attr, void *value);
 /* Record the deletion of obj.attr (replacing a pending value). Statuses and cost as store_attr. */
 MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr);
-/* A pending write: OK and *value; DELETED or NOT_FOUND (nothing pending,
-   untracked; logged unless attr is bound) with *value NULL; EINVAL (logged):
-   MUTABLE entry, NULL.
-   Sized values point into L: valid until L changes (mguard_ledger_load
+/* The pending write only (the real field never read): OK and *value;
+   DELETED or NOT_FOUND (nothing pending, untracked; logged unless attr is
+   bound) with *value NULL; EINVAL (logged): CONTAINER entry, NULL.
+   Sized values point into L: valid until L changes (mguard_ledger_read
    copies). Never allocates. Cost: a hash of attr + two lookups. */
-MGUARDDEF mguard_status mguard_ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value);
+MGUARDDEF mguard_status mguard_ledger_pending(const mguard_ledger *L, const void *obj, const char *attr, void **value);
 /* true when obj.attr has a pending write or deletion; attr NULL: any
-   attribute of obj. false for untracked or NULL. Cost: as load_attr. */
+   attribute of obj. false for untracked or NULL. Cost: as pending. */
 MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
 /* obj's plain fields (the table is not copied: it must outlive L and its
-   clones): apply writes them directly (a deletion zeroes), load reads them
+   clones): apply writes them directly (a deletion zeroes), read reads them
    when nothing is pending. On a sized ledger each field has its own size
    and type; a pointer ledger's (value_size 0) fields are pointers: for a
-   struct of mixed fields, set any value_size (the unbound attributes'). n 0 unbinds; clones
-   copy the binding. EINVAL (logged, nothing changed): untracked, MUTABLE,
-   NULL L/obj, NULL fields with n > 0, n over 4294967295, a NULL name, a
-   size its type does not allow, a pending write of obj whose size or type
-   the new binding would change. Cost: O(n x (1 + pending writes of obj)). */
+   struct of mixed fields, set any value_size (the unbound attributes').
+   n 0 unbinds; clones copy the binding. EINVAL (logged, nothing changed):
+   untracked, CONTAINER, NULL L/obj, NULL fields with n > 0, n over
+   4294967295, a NULL name, a size its type does not allow, a pending write
+   of obj whose size or type the new binding would change. Cost: O(n x (1 + pending writes of obj)). */
 MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n);
-/* obj.attr as after apply, copied into out (the attribute's size: its
-   field's, else the value size): OK (pending, or the field when nothing
-   is); DELETED, out zeroed; NOT_FOUND, logged: neither bound nor pending
-   (out zeroed), untracked (out untouched); EINVAL (logged): MUTABLE, NULL.
-   Never allocates. Cost: as load_attr + O(fields of obj). */
-MGUARDDEF mguard_status mguard_ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out);
+/* Read through: obj.attr as after apply, copied into out (the attribute's
+   size: its field's, else the value size): OK (pending, or the field when
+   nothing is); DELETED, out zeroed; NOT_FOUND, logged: neither bound nor
+   pending (out zeroed), untracked (out untouched); EINVAL (logged):
+   CONTAINER, NULL. Never allocates. Cost: as pending + O(fields of obj). */
+MGUARDDEF mguard_status mguard_ledger_read(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
 /* Counts (0 for NULL): tracked objects, modified ones, pending writes (deletions too). Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
@@ -876,7 +876,7 @@ MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
 /* Drop every NEW object not reached (its records released) from the roots,
-   EXISTING and MUTABLE objects, payloads, hooked objects and hooks, through refs
+   EXISTING and CONTAINER objects, payloads, hooked objects and hooks, through refs
    and pending values (cycles safe). EINVAL (logged): NULL L, NULL roots with
    nroots > 0, L changed by a refs hook (nothing dropped); ENOMEM: nothing changed.
    Cost: O(size + pointers listed) + a refs call per pointer reached. */
@@ -899,7 +899,7 @@ MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
 MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
 /* Bytes a clone allocates and copies; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
-/* "existing", "new", "mutable"; "unknown" for any other value. O(1). */
+/* "existing", "new", "container"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 #endif /* MGUARD_NO_LEDGER */
 
@@ -921,17 +921,21 @@ typedef struct mguard_cache_job mguard_cache_job;
 
 #define MGUARD_CACHE_MAX_KEYS 4   /* objects per key tuple */
 #define MGUARD_CACHE_REASONS 16   /* drop reasons each cache remembers */
-/* (keys, nkeys) from object pointers: mguard_cache_get(c,
-   MGUARD_CACHE_KEYS(&shape, &dtype)). C99; in C++ pass an array, a length. */
-#define MGUARD_CACHE_KEYS(...) \
-    (const void *const[]){__VA_ARGS__}, (sizeof((const void *const[]){__VA_ARGS__}) / sizeof(const void *))
+/* (keys, nkeys) from object pointers, each evaluated once, valid for the
+   call: mguard_cache_get(c, MGUARD_CACHE_KEYS(&shape, &dtype)). C and C++. */
+#ifdef __cplusplus
+extern "C++" template <class... A> char (&mguard__nkeys(const A &...))[sizeof...(A)];
+#define MGUARD_CACHE_KEYS(...) std::initializer_list<const void *>{__VA_ARGS__}.begin(), sizeof(mguard__nkeys(__VA_ARGS__))
+#else
+#define MGUARD_CACHE_KEYS(...) (const void *const[]){__VA_ARGS__}, (sizeof((const void *const[]){__VA_ARGS__}) / sizeof(const void *))
+#endif
 
 /* Why an entry left its cache. */
 typedef enum mguard_cache_cause {
     MGUARD_CACHE_MUTATION = 1, /* a dependency was mutated */
     MGUARD_CACHE_DEATH,        /* a dependency was destroyed */
     MGUARD_CACHE_EVICTION,     /* least recently used, over capacity or max_cost */
-    MGUARD_CACHE_EXPLICIT      /* mguard_cache_remove or mguard_cache_clear */
+    MGUARD_CACHE_EXPLICIT      /* mguard_cache_remove, _take or _clear */
 } mguard_cache_cause;
 /* One drop: which entry, why, and what caused it. */
 typedef struct mguard_cache_reason {
@@ -959,7 +963,7 @@ typedef struct mguard_cache_stats {
     uint64_t mutations;   /* entries dropped: a dependency mutated */
     uint64_t deaths;      /* ... destroyed */
     uint64_t evictions;   /* ... evicted (capacity, max_cost) */
-    uint64_t explicit_drops; /* ... removed or cleared */
+    uint64_t explicit_drops; /* ... removed, taken or cleared */
     uint64_t replaced;    /* values overwritten by a set or a later compute */
     uint64_t stale;       /* computed, not stored: a dependency changed meanwhile */
 } mguard_cache_stats;
@@ -1036,9 +1040,11 @@ MGUARDDEF const void *mguard_cache_job_key(const mguard_cache_job *job, size_t i
    entry kept as it was); ENOMEM: nothing changed. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             const void *obj, const char *attr);
-/* Drop the tuple's entry (EXPLICIT), destroying its value. NOT_FOUND;
-   EINVAL for bad input. Cost: O(dependencies). */
+/* Drop the tuple's entry (EXPLICIT), destroying its value; take: copied into
+   out instead, neither destroyed, logged nor told to dropped. NOT_FOUND (out
+   untouched); EINVAL for bad input (NULL out: logged). Cost: O(dependencies). */
 MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys);
+MGUARDDEF mguard_status mguard_cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
 /* Drop the entries present at the start (EXPLICIT), each value destroyed
    after its entry is gone; entries the destructors store stay. NULL:
    no-op. Cost: O(positions + dependencies), positions = most entries held. */
@@ -1569,6 +1575,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
     Q(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     W(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
+    X(mguard_status, weak_take, (mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
     Q(size_t, weak_count, (const mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     V(weak_clear, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
@@ -1639,17 +1646,15 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 #define MGUARD__API_LEDGER(X, V) \
     X(mguard_ledger *, ledger_create, (mguard_ctx *ctx, const mguard_ledger_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
     V(ledger_destroy, (mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(mguard_status, ledger_track_existing, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__ctx_of_ledger(L)) \
-    X(mguard_status, ledger_track_new, (mguard_ledger *L, const void *obj, const char *cls_source), (L, obj, cls_source), mguard__ctx_of_ledger(L)) \
-    X(mguard_status, ledger_track_mutable, (mguard_ledger *L, const void *obj, const char *source), (L, obj, source), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_track, (mguard_ledger *L, const void *obj, mguard_ledger_kind kind, const char *source), (L, obj, kind, source), mguard__ctx_of_ledger(L)) \
     X(bool, ledger_contains, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_get, (const mguard_ledger *L, const void *obj, mguard_ledger_entry *out), (L, obj, out), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_mark_modified, (mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
     X(bool, ledger_is_modified, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__ctx_of_ledger(L)) \
-    X(mguard_status, ledger_load_attr, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
-    X(mguard_status, ledger_load, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_pending, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_read, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__ctx_of_ledger(L)) \
     X(bool, ledger_is_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_set_fields, (mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n), (L, obj, fields, n), mguard__ctx_of_ledger(L)) \
     X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
@@ -1692,6 +1697,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(const void *, cache_job_key, (const mguard_cache_job *job, size_t i), (job, i), mguard__ctx_of_job(job)) \
     X(mguard_status, cache_depend, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr), (c, keys, nkeys, obj, attr), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_remove, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
+    X(mguard_status, cache_take, (mguard_cache *c, const void *const *keys, size_t nkeys, void *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c)) \
     V(cache_clear, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(size_t, cache_count, (const mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(mguard_cache_iter, cache_iterate, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
@@ -3901,17 +3907,18 @@ static void *mguard__weak_get_ptr(const mguard_weak *t, const void *key)
     return v;
 }
 
-/* Remove t's entry in slot s (known: its key has other slots): detach, then
-   destroy the value from a copy (in place if none can be had). */
-static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool known)
+/* Remove t's entry in slot s (known: its key has other slots): detach, then destroy
+   the value from a copy (in place if none can be had), or (take) copy it to out. */
+static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool known, void *out)
 {
     mguard_ctx *ctx = t->ctx;
     unsigned char small[MGUARD__STACK_VALUE];
     unsigned char *tmp = NULL;
-    mguard_value_dtor dtor = t->dtor;
+    mguard_value_dtor dtor = out ? NULL : t->dtor;
     void *user = t->user;
     const void *key = s->key;
     uint32_t pos = s->pos;
+    if (out) memmove(out, mguard__kvalue(t, s), t->value_size);   /* out may lie in a table */
     if (dtor) {
         tmp = t->value_size <= sizeof small ? small : (unsigned char *)mguard__alloc(ctx, t->value_size);
         if (tmp) memcpy(tmp, mguard__kvalue(t, s), t->value_size);
@@ -3948,20 +3955,24 @@ static MGUARD__HOT bool mguard__fast_weak_remove(mguard_weak *t, const void *key
     return true;
 }
 
-static mguard_status mguard__weak_remove(mguard_weak *t, const void *key)
+/* mguard_weak_remove, and mguard_weak_take (take: the value copied into out, not destroyed). */
+static mguard_status mguard__weak_pop(mguard_weak *t, const void *key, void *out, bool take)
 {
+    const char *fn = take ? "mguard_weak_take" : "mguard_weak_remove";
     mguard__kslot *s;
     bool known;
-    if (!mguard__weak_valid(t, "mguard_weak_remove")) return MGUARD_EINVAL;
-    if (!key) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_remove: NULL key");
+    if (!mguard__weak_valid(t, fn)) return MGUARD_EINVAL;
+    if (!key || (take && !out)) {
+        mguard__logf(t->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, key ? "out" : "key");
         return MGUARD_EINVAL;
     }
     s = mguard__kx_find(&t->ctx->kx, key, t->tid, mguard__hash64(key), &known);
     if (!s) return MGUARD_NOT_FOUND;
-    mguard__weak_remove_slot(t, s, known);
+    mguard__weak_remove_slot(t, s, known, out);
     return MGUARD_OK;
 }
+static mguard_status mguard__weak_remove(mguard_weak *t, const void *key) { return mguard__weak_pop(t, key, NULL, false); }
+static mguard_status mguard__weak_take(mguard_weak *t, const void *key, void *out) { return mguard__weak_pop(t, key, out, true); }
 
 static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
 {
@@ -4056,7 +4067,7 @@ static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
         mguard__kslot *s;
         if (it.seq_ > bound) break;
         s = mguard__kx_find(&t->ctx->kx, it.key, t->tid, mguard__hash64(it.key), &known);
-        mguard__weak_remove_slot(t, s, known);
+        mguard__weak_remove_slot(t, s, known, NULL);
     }
     t->busy--;
 }
@@ -6708,7 +6719,7 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
    - recs and hooks, in order (seq increasing along each array).
    Invariants (checked by mguard_ctx_check): live_ents == ent_ix.used; each entry's
    list holds nwrites writes of that object in increasing seq, none for a
-   MUTABLE entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
+   CONTAINER entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
    modified entries; a ref's count is the number of places holding it;
    HELD means retain ran and release is owed; a WATCHED pointer with
    count > 0 is a key of the root's weak table (that is how deaths reach
@@ -6719,7 +6730,7 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
 #define MGUARD__MAGIC_LEDGER 0x6d676c64u  /* "mgld" */
 #define MGUARD__MAGIC_LDIFF  0x6d676466u  /* "mgdf" */
 
-enum { MGUARD__LE_MARKED = 1u };        /* entry: mutable container marked */
+enum { MGUARD__LE_MARKED = 1u };        /* entry: container marked */
 enum {
     MGUARD__LR_HELD = 1u,      /* retain ran (or would have): release owed */
     MGUARD__LR_RQ = 2u,        /* on the retain queue */
@@ -6870,7 +6881,7 @@ static bool mguard__ledger_modified(const mguard__lent *e)
     return (e->flags & MGUARD__LE_MARKED) != 0;
 }
 
-/* The value a write shows (walks, load_attr, diff, apply): the pointer,
+/* The value a write shows (walks, pending, diff, apply): the pointer,
    or for sized values the address of its bytes (NULL for a deletion). */
 static void *mguard__ledger_wshow(const mguard_ledger *L, const mguard__lwrite *wr)
 {
@@ -7656,9 +7667,9 @@ static void mguard__ledger_root_destroy_part(mguard__part *p)
 
 /* ---- tracking ----------------------------------------------------------- */
 
-static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, const char *source,
-                                     mguard_ledger_kind kind, const char *fn)
+static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mguard_ledger_kind kind, const char *source)
 {
+    const char *fn = "mguard_ledger_track";
     mguard_ctx *ctx;
     const char *src = NULL;
     const void *added = NULL;
@@ -7668,6 +7679,10 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, con
     ctx = L->hd.ctx;
     if (!obj) {
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        return MGUARD_EINVAL;
+    }
+    if (kind < MGUARD_LEDGER_EXISTING || kind > MGUARD_LEDGER_CONTAINER) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: unknown kind %d", fn, (int)kind);
         return MGUARD_EINVAL;
     }
     if (mguard__ledger_ent_find(L, obj)) {
@@ -7696,21 +7711,6 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, con
     mguard__ledger_touch(L);
     mguard__ledger_flush(L);
     return MGUARD_OK;
-}
-
-static mguard_status mguard__ledger_track_existing(mguard_ledger *L, const void *obj, const char *source)
-{
-    return mguard__ledger_track(L, obj, source, MGUARD_LEDGER_EXISTING, "mguard_ledger_track_existing");
-}
-
-static mguard_status mguard__ledger_track_new(mguard_ledger *L, const void *obj, const char *cls_source)
-{
-    return mguard__ledger_track(L, obj, cls_source, MGUARD_LEDGER_NEW, "mguard_ledger_track_new");
-}
-
-static mguard_status mguard__ledger_track_mutable(mguard_ledger *L, const void *obj, const char *source)
-{
-    return mguard__ledger_track(L, obj, source, MGUARD_LEDGER_MUTABLE, "mguard_ledger_track_mutable");
 }
 
 static bool mguard__ledger_contains(const mguard_ledger *L, const void *obj)
@@ -7753,8 +7753,8 @@ static mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const voi
         mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
         return MGUARD_EINVAL;
     }
-    if (L->ents[*e - 1].kind == MGUARD_LEDGER_MUTABLE) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is a mutable container (no attribute writes)", fn, obj);
+    if (L->ents[*e - 1].kind == MGUARD_LEDGER_CONTAINER) {
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is a container (no attribute writes)", fn, obj);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -7772,8 +7772,8 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
         return MGUARD_EINVAL;
     }
     e = mguard__ledger_ent_find(L, obj);
-    if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_MUTABLE) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a mutable container" : "not tracked");
+    if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_CONTAINER) {
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a container" : "not tracked");
         return MGUARD_EINVAL;
     }
     en = &L->ents[e - 1];
@@ -7888,7 +7888,7 @@ static mguard_status mguard__ledger_delete_attr(mguard_ledger *L, const void *ob
     return mguard__ledger_write(L, obj, attr, NULL, 1, "mguard_ledger_delete_attr");
 }
 
-/* NOT_FOUND from a load is never mistaken for a zero: it is logged. */
+/* NOT_FOUND from a read is never mistaken for a zero: it is logged. */
 static mguard_status mguard__ledger_not_found(const mguard_ledger *L, const void *obj, const char *attr, mguard_status st,
                                               const char *fn)
 {
@@ -7900,9 +7900,9 @@ static mguard_status mguard__ledger_not_found(const mguard_ledger *L, const void
     return st;
 }
 
-static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void *obj, const char *attr, void **value)
+static mguard_status mguard__ledger_pending(const mguard_ledger *L, const void *obj, const char *attr, void **value)
 {
-    const char *fn = "mguard_ledger_load_attr";
+    const char *fn = "mguard_ledger_pending";
     const char *a;
     uint32_t e, w;
     mguard_status st;
@@ -7922,9 +7922,9 @@ static mguard_status mguard__ledger_load_attr(const mguard_ledger *L, const void
     return MGUARD_OK;
 }
 
-static mguard_status mguard__ledger_load(const mguard_ledger *L, const void *obj, const char *attr, void *out)
+static mguard_status mguard__ledger_read(const mguard_ledger *L, const void *obj, const char *attr, void *out)
 {
-    const char *fn = "mguard_ledger_load";
+    const char *fn = "mguard_ledger_read";
     const mguard_ledger_field *f;
     const char *a;
     uint32_t e, w;
@@ -8775,7 +8775,7 @@ static void mguard__ledger_compare(mguard__lcmp *c)
         }
         /* modified follows from kind and writes, but a container's flag */
         if (A->ents[i].kind != B->ents[eb - 1].kind || A->ents[i].source != B->ents[eb - 1].source ||
-            (A->ents[i].kind == MGUARD_LEDGER_MUTABLE && A->ents[i].flags != B->ents[eb - 1].flags)) {
+            (A->ents[i].kind == MGUARD_LEDGER_CONTAINER && A->ents[i].flags != B->ents[eb - 1].flags)) {
             mguard__ledger_item(&it, MGUARD_LEDGER_DIFF_OBJECT_CHANGED, obj, NULL, -1);
             mguard__ledger_side_ent(&it.a, &A->ents[i]);
             mguard__ledger_side_ent(&it.b, &B->ents[eb - 1]);
@@ -9048,7 +9048,7 @@ static void mguard__ledger_entry_text(mguard_ledger_diff_result *d, mguard_statu
         mguard__ledger_diff_puts(d, st, s->source);
         mguard__ledger_diff_puts(d, st, "\"");
     }
-    if (s->kind == MGUARD_LEDGER_MUTABLE && s->modified) mguard__ledger_diff_puts(d, st, ", modified");
+    if (s->kind == MGUARD_LEDGER_CONTAINER && s->modified) mguard__ledger_diff_puts(d, st, ", modified");
 }
 
 /* "only in a: " / "only in b: " / "" for an item that is on one side. */
@@ -9362,7 +9362,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     p.stamp = L->stamp;
     mguard__ledger_begin_walk(L);
     /* Reached at first: roots, hooked objects, payloads, hook functions,
-       EXISTING and MUTABLE entries; each reached pointer is then looked
+       EXISTING and CONTAINER entries; each reached pointer is then looked
        into (the refs hook, and a tracked object's pending values). */
     for (r = 0; r < nroots; r++) mguard__ledger_prune_visit(roots[r], &p);
     for (i = 0; i < nv; i++) mguard__ledger_prune_visit(hobj[i], &p);
@@ -9547,7 +9547,7 @@ const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
     switch (kind) {
     case MGUARD_LEDGER_EXISTING: return "existing";
     case MGUARD_LEDGER_NEW: return "new";
-    case MGUARD_LEDGER_MUTABLE: return "mutable";
+    case MGUARD_LEDGER_CONTAINER: return "container";
     }
     return "unknown";
 }
@@ -9659,9 +9659,9 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
         }
         n++;
         MGUARD__CHECK(L->hd.ctx, mguard__ledger_ent_find(L, en->obj) == i + 1, "ledger: entry %u (%p) not found by its object", i, en->obj);
-        MGUARD__CHECK(L->hd.ctx, en->kind >= MGUARD_LEDGER_EXISTING && en->kind <= MGUARD_LEDGER_MUTABLE, "ledger: entry %u: bad kind", i);
-        MGUARD__CHECK(L->hd.ctx, en->kind != MGUARD_LEDGER_MUTABLE || en->nwrites == 0, "ledger: mutable entry %u has writes", i);
-        MGUARD__CHECK(L->hd.ctx, en->kind == MGUARD_LEDGER_MUTABLE || !(en->flags & MGUARD__LE_MARKED), "ledger: entry %u: marked but not mutable", i);
+        MGUARD__CHECK(L->hd.ctx, en->kind >= MGUARD_LEDGER_EXISTING && en->kind <= MGUARD_LEDGER_CONTAINER, "ledger: entry %u: bad kind", i);
+        MGUARD__CHECK(L->hd.ctx, en->kind != MGUARD_LEDGER_CONTAINER || en->nwrites == 0, "ledger: container entry %u has writes", i);
+        MGUARD__CHECK(L->hd.ctx, en->kind == MGUARD_LEDGER_CONTAINER || !(en->flags & MGUARD__LE_MARKED), "ledger: entry %u: marked but not a container", i);
         nmod += mguard__ledger_modified(en);
         for (w = en->head; w; w = L->writes[w - 1].next) {
             const mguard__lwrite *wr;
@@ -10184,18 +10184,18 @@ static void mguard__cache_log(mguard_cache *c, const char *what, const void *con
 
 /* Phase 2: for each drop of q, in drop order: its position freed; then, with a
    cause, the drop logged (log_reasons) and told (dropped), c held; the value
-   destroyed (from a copy, or its block); a cache whose destroy waited for it goes.
+   destroyed (from a copy, or its block; take: copied to out, none of this called).
    Recursion (misc-no-recursion below): finish_one -> destroy_now -> drain -> finish,
    one level deep (the drain's own drops hold the cache busy). */
-static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
+static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q, void *out)   /* NOLINT(misc-no-recursion) */
 {
     mguard_cache *c = ctx->ctabs[q->hcid];
     uint32_t pos = q->hpos - 1;
     mguard__crec *r = &c->recs[pos];
     union { uint64_t u; unsigned char b[8]; } v;
     void *val;
-    mguard_value_dtor dtor = c->dtor;
-    mguard_cache_dropped_fn dropped = c->dropped;
+    mguard_value_dtor dtor = out ? NULL : c->dtor;
+    mguard_cache_dropped_fn dropped = out ? NULL : c->dropped;
     void *user = c->user;
     mguard_cache_reason why;
     v.u = r->x.u;
@@ -10215,12 +10215,13 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
         c->lw[pos].cause = (mguard_cache_cause)0;
     }
     if (why.cause) {
-        if (c->log_reasons) mguard__cache_log(c, "dropped", why.keys, why.nkeys, ": ", &why, false);
+        if (c->log_reasons && !out) mguard__cache_log(c, "dropped", why.keys, why.nkeys, ": ", &why, false);
         if (dropped) MGUARD__CALLOUT(ctx, dropped(val, &why, user));
         mguard__str_release(ctx, why.attr);
         mguard__str_release(ctx, why.file);
         mguard__str_release(ctx, why.obj_name);
     }
+    if (out) memcpy(out, val, c->value_size);   /* take: no callout above */
     /* the drop holds c no more: a destroy waiting for it goes now, one from its destructor at once */
     if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
     if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
@@ -10228,7 +10229,7 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
 }
 static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
 {
-    while (q->hpos) mguard__cache_finish_one(ctx, q);
+    while (q->hpos) mguard__cache_finish_one(ctx, q, NULL);
 }
 
 /* ---- computes in progress ---- */
@@ -10453,14 +10454,14 @@ static void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops 
     mguard__str_release(ctx, name);
 }
 
-/* The end of a call that dropped entries onto q: the parked value, then
-   the dropped ones destroyed (c may go in the first: q then holds none of
-   its drops; a destroy from the others waits for c's drops still to come). */
-static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q)
+/* The end of a call that dropped entries onto q: the parked value, then the dropped
+   ones destroyed or (take) copied to out (c may go in the first: q then holds
+   none of its drops; a destroy from the others waits for c's drops still to come). */
+static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q, void *out)
 {
     mguard_ctx *ctx = c->ctx;
     mguard__cache_unpark(c);
-    mguard__cache_finish(ctx, q);
+    while (q->hpos) mguard__cache_finish_one(ctx, q, out);
 }
 
 /* ---- create, destroy ---- */
@@ -10728,7 +10729,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
         mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_set: out of memory");
         return st;
     }
-    mguard__cache_settle(c, &q);
+    mguard__cache_settle(c, &q, NULL);
     return MGUARD_OK;
 }
 
@@ -11116,20 +11117,28 @@ oom:
     return MGUARD_ENOMEM;
 }
 
-static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys)
+/* mguard_cache_remove, and mguard_cache_take (take: the value copied into out, not destroyed). */
+static mguard_status mguard__cache_pop(mguard_cache *c, const void *const *keys, size_t nkeys, void *out, bool take)
 {
+    const char *fn = take ? "mguard_cache_take" : "mguard_cache_remove";
     size_t k;
     mguard__cdrops q;
     mguard_cache_reason why;
-    if (!mguard__cache_ok(c, "mguard_cache_remove") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_remove")) return MGUARD_EINVAL;
+    if (!mguard__cache_ok(c, fn) || !mguard__cache_keys_ok(c, keys, nkeys, fn)) return MGUARD_EINVAL;
+    if (take && !out) {
+        mguard__logf(c->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        return MGUARD_EINVAL;
+    }
     memset(&q, 0, sizeof q);
     memset(&why, 0, sizeof why);
     why.cause = MGUARD_CACHE_EXPLICIT;
     k = mguard__cache_find(c, keys, nkeys);
     if (k != SIZE_MAX) mguard__cache_drop(c, c->ctx->kx.slots[k].pos & MGUARD__CS_POS, &why, NULL, &q);
-    mguard__cache_settle(c, &q);
+    mguard__cache_settle(c, &q, out);
     return k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
+static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys) { return mguard__cache_pop(c, keys, nkeys, NULL, false); }
+static mguard_status mguard__cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out) { return mguard__cache_pop(c, keys, nkeys, out, true); }
 
 /* ---- iteration, statistics, reasons ---- */
 

@@ -1162,10 +1162,10 @@ static mguard_ledger *bench_ledger(fx *f)
         void *o = f->keys[i];
         if (i % 2 == 0) {
             void *v = (i % 4 == 0 && i + 1 < f->n) ? f->keys[i + 1] : o;
-            CHECK(mguard_ledger_track_existing(L, o, "L") == MGUARD_OK, "mguard ledger track");
+            CHECK(mguard_ledger_track(L, o, MGUARD_LEDGER_EXISTING, "L") == MGUARD_OK, "mguard ledger track");
             CHECK(mguard_ledger_store_attr(L, o, "attr", v) == MGUARD_OK, "mguard ledger store");
         } else {
-            CHECK(mguard_ledger_track_new(L, o, NULL) == MGUARD_OK, "mguard ledger track new");
+            CHECK(mguard_ledger_track(L, o, MGUARD_LEDGER_NEW, NULL) == MGUARD_OK, "mguard ledger track new");
             CHECK(mguard_ledger_store_attr(L, o, "attr", o) == MGUARD_OK, "mguard ledger store");
         }
     }
@@ -1291,7 +1291,7 @@ static double mg_ledger_prune(fx *f, int arg)
    value (the object itself) or a sized value (a long: the object's id,
    bound to the field BenchObj.id by a field table). store: ns per
    store_attr overwriting the pending write; load: per load_attr (pointer)
-   or mguard_ledger_load (sized: a copy out); clone: per object; apply: per
+   or mguard_ledger_read (sized: a copy out); clone: per object; apply: per
    write, the pointer ledger through a callback, the sized one straight
    into the field (it writes the id the object already has). */
 static const mguard_ledger_field bench_id_field[] = { MGUARD_LEDGER_FIELD(BenchObj, id, MGUARD_LEDGER_VALUE_INT) };
@@ -1309,7 +1309,7 @@ static mguard_ledger *bench_vledger(fx *f, int sized)
     CHECK(L != NULL, "mguard ledger create");
     for (i = 0; i < f->n; i++) {
         BenchObj *o = (BenchObj *)f->keys[i];
-        CHECK(mguard_ledger_track_existing(L, o, NULL) == MGUARD_OK, "mguard ledger track");
+        CHECK(mguard_ledger_track(L, o, MGUARD_LEDGER_EXISTING, NULL) == MGUARD_OK, "mguard ledger track");
         if (sized) CHECK(mguard_ledger_set_fields(L, o, bench_id_field, 1) == MGUARD_OK, "mguard ledger set_fields");
         CHECK(mguard_ledger_store_attr(L, o, "id", sized ? (void *)&o->id : (void *)o) == MGUARD_OK, "mguard ledger store");
     }
@@ -1343,7 +1343,7 @@ static double mg_ledger_vload(fx *f, int sized)
         for (i = 0; i < f->n; i++) {
             void *o = f->look[i], *p = NULL;
             long v = 0;
-            if (sized ? mguard_ledger_load(L, o, "id", &v) != MGUARD_OK : mguard_ledger_load_attr(L, o, "id", &p) != MGUARD_OK)
+            if (sized ? mguard_ledger_read(L, o, "id", &v) != MGUARD_OK : mguard_ledger_pending(L, o, "id", &p) != MGUARD_OK)
                 fail("mguard ledger load");
             s += sized ? v : (p == o);
         }

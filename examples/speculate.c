@@ -62,8 +62,8 @@ static void refs(const void *o, mguard_ledger_visit_fn visit, void *vctx, void *
     long next = x->next, head = x->head;   /* untracked: the real fields */
     (void)user;
     if (mguard_ledger_contains(L, o)) {
-        mguard_ledger_load(L, o, "next", &next);
-        mguard_ledger_load(L, o, "head", &head);
+        mguard_ledger_read(L, o, "next", &next);
+        mguard_ledger_read(L, o, "head", &head);
     }
     if (next) visit(&heap[next], vctx);
     if (head) visit(&heap[head], vctx);
@@ -78,7 +78,7 @@ static int step(const char *line)
     if (sscanf(line, "%7[a-z] = new %15s", a, b) == 2) {
         obj *o = &heap[nheap];
         snprintf(o->name, sizeof o->name, "%s", a);
-        mguard_ledger_track_new(L, o, b);
+        mguard_ledger_track(L, o, MGUARD_LEDGER_NEW, b);
         mguard_ledger_set_fields(L, o, obj_fields, 5);
         *var(a) = nheap++;
         printf("new %s, tracked as new\n", b);
@@ -86,7 +86,7 @@ static int step(const char *line)
         obj *o = &heap[*var(a)];
         bool del = line[0] == 'd';
         if (!mguard_ledger_contains(L, o)) {
-            mguard_ledger_track_existing(L, o, a);
+            mguard_ledger_track(L, o, MGUARD_LEDGER_EXISTING, a);
             mguard_ledger_set_fields(L, o, obj_fields, 5);
         }
         v = del ? 0 : eval(c);
@@ -97,7 +97,7 @@ static int step(const char *line)
         printf("variable %s rebound\n", a);
     } else if (sscanf(line, "print %7[a-z].%15[a-z]", a, b) == 2) {
         const obj *o = &heap[*var(a)];
-        if (mguard_ledger_load(L, o, b, &v) == MGUARD_DELETED) printf("-> deleted (pending deletion)\n");
+        if (mguard_ledger_read(L, o, b, &v) == MGUARD_DELETED) printf("-> deleted (pending deletion)\n");
         else printf("-> %ld (%s)\n", v, mguard_ledger_is_pending(L, o, b) ? "pending write" : "real object");
     } else if (strncmp(line, "fail", 4) == 0) {
         printf("FAILED:%s\n", line + 4);

@@ -47,9 +47,9 @@ static const char *transfer(mguard_ledger *L, account *a, account *b, long amoun
     long from, to;
     bool frozen;
     char m[8] = {0};
-    mguard_ledger_load(L, b, "frozen", &frozen);
-    mguard_ledger_load(L, a, "balance", &from);
-    mguard_ledger_load(L, b, "balance", &to);
+    mguard_ledger_read(L, b, "frozen", &frozen);
+    mguard_ledger_read(L, a, "balance", &from);
+    mguard_ledger_read(L, b, "balance", &to);
     if (frozen) return "refused: frozen";
     if (from < amount) return "refused: too little";
     from -= amount;
@@ -82,7 +82,7 @@ int main(void)
     d.format_value = show;
     L = mguard_ledger_create(ctx, &d);
     for (i = 0; i < 3; i++) {
-        mguard_ledger_track_existing(L, all[i], all[i]->name);
+        mguard_ledger_track(L, all[i], MGUARD_LEDGER_EXISTING, all[i]->name);
         mguard_ledger_set_fields(L, all[i], account_fields, 5);
     }
     start = mguard_ledger_clone(L);

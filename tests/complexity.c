@@ -299,6 +299,19 @@ static void r_weak_remove(cx *c)
         mguard_weak_destroy(t);
     }
 }
+static void r_weak_take(cx *c)
+{
+    unsigned r;
+    size_t i;
+    long v;
+    LOOP {
+        mguard_weak *t = weak_n(c->ctx, c->n);
+        T0();
+        for (i = 0; i < c->n; i++) must(mguard_weak_take(t, O(i), &v) == MGUARD_OK && v == 1, "take");
+        T1();
+        mguard_weak_destroy(t);
+    }
+}
 static void r_weak_clear(cx *c)
 {
     unsigned r;
@@ -855,7 +868,7 @@ static mguard_ledger *ledger_n(cx *c, size_t n, bool release)
     mguard_ledger *L = ledger_new(c->ctx, release);
     size_t i;
     for (i = 0; i < n; i++) {
-        mguard_ledger_track_existing(L, O(i), NULL);
+        mguard_ledger_track(L, O(i), MGUARD_LEDGER_EXISTING, NULL);
         mguard_ledger_store_attr(L, O(i), "a0", P(n + i));
         mguard_ledger_record(L, "r", P(i));
     }
@@ -883,22 +896,20 @@ static void r_ledger_destroy(cx *c)
         T1();
     }
 }
-#define LEDGER_TRACK(fname, call)                                        \
-    static void fname(cx *c)                                             \
-    {                                                                    \
-        unsigned r;                                                      \
-        size_t i;                                                        \
-        LOOP {                                                           \
-            mguard_ledger *L = ledger_new(c->ctx, false);                \
-            T0();                                                        \
-            for (i = 0; i < c->n; i++) must(call(L, O(i), NULL) == MGUARD_OK, #call); \
-            T1();                                                        \
-            mguard_ledger_destroy(L);                                    \
-        }                                                                \
+/* n objects tracked, the three kinds in turn */
+static void r_ledger_track(cx *c)
+{
+    unsigned r;
+    size_t i;
+    LOOP {
+        mguard_ledger *L = ledger_new(c->ctx, false);
+        T0();
+        for (i = 0; i < c->n; i++)
+            must(mguard_ledger_track(L, O(i), (mguard_ledger_kind)(MGUARD_LEDGER_EXISTING + i % 3), NULL) == MGUARD_OK, "track");
+        T1();
+        mguard_ledger_destroy(L);
     }
-LEDGER_TRACK(r_ledger_track_existing, mguard_ledger_track_existing)
-LEDGER_TRACK(r_ledger_track_new, mguard_ledger_track_new)
-LEDGER_TRACK(r_ledger_track_mutable, mguard_ledger_track_mutable)
+}
 #define LEDGER_QUERY(fname, expr)                                    \
     static void fname(cx *c)                                         \
     {                                                                \
@@ -916,7 +927,7 @@ LEDGER_TRACK(r_ledger_track_mutable, mguard_ledger_track_mutable)
 LEDGER_QUERY(r_ledger_contains, mguard_ledger_contains(L, O(i)))
 LEDGER_QUERY(r_ledger_get, mguard_ledger_get(L, O(i), &e) == MGUARD_OK)
 LEDGER_QUERY(r_ledger_is_modified, mguard_ledger_is_modified(L, O(i)))
-LEDGER_QUERY(r_ledger_load_attr, mguard_ledger_load_attr(L, O(i), "a0", &v) == MGUARD_OK)
+LEDGER_QUERY(r_ledger_pending, mguard_ledger_pending(L, O(i), "a0", &v) == MGUARD_OK)
 LEDGER_QUERY(r_ledger_is_pending, mguard_ledger_is_pending(L, O(i), "a0"))
 LEDGER_QUERY(r_ledger_count, mguard_ledger_count(L) == c->n)
 LEDGER_QUERY(r_ledger_modified_count, mguard_ledger_modified_count(L) == c->n)
@@ -934,7 +945,7 @@ static void r_ledger_mark_modified(cx *c)
     unsigned r;
     size_t i;
     mguard_ledger *L = ledger_new(c->ctx, false);
-    for (i = 0; i < c->n; i++) mguard_ledger_track_mutable(L, O(i), NULL);
+    for (i = 0; i < c->n; i++) mguard_ledger_track(L, O(i), MGUARD_LEDGER_CONTAINER, NULL);
     T0();
     LOOP for (i = 0; i < c->n; i++) must(mguard_ledger_mark_modified(L, O(i)) == MGUARD_OK, "mark");
     T1();
@@ -946,7 +957,7 @@ static void r_ledger_store_attr(cx *c)
     size_t i;
     LOOP {
         mguard_ledger *L = ledger_new(c->ctx, false);
-        mguard_ledger_track_existing(L, O(0), NULL);
+        mguard_ledger_track(L, O(0), MGUARD_LEDGER_EXISTING, NULL);
         T0();
         for (i = 0; i < c->n; i++) mguard_ledger_store_attr(L, O(0), NM[i], P(i));
         T1();
@@ -959,7 +970,7 @@ static void r_ledger_delete_attr(cx *c)
     size_t i;
     LOOP {
         mguard_ledger *L = ledger_new(c->ctx, false);
-        mguard_ledger_track_existing(L, O(0), NULL);
+        mguard_ledger_track(L, O(0), MGUARD_LEDGER_EXISTING, NULL);
         T0();
         for (i = 0; i < c->n; i++) mguard_ledger_delete_attr(L, O(0), NM[i]);
         T1();
@@ -984,15 +995,15 @@ static void r_ledger_set_fields(cx *c)
     unsigned r;
     mguard_ledger_field *f = fields_n(c->n);
     mguard_ledger *L = ledger_new(c->ctx, false);
-    mguard_ledger_track_existing(L, O(0), NULL);
+    mguard_ledger_track(L, O(0), MGUARD_LEDGER_EXISTING, NULL);
     T0();
     LOOP must(mguard_ledger_set_fields(L, O(0), f, c->n) == MGUARD_OK, "set_fields");
     T1();
     mguard_ledger_destroy(L);
     free(f);
 }
-/* n objects of 4 fields each, nothing pending: load reads the field */
-static void r_ledger_load(cx *c)
+/* n objects of 4 fields each, nothing pending: read reads the field */
+static void r_ledger_read(cx *c)
 {
     unsigned r;
     size_t i, k = 0;
@@ -1001,13 +1012,13 @@ static void r_ledger_load(cx *c)
     mguard_ledger *L = ledger_new(c->ctx, false);
     void *out;
     for (i = 0; i < c->n; i++) {
-        mguard_ledger_track_existing(L, &objs[4 * i], NULL);
+        mguard_ledger_track(L, &objs[4 * i], MGUARD_LEDGER_EXISTING, NULL);
         mguard_ledger_set_fields(L, &objs[4 * i], f, 4);
     }
     T0();
-    LOOP for (i = 0; i < c->n; i++) k += mguard_ledger_load(L, &objs[4 * i], NM[3], &out) == MGUARD_OK;
+    LOOP for (i = 0; i < c->n; i++) k += mguard_ledger_read(L, &objs[4 * i], NM[3], &out) == MGUARD_OK;
     T1();
-    must(k == (size_t)c->reps * c->n, "load");
+    must(k == (size_t)c->reps * c->n, "read");
     mguard_ledger_destroy(L);
     free(f);
     free(objs);
@@ -1176,7 +1187,7 @@ static void r_ledger_prune(cx *c)
     size_t i;
     mguard_ledger *L = ledger_new(c->ctx, false);
     for (i = 0; i < c->n; i++) {   /* n NEW objects, each a record's payload: all reached */
-        mguard_ledger_track_new(L, O(i), NULL);
+        mguard_ledger_track(L, O(i), MGUARD_LEDGER_NEW, NULL);
         mguard_ledger_store_attr(L, O(i), "a0", P(c->n + i));
         mguard_ledger_record(L, "r", P(i));
     }
@@ -1197,7 +1208,7 @@ static void r_ledger_apply(cx *c)
     void **obj = (void **)calloc(c->n, sizeof *obj);
     mguard_ledger_field *f = fields_n(c->n);
     mguard_ledger *L = ledger_new(c->ctx, false);
-    mguard_ledger_track_existing(L, obj, NULL);
+    mguard_ledger_track(L, obj, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_set_fields(L, obj, f, c->n);
     for (i = 0; i < c->n; i++) mguard_ledger_store_attr(L, obj, NM[i], P(i));
     T0();
@@ -1403,6 +1414,18 @@ static void r_cache_remove(cx *c)
         mguard_cache_destroy(ca);
     }
 }
+static void r_cache_take(cx *c)
+{
+    unsigned r;
+    long v;
+    LOOP {
+        mguard_cache *ca = cache_deps(c, c->n);
+        T0();
+        must(mguard_cache_take(ca, K(NOBJ - 2), 1, &v) == MGUARD_OK, "take");
+        T1();
+        mguard_cache_destroy(ca);
+    }
+}
 static void r_cache_clear(cx *c)
 {
     unsigned r;
@@ -1451,6 +1474,7 @@ static const row rows[] = {
     R("mguard_weak_get_sized", "n hits, table of n", r_weak_get_sized),
     R("mguard_weak_get_ptr", "n hits, table of n", r_weak_get_ptr),
     R("mguard_weak_remove", "n removes, table of n", r_weak_remove),
+    R("mguard_weak_take", "n takes, table of n", r_weak_take),
     R("mguard_weak_count", "n calls, table of n", r_weak_count),
     R("mguard_weak_clear", "clear a table of n", r_weak_clear),
     R("mguard_weak_next", "walk a table of n", r_weak_iterate),
@@ -1507,19 +1531,17 @@ static const row rows[] = {
 #ifndef MGUARD_NO_LEDGER
     R("mguard_ledger_create", "n ledgers created", r_ledger_create),
     R("mguard_ledger_destroy", "destroy: n objects, writes, records (release hook)", r_ledger_destroy),
-    R("mguard_ledger_track_existing", "n objects tracked", r_ledger_track_existing),
-    R("mguard_ledger_track_new", "n objects tracked", r_ledger_track_new),
-    R("mguard_ledger_track_mutable", "n objects tracked", r_ledger_track_mutable),
+    R("mguard_ledger_track", "n objects tracked, kinds in turn", r_ledger_track),
     R("mguard_ledger_contains", "n calls, n objects", r_ledger_contains),
     R("mguard_ledger_get", "n calls, n objects", r_ledger_get),
     R("mguard_ledger_mark_modified", "n calls, n objects", r_ledger_mark_modified),
     R("mguard_ledger_is_modified", "n calls, n objects", r_ledger_is_modified),
     R("mguard_ledger_store_attr", "n attributes of one object", r_ledger_store_attr),
     R("mguard_ledger_delete_attr", "n attributes of one object", r_ledger_delete_attr),
-    R("mguard_ledger_load_attr", "n calls, n objects", r_ledger_load_attr),
+    R("mguard_ledger_pending", "n calls, n objects", r_ledger_pending),
     R("mguard_ledger_is_pending", "n calls, n objects", r_ledger_is_pending),
     R("mguard_ledger_set_fields", "a table of n fields", r_ledger_set_fields),
-    R("mguard_ledger_load", "n reads of a field, n objects", r_ledger_load),
+    R("mguard_ledger_read", "n reads of a field, n objects", r_ledger_read),
     R("mguard_ledger_count", "n calls, n objects", r_ledger_count),
     R("mguard_ledger_modified_count", "n calls, n objects", r_ledger_modified_count),
     R("mguard_ledger_write_count", "n calls, n objects", r_ledger_write_count),
@@ -1560,6 +1582,7 @@ static const row rows[] = {
     R("mguard_cache_job_key", "n calls in one compute", r_cache_job_key),
     R("mguard_cache_depend", "16 calls, an entry of n dependencies", r_cache_depend),
     R("mguard_cache_remove", "an entry of n dependencies", r_cache_remove),
+    R("mguard_cache_take", "an entry of n dependencies", r_cache_take),
     R("mguard_cache_clear", "clear n entries", r_cache_clear),
     R("mguard_cache_count", "n calls, n entries", r_cache_count),
     R("mguard_cache_iterate", "n calls, n entries", r_cache_iterate),

@@ -1534,7 +1534,8 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *c
                (P##_cache_get_or_compute(C, keys, n, NULL, NULL, &st) == NULL && st == MGUARD_EINVAL) * 64 + \
                (P##_cache_job_depend(NULL, keys[0], NULL) == MGUARD_EINVAL) * 128 + (P##_cache_job_set_cost(NULL, 1) == MGUARD_EINVAL) * 256 + \
                (P##_cache_get_stats(C, NULL) == MGUARD_EINVAL) * 512 + (P##_cache_last_reason(C, keys, n, NULL) == MGUARD_EINVAL) * 1024 + \
-               (P##_cache_depend(C, none, 1, fz_pool[0], NULL) == MGUARD_EINVAL) * 2048 + (P##_cache_remove(C, five, 5) == MGUARD_EINVAL) * 4096; \
+               (P##_cache_depend(C, none, 1, fz_pool[0], NULL) == MGUARD_EINVAL) * 2048 + (P##_cache_remove(C, five, 5) == MGUARD_EINVAL) * 4096 + \
+               (P##_cache_take(C, five, 5, cbuf) == MGUARD_EINVAL) * 8192 + (P##_cache_take(C, keys, n, NULL) == MGUARD_EINVAL) * 16384; \
         r[1] = (P##_cache_count(NULL) == 0) + (P##_cache_report(NULL, NULL, 0) == 0) * 2 + (P##_cache_reason_format(NULL, NULL, 0) == 0) * 4 + \
                (P##_cache_create(X, NULL) == NULL) * 8 + (P##_cache_create(X, &d) == NULL) * 16 + \
                (P##_cache_get(NULL, keys, n) == NULL) * 32 + (P##_cache_contains(C, NULL, 1) == 0) * 64 + \
@@ -1619,7 +1620,23 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         break;
     }
     case 9:
-        r[0] = mg ? mguard_cache_remove(c, keys, n) : model_cache_remove(m, keys, n);
+        if ((x & 3) == 3) {
+            /* take: the value comes out alive, never destroyed nor told */
+            unsigned char out[40];
+            memset(out, 0xa5 + side, sizeof out);
+            r[0] = mg ? mguard_cache_take(c, keys, n, out) : model_cache_take(m, keys, n, out);
+            if (r[0] == MGUARD_OK) {
+                unsigned char *st;
+                r[1] = (long)fz_value_read(out, S->tinfo[uid].value_size, NULL, NULL);
+                st = fz_vstate(S, (uint32_t)r[1]);
+                if (*st != 1) fz_fail("cache take: value %ld not alive", r[1]);
+                *st = 3;
+            } else if (out[0] != 0xa5 + side) {
+                fz_fail("cache take wrote out without an entry");
+            }
+        } else {
+            r[0] = mg ? mguard_cache_remove(c, keys, n) : model_cache_remove(m, keys, n);
+        }
         break;
     case 10:
         S->cache_busy[s]++;
@@ -1862,7 +1879,7 @@ static void fz_xrefs(const void *value, mguard_ledger_visit_fn visit, void *vctx
     if (fz_x.mode & FZ_XM_REFS_CHAIN) visit(fz_xpool[(i + 1) % FZ_XOBJ], vctx);
     if ((fz_x.mode & FZ_XM_REFS_CHANGES) && !fz_x.in_hook && fz_x.led[0] && i % 4 == 0) {
         fz_x.in_hook++;
-        mguard_ledger_track_new(fz_x.led[0], fz_xuse(fz_xpool[(i + 5) % FZ_XOBJ]), "refs");
+        mguard_ledger_track(fz_x.led[0], fz_xuse(fz_xpool[(i + 5) % FZ_XOBJ]), MGUARD_LEDGER_NEW, "refs");
         fz_x.in_hook--;
     }
 }
@@ -2237,9 +2254,7 @@ static void fz_xledger(const fz_op *op)
     switch (sub) {
     case 1:
         fz_xuse(o);
-        if (op->c % 3 == 0) mguard_ledger_track_existing(L, o, fz_xnames[op->c % 6]);
-        else if (op->c % 3 == 1) mguard_ledger_track_new(L, o, fz_xnames[op->c % 6]);
-        else mguard_ledger_track_mutable(L, o, fz_xnames[op->c % 6]);
+        mguard_ledger_track(L, o, (mguard_ledger_kind)(MGUARD_LEDGER_EXISTING + op->c % 3), fz_xnames[op->c % 6]);
         break;
     case 2: mguard_ledger_store_attr(L, o, attr, (void *)fz_xuse(v)); break;
     case 3: mguard_ledger_delete_attr(L, o, attr); break;
@@ -2317,7 +2332,7 @@ static void fz_xledger(const fz_op *op)
     default: {
         void *val = NULL;
         mguard_ledger_entry e;
-        mguard_status st = mguard_ledger_load_attr(L, o, attr, &val), g = mguard_ledger_get(L, o, &e);
+        mguard_status st = mguard_ledger_pending(L, o, attr, &val), g = mguard_ledger_get(L, o, &e);
         /* (a NULL attr: load refuses it, has_pending asks about any) */
         if (attr && (st == MGUARD_OK || st == MGUARD_DELETED) != mguard_ledger_is_pending(L, o, attr))
             fz_fail("aux: load_attr and has_pending disagree");
@@ -2734,7 +2749,22 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         int t = fz_tslot(op->a, ev);
         const void *key = fz_obj(op->b, ev);
         if (!fz_open(S, t)) { fz_event_add(side, FZ_EV_SKIP, k, 0, 0, 0, 0); return; }
-        r0 = mg ? mguard_weak_remove(S->tab[t], key) : model_weak_remove(S->mtab[t], key);
+        if ((op->c & 3) == 3) {
+            /* take: the value comes out alive, never to be destroyed */
+            unsigned char out[264];
+            memset(out, 0xa5 + side, sizeof out);   /* each side its own: nothing left by the other */
+            r0 = mg ? mguard_weak_take(S->tab[t], key, out) : model_weak_take(S->mtab[t], key, out);
+            if (r0 != MGUARD_OK && out[0] != 0xa5 + side) fz_fail("take wrote out without an entry");
+            if (r0 == MGUARD_OK) {
+                unsigned char *st;
+                r1 = (long)fz_value_read(out, S->tab_vs[t], NULL, NULL);
+                st = fz_vstate(S, (uint32_t)r1);
+                if (*st == 2) fz_fail("take: value %ld was destroyed", r1);
+                if (*st == 1) *st = 3;
+            }
+        } else {
+            r0 = mg ? mguard_weak_remove(S->tab[t], key) : model_weak_remove(S->mtab[t], key);
+        }
         break;
     }
     case FZ_GET: {
@@ -3010,16 +3040,10 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         if (!fz_ledger_ready(side, l, k)) return;
         if (k != FZ_L_TRACK && op->a != 0xff && (op->a & 0xe0)) o = fz_tracked(side, l, op->a & 0x1f, o);
         if (k == FZ_L_TRACK) {
-            int kind = 1 + op->b % 3;
+            int kind = op->b == 0xff ? 0 : 1 + op->b % 3;   /* 0: an unknown kind, refused */
             const char *src = (op->c & 15) % 9 == 8 ? NULL : fz_strings[(op->c & 15) % 9];
             fq = fz_fault_pre(side);
-            if (mg) {
-                if (kind == MGUARD_LEDGER_EXISTING) s = mguard_ledger_track_existing(S->led[l], o, src);
-                else if (kind == MGUARD_LEDGER_NEW) s = mguard_ledger_track_new(S->led[l], o, src);
-                else s = mguard_ledger_track_mutable(S->led[l], o, src);
-            } else {
-                s = model_ledger_track(S->mled[l], o, src, kind);
-            }
+            s = mg ? mguard_ledger_track(S->led[l], o, (mguard_ledger_kind)kind, src) : model_ledger_track(S->mled[l], o, src, kind);
             fz_fault_post(side, fq, s == MGUARD_ENOMEM);
             if (op->c & 0x40) {
                 /* its attributes x and y are fields of the pool object (or
@@ -3061,8 +3085,8 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 union { void *p; int64_t n; } out;
                 mguard_status ls;
                 memset(&out, 0, sizeof out);   /* a field of fewer bytes, an untracked object: the rest stays 0 */
-                ls = mguard_ledger_load(S->led[l], o, attr, &out);
-                s = mguard_ledger_load_attr(S->led[l], o, attr, &v);
+                ls = mguard_ledger_read(S->led[l], o, attr, &out);
+                s = mguard_ledger_pending(S->led[l], o, attr, &v);
                 /* load_attr's value, and load's (the real field when
                    nothing is pending) with its status */
                 r1 = (fz_lval(v) + 2) * 100000 + (fz_lval(fz.o.sized ? (const void *)&out : out.p) + 2) * 100 + (long)ls;
@@ -3076,8 +3100,8 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 union { void *p; int64_t n; } out;
                 mguard_status ls;
                 memset(&out, 0, sizeof out);
-                ls = model_ledger_load_copy(S->mled[l], o, attr, &out);
-                s = model_ledger_load(S->mled[l], o, attr, &v, &num);
+                ls = model_ledger_read(S->mled[l], o, attr, &out);
+                s = model_ledger_pending(S->mled[l], o, attr, &v, &num);
                 r1 = ((fz.o.sized ? (s == MGUARD_OK ? (long)num : -1) : fz_slot_of(v)) + 2) * 100000 +
                      (fz.o.sized ? (long)out.n : fz_slot_of(out.p)) * 100 + 200 + (long)ls;
                 r2 = model_ledger_is_modified(S->mled[l], o) | model_ledger_has_pending(S->mled[l], o, attr) << 1 |

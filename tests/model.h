@@ -375,9 +375,10 @@ MODEL_DEF void *model_weak_get(const model_weak *t, const void *key)
 MODEL_DEF bool model_weak_contains(const model_weak *t, const void *key) { return model_weak_get(t, key) != NULL; }
 MODEL_DEF size_t model_weak_count(const model_weak *t) { return (t && !t->freed) ? t->n : 0; }
 
-/* Remove entry i, forget t in the key's record, then destroy the value.
+/* Remove entry i, forget t in the key's record, then destroy the value
+   (out: copy it there instead, never destroyed: mguard_weak_take).
    t must not be touched after the destructor (it may destroy t). */
-MODEL_DEF void model__remove_at(model_weak *t, size_t i)
+MODEL_DEF void model__remove_at(model_weak *t, size_t i, void *out)
 {
     model_ctx *c = t->ctx;
     const void *key = t->e[i].key;
@@ -388,19 +389,23 @@ MODEL_DEF void model__remove_at(model_weak *t, size_t i)
     if (!o) { fprintf(stderr, "model: key without a record\n"); abort(); }
     model__unlink_table(o, t);
     model__drop_if_empty(c, o);
-    if (dtor) dtor(v, user);
+    if (out) memcpy(out, v, t->value_size);
+    else if (dtor) dtor(v, user);
     free(v);
 }
 
-MODEL_DEF mguard_status model_weak_remove(model_weak *t, const void *key)
+/* remove, and take (out: the value, not destroyed; NULL out refused) */
+MODEL_DEF mguard_status model__weak_pop(model_weak *t, const void *key, void *out, bool take)
 {
     long i;
-    if (!t || t->freed || !key) return MGUARD_EINVAL;
+    if (!t || t->freed || !key || (take && !out)) return MGUARD_EINVAL;
     i = model__find_entry(t, key);
     if (i < 0) return MGUARD_NOT_FOUND;
-    model__remove_at(t, (size_t)i);
+    model__remove_at(t, (size_t)i, out);
     return MGUARD_OK;
 }
+MODEL_DEF mguard_status model_weak_remove(model_weak *t, const void *key) { return model__weak_pop(t, key, NULL, false); }
+MODEL_DEF mguard_status model_weak_take(model_weak *t, const void *key, void *out) { return model__weak_pop(t, key, out, true); }
 
 /* Remove, one at a time and in order, every entry with seq < bound. */
 MODEL_DEF void model__drain(model_weak *t, uint64_t bound)
@@ -412,7 +417,7 @@ MODEL_DEF void model__drain(model_weak *t, uint64_t bound)
         for (i = 0; i < t->n && t->e[i].seq < cursor; i++) {}
         if (i == t->n || t->e[i].seq >= bound) break;
         cursor = t->e[i].seq + 1;
-        model__remove_at(t, i);
+        model__remove_at(t, i, NULL);
     }
     t->busy--;
 }
@@ -1095,7 +1100,7 @@ MODEL_DEF void model_scope_destroy(model_scope *s)
 /* ---- side-effects ledger ------------------------------------------------
    Ledgers with plain values and no hooks but refs (no retain/release/equal),
    of pointer values or (sized) int64_t values, with field tables
-   (set_fields: apply writes the pool object's memory, load reads it; on a
+   (set_fields: apply writes the pool object's memory, read reads it; on a
    sized ledger each field has its size and type, and a write to it keeps
    that many bytes of its number; unbound: 8 bytes of INT):
    tracked objects in tracking order, each with its writes in first-recorded
@@ -1223,7 +1228,7 @@ MODEL_DEF mguard_status model_ledger_track(model_ledger *L, const void *obj, con
 {
     model_ctx *c;
     model_lent en;
-    if (!L || !obj) return MGUARD_EINVAL;
+    if (!L || !obj || kind < MGUARD_LEDGER_EXISTING || kind > MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     c = L->ctx;
     if (model__l_find(L, obj) >= 0) return MGUARD_EEXIST;
     if (model__take_fail(c)) return MGUARD_ENOMEM;
@@ -1243,7 +1248,7 @@ MODEL_DEF mguard_status model_ledger_track(model_ledger *L, const void *obj, con
 MODEL_DEF bool model__l_modified(const model_lent *en)
 {
     if (en->kind == MGUARD_LEDGER_NEW) return true;
-    if (en->kind == MGUARD_LEDGER_MUTABLE) return en->marked;
+    if (en->kind == MGUARD_LEDGER_CONTAINER) return en->marked;
     return en->nw > 0;
 }
 
@@ -1263,7 +1268,7 @@ MODEL_DEF mguard_status model_ledger_mark_modified(model_ledger *L, const void *
     long e;
     if (!L || !obj) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
-    if (e < 0 || L->e[e].kind != MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    if (e < 0 || L->e[e].kind != MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     L->e[e].marked = true;
     return MGUARD_OK;
 }
@@ -1296,7 +1301,7 @@ MODEL_DEF mguard_status model__l_write(model_ledger *L, const void *obj, const c
     int64_t kept = 0;
     if (!L || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
-    if (e < 0 || L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    if (e < 0 || L->e[e].kind == MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     if (model__take_fail(L->ctx)) return MGUARD_ENOMEM;
     en = &L->e[e];
     model__l_shape(L, en, attr, &size, &type);
@@ -1360,7 +1365,7 @@ MODEL_DEF mguard_status model_ledger_set_fields(model_ledger *L, const void *obj
     model_lent nb;
     if (!L || !obj) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
-    if (e < 0 || L->e[e].kind == MGUARD_LEDGER_MUTABLE || (!fields && n)) return MGUARD_EINVAL;
+    if (e < 0 || L->e[e].kind == MGUARD_LEDGER_CONTAINER || (!fields && n)) return MGUARD_EINVAL;
     for (i = 0; i < n; i++) {
         if (!fields[i].name || (unsigned)fields[i].type > MGUARD_LEDGER_VALUE_PTR) return MGUARD_EINVAL;
         if (L->sized ? !model__l_size_ok((int)fields[i].type, fields[i].size) : fields[i].size != sizeof(void *)) return MGUARD_EINVAL;
@@ -1379,10 +1384,10 @@ MODEL_DEF mguard_status model_ledger_set_fields(model_ledger *L, const void *obj
     return MGUARD_OK;
 }
 
-/* mguard_ledger_load: the pending value, else the real field, copied out
+/* mguard_ledger_read: the pending value, else the real field, copied out
    (the attribute's size: its field's, else 8 bytes or a pointer); out is
    untouched for an untracked object. */
-MODEL_DEF mguard_status model_ledger_load_copy(const model_ledger *L, const void *obj, const char *attr, void *out)
+MODEL_DEF mguard_status model_ledger_read(const model_ledger *L, const void *obj, const char *attr, void *out)
 {
     size_t vs;
     long e, w;
@@ -1390,7 +1395,7 @@ MODEL_DEF mguard_status model_ledger_load_copy(const model_ledger *L, const void
     if (!L || !out || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
     if (e < 0) return MGUARD_NOT_FOUND;
-    if (L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    if (L->e[e].kind == MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     f = model__l_field(&L->e[e], attr);
     vs = f ? f->size : L->sized ? 8u : sizeof(void *);
     memset(out, 0, vs);
@@ -1406,7 +1411,7 @@ MODEL_DEF mguard_status model_ledger_load_copy(const model_ledger *L, const void
     return MGUARD_OK;
 }
 
-MODEL_DEF mguard_status model_ledger_load(const model_ledger *L, const void *obj, const char *attr, const void **value, int64_t *num)
+MODEL_DEF mguard_status model_ledger_pending(const model_ledger *L, const void *obj, const char *attr, const void **value, int64_t *num)
 {
     long e, w;
     *value = NULL;
@@ -1414,7 +1419,7 @@ MODEL_DEF mguard_status model_ledger_load(const model_ledger *L, const void *obj
     if (!L || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
     if (e < 0) return MGUARD_NOT_FOUND;
-    if (L->e[e].kind == MGUARD_LEDGER_MUTABLE) return MGUARD_EINVAL;
+    if (L->e[e].kind == MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     w = model__l_wfind(&L->e[e], attr);
     if (w < 0) return MGUARD_NOT_FOUND;
     if (L->e[e].w[w].deleted) return MGUARD_DELETED;
@@ -1508,7 +1513,7 @@ MODEL_DEF bool model_ledger_equal(const model_ledger *a, const model_ledger *b)
 }
 
 /* Prune, the rule as the header states it: the roots and every EXISTING
-   or MUTABLE object are reached; every pointer reached is looked into once:
+   or CONTAINER object are reached; every pointer reached is looked into once:
    what the refs hook lists for it and, when tracked, its pending values are
    reached too. An untracked pointer is only worth reaching with a refs hook
    (without one nothing can be asked about it). NEW objects not reached are
@@ -1644,7 +1649,7 @@ MODEL_DEF const char *model_status_str(int st)
 
 MODEL_DEF const char *model_kind_str(int kind)
 {
-    return kind == 1 ? "existing" : kind == 2 ? "new" : kind == 3 ? "mutable" : "unknown";
+    return kind == 1 ? "existing" : kind == 2 ? "new" : kind == 3 ? "container" : "unknown";
 }
 
 /* ---- dynamism tracker ------------------------------------------------------
@@ -2558,18 +2563,26 @@ MODEL_DEF mguard_status model_cache_depend(model_cache *c, const void *const *ke
     return model__cadd_dep(c->ctx, e, obj, attr);
 }
 
-MODEL_DEF mguard_status model_cache_remove(model_cache *c, const void *const *keys, size_t n)
+/* remove, and take (out: the value copied there; no dropped, no destructor) */
+MODEL_DEF mguard_status model__cache_pop(model_cache *c, const void *const *keys, size_t n, void *out, bool take)
 {
     model_cpend p = { NULL, 0 };
     model_centry *e;
     mguard_cache_reason why = model__creason(MGUARD_CACHE_EXPLICIT, NULL);
-    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n)) return MGUARD_EINVAL;
+    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n) || (take && !out)) return MGUARD_EINVAL;
     model__cunpark(c, &p);
     e = model__cfind(c, keys, n);
     if (e) model__cdrop(e, &why, NULL, &p);
+    if (e && take) {
+        memcpy(out, e->value, c->value_size);
+        e->dtor = NULL;
+        e->dropped = NULL;
+    }
     model__cfinish(&p);
     return e ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
+MODEL_DEF mguard_status model_cache_remove(model_cache *c, const void *const *keys, size_t n) { return model__cache_pop(c, keys, n, NULL, false); }
+MODEL_DEF mguard_status model_cache_take(model_cache *c, const void *const *keys, size_t n, void *out) { return model__cache_pop(c, keys, n, out, true); }
 
 typedef struct model_citer { model_cache *c; size_t pos; uint64_t bound; } model_citer;
 

@@ -1553,6 +1553,16 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     assert_int_equal(mguard_cache_remove(c, NULL, 0), MGUARD_EINVAL);
     assert_string_equal(log.last, "mguard_cache_remove: NULL keys");
     assert_int_equal(mguard_cache_remove(NULL, MGUARD_CACHE_KEYS(&k)), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_take(c, NULL, 1, &v), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_take: NULL keys");
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_cache_take: NULL out");
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k)));   /* kept */
+    assert_int_equal(mguard_cache_take(NULL, MGUARD_CACHE_KEYS(&k), &v), MGUARD_EINVAL);
+    v = 0;
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k), &v), MGUARD_OK);
+    assert_int_equal(v, 1);
     assert_int_equal(mguard_cache_get_stats(c, NULL), MGUARD_EINVAL);
     assert_string_equal(log.last, "mguard_cache_get_stats: NULL out");
     assert_int_equal(mguard_cache_get_stats(NULL, &s), MGUARD_EINVAL);
@@ -1569,7 +1579,7 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     assert_false(mguard_cache_next(NULL));
     mguard_cache_clear(NULL);
     mguard_cache_destroy(NULL);
-    assert_int_equal(log.count, 15);
+    assert_int_equal(log.count, 17);
     assert_int_equal(mguard_cache_count(c), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
@@ -2379,11 +2389,12 @@ static mguard_ctx *named_ctx(namer *nm, lines *l, test_alloc *al)
     }
     return mguard_ctx_create(&d);
 }
-static mguard_cache *long_cache(mguard_ctx *ctx, bool log_reasons, mguard_cache_dropped_fn dropped, void *user)
+static mguard_cache *long_cache(mguard_ctx *ctx, bool log_reasons, mguard_value_dtor dtor, mguard_cache_dropped_fn dropped, void *user)
 {
     mguard_cache_desc cd;
     memset(&cd, 0, sizeof cd);
     cd.value_size = sizeof(long);
+    cd.value_dtor = dtor;
     cd.log_reasons = log_reasons;
     cd.dropped = dropped;
     cd.user = user;
@@ -2409,7 +2420,7 @@ static void test_describe_names_objects_in_lines_and_reasons(void **state)
     namer_add(&nm, &a, "point a");
     namer_add(&nm, &b, "point b");
     ctx = named_ctx(&nm, &l, NULL);
-    c = long_cache(ctx, true, NULL, NULL);
+    c = long_cache(ctx, true, NULL, NULL, NULL);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a, &b), &v, 0), MGUARD_OK);
     assert_int_equal(nm.calls, 0);
     mguard_on_mutation_at(ctx, &b, "y", "f.c", 9);
@@ -2442,7 +2453,7 @@ static void test_an_unnamed_object_prints_as_its_address(void **state)
     memset(&nm, 0, sizeof nm);
     memset(&l, 0, sizeof l);
     ctx = named_ctx(&nm, &l, NULL);
-    c = long_cache(ctx, true, NULL, NULL);
+    c = long_cache(ctx, true, NULL, NULL, NULL);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, 0), MGUARD_OK);
     mguard_on_mutation(ctx, &a, NULL);
     assert_int_equal(l.n, 1);
@@ -2471,8 +2482,8 @@ static void test_an_event_is_described_once(void **state)
     memset(&nm, 0, sizeof nm);
     namer_add(&nm, &o, "o");
     ctx = named_ctx(&nm, NULL, NULL);
-    c1 = long_cache(ctx, false, NULL, NULL);
-    c2 = long_cache(ctx, false, NULL, NULL);
+    c1 = long_cache(ctx, false, NULL, NULL, NULL);
+    c2 = long_cache(ctx, false, NULL, NULL, NULL);
     for (i = 0; i < 3; i++) {
         assert_int_equal(mguard_cache_set(c1, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
         assert_int_equal(mguard_cache_depend(c1, MGUARD_CACHE_KEYS(&k[i]), &o, NULL), MGUARD_OK);
@@ -2523,7 +2534,7 @@ static void test_describe_never_sees_an_object_destroyed_meanwhile(void **state)
     namer_add(&nm, &a, "a");
     namer_add(&nm, &b, "b");
     ctx = named_ctx(&nm, &l, NULL);
-    c = long_cache(ctx, true, NULL, NULL);
+    c = long_cache(ctx, true, NULL, NULL, NULL);
     k.ctx = ctx;
     k.nm = &nm;
     k.victim = &b;
@@ -2645,6 +2656,150 @@ static void test_dropped_is_told_each_drop_before_its_destructor(void **state)
     test_ctx_finish(ctx, NULL);
 }
 
+/* A cache of longs (its callbacks told user), holding v under keys[v] for v < n. */
+static mguard_cache *filled_cache(mguard_ctx *ctx, mguard_value_dtor dtor, mguard_cache_dropped_fn dropped, bool log_reasons,
+                                  void *user, int *keys, long n)
+{
+    mguard_cache *c = long_cache(ctx, log_reasons, dtor, dropped, user);
+    long v;
+    for (v = 0; v < n; v++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&keys[v]), &v, 0), MGUARD_OK);
+    return c;
+}
+
+/* take: the entry leaves as by remove (counted and remembered EXPLICIT,
+   its dependencies gone), its value copied out: no dropped, no log line,
+   no destructor. */
+static void test_take_copies_the_value_out_without_dropped_log_or_destructor(void **state)
+{
+    drop_log dl;
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_cache *c;
+    mguard_cache_stats s;
+    mguard_cache_reason r;
+    static int k[3], dep;
+    long out = -1;
+    (void)state;
+    memset(&dl, 0, sizeof dl);
+    c = filled_cache(ctx, log_dtor, log_dropped, true, &dl, k, 3);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[1]), &dep, NULL), MGUARD_OK);
+    log.count = 0;
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[1]), &out), MGUARD_OK);
+    assert_int_equal(out, 1);
+    assert_int_equal(dl.n, 0);
+    assert_int_equal(log.count, 0);
+    assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k[1])));
+    assert_int_equal(mguard_cache_count(c), 2);
+    assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
+    assert_int_equal(s.explicit_drops, 1);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[1]), &r), MGUARD_OK);
+    assert_int_equal(r.cause, MGUARD_CACHE_EXPLICIT);
+    mguard_on_mutation(ctx, &dep, NULL);                /* no dependency left: nothing */
+    assert_int_equal(dl.n, 0);
+    out = -1;
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[1]), &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, -1);
+    assert_int_equal(log.warnings, 0);
+    mguard_cache_destroy(c);
+    assert_int_equal(dl.n, 4);
+    assert_string_equal(dl.ev[0], "dropped explicit 0");
+    assert_string_equal(dl.ev[1], "dtor 0");
+    assert_string_equal(dl.ev[2], "dropped explicit 2");
+    assert_string_equal(dl.ev[3], "dtor 2");
+    test_ctx_finish(ctx, NULL);
+}
+
+static void test_take_during_iteration_skips_the_taken_entry(void **state)
+{
+    drop_log dl;
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache *c;
+    mguard_cache_iter it;
+    static int k[6];
+    int seen[6] = {0}, n = 0, i;
+    long cur = -1, other = -1, got_cur = -1, got_other = -1;
+    (void)state;
+    memset(&dl, 0, sizeof dl);
+    c = filled_cache(ctx, log_dtor, NULL, false, &dl, k, 6);
+    it = mguard_cache_iterate(c);
+    while (mguard_cache_next(&it)) {
+        long x;
+        memcpy(&x, it.value, sizeof x);
+        seen[x]++;
+        if (n++ == 0) {
+            cur = x;
+            other = (x + 3) % 6;
+            assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[cur]), &got_cur), MGUARD_OK);     /* the current one */
+            assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[other]), &got_other), MGUARD_OK); /* one not visited yet */
+        }
+    }
+    assert_int_equal(got_cur, cur);
+    assert_int_equal(got_other, other);
+    assert_int_equal(n, 5);                 /* 6 less the one taken before its turn */
+    assert_int_equal(seen[other], 0);
+    for (i = 0; i < 6; i++) assert_true(seen[i] <= 1);
+    assert_int_equal(mguard_cache_count(c), 4);
+    assert_int_equal(dl.n, 0);
+    mguard_cache_destroy(c);
+    assert_int_equal(dl.n, 4);
+    test_ctx_finish(ctx, NULL);
+}
+
+/* A destructor and a dropped callback (of a death) take another entry of
+   their own cache: it leaves with its value, never destroyed nor told. */
+typedef struct take_cb { mguard_cache *c; const void *other; long got; mguard_status st; drop_log dl; } take_cb;
+static void take_cb_take(take_cb *t)
+{
+    if (!t->other) return;
+    t->st = mguard_cache_take(t->c, &t->other, 1, &t->got);
+    t->other = NULL;
+}
+static void take_dtor(void *value, void *user)
+{
+    log_dtor(value, &((take_cb *)user)->dl);
+    take_cb_take((take_cb *)user);
+}
+static void take_dropped(void *value, const mguard_cache_reason *why, void *user)
+{
+    log_dropped(value, why, &((take_cb *)user)->dl);
+    take_cb_take((take_cb *)user);
+}
+static void test_take_from_a_destructor_or_dropped_of_the_same_cache(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    take_cb t;
+    static int k[4], d[2];
+    long v;
+    (void)state;
+    memset(&t, 0, sizeof t);
+    t.c = filled_cache(ctx, take_dtor, NULL, false, &t, k, 2);
+    t.other = &k[1];
+    assert_int_equal(mguard_cache_remove(t.c, MGUARD_CACHE_KEYS(&k[0])), MGUARD_OK);   /* 0's destructor takes 1 */
+    assert_int_equal(t.st, MGUARD_OK);
+    assert_int_equal(t.got, 1);
+    assert_int_equal(t.dl.n, 1);
+    assert_string_equal(t.dl.ev[0], "dtor 0");
+    assert_int_equal(mguard_cache_count(t.c), 0);
+    mguard_cache_destroy(t.c);
+    t.c = filled_cache(ctx, take_dtor, take_dropped, false, &t, d, 2);
+    t.other = &d[1];
+    t.got = -1;
+    mguard_on_destroy(ctx, &d[0]);                           /* 0's dropped takes 1 */
+    assert_int_equal(t.st, MGUARD_OK);
+    assert_int_equal(t.got, 1);
+    assert_int_equal(t.dl.n, 3);
+    assert_string_equal(t.dl.ev[1], "dropped death 0");
+    assert_string_equal(t.dl.ev[2], "dtor 0");
+    assert_int_equal(mguard_cache_count(t.c), 0);
+    t.other = &d[0];                                         /* gone: NOT_FOUND from a callback */
+    v = 4;
+    assert_int_equal(mguard_cache_set(t.c, MGUARD_CACHE_KEYS(&k[3]), &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_remove(t.c, MGUARD_CACHE_KEYS(&k[3])), MGUARD_OK);
+    assert_int_equal(t.st, MGUARD_NOT_FOUND);
+    mguard_cache_destroy(t.c);
+    test_ctx_finish(ctx, NULL);
+}
+
 /* In dropped the entry is gone, the reason names the object (describe),
    the value may be changed (the destructor gets it changed), and the
    cache may be destroyed (it goes when the drop is done). */
@@ -2723,7 +2878,7 @@ static void test_a_spoiled_compute_remembers_the_named_reason(void **state)
     memset(&nm, 0, sizeof nm);
     namer_add(&nm, &k, "key k");
     ctx = spoil_ctx = named_ctx(&nm, NULL, NULL);
-    c = long_cache(ctx, false, NULL, NULL);
+    c = long_cache(ctx, false, NULL, NULL, NULL);
     assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k), compute_mutates_its_key, NULL, &st));
     assert_int_equal(st, MGUARD_NOT_FOUND);
     assert_int_equal(nm.calls, 1);
@@ -2824,6 +2979,9 @@ int main(void)
         cmocka_unit_test(test_describe_never_sees_an_object_destroyed_meanwhile),
         cmocka_unit_test(test_describe_may_destroy_the_cache_it_names_for),
         cmocka_unit_test(test_dropped_is_told_each_drop_before_its_destructor),
+        cmocka_unit_test(test_take_copies_the_value_out_without_dropped_log_or_destructor),
+        cmocka_unit_test(test_take_during_iteration_skips_the_taken_entry),
+        cmocka_unit_test(test_take_from_a_destructor_or_dropped_of_the_same_cache),
         cmocka_unit_test(test_dropped_sees_the_entry_gone_and_the_reason_named),
         cmocka_unit_test(test_job_key_reads_the_tuple_in_order),
         cmocka_unit_test(test_a_spoiled_compute_remembers_the_named_reason),

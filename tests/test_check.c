@@ -803,7 +803,7 @@ static void test_dyn_check_sees_each_broken_invariant(void **state)
 
 /* ---- the ledgers (mgt_ledger_check, through mguard_ctx_check) --------
    One ledger without hooks: x (existing, writes a = v1, b = v2), y
-   (existing, write c = v3), m (mutable, marked), n (new), a record and two
+   (existing, write c = v3), m (container, marked), n (new), a record and two
    hooks; then y is destroyed, which leaves a removed entry (position 1), a
    free write slot and free ref slots. */
 typedef struct lfix {
@@ -819,10 +819,10 @@ static mguard_ledger *ledger_fixture(lfix *f)
     f->ctx = new_ctx();
     L = f->L = mguard_ledger_create(f->ctx, NULL);
     assert_non_null(L);
-    assert_int_equal(mguard_ledger_track_existing(L, &lx, "G.x"), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_existing(L, &ly, "G.y"), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_mutable(L, &lm, "G.m"), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_new(L, &ln, "N"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &lx, MGUARD_LEDGER_EXISTING, "G.x"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &ly, MGUARD_LEDGER_EXISTING, "G.y"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &lm, MGUARD_LEDGER_CONTAINER, "G.m"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &ln, MGUARD_LEDGER_NEW, "N"), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &lx, "a", &lv1), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &ly, "c", &lv3), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &lx, "b", &lv2), MGUARD_OK);
@@ -938,10 +938,10 @@ static void test_ledger_entries(void **state)
     LEDGER_BROKEN(&f, "entry 3: bad kind");
     L->ents[3].kind = MGUARD_LEDGER_NEW;
     L->ents[2].nwrites = 1;
-    LEDGER_BROKEN(&f, "mutable entry 2 has writes");
+    LEDGER_BROKEN(&f, "container entry 2 has writes");
     L->ents[2].nwrites = 0;
     L->ents[0].flags |= MGUARD__LE_MARKED;
-    LEDGER_BROKEN(&f, "entry 0: marked but not mutable");
+    LEDGER_BROKEN(&f, "entry 0: marked but not a container");
     L->ents[0].flags &= ~(uint32_t)MGUARD__LE_MARKED;
     /* an index slot at the removed entry: every count agrees but one */
     mguard__ix_put(&L->ent_ix, mguard__hash_ptr(&ly), 2);

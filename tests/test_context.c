@@ -442,7 +442,7 @@ static void test_destroy_callbacks_find_destroyed_siblings_refused(void **state)
     wd.value_dtor = table_dtor;
     t = mguard_weak_create(ctx, &wd);
     probe.ledger = mguard_ledger_create(ctx, NULL);
-    assert_int_equal(mguard_ledger_track_existing(probe.ledger, &key, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(probe.ledger, &key, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     memset(&cd, 0, sizeof cd);
     cd.value_size = sizeof v;
     cd.value_dtor = first_cache_dtor;

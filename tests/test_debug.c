@@ -246,7 +246,7 @@ static void test_ledger_and_clone_used_after_destroy_are_caught(void **state)
     mguard_ledger_iter it;
     (void)state;
     assert_non_null(L);
-    assert_int_equal(mguard_ledger_track_existing(L, &obj, "src"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &obj, MGUARD_LEDGER_EXISTING, "src"), MGUARD_OK);
     c = mguard_ledger_clone(L);
     assert_non_null(c);
     assert_true(mguard_ledger_equal(L, c));
@@ -265,8 +265,8 @@ static void test_ledger_and_clone_used_after_destroy_are_caught(void **state)
     EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_restore", c));
     assert_int_equal(mguard_ledger_count(L), 1);
     mguard_ledger_destroy(L);
-    assert_int_equal(mguard_ledger_track_existing(L, &obj, "src"), MGUARD_EINVAL);
-    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_track_existing", L));
+    assert_int_equal(mguard_ledger_track(L, &obj, MGUARD_LEDGER_EXISTING, "src"), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_track", L));
     assert_false(mguard_ledger_contains(L, &obj));
     EXPECT_LOG(log, NOT_A_LEDGER("mguard_ledger_contains", L));
     assert_null(mguard_ledger_clone(L));
@@ -444,7 +444,7 @@ static void test_ledger_destroy_deferred_by_apply_keeps_the_handle_until_it_ends
     (void)state;
     memset(&a, 0, sizeof a);
     a.L = mguard_ledger_create(ctx, NULL);
-    assert_int_equal(mguard_ledger_track_new(a.L, &obj, "cls"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(a.L, &obj, MGUARD_LEDGER_NEW, "cls"), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(a.L, &obj, "x", &v1), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(a.L, &obj, "y", &v2), MGUARD_OK);
     assert_int_equal(mguard_ledger_apply(a.L, apply_destroys_ledger, &a), MGUARD_OK);

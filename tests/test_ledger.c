@@ -167,10 +167,10 @@ static void test_track_each_kind_and_read_its_entry(void **state)
     OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(lst, "lst", 0);
     (void)state;
     strcpy(src, "G['x']");
-    assert_int_equal(mguard_ledger_track_existing(L, &x, src), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, src), MGUARD_OK);
     strcpy(src, "garbage");   /* the source was copied */
-    assert_int_equal(mguard_ledger_track_new(L, &p, "Point"), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_mutable(L, &lst, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &p, MGUARD_LEDGER_NEW, "Point"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_count(L), 3);
     assert_true(mguard_ledger_contains(L, &x));
     assert_int_equal(mguard_ledger_get(L, &x, &e), MGUARD_OK);
@@ -185,7 +185,7 @@ static void test_track_each_kind_and_read_its_entry(void **state)
     assert_string_equal(e.source, "Point");
     assert_true(e.modified);
     assert_int_equal(mguard_ledger_get(L, &lst, &e), MGUARD_OK);
-    assert_int_equal(e.kind, MGUARD_LEDGER_MUTABLE);
+    assert_int_equal(e.kind, MGUARD_LEDGER_CONTAINER);
     assert_null(e.source);
     /* the ledger holds (retains) every tracked object once */
     assert_int_equal(x.rc, 1);
@@ -204,18 +204,36 @@ static void test_track_twice_returns_eexist_and_changes_nothing(void **state)
     mguard_ledger_entry e;
     OBJ(x, "x", 0);
     (void)state;
-    assert_int_equal(mguard_ledger_track_existing(L, &x, "G.x"), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_existing(L, &x, "G.y"), MGUARD_EEXIST);
-    assert_int_equal(mguard_ledger_track_new(L, &x, "X"), MGUARD_EEXIST);
-    assert_int_equal(mguard_ledger_track_mutable(L, &x, NULL), MGUARD_EEXIST);
+    assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, "G.x"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, "G.y"), MGUARD_EEXIST);
+    assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_NEW, "X"), MGUARD_EEXIST);
+    assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_CONTAINER, NULL), MGUARD_EEXIST);
     assert_int_equal(log.warnings, 3);
-    assert_non_null(strstr(log.last, "mguard_ledger_track_mutable: "));
+    assert_non_null(strstr(log.last, "mguard_ledger_track: "));
     assert_non_null(strstr(log.last, " is already tracked"));
     assert_int_equal(mguard_ledger_count(L), 1);
     assert_int_equal(mguard_ledger_get(L, &x, &e), MGUARD_OK);
     assert_int_equal(e.kind, MGUARD_LEDGER_EXISTING);
     assert_string_equal(e.source, "G.x");
     assert_int_equal(x.rc, 1);
+    teardown();
+}
+
+static void test_track_of_an_unknown_kind_is_einval_and_logged(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(x, "x", 0);
+    (void)state;
+    assert_int_equal(mguard_ledger_track(L, &x, (mguard_ledger_kind)0, "G.x"), MGUARD_EINVAL);
+    assert_int_equal(log.warnings, 1);
+    assert_string_equal(log.last, "mguard_ledger_track: unknown kind 0");
+    assert_int_equal(mguard_ledger_track(L, &x, (mguard_ledger_kind)(MGUARD_LEDGER_CONTAINER + 1), NULL), MGUARD_EINVAL);
+    assert_int_equal(log.warnings, 2);
+    assert_string_equal(log.last, "mguard_ledger_track: unknown kind 4");
+    assert_int_equal(mguard_ledger_count(L), 0);
+    assert_false(mguard_ledger_contains(L, &x));
+    assert_int_equal(x.rc, 0);
     teardown();
 }
 
@@ -227,12 +245,12 @@ static void test_delete_after_storing_null_is_recorded(void **state)
     void *v = &v;
     OBJ(x, "x", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_store_attr(L, &x, "a", NULL), MGUARD_OK);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", &v), MGUARD_OK);
     assert_null(v);
     assert_int_equal(mguard_ledger_delete_attr(L, &x, "a"), MGUARD_OK);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_DELETED);
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", &v), MGUARD_DELETED);
     assert_string_equal(dumps(L), "x:existing:-*{a=<del>;} ");
     assert_int_equal(mguard_ledger_store_attr(L, &x, "a", NULL), MGUARD_OK);
     assert_string_equal(dumps(L), "x:existing:-*{a=NULL;} ");
@@ -246,13 +264,13 @@ static void test_store_load_and_overwrite_keeps_the_first_place(void **state)
     void *v = NULL;
     OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2);
     (void)state;
-    mguard_ledger_track_existing(L, &x, "G.x");
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, "G.x");
     assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &one), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &x, "b", &two), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &x, "c", NULL), MGUARD_OK);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", &v), MGUARD_OK);
     assert_ptr_equal(v, &one);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "c", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_pending(L, &x, "c", &v), MGUARD_OK);
     assert_null(v);
     assert_string_equal(dumps(L), "x:existing:G.x*{a=one;b=two;c=NULL;} ");
     /* overwrite: same place, old value released once nothing holds it */
@@ -273,20 +291,20 @@ static void test_load_deleted_attribute_returns_deleted(void **state)
     void *v = &v;
     OBJ(x, "x", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     assert_int_equal(mguard_ledger_delete_attr(L, &x, "a"), MGUARD_OK);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_DELETED);
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", &v), MGUARD_DELETED);
     assert_null(v);
     assert_int_equal(one.rc, 0);
     /* deleting an attribute never written records the deletion too */
     assert_int_equal(mguard_ledger_delete_attr(L, &x, "b"), MGUARD_OK);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "b", &v), MGUARD_DELETED);
+    assert_int_equal(mguard_ledger_pending(L, &x, "b", &v), MGUARD_DELETED);
     assert_true(mguard_ledger_is_pending(L, &x, "b"));
     assert_string_equal(dumps(L), "x:existing:-*{a=<del>;b=<del>;} ");
     /* storing again after the deletion */
     mguard_ledger_store_attr(L, &x, "a", &one);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", &v), MGUARD_OK);
     assert_ptr_equal(v, &one);
     teardown();
 }
@@ -299,12 +317,12 @@ static void test_load_untracked_or_unwritten_returns_not_found(void **state)
     void *v = &v;
     OBJ(x, "x", 0); OBJ(y, "y", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
-    assert_int_equal(mguard_ledger_load_attr(L, &y, "a", &v), MGUARD_NOT_FOUND);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    assert_int_equal(mguard_ledger_pending(L, &y, "a", &v), MGUARD_NOT_FOUND);
     assert_null(v);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "never-interned-name", &v), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_pending(L, &x, "never-interned-name", &v), MGUARD_NOT_FOUND);
     mguard_ledger_store_attr(L, &x, "b", &y);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", &v), MGUARD_NOT_FOUND);
     assert_int_equal(log.count, 3);
     assert_int_equal(log.warnings, 3);
     teardown();
@@ -318,11 +336,11 @@ static void test_attribute_names_compare_by_content(void **state)
     mguard_ledger_iter w;
     OBJ(x, "x", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     strcpy(name, "weight");
     mguard_ledger_store_attr(L, &x, name, &one);
     strcpy(name, "zzzzzz");
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "weight", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_pending(L, &x, "weight", &v), MGUARD_OK);
     assert_ptr_equal(v, &one);
     w = mguard_ledger_iterate_writes(L, &x);
     assert_true(mguard_ledger_next(&w));
@@ -336,8 +354,8 @@ static void test_has_pending_for_one_attribute_or_any(void **state)
     mguard_ledger *L = setup(NULL, NULL);
     OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_new(L, &p, "P");
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &p, MGUARD_LEDGER_NEW, "P");
     assert_false(mguard_ledger_is_pending(L, &x, NULL));
     assert_false(mguard_ledger_is_pending(L, &p, NULL));
     mguard_ledger_store_attr(L, &x, "a", &one);
@@ -354,9 +372,9 @@ static void test_is_modified_follows_the_reference_per_kind(void **state)
     mguard_ledger *L = setup(NULL, NULL);
     OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(lst, "lst", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_new(L, &p, "P");
-    mguard_ledger_track_mutable(L, &lst, "G.lst");
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &p, MGUARD_LEDGER_NEW, "P");
+    mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, "G.lst");
     /* new objects are always modified; the others not yet */
     assert_false(mguard_ledger_is_modified(L, &x));
     assert_true(mguard_ledger_is_modified(L, &p));
@@ -381,14 +399,14 @@ static void test_writes_to_untracked_or_mutable_entries_are_einval(void **state)
     void *v;
     OBJ(x, "x", 0); OBJ(lst, "lst", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_mutable(L, &lst, NULL);
+    mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, NULL);
     assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &one), MGUARD_EINVAL);
     assert_non_null(strstr(log.last, "mguard_ledger_store_attr: "));
     assert_non_null(strstr(log.last, "is not tracked"));
     assert_int_equal(mguard_ledger_delete_attr(L, &x, "a"), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_store_attr(L, &lst, "a", &one), MGUARD_EINVAL);
-    assert_non_null(strstr(log.last, "is a mutable container"));
-    assert_int_equal(mguard_ledger_load_attr(L, &lst, "a", &v), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "is a container"));
+    assert_int_equal(mguard_ledger_pending(L, &lst, "a", &v), MGUARD_EINVAL);
     assert_int_equal(log.warnings, 4);
     assert_int_equal(mguard_ledger_write_count(L), 0);
     assert_int_equal(one.rc, 0);
@@ -401,9 +419,9 @@ static void test_mark_modified_is_only_for_mutable_containers(void **state)
     mguard_ledger *L = setup(&log, NULL);
     OBJ(x, "x", 0); OBJ(y, "y", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_mark_modified(L, &x), MGUARD_EINVAL);
-    assert_non_null(strstr(log.last, "is not a mutable container"));
+    assert_non_null(strstr(log.last, "is not a container"));
     assert_int_equal(mguard_ledger_mark_modified(L, &y), MGUARD_EINVAL);
     assert_non_null(strstr(log.last, "is not tracked"));
     assert_false(mguard_ledger_is_modified(L, &x));
@@ -419,9 +437,9 @@ static void test_iteration_is_tracking_order_then_first_record_order(void **stat
     char seen[256] = "";
     OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0); OBJ(v, "v", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &b, NULL);
-    mguard_ledger_track_existing(L, &a, NULL);
-    mguard_ledger_track_new(L, &c, "C");
+    mguard_ledger_track(L, &b, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &c, MGUARD_LEDGER_NEW, "C");
     mguard_ledger_store_attr(L, &a, "z", &v);
     mguard_ledger_store_attr(L, &b, "y", &v);
     mguard_ledger_store_attr(L, &a, "m", &v);
@@ -429,7 +447,7 @@ static void test_iteration_is_tracking_order_then_first_record_order(void **stat
     assert_string_equal(dumps(L), "b:existing:-*{y=v;} a:existing:-*{z=NULL;m=v;} c:new:C*{} ");
     /* modified only: b and a, then c; an existing object without writes is
        skipped */
-    mguard_ledger_track_existing(L, &v, NULL);
+    mguard_ledger_track(L, &v, MGUARD_LEDGER_EXISTING, NULL);
     it = mguard_ledger_iterate(L, true);
     while (mguard_ledger_next(&it)) {
         strcat(seen, ((const tobj *)it.obj)->name);
@@ -454,7 +472,7 @@ static void test_iteration_survives_removals_and_compaction(void **state)
         snprintf(names[i], sizeof names[i], "%d", i);
         memset(&o[i], 0, sizeof o[i]);
         o[i].name = names[i];
-        mguard_ledger_track_existing(L, &o[i], NULL);
+        mguard_ledger_track(L, &o[i], MGUARD_LEDGER_EXISTING, NULL);
     }
     it = mguard_ledger_iterate(L, false);
     epoch0 = it.epoch_;
@@ -469,7 +487,7 @@ static void test_iteration_survives_removals_and_compaction(void **state)
             mguard_on_destroy(H.ctx, &o[3]);
             for (j = 10; j < 30; j++) mguard_on_destroy(H.ctx, &o[j]);
             H.forfeit += 21;
-            for (j = 10; j < 30; j++) mguard_ledger_track_existing(L, &o[j], NULL);
+            for (j = 10; j < 30; j++) mguard_ledger_track(L, &o[j], MGUARD_LEDGER_EXISTING, NULL);
         }
     }
     for (i = 0; i < 64; i++) {
@@ -518,7 +536,7 @@ static void test_iteration_resumes_at_the_next_live_object_after_compaction(void
     int i;
     (void)state;
     name_objs(o, names, 9, "");
-    for (i = 0; i < 8; i++) assert_int_equal(mguard_ledger_track_existing(L, &o[i], NULL), MGUARD_OK);
+    for (i = 0; i < 8; i++) assert_int_equal(mguard_ledger_track(L, &o[i], MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     it = mguard_ledger_iterate(L, false);
     epoch0 = it.epoch_;
     while (mguard_ledger_next(&it)) {
@@ -526,7 +544,7 @@ static void test_iteration_resumes_at_the_next_live_object_after_compaction(void
         if (it.obj == &o[0]) {
             for (i = 3; i < 6; i++) mguard_on_destroy(H.ctx, &o[i]);
             H.forfeit += 3;
-            assert_int_equal(mguard_ledger_track_existing(L, &o[8], NULL), MGUARD_OK);
+            assert_int_equal(mguard_ledger_track(L, &o[8], MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
         }
     }
     assert_string_equal(seen, "0 1 2 6 7 8");
@@ -552,15 +570,15 @@ static void test_iteration_continues_exactly_across_restore(void **state)
     OBJ(c, "c", 0); OBJ(d, "d", 0); OBJ(f, "f", 0);
     (void)state;
     name_objs(n, names, 6, "n");
-    for (i = 0; i < 6; i++) assert_int_equal(mguard_ledger_track_new(L, &n[i], "N"), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_existing(L, &c, NULL), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_existing(L, &d, NULL), MGUARD_OK);
+    for (i = 0; i < 6; i++) assert_int_equal(mguard_ledger_track(L, &n[i], MGUARD_LEDGER_NEW, "N"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &c, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &d, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     cp = mguard_ledger_clone(L);
     assert_non_null(cp);
     /* drop n0..n5 (new, unreachable), then compact by tracking f */
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
     epoch0 = mguard_ledger_iterate(L, false).epoch_;
-    assert_int_equal(mguard_ledger_track_existing(L, &f, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &f, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     it = mguard_ledger_iterate(L, false);
     assert_true(it.epoch_ != epoch0);   /* compacted: c, d, f at 0, 1, 2 */
     while (mguard_ledger_next(&it)) {
@@ -583,17 +601,17 @@ static void test_iteration_continues_exactly_across_clear(void **state)
     char seen[128] = "";
     OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0); OBJ(d, "d", 0); OBJ(e, "e", 0); OBJ(f, "f", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &a, NULL);
-    mguard_ledger_track_existing(L, &b, NULL);
-    mguard_ledger_track_existing(L, &c, NULL);
-    mguard_ledger_track_existing(L, &d, NULL);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &b, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &c, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &d, MGUARD_LEDGER_EXISTING, NULL);
     it = mguard_ledger_iterate(L, false);
     while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.obj);
         if (it.obj == &b) {
             mguard_ledger_clear(L);
-            assert_int_equal(mguard_ledger_track_existing(L, &e, NULL), MGUARD_OK);
-            assert_int_equal(mguard_ledger_track_existing(L, &f, NULL), MGUARD_OK);
+            assert_int_equal(mguard_ledger_track(L, &e, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+            assert_int_equal(mguard_ledger_track(L, &f, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
         }
     }
     assert_string_equal(seen, "a b e f");
@@ -618,7 +636,7 @@ static void test_write_iteration_survives_removal_of_the_next_write(void **state
     char seen[64] = "";
     OBJ(x, "x", 0); OBJ(v1, "v1", 0); OBJ(v2, "v2", 0); OBJ(v3, "v3", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &v1);
     mguard_ledger_store_attr(L, &x, "b", &v2);
     mguard_ledger_store_attr(L, &x, "c", &v3);
@@ -784,8 +802,8 @@ static void test_clone_is_independent_both_ways(void **state)
     int id;
     OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(q, "q", 0); OBJ(one, "one", 1); OBJ(two, "two", 2);
     (void)state;
-    mguard_ledger_track_existing(L, &x, "G.x");
-    mguard_ledger_track_new(L, &p, "P");
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, "G.x");
+    mguard_ledger_track(L, &p, MGUARD_LEDGER_NEW, "P");
     mguard_ledger_store_attr(L, &x, "a", &one);
     mguard_ledger_record(L, "r", &one);
     mguard_ledger_register_hook(L, &x, "h", &one, &id);
@@ -795,10 +813,10 @@ static void test_clone_is_independent_both_ways(void **state)
     assert_true(mguard_ledger_equal(L, C));
     /* changing the clone never shows in the original ... */
     mguard_ledger_store_attr(C, &x, "a", &two);
-    mguard_ledger_track_new(C, &q, "Q");
+    mguard_ledger_track(C, &q, MGUARD_LEDGER_NEW, "Q");
     mguard_ledger_record(C, "r2", NULL);
     mguard_ledger_remove_hook(C, id);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", &v), MGUARD_OK);
     assert_ptr_equal(v, &one);
     assert_false(mguard_ledger_contains(L, &q));
     assert_int_equal(mguard_ledger_record_count(L), 1);
@@ -807,7 +825,7 @@ static void test_clone_is_independent_both_ways(void **state)
     mguard_ledger_record(L, "r3", NULL);
     mguard_ledger_delete_attr(L, &x, "a");
     assert_int_equal(mguard_ledger_record_count(C), 2);
-    assert_int_equal(mguard_ledger_load_attr(C, &x, "a", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_pending(C, &x, "a", &v), MGUARD_OK);
     assert_ptr_equal(v, &two);
     assert_false(mguard_ledger_equal(L, C));
     mguard_ledger_destroy(C);
@@ -821,7 +839,7 @@ static void test_clone_retains_each_held_pointer_once(void **state)
     mguard_ledger *L = setup(NULL, NULL), *C;
     OBJ(x, "x", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     mguard_ledger_store_attr(L, &x, "b", &one);
     mguard_ledger_record(L, "r", &one);
@@ -845,7 +863,7 @@ static void test_a_clone_grows_out_of_its_single_block(void **state)
     (void)state;
     for (i = 0; i < 50; i++) o[i].name = "o";
     for (i = 0; i < 5; i++) {
-        mguard_ledger_track_existing(L, &o[i], NULL);
+        mguard_ledger_track(L, &o[i], MGUARD_LEDGER_EXISTING, NULL);
         mguard_ledger_store_attr(L, &o[i], "a", &o[i + 1]);
     }
     mguard_ledger_record(L, "r", &o[0]);
@@ -857,7 +875,7 @@ static void test_a_clone_grows_out_of_its_single_block(void **state)
     assert_int_equal(al.live_blocks, blocks + 1);      /* one allocation */
     /* every array of the clone must grow: each moves out of the block */
     for (i = 5; i < 50; i++) {
-        assert_int_equal(mguard_ledger_track_new(C, &o[i], "N"), MGUARD_OK);
+        assert_int_equal(mguard_ledger_track(C, &o[i], MGUARD_LEDGER_NEW, "N"), MGUARD_OK);
         assert_int_equal(mguard_ledger_store_attr(C, &o[i], "b", &o[i - 1]), MGUARD_OK);
         assert_int_equal(mguard_ledger_record(C, "r", &o[i]), MGUARD_OK);
         assert_int_equal(mguard_ledger_register_hook(C, &o[i], "h", NULL, &id), MGUARD_OK);
@@ -889,7 +907,7 @@ static void test_clone_copies_the_storage_bytes(void **state)
     bytes = mguard_ledger_storage_bytes(L);
     assert_true(bytes > 0);
     for (i = 0; i < 100; i++) {
-        mguard_ledger_track_existing(L, &o[i], NULL);
+        mguard_ledger_track(L, &o[i], MGUARD_LEDGER_EXISTING, NULL);
         mguard_ledger_store_attr(L, &o[i], "a", &o[(i + 1) % 100]);
         mguard_ledger_store_attr(L, &o[i], "b", NULL);
     }
@@ -914,12 +932,12 @@ static void test_equal_ignores_order_and_compares_values_with_the_hook(void **st
     (void)state;
     M = mguard_ledger_create(H.ctx, &d);
     assert_true(mguard_ledger_equal(L, M));          /* both empty */
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &y, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     mguard_ledger_store_attr(L, &x, "b", &two);
-    mguard_ledger_track_existing(M, &y, NULL);
-    mguard_ledger_track_existing(M, &x, NULL);
+    mguard_ledger_track(M, &y, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(M, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(M, &x, "b", &two);
     mguard_ledger_store_attr(M, &x, "a", &uno);      /* equal by the hook */
     H.equal_calls = 0;
@@ -947,27 +965,27 @@ static void test_diff_reports_every_kind_of_difference(void **state)
     OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(three, "three", 3);
     OBJ(fa, "fa", 10); OBJ(fb, "fb", 11); OBJ(fc, "fc", 12);
     (void)state;
-    mguard_ledger_track_existing(A, &x, "G.x");
+    mguard_ledger_track(A, &x, MGUARD_LEDGER_EXISTING, "G.x");
     mguard_ledger_store_attr(A, &x, "v", &one);
     mguard_ledger_store_attr(A, &x, "w", &two);
-    mguard_ledger_track_new(A, &p, "Point");
+    mguard_ledger_track(A, &p, MGUARD_LEDGER_NEW, "Point");
     mguard_ledger_store_attr(A, &p, "y", &one);
-    mguard_ledger_track_mutable(A, &lst, "G.lst");
-    mguard_ledger_track_existing(A, &k, "G.k");
+    mguard_ledger_track(A, &lst, MGUARD_LEDGER_CONTAINER, "G.lst");
+    mguard_ledger_track(A, &k, MGUARD_LEDGER_EXISTING, "G.k");
     mguard_ledger_record(A, "save", &one);
     mguard_ledger_record(A, "save", &two);
     mguard_ledger_register_hook(A, &x, "grad", &fa, &id);
     mguard_ledger_register_hook(A, &x, "post", &fb, &id);
 
     B = mguard_ledger_create(H.ctx, &d);
-    mguard_ledger_track_existing(B, &x, "G.x");
+    mguard_ledger_track(B, &x, MGUARD_LEDGER_EXISTING, "G.x");
     mguard_ledger_store_attr(B, &x, "v", &three);
     mguard_ledger_delete_attr(B, &x, "w");
     mguard_ledger_store_attr(B, &x, "z", &one);
-    mguard_ledger_track_mutable(B, &lst, "G.lst");
+    mguard_ledger_track(B, &lst, MGUARD_LEDGER_CONTAINER, "G.lst");
     mguard_ledger_mark_modified(B, &lst);
-    mguard_ledger_track_new(B, &k, "K");
-    mguard_ledger_track_new(B, &q, "Point");
+    mguard_ledger_track(B, &k, MGUARD_LEDGER_NEW, "K");
+    mguard_ledger_track(B, &q, MGUARD_LEDGER_NEW, "Point");
     mguard_ledger_store_attr(B, &q, "y", &two);
     mguard_ledger_record(B, "save", &one);
     mguard_ledger_record(B, "save", &three);
@@ -1091,7 +1109,7 @@ static void test_diff_formats_objects_and_values_with_their_own_hooks(void **sta
     d.format_object = fmt_label;
     d.format_value = fmt_value;
     B = mguard_ledger_create(H.ctx, &d);
-    mguard_ledger_track_existing(B, &x, "G.x");
+    mguard_ledger_track(B, &x, MGUARD_LEDGER_EXISTING, "G.x");
     mguard_ledger_store_attr(B, &x, "v", &one);
     mguard_ledger_record(B, "save", &two);
     mguard_ledger_register_hook(B, &x, "grad", &f, &id);
@@ -1106,7 +1124,7 @@ static void test_diff_formats_objects_and_values_with_their_own_hooks(void **sta
     mguard_ledger_destroy(B);
     d.format_object = NULL;
     B = mguard_ledger_create(H.ctx, &d);
-    mguard_ledger_track_existing(B, &x, NULL);
+    mguard_ledger_track(B, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(B, &x, "v", &one);
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
     {
@@ -1140,9 +1158,9 @@ static void test_diff_text_names_objects_with_the_contexts_describe_hook(void **
     H.ctx = mguard_ctx_create(&cd);
     A = mguard_ledger_create(H.ctx, NULL);
     B = mguard_ledger_create(H.ctx, NULL);
-    mguard_ledger_track_existing(B, &x, NULL);
+    mguard_ledger_track(B, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(B, &x, "v", &one);
-    mguard_ledger_track_existing(B, &y, NULL);   /* describe leaves y unnamed: its address */
+    mguard_ledger_track(B, &y, MGUARD_LEDGER_EXISTING, NULL);   /* describe leaves y unnamed: its address */
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
     snprintf(want, sizeof want, "object x#3: only in b (existing)\nx#3.v: only in b: %p\nobject %p: only in b (existing)\n",
              (void *)&one, (void *)&y);
@@ -1158,7 +1176,7 @@ static void test_diff_of_equal_ledgers_is_empty(void **state)
     mguard_ledger_diff_result *r;
     OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(uno, "uno", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     C = mguard_ledger_clone(L);
     H.equal_calls = H.format_calls = 0;
@@ -1168,7 +1186,7 @@ static void test_diff_of_equal_ledgers_is_empty(void **state)
     mguard_ledger_diff_free(r);
     /* a ledger equal by the hook (another pointer) also diffs empty */
     M = mguard_ledger_create(H.ctx, &d);
-    mguard_ledger_track_existing(M, &x, NULL);
+    mguard_ledger_track(M, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(M, &x, "a", &uno);
     assert_int_equal(mguard_ledger_diff(L, M, &r), MGUARD_OK);
     assert_int_equal(mguard_ledger_diff_count(r), 0);
@@ -1191,7 +1209,7 @@ static void test_diff_without_format_hook_prints_addresses(void **state)
     char want[128];
     static int obj, val;
     (void)state;
-    mguard_ledger_track_existing(A, &obj, NULL);
+    mguard_ledger_track(A, &obj, MGUARD_LEDGER_EXISTING, NULL);
     B = mguard_ledger_clone(A);
     mguard_ledger_store_attr(B, &obj, "f", &val);
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
@@ -1210,10 +1228,10 @@ static void test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root(void *
     const void *roots[1];
     OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0); OBJ(d, "d", 0);
     (void)state;
-    mguard_ledger_track_new(L, &a, "N");
-    mguard_ledger_track_new(L, &b, "N");
-    mguard_ledger_track_new(L, &c, "N");
-    mguard_ledger_track_new(L, &d, "N");
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &b, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &c, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &d, MGUARD_LEDGER_NEW, "N");
     mguard_ledger_store_attr(L, &a, "next", &b);
     mguard_ledger_store_attr(L, &b, "next", &c);
     mguard_ledger_store_attr(L, &d, "next", &a);   /* d points in, nothing points at d */
@@ -1237,11 +1255,11 @@ static void test_prune_drops_an_unreachable_cycle_and_keeps_a_reachable_one(void
     const void *roots[1];
     OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0); OBJ(d, "d", 0); OBJ(e, "e", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &e, "G.e");
-    mguard_ledger_track_new(L, &a, "N");
-    mguard_ledger_track_new(L, &b, "N");
-    mguard_ledger_track_new(L, &c, "N");
-    mguard_ledger_track_new(L, &d, "N");
+    mguard_ledger_track(L, &e, MGUARD_LEDGER_EXISTING, "G.e");
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &b, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &c, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &d, MGUARD_LEDGER_NEW, "N");
     mguard_ledger_store_attr(L, &a, "x", &b);   /* a <-> b: reachable from e */
     mguard_ledger_store_attr(L, &b, "x", &a);
     mguard_ledger_store_attr(L, &c, "x", &d);   /* c <-> d: garbage */
@@ -1269,11 +1287,11 @@ static void test_prune_follows_the_refs_hook_records_and_hooks(void **state)
     OBJ(box, "box", 0); OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0); OBJ(t, "t", 0); OBJ(f, "f", 0);
     (void)state;
     box.ref[0] = &a;          /* an untracked container value holding a */
-    mguard_ledger_track_new(L, &a, "N");
-    mguard_ledger_track_new(L, &b, "N");
-    mguard_ledger_track_new(L, &c, "N");
-    mguard_ledger_track_new(L, &t, "N");
-    mguard_ledger_track_new(L, &f, "N");
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &b, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &c, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &t, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &f, MGUARD_LEDGER_NEW, "N");
     mguard_ledger_record(L, "saved", &b);         /* records keep b */
     mguard_ledger_register_hook(L, &t, "h", &f, &id);   /* hooks keep t and f */
     roots[0] = &box;
@@ -1298,10 +1316,10 @@ static void test_prune_keeps_ten_live_new_objects_and_drops_two_dead_ones(void *
     OBJ(g, "g", 0);
     (void)state;
     memset(n, 0, sizeof n);
-    mguard_ledger_track_existing(L, &g, "G.g");
+    mguard_ledger_track(L, &g, MGUARD_LEDGER_EXISTING, "G.g");
     for (i = 0; i < 12; i++) {
         n[i].name = names[i];
-        assert_int_equal(mguard_ledger_track_new(L, &n[i], "N"), MGUARD_OK);
+        assert_int_equal(mguard_ledger_track(L, &n[i], MGUARD_LEDGER_NEW, "N"), MGUARD_OK);
     }
     for (i = 0; i < 5; i++) {
         roots[i] = &n[i];                                       /* n0-n4: on the stack */
@@ -1334,7 +1352,7 @@ static void test_prune_keeps_the_writes_of_eight_live_new_objects_and_drops_two(
     for (i = 0; i < 10; i++) {
         n[i].name = names[i];
         v[i].name = vnames[i];
-        mguard_ledger_track_new(L, &n[i], "N");
+        mguard_ledger_track(L, &n[i], MGUARD_LEDGER_NEW, "N");
         assert_int_equal(mguard_ledger_store_attr(L, &n[i], "attr", &v[i]), MGUARD_OK);
         if (i < 8) roots[i] = &n[i];
     }
@@ -1346,7 +1364,7 @@ static void test_prune_keeps_the_writes_of_eight_live_new_objects_and_drops_two(
     assert_string_equal(H.trace, "-w0 -d0 -w1 -d1");
     for (i = 0; i < 8; i++) {
         void *val = NULL;
-        assert_int_equal(mguard_ledger_load_attr(L, &n[i], "attr", &val), MGUARD_OK);
+        assert_int_equal(mguard_ledger_pending(L, &n[i], "attr", &val), MGUARD_OK);
         assert_ptr_equal(val, &v[i]);
         assert_int_equal(v[i].rc, 1);
     }
@@ -1365,10 +1383,10 @@ static void test_prune_keeps_two_live_new_objects_and_drops_eight_dead_ones(void
     OBJ(m, "m", 0);
     (void)state;
     memset(n, 0, sizeof n);
-    mguard_ledger_track_existing(L, &m, "G.m");
+    mguard_ledger_track(L, &m, MGUARD_LEDGER_EXISTING, "G.m");
     for (i = 0; i < 10; i++) {
         n[i].name = names[i];
-        mguard_ledger_track_new(L, &n[i], "N");
+        mguard_ledger_track(L, &n[i], MGUARD_LEDGER_NEW, "N");
     }
     mguard_ledger_store_attr(L, &m, "keep", &n[1]);   /* l1: through a pre-existing object */
     mguard_ledger_store_attr(L, &n[3], "x", &n[2]);   /* dead ones pointing at each other stay dead */
@@ -1392,16 +1410,16 @@ static void test_prune_keeps_a_new_object_held_only_by_a_pre_existing_container(
     items.ref[0] = &node;
     items.ref[1] = &tuple;       /* untracked: looked into in turn */
     tuple.ref[0] = &leaf;
-    mguard_ledger_track_mutable(L, &items, "L.items");
-    mguard_ledger_track_new(L, &node, "Node");
-    mguard_ledger_track_new(L, &leaf, "Leaf");
-    mguard_ledger_track_new(L, &lost, "Node");
+    mguard_ledger_track(L, &items, MGUARD_LEDGER_CONTAINER, "L.items");
+    mguard_ledger_track(L, &node, MGUARD_LEDGER_NEW, "Node");
+    mguard_ledger_track(L, &leaf, MGUARD_LEDGER_NEW, "Leaf");
+    mguard_ledger_track(L, &lost, MGUARD_LEDGER_NEW, "Node");
     mguard_ledger_store_attr(L, &node, "val", &lost);
     mguard_ledger_delete_attr(L, &node, "val");       /* lost: no longer held */
     assert_int_equal(mguard_ledger_mark_modified(L, &items), MGUARD_OK);
     H.refs_calls = 0;
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
-    assert_string_equal(dumps(L), "items:mutable:L.items*{} node:new:Node*{val=<del>;} leaf:new:Leaf*{} ");
+    assert_string_equal(dumps(L), "items:container:L.items*{} node:new:Node*{val=<del>;} leaf:new:Leaf*{} ");
     assert_int_equal(H.refs_calls, 4);                /* items, tuple, node, leaf: once each */
     assert_int_equal(lost.rc, 0);
     assert_int_equal(node.rc, 1);
@@ -1416,8 +1434,8 @@ static void test_prune_looks_into_an_unmarked_existing_object(void **state)
     (void)state;
     H.refs_skip_self = true;
     g.ref[0] = &node;
-    mguard_ledger_track_existing(L, &g, "G.g");
-    mguard_ledger_track_new(L, &node, "Node");
+    mguard_ledger_track(L, &g, MGUARD_LEDGER_EXISTING, "G.g");
+    mguard_ledger_track(L, &node, MGUARD_LEDGER_NEW, "Node");
     assert_false(mguard_ledger_is_modified(L, &g));
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
     assert_string_equal(dumps(L), "g:existing:G.g{} node:new:Node*{} ");
@@ -1434,10 +1452,10 @@ static void test_prune_keeps_a_new_root_and_what_only_it_reaches_with_a_custom_r
     (void)state;
     H.refs_skip_self = true;
     r.ref[0] = &child;
-    mguard_ledger_track_new(L, &r, "R");
-    mguard_ledger_track_new(L, &child, "C");
-    mguard_ledger_track_new(L, &w, "W");
-    mguard_ledger_track_new(L, &x, "X");
+    mguard_ledger_track(L, &r, MGUARD_LEDGER_NEW, "R");
+    mguard_ledger_track(L, &child, MGUARD_LEDGER_NEW, "C");
+    mguard_ledger_track(L, &w, MGUARD_LEDGER_NEW, "W");
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_NEW, "X");
     mguard_ledger_store_attr(L, &r, "w", &w);
     roots[0] = &r;
     H.trace[0] = 0;
@@ -1462,15 +1480,15 @@ static void test_prune_out_of_memory_at_any_point_drops_nothing(void **state)
         OBJ(items, "items", 0); OBJ(tuple, "tuple", 0); OBJ(leaf, "leaf", 0); OBJ(lost, "lost", 0);
         items.ref[0] = &tuple;
         tuple.ref[0] = &leaf;
-        mguard_ledger_track_mutable(L, &items, "L.items");
-        mguard_ledger_track_new(L, &leaf, "Leaf");
-        mguard_ledger_track_new(L, &lost, "Node");
+        mguard_ledger_track(L, &items, MGUARD_LEDGER_CONTAINER, "L.items");
+        mguard_ledger_track(L, &leaf, MGUARD_LEDGER_NEW, "Leaf");
+        mguard_ledger_track(L, &lost, MGUARD_LEDGER_NEW, "Node");
         snprintf(before, sizeof before, "%s", dumps(L));
         al.fail_at = al.calls + n;
         st = mguard_ledger_prune(L, NULL, 0);
         if (!al.failures) {
             assert_int_equal(st, MGUARD_OK);
-            assert_string_equal(dumps(L), "items:mutable:L.items{} leaf:new:Leaf*{} ");
+            assert_string_equal(dumps(L), "items:container:L.items{} leaf:new:Leaf*{} ");
             teardown();
             break;
         }
@@ -1499,9 +1517,9 @@ static void test_apply_reports_every_write_in_ledger_order(void **state)
     mguard_ledger *L = setup(NULL, NULL);
     OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(lst, "lst", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &y, NULL);
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_mutable(L, &lst, NULL);
+    mguard_ledger_track(L, &y, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, NULL);
     mguard_ledger_store_attr(L, &x, "b", &one);
     mguard_ledger_store_attr(L, &y, "a", NULL);
     mguard_ledger_delete_attr(L, &x, "c");
@@ -1528,8 +1546,8 @@ static void test_apply_hands_the_object_writable(void **state)
     mguard_ledger *L = setup(NULL, NULL);
     OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(seven, "seven", 7);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &y, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "val", &seven);
     mguard_ledger_delete_attr(L, &y, "val");
     assert_int_equal(mguard_ledger_apply(L, write_through, NULL), MGUARD_OK);
@@ -1545,11 +1563,11 @@ static void test_restore_makes_the_ledger_equal_to_the_checkpoint(void **state)
     int id;
     OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(t, "t", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &x, "G.x");
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, "G.x");
     mguard_ledger_store_attr(L, &x, "a", &one);
     cp = mguard_ledger_clone(L);
     mguard_ledger_store_attr(L, &x, "a", &two);
-    mguard_ledger_track_new(L, &p, "P");
+    mguard_ledger_track(L, &p, MGUARD_LEDGER_NEW, "P");
     mguard_ledger_record(L, "r", &two);
     mguard_ledger_register_hook(L, &t, "h", NULL, &id);
     assert_false(mguard_ledger_equal(L, cp));
@@ -1582,8 +1600,8 @@ static void test_is_empty_and_clear(void **state)
     OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(lst, "lst", 0);
     (void)state;
     assert_true(mguard_ledger_is_empty(L));
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_mutable(L, &lst, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, NULL);
     assert_true(mguard_ledger_is_empty(L));      /* tracked but unmodified */
     mguard_ledger_store_attr(L, &x, "a", &one);
     assert_false(mguard_ledger_is_empty(L));
@@ -1597,12 +1615,12 @@ static void test_is_empty_and_clear(void **state)
     mguard_ledger_register_hook(L, &x, NULL, NULL, &id);
     assert_false(mguard_ledger_is_empty(L));
     mguard_ledger_clear(L);
-    mguard_ledger_track_mutable(L, &lst, NULL);
+    mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, NULL);
     mguard_ledger_mark_modified(L, &lst);
     assert_false(mguard_ledger_is_empty(L));
     mguard_ledger_clear(L);
     /* usable after a clear */
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     assert_string_equal(dumps(L), "x:existing:-*{a=one;} ");
     assert_true(mguard_ledger_is_empty(NULL));
@@ -1630,8 +1648,8 @@ static const char *sized_text(size_t size, mguard_ledger_value_type type, const 
     mguard_ledger *A = sized_ledger(size, type), *B = sized_ledger(size, type);
     mguard_ledger_diff_result *r = NULL;
     static tobj x = {"x", 0, 0, {NULL, NULL, NULL}};
-    assert_int_equal(mguard_ledger_track_existing(A, &x, NULL), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_existing(B, &x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(A, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(B, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(B, &x, "v", (void *)(uintptr_t)b), MGUARD_OK);
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
     snprintf(text, sizeof text, "%s", mguard_ledger_diff_text(r));
@@ -1654,12 +1672,12 @@ static void test_sized_values_are_copied_and_compared_by_content(void **state)
     L = sized_ledger(sizeof(int), MGUARD_LEDGER_VALUE_INT);
     assert_non_null(L);
     H.trace[0] = 0;
-    mguard_ledger_track_existing(L, &x, "G.x");
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, "G.x");
     assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &v), MGUARD_OK);
     v = 6;                                       /* the ledger has its own copy */
-    assert_int_equal(mguard_ledger_load(L, &x, "a", &out), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &x, "a", &out), MGUARD_OK);
     assert_int_equal(out, 5);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", &p), MGUARD_OK);
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", &p), MGUARD_OK);
     assert_int_equal(*(const int *)p, 5);
     it = mguard_ledger_iterate_writes(L, &x);
     assert_true(mguard_ledger_next(&it));
@@ -1679,7 +1697,7 @@ static void test_sized_values_are_copied_and_compared_by_content(void **state)
     mguard_ledger_store_attr(C, &x, "a", &v);
     mguard_ledger_delete_attr(L, &x, "b");
     assert_true(mguard_ledger_equal(L, C));
-    assert_int_equal(mguard_ledger_load(C, &x, "b", &out), MGUARD_DELETED);
+    assert_int_equal(mguard_ledger_read(C, &x, "b", &out), MGUARD_DELETED);
     assert_int_equal(out, 0);
     assert_int_equal(mgt_ledger_check(C), MGUARD_OK);
     mguard_ledger_destroy(C);
@@ -1699,8 +1717,8 @@ static void test_sized_diff_without_attribute_items(void **state)
     setup(NULL, NULL);
     A = sized_ledger(4, MGUARD_LEDGER_VALUE_INT);
     B = sized_ledger(4, MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track_existing(B, &x, NULL);
-    mguard_ledger_track_new(B, &y, "N");
+    mguard_ledger_track(B, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(B, &y, MGUARD_LEDGER_NEW, "N");
     mguard_ledger_record(B, "save", &x);
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
     assert_string_equal(mguard_ledger_diff_text(r),
@@ -1802,20 +1820,20 @@ static void test_fields_let_apply_write_the_object_and_load_read_it(void **state
     (void)state;
     setup(NULL, NULL);
     L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track_existing(L, &n, "G.n");
+    mguard_ledger_track(L, &n, MGUARD_LEDGER_EXISTING, "G.n");
     assert_int_equal(mguard_ledger_set_fields(L, &n, node_fields, 2), MGUARD_OK);
     /* nothing pending: the real field */
-    assert_int_equal(mguard_ledger_load(L, &n, "val", &out), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &n, "val", &out), MGUARD_OK);
     assert_int_equal(out, 3);
     assert_false(mguard_ledger_is_pending(L, &n, "val"));
-    assert_int_equal(mguard_ledger_load(L, &n, "colour", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_read(L, &n, "colour", &out), MGUARD_NOT_FOUND);
     assert_int_equal(out, 0);
     v = 10;
     mguard_ledger_store_attr(L, &n, "val", &v);
     mguard_ledger_delete_attr(L, &n, "weight");
     v = 7;
     mguard_ledger_store_attr(L, &n, "colour", &v);   /* no field: the callback's */
-    assert_int_equal(mguard_ledger_load(L, &n, "val", &out), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &n, "val", &out), MGUARD_OK);
     assert_int_equal(out, 10);
     assert_int_equal(n.val, 3);                       /* speculative: untouched */
     assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);   /* colour has no field */
@@ -1826,9 +1844,9 @@ static void test_fields_let_apply_write_the_object_and_load_read_it(void **state
     assert_int_equal(n.val, 10);
     assert_int_equal(n.weight, 0);                    /* a deletion zeroes the field */
     mguard_ledger_clear(L);
-    assert_int_equal(mguard_ledger_load(L, &n, "val", &out), MGUARD_NOT_FOUND);   /* untracked now */
+    assert_int_equal(mguard_ledger_read(L, &n, "val", &out), MGUARD_NOT_FOUND);   /* untracked now */
     /* every write to a field: no callback needed */
-    mguard_ledger_track_existing(L, &n, "G.n");
+    mguard_ledger_track(L, &n, MGUARD_LEDGER_EXISTING, "G.n");
     mguard_ledger_set_fields(L, &n, node_fields, 2);
     v = 11;
     mguard_ledger_store_attr(L, &n, "weight", &v);
@@ -1845,12 +1863,12 @@ static void test_fields_of_pointer_values_take_the_pointer(void **state)
     void *out = NULL;
     OBJ(t, "t", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &n, "G.n");
+    mguard_ledger_track(L, &n, MGUARD_LEDGER_EXISTING, "G.n");
     assert_int_equal(mguard_ledger_set_fields(L, &n, node_ptr_fields, 1), MGUARD_OK);
-    assert_int_equal(mguard_ledger_load(L, &n, "next", &out), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &n, "next", &out), MGUARD_OK);
     assert_null(out);
     mguard_ledger_store_attr(L, &n, "next", &t);
-    assert_int_equal(mguard_ledger_load(L, &n, "next", &out), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &n, "next", &out), MGUARD_OK);
     assert_ptr_equal(out, &t);
     assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_OK);
     assert_ptr_equal(n.next, &t);
@@ -1874,7 +1892,7 @@ static void test_apply_keeps_sized_values_after_the_callback_changed_the_ledger(
     (void)state;
     setup(NULL, NULL);
     L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track_existing(L, &n, NULL);
+    mguard_ledger_track(L, &n, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &n, "a", &v);
     v = 2;
     mguard_ledger_store_attr(L, &n, "b", &v);
@@ -1894,20 +1912,20 @@ static void test_set_fields_refuses_tables_that_do_not_fit(void **state)
     node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
     OBJ(m, "m", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &n, NULL);
-    mguard_ledger_track_mutable(L, &m, NULL);
+    mguard_ledger_track(L, &n, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &m, MGUARD_LEDGER_CONTAINER, NULL);
     assert_int_equal(mguard_ledger_set_fields(L, &n, node_fields, 2), sizeof(long) == sizeof(void *) ? MGUARD_OK : MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_set_fields(L, &n, unnamed, 1), MGUARD_EINVAL);
     assert_non_null(strstr(log.last, "mguard_ledger_set_fields: field 0 (NULL) has no name"));
     assert_int_equal(mguard_ledger_set_fields(L, &n, NULL, 2), MGUARD_EINVAL);
     assert_non_null(strstr(log.last, "NULL fields with n 2"));
     assert_int_equal(mguard_ledger_set_fields(L, &m, node_ptr_fields, 1), MGUARD_EINVAL);
-    assert_non_null(strstr(log.last, "is a mutable container"));
+    assert_non_null(strstr(log.last, "is a container"));
     assert_int_equal(mguard_ledger_set_fields(L, &log, node_ptr_fields, 1), MGUARD_EINVAL);
     assert_non_null(strstr(log.last, "is not tracked"));
     assert_int_equal(mguard_ledger_set_fields(NULL, &n, node_ptr_fields, 1), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_load(L, &n, "next", NULL), MGUARD_EINVAL);
-    assert_non_null(strstr(log.last, "mguard_ledger_load: NULL out"));
+    assert_int_equal(mguard_ledger_read(L, &n, "next", NULL), MGUARD_EINVAL);
+    assert_non_null(strstr(log.last, "mguard_ledger_read: NULL out"));
     teardown();
 }
 
@@ -1957,7 +1975,7 @@ static void test_set_fields_refuses_sizes_their_types_do_not_allow_and_keeps_the
     m.v = 3;
     m.i = 5;
     L = sized_ledger(sizeof(long long), MGUARD_LEDGER_VALUE_INT);
-    assert_int_equal(mguard_ledger_track_existing(L, &m, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &m, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_set_fields(L, &m, mixed_v, 1), MGUARD_OK);
     assert_int_equal(log.warnings, 0);
     /* each refused with its reason; a 16-byte INT after a good field: the whole table */
@@ -1969,21 +1987,21 @@ static void test_set_fields_refuses_sizes_their_types_do_not_allow_and_keeps_the
     assert_int_equal(log.warnings, 6);
     /* the first binding stands: v is a field, w and i are not */
     out = -1;
-    assert_int_equal(mguard_ledger_load(L, &m, "v", &out), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &m, "v", &out), MGUARD_OK);
     assert_int_equal(out, 3);
     out = -1;
-    assert_int_equal(mguard_ledger_load(L, &m, "i", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_read(L, &m, "i", &out), MGUARD_NOT_FOUND);
     assert_int_equal(out, 0);
     assert_int_equal(log.warnings, 7);
     mguard_ledger_destroy(L);
     /* pointer values: fields are pointers whatever their type; an unknown type is refused too */
-    assert_int_equal(mguard_ledger_track_existing(P, &m, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(P, &m, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_set_fields(P, &m, mixed_char, 1), MGUARD_EINVAL);
     assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (c) of size 1 is MGUARD_LEDGER_VALUE_INT, which needs a pointer's size in a ledger of pointer values");
     assert_int_equal(mguard_ledger_set_fields(P, &m, unknown, 1), MGUARD_EINVAL);
     assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (v) of size 8 is an unknown value_type, which needs a known value_type");
     pout = &m;
-    assert_int_equal(mguard_ledger_load(P, &m, "c", &pout), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_read(P, &m, "c", &pout), MGUARD_NOT_FOUND);
     assert_null(pout);
     assert_int_equal(log.warnings, 10);
     teardown();
@@ -2032,7 +2050,7 @@ static size_t loaded_bytes(const mguard_ledger *L, const void *obj, const char *
     unsigned char buf[MGUARD_LEDGER_MAX_VALUE];
     size_t n = sizeof buf;
     memset(buf, 0xee, sizeof buf);
-    assert_int_equal(mguard_ledger_load(L, obj, attr, buf), want);
+    assert_int_equal(mguard_ledger_read(L, obj, attr, buf), want);
     while (n > 0 && buf[n - 1] == 0xee) n--;
     return n;
 }
@@ -2060,11 +2078,11 @@ static void test_one_ledger_binds_a_struct_of_mixed_field_types(void **state)
     account_init(&a, "a");
     account_init(&b, "b");
     L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
-    assert_int_equal(mguard_ledger_track_existing(L, &a, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_set_fields(L, &a, account_fields, 8), MGUARD_OK);
     /* nothing pending: each field's own bytes, no more */
     assert_int_equal(loaded_bytes(L, &a, "frozen", MGUARD_OK), 1);
-    assert_int_equal(mguard_ledger_load(L, &a, "rate", &dout), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &a, "rate", &dout), MGUARD_OK);
     assert_true(dout == 0.25);
     /* every write stores its field's size from the caller's pointer */
     assert_int_equal(mguard_ledger_store_attr(L, &a, "balance", &balance), MGUARD_OK);
@@ -2082,11 +2100,11 @@ static void test_one_ledger_binds_a_struct_of_mixed_field_types(void **state)
     assert_int_equal(loaded_bytes(L, &a, "code", MGUARD_OK), 3);
     assert_int_equal(loaded_bytes(L, &a, "fee", MGUARD_OK), sizeof(float));
     assert_int_equal(loaded_bytes(L, &a, "branch", MGUARD_DELETED), 2);    /* its 2 bytes zeroed */
-    assert_int_equal(mguard_ledger_load(L, &a, "balance", &lout), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &a, "balance", &lout), MGUARD_OK);
     assert_int_equal(lout, -40);
-    assert_int_equal(mguard_ledger_load(L, &a, "rate", &dout), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &a, "rate", &dout), MGUARD_OK);
     assert_true(dout == 0.5);
-    assert_int_equal(mguard_ledger_load(L, &a, "frozen", &bout), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &a, "frozen", &bout), MGUARD_OK);
     assert_true(bout);
     assert_int_equal(a.balance, 100);              /* speculative: untouched */
     /* a clone is equal; the diff prints each field by its type */
@@ -2153,7 +2171,7 @@ static void test_writes_of_another_type_differ_though_their_bytes_match(void **s
     memset(&m, 0, sizeof m);
     m.base.name = "m";
     L = sized_ledger(sizeof(long long), MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track_existing(L, &m, NULL);
+    mguard_ledger_track(L, &m, MGUARD_LEDGER_EXISTING, NULL);
     C = mguard_ledger_clone(L);
     mguard_ledger_store_attr(L, &m, "v", &one);      /* unbound: 8 bytes, INT */
     assert_int_equal(mguard_ledger_set_fields(C, &m, as_double, 1), MGUARD_OK);
@@ -2166,7 +2184,7 @@ static void test_writes_of_another_type_differ_though_their_bytes_match(void **s
     mguard_ledger_delete_attr(C, &m, "v");
     assert_int_equal(mguard_ledger_set_fields(C, &m, as_uint4, 1), MGUARD_EINVAL);   /* pending: 8 bytes */
     mguard_ledger_clear(C);
-    mguard_ledger_track_existing(C, &m, NULL);
+    mguard_ledger_track(C, &m, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_set_fields(C, &m, as_uint4, 1), MGUARD_OK);
     mguard_ledger_store_attr(C, &m, "v", &one);
     assert_false(mguard_ledger_equal(L, C));
@@ -2198,7 +2216,7 @@ static void test_set_fields_refuses_to_change_the_shape_of_a_pending_write(void 
     setup(&log, NULL);
     account_init(&a, "a");
     L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_set_fields(L, &a, account_fields, 8), MGUARD_OK);
     mguard_ledger_store_attr(L, &a, "balance", &balance);
     mguard_ledger_store_attr(L, &a, "frozen", &frozen);
@@ -2217,11 +2235,11 @@ static void test_set_fields_refuses_to_change_the_shape_of_a_pending_write(void 
     assert_int_equal(loaded_bytes(L, &a, "days", MGUARD_OK), sizeof(int));
     /* a table that keeps both shapes is fine: balance unbound is 8 bytes of INT too */
     assert_int_equal(mguard_ledger_set_fields(L, &a, frozen_only, 1), MGUARD_OK);
-    assert_int_equal(mguard_ledger_load(L, &a, "days", &balance), MGUARD_NOT_FOUND);   /* unbound now */
+    assert_int_equal(mguard_ledger_read(L, &a, "days", &balance), MGUARD_NOT_FOUND);   /* unbound now */
     assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     /* with nothing pending any binding goes */
     mguard_ledger_clear(L);
-    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_set_fields(L, &a, balance_as_double, 1), MGUARD_OK);
     mguard_ledger_destroy(L);
     teardown();
@@ -2242,29 +2260,29 @@ static void test_load_of_an_attribute_neither_bound_nor_pending_warns(void **sta
     setup(&log, NULL);
     account_init(&a, "a");
     L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track_existing(L, &a, NULL);
-    assert_int_equal(mguard_ledger_load(L, &a, "balance", &out), MGUARD_NOT_FOUND);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
+    assert_int_equal(mguard_ledger_read(L, &a, "balance", &out), MGUARD_NOT_FOUND);
     assert_int_equal(out, 0);
-    snprintf(want, sizeof want, "mguard_ledger_load: %p.balance is neither bound (mguard_ledger_set_fields) nor pending", (void *)&a);
+    snprintf(want, sizeof want, "mguard_ledger_read: %p.balance is neither bound (mguard_ledger_set_fields) nor pending", (void *)&a);
     assert_string_equal(log.last, want);
-    assert_int_equal(mguard_ledger_load_attr(L, &a, "balance", &p), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_pending(L, &a, "balance", &p), MGUARD_NOT_FOUND);
     assert_null(p);
-    snprintf(want, sizeof want, "mguard_ledger_load_attr: %p.balance is neither bound (mguard_ledger_set_fields) nor pending", (void *)&a);
+    snprintf(want, sizeof want, "mguard_ledger_pending: %p.balance is neither bound (mguard_ledger_set_fields) nor pending", (void *)&a);
     assert_string_equal(log.last, want);
     out = -1;
-    assert_int_equal(mguard_ledger_load(L, &u, "balance", &out), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_read(L, &u, "balance", &out), MGUARD_NOT_FOUND);
     assert_int_equal(out, -1);                     /* untracked: out untouched */
-    snprintf(want, sizeof want, "mguard_ledger_load: %p is not tracked (reading balance)", (void *)&u);
+    snprintf(want, sizeof want, "mguard_ledger_read: %p is not tracked (reading balance)", (void *)&u);
     assert_string_equal(log.last, want);
     assert_int_equal(log.warnings, 3);
     /* bound, or pending: no warning (load_attr of a bound field answers NOT_FOUND quietly) */
     mguard_ledger_set_fields(L, &a, account_fields, 8);
-    assert_int_equal(mguard_ledger_load(L, &a, "balance", &out), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &a, "balance", &out), MGUARD_OK);
     assert_int_equal(out, 100);
-    assert_int_equal(mguard_ledger_load_attr(L, &a, "balance", &p), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_pending(L, &a, "balance", &p), MGUARD_NOT_FOUND);
     out = 3;
     mguard_ledger_store_attr(L, &a, "colour", &out);
-    assert_int_equal(mguard_ledger_load(L, &a, "colour", &out), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &a, "colour", &out), MGUARD_OK);
     assert_int_equal(log.warnings, 3);
     mguard_ledger_destroy(L);
     teardown();
@@ -2302,8 +2320,8 @@ static void test_format_hooks_are_told_the_object_attribute_and_size(void **stat
     d.value_type = MGUARD_LEDGER_VALUE_INT;
     A = mguard_ledger_create(H.ctx, &d);
     B = mguard_ledger_create(H.ctx, &d);
-    mguard_ledger_track_existing(A, &a, NULL);
-    mguard_ledger_track_existing(B, &a, NULL);
+    mguard_ledger_track(A, &a, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(B, &a, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_set_fields(B, &a, account_fields, 8);
     mguard_ledger_store_attr(B, &a, "rate", &rate);
     mguard_ledger_store_attr(B, &a, "days", &days);
@@ -2321,7 +2339,7 @@ static void test_format_hooks_are_told_the_object_attribute_and_size(void **stat
     d.format_object = fmt_record;
     P = mguard_ledger_create(H.ctx, &d);
     Q = mguard_ledger_create(H.ctx, &d);
-    mguard_ledger_track_existing(Q, &x, NULL);
+    mguard_ledger_track(Q, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(Q, &x, "w", &v);
     mguard_ledger_record(Q, "save", &v);
     mguard_ledger_register_hook(Q, &x, "grad", &f, &id);
@@ -2343,11 +2361,11 @@ static void test_set_fields_refuses_a_count_over_32_bits_saying_so(void **state)
     mguard_ledger *L = setup(&log, NULL);
     node n = {{"n", 0, 0, {NULL, NULL, NULL}}, 3, 4, NULL};
     (void)state;
-    mguard_ledger_track_existing(L, &n, NULL);
+    mguard_ledger_track(L, &n, MGUARD_LEDGER_EXISTING, NULL);
 #if SIZE_MAX > 0xffffffffu
     assert_int_equal(mguard_ledger_set_fields(L, &n, node_ptr_fields, ((size_t)1 << 32) + 1), MGUARD_EINVAL);
     assert_string_equal(log.last, "mguard_ledger_set_fields: more than 4294967295 fields (n 4294967297)");
-    assert_int_equal(mguard_ledger_load(L, &n, "next", &n.next), MGUARD_NOT_FOUND);   /* nothing bound */
+    assert_int_equal(mguard_ledger_read(L, &n, "next", &n.next), MGUARD_NOT_FOUND);   /* nothing bound */
 #endif
     teardown();
 }
@@ -2360,7 +2378,7 @@ static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state
     OBJ(x, "x", 0);
     (void)state;
     S = sized_ledger(4, MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track_existing(S, &x, NULL);
+    mguard_ledger_track(S, &x, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_store_attr(S, &x, "a", NULL), MGUARD_EINVAL);
     assert_non_null(strstr(log.last, "mguard_ledger_store_attr: NULL value for "));
     assert_non_null(strstr(log.last, ".a (4 bytes)"));
@@ -2442,7 +2460,7 @@ static void test_apply_reports_each_field_write_as_a_mutation(void **state)
     memset(&d, 0, sizeof d);   /* no hooks: a is not a tobj */
     d.value_size = sizeof(long);
     L = mguard_ledger_create(H.ctx, &d);
-    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_set_fields(L, &a, acct_fields, 2), MGUARD_OK);
     mguard_ledger_store_attr(L, &a, "balance", &bal);
     mguard_ledger_store_attr(L, &a, "rate", &rate);
@@ -2463,7 +2481,7 @@ static void test_apply_reports_each_field_write_as_a_mutation(void **state)
 static void test_apply_finds_the_field_of_each_write_by_name(void **state)
 {
     static wide a, b;
-    /* x twice: the first one counts, as for mguard_ledger_load */
+    /* x twice: the first one counts, as for mguard_ledger_read */
     static const mguard_ledger_field twice[] = {
         {"x", offsetof(wide, f), sizeof(long), MGUARD_LEDGER_VALUE_INT},
         {"y", offsetof(wide, f) + sizeof(long), sizeof(long), MGUARD_LEDGER_VALUE_INT},
@@ -2480,8 +2498,8 @@ static void test_apply_finds_the_field_of_each_write_by_name(void **state)
     b.base.name = "b";
     b.f[0] = 5;
     L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track_existing(L, &a, NULL);
-    mguard_ledger_track_existing(L, &b, NULL);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &b, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_set_fields(L, &a, twice, 3), MGUARD_OK);
     assert_int_equal(mguard_ledger_set_fields(L, &b, wide_fields, 40), MGUARD_OK);
     v = 1;
@@ -2507,9 +2525,9 @@ static void test_apply_finds_the_field_of_each_write_by_name(void **state)
     assert_int_equal(b.f[0], 0);                   /* a deletion zeroes the field */
     assert_int_equal(b.f[40], 0);
     mguard_ledger_clear(L);
-    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_set_fields(L, &a, twice, 3);
-    assert_int_equal(mguard_ledger_load(L, &a, "x", &out), MGUARD_OK);
+    assert_int_equal(mguard_ledger_read(L, &a, "x", &out), MGUARD_OK);
     assert_int_equal(out, 1);
     mguard_ledger_destroy(L);
     teardown();
@@ -2562,7 +2580,7 @@ static bool long_equal_that_changes_a_ledger(const void *a, const void *b, void 
             /* the cleared slot is taken again at once, in the same array */
             mguard_ledger_clear(BQ.changed);
             v = 99;
-            assert_int_equal(mguard_ledger_track_existing(BQ.changed, BQ.obj, NULL), MGUARD_OK);
+            assert_int_equal(mguard_ledger_track(BQ.changed, BQ.obj, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
             assert_int_equal(mguard_ledger_store_attr(BQ.changed, BQ.obj, "v", &v), MGUARD_OK);
         }
     }
@@ -2585,8 +2603,8 @@ static void bq_setup(mguard_ledger **A, mguard_ledger **B, tobj *x, int what, bo
     *B = mguard_ledger_create(H.ctx, &d);
     assert_non_null(*A);
     assert_non_null(*B);
-    assert_int_equal(mguard_ledger_track_existing(*A, x, NULL), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_existing(*B, x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(*A, x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(*B, x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(*A, x, "v", &v), MGUARD_OK);
     v = 2;
     assert_int_equal(mguard_ledger_store_attr(*B, x, "v", &v), MGUARD_OK);
@@ -2700,8 +2718,8 @@ static void test_tracked_object_death_drops_its_entry_everywhere_with_a_warning(
     mguard_ledger *L = setup(&log, NULL), *C;
     OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &y, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     mguard_ledger_store_attr(L, &y, "ptr", &x);    /* x is also a value */
     C = mguard_ledger_clone(L);
@@ -2719,7 +2737,7 @@ static void test_tracked_object_death_drops_its_entry_everywhere_with_a_warning(
     assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     /* a new object at the same address is a stranger */
     assert_false(mguard_ledger_contains(L, &x));
-    assert_int_equal(mguard_ledger_track_new(L, &x, "X"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_NEW, "X"), MGUARD_OK);
     mguard_ledger_destroy(C);
     teardown();
 }
@@ -2731,7 +2749,7 @@ static void test_value_death_drops_the_writes_records_and_hooks_holding_it(void 
     int id;
     OBJ(x, "x", 0); OBJ(t, "t", 0); OBJ(v, "v", 0); OBJ(w, "w", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &v);
     mguard_ledger_store_attr(L, &x, "b", &w);
     mguard_ledger_store_attr(L, &x, "c", &v);
@@ -2761,7 +2779,7 @@ static void test_objects_destroyed_by_their_release_leave_no_warning(void **stat
     OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2);
     (void)state;
     H.on_release = destroy_on_release;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     mguard_ledger_store_attr(L, &x, "a", &two);   /* one released, dies */
     mguard_ledger_clear(L);                        /* x and two released, die */
@@ -2789,7 +2807,7 @@ static void test_release_hook_may_destroy_the_ledger_being_changed(void **state)
     mguard_ledger *L = setup(&log, NULL);
     OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(three, "three", 3);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     mguard_ledger_store_attr(L, &x, "b", &two);
     mguard_ledger_store_attr(L, &x, "c", &three);
@@ -2816,7 +2834,7 @@ static void test_retain_hook_may_call_back_into_the_ledger(void **state)
     OBJ(x, "x", 7);
     (void)state;
     H.on_retain = track_more_on_retain;
-    assert_int_equal(mguard_ledger_track_existing(L, &x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_string_equal(dumps(L), "x:existing:-*{self=extra;} ");
     assert_string_equal(H.trace, "+x +extra");
     assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
@@ -2838,9 +2856,9 @@ static void test_refs_hook_changing_the_ledger_abandons_the_prune(void **state)
     mguard_ledger *L = setup(&log, NULL);
     OBJ(e, "e", 0); OBJ(a, "a", 0); OBJ(b, "b", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &e, NULL);
-    mguard_ledger_track_new(L, &a, "N");
-    mguard_ledger_track_new(L, &b, "N");
+    mguard_ledger_track(L, &e, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_NEW, "N");
+    mguard_ledger_track(L, &b, MGUARD_LEDGER_NEW, "N");
     mguard_ledger_store_attr(L, &e, "x", &a);
     refs_target = &e;
     H.on_refs = store_on_refs;
@@ -2886,8 +2904,8 @@ static void test_a_logger_destroys_the_context_only_after_the_call(void **state)
     cd.allocator.user = &al;
     H.ctx = mguard_ctx_create(&cd);
     L = H.L = mguard_ledger_create(H.ctx, &d);
-    mguard_ledger_track_existing(L, &e, NULL);
-    mguard_ledger_track_new(L, &a, "N");
+    mguard_ledger_track(L, &e, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_NEW, "N");
     mguard_ledger_store_attr(L, &e, "x", &a);
     refs_target = &e;
     H.on_refs = store_on_refs;
@@ -2917,15 +2935,15 @@ static void test_equal_hook_changing_a_ledger_abandons_the_comparison(void **sta
     OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(uno, "uno", 1);
     (void)state;
     M = mguard_ledger_create(H.ctx, &d);
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
-    mguard_ledger_track_existing(M, &x, NULL);
+    mguard_ledger_track(M, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(M, &x, "a", &uno);
     H.on_equal = clear_on_equal;
     assert_false(mguard_ledger_equal(L, M));
     assert_non_null(strstr(log.last, "mguard_ledger_equal: a ledger changed inside the equal hook"));
     mguard_ledger_store_attr(L, &x, "a", &one);
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     assert_int_equal(mguard_ledger_diff(L, M, &r), MGUARD_EINVAL);
     assert_null(r);
@@ -2949,8 +2967,8 @@ static void test_apply_callback_may_destroy_objects_and_the_ledger(void **state)
     mguard_ledger *L = setup(&log, NULL);
     OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &y, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     mguard_ledger_store_attr(L, &x, "b", &one);     /* skipped: x died */
     mguard_ledger_store_attr(L, &y, "k", &one);     /* destroys the ledger */
@@ -2979,7 +2997,7 @@ static void rebirth_on_apply(void *obj, const char *attr, void *value, bool dele
     reborn->rc = 0;
     reborn->name = "newcomer";
     if (reborn == obj) {
-        assert_int_equal(mguard_ledger_track_existing(H.L, reborn, NULL), MGUARD_OK);
+        assert_int_equal(mguard_ledger_track(H.L, reborn, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
         assert_int_equal(mguard_ledger_store_attr(H.L, reborn, "z", other), MGUARD_OK);
     } else {
         assert_int_equal(mguard_ledger_store_attr(H.L, (void *)(uintptr_t)obj, "q", reborn), MGUARD_OK);
@@ -2992,8 +3010,8 @@ static void test_apply_never_hands_a_dead_objects_writes_to_a_newcomer_at_its_ad
     mguard_ledger *L = setup(&log, NULL);
     OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(v, "v", 1); OBJ(w, "w", 2);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &y, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &v);
     mguard_ledger_store_attr(L, &x, "b", &w);     /* skipped: x died, a newcomer took &x */
     mguard_ledger_store_attr(L, &y, "c", &v);
@@ -3012,8 +3030,8 @@ static void test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer(vo
     mguard_ledger *L = setup(&log, NULL);
     OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(v, "v", 1); OBJ(w, "w", 2);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &y, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &w);     /* destroys v, stores a newcomer at &v */
     mguard_ledger_store_attr(L, &y, "b", &v);     /* skipped: v died */
     mguard_ledger_store_attr(L, &y, "c", &w);
@@ -3060,7 +3078,7 @@ static void test_apply_keeps_a_plain_value_whose_context_record_was_dropped(void
     unkey_table = mguard_weak_create(H.ctx, &wd);
     assert_int_equal(mguard_weak_set(unkey_table, &w, &one), MGUARD_OK);
     unkey_value = &w;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &v);
     mguard_ledger_store_attr(L, &x, "b", &w);
     applied[0] = 0;
@@ -3100,8 +3118,8 @@ static void test_apply_keeps_a_plain_value_another_ledger_watched_after_its_deat
     d.plain_values = true;
     L = H.L = mguard_ledger_create(H.ctx, &d);
     W = mguard_ledger_create(H.ctx, NULL);
-    assert_int_equal(mguard_ledger_track_existing(W, &v, NULL), MGUARD_OK);   /* W watches v */
-    assert_int_equal(mguard_ledger_track_existing(L, &x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(W, &v, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);   /* W watches v */
+    assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &w), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &x, "b", &v), MGUARD_OK);
     applied[0] = 0;
@@ -3144,8 +3162,8 @@ static void test_diff_text_never_names_a_newcomer_for_a_dead_value(void **state)
     d.format_value = rebirth_format;
     d.format_object = rebirth_format;
     L = H.L = mguard_ledger_create(H.ctx, &d);
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &y, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "p", &v);
     C = mguard_ledger_clone(L);
     mguard_ledger_store_attr(C, &x, "p", &w);
@@ -3171,7 +3189,7 @@ static void test_clone_inside_a_release_hook_holds_only_live_content(void **stat
     mguard_ledger *L = setup(NULL, NULL);
     OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(two, "two", 2); OBJ(three, "three", 3);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     mguard_ledger_store_attr(L, &x, "b", &two);
     mguard_ledger_store_attr(L, &x, "c", &three);
@@ -3206,8 +3224,8 @@ static void test_apply_callback_may_clone_clear_and_restore(void **state)
     mguard_ledger *L = setup(NULL, NULL), *cp = NULL;
     OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &y, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     mguard_ledger_store_attr(L, &y, "b", &one);
     applied[0] = 0;
@@ -3236,7 +3254,7 @@ static void test_last_ledger_destroyed_during_a_death_notification(void **state)
     mguard_ledger *L = setup(&log, NULL);
     OBJ(x, "x", 0); OBJ(v, "v", 0); OBJ(w, "w", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &v);
     mguard_ledger_store_attr(L, &x, "b", &w);
     H.on_release = destroy_ledger_on_release;
@@ -3250,7 +3268,7 @@ static void test_last_ledger_destroyed_during_a_death_notification(void **state)
     assert_int_equal(mguard_ctx_object_count(H.ctx), 0);
     /* and ledgers work again afterwards */
     H.L = mguard_ledger_create(H.ctx, NULL);
-    assert_int_equal(mguard_ledger_track_existing(H.L, &x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(H.L, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     H.on_release = NULL;
     teardown();
 }
@@ -3260,8 +3278,8 @@ static void test_destroy_during_a_walk_finishes_when_the_walk_ends(void **state)
     mguard_ledger *L = setup(NULL, NULL);
     OBJ(x, "x", 0); OBJ(y, "y", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
-    mguard_ledger_track_existing(L, &y, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &y, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "k", &one);    /* destroys the ledger */
     mguard_ledger_store_attr(L, &y, "b", &one);
     applied[0] = 0;
@@ -3279,7 +3297,7 @@ static void test_ctx_destroy_destroys_every_ledger_and_releases(void **state)
     mguard_ledger *L = setup(NULL, &al), *C;
     OBJ(x, "x", 0); OBJ(one, "one", 1);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     C = mguard_ledger_clone(L);
     (void)C;
@@ -3301,10 +3319,10 @@ static void test_plain_values_are_not_watched(void **state)
     memset(&d, 0, sizeof d);
     d.plain_values = true;
     L = mguard_ledger_create(ctx, &d);
-    mguard_ledger_track_existing(L, &obj, NULL);
+    mguard_ledger_track(L, &obj, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &obj, "n", (void *)(uintptr_t)0x1235);   /* a tagged integer */
     assert_int_equal(mguard_ctx_object_count(ctx), 1);                   /* only obj */
-    assert_int_equal(mguard_ledger_load_attr(L, &obj, "n", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_pending(L, &obj, "n", &v), MGUARD_OK);
     assert_ptr_equal(v, (void *)(uintptr_t)0x1235);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
@@ -3314,7 +3332,7 @@ static void track_dying(const void *key, void *value, void *user)
 {
     mguard_ledger *L = (mguard_ledger *)user;
     (void)value;
-    assert_int_equal(mguard_ledger_track_existing(L, key, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_track(L, key, MGUARD_LEDGER_EXISTING, NULL), MGUARD_EINVAL);
 }
 
 static void test_a_dying_object_is_refused(void **state)
@@ -3345,7 +3363,7 @@ static void test_stale_watch_keys_are_swept(void **state)
     int i;
     OBJ(x, "x", 0);
     (void)state;
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     for (i = 0; i < 400; i++) {
         v[i].name = "v";
         mguard_ledger_store_attr(L, &x, "a", &v[i]);   /* each replaces the last */
@@ -3383,16 +3401,16 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     mguard_ledger_destroy(NULL);
     mguard_ledger_destroy(foreign);
     /* NULL or foreign ledger: EINVAL / false / 0, nothing logged (no ctx) */
-    assert_int_equal(mguard_ledger_track_existing(NULL, &x, NULL), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_track_new(foreign, &x, NULL), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_track_mutable(NULL, &x, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_track(NULL, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_track(foreign, &x, MGUARD_LEDGER_NEW, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_track(NULL, &x, MGUARD_LEDGER_CONTAINER, NULL), MGUARD_EINVAL);
     assert_false(mguard_ledger_contains(NULL, &x));
     assert_int_equal(mguard_ledger_get(NULL, &x, &e), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_mark_modified(NULL, &x), MGUARD_EINVAL);
     assert_false(mguard_ledger_is_modified(NULL, &x));
     assert_int_equal(mguard_ledger_store_attr(NULL, &x, "a", NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_delete_attr(foreign, &x, "a"), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_load_attr(NULL, &x, "a", &v), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_pending(NULL, &x, "a", &v), MGUARD_EINVAL);
     assert_null(v);
     assert_false(mguard_ledger_is_pending(foreign, &x, NULL));
     assert_int_equal(mguard_ledger_count(NULL), 0);
@@ -3431,19 +3449,19 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_int_equal(mgt_ledger_check(NULL), MGUARD_EINVAL);
     assert_int_equal(mgt_ledger_check(foreign), MGUARD_EINVAL);
     assert_string_equal(mguard_ledger_kind_str((mguard_ledger_kind)0), "unknown");
-    assert_string_equal(mguard_ledger_kind_str(MGUARD_LEDGER_MUTABLE), "mutable");
+    assert_string_equal(mguard_ledger_kind_str(MGUARD_LEDGER_CONTAINER), "container");
     assert_int_equal(log.count, 0);
     /* a valid ledger with bad arguments: EINVAL and one warning each */
     warnings = log.warnings;
-    assert_int_equal(mguard_ledger_track_existing(L, NULL, "s"), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_track(L, NULL, MGUARD_LEDGER_EXISTING, "s"), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_get(L, NULL, &e), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_get(L, &x, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_mark_modified(L, NULL), MGUARD_EINVAL);
-    mguard_ledger_track_existing(L, &x, NULL);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_store_attr(L, NULL, "a", NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_store_attr(L, &x, NULL, NULL), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, "a", NULL), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_load_attr(L, &x, NULL, &v), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_pending(L, &x, NULL, &v), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_record(L, NULL, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_register_hook(L, NULL, "h", NULL, &id), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_register_hook(L, &x, "h", NULL, NULL), MGUARD_EINVAL);
@@ -3507,9 +3525,9 @@ static mguard_status random_op(mguard_ledger *L, uint32_t *s)
     const char *attr = pattrs[(r >> 16) % 3];
     int id;
     switch (r % 11) {
-    case 0: return mguard_ledger_track_existing(L, o, "G");
-    case 1: return mguard_ledger_track_new(L, o, "N");
-    case 2: return mguard_ledger_track_mutable(L, o, "M");
+    case 0: return mguard_ledger_track(L, o, MGUARD_LEDGER_EXISTING, "G");
+    case 1: return mguard_ledger_track(L, o, MGUARD_LEDGER_NEW, "N");
+    case 2: return mguard_ledger_track(L, o, MGUARD_LEDGER_CONTAINER, "M");
     case 3:
     case 4:
     case 5: return mguard_ledger_store_attr(L, o, attr, v);
@@ -3657,8 +3675,8 @@ static void test_property_prune_never_drops_a_reachable_object(void **state)
             for (step = 0; step < 10; step++) {
                 uint32_t r = rng(&s);
                 tobj *o = &pobj[r % NOBJ], *v = &pobj[(r >> 8) % NOBJ];
-                if ((r >> 16) % 3 == 0) mguard_ledger_track_new(L, o, "N");
-                else if ((r >> 16) % 7 == 1) mguard_ledger_track_existing(L, o, "G");
+                if ((r >> 16) % 3 == 0) mguard_ledger_track(L, o, MGUARD_LEDGER_NEW, "N");
+                else if ((r >> 16) % 7 == 1) mguard_ledger_track(L, o, MGUARD_LEDGER_EXISTING, "G");
                 else if ((r >> 16) % 7 == 2) o->ref[(r >> 20) % 3] = (r >> 24) % 3 ? v : NULL;   /* contents */
                 else mguard_ledger_store_attr(L, o, pattrs[(r >> 20) % 3], (r >> 24) % 5 ? v : NULL);
             }
@@ -3829,7 +3847,7 @@ static void test_ledger_destroyed_earlier_in_the_same_death_is_not_touched(void 
     t = mguard_weak_create(ctx, &wd);
     assert_int_equal(mguard_weak_set(t, &obj, &one), MGUARD_OK);   /* first table */
     g_doomed_ledger = mguard_ledger_create(ctx, NULL);
-    assert_int_equal(mguard_ledger_track_existing(g_doomed_ledger, &obj, "obj"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(g_doomed_ledger, &obj, MGUARD_LEDGER_EXISTING, "obj"), MGUARD_OK);
     mguard_on_destroy(ctx, &obj);
     assert_null(g_doomed_ledger);
     assert_int_equal(log.warnings, 0);
@@ -3882,7 +3900,7 @@ static void test_forgotten_names_leave_memory_and_interned_strings_flat(void **s
     for (i = 0; i < 20000; i++) {
         if (i == 1000) warm = al.live_bytes;
         snprintf(a, sizeof a, "src%ld", i);
-        assert_int_equal(mguard_ledger_track_new(L, &obj, a), MGUARD_OK);
+        assert_int_equal(mguard_ledger_track(L, &obj, MGUARD_LEDGER_NEW, a), MGUARD_OK);
         snprintf(a, sizeof a, "attr%ld", i);
         assert_int_equal(mguard_ledger_store_attr(L, &obj, a, NULL), MGUARD_OK);
         assert_int_equal(mguard_ledger_delete_attr(L, &obj, a), MGUARD_OK);   /* an overwrite */
@@ -3900,7 +3918,7 @@ static void test_forgotten_names_leave_memory_and_interned_strings_flat(void **s
         assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);   /* drops the NEW entry */
         assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);      /* drops the record */
         snprintf(a, sizeof a, "dsrc%ld", i);
-        assert_int_equal(mguard_ledger_track_existing(L, &dead, a), MGUARD_OK);
+        assert_int_equal(mguard_ledger_track(L, &dead, MGUARD_LEDGER_EXISTING, a), MGUARD_OK);
         snprintf(a, sizeof a, "dattr%ld", i);
         assert_int_equal(mguard_ledger_store_attr(L, &dead, a, NULL), MGUARD_OK);
         snprintf(a, sizeof a, "dtag%ld", i);
@@ -3942,11 +3960,11 @@ static void test_a_destroyed_ledger_leaves_no_interned_string(void **state)
     L = mguard_ledger_create(ctx, NULL);
     R = mguard_ledger_create(ctx, &desc);
     E = mguard_ledger_create(ctx, NULL);
-    assert_int_equal(mguard_ledger_track_existing(L, &obj, "src"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &obj, MGUARD_LEDGER_EXISTING, "src"), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &obj, "attr", NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_record(L, "tag", NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_register_hook(L, &obj, "hook", &fnv, &id), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_existing(R, &obj, "rsrc"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(R, &obj, MGUARD_LEDGER_EXISTING, "rsrc"), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(R, &obj, "rattr", NULL), MGUARD_OK);
     C = mguard_ledger_clone(L);
     assert_int_equal(mguard_ledger_diff(E, L, &d), MGUARD_OK);
@@ -3973,7 +3991,7 @@ static void clear_and_retrack_on_apply(void *obj, const char *attr, void *value,
     snprintf(applied + n, sizeof applied - n, "%s ", attr);
     if (strcmp(attr, "first") == 0) {
         mguard_ledger_clear(L);   /* the only holder of "second" goes */
-        mguard_ledger_track_existing(L, obj, NULL);
+        mguard_ledger_track(L, obj, MGUARD_LEDGER_EXISTING, NULL);
     }
 }
 
@@ -3987,7 +4005,7 @@ static void test_apply_hands_an_attribute_whose_write_a_callback_dropped(void **
     mguard_ledger *L = mguard_ledger_create(ctx, NULL);
     static int obj;
     (void)state;
-    assert_int_equal(mguard_ledger_track_existing(L, &obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &obj, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &obj, "first", NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &obj, "second", NULL), MGUARD_OK);
     applied[0] = 0;
@@ -4013,7 +4031,7 @@ static void test_apply_with_four_fields_finds_a_name_that_is_no_field(void **sta
     memset(&a, 0, sizeof a);
     a.base.name = "a";
     L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track_existing(L, &a, NULL);
+    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_set_fields(L, &a, wide_fields, 4), MGUARD_OK);
     v = 7;
     assert_int_equal(mguard_ledger_store_attr(L, &a, "zzz", &v), MGUARD_OK);
@@ -4034,6 +4052,7 @@ int main(void)
         cmocka_unit_test(test_a_refused_first_ledger_is_logged_when_the_call_returns),
         cmocka_unit_test(test_track_each_kind_and_read_its_entry),
         cmocka_unit_test(test_track_twice_returns_eexist_and_changes_nothing),
+        cmocka_unit_test(test_track_of_an_unknown_kind_is_einval_and_logged),
         cmocka_unit_test(test_delete_after_storing_null_is_recorded),
         cmocka_unit_test(test_store_load_and_overwrite_keeps_the_first_place),
         cmocka_unit_test(test_load_deleted_attribute_returns_deleted),

@@ -737,7 +737,7 @@ static void test_no_clone_or_diff_is_made_while_the_context_dies(void **state)
     h.other = mguard_ledger_create(ctx, NULL);         /* destroyed second */
     b = mguard_ledger_create(ctx, &ld);                /* destroyed first: its release runs the hook */
     assert_non_null(h.other);
-    assert_int_equal(mguard_ledger_track_existing(b, &obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(b, &obj, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     mguard_ctx_destroy(ctx);
     assert_null(h.clone);
     assert_int_equal(h.diff_status, MGUARD_EINVAL);

@@ -302,6 +302,8 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_weak_iterate", wit = mguard_weak_iterate(t));
     LOCKED("mguard_weak_next", assert_true(mguard_weak_next(&wit)));
     LOCKED("mguard_weak_get_copy", assert_int_equal(mguard_weak_get_copy(t, &o1, &out), MGUARD_OK));
+    LOCKED("mguard_weak_take", assert_int_equal(mguard_weak_take(t, &o1, &out), MGUARD_OK));
+    assert_int_equal(mguard_weak_set(t, &o1, &out), MGUARD_OK);
     LOCKED("mguard_weak_remove", assert_int_equal(mguard_weak_remove(t, &o1), MGUARD_OK));
     LOCKED("mguard_weak_set_ptr", assert_int_equal(mguard_weak_set_ptr(t, &o1, &val), MGUARD_OK));
     LOCKED("mguard_weak_get_ptr", assert_ptr_equal(mguard_weak_get_ptr(t, &o1), &val));
@@ -329,7 +331,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
         mguard_cache_stats cs;
         mguard_cache_reason cr;
         mguard_status cst;
-        int one = 1;
+        int one = 1, cv = 0;
         char buf[256];
         const void *k1[1] = {&o1}, *k2[1] = {&o2};
         LOCKED("mguard_cache_create", cc = mguard_cache_create(ctx, &cd));
@@ -347,6 +349,8 @@ static void test_every_public_function_takes_the_lock_once(void **state)
         LOCKED("mguard_cache_get_stats", assert_int_equal(mguard_cache_get_stats(cc, &cs), MGUARD_OK));
         assert_int_equal(cs.stored, 2);
         LOCKED("mguard_cache_report", assert_true(mguard_cache_report(cc, buf, sizeof buf) > 0));
+        LOCKED("mguard_cache_take", assert_int_equal(mguard_cache_take(cc, k2, 1, &cv), MGUARD_OK));
+        assert_int_equal(cv, 7);
         LOCKED("mguard_cache_remove", assert_int_equal(mguard_cache_remove(cc, k1, 1), MGUARD_OK));
         LOCKED("mguard_cache_last_reason", assert_int_equal(mguard_cache_last_reason(cc, k1, 1, &cr), MGUARD_OK));
         assert_int_equal(cr.cause, MGUARD_CACHE_EXPLICIT);
@@ -407,9 +411,9 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     /* 9: ledger (no hooks) */
     LOCKED("mguard_ledger_create", L = mguard_ledger_create(ctx, NULL));
     assert_non_null(L);
-    LOCKED("mguard_ledger_track_existing", assert_int_equal(mguard_ledger_track_existing(L, &o1, "G['o1']"), MGUARD_OK));
-    LOCKED("mguard_ledger_track_new", assert_int_equal(mguard_ledger_track_new(L, &o2, "Point"), MGUARD_OK));
-    LOCKED("mguard_ledger_track_mutable", assert_int_equal(mguard_ledger_track_mutable(L, &cls, NULL), MGUARD_OK));
+    LOCKED("mguard_ledger_track", assert_int_equal(mguard_ledger_track(L, &o1, MGUARD_LEDGER_EXISTING, "G['o1']"), MGUARD_OK));
+    assert_int_equal(mguard_ledger_track(L, &o2, MGUARD_LEDGER_NEW, "Point"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &cls, MGUARD_LEDGER_CONTAINER, NULL), MGUARD_OK);
     LOCKED("mguard_ledger_contains", assert_true(mguard_ledger_contains(L, &o1)));
     LOCKED("mguard_ledger_get", assert_int_equal(mguard_ledger_get(L, &o1, &le), MGUARD_OK));
     LOCKED("mguard_ledger_mark_modified", assert_int_equal(mguard_ledger_mark_modified(L, &cls), MGUARD_OK));
@@ -418,8 +422,8 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     assert_non_null(C);
     LOCKED("mguard_ledger_store_attr", assert_int_equal(mguard_ledger_store_attr(L, &o1, "a", &val), MGUARD_OK));
     LOCKED("mguard_ledger_delete_attr", assert_int_equal(mguard_ledger_delete_attr(L, &o1, "b"), MGUARD_OK));
-    LOCKED("mguard_ledger_load_attr", assert_int_equal(mguard_ledger_load_attr(L, &o1, "a", &pv), MGUARD_OK));
-    LOCKED("mguard_ledger_load", assert_int_equal(mguard_ledger_load(L, &o1, "a", &pv), MGUARD_OK));
+    LOCKED("mguard_ledger_pending", assert_int_equal(mguard_ledger_pending(L, &o1, "a", &pv), MGUARD_OK));
+    LOCKED("mguard_ledger_read", assert_int_equal(mguard_ledger_read(L, &o1, "a", &pv), MGUARD_OK));
     LOCKED("mguard_ledger_set_fields", assert_int_equal(mguard_ledger_set_fields(L, &o1, NULL, 0), MGUARD_OK));
     LOCKED("mguard_ledger_is_pending", assert_true(mguard_ledger_is_pending(L, &o1, "b")));
     LOCKED("mguard_ledger_count", assert_int_equal(mguard_ledger_count(L), 3));
@@ -749,7 +753,7 @@ static void test_scope_and_ledger_hooks_join_a_thread_that_calls_back_in(void **
     assert_int_equal(mguard_scope_enter(s, &net), MGUARD_OK);
     assert_string_equal(mguard_scope_current(s), "Net");
     L = mguard_ledger_create(g_hook_ctx, NULL);
-    assert_int_equal(mguard_ledger_track_existing(L, &net, "net"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &net, MGUARD_LEDGER_EXISTING, "net"), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &net, "w", NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_apply(L, joining_apply, &applied), MGUARD_OK);
     assert_int_equal(applied, 1);
@@ -980,7 +984,7 @@ static void test_ledger_retain_runs_under_the_lock_before_the_store_returns(void
     memset(&d, 0, sizeof d);
     d.retain = lock_checking_retain;
     L = mguard_ledger_create(ctx, &d);
-    assert_int_equal(mguard_ledger_track_existing(L, &obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &obj, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(g_retains, 1);
     assert_int_equal(mguard_ledger_store_attr(L, &obj, "a", &v1), MGUARD_OK);
     assert_int_equal(g_retains, 2);
@@ -1035,7 +1039,7 @@ static void test_destroying_a_value_waits_for_its_release_on_another_thread(void
     d.release = slow_release;
     d.user = &e;
     e.L = mguard_ledger_create(e.ctx, &d);
-    assert_int_equal(mguard_ledger_track_existing(e.L, &e.obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(e.L, &e.obj, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(e.L, &e.obj, "a", &e.value), MGUARD_OK);
     pthread_create(&th, NULL, drop_value, &e);
     while (!flag_get(&e.in_release)) sched_yield();
@@ -1066,7 +1070,7 @@ static void test_destroying_an_unknown_value_waits_for_its_release_on_another_th
     d.user = &e;
     d.plain_values = true;
     e.L = mguard_ledger_create(e.ctx, &d);
-    assert_int_equal(mguard_ledger_track_existing(e.L, &e.obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(e.L, &e.obj, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(e.L, &e.obj, "a", &e.value), MGUARD_OK);
     assert_false(mgt_ctx_contains(e.ctx, &e.value));
     pthread_create(&th, NULL, drop_value, &e);
@@ -1105,7 +1109,7 @@ static void test_destroying_a_value_in_a_plain_table_waits_for_its_release_on_an
     wd.value_size = sizeof one;
     t = mguard_weak_create(e.ctx, &wd);
     assert_int_equal(mguard_weak_set(t, &e.value, &one), MGUARD_OK);
-    assert_int_equal(mguard_ledger_track_existing(e.L, &e.obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(e.L, &e.obj, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(e.L, &e.obj, "a", &e.value), MGUARD_OK);
     pthread_create(&th, NULL, drop_value, &e);
     while (!flag_get(&e.in_release)) sched_yield();
@@ -1187,7 +1191,7 @@ static void test_an_out_of_memory_death_waits_for_a_hook_on_another_thread(void 
     t = mguard_weak_create(ctx, &wd);
     assert_int_equal(mguard_weak_set(t, &obj, big), MGUARD_OK);
     e.L = mguard_ledger_create(ctx, NULL);
-    assert_int_equal(mguard_ledger_track_existing(e.L, &obj, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(e.L, &obj, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(e.L, &obj, "a", &val), MGUARD_OK);
     pthread_create(&th, NULL, run_apply, &e);
     while (!flag_get(&e.in_apply)) sched_yield();
@@ -1823,7 +1827,7 @@ static void test_ledger_release_never_overtakes_a_retain_in_progress(void **stat
     rc_reset(ctx, NULL);
     L = rc_ledger(ctx);
     rc_init(&obj, 100);
-    assert_int_equal(mguard_ledger_track_existing(L, &obj, "obj"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &obj, MGUARD_LEDGER_EXISTING, "obj"), MGUARD_OK);
     for (r = 0; r < ROUNDS; r++) {
         rc_obj *v = &val[r];
         rc_init(v, r);
@@ -1893,7 +1897,7 @@ static void *d1_delete_values(void *arg)
     while (!flag_get(&d->stores_done)) {
         void *got = NULL;
         if (mguard_ledger_delete_attr(d->L, d->obj, "a") == MGUARD_OK) d->deletes++;
-        (void)mguard_ledger_load_attr(d->L, d->obj, "a", &got);
+        (void)mguard_ledger_pending(d->L, d->obj, "a", &got);
     }
     return NULL;
 }
@@ -1913,7 +1917,7 @@ static void test_ledger_store_racing_delete_keeps_every_retain_before_its_releas
     d.vals = (rc_obj *)calloc(D1_VALUES, sizeof *d.vals);
     rc_init(&obj, -1);
     d.obj = &obj;
-    assert_int_equal(mguard_ledger_track_existing(d.L, &obj, "obj"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(d.L, &obj, MGUARD_LEDGER_EXISTING, "obj"), MGUARD_OK);
     for (r = 0; r < ROUNDS; r++) {
         for (i = 0; i < D1_VALUES; i++) rc_init(&d.vals[i], r * D1_VALUES + i);
         d.deleting = d.stores_done = 0;
@@ -1923,7 +1927,7 @@ static void test_ledger_store_racing_delete_keeps_every_retain_before_its_releas
         pthread_join(a, NULL);
         pthread_join(b, NULL);
         mguard_ledger_clear(d.L);                /* the last value, and obj */
-        assert_int_equal(mguard_ledger_track_existing(d.L, &obj, "obj"), MGUARD_OK);
+        assert_int_equal(mguard_ledger_track(d.L, &obj, MGUARD_LEDGER_EXISTING, "obj"), MGUARD_OK);
         for (i = 0; i < D1_VALUES; i++) {
             assert_rc_log(&d.vals[i]);
             assert_int_equal(d.vals[i].retains, 1);
@@ -2284,22 +2288,22 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
     switch (lx_rand(t) % 10) {
     case 0:
     case 1:
-        st = kind == MGUARD_LEDGER_EXISTING ? mguard_ledger_track_existing(L, o, "existing")
-           : kind == MGUARD_LEDGER_NEW      ? mguard_ledger_track_new(L, o, "Cls")
-                                            : mguard_ledger_track_mutable(L, o, "list");
+        st = kind == MGUARD_LEDGER_EXISTING ? mguard_ledger_track(L, o, MGUARD_LEDGER_EXISTING, "existing")
+           : kind == MGUARD_LEDGER_NEW      ? mguard_ledger_track(L, o, MGUARD_LEDGER_NEW, "Cls")
+                                            : mguard_ledger_track(L, o, MGUARD_LEDGER_CONTAINER, "list");
         lx_expect(st == MGUARD_OK || st == MGUARD_EEXIST);
         if (st == MGUARD_OK) count_add(&g_lx.tracks, 1);
         break;
     case 2:
     case 3:
     case 4:
-        if (kind == MGUARD_LEDGER_MUTABLE) break;        /* no attribute writes */
+        if (kind == MGUARD_LEDGER_CONTAINER) break;        /* no attribute writes */
         st = mguard_ledger_store_attr(L, o, attr, v);
         lx_expect(st == MGUARD_OK || st == MGUARD_EINVAL);
         if (st == MGUARD_OK) count_add(&g_lx.stores, 1);
         break;
     case 5:
-        if (kind == MGUARD_LEDGER_MUTABLE) break;
+        if (kind == MGUARD_LEDGER_CONTAINER) break;
         st = mguard_ledger_delete_attr(L, o, attr);
         lx_expect(st == MGUARD_OK || st == MGUARD_EINVAL);
         if (st == MGUARD_OK) count_add(&g_lx.deletes, 1);
@@ -2307,7 +2311,7 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
     case 6: {
         mguard_ledger_entry e;
         got = NULL;
-        st = kind == MGUARD_LEDGER_MUTABLE ? MGUARD_NOT_FOUND : mguard_ledger_load_attr(L, o, attr, &got);
+        st = kind == MGUARD_LEDGER_CONTAINER ? MGUARD_NOT_FOUND : mguard_ledger_pending(L, o, attr, &got);
         lx_expect(st == MGUARD_OK || st == MGUARD_DELETED || st == MGUARD_NOT_FOUND || st == MGUARD_EINVAL);
         lx_expect(st == MGUARD_OK || got == NULL);
         (void)mguard_ledger_is_pending(L, o, NULL);
@@ -2317,7 +2321,7 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
         break;
     }
     case 7:
-        if (kind == MGUARD_LEDGER_MUTABLE) {
+        if (kind == MGUARD_LEDGER_CONTAINER) {
             st = mguard_ledger_mark_modified(L, o);
             lx_expect(st == MGUARD_OK || st == MGUARD_EINVAL);
         }

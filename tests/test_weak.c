@@ -125,6 +125,146 @@ static void test_remove_destroys_value_and_reports_not_found(void **state)
     assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
 }
 
+static void test_take_copies_the_value_out_and_never_destroys_it(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int a = 0, b = 0;
+    long out = -1;
+    setl(f->t, &a, 5);
+    setl(f->t, &b, 7);
+    assert_int_equal(mguard_weak_take(f->t, &a, &out), MGUARD_OK);
+    assert_int_equal(out, 5);
+    assert_int_equal(f->dl.calls, 0);
+    assert_false(mguard_weak_contains(f->t, &a));
+    assert_int_equal(mguard_weak_count(f->t), 1);
+    assert_int_equal(mguard_ctx_object_count(f->ctx), 1);   /* a is forgotten */
+    out = -1;
+    assert_int_equal(mguard_weak_take(f->t, &a, &out), MGUARD_NOT_FOUND);
+    assert_int_equal(out, -1);                                /* untouched */
+    assert_int_equal(f->log.warnings, 0);
+    mguard_on_destroy(f->ctx, &a);                            /* no entry: nothing runs */
+    assert_int_equal(f->dl.calls, 0);
+    assert_int_equal(getl(f->t, &b), 7);
+}
+
+/* A value larger than the stack copy remove makes: take copies all of it. */
+typedef struct big_value { long x[40]; } big_value;
+static void test_take_copies_a_large_value_whole(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_weak_desc d = {sizeof(big_value), dtor_count_long, NULL, NULL};
+    mguard_weak *t;
+    big_value v, out;
+    int a = 0, i;
+    d.user = &f->dl;
+    t = mguard_weak_create(f->ctx, &d);
+    for (i = 0; i < 40; i++) v.x[i] = 100 + i;
+    assert_int_equal(mguard_weak_set(t, &a, &v), MGUARD_OK);
+    memset(&out, 0, sizeof out);
+    assert_int_equal(mguard_weak_take(t, &a, &out), MGUARD_OK);
+    for (i = 0; i < 40; i++) assert_int_equal(out.x[i], 100 + i);
+    assert_int_equal(mguard_weak_count(t), 0);
+    mguard_weak_destroy(t);
+    assert_int_equal(f->dl.calls, 0);
+}
+
+static void test_take_during_iteration_of_current_and_others(void **state)
+{
+    fixture *f = (fixture *)*state;
+    int k[10] = {0}, i, n = 0;
+    const void *seen[10];
+    long got[3] = {-1, -1, -1};
+    mguard_weak_iter it;
+    for (i = 0; i < 10; i++) setl(f->t, &k[i], 10 + i);
+    it = mguard_weak_iterate(f->t);
+    while (mguard_weak_next(&it)) {
+        seen[n++] = it.key;
+        if (it.key == &k[2]) {
+            assert_int_equal(mguard_weak_take(f->t, &k[2], &got[0]), MGUARD_OK);   /* the current one */
+            assert_int_equal(mguard_weak_take(f->t, &k[5], &got[1]), MGUARD_OK);   /* one ahead */
+            assert_int_equal(mguard_weak_take(f->t, &k[0], &got[2]), MGUARD_OK);   /* one behind */
+        }
+    }
+    assert_int_equal(got[0], 12);
+    assert_int_equal(got[1], 15);
+    assert_int_equal(got[2], 10);
+    assert_int_equal(n, 9);   /* 0..9 minus k[5] */
+    assert_ptr_equal(seen[2], &k[2]);
+    assert_ptr_equal(seen[3], &k[3]);
+    assert_ptr_equal(seen[5], &k[6]);
+    assert_ptr_equal(seen[8], &k[9]);
+    assert_int_equal(mguard_weak_count(f->t), 7);
+    assert_int_equal(f->dl.calls, 0);
+}
+
+/* A value destructor and a key_death callback take another entry of
+   their own table: it leaves with its value, whose destructor never runs. */
+typedef struct take_in_cb {
+    mguard_weak *t;
+    const void *other;
+    long got;
+    mguard_status st;
+    int dtors;
+    long destroyed[4];
+} take_in_cb;
+static void tic_dtor(void *value, void *user)
+{
+    take_in_cb *c = (take_in_cb *)user;
+    long v;
+    memcpy(&v, value, sizeof v);
+    c->destroyed[c->dtors++] = v;
+    if (c->other) {
+        c->st = mguard_weak_take(c->t, c->other, &c->got);
+        c->other = NULL;
+    }
+}
+static void tic_death(const void *key, void *value, void *user)
+{
+    (void)key; (void)value;
+    tic_dtor(value, user);
+    ((take_in_cb *)user)->dtors--;   /* counted by the destructor that follows */
+}
+static void test_take_from_a_destructor_or_death_callback_of_the_same_table(void **state)
+{
+    fixture *f = (fixture *)*state;
+    take_in_cb c;
+    mguard_weak_desc d = {sizeof(long), tic_dtor, NULL, NULL};
+    int a = 0, b = 0, x = 0, y = 0;
+    memset(&c, 0, sizeof c);
+    c.got = -1;
+    d.user = &c;
+    c.t = mguard_weak_create(f->ctx, &d);
+    setl(c.t, &a, 1);
+    setl(c.t, &b, 2);
+    c.other = &b;
+    assert_int_equal(mguard_weak_remove(c.t, &a), MGUARD_OK);   /* a's destructor takes b */
+    assert_int_equal(c.st, MGUARD_OK);
+    assert_int_equal(c.got, 2);
+    assert_int_equal(c.dtors, 1);
+    assert_int_equal(c.destroyed[0], 1);
+    assert_int_equal(mguard_weak_count(c.t), 0);
+    mguard_weak_destroy(c.t);
+    d.key_death = tic_death;
+    c.t = mguard_weak_create(f->ctx, &d);
+    setl(c.t, &x, 3);
+    setl(c.t, &y, 4);
+    c.other = &y;
+    c.got = -1;
+    mguard_on_destroy(f->ctx, &x);                              /* x's key_death takes y */
+    assert_int_equal(c.st, MGUARD_OK);
+    assert_int_equal(c.got, 4);
+    assert_int_equal(c.dtors, 2);
+    assert_int_equal(c.destroyed[1], 3);                        /* x's value, once; y's never */
+    assert_int_equal(mguard_weak_count(c.t), 0);
+    c.other = &x;                                               /* gone: NOT_FOUND from a destructor */
+    setl(c.t, &y, 5);
+    assert_int_equal(mguard_weak_remove(c.t, &y), MGUARD_OK);
+    assert_int_equal(c.st, MGUARD_NOT_FOUND);
+    assert_int_equal(c.dtors, 3);
+    mguard_weak_destroy(c.t);
+    assert_int_equal(f->log.warnings, 0);
+}
+
 static void test_key_death_removes_entry_from_every_table(void **state)
 {
     fixture *f = (fixture *)*state;
@@ -533,6 +673,17 @@ static void test_bad_input(void **state)
     assert_int_equal(mguard_weak_remove(NULL, &a), MGUARD_EINVAL);
     assert_int_equal(mguard_weak_remove(f->t, NULL), MGUARD_EINVAL);
     assert_string_equal(f->log.last, "mguard_weak_remove: NULL key");
+    {
+        long out = -1;
+        setl(f->t, &a, 3);
+        assert_int_equal(mguard_weak_take(NULL, &a, &out), MGUARD_EINVAL);
+        assert_int_equal(mguard_weak_take(f->t, NULL, &out), MGUARD_EINVAL);
+        assert_string_equal(f->log.last, "mguard_weak_take: NULL key");
+        assert_int_equal(mguard_weak_take(f->t, &a, NULL), MGUARD_EINVAL);
+        assert_string_equal(f->log.last, "mguard_weak_take: NULL out");
+        assert_int_equal(out, -1);
+        assert_int_equal(getl(f->t, &a), 3);   /* still there, not destroyed */
+    }
     assert_int_equal(mguard_weak_count(NULL), 0);
     mguard_weak_clear(NULL);
     mguard_weak_destroy(NULL);
@@ -1076,6 +1227,10 @@ int main(void)
         T(test_keys_compare_by_address_not_content),
         T(test_overwrite_destroys_old_value_once),
         T(test_remove_destroys_value_and_reports_not_found),
+        T(test_take_copies_the_value_out_and_never_destroys_it),
+        T(test_take_copies_a_large_value_whole),
+        T(test_take_during_iteration_of_current_and_others),
+        T(test_take_from_a_destructor_or_death_callback_of_the_same_table),
         T(test_key_death_removes_entry_from_every_table),
         T(test_address_reuse_does_not_revive_entry),
         T(test_destroy_table_destroys_values_in_insertion_order),
