@@ -142,7 +142,7 @@ tsan: $(BUILD)/tsan/test_threads
 
 # ---- examples -----------------------------------------------------------
 $(BUILD)/ex_%: examples/%.c $(HDR) | $(DEPS_STAMP)
-	$(CC) $(ALL_CFLAGS) $< -o $@
+	$(CC) $(ALL_CFLAGS) $< -o $@ -lm
 
 run: $(EXAMPLE_BINS)
 	@set -e; for e in $(EXAMPLE_BINS); do echo "== $$e"; ./$$e; echo; done
