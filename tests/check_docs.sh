@@ -7,6 +7,8 @@
 #     <!-- mguard:program -->     before a ```c block: a complete program
 #     <!-- mguard:output -->      before a ``` block: the exact stdout of the
 #                                 program block above it in the same file
+#     <!-- mguard:example F.c --> before a ``` block: the exact stdout of
+#                                 examples/F.c (built as a program block)
 #     <!-- mguard:fragment -->    before a ```c block: declarations and
 #                                 functions (no main) that must compile as a
 #                                 file after mguard.h and the common C headers
@@ -77,6 +79,20 @@ state == "fence-program" || state == "fence-output" {
 }
 /^<!-- mguard:program -->[ \t]*$/ { state = "fence-program"; next }
 /^<!-- mguard:fragment -->[ \t]*$/ { state = "fence-fragment"; next }
+/^<!-- mguard:example [A-Za-z0-9_]+\.c -->[ \t]*$/ {
+    n++
+    prog = base "_" n
+    dest = out "/" prog ".c"
+    src = "examples/" $3
+    printf "#line 1 \"%s\"\n", src > dest
+    while ((getline l < src) > 0) print l > dest
+    close(src)
+    close(dest)
+    printf "%s\t%s\t%d\n", prog, FILENAME, FNR > (out "/manifest")
+    has_output[prog] = 1
+    state = "fence-output"
+    next
+}
 /^<!-- mguard:output -->[ \t]*$/ {
     if (prog == "") { fail("<!-- mguard:output --> without a program block above it in this file"); next }
     if (prog in has_output) { fail("a second <!-- mguard:output --> for the same program"); next }
