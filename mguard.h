@@ -2198,7 +2198,7 @@ static MGUARD__HOT void mguard__kx_erase(mguard__kx *kx, size_t i, uint64_t h)
 #define MGUARD__KX_MAXLOAD(cap) ((cap) - (cap) / 8)
 /* One block: control bytes, overflow counts, then 64-aligned slots. */
 #define MGUARD__KX_CTRLBYTES(cap) (((cap) + (cap) / MGUARD__KX_GROUP + 15) & ~(size_t)15)
-#define MGUARD__KX_BYTES(cap) (MGUARD__KX_CTRLBYTES(cap) + 48 + (cap) * sizeof(mguard__kslot))
+#define MGUARD__KX_BYTES(cap) (MGUARD__KX_CTRLBYTES(cap) + 63 + (cap) * sizeof(mguard__kslot))
 
 static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j);
 
@@ -2216,7 +2216,7 @@ static mguard_status mguard__kx_rehash(mguard_ctx *ctx, size_t ncap)
     nk.ovf = blk + ncap;
     memset(nk.ovf, 0, ncap / MGUARD__KX_GROUP);
     i = MGUARD__KX_CTRLBYTES(ncap);
-    i += (64 - ((uintptr_t)(blk + i) & 63)) & 63;   /* blocks are 16-aligned at least */
+    i += (64 - ((uintptr_t)(blk + i) & 63)) & 63;   /* any block: an allocator may align to 4 */
     nk.slots = (mguard__kslot *)(void *)(blk + i);
     memset(nk.slots, 0, ncap * sizeof *nk.slots);   /* free slots say table id 0 */
     nk.mask = ncap - 1;
