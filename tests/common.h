@@ -96,6 +96,47 @@ static inline mguard_ctx *test_ctx(test_log *log, test_alloc *alloc)
     return mguard_ctx_create(&d);
 }
 
+/* ---- describe hook ------------------------------------------------------ */
+/* A describe hook naming the objects of its list (others: left to their
+   address); it counts its calls, and at its first call runs then(arg) once
+   (a hook that destroys a handle). */
+typedef struct test_namer {
+    const void *objs[4];
+    const char *names[4];
+    int n, calls;
+    void (*then)(void *arg);
+    void *arg;
+} test_namer;
+static inline void test_name_fn(const void *obj, char *buf, size_t size, void *user)
+{
+    test_namer *nm = (test_namer *)user;
+    void (*then)(void *) = nm->then;
+    int i;
+    nm->calls++;
+    for (i = 0; i < nm->n; i++)
+        if (nm->objs[i] == obj) snprintf(buf, size, "%s", nm->names[i]);
+    nm->then = NULL;
+    if (then) then(nm->arg);
+}
+static inline void test_namer_add(test_namer *nm, const void *obj, const char *name)
+{
+    nm->objs[nm->n] = obj;
+    nm->names[nm->n++] = name;
+}
+/* A context logging to log, naming objects with nm (strict: strict_generations). */
+static inline mguard_ctx *test_named_ctx(test_log *log, test_namer *nm, bool strict)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    memset(log, 0, sizeof *log);
+    d.logger.func = test_log_fn;
+    d.logger.user = log;
+    d.describe.func = test_name_fn;
+    d.describe.user = nm;
+    d.strict_generations = strict;
+    return mguard_ctx_create(&d);
+}
+
 /* The end of a context made by test_ctx: it checks sound, is destroyed,
    and leaves no block of its allocator (al, when it had one). */
 static inline void test_ctx_finish(mguard_ctx *ctx, const test_alloc *al)
