@@ -3852,8 +3852,9 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
         }
         st = mguard__weak_overwrite(t, key, mguard__kvalue(t, s), value);
     } else if (!known && t->ctx->dying && mguard__is_dying(t->ctx, key)) {
-        char nm[MGUARD__NAME];   /* refused here, named (the hook may destroy t): before weak_insert's check */
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s is being destroyed; refused", mguard__named(t->ctx, key, nm));
+        mguard_ctx *ctx = t->ctx;   /* refused here, named (the hook may destroy t): before weak_insert's check */
+        char nm[MGUARD__NAME];
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s is being destroyed; refused", mguard__named(ctx, key, nm));
         return MGUARD_EINVAL;
     } else {
         st = mguard__weak_insert(t, key, value, h, known);
@@ -7920,9 +7921,10 @@ static mguard_status mguard__ledger_delete_attr(mguard_ledger *L, const void *ob
 static mguard_status mguard__ledger_not_found(const mguard_ledger *L, const void *obj, const char *attr, mguard_status st,
                                               const char *fn)
 {
-    mguard_ctx *ctx = L->hd.ctx;   /* the hook may free L */
+    mguard_ctx *ctx;
     char nm[MGUARD__NAME];
-    if (st != MGUARD_NOT_FOUND) return st;
+    if (st != MGUARD_NOT_FOUND) return st;   /* first: an EINVAL's line may have freed L */
+    ctx = L->hd.ctx;   /* the hook may free L */
     if (mguard__ledger_ent_find(L, obj))
         mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s.%s is neither bound (mguard_ledger_set_fields) nor pending", fn, mguard__named(ctx, obj, nm), attr);
     else

@@ -2329,7 +2329,13 @@ static void test_describe_may_destroy_the_ledger_a_misuse_line_names_for(void **
     assert_int_equal(mguard_ledger_read(L, &u, "balance", &out), MGUARD_NOT_FOUND);
     EXPECT_LOG(log, log.warnings, "mguard_ledger_read: stranger is not tracked (reading balance)");
     assert_int_equal(out, 5);
-    assert_int_equal(nm.calls, 2);
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track(L, &u, MGUARD_LEDGER_CONTAINER, NULL);
+    nm.then = destroy_ledger;
+    nm.arg = L;
+    assert_int_equal(mguard_ledger_read(L, &u, "balance", &out), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_read: stranger is a container (no attribute writes)");
+    assert_int_equal(nm.calls, 3);
     teardown();
 }
 
