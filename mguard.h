@@ -10626,9 +10626,10 @@ static void mguard__cache_destroy(mguard_cache *c)
 static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *objs, size_t n, const char *fn)
 {
     size_t i;
+    char nm[MGUARD__NAME];   /* every caller returns, or holds c busy: the hook may destroy c */
     for (i = 0; ctx->dying && i < n; i++) {
         if (mguard__is_dying(ctx, objs[i])) {
-            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, objs[i]);
+            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is being destroyed; refused", fn, mguard__named(ctx, objs[i], nm));
             return MGUARD_EINVAL;
         }
     }

@@ -123,8 +123,9 @@ static inline void test_namer_add(test_namer *nm, const void *obj, const char *n
     nm->objs[nm->n] = obj;
     nm->names[nm->n++] = name;
 }
-/* A context logging to log, naming objects with nm (strict: strict_generations). */
-static inline mguard_ctx *test_named_ctx(test_log *log, test_namer *nm, bool strict)
+/* A context logging to log, naming objects with nm (strict: strict_generations),
+   allocating through al (NULL: the default). */
+static inline mguard_ctx *test_named_ctx(test_log *log, test_namer *nm, bool strict, test_alloc *al)
 {
     mguard_ctx_desc d;
     memset(&d, 0, sizeof d);
@@ -134,6 +135,12 @@ static inline mguard_ctx *test_named_ctx(test_log *log, test_namer *nm, bool str
     d.describe.func = test_name_fn;
     d.describe.user = nm;
     d.strict_generations = strict;
+    if (al) {
+        memset(al, 0, sizeof *al);
+        d.allocator.realloc_fn = fa_realloc;
+        d.allocator.free_fn = fa_free;
+        d.allocator.user = al;
+    }
     return mguard_ctx_create(&d);
 }
 

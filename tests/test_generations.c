@@ -213,7 +213,7 @@ static void test_never_tagged_warning_names_the_object(void **state)
     (void)state;
     memset(&nm, 0, sizeof nm);
     test_namer_add(&nm, &forgot, "forgot");
-    ctx = test_named_ctx(&log, &nm, true);
+    ctx = test_named_ctx(&log, &nm, true, NULL);
     assert_true(mguard_gen_is_since(ctx, &forgot, 3));
     EXPECT_LOG(log, log.warnings, "mguard_gen_is_since: forgot was never tagged (mguard_gen_tag in its constructor?); "
                "counted as dynamic, as every untagged object on this strict context (reported once)");

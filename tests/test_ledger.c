@@ -2263,7 +2263,7 @@ static void test_misuse_lines_name_objects_with_the_describe_hook(void **state)
     test_namer_add(&nm, &a, "alice");
     test_namer_add(&nm, &u, "stranger");
     test_namer_add(&nm, &c, "list");
-    H.ctx = test_named_ctx(&log, &nm, false);
+    H.ctx = test_named_ctx(&log, &nm, false, NULL);
     L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
     mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_track(L, &c, MGUARD_LEDGER_CONTAINER, NULL);
@@ -2312,7 +2312,7 @@ static void test_describe_may_destroy_the_ledger_a_misuse_line_names_for(void **
     account_init(&a, "a");
     test_namer_add(&nm, &a, "alice");
     test_namer_add(&nm, &u, "stranger");
-    H.ctx = test_named_ctx(&log, &nm, false);
+    H.ctx = test_named_ctx(&log, &nm, false, NULL);
     L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
     mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_set_fields(L, &a, account_fields, 8), MGUARD_OK);

@@ -1262,7 +1262,7 @@ static void test_lines_about_a_dying_object_name_it(void **state)
     memset(&dc, 0, sizeof dc);
     memset(&d, 0, sizeof d);
     test_namer_add(&nm, &k, "k");
-    dc.ctx = test_named_ctx(&log, &nm, false);
+    dc.ctx = test_named_ctx(&log, &nm, false, NULL);
     dc.log = &log;
     d.value_size = sizeof(long);
     /* round 1: the hook destroys the table whose refusal it names k for */
