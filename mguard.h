@@ -176,13 +176,16 @@ typedef struct mguard_lock {
     mguard_lock_fn unlock_fn;
     void *user;
 } mguard_lock;
-/* Name obj for a log line, a cache's drop reason or a ledger's diff text: a NUL-terminated
+/* Name obj for a log line (cache reasons, scope warnings, a ledger's misuse
+   warnings, refusals of a dying object, on_destroy's lines, the never-tagged
+   warning), a cache's drop reason or a ledger's diff text: a NUL-terminated
    name into buf (size bytes, 64 or more; it starts empty, and left empty
    obj prints as its address). Called for an object the program passed to
-   the call in progress (a get's keys, a scope call's component, the object
-   of mguard_on_mutation or mguard_on_destroy, named first in the event's
-   phase 2), one the context knows, or one being destroyed: never inside a
-   structure update. It may call any mguard function; the line it names is
+   the call in progress (a get's keys, a scope call's component, a misuse
+   warning's object, the object of mguard_on_mutation or mguard_on_destroy,
+   named first in the event's phase 2), one the context knows, or one being
+   destroyed: never inside a structure update. It may call any mguard
+   function, destroying the handle named for included; the line it names is
    already decided (what it changes shows in later lines). */
 typedef void (*mguard_describe_fn)(const void *obj, char *buf, size_t size, void *user);
 typedef struct mguard_describer {
