@@ -75,6 +75,16 @@ static inline void fa_free(void *p, void *user)
     free(h);
 }
 
+/* d allocating through al (NULL: the default). */
+static inline void test_wire_alloc(mguard_ctx_desc *d, test_alloc *al)
+{
+    if (!al) return;
+    memset(al, 0, sizeof *al);
+    d->allocator.realloc_fn = fa_realloc;
+    d->allocator.free_fn = fa_free;
+    d->allocator.user = al;
+}
+
 /* A context wired to both. */
 static inline mguard_ctx *test_ctx(test_log *log, test_alloc *alloc)
 {
@@ -87,12 +97,7 @@ static inline mguard_ctx *test_ctx(test_log *log, test_alloc *alloc)
     } else {
         d.quiet = true;
     }
-    if (alloc) {
-        memset(alloc, 0, sizeof *alloc);
-        d.allocator.realloc_fn = fa_realloc;
-        d.allocator.free_fn = fa_free;
-        d.allocator.user = alloc;
-    }
+    test_wire_alloc(&d, alloc);
     return mguard_ctx_create(&d);
 }
 
@@ -135,12 +140,7 @@ static inline mguard_ctx *test_named_ctx(test_log *log, test_namer *nm, bool str
     d.describe.func = test_name_fn;
     d.describe.user = nm;
     d.strict_generations = strict;
-    if (al) {
-        memset(al, 0, sizeof *al);
-        d.allocator.realloc_fn = fa_realloc;
-        d.allocator.free_fn = fa_free;
-        d.allocator.user = al;
-    }
+    test_wire_alloc(&d, al);
     return mguard_ctx_create(&d);
 }
 

@@ -2381,12 +2381,7 @@ static mguard_ctx *named_ctx(namer *nm, lines *l, test_alloc *al)
         d.logger.func = keep_lines;
         d.logger.user = l;
     }
-    if (al) {
-        memset(al, 0, sizeof *al);
-        d.allocator.realloc_fn = fa_realloc;
-        d.allocator.free_fn = fa_free;
-        d.allocator.user = al;
-    }
+    test_wire_alloc(&d, al);
     return mguard_ctx_create(&d);
 }
 static mguard_cache *long_cache(mguard_ctx *ctx, bool log_reasons, mguard_value_dtor dtor, mguard_cache_dropped_fn dropped, void *user)

@@ -2032,6 +2032,8 @@ static const mguard_ledger_field account_fields[] = {
     MGUARD_LEDGER_FIELD(account, branch, MGUARD_LEDGER_VALUE_UINT),
 };
 
+static const mguard_ledger_field balance_as_double[] = { {"balance", offsetof(account, balance), sizeof(long), MGUARD_LEDGER_VALUE_DOUBLE} };
+
 static void account_init(account *a, const char *name)
 {
     memset(a, 0, sizeof *a);
@@ -2207,7 +2209,6 @@ static void test_set_fields_refuses_to_change_the_shape_of_a_pending_write(void 
     test_log log;
     mguard_ledger *L;
     account a;
-    static const mguard_ledger_field balance_as_double[] = { {"balance", offsetof(account, balance), sizeof(long), MGUARD_LEDGER_VALUE_DOUBLE} };
     static const mguard_ledger_field frozen_only[] = { MGUARD_LEDGER_FIELD(account, frozen, MGUARD_LEDGER_VALUE_BOOL) };
     long balance = 5;
     bool frozen = true;
@@ -2245,6 +2246,20 @@ static void test_set_fields_refuses_to_change_the_shape_of_a_pending_write(void 
     teardown();
 }
 
+/* A sized ledger on a context naming alice (a, tracked) and stranger (u). */
+static mguard_ledger *named_ledger(test_log *log, test_namer *nm, account *a, const tobj *u)
+{
+    memset(&H, 0, sizeof H);
+    memset(nm, 0, sizeof *nm);
+    account_init(a, "a");
+    test_namer_add(nm, a, "alice");
+    test_namer_add(nm, u, "stranger");
+    H.ctx = test_named_ctx(log, nm, false, NULL);
+    H.L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track(H.L, a, MGUARD_LEDGER_EXISTING, NULL);
+    return H.L;
+}
+
 /* Every misuse line names its object with the context's describe hook
    (issue 25): one line each, the name where the address was. */
 static void test_misuse_lines_name_objects_with_the_describe_hook(void **state)
@@ -2253,19 +2268,11 @@ static void test_misuse_lines_name_objects_with_the_describe_hook(void **state)
     test_namer nm;
     mguard_ledger *L;
     account a;
-    static const mguard_ledger_field balance_as_double[] = { {"balance", offsetof(account, balance), sizeof(long), MGUARD_LEDGER_VALUE_DOUBLE} };
     long out = 5;
     OBJ(u, "u", 0); OBJ(c, "c", 0);
     (void)state;
-    memset(&H, 0, sizeof H);
-    memset(&nm, 0, sizeof nm);
-    account_init(&a, "a");
-    test_namer_add(&nm, &a, "alice");
-    test_namer_add(&nm, &u, "stranger");
+    L = named_ledger(&log, &nm, &a, &u);
     test_namer_add(&nm, &c, "list");
-    H.ctx = test_named_ctx(&log, &nm, false, NULL);
-    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_track(L, &c, MGUARD_LEDGER_CONTAINER, NULL);
     assert_int_equal(mguard_ledger_track(L, &a, MGUARD_LEDGER_NEW, NULL), MGUARD_EEXIST);
     EXPECT_LOG(log, log.warnings, "mguard_ledger_track: alice is already tracked");
@@ -2303,18 +2310,10 @@ static void test_describe_may_destroy_the_ledger_a_misuse_line_names_for(void **
     test_namer nm;
     mguard_ledger *L;
     account a;
-    static const mguard_ledger_field balance_as_double[] = { {"balance", offsetof(account, balance), sizeof(long), MGUARD_LEDGER_VALUE_DOUBLE} };
     long out = 5;
     OBJ(u, "u", 0);
     (void)state;
-    memset(&H, 0, sizeof H);
-    memset(&nm, 0, sizeof nm);
-    account_init(&a, "a");
-    test_namer_add(&nm, &a, "alice");
-    test_namer_add(&nm, &u, "stranger");
-    H.ctx = test_named_ctx(&log, &nm, false, NULL);
-    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
-    mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
+    L = named_ledger(&log, &nm, &a, &u);
     assert_int_equal(mguard_ledger_set_fields(L, &a, account_fields, 8), MGUARD_OK);
     mguard_ledger_store_attr(L, &a, "balance", &out);
     nm.then = destroy_ledger;
