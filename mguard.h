@@ -176,13 +176,16 @@ typedef struct mguard_lock {
     mguard_lock_fn unlock_fn;
     void *user;
 } mguard_lock;
-/* Name obj for a log line, a cache's drop reason or a ledger's diff text: a NUL-terminated
+/* Name obj for a log line (cache reasons, scope warnings, a ledger's misuse
+   warnings, refusals of a dying object, on_destroy's lines, the never-tagged
+   warning), a cache's drop reason or a ledger's diff text: a NUL-terminated
    name into buf (size bytes, 64 or more; it starts empty, and left empty
    obj prints as its address). Called for an object the program passed to
-   the call in progress (a get's keys, a scope call's component, the object
-   of mguard_on_mutation or mguard_on_destroy, named first in the event's
-   phase 2), one the context knows, or one being destroyed: never inside a
-   structure update. It may call any mguard function; the line it names is
+   the call in progress (a get's keys, a scope call's component, a misuse
+   warning's object, the object of mguard_on_mutation or mguard_on_destroy,
+   named first in the event's phase 2), one the context knows, or one being
+   destroyed: never inside a structure update. It may call any mguard
+   function, destroying the handle named for included; the line it names is
    already decided (what it changes shows in later lines). */
 typedef void (*mguard_describe_fn)(const void *obj, char *buf, size_t size, void *user);
 typedef struct mguard_describer {
@@ -3314,6 +3317,9 @@ static size_t mguard__kx_first_pending(const mguard_ctx *ctx, const void *obj, u
     return best;
 }
 
+#define MGUARD__NAME 128
+static const char *mguard__named(mguard_ctx *ctx, const void *obj, char *buf);
+
 static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
 {
     mguard__kx *kx = &ctx->kx;
@@ -3346,7 +3352,10 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     ctx->dying = &dying;
     mguard__cache_name(ctx, obj, &cq);
     /* logged in phase 2: the logger may call back in */
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %p's values in place", obj);
+    {
+        char nm[MGUARD__NAME];
+        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %s's values in place", mguard__named(ctx, obj, nm));
+    }
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
     if (w && w != &one) mguard__free(ctx, w);
     /* found again each time (a callback may rehash, moving pending slots):
@@ -3423,6 +3432,14 @@ static bool mguard__describe(mguard_ctx *ctx, const void *obj, char *buf, size_t
     return false;
 }
 
+/* obj, passed to the call in progress, named for a log line's argument (a callout:
+   whatever the line's other arguments read must not lie in a handle the hook may free) */
+static const char *mguard__named(mguard_ctx *ctx, const void *obj, char *buf)
+{
+    (void)mguard__describe(ctx, obj, buf, MGUARD__NAME, true);
+    return buf;
+}
+
 /* The entries the stack list of a death holds; past them, a heap list. */
 #define MGUARD__DEATH_LIST 8
 
@@ -3447,8 +3464,9 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     if (!found) {
         /* forgotten already; from inside obj's own death it is a double
            destroy the program would not see otherwise */
+        char nm[MGUARD__NAME];
         if (ctx->dying && mguard__is_dying(ctx, obj))
-            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %p is already being destroyed; ignored", obj);
+            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %s is already being destroyed; ignored", mguard__named(ctx, obj, nm));
         if (ctx->cjobs) {   /* a compute in progress may depend on obj */
             memset(&cq, 0, sizeof cq);
             mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, &cq);
@@ -3635,8 +3653,9 @@ static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj)
 static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n, const char *fn)
 {
     mguard_status st;
-    if (ctx->dying && mguard__is_dying(ctx, obj)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, obj);
+    char nm[MGUARD__NAME];
+    if (ctx->dying && mguard__is_dying(ctx, obj)) {   /* every caller returns at once: the hook may free anything */
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is being destroyed; refused", fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     st = mguard__kx_reserve(ctx, n);
@@ -3835,6 +3854,11 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
             return MGUARD_OK;
         }
         st = mguard__weak_overwrite(t, key, mguard__kvalue(t, s), value);
+    } else if (!known && t->ctx->dying && mguard__is_dying(t->ctx, key)) {
+        mguard_ctx *ctx = t->ctx;   /* refused here, named (the hook may destroy t): before weak_insert's check */
+        char nm[MGUARD__NAME];
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s is being destroyed; refused", mguard__named(ctx, key, nm));
+        return MGUARD_EINVAL;
     } else {
         st = mguard__weak_insert(t, key, value, h, known);
     }
@@ -4539,9 +4563,11 @@ static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since
     if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= since;
     if (!ctx->strict_gen) return false;
     if (!ctx->warned_untagged) {
+        char nm[MGUARD__NAME];
         ((mguard_ctx *)mguard__unconst(ctx))->warned_untagged = true;
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p was never tagged (mguard_gen_tag in its constructor?); "
-                     "counted as dynamic, as every untagged object on this strict context (reported once)", fn, obj);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s was never tagged (mguard_gen_tag in its constructor?); "
+                     "counted as dynamic, as every untagged object on this strict context (reported once)", fn,
+                     mguard__named((mguard_ctx *)mguard__unconst(ctx), obj, nm));
     }
     return true;
 }
@@ -7686,7 +7712,8 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
         return MGUARD_EINVAL;
     }
     if (mguard__ledger_ent_find(L, obj)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is already tracked", fn, obj);
+        char nm[MGUARD__NAME];
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is already tracked", fn, mguard__named(ctx, obj, nm));
         return MGUARD_EEXIST;
     }
     if (source && !(src = mguard__lstr_intern(ctx, source))) st = MGUARD_ENOMEM;
@@ -7742,6 +7769,8 @@ static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj,
 static mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const void *obj, const char *attr,
                                           const char *fn, bool untracked_ok, uint32_t *e)
 {
+    mguard_ctx *ctx = L->hd.ctx;   /* every caller returns at once after a line: the hook may free L */
+    char nm[MGUARD__NAME];
     *e = 0;
     if (!obj || !attr) {
         mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
@@ -7750,11 +7779,11 @@ static mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const voi
     *e = mguard__ledger_ent_find(L, obj);
     if (!*e) {
         if (untracked_ok) return MGUARD_NOT_FOUND;
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is not tracked", fn, obj);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is not tracked", fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     if (L->ents[*e - 1].kind == MGUARD_LEDGER_CONTAINER) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is a container (no attribute writes)", fn, obj);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is a container (no attribute writes)", fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -7773,7 +7802,9 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
     }
     e = mguard__ledger_ent_find(L, obj);
     if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_CONTAINER) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is %s", fn, obj, e ? "not a container" : "not tracked");
+        mguard_ctx *ctx = L->hd.ctx;
+        char nm[MGUARD__NAME];
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is %s", fn, mguard__named(ctx, obj, nm), e ? "not a container" : "not tracked");
         return MGUARD_EINVAL;
     }
     en = &L->ents[e - 1];
@@ -7816,7 +7847,8 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         /* a sized value: the attribute's bytes are copied, no pointer is held */
         mguard__ledger_shape(L, mguard__ledger_field(&L->ents[e - 1], attr), &size, &type);
         if (!deleted && !value) {
-            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL value for %p.%s (%lu bytes)", fn, obj, attr, (unsigned long)size);
+            char nm[MGUARD__NAME];
+            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL value for %s.%s (%lu bytes)", fn, mguard__named(ctx, obj, nm), attr, (unsigned long)size);
             return MGUARD_EINVAL;
         }
         if (!deleted) memcpy(bytes, value, size);
@@ -7892,11 +7924,14 @@ static mguard_status mguard__ledger_delete_attr(mguard_ledger *L, const void *ob
 static mguard_status mguard__ledger_not_found(const mguard_ledger *L, const void *obj, const char *attr, mguard_status st,
                                               const char *fn)
 {
-    if (st != MGUARD_NOT_FOUND) return st;
+    mguard_ctx *ctx;
+    char nm[MGUARD__NAME];
+    if (st != MGUARD_NOT_FOUND) return st;   /* first: an EINVAL's line may have freed L */
+    ctx = L->hd.ctx;   /* the hook may free L */
     if (mguard__ledger_ent_find(L, obj))
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p.%s is neither bound (mguard_ledger_set_fields) nor pending", fn, obj, attr);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s.%s is neither bound (mguard_ledger_set_fields) nor pending", fn, mguard__named(ctx, obj, nm), attr);
     else
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p is not tracked (reading %s)", fn, obj, attr);
+        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is not tracked (reading %s)", fn, mguard__named(ctx, obj, nm), attr);
     return st;
 }
 
@@ -7998,9 +8033,12 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
             unsigned type;
             mguard__ledger_shape(L, mguard__ledger_field(&nb, wr->attr), &size, &type);
             if (size != wr->size || type != wr->type) {
-                mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: %p.%s has a pending write of %u bytes of %s; the binding would make it %lu bytes of %s",
-                             fn, obj, wr->attr, (unsigned)wr->size, mguard__ledger_type_str(wr->type), (unsigned long)size,
-                             mguard__ledger_type_str(type));
+                /* the line's words first: the hook may free L, its writes and their names */
+                mguard_ctx *ctx = L->hd.ctx;
+                char nm[MGUARD__NAME], line[256];
+                snprintf(line, sizeof line, ".%s has a pending write of %u bytes of %s; the binding would make it %lu bytes of %s",
+                         wr->attr, (unsigned)wr->size, mguard__ledger_type_str(wr->type), (unsigned long)size, mguard__ledger_type_str(type));
+                mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s%s", fn, mguard__named(ctx, obj, nm), line);
                 return MGUARD_EINVAL;
             }
         }
@@ -10591,9 +10629,10 @@ static void mguard__cache_destroy(mguard_cache *c)
 static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *objs, size_t n, const char *fn)
 {
     size_t i;
+    char nm[MGUARD__NAME];   /* every caller returns, or holds c busy: the hook may destroy c */
     for (i = 0; ctx->dying && i < n; i++) {
         if (mguard__is_dying(ctx, objs[i])) {
-            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, objs[i]);
+            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is being destroyed; refused", fn, mguard__named(ctx, objs[i], nm));
             return MGUARD_EINVAL;
         }
     }

@@ -75,6 +75,16 @@ static inline void fa_free(void *p, void *user)
     free(h);
 }
 
+/* d allocating through al (NULL: the default). */
+static inline void test_wire_alloc(mguard_ctx_desc *d, test_alloc *al)
+{
+    if (!al) return;
+    memset(al, 0, sizeof *al);
+    d->allocator.realloc_fn = fa_realloc;
+    d->allocator.free_fn = fa_free;
+    d->allocator.user = al;
+}
+
 /* A context wired to both. */
 static inline mguard_ctx *test_ctx(test_log *log, test_alloc *alloc)
 {
@@ -87,12 +97,50 @@ static inline mguard_ctx *test_ctx(test_log *log, test_alloc *alloc)
     } else {
         d.quiet = true;
     }
-    if (alloc) {
-        memset(alloc, 0, sizeof *alloc);
-        d.allocator.realloc_fn = fa_realloc;
-        d.allocator.free_fn = fa_free;
-        d.allocator.user = alloc;
-    }
+    test_wire_alloc(&d, alloc);
+    return mguard_ctx_create(&d);
+}
+
+/* ---- describe hook ------------------------------------------------------ */
+/* A describe hook naming the objects of its list (others: left to their
+   address); it counts its calls, and at its first call runs then(arg) once
+   (a hook that destroys a handle). */
+typedef struct test_namer {
+    const void *objs[4];
+    const char *names[4];
+    int n, calls;
+    void (*then)(void *arg);
+    void *arg;
+} test_namer;
+static inline void test_name_fn(const void *obj, char *buf, size_t size, void *user)
+{
+    test_namer *nm = (test_namer *)user;
+    void (*then)(void *) = nm->then;
+    int i;
+    nm->calls++;
+    for (i = 0; i < nm->n; i++)
+        if (nm->objs[i] == obj) snprintf(buf, size, "%s", nm->names[i]);
+    nm->then = NULL;
+    if (then) then(nm->arg);
+}
+static inline void test_namer_add(test_namer *nm, const void *obj, const char *name)
+{
+    nm->objs[nm->n] = obj;
+    nm->names[nm->n++] = name;
+}
+/* A context logging to log, naming objects with nm (strict: strict_generations),
+   allocating through al (NULL: the default). */
+static inline mguard_ctx *test_named_ctx(test_log *log, test_namer *nm, bool strict, test_alloc *al)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    memset(log, 0, sizeof *log);
+    d.logger.func = test_log_fn;
+    d.logger.user = log;
+    d.describe.func = test_name_fn;
+    d.describe.user = nm;
+    d.strict_generations = strict;
+    test_wire_alloc(&d, al);
     return mguard_ctx_create(&d);
 }
 

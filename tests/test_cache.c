@@ -2381,12 +2381,7 @@ static mguard_ctx *named_ctx(namer *nm, lines *l, test_alloc *al)
         d.logger.func = keep_lines;
         d.logger.user = l;
     }
-    if (al) {
-        memset(al, 0, sizeof *al);
-        d.allocator.realloc_fn = fa_realloc;
-        d.allocator.free_fn = fa_free;
-        d.allocator.user = al;
-    }
+    test_wire_alloc(&d, al);
     return mguard_ctx_create(&d);
 }
 static mguard_cache *long_cache(mguard_ctx *ctx, bool log_reasons, mguard_value_dtor dtor, mguard_cache_dropped_fn dropped, void *user)
@@ -2579,6 +2574,43 @@ static void test_describe_may_destroy_the_cache_it_names_for(void **state)
     assert_int_equal(d.seen[0], 2);   /* the destroy goes once the drop lets c go, */
     assert_int_equal(d.seen[1], 1);   /* then the dropped value's destructor runs */
     test_ctx_finish(ctx, &al);
+}
+
+/* A set of a key in phase 2 of its death is refused with a line naming
+   it; the hook may destroy the cache it names the key for (ASan). */
+typedef struct set_dying { mguard_cache *c; mguard_status st; } set_dying;
+static void set_on_death(void *guard, const void *obj, const char *attr, void *user)
+{
+    set_dying *sd = (set_dying *)user;
+    long v = 3;
+    (void)guard;
+    (void)attr;
+    sd->st = mguard_cache_set(sd->c, MGUARD_CACHE_KEYS(obj), &v, 0);
+}
+static void test_a_refused_dying_key_is_named_and_describe_may_destroy_the_cache(void **state)
+{
+    namer nm;
+    lines l;
+    set_dying sd;
+    mguard_ctx *ctx;
+    static int k, guard;
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    memset(&l, 0, sizeof l);
+    namer_add(&nm, &k, "k");
+    ctx = named_ctx(&nm, &l, NULL);
+    sd.c = long_cache(ctx, false, NULL, NULL, NULL);
+    sd.st = MGUARD_OK;
+    nm.destroy = sd.c;
+    assert_int_equal(mguard_watch(ctx, &k, &guard, set_on_death, &sd), MGUARD_OK);
+    mguard_on_destroy(ctx, &k);
+    assert_int_equal(sd.st, MGUARD_EINVAL);
+    assert_int_equal(l.n, 1);
+    assert_string_equal(l.text[0], "mguard_cache_set: k is being destroyed; refused");
+    assert_int_equal(nm.calls, 1);
+    assert_null(nm.destroy);   /* the cache is gone */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
 }
 
 /* dropped: once per drop with a cause, just before the value's
@@ -2978,6 +3010,7 @@ int main(void)
         cmocka_unit_test(test_an_event_is_described_once),
         cmocka_unit_test(test_describe_never_sees_an_object_destroyed_meanwhile),
         cmocka_unit_test(test_describe_may_destroy_the_cache_it_names_for),
+        cmocka_unit_test(test_a_refused_dying_key_is_named_and_describe_may_destroy_the_cache),
         cmocka_unit_test(test_dropped_is_told_each_drop_before_its_destructor),
         cmocka_unit_test(test_take_copies_the_value_out_without_dropped_log_or_destructor),
         cmocka_unit_test(test_take_during_iteration_skips_the_taken_entry),

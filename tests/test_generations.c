@@ -203,6 +203,24 @@ static void test_gen_bad_input_and_out_of_memory(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* The never-tagged warning names the object with the describe hook (issue 25). */
+static void test_never_tagged_warning_names_the_object(void **state)
+{
+    test_log log;
+    test_namer nm;
+    mguard_ctx *ctx;
+    static int forgot;
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    test_namer_add(&nm, &forgot, "forgot");
+    ctx = test_named_ctx(&log, &nm, true, NULL);
+    assert_true(mguard_gen_is_since(ctx, &forgot, 3));
+    EXPECT_LOG(log, log.warnings, "mguard_gen_is_since: forgot was never tagged (mguard_gen_tag in its constructor?); "
+               "counted as dynamic, as every untagged object on this strict context (reported once)");
+    assert_int_equal(nm.calls, 1);
+    mguard_ctx_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_is_since_compares_with_any_generation),
         cmocka_unit_test(test_strict_context_counts_an_untagged_object_as_dynamic),
         cmocka_unit_test(test_gen_bad_input_and_out_of_memory),
+        cmocka_unit_test(test_never_tagged_warning_names_the_object),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2032,6 +2032,8 @@ static const mguard_ledger_field account_fields[] = {
     MGUARD_LEDGER_FIELD(account, branch, MGUARD_LEDGER_VALUE_UINT),
 };
 
+static const mguard_ledger_field balance_as_double[] = { {"balance", offsetof(account, balance), sizeof(long), MGUARD_LEDGER_VALUE_DOUBLE} };
+
 static void account_init(account *a, const char *name)
 {
     memset(a, 0, sizeof *a);
@@ -2207,7 +2209,6 @@ static void test_set_fields_refuses_to_change_the_shape_of_a_pending_write(void 
     test_log log;
     mguard_ledger *L;
     account a;
-    static const mguard_ledger_field balance_as_double[] = { {"balance", offsetof(account, balance), sizeof(long), MGUARD_LEDGER_VALUE_DOUBLE} };
     static const mguard_ledger_field frozen_only[] = { MGUARD_LEDGER_FIELD(account, frozen, MGUARD_LEDGER_VALUE_BOOL) };
     long balance = 5;
     bool frozen = true;
@@ -2242,6 +2243,98 @@ static void test_set_fields_refuses_to_change_the_shape_of_a_pending_write(void 
     mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_set_fields(L, &a, balance_as_double, 1), MGUARD_OK);
     mguard_ledger_destroy(L);
+    teardown();
+}
+
+/* A sized ledger on a context naming alice (a, tracked) and stranger (u). */
+static mguard_ledger *named_ledger(test_log *log, test_namer *nm, account *a, const tobj *u)
+{
+    memset(&H, 0, sizeof H);
+    memset(nm, 0, sizeof *nm);
+    account_init(a, "a");
+    test_namer_add(nm, a, "alice");
+    test_namer_add(nm, u, "stranger");
+    H.ctx = test_named_ctx(log, nm, false, NULL);
+    H.L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track(H.L, a, MGUARD_LEDGER_EXISTING, NULL);
+    return H.L;
+}
+
+/* Every misuse line names its object with the context's describe hook
+   (issue 25): one line each, the name where the address was. */
+static void test_misuse_lines_name_objects_with_the_describe_hook(void **state)
+{
+    test_log log;
+    test_namer nm;
+    mguard_ledger *L;
+    account a;
+    long out = 5;
+    OBJ(u, "u", 0); OBJ(c, "c", 0);
+    (void)state;
+    L = named_ledger(&log, &nm, &a, &u);
+    test_namer_add(&nm, &c, "list");
+    mguard_ledger_track(L, &c, MGUARD_LEDGER_CONTAINER, NULL);
+    assert_int_equal(mguard_ledger_track(L, &a, MGUARD_LEDGER_NEW, NULL), MGUARD_EEXIST);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_track: alice is already tracked");
+    assert_int_equal(mguard_ledger_store_attr(L, &u, "balance", &out), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_store_attr: stranger is not tracked");
+    assert_int_equal(mguard_ledger_delete_attr(L, &c, "balance"), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_delete_attr: list is a container (no attribute writes)");
+    assert_int_equal(mguard_ledger_mark_modified(L, &a), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_mark_modified: alice is not a container");
+    assert_int_equal(mguard_ledger_mark_modified(L, &u), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_mark_modified: stranger is not tracked");
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "balance", NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_store_attr: NULL value for alice.balance (%u bytes)", (unsigned)sizeof(long));
+    assert_int_equal(mguard_ledger_read(L, &a, "balance", &out), MGUARD_NOT_FOUND);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_read: alice.balance is neither bound (mguard_ledger_set_fields) nor pending");
+    assert_int_equal(mguard_ledger_read(L, &u, "balance", &out), MGUARD_NOT_FOUND);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_read: stranger is not tracked (reading balance)");
+    assert_int_equal(mguard_ledger_set_fields(L, &a, account_fields, 8), MGUARD_OK);
+    mguard_ledger_store_attr(L, &a, "balance", &out);
+    assert_int_equal(mguard_ledger_set_fields(L, &a, balance_as_double, 1), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_set_fields: alice.balance has a pending write of %u bytes of MGUARD_LEDGER_VALUE_INT; "
+               "the binding would make it %u bytes of MGUARD_LEDGER_VALUE_DOUBLE", (unsigned)sizeof(long), (unsigned)sizeof(long));
+    assert_int_equal(nm.calls, 9);   /* once per line */
+    mguard_ledger_destroy(L);
+    teardown();
+}
+
+/* The hook may destroy the ledger a misuse line names an object for: the
+   line is whole (its words were read before the call out), nothing reads
+   the ledger after it (ASan), the call answers as without the hook. */
+static void destroy_ledger(void *L) { mguard_ledger_destroy((mguard_ledger *)L); }
+static void test_describe_may_destroy_the_ledger_a_misuse_line_names_for(void **state)
+{
+    test_log log;
+    test_namer nm;
+    mguard_ledger *L;
+    account a;
+    long out = 5;
+    OBJ(u, "u", 0);
+    (void)state;
+    L = named_ledger(&log, &nm, &a, &u);
+    assert_int_equal(mguard_ledger_set_fields(L, &a, account_fields, 8), MGUARD_OK);
+    mguard_ledger_store_attr(L, &a, "balance", &out);
+    nm.then = destroy_ledger;
+    nm.arg = L;
+    assert_int_equal(mguard_ledger_set_fields(L, &a, balance_as_double, 1), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_set_fields: alice.balance has a pending write of %u bytes of MGUARD_LEDGER_VALUE_INT; "
+               "the binding would make it %u bytes of MGUARD_LEDGER_VALUE_DOUBLE", (unsigned)sizeof(long), (unsigned)sizeof(long));
+    assert_ctx_ok(H.ctx);
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    nm.then = destroy_ledger;
+    nm.arg = L;
+    assert_int_equal(mguard_ledger_read(L, &u, "balance", &out), MGUARD_NOT_FOUND);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_read: stranger is not tracked (reading balance)");
+    assert_int_equal(out, 5);
+    L = sized_ledger(sizeof(long), MGUARD_LEDGER_VALUE_INT);
+    mguard_ledger_track(L, &u, MGUARD_LEDGER_CONTAINER, NULL);
+    nm.then = destroy_ledger;
+    nm.arg = L;
+    assert_int_equal(mguard_ledger_read(L, &u, "balance", &out), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_ledger_read: stranger is a container (no attribute writes)");
+    assert_int_equal(nm.calls, 3);
     teardown();
 }
 
@@ -4081,6 +4174,8 @@ int main(void)
         cmocka_unit_test(test_diff_reports_a_record_whose_tag_changed),
         cmocka_unit_test(test_diff_formats_objects_and_values_with_their_own_hooks),
         cmocka_unit_test(test_diff_text_names_objects_with_the_contexts_describe_hook),
+        cmocka_unit_test(test_misuse_lines_name_objects_with_the_describe_hook),
+        cmocka_unit_test(test_describe_may_destroy_the_ledger_a_misuse_line_names_for),
         cmocka_unit_test(test_diff_of_equal_ledgers_is_empty),
         cmocka_unit_test(test_diff_without_format_hook_prints_addresses),
         cmocka_unit_test(test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root),

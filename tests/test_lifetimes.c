@@ -970,6 +970,36 @@ static void order_death_in_place(order_log *l, test_log *log, test_alloc *al, co
     assert_non_null(strstr(log->last, "'s values in place"));
 }
 
+/* The out-of-memory death's error line names the object (describe, issue 25). */
+static void ignore_value(void *value, void *user) { (void)value; (void)user; }
+static void test_death_out_of_memory_line_names_the_object(void **state)
+{
+    test_log log;
+    test_alloc al;
+    test_namer nm;
+    mguard_ctx *ctx;
+    mguard_weak_desc d;
+    mguard_weak *t;
+    static int obj;
+    char big[600];   /* more than the death's stack buffer */
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    memset(&d, 0, sizeof d);
+    memset(big, 'A', sizeof big);
+    test_namer_add(&nm, &obj, "obj");
+    ctx = test_named_ctx(&log, &nm, false, &al);
+    d.value_size = sizeof big;
+    d.value_dtor = ignore_value;   /* something to call: the value is copied out */
+    t = mguard_weak_create(ctx, &d);
+    assert_int_equal(mguard_weak_set(t, &obj, big), MGUARD_OK);
+    al.fail_at = al.calls + 1;   /* the death buffer */
+    mguard_on_destroy(ctx, &obj);
+    EXPECT_LOG(log, log.errors, "mguard_on_destroy: out of memory; destroying obj's values in place");
+    assert_int_equal(nm.calls, 1);
+    mguard_weak_destroy(t);
+    test_ctx_finish(ctx, &al);
+}
+
 static void test_death_out_of_memory_keeps_two_phases(void **state)
 {
     test_log log; test_alloc al;
@@ -1257,6 +1287,7 @@ int main(void)
         cmocka_unit_test(test_null_object_is_refused_everywhere),
         cmocka_unit_test(test_a_dying_object_cannot_be_registered_again),
         cmocka_unit_test(test_death_out_of_memory_keeps_two_phases),
+        cmocka_unit_test(test_death_out_of_memory_line_names_the_object),
         cmocka_unit_test(test_death_out_of_memory_logger_calls_back_in),
         cmocka_unit_test(test_death_out_of_memory_after_compaction),
         cmocka_unit_test(test_death_after_compaction_destroys_each_value_once),

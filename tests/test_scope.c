@@ -1243,7 +1243,7 @@ static void test_report_tree(void **state)
 static void test_report_with_many_counters(void **state)
 {
     fixture *f = (fixture *)*state;
-    char buf[1024], name[8];
+    char buf[1024], name[16];
     const char *row;
     int i;
     for (i = 0; i < 20; i++) {

@@ -1261,6 +1261,73 @@ static void test_a_shrink_out_of_memory_keeps_the_larger_value_array(void **stat
     test_ctx_finish(ctx, &al);
 }
 
+/* Inside an object's death, the refusals and the double destroy name it
+   with the describe hook (issue 25); the hook may destroy the table whose
+   refusal it names for. */
+typedef struct dying_calls {
+    mguard_ctx *ctx;
+    mguard_weak *t;
+    test_log *log;
+    test_namer *nm;   /* non-NULL: its hook destroys t at the weak_set refusal */
+    char lines[3][512];
+} dying_calls;
+static void destroy_table(void *t) { mguard_weak_destroy((mguard_weak *)t); }
+static void call_on_dying(void *guard, const void *obj, const char *attr, void *user)
+{
+    dying_calls *dc = (dying_calls *)user;
+    mguard_ref r;
+    long v = 1;
+    (void)guard;
+    (void)attr;
+    mguard_on_destroy(dc->ctx, obj);
+    snprintf(dc->lines[0], sizeof dc->lines[0], "%s", dc->log->last);
+    r = mguard_ref_make(dc->ctx, obj);
+    assert_null(mguard_ref_get(dc->ctx, r));
+    snprintf(dc->lines[1], sizeof dc->lines[1], "%s", dc->log->last);
+    if (dc->nm) {
+        dc->nm->then = destroy_table;
+        dc->nm->arg = dc->t;
+    }
+    assert_int_equal(mguard_weak_set(dc->t, obj, &v), MGUARD_EINVAL);
+    snprintf(dc->lines[2], sizeof dc->lines[2], "%s", dc->log->last);
+}
+static void test_lines_about_a_dying_object_name_it(void **state)
+{
+    test_log log;
+    test_namer nm;
+    dying_calls dc;
+    static int k, guard;
+    mguard_weak_desc d;
+    mguard_weak *t0 = NULL;
+    int round;
+    (void)state;
+    memset(&nm, 0, sizeof nm);
+    memset(&dc, 0, sizeof dc);
+    memset(&d, 0, sizeof d);
+    test_namer_add(&nm, &k, "k");
+    dc.ctx = test_named_ctx(&log, &nm, false, NULL);
+    dc.log = &log;
+    d.value_size = sizeof(long);
+    /* round 1: the hook destroys the table whose refusal it names k for */
+    for (round = 0; round < 2; round++) {
+        memset(&log, 0, sizeof log);
+        nm.calls = 0;
+        dc.nm = round ? &nm : NULL;
+        dc.t = mguard_weak_create(dc.ctx, &d);
+        assert_int_equal(mguard_watch(dc.ctx, &k, &guard, call_on_dying, &dc), MGUARD_OK);
+        mguard_on_destroy(dc.ctx, &k);
+        assert_string_equal(dc.lines[0], "mguard_on_destroy: k is already being destroyed; ignored");
+        assert_string_equal(dc.lines[1], "mguard_ref_make: k is being destroyed; refused");
+        assert_string_equal(dc.lines[2], "mguard_weak_set: k is being destroyed; refused");
+        assert_int_equal(log.warnings, 3);
+        assert_int_equal(nm.calls, 3);
+        assert_ctx_ok(dc.ctx);
+        if (!round) t0 = dc.t;
+    }
+    mguard_weak_destroy(t0);   /* round 1's is gone */
+    mguard_ctx_destroy(dc.ctx);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1311,6 +1378,7 @@ int main(void)
         cmocka_unit_test(test_tables_made_and_destroyed_in_turn_hold_memory_steady),
         cmocka_unit_test(test_the_index_fits_in_blocks_an_allocator_aligns_to_8),
         cmocka_unit_test(test_a_shrink_out_of_memory_keeps_the_larger_value_array),
+        cmocka_unit_test(test_lines_about_a_dying_object_name_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
