@@ -3183,7 +3183,7 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
 static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
                                 int death, mguard__cdrops *q);
 static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q);
-static void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops *q);
+static MGUARD__HOT void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops *q);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
 static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
@@ -10470,14 +10470,13 @@ static void mguard__cache_name_ring(mguard_cache *c, uint64_t ev, const char *na
    the event made: its drops' kept for phase 2, and the ring slots it wrote (its drops',
    its spoiled computes') that no callout has overwritten. Its caches are held (busy)
    by their drops and computes, and its drops' records wait untouched on q. */
-static void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops *q)
+static MGUARD__NOINLINE void mguard__cache_name_ev(mguard_ctx *ctx, const void *obj, mguard__cdrops *q)
 {
     char buf[256];
     const char *name;
     uint32_t cid = q->hcid, pos = q->hpos;
     uint64_t ev = q->ev;
     mguard_cache_job *job;
-    if (!ev) return;
     q->ev = 0;
     if (!mguard__describe(ctx, obj, buf, sizeof buf, true) || !(name = mguard__str_intern(ctx, buf))) return;
     while (pos) {
@@ -10490,6 +10489,10 @@ static void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops 
     }
     for (job = ctx->cjobs; job; job = job->next) mguard__cache_name_ring(job->c, ev, name);
     mguard__str_release(ctx, name);
+}
+static MGUARD__HOT void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops *q)
+{
+    if (q->ev) mguard__cache_name_ev(ctx, obj, q);   /* most events: nothing to name */
 }
 
 /* The end of a call that dropped entries onto q: the parked value, then the dropped
