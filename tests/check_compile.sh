@@ -75,7 +75,7 @@ link_strict() {
 # STB_DS_IMPLEMENTATION in one file of the program only.
 printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_STATIC\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\nint copy_a(void);\nint copy_a(void) { mguard_ctx *c = mguard_ctx_create(0); int ok = c != 0 && mguard_intern(c, "a") != 0; mguard_ctx_destroy(c); return ok; }\n' > "$out/copy_a.c"
 printf '#define MGUARD_STATIC\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\nint copy_a(void);\nint main(void) { mguard_ctx *c = mguard_ctx_create(0); int ok = c != 0 && mguard_intern(c, "b") != 0; mguard_ctx_destroy(c); return !(ok && copy_a()); }\n' > "$out/copy_b.c"
-link_strict run two_static_copies "$out/copy_a.c" "$out/copy_b.c"
+link_strict run two_static_copies "$out/copy_a.c" "$out/copy_b.c" > "$out/static2.msg" &
 # MGUARDDEF set by the program: a shared library built with hidden
 # visibility exports mguard's functions (and only through MGUARDDEF).
 if link_strict no mguarddef.so -shared -fPIC -fvisibility=hidden \
@@ -91,5 +91,7 @@ if command -v g++ >/dev/null 2>&1; then
     if [ $? -ne 0 ] || [ -n "$msg" ]; then echo "check-compile: tests/cxx_smoke.cc:"; echo "$msg"; fail=1
     else "$out/cxx_smoke" || fail=1; fi
 fi
+wait   # the two private copies, built beside the rest
+if [ -s "$out/static2.msg" ]; then cat "$out/static2.msg"; fail=1; fi
 [ $fail = 0 ] && echo "check-compile: header clean with gcc/clang C99, C11 and C++11, and under strict flags${m32:+ (64- and 32-bit)}"
 exit $fail
