@@ -51,7 +51,7 @@
      4. weak refs                 mguard_ref_make, _get, _get_retained
      5. mutation trackers         mguard_watch, mguard_on_mutation, ...
      6. generation tags           mguard_gen_tag, mguard_gen_advance, ...
-     7. scope hierarchy tracker   mguard_scope_create, _enter, _exit, _report, ...
+     7. scope hierarchy tracker   mguard_scope_create, _enter, _exit, _format, ...
      8. dynamism tracker          mguard_dyn_create, _observe, _dims, _format, ...
      9. side-effects ledger       mguard_ledger_create, _store_attr, _clone, _diff, ...
     10. threads                   a pointer to docs/guide.md, "Threads"
@@ -439,8 +439,6 @@ typedef bool (*mguard_scope_child_fn)(const void *comp, size_t index, const char
                                       const void **child, void *user);
 /* The time now, in microseconds, for the trace. */
 typedef double (*mguard_scope_clock_fn)(void *user);
-/* Receives the next len bytes of a report (not NUL-terminated). */
-typedef void (*mguard_scope_write_fn)(const char *data, size_t len, void *user);
 
 /* Zero-initialise and set what you need; zero means default. */
 typedef struct mguard_scope_desc {
@@ -457,11 +455,18 @@ typedef struct mguard_scope_desc {
     void *user;                          /* passed to every callback */
 } mguard_scope_desc;
 #define MGUARD_SCOPE_MAX_PHASES 16
-typedef enum mguard_scope_format {
+typedef enum mguard_scope_view {
     MGUARD_SCOPE_TABLE = 0,  /* one row per name: each counter's self and total */
     MGUARD_SCOPE_TREE,       /* the same, as a tree indented by name */
-    MGUARD_SCOPE_TRACE_JSON  /* the recorded spans, Chrome trace-event JSON */
-} mguard_scope_format;
+    MGUARD_SCOPE_TRACE_JSON, /* the recorded spans, Chrome trace-event JSON */
+    MGUARD_SCOPE_PATH        /* the open frames: "Global > Net > Net.encoder" */
+} mguard_scope_view;
+enum { /* what mguard_scope_clear forgets */
+    MGUARD_SCOPE_CLEAR_FRAMES = 1,   /* the end of a pass: frames closed (their spans
+                                        end now), just the root active, phase 0 */
+    MGUARD_SCOPE_CLEAR_TRACE = 2,    /* the spans (open frames no longer recorded) */
+    MGUARD_SCOPE_CLEAR_WARNINGS = 4  /* which warnings were logged (each may be once more) */
+};
 
 /* A scope tracker (NULL desc = defaults); NULL (logged) for NULL ctx or out
    of memory. mguard_ctx_destroy destroys it at the latest. Cost: O(1). */
@@ -508,21 +513,16 @@ MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
 /* The active set, root first, each once, in order of entry: up to cap into
    out; returns how many there are (0 for NULL s). Cost: O(names returned). */
 MGUARDDEF size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap);
-/* Innermost frame's name (the root when none; NULL for NULL s). Cost: O(1). */
-MGUARDDEF const char *mguard_scope_current(const mguard_scope *s);
-/* Open frames (0 at the root; each recursion level counts); 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_scope_depth(const mguard_scope *s);
-/* "Global > Net > Net.encoder", snprintf-style (buf may be NULL when cap
-   is 0; returns the full length). 0 for NULL s. Cost: O(length). */
-MGUARDDEF size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap);
+/* The stack, innermost frame first (each recursion level counts), the root
+   last: up to cap names into out; returns open frames + 1 (0 for NULL s).
+   frames(s, &cur, 1) gives the current name, frames(s, NULL, 0) - 1 the
+   depth. Cost: O(names returned). */
+MGUARDDEF size_t mguard_scope_frames(const mguard_scope *s, const char **out, size_t cap);
 /* Frames entered from now on get phase number phase of desc.phases. EINVAL
    for NULL s, logged for phase >= the number of phases. Cost: O(1). */
 MGUARDDEF mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase);
-/* The current phase (0 after create and reset; 0 for NULL s). Cost: O(1). */
+/* The current phase (0 after create and CLEAR_FRAMES; 0 for NULL s). Cost: O(1). */
 MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
-/* End of a pass: frames closed, just the root active, phase 0; names and
-   counters stay. EINVAL for NULL s. Cost: O(depth). */
-MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
 /* Add amount to counter ("flops"): to the total of every active name, root
    included, once each, and to the self of the innermost frame's name (the
    root's with none open). A count stays with the name it was added under:
@@ -534,21 +534,17 @@ MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, d
 /* counter's total for fqn; its self into *self unless self is NULL. 0 (and
    *self 0) when unknown or NULL. Cost: a hash of fqn, a lookup, O(counters). */
 MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter, double *self);
-/* A report, snprintf-style (buf may be NULL when cap is 0; returns the full
-   length): TABLE/TREE, every name ever entered with each counter's self and total;
-   TRACE_JSON, the spans as a Chrome trace-event file. 0 (logged) for NULL
-   s, an unknown format, TREE out of memory. Cost: O(names x counters +
-   name lengths) (TREE: + a hash per dotted prefix), or O(spans). */
-MGUARDDEF size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap);
-/* The same report handed to fn in pieces (fn may call in; its changes may
-   or may not show); returns the bytes written. 0 (logged) for NULL s/fn or
-   as above. Cost: as mguard_scope_report + a call per 256 bytes. */
-MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format,
-                                           mguard_scope_write_fn fn, void *user);
-/* Forget the spans (open frames no longer recorded); counters stay. EINVAL: NULL s. Cost: O(depth). */
-MGUARDDEF mguard_status mguard_scope_clear_trace(mguard_scope *s);
-/* Forget which warnings were logged (each may be logged once more). EINVAL: NULL s. Cost: O(warnings). */
-MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
+/* Render view into buf, snprintf-style: at most cap bytes, NUL-terminated
+   when cap > 0 (buf may be NULL when cap is 0); returns the full length
+   without the NUL (a big trace: ask with cap 0, allocate, call again).
+   TABLE/TREE: every name ever entered with each counter's self and total;
+   TRACE_JSON: the spans as a Chrome trace-event file. 0 (logged) for NULL
+   s, an unknown view, TREE out of memory. Cost: O(names x counters + name
+   lengths) (TREE: + a hash per dotted prefix), O(spans), PATH O(depth). */
+MGUARDDEF size_t mguard_scope_format(mguard_scope *s, mguard_scope_view view, char *buf, size_t cap);
+/* Forget what flags (MGUARD_SCOPE_CLEAR_*) name; names and counters stay.
+   EINVAL: NULL s, (logged) an unknown flag. Cost: O(depth + warnings). */
+MGUARDDEF mguard_status mguard_scope_clear(mguard_scope *s, unsigned flags);
 #endif /* MGUARD_NO_SCOPE */
 
 #ifndef MGUARD_NO_DYN
@@ -574,14 +570,11 @@ MGUARDDEF mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, cons
 /* Record scalar value at path, compared as Python numbers (2 == 2.0; NaN
    equals NaN here). As mguard_dyn_observe. */
 MGUARDDEF mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value);
-/* path's rank (the largest seen); whether each of the first cap positions
-   varies into varies (NULL when cap is 0). 0 for unknown path or NULL
-   d/path. Cost: one hash of path. */
-MGUARDDEF size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap);
-/* Position dim of path varies; false when unknown. */
-MGUARDDEF bool mguard_dyn_varies(const mguard_dyn *d, const char *path, size_t dim);
-/* path was observed (tells an unknown path from a 0-d shape). */
-MGUARDDEF bool mguard_dyn_contains(const mguard_dyn *d, const char *path);
+/* path was observed (false for NULL d/path); its rank (the largest seen, 0
+   when unknown) into *rank and whether each of varies[0..cap) varies (false
+   past the rank or when unknown), unless NULL. dims(d, p, NULL, v, k + 1)
+   && v[k]: position k varies. Cost: one hash of path + O(cap). */
+MGUARDDEF bool mguard_dyn_dims(const mguard_dyn *d, const char *path, size_t *rank, bool *varies, size_t cap);
 /* Paths observed; 0 for NULL. */
 MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
 
@@ -604,9 +597,11 @@ typedef struct mguard_dyn_iter {
 MGUARDDEF mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d);
 /* Next path: true, fields set; false at the end or for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
-/* The result in Python dict notation,
+/* Render the result in Python dict notation into buf,
    {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}},
-   snprintf-style (buf NULL when cap is 0). 0 for NULL d. Cost: O(total rank). */
+   snprintf-style: at most cap bytes, NUL-terminated when cap > 0 (buf may be
+   NULL when cap is 0); returns the full length without the NUL. 0 for NULL
+   d. Cost: O(total rank). */
 MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
 /* Each '.' before an identifier ([A-Za-z_][A-Za-z0-9_]*) becomes a subscript:
    "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style (out NULL when
@@ -1614,18 +1609,13 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, scope_exit, (mguard_scope *s, const void *comp), (s, comp), mguard__ctx_of_scope(s)) \
     X(bool, scope_is_active, (const mguard_scope *s, const char *fqn), (s, fqn), mguard__ctx_of_scope(s)) \
     X(size_t, scope_parents, (const mguard_scope *s, const char **out, size_t cap), (s, out, cap), mguard__ctx_of_scope(s)) \
-    X(const char *, scope_current, (const mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
-    X(size_t, scope_depth, (const mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
-    X(size_t, scope_path, (const mguard_scope *s, char *buf, size_t cap), (s, buf, cap), mguard__ctx_of_scope(s)) \
+    X(size_t, scope_frames, (const mguard_scope *s, const char **out, size_t cap), (s, out, cap), mguard__ctx_of_scope(s)) \
     X(mguard_status, scope_set_phase, (mguard_scope *s, size_t phase), (s, phase), mguard__ctx_of_scope(s)) \
     X(size_t, scope_phase, (const mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
-    X(mguard_status, scope_reset, (mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
     X(mguard_status, scope_add, (mguard_scope *s, const char *counter, double amount), (s, counter, amount), mguard__ctx_of_scope(s)) \
     X(double, scope_counter, (const mguard_scope *s, const char *fqn, const char *counter, double *self), (s, fqn, counter, self), mguard__ctx_of_scope(s)) \
-    X(size_t, scope_report, (mguard_scope *s, mguard_scope_format format, char *buf, size_t cap), (s, format, buf, cap), mguard__ctx_of_scope(s)) \
-    X(size_t, scope_report_write, (mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user), (s, format, fn, user), mguard__ctx_of_scope(s)) \
-    X(mguard_status, scope_clear_trace, (mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
-    X(mguard_status, scope_clear_warnings, (mguard_scope *s), (s), mguard__ctx_of_scope(s))
+    X(size_t, scope_format, (mguard_scope *s, mguard_scope_view view, char *buf, size_t cap), (s, view, buf, cap), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_clear, (mguard_scope *s, unsigned flags), (s, flags), mguard__ctx_of_scope(s))
 #else
 #define MGUARD__API_SCOPE(X, V)
 #endif
@@ -1635,9 +1625,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(dyn_destroy, (mguard_dyn *d), (d), mguard__ctx_of_dyn(d)) \
     X(mguard_status, dyn_observe, (mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim), (d, path, dims, ndim), mguard__ctx_of_dyn(d)) \
     X(mguard_status, dyn_observe_scalar, (mguard_dyn *d, const char *path, double value), (d, path, value), mguard__ctx_of_dyn(d)) \
-    X(size_t, dyn_dims, (const mguard_dyn *d, const char *path, bool *varies, size_t cap), (d, path, varies, cap), mguard__ctx_of_dyn(d)) \
-    X(bool, dyn_varies, (const mguard_dyn *d, const char *path, size_t dim), (d, path, dim), mguard__ctx_of_dyn(d)) \
-    X(bool, dyn_contains, (const mguard_dyn *d, const char *path), (d, path), mguard__ctx_of_dyn(d)) \
+    X(bool, dyn_dims, (const mguard_dyn *d, const char *path, size_t *rank, bool *varies, size_t cap), (d, path, rank, varies, cap), mguard__ctx_of_dyn(d)) \
     X(size_t, dyn_count, (const mguard_dyn *d), (d), mguard__ctx_of_dyn(d)) \
     X(mguard_dyn_iter, dyn_iterate, (const mguard_dyn *d), (d), mguard__ctx_of_dyn(d)) \
     X(bool, dyn_next, (mguard_dyn_iter *it), (it), mguard__ctx_of_dyn_iter(it)) \
@@ -2447,15 +2435,10 @@ static void mguard__part_link(mguard_ctx *ctx, mguard__part *p)
 }
 
 /* ---- text output of the reports: into a caller's buffer (len counts every
-   byte; what does not fit is dropped) or in chunks to a write callback -- */
+   byte; what does not fit is dropped) -------------------------------------- */
 typedef struct mguard__out {
     char *buf;
     size_t cap, len;
-    void (*fn)(const char *data, size_t len, void *user);
-    void *user;
-    mguard_ctx *ctx;
-    size_t nchunk;
-    char chunk[256];
 } mguard__out;
 
 static void mguard__out_init_buf(mguard__out *o, char *buf, size_t cap)
@@ -2465,28 +2448,8 @@ static void mguard__out_init_buf(mguard__out *o, char *buf, size_t cap)
     o->cap = buf ? cap : 0;
 }
 
-static void mguard__out_flush(mguard__out *o)
-{
-    if (!o->fn || !o->nchunk) return;
-    MGUARD__CALLOUT(o->ctx, o->fn(o->chunk, o->nchunk, o->user));
-    o->nchunk = 0;
-}
-
 static void mguard__out_put(mguard__out *o, const char *p, size_t n)
 {
-    if (o->fn) {
-        while (n) {
-            size_t k = sizeof o->chunk - o->nchunk;
-            if (k > n) k = n;
-            memcpy(o->chunk + o->nchunk, p, k);
-            o->nchunk += k;
-            p += k;
-            n -= k;
-            o->len += k;
-            if (o->nchunk == sizeof o->chunk) mguard__out_flush(o);
-        }
-        return;
-    }
     if (o->len + 1 < o->cap) {
         size_t room = o->cap - 1 - o->len;
         memcpy(o->buf + o->len, p, n < room ? n : room);
@@ -2496,11 +2459,10 @@ static void mguard__out_put(mguard__out *o, const char *p, size_t n)
 
 static void mguard__out_str(mguard__out *o, const char *s) { mguard__out_put(o, s, strlen(s)); }
 
-/* NUL-terminate (buffer) or hand over the rest (callback); the length. */
+/* NUL-terminate; the length. */
 static size_t mguard__out_end(mguard__out *o)
 {
-    if (o->fn) mguard__out_flush(o);
-    else if (o->cap) o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
+    if (o->cap) o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
     return o->len;
 }
 #endif /* MGUARD__TRACKERS */
@@ -4996,7 +4958,7 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
     if (i == s->nframes) return;
     s->busy++;
     if (s->desc.trace) now = mguard__scope_now(s);
-    /* counted after the clock, which may have closed some (exit, reset) */
+    /* counted after the clock, which may have closed some (exit, clear) */
     for (i = s->nframes; i-- > 0;)
         if (s->frames[i].comp == comp) {
             if (!n++) phase = s->frames[i].phase;   /* the innermost frame's */
@@ -5858,27 +5820,13 @@ static size_t mguard__scope_parents(const mguard_scope *s, const char **out, siz
     return s->nactive;
 }
 
-static const char *mguard__scope_current(const mguard_scope *s)
+static size_t mguard__scope_frames(const mguard_scope *s, const char **out, size_t cap)
 {
-    if (!mguard__scope_ok(s)) return NULL;
-    return s->nframes ? s->recs[s->frames[s->nframes - 1].rec].name : s->root;
-}
-
-static size_t mguard__scope_depth(const mguard_scope *s) { return mguard__scope_ok(s) ? s->nframes : 0; }
-
-static size_t mguard__scope_path(const mguard_scope *s, char *buf, size_t cap)
-{
-    mguard__out o;
     uint32_t i;
-    mguard__out_init_buf(&o, buf, cap);
-    if (mguard__scope_ok(s)) {
-        mguard__out_str(&o, s->root);
-        for (i = 0; i < s->nframes; i++) {
-            mguard__out_put(&o, " > ", 3);
-            mguard__out_str(&o, s->recs[s->frames[i].rec].name);
-        }
-    }
-    return mguard__out_end(&o);
+    if (!mguard__scope_ok(s)) return 0;
+    for (i = 0; i < s->nframes && i < cap && out; i++) out[i] = s->recs[s->frames[s->nframes - 1 - i].rec].name;
+    if (i == s->nframes && i < cap && out) out[i] = s->root;
+    return s->nframes + 1u;
 }
 
 static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
@@ -5895,13 +5843,26 @@ static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
 
 static size_t mguard__scope_phase(const mguard_scope *s) { return mguard__scope_ok(s) ? s->phase : 0; }
 
-static mguard_status mguard__scope_reset(mguard_scope *s)
+/* The warnings and the trace first: they call out to nobody. */
+static mguard_status mguard__scope_clear(mguard_scope *s, unsigned flags)
 {
     mguard_status st = MGUARD_OK;
     double now = 0.0;
     uint32_t i;
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_reset");
+    if (flags & ~7u) {
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_clear: unknown flags 0x%x", flags & ~7u);
+        return MGUARD_EINVAL;
+    }
+    if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_clear");
+    for (i = 0; (flags & MGUARD_SCOPE_CLEAR_WARNINGS) && i < s->nwarns; i++) mguard__free(s->hd.ctx, s->warns[i].msg);
+    if (flags & MGUARD_SCOPE_CLEAR_WARNINGS) s->nwarns = 0;
+    for (i = 0; (flags & MGUARD_SCOPE_CLEAR_TRACE) && i < s->nframes; i++) s->frames[i].event = 0;
+    if (flags & MGUARD_SCOPE_CLEAR_TRACE) {
+        s->nevents = 0;
+        s->dropped = 0;
+    }
+    if (!(flags & MGUARD_SCOPE_CLEAR_FRAMES)) return MGUARD_OK;
     s->busy++;
     if (s->desc.trace && s->nframes) now = mguard__scope_now(s);
     if (!s->destroying) {
@@ -5920,25 +5881,6 @@ static mguard_status mguard__scope_reset(mguard_scope *s)
     }
     mguard__scope_release(s);
     return st;
-}
-
-static mguard_status mguard__scope_clear_trace(mguard_scope *s)
-{
-    uint32_t i;
-    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    for (i = 0; i < s->nframes; i++) s->frames[i].event = 0;
-    s->nevents = 0;
-    s->dropped = 0;
-    return MGUARD_OK;
-}
-
-static mguard_status mguard__scope_clear_warnings(mguard_scope *s)
-{
-    uint32_t i;
-    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    for (i = 0; i < s->nwarns; i++) mguard__free(s->hd.ctx, s->warns[i].msg);
-    s->nwarns = 0;
-    return MGUARD_OK;
 }
 
 /* ---- counters ----------------------------------------------------------- */
@@ -6013,8 +5955,7 @@ static double mguard__scope_counter(const mguard_scope *s, const char *fqn, cons
 
 /* ---- reports -------------------------------------------------------------
    A name's parent in the tree: its longest proper prefix before a '.' that is a record,
-   else the root; siblings in order of first entry. A report reads only the records
-   present when it started: a write callback that enters new names cannot disturb it. */
+   else the root; siblings in order of first entry. */
 typedef struct mguard__scope_tree { uint32_t *parent, *first, *next, *depth; char *prefix; } mguard__scope_tree;
 
 static mguard_status mguard__scope_tree_build(mguard_scope *s, uint32_t n, mguard__scope_tree *t)
@@ -6172,59 +6113,43 @@ static void mguard__scope_render_trace(mguard_scope *s, mguard__out *o)
     }
 }
 
-static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, mguard__out *o, const char *fn)
-{
-    mguard__scope_tree tree, *t = NULL;
-    uint32_t n = s->nrecs, nc = 2 * s->ncounters;   /* columns */
-    size_t wsmall[32], *w = wsmall, len;
-    if (format != MGUARD_SCOPE_TABLE && format != MGUARD_SCOPE_TREE && format != MGUARD_SCOPE_TRACE_JSON) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
-        mguard__out_end(o);
-        return 0;
-    }
-    /* temporary memory first, before anything is written */
-    if (format != MGUARD_SCOPE_TRACE_JSON && nc > 32) w = (size_t *)mguard__alloc(s->hd.ctx, nc * sizeof *w);
-    if (w && format == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
-    if (!w || (format == MGUARD_SCOPE_TREE && !t)) {
-        if (w && w != wsmall) mguard__free(s->hd.ctx, w);
-        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
-        mguard__out_end(o);
-        return 0;
-    }
-    s->busy++;
-    if (format == MGUARD_SCOPE_TRACE_JSON) mguard__scope_render_trace(s, o);
-    else mguard__scope_render_rows(s, o, t, n, w, nc);
-    len = mguard__out_end(o);
-    if (t) mguard__free(s->hd.ctx, t->parent);
-    if (w != wsmall) mguard__free(s->hd.ctx, w);
-    mguard__scope_release(s);
-    return len;
-}
-
-static size_t mguard__scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap)
+/* Nothing here calls out: s cannot change while it is rendered. */
+static size_t mguard__scope_format(mguard_scope *s, mguard_scope_view view, char *buf, size_t cap)
 {
     mguard__out o;
+    mguard__scope_tree tree, *t = NULL;
+    uint32_t i, n, nc;   /* names, columns */
+    size_t wsmall[32], *w = wsmall;
     mguard__out_init_buf(&o, buf, cap);
-    if (!mguard__scope_ok(s)) {
+    if (!mguard__scope_ok(s)) return mguard__out_end(&o);
+    if (view == MGUARD_SCOPE_PATH) {
+        for (i = 0; i <= s->nframes; i++) {
+            if (i) mguard__out_put(&o, " > ", 3);
+            mguard__out_str(&o, i ? s->recs[s->frames[i - 1].rec].name : s->root);
+        }
+        return mguard__out_end(&o);
+    }
+    n = s->nrecs;
+    nc = 2 * s->ncounters;
+    if (view != MGUARD_SCOPE_TABLE && view != MGUARD_SCOPE_TREE && view != MGUARD_SCOPE_TRACE_JSON) {
+        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_format: unknown view %d", (int)view);
         mguard__out_end(&o);
         return 0;
     }
-    return mguard__scope_render(s, format, &o, "mguard_scope_report");
-}
-
-static size_t mguard__scope_report_write(mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user)
-{
-    mguard__out o;
-    if (!mguard__scope_ok(s)) return 0;
-    if (!fn) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
+    /* temporary memory first, before anything is written */
+    if (view != MGUARD_SCOPE_TRACE_JSON && nc > 32) w = (size_t *)mguard__alloc(s->hd.ctx, nc * sizeof *w);
+    if (w && view == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
+    if (!w || (view == MGUARD_SCOPE_TREE && !t)) {
+        if (w && w != wsmall) mguard__free(s->hd.ctx, w);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_format: out of memory");
+        mguard__out_end(&o);
         return 0;
     }
-    memset(&o, 0, sizeof o);
-    o.fn = fn;
-    o.user = user;
-    o.ctx = s->hd.ctx;
-    return mguard__scope_render(s, format, &o, "mguard_scope_report_write");
+    if (view == MGUARD_SCOPE_TRACE_JSON) mguard__scope_render_trace(s, &o);
+    else mguard__scope_render_rows(s, &o, t, n, w, nc);
+    if (t) mguard__free(s->hd.ctx, t->parent);
+    if (w != wsmall) mguard__free(s->hd.ctx, w);
+    return mguard__out_end(&o);
 }
 
 /* ---- invariants (mguard_ctx_check) --------------------------------------- */
@@ -6566,28 +6491,14 @@ static mguard_status mguard__dyn_observe_scalar(mguard_dyn *d, const char *path,
     return mguard__dyn_record(d, path, NULL, value, 1, false, "mguard_dyn_observe_scalar");
 }
 
-static size_t mguard__dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap)
+static bool mguard__dyn_dims(const mguard_dyn *d, const char *path, size_t *rank, bool *varies, size_t cap)
 {
-    uint32_t r, i;
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_dims")) return 0;
-    r = mguard__dyn_find(d, path);
-    if (!r) return 0;
-    for (i = 0; i < d->recs[r - 1].rank && i < cap && varies; i++) varies[i] = d->recs[r - 1].dyn[i];
-    return d->recs[r - 1].rank;
-}
-
-static bool mguard__dyn_varies(const mguard_dyn *d, const char *path, size_t dim)
-{
-    uint32_t r;
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_varies")) return false;
-    r = mguard__dyn_find(d, path);
-    return r && dim < d->recs[r - 1].rank && d->recs[r - 1].dyn[dim];
-}
-
-static bool mguard__dyn_contains(const mguard_dyn *d, const char *path)
-{
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_contains")) return false;
-    return mguard__dyn_find(d, path) != 0;
+    uint32_t r = MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_dims") ? mguard__dyn_find(d, path) : 0;
+    const mguard__dyn_rec *rec = r ? &d->recs[r - 1] : NULL;
+    size_t i;
+    for (i = 0; i < cap && varies; i++) varies[i] = rec && i < rec->rank && rec->dyn[i];
+    if (rank) *rank = rec ? rec->rank : 0;
+    return rec != NULL;
 }
 
 static size_t mguard__dyn_count(const mguard_dyn *d) { return mguard__dyn_ok(d) ? d->nrecs : 0; }
