@@ -872,21 +872,23 @@ static int fz_exec_dyn(int side, const fz_op *op, long *r)
         r[0] = st;
     } else if (k == FZ_D_QUERY) {
         size_t dim = op->b == 255 ? (size_t)-1 : op->b % 6, cap = op->c % 6, i;
-        bool flags[8];
+        bool flags[8], one[8];
         char norm[16];
         long bits = 0;
-        memset(flags, 0, sizeof flags);
+        memset(flags, 1, sizeof flags);   /* dims writes every one of the cap flags */
         if (mg) {
-            FZ_QUIET_ALLOC(side, r[0] = mguard_dyn_contains(S->dyn, path));
-            FZ_QUIET_ALLOC(side, r[1] = (long)mguard_dyn_dims(S->dyn, path, cap ? flags : NULL, cap));
-            FZ_QUIET_ALLOC(side, r[2] = mguard_dyn_varies(S->dyn, path, dim));
+            size_t rank = 99;   /* dims sets it, to 0 for an unknown path */
+            /* contains (a cap without a buffer is ignored); dims; varies at dim */
+            FZ_QUIET_ALLOC(side, r[0] = mguard_dyn_dims(S->dyn, path, NULL, NULL, cap));
+            FZ_QUIET_ALLOC(side, r[1] = mguard_dyn_dims(S->dyn, path, &rank, cap ? flags : NULL, cap) + 2 * (long)rank);
+            FZ_QUIET_ALLOC(side, r[2] = dim < 8 && mguard_dyn_dims(S->dyn, path, NULL, one, dim + 1) && one[dim]);
             r[3] = (long)mguard_dyn_normalize_name(path, (op->c & 8) ? norm : NULL, (op->c & 8) ? sizeof norm : 0);
         } else {
             long e;
             FZ_QUIET_ALLOC(side, r[0] = model__dyn_lookup(S->mdyn, path) >= 0);
             FZ_QUIET_ALLOC(side, e = model__dyn_lookup(S->mdyn, path));
-            r[1] = e >= 0 ? (long)S->mdyn->p[e].rank : 0;
-            for (i = 0; e >= 0 && i < cap && i < S->mdyn->p[e].rank; i++) flags[i] = S->mdyn->p[e].dyn[i];
+            r[1] = e >= 0 ? 1 + 2 * (long)S->mdyn->p[e].rank : 0;
+            for (i = 0; i < cap; i++) flags[i] = e >= 0 && i < S->mdyn->p[e].rank && S->mdyn->p[e].dyn[i];
             FZ_QUIET_ALLOC(side, e = model__dyn_lookup(S->mdyn, path));
             r[2] = e >= 0 && dim < S->mdyn->p[e].rank && S->mdyn->p[e].dyn[dim];
             r[3] = (long)model_normalize(path, (op->c & 8) ? norm : NULL, (op->c & 8) ? sizeof norm : 0);
@@ -931,47 +933,42 @@ static int fz_exec_dyn(int side, const fz_op *op, long *r)
     return 1;
 }
 
-/* A report of the scope tracker: its text can't be predicted, so check
-   what must hold. Both snprintf-like calls and the write callback give
-   the same bytes; a truncated one is a prefix; a trace is strict JSON. */
-typedef struct fz_sink { char *buf; size_t n, cap; } fz_sink;
-
-static void fz_sink_write(const char *data, size_t len, void *user)
+/* A view of the scope tracker: its text can't be predicted, so check what
+   must hold. Asked with cap 0, then into a buffer of that length + 1, the
+   same bytes; a truncated one is a prefix; a trace is strict JSON. */
+static void fz_check_report(mguard_scope *s, int view, size_t cut, const fz_alloc_state *alloc)
 {
-    fz_sink *k = (fz_sink *)user;
-    if (k->n + len + 1 > k->cap) {
-        k->cap = (k->n + len + 1) * 2;
-        k->buf = (char *)realloc(k->buf, k->cap);
-        if (!k->buf) abort();
-    }
-    memcpy(k->buf + k->n, data, len);
-    k->n += len;
-    k->buf[k->n] = '\0';
-}
-
-static void fz_check_report(mguard_scope *s, int format, size_t cut, const fz_alloc_state *alloc)
-{
-    fz_sink w;
     char *full, small[64];
     long f0 = alloc->failures;
-    size_t n = mguard_scope_report(s, (mguard_scope_format)format, NULL, 0), n2, nw;
-    memset(&w, 0, sizeof w);
+    size_t n = mguard_scope_format(s, (mguard_scope_view)view, NULL, 0), n2;
     full = (char *)malloc(n + 1);
     if (!full) abort();
-    n2 = mguard_scope_report(s, (mguard_scope_format)format, full, n + 1);
-    nw = mguard_scope_report_write(s, (mguard_scope_format)format, fz_sink_write, &w);
+    n2 = mguard_scope_format(s, (mguard_scope_view)view, full, n + 1);
     if (cut > sizeof small) cut = sizeof small;
-    mguard_scope_report(s, (mguard_scope_format)format, small, cut);
-    if (mguard_scope_report_write(s, (mguard_scope_format)format, NULL, NULL) != 0) fz_fail("report_write without a callback wrote");
+    mguard_scope_format(s, (mguard_scope_view)view, small, cut);
     if (alloc->failures == f0) {
-        if (format > MGUARD_SCOPE_TRACE_JSON && (n || n2 || nw)) fz_fail("report: format %d gave %lu bytes", format, (unsigned long)n);
+        if (view > MGUARD_SCOPE_PATH && (n || n2)) fz_fail("report: view %d gave %lu bytes", view, (unsigned long)n);
         if (n2 != n || strlen(full) != n) fz_fail("report: %lu bytes, then %lu (%lu written)", (unsigned long)n, (unsigned long)n2, (unsigned long)strlen(full));
-        if (nw != n || (n && (!w.buf || memcmp(w.buf, full, n) != 0))) fz_fail("report_write differs from report (%lu, %lu bytes)", (unsigned long)nw, (unsigned long)n);
         if (cut && (strlen(small) != (n < cut ? n : cut - 1) || strncmp(small, full, strlen(small)) != 0)) fz_fail("report: truncated text is not a prefix");
-        if (format == MGUARD_SCOPE_TRACE_JSON && !json_valid(full)) fz_fail("trace report is not valid JSON: %.300s", full);
+        if (view == MGUARD_SCOPE_TRACE_JSON && !json_valid(full)) fz_fail("trace report is not valid JSON: %.300s", full);
     }
     free(full);
-    free(w.buf);
+}
+
+/* depth and current name, from the stack (a NULL tracker: 0 and NULL) */
+static size_t fz_scope_depth(const mguard_scope *s) { size_t n = mguard_scope_frames(s, NULL, 0); return n ? n - 1 : 0; }
+static const char *fz_scope_current(const mguard_scope *s)
+{
+    const char *cur = NULL;
+    mguard_scope_frames(s, &cur, 1);
+    return cur;
+}
+static size_t fz_mscope_depth(const model_scope *s) { size_t n = model_scope_frames(s, NULL, 0); return n ? n - 1 : 0; }
+static const char *fz_mscope_current(const model_scope *s)
+{
+    const char *cur = NULL;
+    model_scope_frames(s, &cur, 1);
+    return cur;
 }
 
 static const char *const fz_counters[4] = { "flops", "mem", "", NULL };
@@ -1002,22 +999,24 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
         buf[0] = 'Q';
         if (mg) {
             r[0] = fz_str_ix(mguard_scope_name(S->scope, o));
-            r[1] = (long)mguard_scope_path(S->scope, cap ? buf : NULL, cap);
+            r[1] = (long)mguard_scope_format(S->scope, MGUARD_SCOPE_PATH, cap ? buf : NULL, cap);
         } else {
             r[0] = fz_str_ix(model_scope_name(S->mscope, o));
             r[1] = (long)model_scope_path(S->mscope, cap ? buf : NULL, cap);
         }
         r[2] = cap ? fz_hash(buf) : 0;
     } else if (k == FZ_S_PHASE) {
-        /* 0, 1: phase 1 / 0; 2: reset; 3: nothing; 4, 5: phase 0-3 of the
+        /* 0, 1: phase 1 / 0; 2: clear, mostly the frames, a quarter of the time
+           any flags (unknown ones refused); 3: nothing; 4, 5: phase 0-3 of the
            default two (2 and 3 are refused) */
         int what = op->b % 6;
         size_t phase = what == 0 ? 1 : what == 1 ? 0 : (size_t)(op->c % 4);
+        unsigned flags = (op->c & 3) == 3 ? (unsigned)op->c >> 2 : MGUARD_SCOPE_CLEAR_FRAMES | (op->c & 6u);
         if (mg) {
-            r[0] = what == 2 ? mguard_scope_reset(S->scope) : what == 3 ? 0 : mguard_scope_set_phase(S->scope, phase);
+            r[0] = what == 2 ? mguard_scope_clear(S->scope, flags) : what == 3 ? 0 : mguard_scope_set_phase(S->scope, phase);
             r[1] = (long)mguard_scope_phase(S->scope);
         } else {
-            if (what == 2) r[0] = model_scope_reset(S->mscope);
+            if (what == 2) r[0] = model_scope_clear(S->mscope, flags);
             else if (what == 3) r[0] = 0;
             else if (phase < 2) { S->mscope->phase = phase; r[0] = MGUARD_OK; }
             else r[0] = MGUARD_EINVAL;
@@ -1041,9 +1040,9 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
         fq = fz_fault_pre(side);
         if (mg) {
             long f0 = fz.alloc.failures;
-            fz_check_report(S->scope, op->b % 4, op->c % 70, &fz.alloc);
-            if (op->c & 0x80) r[0] = mguard_scope_clear_trace(S->scope);
-            if (op->c & 0x40) r[1] = mguard_scope_clear_warnings(S->scope);
+            fz_check_report(S->scope, op->b % 5, op->c % 70, &fz.alloc);
+            if (op->c & 0x80) r[0] = mguard_scope_clear(S->scope, MGUARD_SCOPE_CLEAR_TRACE);
+            if (op->c & 0x40) r[1] = mguard_scope_clear(S->scope, MGUARD_SCOPE_CLEAR_WARNINGS);
             fz_fault_post(side, fq, fz.alloc.failures != f0);
         } else {
             fz_fault_post(side, fq, 0);
@@ -1767,7 +1766,7 @@ enum {
     FZ_XM_REFS_CHANGES = 16, FZ_XM_FORMAT_DESTROYS = 32, FZ_XM_APPLY_DESTROYS = 64, FZ_XM_APPLY_DELETES = 128
 };
 enum { FZ_XS_TYPE_QUERIES = 1, FZ_XS_TYPE_DESTROYS_OTHER = 2, FZ_XS_CHILD_CYCLES = 4, FZ_XS_CHILD_NAMES = 8,
-       FZ_XS_CLOCK_QUERIES = 16, FZ_XS_WRITE_ADDS = 32, FZ_XS_WRITE_DESTROYS = 64 };
+       FZ_XS_CLOCK_QUERIES = 16 };
 
 static const void *fz_xobj(uint8_t x)
 {
@@ -1929,7 +1928,7 @@ static const char *fz_xtype(const void *comp, void *user)
     if (!fz_x.in_hook && (fz_x.smode & (FZ_XS_TYPE_QUERIES | FZ_XS_TYPE_DESTROYS_OTHER))) {
         fz_x.in_hook++;
         (void)mgt_scope_known_name(fz_x.scope, comp);
-        (void)mguard_scope_depth(fz_x.scope);
+        (void)mguard_scope_frames(fz_x.scope, NULL, 0);
         /* comp itself too (issue 11, defect 6: it was named anyway); its
            lookup must then fail */
         if ((fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) && (fz_x.smode & 0x80)) {
@@ -1971,28 +1970,13 @@ static double fz_xclock(void *user)
     fz_x.calls++;
     if ((fz_x.smode & FZ_XS_CLOCK_QUERIES) && !fz_x.in_hook) {
         fz_x.in_hook++;
-        (void)mguard_scope_depth(fz_x.scope);
-        (void)mguard_scope_current(fz_x.scope);
+        (void)fz_scope_depth(fz_x.scope);
+        (void)fz_scope_current(fz_x.scope);
         fz_x.in_hook--;
     }
     return t;
 }
 
-static void fz_xwrite(const char *data, size_t len, void *user)
-{
-    (void)data;
-    (void)len;
-    (void)user;
-    fz_x.calls++;
-    if (fz_x.in_hook || !fz_x.scope) return;
-    fz_x.in_hook++;
-    if (fz_x.smode & FZ_XS_WRITE_ADDS) mguard_scope_add(fz_x.scope, "mem", 0.0);
-    if (fz_x.smode & FZ_XS_WRITE_DESTROYS) {
-        mguard_scope_destroy(fz_x.scope);   /* deferred until the report ends */
-        fz_x.scope = NULL;
-    }
-    fz_x.in_hook--;
-}
 
 /* ---- the context ---- */
 
@@ -2023,8 +2007,8 @@ static void fz_xlog(mguard_log_level level, const char *msg, void *user)
             }
         }
     } else if (strncmp(msg, "mguard_scope", 12) == 0 && fz_x.scope) {
-        const char *cur = mguard_scope_current(fz_x.scope);
-        if (mguard_scope_depth(fz_x.scope) && !cur) fz_fail("aux: the logger's view of the scope tracker");
+        const char *cur = fz_scope_current(fz_x.scope);
+        if (fz_scope_depth(fz_x.scope) && !cur) fz_fail("aux: the logger's view of the scope tracker");
         if (fz_x.log_may_destroy & 4) {
             mguard_scope *sc = fz_x.scope;
             fz_x.scope = NULL;
@@ -2193,12 +2177,18 @@ static void fz_xcheck(void)
         if (refs != fz_x.held[i]) fz_fail("aux: object %d: %ld retains not released, %ld ledgers refer to it", i, fz_x.held[i], refs);
     }
     if (fz_x.scope) {
-        const char *par[8], *p;
-        size_t n = mguard_scope_path(fz_x.scope, path, sizeof path), depth = 0, np = mguard_scope_parents(fz_x.scope, par, 8);
+        const char *par[8], *fr[8], *p;
+        size_t n = mguard_scope_format(fz_x.scope, MGUARD_SCOPE_PATH, path, sizeof path), depth = 0, np = mguard_scope_parents(fz_x.scope, par, 8);
+        size_t nf = mguard_scope_frames(fz_x.scope, fr, 8), j;
         for (p = path; (p = strstr(p, " > ")) != NULL; p += 3) depth++;
-        if (n < sizeof path && depth != mguard_scope_depth(fz_x.scope)) fz_fail("aux: path %s at depth %lu", path, (unsigned long)mguard_scope_depth(fz_x.scope));
+        if (n < sizeof path && depth != nf - 1) fz_fail("aux: path %s at depth %lu", path, (unsigned long)nf - 1);
         if (np < 1 || strcmp(par[0], fz_x.root) != 0 || !mguard_scope_is_active(fz_x.scope, fz_x.root)) fz_fail("aux: the root is not active");
-        if (!mguard_scope_current(fz_x.scope) || !mguard_scope_is_active(fz_x.scope, mguard_scope_current(fz_x.scope))) fz_fail("aux: current is not active");
+        if (!mguard_scope_is_active(fz_x.scope, fr[0])) fz_fail("aux: current is not active");
+        /* the PATH view is the stack, outermost first */
+        for (j = nf <= 8 && n < sizeof path ? nf : 0, p = path; j-- > 0; p += j ? 3 : 0) {
+            if (strncmp(p, fr[j], strlen(fr[j])) != 0) fz_fail("aux: path %s, frame %lu is %s", path, (unsigned long)j, fr[j]);
+            p += strlen(fr[j]);
+        }
         for (i = 0; i < 2; i++) {
             double self, total = mguard_scope_counter(fz_x.scope, fz_x.root, fz_counters[i], &self);
             if (fz_dbits(total) != fz_dbits(fz_x.root_total[i]) || fz_dbits(self) != fz_dbits(fz_x.root_self[i]))
@@ -2396,7 +2386,7 @@ static void fz_xscope(const fz_op *op)
         else FZ_XLOG_MAY_DESTROY(4, mguard_scope_set_name(s, fz_xuse(o), fz_xnames[op->c % 6]));
         break;
     case 3: {
-        size_t depth = mguard_scope_depth(s);
+        size_t depth = fz_scope_depth(s);
         mguard_status st;
         int known = mgt_ctx_contains(fz_x.ctx, o);
         fz_x.self_destroyed = NULL;
@@ -2404,7 +2394,7 @@ static void fz_xscope(const fz_op *op)
         if (o && known && fz_x.self_destroyed == o && st != MGUARD_EINVAL)
             fz_fail("aux: enter of object %d, destroyed by type_name during its lookup, answered %s", fz_xix(o, "enter"), mguard_status_str(st));
         /* (unless type_name destroyed a component with open frames) */
-        if (st == MGUARD_OK && !(fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) && mguard_scope_depth(s) != depth + 1)
+        if (st == MGUARD_OK && !(fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) && fz_scope_depth(s) != depth + 1)
             fz_fail("aux: enter did not push a frame");
         break;
     }
@@ -2412,7 +2402,7 @@ static void fz_xscope(const fz_op *op)
     case 5: {
         int c = op->c & 1;
         double amount = fz_num((uint8_t)(op->c >> 1));
-        size_t depth = mguard_scope_depth(s);
+        size_t depth = fz_scope_depth(s);
         if (mguard_scope_add(s, fz_counters[c], amount) == MGUARD_OK) {
             fz_x.root_total[c] += amount;
             if (!depth) fz_x.root_self[c] += amount;
@@ -2421,16 +2411,15 @@ static void fz_xscope(const fz_op *op)
     }
     case 6: {
         static const size_t cuts[4] = { 0, 1, 7, 40 };
-        fz_check_report(s, op->c % 4, cuts[(op->c >> 2) % 4], &fz_x.alloc);
+        fz_check_report(s, op->c % 5, cuts[(op->c >> 2) % 4], &fz_x.alloc);
         break;
     }
     case 7:
-        if (op->c & 1) mguard_scope_report_write(s, (mguard_scope_format)(op->c % 3), fz_xwrite, NULL);
-        else mguard_scope_report(s, (mguard_scope_format)(op->c % 3), NULL, 0);
+        mguard_scope_format(s, (mguard_scope_view)(op->c % 4), NULL, 0);
         break;
     case 8: mguard_scope_set_phase(s, (size_t)(op->c & 1)); if (mguard_scope_phase(s) != (size_t)(op->c & 1)) fz_fail("aux: phase"); break;
-    case 9: FZ_XLOG_MAY_DESTROY(4, mguard_scope_reset(s)); break;
-    case 10: if (op->c & 1) mguard_scope_clear_trace(s); else mguard_scope_clear_warnings(s); break;
+    case 9: FZ_XLOG_MAY_DESTROY(4, mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES | (op->c & 6u))); break;
+    case 10: FZ_XLOG_MAY_DESTROY(4, mguard_scope_clear(s, (op->c & 1) ? MGUARD_SCOPE_CLEAR_TRACE : op->c & 2 ? MGUARD_SCOPE_CLEAR_WARNINGS : 8u)); break;
     case 11:
         mguard_scope_destroy(s);
         fz_x.scope = NULL;
@@ -3017,13 +3006,13 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         } else if (mg) {
             r0 = fz_str_ix(mgt_scope_known_name(S->scope, o));
             r1 = mguard_scope_is_active(S->scope, name);
-            r2 = (long)mguard_scope_depth(S->scope);
-            r3 = fz_str_ix(mguard_scope_current(S->scope));
+            r2 = (long)fz_scope_depth(S->scope);
+            r3 = fz_str_ix(fz_scope_current(S->scope));
         } else {
             r0 = fz_str_ix(model_scope_known_name(S->mscope, o));
             r1 = model_scope_is_active(S->mscope, name);
-            r2 = (long)model_scope_depth(S->mscope);
-            r3 = fz_str_ix(model_scope_current(S->mscope));
+            r2 = (long)fz_mscope_depth(S->mscope);
+            r3 = fz_str_ix(fz_mscope_current(S->mscope));
         }
         break;
     }
@@ -3256,12 +3245,12 @@ static void fz_snapshot(int side)
         size_t np, j;
         if (mg) {
             np = mguard_scope_parents(S->scope, par, 16);
-            fz_event_add(side, FZ_EV_SNAP, 400, (long)mguard_scope_depth(S->scope), fz_str_ix(mguard_scope_current(S->scope)), (long)np, 0);
+            fz_event_add(side, FZ_EV_SNAP, 400, (long)fz_scope_depth(S->scope), fz_str_ix(fz_scope_current(S->scope)), (long)np, 0);
             for (i = 0; i < fz.o.nobj; i++)
                 fz_event_add(side, FZ_EV_SNAP, 401, i, fz_str_ix(mgt_scope_known_name(S->scope, fz_pool[i])), 0, 0);
         } else {
             np = model_scope_parents(S->mscope, par, 16);
-            fz_event_add(side, FZ_EV_SNAP, 400, (long)model_scope_depth(S->mscope), fz_str_ix(model_scope_current(S->mscope)), (long)np, 0);
+            fz_event_add(side, FZ_EV_SNAP, 400, (long)fz_mscope_depth(S->mscope), fz_str_ix(fz_mscope_current(S->mscope)), (long)np, 0);
             for (i = 0; i < fz.o.nobj; i++)
                 fz_event_add(side, FZ_EV_SNAP, 401, i, fz_str_ix(model_scope_known_name(S->mscope, fz_pool[i])), 0, 0);
         }

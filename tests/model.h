@@ -1000,12 +1000,13 @@ MODEL_DEF size_t model_scope_parents(const model_scope *s, const char **out, siz
     return s->na + 1;
 }
 
-MODEL_DEF size_t model_scope_depth(const model_scope *s) { return s ? s->nf : 0; }
-
-MODEL_DEF const char *model_scope_current(const model_scope *s)
+/* The stack read from the top: the innermost frame first, the root last. */
+MODEL_DEF size_t model_scope_frames(const model_scope *s, const char **out, size_t cap)
 {
-    if (!s) return NULL;
-    return s->nf ? s->f[s->nf - 1].name : MODEL_SCOPE_ROOT;
+    size_t j;
+    if (!s) return 0;
+    for (j = 0; j <= s->nf && j < cap && out; j++) out[j] = j < s->nf ? s->f[s->nf - 1 - j].name : MODEL_SCOPE_ROOT;
+    return s->nf + 1;
 }
 
 /* No type_name callback: a component has a name only if it was given one. */
@@ -1018,7 +1019,7 @@ MODEL_DEF void model__put(char *buf, size_t cap, size_t *n, const char *text)
         if (*n + 1 < cap) { buf[*n] = *text; buf[*n + 1] = '\0'; }
 }
 
-/* "Global > a > b": the root, then every frame's name, outermost first. */
+/* The PATH view, "Global > a > b": the root, then every frame's name, outermost first. */
 MODEL_DEF size_t model_scope_path(const model_scope *s, char *buf, size_t cap)
 {
     size_t n = 0, i;
@@ -1032,10 +1033,12 @@ MODEL_DEF size_t model_scope_path(const model_scope *s, char *buf, size_t cap)
     return n;
 }
 
-/* Every frame closed, the active set back to the root, phase forward. */
-MODEL_DEF mguard_status model_scope_reset(model_scope *s)
+/* CLEAR_FRAMES: every frame closed, the active set back to the root, phase
+   forward; the trace and the warnings are not modelled. */
+MODEL_DEF mguard_status model_scope_clear(model_scope *s, unsigned flags)
 {
-    if (!s) return MGUARD_EINVAL;
+    if (!s || (flags & ~7u)) return MGUARD_EINVAL;
+    if (!(flags & MGUARD_SCOPE_CLEAR_FRAMES)) return MGUARD_OK;
     s->nf = 0;
     s->na = 0;
     s->phase = 0;
@@ -1073,7 +1076,7 @@ MODEL_DEF mguard_status model_scope_add(model_scope *s, const char *counter, dou
     if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
     model__scount_add(s, MODEL_SCOPE_ROOT, counter, amount);
     for (j = 0; j < s->na; j++) model__scount_add(s, s->a[j].name, counter, amount);
-    model__scount(s, model_scope_current(s), counter)->self += amount;
+    model__scount(s, s->nf ? s->f[s->nf - 1].name : MODEL_SCOPE_ROOT, counter)->self += amount;
     return MGUARD_OK;
 }
 
