@@ -5846,15 +5846,14 @@ static size_t mguard__scope_phase(const mguard_scope *s) { return mguard__scope_
 /* The warnings and the trace first: they call out to nobody. */
 static mguard_status mguard__scope_clear(mguard_scope *s, unsigned flags)
 {
-    mguard_status st = MGUARD_OK;
+    mguard_status st = mguard__scope_refuse(s, s, "mguard_scope_clear");
     double now = 0.0;
     uint32_t i;
-    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    if (flags & ~7u) {
+    if (!st && (flags & ~7u)) {
         mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_clear: unknown flags 0x%x", flags & ~7u);
-        return MGUARD_EINVAL;
+        st = MGUARD_EINVAL;
     }
-    if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_clear");
+    if (st) return st;
     for (i = 0; (flags & MGUARD_SCOPE_CLEAR_WARNINGS) && i < s->nwarns; i++) mguard__free(s->hd.ctx, s->warns[i].msg);
     if (flags & MGUARD_SCOPE_CLEAR_WARNINGS) s->nwarns = 0;
     for (i = 0; (flags & MGUARD_SCOPE_CLEAR_TRACE) && i < s->nframes; i++) s->frames[i].event = 0;
