@@ -182,7 +182,7 @@ static void test_scope_used_after_destroy_is_caught(void **state)
     assert_non_null(s);
     assert_int_equal(mguard_scope_set_name(s, &comp, "Comp"), MGUARD_OK);
     assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_OK);
-    assert_int_equal(mguard_scope_depth(s), 1);
+    assert_int_equal(mguard_scope_frames(s, NULL, 0), 2);
     assert_ctx_ok(ctx);
     mguard_scope_destroy(s);
     assert_int_equal(log.count, 0);
@@ -190,16 +190,16 @@ static void test_scope_used_after_destroy_is_caught(void **state)
     EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_enter", s));
     assert_int_equal(mguard_scope_exit(s, &comp), MGUARD_EINVAL);
     EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_exit", s));
-    assert_int_equal(mguard_scope_depth(s), 0);
-    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_depth", s));
-    assert_null(mguard_scope_current(s));
-    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_current", s));
+    assert_int_equal(mguard_scope_frames(s, NULL, 0), 0);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_frames", s));
+    assert_int_equal(mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_TRACE), MGUARD_EINVAL);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_clear", s));
     assert_null(mguard_scope_name(s, &comp));
     EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_name", s));
     assert_int_equal(mguard_scope_add(s, "n", 1.0), MGUARD_EINVAL);
     EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_add", s));
-    assert_int_equal(mguard_scope_report(s, MGUARD_SCOPE_TABLE, buf, sizeof buf), 0);
-    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_report", s));
+    assert_int_equal(mguard_scope_format(s, MGUARD_SCOPE_TABLE, buf, sizeof buf), 0);
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_format", s));
     mguard_scope_destroy(s);
     EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_destroy", s));
     assert_ctx_ok(ctx);
@@ -216,15 +216,13 @@ static void test_dyn_used_after_destroy_is_caught(void **state)
     (void)state;
     assert_non_null(d);
     assert_int_equal(mguard_dyn_observe_scalar(d, "x", 1.0), MGUARD_OK);
-    assert_true(mguard_dyn_contains(d, "x"));
+    assert_true(mguard_dyn_dims(d, "x", NULL, NULL, 0));
     it = mguard_dyn_iterate(d);
     mguard_dyn_destroy(d);
     assert_int_equal(log.count, 0);
     assert_int_equal(mguard_dyn_observe_scalar(d, "x", 2.0), MGUARD_EINVAL);
     EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_observe_scalar", d));
-    assert_false(mguard_dyn_contains(d, "x"));
-    EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_contains", d));
-    assert_int_equal(mguard_dyn_dims(d, "x", NULL, 0), 0);
+    assert_false(mguard_dyn_dims(d, "x", NULL, NULL, 0));
     EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_dims", d));
     assert_int_equal(mguard_dyn_count(d), 0);
     EXPECT_LOG(log, NOT_A_DYN("mguard_dyn_count", d));
@@ -342,7 +340,7 @@ static void test_a_handle_of_another_kind_is_refused(void **state)
     assert_int_equal(mguard_dyn_count(d), 0);
     assert_int_equal(mguard_ledger_count(L), 0);
     assert_int_equal(mguard_ledger_count(NULL), 0);
-    assert_int_equal(mguard_scope_depth(NULL), 0);
+    assert_int_equal(mguard_scope_frames(NULL, NULL, 0), 0);
     assert_int_equal(mguard_dyn_count(NULL), 0);
     assert_int_equal(log.count, 0);
     assert_ctx_ok(ctx);
@@ -458,34 +456,40 @@ static void test_ledger_destroy_deferred_by_apply_keeps_the_handle_until_it_ends
     assert_int_equal(al.live_blocks, 0);
 }
 
-/* A scope tracker destroyed from inside its own report's write callback
-   stays a live handle until the report ends (deferred destroy). */
-typedef struct scope_in_report { mguard_scope *s; size_t depth; int calls; } scope_in_report;
+/* A scope tracker destroyed from inside its own callback (type_name, during
+   a lookup) stays a live handle until the call ends (deferred destroy). */
+typedef struct scope_in_call { mguard_scope *s; size_t frames; int calls; } scope_in_call;
 
-static void write_destroys_scope(const char *data, size_t len, void *user)
+static const char *type_destroys_scope(const void *comp, void *user)
 {
-    scope_in_report *r = (scope_in_report *)user;
-    (void)data; (void)len;
-    if (r->calls++) return;
+    scope_in_call *r = (scope_in_call *)user;
+    (void)comp;
+    if (r->calls++) return "T";
     mguard_scope_destroy(r->s);
-    r->depth = mguard_scope_depth(r->s);
+    r->frames = mguard_scope_frames(r->s, NULL, 0);
+    return "T";
 }
 
-static void test_scope_destroy_deferred_by_its_report_keeps_the_handle_until_it_ends(void **state)
+static void test_scope_destroy_deferred_by_its_callback_keeps_the_handle_until_the_call_ends(void **state)
 {
     test_log log; test_alloc al;
     mguard_ctx *ctx = test_ctx(&log, &al);
-    scope_in_report r;
+    mguard_scope_desc d;
+    scope_in_call r;
+    static int comp;
     (void)state;
     memset(&r, 0, sizeof r);
-    r.s = mguard_scope_create(ctx, NULL);
+    memset(&d, 0, sizeof d);
+    d.type_name = type_destroys_scope;
+    d.user = &r;
+    r.s = mguard_scope_create(ctx, &d);
     assert_non_null(r.s);
-    mguard_scope_report_write(r.s, MGUARD_SCOPE_TABLE, write_destroys_scope, &r);
-    assert_true(r.calls >= 1);
-    assert_int_equal(r.depth, 0);
-    assert_int_equal(log.count, 0);                   /* live during the report */
-    assert_int_equal(mguard_scope_depth(r.s), 0);     /* now it is gone */
-    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_depth", r.s));
+    mguard_scope_name(r.s, &comp);
+    assert_int_equal(r.calls, 1);
+    assert_int_equal(r.frames, 1);                    /* live during the call: the root */
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_scope_frames(r.s, NULL, 0), 0);   /* now it is gone */
+    EXPECT_LOG(log, NOT_A_SCOPE("mguard_scope_frames", r.s));
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(al.live_blocks, 0);
@@ -690,7 +694,7 @@ int main(void)
         cmocka_unit_test(test_thread_safe_context_checks_trackers_and_ledgers),
         cmocka_unit_test(test_creates_fail_cleanly_at_each_allocation_with_the_registry),
         cmocka_unit_test(test_ledger_destroy_deferred_by_apply_keeps_the_handle_until_it_ends),
-        cmocka_unit_test(test_scope_destroy_deferred_by_its_report_keeps_the_handle_until_it_ends),
+        cmocka_unit_test(test_scope_destroy_deferred_by_its_callback_keeps_the_handle_until_the_call_ends),
         cmocka_unit_test(test_cache_used_after_destroy_is_caught),
         cmocka_unit_test(test_cache_used_after_its_context_is_destroyed_or_as_another_kind_is_caught),
         cmocka_unit_test(test_cache_destroy_deferred_by_compute_keeps_the_handle_until_it_ends),

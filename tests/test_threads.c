@@ -173,7 +173,6 @@ static void cl_callback_seen(void)
     g_cl_callbacks++;
     if (flag_get(&g_cl_lock->held)) g_cl_held++;
 }
-static void cl_write(const char *data, size_t len, void *user) { (void)data; (void)len; (void)user; cl_callback_seen(); }
 static void cl_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     (void)obj; (void)attr; (void)value; (void)deleted; (void)user;
@@ -275,6 +274,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     const char *names[4];
     void *pv;
     bool dyn[4];
+    size_t rank = 0;
     char buf[256];
     long out;
     int64_t dims[2] = {2, 3};
@@ -379,30 +379,24 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_scope_enter", assert_int_equal(mguard_scope_enter(s, &comp), MGUARD_OK));
     LOCKED("mguard_scope_is_active", assert_true(mguard_scope_is_active(s, "Net")));
     LOCKED("mguard_scope_parents", assert_int_equal(mguard_scope_parents(s, names, 4), 2));
-    LOCKED("mguard_scope_current", assert_string_equal(mguard_scope_current(s), "Net"));
-    LOCKED("mguard_scope_depth", assert_int_equal(mguard_scope_depth(s), 1));
-    LOCKED("mguard_scope_path", assert_int_equal(mguard_scope_path(s, buf, sizeof buf), strlen("Global > Net")));
+    LOCKED("mguard_scope_frames", assert_int_equal(mguard_scope_frames(s, names, 4), 2));
+    assert_string_equal(names[0], "Net");
+    LOCKED("mguard_scope_format", assert_int_equal(mguard_scope_format(s, MGUARD_SCOPE_PATH, buf, sizeof buf), strlen("Global > Net")));
     assert_string_equal(buf, "Global > Net");
     LOCKED("mguard_scope_add", assert_int_equal(mguard_scope_add(s, "flops", 2.0), MGUARD_OK));
     LOCKED("mguard_scope_counter", assert_true(mguard_scope_counter(s, "Net", "flops", NULL) == 2.0));
     LOCKED("mguard_scope_exit", assert_int_equal(mguard_scope_exit(s, &comp), MGUARD_OK));
     LOCKED("mguard_scope_set_phase", assert_int_equal(mguard_scope_set_phase(s, 1), MGUARD_OK));
     LOCKED("mguard_scope_phase", assert_true((mguard_scope_phase(s) == 1)));
-    LOCKED("mguard_scope_report", assert_true(mguard_scope_report(s, MGUARD_SCOPE_TABLE, buf, sizeof buf) > 0));
-    LOCKED("mguard_scope_report_write", assert_true(mguard_scope_report_write(s, MGUARD_SCOPE_TABLE, cl_write, NULL) > 0));
-    assert_true(g_cl_callbacks > 0);
-    LOCKED("mguard_scope_clear_trace", assert_int_equal(mguard_scope_clear_trace(s), MGUARD_OK));
-    LOCKED("mguard_scope_clear_warnings", assert_int_equal(mguard_scope_clear_warnings(s), MGUARD_OK));
-    LOCKED("mguard_scope_reset", assert_int_equal(mguard_scope_reset(s), MGUARD_OK));
+    assert_true(mguard_scope_format(s, MGUARD_SCOPE_TABLE, buf, sizeof buf) > 0);
+    LOCKED("mguard_scope_clear", assert_int_equal(mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES | MGUARD_SCOPE_CLEAR_TRACE | MGUARD_SCOPE_CLEAR_WARNINGS), MGUARD_OK));
     LOCKED("mguard_scope_destroy", mguard_scope_destroy(s));
     /* 8: dynamism tracker */
     LOCKED("mguard_dyn_create", d = mguard_dyn_create(ctx));
     assert_non_null(d);
     LOCKED("mguard_dyn_observe", assert_int_equal(mguard_dyn_observe(d, "x", dims, 2), MGUARD_OK));
     LOCKED("mguard_dyn_observe_scalar", assert_int_equal(mguard_dyn_observe_scalar(d, "lr", 0.5), MGUARD_OK));
-    LOCKED("mguard_dyn_dims", assert_int_equal(mguard_dyn_dims(d, "x", dyn, 4), 2));
-    LOCKED("mguard_dyn_varies", assert_false(mguard_dyn_varies(d, "x", 0)));
-    LOCKED("mguard_dyn_contains", assert_true(mguard_dyn_contains(d, "lr")));
+    LOCKED("mguard_dyn_dims", assert_true(mguard_dyn_dims(d, "x", &rank, dyn, 4) && rank == 2 && !dyn[0]));
     LOCKED("mguard_dyn_count", assert_int_equal(mguard_dyn_count(d), 2));
     LOCKED("mguard_dyn_iterate", dit = mguard_dyn_iterate(d));
     LOCKED("mguard_dyn_next", assert_true(mguard_dyn_next(&dit)));
@@ -744,6 +738,7 @@ static void test_scope_and_ledger_hooks_join_a_thread_that_calls_back_in(void **
     mguard_scope_desc sd;
     mguard_scope *s;
     mguard_ledger *L;
+    const char *cur = NULL;
     int net, applied = 0;
     (void)state;
     g_hook_ctx = ts_ctx(&log);
@@ -751,7 +746,8 @@ static void test_scope_and_ledger_hooks_join_a_thread_that_calls_back_in(void **
     sd.type_name = joining_type_name;
     s = mguard_scope_create(g_hook_ctx, &sd);
     assert_int_equal(mguard_scope_enter(s, &net), MGUARD_OK);
-    assert_string_equal(mguard_scope_current(s), "Net");
+    assert_int_equal(mguard_scope_frames(s, &cur, 1), 2);
+    assert_string_equal(cur, "Net");
     L = mguard_ledger_create(g_hook_ctx, NULL);
     assert_int_equal(mguard_ledger_track(L, &net, MGUARD_LEDGER_EXISTING, "net"), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(L, &net, "w", NULL), MGUARD_OK);
@@ -759,7 +755,7 @@ static void test_scope_and_ledger_hooks_join_a_thread_that_calls_back_in(void **
     assert_int_equal(applied, 1);
     assert_ctx_ok(g_hook_ctx);
     mguard_on_destroy(g_hook_ctx, &net);   /* closes the frame, drops the entry: warnings */
-    assert_int_equal(mguard_scope_depth(s), 0);
+    assert_int_equal(mguard_scope_frames(s, NULL, 0), 1);   /* the root alone */
     assert_int_equal(mguard_ledger_count(L), 0);
     assert_int_equal(log.warnings, 2);
     mguard_ctx_destroy(g_hook_ctx);
@@ -2101,12 +2097,6 @@ static const char *lx_type_name(const void *comp, void *user)
     rc_check_alive((const rc_obj *)comp);
     return (((const rc_obj *)comp)->id & 1) ? "Net" : "Layer";
 }
-static void lx_sink(const char *data, size_t len, void *user)
-{
-    (void)data;
-    *(size_t *)user += len;
-}
-
 /* Brackets balance outside strings, and the text is one value. */
 static bool lx_json_balanced(const char *s)
 {
@@ -2426,11 +2416,11 @@ static void lx_scope_check_and_renew(lx_thread *t)
 /* The thread's own tracker: nobody else changes it (other threads' deaths
    only drop names of components it no longer has open), so its stack,
    active set, path and phase are exact; a quarter of the time the pass is
-   a backward one, ended by mguard_scope_reset. */
+   a backward one, ended by mguard_scope_clear. */
 static void lx_scope_op(lx_thread *t, rc_obj *o, rc_obj *v)
 {
     mguard_scope *s = t->scope;
-    const char *name, *parents[4];
+    const char *name, *parents[4], *frames[4];
     char path[64], want[64];
     unsigned r = lx_rand(t);
     int no = o->id & 1, nested = 0, backward = r % 4 == 0;
@@ -2440,26 +2430,26 @@ static void lx_scope_op(lx_thread *t, rc_obj *o, rc_obj *v)
         nested = mguard_scope_enter(s, v) == MGUARD_OK;
         lx_expect(nested);
     }
-    lx_expect(mguard_scope_depth(s) == (size_t)(1 + nested));
-    lx_expect(strcmp(mguard_scope_current(s), lx_type_name(nested ? v : o, NULL)) == 0);
+    lx_expect(mguard_scope_frames(s, frames, 4) == (size_t)(2 + nested));   /* depth + 1 */
+    lx_expect(strcmp(frames[0], lx_type_name(nested ? v : o, NULL)) == 0);
     lx_expect(mguard_scope_parents(s, parents, 4) == (size_t)(2 + (nested && (v->id & 1) != no)));
     lx_expect(strcmp(parents[0], "Global") == 0 && strcmp(parents[1], lx_type_name(o, NULL)) == 0);
     snprintf(want, sizeof want, "Global > %s%s%s", lx_type_name(o, NULL), nested ? " > " : "",
              nested ? lx_type_name(v, NULL) : "");
-    lx_expect(mguard_scope_path(s, path, sizeof path) == strlen(want) && strcmp(path, want) == 0);
+    lx_expect(mguard_scope_format(s, MGUARD_SCOPE_PATH, path, sizeof path) == strlen(want) && strcmp(path, want) == 0);
     lx_expect(mguard_scope_add(s, "flops", 1.0) == MGUARD_OK);
     t->adds++;
     t->name_adds[no]++;
     if (nested && (v->id & 1) != no) t->name_adds[v->id & 1]++;
     if (backward) {
-        lx_expect(mguard_scope_reset(s) == MGUARD_OK && mguard_scope_phase(s) == 0);
+        lx_expect(mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES) == MGUARD_OK && mguard_scope_phase(s) == 0);
     } else {
         if (nested) lx_expect(mguard_scope_exit(s, v) == MGUARD_OK);
         lx_expect(mguard_scope_exit(s, o) == MGUARD_OK);
     }
-    lx_expect(mguard_scope_depth(s) == 0 && mguard_scope_parents(s, parents, 4) == 1);
-    if (r % 64 == 1) lx_expect(mguard_scope_clear_trace(s) == MGUARD_OK);
-    if (r % 64 == 2) lx_expect(mguard_scope_clear_warnings(s) == MGUARD_OK);
+    lx_expect(mguard_scope_frames(s, NULL, 0) == 1 && mguard_scope_parents(s, parents, 4) == 1);
+    if (r % 64 == 1) lx_expect(mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_TRACE) == MGUARD_OK);
+    if (r % 64 == 2) lx_expect(mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_WARNINGS) == MGUARD_OK);
     /* the shared tracker: names and counters only (frames are per thread) */
     lx_expect(mguard_scope_add(g_lx.scope, "calls", 1.0) == MGUARD_OK);
     t->shared_adds++;
@@ -2476,14 +2466,13 @@ static void lx_report(lx_thread *t)
 {
     int own = lx_rand(t) & 1;
     mguard_scope *s = own ? t->scope : g_lx.scope;
-    mguard_scope_format f = (mguard_scope_format)(lx_rand(t) % 3);
-    size_t n = mguard_scope_report(s, f, t->buf, LX_REPORT), written = 0;
+    mguard_scope_view f = (mguard_scope_view)(lx_rand(t) % 4);
+    size_t n = mguard_scope_format(s, f, t->buf, LX_REPORT);
     count_add(&g_lx.reports, 1);
     lx_expect(n > 0 && n < LX_REPORT && strlen(t->buf) == n);
     if (f == MGUARD_SCOPE_TRACE_JSON) lx_expect(lx_json_balanced(t->buf));
     if (own) {                               /* nobody else changes it */
-        lx_expect(mguard_scope_report(s, f, NULL, 0) == n);
-        lx_expect(mguard_scope_report_write(s, f, lx_sink, &written) == n && written == n);
+        lx_expect(mguard_scope_format(s, f, NULL, 0) == n);
     }
 }
 
@@ -2523,15 +2512,16 @@ static void lx_expect_dims(const mguard_dyn *d, const unsigned *values)
     for (k = 0; k < LX_PATHS; k++) {
         char path[32];
         bool dyn[2] = {true, true};
+        size_t rank = 0;
         unsigned m = __atomic_load_n(&values[k], __ATOMIC_SEQ_CST);
         int varies = m && (m & (m - 1)) != 0;
         snprintf(path, sizeof path, "L['p%d']", k);
         if (!m) {
-            lx_expect(!mguard_dyn_contains(d, path));
+            lx_expect(!mguard_dyn_dims(d, path, NULL, NULL, 0));
             continue;
         }
         seen++;
-        lx_expect(mguard_dyn_dims(d, path, dyn, 2) == (size_t)(k < 6 ? 2 : 1));
+        lx_expect(mguard_dyn_dims(d, path, &rank, dyn, 2) && rank == (size_t)(k < 6 ? 2 : 1));
         if (k < 6) lx_expect(!dyn[0] && dyn[1] == varies);
         else lx_expect(dyn[0] == varies);
     }
@@ -2544,10 +2534,11 @@ static void lx_dyn_read(lx_thread *t)
     int k = (int)(lx_rand(t) % LX_PATHS);
     unsigned m = __atomic_load_n(&g_lx.path_values[k], __ATOMIC_SEQ_CST);
     mguard_dyn_iter it;
-    size_t n, paths = 0;
+    size_t n, paths = 0, rank = 0;
+    bool first = true;
     lx_path(t, k, path, sizeof path);
-    if (m) lx_expect(mguard_dyn_contains(g_lx.dyn, path) && mguard_dyn_dims(g_lx.dyn, path, NULL, 0) == (size_t)(k < 6 ? 2 : 1));
-    if (m && k < 6) lx_expect(!mguard_dyn_varies(g_lx.dyn, path, 0));
+    if (m) lx_expect(mguard_dyn_dims(g_lx.dyn, path, &rank, &first, 1) && rank == (size_t)(k < 6 ? 2 : 1));
+    if (m && k < 6) lx_expect(!first);
     it = mguard_dyn_iterate(g_lx.dyn);          /* varies not read: another thread may move it */
     while (mguard_dyn_next(&it)) {
         paths++;
