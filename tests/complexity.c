@@ -488,7 +488,7 @@ static void r_scope_destroy(cx *c)
     unsigned r;
     LOOP {
         mguard_scope *s = scope_deep(c, c->n, true);
-        mguard_scope_reset(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES);
         T0();
         mguard_scope_destroy(s);
         T1();
@@ -583,7 +583,7 @@ static void r_scope_enter(cx *c)
         T0();
         for (i = 0; i < c->n; i++) mguard_scope_enter(s, kids[i]);
         T1();
-        mguard_scope_reset(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES);
     }
 }
 /* O(depth) calls at depth n: 16 of them per repetition */
@@ -621,27 +621,28 @@ static void r_scope_parents(cx *c)
         T1();                                                 \
         must(k == (size_t)c->reps * c->n, #fname);            \
     }
-SCOPE_QUERY(r_scope_current, mguard_scope_current(s) != NULL)
-SCOPE_QUERY(r_scope_depth, mguard_scope_depth(s) == c->n)
+static const char *cur_of(const mguard_scope *s)   /* the current name */
+{
+    const char *cur = NULL;
+    mguard_scope_frames(s, &cur, 1);
+    return cur;
+}
+SCOPE_QUERY(r_scope_current, cur_of(s) != NULL)
 SCOPE_QUERY(r_scope_set_phase, mguard_scope_set_phase(s, i & 1) == MGUARD_OK)
 SCOPE_QUERY(r_scope_phase, mguard_scope_phase(s) < 1000)
-SCOPE_QUERY(r_scope_counter, mguard_scope_counter(s, mguard_scope_current(s), "flops", NULL) >= 0.0)
-SCOPE_QUERY(r_scope_is_active, mguard_scope_is_active(s, mguard_scope_current(s)))
-static void count_bytes(const char *data, size_t len, void *user)
-{
-    (void)data;
-    *(size_t *)user += len;
-}
-static void r_scope_report_write(cx *c)
+SCOPE_QUERY(r_scope_counter, mguard_scope_counter(s, cur_of(s), "flops", NULL) >= 0.0)
+SCOPE_QUERY(r_scope_is_active, mguard_scope_is_active(s, cur_of(s)))
+static void r_scope_frames(cx *c)
 {
     unsigned r;
-    size_t k = 0, bytes = 0;
+    size_t k = 0;
+    const char **out = (const char **)malloc((c->n + 1) * sizeof *out);
     mguard_scope *s = scope_deep(c, c->n, false);
-    mguard_scope_add(s, "flops", 1.0);
     T0();
-    LOOP k += mguard_scope_report_write(s, MGUARD_SCOPE_TABLE, count_bytes, &bytes) > c->n;
+    LOOP k += mguard_scope_frames(s, out, c->n + 1);
     T1();
-    must(k == c->reps && bytes > c->n, "report_write");
+    must(k == (size_t)c->reps * (c->n + 1), "frames");
+    free(out);
 }
 static void r_scope_path(cx *c)
 {
@@ -649,7 +650,7 @@ static void r_scope_path(cx *c)
     size_t k = 0;
     mguard_scope *s = scope_deep(c, c->n, false);
     T0();
-    LOOP k += mguard_scope_path(s, NULL, 0) > c->n;
+    LOOP k += mguard_scope_format(s, MGUARD_SCOPE_PATH, NULL, 0) > c->n;
     T1();
     must(k == c->reps, "path");
 }
@@ -661,7 +662,7 @@ static void r_scope_reset(cx *c)
     LOOP {
         for (i = 0; i < c->n; i++) mguard_scope_enter(s, kids[i]);
         T0();
-        mguard_scope_reset(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES);
         T1();
     }
 }
@@ -680,7 +681,7 @@ static void r_scope_report(cx *c)
     mguard_scope *s = scope_deep(c, c->n, false);
     mguard_scope_add(s, "flops", 1.0);
     T0();
-    LOOP k += mguard_scope_report(s, MGUARD_SCOPE_TABLE, NULL, 0) > c->n;
+    LOOP k += mguard_scope_format(s, MGUARD_SCOPE_TABLE, NULL, 0) > c->n;
     T1();
     must(k == c->reps, "report");
 }
@@ -689,9 +690,9 @@ static void r_scope_report_trace(cx *c)
     unsigned r;
     size_t k = 0;
     mguard_scope *s = scope_deep(c, c->n, true);
-    mguard_scope_reset(s);
+    mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES);
     T0();
-    LOOP k += mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, NULL, 0) > c->n;
+    LOOP k += mguard_scope_format(s, MGUARD_SCOPE_TRACE_JSON, NULL, 0) > c->n;
     T1();
     must(k == c->reps, "report trace");
 }
@@ -703,9 +704,9 @@ static void r_scope_clear_trace(cx *c)
     LOOP {
         for (i = 0; i < c->n; i++) mguard_scope_enter(s, kids[i]);
         T0();
-        mguard_scope_clear_trace(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_TRACE);
         T1();
-        mguard_scope_reset(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES);
     }
 }
 static void r_scope_clear_warnings(cx *c)
@@ -716,7 +717,7 @@ static void r_scope_clear_warnings(cx *c)
     LOOP {
         for (i = 0; i < c->n; i++) mguard_scope_exit(s, kids[i]);   /* "never entered": n warnings */
         T0();
-        mguard_scope_clear_warnings(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_WARNINGS);
         T1();
     }
 }
@@ -794,11 +795,11 @@ static void r_dyn_observe_rank(cx *c)
 static void r_dyn_dims(cx *c)
 {
     unsigned r;
-    size_t i, k = 0;
+    size_t i, k = 0, rank;
     bool v[2];
     mguard_dyn *d = dyn_n(c, c->n);
     T0();
-    LOOP for (i = 0; i < c->n; i++) k += mguard_dyn_dims(d, NM[i], v, 2);
+    LOOP for (i = 0; i < c->n; i++) k += mguard_dyn_dims(d, NM[i], &rank, v, 2) ? rank : 0;
     T1();
     must(k == (size_t)c->reps * c->n * 2, "dims");
 }
@@ -1499,20 +1500,19 @@ static const row rows[] = {
     R("mguard_scope_enter", "n enters (depth 0 .. n)", r_scope_enter),
     R("mguard_scope_exit", "16 exits at depth n", r_scope_exit),
     R("mguard_scope_parents", "the active set of n", r_scope_parents),
-    R("mguard_scope_current", "n calls at depth n", r_scope_current),
-    R("mguard_scope_depth", "n calls at depth n", r_scope_depth),
-    R("mguard_scope_path", "the path at depth n", r_scope_path),
+    R("mguard_scope_frames", "n calls at depth n, the current name", r_scope_current),
+    R("mguard_scope_frames", "the stack at depth n", r_scope_frames),
+    R("mguard_scope_format", "the PATH at depth n", r_scope_path),
     R("mguard_scope_set_phase", "n calls at depth n", r_scope_set_phase),
     R("mguard_scope_phase", "n calls at depth n", r_scope_phase),
     R("mguard_scope_is_active", "n calls at depth n", r_scope_is_active),
     R("mguard_scope_counter", "n calls at depth n", r_scope_counter),
-    R("mguard_scope_reset", "reset at depth n", r_scope_reset),
+    R("mguard_scope_clear", "FRAMES at depth n", r_scope_reset),
     R("mguard_scope_add", "add to n active names", r_scope_add),
-    R("mguard_scope_report", "TABLE of n names", r_scope_report),
-    R("mguard_scope_report", "TRACE_JSON of n spans", r_scope_report_trace),
-    R("mguard_scope_report_write", "TABLE of n names, to a writer", r_scope_report_write),
-    R("mguard_scope_clear_trace", "at depth n, n spans", r_scope_clear_trace),
-    R("mguard_scope_clear_warnings", "n warnings", r_scope_clear_warnings),
+    R("mguard_scope_format", "TABLE of n names", r_scope_report),
+    R("mguard_scope_format", "TRACE_JSON of n spans", r_scope_report_trace),
+    R("mguard_scope_clear", "TRACE at depth n, n spans", r_scope_clear_trace),
+    R("mguard_scope_clear", "WARNINGS, n of them", r_scope_clear_warnings),
 #endif
 #ifndef MGUARD_NO_DYN
     R("mguard_dyn_create", "n trackers created", r_dyn_create),
