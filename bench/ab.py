@@ -58,6 +58,7 @@ def names(header):
         else:
             out.append("#define AB_HAVE_%s 0" % ab)
             print("bench-ab: %s declares none of %s: the rows using it are left out"
+                  " (unless bench_ab.c gives a fallback, as dyn_varies has in mguard_dyn_dims)"
                   % (header, ", ".join(candidates)), file=sys.stderr)
     print("\n".join(out))
 

@@ -1114,7 +1114,7 @@ static double mg_scope_enter_exit(fx *f, int depth)
         } while ((el = now_ns() - t0) < opt.min_ns);
         r = el / ((double)passes * (double)f->n);
     }
-    CHECK(mguard_scope_depth(s) == (size_t)depth - 1, "mguard scope depth");
+    CHECK(mguard_scope_frames(s, NULL, 0) == (size_t)depth, "mguard scope depth");
     mguard_ctx_destroy(c);
     return r;
 }
