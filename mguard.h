@@ -543,7 +543,8 @@ MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, co
    lengths) (TREE: + a hash per dotted prefix), O(spans), PATH O(depth). */
 MGUARDDEF size_t mguard_scope_format(mguard_scope *s, mguard_scope_view view, char *buf, size_t cap);
 /* Forget what flags (MGUARD_SCOPE_CLEAR_*) name; names and counters stay.
-   EINVAL: NULL s, (logged) an unknown flag. Cost: O(depth + warnings). */
+   EINVAL: NULL s, s being destroyed or (logged) an unknown flag. Cost:
+   O(depth + warnings). */
 MGUARDDEF mguard_status mguard_scope_clear(mguard_scope *s, unsigned flags);
 #endif /* MGUARD_NO_SCOPE */
 
