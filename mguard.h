@@ -2308,6 +2308,7 @@ static const char *mguard__str_find_h(const mguard_ctx *ctx, const char *s, uint
 
 static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
 {
+    if (ctx->last_str && strcmp(ctx->last_str, s) == 0) return ctx->last_str;   /* an event's attr, again */
     return mguard__str_find_h(ctx, s, mguard__hash_str(s));
 }
 
@@ -10379,7 +10380,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     memset(q, 0, sizeof *q);   /* each event's list is its own */
     /* the interned attr (found once, only if needed), the reason (made only if something
        drops or is spoiled): an object no cache depends on costs a walk of its probe */
-#define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL))
+#define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL, ia ? ctx->last_str = ia : NULL))
 #define MGUARD__EV_WHY() \
     do { \
         if (whyset) break; \
