@@ -453,6 +453,27 @@ static void test_get_with_a_null_entry_says_whether_tracked(void **state)
     teardown();
 }
 
+/* Misuse of the walks and the sizes: an empty walk or EINVAL, one exact line. */
+static void test_unknown_walk_and_null_stats_out_are_logged(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    mguard_ledger_iter it;
+    OBJ(x, "x", 0);
+    (void)state;
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    it = mguard_ledger_iterate(L, (mguard_ledger_walk)0, &x);
+    assert_false(mguard_ledger_next(&it));
+    assert_string_equal(log.last, "mguard_ledger_iterate: unknown walk 0");
+    it = mguard_ledger_iterate(L, (mguard_ledger_walk)6, NULL);
+    assert_false(mguard_ledger_next(&it));
+    assert_string_equal(log.last, "mguard_ledger_iterate: unknown walk 6");
+    assert_int_equal(mguard_ledger_get_stats(L, NULL), MGUARD_EINVAL);
+    assert_string_equal(log.last, "mguard_ledger_get_stats: NULL out");
+    assert_int_equal(log.warnings, 3);
+    teardown();
+}
+
 static void test_get_stats_counts_what_the_ledger_holds(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL);
@@ -4323,6 +4344,7 @@ int main(void)
         cmocka_unit_test(test_pending_with_a_null_value_gives_the_status_only),
         cmocka_unit_test(test_get_with_a_null_entry_says_whether_tracked),
         cmocka_unit_test(test_get_stats_counts_what_the_ledger_holds),
+        cmocka_unit_test(test_unknown_walk_and_null_stats_out_are_logged),
         cmocka_unit_test(test_is_modified_follows_the_reference_per_kind),
         cmocka_unit_test(test_writes_to_untracked_or_mutable_entries_are_einval),
         cmocka_unit_test(test_mark_modified_is_only_for_mutable_containers),
