@@ -8020,7 +8020,6 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
 
 /* ---- iteration ---------------------------------------------------------- */
 
-
 /* pos_ 0: objects from the first, writes from the entry's head, records and hooks by seq_ */
 static mguard_ledger_iter mguard__ledger_iterate(const mguard_ledger *L, mguard_ledger_walk what, const void *obj)
 {
