@@ -1022,15 +1022,18 @@ static void test_the_last_reason_names_the_mutation_and_its_line(void **state)
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
     {
         char tmp[8] = "qq";
-        mguard_on_mutation(ctx, &key, tmp);
+        mguard_on_mutation_at(ctx, &key, tmp, NULL, 0);   /* no place */
     }
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
     assert_string_equal(r.attr, "qq");
     assert_null(r.file);
+    assert_int_equal(r.line, 0);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
-    mguard_on_mutation(ctx, &key, "w");   /* known to the context */
+    mguard_on_mutation(ctx, &key, "w"); line = __LINE__;   /* "w": known to the context; the macro's place */
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
     assert_string_equal(r.attr, "w");
+    assert_string_equal(r.file, __FILE__);
+    assert_int_equal(r.line, line);
     assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_DEATH), "death");
     assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_EVICTION), "eviction");
     assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_MUTATION), "mutation");
@@ -1209,15 +1212,16 @@ static void test_memory_stays_flat_under_mutations_with_distinct_attribute_names
     }
     assert_true(al.live_bytes <= warm + 256);
     /* the two names, and the attributes and files of the reasons the rings
-       keep: logged's 16 (one drop an iteration) cover c's (two) */
-    assert_int_equal(mgt_interned_count(ctx), 2 + 16 + 16);
+       keep: logged's 16 (one drop an iteration) cover c's (two), and this
+       file's name (mguard_on_mutation's place) */
+    assert_int_equal(mgt_interned_count(ctx), 2 + 16 + 16 + 1);
     /* the ring still names the newest drops' attributes and files */
     assert_int_equal(mguard_cache_last_reason(logged, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_OK);
     assert_string_equal(r.attr, "attr19999");
     assert_string_equal(r.file, "file19999.c");
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&other), &r), MGUARD_OK);
     assert_string_equal(r.attr, "attr19999");
-    assert_null(r.file);
+    assert_string_equal(r.file, __FILE__);
     test_ctx_finish(ctx, &al);
 }
 
@@ -1551,15 +1555,13 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     assert_int_equal(mguard_cache_depend(c, nullkey, 1, &v, "x"), MGUARD_EINVAL);
     assert_string_equal(log.last, "mguard_cache_depend: key 0 is NULL");
     assert_int_equal(mguard_cache_take(c, NULL, 0, NULL), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_remove: NULL keys");
+    assert_string_equal(log.last, "mguard_cache_take: NULL keys");
     assert_int_equal(mguard_cache_take(NULL, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_take(c, NULL, 1, &v), MGUARD_EINVAL);
     assert_string_equal(log.last, "mguard_cache_take: NULL keys");
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k), &v, 0), MGUARD_OK);
-    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_take: NULL out");
-    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k)));   /* kept */
     assert_int_equal(mguard_cache_take(NULL, MGUARD_CACHE_KEYS(&k), &v), MGUARD_EINVAL);
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k)));   /* kept */
     v = 0;
     assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k), &v), MGUARD_OK);
     assert_int_equal(v, 1);
@@ -1573,13 +1575,22 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     assert_int_equal(mguard_cache_job_depend(NULL, &k, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_job_set_cost(NULL, 1), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_format(NULL, NULL, 0), 0);
+    {
+        char nb[4] = "xyz", rb[4] = "xyz";   /* snprintf-style: "" when refused, as mguard_dyn_format */
+        assert_int_equal(mguard_cache_format(NULL, nb, sizeof nb), 0);
+        assert_int_equal(mguard_cache_reason_format(NULL, rb, sizeof rb), 0);
+        assert_string_equal(nb, "");
+        assert_string_equal(rb, "");
+        assert_int_equal(mguard_cache_format(NULL, nb + 1, 0), 0);   /* cap 0: nothing written */
+        assert_int_equal(nb[1], 'y');
+    }
     assert_int_equal(mguard_cache_count(NULL), 0);
     it = mguard_cache_iterate(NULL);
     assert_false(mguard_cache_next(&it));
     assert_false(mguard_cache_next(NULL));
     mguard_cache_clear(NULL);
     mguard_cache_destroy(NULL);
-    assert_int_equal(log.count, 17);
+    assert_int_equal(log.count, 16);
     assert_int_equal(mguard_cache_count(c), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
@@ -2445,15 +2456,16 @@ static void test_an_unnamed_object_prints_as_its_address(void **state)
     static int a, other;
     long v = 1;
     char want[256];
+    int line;
     (void)state;
     memset(&nm, 0, sizeof nm);
     memset(&l, 0, sizeof l);
     ctx = named_ctx(&nm, &l, NULL);
     c = long_cache(ctx, true, NULL, NULL, NULL);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, 0), MGUARD_OK);
-    mguard_on_mutation(ctx, &a, NULL);
+    mguard_on_mutation(ctx, &a, NULL); line = __LINE__;
     assert_int_equal(l.n, 1);
-    snprintf(want, sizeof want, "mguard_cache t: dropped (%p): mutation of %p", (void *)&a, (void *)&a);
+    snprintf(want, sizeof want, "mguard_cache t: dropped (%p): mutation of %p at %s:%d", (void *)&a, (void *)&a, __FILE__, line);
     assert_string_equal(l.text[0], want);
     assert_int_equal(nm.calls, 2);   /* asked, left empty */
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&a), &r), MGUARD_OK);
@@ -2524,6 +2536,7 @@ static void test_describe_never_sees_an_object_destroyed_meanwhile(void **state)
     static int a, b, guard;
     long v = 1;
     char want[256];
+    int line;
     (void)state;
     memset(&nm, 0, sizeof nm);
     memset(&l, 0, sizeof l);
@@ -2536,9 +2549,9 @@ static void test_describe_never_sees_an_object_destroyed_meanwhile(void **state)
     k.victim = &b;
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a, &b), &v, 0), MGUARD_OK);
     assert_int_equal(mguard_watch(ctx, &a, &guard, destroy_victim, &k), MGUARD_OK);
-    mguard_on_mutation(ctx, &a, "x");
+    mguard_on_mutation(ctx, &a, "x"); line = __LINE__;
     assert_int_equal(l.n, 1);
-    snprintf(want, sizeof want, "mguard_cache t: dropped (a, %p): mutation of a.x", (void *)&b);
+    snprintf(want, sizeof want, "mguard_cache t: dropped (a, %p): mutation of a.x at %s:%d", (void *)&b, __FILE__, line);
     assert_string_equal(l.text[0], want);
     assert_int_equal(nm.calls, 2);   /* a at the event, a in the line */
     test_ctx_finish(ctx, NULL);

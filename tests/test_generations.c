@@ -22,6 +22,7 @@ static void test_objects_made_after_advance_are_dynamic(void **state)
     assert_int_equal(mguard_gen_tag(ctx, &old_obj), MGUARD_OK);
     assert_int_equal(mguard_gen_get(ctx, &old_obj), 0);
     assert_true(mguard_gen_is_dynamic(ctx, &old_obj, NULL));    /* tagged in the current generation */
+    assert_true(mguard_gen_is_since(ctx, &old_obj, mguard_gen_current(ctx)));   /* the same question */
     assert_int_equal(mguard_gen_advance(ctx), 1);
     assert_int_equal(mguard_gen_current(ctx), 1);
     assert_false(mguard_gen_is_dynamic(ctx, &old_obj, NULL));
@@ -156,7 +157,7 @@ static void test_strict_context_counts_an_untagged_object_as_dynamic(void **stat
     assert_int_equal(log.warnings, 0);
     assert_true(mguard_gen_is_dynamic(ctx, &forgot, NULL));    /* never tagged: dynamic */
     assert_int_equal(log.warnings, 1);
-    snprintf(want, sizeof want, "mguard_gen_is_current: %p was never tagged (mguard_gen_tag in its constructor?); "
+    snprintf(want, sizeof want, "mguard_gen_is_dynamic: %p was never tagged (mguard_gen_tag in its constructor?); "
              "counted as dynamic, as every untagged object on this strict context (reported once)", (void *)&forgot);
     assert_string_equal(log.last, want);
     assert_true(mguard_gen_is_dynamic(ctx, &forgot2, &cls));
