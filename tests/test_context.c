@@ -83,6 +83,29 @@ static void test_status_strings(void **state)
     assert_string_equal(mguard_status_str((mguard_status)99), "unknown status");
 }
 
+static void test_get_stats_counts_objects_and_says_whether_thread_safe(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_weak *t = long_table(ctx, NULL);
+    mguard_ctx_stats st = {99, true};
+    static int a, b;
+    long v = 1;
+    (void)state;
+    assert_int_equal(mguard_weak_set(t, &a, &v), MGUARD_OK);
+    assert_int_equal(mguard_gen_tag(ctx, &b), MGUARD_OK);
+    assert_int_equal(mguard_ctx_get_stats(ctx, &st), MGUARD_OK);
+    assert_int_equal(st.objects, 2);
+    assert_false(st.thread_safe);
+    assert_int_equal(mguard_ctx_get_stats(ctx, NULL), MGUARD_EINVAL);
+    EXPECT_LOG(log, log.warnings, "mguard_ctx_get_stats: NULL out");
+    st.objects = 99;
+    assert_int_equal(mguard_ctx_get_stats(NULL, &st), MGUARD_EINVAL);
+    assert_int_equal(st.objects, 99);   /* out untouched */
+    EXPECT_NO_LOG(log);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_intern_returns_one_copy_per_content(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -514,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_create_out_of_memory_returns_null),
         cmocka_unit_test(test_every_allocation_goes_through_the_allocator),
         cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_get_stats_counts_objects_and_says_whether_thread_safe),
         cmocka_unit_test(test_intern_returns_one_copy_per_content),
         cmocka_unit_test(test_unknown_object_destroy_is_a_cheap_noop),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
