@@ -693,7 +693,7 @@ typedef struct mguard_ledger_entry {
     const void *obj;
     mguard_ledger_kind kind;
     const char *source;   /* interned, valid while obj's entry stays; the class source for a NEW object; may be NULL */
-    bool modified;        /* as mguard_ledger_is_modified */
+    bool modified;        /* NEW: always; EXISTING: with a pending write; CONTAINER: marked */
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
 
@@ -707,14 +707,11 @@ MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
    class's). EEXIST: tracked already; EINVAL (logged): NULL L/obj, dying
    obj, unknown kind; ENOMEM. Cost: O(1) amortized + a hash of source. */
 MGUARDDEF mguard_status mguard_ledger_track(mguard_ledger *L, const void *obj, mguard_ledger_kind kind, const char *source);
-/* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
-MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
-/* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one lookup. */
+/* obj's entry into *out (NULL out: only whether obj is tracked). NOT_FOUND:
+   untracked; EINVAL (logged): NULL L/obj. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
 /* Mark a CONTAINER entry modified. EINVAL (logged): untracked, another kind, NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
-/* NEW: always; EXISTING: with a pending write; CONTAINER: marked. false: untracked, NULL. Cost: one lookup. */
-MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj);
 
 /* Record obj.attr = value (value may be NULL; attr copied). An overwrite
    keeps its place, releasing the old value. A sized ledger copies the
@@ -727,13 +724,12 @@ MGUARDDEF mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *o
 MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr);
 /* The pending write only (the real field never read): OK and *value;
    DELETED or NOT_FOUND (nothing pending, untracked; logged unless attr is
-   bound) with *value NULL; EINVAL (logged): CONTAINER entry, NULL.
-   Sized values point into L: valid until L changes (mguard_ledger_read
-   copies). Never allocates. Cost: a hash of attr + two lookups. */
+   bound or value is NULL) with *value NULL; EINVAL (logged): CONTAINER
+   entry, NULL L/obj/attr. value NULL: only the status (any attribute
+   pending: the entry's writes). Sized values point into L: valid until L
+   changes (mguard_ledger_read copies). Never allocates. Cost: a hash of
+   attr + two lookups. */
 MGUARDDEF mguard_status mguard_ledger_pending(const mguard_ledger *L, const void *obj, const char *attr, void **value);
-/* true when obj.attr has a pending write or deletion; attr NULL: any
-   attribute of obj. false for untracked or NULL. Cost: as pending. */
-MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
 /* obj's plain fields (the table is not copied: it must outlive L and its
    clones): apply writes them directly (a deletion zeroes), read reads them
    when nothing is pending. On a sized ledger each field has its own size
@@ -751,18 +747,33 @@ MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *o
    CONTAINER, NULL. Never allocates. Cost: as pending + O(fields of obj). */
 MGUARDDEF mguard_status mguard_ledger_read(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
-/* Counts (0 for NULL): tracked objects, modified ones, pending writes (deletions too). Cost: O(1). */
-MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
-MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
-MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
+/* L's sizes. Nothing modified, no records, no hooks: apply would do nothing. */
+typedef struct mguard_ledger_stats {
+    size_t entries;       /* tracked objects */
+    size_t modified;      /* ... modified ones (as an entry's modified) */
+    size_t writes;        /* pending attribute writes, deletions included */
+    size_t records;
+    size_t hooks;
+    size_t storage_bytes; /* what a clone allocates and copies */
+} mguard_ledger_stats;
+/* Copy L's sizes into out. EINVAL (logged) for NULL L/out. Cost: O(1). */
+MGUARDDEF mguard_status mguard_ledger_get_stats(const mguard_ledger *L, mguard_ledger_stats *out);
 
-/* The four walks (objects, an object's writes, records, hooks), in order:
-       mguard_ledger_iter it = mguard_ledger_iterate(L, true);
+/* What a walk visits, in the ledger order. */
+typedef enum mguard_ledger_walk {
+    MGUARD_LEDGER_WALK_ENTRIES = 1, /* the tracked objects */
+    MGUARD_LEDGER_WALK_MODIFIED,    /* the modified ones */
+    MGUARD_LEDGER_WALK_WRITES,      /* one object's pending writes */
+    MGUARD_LEDGER_WALK_RECORDS,     /* the records (the reference's save_for_backward list) */
+    MGUARD_LEDGER_WALK_HOOKS        /* the hooks, in registration order */
+} mguard_ledger_walk;
+/* A walk, its fields set by what it visits:
+       mguard_ledger_iter it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_MODIFIED, NULL);
        while (mguard_ledger_next(&it)) {
-           mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
+           mguard_ledger_iter w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, it.obj);
            while (mguard_ledger_next(&w)) use(w.attr, w.value, w.deleted);
        }
-       it = mguard_ledger_iterate_records(L);
+       it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
        while (mguard_ledger_next(&it)) use(it.tag, it.payload);
    L may change meanwhile: nothing removed is returned, nothing twice,
    nothing left skipped; new items come last. Not after L's destroy. The
@@ -771,7 +782,7 @@ typedef struct mguard_ledger_iter {
     const void *obj;            /* objects, writes: the object; hooks: the hooked object */
     mguard_ledger_kind kind;    /* objects: its kind */
     const char *source;         /* objects: its source */
-    bool modified;              /* objects: is_modified */
+    bool modified;              /* objects: as the entry's */
     const char *attr;           /* writes: the attribute */
     void *value;                /* writes: the value (NULL for a deletion) */
     bool deleted;               /* writes: a pending deletion */
@@ -785,14 +796,9 @@ typedef struct mguard_ledger_iter {
     uint64_t seq_, epoch_, wseq_;
     uint32_t pos_, mode_;
 } mguard_ledger_iter;
-/* The tracked objects (modified_only: the modified ones). NULL L: empty. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only);
-/* obj's pending writes. NULL L/obj: empty. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
-/* The records (the reference's save_for_backward list). Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L);
-/* The hooks, in registration order. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L);
+/* Before the first of what (obj: WRITES' object, else unused). Empty: NULL
+   L, WRITES of NULL obj, an unknown what (logged). Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, mguard_ledger_walk what, const void *obj);
 /* Step a walk: true, fields set; false at the end or for NULL. Cost: O(1)
    amortized (after a removal: writes O(writes of obj), else O(log n)). */
 MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
@@ -800,20 +806,16 @@ MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
 /* Append a record: tag (copied) and payload (a value or NULL). EINVAL
    (logged): NULL L/tag, dying payload; ENOMEM. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
-/* Records; 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_ledger_record_count(const mguard_ledger *L);
 /* Register hook fn (a value) on obj as name (copied, optional); *id: the
    smallest unused integer >= the live hooks. EINVAL (logged): NULL
    L/obj/id, dying obj/fn; ENOMEM. Cost: O(hooks), O(hooks^2) worst. */
 MGUARDDEF mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id);
 /* Remove hook id. NOT_FOUND when absent, EINVAL for NULL L. O(hooks). */
 MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
-/* Hooks; 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_ledger_hook_count(const mguard_ledger *L);
 
 /* An independent copy of L, same hooks (a checkpoint); values shared,
    retained once by the copy. NULL (logged): NULL/dying L, out of memory.
-   Cost: one allocation of storage_bytes and a memcpy per array + retains. */
+   Cost: one allocation of stats' storage_bytes and a memcpy per array + retains. */
 MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
 /* Make L equal to checkpoint, keeping L's hooks (retain gains, release
    losses). EINVAL (logged): NULL/dying, other contexts; ENOMEM: nothing
@@ -867,12 +869,12 @@ typedef struct mguard_ledger_diff_result mguard_ledger_diff_result;
    are not held. EINVAL (logged): NULL, other contexts, a ledger a hook changed;
    ENOMEM. Cost: O(1) for an unchanged clone, else O(size) + hook calls. */
 MGUARDDEF mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out);
-/* Number of items; 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d);
-/* Item i, NULL past the end or for NULL. Cost: O(1). */
-MGUARDDEF const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledger_diff_result *d, size_t i);
-/* The text ("" when equal or NULL), valid until freed. Cost: O(1). */
-MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d);
+/* The items (*count of them; NULL and 0 when equal or for NULL d), valid
+   until freed. count may be NULL. Cost: O(1). */
+MGUARDDEF const mguard_ledger_diff_item *mguard_ledger_diff_items(const mguard_ledger_diff_result *d, size_t *count);
+/* The text, snprintf-style (buf NULL when cap is 0): "" when equal. 0 for
+   NULL d. Cost: O(length). */
+MGUARDDEF size_t mguard_ledger_diff_format(const mguard_ledger_diff_result *d, char *buf, size_t cap);
 /* Free a result before its context is destroyed. NULL: no-op. Cost: O(1). */
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
@@ -893,13 +895,9 @@ typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value,
    fn with a non-field write (logged; nothing applied); ENOMEM: nothing
    applied. Cost: O(objects + writes + fields of the objects written). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
-/* Nothing modified, no records, no hooks (apply would do nothing); true for NULL. Cost: O(1). */
-MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
 /* Forget and release everything, keeping the memory. NULL: no-op.
    Cost: O(held pointers) with a release hook, else O(index sizes). */
 MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
-/* Bytes a clone allocates and copies; 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
 /* "existing", "new", "container"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 #endif /* MGUARD_NO_LEDGER */
@@ -1641,29 +1639,19 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_ledger *, ledger_create, (mguard_ctx *ctx, const mguard_ledger_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
     V(ledger_destroy, (mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_track, (mguard_ledger *L, const void *obj, mguard_ledger_kind kind, const char *source), (L, obj, kind, source), mguard__ctx_of_ledger(L)) \
-    X(bool, ledger_contains, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_get, (const mguard_ledger *L, const void *obj, mguard_ledger_entry *out), (L, obj, out), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_mark_modified, (mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
-    X(bool, ledger_is_modified, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_pending, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_read, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__ctx_of_ledger(L)) \
-    X(bool, ledger_is_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_set_fields, (mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n), (L, obj, fields, n), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(mguard_ledger_iter, ledger_iterate, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_get_stats, (const mguard_ledger *L, mguard_ledger_stats *out), (L, out), mguard__ctx_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate, (const mguard_ledger *L, mguard_ledger_walk what, const void *obj), (L, what, obj), mguard__ctx_of_ledger(L)) \
     X(bool, ledger_next, (mguard_ledger_iter *it), (it), mguard__ctx_of_ledger_iter(it)) \
-    X(mguard_ledger_iter, ledger_iterate_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
-    X(mguard_ledger_iter, ledger_iterate_records, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(mguard_ledger_iter, ledger_iterate_hooks, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_register_hook, (mguard_ledger *L, const void *obj, const char *name, void *fn, int *id), (L, obj, name, fn, id), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_remove_hook, (mguard_ledger *L, int id), (L, id), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__ctx_of_ledger(L)) \
     X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__ctx_of_ledger2(a, b)) \
@@ -1671,9 +1659,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), mguard__ctx_of_diff(d)) \
     X(mguard_status, ledger_prune, (mguard_ledger *L, const void *const *roots, size_t nroots), (L, roots, nroots), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_apply, (mguard_ledger *L, mguard_ledger_apply_fn fn, void *user), (L, fn, user), mguard__ctx_of_ledger(L)) \
-    X(bool, ledger_is_empty, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    V(ledger_clear, (mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_storage_bytes, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L))
+    V(ledger_clear, (mguard_ledger *L), (L), mguard__ctx_of_ledger(L))
 #else
 #define MGUARD__API_LEDGER(X, V)
 #endif
@@ -2298,6 +2284,7 @@ static const char *mguard__str_find_h(const mguard_ctx *ctx, const char *s, uint
 
 static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
 {
+    if (ctx->last_str && strcmp(ctx->last_str, s) == 0) return ctx->last_str;   /* an event's attr, again */
     return mguard__str_find_h(ctx, s, mguard__hash_str(s));
 }
 
@@ -7694,22 +7681,18 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
     return MGUARD_OK;
 }
 
-static bool mguard__ledger_contains(const mguard_ledger *L, const void *obj)
-{
-    return mguard__ledger_ok(L) && obj && mguard__ledger_ent_find(L, obj) != 0;
-}
-
 static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out)
 {
     uint32_t e;
     const mguard__lent *en;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!obj || !out) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
+    if (!obj) {
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL object");
         return MGUARD_EINVAL;
     }
     e = mguard__ledger_ent_find(L, obj);
     if (!e) return MGUARD_NOT_FOUND;
+    if (!out) return MGUARD_OK;
     en = &L->ents[e - 1];
     out->obj = en->obj;
     out->kind = (mguard_ledger_kind)en->kind;
@@ -7768,14 +7751,6 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
         mguard__ledger_touch(L);
     }
     return MGUARD_OK;
-}
-
-static bool mguard__ledger_is_modified(const mguard_ledger *L, const void *obj)
-{
-    uint32_t e;
-    if (!mguard__ledger_ok(L) || !obj) return false;
-    e = mguard__ledger_ent_find(L, obj);
-    return e && mguard__ledger_modified(&L->ents[e - 1]);
 }
 
 /* ---- attribute writes --------------------------------------------------- */
@@ -7897,17 +7872,13 @@ static mguard_status mguard__ledger_pending(const mguard_ledger *L, const void *
     mguard_status st;
     if (value) *value = NULL;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!value) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
-        return MGUARD_EINVAL;
-    }
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
-    if (st) return mguard__ledger_not_found(L, obj, attr, st, fn);
+    if (st) return value ? mguard__ledger_not_found(L, obj, attr, st, fn) : st;
     a = mguard__str_find(L->hd.ctx, attr);
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
-    if (!w) return mguard__ledger_field(&L->ents[e - 1], attr) ? MGUARD_NOT_FOUND : mguard__ledger_not_found(L, obj, attr, MGUARD_NOT_FOUND, fn);
+    if (!w) return !value || mguard__ledger_field(&L->ents[e - 1], attr) ? MGUARD_NOT_FOUND : mguard__ledger_not_found(L, obj, attr, MGUARD_NOT_FOUND, fn);
     if (L->writes[w - 1].deleted) return MGUARD_DELETED;
-    *value = mguard__ledger_wshow(L, &L->writes[w - 1]);
+    if (value) *value = mguard__ledger_wshow(L, &L->writes[w - 1]);
     return MGUARD_OK;
 }
 
@@ -8002,44 +7973,30 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
     return MGUARD_OK;
 }
 
-static bool mguard__ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr)
-{
-    uint32_t e;
-    const char *a;
-    if (!mguard__ledger_ok(L) || !obj) return false;
-    e = mguard__ledger_ent_find(L, obj);
-    if (!e) return false;
-    if (!attr) return L->ents[e - 1].nwrites > 0;
-    a = mguard__str_find(L->hd.ctx, attr);
-    return a && mguard__ledger_w_find(L, obj, a) != 0;
-}
-
-static size_t mguard__ledger_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->live_ents : 0; }
-
-static size_t mguard__ledger_modified_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->nmod : 0; }
-
-static size_t mguard__ledger_write_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->live_writes : 0; }
-
 /* ---- iteration ---------------------------------------------------------- */
 
-enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES, MGUARD__LI_RECORDS, MGUARD__LI_HOOKS };
-
-static mguard_ledger_iter mguard__ledger_iterate(const mguard_ledger *L, bool modified_only)
+/* pos_ 0: objects from the first, writes from the entry's head, records and hooks by seq_ */
+static mguard_ledger_iter mguard__ledger_iterate(const mguard_ledger *L, mguard_ledger_walk what, const void *obj)
 {
     mguard_ledger_iter it;
     memset(&it, 0, sizeof it);
-    if (mguard__ledger_ok(L)) {
-        it.l_ = L;
-        it.epoch_ = L->epoch;
-        it.mode_ = modified_only ? MGUARD__LI_MODIFIED : MGUARD__LI_OBJECTS;
+    if (!mguard__ledger_ok(L)) return it;
+    if ((unsigned)what - 1u > MGUARD_LEDGER_WALK_HOOKS - 1u) {
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_iterate: unknown walk %d", (int)what);
+        return it;
     }
+    if (what == MGUARD_LEDGER_WALK_WRITES && !obj) return it;
+    it.l_ = L;
+    it.epoch_ = L->epoch;
+    it.mode_ = (uint32_t)what;
+    if (what == MGUARD_LEDGER_WALK_WRITES) it.obj = obj;
     return it;
 }
 
 static bool mguard__ledger_next_object(mguard_ledger_iter *it)
 {
     const mguard_ledger *L;
-    if (!it || !it->l_ || (it->mode_ != MGUARD__LI_OBJECTS && it->mode_ != MGUARD__LI_MODIFIED)) return false;
+    if (!it || !it->l_ || (it->mode_ != MGUARD_LEDGER_WALK_ENTRIES && it->mode_ != MGUARD_LEDGER_WALK_MODIFIED)) return false;
     L = it->l_;
     if (!mguard__ledger_ok(L)) { it->l_ = NULL; return false; }
     if (it->epoch_ != L->epoch) {
@@ -8055,7 +8012,7 @@ static bool mguard__ledger_next_object(mguard_ledger_iter *it)
     while (it->pos_ < L->nents) {
         const mguard__lent *en = &L->ents[it->pos_++];
         if (!en->obj) continue;
-        if (it->mode_ == MGUARD__LI_MODIFIED && !mguard__ledger_modified(en)) continue;
+        if (it->mode_ == MGUARD_LEDGER_WALK_MODIFIED && !mguard__ledger_modified(en)) continue;
         it->obj = en->obj;
         it->kind = (mguard_ledger_kind)en->kind;
         it->source = en->source;
@@ -8068,25 +8025,12 @@ static bool mguard__ledger_next_object(mguard_ledger_iter *it)
     return false;
 }
 
-static mguard_ledger_iter mguard__ledger_iterate_writes(const mguard_ledger *L, const void *obj)
-{
-    mguard_ledger_iter it;
-    memset(&it, 0, sizeof it);
-    if (mguard__ledger_ok(L) && obj) {
-        it.l_ = L;
-        it.obj = obj;
-        it.mode_ = MGUARD__LI_WRITES;
-        it.epoch_ = L->epoch;   /* pos_ 0: start from the entry's head */
-    }
-    return it;
-}
-
 static bool mguard__ledger_next_write(mguard_ledger_iter *it)
 {
     const mguard_ledger *L;
     const mguard__lwrite *wr;
     uint32_t w;
-    if (!it || !it->l_ || it->mode_ != MGUARD__LI_WRITES) return false;
+    if (!it || !it->l_ || it->mode_ != MGUARD_LEDGER_WALK_WRITES) return false;
     L = it->l_;
     if (!mguard__ledger_ok(L)) { it->l_ = NULL; return false; }
     w = it->pos_;
@@ -8114,27 +8058,6 @@ static bool mguard__ledger_next_write(mguard_ledger_iter *it)
     it->wseq_ = wr->next ? L->writes[wr->next - 1].seq : 0;
     return true;
 }
-static mguard_ledger_iter mguard__ledger_iterate_seq(const mguard_ledger *L, uint32_t mode)
-{
-    mguard_ledger_iter it;
-    memset(&it, 0, sizeof it);
-    if (mguard__ledger_ok(L)) {
-        it.l_ = L;
-        it.mode_ = mode;
-    }
-    return it;
-}
-
-static mguard_ledger_iter mguard__ledger_iterate_records(const mguard_ledger *L)
-{
-    return mguard__ledger_iterate_seq(L, MGUARD__LI_RECORDS);
-}
-
-static mguard_ledger_iter mguard__ledger_iterate_hooks(const mguard_ledger *L)
-{
-    return mguard__ledger_iterate_seq(L, MGUARD__LI_HOOKS);
-}
-
 /* Where a walk over records or hooks (stride bytes each, seq first and
    increasing) goes on: at pos_ if the last returned (seq_) is still at
    pos_ - 1, else at the first element with a larger seq. */
@@ -8160,7 +8083,7 @@ static bool mguard__ledger_next_seq(mguard_ledger_iter *it)
 {
     const mguard_ledger *L = it->l_;
     uint32_t i;
-    if (it->mode_ == MGUARD__LI_RECORDS) {
+    if (it->mode_ == MGUARD_LEDGER_WALK_RECORDS) {
         i = mguard__ledger_resume(it, L->recs, sizeof *L->recs, L->nrecs);
         if (i < L->nrecs) {
             it->tag = L->recs[i].tag;
@@ -8192,8 +8115,8 @@ static bool mguard__ledger_next_seq(mguard_ledger_iter *it)
 static bool mguard__ledger_next(mguard_ledger_iter *it)
 {
     if (it && it->l_ && !mguard__ledger_ok(it->l_)) { it->l_ = NULL; return false; }
-    if (it && it->mode_ == MGUARD__LI_WRITES) return mguard__ledger_next_write(it);
-    if (it && it->l_ && (it->mode_ == MGUARD__LI_RECORDS || it->mode_ == MGUARD__LI_HOOKS)) return mguard__ledger_next_seq(it);
+    if (it && it->mode_ == MGUARD_LEDGER_WALK_WRITES) return mguard__ledger_next_write(it);
+    if (it && it->l_ && (it->mode_ == MGUARD_LEDGER_WALK_RECORDS || it->mode_ == MGUARD_LEDGER_WALK_HOOKS)) return mguard__ledger_next_seq(it);
     return mguard__ledger_next_object(it);
 }
 
@@ -8230,8 +8153,6 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     mguard__ledger_flush(L);
     return MGUARD_OK;
 }
-
-static size_t mguard__ledger_record_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->nrecs : 0; }
 
 static uint32_t mguard__ledger_hook_find(const mguard_ledger *L, int id)
 {
@@ -8304,8 +8225,6 @@ static mguard_status mguard__ledger_remove_hook(mguard_ledger *L, int id)
     mguard__ledger_flush(L);
     return MGUARD_OK;
 }
-
-static size_t mguard__ledger_hook_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->nhooks : 0; }
 
 /* ---- clone and restore: one memcpy per array ---------------------------- */
 
@@ -9189,19 +9108,20 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
     return MGUARD_OK;
 }
 
-size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d)
+const mguard_ledger_diff_item *mguard_ledger_diff_items(const mguard_ledger_diff_result *d, size_t *count)
 {
-    return d && d->magic == MGUARD__MAGIC_LDIFF ? d->n : 0;
+    size_t n = d && d->magic == MGUARD__MAGIC_LDIFF ? d->n : 0;
+    if (count) *count = n;
+    return n ? d->items : NULL;
 }
 
-const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledger_diff_result *d, size_t i)
+size_t mguard_ledger_diff_format(const mguard_ledger_diff_result *d, char *buf, size_t cap)
 {
-    return d && d->magic == MGUARD__MAGIC_LDIFF && i < d->n ? &d->items[i] : NULL;
-}
-
-const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d)
-{
-    return d && d->magic == MGUARD__MAGIC_LDIFF && d->text ? d->text : "";
+    size_t n = d && d->magic == MGUARD__MAGIC_LDIFF ? d->len : 0, k = n < cap ? n : cap - 1;
+    if (!buf || !cap) return n;
+    if (k) memcpy(buf, d->text, k);
+    buf[k] = '\0';
+    return n;
 }
 
 static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
@@ -9389,7 +9309,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     return st;
 }
 
-/* ---- apply, is_empty, clear --------------------------------------------- */
+/* ---- apply, clear, stats ------------------------------------------------ */
 
 /* One pending write as apply found it; identity by serial, never address (see
    mguard__ledger_life). A sized value is copied (value points to bytes); field:
@@ -9514,11 +9434,6 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
     return MGUARD_OK;
 }
 
-static bool mguard__ledger_is_empty(const mguard_ledger *L)
-{
-    return !mguard__ledger_ok(L) || (L->nmod == 0 && L->nrecs == 0 && L->nhooks == 0);
-}
-
 static void mguard__ledger_clear(mguard_ledger *L)
 {
     if (mguard__ledger_can_change(L, "mguard_ledger_clear")) return;
@@ -9526,12 +9441,22 @@ static void mguard__ledger_clear(mguard_ledger *L)
     mguard__ledger_flush(L);
 }
 
-static size_t mguard__ledger_storage_bytes(const mguard_ledger *L)
+static mguard_status mguard__ledger_get_stats(const mguard_ledger *L, mguard_ledger_stats *out)
 {
     mguard__llayout lay;
-    if (!mguard__ledger_ok(L)) return 0;
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (!out) {
+        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_get_stats: NULL out");
+        return MGUARD_EINVAL;
+    }
     mguard__ledger_layout(L, &lay);
-    return lay.total;
+    out->entries = L->live_ents;
+    out->modified = L->nmod;
+    out->writes = L->live_writes;
+    out->records = L->nrecs;
+    out->hooks = L->nhooks;
+    out->storage_bytes = lay.total;
+    return MGUARD_OK;
 }
 
 const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
@@ -10333,7 +10258,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     memset(q, 0, sizeof *q);   /* each event's list is its own */
     /* the interned attr (found once, only if needed), the reason (made only if something
        drops or is spoiled): an object no cache depends on costs a walk of its probe */
-#define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL))
+#define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL, ia ? ctx->last_str = ia : NULL))
 #define MGUARD__EV_WHY() \
     do { \
         if (whyset) break; \

@@ -1153,11 +1153,17 @@ static double mg_scope_add(fx *f, int active)
    for prune; the NEW objects at i % 4 == 3 are unreachable (n / 4 pruned).
    Values are the objects themselves. Figures are ns per tracked object.
    clone: the stb_ds column is a memcpy of the same number of bytes
-   (mguard_ledger_storage_bytes, allocated like a clone), the issue's
+   (mguard_ledger_get_stats' storage_bytes, allocated like a clone), the issue's
    baseline. equal and diff compare with a second ledger built the same
    way (so the O(1) shortcut for an unchanged clone does not apply; for
    diff every 100th write differs). prune: a fresh clone pruned with no
    roots. */
+/* L's tracked objects (0 when refused). */
+static size_t ledger_entries(const mguard_ledger *L)
+{
+    mguard_ledger_stats s;
+    return mguard_ledger_get_stats(L, &s) == MGUARD_OK ? s.entries : 0;
+}
 static mguard_ledger *bench_ledger(fx *f)
 {
     mguard_ledger *L = mguard_ledger_create(f->live, NULL);
@@ -1198,7 +1204,7 @@ static double mg_ledger_clone(fx *f, int arg)
             double t0 = now_ns();
             c = mguard_ledger_clone(L);
             tot_ += now_ns() - t0;
-            CHECK(c && mguard_ledger_count(c) == f->n, "mguard ledger clone");
+            CHECK(c && ledger_entries(c) == f->n, "mguard ledger clone");
             mguard_ledger_destroy(c);
             cyc_++;
         } while (tot_ < opt.min_ns);
@@ -1209,7 +1215,8 @@ static double mg_ledger_clone(fx *f, int arg)
 static double memcpy_ledger_clone(fx *f, int arg)
 {
     mguard_ledger *L = bench_ledger(f);
-    size_t bytes = mguard_ledger_storage_bytes(L);
+    mguard_ledger_stats st;
+    size_t bytes = mguard_ledger_get_stats(L, &st) == MGUARD_OK ? st.storage_bytes : 0;
     unsigned char *src = (unsigned char *)malloc(bytes), *dst;
     double tot = 0;
     long cyc = 0;
@@ -1249,7 +1256,7 @@ static double mg_ledger_equal(fx *f, int arg)
 static double mg_ledger_diff(fx *f, int arg)
 {
     mguard_ledger *L = bench_ledger(f), *c = bench_ledger_twin(f, 100);
-    size_t want = (f->n / 2 + 99) / 100;
+    size_t want = (f->n / 2 + 99) / 100, nd = 0;
     double r;
     (void)arg;
     {
@@ -1258,7 +1265,8 @@ static double mg_ledger_diff(fx *f, int arg)
         do {
             mguard_ledger_diff_result *d = NULL;
             if (mguard_ledger_diff(L, c, &d) != MGUARD_OK) fail("mguard ledger diff");
-            if (mguard_ledger_diff_count(d) != want) fail("mguard ledger diff count");
+            mguard_ledger_diff_items(d, &nd);
+            if (nd != want) fail("mguard ledger diff count");
             mguard_ledger_diff_free(d);
             passes++;
         } while ((el = now_ns() - t0) < opt.min_ns);
@@ -1282,7 +1290,7 @@ static double mg_ledger_prune(fx *f, int arg)
             t0 = now_ns();
             if (mguard_ledger_prune(c, NULL, 0) != MGUARD_OK) fail("mguard ledger prune");
             tot_ += now_ns() - t0;
-            CHECK(mguard_ledger_count(c) == f->n - f->n / 4, "mguard ledger prune count");
+            CHECK(ledger_entries(c) == f->n - f->n / 4, "mguard ledger prune count");
             mguard_ledger_destroy(c);
             cyc_++;
         } while (tot_ < opt.min_ns);
@@ -1367,7 +1375,7 @@ static double mg_ledger_vclone(fx *f, int sized)
         double t0 = now_ns();
         c = mguard_ledger_clone(L);
         tot += now_ns() - t0;
-        CHECK(c && mguard_ledger_count(c) == f->n, "mguard ledger clone");
+        CHECK(c && ledger_entries(c) == f->n, "mguard ledger clone");
         mguard_ledger_destroy(c);
         cyc++;
     } while (tot < opt.min_ns);

@@ -880,30 +880,19 @@ static void r_ledger_track(cx *c)
         unsigned r;                                                  \
         size_t i, k = 0;                                             \
         mguard_ledger_entry e;                                       \
+        mguard_ledger_stats st;                                      \
         void *v;                                                     \
         mguard_ledger *L = ledger_n(c, c->n, false);                 \
-        (void)e; (void)v;                                            \
+        (void)e; (void)v; (void)st;                                  \
         T0();                                                        \
         LOOP for (i = 0; i < c->n; i++) k += (expr) ? 1 : 0;         \
         T1();                                                        \
         must(k == (size_t)c->reps * c->n, #fname);                   \
     }
-LEDGER_QUERY(r_ledger_contains, mguard_ledger_contains(L, O(i)))
-LEDGER_QUERY(r_ledger_get, mguard_ledger_get(L, O(i), &e) == MGUARD_OK)
-LEDGER_QUERY(r_ledger_is_modified, mguard_ledger_is_modified(L, O(i)))
-LEDGER_QUERY(r_ledger_pending, mguard_ledger_pending(L, O(i), "a0", &v) == MGUARD_OK)
-LEDGER_QUERY(r_ledger_is_pending, mguard_ledger_is_pending(L, O(i), "a0"))
-LEDGER_QUERY(r_ledger_count, mguard_ledger_count(L) == c->n)
-LEDGER_QUERY(r_ledger_modified_count, mguard_ledger_modified_count(L) == c->n)
-LEDGER_QUERY(r_ledger_write_count, mguard_ledger_write_count(L) == c->n)
-LEDGER_QUERY(r_ledger_record_count, mguard_ledger_record_count(L) == c->n)
-LEDGER_QUERY(r_ledger_hook_count, mguard_ledger_hook_count(L) == 0)
-LEDGER_QUERY(r_ledger_is_empty, !mguard_ledger_is_empty(L))
-LEDGER_QUERY(r_ledger_storage_bytes, mguard_ledger_storage_bytes(L) > c->n)
-LEDGER_QUERY(r_ledger_iterate, mguard_ledger_iterate(L, false).l_ == L)
-LEDGER_QUERY(r_ledger_iterate_writes, mguard_ledger_iterate_writes(L, O(i)).l_ == L)
-LEDGER_QUERY(r_ledger_iterate_records, mguard_ledger_iterate_records(L).l_ == L)
-LEDGER_QUERY(r_ledger_iterate_hooks, mguard_ledger_iterate_hooks(L).l_ == L)
+LEDGER_QUERY(r_ledger_get, mguard_ledger_get(L, O(i), i % 2 ? &e : NULL) == MGUARD_OK)
+LEDGER_QUERY(r_ledger_pending, mguard_ledger_pending(L, O(i), "a0", i % 2 ? &v : NULL) == MGUARD_OK)
+LEDGER_QUERY(r_ledger_get_stats, mguard_ledger_get_stats(L, &st) == MGUARD_OK && st.entries == c->n && st.storage_bytes > c->n)
+LEDGER_QUERY(r_ledger_iterate, mguard_ledger_iterate(L, (mguard_ledger_walk)(1 + i % 5), O(i)).l_ == L)
 static void r_ledger_mark_modified(cx *c)
 {
     unsigned r;
@@ -994,7 +983,7 @@ static void r_ledger_next(cx *c)
     mguard_ledger *L = ledger_n(c, c->n, false);
     T0();
     LOOP {
-        mguard_ledger_iter it = mguard_ledger_iterate(L, false);
+        mguard_ledger_iter it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
         while (mguard_ledger_next(&it)) k++;
     }
     T1();
@@ -1102,6 +1091,7 @@ static void ledger_pair(cx *c, mguard_ledger **a, mguard_ledger **b)
 static void r_ledger_diff(cx *c)
 {
     unsigned r;
+    size_t i;
     mguard_ledger *a, *b;
     ledger_pair(c, &a, &b);
     LOOP {
@@ -1109,7 +1099,7 @@ static void r_ledger_diff(cx *c)
         T0();
         must(mguard_ledger_diff(a, b, &d) == MGUARD_OK, "diff");
         T1();
-        must(mguard_ledger_diff_count(d) == c->n, "diff count");
+        must(mguard_ledger_diff_items(d, &i) != NULL && i == c->n, "diff count");
         mguard_ledger_diff_free(d);
     }
 }
@@ -1117,7 +1107,7 @@ static void r_ledger_diff(cx *c)
     static void fname(cx *c)                                      \
     {                                                             \
         unsigned r;                                               \
-        size_t i, k = 0;                                          \
+        size_t i, k = 0, n = 0;                                   \
         mguard_ledger *a, *b;                                     \
         mguard_ledger_diff_result *d = NULL;                      \
         ledger_pair(c, &a, &b);                                   \
@@ -1126,11 +1116,30 @@ static void r_ledger_diff(cx *c)
         LOOP for (i = 0; i < c->n; i++) k += (expr) ? 1 : 0;      \
         T1();                                                     \
         must(k == (size_t)c->reps * c->n, #fname);                \
+        (void)i;                                                  \
         mguard_ledger_diff_free(d);                               \
     }
-DIFF_QUERY(r_ledger_diff_count, mguard_ledger_diff_count(d) == c->n)
-DIFF_QUERY(r_ledger_diff_at, mguard_ledger_diff_at(d, i) != NULL)
-DIFF_QUERY(r_ledger_diff_text, *mguard_ledger_diff_text(d) != '\0')
+DIFF_QUERY(r_ledger_diff_items, mguard_ledger_diff_items(d, &n) != NULL && n == c->n)
+/* O(length) per call: the text of n items, copied whole */
+static void r_ledger_diff_format(cx *c)
+{
+    unsigned r;
+    size_t k = 0, len;
+    mguard_ledger *a, *b;
+    mguard_ledger_diff_result *d = NULL;
+    char *buf;
+    ledger_pair(c, &a, &b);
+    mguard_ledger_diff(a, b, &d);
+    len = mguard_ledger_diff_format(d, NULL, 0);
+    buf = (char *)malloc(len + 1);
+    must(buf != NULL && len > c->n, "diff text");
+    T0();
+    LOOP k += mguard_ledger_diff_format(d, buf, len + 1) == len;
+    T1();
+    must(k == c->reps, "diff_format");
+    free(buf);
+    mguard_ledger_diff_free(d);
+}
 /* O(1) per free of a result of n items: counted in allocator calls */
 static void r_ledger_diff_free(cx *c)
 {
@@ -1158,7 +1167,10 @@ static void r_ledger_prune(cx *c)
     T0();
     LOOP must(mguard_ledger_prune(L, NULL, 0) == MGUARD_OK, "prune");
     T1();
-    must(mguard_ledger_count(L) == c->n, "prune kept");
+    {
+        mguard_ledger_stats st;
+        must(mguard_ledger_get_stats(L, &st) == MGUARD_OK && st.entries == c->n, "prune kept");
+    }
 }
 static void apply_nop(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
@@ -1493,43 +1505,30 @@ static const row rows[] = {
     R("mguard_ledger_create", "n ledgers created", r_ledger_create),
     R("mguard_ledger_destroy", "destroy: n objects, writes, records (release hook)", r_ledger_destroy),
     R("mguard_ledger_track", "n objects tracked, kinds in turn", r_ledger_track),
-    R("mguard_ledger_contains", "n calls, n objects", r_ledger_contains),
     R("mguard_ledger_get", "n calls, n objects", r_ledger_get),
     R("mguard_ledger_mark_modified", "n calls, n objects", r_ledger_mark_modified),
-    R("mguard_ledger_is_modified", "n calls, n objects", r_ledger_is_modified),
     R("mguard_ledger_store_attr", "n attributes of one object", r_ledger_store_attr),
     R("mguard_ledger_delete_attr", "n attributes of one object", r_ledger_delete_attr),
     R("mguard_ledger_pending", "n calls, n objects", r_ledger_pending),
-    R("mguard_ledger_is_pending", "n calls, n objects", r_ledger_is_pending),
     R("mguard_ledger_set_fields", "a table of n fields", r_ledger_set_fields),
     R("mguard_ledger_read", "n reads of a field, n objects", r_ledger_read),
-    R("mguard_ledger_count", "n calls, n objects", r_ledger_count),
-    R("mguard_ledger_modified_count", "n calls, n objects", r_ledger_modified_count),
-    R("mguard_ledger_write_count", "n calls, n objects", r_ledger_write_count),
-    R("mguard_ledger_iterate", "n calls, n objects", r_ledger_iterate),
-    R("mguard_ledger_iterate_writes", "n calls, n objects", r_ledger_iterate_writes),
-    R("mguard_ledger_iterate_records", "n calls, n records", r_ledger_iterate_records),
-    R("mguard_ledger_iterate_hooks", "n calls", r_ledger_iterate_hooks),
+    R("mguard_ledger_get_stats", "n calls, n objects", r_ledger_get_stats),
+    R("mguard_ledger_iterate", "n calls, n objects, each walk in turn", r_ledger_iterate),
     R("mguard_ledger_next", "walk n objects", r_ledger_next),
     R("mguard_ledger_record", "n records", r_ledger_record),
-    R("mguard_ledger_record_count", "n calls, n records", r_ledger_record_count),
     R("mguard_ledger_register_hook", "one hook registered among n", r_ledger_register_hook),
     R("mguard_ledger_remove_hook", "one hook removed among n", r_ledger_remove_hook),
-    R("mguard_ledger_hook_count", "n calls", r_ledger_hook_count),
     R("mguard_ledger_clone", "clone n objects, writes, records", r_ledger_clone),
     R("mguard_ledger_restore", "restore n objects, writes, records", r_ledger_restore),
     R("mguard_ledger_equal", "n calls, an unchanged clone", r_ledger_equal_clone),
     R("mguard_ledger_equal", "a changed clone of n", r_ledger_equal),
     R("mguard_ledger_diff", "n changed writes", r_ledger_diff),
-    R("mguard_ledger_diff_count", "n calls, n items", r_ledger_diff_count),
-    R("mguard_ledger_diff_at", "n calls, n items", r_ledger_diff_at),
-    R("mguard_ledger_diff_text", "n calls, n items", r_ledger_diff_text),
+    R("mguard_ledger_diff_items", "n calls, n items", r_ledger_diff_items),
+    R("mguard_ledger_diff_format", "the text of n items", r_ledger_diff_format),
     {"mguard_ledger_diff_free", "free a result of n items (allocator calls)", r_ledger_diff_free, 0, 1, M_ALLOCS, NULL},
     RN("mguard_ledger_prune", "n new objects, all reached", r_ledger_prune, 8192, 0),
     {"mguard_ledger_apply", "one object of n fields, a write to each", r_ledger_apply, 2048, 0, M_TIME, NULL},
-    R("mguard_ledger_is_empty", "n calls", r_ledger_is_empty),
     R("mguard_ledger_clear", "clear n objects, writes, records (release hook)", r_ledger_clear),
-    R("mguard_ledger_storage_bytes", "n calls", r_ledger_storage_bytes),
 #endif
     R("mguard_cache_create", "n caches created", r_cache_create),
     R("mguard_cache_destroy", "destroy a cache of n", r_cache_destroy),

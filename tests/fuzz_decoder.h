@@ -650,6 +650,15 @@ static int fz_ledger_ready(int side, int l, int k)
     return ok;
 }
 
+/* L's sizes (all 0 when get_stats refuses L). */
+static mguard_ledger_stats fz_lstats(const mguard_ledger *L)
+{
+    mguard_ledger_stats st;
+    memset(&st, 0, sizeof st);
+    if (mguard_ledger_get_stats(L, &st) != MGUARD_OK) memset(&st, 0, sizeof st);
+    return st;
+}
+
 /* The i-th (mod count) object tracked by ledger slot l, in ledger order
    (the two sides agree on the order: the snapshot compares it); dflt when
    the ledger is empty. */
@@ -657,11 +666,11 @@ static const void *fz_tracked(int side, int l, int i, const void *dflt)
 {
     fz_side *S = &fz.s[side];
     if (side == FZ_MG) {
-        size_t n = mguard_ledger_count(S->led[l]);
+        size_t n = fz_lstats(S->led[l]).entries;
         mguard_ledger_iter it;
         if (!n) return dflt;
         i = (int)((size_t)i % n);
-        it = mguard_ledger_iterate(S->led[l], false);
+        it = mguard_ledger_iterate(S->led[l], MGUARD_LEDGER_WALK_ENTRIES, NULL);
         while (mguard_ledger_next(&it))
             if (i-- == 0) return it.obj;
         fz_fail("ledger iteration returned fewer objects than its count");
@@ -1074,23 +1083,40 @@ static void fz_apply_cb(void *obj, const char *attr, void *value, bool deleted, 
     S->in_apply--;
 }
 
+/* The diff's text, snprintf-style: the length it needs with no buffer,
+   cut and terminated in a small one, whole in one of that length + 1
+   (malloc'd: free it). The items agree with the count, with or without it. */
+static char *fz_diff_text(const mguard_ledger_diff_result *d, size_t *n)
+{
+    size_t len = mguard_ledger_diff_format(d, NULL, 0);
+    const mguard_ledger_diff_item *items = mguard_ledger_diff_items(d, n);
+    char small[8], *text = (char *)malloc(len + 1);
+    if (!text) fz_fail("out of memory");
+    if (mguard_ledger_diff_format(d, small, sizeof small) != len || strlen(small) != (len < 8 ? len : 7) ||
+        mguard_ledger_diff_format(d, text, len + 1) != len || strlen(text) != len || strncmp(small, text, strlen(small)) != 0)
+        fz_fail("diff_format is not snprintf-style (%lu bytes)", (unsigned long)len);
+    if (mguard_ledger_diff_items(d, NULL) != items || (*n == 0) != (items == NULL)) fz_fail("diff_items: %lu items at %p", (unsigned long)*n, (const void *)items);
+    return text;
+}
+
 /* Every difference the diff lists is consistent with equal and with its
    own text (one line per item). */
 static void fz_check_diff(const mguard_ledger *a, const mguard_ledger *b, const mguard_ledger_diff_result *d)
 {
-    size_t n = mguard_ledger_diff_count(d), i, lines = 0;
-    const char *text = mguard_ledger_diff_text(d), *p;
+    size_t n, i, lines = 0;
+    char *text = fz_diff_text(d, &n), *p;
+    const mguard_ledger_diff_item *items = mguard_ledger_diff_items(d, NULL);
     if ((n == 0) != mguard_ledger_equal(a, b)) fz_fail("diff lists %lu differences, equal disagrees", (unsigned long)n);
     for (p = text; *p; p++) lines += *p == '\n';
     if (n == 0 ? *text != '\0' : lines != n) fz_fail("diff text has %lu lines for %lu items", (unsigned long)lines, (unsigned long)n);
     for (i = 0; i < n; i++) {
-        const mguard_ledger_diff_item *it = mguard_ledger_diff_at(d, i);
-        if (!it || it->what < MGUARD_LEDGER_DIFF_OBJECT_REMOVED || it->what > MGUARD_LEDGER_DIFF_HOOK_CHANGED)
+        const mguard_ledger_diff_item *it = &items[i];
+        if (it->what < MGUARD_LEDGER_DIFF_OBJECT_REMOVED || it->what > MGUARD_LEDGER_DIFF_HOOK_CHANGED)
             fz_fail("diff item %lu is wrong", (unsigned long)i);
         if (it->a.present != (it->what % 3 != 2) || it->b.present != (it->what % 3 != 1))
             fz_fail("diff item %lu (kind %d): sides present %d %d", (unsigned long)i, (int)it->what, it->a.present, it->b.present);
     }
-    if (mguard_ledger_diff_at(d, n) != NULL) fz_fail("diff_at past the end");
+    free(text);
 }
 
 /* FNV-1a of the pool's memory (what apply wrote into fields). */
@@ -1128,7 +1154,16 @@ static int fz_exec_ledger2(int side, const fz_op *op, const fz_ev *ev, long *r)
     }
     /* DIFF: the model says whether it may run; mguard's text is checked */
     if (!fz_ledger_ready(side, m, k)) return 0;
-    r[1] = mg ? mguard_ledger_is_empty(S->led[l]) : model_ledger_is_empty(S->mled[l]);
+    if (mg) {
+        /* empty: apply would do nothing (a NULL out: refused) */
+        mguard_ledger_stats ls = fz_lstats(S->led[l]);
+        r[1] = ls.modified == 0 && ls.records == 0 && ls.hooks == 0;
+        if (ls.storage_bytes == 0) fz_fail("ledger storage_bytes 0");
+        if (mguard_ledger_get_stats(S->led[l], NULL) != MGUARD_EINVAL) fz_fail("ledger_get_stats took a NULL out");
+    } else {
+        model_ledger_stats ls;
+        r[1] = model_ledger_get_stats(S->mled[l], &ls) == MGUARD_OK && ls.modified == 0;
+    }
     fq = fz_fault_pre(side);
     if (mg) {
         mguard_ledger_diff_result *d = NULL;
@@ -1136,7 +1171,6 @@ static int fz_exec_ledger2(int side, const fz_op *op, const fz_ev *ev, long *r)
         if (r[0] == MGUARD_OK) fz_check_diff(S->led[l], S->led[m], d);
         else if (d) fz_fail("diff failed and still gave a result");
         mguard_ledger_diff_free(d);
-        if (mguard_ledger_storage_bytes(S->led[l]) == 0) fz_fail("ledger storage_bytes 0");
         if (strcmp(mguard_ledger_kind_str((mguard_ledger_kind)(op->b % 5)), model_kind_str(op->b % 5)) != 0) fz_fail("ledger_kind_str");
     } else {
         r[0] = model__take_fail(S->mctx) ? MGUARD_ENOMEM : MGUARD_OK;
@@ -2124,17 +2158,17 @@ static void fz_xclose(void)
    hook's object or function)? Walks the iterators, records and hooks. */
 static int fz_xrefers(const mguard_ledger *L, const void *p)
 {
-    mguard_ledger_iter it = mguard_ledger_iterate(L, false);
+    mguard_ledger_iter it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     while (mguard_ledger_next(&it)) {
-        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
+        mguard_ledger_iter w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, it.obj);
         if (it.obj == p) return 1;
         while (mguard_ledger_next(&w))
             if (w.value == p) return 1;
     }
-    it = mguard_ledger_iterate_records(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     while (mguard_ledger_next(&it))
         if (it.payload == p) return 1;
-    it = mguard_ledger_iterate_hooks(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
     while (mguard_ledger_next(&it))
         if (it.obj == p || it.fn == p) return 1;
     return 0;
@@ -2142,12 +2176,13 @@ static int fz_xrefers(const mguard_ledger *L, const void *p)
 
 static void fz_xcheck_ledger(const mguard_ledger *L)
 {
-    mguard_ledger_iter it = mguard_ledger_iterate(L, false);
+    mguard_ledger_iter it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
+    mguard_ledger_stats ls = fz_lstats(L);
     size_t n = 0, nmod = 0, nw = 0, i;
     int ids[64];
     if (mgt_ledger_check(L) != MGUARD_OK) fz_fail("aux: mgt_ledger_check failed");
     while (mguard_ledger_next(&it)) {
-        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
+        mguard_ledger_iter w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, it.obj);
         mguard_ledger_entry e;
         int oi = fz_xix(it.obj, "ledger objects");
         n++;
@@ -2161,15 +2196,18 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
             if (vi >= 0 && fz_x.dead[vi]) fz_fail("aux: a write's value is destroyed object %d", vi);
         }
     }
-    if (n != mguard_ledger_count(L) || nmod != mguard_ledger_modified_count(L) || nw != mguard_ledger_write_count(L))
-        fz_fail("aux: counts %lu/%lu/%lu, iterated %lu/%lu/%lu", (unsigned long)mguard_ledger_count(L),
-                (unsigned long)mguard_ledger_modified_count(L), (unsigned long)mguard_ledger_write_count(L),
-                (unsigned long)n, (unsigned long)nmod, (unsigned long)nw);
-    it = mguard_ledger_iterate_records(L);
+    if (n != ls.entries || nmod != ls.modified || nw != ls.writes)
+        fz_fail("aux: counts %lu/%lu/%lu, iterated %lu/%lu/%lu", (unsigned long)ls.entries, (unsigned long)ls.modified,
+                (unsigned long)ls.writes, (unsigned long)n, (unsigned long)nmod, (unsigned long)nw);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_MODIFIED, NULL);
+    for (i = 0; mguard_ledger_next(&it); i++)
+        if (!it.modified) fz_fail("aux: the modified walk returned an unmodified object");
+    if (i != nmod) fz_fail("aux: %lu modified, the walk returns %lu", (unsigned long)nmod, (unsigned long)i);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     for (i = 0; mguard_ledger_next(&it); i++)
         if (!it.tag) fz_fail("aux: record %lu without a tag", (unsigned long)i);
-    if (i != mguard_ledger_record_count(L)) fz_fail("aux: %lu records, the walk returns %lu", (unsigned long)mguard_ledger_record_count(L), (unsigned long)i);
-    it = mguard_ledger_iterate_hooks(L);
+    if (i != ls.records) fz_fail("aux: %lu records, the walk returns %lu", (unsigned long)ls.records, (unsigned long)i);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
     for (i = 0; mguard_ledger_next(&it); i++) {
         size_t j;
         if (it.id < 0 || fz_xix(it.obj, "hooks walk") < 0) fz_fail("aux: hook %lu: id %d", (unsigned long)i, it.id);
@@ -2177,9 +2215,8 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
             if (ids[j] == it.id) fz_fail("aux: hook id %d twice", it.id);
         if (i < 64) ids[i] = it.id;
     }
-    if (i != mguard_ledger_hook_count(L)) fz_fail("aux: %lu hooks, the walk returns %lu", (unsigned long)mguard_ledger_hook_count(L), (unsigned long)i);
-    if (mguard_ledger_is_empty(L) != (nmod == 0 && mguard_ledger_record_count(L) == 0 && i == 0)) fz_fail("aux: is_empty");
-    if (mguard_ledger_storage_bytes(L) == 0) fz_fail("aux: storage_bytes 0");
+    if (i != ls.hooks) fz_fail("aux: %lu hooks, the walk returns %lu", (unsigned long)ls.hooks, (unsigned long)i);
+    if (ls.storage_bytes == 0) fz_fail("aux: storage_bytes 0");
 }
 
 static void fz_xcheck_cache(mguard_cache *c);
@@ -2222,10 +2259,10 @@ static const char *const fz_xnames[6] = { "Net", "Net.enc", "a", "", "x.0", NULL
 static const void *fz_xtracked(const mguard_ledger *L, uint8_t sel, const void *p)
 {
     mguard_ledger_iter it;
-    size_t n = mguard_ledger_count(L), i;
+    size_t n = fz_lstats(L).entries, i;
     if (!n || !(sel & 0x80)) return p;
     i = sel % n;
-    it = mguard_ledger_iterate(L, false);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     while (mguard_ledger_next(&it))
         if (i-- == 0) return it.obj;
     return p;
@@ -2267,7 +2304,7 @@ static void fz_xledger(const fz_op *op)
     case 4: mguard_ledger_record(L, fz_xnames[op->c % 6], (void *)fz_xuse(v)); break;
     case 5:
         if (mguard_ledger_register_hook(L, fz_xuse(o), fz_xnames[op->c % 6], (void *)fz_xuse(v), &id) == MGUARD_OK) {
-            mguard_ledger_iter h = mguard_ledger_iterate_hooks(L);
+            mguard_ledger_iter h = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
             bool found = false;
             while (!found && mguard_ledger_next(&h)) found = h.id == id;
             if (!found || h.obj != o || h.fn != v) fz_fail("aux: hook %d not found after its registration", id);
@@ -2278,7 +2315,7 @@ static void fz_xledger(const fz_op *op)
            records): it is never returned after, none is returned twice */
         int gone = (int)(op->c % 6) - 1, ids[64];
         size_t n = 0, j;
-        mguard_ledger_iter h = (op->c & 0x40) ? mguard_ledger_iterate_records(L) : mguard_ledger_iterate_hooks(L);
+        mguard_ledger_iter h = mguard_ledger_iterate(L, (op->c & 0x40) ? MGUARD_LEDGER_WALK_RECORDS : MGUARD_LEDGER_WALK_HOOKS, NULL);
         bool removed = false;
         while (mguard_ledger_next(&h)) {
             if (op->c & 0x40) {
@@ -2312,8 +2349,12 @@ static void fz_xledger(const fz_op *op)
             /* without changing hooks the diff agrees with equal */
             if (st == MGUARD_OK && !(fz_x.mode & (FZ_XM_EQUAL_CHANGES | FZ_XM_FORMAT_DESTROYS)) && fz_x.led[l] && fz_x.led[m])
                 fz_check_diff(L, fz_x.led[m], d);
-            else if (st == MGUARD_OK && (mguard_ledger_diff_count(d) == 0) != (*mguard_ledger_diff_text(d) == '\0'))
-                fz_fail("aux: diff text and items disagree");
+            else if (st == MGUARD_OK) {
+                size_t n;
+                char *text = fz_diff_text(d, &n);
+                if ((n == 0) != (*text == '\0')) fz_fail("aux: diff text and items disagree");
+                free(text);
+            }
             mguard_ledger_diff_free(d);
         }
         break;
@@ -2339,11 +2380,23 @@ static void fz_xledger(const fz_op *op)
         void *val = NULL;
         mguard_ledger_entry e;
         mguard_status st = mguard_ledger_pending(L, o, attr, &val), g = mguard_ledger_get(L, o, &e);
-        /* (a NULL attr: load refuses it, has_pending asks about any) */
-        if (attr && (st == MGUARD_OK || st == MGUARD_DELETED) != mguard_ledger_is_pending(L, o, attr))
-            fz_fail("aux: load_attr and has_pending disagree");
-        if (mguard_ledger_contains(L, o) != (g == MGUARD_OK) || (g == MGUARD_OK && mguard_ledger_is_modified(L, o) != e.modified))
-            fz_fail("aux: get, is_tracked and is_modified disagree");
+        /* the NULL-out forms answer as the full ones */
+        if (mguard_ledger_pending(L, o, attr, NULL) != st) fz_fail("aux: pending with and without a value pointer disagree");
+        if (mguard_ledger_get(L, o, NULL) != g) fz_fail("aux: get with and without an entry disagree");
+        if (g == MGUARD_OK) {
+            /* the entry's modified and the walk of what (0 and 6: unknown, empty) */
+            mguard_ledger_iter it = mguard_ledger_iterate(L, (mguard_ledger_walk)(op->c % 7), o);
+            bool seen = false, walked = false;
+            while (mguard_ledger_next(&it)) {
+                walked = true;
+                seen |= it.obj == o && (op->c % 7 == MGUARD_LEDGER_WALK_ENTRIES || op->c % 7 == MGUARD_LEDGER_WALK_MODIFIED);
+                if (op->c % 7 == MGUARD_LEDGER_WALK_WRITES && it.obj != o) fz_fail("aux: a writes walk left its object");
+            }
+            if (op->c % 7 == MGUARD_LEDGER_WALK_ENTRIES && !seen) fz_fail("aux: a tracked object missing from the walk");
+            if (op->c % 7 == MGUARD_LEDGER_WALK_MODIFIED && seen != e.modified) fz_fail("aux: the modified walk and the entry disagree");
+            if (op->c % 7 == MGUARD_LEDGER_WALK_WRITES && walked != (e.writes > 0)) fz_fail("aux: the writes walk and the entry disagree");
+            if ((op->c % 7 == 0 || op->c % 7 == 6) && walked) fz_fail("aux: an unknown walk returned something");
+        }
         mguard_ledger_mark_modified(L, o);
         break;
     }
@@ -3074,7 +3127,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 const char *first = NULL;
                 int j;
                 if (mg) {
-                    mguard_ledger_iter w = mguard_ledger_iterate_writes(S->led[l], o);
+                    mguard_ledger_iter w = mguard_ledger_iterate(S->led[l], MGUARD_LEDGER_WALK_WRITES, o);
                     if (mguard_ledger_next(&w)) first = w.attr;
                 } else {
                     long e = model__l_find(S->mled[l], o);
@@ -3086,7 +3139,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
             if (mg) {
                 void *v = NULL;
                 mguard_ledger_entry en;
-                mguard_status g = mguard_ledger_get(S->led[l], o, &en);
+                mguard_status g = mguard_ledger_get(S->led[l], o, &en), ps;
                 union { void *p; int64_t n; } out;
                 mguard_status ls;
                 memset(&out, 0, sizeof out);   /* a field of fewer bytes, an untracked object: the rest stays 0 */
@@ -3095,13 +3148,16 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 /* load_attr's value, and load's (the real field when
                    nothing is pending) with its status */
                 r1 = (fz_lval(v) + 2) * 100000 + (fz_lval(fz.o.sized ? (const void *)&out : out.p) + 2) * 100 + (long)ls;
-                r2 = mguard_ledger_is_modified(S->led[l], o) | mguard_ledger_is_pending(S->led[l], o, attr) << 1 |
-                     mguard_ledger_is_pending(S->led[l], o, NULL) << 2 | mguard_ledger_contains(S->led[l], o) << 3;
+                /* modified, attr pending, any pending, tracked: the NULL-out forms */
+                ps = mguard_ledger_pending(S->led[l], o, attr, NULL);
+                r2 = (g == MGUARD_OK && en.modified) | (ps == MGUARD_OK || ps == MGUARD_DELETED) << 1 |
+                     (g == MGUARD_OK && en.writes > 0) << 2 | (mguard_ledger_get(S->led[l], o, NULL) == MGUARD_OK) << 3;
                 r3 = g == MGUARD_OK ? (long)en.kind * 1000 + (long)en.writes * 2 + en.modified + 100000 * (fz_str_ix(en.source) + 3) : -(long)g;
             } else {
                 const void *v = NULL;
                 int64_t num = 0;
-                long e = o ? model__l_find(S->mled[l], o) : -1;
+                mguard_ledger_entry en;
+                mguard_status g = model_ledger_get(S->mled[l], o, &en), ps;
                 union { void *p; int64_t n; } out;
                 mguard_status ls;
                 memset(&out, 0, sizeof out);
@@ -3109,14 +3165,10 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 s = model_ledger_pending(S->mled[l], o, attr, &v, &num);
                 r1 = ((fz.o.sized ? (s == MGUARD_OK ? (long)num : -1) : fz_slot_of(v)) + 2) * 100000 +
                      (fz.o.sized ? (long)out.n : fz_slot_of(out.p)) * 100 + 200 + (long)ls;
-                r2 = model_ledger_is_modified(S->mled[l], o) | model_ledger_has_pending(S->mled[l], o, attr) << 1 |
-                     model_ledger_has_pending(S->mled[l], o, NULL) << 2 | model_ledger_is_tracked(S->mled[l], o) << 3;
-                if (!o) r3 = -(long)MGUARD_EINVAL;
-                else if (e < 0) r3 = -(long)MGUARD_NOT_FOUND;
-                else {
-                    const model_lent *en = &S->mled[l]->e[e];
-                    r3 = (long)en->kind * 1000 + (long)en->nw * 2 + model__l_modified(en) + 100000 * (fz_str_ix(en->source) + 3);
-                }
+                ps = model_ledger_pending(S->mled[l], o, attr, NULL, NULL);
+                r2 = (g == MGUARD_OK && en.modified) | (ps == MGUARD_OK || ps == MGUARD_DELETED) << 1 |
+                     (g == MGUARD_OK && en.writes > 0) << 2 | (model_ledger_get(S->mled[l], o, NULL) == MGUARD_OK) << 3;
+                r3 = g == MGUARD_OK ? (long)en.kind * 1000 + (long)en.writes * 2 + en.modified + 100000 * (fz_str_ix(en.source) + 3) : -(long)g;
             }
         } else if (k == FZ_L_MARK) {
             /* o.append(b) (or its removal): the container's contents change */
@@ -3286,11 +3338,11 @@ static void fz_snapshot(int side)
             mguard_ledger_iter it;
             if (!L) { fz_event_add(side, FZ_EV_SNAP, 500 + t, -1, 0, 0, 0); continue; }
             if (mgt_ledger_check(L) != MGUARD_OK) fz_fail("mgt_ledger_check failed");
-            fz_event_add(side, FZ_EV_SNAP, 500 + t, (long)mguard_ledger_count(L), (long)mguard_ledger_modified_count(L),
-                         (long)mguard_ledger_write_count(L), 0);
-            it = mguard_ledger_iterate(L, false);
+            mguard_ledger_stats ls = fz_lstats(L);
+            fz_event_add(side, FZ_EV_SNAP, 500 + t, (long)ls.entries, (long)ls.modified, (long)ls.writes, 0);
+            it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
             while (mguard_ledger_next(&it)) {
-                mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
+                mguard_ledger_iter w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, it.obj);
                 fz_event_add(side, FZ_EV_SNAP, 600 + t, n++, fz_slot_of(it.obj), (long)it.kind * 2 + it.modified, fz_str_ix(it.source));
                 while (mguard_ledger_next(&w))
                     fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(w.obj), fz_str_ix(w.attr), fz_lval(w.value), w.deleted);
@@ -3299,8 +3351,9 @@ static void fz_snapshot(int side)
             const model_ledger *L = S->mled[t];
             size_t e, j;
             if (!L) { fz_event_add(side, FZ_EV_SNAP, 500 + t, -1, 0, 0, 0); continue; }
-            fz_event_add(side, FZ_EV_SNAP, 500 + t, (long)model_ledger_count(L), (long)model_ledger_modified_count(L),
-                         (long)model_ledger_write_count(L), 0);
+            model_ledger_stats ls;
+            model_ledger_get_stats(L, &ls);
+            fz_event_add(side, FZ_EV_SNAP, 500 + t, (long)ls.entries, (long)ls.modified, (long)ls.writes, 0);
             for (e = 0; e < L->n; e++) {
                 const model_lent *en = &L->e[e];
                 fz_event_add(side, FZ_EV_SNAP, 600 + t, n++, fz_slot_of(en->obj), (long)en->kind * 2 + model__l_modified(en), fz_str_ix(en->source));

@@ -1243,15 +1243,20 @@ MODEL_DEF bool model__l_modified(const model_lent *en)
     return en->nw > 0;
 }
 
-MODEL_DEF bool model_ledger_is_tracked(const model_ledger *L, const void *obj)
+/* As mguard_ledger_get: out may be NULL (only whether obj is tracked). */
+MODEL_DEF mguard_status model_ledger_get(const model_ledger *L, const void *obj, mguard_ledger_entry *out)
 {
-    return L && obj && model__l_find(L, obj) >= 0;
-}
-
-MODEL_DEF bool model_ledger_is_modified(const model_ledger *L, const void *obj)
-{
-    long e = (L && obj) ? model__l_find(L, obj) : -1;
-    return e >= 0 && model__l_modified(&L->e[e]);
+    long e;
+    if (!L || !obj) return MGUARD_EINVAL;
+    if ((e = model__l_find(L, obj)) < 0) return MGUARD_NOT_FOUND;
+    if (out) {
+        out->obj = L->e[e].obj;
+        out->kind = (mguard_ledger_kind)L->e[e].kind;
+        out->source = L->e[e].source;
+        out->modified = model__l_modified(&L->e[e]);
+        out->writes = L->e[e].nw;
+    }
+    return MGUARD_OK;
 }
 
 MODEL_DEF mguard_status model_ledger_mark_modified(model_ledger *L, const void *obj)
@@ -1402,11 +1407,12 @@ MODEL_DEF mguard_status model_ledger_read(const model_ledger *L, const void *obj
     return MGUARD_OK;
 }
 
+/* As mguard_ledger_pending; value and num may be NULL (only the status). */
 MODEL_DEF mguard_status model_ledger_pending(const model_ledger *L, const void *obj, const char *attr, const void **value, int64_t *num)
 {
     long e, w;
-    *value = NULL;
-    *num = 0;
+    if (value) *value = NULL;
+    if (num) *num = 0;
     if (!L || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
     if (e < 0) return MGUARD_NOT_FOUND;
@@ -1414,33 +1420,25 @@ MODEL_DEF mguard_status model_ledger_pending(const model_ledger *L, const void *
     w = model__l_wfind(&L->e[e], attr);
     if (w < 0) return MGUARD_NOT_FOUND;
     if (L->e[e].w[w].deleted) return MGUARD_DELETED;
-    *value = L->e[e].w[w].value;
-    *num = L->e[e].w[w].num;
+    if (value) *value = L->e[e].w[w].value;
+    if (num) *num = L->e[e].w[w].num;
     return MGUARD_OK;
 }
 
-MODEL_DEF bool model_ledger_has_pending(const model_ledger *L, const void *obj, const char *attr)
+/* As mguard_ledger_get_stats, for what the model keeps (no records, hooks
+   or storage: those stay 0). */
+typedef mguard_ledger_stats model_ledger_stats;
+MODEL_DEF mguard_status model_ledger_get_stats(const model_ledger *L, model_ledger_stats *out)
 {
-    long e = (L && obj) ? model__l_find(L, obj) : -1;
-    if (e < 0) return false;
-    if (!attr) return L->e[e].nw > 0;
-    return model__l_wfind(&L->e[e], attr) >= 0;
-}
-
-MODEL_DEF size_t model_ledger_count(const model_ledger *L) { return L ? L->n : 0; }
-
-MODEL_DEF size_t model_ledger_modified_count(const model_ledger *L)
-{
-    size_t i, n = 0;
-    for (i = 0; L && i < L->n; i++) n += model__l_modified(&L->e[i]);
-    return n;
-}
-
-MODEL_DEF size_t model_ledger_write_count(const model_ledger *L)
-{
-    size_t i, n = 0;
-    for (i = 0; L && i < L->n; i++) n += L->e[i].nw;
-    return n;
+    size_t i;
+    if (!L || !out) return MGUARD_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->entries = L->n;
+    for (i = 0; i < L->n; i++) {
+        out->modified += model__l_modified(&L->e[i]);
+        out->writes += L->e[i].nw;
+    }
+    return MGUARD_OK;
 }
 
 MODEL_DEF void model__l_copy(model_ledger *dst, const model_ledger *src)
@@ -1580,6 +1578,7 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
 {
     model_ctx *c;
     model__lsnap *snap;
+    model_ledger_stats ls;
     size_t i, j, k = 0, unbound = 0;
     if (!L) return MGUARD_EINVAL;
     c = L->ctx;
@@ -1589,7 +1588,8 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
        a write; then a NULL fn is fine only when every write goes to a field */
     if (model__take_fail(c)) return MGUARD_ENOMEM;
     if (!fn && unbound) return MGUARD_EINVAL;
-    snap = (model__lsnap *)model__xrealloc(NULL, (model_ledger_write_count(L) + 1) * sizeof *snap);
+    model_ledger_get_stats(L, &ls);
+    snap = (model__lsnap *)model__xrealloc(NULL, (ls.writes + 1) * sizeof *snap);
     for (i = 0; i < L->n; i++) {
         for (j = 0; j < L->e[i].nw; j++) {
             const model_lwrite *w = &L->e[i].w[j];
@@ -1626,8 +1626,6 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
     return MGUARD_OK;
 }
 
-/* No records or hooks in the model: empty when nothing is modified. */
-MODEL_DEF bool model_ledger_is_empty(const model_ledger *L) { return !L || model_ledger_modified_count(L) == 0; }
 
 /* ---- strings of the API ------------------------------------------------- */
 

@@ -419,6 +419,7 @@ typedef struct sibling_probe {
     mguard_cache *first, *second;   /* created in this order: second goes first */
     mguard_ledger *ledger;          /* an add-on: goes before the caches */
     size_t ledger_count;
+    mguard_ledger_stats ledger_stats;
     int cache_dtor_calls, table_dtor_calls;
     size_t first_saw_second, table_saw_first;
     void *got;
@@ -439,7 +440,7 @@ static void second_cache_dtor(void *value, void *user)
     (void)value; (void)user;
     probe.cache_dtor_calls++;
     probe.contained = mguard_cache_contains(probe.first, probe_key, 1);   /* alive */
-    probe.ledger_count = mguard_ledger_count(probe.ledger) + 20;          /* destroyed: 0 */
+    probe.ledger_count = mguard_ledger_get_stats(probe.ledger, &probe.ledger_stats) == MGUARD_EINVAL ? 20 : 0;   /* destroyed: refused */
 }
 static void table_dtor(void *value, void *user)
 {

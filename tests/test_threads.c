@@ -199,6 +199,15 @@ static bool cl_retain(void *obj, void *user)
 static char g_cl_done[CL_MAX][40];
 static int g_cl_ndone;
 
+/* L's sizes (all 0 when refused). */
+static mguard_ledger_stats ledger_stats(const mguard_ledger *L)
+{
+    mguard_ledger_stats s;
+    memset(&s, 0, sizeof s);
+    if (mguard_ledger_get_stats(L, &s) != MGUARD_OK) memset(&s, 0, sizeof s);
+    return s;
+}
+
 /* Call `call`, naming the function; check the lock's counts. */
 #define LOCKED(name, call) do { \
         long l0_ = l.locks, u0_ = l.unlocks, c0_ = g_cl_callbacks; \
@@ -270,6 +279,7 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     mguard_ledger *L = NULL, *C = NULL;
     mguard_ledger_iter lit;
     mguard_ledger_entry le;
+    mguard_ledger_stats lst;
     mguard_ledger_diff_result *diff = NULL;
     mguard_ref ref;
     const char *names[4];
@@ -413,10 +423,10 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_ledger_track", assert_int_equal(mguard_ledger_track(L, &o1, MGUARD_LEDGER_EXISTING, "G['o1']"), MGUARD_OK));
     assert_int_equal(mguard_ledger_track(L, &o2, MGUARD_LEDGER_NEW, "Point"), MGUARD_OK);
     assert_int_equal(mguard_ledger_track(L, &cls, MGUARD_LEDGER_CONTAINER, NULL), MGUARD_OK);
-    LOCKED("mguard_ledger_contains", assert_true(mguard_ledger_contains(L, &o1)));
     LOCKED("mguard_ledger_get", assert_int_equal(mguard_ledger_get(L, &o1, &le), MGUARD_OK));
     LOCKED("mguard_ledger_mark_modified", assert_int_equal(mguard_ledger_mark_modified(L, &cls), MGUARD_OK));
-    LOCKED("mguard_ledger_is_modified", assert_true(mguard_ledger_is_modified(L, &cls)));
+    LOCKED("mguard_ledger_get", assert_true(mguard_ledger_get(L, &cls, &le) == MGUARD_OK && le.modified));
+    g_cl_ndone--;   /* mguard_ledger_get again: listed once */
     LOCKED("mguard_ledger_clone", C = mguard_ledger_clone(L));
     assert_non_null(C);
     LOCKED("mguard_ledger_store_attr", assert_int_equal(mguard_ledger_store_attr(L, &o1, "a", &val), MGUARD_OK));
@@ -424,25 +434,26 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_ledger_pending", assert_int_equal(mguard_ledger_pending(L, &o1, "a", &pv), MGUARD_OK));
     LOCKED("mguard_ledger_read", assert_int_equal(mguard_ledger_read(L, &o1, "a", &pv), MGUARD_OK));
     LOCKED("mguard_ledger_set_fields", assert_int_equal(mguard_ledger_set_fields(L, &o1, NULL, 0), MGUARD_OK));
-    LOCKED("mguard_ledger_is_pending", assert_true(mguard_ledger_is_pending(L, &o1, "b")));
-    LOCKED("mguard_ledger_count", assert_int_equal(mguard_ledger_count(L), 3));
-    LOCKED("mguard_ledger_modified_count", assert_int_equal(mguard_ledger_modified_count(L), 3));
-    LOCKED("mguard_ledger_write_count", assert_int_equal(mguard_ledger_write_count(L), 2));
-    LOCKED("mguard_ledger_iterate", lit = mguard_ledger_iterate(L, false));
+    LOCKED("mguard_ledger_pending", assert_int_equal(mguard_ledger_pending(L, &o1, "b", NULL), MGUARD_DELETED));
+    g_cl_ndone--;   /* again, with a NULL value: listed once */
+    LOCKED("mguard_ledger_get_stats", assert_int_equal(mguard_ledger_get_stats(L, &lst), MGUARD_OK));
+    assert_true(lst.entries == 3 && lst.modified == 3 && lst.writes == 2 && lst.storage_bytes > 0);
+    LOCKED("mguard_ledger_iterate", lit = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL));
     LOCKED("mguard_ledger_next", assert_true(mguard_ledger_next(&lit)));
-    LOCKED("mguard_ledger_iterate_writes", lit = mguard_ledger_iterate_writes(L, &o1));
+    LOCKED("mguard_ledger_iterate", lit = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, &o1));
     LOCKED("mguard_ledger_next", assert_true(mguard_ledger_next(&lit)));
-    g_cl_ndone--;   /* mguard_ledger_next again, on a writes walk: listed once */
+    g_cl_ndone -= 2;   /* iterate and next again, on a writes walk: listed once */
     LOCKED("mguard_ledger_record", assert_int_equal(mguard_ledger_record(L, "saved", &val), MGUARD_OK));
-    LOCKED("mguard_ledger_record_count", assert_int_equal(mguard_ledger_record_count(L), 1));
-    LOCKED("mguard_ledger_iterate_records", lit = mguard_ledger_iterate_records(L));
+    LOCKED("mguard_ledger_iterate", lit = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL));
     LOCKED("mguard_ledger_next", assert_true(mguard_ledger_next(&lit) && lit.payload == &val));
-    g_cl_ndone--;   /* mguard_ledger_next again, on a records walk: listed once */
+    g_cl_ndone -= 2;   /* on a records walk */
     LOCKED("mguard_ledger_register_hook", assert_int_equal(mguard_ledger_register_hook(L, &o1, "h", &val, &id), MGUARD_OK));
-    LOCKED("mguard_ledger_hook_count", assert_int_equal(mguard_ledger_hook_count(L), 1));
-    LOCKED("mguard_ledger_iterate_hooks", lit = mguard_ledger_iterate_hooks(L));
+    LOCKED("mguard_ledger_iterate", lit = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL));
     LOCKED("mguard_ledger_next", assert_true(mguard_ledger_next(&lit) && lit.fn == &val));
-    g_cl_ndone--;   /* mguard_ledger_next again, on a hooks walk: listed once */
+    g_cl_ndone -= 2;   /* on a hooks walk */
+    LOCKED("mguard_ledger_get_stats", assert_int_equal(mguard_ledger_get_stats(L, &lst), MGUARD_OK));
+    g_cl_ndone--;
+    assert_true(lst.records == 1 && lst.hooks == 1);
     LOCKED("mguard_ledger_equal", assert_false(mguard_ledger_equal(L, C)));
     LOCKED("mguard_ledger_diff", assert_int_equal(mguard_ledger_diff(C, L, &diff), MGUARD_OK));
     assert_non_null(diff);
@@ -450,10 +461,9 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_ledger_apply", assert_int_equal(mguard_ledger_apply(L, cl_apply, NULL), MGUARD_OK));
     LOCKED("mguard_ledger_remove_hook", assert_int_equal(mguard_ledger_remove_hook(L, id), MGUARD_OK));
     LOCKED("mguard_ledger_prune", assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK));
-    LOCKED("mguard_ledger_storage_bytes", assert_true(mguard_ledger_storage_bytes(L) > 0));
     LOCKED("mgt_ledger_check", assert_int_equal(mgt_ledger_check(L), MGUARD_OK)); g_cl_ndone--;   /* a test helper, not an API function */
     LOCKED("mguard_ledger_restore", assert_int_equal(mguard_ledger_restore(L, C), MGUARD_OK));
-    LOCKED("mguard_ledger_is_empty", assert_false(mguard_ledger_is_empty(L)));
+    assert_true(mguard_ledger_get_stats(L, &lst) == MGUARD_OK && lst.modified > 0);   /* not empty */
     LOCKED("mguard_ledger_clear", mguard_ledger_clear(L));
     LOCKED("mguard_ledger_destroy", mguard_ledger_destroy(C));
     /* 2: a death with nothing to call back (o3 only has a ref) */
@@ -759,7 +769,7 @@ static void test_scope_and_ledger_hooks_join_a_thread_that_calls_back_in(void **
     assert_ctx_ok(g_hook_ctx);
     mguard_on_destroy(g_hook_ctx, &net);   /* closes the frame, drops the entry: warnings */
     assert_int_equal(mguard_scope_depth(s), 0);
-    assert_int_equal(mguard_ledger_count(L), 0);
+    assert_int_equal(ledger_stats(L).entries, 0);
     assert_int_equal(log.warnings, 2);
     mguard_ctx_destroy(g_hook_ctx);
 }
@@ -2313,9 +2323,8 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
         st = kind == MGUARD_LEDGER_CONTAINER ? MGUARD_NOT_FOUND : mguard_ledger_pending(L, o, attr, &got);
         lx_expect(st == MGUARD_OK || st == MGUARD_DELETED || st == MGUARD_NOT_FOUND || st == MGUARD_EINVAL);
         lx_expect(st == MGUARD_OK || got == NULL);
-        (void)mguard_ledger_is_pending(L, o, NULL);
-        (void)mguard_ledger_contains(L, o);
-        (void)mguard_ledger_is_modified(L, o);
+        if (kind != MGUARD_LEDGER_CONTAINER) (void)mguard_ledger_pending(L, o, attr, NULL);
+        (void)mguard_ledger_get(L, o, NULL);
         if (mguard_ledger_get(L, o, &e) == MGUARD_OK) lx_expect(e.obj == o && e.kind == kind);
         break;
     }
@@ -2325,7 +2334,7 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
             lx_expect(st == MGUARD_OK || st == MGUARD_EINVAL);
         }
         lx_expect(mguard_ledger_record(L, "saved", o) == MGUARD_OK);
-        (void)mguard_ledger_record_count(L);
+        (void)ledger_stats(L);
         break;
     case 8:
         if (v) {
@@ -2334,7 +2343,7 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
             mguard_ledger_iter h;
             st = mguard_ledger_remove_hook(L, (int)(lx_rand(t) % 8));
             lx_expect(st == MGUARD_OK || st == MGUARD_NOT_FOUND);
-            h = mguard_ledger_iterate_hooks(L);
+            h = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
             while (mguard_ledger_next(&h)) lx_expect(h.obj && h.fn);
         }
         break;
@@ -2349,16 +2358,15 @@ static void lx_ledger_op(lx_thread *t, rc_obj *o, rc_obj *v)
         lx_expect(st == MGUARD_OK || st == MGUARD_EINVAL);
         mguard_ledger_diff_free(d);
         lx_expect(mgt_ledger_check(L) == MGUARD_OK);
-        it = mguard_ledger_iterate(L, false);
+        it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
         for (n = 0; mguard_ledger_next(&it); n++) lx_expect(it.obj != NULL);
-        it = mguard_ledger_iterate_writes(L, o);             /* o is ours: alive */
+        it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, o);             /* o is ours: alive */
         while (mguard_ledger_next(&it)) lx_expect(it.obj == o && it.attr && (!it.deleted || !it.value));
-        it = mguard_ledger_iterate_records(L);
+        it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
         while (mguard_ledger_next(&it)) lx_expect(it.tag && strcmp(it.tag, "saved") == 0 && it.payload);
-        (void)mguard_ledger_is_empty(L);
-        (void)mguard_ledger_storage_bytes(L);
-        (void)mguard_ledger_modified_count(L);
-        (void)mguard_ledger_hook_count(L);
+        it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_MODIFIED, NULL);
+        while (mguard_ledger_next(&it)) lx_expect(it.modified);
+        (void)ledger_stats(L);
     }
     }
 }
@@ -2378,28 +2386,29 @@ static void lx_ledger_private(lx_thread *t)
     if (!c) return;
     c2 = mguard_ledger_clone(c);
     lx_expect(c2 != NULL && mguard_ledger_equal(c, c2));
-    lx_expect(mguard_ledger_diff(c, c2, &d) == MGUARD_OK && mguard_ledger_diff_count(d) == 0);
+    lx_expect(mguard_ledger_diff(c, c2, &d) == MGUARD_OK && mguard_ledger_diff_items(d, NULL) == NULL &&
+              mguard_ledger_diff_format(d, NULL, 0) == 0);
     mguard_ledger_diff_free(d);
-    it = mguard_ledger_iterate(c, false);
+    it = mguard_ledger_iterate(c, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     while (!x && mguard_ledger_next(&it))
         if (it.kind == MGUARD_LEDGER_EXISTING) x = it.obj;
     if (x) {                                 /* a write only c2 has */
-        const mguard_ledger_diff_item *item;
+        const mguard_ledger_diff_item *item = NULL;
+        size_t nd = 0;
         rc_check_alive((const rc_obj *)x);   /* c holds it */
         lx_expect(mguard_ledger_store_attr(c2, x, "private", NULL) == MGUARD_OK);
         lx_expect(!mguard_ledger_equal(c, c2));
-        lx_expect(mguard_ledger_diff(c, c2, &d) == MGUARD_OK && mguard_ledger_diff_count(d) == 1);
-        item = mguard_ledger_diff_at(d, 0);
+        lx_expect(mguard_ledger_diff(c, c2, &d) == MGUARD_OK && (item = mguard_ledger_diff_items(d, &nd)) != NULL && nd == 1);
         lx_expect(item && item->what == MGUARD_LEDGER_DIFF_ATTR_ADDED && item->obj == x &&
                   strcmp(item->attr, "private") == 0);
         mguard_ledger_diff_free(d);
         lx_expect(mguard_ledger_restore(c2, c) == MGUARD_OK && mguard_ledger_equal(c, c2));
     }
     lx_expect(mguard_ledger_apply(c, lx_apply, &n) == MGUARD_OK);
-    lx_expect(n == (long)mguard_ledger_write_count(c));
+    lx_expect(n == (long)ledger_stats(c).writes);
     lx_expect(mguard_ledger_prune(c2, NULL, 0) == MGUARD_OK);
     lx_expect(mgt_ledger_check(c2) == MGUARD_OK);
-    lx_expect(mguard_ledger_count(c2) <= mguard_ledger_count(c));
+    lx_expect(ledger_stats(c2).entries <= ledger_stats(c).entries);
     if (r % 8 == 0) {                        /* the shared ledger shrinks */
         lx_expect(mguard_ledger_restore(L, c2) == MGUARD_OK);
         count_add(&g_lx.restores, 1);
@@ -2730,7 +2739,7 @@ static void test_strings_handed_out_on_a_shared_context_outlive_their_holders(vo
     L = mguard_ledger_create(ctx, NULL);
     snprintf(name, sizeof name, "saved-%d", 1);
     assert_int_equal(mguard_ledger_record(L, name, &obj), MGUARD_OK);
-    it = mguard_ledger_iterate_records(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     assert_true(mguard_ledger_next(&it));
     tag = it.tag;
     mguard_ledger_clear(L);
