@@ -224,10 +224,12 @@ MGUARDDEF const char *mguard_status_str(mguard_status status);
 /* Validate every internal invariant of ctx (tests, debugging): OK, or
    EINVAL with a log line naming the first broken one. Cost: O(all). */
 MGUARDDEF mguard_status mguard_ctx_check(mguard_ctx *ctx);
-/* Objects ctx knows (keys, watched, guards, ref targets, tagged). 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
-/* true when ctx was created thread-safe; false for NULL. Cost: O(1). */
-MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
+typedef struct mguard_ctx_stats {
+    size_t objects;     /* objects ctx knows (keys, watched, guards, ref targets, tagged) */
+    bool thread_safe;   /* ctx was created thread-safe */
+} mguard_ctx_stats;
+/* Copy ctx's figures into out. EINVAL for NULL ctx/out. Cost: O(1). */
+MGUARDDEF mguard_status mguard_ctx_get_stats(const mguard_ctx *ctx, mguard_ctx_stats *out);
 
 /* ==== 2. object lifetimes =============================================== */
 
@@ -283,10 +285,9 @@ MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
 MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
 /* true when key is in t. Cost: one lookup. */
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
-/* Remove key's entry, its value destroyed; take: copied into out (value_size
-   bytes) instead, never destroyed. NOT_FOUND (out untouched); EINVAL: NULL
-   t/key/out (logged). Cost: one lookup, O(1) (take: and a copy). */
-MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
+/* Remove key's entry: its value copied into out (value_size bytes), never
+   destroyed; NULL out: destroyed. NOT_FOUND (out untouched); EINVAL: NULL
+   t/key (logged). Cost: one lookup, O(1) (and a copy). */
 MGUARDDEF mguard_status mguard_weak_take(mguard_weak *t, const void *key, void *out);
 /* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
@@ -316,11 +317,9 @@ MGUARDDEF bool mguard_weak_next(mguard_weak_iter *it);
 /* mguard_weak_get that checks the value's size: NULL (warned) when size is
    not t's value_size. Cost: mguard_weak_get's and one compare. */
 MGUARDDEF void *mguard_weak_get_sized(const mguard_weak *t, const void *key, size_t size);
-/* MGUARD_WEAK_GET(t, key, double): a double *, or NULL (as above). */
+/* MGUARD_WEAK_GET(t, key, double): a double *, or NULL (as above); pointer
+   values: mguard_weak_set(t, key, &p), MGUARD_WEAK_GET(t, key, void *). */
 #define MGUARD_WEAK_GET(t, key, type) ((type *)mguard_weak_get_sized((t), (key), sizeof(type)))
-/* Pointer values (value_size = sizeof(void *)); get: NULL when absent. */
-MGUARDDEF mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value);
-MGUARDDEF void *mguard_weak_get_ptr(const mguard_weak *t, const void *key);
 
 /* ==== 4. weak refs ====================================================== */
 
@@ -365,17 +364,17 @@ MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *gua
 /* Remove every watcher of guard on obj, even ones an invalidation in progress
    is about to call. NOT_FOUND: none (a destroyed guard's are gone already). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
-/* obj was mutated: if watched, its count goes up by one and every watcher
-   so far fires once, in registration order, and is dropped. Unwatched:
-   one lookup. NULL ctx/obj: no-op. */
-MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr);
-/* mguard_on_mutation with the place, for the drop reasons of caches
-   (section 11); attr and file are copied, so temporaries are fine. */
+/* obj was mutated at file:line (file NULL: no place), for the drop reasons of
+   caches (section 11; attr and file are copied): if watched, its count goes
+   up by one and every watcher so far fires once, in registration order, and
+   is dropped. Unwatched: one lookup. NULL ctx/obj: no-op.
+   mguard_on_mutation(ctx, obj, attr) passes the caller's __FILE__, __LINE__. */
 MGUARDDEF void mguard_on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line);
+#define mguard_on_mutation(ctx, obj, attr) mguard_on_mutation_at((ctx), (obj), (attr), __FILE__, __LINE__)
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
 
-/* Assign a field, then mguard_on_mutation_at with __FILE__ and __LINE__
+/* Assign a field, then mguard_on_mutation
    (write first: a watcher may destroy the object). ctx, value and objptr
    are evaluated once (objptr twice where neither typeof nor decltype
    exists: no side effects there). */
@@ -390,10 +389,10 @@ MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 #define MGUARD_SET_FIELD(ctx, objptr, field, value) \
     do { MGUARD__TYPEOF(objptr) mguard_sf_obj_ = (objptr); \
          mguard_sf_obj_->field = (value); \
-         mguard_on_mutation_at((ctx), mguard_sf_obj_, #field, __FILE__, __LINE__); } while (0)
+         mguard_on_mutation((ctx), mguard_sf_obj_, #field); } while (0)
 #else
 #define MGUARD_SET_FIELD(ctx, objptr, field, value) \
-    do { (objptr)->field = (value); mguard_on_mutation_at((ctx), (objptr), #field, __FILE__, __LINE__); } while (0)
+    do { (objptr)->field = (value); mguard_on_mutation((ctx), (objptr), #field); } while (0)
 #endif
 
 /* ==== 6. generation tags ================================================ */
@@ -403,19 +402,18 @@ MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 MGUARDDEF mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj);
 /* obj's generation, -1 when untagged. */
 MGUARDDEF long mguard_gen_get(const mguard_ctx *ctx, const void *obj);
-/* obj tagged in the current generation. Never tagged: old, or new under
-   strict_generations (the first one logged). false for NULL ctx/obj. */
-MGUARDDEF bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj);
-/* obj tagged in generation gen or later (untagged: as is_current). */
+/* obj tagged in generation gen or later (current: mguard_gen_current). Never
+   tagged: old, or new under strict_generations (the first one logged).
+   false for NULL ctx/obj. */
 MGUARDDEF bool mguard_gen_is_since(const mguard_ctx *ctx, const void *obj, long gen);
 /* The current generation (starts at 0); -1 for NULL ctx. */
 MGUARDDEF long mguard_gen_current(const mguard_ctx *ctx);
 /* generation += 1; returns the new value (-1 for NULL ctx). */
 MGUARDDEF long mguard_gen_advance(mguard_ctx *ctx);
-/* Mark a class (any address standing for a type) dynamic; ask. */
+/* Mark a class (any address standing for a type) dynamic. */
 MGUARDDEF mguard_status mguard_gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls);
-MGUARDDEF bool mguard_gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls);
-/* cls marked dynamic, or obj tagged in the current generation. */
+/* cls marked dynamic, or obj tagged in the current generation (as
+   mguard_gen_is_since); NULL obj: asks only of cls, NULL cls only of obj. */
 MGUARDDEF bool mguard_gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls);
 /* Generation back to 0; every tag and class mark gone. Cost: O(objects). */
 MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
@@ -904,7 +902,7 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 
 /* A context made with mguard_ctx_desc.thread_safe (or .lock) may be shared:
    see docs/guide.md, "Threads". Its readers live with their families:
-   mguard_ctx_is_thread_safe, _weak_get_copy, _ref_get_retained, _cache_get_copy. */
+   mguard_ctx_get_stats, _weak_get_copy, _ref_get_retained, _cache_get_copy. */
 
 /* ==== 11. guarded caches ================================================ */
 
@@ -932,7 +930,7 @@ typedef enum mguard_cache_cause {
     MGUARD_CACHE_MUTATION = 1, /* a dependency was mutated */
     MGUARD_CACHE_DEATH,        /* a dependency was destroyed */
     MGUARD_CACHE_EVICTION,     /* least recently used, over capacity or max_cost */
-    MGUARD_CACHE_EXPLICIT      /* mguard_cache_remove, _take or _clear */
+    MGUARD_CACHE_EXPLICIT      /* mguard_cache_take or _clear */
 } mguard_cache_cause;
 /* One drop: which entry, why, and what caused it. */
 typedef struct mguard_cache_reason {
@@ -941,7 +939,7 @@ typedef struct mguard_cache_reason {
     size_t nkeys;
     const void *obj;     /* the dependency mutated or destroyed (NULL: eviction, explicit) */
     const char *attr;    /* the mutation's attribute (the context's copy) or NULL */
-    const char *file;    /* where mguard_on_mutation_at was called, or NULL */
+    const char *file;    /* where the mutation was reported (and line), or NULL */
     int line;
     const char *obj_name; /* obj as the context's describe named it (its copy), or
                              NULL: printed as the address */
@@ -1037,10 +1035,9 @@ MGUARDDEF const void *mguard_cache_job_key(const mguard_cache_job *job, size_t i
    entry kept as it was); ENOMEM: nothing changed. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             const void *obj, const char *attr);
-/* Drop the tuple's entry (EXPLICIT), destroying its value; take: copied into
-   out instead, neither destroyed, logged nor told to dropped. NOT_FOUND (out
-   untouched); EINVAL for bad input (NULL out: logged). Cost: O(dependencies). */
-MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys);
+/* Drop the tuple's entry (EXPLICIT): its value copied into out, neither
+   destroyed, logged nor told to dropped; NULL out: destroyed, as any drop.
+   NOT_FOUND (out untouched); EINVAL for bad input. Cost: O(dependencies). */
 MGUARDDEF mguard_status mguard_cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
 /* Drop the entries present at the start (EXPLICIT), each value destroyed
    after its entry is gone; entries the destructors store stay. NULL:
@@ -1069,9 +1066,9 @@ MGUARDDEF bool mguard_cache_next(mguard_cache_iter *it);
 
 /* Copy c's counters into out. EINVAL for NULL c/out. Cost: O(1). */
 MGUARDDEF mguard_status mguard_cache_get_stats(const mguard_cache *c, mguard_cache_stats *out);
-/* One line, snprintf-style ("plans: 3 entries, 7 hits, ...; dropped: ...");
-   0 for NULL c (buf untouched). Cost: O(1). */
-MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t cap);
+/* One line ("plans: 3 entries, 7 hits, ...; dropped: ..."), snprintf-style
+   (buf NULL when cap is 0). 0 for NULL c ("" if cap > 0). Cost: O(1). */
+MGUARDDEF size_t mguard_cache_format(const mguard_cache *c, char *buf, size_t cap);
 /* The newest of the last MGUARD_CACHE_REASONS drops that is the tuple's
    (why a miss recomputed); reasons follow the keys' lives, not addresses
    (a dead key's address answers none). NOT_FOUND: none; EINVAL: bad input,
@@ -1081,9 +1078,9 @@ MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const vo
                                                  mguard_cache_reason *out);
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
 MGUARDDEF const char *mguard_cache_cause_str(mguard_cache_cause cause);
-/* r as one line, snprintf-style ("mutation of 0x1234.scale at plan.c:42";
-   obj_name in place of the address when set); 0 for NULL r (buf
-   untouched). Cost: O(1). */
+/* r as one line ("mutation of 0x1234.scale at plan.c:42"; obj_name in place
+   of the address when set), snprintf-style (buf NULL when cap is 0). 0 for
+   NULL r ("" if cap > 0). Cost: O(1). */
 MGUARDDEF size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap);
 #ifdef __cplusplus
 }
@@ -1561,7 +1558,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
    (written out at the end). tests/check_locked.sh checks this list against the API. */
 #define MGUARD__API_CORE(X, V, Q, W) \
     X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
-    X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
+    X(mguard_status, ctx_get_stats, (const mguard_ctx *ctx, mguard_ctx_stats *out), (ctx, out), mguard__ctx_of_ctx(ctx)) \
     V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     X(const char *, intern, (mguard_ctx *ctx, const char *s), (ctx, s), mguard__ctx_of_ctx(ctx)) \
     X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
@@ -1571,29 +1568,23 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(void *, weak_get_sized, (const mguard_weak *t, const void *key, size_t size), (t, key, size), mguard__ctx_of_weak(t)) \
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
     Q(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
-    W(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
-    X(mguard_status, weak_take, (mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
+    W(mguard_status, weak_take, (mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
     Q(size_t, weak_count, (const mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     V(weak_clear, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     W(bool, weak_next, (mguard_weak_iter *it), (it), mguard__ctx_of_weak_iter(it)) \
-    X(mguard_status, weak_set_ptr, (mguard_weak *t, const void *key, void *value), (t, key, value), mguard__ctx_of_weak(t)) \
-    X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     Q(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__ctx_of_ctx(ctx)) \
     X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, watch, (mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user), (ctx, obj, guard, fn, user), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__ctx_of_ctx(ctx)) \
-    V(on_mutation, (mguard_ctx *ctx, const void *obj, const char *attr), (ctx, obj, attr), mguard__ctx_of_ctx(ctx)) \
     X(uint64_t, mutation_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
-    X(bool, gen_is_current, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     X(bool, gen_is_since, (const mguard_ctx *ctx, const void *obj, long gen), (ctx, obj, gen), mguard__ctx_of_ctx(ctx)) \
     X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__ctx_of_ctx(ctx)) \
-    X(bool, gen_is_class_dynamic, (const mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__ctx_of_ctx(ctx)) \
     X(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__ctx_of_ctx(ctx)) \
     V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx))
 #ifndef MGUARD_NO_SCOPE
@@ -1674,14 +1665,13 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, cache_job_set_cost, (mguard_cache_job *job, size_t cost), (job, cost), mguard__ctx_of_job(job)) \
     X(const void *, cache_job_key, (const mguard_cache_job *job, size_t i), (job, i), mguard__ctx_of_job(job)) \
     X(mguard_status, cache_depend, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr), (c, keys, nkeys, obj, attr), mguard__ctx_of_cache(c)) \
-    X(mguard_status, cache_remove, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_take, (mguard_cache *c, const void *const *keys, size_t nkeys, void *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c)) \
     V(cache_clear, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(size_t, cache_count, (const mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(mguard_cache_iter, cache_iterate, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(bool, cache_next, (mguard_cache_iter *it), (it), mguard__ctx_of_cache_iter(it)) \
     X(mguard_status, cache_get_stats, (const mguard_cache *c, mguard_cache_stats *out), (c, out), mguard__ctx_of_cache(c)) \
-    X(size_t, cache_report, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__ctx_of_cache(c)) \
+    X(size_t, cache_format, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_last_reason, (const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c))
 #define MGUARD__API(X, V, Q, W) MGUARD__API_CORE(X, V, Q, W) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V, Q)
 
@@ -2675,11 +2665,6 @@ const char *mguard_status_str(mguard_status status)
     return "unknown status";
 }
 
-bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx)
-{
-    return mguard__ctx_ok(ctx, "mguard_ctx_is_thread_safe") && ctx->lk;
-}
-
 /* ---- 1. context: create, destroy, check -------------------------------- */
 
 /* A context's id, carried by its refs: unique in the process (per copy of
@@ -3084,9 +3069,16 @@ static void mguard__reg_drop_if_empty(mguard_ctx *ctx, uint32_t r)
     if (mguard__obj_empty(ctx, &ctx->objs[r - 1])) mguard__reg_drop(ctx, r);
 }
 
-static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
+static mguard_status mguard__ctx_get_stats(const mguard_ctx *ctx, mguard_ctx_stats *out)
 {
-    return mguard__ctx_ok(ctx, "mguard_ctx_object_count") ? ctx->live_objs : 0;
+    if (!mguard__ctx_ok(ctx, "mguard_ctx_get_stats")) return MGUARD_EINVAL;
+    if (!out) {
+        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ctx_get_stats: NULL out");
+        return MGUARD_EINVAL;
+    }
+    out->objects = ctx->live_objs;
+    out->thread_safe = ctx->lk != NULL;
+    return MGUARD_OK;
 }
 
 /* The table of id tid (the index's slots name their table by id). */
@@ -3865,22 +3857,6 @@ static size_t mguard__weak_count(const mguard_weak *t)
     return mguard__weak_valid(t, "mguard_weak_count") ? t->live : 0;
 }
 
-static mguard_status mguard__weak_set_ptr(mguard_weak *t, const void *key, void *value)
-{
-    if (mguard__weak_valid(t, "mguard_weak_set_ptr") && t->value_size != sizeof(void *)) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set_ptr: table value_size is %lu, not sizeof(void *)", (unsigned long)t->value_size);
-        return MGUARD_EINVAL;
-    }
-    return mguard__weak_set(t, key, &value);
-}
-
-static void *mguard__weak_get_ptr(const mguard_weak *t, const void *key)
-{
-    void *v = NULL, *p = mguard__weak_get(t, key);
-    if (p && t->value_size == sizeof(void *)) memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /* Remove t's entry in slot s (known: its key has other slots): detach, then destroy
    the value from a copy (in place if none can be had), or (take) copy it to out. */
 static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool known, void *out)
@@ -3910,34 +3886,34 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool know
     }
 }
 
-/* mguard_weak_remove's common case, inline: a default context's table with
-   no destructor, the key present. false: nothing done. */
-static MGUARD__HOT bool mguard__fast_weak_remove(mguard_weak *t, const void *key)
+/* mguard_weak_take's common case, inline: a default context's table with
+   no destructor (or out given), the key present. false: nothing done. */
+static MGUARD__HOT bool mguard__fast_weak_take(mguard_weak *t, const void *key, void *out)
 {
     mguard__kx *kx;
     mguard__kslot *s;
     uint64_t h;
     bool known;
-    if (!MGUARD__PLAIN_WEAK(t) || t->dtor) return false;
+    if (!MGUARD__PLAIN_WEAK(t) || (t->dtor && !out)) return false;
     kx = &t->ctx->kx;
     h = mguard__hash64(key);
     s = mguard__kx_probe(kx, key, t->tid, h, &known, 0);
     if (!s) return false;
+    if (out) memmove(out, mguard__kvalue(t, s), t->value_size);   /* out may lie in a table */
     t->live--;
     mguard__kx_erase(kx, (size_t)(s - kx->slots), h);
     if (!known) t->ctx->live_objs--;
     return true;
 }
 
-/* mguard_weak_remove, and mguard_weak_take (take: the value copied into out, not destroyed). */
-static mguard_status mguard__weak_pop(mguard_weak *t, const void *key, void *out, bool take)
+/* The entry leaves t: its value copied into out, or (NULL out) destroyed. */
+static mguard_status mguard__weak_take(mguard_weak *t, const void *key, void *out)
 {
-    const char *fn = take ? "mguard_weak_take" : "mguard_weak_remove";
     mguard__kslot *s;
     bool known;
-    if (!mguard__weak_valid(t, fn)) return MGUARD_EINVAL;
-    if (!key || (take && !out)) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, key ? "out" : "key");
+    if (!mguard__weak_valid(t, "mguard_weak_take")) return MGUARD_EINVAL;
+    if (!key) {
+        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_take: NULL key");
         return MGUARD_EINVAL;
     }
     s = mguard__kx_find(&t->ctx->kx, key, t->tid, mguard__hash64(key), &known);
@@ -3945,8 +3921,6 @@ static mguard_status mguard__weak_pop(mguard_weak *t, const void *key, void *out
     mguard__weak_remove_slot(t, s, known, out);
     return MGUARD_OK;
 }
-static mguard_status mguard__weak_remove(mguard_weak *t, const void *key) { return mguard__weak_pop(t, key, NULL, false); }
-static mguard_status mguard__weak_take(mguard_weak *t, const void *key, void *out) { return mguard__weak_pop(t, key, out, true); }
 
 static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
 {
@@ -4447,14 +4421,6 @@ static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char 
     if (MGUARD__MUTATION_MATTERS(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, file, line);
 }
 
-static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
-{
-    uint32_t r;
-    if (!mguard__ctx_ok(ctx, "mguard_on_mutation") || !obj) return;
-    r = mguard__reg_find(ctx, obj);
-    if (MGUARD__MUTATION_MATTERS(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, NULL, 0);
-}
-
 static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
 {
     uint32_t r;
@@ -4503,7 +4469,8 @@ static long mguard__gen_get(const mguard_ctx *ctx, const void *obj)
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
 
-/* Tagged in generation since or later; untagged is old (new if strict: reported). */
+/* Tagged in generation since (current: the current one) or later; untagged
+   is old (new if strict: reported). */
 static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since, bool current, const char *fn)
 {
     uint32_t r;
@@ -4520,15 +4487,6 @@ static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since
                      mguard__named((mguard_ctx *)mguard__unconst(ctx), obj, nm));
     }
     return true;
-}
-
-static bool mguard__gen_is_current(const mguard_ctx *ctx, const void *obj)
-{
-    uint32_t r;
-    if (!mguard__ctx_ok(ctx, "mguard_gen_is_current") || !obj) return false;
-    r = mguard__reg_find(ctx, obj);
-    if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= ctx->generation;
-    return ctx->strict_gen && mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_current");   /* untagged */
 }
 
 static bool mguard__gen_is_since(const mguard_ctx *ctx, const void *obj, long gen)
@@ -4552,17 +4510,13 @@ static mguard_status mguard__gen_mark_class_dynamic(mguard_ctx *ctx, const void 
     return mguard__flag(ctx, cls, MGUARD__F_CLASS_DYN, "mguard_gen_mark_class_dynamic");
 }
 
-static bool mguard__gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls)
-{
-    uint32_t r;
-    if (!mguard__ctx_ok(ctx, "mguard_gen_is_class_dynamic") || !cls) return false;
-    r = mguard__reg_find(ctx, cls);
-    return r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN);
-}
-
 static bool mguard__gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls)
 {
-    return mguard__gen_is_class_dynamic(ctx, cls) || mguard__gen_is_current(ctx, obj);
+    uint32_t r;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_is_dynamic")) return false;
+    r = cls ? mguard__reg_find(ctx, cls) : 0;
+    if (r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN)) return true;
+    return mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_dynamic");
 }
 
 static void mguard__gen_clear(mguard_ctx *ctx)
@@ -5157,7 +5111,7 @@ static void mguard__scope_rollback(mguard_scope *s, mguard__scope_walk *w)
             continue;
         }
         for (i = 0; i < s->nframes && s->frames[i].comp != u->comp; i++) {}
-        if (i == s->nframes) mguard__weak_remove(s->names, u->comp);
+        if (i == s->nframes) mguard__weak_take(s->names, u->comp, NULL);
     }
 }
 
@@ -7165,7 +7119,7 @@ static void mguard__ledger_root_sweep(struct mguard__lroot *root)
         const mguard_ledger *L;
         for (L = root->head; L; L = L->next)
             if (mguard__ledger_ref_find(L, it.key)) break;
-        if (!L) mguard__weak_remove(root->watch, it.key);
+        if (!L) mguard__weak_take(root->watch, it.key, NULL);
     }
     root->sweep_at = 2 * mguard__weak_count(root->watch) + 64;
 }
@@ -7201,7 +7155,7 @@ static mguard_status mguard__ledger_watch(mguard_ledger *L, const void *p, const
 
 static void mguard__ledger_unwatch(mguard_ledger *L, const void *added)
 {
-    if (added) mguard__weak_remove(L->root->watch, added);
+    if (added) mguard__weak_take(L->root->watch, added, NULL);
 }
 
 /* ---- removal (never allocates, never calls out) ------------------------- */
@@ -9382,7 +9336,7 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
             continue;
         if (snap[i].field) {
             mguard__ledger_apply_field(L, &snap[i]);
-            mguard__on_mutation(L->hd.ctx, snap[i].obj, snap[i].attr);   /* as the program's own write would */
+            mguard__on_mutation_at(L->hd.ctx, snap[i].obj, snap[i].attr, NULL, 0);   /* as the program's own write would */
         } else MGUARD__L_CALLOUT(L->hd.ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     for (i = 0; i < k; i++) mguard__str_release(L->hd.ctx, snap[i].attr);
@@ -10995,18 +10949,13 @@ oom:
     return MGUARD_ENOMEM;
 }
 
-/* mguard_cache_remove, and mguard_cache_take (take: the value copied into out, not destroyed). */
-static mguard_status mguard__cache_pop(mguard_cache *c, const void *const *keys, size_t nkeys, void *out, bool take)
+/* The tuple's entry leaves c: its value copied into out, or (NULL out) destroyed. */
+static mguard_status mguard__cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out)
 {
-    const char *fn = take ? "mguard_cache_take" : "mguard_cache_remove";
     size_t k;
     mguard__cdrops q;
     mguard_cache_reason why;
-    if (!mguard__cache_ok(c, fn) || !mguard__cache_keys_ok(c, keys, nkeys, fn)) return MGUARD_EINVAL;
-    if (take && !out) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
-        return MGUARD_EINVAL;
-    }
+    if (!mguard__cache_ok(c, "mguard_cache_take") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_take")) return MGUARD_EINVAL;
     memset(&q, 0, sizeof q);
     memset(&why, 0, sizeof why);
     why.cause = MGUARD_CACHE_EXPLICIT;
@@ -11015,8 +10964,6 @@ static mguard_status mguard__cache_pop(mguard_cache *c, const void *const *keys,
     mguard__cache_settle(c, &q, out);
     return k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
-static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys) { return mguard__cache_pop(c, keys, nkeys, NULL, false); }
-static mguard_status mguard__cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out) { return mguard__cache_pop(c, keys, nkeys, out, true); }
 
 /* ---- iteration, statistics, reasons ---- */
 
@@ -11072,11 +11019,12 @@ static mguard_status mguard__cache_get_stats(const mguard_cache *c, mguard_cache
     return MGUARD_OK;
 }
 
-static size_t mguard__cache_report(const mguard_cache *c, char *buf, size_t cap)
+static size_t mguard__cache_format(const mguard_cache *c, char *buf, size_t cap)
 {
     const mguard_cache_stats *s;
     int n;
-    if (!mguard__cache_ok(c, "mguard_cache_report")) return 0;
+    if (buf && cap) *buf = '\0';
+    if (!mguard__cache_ok(c, "mguard_cache_format")) return 0;
     s = &c->stats;
     n = snprintf(buf, buf ? cap : 0,
                  "%s: %lu entries, %llu hits, %llu misses, %llu stored; dropped: %llu mutation, %llu death, "
@@ -11102,8 +11050,9 @@ const char *mguard_cache_cause_str(mguard_cache_cause cause)
 size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap)
 {
     int n;
-    if (!r) return 0;
     if (buf == NULL) cap = 0;
+    if (cap) *buf = '\0';
+    if (!r) return 0;
     if (r->cause == MGUARD_CACHE_MUTATION || r->cause == MGUARD_CACHE_DEATH) {
         char where[200] = "", addr[32];
         if (r->file) snprintf(where, sizeof where, " at %s:%d", r->file, r->line);
@@ -11401,7 +11350,7 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
    MGUARD__FASTRET_<name>; or not for it) inline in the public function;
    the rest as X, out of line. */
 #define MGUARD__FASTRET_weak_set MGUARD_OK
-#define MGUARD__FASTRET_weak_remove MGUARD_OK
+#define MGUARD__FASTRET_weak_take MGUARD_OK
 #define MGUARD__FASTRET_weak_next true
 #define MGUARD__PUBLIC_W(ret, name, params, args, ctxof) \
     static MGUARD__NOINLINE ret mguard__other_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \

@@ -198,7 +198,7 @@ static double weak_remove(fx *f, int arg)
     size_t i;
     (void)arg;
     CYCLES(f, { t = new_table(f->live); fill(f, t, f->ins); },
-           { for (i = 0; i < f->n; i++) if (mguard_weak_remove(t, f->look[i]) != MGUARD_OK) fail("remove"); },
+           { for (i = 0; i < f->n; i++) if (ab_weak_remove(t, f->look[i]) != MGUARD_OK) fail("remove"); },
            { CHECK(mguard_weak_count(t) == 0, "remove count"); mguard_weak_destroy(t); });
 }
 static double iterate(fx *f, int arg)

@@ -156,27 +156,16 @@ static void r_ctx_check(cx *c)
     T1();
     mguard_ctx_destroy(ctx);
 }
-static void r_ctx_object_count(cx *c)
+static void r_ctx_get_stats(cx *c)
 {
     unsigned r;
     size_t i, k = 0;
+    mguard_ctx_stats st;
     weak_n(c->ctx, c->n);
     T0();
-    LOOP for (i = 0; i < c->n; i++) k += mguard_ctx_object_count(c->ctx);
+    LOOP for (i = 0; i < c->n; i++) k += mguard_ctx_get_stats(c->ctx, &st) == MGUARD_OK ? st.objects : 0;
     T1();
-    must(k == (size_t)c->reps * c->n * c->n, "object_count");
-}
-static void r_ctx_is_thread_safe(cx *c)
-{
-    unsigned r;
-    size_t i, k = 0;
-    mguard_ctx *ctx = new_ctx(true);
-    weak_n(ctx, c->n);
-    T0();
-    LOOP for (i = 0; i < c->n; i++) k += mguard_ctx_is_thread_safe(ctx);
-    T1();
-    must(k == (size_t)c->reps * c->n, "is_thread_safe");
-    mguard_ctx_destroy(ctx);
+    must(k == (size_t)c->reps * c->n * c->n, "get_stats");
 }
 
 /* ---- 2. lifetimes ------------------------------------------------------ */
@@ -244,19 +233,6 @@ static void r_weak_set(cx *c)
         mguard_weak_destroy(t);
     }
 }
-static void r_weak_set_ptr(cx *c)
-{
-    unsigned r;
-    size_t i;
-    mguard_weak_desc d = {sizeof(void *), NULL, NULL, NULL};
-    LOOP {
-        mguard_weak *t = mguard_weak_create(c->ctx, &d);
-        T0();
-        for (i = 0; i < c->n; i++) mguard_weak_set_ptr(t, O(i), P(i));
-        T1();
-        mguard_weak_destroy(t);
-    }
-}
 #define WEAK_QUERY(fname, expr, expect)                       \
     static void fname(cx *c)                                  \
     {                                                         \
@@ -275,18 +251,6 @@ WEAK_QUERY(r_weak_get_copy, mguard_weak_get_copy(t, O(i), &out) == MGUARD_OK, (s
 WEAK_QUERY(r_weak_contains, mguard_weak_contains(t, O(i)), (size_t)c->reps * c->n)
 WEAK_QUERY(r_weak_count, mguard_weak_count(t) == c->n, (size_t)c->reps * c->n)
 WEAK_QUERY(r_weak_get_sized, mguard_weak_get_sized(t, O(i), sizeof(long)) != NULL, (size_t)c->reps * c->n)
-static void r_weak_get_ptr(cx *c)
-{
-    unsigned r;
-    size_t i, k = 0;
-    mguard_weak_desc d = {sizeof(void *), NULL, NULL, NULL};
-    mguard_weak *t = mguard_weak_create(c->ctx, &d);
-    for (i = 0; i < c->n; i++) mguard_weak_set_ptr(t, O(i), P(i));
-    T0();
-    LOOP for (i = 0; i < c->n; i++) k += mguard_weak_get_ptr(t, O(i)) == P(i);
-    T1();
-    must(k == (size_t)c->reps * c->n, "get_ptr");
-}
 static void r_weak_remove(cx *c)
 {
     unsigned r;
@@ -294,7 +258,7 @@ static void r_weak_remove(cx *c)
     LOOP {
         mguard_weak *t = weak_n(c->ctx, c->n);
         T0();
-        for (i = 0; i < c->n; i++) mguard_weak_remove(t, O(i));
+        for (i = 0; i < c->n; i++) mguard_weak_take(t, O(i), NULL);
         T1();
         mguard_weak_destroy(t);
     }
@@ -1333,7 +1297,7 @@ static void r_cache_set(cx *c)
         mguard_status st;                                         \
         mguard_cache *ca = cache_n(c, c->n);                      \
         (void)cs; (void)rs; (void)st;                             \
-        mguard_cache_remove(ca, K(0), 1);                         \
+        mguard_cache_take(ca, K(0), 1, NULL);                         \
         T0();                                                     \
         LOOP for (i = 1; i <= c->n; i++) k += (i == c->n || (expr)) ? 1 : 0;     \
         T1();                                                     \
@@ -1346,7 +1310,7 @@ CACHE_QUERY(r_cache_get_copy, mguard_cache_get_copy(ca, K(i), 1, cx_vbuf) == MGU
 CACHE_QUERY(r_cache_get_or_compute, mguard_cache_get_or_compute(ca, K(i), 1, comp_deps, NULL, &st) != NULL)
 CACHE_QUERY(r_cache_count, mguard_cache_count(ca) == c->n - 1)
 CACHE_QUERY(r_cache_get_stats, mguard_cache_get_stats(ca, &cs) == MGUARD_OK)
-CACHE_QUERY(r_cache_report, mguard_cache_report(ca, NULL, 0) > 0)
+CACHE_QUERY(r_cache_format, mguard_cache_format(ca, NULL, 0) > 0)
 CACHE_QUERY(r_cache_last_reason, mguard_cache_last_reason(ca, K(0), 1, &rs) == MGUARD_OK)
 CACHE_QUERY(r_cache_iterate, mguard_cache_iterate(ca).c_ == ca)
 static void r_cache_reason_format(cx *c)
@@ -1387,7 +1351,7 @@ static void r_cache_job_depend(cx *c)
     LOOP {
         mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
         must(st == MGUARD_OK, "job_depend");
-        mguard_cache_remove(ca, K(NOBJ - 2), 1);
+        mguard_cache_take(ca, K(NOBJ - 2), 1, NULL);
     }
 }
 /* n calls of one job function in one compute: set_cost, or job_key (keys) */
@@ -1402,7 +1366,7 @@ static void r_cache_job_calls(cx *c, bool keys)
         T0();
         mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
         T1();
-        mguard_cache_remove(ca, K(NOBJ - 2), 1);
+        mguard_cache_take(ca, K(NOBJ - 2), 1, NULL);
     }
 }
 static void r_cache_job_set_cost(cx *c) { r_cache_job_calls(c, false); }
@@ -1422,7 +1386,7 @@ static void r_cache_remove(cx *c)
     LOOP {
         mguard_cache *ca = cache_deps(c, c->n);
         T0();
-        must(mguard_cache_remove(ca, K(NOBJ - 2), 1) == MGUARD_OK, "remove");
+        must(mguard_cache_take(ca, K(NOBJ - 2), 1, NULL) == MGUARD_OK, "remove");
         T1();
         mguard_cache_destroy(ca);
     }
@@ -1473,20 +1437,17 @@ static const row rows[] = {
     R("mguard_ctx_create", "n contexts created", r_ctx_create),
     RN("mguard_ctx_destroy", "destroy a context of n keys, watchers, tags", r_ctx_destroy, 8192, 0),
     RN("mguard_ctx_check", "check a context of n keys, watchers, tags", r_ctx_check, 8192, 0),
-    R("mguard_ctx_object_count", "n calls, n objects", r_ctx_object_count),
-    R("mguard_ctx_is_thread_safe", "n calls, thread-safe context", r_ctx_is_thread_safe),
+    R("mguard_ctx_get_stats", "n calls, n objects", r_ctx_get_stats),
     R("mguard_on_destroy", "n objects die (1 table, 1 watcher each)", r_on_destroy),
     R("mguard_intern", "n new strings", r_intern),
     R("mguard_weak_create", "n tables created", r_weak_create),
     R("mguard_weak_destroy", "destroy a table of n", r_weak_destroy),
     R("mguard_weak_set", "n new keys", r_weak_set),
-    R("mguard_weak_set_ptr", "n new keys", r_weak_set_ptr),
     R("mguard_weak_get", "n hits, table of n", r_weak_get),
     R("mguard_weak_get_copy", "n hits, table of n", r_weak_get_copy),
     R("mguard_weak_contains", "n hits, table of n", r_weak_contains),
     R("mguard_weak_get_sized", "n hits, table of n", r_weak_get_sized),
-    R("mguard_weak_get_ptr", "n hits, table of n", r_weak_get_ptr),
-    R("mguard_weak_remove", "n removes, table of n", r_weak_remove),
+    R("mguard_weak_take", "n takes, NULL out, table of n", r_weak_remove),
     R("mguard_weak_take", "n takes, table of n", r_weak_take),
     R("mguard_weak_count", "n calls, table of n", r_weak_count),
     R("mguard_weak_clear", "clear a table of n", r_weak_clear),
@@ -1495,7 +1456,7 @@ static const row rows[] = {
     R("mguard_ref_get", "n reads", r_ref_get),
     R("mguard_ref_get_retained", "n reads", r_ref_get_retained),
     R("mguard_watch", "n objects watched", r_watch),
-    R("mguard_on_mutation", "n watched objects mutated", r_on_mutation),
+    R("mguard_on_mutation_at", "n watched objects mutated", r_on_mutation),
     R("mguard_gen_tag", "n objects tagged", r_gen_tag),
     R("mguard_gen_clear", "clear n tags", r_gen_clear),
 #ifndef MGUARD_NO_SCOPE
@@ -1580,14 +1541,14 @@ static const row rows[] = {
     R("mguard_cache_job_set_cost", "n calls in one compute", r_cache_job_set_cost),
     R("mguard_cache_job_key", "n calls in one compute", r_cache_job_key),
     R("mguard_cache_depend", "16 calls, an entry of n dependencies", r_cache_depend),
-    R("mguard_cache_remove", "an entry of n dependencies", r_cache_remove),
+    R("mguard_cache_take", "NULL out, an entry of n dependencies", r_cache_remove),
     R("mguard_cache_take", "an entry of n dependencies", r_cache_take),
     R("mguard_cache_clear", "clear n entries", r_cache_clear),
     R("mguard_cache_count", "n calls, n entries", r_cache_count),
     R("mguard_cache_iterate", "n calls, n entries", r_cache_iterate),
     R("mguard_cache_next", "walk n entries", r_cache_next),
     R("mguard_cache_get_stats", "n calls", r_cache_get_stats),
-    R("mguard_cache_report", "n calls", r_cache_report),
+    R("mguard_cache_format", "n calls", r_cache_format),
     R("mguard_cache_last_reason", "n calls", r_cache_last_reason),
     R("mguard_cache_reason_format", "n calls", r_cache_reason_format),
 };

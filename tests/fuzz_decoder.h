@@ -1185,13 +1185,14 @@ static int fz_exec_misc(int side, const fz_op *op, long *r)
     const int mg = side == FZ_MG;
     int st = op->a == 255 ? 1000 : op->a % 8;
     if (mg) {
+        mguard_ctx_stats cs;
         r[0] = fz_hash(mguard_status_str((mguard_status)st));
         r[1] = fz_hash(mguard_ledger_kind_str((mguard_ledger_kind)(op->b % 6)));
-        r[2] = mguard_ctx_is_thread_safe(S->ctx) * 2 + mguard_ctx_is_thread_safe(NULL);
+        r[2] = (mguard_ctx_get_stats(S->ctx, &cs) == MGUARD_OK && cs.thread_safe) * 2 + (mguard_ctx_get_stats(NULL, &cs) == MGUARD_EINVAL) * 4;
     } else {
         r[0] = fz_hash(model_status_str(st));
         r[1] = fz_hash(model_kind_str(op->b % 6));
-        r[2] = S->thread_safe * 2;
+        r[2] = S->thread_safe * 2 + 4;
     }
     return 1;
 }
@@ -1546,7 +1547,7 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *c
                 fz_event_add(side, FZ_EV_RES, FZ_CACHE, 5100, st, id, 0);
             }
             if ((x & 8) && S->cache_uid[s] == uid) {
-                st = side == FZ_MG ? mguard_cache_remove(S->cache[s], cur, n) : model_cache_remove(S->mcache[s], cur, n);
+                st = side == FZ_MG ? mguard_cache_take(S->cache[s], cur, n, NULL) : model_cache_take(S->mcache[s], cur, n, NULL);
                 fz_event_add(side, FZ_EV_RES, FZ_CACHE, 5101, st, 0, 0);
             }
             ev.obj = cur[0];
@@ -1567,9 +1568,9 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *c
                (P##_cache_get_or_compute(C, keys, n, NULL, NULL, &st) == NULL && st == MGUARD_EINVAL) * 64 + \
                (P##_cache_job_depend(NULL, keys[0], NULL) == MGUARD_EINVAL) * 128 + (P##_cache_job_set_cost(NULL, 1) == MGUARD_EINVAL) * 256 + \
                (P##_cache_get_stats(C, NULL) == MGUARD_EINVAL) * 512 + (P##_cache_last_reason(C, keys, n, NULL) == MGUARD_EINVAL) * 1024 + \
-               (P##_cache_depend(C, none, 1, fz_pool[0], NULL) == MGUARD_EINVAL) * 2048 + (P##_cache_remove(C, five, 5) == MGUARD_EINVAL) * 4096 + \
-               (P##_cache_take(C, five, 5, cbuf) == MGUARD_EINVAL) * 8192 + (P##_cache_take(C, keys, n, NULL) == MGUARD_EINVAL) * 16384; \
-        r[1] = (P##_cache_count(NULL) == 0) + (P##_cache_report(NULL, NULL, 0) == 0) * 2 + (P##_cache_reason_format(NULL, NULL, 0) == 0) * 4 + \
+               (P##_cache_depend(C, none, 1, fz_pool[0], NULL) == MGUARD_EINVAL) * 2048 + (P##_cache_take(C, five, 5, NULL) == MGUARD_EINVAL) * 4096 + \
+               (P##_cache_take(C, five, 5, cbuf) == MGUARD_EINVAL) * 8192 + (P##_cache_take(NULL, keys, n, cbuf) == MGUARD_EINVAL) * 16384; \
+        r[1] = (P##_cache_count(NULL) == 0) + (P##_cache_format(NULL, NULL, 0) == 0) * 2 + (P##_cache_reason_format(NULL, NULL, 0) == 0) * 4 + \
                (P##_cache_create(X, NULL) == NULL) * 8 + (P##_cache_create(X, &d) == NULL) * 16 + \
                (P##_cache_get(NULL, keys, n) == NULL) * 32 + (P##_cache_contains(C, NULL, 1) == 0) * 64 + \
                (strcmp(P##_cache_cause_str((mguard_cache_cause)0), "unknown") == 0) * 128 + \
@@ -1577,7 +1578,7 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *c
                (P##_cache_get_copy(NULL, keys, n, cbuf) == MGUARD_EINVAL) * 1024 + (P##_cache_get_copy(C, none, 1, cbuf) == MGUARD_EINVAL) * 2048; \
         P##_cache_clear(NULL); \
         P##_cache_destroy(NULL); \
-        r[2] = (long)P##_cache_report(C, NULL, 0); \
+        r[2] = (long)P##_cache_format(C, NULL, 0); \
     } while (0)
 
 /* One FZ_CACHE operation; 0 when skipped (an event said so). */
@@ -1668,7 +1669,7 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
                 fz_fail("cache take wrote out without an entry");
             }
         } else {
-            r[0] = mg ? mguard_cache_remove(c, keys, n) : model_cache_remove(m, keys, n);
+            r[0] = mg ? mguard_cache_take(c, keys, n, NULL) : model_cache_take(m, keys, n, NULL);
         }
         break;
     case 10:
@@ -1686,7 +1687,7 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         size_t cap = (x & 8) ? (size_t)x * 3 : sizeof buf, len;
         fz_cstats(side, s, FZ_EV_RES);
         memset(buf, 0, sizeof buf);
-        len = mg ? mguard_cache_report(c, buf, cap) : model_cache_report(m, buf, cap);
+        len = mg ? mguard_cache_format(c, buf, cap) : model_cache_format(m, buf, cap);
         r[0] = (long)len;
         r[1] = fz_hash(buf);
         r[2] = (long)(mg ? mguard_cache_count(c) : model_cache_count(m));
@@ -1770,6 +1771,7 @@ static struct fz_aux {
     int dying[FZ_XOBJ];        /* its mguard_on_destroy is running */
     int dead[FZ_XOBJ];         /* destroyed, not handed to mguard since */
     int in_hook;               /* a hook is re-entering: no further re-entry */
+    bool thread_safe;          /* fz_x.ctx was made thread-safe (retain runs under its lock) */
     int closing;               /* the context is being destroyed: no re-entry */
     int applying;
     mguard_scope *scope;
@@ -1861,11 +1863,11 @@ static void fz_xretain(void *p, void *user)
     fz_x.held[i]++;
     /* on a thread-safe context retain runs under the lock: it must not
        call in (issue 11, defect 1); elsewhere it may */
-    if ((fz_x.mode & FZ_XM_RETAIN_REENTER) && !fz_x.in_hook && !fz_x.closing && !mguard_ctx_is_thread_safe(fz_x.ctx)) {
+    if ((fz_x.mode & FZ_XM_RETAIN_REENTER) && !fz_x.in_hook && !fz_x.closing && !fz_x.thread_safe) {
         fz_x.in_hook++;
         (void)mgt_ctx_contains(fz_x.ctx, p);
         (void)mguard_intern(fz_x.ctx, "retained");
-        (void)mguard_ctx_object_count(fz_x.ctx);
+        (void)mgt_objects(fz_x.ctx);
         fz_x.in_hook--;
     }
 }
@@ -2106,7 +2108,11 @@ static void fz_xopen(int thread_safe)
     d.strict_generations = (thread_safe & 2) != 0;
     fz_x.ctx = mguard_ctx_create(&d);
     if (!fz_x.ctx) fz_fail("aux: mguard_ctx_create failed");
-    if (mguard_ctx_is_thread_safe(fz_x.ctx) != (thread_safe != 0)) fz_fail("aux: is_thread_safe");
+    fz_x.thread_safe = (thread_safe & 1) != 0;
+    {
+        mguard_ctx_stats cs;
+        if (mguard_ctx_get_stats(fz_x.ctx, &cs) != MGUARD_OK || cs.thread_safe != fz_x.thread_safe) fz_fail("aux: get_stats thread_safe");
+    }
 }
 
 static void fz_xclose(void)
@@ -2556,7 +2562,7 @@ static void fz_xcache_stored(mguard_cache *c, const void *const *keys, size_t n)
 {
     int dep = (fz_xix(keys[0], "cache key") + 1) % FZ_XOBJ;
     mguard_status st = mguard_cache_depend(c, keys, n, fz_xuse(fz_xpool[dep]), fz_xattrs[n % 3]);
-    if (st == MGUARD_ENOMEM) mguard_cache_remove(c, keys, n);
+    if (st == MGUARD_ENOMEM) mguard_cache_take(c, keys, n, NULL);
     else if (st != MGUARD_OK) fz_fail("aux: cache_depend after a set answered %d", (int)st);
 }
 
@@ -2685,7 +2691,7 @@ static void fz_xcache(const fz_op *op)
         if (st != MGUARD_OK && st != MGUARD_NOT_FOUND && st != MGUARD_ENOMEM) fz_fail("aux: cache_depend answered %d", (int)st);
         break;
     case 8:
-        FZ_XLOG_MAY_DESTROY(1 << slot, st = mguard_cache_remove(c, keys, n));
+        FZ_XLOG_MAY_DESTROY(1 << slot, st = mguard_cache_take(c, keys, n, NULL));
         if (st != MGUARD_OK && st != MGUARD_NOT_FOUND) fz_fail("aux: cache_remove answered %d", (int)st);
         break;
     case 9:
@@ -2705,7 +2711,7 @@ static void fz_xcache(const fz_op *op)
         mguard_cache_stats s;
         mguard_cache_reason r;
         if (mguard_cache_get_stats(c, &s) != MGUARD_OK) fz_fail("aux: get_stats");
-        if (mguard_cache_report(c, buf, sizeof buf) == 0) fz_fail("aux: empty report");
+        if (mguard_cache_format(c, buf, sizeof buf) == 0) fz_fail("aux: empty report");
         st = mguard_cache_last_reason(c, keys, n, &r);
         if (st == MGUARD_OK) {
             if (r.nkeys != n || mguard_cache_reason_format(&r, buf, sizeof buf) == 0) fz_fail("aux: a reason");
@@ -2771,12 +2777,11 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         st = fz_vstate(S, id);
         if (S->tinfo[S->tab_uid[t]].has_dtor) *st = 1;   /* before: the call may destroy it */
         fq = fz_fault_pre(side);
-        if (op->c & 8) {
-            /* the pointer-valued spelling: the same 8 bytes as a void * */
+        if ((op->c & 8) && S->tab_vs[t] == sizeof(void *)) {
+            /* a pointer value, set from a void * variable: the same bytes */
             void *pv = NULL;
-            memcpy(&pv, buf, sizeof pv < 8 ? sizeof pv : 8);
-            if (mg) s = mguard_weak_set_ptr(S->tab[t], key, pv);
-            else s = S->tab_vs[t] != sizeof(void *) ? MGUARD_EINVAL : model_weak_set(S->mtab[t], key, &pv);
+            memcpy(&pv, buf, sizeof pv);
+            s = mg ? mguard_weak_set(S->tab[t], key, &pv) : model_weak_set(S->mtab[t], key, &pv);
         } else {
             s = mg ? mguard_weak_set(S->tab[t], key, buf) : model_weak_set(S->mtab[t], key, buf);
         }
@@ -2805,7 +2810,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 if (*st == 1) *st = 3;
             }
         } else {
-            r0 = mg ? mguard_weak_remove(S->tab[t], key) : model_weak_remove(S->mtab[t], key);
+            r0 = mg ? mguard_weak_take(S->tab[t], key, NULL) : model_weak_take(S->mtab[t], key, NULL);
         }
         break;
     }
@@ -2827,9 +2832,9 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
             if (mguard_weak_get_sized(S->tab[t], key, S->tab_vs[t] + 1) != NULL) fz_fail("get_sized of a wrong size");
         }
         if (mg && S->tab_vs[t] == sizeof(void *)) {
-            void *pv = mguard_weak_get_ptr(S->tab[t], key), *want = NULL;
+            void **pv = MGUARD_WEAK_GET(S->tab[t], key, void *), *want = NULL;
             if (v) memcpy(&want, v, sizeof want);
-            if (pv != want) fz_fail("get_ptr disagrees with get");
+            if ((pv ? *pv : NULL) != want || (void *)pv != v) fz_fail("MGUARD_WEAK_GET(void *) disagrees with get");
         }
         break;
     }
@@ -2970,13 +2975,13 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         const void *o = fz_obj(op->a, ev), *c = fz_obj(op->b, ev);
         if (mg) {
             r0 = mguard_gen_get(S->ctx, o);
-            r1 = mguard_gen_is_current(S->ctx, o) * 2 + mguard_gen_is_since(S->ctx, o, (long)(op->c % 4) - 1);
-            r2 = mguard_gen_is_class_dynamic(S->ctx, c);
+            r1 = mguard_gen_is_dynamic(S->ctx, o, NULL) * 2 + mguard_gen_is_since(S->ctx, o, (long)(op->c % 4) - 1);
+            r2 = mguard_gen_is_dynamic(S->ctx, NULL, c);
             r3 = mguard_gen_is_dynamic(S->ctx, o, c);
         } else {
             r0 = model_gen_get(S->mctx, o);
             r1 = model_gen_check(S->mctx, o) * 2 + model_gen_is_since(S->mctx, o, (long)(op->c % 4) - 1);
-            r2 = model_gen_is_class_dynamic(S->mctx, c);
+            r2 = model_gen_is_dynamic(S->mctx, NULL, c);
             r3 = model_gen_is_dynamic(S->mctx, o, c);
         }
         break;
@@ -3014,7 +3019,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
             r0 = mgt_ctx_contains(S->ctx, o);
             r1 = (long)mguard_mutation_count(S->ctx, o);
             r2 = (long)mgt_watcher_count(S->ctx, o);
-            r3 = (long)mguard_ctx_object_count(S->ctx);
+            r3 = (long)mgt_objects(S->ctx);
         } else {
             r0 = model_is_known(S->mctx, o);
             r1 = (long)model_mutation_count(S->mctx, o);
@@ -3253,7 +3258,7 @@ static void fz_snapshot(int side)
     const int mg = side == FZ_MG;
     int i, t;
     if (mg) {
-        fz_event_add(side, FZ_EV_SNAP, 0, (long)mguard_ctx_object_count(S->ctx), mguard_gen_current(S->ctx), 0, 0);
+        fz_event_add(side, FZ_EV_SNAP, 0, (long)mgt_objects(S->ctx), mguard_gen_current(S->ctx), 0, 0);
     } else {
         fz_event_add(side, FZ_EV_SNAP, 0, (long)model_object_count(S->mctx), model_gen_current(S->mctx), 0, 0);
     }
@@ -3261,10 +3266,10 @@ static void fz_snapshot(int side)
         const void *o = fz_pool[i];
         if (mg) {
             fz_event_add(side, FZ_EV_SNAP, 1 + i, mgt_ctx_contains(S->ctx, o), (long)mguard_mutation_count(S->ctx, o),
-                         (long)mgt_watcher_count(S->ctx, o), mguard_gen_get(S->ctx, o) * 2 + mguard_gen_is_class_dynamic(S->ctx, o));
+                         (long)mgt_watcher_count(S->ctx, o), mguard_gen_get(S->ctx, o) * 2 + mguard_gen_is_dynamic(S->ctx, NULL, o));
         } else {
             fz_event_add(side, FZ_EV_SNAP, 1 + i, model_is_known(S->mctx, o), (long)model_mutation_count(S->mctx, o),
-                         (long)model_watcher_count(S->mctx, o), model_gen_get(S->mctx, o) * 2 + model_gen_is_class_dynamic(S->mctx, o));
+                         (long)model_watcher_count(S->mctx, o), model_gen_get(S->mctx, o) * 2 + model_gen_is_dynamic(S->mctx, NULL, o));
         }
     }
     for (i = 0; i < FZ_NREF; i++) {

@@ -394,18 +394,16 @@ MODEL_DEF void model__remove_at(model_weak *t, size_t i, void *out)
     free(v);
 }
 
-/* remove, and take (out: the value, not destroyed; NULL out refused) */
-MODEL_DEF mguard_status model__weak_pop(model_weak *t, const void *key, void *out, bool take)
+/* take (out: the value, not destroyed; NULL out: destroyed) */
+MODEL_DEF mguard_status model_weak_take(model_weak *t, const void *key, void *out)
 {
     long i;
-    if (!t || t->freed || !key || (take && !out)) return MGUARD_EINVAL;
+    if (!t || t->freed || !key) return MGUARD_EINVAL;
     i = model__find_entry(t, key);
     if (i < 0) return MGUARD_NOT_FOUND;
     model__remove_at(t, (size_t)i, out);
     return MGUARD_OK;
 }
-MODEL_DEF mguard_status model_weak_remove(model_weak *t, const void *key) { return model__weak_pop(t, key, NULL, false); }
-MODEL_DEF mguard_status model_weak_take(model_weak *t, const void *key, void *out) { return model__weak_pop(t, key, out, true); }
 
 /* Remove, one at a time and in order, every entry with seq < bound. */
 MODEL_DEF void model__drain(model_weak *t, uint64_t bound)
@@ -576,10 +574,8 @@ MODEL_DEF void model_on_mutation_at(model_ctx *c, const void *obj, const char *a
     model__cfinish(&p);
 }
 
-MODEL_DEF void model_on_mutation(model_ctx *c, const void *obj, const char *attr)
-{
-    model_on_mutation_at(c, obj, attr, NULL, 0);
-}
+/* mguard_on_mutation's macro: the caller's place */
+#define model_on_mutation(c, obj, attr) model_on_mutation_at((c), (obj), (attr), __FILE__, __LINE__)
 
 MODEL_DEF uint64_t model_mutation_count(const model_ctx *c, const void *obj)
 {
@@ -675,15 +671,10 @@ MODEL_DEF bool model_gen_check(const model_ctx *c, const void *obj)
 MODEL_DEF long model_gen_current(const model_ctx *c) { return c->generation; }
 MODEL_DEF long model_gen_advance(model_ctx *c) { return ++c->generation; }
 
-MODEL_DEF bool model_gen_is_class_dynamic(const model_ctx *c, const void *cls)
-{
-    const model_obj *o = cls ? model__find(c, cls) : NULL;
-    return o && o->classdyn;
-}
-
 MODEL_DEF bool model_gen_is_dynamic(const model_ctx *c, const void *obj, const void *cls)
 {
-    return model_gen_is_class_dynamic(c, cls) || model_gen_check(c, obj);
+    const model_obj *o = cls ? model__find(c, cls) : NULL;
+    return (o && o->classdyn) || model_gen_check(c, obj);
 }
 
 MODEL_DEF void model_gen_clear(model_ctx *c)
@@ -1627,7 +1618,7 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
             if (snap[i].deleted) memset(dst, 0, snap[i].field->size);
             else if (L->sized) memcpy(dst, &snap[i].num, snap[i].field->size);
             else memcpy(dst, &snap[i].value, sizeof(void *));
-            model_on_mutation(c, snap[i].obj, snap[i].attr);   /* reported, as the program's write */
+            model_on_mutation_at(c, snap[i].obj, snap[i].attr, NULL, 0);   /* reported, as the program's write */
         } else if (L->sized) {
             fn(dst, snap[i].attr, snap[i].deleted ? NULL : &snap[i].num, snap[i].deleted, user);
         } else {
@@ -2564,17 +2555,17 @@ MODEL_DEF mguard_status model_cache_depend(model_cache *c, const void *const *ke
     return model__cadd_dep(c->ctx, e, obj, attr);
 }
 
-/* remove, and take (out: the value copied there; no dropped, no destructor) */
-MODEL_DEF mguard_status model__cache_pop(model_cache *c, const void *const *keys, size_t n, void *out, bool take)
+/* take (out: the value copied there, no dropped, no destructor; NULL out: destroyed) */
+MODEL_DEF mguard_status model_cache_take(model_cache *c, const void *const *keys, size_t n, void *out)
 {
     model_cpend p = { NULL, 0 };
     model_centry *e;
     mguard_cache_reason why = model__creason(MGUARD_CACHE_EXPLICIT, NULL);
-    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n) || (take && !out)) return MGUARD_EINVAL;
+    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n)) return MGUARD_EINVAL;
     model__cunpark(c, &p);
     e = model__cfind(c, keys, n);
     if (e) model__cdrop(e, &why, NULL, &p);
-    if (e && take) {
+    if (e && out) {
         memcpy(out, e->value, c->value_size);
         e->dtor = NULL;
         e->dropped = NULL;
@@ -2582,8 +2573,6 @@ MODEL_DEF mguard_status model__cache_pop(model_cache *c, const void *const *keys
     model__cfinish(&p);
     return e ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
-MODEL_DEF mguard_status model_cache_remove(model_cache *c, const void *const *keys, size_t n) { return model__cache_pop(c, keys, n, NULL, false); }
-MODEL_DEF mguard_status model_cache_take(model_cache *c, const void *const *keys, size_t n, void *out) { return model__cache_pop(c, keys, n, out, true); }
 
 typedef struct model_citer { model_cache *c; size_t pos; uint64_t bound; } model_citer;
 
@@ -2618,10 +2607,11 @@ MODEL_DEF mguard_status model_cache_get_stats(const model_cache *c, mguard_cache
     return MGUARD_OK;
 }
 
-MODEL_DEF size_t model_cache_report(const model_cache *c, char *buf, size_t cap)
+MODEL_DEF size_t model_cache_format(const model_cache *c, char *buf, size_t cap)
 {
     const mguard_cache_stats *s;
     int n;
+    if (buf && cap) *buf = '\0';
     if (!model__cache_ok(c)) return 0;
     s = &c->stats;
     n = snprintf(buf, buf ? cap : 0,
@@ -2668,6 +2658,7 @@ MODEL_DEF size_t model_cache_reason_format(const mguard_cache_reason *r, char *b
 {
     char line[512];
     int n;
+    if (buf && cap) *buf = '\0';
     if (!r) return 0;
     if (r->cause == MGUARD_CACHE_MUTATION || r->cause == MGUARD_CACHE_DEATH) {
         n = snprintf(line, sizeof line, "%s of %p", model_cache_cause_str(r->cause), r->obj);

@@ -833,7 +833,7 @@ static void test_type_name_null_means_no_name(void **state)
     comp_init(&anon, NULL);
     assert_null(mguard_scope_name(f->s, &anon));
     assert_int_equal(mguard_scope_enter(f->s, &anon), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+    assert_int_equal(mgt_objects(f->ctx), 0);
 }
 
 /* Names are held weakly: the destructor hook forgets them, and a new object
@@ -844,15 +844,15 @@ static void test_on_destroy_forgets_names(void **state)
     mod_model m;
     mod_model_init(&m);
     mguard_scope_name(f->s, &m.mod);
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 6);
+    assert_int_equal(mgt_objects(f->ctx), 6);
     mguard_on_destroy(f->ctx, &m.nest);
     assert_null(mgt_scope_known_name(f->s, &m.nest));
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 5);
+    assert_int_equal(mgt_objects(f->ctx), 5);
     /* "reborn" at the same address: named by its type, parent unchanged */
     assert_string_equal(mguard_scope_name(f->s, &m.nest), "Foo");
     assert_string_equal(mguard_scope_name(f->s, &m.b), "Mod.b");
     mguard_scope_destroy(f->s);
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+    assert_int_equal(mgt_objects(f->ctx), 0);
 }
 
 static void test_destroying_an_active_component_closes_its_frames(void **state)
@@ -964,12 +964,12 @@ static void test_callback_destroying_the_scope_is_deferred(void **state)
     mod_model_init(&m);
     f->st.destroy_scope_in_type = 1;
     assert_null(mguard_scope_name(f->s, &m.mod));
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);   /* freed on return */
+    assert_int_equal(mgt_objects(f->ctx), 0);   /* freed on return */
     assert_ctx_ok(f->ctx);
     f->s = make_scope(f->ctx, &f->st, true);
     f->st.destroy_scope_in_child = 1;
     assert_int_equal(mguard_scope_enter(f->s, &m.mod), MGUARD_EINVAL);
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+    assert_int_equal(mgt_objects(f->ctx), 0);
 }
 
 /* A logger that calls back into the scope while a warning is logged. */
@@ -1770,7 +1770,7 @@ static void test_clock_callback_may_destroy_the_component_or_the_scope(void **st
     assert_int_equal(mguard_scope_clear(c.s, MGUARD_SCOPE_CLEAR_FRAMES), MGUARD_EINVAL);
     assert_int_equal(c.clear_status, MGUARD_EINVAL);
     assert_string_equal(f->log.last, "mguard_scope_clear: the scope is being destroyed");
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+    assert_int_equal(mgt_objects(f->ctx), 0);
 }
 
 /* ---- bad input ---------------------------------------------------------------- */
@@ -1922,7 +1922,7 @@ static void wl_snapshot(wl *w, char *out, size_t cap)
     all[4] = &w->n.head; all[5] = &w->loner; all[6] = &w->loner_kid; all[7] = &w->named; all[8] = &w->extra;
     out[0] = '\0';
     snprintf(part, sizeof part, "objects %lu depth %lu bw %d path %s parents %s current %s\n",
-             (unsigned long)mguard_ctx_object_count(w->ctx), (unsigned long)depth_of(w->s),
+             (unsigned long)mgt_objects(w->ctx), (unsigned long)depth_of(w->s),
              (int)(mguard_scope_phase(w->s) == 1), path_str(w->s), parents_str(w->s), current_of(w->s));
     strncat(out, part, cap - strlen(out) - 1);
     for (i = 0; i < 9; i++) {
@@ -2266,7 +2266,7 @@ static void review_tree_snapshot(mguard_ctx *ctx, mguard_scope *s, review_tree *
     const void *all[6];
     size_t i;
     all[0] = &t->app; all[1] = &t->main_; all[2] = &t->bar; all[3] = &t->open_; all[4] = &t->save; all[5] = &t->icon;
-    snprintf(out, cap, "objects %lu\n", (unsigned long)mguard_ctx_object_count(ctx));
+    snprintf(out, cap, "objects %lu\n", (unsigned long)mgt_objects(ctx));
     for (i = 0; i < 6; i++) {
         const char *nm = mgt_scope_known_name(s, all[i]);
         size_t l = strlen(out);

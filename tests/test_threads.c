@@ -110,9 +110,9 @@ static void test_thread_safe_context_says_so(void **state)
     mguard_ctx *ts = ts_ctx(&log), *plain = mguard_ctx_create(NULL);
     (void)state;
     assert_non_null(ts);
-    assert_true(mguard_ctx_is_thread_safe(ts));
-    assert_false(mguard_ctx_is_thread_safe(plain));
-    assert_false(mguard_ctx_is_thread_safe(NULL));
+    assert_true(mgt_stats(ts).thread_safe);
+    assert_false(mgt_stats(plain).thread_safe);
+    assert_false(mgt_stats(NULL).thread_safe);
     assert_ctx_ok(ts);
     mguard_ctx_destroy(ts);
     mguard_ctx_destroy(plain);
@@ -314,11 +314,10 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_weak_get_copy", assert_int_equal(mguard_weak_get_copy(t, &o1, &out), MGUARD_OK));
     LOCKED("mguard_weak_take", assert_int_equal(mguard_weak_take(t, &o1, &out), MGUARD_OK));
     assert_int_equal(mguard_weak_set(t, &o1, &out), MGUARD_OK);
-    LOCKED("mguard_weak_remove", assert_int_equal(mguard_weak_remove(t, &o1), MGUARD_OK));
-    LOCKED("mguard_weak_set_ptr", assert_int_equal(mguard_weak_set_ptr(t, &o1, &val), MGUARD_OK));
-    LOCKED("mguard_weak_get_ptr", assert_ptr_equal(mguard_weak_get_ptr(t, &o1), &val));
+    assert_int_equal(mguard_weak_take(t, &o1, NULL), MGUARD_OK);
+    assert_int_equal(mguard_weak_set(t, &o1, &out), MGUARD_OK);
     LOCKED("mguard_weak_clear", mguard_weak_clear(t));
-    LOCKED("mguard_ctx_object_count", assert_int_equal(mguard_ctx_object_count(ctx), 0));
+    LOCKED("mguard_ctx_get_stats", assert_int_equal(mgt_objects(ctx), 0));
     LOCKED("mguard_weak_destroy", mguard_weak_destroy(t));
     /* 4: refs */
     LOCKED("mguard_ref_make", ref = mguard_ref_make(ctx, &o2));
@@ -330,9 +329,9 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_watch", assert_int_equal(mguard_watch(ctx, &o1, &guard, cl_invalidate_never, NULL), MGUARD_OK));
     LOCKED("mgt_watcher_count", assert_int_equal(mgt_watcher_count(ctx, &o1), 1)); g_cl_ndone--;   /* a test helper, not an API function */
     LOCKED("mguard_unwatch", assert_int_equal(mguard_unwatch(ctx, &o1, &guard), MGUARD_OK));
-    LOCKED("mguard_on_mutation", mguard_on_mutation(ctx, &o1, "x"));
+    LOCKED("mguard_on_mutation_at", mguard_on_mutation(ctx, &o1, "x"));   /* the macro */
     LOCKED("mguard_mutation_count", assert_int_equal(mguard_mutation_count(ctx, &o1), 1));
-    LOCKED("mguard_on_mutation_at", mguard_on_mutation_at(ctx, &o1, "x", __FILE__, __LINE__));
+    mguard_on_mutation_at(ctx, &o1, "x", NULL, 0);
     /* 11: a guarded cache (no value destructor) */
     {
         mguard_cache_desc cd = {sizeof(int), NULL, 0, 0, false, NULL, NULL, NULL};
@@ -358,10 +357,10 @@ static void test_every_public_function_takes_the_lock_once(void **state)
         LOCKED("mguard_cache_next", assert_true(mguard_cache_next(&cit)));
         LOCKED("mguard_cache_get_stats", assert_int_equal(mguard_cache_get_stats(cc, &cs), MGUARD_OK));
         assert_int_equal(cs.stored, 2);
-        LOCKED("mguard_cache_report", assert_true(mguard_cache_report(cc, buf, sizeof buf) > 0));
+        LOCKED("mguard_cache_format", assert_true(mguard_cache_format(cc, buf, sizeof buf) > 0));
         LOCKED("mguard_cache_take", assert_int_equal(mguard_cache_take(cc, k2, 1, &cv), MGUARD_OK));
         assert_int_equal(cv, 7);
-        LOCKED("mguard_cache_remove", assert_int_equal(mguard_cache_remove(cc, k1, 1), MGUARD_OK));
+        assert_int_equal(mguard_cache_take(cc, k1, 1, NULL), MGUARD_OK);
         LOCKED("mguard_cache_last_reason", assert_int_equal(mguard_cache_last_reason(cc, k1, 1, &cr), MGUARD_OK));
         assert_int_equal(cr.cause, MGUARD_CACHE_EXPLICIT);
         LOCKED("mguard_cache_clear", mguard_cache_clear(cc));
@@ -371,11 +370,11 @@ static void test_every_public_function_takes_the_lock_once(void **state)
     LOCKED("mguard_gen_advance", assert_int_equal(mguard_gen_advance(ctx), 1));
     LOCKED("mguard_gen_tag", assert_int_equal(mguard_gen_tag(ctx, &o2), MGUARD_OK));
     LOCKED("mguard_gen_get", assert_int_equal(mguard_gen_get(ctx, &o2), 1));
-    LOCKED("mguard_gen_is_current", assert_true(mguard_gen_is_current(ctx, &o2)));
+    assert_true(mguard_gen_is_dynamic(ctx, &o2, NULL));
     LOCKED("mguard_gen_is_since", mguard_gen_is_since(ctx, &o1, 0));
     LOCKED("mguard_gen_current", assert_int_equal(mguard_gen_current(ctx), 1));
     LOCKED("mguard_gen_mark_class_dynamic", assert_int_equal(mguard_gen_mark_class_dynamic(ctx, &cls), MGUARD_OK));
-    LOCKED("mguard_gen_is_class_dynamic", assert_true(mguard_gen_is_class_dynamic(ctx, &cls)));
+    assert_true(mguard_gen_is_dynamic(ctx, NULL, &cls));
     LOCKED("mguard_gen_is_dynamic", assert_true(mguard_gen_is_dynamic(ctx, &o1, &cls)));
     LOCKED("mguard_gen_clear", mguard_gen_clear(ctx));
     /* 7: scope tracker (no callbacks in its desc: the logical clock) */
@@ -690,7 +689,7 @@ static size_t g_count_in_log;
 static void *count_objects(void *arg)
 {
     (void)arg;
-    g_count_in_log = mguard_ctx_object_count(g_logging_ctx);
+    g_count_in_log = mgt_objects(g_logging_ctx);
     return NULL;
 }
 static void calling_log(mguard_log_level level, const char *msg, void *user)
@@ -833,7 +832,7 @@ static void *cg_write(void *arg)
             k[0] = &g->keys[i];
             cg_make(&v, ++id);
             if (mguard_cache_set(g->c, k, 1, &v, 0) != MGUARD_OK) abort();
-            if (i % 7 == r % 7) (void)mguard_cache_remove(g->c, k, 1);
+            if (i % 7 == r % 7) (void)mguard_cache_take(g->c, k, 1, NULL);
             if (i % 11 == r % 11) mguard_on_mutation(g->ctx, &g->keys[i], "x");
         }
         if (r % 50 == 49) mguard_cache_clear(g->c);
@@ -1523,7 +1522,7 @@ static void *st_worker(void *arg)
             if (mguard_gen_get(g_st.ctx, o) < 0) count_add(&g_st.bad_value, 1);   /* tagged at birth */
             (void)mguard_mutation_count(g_st.ctx, o);
         } else {                                        /* remove its value */
-            (void)mguard_weak_remove(g_st.table, o);
+            (void)mguard_weak_take(g_st.table, o, NULL);
         }
         st_unref(o);
     }
@@ -1559,7 +1558,7 @@ static void test_four_threads_share_objects_tables_watchers_and_refs(void **stat
         if (g_st.slot_obj[t]) st_unref(g_st.slot_obj[t]);
     assert_ctx_ok(g_st.ctx);
     assert_int_equal(mguard_weak_count(g_st.table), 0);
-    assert_int_equal(mguard_ctx_object_count(g_st.ctx), 0);
+    assert_int_equal(mgt_objects(g_st.ctx), 0);
     /* every stored value was destroyed exactly once, by its key's death or
        an overwrite or a remove; none that was refused */
     for (i = 0; i < g_st.next_id; i++) {
@@ -1866,7 +1865,7 @@ static void test_ledger_release_never_overtakes_a_retain_in_progress(void **stat
     assert_int_equal(g_rc.deaths, ROUNDS + 1);
     assert_rc_clean();
     assert_ctx_ok(ctx);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     mguard_ctx_destroy(ctx);
 }
 
@@ -1951,7 +1950,7 @@ static void test_ledger_store_racing_delete_keeps_every_retain_before_its_releas
     assert_int_equal(obj.releases, ROUNDS + 1);
     assert_rc_clean();
     assert_ctx_ok(ctx);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     mguard_ctx_destroy(ctx);
     free(d.vals);
 }
@@ -2196,7 +2195,7 @@ static void lx_gen_global(lx_thread *t)
         break;
     default:
         lx_expect(mguard_gen_mark_class_dynamic(g_lx.ctx, &g_lx.classes[k]) == MGUARD_OK);
-        g = mguard_gen_is_class_dynamic(g_lx.ctx, &g_lx.classes[k]);
+        g = mguard_gen_is_dynamic(g_lx.ctx, NULL, &g_lx.classes[k]);
         c1 = lx_epoch();
         if (lx_same_epoch(c0, c1)) {
             lx_expect(g);
@@ -2210,7 +2209,7 @@ static void lx_gen_obj(lx_thread *t, rc_obj *o)
     int k = (int)(lx_rand(t) % LX_CLASSES);
     long c0 = lx_epoch(), c1, marked = __atomic_load_n(&g_lx.class_marked[k], __ATOMIC_SEQ_CST);
     long before = mguard_gen_current(g_lx.ctx), after, got;
-    bool now = mguard_gen_is_current(g_lx.ctx, o), dyn;
+    bool now = mguard_gen_is_dynamic(g_lx.ctx, o, NULL), dyn;
     after = mguard_gen_current(g_lx.ctx);
     got = mguard_gen_get(g_lx.ctx, o);
     dyn = mguard_gen_is_dynamic(g_lx.ctx, o, &g_lx.classes[k]);
@@ -2218,7 +2217,7 @@ static void lx_gen_obj(lx_thread *t, rc_obj *o)
     lx_gen_seen(t, after, c0, c1, 0);
     lx_expect(mgt_ctx_contains(g_lx.ctx, o));        /* it has a ref until it dies */
     lx_expect(mguard_intern(g_lx.ctx, "Layer") == mguard_intern(g_lx.ctx, "Layer"));
-    lx_expect(mguard_ctx_object_count(g_lx.ctx) > 0);
+    lx_expect(mgt_objects(g_lx.ctx) > 0);
     if (!lx_same_epoch(c0, c1)) return;
     count_add(&g_lx.tag_checks, 1);
     if (o->tag_epoch == c0) {                     /* tagged in this epoch */
@@ -2665,7 +2664,7 @@ static void test_four_threads_share_ledgers_scopes_and_dynamism_trackers(void **
     if (g_lx.gen_clears == 0) assert_int_equal(mguard_gen_current(g_lx.ctx), g_lx.advances);
     assert_true(mguard_gen_current(g_lx.ctx) <= g_lx.advances);
     for (t = 0; t < LX_CLASSES; t++) {
-        bool dyn = mguard_gen_is_class_dynamic(g_lx.ctx, &g_lx.classes[t]);
+        bool dyn = mguard_gen_is_dynamic(g_lx.ctx, NULL, &g_lx.classes[t]);
         marked += dyn;
         if (g_lx.class_marked[t] == g_lx.gen_clears + 1) assert_true(dyn);   /* marked since the last clear */
     }
@@ -2687,7 +2686,7 @@ static void test_four_threads_share_ledgers_scopes_and_dynamism_trackers(void **
     assert_int_equal(g_rc.deaths, g_lx.objects);
     assert_int_equal(g_rc.retains, g_rc.releases);
     assert_ctx_ok(g_lx.ctx);
-    assert_int_equal(mguard_ctx_object_count(g_lx.ctx), marked);
+    assert_int_equal(mgt_objects(g_lx.ctx), marked);
     if (env)
         print_message("  %ld iterations x %d threads: %ld objects (%ld died in a release hook), %ld retains, "
                       "%ld tracks, %ld stores, %ld deletes, %ld clones, %ld walks, %ld clears, %ld restores, "
