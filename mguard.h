@@ -365,7 +365,8 @@ MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *gua
    is about to call. NOT_FOUND: none (a destroyed guard's are gone already). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
 /* obj was mutated at file:line (file NULL: no place), for the drop reasons of
-   caches (section 11; attr and file are copied): if watched, its count goes
+   caches (section 11; attr is copied, file is kept: a string that outlives ctx,
+   as __FILE__ or mguard_intern's copy is): if watched, its count goes
    up by one and every watcher so far fires once, in registration order, and
    is dropped. Unwatched: one lookup. NULL ctx/obj: no-op.
    mguard_on_mutation(ctx, obj, attr) passes the caller's __FILE__, __LINE__. */
@@ -939,7 +940,7 @@ typedef struct mguard_cache_reason {
     size_t nkeys;
     const void *obj;     /* the dependency mutated or destroyed (NULL: eviction, explicit) */
     const char *attr;    /* the mutation's attribute (the context's copy) or NULL */
-    const char *file;    /* where the mutation was reported (and line), or NULL */
+    const char *file;    /* where the mutation was reported (and line; the caller's string), or NULL */
     int line;
     const char *obj_name; /* obj as the context's describe named it (its copy), or
                              NULL: printed as the address */
@@ -1072,7 +1073,7 @@ MGUARDDEF size_t mguard_cache_format(const mguard_cache *c, char *buf, size_t ca
 /* The newest of the last MGUARD_CACHE_REASONS drops that is the tuple's
    (why a miss recomputed); reasons follow the keys' lives, not addresses
    (a dead key's address answers none). NOT_FOUND: none; EINVAL: bad input,
-   NULL out. out->attr, file and obj_name: valid until the next change to c
+   NULL out. out->attr and obj_name: valid until the next change to c
    (on a thread-safe context, until its destroy). Cost: one probe. */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
@@ -1392,7 +1393,9 @@ struct mguard_ctx {
     mguard__index str_index;
     char **strs;
     uint32_t nstrs, capstrs;
-    const char *last_str;        /* the string interned last (a repeat costs a strcmp) */
+    const char *recent[2];       /* the strings interned or found last (a repeat costs a strcmp);
+                                    recent_at: the next to go */
+    unsigned recent_at;
     struct mguard__part *parts;  /* the add-ons: scope and dynamism trackers, the ledgers' root */
     struct mguard_cache *caches; /* 11. every live cache, doubly linked */
     struct mguard_cache **ctabs; /* 11. cache id -> cache (as tabs) */
@@ -2273,7 +2276,8 @@ static const char *mguard__str_find_h(const mguard_ctx *ctx, const char *s, uint
 
 static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
 {
-    if (ctx->last_str && strcmp(ctx->last_str, s) == 0) return ctx->last_str;   /* an event's attr, again */
+    if (ctx->recent[0] && strcmp(ctx->recent[0], s) == 0) return ctx->recent[0];
+    if (ctx->recent[1] && strcmp(ctx->recent[1], s) == 0) return ctx->recent[1];
     return mguard__str_find_h(ctx, s, mguard__hash_str(s));
 }
 
@@ -2287,6 +2291,16 @@ static const char *mguard__str_take(const char *s)
     return s;
 }
 
+/* s (interned) is one of the two strings a repeat finds by a strcmp; returns s. */
+static const char *mguard__str_recent(mguard_ctx *ctx, const char *s)
+{
+    if (ctx->recent[0] != s && ctx->recent[1] != s) {
+        ctx->recent[ctx->recent_at] = s;
+        ctx->recent_at ^= 1u;
+    }
+    return s;
+}
+
 /* The context's copy of s, one more holder (the caller's); NULL: out of memory. */
 static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
 {
@@ -2295,10 +2309,9 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
     mguard__str *hd;
     char *copy;
     const char *found;
-    if (ctx->last_str && strcmp(ctx->last_str, s) == 0) return mguard__str_take(ctx->last_str);
+    found = mguard__str_find(ctx, s);
+    if (found) return mguard__str_take(mguard__str_recent(ctx, found));
     h = mguard__hash_str(s);
-    found = mguard__str_find_h(ctx, s, h);
-    if (found) return mguard__str_take(ctx->last_str = found);
     if (mguard__ix_reserve(ctx, &ctx->str_index, (size_t)ctx->nstrs + 1)) return NULL;
     if (mguard__reserve(ctx, (void **)&ctx->strs, &ctx->capstrs, (size_t)ctx->nstrs + 1, sizeof(char *))) return NULL;
     len = strlen(s);
@@ -2311,7 +2324,7 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
     memcpy(copy, s, len + 1);
     ctx->strs[ctx->nstrs++] = copy;
     mguard__ix_put(&ctx->str_index, h, ctx->nstrs);
-    return ctx->last_str = copy;
+    return mguard__str_recent(ctx, copy);
 }
 
 /* One holder fewer of s (NULL: nothing); the last frees it. Never allocates. */
@@ -2324,7 +2337,8 @@ static void mguard__str_release(mguard_ctx *ctx, const char *s)
     h = MGUARD__STR_HDR(s);
     MGUARD_ASSERT(h->refs > 0);
     if (h->refs == MGUARD__STR_STICKY || --h->refs) return;
-    if (ctx->last_str == s) ctx->last_str = NULL;
+    if (ctx->recent[0] == s) ctx->recent[0] = NULL;
+    if (ctx->recent[1] == s) ctx->recent[1] = NULL;
     mguard__ix_del(&ctx->str_index, h->hash, h->pos + 1);
     last = --ctx->nstrs;
     if (h->pos != last) {
@@ -9816,7 +9830,6 @@ static void mguard__ring_forget(mguard_cache *c, uint32_t rp, const void *dying)
     size_t i;
     for (i = 0; i < r->nkeys; i++) mguard__cslots_retag(c, r->keys[i], MGUARD__CS_RING | rp, -1, dying);
     mguard__str_release(c->ctx, r->attr);
-    mguard__str_release(c->ctx, r->file);
     mguard__str_release(c->ctx, r->obj_name);
     r->attr = r->file = r->obj_name = NULL;
     c->ringlive[rp] = false;
@@ -9828,7 +9841,6 @@ static void mguard__reason_copy(mguard_cache_reason *r, const mguard_cache_reaso
 {
     *r = *why;
     mguard__str_take(r->attr);
-    mguard__str_take(r->file);
     mguard__str_take(r->obj_name);
     memset(r->keys, 0, sizeof r->keys);
     memcpy(r->keys, keys, n * sizeof *keys);
@@ -9845,7 +9857,6 @@ static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *wh
     if (c->nring == MGUARD_CACHE_REASONS) mguard__ring_forget(c, rp, dying);
     mguard__reason_copy(r, why, keys, n);
     mguard__str_keep_if_shared(ctx, r->attr);   /* a reader on another thread */
-    mguard__str_keep_if_shared(ctx, r->file);
     c->ringlive[rp] = live;
     c->ringev[rp] = ctx->cev;
     c->ringpos = (rp + 1) % MGUARD_CACHE_REASONS;
@@ -10046,7 +10057,6 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
         if (c->log_reasons && !out) mguard__cache_log(c, "dropped", why.keys, why.nkeys, ": ", &why, false);
         if (dropped) MGUARD__CALLOUT(ctx, dropped(val, &why, user));
         mguard__str_release(ctx, why.attr);
-        mguard__str_release(ctx, why.file);
         mguard__str_release(ctx, why.obj_name);
     }
     if (out) memcpy(out, val, c->value_size);   /* take: no callout above */
@@ -10169,7 +10179,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     memset(q, 0, sizeof *q);   /* each event's list is its own */
     /* the interned attr (found once, only if needed), the reason (made only if something
        drops or is spoiled): an object no cache depends on costs a walk of its probe */
-#define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL, ia ? ctx->last_str = ia : NULL))
+#define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL, ia ? mguard__str_recent(ctx, ia) : NULL))
 #define MGUARD__EV_WHY() \
     do { \
         if (whyset) break; \
@@ -10180,10 +10190,10 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         if (ctx->describe.func) ctx->cev = q->ev = ++ctx->cevents;   /* named in phase 2 */ \
         why.line = death ? 0 : line; \
         if (death) break; \
-        /* the caller's strings may be temporaries: the reasons keep the \
-           context's copies (out of memory, they lack them) */ \
+        /* attr may be a temporary: the reasons keep the context's copy \
+           (out of memory, they lack it); file outlives ctx (the contract) */ \
         why.attr = attr ? (MGUARD__EV_IA() ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL; \
-        why.file = file ? mguard__str_intern(ctx, file) : NULL; \
+        why.file = file; \
         interned = 1; \
     } while (0)
     for (job = ctx->cjobs; job; job = job->next) {
@@ -10238,7 +10248,6 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     }
     if (interned) {   /* the ring and the logged drops took their own */
         mguard__str_release(ctx, why.attr);
-        mguard__str_release(ctx, why.file);
     }
     ctx->cev = 0;
 }

@@ -1007,16 +1007,17 @@ static void test_the_last_reason_names_the_mutation_and_its_line(void **state)
     assert_int_equal(r.cause, MGUARD_CACHE_EXPLICIT);
     assert_int_equal(mguard_cache_reason_format(&r, buf, sizeof buf), 8);
     assert_string_equal(buf, "explicit");
-    /* the caller's strings may be temporaries: the reason keeps copies */
+    /* attr may be a temporary: the reason keeps a copy; file outlives ctx
+       (a literal, as __FILE__): the reason keeps the caller's pointer */
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
     {
-        char tmp[8] = "zz", file[16] = "tmp.c";
+        static const char file[] = "tmp.c";
+        char tmp[8] = "zz";
         mguard_on_mutation_at(ctx, &key, tmp, file, 3);
         strcpy(tmp, "yy");
-        strcpy(file, "other.c");
         assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
         assert_string_equal(r.attr, "zz");
-        assert_string_equal(r.file, "tmp.c");
+        assert_ptr_equal(r.file, file);
         assert_int_equal(r.line, 3);
     }
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
@@ -1191,7 +1192,7 @@ static void test_memory_stays_flat_under_mutations_with_distinct_attribute_names
     static int obj, other;
     long v = 1, i;
     long long warm = 0;
-    char attr[32], file[32];
+    char attr[32];
     (void)state;
     memset(&cd, 0, sizeof cd);
     cd.value_size = sizeof v;
@@ -1201,24 +1202,23 @@ static void test_memory_stays_flat_under_mutations_with_distinct_attribute_names
     for (i = 0; i < 20000; i++) {
         if (i == 1000) warm = al.live_bytes;
         snprintf(attr, sizeof attr, "attr%ld", i);
-        snprintf(file, sizeof file, "file%ld.c", i);
         assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
         assert_int_equal(mguard_cache_set(logged, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
-        mguard_on_mutation_at(ctx, &obj, attr, file, (int)i);
+        mguard_on_mutation_at(ctx, &obj, attr, "file.c", (int)i);
         assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&other), &v, 0), MGUARD_OK);
         assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&other), &obj, attr), MGUARD_OK);
         mguard_on_mutation(ctx, &obj, attr);
         assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&other)));
     }
     assert_true(al.live_bytes <= warm + 256);
-    /* the two names, and the attributes and files of the reasons the rings
-       keep: logged's 16 (one drop an iteration) cover c's (two), and this
-       file's name (mguard_on_mutation's place) */
-    assert_int_equal(mgt_interned_count(ctx), 2 + 16 + 16 + 1);
+    /* the two names, and the attributes of the reasons the rings keep:
+       logged's 16 (one drop an iteration) cover c's (two); files are the
+       caller's strings, not copied */
+    assert_int_equal(mgt_interned_count(ctx), 2 + 16);
     /* the ring still names the newest drops' attributes and files */
     assert_int_equal(mguard_cache_last_reason(logged, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_OK);
     assert_string_equal(r.attr, "attr19999");
-    assert_string_equal(r.file, "file19999.c");
+    assert_string_equal(r.file, "file.c");
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&other), &r), MGUARD_OK);
     assert_string_equal(r.attr, "attr19999");
     assert_string_equal(r.file, __FILE__);
@@ -1226,7 +1226,7 @@ static void test_memory_stays_flat_under_mutations_with_distinct_attribute_names
 }
 
 /* The strings a cache holds go with it: its name, its reasons' attributes
-   and files, its attribute dependencies. */
+   (not their files: the caller's), its attribute dependencies. */
 static void test_a_destroyed_cache_leaves_no_interned_string(void **state)
 {
     test_alloc al;
@@ -1240,7 +1240,7 @@ static void test_a_destroyed_cache_leaves_no_interned_string(void **state)
     mguard_on_mutation_at(ctx, &obj, "shape", "plan.c", 3);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&other), &v, 0), MGUARD_OK);
     assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&other), &obj, "dtype"), MGUARD_OK);
-    assert_int_equal(mgt_interned_count(ctx), 4);   /* t, shape, plan.c, dtype */
+    assert_int_equal(mgt_interned_count(ctx), 3);   /* t, shape, dtype */
     assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
     mguard_cache_destroy(c);
     assert_int_equal(mgt_interned_count(ctx), 0);
@@ -1369,7 +1369,7 @@ static void test_a_logging_cache_leaves_no_interned_string(void **state)
     mguard_on_mutation_at(ctx, &keys[0], "shape", "plan.c", 9);
     assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&keys[1]), NULL), MGUARD_OK);
     assert_int_equal(l.lines, 2);
-    assert_int_equal(mgt_interned_count(ctx), 3);   /* plans, shape, plan.c */
+    assert_int_equal(mgt_interned_count(ctx), 2);   /* plans, shape (plan.c: the caller's) */
     mguard_cache_destroy(c);
     assert_int_equal(l.lines, 3);                   /* the last entry's drop */
     assert_int_equal(mgt_interned_count(ctx), 0);
@@ -2508,7 +2508,7 @@ static void test_an_event_is_described_once(void **state)
     assert_string_equal(r.obj_name, "o");
     mguard_on_destroy(ctx, &o);   /* forgets c2's reason; c1's name o, not as a key */
     assert_int_equal(nm.calls, 1);  /* nothing dropped: nothing to name */
-    assert_int_equal(mgt_interned_count(ctx), 4);   /* "t", "w", "g.c", "o" (c1's reasons hold them) */
+    assert_int_equal(mgt_interned_count(ctx), 3);   /* "t", "w", "o" (c1's reasons hold them) */
     mguard_cache_destroy(c1);
     mguard_cache_destroy(c2);
     assert_int_equal(mgt_interned_count(ctx), 0);   /* the name went with the last reason */
