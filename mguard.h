@@ -2322,13 +2322,6 @@ static const char *mguard__str_find_h(const mguard_ctx *ctx, const char *s, uint
     return NULL;
 }
 
-#ifdef MGUARD__ANYPART
-static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
-{
-    return mguard__str_find_h(ctx, s, mguard__hash_str(s));
-}
-#endif
-
 /* One more holder of interned string s (NULL: nothing); returns s. */
 static const char *mguard__str_take(const char *s)
 {
@@ -2367,6 +2360,8 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
 }
 
 #ifdef MGUARD__ANYPART
+static const char *mguard__str_find(const mguard_ctx *ctx, const char *s) { return mguard__str_find_h(ctx, s, mguard__hash_str(s)); }
+
 /* One holder fewer of s (NULL: nothing); the last frees it. Never allocates. */
 static void mguard__str_release(mguard_ctx *ctx, const char *s)
 {
@@ -10544,40 +10539,7 @@ static void mguard__cache_settle(mguard_cache *c, mguard__evq *q, void *out)
 
 /* ---- create, destroy ---- */
 
-static void mguard__croot_destroy(mguard__part *p);
-static mguard_status mguard__croot_check(mguard__part *p);
-static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__kslot *s, size_t k);
-
-/* The root, made with the first cache (ENOMEM: none). */
-static mguard__croot *mguard__croot_ensure(mguard_ctx *ctx)
-{
-    mguard__croot *cr = MGUARD__CROOT(ctx);
-    if (cr || !(cr = (mguard__croot *)mguard__alloc(ctx, sizeof *cr))) return cr;
-    memset(cr, 0, sizeof *cr);
-    cr->ctx = ctx;
-    cr->ep.part.destroy = mguard__croot_destroy;
-    cr->ep.part.check = mguard__croot_check;
-    cr->ep.event = mguard__cache_event;
-    cr->ep.name = mguard__cache_name_ev;
-    cr->ep.finish_one = mguard__cache_finish_one;
-    cr->ep.moved = mguard__cache_moved;
-    cr->ep.check_slot = mguard__cache_check_slot;
-    ctx->evpart = &cr->ep;
-    return cr;
-}
-
-/* mguard_ctx_destroy's loop: one cache, or the root once none is left. */
-static void mguard__croot_destroy(mguard__part *p)
-{
-    mguard__croot *cr = (mguard__croot *)(void *)p;
-    if (cr->caches) {
-        mguard__cache_destroy(cr->caches);
-        return;
-    }
-    cr->ctx->evpart = NULL;
-    mguard__free(cr->ctx, cr->ctabs);
-    mguard__free(cr->ctx, cr);
-}
+static mguard__croot *mguard__croot_ensure(mguard_ctx *ctx);
 
 static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc)
 {
@@ -11442,6 +11404,32 @@ static mguard_status mguard__croot_check(mguard__part *p)
     return MGUARD_OK;
 }
 
+/* mguard_ctx_destroy's loop: one cache, or the root once none is left. */
+static void mguard__croot_destroy(mguard__part *p)
+{
+    mguard__croot *cr = (mguard__croot *)(void *)p;
+    if (cr->caches) {
+        mguard__cache_destroy(cr->caches);
+        return;
+    }
+    cr->ctx->evpart = NULL;
+    mguard__free(cr->ctx, cr->ctabs);
+    mguard__free(cr->ctx, cr);
+}
+
+/* The root, made with the first cache (ENOMEM: none); its hooks. */
+static const mguard__evpart mguard__croot_hooks = { { NULL, NULL, mguard__croot_destroy, mguard__croot_check },
+    mguard__cache_event, mguard__cache_name_ev, mguard__cache_finish_one, mguard__cache_moved, mguard__cache_check_slot };
+static mguard__croot *mguard__croot_ensure(mguard_ctx *ctx)
+{
+    mguard__croot *cr = MGUARD__CROOT(ctx);
+    if (cr || !(cr = (mguard__croot *)mguard__alloc(ctx, sizeof *cr))) return cr;
+    memset(cr, 0, sizeof *cr);
+    cr->ep = mguard__croot_hooks;
+    cr->ctx = ctx;
+    ctx->evpart = &cr->ep;
+    return cr;
+}
 #endif /* MGUARD_NO_CACHE */
 
 /* ======================================================================= */
