@@ -1465,12 +1465,9 @@ typedef struct mguard__part {
     void (*destroy)(struct mguard__part *p);
     mguard_status (*check)(struct mguard__part *p);
 } mguard__part;
-/* The part that keeps slots in the context's index hears the events on their
-   objects (and every event while ctx->hear_all) in two phases: event detaches
-   what depends on obj onto q (no callout, no allocation on a death); in phase 2
-   name (q->ev set) comes before the first callout, finish_one (q->hpos set) ends
-   q's first drop, destroying its value (or copying it to out). It is destroyed
-   after the other parts, and its slots are checked and moved by its own hooks. */
+/* The part with slots in the index (the caches' root, ctx->evpart; destroyed last) hears
+   events on their objects, all while ctx->hear_all: event detaches onto q (no callout;
+   no allocation on a death); phase 2 calls name first (q->ev), finish_one per drop (q->hpos). */
 typedef struct mguard__evpart {
     mguard__part part;
     void (*event)(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line, int death, mguard__evq *q);
