@@ -42,9 +42,16 @@ printf '#include "mguard.h"\nint main(void) { return mguard_scope_create(0, 0) !
 printf '#include "mguard.h"\nint main(void) { return mguard_dyn_create(0) != 0; }\n' > "$out/use_dyn.c"
 printf '#include "mguard.h"\nint main(void) { return mguard_ledger_create(0, 0) != 0; }\n' > "$out/use_ledger.c"
 printf '#include "mguard.h"\nint main(void) { return mguard_cache_create(0, 0) != 0; }\n' > "$out/use_cache.c"
+# lines of mguard.h inside each #ifndef MGUARD_NO_X ... its own #endif
+part_lines() {
+    awk -v P="MGUARD_NO_$1" '/^#[ \t]*if/ { d++; if ($0 == "#ifndef " P && !on) on = d }
+        on { n++ } /^#[ \t]*endif/ { if (on == d) on = 0; d-- } END { print n + 0 }' mguard.h
+}
 if [ $sizes = 1 ]; then
-    echo "| sections left out | object code (.text, gcc -O2) | compile time (gcc -O2) | vs all |"
-    echo "| --- | --- | --- | --- |"
+    total=$(wc -l < mguard.h)
+    l1=$(part_lines SCOPE); l2=$(part_lines DYN); l4=$(part_lines LEDGER); l8=$(part_lines CACHE)
+    echo "| sections left out | lines of mguard.h | object code (.text, gcc -O2) | compile time (gcc -O2) | vs all |"
+    echo "| --- | --- | --- | --- | --- |"
 fi
 # one CC MASK DEFS DEBUG PREFIX: build and check one variant; prints only failures
 one() {
@@ -97,7 +104,8 @@ for mask in $(seq 0 15); do
         text=$(size "$out/size.o" | awk 'NR == 2 { print $1 }')
         ms=$(( (t1 - t0) / 3000000 ))
         [ $mask = 0 ] && { all_ms=$ms; all_text=$text; }
-        echo "|$name | $((text / 1024)) KB ($((100 * text / all_text))%) | $ms ms | $((100 * ms / all_ms))% |"
+        lines=$((total - (mask & 1) * l1 - (mask >> 1 & 1) * l2 - (mask >> 2 & 1) * l4 - (mask >> 3 & 1) * l8))
+        echo "|$name | $lines | $((text / 1024)) KB ($((100 * text / all_text))%) | $ms ms | $((100 * ms / all_ms))% |"
         continue
     fi
     for cc in "gcc -std=c99 $strict" "clang -std=c99 $strict" "g++ -x c++ -std=c++11 -Wall -Wextra -Wpedantic -Werror"; do
