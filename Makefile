@@ -100,7 +100,7 @@ check-compile: | $(DEPS_STAMP)
 	@sh tests/check_locked.sh
 	@sh tests/check_fuzz_coverage.sh
 
-# MGUARD_NO_SCOPE/NO_DYN/NO_LEDGER in every combination, strictly compiled
+# MGUARD_NO_SCOPE/NO_DYN/NO_LEDGER/NO_CACHE in every combination (16), strictly compiled
 # and run (tests/check_parts.sh); make part-sizes prints design.md's table.
 .PHONY: check-parts part-sizes
 check-parts: | $(DEPS_STAMP)

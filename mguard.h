@@ -78,8 +78,9 @@
                                      mguard_ctx_desc.lock. Else link -pthread
                                      where glibc < 2.34.
      #define MGUARD_NO_SCOPE         (everywhere, like MGUARD_STATIC) leave out
-     #define MGUARD_NO_DYN            section 7, 8 or 9: its API and its code
-     #define MGUARD_NO_LEDGER         (all three: a quarter of the object code).
+     #define MGUARD_NO_DYN            section 7, 8, 9 or 11: its API and its
+     #define MGUARD_NO_LEDGER         code (all four: about half the object
+     #define MGUARD_NO_CACHE          code; docs/design.md has the table).
      #define MGUARD_ASSERT(x)        (implementation file) default assert().
      stb_ds's options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are
      honoured: mguard only uses the stbds_-prefixed names.
@@ -905,6 +906,7 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
    see docs/guide.md, "Threads". Its readers live with their families:
    mguard_ctx_get_stats, _weak_get_copy, _ref_get_retained, _cache_get_copy. */
 
+#ifndef MGUARD_NO_CACHE
 /* ==== 11. guarded caches ================================================ */
 
 /* Cached work never returned stale: a tuple of objects (by address) maps to
@@ -1083,6 +1085,7 @@ MGUARDDEF const char *mguard_cache_cause_str(mguard_cache_cause cause);
    of the address when set), snprintf-style (buf NULL when cap is 0). 0 for
    NULL r ("" if cap > 0). Cost: O(1). */
 MGUARDDEF size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap);
+#endif /* MGUARD_NO_CACHE */
 #ifdef __cplusplus
 }
 #endif
@@ -1163,6 +1166,9 @@ extern "C" {
 #endif
 #if !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN)
 #define MGUARD__TRACKERS 1      /* the scope or the dynamism tracker */
+#endif
+#if defined(MGUARD__ADDONS) || !defined(MGUARD_NO_CACHE)
+#define MGUARD__ANYPART 1       /* any add-on, the caches included */
 #endif
 
 /* ======================================================================= */
@@ -1246,20 +1252,17 @@ typedef struct mguard__kslot {
     uint32_t tid;                 /* 0: the registry; else the table's id */
     uint32_t pos;                 /* tables: the entry's position in its order array */
 } mguard__kslot;
-/* A guarded cache's slots say MGUARD__TID_CACHE | its id; pos: LOOKUP (no
-   flag) (nkeys - 1) << 28 | position; DEP flag | position; RING flag | slot. */
-#define MGUARD__TID_CACHE 0x80000000u
+/* The slots of the part that hears events (mguard__evpart) say MGUARD__TID_PART
+   | an id of its own; the rest of tid and pos are its to use. */
+#define MGUARD__TID_PART 0x80000000u
 #define MGUARD__TID_NONE 0xffffffffu        /* no slot's id (a probe that only asks "known?") */
-#define MGUARD__CS_DEP 0x80000000u
-#define MGUARD__CS_RING 0x40000000u
-#define MGUARD__CS_POS 0x0fffffffu
-#define MGUARD__CS_MAXPOS 0x0fffffffu       /* positions per cache */
-/* An event's cache drops, in drop order: (cache id, position + 1) of the
-   head and the tail; the links lie in the dropped records (>>cache). */
-typedef struct mguard__cdrops {
+/* What phase 1 of an event left that part for phase 2: a list of drops, in drop
+   order, by (id, position + 1) of its head and tail (the links are the part's); ev:
+   the event's number when obj's name is wanted first (its name hook), or 0. */
+typedef struct mguard__evq {
     uint32_t hcid, hpos, tcid, tpos;
-    uint64_t ev;   /* the event's number when its reasons wait for a name (mguard__cache_name), or 0 */
-} mguard__cdrops;
+    uint64_t ev;
+} mguard__evq;
 typedef struct mguard__kx {
     unsigned char *ctrl;          /* cap bytes, cap / 8 overflow counts, cap slots */
     unsigned char *ovf;           /* per group: slots whose probe went past it */
@@ -1397,14 +1400,10 @@ struct mguard_ctx {
                                     recent_at: the next to go */
     unsigned recent_at;
     struct mguard__part *parts;  /* the add-ons: scope and dynamism trackers, the ledgers' root */
-    struct mguard_cache *caches; /* 11. every live cache, doubly linked */
-    struct mguard_cache **ctabs; /* 11. cache id -> cache (as tabs) */
-    uint32_t nctabs, capctabs, free_cid;
-    size_t ncslots;              /* 11. the caches' slots in kx */
-    uint64_t ncaches_made;       /* 11. caches made: their order */
-    struct mguard_cache_job *cjobs; /* 11. computes in progress (C stack) */
-    size_t kx_held;              /* 11. slots of kx they hold room for (their reasons' keys) */
-    uint64_t cevents, cev;       /* 11. events that named reasons; the one in phase 1, or 0 */
+    struct mguard__evpart *evpart; /* the part that hears events (the caches' root), or NULL */
+    size_t npslots;              /* its slots in kx */
+    size_t kx_held;              /* slots of kx it holds room for */
+    int hear_all;                /* > 0: it hears every event (a compute runs) */
     mguard__lock *lk;            /* 10. a thread-safe context's lock; NULL: one thread */
 #ifdef MGUARD_DEBUG
     mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
@@ -1460,6 +1459,19 @@ typedef struct mguard__part {
     void (*destroy)(struct mguard__part *p);
     mguard_status (*check)(struct mguard__part *p);
 } mguard__part;
+/* The part with slots in the index (the caches' root, ctx->evpart; destroyed last) hears
+   events on their objects, all while ctx->hear_all: event detaches onto q (no callout;
+   no allocation on a death); phase 2 calls name first (q->ev), finish_one per drop (q->hpos). */
+typedef struct mguard__evpart {
+    mguard__part part;
+    void (*event)(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line, int death, mguard__evq *q);
+    void (*name)(mguard_ctx *ctx, const void *obj, mguard__evq *q);
+    void (*finish_one)(mguard_ctx *ctx, mguard__evq *q, void *out);
+    void (*moved)(mguard_ctx *ctx, const mguard__kslot *s, size_t j);
+    mguard_status (*check_slot)(mguard_ctx *ctx, const mguard__kslot *s, size_t k);
+} mguard__evpart;
+#define MGUARD__EV_NAME(ctx, obj, q) do { if ((q)->ev) (ctx)->evpart->name((ctx), (obj), (q)); } while (0)
+#define MGUARD__EV_FINISH(ctx, q) do { while ((q)->hpos) (ctx)->evpart->finish_one((ctx), (q), NULL); } while (0)
 
 /* ======================================================================= */
 /* >>private: the lock and the callout, allocation and logging, the hash index, interned strings, parts, text output, handle checks */
@@ -1589,7 +1601,8 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__ctx_of_ctx(ctx)) \
     X(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__ctx_of_ctx(ctx)) \
-    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx))
+    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
+    V(on_mutation_at, (mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line), (ctx, obj, attr, file, line), mguard__ctx_of_ctx(ctx))
 #ifndef MGUARD_NO_SCOPE
 #define MGUARD__API_SCOPE(X, V) \
     X(mguard_scope *, scope_create, (mguard_ctx *ctx, const mguard_scope_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
@@ -1655,8 +1668,8 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 #else
 #define MGUARD__API_LEDGER(X, V)
 #endif
+#ifndef MGUARD_NO_CACHE
 #define MGUARD__API_CACHE(X, V, Q) \
-    V(on_mutation_at, (mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line), (ctx, obj, attr, file, line), mguard__ctx_of_ctx(ctx)) \
     X(mguard_cache *, cache_create, (mguard_ctx *ctx, const mguard_cache_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
     V(cache_destroy, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_set, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost), (c, keys, nkeys, value, cost), mguard__ctx_of_cache(c)) \
@@ -1676,6 +1689,9 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, cache_get_stats, (const mguard_cache *c, mguard_cache_stats *out), (c, out), mguard__ctx_of_cache(c)) \
     X(size_t, cache_format, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_last_reason, (const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c))
+#else
+#define MGUARD__API_CACHE(X, V, Q)
+#endif
 #define MGUARD__API(X, V, Q, W) MGUARD__API_CORE(X, V, Q, W) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V, Q)
 
 /* The unlocked bodies, declared from the list. */
@@ -1696,11 +1712,13 @@ static void mguard__dbg_add(mguard_ctx *ctx, struct mguard_weak *t);
 static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
 /* MGUARD__DBG_OK(h, kind, fn): h is NULL or a live handle of that kind,
    else false with a log line; always true in a plain build. */
+#ifdef MGUARD__ANYPART
 static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx);
 static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind);
 static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h);
 static bool mguard__dbg_h_live(const void *h, int kind);
 static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn);
+#endif
 #define MGUARD__DBG_OK(h, kind, fn) mguard__dbg_h_valid((h), (kind), (fn))
 #else
 #define MGUARD__DBG_OK(h, kind, fn) true
@@ -1804,6 +1822,7 @@ static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t
 
 /* ---- the hash index ---------------------------------------------------- */
 
+#if defined(MGUARD__ANYPART) || defined(MGUARD_DEBUG)
 /* The home slot is hash & mask, so the low bits must depend on every bit of
    the address: fold, multiply, fold the product's high half down (checked:
    aligned addresses at strides 8..4096 probe as a random hash). Never 0. */
@@ -1817,6 +1836,7 @@ static uint32_t mguard__hash_ptr(const void *p)
     h = (uint32_t)x;
     return h ? h : 0x9E3779B9u;
 }
+#endif
 
 #if defined(MGUARD_DEBUG) || !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN) || !defined(MGUARD_NO_LEDGER)
 /* key's dense index + 1, or 0 (each dense entry begins with its key). */
@@ -1849,6 +1869,7 @@ static void mguard__ix_put(mguard__index *ix, uint32_t h, uint32_t idx1)
     ix->used++;
 }
 
+#if defined(MGUARD__ANYPART) || defined(MGUARD_DEBUG)
 /* Remove the slot holding dense index idx1 (hash h): backward shift. */
 static void mguard__ix_del(mguard__index *ix, uint32_t h, uint32_t idx1)
 {
@@ -1870,6 +1891,7 @@ static void mguard__ix_del(mguard__index *ix, uint32_t h, uint32_t idx1)
     ix->slots[i].idx = 0;
     ix->used--;
 }
+#endif
 
 /* Room for `need` keys at load <= 1/2; on failure nothing changes. */
 static mguard_status mguard__ix_reserve(const mguard_ctx *ctx, mguard__index *ix, size_t need)
@@ -2099,30 +2121,21 @@ static MGUARD__HOT size_t mguard__kwalk_next(const mguard__kx *kx, mguard__kwalk
     }
 }
 
-/* Each candidate slot k of obj's probe, in a walk w (mguard__kwalk). */
-static void mguard__kwalk_key(const mguard__kx *kx, mguard__kwalk *w, const void *obj)
-{
-    uint64_t h = mguard__hash64(obj);
-    mguard__kwalk_start(kx, w, h, MGUARD__KX_TAG(h));
-}
-#define MGUARD__KWALK_EACH(w, kx, obj, k) \
-    for (mguard__kwalk_key((kx), &(w), (obj)), (k) = mguard__kwalk_next((kx), &(w)); (k) != SIZE_MAX; (k) = mguard__kwalk_next((kx), &(w)))
-
-/* May a cache depend on obj: a compute in progress, or a cache slot on
-   obj's probe (its first group read inline; past it, yes to be safe)?
-   The test every event makes before mguard__cache_event. */
-static MGUARD__HOT bool mguard__cache_may_hold(const mguard_ctx *ctx, const void *obj)
+/* Does the part that hears events hear one on obj: all are heard, or a part
+   slot lies on obj's probe (its first group read inline; past it, yes to be
+   safe)? The test every event makes before its event hook. */
+static MGUARD__HOT bool mguard__part_hears(const mguard_ctx *ctx, const void *obj)
 {
     const mguard__kx *kx = &ctx->kx;
     uint64_t h, m;
     size_t pos;
-    if (ctx->cjobs) return true;
-    if (!ctx->ncslots) return false;
+    if (ctx->hear_all) return true;
+    if (!ctx->npslots) return false;
     h = mguard__hash64(obj);
     pos = MGUARD__KX_HOME(kx, h);
     for (m = mguard__kx_match(mguard__kx_load(kx->ctrl + pos), MGUARD__KX_TAG(h)); m; m &= m - 1) {
         const mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
-        if (s->key == obj && (s->tid & MGUARD__TID_CACHE)) return true;
+        if (s->key == obj && (s->tid & MGUARD__TID_PART)) return true;
     }
     return MGUARD__KX_ON(kx, pos);
 }
@@ -2217,7 +2230,7 @@ static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 {
     mguard__kx *kx = &ctx->kx;
     size_t cap = MGUARD__KX_CAP(kx), need, ncap;
-    n += ctx->kx_held;   /* the room the computes in progress hold stays */
+    n += ctx->kx_held;   /* the room held by the part that hears events stays */
     need = kx->used + n;
     if (kx->growth_left >= n) {
         if (need * 9 > cap) kx->sparse = 0;   /* the run of sparse reservations ends */
@@ -2327,6 +2340,7 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
     return mguard__str_recent(ctx, copy);
 }
 
+#ifdef MGUARD__ANYPART
 /* One holder fewer of s (NULL: nothing); the last frees it. Never allocates. */
 static void mguard__str_release(mguard_ctx *ctx, const char *s)
 {
@@ -2352,12 +2366,14 @@ static void mguard__str_release(mguard_ctx *ctx, const char *s)
     }
     mguard__free(ctx, h);
 }
-
+#endif
+#if !defined(MGUARD_NO_LEDGER) || !defined(MGUARD_NO_CACHE)
 /* A string handed out that another thread could free: kept for good (thread-safe ctx). */
 static void mguard__str_keep_if_shared(const mguard_ctx *ctx, const char *s)
 {
     if (s && ctx->lk) MGUARD__STR_HDR(s)->refs = MGUARD__STR_STICKY;
 }
+#endif
 
 static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 {
@@ -2543,6 +2559,7 @@ static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
     mguard__dbg_swap_remove(&ctx->dbg.ix, (unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), i1, ctx->dbg.ntabs--);
 }
 
+#ifdef MGUARD__ANYPART
 /* The other handles (scope, dyn, ledger, cache): the same scheme, with kinds. */
 static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger", "cache" };
 
@@ -2595,6 +2612,7 @@ static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h)
     if (!i1) return;
     mguard__dbg_swap_remove(&ctx->dbg.hix, (unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), i1, ctx->dbg.nhs--);
 }
+#endif
 
 static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 {
@@ -2663,8 +2681,6 @@ static void mguard__weak_free(mguard_weak *t);
 static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
 static void mguard__copy_value(void *dst, const void *src, size_t n);
 static mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t i);
-static mguard_status mguard__cache_check_all(mguard_ctx *ctx);
-static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__kslot *s, size_t k);
 
 const char *mguard_status_str(mguard_status status)
 {
@@ -2747,8 +2763,8 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     }
     ctx->destroying = 1;
     while (ctx->parts) ctx->parts->destroy(ctx->parts);
-    while (ctx->caches) mguard__cache_destroy(ctx->caches);
-    MGUARD_ASSERT(ctx->ncslots == 0);
+    while (ctx->evpart) ctx->evpart->part.destroy(&ctx->evpart->part);   /* last: the caches */
+    MGUARD_ASSERT(ctx->npslots == 0);
     while (ctx->tables) mguard__weak_destroy(ctx->tables);
     /* the lines logged so far go out while the dead handles are kept (a
        logger that calls one is refused), as at any callout */
@@ -2762,7 +2778,6 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     mguard__free(ctx, ctx->objs);
     mguard__free(ctx, ctx->sides);
     mguard__free(ctx, ctx->tabs);
-    mguard__free(ctx, ctx->ctabs);
     mguard__kx_free(ctx);
     for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, MGUARD__STR_HDR(ctx->strs[i]));
     mguard__free(ctx, ctx->strs);
@@ -2839,10 +2854,11 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
             full++;
             if (c == MGUARD__KX_PENDING) continue;
             MGUARD__CHECK(ctx, s->key && c == MGUARD__KX_TAG(mguard__hash64(s->key)), "index: slot %lu has a stale tag", (unsigned long)k);
-            MGUARD__CHECK(ctx, (s->tid & MGUARD__TID_CACHE) || mguard__kx_find(kx, s->key, s->tid, mguard__hash64(s->key), NULL) == s,
+            MGUARD__CHECK(ctx, (s->tid & MGUARD__TID_PART) || mguard__kx_find(kx, s->key, s->tid, mguard__hash64(s->key), NULL) == s,
                           "index: slot %lu (%p, table id %u) not found by its key", (unsigned long)k, s->key, s->tid);
-            if (s->tid & MGUARD__TID_CACHE) {
-                if (mguard__cache_check_slot(ctx, s, k)) return MGUARD_EINVAL;
+            if (s->tid & MGUARD__TID_PART) {
+                MGUARD__CHECK(ctx, ctx->evpart, "index: slot %lu (%p) names a part, but none hears events", (unsigned long)k, s->key);
+                if (ctx->evpart->check_slot(ctx, s, k)) return MGUARD_EINVAL;
             } else if (!s->tid) {
                 uint32_t r = s->pos;
                 MGUARD__CHECK(ctx, r >= 1 && r <= ctx->nobjs && ctx->objs[r - 1].key == s->key, "index: slot %lu (%p) names record %u, not its own", (unsigned long)k, s->key, r);
@@ -2918,11 +2934,11 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         MGUARD__CHECK(ctx, nlive == t->live, "table %p: live count %u, counted %u", (void *)t, t->live, nlive);
         MGUARD__CHECK(ctx, ctx->next_stamp - t->base >= (t->len ? (uint64_t)t->order[t->len - 1].stamp + 1 : 0), "table %p: stamps ahead of the context", (void *)t);
     }
-    if (mguard__cache_check_all(ctx)) return MGUARD_EINVAL;
     {
         struct mguard__part *p;
         for (p = ctx->parts; p; p = p->next)
             if (p->check(p)) return MGUARD_EINVAL;
+        if (ctx->evpart && ctx->evpart->part.check(&ctx->evpart->part)) return MGUARD_EINVAL;
     }
 #ifdef MGUARD_DEBUG
     {
@@ -3099,10 +3115,9 @@ static mguard_status mguard__ctx_get_stats(const mguard_ctx *ctx, mguard_ctx_sta
 #define MGUARD__TAB(ctx, tid) ((ctx)->tabs[tid])
 
 /* The index moved slot s (a table entry) to slot j: its order says so. */
-static void mguard__cache_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j);
 static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j)
 {
-    if (s->tid & MGUARD__TID_CACHE) mguard__cache_moved(ctx, s, j);
+    if (s->tid & MGUARD__TID_PART) ctx->evpart->moved(ctx, s, j);
     else MGUARD__TAB(ctx, s->tid)->order[s->pos].slot = (uint32_t)j;
 }
 
@@ -3133,13 +3148,6 @@ typedef struct mguard__pending {
 } mguard__pending;
 
 static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
-/* 11. Guarded caches' hook: phase 1 detaches the entries depending on obj
-   (and attr) onto q and spoils computes depending on it; phase 2 destroys
-   their values. No allocation on a death. */
-static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
-                                int death, mguard__cdrops *q);
-static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q);
-static MGUARD__HOT void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops *q);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
 static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
@@ -3179,7 +3187,7 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
         mguard_weak *t;
         if (s->key != obj) continue;
         any = true;
-        if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {   /* a cache's: mguard__cache_event */
+        if (!s->tid || (s->tid & MGUARD__TID_PART)) {   /* a part's: its event hook */
             if (!s->tid) rs = k;
             continue;
         }
@@ -3214,9 +3222,9 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
 
 /* Phase 1's rest, obj's table entries detached (both paths): its watchers
    taken (mguard__take_watchers) and its record (slot rslot, or SIZE_MAX)
-   freed, the cache entries depending on it detached onto cq. Its serial. */
+   freed, what the part that hears events has on it detached onto cq. Its serial. */
 static MGUARD__HOT uint64_t mguard__death_detach_rest(mguard_ctx *ctx, const void *obj, size_t rslot, mguard__watcher **w,
-                                                      size_t *nw, mguard__watcher *one, mguard__cdrops *cq)
+                                                      size_t *nw, mguard__watcher *one, mguard__evq *cq)
 {
     uint64_t serial = 0;
     *w = NULL;
@@ -3229,17 +3237,17 @@ static MGUARD__HOT uint64_t mguard__death_detach_rest(mguard_ctx *ctx, const voi
         mguard__reg_free(ctx, r, rslot);
     }
     memset(cq, 0, sizeof *cq);
-    if (mguard__cache_may_hold(ctx, obj)) mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, cq);
+    if (mguard__part_hears(ctx, obj)) ctx->evpart->event(ctx, obj, NULL, NULL, 0, 1, cq);
     ctx->live_objs--;
     return serial;
 }
 
-/* Phase 2's end (both paths): cache values, waits, obj off the dying list. */
-static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__cdrops *cq,
+/* Phase 2's end (both paths): cq's drops, waits, obj off the dying list. */
+static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__evq *cq,
                               mguard__dying *dying)
 {
     mguard__dying **pp;
-    mguard__cache_finish(ctx, cq);
+    MGUARD__EV_FINISH(ctx, cq);
     /* still dying meanwhile: a callback cannot register obj again */
     if (ctx->lk && serial) mguard__wait_guard(ctx, obj, serial);
     if (ctx->hooking) mguard__wait_hooks(ctx, obj);
@@ -3283,7 +3291,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     uint64_t serial;
     mguard__watcher *w, one;
     mguard__dying dying;
-    mguard__cdrops cq;
+    mguard__evq cq;
     mguard__kwalk kw;
     /* Phase 1: detach, slot by slot on obj's probe. */
     mguard__kwalk_start(kx, &kw, h, MGUARD__KX_TAG(h));
@@ -3291,7 +3299,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
         mguard__kslot *s = &kx->slots[k];
         mguard_weak *t;
         if (s->key != obj) continue;
-        if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {
+        if (!s->tid || (s->tid & MGUARD__TID_PART)) {
             if (!s->tid) rslot = k;
             continue;
         }
@@ -3306,7 +3314,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->dying = &dying;
-    mguard__cache_name(ctx, obj, &cq);
+    MGUARD__EV_NAME(ctx, obj, &cq);
     /* logged in phase 2: the logger may call back in */
     {
         char nm[MGUARD__NAME];
@@ -3410,7 +3418,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     mguard__dying dying;
     union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
     unsigned char *buf = stackbuf.bytes;
-    mguard__cdrops cq;
+    mguard__evq cq;
     if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
     if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
     kx = &ctx->kx;
@@ -3423,10 +3431,10 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         char nm[MGUARD__NAME];
         if (ctx->dying && mguard__is_dying(ctx, obj))
             mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %s is already being destroyed; ignored", mguard__named(ctx, obj, nm));
-        if (ctx->cjobs) {   /* a compute in progress may depend on obj */
+        if (ctx->hear_all) {   /* a compute in progress may depend on obj */
             memset(&cq, 0, sizeof cq);
-            mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, &cq);
-            mguard__cache_name(ctx, obj, &cq);
+            ctx->evpart->event(ctx, obj, NULL, NULL, 0, 1, &cq);
+            MGUARD__EV_NAME(ctx, obj, &cq);
         }
         if (ctx->hooking) mguard__wait_hooks(ctx, obj);
         return;
@@ -3469,7 +3477,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         dying.next = ctx->dying;
         /* cppcheck-suppress autoVariables ; unlinked before this function returns */
         ctx->dying = &dying;
-        mguard__cache_name(ctx, obj, &cq);
+        MGUARD__EV_NAME(ctx, obj, &cq);
         if (nw) mguard__fire(ctx, obj, w, nw, NULL);
         for (i = 0; i < nt; i++)
             mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
@@ -4379,27 +4387,27 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     return found ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
-/* A mutation of obj (r: its record, or 0). Phase 1: dependent cache
-   entries leave, the tracker counts, watchers are swapped out; phase 2:
-   the watchers fire, then the cache values are destroyed. */
+/* A mutation of obj (r: its record, or 0). Phase 1: what depends on obj
+   leaves (the event hook), the tracker counts, watchers are swapped out;
+   phase 2: the watchers fire, then the drops' values are destroyed. */
 static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
     mguard__side *sd;
     mguard__watcher *w, one;
-    mguard__cdrops cq;
+    mguard__evq cq;
     size_t n;
     memset(&cq, 0, sizeof cq);
-    if (mguard__cache_may_hold(ctx, obj)) mguard__cache_event(ctx, obj, attr, file, line, 0, &cq);
+    if (mguard__part_hears(ctx, obj)) ctx->evpart->event(ctx, obj, attr, file, line, 0, &cq);
     sd = r && (ctx->objs[r - 1].flags & MGUARD__F_TRACKER) ? &ctx->sides[ctx->objs[r - 1].side - 1] : NULL;
     if (sd) sd->mutations++;
     if (!sd || !MGUARD__NWATCH(&ctx->objs[r - 1], sd)) {
-        mguard__cache_name(ctx, obj, &cq);
-        mguard__cache_finish(ctx, &cq);
+        MGUARD__EV_NAME(ctx, obj, &cq);
+        MGUARD__EV_FINISH(ctx, &cq);
         return;
     }
     /* Swap the list out: watchers the callbacks add go to a fresh list, for the next mutation. */
     mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
-    mguard__cache_name(ctx, obj, &cq);
+    MGUARD__EV_NAME(ctx, obj, &cq);
     mguard__fire(ctx, obj, w, n, attr);
     if (w != &one) {
         /* the heap list back for reuse if the tracker lives and got none meanwhile
@@ -4419,13 +4427,13 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
             mguard__free(ctx, w);
         }
     }
-    mguard__cache_finish(ctx, &cq);
+    MGUARD__EV_FINISH(ctx, &cq);
 }
 
-/* Does a mutation of obj (r: its record, or 0) do anything (a tracker, a
-   cache)? Most objects are only table keys: a lookup and a test. */
+/* Does a mutation of obj (r: its record, or 0) do anything (a tracker, the
+   part that hears events)? Most objects are only table keys: a lookup and a test. */
 #define MGUARD__MUTATION_MATTERS(ctx, r) \
-    (((r) && ((ctx)->objs[(r) - 1].flags & MGUARD__F_TRACKER)) || (ctx)->ncslots || (ctx)->cjobs)
+    (((r) && ((ctx)->objs[(r) - 1].flags & MGUARD__F_TRACKER)) || (ctx)->npslots || (ctx)->hear_all)
 
 static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line)
 {
@@ -9577,6 +9585,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 }
 #endif /* MGUARD_NO_LEDGER */
 
+#ifndef MGUARD_NO_CACHE
 /* ======================================================================= */
 /* >>cache: 11. guarded caches */
 /* ======================================================================= */
@@ -9593,7 +9602,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    mguard_cache_last_reason) turns its keys' slots into RING slots (no allocation); they
    keep the keys known until their death, which forgets the reason: a new object at that
    address never finds it. A compute in progress holds its keys and declared
-   dependencies in its job (ctx->cjobs); an event spoils those it reaches. A record is
+   dependencies in its job (the root's jobs); an event spoils those it reaches. A record is
    FREE (on the free list), LIVE (its lookup slot names it) or DROPPED (out of the
    index, its value in x, on an event's drop list until phase 2 destroys the value).
    Invariants (mguard__cache_check): live + nfree + npend == nrec; a LIVE record's
@@ -9602,6 +9611,13 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    nslots counts c's slots; a bounded cache's LRU list holds every LIVE entry,
    total_cost with cost_carry their costs. */
 
+/* A cache slot: MGUARD__TID_CACHE | its cache's id; pos: LOOKUP (no flag)
+   (nkeys - 1) << 28 | position; DEP flag | position; RING flag | slot. */
+#define MGUARD__TID_CACHE MGUARD__TID_PART
+#define MGUARD__CS_DEP 0x80000000u
+#define MGUARD__CS_RING 0x40000000u
+#define MGUARD__CS_POS 0x0fffffffu
+#define MGUARD__CS_MAXPOS 0x0fffffffu       /* positions per cache */
 #define MGUARD__MAGIC_CACHE    0x6d676362u  /* "mgcb"; even: the _TS one differs */
 #define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
 #define MGUARD__MAGIC_JOB      0x6d676a62u  /* "mgjb" */
@@ -9663,7 +9679,7 @@ struct mguard_cache {
     mguard_cache_stats stats;
     mguard_cache_reason ring[MGUARD_CACHE_REASONS];
     bool ringlive[MGUARD_CACHE_REASONS];  /* false: a key died (it answers no more) */
-    uint64_t ringev[MGUARD_CACHE_REASONS];  /* the event that wrote it, its name to come (ctx->cev), or 0 */
+    uint64_t ringev[MGUARD_CACHE_REASONS];  /* the event that wrote it, its name to come (the root's cev), or 0 */
     uint32_t nring, ringpos;           /* remembered; next slot to write */
     void *parked;                      /* a stale value handed out (parkv, a block), or NULL */
     uint64_t parkseq;
@@ -9672,7 +9688,7 @@ struct mguard_cache {
     int destroying;
 };
 
-/* A compute in progress (on get_or_compute's stack, on ctx->cjobs): its
+/* A compute in progress (on get_or_compute's stack, on the root's jobs): its
    keys and declared dependencies (one reference to each attribute). Past
    MGUARD__JOB_SCAN of them a hash set (at most half full) answers
    "declared already?"; without memory for it the job scans, never fails. */
@@ -9693,8 +9709,31 @@ struct mguard_cache_job {
     int noset;
     uint32_t held;                     /* room held in the index for its reason's keys (ctx->kx_held) */
     size_t cost;
-    struct mguard_cache_job *next;     /* ctx->cjobs */
+    struct mguard_cache_job *next;     /* the root's jobs */
 };
+
+/* The caches' root: the part that hears events (ctx->evpart), made with the
+   context's first cache, destroyed (each cache first) after the other parts. */
+typedef struct mguard__croot {
+    mguard__evpart ep;                 /* first */
+    mguard_ctx *ctx;
+    mguard_cache *caches;              /* every live cache, doubly linked */
+    mguard_cache **ctabs;              /* cache id -> cache (as ctx->tabs) */
+    uint32_t nctabs, capctabs, free_cid;
+    uint64_t made;                     /* caches made: their order */
+    mguard_cache_job *jobs;            /* computes in progress (C stack; ctx->hear_all counts them) */
+    uint64_t events, cev;              /* events that named reasons; the one in phase 1, or 0 */
+} mguard__croot;
+#define MGUARD__CROOT(ctx) ((mguard__croot *)(void *)(ctx)->evpart)
+
+/* Each candidate slot k of obj's probe, in a walk w (mguard__kwalk). */
+static void mguard__kwalk_key(const mguard__kx *kx, mguard__kwalk *w, const void *obj)
+{
+    uint64_t h = mguard__hash64(obj);
+    mguard__kwalk_start(kx, w, h, MGUARD__KX_TAG(h));
+}
+#define MGUARD__KWALK_EACH(w, kx, obj, k) \
+    for (mguard__kwalk_key((kx), &(w), (obj)), (k) = mguard__kwalk_next((kx), &(w)); (k) != SIZE_MAX; (k) = mguard__kwalk_next((kx), &(w)))
 
 static void mguard__cache_destroy_now(mguard_cache *c);
 
@@ -9757,7 +9796,7 @@ static size_t mguard__cache_find(const mguard_cache *c, const void *const *keys,
 static void mguard__cache_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j)
 {
     if (!(s->pos & (MGUARD__CS_DEP | MGUARD__CS_RING)))
-        ctx->ctabs[s->tid & ~MGUARD__TID_CACHE]->recs[s->pos & MGUARD__CS_POS].slot = (uint32_t)j;
+        MGUARD__CROOT(ctx)->ctabs[s->tid & ~MGUARD__TID_CACHE]->recs[s->pos & MGUARD__CS_POS].slot = (uint32_t)j;
 }
 
 /* ---- slots of the context's index ---- */
@@ -9783,7 +9822,7 @@ static size_t mguard__cslot_put(mguard_cache *c, const void *obj, uint32_t pos, 
     ctx->kx.slots[i].pos = pos;
     ctx->kx.slots[i].v.u = v;
     c->nslots++;
-    ctx->ncslots++;
+    ctx->npslots++;
     return i;
 }
 
@@ -9797,7 +9836,7 @@ static void mguard__cslot_erase(mguard_cache *c, size_t i, const void *dying)
     if (ctx->kx.slots[i].pos & MGUARD__CS_DEP) mguard__str_release(ctx, (const char *)ctx->kx.slots[i].v.cp);
     mguard__kx_erase(&ctx->kx, i, h);
     c->nslots--;
-    ctx->ncslots--;
+    ctx->npslots--;
     if (obj != dying && !mguard__kx_known(ctx, obj, h)) ctx->live_objs--;
 }
 
@@ -9858,7 +9897,7 @@ static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *wh
     mguard__reason_copy(r, why, keys, n);
     mguard__str_keep_if_shared(ctx, r->attr);   /* a reader on another thread */
     c->ringlive[rp] = live;
-    c->ringev[rp] = ctx->cev;
+    c->ringev[rp] = MGUARD__CROOT(ctx)->cev;
     c->ringpos = (rp + 1) % MGUARD_CACHE_REASONS;
     if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
     return rp;
@@ -9916,7 +9955,7 @@ static void mguard__lru_push(mguard_cache *c, uint32_t p)
    (destroyed in phase 2). why (its cause 0: an overwrite) is counted and, with a cause,
    remembered: the keys' slots become the reason's RING slots (unless a key is `dying`). */
 static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache_reason *why, const void *dying,
-                               mguard__cdrops *q)
+                               mguard__evq *q)
 {
     mguard_ctx *ctx = c->ctx;
     mguard__crec *r = &c->recs[pos];
@@ -9954,7 +9993,7 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
     r->slot = 0;
     c->seqs[pos] = 0;
     if (q->tpos) {
-        mguard_cache *tc = ctx->ctabs[q->tcid];
+        mguard_cache *tc = MGUARD__CROOT(ctx)->ctabs[q->tcid];
         tc->recs[q->tpos - 1].slot = pos + 1;
         tc->seqs[q->tpos - 1] = c->cid;
     } else {
@@ -10026,9 +10065,9 @@ static void mguard__cache_log(mguard_cache *c, const char *what, const void *con
    destroyed (from a copy, or its block; take: copied to out, none of this called).
    Recursion (misc-no-recursion below): finish_one -> destroy_now -> drain -> finish,
    one level deep (the drain's own drops hold the cache busy). */
-static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q, void *out)   /* NOLINT(misc-no-recursion) */
+static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__evq *q, void *out)   /* NOLINT(misc-no-recursion) */
 {
-    mguard_cache *c = ctx->ctabs[q->hcid];
+    mguard_cache *c = MGUARD__CROOT(ctx)->ctabs[q->hcid];
     uint32_t pos = q->hpos - 1;
     mguard__crec *r = &c->recs[pos];
     union { uint64_t u; unsigned char b[8]; } v;
@@ -10065,10 +10104,7 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
     if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
     if (val != (void *)v.b) mguard__free(ctx, val);
 }
-static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
-{
-    while (q->hpos) mguard__cache_finish_one(ctx, q, NULL);
-}
+static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__evq *q) { while (q->hpos) mguard__cache_finish_one(ctx, q, NULL); }   /* NOLINT(misc-no-recursion) */
 
 /* ---- computes in progress ---- */
 
@@ -10164,11 +10200,12 @@ static uint32_t mguard__cmark_sort(mguard_cache *c, uint32_t head, uint32_t n)  
    computes that depend on it are spoiled (the innermost first), the entries
    with a slot on obj's probe that it reaches are dropped onto q, in a fixed
    order (the cache made first, then the lower position: not the probe's, which
-   depends on addresses), and a death forgets the reasons naming obj. */
+   depends on addresses), and a death forgets the reasons naming obj. q: zeroed. */
 static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
-                                int death, mguard__cdrops *q)
+                                int death, mguard__evq *q)
 {
     mguard__kx *kx = &ctx->kx;
+    mguard__croot *cr = MGUARD__CROOT(ctx);
     mguard__kwalk pr;
     size_t k;
     const char *ia = NULL;
@@ -10176,7 +10213,6 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     mguard_cache_job *job;
     mguard_cache *marked = NULL, *c, **pc;
     mguard_cache_reason why;
-    memset(q, 0, sizeof *q);   /* each event's list is its own */
     /* the interned attr (found once, only if needed), the reason (made only if something
        drops or is spoiled): an object no cache depends on costs a walk of its probe */
 #define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL, ia ? mguard__str_recent(ctx, ia) : NULL))
@@ -10187,7 +10223,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         memset(&why, 0, sizeof why); \
         why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION; \
         why.obj = obj; \
-        if (ctx->describe.func) ctx->cev = q->ev = ++ctx->cevents;   /* named in phase 2 */ \
+        if (ctx->describe.func) cr->cev = q->ev = ++cr->events;   /* named in phase 2 */ \
         why.line = death ? 0 : line; \
         if (death) break; \
         /* attr may be a temporary: the reasons keep the context's copy \
@@ -10196,7 +10232,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         why.file = file; \
         interned = 1; \
     } while (0)
-    for (job = ctx->cjobs; job; job = job->next) {
+    for (job = cr->jobs; job; job = job->next) {
         if (job->stale || !mguard__job_has(job, obj, attr, MGUARD__EV_IA())) continue;
         MGUARD__EV_WHY();
         mguard__job_spoil(job, &why, death ? obj : NULL);
@@ -10208,7 +10244,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         mguard__crec *r;
         uint32_t pos;
         if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
-        c = ctx->ctabs[s->tid & ~MGUARD__TID_CACHE];
+        c = cr->ctabs[s->tid & ~MGUARD__TID_CACHE];
         if (s->pos & MGUARD__CS_RING) {
             if (death) {
                 c->ringlive[s->pos & (MGUARD_CACHE_REASONS - 1)] = false;
@@ -10249,7 +10285,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     if (interned) {   /* the ring and the logged drops took their own */
         mguard__str_release(ctx, why.attr);
     }
-    ctx->cev = 0;
+    cr->cev = 0;
 }
 
 /* The ring slots of c event ev wrote, not overwritten since, take name. */
@@ -10269,7 +10305,7 @@ static void mguard__cache_name_ring(mguard_cache *c, uint64_t ev, const char *na
    the event made: its drops' kept for phase 2, and the ring slots it wrote (its drops',
    its spoiled computes') that no callout has overwritten. Its caches are held (busy)
    by their drops and computes, and its drops' records wait untouched on q. */
-static MGUARD__NOINLINE void mguard__cache_name_ev(mguard_ctx *ctx, const void *obj, mguard__cdrops *q)
+static MGUARD__NOINLINE void mguard__cache_name_ev(mguard_ctx *ctx, const void *obj, mguard__evq *q)
 {
     char buf[256];
     const char *name;
@@ -10279,25 +10315,21 @@ static MGUARD__NOINLINE void mguard__cache_name_ev(mguard_ctx *ctx, const void *
     q->ev = 0;
     if (!mguard__describe(ctx, obj, buf, sizeof buf, true) || !(name = mguard__str_intern(ctx, buf))) return;
     while (pos) {
-        mguard_cache *c = ctx->ctabs[cid];
+        mguard_cache *c = MGUARD__CROOT(ctx)->ctabs[cid];
         mguard_cache_reason *w = c->keepwhy ? &c->lw[pos - 1] : NULL;
         mguard__cache_name_ring(c, ev, name);
         if (w && w->cause && !w->obj_name) w->obj_name = mguard__str_take(name);
         cid = c->seqs[pos - 1];
         pos = c->recs[pos - 1].slot;
     }
-    for (job = ctx->cjobs; job; job = job->next) mguard__cache_name_ring(job->c, ev, name);
+    for (job = MGUARD__CROOT(ctx)->jobs; job; job = job->next) mguard__cache_name_ring(job->c, ev, name);
     mguard__str_release(ctx, name);
-}
-static MGUARD__HOT void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops *q)
-{
-    if (q->ev) mguard__cache_name_ev(ctx, obj, q);   /* most events: nothing to name */
 }
 
 /* The end of a call that dropped entries onto q: the parked value, then the dropped
    ones destroyed or (take) copied to out (c may go in the first: q then holds
    none of its drops; a destroy from the others waits for c's drops still to come). */
-static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q, void *out)
+static void mguard__cache_settle(mguard_cache *c, mguard__evq *q, void *out)
 {
     mguard_ctx *ctx = c->ctx;
     mguard__cache_unpark(c);
@@ -10306,8 +10338,11 @@ static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q, void *out)
 
 /* ---- create, destroy ---- */
 
+static mguard__croot *mguard__croot_ensure(mguard_ctx *ctx);
+
 static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc)
 {
+    mguard__croot *cr;
     mguard_cache *c;
     const char *name;
     uint32_t cid = 0;
@@ -10323,8 +10358,9 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
         name = NULL;
     }
 #endif
-    c = name ? (mguard_cache *)mguard__alloc(ctx, sizeof *c) : NULL;
-    if (c) cid = mguard__id_take(ctx, (void **)&ctx->ctabs, &ctx->nctabs, &ctx->capctabs, &ctx->free_cid);
+    cr = name ? mguard__croot_ensure(ctx) : NULL;
+    c = cr ? (mguard_cache *)mguard__alloc(ctx, sizeof *c) : NULL;
+    if (c) cid = mguard__id_take(ctx, (void **)&cr->ctabs, &cr->nctabs, &cr->capctabs, &cr->free_cid);
     if (!cid) {
         mguard__free(ctx, c);
         mguard__str_release(ctx, name);
@@ -10334,8 +10370,8 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     memset(c, 0, sizeof *c);
     c->magic = ctx->lk ? MGUARD__MAGIC_CACHE_TS : MGUARD__MAGIC_CACHE;
     c->cid = cid;
-    c->order = ctx->ncaches_made++;
-    ctx->ctabs[cid] = c;
+    c->order = cr->made++;
+    cr->ctabs[cid] = c;
     c->ctx = ctx;
     c->value_size = desc->value_size;
     c->inslot = c->value_size <= MGUARD__KX_INSLOT;
@@ -10351,9 +10387,9 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_add(ctx, c, MGUARD__DBG_CACHE);
 #endif
-    c->next = ctx->caches;
-    if (ctx->caches) ctx->caches->prev = c;
-    ctx->caches = c;
+    c->next = cr->caches;
+    if (cr->caches) cr->caches->prev = c;
+    cr->caches = c;
     return c;
 }
 
@@ -10362,7 +10398,7 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
 static void mguard__cache_drain(mguard_cache *c, uint64_t bound)   /* NOLINT(misc-no-recursion) */
 {
     mguard_ctx *ctx = c->ctx;
-    mguard__cdrops q;
+    mguard__evq q;
     uint32_t pos;
     mguard_cache_reason why;
     memset(&why, 0, sizeof why);
@@ -10398,9 +10434,9 @@ static void mguard__cache_destroy_now(mguard_cache *c)   /* NOLINT(misc-no-recur
     for (i = 0; i < c->nring; i++) mguard__ring_forget(c, i, NULL);
     c->nring = 0;
     MGUARD_ASSERT(c->nslots == 0);
-    if (c->prev) c->prev->next = c->next; else ctx->caches = c->next;
+    if (c->prev) c->prev->next = c->next; else MGUARD__CROOT(ctx)->caches = c->next;
     if (c->next) c->next->prev = c->prev;
-    mguard__id_put((void **)ctx->ctabs, &ctx->free_cid, c->cid);
+    mguard__id_put((void **)MGUARD__CROOT(ctx)->ctabs, &MGUARD__CROOT(ctx)->free_cid, c->cid);
     mguard__free(ctx, c->recs);
     mguard__free(ctx, c->seqs);
     mguard__free(ctx, c->lru);
@@ -10472,7 +10508,7 @@ static void mguard__cache_rebase(mguard_cache *c)
    replacing the tuple's entry, then evict while over the bounds (never the new entry).
    ENOMEM: nothing changed (block stays the caller's). */
 static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys, uint32_t n, const void *val, void *block,
-                                       const mguard__cpair *deps, uint32_t nd, size_t cost, mguard__cdrops *q)
+                                       const mguard__cpair *deps, uint32_t nd, size_t cost, mguard__evq *q)
 {
     mguard_ctx *ctx = c->ctx;
     mguard__crec *r;
@@ -10544,7 +10580,7 @@ static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys,
 static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost)
 {
     mguard_ctx *ctx;
-    mguard__cdrops q;
+    mguard__evq q;
     mguard_status st;
     const void *kcopy[MGUARD_CACHE_MAX_KEYS];
     unsigned char small[MGUARD__KX_INSLOT];
@@ -10702,13 +10738,14 @@ static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void
 
 /* ---- get or compute ---- */
 
-/* The job's end: off ctx->cjobs, its references and arrays given back. */
+/* The job's end: off the root's jobs, its references and arrays given back. */
 static void mguard__job_end(mguard_ctx *ctx, mguard_cache_job *job)
 {
     mguard_cache_job **pp;
     uint32_t i;
-    for (pp = &ctx->cjobs; *pp != job; pp = &(*pp)->next) {}
+    for (pp = &MGUARD__CROOT(ctx)->jobs; *pp != job; pp = &(*pp)->next) {}
     *pp = job->next;
+    ctx->hear_all--;
     job->magic = 0;
     ctx->kx_held -= job->held;
     job->held = 0;
@@ -10734,7 +10771,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
                                           mguard_cache_compute_fn compute, void *user, mguard_status *status)
 {
     mguard_ctx *ctx;
-    mguard__cdrops q;
+    mguard__evq q;
     mguard_cache_job job;
     mguard_status st = MGUARD_EINVAL, ignored;
     void *out = NULL, *val, *block = NULL;
@@ -10780,9 +10817,10 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     job.held = (uint32_t)nkeys;
     job.magic = MGUARD__MAGIC_JOB;
     job.c = c;
-    job.next = ctx->cjobs;
+    job.next = MGUARD__CROOT(ctx)->jobs;
     /* cppcheck-suppress autoVariables ; off the list before this function returns */
-    ctx->cjobs = &job;
+    MGUARD__CROOT(ctx)->jobs = &job;
+    ctx->hear_all++;
     MGUARD__CALLOUT(ctx, st = compute(&job, val, user));
     memset(&q, 0, sizeof q);
     if (c->destroying || st) {
@@ -10962,7 +11000,7 @@ oom:
 static mguard_status mguard__cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out)
 {
     size_t k;
-    mguard__cdrops q;
+    mguard__evq q;
     mguard_cache_reason why;
     if (!mguard__cache_ok(c, "mguard_cache_take") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_take")) return MGUARD_EINVAL;
     memset(&q, 0, sizeof q);
@@ -11080,7 +11118,7 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
 {
     uint32_t pos, live = 0, nlru = 0, p, i;
     size_t cost = 0, carry = 0, slots = 0;   /* the exact sum, summed here on its own */
-    MGUARD__CHECK(ctx, mguard__cache_ok(c, "mguard_ctx_check") && ctx->ctabs[c->cid] == c, "cache list holds a dead cache");
+    MGUARD__CHECK(ctx, mguard__cache_ok(c, "mguard_ctx_check") && MGUARD__CROOT(ctx)->ctabs[c->cid] == c, "cache list holds a dead cache");
     for (pos = 0; pos < c->nrec; pos++) {
         const mguard__crec *r = &c->recs[pos];
         const void *const *keys;
@@ -11127,10 +11165,11 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
 static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__kslot *s, size_t k)
 {
     uint32_t cid = s->tid & ~MGUARD__TID_CACHE, pos = s->pos & MGUARD__CS_POS;
+    const mguard__croot *cr = MGUARD__CROOT(ctx);
     const mguard_cache *c;
-    MGUARD__CHECK(ctx, cid && cid < ctx->nctabs && mguard__cache_ok(ctx->ctabs[cid], "mguard_ctx_check") &&
-                       ctx->ctabs[cid]->cid == cid, "index: slot %lu names cache id %u, not a live cache", (unsigned long)k, cid);
-    c = ctx->ctabs[cid];
+    MGUARD__CHECK(ctx, cid && cid < cr->nctabs && mguard__cache_ok(cr->ctabs[cid], "mguard_ctx_check") &&
+                       cr->ctabs[cid]->cid == cid, "index: slot %lu names cache id %u, not a live cache", (unsigned long)k, cid);
+    c = cr->ctabs[cid];
     if (s->pos & MGUARD__CS_RING) {
         MGUARD__CHECK(ctx, (s->pos & ~MGUARD__CS_RING) < MGUARD_CACHE_REASONS, "index: slot %lu: a ring slot out of range", (unsigned long)k);
         return MGUARD_OK;
@@ -11140,21 +11179,52 @@ static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__ksl
     return MGUARD_OK;
 }
 
-static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
+/* mguard_ctx_check's part: every cache, their slots and the computes' room. */
+static mguard_status mguard__croot_check(mguard__part *p)
 {
+    const mguard__croot *cr = (const mguard__croot *)(void *)p;
+    mguard_ctx *ctx = cr->ctx;
     const mguard_cache *c;
     const mguard_cache_job *job;
     size_t n = 0;
-    for (c = ctx->caches; c; c = c->next) {
+    for (c = cr->caches; c; c = c->next) {
         if (mguard__cache_check(ctx, c)) return MGUARD_EINVAL;
         n += c->nslots;
     }
-    MGUARD__CHECK(ctx, n == ctx->ncslots, "caches: %lu slots in the index, %lu counted", (unsigned long)ctx->ncslots, (unsigned long)n);
-    for (job = ctx->cjobs, n = 0; job; job = job->next) n += job->held;
+    MGUARD__CHECK(ctx, n == ctx->npslots, "caches: %lu slots in the index, %lu counted", (unsigned long)ctx->npslots, (unsigned long)n);
+    for (job = cr->jobs, n = 0; job; job = job->next) n += job->held;
     MGUARD__CHECK(ctx, n == ctx->kx_held && ctx->kx.growth_left >= n, "caches: the computes hold room for %lu slots, counted %lu (%lu free)",
                   (unsigned long)ctx->kx_held, (unsigned long)n, (unsigned long)ctx->kx.growth_left);
     return MGUARD_OK;
 }
+
+/* mguard_ctx_destroy's loop: one cache, or the root once none is left. */
+static void mguard__croot_destroy(mguard__part *p)
+{
+    mguard__croot *cr = (mguard__croot *)(void *)p;
+    if (cr->caches) {
+        mguard__cache_destroy(cr->caches);
+        return;
+    }
+    cr->ctx->evpart = NULL;
+    mguard__free(cr->ctx, cr->ctabs);
+    mguard__free(cr->ctx, cr);
+}
+
+/* The root, made with the first cache (ENOMEM: none); its hooks. */
+static const mguard__evpart mguard__croot_hooks = { { NULL, NULL, mguard__croot_destroy, mguard__croot_check },
+    mguard__cache_event, mguard__cache_name_ev, mguard__cache_finish_one, mguard__cache_moved, mguard__cache_check_slot };
+static mguard__croot *mguard__croot_ensure(mguard_ctx *ctx)
+{
+    mguard__croot *cr = MGUARD__CROOT(ctx);
+    if (cr || !(cr = (mguard__croot *)mguard__alloc(ctx, sizeof *cr))) return cr;
+    memset(cr, 0, sizeof *cr);
+    cr->ep = mguard__croot_hooks;
+    cr->ctx = ctx;
+    ctx->evpart = &cr->ep;
+    return cr;
+}
+#endif /* MGUARD_NO_CACHE */
 
 /* ======================================================================= */
 /* >>threads: 10. threads: setting up the lock, finding it, the locked variants */
@@ -11236,6 +11306,7 @@ static mguard_ctx *mguard__ctx_of_weak(const mguard_weak *t)
     return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS ? t->ctx : NULL;
 }
 static mguard_ctx *mguard__ctx_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__ctx_of_weak(it->t_) : NULL; }
+#ifndef MGUARD_NO_CACHE
 static mguard_ctx *mguard__ctx_of_cache(const mguard_cache *c)
 {
 #ifdef MGUARD_DEBUG
@@ -11246,6 +11317,7 @@ static mguard_ctx *mguard__ctx_of_cache(const mguard_cache *c)
 static mguard_ctx *mguard__ctx_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__ctx_of_cache(it->c_) : NULL; }
 /* a job lives on the computing thread's stack; its fields are written before compute is called */
 static mguard_ctx *mguard__ctx_of_job(const mguard_cache_job *job) { return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx : NULL; }
+#endif
 #ifdef MGUARD__ADDONS
 /* The context of an add-on handle, quietly NULL for one the implementation
    will refuse (a dead one is not read under MGUARD_DEBUG). */

@@ -1346,6 +1346,7 @@ enum { FZ_CC_DEPEND = 1, FZ_CC_MUTATE = 2, FZ_CC_DESTROY_KEY = 4, FZ_CC_REENTER 
        FZ_CC_VALUE_ACTION = 32, FZ_CC_FAIL = 64 };
 typedef struct fz_cjob {
     int side, slot, uid, how, act, k1, k2;
+    long f2;           /* mguard's allocation failures when the store began */
     uint8_t c;
     mguard_cache_job *outer;   /* a re-entered compute's: the job of the compute around it */
 } fz_cjob;
@@ -1436,6 +1437,7 @@ static mguard_status fz_compute(mguard_cache_job *job, void *value, void *user)
                   (uint16_t)((j->how & FZ_CC_VALUE_ACTION) ? j->act : 0), k0);
     *fz_vstate(S, id) = 1;
     j->k2 = fz_fault_pre(side);   /* the store: mguard's second allocation */
+    j->f2 = fz.alloc.failures;
     return MGUARD_OK;
 }
 
@@ -1455,7 +1457,8 @@ static long fz_cgoc(int side, int s, const void *const *keys, size_t n, fz_cjob 
     *id = v ? (long)fz_value_read(v, S->tinfo[uid].value_size, NULL, NULL) : -1;
     if (v && *fz_vstate(S, (uint32_t)*id) != 1) fz_fail("get_or_compute returned value %ld, not alive", *id);
     if (j->k1 >= 0) fz_fault_post(side, j->k1, st == MGUARD_ENOMEM);
-    if (j->k2 >= 0) fz_fault_post(side, j->k2, st == MGUARD_ENOMEM);
+    /* a store that failed: ENOMEM, or EINVAL when the discarded value's destructor destroyed the cache */
+    if (j->k2 >= 0) fz_fault_post(side, j->k2, st == MGUARD_ENOMEM || (side == FZ_MG && st == MGUARD_EINVAL && fz.alloc.failures > j->f2));
     fz_cdone(S, s, uid);
     return (long)st;
 }

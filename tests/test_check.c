@@ -671,11 +671,11 @@ static void test_a_storm_of_drops_leaves_only_the_reasons_slots(void **state)
         assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
         assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[i]), &dep, NULL), MGUARD_OK);
     }
-    assert_int_equal(ctx->ncslots, 2000);
+    assert_int_equal(ctx->npslots, 2000);
     assert_int_equal(ctx->kx.used, 2000);
     mguard_on_mutation(ctx, &dep, NULL);
     assert_int_equal(mguard_cache_count(c), 0);
-    assert_int_equal(ctx->ncslots, 16);
+    assert_int_equal(ctx->npslots, 16);
     assert_int_equal(ctx->kx.used, 16);
     assert_int_equal(mgt_objects(ctx), 16);
     EXPECT_SOUND(ctx);
@@ -1151,7 +1151,7 @@ static void test_a_dependency_declared_twice_is_one_slot(void **state)
     c = mguard_cache_create(ctx, &cd);
     assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&dd_key), declare_twice, NULL, &st));
     assert_int_equal(st, MGUARD_OK);
-    assert_int_equal(ctx->ncslots, 1 + 10 + 1);   /* the entry, 10 objects, (x, "a") */
+    assert_int_equal(ctx->npslots, 1 + 10 + 1);   /* the entry, 10 objects, (x, "a") */
     EXPECT_SOUND(ctx);
     mguard_ctx_destroy(ctx);
 }
