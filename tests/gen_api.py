@@ -53,6 +53,8 @@ def top_comment(hdr):
         if m:
             cur = (m.group(1), [line[3:]] if m.group(2).strip() else [])
             blocks.append(cur)
+        elif re.match(r"   \S", line):
+            cur = None                                 # a closing line: no block's
         elif cur is not None:
             cur[1].append(line[3:] if line.startswith("   ") else line.strip())
     out = []
