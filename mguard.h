@@ -54,20 +54,17 @@
      7. scope hierarchy tracker   mguard_scope_create, _enter, _exit, _format, ...
      8. dynamism tracker          mguard_dyn_create, _observe, _dims, _format, ...
      9. side-effects ledger       mguard_ledger_create, _store_attr, _clone, _diff, ...
-    10. threads                   a pointer to docs/guide.md, "Threads"
-    11. guarded caches            mguard_cache_create, _get_or_compute, _depend, ...
+    10. guarded caches            mguard_cache_create, _get_or_compute, _depend, ...
+    11. threads                   (implementation: the lock; see CONVENTIONS)
 
    COMPILE-TIME OPTIONS
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
      #define MGUARD_STATIC           (globally or in the one file that uses it)
                                      make every function static: a private copy.
-     #define MGUARDDEF ...           (before every include) what precedes each
-                                     public declaration: default extern, static
-                                     under MGUARD_STATIC. A shared library sets
-                                     it: extern __attribute__((visibility(
-                                     "default"))), or __declspec(dllexport) in
-                                     the implementation file and dllimport in
-                                     the files that use it.
+     #define MGUARDDEF ...           (before every include) precedes each public
+                                     declaration: extern, static under
+                                     MGUARD_STATIC; a shared library sets it
+                                     (visibility("default"), dllexport/import).
      #define MGUARD_DEBUG            (implementation file) check every handle
                                      against a registry of live ones first: a
                                      destroyed one gets the bad-input answer
@@ -94,11 +91,20 @@
      - Every event runs in two phases: all structures are updated, then the
        callbacks run; a callback may call any mguard function.
      - A reused address never revives an old entry, ref, watcher or tag.
+     - An object inside its own mguard_on_destroy is refused (EINVAL or NULL,
+       logged) wherever it would be registered, as a key, ref, watcher, tag.
 
-   THREADS: a context belongs to one thread at a time, unless created with
-   mguard_ctx_desc.thread_safe or .lock; see docs/guide.md, "Threads".
-   MEMORY: every allocation goes through mguard_ctx_desc.allocator; a failure
-   returns MGUARD_ENOMEM and changes nothing; see docs/guide.md, "Memory".
+   CONVENTIONS (docs/guide.md, "Bad input and logging", "Memory", "Threads")
+     - A zero-initialised desc (or NULL) means the defaults.
+     - A NULL or foreign handle gets the bad-input answer (EINVAL, NULL, false,
+       0, no-op) without a crash; misuse of a live one is logged too.
+     - Every allocation goes through mguard_ctx_desc.allocator; MGUARD_ENOMEM
+       means nothing changed.
+     - snprintf-style: at most cap - 1 bytes and a NUL; returns the full length
+       (>= cap: truncated); buf may be NULL when cap is 0.
+     - A context belongs to one thread at a time, unless made thread_safe (or
+       with a lock); a shared one's readers: mguard_ctx_is_thread_safe,
+       _weak_get_copy, _ref_get_retained, _cache_get_copy.
    See README.md and docs/ for the guide, the API reference and the design.
    License: MIT or public domain (Unlicense), at the end of this file.
 */
@@ -148,8 +154,8 @@ typedef enum mguard_log_level {
 } mguard_log_level;
 typedef struct mguard_ctx mguard_ctx;
 
-/* realloc/free style: realloc_fn(NULL, n) allocates; NULL on failure (the
-   old block stays valid). Both or neither. */
+/* realloc/free style: realloc_fn(NULL, n) allocates, aligned as malloc's; NULL
+   on failure (the old block stays valid). Both or neither. */
 typedef void *(*mguard_realloc_fn)(void *ptr, size_t size, void *user);
 typedef void (*mguard_free_fn)(void *ptr, void *user);
 typedef struct mguard_allocator {
@@ -177,24 +183,18 @@ typedef struct mguard_lock {
     mguard_lock_fn unlock_fn;
     void *user;
 } mguard_lock;
-/* Name obj for a log line (cache reasons, scope warnings, a ledger's misuse
-   warnings, refusals of a dying object, on_destroy's lines, the never-tagged
-   warning), a cache's drop reason or a ledger's diff text: a NUL-terminated
-   name into buf (size bytes, 64 or more; it starts empty, and left empty
-   obj prints as its address). Called for an object the program passed to
-   the call in progress (a get's keys, a scope call's component, a misuse
-   warning's object, the object of mguard_on_mutation or mguard_on_destroy,
-   named first in the event's phase 2), one the context knows, or one being
-   destroyed: never inside a structure update. It may call any mguard
-   function, destroying the handle named for included; the line it names is
-   already decided (what it changes shows in later lines). */
+/* Name obj (log lines, a cache's drop reasons, a ledger's diff text; docs/guide.md,
+   "Seeing drops"): a NUL-terminated name into buf (size >= 64; left empty, obj
+   prints as its address). Called only for an object the call in progress was
+   given, one the context knows, or one being destroyed (an event's object once,
+   first in its phase 2), never inside a structure update. It may call any mguard
+   function, destroying the handle named included; its line is already decided. */
 typedef void (*mguard_describe_fn)(const void *obj, char *buf, size_t size, void *user);
 typedef struct mguard_describer {
     mguard_describe_fn func;
     void *user;
 } mguard_describer;
 
-/* Zero-initialise and set what you need; zero means default. */
 typedef struct mguard_ctx_desc {
     mguard_allocator allocator; /* default: realloc/free */
     mguard_logger logger;       /* default: print errors, warnings and (asked
@@ -240,8 +240,9 @@ MGUARDDEF mguard_status mguard_ctx_get_stats(const mguard_ctx *ctx, mguard_ctx_s
    in registration order, then the value destructors in the order obj entered
    the tables. Unknown obj (or a second call): a cheap no-op (logged from obj's
    own death callbacks); NULL ctx/obj: no-op. Out of memory changes none of this
-   (logged; docs/api.md). Cost: one probe + O(tables, watchers and cache entries
-   of obj) (docs/api.md: k tables with callbacks, ledgers holding obj). */
+   (logged; docs/design.md, "Death in two phases"). Cost: one probe + O(tables,
+   watchers, cache entries of obj) + O(k^2) for k tables with callbacks +
+   O(writes + records + hooks) of each ledger holding obj. */
 MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
 /* ctx's own copy of s: equal strings, the same pointer, valid until ctx is
    destroyed. NULL for NULL ctx/s or out of memory. Cost: one hash of s. */
@@ -255,14 +256,15 @@ typedef void (*mguard_value_dtor)(void *value, void *user);
    runs). key must not be used as a key again. */
 typedef void (*mguard_key_death_fn)(const void *key, void *value, void *user);
 typedef struct mguard_weak_desc {
-    size_t value_size;              /* bytes per value, > 0 (required) */
+    size_t value_size;              /* bytes per value, 1..16M (required); 8-aligned,
+                                       16 from 16 bytes */
     mguard_value_dtor value_dtor;   /* optional */
     mguard_key_death_fn key_death; /* optional */
     void *user;                     /* passed to both callbacks */
 } mguard_weak_desc;
 
 /* An identity-keyed table, values stored inline (no allocation per entry).
-   NULL (logged) for NULL ctx/desc, value_size 0, out of memory. Cost: O(1). */
+   NULL (logged) for NULL ctx/desc, a bad value_size, out of memory. Cost: O(1). */
 MGUARDDEF mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc);
 /* Destroy t, every value destroyed in insertion order. NULL: no-op; from
    inside t's own destroy/clear: refused (logged). Cost: O(entries). */
@@ -366,7 +368,7 @@ MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *gua
    is about to call. NOT_FOUND: none (a destroyed guard's are gone already). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
 /* obj was mutated at file:line (file NULL: no place), for the drop reasons of
-   caches (section 11; attr is copied, file is kept: a string that outlives ctx,
+   caches (section 10; attr is copied, file is kept: a string that outlives ctx,
    as __FILE__ or mguard_intern's copy is): if watched, its count goes
    up by one and every watcher so far fires once, in registration order, and
    is dropped. Unwatched: one lookup. NULL ctx/obj: no-op.
@@ -399,8 +401,8 @@ MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 
 /* ==== 6. generation tags ================================================ */
 
-/* Tag obj with the current generation (from its constructor). EINVAL for
-   NULL ctx/obj; ENOMEM: nothing changed. Cost: one lookup. */
+/* Tag obj with the current generation (from its constructor; again: moves it).
+   EINVAL for NULL ctx/obj; ENOMEM: nothing changed. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj);
 /* obj's generation, -1 when untagged. */
 MGUARDDEF long mguard_gen_get(const mguard_ctx *ctx, const void *obj);
@@ -423,11 +425,9 @@ MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
 #ifndef MGUARD_NO_SCOPE
 /* ==== 7. scope hierarchy tracker ======================================== */
 
-/* Which components (modules, scene nodes, pipeline stages, frames) is the
-   program inside? Fully qualified names ("Net.encoder.layer0"), an active
-   set that always holds the root, counted entries, counters per name (self
-   and total); names held weakly.
-   See docs/guide.md, "The scope hierarchy tracker". */
+/* Which components is the program inside (docs/guide.md, "The scope hierarchy
+   tracker")? Fully qualified names ("Net.encoder.layer0"), held weakly; an
+   active set that always holds the root; counters per name (self, total). */
 typedef struct mguard_scope mguard_scope;
 
 /* comp's type name ("Linear"), naming a component first seen with no known
@@ -440,7 +440,6 @@ typedef bool (*mguard_scope_child_fn)(const void *comp, size_t index, const char
 /* The time now, in microseconds, for the trace. */
 typedef double (*mguard_scope_clock_fn)(void *user);
 
-/* Zero-initialise and set what you need; zero means default. */
 typedef struct mguard_scope_desc {
     const char *root_name;               /* default "Global" */
     mguard_scope_type_name_fn type_name; /* optional */
@@ -551,10 +550,9 @@ MGUARDDEF mguard_status mguard_scope_clear(mguard_scope *s, unsigned flags);
 #ifndef MGUARD_NO_DYN
 /* ==== 8. dynamism tracker =============================================== */
 
-/* Which dimensions change across example inputs? Shapes (a scalar: its
-   1-element shape) observed at key paths ("L['x']"); a position varies when
-   two observations disagree (PyTorch's track_dynamism_across_examples).
-   See docs/guide.md, "The dynamism tracker". */
+/* Which dimensions change across example inputs (docs/guide.md, "The dynamism
+   tracker")? Shapes (a scalar: its 1-element shape) observed at key paths
+   ("L['x']"); a position varies when two observations disagree. */
 typedef struct mguard_dyn mguard_dyn;
 
 /* A tracker; NULL (logged) for NULL ctx or out of memory; destroyed by
@@ -600,13 +598,11 @@ MGUARDDEF mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d);
 MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
 /* Render the result in Python dict notation into buf,
    {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}},
-   snprintf-style: at most cap bytes, NUL-terminated when cap > 0 (buf may be
-   NULL when cap is 0); returns the full length without the NUL. 0 for NULL
-   d. Cost: O(total rank). */
+   snprintf-style. 0 for NULL d. Cost: O(total rank). */
 MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
 /* Each '.' before an identifier ([A-Za-z_][A-Za-z0-9_]*) becomes a subscript:
-   "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style (out NULL when
-   cap is 0; no overlap). NULL in: 0 ("" if cap > 0). Cost: O(length). */
+   "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style (in and out
+   must not overlap). NULL in: 0 ("" if cap > 0). Cost: O(length). */
 MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap);
 #endif /* MGUARD_NO_DYN */
 
@@ -671,7 +667,7 @@ typedef struct mguard_ledger_desc {
     /* 0: values are pointers; 1..MGUARD_LEDGER_MAX_VALUE: values are bytes
        (that many for unbound attributes, a field's own for bound ones),
        copied inline, handed out as pointers to bytes, memcmp unless equal,
-       never held or watched (docs/api.md). */
+       never held or watched (docs/guide.md, "Values a C program has"). */
     size_t value_size;
     mguard_ledger_value_type value_type;   /* sized values: the type of unbound attributes */
     void *user;
@@ -900,14 +896,8 @@ MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 #endif /* MGUARD_NO_LEDGER */
 
-/* ==== 10. threads ======================================================= */
-
-/* A context made with mguard_ctx_desc.thread_safe (or .lock) may be shared:
-   see docs/guide.md, "Threads". Its readers live with their families:
-   mguard_ctx_get_stats, _weak_get_copy, _ref_get_retained, _cache_get_copy. */
-
 #ifndef MGUARD_NO_CACHE
-/* ==== 11. guarded caches ================================================ */
+/* ==== 10. guarded caches ================================================ */
 
 /* Cached work never returned stale: a tuple of objects (by address) maps to
    an inline value with a destructor; the entry drops, its value destroyed
@@ -1152,7 +1142,7 @@ extern "C" {
 
 #define MGUARD__MAGIC_CTX  0x6d677478u  /* "mgtx" */
 #define MGUARD__MAGIC_WEAK 0x6d677774u  /* "mgwt" */
-/* 10. The same handles of a thread-safe context: the magic number itself
+/* 11. The same handles of a thread-safe context: the magic number itself
    tells the public functions to lock, in the compare they make anyway. */
 #define MGUARD__MAGIC_CTX_TS  (MGUARD__MAGIC_CTX | 1u)
 #define MGUARD__MAGIC_WEAK_TS (MGUARD__MAGIC_WEAK | 1u)
@@ -1172,10 +1162,10 @@ extern "C" {
 #endif
 
 /* ======================================================================= */
-/* >>structs: the private types of every section (their invariants are told where their code is) */
+/* >>structs: the private types several sections use (a part's own: in its section) */
 /* ======================================================================= */
 
-/* ---- the lock, and how a public function is built (section 10) --------
+/* ---- the lock, and how a public function is built (section 11) --------
    A thread-safe context owns a mguard__lock (ctx->lk; NULL: one thread). Each
    public mguard_<name> that touches a context has an unlocked body, the static
    mguard__<name>, which internal code calls (the lock is never taken twice).
@@ -1388,7 +1378,7 @@ struct mguard_ctx {
     mguard__firing *firing;      /* invalidations in progress (C stack) */
     struct mguard__dying *dying; /* deaths in phase 2 (C stack) */
     mguard__lookout *lookouts;   /* objects watched across a call-out (C stack) */
-    mguard__hookframe *hooking;  /* 10. ledger hooks outside the lock (C stack) */
+    mguard__hookframe *hooking;  /* 11. ledger hooks outside the lock (C stack) */
     int in_callback;             /* user callbacks running now */
     int destroying;
     void *buried;                /* handles dead during the destroy (mguard__bury) */
@@ -1404,7 +1394,7 @@ struct mguard_ctx {
     size_t npslots;              /* its slots in kx */
     size_t kx_held;              /* slots of kx it holds room for */
     int hear_all;                /* > 0: it hears every event (a compute runs) */
-    mguard__lock *lk;            /* 10. a thread-safe context's lock; NULL: one thread */
+    mguard__lock *lk;            /* 11. a thread-safe context's lock; NULL: one thread */
 #ifdef MGUARD_DEBUG
     mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
 #endif
@@ -9587,7 +9577,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 
 #ifndef MGUARD_NO_CACHE
 /* ======================================================================= */
-/* >>cache: 11. guarded caches */
+/* >>cache: 10. guarded caches */
 /* ======================================================================= */
 
 /* A cache keeps its entries in the context's index (mguard__kx) under its own id
@@ -11227,7 +11217,7 @@ static mguard__croot *mguard__croot_ensure(mguard_ctx *ctx)
 #endif /* MGUARD_NO_CACHE */
 
 /* ======================================================================= */
-/* >>threads: 10. threads: setting up the lock, finding it, the locked variants */
+/* >>threads: 11. threads: setting up the lock, finding it, the locked variants */
 /* ======================================================================= */
 
 /* Set up ctx->lk for a thread-safe desc. false (logged through the desc's

@@ -6,7 +6,7 @@
    scope tracker without callbacks (section 7: names, frames, path, phase,
    reset, counters), the dynamism tracker (section 8) and ledgers with
    plain values and no hooks, records or hook registrations (section 9,
-   apply included) and the guarded caches (section 11, every function),
+   apply included) and the guarded caches (section 10, every function),
    each described above its code; written
    to be obviously correct rather than fast: plain arrays, linear scans,
    one malloc per value, nothing shared with mguard's implementation. The
@@ -1923,7 +1923,7 @@ MODEL_DEF size_t model_dyn_format(const model_dyn *d, char *buf, size_t cap)
     return n;
 }
 
-/* ---- guarded caches (section 11) ----------------------------------------
+/* ---- guarded caches (section 10) ----------------------------------------
    A cache is an array of positions (an entry or NULL) with a stack of free
    positions (the last freed is reused first, freed when phase 2 reaches
    its drop): iteration walks the positions in order and skips entries

@@ -1,4 +1,4 @@
-/* Guarded caches (section 11): entries dropped, their values destroyed
+/* Guarded caches (section 10): entries dropped, their values destroyed
    exactly once, as soon as a dependency is mutated or destroyed; compute
    on a miss; LRU bounds; statistics and drop reasons. */
 #define _POSIX_C_SOURCE 200809L   /* dup, dup2, fileno: stderr caught in a file */

@@ -505,7 +505,7 @@ static void test_scope_destroy_deferred_by_its_callback_keeps_the_handle_until_t
     assert_int_equal(al.live_blocks, 0);
 }
 
-/* ---- guarded caches (section 11) ---- */
+/* ---- guarded caches (section 10) ---- */
 #define NOT_A_CACHE(fn, p) NOT_A_KIND, fn, (void *)(p), "cache", "cache"
 
 static mguard_cache *long_cache(mguard_ctx *ctx)

@@ -183,7 +183,7 @@ static void cl_invalidate_never(void *guard, const void *obj, const char *attr, 
     (void)guard; (void)obj; (void)attr; (void)user;
     fail_msg("no watcher may fire in this test");
 }
-/* The compute of section 11: a callback that calls two functions of the
+/* The compute of section 10: a callback that calls two functions of the
    lock layer (each takes the lock once more: counted like a callback). */
 static mguard_status cl_compute(mguard_cache_job *job, void *value, void *user);
 static bool cl_retain(void *obj, void *user)
