@@ -103,7 +103,7 @@
      - snprintf-style: at most cap - 1 bytes and a NUL; returns the full length
        (>= cap: truncated); buf may be NULL when cap is 0.
      - A context belongs to one thread at a time, unless made thread_safe (or
-       with a lock); a shared one's readers: mguard_ctx_is_thread_safe,
+       with a lock); a shared one's readers: mguard_ctx_get_stats,
        _weak_get_copy, _ref_get_retained, _cache_get_copy.
    See README.md and docs/ for the guide, the API reference and the design.
    License: MIT or public domain (Unlicense), at the end of this file.
