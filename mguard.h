@@ -145,6 +145,77 @@ typedef enum mguard_log_level {
     MGUARD_LOG_WARN = 2,  /* misuse that mguard survived */
     MGUARD_LOG_INFO = 3   /* lines a program asked for (a cache's log_reasons) */
 } mguard_log_level;
+/* Every log line has a code MGUARD_LOG_<code>, made from this one list of
+   X(code, level, printf format of the line). Codes are stable: a program
+   compares them (or makes its own tables from the list); words may change. */
+#define MGUARD_LOG_ITEMS(X) \
+    X(NOMEM, ERROR, "%s: out of memory") \
+    X(NULL_ARG, WARN, "%s: NULL %s") \
+    X(NULL_ARRAY, WARN, "%s: NULL %s with %s %lu") \
+    X(BAD_ENUM, WARN, "%s: unknown %s %d") \
+    X(BAD_VALUE_SIZE, WARN, "%s: value_size must be 1..16M bytes") \
+    X(HALF_ALLOCATOR, ERROR, "%s: the allocator needs both realloc_fn and free_fn") \
+    X(HALF_LOCK, ERROR, "%s: the lock needs both lock_fn and unlock_fn") \
+    X(NO_PTHREADS, ERROR, "%s: thread_safe needs desc.lock here (built without pthreads)") \
+    X(LOCK_INIT_FAILED, ERROR, "%s: pthread_mutex_init failed") \
+    X(CTX_DESTROYING, WARN, "%s: refused: the context is being destroyed") \
+    X(DESTROY_IN_CALLBACK, WARN, "%s: refused inside one of the context's own callbacks") \
+    X(HANDLE_DESTROYING, WARN, "%s: the %s is being destroyed") \
+    X(DESTROY_TWICE, WARN, "%s: %s %p is already being destroyed") \
+    X(NOT_LIVE, WARN, "%s%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)") \
+    X(NOT_LIVE_CTX, WARN, "%s: %p is not a live context (destroyed, or not a context)") \
+    X(LINES_DROPPED, WARN, "mguard: %u more log line(s) of one call dropped (a call queues %d)") \
+    X(CHECK_FAILED, ERROR, "mguard_ctx_check: %s") \
+    X(CHECK_SKIPPED, INFO, "mguard_ctx_check: ledger: out of memory; hold counts not checked") \
+    X(OBJECT_DYING, WARN, "%s: %s is being destroyed; refused") \
+    X(ON_DESTROY_TWICE, WARN, "%s: %s is already being destroyed; ignored") \
+    X(ON_DESTROY_IN_PLACE, ERROR, "%s: out of memory; destroying %s's values in place") \
+    X(WEAK_PINNED, ERROR, "%s: out of memory (table pinned by an out-of-memory destructor)") \
+    X(WEAK_SIZE_MISMATCH, WARN, "%s: the table's values are %lu bytes, read as %lu") \
+    X(WEAK_NOT_PTR, WARN, "%s: table value_size is %lu, not sizeof(void *)") \
+    X(WALK_RENUMBERED, WARN, "%s: the %s was renumbered during the walk; the walk ends") \
+    X(REF_FOREIGN, WARN, "%s: ref belongs to another context") \
+    X(GEN_UNTAGGED, WARN, "%s: %s was never tagged (mguard_gen_tag in its constructor?); counted as dynamic, as every untagged object on this strict context (reported once)") \
+    X(SCOPE_BAD_PHASES, WARN, "%s: %s") \
+    X(SCOPE_SELF_PARENT, WARN, "%s: a component under itself") \
+    X(SCOPE_CHILD_GONE, WARN, "%s: the child %p was destroyed while its parent was looked up") \
+    X(SCOPE_PARENT_UNNAMED, WARN, "%s: the parent %s has no name") \
+    X(SCOPE_UNNAMED, WARN, "%s: component %s has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)") \
+    X(SCOPE_ENTER_GONE, WARN, "%s: component %p was destroyed while it was being entered") \
+    X(SCOPE_BAD_PHASE, WARN, "%s: phase %lu of %lu") \
+    X(SCOPE_NOT_FINITE, WARN, "%s: amount is not finite") \
+    X(SCOPE_ACTIVE_DESTROYED, WARN, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed") \
+    X(SCOPE_CHILD_SKIPPED, WARN, "mguard_scope: child %lu of %s has a %s; skipped") \
+    X(SCOPE_TRACE_FULL, WARN, "%s: the trace holds %lu spans (max_trace_events); later spans are not recorded") \
+    X(SCOPE_EXIT_UNENTERED, WARN, "%s: exiting %s%s, which was never entered (during %s)") \
+    X(SCOPE_EXIT_ORDER, WARN, "%s: %s exits while %s is still active inside it (during %s); exited out of order") \
+    X(DYN_RANK, WARN, "%s: rank too large") \
+    X(LEDGER_HELD_DESTROYED, WARN, "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks") \
+    X(LEDGER_BAD_DESC, WARN, "%s: %s (value_size %lu)") \
+    X(LEDGER_BAD_TYPE, WARN, "%s: %s needs %s (value_size %lu)") \
+    X(LEDGER_TRACKED, WARN, "%s: %s is already tracked") \
+    X(LEDGER_UNTRACKED, WARN, "%s: %s is not tracked") \
+    X(LEDGER_READ_UNTRACKED, WARN, "%s: %s is not tracked (reading %s)") \
+    X(LEDGER_CONTAINER, WARN, "%s: %s is a container (no attribute writes)") \
+    X(LEDGER_NOT_CONTAINER, WARN, "%s: %s is not a container") \
+    X(LEDGER_NULL_VALUE, WARN, "%s: NULL value for %s.%s (%lu bytes)") \
+    X(LEDGER_UNBOUND, WARN, "%s: %s.%s is neither bound (mguard_ledger_set_fields) nor pending") \
+    X(LEDGER_TOO_MANY_FIELDS, WARN, "%s: more than 4294967295 fields (n %lu)") \
+    X(LEDGER_FIELD_UNNAMED, WARN, "%s: field %lu (NULL) has no name") \
+    X(LEDGER_FIELD_TYPE, WARN, "%s: field %lu (%s) of size %lu is %s, which needs %s") \
+    X(LEDGER_PENDING_SHAPE, WARN, "%s: %s.%s has a pending write of %u bytes of %s; the binding would make it %lu bytes of %s") \
+    X(LEDGER_BAD_CHECKPOINT, WARN, "%s: the checkpoint is %s") \
+    X(LEDGER_CHANGED_IN_HOOK, WARN, "%s: a ledger changed inside the %s hook; %s") \
+    X(LEDGER_MISMATCH, WARN, "%s: the ledgers %s") \
+    X(LEDGER_UNBOUND_WRITES, WARN, "%s: NULL callback, and %u write(s) are to no field") \
+    X(CACHE_BAD_NKEYS, WARN, "%s: nkeys must be 1..MGUARD_CACHE_MAX_KEYS") \
+    X(CACHE_NULL_KEY, WARN, "%s: key %lu is NULL") \
+    X(CACHE_REASON, INFO, "mguard_cache %s: %s (%s)%s%s") \
+    X(CACHE_GONE_IN_COMPUTE, WARN, "%s: the cache was destroyed by compute") \
+    X(CACHE_GONE_IN_DTOR, WARN, "%s: the cache was destroyed by a value destructor") \
+    X(CACHE_NOT_STORED, ERROR, "%s: out of memory; the value will not be stored")
+#define MGUARD__LOG_CODE(code, level, fmt) MGUARD_LOG_##code,
+typedef enum mguard_log_code { MGUARD_LOG_ITEMS(MGUARD__LOG_CODE) } mguard_log_code;
 typedef struct mguard_ctx mguard_ctx;
 
 /* realloc/free style: realloc_fn(NULL, n) allocates; NULL on failure (the
@@ -156,13 +227,14 @@ typedef struct mguard_allocator {
     mguard_free_fn free_fn;
     void *user;
 } mguard_allocator;
-/* Gets misuse warnings and errors: msg is one line without the newline, valid
+/* Gets misuse warnings and errors: code says which (MGUARD_LOG_ITEMS), msg is
+   the line in words, without the newline, valid
    during the call (default: stderr). A line is delivered when its call is done
    with its structures (before its next callback, or on return; at most 8 wait,
    the rest counted in one line), so a logger may call any function, even
    destroy the handle named (a pointer the call returns into it goes too) or, at
    the end of a call made outside any callback, the context. */
-typedef void (*mguard_log_fn)(mguard_log_level level, const char *msg, void *user);
+typedef void (*mguard_log_fn)(mguard_log_level level, mguard_log_code code, const char *msg, void *user);
 typedef struct mguard_logger {
     mguard_log_fn func;
     void *user;
@@ -1200,7 +1272,7 @@ extern "C" {
 #define MGUARD__LOGLINE 512   /* bytes per line, as mguard__logf formats */
 
 typedef struct mguard__logline {
-    mguard_log_level level;
+    mguard_log_code code;
     mguard_log_fn func;
     void *user;
     char msg[MGUARD__LOGLINE];
@@ -1473,6 +1545,21 @@ typedef struct mguard__part {
 
 static void mguard__lock_acquire(mguard__lock *lk) { lk->lock_fn(lk->user); }
 
+#define MGUARD__LOG_ITEM(code, level, fmt) { MGUARD_LOG_##level, #code, fmt },
+static const struct { mguard_log_level level; const char *name, *fmt; } mguard__log_items[] = { MGUARD_LOG_ITEMS(MGUARD__LOG_ITEM) };
+
+/* A line delivered at once: to a logger no queue serves (before the context or its lock exists). */
+static void mguard__log_now(mguard_logger lg, mguard_log_code code, ...)
+{
+    char buf[MGUARD__LOGLINE];
+    va_list ap;
+    if (!lg.func) return;
+    va_start(ap, code);
+    vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
+    va_end(ap);
+    lg.func(mguard__log_items[code].level, code, buf, lg.user);
+}
+
 /* Empty the queue into out: the loggers run on a copy no re-entrant call changes. */
 static uint32_t mguard__logq_take(mguard__logq *q, mguard__logline *out, uint32_t *dropped)
 {
@@ -1486,12 +1573,10 @@ static uint32_t mguard__logq_take(mguard__logq *q, mguard__logline *out, uint32_
 static void mguard__logq_deliver(const mguard__logline *l, uint32_t n, uint32_t dropped)
 {
     uint32_t i;
-    for (i = 0; i < n; i++) l[i].func(l[i].level, l[i].msg, l[i].user);
+    for (i = 0; i < n; i++) l[i].func(mguard__log_items[l[i].code].level, l[i].code, l[i].msg, l[i].user);
     if (dropped && n) {
-        char buf[128];
-        snprintf(buf, sizeof buf, "mguard: %u more log line(s) of one call dropped (a call queues %d)",
-                 dropped, MGUARD__LOGQ);
-        l[n - 1].func(MGUARD_LOG_WARN, buf, l[n - 1].user);
+        mguard_logger lg = { l[n - 1].func, l[n - 1].user };
+        mguard__log_now(lg, MGUARD_LOG_LINES_DROPPED, dropped, MGUARD__LOGQ);
     }
 }
 
@@ -1522,7 +1607,7 @@ static void mguard__log_flush(mguard_ctx *ctx)
 }
 
 /* A log line: queued until the next safe point (see mguard__logq). */
-static void mguard__logq_push(mguard__logq *q, mguard_log_level level, const char *msg, mguard_log_fn func, void *user)
+static void mguard__logq_push(mguard__logq *q, mguard_log_code code, const char *msg, mguard_log_fn func, void *user)
 {
     mguard__logline *l;
     size_t len = strlen(msg);
@@ -1531,7 +1616,7 @@ static void mguard__logq_push(mguard__logq *q, mguard_log_level level, const cha
         return;
     }
     l = &q->line[q->n++];
-    l->level = level;
+    l->code = code;
     l->func = func;
     l->user = user;
     if (len >= sizeof l->msg) len = sizeof l->msg - 1;
@@ -1751,11 +1836,12 @@ static void *mguard__default_realloc(void *p, size_t n, void *user) { (void)user
 static void mguard__default_free(void *p, void *user) { (void)user; free(p); }
 /* INFO lines too: only a request makes them (a cache's log_reasons, a note of
    mguard_ctx_check), so a program that asked sees them with no logger of its own. */
-static void mguard__default_log(mguard_log_level level, const char *msg, void *user)
+static void mguard__default_log(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
 {
     static const char *const names[] = { "error", "warning", "info" };
     (void)user;
-    if (level >= MGUARD_LOG_ERROR && level <= MGUARD_LOG_INFO) fprintf(stderr, "mguard %s: %s\n", names[level - 1], msg);
+    if (level >= MGUARD_LOG_ERROR && level <= MGUARD_LOG_INFO)
+        fprintf(stderr, "mguard %s [%s]: %s\n", names[level - 1], mguard__log_items[code].name, msg);
 }
 
 static void *mguard__realloc(const mguard_ctx *ctx, void *p, size_t n)
@@ -1792,26 +1878,36 @@ static void mguard__unbury(mguard_ctx *ctx)
 
 /* Log one line: queued, never delivered mid-operation (the logger may call
    back in). ctx is const for the read-only callers; only the queue changes. */
-static void mguard__log_line(const mguard_ctx *ctx, mguard_log_level level, const char *line)
+static void mguard__log_line(const mguard_ctx *ctx, mguard_log_code code, const char *line)
 {
     mguard_ctx *mctx = (mguard_ctx *)mguard__unconst(ctx);   /* never a const object: every ctx is allocated */
-    mguard__logq_push(&mctx->logq, level, line, ctx->log.func, ctx->log.user);
+    mguard__logq_push(&mctx->logq, code, line, ctx->log.func, ctx->log.user);
 }
 
-static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
+/* Log code's line, its format's arguments after code (MGUARD_LOG_ITEMS). */
+static void mguard__logf(const mguard_ctx *ctx, mguard_log_code code, ...)
 {
-    char buf[512];
+    char buf[MGUARD__LOGLINE];
     va_list ap;
     if (!ctx || !ctx->log.func) return;
+    va_start(ap, code);
+    vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
+    va_end(ap);
+    mguard__log_line(ctx, code, buf);
+}
+
+/* mguard_ctx_check's test: a broken invariant is logged (MGUARD_LOG_CHECK_FAILED), MGUARD_EINVAL returned. */
+static mguard_status mguard__check_failed(const mguard_ctx *ctx, const char *fmt, ...)
+{
+    char buf[MGUARD__LOGLINE - 24];
+    va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    mguard__log_line(ctx, level, buf);
+    mguard__logf(ctx, MGUARD_LOG_CHECK_FAILED, buf);
+    return MGUARD_EINVAL;
 }
-
-/* mguard_ctx_check's test: a broken invariant is logged, MGUARD_EINVAL returned. */
-#define MGUARD__CHECK(ctx, cond, ...) \
-    do { if (!(cond)) { mguard__logf((ctx), MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+#define MGUARD__CHECK(ctx, cond, ...) do { if (!(cond)) return mguard__check_failed((ctx), __VA_ARGS__); } while (0)
 
 /* n * elem fits a size_t (32-bit builds; a function: no "redundant" lint on 64). */
 static bool mguard__mul_fits(size_t n, size_t elem) { return elem == 0 || n <= SIZE_MAX / elem; }
@@ -2384,7 +2480,7 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
     const char *r;
     if (!mguard__ctx_ok(ctx, "mguard_intern") || !s) return NULL;
     r = mguard__str_intern(ctx, s);
-    if (!r) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_intern: out of memory");
+    if (!r) mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_intern");
     else MGUARD__STR_HDR(r)->refs = MGUARD__STR_STICKY;
     return r;
 }
@@ -2518,17 +2614,17 @@ static size_t mguard__out_end(mguard__out *o)
 #ifdef MGUARD_DEBUG
 static mguard_ctx *mguard__dbg_live;
 
-static void mguard__dbg_complain(const char *fmt, ...)
+static void mguard__dbg_complain(mguard_log_code code, ...)
 {
-    char buf[512];
+    char buf[MGUARD__LOGLINE];
     va_list ap;
     mguard_ctx *c;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_start(ap, code);
+    vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
     va_end(ap);
-    if (!mguard__dbg_live) fprintf(stderr, "mguard warning: %s\n", buf);
+    if (!mguard__dbg_live) mguard__default_log(MGUARD_LOG_WARN, code, buf, NULL);
     for (c = mguard__dbg_live; c; c = c->dbg.next_live)
-        if (c->log.func) c->log.func(MGUARD_LOG_WARN, buf, c->log.user);
+        if (c->log.func) c->log.func(MGUARD_LOG_WARN, code, buf, c->log.user);
 }
 
 static bool mguard__dbg_ctx_live(const mguard_ctx *ctx)
@@ -2610,13 +2706,11 @@ static bool mguard__dbg_h_live(const void *h, int kind)
 static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn)
 {
     const char *k = mguard__dbg_kind_names[kind];
+    int priv;
     if (!h || mguard__dbg_h_live(h, kind)) return true;
     /* the body of mguard_x is mguard__x: name the public function */
-    if (strncmp(fn, "mguard__", 8) == 0) {
-        mguard__dbg_complain("mguard_%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn + 8, h, k, k);
-    } else {
-        mguard__dbg_complain("%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn, h, k, k);
-    }
+    priv = strncmp(fn, "mguard__", 8) == 0;
+    mguard__dbg_complain(MGUARD_LOG_NOT_LIVE, priv ? "mguard_" : "", fn + (priv ? 8 : 0), h, k, k);
     return false;
 }
 
@@ -2663,7 +2757,7 @@ static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn)
 {
     if (!mguard__ctx_ok(ctx, fn)) return false;
     if (ctx->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: refused: the context is being destroyed", fn);
+        mguard__logf(ctx, MGUARD_LOG_CTX_DESTROYING, fn);
         return false;
     }
     return true;
@@ -2673,7 +2767,7 @@ static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
 {
 #ifdef MGUARD_DEBUG
     if (ctx && !mguard__dbg_ctx_live(ctx)) {
-        mguard__dbg_complain("%s: %p is not a live context (destroyed, or not a context)", fn, (const void *)ctx);
+        mguard__dbg_complain(MGUARD_LOG_NOT_LIVE_CTX, fn, (const void *)ctx);
         return false;
     }
 #endif
@@ -2687,7 +2781,7 @@ static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
 {
 #ifdef MGUARD_DEBUG
     if (t && !mguard__dbg_table_live(t)) {
-        mguard__dbg_complain("%s: %p is not a live table (destroyed, its context destroyed, or not a table)", fn, (const void *)t);
+        mguard__dbg_complain(MGUARD_LOG_NOT_LIVE, "", fn, (const void *)t, "table", "table");
         return false;
     }
 #endif
@@ -2753,7 +2847,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if (!d.allocator.realloc_fn != !d.allocator.free_fn) {
-        if (d.logger.func) d.logger.func(MGUARD_LOG_ERROR, "mguard_ctx_create: the allocator needs both realloc_fn and free_fn", d.logger.user);
+        mguard__log_now(d.logger, MGUARD_LOG_HALF_ALLOCATOR, "mguard_ctx_create");
         return NULL;
     }
     if (!d.allocator.realloc_fn) {
@@ -2763,7 +2857,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     if (!d.logger.func && !d.quiet) d.logger.func = mguard__default_log;
     ctx = (mguard_ctx *)d.allocator.realloc_fn(NULL, sizeof *ctx, d.allocator.user);
     if (!ctx) {
-        if (d.logger.func) d.logger.func(MGUARD_LOG_ERROR, "mguard_ctx_create: out of memory", d.logger.user);
+        mguard__log_now(d.logger, MGUARD_LOG_NOMEM, "mguard_ctx_create");
         return NULL;
     }
     memset(ctx, 0, sizeof *ctx);
@@ -2792,7 +2886,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     uint32_t i, n, dropped;
     if (!mguard__ctx_ok(ctx, "mguard_ctx_destroy")) return;
     if (ctx->in_callback || ctx->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
+        mguard__logf(ctx, MGUARD_LOG_DESTROY_IN_CALLBACK, "mguard_ctx_destroy");
         if (!ctx->lk) mguard__log_flush(ctx);   /* its wrapper cannot tell a refusal */
         return;
     }
@@ -3354,7 +3448,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     /* logged in phase 2: the logger may call back in */
     {
         char nm[MGUARD__NAME];
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %s's values in place", mguard__named(ctx, obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_ON_DESTROY_IN_PLACE, "mguard_on_destroy", mguard__named(ctx, obj, nm));
     }
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
     if (w && w != &one) mguard__free(ctx, w);
@@ -3466,7 +3560,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
            destroy the program would not see otherwise */
         char nm[MGUARD__NAME];
         if (ctx->dying && mguard__is_dying(ctx, obj))
-            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %s is already being destroyed; ignored", mguard__named(ctx, obj, nm));
+            mguard__logf(ctx, MGUARD_LOG_ON_DESTROY_TWICE, "mguard_on_destroy", mguard__named(ctx, obj, nm));
         if (ctx->cjobs) {   /* a compute in progress may depend on obj */
             memset(&cq, 0, sizeof cq);
             mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, &cq);
@@ -3581,12 +3675,12 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
     uint32_t tid;
     if (!mguard__ctx_can_create(ctx, "mguard_weak_create")) return NULL;
     if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
+        mguard__logf(ctx, !desc ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_BAD_VALUE_SIZE, "mguard_weak_create", "desc");
         return NULL;
     }
 #ifdef MGUARD_DEBUG
     if (mguard__dbg_reserve(ctx)) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_weak_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_weak_create");
         return NULL;
     }
 #endif
@@ -3594,7 +3688,7 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
     tid = t ? mguard__id_take(ctx, (void **)&ctx->tabs, &ctx->ntabs, &ctx->captabs, &ctx->free_tid) : 0;
     if (!tid) {
         mguard__free(ctx, t);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_weak_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_weak_create");
         return NULL;
     }
     memset(t, 0, sizeof *t);
@@ -3655,7 +3749,7 @@ static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n,
     mguard_status st;
     char nm[MGUARD__NAME];
     if (ctx->dying && mguard__is_dying(ctx, obj)) {   /* every caller returns at once: the hook may free anything */
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is being destroyed; refused", fn, mguard__named(ctx, obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     st = mguard__kx_reserve(ctx, n);
@@ -3793,7 +3887,9 @@ static mguard_status mguard__weak_insert(mguard_weak *t, const void *key, const 
     size_t i;
     if (!known && ctx->dying && mguard__is_dying(ctx, key)) {
         /* misuse, refused before anything is allocated: the answer does not depend on the allocator */
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %p is being destroyed; refused", key);
+        char nm[MGUARD__NAME];
+        snprintf(nm, sizeof nm, "%p", key);
+        mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, "mguard_weak_set", nm);
         return MGUARD_EINVAL;
     }
     if (t->value_size > MGUARD__STACK_VALUE) {
@@ -3841,7 +3937,7 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
     bool known;
     if (!mguard__weak_valid(t, "mguard_weak_set")) return MGUARD_EINVAL;
     if (!key || !value || t->destroying) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
+        mguard__logf(t->ctx, key && value ? MGUARD_LOG_HANDLE_DESTROYING : MGUARD_LOG_NULL_ARG, "mguard_weak_set", !key ? "key" : !value ? "value" : "table");
         return MGUARD_EINVAL;
     }
     /* one probe: the entry, or (a new key) whether the key is known under other ids already */
@@ -3857,12 +3953,12 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
     } else if (!known && t->ctx->dying && mguard__is_dying(t->ctx, key)) {
         mguard_ctx *ctx = t->ctx;   /* refused here, named (the hook may destroy t): before weak_insert's check */
         char nm[MGUARD__NAME];
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s is being destroyed; refused", mguard__named(ctx, key, nm));
+        mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, "mguard_weak_set", mguard__named(ctx, key, nm));
         return MGUARD_EINVAL;
     } else {
         st = mguard__weak_insert(t, key, value, h, known);
     }
-    if (st == MGUARD_ENOMEM) mguard__logf(t->ctx, MGUARD_LOG_ERROR, "mguard_weak_set: out of memory%s", t->pinned ? " (table pinned by an out-of-memory destructor)" : "");
+    if (st == MGUARD_ENOMEM) mguard__logf(t->ctx, t->pinned ? MGUARD_LOG_WEAK_PINNED : MGUARD_LOG_NOMEM, "mguard_weak_set");
     return st;
 }
 
@@ -3901,7 +3997,7 @@ static void *mguard__weak_get_sized(const mguard_weak *t, const void *key, size_
 {
     if (!mguard__weak_valid(t, "mguard_weak_get_sized")) return NULL;
     if (size != t->value_size) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_sized: the table's values are %lu bytes, read as %lu",
+        mguard__logf(t->ctx, MGUARD_LOG_WEAK_SIZE_MISMATCH, "mguard_weak_get_sized",
                      (unsigned long)t->value_size, (unsigned long)size);
         return NULL;
     }
@@ -3918,7 +4014,7 @@ static size_t mguard__weak_count(const mguard_weak *t)
 static mguard_status mguard__weak_set_ptr(mguard_weak *t, const void *key, void *value)
 {
     if (mguard__weak_valid(t, "mguard_weak_set_ptr") && t->value_size != sizeof(void *)) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set_ptr: table value_size is %lu, not sizeof(void *)", (unsigned long)t->value_size);
+        mguard__logf(t->ctx, MGUARD_LOG_WEAK_NOT_PTR, "mguard_weak_set_ptr", (unsigned long)t->value_size);
         return MGUARD_EINVAL;
     }
     return mguard__weak_set(t, key, &value);
@@ -3987,7 +4083,7 @@ static mguard_status mguard__weak_pop(mguard_weak *t, const void *key, void *out
     bool known;
     if (!mguard__weak_valid(t, fn)) return MGUARD_EINVAL;
     if (!key || (take && !out)) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, key ? "out" : "key");
+        mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, fn, key ? "out" : "key");
         return MGUARD_EINVAL;
     }
     s = mguard__kx_find(&t->ctx->kx, key, t->tid, mguard__hash64(key), &known);
@@ -4057,7 +4153,7 @@ static bool mguard__weak_next(mguard_weak_iter *it)
         size_t lo = 0, hi = t->len;
         if (it->epoch_ < t->rebased) {
             /* 2^32 entries made in the context while the walk was paused */
-            mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_next: the table was renumbered during the walk; the walk ends");
+            mguard__logf(t->ctx, MGUARD_LOG_WALK_RENUMBERED, "mguard_weak_next", "table");
             it->key = NULL;
             it->value = NULL;
             it->t_ = NULL;
@@ -4127,7 +4223,7 @@ static void mguard__weak_destroy(mguard_weak *t)
 {
     if (!mguard__weak_valid(t, "mguard_weak_destroy")) return;
     if (t->destroying) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_destroy: table %p is already being destroyed", (void *)t);
+        mguard__logf(t->ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_weak_destroy", "table", (void *)t);
         return;
     }
     t->destroying = 1;
@@ -4140,7 +4236,7 @@ static mguard_status mguard__weak_get_copy(const mguard_weak *t, const void *key
     const void *p;
     if (!mguard__weak_valid(t, "mguard_weak_get_copy")) return MGUARD_EINVAL;
     if (!key || !out) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_copy: NULL %s", !key ? "key" : "out");
+        mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, "mguard_weak_get_copy", !key ? "key" : "out");
         return MGUARD_EINVAL;
     }
     p = mguard__weak_get(t, key);
@@ -4168,7 +4264,7 @@ static mguard_ref mguard__ref_make(mguard_ctx *ctx, const void *obj)
     r = mguard__reg_look(ctx, obj, &known, &serial);
     if (!r) {
         mguard_status st = mguard__admit(ctx, obj, 1, "mguard_ref_make");
-        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ref_make: out of memory");
+        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_ref_make");
         if (st) return ref;   /* the null ref */
         r = mguard__reg_new(ctx, obj, known);
         serial = ctx->next_serial;
@@ -4191,7 +4287,7 @@ static MGUARD__HOT uint32_t mguard__find_serial(const mguard_ctx *ctx, const voi
    another context's ref (logged), a probe past its first group. */
 static MGUARD__NOINLINE void *mguard__ref_foreign(const mguard_ctx *ctx)
 {
-    mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
+    mguard__logf(ctx, MGUARD_LOG_REF_FOREIGN, "mguard_ref_get");
     return NULL;
 }
 static MGUARD__NOINLINE void *mguard__ref_get_rest(const mguard_ctx *ctx, mguard_ref ref, uint64_t h)
@@ -4326,7 +4422,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     mguard_status st;
     if (!mguard__ctx_ok(ctx, "mguard_watch")) return MGUARD_EINVAL;
     if (!obj || !guard || !fn) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_watch: NULL %s", !obj ? "object" : !guard ? "guard" : "callback");
+        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_watch", !obj ? "object" : !guard ? "guard" : "callback");
         return MGUARD_EINVAL;
     }
     /* Reserve everything first (records for obj and guard, obj's side
@@ -4337,7 +4433,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
     if (!st && !(r && ctx->objs[r - 1].side)) st = mguard__side_reserve(ctx, 1);
     if (st) {
-        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
+        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch");
         return st;
     }
     if (r) sd = MGUARD__SIDE(ctx, &ctx->objs[r - 1]);
@@ -4353,7 +4449,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
         if (!(ctx->objs[r - 1].flags & MGUARD__F_WLIST)) {
             mguard__watcher *list = (mguard__watcher *)mguard__alloc(ctx, 4 * sizeof *list);
             if (!list) {
-                mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
+                mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch");
                 return MGUARD_ENOMEM;
             }
             list[0] = sd->w.one;
@@ -4364,7 +4460,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
         } else {
             if (sd->w.list.n >= 8) mguard__prune_watchers(ctx, &sd->w.list);
             if (mguard__reserve(ctx, (void **)&sd->w.list.at, &sd->w.list.cap, (size_t)sd->w.list.n + 1, sizeof(mguard__watcher))) {
-                mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
+                mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch");
                 return MGUARD_ENOMEM;
             }
         }
@@ -4409,7 +4505,7 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     mguard__firing *f;
     if (!mguard__ctx_ok(ctx, "mguard_unwatch")) return MGUARD_EINVAL;
     if (!obj || !guard) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_unwatch: NULL %s", !obj ? "object" : "guard");
+        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_unwatch", !obj ? "object" : "guard");
         return MGUARD_EINVAL;
     }
     /* only the guard's current life counts: watchers of a dead guard at its address are dropped here */
@@ -4525,13 +4621,13 @@ static mguard_status mguard__flag(mguard_ctx *ctx, const void *obj, uint32_t fla
     bool known;
     if (!mguard__ctx_ok(ctx, fn)) return MGUARD_EINVAL;
     if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, fn, "object");
         return MGUARD_EINVAL;
     }
     r = mguard__reg_look(ctx, obj, &known, NULL);
     if (!r) {
         mguard_status st = mguard__admit(ctx, obj, 1, fn);
-        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_NOMEM, fn);
         if (st) return st;
         r = mguard__reg_new(ctx, obj, known);
     }
@@ -4565,9 +4661,7 @@ static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since
     if (!ctx->warned_untagged) {
         char nm[MGUARD__NAME];
         ((mguard_ctx *)mguard__unconst(ctx))->warned_untagged = true;
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s was never tagged (mguard_gen_tag in its constructor?); "
-                     "counted as dynamic, as every untagged object on this strict context (reported once)", fn,
-                     mguard__named((mguard_ctx *)mguard__unconst(ctx), obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_GEN_UNTAGGED, fn, mguard__named((mguard_ctx *)mguard__unconst(ctx), obj, nm));
     }
     return true;
 }
@@ -4904,16 +4998,16 @@ static bool mguard__scope_dedup(mguard_scope *s, const char *msg)
 }
 
 /* A de-duplicated warning. Call it last: the logger may call back in. */
-static void mguard__scope_warn(mguard_scope *s, const char *fmt, ...)
+static void mguard__scope_warn(mguard_scope *s, mguard_log_code code, ...)
 {
-    char buf[512];
+    char buf[MGUARD__LOGLINE];
     va_list ap;
     mguard_ctx *ctx = s->hd.ctx;
     if (!ctx->log.func) return;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_start(ap, code);
+    vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
     va_end(ap);
-    if (mguard__scope_dedup(s, buf)) mguard__log_line(ctx, MGUARD_LOG_WARN, buf);
+    if (mguard__scope_dedup(s, buf)) mguard__log_line(ctx, code, buf);
 }
 
 /* The trace clock (a callout when the user gave one). The logical clock
@@ -5003,7 +5097,7 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
             mguard__scope_pop(s, i, now);
         }
     if (n)
-        mguard__scope_warn(s, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed",
+        mguard__scope_warn(s, MGUARD_LOG_SCOPE_ACTIVE_DESTROYED,
                            v.name, s->phases[phase], n, n == 1 ? " was" : "s were");
     mguard__scope_release(s);
 }
@@ -5044,7 +5138,7 @@ static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_de
     const char *root;
     if (!mguard__ctx_can_create(ctx, "mguard_scope_create")) return NULL;
     if (mguard__scope_bad_phases(desc)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_scope_create: %s", mguard__scope_bad_phases(desc));
+        mguard__logf(ctx, MGUARD_LOG_SCOPE_BAD_PHASES, "mguard_scope_create", mguard__scope_bad_phases(desc));
         return NULL;
     }
     s = (mguard_scope *)mguard__alloc(ctx, sizeof *s);
@@ -5092,7 +5186,7 @@ oom_s:
     mguard__scope_unhold(ctx, s);
     mguard__free(ctx, s);
 oom:
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_create: out of memory");
+    mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_scope_create");
     return NULL;
 }
 
@@ -5100,7 +5194,7 @@ static void mguard__scope_destroy(mguard_scope *s)
 {
     if (!mguard__scope_ok(s)) return;
     if (s->destroying) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_scope_destroy", "scope", (void *)s);
         return;
     }
     s->destroying = 1;
@@ -5119,11 +5213,11 @@ static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *com
 {
     if (!mguard__handle_ok(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, fn)) return MGUARD_EINVAL;
     if (s->destroying) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "scope");
         return MGUARD_EINVAL;
     }
     if (!comp) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "component");
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -5251,7 +5345,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         /* a callback may have renamed it (not the walk itself, in a cycle) */
         if (cv->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)) pname = cv->name;
         if (!cname || !*cname || !child) {
-            mguard__scope_warn(s, "mguard_scope: child %lu of %s has a %s; skipped", (unsigned long)idx, pname,
+            mguard__scope_warn(s, MGUARD_LOG_SCOPE_CHILD_SKIPPED, (unsigned long)idx, pname,
                                !child ? "NULL pointer" : "NULL or empty name");
             continue;
         }
@@ -5391,7 +5485,7 @@ static const char *mguard__scope_name(mguard_scope *s, const void *comp)
     s->busy++;
     st = mguard__scope_lookup(s, comp, &name, &w);
     mguard__scope_walk_end(s, &w, true);
-    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_name");
     mguard__scope_release(s);
     return st ? NULL : name;
 }
@@ -5599,7 +5693,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
     bool had = false;
     if (st) return st;
     if (!fqn || !*fqn) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_scope_set_name", "or empty name");
         return MGUARD_EINVAL;
     }
     memset(&v, 0, sizeof v);
@@ -5615,7 +5709,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
     /* a component never named has nothing placed under it */
     if (!st && had) st = mguard__scope_follow(s, &w, comp);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
-    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_set_name");
     return st;
 }
 
@@ -5629,8 +5723,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     const char *pname = NULL;
     if (st) return st;
     if (!parent || parent == child || !name || !*name) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: %s", !parent ? "NULL parent" :
-                     parent == child ? "a component under itself" : "NULL or empty name");
+        mguard__logf(s->hd.ctx, parent == child ? MGUARD_LOG_SCOPE_SELF_PARENT : MGUARD_LOG_NULL_ARG, "mguard_scope_attach", !parent ? "parent" : "or empty name");
         return MGUARD_EINVAL;
     }
     s->busy++;
@@ -5643,12 +5736,12 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     mguard__lookout_pop(s->hd.ctx, &look);
     if (!st && look.died) {   /* the child died meanwhile: it must not be named */
         st = MGUARD_EINVAL;
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the child %p was destroyed while its parent was looked up", child);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_CHILD_GONE, "mguard_scope_attach", child);
     }
     if (st == MGUARD_NOT_FOUND) {
         char pn[128];
         (void)mguard__describe(s->hd.ctx, parent, pn, sizeof pn, true);
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the parent %s has no name", pn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_PARENT_UNNAMED, "mguard_scope_attach", pn);
     }
     if (!st) {
         memset(&v, 0, sizeof v);
@@ -5664,7 +5757,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     /* a component never named has nothing placed under it */
     if (!st && had) st = mguard__scope_follow(s, &w, child);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
-    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_attach: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_attach");
     mguard__scope_release(s);
     return st;
 }
@@ -5722,7 +5815,7 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
     mguard__free(s->hd.ctx, list);
     mguard__free(s->hd.ctx, w.todo);
     /* last: the logger may destroy s */
-    if (st) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_forget: out of memory");
+    if (st) mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_forget");
     return st;
 }
 
@@ -5770,7 +5863,7 @@ static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const
     s->frames[s->nframes++] = f;
     if (s->desc.trace && !record) {
         s->dropped++;
-        mguard__scope_warn(s, "mguard_scope_enter: the trace holds %lu spans (max_trace_events); later spans are not recorded",
+        mguard__scope_warn(s, MGUARD_LOG_SCOPE_TRACE_FULL, "mguard_scope_enter",
                            (unsigned long)s->desc.max_trace_events);
     }
     return MGUARD_OK;
@@ -5795,12 +5888,12 @@ static mguard_status mguard__scope_enter(mguard_scope *s, const void *comp)
     if (st == MGUARD_NOT_FOUND) {
         char cn[128];
         (void)mguard__describe(s->hd.ctx, comp, cn, sizeof cn, true);
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %s has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", cn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_UNNAMED, "mguard_scope_enter", cn);
     }
     else if (st == MGUARD_ENOMEM)
-        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_enter");
     else if (st && !s->destroying)
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_ENTER_GONE, "mguard_scope_enter", comp);
     mguard__scope_release(s);
     return st;
 }
@@ -5823,7 +5916,7 @@ static mguard_status mguard__scope_exit(mguard_scope *s, const void *comp)
         char addr[128];
         if (!v) (void)mguard__describe(s->hd.ctx, comp, addr, sizeof addr, true);
         v = mguard__scope_entry(s, comp);   /* the hook may have named it, or freed the old name */
-        mguard__scope_warn(s, "mguard_scope_exit: exiting %s%s, which was never entered (during %s)",
+        mguard__scope_warn(s, MGUARD_LOG_SCOPE_EXIT_UNENTERED, "mguard_scope_exit",
                            v ? "" : "component ", v ? v->name : addr, mguard__scope_phase_name(s));
         st = MGUARD_NOT_FOUND;
     } else if (i == s->nframes) {
@@ -5833,7 +5926,7 @@ static mguard_status mguard__scope_exit(mguard_scope *s, const void *comp)
         const char *inner = s->recs[s->frames[s->nframes - 1].rec].name;
         uint32_t phase = s->frames[i - 1].phase;
         mguard__scope_pop(s, i - 1, now);
-        mguard__scope_warn(s, "mguard_scope_exit: %s exits while %s is still active inside it (during %s); exited out of order",
+        mguard__scope_warn(s, MGUARD_LOG_SCOPE_EXIT_ORDER, "mguard_scope_exit",
                            name, inner, s->phases[phase]);
     }
     mguard__scope_release(s);
@@ -5885,7 +5978,7 @@ static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
 {
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
     if (phase >= s->nphases) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_set_phase: phase %lu of %lu",
+        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_BAD_PHASE, "mguard_scope_set_phase",
                      (unsigned long)phase, (unsigned long)s->nphases);
         return MGUARD_EINVAL;
     }
@@ -5960,7 +6053,7 @@ static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, dou
     ctx = s->hd.ctx;
     if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_add");
     if (!counter || !*counter || !(amount - amount == 0.0)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
+        mguard__logf(ctx, !counter || !*counter ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_SCOPE_NOT_FINITE, "mguard_scope_add", "or empty counter name");
         return MGUARD_EINVAL;
     }
     k = mguard__scope_counter_find(s, counter);
@@ -5992,7 +6085,7 @@ static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, dou
     s->recs[s->nframes ? s->frames[s->nframes - 1].rec : 0].vals[2 * (size_t)k] += amount;
     return MGUARD_OK;
 oom:
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
+    mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_scope_add");
     return MGUARD_ENOMEM;
 }
 
@@ -6178,7 +6271,7 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     uint32_t n = s->nrecs, nc = 2 * s->ncounters;   /* columns */
     size_t wsmall[32], *w = wsmall, len;
     if (format != MGUARD_SCOPE_TABLE && format != MGUARD_SCOPE_TREE && format != MGUARD_SCOPE_TRACE_JSON) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: unknown format %d", fn, (int)format);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_BAD_ENUM, fn, "format", (int)format);
         mguard__out_end(o);
         return 0;
     }
@@ -6187,7 +6280,7 @@ static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, 
     if (w && format == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
     if (!w || (format == MGUARD_SCOPE_TREE && !t)) {
         if (w && w != wsmall) mguard__free(s->hd.ctx, w);
-        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, fn);
         mguard__out_end(o);
         return 0;
     }
@@ -6217,7 +6310,7 @@ static size_t mguard__scope_report_write(mguard_scope *s, mguard_scope_format fo
     mguard__out o;
     if (!mguard__scope_ok(s)) return 0;
     if (!fn) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_report_write: NULL write callback");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_scope_report_write", "write callback");
         return 0;
     }
     memset(&o, 0, sizeof o);
@@ -6378,7 +6471,7 @@ static mguard_dyn *mguard__dyn_create(mguard_ctx *ctx)
 #endif
         d = (mguard_dyn *)mguard__alloc(ctx, sizeof *d);
     if (!d) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_dyn_create");
         return NULL;
     }
     memset(d, 0, sizeof *d);
@@ -6481,7 +6574,7 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
     if (!mguard__handle_ok(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN, fn)) return MGUARD_EINVAL;
     ctx = d->hd.ctx;
     if (!path || !*path || (tensor && ndim && !dims) || ndim > 0x7fffffffu) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
+        mguard__logf(ctx, path && *path && ndim > 0x7fffffffu ? MGUARD_LOG_DYN_RANK : MGUARD_LOG_NULL_ARG, fn, !path || !*path ? "or empty path" : "dims");
         return MGUARD_EINVAL;
     }
     norm = mguard__dyn_norm(ctx, path, small, sizeof small, &heap);
@@ -6549,7 +6642,7 @@ oom:
         mguard__str_release(ctx, in);
         mguard__str_release(ctx, gname);
     }
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    mguard__logf(ctx, MGUARD_LOG_NOMEM, fn);
 done:
     mguard__free(ctx, heap);
     mguard__free(ctx, gheap);
@@ -7290,7 +7383,9 @@ static mguard_status mguard__ledger_watch(mguard_ledger *L, const void *p, const
     mguard_status st;
     if (!p || mguard__weak_contains(root->watch, p)) return MGUARD_OK;
     if (ctx->dying && mguard__is_dying(ctx, p)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
+        char nm[MGUARD__NAME];
+        snprintf(nm, sizeof nm, "%p", p);
+        mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, nm);
         return MGUARD_EINVAL;
     }
     st = mguard__weak_set_impl(root->watch, p, &life);
@@ -7498,9 +7593,7 @@ static void mguard__ledger_on_death_locked(struct mguard__lroot *root, const voi
     root->frames++;
     for (L = root->head; L; L = L->next) mguard__ledger_purge(L, key, &pu);
     if (pu.ledgers)
-        mguard__logf(ctx, MGUARD_LOG_WARN,
-                     "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks",
-                     key, pu.ledgers, pu.ents, pu.writes, pu.recs, pu.hooks);
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_HELD_DESTROYED, key, pu.ledgers, pu.ents, pu.writes, pu.recs, pu.hooks);
     for (;;) {
         for (L = root->head; L; L = L->next)
             if (L->rq_head || (L->relq_head && !L->walks)) break;
@@ -7571,7 +7664,7 @@ static mguard_status mguard__ledger_can_change(const mguard_ledger *L, const cha
 {
     if (!mguard__handle_ok(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
     if (L->destroying) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "ledger");
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -7579,7 +7672,7 @@ static mguard_status mguard__ledger_can_change(const mguard_ledger *L, const cha
 
 static mguard_status mguard__ledger_oom(const mguard_ledger *L, mguard_status st, const char *fn)
 {
-    if (st == MGUARD_ENOMEM) mguard__logf(L->hd.ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    if (st == MGUARD_ENOMEM) mguard__logf(L->hd.ctx, MGUARD_LOG_NOMEM, fn);
     return st;
 }
 
@@ -7595,11 +7688,11 @@ static bool mguard__ledger_desc_ok(mguard_ctx *ctx, const mguard_ledger_desc *d)
     else if (t > MGUARD_LEDGER_VALUE_PTR) why = "unknown value_type";
     else if (t != MGUARD_LEDGER_VALUE_BYTES && n == 0) why = "a value_type needs a value_size";
     else if (n && mguard__ledger_type_needs(t, n)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ledger_create: %s needs %s (value_size %lu)", mguard__ledger_type_str(t),
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_BAD_TYPE, "mguard_ledger_create", mguard__ledger_type_str(t),
                      mguard__ledger_type_needs(t, n), (unsigned long)n);
         return false;
     }
-    if (why) mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ledger_create: %s (value_size %lu)", why, (unsigned long)n);
+    if (why) mguard__logf(ctx, MGUARD_LOG_LEDGER_BAD_DESC, "mguard_ledger_create", why, (unsigned long)n);
     return why == NULL;
 }
 
@@ -7614,7 +7707,7 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
 #endif
         !(L = (mguard_ledger *)mguard__alloc(ctx, sizeof *L))) {
         mguard__ledger_root_maybe_free(ctx);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_ledger_create");
         return NULL;
     }
     memset(L, 0, sizeof *L);
@@ -7658,7 +7751,7 @@ static void mguard__ledger_destroy(mguard_ledger *L)
 {
     if (!mguard__ledger_ok(L)) return;
     if (L->destroying) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_ledger_destroy", "ledger", (void *)L);
         return;
     }
     L->destroying = 1;
@@ -7704,16 +7797,16 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
     if (st) return st;
     ctx = L->hd.ctx;
     if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, fn, "object");
         return MGUARD_EINVAL;
     }
     if (kind < MGUARD_LEDGER_EXISTING || kind > MGUARD_LEDGER_CONTAINER) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: unknown kind %d", fn, (int)kind);
+        mguard__logf(ctx, MGUARD_LOG_BAD_ENUM, fn, "kind", (int)kind);
         return MGUARD_EINVAL;
     }
     if (mguard__ledger_ent_find(L, obj)) {
         char nm[MGUARD__NAME];
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is already tracked", fn, mguard__named(ctx, obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_TRACKED, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EEXIST;
     }
     if (source && !(src = mguard__lstr_intern(ctx, source))) st = MGUARD_ENOMEM;
@@ -7751,7 +7844,7 @@ static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj,
     const mguard__lent *en;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!obj || !out) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL %s", !obj ? "object" : "out");
+        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_ledger_get", !obj ? "object" : "out");
         return MGUARD_EINVAL;
     }
     e = mguard__ledger_ent_find(L, obj);
@@ -7773,17 +7866,17 @@ static mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const voi
     char nm[MGUARD__NAME];
     *e = 0;
     if (!obj || !attr) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
+        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "attribute");
         return MGUARD_EINVAL;
     }
     *e = mguard__ledger_ent_find(L, obj);
     if (!*e) {
         if (untracked_ok) return MGUARD_NOT_FOUND;
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is not tracked", fn, mguard__named(ctx, obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     if (L->ents[*e - 1].kind == MGUARD_LEDGER_CONTAINER) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is a container (no attribute writes)", fn, mguard__named(ctx, obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_CONTAINER, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -7797,14 +7890,14 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
     mguard__lent *en;
     if (st) return st;
     if (!obj) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "object");
         return MGUARD_EINVAL;
     }
     e = mguard__ledger_ent_find(L, obj);
     if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_CONTAINER) {
         mguard_ctx *ctx = L->hd.ctx;
         char nm[MGUARD__NAME];
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is %s", fn, mguard__named(ctx, obj, nm), e ? "not a container" : "not tracked");
+        mguard__logf(ctx, e ? MGUARD_LOG_LEDGER_NOT_CONTAINER : MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     en = &L->ents[e - 1];
@@ -7848,7 +7941,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         mguard__ledger_shape(L, mguard__ledger_field(&L->ents[e - 1], attr), &size, &type);
         if (!deleted && !value) {
             char nm[MGUARD__NAME];
-            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL value for %s.%s (%lu bytes)", fn, mguard__named(ctx, obj, nm), attr, (unsigned long)size);
+            mguard__logf(ctx, MGUARD_LOG_LEDGER_NULL_VALUE, fn, mguard__named(ctx, obj, nm), attr, (unsigned long)size);
             return MGUARD_EINVAL;
         }
         if (!deleted) memcpy(bytes, value, size);
@@ -7929,9 +8022,9 @@ static mguard_status mguard__ledger_not_found(const mguard_ledger *L, const void
     if (st != MGUARD_NOT_FOUND) return st;   /* first: an EINVAL's line may have freed L */
     ctx = L->hd.ctx;   /* the hook may free L */
     if (mguard__ledger_ent_find(L, obj))
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s.%s is neither bound (mguard_ledger_set_fields) nor pending", fn, mguard__named(ctx, obj, nm), attr);
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_UNBOUND, fn, mguard__named(ctx, obj, nm), attr);
     else
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is not tracked (reading %s)", fn, mguard__named(ctx, obj, nm), attr);
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_READ_UNTRACKED, fn, mguard__named(ctx, obj, nm), attr);
     return st;
 }
 
@@ -7944,7 +8037,7 @@ static mguard_status mguard__ledger_pending(const mguard_ledger *L, const void *
     if (value) *value = NULL;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!value) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL value pointer", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "value pointer");
         return MGUARD_EINVAL;
     }
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
@@ -7968,7 +8061,7 @@ static mguard_status mguard__ledger_read(const mguard_ledger *L, const void *obj
     mguard_status st;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
     if (!out) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "out");
         return MGUARD_EINVAL;
     }
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
@@ -8001,8 +8094,8 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
     st = mguard__ledger_attr_entry(L, obj, "", fn, false, &e);
     if (st) return st;
     if ((!fields && n) || n > 0xffffffffu) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, n > 0xffffffffu ? "%s: more than 4294967295 fields (n %lu)" : "%s: NULL fields with n %lu",
-                     fn, (unsigned long)n);
+        if (n > 0xffffffffu) mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_TOO_MANY_FIELDS, fn, (unsigned long)n);
+        else mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARRAY, fn, "fields", "n", (unsigned long)n);
         return MGUARD_EINVAL;
     }
     for (i = 0; i < n; i++) {
@@ -8012,11 +8105,11 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
                             : L->desc.value_size ? mguard__ledger_type_needs(t, f->size)
                             : f->size != sizeof(void *) ? "a pointer's size in a ledger of pointer values" : NULL;
         if (!f->name) {
-            mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (NULL) has no name", fn, (unsigned long)i);
+            mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_FIELD_UNNAMED, fn, (unsigned long)i);
             return MGUARD_EINVAL;
         }
         if (needs) {
-            mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (%s) of size %lu is %s, which needs %s", fn, (unsigned long)i,
+            mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_FIELD_TYPE, fn, (unsigned long)i,
                          f->name, (unsigned long)f->size, mguard__ledger_type_str(t), needs);
             return MGUARD_EINVAL;
         }
@@ -8035,10 +8128,11 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
             if (size != wr->size || type != wr->type) {
                 /* the line's words first: the hook may free L, its writes and their names */
                 mguard_ctx *ctx = L->hd.ctx;
-                char nm[MGUARD__NAME], line[256];
-                snprintf(line, sizeof line, ".%s has a pending write of %u bytes of %s; the binding would make it %lu bytes of %s",
-                         wr->attr, (unsigned)wr->size, mguard__ledger_type_str(wr->type), (unsigned long)size, mguard__ledger_type_str(type));
-                mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s%s", fn, mguard__named(ctx, obj, nm), line);
+                char nm[MGUARD__NAME], at[MGUARD__NAME];
+                unsigned wsize = wr->size, wtype = wr->type;
+                snprintf(at, sizeof at, "%s", wr->attr);
+                mguard__logf(ctx, MGUARD_LOG_LEDGER_PENDING_SHAPE, fn, mguard__named(ctx, obj, nm), at, wsize,
+                             mguard__ledger_type_str(wtype), (unsigned long)size, mguard__ledger_type_str(type));
                 return MGUARD_EINVAL;
             }
         }
@@ -8254,7 +8348,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!tag) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "tag");
         return MGUARD_EINVAL;
     }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
@@ -8297,7 +8391,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!obj || !id) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
+        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "id pointer");
         return MGUARD_EINVAL;
     }
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
@@ -8471,7 +8565,7 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
     if (!mguard__ledger_ok(src) || !mguard__ctx_can_create(src->hd.ctx, fn)) return NULL;
     ctx = src->hd.ctx;
     if (src->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
+        mguard__logf(ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "ledger");
         return NULL;
     }
     mguard__ledger_layout(src, &lay);
@@ -8481,7 +8575,7 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
 #endif
         block = (unsigned char *)mguard__alloc(ctx, lay.total);
     if (!block) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, fn);
         return NULL;
     }
     /* One memcpy per array, all into the one block. */
@@ -8556,7 +8650,7 @@ static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledge
     if (st) return st;
     if (!MGUARD__DBG_OK(cp, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
     if (!mguard__ledger_ok(cp) || cp->hd.ctx != L->hd.ctx || cp->destroying || cp->desc.value_size != L->desc.value_size) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
+        mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_BAD_CHECKPOINT, fn,
                      !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" :
                      cp->hd.ctx != L->hd.ctx ? "from another context" : "of another value size");
         return MGUARD_EINVAL;
@@ -8669,7 +8763,7 @@ static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, 
     if (!va || !vb || !c->a->desc.equal || c->a->desc.value_size) return false;
     MGUARD__L_CALLOUT(c->a->hd.ctx, va, vb, r = c->a->desc.equal(va, vb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
-        mguard__logf(c->a->hd.ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        mguard__logf(c->a->hd.ctx, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK, c->fn, "equal", "comparison abandoned");
         c->st = MGUARD_EINVAL;
         *stop = true;
     }
@@ -8691,7 +8785,7 @@ static bool mguard__ledger_beq(mguard__lcmp *c, const mguard__lwrite *wa, const 
     memcpy(cb, bb, sizeof cb);
     MGUARD__L_CALLOUT(c->a->hd.ctx, NULL, NULL, r = c->a->desc.equal(ca, cb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
-        mguard__logf(c->a->hd.ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        mguard__logf(c->a->hd.ctx, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK, c->fn, "equal", "comparison abandoned");
         c->st = MGUARD_EINVAL;
         *stop = true;
     }
@@ -8908,10 +9002,10 @@ static mguard_status mguard__ledger_pair_ok(const mguard_ledger *a, const mguard
 #endif
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
         if (a->hd.ctx == b->hd.ctx && a->desc.value_size == b->desc.value_size) return MGUARD_OK;
-        mguard__logf(a->hd.ctx, MGUARD_LOG_WARN, "%s: the ledgers %s", fn,
+        mguard__logf(a->hd.ctx, MGUARD_LOG_LEDGER_MISMATCH, fn,
                      a->hd.ctx != b->hd.ctx ? "belong to different contexts" : "hold values of different sizes");
     } else if (mguard__ledger_ok(a) || mguard__ledger_ok(b)) {
-        mguard__logf(mguard__ledger_ok(a) ? a->hd.ctx : b->hd.ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
+        mguard__logf(mguard__ledger_ok(a) ? a->hd.ctx : b->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "or invalid ledger");
     }
     return MGUARD_EINVAL;
 }
@@ -9207,7 +9301,7 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
     /* a result made while the context dies would outlive it */
     if (!mguard__ctx_can_create(a->hd.ctx, fn)) return MGUARD_EINVAL;
     if (!out) {
-        mguard__logf(a->hd.ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        mguard__logf(a->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "out");
         return MGUARD_EINVAL;
     }
     d = (mguard_ledger_diff_result *)mguard__alloc(a->hd.ctx, sizeof *d);
@@ -9364,7 +9458,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!roots && nroots) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARRAY, fn, "roots", "nroots", (unsigned long)nroots);
         return MGUARD_EINVAL;
     }
     /* Snapshot (no call-out yet): entries' pending values, then payloads, hook functions, hooked objects. */
@@ -9415,7 +9509,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
         for (j = off[e - 1]; j < off[e]; j++) mguard__ledger_prune_visit(vals[j], &p);
     }
     if (p.changed) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK, fn, "refs", "nothing pruned");
         st = MGUARD_EINVAL;
     } else if (p.oom) {
         st = mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
@@ -9536,7 +9630,7 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
     }
     if (!fn && unbound) {
         mguard__free(L->hd.ctx, snap);
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL callback, and %u write(s) are to no field", name, unbound);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_UNBOUND_WRITES, name, unbound);
         return MGUARD_EINVAL;
     }
     /* the snapshot's own references: a callback may drop the writes */
@@ -9737,7 +9831,7 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
     if (!L->nrpool) return MGUARD_OK;
     cnt = (uint32_t *)mguard__alloc(L->hd.ctx, (size_t)L->nrpool * sizeof *cnt);
     if (!cnt) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_INFO, "mguard_ctx_check: ledger: out of memory; hold counts not checked");
+        mguard__logf(L->hd.ctx, MGUARD_LOG_CHECK_SKIPPED);
         return MGUARD_OK;
     }
     memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
@@ -9754,19 +9848,19 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
     const mguard_ledger *L;
     uint32_t n = 0;
     if (!mguard__weak_ok(root->watch)) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: the ledgers' weak table is gone");
+        mguard__logf(ctx, MGUARD_LOG_CHECK_FAILED, "the ledgers' weak table is gone");
         return MGUARD_EINVAL;
     }
     for (L = root->head; L; L = L->next) {
         if (!mguard__ledger_ok(L) || L->hd.ctx != ctx || (L->next && L->next->prev != L)) {
-            mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
+            mguard__check_failed(ctx, "ledger list broken at %p", (const void *)L);
             return MGUARD_EINVAL;
         }
         if (mguard__ledger_check(L)) return MGUARD_EINVAL;
         n++;
     }
     if (n != root->nledgers) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: %u ledgers listed, %u counted", n, root->nledgers);
+        mguard__check_failed(ctx, "%u ledgers listed, %u counted", n, root->nledgers);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -9906,12 +10000,12 @@ static bool mguard__cache_keys_ok(const mguard_cache *c, const void *const *keys
 {
     size_t i;
     if (!keys || n == 0 || n > MGUARD_CACHE_MAX_KEYS) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "%s: %s", fn, !keys ? "NULL keys" : "nkeys must be 1..MGUARD_CACHE_MAX_KEYS");
+        mguard__logf(c->ctx, !keys ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_CACHE_BAD_NKEYS, fn, "keys");
         return false;
     }
     for (i = 0; i < n; i++) {
         if (!keys[i]) {
-            mguard__logf(c->ctx, MGUARD_LOG_WARN, "%s: key %lu is NULL", fn, (unsigned long)i);
+            mguard__logf(c->ctx, MGUARD_LOG_CACHE_NULL_KEY, fn, (unsigned long)i);
             return false;
         }
     }
@@ -10216,7 +10310,7 @@ static void mguard__cache_log(mguard_cache *c, const char *what, const void *con
         m = snprintf(kb + (len < sizeof kb ? len : sizeof kb), len < sizeof kb ? sizeof kb - len : 0, "%s%s", i ? ", " : "", name);
         if (m > 0) len += (size_t)m;
     }
-    mguard__logf(ctx, MGUARD_LOG_INFO, "mguard_cache %s: %s (%s)%s%s", c->name, what, kb, r ? sep : "", text);
+    mguard__logf(ctx, MGUARD_LOG_CACHE_REASON, c->name, what, kb, r ? sep : "", text);
     if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
 }
 
@@ -10514,7 +10608,7 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     uint32_t cid = 0;
     if (!mguard__ctx_can_create(ctx, "mguard_cache_create")) return NULL;
     if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
+        mguard__logf(ctx, !desc ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_BAD_VALUE_SIZE, "mguard_cache_create", "desc");
         return NULL;
     }
     name = mguard__str_intern(ctx, desc->name ? desc->name : "cache");
@@ -10529,7 +10623,7 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     if (!cid) {
         mguard__free(ctx, c);
         mguard__str_release(ctx, name);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_create");
         return NULL;
     }
     memset(c, 0, sizeof *c);
@@ -10618,7 +10712,7 @@ static void mguard__cache_destroy(mguard_cache *c)
 {
     if (!mguard__cache_ok(c, "mguard_cache_destroy")) return;
     if (c->destroying) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_destroy: cache %p is already being destroyed", (void *)c);
+        mguard__logf(c->ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_cache_destroy", "cache", (void *)c);
         return;
     }
     c->destroying = 1;
@@ -10635,7 +10729,7 @@ static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *obj
     char nm[MGUARD__NAME];   /* every caller returns, or holds c busy: the hook may destroy c */
     for (i = 0; ctx->dying && i < n; i++) {
         if (mguard__is_dying(ctx, objs[i])) {
-            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is being destroyed; refused", fn, mguard__named(ctx, objs[i], nm));
+            mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, mguard__named(ctx, objs[i], nm));
             return MGUARD_EINVAL;
         }
     }
@@ -10752,7 +10846,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
     if (!mguard__cache_ok(c, "mguard_cache_set")) return MGUARD_EINVAL;
     ctx = c->ctx;
     if (!value || c->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_set: %s", !value ? "NULL value" : "cache is being destroyed");
+        mguard__logf(ctx, !value ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_HANDLE_DESTROYING, "mguard_cache_set", !value ? "value" : "cache");
         return MGUARD_EINVAL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_set")) return MGUARD_EINVAL;
@@ -10768,7 +10862,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
     memset(&q, 0, sizeof q);
     st = mguard__cache_put(c, kcopy, (uint32_t)nkeys, value, NULL, NULL, 0, cost, &q);
     if (st) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_set: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_set");
         return st;
     }
     mguard__cache_settle(c, &q, NULL);
@@ -10839,7 +10933,7 @@ static mguard_status mguard__cache_get_copy(mguard_cache *c, const void *const *
     if (!mguard__cache_ok(c, "mguard_cache_get_copy")) return MGUARD_EINVAL;
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_copy")) return MGUARD_EINVAL;
     if (!out) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_get_copy: NULL out");
+        mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_get_copy", "out");
         return MGUARD_EINVAL;
     }
     v = (const unsigned char *)mguard__cache_lookup(c, keys, nkeys);
@@ -10891,7 +10985,7 @@ static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void
     const mguard_cache_reason *r;
     if (!mguard__cache_ok(c, "mguard_cache_last_reason")) return MGUARD_EINVAL;
     if (!out) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_last_reason: NULL out");
+        mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_last_reason", "out");
         return MGUARD_EINVAL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_last_reason")) return MGUARD_EINVAL;
@@ -10946,7 +11040,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     if (!mguard__cache_ok(c, "mguard_cache_get_or_compute")) return NULL;
     ctx = c->ctx;
     if (!compute || c->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: %s", !compute ? "NULL compute" : "cache is being destroyed");
+        mguard__logf(ctx, !compute ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_HANDLE_DESTROYING, "mguard_cache_get_or_compute", !compute ? "compute" : "cache");
         return NULL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_or_compute")) return NULL;
@@ -10974,7 +11068,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     if ((!c->inslot && !block) || mguard__kx_reserve(ctx, nkeys)) {   /* and the room its reason's keys may need */
         mguard__free(ctx, block);
         st = MGUARD_ENOMEM;
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_get_or_compute");
         goto done;
     }
     ctx->kx_held += nkeys;
@@ -10990,7 +11084,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         mguard__job_end(ctx, &job);
         mguard__cache_discard(c, val, block, !st);
         if (c->destroying) {
-            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by compute");
+            mguard__logf(ctx, MGUARD_LOG_CACHE_GONE_IN_COMPUTE, "mguard_cache_get_or_compute");
             told = 1;
         }
     } else if (job.stale) {
@@ -11005,7 +11099,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         if (out && c->parkseq != seq) out = NULL;   /* park's callout parked another */
     } else if ((st = mguard__cache_put(c, job.keys, job.nkeys, val, block, job.deps, job.ndeps, job.cost, &q)) != MGUARD_OK) {
         mguard__job_end(ctx, &job);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_get_or_compute");
         mguard__cache_discard(c, val, block, true);
     } else {
         size_t k;
@@ -11019,7 +11113,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
 done:
     c->busy--;
     if (c->destroying) {
-        if (!told) mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by a value destructor");
+        if (!told) mguard__logf(ctx, MGUARD_LOG_CACHE_GONE_IN_DTOR, "mguard_cache_get_or_compute");
         out = NULL;
         st = MGUARD_EINVAL;
         if (!c->busy) mguard__cache_destroy_now(c);
@@ -11039,7 +11133,7 @@ static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void 
     if (!mguard__job_ok(job)) return MGUARD_EINVAL;
     ctx = job->c->ctx;
     if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_job_depend: NULL object");
+        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_job_depend", "object");
         return MGUARD_EINVAL;
     }
     if (job->stale) return MGUARD_OK;   /* not stored anyway */
@@ -11065,7 +11159,7 @@ static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void 
         job->ndeps >= MGUARD__CS_MAXPOS ||
         mguard__reserve(ctx, (void **)&job->deps, &job->capdeps, (size_t)job->ndeps + 1, sizeof *job->deps)) {
         mguard__str_release(ctx, ia);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_job_depend: out of memory; the value will not be stored");
+        mguard__logf(ctx, MGUARD_LOG_CACHE_NOT_STORED, "mguard_cache_job_depend");
         mguard__job_spoil(job, &why, NULL);
         return MGUARD_ENOMEM;
     }
@@ -11115,7 +11209,7 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
     if (!mguard__cache_ok(c, "mguard_cache_depend")) return MGUARD_EINVAL;
     ctx = c->ctx;
     if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_depend: NULL object");
+        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_depend", "object");
         return MGUARD_EINVAL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_depend")) return MGUARD_EINVAL;
@@ -11155,7 +11249,7 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
     return MGUARD_OK;
 oom:
     mguard__str_release(ctx, ia);
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_depend: out of memory");
+    mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_depend");
     return MGUARD_ENOMEM;
 }
 
@@ -11168,7 +11262,7 @@ static mguard_status mguard__cache_pop(mguard_cache *c, const void *const *keys,
     mguard_cache_reason why;
     if (!mguard__cache_ok(c, fn) || !mguard__cache_keys_ok(c, keys, nkeys, fn)) return MGUARD_EINVAL;
     if (take && !out) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
+        mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, fn, "out");
         return MGUARD_EINVAL;
     }
     memset(&q, 0, sizeof q);
@@ -11206,7 +11300,7 @@ static bool mguard__cache_next(mguard_cache_iter *it)
     }
     if (c->rebased && it->bound_ <= c->sbase) {
         /* 2^32 entries stored while the walk was paused */
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_next: the cache was renumbered during the walk; the walk ends");
+        mguard__logf(c->ctx, MGUARD_LOG_WALK_RENUMBERED, "mguard_cache_next", "cache");
         it->pos_ = c->nrec;
     }
     while (it->pos_ < c->nrec) {
@@ -11229,7 +11323,7 @@ static mguard_status mguard__cache_get_stats(const mguard_cache *c, mguard_cache
 {
     if (!mguard__cache_ok(c, "mguard_cache_get_stats")) return MGUARD_EINVAL;
     if (!out) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_get_stats: NULL out");
+        mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_get_stats", "out");
         return MGUARD_EINVAL;
     }
     *out = c->stats;
@@ -11372,18 +11466,18 @@ static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
 static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
 {
     mguard__lock *lk;
-    const char *err = NULL;
+    int err = -1;   /* a mguard_log_code */
     if (!d->thread_safe && !d->lock.lock_fn && !d->lock.unlock_fn) return true;
-    if (!d->lock.lock_fn != !d->lock.unlock_fn) err = "mguard_ctx_create: the lock needs both lock_fn and unlock_fn";
+    if (!d->lock.lock_fn != !d->lock.unlock_fn) err = MGUARD_LOG_HALF_LOCK;
 #if !defined(MGUARD__PTHREADS)
-    else if (!d->lock.lock_fn) err = "mguard_ctx_create: thread_safe needs desc.lock here (built without pthreads)";
+    else if (!d->lock.lock_fn) err = MGUARD_LOG_NO_PTHREADS;
 #endif
-    if (!err) {
+    if (err < 0) {
         lk = (mguard__lock *)mguard__alloc(ctx, sizeof *lk);
-        if (!lk) err = "mguard_ctx_create: out of memory";
+        if (!lk) err = MGUARD_LOG_NOMEM;
     }
-    if (err) {
-        if (ctx->log.func) ctx->log.func(MGUARD_LOG_ERROR, err, ctx->log.user);
+    if (err >= 0) {
+        mguard__log_now(ctx->log, (mguard_log_code)err, "mguard_ctx_create");
         return false;
     }
     memset(lk, 0, sizeof *lk);
@@ -11395,7 +11489,7 @@ static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
     if (!lk->lock_fn) {
         if (pthread_mutex_init(&lk->mutex, NULL) != 0) {
             mguard__free(ctx, lk);
-            if (ctx->log.func) ctx->log.func(MGUARD_LOG_ERROR, "mguard_ctx_create: pthread_mutex_init failed", ctx->log.user);
+            mguard__log_now(ctx->log, MGUARD_LOG_LOCK_INIT_FAILED, "mguard_ctx_create");
             return false;
         }
         lk->lock_fn = mguard__pt_lock;
