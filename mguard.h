@@ -146,74 +146,74 @@ typedef enum mguard_log_level {
     MGUARD_LOG_INFO = 3   /* lines a program asked for (a cache's log_reasons) */
 } mguard_log_level;
 /* Every log line has a code MGUARD_LOG_<code>, made from this one list of
-   X(code, level, printf format of the line). Codes are stable: a program
+   L(code, level, printf format of the line). Codes are stable: a program
    compares them (or makes its own tables from the list); words may change. */
-#define MGUARD_LOG_ITEMS(X) \
-    X(NOMEM, ERROR, "%s: out of memory") \
-    X(NULL_ARG, WARN, "%s: NULL %s") \
-    X(NULL_ARRAY, WARN, "%s: NULL %s with %s %lu") \
-    X(BAD_ENUM, WARN, "%s: unknown %s %d") \
-    X(BAD_VALUE_SIZE, WARN, "%s: value_size must be 1..16M bytes") \
-    X(HALF_ALLOCATOR, ERROR, "%s: the allocator needs both realloc_fn and free_fn") \
-    X(HALF_LOCK, ERROR, "%s: the lock needs both lock_fn and unlock_fn") \
-    X(NO_PTHREADS, ERROR, "%s: thread_safe needs desc.lock here (built without pthreads)") \
-    X(LOCK_INIT_FAILED, ERROR, "%s: pthread_mutex_init failed") \
-    X(CTX_DESTROYING, WARN, "%s: refused: the context is being destroyed") \
-    X(DESTROY_IN_CALLBACK, WARN, "%s: refused inside one of the context's own callbacks") \
-    X(HANDLE_DESTROYING, WARN, "%s: the %s is being destroyed") \
-    X(DESTROY_TWICE, WARN, "%s: %s %p is already being destroyed") \
-    X(NOT_LIVE, WARN, "%s%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)") \
-    X(NOT_LIVE_CTX, WARN, "%s: %p is not a live context (destroyed, or not a context)") \
-    X(LINES_DROPPED, WARN, "mguard: %u more log line(s) of one call dropped (a call queues %d)") \
-    X(CHECK_FAILED, ERROR, "mguard_ctx_check: %s") \
-    X(CHECK_SKIPPED, INFO, "mguard_ctx_check: ledger: out of memory; hold counts not checked") \
-    X(OBJECT_DYING, WARN, "%s: %s is being destroyed; refused") \
-    X(ON_DESTROY_TWICE, WARN, "%s: %s is already being destroyed; ignored") \
-    X(ON_DESTROY_IN_PLACE, ERROR, "%s: out of memory; destroying %s's values in place") \
-    X(WEAK_PINNED, ERROR, "%s: out of memory (table pinned by an out-of-memory destructor)") \
-    X(WEAK_SIZE_MISMATCH, WARN, "%s: the table's values are %lu bytes, read as %lu") \
-    X(WEAK_NOT_PTR, WARN, "%s: table value_size is %lu, not sizeof(void *)") \
-    X(WALK_RENUMBERED, WARN, "%s: the %s was renumbered during the walk; the walk ends") \
-    X(REF_FOREIGN, WARN, "%s: ref belongs to another context") \
-    X(GEN_UNTAGGED, WARN, "%s: %s was never tagged (mguard_gen_tag in its constructor?); counted as dynamic, as every untagged object on this strict context (reported once)") \
-    X(SCOPE_BAD_PHASES, WARN, "%s: %s") \
-    X(SCOPE_SELF_PARENT, WARN, "%s: a component under itself") \
-    X(SCOPE_CHILD_GONE, WARN, "%s: the child %p was destroyed while its parent was looked up") \
-    X(SCOPE_PARENT_UNNAMED, WARN, "%s: the parent %s has no name") \
-    X(SCOPE_UNNAMED, WARN, "%s: component %s has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)") \
-    X(SCOPE_ENTER_GONE, WARN, "%s: component %p was destroyed while it was being entered") \
-    X(SCOPE_BAD_PHASE, WARN, "%s: phase %lu of %lu") \
-    X(SCOPE_NOT_FINITE, WARN, "%s: amount is not finite") \
-    X(SCOPE_ACTIVE_DESTROYED, WARN, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed") \
-    X(SCOPE_CHILD_SKIPPED, WARN, "mguard_scope: child %lu of %s has a %s; skipped") \
-    X(SCOPE_TRACE_FULL, WARN, "%s: the trace holds %lu spans (max_trace_events); later spans are not recorded") \
-    X(SCOPE_EXIT_UNENTERED, WARN, "%s: exiting %s%s, which was never entered (during %s)") \
-    X(SCOPE_EXIT_ORDER, WARN, "%s: %s exits while %s is still active inside it (during %s); exited out of order") \
-    X(DYN_RANK, WARN, "%s: rank too large") \
-    X(LEDGER_HELD_DESTROYED, WARN, "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks") \
-    X(LEDGER_BAD_DESC, WARN, "%s: %s (value_size %lu)") \
-    X(LEDGER_BAD_TYPE, WARN, "%s: %s needs %s (value_size %lu)") \
-    X(LEDGER_TRACKED, WARN, "%s: %s is already tracked") \
-    X(LEDGER_UNTRACKED, WARN, "%s: %s is not tracked") \
-    X(LEDGER_READ_UNTRACKED, WARN, "%s: %s is not tracked (reading %s)") \
-    X(LEDGER_CONTAINER, WARN, "%s: %s is a container (no attribute writes)") \
-    X(LEDGER_NOT_CONTAINER, WARN, "%s: %s is not a container") \
-    X(LEDGER_NULL_VALUE, WARN, "%s: NULL value for %s.%s (%lu bytes)") \
-    X(LEDGER_UNBOUND, WARN, "%s: %s.%s is neither bound (mguard_ledger_set_fields) nor pending") \
-    X(LEDGER_TOO_MANY_FIELDS, WARN, "%s: more than 4294967295 fields (n %lu)") \
-    X(LEDGER_FIELD_UNNAMED, WARN, "%s: field %lu (NULL) has no name") \
-    X(LEDGER_FIELD_TYPE, WARN, "%s: field %lu (%s) of size %lu is %s, which needs %s") \
-    X(LEDGER_PENDING_SHAPE, WARN, "%s: %s.%s has a pending write of %u bytes of %s; the binding would make it %lu bytes of %s") \
-    X(LEDGER_BAD_CHECKPOINT, WARN, "%s: the checkpoint is %s") \
-    X(LEDGER_CHANGED_IN_HOOK, WARN, "%s: a ledger changed inside the %s hook; %s") \
-    X(LEDGER_MISMATCH, WARN, "%s: the ledgers %s") \
-    X(LEDGER_UNBOUND_WRITES, WARN, "%s: NULL callback, and %u write(s) are to no field") \
-    X(CACHE_BAD_NKEYS, WARN, "%s: nkeys must be 1..MGUARD_CACHE_MAX_KEYS") \
-    X(CACHE_NULL_KEY, WARN, "%s: key %lu is NULL") \
-    X(CACHE_REASON, INFO, "mguard_cache %s: %s (%s)%s%s") \
-    X(CACHE_GONE_IN_COMPUTE, WARN, "%s: the cache was destroyed by compute") \
-    X(CACHE_GONE_IN_DTOR, WARN, "%s: the cache was destroyed by a value destructor") \
-    X(CACHE_NOT_STORED, ERROR, "%s: out of memory; the value will not be stored")
+#define MGUARD_LOG_ITEMS(L) \
+    L(NOMEM, ERROR, "%s: out of memory") \
+    L(NULL_ARG, WARN, "%s: NULL %s") \
+    L(NULL_ARRAY, WARN, "%s: NULL %s with %s %lu") \
+    L(BAD_ENUM, WARN, "%s: unknown %s %d") \
+    L(BAD_VALUE_SIZE, WARN, "%s: value_size must be 1..16M bytes") \
+    L(HALF_ALLOCATOR, ERROR, "%s: the allocator needs both realloc_fn and free_fn") \
+    L(HALF_LOCK, ERROR, "%s: the lock needs both lock_fn and unlock_fn") \
+    L(NO_PTHREADS, ERROR, "%s: thread_safe needs desc.lock here (built without pthreads)") \
+    L(LOCK_INIT_FAILED, ERROR, "%s: pthread_mutex_init failed") \
+    L(CTX_DESTROYING, WARN, "%s: refused: the context is being destroyed") \
+    L(DESTROY_IN_CALLBACK, WARN, "%s: refused inside one of the context's own callbacks") \
+    L(HANDLE_DESTROYING, WARN, "%s: the %s is being destroyed") \
+    L(DESTROY_TWICE, WARN, "%s: %s %p is already being destroyed") \
+    L(NOT_LIVE, WARN, "%s%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)") \
+    L(NOT_LIVE_CTX, WARN, "%s: %p is not a live context (destroyed, or not a context)") \
+    L(LINES_DROPPED, WARN, "mguard: %u more log line(s) of one call dropped (a call queues %d)") \
+    L(CHECK_FAILED, ERROR, "mguard_ctx_check: %s") \
+    L(CHECK_SKIPPED, INFO, "mguard_ctx_check: ledger: out of memory; hold counts not checked") \
+    L(OBJECT_DYING, WARN, "%s: %s is being destroyed; refused") \
+    L(ON_DESTROY_TWICE, WARN, "%s: %s is already being destroyed; ignored") \
+    L(ON_DESTROY_IN_PLACE, ERROR, "%s: out of memory; destroying %s's values in place") \
+    L(WEAK_PINNED, ERROR, "%s: out of memory (table pinned by an out-of-memory destructor)") \
+    L(WEAK_SIZE_MISMATCH, WARN, "%s: the table's values are %lu bytes, read as %lu") \
+    L(WEAK_NOT_PTR, WARN, "%s: table value_size is %lu, not sizeof(void *)") \
+    L(WALK_RENUMBERED, WARN, "%s: the %s was renumbered during the walk; the walk ends") \
+    L(REF_FOREIGN, WARN, "%s: ref belongs to another context") \
+    L(GEN_UNTAGGED, WARN, "%s: %s was never tagged (mguard_gen_tag in its constructor?); counted as dynamic, as every untagged object on this strict context (reported once)") \
+    L(SCOPE_BAD_PHASES, WARN, "%s: %s") \
+    L(SCOPE_SELF_PARENT, WARN, "%s: a component under itself") \
+    L(SCOPE_CHILD_GONE, WARN, "%s: the child %p was destroyed while its parent was looked up") \
+    L(SCOPE_PARENT_UNNAMED, WARN, "%s: the parent %s has no name") \
+    L(SCOPE_UNNAMED, WARN, "%s: component %s has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)") \
+    L(SCOPE_ENTER_GONE, WARN, "%s: component %p was destroyed while it was being entered") \
+    L(SCOPE_BAD_PHASE, WARN, "%s: phase %lu of %lu") \
+    L(SCOPE_NOT_FINITE, WARN, "%s: amount is not finite") \
+    L(SCOPE_ACTIVE_DESTROYED, WARN, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed") \
+    L(SCOPE_CHILD_SKIPPED, WARN, "mguard_scope: child %lu of %s has a %s; skipped") \
+    L(SCOPE_TRACE_FULL, WARN, "%s: the trace holds %lu spans (max_trace_events); later spans are not recorded") \
+    L(SCOPE_EXIT_UNENTERED, WARN, "%s: exiting %s%s, which was never entered (during %s)") \
+    L(SCOPE_EXIT_ORDER, WARN, "%s: %s exits while %s is still active inside it (during %s); exited out of order") \
+    L(DYN_RANK, WARN, "%s: rank too large") \
+    L(LEDGER_HELD_DESTROYED, WARN, "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks") \
+    L(LEDGER_BAD_DESC, WARN, "%s: %s (value_size %lu)") \
+    L(LEDGER_BAD_TYPE, WARN, "%s: %s needs %s (value_size %lu)") \
+    L(LEDGER_TRACKED, WARN, "%s: %s is already tracked") \
+    L(LEDGER_UNTRACKED, WARN, "%s: %s is not tracked") \
+    L(LEDGER_READ_UNTRACKED, WARN, "%s: %s is not tracked (reading %s)") \
+    L(LEDGER_CONTAINER, WARN, "%s: %s is a container (no attribute writes)") \
+    L(LEDGER_NOT_CONTAINER, WARN, "%s: %s is not a container") \
+    L(LEDGER_NULL_VALUE, WARN, "%s: NULL value for %s.%s (%lu bytes)") \
+    L(LEDGER_UNBOUND, WARN, "%s: %s.%s is neither bound (mguard_ledger_set_fields) nor pending") \
+    L(LEDGER_TOO_MANY_FIELDS, WARN, "%s: more than 4294967295 fields (n %lu)") \
+    L(LEDGER_FIELD_UNNAMED, WARN, "%s: field %lu (NULL) has no name") \
+    L(LEDGER_FIELD_TYPE, WARN, "%s: field %lu (%s) of size %lu is %s, which needs %s") \
+    L(LEDGER_PENDING_SHAPE, WARN, "%s: %s.%s has a pending write of %u bytes of %s; the binding would make it %lu bytes of %s") \
+    L(LEDGER_BAD_CHECKPOINT, WARN, "%s: the checkpoint is %s") \
+    L(LEDGER_CHANGED_IN_HOOK, WARN, "%s: a ledger changed inside the %s hook; %s") \
+    L(LEDGER_MISMATCH, WARN, "%s: the ledgers %s") \
+    L(LEDGER_UNBOUND_WRITES, WARN, "%s: NULL callback, and %u write(s) are to no field") \
+    L(CACHE_BAD_NKEYS, WARN, "%s: nkeys must be 1..MGUARD_CACHE_MAX_KEYS") \
+    L(CACHE_NULL_KEY, WARN, "%s: key %lu is NULL") \
+    L(CACHE_REASON, INFO, "mguard_cache %s: %s (%s)%s%s") \
+    L(CACHE_GONE_IN_COMPUTE, WARN, "%s: the cache was destroyed by compute") \
+    L(CACHE_GONE_IN_DTOR, WARN, "%s: the cache was destroyed by a value destructor") \
+    L(CACHE_NOT_STORED, ERROR, "%s: out of memory; the value will not be stored")
 #define MGUARD__LOG_CODE(code, level, fmt) MGUARD_LOG_##code,
 typedef enum mguard_log_code { MGUARD_LOG_ITEMS(MGUARD__LOG_CODE) } mguard_log_code;
 typedef struct mguard_ctx mguard_ctx;
@@ -228,8 +228,8 @@ typedef struct mguard_allocator {
     void *user;
 } mguard_allocator;
 /* Gets misuse warnings and errors: code says which (MGUARD_LOG_ITEMS), msg is
-   the line in words, without the newline, valid
-   during the call (default: stderr). A line is delivered when its call is done
+   the line without the newline, valid during the call (default: stderr, with
+   the code's name). A line is delivered when its call is done
    with its structures (before its next callback, or on return; at most 8 wait,
    the rest counted in one line), so a logger may call any function, even
    destroy the handle named (a pointer the call returns into it goes too) or, at
@@ -269,7 +269,7 @@ typedef struct mguard_describer {
 typedef struct mguard_ctx_desc {
     mguard_allocator allocator; /* default: realloc/free */
     mguard_logger logger;       /* default: print errors, warnings and (asked
-                                   for) INFO lines to stderr */
+                                   for) INFO lines, with their codes, to stderr */
     bool quiet;                 /* true: no default stderr logger */
     bool thread_safe;           /* true: threads may share it; default: one thread */
     mguard_lock lock;           /* thread-safe with this lock; default (zero):
@@ -2756,10 +2756,7 @@ static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn)
 {
     if (!mguard__ctx_ok(ctx, fn)) return false;
-    if (ctx->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_CTX_DESTROYING, fn);
-        return false;
-    }
+    if (ctx->destroying) { mguard__logf(ctx, MGUARD_LOG_CTX_DESTROYING, fn); return false; }
     return true;
 }
 
@@ -3679,10 +3676,7 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
         return NULL;
     }
 #ifdef MGUARD_DEBUG
-    if (mguard__dbg_reserve(ctx)) {
-        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_weak_create");
-        return NULL;
-    }
+    if (mguard__dbg_reserve(ctx)) { mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_weak_create"); return NULL; }
 #endif
     t = (mguard_weak *)mguard__alloc(ctx, sizeof *t);
     tid = t ? mguard__id_take(ctx, (void **)&ctx->tabs, &ctx->ntabs, &ctx->captabs, &ctx->free_tid) : 0;
@@ -4082,10 +4076,7 @@ static mguard_status mguard__weak_pop(mguard_weak *t, const void *key, void *out
     mguard__kslot *s;
     bool known;
     if (!mguard__weak_valid(t, fn)) return MGUARD_EINVAL;
-    if (!key || (take && !out)) {
-        mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, fn, key ? "out" : "key");
-        return MGUARD_EINVAL;
-    }
+    if (!key || (take && !out)) { mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, fn, key ? "out" : "key"); return MGUARD_EINVAL; }
     s = mguard__kx_find(&t->ctx->kx, key, t->tid, mguard__hash64(key), &known);
     if (!s) return MGUARD_NOT_FOUND;
     mguard__weak_remove_slot(t, s, known, out);
@@ -4222,10 +4213,7 @@ static void mguard__weak_finish(mguard_weak *t)
 static void mguard__weak_destroy(mguard_weak *t)
 {
     if (!mguard__weak_valid(t, "mguard_weak_destroy")) return;
-    if (t->destroying) {
-        mguard__logf(t->ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_weak_destroy", "table", (void *)t);
-        return;
-    }
+    if (t->destroying) { mguard__logf(t->ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_weak_destroy", "table", (void *)t); return; }
     t->destroying = 1;
     if (t->busy) return;   /* the clear in progress finishes the job */
     mguard__weak_finish(t);
@@ -4235,10 +4223,7 @@ static mguard_status mguard__weak_get_copy(const mguard_weak *t, const void *key
 {
     const void *p;
     if (!mguard__weak_valid(t, "mguard_weak_get_copy")) return MGUARD_EINVAL;
-    if (!key || !out) {
-        mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, "mguard_weak_get_copy", !key ? "key" : "out");
-        return MGUARD_EINVAL;
-    }
+    if (!key || !out) { mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, "mguard_weak_get_copy", !key ? "key" : "out"); return MGUARD_EINVAL; }
     p = mguard__weak_get(t, key);
     if (!p) return MGUARD_NOT_FOUND;
     memcpy(out, p, t->value_size);
@@ -4432,10 +4417,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     st = r ? MGUARD_OK : mguard__admit(ctx, obj, 2, "mguard_watch");
     if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
     if (!st && !(r && ctx->objs[r - 1].side)) st = mguard__side_reserve(ctx, 1);
-    if (st) {
-        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch");
-        return st;
-    }
+    if (st) { if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch"); return st; }
     if (r) sd = MGUARD__SIDE(ctx, &ctx->objs[r - 1]);
     if (sd && g) {
         /* the same (obj, guard, fn) waiting already: EEXIST, nothing changed */
@@ -4448,10 +4430,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
         /* full: the inline watcher moves to a heap list, or the list grows */
         if (!(ctx->objs[r - 1].flags & MGUARD__F_WLIST)) {
             mguard__watcher *list = (mguard__watcher *)mguard__alloc(ctx, 4 * sizeof *list);
-            if (!list) {
-                mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch");
-                return MGUARD_ENOMEM;
-            }
+            if (!list) { mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch"); return MGUARD_ENOMEM; }
             list[0] = sd->w.one;
             sd->w.list.at = list;
             sd->w.list.n = 1;
@@ -4504,10 +4483,7 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     size_t found = 0;
     mguard__firing *f;
     if (!mguard__ctx_ok(ctx, "mguard_unwatch")) return MGUARD_EINVAL;
-    if (!obj || !guard) {
-        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_unwatch", !obj ? "object" : "guard");
-        return MGUARD_EINVAL;
-    }
+    if (!obj || !guard) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_unwatch", !obj ? "object" : "guard"); return MGUARD_EINVAL; }
     /* only the guard's current life counts: watchers of a dead guard at its address are dropped here */
     g = mguard__reg_find(ctx, guard);
     gserial = g ? mguard__serial_of(ctx, guard) : 0;
@@ -4620,10 +4596,7 @@ static mguard_status mguard__flag(mguard_ctx *ctx, const void *obj, uint32_t fla
     uint32_t r;
     bool known;
     if (!mguard__ctx_ok(ctx, fn)) return MGUARD_EINVAL;
-    if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, fn, "object");
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, fn, "object"); return MGUARD_EINVAL; }
     r = mguard__reg_look(ctx, obj, &known, NULL);
     if (!r) {
         mguard_status st = mguard__admit(ctx, obj, 1, fn);
@@ -5193,10 +5166,7 @@ oom:
 static void mguard__scope_destroy(mguard_scope *s)
 {
     if (!mguard__scope_ok(s)) return;
-    if (s->destroying) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_scope_destroy", "scope", (void *)s);
-        return;
-    }
+    if (s->destroying) { mguard__logf(s->hd.ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_scope_destroy", "scope", (void *)s); return; }
     s->destroying = 1;
     if (!s->busy) mguard__scope_free(s);
 }
@@ -5212,14 +5182,8 @@ static void mguard__scope_destroy_part(mguard__part *p)
 static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *comp, const char *fn)
 {
     if (!mguard__handle_ok(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, fn)) return MGUARD_EINVAL;
-    if (s->destroying) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "scope");
-        return MGUARD_EINVAL;
-    }
-    if (!comp) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "component");
-        return MGUARD_EINVAL;
-    }
+    if (s->destroying) { mguard__logf(s->hd.ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "scope"); return MGUARD_EINVAL; }
+    if (!comp) { mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "component"); return MGUARD_EINVAL; }
     return MGUARD_OK;
 }
 
@@ -5692,10 +5656,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
     mguard__scope_walk w;
     bool had = false;
     if (st) return st;
-    if (!fqn || !*fqn) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_scope_set_name", "or empty name");
-        return MGUARD_EINVAL;
-    }
+    if (!fqn || !*fqn) { mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_scope_set_name", "or empty name"); return MGUARD_EINVAL; }
     memset(&v, 0, sizeof v);
     memset(&w, 0, sizeof w);
     v.name = mguard__scope_intern(s->hd.ctx, s, fqn);
@@ -6309,10 +6270,7 @@ static size_t mguard__scope_report_write(mguard_scope *s, mguard_scope_format fo
 {
     mguard__out o;
     if (!mguard__scope_ok(s)) return 0;
-    if (!fn) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_scope_report_write", "write callback");
-        return 0;
-    }
+    if (!fn) { mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_scope_report_write", "write callback"); return 0; }
     memset(&o, 0, sizeof o);
     o.fn = fn;
     o.user = user;
@@ -6470,10 +6428,7 @@ static mguard_dyn *mguard__dyn_create(mguard_ctx *ctx)
     if (!mguard__dbg_h_reserve(ctx))
 #endif
         d = (mguard_dyn *)mguard__alloc(ctx, sizeof *d);
-    if (!d) {
-        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_dyn_create");
-        return NULL;
-    }
+    if (!d) { mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_dyn_create"); return NULL; }
     memset(d, 0, sizeof *d);
     d->part.destroy = mguard__dyn_destroy_part;
     d->part.check = mguard__dyn_check;
@@ -7663,10 +7618,7 @@ static uint32_t mguard__ledger_new_refs(const mguard_ledger *L, const void *p, c
 static mguard_status mguard__ledger_can_change(const mguard_ledger *L, const char *fn)
 {
     if (!mguard__handle_ok(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
-    if (L->destroying) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "ledger");
-        return MGUARD_EINVAL;
-    }
+    if (L->destroying) { mguard__logf(L->hd.ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "ledger"); return MGUARD_EINVAL; }
     return MGUARD_OK;
 }
 
@@ -7750,10 +7702,7 @@ static void mguard__ledger_free(mguard_ledger *L)
 static void mguard__ledger_destroy(mguard_ledger *L)
 {
     if (!mguard__ledger_ok(L)) return;
-    if (L->destroying) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_ledger_destroy", "ledger", (void *)L);
-        return;
-    }
+    if (L->destroying) { mguard__logf(L->hd.ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_ledger_destroy", "ledger", (void *)L); return; }
     L->destroying = 1;
     if (!L->frames && !L->desc.release) {
         mguard__ledger_free(L);  /* nothing to call: no queue to run */
@@ -7796,10 +7745,7 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
     mguard__lent *en;
     if (st) return st;
     ctx = L->hd.ctx;
-    if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, fn, "object");
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, fn, "object"); return MGUARD_EINVAL; }
     if (kind < MGUARD_LEDGER_EXISTING || kind > MGUARD_LEDGER_CONTAINER) {
         mguard__logf(ctx, MGUARD_LOG_BAD_ENUM, fn, "kind", (int)kind);
         return MGUARD_EINVAL;
@@ -7843,10 +7789,7 @@ static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj,
     uint32_t e;
     const mguard__lent *en;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!obj || !out) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_ledger_get", !obj ? "object" : "out");
-        return MGUARD_EINVAL;
-    }
+    if (!obj || !out) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_ledger_get", !obj ? "object" : "out"); return MGUARD_EINVAL; }
     e = mguard__ledger_ent_find(L, obj);
     if (!e) return MGUARD_NOT_FOUND;
     en = &L->ents[e - 1];
@@ -7865,10 +7808,7 @@ static mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const voi
     mguard_ctx *ctx = L->hd.ctx;   /* every caller returns at once after a line: the hook may free L */
     char nm[MGUARD__NAME];
     *e = 0;
-    if (!obj || !attr) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "attribute");
-        return MGUARD_EINVAL;
-    }
+    if (!obj || !attr) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "attribute"); return MGUARD_EINVAL; }
     *e = mguard__ledger_ent_find(L, obj);
     if (!*e) {
         if (untracked_ok) return MGUARD_NOT_FOUND;
@@ -7889,10 +7829,7 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
     uint32_t e;
     mguard__lent *en;
     if (st) return st;
-    if (!obj) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "object");
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "object"); return MGUARD_EINVAL; }
     e = mguard__ledger_ent_find(L, obj);
     if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_CONTAINER) {
         mguard_ctx *ctx = L->hd.ctx;
@@ -8036,10 +7973,7 @@ static mguard_status mguard__ledger_pending(const mguard_ledger *L, const void *
     mguard_status st;
     if (value) *value = NULL;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!value) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "value pointer");
-        return MGUARD_EINVAL;
-    }
+    if (!value) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "value pointer"); return MGUARD_EINVAL; }
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
     if (st) return mguard__ledger_not_found(L, obj, attr, st, fn);
     a = mguard__str_find(L->hd.ctx, attr);
@@ -8060,10 +7994,7 @@ static mguard_status mguard__ledger_read(const mguard_ledger *L, const void *obj
     unsigned t;
     mguard_status st;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "out");
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "out"); return MGUARD_EINVAL; }
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
     if (st) return mguard__ledger_not_found(L, obj, attr, st, fn);
     /* out has room for the attribute's size (the field's, else the desc's) */
@@ -8104,10 +8035,7 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
         const char *needs = t > MGUARD_LEDGER_VALUE_PTR ? "a known value_type"
                             : L->desc.value_size ? mguard__ledger_type_needs(t, f->size)
                             : f->size != sizeof(void *) ? "a pointer's size in a ledger of pointer values" : NULL;
-        if (!f->name) {
-            mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_FIELD_UNNAMED, fn, (unsigned long)i);
-            return MGUARD_EINVAL;
-        }
+        if (!f->name) { mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_FIELD_UNNAMED, fn, (unsigned long)i); return MGUARD_EINVAL; }
         if (needs) {
             mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_FIELD_TYPE, fn, (unsigned long)i,
                          f->name, (unsigned long)f->size, mguard__ledger_type_str(t), needs);
@@ -8347,10 +8275,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     uint32_t watched;
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
-    if (!tag) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "tag");
-        return MGUARD_EINVAL;
-    }
+    if (!tag) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "tag"); return MGUARD_EINVAL; }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!(t = mguard__lstr_intern(L->hd.ctx, tag))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
@@ -8390,10 +8315,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     int cand;
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
-    if (!obj || !id) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "id pointer");
-        return MGUARD_EINVAL;
-    }
+    if (!obj || !id) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "id pointer"); return MGUARD_EINVAL; }
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (name && !(nm = mguard__lstr_intern(L->hd.ctx, name))) st = MGUARD_ENOMEM;
@@ -8564,20 +8486,14 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
     size_t i;
     if (!mguard__ledger_ok(src) || !mguard__ctx_can_create(src->hd.ctx, fn)) return NULL;
     ctx = src->hd.ctx;
-    if (src->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "ledger");
-        return NULL;
-    }
+    if (src->destroying) { mguard__logf(ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "ledger"); return NULL; }
     mguard__ledger_layout(src, &lay);
     block = NULL;
 #ifdef MGUARD_DEBUG
     if (!mguard__dbg_h_reserve(ctx))
 #endif
         block = (unsigned char *)mguard__alloc(ctx, lay.total);
-    if (!block) {
-        mguard__logf(ctx, MGUARD_LOG_NOMEM, fn);
-        return NULL;
-    }
+    if (!block) { mguard__logf(ctx, MGUARD_LOG_NOMEM, fn); return NULL; }
     /* One memcpy per array, all into the one block. */
     from[0] = src->ents;
     from[1] = src->ent_ix.slots;
@@ -9300,10 +9216,7 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
     if (st) return st;
     /* a result made while the context dies would outlive it */
     if (!mguard__ctx_can_create(a->hd.ctx, fn)) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(a->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "out");
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(a->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "out"); return MGUARD_EINVAL; }
     d = (mguard_ledger_diff_result *)mguard__alloc(a->hd.ctx, sizeof *d);
     if (!d) return mguard__ledger_oom(a, MGUARD_ENOMEM, fn);
     memset(d, 0, sizeof *d);
@@ -9457,10 +9370,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     size_t r, bytes;
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
-    if (!roots && nroots) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARRAY, fn, "roots", "nroots", (unsigned long)nroots);
-        return MGUARD_EINVAL;
-    }
+    if (!roots && nroots) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARRAY, fn, "roots", "nroots", (unsigned long)nroots); return MGUARD_EINVAL; }
     /* Snapshot (no call-out yet): entries' pending values, then payloads, hook functions, hooked objects. */
     memset(&p, 0, sizeof p);
     p.L = L;
@@ -9830,10 +9740,7 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
     if (mguard__ledger_check_queue(L, true) || mguard__ledger_check_queue(L, false)) return MGUARD_EINVAL;
     if (!L->nrpool) return MGUARD_OK;
     cnt = (uint32_t *)mguard__alloc(L->hd.ctx, (size_t)L->nrpool * sizeof *cnt);
-    if (!cnt) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_CHECK_SKIPPED);
-        return MGUARD_OK;
-    }
+    if (!cnt) { mguard__logf(L->hd.ctx, MGUARD_LOG_CHECK_SKIPPED); return MGUARD_OK; }
     memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
     st = mguard__ledger_check_refs(L, cnt);
     mguard__free(L->hd.ctx, cnt);
@@ -9847,10 +9754,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
     mguard_ctx *ctx = root->ctx;
     const mguard_ledger *L;
     uint32_t n = 0;
-    if (!mguard__weak_ok(root->watch)) {
-        mguard__logf(ctx, MGUARD_LOG_CHECK_FAILED, "the ledgers' weak table is gone");
-        return MGUARD_EINVAL;
-    }
+    if (!mguard__weak_ok(root->watch)) { mguard__logf(ctx, MGUARD_LOG_CHECK_FAILED, "the ledgers' weak table is gone"); return MGUARD_EINVAL; }
     for (L = root->head; L; L = L->next) {
         if (!mguard__ledger_ok(L) || L->hd.ctx != ctx || (L->next && L->next->prev != L)) {
             mguard__check_failed(ctx, "ledger list broken at %p", (const void *)L);
@@ -10004,10 +9908,7 @@ static bool mguard__cache_keys_ok(const mguard_cache *c, const void *const *keys
         return false;
     }
     for (i = 0; i < n; i++) {
-        if (!keys[i]) {
-            mguard__logf(c->ctx, MGUARD_LOG_CACHE_NULL_KEY, fn, (unsigned long)i);
-            return false;
-        }
+        if (!keys[i]) { mguard__logf(c->ctx, MGUARD_LOG_CACHE_NULL_KEY, fn, (unsigned long)i); return false; }
     }
     return true;
 }
@@ -10711,10 +10612,7 @@ static void mguard__cache_destroy_now(mguard_cache *c)   /* NOLINT(misc-no-recur
 static void mguard__cache_destroy(mguard_cache *c)
 {
     if (!mguard__cache_ok(c, "mguard_cache_destroy")) return;
-    if (c->destroying) {
-        mguard__logf(c->ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_cache_destroy", "cache", (void *)c);
-        return;
-    }
+    if (c->destroying) { mguard__logf(c->ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_cache_destroy", "cache", (void *)c); return; }
     c->destroying = 1;
     if (c->busy) return;   /* the call or event in progress finishes the job */
     mguard__cache_destroy_now(c);
@@ -10728,10 +10626,7 @@ static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *obj
     size_t i;
     char nm[MGUARD__NAME];   /* every caller returns, or holds c busy: the hook may destroy c */
     for (i = 0; ctx->dying && i < n; i++) {
-        if (mguard__is_dying(ctx, objs[i])) {
-            mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, mguard__named(ctx, objs[i], nm));
-            return MGUARD_EINVAL;
-        }
+        if (mguard__is_dying(ctx, objs[i])) { mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, mguard__named(ctx, objs[i], nm)); return MGUARD_EINVAL; }
     }
     return MGUARD_OK;
 }
@@ -10861,10 +10756,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
     if (st) return st;
     memset(&q, 0, sizeof q);
     st = mguard__cache_put(c, kcopy, (uint32_t)nkeys, value, NULL, NULL, 0, cost, &q);
-    if (st) {
-        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_set");
-        return st;
-    }
+    if (st) { mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_set"); return st; }
     mguard__cache_settle(c, &q, NULL);
     return MGUARD_OK;
 }
@@ -10932,10 +10824,7 @@ static mguard_status mguard__cache_get_copy(mguard_cache *c, const void *const *
     const unsigned char *v;
     if (!mguard__cache_ok(c, "mguard_cache_get_copy")) return MGUARD_EINVAL;
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_copy")) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_get_copy", "out");
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_get_copy", "out"); return MGUARD_EINVAL; }
     v = (const unsigned char *)mguard__cache_lookup(c, keys, nkeys);
     if (!v) return MGUARD_NOT_FOUND;
     memmove(out, v, c->value_size);   /* out may be the value itself */
@@ -10984,10 +10873,7 @@ static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void
 {
     const mguard_cache_reason *r;
     if (!mguard__cache_ok(c, "mguard_cache_last_reason")) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_last_reason", "out");
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_last_reason", "out"); return MGUARD_EINVAL; }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_last_reason")) return MGUARD_EINVAL;
     r = mguard__cache_reason_of(c, keys, nkeys);
     if (!r) return MGUARD_NOT_FOUND;
@@ -11132,10 +11018,7 @@ static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void 
     uint32_t i;
     if (!mguard__job_ok(job)) return MGUARD_EINVAL;
     ctx = job->c->ctx;
-    if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_job_depend", "object");
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_job_depend", "object"); return MGUARD_EINVAL; }
     if (job->stale) return MGUARD_OK;   /* not stored anyway */
     memset(&why, 0, sizeof why);
     if (mguard__cache_admit(ctx, &obj, 1, "mguard_cache_job_depend")) {
@@ -11208,10 +11091,7 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
     uint32_t pos, nd, kofs, i;
     if (!mguard__cache_ok(c, "mguard_cache_depend")) return MGUARD_EINVAL;
     ctx = c->ctx;
-    if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_depend", "object");
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_depend", "object"); return MGUARD_EINVAL; }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_depend")) return MGUARD_EINVAL;
     k = mguard__cache_find(c, keys, nkeys);
     if (k == SIZE_MAX) return MGUARD_NOT_FOUND;
@@ -11261,10 +11141,7 @@ static mguard_status mguard__cache_pop(mguard_cache *c, const void *const *keys,
     mguard__cdrops q;
     mguard_cache_reason why;
     if (!mguard__cache_ok(c, fn) || !mguard__cache_keys_ok(c, keys, nkeys, fn)) return MGUARD_EINVAL;
-    if (take && !out) {
-        mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, fn, "out");
-        return MGUARD_EINVAL;
-    }
+    if (take && !out) { mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, fn, "out"); return MGUARD_EINVAL; }
     memset(&q, 0, sizeof q);
     memset(&why, 0, sizeof why);
     why.cause = MGUARD_CACHE_EXPLICIT;
@@ -11322,10 +11199,7 @@ static bool mguard__cache_next(mguard_cache_iter *it)
 static mguard_status mguard__cache_get_stats(const mguard_cache *c, mguard_cache_stats *out)
 {
     if (!mguard__cache_ok(c, "mguard_cache_get_stats")) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_get_stats", "out");
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_get_stats", "out"); return MGUARD_EINVAL; }
     *out = c->stats;
     return MGUARD_OK;
 }
