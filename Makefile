@@ -109,12 +109,14 @@ part-sizes: | $(DEPS_STAMP)
 	@sh tests/check_parts.sh --sizes "$(BUILD)/parts" "$(STB_CFLAGS)"
 
 # docs/api.md names every public function, type and macro of mguard.h and
-# nothing the header lacks (tests/check_reference.py).
+# nothing the header lacks (tests/check_reference.py); every log call's
+# arguments match its code's format (tests/check_log_formats.py).
 .PHONY: check-reference
 check-reference:
 	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
 	@python3 tests/check_reference.py
 	@python3 tests/mutate.py --check
+	@python3 tests/check_log_formats.py "$(BUILD)/logfmt" "$(STB_CFLAGS)"
 
 # ---- sanitizers and valgrind --------------------------------------------
 sanitize: | $(DEPS_STAMP)
