@@ -89,7 +89,6 @@ for m in pat.finditer(src):
     rest = "".join(", " + a for a in args[CALLS[m.group(1)] + 1:])
     out.append("(" + ", ".join("mguard__fmt_check(%s%s)" % (items[c], rest) for c in codes) + ")")
 out.append(src[i:])
-used.add("CHECK_FAILED") if "mguard__check_failed" in src else None
 for c in items:
     if c not in used:
         errors.append("mguard.h: MGUARD_LOG_%s is in MGUARD_LOG_ITEMS but no call logs it" % c)
