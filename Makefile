@@ -10,6 +10,7 @@
 #   make bench-threads  thread-safe contexts vs the default context and GLib
 #   make bench-ab   an older mguard.h (BASE=<git rev>) against the current
 #                   one, same run, with a noise band (a few minutes)
+#   make docs       docs/api.md from mguard.h (make test checks it is current)
 #   make install    mguard.h, mguard.pc, CMake package (PREFIX=/usr/local, DESTDIR)
 # Missing stb_ds or cmocka are installed with apt-get when run as root;
 # otherwise the Makefile stops with the command to run.
@@ -100,7 +101,7 @@ check-compile: | $(DEPS_STAMP)
 	@sh tests/check_locked.sh
 	@sh tests/check_fuzz_coverage.sh
 
-# MGUARD_NO_SCOPE/NO_DYN/NO_LEDGER in every combination, strictly compiled
+# MGUARD_NO_SCOPE/NO_DYN/NO_LEDGER/NO_CACHE in every combination (16), strictly compiled
 # and run (tests/check_parts.sh); make part-sizes prints design.md's table.
 .PHONY: check-parts part-sizes
 check-parts: | $(DEPS_STAMP)
@@ -108,15 +109,19 @@ check-parts: | $(DEPS_STAMP)
 part-sizes: | $(DEPS_STAMP)
 	@sh tests/check_parts.sh --sizes "$(BUILD)/parts" "$(STB_CFLAGS)"
 
-# docs/api.md names every public function, type and macro of mguard.h and
-# nothing the header lacks (tests/check_reference.py); every log call's
-# arguments match its code's format (tests/check_log_formats.py).
-.PHONY: check-reference
+# docs/api.md is generated from mguard.h (make docs, tests/gen_api.py):
+# check-reference fails, printing the diff, when the committed file is not;
+# every log call's arguments match its code's format (tests/check_log_formats.py).
+.PHONY: check-reference docs
 check-reference:
 	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
-	@python3 tests/check_reference.py
+	@python3 tests/gen_api.py --check
 	@python3 tests/mutate.py --check
 	@python3 tests/check_log_formats.py "$(BUILD)/logfmt" "$(STB_CFLAGS)"
+docs:
+	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
+	@python3 tests/gen_api.py >docs/api.md.tmp && mv docs/api.md.tmp docs/api.md
+	@echo "docs/api.md generated from mguard.h"
 
 # ---- sanitizers and valgrind --------------------------------------------
 sanitize: | $(DEPS_STAMP)

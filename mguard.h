@@ -51,23 +51,20 @@
      4. weak refs                 mguard_ref_make, _get, _get_retained
      5. mutation trackers         mguard_watch, mguard_on_mutation, ...
      6. generation tags           mguard_gen_tag, mguard_gen_advance, ...
-     7. scope hierarchy tracker   mguard_scope_create, _enter, _exit, _report, ...
+     7. scope hierarchy tracker   mguard_scope_create, _enter, _exit, _format, ...
      8. dynamism tracker          mguard_dyn_create, _observe, _dims, _format, ...
      9. side-effects ledger       mguard_ledger_create, _store_attr, _clone, _diff, ...
-    10. threads                   a pointer to docs/guide.md, "Threads"
-    11. guarded caches            mguard_cache_create, _get_or_compute, _depend, ...
+    10. guarded caches            mguard_cache_create, _get_or_compute, _depend, ...
+    11. threads                   (implementation: the lock; see CONVENTIONS)
 
    COMPILE-TIME OPTIONS
      #define MGUARD_IMPLEMENTATION   (one file) compile the implementation.
      #define MGUARD_STATIC           (globally or in the one file that uses it)
                                      make every function static: a private copy.
-     #define MGUARDDEF ...           (before every include) what precedes each
-                                     public declaration: default extern, static
-                                     under MGUARD_STATIC. A shared library sets
-                                     it: extern __attribute__((visibility(
-                                     "default"))), or __declspec(dllexport) in
-                                     the implementation file and dllimport in
-                                     the files that use it.
+     #define MGUARDDEF ...           (before every include) precedes each public
+                                     declaration: extern, static under
+                                     MGUARD_STATIC; a shared library sets it
+                                     (visibility("default"), dllexport/import).
      #define MGUARD_DEBUG            (implementation file) check every handle
                                      against a registry of live ones first: a
                                      destroyed one gets the bad-input answer
@@ -78,8 +75,9 @@
                                      mguard_ctx_desc.lock. Else link -pthread
                                      where glibc < 2.34.
      #define MGUARD_NO_SCOPE         (everywhere, like MGUARD_STATIC) leave out
-     #define MGUARD_NO_DYN            section 7, 8 or 9: its API and its code
-     #define MGUARD_NO_LEDGER         (all three: a quarter of the object code).
+     #define MGUARD_NO_DYN            section 7, 8, 9 or 11: its API and its
+     #define MGUARD_NO_LEDGER         code (all four: about half the object
+     #define MGUARD_NO_CACHE          code; docs/design.md has the table).
      #define MGUARD_ASSERT(x)        (implementation file) default assert().
      stb_ds's options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are
      honoured: mguard only uses the stbds_-prefixed names.
@@ -93,11 +91,20 @@
      - Every event runs in two phases: all structures are updated, then the
        callbacks run; a callback may call any mguard function.
      - A reused address never revives an old entry, ref, watcher or tag.
+     - An object inside its own mguard_on_destroy is refused (EINVAL or NULL,
+       logged) wherever it would be registered, as a key, ref, watcher, tag.
 
-   THREADS: a context belongs to one thread at a time, unless created with
-   mguard_ctx_desc.thread_safe or .lock; see docs/guide.md, "Threads".
-   MEMORY: every allocation goes through mguard_ctx_desc.allocator; a failure
-   returns MGUARD_ENOMEM and changes nothing; see docs/guide.md, "Memory".
+   CONVENTIONS (docs/guide.md, "Bad input and logging", "Memory", "Threads")
+     - A zero-initialised desc (or NULL) means the defaults.
+     - A NULL or foreign handle gets the bad-input answer (EINVAL, NULL, false,
+       0, no-op) without a crash; misuse of a live one is logged too.
+     - Every allocation goes through mguard_ctx_desc.allocator; MGUARD_ENOMEM
+       means nothing changed.
+     - snprintf-style: at most cap - 1 bytes and a NUL; returns the full length
+       (>= cap: truncated); buf may be NULL when cap is 0.
+     - A context belongs to one thread at a time, unless made thread_safe (or
+       with a lock); a shared one's readers: mguard_ctx_is_thread_safe,
+       _weak_get_copy, _ref_get_retained, _cache_get_copy.
    See README.md and docs/ for the guide, the API reference and the design.
    License: MIT or public domain (Unlicense), at the end of this file.
 */
@@ -153,6 +160,7 @@ typedef enum mguard_log_level {
     L(NULL_ARG, WARN, "%s: NULL %s") \
     L(NULL_ARRAY, WARN, "%s: NULL %s with %s %lu") \
     L(BAD_ENUM, WARN, "%s: unknown %s %d") \
+    L(BAD_FLAGS, WARN, "%s: unknown flags 0x%x") \
     L(BAD_VALUE_SIZE, WARN, "%s: value_size must be 1..16M bytes") \
     L(HALF_ALLOCATOR, ERROR, "%s: the allocator needs both realloc_fn and free_fn") \
     L(HALF_LOCK, ERROR, "%s: the lock needs both lock_fn and unlock_fn") \
@@ -172,7 +180,6 @@ typedef enum mguard_log_level {
     L(ON_DESTROY_IN_PLACE, ERROR, "%s: out of memory; destroying %s's values in place") \
     L(WEAK_PINNED, ERROR, "%s: out of memory (table pinned by an out-of-memory destructor)") \
     L(WEAK_SIZE_MISMATCH, WARN, "%s: the table's values are %lu bytes, read as %lu") \
-    L(WEAK_NOT_PTR, WARN, "%s: table value_size is %lu, not sizeof(void *)") \
     L(WALK_RENUMBERED, WARN, "%s: the %s was renumbered during the walk; the walk ends") \
     L(REF_FOREIGN, WARN, "%s: ref belongs to another context") \
     L(GEN_UNTAGGED, WARN, "%s: %s was never tagged (mguard_gen_tag in its constructor?); counted as dynamic, as every untagged object on this strict context (reported once)") \
@@ -218,8 +225,8 @@ typedef enum mguard_log_level {
 typedef enum mguard_log_code { MGUARD_LOG_ITEMS(MGUARD__LOG_CODE) } mguard_log_code;
 typedef struct mguard_ctx mguard_ctx;
 
-/* realloc/free style: realloc_fn(NULL, n) allocates; NULL on failure (the
-   old block stays valid). Both or neither. */
+/* realloc/free style: realloc_fn(NULL, n) allocates, aligned as malloc's; NULL
+   on failure (the old block stays valid). Both or neither. */
 typedef void *(*mguard_realloc_fn)(void *ptr, size_t size, void *user);
 typedef void (*mguard_free_fn)(void *ptr, void *user);
 typedef struct mguard_allocator {
@@ -248,24 +255,18 @@ typedef struct mguard_lock {
     mguard_lock_fn unlock_fn;
     void *user;
 } mguard_lock;
-/* Name obj for a log line (cache reasons, scope warnings, a ledger's misuse
-   warnings, refusals of a dying object, on_destroy's lines, the never-tagged
-   warning), a cache's drop reason or a ledger's diff text: a NUL-terminated
-   name into buf (size bytes, 64 or more; it starts empty, and left empty
-   obj prints as its address). Called for an object the program passed to
-   the call in progress (a get's keys, a scope call's component, a misuse
-   warning's object, the object of mguard_on_mutation or mguard_on_destroy,
-   named first in the event's phase 2), one the context knows, or one being
-   destroyed: never inside a structure update. It may call any mguard
-   function, destroying the handle named for included; the line it names is
-   already decided (what it changes shows in later lines). */
+/* Name obj (log lines, a cache's drop reasons, a ledger's diff text; docs/guide.md,
+   "Seeing drops"): a NUL-terminated name into buf (size >= 64; left empty, obj
+   prints as its address). Called only for an object the call in progress was
+   given, one the context knows, or one being destroyed (an event's object once,
+   first in its phase 2), never inside a structure update. It may call any mguard
+   function, destroying the handle named included; its line is already decided. */
 typedef void (*mguard_describe_fn)(const void *obj, char *buf, size_t size, void *user);
 typedef struct mguard_describer {
     mguard_describe_fn func;
     void *user;
 } mguard_describer;
 
-/* Zero-initialise and set what you need; zero means default. */
 typedef struct mguard_ctx_desc {
     mguard_allocator allocator; /* default: realloc/free */
     mguard_logger logger;       /* default: print errors, warnings and (asked
@@ -296,10 +297,12 @@ MGUARDDEF const char *mguard_status_str(mguard_status status);
 /* Validate every internal invariant of ctx (tests, debugging): OK, or
    EINVAL with a log line naming the first broken one. Cost: O(all). */
 MGUARDDEF mguard_status mguard_ctx_check(mguard_ctx *ctx);
-/* Objects ctx knows (keys, watched, guards, ref targets, tagged). 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_ctx_object_count(const mguard_ctx *ctx);
-/* true when ctx was created thread-safe; false for NULL. Cost: O(1). */
-MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
+typedef struct mguard_ctx_stats {
+    size_t objects;     /* objects ctx knows (keys, watched, guards, ref targets, tagged) */
+    bool thread_safe;   /* ctx was created thread-safe */
+} mguard_ctx_stats;
+/* Copy ctx's figures into out. EINVAL for NULL ctx/out. Cost: O(1). */
+MGUARDDEF mguard_status mguard_ctx_get_stats(const mguard_ctx *ctx, mguard_ctx_stats *out);
 
 /* ==== 2. object lifetimes =============================================== */
 
@@ -309,8 +312,9 @@ MGUARDDEF bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx);
    in registration order, then the value destructors in the order obj entered
    the tables. Unknown obj (or a second call): a cheap no-op (logged from obj's
    own death callbacks); NULL ctx/obj: no-op. Out of memory changes none of this
-   (logged; docs/api.md). Cost: one probe + O(tables, watchers and cache entries
-   of obj) (docs/api.md: k tables with callbacks, ledgers holding obj). */
+   (logged; docs/design.md, "Death in two phases"). Cost: one probe + O(tables,
+   watchers, cache entries of obj) + O(k^2) for k tables with callbacks +
+   O(writes + records + hooks) of each ledger holding obj. */
 MGUARDDEF void mguard_on_destroy(mguard_ctx *ctx, const void *obj);
 /* ctx's own copy of s: equal strings, the same pointer, valid until ctx is
    destroyed. NULL for NULL ctx/s or out of memory. Cost: one hash of s. */
@@ -324,14 +328,15 @@ typedef void (*mguard_value_dtor)(void *value, void *user);
    runs). key must not be used as a key again. */
 typedef void (*mguard_key_death_fn)(const void *key, void *value, void *user);
 typedef struct mguard_weak_desc {
-    size_t value_size;              /* bytes per value, > 0 (required) */
+    size_t value_size;              /* bytes per value, 1..16M (required); 8-aligned,
+                                       16 from 16 bytes */
     mguard_value_dtor value_dtor;   /* optional */
     mguard_key_death_fn key_death; /* optional */
     void *user;                     /* passed to both callbacks */
 } mguard_weak_desc;
 
 /* An identity-keyed table, values stored inline (no allocation per entry).
-   NULL (logged) for NULL ctx/desc, value_size 0, out of memory. Cost: O(1). */
+   NULL (logged) for NULL ctx/desc, a bad value_size, out of memory. Cost: O(1). */
 MGUARDDEF mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc);
 /* Destroy t, every value destroyed in insertion order. NULL: no-op; from
    inside t's own destroy/clear: refused (logged). Cost: O(entries). */
@@ -355,10 +360,9 @@ MGUARDDEF void *mguard_weak_get(const mguard_weak *t, const void *key);
 MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *key, void *out);
 /* true when key is in t. Cost: one lookup. */
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
-/* Remove key's entry, its value destroyed; take: copied into out (value_size
-   bytes) instead, never destroyed. NOT_FOUND (out untouched); EINVAL: NULL
-   t/key/out (logged). Cost: one lookup, O(1) (take: and a copy). */
-MGUARDDEF mguard_status mguard_weak_remove(mguard_weak *t, const void *key);
+/* Remove key's entry: its value copied into out (value_size bytes), never
+   destroyed; NULL out: destroyed. NOT_FOUND (out untouched); EINVAL: NULL
+   t/key (logged). Cost: one lookup, O(1) (and a copy). */
 MGUARDDEF mguard_status mguard_weak_take(mguard_weak *t, const void *key, void *out);
 /* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
@@ -388,11 +392,9 @@ MGUARDDEF bool mguard_weak_next(mguard_weak_iter *it);
 /* mguard_weak_get that checks the value's size: NULL (warned) when size is
    not t's value_size. Cost: mguard_weak_get's and one compare. */
 MGUARDDEF void *mguard_weak_get_sized(const mguard_weak *t, const void *key, size_t size);
-/* MGUARD_WEAK_GET(t, key, double): a double *, or NULL (as above). */
+/* MGUARD_WEAK_GET(t, key, double): a double *, or NULL (as above); pointer
+   values: mguard_weak_set(t, key, &p), MGUARD_WEAK_GET(t, key, void *). */
 #define MGUARD_WEAK_GET(t, key, type) ((type *)mguard_weak_get_sized((t), (key), sizeof(type)))
-/* Pointer values (value_size = sizeof(void *)); get: NULL when absent. */
-MGUARDDEF mguard_status mguard_weak_set_ptr(mguard_weak *t, const void *key, void *value);
-MGUARDDEF void *mguard_weak_get_ptr(const mguard_weak *t, const void *key);
 
 /* ==== 4. weak refs ====================================================== */
 
@@ -437,17 +439,18 @@ MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *gua
 /* Remove every watcher of guard on obj, even ones an invalidation in progress
    is about to call. NOT_FOUND: none (a destroyed guard's are gone already). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
-/* obj was mutated: if watched, its count goes up by one and every watcher
-   so far fires once, in registration order, and is dropped. Unwatched:
-   one lookup. NULL ctx/obj: no-op. */
-MGUARDDEF void mguard_on_mutation(mguard_ctx *ctx, const void *obj, const char *attr);
-/* mguard_on_mutation with the place, for the drop reasons of caches
-   (section 11); attr and file are copied, so temporaries are fine. */
+/* obj was mutated at file:line (file NULL: no place), for the drop reasons of
+   caches (section 10; attr is copied, file is kept: a string that outlives ctx,
+   as __FILE__ or mguard_intern's copy is): if watched, its count goes
+   up by one and every watcher so far fires once, in registration order, and
+   is dropped. Unwatched: one lookup. NULL ctx/obj: no-op.
+   mguard_on_mutation(ctx, obj, attr) passes the caller's __FILE__, __LINE__. */
 MGUARDDEF void mguard_on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line);
+#define mguard_on_mutation(ctx, obj, attr) mguard_on_mutation_at((ctx), (obj), (attr), __FILE__, __LINE__)
 /* Mutations counted by obj's tracker; 0 for an object never watched. */
 MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj);
 
-/* Assign a field, then mguard_on_mutation_at with __FILE__ and __LINE__
+/* Assign a field, then mguard_on_mutation
    (write first: a watcher may destroy the object). ctx, value and objptr
    are evaluated once (objptr twice where neither typeof nor decltype
    exists: no side effects there). */
@@ -462,32 +465,31 @@ MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 #define MGUARD_SET_FIELD(ctx, objptr, field, value) \
     do { MGUARD__TYPEOF(objptr) mguard_sf_obj_ = (objptr); \
          mguard_sf_obj_->field = (value); \
-         mguard_on_mutation_at((ctx), mguard_sf_obj_, #field, __FILE__, __LINE__); } while (0)
+         mguard_on_mutation((ctx), mguard_sf_obj_, #field); } while (0)
 #else
 #define MGUARD_SET_FIELD(ctx, objptr, field, value) \
-    do { (objptr)->field = (value); mguard_on_mutation_at((ctx), (objptr), #field, __FILE__, __LINE__); } while (0)
+    do { (objptr)->field = (value); mguard_on_mutation((ctx), (objptr), #field); } while (0)
 #endif
 
 /* ==== 6. generation tags ================================================ */
 
-/* Tag obj with the current generation (from its constructor). EINVAL for
-   NULL ctx/obj; ENOMEM: nothing changed. Cost: one lookup. */
+/* Tag obj with the current generation (from its constructor; again: moves it).
+   EINVAL for NULL ctx/obj; ENOMEM: nothing changed. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj);
 /* obj's generation, -1 when untagged. */
 MGUARDDEF long mguard_gen_get(const mguard_ctx *ctx, const void *obj);
-/* obj tagged in the current generation. Never tagged: old, or new under
-   strict_generations (the first one logged). false for NULL ctx/obj. */
-MGUARDDEF bool mguard_gen_is_current(const mguard_ctx *ctx, const void *obj);
-/* obj tagged in generation gen or later (untagged: as is_current). */
+/* obj tagged in generation gen or later (current: mguard_gen_current). Never
+   tagged: old, or new under strict_generations (the first one logged).
+   false for NULL ctx/obj. */
 MGUARDDEF bool mguard_gen_is_since(const mguard_ctx *ctx, const void *obj, long gen);
 /* The current generation (starts at 0); -1 for NULL ctx. */
 MGUARDDEF long mguard_gen_current(const mguard_ctx *ctx);
 /* generation += 1; returns the new value (-1 for NULL ctx). */
 MGUARDDEF long mguard_gen_advance(mguard_ctx *ctx);
-/* Mark a class (any address standing for a type) dynamic; ask. */
+/* Mark a class (any address standing for a type) dynamic. */
 MGUARDDEF mguard_status mguard_gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls);
-MGUARDDEF bool mguard_gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls);
-/* cls marked dynamic, or obj tagged in the current generation. */
+/* cls marked dynamic, or obj tagged in the current generation (as
+   mguard_gen_is_since); NULL obj: asks only of cls, NULL cls only of obj. */
 MGUARDDEF bool mguard_gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls);
 /* Generation back to 0; every tag and class mark gone. Cost: O(objects). */
 MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
@@ -495,11 +497,9 @@ MGUARDDEF void mguard_gen_clear(mguard_ctx *ctx);
 #ifndef MGUARD_NO_SCOPE
 /* ==== 7. scope hierarchy tracker ======================================== */
 
-/* Which components (modules, scene nodes, pipeline stages, frames) is the
-   program inside? Fully qualified names ("Net.encoder.layer0"), an active
-   set that always holds the root, counted entries, counters per name (self
-   and total); names held weakly.
-   See docs/guide.md, "The scope hierarchy tracker". */
+/* Which components is the program inside (docs/guide.md, "The scope hierarchy
+   tracker")? Fully qualified names ("Net.encoder.layer0"), held weakly; an
+   active set that always holds the root; counters per name (self, total). */
 typedef struct mguard_scope mguard_scope;
 
 /* comp's type name ("Linear"), naming a component first seen with no known
@@ -511,10 +511,7 @@ typedef bool (*mguard_scope_child_fn)(const void *comp, size_t index, const char
                                       const void **child, void *user);
 /* The time now, in microseconds, for the trace. */
 typedef double (*mguard_scope_clock_fn)(void *user);
-/* Receives the next len bytes of a report (not NUL-terminated). */
-typedef void (*mguard_scope_write_fn)(const char *data, size_t len, void *user);
 
-/* Zero-initialise and set what you need; zero means default. */
 typedef struct mguard_scope_desc {
     const char *root_name;               /* default "Global" */
     mguard_scope_type_name_fn type_name; /* optional */
@@ -529,11 +526,18 @@ typedef struct mguard_scope_desc {
     void *user;                          /* passed to every callback */
 } mguard_scope_desc;
 #define MGUARD_SCOPE_MAX_PHASES 16
-typedef enum mguard_scope_format {
+typedef enum mguard_scope_view {
     MGUARD_SCOPE_TABLE = 0,  /* one row per name: each counter's self and total */
     MGUARD_SCOPE_TREE,       /* the same, as a tree indented by name */
-    MGUARD_SCOPE_TRACE_JSON  /* the recorded spans, Chrome trace-event JSON */
-} mguard_scope_format;
+    MGUARD_SCOPE_TRACE_JSON, /* the recorded spans, Chrome trace-event JSON */
+    MGUARD_SCOPE_PATH        /* the open frames: "Global > Net > Net.encoder" */
+} mguard_scope_view;
+enum { /* what mguard_scope_clear forgets */
+    MGUARD_SCOPE_CLEAR_FRAMES = 1,   /* the end of a pass: frames closed (their spans
+                                        end now), just the root active, phase 0 */
+    MGUARD_SCOPE_CLEAR_TRACE = 2,    /* the spans (open frames no longer recorded) */
+    MGUARD_SCOPE_CLEAR_WARNINGS = 4  /* which warnings were logged (each may be once more) */
+};
 
 /* A scope tracker (NULL desc = defaults); NULL (logged) for NULL ctx or out
    of memory. mguard_ctx_destroy destroys it at the latest. Cost: O(1). */
@@ -580,21 +584,16 @@ MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
 /* The active set, root first, each once, in order of entry: up to cap into
    out; returns how many there are (0 for NULL s). Cost: O(names returned). */
 MGUARDDEF size_t mguard_scope_parents(const mguard_scope *s, const char **out, size_t cap);
-/* Innermost frame's name (the root when none; NULL for NULL s). Cost: O(1). */
-MGUARDDEF const char *mguard_scope_current(const mguard_scope *s);
-/* Open frames (0 at the root; each recursion level counts); 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_scope_depth(const mguard_scope *s);
-/* "Global > Net > Net.encoder", snprintf-style (buf may be NULL when cap
-   is 0; returns the full length). 0 for NULL s. Cost: O(length). */
-MGUARDDEF size_t mguard_scope_path(const mguard_scope *s, char *buf, size_t cap);
+/* The stack, innermost frame first (each recursion level counts), the root
+   last: up to cap names into out; returns open frames + 1 (0 for NULL s).
+   frames(s, &cur, 1) gives the current name, frames(s, NULL, 0) - 1 the
+   depth. Cost: O(names returned). */
+MGUARDDEF size_t mguard_scope_frames(const mguard_scope *s, const char **out, size_t cap);
 /* Frames entered from now on get phase number phase of desc.phases. EINVAL
    for NULL s, logged for phase >= the number of phases. Cost: O(1). */
 MGUARDDEF mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase);
-/* The current phase (0 after create and reset; 0 for NULL s). Cost: O(1). */
+/* The current phase (0 after create and CLEAR_FRAMES; 0 for NULL s). Cost: O(1). */
 MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
-/* End of a pass: frames closed, just the root active, phase 0; names and
-   counters stay. EINVAL for NULL s. Cost: O(depth). */
-MGUARDDEF mguard_status mguard_scope_reset(mguard_scope *s);
 /* Add amount to counter ("flops"): to the total of every active name, root
    included, once each, and to the self of the innermost frame's name (the
    root's with none open). A count stays with the name it was added under:
@@ -606,30 +605,26 @@ MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, d
 /* counter's total for fqn; its self into *self unless self is NULL. 0 (and
    *self 0) when unknown or NULL. Cost: a hash of fqn, a lookup, O(counters). */
 MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, const char *counter, double *self);
-/* A report, snprintf-style (buf may be NULL when cap is 0; returns the full
-   length): TABLE/TREE, every name ever entered with each counter's self and total;
-   TRACE_JSON, the spans as a Chrome trace-event file. 0 (logged) for NULL
-   s, an unknown format, TREE out of memory. Cost: O(names x counters +
-   name lengths) (TREE: + a hash per dotted prefix), or O(spans). */
-MGUARDDEF size_t mguard_scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap);
-/* The same report handed to fn in pieces (fn may call in; its changes may
-   or may not show); returns the bytes written. 0 (logged) for NULL s/fn or
-   as above. Cost: as mguard_scope_report + a call per 256 bytes. */
-MGUARDDEF size_t mguard_scope_report_write(mguard_scope *s, mguard_scope_format format,
-                                           mguard_scope_write_fn fn, void *user);
-/* Forget the spans (open frames no longer recorded); counters stay. EINVAL: NULL s. Cost: O(depth). */
-MGUARDDEF mguard_status mguard_scope_clear_trace(mguard_scope *s);
-/* Forget which warnings were logged (each may be logged once more). EINVAL: NULL s. Cost: O(warnings). */
-MGUARDDEF mguard_status mguard_scope_clear_warnings(mguard_scope *s);
+/* Render view into buf, snprintf-style: at most cap bytes, NUL-terminated
+   when cap > 0 (buf may be NULL when cap is 0); returns the full length
+   without the NUL (a big trace: ask with cap 0, allocate, call again).
+   TABLE/TREE: every name ever entered with each counter's self and total;
+   TRACE_JSON: the spans as a Chrome trace-event file. 0 (logged) for NULL
+   s, an unknown view, TREE out of memory. Cost: O(names x counters + name
+   lengths) (TREE: + a hash per dotted prefix), O(spans), PATH O(depth). */
+MGUARDDEF size_t mguard_scope_format(mguard_scope *s, mguard_scope_view view, char *buf, size_t cap);
+/* Forget what flags (MGUARD_SCOPE_CLEAR_*) name; names and counters stay.
+   EINVAL: NULL s, s being destroyed or (logged) an unknown flag. Cost:
+   O(depth + warnings). */
+MGUARDDEF mguard_status mguard_scope_clear(mguard_scope *s, unsigned flags);
 #endif /* MGUARD_NO_SCOPE */
 
 #ifndef MGUARD_NO_DYN
 /* ==== 8. dynamism tracker =============================================== */
 
-/* Which dimensions change across example inputs? Shapes (a scalar: its
-   1-element shape) observed at key paths ("L['x']"); a position varies when
-   two observations disagree (PyTorch's track_dynamism_across_examples).
-   See docs/guide.md, "The dynamism tracker". */
+/* Which dimensions change across example inputs (docs/guide.md, "The dynamism
+   tracker")? Shapes (a scalar: its 1-element shape) observed at key paths
+   ("L['x']"); a position varies when two observations disagree. */
 typedef struct mguard_dyn mguard_dyn;
 
 /* A tracker; NULL (logged) for NULL ctx or out of memory; destroyed by
@@ -646,14 +641,11 @@ MGUARDDEF mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, cons
 /* Record scalar value at path, compared as Python numbers (2 == 2.0; NaN
    equals NaN here). As mguard_dyn_observe. */
 MGUARDDEF mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value);
-/* path's rank (the largest seen); whether each of the first cap positions
-   varies into varies (NULL when cap is 0). 0 for unknown path or NULL
-   d/path. Cost: one hash of path. */
-MGUARDDEF size_t mguard_dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap);
-/* Position dim of path varies; false when unknown. */
-MGUARDDEF bool mguard_dyn_varies(const mguard_dyn *d, const char *path, size_t dim);
-/* path was observed (tells an unknown path from a 0-d shape). */
-MGUARDDEF bool mguard_dyn_contains(const mguard_dyn *d, const char *path);
+/* path was observed (false for NULL d/path); its rank (the largest seen, 0
+   when unknown) into *rank and whether each of varies[0..cap) varies (false
+   past the rank or when unknown), unless NULL. dims(d, p, NULL, v, k + 1)
+   && v[k]: position k varies. Cost: one hash of path + O(cap). */
+MGUARDDEF bool mguard_dyn_dims(const mguard_dyn *d, const char *path, size_t *rank, bool *varies, size_t cap);
 /* Paths observed; 0 for NULL. */
 MGUARDDEF size_t mguard_dyn_count(const mguard_dyn *d);
 
@@ -676,13 +668,13 @@ typedef struct mguard_dyn_iter {
 MGUARDDEF mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d);
 /* Next path: true, fields set; false at the end or for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
-/* The result in Python dict notation,
+/* Render the result in Python dict notation into buf,
    {'x': {"L['x']": (False, True)}, 'y': {"L['y']['z']": (True,)}},
-   snprintf-style (buf NULL when cap is 0). 0 for NULL d. Cost: O(total rank). */
+   snprintf-style. 0 for NULL d. Cost: O(total rank). */
 MGUARDDEF size_t mguard_dyn_format(const mguard_dyn *d, char *buf, size_t cap);
 /* Each '.' before an identifier ([A-Za-z_][A-Za-z0-9_]*) becomes a subscript:
-   "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style (out NULL when
-   cap is 0; no overlap). NULL in: 0 ("" if cap > 0). Cost: O(length). */
+   "L.x.y" gives "L['x']['y']"; other dots stay. snprintf-style (in and out
+   must not overlap). NULL in: 0 ("" if cap > 0). Cost: O(length). */
 MGUARDDEF size_t mguard_dyn_normalize_name(const char *in, char *out, size_t cap);
 #endif /* MGUARD_NO_DYN */
 
@@ -747,7 +739,7 @@ typedef struct mguard_ledger_desc {
     /* 0: values are pointers; 1..MGUARD_LEDGER_MAX_VALUE: values are bytes
        (that many for unbound attributes, a field's own for bound ones),
        copied inline, handed out as pointers to bytes, memcmp unless equal,
-       never held or watched (docs/api.md). */
+       never held or watched (docs/guide.md, "Values a C program has"). */
     size_t value_size;
     mguard_ledger_value_type value_type;   /* sized values: the type of unbound attributes */
     void *user;
@@ -767,7 +759,7 @@ typedef struct mguard_ledger_entry {
     const void *obj;
     mguard_ledger_kind kind;
     const char *source;   /* interned, valid while obj's entry stays; the class source for a NEW object; may be NULL */
-    bool modified;        /* as mguard_ledger_is_modified */
+    bool modified;        /* NEW: always; EXISTING: with a pending write; CONTAINER: marked */
     size_t writes;        /* pending attribute writes, deletions included */
 } mguard_ledger_entry;
 
@@ -781,14 +773,11 @@ MGUARDDEF void mguard_ledger_destroy(mguard_ledger *L);
    class's). EEXIST: tracked already; EINVAL (logged): NULL L/obj, dying
    obj, unknown kind; ENOMEM. Cost: O(1) amortized + a hash of source. */
 MGUARDDEF mguard_status mguard_ledger_track(mguard_ledger *L, const void *obj, mguard_ledger_kind kind, const char *source);
-/* true when obj is tracked. false for NULL L/obj. Cost: one lookup. */
-MGUARDDEF bool mguard_ledger_contains(const mguard_ledger *L, const void *obj);
-/* obj's entry into *out. NOT_FOUND: untracked; EINVAL: NULL. Cost: one lookup. */
+/* obj's entry into *out (NULL out: only whether obj is tracked). NOT_FOUND:
+   untracked; EINVAL (logged): NULL L/obj. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out);
 /* Mark a CONTAINER entry modified. EINVAL (logged): untracked, another kind, NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
-/* NEW: always; EXISTING: with a pending write; CONTAINER: marked. false: untracked, NULL. Cost: one lookup. */
-MGUARDDEF bool mguard_ledger_is_modified(const mguard_ledger *L, const void *obj);
 
 /* Record obj.attr = value (value may be NULL; attr copied). An overwrite
    keeps its place, releasing the old value. A sized ledger copies the
@@ -801,13 +790,12 @@ MGUARDDEF mguard_status mguard_ledger_store_attr(mguard_ledger *L, const void *o
 MGUARDDEF mguard_status mguard_ledger_delete_attr(mguard_ledger *L, const void *obj, const char *attr);
 /* The pending write only (the real field never read): OK and *value;
    DELETED or NOT_FOUND (nothing pending, untracked; logged unless attr is
-   bound) with *value NULL; EINVAL (logged): CONTAINER entry, NULL.
-   Sized values point into L: valid until L changes (mguard_ledger_read
-   copies). Never allocates. Cost: a hash of attr + two lookups. */
+   bound or value is NULL) with *value NULL; EINVAL (logged): CONTAINER
+   entry, NULL L/obj/attr. value NULL: only the status (any attribute
+   pending: the entry's writes). Sized values point into L: valid until L
+   changes (mguard_ledger_read copies). Never allocates. Cost: a hash of
+   attr + two lookups. */
 MGUARDDEF mguard_status mguard_ledger_pending(const mguard_ledger *L, const void *obj, const char *attr, void **value);
-/* true when obj.attr has a pending write or deletion; attr NULL: any
-   attribute of obj. false for untracked or NULL. Cost: as pending. */
-MGUARDDEF bool mguard_ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr);
 /* obj's plain fields (the table is not copied: it must outlive L and its
    clones): apply writes them directly (a deletion zeroes), read reads them
    when nothing is pending. On a sized ledger each field has its own size
@@ -825,18 +813,33 @@ MGUARDDEF mguard_status mguard_ledger_set_fields(mguard_ledger *L, const void *o
    CONTAINER, NULL. Never allocates. Cost: as pending + O(fields of obj). */
 MGUARDDEF mguard_status mguard_ledger_read(const mguard_ledger *L, const void *obj, const char *attr, void *out);
 
-/* Counts (0 for NULL): tracked objects, modified ones, pending writes (deletions too). Cost: O(1). */
-MGUARDDEF size_t mguard_ledger_count(const mguard_ledger *L);
-MGUARDDEF size_t mguard_ledger_modified_count(const mguard_ledger *L);
-MGUARDDEF size_t mguard_ledger_write_count(const mguard_ledger *L);
+/* L's sizes. Nothing modified, no records, no hooks: apply would do nothing. */
+typedef struct mguard_ledger_stats {
+    size_t entries;       /* tracked objects */
+    size_t modified;      /* ... modified ones (as an entry's modified) */
+    size_t writes;        /* pending attribute writes, deletions included */
+    size_t records;
+    size_t hooks;
+    size_t storage_bytes; /* what a clone allocates and copies */
+} mguard_ledger_stats;
+/* Copy L's sizes into out. EINVAL (logged) for NULL L/out. Cost: O(1). */
+MGUARDDEF mguard_status mguard_ledger_get_stats(const mguard_ledger *L, mguard_ledger_stats *out);
 
-/* The four walks (objects, an object's writes, records, hooks), in order:
-       mguard_ledger_iter it = mguard_ledger_iterate(L, true);
+/* What a walk visits, in the ledger order. */
+typedef enum mguard_ledger_walk {
+    MGUARD_LEDGER_WALK_ENTRIES = 1, /* the tracked objects */
+    MGUARD_LEDGER_WALK_MODIFIED,    /* the modified ones */
+    MGUARD_LEDGER_WALK_WRITES,      /* one object's pending writes */
+    MGUARD_LEDGER_WALK_RECORDS,     /* the records (the reference's save_for_backward list) */
+    MGUARD_LEDGER_WALK_HOOKS        /* the hooks, in registration order */
+} mguard_ledger_walk;
+/* A walk, its fields set by what it visits:
+       mguard_ledger_iter it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_MODIFIED, NULL);
        while (mguard_ledger_next(&it)) {
-           mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
+           mguard_ledger_iter w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, it.obj);
            while (mguard_ledger_next(&w)) use(w.attr, w.value, w.deleted);
        }
-       it = mguard_ledger_iterate_records(L);
+       it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
        while (mguard_ledger_next(&it)) use(it.tag, it.payload);
    L may change meanwhile: nothing removed is returned, nothing twice,
    nothing left skipped; new items come last. Not after L's destroy. The
@@ -845,7 +848,7 @@ typedef struct mguard_ledger_iter {
     const void *obj;            /* objects, writes: the object; hooks: the hooked object */
     mguard_ledger_kind kind;    /* objects: its kind */
     const char *source;         /* objects: its source */
-    bool modified;              /* objects: is_modified */
+    bool modified;              /* objects: as the entry's */
     const char *attr;           /* writes: the attribute */
     void *value;                /* writes: the value (NULL for a deletion) */
     bool deleted;               /* writes: a pending deletion */
@@ -859,14 +862,9 @@ typedef struct mguard_ledger_iter {
     uint64_t seq_, epoch_, wseq_;
     uint32_t pos_, mode_;
 } mguard_ledger_iter;
-/* The tracked objects (modified_only: the modified ones). NULL L: empty. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, bool modified_only);
-/* obj's pending writes. NULL L/obj: empty. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_writes(const mguard_ledger *L, const void *obj);
-/* The records (the reference's save_for_backward list). Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_records(const mguard_ledger *L);
-/* The hooks, in registration order. Cost: O(1). */
-MGUARDDEF mguard_ledger_iter mguard_ledger_iterate_hooks(const mguard_ledger *L);
+/* Before the first of what (obj: WRITES' object, else unused). Empty: NULL
+   L, WRITES of NULL obj, an unknown what (logged). Cost: O(1). */
+MGUARDDEF mguard_ledger_iter mguard_ledger_iterate(const mguard_ledger *L, mguard_ledger_walk what, const void *obj);
 /* Step a walk: true, fields set; false at the end or for NULL. Cost: O(1)
    amortized (after a removal: writes O(writes of obj), else O(log n)). */
 MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
@@ -874,20 +872,16 @@ MGUARDDEF bool mguard_ledger_next(mguard_ledger_iter *it);
 /* Append a record: tag (copied) and payload (a value or NULL). EINVAL
    (logged): NULL L/tag, dying payload; ENOMEM. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_ledger_record(mguard_ledger *L, const char *tag, void *payload);
-/* Records; 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_ledger_record_count(const mguard_ledger *L);
 /* Register hook fn (a value) on obj as name (copied, optional); *id: the
    smallest unused integer >= the live hooks. EINVAL (logged): NULL
    L/obj/id, dying obj/fn; ENOMEM. Cost: O(hooks), O(hooks^2) worst. */
 MGUARDDEF mguard_status mguard_ledger_register_hook(mguard_ledger *L, const void *obj, const char *name, void *fn, int *id);
 /* Remove hook id. NOT_FOUND when absent, EINVAL for NULL L. O(hooks). */
 MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
-/* Hooks; 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_ledger_hook_count(const mguard_ledger *L);
 
 /* An independent copy of L, same hooks (a checkpoint); values shared,
    retained once by the copy. NULL (logged): NULL/dying L, out of memory.
-   Cost: one allocation of storage_bytes and a memcpy per array + retains. */
+   Cost: one allocation of stats' storage_bytes and a memcpy per array + retains. */
 MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
 /* Make L equal to checkpoint, keeping L's hooks (retain gains, release
    losses). EINVAL (logged): NULL/dying, other contexts; ENOMEM: nothing
@@ -941,12 +935,12 @@ typedef struct mguard_ledger_diff_result mguard_ledger_diff_result;
    are not held. EINVAL (logged): NULL, other contexts, a ledger a hook changed;
    ENOMEM. Cost: O(1) for an unchanged clone, else O(size) + hook calls. */
 MGUARDDEF mguard_status mguard_ledger_diff(const mguard_ledger *a, const mguard_ledger *b, mguard_ledger_diff_result **out);
-/* Number of items; 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d);
-/* Item i, NULL past the end or for NULL. Cost: O(1). */
-MGUARDDEF const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledger_diff_result *d, size_t i);
-/* The text ("" when equal or NULL), valid until freed. Cost: O(1). */
-MGUARDDEF const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d);
+/* The items (*count of them; NULL and 0 when equal or for NULL d), valid
+   until freed. count may be NULL. Cost: O(1). */
+MGUARDDEF const mguard_ledger_diff_item *mguard_ledger_diff_items(const mguard_ledger_diff_result *d, size_t *count);
+/* The text, snprintf-style (buf NULL when cap is 0): "" when equal. 0 for
+   NULL d. Cost: O(length). */
+MGUARDDEF size_t mguard_ledger_diff_format(const mguard_ledger_diff_result *d, char *buf, size_t cap);
 /* Free a result before its context is destroyed. NULL: no-op. Cost: O(1). */
 MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
@@ -967,24 +961,15 @@ typedef void (*mguard_ledger_apply_fn)(void *obj, const char *attr, void *value,
    fn with a non-field write (logged; nothing applied); ENOMEM: nothing
    applied. Cost: O(objects + writes + fields of the objects written). */
 MGUARDDEF mguard_status mguard_ledger_apply(mguard_ledger *L, mguard_ledger_apply_fn fn, void *user);
-/* Nothing modified, no records, no hooks (apply would do nothing); true for NULL. Cost: O(1). */
-MGUARDDEF bool mguard_ledger_is_empty(const mguard_ledger *L);
 /* Forget and release everything, keeping the memory. NULL: no-op.
    Cost: O(held pointers) with a release hook, else O(index sizes). */
 MGUARDDEF void mguard_ledger_clear(mguard_ledger *L);
-/* Bytes a clone allocates and copies; 0 for NULL. Cost: O(1). */
-MGUARDDEF size_t mguard_ledger_storage_bytes(const mguard_ledger *L);
 /* "existing", "new", "container"; "unknown" for any other value. O(1). */
 MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
 #endif /* MGUARD_NO_LEDGER */
 
-/* ==== 10. threads ======================================================= */
-
-/* A context made with mguard_ctx_desc.thread_safe (or .lock) may be shared:
-   see docs/guide.md, "Threads". Its readers live with their families:
-   mguard_ctx_is_thread_safe, _weak_get_copy, _ref_get_retained, _cache_get_copy. */
-
-/* ==== 11. guarded caches ================================================ */
+#ifndef MGUARD_NO_CACHE
+/* ==== 10. guarded caches ================================================ */
 
 /* Cached work never returned stale: a tuple of objects (by address) maps to
    an inline value with a destructor; the entry drops, its value destroyed
@@ -1010,7 +995,7 @@ typedef enum mguard_cache_cause {
     MGUARD_CACHE_MUTATION = 1, /* a dependency was mutated */
     MGUARD_CACHE_DEATH,        /* a dependency was destroyed */
     MGUARD_CACHE_EVICTION,     /* least recently used, over capacity or max_cost */
-    MGUARD_CACHE_EXPLICIT      /* mguard_cache_remove, _take or _clear */
+    MGUARD_CACHE_EXPLICIT      /* mguard_cache_take or _clear */
 } mguard_cache_cause;
 /* One drop: which entry, why, and what caused it. */
 typedef struct mguard_cache_reason {
@@ -1019,7 +1004,7 @@ typedef struct mguard_cache_reason {
     size_t nkeys;
     const void *obj;     /* the dependency mutated or destroyed (NULL: eviction, explicit) */
     const char *attr;    /* the mutation's attribute (the context's copy) or NULL */
-    const char *file;    /* where mguard_on_mutation_at was called, or NULL */
+    const char *file;    /* where the mutation was reported (and line; the caller's string), or NULL */
     int line;
     const char *obj_name; /* obj as the context's describe named it (its copy), or
                              NULL: printed as the address */
@@ -1115,10 +1100,9 @@ MGUARDDEF const void *mguard_cache_job_key(const mguard_cache_job *job, size_t i
    entry kept as it was); ENOMEM: nothing changed. Cost: O(1) amortized. */
 MGUARDDEF mguard_status mguard_cache_depend(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             const void *obj, const char *attr);
-/* Drop the tuple's entry (EXPLICIT), destroying its value; take: copied into
-   out instead, neither destroyed, logged nor told to dropped. NOT_FOUND (out
-   untouched); EINVAL for bad input (NULL out: logged). Cost: O(dependencies). */
-MGUARDDEF mguard_status mguard_cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys);
+/* Drop the tuple's entry (EXPLICIT): its value copied into out, neither
+   destroyed, logged nor told to dropped; NULL out: destroyed, as any drop.
+   NOT_FOUND (out untouched); EINVAL for bad input. Cost: O(dependencies). */
 MGUARDDEF mguard_status mguard_cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out);
 /* Drop the entries present at the start (EXPLICIT), each value destroyed
    after its entry is gone; entries the destructors store stay. NULL:
@@ -1147,22 +1131,23 @@ MGUARDDEF bool mguard_cache_next(mguard_cache_iter *it);
 
 /* Copy c's counters into out. EINVAL for NULL c/out. Cost: O(1). */
 MGUARDDEF mguard_status mguard_cache_get_stats(const mguard_cache *c, mguard_cache_stats *out);
-/* One line, snprintf-style ("plans: 3 entries, 7 hits, ...; dropped: ...");
-   0 for NULL c (buf untouched). Cost: O(1). */
-MGUARDDEF size_t mguard_cache_report(const mguard_cache *c, char *buf, size_t cap);
+/* One line ("plans: 3 entries, 7 hits, ...; dropped: ..."), snprintf-style
+   (buf NULL when cap is 0). 0 for NULL c ("" if cap > 0). Cost: O(1). */
+MGUARDDEF size_t mguard_cache_format(const mguard_cache *c, char *buf, size_t cap);
 /* The newest of the last MGUARD_CACHE_REASONS drops that is the tuple's
    (why a miss recomputed); reasons follow the keys' lives, not addresses
    (a dead key's address answers none). NOT_FOUND: none; EINVAL: bad input,
-   NULL out. out->attr, file and obj_name: valid until the next change to c
+   NULL out. out->attr and obj_name: valid until the next change to c
    (on a thread-safe context, until its destroy). Cost: one probe. */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
 MGUARDDEF const char *mguard_cache_cause_str(mguard_cache_cause cause);
-/* r as one line, snprintf-style ("mutation of 0x1234.scale at plan.c:42";
-   obj_name in place of the address when set); 0 for NULL r (buf
-   untouched). Cost: O(1). */
+/* r as one line ("mutation of 0x1234.scale at plan.c:42"; obj_name in place
+   of the address when set), snprintf-style (buf NULL when cap is 0). 0 for
+   NULL r ("" if cap > 0). Cost: O(1). */
 MGUARDDEF size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap);
+#endif /* MGUARD_NO_CACHE */
 #ifdef __cplusplus
 }
 #endif
@@ -1229,7 +1214,7 @@ extern "C" {
 
 #define MGUARD__MAGIC_CTX  0x6d677478u  /* "mgtx" */
 #define MGUARD__MAGIC_WEAK 0x6d677774u  /* "mgwt" */
-/* 10. The same handles of a thread-safe context: the magic number itself
+/* 11. The same handles of a thread-safe context: the magic number itself
    tells the public functions to lock, in the compare they make anyway. */
 #define MGUARD__MAGIC_CTX_TS  (MGUARD__MAGIC_CTX | 1u)
 #define MGUARD__MAGIC_WEAK_TS (MGUARD__MAGIC_WEAK | 1u)
@@ -1244,12 +1229,15 @@ extern "C" {
 #if !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN)
 #define MGUARD__TRACKERS 1      /* the scope or the dynamism tracker */
 #endif
+#if defined(MGUARD__ADDONS) || !defined(MGUARD_NO_CACHE)
+#define MGUARD__ANYPART 1       /* any add-on, the caches included */
+#endif
 
 /* ======================================================================= */
-/* >>structs: the private types of every section (their invariants are told where their code is) */
+/* >>structs: the private types several sections use (a part's own: in its section) */
 /* ======================================================================= */
 
-/* ---- the lock, and how a public function is built (section 10) --------
+/* ---- the lock, and how a public function is built (section 11) --------
    A thread-safe context owns a mguard__lock (ctx->lk; NULL: one thread). Each
    public mguard_<name> that touches a context has an unlocked body, the static
    mguard__<name>, which internal code calls (the lock is never taken twice).
@@ -1326,20 +1314,17 @@ typedef struct mguard__kslot {
     uint32_t tid;                 /* 0: the registry; else the table's id */
     uint32_t pos;                 /* tables: the entry's position in its order array */
 } mguard__kslot;
-/* A guarded cache's slots say MGUARD__TID_CACHE | its id; pos: LOOKUP (no
-   flag) (nkeys - 1) << 28 | position; DEP flag | position; RING flag | slot. */
-#define MGUARD__TID_CACHE 0x80000000u
+/* The slots of the part that hears events (mguard__evpart) say MGUARD__TID_PART
+   | an id of its own; the rest of tid and pos are its to use. */
+#define MGUARD__TID_PART 0x80000000u
 #define MGUARD__TID_NONE 0xffffffffu        /* no slot's id (a probe that only asks "known?") */
-#define MGUARD__CS_DEP 0x80000000u
-#define MGUARD__CS_RING 0x40000000u
-#define MGUARD__CS_POS 0x0fffffffu
-#define MGUARD__CS_MAXPOS 0x0fffffffu       /* positions per cache */
-/* An event's cache drops, in drop order: (cache id, position + 1) of the
-   head and the tail; the links lie in the dropped records (>>cache). */
-typedef struct mguard__cdrops {
+/* What phase 1 of an event left that part for phase 2: a list of drops, in drop
+   order, by (id, position + 1) of its head and tail (the links are the part's); ev:
+   the event's number when obj's name is wanted first (its name hook), or 0. */
+typedef struct mguard__evq {
     uint32_t hcid, hpos, tcid, tpos;
-    uint64_t ev;   /* the event's number when its reasons wait for a name (mguard__cache_name), or 0 */
-} mguard__cdrops;
+    uint64_t ev;
+} mguard__evq;
 typedef struct mguard__kx {
     unsigned char *ctrl;          /* cap bytes, cap / 8 overflow counts, cap slots */
     unsigned char *ovf;           /* per group: slots whose probe went past it */
@@ -1465,7 +1450,7 @@ struct mguard_ctx {
     mguard__firing *firing;      /* invalidations in progress (C stack) */
     struct mguard__dying *dying; /* deaths in phase 2 (C stack) */
     mguard__lookout *lookouts;   /* objects watched across a call-out (C stack) */
-    mguard__hookframe *hooking;  /* 10. ledger hooks outside the lock (C stack) */
+    mguard__hookframe *hooking;  /* 11. ledger hooks outside the lock (C stack) */
     int in_callback;             /* user callbacks running now */
     int destroying;
     void *buried;                /* handles dead during the destroy (mguard__bury) */
@@ -1473,17 +1458,15 @@ struct mguard_ctx {
     mguard__index str_index;
     char **strs;
     uint32_t nstrs, capstrs;
-    const char *last_str;        /* the string interned last (a repeat costs a strcmp) */
+    const char *recent[2];       /* the strings interned or found last (a repeat costs a strcmp);
+                                    recent_at: the next to go */
+    unsigned recent_at;
     struct mguard__part *parts;  /* the add-ons: scope and dynamism trackers, the ledgers' root */
-    struct mguard_cache *caches; /* 11. every live cache, doubly linked */
-    struct mguard_cache **ctabs; /* 11. cache id -> cache (as tabs) */
-    uint32_t nctabs, capctabs, free_cid;
-    size_t ncslots;              /* 11. the caches' slots in kx */
-    uint64_t ncaches_made;       /* 11. caches made: their order */
-    struct mguard_cache_job *cjobs; /* 11. computes in progress (C stack) */
-    size_t kx_held;              /* 11. slots of kx they hold room for (their reasons' keys) */
-    uint64_t cevents, cev;       /* 11. events that named reasons; the one in phase 1, or 0 */
-    mguard__lock *lk;            /* 10. a thread-safe context's lock; NULL: one thread */
+    struct mguard__evpart *evpart; /* the part that hears events (the caches' root), or NULL */
+    size_t npslots;              /* its slots in kx */
+    size_t kx_held;              /* slots of kx it holds room for */
+    int hear_all;                /* > 0: it hears every event (a compute runs) */
+    mguard__lock *lk;            /* 11. a thread-safe context's lock; NULL: one thread */
 #ifdef MGUARD_DEBUG
     mguard__debug dbg;           /* live handles (MGUARD_DEBUG, "handle checks") */
 #endif
@@ -1538,6 +1521,19 @@ typedef struct mguard__part {
     void (*destroy)(struct mguard__part *p);
     mguard_status (*check)(struct mguard__part *p);
 } mguard__part;
+/* The part with slots in the index (the caches' root, ctx->evpart; destroyed last) hears
+   events on their objects, all while ctx->hear_all: event detaches onto q (no callout;
+   no allocation on a death); phase 2 calls name first (q->ev), finish_one per drop (q->hpos). */
+typedef struct mguard__evpart {
+    mguard__part part;
+    void (*event)(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line, int death, mguard__evq *q);
+    void (*name)(mguard_ctx *ctx, const void *obj, mguard__evq *q);
+    void (*finish_one)(mguard_ctx *ctx, mguard__evq *q, void *out);
+    void (*moved)(mguard_ctx *ctx, const mguard__kslot *s, size_t j);
+    mguard_status (*check_slot)(mguard_ctx *ctx, const mguard__kslot *s, size_t k);
+} mguard__evpart;
+#define MGUARD__EV_NAME(ctx, obj, q) do { if ((q)->ev) (ctx)->evpart->name((ctx), (obj), (q)); } while (0)
+#define MGUARD__EV_FINISH(ctx, q) do { while ((q)->hpos) (ctx)->evpart->finish_one((ctx), (q), NULL); } while (0)
 
 /* ======================================================================= */
 /* >>private: the lock and the callout, allocation and logging, the hash index, interned strings, parts, text output, handle checks */
@@ -1652,7 +1648,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
    (written out at the end). tests/check_locked.sh checks this list against the API. */
 #define MGUARD__API_CORE(X, V, Q, W) \
     X(mguard_status, ctx_check, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
-    X(size_t, ctx_object_count, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
+    X(mguard_status, ctx_get_stats, (const mguard_ctx *ctx, mguard_ctx_stats *out), (ctx, out), mguard__ctx_of_ctx(ctx)) \
     V(on_destroy, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     X(const char *, intern, (mguard_ctx *ctx, const char *s), (ctx, s), mguard__ctx_of_ctx(ctx)) \
     X(mguard_weak *, weak_create, (mguard_ctx *ctx, const mguard_weak_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
@@ -1662,31 +1658,26 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(void *, weak_get_sized, (const mguard_weak *t, const void *key, size_t size), (t, key, size), mguard__ctx_of_weak(t)) \
     X(mguard_status, weak_get_copy, (const mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
     Q(bool, weak_contains, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
-    W(mguard_status, weak_remove, (mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
-    X(mguard_status, weak_take, (mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
+    W(mguard_status, weak_take, (mguard_weak *t, const void *key, void *out), (t, key, out), mguard__ctx_of_weak(t)) \
     Q(size_t, weak_count, (const mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     V(weak_clear, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     X(mguard_weak_iter, weak_iterate, (mguard_weak *t), (t), mguard__ctx_of_weak(t)) \
     W(bool, weak_next, (mguard_weak_iter *it), (it), mguard__ctx_of_weak_iter(it)) \
-    X(mguard_status, weak_set_ptr, (mguard_weak *t, const void *key, void *value), (t, key, value), mguard__ctx_of_weak(t)) \
-    X(void *, weak_get_ptr, (const mguard_weak *t, const void *key), (t, key), mguard__ctx_of_weak(t)) \
     X(mguard_ref, ref_make, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     Q(void *, ref_get, (const mguard_ctx *ctx, mguard_ref ref), (ctx, ref), mguard__ctx_of_ctx(ctx)) \
     X(void *, ref_get_retained, (const mguard_ctx *ctx, mguard_ref ref, mguard_retain_fn try_retain, void *user), (ctx, ref, try_retain, user), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, watch, (mguard_ctx *ctx, const void *obj, void *guard, mguard_invalidate_fn fn, void *user), (ctx, obj, guard, fn, user), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, unwatch, (mguard_ctx *ctx, const void *obj, const void *guard), (ctx, obj, guard), mguard__ctx_of_ctx(ctx)) \
-    V(on_mutation, (mguard_ctx *ctx, const void *obj, const char *attr), (ctx, obj, attr), mguard__ctx_of_ctx(ctx)) \
     X(uint64_t, mutation_count, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, gen_tag, (mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     X(long, gen_get, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
-    X(bool, gen_is_current, (const mguard_ctx *ctx, const void *obj), (ctx, obj), mguard__ctx_of_ctx(ctx)) \
     X(bool, gen_is_since, (const mguard_ctx *ctx, const void *obj, long gen), (ctx, obj, gen), mguard__ctx_of_ctx(ctx)) \
     X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__ctx_of_ctx(ctx)) \
-    X(bool, gen_is_class_dynamic, (const mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__ctx_of_ctx(ctx)) \
     X(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__ctx_of_ctx(ctx)) \
-    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx))
+    V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
+    V(on_mutation_at, (mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line), (ctx, obj, attr, file, line), mguard__ctx_of_ctx(ctx))
 #ifndef MGUARD_NO_SCOPE
 #define MGUARD__API_SCOPE(X, V) \
     X(mguard_scope *, scope_create, (mguard_ctx *ctx, const mguard_scope_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
@@ -1699,18 +1690,13 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, scope_exit, (mguard_scope *s, const void *comp), (s, comp), mguard__ctx_of_scope(s)) \
     X(bool, scope_is_active, (const mguard_scope *s, const char *fqn), (s, fqn), mguard__ctx_of_scope(s)) \
     X(size_t, scope_parents, (const mguard_scope *s, const char **out, size_t cap), (s, out, cap), mguard__ctx_of_scope(s)) \
-    X(const char *, scope_current, (const mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
-    X(size_t, scope_depth, (const mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
-    X(size_t, scope_path, (const mguard_scope *s, char *buf, size_t cap), (s, buf, cap), mguard__ctx_of_scope(s)) \
+    X(size_t, scope_frames, (const mguard_scope *s, const char **out, size_t cap), (s, out, cap), mguard__ctx_of_scope(s)) \
     X(mguard_status, scope_set_phase, (mguard_scope *s, size_t phase), (s, phase), mguard__ctx_of_scope(s)) \
     X(size_t, scope_phase, (const mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
-    X(mguard_status, scope_reset, (mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
     X(mguard_status, scope_add, (mguard_scope *s, const char *counter, double amount), (s, counter, amount), mguard__ctx_of_scope(s)) \
     X(double, scope_counter, (const mguard_scope *s, const char *fqn, const char *counter, double *self), (s, fqn, counter, self), mguard__ctx_of_scope(s)) \
-    X(size_t, scope_report, (mguard_scope *s, mguard_scope_format format, char *buf, size_t cap), (s, format, buf, cap), mguard__ctx_of_scope(s)) \
-    X(size_t, scope_report_write, (mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user), (s, format, fn, user), mguard__ctx_of_scope(s)) \
-    X(mguard_status, scope_clear_trace, (mguard_scope *s), (s), mguard__ctx_of_scope(s)) \
-    X(mguard_status, scope_clear_warnings, (mguard_scope *s), (s), mguard__ctx_of_scope(s))
+    X(size_t, scope_format, (mguard_scope *s, mguard_scope_view view, char *buf, size_t cap), (s, view, buf, cap), mguard__ctx_of_scope(s)) \
+    X(mguard_status, scope_clear, (mguard_scope *s, unsigned flags), (s, flags), mguard__ctx_of_scope(s))
 #else
 #define MGUARD__API_SCOPE(X, V)
 #endif
@@ -1720,9 +1706,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(dyn_destroy, (mguard_dyn *d), (d), mguard__ctx_of_dyn(d)) \
     X(mguard_status, dyn_observe, (mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim), (d, path, dims, ndim), mguard__ctx_of_dyn(d)) \
     X(mguard_status, dyn_observe_scalar, (mguard_dyn *d, const char *path, double value), (d, path, value), mguard__ctx_of_dyn(d)) \
-    X(size_t, dyn_dims, (const mguard_dyn *d, const char *path, bool *varies, size_t cap), (d, path, varies, cap), mguard__ctx_of_dyn(d)) \
-    X(bool, dyn_varies, (const mguard_dyn *d, const char *path, size_t dim), (d, path, dim), mguard__ctx_of_dyn(d)) \
-    X(bool, dyn_contains, (const mguard_dyn *d, const char *path), (d, path), mguard__ctx_of_dyn(d)) \
+    X(bool, dyn_dims, (const mguard_dyn *d, const char *path, size_t *rank, bool *varies, size_t cap), (d, path, rank, varies, cap), mguard__ctx_of_dyn(d)) \
     X(size_t, dyn_count, (const mguard_dyn *d), (d), mguard__ctx_of_dyn(d)) \
     X(mguard_dyn_iter, dyn_iterate, (const mguard_dyn *d), (d), mguard__ctx_of_dyn(d)) \
     X(bool, dyn_next, (mguard_dyn_iter *it), (it), mguard__ctx_of_dyn_iter(it)) \
@@ -1735,29 +1719,19 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_ledger *, ledger_create, (mguard_ctx *ctx, const mguard_ledger_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
     V(ledger_destroy, (mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_track, (mguard_ledger *L, const void *obj, mguard_ledger_kind kind, const char *source), (L, obj, kind, source), mguard__ctx_of_ledger(L)) \
-    X(bool, ledger_contains, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_get, (const mguard_ledger *L, const void *obj, mguard_ledger_entry *out), (L, obj, out), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_mark_modified, (mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
-    X(bool, ledger_is_modified, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_store_attr, (mguard_ledger *L, const void *obj, const char *attr, void *value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_delete_attr, (mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_pending, (const mguard_ledger *L, const void *obj, const char *attr, void **value), (L, obj, attr, value), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_read, (const mguard_ledger *L, const void *obj, const char *attr, void *out), (L, obj, attr, out), mguard__ctx_of_ledger(L)) \
-    X(bool, ledger_is_pending, (const mguard_ledger *L, const void *obj, const char *attr), (L, obj, attr), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_set_fields, (mguard_ledger *L, const void *obj, const mguard_ledger_field *fields, size_t n), (L, obj, fields, n), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_modified_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_write_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(mguard_ledger_iter, ledger_iterate, (const mguard_ledger *L, bool modified_only), (L, modified_only), mguard__ctx_of_ledger(L)) \
+    X(mguard_status, ledger_get_stats, (const mguard_ledger *L, mguard_ledger_stats *out), (L, out), mguard__ctx_of_ledger(L)) \
+    X(mguard_ledger_iter, ledger_iterate, (const mguard_ledger *L, mguard_ledger_walk what, const void *obj), (L, what, obj), mguard__ctx_of_ledger(L)) \
     X(bool, ledger_next, (mguard_ledger_iter *it), (it), mguard__ctx_of_ledger_iter(it)) \
-    X(mguard_ledger_iter, ledger_iterate_writes, (const mguard_ledger *L, const void *obj), (L, obj), mguard__ctx_of_ledger(L)) \
-    X(mguard_ledger_iter, ledger_iterate_records, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(mguard_ledger_iter, ledger_iterate_hooks, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_record, (mguard_ledger *L, const char *tag, void *payload), (L, tag, payload), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_record_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_register_hook, (mguard_ledger *L, const void *obj, const char *name, void *fn, int *id), (L, obj, name, fn, id), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_remove_hook, (mguard_ledger *L, int id), (L, id), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_hook_count, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_ledger *, ledger_clone, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_restore, (mguard_ledger *L, const mguard_ledger *checkpoint), (L, checkpoint), mguard__ctx_of_ledger(L)) \
     X(bool, ledger_equal, (const mguard_ledger *a, const mguard_ledger *b), (a, b), mguard__ctx_of_ledger2(a, b)) \
@@ -1765,14 +1739,12 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     V(ledger_diff_free, (mguard_ledger_diff_result *d), (d), mguard__ctx_of_diff(d)) \
     X(mguard_status, ledger_prune, (mguard_ledger *L, const void *const *roots, size_t nroots), (L, roots, nroots), mguard__ctx_of_ledger(L)) \
     X(mguard_status, ledger_apply, (mguard_ledger *L, mguard_ledger_apply_fn fn, void *user), (L, fn, user), mguard__ctx_of_ledger(L)) \
-    X(bool, ledger_is_empty, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    V(ledger_clear, (mguard_ledger *L), (L), mguard__ctx_of_ledger(L)) \
-    X(size_t, ledger_storage_bytes, (const mguard_ledger *L), (L), mguard__ctx_of_ledger(L))
+    V(ledger_clear, (mguard_ledger *L), (L), mguard__ctx_of_ledger(L))
 #else
 #define MGUARD__API_LEDGER(X, V)
 #endif
+#ifndef MGUARD_NO_CACHE
 #define MGUARD__API_CACHE(X, V, Q) \
-    V(on_mutation_at, (mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line), (ctx, obj, attr, file, line), mguard__ctx_of_ctx(ctx)) \
     X(mguard_cache *, cache_create, (mguard_ctx *ctx, const mguard_cache_desc *desc), (ctx, desc), mguard__ctx_of_ctx(ctx)) \
     V(cache_destroy, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_set, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost), (c, keys, nkeys, value, cost), mguard__ctx_of_cache(c)) \
@@ -1784,15 +1756,17 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(mguard_status, cache_job_set_cost, (mguard_cache_job *job, size_t cost), (job, cost), mguard__ctx_of_job(job)) \
     X(const void *, cache_job_key, (const mguard_cache_job *job, size_t i), (job, i), mguard__ctx_of_job(job)) \
     X(mguard_status, cache_depend, (mguard_cache *c, const void *const *keys, size_t nkeys, const void *obj, const char *attr), (c, keys, nkeys, obj, attr), mguard__ctx_of_cache(c)) \
-    X(mguard_status, cache_remove, (mguard_cache *c, const void *const *keys, size_t nkeys), (c, keys, nkeys), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_take, (mguard_cache *c, const void *const *keys, size_t nkeys, void *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c)) \
     V(cache_clear, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(size_t, cache_count, (const mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(mguard_cache_iter, cache_iterate, (mguard_cache *c), (c), mguard__ctx_of_cache(c)) \
     X(bool, cache_next, (mguard_cache_iter *it), (it), mguard__ctx_of_cache_iter(it)) \
     X(mguard_status, cache_get_stats, (const mguard_cache *c, mguard_cache_stats *out), (c, out), mguard__ctx_of_cache(c)) \
-    X(size_t, cache_report, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__ctx_of_cache(c)) \
+    X(size_t, cache_format, (const mguard_cache *c, char *buf, size_t cap), (c, buf, cap), mguard__ctx_of_cache(c)) \
     X(mguard_status, cache_last_reason, (const mguard_cache *c, const void *const *keys, size_t nkeys, mguard_cache_reason *out), (c, keys, nkeys, out), mguard__ctx_of_cache(c))
+#else
+#define MGUARD__API_CACHE(X, V, Q)
+#endif
 #define MGUARD__API(X, V, Q, W) MGUARD__API_CORE(X, V, Q, W) MGUARD__API_SCOPE(X, V) MGUARD__API_DYN(X, V) MGUARD__API_LEDGER(X, V) MGUARD__API_CACHE(X, V, Q)
 
 /* The unlocked bodies, declared from the list. */
@@ -1813,11 +1787,13 @@ static void mguard__dbg_add(mguard_ctx *ctx, struct mguard_weak *t);
 static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
 /* MGUARD__DBG_OK(h, kind, fn): h is NULL or a live handle of that kind,
    else false with a log line; always true in a plain build. */
+#ifdef MGUARD__ANYPART
 static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx);
 static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind);
 static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h);
 static bool mguard__dbg_h_live(const void *h, int kind);
 static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn);
+#endif
 #define MGUARD__DBG_OK(h, kind, fn) mguard__dbg_h_valid((h), (kind), (fn))
 #else
 #define MGUARD__DBG_OK(h, kind, fn) true
@@ -1932,6 +1908,7 @@ static mguard_status mguard__reserve(const mguard_ctx *ctx, void **arr, uint32_t
 
 /* ---- the hash index ---------------------------------------------------- */
 
+#if defined(MGUARD__ANYPART) || defined(MGUARD_DEBUG)
 /* The home slot is hash & mask, so the low bits must depend on every bit of
    the address: fold, multiply, fold the product's high half down (checked:
    aligned addresses at strides 8..4096 probe as a random hash). Never 0. */
@@ -1945,6 +1922,7 @@ static uint32_t mguard__hash_ptr(const void *p)
     h = (uint32_t)x;
     return h ? h : 0x9E3779B9u;
 }
+#endif
 
 #if defined(MGUARD_DEBUG) || !defined(MGUARD_NO_SCOPE) || !defined(MGUARD_NO_DYN) || !defined(MGUARD_NO_LEDGER)
 /* key's dense index + 1, or 0 (each dense entry begins with its key). */
@@ -1977,6 +1955,7 @@ static void mguard__ix_put(mguard__index *ix, uint32_t h, uint32_t idx1)
     ix->used++;
 }
 
+#if defined(MGUARD__ANYPART) || defined(MGUARD_DEBUG)
 /* Remove the slot holding dense index idx1 (hash h): backward shift. */
 static void mguard__ix_del(mguard__index *ix, uint32_t h, uint32_t idx1)
 {
@@ -1998,6 +1977,7 @@ static void mguard__ix_del(mguard__index *ix, uint32_t h, uint32_t idx1)
     ix->slots[i].idx = 0;
     ix->used--;
 }
+#endif
 
 /* Room for `need` keys at load <= 1/2; on failure nothing changes. */
 static mguard_status mguard__ix_reserve(const mguard_ctx *ctx, mguard__index *ix, size_t need)
@@ -2227,30 +2207,21 @@ static MGUARD__HOT size_t mguard__kwalk_next(const mguard__kx *kx, mguard__kwalk
     }
 }
 
-/* Each candidate slot k of obj's probe, in a walk w (mguard__kwalk). */
-static void mguard__kwalk_key(const mguard__kx *kx, mguard__kwalk *w, const void *obj)
-{
-    uint64_t h = mguard__hash64(obj);
-    mguard__kwalk_start(kx, w, h, MGUARD__KX_TAG(h));
-}
-#define MGUARD__KWALK_EACH(w, kx, obj, k) \
-    for (mguard__kwalk_key((kx), &(w), (obj)), (k) = mguard__kwalk_next((kx), &(w)); (k) != SIZE_MAX; (k) = mguard__kwalk_next((kx), &(w)))
-
-/* May a cache depend on obj: a compute in progress, or a cache slot on
-   obj's probe (its first group read inline; past it, yes to be safe)?
-   The test every event makes before mguard__cache_event. */
-static MGUARD__HOT bool mguard__cache_may_hold(const mguard_ctx *ctx, const void *obj)
+/* Does the part that hears events hear one on obj: all are heard, or a part
+   slot lies on obj's probe (its first group read inline; past it, yes to be
+   safe)? The test every event makes before its event hook. */
+static MGUARD__HOT bool mguard__part_hears(const mguard_ctx *ctx, const void *obj)
 {
     const mguard__kx *kx = &ctx->kx;
     uint64_t h, m;
     size_t pos;
-    if (ctx->cjobs) return true;
-    if (!ctx->ncslots) return false;
+    if (ctx->hear_all) return true;
+    if (!ctx->npslots) return false;
     h = mguard__hash64(obj);
     pos = MGUARD__KX_HOME(kx, h);
     for (m = mguard__kx_match(mguard__kx_load(kx->ctrl + pos), MGUARD__KX_TAG(h)); m; m &= m - 1) {
         const mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
-        if (s->key == obj && (s->tid & MGUARD__TID_CACHE)) return true;
+        if (s->key == obj && (s->tid & MGUARD__TID_PART)) return true;
     }
     return MGUARD__KX_ON(kx, pos);
 }
@@ -2345,7 +2316,7 @@ static mguard_status mguard__kx_reserve(mguard_ctx *ctx, size_t n)
 {
     mguard__kx *kx = &ctx->kx;
     size_t cap = MGUARD__KX_CAP(kx), need, ncap;
-    n += ctx->kx_held;   /* the room the computes in progress hold stays */
+    n += ctx->kx_held;   /* the room held by the part that hears events stays */
     need = kx->used + n;
     if (kx->growth_left >= n) {
         if (need * 9 > cap) kx->sparse = 0;   /* the run of sparse reservations ends */
@@ -2404,6 +2375,8 @@ static const char *mguard__str_find_h(const mguard_ctx *ctx, const char *s, uint
 
 static const char *mguard__str_find(const mguard_ctx *ctx, const char *s)
 {
+    if (ctx->recent[0] && strcmp(ctx->recent[0], s) == 0) return ctx->recent[0];
+    if (ctx->recent[1] && strcmp(ctx->recent[1], s) == 0) return ctx->recent[1];
     return mguard__str_find_h(ctx, s, mguard__hash_str(s));
 }
 
@@ -2417,6 +2390,16 @@ static const char *mguard__str_take(const char *s)
     return s;
 }
 
+/* s (interned) is one of the two strings a repeat finds by a strcmp; returns s. */
+static const char *mguard__str_recent(mguard_ctx *ctx, const char *s)
+{
+    if (ctx->recent[0] != s && ctx->recent[1] != s) {
+        ctx->recent[ctx->recent_at] = s;
+        ctx->recent_at ^= 1u;
+    }
+    return s;
+}
+
 /* The context's copy of s, one more holder (the caller's); NULL: out of memory. */
 static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
 {
@@ -2425,10 +2408,9 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
     mguard__str *hd;
     char *copy;
     const char *found;
-    if (ctx->last_str && strcmp(ctx->last_str, s) == 0) return mguard__str_take(ctx->last_str);
+    found = mguard__str_find(ctx, s);
+    if (found) return mguard__str_take(mguard__str_recent(ctx, found));
     h = mguard__hash_str(s);
-    found = mguard__str_find_h(ctx, s, h);
-    if (found) return mguard__str_take(ctx->last_str = found);
     if (mguard__ix_reserve(ctx, &ctx->str_index, (size_t)ctx->nstrs + 1)) return NULL;
     if (mguard__reserve(ctx, (void **)&ctx->strs, &ctx->capstrs, (size_t)ctx->nstrs + 1, sizeof(char *))) return NULL;
     len = strlen(s);
@@ -2441,9 +2423,10 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
     memcpy(copy, s, len + 1);
     ctx->strs[ctx->nstrs++] = copy;
     mguard__ix_put(&ctx->str_index, h, ctx->nstrs);
-    return ctx->last_str = copy;
+    return mguard__str_recent(ctx, copy);
 }
 
+#ifdef MGUARD__ANYPART
 /* One holder fewer of s (NULL: nothing); the last frees it. Never allocates. */
 static void mguard__str_release(mguard_ctx *ctx, const char *s)
 {
@@ -2454,7 +2437,8 @@ static void mguard__str_release(mguard_ctx *ctx, const char *s)
     h = MGUARD__STR_HDR(s);
     MGUARD_ASSERT(h->refs > 0);
     if (h->refs == MGUARD__STR_STICKY || --h->refs) return;
-    if (ctx->last_str == s) ctx->last_str = NULL;
+    if (ctx->recent[0] == s) ctx->recent[0] = NULL;
+    if (ctx->recent[1] == s) ctx->recent[1] = NULL;
     mguard__ix_del(&ctx->str_index, h->hash, h->pos + 1);
     last = --ctx->nstrs;
     if (h->pos != last) {
@@ -2468,12 +2452,14 @@ static void mguard__str_release(mguard_ctx *ctx, const char *s)
     }
     mguard__free(ctx, h);
 }
-
+#endif
+#if !defined(MGUARD_NO_LEDGER) || !defined(MGUARD_NO_CACHE)
 /* A string handed out that another thread could free: kept for good (thread-safe ctx). */
 static void mguard__str_keep_if_shared(const mguard_ctx *ctx, const char *s)
 {
     if (s && ctx->lk) MGUARD__STR_HDR(s)->refs = MGUARD__STR_STICKY;
 }
+#endif
 
 static const char *mguard__intern(mguard_ctx *ctx, const char *s)
 {
@@ -2543,15 +2529,10 @@ static void mguard__part_link(mguard_ctx *ctx, mguard__part *p)
 }
 
 /* ---- text output of the reports: into a caller's buffer (len counts every
-   byte; what does not fit is dropped) or in chunks to a write callback -- */
+   byte; what does not fit is dropped) -------------------------------------- */
 typedef struct mguard__out {
     char *buf;
     size_t cap, len;
-    void (*fn)(const char *data, size_t len, void *user);
-    void *user;
-    mguard_ctx *ctx;
-    size_t nchunk;
-    char chunk[256];
 } mguard__out;
 
 static void mguard__out_init_buf(mguard__out *o, char *buf, size_t cap)
@@ -2561,28 +2542,8 @@ static void mguard__out_init_buf(mguard__out *o, char *buf, size_t cap)
     o->cap = buf ? cap : 0;
 }
 
-static void mguard__out_flush(mguard__out *o)
-{
-    if (!o->fn || !o->nchunk) return;
-    MGUARD__CALLOUT(o->ctx, o->fn(o->chunk, o->nchunk, o->user));
-    o->nchunk = 0;
-}
-
 static void mguard__out_put(mguard__out *o, const char *p, size_t n)
 {
-    if (o->fn) {
-        while (n) {
-            size_t k = sizeof o->chunk - o->nchunk;
-            if (k > n) k = n;
-            memcpy(o->chunk + o->nchunk, p, k);
-            o->nchunk += k;
-            p += k;
-            n -= k;
-            o->len += k;
-            if (o->nchunk == sizeof o->chunk) mguard__out_flush(o);
-        }
-        return;
-    }
     if (o->len + 1 < o->cap) {
         size_t room = o->cap - 1 - o->len;
         memcpy(o->buf + o->len, p, n < room ? n : room);
@@ -2592,11 +2553,10 @@ static void mguard__out_put(mguard__out *o, const char *p, size_t n)
 
 static void mguard__out_str(mguard__out *o, const char *s) { mguard__out_put(o, s, strlen(s)); }
 
-/* NUL-terminate (buffer) or hand over the rest (callback); the length. */
+/* NUL-terminate; the length. */
 static size_t mguard__out_end(mguard__out *o)
 {
-    if (o->fn) mguard__out_flush(o);
-    else if (o->cap) o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
+    if (o->cap) o->buf[o->len < o->cap ? o->len : o->cap - 1] = '\0';
     return o->len;
 }
 #endif /* MGUARD__TRACKERS */
@@ -2685,6 +2645,7 @@ static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
     mguard__dbg_swap_remove(&ctx->dbg.ix, (unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), i1, ctx->dbg.ntabs--);
 }
 
+#ifdef MGUARD__ANYPART
 /* The other handles (scope, dyn, ledger, cache): the same scheme, with kinds. */
 static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger", "cache" };
 
@@ -2735,6 +2696,7 @@ static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h)
     if (!i1) return;
     mguard__dbg_swap_remove(&ctx->dbg.hix, (unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), i1, ctx->dbg.nhs--);
 }
+#endif
 
 static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 {
@@ -2800,8 +2762,6 @@ static void mguard__weak_free(mguard_weak *t);
 static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj);
 static void mguard__copy_value(void *dst, const void *src, size_t n);
 static mguard__kslot *mguard__weak_at(const mguard_weak *t, uint32_t i);
-static mguard_status mguard__cache_check_all(mguard_ctx *ctx);
-static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__kslot *s, size_t k);
 
 const char *mguard_status_str(mguard_status status)
 {
@@ -2814,11 +2774,6 @@ const char *mguard_status_str(mguard_status status)
     case MGUARD_DELETED: return "MGUARD_DELETED";
     }
     return "unknown status";
-}
-
-bool mguard_ctx_is_thread_safe(const mguard_ctx *ctx)
-{
-    return mguard__ctx_ok(ctx, "mguard_ctx_is_thread_safe") && ctx->lk;
 }
 
 /* ---- 1. context: create, destroy, check -------------------------------- */
@@ -2889,8 +2844,8 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     }
     ctx->destroying = 1;
     while (ctx->parts) ctx->parts->destroy(ctx->parts);
-    while (ctx->caches) mguard__cache_destroy(ctx->caches);
-    MGUARD_ASSERT(ctx->ncslots == 0);
+    while (ctx->evpart) ctx->evpart->part.destroy(&ctx->evpart->part);   /* last: the caches */
+    MGUARD_ASSERT(ctx->npslots == 0);
     while (ctx->tables) mguard__weak_destroy(ctx->tables);
     /* the lines logged so far go out while the dead handles are kept (a
        logger that calls one is refused), as at any callout */
@@ -2904,7 +2859,6 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     mguard__free(ctx, ctx->objs);
     mguard__free(ctx, ctx->sides);
     mguard__free(ctx, ctx->tabs);
-    mguard__free(ctx, ctx->ctabs);
     mguard__kx_free(ctx);
     for (i = 0; i < ctx->nstrs; i++) mguard__free(ctx, MGUARD__STR_HDR(ctx->strs[i]));
     mguard__free(ctx, ctx->strs);
@@ -2981,10 +2935,11 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
             full++;
             if (c == MGUARD__KX_PENDING) continue;
             MGUARD__CHECK(ctx, s->key && c == MGUARD__KX_TAG(mguard__hash64(s->key)), "index: slot %lu has a stale tag", (unsigned long)k);
-            MGUARD__CHECK(ctx, (s->tid & MGUARD__TID_CACHE) || mguard__kx_find(kx, s->key, s->tid, mguard__hash64(s->key), NULL) == s,
+            MGUARD__CHECK(ctx, (s->tid & MGUARD__TID_PART) || mguard__kx_find(kx, s->key, s->tid, mguard__hash64(s->key), NULL) == s,
                           "index: slot %lu (%p, table id %u) not found by its key", (unsigned long)k, s->key, s->tid);
-            if (s->tid & MGUARD__TID_CACHE) {
-                if (mguard__cache_check_slot(ctx, s, k)) return MGUARD_EINVAL;
+            if (s->tid & MGUARD__TID_PART) {
+                MGUARD__CHECK(ctx, ctx->evpart, "index: slot %lu (%p) names a part, but none hears events", (unsigned long)k, s->key);
+                if (ctx->evpart->check_slot(ctx, s, k)) return MGUARD_EINVAL;
             } else if (!s->tid) {
                 uint32_t r = s->pos;
                 MGUARD__CHECK(ctx, r >= 1 && r <= ctx->nobjs && ctx->objs[r - 1].key == s->key, "index: slot %lu (%p) names record %u, not its own", (unsigned long)k, s->key, r);
@@ -3060,11 +3015,11 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
         MGUARD__CHECK(ctx, nlive == t->live, "table %p: live count %u, counted %u", (void *)t, t->live, nlive);
         MGUARD__CHECK(ctx, ctx->next_stamp - t->base >= (t->len ? (uint64_t)t->order[t->len - 1].stamp + 1 : 0), "table %p: stamps ahead of the context", (void *)t);
     }
-    if (mguard__cache_check_all(ctx)) return MGUARD_EINVAL;
     {
         struct mguard__part *p;
         for (p = ctx->parts; p; p = p->next)
             if (p->check(p)) return MGUARD_EINVAL;
+        if (ctx->evpart && ctx->evpart->part.check(&ctx->evpart->part)) return MGUARD_EINVAL;
     }
 #ifdef MGUARD_DEBUG
     {
@@ -3225,19 +3180,22 @@ static void mguard__reg_drop_if_empty(mguard_ctx *ctx, uint32_t r)
     if (mguard__obj_empty(ctx, &ctx->objs[r - 1])) mguard__reg_drop(ctx, r);
 }
 
-static size_t mguard__ctx_object_count(const mguard_ctx *ctx)
+static mguard_status mguard__ctx_get_stats(const mguard_ctx *ctx, mguard_ctx_stats *out)
 {
-    return mguard__ctx_ok(ctx, "mguard_ctx_object_count") ? ctx->live_objs : 0;
+    if (!mguard__ctx_ok(ctx, "mguard_ctx_get_stats")) return MGUARD_EINVAL;
+    if (!out) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_ctx_get_stats", "out"); return MGUARD_EINVAL; }
+    out->objects = ctx->live_objs;
+    out->thread_safe = ctx->lk != NULL;
+    return MGUARD_OK;
 }
 
 /* The table of id tid (the index's slots name their table by id). */
 #define MGUARD__TAB(ctx, tid) ((ctx)->tabs[tid])
 
 /* The index moved slot s (a table entry) to slot j: its order says so. */
-static void mguard__cache_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j);
 static void mguard__kx_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j)
 {
-    if (s->tid & MGUARD__TID_CACHE) mguard__cache_moved(ctx, s, j);
+    if (s->tid & MGUARD__TID_PART) ctx->evpart->moved(ctx, s, j);
     else MGUARD__TAB(ctx, s->tid)->order[s->pos].slot = (uint32_t)j;
 }
 
@@ -3268,13 +3226,6 @@ typedef struct mguard__pending {
 } mguard__pending;
 
 static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
-/* 11. Guarded caches' hook: phase 1 detaches the entries depending on obj
-   (and attr) onto q and spoils computes depending on it; phase 2 destroys
-   their values. No allocation on a death. */
-static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
-                                int death, mguard__cdrops *q);
-static void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q);
-static MGUARD__HOT void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops *q);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
 static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
@@ -3314,7 +3265,7 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
         mguard_weak *t;
         if (s->key != obj) continue;
         any = true;
-        if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {   /* a cache's: mguard__cache_event */
+        if (!s->tid || (s->tid & MGUARD__TID_PART)) {   /* a part's: its event hook */
             if (!s->tid) rs = k;
             continue;
         }
@@ -3349,9 +3300,9 @@ static size_t mguard__death_slots(mguard_ctx *ctx, const void *obj, uint64_t h, 
 
 /* Phase 1's rest, obj's table entries detached (both paths): its watchers
    taken (mguard__take_watchers) and its record (slot rslot, or SIZE_MAX)
-   freed, the cache entries depending on it detached onto cq. Its serial. */
+   freed, what the part that hears events has on it detached onto cq. Its serial. */
 static MGUARD__HOT uint64_t mguard__death_detach_rest(mguard_ctx *ctx, const void *obj, size_t rslot, mguard__watcher **w,
-                                                      size_t *nw, mguard__watcher *one, mguard__cdrops *cq)
+                                                      size_t *nw, mguard__watcher *one, mguard__evq *cq)
 {
     uint64_t serial = 0;
     *w = NULL;
@@ -3364,17 +3315,17 @@ static MGUARD__HOT uint64_t mguard__death_detach_rest(mguard_ctx *ctx, const voi
         mguard__reg_free(ctx, r, rslot);
     }
     memset(cq, 0, sizeof *cq);
-    if (mguard__cache_may_hold(ctx, obj)) mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, cq);
+    if (mguard__part_hears(ctx, obj)) ctx->evpart->event(ctx, obj, NULL, NULL, 0, 1, cq);
     ctx->live_objs--;
     return serial;
 }
 
-/* Phase 2's end (both paths): cache values, waits, obj off the dying list. */
-static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__cdrops *cq,
+/* Phase 2's end (both paths): cq's drops, waits, obj off the dying list. */
+static void mguard__death_end(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__evq *cq,
                               mguard__dying *dying)
 {
     mguard__dying **pp;
-    mguard__cache_finish(ctx, cq);
+    MGUARD__EV_FINISH(ctx, cq);
     /* still dying meanwhile: a callback cannot register obj again */
     if (ctx->lk && serial) mguard__wait_guard(ctx, obj, serial);
     if (ctx->hooking) mguard__wait_hooks(ctx, obj);
@@ -3418,7 +3369,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     uint64_t serial;
     mguard__watcher *w, one;
     mguard__dying dying;
-    mguard__cdrops cq;
+    mguard__evq cq;
     mguard__kwalk kw;
     /* Phase 1: detach, slot by slot on obj's probe. */
     mguard__kwalk_start(kx, &kw, h, MGUARD__KX_TAG(h));
@@ -3426,7 +3377,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
         mguard__kslot *s = &kx->slots[k];
         mguard_weak *t;
         if (s->key != obj) continue;
-        if (!s->tid || (s->tid & MGUARD__TID_CACHE)) {
+        if (!s->tid || (s->tid & MGUARD__TID_PART)) {
             if (!s->tid) rslot = k;
             continue;
         }
@@ -3441,7 +3392,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->dying = &dying;
-    mguard__cache_name(ctx, obj, &cq);
+    MGUARD__EV_NAME(ctx, obj, &cq);
     /* logged in phase 2: the logger may call back in */
     {
         char nm[MGUARD__NAME];
@@ -3545,7 +3496,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     mguard__dying dying;
     union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
     unsigned char *buf = stackbuf.bytes;
-    mguard__cdrops cq;
+    mguard__evq cq;
     if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
     if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
     kx = &ctx->kx;
@@ -3558,10 +3509,10 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         char nm[MGUARD__NAME];
         if (ctx->dying && mguard__is_dying(ctx, obj))
             mguard__logf(ctx, MGUARD_LOG_ON_DESTROY_TWICE, "mguard_on_destroy", mguard__named(ctx, obj, nm));
-        if (ctx->cjobs) {   /* a compute in progress may depend on obj */
+        if (ctx->hear_all) {   /* a compute in progress may depend on obj */
             memset(&cq, 0, sizeof cq);
-            mguard__cache_event(ctx, obj, NULL, NULL, 0, 1, &cq);
-            mguard__cache_name(ctx, obj, &cq);
+            ctx->evpart->event(ctx, obj, NULL, NULL, 0, 1, &cq);
+            MGUARD__EV_NAME(ctx, obj, &cq);
         }
         if (ctx->hooking) mguard__wait_hooks(ctx, obj);
         return;
@@ -3604,7 +3555,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         dying.next = ctx->dying;
         /* cppcheck-suppress autoVariables ; unlinked before this function returns */
         ctx->dying = &dying;
-        mguard__cache_name(ctx, obj, &cq);
+        MGUARD__EV_NAME(ctx, obj, &cq);
         if (nw) mguard__fire(ctx, obj, w, nw, NULL);
         for (i = 0; i < nt; i++)
             mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
@@ -4005,22 +3956,6 @@ static size_t mguard__weak_count(const mguard_weak *t)
     return mguard__weak_valid(t, "mguard_weak_count") ? t->live : 0;
 }
 
-static mguard_status mguard__weak_set_ptr(mguard_weak *t, const void *key, void *value)
-{
-    if (mguard__weak_valid(t, "mguard_weak_set_ptr") && t->value_size != sizeof(void *)) {
-        mguard__logf(t->ctx, MGUARD_LOG_WEAK_NOT_PTR, "mguard_weak_set_ptr", (unsigned long)t->value_size);
-        return MGUARD_EINVAL;
-    }
-    return mguard__weak_set(t, key, &value);
-}
-
-static void *mguard__weak_get_ptr(const mguard_weak *t, const void *key)
-{
-    void *v = NULL, *p = mguard__weak_get(t, key);
-    if (p && t->value_size == sizeof(void *)) memcpy(&v, p, sizeof v);
-    return v;
-}
-
 /* Remove t's entry in slot s (known: its key has other slots): detach, then destroy
    the value from a copy (in place if none can be had), or (take) copy it to out. */
 static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool known, void *out)
@@ -4050,40 +3985,38 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool know
     }
 }
 
-/* mguard_weak_remove's common case, inline: a default context's table with
-   no destructor, the key present. false: nothing done. */
-static MGUARD__HOT bool mguard__fast_weak_remove(mguard_weak *t, const void *key)
+/* mguard_weak_take's common case, inline: a default context's table with
+   no destructor (or out given), the key present. false: nothing done. */
+static MGUARD__HOT bool mguard__fast_weak_take(mguard_weak *t, const void *key, void *out)
 {
     mguard__kx *kx;
     mguard__kslot *s;
     uint64_t h;
     bool known;
-    if (!MGUARD__PLAIN_WEAK(t) || t->dtor) return false;
+    if (!MGUARD__PLAIN_WEAK(t) || (t->dtor && !out)) return false;
     kx = &t->ctx->kx;
     h = mguard__hash64(key);
     s = mguard__kx_probe(kx, key, t->tid, h, &known, 0);
     if (!s) return false;
+    if (out) memmove(out, mguard__kvalue(t, s), t->value_size);   /* out may lie in a table */
     t->live--;
     mguard__kx_erase(kx, (size_t)(s - kx->slots), h);
     if (!known) t->ctx->live_objs--;
     return true;
 }
 
-/* mguard_weak_remove, and mguard_weak_take (take: the value copied into out, not destroyed). */
-static mguard_status mguard__weak_pop(mguard_weak *t, const void *key, void *out, bool take)
+/* The entry leaves t: its value copied into out, or (NULL out) destroyed. */
+static mguard_status mguard__weak_take(mguard_weak *t, const void *key, void *out)
 {
-    const char *fn = take ? "mguard_weak_take" : "mguard_weak_remove";
     mguard__kslot *s;
     bool known;
-    if (!mguard__weak_valid(t, fn)) return MGUARD_EINVAL;
-    if (!key || (take && !out)) { mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, fn, key ? "out" : "key"); return MGUARD_EINVAL; }
+    if (!mguard__weak_valid(t, "mguard_weak_take")) return MGUARD_EINVAL;
+    if (!key) { mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, "mguard_weak_take", "key"); return MGUARD_EINVAL; }
     s = mguard__kx_find(&t->ctx->kx, key, t->tid, mguard__hash64(key), &known);
     if (!s) return MGUARD_NOT_FOUND;
     mguard__weak_remove_slot(t, s, known, out);
     return MGUARD_OK;
 }
-static mguard_status mguard__weak_remove(mguard_weak *t, const void *key) { return mguard__weak_pop(t, key, NULL, false); }
-static mguard_status mguard__weak_take(mguard_weak *t, const void *key, void *out) { return mguard__weak_pop(t, key, out, true); }
 
 static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
 {
@@ -4513,27 +4446,27 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     return found ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
-/* A mutation of obj (r: its record, or 0). Phase 1: dependent cache
-   entries leave, the tracker counts, watchers are swapped out; phase 2:
-   the watchers fire, then the cache values are destroyed. */
+/* A mutation of obj (r: its record, or 0). Phase 1: what depends on obj
+   leaves (the event hook), the tracker counts, watchers are swapped out;
+   phase 2: the watchers fire, then the drops' values are destroyed. */
 static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
     mguard__side *sd;
     mguard__watcher *w, one;
-    mguard__cdrops cq;
+    mguard__evq cq;
     size_t n;
     memset(&cq, 0, sizeof cq);
-    if (mguard__cache_may_hold(ctx, obj)) mguard__cache_event(ctx, obj, attr, file, line, 0, &cq);
+    if (mguard__part_hears(ctx, obj)) ctx->evpart->event(ctx, obj, attr, file, line, 0, &cq);
     sd = r && (ctx->objs[r - 1].flags & MGUARD__F_TRACKER) ? &ctx->sides[ctx->objs[r - 1].side - 1] : NULL;
     if (sd) sd->mutations++;
     if (!sd || !MGUARD__NWATCH(&ctx->objs[r - 1], sd)) {
-        mguard__cache_name(ctx, obj, &cq);
-        mguard__cache_finish(ctx, &cq);
+        MGUARD__EV_NAME(ctx, obj, &cq);
+        MGUARD__EV_FINISH(ctx, &cq);
         return;
     }
     /* Swap the list out: watchers the callbacks add go to a fresh list, for the next mutation. */
     mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
-    mguard__cache_name(ctx, obj, &cq);
+    MGUARD__EV_NAME(ctx, obj, &cq);
     mguard__fire(ctx, obj, w, n, attr);
     if (w != &one) {
         /* the heap list back for reuse if the tracker lives and got none meanwhile
@@ -4553,13 +4486,13 @@ static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, co
             mguard__free(ctx, w);
         }
     }
-    mguard__cache_finish(ctx, &cq);
+    MGUARD__EV_FINISH(ctx, &cq);
 }
 
-/* Does a mutation of obj (r: its record, or 0) do anything (a tracker, a
-   cache)? Most objects are only table keys: a lookup and a test. */
+/* Does a mutation of obj (r: its record, or 0) do anything (a tracker, the
+   part that hears events)? Most objects are only table keys: a lookup and a test. */
 #define MGUARD__MUTATION_MATTERS(ctx, r) \
-    (((r) && ((ctx)->objs[(r) - 1].flags & MGUARD__F_TRACKER)) || (ctx)->ncslots || (ctx)->cjobs)
+    (((r) && ((ctx)->objs[(r) - 1].flags & MGUARD__F_TRACKER)) || (ctx)->npslots || (ctx)->hear_all)
 
 static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line)
 {
@@ -4567,14 +4500,6 @@ static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char 
     if (!mguard__ctx_ok(ctx, "mguard_on_mutation_at") || !obj) return;
     r = mguard__reg_find(ctx, obj);
     if (MGUARD__MUTATION_MATTERS(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, file, line);
-}
-
-static void mguard__on_mutation(mguard_ctx *ctx, const void *obj, const char *attr)
-{
-    uint32_t r;
-    if (!mguard__ctx_ok(ctx, "mguard_on_mutation") || !obj) return;
-    r = mguard__reg_find(ctx, obj);
-    if (MGUARD__MUTATION_MATTERS(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, NULL, 0);
 }
 
 static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
@@ -4622,7 +4547,8 @@ static long mguard__gen_get(const mguard_ctx *ctx, const void *obj)
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
 
-/* Tagged in generation since or later; untagged is old (new if strict: reported). */
+/* Tagged in generation since (current: the current one) or later; untagged
+   is old (new if strict: reported). */
 static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since, bool current, const char *fn)
 {
     uint32_t r;
@@ -4637,15 +4563,6 @@ static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since
         mguard__logf(ctx, MGUARD_LOG_GEN_UNTAGGED, fn, mguard__named((mguard_ctx *)mguard__unconst(ctx), obj, nm));
     }
     return true;
-}
-
-static bool mguard__gen_is_current(const mguard_ctx *ctx, const void *obj)
-{
-    uint32_t r;
-    if (!mguard__ctx_ok(ctx, "mguard_gen_is_current") || !obj) return false;
-    r = mguard__reg_find(ctx, obj);
-    if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= ctx->generation;
-    return ctx->strict_gen && mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_current");   /* untagged */
 }
 
 static bool mguard__gen_is_since(const mguard_ctx *ctx, const void *obj, long gen)
@@ -4669,17 +4586,13 @@ static mguard_status mguard__gen_mark_class_dynamic(mguard_ctx *ctx, const void 
     return mguard__flag(ctx, cls, MGUARD__F_CLASS_DYN, "mguard_gen_mark_class_dynamic");
 }
 
-static bool mguard__gen_is_class_dynamic(const mguard_ctx *ctx, const void *cls)
-{
-    uint32_t r;
-    if (!mguard__ctx_ok(ctx, "mguard_gen_is_class_dynamic") || !cls) return false;
-    r = mguard__reg_find(ctx, cls);
-    return r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN);
-}
-
 static bool mguard__gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls)
 {
-    return mguard__gen_is_class_dynamic(ctx, cls) || mguard__gen_is_current(ctx, obj);
+    uint32_t r;
+    if (!mguard__ctx_ok(ctx, "mguard_gen_is_dynamic")) return false;
+    r = cls ? mguard__reg_find(ctx, cls) : 0;
+    if (r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN)) return true;
+    return mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_dynamic");
 }
 
 static void mguard__gen_clear(mguard_ctx *ctx)
@@ -5063,7 +4976,7 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
     if (i == s->nframes) return;
     s->busy++;
     if (s->desc.trace) now = mguard__scope_now(s);
-    /* counted after the clock, which may have closed some (exit, reset) */
+    /* counted after the clock, which may have closed some (exit, clear) */
     for (i = s->nframes; i-- > 0;)
         if (s->frames[i].comp == comp) {
             if (!n++) phase = s->frames[i].phase;   /* the innermost frame's */
@@ -5265,7 +5178,7 @@ static void mguard__scope_rollback(mguard_scope *s, mguard__scope_walk *w)
             continue;
         }
         for (i = 0; i < s->nframes && s->frames[i].comp != u->comp; i++) {}
-        if (i == s->nframes) mguard__weak_remove(s->names, u->comp);
+        if (i == s->nframes) mguard__weak_take(s->names, u->comp, NULL);
     }
 }
 
@@ -5912,27 +5825,13 @@ static size_t mguard__scope_parents(const mguard_scope *s, const char **out, siz
     return s->nactive;
 }
 
-static const char *mguard__scope_current(const mguard_scope *s)
+static size_t mguard__scope_frames(const mguard_scope *s, const char **out, size_t cap)
 {
-    if (!mguard__scope_ok(s)) return NULL;
-    return s->nframes ? s->recs[s->frames[s->nframes - 1].rec].name : s->root;
-}
-
-static size_t mguard__scope_depth(const mguard_scope *s) { return mguard__scope_ok(s) ? s->nframes : 0; }
-
-static size_t mguard__scope_path(const mguard_scope *s, char *buf, size_t cap)
-{
-    mguard__out o;
     uint32_t i;
-    mguard__out_init_buf(&o, buf, cap);
-    if (mguard__scope_ok(s)) {
-        mguard__out_str(&o, s->root);
-        for (i = 0; i < s->nframes; i++) {
-            mguard__out_put(&o, " > ", 3);
-            mguard__out_str(&o, s->recs[s->frames[i].rec].name);
-        }
-    }
-    return mguard__out_end(&o);
+    if (!mguard__scope_ok(s)) return 0;
+    for (i = 0; i < s->nframes && i < cap && out; i++) out[i] = s->recs[s->frames[s->nframes - 1 - i].rec].name;
+    if (i == s->nframes && i < cap && out) out[i] = s->root;
+    return s->nframes + 1u;
 }
 
 static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
@@ -5949,13 +5848,25 @@ static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
 
 static size_t mguard__scope_phase(const mguard_scope *s) { return mguard__scope_ok(s) ? s->phase : 0; }
 
-static mguard_status mguard__scope_reset(mguard_scope *s)
+/* The warnings and the trace first: they call out to nobody. */
+static mguard_status mguard__scope_clear(mguard_scope *s, unsigned flags)
 {
-    mguard_status st = MGUARD_OK;
+    mguard_status st = mguard__scope_refuse(s, s, "mguard_scope_clear");
     double now = 0.0;
     uint32_t i;
-    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_reset");
+    if (!st && (flags & ~7u)) {
+        mguard__logf(s->hd.ctx, MGUARD_LOG_BAD_FLAGS, "mguard_scope_clear", flags & ~7u);
+        st = MGUARD_EINVAL;
+    }
+    if (st) return st;
+    for (i = 0; (flags & MGUARD_SCOPE_CLEAR_WARNINGS) && i < s->nwarns; i++) mguard__free(s->hd.ctx, s->warns[i].msg);
+    if (flags & MGUARD_SCOPE_CLEAR_WARNINGS) s->nwarns = 0;
+    for (i = 0; (flags & MGUARD_SCOPE_CLEAR_TRACE) && i < s->nframes; i++) s->frames[i].event = 0;
+    if (flags & MGUARD_SCOPE_CLEAR_TRACE) {
+        s->nevents = 0;
+        s->dropped = 0;
+    }
+    if (!(flags & MGUARD_SCOPE_CLEAR_FRAMES)) return MGUARD_OK;
     s->busy++;
     if (s->desc.trace && s->nframes) now = mguard__scope_now(s);
     if (!s->destroying) {
@@ -5974,25 +5885,6 @@ static mguard_status mguard__scope_reset(mguard_scope *s)
     }
     mguard__scope_release(s);
     return st;
-}
-
-static mguard_status mguard__scope_clear_trace(mguard_scope *s)
-{
-    uint32_t i;
-    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    for (i = 0; i < s->nframes; i++) s->frames[i].event = 0;
-    s->nevents = 0;
-    s->dropped = 0;
-    return MGUARD_OK;
-}
-
-static mguard_status mguard__scope_clear_warnings(mguard_scope *s)
-{
-    uint32_t i;
-    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
-    for (i = 0; i < s->nwarns; i++) mguard__free(s->hd.ctx, s->warns[i].msg);
-    s->nwarns = 0;
-    return MGUARD_OK;
 }
 
 /* ---- counters ----------------------------------------------------------- */
@@ -6067,8 +5959,7 @@ static double mguard__scope_counter(const mguard_scope *s, const char *fqn, cons
 
 /* ---- reports -------------------------------------------------------------
    A name's parent in the tree: its longest proper prefix before a '.' that is a record,
-   else the root; siblings in order of first entry. A report reads only the records
-   present when it started: a write callback that enters new names cannot disturb it. */
+   else the root; siblings in order of first entry. */
 typedef struct mguard__scope_tree { uint32_t *parent, *first, *next, *depth; char *prefix; } mguard__scope_tree;
 
 static mguard_status mguard__scope_tree_build(mguard_scope *s, uint32_t n, mguard__scope_tree *t)
@@ -6226,56 +6117,43 @@ static void mguard__scope_render_trace(mguard_scope *s, mguard__out *o)
     }
 }
 
-static size_t mguard__scope_render(mguard_scope *s, mguard_scope_format format, mguard__out *o, const char *fn)
-{
-    mguard__scope_tree tree, *t = NULL;
-    uint32_t n = s->nrecs, nc = 2 * s->ncounters;   /* columns */
-    size_t wsmall[32], *w = wsmall, len;
-    if (format != MGUARD_SCOPE_TABLE && format != MGUARD_SCOPE_TREE && format != MGUARD_SCOPE_TRACE_JSON) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_BAD_ENUM, fn, "format", (int)format);
-        mguard__out_end(o);
-        return 0;
-    }
-    /* temporary memory first, before anything is written */
-    if (format != MGUARD_SCOPE_TRACE_JSON && nc > 32) w = (size_t *)mguard__alloc(s->hd.ctx, nc * sizeof *w);
-    if (w && format == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
-    if (!w || (format == MGUARD_SCOPE_TREE && !t)) {
-        if (w && w != wsmall) mguard__free(s->hd.ctx, w);
-        mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, fn);
-        mguard__out_end(o);
-        return 0;
-    }
-    s->busy++;
-    if (format == MGUARD_SCOPE_TRACE_JSON) mguard__scope_render_trace(s, o);
-    else mguard__scope_render_rows(s, o, t, n, w, nc);
-    len = mguard__out_end(o);
-    if (t) mguard__free(s->hd.ctx, t->parent);
-    if (w != wsmall) mguard__free(s->hd.ctx, w);
-    mguard__scope_release(s);
-    return len;
-}
-
-static size_t mguard__scope_report(mguard_scope *s, mguard_scope_format format, char *buf, size_t cap)
+/* Nothing here calls out: s cannot change while it is rendered. */
+static size_t mguard__scope_format(mguard_scope *s, mguard_scope_view view, char *buf, size_t cap)
 {
     mguard__out o;
+    mguard__scope_tree tree, *t = NULL;
+    uint32_t i, n, nc;   /* names, columns */
+    size_t wsmall[32], *w = wsmall;
     mguard__out_init_buf(&o, buf, cap);
-    if (!mguard__scope_ok(s)) {
+    if (!mguard__scope_ok(s)) return mguard__out_end(&o);
+    if (view == MGUARD_SCOPE_PATH) {
+        for (i = 0; i <= s->nframes; i++) {
+            if (i) mguard__out_put(&o, " > ", 3);
+            mguard__out_str(&o, i ? s->recs[s->frames[i - 1].rec].name : s->root);
+        }
+        return mguard__out_end(&o);
+    }
+    n = s->nrecs;
+    nc = 2 * s->ncounters;
+    if (view != MGUARD_SCOPE_TABLE && view != MGUARD_SCOPE_TREE && view != MGUARD_SCOPE_TRACE_JSON) {
+        mguard__logf(s->hd.ctx, MGUARD_LOG_BAD_ENUM, "mguard_scope_format", "view", (int)view);
         mguard__out_end(&o);
         return 0;
     }
-    return mguard__scope_render(s, format, &o, "mguard_scope_report");
-}
-
-static size_t mguard__scope_report_write(mguard_scope *s, mguard_scope_format format, mguard_scope_write_fn fn, void *user)
-{
-    mguard__out o;
-    if (!mguard__scope_ok(s)) return 0;
-    if (!fn) { mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_scope_report_write", "write callback"); return 0; }
-    memset(&o, 0, sizeof o);
-    o.fn = fn;
-    o.user = user;
-    o.ctx = s->hd.ctx;
-    return mguard__scope_render(s, format, &o, "mguard_scope_report_write");
+    /* temporary memory first, before anything is written */
+    if (view != MGUARD_SCOPE_TRACE_JSON && nc > 32) w = (size_t *)mguard__alloc(s->hd.ctx, nc * sizeof *w);
+    if (w && view == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
+    if (!w || (view == MGUARD_SCOPE_TREE && !t)) {
+        if (w && w != wsmall) mguard__free(s->hd.ctx, w);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_format");
+        mguard__out_end(&o);
+        return 0;
+    }
+    if (view == MGUARD_SCOPE_TRACE_JSON) mguard__scope_render_trace(s, &o);
+    else mguard__scope_render_rows(s, &o, t, n, w, nc);
+    if (t) mguard__free(s->hd.ctx, t->parent);
+    if (w != wsmall) mguard__free(s->hd.ctx, w);
+    return mguard__out_end(&o);
 }
 
 /* ---- invariants (mguard_ctx_check) --------------------------------------- */
@@ -6614,28 +6492,14 @@ static mguard_status mguard__dyn_observe_scalar(mguard_dyn *d, const char *path,
     return mguard__dyn_record(d, path, NULL, value, 1, false, "mguard_dyn_observe_scalar");
 }
 
-static size_t mguard__dyn_dims(const mguard_dyn *d, const char *path, bool *varies, size_t cap)
+static bool mguard__dyn_dims(const mguard_dyn *d, const char *path, size_t *rank, bool *varies, size_t cap)
 {
-    uint32_t r, i;
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_dims")) return 0;
-    r = mguard__dyn_find(d, path);
-    if (!r) return 0;
-    for (i = 0; i < d->recs[r - 1].rank && i < cap && varies; i++) varies[i] = d->recs[r - 1].dyn[i];
-    return d->recs[r - 1].rank;
-}
-
-static bool mguard__dyn_varies(const mguard_dyn *d, const char *path, size_t dim)
-{
-    uint32_t r;
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_varies")) return false;
-    r = mguard__dyn_find(d, path);
-    return r && dim < d->recs[r - 1].rank && d->recs[r - 1].dyn[dim];
-}
-
-static bool mguard__dyn_contains(const mguard_dyn *d, const char *path)
-{
-    if (!MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_contains")) return false;
-    return mguard__dyn_find(d, path) != 0;
+    uint32_t r = MGUARD__DBG_OK(d, MGUARD__DBG_DYN, "mguard_dyn_dims") ? mguard__dyn_find(d, path) : 0;
+    const mguard__dyn_rec *rec = r ? &d->recs[r - 1] : NULL;
+    size_t i;
+    for (i = 0; i < cap && varies; i++) varies[i] = rec && i < rec->rank && rec->dyn[i];
+    if (rank) *rank = rec ? rec->rank : 0;
+    return rec != NULL;
 }
 
 static size_t mguard__dyn_count(const mguard_dyn *d) { return mguard__dyn_ok(d) ? d->nrecs : 0; }
@@ -7315,7 +7179,7 @@ static void mguard__ledger_root_sweep(struct mguard__lroot *root)
         const mguard_ledger *L;
         for (L = root->head; L; L = L->next)
             if (mguard__ledger_ref_find(L, it.key)) break;
-        if (!L) mguard__weak_remove(root->watch, it.key);
+        if (!L) mguard__weak_take(root->watch, it.key, NULL);
     }
     root->sweep_at = 2 * mguard__weak_count(root->watch) + 64;
 }
@@ -7353,7 +7217,7 @@ static mguard_status mguard__ledger_watch(mguard_ledger *L, const void *p, const
 
 static void mguard__ledger_unwatch(mguard_ledger *L, const void *added)
 {
-    if (added) mguard__weak_remove(L->root->watch, added);
+    if (added) mguard__weak_take(L->root->watch, added, NULL);
 }
 
 /* ---- removal (never allocates, never calls out) ------------------------- */
@@ -7779,19 +7643,15 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
     return MGUARD_OK;
 }
 
-static bool mguard__ledger_contains(const mguard_ledger *L, const void *obj)
-{
-    return mguard__ledger_ok(L) && obj && mguard__ledger_ent_find(L, obj) != 0;
-}
-
 static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj, mguard_ledger_entry *out)
 {
     uint32_t e;
     const mguard__lent *en;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!obj || !out) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_ledger_get", !obj ? "object" : "out"); return MGUARD_EINVAL; }
+    if (!obj) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_ledger_get", "object"); return MGUARD_EINVAL; }
     e = mguard__ledger_ent_find(L, obj);
     if (!e) return MGUARD_NOT_FOUND;
+    if (!out) return MGUARD_OK;
     en = &L->ents[e - 1];
     out->obj = en->obj;
     out->kind = (mguard_ledger_kind)en->kind;
@@ -7844,14 +7704,6 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
         mguard__ledger_touch(L);
     }
     return MGUARD_OK;
-}
-
-static bool mguard__ledger_is_modified(const mguard_ledger *L, const void *obj)
-{
-    uint32_t e;
-    if (!mguard__ledger_ok(L) || !obj) return false;
-    e = mguard__ledger_ent_find(L, obj);
-    return e && mguard__ledger_modified(&L->ents[e - 1]);
 }
 
 /* ---- attribute writes --------------------------------------------------- */
@@ -7973,14 +7825,13 @@ static mguard_status mguard__ledger_pending(const mguard_ledger *L, const void *
     mguard_status st;
     if (value) *value = NULL;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!value) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "value pointer"); return MGUARD_EINVAL; }
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
-    if (st) return mguard__ledger_not_found(L, obj, attr, st, fn);
+    if (st) return value ? mguard__ledger_not_found(L, obj, attr, st, fn) : st;
     a = mguard__str_find(L->hd.ctx, attr);
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
-    if (!w) return mguard__ledger_field(&L->ents[e - 1], attr) ? MGUARD_NOT_FOUND : mguard__ledger_not_found(L, obj, attr, MGUARD_NOT_FOUND, fn);
+    if (!w) return !value || mguard__ledger_field(&L->ents[e - 1], attr) ? MGUARD_NOT_FOUND : mguard__ledger_not_found(L, obj, attr, MGUARD_NOT_FOUND, fn);
     if (L->writes[w - 1].deleted) return MGUARD_DELETED;
-    *value = mguard__ledger_wshow(L, &L->writes[w - 1]);
+    if (value) *value = mguard__ledger_wshow(L, &L->writes[w - 1]);
     return MGUARD_OK;
 }
 
@@ -8070,44 +7921,27 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
     return MGUARD_OK;
 }
 
-static bool mguard__ledger_is_pending(const mguard_ledger *L, const void *obj, const char *attr)
-{
-    uint32_t e;
-    const char *a;
-    if (!mguard__ledger_ok(L) || !obj) return false;
-    e = mguard__ledger_ent_find(L, obj);
-    if (!e) return false;
-    if (!attr) return L->ents[e - 1].nwrites > 0;
-    a = mguard__str_find(L->hd.ctx, attr);
-    return a && mguard__ledger_w_find(L, obj, a) != 0;
-}
-
-static size_t mguard__ledger_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->live_ents : 0; }
-
-static size_t mguard__ledger_modified_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->nmod : 0; }
-
-static size_t mguard__ledger_write_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->live_writes : 0; }
-
 /* ---- iteration ---------------------------------------------------------- */
 
-enum { MGUARD__LI_OBJECTS = 1, MGUARD__LI_MODIFIED, MGUARD__LI_WRITES, MGUARD__LI_RECORDS, MGUARD__LI_HOOKS };
-
-static mguard_ledger_iter mguard__ledger_iterate(const mguard_ledger *L, bool modified_only)
+/* pos_ 0: objects from the first, writes from the entry's head, records and hooks by seq_ */
+static mguard_ledger_iter mguard__ledger_iterate(const mguard_ledger *L, mguard_ledger_walk what, const void *obj)
 {
     mguard_ledger_iter it;
     memset(&it, 0, sizeof it);
-    if (mguard__ledger_ok(L)) {
-        it.l_ = L;
-        it.epoch_ = L->epoch;
-        it.mode_ = modified_only ? MGUARD__LI_MODIFIED : MGUARD__LI_OBJECTS;
-    }
+    if (!mguard__ledger_ok(L)) return it;
+    if ((unsigned)what - 1u > MGUARD_LEDGER_WALK_HOOKS - 1u) { mguard__logf(L->hd.ctx, MGUARD_LOG_BAD_ENUM, "mguard_ledger_iterate", "walk", (int)what); return it; }
+    if (what == MGUARD_LEDGER_WALK_WRITES && !obj) return it;
+    it.l_ = L;
+    it.epoch_ = L->epoch;
+    it.mode_ = (uint32_t)what;
+    if (what == MGUARD_LEDGER_WALK_WRITES) it.obj = obj;
     return it;
 }
 
 static bool mguard__ledger_next_object(mguard_ledger_iter *it)
 {
     const mguard_ledger *L;
-    if (!it || !it->l_ || (it->mode_ != MGUARD__LI_OBJECTS && it->mode_ != MGUARD__LI_MODIFIED)) return false;
+    if (!it || !it->l_ || (it->mode_ != MGUARD_LEDGER_WALK_ENTRIES && it->mode_ != MGUARD_LEDGER_WALK_MODIFIED)) return false;
     L = it->l_;
     if (!mguard__ledger_ok(L)) { it->l_ = NULL; return false; }
     if (it->epoch_ != L->epoch) {
@@ -8123,7 +7957,7 @@ static bool mguard__ledger_next_object(mguard_ledger_iter *it)
     while (it->pos_ < L->nents) {
         const mguard__lent *en = &L->ents[it->pos_++];
         if (!en->obj) continue;
-        if (it->mode_ == MGUARD__LI_MODIFIED && !mguard__ledger_modified(en)) continue;
+        if (it->mode_ == MGUARD_LEDGER_WALK_MODIFIED && !mguard__ledger_modified(en)) continue;
         it->obj = en->obj;
         it->kind = (mguard_ledger_kind)en->kind;
         it->source = en->source;
@@ -8136,25 +7970,12 @@ static bool mguard__ledger_next_object(mguard_ledger_iter *it)
     return false;
 }
 
-static mguard_ledger_iter mguard__ledger_iterate_writes(const mguard_ledger *L, const void *obj)
-{
-    mguard_ledger_iter it;
-    memset(&it, 0, sizeof it);
-    if (mguard__ledger_ok(L) && obj) {
-        it.l_ = L;
-        it.obj = obj;
-        it.mode_ = MGUARD__LI_WRITES;
-        it.epoch_ = L->epoch;   /* pos_ 0: start from the entry's head */
-    }
-    return it;
-}
-
 static bool mguard__ledger_next_write(mguard_ledger_iter *it)
 {
     const mguard_ledger *L;
     const mguard__lwrite *wr;
     uint32_t w;
-    if (!it || !it->l_ || it->mode_ != MGUARD__LI_WRITES) return false;
+    if (!it || !it->l_ || it->mode_ != MGUARD_LEDGER_WALK_WRITES) return false;
     L = it->l_;
     if (!mguard__ledger_ok(L)) { it->l_ = NULL; return false; }
     w = it->pos_;
@@ -8182,27 +8003,6 @@ static bool mguard__ledger_next_write(mguard_ledger_iter *it)
     it->wseq_ = wr->next ? L->writes[wr->next - 1].seq : 0;
     return true;
 }
-static mguard_ledger_iter mguard__ledger_iterate_seq(const mguard_ledger *L, uint32_t mode)
-{
-    mguard_ledger_iter it;
-    memset(&it, 0, sizeof it);
-    if (mguard__ledger_ok(L)) {
-        it.l_ = L;
-        it.mode_ = mode;
-    }
-    return it;
-}
-
-static mguard_ledger_iter mguard__ledger_iterate_records(const mguard_ledger *L)
-{
-    return mguard__ledger_iterate_seq(L, MGUARD__LI_RECORDS);
-}
-
-static mguard_ledger_iter mguard__ledger_iterate_hooks(const mguard_ledger *L)
-{
-    return mguard__ledger_iterate_seq(L, MGUARD__LI_HOOKS);
-}
-
 /* Where a walk over records or hooks (stride bytes each, seq first and
    increasing) goes on: at pos_ if the last returned (seq_) is still at
    pos_ - 1, else at the first element with a larger seq. */
@@ -8228,7 +8028,7 @@ static bool mguard__ledger_next_seq(mguard_ledger_iter *it)
 {
     const mguard_ledger *L = it->l_;
     uint32_t i;
-    if (it->mode_ == MGUARD__LI_RECORDS) {
+    if (it->mode_ == MGUARD_LEDGER_WALK_RECORDS) {
         i = mguard__ledger_resume(it, L->recs, sizeof *L->recs, L->nrecs);
         if (i < L->nrecs) {
             it->tag = L->recs[i].tag;
@@ -8260,8 +8060,8 @@ static bool mguard__ledger_next_seq(mguard_ledger_iter *it)
 static bool mguard__ledger_next(mguard_ledger_iter *it)
 {
     if (it && it->l_ && !mguard__ledger_ok(it->l_)) { it->l_ = NULL; return false; }
-    if (it && it->mode_ == MGUARD__LI_WRITES) return mguard__ledger_next_write(it);
-    if (it && it->l_ && (it->mode_ == MGUARD__LI_RECORDS || it->mode_ == MGUARD__LI_HOOKS)) return mguard__ledger_next_seq(it);
+    if (it && it->mode_ == MGUARD_LEDGER_WALK_WRITES) return mguard__ledger_next_write(it);
+    if (it && it->l_ && (it->mode_ == MGUARD_LEDGER_WALK_RECORDS || it->mode_ == MGUARD_LEDGER_WALK_HOOKS)) return mguard__ledger_next_seq(it);
     return mguard__ledger_next_object(it);
 }
 
@@ -8295,8 +8095,6 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     mguard__ledger_flush(L);
     return MGUARD_OK;
 }
-
-static size_t mguard__ledger_record_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->nrecs : 0; }
 
 static uint32_t mguard__ledger_hook_find(const mguard_ledger *L, int id)
 {
@@ -8366,8 +8164,6 @@ static mguard_status mguard__ledger_remove_hook(mguard_ledger *L, int id)
     mguard__ledger_flush(L);
     return MGUARD_OK;
 }
-
-static size_t mguard__ledger_hook_count(const mguard_ledger *L) { return mguard__ledger_ok(L) ? L->nhooks : 0; }
 
 /* ---- clone and restore: one memcpy per array ---------------------------- */
 
@@ -9242,19 +9038,20 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
     return MGUARD_OK;
 }
 
-size_t mguard_ledger_diff_count(const mguard_ledger_diff_result *d)
+const mguard_ledger_diff_item *mguard_ledger_diff_items(const mguard_ledger_diff_result *d, size_t *count)
 {
-    return d && d->magic == MGUARD__MAGIC_LDIFF ? d->n : 0;
+    size_t n = d && d->magic == MGUARD__MAGIC_LDIFF ? d->n : 0;
+    if (count) *count = n;
+    return n ? d->items : NULL;
 }
 
-const mguard_ledger_diff_item *mguard_ledger_diff_at(const mguard_ledger_diff_result *d, size_t i)
+size_t mguard_ledger_diff_format(const mguard_ledger_diff_result *d, char *buf, size_t cap)
 {
-    return d && d->magic == MGUARD__MAGIC_LDIFF && i < d->n ? &d->items[i] : NULL;
-}
-
-const char *mguard_ledger_diff_text(const mguard_ledger_diff_result *d)
-{
-    return d && d->magic == MGUARD__MAGIC_LDIFF && d->text ? d->text : "";
+    size_t n = d && d->magic == MGUARD__MAGIC_LDIFF ? d->len : 0, k = n < cap ? n : cap - 1;
+    if (!buf || !cap) return n;
+    if (k) memcpy(buf, d->text, k);
+    buf[k] = '\0';
+    return n;
 }
 
 static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
@@ -9439,7 +9236,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     return st;
 }
 
-/* ---- apply, is_empty, clear --------------------------------------------- */
+/* ---- apply, clear, stats ------------------------------------------------ */
 
 /* One pending write as apply found it; identity by serial, never address (see
    mguard__ledger_life). A sized value is copied (value points to bytes); field:
@@ -9555,18 +9352,13 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
             continue;
         if (snap[i].field) {
             mguard__ledger_apply_field(L, &snap[i]);
-            mguard__on_mutation(L->hd.ctx, snap[i].obj, snap[i].attr);   /* as the program's own write would */
+            mguard__on_mutation_at(L->hd.ctx, snap[i].obj, snap[i].attr, NULL, 0);   /* as the program's own write would */
         } else MGUARD__L_CALLOUT(L->hd.ctx, snap[i].obj, snap[i].value, fn(mguard__unconst(snap[i].obj), snap[i].attr, snap[i].value, snap[i].deleted != 0, user));
     }
     for (i = 0; i < k; i++) mguard__str_release(L->hd.ctx, snap[i].attr);
     mguard__free(L->hd.ctx, snap);
     mguard__ledger_end_walk(L);
     return MGUARD_OK;
-}
-
-static bool mguard__ledger_is_empty(const mguard_ledger *L)
-{
-    return !mguard__ledger_ok(L) || (L->nmod == 0 && L->nrecs == 0 && L->nhooks == 0);
 }
 
 static void mguard__ledger_clear(mguard_ledger *L)
@@ -9576,12 +9368,19 @@ static void mguard__ledger_clear(mguard_ledger *L)
     mguard__ledger_flush(L);
 }
 
-static size_t mguard__ledger_storage_bytes(const mguard_ledger *L)
+static mguard_status mguard__ledger_get_stats(const mguard_ledger *L, mguard_ledger_stats *out)
 {
     mguard__llayout lay;
-    if (!mguard__ledger_ok(L)) return 0;
+    if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
+    if (!out) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_ledger_get_stats", "out"); return MGUARD_EINVAL; }
     mguard__ledger_layout(L, &lay);
-    return lay.total;
+    out->entries = L->live_ents;
+    out->modified = L->nmod;
+    out->writes = L->live_writes;
+    out->records = L->nrecs;
+    out->hooks = L->nhooks;
+    out->storage_bytes = lay.total;
+    return MGUARD_OK;
 }
 
 const char *mguard_ledger_kind_str(mguard_ledger_kind kind)
@@ -9771,8 +9570,9 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 }
 #endif /* MGUARD_NO_LEDGER */
 
+#ifndef MGUARD_NO_CACHE
 /* ======================================================================= */
-/* >>cache: 11. guarded caches */
+/* >>cache: 10. guarded caches */
 /* ======================================================================= */
 
 /* A cache keeps its entries in the context's index (mguard__kx) under its own id
@@ -9787,7 +9587,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    mguard_cache_last_reason) turns its keys' slots into RING slots (no allocation); they
    keep the keys known until their death, which forgets the reason: a new object at that
    address never finds it. A compute in progress holds its keys and declared
-   dependencies in its job (ctx->cjobs); an event spoils those it reaches. A record is
+   dependencies in its job (the root's jobs); an event spoils those it reaches. A record is
    FREE (on the free list), LIVE (its lookup slot names it) or DROPPED (out of the
    index, its value in x, on an event's drop list until phase 2 destroys the value).
    Invariants (mguard__cache_check): live + nfree + npend == nrec; a LIVE record's
@@ -9796,6 +9596,13 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    nslots counts c's slots; a bounded cache's LRU list holds every LIVE entry,
    total_cost with cost_carry their costs. */
 
+/* A cache slot: MGUARD__TID_CACHE | its cache's id; pos: LOOKUP (no flag)
+   (nkeys - 1) << 28 | position; DEP flag | position; RING flag | slot. */
+#define MGUARD__TID_CACHE MGUARD__TID_PART
+#define MGUARD__CS_DEP 0x80000000u
+#define MGUARD__CS_RING 0x40000000u
+#define MGUARD__CS_POS 0x0fffffffu
+#define MGUARD__CS_MAXPOS 0x0fffffffu       /* positions per cache */
 #define MGUARD__MAGIC_CACHE    0x6d676362u  /* "mgcb"; even: the _TS one differs */
 #define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
 #define MGUARD__MAGIC_JOB      0x6d676a62u  /* "mgjb" */
@@ -9857,7 +9664,7 @@ struct mguard_cache {
     mguard_cache_stats stats;
     mguard_cache_reason ring[MGUARD_CACHE_REASONS];
     bool ringlive[MGUARD_CACHE_REASONS];  /* false: a key died (it answers no more) */
-    uint64_t ringev[MGUARD_CACHE_REASONS];  /* the event that wrote it, its name to come (ctx->cev), or 0 */
+    uint64_t ringev[MGUARD_CACHE_REASONS];  /* the event that wrote it, its name to come (the root's cev), or 0 */
     uint32_t nring, ringpos;           /* remembered; next slot to write */
     void *parked;                      /* a stale value handed out (parkv, a block), or NULL */
     uint64_t parkseq;
@@ -9866,7 +9673,7 @@ struct mguard_cache {
     int destroying;
 };
 
-/* A compute in progress (on get_or_compute's stack, on ctx->cjobs): its
+/* A compute in progress (on get_or_compute's stack, on the root's jobs): its
    keys and declared dependencies (one reference to each attribute). Past
    MGUARD__JOB_SCAN of them a hash set (at most half full) answers
    "declared already?"; without memory for it the job scans, never fails. */
@@ -9887,8 +9694,31 @@ struct mguard_cache_job {
     int noset;
     uint32_t held;                     /* room held in the index for its reason's keys (ctx->kx_held) */
     size_t cost;
-    struct mguard_cache_job *next;     /* ctx->cjobs */
+    struct mguard_cache_job *next;     /* the root's jobs */
 };
+
+/* The caches' root: the part that hears events (ctx->evpart), made with the
+   context's first cache, destroyed (each cache first) after the other parts. */
+typedef struct mguard__croot {
+    mguard__evpart ep;                 /* first */
+    mguard_ctx *ctx;
+    mguard_cache *caches;              /* every live cache, doubly linked */
+    mguard_cache **ctabs;              /* cache id -> cache (as ctx->tabs) */
+    uint32_t nctabs, capctabs, free_cid;
+    uint64_t made;                     /* caches made: their order */
+    mguard_cache_job *jobs;            /* computes in progress (C stack; ctx->hear_all counts them) */
+    uint64_t events, cev;              /* events that named reasons; the one in phase 1, or 0 */
+} mguard__croot;
+#define MGUARD__CROOT(ctx) ((mguard__croot *)(void *)(ctx)->evpart)
+
+/* Each candidate slot k of obj's probe, in a walk w (mguard__kwalk). */
+static void mguard__kwalk_key(const mguard__kx *kx, mguard__kwalk *w, const void *obj)
+{
+    uint64_t h = mguard__hash64(obj);
+    mguard__kwalk_start(kx, w, h, MGUARD__KX_TAG(h));
+}
+#define MGUARD__KWALK_EACH(w, kx, obj, k) \
+    for (mguard__kwalk_key((kx), &(w), (obj)), (k) = mguard__kwalk_next((kx), &(w)); (k) != SIZE_MAX; (k) = mguard__kwalk_next((kx), &(w)))
 
 static void mguard__cache_destroy_now(mguard_cache *c);
 
@@ -9948,7 +9778,7 @@ static size_t mguard__cache_find(const mguard_cache *c, const void *const *keys,
 static void mguard__cache_moved(mguard_ctx *ctx, const mguard__kslot *s, size_t j)
 {
     if (!(s->pos & (MGUARD__CS_DEP | MGUARD__CS_RING)))
-        ctx->ctabs[s->tid & ~MGUARD__TID_CACHE]->recs[s->pos & MGUARD__CS_POS].slot = (uint32_t)j;
+        MGUARD__CROOT(ctx)->ctabs[s->tid & ~MGUARD__TID_CACHE]->recs[s->pos & MGUARD__CS_POS].slot = (uint32_t)j;
 }
 
 /* ---- slots of the context's index ---- */
@@ -9974,7 +9804,7 @@ static size_t mguard__cslot_put(mguard_cache *c, const void *obj, uint32_t pos, 
     ctx->kx.slots[i].pos = pos;
     ctx->kx.slots[i].v.u = v;
     c->nslots++;
-    ctx->ncslots++;
+    ctx->npslots++;
     return i;
 }
 
@@ -9988,7 +9818,7 @@ static void mguard__cslot_erase(mguard_cache *c, size_t i, const void *dying)
     if (ctx->kx.slots[i].pos & MGUARD__CS_DEP) mguard__str_release(ctx, (const char *)ctx->kx.slots[i].v.cp);
     mguard__kx_erase(&ctx->kx, i, h);
     c->nslots--;
-    ctx->ncslots--;
+    ctx->npslots--;
     if (obj != dying && !mguard__kx_known(ctx, obj, h)) ctx->live_objs--;
 }
 
@@ -10021,7 +9851,6 @@ static void mguard__ring_forget(mguard_cache *c, uint32_t rp, const void *dying)
     size_t i;
     for (i = 0; i < r->nkeys; i++) mguard__cslots_retag(c, r->keys[i], MGUARD__CS_RING | rp, -1, dying);
     mguard__str_release(c->ctx, r->attr);
-    mguard__str_release(c->ctx, r->file);
     mguard__str_release(c->ctx, r->obj_name);
     r->attr = r->file = r->obj_name = NULL;
     c->ringlive[rp] = false;
@@ -10033,7 +9862,6 @@ static void mguard__reason_copy(mguard_cache_reason *r, const mguard_cache_reaso
 {
     *r = *why;
     mguard__str_take(r->attr);
-    mguard__str_take(r->file);
     mguard__str_take(r->obj_name);
     memset(r->keys, 0, sizeof r->keys);
     memcpy(r->keys, keys, n * sizeof *keys);
@@ -10050,9 +9878,8 @@ static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *wh
     if (c->nring == MGUARD_CACHE_REASONS) mguard__ring_forget(c, rp, dying);
     mguard__reason_copy(r, why, keys, n);
     mguard__str_keep_if_shared(ctx, r->attr);   /* a reader on another thread */
-    mguard__str_keep_if_shared(ctx, r->file);
     c->ringlive[rp] = live;
-    c->ringev[rp] = ctx->cev;
+    c->ringev[rp] = MGUARD__CROOT(ctx)->cev;
     c->ringpos = (rp + 1) % MGUARD_CACHE_REASONS;
     if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
     return rp;
@@ -10110,7 +9937,7 @@ static void mguard__lru_push(mguard_cache *c, uint32_t p)
    (destroyed in phase 2). why (its cause 0: an overwrite) is counted and, with a cause,
    remembered: the keys' slots become the reason's RING slots (unless a key is `dying`). */
 static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache_reason *why, const void *dying,
-                               mguard__cdrops *q)
+                               mguard__evq *q)
 {
     mguard_ctx *ctx = c->ctx;
     mguard__crec *r = &c->recs[pos];
@@ -10148,7 +9975,7 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
     r->slot = 0;
     c->seqs[pos] = 0;
     if (q->tpos) {
-        mguard_cache *tc = ctx->ctabs[q->tcid];
+        mguard_cache *tc = MGUARD__CROOT(ctx)->ctabs[q->tcid];
         tc->recs[q->tpos - 1].slot = pos + 1;
         tc->seqs[q->tpos - 1] = c->cid;
     } else {
@@ -10220,9 +10047,9 @@ static void mguard__cache_log(mguard_cache *c, const char *what, const void *con
    destroyed (from a copy, or its block; take: copied to out, none of this called).
    Recursion (misc-no-recursion below): finish_one -> destroy_now -> drain -> finish,
    one level deep (the drain's own drops hold the cache busy). */
-static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__cdrops *q, void *out)   /* NOLINT(misc-no-recursion) */
+static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__evq *q, void *out)   /* NOLINT(misc-no-recursion) */
 {
-    mguard_cache *c = ctx->ctabs[q->hcid];
+    mguard_cache *c = MGUARD__CROOT(ctx)->ctabs[q->hcid];
     uint32_t pos = q->hpos - 1;
     mguard__crec *r = &c->recs[pos];
     union { uint64_t u; unsigned char b[8]; } v;
@@ -10251,7 +10078,6 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
         if (c->log_reasons && !out) mguard__cache_log(c, "dropped", why.keys, why.nkeys, ": ", &why, false);
         if (dropped) MGUARD__CALLOUT(ctx, dropped(val, &why, user));
         mguard__str_release(ctx, why.attr);
-        mguard__str_release(ctx, why.file);
         mguard__str_release(ctx, why.obj_name);
     }
     if (out) memcpy(out, val, c->value_size);   /* take: no callout above */
@@ -10260,10 +10086,7 @@ static MGUARD__NOINLINE void mguard__cache_finish_one(mguard_ctx *ctx, mguard__c
     if (dtor) MGUARD__CALLOUT(ctx, dtor(val, user));
     if (val != (void *)v.b) mguard__free(ctx, val);
 }
-static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__cdrops *q)   /* NOLINT(misc-no-recursion) */
-{
-    while (q->hpos) mguard__cache_finish_one(ctx, q, NULL);
-}
+static MGUARD__HOT void mguard__cache_finish(mguard_ctx *ctx, mguard__evq *q) { while (q->hpos) mguard__cache_finish_one(ctx, q, NULL); }   /* NOLINT(misc-no-recursion) */
 
 /* ---- computes in progress ---- */
 
@@ -10359,11 +10182,12 @@ static uint32_t mguard__cmark_sort(mguard_cache *c, uint32_t head, uint32_t n)  
    computes that depend on it are spoiled (the innermost first), the entries
    with a slot on obj's probe that it reaches are dropped onto q, in a fixed
    order (the cache made first, then the lower position: not the probe's, which
-   depends on addresses), and a death forgets the reasons naming obj. */
+   depends on addresses), and a death forgets the reasons naming obj. q: zeroed. */
 static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
-                                int death, mguard__cdrops *q)
+                                int death, mguard__evq *q)
 {
     mguard__kx *kx = &ctx->kx;
+    mguard__croot *cr = MGUARD__CROOT(ctx);
     mguard__kwalk pr;
     size_t k;
     const char *ia = NULL;
@@ -10371,10 +10195,9 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     mguard_cache_job *job;
     mguard_cache *marked = NULL, *c, **pc;
     mguard_cache_reason why;
-    memset(q, 0, sizeof *q);   /* each event's list is its own */
     /* the interned attr (found once, only if needed), the reason (made only if something
        drops or is spoiled): an object no cache depends on costs a walk of its probe */
-#define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL))
+#define MGUARD__EV_IA() (looked ? ia : (looked = 1, ia = attr ? mguard__str_find(ctx, attr) : NULL, ia ? mguard__str_recent(ctx, ia) : NULL))
 #define MGUARD__EV_WHY() \
     do { \
         if (whyset) break; \
@@ -10382,16 +10205,16 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         memset(&why, 0, sizeof why); \
         why.cause = death ? MGUARD_CACHE_DEATH : MGUARD_CACHE_MUTATION; \
         why.obj = obj; \
-        if (ctx->describe.func) ctx->cev = q->ev = ++ctx->cevents;   /* named in phase 2 */ \
+        if (ctx->describe.func) cr->cev = q->ev = ++cr->events;   /* named in phase 2 */ \
         why.line = death ? 0 : line; \
         if (death) break; \
-        /* the caller's strings may be temporaries: the reasons keep the \
-           context's copies (out of memory, they lack them) */ \
+        /* attr may be a temporary: the reasons keep the context's copy \
+           (out of memory, they lack it); file outlives ctx (the contract) */ \
         why.attr = attr ? (MGUARD__EV_IA() ? mguard__str_take(ia) : mguard__str_intern(ctx, attr)) : NULL; \
-        why.file = file ? mguard__str_intern(ctx, file) : NULL; \
+        why.file = file; \
         interned = 1; \
     } while (0)
-    for (job = ctx->cjobs; job; job = job->next) {
+    for (job = cr->jobs; job; job = job->next) {
         if (job->stale || !mguard__job_has(job, obj, attr, MGUARD__EV_IA())) continue;
         MGUARD__EV_WHY();
         mguard__job_spoil(job, &why, death ? obj : NULL);
@@ -10403,7 +10226,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
         mguard__crec *r;
         uint32_t pos;
         if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
-        c = ctx->ctabs[s->tid & ~MGUARD__TID_CACHE];
+        c = cr->ctabs[s->tid & ~MGUARD__TID_CACHE];
         if (s->pos & MGUARD__CS_RING) {
             if (death) {
                 c->ringlive[s->pos & (MGUARD_CACHE_REASONS - 1)] = false;
@@ -10443,9 +10266,8 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     }
     if (interned) {   /* the ring and the logged drops took their own */
         mguard__str_release(ctx, why.attr);
-        mguard__str_release(ctx, why.file);
     }
-    ctx->cev = 0;
+    cr->cev = 0;
 }
 
 /* The ring slots of c event ev wrote, not overwritten since, take name. */
@@ -10465,7 +10287,7 @@ static void mguard__cache_name_ring(mguard_cache *c, uint64_t ev, const char *na
    the event made: its drops' kept for phase 2, and the ring slots it wrote (its drops',
    its spoiled computes') that no callout has overwritten. Its caches are held (busy)
    by their drops and computes, and its drops' records wait untouched on q. */
-static MGUARD__NOINLINE void mguard__cache_name_ev(mguard_ctx *ctx, const void *obj, mguard__cdrops *q)
+static MGUARD__NOINLINE void mguard__cache_name_ev(mguard_ctx *ctx, const void *obj, mguard__evq *q)
 {
     char buf[256];
     const char *name;
@@ -10475,25 +10297,21 @@ static MGUARD__NOINLINE void mguard__cache_name_ev(mguard_ctx *ctx, const void *
     q->ev = 0;
     if (!mguard__describe(ctx, obj, buf, sizeof buf, true) || !(name = mguard__str_intern(ctx, buf))) return;
     while (pos) {
-        mguard_cache *c = ctx->ctabs[cid];
+        mguard_cache *c = MGUARD__CROOT(ctx)->ctabs[cid];
         mguard_cache_reason *w = c->keepwhy ? &c->lw[pos - 1] : NULL;
         mguard__cache_name_ring(c, ev, name);
         if (w && w->cause && !w->obj_name) w->obj_name = mguard__str_take(name);
         cid = c->seqs[pos - 1];
         pos = c->recs[pos - 1].slot;
     }
-    for (job = ctx->cjobs; job; job = job->next) mguard__cache_name_ring(job->c, ev, name);
+    for (job = MGUARD__CROOT(ctx)->jobs; job; job = job->next) mguard__cache_name_ring(job->c, ev, name);
     mguard__str_release(ctx, name);
-}
-static MGUARD__HOT void mguard__cache_name(mguard_ctx *ctx, const void *obj, mguard__cdrops *q)
-{
-    if (q->ev) mguard__cache_name_ev(ctx, obj, q);   /* most events: nothing to name */
 }
 
 /* The end of a call that dropped entries onto q: the parked value, then the dropped
    ones destroyed or (take) copied to out (c may go in the first: q then holds
    none of its drops; a destroy from the others waits for c's drops still to come). */
-static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q, void *out)
+static void mguard__cache_settle(mguard_cache *c, mguard__evq *q, void *out)
 {
     mguard_ctx *ctx = c->ctx;
     mguard__cache_unpark(c);
@@ -10502,8 +10320,11 @@ static void mguard__cache_settle(mguard_cache *c, mguard__cdrops *q, void *out)
 
 /* ---- create, destroy ---- */
 
+static mguard__croot *mguard__croot_ensure(mguard_ctx *ctx);
+
 static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_desc *desc)
 {
+    mguard__croot *cr;
     mguard_cache *c;
     const char *name;
     uint32_t cid = 0;
@@ -10519,8 +10340,9 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
         name = NULL;
     }
 #endif
-    c = name ? (mguard_cache *)mguard__alloc(ctx, sizeof *c) : NULL;
-    if (c) cid = mguard__id_take(ctx, (void **)&ctx->ctabs, &ctx->nctabs, &ctx->capctabs, &ctx->free_cid);
+    cr = name ? mguard__croot_ensure(ctx) : NULL;
+    c = cr ? (mguard_cache *)mguard__alloc(ctx, sizeof *c) : NULL;
+    if (c) cid = mguard__id_take(ctx, (void **)&cr->ctabs, &cr->nctabs, &cr->capctabs, &cr->free_cid);
     if (!cid) {
         mguard__free(ctx, c);
         mguard__str_release(ctx, name);
@@ -10530,8 +10352,8 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     memset(c, 0, sizeof *c);
     c->magic = ctx->lk ? MGUARD__MAGIC_CACHE_TS : MGUARD__MAGIC_CACHE;
     c->cid = cid;
-    c->order = ctx->ncaches_made++;
-    ctx->ctabs[cid] = c;
+    c->order = cr->made++;
+    cr->ctabs[cid] = c;
     c->ctx = ctx;
     c->value_size = desc->value_size;
     c->inslot = c->value_size <= MGUARD__KX_INSLOT;
@@ -10547,9 +10369,9 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_add(ctx, c, MGUARD__DBG_CACHE);
 #endif
-    c->next = ctx->caches;
-    if (ctx->caches) ctx->caches->prev = c;
-    ctx->caches = c;
+    c->next = cr->caches;
+    if (cr->caches) cr->caches->prev = c;
+    cr->caches = c;
     return c;
 }
 
@@ -10558,7 +10380,7 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
 static void mguard__cache_drain(mguard_cache *c, uint64_t bound)   /* NOLINT(misc-no-recursion) */
 {
     mguard_ctx *ctx = c->ctx;
-    mguard__cdrops q;
+    mguard__evq q;
     uint32_t pos;
     mguard_cache_reason why;
     memset(&why, 0, sizeof why);
@@ -10594,9 +10416,9 @@ static void mguard__cache_destroy_now(mguard_cache *c)   /* NOLINT(misc-no-recur
     for (i = 0; i < c->nring; i++) mguard__ring_forget(c, i, NULL);
     c->nring = 0;
     MGUARD_ASSERT(c->nslots == 0);
-    if (c->prev) c->prev->next = c->next; else ctx->caches = c->next;
+    if (c->prev) c->prev->next = c->next; else MGUARD__CROOT(ctx)->caches = c->next;
     if (c->next) c->next->prev = c->prev;
-    mguard__id_put((void **)ctx->ctabs, &ctx->free_cid, c->cid);
+    mguard__id_put((void **)MGUARD__CROOT(ctx)->ctabs, &MGUARD__CROOT(ctx)->free_cid, c->cid);
     mguard__free(ctx, c->recs);
     mguard__free(ctx, c->seqs);
     mguard__free(ctx, c->lru);
@@ -10662,7 +10484,7 @@ static void mguard__cache_rebase(mguard_cache *c)
    replacing the tuple's entry, then evict while over the bounds (never the new entry).
    ENOMEM: nothing changed (block stays the caller's). */
 static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys, uint32_t n, const void *val, void *block,
-                                       const mguard__cpair *deps, uint32_t nd, size_t cost, mguard__cdrops *q)
+                                       const mguard__cpair *deps, uint32_t nd, size_t cost, mguard__evq *q)
 {
     mguard_ctx *ctx = c->ctx;
     mguard__crec *r;
@@ -10734,7 +10556,7 @@ static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys,
 static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys, size_t nkeys, const void *value, size_t cost)
 {
     mguard_ctx *ctx;
-    mguard__cdrops q;
+    mguard__evq q;
     mguard_status st;
     const void *kcopy[MGUARD_CACHE_MAX_KEYS];
     unsigned char small[MGUARD__KX_INSLOT];
@@ -10883,13 +10705,14 @@ static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void
 
 /* ---- get or compute ---- */
 
-/* The job's end: off ctx->cjobs, its references and arrays given back. */
+/* The job's end: off the root's jobs, its references and arrays given back. */
 static void mguard__job_end(mguard_ctx *ctx, mguard_cache_job *job)
 {
     mguard_cache_job **pp;
     uint32_t i;
-    for (pp = &ctx->cjobs; *pp != job; pp = &(*pp)->next) {}
+    for (pp = &MGUARD__CROOT(ctx)->jobs; *pp != job; pp = &(*pp)->next) {}
     *pp = job->next;
+    ctx->hear_all--;
     job->magic = 0;
     ctx->kx_held -= job->held;
     job->held = 0;
@@ -10915,7 +10738,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
                                           mguard_cache_compute_fn compute, void *user, mguard_status *status)
 {
     mguard_ctx *ctx;
-    mguard__cdrops q;
+    mguard__evq q;
     mguard_cache_job job;
     mguard_status st = MGUARD_EINVAL, ignored;
     void *out = NULL, *val, *block = NULL;
@@ -10961,9 +10784,10 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     job.held = (uint32_t)nkeys;
     job.magic = MGUARD__MAGIC_JOB;
     job.c = c;
-    job.next = ctx->cjobs;
+    job.next = MGUARD__CROOT(ctx)->jobs;
     /* cppcheck-suppress autoVariables ; off the list before this function returns */
-    ctx->cjobs = &job;
+    MGUARD__CROOT(ctx)->jobs = &job;
+    ctx->hear_all++;
     MGUARD__CALLOUT(ctx, st = compute(&job, val, user));
     memset(&q, 0, sizeof q);
     if (c->destroying || st) {
@@ -11133,15 +10957,13 @@ oom:
     return MGUARD_ENOMEM;
 }
 
-/* mguard_cache_remove, and mguard_cache_take (take: the value copied into out, not destroyed). */
-static mguard_status mguard__cache_pop(mguard_cache *c, const void *const *keys, size_t nkeys, void *out, bool take)
+/* The tuple's entry leaves c: its value copied into out, or (NULL out) destroyed. */
+static mguard_status mguard__cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out)
 {
-    const char *fn = take ? "mguard_cache_take" : "mguard_cache_remove";
     size_t k;
-    mguard__cdrops q;
+    mguard__evq q;
     mguard_cache_reason why;
-    if (!mguard__cache_ok(c, fn) || !mguard__cache_keys_ok(c, keys, nkeys, fn)) return MGUARD_EINVAL;
-    if (take && !out) { mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, fn, "out"); return MGUARD_EINVAL; }
+    if (!mguard__cache_ok(c, "mguard_cache_take") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_take")) return MGUARD_EINVAL;
     memset(&q, 0, sizeof q);
     memset(&why, 0, sizeof why);
     why.cause = MGUARD_CACHE_EXPLICIT;
@@ -11150,8 +10972,6 @@ static mguard_status mguard__cache_pop(mguard_cache *c, const void *const *keys,
     mguard__cache_settle(c, &q, out);
     return k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
-static mguard_status mguard__cache_remove(mguard_cache *c, const void *const *keys, size_t nkeys) { return mguard__cache_pop(c, keys, nkeys, NULL, false); }
-static mguard_status mguard__cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out) { return mguard__cache_pop(c, keys, nkeys, out, true); }
 
 /* ---- iteration, statistics, reasons ---- */
 
@@ -11204,11 +11024,12 @@ static mguard_status mguard__cache_get_stats(const mguard_cache *c, mguard_cache
     return MGUARD_OK;
 }
 
-static size_t mguard__cache_report(const mguard_cache *c, char *buf, size_t cap)
+static size_t mguard__cache_format(const mguard_cache *c, char *buf, size_t cap)
 {
     const mguard_cache_stats *s;
     int n;
-    if (!mguard__cache_ok(c, "mguard_cache_report")) return 0;
+    if (buf && cap) *buf = '\0';
+    if (!mguard__cache_ok(c, "mguard_cache_format")) return 0;
     s = &c->stats;
     n = snprintf(buf, buf ? cap : 0,
                  "%s: %lu entries, %llu hits, %llu misses, %llu stored; dropped: %llu mutation, %llu death, "
@@ -11234,8 +11055,9 @@ const char *mguard_cache_cause_str(mguard_cache_cause cause)
 size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_t cap)
 {
     int n;
-    if (!r) return 0;
     if (buf == NULL) cap = 0;
+    if (cap) *buf = '\0';
+    if (!r) return 0;
     if (r->cause == MGUARD_CACHE_MUTATION || r->cause == MGUARD_CACHE_DEATH) {
         char where[200] = "", addr[32];
         if (r->file) snprintf(where, sizeof where, " at %s:%d", r->file, r->line);
@@ -11254,7 +11076,7 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
 {
     uint32_t pos, live = 0, nlru = 0, p, i;
     size_t cost = 0, carry = 0, slots = 0;   /* the exact sum, summed here on its own */
-    MGUARD__CHECK(ctx, mguard__cache_ok(c, "mguard_ctx_check") && ctx->ctabs[c->cid] == c, "cache list holds a dead cache");
+    MGUARD__CHECK(ctx, mguard__cache_ok(c, "mguard_ctx_check") && MGUARD__CROOT(ctx)->ctabs[c->cid] == c, "cache list holds a dead cache");
     for (pos = 0; pos < c->nrec; pos++) {
         const mguard__crec *r = &c->recs[pos];
         const void *const *keys;
@@ -11301,10 +11123,11 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
 static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__kslot *s, size_t k)
 {
     uint32_t cid = s->tid & ~MGUARD__TID_CACHE, pos = s->pos & MGUARD__CS_POS;
+    const mguard__croot *cr = MGUARD__CROOT(ctx);
     const mguard_cache *c;
-    MGUARD__CHECK(ctx, cid && cid < ctx->nctabs && mguard__cache_ok(ctx->ctabs[cid], "mguard_ctx_check") &&
-                       ctx->ctabs[cid]->cid == cid, "index: slot %lu names cache id %u, not a live cache", (unsigned long)k, cid);
-    c = ctx->ctabs[cid];
+    MGUARD__CHECK(ctx, cid && cid < cr->nctabs && mguard__cache_ok(cr->ctabs[cid], "mguard_ctx_check") &&
+                       cr->ctabs[cid]->cid == cid, "index: slot %lu names cache id %u, not a live cache", (unsigned long)k, cid);
+    c = cr->ctabs[cid];
     if (s->pos & MGUARD__CS_RING) {
         MGUARD__CHECK(ctx, (s->pos & ~MGUARD__CS_RING) < MGUARD_CACHE_REASONS, "index: slot %lu: a ring slot out of range", (unsigned long)k);
         return MGUARD_OK;
@@ -11314,24 +11137,55 @@ static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__ksl
     return MGUARD_OK;
 }
 
-static mguard_status mguard__cache_check_all(mguard_ctx *ctx)
+/* mguard_ctx_check's part: every cache, their slots and the computes' room. */
+static mguard_status mguard__croot_check(mguard__part *p)
 {
+    const mguard__croot *cr = (const mguard__croot *)(void *)p;
+    mguard_ctx *ctx = cr->ctx;
     const mguard_cache *c;
     const mguard_cache_job *job;
     size_t n = 0;
-    for (c = ctx->caches; c; c = c->next) {
+    for (c = cr->caches; c; c = c->next) {
         if (mguard__cache_check(ctx, c)) return MGUARD_EINVAL;
         n += c->nslots;
     }
-    MGUARD__CHECK(ctx, n == ctx->ncslots, "caches: %lu slots in the index, %lu counted", (unsigned long)ctx->ncslots, (unsigned long)n);
-    for (job = ctx->cjobs, n = 0; job; job = job->next) n += job->held;
+    MGUARD__CHECK(ctx, n == ctx->npslots, "caches: %lu slots in the index, %lu counted", (unsigned long)ctx->npslots, (unsigned long)n);
+    for (job = cr->jobs, n = 0; job; job = job->next) n += job->held;
     MGUARD__CHECK(ctx, n == ctx->kx_held && ctx->kx.growth_left >= n, "caches: the computes hold room for %lu slots, counted %lu (%lu free)",
                   (unsigned long)ctx->kx_held, (unsigned long)n, (unsigned long)ctx->kx.growth_left);
     return MGUARD_OK;
 }
 
+/* mguard_ctx_destroy's loop: one cache, or the root once none is left. */
+static void mguard__croot_destroy(mguard__part *p)
+{
+    mguard__croot *cr = (mguard__croot *)(void *)p;
+    if (cr->caches) {
+        mguard__cache_destroy(cr->caches);
+        return;
+    }
+    cr->ctx->evpart = NULL;
+    mguard__free(cr->ctx, cr->ctabs);
+    mguard__free(cr->ctx, cr);
+}
+
+/* The root, made with the first cache (ENOMEM: none); its hooks. */
+static const mguard__evpart mguard__croot_hooks = { { NULL, NULL, mguard__croot_destroy, mguard__croot_check },
+    mguard__cache_event, mguard__cache_name_ev, mguard__cache_finish_one, mguard__cache_moved, mguard__cache_check_slot };
+static mguard__croot *mguard__croot_ensure(mguard_ctx *ctx)
+{
+    mguard__croot *cr = MGUARD__CROOT(ctx);
+    if (cr || !(cr = (mguard__croot *)mguard__alloc(ctx, sizeof *cr))) return cr;
+    memset(cr, 0, sizeof *cr);
+    cr->ep = mguard__croot_hooks;
+    cr->ctx = ctx;
+    ctx->evpart = &cr->ep;
+    return cr;
+}
+#endif /* MGUARD_NO_CACHE */
+
 /* ======================================================================= */
-/* >>threads: 10. threads: setting up the lock, finding it, the locked variants */
+/* >>threads: 11. threads: setting up the lock, finding it, the locked variants */
 /* ======================================================================= */
 
 /* Set up ctx->lk for a thread-safe desc. false (logged through the desc's
@@ -11410,6 +11264,7 @@ static mguard_ctx *mguard__ctx_of_weak(const mguard_weak *t)
     return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS ? t->ctx : NULL;
 }
 static mguard_ctx *mguard__ctx_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__ctx_of_weak(it->t_) : NULL; }
+#ifndef MGUARD_NO_CACHE
 static mguard_ctx *mguard__ctx_of_cache(const mguard_cache *c)
 {
 #ifdef MGUARD_DEBUG
@@ -11420,6 +11275,7 @@ static mguard_ctx *mguard__ctx_of_cache(const mguard_cache *c)
 static mguard_ctx *mguard__ctx_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__ctx_of_cache(it->c_) : NULL; }
 /* a job lives on the computing thread's stack; its fields are written before compute is called */
 static mguard_ctx *mguard__ctx_of_job(const mguard_cache_job *job) { return job && job->magic == MGUARD__MAGIC_JOB ? job->c->ctx : NULL; }
+#endif
 #ifdef MGUARD__ADDONS
 /* The context of an add-on handle, quietly NULL for one the implementation
    will refuse (a dead one is not read under MGUARD_DEBUG). */
@@ -11533,7 +11389,7 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
    MGUARD__FASTRET_<name>; or not for it) inline in the public function;
    the rest as X, out of line. */
 #define MGUARD__FASTRET_weak_set MGUARD_OK
-#define MGUARD__FASTRET_weak_remove MGUARD_OK
+#define MGUARD__FASTRET_weak_take MGUARD_OK
 #define MGUARD__FASTRET_weak_next true
 #define MGUARD__PUBLIC_W(ret, name, params, args, ctxof) \
     static MGUARD__NOINLINE ret mguard__other_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \

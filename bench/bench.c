@@ -148,6 +148,11 @@ static void fail(const char *what)
     exit(1);
 }
 #define CHECK(cond, what) do { if (!(cond)) fail(what); } while (0)
+static size_t mg_objects(mguard_ctx *c)
+{
+    mguard_ctx_stats st;
+    return mguard_ctx_get_stats(c, &st) == MGUARD_OK ? st.objects : 0;
+}
 
 static double now_ns(void)
 {
@@ -533,7 +538,7 @@ static double mg_set_new(fx *f, int arg)
     CYCLES(f, { t = mg_table(f->live); },
            mg_fill(t, f->ins, f->n),
            {
-               CHECK(mguard_weak_count(t) == f->n && mguard_ctx_object_count(f->live) == f->n, "mguard set count");
+               CHECK(mguard_weak_count(t) == f->n && mg_objects(f->live) == f->n, "mguard set count");
                mguard_weak_destroy(t);
            });
 }
@@ -575,8 +580,8 @@ static double mg_remove(fx *f, int arg)
     (void)arg;
     (void)c;
     CYCLES(f, { t = mg_table(f->live); mg_fill(t, f->ins, f->n); },
-           { for (i = 0; i < f->n; i++) if (mguard_weak_remove(t, f->look[i]) != MGUARD_OK) fail("mguard remove"); },
-           { CHECK(mguard_weak_count(t) == 0 && mguard_ctx_object_count(f->live) == 0, "mguard remove count"); mguard_weak_destroy(t); });
+           { for (i = 0; i < f->n; i++) if (mguard_weak_take(t, f->look[i], NULL) != MGUARD_OK) fail("mguard remove"); },
+           { CHECK(mguard_weak_count(t) == 0 && mg_objects(f->live) == 0, "mguard remove count"); mguard_weak_destroy(t); });
 }
 static double stb_remove(fx *f, int arg)
 {
@@ -697,7 +702,7 @@ static double mg_death(fx *f, int arg)
         { for (i = 0; i < f->n; i++) mguard_on_destroy(c, f->ins[i]); },
         {
             for (j = 0; j < k; j++) CHECK(mguard_weak_count(t[j]) == 0, "mguard death left an entry");
-            CHECK(mguard_ctx_object_count(c) == 0, "mguard death left a record");
+            CHECK(mg_objects(c) == 0, "mguard death left a record");
             mguard_ctx_destroy(c);
         });
 }
@@ -989,7 +994,7 @@ static double mg_gen_tag(fx *f, int arg)
            {
                CHECK(mguard_gen_get(f->live, f->keys[0]) == mguard_gen_current(f->live), "mguard gen tagged");
                mguard_gen_clear(f->live);
-               CHECK(mguard_ctx_object_count(f->live) == 0, "mguard gen clear");
+               CHECK(mg_objects(f->live) == 0, "mguard gen clear");
            });
 }
 static double stb_gen_tag(fx *f, int arg)
@@ -1025,7 +1030,7 @@ static double mg_gen_check(fx *f, int arg)
         double t0 = now_ns(), el;
         long passes = 0;
         do {
-            for (i = 0; i < f->n; i++) if (!mguard_gen_is_current(c, f->ins[i])) fail("mguard gen check");
+            for (i = 0; i < f->n; i++) if (!mguard_gen_is_dynamic(c, f->ins[i], NULL)) fail("mguard gen check");
             passes++;
         } while ((el = now_ns() - t0) < opt.min_ns);
         r = el / ((double)passes * (double)f->n);
@@ -1114,7 +1119,7 @@ static double mg_scope_enter_exit(fx *f, int depth)
         } while ((el = now_ns() - t0) < opt.min_ns);
         r = el / ((double)passes * (double)f->n);
     }
-    CHECK(mguard_scope_depth(s) == (size_t)depth - 1, "mguard scope depth");
+    CHECK(mguard_scope_frames(s, NULL, 0) == (size_t)depth, "mguard scope depth");
     mguard_ctx_destroy(c);
     return r;
 }
@@ -1148,11 +1153,17 @@ static double mg_scope_add(fx *f, int active)
    for prune; the NEW objects at i % 4 == 3 are unreachable (n / 4 pruned).
    Values are the objects themselves. Figures are ns per tracked object.
    clone: the stb_ds column is a memcpy of the same number of bytes
-   (mguard_ledger_storage_bytes, allocated like a clone), the issue's
+   (mguard_ledger_get_stats' storage_bytes, allocated like a clone), the issue's
    baseline. equal and diff compare with a second ledger built the same
    way (so the O(1) shortcut for an unchanged clone does not apply; for
    diff every 100th write differs). prune: a fresh clone pruned with no
    roots. */
+/* L's tracked objects (0 when refused). */
+static size_t ledger_entries(const mguard_ledger *L)
+{
+    mguard_ledger_stats s;
+    return mguard_ledger_get_stats(L, &s) == MGUARD_OK ? s.entries : 0;
+}
 static mguard_ledger *bench_ledger(fx *f)
 {
     mguard_ledger *L = mguard_ledger_create(f->live, NULL);
@@ -1193,7 +1204,7 @@ static double mg_ledger_clone(fx *f, int arg)
             double t0 = now_ns();
             c = mguard_ledger_clone(L);
             tot_ += now_ns() - t0;
-            CHECK(c && mguard_ledger_count(c) == f->n, "mguard ledger clone");
+            CHECK(c && ledger_entries(c) == f->n, "mguard ledger clone");
             mguard_ledger_destroy(c);
             cyc_++;
         } while (tot_ < opt.min_ns);
@@ -1204,7 +1215,8 @@ static double mg_ledger_clone(fx *f, int arg)
 static double memcpy_ledger_clone(fx *f, int arg)
 {
     mguard_ledger *L = bench_ledger(f);
-    size_t bytes = mguard_ledger_storage_bytes(L);
+    mguard_ledger_stats st;
+    size_t bytes = mguard_ledger_get_stats(L, &st) == MGUARD_OK ? st.storage_bytes : 0;
     unsigned char *src = (unsigned char *)malloc(bytes), *dst;
     double tot = 0;
     long cyc = 0;
@@ -1244,7 +1256,7 @@ static double mg_ledger_equal(fx *f, int arg)
 static double mg_ledger_diff(fx *f, int arg)
 {
     mguard_ledger *L = bench_ledger(f), *c = bench_ledger_twin(f, 100);
-    size_t want = (f->n / 2 + 99) / 100;
+    size_t want = (f->n / 2 + 99) / 100, nd = 0;
     double r;
     (void)arg;
     {
@@ -1253,7 +1265,8 @@ static double mg_ledger_diff(fx *f, int arg)
         do {
             mguard_ledger_diff_result *d = NULL;
             if (mguard_ledger_diff(L, c, &d) != MGUARD_OK) fail("mguard ledger diff");
-            if (mguard_ledger_diff_count(d) != want) fail("mguard ledger diff count");
+            mguard_ledger_diff_items(d, &nd);
+            if (nd != want) fail("mguard ledger diff count");
             mguard_ledger_diff_free(d);
             passes++;
         } while ((el = now_ns() - t0) < opt.min_ns);
@@ -1277,7 +1290,7 @@ static double mg_ledger_prune(fx *f, int arg)
             t0 = now_ns();
             if (mguard_ledger_prune(c, NULL, 0) != MGUARD_OK) fail("mguard ledger prune");
             tot_ += now_ns() - t0;
-            CHECK(mguard_ledger_count(c) == f->n - f->n / 4, "mguard ledger prune count");
+            CHECK(ledger_entries(c) == f->n - f->n / 4, "mguard ledger prune count");
             mguard_ledger_destroy(c);
             cyc_++;
         } while (tot_ < opt.min_ns);
@@ -1362,7 +1375,7 @@ static double mg_ledger_vclone(fx *f, int sized)
         double t0 = now_ns();
         c = mguard_ledger_clone(L);
         tot += now_ns() - t0;
-        CHECK(c && mguard_ledger_count(c) == f->n, "mguard ledger clone");
+        CHECK(c && ledger_entries(c) == f->n, "mguard ledger clone");
         mguard_ledger_destroy(c);
         cyc++;
     } while (tot < opt.min_ns);
@@ -1668,7 +1681,7 @@ static mguard_weak *bench_hand_table;
 static void hand_invalidate(void *guard, const void *obj, const char *attr, void *user)
 {
     (void)guard; (void)attr; (void)user;
-    if (mguard_weak_remove(bench_hand_table, obj) == MGUARD_OK) fired++;
+    if (mguard_weak_take(bench_hand_table, obj, NULL) == MGUARD_OK) fired++;
 }
 /* One cycle: FIX_N entries stored (untimed), then one mutation of each
    key (timed), which drops its entry and destroys its value. hand: the
@@ -2190,7 +2203,7 @@ IR_FN(ir_mguard_set_new)(fx *f, mguard_weak *t) { mg_fill(t, f->ins, f->n); }
 IR_FN(ir_stbds_set_new)(fx *f, stb_kv **hm) { size_t i; for (i = 0; i < f->n; i++) stbds_hmput(*hm, f->ins[i], OBJ_ID(f->ins[i])); }
 IR_FN(ir_glib_set_new)(fx *f, GHashTable *t) { size_t i; for (i = 0; i < f->n; i++) gl_set(t, f->ins[i], OBJ_ID(f->ins[i])); }
 IR_FN(ir_absl_set_new)(fx *f, void *m) { ir_sink = (long)absl_set(m, f->ins, f->n, offsetof(BenchObj, id)); }
-IR_FN(ir_mguard_remove)(fx *f, mguard_weak *t) { size_t i; for (i = 0; i < f->n; i++) mguard_weak_remove(t, f->look[i]); }
+IR_FN(ir_mguard_remove)(fx *f, mguard_weak *t) { size_t i; for (i = 0; i < f->n; i++) mguard_weak_take(t, f->look[i], NULL); }
 IR_FN(ir_stbds_remove)(fx *f, stb_kv **hm) { size_t i; for (i = 0; i < f->n; i++) (void)stbds_hmdel(*hm, f->look[i]); }
 IR_FN(ir_glib_remove)(fx *f, GHashTable *t) { size_t i; for (i = 0; i < f->n; i++) glw_remove(t, f->look[i]); }
 IR_FN(ir_absl_remove)(fx *f, void *m) { ir_sink = (long)absl_remove(m, f->look, f->n); }
@@ -2217,7 +2230,7 @@ IR_FN(ir_mguard_watch)(fx *f, mguard_ctx *c) { size_t i; for (i = 0; i < f->n; i
 IR_FN(ir_glib_watch)(fx *f, gulong *ids) { size_t i; for (i = 0; i < f->n; i++) ids[i] = g_signal_connect(f->ins[i], "mutated", G_CALLBACK(gl_handler), guards[0]); }
 IR_FN(ir_mguard_gen_tag)(fx *f, mguard_ctx *c) { size_t i; for (i = 0; i < f->n; i++) mguard_gen_tag(c, f->ins[i]); }
 IR_FN(ir_glib_gen_tag)(fx *f) { size_t i; for (i = 0; i < f->n; i++) g_object_set_qdata(f->ins[i], gen_quark, GINT_TO_POINTER(2)); }
-IR_FN(ir_mguard_gen_is_current)(fx *f, mguard_ctx *c) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += mguard_gen_is_current(c, f->ins[i]); ir_sink = s; }
+IR_FN(ir_mguard_gen_is_current)(fx *f, mguard_ctx *c) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += mguard_gen_is_dynamic(c, f->ins[i], NULL); ir_sink = s; }
 IR_FN(ir_glib_gen_is_current)(fx *f) { size_t i; long s = 0; for (i = 0; i < f->n; i++) s += g_object_get_qdata(f->ins[i], gen_quark) == GINT_TO_POINTER(2); ir_sink = s; }
 IR_FN(ir_mguard_scope_d1)(fx *f, mguard_scope *sc) { size_t i; for (i = 0; i < f->n; i++) { mguard_scope_enter(sc, &scope_comps[0]); mguard_scope_exit(sc, &scope_comps[0]); } }
 IR_FN(ir_mguard_scope_add8)(fx *f, mguard_scope *sc) { size_t i; for (i = 0; i < f->n; i++) mguard_scope_add(sc, "flops", 1.0); }
@@ -2306,10 +2319,10 @@ static void run_ir(void)
     }
 
     fx_init(&d, FIX_N, 0);
-    c = ir_death_ctx(&d, 1); ir_mguard_death_t1(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
-    c = ir_death_ctx(&d, 4); ir_mguard_death_t4(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
-    c = ir_death_ctx(&d, 16); ir_mguard_death_t16(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
-    c = ir_death_ctx(&d, -1); ir_mguard_death_t1_u10k(&d, c); CHECK(mguard_ctx_object_count(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, 1); ir_mguard_death_t1(&d, c); CHECK(mg_objects(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, 4); ir_mguard_death_t4(&d, c); CHECK(mg_objects(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, 16); ir_mguard_death_t16(&d, c); CHECK(mg_objects(c) == 0, "ir death"); mguard_ctx_destroy(c);
+    c = ir_death_ctx(&d, -1); ir_mguard_death_t1_u10k(&d, c); CHECK(mg_objects(c) == 0, "ir death"); mguard_ctx_destroy(c);
     c = ir_death_ctx(&d, 1); ir_mguard_death_unknown(&d, c); mguard_ctx_destroy(c);
     ir_glib_tables(&d, 1, gts); ir_glib_death_t1(&d); g_hash_table_destroy(gts[0]);
     ir_glib_tables(&d, 4, gts); ir_glib_death_t4(&d); for (j = 0; j < 4; j++) g_hash_table_destroy(gts[j]);

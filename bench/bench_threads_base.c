@@ -18,6 +18,6 @@
 #define mguard_weak_set mguard__weak_set
 #define mguard_ref_get mguard__ref_get
 #define mguard_ref_get_retained mguard__ref_get_retained
-#define mguard_on_mutation mguard__on_mutation
+#define mguard_on_mutation_at mguard__on_mutation_at
 #define BENCH_OPS bench_ops_base
 #include "bench_threads_ops.h"

@@ -25,7 +25,7 @@ static mguard_status (*volatile bench_p_get_copy)(const mguard_weak *, const voi
 static mguard_status (*volatile bench_p_set)(mguard_weak *, const void *, const void *) = mguard_weak_set;
 static void *(*volatile bench_p_ref_get)(const mguard_ctx *, mguard_ref) = mguard_ref_get;
 static void *(*volatile bench_p_ref_get_retained)(const mguard_ctx *, mguard_ref, mguard_retain_fn, void *) = mguard_ref_get_retained;
-static void (*volatile bench_p_on_mutation)(mguard_ctx *, const void *, const char *) = mguard_on_mutation;
+static void (*volatile bench_p_on_mutation_at)(mguard_ctx *, const void *, const char *, const char *, int) = mguard_on_mutation_at;
 
 /* A workload: n keys, each in one weak table (a long value), each with a
    tracker (watched once by a guard that is then unwatched) and a ref. */
@@ -164,7 +164,7 @@ static long bench_mutation(void *vw, const uint32_t *order, size_t n, long reps)
     long r;
     size_t i;
     for (r = 0; r < reps; r++)
-        for (i = 0; i < n; i++) bench_p_on_mutation(w->ctx, w->keys[order[i]], "x");
+        for (i = 0; i < n; i++) bench_p_on_mutation_at(w->ctx, w->keys[order[i]], "x", __FILE__, __LINE__);   /* as mguard_on_mutation */
     return (long)mguard_mutation_count(w->ctx, w->keys[order[0]]) > 0 ? 0 : -1;
 }
 

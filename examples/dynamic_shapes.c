@@ -47,6 +47,7 @@ int main(void)
     const char *group = NULL;
     char text[1024];
     size_t i;
+    bool varies;
 
     printf("source names, normalized:\n");
     for (i = 0; i < sizeof samples / sizeof *samples; i++) {
@@ -77,10 +78,11 @@ int main(void)
         printf("%s\n", ndyn ? "" : " static");
     }
 
+    /* position 0 of each: one flag, whether it varies */
     printf("\nspecialise on the batch size of the images? %s\n",
-           mguard_dyn_varies(dyn, "L.images", 0) ? "no, it changes" : "yes");
+           mguard_dyn_dims(dyn, "L.images", NULL, &varies, 1) && varies ? "no, it changes" : "yes");
     printf("specialise on the learning rate? %s\n",
-           mguard_dyn_varies(dyn, "L['cfg']['lr']", 0) ? "no, it changes" : "yes, it never changed");
+           mguard_dyn_dims(dyn, "L['cfg']['lr']", NULL, &varies, 1) && varies ? "no, it changes" : "yes, it never changed");
 
     mguard_dyn_format(dyn, text, sizeof text);
     printf("\nas track_dynamism_across_examples prints it:\n%s\n", text);

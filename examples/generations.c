@@ -70,9 +70,11 @@ int main(void)
 
     {
         int i;
+        mguard_ctx_stats st;
         for (i = 0; i < 6; i++) module_free(ms[i]);
+        mguard_ctx_get_stats(ctx, &st);
+        printf("\nobjects still known to mguard: %lu\n", (unsigned long)st.objects);
     }
-    printf("\nobjects still known to mguard: %lu\n", (unsigned long)mguard_ctx_object_count(ctx));
     mguard_ctx_destroy(ctx);
     return 0;
 }

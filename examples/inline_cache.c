@@ -124,7 +124,7 @@ int main(void)
 
     object_free(x);
     object_free(y);
-    mguard_cache_report(cache, report, sizeof report);
+    mguard_cache_format(cache, report, sizeof report);
     printf("total compilations: %d\n%s\n", compiles, report);
     mguard_ctx_destroy(ctx);
     return 0;

@@ -58,7 +58,7 @@ static void on_invalidate(void *guard, const void *obj, const char *attr, void *
 {
     host *h = (host *)user;
     if (!attr) return;
-    if (mguard_weak_remove((mguard_weak *)guard, obj) == MGUARD_OK) h->invalidated++;
+    if (mguard_weak_take((mguard_weak *)guard, obj, NULL) == MGUARD_OK) h->invalidated++;
 }
 
 static void key_death(const void *key, void *value, void *user)
@@ -161,7 +161,7 @@ static int point_norm(lua_State *L)
     st = mguard_weak_set(h->cache, p, &n);
     if (st == MGUARD_OK) {
         st = mguard_watch(h->ctx, p, h->cache, on_invalidate, h);
-        if (st != MGUARD_OK) mguard_weak_remove(h->cache, p);  /* never cache unguarded */
+        if (st != MGUARD_OK) mguard_weak_take(h->cache, p, NULL);  /* never cache unguarded */
     }
     if (st != MGUARD_OK) return luaL_error(L, "caching a norm failed: %s", mguard_status_str(st));
     h->computed++;
@@ -253,6 +253,7 @@ int main(int argc, char **argv)
     lua_State *L;
     int rc = 0, empty;
     size_t known;
+    mguard_ctx_stats st;
 
     memset(&h, 0, sizeof h);
     memset(&desc, 0, sizeof desc);
@@ -285,7 +286,7 @@ int main(int argc, char **argv)
         rc = 1;
     }
     empty = mguard_weak_count(h.cache) == 0;
-    known = mguard_ctx_object_count(h.ctx);
+    known = mguard_ctx_get_stats(h.ctx, &st) == MGUARD_OK ? st.objects : 0;
     printf("cache entries invalidated by mutation: %ld\n", h.invalidated);
     printf("cache entries dropped by the collector: %ld\n", h.collected);
     printf("weak table after the last collection: %s\n", empty ? "empty" : "NOT EMPTY");

@@ -128,9 +128,9 @@ int main(void)
             printf("    = %g (%s)\n", *r, computed > before ? "miss" : "hit");
         }
     }
-    mguard_cache_report(forces, line, sizeof line);
+    mguard_cache_format(forces, line, sizeof line);
     printf("%s\n", line);
-    mguard_cache_report(radii, line, sizeof line);
+    mguard_cache_format(radii, line, sizeof line);
     printf("%s\n", line);
     for (i = 0; i < 26; i++)
         if (vars[i]) body_free(vars[i]);

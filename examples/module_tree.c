@@ -15,6 +15,7 @@
 #include "mguard.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* A module: a type, named children, and for leaves a matrix size. */
 typedef struct module module;
@@ -97,9 +98,16 @@ static void log_line(mguard_log_level level, mguard_log_code code, const char *m
     printf("  [mguard %s] %s\n", level == MGUARD_LOG_ERROR ? "error" : level == MGUARD_LOG_WARN ? "warning" : "info", msg);
 }
 
-static void write_file(const char *data, size_t len, void *user)
+/* A report of any size: ask its length (cap 0), allocate, render, write. */
+static size_t write_view(mguard_scope_view view, FILE *f)
 {
-    fwrite(data, 1, len, (FILE *)user);
+    size_t n = mguard_scope_format(tracker, view, NULL, 0);
+    char *text = (char *)malloc(n + 1);
+    if (!text) return 0;
+    mguard_scope_format(tracker, view, text, n + 1);
+    fwrite(text, 1, n, f);
+    free(text);
+    return n;
 }
 
 /* One module's FLOPs: its own and its subtree's. */
@@ -120,6 +128,8 @@ int main(int argc, char **argv)
     module fc1a = {"Linear", 0, {0}, {0}, 16, 32}, fc1b = {"Linear", 0, {0}, {0}, 32, 16};
     module head = {"Linear", 0, {0}, {0}, 16, 10};
     FILE *f;
+    const char *current;
+    size_t frames;
 
     cdesc.logger.func = log_line;
     ctx = mguard_ctx_create(&cdesc);
@@ -139,15 +149,16 @@ int main(int argc, char **argv)
 
     printf("forward pass (batch %d): the active modules at each leaf\n", batch);
     forward(&net);
-    printf("after forward: current scope is %s, depth %lu\n",
-           mguard_scope_current(tracker), (unsigned long)mguard_scope_depth(tracker));
+    frames = mguard_scope_frames(tracker, &current, 1);   /* the innermost first, the root last */
+    printf("after forward: current scope is %s, depth %lu\n", current, (unsigned long)frames - 1);
 
     printf("\nbackward pass\n");
     mguard_scope_set_phase(tracker, 1);
     backward(&net);
-    mguard_scope_reset(tracker);    /* the end of the backward pass */
+    mguard_scope_clear(tracker, MGUARD_SCOPE_CLEAR_FRAMES);    /* the end of the backward pass */
+    mguard_scope_frames(tracker, &current, 1);
     printf("after reset: backward=%s, current scope is %s\n",
-           (mguard_scope_phase(tracker) == 1) ? "true" : "false", mguard_scope_current(tracker));
+           (mguard_scope_phase(tracker) == 1) ? "true" : "false", current);
 
     printf("\nwhat a misbehaving hook looks like: exiting %s twice\n", mguard_scope_name(tracker, &head));
     mguard_scope_enter(tracker, &head);
@@ -156,7 +167,7 @@ int main(int argc, char **argv)
     mguard_scope_exit(tracker, &head);   /* identical: not logged again */
 
     printf("\nFLOPs and parameters per module (forward + backward), self and total:\n");
-    mguard_scope_report_write(tracker, MGUARD_SCOPE_TREE, write_file, stdout);
+    write_view(MGUARD_SCOPE_TREE, stdout);
     printf("\nthe same, asked one module at a time:\n");
     show_flops("Net");
     show_flops("Net.encoder.0");
@@ -165,7 +176,7 @@ int main(int argc, char **argv)
     if (argc > 1) {
         f = fopen(argv[1], "w");
         if (f) {
-            size_t n = mguard_scope_report_write(tracker, MGUARD_SCOPE_TRACE_JSON, write_file, f);
+            size_t n = write_view(MGUARD_SCOPE_TRACE_JSON, f);
             fclose(f);
             printf("\nwrote %lu bytes of Chrome trace to %s\n", (unsigned long)n, argv[1]);
         } else {
@@ -173,7 +184,7 @@ int main(int argc, char **argv)
         }
     } else {
         printf("\nthe Chrome trace (module_tree FILE writes it to FILE instead):\n");
-        mguard_scope_report_write(tracker, MGUARD_SCOPE_TRACE_JSON, write_file, stdout);
+        write_view(MGUARD_SCOPE_TRACE_JSON, stdout);
     }
 
     mguard_ctx_destroy(ctx);    /* destroys the tracker too */

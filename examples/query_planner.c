@@ -137,7 +137,7 @@ int main(void)
     free(batch);
     printf("  plans left: %lu\n\n", (unsigned long)mguard_cache_count(plans));
 
-    mguard_cache_report(plans, line, sizeof line);
+    mguard_cache_format(plans, line, sizeof line);
     printf("%s\n", line);
     mguard_on_destroy(ctx, web);
     free(web);

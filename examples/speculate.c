@@ -61,7 +61,7 @@ static void refs(const void *o, mguard_ledger_visit_fn visit, void *vctx, void *
     const obj *x = o;
     long next = x->next, head = x->head;   /* untracked: the real fields */
     (void)user;
-    if (mguard_ledger_contains(L, o)) {
+    if (mguard_ledger_get(L, o, NULL) == MGUARD_OK) {   /* tracked */
         mguard_ledger_read(L, o, "next", &next);
         mguard_ledger_read(L, o, "head", &head);
     }
@@ -85,7 +85,7 @@ static int step(const char *line)
     } else if (sscanf(line, "%7[a-z].%15[a-z] = %15s", a, b, c) == 3 || sscanf(line, "del %7[a-z].%15[a-z]", a, b) == 2) {
         obj *o = &heap[*var(a)];
         bool del = line[0] == 'd';
-        if (!mguard_ledger_contains(L, o)) {
+        if (mguard_ledger_get(L, o, NULL) == MGUARD_NOT_FOUND) {
             mguard_ledger_track(L, o, MGUARD_LEDGER_EXISTING, a);
             mguard_ledger_set_fields(L, o, obj_fields, 5);
         }
@@ -98,7 +98,7 @@ static int step(const char *line)
     } else if (sscanf(line, "print %7[a-z].%15[a-z]", a, b) == 2) {
         const obj *o = &heap[*var(a)];
         if (mguard_ledger_read(L, o, b, &v) == MGUARD_DELETED) printf("-> deleted (pending deletion)\n");
-        else printf("-> %ld (%s)\n", v, mguard_ledger_is_pending(L, o, b) ? "pending write" : "real object");
+        else printf("-> %ld (%s)\n", v, mguard_ledger_pending(L, o, b, NULL) == MGUARD_OK ? "pending write" : "real object");
     } else if (strncmp(line, "fail", 4) == 0) {
         printf("FAILED:%s\n", line + 4);
         return -1;
@@ -119,9 +119,10 @@ int main(void)
     mguard_ledger_desc d;
     mguard_ledger *checkpoint = NULL;
     mguard_ledger_diff_result *diff;
+    mguard_ledger_stats st;
     const void *roots[8];
-    size_t i, before, nroots = 0;
-    const char *line, *nl;
+    size_t i, n, before, nroots = 0;
+    char *text, *line, *nl;
     long k;
 
     memset(&d, 0, sizeof d);
@@ -135,7 +136,8 @@ int main(void)
     for (i = 0; i < sizeof script / sizeof script[0]; i++) {
         if (strcmp(script[i], "checkpoint") == 0) {
             checkpoint = mguard_ledger_clone(L);
-            printf("  %-22scloned the ledger (%zu bytes copied)\n", script[i], mguard_ledger_storage_bytes(checkpoint));
+            mguard_ledger_get_stats(checkpoint, &st);
+            printf("  %-22scloned the ledger (%zu bytes copied)\n", script[i], st.storage_bytes);
         } else if (step(script[i]) < 0) {
             break;
         }
@@ -143,23 +145,29 @@ int main(void)
 
     printf("\n== what the failed steps changed (a: the checkpoint, b: now)\n");
     mguard_ledger_diff(checkpoint, L, &diff);
-    for (line = mguard_ledger_diff_text(diff); (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+    n = mguard_ledger_diff_format(diff, NULL, 0);   /* snprintf-style: measure, then write */
+    text = malloc(n + 1);
+    mguard_ledger_diff_format(diff, text, n + 1);
+    for (line = text; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
         fputs("  ", stdout);
         fwrite(line, 1, nl + 1 - line, stdout);
     }
+    free(text);
     mguard_ledger_diff_free(diff);
 
     printf("\n== restore the checkpoint\n");
     mguard_ledger_restore(L, checkpoint);
     mguard_ledger_destroy(checkpoint);
-    printf("  equal to the checkpoint again; %zu objects, %zu pending writes\n", mguard_ledger_count(L), mguard_ledger_write_count(L));
+    mguard_ledger_get_stats(L, &st);
+    printf("  equal to the checkpoint again; %zu objects, %zu pending writes\n", st.entries, st.writes);
 
     printf("\n== prune: the roots are the live variables\n");
     for (k = 0; k < nvars; k++)
         if (vars[k].ref) roots[nroots++] = &heap[vars[k].ref];
-    before = mguard_ledger_count(L);
+    before = st.entries;
     mguard_ledger_prune(L, roots, nroots);
-    printf("  %zu new object(s) dropped (t), %zu left tracked\n", before - mguard_ledger_count(L), mguard_ledger_count(L));
+    mguard_ledger_get_stats(L, &st);
+    printf("  %zu new object(s) dropped (t), %zu left tracked\n", before - st.entries, st.entries);
 
     printf("\n== apply: every write goes straight into its field\n");
     mguard_ledger_apply(L, NULL, NULL);

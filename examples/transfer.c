@@ -72,6 +72,7 @@ int main(void)
     mguard_ledger_desc d = {0};
     mguard_ledger *L, *start;
     mguard_ledger_diff_result *diff;
+    char text[1024];
     double rate = 2.25;
     bool no = false;
     int i;
@@ -96,7 +97,8 @@ int main(void)
 
     printf("\nwhat the run would change:\n");
     mguard_ledger_diff(start, L, &diff);
-    fputs(mguard_ledger_diff_text(diff), stdout);
+    mguard_ledger_diff_format(diff, text, sizeof text);   /* snprintf-style: cut to fit */
+    fputs(text, stdout);
     mguard_ledger_diff_free(diff);
 
     printf("\nbefore apply: alice %ld, bob %ld, carol %ld\n", alice.balance, bob.balance, carol.balance);

@@ -96,7 +96,7 @@ int main(void)
     render(&app);                               /* layout */
     mguard_scope_set_phase(scope, 1);
     render(&app);                               /* paint */
-    mguard_scope_reset(scope);
+    mguard_scope_clear(scope, MGUARD_SCOPE_CLEAR_FRAMES);
     show("first render:", all, 7);
 
     /* 1. a button added after the toolbar was named */
@@ -125,7 +125,7 @@ int main(void)
     {
         char table[2048];
         double self, total = mguard_scope_counter(scope, "App.main.list", "us", &self);
-        mguard_scope_report(scope, MGUARD_SCOPE_TREE, table, sizeof table);
+        mguard_scope_format(scope, MGUARD_SCOPE_TREE, table, sizeof table);
         fputs(table, stdout);
         printf("App.main.list: %g us of its own, %g with its rows\n", self, total);
         printf("App.main.list.1: %g us, two renders of row1 and one of row2 (a count stays with its name)\n",

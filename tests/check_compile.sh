@@ -4,7 +4,7 @@
 # Usage: tests/check_compile.sh OUTDIR "STB_CFLAGS"
 out="$1"; stb="$2"
 mkdir -p "$out"
-printf '#include "mguard.h"\nint main(void) { return mguard_ctx_object_count(0) != 0; }\n' > "$out/api.c"
+printf '#include "mguard.h"\nint main(void) { return mguard_ctx_get_stats(0, 0) != MGUARD_EINVAL; }\n' > "$out/api.c"
 printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\nint main(void) { return 0; }\n' > "$out/impl.c"
 printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#define MGUARD_STATIC\n#include "mguard.h"\nint main(void) { mguard_ctx *c = mguard_ctx_create(0); mguard_ctx_destroy(c); return 0; }\n' > "$out/static.c"
 printf '#define STBDS_NO_SHORT_NAMES\n#include "stb_ds.h"\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\nint main(void) { return 0; }\n' > "$out/noshort.c"

@@ -135,12 +135,25 @@ count=0
 if command -v timeout >/dev/null 2>&1; then run="timeout 10"; else run=""; fi
 tab=$(printf '\t')
 # Compile every program first, JOBS at a time (default: the CPUs), then
-# run them one by one.
+# run them one by one. A program whose only configuration is the two
+# implementation macros links one shared copy of the implementation
+# (compiled once, with the same flags) instead of compiling its own: its
+# two #define lines are blanked, so compiler lines still match the docs.
+# A program with any other STBDS_/MGUARD_ macro compiles its own.
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+printf '#define STB_DS_IMPLEMENTATION\n#define MGUARD_IMPLEMENTATION\n#include "mguard.h"\n' > "$out/shared_impl.c"
+$CC $strict -I. $stb -c "$out/shared_impl.c" -o "$out/shared_impl.o" > "$out/shared_impl.log" 2>&1 ||
+    { echo "check-docs: the implementation does not compile cleanly:"; sed 's/^/    /' "$out/shared_impl.log"; exit 1; }
 k=0
 while IFS="$tab" read -r name file line; do
     k=$((k + 1))
-    ( $CC $strict -I. $stb "$out/$name.c" -o "$out/$name" -lm -pthread > "$out/$name.log" 2>&1
+    src="$out/$name.c"; impl=""
+    if [ "$(grep -c '^#define \(MGUARD\|STB\)' "$src")" = 2 ] &&
+       grep -q '^#define STB_DS_IMPLEMENTATION[ \t]*$' "$src" && grep -q '^#define MGUARD_IMPLEMENTATION[ \t]*$' "$src"; then
+        sed 's/^#define \(STB_DS\|MGUARD\)_IMPLEMENTATION[ \t]*$//' "$src" > "$out/$name.shared.c"
+        src="$out/$name.shared.c"; impl="$out/shared_impl.o"
+    fi
+    ( $CC $strict -I. $stb "$src" $impl -o "$out/$name" -lm -pthread > "$out/$name.log" 2>&1
       echo $? > "$out/$name.rc" ) &
     [ $((k % jobs)) = 0 ] && wait
 done < "$out/manifest"

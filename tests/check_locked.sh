@@ -12,9 +12,9 @@ hdr=${1:-mguard.h}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mguard-locked.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 # functions that touch no shared state, and so are not wrapped
-unlocked='mguard_ctx_create mguard_ctx_is_thread_safe mguard_status_str mguard_ref_is_null mguard_cache_cause_str mguard_cache_reason_format
-mguard_dyn_normalize_name mguard_ledger_kind_str mguard_ledger_diff_count
-mguard_ledger_diff_at mguard_ledger_diff_text'
+unlocked='mguard_ctx_create mguard_status_str mguard_ref_is_null mguard_cache_cause_str mguard_cache_reason_format
+mguard_dyn_normalize_name mguard_ledger_kind_str mguard_ledger_diff_items
+mguard_ledger_diff_format'
 sed -n '1,/#endif \/\* MGUARD_H \*\//p' "$hdr" | tr '\n' ' ' | sed 's/;/;\n/g' |
     sed -n 's/.*MGUARDDEF[^(]*[ *]\(mguard_[a-z0-9_]*\) *(.*/\1/p' | sort -u > "$tmp/api"
 printf '%s\n' $unlocked | sort -u > "$tmp/unlocked"

@@ -1,6 +1,6 @@
 #!/bin/sh
-# The optional sections: MGUARD_NO_SCOPE, MGUARD_NO_DYN, MGUARD_NO_LEDGER in
-# every combination (8), each compiled strictly (C99 with gcc and clang
+# The optional sections: MGUARD_NO_SCOPE, MGUARD_NO_DYN, MGUARD_NO_LEDGER,
+# MGUARD_NO_CACHE in every combination (16), each compiled strictly (C99 with gcc and clang
 # under the strict flags of the trees the header is copied into, C++11 with
 # g++; MGUARD_DEBUG with all sections and with none), linked with a program that uses the core,
 # and run. A removed section leaves no symbol behind (nm), and its API is
@@ -41,9 +41,17 @@ PROG
 printf '#include "mguard.h"\nint main(void) { return mguard_scope_create(0, 0) != 0; }\n' > "$out/use_scope.c"
 printf '#include "mguard.h"\nint main(void) { return mguard_dyn_create(0) != 0; }\n' > "$out/use_dyn.c"
 printf '#include "mguard.h"\nint main(void) { return mguard_ledger_create(0, 0) != 0; }\n' > "$out/use_ledger.c"
+printf '#include "mguard.h"\nint main(void) { return mguard_cache_create(0, 0) != 0; }\n' > "$out/use_cache.c"
+# lines of mguard.h inside each #ifndef MGUARD_NO_X ... its own #endif
+part_lines() {
+    awk -v P="MGUARD_NO_$1" '/^#[ \t]*if/ { d++; if ($0 == "#ifndef " P && !on) on = d }
+        on { n++ } /^#[ \t]*endif/ { if (on == d) on = 0; d-- } END { print n + 0 }' mguard.h
+}
 if [ $sizes = 1 ]; then
-    echo "| sections left out | object code (.text, gcc -O2) | compile time (gcc -O2) | vs all |"
-    echo "| --- | --- | --- | --- |"
+    total=$(wc -l < mguard.h)
+    l1=$(part_lines SCOPE); l2=$(part_lines DYN); l4=$(part_lines LEDGER); l8=$(part_lines CACHE)
+    echo "| sections left out | lines of mguard.h | object code (.text, gcc -O2) | compile time (gcc -O2) | vs all |"
+    echo "| --- | --- | --- | --- | --- |"
 fi
 # one CC MASK DEFS DEBUG PREFIX: build and check one variant; prints only failures
 one() {
@@ -67,8 +75,8 @@ one() {
     fi
     res=$("$o.bin")
     [ "$res" = "0 1" ] || echo "check-parts:$defs $dbg: the core program printed '$res', not '0 1'"
-    for part in scope dyn ledger; do
-        case "$part" in scope) off=$((mask & 1));; dyn) off=$((mask & 2));; *) off=$((mask & 4));; esac
+    for part in scope dyn ledger cache; do
+        case "$part" in scope) off=$((mask & 1));; dyn) off=$((mask & 2));; ledger) off=$((mask & 4));; *) off=$((mask & 8));; esac
         k=$(nm "$o.impl.o" | grep -c " T mguard_${part}_")
         if [ "$off" != 0 ]; then
             [ "$k" = 0 ] || echo "check-parts:$defs: $k mguard_${part}_ symbols left"
@@ -82,11 +90,12 @@ one() {
 }
 fail=0
 n=0
-for mask in 0 1 2 3 4 5 6 7; do
+for mask in $(seq 0 15); do
     defs=""; name=""
     [ $((mask & 1)) != 0 ] && { defs="$defs -DMGUARD_NO_SCOPE"; name="$name NO_SCOPE"; }
     [ $((mask & 2)) != 0 ] && { defs="$defs -DMGUARD_NO_DYN"; name="$name NO_DYN"; }
     [ $((mask & 4)) != 0 ] && { defs="$defs -DMGUARD_NO_LEDGER"; name="$name NO_LEDGER"; }
+    [ $((mask & 8)) != 0 ] && { defs="$defs -DMGUARD_NO_CACHE"; name="$name NO_CACHE"; }
     [ -z "$name" ] && name=" none (the full header)"
     if [ $sizes = 1 ]; then
         t0=$(date +%s%N)
@@ -95,7 +104,8 @@ for mask in 0 1 2 3 4 5 6 7; do
         text=$(size "$out/size.o" | awk 'NR == 2 { print $1 }')
         ms=$(( (t1 - t0) / 3000000 ))
         [ $mask = 0 ] && { all_ms=$ms; all_text=$text; }
-        echo "|$name | $((text / 1024)) KB ($((100 * text / all_text))%) | $ms ms | $((100 * ms / all_ms))% |"
+        lines=$((total - (mask & 1) * l1 - (mask >> 1 & 1) * l2 - (mask >> 2 & 1) * l4 - (mask >> 3 & 1) * l8))
+        echo "|$name | $lines | $((text / 1024)) KB ($((100 * text / all_text))%) | $ms ms | $((100 * ms / all_ms))% |"
         continue
     fi
     for cc in "gcc -std=c99 $strict" "clang -std=c99 $strict" "g++ -x c++ -std=c++11 -Wall -Wextra -Wpedantic -Werror"; do
@@ -104,7 +114,7 @@ for mask in 0 1 2 3 4 5 6 7; do
             # MGUARD_DEBUG with gcc only, with no add-on section (each variant
             # is a full compile; make test stays fast). With every section,
             # clang, g++ and MGUARD_DEBUG are check_compile.sh's part.
-            [ -n "$dbg" ] && { [ "${cc%% *}" != gcc ] || [ $mask != 7 ]; } && continue
+            [ -n "$dbg" ] && { [ "${cc%% *}" != gcc ] || [ $mask != 15 ]; } && continue
             [ $mask = 0 ] && [ "${cc%% *}" != gcc ] && continue
             n=$((n + 1))
             one "$cc" "$mask" "$defs" "$dbg" "$out/j$n" > "$out/j$n.log" 2>&1 &
@@ -117,5 +127,5 @@ for f in "$out"/j*.log; do
     [ -s "$f" ] && { cat "$f"; fail=1; }
 done
 [ $sizes = 1 ] && exit 0
-[ $fail = 0 ] && echo "check-parts: MGUARD_NO_SCOPE/NO_DYN/NO_LEDGER in all 8 combinations compile strictly (gcc, clang, g++; MGUARD_DEBUG with the core alone; the full header's own checks are check_compile.sh's), run, and leave nothing of a removed section"
+[ $fail = 0 ] && echo "check-parts: MGUARD_NO_SCOPE/NO_DYN/NO_LEDGER/NO_CACHE in all 16 combinations compile strictly (gcc, clang, g++; MGUARD_DEBUG with the core alone; the full header's own checks are check_compile.sh's), run, and leave nothing of a removed section"
 exit $fail

@@ -156,27 +156,16 @@ static void r_ctx_check(cx *c)
     T1();
     mguard_ctx_destroy(ctx);
 }
-static void r_ctx_object_count(cx *c)
+static void r_ctx_get_stats(cx *c)
 {
     unsigned r;
     size_t i, k = 0;
+    mguard_ctx_stats st;
     weak_n(c->ctx, c->n);
     T0();
-    LOOP for (i = 0; i < c->n; i++) k += mguard_ctx_object_count(c->ctx);
+    LOOP for (i = 0; i < c->n; i++) k += mguard_ctx_get_stats(c->ctx, &st) == MGUARD_OK ? st.objects : 0;
     T1();
-    must(k == (size_t)c->reps * c->n * c->n, "object_count");
-}
-static void r_ctx_is_thread_safe(cx *c)
-{
-    unsigned r;
-    size_t i, k = 0;
-    mguard_ctx *ctx = new_ctx(true);
-    weak_n(ctx, c->n);
-    T0();
-    LOOP for (i = 0; i < c->n; i++) k += mguard_ctx_is_thread_safe(ctx);
-    T1();
-    must(k == (size_t)c->reps * c->n, "is_thread_safe");
-    mguard_ctx_destroy(ctx);
+    must(k == (size_t)c->reps * c->n * c->n, "get_stats");
 }
 
 /* ---- 2. lifetimes ------------------------------------------------------ */
@@ -244,19 +233,6 @@ static void r_weak_set(cx *c)
         mguard_weak_destroy(t);
     }
 }
-static void r_weak_set_ptr(cx *c)
-{
-    unsigned r;
-    size_t i;
-    mguard_weak_desc d = {sizeof(void *), NULL, NULL, NULL};
-    LOOP {
-        mguard_weak *t = mguard_weak_create(c->ctx, &d);
-        T0();
-        for (i = 0; i < c->n; i++) mguard_weak_set_ptr(t, O(i), P(i));
-        T1();
-        mguard_weak_destroy(t);
-    }
-}
 #define WEAK_QUERY(fname, expr, expect)                       \
     static void fname(cx *c)                                  \
     {                                                         \
@@ -275,18 +251,6 @@ WEAK_QUERY(r_weak_get_copy, mguard_weak_get_copy(t, O(i), &out) == MGUARD_OK, (s
 WEAK_QUERY(r_weak_contains, mguard_weak_contains(t, O(i)), (size_t)c->reps * c->n)
 WEAK_QUERY(r_weak_count, mguard_weak_count(t) == c->n, (size_t)c->reps * c->n)
 WEAK_QUERY(r_weak_get_sized, mguard_weak_get_sized(t, O(i), sizeof(long)) != NULL, (size_t)c->reps * c->n)
-static void r_weak_get_ptr(cx *c)
-{
-    unsigned r;
-    size_t i, k = 0;
-    mguard_weak_desc d = {sizeof(void *), NULL, NULL, NULL};
-    mguard_weak *t = mguard_weak_create(c->ctx, &d);
-    for (i = 0; i < c->n; i++) mguard_weak_set_ptr(t, O(i), P(i));
-    T0();
-    LOOP for (i = 0; i < c->n; i++) k += mguard_weak_get_ptr(t, O(i)) == P(i);
-    T1();
-    must(k == (size_t)c->reps * c->n, "get_ptr");
-}
 static void r_weak_remove(cx *c)
 {
     unsigned r;
@@ -294,7 +258,7 @@ static void r_weak_remove(cx *c)
     LOOP {
         mguard_weak *t = weak_n(c->ctx, c->n);
         T0();
-        for (i = 0; i < c->n; i++) mguard_weak_remove(t, O(i));
+        for (i = 0; i < c->n; i++) mguard_weak_take(t, O(i), NULL);
         T1();
         mguard_weak_destroy(t);
     }
@@ -488,7 +452,7 @@ static void r_scope_destroy(cx *c)
     unsigned r;
     LOOP {
         mguard_scope *s = scope_deep(c, c->n, true);
-        mguard_scope_reset(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES);
         T0();
         mguard_scope_destroy(s);
         T1();
@@ -583,7 +547,7 @@ static void r_scope_enter(cx *c)
         T0();
         for (i = 0; i < c->n; i++) mguard_scope_enter(s, kids[i]);
         T1();
-        mguard_scope_reset(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES);
     }
 }
 /* O(depth) calls at depth n: 16 of them per repetition */
@@ -621,27 +585,28 @@ static void r_scope_parents(cx *c)
         T1();                                                 \
         must(k == (size_t)c->reps * c->n, #fname);            \
     }
-SCOPE_QUERY(r_scope_current, mguard_scope_current(s) != NULL)
-SCOPE_QUERY(r_scope_depth, mguard_scope_depth(s) == c->n)
+static const char *cur_of(const mguard_scope *s)   /* the current name */
+{
+    const char *cur = NULL;
+    mguard_scope_frames(s, &cur, 1);
+    return cur;
+}
+SCOPE_QUERY(r_scope_current, cur_of(s) != NULL)
 SCOPE_QUERY(r_scope_set_phase, mguard_scope_set_phase(s, i & 1) == MGUARD_OK)
 SCOPE_QUERY(r_scope_phase, mguard_scope_phase(s) < 1000)
-SCOPE_QUERY(r_scope_counter, mguard_scope_counter(s, mguard_scope_current(s), "flops", NULL) >= 0.0)
-SCOPE_QUERY(r_scope_is_active, mguard_scope_is_active(s, mguard_scope_current(s)))
-static void count_bytes(const char *data, size_t len, void *user)
-{
-    (void)data;
-    *(size_t *)user += len;
-}
-static void r_scope_report_write(cx *c)
+SCOPE_QUERY(r_scope_counter, mguard_scope_counter(s, cur_of(s), "flops", NULL) >= 0.0)
+SCOPE_QUERY(r_scope_is_active, mguard_scope_is_active(s, cur_of(s)))
+static void r_scope_frames(cx *c)
 {
     unsigned r;
-    size_t k = 0, bytes = 0;
+    size_t k = 0;
+    const char **out = (const char **)malloc((c->n + 1) * sizeof *out);
     mguard_scope *s = scope_deep(c, c->n, false);
-    mguard_scope_add(s, "flops", 1.0);
     T0();
-    LOOP k += mguard_scope_report_write(s, MGUARD_SCOPE_TABLE, count_bytes, &bytes) > c->n;
+    LOOP k += mguard_scope_frames(s, out, c->n + 1);
     T1();
-    must(k == c->reps && bytes > c->n, "report_write");
+    must(k == (size_t)c->reps * (c->n + 1), "frames");
+    free(out);
 }
 static void r_scope_path(cx *c)
 {
@@ -649,7 +614,7 @@ static void r_scope_path(cx *c)
     size_t k = 0;
     mguard_scope *s = scope_deep(c, c->n, false);
     T0();
-    LOOP k += mguard_scope_path(s, NULL, 0) > c->n;
+    LOOP k += mguard_scope_format(s, MGUARD_SCOPE_PATH, NULL, 0) > c->n;
     T1();
     must(k == c->reps, "path");
 }
@@ -661,7 +626,7 @@ static void r_scope_reset(cx *c)
     LOOP {
         for (i = 0; i < c->n; i++) mguard_scope_enter(s, kids[i]);
         T0();
-        mguard_scope_reset(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES);
         T1();
     }
 }
@@ -680,7 +645,7 @@ static void r_scope_report(cx *c)
     mguard_scope *s = scope_deep(c, c->n, false);
     mguard_scope_add(s, "flops", 1.0);
     T0();
-    LOOP k += mguard_scope_report(s, MGUARD_SCOPE_TABLE, NULL, 0) > c->n;
+    LOOP k += mguard_scope_format(s, MGUARD_SCOPE_TABLE, NULL, 0) > c->n;
     T1();
     must(k == c->reps, "report");
 }
@@ -689,9 +654,9 @@ static void r_scope_report_trace(cx *c)
     unsigned r;
     size_t k = 0;
     mguard_scope *s = scope_deep(c, c->n, true);
-    mguard_scope_reset(s);
+    mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES);
     T0();
-    LOOP k += mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, NULL, 0) > c->n;
+    LOOP k += mguard_scope_format(s, MGUARD_SCOPE_TRACE_JSON, NULL, 0) > c->n;
     T1();
     must(k == c->reps, "report trace");
 }
@@ -703,9 +668,9 @@ static void r_scope_clear_trace(cx *c)
     LOOP {
         for (i = 0; i < c->n; i++) mguard_scope_enter(s, kids[i]);
         T0();
-        mguard_scope_clear_trace(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_TRACE);
         T1();
-        mguard_scope_reset(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES);
     }
 }
 static void r_scope_clear_warnings(cx *c)
@@ -716,7 +681,7 @@ static void r_scope_clear_warnings(cx *c)
     LOOP {
         for (i = 0; i < c->n; i++) mguard_scope_exit(s, kids[i]);   /* "never entered": n warnings */
         T0();
-        mguard_scope_clear_warnings(s);
+        mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_WARNINGS);
         T1();
     }
 }
@@ -794,11 +759,11 @@ static void r_dyn_observe_rank(cx *c)
 static void r_dyn_dims(cx *c)
 {
     unsigned r;
-    size_t i, k = 0;
+    size_t i, k = 0, rank;
     bool v[2];
     mguard_dyn *d = dyn_n(c, c->n);
     T0();
-    LOOP for (i = 0; i < c->n; i++) k += mguard_dyn_dims(d, NM[i], v, 2);
+    LOOP for (i = 0; i < c->n; i++) k += mguard_dyn_dims(d, NM[i], &rank, v, 2) ? rank : 0;
     T1();
     must(k == (size_t)c->reps * c->n * 2, "dims");
 }
@@ -916,30 +881,19 @@ static void r_ledger_track(cx *c)
         unsigned r;                                                  \
         size_t i, k = 0;                                             \
         mguard_ledger_entry e;                                       \
+        mguard_ledger_stats st;                                      \
         void *v;                                                     \
         mguard_ledger *L = ledger_n(c, c->n, false);                 \
-        (void)e; (void)v;                                            \
+        (void)e; (void)v; (void)st;                                  \
         T0();                                                        \
         LOOP for (i = 0; i < c->n; i++) k += (expr) ? 1 : 0;         \
         T1();                                                        \
         must(k == (size_t)c->reps * c->n, #fname);                   \
     }
-LEDGER_QUERY(r_ledger_contains, mguard_ledger_contains(L, O(i)))
-LEDGER_QUERY(r_ledger_get, mguard_ledger_get(L, O(i), &e) == MGUARD_OK)
-LEDGER_QUERY(r_ledger_is_modified, mguard_ledger_is_modified(L, O(i)))
-LEDGER_QUERY(r_ledger_pending, mguard_ledger_pending(L, O(i), "a0", &v) == MGUARD_OK)
-LEDGER_QUERY(r_ledger_is_pending, mguard_ledger_is_pending(L, O(i), "a0"))
-LEDGER_QUERY(r_ledger_count, mguard_ledger_count(L) == c->n)
-LEDGER_QUERY(r_ledger_modified_count, mguard_ledger_modified_count(L) == c->n)
-LEDGER_QUERY(r_ledger_write_count, mguard_ledger_write_count(L) == c->n)
-LEDGER_QUERY(r_ledger_record_count, mguard_ledger_record_count(L) == c->n)
-LEDGER_QUERY(r_ledger_hook_count, mguard_ledger_hook_count(L) == 0)
-LEDGER_QUERY(r_ledger_is_empty, !mguard_ledger_is_empty(L))
-LEDGER_QUERY(r_ledger_storage_bytes, mguard_ledger_storage_bytes(L) > c->n)
-LEDGER_QUERY(r_ledger_iterate, mguard_ledger_iterate(L, false).l_ == L)
-LEDGER_QUERY(r_ledger_iterate_writes, mguard_ledger_iterate_writes(L, O(i)).l_ == L)
-LEDGER_QUERY(r_ledger_iterate_records, mguard_ledger_iterate_records(L).l_ == L)
-LEDGER_QUERY(r_ledger_iterate_hooks, mguard_ledger_iterate_hooks(L).l_ == L)
+LEDGER_QUERY(r_ledger_get, mguard_ledger_get(L, O(i), i % 2 ? &e : NULL) == MGUARD_OK)
+LEDGER_QUERY(r_ledger_pending, mguard_ledger_pending(L, O(i), "a0", i % 2 ? &v : NULL) == MGUARD_OK)
+LEDGER_QUERY(r_ledger_get_stats, mguard_ledger_get_stats(L, &st) == MGUARD_OK && st.entries == c->n && st.storage_bytes > c->n)
+LEDGER_QUERY(r_ledger_iterate, mguard_ledger_iterate(L, (mguard_ledger_walk)(1 + i % 5), O(i)).l_ == L)
 static void r_ledger_mark_modified(cx *c)
 {
     unsigned r;
@@ -1030,7 +984,7 @@ static void r_ledger_next(cx *c)
     mguard_ledger *L = ledger_n(c, c->n, false);
     T0();
     LOOP {
-        mguard_ledger_iter it = mguard_ledger_iterate(L, false);
+        mguard_ledger_iter it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
         while (mguard_ledger_next(&it)) k++;
     }
     T1();
@@ -1138,6 +1092,7 @@ static void ledger_pair(cx *c, mguard_ledger **a, mguard_ledger **b)
 static void r_ledger_diff(cx *c)
 {
     unsigned r;
+    size_t i;
     mguard_ledger *a, *b;
     ledger_pair(c, &a, &b);
     LOOP {
@@ -1145,7 +1100,7 @@ static void r_ledger_diff(cx *c)
         T0();
         must(mguard_ledger_diff(a, b, &d) == MGUARD_OK, "diff");
         T1();
-        must(mguard_ledger_diff_count(d) == c->n, "diff count");
+        must(mguard_ledger_diff_items(d, &i) != NULL && i == c->n, "diff count");
         mguard_ledger_diff_free(d);
     }
 }
@@ -1153,7 +1108,7 @@ static void r_ledger_diff(cx *c)
     static void fname(cx *c)                                      \
     {                                                             \
         unsigned r;                                               \
-        size_t i, k = 0;                                          \
+        size_t i, k = 0, n = 0;                                   \
         mguard_ledger *a, *b;                                     \
         mguard_ledger_diff_result *d = NULL;                      \
         ledger_pair(c, &a, &b);                                   \
@@ -1162,11 +1117,30 @@ static void r_ledger_diff(cx *c)
         LOOP for (i = 0; i < c->n; i++) k += (expr) ? 1 : 0;      \
         T1();                                                     \
         must(k == (size_t)c->reps * c->n, #fname);                \
+        (void)i;                                                  \
         mguard_ledger_diff_free(d);                               \
     }
-DIFF_QUERY(r_ledger_diff_count, mguard_ledger_diff_count(d) == c->n)
-DIFF_QUERY(r_ledger_diff_at, mguard_ledger_diff_at(d, i) != NULL)
-DIFF_QUERY(r_ledger_diff_text, *mguard_ledger_diff_text(d) != '\0')
+DIFF_QUERY(r_ledger_diff_items, mguard_ledger_diff_items(d, &n) != NULL && n == c->n)
+/* O(length) per call: the text of n items, copied whole */
+static void r_ledger_diff_format(cx *c)
+{
+    unsigned r;
+    size_t k = 0, len;
+    mguard_ledger *a, *b;
+    mguard_ledger_diff_result *d = NULL;
+    char *buf;
+    ledger_pair(c, &a, &b);
+    mguard_ledger_diff(a, b, &d);
+    len = mguard_ledger_diff_format(d, NULL, 0);
+    buf = (char *)malloc(len + 1);
+    must(buf != NULL && len > c->n, "diff text");
+    T0();
+    LOOP k += mguard_ledger_diff_format(d, buf, len + 1) == len;
+    T1();
+    must(k == c->reps, "diff_format");
+    free(buf);
+    mguard_ledger_diff_free(d);
+}
 /* O(1) per free of a result of n items: counted in allocator calls */
 static void r_ledger_diff_free(cx *c)
 {
@@ -1194,7 +1168,10 @@ static void r_ledger_prune(cx *c)
     T0();
     LOOP must(mguard_ledger_prune(L, NULL, 0) == MGUARD_OK, "prune");
     T1();
-    must(mguard_ledger_count(L) == c->n, "prune kept");
+    {
+        mguard_ledger_stats st;
+        must(mguard_ledger_get_stats(L, &st) == MGUARD_OK && st.entries == c->n, "prune kept");
+    }
 }
 static void apply_nop(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
@@ -1320,7 +1297,7 @@ static void r_cache_set(cx *c)
         mguard_status st;                                         \
         mguard_cache *ca = cache_n(c, c->n);                      \
         (void)cs; (void)rs; (void)st;                             \
-        mguard_cache_remove(ca, K(0), 1);                         \
+        mguard_cache_take(ca, K(0), 1, NULL);                         \
         T0();                                                     \
         LOOP for (i = 1; i <= c->n; i++) k += (i == c->n || (expr)) ? 1 : 0;     \
         T1();                                                     \
@@ -1333,7 +1310,7 @@ CACHE_QUERY(r_cache_get_copy, mguard_cache_get_copy(ca, K(i), 1, cx_vbuf) == MGU
 CACHE_QUERY(r_cache_get_or_compute, mguard_cache_get_or_compute(ca, K(i), 1, comp_deps, NULL, &st) != NULL)
 CACHE_QUERY(r_cache_count, mguard_cache_count(ca) == c->n - 1)
 CACHE_QUERY(r_cache_get_stats, mguard_cache_get_stats(ca, &cs) == MGUARD_OK)
-CACHE_QUERY(r_cache_report, mguard_cache_report(ca, NULL, 0) > 0)
+CACHE_QUERY(r_cache_format, mguard_cache_format(ca, NULL, 0) > 0)
 CACHE_QUERY(r_cache_last_reason, mguard_cache_last_reason(ca, K(0), 1, &rs) == MGUARD_OK)
 CACHE_QUERY(r_cache_iterate, mguard_cache_iterate(ca).c_ == ca)
 static void r_cache_reason_format(cx *c)
@@ -1374,7 +1351,7 @@ static void r_cache_job_depend(cx *c)
     LOOP {
         mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
         must(st == MGUARD_OK, "job_depend");
-        mguard_cache_remove(ca, K(NOBJ - 2), 1);
+        mguard_cache_take(ca, K(NOBJ - 2), 1, NULL);
     }
 }
 /* n calls of one job function in one compute: set_cost, or job_key (keys) */
@@ -1389,7 +1366,7 @@ static void r_cache_job_calls(cx *c, bool keys)
         T0();
         mguard_cache_get_or_compute(ca, K(NOBJ - 2), 1, comp_deps, &d, &st);
         T1();
-        mguard_cache_remove(ca, K(NOBJ - 2), 1);
+        mguard_cache_take(ca, K(NOBJ - 2), 1, NULL);
     }
 }
 static void r_cache_job_set_cost(cx *c) { r_cache_job_calls(c, false); }
@@ -1409,7 +1386,7 @@ static void r_cache_remove(cx *c)
     LOOP {
         mguard_cache *ca = cache_deps(c, c->n);
         T0();
-        must(mguard_cache_remove(ca, K(NOBJ - 2), 1) == MGUARD_OK, "remove");
+        must(mguard_cache_take(ca, K(NOBJ - 2), 1, NULL) == MGUARD_OK, "remove");
         T1();
         mguard_cache_destroy(ca);
     }
@@ -1460,20 +1437,17 @@ static const row rows[] = {
     R("mguard_ctx_create", "n contexts created", r_ctx_create),
     RN("mguard_ctx_destroy", "destroy a context of n keys, watchers, tags", r_ctx_destroy, 8192, 0),
     RN("mguard_ctx_check", "check a context of n keys, watchers, tags", r_ctx_check, 8192, 0),
-    R("mguard_ctx_object_count", "n calls, n objects", r_ctx_object_count),
-    R("mguard_ctx_is_thread_safe", "n calls, thread-safe context", r_ctx_is_thread_safe),
+    R("mguard_ctx_get_stats", "n calls, n objects", r_ctx_get_stats),
     R("mguard_on_destroy", "n objects die (1 table, 1 watcher each)", r_on_destroy),
     R("mguard_intern", "n new strings", r_intern),
     R("mguard_weak_create", "n tables created", r_weak_create),
     R("mguard_weak_destroy", "destroy a table of n", r_weak_destroy),
     R("mguard_weak_set", "n new keys", r_weak_set),
-    R("mguard_weak_set_ptr", "n new keys", r_weak_set_ptr),
     R("mguard_weak_get", "n hits, table of n", r_weak_get),
     R("mguard_weak_get_copy", "n hits, table of n", r_weak_get_copy),
     R("mguard_weak_contains", "n hits, table of n", r_weak_contains),
     R("mguard_weak_get_sized", "n hits, table of n", r_weak_get_sized),
-    R("mguard_weak_get_ptr", "n hits, table of n", r_weak_get_ptr),
-    R("mguard_weak_remove", "n removes, table of n", r_weak_remove),
+    R("mguard_weak_take", "n takes, NULL out, table of n", r_weak_remove),
     R("mguard_weak_take", "n takes, table of n", r_weak_take),
     R("mguard_weak_count", "n calls, table of n", r_weak_count),
     R("mguard_weak_clear", "clear a table of n", r_weak_clear),
@@ -1482,7 +1456,7 @@ static const row rows[] = {
     R("mguard_ref_get", "n reads", r_ref_get),
     R("mguard_ref_get_retained", "n reads", r_ref_get_retained),
     R("mguard_watch", "n objects watched", r_watch),
-    R("mguard_on_mutation", "n watched objects mutated", r_on_mutation),
+    R("mguard_on_mutation_at", "n watched objects mutated", r_on_mutation),
     R("mguard_gen_tag", "n objects tagged", r_gen_tag),
     R("mguard_gen_clear", "clear n tags", r_gen_clear),
 #ifndef MGUARD_NO_SCOPE
@@ -1499,20 +1473,19 @@ static const row rows[] = {
     R("mguard_scope_enter", "n enters (depth 0 .. n)", r_scope_enter),
     R("mguard_scope_exit", "16 exits at depth n", r_scope_exit),
     R("mguard_scope_parents", "the active set of n", r_scope_parents),
-    R("mguard_scope_current", "n calls at depth n", r_scope_current),
-    R("mguard_scope_depth", "n calls at depth n", r_scope_depth),
-    R("mguard_scope_path", "the path at depth n", r_scope_path),
+    R("mguard_scope_frames", "n calls at depth n, the current name", r_scope_current),
+    R("mguard_scope_frames", "the stack at depth n", r_scope_frames),
+    R("mguard_scope_format", "the PATH at depth n", r_scope_path),
     R("mguard_scope_set_phase", "n calls at depth n", r_scope_set_phase),
     R("mguard_scope_phase", "n calls at depth n", r_scope_phase),
     R("mguard_scope_is_active", "n calls at depth n", r_scope_is_active),
     R("mguard_scope_counter", "n calls at depth n", r_scope_counter),
-    R("mguard_scope_reset", "reset at depth n", r_scope_reset),
+    R("mguard_scope_clear", "FRAMES at depth n", r_scope_reset),
     R("mguard_scope_add", "add to n active names", r_scope_add),
-    R("mguard_scope_report", "TABLE of n names", r_scope_report),
-    R("mguard_scope_report", "TRACE_JSON of n spans", r_scope_report_trace),
-    R("mguard_scope_report_write", "TABLE of n names, to a writer", r_scope_report_write),
-    R("mguard_scope_clear_trace", "at depth n, n spans", r_scope_clear_trace),
-    R("mguard_scope_clear_warnings", "n warnings", r_scope_clear_warnings),
+    R("mguard_scope_format", "TABLE of n names", r_scope_report),
+    R("mguard_scope_format", "TRACE_JSON of n spans", r_scope_report_trace),
+    R("mguard_scope_clear", "TRACE at depth n, n spans", r_scope_clear_trace),
+    R("mguard_scope_clear", "WARNINGS, n of them", r_scope_clear_warnings),
 #endif
 #ifndef MGUARD_NO_DYN
     R("mguard_dyn_create", "n trackers created", r_dyn_create),
@@ -1532,43 +1505,30 @@ static const row rows[] = {
     R("mguard_ledger_create", "n ledgers created", r_ledger_create),
     R("mguard_ledger_destroy", "destroy: n objects, writes, records (release hook)", r_ledger_destroy),
     R("mguard_ledger_track", "n objects tracked, kinds in turn", r_ledger_track),
-    R("mguard_ledger_contains", "n calls, n objects", r_ledger_contains),
     R("mguard_ledger_get", "n calls, n objects", r_ledger_get),
     R("mguard_ledger_mark_modified", "n calls, n objects", r_ledger_mark_modified),
-    R("mguard_ledger_is_modified", "n calls, n objects", r_ledger_is_modified),
     R("mguard_ledger_store_attr", "n attributes of one object", r_ledger_store_attr),
     R("mguard_ledger_delete_attr", "n attributes of one object", r_ledger_delete_attr),
     R("mguard_ledger_pending", "n calls, n objects", r_ledger_pending),
-    R("mguard_ledger_is_pending", "n calls, n objects", r_ledger_is_pending),
     R("mguard_ledger_set_fields", "a table of n fields", r_ledger_set_fields),
     R("mguard_ledger_read", "n reads of a field, n objects", r_ledger_read),
-    R("mguard_ledger_count", "n calls, n objects", r_ledger_count),
-    R("mguard_ledger_modified_count", "n calls, n objects", r_ledger_modified_count),
-    R("mguard_ledger_write_count", "n calls, n objects", r_ledger_write_count),
-    R("mguard_ledger_iterate", "n calls, n objects", r_ledger_iterate),
-    R("mguard_ledger_iterate_writes", "n calls, n objects", r_ledger_iterate_writes),
-    R("mguard_ledger_iterate_records", "n calls, n records", r_ledger_iterate_records),
-    R("mguard_ledger_iterate_hooks", "n calls", r_ledger_iterate_hooks),
+    R("mguard_ledger_get_stats", "n calls, n objects", r_ledger_get_stats),
+    R("mguard_ledger_iterate", "n calls, n objects, each walk in turn", r_ledger_iterate),
     R("mguard_ledger_next", "walk n objects", r_ledger_next),
     R("mguard_ledger_record", "n records", r_ledger_record),
-    R("mguard_ledger_record_count", "n calls, n records", r_ledger_record_count),
     R("mguard_ledger_register_hook", "one hook registered among n", r_ledger_register_hook),
     R("mguard_ledger_remove_hook", "one hook removed among n", r_ledger_remove_hook),
-    R("mguard_ledger_hook_count", "n calls", r_ledger_hook_count),
     R("mguard_ledger_clone", "clone n objects, writes, records", r_ledger_clone),
     R("mguard_ledger_restore", "restore n objects, writes, records", r_ledger_restore),
     R("mguard_ledger_equal", "n calls, an unchanged clone", r_ledger_equal_clone),
     R("mguard_ledger_equal", "a changed clone of n", r_ledger_equal),
     R("mguard_ledger_diff", "n changed writes", r_ledger_diff),
-    R("mguard_ledger_diff_count", "n calls, n items", r_ledger_diff_count),
-    R("mguard_ledger_diff_at", "n calls, n items", r_ledger_diff_at),
-    R("mguard_ledger_diff_text", "n calls, n items", r_ledger_diff_text),
+    R("mguard_ledger_diff_items", "n calls, n items", r_ledger_diff_items),
+    R("mguard_ledger_diff_format", "the text of n items", r_ledger_diff_format),
     {"mguard_ledger_diff_free", "free a result of n items (allocator calls)", r_ledger_diff_free, 0, 1, M_ALLOCS, NULL},
     RN("mguard_ledger_prune", "n new objects, all reached", r_ledger_prune, 8192, 0),
     {"mguard_ledger_apply", "one object of n fields, a write to each", r_ledger_apply, 2048, 0, M_TIME, NULL},
-    R("mguard_ledger_is_empty", "n calls", r_ledger_is_empty),
     R("mguard_ledger_clear", "clear n objects, writes, records (release hook)", r_ledger_clear),
-    R("mguard_ledger_storage_bytes", "n calls", r_ledger_storage_bytes),
 #endif
     R("mguard_cache_create", "n caches created", r_cache_create),
     R("mguard_cache_destroy", "destroy a cache of n", r_cache_destroy),
@@ -1581,14 +1541,14 @@ static const row rows[] = {
     R("mguard_cache_job_set_cost", "n calls in one compute", r_cache_job_set_cost),
     R("mguard_cache_job_key", "n calls in one compute", r_cache_job_key),
     R("mguard_cache_depend", "16 calls, an entry of n dependencies", r_cache_depend),
-    R("mguard_cache_remove", "an entry of n dependencies", r_cache_remove),
+    R("mguard_cache_take", "NULL out, an entry of n dependencies", r_cache_remove),
     R("mguard_cache_take", "an entry of n dependencies", r_cache_take),
     R("mguard_cache_clear", "clear n entries", r_cache_clear),
     R("mguard_cache_count", "n calls, n entries", r_cache_count),
     R("mguard_cache_iterate", "n calls, n entries", r_cache_iterate),
     R("mguard_cache_next", "walk n entries", r_cache_next),
     R("mguard_cache_get_stats", "n calls", r_cache_get_stats),
-    R("mguard_cache_report", "n calls", r_cache_report),
+    R("mguard_cache_format", "n calls", r_cache_format),
     R("mguard_cache_last_reason", "n calls", r_cache_last_reason),
     R("mguard_cache_reason_format", "n calls", r_cache_reason_format),
 };

@@ -650,6 +650,15 @@ static int fz_ledger_ready(int side, int l, int k)
     return ok;
 }
 
+/* L's sizes (all 0 when get_stats refuses L). */
+static mguard_ledger_stats fz_lstats(const mguard_ledger *L)
+{
+    mguard_ledger_stats st;
+    memset(&st, 0, sizeof st);
+    if (mguard_ledger_get_stats(L, &st) != MGUARD_OK) memset(&st, 0, sizeof st);
+    return st;
+}
+
 /* The i-th (mod count) object tracked by ledger slot l, in ledger order
    (the two sides agree on the order: the snapshot compares it); dflt when
    the ledger is empty. */
@@ -657,11 +666,11 @@ static const void *fz_tracked(int side, int l, int i, const void *dflt)
 {
     fz_side *S = &fz.s[side];
     if (side == FZ_MG) {
-        size_t n = mguard_ledger_count(S->led[l]);
+        size_t n = fz_lstats(S->led[l]).entries;
         mguard_ledger_iter it;
         if (!n) return dflt;
         i = (int)((size_t)i % n);
-        it = mguard_ledger_iterate(S->led[l], false);
+        it = mguard_ledger_iterate(S->led[l], MGUARD_LEDGER_WALK_ENTRIES, NULL);
         while (mguard_ledger_next(&it))
             if (i-- == 0) return it.obj;
         fz_fail("ledger iteration returned fewer objects than its count");
@@ -872,21 +881,23 @@ static int fz_exec_dyn(int side, const fz_op *op, long *r)
         r[0] = st;
     } else if (k == FZ_D_QUERY) {
         size_t dim = op->b == 255 ? (size_t)-1 : op->b % 6, cap = op->c % 6, i;
-        bool flags[8];
+        bool flags[8], one[8];
         char norm[16];
         long bits = 0;
-        memset(flags, 0, sizeof flags);
+        memset(flags, 1, sizeof flags);   /* dims writes every one of the cap flags */
         if (mg) {
-            FZ_QUIET_ALLOC(side, r[0] = mguard_dyn_contains(S->dyn, path));
-            FZ_QUIET_ALLOC(side, r[1] = (long)mguard_dyn_dims(S->dyn, path, cap ? flags : NULL, cap));
-            FZ_QUIET_ALLOC(side, r[2] = mguard_dyn_varies(S->dyn, path, dim));
+            size_t rank = 99;   /* dims sets it, to 0 for an unknown path */
+            /* contains (a cap without a buffer is ignored); dims; varies at dim */
+            FZ_QUIET_ALLOC(side, r[0] = mguard_dyn_dims(S->dyn, path, NULL, NULL, cap));
+            FZ_QUIET_ALLOC(side, r[1] = mguard_dyn_dims(S->dyn, path, &rank, cap ? flags : NULL, cap) + 2 * (long)rank);
+            FZ_QUIET_ALLOC(side, r[2] = dim < 8 && mguard_dyn_dims(S->dyn, path, NULL, one, dim + 1) && one[dim]);
             r[3] = (long)mguard_dyn_normalize_name(path, (op->c & 8) ? norm : NULL, (op->c & 8) ? sizeof norm : 0);
         } else {
             long e;
             FZ_QUIET_ALLOC(side, r[0] = model__dyn_lookup(S->mdyn, path) >= 0);
             FZ_QUIET_ALLOC(side, e = model__dyn_lookup(S->mdyn, path));
-            r[1] = e >= 0 ? (long)S->mdyn->p[e].rank : 0;
-            for (i = 0; e >= 0 && i < cap && i < S->mdyn->p[e].rank; i++) flags[i] = S->mdyn->p[e].dyn[i];
+            r[1] = e >= 0 ? 1 + 2 * (long)S->mdyn->p[e].rank : 0;
+            for (i = 0; i < cap; i++) flags[i] = e >= 0 && i < S->mdyn->p[e].rank && S->mdyn->p[e].dyn[i];
             FZ_QUIET_ALLOC(side, e = model__dyn_lookup(S->mdyn, path));
             r[2] = e >= 0 && dim < S->mdyn->p[e].rank && S->mdyn->p[e].dyn[dim];
             r[3] = (long)model_normalize(path, (op->c & 8) ? norm : NULL, (op->c & 8) ? sizeof norm : 0);
@@ -931,47 +942,42 @@ static int fz_exec_dyn(int side, const fz_op *op, long *r)
     return 1;
 }
 
-/* A report of the scope tracker: its text can't be predicted, so check
-   what must hold. Both snprintf-like calls and the write callback give
-   the same bytes; a truncated one is a prefix; a trace is strict JSON. */
-typedef struct fz_sink { char *buf; size_t n, cap; } fz_sink;
-
-static void fz_sink_write(const char *data, size_t len, void *user)
+/* A view of the scope tracker: its text can't be predicted, so check what
+   must hold. Asked with cap 0, then into a buffer of that length + 1, the
+   same bytes; a truncated one is a prefix; a trace is strict JSON. */
+static void fz_check_report(mguard_scope *s, int view, size_t cut, const fz_alloc_state *alloc)
 {
-    fz_sink *k = (fz_sink *)user;
-    if (k->n + len + 1 > k->cap) {
-        k->cap = (k->n + len + 1) * 2;
-        k->buf = (char *)realloc(k->buf, k->cap);
-        if (!k->buf) abort();
-    }
-    memcpy(k->buf + k->n, data, len);
-    k->n += len;
-    k->buf[k->n] = '\0';
-}
-
-static void fz_check_report(mguard_scope *s, int format, size_t cut, const fz_alloc_state *alloc)
-{
-    fz_sink w;
     char *full, small[64];
     long f0 = alloc->failures;
-    size_t n = mguard_scope_report(s, (mguard_scope_format)format, NULL, 0), n2, nw;
-    memset(&w, 0, sizeof w);
+    size_t n = mguard_scope_format(s, (mguard_scope_view)view, NULL, 0), n2;
     full = (char *)malloc(n + 1);
     if (!full) abort();
-    n2 = mguard_scope_report(s, (mguard_scope_format)format, full, n + 1);
-    nw = mguard_scope_report_write(s, (mguard_scope_format)format, fz_sink_write, &w);
+    n2 = mguard_scope_format(s, (mguard_scope_view)view, full, n + 1);
     if (cut > sizeof small) cut = sizeof small;
-    mguard_scope_report(s, (mguard_scope_format)format, small, cut);
-    if (mguard_scope_report_write(s, (mguard_scope_format)format, NULL, NULL) != 0) fz_fail("report_write without a callback wrote");
+    mguard_scope_format(s, (mguard_scope_view)view, small, cut);
     if (alloc->failures == f0) {
-        if (format > MGUARD_SCOPE_TRACE_JSON && (n || n2 || nw)) fz_fail("report: format %d gave %lu bytes", format, (unsigned long)n);
+        if (view > MGUARD_SCOPE_PATH && (n || n2)) fz_fail("report: view %d gave %lu bytes", view, (unsigned long)n);
         if (n2 != n || strlen(full) != n) fz_fail("report: %lu bytes, then %lu (%lu written)", (unsigned long)n, (unsigned long)n2, (unsigned long)strlen(full));
-        if (nw != n || (n && (!w.buf || memcmp(w.buf, full, n) != 0))) fz_fail("report_write differs from report (%lu, %lu bytes)", (unsigned long)nw, (unsigned long)n);
         if (cut && (strlen(small) != (n < cut ? n : cut - 1) || strncmp(small, full, strlen(small)) != 0)) fz_fail("report: truncated text is not a prefix");
-        if (format == MGUARD_SCOPE_TRACE_JSON && !json_valid(full)) fz_fail("trace report is not valid JSON: %.300s", full);
+        if (view == MGUARD_SCOPE_TRACE_JSON && !json_valid(full)) fz_fail("trace report is not valid JSON: %.300s", full);
     }
     free(full);
-    free(w.buf);
+}
+
+/* depth and current name, from the stack (a NULL tracker: 0 and NULL) */
+static size_t fz_scope_depth(const mguard_scope *s) { size_t n = mguard_scope_frames(s, NULL, 0); return n ? n - 1 : 0; }
+static const char *fz_scope_current(const mguard_scope *s)
+{
+    const char *cur = NULL;
+    mguard_scope_frames(s, &cur, 1);
+    return cur;
+}
+static size_t fz_mscope_depth(const model_scope *s) { size_t n = model_scope_frames(s, NULL, 0); return n ? n - 1 : 0; }
+static const char *fz_mscope_current(const model_scope *s)
+{
+    const char *cur = NULL;
+    model_scope_frames(s, &cur, 1);
+    return cur;
 }
 
 static const char *const fz_counters[4] = { "flops", "mem", "", NULL };
@@ -1002,22 +1008,24 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
         buf[0] = 'Q';
         if (mg) {
             r[0] = fz_str_ix(mguard_scope_name(S->scope, o));
-            r[1] = (long)mguard_scope_path(S->scope, cap ? buf : NULL, cap);
+            r[1] = (long)mguard_scope_format(S->scope, MGUARD_SCOPE_PATH, cap ? buf : NULL, cap);
         } else {
             r[0] = fz_str_ix(model_scope_name(S->mscope, o));
             r[1] = (long)model_scope_path(S->mscope, cap ? buf : NULL, cap);
         }
         r[2] = cap ? fz_hash(buf) : 0;
     } else if (k == FZ_S_PHASE) {
-        /* 0, 1: phase 1 / 0; 2: reset; 3: nothing; 4, 5: phase 0-3 of the
+        /* 0, 1: phase 1 / 0; 2: clear, mostly the frames, a quarter of the time
+           any flags (unknown ones refused); 3: nothing; 4, 5: phase 0-3 of the
            default two (2 and 3 are refused) */
         int what = op->b % 6;
         size_t phase = what == 0 ? 1 : what == 1 ? 0 : (size_t)(op->c % 4);
+        unsigned flags = (op->c & 3) == 3 ? (unsigned)op->c >> 2 : MGUARD_SCOPE_CLEAR_FRAMES | (op->c & 6u);
         if (mg) {
-            r[0] = what == 2 ? mguard_scope_reset(S->scope) : what == 3 ? 0 : mguard_scope_set_phase(S->scope, phase);
+            r[0] = what == 2 ? mguard_scope_clear(S->scope, flags) : what == 3 ? 0 : mguard_scope_set_phase(S->scope, phase);
             r[1] = (long)mguard_scope_phase(S->scope);
         } else {
-            if (what == 2) r[0] = model_scope_reset(S->mscope);
+            if (what == 2) r[0] = model_scope_clear(S->mscope, flags);
             else if (what == 3) r[0] = 0;
             else if (phase < 2) { S->mscope->phase = phase; r[0] = MGUARD_OK; }
             else r[0] = MGUARD_EINVAL;
@@ -1041,9 +1049,9 @@ static int fz_exec_scope2(int side, const fz_op *op, const fz_ev *ev, long *r)
         fq = fz_fault_pre(side);
         if (mg) {
             long f0 = fz.alloc.failures;
-            fz_check_report(S->scope, op->b % 4, op->c % 70, &fz.alloc);
-            if (op->c & 0x80) r[0] = mguard_scope_clear_trace(S->scope);
-            if (op->c & 0x40) r[1] = mguard_scope_clear_warnings(S->scope);
+            fz_check_report(S->scope, op->b % 5, op->c % 70, &fz.alloc);
+            if (op->c & 0x80) r[0] = mguard_scope_clear(S->scope, MGUARD_SCOPE_CLEAR_TRACE);
+            if (op->c & 0x40) r[1] = mguard_scope_clear(S->scope, MGUARD_SCOPE_CLEAR_WARNINGS);
             fz_fault_post(side, fq, fz.alloc.failures != f0);
         } else {
             fz_fault_post(side, fq, 0);
@@ -1074,23 +1082,40 @@ static void fz_apply_cb(void *obj, const char *attr, void *value, bool deleted, 
     S->in_apply--;
 }
 
+/* The diff's text, snprintf-style: the length it needs with no buffer,
+   cut and terminated in a small one, whole in one of that length + 1
+   (malloc'd: free it). The items agree with the count, with or without it. */
+static char *fz_diff_text(const mguard_ledger_diff_result *d, size_t *n)
+{
+    size_t len = mguard_ledger_diff_format(d, NULL, 0);
+    const mguard_ledger_diff_item *items = mguard_ledger_diff_items(d, n);
+    char small[8], *text = (char *)malloc(len + 1);
+    if (!text) fz_fail("out of memory");
+    if (mguard_ledger_diff_format(d, small, sizeof small) != len || strlen(small) != (len < 8 ? len : 7) ||
+        mguard_ledger_diff_format(d, text, len + 1) != len || strlen(text) != len || strncmp(small, text, strlen(small)) != 0)
+        fz_fail("diff_format is not snprintf-style (%lu bytes)", (unsigned long)len);
+    if (mguard_ledger_diff_items(d, NULL) != items || (*n == 0) != (items == NULL)) fz_fail("diff_items: %lu items at %p", (unsigned long)*n, (const void *)items);
+    return text;
+}
+
 /* Every difference the diff lists is consistent with equal and with its
    own text (one line per item). */
 static void fz_check_diff(const mguard_ledger *a, const mguard_ledger *b, const mguard_ledger_diff_result *d)
 {
-    size_t n = mguard_ledger_diff_count(d), i, lines = 0;
-    const char *text = mguard_ledger_diff_text(d), *p;
+    size_t n, i, lines = 0;
+    char *text = fz_diff_text(d, &n), *p;
+    const mguard_ledger_diff_item *items = mguard_ledger_diff_items(d, NULL);
     if ((n == 0) != mguard_ledger_equal(a, b)) fz_fail("diff lists %lu differences, equal disagrees", (unsigned long)n);
     for (p = text; *p; p++) lines += *p == '\n';
     if (n == 0 ? *text != '\0' : lines != n) fz_fail("diff text has %lu lines for %lu items", (unsigned long)lines, (unsigned long)n);
     for (i = 0; i < n; i++) {
-        const mguard_ledger_diff_item *it = mguard_ledger_diff_at(d, i);
-        if (!it || it->what < MGUARD_LEDGER_DIFF_OBJECT_REMOVED || it->what > MGUARD_LEDGER_DIFF_HOOK_CHANGED)
+        const mguard_ledger_diff_item *it = &items[i];
+        if (it->what < MGUARD_LEDGER_DIFF_OBJECT_REMOVED || it->what > MGUARD_LEDGER_DIFF_HOOK_CHANGED)
             fz_fail("diff item %lu is wrong", (unsigned long)i);
         if (it->a.present != (it->what % 3 != 2) || it->b.present != (it->what % 3 != 1))
             fz_fail("diff item %lu (kind %d): sides present %d %d", (unsigned long)i, (int)it->what, it->a.present, it->b.present);
     }
-    if (mguard_ledger_diff_at(d, n) != NULL) fz_fail("diff_at past the end");
+    free(text);
 }
 
 /* FNV-1a of the pool's memory (what apply wrote into fields). */
@@ -1128,7 +1153,16 @@ static int fz_exec_ledger2(int side, const fz_op *op, const fz_ev *ev, long *r)
     }
     /* DIFF: the model says whether it may run; mguard's text is checked */
     if (!fz_ledger_ready(side, m, k)) return 0;
-    r[1] = mg ? mguard_ledger_is_empty(S->led[l]) : model_ledger_is_empty(S->mled[l]);
+    if (mg) {
+        /* empty: apply would do nothing (a NULL out: refused) */
+        mguard_ledger_stats ls = fz_lstats(S->led[l]);
+        r[1] = ls.modified == 0 && ls.records == 0 && ls.hooks == 0;
+        if (ls.storage_bytes == 0) fz_fail("ledger storage_bytes 0");
+        if (mguard_ledger_get_stats(S->led[l], NULL) != MGUARD_EINVAL) fz_fail("ledger_get_stats took a NULL out");
+    } else {
+        model_ledger_stats ls;
+        r[1] = model_ledger_get_stats(S->mled[l], &ls) == MGUARD_OK && ls.modified == 0;
+    }
     fq = fz_fault_pre(side);
     if (mg) {
         mguard_ledger_diff_result *d = NULL;
@@ -1136,7 +1170,6 @@ static int fz_exec_ledger2(int side, const fz_op *op, const fz_ev *ev, long *r)
         if (r[0] == MGUARD_OK) fz_check_diff(S->led[l], S->led[m], d);
         else if (d) fz_fail("diff failed and still gave a result");
         mguard_ledger_diff_free(d);
-        if (mguard_ledger_storage_bytes(S->led[l]) == 0) fz_fail("ledger storage_bytes 0");
         if (strcmp(mguard_ledger_kind_str((mguard_ledger_kind)(op->b % 5)), model_kind_str(op->b % 5)) != 0) fz_fail("ledger_kind_str");
     } else {
         r[0] = model__take_fail(S->mctx) ? MGUARD_ENOMEM : MGUARD_OK;
@@ -1152,13 +1185,14 @@ static int fz_exec_misc(int side, const fz_op *op, long *r)
     const int mg = side == FZ_MG;
     int st = op->a == 255 ? 1000 : op->a % 8;
     if (mg) {
+        mguard_ctx_stats cs;
         r[0] = fz_hash(mguard_status_str((mguard_status)st));
         r[1] = fz_hash(mguard_ledger_kind_str((mguard_ledger_kind)(op->b % 6)));
-        r[2] = mguard_ctx_is_thread_safe(S->ctx) * 2 + mguard_ctx_is_thread_safe(NULL);
+        r[2] = (mguard_ctx_get_stats(S->ctx, &cs) == MGUARD_OK && cs.thread_safe) * 2 + (mguard_ctx_get_stats(NULL, &cs) == MGUARD_EINVAL) * 4;
     } else {
         r[0] = fz_hash(model_status_str(st));
         r[1] = fz_hash(model_kind_str(op->b % 6));
-        r[2] = S->thread_safe * 2;
+        r[2] = S->thread_safe * 2 + 4;
     }
     return 1;
 }
@@ -1312,6 +1346,7 @@ enum { FZ_CC_DEPEND = 1, FZ_CC_MUTATE = 2, FZ_CC_DESTROY_KEY = 4, FZ_CC_REENTER 
        FZ_CC_VALUE_ACTION = 32, FZ_CC_FAIL = 64 };
 typedef struct fz_cjob {
     int side, slot, uid, how, act, k1, k2;
+    long f2;           /* mguard's allocation failures when the store began */
     uint8_t c;
     mguard_cache_job *outer;   /* a re-entered compute's: the job of the compute around it */
 } fz_cjob;
@@ -1402,6 +1437,7 @@ static mguard_status fz_compute(mguard_cache_job *job, void *value, void *user)
                   (uint16_t)((j->how & FZ_CC_VALUE_ACTION) ? j->act : 0), k0);
     *fz_vstate(S, id) = 1;
     j->k2 = fz_fault_pre(side);   /* the store: mguard's second allocation */
+    j->f2 = fz.alloc.failures;
     return MGUARD_OK;
 }
 
@@ -1421,7 +1457,8 @@ static long fz_cgoc(int side, int s, const void *const *keys, size_t n, fz_cjob 
     *id = v ? (long)fz_value_read(v, S->tinfo[uid].value_size, NULL, NULL) : -1;
     if (v && *fz_vstate(S, (uint32_t)*id) != 1) fz_fail("get_or_compute returned value %ld, not alive", *id);
     if (j->k1 >= 0) fz_fault_post(side, j->k1, st == MGUARD_ENOMEM);
-    if (j->k2 >= 0) fz_fault_post(side, j->k2, st == MGUARD_ENOMEM);
+    /* a store that failed: ENOMEM, or EINVAL when the discarded value's destructor destroyed the cache */
+    if (j->k2 >= 0) fz_fault_post(side, j->k2, st == MGUARD_ENOMEM || (side == FZ_MG && st == MGUARD_EINVAL && fz.alloc.failures > j->f2));
     fz_cdone(S, s, uid);
     return (long)st;
 }
@@ -1513,7 +1550,7 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *c
                 fz_event_add(side, FZ_EV_RES, FZ_CACHE, 5100, st, id, 0);
             }
             if ((x & 8) && S->cache_uid[s] == uid) {
-                st = side == FZ_MG ? mguard_cache_remove(S->cache[s], cur, n) : model_cache_remove(S->mcache[s], cur, n);
+                st = side == FZ_MG ? mguard_cache_take(S->cache[s], cur, n, NULL) : model_cache_take(S->mcache[s], cur, n, NULL);
                 fz_event_add(side, FZ_EV_RES, FZ_CACHE, 5101, st, 0, 0);
             }
             ev.obj = cur[0];
@@ -1534,9 +1571,9 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *c
                (P##_cache_get_or_compute(C, keys, n, NULL, NULL, &st) == NULL && st == MGUARD_EINVAL) * 64 + \
                (P##_cache_job_depend(NULL, keys[0], NULL) == MGUARD_EINVAL) * 128 + (P##_cache_job_set_cost(NULL, 1) == MGUARD_EINVAL) * 256 + \
                (P##_cache_get_stats(C, NULL) == MGUARD_EINVAL) * 512 + (P##_cache_last_reason(C, keys, n, NULL) == MGUARD_EINVAL) * 1024 + \
-               (P##_cache_depend(C, none, 1, fz_pool[0], NULL) == MGUARD_EINVAL) * 2048 + (P##_cache_remove(C, five, 5) == MGUARD_EINVAL) * 4096 + \
-               (P##_cache_take(C, five, 5, cbuf) == MGUARD_EINVAL) * 8192 + (P##_cache_take(C, keys, n, NULL) == MGUARD_EINVAL) * 16384; \
-        r[1] = (P##_cache_count(NULL) == 0) + (P##_cache_report(NULL, NULL, 0) == 0) * 2 + (P##_cache_reason_format(NULL, NULL, 0) == 0) * 4 + \
+               (P##_cache_depend(C, none, 1, fz_pool[0], NULL) == MGUARD_EINVAL) * 2048 + (P##_cache_take(C, five, 5, NULL) == MGUARD_EINVAL) * 4096 + \
+               (P##_cache_take(C, five, 5, cbuf) == MGUARD_EINVAL) * 8192 + (P##_cache_take(NULL, keys, n, cbuf) == MGUARD_EINVAL) * 16384; \
+        r[1] = (P##_cache_count(NULL) == 0) + (P##_cache_format(NULL, NULL, 0) == 0) * 2 + (P##_cache_reason_format(NULL, NULL, 0) == 0) * 4 + \
                (P##_cache_create(X, NULL) == NULL) * 8 + (P##_cache_create(X, &d) == NULL) * 16 + \
                (P##_cache_get(NULL, keys, n) == NULL) * 32 + (P##_cache_contains(C, NULL, 1) == 0) * 64 + \
                (strcmp(P##_cache_cause_str((mguard_cache_cause)0), "unknown") == 0) * 128 + \
@@ -1544,7 +1581,7 @@ static void fz_cwalk(int side, int s, int at, uint16_t act, int x, const void *c
                (P##_cache_get_copy(NULL, keys, n, cbuf) == MGUARD_EINVAL) * 1024 + (P##_cache_get_copy(C, none, 1, cbuf) == MGUARD_EINVAL) * 2048; \
         P##_cache_clear(NULL); \
         P##_cache_destroy(NULL); \
-        r[2] = (long)P##_cache_report(C, NULL, 0); \
+        r[2] = (long)P##_cache_format(C, NULL, 0); \
     } while (0)
 
 /* One FZ_CACHE operation; 0 when skipped (an event said so). */
@@ -1635,7 +1672,7 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
                 fz_fail("cache take wrote out without an entry");
             }
         } else {
-            r[0] = mg ? mguard_cache_remove(c, keys, n) : model_cache_remove(m, keys, n);
+            r[0] = mg ? mguard_cache_take(c, keys, n, NULL) : model_cache_take(m, keys, n, NULL);
         }
         break;
     case 10:
@@ -1653,7 +1690,7 @@ static int fz_exec_cache(int side, const fz_op *op, const fz_ev *ev, long *r)
         size_t cap = (x & 8) ? (size_t)x * 3 : sizeof buf, len;
         fz_cstats(side, s, FZ_EV_RES);
         memset(buf, 0, sizeof buf);
-        len = mg ? mguard_cache_report(c, buf, cap) : model_cache_report(m, buf, cap);
+        len = mg ? mguard_cache_format(c, buf, cap) : model_cache_format(m, buf, cap);
         r[0] = (long)len;
         r[1] = fz_hash(buf);
         r[2] = (long)(mg ? mguard_cache_count(c) : model_cache_count(m));
@@ -1737,6 +1774,7 @@ static struct fz_aux {
     int dying[FZ_XOBJ];        /* its mguard_on_destroy is running */
     int dead[FZ_XOBJ];         /* destroyed, not handed to mguard since */
     int in_hook;               /* a hook is re-entering: no further re-entry */
+    bool thread_safe;          /* fz_x.ctx was made thread-safe (retain runs under its lock) */
     int closing;               /* the context is being destroyed: no re-entry */
     int applying;
     mguard_scope *scope;
@@ -1767,7 +1805,7 @@ enum {
     FZ_XM_REFS_CHANGES = 16, FZ_XM_FORMAT_DESTROYS = 32, FZ_XM_APPLY_DESTROYS = 64, FZ_XM_APPLY_DELETES = 128
 };
 enum { FZ_XS_TYPE_QUERIES = 1, FZ_XS_TYPE_DESTROYS_OTHER = 2, FZ_XS_CHILD_CYCLES = 4, FZ_XS_CHILD_NAMES = 8,
-       FZ_XS_CLOCK_QUERIES = 16, FZ_XS_WRITE_ADDS = 32, FZ_XS_WRITE_DESTROYS = 64 };
+       FZ_XS_CLOCK_QUERIES = 16 };
 
 static const void *fz_xobj(uint8_t x)
 {
@@ -1828,11 +1866,11 @@ static void fz_xretain(void *p, void *user)
     fz_x.held[i]++;
     /* on a thread-safe context retain runs under the lock: it must not
        call in (issue 11, defect 1); elsewhere it may */
-    if ((fz_x.mode & FZ_XM_RETAIN_REENTER) && !fz_x.in_hook && !fz_x.closing && !mguard_ctx_is_thread_safe(fz_x.ctx)) {
+    if ((fz_x.mode & FZ_XM_RETAIN_REENTER) && !fz_x.in_hook && !fz_x.closing && !fz_x.thread_safe) {
         fz_x.in_hook++;
         (void)mgt_ctx_contains(fz_x.ctx, p);
         (void)mguard_intern(fz_x.ctx, "retained");
-        (void)mguard_ctx_object_count(fz_x.ctx);
+        (void)mgt_objects(fz_x.ctx);
         fz_x.in_hook--;
     }
 }
@@ -1929,7 +1967,7 @@ static const char *fz_xtype(const void *comp, void *user)
     if (!fz_x.in_hook && (fz_x.smode & (FZ_XS_TYPE_QUERIES | FZ_XS_TYPE_DESTROYS_OTHER))) {
         fz_x.in_hook++;
         (void)mgt_scope_known_name(fz_x.scope, comp);
-        (void)mguard_scope_depth(fz_x.scope);
+        (void)mguard_scope_frames(fz_x.scope, NULL, 0);
         /* comp itself too (issue 11, defect 6: it was named anyway); its
            lookup must then fail */
         if ((fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) && (fz_x.smode & 0x80)) {
@@ -1971,28 +2009,13 @@ static double fz_xclock(void *user)
     fz_x.calls++;
     if ((fz_x.smode & FZ_XS_CLOCK_QUERIES) && !fz_x.in_hook) {
         fz_x.in_hook++;
-        (void)mguard_scope_depth(fz_x.scope);
-        (void)mguard_scope_current(fz_x.scope);
+        (void)fz_scope_depth(fz_x.scope);
+        (void)fz_scope_current(fz_x.scope);
         fz_x.in_hook--;
     }
     return t;
 }
 
-static void fz_xwrite(const char *data, size_t len, void *user)
-{
-    (void)data;
-    (void)len;
-    (void)user;
-    fz_x.calls++;
-    if (fz_x.in_hook || !fz_x.scope) return;
-    fz_x.in_hook++;
-    if (fz_x.smode & FZ_XS_WRITE_ADDS) mguard_scope_add(fz_x.scope, "mem", 0.0);
-    if (fz_x.smode & FZ_XS_WRITE_DESTROYS) {
-        mguard_scope_destroy(fz_x.scope);   /* deferred until the report ends */
-        fz_x.scope = NULL;
-    }
-    fz_x.in_hook--;
-}
 
 /* ---- the context ---- */
 
@@ -2023,8 +2046,8 @@ static void fz_xlog(mguard_log_level level, mguard_log_code code, const char *ms
             }
         }
     } else if (strncmp(msg, "mguard_scope", 12) == 0 && fz_x.scope) {
-        const char *cur = mguard_scope_current(fz_x.scope);
-        if (mguard_scope_depth(fz_x.scope) && !cur) fz_fail("aux: the logger's view of the scope tracker");
+        const char *cur = fz_scope_current(fz_x.scope);
+        if (fz_scope_depth(fz_x.scope) && !cur) fz_fail("aux: the logger's view of the scope tracker");
         if (fz_x.log_may_destroy & 4) {
             mguard_scope *sc = fz_x.scope;
             fz_x.scope = NULL;
@@ -2088,7 +2111,11 @@ static void fz_xopen(int thread_safe)
     d.strict_generations = (thread_safe & 2) != 0;
     fz_x.ctx = mguard_ctx_create(&d);
     if (!fz_x.ctx) fz_fail("aux: mguard_ctx_create failed");
-    if (mguard_ctx_is_thread_safe(fz_x.ctx) != (thread_safe != 0)) fz_fail("aux: is_thread_safe");
+    fz_x.thread_safe = (thread_safe & 1) != 0;
+    {
+        mguard_ctx_stats cs;
+        if (mguard_ctx_get_stats(fz_x.ctx, &cs) != MGUARD_OK || cs.thread_safe != fz_x.thread_safe) fz_fail("aux: get_stats thread_safe");
+    }
 }
 
 static void fz_xclose(void)
@@ -2118,17 +2145,17 @@ static void fz_xclose(void)
    hook's object or function)? Walks the iterators, records and hooks. */
 static int fz_xrefers(const mguard_ledger *L, const void *p)
 {
-    mguard_ledger_iter it = mguard_ledger_iterate(L, false);
+    mguard_ledger_iter it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     while (mguard_ledger_next(&it)) {
-        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
+        mguard_ledger_iter w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, it.obj);
         if (it.obj == p) return 1;
         while (mguard_ledger_next(&w))
             if (w.value == p) return 1;
     }
-    it = mguard_ledger_iterate_records(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     while (mguard_ledger_next(&it))
         if (it.payload == p) return 1;
-    it = mguard_ledger_iterate_hooks(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
     while (mguard_ledger_next(&it))
         if (it.obj == p || it.fn == p) return 1;
     return 0;
@@ -2136,12 +2163,13 @@ static int fz_xrefers(const mguard_ledger *L, const void *p)
 
 static void fz_xcheck_ledger(const mguard_ledger *L)
 {
-    mguard_ledger_iter it = mguard_ledger_iterate(L, false);
+    mguard_ledger_iter it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
+    mguard_ledger_stats ls = fz_lstats(L);
     size_t n = 0, nmod = 0, nw = 0, i;
     int ids[64];
     if (mgt_ledger_check(L) != MGUARD_OK) fz_fail("aux: mgt_ledger_check failed");
     while (mguard_ledger_next(&it)) {
-        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
+        mguard_ledger_iter w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, it.obj);
         mguard_ledger_entry e;
         int oi = fz_xix(it.obj, "ledger objects");
         n++;
@@ -2155,15 +2183,18 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
             if (vi >= 0 && fz_x.dead[vi]) fz_fail("aux: a write's value is destroyed object %d", vi);
         }
     }
-    if (n != mguard_ledger_count(L) || nmod != mguard_ledger_modified_count(L) || nw != mguard_ledger_write_count(L))
-        fz_fail("aux: counts %lu/%lu/%lu, iterated %lu/%lu/%lu", (unsigned long)mguard_ledger_count(L),
-                (unsigned long)mguard_ledger_modified_count(L), (unsigned long)mguard_ledger_write_count(L),
-                (unsigned long)n, (unsigned long)nmod, (unsigned long)nw);
-    it = mguard_ledger_iterate_records(L);
+    if (n != ls.entries || nmod != ls.modified || nw != ls.writes)
+        fz_fail("aux: counts %lu/%lu/%lu, iterated %lu/%lu/%lu", (unsigned long)ls.entries, (unsigned long)ls.modified,
+                (unsigned long)ls.writes, (unsigned long)n, (unsigned long)nmod, (unsigned long)nw);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_MODIFIED, NULL);
+    for (i = 0; mguard_ledger_next(&it); i++)
+        if (!it.modified) fz_fail("aux: the modified walk returned an unmodified object");
+    if (i != nmod) fz_fail("aux: %lu modified, the walk returns %lu", (unsigned long)nmod, (unsigned long)i);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     for (i = 0; mguard_ledger_next(&it); i++)
         if (!it.tag) fz_fail("aux: record %lu without a tag", (unsigned long)i);
-    if (i != mguard_ledger_record_count(L)) fz_fail("aux: %lu records, the walk returns %lu", (unsigned long)mguard_ledger_record_count(L), (unsigned long)i);
-    it = mguard_ledger_iterate_hooks(L);
+    if (i != ls.records) fz_fail("aux: %lu records, the walk returns %lu", (unsigned long)ls.records, (unsigned long)i);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
     for (i = 0; mguard_ledger_next(&it); i++) {
         size_t j;
         if (it.id < 0 || fz_xix(it.obj, "hooks walk") < 0) fz_fail("aux: hook %lu: id %d", (unsigned long)i, it.id);
@@ -2171,9 +2202,8 @@ static void fz_xcheck_ledger(const mguard_ledger *L)
             if (ids[j] == it.id) fz_fail("aux: hook id %d twice", it.id);
         if (i < 64) ids[i] = it.id;
     }
-    if (i != mguard_ledger_hook_count(L)) fz_fail("aux: %lu hooks, the walk returns %lu", (unsigned long)mguard_ledger_hook_count(L), (unsigned long)i);
-    if (mguard_ledger_is_empty(L) != (nmod == 0 && mguard_ledger_record_count(L) == 0 && i == 0)) fz_fail("aux: is_empty");
-    if (mguard_ledger_storage_bytes(L) == 0) fz_fail("aux: storage_bytes 0");
+    if (i != ls.hooks) fz_fail("aux: %lu hooks, the walk returns %lu", (unsigned long)ls.hooks, (unsigned long)i);
+    if (ls.storage_bytes == 0) fz_fail("aux: storage_bytes 0");
 }
 
 static void fz_xcheck_cache(mguard_cache *c);
@@ -2193,12 +2223,18 @@ static void fz_xcheck(void)
         if (refs != fz_x.held[i]) fz_fail("aux: object %d: %ld retains not released, %ld ledgers refer to it", i, fz_x.held[i], refs);
     }
     if (fz_x.scope) {
-        const char *par[8], *p;
-        size_t n = mguard_scope_path(fz_x.scope, path, sizeof path), depth = 0, np = mguard_scope_parents(fz_x.scope, par, 8);
+        const char *par[8], *fr[8], *p;
+        size_t n = mguard_scope_format(fz_x.scope, MGUARD_SCOPE_PATH, path, sizeof path), depth = 0, np = mguard_scope_parents(fz_x.scope, par, 8);
+        size_t nf = mguard_scope_frames(fz_x.scope, fr, 8), j;
         for (p = path; (p = strstr(p, " > ")) != NULL; p += 3) depth++;
-        if (n < sizeof path && depth != mguard_scope_depth(fz_x.scope)) fz_fail("aux: path %s at depth %lu", path, (unsigned long)mguard_scope_depth(fz_x.scope));
+        if (n < sizeof path && depth != nf - 1) fz_fail("aux: path %s at depth %lu", path, (unsigned long)nf - 1);
         if (np < 1 || strcmp(par[0], fz_x.root) != 0 || !mguard_scope_is_active(fz_x.scope, fz_x.root)) fz_fail("aux: the root is not active");
-        if (!mguard_scope_current(fz_x.scope) || !mguard_scope_is_active(fz_x.scope, mguard_scope_current(fz_x.scope))) fz_fail("aux: current is not active");
+        if (!mguard_scope_is_active(fz_x.scope, fr[0])) fz_fail("aux: current is not active");
+        /* the PATH view is the stack, outermost first */
+        for (j = nf <= 8 && n < sizeof path ? nf : 0, p = path; j-- > 0; p += j ? 3 : 0) {
+            if (strncmp(p, fr[j], strlen(fr[j])) != 0) fz_fail("aux: path %s, frame %lu is %s", path, (unsigned long)j, fr[j]);
+            p += strlen(fr[j]);
+        }
         for (i = 0; i < 2; i++) {
             double self, total = mguard_scope_counter(fz_x.scope, fz_x.root, fz_counters[i], &self);
             if (fz_dbits(total) != fz_dbits(fz_x.root_total[i]) || fz_dbits(self) != fz_dbits(fz_x.root_self[i]))
@@ -2216,10 +2252,10 @@ static const char *const fz_xnames[6] = { "Net", "Net.enc", "a", "", "x.0", NULL
 static const void *fz_xtracked(const mguard_ledger *L, uint8_t sel, const void *p)
 {
     mguard_ledger_iter it;
-    size_t n = mguard_ledger_count(L), i;
+    size_t n = fz_lstats(L).entries, i;
     if (!n || !(sel & 0x80)) return p;
     i = sel % n;
-    it = mguard_ledger_iterate(L, false);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     while (mguard_ledger_next(&it))
         if (i-- == 0) return it.obj;
     return p;
@@ -2261,7 +2297,7 @@ static void fz_xledger(const fz_op *op)
     case 4: mguard_ledger_record(L, fz_xnames[op->c % 6], (void *)fz_xuse(v)); break;
     case 5:
         if (mguard_ledger_register_hook(L, fz_xuse(o), fz_xnames[op->c % 6], (void *)fz_xuse(v), &id) == MGUARD_OK) {
-            mguard_ledger_iter h = mguard_ledger_iterate_hooks(L);
+            mguard_ledger_iter h = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
             bool found = false;
             while (!found && mguard_ledger_next(&h)) found = h.id == id;
             if (!found || h.obj != o || h.fn != v) fz_fail("aux: hook %d not found after its registration", id);
@@ -2272,7 +2308,7 @@ static void fz_xledger(const fz_op *op)
            records): it is never returned after, none is returned twice */
         int gone = (int)(op->c % 6) - 1, ids[64];
         size_t n = 0, j;
-        mguard_ledger_iter h = (op->c & 0x40) ? mguard_ledger_iterate_records(L) : mguard_ledger_iterate_hooks(L);
+        mguard_ledger_iter h = mguard_ledger_iterate(L, (op->c & 0x40) ? MGUARD_LEDGER_WALK_RECORDS : MGUARD_LEDGER_WALK_HOOKS, NULL);
         bool removed = false;
         while (mguard_ledger_next(&h)) {
             if (op->c & 0x40) {
@@ -2306,8 +2342,12 @@ static void fz_xledger(const fz_op *op)
             /* without changing hooks the diff agrees with equal */
             if (st == MGUARD_OK && !(fz_x.mode & (FZ_XM_EQUAL_CHANGES | FZ_XM_FORMAT_DESTROYS)) && fz_x.led[l] && fz_x.led[m])
                 fz_check_diff(L, fz_x.led[m], d);
-            else if (st == MGUARD_OK && (mguard_ledger_diff_count(d) == 0) != (*mguard_ledger_diff_text(d) == '\0'))
-                fz_fail("aux: diff text and items disagree");
+            else if (st == MGUARD_OK) {
+                size_t n;
+                char *text = fz_diff_text(d, &n);
+                if ((n == 0) != (*text == '\0')) fz_fail("aux: diff text and items disagree");
+                free(text);
+            }
             mguard_ledger_diff_free(d);
         }
         break;
@@ -2333,11 +2373,23 @@ static void fz_xledger(const fz_op *op)
         void *val = NULL;
         mguard_ledger_entry e;
         mguard_status st = mguard_ledger_pending(L, o, attr, &val), g = mguard_ledger_get(L, o, &e);
-        /* (a NULL attr: load refuses it, has_pending asks about any) */
-        if (attr && (st == MGUARD_OK || st == MGUARD_DELETED) != mguard_ledger_is_pending(L, o, attr))
-            fz_fail("aux: load_attr and has_pending disagree");
-        if (mguard_ledger_contains(L, o) != (g == MGUARD_OK) || (g == MGUARD_OK && mguard_ledger_is_modified(L, o) != e.modified))
-            fz_fail("aux: get, is_tracked and is_modified disagree");
+        /* the NULL-out forms answer as the full ones */
+        if (mguard_ledger_pending(L, o, attr, NULL) != st) fz_fail("aux: pending with and without a value pointer disagree");
+        if (mguard_ledger_get(L, o, NULL) != g) fz_fail("aux: get with and without an entry disagree");
+        if (g == MGUARD_OK) {
+            /* the entry's modified and the walk of what (0 and 6: unknown, empty) */
+            mguard_ledger_iter it = mguard_ledger_iterate(L, (mguard_ledger_walk)(op->c % 7), o);
+            bool seen = false, walked = false;
+            while (mguard_ledger_next(&it)) {
+                walked = true;
+                seen |= it.obj == o && (op->c % 7 == MGUARD_LEDGER_WALK_ENTRIES || op->c % 7 == MGUARD_LEDGER_WALK_MODIFIED);
+                if (op->c % 7 == MGUARD_LEDGER_WALK_WRITES && it.obj != o) fz_fail("aux: a writes walk left its object");
+            }
+            if (op->c % 7 == MGUARD_LEDGER_WALK_ENTRIES && !seen) fz_fail("aux: a tracked object missing from the walk");
+            if (op->c % 7 == MGUARD_LEDGER_WALK_MODIFIED && seen != e.modified) fz_fail("aux: the modified walk and the entry disagree");
+            if (op->c % 7 == MGUARD_LEDGER_WALK_WRITES && walked != (e.writes > 0)) fz_fail("aux: the writes walk and the entry disagree");
+            if ((op->c % 7 == 0 || op->c % 7 == 6) && walked) fz_fail("aux: an unknown walk returned something");
+        }
         mguard_ledger_mark_modified(L, o);
         break;
     }
@@ -2396,7 +2448,7 @@ static void fz_xscope(const fz_op *op)
         else FZ_XLOG_MAY_DESTROY(4, mguard_scope_set_name(s, fz_xuse(o), fz_xnames[op->c % 6]));
         break;
     case 3: {
-        size_t depth = mguard_scope_depth(s);
+        size_t depth = fz_scope_depth(s);
         mguard_status st;
         int known = mgt_ctx_contains(fz_x.ctx, o);
         fz_x.self_destroyed = NULL;
@@ -2404,7 +2456,7 @@ static void fz_xscope(const fz_op *op)
         if (o && known && fz_x.self_destroyed == o && st != MGUARD_EINVAL)
             fz_fail("aux: enter of object %d, destroyed by type_name during its lookup, answered %s", fz_xix(o, "enter"), mguard_status_str(st));
         /* (unless type_name destroyed a component with open frames) */
-        if (st == MGUARD_OK && !(fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) && mguard_scope_depth(s) != depth + 1)
+        if (st == MGUARD_OK && !(fz_x.smode & FZ_XS_TYPE_DESTROYS_OTHER) && fz_scope_depth(s) != depth + 1)
             fz_fail("aux: enter did not push a frame");
         break;
     }
@@ -2412,7 +2464,7 @@ static void fz_xscope(const fz_op *op)
     case 5: {
         int c = op->c & 1;
         double amount = fz_num((uint8_t)(op->c >> 1));
-        size_t depth = mguard_scope_depth(s);
+        size_t depth = fz_scope_depth(s);
         if (mguard_scope_add(s, fz_counters[c], amount) == MGUARD_OK) {
             fz_x.root_total[c] += amount;
             if (!depth) fz_x.root_self[c] += amount;
@@ -2421,16 +2473,15 @@ static void fz_xscope(const fz_op *op)
     }
     case 6: {
         static const size_t cuts[4] = { 0, 1, 7, 40 };
-        fz_check_report(s, op->c % 4, cuts[(op->c >> 2) % 4], &fz_x.alloc);
+        fz_check_report(s, op->c % 5, cuts[(op->c >> 2) % 4], &fz_x.alloc);
         break;
     }
     case 7:
-        if (op->c & 1) mguard_scope_report_write(s, (mguard_scope_format)(op->c % 3), fz_xwrite, NULL);
-        else mguard_scope_report(s, (mguard_scope_format)(op->c % 3), NULL, 0);
+        mguard_scope_format(s, (mguard_scope_view)(op->c % 4), NULL, 0);
         break;
     case 8: mguard_scope_set_phase(s, (size_t)(op->c & 1)); if (mguard_scope_phase(s) != (size_t)(op->c & 1)) fz_fail("aux: phase"); break;
-    case 9: FZ_XLOG_MAY_DESTROY(4, mguard_scope_reset(s)); break;
-    case 10: if (op->c & 1) mguard_scope_clear_trace(s); else mguard_scope_clear_warnings(s); break;
+    case 9: FZ_XLOG_MAY_DESTROY(4, mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES | (op->c & 6u))); break;
+    case 10: FZ_XLOG_MAY_DESTROY(4, mguard_scope_clear(s, (op->c & 1) ? MGUARD_SCOPE_CLEAR_TRACE : op->c & 2 ? MGUARD_SCOPE_CLEAR_WARNINGS : 8u)); break;
     case 11:
         mguard_scope_destroy(s);
         fz_x.scope = NULL;
@@ -2514,7 +2565,7 @@ static void fz_xcache_stored(mguard_cache *c, const void *const *keys, size_t n)
 {
     int dep = (fz_xix(keys[0], "cache key") + 1) % FZ_XOBJ;
     mguard_status st = mguard_cache_depend(c, keys, n, fz_xuse(fz_xpool[dep]), fz_xattrs[n % 3]);
-    if (st == MGUARD_ENOMEM) mguard_cache_remove(c, keys, n);
+    if (st == MGUARD_ENOMEM) mguard_cache_take(c, keys, n, NULL);
     else if (st != MGUARD_OK) fz_fail("aux: cache_depend after a set answered %d", (int)st);
 }
 
@@ -2643,7 +2694,7 @@ static void fz_xcache(const fz_op *op)
         if (st != MGUARD_OK && st != MGUARD_NOT_FOUND && st != MGUARD_ENOMEM) fz_fail("aux: cache_depend answered %d", (int)st);
         break;
     case 8:
-        FZ_XLOG_MAY_DESTROY(1 << slot, st = mguard_cache_remove(c, keys, n));
+        FZ_XLOG_MAY_DESTROY(1 << slot, st = mguard_cache_take(c, keys, n, NULL));
         if (st != MGUARD_OK && st != MGUARD_NOT_FOUND) fz_fail("aux: cache_remove answered %d", (int)st);
         break;
     case 9:
@@ -2663,7 +2714,7 @@ static void fz_xcache(const fz_op *op)
         mguard_cache_stats s;
         mguard_cache_reason r;
         if (mguard_cache_get_stats(c, &s) != MGUARD_OK) fz_fail("aux: get_stats");
-        if (mguard_cache_report(c, buf, sizeof buf) == 0) fz_fail("aux: empty report");
+        if (mguard_cache_format(c, buf, sizeof buf) == 0) fz_fail("aux: empty report");
         st = mguard_cache_last_reason(c, keys, n, &r);
         if (st == MGUARD_OK) {
             if (r.nkeys != n || mguard_cache_reason_format(&r, buf, sizeof buf) == 0) fz_fail("aux: a reason");
@@ -2729,12 +2780,11 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         st = fz_vstate(S, id);
         if (S->tinfo[S->tab_uid[t]].has_dtor) *st = 1;   /* before: the call may destroy it */
         fq = fz_fault_pre(side);
-        if (op->c & 8) {
-            /* the pointer-valued spelling: the same 8 bytes as a void * */
+        if ((op->c & 8) && S->tab_vs[t] == sizeof(void *)) {
+            /* a pointer value, set from a void * variable: the same bytes */
             void *pv = NULL;
-            memcpy(&pv, buf, sizeof pv < 8 ? sizeof pv : 8);
-            if (mg) s = mguard_weak_set_ptr(S->tab[t], key, pv);
-            else s = S->tab_vs[t] != sizeof(void *) ? MGUARD_EINVAL : model_weak_set(S->mtab[t], key, &pv);
+            memcpy(&pv, buf, sizeof pv);
+            s = mg ? mguard_weak_set(S->tab[t], key, &pv) : model_weak_set(S->mtab[t], key, &pv);
         } else {
             s = mg ? mguard_weak_set(S->tab[t], key, buf) : model_weak_set(S->mtab[t], key, buf);
         }
@@ -2763,7 +2813,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 if (*st == 1) *st = 3;
             }
         } else {
-            r0 = mg ? mguard_weak_remove(S->tab[t], key) : model_weak_remove(S->mtab[t], key);
+            r0 = mg ? mguard_weak_take(S->tab[t], key, NULL) : model_weak_take(S->mtab[t], key, NULL);
         }
         break;
     }
@@ -2785,9 +2835,9 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
             if (mguard_weak_get_sized(S->tab[t], key, S->tab_vs[t] + 1) != NULL) fz_fail("get_sized of a wrong size");
         }
         if (mg && S->tab_vs[t] == sizeof(void *)) {
-            void *pv = mguard_weak_get_ptr(S->tab[t], key), *want = NULL;
+            void **pv = MGUARD_WEAK_GET(S->tab[t], key, void *), *want = NULL;
             if (v) memcpy(&want, v, sizeof want);
-            if (pv != want) fz_fail("get_ptr disagrees with get");
+            if ((pv ? *pv : NULL) != want || (void *)pv != v) fz_fail("MGUARD_WEAK_GET(void *) disagrees with get");
         }
         break;
     }
@@ -2928,13 +2978,13 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         const void *o = fz_obj(op->a, ev), *c = fz_obj(op->b, ev);
         if (mg) {
             r0 = mguard_gen_get(S->ctx, o);
-            r1 = mguard_gen_is_current(S->ctx, o) * 2 + mguard_gen_is_since(S->ctx, o, (long)(op->c % 4) - 1);
-            r2 = mguard_gen_is_class_dynamic(S->ctx, c);
+            r1 = mguard_gen_is_dynamic(S->ctx, o, NULL) * 2 + mguard_gen_is_since(S->ctx, o, (long)(op->c % 4) - 1);
+            r2 = mguard_gen_is_dynamic(S->ctx, NULL, c);
             r3 = mguard_gen_is_dynamic(S->ctx, o, c);
         } else {
             r0 = model_gen_get(S->mctx, o);
             r1 = model_gen_check(S->mctx, o) * 2 + model_gen_is_since(S->mctx, o, (long)(op->c % 4) - 1);
-            r2 = model_gen_is_class_dynamic(S->mctx, c);
+            r2 = model_gen_is_dynamic(S->mctx, NULL, c);
             r3 = model_gen_is_dynamic(S->mctx, o, c);
         }
         break;
@@ -2972,7 +3022,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
             r0 = mgt_ctx_contains(S->ctx, o);
             r1 = (long)mguard_mutation_count(S->ctx, o);
             r2 = (long)mgt_watcher_count(S->ctx, o);
-            r3 = (long)mguard_ctx_object_count(S->ctx);
+            r3 = (long)mgt_objects(S->ctx);
         } else {
             r0 = model_is_known(S->mctx, o);
             r1 = (long)model_mutation_count(S->mctx, o);
@@ -3017,13 +3067,13 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
         } else if (mg) {
             r0 = fz_str_ix(mgt_scope_known_name(S->scope, o));
             r1 = mguard_scope_is_active(S->scope, name);
-            r2 = (long)mguard_scope_depth(S->scope);
-            r3 = fz_str_ix(mguard_scope_current(S->scope));
+            r2 = (long)fz_scope_depth(S->scope);
+            r3 = fz_str_ix(fz_scope_current(S->scope));
         } else {
             r0 = fz_str_ix(model_scope_known_name(S->mscope, o));
             r1 = model_scope_is_active(S->mscope, name);
-            r2 = (long)model_scope_depth(S->mscope);
-            r3 = fz_str_ix(model_scope_current(S->mscope));
+            r2 = (long)fz_mscope_depth(S->mscope);
+            r3 = fz_str_ix(fz_mscope_current(S->mscope));
         }
         break;
     }
@@ -3069,7 +3119,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 const char *first = NULL;
                 int j;
                 if (mg) {
-                    mguard_ledger_iter w = mguard_ledger_iterate_writes(S->led[l], o);
+                    mguard_ledger_iter w = mguard_ledger_iterate(S->led[l], MGUARD_LEDGER_WALK_WRITES, o);
                     if (mguard_ledger_next(&w)) first = w.attr;
                 } else {
                     long e = model__l_find(S->mled[l], o);
@@ -3081,7 +3131,7 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
             if (mg) {
                 void *v = NULL;
                 mguard_ledger_entry en;
-                mguard_status g = mguard_ledger_get(S->led[l], o, &en);
+                mguard_status g = mguard_ledger_get(S->led[l], o, &en), ps;
                 union { void *p; int64_t n; } out;
                 mguard_status ls;
                 memset(&out, 0, sizeof out);   /* a field of fewer bytes, an untracked object: the rest stays 0 */
@@ -3090,13 +3140,16 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 /* load_attr's value, and load's (the real field when
                    nothing is pending) with its status */
                 r1 = (fz_lval(v) + 2) * 100000 + (fz_lval(fz.o.sized ? (const void *)&out : out.p) + 2) * 100 + (long)ls;
-                r2 = mguard_ledger_is_modified(S->led[l], o) | mguard_ledger_is_pending(S->led[l], o, attr) << 1 |
-                     mguard_ledger_is_pending(S->led[l], o, NULL) << 2 | mguard_ledger_contains(S->led[l], o) << 3;
+                /* modified, attr pending, any pending, tracked: the NULL-out forms */
+                ps = mguard_ledger_pending(S->led[l], o, attr, NULL);
+                r2 = (g == MGUARD_OK && en.modified) | (ps == MGUARD_OK || ps == MGUARD_DELETED) << 1 |
+                     (g == MGUARD_OK && en.writes > 0) << 2 | (mguard_ledger_get(S->led[l], o, NULL) == MGUARD_OK) << 3;
                 r3 = g == MGUARD_OK ? (long)en.kind * 1000 + (long)en.writes * 2 + en.modified + 100000 * (fz_str_ix(en.source) + 3) : -(long)g;
             } else {
                 const void *v = NULL;
                 int64_t num = 0;
-                long e = o ? model__l_find(S->mled[l], o) : -1;
+                mguard_ledger_entry en;
+                mguard_status g = model_ledger_get(S->mled[l], o, &en), ps;
                 union { void *p; int64_t n; } out;
                 mguard_status ls;
                 memset(&out, 0, sizeof out);
@@ -3104,14 +3157,10 @@ static void fz_exec(int side, const fz_op *op, const fz_ev *ev)
                 s = model_ledger_pending(S->mled[l], o, attr, &v, &num);
                 r1 = ((fz.o.sized ? (s == MGUARD_OK ? (long)num : -1) : fz_slot_of(v)) + 2) * 100000 +
                      (fz.o.sized ? (long)out.n : fz_slot_of(out.p)) * 100 + 200 + (long)ls;
-                r2 = model_ledger_is_modified(S->mled[l], o) | model_ledger_has_pending(S->mled[l], o, attr) << 1 |
-                     model_ledger_has_pending(S->mled[l], o, NULL) << 2 | model_ledger_is_tracked(S->mled[l], o) << 3;
-                if (!o) r3 = -(long)MGUARD_EINVAL;
-                else if (e < 0) r3 = -(long)MGUARD_NOT_FOUND;
-                else {
-                    const model_lent *en = &S->mled[l]->e[e];
-                    r3 = (long)en->kind * 1000 + (long)en->nw * 2 + model__l_modified(en) + 100000 * (fz_str_ix(en->source) + 3);
-                }
+                ps = model_ledger_pending(S->mled[l], o, attr, NULL, NULL);
+                r2 = (g == MGUARD_OK && en.modified) | (ps == MGUARD_OK || ps == MGUARD_DELETED) << 1 |
+                     (g == MGUARD_OK && en.writes > 0) << 2 | (model_ledger_get(S->mled[l], o, NULL) == MGUARD_OK) << 3;
+                r3 = g == MGUARD_OK ? (long)en.kind * 1000 + (long)en.writes * 2 + en.modified + 100000 * (fz_str_ix(en.source) + 3) : -(long)g;
             }
         } else if (k == FZ_L_MARK) {
             /* o.append(b) (or its removal): the container's contents change */
@@ -3212,7 +3261,7 @@ static void fz_snapshot(int side)
     const int mg = side == FZ_MG;
     int i, t;
     if (mg) {
-        fz_event_add(side, FZ_EV_SNAP, 0, (long)mguard_ctx_object_count(S->ctx), mguard_gen_current(S->ctx), 0, 0);
+        fz_event_add(side, FZ_EV_SNAP, 0, (long)mgt_objects(S->ctx), mguard_gen_current(S->ctx), 0, 0);
     } else {
         fz_event_add(side, FZ_EV_SNAP, 0, (long)model_object_count(S->mctx), model_gen_current(S->mctx), 0, 0);
     }
@@ -3220,10 +3269,10 @@ static void fz_snapshot(int side)
         const void *o = fz_pool[i];
         if (mg) {
             fz_event_add(side, FZ_EV_SNAP, 1 + i, mgt_ctx_contains(S->ctx, o), (long)mguard_mutation_count(S->ctx, o),
-                         (long)mgt_watcher_count(S->ctx, o), mguard_gen_get(S->ctx, o) * 2 + mguard_gen_is_class_dynamic(S->ctx, o));
+                         (long)mgt_watcher_count(S->ctx, o), mguard_gen_get(S->ctx, o) * 2 + mguard_gen_is_dynamic(S->ctx, NULL, o));
         } else {
             fz_event_add(side, FZ_EV_SNAP, 1 + i, model_is_known(S->mctx, o), (long)model_mutation_count(S->mctx, o),
-                         (long)model_watcher_count(S->mctx, o), model_gen_get(S->mctx, o) * 2 + model_gen_is_class_dynamic(S->mctx, o));
+                         (long)model_watcher_count(S->mctx, o), model_gen_get(S->mctx, o) * 2 + model_gen_is_dynamic(S->mctx, NULL, o));
         }
     }
     for (i = 0; i < FZ_NREF; i++) {
@@ -3256,12 +3305,12 @@ static void fz_snapshot(int side)
         size_t np, j;
         if (mg) {
             np = mguard_scope_parents(S->scope, par, 16);
-            fz_event_add(side, FZ_EV_SNAP, 400, (long)mguard_scope_depth(S->scope), fz_str_ix(mguard_scope_current(S->scope)), (long)np, 0);
+            fz_event_add(side, FZ_EV_SNAP, 400, (long)fz_scope_depth(S->scope), fz_str_ix(fz_scope_current(S->scope)), (long)np, 0);
             for (i = 0; i < fz.o.nobj; i++)
                 fz_event_add(side, FZ_EV_SNAP, 401, i, fz_str_ix(mgt_scope_known_name(S->scope, fz_pool[i])), 0, 0);
         } else {
             np = model_scope_parents(S->mscope, par, 16);
-            fz_event_add(side, FZ_EV_SNAP, 400, (long)model_scope_depth(S->mscope), fz_str_ix(model_scope_current(S->mscope)), (long)np, 0);
+            fz_event_add(side, FZ_EV_SNAP, 400, (long)fz_mscope_depth(S->mscope), fz_str_ix(fz_mscope_current(S->mscope)), (long)np, 0);
             for (i = 0; i < fz.o.nobj; i++)
                 fz_event_add(side, FZ_EV_SNAP, 401, i, fz_str_ix(model_scope_known_name(S->mscope, fz_pool[i])), 0, 0);
         }
@@ -3281,11 +3330,11 @@ static void fz_snapshot(int side)
             mguard_ledger_iter it;
             if (!L) { fz_event_add(side, FZ_EV_SNAP, 500 + t, -1, 0, 0, 0); continue; }
             if (mgt_ledger_check(L) != MGUARD_OK) fz_fail("mgt_ledger_check failed");
-            fz_event_add(side, FZ_EV_SNAP, 500 + t, (long)mguard_ledger_count(L), (long)mguard_ledger_modified_count(L),
-                         (long)mguard_ledger_write_count(L), 0);
-            it = mguard_ledger_iterate(L, false);
+            mguard_ledger_stats ls = fz_lstats(L);
+            fz_event_add(side, FZ_EV_SNAP, 500 + t, (long)ls.entries, (long)ls.modified, (long)ls.writes, 0);
+            it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
             while (mguard_ledger_next(&it)) {
-                mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
+                mguard_ledger_iter w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, it.obj);
                 fz_event_add(side, FZ_EV_SNAP, 600 + t, n++, fz_slot_of(it.obj), (long)it.kind * 2 + it.modified, fz_str_ix(it.source));
                 while (mguard_ledger_next(&w))
                     fz_event_add(side, FZ_EV_SNAP, 700 + t, fz_slot_of(w.obj), fz_str_ix(w.attr), fz_lval(w.value), w.deleted);
@@ -3294,8 +3343,9 @@ static void fz_snapshot(int side)
             const model_ledger *L = S->mled[t];
             size_t e, j;
             if (!L) { fz_event_add(side, FZ_EV_SNAP, 500 + t, -1, 0, 0, 0); continue; }
-            fz_event_add(side, FZ_EV_SNAP, 500 + t, (long)model_ledger_count(L), (long)model_ledger_modified_count(L),
-                         (long)model_ledger_write_count(L), 0);
+            model_ledger_stats ls;
+            model_ledger_get_stats(L, &ls);
+            fz_event_add(side, FZ_EV_SNAP, 500 + t, (long)ls.entries, (long)ls.modified, (long)ls.writes, 0);
             for (e = 0; e < L->n; e++) {
                 const model_lent *en = &L->e[e];
                 fz_event_add(side, FZ_EV_SNAP, 600 + t, n++, fz_slot_of(en->obj), (long)en->kind * 2 + model__l_modified(en), fz_str_ix(en->source));

@@ -19,6 +19,14 @@
 #define MGT_DEF extern
 #endif
 
+/* mguard_ctx_get_stats's answer (all zero when it refuses ctx), and its object count. */
+static inline mguard_ctx_stats mgt_stats(const mguard_ctx *ctx)
+{
+    mguard_ctx_stats st = {0, false};
+    (void)mguard_ctx_get_stats(ctx, &st);
+    return st;
+}
+#define mgt_objects(ctx) (mgt_stats(ctx).objects)
 /* true when ctx knows obj (a key, watched object, guard, ref target, tagged
    object or class). */
 MGT_DEF bool mgt_ctx_contains(const mguard_ctx *ctx, const void *obj);

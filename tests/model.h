@@ -6,7 +6,7 @@
    scope tracker without callbacks (section 7: names, frames, path, phase,
    reset, counters), the dynamism tracker (section 8) and ledgers with
    plain values and no hooks, records or hook registrations (section 9,
-   apply included) and the guarded caches (section 11, every function),
+   apply included) and the guarded caches (section 10, every function),
    each described above its code; written
    to be obviously correct rather than fast: plain arrays, linear scans,
    one malloc per value, nothing shared with mguard's implementation. The
@@ -394,18 +394,16 @@ MODEL_DEF void model__remove_at(model_weak *t, size_t i, void *out)
     free(v);
 }
 
-/* remove, and take (out: the value, not destroyed; NULL out refused) */
-MODEL_DEF mguard_status model__weak_pop(model_weak *t, const void *key, void *out, bool take)
+/* take (out: the value, not destroyed; NULL out: destroyed) */
+MODEL_DEF mguard_status model_weak_take(model_weak *t, const void *key, void *out)
 {
     long i;
-    if (!t || t->freed || !key || (take && !out)) return MGUARD_EINVAL;
+    if (!t || t->freed || !key) return MGUARD_EINVAL;
     i = model__find_entry(t, key);
     if (i < 0) return MGUARD_NOT_FOUND;
     model__remove_at(t, (size_t)i, out);
     return MGUARD_OK;
 }
-MODEL_DEF mguard_status model_weak_remove(model_weak *t, const void *key) { return model__weak_pop(t, key, NULL, false); }
-MODEL_DEF mguard_status model_weak_take(model_weak *t, const void *key, void *out) { return model__weak_pop(t, key, out, true); }
 
 /* Remove, one at a time and in order, every entry with seq < bound. */
 MODEL_DEF void model__drain(model_weak *t, uint64_t bound)
@@ -576,10 +574,8 @@ MODEL_DEF void model_on_mutation_at(model_ctx *c, const void *obj, const char *a
     model__cfinish(&p);
 }
 
-MODEL_DEF void model_on_mutation(model_ctx *c, const void *obj, const char *attr)
-{
-    model_on_mutation_at(c, obj, attr, NULL, 0);
-}
+/* mguard_on_mutation's macro: the caller's place */
+#define model_on_mutation(c, obj, attr) model_on_mutation_at((c), (obj), (attr), __FILE__, __LINE__)
 
 MODEL_DEF uint64_t model_mutation_count(const model_ctx *c, const void *obj)
 {
@@ -675,15 +671,10 @@ MODEL_DEF bool model_gen_check(const model_ctx *c, const void *obj)
 MODEL_DEF long model_gen_current(const model_ctx *c) { return c->generation; }
 MODEL_DEF long model_gen_advance(model_ctx *c) { return ++c->generation; }
 
-MODEL_DEF bool model_gen_is_class_dynamic(const model_ctx *c, const void *cls)
-{
-    const model_obj *o = cls ? model__find(c, cls) : NULL;
-    return o && o->classdyn;
-}
-
 MODEL_DEF bool model_gen_is_dynamic(const model_ctx *c, const void *obj, const void *cls)
 {
-    return model_gen_is_class_dynamic(c, cls) || model_gen_check(c, obj);
+    const model_obj *o = cls ? model__find(c, cls) : NULL;
+    return (o && o->classdyn) || model_gen_check(c, obj);
 }
 
 MODEL_DEF void model_gen_clear(model_ctx *c)
@@ -1000,12 +991,13 @@ MODEL_DEF size_t model_scope_parents(const model_scope *s, const char **out, siz
     return s->na + 1;
 }
 
-MODEL_DEF size_t model_scope_depth(const model_scope *s) { return s ? s->nf : 0; }
-
-MODEL_DEF const char *model_scope_current(const model_scope *s)
+/* The stack read from the top: the innermost frame first, the root last. */
+MODEL_DEF size_t model_scope_frames(const model_scope *s, const char **out, size_t cap)
 {
-    if (!s) return NULL;
-    return s->nf ? s->f[s->nf - 1].name : MODEL_SCOPE_ROOT;
+    size_t j;
+    if (!s) return 0;
+    for (j = 0; j <= s->nf && j < cap && out; j++) out[j] = j < s->nf ? s->f[s->nf - 1 - j].name : MODEL_SCOPE_ROOT;
+    return s->nf + 1;
 }
 
 /* No type_name callback: a component has a name only if it was given one. */
@@ -1018,7 +1010,7 @@ MODEL_DEF void model__put(char *buf, size_t cap, size_t *n, const char *text)
         if (*n + 1 < cap) { buf[*n] = *text; buf[*n + 1] = '\0'; }
 }
 
-/* "Global > a > b": the root, then every frame's name, outermost first. */
+/* The PATH view, "Global > a > b": the root, then every frame's name, outermost first. */
 MODEL_DEF size_t model_scope_path(const model_scope *s, char *buf, size_t cap)
 {
     size_t n = 0, i;
@@ -1032,10 +1024,12 @@ MODEL_DEF size_t model_scope_path(const model_scope *s, char *buf, size_t cap)
     return n;
 }
 
-/* Every frame closed, the active set back to the root, phase forward. */
-MODEL_DEF mguard_status model_scope_reset(model_scope *s)
+/* CLEAR_FRAMES: every frame closed, the active set back to the root, phase
+   forward; the trace and the warnings are not modelled. */
+MODEL_DEF mguard_status model_scope_clear(model_scope *s, unsigned flags)
 {
-    if (!s) return MGUARD_EINVAL;
+    if (!s || (flags & ~7u)) return MGUARD_EINVAL;
+    if (!(flags & MGUARD_SCOPE_CLEAR_FRAMES)) return MGUARD_OK;
     s->nf = 0;
     s->na = 0;
     s->phase = 0;
@@ -1073,7 +1067,7 @@ MODEL_DEF mguard_status model_scope_add(model_scope *s, const char *counter, dou
     if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
     model__scount_add(s, MODEL_SCOPE_ROOT, counter, amount);
     for (j = 0; j < s->na; j++) model__scount_add(s, s->a[j].name, counter, amount);
-    model__scount(s, model_scope_current(s), counter)->self += amount;
+    model__scount(s, s->nf ? s->f[s->nf - 1].name : MODEL_SCOPE_ROOT, counter)->self += amount;
     return MGUARD_OK;
 }
 
@@ -1252,15 +1246,20 @@ MODEL_DEF bool model__l_modified(const model_lent *en)
     return en->nw > 0;
 }
 
-MODEL_DEF bool model_ledger_is_tracked(const model_ledger *L, const void *obj)
+/* As mguard_ledger_get: out may be NULL (only whether obj is tracked). */
+MODEL_DEF mguard_status model_ledger_get(const model_ledger *L, const void *obj, mguard_ledger_entry *out)
 {
-    return L && obj && model__l_find(L, obj) >= 0;
-}
-
-MODEL_DEF bool model_ledger_is_modified(const model_ledger *L, const void *obj)
-{
-    long e = (L && obj) ? model__l_find(L, obj) : -1;
-    return e >= 0 && model__l_modified(&L->e[e]);
+    long e;
+    if (!L || !obj) return MGUARD_EINVAL;
+    if ((e = model__l_find(L, obj)) < 0) return MGUARD_NOT_FOUND;
+    if (out) {
+        out->obj = L->e[e].obj;
+        out->kind = (mguard_ledger_kind)L->e[e].kind;
+        out->source = L->e[e].source;
+        out->modified = model__l_modified(&L->e[e]);
+        out->writes = L->e[e].nw;
+    }
+    return MGUARD_OK;
 }
 
 MODEL_DEF mguard_status model_ledger_mark_modified(model_ledger *L, const void *obj)
@@ -1411,11 +1410,12 @@ MODEL_DEF mguard_status model_ledger_read(const model_ledger *L, const void *obj
     return MGUARD_OK;
 }
 
+/* As mguard_ledger_pending; value and num may be NULL (only the status). */
 MODEL_DEF mguard_status model_ledger_pending(const model_ledger *L, const void *obj, const char *attr, const void **value, int64_t *num)
 {
     long e, w;
-    *value = NULL;
-    *num = 0;
+    if (value) *value = NULL;
+    if (num) *num = 0;
     if (!L || !obj || !attr) return MGUARD_EINVAL;
     e = model__l_find(L, obj);
     if (e < 0) return MGUARD_NOT_FOUND;
@@ -1423,33 +1423,25 @@ MODEL_DEF mguard_status model_ledger_pending(const model_ledger *L, const void *
     w = model__l_wfind(&L->e[e], attr);
     if (w < 0) return MGUARD_NOT_FOUND;
     if (L->e[e].w[w].deleted) return MGUARD_DELETED;
-    *value = L->e[e].w[w].value;
-    *num = L->e[e].w[w].num;
+    if (value) *value = L->e[e].w[w].value;
+    if (num) *num = L->e[e].w[w].num;
     return MGUARD_OK;
 }
 
-MODEL_DEF bool model_ledger_has_pending(const model_ledger *L, const void *obj, const char *attr)
+/* As mguard_ledger_get_stats, for what the model keeps (no records, hooks
+   or storage: those stay 0). */
+typedef mguard_ledger_stats model_ledger_stats;
+MODEL_DEF mguard_status model_ledger_get_stats(const model_ledger *L, model_ledger_stats *out)
 {
-    long e = (L && obj) ? model__l_find(L, obj) : -1;
-    if (e < 0) return false;
-    if (!attr) return L->e[e].nw > 0;
-    return model__l_wfind(&L->e[e], attr) >= 0;
-}
-
-MODEL_DEF size_t model_ledger_count(const model_ledger *L) { return L ? L->n : 0; }
-
-MODEL_DEF size_t model_ledger_modified_count(const model_ledger *L)
-{
-    size_t i, n = 0;
-    for (i = 0; L && i < L->n; i++) n += model__l_modified(&L->e[i]);
-    return n;
-}
-
-MODEL_DEF size_t model_ledger_write_count(const model_ledger *L)
-{
-    size_t i, n = 0;
-    for (i = 0; L && i < L->n; i++) n += L->e[i].nw;
-    return n;
+    size_t i;
+    if (!L || !out) return MGUARD_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->entries = L->n;
+    for (i = 0; i < L->n; i++) {
+        out->modified += model__l_modified(&L->e[i]);
+        out->writes += L->e[i].nw;
+    }
+    return MGUARD_OK;
 }
 
 MODEL_DEF void model__l_copy(model_ledger *dst, const model_ledger *src)
@@ -1589,6 +1581,7 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
 {
     model_ctx *c;
     model__lsnap *snap;
+    model_ledger_stats ls;
     size_t i, j, k = 0, unbound = 0;
     if (!L) return MGUARD_EINVAL;
     c = L->ctx;
@@ -1598,7 +1591,8 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
        a write; then a NULL fn is fine only when every write goes to a field */
     if (model__take_fail(c)) return MGUARD_ENOMEM;
     if (!fn && unbound) return MGUARD_EINVAL;
-    snap = (model__lsnap *)model__xrealloc(NULL, (model_ledger_write_count(L) + 1) * sizeof *snap);
+    model_ledger_get_stats(L, &ls);
+    snap = (model__lsnap *)model__xrealloc(NULL, (ls.writes + 1) * sizeof *snap);
     for (i = 0; i < L->n; i++) {
         for (j = 0; j < L->e[i].nw; j++) {
             const model_lwrite *w = &L->e[i].w[j];
@@ -1624,7 +1618,7 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
             if (snap[i].deleted) memset(dst, 0, snap[i].field->size);
             else if (L->sized) memcpy(dst, &snap[i].num, snap[i].field->size);
             else memcpy(dst, &snap[i].value, sizeof(void *));
-            model_on_mutation(c, snap[i].obj, snap[i].attr);   /* reported, as the program's write */
+            model_on_mutation_at(c, snap[i].obj, snap[i].attr, NULL, 0);   /* reported, as the program's write */
         } else if (L->sized) {
             fn(dst, snap[i].attr, snap[i].deleted ? NULL : &snap[i].num, snap[i].deleted, user);
         } else {
@@ -1635,8 +1629,6 @@ MODEL_DEF mguard_status model_ledger_apply(model_ledger *L, mguard_ledger_apply_
     return MGUARD_OK;
 }
 
-/* No records or hooks in the model: empty when nothing is modified. */
-MODEL_DEF bool model_ledger_is_empty(const model_ledger *L) { return !L || model_ledger_modified_count(L) == 0; }
 
 /* ---- strings of the API ------------------------------------------------- */
 
@@ -1931,7 +1923,7 @@ MODEL_DEF size_t model_dyn_format(const model_dyn *d, char *buf, size_t cap)
     return n;
 }
 
-/* ---- guarded caches (section 11) ----------------------------------------
+/* ---- guarded caches (section 10) ----------------------------------------
    A cache is an array of positions (an entry or NULL) with a stack of free
    positions (the last freed is reused first, freed when phase 2 reaches
    its drop): iteration walks the positions in order and skips entries
@@ -2563,17 +2555,17 @@ MODEL_DEF mguard_status model_cache_depend(model_cache *c, const void *const *ke
     return model__cadd_dep(c->ctx, e, obj, attr);
 }
 
-/* remove, and take (out: the value copied there; no dropped, no destructor) */
-MODEL_DEF mguard_status model__cache_pop(model_cache *c, const void *const *keys, size_t n, void *out, bool take)
+/* take (out: the value copied there, no dropped, no destructor; NULL out: destroyed) */
+MODEL_DEF mguard_status model_cache_take(model_cache *c, const void *const *keys, size_t n, void *out)
 {
     model_cpend p = { NULL, 0 };
     model_centry *e;
     mguard_cache_reason why = model__creason(MGUARD_CACHE_EXPLICIT, NULL);
-    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n) || (take && !out)) return MGUARD_EINVAL;
+    if (!model__cache_ok(c) || !model__ckeys_ok(keys, n)) return MGUARD_EINVAL;
     model__cunpark(c, &p);
     e = model__cfind(c, keys, n);
     if (e) model__cdrop(e, &why, NULL, &p);
-    if (e && take) {
+    if (e && out) {
         memcpy(out, e->value, c->value_size);
         e->dtor = NULL;
         e->dropped = NULL;
@@ -2581,8 +2573,6 @@ MODEL_DEF mguard_status model__cache_pop(model_cache *c, const void *const *keys
     model__cfinish(&p);
     return e ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
-MODEL_DEF mguard_status model_cache_remove(model_cache *c, const void *const *keys, size_t n) { return model__cache_pop(c, keys, n, NULL, false); }
-MODEL_DEF mguard_status model_cache_take(model_cache *c, const void *const *keys, size_t n, void *out) { return model__cache_pop(c, keys, n, out, true); }
 
 typedef struct model_citer { model_cache *c; size_t pos; uint64_t bound; } model_citer;
 
@@ -2617,10 +2607,11 @@ MODEL_DEF mguard_status model_cache_get_stats(const model_cache *c, mguard_cache
     return MGUARD_OK;
 }
 
-MODEL_DEF size_t model_cache_report(const model_cache *c, char *buf, size_t cap)
+MODEL_DEF size_t model_cache_format(const model_cache *c, char *buf, size_t cap)
 {
     const mguard_cache_stats *s;
     int n;
+    if (buf && cap) *buf = '\0';
     if (!model__cache_ok(c)) return 0;
     s = &c->stats;
     n = snprintf(buf, buf ? cap : 0,
@@ -2667,6 +2658,7 @@ MODEL_DEF size_t model_cache_reason_format(const mguard_cache_reason *r, char *b
 {
     char line[512];
     int n;
+    if (buf && cap) *buf = '\0';
     if (!r) return 0;
     if (r->cause == MGUARD_CACHE_MUTATION || r->cause == MGUARD_CACHE_DEATH) {
         n = snprintf(line, sizeof line, "%s of %p", model_cache_cause_str(r->cause), r->obj);

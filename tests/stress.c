@@ -153,7 +153,7 @@ int main(void)
         if (mguard_weak_get(t[(a + 1) % NTAB], &slots[(i + 7) % SLOTS])) hits++;
         gets += 2;
         if ((r >> 24) % 16 == 0) { mguard_weak_set(t[a], o, &v); overwrites++; }
-        if ((r >> 28) % 16 == 1 && b != a) { mguard_weak_remove(t[b], o); removes++; }
+        if ((r >> 28) % 16 == 1 && b != a) { mguard_weak_take(t[b], o, NULL); removes++; }
         if (i % 1000 == 999) { mguard_gen_advance(ctx); advances++; }
         if (i % 1000000 == 999999) { mguard_gen_clear(ctx); clears++; }
     }
@@ -161,8 +161,8 @@ int main(void)
 
     /* what can be predicted */
     for (k = 0; k < NTAB; k++) entries += mguard_weak_count(t[k]);
-    EXPECT(mguard_ctx_object_count(ctx) == (size_t)WINDOW + 1, "object count %lu, expected %ld",
-           (unsigned long)mguard_ctx_object_count(ctx), WINDOW + 1);
+    EXPECT(mgt_objects(ctx) == (size_t)WINDOW + 1, "object count %lu, expected %ld",
+           (unsigned long)mgt_objects(ctx), WINDOW + 1);
     EXPECT(dtor_calls + (long)entries == sets + overwrites, "destructor calls %ld + entries %lu != values stored %ld",
            dtor_calls, (unsigned long)entries, sets + overwrites);
     EXPECT(inval_calls == expected_inval, "invalidations %ld, expected %ld", inval_calls, expected_inval);
@@ -201,12 +201,12 @@ int main(void)
             const void *o = &slots[g % 4096];
             long cur = mguard_gen_current(gc);
             mguard_gen_tag(gc, o);
-            wrong += !mguard_gen_is_current(gc, o) || mguard_gen_get(gc, o) != cur;
+            wrong += !mguard_gen_is_dynamic(gc, o, NULL) || mguard_gen_get(gc, o) != cur;
             wrong += mguard_gen_advance(gc) != cur + 1;
-            wrong += mguard_gen_is_current(gc, o) || mguard_gen_get(gc, o) != cur;
+            wrong += mguard_gen_is_dynamic(gc, o, NULL) || mguard_gen_get(gc, o) != cur;
             if (g % 100000 == 0) {
                 mguard_gen_clear(gc);
-                wrong += mguard_gen_current(gc) != 0 || mguard_ctx_object_count(gc) != 0;
+                wrong += mguard_gen_current(gc) != 0 || mgt_objects(gc) != 0;
             }
             n += 6;
         }
@@ -342,14 +342,14 @@ int main(void)
         /* a large table emptied: 200,000 keys in, then out */
         for (n = 0; n < 200000; n++) mguard_weak_set(w[0], &slots[n], &n);
         top = m.live;
-        for (n = 0; n < 200000; n++) mguard_weak_remove(w[0], &slots[n]);
+        for (n = 0; n < 200000; n++) mguard_weak_take(w[0], &slots[n], NULL);
         for (n = 0; n < SETTLE + SOAK; n++) {
             const void *o = &slots[n % SLOTS];
             if (n == SETTLE) warm2 = m.live;
             mguard_weak_set(w[0], o, &n);
             mguard_weak_set(w[1], o, &n);
-            if (n & 1) mguard_weak_remove(w[0], o); else mguard_on_destroy(sc, o);
-            mguard_weak_remove(w[1], o);
+            if (n & 1) mguard_weak_take(w[0], o, NULL); else mguard_on_destroy(sc, o);
+            mguard_weak_take(w[1], o, NULL);
         }
         EXPECT(mguard_weak_count(w[0]) == 0 && mguard_weak_count(w[1]) == 0, "soak: tables not empty");
         EXPECT(m.live <= warm2 + SOAK_SLACK, "soak: %lld live bytes after %d more insert/remove cycles, %lld after %d",

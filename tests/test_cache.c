@@ -1,4 +1,4 @@
-/* Guarded caches (section 11): entries dropped, their values destroyed
+/* Guarded caches (section 10): entries dropped, their values destroyed
    exactly once, as soon as a dependency is mutated or destroyed; compute
    on a miss; LRU bounds; statistics and drop reasons. */
 #define _POSIX_C_SOURCE 200809L   /* dup, dup2, fileno: stderr caught in a file */
@@ -47,7 +47,7 @@ static void test_tuple_keys_are_ordered_and_compared_by_address(void **state)
     assert_int_equal(s.hits, 3);     /* contains counts nothing */
     assert_int_equal(s.misses, 2);
     assert_int_equal(mguard_cache_count(c), 3);
-    assert_int_equal(mguard_ctx_object_count(ctx), 2);   /* a and b, held by their dependencies */
+    assert_int_equal(mgt_objects(ctx), 2);   /* a and b, held by their dependencies */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -67,8 +67,8 @@ static void test_every_value_is_destroyed_once_whatever_drops_it(void **state)
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[0]), &v, 0), MGUARD_OK);   /* overwrite */
     assert_int_equal(d.calls, 1);
     assert_int_equal(d.seen[0], 0);
-    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&k[1])), MGUARD_OK);
-    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&k[1])), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[1]), NULL), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[1]), NULL), MGUARD_NOT_FOUND);
     assert_int_equal(d.seen[1], 1);
     mguard_on_mutation(ctx, &k[2], "x");
     assert_int_equal(d.seen[2], 2);
@@ -77,7 +77,7 @@ static void test_every_value_is_destroyed_once_whatever_drops_it(void **state)
     assert_int_equal(d.calls, 4);
     mguard_cache_destroy(c);
     assert_int_equal(d.calls, 6);   /* k[0] (10) and k[4] */
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);   /* the reasons naming k[1], k[2] went with the cache */
+    assert_int_equal(mgt_objects(ctx), 0);   /* the reasons naming k[1], k[2] went with the cache */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -100,10 +100,10 @@ static void test_a_key_mutation_drops_its_entries_only(void **state)
     assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&a)));
     assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&a, &b)));
     assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&b)));
-    assert_int_equal(mguard_ctx_object_count(ctx), 2);   /* a and b: the drops' reasons name them until they die */
+    assert_int_equal(mgt_objects(ctx), 2);   /* a and b: the drops' reasons name them until they die */
     mguard_on_mutation(ctx, &b, NULL);
     assert_int_equal(mguard_cache_count(c), 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 2);
+    assert_int_equal(mgt_objects(ctx), 2);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -141,7 +141,7 @@ static void test_an_attribute_dependency_is_dropped_by_that_attribute_or_null(vo
     mguard_on_mutation(ctx, &s, "h");
     assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
     assert_int_equal(d.calls, 3);
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by its reasons; s is forgotten */
+    assert_int_equal(mgt_objects(ctx), 1);   /* key, named by its reasons; s is forgotten */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -159,11 +159,11 @@ static void test_a_dependency_death_drops_the_entry(void **state)
     c = new_cache(ctx, &d, 0, 0);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
     assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&key), &dep, "x"), MGUARD_OK);
-    assert_int_equal(mguard_ctx_object_count(ctx), 2);
+    assert_int_equal(mgt_objects(ctx), 2);
     mguard_on_destroy(ctx, &dep);
     assert_int_equal(d.calls, 1);
     assert_int_equal(mguard_cache_count(c), 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by the reason; dep is forgotten */
+    assert_int_equal(mgt_objects(ctx), 1);   /* key, named by the reason; dep is forgotten */
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
     assert_int_equal(r.cause, MGUARD_CACHE_DEATH);
     assert_ptr_equal(r.obj, &dep);
@@ -370,7 +370,7 @@ static void test_dependencies_declared_by_compute_invalidate(void **state)
     mguard_on_mutation(ctx, &table, "rows");
     assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&key)));
     assert_int_equal(d.calls, 2);
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by its reasons */
+    assert_int_equal(mgt_objects(ctx), 1);   /* key, named by its reasons */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -433,7 +433,7 @@ static void test_a_dependency_mutated_during_compute_keeps_the_value_out(void **
     assert_int_equal(r.cause, MGUARD_CACHE_MUTATION);
     assert_ptr_equal(r.obj, &s);
     assert_string_equal(r.attr, "w");
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by the reason */
+    assert_int_equal(mgt_objects(ctx), 1);   /* key, named by the reason */
     assert_ctx_ok(ctx);
     /* destroyed at the next change: this compute */
     e.mutate = NULL;
@@ -492,7 +492,7 @@ static void test_on_a_thread_safe_context_compute_calls_in_without_the_lock(void
     cd.thread_safe = true;
     cd.quiet = true;
     ctx = mguard_ctx_create(&cd);
-    assert_true(mguard_ctx_is_thread_safe(ctx));
+    assert_true(mgt_stats(ctx).thread_safe);
     memset(&d, 0, sizeof d);
     c = new_cache(ctx, &d, 0, 0);
     env_init(&e, ctx, c);
@@ -524,7 +524,7 @@ static void test_a_key_destroyed_during_compute_keeps_the_value_out(void **state
     assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st));
     assert_int_equal(st, MGUARD_NOT_FOUND);
     assert_int_equal(mguard_cache_count(c), 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     mguard_cache_clear(c);                      /* a change: the parked value goes */
     assert_int_equal(d.calls, 1);
     assert_ctx_ok(ctx);
@@ -580,7 +580,7 @@ static void test_a_failed_compute_stores_nothing(void **state)
     assert_int_equal(st, MGUARD_NOT_FOUND);
     assert_int_equal(mguard_cache_count(c), 0);
     assert_int_equal(d.calls, 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -604,7 +604,7 @@ static void test_a_cache_destroyed_by_its_compute_goes_when_it_returns(void **st
     assert_int_equal(st, MGUARD_EINVAL);
     assert_int_equal(d.calls, 1);
     assert_int_equal(log.code, MGUARD_LOG_CACHE_GONE_IN_COMPUTE);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(a.live_blocks, 0);
@@ -665,7 +665,7 @@ static void test_a_cache_destroyed_by_a_value_destructor_during_get_or_compute_g
     assert_int_equal(k.seen[0], 1);
     assert_int_equal(k.seen[1], 100);
     assert_int_equal(log.code, MGUARD_LOG_CACHE_GONE_IN_DTOR);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);   /* the reason naming k1 went with the cache */
+    assert_int_equal(mgt_objects(ctx), 0);   /* the reason naming k1 went with the cache */
     assert_ctx_ok(ctx);
     /* a parked value (100: a key mutated during compute) destroys the
        cache at the next miss, before that miss's compute */
@@ -680,7 +680,7 @@ static void test_a_cache_destroyed_by_a_value_destructor_during_get_or_compute_g
     assert_int_equal(e.calls, 1);          /* the second compute never ran */
     assert_int_equal(k.calls, 1);
     assert_int_equal(k.seen[0], 100);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);   /* the reasons naming k1 went with the caches */
+    assert_int_equal(mgt_objects(ctx), 0);   /* the reasons naming k1 went with the caches */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(a.live_blocks, 0);
@@ -757,7 +757,7 @@ static void test_capacity_evicts_the_least_recently_used(void **state)
     assert_int_equal(r.cause, MGUARD_CACHE_EVICTION);
     assert_null(r.obj);
     assert_int_equal(mguard_cache_count(c), 2);
-    assert_int_equal(mguard_ctx_object_count(ctx), 3);   /* k[1] too, named by its eviction's reason */
+    assert_int_equal(mgt_objects(ctx), 3);   /* k[1] too, named by its eviction's reason */
     assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
     assert_int_equal(s.evictions, 1);
     assert_ctx_ok(ctx);
@@ -936,7 +936,7 @@ static void test_a_value_changed_in_place_is_destroyed_as_changed(void **state)
     }
     mguard_on_mutation(ctx, &k[0], "x");
     mguard_on_destroy(ctx, &k[1]);
-    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&k[2])), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[2]), NULL), MGUARD_OK);
     assert_int_equal(d.calls, 3);
     assert_int_equal(d.seen[0], 100);
     assert_int_equal(d.seen[1], 101);
@@ -1002,35 +1002,39 @@ static void test_the_last_reason_names_the_mutation_and_its_line(void **state)
     assert_int_equal(mguard_cache_reason_format(NULL, buf, sizeof buf), 0);
     /* an explicit remove is newer */
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
-    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&key)), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&key), NULL), MGUARD_OK);
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
     assert_int_equal(r.cause, MGUARD_CACHE_EXPLICIT);
     assert_int_equal(mguard_cache_reason_format(&r, buf, sizeof buf), 8);
     assert_string_equal(buf, "explicit");
-    /* the caller's strings may be temporaries: the reason keeps copies */
+    /* attr may be a temporary: the reason keeps a copy; file outlives ctx
+       (a literal, as __FILE__): the reason keeps the caller's pointer */
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
     {
-        char tmp[8] = "zz", file[16] = "tmp.c";
+        static const char file[] = "tmp.c";
+        char tmp[8] = "zz";
         mguard_on_mutation_at(ctx, &key, tmp, file, 3);
         strcpy(tmp, "yy");
-        strcpy(file, "other.c");
         assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
         assert_string_equal(r.attr, "zz");
-        assert_string_equal(r.file, "tmp.c");
+        assert_ptr_equal(r.file, file);
         assert_int_equal(r.line, 3);
     }
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
     {
         char tmp[8] = "qq";
-        mguard_on_mutation(ctx, &key, tmp);
+        mguard_on_mutation_at(ctx, &key, tmp, NULL, 0);   /* no place */
     }
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
     assert_string_equal(r.attr, "qq");
     assert_null(r.file);
+    assert_int_equal(r.line, 0);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&key), &v, 0), MGUARD_OK);
-    mguard_on_mutation(ctx, &key, "w");   /* known to the context */
+    mguard_on_mutation(ctx, &key, "w"); line = __LINE__;   /* "w": known to the context; the macro's place */
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
     assert_string_equal(r.attr, "w");
+    assert_string_equal(r.file, __FILE__);
+    assert_int_equal(r.line, line);
     assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_DEATH), "death");
     assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_EVICTION), "eviction");
     assert_string_equal(mguard_cache_cause_str(MGUARD_CACHE_MUTATION), "mutation");
@@ -1168,7 +1172,7 @@ static void test_a_logger_destroying_the_cache_on_a_logged_miss_waits_for_the_ca
     assert_int_equal(st, MGUARD_EINVAL);
     assert_int_equal(k.lines, 2);
     assert_int_equal(k.code, MGUARD_LOG_CACHE_GONE_IN_COMPUTE);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(a.live_blocks, 0);
@@ -1190,7 +1194,7 @@ static void test_memory_stays_flat_under_mutations_with_distinct_attribute_names
     static int obj, other;
     long v = 1, i;
     long long warm = 0;
-    char attr[32], file[32];
+    char attr[32];
     (void)state;
     memset(&cd, 0, sizeof cd);
     cd.value_size = sizeof v;
@@ -1200,31 +1204,31 @@ static void test_memory_stays_flat_under_mutations_with_distinct_attribute_names
     for (i = 0; i < 20000; i++) {
         if (i == 1000) warm = al.live_bytes;
         snprintf(attr, sizeof attr, "attr%ld", i);
-        snprintf(file, sizeof file, "file%ld.c", i);
         assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
         assert_int_equal(mguard_cache_set(logged, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
-        mguard_on_mutation_at(ctx, &obj, attr, file, (int)i);
+        mguard_on_mutation_at(ctx, &obj, attr, "file.c", (int)i);
         assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&other), &v, 0), MGUARD_OK);
         assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&other), &obj, attr), MGUARD_OK);
         mguard_on_mutation(ctx, &obj, attr);
         assert_false(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&other)));
     }
     assert_true(al.live_bytes <= warm + 256);
-    /* the two names, and the attributes and files of the reasons the rings
-       keep: logged's 16 (one drop an iteration) cover c's (two) */
-    assert_int_equal(mgt_interned_count(ctx), 2 + 16 + 16);
+    /* the two names, and the attributes of the reasons the rings keep:
+       logged's 16 (one drop an iteration) cover c's (two); files are the
+       caller's strings, not copied */
+    assert_int_equal(mgt_interned_count(ctx), 2 + 16);
     /* the ring still names the newest drops' attributes and files */
     assert_int_equal(mguard_cache_last_reason(logged, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_OK);
     assert_string_equal(r.attr, "attr19999");
-    assert_string_equal(r.file, "file19999.c");
+    assert_string_equal(r.file, "file.c");
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&other), &r), MGUARD_OK);
     assert_string_equal(r.attr, "attr19999");
-    assert_null(r.file);
+    assert_string_equal(r.file, __FILE__);
     test_ctx_finish(ctx, &al);
 }
 
 /* The strings a cache holds go with it: its name, its reasons' attributes
-   and files, its attribute dependencies. */
+   (not their files: the caller's), its attribute dependencies. */
 static void test_a_destroyed_cache_leaves_no_interned_string(void **state)
 {
     test_alloc al;
@@ -1238,14 +1242,14 @@ static void test_a_destroyed_cache_leaves_no_interned_string(void **state)
     mguard_on_mutation_at(ctx, &obj, "shape", "plan.c", 3);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&other), &v, 0), MGUARD_OK);
     assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&other), &obj, "dtype"), MGUARD_OK);
-    assert_int_equal(mgt_interned_count(ctx), 4);   /* t, shape, plan.c, dtype */
+    assert_int_equal(mgt_interned_count(ctx), 3);   /* t, shape, dtype */
     assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
     mguard_cache_destroy(c);
     assert_int_equal(mgt_interned_count(ctx), 0);
     /* the remembered drop naming obj went with the cache */
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     mguard_on_destroy(ctx, &obj);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     test_ctx_finish(ctx, &al);
 }
 
@@ -1365,9 +1369,9 @@ static void test_a_logging_cache_leaves_no_interned_string(void **state)
     c = logging_cache(count_lines, &l, "plans", &ctx);
     fill(c, keys, 3);
     mguard_on_mutation_at(ctx, &keys[0], "shape", "plan.c", 9);
-    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&keys[1])), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&keys[1]), NULL), MGUARD_OK);
     assert_int_equal(l.lines, 2);
-    assert_int_equal(mgt_interned_count(ctx), 3);   /* plans, shape, plan.c */
+    assert_int_equal(mgt_interned_count(ctx), 2);   /* plans, shape (plan.c: the caller's) */
     mguard_cache_destroy(c);
     assert_int_equal(l.lines, 3);                   /* the last entry's drop */
     assert_int_equal(mgt_interned_count(ctx), 0);
@@ -1393,11 +1397,11 @@ static void test_the_report_is_one_line_of_counts(void **state)
     assert_null(mguard_cache_get(c, MGUARD_CACHE_KEYS(&a)));
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, 0), MGUARD_OK);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&b), &v, 0), MGUARD_OK);
-    assert_int_equal(mguard_cache_report(c, buf, sizeof buf), strlen(want));
+    assert_int_equal(mguard_cache_format(c, buf, sizeof buf), strlen(want));
     assert_string_equal(buf, want);
-    assert_int_equal(mguard_cache_report(c, small, sizeof small), strlen(want));
+    assert_int_equal(mguard_cache_format(c, small, sizeof small), strlen(want));
     assert_string_equal(small, "t: 1 en");
-    assert_int_equal(mguard_cache_report(c, NULL, 0), strlen(want));
+    assert_int_equal(mguard_cache_format(c, NULL, 0), strlen(want));
     mguard_ctx_destroy(ctx);
 }
 
@@ -1414,7 +1418,7 @@ static void reenter_dtor(void *value, void *user)
     if (r->victim) {
         const void *vk = r->victim;
         r->victim = NULL;
-        mguard_cache_remove(r->c, &vk, 1);
+        mguard_cache_take(r->c, &vk, 1, NULL);
     }
     if (r->store) {
         r->store = 0;
@@ -1493,7 +1497,7 @@ static void test_a_destroy_from_a_clear_is_finished_by_the_clear(void **state)
     for (i = 0; i < 3; i++) assert_int_equal(mguard_cache_set(re.c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
     mguard_cache_clear(re.c);
     assert_int_equal(re.calls, 3);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);   /* the cache went, with the reasons it kept */
+    assert_int_equal(mgt_objects(ctx), 0);   /* the cache went, with the reasons it kept */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(a.live_blocks, 0);
@@ -1552,16 +1556,14 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k), &v, "x"), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_cache_depend(c, nullkey, 1, &v, "x"), MGUARD_EINVAL);
     assert_int_equal(log.code, MGUARD_LOG_CACHE_NULL_KEY);
-    assert_int_equal(mguard_cache_remove(c, NULL, 0), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_take(c, NULL, 0, NULL), MGUARD_EINVAL);
     assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
-    assert_int_equal(mguard_cache_remove(NULL, MGUARD_CACHE_KEYS(&k)), MGUARD_EINVAL);
+    assert_int_equal(mguard_cache_take(NULL, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_take(c, NULL, 1, &v), MGUARD_EINVAL);
     assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k), &v, 0), MGUARD_OK);
-    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
-    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
-    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k)));   /* kept */
     assert_int_equal(mguard_cache_take(NULL, MGUARD_CACHE_KEYS(&k), &v), MGUARD_EINVAL);
+    assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k)));   /* kept */
     v = 0;
     assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k), &v), MGUARD_OK);
     assert_int_equal(v, 1);
@@ -1574,14 +1576,23 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     assert_int_equal(mguard_cache_last_reason(NULL, MGUARD_CACHE_KEYS(&k), &r), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_job_depend(NULL, &k, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_job_set_cost(NULL, 1), MGUARD_EINVAL);
-    assert_int_equal(mguard_cache_report(NULL, NULL, 0), 0);
+    assert_int_equal(mguard_cache_format(NULL, NULL, 0), 0);
+    {
+        char nb[4] = "xyz", rb[4] = "xyz";   /* snprintf-style: "" when refused, as mguard_dyn_format */
+        assert_int_equal(mguard_cache_format(NULL, nb, sizeof nb), 0);
+        assert_int_equal(mguard_cache_reason_format(NULL, rb, sizeof rb), 0);
+        assert_string_equal(nb, "");
+        assert_string_equal(rb, "");
+        assert_int_equal(mguard_cache_format(NULL, nb + 1, 0), 0);   /* cap 0: nothing written */
+        assert_int_equal(nb[1], 'y');
+    }
     assert_int_equal(mguard_cache_count(NULL), 0);
     it = mguard_cache_iterate(NULL);
     assert_false(mguard_cache_next(&it));
     assert_false(mguard_cache_next(NULL));
     mguard_cache_clear(NULL);
     mguard_cache_destroy(NULL);
-    assert_int_equal(log.count, 17);
+    assert_int_equal(log.count, 16);
     assert_int_equal(mguard_cache_count(c), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
@@ -1697,7 +1708,7 @@ static void test_get_copy_on_a_thread_safe_context(void **state)
     cd.thread_safe = true;
     cd.quiet = true;
     ctx = mguard_ctx_create(&cd);
-    assert_true(mguard_ctx_is_thread_safe(ctx));
+    assert_true(mgt_stats(ctx).thread_safe);
     memset(&d, 0, sizeof d);
     d.value_size = sizeof v;
     c = mguard_cache_create(ctx, &d);
@@ -1874,7 +1885,7 @@ static void test_property_no_hit_is_ever_stale(void **state)
                 mguard_on_destroy(ctx, &P.obj[o]);
                 for (i = 0; i <= P_ATTR; i++) P.ver[o][i] += 1000;   /* a new object at the address */
             } else if (op == 8) {
-                mguard_cache_remove(c, keys, n);
+                mguard_cache_take(c, keys, n, NULL);
             } else if (p_rand() % 8 == 0) {
                 mguard_cache_clear(c);
             }
@@ -1950,7 +1961,7 @@ static void test_twenty_thousand_declared_dependencies_are_each_kept_once(void *
     assert_int_equal(m.bad, 0);
     assert_int_equal(m.calls_repeat, 0);   /* every repeat found, nothing added */
     assert_int_equal(mguard_cache_count(c), 1);
-    assert_int_equal(mguard_ctx_object_count(ctx), MANY_DEPS + 2);
+    assert_int_equal(mgt_objects(ctx), MANY_DEPS + 2);
     assert_ctx_ok(ctx);
     /* each dependency drops the entry: the first and last objects, the
        last attribute, and nothing else */
@@ -1962,7 +1973,7 @@ static void test_twenty_thousand_declared_dependencies_are_each_kept_once(void *
     assert_int_equal(d.calls, 1);
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&key), &r), MGUARD_OK);
     assert_string_equal(r.attr, "a1999");
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by the reason: every node is gone */
+    assert_int_equal(mgt_objects(ctx), 1);   /* key, named by the reason: every node is gone */
     assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute_many, &m, NULL));
     mguard_on_mutation(ctx, &m.objs[0], "x");
     assert_int_equal(d.calls, 2);
@@ -1970,7 +1981,7 @@ static void test_twenty_thousand_declared_dependencies_are_each_kept_once(void *
     mguard_on_destroy(ctx, &m.objs[MANY_DEPS - 1]);
     assert_int_equal(d.calls, 3);
     assert_int_equal(mguard_cache_count(c), 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);
+    assert_int_equal(mgt_objects(ctx), 1);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(al.live_blocks, 0);
@@ -2009,7 +2020,7 @@ static void test_declared_dependencies_without_memory_for_their_set_are_still_ke
         if (st == MGUARD_OK) {   /* else a node or a record could not be had: not stored */
             assert_int_equal(m.bad, 0);
             assert_int_equal(m.calls_repeat, 0);
-            assert_int_equal(mguard_ctx_object_count(ctx), 300 + 2);
+            assert_int_equal(mgt_objects(ctx), 300 + 2);
             absorbed++;
         }
         assert_ctx_ok(ctx);
@@ -2056,9 +2067,9 @@ static void test_costs_near_size_max_do_not_wrap_the_total(void **state)
     assert_int_equal(mguard_cache_set(u, MGUARD_CACHE_KEYS(&z), &v, 1), MGUARD_OK);
     assert_int_equal(mguard_cache_count(u), 3);
     assert_ctx_ok(ctx);
-    assert_int_equal(mguard_cache_remove(u, MGUARD_CACHE_KEYS(&x)), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(u, MGUARD_CACHE_KEYS(&x), NULL), MGUARD_OK);
     assert_ctx_ok(ctx);
-    assert_int_equal(mguard_cache_remove(u, MGUARD_CACHE_KEYS(&z)), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(u, MGUARD_CACHE_KEYS(&z), NULL), MGUARD_OK);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -2144,7 +2155,8 @@ static void test_a_cache_set_keeps_a_key_tuple_read_from_a_weak_table(void **sta
     for (i = 0; i < 100; i++) {
         const void *const *keys;
         long v = 2000 + i;
-        assert_int_equal(mguard_weak_set_ptr(t, &k[i], &f[i]), MGUARD_OK);
+        void *fp = &f[i];
+        assert_int_equal(mguard_weak_set(t, &k[i], &fp), MGUARD_OK);
         keys = (const void *const *)mguard_weak_get(t, &k[i]);
         assert_non_null(keys);
         assert_int_equal(mguard_cache_set(c, keys, 1, &v, 0), MGUARD_OK);
@@ -2190,10 +2202,10 @@ static void test_a_reason_is_not_answered_for_a_new_object_at_a_dead_keys_addres
     assert_string_equal(l.text[0], want);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&obj), &v, 0), MGUARD_OK);
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&obj)), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&obj), NULL), MGUARD_OK);
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&obj), &r), MGUARD_OK);   /* its own drop */
     assert_int_equal(r.cause, MGUARD_CACHE_EXPLICIT);
-    assert_int_equal(mguard_ctx_object_count(ctx), 2);   /* obj and other, named by their reasons */
+    assert_int_equal(mgt_objects(ctx), 2);   /* obj and other, named by their reasons */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -2241,7 +2253,7 @@ static void test_two_attributes_of_one_object_each_drop_the_entry(void **state)
     assert_int_equal(mguard_cache_get_stats(c, &st), MGUARD_OK);
     assert_int_equal(st.mutations, 2);
     assert_int_equal(st.stored, 2);
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* key, named by the reasons; s forgotten */
+    assert_int_equal(mgt_objects(ctx), 1);   /* key, named by the reasons; s forgotten */
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -2446,15 +2458,16 @@ static void test_an_unnamed_object_prints_as_its_address(void **state)
     static int a, other;
     long v = 1;
     char want[256];
+    int line;
     (void)state;
     memset(&nm, 0, sizeof nm);
     memset(&l, 0, sizeof l);
     ctx = named_ctx(&nm, &l, NULL);
     c = long_cache(ctx, true, NULL, NULL, NULL);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, 0), MGUARD_OK);
-    mguard_on_mutation(ctx, &a, NULL);
+    mguard_on_mutation(ctx, &a, NULL); line = __LINE__;
     assert_int_equal(l.n, 1);
-    snprintf(want, sizeof want, "mguard_cache t: dropped (%p): mutation of %p", (void *)&a, (void *)&a);
+    snprintf(want, sizeof want, "mguard_cache t: dropped (%p): mutation of %p at %s:%d", (void *)&a, (void *)&a, __FILE__, line);
     assert_string_equal(l.text[0], want);
     assert_int_equal(nm.calls, 2);   /* asked, left empty */
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&a), &r), MGUARD_OK);
@@ -2497,7 +2510,7 @@ static void test_an_event_is_described_once(void **state)
     assert_string_equal(r.obj_name, "o");
     mguard_on_destroy(ctx, &o);   /* forgets c2's reason; c1's name o, not as a key */
     assert_int_equal(nm.calls, 1);  /* nothing dropped: nothing to name */
-    assert_int_equal(mgt_interned_count(ctx), 4);   /* "t", "w", "g.c", "o" (c1's reasons hold them) */
+    assert_int_equal(mgt_interned_count(ctx), 3);   /* "t", "w", "o" (c1's reasons hold them) */
     mguard_cache_destroy(c1);
     mguard_cache_destroy(c2);
     assert_int_equal(mgt_interned_count(ctx), 0);   /* the name went with the last reason */
@@ -2525,6 +2538,7 @@ static void test_describe_never_sees_an_object_destroyed_meanwhile(void **state)
     static int a, b, guard;
     long v = 1;
     char want[256];
+    int line;
     (void)state;
     memset(&nm, 0, sizeof nm);
     memset(&l, 0, sizeof l);
@@ -2537,9 +2551,9 @@ static void test_describe_never_sees_an_object_destroyed_meanwhile(void **state)
     k.victim = &b;
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a, &b), &v, 0), MGUARD_OK);
     assert_int_equal(mguard_watch(ctx, &a, &guard, destroy_victim, &k), MGUARD_OK);
-    mguard_on_mutation(ctx, &a, "x");
+    mguard_on_mutation(ctx, &a, "x"); line = __LINE__;
     assert_int_equal(l.n, 1);
-    snprintf(want, sizeof want, "mguard_cache t: dropped (a, %p): mutation of a.x", (void *)&b);
+    snprintf(want, sizeof want, "mguard_cache t: dropped (a, %p): mutation of a.x at %s:%d", (void *)&b, __FILE__, line);
     assert_string_equal(l.text[0], want);
     assert_int_equal(nm.calls, 2);   /* a at the event, a in the line */
     test_ctx_finish(ctx, NULL);
@@ -2678,7 +2692,7 @@ static void test_dropped_is_told_each_drop_before_its_destructor(void **state)
     mguard_on_destroy(ctx, &k[3]);
     v = 4;
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[4]), &v, 0), MGUARD_OK);
-    assert_int_equal(mguard_cache_remove(c, MGUARD_CACHE_KEYS(&k[4])), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[4]), NULL), MGUARD_OK);
     assert_non_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k[5]), compute_stale_99, &dl, &st));
     assert_int_equal(st, MGUARD_NOT_FOUND);
     mguard_cache_clear(c);
@@ -2808,7 +2822,7 @@ static void test_take_from_a_destructor_or_dropped_of_the_same_cache(void **stat
     memset(&t, 0, sizeof t);
     t.c = filled_cache(ctx, take_dtor, NULL, false, &t, k, 2);
     t.other = &k[1];
-    assert_int_equal(mguard_cache_remove(t.c, MGUARD_CACHE_KEYS(&k[0])), MGUARD_OK);   /* 0's destructor takes 1 */
+    assert_int_equal(mguard_cache_take(t.c, MGUARD_CACHE_KEYS(&k[0]), NULL), MGUARD_OK);   /* 0's destructor takes 1 */
     assert_int_equal(t.st, MGUARD_OK);
     assert_int_equal(t.got, 1);
     assert_int_equal(t.dl.n, 1);
@@ -2828,7 +2842,7 @@ static void test_take_from_a_destructor_or_dropped_of_the_same_cache(void **stat
     t.other = &d[0];                                         /* gone: NOT_FOUND from a callback */
     v = 4;
     assert_int_equal(mguard_cache_set(t.c, MGUARD_CACHE_KEYS(&k[3]), &v, 0), MGUARD_OK);
-    assert_int_equal(mguard_cache_remove(t.c, MGUARD_CACHE_KEYS(&k[3])), MGUARD_OK);
+    assert_int_equal(mguard_cache_take(t.c, MGUARD_CACHE_KEYS(&k[3]), NULL), MGUARD_OK);
     assert_int_equal(t.st, MGUARD_NOT_FOUND);
     mguard_cache_destroy(t.c);
     test_ctx_finish(ctx, NULL);

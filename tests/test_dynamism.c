@@ -20,6 +20,14 @@ static const char *fmt(const mguard_dyn *d)
     return buf;
 }
 
+/* Position k of path varies: mguard_dyn_dims with a buffer of k + 1 flags. */
+static bool varies_at(const mguard_dyn *d, const char *path, size_t k)
+{
+    bool v[8];
+    assert_true(k < 8);
+    return mguard_dyn_dims(d, path, NULL, v, k + 1) && v[k];
+}
+
 static void shape1(mguard_dyn *d, const char *path, int64_t a)
 {
     assert_int_equal(mguard_dyn_observe(d, path, &a, 1), MGUARD_OK);
@@ -179,9 +187,9 @@ static void test_nn_module_paths_in_either_form(void **state)
         "\"L['self']['_modules']['y']['x']\": (True,), "
         "\"L['self']['n_input']\": (True,), "
         "\"L['self']['n_output']\": (False,)}}");
-    assert_true(mguard_dyn_varies(d, "L.self.n_input", 0));
-    assert_true(mguard_dyn_varies(d, "L['self'].n_input", 0));
-    assert_false(mguard_dyn_varies(d, "L.self.n_output", 0));
+    assert_true(varies_at(d, "L.self.n_input", 0));
+    assert_true(varies_at(d, "L['self'].n_input", 0));
+    assert_false(varies_at(d, "L.self.n_output", 0));
     mguard_ctx_destroy(ctx);
 }
 
@@ -193,13 +201,17 @@ static void test_rank_may_change_between_examples(void **state)
     mguard_dyn *d = mguard_dyn_create(ctx);
     int64_t a[2] = {2, 3}, b[3] = {2, 4, 5}, c[1] = {2};
     bool dyn[4];
+    size_t rank = 99;
     (void)state;
     mguard_dyn_observe(d, "L['x']", a, 2);
     mguard_dyn_observe(d, "L['x']", b, 3);     /* position 2 seen once: static */
-    assert_int_equal(mguard_dyn_dims(d, "L['x']", dyn, 4), 3);
+    memset(dyn, 1, sizeof dyn);
+    assert_true(mguard_dyn_dims(d, "L['x']", &rank, dyn, 4));
+    assert_int_equal(rank, 3);
     assert_false(dyn[0]);
     assert_true(dyn[1]);
     assert_false(dyn[2]);
+    assert_false(dyn[3]);                      /* past the rank: false */
     mguard_dyn_observe(d, "L['x']", c, 1);     /* lower rank: only position 0 compared */
     assert_string_equal(fmt(d), "{'x': {\"L['x']\": (False, True, False)}}");
     b[2] = 6;
@@ -207,12 +219,17 @@ static void test_rank_may_change_between_examples(void **state)
     assert_string_equal(fmt(d), "{'x': {\"L['x']\": (False, True, True)}}");
     /* a dims buffer smaller than the rank gets the first positions */
     memset(dyn, 0, sizeof dyn);
-    assert_int_equal(mguard_dyn_dims(d, "L.x", dyn, 2), 3);
+    dyn[2] = true;
+    assert_true(mguard_dyn_dims(d, "L.x", &rank, dyn, 2));
+    assert_int_equal(rank, 3);
     assert_false(dyn[0]);
     assert_true(dyn[1]);
-    assert_false(dyn[2]);
-    assert_int_equal(mguard_dyn_dims(d, "L.x", NULL, 0), 3);
-    assert_false(mguard_dyn_varies(d, "L.x", 3));
+    assert_true(dyn[2]);                       /* past cap: untouched */
+    rank = 99;
+    assert_true(mguard_dyn_dims(d, "L.x", &rank, NULL, 4));   /* NULL varies: the rank alone */
+    assert_int_equal(rank, 3);
+    assert_true(varies_at(d, "L.x", 2));
+    assert_false(varies_at(d, "L.x", 3));
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -222,10 +239,14 @@ static void test_rank_zero_shape(void **state)
     mguard_ctx *ctx = test_ctx(NULL, NULL);
     mguard_dyn *d = mguard_dyn_create(ctx);
     mguard_dyn_iter it;
+    size_t rank = 99;
     (void)state;
     assert_int_equal(mguard_dyn_observe(d, "L['loss']", NULL, 0), MGUARD_OK);
-    assert_true(mguard_dyn_contains(d, "L.loss"));
-    assert_int_equal(mguard_dyn_dims(d, "L.loss", NULL, 0), 0);
+    assert_true(mguard_dyn_dims(d, "L.loss", &rank, NULL, 0));   /* observed, rank 0 */
+    assert_int_equal(rank, 0);
+    rank = 99;
+    assert_false(mguard_dyn_dims(d, "L.lost", &rank, NULL, 0));  /* never observed */
+    assert_int_equal(rank, 0);
     assert_string_equal(fmt(d), "{'loss': {\"L['loss']\": ()}}");
     it = mguard_dyn_iterate(d);
     assert_true(mguard_dyn_next(&it));
@@ -256,13 +277,13 @@ static void test_values_compare_as_python_numbers(void **state)
     mguard_dyn_observe(d, "L.g", &two, 1);
     mguard_dyn_observe_scalar(d, "L.h", 1.0 / 0.0);
     mguard_dyn_observe_scalar(d, "L.h", 1.0 / 0.0);
-    assert_false(mguard_dyn_varies(d, "L.a", 0));
-    assert_false(mguard_dyn_varies(d, "L.b", 0));
-    assert_false(mguard_dyn_varies(d, "L.c", 0));
-    assert_true(mguard_dyn_varies(d, "L.e", 0));
-    assert_true(mguard_dyn_varies(d, "L.f", 0));
-    assert_true(mguard_dyn_varies(d, "L.g", 0));
-    assert_false(mguard_dyn_varies(d, "L.h", 0));
+    assert_false(varies_at(d, "L.a", 0));
+    assert_false(varies_at(d, "L.b", 0));
+    assert_false(varies_at(d, "L.c", 0));
+    assert_true(varies_at(d, "L.e", 0));
+    assert_true(varies_at(d, "L.f", 0));
+    assert_true(varies_at(d, "L.g", 0));
+    assert_false(varies_at(d, "L.h", 0));
     mguard_ctx_destroy(ctx);
 }
 
@@ -375,8 +396,8 @@ static void test_long_paths(void **state)
     shape1(d, path, 2);
     mguard_dyn_normalize_name(path, canon, sizeof canon);
     assert_int_equal(strlen(canon), 1 + 150 * strlen("['abcdef']"));
-    assert_true(mguard_dyn_varies(d, canon, 0));
-    assert_true(mguard_dyn_varies(d, path, 0));
+    assert_true(varies_at(d, canon, 0));
+    assert_true(varies_at(d, path, 0));
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }
@@ -390,6 +411,7 @@ static void test_bad_input_is_refused(void **state)
     mguard_dyn *d = mguard_dyn_create(ctx);
     int64_t one = 1;
     bool b[2];
+    size_t rank;
     int fake[32];
     (void)state;
     memset(fake, 0, sizeof fake);
@@ -408,13 +430,17 @@ static void test_bad_input_is_refused(void **state)
     assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(log.warnings, 4);
     assert_int_equal(mguard_dyn_count(d), 0);
-    assert_int_equal(mguard_dyn_dims(NULL, "L.x", b, 2), 0);
-    assert_int_equal(mguard_dyn_dims(d, NULL, b, 2), 0);
-    assert_int_equal(mguard_dyn_dims(d, "L.unknown", b, 2), 0);
-    assert_false(mguard_dyn_varies(NULL, "L.x", 0));
-    assert_false(mguard_dyn_varies(d, NULL, 0));
-    assert_false(mguard_dyn_contains(NULL, "L.x"));
-    assert_false(mguard_dyn_contains(d, NULL));
+    b[0] = b[1] = true;
+    rank = 99;
+    assert_false(mguard_dyn_dims(NULL, "L.x", &rank, b, 2));
+    assert_true(rank == 0 && !b[0] && !b[1]);   /* not observed: rank 0, no position varies */
+    b[0] = true;
+    assert_false(mguard_dyn_dims(d, NULL, &rank, b, 1));
+    assert_false(b[0]);
+    assert_false(mguard_dyn_dims(d, "L.unknown", NULL, b, 2));
+    assert_false(mguard_dyn_dims((mguard_dyn *)(void *)fake, "L.x", &rank, b, 2));
+    assert_false(varies_at(NULL, "L.x", 0));
+    assert_false(varies_at(d, NULL, 0));
     assert_int_equal(mguard_dyn_count(NULL), 0);
     assert_int_equal(mguard_dyn_format(NULL, NULL, 0), 0);
     assert_ctx_ok(ctx);
@@ -519,7 +545,7 @@ static void test_a_path_outlives_the_same_text_elsewhere(void **state)
     assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&obj), &dep, "L['k'][0]"), MGUARD_OK);
     assert_int_equal(mguard_dyn_observe_scalar(d, "L['k'][0]", 1.0), MGUARD_OK);
     mguard_cache_destroy(c);
-    assert_true(mguard_dyn_contains(d, "L['k'][0]"));
+    assert_true(mguard_dyn_dims(d, "L['k'][0]", NULL, NULL, 0));
     it = mguard_dyn_iterate(d);
     assert_true(mguard_dyn_next(&it));
     assert_string_equal(it.path, "L['k'][0]");

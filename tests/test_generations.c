@@ -9,8 +9,8 @@ static void test_untagged_object_has_generation_minus_one(void **state)
     (void)state;
     assert_int_equal(mguard_gen_current(ctx), 0);
     assert_int_equal(mguard_gen_get(ctx, &obj), -1);
-    assert_false(mguard_gen_is_current(ctx, &obj));
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_false(mguard_gen_is_dynamic(ctx, &obj, NULL));
+    assert_int_equal(mgt_objects(ctx), 0);
     mguard_ctx_destroy(ctx);
 }
 
@@ -21,13 +21,14 @@ static void test_objects_made_after_advance_are_dynamic(void **state)
     (void)state;
     assert_int_equal(mguard_gen_tag(ctx, &old_obj), MGUARD_OK);
     assert_int_equal(mguard_gen_get(ctx, &old_obj), 0);
-    assert_true(mguard_gen_is_current(ctx, &old_obj));    /* tagged in the current generation */
+    assert_true(mguard_gen_is_dynamic(ctx, &old_obj, NULL));    /* tagged in the current generation */
+    assert_true(mguard_gen_is_since(ctx, &old_obj, mguard_gen_current(ctx)));   /* the same question */
     assert_int_equal(mguard_gen_advance(ctx), 1);
     assert_int_equal(mguard_gen_current(ctx), 1);
-    assert_false(mguard_gen_is_current(ctx, &old_obj));
+    assert_false(mguard_gen_is_dynamic(ctx, &old_obj, NULL));
     assert_int_equal(mguard_gen_tag(ctx, &new_obj), MGUARD_OK);
     assert_int_equal(mguard_gen_get(ctx, &new_obj), 1);
-    assert_true(mguard_gen_is_current(ctx, &new_obj));
+    assert_true(mguard_gen_is_dynamic(ctx, &new_obj, NULL));
     assert_true(mguard_gen_is_dynamic(ctx, &new_obj, &cls));
     assert_false(mguard_gen_is_dynamic(ctx, &old_obj, &cls));
     assert_int_equal(mguard_gen_advance(ctx), 2);
@@ -45,7 +46,7 @@ static void test_retag_moves_object_to_current_generation(void **state)
     mguard_gen_advance(ctx);
     mguard_gen_tag(ctx, &obj);   /* like the reference's __setstate__ re-tag */
     assert_int_equal(mguard_gen_get(ctx, &obj), 2);
-    assert_true(mguard_gen_is_current(ctx, &obj));
+    assert_true(mguard_gen_is_dynamic(ctx, &obj, NULL));
     mguard_ctx_destroy(ctx);
 }
 
@@ -54,10 +55,10 @@ static void test_dynamic_class_makes_every_instance_dynamic(void **state)
     mguard_ctx *ctx = test_ctx(NULL, NULL);
     static int cls, other_cls, obj;
     (void)state;
-    assert_false(mguard_gen_is_class_dynamic(ctx, &cls));
+    assert_false(mguard_gen_is_dynamic(ctx, NULL, &cls));
     assert_int_equal(mguard_gen_mark_class_dynamic(ctx, &cls), MGUARD_OK);
-    assert_true(mguard_gen_is_class_dynamic(ctx, &cls));
-    assert_false(mguard_gen_is_class_dynamic(ctx, &other_cls));
+    assert_true(mguard_gen_is_dynamic(ctx, NULL, &cls));
+    assert_false(mguard_gen_is_dynamic(ctx, NULL, &other_cls));
     assert_true(mguard_gen_is_dynamic(ctx, &obj, &cls));        /* untagged obj */
     assert_false(mguard_gen_is_dynamic(ctx, &obj, &other_cls));
     assert_false(mguard_gen_is_dynamic(ctx, &obj, NULL));
@@ -79,13 +80,13 @@ static void test_clear_resets_generation_tags_and_marks(void **state)
     assert_int_equal(mguard_gen_current(ctx), 0);
     assert_int_equal(mguard_gen_get(ctx, &obj), -1);
     assert_int_equal(mguard_gen_get(ctx, &watched), -1);
-    assert_false(mguard_gen_is_current(ctx, &obj));
-    assert_false(mguard_gen_is_class_dynamic(ctx, &cls));
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_false(mguard_gen_is_dynamic(ctx, &obj, NULL));
+    assert_false(mguard_gen_is_dynamic(ctx, NULL, &cls));
+    assert_int_equal(mgt_objects(ctx), 0);
     assert_ctx_ok(ctx);
     /* tagging after clear starts again at generation 0 */
     mguard_gen_tag(ctx, &obj);
-    assert_true(mguard_gen_is_current(ctx, &obj));
+    assert_true(mguard_gen_is_dynamic(ctx, &obj, NULL));
     mguard_ctx_destroy(ctx);
 }
 
@@ -99,8 +100,8 @@ static void test_death_forgets_tag_and_mark(void **state)
     mguard_on_destroy(ctx, &slot);
     /* a new object at the same address is untagged and not a dynamic class */
     assert_int_equal(mguard_gen_get(ctx, &slot), -1);
-    assert_false(mguard_gen_is_class_dynamic(ctx, &slot));
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_false(mguard_gen_is_dynamic(ctx, NULL, &slot));
+    assert_int_equal(mgt_objects(ctx), 0);
     mguard_ctx_destroy(ctx);
 }
 
@@ -129,7 +130,7 @@ static void test_is_since_compares_with_any_generation(void **state)
     assert_false(mguard_gen_is_since(ctx, &never, 0));   /* untagged: old */
     assert_false(mguard_gen_is_since(NULL, &a, 0));
     assert_false(mguard_gen_is_since(ctx, NULL, 0));
-    assert_int_equal(mguard_ctx_object_count(ctx), 3);    /* questions add nothing */
+    assert_int_equal(mgt_objects(ctx), 3);    /* questions add nothing */
     mguard_ctx_destroy(ctx);
 }
 
@@ -151,17 +152,17 @@ static void test_strict_context_counts_an_untagged_object_as_dynamic(void **stat
     assert_non_null(ctx);
     mguard_gen_tag(ctx, &tagged);
     mguard_gen_advance(ctx);
-    assert_false(mguard_gen_is_current(ctx, &tagged));   /* tagged and old: old */
+    assert_false(mguard_gen_is_dynamic(ctx, &tagged, NULL));   /* tagged and old: old */
     assert_int_equal(log.warnings, 0);
-    assert_true(mguard_gen_is_current(ctx, &forgot));    /* never tagged: dynamic */
+    assert_true(mguard_gen_is_dynamic(ctx, &forgot, NULL));    /* never tagged: dynamic */
     assert_int_equal(log.warnings, 1);
     assert_int_equal(log.code, MGUARD_LOG_GEN_UNTAGGED);
     assert_true(mguard_gen_is_dynamic(ctx, &forgot2, &cls));
     assert_true(mguard_gen_is_since(ctx, &forgot2, 7));
     assert_int_equal(log.warnings, 1);                    /* once per context */
     assert_int_equal(mguard_gen_get(ctx, &forgot), -1);   /* still untagged */
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);
-    assert_false(mguard_gen_is_current(ctx, NULL));
+    assert_int_equal(mgt_objects(ctx), 1);
+    assert_false(mguard_gen_is_dynamic(ctx, NULL, NULL));
     mguard_ctx_destroy(ctx);
     /* the default: untagged counts as old, silently */
     ctx = test_ctx(&log, NULL);
@@ -184,17 +185,17 @@ static void test_gen_bad_input_and_out_of_memory(void **state)
     assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_gen_get(NULL, &obj), -1);
     assert_int_equal(mguard_gen_get(ctx, NULL), -1);
-    assert_false(mguard_gen_is_current(NULL, &obj));
+    assert_false(mguard_gen_is_dynamic(NULL, &obj, NULL));
     assert_int_equal(mguard_gen_current(NULL), -1);
     assert_int_equal(mguard_gen_advance(NULL), -1);
-    assert_false(mguard_gen_is_class_dynamic(NULL, &obj));
+    assert_false(mguard_gen_is_dynamic(NULL, NULL, &obj));
     assert_false(mguard_gen_is_dynamic(NULL, &obj, &obj));
     mguard_gen_clear(NULL);
     al.fail_at = al.calls + 1;
     assert_int_equal(mguard_gen_tag(ctx, &obj), MGUARD_ENOMEM);
     assert_int_equal(log.code, MGUARD_LOG_NOMEM);
     assert_int_equal(mguard_gen_get(ctx, &obj), -1);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
     assert_int_equal(al.live_blocks, 0);

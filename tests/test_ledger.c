@@ -122,25 +122,86 @@ static void teardown(void)
     assert_int_equal(H.retains, H.releases + H.forfeit);
 }
 
+/* The ledger's queries through the functions that answer them: sizes by
+   mguard_ledger_get_stats, tracked/modified/pending by get and pending
+   (NULL outs), the diff by diff_items and diff_format. */
+static mguard_ledger_stats l_stats(const mguard_ledger *L)
+{
+    mguard_ledger_stats s;
+    memset(&s, 0xff, sizeof s);
+    assert_int_equal(mguard_ledger_get_stats(L, &s), MGUARD_OK);
+    return s;
+}
+
+static bool l_tracked(const mguard_ledger *L, const void *obj) { return mguard_ledger_get(L, obj, NULL) == MGUARD_OK; }
+
+static bool l_modified(const mguard_ledger *L, const void *obj)
+{
+    mguard_ledger_entry e;
+    return mguard_ledger_get(L, obj, &e) == MGUARD_OK && e.modified;
+}
+
+/* attr NULL: any attribute of obj (the entry's writes) */
+static bool l_pending(const mguard_ledger *L, const void *obj, const char *attr)
+{
+    mguard_ledger_entry e;
+    mguard_status st;
+    if (!attr) return mguard_ledger_get(L, obj, &e) == MGUARD_OK && e.writes > 0;
+    st = mguard_ledger_pending(L, obj, attr, NULL);
+    return st == MGUARD_OK || st == MGUARD_DELETED;
+}
+
+/* apply would do nothing */
+static bool l_empty(const mguard_ledger *L)
+{
+    mguard_ledger_stats s = l_stats(L);
+    return s.modified == 0 && s.records == 0 && s.hooks == 0;
+}
+
+static size_t d_count(const mguard_ledger_diff_result *r)
+{
+    size_t n = 99;
+    mguard_ledger_diff_items(r, &n);
+    return n;
+}
+
+static const mguard_ledger_diff_item *d_item(const mguard_ledger_diff_result *r, size_t i)
+{
+    size_t n;
+    const mguard_ledger_diff_item *items = mguard_ledger_diff_items(r, &n);
+    return i < n ? &items[i] : NULL;
+}
+
+/* The diff's text (until the next call), its length checked snprintf-style. */
+static const char *d_text(const mguard_ledger_diff_result *r)
+{
+    static char buf[8192];
+    size_t n = mguard_ledger_diff_format(r, NULL, 0);
+    assert_true(n < sizeof buf);
+    assert_int_equal(mguard_ledger_diff_format(r, buf, sizeof buf), n);
+    assert_int_equal(strlen(buf), n);
+    return buf;
+}
+
 /* A line per object and write, records and hooks: the observable state. */
 static void dump(const mguard_ledger *L, char *out, size_t size)
 {
-    mguard_ledger_iter it = mguard_ledger_iterate(L, false);
+    mguard_ledger_iter it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     size_t n = 0;
     out[0] = 0;
 #define DUMPF(...) do { if (n < size) n += (size_t)snprintf(out + n, size - n, __VA_ARGS__); } while (0)
     while (mguard_ledger_next(&it)) {
-        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, it.obj);
+        mguard_ledger_iter w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, it.obj);
         DUMPF("%s:%s:%s%s{", ((const tobj *)it.obj)->name, mguard_ledger_kind_str(it.kind),
               it.source ? it.source : "-", it.modified ? "*" : "");
         while (mguard_ledger_next(&w))
             DUMPF("%s=%s;", w.attr, w.deleted ? "<del>" : w.value ? ((const tobj *)w.value)->name : "NULL");
         DUMPF("} ");
     }
-    it = mguard_ledger_iterate_records(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     while (mguard_ledger_next(&it))
         DUMPF("R%s(%s) ", it.tag, it.payload ? ((const tobj *)it.payload)->name : "NULL");
-    it = mguard_ledger_iterate_hooks(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
     while (mguard_ledger_next(&it))
         DUMPF("H%d:%s.%s=%s ", it.id, ((const tobj *)it.obj)->name, it.name ? it.name : "-",
               it.fn ? ((const tobj *)it.fn)->name : "NULL");
@@ -171,8 +232,8 @@ static void test_track_each_kind_and_read_its_entry(void **state)
     strcpy(src, "garbage");   /* the source was copied */
     assert_int_equal(mguard_ledger_track(L, &p, MGUARD_LEDGER_NEW, "Point"), MGUARD_OK);
     assert_int_equal(mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, NULL), MGUARD_OK);
-    assert_int_equal(mguard_ledger_count(L), 3);
-    assert_true(mguard_ledger_contains(L, &x));
+    assert_int_equal(l_stats(L).entries, 3);
+    assert_true(l_tracked(L, &x));
     assert_int_equal(mguard_ledger_get(L, &x, &e), MGUARD_OK);
     assert_ptr_equal(e.obj, &x);
     assert_int_equal(e.kind, MGUARD_LEDGER_EXISTING);
@@ -210,7 +271,7 @@ static void test_track_twice_returns_eexist_and_changes_nothing(void **state)
     assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_CONTAINER, NULL), MGUARD_EEXIST);
     assert_int_equal(log.warnings, 3);
     assert_int_equal(log.code, MGUARD_LOG_LEDGER_TRACKED);
-    assert_int_equal(mguard_ledger_count(L), 1);
+    assert_int_equal(l_stats(L).entries, 1);
     assert_int_equal(mguard_ledger_get(L, &x, &e), MGUARD_OK);
     assert_int_equal(e.kind, MGUARD_LEDGER_EXISTING);
     assert_string_equal(e.source, "G.x");
@@ -230,8 +291,8 @@ static void test_track_of_an_unknown_kind_is_einval_and_logged(void **state)
     assert_int_equal(mguard_ledger_track(L, &x, (mguard_ledger_kind)(MGUARD_LEDGER_CONTAINER + 1), NULL), MGUARD_EINVAL);
     assert_int_equal(log.warnings, 2);
     assert_int_equal(log.code, MGUARD_LOG_BAD_ENUM);
-    assert_int_equal(mguard_ledger_count(L), 0);
-    assert_false(mguard_ledger_contains(L, &x));
+    assert_int_equal(l_stats(L).entries, 0);
+    assert_false(l_tracked(L, &x));
     assert_int_equal(x.rc, 0);
     teardown();
 }
@@ -253,7 +314,7 @@ static void test_delete_after_storing_null_is_recorded(void **state)
     assert_string_equal(dumps(L), "x:existing:-*{a=<del>;} ");
     assert_int_equal(mguard_ledger_store_attr(L, &x, "a", NULL), MGUARD_OK);
     assert_string_equal(dumps(L), "x:existing:-*{a=NULL;} ");
-    assert_int_equal(mguard_ledger_write_count(L), 1);
+    assert_int_equal(l_stats(L).writes, 1);
     teardown();
 }
 
@@ -280,7 +341,7 @@ static void test_store_load_and_overwrite_keeps_the_first_place(void **state)
     assert_string_equal(H.trace, "+x +one +two -one");
     /* storing the same value again changes nothing */
     assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &two), MGUARD_OK);
-    assert_int_equal(mguard_ledger_write_count(L), 3);
+    assert_int_equal(l_stats(L).writes, 3);
     teardown();
 }
 
@@ -299,7 +360,7 @@ static void test_load_deleted_attribute_returns_deleted(void **state)
     /* deleting an attribute never written records the deletion too */
     assert_int_equal(mguard_ledger_delete_attr(L, &x, "b"), MGUARD_OK);
     assert_int_equal(mguard_ledger_pending(L, &x, "b", &v), MGUARD_DELETED);
-    assert_true(mguard_ledger_is_pending(L, &x, "b"));
+    assert_true(l_pending(L, &x, "b"));
     assert_string_equal(dumps(L), "x:existing:-*{a=<del>;b=<del>;} ");
     /* storing again after the deletion */
     mguard_ledger_store_attr(L, &x, "a", &one);
@@ -341,28 +402,106 @@ static void test_attribute_names_compare_by_content(void **state)
     strcpy(name, "zzzzzz");
     assert_int_equal(mguard_ledger_pending(L, &x, "weight", &v), MGUARD_OK);
     assert_ptr_equal(v, &one);
-    w = mguard_ledger_iterate_writes(L, &x);
+    w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, &x);
     assert_true(mguard_ledger_next(&w));
     assert_string_equal(w.attr, "weight");
     assert_ptr_equal(w.attr, mguard_intern(H.ctx, "weight"));
     teardown();
 }
 
-static void test_has_pending_for_one_attribute_or_any(void **state)
+/* pending with a NULL value pointer answers only the status, and a miss
+   is a question's answer, not misuse: nothing logged. Any attribute: the
+   entry's writes. */
+static void test_pending_with_a_null_value_gives_the_status_only(void **state)
 {
-    mguard_ledger *L = setup(NULL, NULL);
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    mguard_ledger_entry e;
     OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(one, "one", 1);
     (void)state;
     mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_track(L, &p, MGUARD_LEDGER_NEW, "P");
-    assert_false(mguard_ledger_is_pending(L, &x, NULL));
-    assert_false(mguard_ledger_is_pending(L, &p, NULL));
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", NULL), MGUARD_NOT_FOUND);
     mguard_ledger_store_attr(L, &x, "a", &one);
-    assert_true(mguard_ledger_is_pending(L, &x, NULL));
-    assert_true(mguard_ledger_is_pending(L, &x, "a"));
-    assert_false(mguard_ledger_is_pending(L, &x, "b"));
-    assert_false(mguard_ledger_is_pending(L, &one, NULL));   /* untracked */
-    assert_false(mguard_ledger_is_pending(NULL, &x, NULL));
+    mguard_ledger_delete_attr(L, &x, "b");
+    assert_int_equal(mguard_ledger_pending(L, &x, "a", NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_pending(L, &x, "b", NULL), MGUARD_DELETED);
+    assert_int_equal(mguard_ledger_pending(L, &x, "c", NULL), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_pending(L, &one, "a", NULL), MGUARD_NOT_FOUND);   /* untracked */
+    assert_int_equal(log.count, 0);
+    assert_int_equal(mguard_ledger_get(L, &x, &e), MGUARD_OK);
+    assert_int_equal(e.writes, 2);
+    assert_int_equal(mguard_ledger_get(L, &p, &e), MGUARD_OK);
+    assert_int_equal(e.writes, 0);
+    assert_int_equal(mguard_ledger_pending(NULL, &x, "a", NULL), MGUARD_EINVAL);
+    teardown();
+}
+
+/* get with a NULL out says only whether the object is tracked. */
+static void test_get_with_a_null_entry_says_whether_tracked(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    OBJ(x, "x", 0); OBJ(one, "one", 1);
+    (void)state;
+    assert_int_equal(mguard_ledger_get(L, &x, NULL), MGUARD_NOT_FOUND);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    assert_int_equal(mguard_ledger_get(L, &x, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_get(L, &one, NULL), MGUARD_NOT_FOUND);
+    assert_int_equal(log.count, 0);
+    teardown();
+}
+
+/* Misuse of the walks and the sizes: an empty walk or EINVAL, one line of its code. */
+static void test_unknown_walk_and_null_stats_out_are_logged(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL);
+    mguard_ledger_iter it;
+    OBJ(x, "x", 0);
+    (void)state;
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    it = mguard_ledger_iterate(L, (mguard_ledger_walk)0, &x);
+    assert_false(mguard_ledger_next(&it));
+    assert_int_equal(log.code, MGUARD_LOG_BAD_ENUM);
+    it = mguard_ledger_iterate(L, (mguard_ledger_walk)6, NULL);
+    assert_false(mguard_ledger_next(&it));
+    assert_int_equal(log.code, MGUARD_LOG_BAD_ENUM);
+    assert_int_equal(mguard_ledger_get_stats(L, NULL), MGUARD_EINVAL);
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
+    assert_int_equal(log.warnings, 3);
+    teardown();
+}
+
+static void test_get_stats_counts_what_the_ledger_holds(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL);
+    mguard_ledger_stats s;
+    size_t empty_bytes;
+    int id;
+    OBJ(x, "x", 0); OBJ(p, "p", 0); OBJ(lst, "lst", 0); OBJ(one, "one", 1);
+    (void)state;
+    memset(&s, 0xff, sizeof s);
+    assert_int_equal(mguard_ledger_get_stats(L, &s), MGUARD_OK);
+    assert_int_equal(s.entries + s.modified + s.writes + s.records + s.hooks, 0);
+    empty_bytes = s.storage_bytes;
+    assert_true(empty_bytes > 0);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_track(L, &p, MGUARD_LEDGER_NEW, "P");
+    mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &one);
+    mguard_ledger_delete_attr(L, &x, "b");
+    mguard_ledger_record(L, "r", NULL);
+    mguard_ledger_register_hook(L, &x, "h", NULL, &id);
+    assert_int_equal(mguard_ledger_get_stats(L, &s), MGUARD_OK);
+    assert_int_equal(s.entries, 3);
+    assert_int_equal(s.modified, 2);   /* x (a write) and p (new) */
+    assert_int_equal(s.writes, 2);     /* the deletion counts */
+    assert_int_equal(s.records, 1);
+    assert_int_equal(s.hooks, 1);
+    assert_true(s.storage_bytes > empty_bytes);
+    mguard_ledger_mark_modified(L, &lst);
+    assert_int_equal(l_stats(L).modified, 3);
     teardown();
 }
 
@@ -375,19 +514,19 @@ static void test_is_modified_follows_the_reference_per_kind(void **state)
     mguard_ledger_track(L, &p, MGUARD_LEDGER_NEW, "P");
     mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, "G.lst");
     /* new objects are always modified; the others not yet */
-    assert_false(mguard_ledger_is_modified(L, &x));
-    assert_true(mguard_ledger_is_modified(L, &p));
-    assert_false(mguard_ledger_is_modified(L, &lst));
-    assert_int_equal(mguard_ledger_modified_count(L), 1);
+    assert_false(l_modified(L, &x));
+    assert_true(l_modified(L, &p));
+    assert_false(l_modified(L, &lst));
+    assert_int_equal(l_stats(L).modified, 1);
     /* existing: modified by a pending write (a deletion counts) */
     mguard_ledger_delete_attr(L, &x, "a");
-    assert_true(mguard_ledger_is_modified(L, &x));
+    assert_true(l_modified(L, &x));
     /* mutable container: modified when marked */
     assert_int_equal(mguard_ledger_mark_modified(L, &lst), MGUARD_OK);
     assert_int_equal(mguard_ledger_mark_modified(L, &lst), MGUARD_OK);
-    assert_true(mguard_ledger_is_modified(L, &lst));
-    assert_int_equal(mguard_ledger_modified_count(L), 3);
-    assert_false(mguard_ledger_is_modified(L, &one));  /* untracked */
+    assert_true(l_modified(L, &lst));
+    assert_int_equal(l_stats(L).modified, 3);
+    assert_false(l_modified(L, &one));  /* untracked */
     teardown();
 }
 
@@ -406,7 +545,7 @@ static void test_writes_to_untracked_or_mutable_entries_are_einval(void **state)
     assert_int_equal(log.code, MGUARD_LOG_LEDGER_CONTAINER);
     assert_int_equal(mguard_ledger_pending(L, &lst, "a", &v), MGUARD_EINVAL);
     assert_int_equal(log.warnings, 4);
-    assert_int_equal(mguard_ledger_write_count(L), 0);
+    assert_int_equal(l_stats(L).writes, 0);
     assert_int_equal(one.rc, 0);
     teardown();
 }
@@ -422,7 +561,7 @@ static void test_mark_modified_is_only_for_mutable_containers(void **state)
     assert_int_equal(log.code, MGUARD_LOG_LEDGER_NOT_CONTAINER);
     assert_int_equal(mguard_ledger_mark_modified(L, &y), MGUARD_EINVAL);
     assert_int_equal(log.code, MGUARD_LOG_LEDGER_UNTRACKED);
-    assert_false(mguard_ledger_is_modified(L, &x));
+    assert_false(l_modified(L, &x));
     teardown();
 }
 
@@ -446,7 +585,7 @@ static void test_iteration_is_tracking_order_then_first_record_order(void **stat
     /* modified only: b and a, then c; an existing object without writes is
        skipped */
     mguard_ledger_track(L, &v, MGUARD_LEDGER_EXISTING, NULL);
-    it = mguard_ledger_iterate(L, true);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_MODIFIED, NULL);
     while (mguard_ledger_next(&it)) {
         strcat(seen, ((const tobj *)it.obj)->name);
         assert_true(it.modified);
@@ -472,7 +611,7 @@ static void test_iteration_survives_removals_and_compaction(void **state)
         o[i].name = names[i];
         mguard_ledger_track(L, &o[i], MGUARD_LEDGER_EXISTING, NULL);
     }
-    it = mguard_ledger_iterate(L, false);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     epoch0 = it.epoch_;
     while (mguard_ledger_next(&it)) {
         int k = (int)((const tobj *)it.obj - o);
@@ -535,7 +674,7 @@ static void test_iteration_resumes_at_the_next_live_object_after_compaction(void
     (void)state;
     name_objs(o, names, 9, "");
     for (i = 0; i < 8; i++) assert_int_equal(mguard_ledger_track(L, &o[i], MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
-    it = mguard_ledger_iterate(L, false);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     epoch0 = it.epoch_;
     while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.obj);
@@ -575,9 +714,9 @@ static void test_iteration_continues_exactly_across_restore(void **state)
     assert_non_null(cp);
     /* drop n0..n5 (new, unreachable), then compact by tracking f */
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
-    epoch0 = mguard_ledger_iterate(L, false).epoch_;
+    epoch0 = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL).epoch_;
     assert_int_equal(mguard_ledger_track(L, &f, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
-    it = mguard_ledger_iterate(L, false);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     assert_true(it.epoch_ != epoch0);   /* compacted: c, d, f at 0, 1, 2 */
     while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.obj);
@@ -603,7 +742,7 @@ static void test_iteration_continues_exactly_across_clear(void **state)
     mguard_ledger_track(L, &b, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_track(L, &c, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_track(L, &d, MGUARD_LEDGER_EXISTING, NULL);
-    it = mguard_ledger_iterate(L, false);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.obj);
         if (it.obj == &b) {
@@ -613,16 +752,16 @@ static void test_iteration_continues_exactly_across_clear(void **state)
         }
     }
     assert_string_equal(seen, "a b e f");
-    assert_int_equal(mguard_ledger_count(L), 2);
+    assert_int_equal(l_stats(L).entries, 2);
     /* a clear with nothing tracked after it ends the walk */
     seen[0] = 0;
-    it = mguard_ledger_iterate(L, false);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.obj);
         mguard_ledger_clear(L);
     }
     assert_string_equal(seen, "e");
-    assert_int_equal(mguard_ledger_count(L), 0);
+    assert_int_equal(l_stats(L).entries, 0);
     assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     teardown();
 }
@@ -638,7 +777,7 @@ static void test_write_iteration_survives_removal_of_the_next_write(void **state
     mguard_ledger_store_attr(L, &x, "a", &v1);
     mguard_ledger_store_attr(L, &x, "b", &v2);
     mguard_ledger_store_attr(L, &x, "c", &v3);
-    w = mguard_ledger_iterate_writes(L, &x);
+    w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, &x);
     assert_true(mguard_ledger_next(&w));
     strcat(seen, w.attr);
     mguard_on_destroy(H.ctx, &v2);       /* drops x.b, the next write */
@@ -660,8 +799,8 @@ static void test_records_keep_their_order_and_hold_payloads(void **state)
     assert_int_equal(mguard_ledger_record(L, "save_for_backward", &c1), MGUARD_OK);
     assert_int_equal(mguard_ledger_record(L, "save_for_backward", &c2), MGUARD_OK);
     assert_int_equal(mguard_ledger_record(L, "mark", NULL), MGUARD_OK);
-    assert_int_equal(mguard_ledger_record_count(L), 3);
-    it = mguard_ledger_iterate_records(L);
+    assert_int_equal(l_stats(L).records, 3);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     assert_true(mguard_ledger_next(&it));
     assert_ptr_equal(it.payload, &c1);
     assert_true(mguard_ledger_next(&it));
@@ -673,7 +812,7 @@ static void test_records_keep_their_order_and_hold_payloads(void **state)
     assert_false(mguard_ledger_next(&it));
     assert_null(it.tag);
     assert_int_equal(c1.rc, 1);
-    assert_false(mguard_ledger_is_empty(L));
+    assert_false(l_empty(L));
     teardown();
 }
 
@@ -702,8 +841,8 @@ static void test_hook_ids_are_the_smallest_free_id_from_the_live_count(void **st
     mguard_ledger_register_hook(L, &t, "x", &f, &id);
     assert_int_equal(id, 1);           /* {4} live -> 1 is free */
     assert_int_equal(mguard_ledger_remove_hook(L, 7), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_ledger_hook_count(L), 2);
-    h = mguard_ledger_iterate_hooks(L);
+    assert_int_equal(l_stats(L).hooks, 2);
+    h = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
     assert_true(mguard_ledger_next(&h));
     assert_int_equal(h.id, 4);
     assert_null(h.name);
@@ -736,7 +875,7 @@ static void test_record_walk_survives_removals_and_additions(void **state)
     mguard_ledger_record(L, "r", &p2);
     mguard_ledger_record(L, "r", &p3);
     mguard_ledger_record(L, "r", &p4);
-    it = mguard_ledger_iterate_records(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.payload);
         if (it.payload == &p1) {
@@ -765,7 +904,7 @@ static void test_hook_walk_survives_removals_additions_and_restore(void **state)
     (void)state;
     fs[0] = &f0; fs[1] = &f1; fs[2] = &f2; fs[3] = &f3;
     for (i = 0; i < 4; i++) assert_int_equal(mguard_ledger_register_hook(L, &t, "h", fs[i], &id[i]), MGUARD_OK);
-    it = mguard_ledger_iterate_hooks(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
     while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.fn);
         if (it.fn == &f0) {
@@ -780,7 +919,7 @@ static void test_hook_walk_survives_removals_additions_and_restore(void **state)
     cp = mguard_ledger_clone(L);
     assert_int_equal(mguard_ledger_remove_hook(L, late), MGUARD_OK);
     seen[0] = 0;
-    it = mguard_ledger_iterate_hooks(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
     while (mguard_ledger_next(&it)) {
         seen_add(seen, sizeof seen, it.fn);
         if (it.fn == &f2) assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);
@@ -816,13 +955,13 @@ static void test_clone_is_independent_both_ways(void **state)
     mguard_ledger_remove_hook(C, id);
     assert_int_equal(mguard_ledger_pending(L, &x, "a", &v), MGUARD_OK);
     assert_ptr_equal(v, &one);
-    assert_false(mguard_ledger_contains(L, &q));
-    assert_int_equal(mguard_ledger_record_count(L), 1);
-    assert_int_equal(mguard_ledger_hook_count(L), 1);
+    assert_false(l_tracked(L, &q));
+    assert_int_equal(l_stats(L).records, 1);
+    assert_int_equal(l_stats(L).hooks, 1);
     /* ... nor the other way (the reference shares two lists here) */
     mguard_ledger_record(L, "r3", NULL);
     mguard_ledger_delete_attr(L, &x, "a");
-    assert_int_equal(mguard_ledger_record_count(C), 2);
+    assert_int_equal(l_stats(C).records, 2);
     assert_int_equal(mguard_ledger_pending(C, &x, "a", &v), MGUARD_OK);
     assert_ptr_equal(v, &two);
     assert_false(mguard_ledger_equal(L, C));
@@ -879,9 +1018,9 @@ static void test_a_clone_grows_out_of_its_single_block(void **state)
         assert_int_equal(mguard_ledger_register_hook(C, &o[i], "h", NULL, &id), MGUARD_OK);
     }
     assert_int_equal(mgt_ledger_check(C), MGUARD_OK);
-    assert_int_equal(mguard_ledger_count(C), 50);
-    assert_int_equal(mguard_ledger_count(L), 5);
-    assert_int_equal(mguard_ledger_hook_count(L), 1);
+    assert_int_equal(l_stats(C).entries, 50);
+    assert_int_equal(l_stats(L).entries, 5);
+    assert_int_equal(l_stats(L).hooks, 1);
     assert_int_equal(mguard_ledger_restore(C, L), MGUARD_OK);
     assert_string_equal(dumps(C), "o:existing:-*{a=o;} o:existing:-*{a=o;} o:existing:-*{a=o;} o:existing:-*{a=o;} o:existing:-*{a=o;} Rr(o) H0:o.h=NULL ");
     mguard_ledger_destroy(C);
@@ -901,17 +1040,16 @@ static void test_clone_copies_the_storage_bytes(void **state)
     memset(&d, 0, sizeof d);          /* no hooks: a clone is memcpy only */
     H.ctx = test_ctx(NULL, NULL);
     L = mguard_ledger_create(H.ctx, &d);
-    assert_int_equal(mguard_ledger_storage_bytes(NULL), 0);
-    bytes = mguard_ledger_storage_bytes(L);
+    bytes = l_stats(L).storage_bytes;
     assert_true(bytes > 0);
     for (i = 0; i < 100; i++) {
         mguard_ledger_track(L, &o[i], MGUARD_LEDGER_EXISTING, NULL);
         mguard_ledger_store_attr(L, &o[i], "a", &o[(i + 1) % 100]);
         mguard_ledger_store_attr(L, &o[i], "b", NULL);
     }
-    assert_true(mguard_ledger_storage_bytes(L) > bytes + 100 * 3 * 16);
+    assert_true(l_stats(L).storage_bytes > bytes + 100 * 3 * 16);
     C = mguard_ledger_clone(L);
-    assert_int_equal(mguard_ledger_storage_bytes(C), mguard_ledger_storage_bytes(L));
+    assert_int_equal(l_stats(C).storage_bytes, l_stats(L).storage_bytes);
     assert_true(mguard_ledger_equal(L, C));
     assert_int_equal(mgt_ledger_check(C), MGUARD_OK);
     mguard_ledger_destroy(C);
@@ -994,7 +1132,7 @@ static void test_diff_reports_every_kind_of_difference(void **state)
     mguard_ledger_remove_hook(B, 1);
 
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
-    assert_string_equal(mguard_ledger_diff_text(r),
+    assert_string_equal(d_text(r),
         "x.v: one -> three\n"
         "x.w: two -> <deleted>\n"
         "x.z: only in b: one\n"
@@ -1009,40 +1147,40 @@ static void test_diff_reports_every_kind_of_difference(void **state)
         "hook 0: x.grad fa -> x.grad fc\n"
         "hook 1: only in a: x.post fb\n"
         "hook 2: only in b: x.post2 fb\n");
-    assert_int_equal(mguard_ledger_diff_count(r), 14);
-    it = mguard_ledger_diff_at(r, 0);
+    assert_int_equal(d_count(r), 14);
+    it = d_item(r, 0);
     assert_int_equal(it->what, MGUARD_LEDGER_DIFF_ATTR_CHANGED);
     assert_ptr_equal(it->obj, &x);
     assert_string_equal(it->attr, "v");
     assert_true(it->a.present && it->b.present);
     assert_ptr_equal(it->a.value, &one);
     assert_ptr_equal(it->b.value, &three);
-    it = mguard_ledger_diff_at(r, 1);
+    it = d_item(r, 1);
     assert_true(it->b.deleted);
     assert_false(it->a.deleted);
-    it = mguard_ledger_diff_at(r, 3);
+    it = d_item(r, 3);
     assert_int_equal(it->what, MGUARD_LEDGER_DIFF_OBJECT_REMOVED);
     assert_int_equal(it->a.kind, MGUARD_LEDGER_NEW);
     assert_false(it->b.present);
-    it = mguard_ledger_diff_at(r, 6);
+    it = d_item(r, 6);
     assert_int_equal(it->what, MGUARD_LEDGER_DIFF_OBJECT_CHANGED);
     assert_int_equal(it->a.kind, MGUARD_LEDGER_EXISTING);
     assert_int_equal(it->b.kind, MGUARD_LEDGER_NEW);
-    it = mguard_ledger_diff_at(r, 9);
+    it = d_item(r, 9);
     assert_int_equal(it->what, MGUARD_LEDGER_DIFF_RECORD_CHANGED);
     assert_int_equal(it->index, 1);
-    it = mguard_ledger_diff_at(r, 13);
+    it = d_item(r, 13);
     assert_int_equal(it->what, MGUARD_LEDGER_DIFF_HOOK_ADDED);
     assert_int_equal(it->index, 2);
     assert_ptr_equal(it->b.obj, &x);
     assert_string_equal(it->b.name, "post2");
-    assert_null(mguard_ledger_diff_at(r, 14));
+    assert_null(d_item(r, 14));
     mguard_ledger_diff_free(r);
     /* the other direction mirrors it */
     assert_int_equal(mguard_ledger_diff(B, A, &r), MGUARD_OK);
-    assert_int_equal(mguard_ledger_diff_count(r), 14);
-    assert_ptr_equal(mguard_ledger_diff_at(r, 0)->a.value, &three);
-    assert_ptr_equal(mguard_ledger_diff_at(r, 0)->b.value, &one);
+    assert_int_equal(d_count(r), 14);
+    assert_ptr_equal(d_item(r, 0)->a.value, &three);
+    assert_ptr_equal(d_item(r, 0)->b.value, &one);
     mguard_ledger_diff_free(r);
     assert_false(mguard_ledger_equal(A, B));
     assert_int_equal(log.count, 0);
@@ -1065,14 +1203,52 @@ static void test_diff_reports_a_record_whose_tag_changed(void **state)
     mguard_ledger_record(B, "load", &one);
     assert_false(mguard_ledger_equal(A, B));
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
-    assert_string_equal(mguard_ledger_diff_text(r), "record 0: save(one) -> load(one)\n");
-    assert_int_equal(mguard_ledger_diff_count(r), 1);
-    it = mguard_ledger_diff_at(r, 0);
+    assert_string_equal(d_text(r), "record 0: save(one) -> load(one)\n");
+    assert_int_equal(d_count(r), 1);
+    it = d_item(r, 0);
     assert_int_equal(it->what, MGUARD_LEDGER_DIFF_RECORD_CHANGED);
     assert_int_equal(it->index, 0);
     assert_string_equal(it->a.name, "save");
     assert_string_equal(it->b.name, "load");
     mguard_ledger_diff_free(r);
+    teardown();
+}
+
+/* diff_format is snprintf-style: the length it needs, at most cap bytes
+   written, NUL-terminated when cap > 0 (buf NULL when cap is 0). */
+static void test_diff_format_is_snprintf_style(void **state)
+{
+    mguard_ledger *A = setup(NULL, NULL), *B;
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger_diff_result *r;
+    const mguard_ledger_diff_item *items;
+    size_t n;
+    char buf[40];
+    OBJ(one, "one", 1);
+    (void)state;
+    B = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_record(A, "save", &one);
+    mguard_ledger_record(B, "load", &one);
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
+    assert_int_equal(mguard_ledger_diff_format(r, NULL, 0), 33);
+    memset(buf, 'x', sizeof buf);
+    assert_int_equal(mguard_ledger_diff_format(r, buf, 0), 33);
+    assert_int_equal(buf[0], 'x');
+    assert_int_equal(mguard_ledger_diff_format(r, buf, 1), 33);
+    assert_string_equal(buf, "");
+    assert_int_equal(mguard_ledger_diff_format(r, buf, 8), 33);
+    assert_string_equal(buf, "record ");
+    assert_int_equal(buf[8], 'x');
+    assert_int_equal(mguard_ledger_diff_format(r, buf, 33), 33);
+    assert_string_equal(buf, "record 0: save(one) -> load(one)");
+    assert_int_equal(mguard_ledger_diff_format(r, buf, 34), 33);
+    assert_string_equal(buf, "record 0: save(one) -> load(one)\n");
+    items = mguard_ledger_diff_items(r, &n);
+    assert_int_equal(n, 1);
+    assert_ptr_equal(mguard_ledger_diff_items(r, NULL), items);
+    assert_int_equal(items[0].what, MGUARD_LEDGER_DIFF_RECORD_CHANGED);
+    mguard_ledger_diff_free(r);
+    mguard_ledger_destroy(B);
     teardown();
 }
 
@@ -1112,7 +1288,7 @@ static void test_diff_formats_objects_and_values_with_their_own_hooks(void **sta
     mguard_ledger_record(B, "save", &two);
     mguard_ledger_register_hook(B, &x, "grad", &f, &id);
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
-    assert_string_equal(mguard_ledger_diff_text(r),
+    assert_string_equal(d_text(r),
         "object <x>: only in b (existing, source \"G.x\")\n"
         "<x>.v: only in b: =1\n"
         "record 0: only in b: save(=2)\n"
@@ -1128,7 +1304,7 @@ static void test_diff_formats_objects_and_values_with_their_own_hooks(void **sta
     {
         char want[256];
         snprintf(want, sizeof want, "object %p: only in b (existing)\n%p.v: only in b: =1\n", (void *)&x, (void *)&x);
-        assert_string_equal(mguard_ledger_diff_text(r), want);
+        assert_string_equal(d_text(r), want);
     }
     mguard_ledger_diff_free(r);
     mguard_ledger_destroy(B);
@@ -1162,7 +1338,7 @@ static void test_diff_text_names_objects_with_the_contexts_describe_hook(void **
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
     snprintf(want, sizeof want, "object x#3: only in b (existing)\nx#3.v: only in b: %p\nobject %p: only in b (existing)\n",
              (void *)&one, (void *)&y);
-    assert_string_equal(mguard_ledger_diff_text(r), want);
+    assert_string_equal(d_text(r), want);
     mguard_ledger_diff_free(r);
     mguard_ctx_destroy(H.ctx);
 }
@@ -1172,6 +1348,7 @@ static void test_diff_of_equal_ledgers_is_empty(void **state)
     mguard_ledger *L = setup(NULL, NULL), *C, *M;
     mguard_ledger_desc d = full_desc();
     mguard_ledger_diff_result *r;
+    char buf[8];
     OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(uno, "uno", 1);
     (void)state;
     mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
@@ -1179,20 +1356,23 @@ static void test_diff_of_equal_ledgers_is_empty(void **state)
     C = mguard_ledger_clone(L);
     H.equal_calls = H.format_calls = 0;
     assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
-    assert_int_equal(mguard_ledger_diff_count(r), 0);
-    assert_string_equal(mguard_ledger_diff_text(r), "");
+    assert_int_equal(d_count(r), 0);
+    assert_string_equal(d_text(r), "");
     mguard_ledger_diff_free(r);
     /* a ledger equal by the hook (another pointer) also diffs empty */
     M = mguard_ledger_create(H.ctx, &d);
     mguard_ledger_track(M, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(M, &x, "a", &uno);
     assert_int_equal(mguard_ledger_diff(L, M, &r), MGUARD_OK);
-    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    assert_int_equal(d_count(r), 0);
     mguard_ledger_diff_free(r);
     assert_int_equal(H.equal_calls, 1);
     assert_int_equal(H.format_calls, 0);
-    assert_string_equal(mguard_ledger_diff_text(NULL), "");
-    assert_int_equal(mguard_ledger_diff_count(NULL), 0);
+    assert_int_equal(mguard_ledger_diff_format(NULL, NULL, 0), 0);
+    memset(buf, 'x', sizeof buf);
+    assert_int_equal(mguard_ledger_diff_format(NULL, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(d_count(NULL), 0);
     mguard_ledger_diff_free(NULL);
     mguard_ledger_destroy(C);
     mguard_ledger_destroy(M);
@@ -1212,7 +1392,7 @@ static void test_diff_without_format_hook_prints_addresses(void **state)
     mguard_ledger_store_attr(B, &obj, "f", &val);
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
     snprintf(want, sizeof want, "%p.f: only in b: %p\n", (void *)&obj, (void *)&val);
-    assert_string_equal(mguard_ledger_diff_text(r), want);
+    assert_string_equal(d_text(r), want);
     mguard_ledger_diff_free(r);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
@@ -1242,8 +1422,8 @@ static void test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root(void *
     assert_int_equal(a.rc, 1);
     /* without roots, nothing new survives */
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
-    assert_int_equal(mguard_ledger_count(L), 0);
-    assert_true(mguard_ledger_is_empty(L));
+    assert_int_equal(l_stats(L).entries, 0);
+    assert_true(l_empty(L));
     teardown();
 }
 
@@ -1295,7 +1475,7 @@ static void test_prune_follows_the_refs_hook_records_and_hooks(void **state)
     roots[0] = &box;
     assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
     assert_string_equal(dumps(L), "a:new:N*{} b:new:N*{} t:new:N*{} f:new:N*{} Rsaved(b) H0:t.h=f ");
-    assert_false(mguard_ledger_contains(L, &c));
+    assert_false(l_tracked(L, &c));
     assert_true(H.refs_calls >= 3);
     teardown();
 }
@@ -1325,10 +1505,10 @@ static void test_prune_keeps_ten_live_new_objects_and_drops_two_dead_ones(void *
     }
     H.trace[0] = 0;
     assert_int_equal(mguard_ledger_prune(L, roots, 5), MGUARD_OK);
-    assert_int_equal(mguard_ledger_count(L), 11);
-    for (i = 0; i < 10; i++) assert_true(mguard_ledger_contains(L, &n[i]));
-    assert_false(mguard_ledger_contains(L, &n[10]));
-    assert_false(mguard_ledger_contains(L, &n[11]));
+    assert_int_equal(l_stats(L).entries, 11);
+    for (i = 0; i < 10; i++) assert_true(l_tracked(L, &n[i]));
+    assert_false(l_tracked(L, &n[10]));
+    assert_false(l_tracked(L, &n[11]));
     assert_string_equal(H.trace, "-d0 -d1");
     assert_int_equal(n[10].rc, 0);
     assert_int_equal(n[11].rc, 0);
@@ -1354,11 +1534,11 @@ static void test_prune_keeps_the_writes_of_eight_live_new_objects_and_drops_two(
         assert_int_equal(mguard_ledger_store_attr(L, &n[i], "attr", &v[i]), MGUARD_OK);
         if (i < 8) roots[i] = &n[i];
     }
-    assert_int_equal(mguard_ledger_write_count(L), 10);
+    assert_int_equal(l_stats(L).writes, 10);
     H.trace[0] = 0;
     assert_int_equal(mguard_ledger_prune(L, roots, 8), MGUARD_OK);
-    assert_int_equal(mguard_ledger_count(L), 8);
-    assert_int_equal(mguard_ledger_write_count(L), 8);
+    assert_int_equal(l_stats(L).entries, 8);
+    assert_int_equal(l_stats(L).writes, 8);
     assert_string_equal(H.trace, "-w0 -d0 -w1 -d1");
     for (i = 0; i < 8; i++) {
         void *val = NULL;
@@ -1434,7 +1614,7 @@ static void test_prune_looks_into_an_unmarked_existing_object(void **state)
     g.ref[0] = &node;
     mguard_ledger_track(L, &g, MGUARD_LEDGER_EXISTING, "G.g");
     mguard_ledger_track(L, &node, MGUARD_LEDGER_NEW, "Node");
-    assert_false(mguard_ledger_is_modified(L, &g));
+    assert_false(l_modified(L, &g));
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
     assert_string_equal(dumps(L), "g:existing:G.g{} node:new:Node*{} ");
     teardown();
@@ -1526,7 +1706,7 @@ static void test_apply_reports_every_write_in_ledger_order(void **state)
     assert_int_equal(mguard_ledger_apply(L, record_apply, NULL), MGUARD_OK);
     assert_string_equal(applied, "y.a=NULL x.b=y x.c=<del> ");
     /* the ledger is unchanged */
-    assert_int_equal(mguard_ledger_write_count(L), 3);
+    assert_int_equal(l_stats(L).writes, 3);
     teardown();
 }
 
@@ -1573,7 +1753,7 @@ static void test_restore_makes_the_ledger_equal_to_the_checkpoint(void **state)
     assert_int_equal(mguard_ledger_restore(L, cp), MGUARD_OK);
     assert_true(mguard_ledger_equal(L, cp));
     assert_int_equal(mguard_ledger_diff(L, cp, &r), MGUARD_OK);
-    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    assert_int_equal(d_count(r), 0);
     mguard_ledger_diff_free(r);
     assert_string_equal(dumps(L), "x:existing:G.x*{a=one;} ");
     /* what L lost is released, what it regained retained */
@@ -1587,7 +1767,7 @@ static void test_restore_makes_the_ledger_equal_to_the_checkpoint(void **state)
     mguard_ledger_destroy(cp);
     /* still independent afterwards */
     mguard_ledger_store_attr(L, &x, "b", &two);
-    assert_int_equal(mguard_ledger_write_count(L), 2);
+    assert_int_equal(l_stats(L).writes, 2);
     teardown();
 }
 
@@ -1597,31 +1777,30 @@ static void test_is_empty_and_clear(void **state)
     int id;
     OBJ(x, "x", 0); OBJ(one, "one", 1); OBJ(lst, "lst", 0);
     (void)state;
-    assert_true(mguard_ledger_is_empty(L));
+    assert_true(l_empty(L));
     mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, NULL);
-    assert_true(mguard_ledger_is_empty(L));      /* tracked but unmodified */
+    assert_true(l_empty(L));      /* tracked but unmodified */
     mguard_ledger_store_attr(L, &x, "a", &one);
-    assert_false(mguard_ledger_is_empty(L));
+    assert_false(l_empty(L));
     mguard_ledger_clear(L);
-    assert_true(mguard_ledger_is_empty(L));
-    assert_int_equal(mguard_ledger_count(L), 0);  /* clear forgets everything */
+    assert_true(l_empty(L));
+    assert_int_equal(l_stats(L).entries, 0);  /* clear forgets everything */
     assert_int_equal(x.rc + one.rc + lst.rc, 0);
     mguard_ledger_record(L, "r", NULL);
-    assert_false(mguard_ledger_is_empty(L));
+    assert_false(l_empty(L));
     mguard_ledger_clear(L);
     mguard_ledger_register_hook(L, &x, NULL, NULL, &id);
-    assert_false(mguard_ledger_is_empty(L));
+    assert_false(l_empty(L));
     mguard_ledger_clear(L);
     mguard_ledger_track(L, &lst, MGUARD_LEDGER_CONTAINER, NULL);
     mguard_ledger_mark_modified(L, &lst);
-    assert_false(mguard_ledger_is_empty(L));
+    assert_false(l_empty(L));
     mguard_ledger_clear(L);
     /* usable after a clear */
     mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &x, "a", &one);
     assert_string_equal(dumps(L), "x:existing:-*{a=one;} ");
-    assert_true(mguard_ledger_is_empty(NULL));
     teardown();
 }
 
@@ -1650,7 +1829,7 @@ static const char *sized_text(size_t size, mguard_ledger_value_type type, const 
     assert_int_equal(mguard_ledger_track(B, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_store_attr(B, &x, "v", (void *)(uintptr_t)b), MGUARD_OK);
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
-    snprintf(text, sizeof text, "%s", mguard_ledger_diff_text(r));
+    snprintf(text, sizeof text, "%s", d_text(r));
     mguard_ledger_diff_free(r);
     mguard_ledger_destroy(A);
     mguard_ledger_destroy(B);
@@ -1677,7 +1856,7 @@ static void test_sized_values_are_copied_and_compared_by_content(void **state)
     assert_int_equal(out, 5);
     assert_int_equal(mguard_ledger_pending(L, &x, "a", &p), MGUARD_OK);
     assert_int_equal(*(const int *)p, 5);
-    it = mguard_ledger_iterate_writes(L, &x);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, &x);
     assert_true(mguard_ledger_next(&it));
     assert_int_equal(*(const int *)it.value, 5);
     assert_string_equal(H.trace, "+x");          /* values are never retained */
@@ -1687,9 +1866,9 @@ static void test_sized_values_are_copied_and_compared_by_content(void **state)
     mguard_ledger_delete_attr(C, &x, "b");
     assert_false(mguard_ledger_equal(L, C));
     assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
-    assert_string_equal(mguard_ledger_diff_text(r), "x.a: 5 -> 7\nx.b: only in b: <deleted>\n");
-    assert_int_equal(*(const int *)mguard_ledger_diff_at(r, 0)->a.value, 5);
-    assert_int_equal(*(const int *)mguard_ledger_diff_at(r, 0)->b.value, 7);
+    assert_string_equal(d_text(r), "x.a: 5 -> 7\nx.b: only in b: <deleted>\n");
+    assert_int_equal(*(const int *)d_item(r, 0)->a.value, 5);
+    assert_int_equal(*(const int *)d_item(r, 0)->b.value, 7);
     mguard_ledger_diff_free(r);
     v = 5;                                       /* same bytes again: equal (memcmp) */
     mguard_ledger_store_attr(C, &x, "a", &v);
@@ -1719,7 +1898,7 @@ static void test_sized_diff_without_attribute_items(void **state)
     mguard_ledger_track(B, &y, MGUARD_LEDGER_NEW, "N");
     mguard_ledger_record(B, "save", &x);
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
-    assert_string_equal(mguard_ledger_diff_text(r),
+    assert_string_equal(d_text(r),
         "object x: only in b (existing)\nobject y: only in b (new, source \"N\")\nrecord 0: only in b: save(x)\n");
     mguard_ledger_diff_free(r);
     mguard_ledger_destroy(A);
@@ -1823,7 +2002,7 @@ static void test_fields_let_apply_write_the_object_and_load_read_it(void **state
     /* nothing pending: the real field */
     assert_int_equal(mguard_ledger_read(L, &n, "val", &out), MGUARD_OK);
     assert_int_equal(out, 3);
-    assert_false(mguard_ledger_is_pending(L, &n, "val"));
+    assert_false(l_pending(L, &n, "val"));
     assert_int_equal(mguard_ledger_read(L, &n, "colour", &out), MGUARD_NOT_FOUND);
     assert_int_equal(out, 0);
     v = 10;
@@ -1897,7 +2076,7 @@ static void test_apply_keeps_sized_values_after_the_callback_changed_the_ledger(
     applied[0] = 0;
     assert_int_equal(mguard_ledger_apply(L, long_apply_and_store, L), MGUARD_OK);
     assert_string_equal(applied, "n.a=1 n.b=2 ");
-    assert_int_equal(mguard_ledger_write_count(L), 3);
+    assert_int_equal(l_stats(L).writes, 3);
     mguard_ledger_destroy(L);
     teardown();
 }
@@ -2127,10 +2306,10 @@ static void test_one_ledger_binds_a_struct_of_mixed_field_types(void **state)
     snprintf(want, sizeof want,
              "a.balance: -40 -> 7\na.rate: 0.5 -> 0.33333333333333331\na.frozen: true -> false\na.peer: %p -> %p\n"
              "a.code: 0x58595a -> 0x585957\na.fee: 2.25 -> 0.75\na.branch: <deleted> -> 3\n", (void *)&b, (void *)NULL);
-    assert_string_equal(mguard_ledger_diff_text(r), want);
-    assert_int_equal(mguard_ledger_diff_at(r, 1)->a.size, sizeof(double));
-    assert_int_equal(mguard_ledger_diff_at(r, 1)->b.type, MGUARD_LEDGER_VALUE_DOUBLE);
-    assert_int_equal(mguard_ledger_diff_at(r, 2)->b.size, 1);
+    assert_string_equal(d_text(r), want);
+    assert_int_equal(d_item(r, 1)->a.size, sizeof(double));
+    assert_int_equal(d_item(r, 1)->b.type, MGUARD_LEDGER_VALUE_DOUBLE);
+    assert_int_equal(d_item(r, 2)->b.size, 1);
     mguard_ledger_diff_free(r);
     /* apply writes each field's bytes; a deletion zeroes the field */
     assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_OK);
@@ -2176,7 +2355,7 @@ static void test_writes_of_another_type_differ_though_their_bytes_match(void **s
     mguard_ledger_store_attr(C, &m, "v", &one);      /* the same 8 bytes, DOUBLE */
     assert_false(mguard_ledger_equal(L, C));
     assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
-    assert_string_equal(mguard_ledger_diff_text(r), "m.v: 1 -> 4.9406564584124654e-324\n");
+    assert_string_equal(d_text(r), "m.v: 1 -> 4.9406564584124654e-324\n");
     mguard_ledger_diff_free(r);
     /* another size, the same leading bytes */
     mguard_ledger_delete_attr(C, &m, "v");
@@ -2187,7 +2366,7 @@ static void test_writes_of_another_type_differ_though_their_bytes_match(void **s
     mguard_ledger_store_attr(C, &m, "v", &one);
     assert_false(mguard_ledger_equal(L, C));
     assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
-    assert_string_equal(mguard_ledger_diff_text(r), "m.v: 1 -> 1\n");
+    assert_string_equal(d_text(r), "m.v: 1 -> 1\n");
     mguard_ledger_diff_free(r);
     /* deletions of another size differ too */
     mguard_ledger_delete_attr(L, &m, "v");
@@ -2406,7 +2585,7 @@ static void test_format_hooks_are_told_the_object_attribute_and_size(void **stat
     mguard_ledger_store_attr(B, &a, "days", &days);
     fmt_args[0] = 0;
     assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_OK);
-    assert_string_equal(mguard_ledger_diff_text(r), "v.rate: only in b: rate!\nv.days: only in b: -3\n");
+    assert_string_equal(d_text(r), "v.rate: only in b: rate!\nv.days: only in b: -3\n");
     assert_string_equal(fmt_args, "[a - =obj 0 128][a rate p 8 128][a - =obj 0 128][a days p 4 128]");
     mguard_ledger_diff_free(r);
     mguard_ledger_destroy(A);
@@ -2717,7 +2896,7 @@ static void test_sized_equal_hook_that_grows_the_ledger_reads_its_own_copies(voi
     assert_int_equal(BQ.a, 1);                 /* not the moved array's old bytes */
     assert_int_equal(BQ.b, 2);
     assert_int_equal(log.code, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK);
-    assert_int_equal(mguard_ledger_write_count(A), 65);
+    assert_int_equal(l_stats(A).writes, 65);
     bq_teardown(A, B);
 }
 
@@ -2736,7 +2915,7 @@ static void test_sized_equal_hook_that_restores_the_other_ledger_reads_its_own_c
     assert_int_equal(BQ.a, 1);
     assert_int_equal(BQ.b, 2);                 /* not B's freed array */
     assert_int_equal(log.code, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK);
-    assert_int_equal(mguard_ledger_count(B), 0);
+    assert_int_equal(l_stats(B).entries, 0);
     bq_teardown(A, B);
 }
 
@@ -2758,14 +2937,14 @@ static void test_sized_equal_hook_on_a_thread_safe_context_survives_another_thre
     cd.logger.user = &log;
     H.ctx = mguard_ctx_create(&cd);
     assert_non_null(H.ctx);
-    assert_true(mguard_ctx_is_thread_safe(H.ctx));
+    assert_true(mgt_stats(H.ctx).thread_safe);
     bq_setup(&A, &B, &x, BQ_RESTORE_ON_A_THREAD, false);
     assert_false(mguard_ledger_equal(A, B));
     assert_int_equal(BQ.calls, 1);
     assert_int_equal(BQ.a, 1);                 /* not A's array, freed by the other thread */
     assert_int_equal(BQ.b, 2);
     assert_int_equal(log.code, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK);
-    assert_int_equal(mguard_ledger_count(A), 0);
+    assert_int_equal(l_stats(A).entries, 0);
     bq_teardown(A, B);
 }
 
@@ -2815,7 +2994,7 @@ static void test_tracked_object_death_drops_its_entry_everywhere_with_a_warning(
     assert_true(mguard_ledger_equal(L, C));
     assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
     /* a new object at the same address is a stranger */
-    assert_false(mguard_ledger_contains(L, &x));
+    assert_false(l_tracked(L, &x));
     assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_NEW, "X"), MGUARD_OK);
     mguard_ledger_destroy(C);
     teardown();
@@ -2865,7 +3044,7 @@ static void test_objects_destroyed_by_their_release_leave_no_warning(void **stat
     mguard_ledger_clear(L);                        /* x and two released, die */
     assert_int_equal(log.count, 0);
     assert_string_equal(H.trace, "+x +one +two -one -x -two");
-    assert_int_equal(mguard_ctx_object_count(H.ctx), 0);
+    assert_int_equal(mgt_objects(H.ctx), 0);
     teardown();
 }
 
@@ -2944,10 +3123,10 @@ static void test_refs_hook_changing_the_ledger_abandons_the_prune(void **state)
     H.on_refs = store_on_refs;
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_EINVAL);
     assert_int_equal(log.code, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK);
-    assert_true(mguard_ledger_contains(L, &b));
+    assert_true(l_tracked(L, &b));
     H.on_refs = NULL;
     assert_int_equal(mguard_ledger_prune(L, NULL, 0), MGUARD_OK);
-    assert_false(mguard_ledger_contains(L, &b));
+    assert_false(l_tracked(L, &b));
     teardown();
 }
 
@@ -3099,8 +3278,8 @@ static void test_apply_never_hands_a_dead_objects_writes_to_a_newcomer_at_its_ad
     reborn = &x;
     assert_int_equal(mguard_ledger_apply(L, rebirth_on_apply, &w), MGUARD_OK);
     assert_string_equal(applied, "x.a=v y.c=v ");
-    assert_true(mguard_ledger_contains(L, &x));
-    assert_int_equal(mguard_ledger_write_count(L), 2);  /* newcomer.z and y.c */
+    assert_true(l_tracked(L, &x));
+    assert_int_equal(l_stats(L).writes, 2);  /* newcomer.z and y.c */
     teardown();
 }
 
@@ -3119,7 +3298,7 @@ static void test_apply_never_hands_a_dead_value_to_the_callback_as_a_newcomer(vo
     reborn = &v;
     assert_int_equal(mguard_ledger_apply(L, rebirth_on_apply, NULL), MGUARD_OK);
     assert_string_equal(applied, "x.a=w y.c=w ");
-    assert_int_equal(mguard_ledger_write_count(L), 3);  /* x.a, x.q and y.c */
+    assert_int_equal(l_stats(L).writes, 3);  /* x.a, x.q and y.c */
     teardown();
 }
 
@@ -3134,7 +3313,7 @@ static void unkey_on_apply(void *obj, const char *attr, void *value, bool delete
 {
     record_apply(obj, attr, value, deleted, user);
     if (!unkey_table) return;
-    assert_int_equal(mguard_weak_remove(unkey_table, unkey_value), MGUARD_OK);  /* its record goes */
+    assert_int_equal(mguard_weak_take(unkey_table, unkey_value, NULL), MGUARD_OK);  /* its record goes */
     unkey_table = NULL;
     assert_int_equal(mguard_ledger_store_attr(H.L, (void *)(uintptr_t)obj, "z", NULL), MGUARD_OK);  /* a change */
 }
@@ -3181,7 +3360,7 @@ static void replant_on_apply(void *obj, const char *attr, void *value, bool dele
     record_apply(obj, attr, value, deleted, user);
     if (strcmp(attr, "a") != 0) return;
     mguard_on_destroy(H.ctx, replant_value);     /* the other ledger's watch fires */
-    assert_int_equal(mguard_ledger_write_count(H.L), 1);   /* x.b went with it */
+    assert_int_equal(l_stats(H.L).writes, 1);   /* x.b went with it */
     assert_int_equal(mguard_ledger_store_attr(H.L, obj, "q", (void *)(uintptr_t)replant_value), MGUARD_OK);
 }
 
@@ -3207,7 +3386,7 @@ static void test_apply_keeps_a_plain_value_another_ledger_watched_after_its_deat
     assert_int_equal(mguard_ledger_apply(L, replant_on_apply, NULL), MGUARD_OK);
     assert_string_equal(applied, "x.a=w x.b=v ");
     assert_string_equal(dumps(L), "x:existing:-*{a=w;q=v;} ");
-    assert_false(mguard_ledger_contains(W, &v));
+    assert_false(l_tracked(W, &v));
     mguard_ledger_destroy(W);
     teardown();
 }
@@ -3251,7 +3430,7 @@ static void test_diff_text_never_names_a_newcomer_for_a_dead_value(void **state)
     fmt_holder = &y;
     fmt_ledger = C;
     assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
-    assert_string_equal(mguard_ledger_diff_text(r), "x.p: v -> <destroyed>\n");
+    assert_string_equal(d_text(r), "x.p: v -> <destroyed>\n");
     mguard_ledger_diff_free(r);
     mguard_ledger_destroy(C);
     teardown();
@@ -3280,7 +3459,7 @@ static void test_clone_inside_a_release_hook_holds_only_live_content(void **stat
     mguard_ledger_clear(L);
     H.on_release = NULL;
     assert_non_null(clone_made);
-    assert_int_equal(mguard_ledger_count(clone_made), 0);
+    assert_int_equal(l_stats(clone_made).entries, 0);
     assert_int_equal(mgt_ledger_check(clone_made), MGUARD_OK);
     assert_int_equal(x.rc + one.rc + two.rc + three.rc, 0);
     mguard_ledger_destroy(clone_made);
@@ -3345,7 +3524,7 @@ static void test_last_ledger_destroyed_during_a_death_notification(void **state)
     assert_null(H.L);
     assert_string_equal(H.trace, "+x +v +w -v -w");
     assert_int_equal(log.warnings, 1);
-    assert_int_equal(mguard_ctx_object_count(H.ctx), 0);
+    assert_int_equal(mgt_objects(H.ctx), 0);
     /* and ledgers work again afterwards */
     H.L = mguard_ledger_create(H.ctx, NULL);
     assert_int_equal(mguard_ledger_track(H.L, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
@@ -3401,7 +3580,7 @@ static void test_plain_values_are_not_watched(void **state)
     L = mguard_ledger_create(ctx, &d);
     mguard_ledger_track(L, &obj, MGUARD_LEDGER_EXISTING, NULL);
     mguard_ledger_store_attr(L, &obj, "n", (void *)(uintptr_t)0x1235);   /* a tagged integer */
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);                   /* only obj */
+    assert_int_equal(mgt_objects(ctx), 1);                   /* only obj */
     assert_int_equal(mguard_ledger_pending(L, &obj, "n", &v), MGUARD_OK);
     assert_ptr_equal(v, (void *)(uintptr_t)0x1235);
     assert_ctx_ok(ctx);
@@ -3432,7 +3611,7 @@ static void test_a_dying_object_is_refused(void **state)
     mguard_weak_set(t, &x, &one);
     mguard_on_destroy(H.ctx, &x);
     assert_int_equal(log.code, MGUARD_LOG_OBJECT_DYING);
-    assert_false(mguard_ledger_contains(L, &x));
+    assert_false(l_tracked(L, &x));
     teardown();
 }
 
@@ -3449,7 +3628,7 @@ static void test_stale_watch_keys_are_swept(void **state)
         mguard_ledger_store_attr(L, &x, "a", &v[i]);   /* each replaces the last */
     }
     /* the weak table keeps at most about twice what the ledgers hold */
-    assert_true(mguard_ctx_object_count(H.ctx) <= 2 * 2 + 64 + 1);
+    assert_true(mgt_objects(H.ctx) <= 2 * 2 + 64 + 1);
     teardown();
 }
 
@@ -3469,6 +3648,8 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     mguard_ledger_iter hk;
     mguard_ledger_iter it;
     mguard_ledger_diff_result *r = (mguard_ledger_diff_result *)&r;
+    mguard_ledger_stats st;
+    size_t n;
     mguard_weak_desc wd = {1, NULL, NULL, NULL};
     mguard_weak *t = mguard_weak_create(H.ctx, &wd);
     mguard_ledger *foreign = (mguard_ledger *)(void *)t;   /* not a ledger */
@@ -3484,36 +3665,35 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_int_equal(mguard_ledger_track(NULL, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_track(foreign, &x, MGUARD_LEDGER_NEW, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_track(NULL, &x, MGUARD_LEDGER_CONTAINER, NULL), MGUARD_EINVAL);
-    assert_false(mguard_ledger_contains(NULL, &x));
+    assert_int_equal(mguard_ledger_get(NULL, &x, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_get(NULL, &x, &e), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_mark_modified(NULL, &x), MGUARD_EINVAL);
-    assert_false(mguard_ledger_is_modified(NULL, &x));
     assert_int_equal(mguard_ledger_store_attr(NULL, &x, "a", NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_delete_attr(foreign, &x, "a"), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_pending(NULL, &x, "a", &v), MGUARD_EINVAL);
     assert_null(v);
-    assert_false(mguard_ledger_is_pending(foreign, &x, NULL));
-    assert_int_equal(mguard_ledger_count(NULL), 0);
-    assert_int_equal(mguard_ledger_modified_count(foreign), 0);
-    assert_int_equal(mguard_ledger_write_count(NULL), 0);
-    it = mguard_ledger_iterate(NULL, false);
+    assert_int_equal(mguard_ledger_pending(foreign, &x, "a", NULL), MGUARD_EINVAL);
+    memset(&st, 0xff, sizeof st);
+    assert_int_equal(mguard_ledger_get_stats(NULL, &st), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_get_stats(foreign, &st), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_get_stats(NULL, NULL), MGUARD_EINVAL);
+    assert_int_equal(st.entries, (size_t)-1);    /* out untouched */
+    it = mguard_ledger_iterate(NULL, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     assert_false(mguard_ledger_next(&it));
     assert_false(mguard_ledger_next(NULL));
-    it = mguard_ledger_iterate_writes(L, NULL);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, NULL);
     assert_false(mguard_ledger_next(&it));
     assert_false(mguard_ledger_next(NULL));
-    it = mguard_ledger_iterate(L, false);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
     assert_false(mguard_ledger_next(&it));       /* wrong kind of iterator */
     assert_int_equal(mguard_ledger_record(NULL, "t", NULL), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_record_count(NULL), 0);
-    it = mguard_ledger_iterate_records(NULL);
+    it = mguard_ledger_iterate(NULL, MGUARD_LEDGER_WALK_RECORDS, NULL);
     assert_false(mguard_ledger_next(&it));
     assert_null(it.tag);
     assert_int_equal(mguard_ledger_register_hook(NULL, &x, "h", NULL, &id), MGUARD_EINVAL);
     assert_int_equal(id, -1);
     assert_int_equal(mguard_ledger_remove_hook(NULL, 0), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_hook_count(NULL), 0);
-    hk = mguard_ledger_iterate_hooks(NULL);
+    hk = mguard_ledger_iterate(foreign, MGUARD_LEDGER_WALK_HOOKS, NULL);
     assert_false(mguard_ledger_next(&hk));
     assert_null(hk.obj);
     assert_null(mguard_ledger_clone(NULL));
@@ -3535,12 +3715,17 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     warnings = log.warnings;
     assert_int_equal(mguard_ledger_track(L, NULL, MGUARD_LEDGER_EXISTING, "s"), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_get(L, NULL, &e), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_get(L, &x, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_get(L, NULL, NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_get_stats(L, NULL), MGUARD_EINVAL);
+    it = mguard_ledger_iterate(L, (mguard_ledger_walk)0, NULL);
+    assert_false(mguard_ledger_next(&it));
+    it = mguard_ledger_iterate(L, (mguard_ledger_walk)(MGUARD_LEDGER_WALK_HOOKS + 1), &x);
+    assert_false(mguard_ledger_next(&it));
     assert_int_equal(mguard_ledger_mark_modified(L, NULL), MGUARD_EINVAL);
     mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
     assert_int_equal(mguard_ledger_store_attr(L, NULL, "a", NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_store_attr(L, &x, NULL, NULL), MGUARD_EINVAL);
-    assert_int_equal(mguard_ledger_pending(L, &x, "a", NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_ledger_pending(L, &x, NULL, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_pending(L, &x, NULL, &v), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_record(L, NULL, NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_register_hook(L, NULL, "h", NULL, &id), MGUARD_EINVAL);
@@ -3553,20 +3738,25 @@ static void test_bad_input_gets_a_status_never_a_crash(void **state)
     assert_int_equal(mguard_ledger_prune(L, NULL, 3), MGUARD_EINVAL);
     assert_int_equal(mguard_ledger_store_attr(L, &x, "a", NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_apply(L, NULL, NULL), MGUARD_EINVAL);   /* x.a is no field */
-    assert_int_equal(log.warnings, warnings + 18);
+    assert_int_equal(log.warnings, warnings + 21);
     assert_int_equal(log.errors, 0);
     /* queries that miss are not misuse */
-    it = mguard_ledger_iterate_records(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     assert_false(mguard_ledger_next(&it));
-    hk = mguard_ledger_iterate_hooks(L);
+    hk = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
     assert_false(mguard_ledger_next(&hk));
     assert_int_equal(mguard_ledger_remove_hook(L, 5), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_ledger_get(L, &hk, &e), MGUARD_NOT_FOUND);
-    assert_int_equal(log.warnings, warnings + 18);
+    assert_int_equal(mguard_ledger_get(L, &hk, NULL), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_pending(L, &hk, "a", NULL), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ledger_pending(L, &x, "b", NULL), MGUARD_NOT_FOUND);
+    assert_int_equal(log.warnings, warnings + 21);
     assert_int_equal(mguard_ledger_diff(L, L, &r), MGUARD_OK);   /* a ledger equals itself */
-    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    assert_int_equal(d_count(r), 0);
     mguard_ledger_diff_free(r);
-    assert_null(mguard_ledger_diff_at(NULL, 0));
+    assert_null(mguard_ledger_diff_items(NULL, &n));
+    assert_int_equal(n, 0);
+    assert_null(mguard_ledger_diff_items(NULL, NULL));
     mguard_ctx_destroy(ctx2);
     teardown();
 }
@@ -3630,10 +3820,10 @@ static void assert_same_ledgers(mguard_ledger *a, mguard_ledger *b)
     assert_true(mguard_ledger_equal(a, b));
     assert_true(mguard_ledger_equal(b, a));
     assert_int_equal(mguard_ledger_diff(a, b, &r), MGUARD_OK);
-    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    assert_int_equal(d_count(r), 0);
     mguard_ledger_diff_free(r);
     assert_int_equal(mguard_ledger_diff(b, a, &r), MGUARD_OK);
-    assert_int_equal(mguard_ledger_diff_count(r), 0);
+    assert_int_equal(d_count(r), 0);
     mguard_ledger_diff_free(r);
 }
 
@@ -3669,8 +3859,8 @@ static void test_property_diff_of_a_clone_is_empty(void **state)
                 if (random_op(C, &s) == MGUARD_OK && !mguard_ledger_equal(L, C)) {
                     mguard_ledger_diff_result *r;
                     assert_int_equal(mguard_ledger_diff(L, C, &r), MGUARD_OK);
-                    assert_true(mguard_ledger_diff_count(r) > 0);
-                    assert_true(strlen(mguard_ledger_diff_text(r)) > 0);
+                    assert_true(d_count(r) > 0);
+                    assert_true(strlen(d_text(r)) > 0);
                     mguard_ledger_diff_free(r);
                 }
                 mguard_ledger_destroy(C);
@@ -3724,15 +3914,15 @@ static void model_reachable(mguard_ledger *L, const void *root, bool *live)
 #define MARK(p) do { const void *p_ = (p); if (p_) { \
         int ix_ = (int)((const tobj *)p_ - pobj); if (!live[ix_]) { live[ix_] = true; queue[tail++] = ix_; } } } while (0)
     MARK(root);
-    it = mguard_ledger_iterate_records(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     while (mguard_ledger_next(&it)) MARK(it.payload);
-    it = mguard_ledger_iterate_hooks(L);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
     while (mguard_ledger_next(&it)) { MARK(it.obj); MARK(it.fn); }
     for (i = 0; i < NOBJ; i++)
         if (mguard_ledger_get(L, &pobj[i], &e) == MGUARD_OK && e.kind != MGUARD_LEDGER_NEW) MARK(&pobj[i]);
     while (head < tail) {
         const tobj *o = &pobj[queue[head++]];
-        mguard_ledger_iter w = mguard_ledger_iterate_writes(L, o);
+        mguard_ledger_iter w = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, o);
         for (j = 0; j < 3; j++) MARK(o->ref[j]);
         while (mguard_ledger_next(&w)) MARK(w.value);
     }
@@ -3766,7 +3956,7 @@ static void test_property_prune_never_drops_a_reachable_object(void **state)
             assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
             for (i = 0; i < NOBJ; i++) {
                 bool keep = was[i] && (e[i].kind != MGUARD_LEDGER_NEW || live[i]);
-                assert_int_equal(mguard_ledger_contains(L, &pobj[i]), keep);
+                assert_int_equal(l_tracked(L, &pobj[i]), keep);
                 if (was[i] && !keep) {
                     dropped++;
                     assert_int_equal(pobj[i].rc, 0);
@@ -3811,7 +4001,7 @@ static void test_create_out_of_memory_returns_null(void **state)
         assert_null(L);
         assert_int_equal(log.errors, 1);
         assert_int_equal(log.code, MGUARD_LOG_NOMEM);
-        assert_int_equal(mguard_ctx_object_count(ctx), 0);
+        assert_int_equal(mgt_objects(ctx), 0);
         assert_ctx_ok(ctx);
         mguard_ctx_destroy(ctx);
         assert_int_equal(al.live_blocks, 0);
@@ -3991,7 +4181,7 @@ static void test_forgotten_names_leave_memory_and_interned_strings_flat(void **s
         C = mguard_ledger_clone(L);
         assert_non_null(C);
         assert_int_equal(mguard_ledger_diff(cp, L, &d), MGUARD_OK);
-        assert_int_equal(mguard_ledger_diff_count(d), 4);   /* the object, its write, the record, the hook */
+        assert_int_equal(d_count(d), 4);   /* the object, its write, the record, the hook */
         mguard_ledger_diff_free(d);
         mguard_ledger_destroy(C);
         assert_int_equal(mguard_ledger_remove_hook(L, id), MGUARD_OK);
@@ -4006,7 +4196,7 @@ static void test_forgotten_names_leave_memory_and_interned_strings_flat(void **s
         snprintf(a, sizeof a, "dhook%ld", i);
         assert_int_equal(mguard_ledger_register_hook(L, &dead, a, &fnv, &id), MGUARD_OK);
         mguard_on_destroy(ctx, &dead);   /* purges all four */
-        assert_int_equal(mguard_ledger_count(L), 0);
+        assert_int_equal(l_stats(L).entries, 0);
     }
     assert_true(al.live_bytes <= warm + 256);
     assert_int_equal(mgt_interned_count(ctx), 0);
@@ -4138,7 +4328,10 @@ int main(void)
         cmocka_unit_test(test_load_deleted_attribute_returns_deleted),
         cmocka_unit_test(test_load_untracked_or_unwritten_returns_not_found),
         cmocka_unit_test(test_attribute_names_compare_by_content),
-        cmocka_unit_test(test_has_pending_for_one_attribute_or_any),
+        cmocka_unit_test(test_pending_with_a_null_value_gives_the_status_only),
+        cmocka_unit_test(test_get_with_a_null_entry_says_whether_tracked),
+        cmocka_unit_test(test_get_stats_counts_what_the_ledger_holds),
+        cmocka_unit_test(test_unknown_walk_and_null_stats_out_are_logged),
         cmocka_unit_test(test_is_modified_follows_the_reference_per_kind),
         cmocka_unit_test(test_writes_to_untracked_or_mutable_entries_are_einval),
         cmocka_unit_test(test_mark_modified_is_only_for_mutable_containers),
@@ -4159,6 +4352,7 @@ int main(void)
         cmocka_unit_test(test_equal_ignores_order_and_compares_values_with_the_hook),
         cmocka_unit_test(test_diff_reports_every_kind_of_difference),
         cmocka_unit_test(test_diff_reports_a_record_whose_tag_changed),
+        cmocka_unit_test(test_diff_format_is_snprintf_style),
         cmocka_unit_test(test_diff_formats_objects_and_values_with_their_own_hooks),
         cmocka_unit_test(test_diff_text_names_objects_with_the_contexts_describe_hook),
         cmocka_unit_test(test_misuse_lines_name_objects_with_the_describe_hook),

@@ -15,7 +15,7 @@ static void test_ref_reads_object_until_death(void **state)
     assert_ptr_equal(mguard_ref_get(ctx, r), &obj);
     mguard_on_destroy(ctx, &obj);
     assert_null(mguard_ref_get(ctx, r));
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     mguard_ctx_destroy(ctx);
 }
 
@@ -108,7 +108,7 @@ static void test_ref_make_out_of_memory_returns_null_ref(void **state)
     assert_true(mguard_ref_is_null(r));
     assert_int_equal(log.errors, 1);
     assert_int_equal(log.code, MGUARD_LOG_NOMEM);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     assert_ctx_ok(ctx);
     r = mguard_ref_make(ctx, &obj);   /* works again */
     assert_ptr_equal(mguard_ref_get(ctx, r), &obj);

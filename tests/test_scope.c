@@ -114,8 +114,22 @@ static const char *parents_str(mguard_scope *s)
 static const char *path_str(mguard_scope *s)
 {
     static char buf[512];
-    mguard_scope_path(s, buf, sizeof buf);
+    mguard_scope_format(s, MGUARD_SCOPE_PATH, buf, sizeof buf);
     return buf;
+}
+
+/* The depth and the current name, as mguard_scope_frames gives them. */
+static size_t depth_of(const mguard_scope *s)
+{
+    size_t n = mguard_scope_frames(s, NULL, 0);
+    return n ? n - 1 : 0;
+}
+
+static const char *current_of(const mguard_scope *s)
+{
+    const char *cur = NULL;
+    mguard_scope_frames(s, &cur, 1);
+    return cur;
 }
 
 /* The reference's test model: Mod { a: Foo, b: ModuleDict { nest: Foo },
@@ -186,8 +200,8 @@ static void test_root_is_the_only_parent_at_start(void **state)
 {
     fixture *f = (fixture *)*state;
     assert_string_equal(parents_str(f->s), "Global");
-    assert_string_equal(mguard_scope_current(f->s), "Global");
-    assert_int_equal(mguard_scope_depth(f->s), 0);
+    assert_string_equal(current_of(f->s), "Global");
+    assert_int_equal(depth_of(f->s), 0);
     assert_true(mguard_scope_is_active(f->s, "Global"));
     assert_false(mguard_scope_is_active(f->s, "Mod"));
     assert_false((mguard_scope_phase(f->s) == 1));
@@ -245,7 +259,7 @@ static void test_module_hierarchy_forward_then_backward(void **state)
             assert_int_equal(mguard_scope_exit(f->s, order[i]), MGUARD_OK);
         }
         /* the engine callback: the pass ends, back to the root */
-        assert_int_equal(mguard_scope_reset(f->s), MGUARD_OK);
+        assert_int_equal(mguard_scope_clear(f->s, MGUARD_SCOPE_CLEAR_FRAMES), MGUARD_OK);
         assert_false((mguard_scope_phase(f->s) == 1));
         assert_string_equal(parents_str(f->s), "Global");
     }
@@ -302,17 +316,57 @@ static void test_reused_component_active_at_two_depths_nests(void **state)
     assert_int_equal(mguard_scope_enter(f->s, &shared), MGUARD_OK);
     assert_string_equal(parents_str(f->s), "Global,Net,Net.norm,Net.block");
     assert_string_equal(path_str(f->s), "Global > Net > Net.norm > Net.block > Net.norm");
-    assert_int_equal(mguard_scope_depth(f->s), 4);
-    assert_string_equal(mguard_scope_current(f->s), "Net.norm");
+    assert_int_equal(depth_of(f->s), 4);
+    assert_string_equal(current_of(f->s), "Net.norm");
     assert_int_equal(mguard_scope_exit(f->s, &shared), MGUARD_OK);
     assert_true(mguard_scope_is_active(f->s, "Net.norm"));   /* still the outer entry */
-    assert_string_equal(mguard_scope_current(f->s), "Net.block");
+    assert_string_equal(current_of(f->s), "Net.block");
     assert_int_equal(mguard_scope_exit(f->s, &mid), MGUARD_OK);
     assert_int_equal(mguard_scope_exit(f->s, &shared), MGUARD_OK);
     assert_false(mguard_scope_is_active(f->s, "Net.norm"));
     assert_string_equal(parents_str(f->s), "Global,Net");
     assert_int_equal(mguard_scope_exit(f->s, &net), MGUARD_OK);
     assert_int_equal(f->log.count, 0);
+}
+
+/* The stack read from the top: the innermost frame first, each recursion
+   level once, the root last; the count is always frames + 1. */
+static void test_frames_read_the_stack_from_the_top(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp net, shared, mid;
+    const char *fr[8] = {NULL};
+    comp_init(&net, "Net");
+    comp_init(&shared, "Norm");
+    comp_init(&mid, "Block");
+    comp_add(&net, "norm", &shared);
+    comp_add(&net, "block", &mid);
+    assert_int_equal(mguard_scope_frames(f->s, fr, 8), 1);
+    assert_string_equal(fr[0], "Global");
+    mguard_scope_enter(f->s, &net);
+    mguard_scope_enter(f->s, &shared);
+    mguard_scope_enter(f->s, &mid);
+    mguard_scope_enter(f->s, &shared);
+    assert_int_equal(mguard_scope_frames(f->s, fr, 8), 5);
+    assert_string_equal(fr[0], "Net.norm");
+    assert_string_equal(fr[1], "Net.block");
+    assert_string_equal(fr[2], "Net.norm");
+    assert_string_equal(fr[3], "Net");
+    assert_string_equal(fr[4], "Global");
+    fr[0] = fr[1] = fr[4] = NULL;
+    assert_int_equal(mguard_scope_frames(f->s, fr, 1), 5);     /* the current name alone */
+    assert_string_equal(fr[0], "Net.norm");
+    assert_null(fr[1]);
+    assert_int_equal(mguard_scope_frames(f->s, fr, 4), 5);     /* no room for the root */
+    assert_null(fr[4]);
+    assert_int_equal(mguard_scope_frames(f->s, NULL, 8), 5);   /* NULL out: count only */
+    mguard_scope_exit(f->s, &mid);                             /* not innermost: popped anyway */
+    assert_int_equal(mguard_scope_frames(f->s, fr, 8), 4);
+    assert_string_equal(fr[0], "Net.norm");
+    assert_string_equal(fr[1], "Net.norm");
+    assert_string_equal(fr[2], "Net");
+    assert_string_equal(fr[3], "Global");
+    assert_int_equal(f->log.warnings, 1);
 }
 
 static void test_recursion_counts_each_level(void **state)
@@ -324,13 +378,13 @@ static void test_recursion_counts_each_level(void **state)
     for (i = 0; i < 3; i++) assert_int_equal(mguard_scope_enter(f->s, &fib), MGUARD_OK);
     assert_string_equal(path_str(f->s), "Global > Fib > Fib > Fib");
     assert_string_equal(parents_str(f->s), "Global,Fib");
-    assert_int_equal(mguard_scope_depth(f->s), 3);
+    assert_int_equal(depth_of(f->s), 3);
     for (i = 0; i < 3; i++) {
         assert_true(mguard_scope_is_active(f->s, "Fib"));
         assert_int_equal(mguard_scope_exit(f->s, &fib), MGUARD_OK);
     }
     assert_false(mguard_scope_is_active(f->s, "Fib"));
-    assert_int_equal(mguard_scope_depth(f->s), 0);
+    assert_int_equal(depth_of(f->s), 0);
     assert_int_equal(f->log.count, 0);
 }
 
@@ -349,7 +403,7 @@ static void test_component_entered_before_its_parent_was_seen(void **state)
     assert_string_equal(parents_str(f->s), "Global,Linear");
     assert_string_equal(mguard_scope_name(f->s, &net), "Net");
     assert_string_equal(mgt_scope_known_name(f->s, &fc), "Net.fc");
-    assert_string_equal(mguard_scope_current(f->s), "Linear");
+    assert_string_equal(current_of(f->s), "Linear");
     assert_int_equal(mguard_scope_exit(f->s, &fc), MGUARD_OK);
     assert_string_equal(parents_str(f->s), "Global");
     assert_int_equal(mguard_scope_enter(f->s, &net), MGUARD_OK);
@@ -369,10 +423,10 @@ static void test_reset_ends_the_backward_pass(void **state)
     mguard_scope_set_phase(f->s, 1);
     mguard_scope_enter(f->s, &lin);
     assert_true((mguard_scope_phase(f->s) == 1));
-    assert_int_equal(mguard_scope_reset(f->s), MGUARD_OK);   /* closes the open frame */
+    assert_int_equal(mguard_scope_clear(f->s, MGUARD_SCOPE_CLEAR_FRAMES), MGUARD_OK);   /* closes the open frame */
     assert_false((mguard_scope_phase(f->s) == 1));
     assert_string_equal(parents_str(f->s), "Global");
-    assert_int_equal(mguard_scope_depth(f->s), 0);
+    assert_int_equal(depth_of(f->s), 0);
     assert_false(mguard_scope_is_active(f->s, "Linear"));
 }
 
@@ -454,7 +508,7 @@ static void test_a_renamed_subtree_follows_except_explicit_names(void **state)
     /* a frame entered before a rename keeps the name it entered with */
     assert_int_equal(mguard_scope_enter(f->s, &ok), MGUARD_OK);
     assert_int_equal(mguard_scope_set_name(f->s, &dialog, "App.ask"), MGUARD_OK);
-    assert_string_equal(mguard_scope_current(f->s), "App.confirm.ok");
+    assert_string_equal(current_of(f->s), "App.confirm.ok");
     assert_string_equal(mguard_scope_name(f->s, &ok), "App.ask.ok");
     assert_int_equal(mguard_scope_exit(f->s, &ok), MGUARD_OK);
     assert_int_equal(f->log.warnings, 0);
@@ -731,7 +785,7 @@ static void test_duplicate_warnings_are_bounded(void **state)
     mguard_scope_exit(s, &b);          /* forgotten, so logged again */
     assert_int_equal(f->log.warnings, 4);
     assert_int_equal(f->log.code, MGUARD_LOG_SCOPE_EXIT_UNENTERED);
-    assert_int_equal(mguard_scope_clear_warnings(s), MGUARD_OK);
+    assert_int_equal(mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_WARNINGS), MGUARD_OK);
     mguard_scope_exit(s, &b);
     assert_int_equal(f->log.warnings, 5);
 }
@@ -753,7 +807,7 @@ static void test_explicit_name_survives_a_parent_walk(void **state)
     /* renaming keeps the frames' names */
     mguard_scope_enter(f->s, &m.a);
     assert_int_equal(mguard_scope_set_name(f->s, &m.a, "renamed"), MGUARD_OK);
-    assert_string_equal(mguard_scope_current(f->s), "model.a");
+    assert_string_equal(current_of(f->s), "model.a");
     assert_string_equal(mguard_scope_name(f->s, &m.a), "renamed");
     assert_int_equal(mguard_scope_exit(f->s, &m.a), MGUARD_OK);
 }
@@ -767,7 +821,7 @@ static void test_without_callbacks_names_come_from_set_name(void **state)
     assert_int_equal(mguard_scope_enter(s, &stage1), MGUARD_NOT_FOUND);
     assert_int_equal(f->log.warnings, 1);
     assert_int_equal(f->log.code, MGUARD_LOG_SCOPE_UNNAMED);
-    assert_int_equal(mguard_scope_depth(s), 0);
+    assert_int_equal(depth_of(s), 0);
     mguard_scope_set_name(s, &stage1, "pipeline.decode");
     mguard_scope_set_name(s, &stage2, "pipeline.decode.huffman");
     assert_int_equal(mguard_scope_enter(s, &stage1), MGUARD_OK);
@@ -782,7 +836,7 @@ static void test_type_name_null_means_no_name(void **state)
     comp_init(&anon, NULL);
     assert_null(mguard_scope_name(f->s, &anon));
     assert_int_equal(mguard_scope_enter(f->s, &anon), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+    assert_int_equal(mgt_objects(f->ctx), 0);
 }
 
 /* Names are held weakly: the destructor hook forgets them, and a new object
@@ -793,15 +847,15 @@ static void test_on_destroy_forgets_names(void **state)
     mod_model m;
     mod_model_init(&m);
     mguard_scope_name(f->s, &m.mod);
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 6);
+    assert_int_equal(mgt_objects(f->ctx), 6);
     mguard_on_destroy(f->ctx, &m.nest);
     assert_null(mgt_scope_known_name(f->s, &m.nest));
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 5);
+    assert_int_equal(mgt_objects(f->ctx), 5);
     /* "reborn" at the same address: named by its type, parent unchanged */
     assert_string_equal(mguard_scope_name(f->s, &m.nest), "Foo");
     assert_string_equal(mguard_scope_name(f->s, &m.b), "Mod.b");
     mguard_scope_destroy(f->s);
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+    assert_int_equal(mgt_objects(f->ctx), 0);
 }
 
 static void test_destroying_an_active_component_closes_its_frames(void **state)
@@ -823,7 +877,7 @@ static void test_destroying_an_active_component_closes_its_frames(void **state)
     /* the stale address is not active any more */
     assert_int_equal(mguard_scope_exit(f->s, &rec), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_scope_exit(f->s, &net), MGUARD_OK);
-    mguard_scope_report(f->s, MGUARD_SCOPE_TRACE_JSON, json, sizeof json);
+    mguard_scope_format(f->s, MGUARD_SCOPE_TRACE_JSON, json, sizeof json);
     assert_null(strstr(json, "\"ph\":\"B\""));            /* every span closed */
 }
 
@@ -904,7 +958,7 @@ static void test_children_callback_may_destroy_a_component_being_walked(void **s
     assert_null(mgt_scope_known_name(f->s, &x));
     assert_null(mgt_scope_known_name(f->s, &y));
     assert_int_equal(mguard_scope_enter(f->s, &x), MGUARD_OK);   /* a fresh lookup works */
-    assert_string_equal(mguard_scope_current(f->s), "X");
+    assert_string_equal(current_of(f->s), "X");
     assert_string_equal(mgt_scope_known_name(f->s, &y), "X.y");
 }
 
@@ -915,12 +969,12 @@ static void test_callback_destroying_the_scope_is_deferred(void **state)
     mod_model_init(&m);
     f->st.destroy_scope_in_type = 1;
     assert_null(mguard_scope_name(f->s, &m.mod));
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);   /* freed on return */
+    assert_int_equal(mgt_objects(f->ctx), 0);   /* freed on return */
     assert_ctx_ok(f->ctx);
     f->s = make_scope(f->ctx, &f->st, true);
     f->st.destroy_scope_in_child = 1;
     assert_int_equal(mguard_scope_enter(f->s, &m.mod), MGUARD_EINVAL);
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+    assert_int_equal(mgt_objects(f->ctx), 0);
 }
 
 /* A logger that calls back into the scope while a warning is logged. */
@@ -938,7 +992,7 @@ static void reentrant_log_fn(mguard_log_level level, mguard_log_code code, const
     reentrant_log *r = (reentrant_log *)user;
     test_log_fn(level, code, msg, &r->log);
     if (!r->s) return;
-    r->seen_depth = mguard_scope_depth(r->s);
+    r->seen_depth = depth_of(r->s);
     if (r->exit_me) {
         const void *e = r->exit_me;
         r->exit_me = NULL;
@@ -982,7 +1036,7 @@ static void test_log_callback_may_call_back_in(void **state)
     assert_int_equal(mguard_scope_exit(s, &a), MGUARD_OK);   /* out of order: warns, logger exits b */
     assert_int_equal(rl.seen_depth, 1);     /* a popped, b still open when logged */
     assert_int_equal(rl.log.warnings, 1);
-    assert_int_equal(mguard_scope_depth(s), 0);
+    assert_int_equal(depth_of(s), 0);
     rl.exit_me = &never;
     assert_int_equal(mguard_scope_exit(s, &b), MGUARD_NOT_FOUND); /* the logger's exit warns inside */
     assert_int_equal(rl.log.warnings, 3);
@@ -1119,7 +1173,7 @@ static void test_counter_self_in_recursion(void **state)
     mguard_scope_enter(f->s, &fib);
     mguard_scope_add(f->s, "calls", 1);
     assert_string_equal(counts(f->s, "Fib", "calls"), "3/3");
-    mguard_scope_reset(f->s);
+    mguard_scope_clear(f->s, MGUARD_SCOPE_CLEAR_FRAMES);
     /* A > B > A: the innermost frame is A's, B counts it in its total only */
     mguard_scope_enter(f->s, &a);
     mguard_scope_enter(f->s, &b);
@@ -1207,7 +1261,7 @@ static void test_report_table(void **state)
     size_t len;
     net_init(&n);
     net_forward(f->s, &n);
-    len = mguard_scope_report(f->s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
+    len = mguard_scope_format(f->s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
     assert_string_equal(buf,
         "scope               flops.self  flops.total  bytes.self  bytes.total\n"
         "Global                       0       1320.5           0         4096\n"
@@ -1231,7 +1285,7 @@ static void test_report_tree(void **state)
     mguard_scope_set_name(f->s, &other, "Loose.end");   /* no "Loose": under the root */
     mguard_scope_enter(f->s, &other);
     mguard_scope_exit(f->s, &other);
-    mguard_scope_report(f->s, MGUARD_SCOPE_TREE, buf, sizeof buf);
+    mguard_scope_format(f->s, MGUARD_SCOPE_TREE, buf, sizeof buf);
     assert_string_equal(buf,
         "scope         flops.self  flops.total  bytes.self  bytes.total\n"
         "Global                 0       1320.5           0         4096\n"
@@ -1254,7 +1308,7 @@ static void test_report_with_many_counters(void **state)
         snprintf(name, sizeof name, "c%d", i);
         assert_int_equal(mguard_scope_add(f->s, name, i), MGUARD_OK);
     }
-    assert_int_equal(mguard_scope_report(f->s, MGUARD_SCOPE_TABLE, buf, sizeof buf), 814);
+    assert_int_equal(mguard_scope_format(f->s, MGUARD_SCOPE_TABLE, buf, sizeof buf), 814);
     row = strchr(buf, '\n') + 1;
     assert_int_equal(row - buf, 407);
     assert_memory_equal(buf, "scope   c0.self  c0.total  c1.self", 34);
@@ -1271,9 +1325,9 @@ static void test_report_without_counters_lists_names(void **state)
     mod_model_init(&m);
     mguard_scope_enter(f->s, &m.mod);
     mguard_scope_enter(f->s, &m.nest);
-    mguard_scope_report(f->s, MGUARD_SCOPE_TREE, buf, sizeof buf);
+    mguard_scope_format(f->s, MGUARD_SCOPE_TREE, buf, sizeof buf);
     assert_string_equal(buf, "scope\nGlobal\n  Mod\n    b.nest\n");
-    mguard_scope_report(f->s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
+    mguard_scope_format(f->s, MGUARD_SCOPE_TABLE, buf, sizeof buf);
     assert_string_equal(buf, "scope\nGlobal\nMod\nMod.b.nest\n");
 }
 
@@ -1283,79 +1337,27 @@ static void test_reports_truncate_like_snprintf(void **state)
     net_model n;
     char full[4096], small[8];
     size_t len, i;
-    mguard_scope_format fmt;
+    mguard_scope_view fmt;
     net_init(&n);
     net_forward(f->s, &n);
-    for (fmt = MGUARD_SCOPE_TABLE; fmt <= MGUARD_SCOPE_TRACE_JSON; fmt = (mguard_scope_format)(fmt + 1)) {
-        len = mguard_scope_report(f->s, fmt, full, sizeof full);
+    assert_int_equal(mguard_scope_enter(f->s, &n.net), MGUARD_OK);   /* a PATH longer than small */
+    for (fmt = MGUARD_SCOPE_TABLE; fmt <= MGUARD_SCOPE_PATH; fmt = (mguard_scope_view)(fmt + 1)) {
+        len = mguard_scope_format(f->s, fmt, full, sizeof full);
         assert_true(len > 0 && len < sizeof full);
-        assert_int_equal(mguard_scope_report(f->s, fmt, NULL, 0), len);
+        assert_int_equal(mguard_scope_format(f->s, fmt, NULL, 0), len);
         for (i = 1; i <= sizeof small; i++) {
             memset(small, 'x', sizeof small);
-            assert_int_equal(mguard_scope_report(f->s, fmt, small, i), len);
+            assert_int_equal(mguard_scope_format(f->s, fmt, small, i), len);
             assert_int_equal(strlen(small), i - 1);
             assert_memory_equal(small, full, i - 1);
         }
     }
-    len = mguard_scope_path(f->s, NULL, 0);
+    assert_string_equal(full, "Global > Net");
+    assert_int_equal(mguard_scope_exit(f->s, &n.net), MGUARD_OK);
+    len = mguard_scope_format(f->s, MGUARD_SCOPE_PATH, NULL, 0);
     assert_int_equal(len, 6);
-    assert_int_equal(mguard_scope_path(f->s, small, 4), 6);
+    assert_int_equal(mguard_scope_format(f->s, MGUARD_SCOPE_PATH, small, 4), 6);
     assert_string_equal(small, "Glo");
-}
-
-typedef struct sink {
-    char buf[8192];
-    size_t len;
-    int calls;
-    mguard_scope *s;
-    const void *enter_me;
-    int destroy_scope;
-} sink;
-
-static void sink_write(const char *data, size_t len, void *user)
-{
-    sink *k = (sink *)user;
-    assert_true(k->len + len < sizeof k->buf);
-    memcpy(k->buf + k->len, data, len);
-    k->len += len;
-    k->buf[k->len] = '\0';
-    k->calls++;
-    if (k->enter_me) {
-        const void *e = k->enter_me;
-        k->enter_me = NULL;
-        mguard_scope_enter(k->s, e);
-    }
-    if (k->destroy_scope) {
-        k->destroy_scope = 0;
-        mguard_scope_destroy(k->s);
-    }
-}
-
-static void test_report_write_matches_the_buffer(void **state)
-{
-    fixture *f = (fixture *)*state;
-    net_model n;
-    char buf[4096];
-    sink k;
-    mguard_scope_format fmt;
-    comp extra;
-    net_init(&n);
-    net_forward(f->s, &n);
-    for (fmt = MGUARD_SCOPE_TABLE; fmt <= MGUARD_SCOPE_TRACE_JSON; fmt = (mguard_scope_format)(fmt + 1)) {
-        size_t len = mguard_scope_report(f->s, fmt, buf, sizeof buf);
-        memset(&k, 0, sizeof k);
-        assert_int_equal(mguard_scope_report_write(f->s, fmt, sink_write, &k), len);
-        assert_string_equal(k.buf, buf);
-        assert_true(k.calls >= 1);
-    }
-    /* a writer that enters a new scope and destroys the tracker meanwhile */
-    comp_init(&extra, "Extra");
-    memset(&k, 0, sizeof k);
-    k.s = f->s;
-    k.enter_me = &extra;
-    k.destroy_scope = 1;
-    assert_true(mguard_scope_report_write(f->s, MGUARD_SCOPE_TREE, sink_write, &k) > 0);
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);    /* destroyed at the end */
 }
 
 /* ---- the Chrome trace (the strict JSON reader: tests/json_check.h) ---------- */
@@ -1409,7 +1411,7 @@ static void test_component_destroyed_by_type_name_during_its_first_lookup_gets_n
     assert_int_equal(mguard_scope_enter(s, &a), MGUARD_EINVAL);
     assert_int_equal(f->log.code, MGUARD_LOG_SCOPE_ENTER_GONE);
     assert_false(mgt_ctx_contains(f->ctx, &a));
-    assert_int_equal(mguard_scope_depth(s), 0);
+    assert_int_equal(depth_of(s), 0);
     /* known to the context (a key) before the lookup */
     memset(&wd, 0, sizeof wd);
     wd.value_size = sizeof v;
@@ -1436,7 +1438,7 @@ static void test_trace_is_valid_json_with_every_span(void **state)
     mguard_scope_exit(f->s, &net);           /* ts 4 */
     mguard_scope_set_phase(f->s, 1);
     mguard_scope_enter(f->s, &net);          /* ts 5, left open */
-    len = mguard_scope_report(f->s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    len = mguard_scope_format(f->s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_int_equal(len, strlen(buf));
     assert_string_equal(buf,
         "{\"traceEvents\":[\n"
@@ -1450,10 +1452,48 @@ static void test_trace_is_valid_json_with_every_span(void **state)
         "\"displayTimeUnit\":\"ms\",\n"
         "\"otherData\":{\"root\":\"Global\",\"dropped_spans\":0}}\n");
     assert_true(json_valid(buf));
-    assert_int_equal(mguard_scope_clear_trace(f->s), MGUARD_OK);
+    assert_int_equal(mguard_scope_clear(f->s, MGUARD_SCOPE_CLEAR_TRACE), MGUARD_OK);
     mguard_scope_exit(f->s, &net);
-    mguard_scope_report(f->s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    mguard_scope_format(f->s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_null(strstr(buf, "\"name\":\"Net\""));
+    assert_true(json_valid(buf));
+}
+
+/* clear forgets what its flags name and nothing else: 0 is a no-op, the
+   trace and the warnings leave the frames open, FRAMES keeps the spans. */
+static void test_clear_forgets_only_what_its_flags_name(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp net, ghost;
+    char buf[2048];
+    comp_init(&net, "Net");
+    comp_init(&ghost, "Ghost");
+    mguard_scope_set_name(f->s, &ghost, "Ghost");
+    mguard_scope_enter(f->s, &net);                          /* ts 1 */
+    mguard_scope_set_phase(f->s, 1);
+    assert_int_equal(mguard_scope_exit(f->s, &ghost), MGUARD_NOT_FOUND);
+    assert_int_equal(f->log.warnings, 1);
+    assert_int_equal(mguard_scope_clear(f->s, 0), MGUARD_OK);
+    assert_string_equal(path_str(f->s), "Global > Net");
+    assert_int_equal(mguard_scope_phase(f->s), 1);
+    mguard_scope_format(f->s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_non_null(strstr(buf, "{\"name\":\"Net\",\"cat\":\"forward\",\"ph\":\"B\",\"ts\":1,"));
+    mguard_scope_exit(f->s, &ghost);
+    assert_int_equal(f->log.warnings, 1);                     /* still remembered */
+    assert_int_equal(mguard_scope_clear(f->s, MGUARD_SCOPE_CLEAR_TRACE | MGUARD_SCOPE_CLEAR_WARNINGS), MGUARD_OK);
+    assert_string_equal(path_str(f->s), "Global > Net");      /* the frame stays open */
+    assert_int_equal(mguard_scope_phase(f->s), 1);
+    mguard_scope_format(f->s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_null(strstr(buf, "\"name\":\"Net\""));
+    mguard_scope_exit(f->s, &ghost);
+    assert_int_equal(f->log.warnings, 2);                     /* forgotten, so logged again */
+    mguard_scope_enter(f->s, &net);                          /* ts 2, recorded again */
+    assert_int_equal(mguard_scope_clear(f->s, MGUARD_SCOPE_CLEAR_FRAMES), MGUARD_OK);   /* ts 3 */
+    assert_string_equal(path_str(f->s), "Global");
+    assert_string_equal(parents_str(f->s), "Global");
+    assert_int_equal(mguard_scope_phase(f->s), 0);
+    mguard_scope_format(f->s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_non_null(strstr(buf, "{\"name\":\"Net\",\"cat\":\"backward\",\"ph\":\"X\",\"ts\":2,\"dur\":1,"));
     assert_true(json_valid(buf));
 }
 
@@ -1491,7 +1531,7 @@ static void test_phases_the_program_names_are_the_trace_tracks(void **state)
     assert_int_equal(f->log.warnings, 1);
     assert_int_equal(f->log.code, MGUARD_LOG_SCOPE_BAD_PHASE);
     assert_int_equal(mguard_scope_phase(s), 2);           /* unchanged */
-    mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    mguard_scope_format(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_string_equal(buf,
         "{\"traceEvents\":[\n"
         "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"Global\"}},\n"
@@ -1507,7 +1547,7 @@ static void test_phases_the_program_names_are_the_trace_tracks(void **state)
     assert_int_equal(mguard_scope_exit(s, &win), MGUARD_OK);
     assert_int_equal(mguard_scope_exit(s, &win), MGUARD_NOT_FOUND);
     assert_int_equal(f->log.code, MGUARD_LOG_SCOPE_EXIT_UNENTERED);
-    assert_int_equal(mguard_scope_reset(s), MGUARD_OK);
+    assert_int_equal(mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES), MGUARD_OK);
     assert_int_equal(mguard_scope_phase(s), 0);
     /* the names are copied: the program's array may change afterwards */
     mine[0] = names[0];
@@ -1588,7 +1628,7 @@ static void test_trace_escapes_any_name(void **state)
         mguard_scope_set_name(s, &comps[i], names[i]);
         mguard_scope_enter(s, &comps[i]);
     }
-    mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    mguard_scope_format(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_true(json_valid(buf));
     assert_non_null(strstr(buf, "\"name\":\"quote\\\"back\\\\slash\""));
     assert_non_null(strstr(buf, "\"name\":\"tab\\u0009new\\u000aline\\u0001\\u007f\""));
@@ -1632,7 +1672,7 @@ static void test_trace_is_valid_json_for_every_finite_time(void **state)
         assert_int_equal(mguard_scope_enter(s, &a), MGUARD_OK);
         assert_int_equal(mguard_scope_exit(s, &a), MGUARD_OK);
     }
-    len = mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    len = mguard_scope_format(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_int_equal(len, strlen(buf));
     assert_true(json_valid(buf));
     /* ts, then dur = end - start */
@@ -1664,7 +1704,7 @@ static void test_trace_uses_the_clock_and_stays_within_its_limit(void **state)
     }
     assert_int_equal(f->log.warnings, 1);   /* the limit is logged once */
     assert_int_equal(f->log.code, MGUARD_LOG_SCOPE_TRACE_FULL);
-    mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    mguard_scope_format(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
     assert_true(json_valid(buf));
     assert_non_null(strstr(buf, "\"ts\":1002.500,\"dur\":2.500,"));
     assert_non_null(strstr(buf, "\"ts\":1007.500,\"dur\":2.500,"));
@@ -1672,7 +1712,15 @@ static void test_trace_uses_the_clock_and_stays_within_its_limit(void **state)
 }
 
 /* A clock that destroys things while an event is being recorded. */
-typedef struct evil_clock { mguard_ctx *ctx; mguard_scope *s; const void *kill; int destroy_scope, reset; double t; } evil_clock;
+typedef struct evil_clock {
+    mguard_ctx *ctx;
+    mguard_scope *s;
+    const void *kill;
+    int destroy_scope;
+    unsigned clear;               /* flags of a mguard_scope_clear the clock calls */
+    mguard_status clear_status;
+    double t;
+} evil_clock;
 
 static double evil_clock_fn(void *user)
 {
@@ -1686,9 +1734,10 @@ static double evil_clock_fn(void *user)
         c->destroy_scope = 0;
         mguard_scope_destroy(c->s);
     }
-    if (c->reset) {
-        c->reset = 0;
-        mguard_scope_reset(c->s);
+    if (c->clear) {
+        unsigned flags = c->clear;
+        c->clear = 0;
+        c->clear_status = mguard_scope_clear(c->s, flags);
     }
     return c->t += 1.0;
 }
@@ -1711,17 +1760,20 @@ static void test_clock_callback_may_destroy_the_component_or_the_scope(void **st
     c.kill = &a;                                     /* a dies while it is entered */
     assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_EINVAL);
     assert_int_equal(f->log.code, MGUARD_LOG_SCOPE_ENTER_GONE);
-    assert_int_equal(mguard_scope_depth(c.s), 0);
+    assert_int_equal(depth_of(c.s), 0);
     assert_int_equal(mguard_scope_enter(c.s, &b), MGUARD_OK);
     c.kill = &b;                                     /* b dies while it exits */
     assert_int_equal(mguard_scope_exit(c.s, &b), MGUARD_NOT_FOUND);
-    assert_int_equal(mguard_scope_depth(c.s), 0);
+    assert_int_equal(depth_of(c.s), 0);
     assert_ctx_ok(f->ctx);
     mguard_scope_set_name(c.s, &a, "A");
     mguard_scope_enter(c.s, &a);
     c.destroy_scope = 1;
-    assert_int_equal(mguard_scope_reset(c.s), MGUARD_EINVAL);
-    assert_int_equal(mguard_ctx_object_count(f->ctx), 0);
+    c.clear = MGUARD_SCOPE_CLEAR_TRACE;             /* after the destroy: refused, whatever it clears */
+    assert_int_equal(mguard_scope_clear(c.s, MGUARD_SCOPE_CLEAR_FRAMES), MGUARD_EINVAL);
+    assert_int_equal(c.clear_status, MGUARD_EINVAL);
+    assert_int_equal(f->log.code, MGUARD_LOG_HANDLE_DESTROYING);
+    assert_int_equal(mgt_objects(f->ctx), 0);
 }
 
 /* ---- bad input ---------------------------------------------------------------- */
@@ -1758,13 +1810,13 @@ static void test_bad_input_is_refused(void **state)
     assert_int_equal(mguard_scope_parents(NULL, p, 4), 0);
     assert_int_equal(mguard_scope_parents(s, NULL, 0), 1);
     assert_int_equal(mguard_scope_parents(s, NULL, 4), 1);    /* NULL out: count only */
-    assert_null(mguard_scope_current(NULL));
-    assert_int_equal(mguard_scope_depth(NULL), 0);
-    assert_int_equal(mguard_scope_path(NULL, buf, sizeof buf), 0);
+    assert_null(current_of(NULL));
+    assert_int_equal(depth_of(NULL), 0);
+    assert_int_equal(mguard_scope_format(NULL, MGUARD_SCOPE_PATH, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
     assert_int_equal(mguard_scope_set_phase(NULL, 1), MGUARD_EINVAL);
     assert_false((mguard_scope_phase(NULL) == 1));
-    assert_int_equal(mguard_scope_reset(NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_clear(NULL, MGUARD_SCOPE_CLEAR_FRAMES), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_add(NULL, "x", 1), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_add(s, NULL, 1), MGUARD_EINVAL);
     assert_int_equal(mguard_scope_add(s, "", 1), MGUARD_EINVAL);
@@ -1778,16 +1830,22 @@ static void test_bad_input_is_refused(void **state)
     assert_true(mguard_scope_counter(s, "Global", NULL, &self) == 0 && self == 0);
     self = 7;
     assert_true(mguard_scope_counter(s, "Global", "never", &self) == 0 && self == 0);
-    assert_int_equal(mguard_scope_report(NULL, MGUARD_SCOPE_TABLE, buf, sizeof buf), 0);
+    assert_int_equal(mguard_scope_format(NULL, MGUARD_SCOPE_TABLE, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
     strcpy(buf, "junk");
-    assert_int_equal(mguard_scope_report(s, (mguard_scope_format)7, buf, sizeof buf), 0);
+    assert_int_equal(mguard_scope_format(s, (mguard_scope_view)7, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
     assert_int_equal(f->log.code, MGUARD_LOG_BAD_ENUM);
-    assert_int_equal(mguard_scope_report_write(s, MGUARD_SCOPE_TABLE, NULL, NULL), 0);
-    assert_int_equal(mguard_scope_report_write(NULL, MGUARD_SCOPE_TABLE, sink_write, NULL), 0);
-    assert_int_equal(mguard_scope_clear_trace(NULL), MGUARD_EINVAL);
-    assert_int_equal(mguard_scope_clear_warnings(NULL), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_format(NULL, MGUARD_SCOPE_TRACE_JSON, NULL, 0), 0);
+    assert_int_equal(mguard_scope_clear(NULL, MGUARD_SCOPE_CLEAR_TRACE), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_clear(NULL, MGUARD_SCOPE_CLEAR_WARNINGS), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_clear(NULL, 0), MGUARD_EINVAL);
+    assert_int_equal(mguard_scope_clear(s, 8), MGUARD_EINVAL);
+    assert_int_equal(f->log.code, MGUARD_LOG_BAD_FLAGS);
+    assert_int_equal(mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES | 0x30u), MGUARD_EINVAL);
+    assert_int_equal(f->log.code, MGUARD_LOG_BAD_FLAGS);
+    assert_string_equal(f->log.last, "mguard_scope_clear: unknown flags 0x30");   /* the unknown bits only */
+    assert_int_equal(mguard_scope_frames(NULL, p, 4), 0);
     assert_ctx_ok(f->ctx);
     mguard_scope_destroy(s);
 }
@@ -1843,14 +1901,14 @@ static int wl_op(wl *w, int k)
     case 10: return mguard_scope_enter(s, &w->named) == MGUARD_ENOMEM;
     case 11: return mguard_scope_add(s, "calls", 1) == MGUARD_ENOMEM;
     case 12: return mguard_scope_exit(s, &w->n.enc) == MGUARD_ENOMEM;  /* out of order: warns */
-    case 13: return mguard_scope_report(s, MGUARD_SCOPE_TREE, buf, sizeof buf) == 0;
+    case 13: return mguard_scope_format(s, MGUARD_SCOPE_TREE, buf, sizeof buf) == 0;
     case 14: return mguard_scope_enter(s, &w->loner) == MGUARD_ENOMEM;  /* type name + walk */
     case 15: return mguard_scope_set_phase(s, 1) == MGUARD_ENOMEM;
     case 16: return mguard_scope_enter(s, &w->n.head) == MGUARD_ENOMEM;
     case 17: return mguard_scope_add(s, "grads", 2) == MGUARD_ENOMEM;
     case 18: mguard_on_destroy(w->ctx, &w->n.head); return 0;
-    case 19: return mguard_scope_report(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf) == 0;
-    case 20: return mguard_scope_reset(s) == MGUARD_ENOMEM;
+    case 19: return mguard_scope_format(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf) == 0;
+    case 20: return mguard_scope_clear(s, MGUARD_SCOPE_CLEAR_FRAMES) == MGUARD_ENOMEM;
     case 21: return mguard_scope_attach(s, &w->n.enc, &w->extra, "extra") == MGUARD_ENOMEM;
     case 22: return mguard_scope_set_name(s, &w->n.enc, "Net.coder") == MGUARD_ENOMEM;   /* its subtree follows */
     case 23: return mguard_scope_forget(s, &w->n.net) == MGUARD_ENOMEM;
@@ -1868,17 +1926,17 @@ static void wl_snapshot(wl *w, char *out, size_t cap)
     all[4] = &w->n.head; all[5] = &w->loner; all[6] = &w->loner_kid; all[7] = &w->named; all[8] = &w->extra;
     out[0] = '\0';
     snprintf(part, sizeof part, "objects %lu depth %lu bw %d path %s parents %s current %s\n",
-             (unsigned long)mguard_ctx_object_count(w->ctx), (unsigned long)mguard_scope_depth(w->s),
-             (int)(mguard_scope_phase(w->s) == 1), path_str(w->s), parents_str(w->s), mguard_scope_current(w->s));
+             (unsigned long)mgt_objects(w->ctx), (unsigned long)depth_of(w->s),
+             (int)(mguard_scope_phase(w->s) == 1), path_str(w->s), parents_str(w->s), current_of(w->s));
     strncat(out, part, cap - strlen(out) - 1);
     for (i = 0; i < 9; i++) {
         const char *nm = mgt_scope_known_name(w->s, all[i]);
         snprintf(part, sizeof part, "name %lu %s\n", (unsigned long)i, nm ? nm : "-");
         strncat(out, part, cap - strlen(out) - 1);
     }
-    mguard_scope_report(w->s, MGUARD_SCOPE_TABLE, part, sizeof part);
+    mguard_scope_format(w->s, MGUARD_SCOPE_TABLE, part, sizeof part);
     strncat(out, part, cap - strlen(out) - 1);
-    mguard_scope_report(w->s, MGUARD_SCOPE_TRACE_JSON, part, sizeof part);
+    mguard_scope_format(w->s, MGUARD_SCOPE_TRACE_JSON, part, sizeof part);
     strncat(out, part, cap - strlen(out) - 1);
 }
 
@@ -1990,7 +2048,7 @@ static void test_check_passes_inside_a_named_components_death(void **state)
     check_seen = MGUARD_NOT_FOUND;
     mguard_on_destroy(check_ctx, &comp);
     assert_int_equal(check_seen, MGUARD_OK);
-    assert_int_equal(mguard_scope_depth(s), 0);     /* every frame closed */
+    assert_int_equal(depth_of(s), 0);     /* every frame closed */
     assert_int_equal(mguard_ctx_check(check_ctx), MGUARD_OK);
     mguard_ctx_destroy(check_ctx);
 }
@@ -2212,7 +2270,7 @@ static void review_tree_snapshot(mguard_ctx *ctx, mguard_scope *s, review_tree *
     const void *all[6];
     size_t i;
     all[0] = &t->app; all[1] = &t->main_; all[2] = &t->bar; all[3] = &t->open_; all[4] = &t->save; all[5] = &t->icon;
-    snprintf(out, cap, "objects %lu\n", (unsigned long)mguard_ctx_object_count(ctx));
+    snprintf(out, cap, "objects %lu\n", (unsigned long)mgt_objects(ctx));
     for (i = 0; i < 6; i++) {
         const char *nm = mgt_scope_known_name(s, all[i]);
         size_t l = strlen(out);
@@ -2445,10 +2503,10 @@ static void test_a_clock_that_closes_the_frames_of_a_dying_component_leaves_no_w
     assert_int_equal(mguard_scope_set_name(c.s, &b, "B"), MGUARD_OK);
     assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_OK);
     assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_OK);
-    c.reset = 1;
+    c.clear = MGUARD_SCOPE_CLEAR_FRAMES;
     mguard_on_destroy(f->ctx, &a);
     EXPECT_NO_LOG(f->log);
-    assert_int_equal(mguard_scope_depth(c.s), 0);
+    assert_int_equal(depth_of(c.s), 0);
     assert_ctx_ok(f->ctx);
     /* without the reset, the death counts the frames it closed */
     assert_int_equal(mguard_scope_enter(c.s, &b), MGUARD_OK);
@@ -2483,66 +2541,6 @@ static void test_an_out_of_order_exit_after_a_phase_change_names_the_frames_phas
     assert_int_equal(mguard_scope_exit(s, &btn), MGUARD_OK);
     EXPECT_NO_LOG(f->log);
     mguard_scope_destroy(s);
-}
-
-/* Callout audit: the report's writer is handed a chunk of the call's own
-   buffer; meanwhile it may grow everything the report reads (new names,
-   new counters, more spans) and clear it (reset, clear_trace): the report
-   reads by index what was there when it started, and hands over every
-   byte it counts. */
-typedef struct grow_sink {
-    mguard_scope *s;
-    comp *extra;
-    int next, nextra, calls;
-    size_t got;
-} grow_sink;
-
-static void grow_sink_write(const char *data, size_t len, void *user)
-{
-    grow_sink *g = (grow_sink *)user;
-    char counter[16];
-    int i;
-    (void)data;
-    g->got += len;
-    g->calls++;
-    for (i = 0; i < 8 && g->next < g->nextra; i++)
-        assert_int_equal(mguard_scope_enter(g->s, &g->extra[g->next++]), MGUARD_OK);
-    snprintf(counter, sizeof counter, "c%d", g->calls);
-    assert_int_equal(mguard_scope_add(g->s, counter, 1.0), MGUARD_OK);
-    if (g->calls % 3 == 0) assert_int_equal(mguard_scope_reset(g->s), MGUARD_OK);
-    if (g->calls % 4 == 0) assert_int_equal(mguard_scope_clear_trace(g->s), MGUARD_OK);
-}
-
-static void test_a_report_writer_may_grow_and_clear_what_the_report_reads(void **state)
-{
-    fixture *f = (fixture *)*state;
-    comp rows[24], extra[200];
-    char names[24][40];
-    grow_sink g;
-    mguard_scope_format fmt;
-    int i;
-    for (i = 0; i < 24; i++) {
-        comp_init(&rows[i], "Row");
-        snprintf(names[i], sizeof names[i], "a.rather.long.name.of.a.row.%d", i);
-        assert_int_equal(mguard_scope_set_name(f->s, &rows[i], names[i]), MGUARD_OK);
-        assert_int_equal(mguard_scope_enter(f->s, &rows[i]), MGUARD_OK);
-        assert_int_equal(mguard_scope_add(f->s, "flops", (double)i), MGUARD_OK);
-    }
-    for (i = 0; i < 200; i++) comp_init(&extra[i], "Extra");
-    for (fmt = MGUARD_SCOPE_TABLE; fmt <= MGUARD_SCOPE_TRACE_JSON; fmt = (mguard_scope_format)(fmt + 1)) {
-        size_t len;
-        memset(&g, 0, sizeof g);
-        g.s = f->s;
-        g.extra = extra;
-        g.nextra = 200;
-        len = mguard_scope_report_write(f->s, fmt, grow_sink_write, &g);
-        assert_true(g.calls > 3);          /* it called out in the middle */
-        assert_int_equal(len, g.got);
-        assert_ctx_ok(f->ctx);
-        assert_int_equal(mguard_scope_reset(f->s), MGUARD_OK);
-        for (i = 0; i < 24; i++) assert_int_equal(mguard_scope_enter(f->s, &rows[i]), MGUARD_OK);
-    }
-    assert_int_equal(f->log.warnings, 0);
 }
 
 /* ---- issue 23: a walk that renames what was named before ------------------
@@ -2738,6 +2736,7 @@ int main(void)
         SCOPE(test_first_lookup_names_the_whole_subtree_once),
         SCOPE(test_reused_component_takes_the_last_path),
         SCOPE(test_reused_component_active_at_two_depths_nests),
+        SCOPE(test_frames_read_the_stack_from_the_top),
         SCOPE(test_recursion_counts_each_level),
         SCOPE(test_component_entered_before_its_parent_was_seen),
         TRACED(test_reset_ends_the_backward_pass),
@@ -2771,10 +2770,10 @@ int main(void)
         SCOPE(test_report_with_many_counters),
         SCOPE(test_report_without_counters_lists_names),
         TRACED(test_reports_truncate_like_snprintf),
-        TRACED(test_report_write_matches_the_buffer),
         cmocka_unit_test(test_json_reader_is_strict),
         CTX(test_component_destroyed_by_type_name_during_its_first_lookup_gets_no_name),
         TRACED(test_trace_is_valid_json_with_every_span),
+        TRACED(test_clear_forgets_only_what_its_flags_name),
         CTX(test_phases_the_program_names_are_the_trace_tracks),
         CTX(test_phases_that_cant_be_used_are_refused),
         CTX(test_trace_is_valid_json_for_every_finite_time),
@@ -2803,7 +2802,6 @@ int main(void)
         SCOPE(test_a_walk_moving_a_component_under_another_moved_one_renames_both_subtrees),
         CTX(test_a_clock_that_closes_the_frames_of_a_dying_component_leaves_no_warning),
         CTX(test_an_out_of_order_exit_after_a_phase_change_names_the_frames_phase),
-        TRACED(test_a_report_writer_may_grow_and_clear_what_the_report_reads),
         cmocka_unit_test(test_a_rewalk_after_an_insert_at_the_front_costs_no_more_than_the_first_walk),
         cmocka_unit_test(test_a_walk_renaming_children_named_before_it_costs_no_more_than_a_first_walk),
     };

@@ -37,7 +37,7 @@ static void test_unwatched_mutation_changes_nothing(void **state)
     mguard_on_mutation(ctx, &obj, "x");
     assert_int_equal(mguard_mutation_count(ctx, &obj), 0);
     assert_int_equal(mgt_watcher_count(ctx, &obj), 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     mguard_ctx_destroy(ctx);
 }
 
@@ -234,7 +234,7 @@ static void test_object_that_guards_itself(void **state)
     static int obj;
     (void)state;
     assert_int_equal(mguard_watch(ctx, &obj, &obj, record, NULL), MGUARD_OK);
-    assert_int_equal(mguard_ctx_object_count(ctx), 1);   /* one record, tracker and guard */
+    assert_int_equal(mgt_objects(ctx), 1);   /* one record, tracker and guard */
     assert_ctx_ok(ctx);
     mguard_on_mutation(ctx, &obj, "a");
     assert_int_equal(ncalls, 1);
@@ -242,7 +242,7 @@ static void test_object_that_guards_itself(void **state)
     /* on death the guard is dead too: not called */
     mguard_on_destroy(ctx, &obj);
     assert_int_equal(ncalls, 1);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     mguard_ctx_destroy(ctx);
 }
 
@@ -331,7 +331,7 @@ static void test_watch_bad_input(void **state)
     mguard_on_mutation(ctx, NULL, "a");
     assert_int_equal(mguard_mutation_count(NULL, &obj), 0);
     assert_int_equal(mgt_watcher_count(ctx, NULL), 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     mguard_ctx_destroy(ctx);
 }
 
@@ -353,7 +353,7 @@ static void test_watch_out_of_memory_changes_nothing(void **state)
         if (st == MGUARD_OK) break;
         assert_int_equal(st, MGUARD_ENOMEM);
         assert_int_equal(log.code, MGUARD_LOG_NOMEM);
-        assert_int_equal(mguard_ctx_object_count(ctx), 0);
+        assert_int_equal(mgt_objects(ctx), 0);
         assert_false(mgt_ctx_contains(ctx, &obj));
     }
     assert_true(n > 1);
@@ -487,7 +487,7 @@ static void test_mutating_an_unwatched_object_changes_nothing(void **state)
     mguard_on_mutation(ctx, &obj, "x");
     assert_false(mgt_ctx_contains(ctx, &obj));
     assert_int_equal(mguard_mutation_count(ctx, &obj), 0);
-    assert_int_equal(mguard_ctx_object_count(ctx), 0);
+    assert_int_equal(mgt_objects(ctx), 0);
     EXPECT_NO_LOG(log);
     mguard_ctx_destroy(ctx);
 }
