@@ -110,12 +110,14 @@ part-sizes: | $(DEPS_STAMP)
 	@sh tests/check_parts.sh --sizes "$(BUILD)/parts" "$(STB_CFLAGS)"
 
 # docs/api.md is generated from mguard.h (make docs, tests/gen_api.py):
-# check-reference fails, printing the diff, when the committed file is not.
+# check-reference fails, printing the diff, when the committed file is not;
+# every log call's arguments match its code's format (tests/check_log_formats.py).
 .PHONY: check-reference docs
 check-reference:
 	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
 	@python3 tests/gen_api.py --check
 	@python3 tests/mutate.py --check
+	@python3 tests/check_log_formats.py "$(BUILD)/logfmt" "$(STB_CFLAGS)"
 docs:
 	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
 	@python3 tests/gen_api.py >docs/api.md.tmp && mv docs/api.md.tmp docs/api.md

@@ -152,6 +152,77 @@ typedef enum mguard_log_level {
     MGUARD_LOG_WARN = 2,  /* misuse that mguard survived */
     MGUARD_LOG_INFO = 3   /* lines a program asked for (a cache's log_reasons) */
 } mguard_log_level;
+/* Every log line has a code MGUARD_LOG_<code>, made from this one list of
+   L(code, level, printf format of the line). Codes are stable: a program
+   compares them (or makes its own tables from the list); words may change. */
+#define MGUARD_LOG_ITEMS(L) \
+    L(NOMEM, ERROR, "%s: out of memory") \
+    L(NULL_ARG, WARN, "%s: NULL %s") \
+    L(NULL_ARRAY, WARN, "%s: NULL %s with %s %lu") \
+    L(BAD_ENUM, WARN, "%s: unknown %s %d") \
+    L(BAD_FLAGS, WARN, "%s: unknown flags 0x%x") \
+    L(BAD_VALUE_SIZE, WARN, "%s: value_size must be 1..16M bytes") \
+    L(HALF_ALLOCATOR, ERROR, "%s: the allocator needs both realloc_fn and free_fn") \
+    L(HALF_LOCK, ERROR, "%s: the lock needs both lock_fn and unlock_fn") \
+    L(NO_PTHREADS, ERROR, "%s: thread_safe needs desc.lock here (built without pthreads)") \
+    L(LOCK_INIT_FAILED, ERROR, "%s: pthread_mutex_init failed") \
+    L(CTX_DESTROYING, WARN, "%s: refused: the context is being destroyed") \
+    L(DESTROY_IN_CALLBACK, WARN, "%s: refused inside one of the context's own callbacks") \
+    L(HANDLE_DESTROYING, WARN, "%s: the %s is being destroyed") \
+    L(DESTROY_TWICE, WARN, "%s: %s %p is already being destroyed") \
+    L(NOT_LIVE, WARN, "%s%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)") \
+    L(NOT_LIVE_CTX, WARN, "%s: %p is not a live context (destroyed, or not a context)") \
+    L(LINES_DROPPED, WARN, "mguard: %u more log line(s) of one call dropped (a call queues %d)") \
+    L(CHECK_FAILED, ERROR, "mguard_ctx_check: %s") \
+    L(CHECK_SKIPPED, INFO, "mguard_ctx_check: ledger: out of memory; hold counts not checked") \
+    L(OBJECT_DYING, WARN, "%s: %s is being destroyed; refused") \
+    L(ON_DESTROY_TWICE, WARN, "%s: %s is already being destroyed; ignored") \
+    L(ON_DESTROY_IN_PLACE, ERROR, "%s: out of memory; destroying %s's values in place") \
+    L(WEAK_PINNED, ERROR, "%s: out of memory (table pinned by an out-of-memory destructor)") \
+    L(WEAK_SIZE_MISMATCH, WARN, "%s: the table's values are %lu bytes, read as %lu") \
+    L(WALK_RENUMBERED, WARN, "%s: the %s was renumbered during the walk; the walk ends") \
+    L(REF_FOREIGN, WARN, "%s: ref belongs to another context") \
+    L(GEN_UNTAGGED, WARN, "%s: %s was never tagged (mguard_gen_tag in its constructor?); counted as dynamic, as every untagged object on this strict context (reported once)") \
+    L(SCOPE_BAD_PHASES, WARN, "%s: %s") \
+    L(SCOPE_SELF_PARENT, WARN, "%s: a component under itself") \
+    L(SCOPE_CHILD_GONE, WARN, "%s: the child %p was destroyed while its parent was looked up") \
+    L(SCOPE_PARENT_UNNAMED, WARN, "%s: the parent %s has no name") \
+    L(SCOPE_UNNAMED, WARN, "%s: component %s has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)") \
+    L(SCOPE_ENTER_GONE, WARN, "%s: component %p was destroyed while it was being entered") \
+    L(SCOPE_BAD_PHASE, WARN, "%s: phase %lu of %lu") \
+    L(SCOPE_NOT_FINITE, WARN, "%s: amount is not finite") \
+    L(SCOPE_ACTIVE_DESTROYED, WARN, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed") \
+    L(SCOPE_CHILD_SKIPPED, WARN, "mguard_scope: child %lu of %s has a %s; skipped") \
+    L(SCOPE_TRACE_FULL, WARN, "%s: the trace holds %lu spans (max_trace_events); later spans are not recorded") \
+    L(SCOPE_EXIT_UNENTERED, WARN, "%s: exiting %s%s, which was never entered (during %s)") \
+    L(SCOPE_EXIT_ORDER, WARN, "%s: %s exits while %s is still active inside it (during %s); exited out of order") \
+    L(DYN_RANK, WARN, "%s: rank too large") \
+    L(LEDGER_HELD_DESTROYED, WARN, "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks") \
+    L(LEDGER_BAD_DESC, WARN, "%s: %s (value_size %lu)") \
+    L(LEDGER_BAD_TYPE, WARN, "%s: %s needs %s (value_size %lu)") \
+    L(LEDGER_TRACKED, WARN, "%s: %s is already tracked") \
+    L(LEDGER_UNTRACKED, WARN, "%s: %s is not tracked") \
+    L(LEDGER_READ_UNTRACKED, WARN, "%s: %s is not tracked (reading %s)") \
+    L(LEDGER_CONTAINER, WARN, "%s: %s is a container (no attribute writes)") \
+    L(LEDGER_NOT_CONTAINER, WARN, "%s: %s is not a container") \
+    L(LEDGER_NULL_VALUE, WARN, "%s: NULL value for %s.%s (%lu bytes)") \
+    L(LEDGER_UNBOUND, WARN, "%s: %s.%s is neither bound (mguard_ledger_set_fields) nor pending") \
+    L(LEDGER_TOO_MANY_FIELDS, WARN, "%s: more than 4294967295 fields (n %lu)") \
+    L(LEDGER_FIELD_UNNAMED, WARN, "%s: field %lu (NULL) has no name") \
+    L(LEDGER_FIELD_TYPE, WARN, "%s: field %lu (%s) of size %lu is %s, which needs %s") \
+    L(LEDGER_PENDING_SHAPE, WARN, "%s: %s.%s has a pending write of %u bytes of %s; the binding would make it %lu bytes of %s") \
+    L(LEDGER_BAD_CHECKPOINT, WARN, "%s: the checkpoint is %s") \
+    L(LEDGER_CHANGED_IN_HOOK, WARN, "%s: a ledger changed inside the %s hook; %s") \
+    L(LEDGER_MISMATCH, WARN, "%s: the ledgers %s") \
+    L(LEDGER_UNBOUND_WRITES, WARN, "%s: NULL callback, and %u write(s) are to no field") \
+    L(CACHE_BAD_NKEYS, WARN, "%s: nkeys must be 1..MGUARD_CACHE_MAX_KEYS") \
+    L(CACHE_NULL_KEY, WARN, "%s: key %lu is NULL") \
+    L(CACHE_REASON, INFO, "mguard_cache %s: %s (%s)%s%s") \
+    L(CACHE_GONE_IN_COMPUTE, WARN, "%s: the cache was destroyed by compute") \
+    L(CACHE_GONE_IN_DTOR, WARN, "%s: the cache was destroyed by a value destructor") \
+    L(CACHE_NOT_STORED, ERROR, "%s: out of memory; the value will not be stored")
+#define MGUARD__LOG_CODE(code, level, fmt) MGUARD_LOG_##code,
+typedef enum mguard_log_code { MGUARD_LOG_ITEMS(MGUARD__LOG_CODE) } mguard_log_code;
 typedef struct mguard_ctx mguard_ctx;
 
 /* realloc/free style: realloc_fn(NULL, n) allocates, aligned as malloc's; NULL
@@ -163,13 +234,14 @@ typedef struct mguard_allocator {
     mguard_free_fn free_fn;
     void *user;
 } mguard_allocator;
-/* Gets misuse warnings and errors: msg is one line without the newline, valid
-   during the call (default: stderr). A line is delivered when its call is done
+/* Gets misuse warnings and errors: code says which (MGUARD_LOG_ITEMS), msg is
+   the line without the newline, valid during the call (default: stderr, with
+   the code's name). A line is delivered when its call is done
    with its structures (before its next callback, or on return; at most 8 wait,
    the rest counted in one line), so a logger may call any function, even
    destroy the handle named (a pointer the call returns into it goes too) or, at
    the end of a call made outside any callback, the context. */
-typedef void (*mguard_log_fn)(mguard_log_level level, const char *msg, void *user);
+typedef void (*mguard_log_fn)(mguard_log_level level, mguard_log_code code, const char *msg, void *user);
 typedef struct mguard_logger {
     mguard_log_fn func;
     void *user;
@@ -198,7 +270,7 @@ typedef struct mguard_describer {
 typedef struct mguard_ctx_desc {
     mguard_allocator allocator; /* default: realloc/free */
     mguard_logger logger;       /* default: print errors, warnings and (asked
-                                   for) INFO lines to stderr */
+                                   for) INFO lines, with their codes, to stderr */
     bool quiet;                 /* true: no default stderr logger */
     bool thread_safe;           /* true: threads may share it; default: one thread */
     mguard_lock lock;           /* thread-safe with this lock; default (zero):
@@ -1188,7 +1260,7 @@ extern "C" {
 #define MGUARD__LOGLINE 512   /* bytes per line, as mguard__logf formats */
 
 typedef struct mguard__logline {
-    mguard_log_level level;
+    mguard_log_code code;
     mguard_log_fn func;
     void *user;
     char msg[MGUARD__LOGLINE];
@@ -1469,6 +1541,21 @@ typedef struct mguard__evpart {
 
 static void mguard__lock_acquire(mguard__lock *lk) { lk->lock_fn(lk->user); }
 
+#define MGUARD__LOG_ITEM(code, level, fmt) { MGUARD_LOG_##level, #code, fmt },
+static const struct { mguard_log_level level; const char *name, *fmt; } mguard__log_items[] = { MGUARD_LOG_ITEMS(MGUARD__LOG_ITEM) };
+
+/* A line delivered at once: to a logger no queue serves (before the context or its lock exists). */
+static void mguard__log_now(mguard_logger lg, mguard_log_code code, ...)
+{
+    char buf[MGUARD__LOGLINE];
+    va_list ap;
+    if (!lg.func) return;
+    va_start(ap, code);
+    vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
+    va_end(ap);
+    lg.func(mguard__log_items[code].level, code, buf, lg.user);
+}
+
 /* Empty the queue into out: the loggers run on a copy no re-entrant call changes. */
 static uint32_t mguard__logq_take(mguard__logq *q, mguard__logline *out, uint32_t *dropped)
 {
@@ -1482,12 +1569,10 @@ static uint32_t mguard__logq_take(mguard__logq *q, mguard__logline *out, uint32_
 static void mguard__logq_deliver(const mguard__logline *l, uint32_t n, uint32_t dropped)
 {
     uint32_t i;
-    for (i = 0; i < n; i++) l[i].func(l[i].level, l[i].msg, l[i].user);
+    for (i = 0; i < n; i++) l[i].func(mguard__log_items[l[i].code].level, l[i].code, l[i].msg, l[i].user);
     if (dropped && n) {
-        char buf[128];
-        snprintf(buf, sizeof buf, "mguard: %u more log line(s) of one call dropped (a call queues %d)",
-                 dropped, MGUARD__LOGQ);
-        l[n - 1].func(MGUARD_LOG_WARN, buf, l[n - 1].user);
+        mguard_logger lg = { l[n - 1].func, l[n - 1].user };
+        mguard__log_now(lg, MGUARD_LOG_LINES_DROPPED, dropped, MGUARD__LOGQ);
     }
 }
 
@@ -1518,7 +1603,7 @@ static void mguard__log_flush(mguard_ctx *ctx)
 }
 
 /* A log line: queued until the next safe point (see mguard__logq). */
-static void mguard__logq_push(mguard__logq *q, mguard_log_level level, const char *msg, mguard_log_fn func, void *user)
+static void mguard__logq_push(mguard__logq *q, mguard_log_code code, const char *msg, mguard_log_fn func, void *user)
 {
     mguard__logline *l;
     size_t len = strlen(msg);
@@ -1527,7 +1612,7 @@ static void mguard__logq_push(mguard__logq *q, mguard_log_level level, const cha
         return;
     }
     l = &q->line[q->n++];
-    l->level = level;
+    l->code = code;
     l->func = func;
     l->user = user;
     if (len >= sizeof l->msg) len = sizeof l->msg - 1;
@@ -1727,11 +1812,12 @@ static void *mguard__default_realloc(void *p, size_t n, void *user) { (void)user
 static void mguard__default_free(void *p, void *user) { (void)user; free(p); }
 /* INFO lines too: only a request makes them (a cache's log_reasons, a note of
    mguard_ctx_check), so a program that asked sees them with no logger of its own. */
-static void mguard__default_log(mguard_log_level level, const char *msg, void *user)
+static void mguard__default_log(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
 {
     static const char *const names[] = { "error", "warning", "info" };
     (void)user;
-    if (level >= MGUARD_LOG_ERROR && level <= MGUARD_LOG_INFO) fprintf(stderr, "mguard %s: %s\n", names[level - 1], msg);
+    if (level >= MGUARD_LOG_ERROR && level <= MGUARD_LOG_INFO)
+        fprintf(stderr, "mguard %s [%s]: %s\n", names[level - 1], mguard__log_items[code].name, msg);
 }
 
 static void *mguard__realloc(const mguard_ctx *ctx, void *p, size_t n)
@@ -1768,26 +1854,36 @@ static void mguard__unbury(mguard_ctx *ctx)
 
 /* Log one line: queued, never delivered mid-operation (the logger may call
    back in). ctx is const for the read-only callers; only the queue changes. */
-static void mguard__log_line(const mguard_ctx *ctx, mguard_log_level level, const char *line)
+static void mguard__log_line(const mguard_ctx *ctx, mguard_log_code code, const char *line)
 {
     mguard_ctx *mctx = (mguard_ctx *)mguard__unconst(ctx);   /* never a const object: every ctx is allocated */
-    mguard__logq_push(&mctx->logq, level, line, ctx->log.func, ctx->log.user);
+    mguard__logq_push(&mctx->logq, code, line, ctx->log.func, ctx->log.user);
 }
 
-static void mguard__logf(const mguard_ctx *ctx, mguard_log_level level, const char *fmt, ...)
+/* Log code's line, its format's arguments after code (MGUARD_LOG_ITEMS). */
+static void mguard__logf(const mguard_ctx *ctx, mguard_log_code code, ...)
 {
-    char buf[512];
+    char buf[MGUARD__LOGLINE];
     va_list ap;
     if (!ctx || !ctx->log.func) return;
+    va_start(ap, code);
+    vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
+    va_end(ap);
+    mguard__log_line(ctx, code, buf);
+}
+
+/* mguard_ctx_check's test: a broken invariant is logged (MGUARD_LOG_CHECK_FAILED), MGUARD_EINVAL returned. */
+static mguard_status mguard__check_failed(const mguard_ctx *ctx, const char *fmt, ...)
+{
+    char buf[MGUARD__LOGLINE - 24];
+    va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    mguard__log_line(ctx, level, buf);
+    mguard__logf(ctx, MGUARD_LOG_CHECK_FAILED, buf);
+    return MGUARD_EINVAL;
 }
-
-/* mguard_ctx_check's test: a broken invariant is logged, MGUARD_EINVAL returned. */
-#define MGUARD__CHECK(ctx, cond, ...) \
-    do { if (!(cond)) { mguard__logf((ctx), MGUARD_LOG_ERROR, "mguard_ctx_check: " __VA_ARGS__); return MGUARD_EINVAL; } } while (0)
+#define MGUARD__CHECK(ctx, cond, ...) do { if (!(cond)) return mguard__check_failed((ctx), __VA_ARGS__); } while (0)
 
 /* n * elem fits a size_t (32-bit builds; a function: no "redundant" lint on 64). */
 static bool mguard__mul_fits(size_t n, size_t elem) { return elem == 0 || n <= SIZE_MAX / elem; }
@@ -2370,7 +2466,7 @@ static const char *mguard__intern(mguard_ctx *ctx, const char *s)
     const char *r;
     if (!mguard__ctx_ok(ctx, "mguard_intern") || !s) return NULL;
     r = mguard__str_intern(ctx, s);
-    if (!r) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_intern: out of memory");
+    if (!r) mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_intern");
     else MGUARD__STR_HDR(r)->refs = MGUARD__STR_STICKY;
     return r;
 }
@@ -2478,17 +2574,17 @@ static size_t mguard__out_end(mguard__out *o)
 #ifdef MGUARD_DEBUG
 static mguard_ctx *mguard__dbg_live;
 
-static void mguard__dbg_complain(const char *fmt, ...)
+static void mguard__dbg_complain(mguard_log_code code, ...)
 {
-    char buf[512];
+    char buf[MGUARD__LOGLINE];
     va_list ap;
     mguard_ctx *c;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_start(ap, code);
+    vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
     va_end(ap);
-    if (!mguard__dbg_live) fprintf(stderr, "mguard warning: %s\n", buf);
+    if (!mguard__dbg_live) mguard__default_log(MGUARD_LOG_WARN, code, buf, NULL);
     for (c = mguard__dbg_live; c; c = c->dbg.next_live)
-        if (c->log.func) c->log.func(MGUARD_LOG_WARN, buf, c->log.user);
+        if (c->log.func) c->log.func(MGUARD_LOG_WARN, code, buf, c->log.user);
 }
 
 static bool mguard__dbg_ctx_live(const mguard_ctx *ctx)
@@ -2571,13 +2667,11 @@ static bool mguard__dbg_h_live(const void *h, int kind)
 static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn)
 {
     const char *k = mguard__dbg_kind_names[kind];
+    int priv;
     if (!h || mguard__dbg_h_live(h, kind)) return true;
     /* the body of mguard_x is mguard__x: name the public function */
-    if (strncmp(fn, "mguard__", 8) == 0) {
-        mguard__dbg_complain("mguard_%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn + 8, h, k, k);
-    } else {
-        mguard__dbg_complain("%s: %p is not a live %s (destroyed, its context destroyed, or not a %s)", fn, h, k, k);
-    }
+    priv = strncmp(fn, "mguard__", 8) == 0;
+    mguard__dbg_complain(MGUARD_LOG_NOT_LIVE, priv ? "mguard_" : "", fn + (priv ? 8 : 0), h, k, k);
     return false;
 }
 
@@ -2624,10 +2718,7 @@ static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn)
 {
     if (!mguard__ctx_ok(ctx, fn)) return false;
-    if (ctx->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: refused: the context is being destroyed", fn);
-        return false;
-    }
+    if (ctx->destroying) { mguard__logf(ctx, MGUARD_LOG_CTX_DESTROYING, fn); return false; }
     return true;
 }
 
@@ -2635,7 +2726,7 @@ static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
 {
 #ifdef MGUARD_DEBUG
     if (ctx && !mguard__dbg_ctx_live(ctx)) {
-        mguard__dbg_complain("%s: %p is not a live context (destroyed, or not a context)", fn, (const void *)ctx);
+        mguard__dbg_complain(MGUARD_LOG_NOT_LIVE_CTX, fn, (const void *)ctx);
         return false;
     }
 #endif
@@ -2649,7 +2740,7 @@ static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
 {
 #ifdef MGUARD_DEBUG
     if (t && !mguard__dbg_table_live(t)) {
-        mguard__dbg_complain("%s: %p is not a live table (destroyed, its context destroyed, or not a table)", fn, (const void *)t);
+        mguard__dbg_complain(MGUARD_LOG_NOT_LIVE, "", fn, (const void *)t, "table", "table");
         return false;
     }
 #endif
@@ -2708,7 +2799,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     memset(&d, 0, sizeof d);
     if (desc) d = *desc;
     if (!d.allocator.realloc_fn != !d.allocator.free_fn) {
-        if (d.logger.func) d.logger.func(MGUARD_LOG_ERROR, "mguard_ctx_create: the allocator needs both realloc_fn and free_fn", d.logger.user);
+        mguard__log_now(d.logger, MGUARD_LOG_HALF_ALLOCATOR, "mguard_ctx_create");
         return NULL;
     }
     if (!d.allocator.realloc_fn) {
@@ -2718,7 +2809,7 @@ mguard_ctx *mguard_ctx_create(const mguard_ctx_desc *desc)
     if (!d.logger.func && !d.quiet) d.logger.func = mguard__default_log;
     ctx = (mguard_ctx *)d.allocator.realloc_fn(NULL, sizeof *ctx, d.allocator.user);
     if (!ctx) {
-        if (d.logger.func) d.logger.func(MGUARD_LOG_ERROR, "mguard_ctx_create: out of memory", d.logger.user);
+        mguard__log_now(d.logger, MGUARD_LOG_NOMEM, "mguard_ctx_create");
         return NULL;
     }
     memset(ctx, 0, sizeof *ctx);
@@ -2747,7 +2838,7 @@ static void mguard__ctx_destroy(mguard_ctx *ctx)
     uint32_t i, n, dropped;
     if (!mguard__ctx_ok(ctx, "mguard_ctx_destroy")) return;
     if (ctx->in_callback || ctx->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ctx_destroy: refused inside one of the context's own callbacks");
+        mguard__logf(ctx, MGUARD_LOG_DESTROY_IN_CALLBACK, "mguard_ctx_destroy");
         if (!ctx->lk) mguard__log_flush(ctx);   /* its wrapper cannot tell a refusal */
         return;
     }
@@ -3092,10 +3183,7 @@ static void mguard__reg_drop_if_empty(mguard_ctx *ctx, uint32_t r)
 static mguard_status mguard__ctx_get_stats(const mguard_ctx *ctx, mguard_ctx_stats *out)
 {
     if (!mguard__ctx_ok(ctx, "mguard_ctx_get_stats")) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ctx_get_stats: NULL out");
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_ctx_get_stats", "out"); return MGUARD_EINVAL; }
     out->objects = ctx->live_objs;
     out->thread_safe = ctx->lk != NULL;
     return MGUARD_OK;
@@ -3308,7 +3396,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     /* logged in phase 2: the logger may call back in */
     {
         char nm[MGUARD__NAME];
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_on_destroy: out of memory; destroying %s's values in place", mguard__named(ctx, obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_ON_DESTROY_IN_PLACE, "mguard_on_destroy", mguard__named(ctx, obj, nm));
     }
     if (nw) mguard__fire(ctx, obj, w, nw, NULL);
     if (w && w != &one) mguard__free(ctx, w);
@@ -3420,7 +3508,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
            destroy the program would not see otherwise */
         char nm[MGUARD__NAME];
         if (ctx->dying && mguard__is_dying(ctx, obj))
-            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_on_destroy: %s is already being destroyed; ignored", mguard__named(ctx, obj, nm));
+            mguard__logf(ctx, MGUARD_LOG_ON_DESTROY_TWICE, "mguard_on_destroy", mguard__named(ctx, obj, nm));
         if (ctx->hear_all) {   /* a compute in progress may depend on obj */
             memset(&cq, 0, sizeof cq);
             ctx->evpart->event(ctx, obj, NULL, NULL, 0, 1, &cq);
@@ -3535,20 +3623,17 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
     uint32_t tid;
     if (!mguard__ctx_can_create(ctx, "mguard_weak_create")) return NULL;
     if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
+        mguard__logf(ctx, !desc ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_BAD_VALUE_SIZE, "mguard_weak_create", "desc");
         return NULL;
     }
 #ifdef MGUARD_DEBUG
-    if (mguard__dbg_reserve(ctx)) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_weak_create: out of memory");
-        return NULL;
-    }
+    if (mguard__dbg_reserve(ctx)) { mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_weak_create"); return NULL; }
 #endif
     t = (mguard_weak *)mguard__alloc(ctx, sizeof *t);
     tid = t ? mguard__id_take(ctx, (void **)&ctx->tabs, &ctx->ntabs, &ctx->captabs, &ctx->free_tid) : 0;
     if (!tid) {
         mguard__free(ctx, t);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_weak_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_weak_create");
         return NULL;
     }
     memset(t, 0, sizeof *t);
@@ -3609,7 +3694,7 @@ static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n,
     mguard_status st;
     char nm[MGUARD__NAME];
     if (ctx->dying && mguard__is_dying(ctx, obj)) {   /* every caller returns at once: the hook may free anything */
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is being destroyed; refused", fn, mguard__named(ctx, obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     st = mguard__kx_reserve(ctx, n);
@@ -3747,7 +3832,9 @@ static mguard_status mguard__weak_insert(mguard_weak *t, const void *key, const 
     size_t i;
     if (!known && ctx->dying && mguard__is_dying(ctx, key)) {
         /* misuse, refused before anything is allocated: the answer does not depend on the allocator */
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %p is being destroyed; refused", key);
+        char nm[MGUARD__NAME];
+        snprintf(nm, sizeof nm, "%p", key);
+        mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, "mguard_weak_set", nm);
         return MGUARD_EINVAL;
     }
     if (t->value_size > MGUARD__STACK_VALUE) {
@@ -3795,7 +3882,7 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
     bool known;
     if (!mguard__weak_valid(t, "mguard_weak_set")) return MGUARD_EINVAL;
     if (!key || !value || t->destroying) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s", !key ? "NULL key" : !value ? "NULL value" : "table is being destroyed");
+        mguard__logf(t->ctx, key && value ? MGUARD_LOG_HANDLE_DESTROYING : MGUARD_LOG_NULL_ARG, "mguard_weak_set", !key ? "key" : !value ? "value" : "table");
         return MGUARD_EINVAL;
     }
     /* one probe: the entry, or (a new key) whether the key is known under other ids already */
@@ -3811,12 +3898,12 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
     } else if (!known && t->ctx->dying && mguard__is_dying(t->ctx, key)) {
         mguard_ctx *ctx = t->ctx;   /* refused here, named (the hook may destroy t): before weak_insert's check */
         char nm[MGUARD__NAME];
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_weak_set: %s is being destroyed; refused", mguard__named(ctx, key, nm));
+        mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, "mguard_weak_set", mguard__named(ctx, key, nm));
         return MGUARD_EINVAL;
     } else {
         st = mguard__weak_insert(t, key, value, h, known);
     }
-    if (st == MGUARD_ENOMEM) mguard__logf(t->ctx, MGUARD_LOG_ERROR, "mguard_weak_set: out of memory%s", t->pinned ? " (table pinned by an out-of-memory destructor)" : "");
+    if (st == MGUARD_ENOMEM) mguard__logf(t->ctx, t->pinned ? MGUARD_LOG_WEAK_PINNED : MGUARD_LOG_NOMEM, "mguard_weak_set");
     return st;
 }
 
@@ -3855,7 +3942,7 @@ static void *mguard__weak_get_sized(const mguard_weak *t, const void *key, size_
 {
     if (!mguard__weak_valid(t, "mguard_weak_get_sized")) return NULL;
     if (size != t->value_size) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_sized: the table's values are %lu bytes, read as %lu",
+        mguard__logf(t->ctx, MGUARD_LOG_WEAK_SIZE_MISMATCH, "mguard_weak_get_sized",
                      (unsigned long)t->value_size, (unsigned long)size);
         return NULL;
     }
@@ -3924,10 +4011,7 @@ static mguard_status mguard__weak_take(mguard_weak *t, const void *key, void *ou
     mguard__kslot *s;
     bool known;
     if (!mguard__weak_valid(t, "mguard_weak_take")) return MGUARD_EINVAL;
-    if (!key) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_take: NULL key");
-        return MGUARD_EINVAL;
-    }
+    if (!key) { mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, "mguard_weak_take", "key"); return MGUARD_EINVAL; }
     s = mguard__kx_find(&t->ctx->kx, key, t->tid, mguard__hash64(key), &known);
     if (!s) return MGUARD_NOT_FOUND;
     mguard__weak_remove_slot(t, s, known, out);
@@ -3993,7 +4077,7 @@ static bool mguard__weak_next(mguard_weak_iter *it)
         size_t lo = 0, hi = t->len;
         if (it->epoch_ < t->rebased) {
             /* 2^32 entries made in the context while the walk was paused */
-            mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_next: the table was renumbered during the walk; the walk ends");
+            mguard__logf(t->ctx, MGUARD_LOG_WALK_RENUMBERED, "mguard_weak_next", "table");
             it->key = NULL;
             it->value = NULL;
             it->t_ = NULL;
@@ -4062,10 +4146,7 @@ static void mguard__weak_finish(mguard_weak *t)
 static void mguard__weak_destroy(mguard_weak *t)
 {
     if (!mguard__weak_valid(t, "mguard_weak_destroy")) return;
-    if (t->destroying) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_destroy: table %p is already being destroyed", (void *)t);
-        return;
-    }
+    if (t->destroying) { mguard__logf(t->ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_weak_destroy", "table", (void *)t); return; }
     t->destroying = 1;
     if (t->busy) return;   /* the clear in progress finishes the job */
     mguard__weak_finish(t);
@@ -4075,10 +4156,7 @@ static mguard_status mguard__weak_get_copy(const mguard_weak *t, const void *key
 {
     const void *p;
     if (!mguard__weak_valid(t, "mguard_weak_get_copy")) return MGUARD_EINVAL;
-    if (!key || !out) {
-        mguard__logf(t->ctx, MGUARD_LOG_WARN, "mguard_weak_get_copy: NULL %s", !key ? "key" : "out");
-        return MGUARD_EINVAL;
-    }
+    if (!key || !out) { mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, "mguard_weak_get_copy", !key ? "key" : "out"); return MGUARD_EINVAL; }
     p = mguard__weak_get(t, key);
     if (!p) return MGUARD_NOT_FOUND;
     memcpy(out, p, t->value_size);
@@ -4104,7 +4182,7 @@ static mguard_ref mguard__ref_make(mguard_ctx *ctx, const void *obj)
     r = mguard__reg_look(ctx, obj, &known, &serial);
     if (!r) {
         mguard_status st = mguard__admit(ctx, obj, 1, "mguard_ref_make");
-        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ref_make: out of memory");
+        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_ref_make");
         if (st) return ref;   /* the null ref */
         r = mguard__reg_new(ctx, obj, known);
         serial = ctx->next_serial;
@@ -4127,7 +4205,7 @@ static MGUARD__HOT uint32_t mguard__find_serial(const mguard_ctx *ctx, const voi
    another context's ref (logged), a probe past its first group. */
 static MGUARD__NOINLINE void *mguard__ref_foreign(const mguard_ctx *ctx)
 {
-    mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ref_get: ref belongs to another context");
+    mguard__logf(ctx, MGUARD_LOG_REF_FOREIGN, "mguard_ref_get");
     return NULL;
 }
 static MGUARD__NOINLINE void *mguard__ref_get_rest(const mguard_ctx *ctx, mguard_ref ref, uint64_t h)
@@ -4262,7 +4340,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     mguard_status st;
     if (!mguard__ctx_ok(ctx, "mguard_watch")) return MGUARD_EINVAL;
     if (!obj || !guard || !fn) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_watch: NULL %s", !obj ? "object" : !guard ? "guard" : "callback");
+        mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_watch", !obj ? "object" : !guard ? "guard" : "callback");
         return MGUARD_EINVAL;
     }
     /* Reserve everything first (records for obj and guard, obj's side
@@ -4272,10 +4350,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     st = r ? MGUARD_OK : mguard__admit(ctx, obj, 2, "mguard_watch");
     if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
     if (!st && !(r && ctx->objs[r - 1].side)) st = mguard__side_reserve(ctx, 1);
-    if (st) {
-        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
-        return st;
-    }
+    if (st) { if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch"); return st; }
     if (r) sd = MGUARD__SIDE(ctx, &ctx->objs[r - 1]);
     if (sd && g) {
         /* the same (obj, guard, fn) waiting already: EEXIST, nothing changed */
@@ -4288,10 +4363,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
         /* full: the inline watcher moves to a heap list, or the list grows */
         if (!(ctx->objs[r - 1].flags & MGUARD__F_WLIST)) {
             mguard__watcher *list = (mguard__watcher *)mguard__alloc(ctx, 4 * sizeof *list);
-            if (!list) {
-                mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
-                return MGUARD_ENOMEM;
-            }
+            if (!list) { mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch"); return MGUARD_ENOMEM; }
             list[0] = sd->w.one;
             sd->w.list.at = list;
             sd->w.list.n = 1;
@@ -4300,7 +4372,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
         } else {
             if (sd->w.list.n >= 8) mguard__prune_watchers(ctx, &sd->w.list);
             if (mguard__reserve(ctx, (void **)&sd->w.list.at, &sd->w.list.cap, (size_t)sd->w.list.n + 1, sizeof(mguard__watcher))) {
-                mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_watch: out of memory");
+                mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch");
                 return MGUARD_ENOMEM;
             }
         }
@@ -4344,10 +4416,7 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     size_t found = 0;
     mguard__firing *f;
     if (!mguard__ctx_ok(ctx, "mguard_unwatch")) return MGUARD_EINVAL;
-    if (!obj || !guard) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_unwatch: NULL %s", !obj ? "object" : "guard");
-        return MGUARD_EINVAL;
-    }
+    if (!obj || !guard) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_unwatch", !obj ? "object" : "guard"); return MGUARD_EINVAL; }
     /* only the guard's current life counts: watchers of a dead guard at its address are dropped here */
     g = mguard__reg_find(ctx, guard);
     gserial = g ? mguard__serial_of(ctx, guard) : 0;
@@ -4452,14 +4521,11 @@ static mguard_status mguard__flag(mguard_ctx *ctx, const void *obj, uint32_t fla
     uint32_t r;
     bool known;
     if (!mguard__ctx_ok(ctx, fn)) return MGUARD_EINVAL;
-    if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, fn, "object"); return MGUARD_EINVAL; }
     r = mguard__reg_look(ctx, obj, &known, NULL);
     if (!r) {
         mguard_status st = mguard__admit(ctx, obj, 1, fn);
-        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_NOMEM, fn);
         if (st) return st;
         r = mguard__reg_new(ctx, obj, known);
     }
@@ -4494,9 +4560,7 @@ static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since
     if (!ctx->warned_untagged) {
         char nm[MGUARD__NAME];
         ((mguard_ctx *)mguard__unconst(ctx))->warned_untagged = true;
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s was never tagged (mguard_gen_tag in its constructor?); "
-                     "counted as dynamic, as every untagged object on this strict context (reported once)", fn,
-                     mguard__named((mguard_ctx *)mguard__unconst(ctx), obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_GEN_UNTAGGED, fn, mguard__named((mguard_ctx *)mguard__unconst(ctx), obj, nm));
     }
     return true;
 }
@@ -4820,16 +4884,16 @@ static bool mguard__scope_dedup(mguard_scope *s, const char *msg)
 }
 
 /* A de-duplicated warning. Call it last: the logger may call back in. */
-static void mguard__scope_warn(mguard_scope *s, const char *fmt, ...)
+static void mguard__scope_warn(mguard_scope *s, mguard_log_code code, ...)
 {
-    char buf[512];
+    char buf[MGUARD__LOGLINE];
     va_list ap;
     mguard_ctx *ctx = s->hd.ctx;
     if (!ctx->log.func) return;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_start(ap, code);
+    vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
     va_end(ap);
-    if (mguard__scope_dedup(s, buf)) mguard__log_line(ctx, MGUARD_LOG_WARN, buf);
+    if (mguard__scope_dedup(s, buf)) mguard__log_line(ctx, code, buf);
 }
 
 /* The trace clock (a callout when the user gave one). The logical clock
@@ -4919,7 +4983,7 @@ static void mguard__scope_on_death_locked(mguard_scope *s, const void *comp, con
             mguard__scope_pop(s, i, now);
         }
     if (n)
-        mguard__scope_warn(s, "mguard_scope: %s was destroyed while active (during %s); its %u frame%s closed",
+        mguard__scope_warn(s, MGUARD_LOG_SCOPE_ACTIVE_DESTROYED,
                            v.name, s->phases[phase], n, n == 1 ? " was" : "s were");
     mguard__scope_release(s);
 }
@@ -4960,7 +5024,7 @@ static mguard_scope *mguard__scope_create(mguard_ctx *ctx, const mguard_scope_de
     const char *root;
     if (!mguard__ctx_can_create(ctx, "mguard_scope_create")) return NULL;
     if (mguard__scope_bad_phases(desc)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_scope_create: %s", mguard__scope_bad_phases(desc));
+        mguard__logf(ctx, MGUARD_LOG_SCOPE_BAD_PHASES, "mguard_scope_create", mguard__scope_bad_phases(desc));
         return NULL;
     }
     s = (mguard_scope *)mguard__alloc(ctx, sizeof *s);
@@ -5008,17 +5072,14 @@ oom_s:
     mguard__scope_unhold(ctx, s);
     mguard__free(ctx, s);
 oom:
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_create: out of memory");
+    mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_scope_create");
     return NULL;
 }
 
 static void mguard__scope_destroy(mguard_scope *s)
 {
     if (!mguard__scope_ok(s)) return;
-    if (s->destroying) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_destroy: scope %p is already being destroyed", (void *)s);
-        return;
-    }
+    if (s->destroying) { mguard__logf(s->hd.ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_scope_destroy", "scope", (void *)s); return; }
     s->destroying = 1;
     if (!s->busy) mguard__scope_free(s);
 }
@@ -5034,14 +5095,8 @@ static void mguard__scope_destroy_part(mguard__part *p)
 static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *comp, const char *fn)
 {
     if (!mguard__handle_ok(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, fn)) return MGUARD_EINVAL;
-    if (s->destroying) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: the scope is being destroyed", fn);
-        return MGUARD_EINVAL;
-    }
-    if (!comp) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "%s: NULL component", fn);
-        return MGUARD_EINVAL;
-    }
+    if (s->destroying) { mguard__logf(s->hd.ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "scope"); return MGUARD_EINVAL; }
+    if (!comp) { mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "component"); return MGUARD_EINVAL; }
     return MGUARD_OK;
 }
 
@@ -5167,7 +5222,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         /* a callback may have renamed it (not the walk itself, in a cycle) */
         if (cv->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)) pname = cv->name;
         if (!cname || !*cname || !child) {
-            mguard__scope_warn(s, "mguard_scope: child %lu of %s has a %s; skipped", (unsigned long)idx, pname,
+            mguard__scope_warn(s, MGUARD_LOG_SCOPE_CHILD_SKIPPED, (unsigned long)idx, pname,
                                !child ? "NULL pointer" : "NULL or empty name");
             continue;
         }
@@ -5307,7 +5362,7 @@ static const char *mguard__scope_name(mguard_scope *s, const void *comp)
     s->busy++;
     st = mguard__scope_lookup(s, comp, &name, &w);
     mguard__scope_walk_end(s, &w, true);
-    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_name");
     mguard__scope_release(s);
     return st ? NULL : name;
 }
@@ -5514,10 +5569,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
     mguard__scope_walk w;
     bool had = false;
     if (st) return st;
-    if (!fqn || !*fqn) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_set_name: NULL or empty name");
-        return MGUARD_EINVAL;
-    }
+    if (!fqn || !*fqn) { mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_scope_set_name", "or empty name"); return MGUARD_EINVAL; }
     memset(&v, 0, sizeof v);
     memset(&w, 0, sizeof w);
     v.name = mguard__scope_intern(s->hd.ctx, s, fqn);
@@ -5531,7 +5583,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
     /* a component never named has nothing placed under it */
     if (!st && had) st = mguard__scope_follow(s, &w, comp);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
-    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_set_name: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_set_name");
     return st;
 }
 
@@ -5545,8 +5597,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     const char *pname = NULL;
     if (st) return st;
     if (!parent || parent == child || !name || !*name) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: %s", !parent ? "NULL parent" :
-                     parent == child ? "a component under itself" : "NULL or empty name");
+        mguard__logf(s->hd.ctx, parent == child ? MGUARD_LOG_SCOPE_SELF_PARENT : MGUARD_LOG_NULL_ARG, "mguard_scope_attach", !parent ? "parent" : "or empty name");
         return MGUARD_EINVAL;
     }
     s->busy++;
@@ -5559,12 +5610,12 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     mguard__lookout_pop(s->hd.ctx, &look);
     if (!st && look.died) {   /* the child died meanwhile: it must not be named */
         st = MGUARD_EINVAL;
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the child %p was destroyed while its parent was looked up", child);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_CHILD_GONE, "mguard_scope_attach", child);
     }
     if (st == MGUARD_NOT_FOUND) {
         char pn[128];
         (void)mguard__describe(s->hd.ctx, parent, pn, sizeof pn, true);
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_attach: the parent %s has no name", pn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_PARENT_UNNAMED, "mguard_scope_attach", pn);
     }
     if (!st) {
         memset(&v, 0, sizeof v);
@@ -5580,7 +5631,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     /* a component never named has nothing placed under it */
     if (!st && had) st = mguard__scope_follow(s, &w, child);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
-    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_attach: out of memory");
+    if (st == MGUARD_ENOMEM) mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_attach");
     mguard__scope_release(s);
     return st;
 }
@@ -5638,7 +5689,7 @@ static mguard_status mguard__scope_forget(mguard_scope *s, const void *comp)
     mguard__free(s->hd.ctx, list);
     mguard__free(s->hd.ctx, w.todo);
     /* last: the logger may destroy s */
-    if (st) mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_forget: out of memory");
+    if (st) mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_forget");
     return st;
 }
 
@@ -5686,7 +5737,7 @@ static mguard_status mguard__scope_push(mguard_scope *s, const void *comp, const
     s->frames[s->nframes++] = f;
     if (s->desc.trace && !record) {
         s->dropped++;
-        mguard__scope_warn(s, "mguard_scope_enter: the trace holds %lu spans (max_trace_events); later spans are not recorded",
+        mguard__scope_warn(s, MGUARD_LOG_SCOPE_TRACE_FULL, "mguard_scope_enter",
                            (unsigned long)s->desc.max_trace_events);
     }
     return MGUARD_OK;
@@ -5711,12 +5762,12 @@ static mguard_status mguard__scope_enter(mguard_scope *s, const void *comp)
     if (st == MGUARD_NOT_FOUND) {
         char cn[128];
         (void)mguard__describe(s->hd.ctx, comp, cn, sizeof cn, true);
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %s has no name (no type_name callback, no parent named it, never named with mguard_scope_set_name)", cn);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_UNNAMED, "mguard_scope_enter", cn);
     }
     else if (st == MGUARD_ENOMEM)
-        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_enter: out of memory");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_enter");
     else if (st && !s->destroying)
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_enter: component %p was destroyed while it was being entered", comp);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_ENTER_GONE, "mguard_scope_enter", comp);
     mguard__scope_release(s);
     return st;
 }
@@ -5739,7 +5790,7 @@ static mguard_status mguard__scope_exit(mguard_scope *s, const void *comp)
         char addr[128];
         if (!v) (void)mguard__describe(s->hd.ctx, comp, addr, sizeof addr, true);
         v = mguard__scope_entry(s, comp);   /* the hook may have named it, or freed the old name */
-        mguard__scope_warn(s, "mguard_scope_exit: exiting %s%s, which was never entered (during %s)",
+        mguard__scope_warn(s, MGUARD_LOG_SCOPE_EXIT_UNENTERED, "mguard_scope_exit",
                            v ? "" : "component ", v ? v->name : addr, mguard__scope_phase_name(s));
         st = MGUARD_NOT_FOUND;
     } else if (i == s->nframes) {
@@ -5749,7 +5800,7 @@ static mguard_status mguard__scope_exit(mguard_scope *s, const void *comp)
         const char *inner = s->recs[s->frames[s->nframes - 1].rec].name;
         uint32_t phase = s->frames[i - 1].phase;
         mguard__scope_pop(s, i - 1, now);
-        mguard__scope_warn(s, "mguard_scope_exit: %s exits while %s is still active inside it (during %s); exited out of order",
+        mguard__scope_warn(s, MGUARD_LOG_SCOPE_EXIT_ORDER, "mguard_scope_exit",
                            name, inner, s->phases[phase]);
     }
     mguard__scope_release(s);
@@ -5787,7 +5838,7 @@ static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
 {
     if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
     if (phase >= s->nphases) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_set_phase: phase %lu of %lu",
+        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_BAD_PHASE, "mguard_scope_set_phase",
                      (unsigned long)phase, (unsigned long)s->nphases);
         return MGUARD_EINVAL;
     }
@@ -5804,7 +5855,7 @@ static mguard_status mguard__scope_clear(mguard_scope *s, unsigned flags)
     double now = 0.0;
     uint32_t i;
     if (!st && (flags & ~7u)) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_clear: unknown flags 0x%x", flags & ~7u);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_BAD_FLAGS, "mguard_scope_clear", flags & ~7u);
         st = MGUARD_EINVAL;
     }
     if (st) return st;
@@ -5855,7 +5906,7 @@ static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, dou
     ctx = s->hd.ctx;
     if (s->destroying) return mguard__scope_refuse(s, s, "mguard_scope_add");
     if (!counter || !*counter || !(amount - amount == 0.0)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_scope_add: %s", !counter || !*counter ? "NULL or empty counter name" : "amount is not finite");
+        mguard__logf(ctx, !counter || !*counter ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_SCOPE_NOT_FINITE, "mguard_scope_add", "or empty counter name");
         return MGUARD_EINVAL;
     }
     k = mguard__scope_counter_find(s, counter);
@@ -5887,7 +5938,7 @@ static mguard_status mguard__scope_add(mguard_scope *s, const char *counter, dou
     s->recs[s->nframes ? s->frames[s->nframes - 1].rec : 0].vals[2 * (size_t)k] += amount;
     return MGUARD_OK;
 oom:
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_scope_add: out of memory");
+    mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_scope_add");
     return MGUARD_ENOMEM;
 }
 
@@ -6085,7 +6136,7 @@ static size_t mguard__scope_format(mguard_scope *s, mguard_scope_view view, char
     n = s->nrecs;
     nc = 2 * s->ncounters;
     if (view != MGUARD_SCOPE_TABLE && view != MGUARD_SCOPE_TREE && view != MGUARD_SCOPE_TRACE_JSON) {
-        mguard__logf(s->hd.ctx, MGUARD_LOG_WARN, "mguard_scope_format: unknown view %d", (int)view);
+        mguard__logf(s->hd.ctx, MGUARD_LOG_BAD_ENUM, "mguard_scope_format", "view", (int)view);
         mguard__out_end(&o);
         return 0;
     }
@@ -6094,7 +6145,7 @@ static size_t mguard__scope_format(mguard_scope *s, mguard_scope_view view, char
     if (w && view == MGUARD_SCOPE_TREE) t = mguard__scope_tree_build(s, n, &tree) ? NULL : &tree;
     if (!w || (view == MGUARD_SCOPE_TREE && !t)) {
         if (w && w != wsmall) mguard__free(s->hd.ctx, w);
-        mguard__logf(s->hd.ctx, MGUARD_LOG_ERROR, "mguard_scope_format: out of memory");
+        mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_format");
         mguard__out_end(&o);
         return 0;
     }
@@ -6255,10 +6306,7 @@ static mguard_dyn *mguard__dyn_create(mguard_ctx *ctx)
     if (!mguard__dbg_h_reserve(ctx))
 #endif
         d = (mguard_dyn *)mguard__alloc(ctx, sizeof *d);
-    if (!d) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_dyn_create: out of memory");
-        return NULL;
-    }
+    if (!d) { mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_dyn_create"); return NULL; }
     memset(d, 0, sizeof *d);
     d->part.destroy = mguard__dyn_destroy_part;
     d->part.check = mguard__dyn_check;
@@ -6359,7 +6407,7 @@ static mguard_status mguard__dyn_record(mguard_dyn *d, const char *path, const i
     if (!mguard__handle_ok(d, MGUARD__MAGIC_DYN, MGUARD__DBG_DYN, fn)) return MGUARD_EINVAL;
     ctx = d->hd.ctx;
     if (!path || !*path || (tensor && ndim && !dims) || ndim > 0x7fffffffu) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s", fn, !path || !*path ? "NULL or empty path" : ndim > 0x7fffffffu ? "rank too large" : "NULL dims");
+        mguard__logf(ctx, path && *path && ndim > 0x7fffffffu ? MGUARD_LOG_DYN_RANK : MGUARD_LOG_NULL_ARG, fn, !path || !*path ? "or empty path" : "dims");
         return MGUARD_EINVAL;
     }
     norm = mguard__dyn_norm(ctx, path, small, sizeof small, &heap);
@@ -6427,7 +6475,7 @@ oom:
         mguard__str_release(ctx, in);
         mguard__str_release(ctx, gname);
     }
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    mguard__logf(ctx, MGUARD_LOG_NOMEM, fn);
 done:
     mguard__free(ctx, heap);
     mguard__free(ctx, gheap);
@@ -7154,7 +7202,9 @@ static mguard_status mguard__ledger_watch(mguard_ledger *L, const void *p, const
     mguard_status st;
     if (!p || mguard__weak_contains(root->watch, p)) return MGUARD_OK;
     if (ctx->dying && mguard__is_dying(ctx, p)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %p is being destroyed; refused", fn, p);
+        char nm[MGUARD__NAME];
+        snprintf(nm, sizeof nm, "%p", p);
+        mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, nm);
         return MGUARD_EINVAL;
     }
     st = mguard__weak_set_impl(root->watch, p, &life);
@@ -7362,9 +7412,7 @@ static void mguard__ledger_on_death_locked(struct mguard__lroot *root, const voi
     root->frames++;
     for (L = root->head; L; L = L->next) mguard__ledger_purge(L, key, &pu);
     if (pu.ledgers)
-        mguard__logf(ctx, MGUARD_LOG_WARN,
-                     "mguard_ledger: %p was destroyed while %u ledger(s) held it; dropped %u entries, %u writes, %u records, %u hooks",
-                     key, pu.ledgers, pu.ents, pu.writes, pu.recs, pu.hooks);
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_HELD_DESTROYED, key, pu.ledgers, pu.ents, pu.writes, pu.recs, pu.hooks);
     for (;;) {
         for (L = root->head; L; L = L->next)
             if (L->rq_head || (L->relq_head && !L->walks)) break;
@@ -7434,16 +7482,13 @@ static uint32_t mguard__ledger_new_refs(const mguard_ledger *L, const void *p, c
 static mguard_status mguard__ledger_can_change(const mguard_ledger *L, const char *fn)
 {
     if (!mguard__handle_ok(L, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
-    if (L->destroying) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
-        return MGUARD_EINVAL;
-    }
+    if (L->destroying) { mguard__logf(L->hd.ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "ledger"); return MGUARD_EINVAL; }
     return MGUARD_OK;
 }
 
 static mguard_status mguard__ledger_oom(const mguard_ledger *L, mguard_status st, const char *fn)
 {
-    if (st == MGUARD_ENOMEM) mguard__logf(L->hd.ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
+    if (st == MGUARD_ENOMEM) mguard__logf(L->hd.ctx, MGUARD_LOG_NOMEM, fn);
     return st;
 }
 
@@ -7459,11 +7504,11 @@ static bool mguard__ledger_desc_ok(mguard_ctx *ctx, const mguard_ledger_desc *d)
     else if (t > MGUARD_LEDGER_VALUE_PTR) why = "unknown value_type";
     else if (t != MGUARD_LEDGER_VALUE_BYTES && n == 0) why = "a value_type needs a value_size";
     else if (n && mguard__ledger_type_needs(t, n)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ledger_create: %s needs %s (value_size %lu)", mguard__ledger_type_str(t),
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_BAD_TYPE, "mguard_ledger_create", mguard__ledger_type_str(t),
                      mguard__ledger_type_needs(t, n), (unsigned long)n);
         return false;
     }
-    if (why) mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_ledger_create: %s (value_size %lu)", why, (unsigned long)n);
+    if (why) mguard__logf(ctx, MGUARD_LOG_LEDGER_BAD_DESC, "mguard_ledger_create", why, (unsigned long)n);
     return why == NULL;
 }
 
@@ -7478,7 +7523,7 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
 #endif
         !(L = (mguard_ledger *)mguard__alloc(ctx, sizeof *L))) {
         mguard__ledger_root_maybe_free(ctx);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ledger_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_ledger_create");
         return NULL;
     }
     memset(L, 0, sizeof *L);
@@ -7521,10 +7566,7 @@ static void mguard__ledger_free(mguard_ledger *L)
 static void mguard__ledger_destroy(mguard_ledger *L)
 {
     if (!mguard__ledger_ok(L)) return;
-    if (L->destroying) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_destroy: ledger %p is already being destroyed", (void *)L);
-        return;
-    }
+    if (L->destroying) { mguard__logf(L->hd.ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_ledger_destroy", "ledger", (void *)L); return; }
     L->destroying = 1;
     if (!L->frames && !L->desc.release) {
         mguard__ledger_free(L);  /* nothing to call: no queue to run */
@@ -7567,17 +7609,14 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
     mguard__lent *en;
     if (st) return st;
     ctx = L->hd.ctx;
-    if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, fn, "object"); return MGUARD_EINVAL; }
     if (kind < MGUARD_LEDGER_EXISTING || kind > MGUARD_LEDGER_CONTAINER) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: unknown kind %d", fn, (int)kind);
+        mguard__logf(ctx, MGUARD_LOG_BAD_ENUM, fn, "kind", (int)kind);
         return MGUARD_EINVAL;
     }
     if (mguard__ledger_ent_find(L, obj)) {
         char nm[MGUARD__NAME];
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is already tracked", fn, mguard__named(ctx, obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_TRACKED, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EEXIST;
     }
     if (source && !(src = mguard__lstr_intern(ctx, source))) st = MGUARD_ENOMEM;
@@ -7609,10 +7648,7 @@ static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj,
     uint32_t e;
     const mguard__lent *en;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!obj) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_get: NULL object");
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_ledger_get", "object"); return MGUARD_EINVAL; }
     e = mguard__ledger_ent_find(L, obj);
     if (!e) return MGUARD_NOT_FOUND;
     if (!out) return MGUARD_OK;
@@ -7632,18 +7668,15 @@ static mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const voi
     mguard_ctx *ctx = L->hd.ctx;   /* every caller returns at once after a line: the hook may free L */
     char nm[MGUARD__NAME];
     *e = 0;
-    if (!obj || !attr) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "attribute");
-        return MGUARD_EINVAL;
-    }
+    if (!obj || !attr) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "attribute"); return MGUARD_EINVAL; }
     *e = mguard__ledger_ent_find(L, obj);
     if (!*e) {
         if (untracked_ok) return MGUARD_NOT_FOUND;
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is not tracked", fn, mguard__named(ctx, obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     if (L->ents[*e - 1].kind == MGUARD_LEDGER_CONTAINER) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is a container (no attribute writes)", fn, mguard__named(ctx, obj, nm));
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_CONTAINER, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -7656,15 +7689,12 @@ static mguard_status mguard__ledger_mark_modified(mguard_ledger *L, const void *
     uint32_t e;
     mguard__lent *en;
     if (st) return st;
-    if (!obj) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL object", fn);
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "object"); return MGUARD_EINVAL; }
     e = mguard__ledger_ent_find(L, obj);
     if (!e || L->ents[e - 1].kind != MGUARD_LEDGER_CONTAINER) {
         mguard_ctx *ctx = L->hd.ctx;
         char nm[MGUARD__NAME];
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is %s", fn, mguard__named(ctx, obj, nm), e ? "not a container" : "not tracked");
+        mguard__logf(ctx, e ? MGUARD_LOG_LEDGER_NOT_CONTAINER : MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EINVAL;
     }
     en = &L->ents[e - 1];
@@ -7700,7 +7730,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         mguard__ledger_shape(L, mguard__ledger_field(&L->ents[e - 1], attr), &size, &type);
         if (!deleted && !value) {
             char nm[MGUARD__NAME];
-            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: NULL value for %s.%s (%lu bytes)", fn, mguard__named(ctx, obj, nm), attr, (unsigned long)size);
+            mguard__logf(ctx, MGUARD_LOG_LEDGER_NULL_VALUE, fn, mguard__named(ctx, obj, nm), attr, (unsigned long)size);
             return MGUARD_EINVAL;
         }
         if (!deleted) memcpy(bytes, value, size);
@@ -7781,9 +7811,9 @@ static mguard_status mguard__ledger_not_found(const mguard_ledger *L, const void
     if (st != MGUARD_NOT_FOUND) return st;   /* first: an EINVAL's line may have freed L */
     ctx = L->hd.ctx;   /* the hook may free L */
     if (mguard__ledger_ent_find(L, obj))
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s.%s is neither bound (mguard_ledger_set_fields) nor pending", fn, mguard__named(ctx, obj, nm), attr);
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_UNBOUND, fn, mguard__named(ctx, obj, nm), attr);
     else
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is not tracked (reading %s)", fn, mguard__named(ctx, obj, nm), attr);
+        mguard__logf(ctx, MGUARD_LOG_LEDGER_READ_UNTRACKED, fn, mguard__named(ctx, obj, nm), attr);
     return st;
 }
 
@@ -7815,10 +7845,7 @@ static mguard_status mguard__ledger_read(const mguard_ledger *L, const void *obj
     unsigned t;
     mguard_status st;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "out"); return MGUARD_EINVAL; }
     st = mguard__ledger_attr_entry(L, obj, attr, fn, true, &e);
     if (st) return mguard__ledger_not_found(L, obj, attr, st, fn);
     /* out has room for the attribute's size (the field's, else the desc's) */
@@ -7849,8 +7876,8 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
     st = mguard__ledger_attr_entry(L, obj, "", fn, false, &e);
     if (st) return st;
     if ((!fields && n) || n > 0xffffffffu) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, n > 0xffffffffu ? "%s: more than 4294967295 fields (n %lu)" : "%s: NULL fields with n %lu",
-                     fn, (unsigned long)n);
+        if (n > 0xffffffffu) mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_TOO_MANY_FIELDS, fn, (unsigned long)n);
+        else mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARRAY, fn, "fields", "n", (unsigned long)n);
         return MGUARD_EINVAL;
     }
     for (i = 0; i < n; i++) {
@@ -7859,12 +7886,9 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
         const char *needs = t > MGUARD_LEDGER_VALUE_PTR ? "a known value_type"
                             : L->desc.value_size ? mguard__ledger_type_needs(t, f->size)
                             : f->size != sizeof(void *) ? "a pointer's size in a ledger of pointer values" : NULL;
-        if (!f->name) {
-            mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (NULL) has no name", fn, (unsigned long)i);
-            return MGUARD_EINVAL;
-        }
+        if (!f->name) { mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_FIELD_UNNAMED, fn, (unsigned long)i); return MGUARD_EINVAL; }
         if (needs) {
-            mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: field %lu (%s) of size %lu is %s, which needs %s", fn, (unsigned long)i,
+            mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_FIELD_TYPE, fn, (unsigned long)i,
                          f->name, (unsigned long)f->size, mguard__ledger_type_str(t), needs);
             return MGUARD_EINVAL;
         }
@@ -7883,10 +7907,11 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
             if (size != wr->size || type != wr->type) {
                 /* the line's words first: the hook may free L, its writes and their names */
                 mguard_ctx *ctx = L->hd.ctx;
-                char nm[MGUARD__NAME], line[256];
-                snprintf(line, sizeof line, ".%s has a pending write of %u bytes of %s; the binding would make it %lu bytes of %s",
-                         wr->attr, (unsigned)wr->size, mguard__ledger_type_str(wr->type), (unsigned long)size, mguard__ledger_type_str(type));
-                mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s%s", fn, mguard__named(ctx, obj, nm), line);
+                char nm[MGUARD__NAME], at[MGUARD__NAME];
+                unsigned wsize = wr->size, wtype = wr->type;
+                snprintf(at, sizeof at, "%s", wr->attr);
+                mguard__logf(ctx, MGUARD_LOG_LEDGER_PENDING_SHAPE, fn, mguard__named(ctx, obj, nm), at, wsize,
+                             mguard__ledger_type_str(wtype), (unsigned long)size, mguard__ledger_type_str(type));
                 return MGUARD_EINVAL;
             }
         }
@@ -7904,10 +7929,7 @@ static mguard_ledger_iter mguard__ledger_iterate(const mguard_ledger *L, mguard_
     mguard_ledger_iter it;
     memset(&it, 0, sizeof it);
     if (!mguard__ledger_ok(L)) return it;
-    if ((unsigned)what - 1u > MGUARD_LEDGER_WALK_HOOKS - 1u) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_iterate: unknown walk %d", (int)what);
-        return it;
-    }
+    if ((unsigned)what - 1u > MGUARD_LEDGER_WALK_HOOKS - 1u) { mguard__logf(L->hd.ctx, MGUARD_LOG_BAD_ENUM, "mguard_ledger_iterate", "walk", (int)what); return it; }
     if (what == MGUARD_LEDGER_WALK_WRITES && !obj) return it;
     it.l_ = L;
     it.epoch_ = L->epoch;
@@ -8053,10 +8075,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     uint32_t watched;
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
-    if (!tag) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL tag", fn);
-        return MGUARD_EINVAL;
-    }
+    if (!tag) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "tag"); return MGUARD_EINVAL; }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!(t = mguard__lstr_intern(L->hd.ctx, tag))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
@@ -8094,10 +8113,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     int cand;
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
-    if (!obj || !id) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL %s", fn, !obj ? "object" : "id pointer");
-        return MGUARD_EINVAL;
-    }
+    if (!obj || !id) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "id pointer"); return MGUARD_EINVAL; }
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (name && !(nm = mguard__lstr_intern(L->hd.ctx, name))) st = MGUARD_ENOMEM;
@@ -8266,20 +8282,14 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
     size_t i;
     if (!mguard__ledger_ok(src) || !mguard__ctx_can_create(src->hd.ctx, fn)) return NULL;
     ctx = src->hd.ctx;
-    if (src->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "%s: the ledger is being destroyed", fn);
-        return NULL;
-    }
+    if (src->destroying) { mguard__logf(ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "ledger"); return NULL; }
     mguard__ledger_layout(src, &lay);
     block = NULL;
 #ifdef MGUARD_DEBUG
     if (!mguard__dbg_h_reserve(ctx))
 #endif
         block = (unsigned char *)mguard__alloc(ctx, lay.total);
-    if (!block) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "%s: out of memory", fn);
-        return NULL;
-    }
+    if (!block) { mguard__logf(ctx, MGUARD_LOG_NOMEM, fn); return NULL; }
     /* One memcpy per array, all into the one block. */
     from[0] = src->ents;
     from[1] = src->ent_ix.slots;
@@ -8352,7 +8362,7 @@ static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledge
     if (st) return st;
     if (!MGUARD__DBG_OK(cp, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
     if (!mguard__ledger_ok(cp) || cp->hd.ctx != L->hd.ctx || cp->destroying || cp->desc.value_size != L->desc.value_size) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: the checkpoint is %s", fn,
+        mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_BAD_CHECKPOINT, fn,
                      !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" :
                      cp->hd.ctx != L->hd.ctx ? "from another context" : "of another value size");
         return MGUARD_EINVAL;
@@ -8465,7 +8475,7 @@ static bool mguard__ledger_veq(mguard__lcmp *c, const void *va, const void *vb, 
     if (!va || !vb || !c->a->desc.equal || c->a->desc.value_size) return false;
     MGUARD__L_CALLOUT(c->a->hd.ctx, va, vb, r = c->a->desc.equal(va, vb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
-        mguard__logf(c->a->hd.ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        mguard__logf(c->a->hd.ctx, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK, c->fn, "equal", "comparison abandoned");
         c->st = MGUARD_EINVAL;
         *stop = true;
     }
@@ -8487,7 +8497,7 @@ static bool mguard__ledger_beq(mguard__lcmp *c, const mguard__lwrite *wa, const 
     memcpy(cb, bb, sizeof cb);
     MGUARD__L_CALLOUT(c->a->hd.ctx, NULL, NULL, r = c->a->desc.equal(ca, cb, c->a->desc.user));
     if (c->a->stamp != c->sa || c->b->stamp != c->sb) {
-        mguard__logf(c->a->hd.ctx, MGUARD_LOG_WARN, "%s: a ledger changed inside the equal hook; comparison abandoned", c->fn);
+        mguard__logf(c->a->hd.ctx, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK, c->fn, "equal", "comparison abandoned");
         c->st = MGUARD_EINVAL;
         *stop = true;
     }
@@ -8704,10 +8714,10 @@ static mguard_status mguard__ledger_pair_ok(const mguard_ledger *a, const mguard
 #endif
     if (mguard__ledger_ok(a) && mguard__ledger_ok(b)) {
         if (a->hd.ctx == b->hd.ctx && a->desc.value_size == b->desc.value_size) return MGUARD_OK;
-        mguard__logf(a->hd.ctx, MGUARD_LOG_WARN, "%s: the ledgers %s", fn,
+        mguard__logf(a->hd.ctx, MGUARD_LOG_LEDGER_MISMATCH, fn,
                      a->hd.ctx != b->hd.ctx ? "belong to different contexts" : "hold values of different sizes");
     } else if (mguard__ledger_ok(a) || mguard__ledger_ok(b)) {
-        mguard__logf(mguard__ledger_ok(a) ? a->hd.ctx : b->hd.ctx, MGUARD_LOG_WARN, "%s: NULL or invalid ledger", fn);
+        mguard__logf(mguard__ledger_ok(a) ? a->hd.ctx : b->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "or invalid ledger");
     }
     return MGUARD_EINVAL;
 }
@@ -9002,10 +9012,7 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
     if (st) return st;
     /* a result made while the context dies would outlive it */
     if (!mguard__ctx_can_create(a->hd.ctx, fn)) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(a->hd.ctx, MGUARD_LOG_WARN, "%s: NULL out", fn);
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(a->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "out"); return MGUARD_EINVAL; }
     d = (mguard_ledger_diff_result *)mguard__alloc(a->hd.ctx, sizeof *d);
     if (!d) return mguard__ledger_oom(a, MGUARD_ENOMEM, fn);
     memset(d, 0, sizeof *d);
@@ -9160,10 +9167,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
     size_t r, bytes;
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
-    if (!roots && nroots) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL roots with nroots %lu", fn, (unsigned long)nroots);
-        return MGUARD_EINVAL;
-    }
+    if (!roots && nroots) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARRAY, fn, "roots", "nroots", (unsigned long)nroots); return MGUARD_EINVAL; }
     /* Snapshot (no call-out yet): entries' pending values, then payloads, hook functions, hooked objects. */
     memset(&p, 0, sizeof p);
     p.L = L;
@@ -9212,7 +9216,7 @@ static mguard_status mguard__ledger_prune(mguard_ledger *L, const void *const *r
         for (j = off[e - 1]; j < off[e]; j++) mguard__ledger_prune_visit(vals[j], &p);
     }
     if (p.changed) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: the ledger changed inside the refs hook; nothing pruned", fn);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK, fn, "refs", "nothing pruned");
         st = MGUARD_EINVAL;
     } else if (p.oom) {
         st = mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
@@ -9333,7 +9337,7 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
     }
     if (!fn && unbound) {
         mguard__free(L->hd.ctx, snap);
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "%s: NULL callback, and %u write(s) are to no field", name, unbound);
+        mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_UNBOUND_WRITES, name, unbound);
         return MGUARD_EINVAL;
     }
     /* the snapshot's own references: a callback may drop the writes */
@@ -9368,10 +9372,7 @@ static mguard_status mguard__ledger_get_stats(const mguard_ledger *L, mguard_led
 {
     mguard__llayout lay;
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_WARN, "mguard_ledger_get_stats: NULL out");
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_ledger_get_stats", "out"); return MGUARD_EINVAL; }
     mguard__ledger_layout(L, &lay);
     out->entries = L->live_ents;
     out->modified = L->nmod;
@@ -9538,10 +9539,7 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
     if (mguard__ledger_check_queue(L, true) || mguard__ledger_check_queue(L, false)) return MGUARD_EINVAL;
     if (!L->nrpool) return MGUARD_OK;
     cnt = (uint32_t *)mguard__alloc(L->hd.ctx, (size_t)L->nrpool * sizeof *cnt);
-    if (!cnt) {
-        mguard__logf(L->hd.ctx, MGUARD_LOG_INFO, "mguard_ctx_check: ledger: out of memory; hold counts not checked");
-        return MGUARD_OK;
-    }
+    if (!cnt) { mguard__logf(L->hd.ctx, MGUARD_LOG_CHECK_SKIPPED); return MGUARD_OK; }
     memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
     st = mguard__ledger_check_refs(L, cnt);
     mguard__free(L->hd.ctx, cnt);
@@ -9555,20 +9553,17 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
     mguard_ctx *ctx = root->ctx;
     const mguard_ledger *L;
     uint32_t n = 0;
-    if (!mguard__weak_ok(root->watch)) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: the ledgers' weak table is gone");
-        return MGUARD_EINVAL;
-    }
+    if (!mguard__weak_ok(root->watch)) { mguard__logf(ctx, MGUARD_LOG_CHECK_FAILED, "the ledgers' weak table is gone"); return MGUARD_EINVAL; }
     for (L = root->head; L; L = L->next) {
         if (!mguard__ledger_ok(L) || L->hd.ctx != ctx || (L->next && L->next->prev != L)) {
-            mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: ledger list broken at %p", (const void *)L);
+            mguard__check_failed(ctx, "ledger list broken at %p", (const void *)L);
             return MGUARD_EINVAL;
         }
         if (mguard__ledger_check(L)) return MGUARD_EINVAL;
         n++;
     }
     if (n != root->nledgers) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_ctx_check: %u ledgers listed, %u counted", n, root->nledgers);
+        mguard__check_failed(ctx, "%u ledgers listed, %u counted", n, root->nledgers);
         return MGUARD_EINVAL;
     }
     return MGUARD_OK;
@@ -9739,14 +9734,11 @@ static bool mguard__cache_keys_ok(const mguard_cache *c, const void *const *keys
 {
     size_t i;
     if (!keys || n == 0 || n > MGUARD_CACHE_MAX_KEYS) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "%s: %s", fn, !keys ? "NULL keys" : "nkeys must be 1..MGUARD_CACHE_MAX_KEYS");
+        mguard__logf(c->ctx, !keys ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_CACHE_BAD_NKEYS, fn, "keys");
         return false;
     }
     for (i = 0; i < n; i++) {
-        if (!keys[i]) {
-            mguard__logf(c->ctx, MGUARD_LOG_WARN, "%s: key %lu is NULL", fn, (unsigned long)i);
-            return false;
-        }
+        if (!keys[i]) { mguard__logf(c->ctx, MGUARD_LOG_CACHE_NULL_KEY, fn, (unsigned long)i); return false; }
     }
     return true;
 }
@@ -10046,7 +10038,7 @@ static void mguard__cache_log(mguard_cache *c, const char *what, const void *con
         m = snprintf(kb + (len < sizeof kb ? len : sizeof kb), len < sizeof kb ? sizeof kb - len : 0, "%s%s", i ? ", " : "", name);
         if (m > 0) len += (size_t)m;
     }
-    mguard__logf(ctx, MGUARD_LOG_INFO, "mguard_cache %s: %s (%s)%s%s", c->name, what, kb, r ? sep : "", text);
+    mguard__logf(ctx, MGUARD_LOG_CACHE_REASON, c->name, what, kb, r ? sep : "", text);
     if (--c->busy == 0 && c->destroying) mguard__cache_destroy_now(c);
 }
 
@@ -10338,7 +10330,7 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     uint32_t cid = 0;
     if (!mguard__ctx_can_create(ctx, "mguard_cache_create")) return NULL;
     if (!desc || desc->value_size == 0 || desc->value_size > ((size_t)1 << 24)) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_create: %s", !desc ? "NULL desc" : "value_size must be 1..16M bytes");
+        mguard__logf(ctx, !desc ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_BAD_VALUE_SIZE, "mguard_cache_create", "desc");
         return NULL;
     }
     name = mguard__str_intern(ctx, desc->name ? desc->name : "cache");
@@ -10354,7 +10346,7 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     if (!cid) {
         mguard__free(ctx, c);
         mguard__str_release(ctx, name);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_create: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_create");
         return NULL;
     }
     memset(c, 0, sizeof *c);
@@ -10442,10 +10434,7 @@ static void mguard__cache_destroy_now(mguard_cache *c)   /* NOLINT(misc-no-recur
 static void mguard__cache_destroy(mguard_cache *c)
 {
     if (!mguard__cache_ok(c, "mguard_cache_destroy")) return;
-    if (c->destroying) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_destroy: cache %p is already being destroyed", (void *)c);
-        return;
-    }
+    if (c->destroying) { mguard__logf(c->ctx, MGUARD_LOG_DESTROY_TWICE, "mguard_cache_destroy", "cache", (void *)c); return; }
     c->destroying = 1;
     if (c->busy) return;   /* the call or event in progress finishes the job */
     mguard__cache_destroy_now(c);
@@ -10459,10 +10448,7 @@ static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *obj
     size_t i;
     char nm[MGUARD__NAME];   /* every caller returns, or holds c busy: the hook may destroy c */
     for (i = 0; ctx->dying && i < n; i++) {
-        if (mguard__is_dying(ctx, objs[i])) {
-            mguard__logf(ctx, MGUARD_LOG_WARN, "%s: %s is being destroyed; refused", fn, mguard__named(ctx, objs[i], nm));
-            return MGUARD_EINVAL;
-        }
+        if (mguard__is_dying(ctx, objs[i])) { mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, mguard__named(ctx, objs[i], nm)); return MGUARD_EINVAL; }
     }
     return MGUARD_OK;
 }
@@ -10577,7 +10563,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
     if (!mguard__cache_ok(c, "mguard_cache_set")) return MGUARD_EINVAL;
     ctx = c->ctx;
     if (!value || c->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_set: %s", !value ? "NULL value" : "cache is being destroyed");
+        mguard__logf(ctx, !value ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_HANDLE_DESTROYING, "mguard_cache_set", !value ? "value" : "cache");
         return MGUARD_EINVAL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_set")) return MGUARD_EINVAL;
@@ -10592,10 +10578,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
     if (st) return st;
     memset(&q, 0, sizeof q);
     st = mguard__cache_put(c, kcopy, (uint32_t)nkeys, value, NULL, NULL, 0, cost, &q);
-    if (st) {
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_set: out of memory");
-        return st;
-    }
+    if (st) { mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_set"); return st; }
     mguard__cache_settle(c, &q, NULL);
     return MGUARD_OK;
 }
@@ -10663,10 +10646,7 @@ static mguard_status mguard__cache_get_copy(mguard_cache *c, const void *const *
     const unsigned char *v;
     if (!mguard__cache_ok(c, "mguard_cache_get_copy")) return MGUARD_EINVAL;
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_copy")) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_get_copy: NULL out");
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_get_copy", "out"); return MGUARD_EINVAL; }
     v = (const unsigned char *)mguard__cache_lookup(c, keys, nkeys);
     if (!v) return MGUARD_NOT_FOUND;
     memmove(out, v, c->value_size);   /* out may be the value itself */
@@ -10715,10 +10695,7 @@ static mguard_status mguard__cache_last_reason(const mguard_cache *c, const void
 {
     const mguard_cache_reason *r;
     if (!mguard__cache_ok(c, "mguard_cache_last_reason")) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_last_reason: NULL out");
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_last_reason", "out"); return MGUARD_EINVAL; }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_last_reason")) return MGUARD_EINVAL;
     r = mguard__cache_reason_of(c, keys, nkeys);
     if (!r) return MGUARD_NOT_FOUND;
@@ -10772,7 +10749,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     if (!mguard__cache_ok(c, "mguard_cache_get_or_compute")) return NULL;
     ctx = c->ctx;
     if (!compute || c->destroying) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: %s", !compute ? "NULL compute" : "cache is being destroyed");
+        mguard__logf(ctx, !compute ? MGUARD_LOG_NULL_ARG : MGUARD_LOG_HANDLE_DESTROYING, "mguard_cache_get_or_compute", !compute ? "compute" : "cache");
         return NULL;
     }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_get_or_compute")) return NULL;
@@ -10800,7 +10777,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     if ((!c->inslot && !block) || mguard__kx_reserve(ctx, nkeys)) {   /* and the room its reason's keys may need */
         mguard__free(ctx, block);
         st = MGUARD_ENOMEM;
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_get_or_compute");
         goto done;
     }
     ctx->kx_held += nkeys;
@@ -10817,7 +10794,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         mguard__job_end(ctx, &job);
         mguard__cache_discard(c, val, block, !st);
         if (c->destroying) {
-            mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by compute");
+            mguard__logf(ctx, MGUARD_LOG_CACHE_GONE_IN_COMPUTE, "mguard_cache_get_or_compute");
             told = 1;
         }
     } else if (job.stale) {
@@ -10832,7 +10809,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         if (out && c->parkseq != seq) out = NULL;   /* park's callout parked another */
     } else if ((st = mguard__cache_put(c, job.keys, job.nkeys, val, block, job.deps, job.ndeps, job.cost, &q)) != MGUARD_OK) {
         mguard__job_end(ctx, &job);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_get_or_compute: out of memory");
+        mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_get_or_compute");
         mguard__cache_discard(c, val, block, true);
     } else {
         size_t k;
@@ -10846,7 +10823,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
 done:
     c->busy--;
     if (c->destroying) {
-        if (!told) mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_get_or_compute: the cache was destroyed by a value destructor");
+        if (!told) mguard__logf(ctx, MGUARD_LOG_CACHE_GONE_IN_DTOR, "mguard_cache_get_or_compute");
         out = NULL;
         st = MGUARD_EINVAL;
         if (!c->busy) mguard__cache_destroy_now(c);
@@ -10865,10 +10842,7 @@ static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void 
     uint32_t i;
     if (!mguard__job_ok(job)) return MGUARD_EINVAL;
     ctx = job->c->ctx;
-    if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_job_depend: NULL object");
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_job_depend", "object"); return MGUARD_EINVAL; }
     if (job->stale) return MGUARD_OK;   /* not stored anyway */
     memset(&why, 0, sizeof why);
     if (mguard__cache_admit(ctx, &obj, 1, "mguard_cache_job_depend")) {
@@ -10892,7 +10866,7 @@ static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void 
         job->ndeps >= MGUARD__CS_MAXPOS ||
         mguard__reserve(ctx, (void **)&job->deps, &job->capdeps, (size_t)job->ndeps + 1, sizeof *job->deps)) {
         mguard__str_release(ctx, ia);
-        mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_job_depend: out of memory; the value will not be stored");
+        mguard__logf(ctx, MGUARD_LOG_CACHE_NOT_STORED, "mguard_cache_job_depend");
         mguard__job_spoil(job, &why, NULL);
         return MGUARD_ENOMEM;
     }
@@ -10941,10 +10915,7 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
     uint32_t pos, nd, kofs, i;
     if (!mguard__cache_ok(c, "mguard_cache_depend")) return MGUARD_EINVAL;
     ctx = c->ctx;
-    if (!obj) {
-        mguard__logf(ctx, MGUARD_LOG_WARN, "mguard_cache_depend: NULL object");
-        return MGUARD_EINVAL;
-    }
+    if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_depend", "object"); return MGUARD_EINVAL; }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_depend")) return MGUARD_EINVAL;
     k = mguard__cache_find(c, keys, nkeys);
     if (k == SIZE_MAX) return MGUARD_NOT_FOUND;
@@ -10982,7 +10953,7 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
     return MGUARD_OK;
 oom:
     mguard__str_release(ctx, ia);
-    mguard__logf(ctx, MGUARD_LOG_ERROR, "mguard_cache_depend: out of memory");
+    mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_depend");
     return MGUARD_ENOMEM;
 }
 
@@ -11026,7 +10997,7 @@ static bool mguard__cache_next(mguard_cache_iter *it)
     }
     if (c->rebased && it->bound_ <= c->sbase) {
         /* 2^32 entries stored while the walk was paused */
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_next: the cache was renumbered during the walk; the walk ends");
+        mguard__logf(c->ctx, MGUARD_LOG_WALK_RENUMBERED, "mguard_cache_next", "cache");
         it->pos_ = c->nrec;
     }
     while (it->pos_ < c->nrec) {
@@ -11048,10 +11019,7 @@ static bool mguard__cache_next(mguard_cache_iter *it)
 static mguard_status mguard__cache_get_stats(const mguard_cache *c, mguard_cache_stats *out)
 {
     if (!mguard__cache_ok(c, "mguard_cache_get_stats")) return MGUARD_EINVAL;
-    if (!out) {
-        mguard__logf(c->ctx, MGUARD_LOG_WARN, "mguard_cache_get_stats: NULL out");
-        return MGUARD_EINVAL;
-    }
+    if (!out) { mguard__logf(c->ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_get_stats", "out"); return MGUARD_EINVAL; }
     *out = c->stats;
     return MGUARD_OK;
 }
@@ -11226,18 +11194,18 @@ static mguard__croot *mguard__croot_ensure(mguard_ctx *ctx)
 static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
 {
     mguard__lock *lk;
-    const char *err = NULL;
+    int err = -1;   /* a mguard_log_code */
     if (!d->thread_safe && !d->lock.lock_fn && !d->lock.unlock_fn) return true;
-    if (!d->lock.lock_fn != !d->lock.unlock_fn) err = "mguard_ctx_create: the lock needs both lock_fn and unlock_fn";
+    if (!d->lock.lock_fn != !d->lock.unlock_fn) err = MGUARD_LOG_HALF_LOCK;
 #if !defined(MGUARD__PTHREADS)
-    else if (!d->lock.lock_fn) err = "mguard_ctx_create: thread_safe needs desc.lock here (built without pthreads)";
+    else if (!d->lock.lock_fn) err = MGUARD_LOG_NO_PTHREADS;
 #endif
-    if (!err) {
+    if (err < 0) {
         lk = (mguard__lock *)mguard__alloc(ctx, sizeof *lk);
-        if (!lk) err = "mguard_ctx_create: out of memory";
+        if (!lk) err = MGUARD_LOG_NOMEM;
     }
-    if (err) {
-        if (ctx->log.func) ctx->log.func(MGUARD_LOG_ERROR, err, ctx->log.user);
+    if (err >= 0) {
+        mguard__log_now(ctx->log, (mguard_log_code)err, "mguard_ctx_create");
         return false;
     }
     memset(lk, 0, sizeof *lk);
@@ -11249,7 +11217,7 @@ static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
     if (!lk->lock_fn) {
         if (pthread_mutex_init(&lk->mutex, NULL) != 0) {
             mguard__free(ctx, lk);
-            if (ctx->log.func) ctx->log.func(MGUARD_LOG_ERROR, "mguard_ctx_create: pthread_mutex_init failed", ctx->log.user);
+            mguard__log_now(ctx->log, MGUARD_LOG_LOCK_INIT_FAILED, "mguard_ctx_create");
             return false;
         }
         lk->lock_fn = mguard__pt_lock;

@@ -91,8 +91,9 @@ static void backward(module *m)
 }
 
 /* mguard's warnings, printed in line with the rest of the output. */
-static void log_line(mguard_log_level level, const char *msg, void *user)
+static void log_line(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
 {
+    (void)code;
     (void)user;
     printf("  [mguard %s] %s\n", level == MGUARD_LOG_ERROR ? "error" : level == MGUARD_LOG_WARN ? "warning" : "info", msg);
 }

@@ -69,7 +69,7 @@ static void T1(void) { C->ns += cpu_ns() - C->t0; C->allocs += g_calls - C->a0; 
 
 static void *c_realloc(void *p, size_t n, void *user) { (void)user; g_calls++; return realloc(p, n); }
 static void c_free(void *p, void *user) { (void)user; if (p) g_calls++; free(p); }
-static void nolog(mguard_log_level level, const char *msg, void *user) { (void)level; (void)msg; (void)user; }
+static void nolog(mguard_log_level level, mguard_log_code code, const char *msg, void *user) { (void)level; (void)code; (void)msg; (void)user; }
 
 static mguard_ctx *new_ctx(bool thread_safe)
 {

@@ -2024,14 +2024,14 @@ static double fz_xclock(void *user)
    logged is done with its structures (or at that call's next callout): it
    calls functions of the cache or scope tracker the line is about, and
    destroys that handle where the decoder allows it. */
-static void fz_xlog(mguard_log_level level, const char *msg, void *user)
+static void fz_xlog(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
 {
     (void)level;
     (void)user;
     fz_x.log_lines++;
     if (fz_x.in_hook || fz_x.closing || !fz_x.ctx || fz_x.in_log) return;
     fz_x.in_log++;
-    if (strncmp(msg, "mguard_cache", 12) == 0) {
+    if (code == MGUARD_LOG_CACHE_REASON) {
         int k;
         for (k = 0; k < 2; k++) {
             mguard_cache *c = fz_x.cache[k];

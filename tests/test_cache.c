@@ -603,7 +603,7 @@ static void test_a_cache_destroyed_by_its_compute_goes_when_it_returns(void **st
     assert_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&key), compute, &e, &st));
     assert_int_equal(st, MGUARD_EINVAL);
     assert_int_equal(d.calls, 1);
-    assert_string_equal(log.last, "mguard_cache_get_or_compute: the cache was destroyed by compute");
+    assert_int_equal(log.code, MGUARD_LOG_CACHE_GONE_IN_COMPUTE);
     assert_int_equal(mgt_objects(ctx), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
@@ -664,7 +664,7 @@ static void test_a_cache_destroyed_by_a_value_destructor_during_get_or_compute_g
     assert_int_equal(k.calls, 2);          /* 1 (evicted), then 100 (the destroy) */
     assert_int_equal(k.seen[0], 1);
     assert_int_equal(k.seen[1], 100);
-    assert_string_equal(log.last, "mguard_cache_get_or_compute: the cache was destroyed by a value destructor");
+    assert_int_equal(log.code, MGUARD_LOG_CACHE_GONE_IN_DTOR);
     assert_int_equal(mgt_objects(ctx), 0);   /* the reason naming k1 went with the cache */
     assert_ctx_ok(ctx);
     /* a parked value (100: a key mutated during compute) destroys the
@@ -1079,10 +1079,11 @@ static mguard_cache *logging_cache(mguard_log_fn fn, void *user, const char *nam
     return mguard_cache_create(*ctx, &cd);
 }
 
-static void keep_lines(mguard_log_level level, const char *msg, void *user)
+static void keep_lines(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
 {
     lines *l = (lines *)user;
     (void)level;
+    (void)code;
     if (l->n < 8) snprintf(l->text[l->n], sizeof l->text[0], "%s", msg);
     l->n++;
 }
@@ -1115,13 +1116,14 @@ static void test_log_reasons_logs_each_drop_and_the_miss_after_it(void **state)
    then wrote to it (use after free, seen by ASan). Lines now wait for a
    safe point: here the call into compute, where the cache is busy, so the
    destroy waits until the call returns. */
-typedef struct cache_killer_log { mguard_cache *c; int lines; char last[256]; } cache_killer_log;
-static void destroy_cache_on_log(mguard_log_level level, const char *msg, void *user)
+typedef struct cache_killer_log { mguard_cache *c; int lines; mguard_log_code code; } cache_killer_log;
+static void destroy_cache_on_log(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
 {
     cache_killer_log *k = (cache_killer_log *)user;
     (void)level;
+    (void)msg;
     k->lines++;
-    snprintf(k->last, sizeof k->last, "%s", msg);
+    k->code = code;
     if (k->c) {
         mguard_cache *c = k->c;
         k->c = NULL;
@@ -1169,7 +1171,7 @@ static void test_a_logger_destroying_the_cache_on_a_logged_miss_waits_for_the_ca
     assert_int_equal(computed, 1);            /* during compute: the destroy waited for it */
     assert_int_equal(st, MGUARD_EINVAL);
     assert_int_equal(k.lines, 2);
-    assert_string_equal(k.last, "mguard_cache_get_or_compute: the cache was destroyed by compute");
+    assert_int_equal(k.code, MGUARD_LOG_CACHE_GONE_IN_COMPUTE);
     assert_int_equal(mgt_objects(ctx), 0);
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
@@ -1257,11 +1259,11 @@ static void test_a_destroyed_cache_leaves_no_interned_string(void **state)
    were freed: a logger that called the cache read freed memory (ASan).
    They now go out while the dead handles are kept, and are refused. */
 typedef struct asking_logger { mguard_cache *c; int lines, after_free; size_t counted; bool cache_freed; } asking_logger;
-static void log_and_ask(mguard_log_level level, const char *msg, void *user)
+static void log_and_ask(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
 {
     asking_logger *a = (asking_logger *)user;
     (void)level;
-    if (strstr(msg, ": dropped (")) a->lines++;
+    if (code == MGUARD_LOG_CACHE_REASON && strstr(msg, ": dropped (")) a->lines++;
     if (a->cache_freed) {
         a->after_free++;                      /* never: the cache would be freed memory */
         return;
@@ -1311,11 +1313,11 @@ static void test_the_lines_of_a_context_destroy_reach_the_logger_before_the_free
    ninth is counted in one last note; the next call starts from an empty
    queue. A cache clear logs one line per dropped entry (log_reasons). */
 typedef struct line_log { int lines, notes; char last[256]; } line_log;
-static void count_lines(mguard_log_level level, const char *msg, void *user)
+static void count_lines(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
 {
     line_log *l = (line_log *)user;
     (void)level;
-    if (strncmp(msg, "mguard: ", 8) == 0) l->notes++;
+    if (code == MGUARD_LOG_LINES_DROPPED) l->notes++;
     else l->lines++;
     snprintf(l->last, sizeof l->last, "%s", msg);
 }
@@ -1520,45 +1522,45 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     (void)state;
     memset(&cd, 0, sizeof cd);
     assert_null(mguard_cache_create(ctx, NULL));
-    assert_string_equal(log.last, "mguard_cache_create: NULL desc");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_null(mguard_cache_create(ctx, &cd));
-    assert_string_equal(log.last, "mguard_cache_create: value_size must be 1..16M bytes");
+    assert_int_equal(log.code, MGUARD_LOG_BAD_VALUE_SIZE);
     assert_null(mguard_cache_create(NULL, &cd));
     cd.value_size = sizeof v;
     c = mguard_cache_create(ctx, &cd);
     log.count = 0;
     assert_int_equal(mguard_cache_set(c, NULL, 1, &v, 0), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_set: NULL keys");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_cache_set(c, five, 0, &v, 0), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_set: nkeys must be 1..MGUARD_CACHE_MAX_KEYS");
+    assert_int_equal(log.code, MGUARD_LOG_CACHE_BAD_NKEYS);
     assert_int_equal(mguard_cache_set(c, five, 5, &v, 0), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_set(c, nullkey, 1, &v, 0), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_set: key 0 is NULL");
+    assert_int_equal(log.code, MGUARD_LOG_CACHE_NULL_KEY);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k), NULL, 0), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_set: NULL value");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_cache_set(NULL, MGUARD_CACHE_KEYS(&k), &v, 0), MGUARD_EINVAL);
     assert_null(mguard_cache_get(c, nullkey, 1));
-    assert_string_equal(log.last, "mguard_cache_get: key 0 is NULL");
+    assert_int_equal(log.code, MGUARD_LOG_CACHE_NULL_KEY);
     assert_null(mguard_cache_get(NULL, MGUARD_CACHE_KEYS(&k)));
     assert_false(mguard_cache_contains(c, NULL, 1));
-    assert_string_equal(log.last, "mguard_cache_contains: NULL keys");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k), NULL, NULL, &st));
     assert_int_equal(st, MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_get_or_compute: NULL compute");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_null(mguard_cache_get_or_compute(c, five, 9, compute, NULL, &st));
-    assert_string_equal(log.last, "mguard_cache_get_or_compute: nkeys must be 1..MGUARD_CACHE_MAX_KEYS");
+    assert_int_equal(log.code, MGUARD_LOG_CACHE_BAD_NKEYS);
     assert_null(mguard_cache_get_or_compute(NULL, MGUARD_CACHE_KEYS(&k), compute, NULL, &st));
     assert_int_equal(st, MGUARD_EINVAL);
     assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k), NULL, "x"), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_depend: NULL object");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k), &v, "x"), MGUARD_NOT_FOUND);
     assert_int_equal(mguard_cache_depend(c, nullkey, 1, &v, "x"), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_depend: key 0 is NULL");
+    assert_int_equal(log.code, MGUARD_LOG_CACHE_NULL_KEY);
     assert_int_equal(mguard_cache_take(c, NULL, 0, NULL), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_take: NULL keys");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_cache_take(NULL, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_take(c, NULL, 1, &v), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_take: NULL keys");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k), &v, 0), MGUARD_OK);
     assert_int_equal(mguard_cache_take(NULL, MGUARD_CACHE_KEYS(&k), &v), MGUARD_EINVAL);
     assert_true(mguard_cache_contains(c, MGUARD_CACHE_KEYS(&k)));   /* kept */
@@ -1566,10 +1568,10 @@ static void test_bad_input_is_refused_with_a_log_line(void **state)
     assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k), &v), MGUARD_OK);
     assert_int_equal(v, 1);
     assert_int_equal(mguard_cache_get_stats(c, NULL), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_get_stats: NULL out");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_cache_get_stats(NULL, &s), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_last_reason: NULL out");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_cache_last_reason(c, NULL, 1, &r), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_last_reason(NULL, MGUARD_CACHE_KEYS(&k), &r), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_job_depend(NULL, &k, NULL), MGUARD_EINVAL);
@@ -1672,14 +1674,14 @@ static void test_get_copy_refuses_bad_input_with_a_log_line(void **state)
     assert_int_equal(mguard_cache_get_copy(NULL, MGUARD_CACHE_KEYS(&k), &out), MGUARD_EINVAL);
     assert_int_equal(log.count, 0);
     assert_int_equal(mguard_cache_get_copy(c, MGUARD_CACHE_KEYS(&k), NULL), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_get_copy: NULL out");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_cache_get_copy(c, NULL, 1, &out), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_get_copy: NULL keys");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_cache_get_copy(c, five, 5, &out), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_get_copy: nkeys must be 1..MGUARD_CACHE_MAX_KEYS");
+    assert_int_equal(log.code, MGUARD_LOG_CACHE_BAD_NKEYS);
     assert_int_equal(mguard_cache_get_copy(c, five, 0, &out), MGUARD_EINVAL);
     assert_int_equal(mguard_cache_get_copy(c, nullkey, 1, &out), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_cache_get_copy: key 0 is NULL");
+    assert_int_equal(log.code, MGUARD_LOG_CACHE_NULL_KEY);
     assert_int_equal(log.count, 5);
     assert_int_equal(out, -1);
     assert_int_equal(mguard_cache_get_stats(c, &s), MGUARD_OK);
@@ -2340,8 +2342,8 @@ static void test_log_reasons_reach_the_default_logger(void **state)
     got[n] = 0;
     fclose(tmp);
     snprintf(want, sizeof want,
-             "mguard info: mguard_cache plans: dropped (%p): mutation of %p.x at f.c:7\n"
-             "mguard info: mguard_cache plans: miss (%p) after mutation of %p.x at f.c:7\n",
+             "mguard info [CACHE_REASON]: mguard_cache plans: dropped (%p): mutation of %p.x at f.c:7\n"
+             "mguard info [CACHE_REASON]: mguard_cache plans: miss (%p) after mutation of %p.x at f.c:7\n",
              (void *)&key, (void *)&key, (void *)&key, (void *)&key);
     assert_string_equal(got, want);
 }

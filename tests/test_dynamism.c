@@ -421,13 +421,13 @@ static void test_bad_input_is_refused(void **state)
     assert_int_equal(mguard_dyn_observe(NULL, "L.x", &one, 1), MGUARD_EINVAL);
     assert_int_equal(mguard_dyn_observe((mguard_dyn *)(void *)fake, "L.x", &one, 1), MGUARD_EINVAL);
     assert_int_equal(mguard_dyn_observe(d, NULL, &one, 1), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_dyn_observe: NULL or empty path");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_dyn_observe(d, "", &one, 1), MGUARD_EINVAL);
     assert_int_equal(mguard_dyn_observe(d, "L.x", NULL, 1), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_dyn_observe: NULL dims");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(mguard_dyn_observe_scalar(NULL, "L.x", 1), MGUARD_EINVAL);
     assert_int_equal(mguard_dyn_observe_scalar(d, NULL, 1), MGUARD_EINVAL);
-    assert_string_equal(log.last, "mguard_dyn_observe_scalar: NULL or empty path");
+    assert_int_equal(log.code, MGUARD_LOG_NULL_ARG);
     assert_int_equal(log.warnings, 4);
     assert_int_equal(mguard_dyn_count(d), 0);
     b[0] = b[1] = true;
