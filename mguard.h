@@ -47,7 +47,7 @@
    TABLE OF CONTENTS (the full list of names: the declarations below)
      1. context and status codes  mguard_ctx_create, mguard_status_str, ...
      2. object lifetimes          mguard_on_destroy, mguard_intern
-     3. weak key tables           mguard_weak_create, _set, _get, _remove, ...
+     3. weak key tables           mguard_weak_create, _set, _get, _take, ...
      4. weak refs                 mguard_ref_make, _get, _get_retained
      5. mutation trackers         mguard_watch, mguard_on_mutation, ...
      6. generation tags           mguard_gen_tag, mguard_gen_advance, ...
@@ -609,8 +609,8 @@ MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, co
    when cap > 0 (buf may be NULL when cap is 0); returns the full length
    without the NUL (a big trace: ask with cap 0, allocate, call again).
    TABLE/TREE: every name ever entered with each counter's self and total;
-   TRACE_JSON: the spans as a Chrome trace-event file. 0 (logged) for NULL
-   s, an unknown view, TREE out of memory. Cost: O(names x counters + name
+   TRACE_JSON: the spans as a Chrome trace-event file. 0 for NULL s, and
+   (logged) an unknown view or TREE out of memory. Cost: O(names x counters + name
    lengths) (TREE: + a hash per dotted prefix), O(spans), PATH O(depth). */
 MGUARDDEF size_t mguard_scope_format(mguard_scope *s, mguard_scope_view view, char *buf, size_t cap);
 /* Forget what flags (MGUARD_SCOPE_CLEAR_*) name; names and counters stay.
@@ -641,9 +641,10 @@ MGUARDDEF mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, cons
 /* Record scalar value at path, compared as Python numbers (2 == 2.0; NaN
    equals NaN here). As mguard_dyn_observe. */
 MGUARDDEF mguard_status mguard_dyn_observe_scalar(mguard_dyn *d, const char *path, double value);
-/* path was observed (false for NULL d/path); its rank (the largest seen, 0
-   when unknown) into *rank and whether each of varies[0..cap) varies (false
-   past the rank or when unknown), unless NULL. dims(d, p, NULL, v, k + 1)
+/* path was observed (false for NULL d/path, and, logged, when a path that
+   normalizes to 256 bytes or more finds no memory); its rank (the largest
+   seen, 0 when unknown) into *rank and whether each of varies[0..cap)
+   varies (false past the rank or when unknown), unless NULL. dims(d, p, NULL, v, k + 1)
    && v[k]: position k varies. Cost: one hash of path + O(cap). */
 MGUARDDEF bool mguard_dyn_dims(const mguard_dyn *d, const char *path, size_t *rank, bool *varies, size_t cap);
 /* Paths observed; 0 for NULL. */
@@ -842,7 +843,9 @@ typedef enum mguard_ledger_walk {
        it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
        while (mguard_ledger_next(&it)) use(it.tag, it.payload);
    L may change meanwhile: nothing removed is returned, nothing twice,
-   nothing left skipped; new items come last. Not after L's destroy. The
+   nothing left skipped; new items come last; after a restore, the
+   checkpoint's items recorded after the last one returned (the order is
+   the context's: no two ledgers' items share a place). Not after L's destroy. The
    strings live while L holds them (thread-safe context: as the context). */
 typedef struct mguard_ledger_iter {
     const void *obj;            /* objects, writes: the object; hooks: the hooked object */
@@ -1507,6 +1510,7 @@ struct mguard_weak {
 #define MGUARD__DBG_DYN 2
 #define MGUARD__DBG_LEDGER 3
 #define MGUARD__DBG_CACHE 4     /* a cache (>>cache; not an mguard__handle) */
+#define MGUARD__DBG_DIFF 5      /* a ledger diff result */
 typedef struct mguard__handle {
     uint32_t magic;            /* the kind's MGUARD__MAGIC_*; MGUARD__DEAD once freed */
     int kind;                  /* MGUARD__DBG_* */
@@ -2647,7 +2651,7 @@ static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
 
 #ifdef MGUARD__ANYPART
 /* The other handles (scope, dyn, ledger, cache): the same scheme, with kinds. */
-static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger", "cache" };
+static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger", "cache", "ledger diff result" };
 
 static uint32_t mguard__dbg_h_find(const mguard_ctx *ctx, const void *h)
 {
@@ -6332,7 +6336,7 @@ static const char *mguard__dyn_norm(const mguard_ctx *ctx, const char *path, cha
     return *heap;
 }
 
-/* Record + 1 of path, 0 when never observed (or no memory for a long path). */
+/* Record + 1 of path, 0 when never observed (or no memory for a long path: logged). */
 static uint32_t mguard__dyn_find(const mguard_dyn *d, const char *path)
 {
     char small[256], *heap;
@@ -6340,7 +6344,7 @@ static uint32_t mguard__dyn_find(const mguard_dyn *d, const char *path)
     uint32_t r = 0;
     if (!mguard__dyn_ok(d) || !path) return 0;
     norm = mguard__dyn_norm(d->hd.ctx, path, small, sizeof small, &heap);
-    if (!norm) return 0;
+    if (!norm) { mguard__logf(d->hd.ctx, MGUARD_LOG_NOMEM, "mguard_dyn_dims"); return 0; }
     in = mguard__str_find(d->hd.ctx, norm);
     if (in) r = mguard__ix_find(&d->index, (const unsigned char *)d->recs, sizeof(mguard__dyn_rec), in, mguard__hash_ptr(in));
     mguard__free(d->hd.ctx, heap);
@@ -6721,6 +6725,8 @@ struct mguard__lroot {
     mguard_weak *watch;        /* key: every pointer a ledger watches */
     size_t sweep_at;           /* weak table size that triggers a sweep */
     uint64_t next_stamp;
+    uint64_t seq;              /* the last place given in every ledger's order (entries, writes,
+                                  records, hooks): a restore or a clone's own run never reuses one */
 };
 
 struct mguard_ledger {
@@ -6733,7 +6739,6 @@ struct mguard_ledger {
     mguard_ledger_desc desc;
     uint64_t stamp;            /* content version (see above) */
     uint64_t epoch;            /* bumped when positions change */
-    uint64_t next_seq;         /* order of entries, writes, records, hooks, from 1 */
     int walks;                 /* walks in progress: releases wait */
     int frames;                /* C frames using L after a call-out */
     mguard__lent *ents;
@@ -6753,8 +6758,7 @@ struct mguard_ledger {
 };
 
 struct mguard_ledger_diff_result {
-    uint32_t magic;
-    mguard_ctx *ctx;
+    mguard__handle hd;         /* first: magic, kind, context (MGUARD_DEBUG registers it) */
     mguard_ledger_diff_item *items;
     uint64_t *serials;         /* per item: obj, a.value, a.obj, b.value, b.obj */
     unsigned char *vbytes;     /* sized values: per item a's and b's bytes, which
@@ -7529,7 +7533,6 @@ static mguard_ledger *mguard__ledger_create(mguard_ctx *ctx, const mguard_ledger
     memset(L, 0, sizeof *L);
     L->block_bytes = sizeof *L;
     if (desc) L->desc = *desc;
-    L->next_seq = 1;
     {
         struct mguard__lroot *root = mguard__ledger_root_of(ctx);
         L->root = root;
@@ -7632,7 +7635,7 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
     memset(en, 0, sizeof *en);
     en->obj = obj;
     en->source = src;
-    en->seq = L->next_seq++;
+    en->seq = ++L->root->seq;
     en->kind = (uint32_t)kind;
     mguard__ix_put(&L->ent_ix, mguard__hash_ptr(obj), L->nents);
     L->live_ents++;
@@ -7774,7 +7777,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         wr->obj = obj;
         wr->attr = a;
         wr->value = value;
-        wr->seq = L->next_seq++;
+        wr->seq = ++L->root->seq;
         wr->next = 0;
         wr->deleted = (unsigned char)deleted;
         wr->size = (unsigned char)size;
@@ -8086,7 +8089,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
         mguard__str_release(L->hd.ctx, t);
         return mguard__ledger_oom(L, st, fn);
     }
-    L->recs[L->nrecs].seq = L->next_seq++;
+    L->recs[L->nrecs].seq = ++L->root->seq;
     L->recs[L->nrecs].tag = t;
     L->recs[L->nrecs].payload = payload;
     L->nrecs++;
@@ -8129,7 +8132,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     }
     /* ids: start at the number of live hooks, skip ids in use */
     for (cand = (int)L->nhooks; mguard__ledger_hook_find(L, cand); cand++) {}
-    L->hooks[L->nhooks].seq = L->next_seq++;
+    L->hooks[L->nhooks].seq = ++L->root->seq;
     L->hooks[L->nhooks].obj = obj;
     L->hooks[L->nhooks].name = nm;
     L->hooks[L->nhooks].fn = fn_value;
@@ -8244,7 +8247,6 @@ static void mguard__ledger_content_install(mguard_ledger *L, mguard__lcontent *k
     L->nrecs = L->caprecs = src->nrecs;
     L->hooks = k->hooks;
     L->nhooks = L->caphooks = src->nhooks;
-    L->next_seq = src->next_seq;
 }
 
 /* A clone's block: the struct, then ents, ent slots, writes, write slots, refs, ref slots, records, hooks. */
@@ -8416,8 +8418,8 @@ static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *
     mguard_ledger_diff_result *d = c->res;
     c->differ = true;
     if (!d) return true;
-    if (mguard__reserve(d->ctx, (void **)&d->items, &d->cap, (size_t)d->n + 1, sizeof *it) ||
-        mguard__reserve(d->ctx, (void **)&d->serials, &d->capserials, ((size_t)d->n + 1) * 5, sizeof(uint64_t))) {
+    if (mguard__reserve(d->hd.ctx, (void **)&d->items, &d->cap, (size_t)d->n + 1, sizeof *it) ||
+        mguard__reserve(d->hd.ctx, (void **)&d->serials, &d->capserials, ((size_t)d->n + 1) * 5, sizeof(uint64_t))) {
         c->st = MGUARD_ENOMEM;
         return true;
     }
@@ -8431,7 +8433,7 @@ static bool mguard__ledger_emit(mguard__lcmp *c, const mguard_ledger_diff_item *
     if (c->a->desc.value_size && it->what >= MGUARD_LEDGER_DIFF_ATTR_REMOVED && it->what <= MGUARD_LEDGER_DIFF_ATTR_CHANGED) {
         /* sized values are copied: the ledgers may change before the text */
         unsigned char *vb;
-        if (mguard__reserve(d->ctx, (void **)&d->vbytes, &d->capvbytes, (size_t)d->n + 1, MGUARD__LVBYTES)) {
+        if (mguard__reserve(d->hd.ctx, (void **)&d->vbytes, &d->capvbytes, (size_t)d->n + 1, MGUARD__LVBYTES)) {
             c->st = MGUARD_ENOMEM;
             return true;
         }
@@ -8765,7 +8767,7 @@ static void mguard__ledger_diff_puts(mguard_ledger_diff_result *d, mguard_status
         size_t ncap = d->textcap ? d->textcap * 2 : 256;
         char *nt;
         while (ncap < d->len + n + 1) ncap *= 2;
-        nt = (char *)mguard__realloc(d->ctx, d->text, ncap);
+        nt = (char *)mguard__realloc(d->hd.ctx, d->text, ncap);
         if (!nt) {
             *st = MGUARD_ENOMEM;
             return;
@@ -9013,11 +9015,14 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
     /* a result made while the context dies would outlive it */
     if (!mguard__ctx_can_create(a->hd.ctx, fn)) return MGUARD_EINVAL;
     if (!out) { mguard__logf(a->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "out"); return MGUARD_EINVAL; }
-    d = (mguard_ledger_diff_result *)mguard__alloc(a->hd.ctx, sizeof *d);
+    d = NULL;
+#ifdef MGUARD_DEBUG
+    if (!mguard__dbg_h_reserve(a->hd.ctx))
+#endif
+        d = (mguard_ledger_diff_result *)mguard__alloc(a->hd.ctx, sizeof *d);
     if (!d) return mguard__ledger_oom(a, MGUARD_ENOMEM, fn);
     memset(d, 0, sizeof *d);
-    d->magic = MGUARD__MAGIC_LDIFF;
-    d->ctx = a->hd.ctx;
+    mguard__handle_init(d, MGUARD__MAGIC_LDIFF, MGUARD__DBG_DIFF, a->hd.ctx);
     if (a != b && a->stamp != b->stamp) {
         uint32_t i;
         memset(&c, 0, sizeof c);
@@ -9040,14 +9045,15 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
 
 const mguard_ledger_diff_item *mguard_ledger_diff_items(const mguard_ledger_diff_result *d, size_t *count)
 {
-    size_t n = d && d->magic == MGUARD__MAGIC_LDIFF ? d->n : 0;
+    size_t n = mguard__handle_ok(d, MGUARD__MAGIC_LDIFF, MGUARD__DBG_DIFF, "mguard_ledger_diff_items") ? d->n : 0;
     if (count) *count = n;
     return n ? d->items : NULL;
 }
 
 size_t mguard_ledger_diff_format(const mguard_ledger_diff_result *d, char *buf, size_t cap)
 {
-    size_t n = d && d->magic == MGUARD__MAGIC_LDIFF ? d->len : 0, k = n < cap ? n : cap - 1;
+    size_t n = mguard__handle_ok(d, MGUARD__MAGIC_LDIFF, MGUARD__DBG_DIFF, "mguard_ledger_diff_format") ? d->len : 0;
+    size_t k = n < cap ? n : cap - 1;
     if (!buf || !cap) return n;
     if (k) memcpy(buf, d->text, k);
     buf[k] = '\0';
@@ -9058,8 +9064,8 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
 {
     mguard_ctx *ctx;
     uint32_t i;
-    if (!d || d->magic != MGUARD__MAGIC_LDIFF) return;
-    ctx = d->ctx;
+    if (!mguard__handle_ok(d, MGUARD__MAGIC_LDIFF, MGUARD__DBG_DIFF, "mguard_ledger_diff_free")) return;
+    ctx = d->hd.ctx;
     for (i = 0; i < d->n; i++) {
         const mguard_ledger_diff_item *it = &d->items[i];
         mguard__str_release(ctx, it->attr);
@@ -9072,7 +9078,10 @@ static void mguard__ledger_diff_free(mguard_ledger_diff_result *d)
     mguard__free(ctx, d->serials);
     mguard__free(ctx, d->vbytes);
     mguard__free(ctx, d->text);
-    d->magic = MGUARD__DEAD;
+#ifdef MGUARD_DEBUG
+    mguard__dbg_h_remove(ctx, d);
+#endif
+    d->hd.magic = MGUARD__DEAD;
     mguard__free(ctx, d);
 }
 
@@ -9432,11 +9441,11 @@ static mguard_status mguard__ledger_check_refs(const mguard_ledger *L, uint32_t 
     for (w = 0; w < L->nwpool; w++)
         if (L->writes[w].obj && mguard__ledger_check_hold(L, cnt, L->writes[w].value, "value")) return MGUARD_EINVAL;
     for (i = 0; i < L->nrecs; i++) {
-        MGUARD__CHECK(L->hd.ctx, (i == 0 || L->recs[i].seq > L->recs[i - 1].seq) && L->recs[i].seq < L->next_seq, "ledger: record %u out of order", i);
+        MGUARD__CHECK(L->hd.ctx, (i == 0 || L->recs[i].seq > L->recs[i - 1].seq) && L->recs[i].seq <= L->root->seq, "ledger: record %u out of order", i);
         if (mguard__ledger_check_hold(L, cnt, L->recs[i].payload, "payload")) return MGUARD_EINVAL;
     }
     for (i = 0; i < L->nhooks; i++) {
-        MGUARD__CHECK(L->hd.ctx, (i == 0 || L->hooks[i].seq > L->hooks[i - 1].seq) && L->hooks[i].seq < L->next_seq, "ledger: hook %u out of order", i);
+        MGUARD__CHECK(L->hd.ctx, (i == 0 || L->hooks[i].seq > L->hooks[i - 1].seq) && L->hooks[i].seq <= L->root->seq, "ledger: hook %u out of order", i);
         if (mguard__ledger_check_hold(L, cnt, L->hooks[i].obj, "hooked object") ||
             mguard__ledger_check_hold(L, cnt, L->hooks[i].fn, "hook")) return MGUARD_EINVAL;
         for (n = 0; n < i; n++) MGUARD__CHECK(L->hd.ctx, L->hooks[n].id != L->hooks[i].id, "ledger: hook id %d twice", L->hooks[i].id);
@@ -9492,7 +9501,7 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
         uint32_t steps = 0, prev = 0;
         uint64_t wlast = 0;
         MGUARD__CHECK(L->hd.ctx, i == 0 || en->seq > last, "ledger: entries out of order at %u", i);
-        MGUARD__CHECK(L->hd.ctx, en->seq < L->next_seq, "ledger: entry %u: seq ahead", i);
+        MGUARD__CHECK(L->hd.ctx, en->seq <= L->root->seq, "ledger: entry %u: seq ahead", i);
         last = en->seq;
         if (!en->obj) {
             MGUARD__CHECK(L->hd.ctx, !en->head && !en->nwrites, "ledger: removed entry %u keeps writes", i);
@@ -11059,11 +11068,15 @@ size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_
     if (cap) *buf = '\0';
     if (!r) return 0;
     if (r->cause == MGUARD_CACHE_MUTATION || r->cause == MGUARD_CACHE_DEATH) {
-        char where[200] = "", addr[32];
-        if (r->file) snprintf(where, sizeof where, " at %s:%d", r->file, r->line);
+        char addr[32];
         snprintf(addr, sizeof addr, "%p", r->obj);
-        n = snprintf(buf, cap, "%s of %s%s%s%s", mguard_cache_cause_str(r->cause), r->obj_name ? r->obj_name : addr,
-                     r->attr ? "." : "", r->attr ? r->attr : "", where);
+        n = snprintf(buf, cap, "%s of %s%s%s", mguard_cache_cause_str(r->cause), r->obj_name ? r->obj_name : addr,
+                     r->attr ? "." : "", r->attr ? r->attr : "");
+        if (n >= 0 && r->file) {   /* the place, appended: a file name of any length */
+            size_t k = (size_t)n < cap ? (size_t)n : cap - (cap > 0);
+            int m = snprintf(cap ? buf + k : NULL, cap - k, " at %s:%d", r->file, r->line);
+            n = m > 0 ? n + m : n;
+        }
     } else {
         n = snprintf(buf, cap, "%s", mguard_cache_cause_str(r->cause));
     }
@@ -11305,7 +11318,7 @@ static mguard_ctx *mguard__ctx_of_ledger2(const mguard_ledger *a, const mguard_l
     return c ? c : mguard__ctx_of_ledger(b);
 }
 static mguard_ctx *mguard__ctx_of_ledger_iter(const mguard_ledger_iter *it) { return it ? mguard__ctx_of_ledger(it->l_) : NULL; }
-static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d) { return d && d->magic == MGUARD__MAGIC_LDIFF ? d->ctx : NULL; }
+static mguard_ctx *mguard__ctx_of_diff(const mguard_ledger_diff_result *d) { return mguard__ctx_of_handle(d, MGUARD__MAGIC_LDIFF, MGUARD__DBG_DIFF); }
 #endif
 
 /* The locked variants, one per listed function: take the lock, run the

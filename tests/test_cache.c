@@ -1088,6 +1088,37 @@ static void keep_lines(mguard_log_level level, mguard_log_code code, const char 
     l->n++;
 }
 
+/* A reason's place is appended whole: a file name of any length (a deep
+   __FILE__), and every cap truncates as snprintf does. */
+static void test_a_reason_formats_a_long_file_name_whole(void **state)
+{
+    static char file[301];
+    static int obj;
+    char want[512], buf[512];
+    mguard_cache_reason r;
+    size_t cap, n;
+    (void)state;
+    memset(file, 'd', 300);
+    memset(&r, 0, sizeof r);
+    r.cause = MGUARD_CACHE_MUTATION;
+    r.obj = &obj;
+    r.obj_name = "obj";
+    r.attr = "x";
+    r.file = file;
+    r.line = 42;
+    n = (size_t)snprintf(want, sizeof want, "mutation of obj.x at %s:42", file);
+    assert_int_equal(n, 324);
+    for (cap = 0; cap <= n + 2; cap++) {
+        memset(buf, '#', sizeof buf);
+        assert_int_equal(mguard_cache_reason_format(&r, cap ? buf : NULL, cap), n);
+        if (cap) {
+            assert_int_equal(strlen(buf), cap - 1 < n ? cap - 1 : n);
+            assert_memory_equal(buf, want, strlen(buf));
+        }
+        assert_int_equal(buf[cap + (cap == 0)], '#');   /* nothing past cap */
+    }
+}
+
 static void test_log_reasons_logs_each_drop_and_the_miss_after_it(void **state)
 {
     lines l;
@@ -2993,6 +3024,7 @@ int main(void)
         cmocka_unit_test(test_a_stale_value_destroyed_by_a_destructor_is_not_answered_with_another),
         cmocka_unit_test(test_max_cost_evicts_until_under_but_never_the_new_entry),
         cmocka_unit_test(test_the_last_reason_names_the_mutation_and_its_line),
+        cmocka_unit_test(test_a_reason_formats_a_long_file_name_whole),
         cmocka_unit_test(test_the_ring_remembers_the_last_drops_only),
         cmocka_unit_test(test_log_reasons_logs_each_drop_and_the_miss_after_it),
         cmocka_unit_test(test_a_logger_destroying_the_cache_on_a_logged_miss_waits_for_the_call),

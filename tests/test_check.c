@@ -924,7 +924,7 @@ static void test_ledger_entries(void **state)
     LEDGER_BROKEN(&f, "entries out of order at 2");
     L->ents[2].seq = seq;
     seq = L->ents[3].seq;
-    L->ents[3].seq = L->next_seq;
+    L->ents[3].seq = L->root->seq + 1;
     LEDGER_BROKEN(&f, "entry 3: seq ahead");
     L->ents[3].seq = seq;
     L->ents[1].nwrites = 1;

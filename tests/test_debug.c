@@ -286,6 +286,37 @@ static void test_ledger_and_clone_used_after_destroy_are_caught(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* A diff result is a handle too: after its free, each use is refused
+   unread (no use after free), named by the public function. */
+static void test_a_diff_result_used_after_its_free_is_caught(void **state)
+{
+    test_log log; test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_ledger *a = mguard_ledger_create(ctx, NULL), *b = mguard_ledger_create(ctx, NULL);
+    mguard_ledger_diff_result *d = NULL;
+    static int obj;
+    size_t n = 9;
+    char buf[8] = "x";
+    (void)state;
+    assert_int_equal(mguard_ledger_track(b, &obj, MGUARD_LEDGER_NEW, "src"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_diff(a, b, &d), MGUARD_OK);
+    assert_non_null(mguard_ledger_diff_items(d, &n));
+    assert_int_equal(n, 1);
+    mguard_ledger_diff_free(d);
+    assert_int_equal(log.count, 0);
+    assert_null(mguard_ledger_diff_items(d, &n));
+    assert_int_equal(n, 0);
+    EXPECT_NOT_LIVE(log, NOT_A_KIND, "mguard_ledger_diff_items", (void *)d, "ledger diff result", "ledger diff result");
+    assert_int_equal(mguard_ledger_diff_format(d, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    EXPECT_NOT_LIVE(log, NOT_A_KIND, "mguard_ledger_diff_format", (void *)d, "ledger diff result", "ledger diff result");
+    mguard_ledger_diff_free(d);
+    EXPECT_NOT_LIVE(log, NOT_A_KIND, "mguard_ledger_diff_free", (void *)d, "ledger diff result", "ledger diff result");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
 static void test_trackers_and_ledgers_used_after_their_context_is_destroyed_are_caught(void **state)
 {
     test_log la, lb;
@@ -697,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_scope_used_after_destroy_is_caught),
         cmocka_unit_test(test_dyn_used_after_destroy_is_caught),
         cmocka_unit_test(test_ledger_and_clone_used_after_destroy_are_caught),
+        cmocka_unit_test(test_a_diff_result_used_after_its_free_is_caught),
         cmocka_unit_test(test_trackers_and_ledgers_used_after_their_context_is_destroyed_are_caught),
         cmocka_unit_test(test_a_handle_of_another_kind_is_refused),
         cmocka_unit_test(test_thread_safe_context_checks_trackers_and_ledgers),

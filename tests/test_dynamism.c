@@ -448,6 +448,37 @@ static void test_bad_input_is_refused(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A path that normalizes to 256 bytes or more needs a buffer: without
+   memory, dims answers "not observed" and says why (NOMEM), not silently. */
+static void test_dims_of_a_long_path_without_memory_is_logged(void **state)
+{
+    test_log log;
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_dyn *d = mguard_dyn_create(ctx);
+    char path[400];
+    size_t rank = 9;
+    bool b[2];
+    int64_t dims[2] = {1, 2};
+    (void)state;
+    memset(path, 'p', sizeof path - 1);
+    path[0] = 'L';
+    path[1] = '.';
+    path[sizeof path - 1] = '\0';
+    assert_int_equal(mguard_dyn_observe(d, path, dims, 2), MGUARD_OK);
+    assert_true(mguard_dyn_dims(d, path, &rank, b, 2));
+    assert_int_equal(rank, 2);
+    EXPECT_NO_LOG(log);
+    al.fail_at = al.calls + 1;
+    assert_false(mguard_dyn_dims(d, path, &rank, b, 2));
+    al.fail_at = 0;
+    assert_int_equal(rank, 0);
+    EXPECT_LOG(log, log.errors, MGUARD_LOG_NOMEM);
+    assert_true(mguard_dyn_dims(d, path, &rank, b, 2));   /* memory back: found */
+    mguard_dyn_destroy(d);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_ctx_destroy_destroys_its_trackers(void **state)
 {
     test_alloc al;
@@ -629,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_bad_input_is_refused),
         cmocka_unit_test(test_ctx_destroy_destroys_its_trackers),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
+        cmocka_unit_test(test_dims_of_a_long_path_without_memory_is_logged),
         cmocka_unit_test(test_a_path_outlives_the_same_text_elsewhere),
         cmocka_unit_test(test_destroyed_trackers_with_fresh_names_leave_memory_flat),
         cmocka_unit_test(test_a_destroyed_tracker_leaves_no_interned_string),

@@ -893,6 +893,51 @@ static void test_record_walk_survives_removals_and_additions(void **state)
     teardown();
 }
 
+/* A checkpoint that ran on its own after its clone: the places are the
+   context's, so a walk across its restore neither returns an entry twice
+   (its A was recorded before L's) nor skips a record made after it. */
+static void test_a_walk_across_a_restore_from_a_diverged_checkpoint(void **state)
+{
+    mguard_ledger *L = setup(NULL, NULL), *K;
+    mguard_ledger_iter it;
+    mguard_ledger_stats st;
+    char seen[128] = "";
+    OBJ(a, "a", 0); OBJ(b, "b", 0); OBJ(c, "c", 0);
+    OBJ(r1, "r1", 0); OBJ(r2, "r2", 0); OBJ(r3, "r3", 0);
+    (void)state;
+    K = mguard_ledger_clone(L);
+    assert_non_null(K);
+    assert_int_equal(mguard_ledger_track(K, &b, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(K, &a, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_record(K, "k1", &r1), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &c, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
+    while (mguard_ledger_next(&it)) {
+        seen_add(seen, sizeof seen, it.obj);
+        if (it.obj == &a) assert_int_equal(mguard_ledger_restore(L, K), MGUARD_OK);
+    }
+    assert_string_equal(seen, "a");   /* K's b and a were recorded before L's a */
+    /* records: the walk goes on with the one made after the restore */
+    assert_int_equal(mguard_ledger_record(L, "l2", &r2), MGUARD_OK);
+    seen[0] = '\0';
+    it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
+    while (mguard_ledger_next(&it)) {
+        strcat(seen, it.tag);
+        strcat(seen, " ");
+        if (it.payload == &r1) {
+            assert_int_equal(mguard_ledger_restore(L, K), MGUARD_OK);   /* L: k1 again */
+            assert_int_equal(mguard_ledger_record(L, "l3", &r3), MGUARD_OK);
+        }
+    }
+    assert_string_equal(seen, "k1 l3 ");
+    assert_int_equal(mguard_ledger_get_stats(L, &st), MGUARD_OK);
+    assert_int_equal(st.records, 2);
+    assert_int_equal(mgt_ledger_check(L), MGUARD_OK);
+    mguard_ledger_destroy(K);
+    teardown();
+}
+
 static void test_hook_walk_survives_removals_additions_and_restore(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL), *cp;
@@ -4344,6 +4389,7 @@ int main(void)
         cmocka_unit_test(test_records_keep_their_order_and_hold_payloads),
         cmocka_unit_test(test_hook_ids_are_the_smallest_free_id_from_the_live_count),
         cmocka_unit_test(test_record_walk_survives_removals_and_additions),
+        cmocka_unit_test(test_a_walk_across_a_restore_from_a_diverged_checkpoint),
         cmocka_unit_test(test_hook_walk_survives_removals_additions_and_restore),
         cmocka_unit_test(test_clone_is_independent_both_ways),
         cmocka_unit_test(test_clone_retains_each_held_pointer_once),
