@@ -1421,9 +1421,6 @@ typedef struct mguard__dbg_h {
     int kind;
 } mguard__dbg_h;
 typedef struct mguard__debug {
-    mguard__index ix;
-    struct mguard_weak **tabs;
-    uint32_t ntabs, captabs;
     mguard__index hix;
     mguard__dbg_h *hs;
     uint32_t nhs, caphs;
@@ -1503,13 +1500,16 @@ struct mguard_weak {
     int zombie;       /* destroyed while pinned: freed at unpin */
 };
 
-/* ---- handles of the add-on sections ------------------------------------ */
-/* The add-ons' handles begin with this header: one validator
-   (mguard__handle_ok) and one end (mguard__handle_free) serve them all. */
+/* ---- handles -------------------------------------------------------------- */
+/* Every handle but the context begins with its uint32_t magic number (the add-ons'
+   with this header): one check (mguard__handle_ok) serves them all; the add-ons'
+   handles also share one end (mguard__handle_free). A kind names a handle in the
+   MGUARD_DEBUG registry and in its refusals. */
+#define MGUARD__DBG_WEAK 0
 #define MGUARD__DBG_SCOPE 1
 #define MGUARD__DBG_DYN 2
 #define MGUARD__DBG_LEDGER 3
-#define MGUARD__DBG_CACHE 4     /* a cache (>>cache; not an mguard__handle) */
+#define MGUARD__DBG_CACHE 4     /* a cache (not an mguard__handle) */
 #define MGUARD__DBG_DIFF 5      /* a ledger diff result */
 typedef struct mguard__handle {
     uint32_t magic;            /* the kind's MGUARD__MAGIC_*; MGUARD__DEAD once freed */
@@ -1786,18 +1786,13 @@ static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn);
 static bool mguard__ctx_can_create(mguard_ctx *ctx, const char *fn);
 static bool mguard__weak_valid(const struct mguard_weak *t, const char *fn);
 #ifdef MGUARD_DEBUG
-static mguard_status mguard__dbg_reserve(mguard_ctx *ctx);
-static void mguard__dbg_add(mguard_ctx *ctx, struct mguard_weak *t);
-static void mguard__dbg_remove(mguard_ctx *ctx, const struct mguard_weak *t);
 /* MGUARD__DBG_OK(h, kind, fn): h is NULL or a live handle of that kind,
    else false with a log line; always true in a plain build. */
-#ifdef MGUARD__ANYPART
 static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx);
 static void mguard__dbg_h_add(mguard_ctx *ctx, const void *h, int kind);
 static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h);
 static bool mguard__dbg_h_live(const void *h, int kind);
 static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn);
-#endif
 #define MGUARD__DBG_OK(h, kind, fn) mguard__dbg_h_valid((h), (kind), (fn))
 #else
 #define MGUARD__DBG_OK(h, kind, fn) true
@@ -2481,16 +2476,18 @@ static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *i
                                          size_t stride, size_t len, const char *what);
 #endif
 
-#ifdef MGUARD__ADDONS
-/* Is h (beginning with its mguard__handle) a live handle of this kind?
-   MGUARD_DEBUG asks the registry first: a destroyed handle is never read. */
+/* Is h (beginning with its uint32_t magic) a live handle of this kind? The
+   magic's low bit is free (a thread-safe table's or cache's is set). MGUARD_DEBUG
+   asks the registry first: a destroyed handle is never read. */
 static bool mguard__handle_ok(const void *h, uint32_t magic, int kind, const char *fn)
 {
     (void)kind;
     (void)fn;
     if (!MGUARD__DBG_OK(h, kind, fn)) return false;
-    return h && ((const mguard__handle *)h)->magic == magic;
+    return h && (*(const uint32_t *)h | 1u) == (magic | 1u);
 }
+
+#ifdef MGUARD__ADDONS
 
 /* A new handle's header; MGUARD_DEBUG registers it (room reserved). */
 static void mguard__handle_init(void *h, uint32_t magic, int kind, mguard_ctx *ctx)
@@ -2569,7 +2566,7 @@ static size_t mguard__out_end(mguard__out *o)
    A plain build refuses NULL and a wrong magic number, which cannot make a destroyed
    handle safe (its magic lies in freed memory). MGUARD_DEBUG looks a handle up before
    reading it: the live contexts (linked through themselves: the one process-wide
-   state), and in each an index of its tables and one of its other handles with kinds,
+   state), and in each one index of its handles with their kinds (MGUARD__DBG_*),
    on the context's allocator (so creates can fail with it). A handle leaves at the end
    of its destroy (a deferred one too). Sections 7-9 check through mguard__scope_ok &
    co. (__func__: mguard__x is reported as mguard_x). A refusal goes to every live
@@ -2599,32 +2596,6 @@ static bool mguard__dbg_ctx_live(const mguard_ctx *ctx)
     return false;
 }
 
-static uint32_t mguard__dbg_find(const mguard_ctx *ctx, const mguard_weak *t)
-{
-    return mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t));
-}
-
-static bool mguard__dbg_table_live(const mguard_weak *t)
-{
-    const mguard_ctx *c;
-    for (c = mguard__dbg_live; c; c = c->dbg.next_live)
-        if (mguard__dbg_find(c, t)) return true;
-    return false;
-}
-
-static mguard_status mguard__dbg_reserve(mguard_ctx *ctx)
-{
-    mguard_status st = mguard__ix_reserve(ctx, &ctx->dbg.ix, (size_t)ctx->dbg.ntabs + 1);
-    if (!st) st = mguard__reserve(ctx, (void **)&ctx->dbg.tabs, &ctx->dbg.captabs, (size_t)ctx->dbg.ntabs + 1, sizeof(mguard_weak *));
-    return st;
-}
-
-static void mguard__dbg_add(mguard_ctx *ctx, mguard_weak *t)
-{
-    ctx->dbg.tabs[ctx->dbg.ntabs++] = t;
-    mguard__ix_put(&ctx->dbg.ix, mguard__hash_ptr(t), ctx->dbg.ntabs);
-}
-
 /* Remove dense element i1 (of n) by swap, the last one's slot renumbered. */
 static void mguard__dbg_swap_remove(mguard__index *ix, unsigned char *dense, size_t stride, uint32_t i1, uint32_t n)
 {
@@ -2641,17 +2612,8 @@ static void mguard__dbg_swap_remove(mguard__index *ix, unsigned char *dense, siz
     }
 }
 
-static void mguard__dbg_remove(mguard_ctx *ctx, const mguard_weak *t)
-{
-    uint32_t i1 = mguard__dbg_find(ctx, t);
-    MGUARD_ASSERT(i1);
-    if (!i1) return;
-    mguard__dbg_swap_remove(&ctx->dbg.ix, (unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), i1, ctx->dbg.ntabs--);
-}
-
-#ifdef MGUARD__ANYPART
-/* The other handles (scope, dyn, ledger, cache): the same scheme, with kinds. */
-static const char *const mguard__dbg_kind_names[] = { "handle", "scope tracker", "dynamism tracker", "ledger", "cache", "ledger diff result" };
+/* Every handle of a context, with its kind (MGUARD__DBG_*). */
+static const char *const mguard__dbg_kind_names[] = { "table", "scope tracker", "dynamism tracker", "ledger", "cache", "ledger diff result" };
 
 static uint32_t mguard__dbg_h_find(const mguard_ctx *ctx, const void *h)
 {
@@ -2679,10 +2641,12 @@ static bool mguard__dbg_h_valid(const void *h, int kind, const char *fn)
     return false;
 }
 
+/* Room for two: a handle made with tables of its own (a scope tracker, the
+   ledgers' root) registers each of them between its reserve and its add. */
 static mguard_status mguard__dbg_h_reserve(mguard_ctx *ctx)
 {
-    mguard_status st = mguard__ix_reserve(ctx, &ctx->dbg.hix, (size_t)ctx->dbg.nhs + 1);
-    if (!st) st = mguard__reserve(ctx, (void **)&ctx->dbg.hs, &ctx->dbg.caphs, (size_t)ctx->dbg.nhs + 1, sizeof(mguard__dbg_h));
+    mguard_status st = mguard__ix_reserve(ctx, &ctx->dbg.hix, (size_t)ctx->dbg.nhs + 2);
+    if (!st) st = mguard__reserve(ctx, (void **)&ctx->dbg.hs, &ctx->dbg.caphs, (size_t)ctx->dbg.nhs + 2, sizeof(mguard__dbg_h));
     return st;
 }
 
@@ -2700,7 +2664,6 @@ static void mguard__dbg_h_remove(mguard_ctx *ctx, const void *h)
     if (!i1) return;
     mguard__dbg_swap_remove(&ctx->dbg.hix, (unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), i1, ctx->dbg.nhs--);
 }
-#endif
 
 static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
 {
@@ -2711,8 +2674,6 @@ static void mguard__dbg_forget_ctx(mguard_ctx *ctx)
             break;
         }
     }
-    mguard__ix_free(ctx, &ctx->dbg.ix);
-    mguard__free(ctx, ctx->dbg.tabs);
     mguard__ix_free(ctx, &ctx->dbg.hix);
     mguard__free(ctx, ctx->dbg.hs);
 }
@@ -2742,14 +2703,7 @@ static bool mguard__weak_ok(const mguard_weak *t) { return t && (t->magic | 1u) 
 
 static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
 {
-#ifdef MGUARD_DEBUG
-    if (t && !mguard__dbg_table_live(t)) {
-        mguard__dbg_complain(MGUARD_LOG_NOT_LIVE, "", fn, (const void *)t, "table", "table");
-        return false;
-    }
-#endif
-    (void)fn;
-    return mguard__weak_ok(t);
+    return mguard__handle_ok(t, MGUARD__MAGIC_WEAK, MGUARD__DBG_WEAK, fn);
 }
 
 /* ======================================================================= */
@@ -3027,14 +2981,15 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
     }
 #ifdef MGUARD_DEBUG
     {
-        uint32_t ntab = 0;
-        if (mguard__check_index(ctx, &ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), ctx->dbg.ntabs, "debug registry"))
+        uint32_t ntab = 0, nreg = 0, i, i1;
+        if (mguard__check_index(ctx, &ctx->dbg.hix, (const unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), ctx->dbg.nhs, "debug registry"))
             return MGUARD_EINVAL;
-        for (t = ctx->tables; t; t = t->next, ntab++)
-            MGUARD__CHECK(ctx, mguard__ix_find(&ctx->dbg.ix, (const unsigned char *)ctx->dbg.tabs, sizeof(mguard_weak *), t, mguard__hash_ptr(t)), "debug registry: table %p missing", (void *)t);
-        MGUARD__CHECK(ctx, ntab == ctx->dbg.ntabs, "debug registry: %u tables, %u live", ctx->dbg.ntabs, ntab);
-        if (mguard__check_index(ctx, &ctx->dbg.hix, (const unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), ctx->dbg.nhs, "debug registry of handles"))
-            return MGUARD_EINVAL;
+        for (t = ctx->tables; t; t = t->next, ntab++) {
+            i1 = mguard__dbg_h_find(ctx, t);
+            MGUARD__CHECK(ctx, i1 && ctx->dbg.hs[i1 - 1].kind == MGUARD__DBG_WEAK, "debug registry: table %p missing", (void *)t);
+        }
+        for (i = 0; i < ctx->dbg.nhs; i++) nreg += ctx->dbg.hs[i].kind == MGUARD__DBG_WEAK;
+        MGUARD__CHECK(ctx, ntab == nreg, "debug registry: %u tables, %u live", nreg, ntab);
     }
 #endif
     return MGUARD_OK;
@@ -3631,7 +3586,7 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
         return NULL;
     }
 #ifdef MGUARD_DEBUG
-    if (mguard__dbg_reserve(ctx)) { mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_weak_create"); return NULL; }
+    if (mguard__dbg_h_reserve(ctx)) { mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_weak_create"); return NULL; }
 #endif
     t = (mguard_weak *)mguard__alloc(ctx, sizeof *t);
     tid = t ? mguard__id_take(ctx, (void **)&ctx->tabs, &ctx->ntabs, &ctx->captabs, &ctx->free_tid) : 0;
@@ -3656,7 +3611,7 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
     if (ctx->tables) ctx->tables->prev = t;
     ctx->tables = t;
 #ifdef MGUARD_DEBUG
-    mguard__dbg_add(ctx, t);
+    mguard__dbg_h_add(ctx, t, MGUARD__DBG_WEAK);
 #endif
     return t;
 }
@@ -4134,7 +4089,7 @@ static void mguard__weak_finish(mguard_weak *t)
     mguard__weak_drain(t, UINT64_MAX);
     MGUARD_ASSERT(t->live == 0);
 #ifdef MGUARD_DEBUG
-    mguard__dbg_remove(ctx, t);   /* the handle dies here, even as a zombie */
+    mguard__dbg_h_remove(ctx, t);   /* the handle dies here, even as a zombie */
 #endif
     if (t->prev) t->prev->next = t->next; else ctx->tables = t->next;
     if (t->next) t->next->prev = t->prev;
@@ -9734,9 +9689,7 @@ static void mguard__cache_destroy_now(mguard_cache *c);
 /* MGUARD_DEBUG refuses a destroyed cache (or its context's) unread. */
 static bool mguard__cache_ok(const mguard_cache *c, const char *fn)
 {
-    (void)fn;
-    if (!MGUARD__DBG_OK(c, MGUARD__DBG_CACHE, fn)) return false;
-    return c && (c->magic | 1u) == MGUARD__MAGIC_CACHE_TS;
+    return mguard__handle_ok(c, MGUARD__MAGIC_CACHE, MGUARD__DBG_CACHE, fn);
 }
 
 static bool mguard__cache_keys_ok(const mguard_cache *c, const void *const *keys, size_t n, const char *fn)
@@ -11272,7 +11225,7 @@ static mguard_ctx *mguard__ctx_of_ctx(const mguard_ctx *ctx)
 static mguard_ctx *mguard__ctx_of_weak(const mguard_weak *t)
 {
 #ifdef MGUARD_DEBUG
-    if (t && !mguard__dbg_table_live(t)) return NULL;
+    if (t && !mguard__dbg_h_live(t, MGUARD__DBG_WEAK)) return NULL;
 #endif
     return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS ? t->ctx : NULL;
 }
