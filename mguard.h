@@ -2981,7 +2981,7 @@ static mguard_status mguard__ctx_check(mguard_ctx *ctx)
     }
 #ifdef MGUARD_DEBUG
     {
-        uint32_t ntab = 0, nreg = 0, i, i1;
+        uint32_t ntab = 0, nreg = 0, i1;
         if (mguard__check_index(ctx, &ctx->dbg.hix, (const unsigned char *)ctx->dbg.hs, sizeof(mguard__dbg_h), ctx->dbg.nhs, "debug registry"))
             return MGUARD_EINVAL;
         for (t = ctx->tables; t; t = t->next, ntab++) {
