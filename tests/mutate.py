@@ -889,7 +889,7 @@ MUTANTS = [
      "    if (!norm) return 0;"),
     ("cache-reason-no-file", "a drop reason keeps the mutation's file",
      "        why.file = file; \\",
-     "        why.file = NULL; \\"),
+     "        why.file = file && 0 ? file : NULL; \\"),
     ("cache-iter-visits-new", "entries stored during a walk are not visited",
      "        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || c->sbase + c->seqs[it->pos_ - 1] >= it->bound_) continue;",
      "        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE) continue;"),
