@@ -1458,9 +1458,8 @@ struct mguard_ctx {
     mguard__index str_index;
     char **strs;
     uint32_t nstrs, capstrs;
-    const char *recent[2];       /* the strings interned or found last (a repeat costs a strcmp);
-                                    recent_at: the next to go */
-    unsigned recent_at;
+    const char *recent[2];       /* the strings interned or found last, the latest first
+                                    (a repeat costs a strcmp) */
     struct mguard__part *parts;  /* the add-ons: scope and dynamism trackers, the ledgers' root */
     struct mguard__evpart *evpart; /* the part that hears events (the caches' root), or NULL */
     size_t npslots;              /* its slots in kx */
@@ -2389,12 +2388,13 @@ static const char *mguard__str_take(const char *s)
     return s;
 }
 
-/* s (interned) is one of the two strings a repeat finds by a strcmp; returns s. */
+/* s (interned) becomes the first of the two strings a repeat finds by a strcmp
+   (the other: the one before it); returns s. */
 static const char *mguard__str_recent(mguard_ctx *ctx, const char *s)
 {
-    if (ctx->recent[0] != s && ctx->recent[1] != s) {
-        ctx->recent[ctx->recent_at] = s;
-        ctx->recent_at ^= 1u;
+    if (ctx->recent[0] != s) {
+        ctx->recent[1] = ctx->recent[0];
+        ctx->recent[0] = s;
     }
     return s;
 }
@@ -2407,6 +2407,7 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
     mguard__str *hd;
     char *copy;
     const char *found;
+    if (ctx->recent[0] && strcmp(ctx->recent[0], s) == 0) return mguard__str_take(ctx->recent[0]);
     found = mguard__str_find(ctx, s);
     if (found) return mguard__str_take(mguard__str_recent(ctx, found));
     h = mguard__hash_str(s);

@@ -182,6 +182,9 @@ MUTANTS = [
     ("intern-copies-twice", "one interned copy per string (same pointer for equal text)",
      "    if (found) return mguard__str_take(mguard__str_recent(ctx, found));\n",
      "    (void)found;\n"),
+    ("intern-first-memo-any-text", "a repeated intern returns the copy of the same text only (the latest string's fast path)",
+     "    if (ctx->recent[0] && strcmp(ctx->recent[0], s) == 0) return mguard__str_take(ctx->recent[0]);",
+     "    if (ctx->recent[0]) return mguard__str_take(ctx->recent[0]);"),
     ("intern-memo-any-text", "a repeated intern returns the copy of the same text only",
      "    if (ctx->recent[1] && strcmp(ctx->recent[1], s) == 0) return ctx->recent[1];",
      "    if (ctx->recent[1]) return ctx->recent[1];"),
@@ -1188,6 +1191,13 @@ MUTANTS = [
 # Mutants left out because no program can tell them from the original.
 # (id, old, new, why)
 EQUIVALENT = [
+    ("intern-memo-not-mru",
+     "        ctx->recent[1] = ctx->recent[0];\n        ctx->recent[0] = s;",
+     "        ctx->recent[0] = s;",
+     "the memo of recent strings is a cache of lookups: keeping one string "
+     "instead of two changes the instructions of a cache invalidation (its "
+     "attribute is found by a strcmp), not what any call returns; "
+     "bench-ir's ir_mguard_cache_inval row shows it."),
     ("wlist-giveback-to-non-tracker",
      "        sd = o && (o->flags & MGUARD__F_TRACKER) ? MGUARD__SIDE(ctx, o) : NULL;",
      "        sd = o ? MGUARD__SIDE(ctx, o) : NULL;",
