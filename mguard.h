@@ -4409,7 +4409,7 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
 /* A mutation of obj (r: its record, or 0). Phase 1: what depends on obj
    leaves (the event hook), the tracker counts, watchers are swapped out;
    phase 2: the watchers fire, then the drops' values are destroyed. */
-static void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
+static MGUARD__NOINLINE void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
 {
     mguard__side *sd;
     mguard__watcher *w, one;
