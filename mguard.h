@@ -1217,10 +1217,16 @@ extern "C" {
 
 #define MGUARD__MAGIC_CTX  0x6d677478u  /* "mgtx" */
 #define MGUARD__MAGIC_WEAK 0x6d677774u  /* "mgwt" */
-/* 11. The same handles of a thread-safe context: the magic number itself
-   tells the public functions to lock, in the compare they make anyway. */
-#define MGUARD__MAGIC_CTX_TS  (MGUARD__MAGIC_CTX | 1u)
-#define MGUARD__MAGIC_WEAK_TS (MGUARD__MAGIC_WEAK | 1u)
+/* A magic's two low bits are flags, which the handle checks ignore. Bit 0:
+   the handle is a thread-safe context's (11: the public functions lock).
+   Bit 1: not the simple case (a table whose values live outside its slots, a
+   cache that is bounded or logs its reasons). So the hottest reads make one
+   compare: the exact magic. */
+#define MGUARD__MAGIC_TS 1u
+#define MGUARD__MAGIC_GENERAL 2u
+#define MGUARD__MAGIC_FLAGS 3u
+#define MGUARD__MAGIC_CTX_TS  (MGUARD__MAGIC_CTX | MGUARD__MAGIC_TS)
+#define MGUARD__MAGIC_IS(m, magic) (((m) | MGUARD__MAGIC_FLAGS) == ((magic) | MGUARD__MAGIC_FLAGS))
 #define MGUARD__DEAD       0xdeadbeefu
 
 /* The optional sections, MGUARD_NO_SCOPE, MGUARD_NO_DYN, MGUARD_NO_LEDGER
@@ -2102,10 +2108,12 @@ static size_t mguard__kx_bit(uint64_t m)
 /* The hot paths' one test: a live table, or a ref of a live context, of a default
    context (thread-safe contexts and MGUARD_DEBUG take the general path). */
 #ifndef MGUARD_DEBUG
-#define MGUARD__PLAIN_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)
+#define MGUARD__PLAIN_WEAK(t) ((t) && ((t)->magic | MGUARD__MAGIC_GENERAL) == (MGUARD__MAGIC_WEAK | MGUARD__MAGIC_GENERAL))
+#define MGUARD__SIMPLE_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)   /* and its values in the slots */
 #define MGUARD__PLAIN_REF(ctx, ref) ((ctx) && (ctx)->magic == MGUARD__MAGIC_CTX && (ref).ctx_ == (ctx)->id)
 #else
 #define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)
+#define MGUARD__SIMPLE_WEAK(t) ((void)(t), 0)
 #define MGUARD__PLAIN_REF(ctx, ref) ((void)(ctx), (void)(ref), 0)
 #endif
 
@@ -2147,12 +2155,34 @@ static MGUARD__NOINLINE mguard__kslot *mguard__kx_find(const mguard__kx *kx, con
     return mguard__kx_probe(kx, key, tid, h, known, 0);
 }
 
+/* A group's slots (8 from pos: 3 lines, the slots being 64-byte aligned) fetched
+   while its control bytes are read, in an index larger than a core's caches: a hit
+   then waits on one miss, not two in a row (a smaller one is not worth the
+   instructions). Integer arithmetic: an empty index has no slots (a prefetch never
+   faults). */
+#define MGUARD__KX_PREFETCH_CAP 32768
+#if defined(__GNUC__) || defined(__clang__)
+#define MGUARD__KX_PREFETCH(kx, pos) do { \
+        if ((kx)->mask >= MGUARD__KX_PREFETCH_CAP - 1) { \
+            uintptr_t g_ = (uintptr_t)(kx)->slots + (pos) * sizeof(mguard__kslot); \
+            __builtin_prefetch((const void *)g_); \
+            __builtin_prefetch((const void *)(g_ + 64)); \
+            __builtin_prefetch((const void *)(g_ + 128)); \
+        } \
+    } while (0)
+#else
+#define MGUARD__KX_PREFETCH(kx, pos) ((void)0)
+#endif
+
 /* The hot reads' first group (nearly every hit): the slot, or NULL and *more. */
 static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h,
                                                    bool *more)
 {
     size_t pos = (size_t)(h >> 7) & kx->mask & ~(size_t)7;
-    uint64_t g = mguard__kx_load(kx->ctrl + pos), x = g ^ (MGUARD__KX_LSB * (h & 0x7f)), m;
+    uint64_t g, x, m;
+    MGUARD__KX_PREFETCH(kx, pos);
+    g = mguard__kx_load(kx->ctrl + pos);
+    x = g ^ (MGUARD__KX_LSB * (h & 0x7f));
     *more = false;
     for (m = (x - MGUARD__KX_LSB) & ~x & MGUARD__KX_MSB; m; m &= m - 1) {
         mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
@@ -2478,14 +2508,14 @@ static mguard_status mguard__check_index(mguard_ctx *ctx, const mguard__index *i
 #endif
 
 /* Is h (beginning with its uint32_t magic) a live handle of this kind? The
-   magic's low bit is free (a thread-safe table's or cache's is set). MGUARD_DEBUG
+   magic's flag bits are free (MGUARD__MAGIC_FLAGS). MGUARD_DEBUG
    asks the registry first: a destroyed handle is never read. */
 static bool mguard__handle_ok(const void *h, uint32_t magic, int kind, const char *fn)
 {
     (void)kind;
     (void)fn;
     if (!MGUARD__DBG_OK(h, kind, fn)) return false;
-    return h && (*(const uint32_t *)h | 1u) == (magic | 1u);
+    return h && MGUARD__MAGIC_IS(*(const uint32_t *)h, magic);
 }
 
 #ifdef MGUARD__ADDONS
@@ -2700,7 +2730,7 @@ static bool mguard__ctx_ok(const mguard_ctx *ctx, const char *fn)
     return ctx && (ctx->magic | 1u) == MGUARD__MAGIC_CTX_TS;
 }
 
-static bool mguard__weak_ok(const mguard_weak *t) { return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS; }
+static bool mguard__weak_ok(const mguard_weak *t) { return t && MGUARD__MAGIC_IS(t->magic, MGUARD__MAGIC_WEAK); }
 
 static bool mguard__weak_valid(const mguard_weak *t, const char *fn)
 {
@@ -3597,11 +3627,11 @@ static mguard_weak *mguard__weak_create(mguard_ctx *ctx, const mguard_weak_desc 
         return NULL;
     }
     memset(t, 0, sizeof *t);
-    t->magic = ctx->lk ? MGUARD__MAGIC_WEAK_TS : MGUARD__MAGIC_WEAK;
+    vs = desc->value_size;
+    t->magic = MGUARD__MAGIC_WEAK | (ctx->lk ? MGUARD__MAGIC_TS : 0) | (vs > MGUARD__KX_INSLOT ? MGUARD__MAGIC_GENERAL : 0);
     t->tid = tid;
     ctx->tabs[tid] = t;
     t->ctx = ctx;
-    vs = desc->value_size;
     t->value_size = vs;
     if (vs > MGUARD__KX_INSLOT) t->vstride = vs >= 16 ? (vs + 15) & ~(size_t)15 : (vs + 7) & ~(size_t)7;
     t->dtor = desc->value_dtor;
@@ -3894,7 +3924,7 @@ static MGUARD__HOT void *mguard__weak_get(const mguard_weak *t, const void *key)
     if (!mguard__weak_valid(t, "mguard_weak_get")) return NULL;
     h = mguard__hash64(key);   /* a NULL key is never a key: not found */
     s = mguard__kx_first(&t->ctx->kx, key, t->tid, h, &more);
-    if (s) return mguard__kvalue(t, s);
+    if (s) return t->magic == MGUARD__MAGIC_WEAK ? s->v.b : mguard__kvalue(t, s);   /* the magic says: in the slot */
     return more ? mguard__weak_get_rest(t, key, h) : NULL;
 }
 
@@ -9568,8 +9598,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 #define MGUARD__CS_RING 0x40000000u
 #define MGUARD__CS_POS 0x0fffffffu
 #define MGUARD__CS_MAXPOS 0x0fffffffu       /* positions per cache */
-#define MGUARD__MAGIC_CACHE    0x6d676362u  /* "mgcb"; even: the _TS one differs */
-#define MGUARD__MAGIC_CACHE_TS (MGUARD__MAGIC_CACHE | 1u)
+#define MGUARD__MAGIC_CACHE    0x6d676364u  /* "mgcd"; flag bits clear */
 #define MGUARD__MAGIC_JOB      0x6d676a62u  /* "mgjb" */
 
 enum { MGUARD__CR_FREE = 0, MGUARD__CR_LIVE = 1, MGUARD__CR_DROPPED = 2, MGUARD__CR_MARKED = 3 };
@@ -10313,7 +10342,6 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
         return NULL;
     }
     memset(c, 0, sizeof *c);
-    c->magic = ctx->lk ? MGUARD__MAGIC_CACHE_TS : MGUARD__MAGIC_CACHE;
     c->cid = cid;
     c->order = cr->made++;
     cr->ctabs[cid] = c;
@@ -10328,6 +10356,8 @@ static mguard_cache *mguard__cache_create(mguard_ctx *ctx, const mguard_cache_de
     c->dropped = desc->dropped;
     c->keepwhy = c->log_reasons || c->dropped;
     c->unbounded = !MGUARD__CACHE_BOUNDED(c);
+    c->magic = MGUARD__MAGIC_CACHE | (ctx->lk ? MGUARD__MAGIC_TS : 0) |
+               (c->unbounded && !c->log_reasons ? 0 : MGUARD__MAGIC_GENERAL);
     c->name = name;
 #ifdef MGUARD_DEBUG
     mguard__dbg_h_add(ctx, c, MGUARD__DBG_CACHE);
@@ -10580,10 +10610,24 @@ static MGUARD__NOINLINE void *mguard__cache_get_slow(mguard_cache *c, const void
     return mguard__cache_lookup(c, keys, nkeys);
 }
 
+/* A one-key entry's value past the first group of its probe, or NULL. Never writes. */
+static MGUARD__NOINLINE void *mguard__cache_get_rest(const mguard_cache *c, const void *key, uint64_t h)
+{
+    const mguard__kx *kx = &c->ctx->kx;
+    uint32_t tid = MGUARD__CTID(c);
+    mguard__kwalk w;
+    size_t k;
+    mguard__kwalk_start(kx, &w, h, MGUARD__KX_TAG(h));
+    w.m = 0;   /* the first group was read */
+    while ((k = mguard__kwalk_next(kx, &w)) != SIZE_MAX)
+        if (kx->slots[k].key == key && kx->slots[k].tid == tid && (kx->slots[k].pos >> 28) == 0) return mguard__cache_value(c, k);
+    return NULL;
+}
+
 static MGUARD__HOT void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     if (!mguard__cache_ok(c, "mguard_cache_get")) return NULL;
-    if (nkeys == 1 && keys && c->unbounded) {
+    if (nkeys == 1 && keys && (c->magic == MGUARD__MAGIC_CACHE || c->unbounded)) {
         /* the common case, written out as mguard_weak_get is: one key, no
            LRU to touch, the first group of the probe (a NULL key matches
            no slot: the slow path refuses it) */
@@ -10591,13 +10635,22 @@ static MGUARD__HOT void *mguard__cache_get(mguard_cache *c, const void *const *k
         const void *key = keys[0];
         uint64_t h = mguard__hash64(key);
         size_t at = MGUARD__KX_HOME(kx, h);
-        uint64_t g = mguard__kx_load(kx->ctrl + at), m;
+        uint64_t g, m;
         uint32_t tid = MGUARD__CTID(c);
+        MGUARD__KX_PREFETCH(kx, at);
+        g = mguard__kx_load(kx->ctrl + at);
         for (m = mguard__kx_match(g, MGUARD__KX_TAG(h)); m; m &= m - 1) {
             mguard__kslot *s = &kx->slots[at + mguard__kx_bit(m)];
             if (s->key == key && s->tid == tid && (s->pos >> 28) == 0) {
                 c->stats.hits++;
                 return c->inslot ? (void *)s->v.b : s->v.p;
+            }
+        }
+        if (MGUARD__KX_ON(kx, at) && key) {   /* the probe goes on (a miss: the slow path counts it) */
+            void *v = mguard__cache_get_rest(c, key, h);
+            if (v) {
+                c->stats.hits++;
+                return v;
             }
         }
     }
@@ -11228,7 +11281,7 @@ static mguard_ctx *mguard__ctx_of_weak(const mguard_weak *t)
 #ifdef MGUARD_DEBUG
     if (t && !mguard__dbg_h_live(t, MGUARD__DBG_WEAK)) return NULL;
 #endif
-    return t && (t->magic | 1u) == MGUARD__MAGIC_WEAK_TS ? t->ctx : NULL;
+    return t && MGUARD__MAGIC_IS(t->magic, MGUARD__MAGIC_WEAK) ? t->ctx : NULL;
 }
 static mguard_ctx *mguard__ctx_of_weak_iter(const mguard_weak_iter *it) { return it ? mguard__ctx_of_weak(it->t_) : NULL; }
 #ifndef MGUARD_NO_CACHE
@@ -11237,7 +11290,7 @@ static mguard_ctx *mguard__ctx_of_cache(const mguard_cache *c)
 #ifdef MGUARD_DEBUG
     if (c && !mguard__dbg_h_live(c, MGUARD__DBG_CACHE)) return NULL;
 #endif
-    return c && (c->magic | 1u) == MGUARD__MAGIC_CACHE_TS ? c->ctx : NULL;
+    return c && MGUARD__MAGIC_IS(c->magic, MGUARD__MAGIC_CACHE) ? c->ctx : NULL;
 }
 static mguard_ctx *mguard__ctx_of_cache_iter(const mguard_cache_iter *it) { return it ? mguard__ctx_of_cache(it->c_) : NULL; }
 /* a job lives on the computing thread's stack; its fields are written before compute is called */
@@ -11331,14 +11384,14 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
    MGUARD__PLAIN_<name> holds: a table of a default context (its magic says so), or a
    ref of one, goes straight to the body; anything else (a thread-safe context, a ref of
    another context, or not a live handle, which the body refuses) out of line. */
-#define MGUARD__PLAIN_weak_get(t, key) MGUARD__PLAIN_WEAK(t)
+#define MGUARD__PLAIN_weak_get(t, key) MGUARD__SIMPLE_WEAK(t)
 #define MGUARD__PLAIN_weak_contains(t, key) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_weak_count(t) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_ref_get(ctx, ref) MGUARD__PLAIN_REF(ctx, ref)
 /* a default context's cache that logs no reasons, asked for one non-NULL key (the body logs nothing then) */
 #ifndef MGUARD_DEBUG
 #define MGUARD__PLAIN_cache_get(c, keys, nkeys) \
-    ((c) && (c)->magic == MGUARD__MAGIC_CACHE && !(c)->log_reasons && (keys) && (nkeys) == 1 && (keys)[0])
+    ((c) && (c)->magic == MGUARD__MAGIC_CACHE && (keys) && (nkeys) == 1 && (keys)[0])
 #else
 #define MGUARD__PLAIN_cache_get(c, keys, nkeys) ((void)(c), (void)(keys), (void)(nkeys), 0)
 #endif

@@ -52,6 +52,36 @@ static void test_tuple_keys_are_ordered_and_compared_by_address(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* One key in 12 caches, each also holding a two-key entry that begins with it:
+   24 lookup slots on the key's probe, three times what a group holds, so most lie
+   past the first group, where a get must still find its own cache's one-key entry. */
+static void test_a_key_in_many_caches_finds_each_ones_entry(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache *c[12];
+    static int k, other;
+    mguard_cache_stats s;
+    long i;
+    (void)state;
+    for (i = 0; i < 12; i++) {
+        long v1 = 100 + i, v2 = 200 + i;
+        c[i] = new_cache(ctx, NULL, 0, 0);
+        assert_non_null(c[i]);
+        assert_int_equal(mguard_cache_set(c[i], MGUARD_CACHE_KEYS(&k, &other), &v2, 0), MGUARD_OK);
+        assert_int_equal(mguard_cache_set(c[i], MGUARD_CACHE_KEYS(&k), &v1, 0), MGUARD_OK);
+    }
+    for (i = 0; i < 12; i++) {
+        assert_int_equal(get_long(c[i], MGUARD_CACHE_KEYS(&k)), 100 + i);
+        assert_int_equal(get_long(c[i], MGUARD_CACHE_KEYS(&k, &other)), 200 + i);
+        assert_int_equal(get_long(c[i], MGUARD_CACHE_KEYS(&other)), -1);
+        assert_int_equal(mguard_cache_get_stats(c[i], &s), MGUARD_OK);
+        assert_int_equal(s.hits, 2);
+        assert_int_equal(s.misses, 1);
+    }
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_every_value_is_destroyed_once_whatever_drops_it(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -2999,6 +3029,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tuple_keys_are_ordered_and_compared_by_address),
+        cmocka_unit_test(test_a_key_in_many_caches_finds_each_ones_entry),
         cmocka_unit_test(test_every_value_is_destroyed_once_whatever_drops_it),
         cmocka_unit_test(test_a_key_mutation_drops_its_entries_only),
         cmocka_unit_test(test_an_attribute_dependency_is_dropped_by_that_attribute_or_null),
