@@ -46,6 +46,11 @@ AB_NAMES = [
                               "mguard_gen_is_dynamic(c, o, NULL)"]),
     ("dyn_varies", ["mguard_dyn_varies", "mguard_dyn_is_dynamic"]),
     ("weak_remove(t, k)", ["mguard_weak_remove(t, k)", "mguard_weak_take(t, k, NULL)"]),
+    ("ledger_track_new(L, o)", ["mguard_ledger_track(L, o, MGUARD_LEDGER_NEW, NULL)",
+                                "mguard_ledger_track_new(L, o, NULL)"]),
+    ("ledger_track_existing(L, o, s)", ["mguard_ledger_track(L, o, MGUARD_LEDGER_EXISTING, s)",
+                                        "mguard_ledger_track_existing(L, o, s)"]),
+    ("ledger_pending(L, o, a, v)", ["mguard_ledger_pending(L, o, a, v)", "mguard_ledger_load_attr(L, o, a, v)"]),
 ]
 
 

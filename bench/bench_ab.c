@@ -420,8 +420,8 @@ static mguard_ledger *ledger_tracked(fx *f, mguard_ctx *c)
     size_t i;
     CHECK(L != NULL, "ledger create");
     for (i = 0; i < f->n; i++)
-        CHECK((i % 2 ? mguard_ledger_track(L, f->keys[i], MGUARD_LEDGER_NEW, NULL)
-                     : mguard_ledger_track(L, f->keys[i], MGUARD_LEDGER_EXISTING, "L")) == MGUARD_OK, "ledger track");
+        CHECK((i % 2 ? ab_ledger_track_new(L, f->keys[i])
+                     : ab_ledger_track_existing(L, f->keys[i], "L")) == MGUARD_OK, "ledger track");
     return L;
 }
 static void ledger_store_all(fx *f, mguard_ledger *L)
@@ -461,7 +461,7 @@ static double ledger_load(fx *f, int arg)
     PASSES(f, ns, {
         for (i = 0; i < f->n; i++) {
             void *v = NULL;
-            if (mguard_ledger_pending(L, f->look[i], "attr", &v) != MGUARD_OK || v != f->look[i]) fail("ledger load");
+            if (ab_ledger_pending(L, f->look[i], "attr", &v) != MGUARD_OK || v != f->look[i]) fail("ledger load");
         }
     });
     mguard_ctx_destroy(c);
