@@ -7725,11 +7725,11 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         if (!deleted) memcpy(bytes, value, size);
         value = NULL;
     }
-    if (!(a = mguard__lstr_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
-    w = mguard__ledger_w_find(L, obj, a);
-    if (w) mguard__str_release(ctx, a);   /* the slot holds a already */
+    a = mguard__str_find(ctx, attr);   /* an overwrite: its write holds a already */
+    w = a ? mguard__ledger_w_find(L, obj, a) : 0;
+    if (!w && !(a = mguard__lstr_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted && L->writes[w - 1].size == size &&
-        L->writes[w - 1].type == type && memcmp(L->writes[w - 1].bytes, bytes, sizeof bytes) == 0)
+        L->writes[w - 1].type == type && (!size || memcmp(L->writes[w - 1].bytes, bytes, size) == 0))   /* both zero past size */
         return MGUARD_OK;
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!w) st = mguard__ledger_reserve_writes(L, 1);
