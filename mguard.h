@@ -2160,19 +2160,20 @@ static MGUARD__NOINLINE mguard__kslot *mguard__kx_find(const mguard__kx *kx, con
    then waits on one miss, not two in a row (a smaller one is not worth the
    instructions). Integer arithmetic: an empty index has no slots (a prefetch never
    faults). */
-#define MGUARD__KX_PREFETCH_CAP 32768
 #if defined(__GNUC__) || defined(__clang__)
+#define MGUARD__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define MGUARD__PREFETCH(p) ((void)(p))
+#endif
+#define MGUARD__KX_PREFETCH_CAP 32768
 #define MGUARD__KX_PREFETCH(kx, pos) do { \
         if ((kx)->mask >= MGUARD__KX_PREFETCH_CAP - 1) { \
             uintptr_t g_ = (uintptr_t)(kx)->slots + (pos) * sizeof(mguard__kslot); \
-            __builtin_prefetch((const void *)g_); \
-            __builtin_prefetch((const void *)(g_ + 64)); \
-            __builtin_prefetch((const void *)(g_ + 128)); \
+            MGUARD__PREFETCH((const void *)g_); \
+            MGUARD__PREFETCH((const void *)(g_ + 64)); \
+            MGUARD__PREFETCH((const void *)(g_ + 128)); \
         } \
     } while (0)
-#else
-#define MGUARD__KX_PREFETCH(kx, pos) ((void)0)
-#endif
 
 /* The hot reads' first group (nearly every hit): the slot, or NULL and *more. */
 static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h,
@@ -4020,11 +4021,6 @@ static mguard_weak_iter mguard__weak_iterate(mguard_weak *t)
     return it;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-#define MGUARD__PREFETCH(p) __builtin_prefetch(p)
-#else
-#define MGUARD__PREFETCH(p) ((void)(p))
-#endif
 #define MGUARD__WALK_AHEAD 64
 
 /* The next live entry from it->pos_, or NULL at the end of t's order. */
@@ -10610,20 +10606,6 @@ static MGUARD__NOINLINE void *mguard__cache_get_slow(mguard_cache *c, const void
     return mguard__cache_lookup(c, keys, nkeys);
 }
 
-/* A one-key entry's value past the first group of its probe, or NULL. Never writes. */
-static MGUARD__NOINLINE void *mguard__cache_get_rest(const mguard_cache *c, const void *key, uint64_t h)
-{
-    const mguard__kx *kx = &c->ctx->kx;
-    uint32_t tid = MGUARD__CTID(c);
-    mguard__kwalk w;
-    size_t k;
-    mguard__kwalk_start(kx, &w, h, MGUARD__KX_TAG(h));
-    w.m = 0;   /* the first group was read */
-    while ((k = mguard__kwalk_next(kx, &w)) != SIZE_MAX)
-        if (kx->slots[k].key == key && kx->slots[k].tid == tid && (kx->slots[k].pos >> 28) == 0) return mguard__cache_value(c, k);
-    return NULL;
-}
-
 static MGUARD__HOT void *mguard__cache_get(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     if (!mguard__cache_ok(c, "mguard_cache_get")) return NULL;
@@ -10644,13 +10626,6 @@ static MGUARD__HOT void *mguard__cache_get(mguard_cache *c, const void *const *k
             if (s->key == key && s->tid == tid && (s->pos >> 28) == 0) {
                 c->stats.hits++;
                 return c->inslot ? (void *)s->v.b : s->v.p;
-            }
-        }
-        if (MGUARD__KX_ON(kx, at) && key) {   /* the probe goes on (a miss: the slow path counts it) */
-            void *v = mguard__cache_get_rest(c, key, h);
-            if (v) {
-                c->stats.hits++;
-                return v;
             }
         }
     }
