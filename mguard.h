@@ -1554,12 +1554,13 @@ static void mguard__lock_acquire(mguard__lock *lk) { lk->lock_fn(lk->user); }
 static const struct { mguard_log_level level; const char *name, *fmt; } mguard__log_items[] = { MGUARD_LOG_ITEMS(MGUARD__LOG_ITEM) };
 
 /* A line delivered at once: to a logger no queue serves (before the context or its lock exists). */
-static void mguard__log_now(mguard_logger lg, mguard_log_code code, ...)
+static void mguard__log_now(mguard_logger lg, int icode, ...)
 {
+    mguard_log_code code = (mguard_log_code)icode;   /* an int: va_start's parameter must not be promoted */
     char buf[MGUARD__LOGLINE];
     va_list ap;
     if (!lg.func) return;
-    va_start(ap, code);
+    va_start(ap, icode);
     vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
     va_end(ap);
     lg.func(mguard__log_items[code].level, code, buf, lg.user);
@@ -1865,12 +1866,13 @@ static void mguard__log_line(const mguard_ctx *ctx, mguard_log_code code, const 
 }
 
 /* Log code's line, its format's arguments after code (MGUARD_LOG_ITEMS). */
-static void mguard__logf(const mguard_ctx *ctx, mguard_log_code code, ...)
+static void mguard__logf(const mguard_ctx *ctx, int icode, ...)
 {
+    mguard_log_code code = (mguard_log_code)icode;   /* as mguard__log_now */
     char buf[MGUARD__LOGLINE];
     va_list ap;
     if (!ctx || !ctx->log.func) return;
-    va_start(ap, code);
+    va_start(ap, icode);
     vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
     va_end(ap);
     mguard__log_line(ctx, code, buf);
@@ -2607,12 +2609,13 @@ static size_t mguard__out_end(mguard__out *o)
 #ifdef MGUARD_DEBUG
 static mguard_ctx *mguard__dbg_live;
 
-static void mguard__dbg_complain(mguard_log_code code, ...)
+static void mguard__dbg_complain(int icode, ...)
 {
+    mguard_log_code code = (mguard_log_code)icode;   /* as mguard__log_now */
     char buf[MGUARD__LOGLINE];
     va_list ap;
     mguard_ctx *c;
-    va_start(ap, code);
+    va_start(ap, icode);
     vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
     va_end(ap);
     if (!mguard__dbg_live) mguard__default_log(MGUARD_LOG_WARN, code, buf, NULL);
@@ -4870,13 +4873,14 @@ static bool mguard__scope_dedup(mguard_scope *s, const char *msg)
 }
 
 /* A de-duplicated warning. Call it last: the logger may call back in. */
-static void mguard__scope_warn(mguard_scope *s, mguard_log_code code, ...)
+static void mguard__scope_warn(mguard_scope *s, int icode, ...)
 {
+    mguard_log_code code = (mguard_log_code)icode;   /* as mguard__log_now */
     char buf[MGUARD__LOGLINE];
     va_list ap;
     mguard_ctx *ctx = s->hd.ctx;
     if (!ctx->log.func) return;
-    va_start(ap, code);
+    va_start(ap, icode);
     vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
     va_end(ap);
     if (mguard__scope_dedup(s, buf)) mguard__log_line(ctx, code, buf);
@@ -11200,7 +11204,7 @@ static bool mguard__lock_init(mguard_ctx *ctx, const mguard_ctx_desc *d)
         if (!lk) err = MGUARD_LOG_NOMEM;
     }
     if (err >= 0) {
-        mguard__log_now(ctx->log, (mguard_log_code)err, "mguard_ctx_create");
+        mguard__log_now(ctx->log, err, "mguard_ctx_create");
         return false;
     }
     memset(lk, 0, sizeof *lk);

@@ -20,7 +20,7 @@ src = open("mguard.h").read()
 items = {m.group(1): m.group(3) for m in re.finditer(r'^    L\((\w+), (\w+), ("(?:[^"\\]|\\.)*")\)', src, flags=re.M)}
 CALLS = {"mguard__logf": 1, "mguard__log_now": 1, "mguard__scope_warn": 1, "mguard__dbg_complain": 0}
 # the one call whose code is a variable: ctx_create's lock errors, each "%s: ..." with the function's name
-UNREAD = {"(mguard_log_code)err": ["HALF_LOCK", "NO_PTHREADS", "NOMEM"]}
+UNREAD = {"err": ["HALF_LOCK", "NO_PTHREADS", "NOMEM"]}
 
 
 def close(s, j):
