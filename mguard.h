@@ -2144,7 +2144,7 @@ static MGUARD__HOT mguard__kslot *mguard__kx_probe(const mguard__kx *kx, const v
             if (s->key != key) continue;
             if (s->tid == tid) hit = s;
             else if (known) *known = true;
-            if (hit && (!known || *known)) return hit;
+            if ((hit || tid == MGUARD__TID_NONE) && (!known || *known)) return hit;   /* NONE: known is all it asks */
         }
         if (MGUARD__KX_END(kx, pos, step)) return hit;
         step += MGUARD__KX_GROUP;
