@@ -978,7 +978,10 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
    an inline value with a destructor; the entry drops, its value destroyed
    exactly once, when a dependency (its keys, and objects or attributes
    declared) is mutated or destroyed. Compute on a miss, LRU bounds, drop
-   reasons. See docs/guide.md, "Caches". */
+   reasons. See docs/guide.md, "Caches". The costs below hold while few
+   entries share an object beyond their first key: dropping an entry walks
+   the probe of each such object, so dropping n entries that all share one
+   costs O(n^2) (docs/design.md, "Known limit"). */
 typedef struct mguard_cache mguard_cache;
 typedef struct mguard_cache_job mguard_cache_job;
 
