@@ -2163,8 +2163,8 @@ static MGUARD__NOINLINE mguard__kslot *mguard__kx_find(const mguard__kx *kx, con
 /* A group's slots (8 from pos: 3 lines, the slots being 64-byte aligned) fetched
    while its control bytes are read, in an index larger than a core's caches: a hit
    then waits on one miss, not two in a row (a smaller one is not worth the
-   instructions). Integer arithmetic: an empty index has no slots (a prefetch never
-   faults). */
+   instructions). The three addresses lie inside the group's 8 slots (at least 160
+   bytes), so the arithmetic stays within the array. */
 #if defined(__GNUC__) || defined(__clang__)
 #define MGUARD__PREFETCH(p) __builtin_prefetch(p)
 #else
@@ -2173,10 +2173,10 @@ static MGUARD__NOINLINE mguard__kslot *mguard__kx_find(const mguard__kx *kx, con
 #define MGUARD__KX_PREFETCH_CAP 32768
 #define MGUARD__KX_PREFETCH(kx, pos) do { \
         if ((kx)->mask >= MGUARD__KX_PREFETCH_CAP - 1) { \
-            uintptr_t g_ = (uintptr_t)(kx)->slots + (pos) * sizeof(mguard__kslot); \
-            MGUARD__PREFETCH((const void *)g_); \
-            MGUARD__PREFETCH((const void *)(g_ + 64)); \
-            MGUARD__PREFETCH((const void *)(g_ + 128)); \
+            const unsigned char *g_ = (const unsigned char *)&(kx)->slots[pos]; \
+            MGUARD__PREFETCH(g_); \
+            MGUARD__PREFETCH(g_ + 64); \
+            MGUARD__PREFETCH(g_ + 128); \
         } \
     } while (0)
 
