@@ -9657,6 +9657,7 @@ struct mguard_cache {
     uint32_t newest, oldest;           /* the LRU list's ends, position + 1 */
     mguard_cache_reason *lw;           /* keepwhy: a DROPPED position's reason (caplw) */
     size_t nslots;                     /* its slots in the context's index */
+    size_t nitems;                     /* its slots in hubs */
     uint64_t next_seq;
     mguard_cache_stats stats;
     mguard_cache_reason ring[MGUARD_CACHE_REASONS];
@@ -9750,23 +9751,74 @@ static uint32_t mguard__cap2(uint32_t n)
 /* The record's keys (one: its lookup slot's key). */
 static const void *const *mguard__crec_keys(const mguard_cache *c, const mguard__crec *r) { return MGUARD__CR_NK(r) > 1 ? r->x.more : &c->ctx->kx.slots[r->slot].key; }
 
-/* The lookup slot of the tuple's LIVE entry, or SIZE_MAX. Never writes. */
-static size_t mguard__cache_find(const mguard_cache *c, const void *const *keys, size_t n)
+/* ---- hubs: many entries on one object ----
+   Every slot of c on an object lies on the object's probe, so an object that many
+   entries reach (a further key, a dependency, the first key of many tuples) would
+   make each store, lookup and drop there walk them all: quadratic in the entries.
+   Past MGUARD__HUB_AFTER such slots on its probe, the object's next ones go into its
+   hub: one HUB slot of c on its probe, whose value is an array of slots, open-addressed
+   (linear probing, at most 3/4 full, erased by backward shift: no tombstones). A slot
+   there is placed by a hash kept in its tid: of its pos (DEP, RING), or of the tuple's
+   further keys (a lookup slot; its record's slot says MGUARD__CR_INHUB). Element 0
+   holds the count (tid) and the mask (pos). A hub is a shortcut, never needed: without
+   memory for one, the slot goes on the probe (the room is reserved), so every walk
+   reads both, and an object's slots in one cache stay O(1) to find. */
+#define MGUARD__CS_HUB (MGUARD__CS_DEP | MGUARD__CS_RING)
+#define MGUARD__CS_HEAVY(p) (!((p) & MGUARD__CS_RING) && ((p) & (MGUARD__CS_DEP | 0x30000000u)))
+#ifndef MGUARD__HUB_AFTER
+#define MGUARD__HUB_AFTER 8   /* the differential test and the fuzzer set it low: hubs at every turn */
+#endif
+#define MGUARD__CR_INHUB 0xffffffffu
+#define MGUARD__HUB_AT(hb, i) (&(hb)[1 + (i)])
+#define MGUARD__HUB(kx, k) ((mguard__kslot *)(kx)->slots[k].v.p)
+
+static uint32_t mguard__hub_hpos(uint32_t pos)
+{
+    uint32_t x = pos * 0x9E3779B1u;
+    return x ^ (x >> 16);
+}
+
+static uint32_t mguard__hub_htuple(const void *const *keys, uint32_t n)
+{
+    uint64_t h = n;
+    uint32_t i;
+    for (i = 1; i < n; i++) h = (h ^ mguard__hash64(keys[i])) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32);
+}
+
+/* Does lookup slot s hold the tuple (its first key matched)? */
+static bool mguard__cache_is(const mguard_cache *c, const mguard__kslot *s, const void *const *keys, size_t n)
+{
+    const void *const *more;
+    size_t k;
+    if ((s->pos & ~MGUARD__CS_POS) != (uint32_t)(n - 1) << 28) return false;
+    if (n == 1) return true;
+    more = c->recs[s->pos & MGUARD__CS_POS].x.more;
+    for (k = 1; k < n && more[k] == keys[k]; k++) {}
+    return k == n;
+}
+
+/* The lookup slot of the tuple's LIVE entry (on its first key's probe, or in its
+   hub), or NULL. Never writes. */
+static mguard__kslot *mguard__cache_find(const mguard_cache *c, const void *const *keys, size_t n)
 {
     const mguard__kx *kx = &c->ctx->kx;
     mguard__kwalk p;
-    size_t i, k;
-    uint32_t tid = MGUARD__CTID(c), want = (uint32_t)(n - 1) << 28;
+    size_t i, hk = SIZE_MAX;
+    uint32_t tid = MGUARD__CTID(c), mask, j;
+    mguard__kslot *hb;
     MGUARD__KWALK_EACH(p, kx, keys[0], i) {
-        const mguard__kslot *s = &kx->slots[i];
-        const void *const *more;
-        if (s->key != keys[0] || s->tid != tid || (s->pos & ~MGUARD__CS_POS) != want) continue;
-        if (n == 1) return i;
-        more = c->recs[s->pos & MGUARD__CS_POS].x.more;
-        for (k = 1; k < n && more[k] == keys[k]; k++) {}
-        if (k == n) return i;
+        mguard__kslot *s = &kx->slots[i];
+        if (s->key != keys[0] || s->tid != tid) continue;
+        if (s->pos == MGUARD__CS_HUB) hk = i;
+        else if (mguard__cache_is(c, s, keys, n)) return s;
     }
-    return SIZE_MAX;
+    if (hk == SIZE_MAX || n == 1) return NULL;
+    hb = (mguard__kslot *)kx->slots[hk].v.p;
+    mask = hb[0].pos;
+    for (j = mguard__hub_htuple(keys, (uint32_t)n) & mask; MGUARD__HUB_AT(hb, j)->pos; j = (j + 1) & mask)
+        if (mguard__cache_is(c, MGUARD__HUB_AT(hb, j), keys, n)) return MGUARD__HUB_AT(hb, j);
+    return NULL;
 }
 
 /* The index moved cache slot s to slot j: a lookup slot's record says so. */
@@ -9810,22 +9862,158 @@ static void mguard__cslot_erase(mguard_cache *c, size_t i, const void *dying)
     mguard_ctx *ctx = c->ctx;
     const void *obj = ctx->kx.slots[i].key;
     uint64_t h = mguard__hash64(obj);
-    if (ctx->kx.slots[i].pos & MGUARD__CS_DEP) mguard__str_release(ctx, (const char *)ctx->kx.slots[i].v.cp);
+    if ((ctx->kx.slots[i].pos & MGUARD__CS_HUB) == MGUARD__CS_DEP) mguard__str_release(ctx, (const char *)ctx->kx.slots[i].v.cp);
     mguard__kx_erase(&ctx->kx, i, h);
     c->nslots--;
     ctx->npslots--;
     if (obj != dying && !mguard__kx_known(ctx, obj, h)) ctx->live_objs--;
 }
 
-/* Every slot (obj, c, pos): erased, or (ring >= 0) made a RING slot. */
+/* The first slot of hb's run from h's home saying pos, or the mask + 1. */
+static uint32_t mguard__hub_find(const mguard__kslot *hb, uint32_t h, uint32_t pos)
+{
+    uint32_t mask = hb[0].pos, i;
+    for (i = h & mask; MGUARD__HUB_AT(hb, i)->pos; i = (i + 1) & mask)
+        if (MGUARD__HUB_AT(hb, i)->pos == pos) return i;
+    return mask + 1;
+}
+
+/* Place s (room made) at the first free element of its run; where. */
+static uint32_t mguard__hub_place(mguard__kslot *hb, const mguard__kslot *s)
+{
+    uint32_t mask = hb[0].pos, i = s->tid & mask;
+    while (MGUARD__HUB_AT(hb, i)->pos) i = (i + 1) & mask;
+    *MGUARD__HUB_AT(hb, i) = *s;
+    hb[0].tid++;
+    return i;
+}
+
+/* Erase element i, the rest of its run shifted back where their homes allow. */
+static void mguard__hub_erase(mguard__kslot *hb, uint32_t i)
+{
+    uint32_t mask = hb[0].pos, j;
+    for (j = (i + 1) & mask; MGUARD__HUB_AT(hb, j)->pos; j = (j + 1) & mask) {
+        if (((j - MGUARD__HUB_AT(hb, j)->tid) & mask) >= ((j - i) & mask)) {   /* i lies between its home and j */
+            *MGUARD__HUB_AT(hb, i) = *MGUARD__HUB_AT(hb, j);
+            i = j;
+        }
+    }
+    memset(MGUARD__HUB_AT(hb, i), 0, sizeof *hb);
+    hb[0].tid--;
+}
+
+/* hb (NULL: none yet) with room for one more slot: itself, or a copy twice as
+   large (hb freed); NULL without memory (hb unchanged). */
+static mguard__kslot *mguard__hub_room(mguard_ctx *ctx, mguard__kslot *hb)
+{
+    uint32_t cap = hb ? hb[0].pos + 1 : 0, ncap = cap ? cap * 2 : 2 * MGUARD__HUB_AFTER, i;
+    mguard__kslot *nb;
+    if (hb && (hb[0].tid + 1) * 4 <= cap * 3) return hb;
+    if (ncap > 0x10000000u || !mguard__mul_fits((size_t)ncap + 1, sizeof *nb)) return NULL;
+    nb = (mguard__kslot *)mguard__alloc(ctx, ((size_t)ncap + 1) * sizeof *nb);
+    if (!nb) return NULL;
+    memset(nb, 0, ((size_t)ncap + 1) * sizeof *nb);
+    nb[0].pos = ncap - 1;
+    for (i = 0; i < cap; i++)
+        if (MGUARD__HUB_AT(hb, i)->pos) (void)mguard__hub_place(nb, MGUARD__HUB_AT(hb, i));
+    mguard__free(ctx, hb);
+    return nb;
+}
+
+/* c's hub slot on obj, or SIZE_MAX. */
+static size_t mguard__hub_slot(const mguard_cache *c, const void *obj)
+{
+    const mguard__kx *kx = &c->ctx->kx;
+    mguard__kwalk p;
+    size_t k;
+    MGUARD__KWALK_EACH(p, kx, obj, k) {
+        const mguard__kslot *s = &kx->slots[k];
+        if (s->key == obj && s->tid == MGUARD__CTID(c) && s->pos == MGUARD__CS_HUB) return k;
+    }
+    return SIZE_MAX;
+}
+
+/* A new slot of c on obj saying pos (ph: its hash in a hub), with room reserved in
+   the index: on obj's probe, or in its hub past MGUARD__HUB_AFTER heavy slots there.
+   *at: its index, or SIZE_MAX (in the hub). */
+static mguard__kslot *mguard__clink_put(mguard_cache *c, const void *obj, uint32_t pos, uint32_t ph, size_t *at)
+{
+    mguard__kx *kx = &c->ctx->kx;
+    mguard__kwalk p;
+    size_t k, hk = SIZE_MAX, heavy = 0;
+    mguard__kslot *hb = NULL, s;
+    MGUARD__KWALK_EACH(p, kx, obj, k) {
+        const mguard__kslot *o = &kx->slots[k];
+        if (o->key != obj || o->tid != MGUARD__CTID(c)) continue;
+        if (o->pos == MGUARD__CS_HUB) hk = k;
+        else if (MGUARD__CS_HEAVY(o->pos)) heavy++;
+    }
+    if (hk != SIZE_MAX || heavy >= MGUARD__HUB_AFTER) {
+        hb = mguard__hub_room(c->ctx, hk != SIZE_MAX ? MGUARD__HUB(kx, hk) : NULL);
+        if (hb && hk == SIZE_MAX) hk = mguard__cslot_put(c, obj, MGUARD__CS_HUB, 0);   /* uses the room the slot would */
+        if (hb) kx->slots[hk].v.p = hb;
+    }
+    if (!hb) {
+        *at = mguard__cslot_put(c, obj, pos, 0);
+        return &kx->slots[*at];
+    }
+    memset(&s, 0, sizeof s);
+    s.key = obj;
+    s.tid = ph;
+    s.pos = pos;
+    c->nitems++;
+    *at = SIZE_MAX;
+    return MGUARD__HUB_AT(hb, mguard__hub_place(hb, &s));
+}
+
+/* Hub slot hk's element i leaves: erased, or (ring >= 0) made a RING slot. */
+static void mguard__hub_take(mguard_cache *c, size_t hk, uint32_t i, int ring)
+{
+    mguard__kslot *hb = MGUARD__HUB(&c->ctx->kx, hk), s = *MGUARD__HUB_AT(hb, i);
+    mguard__hub_erase(hb, i);
+    if ((s.pos & MGUARD__CS_HUB) == MGUARD__CS_DEP) mguard__str_release(c->ctx, (const char *)s.v.cp);
+    if (ring < 0) {
+        c->nitems--;
+        return;
+    }
+    s.pos = MGUARD__CS_RING | (uint32_t)ring;
+    s.tid = mguard__hub_hpos(s.pos);
+    s.v.u = 0;
+    (void)mguard__hub_place(hb, &s);
+}
+
+/* An empty hub goes, with its slot (its object forgotten with it, unless dying). */
+static void mguard__hub_tidy(mguard_cache *c, size_t hk, const void *dying)
+{
+    mguard__kslot *hb = MGUARD__HUB(&c->ctx->kx, hk);
+    if (hb[0].tid) return;
+    mguard__free(c->ctx, hb);
+    mguard__cslot_erase(c, hk, dying);
+}
+
+/* LIVE record r's lookup slot (at position pos); *hk, *hi: its hub slot and element, or SIZE_MAX. */
+static mguard__kslot *mguard__crec_lslot(const mguard_cache *c, const mguard__crec *r, uint32_t pos, size_t *hk, uint32_t *hi)
+{
+    mguard__kslot *hb;
+    uint32_t nk = MGUARD__CR_NK(r);
+    *hk = SIZE_MAX;
+    if (r->slot != MGUARD__CR_INHUB) return &c->ctx->kx.slots[r->slot];
+    *hk = mguard__hub_slot(c, r->x.more[0]);
+    hb = MGUARD__HUB(&c->ctx->kx, *hk);
+    *hi = mguard__hub_find(hb, mguard__hub_htuple(r->x.more, nk), (nk - 1) << 28 | pos);
+    return MGUARD__HUB_AT(hb, *hi);
+}
+
+/* Every slot (obj, c, pos) (pos: DEP or RING): erased, or (ring >= 0) made a RING slot. */
 static void mguard__cslots_retag(mguard_cache *c, const void *obj, uint32_t pos, int ring, const void *dying)
 {
     mguard__kx *kx = &c->ctx->kx;
     mguard__kwalk p;
-    size_t k;
-    uint32_t tid = MGUARD__CTID(c);
+    size_t k, hk = SIZE_MAX;
+    uint32_t tid = MGUARD__CTID(c), i;
     MGUARD__KWALK_EACH(p, kx, obj, k) {
         mguard__kslot *s = &kx->slots[k];
+        if (s->key == obj && s->tid == tid && s->pos == MGUARD__CS_HUB) hk = k;
         if (s->key != obj || s->tid != tid || s->pos != pos || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
         if (ring >= 0) {
             if (pos & MGUARD__CS_DEP) mguard__str_release(c->ctx, (const char *)s->v.cp);
@@ -9835,6 +10023,10 @@ static void mguard__cslots_retag(mguard_cache *c, const void *obj, uint32_t pos,
             mguard__cslot_erase(c, k, dying);
         }
     }
+    if (hk == SIZE_MAX) return;
+    while ((i = mguard__hub_find(MGUARD__HUB(kx, hk), mguard__hub_hpos(pos), pos)) <= MGUARD__HUB(kx, hk)[0].pos)
+        mguard__hub_take(c, hk, i, ring);
+    mguard__hub_tidy(c, hk, dying);
 }
 
 /* ---- the ring of reasons ---- */
@@ -9936,7 +10128,9 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
 {
     mguard_ctx *ctx = c->ctx;
     mguard__crec *r = &c->recs[pos];
-    mguard__kslot *ls = &ctx->kx.slots[r->slot];
+    size_t hk;
+    uint32_t hi = 0;
+    mguard__kslot *ls = mguard__crec_lslot(c, r, pos, &hk, &hi);
     const void *keys[MGUARD_CACHE_MAX_KEYS];
     uint32_t nk = MGUARD__CR_NK(r), nd = MGUARD__CR_ND(r), i;
     uint64_t v = ls->v.u;
@@ -9949,7 +10143,10 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
         ring = (int)mguard__ring_next(c, why, keys, nk, live, dying);
     }
     /* the lookup slot, the keys' DEP slots, the added dependencies' */
-    if (ring >= 0 && keys[0] != dying) {
+    if (hk != SIZE_MAX) {
+        mguard__hub_take(c, hk, hi, keys[0] != dying ? ring : -1);
+        mguard__hub_tidy(c, hk, dying);
+    } else if (ring >= 0 && keys[0] != dying) {
         ls->pos = MGUARD__CS_RING | (uint32_t)ring;
         ls->v.u = 0;
     } else {
@@ -10186,7 +10383,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     mguard__kwalk pr;
     size_t k;
     const char *ia = NULL;
-    int interned = 0, looked = 0, whyset = 0;
+    int interned = 0, looked = 0, whyset = 0, hubs = 0;
     mguard_cache_job *job;
     mguard_cache *marked = NULL, *c, **pc;
     mguard_cache_reason why;
@@ -10217,33 +10414,40 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     /* mark the entries reached (each once), on their caches' lists; the
        caches with marks in the order they were made */
     MGUARD__KWALK_EACH(pr, kx, obj, k) {
-        const mguard__kslot *s = &kx->slots[k];
-        mguard__crec *r;
-        uint32_t pos;
+        const mguard__kslot *s = &kx->slots[k], *e;
+        uint32_t i, n = 1;
         if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
         c = cr->ctabs[s->tid & ~MGUARD__TID_CACHE];
-        if (s->pos & MGUARD__CS_RING) {
-            if (death) {
-                c->ringlive[s->pos & (MGUARD_CACHE_REASONS - 1)] = false;
-                mguard__cslot_erase(c, k, obj);
+        if (s->pos == MGUARD__CS_HUB) {   /* each element of its hub */
+            hubs = 1;
+            n = MGUARD__HUB(kx, k)[0].pos + 1;
+        }
+        for (i = 0; i < n; i++) {
+            mguard__crec *r;
+            uint32_t pos;
+            e = s->pos == MGUARD__CS_HUB ? MGUARD__HUB_AT(MGUARD__HUB(kx, k), i) : s;
+            if (!e->pos && e != s) continue;
+            if (e->pos & MGUARD__CS_RING) {
+                if (death) c->ringlive[e->pos & (MGUARD_CACHE_REASONS - 1)] = false;
+                if (death && e == s) mguard__cslot_erase(c, k, obj);   /* a hub's: after the drops */
+                continue;
             }
-            continue;
+            /* attr NULL (a death, or "the whole object changed") reaches every
+               slot; a named attribute, whole-object ones and its own */
+            if (attr && (e->pos & MGUARD__CS_DEP) && e->v.cp && e->v.cp != (const void *)MGUARD__EV_IA()) continue;
+            pos = e->pos & MGUARD__CS_POS;
+            r = &c->recs[pos];
+            if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) continue;
+            r->meta |= MGUARD__CR_MARKED;
+            if (!c->nmarked++) {
+                for (pc = &marked; *pc && (*pc)->order < c->order; pc = &(*pc)->mnext) {}
+                c->mnext = *pc;
+                *pc = c;
+                c->mhead = 0;
+            }
+            c->seqs[pos] = c->mhead;
+            c->mhead = pos + 1;
         }
-        /* attr NULL (a death, or "the whole object changed") reaches every
-           slot; a named attribute, whole-object ones and its own */
-        if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)MGUARD__EV_IA()) continue;
-        pos = s->pos & MGUARD__CS_POS;
-        r = &c->recs[pos];
-        if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) continue;
-        r->meta |= MGUARD__CR_MARKED;
-        if (!c->nmarked++) {
-            for (pc = &marked; *pc && (*pc)->order < c->order; pc = &(*pc)->mnext) {}
-            c->mnext = *pc;
-            *pc = c;
-            c->mhead = 0;
-        }
-        c->seqs[pos] = c->mhead;
-        c->mhead = pos + 1;
     }
     if (marked) MGUARD__EV_WHY();
 #undef MGUARD__EV_WHY
@@ -10257,6 +10461,16 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
             c->recs[p - 1].meta = (c->recs[p - 1].meta & ~3u) | MGUARD__CR_LIVE;
             mguard__cache_drop(c, p - 1, &why, death ? obj : NULL, q);
             p = next;
+        }
+    }
+    if (death && hubs) {   /* obj's hubs hold only RING slots now: they go */
+        MGUARD__KWALK_EACH(pr, kx, obj, k) {
+            mguard__kslot *s = &kx->slots[k];
+            if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || s->pos != MGUARD__CS_HUB) continue;
+            c = cr->ctabs[s->tid & ~MGUARD__TID_CACHE];
+            c->nitems -= MGUARD__HUB(kx, k)[0].tid;
+            MGUARD__HUB(kx, k)[0].tid = 0;
+            mguard__hub_tidy(c, k, obj);
         }
     }
     if (interned) {   /* the ring and the logged drops took their own */
@@ -10411,7 +10625,7 @@ static void mguard__cache_destroy_now(mguard_cache *c)   /* NOLINT(misc-no-recur
     MGUARD_ASSERT(c->live == 0 && c->npend == 0);
     for (i = 0; i < c->nring; i++) mguard__ring_forget(c, i, NULL);
     c->nring = 0;
-    MGUARD_ASSERT(c->nslots == 0);
+    MGUARD_ASSERT(c->nslots == 0 && c->nitems == 0);
     if (c->prev) c->prev->next = c->next; else MGUARD__CROOT(ctx)->caches = c->next;
     if (c->next) c->next->prev = c->prev;
     mguard__id_put((void **)MGUARD__CROOT(ctx)->ctabs, &MGUARD__CROOT(ctx)->free_cid, c->cid);
@@ -10485,8 +10699,9 @@ static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys,
     mguard_ctx *ctx = c->ctx;
     mguard__crec *r;
     const void **more = NULL;
-    uint32_t pos, i, kofs = n > 1 ? n : 0;
-    size_t old, ls;
+    uint32_t pos, i, kofs = n > 1 ? n : 0, hdep;
+    size_t at;
+    mguard__kslot *old, *ls;
     uint64_t v = 0;
     mguard_cache_reason why;
     if (mguard__cache_room(c) || mguard__kx_reserve(ctx, (size_t)n + nd)) return MGUARD_ENOMEM;
@@ -10506,7 +10721,7 @@ static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys,
     }
     memset(&why, 0, sizeof why);
     old = mguard__cache_find(c, keys, n);
-    if (old != SIZE_MAX) mguard__cache_drop(c, ctx->kx.slots[old].pos & MGUARD__CS_POS, &why, NULL, q);
+    if (old) mguard__cache_drop(c, old->pos & MGUARD__CS_POS, &why, NULL, q);
     if (c->freehead) {
         pos = c->freehead - 1;
         c->freehead = c->recs[pos].slot;
@@ -10515,9 +10730,14 @@ static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys,
         pos = c->nrec++;
     }
     r = &c->recs[pos];
-    ls = mguard__cslot_put(c, keys[0], (n - 1) << 28 | pos, 0);
-    if (c->inslot) memcpy(ctx->kx.slots[ls].v.b, &v, sizeof v); else ctx->kx.slots[ls].v.p = block;
-    r->slot = (uint32_t)ls;
+    if (n > 1) {
+        ls = mguard__clink_put(c, keys[0], (n - 1) << 28 | pos, mguard__hub_htuple(keys, n), &at);
+    } else {
+        at = mguard__cslot_put(c, keys[0], pos, 0);
+        ls = &ctx->kx.slots[at];
+    }
+    if (c->inslot) memcpy(ls->v.b, &v, sizeof v); else ls->v.p = block;
+    r->slot = at == SIZE_MAX ? MGUARD__CR_INHUB : (uint32_t)at;
     r->meta = MGUARD__CR_LIVE | (n - 1) << 2 | nd << 4;
     if (c->next_seq - c->sbase >= 0xffffffffu) mguard__cache_rebase(c);
     c->seqs[pos] = (uint32_t)(c->next_seq++ - c->sbase);
@@ -10529,11 +10749,9 @@ static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys,
     } else if (nd) {
         r->x.dep = deps[0].obj;
     }
-    for (i = 1; i < n; i++) (void)mguard__cslot_put(c, keys[i], MGUARD__CS_DEP | pos, 0);
-    for (i = 0; i < nd; i++) {
-        size_t k = mguard__cslot_put(c, deps[i].obj, MGUARD__CS_DEP | pos, 0);
-        ctx->kx.slots[k].v.cp = mguard__str_take(deps[i].attr);
-    }
+    hdep = mguard__hub_hpos(MGUARD__CS_DEP | pos);
+    for (i = 1; i < n; i++) (void)mguard__clink_put(c, keys[i], MGUARD__CS_DEP | pos, hdep, &at);
+    for (i = 0; i < nd; i++) mguard__clink_put(c, deps[i].obj, MGUARD__CS_DEP | pos, hdep, &at)->v.cp = mguard__str_take(deps[i].attr);
     if (MGUARD__CACHE_BOUNDED(c)) {
         c->lru[pos].cost = cost;
         mguard__lru_push(c, pos + 1);
@@ -10583,27 +10801,27 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
 
 static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys);
 
-/* The value at lookup slot k. */
-static void *mguard__cache_value(const mguard_cache *c, size_t k) { return c->inslot ? (void *)c->ctx->kx.slots[k].v.b : c->ctx->kx.slots[k].v.p; }
+/* The value at lookup slot s. */
+static void *mguard__cache_value(const mguard_cache *c, mguard__kslot *s) { return c->inslot ? (void *)s->v.b : s->v.p; }
 
 /* The tuple's value, counted as a hit (made most recently used) or a miss. */
 static void *mguard__cache_lookup(mguard_cache *c, const void *const *keys, size_t nkeys)
 {
-    size_t k = mguard__cache_find(c, keys, nkeys);
-    if (k == SIZE_MAX) {
+    mguard__kslot *s = mguard__cache_find(c, keys, nkeys);
+    if (!s) {
         c->stats.misses++;
         if (c->log_reasons) mguard__cache_log_miss(c, keys, nkeys);
         return NULL;
     }
     c->stats.hits++;
     if (MGUARD__CACHE_BOUNDED(c)) {
-        uint32_t p = (c->ctx->kx.slots[k].pos & MGUARD__CS_POS) + 1;
+        uint32_t p = (s->pos & MGUARD__CS_POS) + 1;
         if (c->newest != p) {
             mguard__lru_unlink(c, p);
             mguard__lru_push(c, p);
         }
     }
-    return mguard__cache_value(c, k);
+    return mguard__cache_value(c, s);
 }
 
 /* Every get but a one-key hit in the first group of an unbounded cache (checked, counted, logged there). */
@@ -10654,34 +10872,26 @@ static mguard_status mguard__cache_get_copy(mguard_cache *c, const void *const *
 static bool mguard__cache_contains(const mguard_cache *c, const void *const *keys, size_t nkeys)
 {
     if (!mguard__cache_ok(c, "mguard_cache_contains") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_contains")) return false;
-    return mguard__cache_find(c, keys, nkeys) != SIZE_MAX;
+    return mguard__cache_find(c, keys, nkeys) != NULL;
 }
 
 static size_t mguard__cache_count(const mguard_cache *c) { return mguard__cache_ok(c, "mguard_cache_count") ? c->live : 0; }
 
-/* The tuple's newest remembered reason (its keys alive): its ring slots lie on the first key's probe. */
+/* The tuple's newest remembered reason whose keys live (their RING slots pin them:
+   a key's death makes its reasons answer no more). */
 static const mguard_cache_reason *mguard__cache_reason_of(const mguard_cache *c, const void *const *keys, size_t n)
 {
-    const mguard__kx *kx = &c->ctx->kx;
-    mguard__kwalk p;
-    size_t i, k;
-    uint32_t tid = MGUARD__CTID(c), best = MGUARD_CACHE_REASONS, age = 0;
-    if (!c->nring) return NULL;
-    MGUARD__KWALK_EACH(p, kx, keys[0], i) {
-        const mguard__kslot *s = &kx->slots[i];
-        uint32_t rp, a;
+    uint32_t i, rp;
+    size_t k;
+    for (i = 0; i < c->nring; i++) {
         const mguard_cache_reason *r;
-        if (s->key != keys[0] || s->tid != tid || !(s->pos & MGUARD__CS_RING)) continue;
-        rp = s->pos & (MGUARD_CACHE_REASONS - 1);
+        rp = (c->ringpos + MGUARD_CACHE_REASONS - 1 - i) % MGUARD_CACHE_REASONS;   /* the newest first */
         r = &c->ring[rp];
-        a = (c->ringpos + MGUARD_CACHE_REASONS - 1 - rp) % MGUARD_CACHE_REASONS;   /* 0: the newest */
-        if (!c->ringlive[rp] || r->nkeys != n || (best < MGUARD_CACHE_REASONS && a >= age)) continue;
+        if (!c->ringlive[rp] || r->nkeys != n) continue;
         for (k = 0; k < n && r->keys[k] == keys[k]; k++) {}
-        if (k < n) continue;
-        best = rp;
-        age = a;
+        if (k == n) return r;
     }
-    return best < MGUARD_CACHE_REASONS ? &c->ring[best] : NULL;
+    return NULL;
 }
 
 static void mguard__cache_log_miss(mguard_cache *c, const void *const *keys, size_t nkeys)
@@ -10810,13 +11020,13 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_cache_get_or_compute");
         mguard__cache_discard(c, val, block, true);
     } else {
-        size_t k;
+        mguard__kslot *s;
         mguard__job_end(ctx, &job);
         mguard__cache_finish(ctx, &q);
         /* the destructors may have changed c: answer what it holds now */
-        k = c->destroying ? SIZE_MAX : mguard__cache_find(c, job.keys, nkeys);
-        st = k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
-        out = k != SIZE_MAX ? mguard__cache_value(c, k) : NULL;
+        s = c->destroying ? NULL : mguard__cache_find(c, job.keys, nkeys);
+        st = s ? MGUARD_OK : MGUARD_NOT_FOUND;
+        out = s ? mguard__cache_value(c, s) : NULL;
     }
 done:
     c->busy--;
@@ -10894,10 +11104,19 @@ static bool mguard__cache_has_dep(const mguard_cache *c, uint32_t pos, const voi
     mguard__kwalk p;
     size_t k;
     uint32_t tid = MGUARD__CTID(c);
+    const mguard__kslot *hb = NULL;
+    uint32_t mask, i;
     MGUARD__KWALK_EACH(p, kx, obj, k) {
         const mguard__kslot *s = &kx->slots[k];
-        if (s->key == obj && s->tid == tid && s->pos == (MGUARD__CS_DEP | pos) && (!s->v.cp || s->v.cp == (const void *)ia))
-            return true;
+        if (s->key != obj || s->tid != tid) continue;
+        if (s->pos == MGUARD__CS_HUB) hb = (const mguard__kslot *)s->v.p;
+        if (s->pos == (MGUARD__CS_DEP | pos) && (!s->v.cp || s->v.cp == (const void *)ia)) return true;
+    }
+    if (!hb) return false;
+    mask = hb[0].pos;
+    for (i = mguard__hub_hpos(MGUARD__CS_DEP | pos) & mask; MGUARD__HUB_AT(hb, i)->pos; i = (i + 1) & mask) {
+        const mguard__kslot *s = MGUARD__HUB_AT(hb, i);
+        if (s->pos == (MGUARD__CS_DEP | pos) && (!s->v.cp || s->v.cp == (const void *)ia)) return true;
     }
     return false;
 }
@@ -10909,15 +11128,16 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
     const char *ia = NULL;
     const void *const *tk;
     const void **more;
-    size_t k;
+    mguard__kslot *s;
+    size_t at;
     uint32_t pos, nd, kofs, i;
     if (!mguard__cache_ok(c, "mguard_cache_depend")) return MGUARD_EINVAL;
     ctx = c->ctx;
     if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_depend", "object"); return MGUARD_EINVAL; }
     if (!mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_depend")) return MGUARD_EINVAL;
-    k = mguard__cache_find(c, keys, nkeys);
-    if (k == SIZE_MAX) return MGUARD_NOT_FOUND;
-    pos = ctx->kx.slots[k].pos & MGUARD__CS_POS;
+    s = mguard__cache_find(c, keys, nkeys);
+    if (!s) return MGUARD_NOT_FOUND;
+    pos = s->pos & MGUARD__CS_POS;
     r = &c->recs[pos];
     tk = mguard__crec_keys(c, r);
     for (i = 0; i < MGUARD__CR_NK(r); i++)
@@ -10946,8 +11166,7 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
         r->x.dep = obj;
     }
     r->meta += 1u << 4;
-    k = mguard__cslot_put(c, obj, MGUARD__CS_DEP | pos, 0);
-    ctx->kx.slots[k].v.cp = ia;
+    mguard__clink_put(c, obj, MGUARD__CS_DEP | pos, mguard__hub_hpos(MGUARD__CS_DEP | pos), &at)->v.cp = ia;
     return MGUARD_OK;
 oom:
     mguard__str_release(ctx, ia);
@@ -10958,17 +11177,17 @@ oom:
 /* The tuple's entry leaves c: its value copied into out, or (NULL out) destroyed. */
 static mguard_status mguard__cache_take(mguard_cache *c, const void *const *keys, size_t nkeys, void *out)
 {
-    size_t k;
+    mguard__kslot *s;
     mguard__evq q;
     mguard_cache_reason why;
     if (!mguard__cache_ok(c, "mguard_cache_take") || !mguard__cache_keys_ok(c, keys, nkeys, "mguard_cache_take")) return MGUARD_EINVAL;
     memset(&q, 0, sizeof q);
     memset(&why, 0, sizeof why);
     why.cause = MGUARD_CACHE_EXPLICIT;
-    k = mguard__cache_find(c, keys, nkeys);
-    if (k != SIZE_MAX) mguard__cache_drop(c, c->ctx->kx.slots[k].pos & MGUARD__CS_POS, &why, NULL, &q);
+    s = mguard__cache_find(c, keys, nkeys);
+    if (s) mguard__cache_drop(c, s->pos & MGUARD__CS_POS, &why, NULL, &q);
     mguard__cache_settle(c, &q, out);
-    return k != SIZE_MAX ? MGUARD_OK : MGUARD_NOT_FOUND;
+    return s ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
 /* ---- iteration, statistics, reasons ---- */
@@ -11000,11 +11219,13 @@ static bool mguard__cache_next(mguard_cache_iter *it)
     }
     while (it->pos_ < c->nrec) {
         const mguard__crec *r = &c->recs[it->pos_];
+        size_t hk;
+        uint32_t hi;
         it->pos_++;
         if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || c->sbase + c->seqs[it->pos_ - 1] >= it->bound_) continue;
         it->keys = mguard__crec_keys(c, r);
         it->nkeys = MGUARD__CR_NK(r);
-        it->value = mguard__cache_value(c, r->slot);
+        it->value = mguard__cache_value(c, mguard__crec_lslot(c, r, (uint32_t)(it->pos_ - 1), &hk, &hi));
         return true;
     }
     it->keys = NULL;
@@ -11076,8 +11297,9 @@ size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *buf, size_
 
 static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
 {
-    uint32_t pos, live = 0, nlru = 0, p, i;
-    size_t cost = 0, carry = 0, slots = 0;   /* the exact sum, summed here on its own */
+    uint32_t pos, live = 0, nlru = 0, p, i, hi;
+    size_t cost = 0, carry = 0, slots = 0, hk;   /* the exact sum, summed here on its own */
+    const mguard__kslot *hb, *ls;
     MGUARD__CHECK(ctx, mguard__cache_ok(c, "mguard_ctx_check") && MGUARD__CROOT(ctx)->ctabs[c->cid] == c, "cache list holds a dead cache");
     for (pos = 0; pos < c->nrec; pos++) {
         const mguard__crec *r = &c->recs[pos];
@@ -11088,10 +11310,19 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
         nk = MGUARD__CR_NK(r);
         nd = MGUARD__CR_ND(r);
         slots += nk + nd;
-        MGUARD__CHECK(ctx, r->slot <= ctx->kx.mask && ctx->kx.slots[r->slot].tid == MGUARD__CTID(c) &&
-                           ctx->kx.slots[r->slot].pos == ((nk - 1) << 28 | pos), "cache %p: entry %u: its lookup slot does not name it", (const void *)c, pos);
+        if (r->slot == MGUARD__CR_INHUB) {
+            MGUARD__CHECK(ctx, nk > 1 && (hk = mguard__hub_slot(c, r->x.more[0])) != SIZE_MAX, "cache %p: entry %u: its hub is missing", (const void *)c, pos);
+            hb = MGUARD__HUB(&ctx->kx, hk);
+            hi = mguard__hub_find(hb, mguard__hub_htuple(r->x.more, nk), (nk - 1) << 28 | pos);
+            MGUARD__CHECK(ctx, hi <= hb[0].pos, "cache %p: entry %u: its hub does not name it", (const void *)c, pos);
+            ls = MGUARD__HUB_AT(hb, hi);
+        } else {
+            MGUARD__CHECK(ctx, r->slot <= ctx->kx.mask && ctx->kx.slots[r->slot].tid == MGUARD__CTID(c) &&
+                               ctx->kx.slots[r->slot].pos == ((nk - 1) << 28 | pos), "cache %p: entry %u: its lookup slot does not name it", (const void *)c, pos);
+            ls = &ctx->kx.slots[r->slot];
+        }
         keys = mguard__crec_keys(c, r);
-        MGUARD__CHECK(ctx, mguard__cache_find(c, keys, nk) == r->slot, "cache %p: entry %u not found by its keys", (const void *)c, pos);
+        MGUARD__CHECK(ctx, mguard__cache_find(c, keys, nk) == ls, "cache %p: entry %u not found by its keys", (const void *)c, pos);
         for (i = 1; i < nk; i++)
             MGUARD__CHECK(ctx, mguard__cache_has_dep(c, pos, keys[i], NULL), "cache %p: entry %u: key %u has no slot", (const void *)c, pos, i);
         for (i = 0; i < nd; i++)
@@ -11109,7 +11340,7 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
                       "cache %p: the free positions' list", (const void *)c);
     MGUARD__CHECK(ctx, nlru == c->nfree && live == c->live && live + c->nfree + c->npend == c->nrec, "cache %p: %u live, counted %u", (const void *)c, c->live, live);
     nlru = 0;
-    MGUARD__CHECK(ctx, slots <= c->nslots, "cache %p: %lu slots, %lu counted", (const void *)c, (unsigned long)c->nslots, (unsigned long)slots);
+    MGUARD__CHECK(ctx, slots <= c->nslots + c->nitems, "cache %p: %lu slots, %lu counted", (const void *)c, (unsigned long)(c->nslots + c->nitems), (unsigned long)slots);
     MGUARD__CHECK(ctx, cost == c->total_cost && carry == c->cost_carry, "cache %p: total cost %lu (+%lu wraps), counted %lu (+%lu wraps)",
                   (const void *)c, (unsigned long)c->total_cost, (unsigned long)c->cost_carry, (unsigned long)cost, (unsigned long)carry);
     for (p = c->newest; p; p = c->lru[p - 1].older) {
@@ -11117,6 +11348,37 @@ static mguard_status mguard__cache_check(mguard_ctx *ctx, const mguard_cache *c)
         MGUARD__CHECK(ctx, c->lru[p - 1].older ? c->lru[c->lru[p - 1].older - 1].newer == p : c->oldest == p, "cache %p: LRU links", (const void *)c);
     }
     MGUARD__CHECK(ctx, nlru == (MGUARD__CACHE_BOUNDED(c) ? live : 0), "cache %p: %u on the LRU list, %u live", (const void *)c, nlru, live);
+    return MGUARD_OK;
+}
+
+/* Hub slot s (index k) of c: a count that counts, each element where a lookup
+   from its hash finds it, naming a LIVE entry of c (a lookup element: one that says
+   it lies in this hub) or a ring slot. */
+static mguard_status mguard__hub_check(mguard_ctx *ctx, const mguard_cache *c, const mguard__kslot *s, size_t k)
+{
+    const mguard__kslot *hb = (const mguard__kslot *)s->v.p;
+    uint32_t mask = hb[0].pos, i, j, n = 0;
+    MGUARD__CHECK(ctx, mask >= 2 * MGUARD__HUB_AFTER - 1 && !(mask & (mask + 1)), "index: slot %lu: a hub of %u elements", (unsigned long)k, mask + 1);
+    for (i = 0; i <= mask; i++) {
+        const mguard__kslot *e = MGUARD__HUB_AT(hb, i);
+        uint32_t pos = e->pos & MGUARD__CS_POS;
+        if (!e->pos) continue;
+        n++;
+        for (j = e->tid & mask; j != i && MGUARD__HUB_AT(hb, j)->pos; j = (j + 1) & mask) {}
+        MGUARD__CHECK(ctx, j == i && e->key == s->key, "index: slot %lu: hub element %u is not where its hash finds it", (unsigned long)k, i);
+        if (e->pos & MGUARD__CS_RING) {
+            MGUARD__CHECK(ctx, (e->pos & ~MGUARD__CS_RING) < MGUARD_CACHE_REASONS && e->tid == mguard__hub_hpos(e->pos),
+                          "index: slot %lu: hub element %u: a ring slot out of range", (unsigned long)k, i);
+            continue;
+        }
+        MGUARD__CHECK(ctx, pos < c->nrec && MGUARD__CR_STATE(&c->recs[pos]) == MGUARD__CR_LIVE, "index: slot %lu: hub element %u: cache %p's entry %u is not live",
+                      (unsigned long)k, i, (const void *)c, pos);
+        MGUARD__CHECK(ctx, (e->pos & MGUARD__CS_DEP) ? e->tid == mguard__hub_hpos(e->pos) :
+                           c->recs[pos].slot == MGUARD__CR_INHUB && MGUARD__CR_NK(&c->recs[pos]) > 1 && c->recs[pos].x.more[0] == s->key &&
+                           e->tid == mguard__hub_htuple(c->recs[pos].x.more, MGUARD__CR_NK(&c->recs[pos])),
+                      "index: slot %lu: hub element %u: cache %p's entry %u does not point back", (unsigned long)k, i, (const void *)c, pos);
+    }
+    MGUARD__CHECK(ctx, n == hb[0].tid && n && n * 4 <= (mask + 1) * 3, "index: slot %lu: a hub of %u slots counts %u", (unsigned long)k, n, hb[0].tid);
     return MGUARD_OK;
 }
 
@@ -11130,6 +11392,7 @@ static mguard_status mguard__cache_check_slot(mguard_ctx *ctx, const mguard__ksl
     MGUARD__CHECK(ctx, cid && cid < cr->nctabs && mguard__cache_ok(cr->ctabs[cid], "mguard_ctx_check") &&
                        cr->ctabs[cid]->cid == cid, "index: slot %lu names cache id %u, not a live cache", (unsigned long)k, cid);
     c = cr->ctabs[cid];
+    if (s->pos == MGUARD__CS_HUB) return mguard__hub_check(ctx, c, s, k);
     if (s->pos & MGUARD__CS_RING) {
         MGUARD__CHECK(ctx, (s->pos & ~MGUARD__CS_RING) < MGUARD_CACHE_REASONS, "index: slot %lu: a ring slot out of range", (unsigned long)k);
         return MGUARD_OK;

@@ -1415,6 +1415,68 @@ static void r_cache_clear(cx *c)
     }
 }
 
+/* n entries that share one object (O(NOBJ - 3)): shape 0, tuples (k_i, S); 1, (S, k_i);
+   2, one key k_i and a declared dependency on S. An object many entries share goes
+   into a hub: each store, lookup and drop stays O(1), not O(entries on the object). */
+static void cache_shared_fill(mguard_cache *ca, size_t n, int shape)
+{
+    size_t i;
+    long v = 1;
+    for (i = 0; i < n; i++) {
+        const void *k[2];
+        k[0] = shape == 1 ? O(NOBJ - 3) : O(i);
+        k[1] = shape == 1 ? O(i) : O(NOBJ - 3);
+        must(mguard_cache_set(ca, k, shape == 2 ? 1 : 2, &v, 0) == MGUARD_OK, "shared set");
+        if (shape == 2) must(mguard_cache_depend(ca, k, 1, O(NOBJ - 3), NULL) == MGUARD_OK, "shared depend");
+    }
+}
+static void r_cache_set_shared(cx *c, int shape)
+{
+    unsigned r;
+    LOOP {
+        mguard_cache *ca = cache_new(c->ctx);
+        T0();
+        cache_shared_fill(ca, c->n, shape);
+        T1();
+        mguard_cache_destroy(ca);
+    }
+}
+static void r_cache_set_shared_key(cx *c) { r_cache_set_shared(c, 0); }
+static void r_cache_depend_shared(cx *c) { r_cache_set_shared(c, 2); }
+static void r_cache_get_shared_first(cx *c)
+{
+    unsigned r;
+    size_t i, k = 0;
+    mguard_cache *ca = cache_new(c->ctx);
+    cache_shared_fill(ca, c->n, 1);
+    T0();
+    LOOP for (i = 0; i < c->n; i++) {
+        const void *t[2];
+        t[0] = O(NOBJ - 3);
+        t[1] = O(i);
+        k += mguard_cache_get(ca, t, 2) != NULL;
+    }
+    T1();
+    must(k == (size_t)c->reps * c->n, "shared get");
+}
+/* one event (or clear) drops the n entries sharing the object */
+static void r_cache_drop_shared(cx *c, int shape, int how)
+{
+    unsigned r;
+    LOOP {
+        mguard_cache *ca = cache_new(c->ctx);
+        cache_shared_fill(ca, c->n, shape);
+        T0();
+        if (how == 0) mguard_on_mutation(c->ctx, O(NOBJ - 3), NULL);
+        else mguard_cache_clear(ca);
+        T1();
+        must(mguard_cache_count(ca) == 0, "shared drop");
+        mguard_cache_destroy(ca);
+    }
+}
+static void r_cache_mutation_shared(cx *c) { r_cache_drop_shared(c, 2, 0); }
+static void r_cache_clear_shared(cx *c) { r_cache_drop_shared(c, 0, 1); }
+
 /* ---- the table --------------------------------------------------------- */
 enum { M_TIME = 0, M_ALLOCS = 1 };
 typedef struct row {
@@ -1533,7 +1595,9 @@ static const row rows[] = {
     R("mguard_cache_create", "n caches created", r_cache_create),
     R("mguard_cache_destroy", "destroy a cache of n", r_cache_destroy),
     R("mguard_cache_set", "n new entries", r_cache_set),
+    R("mguard_cache_set", "n new entries sharing a further key", r_cache_set_shared_key),
     R("mguard_cache_get", "n lookups, n entries", r_cache_get),
+    R("mguard_cache_get", "n lookups, n entries sharing their first key", r_cache_get_shared_first),
     R("mguard_cache_contains", "n lookups, n entries", r_cache_contains),
     R("mguard_cache_get_copy", "n lookups, n entries", r_cache_get_copy),
     R("mguard_cache_get_or_compute", "n hits, n entries", r_cache_get_or_compute),
@@ -1541,9 +1605,12 @@ static const row rows[] = {
     R("mguard_cache_job_set_cost", "n calls in one compute", r_cache_job_set_cost),
     R("mguard_cache_job_key", "n calls in one compute", r_cache_job_key),
     R("mguard_cache_depend", "16 calls, an entry of n dependencies", r_cache_depend),
+    R("mguard_cache_depend", "n entries depending on one object", r_cache_depend_shared),
+    R("mguard_on_mutation_at", "one object n entries depend on, mutated", r_cache_mutation_shared),
     R("mguard_cache_take", "NULL out, an entry of n dependencies", r_cache_remove),
     R("mguard_cache_take", "an entry of n dependencies", r_cache_take),
     R("mguard_cache_clear", "clear n entries", r_cache_clear),
+    R("mguard_cache_clear", "clear n entries sharing a further key", r_cache_clear_shared),
     R("mguard_cache_count", "n calls, n entries", r_cache_count),
     R("mguard_cache_iterate", "n calls, n entries", r_cache_iterate),
     R("mguard_cache_next", "walk n entries", r_cache_next),

@@ -8,6 +8,7 @@
        build/fuzz/fuzz_mguard FILE      (FZ_VERBOSE=1 prints every event) */
 #define STB_DS_IMPLEMENTATION
 #define MGUARD_IMPLEMENTATION
+#define MGUARD__HUB_AFTER 2   /* a cache's objects shared by 3 entries get hubs */
 #include "mguard.h"
 #include "introspect.h"
 #include "fuzz_decoder.h"

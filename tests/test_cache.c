@@ -82,6 +82,150 @@ static void test_a_key_in_many_caches_finds_each_ones_entry(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* 60 entries that one object S reaches in three ways: tuples (S, k_i) (its first
+   key), (k_i, S) (a further key), and (k_i) with a dependency on S.x. Past 8 such
+   slots the rest go into S's hub, where stores, lookups, takes and drops must find
+   exactly their own. */
+static void test_many_entries_on_one_object_each_found_and_dropped(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    mguard_cache_reason why;
+    static int S, k[20];
+    long i, v;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    for (i = 0; i < 20; i++) {
+        v = 100 + i;
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&S, &k[i]), &v, 0), MGUARD_OK);
+        v = 200 + i;
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i], &S), &v, 0), MGUARD_OK);
+        v = 300 + i;
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+        assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[i]), &S, "x"), MGUARD_OK);
+    }
+    assert_ctx_ok(ctx);
+    for (i = 0; i < 20; i++) {
+        assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&S, &k[i])), 100 + i);
+        assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&k[i], &S)), 200 + i);
+    }
+    /* overwrite and take every third of the first two kinds: the others stay */
+    for (i = 0; i < 20; i += 3) {
+        v = 1100 + i;
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&S, &k[i]), &v, 0), MGUARD_OK);
+        assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[i], &S), &v), MGUARD_OK);
+        assert_int_equal(v, 200 + i);
+    }
+    assert_int_equal(d.calls, 7);   /* the 7 values overwritten */
+    assert_int_equal(mguard_cache_count(c), 53);
+    assert_ctx_ok(ctx);
+    for (i = 0; i < 20; i++) {
+        assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&S, &k[i])), i % 3 ? 100 + i : 1100 + i);
+        assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&k[i], &S)), i % 3 ? 200 + i : -1);
+    }
+    /* S.y changed: no entry depends on y alone; every one that has S as a key goes */
+    d.calls = 0;
+    mguard_on_mutation(ctx, &S, "y");
+    assert_int_equal(d.calls, 33);
+    assert_int_equal(mguard_cache_count(c), 20);
+    assert_ctx_ok(ctx);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&S, &k[19]), &why), MGUARD_OK);
+    assert_int_equal(why.cause, MGUARD_CACHE_MUTATION);
+    /* S.x changed: the 20 depending on it go, their keys k_i pinned by the reasons kept */
+    mguard_on_mutation(ctx, &S, "x");
+    assert_int_equal(d.calls, 53);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_ctx_ok(ctx);
+    /* S dies: the reasons naming it answer no more, and S is forgotten */
+    mguard_on_destroy(ctx, &S);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&S, &k[19]), &why), MGUARD_NOT_FOUND);
+    assert_int_equal(mgt_objects(ctx), 16);   /* the keys of the 16 reasons kept (of the last drops) */
+    assert_ctx_ok(ctx);
+    mguard_cache_destroy(c);
+    assert_int_equal(mgt_objects(ctx), 0);
+    assert_int_equal(mgt_interned_count(ctx), 0);   /* "x" and "y": each slot and reason let go of its reference */
+    mguard_ctx_destroy(ctx);
+}
+
+/* A hub's ring slots: the reasons of dropped (S, k_i) entries pin S through its hub
+   until S dies, which forgets them all and leaves S unknown. */
+static void test_a_death_forgets_the_reasons_kept_in_a_hub(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    mguard_cache_reason why;
+    static int S, k[12];
+    long i, v = 1;
+    (void)state;
+    for (i = 0; i < 12; i++) assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&S, &k[i]), &v, 0), MGUARD_OK);
+    for (i = 0; i < 12; i++) mguard_on_mutation(ctx, &k[i], NULL);   /* 12 reasons, each pinning S and k_i */
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mgt_objects(ctx), 13);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&S, &k[11]), &why), MGUARD_OK);
+    assert_ctx_ok(ctx);
+    mguard_on_destroy(ctx, &S);
+    assert_int_equal(mgt_objects(ctx), 12);
+    for (i = 0; i < 12; i++)
+        assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&S, &k[i]), &why), MGUARD_NOT_FOUND);
+    assert_ctx_ok(ctx);
+    for (i = 0; i < 12; i++) mguard_on_destroy(ctx, &k[i]);
+    assert_int_equal(mgt_objects(ctx), 0);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* 30 entries depending on S, each allocation in turn failing once: a store or
+   dependency refused says ENOMEM with nothing changed (retried, it succeeds); a hub
+   that cannot be made or grown costs nothing (the slot goes on S's probe); after
+   all, every entry is there, and S's mutation drops each once. Returns the
+   allocations the run made. */
+static long hub_fault_run(long fail_at)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    dtor_log d;
+    mguard_cache *c;
+    static int S, k[30];
+    long i, v, calls;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    al.fail_at = fail_at;
+    for (i = 0; i < 30; i++) {
+        mguard_status st;
+        v = i;
+        st = mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0);
+        if (st == MGUARD_ENOMEM) {
+            assert_int_equal(mguard_cache_count(c), i);
+            st = mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0);
+        }
+        assert_int_equal(st, MGUARD_OK);
+        st = mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[i]), &S, NULL);
+        if (st == MGUARD_ENOMEM) st = mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k[i]), &S, NULL);
+        assert_int_equal(st, MGUARD_OK);
+    }
+    assert_int_equal(mguard_cache_count(c), 30);
+    for (i = 0; i < 30; i++) assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&k[i])), i);
+    assert_ctx_ok(ctx);
+    calls = al.calls;
+    mguard_on_mutation(ctx, &S, NULL);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(d.calls, 30);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+    return calls;
+}
+
+static void test_a_hub_without_memory_changes_nothing(void **state)
+{
+    long n = hub_fault_run(0), f;
+    (void)state;
+    assert_int_equal(n, 21);   /* every allocation of the run, the hub's two among them (made, then grown) */
+    for (f = 1; f <= n; f++) (void)hub_fault_run(f);
+}
+
 static void test_every_value_is_destroyed_once_whatever_drops_it(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -3030,6 +3174,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tuple_keys_are_ordered_and_compared_by_address),
         cmocka_unit_test(test_a_key_in_many_caches_finds_each_ones_entry),
+        cmocka_unit_test(test_many_entries_on_one_object_each_found_and_dropped),
+        cmocka_unit_test(test_a_death_forgets_the_reasons_kept_in_a_hub),
+        cmocka_unit_test(test_a_hub_without_memory_changes_nothing),
         cmocka_unit_test(test_every_value_is_destroyed_once_whatever_drops_it),
         cmocka_unit_test(test_a_key_mutation_drops_its_entries_only),
         cmocka_unit_test(test_an_attribute_dependency_is_dropped_by_that_attribute_or_null),
