@@ -978,10 +978,9 @@ MGUARDDEF const char *mguard_ledger_kind_str(mguard_ledger_kind kind);
    an inline value with a destructor; the entry drops, its value destroyed
    exactly once, when a dependency (its keys, and objects or attributes
    declared) is mutated or destroyed. Compute on a miss, LRU bounds, drop
-   reasons. See docs/guide.md, "Caches". The costs below hold while few
-   entries share an object beyond their first key: dropping an entry walks
-   the probe of each such object, so dropping n entries that all share one
-   costs O(n^2) (docs/design.md, "Known limit"). */
+   reasons. See docs/guide.md, "Caches". The costs below hold however many
+   entries share an object (a key, a dependency): past 8, an object's links
+   to a cache's entries go into a table of their own (docs/design.md, "Hubs"). */
 typedef struct mguard_cache mguard_cache;
 typedef struct mguard_cache_job mguard_cache_job;
 
@@ -9762,7 +9761,7 @@ static const void *const *mguard__crec_keys(const mguard_cache *c, const mguard_
    further keys (a lookup slot; its record's slot says MGUARD__CR_INHUB). Element 0
    holds the count (tid) and the mask (pos). A hub is a shortcut, never needed: without
    memory for one, the slot goes on the probe (the room is reserved), so every walk
-   reads both, and an object's slots in one cache stay O(1) to find. */
+   reads both. One-key lookup slots (one per object and cache) never go there. */
 #define MGUARD__CS_HUB (MGUARD__CS_DEP | MGUARD__CS_RING)
 #define MGUARD__CS_HEAVY(p) (!((p) & MGUARD__CS_RING) && ((p) & (MGUARD__CS_DEP | 0x30000000u)))
 #ifndef MGUARD__HUB_AFTER
