@@ -9991,12 +9991,12 @@ static void mguard__hub_tidy(mguard_cache *c, size_t hk, const void *dying)
 }
 
 /* LIVE record r's lookup slot (at position pos); *hk, *hi: its hub slot and element, or SIZE_MAX. */
-static mguard__kslot *mguard__crec_lslot(const mguard_cache *c, const mguard__crec *r, uint32_t pos, size_t *hk, uint32_t *hi)
+#define MGUARD__CREC_LSLOT(c, r, pos, hk, hi) \
+    ((r)->slot != MGUARD__CR_INHUB ? (*(hk) = SIZE_MAX, &(c)->ctx->kx.slots[(r)->slot]) : mguard__crec_hubslot((c), (r), (pos), (hk), (hi)))
+static MGUARD__NOINLINE mguard__kslot *mguard__crec_hubslot(const mguard_cache *c, const mguard__crec *r, uint32_t pos, size_t *hk, uint32_t *hi)
 {
     mguard__kslot *hb;
     uint32_t nk = MGUARD__CR_NK(r);
-    *hk = SIZE_MAX;
-    if (r->slot != MGUARD__CR_INHUB) return &c->ctx->kx.slots[r->slot];
     *hk = mguard__hub_slot(c, r->x.more[0]);
     hb = MGUARD__HUB(&c->ctx->kx, *hk);
     *hi = mguard__hub_find(hb, mguard__hub_htuple(r->x.more, nk), (nk - 1) << 28 | pos);
@@ -10012,8 +10012,9 @@ static void mguard__cslots_retag(mguard_cache *c, const void *obj, uint32_t pos,
     uint32_t tid = MGUARD__CTID(c), i;
     MGUARD__KWALK_EACH(p, kx, obj, k) {
         mguard__kslot *s = &kx->slots[k];
-        if (s->key == obj && s->tid == tid && s->pos == MGUARD__CS_HUB) hk = k;
-        if (s->key != obj || s->tid != tid || s->pos != pos || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
+        if (s->key != obj || s->tid != tid) continue;
+        if (s->pos == MGUARD__CS_HUB) hk = k;
+        if (s->pos != pos || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
         if (ring >= 0) {
             if (pos & MGUARD__CS_DEP) mguard__str_release(c->ctx, (const char *)s->v.cp);
             s->pos = MGUARD__CS_RING | (uint32_t)ring;
@@ -10129,7 +10130,7 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
     mguard__crec *r = &c->recs[pos];
     size_t hk;
     uint32_t hi = 0;
-    mguard__kslot *ls = mguard__crec_lslot(c, r, pos, &hk, &hi);
+    mguard__kslot *ls = MGUARD__CREC_LSLOT(c, r, pos, &hk, &hi);
     const void *keys[MGUARD_CACHE_MAX_KEYS];
     uint32_t nk = MGUARD__CR_NK(r), nd = MGUARD__CR_ND(r), i;
     uint64_t v = ls->v.u;
@@ -10368,6 +10369,59 @@ static uint32_t mguard__cmark_sort(mguard_cache *c, uint32_t head, uint32_t n)  
     return res;
 }
 
+/* An event marks c's entry at pos (once), and c (first) on its list of caches (in
+   the order they were made). */
+static MGUARD__HOT void mguard__cmark(mguard_cache *c, uint32_t pos, mguard_cache **marked)
+{
+    mguard__crec *r = &c->recs[pos];
+    mguard_cache **pc;
+    if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) return;
+    r->meta |= MGUARD__CR_MARKED;
+    if (!c->nmarked++) {
+        for (pc = marked; *pc && (*pc)->order < c->order; pc = &(*pc)->mnext) {}
+        c->mnext = *pc;
+        *pc = c;
+        c->mhead = 0;
+    }
+    c->seqs[pos] = c->mhead;
+    c->mhead = pos + 1;
+}
+
+/* The same for each element of hub hb (ia: attr interned, or NULL). A death's
+   RING elements: their reasons answer no more (the elements go after the drops). */
+static MGUARD__NOINLINE void mguard__cmark_hub(mguard_cache *c, const mguard__kslot *hb, const char *attr, const char *ia, int death,
+                                               mguard_cache **marked)
+{
+    uint32_t i;
+    for (i = 0; i <= hb[0].pos; i++) {
+        const mguard__kslot *e = MGUARD__HUB_AT(hb, i);
+        if (!e->pos) continue;
+        if (e->pos & MGUARD__CS_RING) {
+            if (death) c->ringlive[e->pos & (MGUARD_CACHE_REASONS - 1)] = false;
+            continue;
+        }
+        if (attr && (e->pos & MGUARD__CS_DEP) && e->v.cp && e->v.cp != (const void *)ia) continue;
+        mguard__cmark(c, e->pos & MGUARD__CS_POS, marked);
+    }
+}
+
+/* A death, after its drops: obj's hubs hold only RING slots; they go. */
+static MGUARD__NOINLINE void mguard__hubs_die(mguard_ctx *ctx, const void *obj)
+{
+    mguard__kx *kx = &ctx->kx;
+    mguard__kwalk p;
+    size_t k;
+    MGUARD__KWALK_EACH(p, kx, obj, k) {
+        const mguard__kslot *s = &kx->slots[k];
+        mguard_cache *c;
+        if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || s->pos != MGUARD__CS_HUB) continue;
+        c = MGUARD__CROOT(ctx)->ctabs[s->tid & ~MGUARD__TID_CACHE];
+        c->nitems -= MGUARD__HUB(kx, k)[0].tid;
+        MGUARD__HUB(kx, k)[0].tid = 0;
+        mguard__hub_tidy(c, k, obj);
+    }
+}
+
 /* mguard_on_destroy, mguard_on_mutation_at: phase 1 for everything of the
    caches that depends on obj (attr: the mutation's; a death: NULL): the running
    computes that depend on it are spoiled (the innermost first), the entries
@@ -10384,7 +10438,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     const char *ia = NULL;
     int interned = 0, looked = 0, whyset = 0, hubs = 0;
     mguard_cache_job *job;
-    mguard_cache *marked = NULL, *c, **pc;
+    mguard_cache *marked = NULL, *c;
     mguard_cache_reason why;
     /* the interned attr (found once, only if needed), the reason (made only if something
        drops or is spoiled): an object no cache depends on costs a walk of its probe */
@@ -10413,40 +10467,25 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
     /* mark the entries reached (each once), on their caches' lists; the
        caches with marks in the order they were made */
     MGUARD__KWALK_EACH(pr, kx, obj, k) {
-        const mguard__kslot *s = &kx->slots[k], *e;
-        uint32_t i, n = 1;
+        const mguard__kslot *s = &kx->slots[k];
         if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || kx->ctrl[k] >= MGUARD__KX_EMPTY) continue;
         c = cr->ctabs[s->tid & ~MGUARD__TID_CACHE];
-        if (s->pos == MGUARD__CS_HUB) {   /* each element of its hub */
+        if (s->pos == MGUARD__CS_HUB) {
             hubs = 1;
-            n = MGUARD__HUB(kx, k)[0].pos + 1;
+            mguard__cmark_hub(c, MGUARD__HUB(kx, k), attr, attr ? MGUARD__EV_IA() : NULL, death, &marked);
+            continue;
         }
-        for (i = 0; i < n; i++) {
-            mguard__crec *r;
-            uint32_t pos;
-            e = s->pos == MGUARD__CS_HUB ? MGUARD__HUB_AT(MGUARD__HUB(kx, k), i) : s;
-            if (!e->pos && e != s) continue;
-            if (e->pos & MGUARD__CS_RING) {
-                if (death) c->ringlive[e->pos & (MGUARD_CACHE_REASONS - 1)] = false;
-                if (death && e == s) mguard__cslot_erase(c, k, obj);   /* a hub's: after the drops */
-                continue;
+        if (s->pos & MGUARD__CS_RING) {
+            if (death) {
+                c->ringlive[s->pos & (MGUARD_CACHE_REASONS - 1)] = false;
+                mguard__cslot_erase(c, k, obj);
             }
-            /* attr NULL (a death, or "the whole object changed") reaches every
-               slot; a named attribute, whole-object ones and its own */
-            if (attr && (e->pos & MGUARD__CS_DEP) && e->v.cp && e->v.cp != (const void *)MGUARD__EV_IA()) continue;
-            pos = e->pos & MGUARD__CS_POS;
-            r = &c->recs[pos];
-            if (MGUARD__CR_STATE(r) == MGUARD__CR_MARKED) continue;
-            r->meta |= MGUARD__CR_MARKED;
-            if (!c->nmarked++) {
-                for (pc = &marked; *pc && (*pc)->order < c->order; pc = &(*pc)->mnext) {}
-                c->mnext = *pc;
-                *pc = c;
-                c->mhead = 0;
-            }
-            c->seqs[pos] = c->mhead;
-            c->mhead = pos + 1;
+            continue;
         }
+        /* attr NULL (a death, or "the whole object changed") reaches every
+           slot; a named attribute, whole-object ones and its own */
+        if (attr && (s->pos & MGUARD__CS_DEP) && s->v.cp && s->v.cp != (const void *)MGUARD__EV_IA()) continue;
+        mguard__cmark(c, s->pos & MGUARD__CS_POS, &marked);
     }
     if (marked) MGUARD__EV_WHY();
 #undef MGUARD__EV_WHY
@@ -10462,16 +10501,7 @@ static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *at
             p = next;
         }
     }
-    if (death && hubs) {   /* obj's hubs hold only RING slots now: they go */
-        MGUARD__KWALK_EACH(pr, kx, obj, k) {
-            mguard__kslot *s = &kx->slots[k];
-            if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || s->pos != MGUARD__CS_HUB) continue;
-            c = cr->ctabs[s->tid & ~MGUARD__TID_CACHE];
-            c->nitems -= MGUARD__HUB(kx, k)[0].tid;
-            MGUARD__HUB(kx, k)[0].tid = 0;
-            mguard__hub_tidy(c, k, obj);
-        }
-    }
+    if (death && hubs) mguard__hubs_die(ctx, obj);
     if (interned) {   /* the ring and the logged drops took their own */
         mguard__str_release(ctx, why.attr);
     }
@@ -11224,7 +11254,7 @@ static bool mguard__cache_next(mguard_cache_iter *it)
         if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || c->sbase + c->seqs[it->pos_ - 1] >= it->bound_) continue;
         it->keys = mguard__crec_keys(c, r);
         it->nkeys = MGUARD__CR_NK(r);
-        it->value = mguard__cache_value(c, mguard__crec_lslot(c, r, (uint32_t)(it->pos_ - 1), &hk, &hi));
+        it->value = mguard__cache_value(c, MGUARD__CREC_LSLOT(c, r, (uint32_t)(it->pos_ - 1), &hk, &hi));
         return true;
     }
     it->keys = NULL;
