@@ -1143,7 +1143,7 @@ MGUARDDEF size_t mguard_cache_format(const mguard_cache *c, char *buf, size_t ca
    (why a miss recomputed); reasons follow the keys' lives, not addresses
    (a dead key's address answers none). NOT_FOUND: none; EINVAL: bad input,
    NULL out. out->attr and obj_name: valid until the next change to c
-   (on a thread-safe context, until its destroy). Cost: one probe. */
+   (on a thread-safe context, until its destroy). Cost: O(MGUARD_CACHE_REASONS x nkeys). */
 MGUARDDEF mguard_status mguard_cache_last_reason(const mguard_cache *c, const void *const *keys, size_t nkeys,
                                                  mguard_cache_reason *out);
 /* "mutation", "death", "eviction", "explicit"; "unknown" otherwise. O(1). */
