@@ -9901,6 +9901,28 @@ static void mguard__hub_erase(mguard__kslot *hb, uint32_t i)
     hb[0].tid--;
 }
 
+/* A hub under 1/8 full (past its least size) halved until 1/8-1/4 full, in its own
+   block (no allocation: drops run on death paths), so that an event's walk of it
+   costs what it holds, not what it once held. Its elements gathered at the front,
+   copied to the block's far end, placed again by the smaller mask. */
+static void mguard__hub_shrink(mguard__kslot *hb)
+{
+    uint32_t cap = hb[0].pos + 1, n = hb[0].tid, ncap = cap, i, j = 0;
+    while (ncap > 2 * MGUARD__HUB_AFTER && n * 8 < ncap) ncap /= 2;
+    if (ncap == cap) return;
+    for (i = 0; i < cap; i++)
+        if (MGUARD__HUB_AT(hb, i)->pos) *MGUARD__HUB_AT(hb, j++) = *MGUARD__HUB_AT(hb, i);
+    memcpy(MGUARD__HUB_AT(hb, cap - n), MGUARD__HUB_AT(hb, 0), (size_t)n * sizeof *hb);   /* n < cap / 8: no overlap */
+    memset(MGUARD__HUB_AT(hb, 0), 0, (size_t)(cap - n) * sizeof *hb);
+    hb[0].pos = ncap - 1;
+    hb[0].tid = 0;
+    for (i = cap - n; i < cap; i++) {
+        mguard__kslot e = *MGUARD__HUB_AT(hb, i);
+        memset(MGUARD__HUB_AT(hb, i), 0, sizeof *hb);
+        (void)mguard__hub_place(hb, &e);
+    }
+}
+
 /* hb (NULL: none yet) with room for one more slot: itself, or a copy twice as
    large (hb freed); NULL without memory (hb unchanged). */
 static mguard__kslot *mguard__hub_room(mguard_ctx *ctx, mguard__kslot *hb)
@@ -9973,6 +9995,7 @@ static void mguard__hub_take(mguard_cache *c, size_t hk, uint32_t i, int ring)
     if ((s.pos & MGUARD__CS_HUB) == MGUARD__CS_DEP) mguard__str_release(c->ctx, (const char *)s.v.cp);
     if (ring < 0) {
         c->nitems--;
+        mguard__hub_shrink(hb);
         return;
     }
     s.pos = MGUARD__CS_RING | (uint32_t)ring;
@@ -10130,18 +10153,22 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
     mguard__crec *r = &c->recs[pos];
     size_t hk;
     uint32_t hi = 0;
-    mguard__kslot *ls = MGUARD__CREC_LSLOT(c, r, pos, &hk, &hi);
+    mguard__kslot *ls;
     const void *keys[MGUARD_CACHE_MAX_KEYS];
     uint32_t nk = MGUARD__CR_NK(r), nd = MGUARD__CR_ND(r), i;
-    uint64_t v = ls->v.u;
+    uint64_t v;
     int ring = -1;
-    keys[0] = ls->key;
+    keys[0] = nk > 1 ? r->x.more[0] : ctx->kx.slots[r->slot].key;
     for (i = 1; i < nk; i++) keys[i] = r->x.more[i];
     if (why->cause) {
         bool live = true;   /* a dying key's reason answers no more; its other keys stay pinned */
         for (i = 0; i < nk; i++) live = live && keys[i] != dying;
         ring = (int)mguard__ring_next(c, why, keys, nk, live, dying);
     }
+    /* found after the ring made room: forgetting its oldest reason may have
+       erased a hub element, moving this one back */
+    ls = MGUARD__CREC_LSLOT(c, r, pos, &hk, &hi);
+    v = ls->v.u;
     /* the lookup slot, the keys' DEP slots, the added dependencies' */
     if (hk != SIZE_MAX) {
         mguard__hub_take(c, hk, hi, keys[0] != dying ? ring : -1);

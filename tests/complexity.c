@@ -1475,6 +1475,33 @@ static void r_cache_drop_shared(cx *c, int shape, int how)
     }
 }
 static void r_cache_mutation_shared(cx *c) { r_cache_drop_shared(c, 2, 0); }
+/* n events on an object that n tuples once began with, all taken but one
+   (its hub shrinks: an event reads what the hub holds, not what it held) */
+static void r_cache_events_after_peak(cx *c)
+{
+    unsigned r;
+    size_t i;
+    long v = 1;
+    const void *t[2];
+    t[0] = O(NOBJ - 3);
+    LOOP {
+        mguard_cache *ca = cache_new(c->ctx);
+        cache_shared_fill(ca, c->n, 1);
+        for (i = 1; i < c->n; i++) {
+            t[1] = O(i);
+            must(mguard_cache_take(ca, t, 2, NULL) == MGUARD_OK, "peak take");
+        }
+        t[1] = O(0);
+        T0();
+        for (i = 0; i < c->n; i++) {
+            mguard_on_mutation(c->ctx, O(NOBJ - 3), NULL);
+            mguard_cache_set(ca, t, 2, &v, 0);
+        }
+        T1();
+        must(mguard_cache_count(ca) == 1, "events after peak");
+        mguard_cache_destroy(ca);
+    }
+}
 static void r_cache_clear_shared(cx *c) { r_cache_drop_shared(c, 0, 1); }
 
 /* ---- the table --------------------------------------------------------- */
@@ -1607,6 +1634,7 @@ static const row rows[] = {
     R("mguard_cache_depend", "16 calls, an entry of n dependencies", r_cache_depend),
     R("mguard_cache_depend", "n entries depending on one object", r_cache_depend_shared),
     R("mguard_on_mutation_at", "one object n entries depend on, mutated", r_cache_mutation_shared),
+    R("mguard_on_mutation_at", "n events on an object n tuples began with, all but one gone", r_cache_events_after_peak),
     R("mguard_cache_take", "NULL out, an entry of n dependencies", r_cache_remove),
     R("mguard_cache_take", "an entry of n dependencies", r_cache_take),
     R("mguard_cache_clear", "clear n entries", r_cache_clear),

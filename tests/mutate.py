@@ -1226,6 +1226,19 @@ MUTANTS = [
     ("hub-ring-dead-still-live", "a key's death makes the reasons kept in its hub answer no more",
      "            if (death) c->ringlive[e->pos & (MGUARD_CACHE_REASONS - 1)] = false;",
      "            if (death && 0) c->ringlive[e->pos & (MGUARD_CACHE_REASONS - 1)] = false;"),
+    ("hub-never-shrinks", "a hub shrinks as it empties (an event reads what it holds, not what it once held)",
+     "        c->nitems--;\n        mguard__hub_shrink(hb);",
+     "        c->nitems--;\n        if (0) mguard__hub_shrink(hb);"),
+    ("hub-drop-element-found-before-the-ring", "a drop finds its lookup element after the ring forgot its oldest reason (which may move it)",
+     """        ring = (int)mguard__ring_next(c, why, keys, nk, live, dying);
+    }
+    /* found after the ring made room: forgetting its oldest reason may have
+       erased a hub element, moving this one back */
+    ls = MGUARD__CREC_LSLOT(c, r, pos, &hk, &hi);""",
+     """        ls = MGUARD__CREC_LSLOT(c, r, pos, &hk, &hi);
+        ring = (int)mguard__ring_next(c, why, keys, nk, live, dying);
+    }
+    if (!why->cause) ls = MGUARD__CREC_LSLOT(c, r, pos, &hk, &hi);"""),
     ("blind-cache-reason-oldest-first", "mguard_cache_last_reason returns the newest remembered drop of the tuple",
      "        rp = (c->ringpos + MGUARD_CACHE_REASONS - 1 - i) % MGUARD_CACHE_REASONS;",
      "        rp = (c->ringpos + i) % MGUARD_CACHE_REASONS;"),

@@ -226,6 +226,39 @@ static void test_a_hub_without_memory_changes_nothing(void **state)
     for (f = 1; f <= n; f++) (void)hub_fault_run(f);
 }
 
+/* Takes of 64 (S, k_i) in a shuffled order, 16 rounds: each drop remembers a
+   reason, and once 16 are kept it forgets the oldest, whose RING element may lie
+   in the same hub as the entry being dropped and be erased first, moving the
+   entry's element back (found by an outside review: the drop erased the element
+   it had found before, another entry's). */
+static void test_takes_that_forget_reasons_in_the_same_hub(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    dtor_log d;
+    mguard_cache *c;
+    static int S, k[64];
+    long i, round, v;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    c = new_cache(ctx, &d, 0, 0);
+    for (round = 0; round < 16; round++) {
+        for (i = 0; i < 64; i++) {
+            v = round * 100 + i;
+            assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&S, &k[i]), &v, 0), MGUARD_OK);
+        }
+        for (i = 0; i < 64; i++) {
+            long j = (i * 37 + round) % 64;
+            assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&S, &k[j]), &v), MGUARD_OK);
+            assert_int_equal(v, round * 100 + j);
+            assert_int_equal(mguard_cache_count(c), 63 - i);
+            if (i % 4 == 3) assert_ctx_ok(ctx);
+        }
+    }
+    assert_int_equal(d.calls, 0);   /* taken, never destroyed */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_every_value_is_destroyed_once_whatever_drops_it(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -3177,6 +3210,7 @@ int main(void)
         cmocka_unit_test(test_many_entries_on_one_object_each_found_and_dropped),
         cmocka_unit_test(test_a_death_forgets_the_reasons_kept_in_a_hub),
         cmocka_unit_test(test_a_hub_without_memory_changes_nothing),
+        cmocka_unit_test(test_takes_that_forget_reasons_in_the_same_hub),
         cmocka_unit_test(test_every_value_is_destroyed_once_whatever_drops_it),
         cmocka_unit_test(test_a_key_mutation_drops_its_entries_only),
         cmocka_unit_test(test_an_attribute_dependency_is_dropped_by_that_attribute_or_null),

@@ -677,6 +677,15 @@ static void test_a_storm_of_drops_leaves_only_the_reasons_slots(void **state)
     assert_int_equal(ctx->kx.used, 1009);
     assert_int_equal(c->nitems, 992);
     EXPECT_SOUND(ctx);
+    /* 990 entries taken: the hub shrinks as it empties (1/8 full at most then) */
+    for (i = 0; i < 990; i++) assert_int_equal(mguard_cache_take(c, MGUARD_CACHE_KEYS(&k[i]), NULL), MGUARD_OK);
+    assert_int_equal(c->nitems, 10);   /* the 10 left: the first 8 entries' dependency slots were on dep's probe */
+    {
+        size_t hk = mguard__hub_slot(c, &dep);
+        assert_true(hk != SIZE_MAX);
+        assert_int_equal(MGUARD__HUB(&ctx->kx, hk)[0].pos + 1, 64);   /* 2048 -> 64: 10 of 64, between 1/8 and 1/4 */
+    }
+    EXPECT_SOUND(ctx);
     mguard_on_mutation(ctx, &dep, NULL);
     assert_int_equal(mguard_cache_count(c), 0);
     assert_int_equal(c->nitems, 0);
