@@ -9767,6 +9767,9 @@ static const void *const *mguard__crec_keys(const mguard_cache *c, const mguard_
 #ifndef MGUARD__HUB_AFTER
 #define MGUARD__HUB_AFTER 8   /* the differential test and the fuzzer set it low: hubs at every turn */
 #endif
+#if MGUARD__HUB_AFTER < 1 || (MGUARD__HUB_AFTER & (MGUARD__HUB_AFTER - 1)) != 0
+#error "MGUARD__HUB_AFTER must be a power of two (a hub's least size, 2 x it, is a mask + 1)"
+#endif
 #define MGUARD__CR_INHUB 0xffffffffu
 #define MGUARD__HUB_AT(hb, i) (&(hb)[1 + (i)])
 #define MGUARD__HUB(kx, k) ((mguard__kslot *)(kx)->slots[k].v.p)
