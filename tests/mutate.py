@@ -979,7 +979,7 @@ MUTANTS = [
      "    if (!out || !mguard__cache_ok(c, \"mguard_cache_take\") || !mguard__cache_keys_ok(c, keys, nkeys, \"mguard_cache_take\")) return MGUARD_EINVAL;"),
     ("cache-get-copy-uncounted", "get_copy counts a hit or a miss and makes a hit the most recently used, as get does",
      "    v = (const unsigned char *)mguard__cache_lookup(c, keys, nkeys);",
-     "    { size_t k_ = mguard__cache_find(c, keys, nkeys); v = k_ != SIZE_MAX ? (const unsigned char *)mguard__cache_value(c, k_) : NULL; }"),
+     "    { mguard__kslot *k_ = mguard__cache_find(c, keys, nkeys); v = k_ ? (const unsigned char *)mguard__cache_value(c, k_) : NULL; }"),
     ("cache-get-copy-part", "get_copy copies the whole value (value_size bytes)",
      "    memmove(out, v, c->value_size);   /* out may be the value itself */",
      "    memmove(out, v, sizeof(long));   /* out may be the value itself */"),
