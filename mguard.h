@@ -9576,8 +9576,9 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
    (MGUARD__TID_CACHE | cid). An entry is a LOOKUP slot on its first key's probe (the
    value when it fits 8 bytes, else its block's address; and the entry's position); each
    further key and added dependency is a DEP slot on that object's probe (its interned
-   attribute as the value). So an event on obj finds every entry depending on obj on
-   obj's own probe, as a death finds obj's table entries, and a hit reads one slot. A
+   attribute as the value), or past 8 of them an element of the object's hub (below).
+   So an event on obj finds every entry depending on obj on obj's own probe and hub,
+   as a death finds obj's table entries, and a hit reads one slot. A
    position indexes the records, the store orders (32 bits, renumbered before they wrap)
    and, bounded, the LRU links and costs; log_reasons or dropped, a drop's reason until
    phase 2 (lw). A reason's obj_name comes in phase 2 too (mguard__cache_name). Free positions: the last freed first. A remembered drop (the ring,
@@ -10455,7 +10456,7 @@ static MGUARD__NOINLINE void mguard__hubs_die(mguard_ctx *ctx, const void *obj)
 /* mguard_on_destroy, mguard_on_mutation_at: phase 1 for everything of the
    caches that depends on obj (attr: the mutation's; a death: NULL): the running
    computes that depend on it are spoiled (the innermost first), the entries
-   with a slot on obj's probe that it reaches are dropped onto q, in a fixed
+   with a slot on obj's probe or in its hubs that it reaches are dropped onto q, in a fixed
    order (the cache made first, then the lower position: not the probe's, which
    depends on addresses), and a death forgets the reasons naming obj. q: zeroed. */
 static void mguard__cache_event(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line,
