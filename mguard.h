@@ -1687,7 +1687,7 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
     X(long, gen_current, (const mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(long, gen_advance, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     X(mguard_status, gen_mark_class_dynamic, (mguard_ctx *ctx, const void *cls), (ctx, cls), mguard__ctx_of_ctx(ctx)) \
-    X(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__ctx_of_ctx(ctx)) \
+    Q(bool, gen_is_dynamic, (const mguard_ctx *ctx, const void *obj, const void *cls), (ctx, obj, cls), mguard__ctx_of_ctx(ctx)) \
     V(gen_clear, (mguard_ctx *ctx), (ctx), mguard__ctx_of_ctx(ctx)) \
     V(on_mutation_at, (mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line), (ctx, obj, attr, file, line), mguard__ctx_of_ctx(ctx))
 #ifndef MGUARD_NO_SCOPE
@@ -2115,10 +2115,12 @@ static size_t mguard__kx_bit(uint64_t m)
 #define MGUARD__PLAIN_WEAK(t) ((t) && ((t)->magic | MGUARD__MAGIC_GENERAL) == (MGUARD__MAGIC_WEAK | MGUARD__MAGIC_GENERAL))
 #define MGUARD__SIMPLE_WEAK(t) ((t) && (t)->magic == MGUARD__MAGIC_WEAK)   /* and its values in the slots */
 #define MGUARD__PLAIN_REF(ctx, ref) ((ctx) && (ctx)->magic == MGUARD__MAGIC_CTX && (ref).ctx_ == (ctx)->id)
+#define MGUARD__PLAIN_GEN(ctx) ((ctx) && (ctx)->magic == MGUARD__MAGIC_CTX && !(ctx)->strict_gen)   /* logs nothing */
 #else
 #define MGUARD__PLAIN_WEAK(t) ((void)(t), 0)
 #define MGUARD__SIMPLE_WEAK(t) ((void)(t), 0)
 #define MGUARD__PLAIN_REF(ctx, ref) ((void)(ctx), (void)(ref), 0)
+#define MGUARD__PLAIN_GEN(ctx) ((void)(ctx), 0)
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -4538,27 +4540,31 @@ static long mguard__gen_get(const mguard_ctx *ctx, const void *obj)
     return (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) ? ctx->objs[r - 1].gen : -1;
 }
 
-/* Tagged in generation since (current: the current one) or later; untagged
-   is old (new if strict: reported). */
-static bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since, bool current, const char *fn)
+/* An untagged object asked about: old, or new (reported once) if strict. */
+static MGUARD__NOINLINE bool mguard__gen_untagged(const mguard_ctx *ctx, const void *obj, const char *fn)
 {
-    uint32_t r;
-    if (!mguard__ctx_ok(ctx, fn) || !obj) return false;
-    if (current) since = ctx->generation;
-    r = mguard__reg_find(ctx, obj);
-    if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= since;
+    char nm[MGUARD__NAME];
     if (!ctx->strict_gen) return false;
     if (!ctx->warned_untagged) {
-        char nm[MGUARD__NAME];
         ((mguard_ctx *)mguard__unconst(ctx))->warned_untagged = true;
         mguard__logf(ctx, MGUARD_LOG_GEN_UNTAGGED, fn, mguard__named((mguard_ctx *)mguard__unconst(ctx), obj, nm));
     }
     return true;
 }
 
+/* Tagged in generation since or later (ctx checked by the caller). */
+static MGUARD__HOT bool mguard__gen_since(const mguard_ctx *ctx, const void *obj, long since, const char *fn)
+{
+    uint32_t r;
+    if (!obj) return false;
+    r = mguard__reg_find(ctx, obj);
+    if (r && (ctx->objs[r - 1].flags & MGUARD__F_TAGGED)) return ctx->objs[r - 1].gen >= since;
+    return mguard__gen_untagged(ctx, obj, fn);
+}
+
 static bool mguard__gen_is_since(const mguard_ctx *ctx, const void *obj, long gen)
 {
-    return mguard__gen_since(ctx, obj, gen, false, "mguard_gen_is_since");
+    return mguard__ctx_ok(ctx, "mguard_gen_is_since") && mguard__gen_since(ctx, obj, gen, "mguard_gen_is_since");
 }
 
 static long mguard__gen_current(const mguard_ctx *ctx)
@@ -4577,13 +4583,13 @@ static mguard_status mguard__gen_mark_class_dynamic(mguard_ctx *ctx, const void 
     return mguard__flag(ctx, cls, MGUARD__F_CLASS_DYN, "mguard_gen_mark_class_dynamic");
 }
 
-static bool mguard__gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls)
+static MGUARD__HOT bool mguard__gen_is_dynamic(const mguard_ctx *ctx, const void *obj, const void *cls)
 {
     uint32_t r;
     if (!mguard__ctx_ok(ctx, "mguard_gen_is_dynamic")) return false;
     r = cls ? mguard__reg_find(ctx, cls) : 0;
     if (r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN)) return true;
-    return mguard__gen_since(ctx, obj, 0, true, "mguard_gen_is_dynamic");
+    return mguard__gen_since(ctx, obj, ctx->generation, "mguard_gen_is_dynamic");
 }
 
 static void mguard__gen_clear(mguard_ctx *ctx)
@@ -7286,18 +7292,20 @@ static void mguard__lstr_hold(mguard_ctx *ctx, const char *s, bool take)
 /* One more (take) or one fewer holder of every string L's content holds
    (live entries' sources, live writes' attributes, tags, hook names): a
    clone or restore takes them; emptying, restoring over, freeing release.
-   Never allocates. Cost: O(entries + writes + records + hooks). */
-static void mguard__ledger_strs(mguard_ledger *L, bool take)
+   Entries and writes from position `from` on (a clone took the others as it
+   copied them). Never allocates. Cost: O(entries + writes + records + hooks). */
+static void mguard__ledger_strs_from(mguard_ledger *L, bool take, uint32_t from)
 {
     mguard_ctx *ctx = L->hd.ctx;
     uint32_t i;
-    for (i = 0; i < L->nents; i++)
+    for (i = from; i < L->nents; i++)
         if (L->ents[i].obj) mguard__lstr_hold(ctx, L->ents[i].source, take);
-    for (i = 0; i < L->nwpool; i++)
+    for (i = from; i < L->nwpool; i++)
         if (L->writes[i].obj) mguard__lstr_hold(ctx, L->writes[i].attr, take);
     for (i = 0; i < L->nrecs; i++) mguard__lstr_hold(ctx, L->recs[i].tag, take);
     for (i = 0; i < L->nhooks; i++) mguard__lstr_hold(ctx, L->hooks[i].name, take);
 }
+#define mguard__ledger_strs(L, take) mguard__ledger_strs_from((L), (take), 0)
 
 /* Forget all content: held pointers queued for release, strings released. */
 static void mguard__ledger_empty(mguard_ledger *L)
@@ -8260,6 +8268,7 @@ static void mguard__ledger_layout(const mguard_ledger *L, mguard__llayout *lay)
     lay->total = off;
 }
 
+#define MGUARD__LCHUNK 128   /* entries or writes copied at a time */
 static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
 {
     const char *fn = "mguard_ledger_clone";
@@ -8269,7 +8278,7 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
     unsigned char *block;
     void *dst[MGUARD__L_NARRAYS];
     const void *from[MGUARD__L_NARRAYS];
-    size_t i;
+    size_t i, e;
     if (!mguard__ledger_ok(src) || !mguard__ctx_can_create(src->hd.ctx, fn)) return NULL;
     ctx = src->hd.ctx;
     if (src->destroying) { mguard__logf(ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "ledger"); return NULL; }
@@ -8280,7 +8289,9 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
 #endif
         block = (unsigned char *)mguard__alloc(ctx, lay.total);
     if (!block) { mguard__logf(ctx, MGUARD_LOG_NOMEM, fn); return NULL; }
-    /* One memcpy per array, all into the one block. */
+    /* One memcpy per array, all into the one block; the entries and writes
+       a chunk at a time, whose strings are taken while it is in the cache
+       (a second pass would read a large ledger from memory again). */
     from[0] = src->ents;
     from[1] = src->ent_ix.slots;
     from[2] = src->writes;
@@ -8291,7 +8302,17 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
     from[7] = src->hooks;
     for (i = 0; i < MGUARD__L_NARRAYS; i++) {
         dst[i] = lay.len[i] ? block + lay.off[i] : NULL;
-        if (lay.len[i]) memcpy(dst[i], from[i], lay.len[i]);
+        if (lay.len[i] && i != 0 && i != 2) memcpy(dst[i], from[i], lay.len[i]);
+    }
+    for (i = 0; i < src->nents; i = e) {
+        e = src->nents - i > MGUARD__LCHUNK ? i + MGUARD__LCHUNK : src->nents;
+        memcpy((mguard__lent *)dst[0] + i, src->ents + i, (e - i) * sizeof *src->ents);
+        for (; i < e; i++) if (src->ents[i].obj) mguard__str_take(src->ents[i].source);
+    }
+    for (i = 0; i < src->nwpool; i = e) {
+        e = src->nwpool - i > MGUARD__LCHUNK ? i + MGUARD__LCHUNK : src->nwpool;
+        memcpy((mguard__lwrite *)dst[2] + i, src->writes + i, (e - i) * sizeof *src->writes);
+        for (; i < e; i++) if (src->writes[i].obj) mguard__str_take(src->writes[i].attr);
     }
     C = (mguard_ledger *)(void *)block;
     *C = *src;
@@ -8319,7 +8340,7 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
         root->nledgers++;
     }
     mguard__handle_init(C, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, ctx);
-    mguard__ledger_strs(C, true);   /* the copy's own references */
+    mguard__ledger_strs_from(C, true, UINT32_MAX);   /* its records' and hooks' */
     if (C->rq_head || C->relq_head || C->desc.retain) {
         /* src is mid-flush or the copy must retain: rebuild the queues */
         uint32_t k;
@@ -11686,13 +11707,14 @@ MGUARD__API(MGUARD__LOCKED_X, MGUARD__LOCKED_V, MGUARD__LOCKED_X, MGUARD__LOCKED
         if (c_ && c_->logq.n) mguard__log_flush(c_); \
     }
 /* Q: the hottest reads, which never log nor call out (no line to hand over) when
-   MGUARD__PLAIN_<name> holds: a table of a default context (its magic says so), or a
-   ref of one, goes straight to the body; anything else (a thread-safe context, a ref of
+   MGUARD__PLAIN_<name> holds: a table of a default context (its magic says so), a
+   ref of one, or its generation check when not strict, goes straight to the body; anything else (a thread-safe context, a ref of
    another context, or not a live handle, which the body refuses) out of line. */
 #define MGUARD__PLAIN_weak_get(t, key) MGUARD__SIMPLE_WEAK(t)
 #define MGUARD__PLAIN_weak_contains(t, key) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_weak_count(t) MGUARD__PLAIN_WEAK(t)
 #define MGUARD__PLAIN_ref_get(ctx, ref) MGUARD__PLAIN_REF(ctx, ref)
+#define MGUARD__PLAIN_gen_is_dynamic(ctx, obj, cls) MGUARD__PLAIN_GEN(ctx)
 /* a default context's cache that logs no reasons, asked for one non-NULL key (the body logs nothing then) */
 #ifndef MGUARD_DEBUG
 #define MGUARD__PLAIN_cache_get(c, keys, nkeys) \
