@@ -4037,8 +4037,9 @@ static MGUARD__HOT mguard__kslot *mguard__weak_step(mguard_weak *t, mguard_weak_
         uint32_t i = (uint32_t)it->pos_++;
         mguard__kslot *s;
         /* the slots lie in hash order: start loading one a few places on,
-           so that a walk waits on memory once, not per entry */
-        if (i + MGUARD__WALK_AHEAD < t->len)
+           so that a walk waits on memory once, not per entry (in an index
+           past a core's L2: below, it costs more than it saves) */
+        if (t->ctx->kx.mask >= MGUARD__KX_PREFETCH_CAP - 1 && i + MGUARD__WALK_AHEAD < t->len)
             MGUARD__PREFETCH(&t->ctx->kx.slots[t->order[i + MGUARD__WALK_AHEAD].slot & t->ctx->kx.mask]);
         s = mguard__weak_at(t, i);   /* NULL: removed, or dying in place */
         if (!s) continue;
@@ -7276,13 +7277,15 @@ static void mguard__ledger_drop_entry(mguard_ledger *L, uint32_t e)
 /* A string entering a ledger (source, attribute, tag, hook name). On a
    thread-safe context it is kept for the context's life: a reader keeps
    one it was handed (an iterator's attr) after the call, while another
-   thread could drop the last holder. Else it lives while a ledger holds it. */
-static const char *mguard__lstr_intern(mguard_ctx *ctx, const char *s)
+   thread could drop the last holder. Else it lives while a ledger holds it.
+   found: s's interned copy, when a lookup found it (else NULL). */
+static const char *mguard__lstr_intern_found(mguard_ctx *ctx, const char *s, const char *found)
 {
-    const char *r = mguard__str_intern(ctx, s);
+    const char *r = found ? mguard__str_take(mguard__str_recent(ctx, found)) : mguard__str_intern(ctx, s);
     mguard__str_keep_if_shared(ctx, r);
     return r;
 }
+#define mguard__lstr_intern(ctx, s) mguard__lstr_intern_found((ctx), (s), NULL)
 
 static void mguard__lstr_hold(mguard_ctx *ctx, const char *s, bool take)
 {
@@ -7737,7 +7740,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     }
     a = mguard__str_find(ctx, attr);   /* an overwrite: its write holds a already */
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
-    if (!w && !(a = mguard__lstr_intern(ctx, attr))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
+    if (!w && !(a = mguard__lstr_intern_found(ctx, attr, a))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted && L->writes[w - 1].size == size &&
         L->writes[w - 1].type == type && (!size || memcmp(L->writes[w - 1].bytes, bytes, size) == 0))   /* both zero past size */
         return MGUARD_OK;
