@@ -4297,6 +4297,39 @@ static void test_a_destroyed_ledger_leaves_no_interned_string(void **state)
     test_ctx_finish(ctx, &al);
 }
 
+/* A clone copies its entries and writes 128 at a time, taking each one's
+   string as it goes: past two chunks (boundaries at 128 and 256), with
+   free places among them, each string is held once by each ledger. */
+static void test_a_clone_of_several_chunks_holds_each_string_once(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_ledger *L = mguard_ledger_create(ctx, NULL), *C;
+    static int objs[300];
+    char a[32];
+    int i;
+    (void)state;
+    for (i = 0; i < 300; i++) {
+        snprintf(a, sizeof a, "src%d", i);
+        assert_int_equal(mguard_ledger_track(L, &objs[i], i % 2 ? MGUARD_LEDGER_NEW : MGUARD_LEDGER_EXISTING,
+                                             i % 2 ? NULL : a), MGUARD_OK);
+        snprintf(a, sizeof a, "attr%d", i);
+        assert_int_equal(mguard_ledger_store_attr(L, &objs[i], a, NULL), MGUARD_OK);
+    }
+    for (i = 100; i < 140; i++) mguard_on_destroy(ctx, &objs[i]);   /* holes across the first boundary */
+    assert_int_equal(mgt_interned_count(ctx), 150 + 300 - 20 - 40);
+    C = mguard_ledger_clone(L);
+    assert_non_null(C);
+    assert_int_equal(l_stats(C).entries, 260);
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ledger_destroy(L);
+    assert_int_equal(mgt_interned_count(ctx), 390);   /* the clone's own */
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ledger_destroy(C);
+    assert_int_equal(mgt_interned_count(ctx), 0);
+    test_ctx_finish(ctx, &al);
+}
+
 static void clear_and_retrack_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     mguard_ledger *L = (mguard_ledger *)user;
@@ -4471,6 +4504,7 @@ int main(void)
         cmocka_unit_test(test_every_allocation_failure_leaves_the_ledgers_unchanged),
         cmocka_unit_test(test_ledger_destroyed_earlier_in_the_same_death_is_not_touched),
         cmocka_unit_test(test_forgotten_names_leave_memory_and_interned_strings_flat),
+        cmocka_unit_test(test_a_clone_of_several_chunks_holds_each_string_once),
         cmocka_unit_test(test_a_destroyed_ledger_leaves_no_interned_string),
         cmocka_unit_test(test_apply_hands_an_attribute_whose_write_a_callback_dropped),
     };
