@@ -426,7 +426,7 @@ MUTANTS = [
      "\n"),
     ("gen-is-dynamic-and", "an object is dynamic if its class is, or it is young",
      "    if (r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN)) return true;",
-     "    if (r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN) && mguard__gen_since(ctx, obj, 0, true, \"mguard_gen_is_dynamic\")) return true;"),
+     "    if (r && (ctx->objs[r - 1].flags & MGUARD__F_CLASS_DYN) && mguard__gen_since(ctx, obj, ctx->generation, \"mguard_gen_is_dynamic\")) return true;"),
     # ---- 7. scope tracker ---------------------------------------------
     ("scope-exit-out-of-order-silent", "scope nesting: an out-of-order exit is warned about",
      "    } else if (i == s->nframes) {\n        mguard__scope_pop(s, i - 1, now);",
