@@ -884,7 +884,8 @@ MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
 
 /* An independent copy of L, same hooks (a checkpoint); values shared,
    retained once by the copy. NULL (logged): NULL/dying L, out of memory.
-   Cost: one allocation of stats' storage_bytes and a memcpy per array + retains. */
+   Cost: one allocation of stats' storage_bytes, a copy of each array, a hold
+   of each string its items name + retains. */
 MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
 /* Make L equal to checkpoint, keeping L's hooks (retain gains, release
    losses). EINVAL (logged): NULL/dying, other contexts; ENOMEM: nothing
