@@ -2065,6 +2065,9 @@ static void mguard__kx_init(mguard__kx *kx)
     kx->mask = MGUARD__KX_GROUP - 1;
 }
 
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__)) && !defined(MGUARD__NO_SSE2)
+#include <emmintrin.h>   /* the first group's match (mguard__kx_first) */
+#endif
 #define MGUARD__KX_LSB 0x0101010101010101ull
 #define MGUARD__KX_MSB 0x8080808080808080ull
 
@@ -2182,18 +2185,29 @@ static MGUARD__NOINLINE mguard__kslot *mguard__kx_find(const mguard__kx *kx, con
         } \
     } while (0)
 
+/* The first group's slots whose control byte is h's tag: with SSE2, one
+   compare of the 8 bytes (bit i: slot i; 4 instructions fewer than SWAR: a
+   dead ref's read 1.15x -> 0.98x of 90f3a0c); else SWAR (bit 8i + 7).
+   MGUARD__NO_SSE2: a test knob, the differential test's SWAR build. */
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__)) && !defined(MGUARD__NO_SSE2)
+#define MGUARD__KX_FIRST_MATCH(kx, pos, h) ((uint64_t)((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8( \
+        _mm_loadl_epi64((const __m128i *)(const void *)((kx)->ctrl + (pos))), _mm_set1_epi8((char)((h) & 0x7f)))) & 0xffu))
+#define MGUARD__KX_FIRST_BIT(m) ((size_t)__builtin_ctzll(m))
+#else
+#define MGUARD__KX_FIRST_MATCH(kx, pos, h) mguard__kx_match(mguard__kx_load((kx)->ctrl + (pos)), MGUARD__KX_TAG(h))
+#define MGUARD__KX_FIRST_BIT(m) mguard__kx_bit(m)
+#endif
+
 /* The hot reads' first group (nearly every hit): the slot, or NULL and *more. */
 static MGUARD__HOT mguard__kslot *mguard__kx_first(const mguard__kx *kx, const void *key, uint32_t tid, uint64_t h,
                                                    bool *more)
 {
     size_t pos = (size_t)(h >> 7) & kx->mask & ~(size_t)7;
-    uint64_t g, x, m;
+    uint64_t m;
     MGUARD__KX_PREFETCH(kx, pos);
-    g = mguard__kx_load(kx->ctrl + pos);
-    x = g ^ (MGUARD__KX_LSB * (h & 0x7f));
     *more = false;
-    for (m = (x - MGUARD__KX_LSB) & ~x & MGUARD__KX_MSB; m; m &= m - 1) {
-        mguard__kslot *s = &kx->slots[pos + mguard__kx_bit(m)];
+    for (m = MGUARD__KX_FIRST_MATCH(kx, pos, h); m; m &= m - 1) {
+        mguard__kslot *s = &kx->slots[pos + MGUARD__KX_FIRST_BIT(m)];
         if (s->key == key && s->tid == tid) return s;
     }
     *more = MGUARD__KX_ON(kx, pos);

@@ -872,6 +872,15 @@ MUTANTS = [
     ("ledger-empty-keeps-strings", "an emptied ledger lets its strings go (issue 23)",
      "    uint32_t i;\n    mguard__ledger_strs(L, false);\n",
      "    uint32_t i;\n"),
+    ("kx-first-sse2-tag", "the first group's SSE2 match compares h's tag",
+     "_mm_set1_epi8((char)((h) & 0x7f)))) & 0xffu))",
+     "_mm_set1_epi8((char)(((h) & 0x7f) ^ 1)))) & 0xffu))"),
+    ("kx-first-sse2-upper-half", "the first group's SSE2 match keeps the 8 bytes of the group (a tag 0 matches the zero upper half)",
+     "_mm_set1_epi8((char)((h) & 0x7f)))) & 0xffu))",
+     "_mm_set1_epi8((char)((h) & 0x7f)))) & 0xffffu))"),
+    ("kx-first-swar-tag", "the first group's SWAR match (the differential test's build) compares h's tag",
+     "#define MGUARD__KX_FIRST_MATCH(kx, pos, h) mguard__kx_match(mguard__kx_load((kx)->ctrl + (pos)), MGUARD__KX_TAG(h))",
+     "#define MGUARD__KX_FIRST_MATCH(kx, pos, h) mguard__kx_match(mguard__kx_load((kx)->ctrl + (pos)), MGUARD__KX_TAG(h) ^ 1u)"),
     ("gen-plain-ignores-strict", "a strict context's generation check goes the general way (its line is delivered)",
      "#define MGUARD__PLAIN_GEN(ctx) ((ctx) && (ctx)->magic == MGUARD__MAGIC_CTX && !(ctx)->strict_gen)",
      "#define MGUARD__PLAIN_GEN(ctx) ((ctx) && (ctx)->magic == MGUARD__MAGIC_CTX)"),
@@ -1337,6 +1346,12 @@ def apply(src, m):
     return (src[:pos] + new + src[pos + len(old):], pos), None
 
 
+# test_differential links an implementation built with these (the Makefile's
+# $(BUILD)/mguard_impl_hub1.o): hubs from the second slot, SWAR on x86-64 too.
+IMPL_OWN_TESTS = {"test_differential"}
+IMPL_OWN_FLAGS = ["-DMGUARD__HUB_AFTER=1", "-DMGUARD__NO_SSE2"]
+
+
 class Builder:
     def __init__(self, root, cc, cflags, jobs, sanitize=False):
         self.root, self.cc, self.jobs = root, cc, jobs
@@ -1356,8 +1371,8 @@ class Builder:
                 if re.search(r"^#define MGUARD_IMPLEMENTATION", f.read(), re.M):
                     self.own_impl.add(t[:-2])
 
-    def compile(self, hdr_dir, src, out, obj=True):
-        cmd = [self.cc] + self.cflags + ["-I" + hdr_dir] + (["-c"] if obj else []) + [src, "-o", out]
+    def compile(self, hdr_dir, src, out, obj=True, extra=()):
+        cmd = [self.cc] + self.cflags + list(extra) + ["-I" + hdr_dir] + (["-c"] if obj else []) + [src, "-o", out]
         return sh(cmd, cwd=self.root)
 
     def parallel(self, jobs):
@@ -1372,9 +1387,11 @@ class Builder:
         os.makedirs(out_dir, exist_ok=True)
         t = os.path.join(self.root, "tests")
         impl = os.path.join(out_dir, "mguard_impl.o")
+        impl_own = os.path.join(out_dir, "mguard_impl_hub1.o")   # the Makefile's for test_differential
         jobs = []
         if impl_too:
             jobs.append(lambda: self.compile(hdr_dir, os.path.join(t, "mguard_impl.c"), impl))
+            jobs.append(lambda: self.compile(hdr_dir, os.path.join(t, "mguard_impl.c"), impl_own, extra=IMPL_OWN_FLAGS))
         for n in names:
             if everything or n in self.own_impl:
                 jobs.append(lambda n=n: self.compile(hdr_dir, os.path.join(t, n + ".c"),
@@ -1385,7 +1402,7 @@ class Builder:
         links = []
         for n in names:
             o = os.path.join(out_dir if (everything or n in self.own_impl) else base_dir, n + ".o")
-            cmd = [self.cc, o, impl, "-o", os.path.join(out_dir, n)] + self.libs
+            cmd = [self.cc, o, impl_own if n in IMPL_OWN_TESTS else impl, "-o", os.path.join(out_dir, n)] + self.libs
             links.append(lambda cmd=cmd: sh(cmd))
         for r in self.parallel(links):
             if r.returncode:
