@@ -1312,7 +1312,8 @@ typedef struct mguard__index {
    weak table's entries and every registry record, keyed by (object, table id; 0: the
    registry). All of an object's slots lie on its address's probe, so its death finds
    them with no list of its own. SwissTable control bytes (a 7-bit tag, EMPTY, PENDING),
-   matched 8 at a time with SWAR on 64-bit words. A slot holds what a hit needs: key,
+   matched 8 at a time with SWAR on 64-bit words (the hot reads' first group with SSE2
+   where gcc or clang offer it). A slot holds what a hit needs: key,
    value if it fits 8 bytes (else in the table's value array), table id, position in the
    table's order (registry: serial in v, record + 1 in pos). */
 #define MGUARD__KX_GROUP 8
