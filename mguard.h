@@ -10487,6 +10487,12 @@ static MGUARD__NOINLINE void mguard__hubs_die(mguard_ctx *ctx, const void *obj)
         mguard_cache *c;
         if (s->key != obj || !(s->tid & MGUARD__TID_CACHE) || s->pos != MGUARD__CS_HUB) continue;
         c = MGUARD__CROOT(ctx)->ctabs[s->tid & ~MGUARD__TID_CACHE];
+        {   /* by construction: the drops took every element but the RING ones */
+            const mguard__kslot *hb = MGUARD__HUB(kx, k);
+            uint32_t i;
+            for (i = 0; i <= hb[0].pos; i++)
+                MGUARD_ASSERT(!MGUARD__HUB_AT(hb, i)->pos || (MGUARD__HUB_AT(hb, i)->pos & MGUARD__CS_RING));
+        }
         c->nitems -= MGUARD__HUB(kx, k)[0].tid;
         MGUARD__HUB(kx, k)[0].tid = 0;
         mguard__hub_tidy(c, k, obj);
