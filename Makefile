@@ -6,6 +6,7 @@
 #   make valgrind   the tests under valgrind memcheck
 #   make tsan       the threaded tests under ThreadSanitizer, a long stress run
 #   make mutate     mutation testing of mguard.h (several minutes, see below)
+#   make check-mutants  every mutant still matches and compiles (a few minutes)
 #   make bench      benchmarks (ratios against raw stb_ds, same run)
 #   make bench-threads  thread-safe contexts vs the default context and GLib
 #   make bench-ab   an older mguard.h (BASE=<git rev>) against the current
@@ -373,7 +374,7 @@ uninstall:
 #   make mutate        mutation testing: each mutant of tests/mutate.py put
 #                      into mguard.h in turn, the unit binaries must catch it
 #                      (several minutes: not part of make test)
-.PHONY: fuzz stress complexity lint fault-sites mutate
+.PHONY: fuzz stress complexity lint fault-sites mutate check-mutants
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -424,6 +425,8 @@ fault-sites: | $(DEPS_STAMP)
 # those mutants (docs/contributing.md, "Mutation testing").
 MUTATE_JOBS ?= 2
 MUTATE_ONLY ?=
+check-mutants: | $(DEPS_STAMP)
+	@CC="$(CC)" python3 tests/mutate.py -j $(MUTATE_JOBS) --check --compile
 mutate: | $(DEPS_STAMP)
 	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
 	@CC="$(CC)" python3 tests/mutate.py -j $(MUTATE_JOBS) $(if $(MUTATE_ONLY),--only $(MUTATE_ONLY))

@@ -36,7 +36,7 @@ test (write it) or an equivalent mutant (the program cannot tell it from
 the original: move it to EQUIVALENT, below the list, with the reason).
 See docs/contributing.md, "Mutation testing".
 
-Usage: python3 tests/mutate.py [-j N] [--only ID[,ID...]] [--list] [--check] [--keep] [--no-sanitize]
+Usage: python3 tests/mutate.py [-j N] [--only ID[,ID...]] [--list] [--check [--compile]] [--keep] [--no-sanitize]
 """
 import argparse
 import os
@@ -1440,6 +1440,41 @@ def last_lines(text, n=3):
     return "\n".join("      " + l for l in lines[-n:])
 
 
+def compile_mutants(root, src, chosen, a):
+    """--check --compile: each mutant's implementation compiled (syntax and
+    front-end warnings, -Werror) with the flags of both test builds. 0: all
+    compile; 1: some do not (listed with the compiler's first lines)."""
+    b = Builder(root, a.cc, shlex.split(a.cflags), a.j)
+    work = tempfile.mkdtemp(prefix="mguard-mutate-cc.")
+    impl = os.path.join(root, "tests", "mguard_impl.c")
+
+    def one(m):
+        d = os.path.join(work, m[0])
+        os.makedirs(d)
+        with open(os.path.join(d, "mguard.h"), "w") as f:
+            f.write(apply(src, m)[0][0])
+        for extra in ((), IMPL_OWN_FLAGS):
+            r = b.compile(d, impl, os.devnull, obj=False, extra=list(extra) + ["-fsyntax-only"])
+            if r.returncode:
+                return m[0], " ".join(extra) or "the plain build", r.stdout
+        return None
+
+    t0 = time.time()
+    try:
+        with ThreadPoolExecutor(a.j) as ex:
+            broken = [r for r in ex.map(one, chosen) if r]
+    finally:
+        if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    for mid, build, out in broken:
+        print("mutate: %s does not compile (%s):\n%s" % (mid, build, last_lines(out, 6)))
+    if broken:
+        print("mutate: %d of %d mutants do not compile: fix their strings (docs/contributing.md)" % (len(broken), len(chosen)))
+        return 1
+    print("check-mutants: the %d mutants all compile, in both builds (%.0f s)" % (len(chosen), time.time() - t0))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-j", type=int, default=2, help="parallel jobs (default 2)")
@@ -1447,6 +1482,10 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--check", action="store_true",
                     help="only check that every mutant's string still matches mguard.h (no build; make test runs it)")
+    ap.add_argument("--compile", action="store_true",
+                    help="with --check: also compile each mutant's implementation as the tests build it "
+                         "(-fsyntax-only, both builds; a few minutes): a mutant that no longer compiles is found "
+                         "before a full run counts it broken")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
     ap.add_argument("--cflags", default="-O1", help="optimisation flags (default -O1)")
@@ -1484,7 +1523,7 @@ def main():
             print("mutate: %d of %d mutants no longer match mguard.h: update their strings (docs/contributing.md)" % (len(stale), len(chosen)))
             return 1
         print("check-mutants: the %d mutants of tests/mutate.py all match mguard.h" % len(chosen))
-        return 0
+        return compile_mutants(root, src, chosen, a) if a.compile else 0
     impl_at = src.index("#ifdef MGUARD_IMPLEMENTATION")
     work = tempfile.mkdtemp(prefix="mguard-mutate.")
     t0 = time.time()
