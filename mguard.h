@@ -5107,7 +5107,7 @@ static void mguard__scope_destroy_part(mguard__part *p)
 }
 
 /* A refused call: NULL handle (silent), destroyed scope, or NULL comp. */
-static mguard_status mguard__scope_refuse(const mguard_scope *s, const void *comp, const char *fn)
+static MGUARD__HOT mguard_status mguard__scope_refuse(const mguard_scope *s, const void *comp, const char *fn)
 {
     if (!mguard__handle_ok(s, MGUARD__MAGIC_SCOPE, MGUARD__DBG_SCOPE, fn)) return MGUARD_EINVAL;
     if (s->destroying) { mguard__logf(s->hd.ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "scope"); return MGUARD_EINVAL; }
@@ -8287,7 +8287,10 @@ static void mguard__ledger_layout(const mguard_ledger *L, mguard__llayout *lay)
     lay->total = off;
 }
 
-#define MGUARD__LCHUNK 128   /* entries or writes copied at a time */
+/* Entries or writes copied at a time: a chunk stays under 4 KB (64 entries: 3 KB),
+   which memcpy copies with vector moves; from 4 KB on glibc's x86-64 memcpy
+   switches to `rep movsb`, and a whole clone measured 10-25% slower with it. */
+#define MGUARD__LCHUNK 64
 static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
 {
     const char *fn = "mguard_ledger_clone";
