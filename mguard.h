@@ -8287,9 +8287,10 @@ static void mguard__ledger_layout(const mguard_ledger *L, mguard__llayout *lay)
     lay->total = off;
 }
 
-/* Entries or writes copied at a time: a chunk stays under 4 KB (64 entries: 3 KB),
-   which memcpy copies with vector moves; from 4 KB on glibc's x86-64 memcpy
-   switches to `rep movsb`, and a whole clone measured 10-25% slower with it. */
+/* Entries or writes copied at a time: a chunk under 4 KB (64 entries: 3 KB). At 96
+   and 128 (4.5 and 6 KB) a whole clone measured 10-25% slower on x86-64, whichever
+   copy glibc's memcpy chose (not its rep movsb switch: forced both ways, no change);
+   the pass's loads falling 4 KB from the copy's stores is the likely cause. */
 #define MGUARD__LCHUNK 64
 static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
 {
