@@ -426,6 +426,7 @@ fault-sites: | $(DEPS_STAMP)
 MUTATE_JOBS ?= 2
 MUTATE_ONLY ?=
 check-mutants: | $(DEPS_STAMP)
+	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3
 	@CC="$(CC)" python3 tests/mutate.py -j $(MUTATE_JOBS) --check --compile
 mutate: | $(DEPS_STAMP)
 	@command -v python3 >/dev/null 2>&1 || sh tests/deps.sh python3

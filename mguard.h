@@ -8287,10 +8287,9 @@ static void mguard__ledger_layout(const mguard_ledger *L, mguard__llayout *lay)
     lay->total = off;
 }
 
-/* Entries or writes copied at a time: a chunk under 4 KB (64 entries: 3 KB). At 96
-   and 128 (4.5 and 6 KB) a whole clone measured 10-25% slower on x86-64, whichever
-   copy glibc's memcpy chose (not its rep movsb switch: forced both ways, no change);
-   the pass's loads falling 4 KB from the copy's stores is the likely cause. */
+/* Entries or writes copied at a time. 64 (3 KB of entries) measured best on
+   x86-64: 80 as fast; 32, 96 and 128 a whole clone 10-25% slower, whichever
+   copy glibc's memcpy chose (forced both ways: no change); why, not found. */
 #define MGUARD__LCHUNK 64
 static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
 {

@@ -1442,8 +1442,10 @@ def last_lines(text, n=3):
 
 def compile_mutants(root, src, chosen, a):
     """--check --compile: each mutant's implementation compiled (syntax and
-    front-end warnings, -Werror) with the flags of both test builds. 0: all
-    compile; 1: some do not (listed with the compiler's first lines)."""
+    front-end warnings, -Werror) as the tests build it: mguard_impl.c with the
+    flags of both test builds, and every test file that holds the
+    implementation itself (test_debug: MGUARD_DEBUG). 0: all compile; 1:
+    some do not (listed with the compiler's last lines)."""
     b = Builder(root, a.cc, shlex.split(a.cflags), a.j)
     work = tempfile.mkdtemp(prefix="mguard-mutate-cc.")
     impl = os.path.join(root, "tests", "mguard_impl.c")
@@ -1453,10 +1455,12 @@ def compile_mutants(root, src, chosen, a):
         os.makedirs(d)
         with open(os.path.join(d, "mguard.h"), "w") as f:
             f.write(apply(src, m)[0][0])
-        for extra in ((), IMPL_OWN_FLAGS):
-            r = b.compile(d, impl, os.devnull, obj=False, extra=list(extra) + ["-fsyntax-only"])
+        builds = [(impl, (), "the plain build"), (impl, IMPL_OWN_FLAGS, " ".join(IMPL_OWN_FLAGS))]
+        builds += [(os.path.join(root, "tests", n + ".c"), (), n) for n in sorted(b.own_impl)]
+        for src_file, extra, what in builds:
+            r = b.compile(d, src_file, os.devnull, obj=False, extra=list(extra) + ["-fsyntax-only"])
             if r.returncode:
-                return m[0], " ".join(extra) or "the plain build", r.stdout
+                return m[0], what, r.stdout
         return None
 
     t0 = time.time()
@@ -1471,7 +1475,7 @@ def compile_mutants(root, src, chosen, a):
     if broken:
         print("mutate: %d of %d mutants do not compile: fix their strings (docs/contributing.md)" % (len(broken), len(chosen)))
         return 1
-    print("check-mutants: the %d mutants all compile, in both builds (%.0f s)" % (len(chosen), time.time() - t0))
+    print("check-mutants: the %d mutants all compile, in every build of the tests (%.0f s)" % (len(chosen), time.time() - t0))
     return 0
 
 
@@ -1483,8 +1487,8 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="only check that every mutant's string still matches mguard.h (no build; make test runs it)")
     ap.add_argument("--compile", action="store_true",
-                    help="with --check: also compile each mutant's implementation as the tests build it "
-                         "(-fsyntax-only, both builds; a few minutes): a mutant that no longer compiles is found "
+                    help="--check, and compile each mutant's implementation as the tests build it "
+                         "(-fsyntax-only, every build; a few minutes): a mutant that no longer compiles is found "
                          "before a full run counts it broken")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
@@ -1515,7 +1519,7 @@ def main():
 
     with open(os.path.join(root, "mguard.h")) as f:
         src = f.read()
-    if a.check:
+    if a.check or a.compile:
         stale = [(m[0], apply(src, m)[1]) for m in chosen if apply(src, m)[0] is None]
         for i, why in stale:
             print("mutate: %s %s" % (i, why))
