@@ -7680,23 +7680,26 @@ static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj,
 }
 
 /* The entry of obj for an attribute-level call, or a logged status. */
-static mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const void *obj, const char *attr,
-                                          const char *fn, bool untracked_ok, uint32_t *e)
+/* mguard__ledger_attr_entry's refusals (e: obj's entry, a container; 0: none),
+   out of line: their name buffer would cost every write a stack frame. */
+static MGUARD__NOINLINE mguard_status mguard__ledger_attr_refuse(const mguard_ledger *L, const void *obj,
+                                                                 const char *attr, const char *fn, uint32_t e)
 {
     mguard_ctx *ctx = L->hd.ctx;   /* every caller returns at once after a line: the hook may free L */
     char nm[MGUARD__NAME];
+    if (!obj || !attr) mguard__logf(ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "attribute");
+    else mguard__logf(ctx, e ? MGUARD_LOG_LEDGER_CONTAINER : MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));
+    return MGUARD_EINVAL;
+}
+
+static MGUARD__HOT mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const void *obj, const char *attr,
+                                                      const char *fn, bool untracked_ok, uint32_t *e)
+{
     *e = 0;
-    if (!obj || !attr) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "attribute"); return MGUARD_EINVAL; }
+    if (!obj || !attr) return mguard__ledger_attr_refuse(L, obj, attr, fn, 0);
     *e = mguard__ledger_ent_find(L, obj);
-    if (!*e) {
-        if (untracked_ok) return MGUARD_NOT_FOUND;
-        mguard__logf(ctx, MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));
-        return MGUARD_EINVAL;
-    }
-    if (L->ents[*e - 1].kind == MGUARD_LEDGER_CONTAINER) {
-        mguard__logf(ctx, MGUARD_LOG_LEDGER_CONTAINER, fn, mguard__named(ctx, obj, nm));
-        return MGUARD_EINVAL;
-    }
+    if (!*e) return untracked_ok ? MGUARD_NOT_FOUND : mguard__ledger_attr_refuse(L, obj, attr, fn, 0);
+    if (L->ents[*e - 1].kind == MGUARD_LEDGER_CONTAINER) return mguard__ledger_attr_refuse(L, obj, attr, fn, *e);
     return MGUARD_OK;
 }
 
