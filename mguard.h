@@ -9709,6 +9709,7 @@ struct mguard_cache {
     mguard_cache_reason ring[MGUARD_CACHE_REASONS];
     bool ringlive[MGUARD_CACHE_REASONS];  /* false: a key died (it answers no more) */
     uint64_t ringev[MGUARD_CACHE_REASONS];  /* the event that wrote it, its name to come (the root's cev), or 0 */
+    size_t ringk[MGUARD_CACHE_REASONS];     /* a one-key reason's RING slot as made (a hint, checked), or SIZE_MAX */
     uint32_t nring, ringpos;           /* remembered; next slot to write */
     void *parked;                      /* a stale value handed out (parkv, a block), or NULL */
     uint64_t parkseq;
@@ -10108,8 +10109,16 @@ static void mguard__cslots_retag(mguard_cache *c, const void *obj, uint32_t pos,
 static void mguard__ring_forget(mguard_cache *c, uint32_t rp, const void *dying)
 {
     mguard_cache_reason *r = &c->ring[rp];
-    size_t i;
-    for (i = 0; i < r->nkeys; i++) mguard__cslots_retag(c, r->keys[i], MGUARD__CS_RING | rp, -1, dying);
+    const mguard__kx *kx = &c->ctx->kx;
+    size_t i, k = c->ringk[rp];
+    /* a one-key reason's slot is where it was made unless a rehash moved it (then
+       the walk): no other slot says (key, c, RING | rp) while the reason is kept, an
+       erased one says table id 0, and a cache's slots are never PENDING */
+    if (r->nkeys == 1 && k <= kx->mask && kx->slots[k].key == r->keys[0] &&
+        kx->slots[k].tid == MGUARD__CTID(c) && kx->slots[k].pos == (MGUARD__CS_RING | rp))
+        mguard__cslot_erase(c, k, dying);
+    else
+        for (i = 0; i < r->nkeys; i++) mguard__cslots_retag(c, r->keys[i], MGUARD__CS_RING | rp, -1, dying);
     mguard__str_release(c->ctx, r->attr);
     mguard__str_release(c->ctx, r->obj_name);
     r->attr = r->file = r->obj_name = NULL;
@@ -10139,6 +10148,7 @@ static uint32_t mguard__ring_next(mguard_cache *c, const mguard_cache_reason *wh
     mguard__reason_copy(r, why, keys, n);
     mguard__str_keep_if_shared(ctx, r->attr);   /* a reader on another thread */
     c->ringlive[rp] = live;
+    c->ringk[rp] = SIZE_MAX;
     c->ringev[rp] = MGUARD__CROOT(ctx)->cev;
     c->ringpos = (rp + 1) % MGUARD_CACHE_REASONS;
     if (c->nring < MGUARD_CACHE_REASONS) c->nring++;
@@ -10226,6 +10236,7 @@ static void mguard__cache_drop(mguard_cache *c, uint32_t pos, const mguard_cache
     } else if (ring >= 0 && keys[0] != dying) {
         ls->pos = MGUARD__CS_RING | (uint32_t)ring;
         ls->v.u = 0;
+        c->ringk[ring] = r->slot;
     } else {
         mguard__cslot_erase(c, r->slot, dying);
     }

@@ -38,6 +38,8 @@ MGT_DEF const char *mgt_scope_known_name(const mguard_scope *s, const void *comp
 MGT_DEF mguard_status mgt_ledger_check(const mguard_ledger *L);
 /* The strings ctx holds interned (mguard_intern's and its own). */
 MGT_DEF size_t mgt_interned_count(const mguard_ctx *ctx);
+/* The slots of ctx's index (its capacity: 0 or a power of two). */
+MGT_DEF size_t mgt_index_capacity(const mguard_ctx *ctx);
 
 #if defined(MGUARD_IMPLEMENTATION) && !defined(MGT_IMPLEMENTED)
 #define MGT_IMPLEMENTED
@@ -94,6 +96,15 @@ static size_t mgt__interned_count(const mguard_ctx *ctx)
 MGT_DEF size_t mgt_interned_count(const mguard_ctx *ctx)
 {
     MGT_LOCKED(mguard__ctx_of_ctx(ctx), size_t, mgt__interned_count(ctx));
+}
+
+static size_t mgt__index_capacity(const mguard_ctx *ctx)
+{
+    return mguard__ctx_ok(ctx, "mgt_index_capacity") ? MGUARD__KX_CAP(&ctx->kx) : 0;
+}
+MGT_DEF size_t mgt_index_capacity(const mguard_ctx *ctx)
+{
+    MGT_LOCKED(mguard__ctx_of_ctx(ctx), size_t, mgt__index_capacity(ctx));
 }
 
 #ifndef MGUARD_NO_SCOPE

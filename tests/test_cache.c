@@ -1268,6 +1268,72 @@ static void test_the_ring_remembers_the_last_drops_only(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* Forgetting a one-key reason erases its key's ring slot where the drop left it,
+   checked before it is trusted: after a death erased that slot and a new entry on
+   the same address took its place, after the index grew (every slot moved) and
+   after it shrank below that place, the forget erases its own slot, no other. */
+static void test_a_forgotten_reason_erases_its_own_ring_slot_only(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_cache *c = new_cache(ctx, NULL, 0, 0);
+    mguard_weak *t = long_table(ctx, NULL), *u = long_table(ctx, NULL);
+    static int a, b, k[3 * MGUARD_CACHE_REASONS];
+    static char fill[4096];
+    mguard_cache_reason r;
+    long v = 7, w = 9;
+    size_t i, big;
+    (void)state;
+    for (i = 0; i < 300; i++) assert_int_equal(mguard_weak_set(t, &fill[i], &v), MGUARD_OK);   /* no rehash till later */
+    big = mgt_index_capacity(ctx);
+    /* reason 0 is a's; a dies (its ring slot goes), a new entry on a takes the
+       place; reason 1 is b's, whose death leaves its place empty */
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &v, 0), MGUARD_OK);
+    mguard_on_mutation(ctx, &a, "x");
+    mguard_on_destroy(ctx, &a);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &w, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&b), &v, 0), MGUARD_OK);
+    mguard_on_mutation(ctx, &b, "x");
+    mguard_on_destroy(ctx, &b);
+    for (i = 0; i < MGUARD_CACHE_REASONS; i++) {   /* the last two forget reasons 0 and 1 */
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+        mguard_on_mutation(ctx, &k[i], "x");
+    }
+    assert_int_equal(mgt_index_capacity(ctx), big);
+    assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&a)), 9);
+    assert_int_equal(mguard_cache_count(c), 1);
+    assert_ctx_ok(ctx);
+    /* the index grows, then the reasons made before are forgotten */
+    for (i = 0; i < sizeof fill; i++) assert_int_equal(mguard_weak_set(t, &fill[i], &v), MGUARD_OK);
+    big = mgt_index_capacity(ctx);
+    assert_true(big >= 8192);
+    for (i = MGUARD_CACHE_REASONS; i < 2 * MGUARD_CACHE_REASONS; i++) {
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+        mguard_on_mutation(ctx, &k[i], "y");
+    }
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[MGUARD_CACHE_REASONS - 1]), &r), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_count(c), 1);
+    assert_ctx_ok(ctx);
+    /* reasons made in the large index, which then shrinks below their places */
+    mguard_weak_destroy(t);
+    for (i = 0; i < big; i++) {   /* sparse reservations in a row */
+        assert_int_equal(mguard_weak_set(u, &fill[0], &v), MGUARD_OK);
+        assert_int_equal(mguard_weak_take(u, &fill[0], NULL), MGUARD_OK);
+    }
+    assert_true(mgt_index_capacity(ctx) <= big / 16);
+    for (i = 2 * MGUARD_CACHE_REASONS; i < 3 * MGUARD_CACHE_REASONS; i++) {
+        assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k[i]), &v, 0), MGUARD_OK);
+        mguard_on_mutation(ctx, &k[i], "z");
+    }
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[2 * MGUARD_CACHE_REASONS - 1]), &r), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_cache_last_reason(c, MGUARD_CACHE_KEYS(&k[3 * MGUARD_CACHE_REASONS - 1]), &r), MGUARD_OK);
+    assert_string_equal(r.attr, "z");
+    assert_int_equal(get_long(c, MGUARD_CACHE_KEYS(&a)), 9);
+    assert_int_equal(mguard_cache_count(c), 1);
+    assert_int_equal(mgt_objects(ctx), 1 + MGUARD_CACHE_REASONS);   /* a, and the keys the ring pins */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 typedef struct lines { int n; char text[8][256]; } lines;
 /* A context whose lines go to fn(user), and a cache of longs logging its
    reasons, named name (NULL: the default). */
@@ -3238,6 +3304,7 @@ int main(void)
         cmocka_unit_test(test_the_last_reason_names_the_mutation_and_its_line),
         cmocka_unit_test(test_a_reason_formats_a_long_file_name_whole),
         cmocka_unit_test(test_the_ring_remembers_the_last_drops_only),
+        cmocka_unit_test(test_a_forgotten_reason_erases_its_own_ring_slot_only),
         cmocka_unit_test(test_log_reasons_logs_each_drop_and_the_miss_after_it),
         cmocka_unit_test(test_a_logger_destroying_the_cache_on_a_logged_miss_waits_for_the_call),
         cmocka_unit_test(test_memory_stays_flat_under_mutations_with_distinct_attribute_names),
