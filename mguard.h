@@ -7679,7 +7679,6 @@ static mguard_status mguard__ledger_get(const mguard_ledger *L, const void *obj,
     return MGUARD_OK;
 }
 
-/* The entry of obj for an attribute-level call, or a logged status. */
 /* mguard__ledger_attr_entry's refusals (e: obj's entry, a container; 0: none),
    out of line: their name buffer would cost every write a stack frame. */
 static MGUARD__NOINLINE mguard_status mguard__ledger_attr_refuse(const mguard_ledger *L, const void *obj,
@@ -7692,6 +7691,7 @@ static MGUARD__NOINLINE mguard_status mguard__ledger_attr_refuse(const mguard_le
     return MGUARD_EINVAL;
 }
 
+/* The entry of obj for an attribute-level call, or a logged status. */
 static MGUARD__HOT mguard_status mguard__ledger_attr_entry(const mguard_ledger *L, const void *obj, const char *attr,
                                                       const char *fn, bool untracked_ok, uint32_t *e)
 {
@@ -9709,7 +9709,8 @@ struct mguard_cache {
     mguard_cache_reason ring[MGUARD_CACHE_REASONS];
     bool ringlive[MGUARD_CACHE_REASONS];  /* false: a key died (it answers no more) */
     uint64_t ringev[MGUARD_CACHE_REASONS];  /* the event that wrote it, its name to come (the root's cev), or 0 */
-    size_t ringk[MGUARD_CACHE_REASONS];     /* a one-key reason's RING slot as made (a hint, checked), or SIZE_MAX */
+    size_t ringk[MGUARD_CACHE_REASONS];     /* the lookup slot its drop made a RING slot (a hint, checked; a one-key
+                                               reason's forget uses it), or SIZE_MAX */
     uint32_t nring, ringpos;           /* remembered; next slot to write */
     void *parked;                      /* a stale value handed out (parkv, a block), or NULL */
     uint64_t parkseq;
@@ -10111,9 +10112,11 @@ static void mguard__ring_forget(mguard_cache *c, uint32_t rp, const void *dying)
     mguard_cache_reason *r = &c->ring[rp];
     const mguard__kx *kx = &c->ctx->kx;
     size_t i, k = c->ringk[rp];
-    /* a one-key reason's slot is where it was made unless a rehash moved it (then
-       the walk): no other slot says (key, c, RING | rp) while the reason is kept, an
-       erased one says table id 0, and a cache's slots are never PENDING */
+    /* a one-key reason's slot is where its drop made it, if that place still says
+       (key, c, RING | rp): no other slot can while the reason is kept, an erased one
+       says table id 0, a cache's slots are never PENDING. Else (no hint: a spoiled
+       compute's reason, a key dying at the drop; the slot erased by a death, its
+       place reused, or moved by a rehash) the walk finds what is left. */
     if (r->nkeys == 1 && k <= kx->mask && kx->slots[k].key == r->keys[0] &&
         kx->slots[k].tid == MGUARD__CTID(c) && kx->slots[k].pos == (MGUARD__CS_RING | rp))
         mguard__cslot_erase(c, k, dying);

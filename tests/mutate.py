@@ -777,7 +777,7 @@ MUTANTS = [
     # ---- 10. threads: every call on a thread-safe context locks ----------
     ("lock-skip-public-x", "lock taken on every thread-safe call (the made public functions that return)",
      "        ret r_; \\\n        if (c_ && c_->lk) return mguard__locked_##name args; \\",
-     "        ret r_; \\\n        if (c_ && c_->lk && 0) return mguard__locked_##name args; \\", 0),
+     "        ret r_; \\\n        if (c_ && c_->lk && 0) return mguard__locked_##name args; \\"),
     ("lock-skip-public-w", "lock taken on every thread-safe call (the functions with a fast path, past it)",
      "    static MGUARD__NOINLINE ret mguard__other_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \\\n    MGUARD__INLINE_API ret mguard_##name params \\\n    { \\\n        if (mguard__fast_##name args)",
      "    static MGUARD__NOINLINE ret mguard__other_##name params { mguard_ctx *c_ = ctxof; ret r_; if (c_ && c_->lk && 0) return mguard__locked_##name args; r_ = mguard__##name args; if (c_ && c_->logq.n) mguard__log_flush(c_); return r_; } \\\n    MGUARD__INLINE_API ret mguard_##name params \\\n    { \\\n        if (mguard__fast_##name args)"),
@@ -786,7 +786,7 @@ MUTANTS = [
      "        if (c_ && c_->lk && 0) { \\"),
     ("log-kept-after-the-call", "a default context's log lines reach the logger when the call ends",
      "        if (c_ && c_->logq.n) mguard__log_flush(c_); \\\n        return r_; \\",
-     "        return r_; \\", 0),
+     "        return r_; \\"),
     ("log-kept-after-the-call-w", "a default context's log lines reach the logger when the call ends (the functions with a fast path)",
      "    static MGUARD__NOINLINE ret mguard__other_##name params MGUARD__PUBLIC_BODY(ret, name, args, ctxof) \\\n    MGUARD__INLINE_API ret mguard_##name params \\\n    { \\\n        if (mguard__fast_##name args)",
      "    static MGUARD__NOINLINE ret mguard__other_##name params { mguard_ctx *c_ = ctxof; if (c_ && c_->lk) return mguard__locked_##name args; return mguard__##name args; } \\\n    MGUARD__INLINE_API ret mguard_##name params \\\n    { \\\n        if (mguard__fast_##name args)"),
@@ -1054,8 +1054,11 @@ MUTANTS = [
      '    else mguard__logf(ctx, e ? MGUARD_LOG_LEDGER_CONTAINER : MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));',
      '    else mguard__logf(L->hd.ctx, e ? MGUARD_LOG_LEDGER_CONTAINER : MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));'),
     ("describe-ledger-misuse-unnamed", "a ledger's misuse warning names its object with the context's describe (issue 25)",
-     'MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));\n        return MGUARD_EINVAL;',
-     'MGUARD_LOG_LEDGER_UNTRACKED, fn, (snprintf(nm, sizeof nm, "%p", obj), nm));\n        return MGUARD_EINVAL;', 0),
+     'MGUARD_LOG_LEDGER_CONTAINER : MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));',
+     'MGUARD_LOG_LEDGER_CONTAINER : MGUARD_LOG_LEDGER_UNTRACKED, fn, (snprintf(nm, sizeof nm, "%p", obj), nm));'),
+    ("describe-mark-modified-unnamed", "mark_modified's misuse warning names its object with the context's describe (issue 25)",
+     'MGUARD_LOG_LEDGER_NOT_CONTAINER : MGUARD_LOG_LEDGER_UNTRACKED, fn, mguard__named(ctx, obj, nm));',
+     'MGUARD_LOG_LEDGER_NOT_CONTAINER : MGUARD_LOG_LEDGER_UNTRACKED, fn, (snprintf(nm, sizeof nm, "%p", obj), nm));'),
     ("describe-gen-untagged-unnamed", "the never-tagged warning names its object with the context's describe (issue 25)",
      "MGUARD_LOG_GEN_UNTAGGED, fn, mguard__named((mguard_ctx *)mguard__unconst(ctx), obj, nm));",
      "MGUARD_LOG_GEN_UNTAGGED, fn, (snprintf(nm, sizeof nm, \"%p\", obj), nm));"),
@@ -1346,6 +1349,9 @@ def apply(src, m):
         return None, "STALE: pattern not found"
     if nth is None and count > 1:
         return None, "STALE: pattern occurs %d times and no occurrence index is given" % count
+    if nth is not None and count == 1:
+        # an occurrence went: the index may now name another place than the one meant
+        return None, "STALE: pattern occurs once but an occurrence index is given (is it still the place meant?)"
     k = 0 if nth is None else nth
     if k >= count:
         return None, "STALE: occurrence %d asked, %d found" % (k, count)
