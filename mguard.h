@@ -885,7 +885,8 @@ MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
 /* An independent copy of L, same hooks (a checkpoint); values shared,
    retained once by the copy. NULL (logged): NULL/dying L, out of memory.
    Cost: one allocation of stats' storage_bytes, a copy of each array, a hold
-   of each string its items name + retains. */
+   of each distinct string its entries and writes name, of each tag and hook
+   name + retains. */
 MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
 /* Make L equal to checkpoint, keeping L's hooks (retain gains, release
    losses). EINVAL (logged): NULL/dying, other contexts; ENOMEM: nothing
@@ -2400,6 +2401,8 @@ typedef struct mguard__str {
     uint32_t refs;               /* holders; MGUARD__STR_STICKY: for good */
     uint32_t pos;                /* its position in strs */
     uint32_t hash;               /* mguard__hash_str of the characters */
+    uint32_t lslot;              /* a hint: its slot + 1 in the last ledger that held it
+                                    (mguard__ledger_str_find checks it) */
 } mguard__str;
 #define MGUARD__STR_STICKY 0xffffffffu
 /* The header of interned string s (the characters of its block). */
@@ -2472,6 +2475,7 @@ static const char *mguard__str_intern(mguard_ctx *ctx, const char *s)
     hd->refs = 1;
     hd->pos = ctx->nstrs;
     hd->hash = h;
+    hd->lslot = 0;
     copy = (char *)(void *)(hd + 1);
     memcpy(copy, s, len + 1);
     ctx->strs[ctx->nstrs++] = copy;
@@ -6650,7 +6654,7 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
     *at = p;
 }
 
-/* A ledger is six flat arrays and three hash indexes, all holding indices,
+/* A ledger is seven flat arrays and four hash indexes, all holding indices,
    never pointers into each other, so a clone is one memcpy per array
    (docs/design.md, "The side-effects ledger", has the long version):
    - ents: tracked objects in tracking order (seq grows along the array).
@@ -6670,10 +6674,17 @@ static void mguard__part_link_last(mguard_ctx *ctx, mguard__part *p)
      structures are updated; releases also wait while a walk (diff, equal,
      prune, apply) is in progress, so every value it sees stays alive.
    - recs and hooks, in order (seq increasing along each array).
+   - strs: a pool of every distinct string its entries (source) and writes
+     (attribute) name, with their count; one hold each, taken by the first,
+     let go with the last; free slots chained through next. s_ix: string ->
+     slot + 1; an interned string's header hints at its slot in the last
+     ledger that counted it (checked: the slot must name it). Records' tags
+     and hooks' names are held one each (there are few).
    Invariants (checked by mguard_ctx_check): live_ents == ent_ix.used; each entry's
    list holds nwrites writes of that object in increasing seq, none for a
    CONTAINER entry; live_writes == w_ix.used == sum of nwrites; nmod counts the
-   modified entries; a ref's count is the number of places holding it;
+   modified entries; a ref's count is the number of places holding it, a
+   string's the live entries and writes naming it;
    HELD means retain ran and release is owed; a WATCHED pointer with
    count > 0 is a key of the root's weak table (that is how deaths reach
    the ledgers); stamp changes with every change of content, and two ledgers
@@ -6726,6 +6737,13 @@ typedef struct mguard__lref {
    member: walks resume by it, mguard__ledger_resume). */
 typedef struct mguard__lrec { uint64_t seq; const char *tag; void *payload; } mguard__lrec;
 typedef struct mguard__lhook { uint64_t seq; const void *obj; const char *name; void *fn; int id, pad_; } mguard__lhook;
+/* A string L's entries (sources) and writes (attributes) name, held once by L
+   however many name it: a clone takes one hold per string, not per item. */
+typedef struct mguard__lstr {
+    const char *s;             /* NULL: free slot */
+    uint32_t count;            /* L's entries and writes naming s */
+    uint32_t next;             /* next free slot */
+} mguard__lstr;
 
 struct mguard__lroot {
     mguard__part part;         /* first: the context's list of parts */
@@ -6766,6 +6784,9 @@ struct mguard_ledger {
     uint32_t nrecs, caprecs;
     mguard__lhook *hooks;
     uint32_t nhooks, caphooks;
+    mguard__lstr *strs;        /* the strings its entries and writes name */
+    uint32_t nspool, capstrs, live_strs, sfree;
+    mguard__index s_ix;
 };
 
 struct mguard_ledger_diff_result {
@@ -7019,6 +7040,59 @@ static void mguard__ledger_ref_free(mguard_ledger *L, uint32_t r)
     L->live_refs--;
 }
 
+/* ---- the strings its items name: one hold each ------------------------- */
+
+/* L's slot + 1 of interned string s, or 0. The hint in s's header is
+   checked: a slot that names s is s's (L holds s, so no other string has
+   its address). */
+static MGUARD__HOT uint32_t mguard__ledger_str_find(const mguard_ledger *L, const char *s)
+{
+    const mguard__str *h = MGUARD__STR_HDR(s);
+    if (h->lslot && h->lslot <= L->nspool && L->strs[h->lslot - 1].s == s) return h->lslot;
+    return mguard__ix_find(&L->s_ix, (const unsigned char *)L->strs, sizeof(mguard__lstr), s, h->hash);
+}
+
+/* Room for one more string slot (nothing visible changes). */
+static mguard_status mguard__ledger_reserve_strs(mguard_ledger *L)
+{
+    mguard_status st = mguard__ledger_ix_reserve(L, &L->s_ix, (size_t)L->live_strs + 1);
+    if (st || L->sfree) return st;
+    return mguard__ledger_grow(L, (void **)&L->strs, &L->capstrs, (size_t)L->nspool + 1, sizeof(mguard__lstr));
+}
+
+/* One more item of L names s (NULL: nothing). i: s's slot + 1, or 0: a new
+   slot takes the caller's hold (room reserved). */
+static MGUARD__HOT void mguard__ledger_str_hold(mguard_ledger *L, const char *s, uint32_t i)
+{
+    if (!s) return;
+    if (!i) {
+        i = L->sfree ? L->sfree : ++L->nspool;
+        if (L->sfree) L->sfree = L->strs[i - 1].next;
+        L->strs[i - 1].s = s;
+        L->strs[i - 1].count = 0;
+        mguard__ix_put(&L->s_ix, MGUARD__STR_HDR(s)->hash, i);
+        L->live_strs++;
+    }
+    L->strs[i - 1].count++;
+    MGUARD__STR_HDR(s)->lslot = i;
+}
+
+/* One item fewer names s (NULL: nothing); at none L lets s go. Never allocates. */
+static void mguard__ledger_str_drop(mguard_ledger *L, const char *s)
+{
+    uint32_t i;
+    if (!s) return;
+    i = mguard__ledger_str_find(L, s);
+    MGUARD_ASSERT(i && L->strs[i - 1].count);
+    if (!i || --L->strs[i - 1].count) return;
+    mguard__ix_del(&L->s_ix, MGUARD__STR_HDR(s)->hash, i);
+    L->strs[i - 1].s = NULL;
+    L->strs[i - 1].next = L->sfree;
+    L->sfree = i;
+    L->live_strs--;
+    mguard__str_release(L->hd.ctx, s);
+}
+
 /* Is p safe to hand to a hook: held or awaiting release, not destroyed? */
 static bool mguard__ledger_alive(const mguard_ledger *L, const void *p)
 {
@@ -7243,7 +7317,7 @@ static void mguard__ledger_free_write(mguard_ledger *L, uint32_t w)
     mguard__lwrite *wr = &L->writes[w - 1];
     void *v = wr->value;
     mguard__ix_del(&L->w_ix, mguard__ledger_whash(wr->obj, wr->attr), w);
-    mguard__str_release(L->hd.ctx, wr->attr);
+    mguard__ledger_str_drop(L, wr->attr);
     wr->obj = NULL;
     wr->attr = NULL;
     wr->value = NULL;
@@ -7282,7 +7356,7 @@ static void mguard__ledger_drop_entry(mguard_ledger *L, uint32_t e)
         w = next;
     }
     mguard__ix_del(&L->ent_ix, mguard__hash_ptr(obj), e);
-    mguard__str_release(L->hd.ctx, en->source);
+    mguard__ledger_str_drop(L, en->source);
     en->obj = NULL;
     en->source = NULL;
     en->head = en->tail = en->nwrites = 0;
@@ -7308,29 +7382,27 @@ static void mguard__lstr_hold(mguard_ctx *ctx, const char *s, bool take)
     if (take) mguard__str_take(s); else mguard__str_release(ctx, s);
 }
 
-/* One more (take) or one fewer holder of every string L's content holds
-   (live entries' sources, live writes' attributes, tags, hook names): a
-   clone or restore takes them; emptying, restoring over, freeing release.
-   Entries and writes from position `from` on (a clone took the others as it
-   copied them). Never allocates. Cost: O(entries + writes + records + hooks). */
-static void mguard__ledger_strs_from(mguard_ledger *L, bool take, uint32_t from)
+/* One more (take) or one fewer holder of every string L holds (one per
+   string slot, one per record's tag and hook's name): a clone or restore
+   takes them; emptying, restoring over, freeing release. Never allocates.
+   Cost: O(string slots + records + hooks). */
+static void mguard__ledger_strs(mguard_ledger *L, bool take)
 {
     mguard_ctx *ctx = L->hd.ctx;
     uint32_t i;
-    for (i = from; i < L->nents; i++)
-        if (L->ents[i].obj) mguard__lstr_hold(ctx, L->ents[i].source, take);
-    for (i = from; i < L->nwpool; i++)
-        if (L->writes[i].obj) mguard__lstr_hold(ctx, L->writes[i].attr, take);
+    for (i = 0; i < L->nspool; i++)
+        if (L->strs[i].s) mguard__lstr_hold(ctx, L->strs[i].s, take);
     for (i = 0; i < L->nrecs; i++) mguard__lstr_hold(ctx, L->recs[i].tag, take);
     for (i = 0; i < L->nhooks; i++) mguard__lstr_hold(ctx, L->hooks[i].name, take);
 }
-#define mguard__ledger_strs(L, take) mguard__ledger_strs_from((L), (take), 0)
 
 /* Forget all content: held pointers queued for release, strings released. */
 static void mguard__ledger_empty(mguard_ledger *L)
 {
     uint32_t i;
     mguard__ledger_strs(L, false);
+    L->nspool = L->live_strs = L->sfree = 0;
+    mguard__ix_clear(&L->s_ix);
     L->nents = L->live_ents = L->nmod = 0;
     mguard__ix_clear(&L->ent_ix);
     L->nwpool = L->live_writes = L->wfree = 0;
@@ -7577,6 +7649,8 @@ static void mguard__ledger_free(mguard_ledger *L)
     mguard__ledger_ix_free(L, &L->ref_ix);
     mguard__ledger_free_array(L, L->recs);
     mguard__ledger_free_array(L, L->hooks);
+    mguard__ledger_free_array(L, L->strs);
+    mguard__ledger_ix_free(L, &L->s_ix);
     mguard__handle_free(L);
     mguard__ledger_root_maybe_free(ctx);
 }
@@ -7623,6 +7697,7 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
     mguard_ctx *ctx;
     const char *src = NULL;
     const void *added = NULL;
+    uint32_t si = 0;
     mguard_status st = mguard__ledger_can_change(L, fn);
     mguard__lent *en;
     if (st) return st;
@@ -7637,15 +7712,22 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
         mguard__logf(ctx, MGUARD_LOG_LEDGER_TRACKED, fn, mguard__named(ctx, obj, nm));
         return MGUARD_EEXIST;
     }
-    if (source && !(src = mguard__lstr_intern(ctx, source))) st = MGUARD_ENOMEM;
+    if (source) {
+        /* a string L holds already is counted, not taken */
+        src = mguard__str_find(ctx, source);
+        si = src ? mguard__ledger_str_find(L, src) : 0;
+        if (!si && !(src = mguard__lstr_intern_found(ctx, source, src))) st = MGUARD_ENOMEM;
+        if (!st && !si) st = mguard__ledger_reserve_strs(L);
+    }
     if (!st) st = mguard__ledger_reserve_ents(L, 1);
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, obj, NULL));
     mguard__ledger_maybe_sweep(L);
     if (!st) st = mguard__ledger_watch(L, obj, fn, &added);
     if (st) {
-        mguard__str_release(ctx, src);
+        if (!si) mguard__str_release(ctx, src);
         return mguard__ledger_oom(L, st, fn);
     }
+    mguard__ledger_str_hold(L, src, si);
     en = &L->ents[L->nents++];
     memset(en, 0, sizeof *en);
     en->obj = obj;
@@ -7735,7 +7817,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     mguard_ctx *ctx;
     const char *a;
     const void *added = NULL;
-    uint32_t e, w;
+    uint32_t e, w, si;
     uint32_t watched;
     size_t size = 0;
     unsigned type = 0;
@@ -7759,17 +7841,19 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
     }
     a = mguard__str_find(ctx, attr);   /* an overwrite: its write holds a already */
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
-    if (!w && !(a = mguard__lstr_intern_found(ctx, attr, a))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
+    si = a && !w ? mguard__ledger_str_find(L, a) : 0;   /* L holds a: counted, not taken */
+    if (!w && !si && !(a = mguard__lstr_intern_found(ctx, attr, a))) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     if (w && L->writes[w - 1].value == value && L->writes[w - 1].deleted == deleted && L->writes[w - 1].size == size &&
         L->writes[w - 1].type == type && (!size || memcmp(L->writes[w - 1].bytes, bytes, size) == 0))   /* both zero past size */
         return MGUARD_OK;
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
     if (!w) st = mguard__ledger_reserve_writes(L, 1);
+    if (!st && !w && !si) st = mguard__ledger_reserve_strs(L);
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, value, NULL));
     mguard__ledger_maybe_sweep(L);
     if (!st && watched) st = mguard__ledger_watch(L, value, fn, &added);
     if (st) {
-        if (!w) mguard__str_release(ctx, a);
+        if (!w && !si) mguard__str_release(ctx, a);
         return mguard__ledger_oom(L, st, fn);
     }
     if (w) {
@@ -7791,6 +7875,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         } else {
             w = ++L->nwpool;
         }
+        mguard__ledger_str_hold(L, a, si);
         wr = &L->writes[w - 1];
         wr->obj = obj;
         wr->attr = a;
@@ -8196,6 +8281,8 @@ typedef struct mguard__lcontent {
     mguard__index w_ix;
     mguard__lrec *recs;
     mguard__lhook *hooks;
+    mguard__lstr *strs;
+    mguard__index s_ix;
 } mguard__lcontent;
 
 static void *mguard__ledger_dup(const mguard_ctx *ctx, const void *src, size_t bytes, mguard_status *st)
@@ -8226,6 +8313,8 @@ static void mguard__ledger_content_free(const mguard_ctx *ctx, mguard__lcontent 
     mguard__free(ctx, k->w_ix.slots);
     mguard__free(ctx, k->recs);
     mguard__free(ctx, k->hooks);
+    mguard__free(ctx, k->strs);
+    mguard__free(ctx, k->s_ix.slots);
 }
 
 static mguard_status mguard__ledger_content_dup(const mguard_ctx *ctx, mguard__lcontent *k, const mguard_ledger *src)
@@ -8238,6 +8327,8 @@ static mguard_status mguard__ledger_content_dup(const mguard_ctx *ctx, mguard__l
     mguard__ledger_dup_ix(ctx, &k->w_ix, &src->w_ix, &st);
     k->recs = (mguard__lrec *)mguard__ledger_dup(ctx, src->recs, (size_t)src->nrecs * sizeof(mguard__lrec), &st);
     k->hooks = (mguard__lhook *)mguard__ledger_dup(ctx, src->hooks, (size_t)src->nhooks * sizeof(mguard__lhook), &st);
+    k->strs = (mguard__lstr *)mguard__ledger_dup(ctx, src->strs, (size_t)src->nspool * sizeof(mguard__lstr), &st);
+    mguard__ledger_dup_ix(ctx, &k->s_ix, &src->s_ix, &st);
     if (st) mguard__ledger_content_free(ctx, k);
     return st;
 }
@@ -8251,6 +8342,8 @@ static void mguard__ledger_content_install(mguard_ledger *L, mguard__lcontent *k
     mguard__ledger_free_array(L, L->w_ix.slots);
     mguard__ledger_free_array(L, L->recs);
     mguard__ledger_free_array(L, L->hooks);
+    mguard__ledger_free_array(L, L->strs);
+    mguard__ledger_free_array(L, L->s_ix.slots);
     L->ents = k->ents;
     L->nents = L->capents = src->nents;
     L->live_ents = src->live_ents;
@@ -8265,10 +8358,16 @@ static void mguard__ledger_content_install(mguard_ledger *L, mguard__lcontent *k
     L->nrecs = L->caprecs = src->nrecs;
     L->hooks = k->hooks;
     L->nhooks = L->caphooks = src->nhooks;
+    L->strs = k->strs;
+    L->nspool = L->capstrs = src->nspool;
+    L->live_strs = src->live_strs;
+    L->sfree = src->sfree;
+    L->s_ix = k->s_ix;
 }
 
-/* A clone's block: the struct, then ents, ent slots, writes, write slots, refs, ref slots, records, hooks. */
-#define MGUARD__L_NARRAYS 8
+/* A clone's block: the struct, then ents, ent slots, writes, write slots, refs, ref slots, records, hooks,
+   strings, string slots. */
+#define MGUARD__L_NARRAYS 10
 #define MGUARD__L_ALIGN(n) (((n) + 15) & ~(size_t)15)
 typedef struct mguard__llayout { size_t off[MGUARD__L_NARRAYS], len[MGUARD__L_NARRAYS], total; } mguard__llayout;
 
@@ -8283,6 +8382,8 @@ static void mguard__ledger_layout(const mguard_ledger *L, mguard__llayout *lay)
     lay->len[5] = mguard__ix_bytes(&L->ref_ix);
     lay->len[6] = (size_t)L->nrecs * sizeof(mguard__lrec);
     lay->len[7] = (size_t)L->nhooks * sizeof(mguard__lhook);
+    lay->len[8] = (size_t)L->nspool * sizeof(mguard__lstr);
+    lay->len[9] = mguard__ix_bytes(&L->s_ix);
     for (i = 0; i < MGUARD__L_NARRAYS; i++) {
         lay->off[i] = off;
         off += MGUARD__L_ALIGN(lay->len[i]);
@@ -8290,10 +8391,6 @@ static void mguard__ledger_layout(const mguard_ledger *L, mguard__llayout *lay)
     lay->total = off;
 }
 
-/* Entries or writes copied at a time. 64 (3 KB of entries) measured best on
-   x86-64: 80 as fast; 32, 96 and 128 a whole clone 10-25% slower, whichever
-   copy glibc's memcpy chose (forced both ways: no change); why, not found. */
-#define MGUARD__LCHUNK 64
 static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
 {
     const char *fn = "mguard_ledger_clone";
@@ -8303,7 +8400,7 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
     unsigned char *block;
     void *dst[MGUARD__L_NARRAYS];
     const void *from[MGUARD__L_NARRAYS];
-    size_t i, e;
+    size_t i;
     if (!mguard__ledger_ok(src) || !mguard__ctx_can_create(src->hd.ctx, fn)) return NULL;
     ctx = src->hd.ctx;
     if (src->destroying) { mguard__logf(ctx, MGUARD_LOG_HANDLE_DESTROYING, fn, "ledger"); return NULL; }
@@ -8314,9 +8411,7 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
 #endif
         block = (unsigned char *)mguard__alloc(ctx, lay.total);
     if (!block) { mguard__logf(ctx, MGUARD_LOG_NOMEM, fn); return NULL; }
-    /* One memcpy per array, all into the one block; the entries and writes
-       a chunk at a time, whose strings are taken while it is in the cache
-       (a second pass would read a large ledger from memory again). */
+    /* One memcpy per array, all into the one block */
     from[0] = src->ents;
     from[1] = src->ent_ix.slots;
     from[2] = src->writes;
@@ -8325,19 +8420,11 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
     from[5] = src->ref_ix.slots;
     from[6] = src->recs;
     from[7] = src->hooks;
+    from[8] = src->strs;
+    from[9] = src->s_ix.slots;
     for (i = 0; i < MGUARD__L_NARRAYS; i++) {
         dst[i] = lay.len[i] ? block + lay.off[i] : NULL;
-        if (lay.len[i] && i != 0 && i != 2) memcpy(dst[i], from[i], lay.len[i]);
-    }
-    for (i = 0; i < src->nents; i = e) {
-        e = src->nents - i > MGUARD__LCHUNK ? i + MGUARD__LCHUNK : src->nents;
-        memcpy((mguard__lent *)dst[0] + i, src->ents + i, (e - i) * sizeof *src->ents);
-        for (; i < e; i++) if (src->ents[i].obj) mguard__str_take(src->ents[i].source);
-    }
-    for (i = 0; i < src->nwpool; i = e) {
-        e = src->nwpool - i > MGUARD__LCHUNK ? i + MGUARD__LCHUNK : src->nwpool;
-        memcpy((mguard__lwrite *)dst[2] + i, src->writes + i, (e - i) * sizeof *src->writes);
-        for (; i < e; i++) if (src->writes[i].obj) mguard__str_take(src->writes[i].attr);
+        if (lay.len[i]) memcpy(dst[i], from[i], lay.len[i]);
     }
     C = (mguard_ledger *)(void *)block;
     *C = *src;
@@ -8356,6 +8443,9 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
     C->caprecs = src->nrecs;
     C->hooks = (mguard__lhook *)dst[7];
     C->caphooks = src->nhooks;
+    C->strs = (mguard__lstr *)dst[8];
+    C->capstrs = src->nspool;
+    C->s_ix.slots = (mguard__slot *)dst[9];
     C->prev = NULL;
     {
         struct mguard__lroot *root = mguard__ledger_root_of(ctx);
@@ -8365,7 +8455,7 @@ static mguard_ledger *mguard__ledger_clone(const mguard_ledger *src)
         root->nledgers++;
     }
     mguard__handle_init(C, MGUARD__MAGIC_LEDGER, MGUARD__DBG_LEDGER, ctx);
-    mguard__ledger_strs_from(C, true, UINT32_MAX);   /* its records' and hooks' */
+    mguard__ledger_strs(C, true);   /* its own holds: one per string, record and hook */
     if (C->rq_head || C->relq_head || C->desc.retain) {
         /* src is mid-flush or the copy must retain: rebuild the queues */
         uint32_t k;
@@ -9496,6 +9586,42 @@ static mguard_status mguard__ledger_check_refs(const mguard_ledger *L, uint32_t 
     return MGUARD_OK;
 }
 
+/* Add one expected naming of string s (NULL: none). */
+static mguard_status mguard__ledger_check_str(const mguard_ledger *L, uint32_t *cnt, const char *s)
+{
+    uint32_t i;
+    if (!s) return MGUARD_OK;
+    i = mguard__ledger_str_find(L, s);
+    MGUARD__CHECK(L->hd.ctx, i, "ledger: string \"%s\" is not held", s);
+    cnt[i - 1]++;
+    return MGUARD_OK;
+}
+
+/* The string slots: each found by its string, its count the entries and writes naming it. */
+static mguard_status mguard__ledger_check_strs(const mguard_ledger *L, uint32_t *cnt)
+{
+    uint32_t i, n;
+    for (i = 0; i < L->nents; i++)
+        if (L->ents[i].obj && mguard__ledger_check_str(L, cnt, L->ents[i].source)) return MGUARD_EINVAL;
+    for (i = 0; i < L->nwpool; i++)
+        if (L->writes[i].obj && mguard__ledger_check_str(L, cnt, L->writes[i].attr)) return MGUARD_EINVAL;
+    for (i = 0, n = 0; i < L->nspool; i++) {
+        const mguard__lstr *ls = &L->strs[i];
+        if (!ls->s) continue;
+        n++;
+        MGUARD__CHECK(L->hd.ctx, mguard__ix_find(&L->s_ix, (const unsigned char *)L->strs, sizeof(mguard__lstr), ls->s, MGUARD__STR_HDR(ls->s)->hash) == i + 1,
+                      "ledger: string slot %u (\"%s\") not found by its string", i, ls->s);
+        MGUARD__CHECK(L->hd.ctx, ls->count && cnt[i] == ls->count, "ledger: string \"%s\" named %u times, counted %u", ls->s, cnt[i], ls->count);
+    }
+    MGUARD__CHECK(L->hd.ctx, n == L->live_strs, "ledger: %u strings, %u recorded", n, L->live_strs);
+    for (i = L->sfree, n = 0; i; i = L->strs[i - 1].next) {
+        MGUARD__CHECK(L->hd.ctx, i <= L->nspool && !L->strs[i - 1].s, "ledger: string free list reaches a live slot");
+        MGUARD__CHECK(L->hd.ctx, ++n <= L->nspool, "ledger: string free list has a cycle");
+    }
+    MGUARD__CHECK(L->hd.ctx, n == L->nspool - L->live_strs, "ledger: string pool: %u free of %u", n, L->nspool - L->live_strs);
+    return MGUARD_OK;
+}
+
 /* A queue: flagged slots, in range, no cycle, the tail last. */
 static mguard_status mguard__ledger_check_queue(const mguard_ledger *L, bool rq)
 {
@@ -9523,9 +9649,10 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
     MGUARD__CHECK(L->hd.ctx, L->nwpool <= L->capwrites && L->live_writes <= L->nwpool, "ledger: write counts out of range");
     MGUARD__CHECK(L->hd.ctx, L->nrpool <= L->caprefs && L->live_refs <= L->nrpool, "ledger: ref counts out of range");
     MGUARD__CHECK(L->hd.ctx, L->nrecs <= L->caprecs && L->nhooks <= L->caphooks, "ledger: record or hook counts out of range");
+    MGUARD__CHECK(L->hd.ctx, L->nspool <= L->capstrs && L->live_strs <= L->nspool, "ledger: string counts out of range");
     MGUARD__CHECK(L->hd.ctx, L->walks >= 0 && L->frames >= L->walks, "ledger: walk counters out of range");
     if (mguard__ledger_check_index(L, &L->ent_ix, L->nents, "entry") || mguard__ledger_check_index(L, &L->w_ix, L->nwpool, "write") ||
-        mguard__ledger_check_index(L, &L->ref_ix, L->nrpool, "ref"))
+        mguard__ledger_check_index(L, &L->ref_ix, L->nrpool, "ref") || mguard__ledger_check_index(L, &L->s_ix, L->nspool, "string"))
         return MGUARD_EINVAL;
     MGUARD__CHECK(L->hd.ctx, L->live_ents == L->ent_ix.used, "ledger: %u entries, index holds %lu", L->live_ents, (unsigned long)L->ent_ix.used);
     MGUARD__CHECK(L->hd.ctx, L->live_writes == L->w_ix.used, "ledger: %u writes, index holds %lu", L->live_writes, (unsigned long)L->w_ix.used);
@@ -9580,11 +9707,12 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
     for (i = 0; i < L->nrpool; i++)
         if (L->refs[i].ptr) MGUARD__CHECK(L->hd.ctx, mguard__ledger_ref_find(L, L->refs[i].ptr) == i + 1, "ledger: ref %u not found by its pointer", i);
     if (mguard__ledger_check_queue(L, true) || mguard__ledger_check_queue(L, false)) return MGUARD_EINVAL;
-    if (!L->nrpool) return MGUARD_OK;
-    cnt = (uint32_t *)mguard__alloc(L->hd.ctx, (size_t)L->nrpool * sizeof *cnt);
+    if (!L->nrpool && !L->nspool) return MGUARD_OK;
+    cnt = (uint32_t *)mguard__alloc(L->hd.ctx, ((size_t)L->nrpool + L->nspool) * sizeof *cnt);
     if (!cnt) { mguard__logf(L->hd.ctx, MGUARD_LOG_CHECK_SKIPPED); return MGUARD_OK; }
-    memset(cnt, 0, (size_t)L->nrpool * sizeof *cnt);
+    memset(cnt, 0, ((size_t)L->nrpool + L->nspool) * sizeof *cnt);
     st = mguard__ledger_check_refs(L, cnt);
+    if (!st) st = mguard__ledger_check_strs(L, cnt + L->nrpool);
     mguard__free(L->hd.ctx, cnt);
     return st;
 }

@@ -36,6 +36,8 @@ MGT_DEF size_t mgt_watcher_count(const mguard_ctx *ctx, const void *obj);
 MGT_DEF const char *mgt_scope_known_name(const mguard_scope *s, const void *comp);
 /* L's own invariants (mguard_ctx_check checks them for every ledger). */
 MGT_DEF mguard_status mgt_ledger_check(const mguard_ledger *L);
+/* The strings L holds (each once, however many of its entries and writes name it). */
+MGT_DEF size_t mgt_ledger_strings(const mguard_ledger *L);
 /* The strings ctx holds interned (mguard_intern's and its own). */
 MGT_DEF size_t mgt_interned_count(const mguard_ctx *ctx);
 /* The slots of ctx's index (its capacity: 0 or a power of two). */
@@ -126,6 +128,11 @@ MGT_DEF mguard_status mgt_ledger_check(const mguard_ledger *L)
 {
     if (!mguard__ledger_ok(L)) return MGUARD_EINVAL;   /* before its lock is looked at */
     MGT_LOCKED(mguard__ctx_of_ledger(L), mguard_status, mguard__ledger_check(L));
+}
+MGT_DEF size_t mgt_ledger_strings(const mguard_ledger *L)
+{
+    if (!mguard__ledger_ok(L)) return 0;
+    MGT_LOCKED(mguard__ctx_of_ledger(L), size_t, L->live_strs);
 }
 #endif
 

@@ -1107,6 +1107,54 @@ static void test_ledger_more_holds(void **state)
     LEDGER_DONE(&f);
 }
 
+/* The strings the entries and writes name: one slot each, counted. The
+   fixture's: sources G.x G.y G.m N (slots 1-4), attributes a c b (5-7); y's
+   death freed c's slot, then G.y's. */
+static uint32_t lstr_of(mguard_ledger *L, const char *s)
+{
+    uint32_t i = mguard__ledger_str_find(L, mguard__str_find(L->hd.ctx, s));
+    assert_true(i != 0);
+    return i;
+}
+
+static void test_ledger_strings(void **state)
+{
+    lfix f;
+    mguard_ledger *L = ledger_fixture(&f);
+    uint32_t gx = lstr_of(L, "G.x"), sa = lstr_of(L, "a"), past = L->nspool + 1, zero = 0;
+    const char *src = L->ents[0].source;
+    size_t s;
+    (void)state;
+    assert_int_equal(gx, 1);
+    assert_int_equal(sa, 5);
+    assert_int_equal(L->nspool, 7);
+    assert_int_equal(L->live_strs, 5);
+    assert_int_equal(L->sfree, 2);
+    assert_int_equal(L->strs[1].next, 6);
+    assert_int_equal(L->strs[sa - 1].count, 1);
+    LEDGER_BROKEN_WHILE(&f, L->live_strs, past, "string counts out of range");
+    s = slot_of(&L->s_ix, sa);
+    LEDGER_BROKEN_WHILE(&f, L->s_ix.slots[s].idx, past, "string index: slot %lu points past the array", (unsigned long)s);
+    /* an entry naming a string the ledger does not hold */
+    L->ents[0].source = mguard_intern(f.ctx, "zz");
+    LEDGER_BROKEN(&f, "string \"zz\" is not held");
+    L->ents[0].source = src;
+    /* a slot its index does not find (the entry finds it by the hint) */
+    mguard__ix_del(&L->s_ix, MGUARD__STR_HDR(src)->hash, gx);
+    LEDGER_BROKEN(&f, "string slot 0 (\"G.x\") not found by its string");
+    mguard__ix_put(&L->s_ix, MGUARD__STR_HDR(src)->hash, gx);
+    L->strs[sa - 1].count++;
+    LEDGER_BROKEN(&f, "string \"a\" named 1 times, counted 2");
+    L->strs[sa - 1].count--;
+    L->live_strs--;
+    LEDGER_BROKEN(&f, "5 strings, 4 recorded");
+    L->live_strs++;
+    LEDGER_BROKEN_WHILE(&f, L->sfree, sa, "string free list reaches a live slot");
+    LEDGER_BROKEN_WHILE(&f, L->strs[5].next, L->sfree, "string free list has a cycle");
+    LEDGER_BROKEN_WHILE(&f, L->sfree, zero, "string pool: 0 free of 2");
+    LEDGER_DONE(&f);
+}
+
 static void test_ledger_index_without_slots(void **state)
 {
     mguard_ctx *ctx = new_ctx();
@@ -1262,6 +1310,7 @@ int main(void)
         cmocka_unit_test(test_ledger_queues),
         cmocka_unit_test(test_ledger_hold_counts),
         cmocka_unit_test(test_ledger_more_holds),
+        cmocka_unit_test(test_ledger_strings),
         cmocka_unit_test(test_ledger_index_without_slots),
         cmocka_unit_test(test_ledger_list_of_the_context),
         cmocka_unit_test(test_a_dependency_declared_twice_is_one_slot),

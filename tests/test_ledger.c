@@ -4058,7 +4058,7 @@ static void test_create_out_of_memory_returns_null(void **state)
    hooks, clone, restore, diff, prune, apply, deaths), run with the Nth
    allocation failing for every N until a run completes without a failure.
    A call that fails returns ENOMEM (NULL for clone), logs one error and
-   leaves every ledger as it was; at the end nothing leaks and every retain
+   leaves every ledger and the interned strings as they were; at the end nothing leaks and every retain
    was matched by a release. */
 static void test_every_allocation_failure_leaves_the_ledgers_unchanged(void **state)
 {
@@ -4081,6 +4081,7 @@ static void test_every_allocation_failure_leaves_the_ledgers_unchanged(void **st
             char before[4096], after[4096];
             uint32_t r = rng(&s);
             int errors = log.errors, op = (int)(r % 16);
+            size_t strs = mgt_interned_count(H.ctx);
             mguard_status st = MGUARD_OK;
             fingerprint(L, ck, before, sizeof before);
             if (op < 9) {
@@ -4119,6 +4120,7 @@ static void test_every_allocation_failure_leaves_the_ledgers_unchanged(void **st
                 failures_seen++;
                 fingerprint(L, ck, after, sizeof after);
                 assert_string_equal(after, before);
+                assert_int_equal(mgt_interned_count(H.ctx), strs);   /* what it interned went */
                 assert_int_equal(log.errors, errors + 1);
                 assert_int_equal(log.code, MGUARD_LOG_NOMEM);
             }
@@ -4297,10 +4299,10 @@ static void test_a_destroyed_ledger_leaves_no_interned_string(void **state)
     test_ctx_finish(ctx, &al);
 }
 
-/* A clone copies its entries and writes 128 at a time, taking each one's
-   string as it goes: past two chunks (boundaries at 128 and 256), with
-   free places among them, each string is held once by each ledger. */
-static void test_a_clone_of_several_chunks_holds_each_string_once(void **state)
+/* A clone takes one hold per string its source holds: 300 objects, each
+   with a string of its own, free places among them (40 deaths), each string
+   held once by each ledger. */
+static void test_a_clone_with_free_places_holds_each_string_once(void **state)
 {
     test_alloc al;
     mguard_ctx *ctx = test_ctx(NULL, &al);
@@ -4327,6 +4329,62 @@ static void test_a_clone_of_several_chunks_holds_each_string_once(void **state)
     assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
     mguard_ledger_destroy(C);
     assert_int_equal(mgt_interned_count(ctx), 0);
+    test_ctx_finish(ctx, &al);
+}
+
+/* A ledger holds each string once, however many of its entries and writes
+   name it, in a slot of its own; the hint in a string's header (its slot in
+   the last ledger that counted it) is checked before use: two ledgers whose
+   slots for a string differ, a hint past the end of the ledger's slots, a
+   clone that starts with its source's slots, a restore onto other slots,
+   a cleared ledger whose old slots still hold the string. */
+static void test_a_ledger_counts_each_string_once_in_its_own_slot(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(NULL, &al);
+    mguard_ledger *L1 = mguard_ledger_create(ctx, NULL), *L2 = mguard_ledger_create(ctx, NULL), *C;
+    static int o[5];
+    (void)state;
+    assert_int_equal(mguard_ledger_track(L1, &o[0], MGUARD_LEDGER_EXISTING, "a"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L1, &o[0], "b", NULL), MGUARD_OK);   /* L1: a 1, b 2 */
+    assert_int_equal(mguard_ledger_track(L2, &o[1], MGUARD_LEDGER_EXISTING, "x"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L2, &o[1], "a", NULL), MGUARD_OK);   /* L2: x 1, a 2 */
+    assert_int_equal(mguard_ledger_track(L1, &o[2], MGUARD_LEDGER_EXISTING, "a"), MGUARD_OK);   /* a's hint: L1's b */
+    assert_int_equal(mguard_ledger_store_attr(L2, &o[1], "b", NULL), MGUARD_OK);   /* L2: b 3 */
+    assert_int_equal(mguard_ledger_store_attr(L1, &o[2], "b", NULL), MGUARD_OK);   /* b's hint: past L1's */
+    assert_int_equal(mgt_ledger_strings(L1), 2);
+    assert_int_equal(mgt_ledger_strings(L2), 3);
+    assert_int_equal(mgt_interned_count(ctx), 3);
+    assert_ctx_ok(ctx);
+    mguard_on_destroy(ctx, &o[0]);
+    assert_int_equal(mgt_interned_count(ctx), 3);
+    C = mguard_ledger_clone(L1);   /* C: a 1, b 2, as L1 */
+    assert_non_null(C);
+    assert_int_equal(mguard_ledger_store_attr(C, &o[2], "c", NULL), MGUARD_OK);
+    assert_int_equal(mgt_interned_count(ctx), 4);
+    assert_ctx_ok(ctx);
+    mguard_on_destroy(ctx, &o[2]);   /* L1 and C let a, b and c go; L2 holds a and b */
+    assert_int_equal(mgt_ledger_strings(L1), 0);
+    assert_int_equal(mgt_ledger_strings(C), 0);
+    assert_int_equal(mgt_interned_count(ctx), 3);
+    assert_int_equal(mguard_ledger_track(C, &o[3], MGUARD_LEDGER_EXISTING, "y"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_restore(L2, C), MGUARD_OK);   /* x, a and b go */
+    assert_int_equal(mgt_interned_count(ctx), 1);
+    assert_ctx_ok(ctx);
+    mguard_ledger_destroy(C);
+    assert_int_equal(mgt_interned_count(ctx), 1);   /* L2's y */
+    /* cleared: L1's slot 1 still reads y in memory, past its count of slots */
+    assert_int_equal(mguard_ledger_track(L1, &o[4], MGUARD_LEDGER_EXISTING, "y"), MGUARD_OK);
+    mguard_ledger_clear(L1);
+    assert_int_equal(mguard_ledger_track(L1, &o[4], MGUARD_LEDGER_EXISTING, "y"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L1, &o[4], "z", NULL), MGUARD_OK);
+    assert_int_equal(mgt_ledger_strings(L1), 2);
+    assert_ctx_ok(ctx);
+    mguard_on_destroy(ctx, &o[4]);
+    assert_int_equal(mgt_interned_count(ctx), 1);
+    mguard_ledger_destroy(L2);
+    assert_int_equal(mgt_interned_count(ctx), 0);
+    mguard_ledger_destroy(L1);
     test_ctx_finish(ctx, &al);
 }
 
@@ -4504,7 +4562,8 @@ int main(void)
         cmocka_unit_test(test_every_allocation_failure_leaves_the_ledgers_unchanged),
         cmocka_unit_test(test_ledger_destroyed_earlier_in_the_same_death_is_not_touched),
         cmocka_unit_test(test_forgotten_names_leave_memory_and_interned_strings_flat),
-        cmocka_unit_test(test_a_clone_of_several_chunks_holds_each_string_once),
+        cmocka_unit_test(test_a_clone_with_free_places_holds_each_string_once),
+        cmocka_unit_test(test_a_ledger_counts_each_string_once_in_its_own_slot),
         cmocka_unit_test(test_a_destroyed_ledger_leaves_no_interned_string),
         cmocka_unit_test(test_apply_hands_an_attribute_whose_write_a_callback_dropped),
     };
