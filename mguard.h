@@ -7713,10 +7713,10 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
         return MGUARD_EEXIST;
     }
     if (source) {
-        /* a string L holds already is counted, not taken */
-        src = mguard__str_find(ctx, source);
-        si = src ? mguard__ledger_str_find(L, src) : 0;
-        if (!si && !(src = mguard__lstr_intern_found(ctx, source, src))) st = MGUARD_ENOMEM;
+        /* a string L holds already is counted (the hold taken here goes
+           back); one only this call holds is new to L */
+        if (!(src = mguard__lstr_intern(ctx, source))) st = MGUARD_ENOMEM;
+        else if (MGUARD__STR_HDR(src)->refs != 1) si = mguard__ledger_str_find(L, src);
         if (!st && !si) st = mguard__ledger_reserve_strs(L);
     }
     if (!st) st = mguard__ledger_reserve_ents(L, 1);
@@ -7724,9 +7724,10 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
     mguard__ledger_maybe_sweep(L);
     if (!st) st = mguard__ledger_watch(L, obj, fn, &added);
     if (st) {
-        if (!si) mguard__str_release(ctx, src);
+        mguard__str_release(ctx, src);
         return mguard__ledger_oom(L, st, fn);
     }
+    if (si) mguard__str_release(ctx, src);
     mguard__ledger_str_hold(L, src, si);
     en = &L->ents[L->nents++];
     memset(en, 0, sizeof *en);
