@@ -27,7 +27,7 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -I. $(STB_CFLAGS)
 TEST_LIBS := -lcmocka -pthread
 
 TEST_SRCS := $(wildcard tests/test_*.c)
-TEST_BINS := $(patsubst tests/%.c,$(BUILD)/%,$(TEST_SRCS))
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/%,$(TEST_SRCS)) $(BUILD)/test_differential_shipped
 EXAMPLE_SRCS := $(filter-out examples/lua_guard.c,$(wildcard examples/*.c))
 EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/ex_%,$(EXAMPLE_SRCS))
 HDR := mguard.h
@@ -60,6 +60,10 @@ $(BUILD)/mguard_impl_hub1.o: tests/mguard_impl.c tests/introspect.h $(HDR) | $(D
 	$(CC) $(ALL_CFLAGS) -DMGUARD__HUB_AFTER=1 -DMGUARD__NO_SSE2 -c $< -o $@
 $(BUILD)/test_differential: tests/test_differential.c $(wildcard tests/*.h) $(BUILD)/mguard_impl_hub1.o $(HDR) | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) $(TEST_OPT) $< $(BUILD)/mguard_impl_hub1.o -o $@ $(TEST_LIBS)
+# ... and once more against the shipped build (hubs from the 9th slot, the
+# first group matched by SSE2 where the compiler offers it).
+$(BUILD)/test_differential_shipped: tests/test_differential.c $(wildcard tests/*.h) $(BUILD)/mguard_impl.o $(HDR) | $(DEPS_STAMP)
+	$(CC) $(ALL_CFLAGS) $(TEST_OPT) $< $(BUILD)/mguard_impl.o -o $@ $(TEST_LIBS)
 
 # The builds and checks run as parallel jobs (JOBS, default: the number of
 # CPUs; each part's output kept together), then the unit binaries one by
