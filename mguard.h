@@ -7072,6 +7072,7 @@ static MGUARD__HOT void mguard__ledger_str_hold(mguard_ledger *L, const char *s,
         L->strs[i - 1].count = 0;
         mguard__ix_put(&L->s_ix, MGUARD__STR_HDR(s)->hash, i);
         L->live_strs++;
+        mguard__str_keep_if_shared(L->hd.ctx, s);
     }
     L->strs[i - 1].count++;
     MGUARD__STR_HDR(s)->lslot = i;
@@ -7364,16 +7365,16 @@ static void mguard__ledger_drop_entry(mguard_ledger *L, uint32_t e)
     mguard__ledger_ref_dec(L, obj);
 }
 
-/* A string entering a ledger (source, attribute, tag, hook name). On a
-   thread-safe context it is kept for the context's life: a reader keeps
-   one it was handed (an iterator's attr) after the call, while another
-   thread could drop the last holder. Else it lives while a ledger holds it.
-   found: s's interned copy, when a lookup found it (else NULL). */
+/* A string entering a ledger (source, attribute, tag, hook name), one
+   hold the caller's. found: s's interned copy, when a lookup found it
+   (else NULL). On a thread-safe context the call that stores it keeps it
+   for the context's life once nothing can fail (mguard__str_keep_if_shared):
+   a reader keeps one it was handed (an iterator's attr) after the call,
+   while another thread could drop the last holder; a call that fails lets
+   it go. Else it lives while a ledger holds it. */
 static const char *mguard__lstr_intern_found(mguard_ctx *ctx, const char *s, const char *found)
 {
-    const char *r = found ? mguard__str_take(mguard__str_recent(ctx, found)) : mguard__str_intern(ctx, s);
-    mguard__str_keep_if_shared(ctx, r);
-    return r;
+    return found ? mguard__str_take(mguard__str_recent(ctx, found)) : mguard__str_intern(ctx, s);
 }
 #define mguard__lstr_intern(ctx, s) mguard__lstr_intern_found((ctx), (s), NULL)
 
@@ -8195,6 +8196,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     }
     L->recs[L->nrecs].seq = ++L->root->seq;
     L->recs[L->nrecs].tag = t;
+    mguard__str_keep_if_shared(L->hd.ctx, t);
     L->recs[L->nrecs].payload = payload;
     L->nrecs++;
     mguard__ledger_ref_inc(L, payload, watched);
@@ -8239,6 +8241,7 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     L->hooks[L->nhooks].seq = ++L->root->seq;
     L->hooks[L->nhooks].obj = obj;
     L->hooks[L->nhooks].name = nm;
+    mguard__str_keep_if_shared(L->hd.ctx, nm);
     L->hooks[L->nhooks].fn = fn_value;
     L->hooks[L->nhooks].id = cand;
     L->hooks[L->nhooks].pad_ = 0;
@@ -9133,10 +9136,12 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
     const char *fn = "mguard_ledger_diff";
     mguard_ledger_diff_result *d;
     mguard__lcmp c;
+    mguard_ctx *ctx;
     mguard_status st;
     if (out) *out = NULL;
     st = mguard__ledger_pair_ok(a, b, fn);
     if (st) return st;
+    ctx = a->hd.ctx;
     /* a result made while the context dies would outlive it */
     if (!mguard__ctx_can_create(a->hd.ctx, fn)) return MGUARD_EINVAL;
     if (!out) { mguard__logf(a->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "out"); return MGUARD_EINVAL; }
@@ -9161,8 +9166,10 @@ static mguard_status mguard__ledger_diff(const mguard_ledger *a, const mguard_le
         mguard__ledger_end_pair(&c);
     }
     if (st) {
+        /* not through a: a hook may have destroyed it (end_pair freed it) */
         mguard__ledger_diff_free(d);
-        return mguard__ledger_oom(a, st, fn);
+        if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_NOMEM, fn);
+        return st;
     }
     *out = d;
     return MGUARD_OK;
@@ -9719,6 +9726,48 @@ static mguard_status mguard__ledger_check(const mguard_ledger *L)
 }
 
 /* mguard_ctx_check's part: the root and every ledger. */
+/* One hold the ledgers count on s: s is interned and counts it. */
+static bool mguard__ledger_count_hold(mguard_ctx *ctx, uint32_t *cnt, const char *s)
+{
+    uint32_t pos;
+    if (!s) return true;
+    pos = MGUARD__STR_HDR(s)->pos;
+    if (pos >= ctx->nstrs || ctx->strs[pos] != s) {
+        mguard__check_failed(ctx, "ledger: string %p is not interned", (const void *)s);
+        return false;
+    }
+    cnt[pos]++;
+    return true;
+}
+
+/* Each interned string has at least as many holders as the ledgers' holds
+   on it (string slots, tags, hook names): a hold not taken shows here. */
+static mguard_status mguard__ledger_check_str_holds(const struct mguard__lroot *root)
+{
+    mguard_ctx *ctx = root->ctx;
+    const mguard_ledger *L;
+    uint32_t *cnt, i;
+    bool ok = true;
+    if (!ctx->nstrs) return MGUARD_OK;
+    cnt = (uint32_t *)mguard__alloc(ctx, (size_t)ctx->nstrs * sizeof *cnt);
+    if (!cnt) { mguard__logf(ctx, MGUARD_LOG_CHECK_SKIPPED); return MGUARD_OK; }
+    memset(cnt, 0, (size_t)ctx->nstrs * sizeof *cnt);
+    for (L = root->head; L && ok; L = L->next) {
+        for (i = 0; i < L->nspool && ok; i++) ok = mguard__ledger_count_hold(ctx, cnt, L->strs[i].s);
+        for (i = 0; i < L->nrecs && ok; i++) ok = mguard__ledger_count_hold(ctx, cnt, L->recs[i].tag);
+        for (i = 0; i < L->nhooks && ok; i++) ok = mguard__ledger_count_hold(ctx, cnt, L->hooks[i].name);
+    }
+    for (i = 0; i < ctx->nstrs && ok; i++) {
+        const mguard__str *h = MGUARD__STR_HDR(ctx->strs[i]);
+        if (h->refs != MGUARD__STR_STICKY && h->refs < cnt[i]) {
+            mguard__check_failed(ctx, "ledger: string \"%s\": %u holders, the ledgers hold it %u times", ctx->strs[i], h->refs, cnt[i]);
+            ok = false;
+        }
+    }
+    mguard__free(ctx, cnt);
+    return ok ? MGUARD_OK : MGUARD_EINVAL;
+}
+
 static mguard_status mguard__ledger_root_check_part(mguard__part *p)
 {
     const struct mguard__lroot *root = (const struct mguard__lroot *)(void *)p;
@@ -9738,7 +9787,7 @@ static mguard_status mguard__ledger_root_check_part(mguard__part *p)
         mguard__check_failed(ctx, "%u ledgers listed, %u counted", n, root->nledgers);
         return MGUARD_EINVAL;
     }
-    return MGUARD_OK;
+    return mguard__ledger_check_str_holds(root);
 }
 #endif /* MGUARD_NO_LEDGER */
 

@@ -74,6 +74,7 @@ static inline void fa_free(void *p, void *user)
     h = (test_hdr *)p - 1;
     a->live_blocks--;
     a->live_bytes -= (long long)h->size;
+    memset(p, 0xA5, h->size);   /* a read after the free sees garbage, not the old fields */
     free(h);
 }
 

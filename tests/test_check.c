@@ -1152,6 +1152,26 @@ static void test_ledger_strings(void **state)
     LEDGER_BROKEN_WHILE(&f, L->sfree, sa, "string free list reaches a live slot");
     LEDGER_BROKEN_WHILE(&f, L->strs[5].next, L->sfree, "string free list has a cycle");
     LEDGER_BROKEN_WHILE(&f, L->sfree, zero, "string pool: 0 free of 2");
+    {   /* the holds the ledgers count against the strings' own counts */
+        mguard_ledger *C = mguard_ledger_clone(L);   /* a: 2 holders */
+        mguard__str *h = MGUARD__STR_HDR(L->strs[sa - 1].s);
+        uint32_t one = 1;
+        struct { mguard__str h; char c[8]; } fake;
+        assert_non_null(C);
+        assert_int_equal(h->refs, 2);
+        LEDGER_BROKEN_WHILE(&f, h->refs, one, "string \"a\": 1 holders, the ledgers hold it 2 times");
+        mguard_ledger_destroy(C);
+        /* an entry's source and its slot: a string the context never interned */
+        memset(&fake, 0, sizeof fake);
+        fake.h.refs = 1;
+        fake.h.pos = 999;
+        fake.h.hash = MGUARD__STR_HDR(src)->hash;
+        fake.h.lslot = gx;
+        memcpy(fake.c, "G.x", 4);
+        L->ents[0].source = L->strs[gx - 1].s = fake.c;
+        LEDGER_BROKEN(&f, "string %p is not interned", (const void *)fake.c);
+        L->ents[0].source = L->strs[gx - 1].s = src;
+    }
     LEDGER_DONE(&f);
 }
 

@@ -4388,6 +4388,114 @@ static void test_a_ledger_counts_each_string_once_in_its_own_slot(void **state)
     test_ctx_finish(ctx, &al);
 }
 
+/* Regression (an outside review): a format hook destroys a, the old
+   ledger, while a diff writes its text, and the diff then runs out of
+   memory: the error is logged through the context, not through a, which
+   the walk's end freed (the test allocator fills freed blocks with garbage). */
+static test_alloc *g_diff_al;
+static mguard_ledger *g_diff_doomed;
+static void fmt_destroy_then_fail(const void *obj, const char *attr, const void *p, size_t size, char *buf, size_t bs, void *u)
+{
+    (void)obj; (void)attr; (void)p; (void)size; (void)u;
+    if (g_diff_doomed) {
+        mguard_ledger_destroy(g_diff_doomed);   /* done when the walk ends */
+        g_diff_doomed = NULL;
+        g_diff_al->fail_at = g_diff_al->calls + 1;
+    }
+    snprintf(buf, bs, "v");
+}
+
+static void test_a_diff_out_of_memory_after_a_hook_destroyed_its_old_ledger(void **state)
+{
+    test_log log;
+    test_alloc al;
+    mguard_ctx *ctx = test_ctx(&log, &al);
+    mguard_ledger_desc d;
+    mguard_ledger *A, *B;
+    mguard_ledger_diff_result *r = NULL;
+    static char obj, v1, v2;
+    char nm[16];
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.format_value = fmt_destroy_then_fail;
+    d.plain_values = true;
+    A = mguard_ledger_create(ctx, &d);
+    assert_int_equal(mguard_ledger_track(A, &obj, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    for (i = 0; i < 200; i++) {   /* a text that must grow after the hook ran */
+        snprintf(nm, sizeof nm, "attr%d", i);
+        assert_int_equal(mguard_ledger_store_attr(A, &obj, nm, &v1), MGUARD_OK);
+    }
+    B = mguard_ledger_clone(A);
+    assert_non_null(B);
+    for (i = 0; i < 200; i++) {
+        snprintf(nm, sizeof nm, "attr%d", i);
+        assert_int_equal(mguard_ledger_store_attr(B, &obj, nm, &v2), MGUARD_OK);
+    }
+    g_diff_al = &al;
+    g_diff_doomed = A;
+    log.errors = 0;
+    assert_int_equal(mguard_ledger_diff(A, B, &r), MGUARD_ENOMEM);
+    assert_null(r);
+    assert_null(g_diff_doomed);
+    assert_int_equal(al.failures, 1);
+    assert_int_equal(log.errors, 1);
+    assert_int_equal(log.code, MGUARD_LOG_NOMEM);
+    al.fail_at = 0;
+    assert_int_equal(mgt_ledger_strings(B), 200);   /* A is gone, B intact */
+    mguard_ledger_destroy(B);
+    test_ctx_finish(ctx, &al);
+}
+
+/* Regression (an outside review): on a thread-safe context a string a
+   ledger stores is kept for the context's life, but only once the call
+   cannot fail: a track, write, record or hook registration that runs out
+   of memory at any allocation leaves the interned strings as they were. */
+static void test_a_failed_store_on_a_thread_safe_context_keeps_no_string(void **state)
+{
+    int op;
+    (void)state;
+    for (op = 0; op < 4; op++) {
+        long n;
+        for (n = 1; n < 50; n++) {
+            test_alloc al;
+            mguard_ctx_desc cd;
+            mguard_ctx *ctx;
+            mguard_ledger *L;
+            static int obj, obj2, fnv;
+            size_t before;
+            int id;
+            mguard_status st;
+            memset(&cd, 0, sizeof cd);
+            cd.thread_safe = true;
+            cd.quiet = true;
+            test_wire_alloc(&cd, &al);
+            ctx = mguard_ctx_create(&cd);
+            assert_non_null(ctx);
+            L = mguard_ledger_create(ctx, NULL);
+            assert_non_null(L);
+            assert_int_equal(mguard_ledger_track(L, &obj, MGUARD_LEDGER_EXISTING, "old"), MGUARD_OK);
+            before = mgt_interned_count(ctx);
+            al.fail_at = al.calls + n;
+            st = op == 0 ? mguard_ledger_track(L, &obj2, MGUARD_LEDGER_EXISTING, "src")
+               : op == 1 ? mguard_ledger_store_attr(L, &obj, "attr", NULL)
+               : op == 2 ? mguard_ledger_record(L, "tag", NULL)
+               : mguard_ledger_register_hook(L, &obj, "hook", &fnv, &id);
+            al.fail_at = 0;
+            if (!al.failures) {
+                assert_int_equal(st, MGUARD_OK);
+                assert_int_equal(mgt_interned_count(ctx), before + 1);
+                test_ctx_finish(ctx, &al);
+                break;
+            }
+            assert_int_equal(st, MGUARD_ENOMEM);
+            assert_int_equal(mgt_interned_count(ctx), before);
+            test_ctx_finish(ctx, &al);
+        }
+        assert_true(n > 1 && n < 50);
+    }
+}
+
 static void clear_and_retrack_on_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
 {
     mguard_ledger *L = (mguard_ledger *)user;
@@ -4564,6 +4672,8 @@ int main(void)
         cmocka_unit_test(test_forgotten_names_leave_memory_and_interned_strings_flat),
         cmocka_unit_test(test_a_clone_with_free_places_holds_each_string_once),
         cmocka_unit_test(test_a_ledger_counts_each_string_once_in_its_own_slot),
+        cmocka_unit_test(test_a_diff_out_of_memory_after_a_hook_destroyed_its_old_ledger),
+        cmocka_unit_test(test_a_failed_store_on_a_thread_safe_context_keeps_no_string),
         cmocka_unit_test(test_a_destroyed_ledger_leaves_no_interned_string),
         cmocka_unit_test(test_apply_hands_an_attribute_whose_write_a_callback_dropped),
     };

@@ -2732,8 +2732,29 @@ static void test_strings_handed_out_on_a_shared_context_outlive_their_holders(vo
     it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_RECORDS, NULL);
     assert_true(mguard_ledger_next(&it));
     tag = it.tag;
-    mguard_ledger_clear(L);
-    mguard_ledger_destroy(L);
+    {   /* a source, an attribute and a hook name too, each kept once stored */
+        static int hooked, fnv;
+        int id;
+        const char *src, *at, *hook;
+        assert_int_equal(mguard_ledger_track(L, &hooked, MGUARD_LEDGER_EXISTING, "src-2"), MGUARD_OK);
+        assert_int_equal(mguard_ledger_store_attr(L, &hooked, "attr-3", NULL), MGUARD_OK);
+        assert_int_equal(mguard_ledger_register_hook(L, &hooked, "hook-4", &fnv, &id), MGUARD_OK);
+        it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_ENTRIES, NULL);
+        assert_true(mguard_ledger_next(&it));
+        src = it.source;
+        it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_WRITES, &hooked);
+        assert_true(mguard_ledger_next(&it));
+        at = it.attr;
+        it = mguard_ledger_iterate(L, MGUARD_LEDGER_WALK_HOOKS, NULL);
+        assert_true(mguard_ledger_next(&it));
+        hook = it.name;
+        mguard_ledger_clear(L);
+        mguard_ledger_destroy(L);
+        assert_int_equal(mgt_interned_count(ctx), 4);   /* none let go */
+        assert_string_equal(src, "src-2");
+        assert_string_equal(at, "attr-3");
+        assert_string_equal(hook, "hook-4");
+    }
     assert_string_equal(tag, "saved-1");           /* still the context's */
     memset(&cad, 0, sizeof cad);
     cad.value_size = sizeof v;
