@@ -890,7 +890,7 @@ MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
 MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
 /* Make L equal to checkpoint, keeping L's hooks (retain gains, release
    losses). EINVAL (logged): NULL/dying, other contexts; ENOMEM: nothing
-   changed. Cost: a memcpy per array + O(held pointers). */
+   changed. Cost: a memcpy per array + O(held pointers and strings). */
 MGUARDDEF mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint);
 /* Same objects (kind, source, modified), writes (a's equal), records in
    order, hooks by id; object and write order aside. false for NULL, other
