@@ -1,13 +1,17 @@
-/* mguard.h - v0.1.0 - weak tables, weak refs and invalidation for C - MIT or public domain
+/* mguard.h - v0.1.0 - weak tables, invalidation and speculative state for C - MIT or public domain
 
    mguard tells a program exactly when work it cached against live objects
-   goes stale: the object was mutated (its watchers are invalidated), the
-   object died (every weak table keyed by it drops the entry and destroys the
-   value; weak refs read NULL), or the object is younger than a point in time
-   (generation tags). The semantics follow PyTorch Dynamo's
-   ExactWeakKeyDictionary, MutationTracker and GenerationTracker; C has no
-   garbage collector, so the program tells mguard when an object dies by
-   calling mguard_on_destroy() from the object's own destructor.
+   goes stale: the object was mutated (its watchers are invalidated; guarded
+   caches drop what depended on it, saying why), the object died (every
+   weak table keyed by it drops the entry and destroys the value; weak refs
+   read NULL), or the object is younger than a point in time (generation
+   tags). Beside them: a scope hierarchy tracker (qualified names, the
+   active set, phases, counters), a dynamism tracker (which dimensions of
+   example inputs vary) and a side-effects ledger (speculative attribute
+   writes: clone, diff, prune, apply). The semantics follow PyTorch
+   Dynamo's and its module tracker's; C has no garbage collector, so the
+   program tells mguard when an object dies by calling mguard_on_destroy()
+   from the object's own destructor.
 
    EXAMPLE (make test compiles and runs it)
      #define STB_DS_IMPLEMENTATION
@@ -28,8 +32,8 @@
          mguard_ref ref = mguard_ref_make(ctx, &p);
          mguard_on_destroy(ctx, &p);              // from p's destructor
          printf("%zu cached, ref %s\n", mguard_weak_count(norms),
-                mguard_ref_get(ctx, ref) ? "alive" : "reads NULL");
-         mguard_ctx_destroy(ctx);                 // prints: 0 cached, ref reads NULL
+                mguard_ref_get(ctx, ref) ? "alive" : "reads NULL"); // prints: 0 cached, ref reads NULL
+         mguard_ctx_destroy(ctx);
          return 0;
      }
 
@@ -75,9 +79,9 @@
                                      mguard_ctx_desc.lock. Else link -pthread
                                      where glibc < 2.34.
      #define MGUARD_NO_SCOPE         (everywhere, like MGUARD_STATIC) leave out
-     #define MGUARD_NO_DYN            section 7, 8, 9 or 11: its API and its
-     #define MGUARD_NO_LEDGER         code (all four: about half the object
-     #define MGUARD_NO_CACHE          code; docs/design.md has the table).
+     #define MGUARD_NO_DYN            section 7, 8, 9 or 10: its API and its
+     #define MGUARD_NO_LEDGER         code (all four: about three quarters of
+     #define MGUARD_NO_CACHE          the object code; docs/design.md's table).
      #define MGUARD_ASSERT(x)        (implementation file) default assert().
      stb_ds's options (STBDS_NO_SHORT_NAMES, STBDS_REALLOC/STBDS_FREE) are
      honoured: mguard only uses the stbds_-prefixed names.
@@ -328,8 +332,8 @@ typedef void (*mguard_value_dtor)(void *value, void *user);
    runs). key must not be used as a key again. */
 typedef void (*mguard_key_death_fn)(const void *key, void *value, void *user);
 typedef struct mguard_weak_desc {
-    size_t value_size;              /* bytes per value, 1..16M (required); 8-aligned,
-                                       16 from 16 bytes */
+    size_t value_size;              /* bytes per value, 1..16M (required), any size;
+                                       stored 8-aligned, 16-aligned from 16 bytes */
     mguard_value_dtor value_dtor;   /* optional */
     mguard_key_death_fn key_death; /* optional */
     void *user;                     /* passed to both callbacks */
@@ -780,7 +784,8 @@ MGUARDDEF mguard_status mguard_ledger_get(const mguard_ledger *L, const void *ob
 /* Mark a CONTAINER entry modified. EINVAL (logged): untracked, another kind, NULL. Cost: one lookup. */
 MGUARDDEF mguard_status mguard_ledger_mark_modified(mguard_ledger *L, const void *obj);
 
-/* Record obj.attr = value (value may be NULL; attr copied). An overwrite
+/* Record obj.attr = value (attr copied; value may be NULL in a ledger of
+   pointer values, EINVAL in a sized one). An overwrite
    keeps its place, releasing the old value. A sized ledger copies the
    attribute's size and type: its field's (set_fields), else the desc's.
    EINVAL (logged): untracked obj, CONTAINER entry, NULL L/obj/attr, dying
@@ -1002,7 +1007,7 @@ typedef enum mguard_cache_cause {
     MGUARD_CACHE_MUTATION = 1, /* a dependency was mutated */
     MGUARD_CACHE_DEATH,        /* a dependency was destroyed */
     MGUARD_CACHE_EVICTION,     /* least recently used, over capacity or max_cost */
-    MGUARD_CACHE_EXPLICIT      /* mguard_cache_take or _clear */
+    MGUARD_CACHE_EXPLICIT      /* mguard_cache_take, _clear or _destroy */
 } mguard_cache_cause;
 /* One drop: which entry, why, and what caused it. */
 typedef struct mguard_cache_reason {
@@ -1030,13 +1035,13 @@ typedef struct mguard_cache_stats {
     uint64_t mutations;   /* entries dropped: a dependency mutated */
     uint64_t deaths;      /* ... destroyed */
     uint64_t evictions;   /* ... evicted (capacity, max_cost) */
-    uint64_t explicit_drops; /* ... removed, taken or cleared */
+    uint64_t explicit_drops; /* ... taken or cleared */
     uint64_t replaced;    /* values overwritten by a set or a later compute */
     uint64_t stale;       /* computed, not stored: a dependency changed meanwhile */
 } mguard_cache_stats;
 typedef struct mguard_cache_desc {
-    size_t value_size;            /* bytes per value, > 0 (required); 8-aligned,
-                                     16 from 16 bytes */
+    size_t value_size;            /* bytes per value, 1..16M (required), any size;
+                                     stored 8-aligned, 16-aligned from 16 bytes */
     mguard_value_dtor value_dtor; /* optional; runs exactly once per value */
     size_t capacity;              /* 0: unbounded; else LRU eviction beyond it */
     size_t max_cost;              /* 0: none; else evict LRU while the exact
@@ -1085,7 +1090,7 @@ MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *k
 /* A hit, or on a miss compute (outside the lock) and store. *status
    (optional): OK; NOT_FOUND: a dependency changed or was refused while
    compute ran, the value returned but not stored (stale; destroyed at the
-   next set, remove, clear, destroy or missing get_or_compute of c);
+   next set, take, clear, destroy or missing get_or_compute of c);
    compute's own failure (NULL); EINVAL (logged; NULL): bad input, NULL
    compute, c destroyed by a callback of the call (the value destroyed);
    ENOMEM (NULL). The pointer is valid as mguard_cache_get's. Cost: a hit
@@ -7993,7 +7998,7 @@ static mguard_status mguard__ledger_set_fields(mguard_ledger *L, const void *obj
         unsigned t = (unsigned)f->type;
         const char *needs = t > MGUARD_LEDGER_VALUE_PTR ? "a known value_type"
                             : L->desc.value_size ? mguard__ledger_type_needs(t, f->size)
-                            : f->size != sizeof(void *) ? "a pointer's size in a ledger of pointer values" : NULL;
+                            : f->size != sizeof(void *) ? "a pointer's size in a ledger of pointer values (desc.value_size: values inline)" : NULL;
         if (!f->name) { mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_FIELD_UNNAMED, fn, (unsigned long)i); return MGUARD_EINVAL; }
         if (needs) {
             mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_FIELD_TYPE, fn, (unsigned long)i,

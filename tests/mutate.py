@@ -1255,8 +1255,8 @@ MUTANTS = [
      "    if (c->a->stamp != c->sa || c->b->stamp != c->sb) {",
      "    if (c->a->stamp != c->sa) {", 1),
     ("blind-ledger-field-smaller-accepted", "a pointer ledger's set_fields refuses a field smaller than a pointer (EINVAL, logged)",
-     "                            : f->size != sizeof(void *) ? \"a pointer's size in a ledger of pointer values\" : NULL;",
-     "                            : f->size > sizeof(void *) ? \"a pointer's size in a ledger of pointer values\" : NULL;"),
+     "                            : f->size != sizeof(void *) ? \"a pointer's size in a ledger of pointer values (desc.value_size: values inline)\" : NULL;",
+     "                            : f->size > sizeof(void *) ? \"a pointer's size in a ledger of pointer values (desc.value_size: values inline)\" : NULL;"),
     # guarded caches
     ("blind-cache-pairset-ignores-attr", "past 8 dependencies, (obj, attr) covers only itself: another attribute of obj is still declared",
      "    while (job->set[i].obj && (job->set[i].obj != obj || job->set[i].attr != ia)) i = (i + 1) & (job->setcap - 1);",

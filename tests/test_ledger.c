@@ -2201,8 +2201,11 @@ static void test_set_fields_refuses_sizes_their_types_do_not_allow_and_keeps_the
     assert_int_equal(log.warnings, 0);
     /* each refused with its reason; a 16-byte INT after a good field: the whole table */
     for (k = 0; k < 6; k++) {
+        char line[256];
         assert_int_equal(mguard_ledger_set_fields(L, &m, bad[k].fields, bad[k].n), MGUARD_EINVAL);
         assert_int_equal(log.code, MGUARD_LOG_LEDGER_FIELD_TYPE);
+        snprintf(line, sizeof line, "mguard_ledger_set_fields: field %s, which needs %s", bad[k].what, bad[k].needs);
+        assert_string_equal(log.last, line);
     }
     assert_int_equal(log.warnings, 6);
     /* the first binding stands: v is a field, w and i are not */
@@ -2218,6 +2221,8 @@ static void test_set_fields_refuses_sizes_their_types_do_not_allow_and_keeps_the
     assert_int_equal(mguard_ledger_track(P, &m, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
     assert_int_equal(mguard_ledger_set_fields(P, &m, mixed_char, 1), MGUARD_EINVAL);
     assert_int_equal(log.code, MGUARD_LOG_LEDGER_FIELD_TYPE);
+    assert_string_equal(log.last, "mguard_ledger_set_fields: field 0 (c) of size 1 is MGUARD_LEDGER_VALUE_INT, which needs "
+                                  "a pointer's size in a ledger of pointer values (desc.value_size: values inline)");
     assert_int_equal(mguard_ledger_set_fields(P, &m, unknown, 1), MGUARD_EINVAL);
     assert_int_equal(log.code, MGUARD_LOG_LEDGER_FIELD_TYPE);
     pout = &m;
