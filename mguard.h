@@ -224,7 +224,8 @@ typedef enum mguard_log_level {
     L(CACHE_REASON, INFO, "mguard_cache %s: %s (%s)%s%s") \
     L(CACHE_GONE_IN_COMPUTE, WARN, "%s: the cache was destroyed by compute") \
     L(CACHE_GONE_IN_DTOR, WARN, "%s: the cache was destroyed by a value destructor") \
-    L(CACHE_NOT_STORED, ERROR, "%s: out of memory; the value will not be stored")
+    L(CACHE_NOT_STORED, ERROR, "%s: out of memory; the value will not be stored") \
+    L(GEN_LIMIT, WARN, "%s: the generation is at its limit, LONG_MAX; it stays there")
 #define MGUARD__LOG_CODE(code, level, fmt) MGUARD_LOG_##code,
 typedef enum mguard_log_code { MGUARD_LOG_ITEMS(MGUARD__LOG_CODE) } mguard_log_code;
 typedef struct mguard_ctx mguard_ctx;
@@ -429,15 +430,17 @@ MGUARDDEF void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, m
 /* ==== 5. mutation trackers ============================================== */
 
 /* Called once on the watched obj's mutation (attr as given) or death (attr
-   NULL); the watcher is already removed: watch again to keep watching. */
+   NULL, as a mutation reported with attr NULL: name the attribute, or "*",
+   where a watcher must tell them apart); the watcher is already removed:
+   watch again to keep watching. */
 typedef void (*mguard_invalidate_fn)(void *guard, const void *obj, const char *attr, void *user);
 
 /* Invalidate guard (held weakly) on obj's next mutation or death. A watcher
    added during an invalidation waits for the next event. EEXIST: the same
    (obj, guard, fn) already waits, whatever its user (nothing changed, not
    logged; one an invalidation in progress took out does not count).
-   EINVAL: NULL ctx/obj/guard/fn. ENOMEM: nothing changed.
-   Cost: O(watchers of obj) + O(1) amortized. */
+   EINVAL: NULL ctx/obj/guard/fn, obj or guard being destroyed (logged).
+   ENOMEM: nothing changed. Cost: O(watchers of obj) + O(1) amortized. */
 MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard,
                                      mguard_invalidate_fn fn, void *user);
 /* Remove every watcher of guard on obj, even ones an invalidation in progress
@@ -478,7 +481,8 @@ MGUARDDEF uint64_t mguard_mutation_count(const mguard_ctx *ctx, const void *obj)
 /* ==== 6. generation tags ================================================ */
 
 /* Tag obj with the current generation (from its constructor; again: moves it).
-   EINVAL for NULL ctx/obj; ENOMEM: nothing changed. Cost: one lookup. */
+   EINVAL (logged): NULL ctx/obj, obj being destroyed; ENOMEM: nothing changed.
+   Cost: one lookup. */
 MGUARDDEF mguard_status mguard_gen_tag(mguard_ctx *ctx, const void *obj);
 /* obj's generation, -1 when untagged. */
 MGUARDDEF long mguard_gen_get(const mguard_ctx *ctx, const void *obj);
@@ -488,9 +492,11 @@ MGUARDDEF long mguard_gen_get(const mguard_ctx *ctx, const void *obj);
 MGUARDDEF bool mguard_gen_is_since(const mguard_ctx *ctx, const void *obj, long gen);
 /* The current generation (starts at 0); -1 for NULL ctx. */
 MGUARDDEF long mguard_gen_current(const mguard_ctx *ctx);
-/* generation += 1; returns the new value (-1 for NULL ctx). */
+/* generation += 1; returns the new value (-1 for NULL ctx). At LONG_MAX
+   (2^31 - 1 advances where long is 32 bits) it stays there, logged. */
 MGUARDDEF long mguard_gen_advance(mguard_ctx *ctx);
-/* Mark a class (any address standing for a type) dynamic. */
+/* Mark a class (any address standing for a type) dynamic. EINVAL (logged):
+   NULL ctx/cls, cls being destroyed; ENOMEM: nothing changed. */
 MGUARDDEF mguard_status mguard_gen_mark_class_dynamic(mguard_ctx *ctx, const void *cls);
 /* cls marked dynamic, or obj tagged in the current generation (as
    mguard_gen_is_since); NULL obj: asks only of cls, NULL cls only of obj. */
@@ -639,7 +645,7 @@ MGUARDDEF void mguard_dyn_destroy(mguard_dyn *d);
 /* Record shape dims[0..ndim) at path ("L.x" is "L['x']":
    mguard_dyn_normalize_name). A larger rank adds positions; a position
    seen once stays static. EINVAL: NULL d, NULL or empty path, NULL dims
-   with ndim > 0. ENOMEM: nothing changed. Cost: one hash of path +
+   with ndim > 0, ndim over 2^31 - 1. ENOMEM: nothing changed. Cost: one hash of path +
    O(ndim); a new path + O(groups). */
 MGUARDDEF mguard_status mguard_dyn_observe(mguard_dyn *d, const char *path, const int64_t *dims, size_t ndim);
 /* Record scalar value at path, compared as Python numbers (2 == 2.0; NaN
@@ -1176,6 +1182,7 @@ MGUARDDEF size_t mguard_cache_reason_format(const mguard_cache_reason *r, char *
 #include <string.h>
 #include <stdio.h>
 #include <stdarg.h>
+#include <limits.h>
 
 #ifndef MGUARD_ASSERT
 #include <assert.h>
@@ -3712,15 +3719,23 @@ static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj)
 
 /* Admit obj as a new record: EINVAL (logged) if dying, ENOMEM (not logged)
    without room for n; on failure nothing changes. */
+/* EINVAL (logged) if one of objs[0..n) is in phase 2 of its death, asked before
+   anything is reserved (a refusal is never an ENOMEM). Every caller returns at
+   once, or holds its handle busy: the hook may free anything. */
+static mguard_status mguard__refuse_dying(mguard_ctx *ctx, const void *const *objs, size_t n, const char *fn)
+{
+    size_t i;
+    char nm[MGUARD__NAME];
+    for (i = 0; ctx->dying && i < n; i++) {
+        if (mguard__is_dying(ctx, objs[i])) { mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, mguard__named(ctx, objs[i], nm)); return MGUARD_EINVAL; }
+    }
+    return MGUARD_OK;
+}
+
 static mguard_status mguard__admit(mguard_ctx *ctx, const void *obj, uint32_t n, const char *fn)
 {
-    mguard_status st;
-    char nm[MGUARD__NAME];
-    if (ctx->dying && mguard__is_dying(ctx, obj)) {   /* every caller returns at once: the hook may free anything */
-        mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, mguard__named(ctx, obj, nm));
-        return MGUARD_EINVAL;
-    }
-    st = mguard__kx_reserve(ctx, n);
+    mguard_status st = mguard__refuse_dying(ctx, &obj, 1, fn);
+    if (!st) st = mguard__kx_reserve(ctx, n);
     if (!st) st = mguard__reserve(ctx, (void **)&ctx->objs, &ctx->capobjs, (size_t)ctx->nobjs + n, sizeof(mguard__obj));
     return st;   /* the caller logs ENOMEM */
 }
@@ -4356,6 +4371,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     uint64_t gs = 0;
     bool known_o = false, known_g = false;
     mguard__side *sd = NULL;
+    const void *both[2];
     mguard_status st;
     if (!mguard__ctx_ok(ctx, "mguard_watch")) return MGUARD_EINVAL;
     if (!obj || !guard || !fn) {
@@ -4366,7 +4382,10 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
        record, one watcher slot), so that failure changes nothing. */
     r = mguard__reg_look(ctx, obj, &known_o, NULL);
     g = mguard__reg_look(ctx, guard, &known_g, &gs);
-    st = r ? MGUARD_OK : mguard__admit(ctx, obj, 2, "mguard_watch");
+    both[0] = r ? guard : obj;   /* the ones without a record: a dying object has none */
+    both[1] = guard;
+    st = mguard__refuse_dying(ctx, both, (size_t)(!r + !g), "mguard_watch");
+    if (!st && !r) st = mguard__admit(ctx, obj, 2, "mguard_watch");
     if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
     if (!st && !(r && ctx->objs[r - 1].side)) st = mguard__side_reserve(ctx, 1);
     if (st) { if (st == MGUARD_ENOMEM) mguard__logf(ctx, MGUARD_LOG_NOMEM, "mguard_watch"); return st; }
@@ -4601,6 +4620,7 @@ static long mguard__gen_current(const mguard_ctx *ctx)
 static long mguard__gen_advance(mguard_ctx *ctx)
 {
     if (!mguard__ctx_ok(ctx, "mguard_gen_advance")) return -1;
+    if (ctx->generation == LONG_MAX) { mguard__logf(ctx, MGUARD_LOG_GEN_LIMIT, "mguard_gen_advance"); return LONG_MAX; }
     return ++ctx->generation;
 }
 
@@ -10961,17 +10981,6 @@ static void mguard__cache_destroy(mguard_cache *c)
 
 /* ---- storing ---- */
 
-/* Refuse a key in phase 2 of its death. */
-static mguard_status mguard__cache_admit(mguard_ctx *ctx, const void *const *objs, size_t n, const char *fn)
-{
-    size_t i;
-    char nm[MGUARD__NAME];   /* every caller returns, or holds c busy: the hook may destroy c */
-    for (i = 0; ctx->dying && i < n; i++) {
-        if (mguard__is_dying(ctx, objs[i])) { mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, fn, mguard__named(ctx, objs[i], nm)); return MGUARD_EINVAL; }
-    }
-    return MGUARD_OK;
-}
-
 /* Room for one more position (and its LRU and reason records). */
 static mguard_status mguard__cache_room(mguard_cache *c)
 {
@@ -11097,7 +11106,7 @@ static mguard_status mguard__cache_set(mguard_cache *c, const void *const *keys,
         memcpy(small, value, c->value_size);
         value = small;
     }
-    st = mguard__cache_admit(ctx, kcopy, nkeys, "mguard_cache_set");
+    st = mguard__refuse_dying(ctx, kcopy, nkeys, "mguard_cache_set");
     if (st) return st;
     memset(&q, 0, sizeof q);
     st = mguard__cache_put(c, kcopy, (uint32_t)nkeys, value, NULL, NULL, 0, cost, &q);
@@ -11286,7 +11295,7 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     }
     mguard__cache_unpark(c);
     if (c->destroying) goto done;   /* by the parked value's destructor */
-    st = mguard__cache_admit(ctx, job.keys, nkeys, "mguard_cache_get_or_compute");
+    st = mguard__refuse_dying(ctx, job.keys, nkeys, "mguard_cache_get_or_compute");
     if (st) goto done;
     small.u = 0;
     if (c->inslot) val = small.b;
@@ -11362,7 +11371,7 @@ static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void 
     if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_job_depend", "object"); return MGUARD_EINVAL; }
     if (job->stale) return MGUARD_OK;   /* not stored anyway */
     memset(&why, 0, sizeof why);
-    if (mguard__cache_admit(ctx, &obj, 1, "mguard_cache_job_depend")) {
+    if (mguard__refuse_dying(ctx, &obj, 1, "mguard_cache_job_depend")) {
         why.cause = MGUARD_CACHE_DEATH;
         why.obj = obj;
         mguard__job_spoil(job, &why, NULL);
@@ -11453,7 +11462,7 @@ static mguard_status mguard__cache_depend(mguard_cache *c, const void *const *ke
         if (tk[i] == obj) return MGUARD_OK;
     if (attr) ia = mguard__str_find(ctx, attr);
     if (mguard__cache_has_dep(c, pos, obj, ia)) return MGUARD_OK;
-    if (mguard__cache_admit(ctx, &obj, 1, "mguard_cache_depend")) return MGUARD_EINVAL;
+    if (mguard__refuse_dying(ctx, &obj, 1, "mguard_cache_depend")) return MGUARD_EINVAL;
     /* the slot's reference, room in the index, room in the record's array
        (in that order: out of memory, nothing changed) */
     if (attr && !(ia = ia ? mguard__str_take(ia) : mguard__str_intern(ctx, attr))) goto oom;

@@ -42,6 +42,8 @@ MGT_DEF size_t mgt_ledger_strings(const mguard_ledger *L);
 MGT_DEF size_t mgt_interned_count(const mguard_ctx *ctx);
 /* The slots of ctx's index (its capacity: 0 or a power of two). */
 MGT_DEF size_t mgt_index_capacity(const mguard_ctx *ctx);
+/* Not a question: sets ctx's generation (a test's way to its limit, LONG_MAX). */
+MGT_DEF void mgt_gen_set(mguard_ctx *ctx, long gen);
 
 #if defined(MGUARD_IMPLEMENTATION) && !defined(MGT_IMPLEMENTED)
 #define MGT_IMPLEMENTED
@@ -135,6 +137,11 @@ MGT_DEF size_t mgt_ledger_strings(const mguard_ledger *L)
     MGT_LOCKED(mguard__ctx_of_ledger(L), size_t, L->live_strs);
 }
 #endif
+
+MGT_DEF void mgt_gen_set(mguard_ctx *ctx, long gen)
+{
+    if (mguard__ctx_ok(ctx, "mgt_gen_set")) ctx->generation = gen;
+}
 
 #undef MGT_LOCKED
 #endif /* MGUARD_IMPLEMENTATION */

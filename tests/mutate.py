@@ -408,7 +408,13 @@ MUTANTS = [
     ("take-watchers-keeps-list-flag", "a death or mutation takes the heap list out of the side record (the record keeps none)",
      "        o->flags &= ~(uint32_t)MGUARD__F_WLIST;\n",
      "\n"),
+    ("watch-dying-after-reserve", "a watch of a dying guard is EINVAL even when memory runs out (refused before any reservation)",
+     "    st = mguard__refuse_dying(ctx, both, (size_t)(!r + !g), \"mguard_watch\");",
+     "    st = mguard__refuse_dying(ctx, both, (size_t)!r, \"mguard_watch\");"),
     # ---- 6. generation tags -------------------------------------------
+    ("gen-advance-past-limit", "the generation stops at LONG_MAX, logged (no signed overflow)",
+     "    if (ctx->generation == LONG_MAX) { mguard__logf(ctx, MGUARD_LOG_GEN_LIMIT, \"mguard_gen_advance\"); return LONG_MAX; }",
+     "    if (ctx->generation == LONG_MAX) return LONG_MAX;"),
     ("gen-tag-generation-zero", "a tag records the current generation",
      "    if (flag == MGUARD__F_TAGGED) ctx->objs[r - 1].gen = ctx->generation;",
      "    if (flag == MGUARD__F_TAGGED) ctx->objs[r - 1].gen = 0;"),

@@ -1,5 +1,6 @@
 /* Generation tags and dynamic classes, with the reference's semantics
    (GenerationTracker in torch/_dynamo/mutation_guard.py). */
+#include <limits.h>
 #include "common.h"
 
 static void test_untagged_object_has_generation_minus_one(void **state)
@@ -201,6 +202,34 @@ static void test_gen_bad_input_and_out_of_memory(void **state)
     assert_int_equal(al.live_blocks, 0);
 }
 
+/* The generation stops at LONG_MAX (2^31 - 1 advances where long is 32
+   bits), logged at each advance refused; tags and comparisons hold there. */
+static void test_the_generation_stops_at_its_limit(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    static int old, young;
+    (void)state;
+    mgt_gen_set(ctx, LONG_MAX - 1);
+    assert_int_equal(mguard_gen_tag(ctx, &old), MGUARD_OK);
+    assert_true(mguard_gen_advance(ctx) == LONG_MAX);
+    EXPECT_NO_LOG(log);
+    assert_int_equal(mguard_gen_tag(ctx, &young), MGUARD_OK);
+    assert_true(mguard_gen_advance(ctx) == LONG_MAX);
+    EXPECT_LOG_TEXT(log, log.warnings, MGUARD_LOG_GEN_LIMIT, "mguard_gen_advance: the generation is at its limit, LONG_MAX; it stays there");
+    assert_true(mguard_gen_advance(ctx) == LONG_MAX);
+    assert_int_equal(log.warnings, 1);
+    assert_true(mguard_gen_current(ctx) == LONG_MAX);
+    assert_true(mguard_gen_get(ctx, &old) == LONG_MAX - 1);
+    assert_true(mguard_gen_get(ctx, &young) == LONG_MAX);
+    assert_false(mguard_gen_is_dynamic(ctx, &old, NULL));
+    assert_true(mguard_gen_is_dynamic(ctx, &young, NULL));
+    mguard_gen_clear(ctx);
+    assert_int_equal(mguard_gen_advance(ctx), 1);
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 /* The never-tagged warning names the object with the describe hook (issue 25). */
 static void test_never_tagged_warning_names_the_object(void **state)
 {
@@ -232,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_strict_context_counts_an_untagged_object_as_dynamic),
         cmocka_unit_test(test_gen_bad_input_and_out_of_memory),
         cmocka_unit_test(test_never_tagged_warning_names_the_object),
+        cmocka_unit_test(test_the_generation_stops_at_its_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

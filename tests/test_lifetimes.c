@@ -207,6 +207,49 @@ static void test_dying_object_cannot_be_registered_from_its_callbacks(void **sta
     assert_int_equal(lg.code, MGUARD_LOG_OBJECT_DYING);
 }
 
+/* A refusal of a dying object comes before any reservation: with the
+   allocator failing, a watch of a new object by the dying guard (or of the
+   dying object) is still EINVAL and OBJECT_DYING, never ENOMEM. */
+static mguard_status oom_watch_st[2];
+static long oom_watch_failures;
+static void oom_watch_on_death(void *guard, const void *obj, const char *attr, void *user)
+{
+    long failures = al.failures;
+    (void)guard; (void)attr; (void)user;
+    al.fail_at = al.calls + 1;
+    oom_watch_st[0] = mguard_watch(ctx, &objs[2], &objs[0], probe_watch, NULL);
+    oom_watch_st[1] = mguard_watch(ctx, obj, &objs[3], probe_watch, NULL);
+    oom_watch_failures = al.failures - failures;
+    al.fail_at = 0;
+    events[nevents++] = lg.code == MGUARD_LOG_OBJECT_DYING ? 2 : -1;
+}
+
+static void test_a_dying_guard_is_refused_before_any_allocation(void **state)
+{
+    static char filler[4096];
+    mguard_status st = MGUARD_OK;
+    int i;
+    (void)state;
+    assert_int_equal(mguard_watch(ctx, &objs[0], &objs[1], oom_watch_on_death, NULL), MGUARD_OK);
+    /* tag objects until the registry is full: the next new object needs memory */
+    for (i = 0; i < (int)sizeof filler && st == MGUARD_OK; i++) {
+        al.fail_at = al.calls + 1;
+        st = mguard_gen_tag(ctx, &filler[i]);
+        al.fail_at = 0;
+    }
+    assert_int_equal(st, MGUARD_ENOMEM);
+    lg.warnings = 0;
+    mguard_on_destroy(ctx, &objs[0]);
+    assert_int_equal(nevents, 1);
+    assert_int_equal(events[0], 2);
+    assert_int_equal(oom_watch_st[0], MGUARD_EINVAL);
+    assert_int_equal(oom_watch_st[1], MGUARD_EINVAL);
+    assert_int_equal(oom_watch_failures, 0);   /* nothing was asked of the allocator */
+    assert_int_equal(lg.warnings, 2);
+    assert_false(mgt_ctx_contains(ctx, &objs[2]));
+    assert_false(mgt_ctx_contains(ctx, &objs[3]));
+}
+
 /* A destructor that destroys another table (not the one being walked). */
 static void destroy_t2_dtor(void *value, void *user)
 {
@@ -1262,6 +1305,7 @@ int main(void)
         T(test_destructor_destroys_other_objects_each_once),
         T(test_destroy_hook_called_again_from_its_own_callback_is_logged_and_ignored),
         T(test_dying_object_cannot_be_registered_from_its_callbacks),
+        T(test_a_dying_guard_is_refused_before_any_allocation),
         T(test_destructor_destroys_another_table_holding_the_dead_key),
         T(test_destroying_the_table_being_cleared_is_deferred),
         T(test_clear_with_destructors_that_change_the_table),
