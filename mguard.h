@@ -580,8 +580,10 @@ MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent,
    Cost: O(names log names + subtree + depth). */
 MGUARDDEF mguard_status mguard_scope_forget(mguard_scope *s, const void *comp);
 /* comp starts: push a frame; its name becomes (once more) active.
-   NOT_FOUND (logged): no name; EINVAL: NULL s/comp, or (logged) comp
-   destroyed by a callback of this call; ENOMEM: nothing changed. Cost: one
+   NOT_FOUND (logged): no name (a comp in its own death has none); EINVAL:
+   NULL s/comp, or (logged) comp destroyed by a callback of this call; ENOMEM:
+   nothing changed. A walk skips, with a warning, a child in its own death.
+   Cost: one
    lookup (+ first walk; a full trace: + O(warnings remembered)). */
 MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
 /* comp ends: pop its innermost frame; its name leaves the active set with
@@ -600,7 +602,8 @@ MGUARDDEF size_t mguard_scope_parents(const mguard_scope *s, const char **out, s
    depth. Cost: O(names returned). */
 MGUARDDEF size_t mguard_scope_frames(const mguard_scope *s, const char **out, size_t cap);
 /* Frames entered from now on get phase number phase of desc.phases. EINVAL
-   for NULL s, logged for phase >= the number of phases. Cost: O(1). */
+   for NULL s, logged for phase >= the number of phases or s being destroyed
+   (by its own callback). Cost: O(1). */
 MGUARDDEF mguard_status mguard_scope_set_phase(mguard_scope *s, size_t phase);
 /* The current phase (0 after create and CLEAR_FRAMES; 0 for NULL s). Cost: O(1). */
 MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
@@ -620,7 +623,8 @@ MGUARDDEF double mguard_scope_counter(const mguard_scope *s, const char *fqn, co
    without the NUL (a big trace: ask with cap 0, allocate, call again).
    TABLE/TREE: every name ever entered with each counter's self and total;
    TRACE_JSON: the spans as a Chrome trace-event file. 0 for NULL s, and
-   (logged) an unknown view or TREE out of memory. Cost: O(names x counters + name
+   (logged) an unknown view, or TREE, or TABLE past 16 counters, out of
+   memory. Cost: O(names x counters + name
    lengths) (TREE: + a hash per dotted prefix), O(spans), PATH O(depth). */
 MGUARDDEF size_t mguard_scope_format(mguard_scope *s, mguard_scope_view view, char *buf, size_t cap);
 /* Forget what flags (MGUARD_SCOPE_CLEAR_*) name; names and counters stay.
@@ -5152,7 +5156,9 @@ static MGUARD__HOT mguard_status mguard__scope_refuse(const mguard_scope *s, con
    ends. moved: components this walk renamed that had names (their subtrees
    follow at the end, in one pass: a pass each was quadratic). */
 typedef struct mguard__scope_undo { const void *comp; mguard__scope_naming old, now; int had_old; } mguard__scope_undo;
-typedef struct mguard__scope_todo { const void *comp; const char *name; size_t next; } mguard__scope_todo;
+/* name: what its children are named from; mine: the name this walk last gave it
+   (another differs: a callout renamed it, and its later children follow) */
+typedef struct mguard__scope_todo { const void *comp; const char *name, *mine; size_t next; } mguard__scope_todo;
 typedef struct mguard__scope_walk {
     mguard__scope_undo *undo;
     uint32_t nundo, capundo;
@@ -5242,8 +5248,8 @@ static const char *mguard__scope_join(mguard_ctx *ctx, mguard_scope *s, const ch
     return r;
 }
 
-static bool mguard__scope_queued(const mguard__scope_walk *w, uint32_t from, const void *comp);
 static mguard_status mguard__scope_follow_all(mguard_scope *s, mguard__scope_walk *w, const void **roots, uint32_t nroots);
+static mguard_status mguard__scope_follow(mguard_scope *s, mguard__scope_walk *w, const void *comp);
 
 static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk *w)
 {
@@ -5255,6 +5261,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         size_t idx = t->next++;
         mguard__scope_naming *cv;
         bool more, moved;
+        uint32_t q;
         mguard_status st;
         /* a callback may have destroyed a component still on the list */
         cv = mguard__scope_entry(s, pcomp);
@@ -5263,11 +5270,14 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         if (s->destroying) return MGUARD_EINVAL;
         cv = mguard__scope_entry(s, pcomp);   /* died during the call: ignore it */
         if (!more || !cv || !(cv->flags & MGUARD__SCOPE_SEEN)) { w->ntodo--; continue; }
-        /* a callback may have renamed it (not the walk itself, in a cycle) */
-        if (cv->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)) pname = cv->name;
-        if (!cname || !*cname || !child) {
+        /* renamed by a callout (set_name, attach, another lookup's walk): its
+           later children follow; a rename by this walk (a cycle) does not count */
+        t = &w->todo[w->ntodo - 1];
+        if (cv->name != t->mine) pname = t->name = t->mine = cv->name;
+        if (!cname || !*cname || !child || (ctx->dying && mguard__is_dying(ctx, child))) {
             mguard__scope_warn(s, MGUARD_LOG_SCOPE_CHILD_SKIPPED, (unsigned long)idx, pname,
-                               !child ? "NULL pointer" : "NULL or empty name");
+                               !child ? "NULL pointer" : child && cname && *cname ? "pointer to an object being destroyed"
+                               : "NULL or empty name");
             continue;
         }
         full = mguard__scope_join(ctx, s, pname, cname);
@@ -5283,12 +5293,14 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             nv.seg = mguard__scope_intern(ctx, s, cname);
             if (!nv.seg) return MGUARD_ENOMEM;
             /* a named child moved: its subtree follows at the end (unless this walk is inside it: a cycle) */
-            moved = cv && cv->name != full && !mguard__scope_queued(w, 0, child);
+            for (q = 0; q < w->ntodo && w->todo[q].comp != child; q++) {}
+            moved = cv && cv->name != full && q == w->ntodo;
             if (moved && mguard__reserve(ctx, (void **)&w->moved, &w->capmoved, (size_t)w->nmoved + 1, sizeof *w->moved))
                 return MGUARD_ENOMEM;
             st = mguard__scope_put_naming(s, w, child, &nv);
             if (st) return st;
             if (moved) w->moved[w->nmoved++] = child;
+            if (q < w->ntodo) w->todo[q].mine = full;   /* a cycle: its own walk keeps its name */
             cv = mguard__scope_entry(s, child);
         }
         if (!(cv->flags & MGUARD__SCOPE_SEEN)) {
@@ -5299,7 +5311,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
             st = mguard__scope_put(s, w, child, cn, fl);
             if (st) return st;
             w->todo[w->ntodo].comp = child;
-            w->todo[w->ntodo].name = cn;
+            w->todo[w->ntodo].name = w->todo[w->ntodo].mine = cn;
             w->todo[w->ntodo].next = 0;
             w->ntodo++;
         }
@@ -5346,7 +5358,7 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
     if (!v) {
         const char *tn;
         mguard__lookout look;
-        if (!s->desc.type_name) return MGUARD_NOT_FOUND;
+        if (!s->desc.type_name || (ctx->dying && mguard__is_dying(ctx, comp))) return MGUARD_NOT_FOUND;   /* dying: no name */
         look.obj = comp;
         look.died = false;
         look.next = ctx->lookouts;
@@ -5360,9 +5372,11 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         if (!name) return MGUARD_ENOMEM;
         if (!mguard__scope_named(s, comp)) {   /* the callback may have named it */
             mguard__scope_naming tv;   /* a type name: placed under nothing */
+            bool forgotten = mguard__scope_entry(s, comp) != NULL;
             memset(&tv, 0, sizeof tv);
             tv.name = name;
             st = mguard__scope_put_naming(s, &w, comp, &tv);
+            if (!st && forgotten) st = mguard__scope_follow(s, &w, comp);   /* what is attached follows */
             if (st) goto done;
         }
         v = mguard__scope_named(s, comp);
@@ -5374,14 +5388,21 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         st = mguard__scope_put(s, &w, comp, name, v->flags | MGUARD__SCOPE_SEEN);
         if (st) goto done;
         w.todo[0].comp = comp;
-        w.todo[0].name = name;
+        w.todo[0].name = w.todo[0].mine = name;
         w.todo[0].next = 0;
         w.ntodo = 1;
         st = mguard__scope_walk_run(s, &w);
     }
     if (!st && !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* died meanwhile */
-    if (!st && (mguard__scope_entry(s, comp)->flags & (MGUARD__SCOPE_EXPLICIT | MGUARD__SCOPE_ATTACHED)))
-        name = mguard__scope_entry(s, comp)->name;   /* a callback renamed it */
+    if (!st) {
+        /* renamed by a callout: its name now; by this walk (a cycle): the name
+           it was looked up by, as the reference's _get_mod_name returns */
+        const char *now = mguard__scope_entry(s, comp)->name, *mine = name;
+        uint32_t i;
+        for (i = w.nundo; i-- > 0;)
+            if (w.undo[i].comp == comp) { mine = w.undo[i].now.name; break; }
+        if (now != mine) name = now;
+    }
 done:
     if (st) {
         mguard__scope_walk_end(s, &w, false);
@@ -5455,21 +5476,12 @@ static uint32_t mguard__scope_placed_first(const mguard__scope_placed *list, uin
     return lo;
 }
 
-/* Is comp on the list of the walk w from position from on? */
-static bool mguard__scope_queued(const mguard__scope_walk *w, uint32_t from, const void *comp)
-{
-    uint32_t i;
-    for (i = from; i < w->ntodo; i++)
-        if (w->todo[i].comp == comp) return true;
-    return false;
-}
-
 static mguard_status mguard__scope_enqueue(mguard_scope *s, mguard__scope_walk *w, const void *comp)
 {
     if (mguard__reserve(s->hd.ctx, (void **)&w->todo, &w->captodo, (size_t)w->ntodo + 1, sizeof *w->todo))
         return MGUARD_ENOMEM;
     w->todo[w->ntodo].comp = comp;
-    w->todo[w->ntodo].name = NULL;
+    w->todo[w->ntodo].name = w->todo[w->ntodo].mine = NULL;
     w->todo[w->ntodo++].next = 0;
     return MGUARD_OK;
 }
@@ -5612,7 +5624,7 @@ static mguard_status mguard__scope_set_name(mguard_scope *s, const void *comp, c
     mguard__scope_naming v, *cur;
     mguard__scope_walk w;
     bool had = false;
-    if (st) return st;
+    if (st || (st = mguard__refuse_dying(s->hd.ctx, &comp, 1, "mguard_scope_set_name"))) return st;
     if (!fqn || !*fqn) { mguard__logf(s->hd.ctx, MGUARD_LOG_NULL_ARG, "mguard_scope_set_name", "or empty name"); return MGUARD_EINVAL; }
     memset(&v, 0, sizeof v);
     memset(&w, 0, sizeof w);
@@ -5661,6 +5673,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
         (void)mguard__describe(s->hd.ctx, parent, pn, sizeof pn, true);
         mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_PARENT_UNNAMED, "mguard_scope_attach", pn);
     }
+    if (!st) st = mguard__refuse_dying(s->hd.ctx, &child, 1, "mguard_scope_attach");
     if (!st) {
         memset(&v, 0, sizeof v);
         cur = mguard__scope_entry(s, child);
@@ -5880,7 +5893,7 @@ static size_t mguard__scope_frames(const mguard_scope *s, const char **out, size
 
 static mguard_status mguard__scope_set_phase(mguard_scope *s, size_t phase)
 {
-    if (!mguard__scope_ok(s)) return MGUARD_EINVAL;
+    if (mguard__scope_refuse(s, s, "mguard_scope_set_phase")) return MGUARD_EINVAL;
     if (phase >= s->nphases) {
         mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_BAD_PHASE, "mguard_scope_set_phase",
                      (unsigned long)phase, (unsigned long)s->nphases);

@@ -42,6 +42,9 @@ typedef struct cb_state {
     const void *destroy_when;       /* when asked for a child of this one (NULL: any) */
     int destroy_scope_in_type;      /* type callback destroys the scope */
     int destroy_scope_in_child;     /* child callback destroys the scope */
+    const void *lookup_on_child;    /* child callback looks this one up once, */
+    const void *lookup_when;        /* when asked for child lookup_index of this one */
+    size_t lookup_index;
     mguard_status reentry_status;
 } cb_state;
 
@@ -75,6 +78,11 @@ static bool child_cb(const void *c, size_t i, const char **name, const void **ki
     if (st->destroy_scope_in_child) {
         st->destroy_scope_in_child = 0;
         mguard_scope_destroy(st->s);
+    }
+    if (st->lookup_on_child && st->lookup_when == c && st->lookup_index == i) {
+        const void *l = st->lookup_on_child;
+        st->lookup_on_child = NULL;
+        (void)mguard_scope_name(st->s, l);
     }
     if ((int)i >= p->n) return false;
     *name = p->names[i];
@@ -896,6 +904,143 @@ static void test_cycle_in_children_terminates(void **state)
     assert_string_equal(mgt_scope_known_name(f->s, &a), "A.self");
 }
 
+/* A callout of the walk renames the component being walked (here another
+   lookup's walk, of its parent): the lookup answers the new name, and the
+   children it names after that are named from it. */
+static void test_a_walk_follows_a_rename_made_by_its_callout(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp g, p, a, b;
+    comp_init(&g, "G");
+    comp_init(&p, "P");
+    comp_init(&a, "A");
+    comp_init(&b, "B");
+    comp_add(&g, "p", &p);
+    comp_add(&p, "a", &a);
+    comp_add(&p, "b", &b);
+    f->st.lookup_on_child = &g;   /* asked for p's child 1: G is looked up, p becomes G.p */
+    f->st.lookup_when = &p;
+    f->st.lookup_index = 1;
+    assert_int_equal(mguard_scope_enter(f->s, &p), MGUARD_OK);
+    assert_null(f->st.lookup_on_child);
+    assert_string_equal(current_of(f->s), "G.p");
+    assert_string_equal(mguard_scope_name(f->s, &p), "G.p");
+    assert_string_equal(mguard_scope_name(f->s, &a), "G.p.a");   /* named P.a, then followed */
+    assert_string_equal(mguard_scope_name(f->s, &b), "G.p.b");   /* named after the rename */
+    assert_int_equal(mguard_scope_exit(f->s, &p), MGUARD_OK);
+    assert_int_equal(f->log.warnings, 0);
+}
+
+/* A forgotten component named by its type again: what is attached under it
+   follows the new name, as after set_name. */
+static void test_an_attached_child_follows_a_forgotten_parent_named_by_its_type(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp g, p, k;
+    comp_init(&g, "G");
+    comp_init(&p, "P");
+    comp_init(&k, "K");
+    comp_add(&g, "p", &p);
+    assert_string_equal(mguard_scope_name(f->s, &g), "G");
+    assert_string_equal(mguard_scope_name(f->s, &p), "G.p");
+    assert_int_equal(mguard_scope_attach(f->s, &p, &k, "k"), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &k), "G.p.k");
+    assert_int_equal(mguard_scope_forget(f->s, &g), MGUARD_OK);
+    assert_string_equal(mguard_scope_name(f->s, &p), "P");
+    assert_string_equal(mguard_scope_name(f->s, &k), "P.k");
+    assert_int_equal(mguard_scope_enter(f->s, &p), MGUARD_OK);
+    assert_int_equal(mguard_scope_enter(f->s, &k), MGUARD_OK);
+    assert_string_equal(path_str(f->s), "Global > P > P.k");
+}
+
+/* A child in its own mguard_on_destroy is skipped by its parent's walk (the
+   parent is alive: it is named and entered), with a warning. */
+static struct { mguard_scope *s; comp *parent; mguard_status entered; const char *name; } dying_walk;
+static void enter_parent_on_death(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+    dying_walk.entered = mguard_scope_enter(dying_walk.s, dying_walk.parent);
+    dying_walk.name = mguard_scope_name(dying_walk.s, dying_walk.parent);
+}
+
+static void test_a_walk_skips_a_child_being_destroyed(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp parent, kid, other;
+    static int guard;
+    comp_init(&parent, "Parent");
+    comp_init(&kid, "Kid");
+    comp_init(&other, "Other");
+    comp_add(&parent, "kid", &kid);
+    comp_add(&parent, "other", &other);
+    dying_walk.s = f->s;
+    dying_walk.parent = &parent;
+    dying_walk.entered = MGUARD_ENOMEM;
+    dying_walk.name = NULL;
+    assert_int_equal(mguard_watch(f->ctx, &kid, &guard, enter_parent_on_death, NULL), MGUARD_OK);
+    mguard_on_destroy(f->ctx, &kid);   /* the parent was never looked up */
+    assert_int_equal(dying_walk.entered, MGUARD_OK);
+    assert_string_equal(dying_walk.name, "Parent");
+    EXPECT_LOG_TEXT(f->log, f->log.warnings, MGUARD_LOG_SCOPE_CHILD_SKIPPED,
+                    "mguard_scope: child 0 of Parent has a pointer to an object being destroyed; skipped");
+    assert_null(mgt_scope_known_name(f->s, &kid));
+    assert_string_equal(mgt_scope_known_name(f->s, &other), "Parent.other");
+    assert_string_equal(path_str(f->s), "Global > Parent");
+}
+
+/* Naming a component in its own death is refused, and logged under the
+   scope function's name. */
+static struct { mguard_scope *s; test_log *log; comp *other; mguard_status set_name, attach_child, attach_parent, enter; const char *name; int type_calls; char line[4][512]; } dying_name;
+static void name_on_death(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)attr;
+    dying_name.set_name = mguard_scope_set_name(dying_name.s, obj, "Again");
+    snprintf(dying_name.line[0], sizeof dying_name.line[0], "%s", dying_name.log->last);
+    dying_name.attach_child = mguard_scope_attach(dying_name.s, dying_name.other, obj, "kid");
+    snprintf(dying_name.line[1], sizeof dying_name.line[1], "%s", dying_name.log->last);
+    dying_name.attach_parent = mguard_scope_attach(dying_name.s, obj, dying_name.other, "kid");
+    snprintf(dying_name.line[2], sizeof dying_name.line[2], "%s", dying_name.log->last);
+    dying_name.type_calls = ((cb_state *)user)->type_calls;
+    dying_name.enter = mguard_scope_enter(dying_name.s, obj);
+    snprintf(dying_name.line[3], sizeof dying_name.line[3], "%s", dying_name.log->last);
+    dying_name.name = mguard_scope_name(dying_name.s, obj);
+    dying_name.type_calls = ((cb_state *)user)->type_calls - dying_name.type_calls;
+}
+
+static void test_a_component_in_its_own_death_cannot_be_named(void **state)
+{
+    fixture *f = (fixture *)*state;
+    comp dying, other;
+    static int guard;
+    char want[256];
+    comp_init(&dying, "Dying");
+    comp_init(&other, "Other");
+    dying_name.s = f->s;
+    dying_name.log = &f->log;
+    dying_name.other = &other;
+    assert_int_equal(mguard_scope_set_name(f->s, &other, "Other"), MGUARD_OK);
+    assert_int_equal(mguard_watch(f->ctx, &dying, &guard, name_on_death, &f->st), MGUARD_OK);
+    mguard_on_destroy(f->ctx, &dying);
+    assert_int_equal(dying_name.set_name, MGUARD_EINVAL);
+    assert_int_equal(dying_name.attach_child, MGUARD_EINVAL);
+    assert_int_equal(dying_name.attach_parent, MGUARD_NOT_FOUND);   /* it has no name, and gets none */
+    assert_int_equal(dying_name.enter, MGUARD_NOT_FOUND);
+    assert_null(dying_name.name);
+    assert_int_equal(dying_name.type_calls, 0);   /* no type name is asked for */
+    snprintf(want, sizeof want, "mguard_scope_set_name: %p is being destroyed; refused", (void *)&dying);
+    assert_string_equal(dying_name.line[0], want);
+    snprintf(want, sizeof want, "mguard_scope_attach: %p is being destroyed; refused", (void *)&dying);
+    assert_string_equal(dying_name.line[1], want);
+    snprintf(want, sizeof want, "mguard_scope_attach: the parent %p has no name", (void *)&dying);
+    assert_string_equal(dying_name.line[2], want);
+    snprintf(want, sizeof want, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, "
+             "never named with mguard_scope_set_name)", (void *)&dying);
+    assert_string_equal(dying_name.line[3], want);
+    assert_int_equal(f->log.warnings, 4);
+    assert_string_equal(mguard_scope_name(f->s, &other), "Other");
+    assert_null(mgt_scope_known_name(f->s, &dying));
+}
+
 static void test_bad_children_are_skipped_with_a_warning(void **state)
 {
     fixture *f = (fixture *)*state;
@@ -975,6 +1120,40 @@ static void test_callback_destroying_the_scope_is_deferred(void **state)
     f->st.destroy_scope_in_child = 1;
     assert_int_equal(mguard_scope_enter(f->s, &m.mod), MGUARD_EINVAL);
     assert_int_equal(mgt_objects(f->ctx), 0);
+}
+
+/* Destroyed from its own callback, s refuses every change until the
+   outermost call returns: the phase included. */
+static struct { mguard_scope *s; int comp; mguard_status phase, add, set_name, clear; size_t phase_after; } refusing;
+static const char *destroy_then_change(const void *c, void *user)
+{
+    (void)c; (void)user;
+    mguard_scope_destroy(refusing.s);
+    refusing.phase = mguard_scope_set_phase(refusing.s, 1);
+    refusing.phase_after = mguard_scope_phase(refusing.s);
+    refusing.add = mguard_scope_add(refusing.s, "flops", 1.0);
+    refusing.set_name = mguard_scope_set_name(refusing.s, &refusing.comp, "X");
+    refusing.clear = mguard_scope_clear(refusing.s, MGUARD_SCOPE_CLEAR_FRAMES);
+    return "Comp";
+}
+
+static void test_a_scope_being_destroyed_refuses_every_change(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_scope_desc d;
+    memset(&d, 0, sizeof d);
+    d.type_name = destroy_then_change;
+    refusing.s = mguard_scope_create(f->ctx, &d);
+    assert_non_null(refusing.s);
+    assert_null(mguard_scope_name(refusing.s, &refusing.comp));
+    assert_int_equal(refusing.phase, MGUARD_EINVAL);
+    assert_int_equal(refusing.phase_after, 0);
+    assert_int_equal(refusing.add, MGUARD_EINVAL);
+    assert_int_equal(refusing.set_name, MGUARD_EINVAL);
+    assert_int_equal(refusing.clear, MGUARD_EINVAL);
+    assert_int_equal(f->log.warnings, 4);
+    assert_int_equal(f->log.code, MGUARD_LOG_HANDLE_DESTROYING);
+    assert_int_equal(mgt_objects(f->ctx), 0);   /* destroyed when the lookup returned */
 }
 
 /* A logger that calls back into the scope while a warning is logged. */
@@ -2755,10 +2934,15 @@ int main(void)
         SCOPE(test_on_destroy_forgets_names),
         TRACED(test_destroying_an_active_component_closes_its_frames),
         SCOPE(test_cycle_in_children_terminates),
+        SCOPE(test_a_walk_follows_a_rename_made_by_its_callout),
+        SCOPE(test_an_attached_child_follows_a_forgotten_parent_named_by_its_type),
+        SCOPE(test_a_walk_skips_a_child_being_destroyed),
+        SCOPE(test_a_component_in_its_own_death_cannot_be_named),
         SCOPE(test_bad_children_are_skipped_with_a_warning),
         TRACED(test_children_callback_may_enter_a_scope),
         SCOPE(test_children_callback_may_destroy_a_component_being_walked),
         SCOPE(test_callback_destroying_the_scope_is_deferred),
+        CTX(test_a_scope_being_destroyed_refuses_every_change),
         cmocka_unit_test(test_log_callback_may_call_back_in),
         SCOPE(test_counters_go_to_every_active_name_once),
         SCOPE(test_counter_self_is_what_was_added_innermost),
