@@ -4388,7 +4388,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
     g = mguard__reg_look(ctx, guard, &known_g, &gs);
     both[0] = r ? guard : obj;   /* the ones without a record: a dying object has none */
     both[1] = guard;
-    st = mguard__refuse_dying(ctx, both, (size_t)(!r + !g), "mguard_watch");
+    st = mguard__refuse_dying(ctx, both, (size_t)!r + (size_t)!g, "mguard_watch");
     if (!st && !r) st = mguard__admit(ctx, obj, 2, "mguard_watch");
     if (!st && !g) st = mguard__admit(ctx, guard, 2, "mguard_watch");
     if (!st && !(r && ctx->objs[r - 1].side)) st = mguard__side_reserve(ctx, 1);
@@ -5276,7 +5276,7 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
         if (cv->name != t->mine) pname = t->name = t->mine = cv->name;
         if (!cname || !*cname || !child || (ctx->dying && mguard__is_dying(ctx, child))) {
             mguard__scope_warn(s, MGUARD_LOG_SCOPE_CHILD_SKIPPED, (unsigned long)idx, pname,
-                               !child ? "NULL pointer" : child && cname && *cname ? "pointer to an object being destroyed"
+                               !child ? "NULL pointer" : cname && *cname ? "pointer to an object being destroyed"
                                : "NULL or empty name");
             continue;
         }

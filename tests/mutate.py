@@ -409,7 +409,7 @@ MUTANTS = [
      "        o->flags &= ~(uint32_t)MGUARD__F_WLIST;\n",
      "\n"),
     ("watch-dying-after-reserve", "a watch of a dying guard is EINVAL even when memory runs out (refused before any reservation)",
-     "    st = mguard__refuse_dying(ctx, both, (size_t)(!r + !g), \"mguard_watch\");",
+     "    st = mguard__refuse_dying(ctx, both, (size_t)!r + (size_t)!g, \"mguard_watch\");",
      "    st = mguard__refuse_dying(ctx, both, (size_t)!r, \"mguard_watch\");"),
     # ---- 6. generation tags -------------------------------------------
     ("gen-advance-past-limit", "the generation stops at LONG_MAX, logged (no signed overflow)",
