@@ -265,7 +265,9 @@ typedef struct mguard_lock {
    prints as its address). Called only for an object the call in progress was
    given, one the context knows, or one being destroyed (an event's object once,
    first in its phase 2), never inside a structure update. It may call any mguard
-   function, destroying the handle named included; its line is already decided. */
+   function, destroying the handle named included; its line is already decided.
+   Thread-safe context: obj's death on another thread waits for the hook, so the
+   hook must not wait for a thread that destroys obj. */
 typedef void (*mguard_describe_fn)(const void *obj, char *buf, size_t size, void *user);
 typedef struct mguard_describer {
     mguard_describe_fn func;
@@ -11382,14 +11384,14 @@ static mguard_status mguard__cache_job_depend(mguard_cache_job *job, const void 
     if (!mguard__job_ok(job)) return MGUARD_EINVAL;
     ctx = job->c->ctx;
     if (!obj) { mguard__logf(ctx, MGUARD_LOG_NULL_ARG, "mguard_cache_job_depend", "object"); return MGUARD_EINVAL; }
-    if (job->stale) return MGUARD_OK;   /* not stored anyway */
     memset(&why, 0, sizeof why);
     if (mguard__refuse_dying(ctx, &obj, 1, "mguard_cache_job_depend")) {
         why.cause = MGUARD_CACHE_DEATH;
         why.obj = obj;
-        mguard__job_spoil(job, &why, NULL);
+        if (!job->stale) mguard__job_spoil(job, &why, NULL);
         return MGUARD_EINVAL;
     }
+    if (job->stale) return MGUARD_OK;   /* not stored anyway */
     /* covered already: a key, the whole object, the same attribute */
     if (attr) ia = mguard__str_find(ctx, attr);
     for (i = 0; i < job->nkeys; i++)

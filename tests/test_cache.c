@@ -470,6 +470,7 @@ typedef struct plan_env {
     const void *dep;           /* declared by compute, whole object */
     const void *dep_attr_obj;  /* declared with attr "w" */
     const void *mutate;        /* mutated by compute after declaring */
+    const void *mutate_first;  /* mutated by compute before anything else (once) */
     const char *mutate_attr;   /* the attribute it names (NULL: "w") */
     const void *destroy;       /* destroyed by compute */
     int nest;                  /* compute the same key again, once */
@@ -487,6 +488,11 @@ static mguard_status compute(mguard_cache_job *job, void *value, void *user)
     size_t nkeys = job_keys(job, keys);
     assert_int_equal(*(long *)value, 0);   /* zeroed */
     e->calls++;
+    if (e->mutate_first) {
+        const void *m = e->mutate_first;
+        e->mutate_first = NULL;
+        mguard_on_mutation(e->ctx, m, "w");
+    }
     if (e->dep) e->depend_st = mguard_cache_job_depend(job, e->dep, NULL);
     if (e->dep_attr_obj) {
         mguard_status st = mguard_cache_job_depend(job, e->dep_attr_obj, "w");
@@ -893,7 +899,7 @@ static void test_a_cache_destroyed_by_a_value_destructor_during_get_or_compute_g
     assert_int_equal(a.live_blocks, 0);
 }
 
-static int g_dying_key;
+static int g_dying_key, g_stale_key;
 static void dying_watch(void *guard, const void *obj, const char *attr, void *user)
 {
     plan_env *e = (plan_env *)user;
@@ -912,6 +918,12 @@ static void dying_watch(void *guard, const void *obj, const char *attr, void *us
     assert_non_null(mguard_cache_get_or_compute(e->c, MGUARD_CACHE_KEYS(&g_dying_key), compute, e, &st));
     assert_int_equal(st, MGUARD_NOT_FOUND);
     assert_int_equal(e->depend_st, MGUARD_EINVAL);
+    /* a job already stale refuses it too */
+    e->mutate_first = &g_stale_key;
+    e->depend_st = MGUARD_OK;
+    assert_non_null(mguard_cache_get_or_compute(e->c, MGUARD_CACHE_KEYS(&g_stale_key), compute, e, &st));
+    assert_int_equal(st, MGUARD_NOT_FOUND);
+    assert_int_equal(e->depend_st, MGUARD_EINVAL);
 }
 
 static void test_a_dying_dependency_is_refused(void **state)
@@ -928,8 +940,8 @@ static void test_a_dying_dependency_is_refused(void **state)
     env_init(&e, ctx, c);
     assert_int_equal(mguard_watch(ctx, &obj, &guard, dying_watch, &e), MGUARD_OK);
     mguard_on_destroy(ctx, &obj);
-    assert_int_equal(e.calls, 1);
-    assert_int_equal(log.warnings, 4);
+    assert_int_equal(e.calls, 2);
+    assert_int_equal(log.warnings, 5);
     assert_int_equal(mguard_cache_count(c), 0);
     assert_int_equal(mguard_cache_last_reason(c, &key, 1, &r), MGUARD_OK);
     assert_int_equal(r.cause, MGUARD_CACHE_DEATH);
