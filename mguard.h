@@ -906,7 +906,8 @@ MGUARDDEF mguard_status mguard_ledger_remove_hook(mguard_ledger *L, int id);
    name + retains. */
 MGUARDDEF mguard_ledger *mguard_ledger_clone(const mguard_ledger *L);
 /* Make L equal to checkpoint, keeping L's hooks (retain gains, release
-   losses). EINVAL (logged): NULL/dying, other contexts; ENOMEM: nothing
+   losses). EINVAL (logged): NULL/dying, other contexts, values not alike
+   (value_size; value_type if sized, plain_values if not); ENOMEM: nothing
    changed. Cost: a memcpy per array + O(held pointers and strings). */
 MGUARDDEF mguard_status mguard_ledger_restore(mguard_ledger *L, const mguard_ledger *checkpoint);
 /* Same objects (kind, source, modified), writes (a's equal), records in
@@ -7184,6 +7185,12 @@ static void mguard__ledger_drain(mguard_ledger *L)
             if (!L->rq_head) L->rq_tail = 0;
             s->rq_next = 0;
             s->flags &= ~(uint32_t)MGUARD__LR_RQ;
+            if (s->count && !(s->flags & MGUARD__LR_HELD) && L->desc.retain && !ctx->lk && ctx->logq.n) {
+                /* the lines queued so far go out first: a logger may destroy
+                   p (purged: then no retain), or hold it again */
+                MGUARD__CALLOUT(ctx, (void)0);
+                s = &L->refs[r - 1];
+            }
             if (s->count && !(s->flags & MGUARD__LR_HELD)) {
                 s->flags |= MGUARD__LR_HELD;
                 if (L->desc.retain) {
@@ -7205,6 +7212,13 @@ static void mguard__ledger_drain(mguard_ledger *L)
         s->relq_next = 0;
         s->flags &= ~(uint32_t)MGUARD__LR_RELQ;
         if (s->count) continue;       /* held again meanwhile */
+        if (ctx->logq.n && (s->flags & MGUARD__LR_HELD) && L->desc.release) {
+            /* as for retains: a logger may destroy p (purged: no release) */
+            const void *was = s->ptr;
+            MGUARD__CALLOUT(ctx, (void)0);
+            s = &L->refs[r - 1];
+            if (s->ptr != was || s->count || (s->flags & MGUARD__LR_RELQ)) continue;   /* its own path decides */
+        }
         {
             void *p = mguard__unconst(s->ptr);
             bool held = (s->flags & MGUARD__LR_HELD) != 0;
@@ -7569,6 +7583,7 @@ static void mguard__ledger_compact(mguard_ledger *L)
     mguard__ix_clear(&L->ent_ix);
     for (i = 0; i < n; i++) mguard__ix_put(&L->ent_ix, mguard__hash_ptr(L->ents[i].obj), i + 1);
     L->epoch++;
+    mguard__ledger_touch(L);   /* a new layout: a walk that saved the stamp sees it (a call that then fails too) */
 }
 
 static mguard_status mguard__ledger_reserve_ents(mguard_ledger *L, uint32_t k)
@@ -8531,10 +8546,13 @@ static mguard_status mguard__ledger_restore(mguard_ledger *L, const mguard_ledge
     mguard_status st = mguard__ledger_can_change(L, fn);
     if (st) return st;
     if (!MGUARD__DBG_OK(cp, MGUARD__DBG_LEDGER, fn)) return MGUARD_EINVAL;
-    if (!mguard__ledger_ok(cp) || cp->hd.ctx != L->hd.ctx || cp->destroying || cp->desc.value_size != L->desc.value_size) {
+    /* values alike: the same size, and type (sized) or watching (pointers) */
+    if (!mguard__ledger_ok(cp) || cp->hd.ctx != L->hd.ctx || cp->destroying || cp->desc.value_size != L->desc.value_size ||
+        (L->desc.value_size ? cp->desc.value_type != L->desc.value_type : cp->desc.plain_values != L->desc.plain_values)) {
         mguard__logf(L->hd.ctx, MGUARD_LOG_LEDGER_BAD_CHECKPOINT, fn,
                      !mguard__ledger_ok(cp) ? "not a ledger" : cp->destroying ? "being destroyed" :
-                     cp->hd.ctx != L->hd.ctx ? "from another context" : "of another value size");
+                     cp->hd.ctx != L->hd.ctx ? "from another context" : cp->desc.value_size != L->desc.value_size ? "of another value size" :
+                     L->desc.value_size ? "of another value type" : "of other plain_values");
         return MGUARD_EINVAL;
     }
     if (cp == L) return MGUARD_OK;
@@ -8985,15 +9003,17 @@ static void mguard__ledger_fmt_bytes(const unsigned char *b, size_t n, mguard_le
 enum { MGUARD__LF_VALUE, MGUARD__LF_OBJECT };
 
 /* p (held by X) destroyed since the walk found it (serial: its life then)? */
-static bool mguard__ledger_gone(const mguard__lcmp *c, const mguard_ledger *X, const void *p, uint64_t serial)
+/* Asked every time, not only when X changed: p's death may leave X as it
+   was (a slot whose release a walk defers), and its life tells. */
+static bool mguard__ledger_gone(const mguard_ledger *X, const void *p, uint64_t serial)
 {
-    return X->stamp != (X == c->a ? c->sa : c->sb) && (!mguard__ledger_alive(X, p) || !mguard__ledger_same(X, p, serial));
+    return !mguard__ledger_alive(X, p) || !mguard__ledger_same(X, p, serial);
 }
 
 /* Format p (held by X) with X's object or value hook (kind: MGUARD__LF_*;
    an object is its own obj), a value as obj.attr's (NULL, NULL: a payload
    or hook function); a p destroyed meanwhile is not handed to it. */
-static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, const void *obj, const char *attr,
+static void mguard__ledger_fmt(const mguard_ledger *X, const void *obj, const char *attr,
                                const void *p, uint64_t serial, int kind, char *buf)
 {
     mguard_ledger_format_fn format = kind == MGUARD__LF_OBJECT ? X->desc.format_object : X->desc.format_value;
@@ -9001,7 +9021,7 @@ static void mguard__ledger_fmt(const mguard__lcmp *c, const mguard_ledger *X, co
     buf[0] = 0;
     if (!p) {
         snprintf(buf, MGUARD__LFMT, "NULL");
-    } else if (mguard__ledger_gone(c, X, p, serial)) {
+    } else if (mguard__ledger_gone(X, p, serial)) {
         snprintf(buf, MGUARD__LFMT, "<destroyed>");
     } else if (format) {
         MGUARD__L_CALLOUT(X->hd.ctx, p, obj, format(obj, attr, p, 0, buf, MGUARD__LFMT, X->desc.user));
@@ -9026,7 +9046,7 @@ static const mguard_ledger *mguard__ledger_holder(const mguard__lcmp *c, const v
 
 static void mguard__ledger_label(const mguard__lcmp *c, const mguard_ledger_diff_item *it, char *buf)
 {
-    mguard__ledger_fmt(c, mguard__ledger_holder(c, it->obj), NULL, NULL, it->obj, mguard__ledger_item_serial(c, it, 0), MGUARD__LF_OBJECT, buf);
+    mguard__ledger_fmt(mguard__ledger_holder(c, it->obj), NULL, NULL, it->obj, mguard__ledger_item_serial(c, it, 0), MGUARD__LF_OBJECT, buf);
 }
 
 /* An attribute's value: a pointer through fmt; sized values (the result's
@@ -9041,9 +9061,9 @@ static void mguard__ledger_value_text(const mguard__lcmp *c, const mguard_ledger
         snprintf(buf, MGUARD__LFMT, "<deleted>");
         return;
     }
-    if (mguard__ledger_gone(c, mguard__ledger_holder(c, obj), obj, mguard__ledger_item_serial(c, it, 0))) obj = NULL;
+    if (mguard__ledger_gone(mguard__ledger_holder(c, obj), obj, mguard__ledger_item_serial(c, it, 0))) obj = NULL;
     if (!X->desc.value_size) {
-        mguard__ledger_fmt(c, X, obj, it->attr, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), MGUARD__LF_VALUE, buf);
+        mguard__ledger_fmt(X, obj, it->attr, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1), MGUARD__LF_VALUE, buf);
         return;
     }
     buf[0] = 0;
@@ -9153,13 +9173,13 @@ static void mguard__ledger_item_text(mguard__lcmp *c, const mguard_ledger_diff_i
             if (!s->present) continue;
             if (side && it->a.present) mguard__ledger_diff_puts(d, st, " -> ");
             if (!rec) {
-                mguard__ledger_fmt(c, S, NULL, NULL, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), MGUARD__LF_OBJECT, o);
+                mguard__ledger_fmt(S, NULL, NULL, s->obj, mguard__ledger_item_serial(c, it, side ? 4 : 2), MGUARD__LF_OBJECT, o);
                 mguard__ledger_diff_puts(d, st, o);
                 mguard__ledger_diff_puts(d, st, ".");
             }
             mguard__ledger_diff_puts(d, st, s->name ? s->name : "(unnamed)");
             /* sized ledgers: payloads and hook functions are objects */
-            mguard__ledger_fmt(c, S, NULL, NULL, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
+            mguard__ledger_fmt(S, NULL, NULL, s->value, mguard__ledger_item_serial(c, it, side ? 3 : 1),
                                S->desc.value_size ? MGUARD__LF_OBJECT : MGUARD__LF_VALUE, x);
             mguard__ledger_diff_puts(d, st, rec ? "(" : " ");
             mguard__ledger_diff_puts(d, st, x);

@@ -2698,6 +2698,194 @@ static void test_sized_ledger_refuses_a_null_value_and_a_mixed_pair(void **state
     teardown();
 }
 
+/* A release (or retain) already decided waits for the lines queued before
+   it: a logger they reach may destroy the value, which is then never handed
+   to the hook (its hold is forfeit, as for any destroyed value). */
+static struct { mguard_ctx *ctx; int value; int destroyed, releases_after, releases; } rl;
+static void rl_release(void *p, void *user)
+{
+    (void)user;
+    rl.releases++;
+    if (p == &rl.value && rl.destroyed) rl.releases_after++;
+}
+static void rl_retain(void *p, void *user) { (void)p; (void)user; }
+static void rl_logger(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
+{
+    (void)level; (void)msg; (void)user;
+    if (code == MGUARD_LOG_LEDGER_HELD_DESTROYED && !rl.destroyed) {
+        rl.destroyed = 1;
+        mguard_on_destroy(rl.ctx, &rl.value);   /* the program tears down what the dead object owned */
+    }
+}
+
+static void test_a_logger_destroying_a_value_comes_before_its_release(void **state)
+{
+    mguard_ctx_desc cd;
+    mguard_ledger_desc d;
+    mguard_ledger *L;
+    static int x;
+    (void)state;
+    memset(&rl, 0, sizeof rl);
+    memset(&cd, 0, sizeof cd);
+    memset(&d, 0, sizeof d);
+    cd.logger.func = rl_logger;
+    rl.ctx = mguard_ctx_create(&cd);
+    d.retain = rl_retain;
+    d.release = rl_release;
+    L = mguard_ledger_create(rl.ctx, &d);
+    assert_int_equal(mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, "X"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &x, "a", &rl.value), MGUARD_OK);
+    mguard_on_destroy(rl.ctx, &x);   /* x's write goes: the value's release queued, a warning queued */
+    assert_int_equal(rl.destroyed, 1);
+    assert_int_equal(rl.releases_after, 0);
+    assert_int_equal(rl.releases, 0);   /* destroyed first: forfeit */
+    assert_ctx_ok(rl.ctx);
+    mguard_ledger_destroy(L);
+    mguard_ctx_destroy(rl.ctx);
+    assert_int_equal(rl.releases, 0);
+}
+
+/* A diff's text never hands format_object an object destroyed by an
+   earlier label, even when its holder did not change (its slot's release
+   deferred by a walk: a clear inside apply's callback). */
+static struct { mguard_ctx *ctx; mguard_ledger *A, *B; int o1, o2, killed, dead_labelled; mguard_status diff; char text[512]; } fd;
+static void fd_label(const void *obj, const char *attr, const void *p, size_t size, char *buf, size_t n, void *user)
+{
+    (void)obj; (void)attr; (void)size; (void)user;
+    if (p == &fd.o2 && fd.killed) fd.dead_labelled++;
+    snprintf(buf, n, "%s", p == &fd.o1 ? "o1" : p == &fd.o2 ? "o2" : "?");
+    if (p == &fd.o1 && !fd.killed) {
+        fd.killed = 1;
+        mguard_on_destroy(fd.ctx, &fd.o2);
+    }
+}
+static void fd_commit(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    mguard_ledger_diff_result *r = NULL;
+    (void)obj; (void)attr; (void)value; (void)deleted; (void)user;
+    mguard_ledger_clear(fd.A);
+    fd.diff = mguard_ledger_diff(fd.A, fd.B, &r);
+    if (fd.diff == MGUARD_OK) {
+        mguard_ledger_diff_format(r, fd.text, sizeof fd.text);
+        mguard_ledger_diff_free(r);
+    }
+}
+
+static void test_diff_text_never_labels_an_object_an_earlier_label_destroyed(void **state)
+{
+    mguard_ledger_desc d;
+    static int cfg, one;
+    (void)state;
+    memset(&fd, 0, sizeof fd);
+    memset(&d, 0, sizeof d);
+    fd.ctx = test_ctx(NULL, NULL);
+    d.format_object = fd_label;
+    fd.A = mguard_ledger_create(fd.ctx, &d);
+    assert_int_equal(mguard_ledger_track(fd.A, &fd.o1, MGUARD_LEDGER_NEW, "Node"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(fd.A, &fd.o2, MGUARD_LEDGER_NEW, "Node"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(fd.A, &cfg, MGUARD_LEDGER_EXISTING, "cfg"), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(fd.A, &cfg, "x", &one), MGUARD_OK);
+    fd.B = mguard_ledger_clone(fd.A);
+    assert_int_equal(mguard_ledger_apply(fd.A, fd_commit, NULL), MGUARD_OK);
+    assert_int_equal(fd.diff, MGUARD_OK);
+    assert_int_equal(fd.killed, 1);
+    assert_int_equal(fd.dead_labelled, 0);
+    assert_non_null(strstr(fd.text, "o1"));
+    assert_null(strstr(fd.text, "o2"));   /* named by its address instead */
+    mguard_ledger_destroy(fd.A);
+    mguard_ledger_destroy(fd.B);
+    assert_ctx_ok(fd.ctx);
+    mguard_ctx_destroy(fd.ctx);
+}
+
+/* A refused track may compact the ledger's entries (its reservation ran
+   first): the ledger's stamp changes with its layout, so a walk in which a
+   hook restores the ledger from such a checkpoint sees the change. */
+static struct { mguard_ledger *L, *cp; int asked; mguard_status track, restore; } compacted;
+static void track_on_death(const void *key, void *value, void *user)
+{
+    (void)value; (void)user;
+    compacted.track = mguard_ledger_track(compacted.cp, key, MGUARD_LEDGER_NEW, NULL);
+}
+static void restore_in_refs(const void *value, mguard_ledger_visit_fn visit, void *vctx, void *user)
+{
+    (void)value; (void)visit; (void)vctx; (void)user;
+    if (compacted.asked++ == 0) compacted.restore = mguard_ledger_restore(compacted.L, compacted.cp);
+}
+
+static void test_a_walk_sees_a_restore_from_a_compacted_checkpoint(void **state)
+{
+    test_log log;
+    mguard_ctx *ctx = test_ctx(&log, NULL);
+    mguard_ledger_desc d;
+    mguard_weak_desc wd;
+    mguard_weak *w;
+    static int dying, o[8];
+    const void *roots[4];
+    int i, one = 1;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    memset(&wd, 0, sizeof wd);
+    d.refs = restore_in_refs;
+    compacted.L = mguard_ledger_create(ctx, &d);
+    for (i = 0; i < 8; i++) assert_int_equal(mguard_ledger_track(compacted.L, &o[i], MGUARD_LEDGER_NEW, NULL), MGUARD_OK);
+    for (i = 0; i < 4; i++) roots[i] = &o[4 + i];
+    compacted.asked = 1;
+    assert_int_equal(mguard_ledger_prune(compacted.L, roots, 4), MGUARD_OK);   /* 4 dropped: 4 holes */
+    compacted.cp = mguard_ledger_clone(compacted.L);
+    assert_true(mguard_ledger_equal(compacted.L, compacted.cp));
+    wd.value_size = sizeof(int);
+    wd.key_death = track_on_death;
+    w = mguard_weak_create(ctx, &wd);
+    assert_int_equal(mguard_weak_set(w, &dying, &one), MGUARD_OK);
+    mguard_on_destroy(ctx, &dying);   /* the clone's track of the dying object: compacted, then refused */
+    assert_int_equal(compacted.track, MGUARD_EINVAL);
+    assert_true(mguard_ledger_equal(compacted.L, compacted.cp));   /* the same content */
+    compacted.asked = 0;
+    memset(&log, 0, sizeof log);
+    assert_int_equal(mguard_ledger_prune(compacted.L, roots, 1), MGUARD_EINVAL);   /* changed by its hook */
+    assert_int_equal(compacted.restore, MGUARD_OK);
+    assert_int_equal(log.code, MGUARD_LOG_LEDGER_CHANGED_IN_HOOK);
+    assert_int_equal(l_stats(compacted.L).entries, 4);   /* the checkpoint's, nothing dropped */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* A checkpoint whose values are not alike is refused: a sized one of
+   another type (its writes would not be of L's type), a pointer one of
+   other plain_values (L would hold values whose deaths it never sees). */
+static void test_restore_refuses_a_checkpoint_of_other_values(void **state)
+{
+    test_log log;
+    mguard_ledger *L = setup(&log, NULL), *P, *I, *D;
+    mguard_ledger_desc d;
+    OBJ(x, "x", 0);
+    OBJ(v, "v", 0);
+    double half = 0.5;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.plain_values = true;
+    P = mguard_ledger_create(H.ctx, &d);
+    assert_int_equal(mguard_ledger_track(P, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(P, &x, "a", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_restore(L, P), MGUARD_EINVAL);
+    EXPECT_LOG_TEXT(log, log.warnings, MGUARD_LOG_LEDGER_BAD_CHECKPOINT, "mguard_ledger_restore: the checkpoint is of other plain_values");
+    assert_int_equal(mguard_ledger_restore(P, L), MGUARD_EINVAL);
+    EXPECT_LOG_TEXT(log, log.warnings, MGUARD_LOG_LEDGER_BAD_CHECKPOINT, "mguard_ledger_restore: the checkpoint is of other plain_values");
+    I = sized_ledger(8, MGUARD_LEDGER_VALUE_INT);
+    D = sized_ledger(8, MGUARD_LEDGER_VALUE_DOUBLE);
+    assert_int_equal(mguard_ledger_track(D, &x, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(D, &x, "a", &half), MGUARD_OK);
+    assert_int_equal(mguard_ledger_restore(I, D), MGUARD_EINVAL);
+    EXPECT_LOG_TEXT(log, log.warnings, MGUARD_LOG_LEDGER_BAD_CHECKPOINT, "mguard_ledger_restore: the checkpoint is of another value type");
+    assert_int_equal(mguard_ledger_pending(I, &x, "a", NULL), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_ctx_check(H.ctx), MGUARD_OK);
+    mguard_ledger_destroy(D);
+    mguard_ledger_destroy(I);
+    mguard_ledger_destroy(P);
+    teardown();
+}
+
 /* ---- apply finds each write's field by name, in O(writes + fields) ------ */
 
 /* A struct of many long fields and its table (the names made once). */
@@ -4637,6 +4825,10 @@ int main(void)
         cmocka_unit_test(test_format_hooks_are_told_the_object_attribute_and_size),
         cmocka_unit_test(test_set_fields_refuses_a_count_over_32_bits_saying_so),
         cmocka_unit_test(test_sized_ledger_refuses_a_null_value_and_a_mixed_pair),
+        cmocka_unit_test(test_restore_refuses_a_checkpoint_of_other_values),
+        cmocka_unit_test(test_a_walk_sees_a_restore_from_a_compacted_checkpoint),
+        cmocka_unit_test(test_a_logger_destroying_a_value_comes_before_its_release),
+        cmocka_unit_test(test_diff_text_never_labels_an_object_an_earlier_label_destroyed),
         cmocka_unit_test(test_apply_reports_each_field_write_as_a_mutation),
         cmocka_unit_test(test_apply_finds_the_field_of_each_write_by_name),
         cmocka_unit_test(test_sized_equal_hook_that_grows_the_ledger_reads_its_own_copies),
