@@ -1054,7 +1054,8 @@ typedef struct mguard_cache_stats {
 } mguard_cache_stats;
 typedef struct mguard_cache_desc {
     size_t value_size;            /* bytes per value, 1..16M (required), any size;
-                                     stored 8-aligned, 16-aligned from 16 bytes */
+                                     stored 8-aligned, 16-aligned from 16 bytes (where
+                                     pointers are 4 bytes, up to 8 bytes: 4-aligned) */
     mguard_value_dtor value_dtor; /* optional; runs exactly once per value */
     size_t capacity;              /* 0: unbounded; else LRU eviction beyond it */
     size_t max_cost;              /* 0: none; else evict LRU while the exact
@@ -1342,10 +1343,14 @@ typedef struct mguard__index {
 #define MGUARD__KX_STICKY 255u     /* an overflow count that no longer counts down */
 #define MGUARD__KX_INSLOT 8        /* values of up to 8 bytes live in the slot */
 typedef struct mguard__kslot {
-    const void *key;
+    /* first, and 24 bytes in all where pointers are 4: the value 8-aligned everywhere */
     union { uint64_t u; void *p; const void *cp; double d; unsigned char b[8]; } v;
+    const void *key;
     uint32_t tid;                 /* 0: the registry; else the table's id */
     uint32_t pos;                 /* tables: the entry's position in its order array */
+#if UINTPTR_MAX <= 0xffffffffu
+    uint32_t pad_;
+#endif
 } mguard__kslot;
 /* The slots of the part that hears events (mguard__evpart) say MGUARD__TID_PART
    | an id of its own; the rest of tid and pos are its to use. */
@@ -3268,6 +3273,9 @@ static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
 #define MGUARD__DEATH_STACK 512
 #define MGUARD__ROUND16(n) (((n) + 15) & ~(size_t)15)
+/* p moved up to the next multiple of 16: a stack buffer (of 15 bytes more) aligned as
+   the values a destructor is handed (16 from 16 bytes) where the ABI aligns less (i386). */
+#define MGUARD__ALIGN16(p) ((p) + ((16u - ((uintptr_t)(p) & 15u)) & 15u))
 /* Take o's watchers out of sd for an event: *w the heap list (the caller
    frees it) or `one`, a copy of the inline one; *nw how many. */
 static void mguard__take_watchers(mguard__obj *o, mguard__side *sd, mguard__watcher **w, size_t *nw,
@@ -3531,8 +3539,8 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     bool found;
     mguard__watcher *w, one;
     mguard__dying dying;
-    union { unsigned char bytes[MGUARD__DEATH_STACK]; long double a1_; uint64_t a2_; void *a3_; } stackbuf;
-    unsigned char *buf = stackbuf.bytes;
+    unsigned char stackraw[MGUARD__DEATH_STACK + 15];
+    unsigned char *const stackbuf = MGUARD__ALIGN16(stackraw), *buf = stackbuf;
     mguard__evq cq;
     if (!mguard__ctx_ok(ctx, "mguard_on_destroy") || !obj) return;
     if (ctx->lookouts) mguard__lookout_mark(ctx, obj);
@@ -3564,7 +3572,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         (void)mguard__death_slots(ctx, obj, h, pend, nt, &rslot, &found);
     }
     for (i = 0; i < nt; i++) need += MGUARD__ROUND16(pend[i].t->value_size);
-    if (need > sizeof stackbuf.bytes) {
+    if (need > MGUARD__DEATH_STACK) {
         buf = (unsigned char *)mguard__alloc(ctx, need);
         if (!buf) {
             if (pend != list) mguard__free(ctx, pend);
@@ -3599,7 +3607,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         mguard__death_end(ctx, obj, serial, &cq, &dying);
     }
     if (w && w != &one) mguard__free(ctx, w);
-    if (buf != stackbuf.bytes) mguard__free(ctx, buf);
+    if (buf != stackbuf) mguard__free(ctx, buf);
     if (pend != list) mguard__free(ctx, pend);
 }
 
@@ -3849,7 +3857,7 @@ static mguard_status mguard__weak_overwrite(mguard_weak *t, const void *key, uns
     if (!t->dtor) {
         mguard__copy_value(e, value, t->value_size);
     } else if (t->value_size <= MGUARD__STACK_VALUE) {
-        unsigned char old[MGUARD__STACK_VALUE];
+        unsigned char raw[MGUARD__STACK_VALUE + 15], *old = MGUARD__ALIGN16(raw);
         memcpy(old, e, t->value_size);
         memmove(e, value, t->value_size);
         mguard__call_value(ctx, t->dtor, NULL, t->user, key, old);
@@ -4006,7 +4014,7 @@ static size_t mguard__weak_count(const mguard_weak *t)
 static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool known, void *out)
 {
     mguard_ctx *ctx = t->ctx;
-    unsigned char small[MGUARD__STACK_VALUE];
+    unsigned char raw[MGUARD__STACK_VALUE + 15], *const small = MGUARD__ALIGN16(raw);
     unsigned char *tmp = NULL;
     mguard_value_dtor dtor = out ? NULL : t->dtor;
     void *user = t->user;
@@ -4014,7 +4022,7 @@ static void mguard__weak_remove_slot(mguard_weak *t, mguard__kslot *s, bool know
     uint32_t pos = s->pos;
     if (out) memmove(out, mguard__kvalue(t, s), t->value_size);   /* out may lie in a table */
     if (dtor) {
-        tmp = t->value_size <= sizeof small ? small : (unsigned char *)mguard__alloc(ctx, t->value_size);
+        tmp = t->value_size <= MGUARD__STACK_VALUE ? small : (unsigned char *)mguard__alloc(ctx, t->value_size);
         if (tmp) memcpy(tmp, mguard__kvalue(t, s), t->value_size);
     }
     t->live--;

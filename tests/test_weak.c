@@ -1315,6 +1315,52 @@ static void test_lines_about_a_dying_object_name_it(void **state)
     mguard_ctx_destroy(dc.ctx);
 }
 
+/* Values are stored 8-aligned (16 from 16 bytes), and the copy a
+   destructor is handed is aligned the same, on 32-bit targets too (where
+   the ABI aligns a stack array or a uint64_t less: make test32 runs this). */
+static int misaligned, aligned_calls;
+static void check_aligned(void *value, void *user)
+{
+    size_t need = *(const size_t *)user;
+    aligned_calls++;
+    if ((uintptr_t)value % need) misaligned++;
+}
+
+static void test_values_and_their_copies_are_aligned(void **state)
+{
+    static const size_t sizes[] = {8, 16, 32, 300};
+    static char keys[4][8];
+    size_t k, i, need[4];
+    (void)state;
+    for (k = 0; k < 4; k++) {
+        mguard_ctx *ctx = test_ctx(NULL, NULL);
+        mguard_weak_desc d;
+        mguard_weak *t;
+        unsigned char v[300];
+        memset(&d, 0, sizeof d);
+        memset(v, (int)k, sizeof v);
+        need[k] = sizes[k] >= 16 ? 16 : 8;
+        d.value_size = sizes[k];
+        d.value_dtor = check_aligned;
+        d.user = &need[k];
+        t = mguard_weak_create(ctx, &d);
+        misaligned = aligned_calls = 0;
+        for (i = 0; i < 4; i++) {
+            assert_int_equal(mguard_weak_set(t, keys[i], v), MGUARD_OK);
+            assert_int_equal((uintptr_t)mguard_weak_get(t, keys[i]) % need[k], 0);
+        }
+        assert_int_equal(mguard_weak_set(t, keys[0], v), MGUARD_OK);    /* overwrite */
+        assert_int_equal(mguard_weak_take(t, keys[1], NULL), MGUARD_OK); /* take */
+        mguard_on_destroy(ctx, keys[2]);                                 /* death */
+        mguard_weak_clear(t);                                            /* clear */
+        assert_int_equal(mguard_weak_set(t, keys[3], v), MGUARD_OK);
+        mguard_weak_destroy(t);                                          /* destroy */
+        assert_int_equal(aligned_calls, 6);
+        assert_int_equal(misaligned, 0);
+        mguard_ctx_destroy(ctx);
+    }
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1348,6 +1394,7 @@ int main(void)
         T(test_many_keys_grow_and_shrink),
         T(test_bad_input),
         cmocka_unit_test(test_weak_create_refuses_bad_descs),
+        cmocka_unit_test(test_values_and_their_copies_are_aligned),
         cmocka_unit_test(test_null_table_is_refused_everywhere),
         cmocka_unit_test(test_a_context_handle_is_not_a_table),
         cmocka_unit_test(test_null_key_and_value_are_refused),
