@@ -2521,7 +2521,8 @@ MODEL_DEF mguard_status model_cache_job_depend(mguard_cache_job *job, const void
     model_cjob *j = (model_cjob *)(void *)job;
     mguard_status st;
     if (!j || !j->running || !obj) return MGUARD_EINVAL;
-    if (j->e->state == MODEL_CE_STALE) return MGUARD_OK;
+    if (j->e->state == MODEL_CE_STALE)   /* a dying object is refused all the same */
+        return !model__find(j->c->ctx, obj) && model__is_dying(j->c->ctx, obj) ? MGUARD_EINVAL : MGUARD_OK;
     st = model__cadd_dep(j->c->ctx, j->e, obj, attr);
     if (st) {
         /* spoiled: a refused object is remembered as its death */
