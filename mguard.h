@@ -1421,6 +1421,9 @@ typedef struct mguard__side {
 
 /* A death in phase 2 (the dying list, on the C stack): obj may not be registered. */
 typedef struct mguard__dying { const void *obj; struct mguard__dying *next; } mguard__dying;
+/* A table's drain in progress (C stack): its bound, moved along by a renumbering
+   (mguard__weak_rebase); linked both ways, since threads end theirs in any order. */
+typedef struct mguard__drainf { struct mguard__drainf *prev, *next; uint64_t bound, nb; bool moved; } mguard__drainf;
 /* An object not held yet, watched across one call-out (a scope's type_name
    callback): mguard_on_destroy(obj) sets died even for an unknown obj, so
    the caller does not register a dead address. On the C stack. */
@@ -1484,6 +1487,7 @@ struct mguard_ctx {
     mguard_weak *tables;         /* every live table, doubly linked */
     mguard__firing *firing;      /* invalidations in progress (C stack) */
     struct mguard__dying *dying; /* deaths in phase 2 (C stack) */
+    mguard__drainf *drains;      /* tables' drains in progress (C stack) */
     mguard__lookout *lookouts;   /* objects watched across a call-out (C stack) */
     mguard__hookframe *hooking;  /* 11. ledger hooks outside the lock (C stack) */
     int in_callback;             /* user callbacks running now */
@@ -3780,13 +3784,68 @@ static mguard_status mguard__weak_resize(mguard_weak *t, size_t ncap)
     return MGUARD_OK;
 }
 
-/* Renumber t's stamps (they may not span 2^32): older iterators end. */
-static void mguard__weak_rebase(mguard_weak *t)
+/* Renumber every table's stamps together, when one table's would span 2^32:
+   each entry's new stamp is its rank among all tables' entries, so a death
+   still calls a key's tables back in the order it entered them. Iterators
+   begun before end (WALK_RENUMBERED); a drain's bound moves along. A merge
+   of the tables' orders, each sorted, by a heap of their next places. */
+typedef struct mguard__rn { mguard_weak *t; uint32_t pos; uint64_t nbase; } mguard__rn;
+#define MGUARD__RN_KEY(r) MGUARD__STAMP((r).t, (r).t->order[(r).pos])
+
+static void mguard__rn_sift(mguard__rn *h, size_t n, size_t i)
 {
-    uint32_t i;
-    t->base = t->ctx->next_stamp - t->len;
-    for (i = 0; i < t->len; i++) t->order[i].stamp = i;
-    t->rebased = ++t->epoch;
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        mguard__rn x;
+        if (l < n && MGUARD__RN_KEY(h[l]) < MGUARD__RN_KEY(h[m])) m = l;
+        if (l + 1 < n && MGUARD__RN_KEY(h[l + 1]) < MGUARD__RN_KEY(h[m])) m = l + 1;
+        if (m == i) return;
+        x = h[i];
+        h[i] = h[m];
+        h[m] = x;
+        i = m;
+    }
+}
+
+static mguard_status mguard__weak_rebase(mguard_ctx *ctx)
+{
+    mguard__rn *h = NULL;
+    mguard_weak *t;
+    mguard__drainf *d;
+    size_t n = 0, i;
+    uint64_t r = 0, total = 0;
+    for (t = ctx->tables; t; t = t->next) {
+        total += t->len;
+        n += t->len != 0;
+    }
+    /* a context's entries and places ranked in 31 bits, so the next
+       renumbering is 2^31 entries away at least */
+    if (total > 0x7fffffffu || (n && !(h = (mguard__rn *)mguard__alloc(ctx, n * sizeof *h)))) return MGUARD_ENOMEM;
+    for (d = ctx->drains; d; d = d->next) d->moved = false;
+    for (n = 0, t = ctx->tables; t; t = t->next) {
+        if (!t->len) t->base = total;
+        else { h[n].t = t; h[n].pos = 0; n++; }
+    }
+    for (i = n / 2; i-- > 0;) mguard__rn_sift(h, n, i);
+    for (; n; r++) {
+        uint64_t old = MGUARD__RN_KEY(h[0]);
+        for (d = ctx->drains; d; d = d->next)
+            if (!d->moved && d->bound != UINT64_MAX && d->bound <= old) { d->nb = r; d->moved = true; }
+        if (!h[0].pos) h[0].nbase = r;
+        t = h[0].t;
+        t->order[h[0].pos].stamp = (uint32_t)(r - h[0].nbase);
+        if (++h[0].pos == t->len) {
+            t->base = h[0].nbase;   /* its last key read: its old base no longer needed */
+            h[0] = h[--n];
+        }
+        mguard__rn_sift(h, n, 0);
+    }
+    for (d = ctx->drains; d; d = d->next)
+        if (d->bound != UINT64_MAX) d->bound = d->moved ? d->nb : total;
+    for (t = ctx->tables; t; t = t->next) t->rebased = ++t->epoch;
+    ctx->next_stamp = total;
+    mguard__free(ctx, h);
+    return MGUARD_OK;
 }
 
 /* Room for one more entry in t's order: compact it when full and a quarter
@@ -3794,7 +3853,7 @@ static void mguard__weak_rebase(mguard_weak *t)
 static mguard_status mguard__weak_reserve(mguard_weak *t)
 {
     mguard_ctx *ctx = t->ctx;
-    if (ctx->next_stamp - t->base >= 0xffffffffu) mguard__weak_rebase(t);
+    if (ctx->next_stamp - t->base >= 0xffffffffu && mguard__weak_rebase(ctx)) return MGUARD_ENOMEM;
     if (t->len < t->cap) return MGUARD_OK;
     if (t->pinned) return MGUARD_ENOMEM; /* entries must not move now */
     if (t->len - t->live >= t->len / 4 + 1) {
@@ -4153,16 +4212,28 @@ static void mguard__weak_finish(mguard_weak *t);
 
 static void mguard__weak_drain(mguard_weak *t, uint64_t bound)
 {
+    mguard_ctx *ctx = t->ctx;
     mguard_weak_iter it = mguard__weak_iterate(t);
+    mguard__drainf f;
+    f.bound = bound;
+    f.prev = NULL;
+    f.next = ctx->drains;
+    if (f.next) f.next->prev = &f;
+    ctx->drains = &f;
     t->busy++;
-    while (mguard__weak_next(&it)) {
+    for (;;) {
         bool known;
         mguard__kslot *s;
-        if (it.seq_ > bound) break;
-        s = mguard__kx_find(&t->ctx->kx, it.key, t->tid, mguard__hash64(it.key), &known);
+        /* renumbered by a destructor's insert: again from the start (what
+           was drained is gone), the bound moved along */
+        if (it.epoch_ < t->rebased) it = mguard__weak_iterate(t);
+        if (!mguard__weak_next(&it) || it.seq_ > f.bound) break;
+        s = mguard__kx_find(&ctx->kx, it.key, t->tid, mguard__hash64(it.key), &known);
         mguard__weak_remove_slot(t, s, known, NULL);
     }
     t->busy--;
+    if (f.prev) f.prev->next = f.next; else ctx->drains = f.next;
+    if (f.next) f.next->prev = f.prev;
 }
 
 static void mguard__weak_clear(mguard_weak *t)
@@ -9942,6 +10013,7 @@ struct mguard_cache {
     uint32_t capseq;
     uint64_t sbase;                    /* store orders are relative to it */
     bool rebased;
+    mguard__drainf *drains;            /* its drains in progress (C stack) */
     uint32_t mhead, nmarked;           /* an event's phase 1: its marked positions */
     struct mguard_cache *mnext;        /* the next cache with marked positions */
     mguard__clru *lru;                 /* bounded: per position (caplru >= caprec) */
@@ -10965,18 +11037,26 @@ static void mguard__cache_drain(mguard_cache *c, uint64_t bound)   /* NOLINT(mis
     mguard__evq q;
     uint32_t pos;
     mguard_cache_reason why;
+    mguard__drainf f;
     memset(&why, 0, sizeof why);
     why.cause = MGUARD_CACHE_EXPLICIT;
+    f.bound = bound;
+    f.prev = NULL;
+    f.next = c->drains;
+    if (f.next) f.next->prev = &f;
+    c->drains = &f;   /* a renumbering keeps its bound apart (mguard__cache_rebase) */
     c->busy++;
     mguard__cache_unpark(c);
     for (pos = 0; pos < c->nrec; pos++) {
         const mguard__crec *r = &c->recs[pos];
-        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || c->sbase + c->seqs[pos] >= bound) continue;
+        if (MGUARD__CR_STATE(r) != MGUARD__CR_LIVE || c->sbase + c->seqs[pos] >= f.bound) continue;
         memset(&q, 0, sizeof q);
         mguard__cache_drop(c, pos, &why, NULL, &q);
         mguard__cache_finish(ctx, &q);
     }
     c->busy--;
+    if (f.prev) f.prev->next = f.next; else c->drains = f.next;
+    if (f.next) f.next->prev = f.prev;
 }
 
 static void mguard__cache_clear(mguard_cache *c)
@@ -11039,14 +11119,27 @@ static mguard_status mguard__cache_room(mguard_cache *c)
 }
 
 /* Renumber c's store orders (they may not span 2^32 stores): every live
-   entry becomes "stored before now", and an iteration begun before ends
-   (mguard__cache_next). At most once per 2^32 stores: O(positions). */
+   entry stored before the oldest drain in progress began (none: before now)
+   becomes "stored just before it", later ones keep their order, so a clear
+   whose destructor stores still drops exactly what was there at its start
+   (unless it stored 2^31 entries meanwhile: then some of those go too). An
+   iteration begun before ends (mguard__cache_next). At most once per 2^32
+   stores: O(positions). */
 static void mguard__cache_rebase(mguard_cache *c)
 {
     uint32_t pos;
-    c->sbase = c->next_seq - 1;
+    uint64_t lo = c->next_seq, nb;
+    mguard__drainf *d;
+    for (d = c->drains; d; d = d->next) if (d->bound < lo) lo = d->bound;
+    if (c->next_seq - lo > 0x80000000u) lo = c->next_seq - 0x80000000u;
+    for (d = c->drains; d; d = d->next) if (d->bound < lo) d->bound = lo;
+    nb = lo - 1;
     for (pos = 0; pos < c->nrec; pos++)
-        if (MGUARD__CR_STATE(&c->recs[pos]) == MGUARD__CR_LIVE) c->seqs[pos] = 0;
+        if (MGUARD__CR_STATE(&c->recs[pos]) == MGUARD__CR_LIVE) {
+            uint64_t at = c->sbase + c->seqs[pos];
+            c->seqs[pos] = at <= nb ? 0 : (uint32_t)(at - nb);
+        }
+    c->sbase = nb;
     c->rebased = true;
 }
 

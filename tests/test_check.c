@@ -1238,6 +1238,134 @@ static void test_a_dependency_declared_twice_is_one_slot(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* Every table is renumbered together, each entry taking its rank among all
+   the context's entries: a key that entered A before B is still called back
+   A first when it dies, though only A needed the renumbering. (0.2
+   renumbered A alone, its stamps jumping ahead of B's: B was called first.) */
+static int death_seen[4], ndeath_seen;
+static void note_death(const void *key, void *value, void *user) { (void)key; (void)value; death_seen[ndeath_seen++] = *(const int *)user; }
+
+static void test_renumbering_keeps_a_deaths_order_across_tables(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    static int id[2] = { 0, 1 }, k, other[3];
+    mguard_weak_desc d;
+    mguard_weak *t[2];
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    d.key_death = note_death;
+    for (i = 0; i < 2; i++) {
+        d.user = &id[i];
+        t[i] = mguard_weak_create(ctx, &d);
+        assert_non_null(t[i]);
+    }
+    setl(t[1], &other[0], 0);      /* B's entries around k's: ranks to keep */
+    setl(t[0], &k, 1);             /* k enters A, then B */
+    setl(t[1], &k, 2);
+    setl(t[1], &other[1], 3);
+    ctx->next_stamp += 0xffffffffu; /* as if 2^32 - 1 entries had been made meanwhile */
+    setl(t[0], &other[2], 4);      /* A's would span 2^32: every table renumbered */
+    assert_int_equal(ctx->next_stamp, 5);
+    assert_true(t[1]->base == 0 && t[0]->base == 1);
+    assert_int_equal(t[1]->order[0].stamp, 0);   /* other[0]: rank 0 */
+    assert_int_equal(t[1]->order[1].stamp, 2);   /* k in B: rank 2 */
+    assert_int_equal(t[1]->order[2].stamp, 3);   /* other[1]: rank 3 */
+    assert_int_equal(t[0]->order[0].stamp, 0);   /* k in A: rank 1 */
+    assert_int_equal(t[0]->order[1].stamp, 3);   /* other[2]: 4, made after */
+    assert_int_equal(t[0]->rebased, 1);
+    assert_int_equal(t[1]->rebased, 1);
+    EXPECT_SOUND(ctx);
+    ndeath_seen = 0;
+    mguard_on_destroy(ctx, &k);
+    assert_int_equal(ndeath_seen, 2);
+    assert_int_equal(death_seen[0], 0);          /* A first, as k entered them */
+    assert_int_equal(death_seen[1], 1);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
+/* A clear removes every entry there at its start, however many renumberings
+   its destructors cause: its walk starts over on the new stamps, its bound
+   moved along, and nothing is logged. An entry a destructor adds stays.
+   (0.2's walk ended at the renumbering, WALK_RENUMBERED, two entries left.) */
+static mguard_weak *clear_t;
+static int clear_k[4], nclear_dtor;
+static void clear_dtor(void *value, void *user)
+{
+    (void)value;
+    (void)user;
+    if (nclear_dtor++ == 0) {
+        clear_t->ctx->next_stamp += 0xffffffffu;
+        setl(clear_t, &clear_k[3], 3);            /* renumbers: the clear's walk must go on */
+    }
+}
+
+static void test_a_clear_outlasts_a_renumbering(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_weak_desc d;
+    int i;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    d.value_size = sizeof(long);
+    d.value_dtor = clear_dtor;
+    clear_t = mguard_weak_create(ctx, &d);
+    assert_non_null(clear_t);
+    for (i = 0; i < 3; i++) setl(clear_t, &clear_k[i], i);
+    ctx->next_stamp += 1000;      /* entries made elsewhere: the clear's bound is no rank */
+    nclear_dtor = 0;
+    lg.count = 0;
+    mguard_weak_clear(clear_t);
+    assert_int_equal(lg.count, 0);
+    assert_int_equal(nclear_dtor, 3);
+    assert_int_equal(clear_t->rebased, 1);
+    assert_int_equal(mguard_weak_count(clear_t), 1);
+    assert_non_null(mguard_weak_get(clear_t, &clear_k[3]));
+    for (i = 0; i < 3; i++) assert_null(mguard_weak_get(clear_t, &clear_k[i]));
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(nclear_dtor, 4);
+}
+
+/* The renumbering allocates (its merge of the tables' orders): out of
+   memory, the set that needed it fails with nothing changed, and the next
+   one renumbers. */
+static void test_a_renumbering_out_of_memory_changes_nothing(void **state)
+{
+    test_alloc al;
+    mguard_ctx *ctx;
+    mguard_weak *t;
+    static int k[3];
+    long v = 7;
+    uint64_t ns;
+    (void)state;
+    memset(&al, 0, sizeof al);
+    ctx = test_ctx(&lg, &al);
+    assert_non_null(ctx);
+    t = new_table(ctx);
+    setl(t, &k[0], 0);
+    setl(t, &k[1], 1);
+    ctx->next_stamp += 0xffffffffu;
+    ns = ctx->next_stamp;
+    al.fail_at = al.calls + 1;
+    assert_int_equal(mguard_weak_set(t, &k[2], &v), MGUARD_ENOMEM);
+    assert_int_equal(al.failures, 1);
+    assert_true(ctx->next_stamp == ns);
+    assert_int_equal(t->rebased, 0);
+    assert_int_equal(mguard_weak_count(t), 2);
+    assert_null(mguard_weak_get(t, &k[2]));
+    EXPECT_SOUND(ctx);
+    assert_int_equal(mguard_weak_set(t, &k[2], &v), MGUARD_OK);
+    assert_int_equal(ctx->next_stamp, 3);
+    assert_int_equal(t->rebased, 1);
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(al.live_blocks, 0);
+}
+
+
 /* A cache's store orders are 32 bits relative to a base: the store that
    would wrap them renumbers the live entries ("stored before now"). An
    iteration begun before ends, logged; one begun after sees every entry
@@ -1278,6 +1406,56 @@ static void test_cache_store_orders_are_renumbered_before_they_wrap(void **state
     mguard_ctx_destroy(ctx);
 }
 
+/* A clear whose value destructor stores into the same cache, the store
+   renumbering it, still drops exactly the entries there at its start: those
+   stored before the clear keep their place below its bound, those stored
+   during it above. (0.2 made every
+   live entry "stored just before now", above the bound: two entries there
+   at the start survived the clear.) */
+static mguard_cache *rn_cache;
+static int rn_k[6], rn_dtor;
+static void rn_cache_dtor(void *value, void *user)
+{
+    long v = 9;
+    (void)value;
+    (void)user;
+    if (rn_dtor++ == 0) {
+        /* k[3] takes the freed position 0, k[4] a new one the walk has ahead */
+        assert_int_equal(mguard_cache_set(rn_cache, MGUARD_CACHE_KEYS(&rn_k[3]), &v, 0), MGUARD_OK);
+        assert_int_equal(mguard_cache_set(rn_cache, MGUARD_CACHE_KEYS(&rn_k[4]), &v, 0), MGUARD_OK);
+        assert_true(!rn_cache->rebased && rn_cache->next_seq == rn_cache->sbase + 0xffffffffu);
+        assert_int_equal(mguard_cache_set(rn_cache, MGUARD_CACHE_KEYS(&rn_k[5]), &v, 0), MGUARD_OK);   /* would wrap */
+        assert_true(rn_cache->rebased);
+    }
+}
+
+static void test_cache_clear_outlasts_a_renumbering(void **state)
+{
+    mguard_ctx *ctx = new_ctx();
+    mguard_cache_desc cd;
+    long v = 1;
+    int i;
+    (void)state;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    cd.value_dtor = rn_cache_dtor;
+    rn_cache = mguard_cache_create(ctx, &cd);
+    assert_non_null(rn_cache);
+    rn_cache->next_seq = rn_cache->sbase + 0xffffffffu - 5;   /* as if 2^32 - 6 stores had been made */
+    for (i = 0; i < 3; i++) assert_int_equal(mguard_cache_set(rn_cache, MGUARD_CACHE_KEYS(&rn_k[i]), &v, 0), MGUARD_OK);
+    rn_dtor = 0;
+    lg.count = 0;
+    mguard_cache_clear(rn_cache);
+    assert_int_equal(lg.count, 0);
+    assert_int_equal(rn_dtor, 3);
+    assert_int_equal(mguard_cache_count(rn_cache), 3);   /* k[3..5], stored during the clear */
+    for (i = 3; i < 6; i++) assert_non_null(mguard_cache_get(rn_cache, MGUARD_CACHE_KEYS(&rn_k[i])));
+    for (i = 0; i < 3; i++) assert_null(mguard_cache_get(rn_cache, MGUARD_CACHE_KEYS(&rn_k[i])));
+    EXPECT_SOUND(ctx);
+    mguard_ctx_destroy(ctx);
+    assert_int_equal(rn_dtor, 6);
+}
+
 /* Regression (issue 23, 2): a cache's total cost wrapped, and the check,
    summing the same way, could not see it. The check sums on its own,
    exactly (the wraps counted): a total that lost its wrap is seen. */
@@ -1316,6 +1494,9 @@ int main(void)
         cmocka_unit_test(test_table_check_sees_each_broken_invariant),
         cmocka_unit_test(test_a_storm_of_drops_leaves_only_the_reasons_slots),
         cmocka_unit_test(test_a_table_renumbers_its_stamps_before_they_wrap),
+        cmocka_unit_test(test_renumbering_keeps_a_deaths_order_across_tables),
+        cmocka_unit_test(test_a_clear_outlasts_a_renumbering),
+        cmocka_unit_test(test_a_renumbering_out_of_memory_changes_nothing),
         cmocka_unit_test(test_index_counts_the_probes_that_pass_each_group),
         cmocka_unit_test(test_index_overflow_count_sticks_at_255),
         cmocka_unit_test(test_a_death_walks_each_group_of_the_probe_once),
@@ -1335,6 +1516,7 @@ int main(void)
         cmocka_unit_test(test_ledger_list_of_the_context),
         cmocka_unit_test(test_a_dependency_declared_twice_is_one_slot),
         cmocka_unit_test(test_cache_store_orders_are_renumbered_before_they_wrap),
+        cmocka_unit_test(test_cache_clear_outlasts_a_renumbering),
         cmocka_unit_test(test_cache_total_cost_check_sees_a_lost_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
