@@ -318,7 +318,8 @@ MGUARDDEF mguard_status mguard_ctx_get_stats(const mguard_ctx *ctx, mguard_ctx_s
    forgets its tracker, tag and class mark. Then the callbacks: obj's watchers
    in registration order, then the value destructors in the order obj entered
    the tables. Unknown obj (or a second call): a cheap no-op (logged from obj's
-   own death callbacks); NULL ctx/obj: no-op. Out of memory changes none of this
+   own death callbacks); NULL ctx/obj: no-op (a destroyed ctx is gone: an
+   object that outlives its context must not call this). Out of memory changes none of this
    (logged; docs/design.md, "Death in two phases"). Cost: one probe + O(tables,
    watchers, cache entries of obj) + O(k^2) for k tables with callbacks +
    O(writes + records + hooks) of each ledger holding obj. */
@@ -582,7 +583,8 @@ MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent,
    Cost: O(names log names + subtree + depth). */
 MGUARDDEF mguard_status mguard_scope_forget(mguard_scope *s, const void *comp);
 /* comp starts: push a frame; its name becomes (once more) active.
-   NOT_FOUND (logged): no name (a comp in its own death has none); EINVAL:
+   NOT_FOUND (logged): no name (a comp in its own death has none: logged
+   as such); EINVAL:
    NULL s/comp, or (logged) comp destroyed by a callback of this call; ENOMEM:
    nothing changed. A walk skips, with a warning, a child in its own death.
    Cost: one
@@ -736,12 +738,14 @@ typedef enum mguard_ledger_value_type {
     MGUARD_LEDGER_VALUE_UINT,       /* unsigned integer of 1, 2, 4 or 8 bytes */
     MGUARD_LEDGER_VALUE_DOUBLE,     /* double (8 bytes) or float (4), "%.17g" / "%.9g" */
     MGUARD_LEDGER_VALUE_BOOL,       /* 1 byte, "false" (0) or "true" */
-    MGUARD_LEDGER_VALUE_PTR         /* a pointer (never held or watched), "%p" */
+    MGUARD_LEDGER_VALUE_PTR         /* a pointer (never held or watched: a write of it
+                                       outlives its pointee, apply writes it back), "%p" */
 } mguard_ledger_value_type;
 
 typedef struct mguard_ledger_desc {
-    /* Starts holding p (once per distinct pointer), before the storing
-       call returns; under the lock: no mguard calls (docs/guide.md). */
+    /* Starts holding p (once per distinct pointer: values, tracked objects,
+       payloads and hook values alike), before the storing call returns;
+       under the lock: no mguard calls (docs/guide.md). */
     mguard_ledger_retain_fn retain;
     /* ... and stops holding it. Never called for an object being destroyed. */
     mguard_ledger_release_fn release;
@@ -1683,6 +1687,9 @@ static void mguard__pt_unlock(void *m) { pthread_mutex_unlock((pthread_mutex_t *
 #define MGUARD__LK_IN(ctx)  do { if ((ctx)->lk) mguard__lock_acquire((ctx)->lk); } while (0)
 #define MGUARD__CALLOUT(ctx, call) \
     do { (ctx)->in_callback++; MGUARD__LK_OUT(ctx); call; MGUARD__LK_IN(ctx); (ctx)->in_callback--; } while (0)
+/* The lines queued so far delivered now (a logger may destroy anything):
+   before deciding that an object a callout will be handed is alive. */
+#define MGUARD__FLUSH(ctx) do { if ((ctx)->logq.n) MGUARD__CALLOUT((ctx), (void)0); } while (0)
 
 /* Every public function that touches a context, with the expression that finds its
    context (NULL: a handle the body refuses). X returns a value, V nothing; Q never logs
@@ -4382,9 +4389,13 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->firing = &f;
     for (i = 0; i < n; i++) {
+        mguard_invalidate_fn fn;
+        void *guard, *user;
+        MGUARD__FLUSH(ctx);   /* a logger may destroy the guard: then it is not called */
         /* read under the lock: another thread's mguard_unwatch may cancel w[i] while it is let go */
-        mguard_invalidate_fn fn = w[i].fn;
-        void *guard = w[i].guard, *user = w[i].user;
+        fn = w[i].fn;
+        guard = w[i].guard;
+        user = w[i].user;
         if (!fn || !mguard__find_serial(ctx, guard, w[i].guard_serial)) continue;
         f.calling = guard;   /* seen by other threads only while the lock is out */
         f.calling_serial = w[i].guard_serial;
@@ -5337,14 +5348,21 @@ static mguard_status mguard__scope_walk_run(mguard_scope *s, mguard__scope_walk 
 {
     mguard_ctx *ctx = s->hd.ctx;
     while (w->ntodo) {
-        mguard__scope_todo *t = &w->todo[w->ntodo - 1];
-        const void *pcomp = t->comp, *child = NULL;
-        const char *pname = t->name, *cname = NULL, *full;
-        size_t idx = t->next++;
+        mguard__scope_todo *t;
+        const void *pcomp, *child = NULL;
+        const char *pname, *cname = NULL, *full;
+        size_t idx;
         mguard__scope_naming *cv;
         bool more, moved;
         uint32_t q;
         mguard_status st;
+        /* a warning queued by the last step goes out before pcomp is judged */
+        MGUARD__FLUSH(ctx);
+        if (s->destroying) return MGUARD_EINVAL;
+        t = &w->todo[w->ntodo - 1];
+        pcomp = t->comp;
+        pname = t->name;
+        idx = t->next++;
         /* a callback may have destroyed a component still on the list */
         cv = mguard__scope_entry(s, pcomp);
         if (!cv || !(cv->flags & MGUARD__SCOPE_SEEN)) { w->ntodo--; continue; }
@@ -5438,7 +5456,7 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
     }
     memset(&w, 0, sizeof w);
     if (!v) {
-        const char *tn;
+        const char *tn = NULL;
         mguard__lookout look;
         if (!s->desc.type_name || (ctx->dying && mguard__is_dying(ctx, comp))) return MGUARD_NOT_FOUND;   /* dying: no name */
         look.obj = comp;
@@ -5446,7 +5464,8 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         look.next = ctx->lookouts;
         /* cppcheck-suppress autoVariables ; popped before this function returns */
         ctx->lookouts = &look;
-        MGUARD__CALLOUT(ctx, tn = s->desc.type_name(comp, s->desc.user));
+        MGUARD__FLUSH(ctx);   /* a logger may destroy comp: then no callout */
+        if (!s->destroying && !look.died) MGUARD__CALLOUT(ctx, tn = s->desc.type_name(comp, s->desc.user));
         mguard__lookout_pop(ctx, &look);
         if (s->destroying || look.died) return MGUARD_EINVAL;   /* comp died: no name */
         if (!tn || !*tn) return MGUARD_NOT_FOUND;
@@ -5738,6 +5757,8 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
         mguard__logf(s->hd.ctx, parent == child ? MGUARD_LOG_SCOPE_SELF_PARENT : MGUARD_LOG_NULL_ARG, "mguard_scope_attach", !parent ? "parent" : "or empty name");
         return MGUARD_EINVAL;
     }
+    /* in its own death: refused before the parent's lookup allocates or calls out */
+    if (mguard__refuse_dying(s->hd.ctx, &child, 1, "mguard_scope_attach")) return MGUARD_EINVAL;
     s->busy++;
     look.obj = child;
     look.died = false;
@@ -5899,9 +5920,11 @@ static mguard_status mguard__scope_enter(mguard_scope *s, const void *comp)
     if (!st) st = mguard__scope_push(s, comp, name, now);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
     if (st == MGUARD_NOT_FOUND) {
-        char cn[128];
-        (void)mguard__describe(s->hd.ctx, comp, cn, sizeof cn, true);
-        mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_UNNAMED, "mguard_scope_enter", cn);
+        char cn[128];   /* in its own death: logged as such */
+        if (!mguard__refuse_dying(s->hd.ctx, &comp, 1, "mguard_scope_enter")) {
+            (void)mguard__describe(s->hd.ctx, comp, cn, sizeof cn, true);
+            mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_UNNAMED, "mguard_scope_enter", cn);
+        }
     }
     else if (st == MGUARD_ENOMEM)
         mguard__logf(s->hd.ctx, MGUARD_LOG_NOMEM, "mguard_scope_enter");
@@ -7842,6 +7865,8 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
         mguard__logf(ctx, MGUARD_LOG_BAD_ENUM, fn, "kind", (int)kind);
         return MGUARD_EINVAL;
     }
+    /* in its own death: refused before anything is reserved */
+    if (mguard__refuse_dying(ctx, &obj, 1, fn)) return MGUARD_EINVAL;
     if (mguard__ledger_ent_find(L, obj)) {
         char nm[MGUARD__NAME];
         mguard__logf(ctx, MGUARD_LOG_LEDGER_TRACKED, fn, mguard__named(ctx, obj, nm));
@@ -7975,6 +8000,7 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         if (!deleted) memcpy(bytes, value, size);
         value = NULL;
     }
+    if (value && !L->desc.plain_values && mguard__refuse_dying(ctx, (const void *const *)&value, 1, fn)) return MGUARD_EINVAL;
     a = mguard__str_find(ctx, attr);   /* an overwrite: its write holds a already */
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
     si = a && !w ? mguard__ledger_str_find(L, a) : 0;   /* L holds a: counted, not taken */
@@ -8319,6 +8345,7 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     if (st) return st;
     if (!tag) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "tag"); return MGUARD_EINVAL; }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
+    if (payload && watched && mguard__refuse_dying(L->hd.ctx, (const void *const *)&payload, 1, fn)) return MGUARD_EINVAL;
     if (!(t = mguard__lstr_intern(L->hd.ctx, tag))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, payload, NULL));
@@ -8359,6 +8386,12 @@ static mguard_status mguard__ledger_register_hook(mguard_ledger *L, const void *
     if (!obj || !id) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, !obj ? "object" : "id pointer"); return MGUARD_EINVAL; }
     if ((size_t)L->nhooks >= 0x7fffffffu) return mguard__ledger_oom(L, MGUARD_ENOMEM, fn);
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
+    {
+        const void *both[2];
+        both[0] = obj;
+        both[1] = fn_value;
+        if (mguard__refuse_dying(L->hd.ctx, both, watched && fn_value ? 2 : 1, fn)) return MGUARD_EINVAL;
+    }
     if (name && !(nm = mguard__lstr_intern(L->hd.ctx, name))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->hooks, &L->caphooks, (size_t)L->nhooks + 1, sizeof(mguard__lhook));
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, obj, fn_value));

@@ -910,6 +910,7 @@ MODEL_DEF mguard_status model_scope_attach(model_scope *s, const void *parent, c
     char *j;
     mguard_status st;
     if (!s || !child || !parent || parent == child || !seg || !*seg) return MGUARD_EINVAL;
+    if (model__is_dying(s->ctx, child)) return MGUARD_EINVAL;   /* before the parent's lookup */
     pname = model_scope_known_name(s, parent);
     if (!pname) return MGUARD_NOT_FOUND;
     if (model__take_fail(s->ctx)) return MGUARD_ENOMEM;
@@ -1224,6 +1225,7 @@ MODEL_DEF mguard_status model_ledger_track(model_ledger *L, const void *obj, con
     model_lent en;
     if (!L || !obj || kind < MGUARD_LEDGER_EXISTING || kind > MGUARD_LEDGER_CONTAINER) return MGUARD_EINVAL;
     c = L->ctx;
+    if (model__is_dying(c, obj)) return MGUARD_EINVAL;   /* before anything is reserved */
     if (model__l_find(L, obj) >= 0) return MGUARD_EEXIST;
     if (model__take_fail(c)) return MGUARD_ENOMEM;
     if (!model_weak_contains(c->lwatch, obj)) {

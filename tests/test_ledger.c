@@ -2798,15 +2798,11 @@ static void test_diff_text_never_labels_an_object_an_earlier_label_destroyed(voi
     mguard_ctx_destroy(fd.ctx);
 }
 
-/* A refused track may compact the ledger's entries (its reservation ran
-   first): the ledger's stamp changes with its layout, so a walk in which a
-   hook restores the ledger from such a checkpoint sees the change. */
+/* A track that fails for want of memory may compact the ledger's entries
+   (its first reservation ran): the ledger's stamp changes with its layout,
+   so a walk in which a hook restores the ledger from such a checkpoint sees
+   the change. */
 static struct { mguard_ledger *L, *cp; int asked; mguard_status track, restore; } compacted;
-static void track_on_death(const void *key, void *value, void *user)
-{
-    (void)value; (void)user;
-    compacted.track = mguard_ledger_track(compacted.cp, key, MGUARD_LEDGER_NEW, NULL);
-}
 static void restore_in_refs(const void *value, mguard_ledger_visit_fn visit, void *vctx, void *user)
 {
     (void)value; (void)visit; (void)vctx; (void)user;
@@ -2816,16 +2812,16 @@ static void restore_in_refs(const void *value, mguard_ledger_visit_fn visit, voi
 static void test_a_walk_sees_a_restore_from_a_compacted_checkpoint(void **state)
 {
     test_log log;
-    mguard_ctx *ctx = test_ctx(&log, NULL);
+    test_alloc al;
+    mguard_ctx *ctx;
     mguard_ledger_desc d;
-    mguard_weak_desc wd;
-    mguard_weak *w;
-    static int dying, o[8];
+    static int fresh, o[8];
     const void *roots[4];
-    int i, one = 1;
+    int i;
     (void)state;
+    memset(&al, 0, sizeof al);
+    ctx = test_ctx(&log, &al);
     memset(&d, 0, sizeof d);
-    memset(&wd, 0, sizeof wd);
     d.refs = restore_in_refs;
     compacted.L = mguard_ledger_create(ctx, &d);
     for (i = 0; i < 8; i++) assert_int_equal(mguard_ledger_track(compacted.L, &o[i], MGUARD_LEDGER_NEW, NULL), MGUARD_OK);
@@ -2834,12 +2830,11 @@ static void test_a_walk_sees_a_restore_from_a_compacted_checkpoint(void **state)
     assert_int_equal(mguard_ledger_prune(compacted.L, roots, 4), MGUARD_OK);   /* 4 dropped: 4 holes */
     compacted.cp = mguard_ledger_clone(compacted.L);
     assert_true(mguard_ledger_equal(compacted.L, compacted.cp));
-    wd.value_size = sizeof(int);
-    wd.key_death = track_on_death;
-    w = mguard_weak_create(ctx, &wd);
-    assert_int_equal(mguard_weak_set(w, &dying, &one), MGUARD_OK);
-    mguard_on_destroy(ctx, &dying);   /* the clone's track of the dying object: compacted, then refused */
-    assert_int_equal(compacted.track, MGUARD_EINVAL);
+    al.fail_at = al.calls + 1;
+    compacted.track = mguard_ledger_track(compacted.cp, &fresh, MGUARD_LEDGER_NEW, NULL);   /* compacted, then out of memory */
+    al.fail_at = 0;
+    assert_int_equal(compacted.track, MGUARD_ENOMEM);
+    assert_int_equal(al.failures, 1);
     assert_true(mguard_ledger_equal(compacted.L, compacted.cp));   /* the same content */
     compacted.asked = 0;
     memset(&log, 0, sizeof log);
@@ -3853,6 +3848,71 @@ static void test_a_dying_object_is_refused(void **state)
     teardown();
 }
 
+/* Every way into a ledger refuses an object in its own death with EINVAL,
+   before anything is reserved: the answer does not depend on the allocator,
+   and the ledger is left as it was. (0.2 refused only after reserving:
+   ENOMEM when memory ran out.) */
+static struct { mguard_ledger *L; tobj *held; test_alloc *al; mguard_status st[5]; char line[5][512]; test_log *log; } dy;
+static void refuse_all_dying(const void *key, void *value, void *user)
+{
+    int id = -1;
+    (void)value;
+    (void)user;
+    dy.al->fail_at = dy.al->calls + 1;   /* the next allocation fails: the refusal comes first */
+    dy.st[0] = mguard_ledger_track(dy.L, key, MGUARD_LEDGER_EXISTING, "a source never seen");
+    snprintf(dy.line[0], sizeof dy.line[0], "%s", dy.log->last);
+    dy.st[1] = mguard_ledger_store_attr(dy.L, dy.held, "a", (void *)(uintptr_t)key);
+    snprintf(dy.line[1], sizeof dy.line[1], "%s", dy.log->last);
+    dy.st[2] = mguard_ledger_record(dy.L, "tag", (void *)(uintptr_t)key);
+    snprintf(dy.line[2], sizeof dy.line[2], "%s", dy.log->last);
+    dy.st[3] = mguard_ledger_register_hook(dy.L, key, "h", NULL, &id);
+    snprintf(dy.line[3], sizeof dy.line[3], "%s", dy.log->last);
+    dy.st[4] = mguard_ledger_register_hook(dy.L, dy.held, "h", (void *)(uintptr_t)key, &id);
+    snprintf(dy.line[4], sizeof dy.line[4], "%s", dy.log->last);
+    dy.al->fail_at = 0;
+}
+
+static void test_a_dying_object_is_refused_before_any_reservation(void **state)
+{
+    test_log log;
+    test_alloc al;
+    mguard_ledger *L;
+    mguard_weak_desc wd;
+    mguard_weak *t;
+    mguard_ledger_stats before, after;
+    char one = 1, want[200];
+    static const char *const fns[5] = { "mguard_ledger_track", "mguard_ledger_store_attr", "mguard_ledger_record",
+                                        "mguard_ledger_register_hook", "mguard_ledger_register_hook" };
+    int i;
+    OBJ(x, "x", 0);
+    OBJ(h, "h", 0);
+    (void)state;
+    memset(&al, 0, sizeof al);
+    L = setup(&log, &al);
+    assert_int_equal(mguard_ledger_track(L, &h, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    memset(&wd, 0, sizeof wd);
+    wd.value_size = 1;
+    wd.key_death = refuse_all_dying;
+    t = mguard_weak_create(H.ctx, &wd);
+    assert_int_equal(mguard_weak_set(t, &x, &one), MGUARD_OK);
+    dy.L = L;
+    dy.held = &h;
+    dy.al = &al;
+    dy.log = &log;
+    assert_int_equal(mguard_ledger_get_stats(L, &before), MGUARD_OK);
+    mguard_on_destroy(H.ctx, &x);
+    assert_int_equal(al.failures, 0);
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(dy.st[i], MGUARD_EINVAL);
+        snprintf(want, sizeof want, "%s: %p is being destroyed; refused", fns[i], (void *)&x);
+        assert_string_equal(dy.line[i], want);
+    }
+    assert_int_equal(mguard_ledger_get_stats(L, &after), MGUARD_OK);
+    assert_memory_equal(&before, &after, sizeof before);
+    assert_false(l_tracked(L, &x));
+    teardown();
+}
+
 static void test_stale_watch_keys_are_swept(void **state)
 {
     mguard_ledger *L = setup(NULL, NULL);
@@ -4858,6 +4918,7 @@ int main(void)
         cmocka_unit_test(test_ctx_destroy_destroys_every_ledger_and_releases),
         cmocka_unit_test(test_plain_values_are_not_watched),
         cmocka_unit_test(test_a_dying_object_is_refused),
+        cmocka_unit_test(test_a_dying_object_is_refused_before_any_reservation),
         cmocka_unit_test(test_stale_watch_keys_are_swept),
         cmocka_unit_test(test_bad_input_gets_a_status_never_a_crash),
         cmocka_unit_test(test_property_diff_of_a_clone_is_empty),

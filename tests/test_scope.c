@@ -990,10 +990,20 @@ static void test_a_walk_skips_a_child_being_destroyed(void **state)
 
 /* Naming a component in its own death is refused, and logged under the
    scope function's name. */
-static struct { mguard_scope *s; test_log *log; comp *other; mguard_status set_name, attach_child, attach_parent, enter; const char *name; int type_calls; char line[4][512]; } dying_name;
+static struct { mguard_scope *s; test_log *log; test_alloc *al; comp *other, *anon; mguard_status set_name, attach_child, attach_parent, enter, attach_anon, attach_nomem; const char *name; int type_calls; char line[6][512]; } dying_name;
 static void name_on_death(void *guard, const void *obj, const char *attr, void *user)
 {
+    int before = ((cb_state *)user)->type_calls;
     (void)guard; (void)attr;
+    /* refused before the parent's lookup: no type name asked for, no
+       allocation, whether the parent has a name or memory runs out */
+    dying_name.attach_anon = mguard_scope_attach(dying_name.s, dying_name.anon, obj, "kid");
+    snprintf(dying_name.line[4], sizeof dying_name.line[4], "%s", dying_name.log->last);
+    dying_name.al->fail_at = dying_name.al->calls + 1;
+    dying_name.attach_nomem = mguard_scope_attach(dying_name.s, dying_name.anon, obj, "kid");
+    snprintf(dying_name.line[5], sizeof dying_name.line[5], "%s", dying_name.log->last);
+    dying_name.al->fail_at = 0;
+    assert_int_equal(((cb_state *)user)->type_calls, before);
     dying_name.set_name = mguard_scope_set_name(dying_name.s, obj, "Again");
     snprintf(dying_name.line[0], sizeof dying_name.line[0], "%s", dying_name.log->last);
     dying_name.attach_child = mguard_scope_attach(dying_name.s, dying_name.other, obj, "kid");
@@ -1015,9 +1025,14 @@ static void test_a_component_in_its_own_death_cannot_be_named(void **state)
     char want[256];
     comp_init(&dying, "Dying");
     comp_init(&other, "Other");
+    comp anon;
+    comp_init(&anon, "Anon");
+    f->st.anonymous = &anon;   /* no type name */
     dying_name.s = f->s;
     dying_name.log = &f->log;
+    dying_name.al = &f->alloc;
     dying_name.other = &other;
+    dying_name.anon = &anon;
     assert_int_equal(mguard_scope_set_name(f->s, &other, "Other"), MGUARD_OK);
     assert_int_equal(mguard_watch(f->ctx, &dying, &guard, name_on_death, &f->st), MGUARD_OK);
     mguard_on_destroy(f->ctx, &dying);
@@ -1033,12 +1048,77 @@ static void test_a_component_in_its_own_death_cannot_be_named(void **state)
     assert_string_equal(dying_name.line[1], want);
     snprintf(want, sizeof want, "mguard_scope_attach: the parent %p has no name", (void *)&dying);
     assert_string_equal(dying_name.line[2], want);
-    snprintf(want, sizeof want, "mguard_scope_enter: component %p has no name (no type_name callback, no parent named it, "
-             "never named with mguard_scope_set_name)", (void *)&dying);
-    assert_string_equal(dying_name.line[3], want);
-    assert_int_equal(f->log.warnings, 4);
+    snprintf(want, sizeof want, "mguard_scope_enter: %p is being destroyed; refused", (void *)&dying);
+    assert_string_equal(dying_name.line[3], want);   /* not "has no name (no type_name callback, ...)" */
+    assert_int_equal(dying_name.attach_anon, MGUARD_EINVAL);
+    assert_int_equal(dying_name.attach_nomem, MGUARD_EINVAL);
+    assert_int_equal(f->alloc.failures, 0);
+    snprintf(want, sizeof want, "mguard_scope_attach: %p is being destroyed; refused", (void *)&dying);
+    assert_string_equal(dying_name.line[4], want);
+    assert_string_equal(dying_name.line[5], want);
+    assert_int_equal(f->log.warnings, 6);
     assert_string_equal(mguard_scope_name(f->s, &other), "Other");
     assert_null(mgt_scope_known_name(f->s, &dying));
+}
+
+/* A warning the walk queued goes out before the walk judges its next
+   parent alive: a logger that destroys the parent on that warning ends the
+   parent's walk, and child() is never handed it. (0.2 delivered the line
+   inside the next child() callout, after the check: child() read a
+   destroyed parent.) */
+static struct { mguard_ctx *ctx; const comp *victim; bool dead; int calls_after, skipped; } wlog;
+static void walk_logger(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
+{
+    (void)level; (void)msg; (void)user;
+    if (code != MGUARD_LOG_SCOPE_CHILD_SKIPPED) return;
+    wlog.skipped++;
+    if (wlog.victim && !wlog.dead) {
+        wlog.dead = true;
+        mguard_on_destroy(wlog.ctx, wlog.victim);
+    }
+}
+static const char *walk_type(const void *c, void *user) { (void)user; return ((const comp *)c)->type; }
+static bool walk_child(const void *c, size_t i, const char **name, const void **kid, void *user)
+{
+    const comp *p = (const comp *)c;
+    (void)user;
+    if (wlog.dead && c == wlog.victim) wlog.calls_after++;
+    if ((int)i >= p->n) return false;
+    *name = p->names[i];
+    *kid = p->kids[i];
+    return true;
+}
+
+static void test_a_logger_destroying_the_parent_on_a_skipped_child_ends_its_walk(void **state)
+{
+    mguard_ctx_desc d;
+    mguard_scope_desc sd;
+    mguard_scope *s;
+    comp p, k;
+    (void)state;
+    memset(&d, 0, sizeof d);
+    memset(&wlog, 0, sizeof wlog);
+    d.logger.func = walk_logger;
+    wlog.ctx = mguard_ctx_create(&d);
+    assert_non_null(wlog.ctx);
+    memset(&sd, 0, sizeof sd);
+    sd.type_name = walk_type;
+    sd.child = walk_child;
+    s = mguard_scope_create(wlog.ctx, &sd);
+    assert_non_null(s);
+    comp_init(&p, "P");
+    comp_init(&k, "K");
+    comp_add(&p, "nothing", NULL);   /* skipped, with a warning */
+    comp_add(&p, "k", &k);
+    wlog.victim = &p;
+    assert_null(mguard_scope_name(s, &p));   /* p died during its own lookup */
+    assert_int_equal(wlog.skipped, 1);
+    assert_true(wlog.dead);
+    assert_int_equal(wlog.calls_after, 0);
+    assert_null(mgt_scope_known_name(s, &p));
+    assert_null(mgt_scope_known_name(s, &k));
+    assert_int_equal(mguard_ctx_check(wlog.ctx), MGUARD_OK);
+    mguard_ctx_destroy(wlog.ctx);
 }
 
 static void test_bad_children_are_skipped_with_a_warning(void **state)
@@ -2939,6 +3019,7 @@ int main(void)
         SCOPE(test_a_walk_skips_a_child_being_destroyed),
         SCOPE(test_a_component_in_its_own_death_cannot_be_named),
         SCOPE(test_bad_children_are_skipped_with_a_warning),
+        cmocka_unit_test(test_a_logger_destroying_the_parent_on_a_skipped_child_ends_its_walk),
         TRACED(test_children_callback_may_enter_a_scope),
         SCOPE(test_children_callback_may_destroy_a_component_being_walked),
         SCOPE(test_callback_destroying_the_scope_is_deferred),
