@@ -223,9 +223,10 @@ typedef enum mguard_log_level {
     L(CACHE_NULL_KEY, WARN, "%s: key %lu is NULL") \
     L(CACHE_REASON, INFO, "mguard_cache %s: %s (%s)%s%s") \
     L(CACHE_GONE_IN_COMPUTE, WARN, "%s: the cache was destroyed by compute") \
-    L(CACHE_GONE_IN_DTOR, WARN, "%s: the cache was destroyed by a value destructor") \
+    L(CACHE_GONE_IN_DTOR, WARN, "%s: the cache was destroyed by a callback of the call (a value destructor, the logger)") \
     L(CACHE_NOT_STORED, ERROR, "%s: out of memory; the value will not be stored") \
-    L(GEN_LIMIT, WARN, "%s: the generation is at its limit, LONG_MAX; it stays there")
+    L(GEN_LIMIT, WARN, "%s: the generation is at its limit, LONG_MAX; it stays there") \
+    L(CACHE_KEY_GONE, WARN, "%s: key %p was destroyed before compute ran; nothing computed")
 #define MGUARD__LOG_CODE(code, level, fmt) MGUARD_LOG_##code,
 typedef enum mguard_log_code { MGUARD_LOG_ITEMS(MGUARD__LOG_CODE) } mguard_log_code;
 typedef struct mguard_ctx mguard_ctx;
@@ -1110,7 +1111,8 @@ MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *k
    compute ran, the value returned but not stored (stale; destroyed at the
    next set, take, clear, destroy or missing get_or_compute of c);
    compute's own failure (NULL); EINVAL (logged; NULL): bad input, NULL
-   compute, c destroyed by a callback of the call (the value destroyed);
+   compute, c destroyed by a callback of the call (the value destroyed), a
+   key destroyed by one before compute ran (compute not called);
    ENOMEM (NULL). The pointer is valid as mguard_cache_get's. Cost: a hit
    as mguard_cache_get; a miss, the compute and a store. */
 MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
@@ -3512,6 +3514,15 @@ static void mguard__hook_pop(mguard_ctx *ctx, const mguard__hookframe *f)
         mguard__hook_pop((ctx), &hf_); \
     } while (0)
 
+/* Unlink l: lookouts of this thread above it are gone already; on a
+   thread-safe context another thread's may still be above it. */
+static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
+{
+    mguard__lookout **pp;
+    for (pp = &ctx->lookouts; *pp != l; pp = &(*pp)->next) {}
+    *pp = l->next;
+}
+
 /* obj's name in a line (buf: 64 bytes or more): the describe hook's (a callout) when
    the program passed obj to the call in progress (vouched), or the context knows obj
    (so it is not destroyed) or is destroying it; else, or left empty, "%p". true: the hook's. */
@@ -3520,6 +3531,18 @@ static bool mguard__describe(mguard_ctx *ctx, const void *obj, char *buf, size_t
     mguard_describer d = ctx->describe;
     bool known = vouched;
     buf[0] = 0;
+    if (d.func && obj && ctx->logq.n) {
+        /* the lines queued so far go out before obj is judged: a logger may destroy it */
+        mguard__lookout look;
+        look.obj = obj;
+        look.died = false;
+        look.next = ctx->lookouts;
+        /* cppcheck-suppress autoVariables ; popped before this function returns */
+        ctx->lookouts = &look;
+        MGUARD__FLUSH(ctx);
+        mguard__lookout_pop(ctx, &look);
+        if (look.died) d.func = NULL;
+    }
     if (d.func && obj && !known) (void)mguard__kx_find(&ctx->kx, obj, MGUARD__TID_NONE, mguard__hash64(obj), &known);
     if (d.func && obj && (known || (ctx->dying && mguard__is_dying(ctx, obj)))) {
         MGUARD__L_CALLOUT(ctx, obj, NULL, d.func(obj, buf, size, d.user));
@@ -3857,10 +3880,9 @@ static mguard_status mguard__weak_rebase(mguard_ctx *ctx)
 
 /* Room for one more entry in t's order: compact it when full and a quarter
    tombstones (shrinking when far below its size), else grow it. */
-static mguard_status mguard__weak_reserve(mguard_weak *t)
+static mguard_status mguard__weak_room(mguard_weak *t)
 {
     mguard_ctx *ctx = t->ctx;
-    if (ctx->next_stamp - t->base >= 0xffffffffu && mguard__weak_rebase(ctx)) return MGUARD_ENOMEM;
     if (t->len < t->cap) return MGUARD_OK;
     if (t->pinned) return MGUARD_ENOMEM; /* entries must not move now */
     if (t->len - t->live >= t->len / 4 + 1) {
@@ -3885,6 +3907,15 @@ static mguard_status mguard__weak_reserve(mguard_weak *t)
         return MGUARD_OK;
     }
     return mguard__weak_resize(t, t->cap ? (size_t)t->cap * 2 : 8);
+}
+
+/* Room, then the renumbering if due: last, since it is the one step the
+   program sees (its walks end), so that out of memory nothing has changed. */
+static mguard_status mguard__weak_reserve(mguard_weak *t)
+{
+    mguard_status st = mguard__weak_room(t);
+    if (!st && t->ctx->next_stamp - t->base >= 0xffffffffu) st = mguard__weak_rebase(t->ctx);
+    return st;
 }
 
 /* An old value's copy for its destructor: on the stack if small, else the heap. */
@@ -4840,15 +4871,6 @@ static void mguard__out_json_str(mguard__out *o, const char *s)
         p++;
     }
     mguard__out_put(o, "\"", 1);
-}
-
-/* Unlink l: lookouts of this thread above it are gone already; on a
-   thread-safe context another thread's may still be above it. */
-static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
-{
-    mguard__lookout **pp;
-    for (pp = &ctx->lookouts; *pp != l; pp = &(*pp)->next) {}
-    *pp = l->next;
 }
 
 /* ---- the tracker -------------------------------------------------------
@@ -9139,8 +9161,12 @@ static void mguard__ledger_fmt(const mguard_ledger *X, const void *obj, const ch
         MGUARD__L_CALLOUT(X->hd.ctx, p, obj, format(obj, attr, p, 0, buf, MGUARD__LFMT, X->desc.user));
         buf[MGUARD__LFMT - 1] = 0;
     }
-    /* no hook, or it wrote nothing: the context's describe hook (an object), else the address */
-    if (!buf[0] && kind == MGUARD__LF_OBJECT) (void)mguard__describe(X->hd.ctx, p, buf, MGUARD__LFMT, true);
+    /* no hook, or it wrote nothing: the context's describe hook (an object,
+       unless the hook destroyed it), else the address */
+    if (!buf[0] && kind == MGUARD__LF_OBJECT && p) {
+        if (format && mguard__ledger_gone(X, p, serial)) snprintf(buf, MGUARD__LFMT, "<destroyed>");
+        else (void)mguard__describe(X->hd.ctx, p, buf, MGUARD__LFMT, true);
+    }
     if (!buf[0]) snprintf(buf, MGUARD__LFMT, "%p", p);
 }
 
@@ -9658,6 +9684,9 @@ static mguard_status mguard__ledger_apply(mguard_ledger *L, mguard_ledger_apply_
     s0 = L->stamp;
     mguard__ledger_begin_walk(L);
     for (i = 0; i < k; i++) {
+        /* the lines the last write queued (a cache's drops) go out first:
+           a logger may destroy this write's object or value */
+        MGUARD__FLUSH(L->hd.ctx);
         /* releases wait for the walk, so a value can only have gone away
            by being destroyed; an untracked object means it was dropped */
         if (L->stamp != s0 && (!mguard__ledger_ent_find(L, snap[i].obj) || !mguard__ledger_same(L, snap[i].obj, snap[i].obj_serial) ||
@@ -11209,6 +11238,7 @@ static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys,
     memset(&why, 0, sizeof why);
     old = mguard__cache_find(c, keys, n);
     if (old) mguard__cache_drop(c, old->pos & MGUARD__CS_POS, &why, NULL, q);
+    if (c->next_seq - c->sbase >= 0xffffffffu) mguard__cache_rebase(c);   /* before the new position is LIVE */
     if (c->freehead) {
         pos = c->freehead - 1;
         c->freehead = c->recs[pos].slot;
@@ -11226,7 +11256,6 @@ static mguard_status mguard__cache_put(mguard_cache *c, const void *const *keys,
     if (c->inslot) memcpy(ls->v.b, &v, sizeof v); else ls->v.p = block;
     r->slot = at == SIZE_MAX ? MGUARD__CR_INHUB : (uint32_t)at;
     r->meta = MGUARD__CR_LIVE | (n - 1) << 2 | nd << 4;
-    if (c->next_seq - c->sbase >= 0xffffffffu) mguard__cache_rebase(c);
     c->seqs[pos] = (uint32_t)(c->next_seq++ - c->sbase);
     r->x.u = 0;
     if (more) {
@@ -11438,6 +11467,8 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
     mguard_status st = MGUARD_EINVAL, ignored;
     void *out = NULL, *val, *block = NULL;
     union { uint64_t u; unsigned char b[8]; } small;
+    mguard__lookout look[MGUARD_CACHE_MAX_KEYS];
+    size_t i;
     int told = 0;
     if (!status) status = &ignored;
     *status = MGUARD_EINVAL;
@@ -11462,8 +11493,25 @@ static void *mguard__cache_get_or_compute(mguard_cache *c, const void *const *ke
         *status = MGUARD_OK;
         return out;
     }
+    /* the parked value's destructor, then the logger of the lines queued so
+       far (the miss), run before compute: the keys watched across them */
+    for (i = 0; i < nkeys; i++) {
+        look[i].obj = job.keys[i];
+        look[i].died = false;
+        look[i].next = i ? &look[i - 1] : ctx->lookouts;
+    }
+    /* cppcheck-suppress autoVariables ; popped before this function returns */
+    ctx->lookouts = &look[nkeys - 1];
     mguard__cache_unpark(c);
-    if (c->destroying) goto done;   /* by the parked value's destructor */
+    MGUARD__FLUSH(ctx);
+    for (i = nkeys; i-- > 0;) mguard__lookout_pop(ctx, &look[i]);
+    if (c->destroying) goto done;   /* by the parked value's destructor or a logger */
+    for (i = 0; i < nkeys; i++)
+        if (look[i].died) {   /* no compute of a key destroyed meanwhile */
+            mguard__logf(ctx, MGUARD_LOG_CACHE_KEY_GONE, "mguard_cache_get_or_compute", job.keys[i]);
+            st = MGUARD_EINVAL;
+            goto done;
+        }
     st = mguard__refuse_dying(ctx, job.keys, nkeys, "mguard_cache_get_or_compute");
     if (st) goto done;
     small.u = 0;

@@ -136,6 +136,8 @@ typedef struct model_frame {
     size_t n;
 } model_frame;
 
+struct model_look { const void *const *keys; size_t n; bool died; struct model_look *next; };
+
 struct model_ctx {
     uint64_t id;             /* process-wide, never reused */
     model_obj **objs;        /* known objects, any order */
@@ -150,6 +152,7 @@ struct model_ctx {
     size_t nframes;
     const void **dying;      /* objects in phase 2 of their death */
     size_t ndying;
+    struct model_look *looks; /* keys watched across a compute's callouts (C stack) */
     int fail_next;           /* the next allocating step fails (driver) */
     int fail_taken;          /* ... and it did */
     /* scope tracker (one, no callbacks) and ledgers (plain values) */
@@ -708,7 +711,10 @@ MODEL_DEF void model_on_destroy(model_ctx *c, const void *obj)
     model_watcher *w;
     size_t np, nw, i;
     model_cpend cp = { NULL, 0 };
+    struct model_look *lk;
     if (!obj) return;
+    for (lk = c->looks; lk; lk = lk->next)
+        for (i = 0; i < lk->n; i++) lk->died |= lk->keys[i] == obj;
     o = model__find(c, obj);
     if (!o) {
         if (model__cache_computes_on(c, obj)) {   /* only spoiled computes: nothing to call */
@@ -2443,6 +2449,7 @@ MODEL_DEF void *model_cache_get_or_compute(model_cache *c, const void *const *ke
     model_cpend p = { NULL, 0 };
     model_centry *e, *now;
     model_cjob job;
+    struct model_look look;
     mguard_status st, ignored;
     void *hit, *out = NULL;
     if (!status) status = &ignored;
@@ -2454,11 +2461,18 @@ MODEL_DEF void *model_cache_get_or_compute(model_cache *c, const void *const *ke
         return hit;
     }
     c->busy++;
+    look.keys = keys;
+    look.n = n;
+    look.died = false;
+    look.next = c->ctx->looks;
+    c->ctx->looks = &look;
     model__cunpark(c, &p);
     model__cfinish(&p);
-    e = c->destroying ? NULL : model__cmake(c, keys, n, &st);
+    c->ctx->looks = look.next;
+    /* a key destroyed by the parked value's destructor: no compute */
+    e = c->destroying || look.died ? NULL : model__cmake(c, keys, n, &st);
     if (!e) {
-        if (c->destroying) st = MGUARD_EINVAL;
+        if (c->destroying || look.died) st = MGUARD_EINVAL;
     } else {
         job.c = c;
         job.e = e;

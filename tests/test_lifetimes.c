@@ -1296,6 +1296,142 @@ static void test_destroy_from_own_death_is_logged(void **state)
     mguard_ctx_destroy(r.ctx);
 }
 
+/* ---- a logger between a decision and its callout --------------------------
+   A line is delivered at the next callout; a logger may destroy anything.
+   So before a callout is handed an object, the lines queued so far go out
+   and the object is judged after them. Each object here is marked dead
+   when the logger destroys it; a callback that sees a dead one counts it. */
+typedef struct lobj { int n; bool dead; } lobj;
+static struct { mguard_ctx *ctx; lobj *victim; int dead_seen, applied, computed, described; } lq;
+static void lq_logger(mguard_log_level level, mguard_log_code code, const char *msg, void *user)
+{
+    (void)level; (void)msg; (void)user;
+    if (code == MGUARD_LOG_CACHE_REASON && lq.victim) {
+        lobj *o = lq.victim;
+        lq.victim = NULL;
+        mguard_on_destroy(lq.ctx, o);
+        o->dead = true;   /* as if freed */
+    }
+}
+static void lq_describe(const void *obj, char *buf, size_t size, void *user)
+{
+    (void)user;
+    lq.described++;
+    lq.dead_seen += ((const lobj *)obj)->dead;
+    snprintf(buf, size, "o%d", ((const lobj *)obj)->n);
+}
+static mguard_ctx *lq_ctx(bool describe)
+{
+    mguard_ctx_desc d;
+    memset(&d, 0, sizeof d);
+    memset(&lq, 0, sizeof lq);
+    d.logger.func = lq_logger;
+    if (describe) d.describe.func = lq_describe;
+    lq.ctx = mguard_ctx_create(&d);
+    assert_non_null(lq.ctx);
+    return lq.ctx;
+}
+static mguard_cache *lq_cache(void)
+{
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof(int);
+    cd.log_reasons = true;
+    c = mguard_cache_create(lq.ctx, &cd);
+    assert_non_null(c);
+    return c;
+}
+
+/* apply: a bound field's write drops a cache entry (a queued line); the
+   logger destroys the next write's object: that write is skipped. */
+static void lq_apply(void *obj, const char *attr, void *value, bool deleted, void *user)
+{
+    (void)attr; (void)value; (void)deleted; (void)user;
+    lq.applied++;
+    lq.dead_seen += ((lobj *)obj)->dead;
+}
+static void test_apply_skips_a_write_whose_object_a_logger_destroyed(void **state)
+{
+    mguard_ctx *ctx = lq_ctx(false);
+    static const mguard_ledger_field fa[] = { MGUARD_LEDGER_FIELD(lobj, n, MGUARD_LEDGER_VALUE_INT) };
+    mguard_ledger_desc ld;
+    mguard_ledger *L;
+    mguard_cache *c = lq_cache();
+    lobj a = { 0, false }, b = { 0, false };
+    int v = 7, one = 1;
+    (void)state;
+    memset(&ld, 0, sizeof ld);
+    ld.value_size = sizeof(int);
+    ld.value_type = MGUARD_LEDGER_VALUE_INT;
+    L = mguard_ledger_create(ctx, &ld);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&a), &one, 0), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &a, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_set_fields(L, &a, fa, 1), MGUARD_OK);
+    assert_int_equal(mguard_ledger_track(L, &b, MGUARD_LEDGER_EXISTING, NULL), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &a, "n", &v), MGUARD_OK);
+    assert_int_equal(mguard_ledger_store_attr(L, &b, "other", &v), MGUARD_OK);
+    lq.victim = &b;
+    assert_int_equal(mguard_ledger_apply(L, lq_apply, NULL), MGUARD_OK);
+    assert_int_equal(a.n, 7);          /* the bound field written */
+    assert_true(b.dead);
+    assert_int_equal(lq.applied, 0);   /* b's write skipped */
+    assert_int_equal(lq.dead_seen, 0);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+}
+
+/* describe: one mutation drops two entries; the first drop's line destroys
+   the second's key, which is then named by its address, never described. */
+static void test_describe_never_names_a_key_a_logger_destroyed(void **state)
+{
+    mguard_ctx *ctx = lq_ctx(true);
+    mguard_cache *c = lq_cache();
+    lobj k1 = { 1, false }, k2 = { 2, false }, d = { 3, false };
+    int one = 1;
+    (void)state;
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k1), &one, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_set(c, MGUARD_CACHE_KEYS(&k2), &one, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k1), &d, NULL), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, MGUARD_CACHE_KEYS(&k2), &d, NULL), MGUARD_OK);
+    lq.victim = &k2;
+    mguard_on_mutation(ctx, &d, "x");
+    assert_true(k2.dead);
+    assert_true(lq.described > 0);
+    assert_int_equal(lq.dead_seen, 0);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+}
+
+/* get_or_compute: the miss line's logger destroys the key: no compute. */
+static mguard_status lq_compute(mguard_cache_job *job, void *value, void *user)
+{
+    const lobj *k = (const lobj *)mguard_cache_job_key(job, 0);
+    (void)user;
+    lq.computed++;
+    lq.dead_seen += k->dead;
+    *(int *)value = k->n;
+    return MGUARD_OK;
+}
+static void test_no_compute_for_a_key_a_logger_destroyed(void **state)
+{
+    mguard_ctx *ctx = lq_ctx(false);
+    mguard_cache *c = lq_cache();
+    lobj k = { 21, false };
+    mguard_status st = MGUARD_OK;
+    (void)state;
+    lq.victim = &k;
+    assert_null(mguard_cache_get_or_compute(c, MGUARD_CACHE_KEYS(&k), lq_compute, NULL, &st));
+    assert_int_equal(st, MGUARD_EINVAL);
+    assert_true(k.dead);
+    assert_int_equal(lq.computed, 0);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_int_equal(mguard_ctx_check(ctx), MGUARD_OK);
+    mguard_ctx_destroy(ctx);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1330,6 +1466,9 @@ int main(void)
         cmocka_unit_test(test_death_after_compaction_destroys_each_value_once),
         cmocka_unit_test(test_death_copies_only_values_with_a_callback),
         cmocka_unit_test(test_destroy_from_own_death_is_logged),
+        cmocka_unit_test(test_apply_skips_a_write_whose_object_a_logger_destroyed),
+        cmocka_unit_test(test_describe_never_names_a_key_a_logger_destroyed),
+        cmocka_unit_test(test_no_compute_for_a_key_a_logger_destroyed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
