@@ -7888,7 +7888,7 @@ static mguard_status mguard__ledger_track(mguard_ledger *L, const void *obj, mgu
         return MGUARD_EINVAL;
     }
     /* in its own death: refused before anything is reserved */
-    if (mguard__refuse_dying(ctx, &obj, 1, fn)) return MGUARD_EINVAL;
+    if (ctx->dying && mguard__refuse_dying(ctx, &obj, 1, fn)) return MGUARD_EINVAL;
     if (mguard__ledger_ent_find(L, obj)) {
         char nm[MGUARD__NAME];
         mguard__logf(ctx, MGUARD_LOG_LEDGER_TRACKED, fn, mguard__named(ctx, obj, nm));
@@ -8022,7 +8022,8 @@ static mguard_status mguard__ledger_write(mguard_ledger *L, const void *obj, con
         if (!deleted) memcpy(bytes, value, size);
         value = NULL;
     }
-    if (value && !L->desc.plain_values && mguard__refuse_dying(ctx, (const void *const *)&value, 1, fn)) return MGUARD_EINVAL;
+    if (ctx->dying && value && !L->desc.plain_values && mguard__refuse_dying(ctx, (const void *const *)&value, 1, fn))
+        return MGUARD_EINVAL;
     a = mguard__str_find(ctx, attr);   /* an overwrite: its write holds a already */
     w = a ? mguard__ledger_w_find(L, obj, a) : 0;
     si = a && !w ? mguard__ledger_str_find(L, a) : 0;   /* L holds a: counted, not taken */
@@ -8367,7 +8368,8 @@ static mguard_status mguard__ledger_record(mguard_ledger *L, const char *tag, vo
     if (st) return st;
     if (!tag) { mguard__logf(L->hd.ctx, MGUARD_LOG_NULL_ARG, fn, "tag"); return MGUARD_EINVAL; }
     watched = L->desc.plain_values ? 0 : MGUARD__LR_WATCHED;
-    if (payload && watched && mguard__refuse_dying(L->hd.ctx, (const void *const *)&payload, 1, fn)) return MGUARD_EINVAL;
+    if (L->hd.ctx->dying && payload && watched && mguard__refuse_dying(L->hd.ctx, (const void *const *)&payload, 1, fn))
+        return MGUARD_EINVAL;
     if (!(t = mguard__lstr_intern(L->hd.ctx, tag))) st = MGUARD_ENOMEM;
     if (!st) st = mguard__ledger_grow(L, (void **)&L->recs, &L->caprecs, (size_t)L->nrecs + 1, sizeof(mguard__lrec));
     if (!st) st = mguard__ledger_reserve_refs(L, mguard__ledger_new_refs(L, payload, NULL));
