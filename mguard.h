@@ -3115,7 +3115,16 @@ static uint64_t mguard__serial_of(const mguard_ctx *ctx, const void *obj)
 static MGUARD__NOINLINE uint32_t mguard__reg_look_rest(const mguard_ctx *ctx, const void *obj, uint64_t h, bool more,
                                                        bool *known, uint64_t *serial)
 {
-    const mguard__kslot *s = more ? mguard__kx_find_rest(&ctx->kx, obj, 0, h) : NULL;
+    const mguard__kslot *s;
+    if (!more) {   /* the probe ended in its first group: a table's entry of obj would be there */
+        size_t pos = (size_t)(h >> 7) & ctx->kx.mask & ~(size_t)7;
+        uint64_t m;
+        *known = false;
+        for (m = MGUARD__KX_FIRST_MATCH(&ctx->kx, pos, h); m && !*known; m &= m - 1)
+            *known = ctx->kx.slots[pos + MGUARD__KX_FIRST_BIT(m)].key == obj;
+        return 0;
+    }
+    s = mguard__kx_find_rest(&ctx->kx, obj, 0, h);
     if (s) {
         if (serial) *serial = s->v.u;
         return s->pos;

@@ -59,6 +59,9 @@ MUTANTS = [
      "if (need * 2 <= cap) return MGUARD_OK;",
      "if (need <= cap) return MGUARD_OK;"),
     # the context's index (mguard__kx)
+    ("reg-look-first-group-misses-a-table-key", "a new record's lookup that ends in its first group still sees a table's entry of the object there (known: counted once)",
+     "            *known = ctx->kx.slots[pos + MGUARD__KX_FIRST_BIT(m)].key == obj;",
+     "            *known = ctx->kx.slots[pos + MGUARD__KX_FIRST_BIT(m)].key == obj && 0;"),
     ("kx-probe-visits-a-group-twice", "a walk of a probe ends after cap / 8 groups (one more revisits a group: a death listed its slot twice)",
      "(step) + MGUARD__KX_GROUP > (kx)->mask)",
      "(step) >= (kx)->mask)"),
