@@ -334,7 +334,8 @@ typedef struct mguard_weak mguard_weak;
 /* Destroys one stored value; value points to a copy of its bytes, valid during the call only. */
 typedef void (*mguard_value_dtor)(void *value, void *user);
 /* An entry leaves because its key died (before the value's destructor
-   runs). key must not be used as a key again. */
+   runs). key is being destroyed: registering it during this call is
+   refused (a new object later at its address is a new key). */
 typedef void (*mguard_key_death_fn)(const void *key, void *value, void *user);
 typedef struct mguard_weak_desc {
     size_t value_size;              /* bytes per value, 1..16M (required), any size;
@@ -348,7 +349,8 @@ typedef struct mguard_weak_desc {
    NULL (logged) for NULL ctx/desc, a bad value_size, out of memory. Cost: O(1). */
 MGUARDDEF mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc);
 /* Destroy t, every value destroyed in insertion order. NULL: no-op; from
-   inside t's own destroy/clear: refused (logged). Cost: O(entries). */
+   inside t's own destroy: refused (logged); inside its own clear: done
+   when the clear returns (t is gone then). Cost: O(entries). */
 MGUARDDEF void mguard_weak_destroy(mguard_weak *t);
 /* Copy value_size bytes from value under key (compared by address); value
    may point into any table of the context. An overwritten value is
@@ -377,7 +379,8 @@ MGUARDDEF mguard_status mguard_weak_take(mguard_weak *t, const void *key, void *
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
 /* Remove the entries present at the start, in insertion order, each value
    destroyed after its entry is gone (entries the destructors add stay).
-   NULL: no-op. Cost: O(entries). */
+   A destructor that destroys t: t is gone when this returns. NULL: no-op.
+   Cost: O(entries). */
 MGUARDDEF void mguard_weak_clear(mguard_weak *t);
 
 /* Insertion order:
@@ -5807,7 +5810,6 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
         (void)mguard__describe(s->hd.ctx, parent, pn, sizeof pn, true);
         mguard__logf(s->hd.ctx, MGUARD_LOG_SCOPE_PARENT_UNNAMED, "mguard_scope_attach", pn);
     }
-    if (!st) st = mguard__refuse_dying(s->hd.ctx, &child, 1, "mguard_scope_attach");
     if (!st) {
         memset(&v, 0, sizeof v);
         cur = mguard__scope_entry(s, child);
@@ -11196,8 +11198,8 @@ static mguard_status mguard__cache_room(mguard_cache *c)
    becomes "stored just before it", later ones keep their order, so a clear
    whose destructor stores still drops exactly what was there at its start
    (unless it stored 2^31 entries meanwhile: then some of those go too). An
-   iteration begun before ends (mguard__cache_next). At most once per 2^32
-   stores: O(positions). */
+   iteration begun before the new base ends (mguard__cache_next); a later
+   one's bound stays true. At most once per 2^32 stores: O(positions). */
 static void mguard__cache_rebase(mguard_cache *c)
 {
     uint32_t pos;
