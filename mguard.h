@@ -356,7 +356,9 @@ MGUARDDEF void mguard_weak_destroy(mguard_weak *t);
    may point into any table of the context. An overwritten value is
    destroyed after the new one is stored. EINVAL: NULL t/key/value, t
    being destroyed. ENOMEM: nothing changed (mguard_weak_get pointers may
-   have moved). Cost: one lookup, O(1) amortized. */
+   have moved). Cost: one lookup, O(1) amortized (+ a renumbering of every
+   table's entries, at most once per 2^31 entries made: O(log tables)
+   amortized). */
 MGUARDDEF mguard_status mguard_weak_set(mguard_weak *t, const void *key, const void *value);
 /* The value under key, NULL when absent (or bad input). Valid: a value of
    8 bytes or less lies in the context's index, until the next call that
