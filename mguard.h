@@ -3984,8 +3984,9 @@ static mguard_status mguard__weak_overwrite(mguard_weak *t, const void *key, uns
 }
 
 /* A new key (hash h; known: it has other slots) in t: reserve everything,
-   then insert. The value may lie in the index or in t (from
-   mguard_weak_get): it is copied before anything can move. */
+   then insert (a key in its own death: every caller refused it). The value
+   may lie in the index or in t (from mguard_weak_get): it is copied before
+   anything can move. */
 static mguard_status mguard__weak_insert(mguard_weak *t, const void *key, const void *value, uint64_t h, bool known)
 {
     mguard_ctx *ctx = t->ctx;
@@ -3994,13 +3995,6 @@ static mguard_status mguard__weak_insert(mguard_weak *t, const void *key, const 
     mguard__kslot *s;
     mguard_status st;
     size_t i;
-    if (!known && ctx->dying && mguard__is_dying(ctx, key)) {
-        /* misuse, refused before anything is allocated: the answer does not depend on the allocator */
-        char nm[MGUARD__NAME];
-        snprintf(nm, sizeof nm, "%p", key);
-        mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, "mguard_weak_set", nm);
-        return MGUARD_EINVAL;
-    }
     if (t->value_size > MGUARD__STACK_VALUE) {
         tmp = (unsigned char *)mguard__alloc(ctx, t->value_size);
         if (!tmp) return MGUARD_ENOMEM;
@@ -4060,7 +4054,7 @@ static mguard_status mguard__weak_set(mguard_weak *t, const void *key, const voi
         }
         st = mguard__weak_overwrite(t, key, mguard__kvalue(t, s), value);
     } else if (!known && t->ctx->dying && mguard__is_dying(t->ctx, key)) {
-        mguard_ctx *ctx = t->ctx;   /* refused here, named (the hook may destroy t): before weak_insert's check */
+        mguard_ctx *ctx = t->ctx;   /* refused before anything is reserved, named (the hook may destroy t) */
         char nm[MGUARD__NAME];
         mguard__logf(ctx, MGUARD_LOG_OBJECT_DYING, "mguard_weak_set", mguard__named(ctx, key, nm));
         return MGUARD_EINVAL;

@@ -1688,6 +1688,35 @@ static void test_prune_keeps_a_new_root_and_what_only_it_reaches_with_a_custom_r
     teardown();
 }
 
+/* 200 untracked pointers in a ring, then a NEW object at its far end:
+   the set of pointers already looked into grows twice past its first 64
+   slots (it keeps half free) and keeps every one, so each is asked once. */
+static void test_prune_asks_each_of_many_untracked_pointers_once(void **state)
+{
+    static tobj ring[200];
+    mguard_ledger *L = setup(NULL, NULL);
+    const void *roots[1];
+    int i;
+    OBJ(far, "far", 0); OBJ(lost, "lost", 0);
+    (void)state;
+    for (i = 0; i < 200; i++) {
+        memset(&ring[i], 0, sizeof ring[i]);
+        ring[i].name = "ring";
+        ring[i].ref[0] = &ring[(i + 1) % 200];
+    }
+    ring[199].ref[1] = &far;
+    mguard_ledger_track(L, &far, MGUARD_LEDGER_NEW, "Far");
+    mguard_ledger_track(L, &lost, MGUARD_LEDGER_NEW, "Lost");
+    roots[0] = &ring[0];
+    H.trace[0] = 0;
+    H.refs_calls = 0;
+    assert_int_equal(mguard_ledger_prune(L, roots, 1), MGUARD_OK);
+    assert_int_equal(H.refs_calls, 201);   /* the ring's 200, then far */
+    assert_string_equal(dumps(L), "far:new:Far*{} ");
+    assert_string_equal(H.trace, "-lost");
+    teardown();
+}
+
 /* Each allocation of a prune (its snapshot, its work stack, the set of
    untracked pointers a refs hook lists) may fail: ENOMEM, nothing dropped. */
 static void test_prune_out_of_memory_at_any_point_drops_nothing(void **state)
@@ -4700,6 +4729,59 @@ static void test_a_diff_out_of_memory_after_a_hook_destroyed_its_old_ledger(void
     test_ctx_finish(ctx, &al);
 }
 
+/* A diff of sized values copies each changed value (the ledgers may
+   change before the text is made): any of its allocations may fail, and
+   then the answer is ENOMEM, no result, one line, both ledgers intact. */
+static void test_a_sized_diff_out_of_memory_at_any_point_has_no_result(void **state)
+{
+    long k, a1 = 1, b1 = 2, b2 = 3;
+    static char obj;
+    (void)state;
+    for (k = 1; k < 40; k++) {
+        test_log log;
+        test_alloc al;
+        mguard_ctx *ctx = test_ctx(&log, &al);
+        mguard_ledger_desc d;
+        mguard_ledger *A, *B;
+        mguard_ledger_diff_result *r = NULL;
+        mguard_status st;
+        char want[128];
+        memset(&d, 0, sizeof d);
+        d.value_size = sizeof(long);
+        d.value_type = MGUARD_LEDGER_VALUE_INT;
+        A = mguard_ledger_create(ctx, &d);
+        B = mguard_ledger_create(ctx, &d);
+        mguard_ledger_track(A, &obj, MGUARD_LEDGER_EXISTING, NULL);
+        mguard_ledger_track(B, &obj, MGUARD_LEDGER_EXISTING, NULL);
+        mguard_ledger_store_attr(A, &obj, "x", &a1);
+        mguard_ledger_store_attr(B, &obj, "x", &b1);
+        mguard_ledger_store_attr(B, &obj, "y", &b2);
+        log.count = 0;
+        al.fail_at = al.calls + k;
+        st = mguard_ledger_diff(A, B, &r);
+        al.fail_at = 0;
+        if (!al.failures) {
+            assert_int_equal(st, MGUARD_OK);
+            snprintf(want, sizeof want, "%p.x: 1 -> 2\n%p.y: only in b: 3\n", (void *)&obj, (void *)&obj);
+            assert_string_equal(d_text(r), want);
+            mguard_ledger_diff_free(r);
+            mguard_ledger_destroy(A);
+            mguard_ledger_destroy(B);
+            test_ctx_finish(ctx, &al);
+            break;
+        }
+        assert_int_equal(st, MGUARD_ENOMEM);
+        assert_null(r);
+        assert_int_equal(log.count, 1);
+        assert_int_equal(log.code, MGUARD_LOG_NOMEM);
+        assert_int_equal(l_stats(B).writes, 2);
+        mguard_ledger_destroy(A);
+        mguard_ledger_destroy(B);
+        test_ctx_finish(ctx, &al);
+    }
+    assert_true(k > 2 && k < 40);   /* some allocations failed, then it succeeded */
+}
+
 /* Regression (an outside review): on a thread-safe context a string a
    ledger stores is kept for the context's life, but only once the call
    cannot fail: a track, write, record or hook registration that runs out
@@ -4866,6 +4948,7 @@ int main(void)
         cmocka_unit_test(test_prune_keeps_a_new_object_held_only_by_a_pre_existing_container),
         cmocka_unit_test(test_prune_looks_into_an_unmarked_existing_object),
         cmocka_unit_test(test_prune_keeps_a_new_root_and_what_only_it_reaches_with_a_custom_refs_hook),
+        cmocka_unit_test(test_prune_asks_each_of_many_untracked_pointers_once),
         cmocka_unit_test(test_prune_out_of_memory_at_any_point_drops_nothing),
         cmocka_unit_test(test_apply_reports_every_write_in_ledger_order),
         cmocka_unit_test(test_apply_hands_the_object_writable),
@@ -4931,6 +5014,7 @@ int main(void)
         cmocka_unit_test(test_a_clone_with_free_places_holds_each_string_once),
         cmocka_unit_test(test_a_ledger_counts_each_string_once_in_its_own_slot),
         cmocka_unit_test(test_a_diff_out_of_memory_after_a_hook_destroyed_its_old_ledger),
+        cmocka_unit_test(test_a_sized_diff_out_of_memory_at_any_point_has_no_result),
         cmocka_unit_test(test_a_failed_store_on_a_thread_safe_context_keeps_no_string),
         cmocka_unit_test(test_a_destroyed_ledger_leaves_no_interned_string),
         cmocka_unit_test(test_apply_hands_an_attribute_whose_write_a_callback_dropped),

@@ -2001,19 +2001,26 @@ static double evil_clock_fn(void *user)
     return c->t += 1.0;
 }
 
+/* A traced tracker in f's context whose clock is c. */
+static void evil_clock_scope(fixture *f, evil_clock *c)
+{
+    mguard_scope_desc d;
+    memset(&d, 0, sizeof d);
+    memset(c, 0, sizeof *c);
+    d.trace = true;
+    d.clock = evil_clock_fn;
+    d.user = c;
+    c->ctx = f->ctx;
+    c->s = mguard_scope_create(f->ctx, &d);
+    assert_non_null(c->s);
+}
+
 static void test_clock_callback_may_destroy_the_component_or_the_scope(void **state)
 {
     fixture *f = (fixture *)*state;
-    mguard_scope_desc d;
     evil_clock c;
     int a, b;
-    memset(&d, 0, sizeof d);
-    memset(&c, 0, sizeof c);
-    d.trace = true;
-    d.clock = evil_clock_fn;
-    d.user = &c;
-    c.ctx = f->ctx;
-    c.s = mguard_scope_create(f->ctx, &d);
+    evil_clock_scope(f, &c);
     mguard_scope_set_name(c.s, &a, "A");
     mguard_scope_set_name(c.s, &b, "B");
     c.kill = &a;                                     /* a dies while it is entered */
@@ -2033,6 +2040,26 @@ static void test_clock_callback_may_destroy_the_component_or_the_scope(void **st
     assert_int_equal(c.clear_status, MGUARD_EINVAL);
     assert_int_equal(f->log.code, MGUARD_LOG_HANDLE_DESTROYING);
     assert_int_equal(mgt_objects(f->ctx), 0);
+}
+
+/* The clock destroys the tracker while a component exits: the exit is
+   refused (the tracker is going), nothing is logged for it, and the
+   tracker is gone when the exit returns. */
+static void test_clock_destroying_the_scope_during_an_exit_refuses_it(void **state)
+{
+    fixture *f = (fixture *)*state;
+    evil_clock c;
+    int a;
+    evil_clock_scope(f, &c);
+    mguard_scope_set_name(c.s, &a, "A");
+    assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_OK);
+    f->log.count = 0;
+    c.destroy_scope = 1;
+    assert_int_equal(mguard_scope_exit(c.s, &a), MGUARD_EINVAL);
+    assert_int_equal(c.t, 2.0);                      /* the enter's tick, then the exit's */
+    assert_int_equal(f->log.count, 0);
+    assert_int_equal(mgt_objects(f->ctx), 0);
+    assert_ctx_ok(f->ctx);
 }
 
 /* ---- bad input ---------------------------------------------------------------- */
@@ -3045,6 +3072,7 @@ int main(void)
         CTX(test_trace_escapes_any_name),
         CTX(test_trace_uses_the_clock_and_stays_within_its_limit),
         CTX(test_clock_callback_may_destroy_the_component_or_the_scope),
+        CTX(test_clock_destroying_the_scope_during_an_exit_refuses_it),
         CTX(test_bad_input_is_refused),
         cmocka_unit_test(test_ctx_destroy_destroys_its_scopes),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
