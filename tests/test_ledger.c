@@ -1443,6 +1443,74 @@ static void test_diff_without_format_hook_prints_addresses(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A release hook without a retain hook (the ledger is handed references
+   the program already took): every copy holds what it stores, a clone
+   included, and releases each once when it lets go. */
+static void test_release_without_retain_releases_what_each_copy_holds(void **state)
+{
+    mguard_ledger_desc d = full_desc();
+    mguard_ledger *L, *C;
+    OBJ(x, "x", 0); OBJ(v, "v", 0); OBJ(w, "w", 0);
+    (void)state;
+    memset(&H, 0, sizeof H);
+    H.ctx = test_ctx(NULL, NULL);
+    d.retain = NULL;
+    L = mguard_ledger_create(H.ctx, &d);
+    mguard_ledger_track(L, &x, MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_store_attr(L, &x, "a", &v);
+    C = mguard_ledger_clone(L);
+    assert_non_null(C);
+    mguard_ledger_record(C, "saved", &w);
+    assert_string_equal(H.trace, "");
+    mguard_ledger_destroy(C);
+    assert_string_equal(H.trace, "-x -v -w");
+    mguard_ledger_destroy(L);
+    assert_string_equal(H.trace, "-x -v -w -x -v");
+    assert_int_equal(H.retains, 0);
+    assert_int_equal(H.releases, 5);
+    assert_ctx_ok(H.ctx);
+    mguard_ctx_destroy(H.ctx);
+}
+
+/* ... and a clone taken by a release hook, after the hook stored a new
+   value, holds that value as well (each copy releases it once). */
+static tobj *rwr_u;
+static mguard_ledger *rwr_clone;
+static void store_and_clone_on_release(tobj *o)
+{
+    if (rwr_clone || strcmp(o->name, "v") != 0) return;
+    assert_int_equal(mguard_ledger_store_attr(H.L, &rwr_u[0], "b", &rwr_u[1]), MGUARD_OK);
+    rwr_clone = mguard_ledger_clone(H.L);
+    assert_non_null(rwr_clone);
+}
+
+static void test_release_without_retain_a_clone_in_a_release_hook_holds_what_it_stored(void **state)
+{
+    mguard_ledger_desc d = full_desc();
+    tobj xu[2] = {{"x", 0, 0, {NULL, NULL, NULL}}, {"u", 0, 0, {NULL, NULL, NULL}}};
+    OBJ(v, "v", 0); OBJ(w, "w", 0);
+    (void)state;
+    memset(&H, 0, sizeof H);
+    H.ctx = test_ctx(NULL, NULL);
+    d.retain = NULL;
+    H.L = mguard_ledger_create(H.ctx, &d);
+    rwr_u = xu;
+    rwr_clone = NULL;
+    mguard_ledger_track(H.L, &xu[0], MGUARD_LEDGER_EXISTING, NULL);
+    mguard_ledger_store_attr(H.L, &xu[0], "a", &v);
+    H.on_release = store_and_clone_on_release;
+    mguard_ledger_store_attr(H.L, &xu[0], "a", &w);   /* v is let go: its hook stores u, clones */
+    H.on_release = NULL;
+    assert_non_null(rwr_clone);
+    assert_string_equal(H.trace, "-v");
+    mguard_ledger_destroy(rwr_clone);
+    assert_string_equal(H.trace, "-v -x -u -w");   /* u took v's place in the pool */
+    mguard_ledger_destroy(H.L);
+    assert_string_equal(H.trace, "-v -x -u -w -x -u -w");
+    assert_ctx_ok(H.ctx);
+    mguard_ctx_destroy(H.ctx);
+}
+
 /* ---- prune -------------------------------------------------------------- */
 
 static void test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root(void **state)
@@ -4939,6 +5007,8 @@ int main(void)
         cmocka_unit_test(test_describe_may_destroy_the_ledger_a_misuse_line_names_for),
         cmocka_unit_test(test_diff_of_equal_ledgers_is_empty),
         cmocka_unit_test(test_diff_without_format_hook_prints_addresses),
+        cmocka_unit_test(test_release_without_retain_releases_what_each_copy_holds),
+        cmocka_unit_test(test_release_without_retain_a_clone_in_a_release_hook_holds_what_it_stored),
         cmocka_unit_test(test_prune_keeps_a_chain_of_new_objects_reachable_from_a_root),
         cmocka_unit_test(test_prune_drops_an_unreachable_cycle_and_keeps_a_reachable_one),
         cmocka_unit_test(test_prune_follows_the_refs_hook_records_and_hooks),
