@@ -441,7 +441,8 @@ MGUARDDEF void *mguard_ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, m
 /* Called once on the watched obj's mutation (attr as given) or death (attr
    NULL, as a mutation reported with attr NULL: name the attribute, or "*",
    where a watcher must tell them apart); the watcher is already removed:
-   watch again to keep watching. */
+   watch again to keep watching. obj is an identity only if an earlier
+   callback of the same event on this thread destroyed it. */
 typedef void (*mguard_invalidate_fn)(void *guard, const void *obj, const char *attr, void *user);
 
 /* Invalidate guard (held weakly) on obj's next mutation or death. A watcher
@@ -453,7 +454,8 @@ typedef void (*mguard_invalidate_fn)(void *guard, const void *obj, const char *a
 MGUARDDEF mguard_status mguard_watch(mguard_ctx *ctx, const void *obj, void *guard,
                                      mguard_invalidate_fn fn, void *user);
 /* Remove every watcher of guard on obj, even ones an invalidation in progress
-   is about to call. NOT_FOUND: none (a destroyed guard's are gone already). */
+   of obj is about to call (not of a dead object at obj's address). NOT_FOUND:
+   none (a destroyed guard's are gone already). */
 MGUARDDEF mguard_status mguard_unwatch(mguard_ctx *ctx, const void *obj, const void *guard);
 /* obj was mutated at file:line (file NULL: no place), for the drop reasons of
    caches (section 10; attr is copied, file is kept: a string that outlives ctx,
@@ -1431,7 +1433,7 @@ typedef struct mguard__side {
 #define MGUARD__WCAP(o, sd) (((o)->flags & MGUARD__F_WLIST) ? (sd)->w.list.cap : 1u)
 
 /* A death in phase 2 (the dying list, on the C stack): obj may not be registered. */
-typedef struct mguard__dying { const void *obj; struct mguard__dying *next; } mguard__dying;
+typedef struct mguard__dying { const void *obj; uint64_t serial; struct mguard__dying *next; } mguard__dying;
 /* A table's drain in progress (C stack): its bound, moved along by a renumbering
    (mguard__weak_rebase); linked both ways, since threads end theirs in any order. */
 typedef struct mguard__drainf { struct mguard__drainf *prev, *next; uint64_t bound, nb; bool moved; } mguard__drainf;
@@ -1452,6 +1454,7 @@ typedef struct mguard__hookframe {
 /* Watchers w[0..n) being fired (on the C stack): mguard_unwatch cancels pending ones. */
 typedef struct mguard__firing {
     const void *obj;
+    uint64_t obj_serial;         /* obj's life these watchers watched */
     mguard__watcher *w;
     size_t n;
     struct mguard__firing *next;
@@ -3294,7 +3297,7 @@ typedef struct mguard__pending {
     size_t off;                  /* its value's copy in the buffer */
 } mguard__pending;
 
-static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr);
+static void mguard__fire(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__watcher *w, size_t n, const char *attr);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
 static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
@@ -3461,6 +3464,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     serial = mguard__death_detach_rest(ctx, obj, rslot, &w, &nw, &one, &cq);
     /* Phase 2: call out. */
     dying.obj = obj;
+    dying.serial = serial;
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->dying = &dying;
@@ -3470,7 +3474,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
         char nm[MGUARD__NAME];
         mguard__logf(ctx, MGUARD_LOG_ON_DESTROY_IN_PLACE, "mguard_on_destroy", mguard__named(ctx, obj, nm));
     }
-    if (nw) mguard__fire(ctx, obj, w, nw, NULL);
+    if (nw) mguard__fire(ctx, obj, serial, w, nw, NULL);
     if (w && w != &one) mguard__free(ctx, w);
     /* found again each time (a callback may rehash, moving pending slots):
        a slot's value as a copy, an array's where it lies (pinned) */
@@ -3645,11 +3649,12 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         /* Phase 2: call out (or wait for another thread's guard callback
            or hook on obj), obj on the dying list meanwhile. */
         dying.obj = obj;
+        dying.serial = serial;
         dying.next = ctx->dying;
         /* cppcheck-suppress autoVariables ; unlinked before this function returns */
         ctx->dying = &dying;
         MGUARD__EV_NAME(ctx, obj, &cq);
-        if (nw) mguard__fire(ctx, obj, w, nw, NULL);
+        if (nw) mguard__fire(ctx, obj, serial, w, nw, NULL);
         for (i = 0; i < nt; i++)
             mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
         mguard__death_end(ctx, obj, serial, &cq, &dying);
@@ -3778,6 +3783,15 @@ static bool mguard__is_dying(const mguard_ctx *ctx, const void *obj)
     for (d = ctx->dying; d; d = d->next)
         if (d->obj == obj) return true;
     return false;
+}
+
+/* The serial of obj's life in phase 2 of its death, or 0. */
+static uint64_t mguard__dying_serial(const mguard_ctx *ctx, const void *obj)
+{
+    const mguard__dying *d;
+    for (d = ctx->dying; d; d = d->next)
+        if (d->obj == obj) return d->serial;
+    return 0;
 }
 
 /* Admit obj as a new record: EINVAL (logged) if dying, ENOMEM (not logged)
@@ -4410,14 +4424,15 @@ static void *mguard__ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mgu
 
 /* ---- 5. mutation trackers ---------------------------------------------- */
 
-/* Call obj's swapped-out watchers w[0..n), linked on the C stack so
-   mguard_unwatch can cancel one; a guard since destroyed is skipped. */
-static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, size_t n, const char *attr)
+/* Call the swapped-out watchers w[0..n) of obj's life serial, linked on the
+   C stack so mguard_unwatch can cancel one; a guard since destroyed is skipped. */
+static void mguard__fire(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__watcher *w, size_t n, const char *attr)
 {
     mguard__firing f;
     size_t i;
     mguard__firing **pp;
     f.obj = obj;
+    f.obj_serial = serial;
     f.w = w;
     f.n = n;
     f.calling = NULL;
@@ -4448,8 +4463,10 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, mguard__watcher *w, s
 }
 
 /* Thread-safe contexts: mguard_on_destroy(guard) returns once no callback of
-   guard runs on another thread (this thread's is below us: not waited for);
-   none can start after phase 1 dropped its serial. No pthreads: no wait. */
+   guard runs on another thread, and no other thread still tells watchers of
+   this life of guard (as the watched object) of a mutation (this thread's
+   are below us: not waited for); none can start after phase 1 dropped its
+   serial. No pthreads: no wait. */
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial)
 {
 #ifdef MGUARD__PTHREADS
@@ -4459,7 +4476,9 @@ static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t seri
     for (;;) {
         const mguard__firing *f;
         for (f = ctx->firing; f; f = f->next)
-            if (f->calling == guard && f->calling_serial == serial && !pthread_equal(f->thread, self)) break;
+            if (((f->calling == guard && f->calling_serial == serial) || (f->obj == guard && f->obj_serial == serial)) &&
+                !pthread_equal(f->thread, self))
+                break;
         if (!f) return;
         MGUARD__LK_OUT(ctx);
         sched_yield();
@@ -4587,7 +4606,7 @@ static mguard_status mguard__watch(mguard_ctx *ctx, const void *obj, void *guard
 static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const void *guard)
 {
     uint32_t r, g;
-    uint64_t gserial;
+    uint64_t gserial, life;
     size_t found = 0;
     mguard__firing *f;
     if (!mguard__ctx_ok(ctx, "mguard_unwatch")) return MGUARD_EINVAL;
@@ -4608,9 +4627,11 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
         if (o->flags & MGUARD__F_WLIST) sd->w.list.n = n;
         else if (!n) memset(&sd->w.one, 0, sizeof sd->w.one);
     }
+    /* an invalidation in progress of this life of obj (not of one that died at its address) */
+    life = r ? mguard__serial_of(ctx, obj) : mguard__dying_serial(ctx, obj);
     for (f = ctx->firing; f; f = f->next) {
         size_t k;
-        if (f->obj != obj) continue;
+        if (f->obj != obj || f->obj_serial != life) continue;
         for (k = 0; k < f->n; k++) {
             if (f->w[k].guard == guard && f->w[k].fn) {
                 f->w[k].fn = NULL;
@@ -4642,7 +4663,7 @@ static MGUARD__NOINLINE void mguard__mutation_of(mguard_ctx *ctx, const void *ob
     /* Swap the list out: watchers the callbacks add go to a fresh list, for the next mutation. */
     mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
     MGUARD__EV_NAME(ctx, obj, &cq);
-    mguard__fire(ctx, obj, w, n, attr);
+    mguard__fire(ctx, obj, mguard__serial_of(ctx, obj), w, n, attr);
     if (w != &one) {
         /* the heap list back for reuse if the tracker lives and got none meanwhile
            (side records may have moved; a callback may have added an inline watcher) */

@@ -28,7 +28,9 @@
    - Watchers fire once, in registration order, on the next mutation or
      death; watchers added meanwhile wait; a watcher whose guard died, or
      that was unwatched meanwhile, is skipped. Unwatch matches the guard's
-     current life (a dead guard's watchers are already gone).
+     current life (a dead guard's watchers are already gone) and the
+     object's: once an object's death completed, an invalidation of it still
+     in progress is not about the object now at its address.
    - Tables: insertion order; overwrite keeps the position and destroys the
      old value after the new one is stored; clear removes the entries
      present when it starts, one at a time; destroy drains the table and
@@ -134,6 +136,7 @@ typedef struct model_frame {
     const void *obj;
     model_watcher *w;
     size_t n;
+    bool dead;               /* obj's death completed: an unwatch of its address is not about it */
 } model_frame;
 
 struct model_look { const void *const *keys; size_t n; bool died; struct model_look *next; };
@@ -483,6 +486,7 @@ MODEL_DEF void model__fire(model_ctx *c, const void *obj, model_watcher *w, size
     f.obj = obj;
     f.w = w;
     f.n = n;
+    f.dead = false;
     MODEL__PUSH(c->frames, c->nframes, &f);
     for (i = 0; i < n; i++) {
         if (!w[i].fn || !model__alive(c, w[i].guard, w[i].guard_serial)) continue;
@@ -536,7 +540,7 @@ MODEL_DEF mguard_status model_unwatch(model_ctx *c, const void *obj, const void 
     }
     for (k = 0; k < c->nframes; k++) {
         model_frame *f = c->frames[k];
-        if (f->obj != obj) continue;
+        if (f->obj != obj || f->dead) continue;
         for (i = 0; i < f->n; i++) {
             if (f->w[i].fn && f->w[i].guard == guard && g && f->w[i].guard_serial == g->serial) {
                 f->w[i].fn = NULL;
@@ -754,6 +758,8 @@ MODEL_DEF void model_on_destroy(model_ctx *c, const void *obj)
     }
     model__cfinish(&cp);
     c->ndying--;
+    for (i = 0; i < c->nframes; i++)
+        if (c->frames[i]->obj == obj) c->frames[i]->dead = true;
     free(p);
 }
 

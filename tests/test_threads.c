@@ -1234,6 +1234,69 @@ static void test_destroying_a_guard_waits_for_its_callback_on_another_thread(voi
     mguard_ctx_destroy(w.ctx);
 }
 
+/* Destroying the watched object waits until the other thread has told
+   every watcher of the mutation in progress (each is handed the object):
+   the first one, running, and the second one, still to come. */
+typedef struct objwait_env {
+    mguard_ctx *ctx;
+    int obj, g1, g2;
+    int in_first, first_done, second_done, destroyed, called_after_destroy, seen[2];
+} objwait_env;
+
+static void objwait_first(void *guard, const void *obj, const char *attr, void *user)
+{
+    objwait_env *e = (objwait_env *)user;
+    (void)guard; (void)attr;
+    flag_set(&e->in_first, 1);
+    sleep_ms(50);                                /* the other thread destroys obj now */
+    if (flag_get(&e->destroyed)) flag_set(&e->called_after_destroy, 1);
+    flag_set(&e->seen[0], *(const int *)obj);
+    flag_set(&e->first_done, 1);
+}
+
+static void objwait_second(void *guard, const void *obj, const char *attr, void *user)
+{
+    objwait_env *e = (objwait_env *)user;
+    (void)guard; (void)attr;
+    if (flag_get(&e->destroyed)) flag_set(&e->called_after_destroy, 1);
+    flag_set(&e->seen[1], *(const int *)obj);
+    flag_set(&e->second_done, 1);
+}
+
+static void *objwait_mutate(void *arg)
+{
+    objwait_env *e = (objwait_env *)arg;
+    mguard_on_mutation(e->ctx, &e->obj, "x");
+    return NULL;
+}
+
+static void test_destroying_an_object_waits_for_its_watchers_on_another_thread(void **state)
+{
+    test_log log;
+    objwait_env e;
+    pthread_t th;
+    (void)state;
+    memset(&e, 0, sizeof e);
+    e.ctx = ts_ctx(&log);
+    e.obj = 7;
+    assert_int_equal(mguard_watch(e.ctx, &e.obj, &e.g1, objwait_first, &e), MGUARD_OK);
+    assert_int_equal(mguard_watch(e.ctx, &e.obj, &e.g2, objwait_second, &e), MGUARD_OK);
+    pthread_create(&th, NULL, objwait_mutate, &e);
+    while (!flag_get(&e.in_first)) sched_yield();
+    mguard_on_destroy(e.ctx, &e.obj);
+    assert_int_equal(flag_get(&e.first_done), 1);    /* returned only after both */
+    assert_int_equal(flag_get(&e.second_done), 1);
+    flag_set(&e.obj, 0);                              /* "freed" */
+    flag_set(&e.destroyed, 1);
+    pthread_join(th, NULL);
+    assert_int_equal(e.called_after_destroy, 0);
+    assert_int_equal(e.seen[0], 7);                   /* both read the live object */
+    assert_int_equal(e.seen[1], 7);
+    assert_int_equal(log.count, 0);
+    assert_ctx_ok(e.ctx);
+    mguard_ctx_destroy(e.ctx);
+}
+
 /* A callback destroying its own guard on its own thread does not wait for
    itself. */
 static void self_destroying_invalidate(void *guard, const void *obj, const char *attr, void *user)
@@ -2789,6 +2852,7 @@ int main(void)
         cmocka_unit_test(test_cache_get_copy_reads_whole_values_while_another_thread_changes_the_cache),
         cmocka_unit_test(test_ref_get_retained_retains_under_the_lock_or_returns_null),
         cmocka_unit_test(test_destroying_a_guard_waits_for_its_callback_on_another_thread),
+        cmocka_unit_test(test_destroying_an_object_waits_for_its_watchers_on_another_thread),
         cmocka_unit_test(test_ledger_retain_runs_under_the_lock_before_the_store_returns),
         cmocka_unit_test(test_destroying_a_value_waits_for_its_release_on_another_thread),
         cmocka_unit_test(test_destroying_an_unknown_value_waits_for_its_release_on_another_thread),

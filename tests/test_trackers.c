@@ -203,6 +203,41 @@ static void test_unwatch_during_invalidation_cancels_pending_watcher(void **stat
     mguard_ctx_destroy(ctx);
 }
 
+/* A callback that destroys the object of the mutation, then unwatches a
+   guard of the new object at the same address (which has none): the old
+   object's pending watcher is not the new object's, so it is still told
+   (once), and the unwatch finds nothing. */
+static mguard_ctx *reuse_ctx;
+static int reuse_g2;
+static mguard_status reuse_unwatch_st;
+static void destroy_then_unwatch_new(void *guard, const void *obj, const char *attr, void *user)
+{
+    record(guard, obj, attr, user);
+    mguard_on_destroy(reuse_ctx, obj);
+    assert_int_equal(mguard_watch(reuse_ctx, obj, guard, record, NULL), MGUARD_OK);   /* a new object there */
+    reuse_unwatch_st = mguard_unwatch(reuse_ctx, obj, &reuse_g2);
+}
+
+static void test_unwatch_of_a_new_object_leaves_the_old_ones_watchers(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, g1;
+    (void)state;
+    reuse_ctx = ctx;
+    reuse_unwatch_st = MGUARD_EINVAL;
+    mguard_watch(ctx, &obj, &g1, destroy_then_unwatch_new, NULL);
+    mguard_watch(ctx, &obj, &reuse_g2, record, NULL);
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(reuse_unwatch_st, MGUARD_NOT_FOUND);
+    assert_int_equal(ncalls, 2);
+    assert_ptr_equal(calls[0].guard, &g1);
+    assert_ptr_equal(calls[1].guard, &reuse_g2);
+    assert_string_equal(calls[1].attr, "a");
+    assert_int_equal(mgt_watcher_count(ctx, &obj), 1);   /* g1 on the new object */
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 /* A callback that destroys the guard of a later watcher of the same event:
    that watcher is skipped. */
 static mguard_ctx *kill_ctx;
@@ -578,6 +613,7 @@ int main(void)
         T(test_watcher_added_during_invalidation_waits_for_next_event),
         T(test_unwatch_removes_only_that_guard),
         T(test_unwatch_during_invalidation_cancels_pending_watcher),
+        T(test_unwatch_of_a_new_object_leaves_the_old_ones_watchers),
         T(test_guard_destroyed_by_earlier_callback_is_skipped),
         T(test_object_that_guards_itself),
         T(test_set_field_macro_assigns_then_notifies),
