@@ -5117,6 +5117,15 @@ static uint32_t mguard__scope_rec_lookup(const mguard_scope *s, const char *fqn)
     return in ? mguard__scope_rec_find(s, in) : 0;
 }
 
+/* A closed span's length from ts to now: 0 when the clock went back or is
+   not a number (inf - inf included), never negative: a span is open only
+   while its dur is negative. */
+static double mguard__scope_dur(double ts, double now)
+{
+    double d = now - ts;
+    return d >= 0 ? d : 0.0;
+}
+
 /* Close frame i at time now and remove it; its name leaves the active set
    with its last frame. No callout, no allocation. */
 static void mguard__scope_pop(mguard_scope *s, uint32_t i, double now)
@@ -5126,7 +5135,7 @@ static void mguard__scope_pop(mguard_scope *s, uint32_t i, double now)
     mguard__scope_tick(s, now);
     if (f.event) {
         mguard__scope_event *e = &s->events[f.event - 1];
-        e->dur = now >= e->ts ? now - e->ts : 0.0;
+        e->dur = mguard__scope_dur(e->ts, now);
     }
     memmove(&s->frames[i], &s->frames[i + 1], (s->nframes - i - 1) * sizeof f);
     s->nframes--;
@@ -6086,7 +6095,7 @@ static mguard_status mguard__scope_clear(mguard_scope *s, unsigned flags)
         if (s->nframes) mguard__scope_tick(s, now);
         for (i = 0; i < s->nframes; i++) {
             uint32_t ev = s->frames[i].event;
-            if (ev) s->events[ev - 1].dur = now >= s->events[ev - 1].ts ? now - s->events[ev - 1].ts : 0.0;
+            if (ev) s->events[ev - 1].dur = mguard__scope_dur(s->events[ev - 1].ts, now);
         }
         for (i = 0; i < s->nactive; i++) s->recs[s->active[i]].active = 0;
         s->recs[0].active = 1;

@@ -5,6 +5,7 @@
    failure anywhere leaving the state as it was. Ports PyTorch's
    test_module_tracker.py where it applies. */
 #include <float.h>
+#include <math.h>
 #include "common.h"
 #include "json_check.h"
 
@@ -1941,6 +1942,47 @@ static void test_trace_is_valid_json_for_every_finite_time(void **state)
     assert_non_null(strstr(buf, "\"ts\":0,\"dur\":0.500,"));     /* -0.0 */
 }
 
+/* A clock that is not finite: every span it closes is closed ("X"), its
+   length 0 where it is not a number (inf - inf, NaN). */
+static double nonfinite_clock(void *user)
+{
+    const double times[] = {HUGE_VAL, HUGE_VAL, NAN, NAN, -HUGE_VAL, HUGE_VAL};
+    size_t *i = (size_t *)user;
+    return times[(*i)++ % 6];
+}
+
+static void test_trace_closes_every_span_of_a_clock_that_is_not_finite(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_scope_desc d;
+    mguard_scope *s;
+    size_t tick = 0;
+    int a;
+    char buf[4096];
+    memset(&d, 0, sizeof d);
+    d.trace = true;
+    d.clock = nonfinite_clock;
+    d.user = &tick;
+    s = mguard_scope_create(f->ctx, &d);
+    mguard_scope_set_name(s, &a, "A");
+    while (tick < 6) {
+        assert_int_equal(mguard_scope_enter(s, &a), MGUARD_OK);
+        assert_int_equal(mguard_scope_exit(s, &a), MGUARD_OK);
+    }
+    mguard_scope_format(s, MGUARD_SCOPE_TRACE_JSON, buf, sizeof buf);
+    assert_true(json_valid(buf));
+    assert_null(strstr(buf, "\"ph\":\"B\""));
+    /* inf - inf, NaN - NaN, inf - -inf: each a closed span, written as 0 */
+    {
+        const char *span = "{\"name\":\"A\",\"cat\":\"forward\",\"ph\":\"X\",\"ts\":0,\"dur\":0,\"pid\":1,\"tid\":1,\"args\":{\"depth\":1}}";
+        const char *p = buf;
+        int n = 0;
+        while ((p = strstr(p, span)) != NULL) { n++; p++; }
+        assert_int_equal(n, 3);
+    }
+    assert_ctx_ok(f->ctx);
+}
+
 static void test_trace_uses_the_clock_and_stays_within_its_limit(void **state)
 {
     fixture *f = (fixture *)*state;
@@ -3069,6 +3111,7 @@ int main(void)
         CTX(test_phases_the_program_names_are_the_trace_tracks),
         CTX(test_phases_that_cant_be_used_are_refused),
         CTX(test_trace_is_valid_json_for_every_finite_time),
+        CTX(test_trace_closes_every_span_of_a_clock_that_is_not_finite),
         CTX(test_trace_escapes_any_name),
         CTX(test_trace_uses_the_clock_and_stays_within_its_limit),
         CTX(test_clock_callback_may_destroy_the_component_or_the_scope),
