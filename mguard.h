@@ -592,16 +592,17 @@ MGUARDDEF mguard_status mguard_scope_attach(mguard_scope *s, const void *parent,
 MGUARDDEF mguard_status mguard_scope_forget(mguard_scope *s, const void *comp);
 /* comp starts: push a frame; its name becomes (once more) active.
    NOT_FOUND (logged): no name (a comp in its own death has none: logged
-   as such); EINVAL:
-   NULL s/comp, or (logged) comp destroyed by a callback of this call; ENOMEM:
-   nothing changed. A walk skips, with a warning, a child in its own death.
-   Cost: one
-   lookup (+ first walk; a full trace: + O(warnings remembered)). */
+   as such); EINVAL: NULL s/comp, or (logged) comp destroyed by a callback
+   of this call (a newcomer at its address is another); ENOMEM: nothing
+   changed. A walk skips, with a warning, a child in its own death.
+   Cost: one lookup (+ first walk; a full trace: + O(warnings remembered)). */
 MGUARDDEF mguard_status mguard_scope_enter(mguard_scope *s, const void *comp);
 /* comp ends: pop its innermost frame; its name leaves the active set with
-   its last frame. Not active: NOT_FOUND, warned. Not innermost: popped
+   its last frame. Not active: NOT_FOUND, warned; destroyed by the clock of
+   this call (its death closed its frames): NOT_FOUND. Not innermost: popped
    anyway, OK, warned. Each warning once (max_warnings). EINVAL: NULL
-   s/comp. Cost: O(depth); a warning + O(warnings remembered). */
+   s/comp, s destroyed by the clock. Cost: O(depth); a warning + O(warnings
+   remembered). */
 MGUARDDEF mguard_status mguard_scope_exit(mguard_scope *s, const void *comp);
 /* fqn is active (the root always is); false for NULL. Cost: a hash of fqn and one lookup. */
 MGUARDDEF bool mguard_scope_is_active(const mguard_scope *s, const char *fqn);
@@ -3534,6 +3535,15 @@ static void mguard__hook_pop(mguard_ctx *ctx, const mguard__hookframe *f)
 
 /* Unlink l: lookouts of this thread above it are gone already; on a
    thread-safe context another thread's may still be above it. */
+/* Watch obj across a callout (l on the caller's stack, popped before it returns). */
+static void mguard__lookout_push(mguard_ctx *ctx, mguard__lookout *l, const void *obj)
+{
+    l->obj = obj;
+    l->died = false;
+    l->next = ctx->lookouts;
+    ctx->lookouts = l;
+}
+
 static void mguard__lookout_pop(mguard_ctx *ctx, const mguard__lookout *l)
 {
     mguard__lookout **pp;
@@ -3552,11 +3562,7 @@ static bool mguard__describe(mguard_ctx *ctx, const void *obj, char *buf, size_t
     if (d.func && obj && ctx->logq.n) {
         /* the lines queued so far go out before obj is judged: a logger may destroy it */
         mguard__lookout look;
-        look.obj = obj;
-        look.died = false;
-        look.next = ctx->lookouts;
-        /* cppcheck-suppress autoVariables ; popped before this function returns */
-        ctx->lookouts = &look;
+        mguard__lookout_push(ctx, &look, obj);
         MGUARD__FLUSH(ctx);
         mguard__lookout_pop(ctx, &look);
         if (look.died) d.func = NULL;
@@ -5507,6 +5513,7 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
     mguard_ctx *ctx = s->hd.ctx;
     mguard__scope_naming *v = mguard__scope_named(s, comp);
     mguard__scope_walk w;
+    mguard__lookout look;   /* comp, across each callout: a newcomer at its address is another */
     mguard_status st = MGUARD_OK;
     const char *name;
     *out = NULL;
@@ -5518,13 +5525,8 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
     memset(&w, 0, sizeof w);
     if (!v) {
         const char *tn = NULL;
-        mguard__lookout look;
         if (!s->desc.type_name || (ctx->dying && mguard__is_dying(ctx, comp))) return MGUARD_NOT_FOUND;   /* dying: no name */
-        look.obj = comp;
-        look.died = false;
-        look.next = ctx->lookouts;
-        /* cppcheck-suppress autoVariables ; popped before this function returns */
-        ctx->lookouts = &look;
+        mguard__lookout_push(ctx, &look, comp);
         MGUARD__FLUSH(ctx);   /* a logger may destroy comp: then no callout */
         if (!s->destroying && !look.died) MGUARD__CALLOUT(ctx, tn = s->desc.type_name(comp, s->desc.user));
         mguard__lookout_pop(ctx, &look);
@@ -5553,9 +5555,12 @@ static mguard_status mguard__scope_lookup(mguard_scope *s, const void *comp, con
         w.todo[0].name = w.todo[0].mine = name;
         w.todo[0].next = 0;
         w.ntodo = 1;
+        mguard__lookout_push(ctx, &look, comp);
         st = mguard__scope_walk_run(s, &w);
+        mguard__lookout_pop(ctx, &look);
+        if (!st && look.died) st = MGUARD_EINVAL;   /* died meanwhile */
     }
-    if (!st && !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* died meanwhile */
+    if (!st && !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;  /* forgotten meanwhile */
     if (!st) {
         /* renamed by a callout: its name now; by this walk (a cycle): the name
            it was looked up by, as the reference's _get_mod_name returns */
@@ -5821,11 +5826,7 @@ static mguard_status mguard__scope_attach(mguard_scope *s, const void *parent, c
     /* in its own death: refused before the parent's lookup allocates or calls out */
     if (mguard__refuse_dying(s->hd.ctx, &child, 1, "mguard_scope_attach")) return MGUARD_EINVAL;
     s->busy++;
-    look.obj = child;
-    look.died = false;
-    look.next = s->hd.ctx->lookouts;
-    /* cppcheck-suppress autoVariables ; popped before this function returns */
-    s->hd.ctx->lookouts = &look;
+    mguard__lookout_push(s->hd.ctx, &look, child);
     st = mguard__scope_lookup(s, parent, &pname, &w);   /* may walk, calling the callbacks */
     mguard__lookout_pop(s->hd.ctx, &look);
     if (!st && look.died) {   /* the child died meanwhile: it must not be named */
@@ -5973,9 +5974,12 @@ static mguard_status mguard__scope_enter(mguard_scope *s, const void *comp)
     s->busy++;
     st = mguard__scope_lookup(s, comp, &name, &w);
     if (!st && s->desc.trace) {
+        mguard__lookout look;
+        mguard__lookout_push(s->hd.ctx, &look, comp);
         now = mguard__scope_now(s);
-        /* the clock destroyed the tracker, or comp */
-        if (s->destroying || !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;
+        mguard__lookout_pop(s->hd.ctx, &look);
+        /* the clock destroyed the tracker, or comp (a newcomer at its address is another) */
+        if (s->destroying || look.died || !mguard__scope_entry(s, comp)) st = MGUARD_EINVAL;
     }
     if (!st) st = mguard__scope_push(s, comp, name, now);
     mguard__scope_walk_end(s, &w, st == MGUARD_OK);
@@ -6001,10 +6005,18 @@ static mguard_status mguard__scope_exit(mguard_scope *s, const void *comp)
     uint32_t i;
     if (st) return st;
     s->busy++;
-    if (s->desc.trace) now = mguard__scope_now(s);
-    if (s->destroying) {
+    if (s->desc.trace) {
+        mguard__lookout look;
+        mguard__lookout_push(s->hd.ctx, &look, comp);
+        now = mguard__scope_now(s);
+        mguard__lookout_pop(s->hd.ctx, &look);
+        /* the clock destroyed comp: its death closed its frames (a newcomer's are another's) */
+        if (look.died && !s->destroying) st = MGUARD_NOT_FOUND;
+    }
+    if (s->destroying) st = MGUARD_EINVAL;
+    if (st) {
         mguard__scope_release(s);
-        return MGUARD_EINVAL;
+        return st;
     }
     for (i = s->nframes; i > 0 && s->frames[i - 1].comp != comp; i--) {}
     if (!i) {

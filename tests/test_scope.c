@@ -2017,6 +2017,8 @@ typedef struct evil_clock {
     mguard_ctx *ctx;
     mguard_scope *s;
     const void *kill;
+    const char *reborn;           /* after the kill: a newcomer at its address, named so */
+    bool reborn_enters;           /* ... and entered */
     int destroy_scope;
     unsigned clear;               /* flags of a mguard_scope_clear the clock calls */
     mguard_status clear_status;
@@ -2030,6 +2032,11 @@ static double evil_clock_fn(void *user)
         const void *k = c->kill;
         c->kill = NULL;
         mguard_on_destroy(c->ctx, k);
+        if (c->reborn) assert_int_equal(mguard_scope_set_name(c->s, k, c->reborn), MGUARD_OK);
+        if (c->reborn_enters) {
+            c->reborn_enters = false;
+            assert_int_equal(mguard_scope_enter(c->s, k), MGUARD_OK);
+        }
     }
     if (c->destroy_scope) {
         c->destroy_scope = 0;
@@ -2082,6 +2089,70 @@ static void test_clock_callback_may_destroy_the_component_or_the_scope(void **st
     assert_int_equal(c.clear_status, MGUARD_EINVAL);
     assert_int_equal(f->log.code, MGUARD_LOG_HANDLE_DESTROYING);
     assert_int_equal(mgt_objects(f->ctx), 0);
+}
+
+/* The clock destroys the component being entered or exited, and a new
+   object at its address is named (and entered): the newcomer is another
+   component. The enter is refused; the exit finds the old one's frame
+   closed by its death and leaves the newcomer's. */
+static void test_clock_destroying_a_component_reborn_at_its_address(void **state)
+{
+    fixture *f = (fixture *)*state;
+    evil_clock c;
+    int a;
+    const char *fr[4];
+    evil_clock_scope(f, &c);
+    mguard_scope_set_name(c.s, &a, "OLD");
+    c.kill = &a;
+    c.reborn = "NEWCOMER";
+    assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_EINVAL);
+    assert_int_equal(f->log.code, MGUARD_LOG_SCOPE_ENTER_GONE);
+    assert_int_equal(depth_of(c.s), 0);
+    assert_string_equal(mguard_scope_name(c.s, &a), "NEWCOMER");
+    assert_int_equal(mguard_scope_enter(c.s, &a), MGUARD_OK);
+    c.kill = &a;
+    c.reborn = "THIRD";
+    c.reborn_enters = true;
+    f->log.count = 0;
+    assert_int_equal(mguard_scope_exit(c.s, &a), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_scope_frames(c.s, fr, 4), 2);
+    assert_string_equal(fr[0], "THIRD");
+    assert_int_equal(f->log.count, 1);                /* NEWCOMER's death closing its frame */
+    assert_ctx_ok(f->ctx);
+}
+
+/* ... and the same in a walk: the child callback destroys the component
+   being looked up and names a newcomer at its address. */
+static const void *rebirth_victim;
+static mguard_ctx *rebirth_ctx;
+static mguard_scope *rebirth_scope;
+static bool rebirth_child(const void *comp, size_t index, const char **name, const void **child, void *user)
+{
+    static int kid;
+    (void)user;
+    if (comp != rebirth_victim || index) return false;
+    mguard_on_destroy(rebirth_ctx, comp);
+    assert_int_equal(mguard_scope_set_name(rebirth_scope, comp, "NEWCOMER"), MGUARD_OK);
+    *name = "kid";
+    *child = &kid;
+    return true;
+}
+
+static void test_walk_destroying_the_component_reborn_at_its_address(void **state)
+{
+    fixture *f = (fixture *)*state;
+    mguard_scope_desc d;
+    int a;
+    memset(&d, 0, sizeof d);
+    d.child = rebirth_child;
+    rebirth_ctx = f->ctx;
+    rebirth_victim = &a;
+    rebirth_scope = mguard_scope_create(f->ctx, &d);
+    mguard_scope_set_name(rebirth_scope, &a, "OLD");
+    assert_int_equal(mguard_scope_enter(rebirth_scope, &a), MGUARD_EINVAL);
+    assert_int_equal(f->log.code, MGUARD_LOG_SCOPE_ENTER_GONE);
+    assert_int_equal(depth_of(rebirth_scope), 0);
+    assert_ctx_ok(f->ctx);
 }
 
 /* The clock destroys the tracker while a component exits: the exit is
@@ -3116,6 +3187,8 @@ int main(void)
         CTX(test_trace_uses_the_clock_and_stays_within_its_limit),
         CTX(test_clock_callback_may_destroy_the_component_or_the_scope),
         CTX(test_clock_destroying_the_scope_during_an_exit_refuses_it),
+        CTX(test_clock_destroying_a_component_reborn_at_its_address),
+        CTX(test_walk_destroying_the_component_reborn_at_its_address),
         CTX(test_bad_input_is_refused),
         cmocka_unit_test(test_ctx_destroy_destroys_its_scopes),
         cmocka_unit_test(test_every_allocation_failure_leaves_state_unchanged),
