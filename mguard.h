@@ -5085,14 +5085,21 @@ static bool mguard__scope_dedup(mguard_scope *s, const char *msg)
 static void mguard__scope_warn(mguard_scope *s, int icode, ...)
 {
     mguard_log_code code = (mguard_log_code)icode;   /* as mguard__log_now */
-    char buf[MGUARD__LOGLINE];
-    va_list ap;
+    char buf[MGUARD__LOGLINE], *full = buf;
+    va_list ap, again;
+    int n;
     mguard_ctx *ctx = s->hd.ctx;
     if (!ctx->log.func) return;
     va_start(ap, icode);
-    vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
+    va_copy(again, ap);
+    n = vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
+    /* a line cut short is told apart from another by its whole text (no room: by its cut) */
+    if (n >= (int)sizeof buf && (full = (char *)mguard__alloc(ctx, (size_t)n + 1)) != NULL)
+        vsnprintf(full, (size_t)n + 1, mguard__log_items[code].fmt, again);
+    va_end(again);
     va_end(ap);
-    if (mguard__scope_dedup(s, buf)) mguard__log_line(ctx, code, buf);
+    if (mguard__scope_dedup(s, full ? full : buf)) mguard__log_line(ctx, code, buf);
+    if (full != buf) mguard__free(ctx, full);
 }
 
 /* The trace clock (a callout when the user gave one). The logical clock

@@ -720,6 +720,27 @@ static void test_out_of_memory_leaves_no_interned_string_after_the_destroy(void 
     }
 }
 
+/* Two warnings that differ only past the length of a log line are two
+   warnings (each logged once, cut to the line), not one. */
+static void test_warnings_cut_short_are_told_apart_by_their_whole_text(void **state)
+{
+    fixture *f = (fixture *)*state;
+    static char n1[700], n2[700];
+    static int p1, p2;
+    memset(n1, 'N', sizeof n1 - 1);
+    memcpy(n2, n1, sizeof n2);
+    n2[698] = 'M';
+    assert_int_equal(mguard_scope_set_name(f->s, &p1, n1), MGUARD_OK);
+    assert_int_equal(mguard_scope_set_name(f->s, &p2, n2), MGUARD_OK);
+    assert_int_equal(mguard_scope_exit(f->s, &p1), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_scope_exit(f->s, &p2), MGUARD_NOT_FOUND);
+    assert_int_equal(f->log.warnings, 2);
+    assert_int_equal(mguard_scope_exit(f->s, &p1), MGUARD_NOT_FOUND);
+    assert_int_equal(mguard_scope_exit(f->s, &p2), MGUARD_NOT_FOUND);
+    assert_int_equal(f->log.warnings, 2);                    /* each identical to one before */
+    assert_int_equal(strlen(f->log.last), 511);              /* the line itself is cut */
+}
+
 static void test_exit_never_entered_warns_once(void **state)
 {
     fixture *f = (fixture *)*state;
@@ -3146,6 +3167,7 @@ int main(void)
         SCOPE(test_an_attached_child_brings_its_subtree),
         SCOPE(test_attach_and_forget_refuse_bad_input),
         SCOPE(test_exit_never_entered_warns_once),
+        SCOPE(test_warnings_cut_short_are_told_apart_by_their_whole_text),
         SCOPE(test_exit_out_of_order_warns_and_keeps_the_others),
         CTX(test_duplicate_warnings_are_bounded),
         SCOPE(test_explicit_name_survives_a_parent_walk),
