@@ -331,7 +331,9 @@ MGUARDDEF const char *mguard_intern(mguard_ctx *ctx, const char *s);
 /* ==== 3. weak key tables ================================================ */
 
 typedef struct mguard_weak mguard_weak;
-/* Destroys one stored value; value points to a copy of its bytes, valid during the call only. */
+/* Destroys one stored value; value points to a copy of its bytes, valid
+   during the call only (with no memory for a copy: to the value in its
+   table, which stays put meanwhile). */
 typedef void (*mguard_value_dtor)(void *value, void *user);
 /* An entry leaves because its key died (before the value's destructor
    runs). key is being destroyed: registering it during this call is
@@ -346,7 +348,8 @@ typedef struct mguard_weak_desc {
 } mguard_weak_desc;
 
 /* An identity-keyed table, values stored inline (no allocation per entry).
-   NULL (logged) for NULL ctx/desc, a bad value_size, out of memory. Cost: O(1). */
+   NULL for NULL ctx, or (logged) NULL desc, a bad value_size, out of memory.
+   Cost: O(1). */
 MGUARDDEF mguard_weak *mguard_weak_create(mguard_ctx *ctx, const mguard_weak_desc *desc);
 /* Destroy t, every value destroyed in insertion order. NULL: no-op; from
    inside t's own destroy: refused (logged); inside its own clear: done
@@ -375,7 +378,7 @@ MGUARDDEF mguard_status mguard_weak_get_copy(const mguard_weak *t, const void *k
 MGUARDDEF bool mguard_weak_contains(const mguard_weak *t, const void *key);
 /* Remove key's entry: its value copied into out (value_size bytes), never
    destroyed; NULL out: destroyed. NOT_FOUND (out untouched); EINVAL: NULL
-   t/key (logged). Cost: one lookup, O(1) (and a copy). */
+   t, or NULL key (logged). Cost: one lookup, O(1) (and a copy). */
 MGUARDDEF mguard_status mguard_weak_take(mguard_weak *t, const void *key, void *out);
 /* Live entries; 0 for NULL. Cost: O(1). */
 MGUARDDEF size_t mguard_weak_count(const mguard_weak *t);
@@ -389,7 +392,9 @@ MGUARDDEF void mguard_weak_clear(mguard_weak *t);
        mguard_weak_iter it = mguard_weak_iterate(t);
        while (mguard_weak_next(&it)) use(it.key, it.value);
    Any entry may be removed meanwhile (by callbacks too): no removed entry
-   is visited, no live one skipped or repeated; added ones come last.
+   is visited, no live one skipped or repeated; added ones come last. A
+   walk left paused while the context renumbers its entries (once per 2^31
+   entries made at most) ends at its next step, logged (WALK_RENUMBERED).
    it.value is valid as mguard_weak_get's pointer. Not after t's destroy. */
 typedef struct mguard_weak_iter {
     const void *key;    /* current entry's key */
@@ -4346,7 +4351,7 @@ static mguard_status mguard__weak_get_copy(const mguard_weak *t, const void *key
     if (!key || !out) { mguard__logf(t->ctx, MGUARD_LOG_NULL_ARG, "mguard_weak_get_copy", !key ? "key" : "out"); return MGUARD_EINVAL; }
     p = mguard__weak_get(t, key);
     if (!p) return MGUARD_NOT_FOUND;
-    memcpy(out, p, t->value_size);
+    mguard__copy_value(out, p, t->value_size);   /* out may overlap a stored value */
     return MGUARD_OK;
 }
 

@@ -399,7 +399,7 @@ MUTANTS = [
      "    if (obj && try_retain && !try_retain(obj, user)) return NULL;",
      "    if (obj && try_retain) (void)try_retain(obj, user);"),
     ("weak-get-copy-copies-nothing", "mguard_weak_get_copy copies the value out",
-     "    memcpy(out, p, t->value_size);",
+     "    mguard__copy_value(out, p, t->value_size);   /* out may overlap a stored value */",
      "    (void)out;"),
     # ---- 5. mutation trackers -----------------------------------------
     ("fire-calls-dead-guard", "a guard destroyed by an earlier callback is not called",
