@@ -6594,8 +6594,9 @@ static uint32_t mguard__dyn_find(const mguard_dyn *d, const char *path)
 }
 
 /* The top-level name of a normalized path into out (strlen + 1 bytes): the
-   first subscript's key ("x" for L['x'][0], index "0" for L[0]), else the
-   leading name ("x" for x['y'], "L" for L). */
+   first subscript's key ("x" for L['x'][0], index "0" for L[0]; an unquoted
+   key that is not a decimal integer as Python writes one, such as L[x] or
+   L[00], is a string), else the leading name ("x" for x['y'], "L" for L). */
 static void mguard__dyn_group_of(const char *path, char *out, bool *is_index)
 {
     const char *p = path, *e;
@@ -6607,8 +6608,10 @@ static void mguard__dyn_group_of(const char *path, char *out, bool *is_index)
             char q = *p++;
             for (e = p; *e && *e != q; e++) {}
         } else {
+            const char *d = p + (*p == '-');
+            for (e = d; *e >= '0' && *e <= '9'; e++) {}
+            *is_index = e > d && (*d != '0' || e == d + 1) && *e == ']';
             for (e = p; *e && *e != ']'; e++) {}
-            *is_index = e > p;
         }
     } else {
         for (e = p; *e && *e != '['; e++) {}

@@ -1783,9 +1783,12 @@ MODEL_DEF char *model__dyn_group(const char *norm, bool *is_index)
             p++;
             if (!e) e = p + strlen(p);
         } else {
+            /* an index: a decimal integer as Python writes one (no leading zero) */
+            const char *d = p + (*p == '-');
+            size_t nd = strspn(d, "0123456789");
             e = strchr(p, ']');
             if (!e) e = p + strlen(p);
-            *is_index = e > p;
+            *is_index = nd > 0 && d + nd == e && (*d != '0' || nd == 1);
         }
     } else {
         e = strchr(p, '[');

@@ -321,6 +321,26 @@ static void test_iterator_groups_by_top_level_name(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* An unquoted subscript is an integer key only when Python would read it
+   as one: L[x], L[00] and L[1.5] are string keys (each its own group), so
+   the text stays a valid Python dict. */
+static void test_only_a_decimal_integer_subscript_is_an_integer_key(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    mguard_dyn *d = mguard_dyn_create(ctx);
+    (void)state;
+    mguard_dyn_observe_scalar(d, "L[x]", 1);
+    mguard_dyn_observe_scalar(d, "L[00]", 1);
+    mguard_dyn_observe_scalar(d, "L[0]", 1);
+    mguard_dyn_observe_scalar(d, "L[-12]", 1);
+    mguard_dyn_observe_scalar(d, "L[1.5]", 1);
+    mguard_dyn_observe_scalar(d, "L[-]", 1);
+    assert_string_equal(fmt(d), "{'x': {'L[x]': (False,)}, '00': {'L[00]': (False,)}, 0: {'L[0]': (False,)}, "
+                                "-12: {'L[-12]': (False,)}, '1.5': {'L[1.5]': (False,)}, '-': {'L[-]': (False,)}}");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 static void test_iterator_survives_observations_during_the_walk(void **state)
 {
     mguard_ctx *ctx = test_ctx(NULL, NULL);
@@ -653,6 +673,7 @@ int main(void)
         cmocka_unit_test(test_rank_zero_shape),
         cmocka_unit_test(test_values_compare_as_python_numbers),
         cmocka_unit_test(test_iterator_groups_by_top_level_name),
+        cmocka_unit_test(test_only_a_decimal_integer_subscript_is_an_integer_key),
         cmocka_unit_test(test_iterator_survives_observations_during_the_walk),
         cmocka_unit_test(test_format_quotes_like_python_repr),
         cmocka_unit_test(test_format_truncates_like_snprintf),
