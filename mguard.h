@@ -629,9 +629,9 @@ MGUARDDEF size_t mguard_scope_phase(const mguard_scope *s);
    included, once each, and to the self of the innermost frame's name (the
    root's with none open). A count stays with the name it was added under:
    a component renamed or moved under another parent counts on under its
-   new name, its old name keeps what it had. EINVAL: NULL s, NULL or empty
-   counter, amount not finite. ENOMEM: nothing changed. Cost: O(active
-   names + counters). */
+   new name, its old name keeps what it had; a total past DBL_MAX reads inf.
+   EINVAL: NULL s, NULL or empty counter, amount not finite. ENOMEM:
+   nothing changed. Cost: O(active names + counters). */
 MGUARDDEF mguard_status mguard_scope_add(mguard_scope *s, const char *counter, double amount);
 /* counter's total for fqn; its self into *self unless self is NULL. 0 (and
    *self 0) when unknown or NULL. Cost: a hash of fqn, a lookup, O(counters). */
@@ -697,7 +697,9 @@ typedef struct mguard_dyn_iter {
     const mguard_dyn *d_;
     uint32_t group_, rec_;
 } mguard_dyn_iter;
-/* Before the first path (empty for NULL or foreign d). Cost: O(1). */
+/* Before the first path (empty for NULL or foreign d). Paths observed
+   meanwhile may or may not be visited (a walk that adds a path at each step
+   need not end). Not after d's destroy. Cost: O(1). */
 MGUARDDEF mguard_dyn_iter mguard_dyn_iterate(const mguard_dyn *d);
 /* Next path: true, fields set; false at the end or for NULL. Cost: O(1). */
 MGUARDDEF bool mguard_dyn_next(mguard_dyn_iter *it);
