@@ -940,7 +940,9 @@ MGUARDDEF bool mguard_ledger_equal(const mguard_ledger *a, const mguard_ledger *
 typedef enum mguard_ledger_diff_kind {
     MGUARD_LEDGER_DIFF_OBJECT_REMOVED = 1, /* tracked in a only */
     MGUARD_LEDGER_DIFF_OBJECT_ADDED,       /* tracked in b only */
-    MGUARD_LEDGER_DIFF_OBJECT_CHANGED,     /* kind, source or modified flag differ */
+    MGUARD_LEDGER_DIFF_OBJECT_CHANGED,     /* kind, source or a container's mark differ
+                                              (other objects' modified flag follows
+                                              from their writes: attribute items) */
     MGUARD_LEDGER_DIFF_ATTR_REMOVED,       /* pending write in a only */
     MGUARD_LEDGER_DIFF_ATTR_ADDED,         /* pending write in b only */
     MGUARD_LEDGER_DIFF_ATTR_CHANGED,       /* both; value, size, type or deletion differs */
@@ -989,7 +991,8 @@ MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 
 /* Drop every NEW object not reached (its records released) from the roots,
    EXISTING and CONTAINER objects, payloads, hooked objects and hooks, through refs
-   and pending values (cycles safe). EINVAL (logged): NULL L, NULL roots with
+   and pending values (cycles safe). The roots, like what refs lists, must stay
+   alive until prune returns (refs is asked about them). EINVAL (logged): NULL L, NULL roots with
    nroots > 0, L changed by a refs hook (nothing dropped); ENOMEM: nothing changed.
    Cost: O(size + pointers listed) + a refs call per pointer reached. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
@@ -3305,7 +3308,9 @@ typedef struct mguard__pending {
     size_t off;                  /* its value's copy in the buffer */
 } mguard__pending;
 
-static void mguard__fire(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__watcher *w, size_t n, const char *attr);
+static void mguard__fire_begin(mguard_ctx *ctx, mguard__firing *f, const void *obj, uint64_t serial,
+                               mguard__watcher *w, size_t n);
+static void mguard__fire(mguard_ctx *ctx, mguard__firing *f, const char *attr);
 static void mguard__wait_guard(mguard_ctx *ctx, const void *guard, uint64_t serial);
 static void mguard__wait_hooks(mguard_ctx *ctx, const void *obj);
 
@@ -3451,6 +3456,7 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     size_t k, rslot = SIZE_MAX, nw;
     uint64_t serial;
     mguard__watcher *w, one;
+    mguard__firing f;
     mguard__dying dying;
     mguard__evq cq;
     mguard__kwalk kw;
@@ -3476,13 +3482,14 @@ static void mguard__death_in_place(mguard_ctx *ctx, const void *obj, uint64_t h)
     dying.next = ctx->dying;
     /* cppcheck-suppress autoVariables ; popped before this function returns */
     ctx->dying = &dying;
+    if (nw) mguard__fire_begin(ctx, &f, obj, serial, w, nw);
     MGUARD__EV_NAME(ctx, obj, &cq);
     /* logged in phase 2: the logger may call back in */
     {
         char nm[MGUARD__NAME];
         mguard__logf(ctx, MGUARD_LOG_ON_DESTROY_IN_PLACE, "mguard_on_destroy", mguard__named(ctx, obj, nm));
     }
-    if (nw) mguard__fire(ctx, obj, serial, w, nw, NULL);
+    if (nw) mguard__fire(ctx, &f, NULL);
     if (w && w != &one) mguard__free(ctx, w);
     /* found again each time (a callback may rehash, moving pending slots):
        a slot's value as a copy, an array's where it lies (pinned) */
@@ -3603,6 +3610,7 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     uint64_t h, serial;
     bool found;
     mguard__watcher *w, one;
+    mguard__firing f;
     mguard__dying dying;
     unsigned char stackraw[MGUARD__DEATH_STACK + 15];
     unsigned char *const stackbuf = MGUARD__ALIGN16(stackraw), *buf = stackbuf;
@@ -3666,8 +3674,9 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         dying.next = ctx->dying;
         /* cppcheck-suppress autoVariables ; unlinked before this function returns */
         ctx->dying = &dying;
+        if (nw) mguard__fire_begin(ctx, &f, obj, serial, w, nw);
         MGUARD__EV_NAME(ctx, obj, &cq);
-        if (nw) mguard__fire(ctx, obj, serial, w, nw, NULL);
+        if (nw) mguard__fire(ctx, &f, NULL);
         for (i = 0; i < nt; i++)
             mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
         mguard__death_end(ctx, obj, serial, &cq, &dying);
@@ -4437,25 +4446,35 @@ static void *mguard__ref_get_retained(const mguard_ctx *ctx, mguard_ref ref, mgu
 
 /* ---- 5. mutation trackers ---------------------------------------------- */
 
-/* Call the swapped-out watchers w[0..n) of obj's life serial, linked on the
-   C stack so mguard_unwatch can cancel one; a guard since destroyed is skipped. */
-static void mguard__fire(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__watcher *w, size_t n, const char *attr)
+/* Link frame f (on the caller's stack) for the watchers w[0..n) of obj's life
+   serial, swapped out just now, before anything calls out: from here
+   mguard_unwatch can cancel one, and obj's death on another thread waits
+   for them. mguard__fire calls them and unlinks f. */
+static void mguard__fire_begin(mguard_ctx *ctx, mguard__firing *f, const void *obj, uint64_t serial,
+                               mguard__watcher *w, size_t n)
 {
-    mguard__firing f;
-    size_t i;
-    mguard__firing **pp;
-    f.obj = obj;
-    f.obj_serial = serial;
-    f.w = w;
-    f.n = n;
-    f.calling = NULL;
-    f.calling_serial = 0;
+    f->obj = obj;
+    f->obj_serial = serial;
+    f->w = w;
+    f->n = n;
+    f->calling = NULL;
+    f->calling_serial = 0;
 #ifdef MGUARD__PTHREADS
-    if (ctx->lk) f.thread = pthread_self();
+    if (ctx->lk) f->thread = pthread_self();
 #endif
-    f.next = ctx->firing;
-    /* cppcheck-suppress autoVariables ; popped before this function returns */
-    ctx->firing = &f;
+    f->next = ctx->firing;
+    ctx->firing = f;
+}
+
+/* Call f's watchers (attr: the mutation's, NULL at a death); a guard since
+   destroyed, or one unwatched meanwhile, is skipped. */
+static void mguard__fire(mguard_ctx *ctx, mguard__firing *fp, const char *attr)
+{
+    mguard__firing *const f = fp;
+    const void *obj = f->obj;
+    mguard__watcher *w = f->w;
+    size_t i, n = f->n;
+    mguard__firing **pp;
     for (i = 0; i < n; i++) {
         mguard_invalidate_fn fn;
         void *guard, *user;
@@ -4465,14 +4484,14 @@ static void mguard__fire(mguard_ctx *ctx, const void *obj, uint64_t serial, mgua
         guard = w[i].guard;
         user = w[i].user;
         if (!fn || !mguard__find_serial(ctx, guard, w[i].guard_serial)) continue;
-        f.calling = guard;   /* seen by other threads only while the lock is out */
-        f.calling_serial = w[i].guard_serial;
+        f->calling = guard;   /* seen by other threads only while the lock is out */
+        f->calling_serial = w[i].guard_serial;
         MGUARD__CALLOUT(ctx, fn(guard, obj, attr, user));
     }
-    /* Unlink our frame. Frames of this thread above ours were unlinked by
+    /* Unlink the frame. Frames of this thread above it were unlinked by
        their own calls; another thread's may still be above it. */
-    for (pp = &ctx->firing; *pp != &f; pp = &(*pp)->next) {}
-    *pp = f.next;
+    for (pp = &ctx->firing; *pp != f; pp = &(*pp)->next) {}
+    *pp = f->next;
 }
 
 /* Thread-safe contexts: mguard_on_destroy(guard) returns once no callback of
@@ -4662,6 +4681,7 @@ static MGUARD__NOINLINE void mguard__mutation_of(mguard_ctx *ctx, const void *ob
 {
     mguard__side *sd;
     mguard__watcher *w, one;
+    mguard__firing f;
     mguard__evq cq;
     size_t n;
     memset(&cq, 0, sizeof cq);
@@ -4675,8 +4695,10 @@ static MGUARD__NOINLINE void mguard__mutation_of(mguard_ctx *ctx, const void *ob
     }
     /* Swap the list out: watchers the callbacks add go to a fresh list, for the next mutation. */
     mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
+    /* cppcheck-suppress autoVariables ; unlinked by mguard__fire below */
+    mguard__fire_begin(ctx, &f, obj, mguard__serial_of(ctx, obj), w, n);
     MGUARD__EV_NAME(ctx, obj, &cq);
-    mguard__fire(ctx, obj, mguard__serial_of(ctx, obj), w, n, attr);
+    mguard__fire(ctx, &f, attr);
     if (w != &one) {
         /* the heap list back for reuse if the tracker lives and got none meanwhile
            (side records may have moved; a callback may have added an inline watcher) */
@@ -5092,7 +5114,7 @@ static bool mguard__scope_dedup(mguard_scope *s, const char *msg)
 static void mguard__scope_warn(mguard_scope *s, int icode, ...)
 {
     mguard_log_code code = (mguard_log_code)icode;   /* as mguard__log_now */
-    char buf[MGUARD__LOGLINE], *full = buf;
+    char buf[MGUARD__LOGLINE], *full = NULL;
     va_list ap, again;
     int n;
     mguard_ctx *ctx = s->hd.ctx;
@@ -5101,12 +5123,12 @@ static void mguard__scope_warn(mguard_scope *s, int icode, ...)
     va_copy(again, ap);
     n = vsnprintf(buf, sizeof buf, mguard__log_items[code].fmt, ap);
     /* a line cut short is told apart from another by its whole text (no room: by its cut) */
-    if (n >= (int)sizeof buf && (full = (char *)mguard__alloc(ctx, (size_t)n + 1)) != NULL)
-        vsnprintf(full, (size_t)n + 1, mguard__log_items[code].fmt, again);
+    if (n >= (int)sizeof buf) full = (char *)mguard__alloc(ctx, (size_t)n + 1);
+    if (full) vsnprintf(full, (size_t)n + 1, mguard__log_items[code].fmt, again);
     va_end(again);
     va_end(ap);
     if (mguard__scope_dedup(s, full ? full : buf)) mguard__log_line(ctx, code, buf);
-    if (full != buf) mguard__free(ctx, full);
+    mguard__free(ctx, full);
 }
 
 /* The trace clock (a callout when the user gave one). The logical clock
@@ -6597,8 +6619,9 @@ static uint32_t mguard__dyn_find(const mguard_dyn *d, const char *path)
 
 /* The top-level name of a normalized path into out (strlen + 1 bytes): the
    first subscript's key ("x" for L['x'][0], index "0" for L[0]; an unquoted
-   key that is not a decimal integer as Python writes one, such as L[x] or
-   L[00], is a string), else the leading name ("x" for x['y'], "L" for L). */
+   key that is not a decimal integer as Python writes one, such as L[x],
+   L[00] or L[-0], is a string), else the leading name ("x" for x['y'], "L"
+   for L). */
 static void mguard__dyn_group_of(const char *path, char *out, bool *is_index)
 {
     const char *p = path, *e;
@@ -6612,7 +6635,7 @@ static void mguard__dyn_group_of(const char *path, char *out, bool *is_index)
         } else {
             const char *d = p + (*p == '-');
             for (e = d; *e >= '0' && *e <= '9'; e++) {}
-            *is_index = e > d && (*d != '0' || e == d + 1) && *e == ']';
+            *is_index = e > d && (*d != '0' || (e == d + 1 && d == p)) && *e == ']';   /* 0, not -0 */
             for (e = p; *e && *e != ']'; e++) {}
         }
     } else {

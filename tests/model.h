@@ -1788,7 +1788,7 @@ MODEL_DEF char *model__dyn_group(const char *norm, bool *is_index)
             size_t nd = strspn(d, "0123456789");
             e = strchr(p, ']');
             if (!e) e = p + strlen(p);
-            *is_index = nd > 0 && d + nd == e && (*d != '0' || nd == 1);
+            *is_index = nd > 0 && d + nd == e && (*d != '0' || (nd == 1 && d == p));
         }
     } else {
         e = strchr(p, '[');

@@ -335,8 +335,10 @@ static void test_only_a_decimal_integer_subscript_is_an_integer_key(void **state
     mguard_dyn_observe_scalar(d, "L[-12]", 1);
     mguard_dyn_observe_scalar(d, "L[1.5]", 1);
     mguard_dyn_observe_scalar(d, "L[-]", 1);
+    mguard_dyn_observe_scalar(d, "L[-0]", 1);
     assert_string_equal(fmt(d), "{'x': {'L[x]': (False,)}, '00': {'L[00]': (False,)}, 0: {'L[0]': (False,)}, "
-                                "-12: {'L[-12]': (False,)}, '1.5': {'L[1.5]': (False,)}, '-': {'L[-]': (False,)}}");
+                                "-12: {'L[-12]': (False,)}, '1.5': {'L[1.5]': (False,)}, '-': {'L[-]': (False,)}, "
+                                "'-0': {'L[-0]': (False,)}}");
     assert_ctx_ok(ctx);
     mguard_ctx_destroy(ctx);
 }

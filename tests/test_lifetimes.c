@@ -1432,6 +1432,75 @@ static void test_no_compute_for_a_key_a_logger_destroyed(void **state)
     mguard_ctx_destroy(ctx);
 }
 
+/* A mutation's watchers are swapped out before the event names what it
+   drops (the describe hook, a callout): from then on they belong to that
+   mutation of that object. A describe hook that unwatches one cancels it;
+   one that destroys the object leaves them to be told, and an unwatch of
+   the object's address afterwards (its life is over) cancels none. */
+static struct { mguard_ctx *ctx; int x, g1, g2; int destroy, unwatch, fired2; mguard_status st; } sw;   /* st: the unwatch's */
+static void sw_describe(const void *obj, char *buf, size_t size, void *user)
+{
+    (void)user;
+    snprintf(buf, size, "obj");
+    if (obj != &sw.x) return;
+    if (sw.unwatch) sw.st = mguard_unwatch(sw.ctx, &sw.x, &sw.g2);
+    if (sw.destroy) { sw.destroy = 0; mguard_on_destroy(sw.ctx, &sw.x); }
+}
+static void sw_first(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+    if (!sw.unwatch) sw.st = mguard_unwatch(sw.ctx, &sw.x, &sw.g2);   /* else the hook did */
+}
+static void sw_second(void *guard, const void *obj, const char *attr, void *user)
+{
+    (void)guard; (void)obj; (void)attr; (void)user;
+    sw.fired2++;
+}
+static void sw_run(int destroy, int unwatch)
+{
+    mguard_ctx_desc d;
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    const void *k[1];
+    int v = 1;
+    memset(&d, 0, sizeof d);
+    memset(&sw, 0, sizeof sw);
+    d.describe.func = sw_describe;
+    d.quiet = true;
+    sw.ctx = mguard_ctx_create(&d);
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    c = mguard_cache_create(sw.ctx, &cd);
+    k[0] = &sw.g1;
+    assert_int_equal(mguard_cache_set(c, k, 1, &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, k, 1, &sw.x, NULL), MGUARD_OK);   /* its drop names x */
+    assert_int_equal(mguard_watch(sw.ctx, &sw.x, &sw.g1, sw_first, NULL), MGUARD_OK);
+    assert_int_equal(mguard_watch(sw.ctx, &sw.x, &sw.g2, sw_second, NULL), MGUARD_OK);
+    sw.destroy = destroy;
+    sw.unwatch = unwatch;
+    sw.st = MGUARD_EEXIST;   /* not asked yet */
+    mguard_on_mutation(sw.ctx, &sw.x, "a");
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_ctx_ok(sw.ctx);
+    mguard_ctx_destroy(sw.ctx);
+}
+
+static void test_a_describe_hook_may_unwatch_a_watcher_of_the_mutation_it_names(void **state)
+{
+    (void)state;
+    sw_run(0, 1);
+    assert_int_equal(sw.st, MGUARD_OK);
+    assert_int_equal(sw.fired2, 0);
+}
+
+static void test_a_describe_hook_destroying_the_object_leaves_its_watchers_to_be_told(void **state)
+{
+    (void)state;
+    sw_run(1, 0);
+    assert_int_equal(sw.st, MGUARD_NOT_FOUND);   /* x's life is over: not about it */
+    assert_int_equal(sw.fired2, 1);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -1469,6 +1538,8 @@ int main(void)
         cmocka_unit_test(test_apply_skips_a_write_whose_object_a_logger_destroyed),
         cmocka_unit_test(test_describe_never_names_a_key_a_logger_destroyed),
         cmocka_unit_test(test_no_compute_for_a_key_a_logger_destroyed),
+        cmocka_unit_test(test_a_describe_hook_may_unwatch_a_watcher_of_the_mutation_it_names),
+        cmocka_unit_test(test_a_describe_hook_destroying_the_object_leaves_its_watchers_to_be_told),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1297,6 +1297,58 @@ static void test_destroying_an_object_waits_for_its_watchers_on_another_thread(v
     mguard_ctx_destroy(e.ctx);
 }
 
+/* ... also while the other thread still names what the mutation drops
+   (its describe hook runs before any watcher is told): the watchers were
+   swapped out already, and the destroy waits for them. */
+static struct { pthread_t mutator; int in_hook; } nw_env;
+static void objwait_describe(const void *obj, char *buf, size_t size, void *user)
+{
+    (void)obj; (void)user;
+    snprintf(buf, size, "x");
+    if (pthread_equal(pthread_self(), nw_env.mutator) && !flag_get(&nw_env.in_hook)) {
+        flag_set(&nw_env.in_hook, 1);
+        sleep_ms(50);                            /* the other thread destroys obj now */
+    }
+}
+
+static void test_destroying_an_object_waits_for_watchers_its_mutation_has_not_told_yet(void **state)
+{
+    objwait_env e;
+    mguard_ctx_desc d;
+    mguard_cache_desc cd;
+    mguard_cache *c;
+    const void *k[1];
+    int v = 1;
+    (void)state;
+    memset(&e, 0, sizeof e);
+    memset(&nw_env, 0, sizeof nw_env);
+    memset(&d, 0, sizeof d);
+    d.thread_safe = true;
+    d.quiet = true;
+    d.describe.func = objwait_describe;
+    e.ctx = mguard_ctx_create(&d);
+    e.obj = 7;
+    memset(&cd, 0, sizeof cd);
+    cd.value_size = sizeof v;
+    c = mguard_cache_create(e.ctx, &cd);
+    k[0] = &e.g1;
+    assert_int_equal(mguard_cache_set(c, k, 1, &v, 0), MGUARD_OK);
+    assert_int_equal(mguard_cache_depend(c, k, 1, &e.obj, NULL), MGUARD_OK);   /* its drop names obj */
+    assert_int_equal(mguard_watch(e.ctx, &e.obj, &e.g2, objwait_first, &e), MGUARD_OK);   /* a slow one */
+    pthread_create(&nw_env.mutator, NULL, objwait_mutate, &e);
+    while (!flag_get(&nw_env.in_hook)) sched_yield();
+    mguard_on_destroy(e.ctx, &e.obj);
+    assert_int_equal(flag_get(&e.first_done), 1);    /* returned only after the watcher */
+    flag_set(&e.obj, 0);                              /* "freed" */
+    flag_set(&e.destroyed, 1);
+    pthread_join(nw_env.mutator, NULL);
+    assert_int_equal(e.called_after_destroy, 0);
+    assert_int_equal(e.seen[0], 7);
+    assert_int_equal(mguard_cache_count(c), 0);
+    assert_ctx_ok(e.ctx);
+    mguard_ctx_destroy(e.ctx);
+}
+
 /* A callback destroying its own guard on its own thread does not wait for
    itself. */
 static void self_destroying_invalidate(void *guard, const void *obj, const char *attr, void *user)
@@ -2853,6 +2905,7 @@ int main(void)
         cmocka_unit_test(test_ref_get_retained_retains_under_the_lock_or_returns_null),
         cmocka_unit_test(test_destroying_a_guard_waits_for_its_callback_on_another_thread),
         cmocka_unit_test(test_destroying_an_object_waits_for_its_watchers_on_another_thread),
+        cmocka_unit_test(test_destroying_an_object_waits_for_watchers_its_mutation_has_not_told_yet),
         cmocka_unit_test(test_ledger_retain_runs_under_the_lock_before_the_store_returns),
         cmocka_unit_test(test_destroying_a_value_waits_for_its_release_on_another_thread),
         cmocka_unit_test(test_destroying_an_unknown_value_waits_for_its_release_on_another_thread),
