@@ -92,8 +92,10 @@
        object or class, scope component, ledger object or value, cache key
        or dependency) before its memory is reused.
      - Every stored value is destroyed exactly once, unless taken out (_take).
-     - Every event runs in two phases: all structures are updated, then the
-       callbacks run; a callback may call any mguard function.
+     - Every event (a death, a mutation) runs in two phases: all structures
+       are updated, then the callbacks run; a callback may call any mguard
+       function. A clear or destroy goes entry by entry, each entry gone
+       before its value's destructor runs.
      - A reused address never revives an old entry, ref, watcher or tag.
      - An object inside its own mguard_on_destroy is refused (EINVAL or NULL,
        logged) wherever it would be registered, as a key, ref, watcher, tag.
@@ -1051,7 +1053,8 @@ typedef struct mguard_cache_reason {
     const void *keys[MGUARD_CACHE_MAX_KEYS];   /* the entry's key tuple */
     size_t nkeys;
     const void *obj;     /* the dependency mutated or destroyed (NULL: eviction, explicit) */
-    const char *attr;    /* the mutation's attribute (the context's copy) or NULL */
+    const char *attr;    /* the mutation's attribute (the context's copy) or NULL
+                            (also when memory ran out for its copy) */
     const char *file;    /* where the mutation was reported (and line; the caller's string), or NULL */
     int line;
     const char *obj_name; /* obj as the context's describe named it (its copy), or
@@ -1092,7 +1095,8 @@ typedef struct mguard_cache_desc {
 
 /* On a miss, compute the value of the job's keys (mguard_cache_job_key)
    into value (value_size bytes, zeroed); declare other dependencies with
-   mguard_cache_job_depend (job: valid during the call). OK: store it; any
+   mguard_cache_job_depend (job: valid until compute returns; after that
+   it is gone, as a destroyed handle: not to be used). OK: store it; any
    other status: no value, passed on. Runs outside the lock; may call into
    the cache, even for the same key (the inner value stored first, then
    replaced by the outer one). */
@@ -1136,14 +1140,14 @@ MGUARDDEF bool mguard_cache_contains(const mguard_cache *c, const void *const *k
 MGUARDDEF void *mguard_cache_get_or_compute(mguard_cache *c, const void *const *keys, size_t nkeys,
                                             mguard_cache_compute_fn compute, void *user, mguard_status *status);
 /* From compute: the value also depends on obj (attr NULL: any mutation;
-   else one naming attr or none); twice is OK. EINVAL (logged): job not
-   running, NULL or dying obj (not stored then). ENOMEM: not stored.
+   else one naming attr or none); twice is OK. EINVAL: NULL job, or
+   (logged) NULL or dying obj (not stored then). ENOMEM: not stored.
    Cost: O(1) amortized + a hash of attr. */
 MGUARDDEF mguard_status mguard_cache_job_depend(mguard_cache_job *job, const void *obj, const char *attr);
-/* From compute: the entry's cost (default 0). EINVAL: job not running. Cost: O(1). */
+/* From compute: the entry's cost (default 0). EINVAL: NULL job. Cost: O(1). */
 MGUARDDEF mguard_status mguard_cache_job_set_cost(mguard_cache_job *job, size_t cost);
 /* From compute: key i of the tuple being computed; NULL past the last key
-   or for a job not running. Cost: O(1). */
+   or for NULL job. Cost: O(1). */
 MGUARDDEF const void *mguard_cache_job_key(const mguard_cache_job *job, size_t i);
 /* Add a dependency to a stored entry (as mguard_cache_job_depend).
    NOT_FOUND: no entry; EINVAL (logged): bad keys, NULL or dying obj (the
