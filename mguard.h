@@ -4488,6 +4488,7 @@ static void mguard__fire(mguard_ctx *ctx, mguard__firing *fp, const char *attr)
         guard = w[i].guard;
         user = w[i].user;
         if (!fn || !mguard__find_serial(ctx, guard, w[i].guard_serial)) continue;
+        w[i].fn = NULL;       /* told: an unwatch from now on does not find it */
         f->calling = guard;   /* seen by other threads only while the lock is out */
         f->calling_serial = w[i].guard_serial;
         MGUARD__CALLOUT(ctx, fn(guard, obj, attr, user));

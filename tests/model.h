@@ -489,8 +489,10 @@ MODEL_DEF void model__fire(model_ctx *c, const void *obj, model_watcher *w, size
     f.dead = false;
     MODEL__PUSH(c->frames, c->nframes, &f);
     for (i = 0; i < n; i++) {
-        if (!w[i].fn || !model__alive(c, w[i].guard, w[i].guard_serial)) continue;
-        w[i].fn(w[i].guard, obj, attr, w[i].user);
+        mguard_invalidate_fn fn = w[i].fn;
+        if (!fn || !model__alive(c, w[i].guard, w[i].guard_serial)) continue;
+        w[i].fn = NULL;   /* told: an unwatch no longer finds it */
+        fn(w[i].guard, obj, attr, w[i].user);
     }
     c->nframes--;
 }

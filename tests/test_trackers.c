@@ -238,6 +238,31 @@ static void test_unwatch_of_a_new_object_leaves_the_old_ones_watchers(void **sta
     mguard_ctx_destroy(ctx);
 }
 
+/* A watcher is removed before it is called: its own callback's unwatch of
+   it finds nothing (the same answer as right after the event). */
+static mguard_status self_unwatch_st;
+static void unwatch_self(void *guard, const void *obj, const char *attr, void *user)
+{
+    record(guard, obj, attr, user);
+    self_unwatch_st = mguard_unwatch((mguard_ctx *)user, obj, guard);
+}
+
+static void test_a_watcher_unwatching_itself_when_called_finds_nothing(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, g1, g2;
+    (void)state;
+    self_unwatch_st = MGUARD_EEXIST;
+    mguard_watch(ctx, &obj, &g1, unwatch_self, ctx);
+    mguard_watch(ctx, &obj, &g2, record, NULL);
+    mguard_on_mutation(ctx, &obj, "a");
+    assert_int_equal(self_unwatch_st, MGUARD_NOT_FOUND);
+    assert_int_equal(ncalls, 2);
+    assert_ptr_equal(calls[1].guard, &g2);
+    assert_int_equal(mguard_unwatch(ctx, &obj, &g1), MGUARD_NOT_FOUND);
+    mguard_ctx_destroy(ctx);
+}
+
 /* A callback that destroys the guard of a later watcher of the same event:
    that watcher is skipped. */
 static mguard_ctx *kill_ctx;
@@ -614,6 +639,7 @@ int main(void)
         T(test_unwatch_removes_only_that_guard),
         T(test_unwatch_during_invalidation_cancels_pending_watcher),
         T(test_unwatch_of_a_new_object_leaves_the_old_ones_watchers),
+        T(test_a_watcher_unwatching_itself_when_called_finds_nothing),
         T(test_guard_destroyed_by_earlier_callback_is_skipped),
         T(test_object_that_guards_itself),
         T(test_set_field_macro_assigns_then_notifies),
