@@ -238,9 +238,35 @@ static void test_unwatch_of_a_new_object_leaves_the_old_ones_watchers(void **sta
     mguard_ctx_destroy(ctx);
 }
 
+static mguard_status self_unwatch_st;
+/* In obj's death, an unwatch of obj from a callback of that death is about
+   obj (its dying life): it cancels a later watcher of the death. */
+static void unwatch_next_in_death(void *guard, const void *obj, const char *attr, void *user)
+{
+    record(guard, obj, attr, user);
+    self_unwatch_st = mguard_unwatch(cancel_ctx, obj, &cancel_g2);
+}
+
+static void test_unwatch_in_a_death_cancels_a_later_watcher_of_it(void **state)
+{
+    mguard_ctx *ctx = test_ctx(NULL, NULL);
+    static int obj, g1;
+    (void)state;
+    cancel_ctx = ctx;
+    self_unwatch_st = MGUARD_EEXIST;
+    mguard_watch(ctx, &obj, &g1, unwatch_next_in_death, NULL);
+    mguard_watch(ctx, &obj, &cancel_g2, record, NULL);
+    mguard_on_destroy(ctx, &obj);
+    assert_int_equal(self_unwatch_st, MGUARD_OK);
+    assert_int_equal(ncalls, 1);
+    assert_ptr_equal(calls[0].guard, &g1);
+    assert_string_equal(calls[0].attr, "(null)");
+    assert_ctx_ok(ctx);
+    mguard_ctx_destroy(ctx);
+}
+
 /* A watcher is removed before it is called: its own callback's unwatch of
    it finds nothing (the same answer as right after the event). */
-static mguard_status self_unwatch_st;
 static void unwatch_self(void *guard, const void *obj, const char *attr, void *user)
 {
     record(guard, obj, attr, user);
@@ -640,6 +666,7 @@ int main(void)
         T(test_unwatch_during_invalidation_cancels_pending_watcher),
         T(test_unwatch_of_a_new_object_leaves_the_old_ones_watchers),
         T(test_a_watcher_unwatching_itself_when_called_finds_nothing),
+        T(test_unwatch_in_a_death_cancels_a_later_watcher_of_it),
         T(test_guard_destroyed_by_earlier_callback_is_skipped),
         T(test_object_that_guards_itself),
         T(test_set_field_macro_assigns_then_notifies),
