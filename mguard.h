@@ -3127,6 +3127,15 @@ static MGUARD__HOT uint32_t mguard__reg_find(const mguard_ctx *ctx, const void *
     return s ? s->pos : 0;
 }
 
+/* mguard__reg_find, and (found) the record's serial into *serial. */
+static MGUARD__HOT uint32_t mguard__reg_find_serial(const mguard_ctx *ctx, const void *obj, uint64_t *serial)
+{
+    const mguard__kslot *s = mguard__kx_get(&ctx->kx, obj, 0);
+    if (!s) return 0;
+    *serial = s->v.u;
+    return s->pos;
+}
+
 /* obj's serial (it has a record), or 0. */
 static uint64_t mguard__serial_of(const mguard_ctx *ctx, const void *obj)
 {
@@ -4679,10 +4688,12 @@ static mguard_status mguard__unwatch(mguard_ctx *ctx, const void *obj, const voi
     return found ? MGUARD_OK : MGUARD_NOT_FOUND;
 }
 
-/* A mutation of obj (r: its record, or 0). Phase 1: what depends on obj
-   leaves (the event hook), the tracker counts, watchers are swapped out;
-   phase 2: the watchers fire, then the drops' values are destroyed. */
-static MGUARD__NOINLINE void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, const char *attr, const char *file, int line)
+/* A mutation of obj (r: its record, serial: the record's; or 0). Phase 1:
+   what depends on obj leaves (the event hook), the tracker counts, watchers
+   are swapped out; phase 2: the watchers fire, then the drops' values are
+   destroyed. */
+static MGUARD__NOINLINE void mguard__mutation_of(mguard_ctx *ctx, const void *obj, uint32_t r, uint64_t serial, const char *attr,
+                                                  const char *file, int line)
 {
     mguard__side *sd;
     mguard__watcher *w, one;
@@ -4701,7 +4712,7 @@ static MGUARD__NOINLINE void mguard__mutation_of(mguard_ctx *ctx, const void *ob
     /* Swap the list out: watchers the callbacks add go to a fresh list, for the next mutation. */
     mguard__take_watchers(&ctx->objs[r - 1], sd, &w, &n, &one);
     /* cppcheck-suppress autoVariables ; unlinked by mguard__fire below */
-    mguard__fire_begin(ctx, &f, obj, mguard__serial_of(ctx, obj), w, n);
+    mguard__fire_begin(ctx, &f, obj, serial, w, n);
     MGUARD__EV_NAME(ctx, obj, &cq);
     mguard__fire(ctx, &f, attr);
     if (w != &one) {
@@ -4733,9 +4744,10 @@ static MGUARD__NOINLINE void mguard__mutation_of(mguard_ctx *ctx, const void *ob
 static void mguard__on_mutation_at(mguard_ctx *ctx, const void *obj, const char *attr, const char *file, int line)
 {
     uint32_t r;
+    uint64_t serial = 0;
     if (!mguard__ctx_ok(ctx, "mguard_on_mutation_at") || !obj) return;
-    r = mguard__reg_find(ctx, obj);
-    if (MGUARD__MUTATION_MATTERS(ctx, r)) mguard__mutation_of(ctx, obj, r, attr, file, line);
+    r = mguard__reg_find_serial(ctx, obj, &serial);
+    if (MGUARD__MUTATION_MATTERS(ctx, r)) mguard__mutation_of(ctx, obj, r, serial, attr, file, line);
 }
 
 static uint64_t mguard__mutation_count(const mguard_ctx *ctx, const void *obj)
