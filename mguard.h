@@ -3615,6 +3615,18 @@ static const char *mguard__named(mguard_ctx *ctx, const void *obj, char *buf)
 /* The entries the stack list of a death holds; past them, a heap list. */
 #define MGUARD__DEATH_LIST 8
 
+/* Phase 2 of a death with watchers (n, swapped out in phase 1): their frame
+   linked, the event's drops named (a callout), then each watcher told. Out
+   of line: most deaths have none. */
+static MGUARD__NOINLINE void mguard__death_fire(mguard_ctx *ctx, const void *obj, uint64_t serial, mguard__watcher *w,
+                                                size_t n, mguard__evq *cq)
+{
+    mguard__firing f;
+    mguard__fire_begin(ctx, &f, obj, serial, w, n);
+    MGUARD__EV_NAME(ctx, obj, cq);
+    mguard__fire(ctx, &f, NULL);
+}
+
 static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
 {
     mguard__kx *kx;
@@ -3623,7 +3635,6 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
     uint64_t h, serial;
     bool found;
     mguard__watcher *w, one;
-    mguard__firing f;
     mguard__dying dying;
     unsigned char stackraw[MGUARD__DEATH_STACK + 15];
     unsigned char *const stackbuf = MGUARD__ALIGN16(stackraw), *buf = stackbuf;
@@ -3687,9 +3698,8 @@ static void mguard__on_destroy(mguard_ctx *ctx, const void *obj)
         dying.next = ctx->dying;
         /* cppcheck-suppress autoVariables ; unlinked before this function returns */
         ctx->dying = &dying;
-        if (nw) mguard__fire_begin(ctx, &f, obj, serial, w, nw);
-        MGUARD__EV_NAME(ctx, obj, &cq);
-        if (nw) mguard__fire(ctx, &f, NULL);
+        if (nw) mguard__death_fire(ctx, obj, serial, w, nw, &cq);
+        else MGUARD__EV_NAME(ctx, obj, &cq);
         for (i = 0; i < nt; i++)
             mguard__call_value(ctx, pend[i].dtor, pend[i].on_death, pend[i].user, obj, buf + pend[i].off);
         mguard__death_end(ctx, obj, serial, &cq, &dying);
