@@ -340,10 +340,18 @@ static mguard_ctx *fz_new_ctx(fz_alloc_state *a, int flags) { return fz_new_ctx_
 
 /* ---- events ------------------------------------------------------------ */
 
+/* A get_or_compute's store on mguard's side, from compute's return: its job's
+   count of allocation failures at the first callback after that (fz_cgoc). */
+static long *fz_store_f3;
+
 static void fz_event_add(int side, int kind, long a, long b, long c, long d, long e)
 {
     fz_side *S = &fz.s[side];
     fz_event *ev;
+    if (side == FZ_MG && fz_store_f3) {
+        *fz_store_f3 = fz.alloc.failures;
+        fz_store_f3 = NULL;
+    }
     if (S->nev == S->capev) {
         S->capev = S->capev ? S->capev * 2 : 256;
         S->ev = (fz_event *)realloc(S->ev, S->capev * sizeof *S->ev);
@@ -1347,6 +1355,8 @@ enum { FZ_CC_DEPEND = 1, FZ_CC_MUTATE = 2, FZ_CC_DESTROY_KEY = 4, FZ_CC_REENTER 
 typedef struct fz_cjob {
     int side, slot, uid, how, act, k1, k2;
     long f2;           /* mguard's allocation failures when the store began */
+    long f3;           /* ... at its first callback (a failed store's discard, or a
+                          stored one's evictions; -1: none yet) */
     uint8_t c;
     mguard_cache_job *outer;   /* a re-entered compute's: the job of the compute around it */
 } fz_cjob;
@@ -1438,6 +1448,8 @@ static mguard_status fz_compute(mguard_cache_job *job, void *value, void *user)
     *fz_vstate(S, id) = 1;
     j->k2 = fz_fault_pre(side);   /* the store: mguard's second allocation */
     j->f2 = fz.alloc.failures;
+    j->f3 = -1;
+    if (mg) fz_store_f3 = &j->f3;
     return MGUARD_OK;
 }
 
@@ -1450,15 +1462,22 @@ static long fz_cgoc(int side, int s, const void *const *keys, size_t n, fz_cjob 
     const void *v;
     int uid = S->cache_uid[s];
     j->k1 = fz_fault_pre(side);
+    j->f3 = -1;
     j->k2 = -1;
     S->cache_busy[s]++;
     if (side == FZ_MG) v = mguard_cache_get_or_compute(S->cache[s], keys, n, fz_compute, j, &st);
     else v = model_cache_get_or_compute(S->mcache[s], keys, n, fz_compute, j, &st);
+    if (side == FZ_MG) {
+        if (fz_store_f3 == &j->f3) fz_store_f3 = NULL;
+        if (j->f3 < 0) j->f3 = fz.alloc.failures;
+    }
     *id = v ? (long)fz_value_read(v, S->tinfo[uid].value_size, NULL, NULL) : -1;
     if (v && *fz_vstate(S, (uint32_t)*id) != 1) fz_fail("get_or_compute returned value %ld, not alive", *id);
     if (j->k1 >= 0) fz_fault_post(side, j->k1, st == MGUARD_ENOMEM);
-    /* a store that failed: ENOMEM, or EINVAL when the discarded value's destructor destroyed the cache */
-    if (j->k2 >= 0) fz_fault_post(side, j->k2, st == MGUARD_ENOMEM || (side == FZ_MG && st == MGUARD_EINVAL && fz.alloc.failures > j->f2));
+    /* a store that failed: ENOMEM, or EINVAL when the discarded value's destructor destroyed the cache
+       (the failure came before any callback of the store: a later one is a callback's own, e.g. an
+       evicted value's destructor that reopens the cache) */
+    if (j->k2 >= 0) fz_fault_post(side, j->k2, st == MGUARD_ENOMEM || (side == FZ_MG && st == MGUARD_EINVAL && j->f3 > j->f2));
     fz_cdone(S, s, uid);
     return (long)st;
 }
