@@ -994,9 +994,10 @@ MGUARDDEF void mguard_ledger_diff_free(mguard_ledger_diff_result *d);
 /* Drop every NEW object not reached (its records released) from the roots,
    EXISTING and CONTAINER objects, payloads, hooked objects and hooks, through refs
    and pending values (cycles safe). The roots, like what refs lists, must stay
-   alive until prune returns (refs is asked about them). EINVAL (logged): NULL L, NULL roots with
-   nroots > 0, L changed by a refs hook (nothing dropped); ENOMEM: nothing changed.
-   Cost: O(size + pointers listed) + a refs call per pointer reached. */
+   alive until prune returns (refs is asked about them). EINVAL (logged): NULL
+   L, NULL roots with nroots > 0, L changed by a refs hook (nothing dropped);
+   ENOMEM: nothing changed. Cost: O(size + pointers listed) + a refs call per
+   pointer reached. */
 MGUARDDEF mguard_status mguard_ledger_prune(mguard_ledger *L, const void *const *roots, size_t nroots);
 
 /* Each pending write for mguard_ledger_apply; obj handed back writable. */
@@ -4491,9 +4492,8 @@ static void mguard__fire_begin(mguard_ctx *ctx, mguard__firing *f, const void *o
 
 /* Call f's watchers (attr: the mutation's, NULL at a death); a guard since
    destroyed, or one unwatched meanwhile, is skipped. */
-static void mguard__fire(mguard_ctx *ctx, mguard__firing *fp, const char *attr)
+static void mguard__fire(mguard_ctx *ctx, mguard__firing *f, const char *attr)
 {
-    mguard__firing *const f = fp;
     const void *obj = f->obj;
     mguard__watcher *w = f->w;
     size_t i, n = f->n;
